@@ -1,0 +1,3 @@
+module github.com/kwire/kwire
+
+go 1.26

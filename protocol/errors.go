@@ -1,0 +1,36 @@
+package protocol
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Sentinel causes of a DecodeError, tested with errors.Is.
+var (
+	ErrShort       = errors.New("not enough bytes")              // a fixed-size value runs past the end
+	ErrLength      = errors.New("length exceeds the bytes left") // a length or count claims more than remains
+	ErrNegative    = errors.New("invalid negative length")       // a negative length where null is not allowed
+	ErrVarint      = errors.New("malformed varint")              // overlong or unterminated varint
+	ErrUnknownAPI  = errors.New("unknown API key")
+	ErrUnknownVers = errors.New("unknown API version")
+	ErrLeftover    = errors.New("bytes left over after the message")
+	ErrTooDeep     = errors.New("nesting too deep")
+)
+
+// DecodeError locates a decoding failure: Off is the byte offset in the
+// space where it happened (the frame, unless Space says otherwise), Path the
+// field path such as
+// "ProduceRequest v9 topicData[0].partitionData[2].records", and Err the
+// cause (one of the sentinels above, possibly wrapped with detail).
+type DecodeError struct {
+	Off   int
+	Space int
+	Path  string
+	Err   error
+}
+
+func (e *DecodeError) Error() string {
+	return fmt.Sprintf("%s: %v (offset %#x)", e.Path, e.Err, e.Off)
+}
+
+func (e *DecodeError) Unwrap() error { return e.Err }

@@ -1,0 +1,171 @@
+package protocol
+
+import (
+	"math"
+	"sync"
+)
+
+// This file defines the shape of kwire's schema table: the facts that Apache
+// Kafka's message JSON files (clients/src/main/resources/common/message/*.json)
+// state about every request, response, header and data struct. The table
+// itself is generated into zz_schema.go by ./internal/schemagen
+// (`go generate ./protocol` or `make generate`); exceptions the JSON cannot
+// express live in headers.go.
+
+//go:generate go run ./internal/schemagen -out zz_schema.go
+
+// Versions is an inclusive range of versions as written in Kafka's JSON
+// ("0+", "3-5", "7", "none"). An open range ("3+") has Max == MaxVersion.
+// The empty range ("none") has Min > Max; use NoVersions.
+type Versions struct {
+	Min, Max int16
+}
+
+// MaxVersion stands for the open end of a "N+" range.
+const MaxVersion = math.MaxInt16
+
+// NoVersions is the empty range, written "none" in Kafka's JSON.
+var NoVersions = Versions{Min: 0, Max: -1}
+
+// Contains reports whether v is inside the range.
+func (r Versions) Contains(v int16) bool { return r.Min <= v && v <= r.Max }
+
+// Empty reports whether the range holds no version.
+func (r Versions) Empty() bool { return r.Min > r.Max }
+
+// TypeKind is the resolved kind of a field's Kafka type.
+type TypeKind uint8
+
+// Field type kinds, named after the Kafka protocol guide's primitive types.
+// The wire encoding of strings, bytes and arrays (classic or compact) follows
+// from the message's (or field's) flexible versions, not from the kind.
+const (
+	TypeInvalid TypeKind = iota
+	TypeBool
+	TypeInt8
+	TypeInt16
+	TypeUint16
+	TypeInt32
+	TypeUint32
+	TypeInt64
+	TypeFloat64
+	TypeUUID
+	TypeString
+	TypeBytes
+	TypeRecords
+	TypeStruct // a single struct: Fields holds its fields
+	TypeArray  // an array: Elem is the element kind; Fields holds struct element fields
+)
+
+// Field is one field of a message or struct, as declared in Kafka's JSON.
+type Field struct {
+	Name string // e.g. "ClientId", as in the JSON
+	Type string // the JSON type string, e.g. "int16", "[]TopicData", "records"
+	Kind TypeKind
+	Elem TypeKind // element kind when Kind == TypeArray
+
+	Versions         Versions // versions in which the field exists
+	NullableVersions Versions // versions in which it may be null
+	TaggedVersions   Versions // versions in which it is a tagged field
+	Tag              int32    // tag number; -1 when the field is never tagged
+
+	// FlexibleVersions overrides the message's flexible versions for this
+	// field when HasFlexibleVersions is set (e.g. RequestHeader.ClientId is
+	// "none": a classic INT16-length string even in header v2).
+	FlexibleVersions    Versions
+	HasFlexibleVersions bool
+
+	EntityType string // "topicName", "groupId", "brokerId", ... or ""
+	Default    string // the JSON "default", verbatim, or ""
+
+	// StructName is the struct type's name for struct and array-of-struct
+	// fields ("TopicData"); Fields are its fields, with common structs
+	// (commonStructs in the JSON) resolved inline.
+	StructName string
+	Fields     []Field
+}
+
+// Struct is a named struct type from a message's commonStructs.
+type Struct struct {
+	Name     string
+	Versions Versions
+	Fields   []Field
+}
+
+// MessageType is the "type" of a Kafka message JSON file.
+type MessageType uint8
+
+// Message types.
+const (
+	TypeRequest MessageType = iota
+	TypeResponse
+	TypeHeader
+	TypeData // non-RPC structs: ConsumerProtocolSubscription, EndTxnMarker, ...
+)
+
+// MessageSchema is the definition of one Kafka message from one generation
+// of the JSON files.
+type MessageSchema struct {
+	Name             string // "ProduceRequest"
+	APIKey           int16  // -1 for headers and data structs
+	Type             MessageType
+	ValidVersions    Versions // after combining generations: the versions this definition serves
+	FlexibleVersions Versions
+	// HeaderVersions, when the JSON has a headerVersions map, gives the
+	// header version for each message version; nil otherwise.
+	HeaderVersions map[int16]int16
+	Fields         []Field
+	CommonStructs  []Struct
+	// Generation names the folder the definition came from
+	// ("trunk-678c0e07", "3.9.0-rc3").
+	Generation string
+}
+
+// Lookup returns the definition that serves version v of the message with
+// API key key in the given direction, or nil when no generation declares it.
+// Following ../shared/kafka-schemas/README.md, the newest generation whose
+// validVersions contains v wins; the generator has already trimmed older
+// generations to the versions newer ones lack.
+func Lookup(key int16, response bool, v int16) *MessageSchema {
+	t := TypeRequest
+	if response {
+		t = TypeResponse
+	}
+	for _, m := range schemasByKey(key) {
+		if m.Type == t && m.ValidVersions.Contains(v) {
+			return m
+		}
+	}
+	return nil
+}
+
+// LookupName returns the definition of the named message (request,
+// response, header or data struct) that serves version v, or nil.
+func LookupName(name string, v int16) *MessageSchema {
+	for _, m := range Schemas {
+		if m.Name == name && m.ValidVersions.Contains(v) {
+			return m
+		}
+	}
+	return nil
+}
+
+// APIInfo summarises one API key across every generation.
+type APIInfo struct {
+	Key           int16
+	Name          string   // "Produce", from the request's name without "Request"
+	Versions      Versions // union of request validVersions across generations
+	FirstFlexible int16    // first flexible request version, or -1
+}
+
+var byKey = sync.OnceValue(func() map[int16][]*MessageSchema {
+	m := make(map[int16][]*MessageSchema)
+	for _, s := range Schemas {
+		if s.APIKey >= 0 {
+			m[s.APIKey] = append(m[s.APIKey], s)
+		}
+	}
+	return m
+})
+
+func schemasByKey(key int16) []*MessageSchema { return byKey()[key] }
