@@ -1,0 +1,104 @@
+package dissect
+
+import (
+	"net/netip"
+	"time"
+
+	"github.com/kwire/kwire/protocol"
+	"github.com/kwire/kwire/reassembly"
+)
+
+// Frame is one Kafka frame (4-byte length prefix and payload) cut from one
+// direction of a connection.
+type Frame struct {
+	// FirstFrame and LastFrame are the capture's packet numbers (1-based, as
+	// Wireshark numbers frames) holding the frame's first and last byte.
+	FirstFrame, LastFrame int64
+	// Time is the capture time of the frame's first byte; End of its last.
+	Time, End time.Time
+	// Bytes is the whole frame, length prefix included. Owned by the Frame.
+	Bytes []byte
+	// Tree is the decoded frame (length, header, body), or nil when the
+	// frame was not decoded (e.g. filtered out before decoding).
+	Tree *protocol.Tree
+}
+
+// Size returns the frame's size in bytes, length prefix included.
+func (f *Frame) Size() int { return len(f.Bytes) }
+
+// Kind says what an Exchange holds.
+type Kind uint8
+
+// Exchange kinds.
+const (
+	KindPaired     Kind = iota // a request and its response
+	KindNoResponse             // a request that needs none (Produce acks=0)
+	KindUnanswered             // a request still unanswered at the end / at close
+	KindOrphan                 // a response whose request was not captured
+	KindSASL                   // a raw SASL token exchange after SaslHandshake v0
+)
+
+// Exchange is one Kafka request and its response on one connection.
+type Exchange struct {
+	Conn   *reassembly.Conn
+	Client netip.AddrPort // the side that sends requests
+	Broker netip.AddrPort
+	Kind   Kind
+
+	APIKey        int16
+	APIVersion    int16
+	CorrelationID int32
+	ClientID      string
+	ClientIDNull  bool
+
+	Request  *Frame // nil for orphans
+	Response *Frame // nil unless paired (or orphan)
+
+	// Notes are anomalies and explanations in plain words, e.g.
+	// "duplicate correlation ID 7 in flight", "version 13 outside the
+	// broker's advertised range 0-12", "probably Metadata v12",
+	// "UNSUPPORTED_VERSION: decoded as ApiVersions v0 (KIP-511)",
+	// "connection closed with no response".
+	Notes []string
+}
+
+// Latency is the response time minus the request time, or -1 when the
+// exchange has no response.
+func (e *Exchange) Latency() time.Duration {
+	if e.Request == nil || e.Response == nil {
+		return -1
+	}
+	return e.Response.Time.Sub(e.Request.Time)
+}
+
+// EventKind classifies connection-level events that are not exchanges.
+type EventKind uint8
+
+// Event kinds.
+const (
+	EventOpen     EventKind = iota // a Kafka connection was recognised
+	EventSkipped                   // a connection was not Kafka (Detail says why)
+	EventGap                       // bytes lost in one direction (Bytes)
+	EventResync                    // the splitter skipped Bytes of garbage to find the next frame
+	EventTLS                       // the connection is TLS, not decrypted (reported once)
+	EventClose                     // the connection ended
+	EventBadFrame                  // a frame length was diagnosed as not Kafka (Detail: TLS, HTTP, SASL token, garbage)
+)
+
+// Event is a connection-level happening worth telling the user.
+type Event struct {
+	Kind   EventKind
+	Conn   *reassembly.Conn
+	Dir    reassembly.Dir
+	Frame  int64 // packet number where it happened, 0 if unknown
+	Time   time.Time
+	Bytes  int64
+	Detail string
+}
+
+// Sink receives the dissector's output, synchronously and in capture order
+// of each exchange's completion.
+type Sink interface {
+	Exchange(*Exchange)
+	Event(*Event)
+}
