@@ -1,0 +1,47 @@
+# kwire — Kafka wire-protocol dissector.
+#
+#   make build      build ./kwire (pure Go, CGO_ENABLED=0)
+#   make test       everything CI runs: vet, the schema-table check, all tests
+#   make generate   regenerate protocol/zz_schema.go from ../shared/kafka-schemas
+#   make bench      Go benchmarks (benchstat-friendly: -count 6)
+#   make fuzz       each fuzz target for FUZZTIME (default 30s)
+#   make pcaps      regenerate the golden captures in pcaps/ (needs tcpdump, kcat)
+
+GO        ?= go
+FUZZTIME  ?= 30s
+BENCHTIME ?= 1s
+COUNT     ?= 6
+SHARED    ?= $(abspath ../shared)
+export KWIRE_SHARED := $(SHARED)
+
+.PHONY: all build test vet generate generate-check bench fuzz clean
+
+all: build
+
+build:
+	CGO_ENABLED=0 $(GO) build -o kwire ./cmd/kwire
+
+vet:
+	$(GO) vet ./...
+
+test: vet
+	$(GO) test -count=1 ./...
+
+generate:
+	$(GO) generate ./protocol
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) -count $(COUNT) ./...
+
+# Each fuzz target runs alone for FUZZTIME (go test allows one -fuzz target per run).
+fuzz:
+	@set -e; for pkg in $$($(GO) list ./...); do \
+	  for t in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz' || true); do \
+	    echo "== $$pkg $$t"; $(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) $$pkg; \
+	  done; \
+	done
+
+clean:
+	rm -f kwire
+
+-include mk/*.mk
