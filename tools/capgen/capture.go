@@ -1,0 +1,106 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// capture is one running tcpdump writing a pcap file.
+type capture struct {
+	cmd  *exec.Cmd
+	file string
+	done chan error
+	errs strings.Builder
+}
+
+// captureFilter builds a BPF filter matching TCP traffic on any of ports.
+func captureFilter(ports []int) string {
+	parts := make([]string, len(ports))
+	for i, p := range ports {
+		parts[i] = fmt.Sprintf("tcp port %d", p)
+	}
+	return strings.Join(parts, " or ")
+}
+
+// startCapture runs tcpdump on iface, writing whole packets (-s 0) of the
+// given TCP ports to file, and returns once tcpdump reports that it listens.
+func startCapture(tcpdump, iface, file string, ports []int) (*capture, error) {
+	args := []string{"-i", iface, "-s", "0", "-U", "-n", "-w", file, captureFilter(ports)}
+	cmd := exec.Command(tcpdump, args...)
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("starting %s: %w", tcpdump, err)
+	}
+	c := &capture{cmd: cmd, file: file, done: make(chan error, 1)}
+	ready := make(chan struct{})
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		signalled := false
+		for sc.Scan() {
+			line := sc.Text()
+			c.errs.WriteString(line + "\n")
+			if !signalled && strings.Contains(line, "listening on") {
+				signalled = true
+				close(ready)
+			}
+		}
+		if !signalled {
+			close(ready)
+		}
+		c.done <- cmd.Wait()
+	}()
+	select {
+	case <-ready:
+	case <-time.After(10 * time.Second):
+		_ = cmd.Process.Kill()
+		return nil, errors.New("tcpdump did not report listening within 10s")
+	}
+	if cmd.ProcessState != nil {
+		return nil, fmt.Errorf("tcpdump exited early: %s", c.errs.String())
+	}
+	// tcpdump prints "listening on" after the filter is attached; give the
+	// kernel a moment all the same.
+	time.Sleep(200 * time.Millisecond)
+	return c, nil
+}
+
+// stop lets in-flight packets land, then stops tcpdump with SIGINT and waits
+// for it to flush and exit.
+func (c *capture) stop() error {
+	time.Sleep(300 * time.Millisecond)
+	if err := c.cmd.Process.Signal(syscall.SIGINT); err != nil {
+		return err
+	}
+	select {
+	case err := <-c.done:
+		if err != nil {
+			return fmt.Errorf("tcpdump: %w: %s", err, c.errs.String())
+		}
+	case <-time.After(10 * time.Second):
+		_ = c.cmd.Process.Kill()
+		return errors.New("tcpdump did not exit after SIGINT")
+	}
+	st, err := os.Stat(c.file)
+	if err != nil {
+		return err
+	}
+	if st.Size() <= 24 {
+		return fmt.Errorf("%s: no packets captured", c.file)
+	}
+	return nil
+}
+
+// withTimeout is a context bounded by d, for scenario steps.
+func withTimeout(d time.Duration) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.Background(), d)
+}

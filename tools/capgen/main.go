@@ -1,0 +1,133 @@
+// Command capgen generates kwire's golden packet captures.
+//
+// It starts fake Kafka brokers in-process on loopback (franz-go's kfake),
+// drives real client libraries against them (franz-go kgo, IBM sarama,
+// segmentio kafka-go, librdkafka via kcat, and small raw clients written
+// here), and records each scenario with tcpdump into its own pcap file. Every
+// scenario uses its own ports so captures never mix.
+//
+// Usage (from tools/capgen):
+//
+//	go run . -out ../../pcaps                 # all golden captures
+//	go run . -out ../../pcaps -only kgo,kcat  # some of them
+//	go run . -list                            # list scenarios
+//	go run . -bench -bench-bytes 300MB -out /tmp/bench   # benchmark capture
+//
+// tcpdump (and kcat for the kcat scenario) must be installed; capturing on
+// loopback needs root or CAP_NET_RAW.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"log"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// scenario is one capture: the ports it uses and the traffic it drives.
+type scenario struct {
+	name  string
+	file  string
+	ports []int
+	run   func(ports []int) error
+}
+
+func scenarios() []scenario {
+	return []scenario{
+		{"kgo", "kgo-produce-consume.pcap", []int{19092}, runKgo},
+		{"sarama", "sarama-produce-consume.pcap", []int{19093}, runSarama},
+		{"kafkago", "kafkago-produce-consume.pcap", []int{19094}, runKafkaGo},
+		{"kcat", "kcat-produce-consume.pcap", []int{19095}, runKcat},
+		{"large", "kgo-large-value.pcap", []int{19096}, runLargeValue},
+		{"mixed", "mixed-versions.pcap", []int{19097, 19098}, runMixedVersions},
+		{"unsupported", "unsupported-versions.pcap", []int{19099}, runUnsupportedVersions},
+		{"sasl-plain", "sasl-plain.pcap", []int{19100}, runSaslPlain},
+		{"sasl-scram", "sasl-scram.pcap", []int{19101}, runSaslScram},
+		{"sasl-v0", "sasl-v0-raw.pcap", []int{19102}, runSaslV0},
+	}
+}
+
+func main() {
+	var (
+		out     = flag.String("out", "../../pcaps", "directory for the capture files")
+		only    = flag.String("only", "", "comma-separated scenario names to run (default all)")
+		list    = flag.Bool("list", false, "list scenarios and exit")
+		tcpdump = flag.String("tcpdump", "tcpdump", "tcpdump binary")
+		iface   = flag.String("i", "lo", "interface to capture on")
+		bench   = flag.Bool("bench", false, "run the benchmark capture instead of the golden scenarios")
+	)
+	bf := benchFlags(flag.CommandLine)
+	flag.Parse()
+	log.SetFlags(log.Ltime)
+
+	if *bench {
+		if err := runBench(*bf, *out, *tcpdump); err != nil {
+			log.Fatalf("bench: %v", err)
+		}
+		return
+	}
+
+	all := scenarios()
+	if *list {
+		for _, s := range all {
+			fmt.Printf("%-12s %-30s ports %v\n", s.name, s.file, s.ports)
+		}
+		return
+	}
+	want := map[string]bool{}
+	for _, n := range strings.Split(*only, ",") {
+		if n = strings.TrimSpace(n); n != "" {
+			want[n] = true
+		}
+	}
+	if err := os.MkdirAll(*out, 0o755); err != nil {
+		log.Fatal(err)
+	}
+	filter := len(want) > 0
+	failed := 0
+	for _, s := range all {
+		if filter && !want[s.name] {
+			continue
+		}
+		delete(want, s.name)
+		start := time.Now()
+		if err := runScenario(s, *out, *tcpdump, *iface); err != nil {
+			log.Printf("%s: FAILED: %v", s.name, err)
+			failed++
+			continue
+		}
+		st, _ := os.Stat(filepath.Join(*out, s.file))
+		log.Printf("%s: wrote %s (%d bytes) in %v", s.name, s.file, st.Size(), time.Since(start).Round(time.Millisecond))
+	}
+	for n := range want {
+		log.Printf("unknown scenario %q", n)
+		failed++
+	}
+	if failed > 0 {
+		os.Exit(1)
+	}
+}
+
+// runScenario records one scenario into out/s.file.
+func runScenario(s scenario, out, tcpdump, iface string) error {
+	file := filepath.Join(out, s.file)
+	tmp := file + ".tmp"
+	c, err := startCapture(tcpdump, iface, tmp, s.ports)
+	if err != nil {
+		return err
+	}
+	runErr := s.run(s.ports)
+	stopErr := c.stop()
+	if runErr != nil {
+		os.Remove(tmp)
+		return runErr
+	}
+	if stopErr != nil {
+		os.Remove(tmp)
+		return stopErr
+	}
+	return os.Rename(tmp, file)
+}
