@@ -1,0 +1,67 @@
+package protocol
+
+import (
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// APIs returns one APIInfo per API key in the schema table, sorted by key.
+// Name comes from the request definition serving the highest version (key
+// 74 is "ListConfigResources", its trunk name, not 3.9's
+// "ListClientMetricsResources"). Versions spans every request version any
+// generation declares; Kafka's ranges per key are contiguous, so the span
+// is their union. FirstFlexible is the lowest of those versions that the
+// serving definition's flexibleVersions contains, or -1.
+//
+// The result is a fresh copy; callers may modify it.
+func APIs() []APIInfo { return slices.Clone(apiTable()) }
+
+// APIName returns the name of API key key ("Produce" for 0), or
+// "UNKNOWN(key)" when no generation of the schema table declares it.
+func APIName(key int16) string {
+	t := apiTable()
+	if i, ok := slices.BinarySearchFunc(t, key, func(a APIInfo, k int16) int { return int(a.Key) - int(k) }); ok {
+		return t[i].Name
+	}
+	return "UNKNOWN(" + strconv.Itoa(int(key)) + ")"
+}
+
+var apiTable = sync.OnceValue(func() []APIInfo {
+	var out []APIInfo
+	for key, ms := range byKey() {
+		info := APIInfo{Key: key, Versions: NoVersions, FirstFlexible: -1}
+		var newest *MessageSchema
+		for _, m := range ms {
+			if m.Type != TypeRequest || m.ValidVersions.Empty() {
+				continue
+			}
+			if info.Versions.Empty() {
+				info.Versions = m.ValidVersions
+			} else {
+				info.Versions.Min = min(info.Versions.Min, m.ValidVersions.Min)
+				info.Versions.Max = max(info.Versions.Max, m.ValidVersions.Max)
+			}
+			if newest == nil || m.ValidVersions.Max > newest.ValidVersions.Max {
+				newest = m
+			}
+		}
+		if newest == nil {
+			continue // a response without a request: no API to name
+		}
+		info.Name = strings.TrimSuffix(newest.Name, "Request")
+		for v := info.Versions.Min; v <= info.Versions.Max; v++ {
+			if m := Lookup(key, false, v); m != nil && m.FlexibleVersions.Contains(v) {
+				info.FirstFlexible = v
+				break
+			}
+			if v == MaxVersion {
+				break
+			}
+		}
+		out = append(out, info)
+	}
+	slices.SortFunc(out, func(a, b APIInfo) int { return int(a.Key) - int(b.Key) })
+	return out
+})
