@@ -1,0 +1,210 @@
+package main
+
+// This file turns hex text, as people paste it, into bytes. Accepted:
+//
+//   - bare digits, with any whitespace, commas or colons between them:
+//     "00 00 00 13", "0000:0013", xxd -p output;
+//   - 0x-prefixed tokens and \x escapes: "0x00, 0x13" (xxd -i), "\x00\x13";
+//   - dumps whose lines start with an offset: hexdump -C
+//     ("00000000  00 00 00 13 ...  |....|", "*" for repeated lines and a
+//     final offset-only line), xxd ("00000000: 0000 0013 ...  ....") and
+//     Wireshark's "Copy as Hex Dump" ("0000   00 00 00 13 ...   ....").
+//     Offsets and the ASCII column are dropped; each line's offset must
+//     follow from the bytes before it, which catches an ASCII column read
+//     as hex.
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// hexError is a problem with hex input, located by line and column
+// (both 1-based).
+type hexError struct {
+	Line, Col int
+	Msg       string
+}
+
+func (e *hexError) Error() string {
+	if e.Line == 0 {
+		return "bad hex input: " + e.Msg
+	}
+	return fmt.Sprintf("bad hex input: line %d, column %d: %s", e.Line, e.Col, e.Msg)
+}
+
+var (
+	// dumpLine is a dump line: an offset of 4 to 16 hex digits followed by
+	// ": " (xxd) or two or more spaces (hexdump -C, Wireshark), then data.
+	dumpLine = regexp.MustCompile(`^([0-9a-fA-F]{4,16})(?::[ \t]+|[ \t]{2,})(\S.*)$`)
+	// offsetOnly is a dump's closing line: just the offset of the end.
+	offsetOnly = regexp.MustCompile(`^([0-9a-fA-F]{4,16}):?$`)
+	// asciiGap separates a dump line's hex from its ASCII column.
+	asciiGap = regexp.MustCompile(`[ \t]{2,}`)
+)
+
+// parseHex decodes hex text in any of the layouts described at the top of
+// this file.
+func parseHex(text string) ([]byte, error) {
+	lines := strings.Split(strings.ReplaceAll(text, "\r\n", "\n"), "\n")
+	isDump := false
+	for _, l := range lines {
+		if dumpLine.MatchString(strings.TrimSpace(l)) {
+			isDump = true
+			break
+		}
+	}
+	var out []byte
+	if !isDump {
+		for i, l := range lines {
+			b, err := appendHexDigits(out, l, i+1, 1)
+			if err != nil {
+				return nil, err
+			}
+			out = b
+		}
+		return finishHex(out)
+	}
+	return parseDump(lines)
+}
+
+// parseDump decodes the lines of an offset-prefixed dump.
+func parseDump(lines []string) ([]byte, error) {
+	var (
+		out      []byte
+		base     = -1 // offset of the first line
+		prevLine []byte // the last data line's bytes, for "*"
+		repeat   bool // a "*" line is pending
+	)
+	// reach checks that a line at offset off follows the bytes so far,
+	// expanding a pending "*" by repeating the previous line.
+	reach := func(off, lineNo int) error {
+		if base < 0 {
+			base = off
+			return nil
+		}
+		have := base + len(out)
+		if repeat && len(prevLine) > 0 {
+			for have < off {
+				out = append(out, prevLine...)
+				have += len(prevLine)
+			}
+			repeat = false
+		}
+		if have != off {
+			return &hexError{Line: lineNo, Col: 1, Msg: fmt.Sprintf(
+				"offset %#x does not follow the %d bytes before it (expected %#x); is the ASCII column being read as hex?",
+				off, have-base, have)}
+		}
+		return nil
+	}
+	for i, raw := range lines {
+		lineNo := i + 1
+		l := strings.TrimSpace(raw)
+		indent := strings.Index(raw, l)
+		switch {
+		case l == "":
+			continue
+		case l == "*":
+			repeat = true
+			continue
+		}
+		if m := offsetOnly.FindStringSubmatch(l); m != nil {
+			off, _ := strconv.ParseUint(m[1], 16, 63)
+			if err := reach(int(off), lineNo); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		m := dumpLine.FindStringSubmatchIndex(l)
+		if m == nil {
+			return nil, &hexError{Line: lineNo, Col: indent + 1, Msg: "not a dump line (expected an offset, then hex bytes)"}
+		}
+		off, _ := strconv.ParseUint(l[m[2]:m[3]], 16, 63)
+		if err := reach(int(off), lineNo); err != nil {
+			return nil, err
+		}
+		data := l[m[4]:]
+		col := indent + m[4] + 1
+		if j := strings.IndexByte(data, '|'); j >= 0 {
+			data = data[:j] // hexdump -C: |ASCII|
+		} else if loc := asciiGap.FindStringIndex(data); loc != nil {
+			data = data[:loc[0]] // xxd, Wireshark: two or more spaces, then ASCII
+		}
+		digits, err := appendHexDigits(nil, data, lineNo, col)
+		if err != nil {
+			return nil, err
+		}
+		if len(digits)%2 != 0 {
+			return nil, &hexError{Line: lineNo, Col: col, Msg: fmt.Sprintf("odd number of hex digits (%d) on the line", len(digits))}
+		}
+		prevLine = pairDigits(digits)
+		out = append(out, prevLine...)
+	}
+	if len(out) == 0 {
+		return nil, &hexError{Msg: "no hex digits"}
+	}
+	return out, nil
+}
+
+// appendHexDigits appends the hex digits of s, one digit per byte, to dst
+// (pairDigits makes bytes of them). Separators and 0x / \x prefixes are
+// skipped; anything else is an error located at line, col+index.
+func appendHexDigits(dst []byte, s string, line, col int) ([]byte, error) {
+	tokenStart := true
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == ' ' || c == '\t' || c == ',' || c == ':' || c == ';':
+			tokenStart = true
+			continue
+		case c == '\\' && i+1 < len(s) && (s[i+1] == 'x' || s[i+1] == 'X'):
+			i++
+			tokenStart = false
+			continue
+		case tokenStart && c == '0' && i+1 < len(s) && (s[i+1] == 'x' || s[i+1] == 'X'):
+			i++
+			tokenStart = false
+			continue
+		}
+		tokenStart = false
+		if unhex(c) < 0 {
+			return nil, &hexError{Line: line, Col: col + i, Msg: fmt.Sprintf("%q is not a hex digit", rune(c))}
+		}
+		dst = append(dst, c)
+	}
+	return dst, nil
+}
+
+// finishHex pairs the collected digits into bytes.
+func finishHex(digits []byte) ([]byte, error) {
+	if len(digits) == 0 {
+		return nil, &hexError{Msg: "no hex digits"}
+	}
+	if len(digits)%2 != 0 {
+		return nil, &hexError{Msg: fmt.Sprintf("odd number of hex digits (%d): the last byte is incomplete", len(digits))}
+	}
+	return pairDigits(digits), nil
+}
+
+// pairDigits turns an even number of hex digits into bytes, in place.
+func pairDigits(digits []byte) []byte {
+	out := digits[:len(digits)/2]
+	for i := range out {
+		out[i] = byte(unhex(digits[2*i])<<4 | unhex(digits[2*i+1]))
+	}
+	return out
+}
+
+func unhex(c byte) int {
+	switch {
+	case '0' <= c && c <= '9':
+		return int(c - '0')
+	case 'a' <= c && c <= 'f':
+		return int(c - 'a' + 10)
+	case 'A' <= c && c <= 'F':
+		return int(c - 'A' + 10)
+	}
+	return -1
+}

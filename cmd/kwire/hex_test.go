@@ -1,0 +1,83 @@
+package main
+
+import (
+	"bytes"
+	"encoding/hex"
+	"errors"
+	"strings"
+	"testing"
+)
+
+// seed is an ApiVersions v0 request frame: length 19, key 18, version 0,
+// correlation ID 0x01020304, client ID "wire-read".
+const seedHex = "0000001300120000010203040009776972652d72656164"
+
+func TestParseHex(t *testing.T) {
+	seed, _ := hex.DecodeString(seedHex)
+	zeros := make([]byte, 64)
+	tests := []struct {
+		name string
+		in   string
+		want []byte
+	}{
+		{"plain", seedHex + "\n", seed},
+		{"upper case and spaces", strings.ToUpper("00 00 00 13 00 12 00 00 01 02 03 04 00 09 77 69 72 65 2d 72 65 61 64"), seed},
+		{"0x whole", "0x" + seedHex, seed},
+		{"0x per byte with commas (xxd -i)", "0x00, 0x00, 0x00, 0x13, 0x00, 0x12, 0x00, 0x00, 0x01, 0x02, 0x03, 0x04,\n 0x00, 0x09, 0x77, 0x69, 0x72, 0x65, 0x2d, 0x72, 0x65, 0x61, 0x64", seed},
+		{"backslash x", `\x00\x00\x00\x13\x00\x12\x00\x00\x01\x02\x03\x04\x00\x09\x77\x69\x72\x65\x2d\x72\x65\x61\x64`, seed},
+		{"hexdump -C", `00000000  00 00 00 13 00 12 00 00  01 02 03 04 00 09 77 69  |..............wi|
+00000010  72 65 2d 72 65 61 64                              |re-read|
+00000017
+`, seed},
+		{"xxd", `00000000: 0000 0013 0012 0000 0102 0304 0009 7769  ..............wi
+00000010: 7265 2d72 6561 64                        re-read
+`, seed},
+		{"wireshark copy as hex dump", `0000   00 00 00 13 00 12 00 00 01 02 03 04 00 09 77 69   ..............wi
+0010   72 65 2d 72 65 61 64                              re-read
+`, seed},
+		{"hexdump -C with repeated lines", `00000000  00 00 00 00 00 00 00 00  00 00 00 00 00 00 00 00  |................|
+*
+00000040
+`, zeros},
+		{"xxd whose ASCII column looks like hex", "00000000: 6162 6364  abcd\n", []byte("abcd")},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := parseHex(tt.in)
+			if err != nil {
+				t.Fatalf("parseHex: %v", err)
+			}
+			if !bytes.Equal(got, tt.want) {
+				t.Errorf("parseHex = %x, want %x", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestParseHexErrors(t *testing.T) {
+	tests := []struct {
+		name, in, wantMsg string
+	}{
+		{"empty", " \n\t", "no hex digits"},
+		{"odd", "0001020", "odd number of hex digits (7)"},
+		{"bad digit", "00 0g", `line 1, column 5: 'g' is not a hex digit`},
+		{"bad digit second line", "0000\n  zz", `line 2, column 3: 'z' is not a hex digit`},
+		{"dump offset mismatch", "00000000  00 01 02 03  |....|\n00000010  04  |.|\n", "offset 0x10 does not follow the 4 bytes before it"},
+		{"dump odd line", "00000000: 000 0102  ....\n", "line 1, column 11: odd number of hex digits (7) on the line"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := parseHex(tt.in)
+			if err == nil {
+				t.Fatalf("parseHex(%q) = %x, want an error", tt.in, got)
+			}
+			var he *hexError
+			if !errors.As(err, &he) {
+				t.Fatalf("error %T is not a *hexError", err)
+			}
+			if !strings.Contains(err.Error(), tt.wantMsg) {
+				t.Errorf("error %q does not contain %q", err, tt.wantMsg)
+			}
+		})
+	}
+}

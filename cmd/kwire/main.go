@@ -1,0 +1,20 @@
+// Command kwire dissects the Kafka wire protocol: it decodes single frames,
+// bodies and structs given as hex (kwire decode) and whole pcap/pcapng
+// captures (kwire read), and lists the API keys it knows (kwire apis).
+//
+// Exit codes are the same for every command:
+//
+//	0  success
+//	1  the input was read but something in it could not be decoded (the
+//	   output still shows everything that was decoded), or a capture ended
+//	   in the middle of a packet
+//	2  usage error, unreadable or unusable input (bad hex, not a capture)
+//
+// Everything below main returns errors; only main exits.
+package main
+
+import "os"
+
+func main() {
+	os.Exit(run(os.Args[1:], systemIO()))
+}

@@ -1,0 +1,147 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/spf13/cobra"
+)
+
+// Exit codes, documented in the root command's help.
+const (
+	exitOK    = 0
+	exitData  = 1 // input read, but not all of it decoded, or a capture was cut short
+	exitUsage = 2 // usage error or unusable input
+)
+
+// exitError is an error with the exit code it maps to. Errors that are not
+// exitErrors are cobra's own argument and flag errors: usage errors.
+type exitError struct {
+	code int
+	err  error // nil when the command has already told the user
+}
+
+func (e *exitError) Error() string {
+	if e.err == nil {
+		return fmt.Sprintf("exit status %d", e.code)
+	}
+	return e.err.Error()
+}
+
+func (e *exitError) Unwrap() error { return e.err }
+
+// usageErrorf returns an exit-2 error.
+func usageErrorf(format string, a ...any) error {
+	return &exitError{code: exitUsage, err: fmt.Errorf(format, a...)}
+}
+
+// dataErrorf returns an exit-1 error.
+func dataErrorf(format string, a ...any) error {
+	return &exitError{code: exitData, err: fmt.Errorf(format, a...)}
+}
+
+// silentExit returns an error that only sets the exit code: the command
+// has printed its own diagnostics.
+func silentExit(code int) error { return &exitError{code: code} }
+
+// globalOptions are the flags every command shares.
+type globalOptions struct {
+	Color string // auto, always or never
+}
+
+// colorEnabled resolves --color: "auto" colours only a terminal, and never
+// when NO_COLOR is set to a non-empty value (https://no-color.org) or TERM
+// is "dumb".
+func (g *globalOptions) colorEnabled(s *ioStreams) bool {
+	switch g.Color {
+	case "always":
+		return true
+	case "never":
+		return false
+	}
+	if s.Getenv != nil && (s.Getenv("NO_COLOR") != "" || s.Getenv("TERM") == "dumb") {
+		return false
+	}
+	return s.OutTTY
+}
+
+func (g *globalOptions) validate() error {
+	switch g.Color {
+	case "auto", "always", "never":
+		return nil
+	}
+	return usageErrorf("--color must be auto, always or never, not %q", g.Color)
+}
+
+func newRootCmd(s *ioStreams) *cobra.Command {
+	g := &globalOptions{Color: "auto"}
+	root := &cobra.Command{
+		Use:   "kwire",
+		Short: "Dissect the Kafka wire protocol",
+		Long: `kwire decodes Apache Kafka's binary protocol: single frames, bodies and
+structs given as hex, and every request and response in pcap/pcapng captures.
+
+Exit status:
+  0  success
+  1  the input was read but part of it could not be decoded (everything that
+     was decoded is still printed), or a capture was cut short
+  2  usage error, or unusable input (bad hex, a file that is not a capture)`,
+		Example: `  # Decode a request frame given as hex
+  kwire decode 0000001300120000010203040009776972652d72656164
+
+  # Dissect a capture, one line per exchange
+  kwire read kafka.pcapng
+
+  # Only failed Produce requests, as NDJSON
+  kwire read --api Produce --errors --json kafka.pcapng
+
+  # List the API keys and versions kwire knows
+  kwire apis`,
+		SilenceErrors: true,
+		SilenceUsage:  true,
+		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
+			return g.validate()
+		},
+	}
+	root.SetIn(s.In)
+	root.SetOut(s.Out)
+	root.SetErr(s.ErrOut)
+	root.PersistentFlags().StringVar(&g.Color, "color", g.Color, "colorize output: auto, always or never (auto honours NO_COLOR)")
+	_ = root.RegisterFlagCompletionFunc("color", cobra.FixedCompletions(
+		[]string{"auto", "always", "never"}, cobra.ShellCompDirectiveNoFileComp))
+	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
+		return &exitError{code: exitUsage, err: fmt.Errorf("%w\nRun '%s --help' for usage.", err, cmd.CommandPath())}
+	})
+
+	root.AddCommand(
+		newVersionCmd(s),
+		newAPIsCmd(s),
+		newDecodeCmd(s, g),
+		newReadCmd(s, g),
+	)
+	return root
+}
+
+// run executes kwire with args and returns the exit code.
+func run(args []string, s *ioStreams) int {
+	root := newRootCmd(s)
+	root.SetArgs(args)
+	return exitCode(root.Execute(), s.ErrOut)
+}
+
+// exitCode reports err on w and maps it to an exit code.
+func exitCode(err error, w io.Writer) int {
+	if err == nil {
+		return exitOK
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		if ee.err != nil {
+			fmt.Fprintf(w, "kwire: %v\n", ee.err)
+		}
+		return ee.code
+	}
+	fmt.Fprintf(w, "kwire: %v\n", err)
+	return exitUsage
+}
