@@ -421,7 +421,7 @@ func (r *resolver) field(j *jsonField, where string) (*field, error) {
 
 	base, isArray := strings.CutPrefix(j.Type, "[]")
 	if kind, ok := primitives[base]; ok {
-		if len(j.Fields) > 0 {
+		if j.Fields != nil {
 			return nil, fmt.Errorf("%s: type %q cannot have fields", where, j.Type)
 		}
 		if isArray {
