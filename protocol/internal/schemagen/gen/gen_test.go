@@ -186,3 +186,26 @@ func TestGenerateErrors(t *testing.T) {
 		t.Errorf("duplicate API key in one generation: err = %v", err)
 	}
 }
+
+func TestHeaderVersions(t *testing.T) {
+	old := `{ "apiKey": 7, "type": "request", "name": "CsRequest", "validVersions": "0-2", "flexibleVersions": "none",
+  "headerVersions": { "0": 0, "1+": 1 }, "fields": [] }`
+	cur := `{ "apiKey": 7, "type": "request", "name": "CsRequest", "validVersions": "1-2", "flexibleVersions": "none",
+  "headerVersions": { "1-2": 1 }, "fields": [] }`
+	out, err := Generate([]Input{
+		{Name: "new", FS: gen1(map[string]string{"CsRequest.json": cur})},
+		{Name: "old", FS: gen1(map[string]string{"CsRequest.json": old})},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"HeaderVersions:   map[int16]int16{1: 1, 2: 1}", "HeaderVersions:   map[int16]int16{0: 0}"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	bad := strings.Replace(old, `"1+": 1`, `"0-1": 1`, 1)
+	if _, err := Generate([]Input{{Name: "g", FS: gen1(map[string]string{"CsRequest.json": bad})}}); err == nil || !strings.Contains(err.Error(), "mapped twice") {
+		t.Errorf("overlapping headerVersions: err = %v", err)
+	}
+}
