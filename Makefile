@@ -30,6 +30,10 @@ test: vet
 generate:
 	$(GO) generate ./protocol
 
+# Fails when protocol/zz_schema.go is not what the generator makes from ../shared.
+generate-check:
+	cd protocol && $(GO) run ./internal/schemagen -check
+
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) -count $(COUNT) ./...
 
