@@ -73,9 +73,9 @@ func parseHex(text string) ([]byte, error) {
 func parseDump(lines []string) ([]byte, error) {
 	var (
 		out      []byte
-		base     = -1 // offset of the first line
+		base     = -1   // offset of the first line
 		prevLine []byte // the last data line's bytes, for "*"
-		repeat   bool // a "*" line is pending
+		repeat   bool   // a "*" line is pending
 	)
 	// reach checks that a line at offset off follows the bytes so far,
 	// expanding a pending "*" by repeating the previous line.

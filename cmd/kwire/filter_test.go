@@ -1,0 +1,157 @@
+package main
+
+import (
+	"net/netip"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kwire/kwire/dissect"
+	"github.com/kwire/kwire/protocol"
+	"github.com/kwire/kwire/reassembly"
+)
+
+// testExchange builds a Produce v9 exchange by hand: the request names
+// topics "orders" and "audit", the response reports
+// NOT_LEADER_OR_FOLLOWER (6) for one partition of "orders".
+func testExchange() *dissect.Exchange {
+	str := func(name, v string) *protocol.Node {
+		return &protocol.Node{Name: name, Kind: protocol.KindString, Str: v}
+	}
+	i16 := func(name string, v int64) *protocol.Node {
+		return &protocol.Node{Name: name, Kind: protocol.KindInt, Int: v}
+	}
+	elem := func(children ...*protocol.Node) *protocol.Node {
+		return &protocol.Node{Name: "[i]", Kind: protocol.KindStruct, Children: children}
+	}
+	arr := func(name string, elems ...*protocol.Node) *protocol.Node {
+		return &protocol.Node{Name: name, Kind: protocol.KindArray, Int: int64(len(elems)), Children: elems}
+	}
+	req := &protocol.Node{Name: "ProduceRequest", Children: []*protocol.Node{
+		str("TransactionalId", ""),
+		arr("TopicData", elem(str("Name", "orders")), elem(str("Name", "audit"))),
+	}}
+	resp := &protocol.Node{Name: "ProduceResponse", Children: []*protocol.Node{
+		arr("Responses", elem(str("Name", "orders"),
+			arr("PartitionResponses", elem(i16("Index", 0), i16("ErrorCode", 6)), elem(i16("Index", 1), i16("ErrorCode", 0))))),
+	}}
+	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	return &dissect.Exchange{
+		Conn:          &reassembly.Conn{Index: 3},
+		Client:        netip.MustParseAddrPort("10.0.0.1:53422"),
+		Broker:        netip.MustParseAddrPort("10.0.0.2:9092"),
+		Kind:          dissect.KindPaired,
+		APIKey:        0,
+		APIVersion:    9,
+		CorrelationID: 42,
+		ClientID:      "producer-1",
+		Request:       &dissect.Frame{FirstFrame: 10, LastFrame: 12, Time: t0, Bytes: make([]byte, 120), Tree: &protocol.Tree{Root: req}},
+		Response:      &dissect.Frame{FirstFrame: 14, LastFrame: 14, Time: t0.Add(2500 * time.Microsecond), Bytes: make([]byte, 60), Tree: &protocol.Tree{Root: resp}},
+	}
+}
+
+func TestFieldsOf(t *testing.T) {
+	f := fieldsOf(testExchange())
+	if f.API != "Produce" || f.APIKey != 0 || f.Version != 9 || f.CorrelationID != 42 || f.ClientID != "producer-1" {
+		t.Errorf("header fields = %q %d v%d #%d %q", f.API, f.APIKey, f.Version, f.CorrelationID, f.ClientID)
+	}
+	if f.LatencyMS != 2.5 {
+		t.Errorf("latency_ms = %v, want 2.5", f.LatencyMS)
+	}
+	if f.RequestSize != 120 || f.ResponseSize != 60 {
+		t.Errorf("sizes = %d, %d, want 120, 60", f.RequestSize, f.ResponseSize)
+	}
+	if want := []string{"orders", "audit"}; !slices.Equal(f.Topics, want) {
+		t.Errorf("topics = %q, want %q", f.Topics, want)
+	}
+	if want := []string{"NOT_LEADER_OR_FOLLOWER"}; !slices.Equal(f.Errors, want) {
+		t.Errorf("errors = %q, want %q", f.Errors, want)
+	}
+	if f.Stream != 3 || f.Client != "10.0.0.1:53422" || f.Broker != "10.0.0.2:9092" || f.Kind != "paired" {
+		t.Errorf("connection fields = %d %s %s %s", f.Stream, f.Client, f.Broker, f.Kind)
+	}
+}
+
+func TestExchangeFilter(t *testing.T) {
+	ex := testExchange()
+	f := fieldsOf(ex)
+	none := func() *exchangeFilter { return &exchangeFilter{stream: -1} }
+	tests := []struct {
+		name string
+		set  func(*exchangeFilter)
+		want bool
+	}{
+		{"no conditions", func(*exchangeFilter) {}, true},
+		{"api matches", func(fl *exchangeFilter) { fl.apis = map[int16]bool{0: true, 3: true} }, true},
+		{"api differs", func(fl *exchangeFilter) { fl.apis = map[int16]bool{1: true} }, false},
+		{"topic matches", func(fl *exchangeFilter) { fl.topics = []string{"audit"} }, true},
+		{"topic differs", func(fl *exchangeFilter) { fl.topics = []string{"payments"} }, false},
+		{"client id", func(fl *exchangeFilter) { fl.clientIDs = []string{"producer-1"} }, true},
+		{"client id differs", func(fl *exchangeFilter) { fl.clientIDs = []string{"consumer"} }, false},
+		{"errors", func(fl *exchangeFilter) { fl.errors = true }, true},
+		{"stream", func(fl *exchangeFilter) { fl.stream = 3 }, true},
+		{"stream differs", func(fl *exchangeFilter) { fl.stream = 0 }, false},
+		{"frame in request", func(fl *exchangeFilter) { fl.frame = 11 }, true},
+		{"frame in response", func(fl *exchangeFilter) { fl.frame = 14 }, true},
+		{"frame between", func(fl *exchangeFilter) { fl.frame = 13 }, false},
+		{"expr", func(fl *exchangeFilter) {
+			fl.program = mustCompile(t, `api == "Produce" && latency_ms > 2 && "orders" in topics && "NOT_LEADER_OR_FOLLOWER" in errors`)
+		}, true},
+		{"expr false", func(fl *exchangeFilter) { fl.program = mustCompile(t, `request_size < 100 || stream != 3`) }, false},
+		{"expr runtime error", func(fl *exchangeFilter) { fl.program = mustCompile(t, `topics[5] == "x"`) }, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fl := none()
+			tt.set(fl)
+			if got := fl.match(ex, f); got != tt.want {
+				t.Errorf("match = %v, want %v", got, tt.want)
+			}
+		})
+	}
+	noErr := testExchange()
+	noErr.Response.Tree.Root.Children[0].Children[0].Children[1].Children[0].Children[1].Int = 0
+	fl := none()
+	fl.errors = true
+	if fl.match(noErr, fieldsOf(noErr)) {
+		t.Error("--errors matched an exchange without errors")
+	}
+}
+
+func mustCompile(t *testing.T, src string) *exprProgram {
+	t.Helper()
+	p, err := compileFilter(src)
+	if err != nil {
+		t.Fatalf("compileFilter(%q): %v", src, err)
+	}
+	return p
+}
+
+func TestCompileFilterErrors(t *testing.T) {
+	tests := []struct {
+		src  string
+		want []string // substrings of the error, in order
+	}{
+		{`api == "Fetch" && latncy_ms > 5`, []string{"unknown name latncy_ms", "column 19", "\n  api == \"Fetch\" && latncy_ms > 5\n                    ^"}},
+		{`api_key + 1`, []string{"expected bool"}},
+		{`version >`, []string{"column", "\n  version >\n"}},
+	}
+	for _, tt := range tests {
+		_, err := compileFilter(tt.src)
+		if err == nil {
+			t.Errorf("compileFilter(%q) succeeded", tt.src)
+			continue
+		}
+		msg := err.Error()
+		rest := msg
+		for _, w := range tt.want {
+			i := strings.Index(rest, w)
+			if i < 0 {
+				t.Errorf("compileFilter(%q) error\n%s\ndoes not contain %q (in order)", tt.src, msg, w)
+				break
+			}
+			rest = rest[i+len(w):]
+		}
+	}
+}
