@@ -1,7 +1,738 @@
 package protocol
 
+// This file decodes the value of a RECORDS field: a sequence of record
+// batches (magic 2; Kafka protocol guide "Record Batch", KIP-98) or of
+// legacy messages (magic 0 and 1; protocol guide "Message Sets", KIP-32),
+// possibly compressed (codec.go), possibly ending with a partial batch.
+//
+// Node layout (names are stable; renderers rely on them):
+//
+//	RecordBatch (KindStruct, magic 2)
+//	  BaseOffset int64, BatchLength int32, PartitionLeaderEpoch int32,
+//	  Magic int8, Crc uint32 (Note "ok" | "bad: got X, computed Y"),
+//	  Attributes int16 (Note "codec=... timestampType=... isTransactional=...
+//	  isControl=... hasDeleteHorizon=..."), LastOffsetDelta int32 (Note
+//	  "last offset N"), BaseTimestamp int64, MaxTimestamp int64 (Notes
+//	  "timestamp MS (RFC3339)"), ProducerId int64, ProducerEpoch int16,
+//	  BaseSequence int32,
+//	  Records (KindArray, Int = declared count, span = count + payload;
+//	      for a compressed batch its children lie in a Space of their own)
+//	    [i] Record (KindStruct)
+//	      Length varint, Attributes int8, TimestampDelta varlong (Note
+//	      "timestamp ..."), OffsetDelta varint (Note "offset N"),
+//	      Key bytes, Value bytes (KindBytes, Raw = the data, span includes
+//	      the varint length; FlagNull when -1),
+//	      Headers (KindArray) [j] Header: Key bytes, Value bytes
+//	  In a control batch the record Key has children Version int16 and
+//	  Type int16 (Note "COMMIT", ...), and a COMMIT/ABORT Value has children
+//	  Version int16 and CoordinatorEpoch int32 (EndTxnMarker).
+//	Message (KindStruct, magic 0 and 1)
+//	  Offset int64, MessageSize int32, Crc uint32, Magic int8,
+//	  Attributes int8, Timestamp int64 (magic 1), Key bytes, Value bytes
+//	  (int32 lengths), and for a compressed wrapper a last child
+//	  MessageSet (KindStruct, in a Space of its own) holding the inner
+//	  Messages.
+//	a KindRaw tail: "PartialBatch" (FlagPartial, Note "partial batch
+//	  (normal)") when the input ends inside a batch, as Fetch responses do.
+//
+// Problems are annotations (FlagError, FlagTruncated, Note), never a reason
+// to stop: the next batch is found from the batch length.
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"time"
+)
+
+// Record batch v2 header layout (offsets from the batch start).
+const (
+	v2OffCRC        = 17 // after BaseOffset, BatchLength, PartitionLeaderEpoch, Magic
+	v2OffAttributes = 21 // the CRC covers Attributes to the end of the batch
+	v2OffCount      = 57
+	v2HeaderLen     = 61 // up to and including the record count
+	logOverhead     = 12 // BaseOffset (or Offset) int64 + length int32
+	magicOff        = 16 // the magic byte sits here in every format
+)
+
+// maxLegacyDepth bounds the nesting of compressed legacy wrapper messages.
+// Kafka writes one level; a few more tolerate odd producers without letting
+// a crafted input recurse without end.
+const maxLegacyDepth = 4
+
+// minRecordLen is the smallest record: Length, Attributes, TimestampDelta,
+// OffsetDelta, Key length, Value length and Headers count, one byte each.
+const minRecordLen = 7
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// Control record types: the Type of a control record's key
+// (ControlRecordType.java, ControlRecordTypeSchema.json; KIP-98, KIP-595,
+// KIP-630, KIP-853).
+var controlTypes = []string{
+	0: "ABORT",
+	1: "COMMIT",
+	2: "QUORUM_REASSIGNMENT",
+	3: "LEADER_CHANGE",
+	4: "SNAPSHOT_HEADER",
+	5: "SNAPSHOT_FOOTER",
+	6: "KRAFT_VERSION",
+	7: "KRAFT_VOTERS",
+}
+
+// controlValueTypes names the data struct a control record's value holds
+// (after its int16 version), by control type.
+var controlValueTypes = []string{
+	0: "EndTxnMarker",
+	1: "EndTxnMarker",
+	3: "LeaderChangeMessage",
+	4: "SnapshotHeaderRecord",
+	5: "SnapshotFooterRecord",
+	6: "KRaftVersionRecord",
+	7: "VotersRecord",
+}
+
+// ControlTypeName returns the name of control record type typ ("COMMIT"),
+// or "UNKNOWN(typ)".
+func ControlTypeName(typ int16) string {
+	if typ >= 0 && int(typ) < len(controlTypes) && controlTypes[typ] != "" {
+		return controlTypes[typ]
+	}
+	return fmt.Sprintf("UNKNOWN(%d)", typ)
+}
+
+// DecodeRecordBatches decodes b, the bytes of a RECORDS field (record
+// batches or a legacy message set), on its own. The Tree's Root is a
+// KindRecords node over all of b (space 0, named "records") whose children
+// are the batches; decompressed records live in further spaces. Problems
+// are annotated on the nodes; Tree.Err stays nil.
+func (d *Decoder) DecodeRecordBatches(b []byte) *Tree {
+	t := &Tree{Spaces: []Space{{Name: "records", Data: b}}}
+	t.Root = &Node{Name: "Records", Type: "records", Kind: KindRecords, Len: len(b), Raw: b}
+	d.decodeRecords(t, t.Root)
+	return t
+}
+
 // decodeRecords decodes the record batches (or legacy message sets) held in
 // the RECORDS node n, adding them as n's children. Decompressed bytes are
-// appended to t.Spaces. Placeholder until record batch decoding lands: it
-// leaves n as a raw span.
-func (d *Decoder) decodeRecords(t *Tree, n *Node) {}
+// appended to t.Spaces; all of a tree's decompressed bytes together are
+// capped by MaxDecompressed, so a frame full of small bombs is bounded too.
+func (d *Decoder) decodeRecords(t *Tree, n *Node) {
+	if n == nil || len(t.Spaces) == 0 {
+		return
+	}
+	space, off := n.Space, n.Off
+	if space < 0 || space >= len(t.Spaces) || off < 0 || n.Len != len(n.Raw) ||
+		off+n.Len > len(t.Spaces[space].Data) {
+		// The node does not point at its bytes; decode its Raw in a space of
+		// its own rather than guess.
+		t.Spaces = append(t.Spaces, Space{Name: "records", Data: n.Raw})
+		space, off = len(t.Spaces)-1, 0
+	}
+	max := d.MaxDecompressed
+	if max < 1 {
+		max = DefaultMaxDecompressed
+	}
+	used := int64(0)
+	for _, s := range t.Spaces[1:] {
+		used += int64(len(s.Data))
+	}
+	bd := &batchDecoder{t: t, max: max, budget: max - used}
+	bd.set(n, space, off, off+len(n.Raw), 0, nil)
+}
+
+// batchDecoder holds the state of one decodeRecords call.
+type batchDecoder struct {
+	t      *Tree
+	r      Reader
+	max    int64 // the configured cap
+	budget int64 // decompressed bytes the tree may still take
+}
+
+// wrapper describes the compressed legacy message an inner message set
+// came from.
+type wrapper struct {
+	offset     int64 // the wrapper's offset: the last inner message's absolute offset
+	magic      int8
+	lastInner  int64 // the last inner message's offset as written
+	logAppend  bool  // the wrapper says LogAppendTime: its timestamp applies
+	timestamp  int64
+	hasLastOff bool
+}
+
+// set decodes batches or messages in [off, end) of space, appending them to
+// parent. depth counts enclosing compressed legacy wrappers (w, when not nil,
+// is the innermost).
+func (bd *batchDecoder) set(parent *Node, space, off, end, depth int, w *wrapper) {
+	data := bd.t.Spaces[space].Data
+	for off < end {
+		left := end - off
+		size := int64(-1)
+		if left >= logOverhead {
+			size = int64(int32(binary.BigEndian.Uint32(data[off+8:])))
+		}
+		switch {
+		case left >= logOverhead && size < 0:
+			bd.raw(parent, "Invalid", space, off, end, FlagError,
+				fmt.Sprintf("negative batch length %d", size))
+			return
+		case left < logOverhead || logOverhead+size > int64(left):
+			if w == nil {
+				bd.raw(parent, "PartialBatch", space, off, end, FlagPartial, "partial batch (normal)")
+			} else {
+				bd.raw(parent, "Truncated", space, off, end, FlagTruncated|FlagError,
+					fmt.Sprintf("message cut short: %d of %d bytes", left, logOverhead+max(size, 0)))
+			}
+			return
+		case size < magicOff-logOverhead+1:
+			bd.raw(parent, "Invalid", space, off, off+logOverhead+int(size), FlagError,
+				fmt.Sprintf("batch length %d leaves no room for the magic byte", size))
+			off += logOverhead + int(size)
+			continue
+		}
+		total := logOverhead + int(size)
+		switch magic := int8(data[off+magicOff]); magic {
+		case 2:
+			if w != nil {
+				bd.raw(parent, "RecordBatch", space, off, off+total, FlagError,
+					"record batch (magic 2) inside a legacy message set")
+			} else {
+				bd.batchV2(parent, space, off, total)
+			}
+		case 0, 1:
+			bd.legacy(parent, space, off, total, depth, w)
+		default:
+			bd.raw(parent, "UnknownBatch", space, off, off+total, FlagError|FlagUnknown,
+				fmt.Sprintf("unknown magic %d", magic))
+		}
+		off += total
+	}
+}
+
+// raw appends a KindRaw node over [off, end) of space.
+func (bd *batchDecoder) raw(parent *Node, name string, space, off, end int, f Flags, note string) *Node {
+	n := &Node{Name: name, Type: "bytes", Kind: KindRaw, Flags: f, Space: space, Off: off, Len: end - off,
+		Raw: bd.t.Spaces[space].Data[off:end:end], Note: note}
+	parent.Children = append(parent.Children, n)
+	return n
+}
+
+// num appends a KindInt node holding v over [off, r.Offset()) of space
+// unless the reader has failed; it returns the node or nil.
+func (bd *batchDecoder) num(parent *Node, name, typ string, space, off int, v int64) *Node {
+	if bd.r.Err() != nil {
+		return nil
+	}
+	n := &Node{Name: name, Type: typ, Kind: KindInt, Space: space, Off: off, Len: bd.r.Offset() - off, Int: v}
+	parent.Children = append(parent.Children, n)
+	return n
+}
+
+// fail annotates n with the reader's failure and covers the bytes from the
+// failure to end with an "Undecoded" raw child.
+func (bd *batchDecoder) fail(n *Node, space, end int) {
+	err, at := bd.r.Err(), bd.r.ErrOffset()
+	n.Flags |= FlagError
+	n.Note = joinNote(n.Note, fmt.Sprintf("%v at %#x", err, at))
+	if at < end && at >= n.Off {
+		bd.raw(n, "Undecoded", space, at, end, FlagError, "")
+	}
+}
+
+func joinNote(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + "; " + b
+}
+
+// batchV2 decodes the magic 2 batch [off, off+total) of space.
+func (bd *batchDecoder) batchV2(parent *Node, space, off, total int) {
+	data := bd.t.Spaces[space].Data
+	end := off + total
+	b := &Node{Name: "RecordBatch", Type: "RecordBatch", Kind: KindStruct, Space: space, Off: off, Len: total}
+	parent.Children = append(parent.Children, b)
+	r := &bd.r
+	r.Reset(data, off, end)
+
+	o := r.Offset()
+	baseOffset := r.Int64()
+	bd.num(b, "BaseOffset", "int64", space, o, baseOffset)
+	o = r.Offset()
+	bd.num(b, "BatchLength", "int32", space, o, int64(r.Int32()))
+	o = r.Offset()
+	bd.num(b, "PartitionLeaderEpoch", "int32", space, o, int64(r.Int32()))
+	o = r.Offset()
+	bd.num(b, "Magic", "int8", space, o, int64(r.Int8()))
+	o = r.Offset()
+	crcStored := r.Uint32()
+	if c := bd.num(b, "Crc", "uint32", space, o, int64(crcStored)); c != nil {
+		if got := crc32.Checksum(data[off+v2OffAttributes:end], castagnoli); got == crcStored {
+			c.Note = "ok"
+		} else {
+			c.Flags |= FlagError
+			c.Note = fmt.Sprintf("bad: got %#08x, computed %#08x", crcStored, got)
+		}
+	}
+	o = r.Offset()
+	attrs := r.Int16()
+	codec := Codec(attrs & 0x07)
+	logAppend := attrs&0x08 != 0
+	control := attrs&0x20 != 0
+	horizon := attrs&0x40 != 0
+	if a := bd.num(b, "Attributes", "int16", space, o, int64(attrs)); a != nil {
+		a.Note = batchAttributesNote(attrs)
+	}
+	o = r.Offset()
+	lastDelta := r.Int32()
+	if n := bd.num(b, "LastOffsetDelta", "int32", space, o, int64(lastDelta)); n != nil {
+		n.Note = fmt.Sprintf("last offset %d", baseOffset+int64(lastDelta))
+	}
+	o = r.Offset()
+	baseTS := r.Int64()
+	if n := bd.num(b, "BaseTimestamp", "int64", space, o, baseTS); n != nil {
+		n.Note = FormatTimestamp(baseTS)
+		if horizon {
+			n.Note = "delete horizon " + n.Note
+		}
+	}
+	o = r.Offset()
+	maxTS := r.Int64()
+	if n := bd.num(b, "MaxTimestamp", "int64", space, o, maxTS); n != nil {
+		n.Note = FormatTimestamp(maxTS)
+	}
+	o = r.Offset()
+	bd.num(b, "ProducerId", "int64", space, o, r.Int64())
+	o = r.Offset()
+	bd.num(b, "ProducerEpoch", "int16", space, o, int64(r.Int16()))
+	o = r.Offset()
+	bd.num(b, "BaseSequence", "int32", space, o, int64(r.Int32()))
+	o = r.Offset()
+	count := r.Int32()
+	if r.Err() != nil {
+		b.Note = fmt.Sprintf("batch length %d is below the %d-byte header", total-logOverhead, v2HeaderLen-logOverhead)
+		bd.fail(b, space, end)
+		return
+	}
+	recs := &Node{Name: "Records", Type: "[]Record", Kind: KindArray, Space: space, Off: o, Len: end - o, Int: int64(count)}
+	b.Children = append(b.Children, recs)
+	if count < 0 {
+		recs.Flags |= FlagError
+		recs.Note = fmt.Sprintf("negative record count %d", count)
+		bd.raw(recs, "Undecoded", space, off+v2HeaderLen, end, FlagError, "")
+		return
+	}
+	ctx := recordContext{baseOffset: baseOffset, baseTS: baseTS, maxTS: maxTS, logAppend: logAppend, control: control}
+	payload := data[off+v2HeaderLen : end]
+	if codec == CodecNone {
+		bd.records(recs, space, off+v2HeaderLen, end, int(count), ctx)
+		return
+	}
+	inner, ok := bd.inflate(recs, codec, payload, 2, space, off+v2HeaderLen, "records of batch", off)
+	if !ok {
+		return
+	}
+	bd.records(recs, inner, 0, len(bd.t.Spaces[inner].Data), int(count), ctx)
+}
+
+// inflate decompresses payload (at payOff in space) for node n, appending
+// the result as a new space named like "gzip-decompressed records of batch
+// at 0x1f4". On failure it annotates n, covers the payload with a raw
+// child when n is a batch's Records node, and returns false.
+func (bd *batchDecoder) inflate(n *Node, codec Codec, payload []byte, magic int8, space, payOff int, what string, at int) (int, bool) {
+	var out []byte
+	var detail string
+	var err error
+	if bd.budget < 1 {
+		err = capError{bd.max}
+	} else {
+		out, detail, err = Decompress(codec, payload, bd.budget, magic)
+	}
+	if err != nil {
+		if errors.Is(err, ErrDecompressedTooLarge) {
+			err = capError{bd.max}
+			if bd.budget < bd.max {
+				err = fmt.Errorf("%w (all batches of this frame together; %d bytes were left)", err, max(bd.budget, 0))
+			}
+		}
+		n.Flags |= FlagError
+		n.Note = joinNote(n.Note, err.Error())
+		if n.Kind == KindArray {
+			// A batch's Records node has no child over its payload yet; a
+			// legacy message's Value node already holds it.
+			bd.raw(n, "Compressed", space, payOff, payOff+len(payload), FlagError, codec.String()+" data")
+		}
+		return 0, false
+	}
+	bd.budget -= int64(len(out))
+	bd.t.Spaces = append(bd.t.Spaces, Space{
+		Name: fmt.Sprintf("%s-decompressed %s at %#x", codec, what, at),
+		Data: out,
+	})
+	inner := len(bd.t.Spaces) - 1
+	note := fmt.Sprintf("%s: %d bytes decompressed to %d in space %d", codec, len(payload), len(out), inner)
+	if detail != "" {
+		note += " (" + detail + ")"
+	}
+	n.Note = joinNote(n.Note, note)
+	return inner, true
+}
+
+// batchAttributesNote describes a v2 batch's attributes.
+func batchAttributesNote(a int16) string {
+	ts := "CreateTime"
+	if a&0x08 != 0 {
+		ts = "LogAppendTime"
+	}
+	s := fmt.Sprintf("codec=%s timestampType=%s isTransactional=%t isControl=%t hasDeleteHorizon=%t",
+		Codec(a&0x07), ts, a&0x10 != 0, a&0x20 != 0, a&0x40 != 0)
+	if extra := uint16(a) &^ 0x7f; extra != 0 {
+		s += fmt.Sprintf(" unknownBits=%#04x", extra)
+	}
+	return s
+}
+
+// FormatTimestamp renders a Kafka timestamp, milliseconds since the Unix
+// epoch, as "1700000000000 (2023-11-14T22:13:20.000Z)"; -1 (no timestamp)
+// as "-1 (none)".
+func FormatTimestamp(ms int64) string {
+	if ms == -1 {
+		return "-1 (none)"
+	}
+	return fmt.Sprintf("%d (%s)", ms, time.UnixMilli(ms).UTC().Format("2006-01-02T15:04:05.000Z07:00"))
+}
+
+// recordContext is what a record needs from its batch.
+type recordContext struct {
+	baseOffset, baseTS, maxTS int64
+	logAppend, control        bool
+}
+
+// records decodes count records in [off, end) of space into recs.
+func (bd *batchDecoder) records(recs *Node, space, off, end, count int, ctx recordContext) {
+	data := bd.t.Spaces[space].Data
+	r := &bd.r
+	recs.Children = make([]*Node, 0, min(count, (end-off)/minRecordLen))
+	for i := 0; i < count; i++ {
+		if off >= end {
+			recs.Flags |= FlagTruncated | FlagError
+			recs.Note = joinNote(recs.Note, fmt.Sprintf("only %d of %d records present", i, count))
+			return
+		}
+		r.Reset(data, off, end)
+		off = bd.record(recs, space, i, end, ctx)
+	}
+	if off < end {
+		bd.raw(recs, "Leftover", space, off, end, FlagError,
+			fmt.Sprintf("%d bytes after the last of %d records", end-off, count))
+	}
+}
+
+// record decodes record i at the reader's offset, limited to end, and
+// returns the offset just past it.
+func (bd *batchDecoder) record(recs *Node, space, i, end int, ctx recordContext) int {
+	r := &bd.r
+	start := r.Offset()
+	rec := &Node{Name: fmt.Sprintf("[%d]", i), Type: "Record", Kind: KindStruct, Space: space, Off: start}
+	recs.Children = append(recs.Children, rec)
+	length := r.Varint()
+	bd.num(rec, "Length", "varint", space, start, int64(length))
+	if r.Err() != nil {
+		rec.Len = end - start
+		bd.fail(rec, space, end)
+		return end
+	}
+	body := r.Offset()
+	if length < 0 || int64(length) > int64(end-body) {
+		rec.Len = end - start
+		rec.Flags |= FlagTruncated | FlagError
+		rec.Note = fmt.Sprintf("record length %d exceeds the %d bytes left", length, end-body)
+		bd.raw(rec, "Undecoded", space, body, end, FlagError, "")
+		return end
+	}
+	recEnd := body + int(length)
+	rec.Len = recEnd - start
+	r.SetEnd(recEnd)
+
+	o := r.Offset()
+	bd.num(rec, "Attributes", "int8", space, o, int64(r.Int8()))
+	o = r.Offset()
+	tsDelta := r.Varlong()
+	if n := bd.num(rec, "TimestampDelta", "varlong", space, o, tsDelta); n != nil {
+		n.Note = "timestamp " + FormatTimestamp(ctx.baseTS+tsDelta)
+		if ctx.logAppend {
+			n.Note += "; LogAppendTime: the batch's MaxTimestamp " + FormatTimestamp(ctx.maxTS) + " applies"
+		}
+	}
+	o = r.Offset()
+	offDelta := r.Varint()
+	if n := bd.num(rec, "OffsetDelta", "varint", space, o, int64(offDelta)); n != nil {
+		n.Note = fmt.Sprintf("offset %d", ctx.baseOffset+int64(offDelta))
+	}
+	key := bd.varBytes(rec, "Key", space)
+	value := bd.varBytes(rec, "Value", space)
+	if ctx.control && key != nil && value != nil {
+		bd.control(key, value)
+	}
+	o = r.Offset()
+	nh := r.Varint()
+	if r.Err() == nil {
+		hs := &Node{Name: "Headers", Type: "[]Header", Kind: KindArray, Space: space, Off: o, Int: int64(nh)}
+		rec.Children = append(rec.Children, hs)
+		switch {
+		case nh < 0:
+			r.Fail(o, &negativeError{n: int64(nh)})
+		case int64(nh)*2 > int64(r.Remaining()):
+			r.Fail(o, &lengthError{what: "header count", n: int64(nh), need: int64(nh) * 2, left: r.Remaining(), isMinBytes: true})
+		default:
+			hs.Children = make([]*Node, 0, nh)
+		}
+		for j := 0; j < int(nh) && r.Err() == nil; j++ {
+			h := &Node{Name: fmt.Sprintf("[%d]", j), Type: "Header", Kind: KindStruct, Space: space, Off: r.Offset()}
+			hs.Children = append(hs.Children, h)
+			if k := bd.varBytes(h, "Key", space); k != nil && k.Flags&FlagNull != 0 {
+				k.Flags |= FlagLenient
+				k.Note = "null header key (Kafka rejects it)"
+			}
+			bd.varBytes(h, "Value", space)
+			h.Len = r.Offset() - h.Off
+		}
+		hs.Len = r.Offset() - o
+	}
+	if r.Err() != nil {
+		bd.fail(rec, space, recEnd)
+		return recEnd
+	}
+	if r.Offset() < recEnd {
+		bd.raw(rec, "Leftover", space, r.Offset(), recEnd, FlagError,
+			fmt.Sprintf("%d bytes after the headers, inside the record length", recEnd-r.Offset()))
+	}
+	return recEnd
+}
+
+// varBytes reads a varint-length byte string (-1 for null) as a KindBytes
+// child of parent; the node's span includes the length.
+func (bd *batchDecoder) varBytes(parent *Node, name string, space int) *Node {
+	r := &bd.r
+	o := r.Offset()
+	n := r.Varint()
+	var raw []byte
+	switch {
+	case n < -1:
+		r.Fail(o, &negativeError{n: int64(n)})
+	case n >= 0:
+		raw = r.Span(int(n))
+	}
+	if r.Err() != nil {
+		return nil
+	}
+	node := &Node{Name: name, Type: "bytes", Kind: KindBytes, Space: space, Off: o, Len: r.Offset() - o, Raw: raw}
+	if n == -1 {
+		node.Flags |= FlagNull
+	}
+	parent.Children = append(parent.Children, node)
+	return node
+}
+
+// control decodes a control record's key (version int16, type int16) and,
+// for transaction markers, its value (version int16, then EndTxnMarker:
+// CoordinatorEpoch int32), as children of the Key and Value nodes. Other
+// control values are named in a Note and left as bytes.
+func (bd *batchDecoder) control(key, value *Node) {
+	if key.Flags&FlagNull != 0 {
+		key.Flags |= FlagError
+		key.Note = "control record without a key"
+		return
+	}
+	var kr Reader
+	dataOff := key.End() - len(key.Raw)
+	kr.Reset(bd.t.Spaces[key.Space].Data, dataOff, key.End())
+	kv := kr.Int16()
+	typ := kr.Int16()
+	if kr.Err() != nil {
+		key.Flags |= FlagError
+		key.Note = fmt.Sprintf("control key of %d bytes, want 4 (version int16, type int16)", len(key.Raw))
+		return
+	}
+	key.Type = "ControlRecordKey"
+	key.Children = append(key.Children,
+		&Node{Name: "Version", Type: "int16", Kind: KindInt, Space: key.Space, Off: dataOff, Len: 2, Int: int64(kv)},
+		&Node{Name: "Type", Type: "int16", Kind: KindInt, Space: key.Space, Off: dataOff + 2, Len: 2, Int: int64(typ),
+			Note: ControlTypeName(typ)})
+	key.Note = "control record " + ControlTypeName(typ)
+	if kr.Remaining() > 0 {
+		key.Note += fmt.Sprintf("; %d bytes after the type (a newer key version?)", kr.Remaining())
+	}
+	vt := ""
+	if typ >= 0 && int(typ) < len(controlValueTypes) {
+		vt = controlValueTypes[typ]
+	}
+	if value.Flags&FlagNull != 0 || vt == "" {
+		return
+	}
+	value.Type = vt
+	value.Note = vt
+	if vt != "EndTxnMarker" {
+		return
+	}
+	vOff := value.End() - len(value.Raw)
+	var vr Reader
+	vr.Reset(bd.t.Spaces[value.Space].Data, vOff, value.End())
+	ver := vr.Int16()
+	epoch := vr.Int32()
+	if vr.Err() != nil {
+		value.Flags |= FlagError
+		value.Note = fmt.Sprintf("EndTxnMarker of %d bytes, want at least 6 (version int16, coordinatorEpoch int32)", len(value.Raw))
+		return
+	}
+	value.Note = fmt.Sprintf("EndTxnMarker v%d", ver)
+	value.Children = append(value.Children,
+		&Node{Name: "Version", Type: "int16", Kind: KindInt, Space: value.Space, Off: vOff, Len: 2, Int: int64(ver)},
+		&Node{Name: "CoordinatorEpoch", Type: "int32", Kind: KindInt, Space: value.Space, Off: vOff + 2, Len: 4, Int: int64(epoch)})
+	if vr.Remaining() > 0 {
+		value.Note += fmt.Sprintf("; %d bytes after CoordinatorEpoch", vr.Remaining())
+	}
+}
+
+// legacy decodes the magic 0 or 1 message [off, off+total) of space.
+func (bd *batchDecoder) legacy(parent *Node, space, off, total, depth int, w *wrapper) {
+	data := bd.t.Spaces[space].Data
+	end := off + total
+	m := &Node{Name: "Message", Type: "Message", Kind: KindStruct, Space: space, Off: off, Len: total}
+	parent.Children = append(parent.Children, m)
+	r := &bd.r
+	r.Reset(data, off, end)
+
+	o := r.Offset()
+	offset := r.Int64()
+	if n := bd.num(m, "Offset", "int64", space, o, offset); n != nil && w != nil {
+		switch {
+		case w.magic >= 1 && w.hasLastOff:
+			// Inner offsets of a magic 1 wrapper are relative; the wrapper
+			// carries the last inner message's absolute offset (KIP-31).
+			n.Note = fmt.Sprintf("relative; offset %d", w.offset-w.lastInner+offset)
+		case w.magic >= 1:
+			n.Note = "relative"
+		}
+	}
+	o = r.Offset()
+	bd.num(m, "MessageSize", "int32", space, o, int64(r.Int32()))
+	o = r.Offset()
+	crcStored := r.Uint32()
+	if c := bd.num(m, "Crc", "uint32", space, o, int64(crcStored)); c != nil {
+		if got := crc32.ChecksumIEEE(data[off+magicOff : end]); got == crcStored {
+			c.Note = "ok"
+		} else {
+			c.Flags |= FlagError
+			c.Note = fmt.Sprintf("bad: got %#08x, computed %#08x", crcStored, got)
+		}
+	}
+	o = r.Offset()
+	magic := r.Int8()
+	bd.num(m, "Magic", "int8", space, o, int64(magic))
+	o = r.Offset()
+	attrs := r.Int8()
+	codec := Codec(attrs & 0x07)
+	logAppend := magic >= 1 && attrs&0x08 != 0
+	if a := bd.num(m, "Attributes", "int8", space, o, int64(attrs)); a != nil {
+		a.Note = "codec=" + codec.String()
+		if magic >= 1 {
+			ts := "CreateTime"
+			if logAppend {
+				ts = "LogAppendTime"
+			}
+			a.Note += " timestampType=" + ts
+		}
+		if extra := uint8(attrs) &^ 0x0f; extra != 0 {
+			a.Note += fmt.Sprintf(" unknownBits=%#02x", extra)
+		}
+	}
+	ts := int64(-1)
+	if magic >= 1 {
+		o = r.Offset()
+		ts = r.Int64()
+		if n := bd.num(m, "Timestamp", "int64", space, o, ts); n != nil {
+			n.Note = "timestamp " + FormatTimestamp(ts)
+			if w != nil && w.logAppend {
+				n.Note += "; LogAppendTime: the wrapper's timestamp " + FormatTimestamp(w.timestamp) + " applies"
+			}
+		}
+	}
+	bd.int32Bytes(m, "Key", space)
+	value := bd.int32Bytes(m, "Value", space)
+	if r.Err() != nil {
+		bd.fail(m, space, end)
+		return
+	}
+	if r.Offset() < end {
+		bd.raw(m, "Leftover", space, r.Offset(), end, FlagError,
+			fmt.Sprintf("%d bytes after the value, inside the message size", end-r.Offset()))
+	}
+	if codec == CodecNone {
+		return
+	}
+	if codec > CodecLZ4 {
+		m.Flags |= FlagError
+		m.Note = joinNote(m.Note, fmt.Sprintf("%v %d for magic %d", ErrUnknownCodec, codec, magic))
+		return
+	}
+	if value.Flags&FlagNull != 0 {
+		m.Flags |= FlagError
+		m.Note = joinNote(m.Note, "compressed wrapper message with a null value")
+		return
+	}
+	if depth >= maxLegacyDepth {
+		m.Flags |= FlagError
+		m.Note = joinNote(m.Note, fmt.Sprintf("%v: compressed messages nested more than %d deep", ErrTooDeep, maxLegacyDepth))
+		return
+	}
+	valOff := value.End() - len(value.Raw)
+	inner, ok := bd.inflate(m, codec, value.Raw, magic, space, valOff, "message set of message", off)
+	if !ok {
+		return
+	}
+	innerData := bd.t.Spaces[inner].Data
+	set := &Node{Name: "MessageSet", Type: "MessageSet", Kind: KindStruct, Space: inner, Len: len(innerData)}
+	m.Children = append(m.Children, set)
+	iw := &wrapper{offset: offset, magic: magic, logAppend: logAppend, timestamp: ts}
+	iw.lastInner, iw.hasLastOff = lastOffset(innerData)
+	bd.set(set, inner, 0, len(innerData), depth+1, iw)
+}
+
+// int32Bytes reads an int32-length byte string (-1 for null) as a KindBytes
+// child of parent; the node's span includes the length.
+func (bd *batchDecoder) int32Bytes(parent *Node, name string, space int) *Node {
+	r := &bd.r
+	o := r.Offset()
+	n := r.BytesLen()
+	var raw []byte
+	if n >= 0 {
+		raw = r.Span(n)
+	}
+	if r.Err() != nil {
+		return nil
+	}
+	node := &Node{Name: name, Type: "bytes", Kind: KindBytes, Space: space, Off: o, Len: r.Offset() - o, Raw: raw}
+	if n == -1 {
+		node.Flags |= FlagNull
+	}
+	parent.Children = append(parent.Children, node)
+	return node
+}
+
+// lastOffset returns the offset of the last complete message in the
+// message set b, or false when it holds none.
+func lastOffset(b []byte) (int64, bool) {
+	var last int64
+	found := false
+	for p := 0; len(b)-p >= logOverhead; {
+		size := int64(int32(binary.BigEndian.Uint32(b[p+8:])))
+		if size < 0 || size > int64(len(b)-p-logOverhead) {
+			break
+		}
+		last, found = int64(binary.BigEndian.Uint64(b[p:])), true
+		p += logOverhead + int(size)
+	}
+	return last, found
+}

@@ -1,0 +1,404 @@
+package protocol
+
+// This file inflates the compressed payloads of record batches (magic 2) and
+// of legacy wrapper messages (magic 0 and 1). The codec is the low three bits
+// of the attributes (Kafka protocol guide, "Record Batch" and "Message Sets";
+// KIP-110 added zstd for magic 2 only).
+//
+// Every codec reads through a limit: the output may never grow beyond the
+// cap the caller passes, whatever sizes the input declares, so a
+// decompression bomb costs at most the cap in memory and ends with
+// ErrDecompressedTooLarge.
+//
+// To add a new codec:
+//  1. add its Codec constant (the attribute value Kafka assigns) and its name
+//     in Codec.String;
+//  2. write a func(src []byte, max int64) ([]byte, string, error) that never
+//     produces more than max bytes and never allocates from a declared size
+//     without checking it against max first;
+//  3. add it to the switch in Decompress, and a case to FuzzDecompress and to
+//     TestDecompressRoundTrip in codec_test.go.
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"math/bits"
+	"sync"
+
+	"github.com/klauspost/compress/gzip"
+	"github.com/klauspost/compress/snappy"
+	"github.com/klauspost/compress/zstd"
+	"github.com/pierrec/lz4/v4"
+)
+
+// Codec is a record batch's compression codec: attributes & 0x07.
+type Codec int8
+
+// Compression codecs, numbered as in the batch attributes.
+const (
+	CodecNone   Codec = 0
+	CodecGzip   Codec = 1 // RFC 1952 gzip members
+	CodecSnappy Codec = 2 // xerial-framed (Java client) or raw snappy blocks
+	CodecLZ4    Codec = 3 // LZ4 frame format (magic 0x184D2204)
+	CodecZstd   Codec = 4 // zstd frames (RFC 8878); record batch magic 2 only (KIP-110)
+)
+
+// String returns the codec's name as Kafka's compression.type spells it, or
+// "codec(N)" for an unknown value.
+func (c Codec) String() string {
+	switch c {
+	case CodecNone:
+		return "none"
+	case CodecGzip:
+		return "gzip"
+	case CodecSnappy:
+		return "snappy"
+	case CodecLZ4:
+		return "lz4"
+	case CodecZstd:
+		return "zstd"
+	}
+	return fmt.Sprintf("codec(%d)", int8(c))
+}
+
+// Errors returned by Decompress, tested with errors.Is.
+var (
+	// ErrDecompressedTooLarge means the output would exceed the cap; the
+	// wrapping error's text says which cap ("decompressed size exceeds the
+	// 256 MiB cap").
+	ErrDecompressedTooLarge = errors.New("decompressed size exceeds the cap")
+	// ErrUnknownCodec means the attributes name a codec Kafka does not define.
+	ErrUnknownCodec = errors.New("unknown compression codec")
+	// ErrCorrupt means the compressed bytes are malformed; it wraps the
+	// codec library's error.
+	ErrCorrupt = errors.New("corrupt compressed data")
+)
+
+// capError is ErrDecompressedTooLarge with the cap spelled out.
+type capError struct{ max int64 }
+
+func (e capError) Error() string {
+	return "decompressed size exceeds the " + FormatSize(e.max) + " cap"
+}
+
+func (e capError) Is(target error) bool { return target == ErrDecompressedTooLarge }
+
+// FormatSize spells a byte count the way kwire's notes do: "256 MiB",
+// "64 KiB" when it is a whole number of those units, else "1234 bytes".
+func FormatSize(n int64) string {
+	switch {
+	case n >= 1<<30 && n%(1<<30) == 0:
+		return fmt.Sprintf("%d GiB", n>>30)
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return fmt.Sprintf("%d MiB", n>>20)
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return fmt.Sprintf("%d KiB", n>>10)
+	}
+	return fmt.Sprintf("%d bytes", n)
+}
+
+// Decompress inflates src, compressed with codec c, and returns the bytes,
+// a short detail for the reader ("xerial framing, 2 chunks", "LZ4 frame
+// header checksum written the KAFKA-1493 way; repaired") or "", and an
+// error.
+//
+// max caps the output in bytes (values below 1 mean DefaultMaxDecompressed);
+// exceeding it returns an error matching ErrDecompressedTooLarge and no
+// data. magic is the batch or message magic the payload came from: for
+// magic 0 and 1 an LZ4 frame whose header checksum was computed over the
+// frame magic too, as Kafka before 0.10 wrote it (KAFKA-1493, KIP-57), is
+// repaired before decoding. Other failures wrap ErrCorrupt or
+// ErrUnknownCodec. src is never modified.
+func Decompress(c Codec, src []byte, max int64, magic int8) ([]byte, string, error) {
+	if max < 1 {
+		max = DefaultMaxDecompressed
+	}
+	switch c {
+	case CodecNone:
+		if int64(len(src)) > max {
+			return nil, "", capError{max}
+		}
+		return src, "", nil
+	case CodecGzip:
+		return gunzip(src, max)
+	case CodecSnappy:
+		return unsnappy(src, max)
+	case CodecLZ4:
+		return unlz4(src, max, magic)
+	case CodecZstd:
+		return unzstd(src, max)
+	}
+	return nil, "", fmt.Errorf("%w %d", ErrUnknownCodec, int8(c))
+}
+
+// readCapped reads r to its end, failing with capError once more than max
+// bytes come out. It never asks r for more than max+1 bytes.
+func readCapped(r io.Reader, max int64, hint int) ([]byte, error) {
+	if hint < 512 {
+		hint = 512
+	}
+	if int64(hint) > max+1 {
+		hint = int(max + 1)
+	}
+	buf := bytes.NewBuffer(make([]byte, 0, hint))
+	_, err := buf.ReadFrom(io.LimitReader(r, max+1))
+	if int64(buf.Len()) > max {
+		return nil, capError{max}
+	}
+	if err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+var gzipPool sync.Pool // of *gzip.Reader
+
+func gunzip(src []byte, max int64) ([]byte, string, error) {
+	var zr *gzip.Reader
+	var err error
+	if v := gzipPool.Get(); v != nil {
+		zr = v.(*gzip.Reader)
+		err = zr.Reset(bytes.NewReader(src))
+	} else {
+		zr, err = gzip.NewReader(bytes.NewReader(src))
+	}
+	if err != nil {
+		return nil, "", fmt.Errorf("%w: gzip: %v", ErrCorrupt, err)
+	}
+	out, err := readCapped(zr, max, 4*len(src))
+	gzipPool.Put(zr)
+	if err != nil {
+		if errors.Is(err, ErrDecompressedTooLarge) {
+			return nil, "", err
+		}
+		return nil, "", fmt.Errorf("%w: gzip: %v", ErrCorrupt, err)
+	}
+	return out, "", nil
+}
+
+// xerialMagic opens a payload written by snappy-java's SnappyOutputStream,
+// which the Java client uses; a 4-byte version and a 4-byte compatible
+// version follow, then blocks of a 4-byte big-endian length and a raw snappy
+// block.
+var xerialMagic = []byte{0x82, 'S', 'N', 'A', 'P', 'P', 'Y', 0}
+
+const xerialHeaderLen = 16
+
+func unsnappy(src []byte, max int64) ([]byte, string, error) {
+	if !bytes.HasPrefix(src, xerialMagic) {
+		out, err := snappyBlock(nil, src, max)
+		return out, "raw snappy", err
+	}
+	// The version fields are not checked: writers disagree on them, and
+	// the magic alone identifies the framing.
+	if len(src) < xerialHeaderLen {
+		return nil, "", fmt.Errorf("%w: snappy: xerial header cut short at %d bytes", ErrCorrupt, len(src))
+	}
+	var out []byte
+	chunks := 0
+	for p := xerialHeaderLen; p < len(src); chunks++ {
+		if len(src)-p < 4 {
+			return nil, "", fmt.Errorf("%w: snappy: xerial chunk length cut short at %#x", ErrCorrupt, p)
+		}
+		n := int64(binary.BigEndian.Uint32(src[p:]))
+		p += 4
+		if n > int64(len(src)-p) {
+			return nil, "", fmt.Errorf("%w: snappy: xerial chunk at %#x claims %d bytes, %d remain", ErrCorrupt, p-4, n, len(src)-p)
+		}
+		var err error
+		out, err = snappyBlock(out, src[p:p+int(n)], max)
+		if err != nil {
+			return nil, "", err
+		}
+		p += int(n)
+	}
+	return out, fmt.Sprintf("xerial framing, %d chunk%s", chunks, plural(chunks)), nil
+}
+
+// snappyBlock appends the decoding of one raw snappy block to dst, checking
+// its declared length against what the cap leaves before allocating.
+func snappyBlock(dst, block []byte, max int64) ([]byte, error) {
+	n, err := snappy.DecodedLen(block)
+	if err != nil {
+		return nil, fmt.Errorf("%w: snappy: %v", ErrCorrupt, err)
+	}
+	if int64(n) > max-int64(len(dst)) {
+		return nil, capError{max}
+	}
+	if len(dst) == 0 {
+		out, err := snappy.Decode(nil, block)
+		if err != nil {
+			return nil, fmt.Errorf("%w: snappy: %v", ErrCorrupt, err)
+		}
+		return out, nil
+	}
+	grown := append(dst, make([]byte, n)...)
+	out, err := snappy.Decode(grown[len(dst):], block)
+	if err != nil {
+		return nil, fmt.Errorf("%w: snappy: %v", ErrCorrupt, err)
+	}
+	return grown[:len(dst)+len(out)], nil
+}
+
+// lz4FrameMagic is the little-endian LZ4 frame magic 0x184D2204.
+var lz4FrameMagic = []byte{0x04, 0x22, 0x4d, 0x18}
+
+func unlz4(src []byte, max int64, magic int8) ([]byte, string, error) {
+	var r io.Reader = bytes.NewReader(src)
+	detail := ""
+	if magic < 2 {
+		if fixed, note := repairLZ4Header(src); fixed != nil {
+			r = io.MultiReader(bytes.NewReader(fixed), bytes.NewReader(src[len(fixed):]))
+			detail = note
+		}
+	}
+	zr := lz4.NewReader(r)
+	out, err := readCapped(zr, max, 4*len(src))
+	if err != nil {
+		if errors.Is(err, ErrDecompressedTooLarge) {
+			return nil, "", err
+		}
+		return nil, "", fmt.Errorf("%w: lz4: %v", ErrCorrupt, err)
+	}
+	return out, detail, nil
+}
+
+// repairLZ4Header returns a corrected copy of the frame header of src (magic
+// to header checksum) when its checksum is wrong, or nil when it is right or
+// src is not an LZ4 frame. The LZ4 frame format checksums the frame
+// descriptor (FLG, BD and the optional content size and dictionary ID) as
+// the second byte of its xxHash32; Kafka's KafkaLZ4BlockOutputStream before
+// 0.10 included the 4 magic bytes in the hash (KAFKA-1493), and readers of
+// magic 0 messages ignore the checksum.
+func repairLZ4Header(src []byte) ([]byte, string) {
+	if len(src) < 7 || !bytes.HasPrefix(src, lz4FrameMagic) {
+		return nil, ""
+	}
+	flg := src[4]
+	end := 6 // FLG, BD
+	if flg&0x08 != 0 {
+		end += 8 // content size
+	}
+	if flg&0x01 != 0 {
+		end += 4 // dictionary ID
+	}
+	if len(src) <= end {
+		return nil, ""
+	}
+	want := byte(xxh32(src[4:end], 0) >> 8)
+	got := src[end]
+	if got == want {
+		return nil, ""
+	}
+	fixed := make([]byte, end+1)
+	copy(fixed, src)
+	fixed[end] = want
+	if broken := byte(xxh32(src[:end], 0) >> 8); got == broken {
+		return fixed, "LZ4 frame header checksum written the KAFKA-1493 way (over the magic too); repaired"
+	}
+	return fixed, fmt.Sprintf("LZ4 frame header checksum %#02x is wrong (want %#02x); ignored as legacy readers do", got, want)
+}
+
+// xxh32 is xxHash32 (github.com/Cyan4973/xxHash, doc/xxhash_spec.md) of b
+// with the given seed; LZ4 frames use it with seed 0.
+func xxh32(b []byte, seed uint32) uint32 {
+	const (
+		p1 uint32 = 2654435761
+		p2 uint32 = 2246822519
+		p3 uint32 = 3266489917
+		p4 uint32 = 668265263
+		p5 uint32 = 374761393
+	)
+	round := func(acc, lane uint32) uint32 {
+		return bits.RotateLeft32(acc+lane*p2, 13) * p1
+	}
+	n := len(b)
+	var h uint32
+	if n >= 16 {
+		v1, v2, v3, v4 := seed+p1+p2, seed+p2, seed, seed-p1
+		for len(b) >= 16 {
+			v1 = round(v1, binary.LittleEndian.Uint32(b))
+			v2 = round(v2, binary.LittleEndian.Uint32(b[4:]))
+			v3 = round(v3, binary.LittleEndian.Uint32(b[8:]))
+			v4 = round(v4, binary.LittleEndian.Uint32(b[12:]))
+			b = b[16:]
+		}
+		h = bits.RotateLeft32(v1, 1) + bits.RotateLeft32(v2, 7) + bits.RotateLeft32(v3, 12) + bits.RotateLeft32(v4, 18)
+	} else {
+		h = seed + p5
+	}
+	h += uint32(n)
+	for len(b) >= 4 {
+		h = bits.RotateLeft32(h+binary.LittleEndian.Uint32(b)*p3, 17) * p4
+		b = b[4:]
+	}
+	for _, c := range b {
+		h = bits.RotateLeft32(h+uint32(c)*p5, 11) * p1
+	}
+	h ^= h >> 15
+	h *= p2
+	h ^= h >> 13
+	h *= p3
+	h ^= h >> 16
+	return h
+}
+
+var zstdPool sync.Pool // of *zstd.Decoder
+
+// zstdMaxWindow bounds the history a zstd frame may ask for, whatever the
+// cap: the reference encoder never uses more than 128 MiB (level 22 with
+// --long=27), and Kafka's producers use far less.
+const zstdMaxWindow = 128 << 20
+
+func unzstd(src []byte, max int64) ([]byte, string, error) {
+	window := uint64(max)
+	if window > zstdMaxWindow {
+		window = zstdMaxWindow
+	}
+	if window < zstd.MinWindowSize {
+		window = zstd.MinWindowSize
+	}
+	opts := []zstd.DOption{zstd.WithDecoderMaxMemory(uint64(max)), zstd.WithDecoderMaxWindow(window)}
+	var zr *zstd.Decoder
+	var err error
+	if v := zstdPool.Get(); v != nil {
+		zr = v.(*zstd.Decoder)
+		err = zr.ResetWithOptions(bytes.NewReader(src), opts...)
+	} else {
+		opts = append(opts, zstd.WithDecoderConcurrency(1), zstd.WithDecoderLowmem(true))
+		zr, err = zstd.NewReader(bytes.NewReader(src), opts...)
+	}
+	if err != nil {
+		if zr != nil {
+			zr.Close()
+		}
+		return nil, "", fmt.Errorf("%w: zstd: %v", ErrCorrupt, err)
+	}
+	out, err := readCapped(zr, max, 4*len(src))
+	if rerr := zr.Reset(nil); rerr == nil {
+		zstdPool.Put(zr)
+	} else {
+		zr.Close()
+	}
+	if err != nil {
+		if errors.Is(err, ErrDecompressedTooLarge) {
+			return nil, "", err
+		}
+		if errors.Is(err, zstd.ErrDecoderSizeExceeded) ||
+			errors.Is(err, zstd.ErrWindowSizeExceeded) && window == uint64(max) {
+			return nil, "", capError{max}
+		}
+		return nil, "", fmt.Errorf("%w: zstd: %v", ErrCorrupt, err)
+	}
+	return out, "", nil
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
