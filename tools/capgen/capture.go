@@ -5,12 +5,19 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log"
 	"os"
 	"os/exec"
+	"regexp"
 	"strings"
 	"syscall"
 	"time"
 )
+
+// errDropped reports a capture that lost packets; the scenario is rerun.
+var errDropped = errors.New("incomplete capture")
+
+var droppedRE = regexp.MustCompile(`(\d+) packets? dropped by kernel`)
 
 // capture is one running tcpdump writing a pcap file.
 type capture struct {
@@ -32,7 +39,7 @@ func captureFilter(ports []int) string {
 // startCapture runs tcpdump on iface, writing whole packets (-s 0) of the
 // given TCP ports to file, and returns once tcpdump reports that it listens.
 func startCapture(tcpdump, iface, file string, ports []int) (*capture, error) {
-	args := []string{"-i", iface, "-s", "0", "-U", "-n", "-w", file, captureFilter(ports)}
+	args := []string{"-i", iface, "-s", "0", "-U", "--immediate-mode", "-B", "65536", "-n", "-w", file, captureFilter(ports)}
 	cmd := exec.Command(tcpdump, args...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
@@ -89,6 +96,12 @@ func (c *capture) stop() error {
 	case <-time.After(10 * time.Second):
 		_ = c.cmd.Process.Kill()
 		return errors.New("tcpdump did not exit after SIGINT")
+	}
+	if verbose {
+		log.Printf("tcpdump: %s", strings.TrimSpace(c.errs.String()))
+	}
+	if m := droppedRE.FindStringSubmatch(c.errs.String()); m != nil && m[1] != "0" {
+		return fmt.Errorf("%w: %s packets dropped by kernel", errDropped, m[1])
 	}
 	st, err := os.Stat(c.file)
 	if err != nil {

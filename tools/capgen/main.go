@@ -18,6 +18,7 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"log"
@@ -26,6 +27,9 @@ import (
 	"strings"
 	"time"
 )
+
+// verbose makes capgen log tcpdump's packet counts.
+var verbose bool
 
 // scenario is one capture: the ports it uses and the traffic it drives.
 type scenario struct {
@@ -59,6 +63,7 @@ func main() {
 		iface   = flag.String("i", "lo", "interface to capture on")
 		bench   = flag.Bool("bench", false, "run the benchmark capture instead of the golden scenarios")
 	)
+	flag.BoolVar(&verbose, "v", false, "log tcpdump's summary of each capture")
 	bf := benchFlags(flag.CommandLine)
 	flag.Parse()
 	log.SetFlags(log.Ltime)
@@ -94,7 +99,12 @@ func main() {
 		}
 		delete(want, s.name)
 		start := time.Now()
-		if err := runScenario(s, *out, *tcpdump, *iface); err != nil {
+		err := runScenario(s, *out, *tcpdump, *iface)
+		for try := 1; try < 3 && errors.Is(err, errDropped); try++ {
+			log.Printf("%s: %v; running it again", s.name, err)
+			err = runScenario(s, *out, *tcpdump, *iface)
+		}
+		if err != nil {
 			log.Printf("%s: FAILED: %v", s.name, err)
 			failed++
 			continue
