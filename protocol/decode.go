@@ -1,10 +1,34 @@
 package protocol
 
+import (
+	"bytes"
+	"fmt"
+	"strconv"
+)
+
 // This file is the decoder's public entry points. The interpreter that walks
-// the schema table lives in interp.go, primitives in reader.go.
+// the schema table lives in interp.go, primitives in reader.go, header
+// version rules in headers.go.
+//
+// Tree shapes:
+//
+//	DecodeRequest(frame)   Root "RequestFrame" (Type "frame", Note "Produce v9"):
+//	                         "Length" (int32), "RequestHeader" (Note "v2"),
+//	                         "ProduceRequest" (Note "v9") — the body
+//	DecodeResponse(...)    Root "ResponseFrame": "Length", "ResponseHeader", body
+//	DecodeBody(...)        Root is the body node ("ProduceRequest", Note "v9")
+//	DecodeStruct(...)      Root is the struct ("ConsumerProtocolSubscription")
+//
+// FrameParts returns the three children of a frame root. An unknown API key
+// or version gives a KindRaw body with FlagUnknown, named "UNKNOWN(key)" or
+// after the message, and Tree.Err wrapping ErrUnknownAPI or ErrUnknownVers:
+// not fatal, the header is still decoded. A failure leaves an "undecoded"
+// KindRaw node (FlagError) as the last child of the message being decoded;
+// bytes after a complete message become a "leftover" node (ErrLeftover).
 
 // Decoder decodes Kafka frames, bodies and structs into Trees. The zero
-// value is ready to use; its fields are options.
+// value is ready to use; its fields are options. A Decoder holds no state
+// between calls and may be used concurrently.
 type Decoder struct {
 	// Records enables decoding of RECORDS fields into record batches and
 	// records (decompressing them). When false they stay raw spans.
@@ -15,6 +39,11 @@ type Decoder struct {
 	// ShowSecrets keeps SASL passwords and SCRAM proofs visible; by default
 	// they are marked FlagRedacted.
 	ShowSecrets bool
+	// SASLMechanism is the mechanism negotiated by SaslHandshake on the
+	// connection ("PLAIN", "SCRAM-SHA-256", ...), used to split
+	// SaslAuthenticateRequest AuthBytes; when empty it is guessed from the
+	// token's shape (see SASLToken).
+	SASLMechanism string
 }
 
 // DefaultMaxDecompressed is the default cap on one batch's decompressed size.
@@ -33,4 +62,359 @@ type RequestHeader struct {
 	// Len is the header's length in bytes, tagged fields included; the body
 	// starts Len bytes after the 4-byte length prefix.
 	Len int
+}
+
+// Names of the frame-level nodes.
+const (
+	NameRequestFrame  = "RequestFrame"
+	NameResponseFrame = "ResponseFrame"
+	NameLength        = "Length"
+)
+
+var zeroDecoder Decoder
+
+// DecodeRequest decodes a request frame with the zero Decoder.
+func DecodeRequest(frame []byte) *Tree { return zeroDecoder.DecodeRequest(frame) }
+
+// DecodeResponse decodes a response frame with the zero Decoder.
+func DecodeResponse(frame []byte, key, version int16) *Tree {
+	return zeroDecoder.DecodeResponse(frame, key, version)
+}
+
+// DecodeBody decodes a message body with the zero Decoder.
+func DecodeBody(key, version int16, response bool, body []byte) *Tree {
+	return zeroDecoder.DecodeBody(key, version, response, body)
+}
+
+// DecodeStruct decodes a header or data struct with the zero Decoder.
+func DecodeStruct(name string, version int16, b []byte) *Tree {
+	return zeroDecoder.DecodeStruct(name, version, b)
+}
+
+// FrameParts returns the length, header and body nodes of a Root built by
+// DecodeRequest or DecodeResponse; any of them is nil when decoding did not
+// get that far.
+func FrameParts(root *Node) (length, header, body *Node) {
+	if root == nil {
+		return nil, nil, nil
+	}
+	for _, c := range root.Children {
+		switch {
+		case c.Name == NameLength && length == nil:
+			length = c
+		case c.Kind == KindStruct && c.Type == "header" && header == nil:
+			header = c
+		case header != nil && body == nil && c.Name != nameLeftover:
+			body = c
+		}
+	}
+	return length, header, body
+}
+
+// DecodeRequest decodes frame, a whole request frame: the 4-byte length
+// prefix, the request header (version from RequestHeaderVersion) and the
+// body. Offsets are relative to frame[0].
+func (d *Decoder) DecodeRequest(frame []byte) *Tree {
+	return d.decodeFrame(frame, false, 0, 0)
+}
+
+// DecodeResponse decodes frame, a whole response frame (4-byte length
+// prefix, response header, body) to the request with API key key and
+// version version, which the caller learnt by pairing correlation IDs.
+func (d *Decoder) DecodeResponse(frame []byte, key, version int16) *Tree {
+	return d.decodeFrame(frame, true, key, version)
+}
+
+func (d *Decoder) decodeFrame(frame []byte, response bool, key, version int16) *Tree {
+	var ip interp
+	ip.reset(d, frame, "frame")
+	r := &ip.r
+	root := ip.newNode()
+	root.Kind, root.Type, root.Off, root.Len = KindStruct, "frame", 0, len(frame)
+	root.Name = NameRequestFrame
+	if response {
+		root.Name = NameResponseFrame
+	}
+	ip.t.Root = root
+	ip.msgName = root.Name
+
+	// Length prefix.
+	size := r.Int32()
+	if r.err != nil {
+		ip.capture()
+		ip.undecoded(root, 0, len(frame))
+		ip.t.Err = ip.err
+		return ip.t
+	}
+	ln := ip.newNode()
+	ln.Name, ln.Type, ln.Kind, ln.Off, ln.Len, ln.Int = NameLength, "int32", KindInt, 0, 4, int64(size)
+	root.Children = append(root.Children, ln)
+	end := len(frame)
+	switch {
+	case size < 0:
+		r.Fail(0, &negativeError{n: int64(size)})
+		ip.capture()
+		ip.undecoded(root, 4, len(frame))
+		ip.t.Err = ip.err
+		return ip.t
+	case int64(size) > int64(len(frame)-4):
+		ln.Flags |= FlagTruncated
+		root.Flags |= FlagTruncated
+		ln.Note = fmt.Sprintf("frame truncated: %d of %d bytes present", len(frame)-4, size)
+	default:
+		end = 4 + int(size)
+	}
+
+	// Header.
+	if !response && end-4 >= 4 {
+		key = int16(uint16(frame[4])<<8 | uint16(frame[5]))
+		version = int16(uint16(frame[6])<<8 | uint16(frame[7]))
+	}
+	var hv int16
+	hname := "ResponseHeader"
+	if response {
+		hv = ResponseHeaderVersion(key, version)
+	} else {
+		hv = RequestHeaderVersion(key, version)
+		hname = "RequestHeader"
+	}
+	root.Note = APIName(key) + " " + versionNote(version)
+	hs := LookupName(hname, hv)
+	if hs == nil {
+		// The schema table lacks the header: nothing more can be read.
+		ip.bodyUnknown(root, hname, fmt.Errorf("%w: no %s v%d in the schema table", ErrUnknownVers, hname, hv), 4, end)
+		ip.finishFrame(root, end)
+		return ip.t
+	}
+	hn := ip.newNode()
+	ip.message(hs, hv, hn, end, false)
+	root.Children = append(root.Children, hn)
+	if ip.err != nil {
+		ip.finishFrame(root, end)
+		return ip.t
+	}
+
+	// Body.
+	bn := ip.newNode()
+	ip.body(bn, key, version, response, end)
+	root.Children = append(root.Children, bn)
+	ip.finishFrame(root, end)
+	return ip.t
+}
+
+// finishFrame reports bytes after the declared length and sets Tree.Err.
+func (ip *interp) finishFrame(root *Node, end int) {
+	b := ip.r.b
+	if end < len(b) {
+		ip.r.end = len(b)
+		left := ip.rawNode(nameLeftover, end, len(b))
+		left.Note = fmt.Sprintf("%d bytes after the frame's declared length", len(b)-end)
+		root.Children = append(root.Children, left)
+		if ip.err == nil {
+			ip.err = &DecodeError{Off: end, Path: root.Name,
+				Err: fmt.Errorf("%w: %d bytes after the frame", ErrLeftover, len(b)-end)}
+		}
+	}
+	ip.t.Err = ip.err
+}
+
+// DecodeBody decodes body, the bytes of a request (response false) or
+// response body of API key key at version version, without length prefix
+// or header. Offsets are relative to body[0].
+func (d *Decoder) DecodeBody(key, version int16, response bool, body []byte) *Tree {
+	var ip interp
+	ip.reset(d, body, "body")
+	root := ip.newNode()
+	ip.t.Root = root
+	ip.body(root, key, version, response, len(body))
+	ip.t.Err = ip.err
+	return ip.t
+}
+
+// body decodes a message body from the reader's offset to end into n.
+func (ip *interp) body(n *Node, key, ver int16, response bool, end int) {
+	m, known := servingSchema(key, response, ver)
+	if known {
+		ip.message(m, ver, n, end, true)
+		return
+	}
+	if m == nil {
+		n.Name = "UNKNOWN(" + strconv.Itoa(int(key)) + ")"
+		ip.bodyUnknownInto(n, fmt.Sprintf("unknown API key %d", key),
+			fmt.Errorf("%w %d", ErrUnknownAPI, key), ip.r.off, end)
+		return
+	}
+	n.Name = m.Name
+	ip.bodyUnknownInto(n, fmt.Sprintf("unknown version %d of %s", ver, m.Name),
+		fmt.Errorf("%w %d", ErrUnknownVers, ver), ip.r.off, end)
+}
+
+// bodyUnknown appends a FlagUnknown raw node named name to parent.
+func (ip *interp) bodyUnknown(parent *Node, name string, err error, from, end int) {
+	n := ip.newNode()
+	n.Name = name
+	ip.bodyUnknownInto(n, err.Error(), err, from, end)
+	parent.Children = append(parent.Children, n)
+}
+
+func (ip *interp) bodyUnknownInto(n *Node, note string, err error, from, end int) {
+	n.Kind, n.Type, n.Flags, n.Note = KindRaw, "bytes", FlagUnknown, note
+	n.Off, n.Len, n.Raw = from, end-from, ip.r.b[from:end:end]
+	if ip.err == nil {
+		ip.err = &DecodeError{Off: from, Space: ip.space, Path: n.Name, Err: err}
+	}
+	ip.r.off = end
+}
+
+// DecodeStruct decodes b as version version of the named header or data
+// struct ("RequestHeader", "ResponseHeader", "ConsumerProtocolSubscription",
+// ...; any name in the schema table). An unknown name gives a FlagUnknown
+// raw root and ErrUnknownAPI; an unknown version ErrUnknownVers.
+func (d *Decoder) DecodeStruct(name string, version int16, b []byte) *Tree {
+	var ip interp
+	ip.reset(d, b, "struct")
+	root := ip.newNode()
+	ip.t.Root = root
+	if m := LookupName(name, version); m != nil {
+		ip.message(m, version, root, len(b), true)
+		ip.t.Err = ip.err
+		return ip.t
+	}
+	root.Name = name
+	sentinel := ErrUnknownAPI
+	for _, m := range Schemas {
+		if m.Name == name {
+			sentinel = ErrUnknownVers
+			break
+		}
+	}
+	note := "unknown struct " + name
+	if sentinel == ErrUnknownVers {
+		note = fmt.Sprintf("unknown version %d of %s", version, name)
+	}
+	ip.bodyUnknownInto(root, note, fmt.Errorf("%w: %s", sentinel, note), 0, len(b))
+	ip.t.Err = ip.err
+	return ip.t
+}
+
+// SASLPart is one field of a SASL token, as split by SASLToken.
+type SASLPart struct {
+	Name   string // "authzid", "username", "password"; SCRAM: "gs2Header", "username", "nonce", "channelBinding", "proof", ...
+	Off    int    // offset in the token
+	Len    int    // length in bytes
+	Value  string // the text; empty for a secret when show is false
+	Secret bool   // a password or SCRAM proof
+}
+
+// SASLToken splits a SASL client token into its parts: PLAIN
+// (RFC 4616: authzid NUL username NUL password) and SCRAM client messages
+// (RFC 5802: "n,,n=user,r=nonce" and "c=biws,r=nonce,p=proof"). mech is the
+// mechanism negotiated by SaslHandshake ("PLAIN", "SCRAM-SHA-256",
+// "SCRAM-SHA-512"); when empty the shape decides (exactly two NULs:
+// PLAIN; "c=…,p=…" or "n,…"/"y,…"/"p=…" GS2 headers: SCRAM). Secrets (the
+// PLAIN password, the SCRAM proof "p=") have Secret set and, unless show,
+// an empty Value. ok is false when the token is not recognised (e.g.
+// GSSAPI, OAUTHBEARER, or a server message).
+func SASLToken(mech string, b []byte, show bool) (parts []SASLPart, ok bool) {
+	isPlain := mech == "PLAIN" || (mech == "" && bytes.Count(b, []byte{0}) == 2)
+	if isPlain {
+		i := bytes.IndexByte(b, 0)
+		if i < 0 {
+			return nil, false
+		}
+		j := bytes.IndexByte(b[i+1:], 0)
+		if j < 0 {
+			return nil, false
+		}
+		j += i + 1
+		pw := string(b[j+1:])
+		if !show {
+			pw = ""
+		}
+		return []SASLPart{
+			{Name: "authzid", Off: 0, Len: i, Value: string(b[:i])},
+			{Name: "username", Off: i + 1, Len: j - i - 1, Value: string(b[i+1 : j])},
+			{Name: "password", Off: j + 1, Len: len(b) - j - 1, Value: pw, Secret: true},
+		}, true
+	}
+	if mech != "" && !bytes.HasPrefix([]byte(mech), []byte("SCRAM-")) {
+		return nil, false
+	}
+	return scramParts(b, show)
+}
+
+var scramAttrNames = map[byte]string{
+	'a': "authzid", 'n': "username", 'r': "nonce", 'c': "channelBinding",
+	's': "salt", 'i': "iterations", 'p': "proof", 'v': "verifier", 'e': "error",
+	'm': "reserved",
+}
+
+func scramParts(b []byte, show bool) ([]SASLPart, bool) {
+	off := 0
+	var parts []SASLPart
+	// Client-first messages start with a GS2 header: "n,," "y,," or
+	// "p=cb-name,," followed by an optional authzid.
+	if len(b) >= 2 && (b[0] == 'n' || b[0] == 'y') && b[1] == ',' || bytes.HasPrefix(b, []byte("p=")) {
+		// The GS2 header runs to its second comma: "n,,", "n,a=admin,".
+		i := bytes.IndexByte(b, ',')
+		if i < 0 {
+			return nil, false
+		}
+		j := bytes.IndexByte(b[i+1:], ',')
+		if j < 0 {
+			return nil, false
+		}
+		hdrEnd := i + 1 + j + 1
+		parts = append(parts, SASLPart{Name: "gs2Header", Off: 0, Len: hdrEnd, Value: string(b[:hdrEnd])})
+		off = hdrEnd
+	} else if !bytes.HasPrefix(b, []byte("c=")) {
+		return nil, false
+	}
+	for off < len(b) {
+		end := bytes.IndexByte(b[off:], ',')
+		if end < 0 {
+			end = len(b)
+		} else {
+			end += off
+		}
+		attr := b[off:end]
+		if len(attr) < 2 || attr[1] != '=' {
+			return nil, false
+		}
+		name, ok := scramAttrNames[attr[0]]
+		if !ok {
+			name = "ext_" + string(attr[0])
+		}
+		p := SASLPart{Name: name, Off: off + 2, Len: len(attr) - 2, Value: string(attr[2:])}
+		if attr[0] == 'p' {
+			p.Secret = true
+			if !show {
+				p.Value = ""
+			}
+		}
+		parts = append(parts, p)
+		off = end + 1
+	}
+	return parts, len(parts) > 0
+}
+
+// saslNode splits a SaslAuthenticateRequest AuthBytes node into KindString
+// children and redacts secrets unless ShowSecrets.
+func (ip *interp) saslNode(n *Node) {
+	parts, ok := SASLToken(ip.d.SASLMechanism, n.Raw, ip.d.ShowSecrets)
+	if !ok {
+		return
+	}
+	base := n.End() - len(n.Raw)
+	for _, p := range parts {
+		c := ip.newNode()
+		c.Name, c.Type, c.Kind, c.Str = p.Name, "sasl", KindString, p.Value
+		c.Off, c.Len = base+p.Off, p.Len
+		if p.Secret && !ip.d.ShowSecrets {
+			c.Flags |= FlagRedacted
+			n.Flags |= FlagRedacted
+			n.Note = "SASL " + p.Name + " redacted"
+		}
+		n.Children = append(n.Children, c)
+	}
 }

@@ -1,0 +1,692 @@
+package protocol
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// This file is the schema interpreter: it walks a MessageSchema's fields
+// for one version and builds a Node tree with byte-exact spans, reading
+// primitives with a Reader. The rules come from the Kafka protocol guide
+// ("The Messages", "Protocol Primitive Types"), KIP-482 (flexible versions:
+// compact strings/bytes/arrays, tagged fields) and
+// ../shared/kafka-schemas/README.md:
+//
+//   - A field is present in version v when Versions.Contains(v).
+//   - A field is encoded compactly when it is flexible: by its own
+//     FlexibleVersions when HasFlexibleVersions is set, by the message's
+//     otherwise.
+//   - In the message's flexible versions every struct (the message itself,
+//     struct fields, struct array elements) ends with a tagged-field buffer;
+//     fields whose TaggedVersions contain v are read from it by tag.
+//   - A nullable struct is preceded by an INT8 marker: -1 null, 1 present.
+//
+// Span rules: a node's span is the bytes it was read from, prefixes
+// included (a string's length, an array's count). A known tagged field's
+// span covers its tag and size varints and its data; its children (for a
+// struct) cover the data only.
+
+// maxDepth bounds struct nesting. Kafka's deepest messages nest about 6
+// structs; the bound keeps a corrupt or hostile schema table from
+// exhausting the stack.
+const maxDepth = 32
+
+// Node names and notes used by the interpreter.
+const (
+	nameTagged     = "TaggedFields"
+	nameUndecoded  = "undecoded"
+	nameLeftover   = "leftover"
+	noteLenientNul = "null (-1) in a non-nullable field"
+)
+
+type pathElem struct {
+	name string
+	idx  int // array index, or -1
+}
+
+// interp decodes one input. It is not safe for concurrent use.
+type interp struct {
+	d     *Decoder
+	t     *Tree
+	r     Reader
+	space int
+
+	msg     *MessageSchema
+	msgName string
+	ver     int16
+	flex    bool // the message is flexible in ver
+	sasl    bool // decoding SaslAuthenticateRequest
+
+	path  []pathElem
+	depth int
+	err   *DecodeError
+
+	slab []Node
+}
+
+func (ip *interp) reset(d *Decoder, b []byte, spaceName string) {
+	ip.d = d
+	ip.t = &Tree{Spaces: []Space{{Name: spaceName, Data: b}}}
+	ip.r.Reset(b, 0, len(b))
+	ip.space = 0
+	ip.path = ip.path[:0]
+	ip.depth = 0
+	ip.err = nil
+}
+
+// newNode returns a zeroed node from the interpreter's slab. Nodes are
+// allocated in growing chunks, so a tree costs a few allocations, not one
+// per node.
+func (ip *interp) newNode() *Node {
+	if len(ip.slab) == cap(ip.slab) {
+		size := 2 * cap(ip.slab)
+		size = max(16, min(size, 512))
+		ip.slab = make([]Node, 0, size)
+	}
+	ip.slab = ip.slab[:len(ip.slab)+1]
+	n := &ip.slab[len(ip.slab)-1]
+	n.Space = ip.space
+	return n
+}
+
+func (ip *interp) push(name string) {
+	ip.path = append(ip.path, pathElem{name: name, idx: -1})
+}
+
+// pop leaves a field; the first pop after a failure records the path,
+// which is then the innermost field's.
+func (ip *interp) pop() {
+	if ip.r.err != nil && ip.err == nil {
+		ip.capture()
+	}
+	ip.path = ip.path[:len(ip.path)-1]
+}
+
+// capture turns the reader's failure into ip.err with the current path.
+func (ip *interp) capture() {
+	if ip.err == nil && ip.r.err != nil {
+		ip.err = &DecodeError{Off: ip.r.errOff, Space: ip.space, Path: ip.pathString(), Err: ip.r.err}
+	}
+}
+
+// pathString formats the current path as
+// "ProduceRequest v9 topicData[0].partitionData[2].records".
+func (ip *interp) pathString() string {
+	var b strings.Builder
+	b.WriteString(ip.msgName)
+	if ip.msg != nil {
+		b.WriteString(" v")
+		b.WriteString(strconv.Itoa(int(ip.ver)))
+	}
+	for i, e := range ip.path {
+		if i == 0 {
+			b.WriteByte(' ')
+		} else {
+			b.WriteByte('.')
+		}
+		b.WriteString(lowerFirst(e.name))
+		if e.idx >= 0 {
+			b.WriteByte('[')
+			b.WriteString(strconv.Itoa(e.idx))
+			b.WriteByte(']')
+		}
+	}
+	return b.String()
+}
+
+// lowerFirst lower-cases the first letter, as Kafka's JsonConverter names
+// fields ("ClientId" → "clientId").
+func lowerFirst(s string) string {
+	if s == "" || s[0] < 'A' || s[0] > 'Z' {
+		return s
+	}
+	return string(s[0]+('a'-'A')) + s[1:]
+}
+
+var versionNotes = func() (a [64]string) {
+	for i := range a {
+		a[i] = "v" + strconv.Itoa(i)
+	}
+	return a
+}()
+
+func versionNote(v int16) string {
+	if v >= 0 && int(v) < len(versionNotes) {
+		return versionNotes[v]
+	}
+	return "v" + strconv.Itoa(int(v))
+}
+
+var indexNames = func() (a [256]string) {
+	for i := range a {
+		a[i] = "[" + strconv.Itoa(i) + "]"
+	}
+	return a
+}()
+
+func indexName(i int) string {
+	if i < len(indexNames) {
+		return indexNames[i]
+	}
+	return "[" + strconv.Itoa(i) + "]"
+}
+
+// message decodes message m at version ver from the reader's offset up to
+// end into n, which becomes a KindStruct node named after the message.
+// On failure n ends with an "undecoded" KindRaw node covering the rest up
+// to end. When whole is set, bytes left before end after a complete decode
+// become a "leftover" node and ip.err wraps ErrLeftover; otherwise n ends
+// where the message does (a header followed by its body).
+func (ip *interp) message(m *MessageSchema, ver int16, n *Node, end int, whole bool) {
+	r := &ip.r
+	old := r.SetEnd(end)
+	defer func() { r.end = old }()
+	ip.msg, ip.msgName, ip.ver = m, m.Name, ver
+	ip.flex = m.FlexibleVersions.Contains(ver)
+	ip.sasl = m.Name == "SaslAuthenticateRequest"
+	ip.path = ip.path[:0]
+	n.Kind = KindStruct
+	n.Name = m.Name
+	n.Type = messageTypeName(m.Type)
+	n.Note = versionNote(ver)
+	n.Off = r.off
+	n.Space = ip.space
+	ip.structFields(m.Fields, n)
+	if r.err != nil {
+		ip.capture()
+		ip.undecoded(n, r.errOff, end)
+		return
+	}
+	if !whole {
+		n.Len = r.off - n.Off
+		return
+	}
+	if r.off < end {
+		left := ip.rawNode(nameLeftover, r.off, end)
+		left.Note = fmt.Sprintf("%d bytes left over after %s %s", end-r.off, m.Name, versionNote(ver))
+		n.Children = append(n.Children, left)
+		if ip.err == nil {
+			ip.err = &DecodeError{Off: r.off, Space: ip.space, Path: ip.pathString(),
+				Err: fmt.Errorf("%w: %d bytes", ErrLeftover, end-r.off)}
+		}
+		r.off = end
+	}
+	n.Len = end - n.Off
+}
+
+// undecoded appends to n a KindRaw node for [from, end) after a failure
+// and stretches n to end.
+func (ip *interp) undecoded(n *Node, from, end int) {
+	from = max(from, n.Off)
+	if from < end {
+		u := ip.rawNode(nameUndecoded, from, end)
+		u.Flags |= FlagError
+		if ip.err != nil {
+			u.Note = ip.err.Err.Error()
+		}
+		n.Children = append(n.Children, u)
+	}
+	n.Flags |= FlagError
+	n.Len = end - n.Off
+	ip.r.off = max(ip.r.off, min(end, ip.r.end))
+}
+
+func (ip *interp) rawNode(name string, from, end int) *Node {
+	u := ip.newNode()
+	u.Name, u.Type, u.Kind = name, "bytes", KindRaw
+	u.Off, u.Len = from, end-from
+	u.Raw = ip.r.b[from:end:end]
+	return u
+}
+
+func messageTypeName(t MessageType) string {
+	switch t {
+	case TypeRequest:
+		return "request"
+	case TypeResponse:
+		return "response"
+	case TypeHeader:
+		return "header"
+	}
+	return "data"
+}
+
+// structFields decodes the fields of one struct into n's children, then
+// its tagged-field buffer in flexible versions. It reports success.
+func (ip *interp) structFields(fields []Field, n *Node) bool {
+	r := &ip.r
+	if ip.depth++; ip.depth > maxDepth {
+		r.Fail(r.off, ErrTooDeep)
+		ip.depth--
+		return false
+	}
+	for i := range fields {
+		f := &fields[i]
+		if !f.Versions.Contains(ip.ver) || f.TaggedVersions.Contains(ip.ver) {
+			continue
+		}
+		ip.push(f.Name)
+		c := ip.field(f, f.NullableVersions.Contains(ip.ver))
+		ip.pop()
+		if c != nil {
+			n.Children = append(n.Children, c)
+		}
+		if r.err != nil {
+			ip.depth--
+			return false
+		}
+	}
+	if ip.flex {
+		ip.taggedBuffer(fields, n)
+	}
+	ip.depth--
+	return r.err == nil
+}
+
+// fieldFlex reports whether f is encoded compactly in the current version.
+func (ip *interp) fieldFlex(f *Field) bool {
+	if f.HasFlexibleVersions {
+		return f.FlexibleVersions.Contains(ip.ver)
+	}
+	return ip.flex
+}
+
+// field decodes one field's value. It returns nil when nothing of the
+// field could be read; a struct or array that failed part-way is returned
+// with the children decoded before the failure.
+func (ip *interp) field(f *Field, nullable bool) *Node {
+	r := &ip.r
+	off := r.off
+	var n *Node
+	leaf := func(k Kind) *Node {
+		if r.err != nil {
+			return nil
+		}
+		n = ip.newNode()
+		n.Name, n.Type, n.Kind = f.Name, f.Type, k
+		n.Off, n.Len = off, r.off-off
+		return n
+	}
+	switch f.Kind {
+	case TypeBool:
+		v := r.Bool()
+		if leaf(KindBool) != nil && v {
+			n.Int = 1
+		}
+	case TypeInt8:
+		v := r.Int8()
+		if leaf(KindInt) != nil {
+			n.Int = int64(v)
+		}
+	case TypeInt16:
+		v := r.Int16()
+		if leaf(KindInt) != nil {
+			n.Int = int64(v)
+			if strings.HasSuffix(f.Name, "ErrorCode") {
+				n.Note = KafkaErrorName(v)
+			}
+		}
+	case TypeUint16:
+		v := r.Uint16()
+		if leaf(KindInt) != nil {
+			n.Int = int64(v)
+		}
+	case TypeInt32:
+		v := r.Int32()
+		if leaf(KindInt) != nil {
+			n.Int = int64(v)
+		}
+	case TypeUint32:
+		v := r.Uint32()
+		if leaf(KindInt) != nil {
+			n.Int = int64(v)
+		}
+	case TypeInt64:
+		v := r.Int64()
+		if leaf(KindInt) != nil {
+			n.Int = v
+		}
+	case TypeFloat64:
+		v := r.Float64()
+		if leaf(KindFloat) != nil {
+			n.Float = v
+		}
+	case TypeUUID:
+		b := r.take(16)
+		if leaf(KindUUID) != nil {
+			n.Raw = b
+		}
+	case TypeString, TypeBytes, TypeRecords:
+		return ip.lenValue(f, nullable)
+	case TypeStruct:
+		return ip.structField(f, nullable)
+	case TypeArray:
+		return ip.array(f, nullable)
+	default:
+		r.Fail(off, fmt.Errorf("%w: field type %q (kind %d) has no wire form", ErrShort, f.Type, f.Kind))
+	}
+	return n
+}
+
+// wireTypeName names the wire form of a string, bytes or records field.
+func wireTypeName(k TypeKind, compact, nullable bool) string {
+	switch k {
+	case TypeString:
+		switch {
+		case compact && nullable:
+			return "compact_nullable_string"
+		case compact:
+			return "compact_string"
+		case nullable:
+			return "nullable_string"
+		}
+		return "string"
+	case TypeBytes:
+		switch {
+		case compact && nullable:
+			return "compact_nullable_bytes"
+		case compact:
+			return "compact_bytes"
+		case nullable:
+			return "nullable_bytes"
+		}
+		return "bytes"
+	}
+	if compact {
+		return "compact_records"
+	}
+	return "records"
+}
+
+// lenValue decodes a STRING, BYTES or RECORDS field in any of its forms.
+// A null where the field is not nullable decodes as null with FlagLenient.
+func (ip *interp) lenValue(f *Field, nullable bool) *Node {
+	r := &ip.r
+	off := r.off
+	compact := ip.fieldFlex(f)
+	var size int
+	switch {
+	case compact:
+		size = r.CompactLen()
+	case f.Kind == TypeString:
+		size = r.StringLen()
+	default:
+		size = r.BytesLen()
+	}
+	if r.err != nil {
+		return nil
+	}
+	n := ip.newNode()
+	n.Name, n.Type, n.Off = f.Name, wireTypeName(f.Kind, compact, nullable), off
+	switch f.Kind {
+	case TypeString:
+		n.Kind = KindString
+	case TypeBytes:
+		n.Kind = KindBytes
+	default:
+		n.Kind = KindRecords
+	}
+	if size < 0 {
+		n.Flags |= FlagNull
+		if !nullable {
+			n.Flags |= FlagLenient
+			n.Note = noteLenientNul
+		}
+		n.Len = r.off - off
+		return n
+	}
+	b := r.take(size)
+	n.Len = r.off - off
+	if f.Kind == TypeString {
+		n.Str = string(b)
+		return n
+	}
+	n.Raw = b
+	switch {
+	case f.Kind == TypeRecords && ip.d.Records:
+		ip.d.decodeRecords(ip.t, n)
+	case ip.sasl && f.Name == "AuthBytes":
+		ip.saslNode(n)
+	}
+	return n
+}
+
+// structField decodes a single (non-array) struct field.
+func (ip *interp) structField(f *Field, nullable bool) *Node {
+	r := &ip.r
+	off := r.off
+	if nullable {
+		marker := r.Int8()
+		if r.err != nil {
+			return nil
+		}
+		if marker < 0 {
+			n := ip.newNode()
+			n.Name, n.Type, n.Kind, n.Flags = f.Name, f.Type, KindStruct, FlagNull
+			n.Off, n.Len = off, r.off-off
+			return n
+		}
+	}
+	n := ip.newNode()
+	n.Name, n.Type, n.Kind, n.Off = f.Name, f.Type, KindStruct, off
+	if !ip.structFields(f.Fields, n) {
+		n.Len = max(0, r.errOff-off)
+		return n
+	}
+	n.Len = r.off - off
+	return n
+}
+
+// array decodes an array field: a count (classic INT32 or compact
+// UNSIGNED_VARINT) checked against the bytes left for the elements' minimal
+// size, then the elements.
+func (ip *interp) array(f *Field, nullable bool) *Node {
+	r := &ip.r
+	off := r.off
+	compact := ip.fieldFlex(f)
+	elem := Field{
+		Type:             strings.TrimPrefix(f.Type, "[]"),
+		Kind:             f.Elem,
+		Versions:         f.Versions,
+		NullableVersions: NoVersions,
+		TaggedVersions:   NoVersions,
+		Tag:              -1,
+		FlexibleVersions: f.FlexibleVersions, HasFlexibleVersions: f.HasFlexibleVersions,
+		StructName: f.StructName,
+		Fields:     f.Fields,
+	}
+	minElem := ip.minSize(&elem, false)
+	var count int
+	if compact {
+		count = r.CompactArrayLen(minElem)
+	} else {
+		count = r.ArrayLen(minElem)
+	}
+	if r.err != nil {
+		return nil
+	}
+	n := ip.newNode()
+	n.Name, n.Type, n.Kind, n.Off, n.Int = f.Name, f.Type, KindArray, off, int64(count)
+	if count < 0 {
+		n.Flags |= FlagNull
+		if !nullable {
+			n.Flags |= FlagLenient
+			n.Note = noteLenientNul
+		}
+		n.Len = r.off - off
+		return n
+	}
+	n.Children = make([]*Node, 0, count)
+	top := len(ip.path) - 1
+	for i := 0; i < count; i++ {
+		ip.path[top].idx = i
+		var c *Node
+		if f.Elem == TypeStruct {
+			c = ip.newNode()
+			c.Name, c.Type, c.Kind, c.Off = indexName(i), elem.Type, KindStruct, r.off
+			if !ip.structFields(f.Fields, c) {
+				c.Len = max(0, r.errOff-c.Off)
+			} else {
+				c.Len = r.off - c.Off
+			}
+		} else {
+			elem.Name = indexName(i)
+			c = ip.field(&elem, false)
+		}
+		if c != nil {
+			n.Children = append(n.Children, c)
+		}
+		if r.err != nil {
+			ip.capture()
+			n.Len = max(0, r.errOff-off)
+			return n
+		}
+	}
+	ip.path[top].idx = -1
+	n.Len = r.off - off
+	return n
+}
+
+// minSize is the fewest bytes a value of field f can take in the current
+// version: the bound that array counts are checked against.
+func (ip *interp) minSize(f *Field, nullable bool) int {
+	compact := ip.fieldFlex(f)
+	switch f.Kind {
+	case TypeBool, TypeInt8:
+		return 1
+	case TypeInt16, TypeUint16:
+		return 2
+	case TypeInt32, TypeUint32:
+		return 4
+	case TypeInt64, TypeFloat64:
+		return 8
+	case TypeUUID:
+		return 16
+	case TypeString:
+		if compact {
+			return 1
+		}
+		return 2
+	case TypeBytes, TypeRecords, TypeArray:
+		if compact {
+			return 1
+		}
+		return 4
+	case TypeStruct:
+		if nullable {
+			return 1
+		}
+		if ip.depth >= maxDepth {
+			return 1
+		}
+		ip.depth++
+		total := 0
+		for i := range f.Fields {
+			g := &f.Fields[i]
+			if g.Versions.Contains(ip.ver) && !g.TaggedVersions.Contains(ip.ver) {
+				total += ip.minSize(g, g.NullableVersions.Contains(ip.ver))
+			}
+		}
+		ip.depth--
+		if ip.flex {
+			total++ // the tagged-field buffer's count
+		}
+		return total
+	}
+	return 1
+}
+
+// taggedBuffer decodes a struct's tagged-field buffer (KIP-482) into a
+// KindTaggedFields child of parent. Known tags are decoded by name (with
+// FlagTagged); unknown ones become KindUnknownTag nodes named
+// "UNKNOWN(tag)" holding the tag in Int and the data in Raw.
+func (ip *interp) taggedBuffer(fields []Field, parent *Node) {
+	r := &ip.r
+	off := r.off
+	count := r.TaggedFieldCount()
+	if r.err != nil {
+		return
+	}
+	tn := ip.newNode()
+	tn.Name, tn.Type, tn.Kind, tn.Off, tn.Int = nameTagged, "tagged_fields", KindTaggedFields, off, int64(count)
+	parent.Children = append(parent.Children, tn)
+	prev := int64(-1)
+	for i := 0; i < count; i++ {
+		eoff := r.off
+		tag := r.UnsignedVarint()
+		sizeOff := r.off
+		size := int64(r.UnsignedVarint())
+		if r.err == nil {
+			r.checkLen(sizeOff, size)
+		}
+		if r.err != nil {
+			break
+		}
+		dataEnd := r.off + int(size)
+		var c *Node
+		if f := taggedField(fields, tag, ip.ver); f != nil {
+			old := r.end
+			r.end = dataEnd
+			ip.push(f.Name)
+			c = ip.field(f, f.NullableVersions.Contains(ip.ver))
+			ip.pop()
+			r.end = old
+			if c != nil {
+				c.Flags |= FlagTagged
+				c.Off = eoff
+				if r.err != nil {
+					c.Len = max(0, r.errOff-eoff)
+					tn.Children = append(tn.Children, c)
+				}
+			}
+			if r.err != nil {
+				break
+			}
+			if r.off < dataEnd {
+				c.Flags |= FlagLenient
+				c.Note = fmt.Sprintf("%d unread bytes at the end of tagged field %d", dataEnd-r.off, tag)
+				r.off = dataEnd
+			}
+			c.Len = dataEnd - eoff
+		} else {
+			c = ip.newNode()
+			c.Name, c.Type, c.Kind = "UNKNOWN("+strconv.FormatUint(uint64(tag), 10)+")", "tagged_field", KindUnknownTag
+			c.Flags = FlagTagged | FlagUnknown
+			c.Int = int64(tag)
+			c.Raw = r.take(int(size))
+			c.Off, c.Len = eoff, dataEnd-eoff
+			c.Note = fmt.Sprintf("unknown tag %d, %d bytes", tag, size)
+		}
+		if int64(tag) <= prev {
+			c.Flags |= FlagLenient
+			c.Note = strings.TrimPrefix(c.Note+"; tags out of order", "; ")
+		}
+		prev = int64(tag)
+		tn.Children = append(tn.Children, c)
+	}
+	if r.err != nil {
+		tn.Len = max(0, r.errOff-off)
+		return
+	}
+	tn.Len = r.off - off
+}
+
+// taggedField returns the field with the given tag in version v, or nil.
+func taggedField(fields []Field, tag uint32, v int16) *Field {
+	for i := range fields {
+		f := &fields[i]
+		if f.Tag == int32(tag) && f.Tag >= 0 && f.TaggedVersions.Contains(v) && f.Versions.Contains(v) {
+			return f
+		}
+	}
+	return nil
+}
+
+// errUnknown builds the non-fatal error for an unknown API key or version.
+func unknownErr(sentinel error, detail string) error {
+	if detail == "" {
+		return sentinel
+	}
+	return fmt.Errorf("%w %s", sentinel, detail)
+}

@@ -1,0 +1,280 @@
+package protocol
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"math"
+	"strconv"
+)
+
+// This file renders a decoded message in Apache Kafka's JsonConverter form
+// (the <Message>JsonConverter classes generated from the message JSON):
+//
+//   - field names are the schema names with the first letter lower-cased;
+//   - every integer type, int64 included, is a JSON number;
+//   - float64 is a JSON number (NaN and ±Inf, which JSON cannot hold, are
+//     the strings "NaN", "Infinity", "-Infinity");
+//   - uuid is Kafka's base64url string without padding (22 characters);
+//   - bytes and records are standard base64 (records as raw bytes, even
+//     when decoded into batches);
+//   - tagged fields appear by name like other fields; unknown tagged fields
+//     are left out (UnknownTaggedFields returns them);
+//   - null is null;
+//   - fields keep the schema's order (Object marshals in order).
+//
+// Secrets marked FlagRedacted (SASL passwords, SCRAM proofs) are replaced by
+// '*' bytes of the same length.
+
+// Member is one name/value pair of an Object.
+type Member struct {
+	Key   string
+	Value any
+}
+
+// Object is a JSON object that marshals its members in order.
+type Object []Member
+
+// Get returns the value of the first member named key, and whether there
+// was one.
+func (o Object) Get(key string) (any, bool) {
+	for _, m := range o {
+		if m.Key == key {
+			return m.Value, true
+		}
+	}
+	return nil, false
+}
+
+// MarshalJSON writes the members in order.
+func (o Object) MarshalJSON() ([]byte, error) {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i, m := range o {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		k, err := json.Marshal(m.Key)
+		if err != nil {
+			return nil, err
+		}
+		b.Write(k)
+		b.WriteByte(':')
+		v, err := json.Marshal(m.Value)
+		if err != nil {
+			return nil, err
+		}
+		b.Write(v)
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
+}
+
+// UnknownTag is an unknown tagged field: its tag and data.
+type UnknownTag struct {
+	Tag  uint32 `json:"tag"`
+	Data []byte `json:"data"`
+}
+
+// UnknownTaggedFields returns the unknown tagged fields in the tagged-field
+// buffer of struct node n (not of its nested structs), in wire order.
+func UnknownTaggedFields(n *Node) []UnknownTag {
+	var out []UnknownTag
+	for _, c := range n.Children {
+		if c.Kind != KindTaggedFields {
+			continue
+		}
+		for _, t := range c.Children {
+			if t.Kind == KindUnknownTag {
+				out = append(out, UnknownTag{Tag: uint32(t.Int), Data: t.Raw})
+			}
+		}
+	}
+	return out
+}
+
+// BodyJSON returns message, header or struct node n (a Tree's Root from
+// DecodeBody or DecodeStruct, or the header or body of a frame) as a value
+// that encoding/json marshals to Kafka's JsonConverter form: an Object for
+// structs, []any for arrays, int64, float64, bool, string or nil for
+// scalars. When n is named after a schema message and its Note is "vN",
+// members follow the schema's field order; otherwise wire order with
+// tagged fields last. Raw, undecoded and leftover nodes are left out.
+func BodyJSON(n *Node) any {
+	if n == nil {
+		return nil
+	}
+	if n.Kind == KindStruct && len(n.Note) > 1 && n.Note[0] == 'v' {
+		if v, err := strconv.Atoi(n.Note[1:]); err == nil && v >= 0 && v <= math.MaxInt16 {
+			if m := LookupName(n.Name, int16(v)); m != nil {
+				return structJSON(n, m.Fields, int16(v))
+			}
+		}
+	}
+	return nodeJSON(n, nil, 0)
+}
+
+// structJSON renders a struct node; fields, when not nil, gives the order.
+func structJSON(n *Node, fields []Field, v int16) any {
+	if n.Flags&FlagNull != 0 {
+		return nil
+	}
+	var tagged *Node
+	for _, c := range n.Children {
+		if c.Kind == KindTaggedFields {
+			tagged = c
+		}
+	}
+	obj := make(Object, 0, len(n.Children))
+	if fields == nil {
+		for _, c := range n.Children {
+			if c.Kind == KindTaggedFields || c.Kind == KindRaw {
+				continue
+			}
+			obj = append(obj, Member{lowerFirst(c.Name), nodeJSON(c, nil, v)})
+		}
+		if tagged != nil {
+			for _, c := range tagged.Children {
+				if c.Kind != KindUnknownTag {
+					obj = append(obj, Member{lowerFirst(c.Name), nodeJSON(c, nil, v)})
+				}
+			}
+		}
+		return obj
+	}
+	for i := range fields {
+		f := &fields[i]
+		var c *Node
+		if f.TaggedVersions.Contains(v) {
+			c = tagged.Child(f.Name)
+		} else {
+			c = n.Child(f.Name)
+		}
+		if c == nil {
+			if f.TaggedVersions.Contains(v) && f.Versions.Contains(v) && n.Flags&FlagError == 0 {
+				// Kafka's JsonConverter writes an absent tag's default.
+				obj = append(obj, Member{lowerFirst(f.Name), defaultJSON(f, v)})
+			}
+			continue // absent in this version, or not decoded
+		}
+		obj = append(obj, Member{lowerFirst(f.Name), nodeJSON(c, f, v)})
+	}
+	return obj
+}
+
+// nodeJSON renders one node; f is its schema field when known.
+func nodeJSON(n *Node, f *Field, v int16) any {
+	if n.Flags&FlagNull != 0 {
+		return nil
+	}
+	var sub []Field
+	if f != nil {
+		sub = f.Fields
+	}
+	switch n.Kind {
+	case KindStruct:
+		return structJSON(n, sub, v)
+	case KindArray:
+		out := make([]any, 0, len(n.Children))
+		for _, c := range n.Children {
+			if c.Kind == KindRaw {
+				continue
+			}
+			if c.Kind == KindStruct {
+				out = append(out, structJSON(c, sub, v))
+			} else {
+				out = append(out, nodeJSON(c, nil, v))
+			}
+		}
+		return out
+	case KindInt:
+		return n.Int
+	case KindBool:
+		return n.Int != 0
+	case KindFloat:
+		switch {
+		case math.IsNaN(n.Float):
+			return "NaN"
+		case math.IsInf(n.Float, 1):
+			return "Infinity"
+		case math.IsInf(n.Float, -1):
+			return "-Infinity"
+		}
+		return n.Float
+	case KindString:
+		return n.Str
+	case KindUUID:
+		return base64.RawURLEncoding.EncodeToString(n.Raw)
+	case KindBytes, KindRecords:
+		return base64.StdEncoding.EncodeToString(redacted(n))
+	case KindUnknownTag, KindRaw:
+		return base64.StdEncoding.EncodeToString(n.Raw)
+	}
+	return nil
+}
+
+// defaultJSON is the JsonConverter form of field f's default value in
+// version v (the JSON "default", or the type's zero: 0, "", false, an
+// all-zero uuid, empty bytes, an empty array, a struct of defaults).
+func defaultJSON(f *Field, v int16) any {
+	if f.Default == "null" {
+		return nil
+	}
+	switch f.Kind {
+	case TypeBool:
+		return f.Default == "true"
+	case TypeInt8, TypeInt16, TypeUint16, TypeInt32, TypeUint32, TypeInt64:
+		if f.Default == "" {
+			return int64(0)
+		}
+		if i, err := strconv.ParseInt(f.Default, 0, 64); err == nil {
+			return i
+		}
+		if u, err := strconv.ParseUint(f.Default, 0, 64); err == nil {
+			return int64(u)
+		}
+		return int64(0)
+	case TypeFloat64:
+		x, _ := strconv.ParseFloat(f.Default, 64)
+		return x
+	case TypeString:
+		return f.Default
+	case TypeUUID:
+		return base64.RawURLEncoding.EncodeToString(make([]byte, 16))
+	case TypeBytes, TypeRecords:
+		return ""
+	case TypeArray:
+		return []any{}
+	case TypeStruct:
+		obj := Object{}
+		for i := range f.Fields {
+			g := &f.Fields[i]
+			if g.Versions.Contains(v) {
+				obj = append(obj, Member{lowerFirst(g.Name), defaultJSON(g, v)})
+			}
+		}
+		return obj
+	}
+	return nil
+}
+
+// redacted returns n.Raw with the spans of FlagRedacted children replaced
+// by '*' bytes, or n.Raw itself when nothing is redacted.
+func redacted(n *Node) []byte {
+	if n.Flags&FlagRedacted == 0 {
+		return n.Raw
+	}
+	out := bytes.Clone(n.Raw)
+	base := n.End() - len(n.Raw)
+	for _, c := range n.Children {
+		if c.Flags&FlagRedacted == 0 || c.Space != n.Space {
+			continue
+		}
+		for i := c.Off - base; i < c.End()-base; i++ {
+			if i >= 0 && i < len(out) {
+				out[i] = '*'
+			}
+		}
+	}
+	return out
+}
