@@ -387,8 +387,10 @@ func unzstd(src []byte, max int64) ([]byte, string, error) {
 		if errors.Is(err, ErrDecompressedTooLarge) {
 			return nil, "", err
 		}
+		// The decoder refuses a frame whose declared window exceeds the
+		// cap before allocating it: that too is a frame too big for the cap.
 		if errors.Is(err, zstd.ErrDecoderSizeExceeded) ||
-			errors.Is(err, zstd.ErrWindowSizeExceeded) && window == uint64(max) {
+			errors.Is(err, zstd.ErrWindowSizeExceeded) && max <= zstdMaxWindow {
 			return nil, "", capError{max}
 		}
 		return nil, "", fmt.Errorf("%w: zstd: %v", ErrCorrupt, err)
