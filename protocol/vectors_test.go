@@ -148,6 +148,9 @@ func checkVector(d *Decoder, v *vector) (string, []string) {
 	if tree.Root.Off != 0 || tree.Root.Len != len(b) {
 		return fmt.Sprintf("root spans [%d,%d), input is %d bytes", tree.Root.Off, tree.Root.End(), len(b)), extra
 	}
+	if p := spanProblem(tree); p != "" {
+		return "spans: " + p, extra
+	}
 	got, err := json.Marshal(BodyJSON(tree.Root))
 	if err != nil {
 		return "marshal: " + err.Error(), extra
