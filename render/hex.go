@@ -1,0 +1,375 @@
+package render
+
+import (
+	"io"
+	"slices"
+	"strconv"
+
+	"github.com/kwire/kwire/protocol"
+)
+
+// hexPerLine is the number of bytes on one hex line, as in hexdump -C.
+const hexPerLine = 16
+
+// hexColumn is the width of the hex column: 16 bytes as "xx" separated by
+// spaces, with an extra space after the eighth (hexdump -C's layout).
+const hexColumn = hexPerLine*3 - 1 + 1
+
+const hexDigits = "0123456789abcdef"
+
+// appendOffset appends off in lowercase hex, zero-padded to width digits.
+func appendOffset(b []byte, off, width int) []byte {
+	var tmp [16]byte
+	s := strconv.AppendInt(tmp[:0], int64(off), 16)
+	for i := len(s); i < width; i++ {
+		b = append(b, '0')
+	}
+	return append(b, s...)
+}
+
+// appendHexColumn appends up to 16 bytes in hexdump -C's hex layout, padded
+// to hexColumn; masked bytes show as "**".
+func appendHexColumn(b []byte, data []byte, masked bool) []byte {
+	start := len(b)
+	for i, x := range data {
+		if i > 0 {
+			b = append(b, ' ')
+		}
+		if i == 8 {
+			b = append(b, ' ')
+		}
+		if masked {
+			b = append(b, '*', '*')
+		} else {
+			b = append(b, hexDigits[x>>4], hexDigits[x&0xf])
+		}
+	}
+	for len(b)-start < hexColumn {
+		b = append(b, ' ')
+	}
+	return b
+}
+
+// dumpLine appends one hexdump -C line: offset, hex column, |ascii|.
+func dumpLine(b []byte, data []byte, off, width int, c bool) []byte {
+	b = paint(b, c, roleOffset, string(appendOffset(nil, off, width)))
+	b = append(b, "  "...)
+	b = appendHexColumn(b, data, false)
+	b = append(b, "  |"...)
+	for _, x := range data {
+		if x < 0x20 || x > 0x7e {
+			x = '.'
+		}
+		b = append(b, x)
+	}
+	return append(b, '|')
+}
+
+// HexDump writes data in hexdump -C's format: 16 bytes per line with an
+// 8-digit hex offset counted from base, the bytes in hex and the printable
+// ASCII between bars, then a last line with the offset just past the end.
+// It is for raw bytes nothing decoded (orphans, undecodable frames); unlike
+// hexdump -C it never folds repeated lines.
+func HexDump(w io.Writer, data []byte, base int) error {
+	var buf []byte
+	for i := 0; i < len(data); i += hexPerLine {
+		buf = dumpLine(buf, data[i:min(i+hexPerLine, len(data))], base+i, 8, false)
+		buf = append(buf, '\n')
+		if len(buf) > 32<<10 {
+			if _, err := w.Write(buf); err != nil {
+				return err
+			}
+			buf = buf[:0]
+		}
+	}
+	buf = appendOffset(buf, base+len(data), 8)
+	buf = append(buf, '\n')
+	_, err := w.Write(buf)
+	return err
+}
+
+// Hex writes t as an annotated hex walk-through (kwire's -x output): every
+// leaf field's bytes beside its path and value, in wire order,
+//
+//	0000  00 00 00 13                                       length 19
+//	0004  00 12                                             header.RequestApiKey 18 (ApiVersions)
+//	000c  00 09                                             header.ClientId (length 9)
+//	000e  77 69 72 65 2d 72 65 61  64                       header.ClientId "wire-read"
+//
+// Offsets are hex, relative to the start of the byte space (space 0 is the
+// frame). Values longer than 16 bytes wrap onto further lines. The length
+// prefix of a string, bytes or records value gets its own line; bytes
+// between leaf fields (array counts, struct prefixes, anything the tree
+// leaves unlabelled) get a line labelled with the enclosing field, so every
+// byte of every space appears exactly once. Bytes the decoder produced
+// itself (decompressed record batches, Tree.Spaces[1:]) follow in their own
+// section headed by the space's name, with offsets inside that space.
+// Redacted values show each byte as "**".
+func Hex(w io.Writer, t *protocol.Tree, opts Options) error {
+	if t == nil || len(t.Spaces) == 0 {
+		return nil
+	}
+	h := &hexWalker{w: w, o: &opts, t: t, deferred: make(map[int][]deferred)}
+	for sp := range t.Spaces {
+		h.space = sp
+		h.data = t.Spaces[sp].Data
+		h.pos = 0
+		h.width = 4
+		for n := len(h.data); n >= 1<<16; n >>= 4 {
+			h.width++
+		}
+		var roots []deferred
+		if sp == 0 {
+			if t.Root != nil {
+				roots = []deferred{{n: t.Root}}
+			}
+		} else {
+			roots = h.deferred[sp]
+			slices.SortStableFunc(roots, func(a, b deferred) int { return a.n.Off - b.n.Off })
+			h.buf = append(h.buf, '\n')
+			h.buf = paint(h.buf, opts.Color, roleNote, "-- "+t.Spaces[sp].Name+" ("+itoa(int64(len(h.data)))+" bytes) --")
+			h.buf = append(h.buf, '\n')
+		}
+		for _, r := range roots {
+			if r.n.Off > h.pos {
+				h.bytes(h.pos, r.n.Off, "(not decoded)", false, true)
+			}
+			path := r.path
+			if sp == 0 && (r.n.Name == "" || r.n.Kind == protocol.KindStruct && len(r.n.Children) > 0) {
+				path = "" // the frame's root: its children name themselves
+			}
+			h.walk(r.n, path, r.redacted, sp == 0 && path == "")
+		}
+		if h.pos < len(h.data) {
+			h.bytes(h.pos, len(h.data), "(not decoded)", false, true)
+		}
+		h.flush(false)
+	}
+	if t.Err != nil {
+		h.buf = paint(h.buf, opts.Color, roleError, "error: "+t.Err.Error())
+		h.buf = append(h.buf, '\n')
+	}
+	h.flush(true)
+	return h.err
+}
+
+type deferred struct {
+	n        *protocol.Node
+	path     string
+	redacted bool
+}
+
+type hexWalker struct {
+	w        io.Writer
+	o        *Options
+	t        *protocol.Tree
+	buf      []byte
+	err      error
+	space    int
+	data     []byte
+	pos      int
+	width    int
+	deferred map[int][]deferred
+}
+
+func (h *hexWalker) flush(force bool) {
+	if h.err != nil {
+		h.buf = h.buf[:0]
+		return
+	}
+	if force || len(h.buf) > 32<<10 {
+		_, h.err = h.w.Write(h.buf)
+		h.buf = h.buf[:0]
+	}
+}
+
+func joinPath(path, name string) string {
+	switch {
+	case path == "":
+		return name
+	case name == "":
+		return path
+	case name[0] == '[':
+		return path + name
+	}
+	return path + "." + name
+}
+
+// otherSpace returns the name of the first space other than the current one
+// that n's children live in, or "".
+func (h *hexWalker) otherSpace(n *protocol.Node) string {
+	for _, c := range n.Children {
+		if c.Space != h.space && c.Space >= 0 && c.Space < len(h.t.Spaces) {
+			return h.t.Spaces[c.Space].Name
+		}
+	}
+	return ""
+}
+
+// walk dumps n's span: its same-space children in order, with the bytes
+// between them labelled, or n itself when it has none. Children in other
+// spaces are deferred to their space's section. isRoot keeps the root's
+// name out of the paths.
+func (h *hexWalker) walk(n *protocol.Node, path string, red, isRoot bool) {
+	red = red || isRedacted(n, h.o)
+	kids := 0
+	for _, c := range n.Children {
+		if c.Space == h.space {
+			kids++
+		} else if c.Space > h.space && c.Space < len(h.t.Spaces) {
+			h.deferred[c.Space] = append(h.deferred[c.Space], deferred{c, joinPath(path, c.Name), red})
+		}
+	}
+	if kids == 0 {
+		h.leaf(n, path, red)
+		return
+	}
+	first := true
+	for _, c := range n.Children {
+		if c.Space != h.space {
+			continue
+		}
+		cp := joinPath(path, c.Name)
+		if c.Off > h.pos {
+			var label []byte
+			if first && !isRoot {
+				label = append(label, path...)
+				label = append(label, ' ')
+				label = h.prefixText(label, n)
+			} else {
+				label = append(label, cp...)
+				label = append(label, " (prefix)"...)
+			}
+			h.bytes(h.pos, c.Off, string(label), red, true)
+		}
+		first = false
+		h.walk(c, cp, red, false)
+	}
+	if end := min(n.End(), len(h.data)); end > h.pos {
+		label := path + " (trailing bytes)"
+		if s := h.otherSpace(n); s != "" {
+			label = path + " (encoded; decoded in " + s + ")"
+		}
+		if isRoot {
+			label = "(not decoded)"
+		}
+		h.bytes(h.pos, end, label, red, true)
+	}
+}
+
+// prefixText describes the bytes at the start of container n before its
+// first child: an array count, a records length, a tagged-field count.
+func (h *hexWalker) prefixText(b []byte, n *protocol.Node) []byte {
+	switch n.Kind {
+	case protocol.KindArray:
+		return appendValue(b, n, h.o, false)
+	case protocol.KindRecords:
+		b = append(b, "(length "...)
+		b = strconv.AppendInt(b, int64(n.Len-(h.firstChildOff(n)-n.Off)), 10)
+		return append(b, ')')
+	case protocol.KindTaggedFields:
+		b = append(b, '(')
+		b = appendValue(b, n, h.o, false)
+		return append(b, ')')
+	}
+	if isRecord(n) {
+		return append(b, "(record prefix)"...)
+	}
+	return append(b, "(prefix)"...)
+}
+
+func (h *hexWalker) firstChildOff(n *protocol.Node) int {
+	for _, c := range n.Children {
+		if c.Space == h.space {
+			return c.Off
+		}
+	}
+	return n.End()
+}
+
+// leaf dumps a node without same-space children, splitting off the length
+// prefix of strings, bytes and records.
+func (h *hexWalker) leaf(n *protocol.Node, path string, red bool) {
+	o := h.o
+	start := max(n.Off, h.pos)
+	end := min(n.End(), len(h.data))
+	if end < start {
+		end = start
+	}
+	if path == "" {
+		path = n.Name
+	}
+	if n.Flags&protocol.FlagNull == 0 && start == n.Off {
+		vlen := -1
+		switch n.Kind {
+		case protocol.KindString:
+			vlen = len(n.Str)
+		case protocol.KindBytes, protocol.KindRecords:
+			vlen = len(n.Raw)
+		}
+		if p := n.Len - vlen; vlen > 0 && p > 0 && p <= 5 && start+p <= end {
+			h.bytes(start, start+p, path+" (length "+itoa(int64(vlen))+")", false, true)
+			start += p
+		}
+	}
+	lb := append([]byte(nil), path...)
+	switch n.Kind {
+	case protocol.KindStruct:
+		if n.Type != "" && n.Type != n.Name {
+			lb = append(lb, ' ')
+			lb = paint(lb, o.Color, roleAPI, n.Type)
+		}
+	default:
+		lb = append(lb, ' ')
+		r := roleValue
+		if isErrorCode(n) && n.Int != 0 || n.Kind == protocol.KindRaw {
+			r = roleError
+		}
+		lb = paint(lb, o.Color, r, string(appendValue(nil, n, o, false)))
+	}
+	lb = appendNotes(lb, n, o)
+	if s := h.otherSpace(n); s != "" {
+		lb = append(lb, " (decoded in "...)
+		lb = append(lb, s...)
+		lb = append(lb, ')')
+	}
+	if n.Kind == protocol.KindStruct && n.Len == 0 {
+		lb = append(lb, " (empty)"...)
+	}
+	h.bytes(start, end, string(lb), red, false)
+}
+
+// bytes writes the lines for data[start:end), label on the first; an empty
+// span still gets its labelled line. faint dims the label of unlabelled
+// structure.
+func (h *hexWalker) bytes(start, end int, label string, masked, faint bool) {
+	c := h.o.Color
+	for off := start; ; off += hexPerLine {
+		stop := min(off+hexPerLine, end)
+		h.buf = paint(h.buf, c, roleOffset, string(appendOffset(nil, off, h.width)))
+		h.buf = append(h.buf, "  "...)
+		h.buf = appendHexColumn(h.buf, h.data[off:stop], masked)
+		if off == start {
+			h.buf = append(h.buf, "  "...)
+			if faint {
+				h.buf = paint(h.buf, c, roleFaint, label)
+			} else {
+				h.buf = append(h.buf, label...)
+			}
+		}
+		h.buf = trimRight(h.buf)
+		h.buf = append(h.buf, '\n')
+		if stop >= end {
+			break
+		}
+	}
+	h.pos = max(h.pos, end)
+	h.flush(false)
+}
+
+func trimRight(b []byte) []byte {
+	for len(b) > 0 && b[len(b)-1] == ' ' {
+		b = b[:len(b)-1]
+	}
+	return b
+}

@@ -1,0 +1,445 @@
+package render
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"io"
+	"math"
+	"net/netip"
+	"strconv"
+	"time"
+	"unicode/utf8"
+
+	"github.com/kwire/kwire/dissect"
+	"github.com/kwire/kwire/protocol"
+)
+
+// ExchangeDoc is the JSON document ExchangeJSON writes for one exchange, one
+// per line (NDJSON). Every key is always present (null or empty when it
+// does not apply) so that jq filters need no guards; TestExchangeJSONFields
+// pins the key set.
+type ExchangeDoc struct {
+	Stream        int         `json:"stream"`        // TCP stream index (reassembly.Conn.Index), -1 unknown
+	Client        string      `json:"client"`        // "ip:port" of the side sending requests
+	Broker        string      `json:"broker"`        // "ip:port" of the broker
+	Kind          string      `json:"kind"`          // paired | noResponse | unanswered | orphan | sasl
+	API           string      `json:"api"`           // "Produce"; "" when unknown (orphans)
+	APIKey        int16       `json:"apiKey"`        // request header RequestApiKey
+	APIVersion    int16       `json:"apiVersion"`    // request header RequestApiVersion
+	CorrelationID int32       `json:"correlationId"` // header CorrelationId
+	ClientID      *string     `json:"clientId"`      // request header ClientId; null when null or no request
+	Request       *MessageDoc `json:"request"`       // null for orphans
+	Response      *MessageDoc `json:"response"`      // null unless answered (or orphan)
+	LatencyMs     *float64    `json:"latencyMs"`     // response time - request time in ms; null without both
+	Subject       string      `json:"subject"`       // Subject(e)
+	Errors        []string    `json:"errors"`        // distinct Kafka error names in the response, in order
+	Notes         []string    `json:"notes"`         // the dissector's notes
+}
+
+// MessageDoc is one frame of an exchange in ExchangeDoc.
+type MessageDoc struct {
+	Frame     int64  `json:"frame"`     // capture packet number of the frame's first byte (1-based)
+	LastFrame int64  `json:"lastFrame"` // capture packet number of its last byte
+	Time      string `json:"time"`      // capture time of the first byte, RFC 3339 with nanoseconds, UTC
+	Size      int    `json:"size"`      // frame size in bytes, 4-byte length prefix included
+	// Header is the request or response header in Kafka's JsonConverter form
+	// ({"requestApiKey":18,...}); null when not decoded.
+	Header json.RawMessage `json:"header"`
+	// Body is the message body in JsonConverter form (field names with the
+	// first letter lower-cased, int64 as numbers, UUIDs base64url, bytes
+	// base64, tagged fields by name, null as null), except that decoded
+	// RECORDS fields are arrays of batch objects (see RecordsJSON); null
+	// when not decoded.
+	Body                json.RawMessage `json:"body"`
+	Error               string          `json:"error"`               // decoding error, "" when none
+	UnknownTaggedFields []UnknownTagDoc `json:"unknownTaggedFields"` // tagged fields no schema names
+}
+
+// UnknownTagDoc is one tagged field the schema does not know.
+type UnknownTagDoc struct {
+	Path   string `json:"path"`   // field path of the struct holding it ("body.topics[0]")
+	Tag    int64  `json:"tag"`    // the tag number
+	Size   int    `json:"size"`   // data size in bytes
+	Offset int    `json:"offset"` // offset of the field's first byte in its space
+	Space  int    `json:"space"`  // 0 for the frame, else a decoder-made space
+	Hex    string `json:"hex"`    // the data, lowercase hex
+}
+
+// TreeDoc is the document TreeJSON writes for one decoded frame or body.
+type TreeDoc struct {
+	Length              *int64          `json:"length,omitempty"`  // the frame's length prefix, when a frame
+	Message             string          `json:"message,omitempty"` // "ApiVersionsRequest", when known
+	Header              json.RawMessage `json:"header,omitempty"`  // JsonConverter form, when a frame
+	Body                json.RawMessage `json:"body"`              // JsonConverter form (records as base64)
+	UnknownTaggedFields []UnknownTagDoc `json:"unknownTaggedFields,omitempty"`
+	Error               string          `json:"error,omitempty"`
+}
+
+var kindNames = map[dissect.Kind]string{
+	dissect.KindPaired:     "paired",
+	dissect.KindNoResponse: "noResponse",
+	dissect.KindUnanswered: "unanswered",
+	dissect.KindOrphan:     "orphan",
+	dissect.KindSASL:       "sasl",
+}
+
+// NewExchangeDoc builds the document ExchangeJSON writes for e.
+func NewExchangeDoc(e *dissect.Exchange, opts Options) *ExchangeDoc {
+	d := &ExchangeDoc{
+		Stream:        -1,
+		Client:        addrString(e.Client),
+		Broker:        addrString(e.Broker),
+		Kind:          kindNames[e.Kind],
+		API:           APIName(e),
+		APIKey:        e.APIKey,
+		APIVersion:    e.APIVersion,
+		CorrelationID: e.CorrelationID,
+		Subject:       Subject(e),
+		Errors:        []string{},
+		Notes:         append([]string{}, e.Notes...),
+	}
+	if e.Conn != nil {
+		d.Stream = e.Conn.Index
+	}
+	if d.Kind == "" {
+		d.Kind = "kind(" + itoa(int64(e.Kind)) + ")"
+	}
+	if e.Request != nil && !e.ClientIDNull {
+		id := e.ClientID
+		d.ClientID = &id
+	}
+	d.Request = messageDoc(e.Request, &opts)
+	d.Response = messageDoc(e.Response, &opts)
+	if l := e.Latency(); l >= 0 {
+		ms := float64(l) / float64(time.Millisecond)
+		d.LatencyMs = &ms
+	}
+	for _, er := range Errors(e) {
+		d.Errors = append(d.Errors, er.Name)
+	}
+	return d
+}
+
+func addrString(a netip.AddrPort) string {
+	if !a.IsValid() {
+		return ""
+	}
+	return a.String()
+}
+
+func messageDoc(f *dissect.Frame, o *Options) *MessageDoc {
+	if f == nil {
+		return nil
+	}
+	m := &MessageDoc{
+		Frame:               f.FirstFrame,
+		LastFrame:           f.LastFrame,
+		Time:                f.Time.UTC().Format(time.RFC3339Nano),
+		Size:                f.Size(),
+		UnknownTaggedFields: []UnknownTagDoc{},
+	}
+	if f.Tree == nil {
+		return m
+	}
+	j := &jsonWriter{o: o, typedRecords: true}
+	if h := headerOf(f.Tree); h != nil {
+		m.Header = j.doc(h, "header")
+	}
+	if b := bodyOf(f.Tree); b != nil {
+		m.Body = j.doc(b, "body")
+	}
+	if f.Tree.Err != nil {
+		m.Error = f.Tree.Err.Error()
+	}
+	m.UnknownTaggedFields = append(m.UnknownTaggedFields, j.unknown...)
+	return m
+}
+
+// ExchangeJSON writes e as one line of JSON: an ExchangeDoc.
+func ExchangeJSON(w io.Writer, e *dissect.Exchange, opts Options) error {
+	return writeJSONLine(w, NewExchangeDoc(e, opts))
+}
+
+// TreeJSON writes a decoded frame (or body) as one line of JSON, a TreeDoc
+// (kwire decode --json): the length, the header and the body in Kafka's
+// JsonConverter form with RECORDS as base64 as JsonConverter writes them,
+// the unknown tagged fields and the decoding error where they apply.
+func TreeJSON(w io.Writer, t *protocol.Tree, opts Options) error {
+	d := &TreeDoc{}
+	if t != nil && t.Root != nil {
+		j := &jsonWriter{o: &opts}
+		if l := t.Root.Child("length"); l != nil && l.Kind == protocol.KindInt {
+			v := l.Int
+			d.Length = &v
+		}
+		d.Message = messageName(t)
+		if h := headerOf(t); h != nil {
+			d.Header = j.doc(h, "header")
+		}
+		if b := bodyOf(t); b != nil {
+			d.Body = j.doc(b, "body")
+		}
+		d.UnknownTaggedFields = j.unknown
+	}
+	if d.Body == nil {
+		d.Body = json.RawMessage("null")
+	}
+	if t != nil && t.Err != nil {
+		d.Error = t.Err.Error()
+	}
+	return writeJSONLine(w, d)
+}
+
+func writeJSONLine(w io.Writer, v any) error {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return err
+	}
+	_, err := w.Write(buf.Bytes())
+	return err
+}
+
+// jsonWriter turns nodes into JSON text.
+type jsonWriter struct {
+	o            *Options
+	typedRecords bool
+	unknown      []UnknownTagDoc
+}
+
+func (j *jsonWriter) doc(n *protocol.Node, path string) json.RawMessage {
+	return json.RawMessage(j.value(nil, n, path, nil, false))
+}
+
+// appendJSONString appends s as a JSON string; invalid UTF-8 becomes U+FFFD.
+func appendJSONString(b []byte, s string) []byte {
+	b = append(b, '"')
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			switch {
+			case c == '"' || c == '\\':
+				b = append(b, '\\', c)
+			case c == '\n':
+				b = append(b, '\\', 'n')
+			case c == '\r':
+				b = append(b, '\\', 'r')
+			case c == '\t':
+				b = append(b, '\\', 't')
+			case c < 0x20 || c == 0x7f:
+				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+			default:
+				b = append(b, c)
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			b = append(b, `\ufffd`...)
+		} else if r == '\u2028' || r == '\u2029' {
+			b = append(b, `\u202`...)
+			b = append(b, hexDigits[r&0xf])
+		} else {
+			b = append(b, s[i:i+size]...)
+		}
+		i += size
+	}
+	return append(b, '"')
+}
+
+// value appends n's JSON form. batch is the enclosing record batch, rec
+// whether n lies inside a record (bytes then follow Options.Values).
+func (j *jsonWriter) value(b []byte, n *protocol.Node, path string, batch *protocol.Node, rec bool) []byte {
+	if isRedacted(n, j.o) {
+		return appendJSONString(b, redacted)
+	}
+	if n.Flags&protocol.FlagNull != 0 {
+		return append(b, "null"...)
+	}
+	switch n.Kind {
+	case protocol.KindStruct:
+		return j.object(b, n, path, batch, rec)
+	case protocol.KindArray:
+		b = append(b, '[')
+		for i, c := range n.Children {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = j.value(b, c, joinPath(path, "["+strconv.Itoa(i)+"]"), batch, rec)
+		}
+		return append(b, ']')
+	case protocol.KindInt:
+		return strconv.AppendInt(b, n.Int, 10)
+	case protocol.KindBool:
+		return strconv.AppendBool(b, n.Int != 0)
+	case protocol.KindFloat:
+		switch {
+		case math.IsNaN(n.Float):
+			return append(b, `"NaN"`...)
+		case math.IsInf(n.Float, 1):
+			return append(b, `"Infinity"`...)
+		case math.IsInf(n.Float, -1):
+			return append(b, `"-Infinity"`...)
+		}
+		return strconv.AppendFloat(b, n.Float, 'g', -1, 64)
+	case protocol.KindString:
+		return appendJSONString(b, n.Str)
+	case protocol.KindBytes:
+		if rec {
+			v, _ := j.recordBytes(nil, n.Raw)
+			return append(b, v...)
+		}
+		b = append(b, '"')
+		b = base64.StdEncoding.AppendEncode(b, n.Raw)
+		return append(b, '"')
+	case protocol.KindUUID:
+		return appendJSONString(b, UUIDString(n.Raw))
+	case protocol.KindRecords:
+		if j.typedRecords && len(n.Children) > 0 {
+			b = append(b, '[')
+			for i, c := range n.Children {
+				if i > 0 {
+					b = append(b, ',')
+				}
+				b = j.value(b, c, joinPath(path, "["+strconv.Itoa(i)+"]"), nil, false)
+			}
+			return append(b, ']')
+		}
+		b = append(b, '"')
+		b = base64.StdEncoding.AppendEncode(b, n.Raw)
+		return append(b, '"')
+	case protocol.KindTaggedFields:
+		return j.object(b, n, path, batch, rec)
+	case protocol.KindUnknownTag:
+		j.addUnknown(n, path)
+		return append(b, "null"...)
+	}
+	// KindRaw and anything unforeseen: the bytes, so nothing is lost.
+	b = append(b, `{"undecodedHex":"`...)
+	b = hex.AppendEncode(b, n.Raw)
+	return append(b, `"}`...)
+}
+
+func (j *jsonWriter) addUnknown(n *protocol.Node, path string) {
+	j.unknown = append(j.unknown, UnknownTagDoc{
+		Path: path, Tag: n.Int, Size: len(n.Raw), Offset: n.Off, Space: n.Space,
+		Hex: hex.EncodeToString(n.Raw),
+	})
+}
+
+// object appends a struct's fields as a JSON object in wire order. Known
+// tagged fields are inlined by name; unknown ones go to j.unknown. A record
+// batch gains "compression" and "partial"; a record gains its absolute
+// "offset" and "timestamp".
+func (j *jsonWriter) object(b []byte, n *protocol.Node, path string, batch *protocol.Node, rec bool) []byte {
+	b = append(b, '{')
+	first := true
+	key := func(k string) {
+		if !first {
+			b = append(b, ',')
+		}
+		first = false
+		b = appendJSONString(b, k)
+		b = append(b, ':')
+	}
+	typed := j.typedRecords
+	if typed && isBatch(n) {
+		batch = n
+		bi := batchSummary(n)
+		key("compression")
+		b = appendJSONString(b, bi.codec)
+		key("partial")
+		b = strconv.AppendBool(b, bi.partial)
+	}
+	if typed && batch != nil && isRecord(n) {
+		rec = true
+		if off, ts, ok := recordPosition(batch, n); ok {
+			key("offset")
+			b = strconv.AppendInt(b, off, 10)
+			key("timestamp")
+			b = strconv.AppendInt(b, ts, 10)
+		}
+	}
+	var field func(c *protocol.Node)
+	field = func(c *protocol.Node) {
+		switch c.Kind {
+		case protocol.KindTaggedFields:
+			for _, t := range c.Children {
+				field(t)
+			}
+			return
+		case protocol.KindUnknownTag:
+			j.addUnknown(c, path)
+			return
+		case protocol.KindRaw:
+			key("_undecoded")
+			b = j.value(b, c, path, batch, rec)
+			return
+		}
+		k := lowerCamel(c.Name)
+		if typed && batch != nil {
+			k = camelKey(c.Name) // kwire's own record objects
+		}
+		key(k)
+		if rec && c.Kind == protocol.KindBytes && !isRedacted(c, j.o) {
+			if c.Flags&protocol.FlagNull != 0 {
+				b = append(b, "null"...)
+				return
+			}
+			v, cut := j.recordBytes(nil, c.Raw)
+			b = append(b, v...)
+			key(k + "Size")
+			b = strconv.AppendInt(b, int64(len(c.Raw)), 10)
+			if cut {
+				key(k + "Truncated")
+				b = append(b, "true"...)
+			}
+			return
+		}
+		b = j.value(b, c, joinPath(path, c.Name), batch, rec)
+		if typed && batch != nil && c.Note != "" && c.Kind == protocol.KindInt {
+			key(k + "Note")
+			b = appendJSONString(b, c.Note)
+		}
+	}
+	for _, c := range n.Children {
+		field(c)
+	}
+	return append(b, '}')
+}
+
+// recordBytes renders a record key, value or header value per
+// Options.Values: text mode gives a JSON string when the bytes are valid
+// UTF-8 and {"base64": "..."} otherwise; hex and base64 give strings; none
+// gives null (the Size key still says how long). Values longer than
+// MaxValue are cut (cut reports it).
+func (j *jsonWriter) recordBytes(b, v []byte) ([]byte, bool) {
+	max := j.o.maxValue()
+	cut := false
+	if j.o.Values == ValuesText && utf8.Valid(v) {
+		s, c := cutText(string(v), max)
+		return appendJSONString(b, s), c
+	}
+	if len(v) > max {
+		v, cut = v[:max], true
+	}
+	switch j.o.Values {
+	case ValuesNone:
+		return append(b, "null"...), false
+	case ValuesHex:
+		b = append(b, '"')
+		b = hex.AppendEncode(b, v)
+		return append(b, '"'), cut
+	case ValuesBase64:
+		b = append(b, '"')
+		b = base64.StdEncoding.AppendEncode(b, v)
+		return append(b, '"'), cut
+	}
+	b = append(b, `{"base64":"`...)
+	b = base64.StdEncoding.AppendEncode(b, v)
+	return append(b, `"}`...), cut
+}

@@ -1,0 +1,293 @@
+package render
+
+import (
+	"io"
+	"net/netip"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/kwire/kwire/dissect"
+	"github.com/kwire/kwire/protocol"
+	"github.com/kwire/kwire/reassembly"
+)
+
+var linePool = sync.Pool{New: func() any { b := make([]byte, 0, 256); return &b }}
+
+// Line writes e as one line (the default output of kwire read):
+//
+//	12:01:02.345 10.0.0.5:53412 → 10.0.0.9:9092 Produce v9 corr=7 client=app 2.41ms 1234B/56B orders[0@100+3 gzip 512B] errors: NOT_LEADER_OR_FOLLOWER x2
+//
+// Fields, space-separated: the request's capture time (the response's for
+// orphans) in UTC with milliseconds; client → broker; the API name and
+// version; the correlation ID; the client ID ("client=null" when null,
+// quoted when it has spaces); the latency in ms with three significant
+// digits; request/response sizes in bytes, length prefix included; the
+// Subject; the Errors with counts above one; the dissector's notes and any
+// decoding error in brackets. Orphans, unanswered requests, requests that
+// expect no response and SASL token exchanges say so in place of the
+// latency.
+func Line(w io.Writer, e *dissect.Exchange, opts Options) error {
+	bp := linePool.Get().(*[]byte)
+	b := appendLine((*bp)[:0], e, &opts)
+	b = append(b, '\n')
+	_, err := w.Write(b)
+	*bp = b
+	linePool.Put(bp)
+	return err
+}
+
+func appendLine(b []byte, e *dissect.Exchange, o *Options) []byte {
+	c := o.Color
+	var t time.Time
+	switch {
+	case e.Request != nil:
+		t = e.Request.Time
+	case e.Response != nil:
+		t = e.Response.Time
+	}
+	b = appendClock(b, t, c)
+	b = append(b, ' ')
+	b = appendAddr(b, e.Client)
+	b = append(b, " → "...)
+	b = appendAddr(b, e.Broker)
+	b = append(b, ' ')
+
+	if e.Kind == dissect.KindSASL {
+		b = paint(b, c, roleAPI, "SASL")
+		b = append(b, " token "...)
+		b = appendSizes(b, e)
+		return appendNotesList(b, e, o)
+	}
+	if e.Kind == dissect.KindOrphan {
+		b = paint(b, c, roleError, "ORPHAN")
+		b = append(b, " response"...)
+	}
+	if name := APIName(e); name != "" {
+		if e.Kind == dissect.KindOrphan {
+			b = append(b, ' ')
+		}
+		b = paint(b, c, roleAPI, name)
+		b = append(b, " v"...)
+		b = strconv.AppendInt(b, int64(e.APIVersion), 10)
+	}
+	b = append(b, " corr="...)
+	b = strconv.AppendInt(b, int64(e.CorrelationID), 10)
+	if e.Kind != dissect.KindOrphan {
+		b = append(b, " client="...)
+		switch {
+		case e.ClientIDNull:
+			b = append(b, "null"...)
+		case strings.ContainsAny(e.ClientID, " \t\n\"") || !printable([]byte(e.ClientID)):
+			b = strconv.AppendQuote(b, e.ClientID)
+		default:
+			b = append(b, e.ClientID...)
+		}
+	}
+	b = append(b, ' ')
+	switch e.Kind {
+	case dissect.KindPaired:
+		b = paint(b, c, roleLatency, formatLatency(e.Latency()))
+	case dissect.KindNoResponse:
+		b = paint(b, c, roleFaint, "no-response")
+	case dissect.KindUnanswered:
+		b = paint(b, c, roleError, "UNANSWERED")
+	case dissect.KindOrphan:
+		b = paint(b, c, roleFaint, "-")
+	}
+	b = append(b, ' ')
+	b = appendSizes(b, e)
+	if s := Subject(e); s != "" {
+		b = append(b, ' ')
+		b = paint(b, c, roleValue, s)
+	}
+	if errs := Errors(e); len(errs) > 0 {
+		b = append(b, " errors: "...)
+		for i, er := range errs {
+			if i > 0 {
+				b = append(b, ", "...)
+			}
+			b = paint(b, c, roleError, er.Name)
+			if er.Count > 1 {
+				b = append(b, " x"...)
+				b = strconv.AppendInt(b, int64(er.Count), 10)
+			}
+		}
+	}
+	return appendNotesList(b, e, o)
+}
+
+// appendNotesList appends decoding errors and the dissector's notes in
+// brackets.
+func appendNotesList(b []byte, e *dissect.Exchange, o *Options) []byte {
+	var n int
+	add := func(r role, s string) {
+		if n == 0 {
+			b = append(b, " ["...)
+		} else {
+			b = append(b, "; "...)
+		}
+		n++
+		b = paint(b, o.Color, r, s)
+	}
+	for _, f := range [...]*dissect.Frame{e.Request, e.Response} {
+		if f != nil && f.Tree != nil && f.Tree.Err != nil {
+			add(roleError, "decode error: "+f.Tree.Err.Error())
+		}
+	}
+	for _, s := range e.Notes {
+		add(roleNote, s)
+	}
+	if n > 0 {
+		b = append(b, ']')
+	}
+	return b
+}
+
+// appendSizes appends "REQ/RESP" frame sizes in bytes, "-" for a missing side.
+func appendSizes(b []byte, e *dissect.Exchange) []byte {
+	for i, f := range [...]*dissect.Frame{e.Request, e.Response} {
+		if i > 0 {
+			b = append(b, '/')
+		}
+		if f == nil {
+			b = append(b, '-')
+			continue
+		}
+		b = strconv.AppendInt(b, int64(f.Size()), 10)
+		b = append(b, 'B')
+	}
+	return b
+}
+
+// appendClock appends t in UTC as 15:04:05.000, or "--:--:--.---" when zero.
+func appendClock(b []byte, t time.Time, c bool) []byte {
+	if t.IsZero() {
+		return paint(b, c, roleOffset, "--:--:--.---")
+	}
+	if c {
+		return paint(b, c, roleOffset, t.UTC().Format("15:04:05.000"))
+	}
+	return t.UTC().AppendFormat(b, "15:04:05.000")
+}
+
+func appendAddr(b []byte, a netip.AddrPort) []byte {
+	if !a.IsValid() {
+		return append(b, '?')
+	}
+	return a.AppendTo(b)
+}
+
+// formatLatency formats d in milliseconds with three significant digits
+// ("0.123ms", "2.41ms", "35.2ms", "1234ms"), "-" when negative.
+func formatLatency(d time.Duration) string {
+	if d < 0 {
+		return "-"
+	}
+	var tmp [24]byte
+	b := appendSig3(tmp[:0], float64(d)/float64(time.Millisecond))
+	return string(append(b, "ms"...))
+}
+
+// APIName returns the name of e's API ("Produce"): from the request body's
+// message name, else from the schema table by API key, else from the
+// response body; "" when unknown (orphans the dissector could not place).
+func APIName(e *dissect.Exchange) string {
+	if e.Request != nil {
+		if n := messageName(e.Request.Tree); n != "" {
+			return strings.TrimSuffix(n, "Request")
+		}
+		if m := protocol.Lookup(e.APIKey, false, e.APIVersion); m != nil {
+			return strings.TrimSuffix(m.Name, "Request")
+		}
+		return "UNKNOWN(" + itoa(int64(e.APIKey)) + ")"
+	}
+	if e.Response != nil {
+		if n := messageName(e.Response.Tree); n != "" {
+			return strings.TrimSuffix(n, "Response")
+		}
+	}
+	return ""
+}
+
+// messageName returns the message name of a decoded frame's body
+// ("ProduceRequest"), or "".
+func messageName(t *protocol.Tree) string {
+	b := bodyOf(t)
+	if b == nil {
+		return ""
+	}
+	for _, s := range [...]string{b.Type, b.Name} {
+		if strings.HasSuffix(s, "Request") || strings.HasSuffix(s, "Response") {
+			return s
+		}
+	}
+	return ""
+}
+
+var eventNames = map[dissect.EventKind]string{
+	dissect.EventOpen:     "OPEN",
+	dissect.EventSkipped:  "SKIPPED",
+	dissect.EventGap:      "GAP",
+	dissect.EventResync:   "RESYNC",
+	dissect.EventTLS:      "TLS",
+	dissect.EventClose:    "CLOSE",
+	dissect.EventBadFrame: "BAD-FRAME",
+}
+
+// EventLine writes a connection event as one line:
+//
+//	12:01:02.345 stream 3 10.0.0.5:53412 → 10.0.0.9:9092 GAP 1460 bytes frame 57 (detail)
+//
+// time (UTC, ms), the TCP stream index, the direction the event concerns,
+// the kind (OPEN, SKIPPED, GAP, RESYNC, TLS, CLOSE, BAD-FRAME), the bytes
+// involved when any, the packet number when known and the detail.
+func EventLine(w io.Writer, ev *dissect.Event, opts Options) error {
+	c := opts.Color
+	b := make([]byte, 0, 160)
+	b = appendClock(b, ev.Time, c)
+	if ev.Conn != nil {
+		b = append(b, " stream "...)
+		b = strconv.AppendInt(b, int64(ev.Conn.Index), 10)
+		b = append(b, ' ')
+		from, to := ev.Conn.A, ev.Conn.B
+		if ev.Dir == reassembly.BtoA {
+			from, to = to, from
+		}
+		b = appendAddr(b, from)
+		b = append(b, " → "...)
+		b = appendAddr(b, to)
+	}
+	b = append(b, ' ')
+	name, ok := eventNames[ev.Kind]
+	if !ok {
+		name = "EVENT(" + itoa(int64(ev.Kind)) + ")"
+	}
+	r := roleNote
+	if ev.Kind == dissect.EventGap || ev.Kind == dissect.EventBadFrame {
+		r = roleError
+	}
+	b = paint(b, c, r, name)
+	if ev.Bytes != 0 {
+		b = append(b, ' ')
+		if ev.Bytes < 0 {
+			b = append(b, "unknown"...)
+		} else {
+			b = strconv.AppendInt(b, ev.Bytes, 10)
+		}
+		b = append(b, " bytes"...)
+	}
+	if ev.Frame > 0 {
+		b = append(b, " frame "...)
+		b = strconv.AppendInt(b, ev.Frame, 10)
+	}
+	if ev.Detail != "" {
+		b = append(b, " ("...)
+		b = append(b, ev.Detail...)
+		b = append(b, ')')
+	}
+	b = append(b, '\n')
+	_, err := w.Write(b)
+	return err
+}

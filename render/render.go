@@ -1,0 +1,405 @@
+// Package render writes decoded Kafka frames and exchanges as text: a field
+// tree (Tree), an annotated hex walk-through (Hex, HexDump), one line per
+// exchange (Line, EventLine, SummaryText) and JSON (ExchangeJSON, TreeJSON).
+//
+// Contract: render never decodes. It reads protocol.Tree / protocol.Node
+// (protocol/node.go) and dissect.Exchange / dissect.Event (dissect/exchange.go)
+// exactly as the decoder and dissector built them and writes to an io.Writer.
+// It never prints a value whose node carries protocol.FlagRedacted unless
+// Options.ShowSecrets is set, and it prints no terminal escape codes unless
+// Options.Color is set (the CLI decides: terminal, --color, NO_COLOR).
+//
+// To add a new output format: write one function taking the tree or exchange,
+// an io.Writer and Options; reuse formatValue for leaf values so that
+// redaction, truncation and the Values mode behave the same everywhere; add a
+// golden test with exact lines and a no-escape test with Color off.
+package render
+
+import (
+	"encoding/base64"
+	"encoding/hex"
+	"fmt"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/fatih/color"
+	"github.com/kwire/kwire/protocol"
+)
+
+// ValueMode says how bytes values (BYTES fields, record keys and values) are
+// shown.
+type ValueMode uint8
+
+// Value modes.
+const (
+	ValuesText   ValueMode = iota // printable UTF-8 as quoted text, anything else as hex (the default)
+	ValuesHex                     // always lowercase hex
+	ValuesBase64                  // always standard base64 (RFC 4648 §4, padded)
+	ValuesNone                    // only the length
+)
+
+var valueModeNames = [...]string{"text", "hex", "base64", "none"}
+
+// String returns the mode's flag spelling: text, hex, base64 or none.
+func (m ValueMode) String() string {
+	if int(m) < len(valueModeNames) {
+		return valueModeNames[m]
+	}
+	return "ValueMode(" + strconv.Itoa(int(m)) + ")"
+}
+
+// ParseValueMode parses a flag value: text, hex, base64 or none.
+func ParseValueMode(s string) (ValueMode, error) {
+	for i, n := range valueModeNames {
+		if strings.EqualFold(s, n) {
+			return ValueMode(i), nil
+		}
+	}
+	return 0, fmt.Errorf("unknown value mode %q (want text, hex, base64 or none)", s)
+}
+
+// DefaultMaxValue is the default Options.MaxValue: values longer than this
+// many bytes are cut, with their full length given.
+const DefaultMaxValue = 256
+
+// Options control every renderer. The zero value renders without color,
+// bytes as text when printable, values cut at DefaultMaxValue bytes and
+// secrets withheld.
+type Options struct {
+	// Color adds terminal color by role (offset, field name, value,
+	// error/note, API name, latency). When false no escape code is written.
+	Color bool
+	// Values chooses how bytes values are shown.
+	Values ValueMode
+	// MaxValue is the number of bytes of a string or bytes value shown
+	// before it is cut; 0 means DefaultMaxValue and a negative value means
+	// no limit. The annotated hex dump always shows every byte.
+	MaxValue int
+	// ShowSecrets shows values the decoder marked protocol.FlagRedacted.
+	ShowSecrets bool
+}
+
+func (o *Options) maxValue() int {
+	switch {
+	case o.MaxValue == 0:
+		return DefaultMaxValue
+	case o.MaxValue < 0:
+		return int(^uint(0) >> 1)
+	}
+	return o.MaxValue
+}
+
+// role is what a piece of output is, for coloring.
+type role uint8
+
+const (
+	roleOffset role = iota
+	roleName
+	roleValue
+	roleError
+	roleNote
+	roleAPI
+	roleLatency
+	roleFaint
+	numRoles
+)
+
+// escapes holds the escape sequences fatih/color writes around a string for
+// each role, taken once from color instances with color forced on.
+var escapes = func() (e [numRoles][2]string) {
+	attrs := [numRoles][]color.Attribute{
+		roleOffset:  {color.FgCyan},
+		roleName:    {color.FgBlue},
+		roleValue:   {color.FgGreen},
+		roleError:   {color.FgRed, color.Bold},
+		roleNote:    {color.FgYellow},
+		roleAPI:     {color.FgMagenta, color.Bold},
+		roleLatency: {color.FgCyan},
+		roleFaint:   {color.Faint},
+	}
+	for r, a := range attrs {
+		c := color.New(a...)
+		c.EnableColor()
+		pre, post, _ := strings.Cut(c.Sprint("\x00"), "\x00")
+		e[r] = [2]string{pre, post}
+	}
+	return e
+}()
+
+// paint appends s to b, wrapped in the role's color when on.
+func paint(b []byte, on bool, r role, s string) []byte {
+	if !on || s == "" {
+		return append(b, s...)
+	}
+	b = append(b, escapes[r][0]...)
+	b = append(b, s...)
+	return append(b, escapes[r][1]...)
+}
+
+const redacted = "<redacted>"
+
+// isRedacted reports whether n's value must be withheld.
+func isRedacted(n *protocol.Node, o *Options) bool {
+	return n.Flags&protocol.FlagRedacted != 0 && !o.ShowSecrets
+}
+
+// printable reports whether b is UTF-8 text worth showing as text: valid,
+// and without control characters other than tab, newline and carriage return.
+func printable(b []byte) bool {
+	if !utf8.Valid(b) {
+		return false
+	}
+	for _, r := range string(b) {
+		if r == '\t' || r == '\n' || r == '\r' {
+			continue
+		}
+		if !unicode.IsPrint(r) && r != ' ' {
+			return false
+		}
+	}
+	return true
+}
+
+// cutText cuts s to at most max bytes on a rune boundary.
+func cutText(s string, max int) (string, bool) {
+	if len(s) <= max {
+		return s, false
+	}
+	i := max
+	for i > 0 && !utf8.RuneStart(s[i]) {
+		i--
+	}
+	return s[:i], true
+}
+
+// appendQuoted appends s quoted (Go syntax, which escapes control
+// characters), cut at max bytes with the full length given.
+func appendQuoted(b []byte, s string, max int) []byte {
+	t, cut := cutText(s, max)
+	b = strconv.AppendQuote(b, t)
+	if cut {
+		b = append(b, "... ("...)
+		b = strconv.AppendInt(b, int64(len(s)), 10)
+		b = append(b, " bytes)"...)
+	}
+	return b
+}
+
+// appendBytesValue appends a bytes value in mode m, cut at max bytes.
+func appendBytesValue(b []byte, v []byte, m ValueMode, max int) []byte {
+	if m == ValuesNone {
+		b = strconv.AppendInt(b, int64(len(v)), 10)
+		return append(b, " bytes"...)
+	}
+	if m == ValuesText && printable(v) {
+		return appendQuoted(b, string(v), max)
+	}
+	t := v
+	if len(t) > max {
+		t = t[:max]
+	}
+	switch m {
+	case ValuesBase64:
+		b = base64.StdEncoding.AppendEncode(b, t)
+	default:
+		b = append(b, "0x"...)
+		b = hex.AppendEncode(b, t)
+	}
+	if len(t) < len(v) {
+		b = append(b, "... ("...)
+		b = strconv.AppendInt(b, int64(len(v)), 10)
+		b = append(b, " bytes)"...)
+	}
+	return b
+}
+
+// UUIDString returns Kafka's form of a UUID: unpadded base64url of its 16
+// bytes (org.apache.kafka.common.Uuid.toString). Other lengths give hex.
+func UUIDString(raw []byte) string {
+	if len(raw) != 16 {
+		return hex.EncodeToString(raw)
+	}
+	return base64.RawURLEncoding.EncodeToString(raw)
+}
+
+// uuidHex returns the RFC 4122 hex form 8-4-4-4-12.
+func uuidHex(raw []byte) string {
+	if len(raw) != 16 {
+		return hex.EncodeToString(raw)
+	}
+	h := hex.EncodeToString(raw)
+	return h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
+}
+
+// isErrorCode reports whether n is a Kafka error code field.
+func isErrorCode(n *protocol.Node) bool {
+	return n.Kind == protocol.KindInt && strings.HasSuffix(strings.ToLower(n.Name), "errorcode")
+}
+
+// appendValue appends the one-line value of a leaf node (no notes or
+// flags): null, <redacted>, numbers, quoted strings, bytes per mode, UUIDs,
+// array counts. long adds the UUID's hex form.
+func appendValue(b []byte, n *protocol.Node, o *Options, long bool) []byte {
+	if isRedacted(n, o) {
+		return append(b, redacted...)
+	}
+	if n.Flags&protocol.FlagNull != 0 {
+		return append(b, "null"...)
+	}
+	max := o.maxValue()
+	switch n.Kind {
+	case protocol.KindInt:
+		return strconv.AppendInt(b, n.Int, 10)
+	case protocol.KindBool:
+		return strconv.AppendBool(b, n.Int != 0)
+	case protocol.KindFloat:
+		return strconv.AppendFloat(b, n.Float, 'g', -1, 64)
+	case protocol.KindString:
+		return appendQuoted(b, n.Str, max)
+	case protocol.KindBytes:
+		return appendBytesValue(b, n.Raw, o.Values, max)
+	case protocol.KindUUID:
+		b = append(b, UUIDString(n.Raw)...)
+		if long {
+			b = append(b, " ("...)
+			b = append(b, uuidHex(n.Raw)...)
+			b = append(b, ')')
+		}
+		return b
+	case protocol.KindArray:
+		b = append(b, '[')
+		b = strconv.AppendInt(b, n.Int, 10)
+		return append(b, ']')
+	case protocol.KindRecords:
+		size := len(n.Raw)
+		if n.Raw == nil {
+			size = n.Len
+		}
+		b = strconv.AppendInt(b, int64(size), 10)
+		return append(b, " bytes"...)
+	case protocol.KindUnknownTag:
+		b = append(b, "tag "...)
+		b = strconv.AppendInt(b, n.Int, 10)
+		b = append(b, ", "...)
+		b = strconv.AppendInt(b, int64(len(n.Raw)), 10)
+		b = append(b, " bytes: "...)
+		t := n.Raw
+		if len(t) > max {
+			t = t[:max]
+		}
+		b = hex.AppendEncode(b, t)
+		if len(t) < len(n.Raw) {
+			b = append(b, "..."...)
+		}
+		return b
+	case protocol.KindRaw:
+		b = strconv.AppendInt(b, int64(n.Len), 10)
+		return append(b, " bytes not decoded"...)
+	case protocol.KindTaggedFields:
+		b = strconv.AppendInt(b, int64(len(n.Children)), 10)
+		return append(b, " tagged fields"...)
+	}
+	return b
+}
+
+// appendNotes appends n's note and flag marks, colored by role.
+func appendNotes(b []byte, n *protocol.Node, o *Options) []byte {
+	c := o.Color
+	if n.Note != "" {
+		b = append(b, ' ')
+		r := roleNote
+		switch {
+		case n.Flags&protocol.FlagError != 0:
+			r = roleError
+		case isErrorCode(n):
+			r = roleFaint
+			if n.Int != 0 {
+				r = roleError
+			}
+		}
+		b = append(b, '(')
+		b = paint(b, c, r, n.Note)
+		b = append(b, ')')
+	}
+	marks := [...]struct {
+		f protocol.Flags
+		s string
+		r role
+	}{
+		{protocol.FlagTagged, "[tagged]", roleFaint},
+		{protocol.FlagUnknown, "[unknown]", roleNote},
+		{protocol.FlagTruncated, "[truncated]", roleError},
+		{protocol.FlagLenient, "[lenient]", roleNote},
+		{protocol.FlagError, "[error]", roleError},
+		{protocol.FlagPartial, "[partial batch]", roleNote},
+	}
+	for _, m := range marks {
+		if n.Flags&m.f != 0 {
+			b = append(b, ' ')
+			b = paint(b, c, m.r, m.s)
+		}
+	}
+	return b
+}
+
+// lowerCamel lower-cases the first letter of a schema field name, as Kafka's
+// JsonConverter names JSON fields ("ClientId" → "clientId").
+func lowerCamel(s string) string {
+	if s == "" {
+		return s
+	}
+	r, size := utf8.DecodeRuneInString(s)
+	if unicode.IsLower(r) {
+		return s
+	}
+	return string(unicode.ToLower(r)) + s[size:]
+}
+
+// camelKey turns a field name into a lower camel-case JSON key for kwire's
+// own objects (record batches and records): a leading run of capitals is
+// lower-cased as a word ("CRC" → "crc", "BaseOffset" → "baseOffset",
+// "HTTPServer" → "httpServer").
+func camelKey(s string) string {
+	i := 0
+	for i < len(s) && s[i] >= 'A' && s[i] <= 'Z' {
+		i++
+	}
+	switch {
+	case i == 0:
+		return s
+	case i == len(s):
+		return strings.ToLower(s)
+	case i > 1 && s[i] >= 'a' && s[i] <= 'z':
+		i-- // the last capital starts the next word
+	}
+	return strings.ToLower(s[:i]) + s[i:]
+}
+
+// child returns n's first direct child whose name equals one of names,
+// ignoring case, or nil.
+func child(n *protocol.Node, names ...string) *protocol.Node {
+	if n == nil {
+		return nil
+	}
+	for _, c := range n.Children {
+		for _, name := range names {
+			if strings.EqualFold(c.Name, name) {
+				return c
+			}
+		}
+	}
+	return nil
+}
+
+// intChild returns the integer value of the named child and whether it exists.
+func intChild(n *protocol.Node, names ...string) (int64, bool) {
+	c := child(n, names...)
+	if c == nil || (c.Kind != protocol.KindInt && c.Kind != protocol.KindBool) || c.Flags&protocol.FlagNull != 0 {
+		return 0, false
+	}
+	return c.Int, true
+}
+
+func itoa(v int64) string { return strconv.FormatInt(v, 10) }

@@ -1,0 +1,384 @@
+package render
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/kwire/kwire/dissect"
+	"github.com/kwire/kwire/protocol"
+)
+
+// ErrorCount is one Kafka error name seen in a response and how often.
+type ErrorCount struct {
+	Name  string `json:"name"`  // Kafka's name ("NOT_LEADER_OR_FOLLOWER"), or UNKNOWN(code)
+	Code  int64  `json:"code"`  // the error code as on the wire
+	Count int    `json:"count"` // how many ErrorCode fields carried it
+}
+
+// Errors returns the non-zero error codes of e's response, from every
+// integer field whose name ends in "ErrorCode" (the top-level ErrorCode and
+// per-topic, per-partition ones alike), named by the decoder's Note, in
+// order of first appearance. It returns nil when the response has none or
+// was not decoded.
+func Errors(e *dissect.Exchange) []ErrorCount {
+	if e == nil || e.Response == nil || e.Response.Tree == nil {
+		return nil
+	}
+	var out []ErrorCount
+	var walk func(n *protocol.Node, depth int)
+	walk = func(n *protocol.Node, depth int) {
+		if depth > 64 {
+			return
+		}
+		if isErrorCode(n) && n.Int != 0 && n.Flags&protocol.FlagNull == 0 {
+			for i := range out {
+				if out[i].Code == n.Int {
+					out[i].Count++
+					return
+				}
+			}
+			name := n.Note
+			if name == "" {
+				name = "UNKNOWN(" + itoa(n.Int) + ")"
+			}
+			out = append(out, ErrorCount{Name: name, Code: n.Int, Count: 1})
+			return
+		}
+		if n.Kind == protocol.KindRecords {
+			return // record batches hold no error codes
+		}
+		for _, c := range n.Children {
+			walk(c, depth+1)
+		}
+	}
+	if r := e.Response.Tree.Root; r != nil {
+		walk(r, 0)
+	}
+	return out
+}
+
+// subjectTopic collects what one topic contributes to a subject.
+type subjectTopic struct {
+	name  string
+	parts []subjectPart
+}
+
+type subjectPart struct {
+	index   int64
+	hasBase bool
+	base    int64
+	count   int64 // records; -1 unknown
+	codec   string
+	bytes   int
+	batches int
+	partial bool
+}
+
+type subject struct {
+	topics   []subjectTopic
+	group    string
+	txn      string
+	producer int64
+	hasPID   bool
+}
+
+// Subject describes what e is about, for the one-line output: its topics
+// with partitions ("orders[0,3]"), for record-carrying partitions the base
+// offset, record count, codec and size ("orders[0@100+3 gzip 512B]"; the
+// base offset comes from the response's BaseOffset in Produce and from the
+// batches in Fetch), then group=ID, txn=TRANSACTIONAL_ID and pid=PRODUCER_ID
+// when the request (or the response, for orphans) carries them at top
+// level. Topics are taken from arrays of structs with a Name, Topic,
+// TopicName or TopicId field; Fetch v13+ topics show as their base64url IDs.
+// It returns "" when nothing applies.
+func Subject(e *dissect.Exchange) string {
+	if e == nil {
+		return ""
+	}
+	var s subject
+	if e.Request != nil && e.Request.Tree != nil {
+		s.collect(bodyOf(e.Request.Tree), true)
+	}
+	if e.Response != nil && e.Response.Tree != nil {
+		s.collect(bodyOf(e.Response.Tree), false)
+	}
+	return s.String()
+}
+
+// bodyOf returns the body node of a decoded frame: the root's child named
+// "body" or, failing that, its last struct child that is not the header; a
+// root without a header is itself the body.
+func bodyOf(t *protocol.Tree) *protocol.Node {
+	if t == nil || t.Root == nil {
+		return nil
+	}
+	r := t.Root
+	if b := r.Child("body"); b != nil {
+		return b
+	}
+	if r.Child("header") == nil {
+		return r
+	}
+	for i := len(r.Children) - 1; i >= 0; i-- {
+		c := r.Children[i]
+		if c.Kind == protocol.KindStruct && c.Name != "header" {
+			return c
+		}
+	}
+	return nil
+}
+
+// headerOf returns the header node of a decoded frame, or nil.
+func headerOf(t *protocol.Tree) *protocol.Node {
+	if t == nil || t.Root == nil {
+		return nil
+	}
+	return t.Root.Child("header")
+}
+
+func (s *subject) collect(body *protocol.Node, request bool) {
+	if body == nil {
+		return
+	}
+	for _, c := range body.Children {
+		if c.Flags&protocol.FlagNull != 0 {
+			continue
+		}
+		switch {
+		case s.group == "" && c.Kind == protocol.KindString && strings.EqualFold(c.Name, "GroupId"):
+			s.group = c.Str
+		case s.txn == "" && c.Kind == protocol.KindString && strings.EqualFold(c.Name, "TransactionalId"):
+			s.txn = c.Str
+		case !s.hasPID && c.Kind == protocol.KindInt && strings.EqualFold(c.Name, "ProducerId") && c.Int >= 0:
+			s.producer, s.hasPID = c.Int, true
+		}
+	}
+	s.walk(body, request, 0)
+}
+
+func (s *subject) walk(n *protocol.Node, request bool, depth int) {
+	if depth > 8 {
+		return
+	}
+	for _, c := range n.Children {
+		switch {
+		case c.Kind == protocol.KindArray && isTopicArray(c):
+			for _, el := range c.Children {
+				s.addTopic(el, request)
+			}
+		case c.Kind == protocol.KindArray && len(c.Children) > 0 && c.Children[0].Kind == protocol.KindString &&
+			strings.Contains(strings.ToLower(c.Name), "topic"):
+			for _, el := range c.Children {
+				if el.Flags&protocol.FlagNull == 0 {
+					s.topic(el.Str)
+				}
+			}
+		case c.Kind == protocol.KindStruct || c.Kind == protocol.KindArray:
+			s.walk(c, request, depth+1)
+		}
+	}
+}
+
+// topicName returns the topic name (or base64url topic ID) of a topic
+// element, or "".
+func topicName(el *protocol.Node) string {
+	if c := child(el, "Name", "Topic", "TopicName"); c != nil && c.Kind == protocol.KindString && c.Flags&protocol.FlagNull == 0 {
+		return c.Str
+	}
+	if c := child(el, "TopicId"); c != nil && c.Kind == protocol.KindUUID {
+		return UUIDString(c.Raw)
+	}
+	return ""
+}
+
+// partitionArray returns the first array child of a topic element whose
+// name mentions partitions.
+func partitionArray(el *protocol.Node) *protocol.Node {
+	for _, c := range el.Children {
+		if c.Kind == protocol.KindArray && strings.Contains(strings.ToLower(c.Name), "partition") {
+			return c
+		}
+	}
+	return nil
+}
+
+func isTopicArray(a *protocol.Node) bool {
+	if len(a.Children) == 0 || a.Children[0].Kind != protocol.KindStruct {
+		return false
+	}
+	el := a.Children[0]
+	if topicName(el) == "" && child(el, "Name", "Topic", "TopicName", "TopicId") == nil {
+		return false
+	}
+	return strings.Contains(strings.ToLower(a.Name), "topic") || partitionArray(el) != nil
+}
+
+func (s *subject) topic(name string) *subjectTopic {
+	for i := range s.topics {
+		if s.topics[i].name == name {
+			return &s.topics[i]
+		}
+	}
+	s.topics = append(s.topics, subjectTopic{name: name})
+	return &s.topics[len(s.topics)-1]
+}
+
+func (t *subjectTopic) part(idx int64) *subjectPart {
+	for i := range t.parts {
+		if t.parts[i].index == idx {
+			return &t.parts[i]
+		}
+	}
+	t.parts = append(t.parts, subjectPart{index: idx, count: -1})
+	return &t.parts[len(t.parts)-1]
+}
+
+func (s *subject) addTopic(el *protocol.Node, request bool) {
+	name := topicName(el)
+	if name == "" {
+		return
+	}
+	t := s.topic(name)
+	pa := partitionArray(el)
+	if pa == nil {
+		return
+	}
+	for _, p := range pa.Children {
+		if p.Kind == protocol.KindInt {
+			t.part(p.Int)
+			continue
+		}
+		idx, ok := intChild(p, "PartitionIndex", "Partition", "Index", "PartitionId")
+		if !ok {
+			continue
+		}
+		sp := t.part(idx)
+		if !request {
+			if base, ok := intChild(p, "BaseOffset"); ok && base >= 0 {
+				sp.hasBase, sp.base = true, base
+			}
+		}
+		rec := child(p, "Records")
+		if rec == nil || rec.Kind != protocol.KindRecords || rec.Flags&protocol.FlagNull != 0 {
+			continue
+		}
+		if len(rec.Children) == 0 {
+			if len(rec.Raw) > 0 {
+				sp.bytes += len(rec.Raw)
+			}
+			continue
+		}
+		for _, b := range rec.Children {
+			if !isBatch(b) {
+				continue
+			}
+			bi := batchSummary(b)
+			if sp.batches == 0 {
+				if !request && !sp.hasBase {
+					sp.hasBase, sp.base = true, bi.baseOffset
+				}
+				sp.codec = bi.codec
+			} else if sp.codec != bi.codec {
+				sp.codec = "mixed"
+			}
+			sp.batches++
+			if bi.count >= 0 {
+				sp.count = max(sp.count, 0) + bi.count
+			}
+			sp.bytes += bi.bytes
+			sp.partial = sp.partial || bi.partial
+		}
+	}
+}
+
+func (s *subject) String() string {
+	var b []byte
+	for i, t := range s.topics {
+		if i > 0 {
+			b = append(b, ' ')
+		}
+		b = append(b, t.name...)
+		if len(t.parts) == 0 {
+			continue
+		}
+		b = append(b, '[')
+		for j, p := range t.parts {
+			if j > 0 {
+				b = append(b, ',')
+			}
+			b = strconv.AppendInt(b, p.index, 10)
+			if p.hasBase {
+				b = append(b, '@')
+				b = strconv.AppendInt(b, p.base, 10)
+			}
+			if p.count >= 0 {
+				b = append(b, '+')
+				b = strconv.AppendInt(b, p.count, 10)
+			}
+			if p.bytes > 0 {
+				b = append(b, ' ')
+				if p.codec != "" && p.codec != "none" {
+					b = append(b, p.codec...)
+					b = append(b, ' ')
+				}
+				b = appendSize(b, int64(p.bytes))
+			}
+			if p.partial {
+				b = append(b, " partial"...)
+			}
+		}
+		b = append(b, ']')
+	}
+	add := func(k, v string) {
+		if len(b) > 0 {
+			b = append(b, ' ')
+		}
+		b = append(b, k...)
+		b = append(b, v...)
+	}
+	if s.group != "" {
+		add("group=", s.group)
+	}
+	if s.txn != "" {
+		add("txn=", s.txn)
+	}
+	if s.hasPID {
+		add("pid=", itoa(s.producer))
+	}
+	return string(b)
+}
+
+// appendSize appends a byte count: exact below 10000 ("512B", "9999B"),
+// else in kB, MB or GB with three significant digits ("12.3kB", "456kB").
+func appendSize(b []byte, n int64) []byte {
+	if n < 10000 {
+		b = strconv.AppendInt(b, n, 10)
+		return append(b, 'B')
+	}
+	f := float64(n) / 1000
+	unit := "kB"
+	for _, u := range []string{"MB", "GB", "TB"} {
+		if f < 999.5 {
+			break
+		}
+		f /= 1000
+		unit = u
+	}
+	b = appendSig3(b, f)
+	return append(b, unit...)
+}
+
+// appendSig3 appends f (>= 0) with three significant digits, at most three
+// decimals: 123, 12.3, 1.23, 0.123.
+func appendSig3(b []byte, f float64) []byte {
+	prec := 0
+	switch {
+	case f < 1:
+		prec = 3
+	case f < 10:
+		prec = 2
+	case f < 99.95:
+		prec = 1
+	}
+	return strconv.AppendFloat(b, f, 'f', prec, 64)
+}

@@ -1,0 +1,174 @@
+package render
+
+import (
+	"io"
+	"strconv"
+
+	"github.com/kwire/kwire/dissect"
+)
+
+// SummaryCounts are the end-of-run totals Summary prints. The CLI fills it,
+// most simply by passing every exchange and event to Exchange and Event
+// (it then satisfies dissect.Sink), plus the packet and connection counts
+// it gets from reassembly.
+type SummaryCounts struct {
+	Packets     int64 // packets read
+	Connections int   // TCP connections seen
+	Kafka       int   // connections recognised as Kafka (EventOpen)
+
+	Exchanges  int // every exchange, all kinds
+	Paired     int
+	NoResponse int
+	Unanswered int
+	Orphans    int
+	SASL       int
+
+	DecodeErrors int   // frames whose decoding failed (Tree.Err set)
+	Gaps         int   // EventGap
+	GapBytes     int64 // bytes lost in gaps (unknown sizes not counted)
+	Resyncs      int   // EventResync
+	TLS          int   // EventTLS
+	Skipped      int   // EventSkipped: connections that are not Kafka
+	BadFrames    int   // EventBadFrame
+
+	// Errors counts Kafka error names over every response, in order of
+	// first appearance.
+	Errors []ErrorCount
+}
+
+// Exchange counts e.
+func (s *SummaryCounts) Exchange(e *dissect.Exchange) {
+	s.Exchanges++
+	switch e.Kind {
+	case dissect.KindPaired:
+		s.Paired++
+	case dissect.KindNoResponse:
+		s.NoResponse++
+	case dissect.KindUnanswered:
+		s.Unanswered++
+	case dissect.KindOrphan:
+		s.Orphans++
+	case dissect.KindSASL:
+		s.SASL++
+	}
+	for _, f := range [...]*dissect.Frame{e.Request, e.Response} {
+		if f != nil && f.Tree != nil && f.Tree.Err != nil {
+			s.DecodeErrors++
+		}
+	}
+	for _, er := range Errors(e) {
+		found := false
+		for i := range s.Errors {
+			if s.Errors[i].Code == er.Code {
+				s.Errors[i].Count += er.Count
+				found = true
+				break
+			}
+		}
+		if !found {
+			s.Errors = append(s.Errors, er)
+		}
+	}
+}
+
+// Event counts ev.
+func (s *SummaryCounts) Event(ev *dissect.Event) {
+	switch ev.Kind {
+	case dissect.EventOpen:
+		s.Kafka++
+	case dissect.EventGap:
+		s.Gaps++
+		if ev.Bytes > 0 {
+			s.GapBytes += ev.Bytes
+		}
+	case dissect.EventResync:
+		s.Resyncs++
+	case dissect.EventTLS:
+		s.TLS++
+	case dissect.EventSkipped:
+		s.Skipped++
+	case dissect.EventBadFrame:
+		s.BadFrames++
+	}
+}
+
+var _ dissect.Sink = (*SummaryCounts)(nil)
+
+// Summary writes the totals as a few lines:
+//
+//	packets 1200, connections 3 (2 Kafka, 1 skipped)
+//	exchanges 57: 54 paired, 1 no-response, 1 unanswered, 1 orphan
+//	errors: NOT_LEADER_OR_FOLLOWER x3
+//	anomalies: 1 gap (1460 bytes), 1 resync
+//
+// Zero counts are left out of the exchange and anomaly lines, and the
+// errors and anomalies lines are left out when there are none.
+func Summary(w io.Writer, s *SummaryCounts, opts Options) error {
+	c := opts.Color
+	var b []byte
+	b = append(b, "packets "...)
+	b = strconv.AppendInt(b, s.Packets, 10)
+	b = append(b, ", connections "...)
+	b = strconv.AppendInt(b, int64(s.Connections), 10)
+	b = append(b, " ("...)
+	b = strconv.AppendInt(b, int64(s.Kafka), 10)
+	b = append(b, " Kafka"...)
+	if s.Skipped > 0 {
+		b = append(b, ", "...)
+		b = strconv.AppendInt(b, int64(s.Skipped), 10)
+		b = append(b, " skipped"...)
+	}
+	b = append(b, ")\n"...)
+
+	b = append(b, "exchanges "...)
+	b = strconv.AppendInt(b, int64(s.Exchanges), 10)
+	sep := ": "
+	item := func(n int, what string, r role) {
+		if n == 0 {
+			return
+		}
+		b = append(b, sep...)
+		sep = ", "
+		if n != 1 && what != "paired" && what != "unanswered" && what != "no-response" && what != "SASL" {
+			what += "s" // orphans, gaps, resyncs, decode errors, ...
+		}
+		b = paint(b, c, r, itoa(int64(n))+" "+what)
+	}
+	item(s.Paired, "paired", roleValue)
+	item(s.NoResponse, "no-response", roleValue)
+	item(s.Unanswered, "unanswered", roleNote)
+	item(s.Orphans, "orphan", roleNote)
+	item(s.SASL, "SASL", roleValue)
+	b = append(b, '\n')
+
+	if len(s.Errors) > 0 {
+		b = append(b, "errors: "...)
+		for i, er := range s.Errors {
+			if i > 0 {
+				b = append(b, ", "...)
+			}
+			b = paint(b, c, roleError, er.Name)
+			b = append(b, " x"...)
+			b = strconv.AppendInt(b, int64(er.Count), 10)
+		}
+		b = append(b, '\n')
+	}
+
+	sep = "anomalies: "
+	start := len(b)
+	item(s.DecodeErrors, "decode error", roleError)
+	if s.Gaps > 0 {
+		item(s.Gaps, "gap", roleError)
+		b = append(b, " ("...)
+		b = strconv.AppendInt(b, s.GapBytes, 10)
+		b = append(b, " bytes)"...)
+	}
+	item(s.Resyncs, "resync", roleNote)
+	item(s.BadFrames, "bad frame", roleNote)
+	item(s.TLS, "TLS connection", roleNote)
+	if len(b) > start {
+		b = append(b, '\n')
+	}
+	_, err := w.Write(b)
+	return err
+}

@@ -1,0 +1,306 @@
+package render
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/kwire/kwire/protocol"
+)
+
+// Tree writes t as an indented field tree (kwire's -V output), one field per
+// line, two spaces per level:
+//
+//	length: 19
+//	header: RequestHeader (v1)
+//	  RequestApiKey: 18 (ApiVersions)
+//	  ClientId: "wire-read"
+//	body: ApiVersionsRequest (v0) (empty)
+//
+// Strings are quoted, bytes shown per Options.Values and cut past
+// Options.MaxValue with their full length, UUIDs in Kafka's base64url form
+// with the RFC 4122 hex form beside, error codes with their Kafka names,
+// arrays with their counts (arrays of numbers inline), JSON text
+// pretty-printed below its field, record batches and records with absolute
+// offsets, timestamps and CRC verdicts, unknown tagged fields with tag, size,
+// offset and hex, and KindRaw spans (bytes not decoded) in full as a hex
+// dump. Empty tagged-field buffers are left out (Hex shows their byte). A
+// decoding error ends the output on a line of its own.
+func Tree(w io.Writer, t *protocol.Tree, opts Options) error {
+	tw := &treeWriter{w: w, o: &opts, t: t}
+	if t == nil || t.Root == nil {
+		tw.buf = append(tw.buf, "(nothing decoded)\n"...)
+	} else if t.Root.Name == "" && t.Root.Kind == protocol.KindStruct {
+		for _, c := range t.Root.Children {
+			tw.node(c, 0, nil, 0)
+		}
+	} else {
+		tw.node(t.Root, 0, nil, 0)
+	}
+	if t != nil && t.Err != nil {
+		tw.buf = paint(tw.buf, opts.Color, roleError, "error: "+t.Err.Error())
+		tw.buf = append(tw.buf, '\n')
+	}
+	tw.flush(true)
+	return tw.err
+}
+
+type treeWriter struct {
+	w   io.Writer
+	o   *Options
+	t   *protocol.Tree
+	buf []byte
+	err error
+}
+
+func (tw *treeWriter) flush(force bool) {
+	if tw.err != nil {
+		tw.buf = tw.buf[:0]
+		return
+	}
+	if force || len(tw.buf) > 32<<10 {
+		_, tw.err = tw.w.Write(tw.buf)
+		tw.buf = tw.buf[:0]
+	}
+}
+
+func (tw *treeWriter) indent(depth int) {
+	for range depth {
+		tw.buf = append(tw.buf, "  "...)
+	}
+}
+
+// head writes the indentation and "name:" of a line.
+func (tw *treeWriter) head(n *protocol.Node, depth int) {
+	tw.indent(depth)
+	tw.buf = paint(tw.buf, tw.o.Color, roleName, n.Name)
+	tw.buf = append(tw.buf, ':')
+}
+
+// scalar reports whether n prints on one line with no children.
+func scalar(n *protocol.Node) bool {
+	switch n.Kind {
+	case protocol.KindInt, protocol.KindBool, protocol.KindFloat, protocol.KindUUID:
+		return len(n.Children) == 0
+	}
+	return false
+}
+
+// node writes n at depth; batch is the enclosing record batch and space
+// the byte space of n's parent.
+func (tw *treeWriter) node(n *protocol.Node, depth int, batch *protocol.Node, space int) {
+	o := tw.o
+	c := o.Color
+	switch {
+	case n.Kind == protocol.KindTaggedFields && len(n.Children) == 0 && n.Note == "" &&
+		n.Flags&^protocol.FlagTagged == 0:
+		return // an empty tagged-field buffer says nothing
+	case n.Kind == protocol.KindRaw:
+		tw.head(n, depth)
+		tw.buf = append(tw.buf, ' ')
+		tw.buf = paint(tw.buf, c, roleNote, string(appendValue(nil, n, o, true)))
+		tw.buf = appendNotes(tw.buf, n, o)
+		tw.buf = append(tw.buf, '\n')
+		if !isRedacted(n, o) {
+			tw.hexLines(n.Raw, n.Off, depth+1, len(n.Raw))
+		}
+		tw.flush(false)
+		return
+	case n.Kind == protocol.KindRecords && len(n.Children) == 0:
+		tw.head(n, depth)
+		tw.buf = append(tw.buf, ' ')
+		tw.buf = appendValue(tw.buf, n, o, true)
+		tw.buf = appendNotes(tw.buf, n, o)
+		tw.buf = append(tw.buf, '\n')
+		if n.Flags&protocol.FlagNull == 0 && !isRedacted(n, o) && o.Values != ValuesNone {
+			tw.hexLines(n.Raw, 0, depth+1, o.maxValue())
+		}
+		tw.flush(false)
+		return
+	case n.Kind == protocol.KindArray && len(n.Children) > 0 && allScalar(n.Children):
+		tw.head(n, depth)
+		tw.buf = append(tw.buf, ' ')
+		tw.buf = appendValue(tw.buf, n, o, false)
+		for i, e := range n.Children {
+			if i == 0 {
+				tw.buf = append(tw.buf, ' ')
+			} else {
+				tw.buf = append(tw.buf, ", "...)
+			}
+			tw.buf = paint(tw.buf, c, roleValue, string(appendValue(nil, e, o, false)))
+			if e.Note != "" {
+				tw.buf = append(tw.buf, " ("...)
+				tw.buf = append(tw.buf, e.Note...)
+				tw.buf = append(tw.buf, ')')
+			}
+		}
+		tw.buf = appendNotes(tw.buf, n, o)
+		tw.buf = append(tw.buf, '\n')
+		tw.flush(false)
+		return
+	}
+
+	if len(n.Children) == 0 && n.Kind != protocol.KindStruct {
+		tw.leaf(n, depth)
+		return
+	}
+
+	// A container: struct, array, record batch, decoded records, tags.
+	tw.head(n, depth)
+	switch {
+	case isBatch(n):
+		tw.buf = append(tw.buf, ' ')
+		tw.buf = append(tw.buf, batchDescription(n)...)
+		batch = n
+	case isRecord(n) && batch != nil:
+		if off, ts, ok := recordPosition(batch, n); ok {
+			tw.buf = append(tw.buf, " offset "...)
+			tw.buf = paint(tw.buf, c, roleValue, itoa(off))
+			tw.buf = append(tw.buf, " timestamp "...)
+			tw.buf = paint(tw.buf, c, roleValue, msTime(ts))
+		}
+	case n.Kind == protocol.KindStruct:
+		if n.Type != "" && n.Type != n.Name {
+			tw.buf = append(tw.buf, ' ')
+			tw.buf = paint(tw.buf, c, roleAPI, n.Type)
+		}
+	default:
+		tw.buf = append(tw.buf, ' ')
+		tw.buf = appendValue(tw.buf, n, o, true)
+	}
+	if n.Kind == protocol.KindRecords {
+		tw.buf = append(tw.buf, ", "...)
+		tw.buf = strconv.AppendInt(tw.buf, int64(len(n.Children)), 10)
+		if len(n.Children) == 1 {
+			tw.buf = append(tw.buf, " batch"...)
+		} else {
+			tw.buf = append(tw.buf, " batches"...)
+		}
+	}
+	if n.Space != space && tw.t != nil && n.Space >= 0 && n.Space < len(tw.t.Spaces) {
+		tw.buf = append(tw.buf, " ["...)
+		tw.buf = append(tw.buf, tw.t.Spaces[n.Space].Name...)
+		tw.buf = append(tw.buf, ']')
+	}
+	tw.buf = appendNotes(tw.buf, n, o)
+	if n.Kind == protocol.KindStruct && len(n.Children) == 0 {
+		tw.buf = append(tw.buf, " (empty)"...)
+	}
+	tw.buf = append(tw.buf, '\n')
+	tw.flush(false)
+	if isRedacted(n, o) {
+		tw.indent(depth + 1)
+		tw.buf = append(tw.buf, redacted...)
+		tw.buf = append(tw.buf, '\n')
+		return
+	}
+	for _, k := range n.Children {
+		tw.node(k, depth+1, batch, n.Space)
+	}
+}
+
+func allScalar(ns []*protocol.Node) bool {
+	for _, n := range ns {
+		if !scalar(n) || n.Flags&(protocol.FlagError|protocol.FlagUnknown|protocol.FlagTruncated) != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// leaf writes a field with no children.
+func (tw *treeWriter) leaf(n *protocol.Node, depth int) {
+	o := tw.o
+	tw.head(n, depth)
+	tw.buf = append(tw.buf, ' ')
+	if n.Kind == protocol.KindUnknownTag {
+		tw.buf = paint(tw.buf, o.Color, roleNote, "unknown ")
+		tw.buf = append(tw.buf, "tag "...)
+		tw.buf = strconv.AppendInt(tw.buf, n.Int, 10)
+		tw.buf = append(tw.buf, ", "...)
+		tw.buf = strconv.AppendInt(tw.buf, int64(len(n.Raw)), 10)
+		tw.buf = append(tw.buf, " bytes at 0x"...)
+		tw.buf = strconv.AppendInt(tw.buf, int64(n.Off), 16)
+		if !isRedacted(n, o) {
+			tw.buf = append(tw.buf, ": "...)
+			tw.buf = appendBytesValue(tw.buf, n.Raw, ValuesHex, o.maxValue())
+		}
+		tw.buf = appendNotes(tw.buf, n, o)
+		tw.buf = append(tw.buf, '\n')
+		tw.flush(false)
+		return
+	}
+	if js := jsonText(n, o); js != nil {
+		tw.buf = paint(tw.buf, o.Color, roleFaint, "JSON, "+itoa(int64(len(js)))+" bytes")
+		tw.buf = appendNotes(tw.buf, n, o)
+		tw.buf = append(tw.buf, '\n')
+		var ind bytes.Buffer
+		if json.Indent(&ind, js, "", "  ") == nil {
+			for line := range strings.SplitSeq(ind.String(), "\n") {
+				tw.indent(depth + 1)
+				tw.buf = paint(tw.buf, o.Color, roleValue, line)
+				tw.buf = append(tw.buf, '\n')
+			}
+		}
+		tw.flush(false)
+		return
+	}
+	r := roleValue
+	if isErrorCode(n) && n.Int != 0 {
+		r = roleError
+	}
+	if o.Color {
+		tw.buf = paint(tw.buf, true, r, string(appendValue(nil, n, o, true)))
+	} else {
+		tw.buf = appendValue(tw.buf, n, o, true)
+	}
+	tw.buf = appendNotes(tw.buf, n, o)
+	tw.buf = append(tw.buf, '\n')
+	tw.flush(false)
+}
+
+// jsonText returns the value of a string or printable bytes field when it
+// is a JSON object or array no longer than MaxValue, else nil.
+func jsonText(n *protocol.Node, o *Options) []byte {
+	if isRedacted(n, o) || n.Flags&protocol.FlagNull != 0 {
+		return nil
+	}
+	var b []byte
+	switch {
+	case n.Kind == protocol.KindString:
+		b = []byte(n.Str)
+	case n.Kind == protocol.KindBytes && o.Values == ValuesText:
+		b = n.Raw
+	default:
+		return nil
+	}
+	t := bytes.TrimSpace(b)
+	if len(t) < 2 || len(b) > o.maxValue() || (t[0] != '{' && t[0] != '[') || !json.Valid(t) {
+		return nil
+	}
+	return t
+}
+
+// hexLines writes up to max bytes of data as hexdump -C lines at depth,
+// offsets starting at base, then the full length when cut.
+func (tw *treeWriter) hexLines(data []byte, base, depth, max int) {
+	show := data
+	if len(show) > max {
+		show = show[:max]
+	}
+	for i := 0; i < len(show); i += 16 {
+		end := min(i+16, len(show))
+		tw.indent(depth)
+		tw.buf = dumpLine(tw.buf, show[i:end], base+i, 8, tw.o.Color)
+		tw.buf = append(tw.buf, '\n')
+		tw.flush(false)
+	}
+	if len(show) < len(data) {
+		tw.indent(depth)
+		tw.buf = append(tw.buf, "... ("...)
+		tw.buf = strconv.AppendInt(tw.buf, int64(len(data)), 10)
+		tw.buf = append(tw.buf, " bytes)\n"...)
+	}
+}
