@@ -229,6 +229,15 @@ func (bd *batchDecoder) num(parent *Node, name, typ string, space, off int, v in
 	return n
 }
 
+// pos returns the reader's offset, or where it failed: a container's end
+// after a failure inside it, so that it never overlaps the Undecoded node.
+func (bd *batchDecoder) pos() int {
+	if bd.r.Err() != nil {
+		return bd.r.ErrOffset()
+	}
+	return bd.r.Offset()
+}
+
 // fail annotates n with the reader's failure and covers the bytes from the
 // failure to end with an "Undecoded" raw child.
 func (bd *batchDecoder) fail(n *Node, space, end int) {
@@ -477,17 +486,16 @@ func (bd *batchDecoder) record(recs *Node, space, i, end int, ctx recordContext)
 	}
 	o = r.Offset()
 	nh := r.Varint()
-	if r.Err() == nil {
+	switch {
+	case r.Err() != nil:
+	case nh < 0:
+		r.Fail(o, &negativeError{n: int64(nh)})
+	case int64(nh)*2 > int64(r.Remaining()): // a header is at least 2 bytes
+		r.Fail(o, &lengthError{what: "header count", n: int64(nh), need: int64(nh) * 2, left: r.Remaining(), isMinBytes: true})
+	default:
 		hs := &Node{Name: "Headers", Type: "[]Header", Kind: KindArray, Space: space, Off: o, Int: int64(nh)}
 		rec.Children = append(rec.Children, hs)
-		switch {
-		case nh < 0:
-			r.Fail(o, &negativeError{n: int64(nh)})
-		case int64(nh)*2 > int64(r.Remaining()):
-			r.Fail(o, &lengthError{what: "header count", n: int64(nh), need: int64(nh) * 2, left: r.Remaining(), isMinBytes: true})
-		default:
-			hs.Children = make([]*Node, 0, nh)
-		}
+		hs.Children = make([]*Node, 0, nh)
 		for j := 0; j < int(nh) && r.Err() == nil; j++ {
 			h := &Node{Name: fmt.Sprintf("[%d]", j), Type: "Header", Kind: KindStruct, Space: space, Off: r.Offset()}
 			hs.Children = append(hs.Children, h)
@@ -496,9 +504,9 @@ func (bd *batchDecoder) record(recs *Node, space, i, end int, ctx recordContext)
 				k.Note = "null header key (Kafka rejects it)"
 			}
 			bd.varBytes(h, "Value", space)
-			h.Len = r.Offset() - h.Off
+			h.Len = bd.pos() - h.Off
 		}
-		hs.Len = r.Offset() - o
+		hs.Len = bd.pos() - o
 	}
 	if r.Err() != nil {
 		bd.fail(rec, space, recEnd)
