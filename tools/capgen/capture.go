@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -17,14 +18,43 @@ import (
 // errDropped reports a capture that lost packets; the scenario is rerun.
 var errDropped = errors.New("incomplete capture")
 
-var droppedRE = regexp.MustCompile(`(\d+) packets? dropped by kernel`)
+var (
+	capturedRE = regexp.MustCompile(`(\d+) packets? captured`)
+	receivedRE = regexp.MustCompile(`(\d+) packets? received by filter`)
+	droppedRE  = regexp.MustCompile(`(\d+) packets? dropped by kernel`)
+)
+
+// checkCounts reads tcpdump's closing statistics. On loopback the kernel
+// hands every packet to the socket twice (outgoing and incoming) and
+// libpcap keeps one copy, so a complete capture has exactly half the
+// packets the filter received; fewer means tcpdump stopped before reading
+// them all.
+func checkCounts(summary string, loopback bool) error {
+	count := func(re *regexp.Regexp) int {
+		m := re.FindStringSubmatch(summary)
+		if m == nil {
+			return -1
+		}
+		n, _ := strconv.Atoi(m[1])
+		return n
+	}
+	captured, received, dropped := count(capturedRE), count(receivedRE), count(droppedRE)
+	if dropped > 0 {
+		return fmt.Errorf("%w: %d packets dropped by kernel", errDropped, dropped)
+	}
+	if loopback && captured >= 0 && received >= 0 && captured*2 < received {
+		return fmt.Errorf("%w: %d packets captured of %d received (loopback counts each twice)", errDropped, captured, received)
+	}
+	return nil
+}
 
 // capture is one running tcpdump writing a pcap file.
 type capture struct {
-	cmd  *exec.Cmd
-	file string
-	done chan error
-	errs strings.Builder
+	cmd   *exec.Cmd
+	file  string
+	iface string
+	done  chan error
+	errs  strings.Builder
 }
 
 // captureFilter builds a BPF filter matching TCP traffic on any of ports.
@@ -48,7 +78,7 @@ func startCapture(tcpdump, iface, file string, ports []int) (*capture, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("starting %s: %w", tcpdump, err)
 	}
-	c := &capture{cmd: cmd, file: file, done: make(chan error, 1)}
+	c := &capture{cmd: cmd, file: file, iface: iface, done: make(chan error, 1)}
 	ready := make(chan struct{})
 	go func() {
 		sc := bufio.NewScanner(stderr)
@@ -84,7 +114,22 @@ func startCapture(tcpdump, iface, file string, ports []int) (*capture, error) {
 // stop lets in-flight packets land, then stops tcpdump with SIGINT and waits
 // for it to flush and exit.
 func (c *capture) stop() error {
-	time.Sleep(300 * time.Millisecond)
+	// With -U every packet is flushed to the file as tcpdump handles it;
+	// a loaded machine can leave tcpdump behind the kernel's ring, and
+	// SIGINT drops what it has not read yet. Wait for the file to settle.
+	last, still := int64(-1), 0
+	for deadline := time.Now().Add(15 * time.Second); still < 3 && time.Now().Before(deadline); {
+		time.Sleep(200 * time.Millisecond)
+		size := int64(-1)
+		if st, err := os.Stat(c.file); err == nil {
+			size = st.Size()
+		}
+		if size == last {
+			still++
+		} else {
+			last, still = size, 0
+		}
+	}
 	if err := c.cmd.Process.Signal(syscall.SIGINT); err != nil {
 		return err
 	}
@@ -100,8 +145,8 @@ func (c *capture) stop() error {
 	if verbose {
 		log.Printf("tcpdump: %s", strings.TrimSpace(c.errs.String()))
 	}
-	if m := droppedRE.FindStringSubmatch(c.errs.String()); m != nil && m[1] != "0" {
-		return fmt.Errorf("%w: %s packets dropped by kernel", errDropped, m[1])
+	if err := checkCounts(c.errs.String(), c.iface == "lo"); err != nil {
+		return err
 	}
 	st, err := os.Stat(c.file)
 	if err != nil {

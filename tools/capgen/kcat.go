@@ -17,8 +17,8 @@ const kcatTopic = "capgen-kcat"
 // a produce per codec and a plain and a group consume.
 func runKcat(ports []int) error {
 	port := ports[0]
-	if _, err := exec.LookPath("kcat"); err != nil {
-		return fmt.Errorf("kcat not installed (apt-get install kcat): %w", err)
+	if _, err := ensureTool("kcat", "kcat"); err != nil {
+		return err
 	}
 	c, err := newCluster(port, kfake.SeedTopics(1, kcatTopic))
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/twmb/franz-go/pkg/kversion"
 )
 
 const (
@@ -107,7 +108,7 @@ func runKgo(ports []int) error {
 		return fmt.Errorf("transactions: %w", err)
 	}
 
-	if err := kgoErrors(ctx, admCl, adm, md); err != nil {
+	if err := kgoErrors(ctx, port, admCl, adm, md); err != nil {
 		return fmt.Errorf("error cases: %w", err)
 	}
 	admCl.Close()
@@ -193,7 +194,7 @@ func kgoTransactions(ctx context.Context, seed kgo.Opt) error {
 
 // kgoErrors issues requests that fail: a produce to and a delete of a
 // missing topic, a create of an existing topic, and a fetch past the end.
-func kgoErrors(ctx context.Context, cl *kgo.Client, adm *kadm.Client, md kadm.Metadata) error {
+func kgoErrors(ctx context.Context, port int, cl *kgo.Client, adm *kadm.Client, md kadm.Metadata) error {
 	// Auto-creation is off: the producer's metadata requests see
 	// UNKNOWN_TOPIC_OR_PARTITION until it gives up.
 	pctx, cancel := context.WithTimeout(ctx, 1500*time.Millisecond)
@@ -203,19 +204,20 @@ func kgoErrors(ctx context.Context, cl *kgo.Client, adm *kadm.Client, md kadm.Me
 		return errors.New("produce to a missing topic succeeded")
 	}
 
-	// A raw produce to the missing topic, so a ProduceResponse carries the
-	// error code too.
-	preq := kmsg.NewPtrProduceRequest()
-	preq.Acks = -1
-	preq.TimeoutMillis = 5000
-	pt := kmsg.NewProduceRequestTopic()
-	pt.Topic = kgoMissing
-	pp := kmsg.NewProduceRequestTopicPartition()
-	pp.Records = rawBatch(time.UnixMilli(1700000000000), [2][]byte{[]byte("k"), []byte("raw produce to a missing topic")})
-	pt.Partitions = append(pt.Partitions, pp)
-	preq.Topics = append(preq.Topics, pt)
-	if _, err := cl.Broker(0).Request(ctx, preq); err != nil {
-		return fmt.Errorf("raw produce: %w", err)
+	// Raw produces to the missing topic, so ProduceResponses carry the
+	// error code too: v13 names topics by ID (UNKNOWN_TOPIC_ID), v12 by
+	// name (UNKNOWN_TOPIC_OR_PARTITION).
+	v12 := kversion.Stable()
+	v12.SetMaxKeyVersion(0, 12)
+	cl12, err := kgo.NewClient(kgo.SeedBrokers(addr(port)), kgo.ClientID("capgen-kgo-admin-produce-v12"), kgo.MaxVersions(v12))
+	if err != nil {
+		return err
+	}
+	defer cl12.Close()
+	for _, pcl := range []*kgo.Client{cl, cl12} {
+		if err := rawProduceMissing(ctx, pcl); err != nil {
+			return err
+		}
 	}
 
 	// Fetch at an offset far past the end: OFFSET_OUT_OF_RANGE.
@@ -241,14 +243,48 @@ func kgoErrors(ctx context.Context, cl *kgo.Client, adm *kadm.Client, md kadm.Me
 	}
 
 	// TOPIC_ALREADY_EXISTS, then UNKNOWN_TOPIC_OR_PARTITION on delete.
-	if _, err := adm.CreateTopics(ctx, 1, 1, nil, kgoCodecTopic); err != nil {
+	ct, err := adm.CreateTopics(ctx, 1, 1, nil, kgoCodecTopic)
+	if err != nil {
 		return err
 	}
-	if _, err := adm.DeleteTopics(ctx, kgoMissing); err != nil {
+	if !errors.Is(ct[kgoCodecTopic].Err, kerr.TopicAlreadyExists) {
+		return fmt.Errorf("create of an existing topic: %v", ct[kgoCodecTopic].Err)
+	}
+	dt, err := adm.DeleteTopics(ctx, kgoMissing)
+	if err != nil {
 		return err
+	}
+	if !errors.Is(dt[kgoMissing].Err, kerr.UnknownTopicOrPartition) {
+		return fmt.Errorf("delete of a missing topic: %v", dt[kgoMissing].Err)
 	}
 	if _, err := adm.DeleteTopics(ctx, kgoDoomed); err != nil {
 		return err
+	}
+	return nil
+}
+
+// rawProduceMissing sends a produce request for a topic that does not exist
+// and checks that it fails.
+func rawProduceMissing(ctx context.Context, cl *kgo.Client) error {
+	preq := kmsg.NewPtrProduceRequest()
+	preq.Acks = -1
+	preq.TimeoutMillis = 5000
+	pt := kmsg.NewProduceRequestTopic()
+	pt.Topic = kgoMissing
+	pp := kmsg.NewProduceRequestTopicPartition()
+	pp.Records = rawBatch(time.UnixMilli(1700000000000), [2][]byte{[]byte("k"), []byte("raw produce to a missing topic")})
+	pt.Partitions = append(pt.Partitions, pp)
+	preq.Topics = append(preq.Topics, pt)
+	presp, err := cl.Broker(0).Request(ctx, preq)
+	if err != nil {
+		return fmt.Errorf("raw produce: %w", err)
+	}
+	pr := presp.(*kmsg.ProduceResponse)
+	if len(pr.Topics) != 1 || len(pr.Topics[0].Partitions) != 1 || pr.Topics[0].Partitions[0].ErrorCode == 0 {
+		return fmt.Errorf("produce to a missing topic did not fail: %+v", pr.Topics)
+	}
+	if verbose {
+		log.Printf("kgo: raw produce v%d to %s: error code %d", pr.Version, kgoMissing, pr.Topics[0].Partitions[0].ErrorCode)
 	}
 	return nil
 }

@@ -68,6 +68,11 @@ func main() {
 	flag.Parse()
 	log.SetFlags(log.Ltime)
 
+	tp, err := ensureTool(*tcpdump, "tcpdump")
+	if err != nil {
+		log.Fatal(err)
+	}
+	*tcpdump = tp
 	if *bench {
 		if err := runBench(*bf, *out, *tcpdump); err != nil {
 			log.Fatalf("bench: %v", err)
@@ -139,5 +144,12 @@ func runScenario(s scenario, out, tcpdump, iface string) error {
 		os.Remove(tmp)
 		return stopErr
 	}
-	return os.Rename(tmp, file)
+	// Copy rather than rename: tcpdump may have dropped privileges and own
+	// tmp, and the committed file should belong to whoever runs capgen.
+	b, err := os.ReadFile(tmp)
+	if err != nil {
+		return err
+	}
+	os.Remove(tmp)
+	return os.WriteFile(file, b, 0o644)
 }
