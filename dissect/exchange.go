@@ -54,6 +54,18 @@ type Exchange struct {
 	Request  *Frame // nil for orphans
 	Response *Frame // nil unless paired (or orphan)
 
+	// Mechanism is the SASL mechanism of a SaslHandshake request or of a
+	// KindSASL exchange ("PLAIN", "SCRAM-SHA-256", "GSSAPI"); User is the
+	// user name read from a PLAIN or SCRAM client token. Empty otherwise.
+	Mechanism string
+	User      string
+
+	// Advertised holds the API version ranges an ApiVersions response
+	// advertises (Kafka protocol guide, ApiVersionsResponse.ApiKeys), in
+	// wire order; nil for other exchanges or when the response carries an
+	// error.
+	Advertised []APIRange
+
 	// Notes are anomalies and explanations in plain words, e.g.
 	// "duplicate correlation ID 7 in flight", "version 13 outside the
 	// broker's advertised range 0-12", "probably Metadata v12",
@@ -76,13 +88,14 @@ type EventKind uint8
 
 // Event kinds.
 const (
-	EventOpen     EventKind = iota // a Kafka connection was recognised
-	EventSkipped                   // a connection was not Kafka (Detail says why)
-	EventGap                       // bytes lost in one direction (Bytes)
-	EventResync                    // the splitter skipped Bytes of garbage to find the next frame
-	EventTLS                       // the connection is TLS, not decrypted (reported once)
-	EventClose                     // the connection ended
-	EventBadFrame                  // a frame length was diagnosed as not Kafka (Detail: TLS, HTTP, SASL token, garbage)
+	EventOpen      EventKind = iota // a Kafka connection was recognised
+	EventSkipped                    // a connection was not Kafka (Detail says why)
+	EventGap                        // bytes lost in one direction (Bytes)
+	EventResync                     // the splitter skipped Bytes of garbage to find the next frame
+	EventTLS                        // the connection is TLS, not decrypted (reported once)
+	EventClose                      // the connection ended
+	EventBadFrame                   // a frame length was diagnosed as not Kafka (Detail: TLS, HTTP, SASL token, garbage)
+	EventTruncated                  // a frame cut off by the end of the connection or capture, or by a gap (Bytes captured, Detail says which)
 )
 
 // Event is a connection-level happening worth telling the user.
@@ -101,4 +114,11 @@ type Event struct {
 type Sink interface {
 	Exchange(*Exchange)
 	Event(*Event)
+}
+
+// APIRange is one API key's supported version range as a broker advertises
+// it in an ApiVersions response (KIP-35).
+type APIRange struct {
+	Key      int16
+	Min, Max int16
 }

@@ -1,0 +1,394 @@
+package dissect
+
+import (
+	"encoding/binary"
+	"fmt"
+	"net/netip"
+	"strings"
+	"time"
+
+	"github.com/kwire/kwire/protocol"
+	"github.com/kwire/kwire/reassembly"
+)
+
+type cstate uint8
+
+const (
+	csUndecided cstate = iota // bytes held until the client's first request shows
+	csKafka
+	csSkipped
+	csTLS
+)
+
+// preChunk is a packet's bytes (or a gap) held while a connection is
+// undecided.
+type preChunk struct {
+	dir   reassembly.Dir
+	data  []byte
+	frame int64
+	time  time.Time
+	gap   bool
+	n     int64
+}
+
+// conn is the per-connection state: classification, both splitters,
+// pending requests, advertised versions and SASL state.
+type conn struct {
+	d            *Dissector
+	c            *reassembly.Conn
+	state        cstate
+	portA, portB bool // the endpoint is on a Kafka port
+	client       reassembly.Dir
+	split        [2]*splitter
+	pre          []preChunk
+	preBytes     int
+	last         time.Time // time of the latest packet
+
+	pending []*Exchange // requests awaiting responses, oldest first
+	adv     *BrokerVersions
+	keys    [lenientMaxKey]bool // API keys requested on this connection
+	nkeys   int
+	sasl    saslState
+	mech    string // SASL mechanism negotiated by SaslHandshake
+	tlsSeen bool
+}
+
+func (c *conn) addrs() (client, broker netip.AddrPort) {
+	if c.client == reassembly.AtoB {
+		return c.c.A, c.c.B
+	}
+	return c.c.B, c.c.A
+}
+
+func (c *conn) skip(short, detail string) {
+	c.state = csSkipped
+	c.pre = nil
+	c.d.sum.Skipped++
+	c.d.reasons[short]++
+	c.d.event(&Event{Kind: EventSkipped, Conn: c.c, Frame: c.firstFrame(), Time: c.firstTime(), Detail: detail})
+}
+
+func (c *conn) firstFrame() int64 {
+	if len(c.pre) > 0 {
+		return c.pre[0].frame
+	}
+	return 0
+}
+
+func (c *conn) firstTime() time.Time {
+	if len(c.pre) > 0 {
+		return c.pre[0].time
+	}
+	return time.Time{}
+}
+
+// goTLS marks a Kafka-port connection as TLS, reported once.
+func (c *conn) goTLS(dir reassembly.Dir, frame int64, t time.Time) {
+	if c.tlsSeen {
+		return
+	}
+	c.tlsSeen = true
+	c.state = csTLS
+	c.pre = nil
+	c.d.sum.TLS++
+	for _, s := range c.split {
+		if s != nil {
+			s.state = stOff
+			s.buf, s.scan = nil, nil
+		}
+	}
+	c.d.event(&Event{Kind: EventTLS, Conn: c.c, Dir: dir, Frame: frame, Time: t, Detail: "TLS, not decrypted"})
+}
+
+// prefix returns direction dir's bytes held so far, up to the first gap.
+func (c *conn) prefix(dir reassembly.Dir) (b []byte, frame int64, t time.Time) {
+	first := true
+	for _, p := range c.pre {
+		if p.dir != dir {
+			continue
+		}
+		if p.gap {
+			break
+		}
+		if first {
+			frame, t, first = p.frame, p.time, false
+		}
+		b = append(b, p.data...)
+	}
+	return b, frame, t
+}
+
+// firstRequest checks that b starts with a plausible request (strict) and
+// that the next frame, when its first bytes are there, is one too.
+func (c *conn) firstRequest(b []byte) verdict {
+	v := checkRequest(b, c.d.opts.MaxFrame, true)
+	if v != vYes {
+		return v
+	}
+	n := 4 + int(int32(binary.BigEndian.Uint32(b)))
+	if len(b) > n && checkRequest(b[n:], c.d.opts.MaxFrame, true) == vNo {
+		return vNo
+	}
+	return vYes
+}
+
+// decide classifies the connection from the bytes held; final forces a
+// decision (connection closing, or too many bytes held).
+func (c *conn) decide(final bool) {
+	final = final || c.preBytes >= preLimit
+	var (
+		pfx   [2][]byte
+		frame [2]int64
+		tm    [2]time.Time
+		v     [2]verdict
+	)
+	for d := range 2 {
+		pfx[d], frame[d], tm[d] = c.prefix(reassembly.Dir(d))
+		v[d] = c.firstRequest(pfx[d])
+	}
+	port := c.portA || c.portB
+	for d := range 2 {
+		if isTLS(pfx[d]) {
+			if port {
+				c.goTLS(reassembly.Dir(d), frame[d], tm[d])
+			} else {
+				c.skip("TLS", "TLS on a port not in the Kafka port list")
+			}
+			return
+		}
+	}
+	// The client is the side whose first bytes are a request; when both
+	// look like one, the side not on a Kafka port.
+	switch {
+	case v[0] == vYes && v[1] == vYes:
+		if c.portA && !c.portB {
+			c.kafka(reassembly.BtoA, true, "detected")
+		} else {
+			c.kafka(reassembly.AtoB, true, "detected")
+		}
+		return
+	case v[0] == vYes:
+		c.kafka(reassembly.AtoB, true, "detected")
+		return
+	case v[1] == vYes:
+		c.kafka(reassembly.BtoA, true, "detected")
+		return
+	}
+	for d := range 2 {
+		if isHTTP(pfx[d]) {
+			c.skip("HTTP", "HTTP, not Kafka")
+			return
+		}
+	}
+	// The client candidate when no request showed: the side not on a Kafka
+	// port, else the side that opened the connection.
+	cand := reassembly.AtoB
+	if c.portA && !c.portB {
+		cand = reassembly.BtoA
+	}
+	if !final {
+		if v[0] == vMore || v[1] == vMore {
+			return
+		}
+		if port && len(pfx[cand]) == 0 {
+			return // wait for the client to speak
+		}
+	}
+	if port {
+		c.kafka(cand, false, "on a Kafka port")
+		return
+	}
+	why := "no data"
+	for d := range 2 {
+		if len(pfx[d]) > 0 {
+			why = diagnose(pfx[d][:min(len(pfx[d]), 64)], false)
+			break
+		}
+	}
+	c.skip("not Kafka", "not Kafka: the first bytes are not a Kafka request ("+why+")")
+}
+
+// kafka starts dissecting with client as the request direction; reqAt0
+// says the client's first held byte starts a request.
+func (c *conn) kafka(client reassembly.Dir, reqAt0 bool, how string) {
+	d := c.d
+	c.state = csKafka
+	c.client = client
+	synced := c.c.SawSYN
+	c.split[client] = newSplitter(c, client, true, d.opts.MaxFrame, synced || reqAt0)
+	c.split[1-client] = newSplitter(c, 1-client, false, d.opts.MaxFrame, synced)
+	d.sum.Kafka++
+	cl, br := c.addrs()
+	d.event(&Event{Kind: EventOpen, Conn: c.c, Dir: client, Frame: c.firstFrame(), Time: c.firstTime(),
+		Detail: fmt.Sprintf("Kafka (%s): client %s, broker %s", how, cl, br)})
+	pre := c.pre
+	c.pre = nil
+	for _, p := range pre {
+		if c.state != csKafka {
+			return
+		}
+		if p.gap {
+			c.gap(p.dir, p.n, p.time)
+			continue
+		}
+		c.last = p.time
+		c.split[p.dir].feed(p.data, p.frame, p.time)
+	}
+}
+
+func (c *conn) gap(dir reassembly.Dir, n int64, t time.Time) {
+	d := c.d
+	d.sum.Gaps++
+	if n > 0 {
+		d.sum.GapBytes += n
+	}
+	detail := fmt.Sprintf("%d bytes lost", n)
+	if n < 0 {
+		detail = "bytes lost (count unknown)"
+	}
+	d.event(&Event{Kind: EventGap, Conn: c.c, Dir: dir, Time: t, Bytes: n, Detail: detail})
+	c.split[dir].gap(n)
+}
+
+// badFrame reports a diagnosed frame; it returns false when the
+// connection stopped being dissected (TLS).
+func (c *conn) badFrame(s *splitter, detail string, at mark) bool {
+	if strings.HasPrefix(detail, "TLS") {
+		c.goTLS(s.dir, at.frame, at.time)
+		return false
+	}
+	c.d.sum.BadFrames++
+	c.d.event(&Event{Kind: EventBadFrame, Conn: c.c, Dir: s.dir, Frame: at.frame, Time: at.time, Detail: detail})
+	return true
+}
+
+func (c *conn) resync(s *splitter, n int64, at mark) {
+	c.d.sum.Resyncs++
+	c.d.sum.ResyncBytes += n
+	c.d.event(&Event{Kind: EventResync, Conn: c.c, Dir: s.dir, Frame: at.frame, Time: at.time, Bytes: n,
+		Detail: fmt.Sprintf("skipped %d bytes to the next plausible %s", n, s.what())})
+}
+
+func (c *conn) trailing(s *splitter, n int64) {
+	c.d.sum.ResyncBytes += n
+	c.d.event(&Event{Kind: EventResync, Conn: c.c, Dir: s.dir, Time: c.last, Bytes: n,
+		Detail: fmt.Sprintf("%d bytes at the end never formed a plausible %s", n, s.what())})
+}
+
+func (s *splitter) what() string {
+	switch {
+	case s.raw:
+		return "SASL token"
+	case s.req:
+		return "request"
+	}
+	return "response"
+}
+
+// cut reports a frame of which only part was captured (need < 0: its
+// length prefix was incomplete). A request whose header is there is still
+// registered, so its response pairs; a response is paired by its
+// correlation ID. Neither is decoded.
+func (c *conn) cut(s *splitter, part []byte, need int, at mark, why string) {
+	d := c.d
+	d.sum.Truncated++
+	detail := fmt.Sprintf("%s frame cut by %s: %d of %d bytes captured", s.what(), why, len(part), need)
+	if need < 0 {
+		detail = fmt.Sprintf("%s frame cut by %s inside its length prefix", s.what(), why)
+	}
+	d.event(&Event{Kind: EventTruncated, Conn: c.c, Dir: s.dir, Frame: at.frame, Time: at.time, Bytes: int64(len(part)), Detail: detail})
+	if need < 0 || s.raw || len(part) < 8 {
+		return
+	}
+	fr := &Frame{FirstFrame: at.frame, LastFrame: at.frame, Time: at.time, End: at.time, Bytes: append([]byte(nil), part...)}
+	note := fmt.Sprintf("frame incomplete (cut by %s): %d of %d bytes captured", why, len(part), need)
+	if s.req {
+		if h, err := protocol.ParseRequestHeader(part[4:]); err == nil && knownVersion(h.APIKey, h.APIVersion) {
+			c.register(fr, h, []string{"request " + note}, false)
+		}
+		return
+	}
+	if ex := c.take(int32(binary.BigEndian.Uint32(part[4:]))); ex != nil {
+		ex.Response = fr
+		ex.Kind = KindPaired
+		ex.Notes = append(ex.Notes, "response "+note)
+		d.emit(ex)
+	}
+}
+
+// frame receives a complete frame from a splitter.
+func (c *conn) frame(s *splitter, b []byte, first, last mark) {
+	c.d.sum.Frames++
+	fr := &Frame{FirstFrame: first.frame, LastFrame: last.frame, Time: first.time, End: last.time, Bytes: b}
+	switch {
+	case s.raw && s.req:
+		if c.saslClient(fr) {
+			return
+		}
+		c.request(fr)
+	case s.raw:
+		c.saslServer(fr)
+	case s.req:
+		c.request(fr)
+	default:
+		c.response(fr)
+	}
+}
+
+// close ends the connection: partial frames, pending requests, SASL state.
+func (c *conn) close(reason string, t time.Time, eoc bool) {
+	if c.state == csUndecided {
+		c.decide(true)
+	}
+	if c.state != csKafka {
+		return
+	}
+	why := "the end of the connection"
+	if eoc {
+		why = "the end of the capture"
+	}
+	for _, s := range c.split {
+		s.end(why)
+	}
+	if tok := c.sasl.tok; tok != nil {
+		c.sasl.tok = nil
+		tok.Notes = append(tok.Notes, "no server token before "+why)
+		c.d.emit(tok)
+	}
+	pend := c.pending
+	c.pending = nil
+	for i, ex := range pend {
+		ex.Kind = KindUnanswered
+		switch {
+		case eoc:
+			ex.Notes = append(ex.Notes, "no response before the end of the capture")
+		case i == len(pend)-1 && c.unsupported(ex.APIKey, ex.APIVersion):
+			ex.Notes = append(ex.Notes, "connection closed with no response — the broker's answer to an unsupported version")
+		default:
+			ex.Notes = append(ex.Notes, "connection closed with no response")
+		}
+		c.d.emit(ex)
+	}
+	c.d.event(&Event{Kind: EventClose, Conn: c.c, Time: t, Detail: reason})
+}
+
+// advertised returns the broker's ranges for this connection: from an
+// ApiVersions exchange on it, else from another connection to the same
+// broker.
+func (c *conn) advertised() *BrokerVersions {
+	if c.adv != nil {
+		return c.adv
+	}
+	_, br := c.addrs()
+	return c.d.brokers[br]
+}
+
+// unsupported tells whether a request version is outside the broker's
+// advertised range or, with no ApiVersions seen, unknown to the schema.
+func (c *conn) unsupported(key, ver int16) bool {
+	if adv := c.advertised(); adv != nil {
+		r, ok := adv.Range(key)
+		return !ok || !r.Contains(ver)
+	}
+	return protocol.Lookup(key, false, ver) == nil
+}

@@ -1,0 +1,249 @@
+package dissect
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"sync"
+
+	"github.com/kwire/kwire/protocol"
+)
+
+// This file holds the cheap, allocation-free plausibility checks used to
+// recognise Kafka connections, to validate request headers while splitting
+// and to find the next frame when resynchronising, and the diagnosis of
+// bytes that are not Kafka frames.
+
+// verdict is the answer of a plausibility check over a prefix of a stream.
+type verdict uint8
+
+const (
+	vNo   verdict = iota // these bytes cannot start a frame
+	vMore                // plausible so far; more bytes are needed to tell
+	vYes                 // plausible
+)
+
+// Request header sizes (Kafka protocol guide, "Request Header v0/v1/v2"):
+// header v0 is api_key INT16, api_version INT16, correlation_id INT32;
+// v1 adds client_id NULLABLE_STRING (INT16 length); v2 adds tagged fields.
+const (
+	minRequestLen  = 8      // payload bytes of a request header v0
+	minResponseLen = 4      // payload bytes of a response header v0 (correlation_id)
+	fixedReqPrefix = 4 + 10 // length prefix + header v1 up to the client id's length
+	clientIDCheck  = 64     // client id bytes inspected for printability
+	lenientMaxKey  = 512    // API keys accepted (as unknown) in a synced stream
+	lenientMaxVer  = 128    // versions accepted (as unknown) in a synced stream
+)
+
+// apiVersions maps an API key to the union of its request versions in the
+// schema table (empty range for holes).
+var apiVersions = sync.OnceValue(func() []protocol.Versions {
+	apis := protocol.APIs()
+	maxKey := int16(-1)
+	for _, a := range apis {
+		maxKey = max(maxKey, a.Key)
+	}
+	t := make([]protocol.Versions, int(maxKey)+1)
+	for i := range t {
+		t[i] = protocol.NoVersions
+	}
+	for _, a := range apis {
+		if a.Key >= 0 {
+			t[a.Key] = a.Versions
+		}
+	}
+	return t
+})
+
+// knownVersion reports whether the schema table declares request version v
+// of API key key.
+func knownVersion(key, v int16) bool {
+	t := apiVersions()
+	return key >= 0 && int(key) < len(t) && t[key].Contains(v)
+}
+
+// knownKey reports whether the schema table declares API key key.
+func knownKey(key int16) bool {
+	t := apiVersions()
+	return key >= 0 && int(key) < len(t) && !t[key].Empty()
+}
+
+// checkRequest tells whether b (starting with the 4-byte length prefix)
+// can be the start of a request frame of at most maxFrame payload bytes.
+// Strict checks (detection, resynchronisation) require an API key and
+// version the schema table knows and a non-negative correlation ID; lenient
+// checks (a stream already in sync) accept unknown keys below 512 and
+// versions below 128, as Kafka adds APIs faster than captures age. Both
+// require the client id to fit in the frame and to be printable. It reads
+// only the bytes it needs and never allocates.
+func checkRequest(b []byte, maxFrame int, strict bool) verdict {
+	if len(b) < 4 {
+		return vMore
+	}
+	n := int64(int32(binary.BigEndian.Uint32(b)))
+	if n < minRequestLen || n > int64(maxFrame) {
+		return vNo
+	}
+	if len(b) < 6 {
+		return vMore
+	}
+	key := int16(binary.BigEndian.Uint16(b[4:]))
+	if strict && !knownKey(key) || key < 0 || key >= lenientMaxKey {
+		return vNo
+	}
+	if len(b) < 8 {
+		return vMore
+	}
+	ver := int16(binary.BigEndian.Uint16(b[6:]))
+	if strict && !knownVersion(key, ver) || ver < 0 || ver >= lenientMaxVer {
+		return vNo
+	}
+	if len(b) < 12 {
+		return vMore
+	}
+	if strict && int32(binary.BigEndian.Uint32(b[8:])) < 0 {
+		return vNo
+	}
+	if key == 7 && ver == 0 {
+		return vYes // ControlledShutdown v0: request header v0, no client id
+	}
+	if n < 10 {
+		return vNo
+	}
+	if len(b) < fixedReqPrefix {
+		return vMore
+	}
+	clen := int64(int16(binary.BigEndian.Uint16(b[12:])))
+	if clen < -1 || 10+max(clen, 0) > n {
+		return vNo
+	}
+	if clen <= 0 {
+		return vYes
+	}
+	check := int(min(clen, clientIDCheck))
+	have := min(check, len(b)-fixedReqPrefix)
+	for _, c := range b[fixedReqPrefix : fixedReqPrefix+have] {
+		if c < 0x20 || c == 0x7f {
+			return vNo
+		}
+	}
+	if have < check {
+		return vMore
+	}
+	return vYes
+}
+
+// checkResponse tells whether b (starting with the 4-byte length prefix)
+// can start a response frame answering one of the pending correlation IDs.
+func checkResponse(b []byte, maxFrame int, pending []*Exchange) verdict {
+	if len(b) < 4 {
+		return vMore
+	}
+	n := int64(int32(binary.BigEndian.Uint32(b)))
+	if n < minResponseLen || n > int64(maxFrame) {
+		return vNo
+	}
+	if len(b) < 8 {
+		return vMore
+	}
+	corr := int32(binary.BigEndian.Uint32(b[4:]))
+	for _, p := range pending {
+		if p.CorrelationID == corr {
+			return vYes
+		}
+	}
+	return vNo
+}
+
+// isTLS reports whether b starts like a TLS record: content type 20-23
+// (change_cipher_spec, alert, handshake, application_data), version 3.x
+// with x ≤ 4 (SSL 3.0 to TLS 1.3's legacy version), a record length of at
+// most 2^14+2048 (RFC 8446 section 5.2).
+func isTLS(b []byte) bool {
+	if len(b) < 5 || b[0] < 0x14 || b[0] > 0x17 || b[1] != 3 || b[2] > 4 {
+		return false
+	}
+	return binary.BigEndian.Uint16(b[3:]) <= 1<<14+2048
+}
+
+// httpPrefixes are the starts of HTTP/1.x requests and responses.
+var httpPrefixes = [][]byte{
+	[]byte("GET "), []byte("POST "), []byte("PUT "), []byte("HEAD "),
+	[]byte("DELETE "), []byte("OPTIONS "), []byte("PATCH "),
+	[]byte("CONNECT "), []byte("HTTP/1."), []byte("PRI * HTTP/2"),
+}
+
+// isHTTP reports whether b starts like an HTTP/1.x message or an HTTP/2
+// connection preface.
+func isHTTP(b []byte) bool {
+	for _, p := range httpPrefixes {
+		if len(b) >= len(p) && bytes.Equal(b[:len(p)], p) ||
+			len(b) >= 4 && len(b) < len(p) && bytes.Equal(b, p[:len(b)]) {
+			return true
+		}
+	}
+	return false
+}
+
+// looksPLAIN reports whether a token looks like a SASL PLAIN message
+// (RFC 4616: [authzid] NUL authcid NUL passwd, printable otherwise).
+func looksPLAIN(tok []byte) bool {
+	i := bytes.IndexByte(tok, 0)
+	if i < 0 || len(tok) > 1024 {
+		return false
+	}
+	j := bytes.IndexByte(tok[i+1:], 0)
+	if j <= 0 {
+		return false
+	}
+	for _, c := range tok {
+		if c != 0 && (c < 0x20 || c == 0x7f) {
+			return false
+		}
+	}
+	return bytes.Count(tok, []byte{0}) == 2
+}
+
+// looksSCRAM reports whether a token looks like a SCRAM message (RFC 5802
+// section 7: client-first "n,," / "y,," / "p=", server-first "r=",
+// client-final "c=", server-final "v=" or "e=").
+func looksSCRAM(tok []byte) bool {
+	for _, p := range []string{"n,,", "y,,", "p=", "n,a=", "y,a=", "r=", "c=", "v=", "e="} {
+		if bytes.HasPrefix(tok, []byte(p)) {
+			return true
+		}
+	}
+	return false
+}
+
+// diagnose names what bytes that do not start a Kafka frame look like. b
+// starts at the would-be length prefix; lengthOK says the length was in
+// range and the header was what failed.
+func diagnose(b []byte, lengthOK bool) string {
+	switch {
+	case isTLS(b):
+		return fmt.Sprintf("TLS record (% x), not decrypted", b[:3])
+	case isHTTP(b):
+		return "HTTP, not Kafka"
+	case len(b) > 0 && b[0] == 0x60:
+		return "GSSAPI token (0x60) without a length prefix"
+	case len(b) > 4 && b[4] == 0x60:
+		return "raw GSSAPI token (0x60) where a Kafka header was expected"
+	case len(b) > 4 && looksPLAIN(b[4:min(len(b), 4+1024)]):
+		return "raw SASL PLAIN token where a Kafka header was expected"
+	case len(b) > 4 && looksSCRAM(b[4:]):
+		return "raw SASL SCRAM message where a Kafka header was expected"
+	}
+	if lengthOK && len(b) >= 8 {
+		return fmt.Sprintf("implausible request header (API key %d, version %d): garbage",
+			int16(binary.BigEndian.Uint16(b[4:])), int16(binary.BigEndian.Uint16(b[6:])))
+	}
+	if len(b) >= 4 {
+		n := int32(binary.BigEndian.Uint32(b))
+		if n < 0 {
+			return fmt.Sprintf("negative frame length %d: garbage", n)
+		}
+		return fmt.Sprintf("frame length %d (%#08x) out of range: garbage", n, uint32(n))
+	}
+	return "garbage"
+}

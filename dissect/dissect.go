@@ -1,0 +1,314 @@
+package dissect
+
+import (
+	"cmp"
+	"fmt"
+	"net/netip"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/kwire/kwire/protocol"
+	"github.com/kwire/kwire/reassembly"
+)
+
+// Defaults for Options.
+const (
+	// DefaultPort is the broker port assumed when Options.Ports is nil.
+	DefaultPort = 9092
+	// DefaultMaxFrame is the largest frame payload accepted: 100 MiB, the
+	// default of the broker's socket.request.max.bytes (104857600).
+	DefaultMaxFrame = 100 << 20
+	// DefaultMaxPending bounds the requests awaiting a response on one
+	// connection. Clients keep a handful in flight
+	// (max.in.flight.requests.per.connection defaults to 5); the bound only
+	// matters when responses are lost, and each eviction is reported.
+	DefaultMaxPending = 512
+)
+
+// preLimit bounds the bytes held per connection while deciding whether it
+// is Kafka; past it the decision is made with what is there.
+const preLimit = 64 << 10
+
+// Options configure a Dissector.
+type Options struct {
+	// Ports are the broker ports: a connection with an endpoint on one of
+	// them is Kafka unless its bytes are clearly something else (TLS, HTTP).
+	// nil means {DefaultPort}; an empty non-nil slice means none.
+	Ports []uint16
+	// Detect recognises Kafka on any port from the client's first bytes: a
+	// plausible request frame (length within MaxFrame, API key and version
+	// known to the schema table, printable client id that fits, the next
+	// frame consistent when present).
+	Detect bool
+	// MaxFrame is the largest frame payload in bytes; 0 means
+	// DefaultMaxFrame. Longer lengths are diagnosed as not Kafka.
+	MaxFrame int
+	// Decoder decodes frames into trees (its options: record batches,
+	// decompression cap, ShowSecrets, which also un-redacts raw SASL tokens).
+	Decoder protocol.Decoder
+	// MaxPending bounds the requests awaiting responses per connection; 0
+	// means DefaultMaxPending. The oldest is evicted as KindUnanswered with
+	// a note, and counted in Summary.Evicted.
+	MaxPending int
+	// Decode, when not nil, says whether frames of an API key and version
+	// are decoded into trees; when it returns false Frame.Tree stays nil
+	// (pairing, acks, ApiVersions ranges and SASL still work).
+	Decode func(apiKey, version int16) bool
+}
+
+// Dissector turns reassembled TCP streams into Kafka exchanges. It
+// implements reassembly.Handler; all methods must be called from one
+// goroutine. Call Finish after the last packet.
+type Dissector struct {
+	opts    Options
+	sink    Sink
+	conns   map[int]*conn
+	sum     Summary
+	reasons map[string]int
+	brokers map[netip.AddrPort]*BrokerVersions
+	guesses int
+}
+
+// New returns a Dissector that reports to sink.
+func New(opts Options, sink Sink) *Dissector {
+	if opts.Ports == nil {
+		opts.Ports = []uint16{DefaultPort}
+	}
+	if opts.MaxFrame <= 0 {
+		opts.MaxFrame = DefaultMaxFrame
+	}
+	if opts.MaxPending <= 0 {
+		opts.MaxPending = DefaultMaxPending
+	}
+	return &Dissector{
+		opts:    opts,
+		sink:    sink,
+		conns:   make(map[int]*conn),
+		reasons: make(map[string]int),
+		brokers: make(map[netip.AddrPort]*BrokerVersions),
+	}
+}
+
+var _ reassembly.Handler = (*Dissector)(nil)
+
+func (d *Dissector) isPort(p uint16) bool { return slices.Contains(d.opts.Ports, p) }
+
+// Open implements reassembly.Handler.
+func (d *Dissector) Open(rc *reassembly.Conn) {
+	if _, ok := d.conns[rc.Index]; ok {
+		return
+	}
+	d.sum.Connections++
+	c := &conn{d: d, c: rc}
+	c.portA, c.portB = d.isPort(rc.A.Port()), d.isPort(rc.B.Port())
+	d.conns[rc.Index] = c
+	if !c.portA && !c.portB && !d.opts.Detect {
+		c.skip("not on a Kafka port", fmt.Sprintf("no endpoint on a Kafka port (%s)", d.portList()))
+	}
+}
+
+func (d *Dissector) portList() string {
+	var b strings.Builder
+	for i, p := range d.opts.Ports {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprint(&b, p)
+	}
+	return b.String()
+}
+
+func (d *Dissector) conn(rc *reassembly.Conn) *conn {
+	c := d.conns[rc.Index]
+	if c == nil {
+		d.Open(rc)
+		c = d.conns[rc.Index]
+	}
+	return c
+}
+
+// Data implements reassembly.Handler.
+func (d *Dissector) Data(rc *reassembly.Conn, dir reassembly.Dir, ch reassembly.Chunk) {
+	if len(ch.Data) == 0 {
+		return
+	}
+	c := d.conn(rc)
+	c.last = ch.Time
+	switch c.state {
+	case csKafka:
+		c.split[dir].feed(ch.Data, ch.Frame, ch.Time)
+	case csUndecided:
+		c.pre = append(c.pre, preChunk{dir: dir, data: append([]byte(nil), ch.Data...), frame: ch.Frame, time: ch.Time})
+		c.preBytes += len(ch.Data)
+		c.decide(false)
+	}
+}
+
+// Gap implements reassembly.Handler.
+func (d *Dissector) Gap(rc *reassembly.Conn, dir reassembly.Dir, n int64, t time.Time) {
+	c := d.conn(rc)
+	switch c.state {
+	case csKafka:
+		c.gap(dir, n, t)
+	case csUndecided:
+		c.pre = append(c.pre, preChunk{dir: dir, gap: true, n: n, time: t})
+	}
+}
+
+// Close implements reassembly.Handler.
+func (d *Dissector) Close(rc *reassembly.Conn, reason string, t time.Time) {
+	c := d.conns[rc.Index]
+	if c == nil {
+		return
+	}
+	c.close(reason, t, endOfCapture(reason))
+	delete(d.conns, rc.Index)
+}
+
+// endOfCapture tells a Close caused by the end of the input from a FIN or
+// RST.
+func endOfCapture(reason string) bool {
+	r := strings.ToLower(reason)
+	return r == "" || strings.Contains(r, "end of") || strings.Contains(r, "eof") ||
+		strings.Contains(r, "flush") || strings.Contains(r, "timeout") || strings.Contains(r, "idle")
+}
+
+// Finish flushes every connection still open at the end of the input: a
+// partial frame is reported (EventTruncated), requests still awaiting a
+// response become KindUnanswered exchanges, and each connection gets an
+// EventClose. Connections are flushed in order of Conn.Index.
+func (d *Dissector) Finish() {
+	idx := make([]int, 0, len(d.conns))
+	for i := range d.conns {
+		idx = append(idx, i)
+	}
+	slices.Sort(idx)
+	for _, i := range idx {
+		c := d.conns[i]
+		c.close("end of capture", c.last, true)
+		delete(d.conns, i)
+	}
+}
+
+func (d *Dissector) event(e *Event) {
+	if d.sink != nil {
+		d.sink.Event(e)
+	}
+}
+
+func (d *Dissector) emit(ex *Exchange) {
+	d.sum.Exchanges++
+	switch ex.Kind {
+	case KindPaired:
+		d.sum.Paired++
+	case KindNoResponse:
+		d.sum.NoResponse++
+	case KindUnanswered:
+		d.sum.Unanswered++
+	case KindOrphan:
+		d.sum.Orphans++
+	case KindSASL:
+		d.sum.SASL++
+	}
+	if d.sink != nil {
+		d.sink.Exchange(ex)
+	}
+}
+
+// wantDecode applies Options.Decode.
+func (d *Dissector) wantDecode(key, ver int16) bool {
+	return d.opts.Decode == nil || d.opts.Decode(key, ver)
+}
+
+// count notes a decoded frame's error in the summary.
+func (d *Dissector) count(t *protocol.Tree) {
+	if t != nil && t.Err != nil {
+		d.sum.DecodeErrors++
+	}
+}
+
+// Summary counts what a Dissector saw. Connection counts are final after
+// Finish.
+type Summary struct {
+	Connections int      // TCP connections handed to the Dissector
+	Kafka       int      // connections recognised as Kafka
+	Skipped     int      // connections not dissected
+	SkipReasons []Reason // why, sorted by reason
+	TLS         int      // Kafka-port connections carrying TLS (not decrypted)
+
+	Frames    int64 // frames cut (requests, responses, raw SASL tokens)
+	Requests  int64 // Kafka request frames
+	Responses int64 // Kafka response frames
+
+	Exchanges  int64 // exchanges emitted, all kinds
+	Paired     int64
+	NoResponse int64 // Produce with acks=0
+	Unanswered int64
+	Orphans    int64
+	SASL       int64 // KindSASL exchanges (raw tokens after SaslHandshake v0)
+
+	Gaps        int64 // gap events on Kafka connections
+	GapBytes    int64 // bytes lost in gaps of known size
+	Resyncs     int64 // times a splitter found its way back to a frame
+	ResyncBytes int64 // bytes skipped while resynchronising
+	BadFrames   int64 // lengths or headers diagnosed as not Kafka
+	Truncated   int64 // frames cut by a gap or by the end of a connection
+
+	DecodeErrors int64 // decoded frames whose tree has an error
+	OutOfOrder   int64 // responses that did not answer the oldest pending request
+	DuplicateIDs int64 // requests sent while another with the same correlation ID was pending
+	Evicted      int64 // pending requests dropped by Options.MaxPending
+	Unsupported  int64 // requests outside the broker's advertised version range
+}
+
+// Reason is a skip reason and how many connections it applied to.
+type Reason struct {
+	Reason string
+	Count  int
+}
+
+// Summary returns the counts so far.
+func (d *Dissector) Summary() Summary {
+	s := d.sum
+	s.SkipReasons = make([]Reason, 0, len(d.reasons))
+	for r, n := range d.reasons {
+		s.SkipReasons = append(s.SkipReasons, Reason{r, n})
+	}
+	slices.SortFunc(s.SkipReasons, func(a, b Reason) int { return cmp.Compare(a.Reason, b.Reason) })
+	return s
+}
+
+// BrokerVersions is what one broker advertised in its latest ApiVersions
+// response seen in the capture (KIP-35).
+type BrokerVersions struct {
+	Broker netip.AddrPort
+	Conn   int       // reassembly.Conn.Index of the connection it came from
+	Frame  int64     // packet number of the response's first byte
+	Time   time.Time // capture time of the response
+	// RequestVersion is the ApiVersions version the client asked with.
+	RequestVersion int16
+	Ranges         []APIRange // sorted by API key
+}
+
+// Range returns the advertised range for key, and false when the broker did
+// not list the key.
+func (b *BrokerVersions) Range(key int16) (protocol.Versions, bool) {
+	i, ok := slices.BinarySearchFunc(b.Ranges, key, func(r APIRange, k int16) int { return cmp.Compare(r.Key, k) })
+	if !ok {
+		return protocol.NoVersions, false
+	}
+	return protocol.Versions{Min: b.Ranges[i].Min, Max: b.Ranges[i].Max}, true
+}
+
+// Advertised returns, per broker address, the version ranges of the latest
+// ApiVersions response seen, sorted by broker address. It is what
+// `kwire versions` compares the clients' requests against.
+func (d *Dissector) Advertised() []BrokerVersions {
+	out := make([]BrokerVersions, 0, len(d.brokers))
+	for _, b := range d.brokers {
+		out = append(out, *b)
+	}
+	slices.SortFunc(out, func(a, b BrokerVersions) int { return a.Broker.Compare(b.Broker) })
+	return out
+}

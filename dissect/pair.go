@@ -1,0 +1,277 @@
+package dissect
+
+import (
+	"encoding/binary"
+	"fmt"
+	"slices"
+
+	"github.com/kwire/kwire/protocol"
+)
+
+// Pairing. Kafka answers the requests of one connection in order (Kafka
+// protocol guide, "Network": "the server guarantees that on a single TCP
+// connection, requests will be processed in the order they are sent and
+// responses will return in that order"), so a response pairs with the
+// oldest pending request, and its correlation ID is verified; on a
+// mismatch the pending requests are searched by ID and the anomaly noted.
+// The request is registered from its header before its body is decoded, so
+// a body that fails to decode never un-pairs its response.
+
+// API keys with pairing semantics.
+const (
+	keyProduce          = 0
+	keySaslHandshake    = 17
+	keyApiVersions      = 18
+	keySaslAuthenticate = 36
+)
+
+// errUnsupportedVersion is Kafka's UNSUPPORTED_VERSION error code (35).
+const errUnsupportedVersion = 35
+
+// request handles a complete request frame.
+func (c *conn) request(fr *Frame) {
+	d := c.d
+	b := fr.Bytes
+	if b[4] == 0x60 {
+		// A GSSAPI token (RFC 2743 section 3.1 InitialContextToken) where
+		// a header is expected: Kafka 0.9 clients sent Kerberos tokens
+		// without SaslHandshake.
+		c.enterSASL("GSSAPI", "raw GSSAPI token without SaslHandshake (Kafka 0.9 style)")
+		c.saslClient(fr)
+		return
+	}
+	d.sum.Requests++
+	h, err := protocol.ParseRequestHeader(b[4:])
+	if err != nil {
+		cl, br := c.addrs()
+		ex := &Exchange{Conn: c.c, Client: cl, Broker: br, Kind: KindUnanswered, APIKey: h.APIKey, APIVersion: h.APIVersion,
+			CorrelationID: h.CorrelationID, Request: fr, Notes: []string{"request header does not parse: " + err.Error()}}
+		d.emit(ex)
+		return
+	}
+	var notes []string
+	if adv := c.advertised(); adv != nil && h.APIKey != keyApiVersions {
+		if r, ok := adv.Range(h.APIKey); !ok {
+			d.sum.Unsupported++
+			notes = append(notes, fmt.Sprintf("API key %d (%s) not advertised by the broker", h.APIKey, protocol.APIName(h.APIKey)))
+		} else if !r.Contains(h.APIVersion) {
+			d.sum.Unsupported++
+			notes = append(notes, fmt.Sprintf("version %d outside the broker's advertised range %d-%d", h.APIVersion, r.Min, r.Max))
+		}
+	}
+	for _, p := range c.pending {
+		if p.CorrelationID == h.CorrelationID {
+			d.sum.DuplicateIDs++
+			notes = append(notes, fmt.Sprintf("duplicate correlation ID %d in flight (also the request in packet %d)", h.CorrelationID, p.Request.FirstFrame))
+			break
+		}
+	}
+	if d.wantDecode(h.APIKey, h.APIVersion) {
+		dec := &d.opts.Decoder
+		if h.APIKey == keySaslAuthenticate && c.mech != "" && dec.SASLMechanism == "" {
+			dd := *dec
+			dd.SASLMechanism = c.mech
+			dec = &dd
+		}
+		fr.Tree = dec.DecodeRequest(b)
+		d.count(fr.Tree)
+	}
+	if h.APIKey == keyProduce {
+		if acks, ok := produceAcks(b, h); ok && acks == 0 {
+			cl, br := c.addrs()
+			ex := &Exchange{Conn: c.c, Client: cl, Broker: br, Kind: KindNoResponse, APIKey: h.APIKey, APIVersion: h.APIVersion,
+				CorrelationID: h.CorrelationID, ClientID: h.ClientID, ClientIDNull: h.ClientIDNull, Request: fr,
+				Notes: append(notes, "acks=0: the broker sends no response")}
+			d.emit(ex)
+			return
+		}
+	}
+	c.register(fr, h, notes, true)
+}
+
+// register adds a request to the pending queue, evicting the oldest past
+// Options.MaxPending.
+func (c *conn) register(fr *Frame, h protocol.RequestHeader, notes []string, whole bool) {
+	d := c.d
+	cl, br := c.addrs()
+	ex := &Exchange{Conn: c.c, Client: cl, Broker: br, Kind: KindPaired, APIKey: h.APIKey, APIVersion: h.APIVersion,
+		CorrelationID: h.CorrelationID, ClientID: h.ClientID, ClientIDNull: h.ClientIDNull, Request: fr, Notes: notes}
+	if h.APIKey == keySaslHandshake && whole {
+		ex.Mechanism, _ = readString(fr.Bytes, 4+h.Len)
+	}
+	if h.APIKey >= 0 && h.APIKey < lenientMaxKey && !c.keys[h.APIKey] {
+		c.keys[h.APIKey] = true
+		c.nkeys++
+	}
+	c.pending = append(c.pending, ex)
+	if len(c.pending) > d.opts.MaxPending {
+		old := c.pending[0]
+		c.pending[0] = nil
+		c.pending = c.pending[1:]
+		old.Kind = KindUnanswered
+		old.Notes = append(old.Notes, fmt.Sprintf("evicted unanswered: more than %d requests pending on the connection", d.opts.MaxPending))
+		d.sum.Evicted++
+		d.emit(old)
+	}
+}
+
+// take removes and returns the pending request with correlation ID corr,
+// preferring the oldest; nil when none has it. Taking any but the oldest is
+// noted as out of order.
+func (c *conn) take(corr int32) *Exchange {
+	i := slices.IndexFunc(c.pending, func(e *Exchange) bool { return e.CorrelationID == corr })
+	if i < 0 {
+		return nil
+	}
+	ex := c.pending[i]
+	if i == 0 {
+		c.pending[0] = nil
+		c.pending = c.pending[1:]
+		return ex
+	}
+	c.d.sum.OutOfOrder++
+	ex.Notes = append(ex.Notes, fmt.Sprintf("response out of order: correlation ID %d was expected first", c.pending[0].CorrelationID))
+	c.pending = slices.Delete(c.pending, i, i+1)
+	return ex
+}
+
+// response handles a complete response frame.
+func (c *conn) response(fr *Frame) {
+	d := c.d
+	d.sum.Responses++
+	corr := int32(binary.BigEndian.Uint32(fr.Bytes[4:]))
+	ex := c.take(corr)
+	if ex == nil {
+		c.orphan(fr, corr)
+		return
+	}
+	ex.Response = fr
+	ex.Kind = KindPaired
+	key, ver := ex.APIKey, ex.APIVersion
+	b := fr.Bytes
+	switch {
+	case key == keyApiVersions:
+		// ApiVersions responses always use response header v0 (KIP-511),
+		// so the error code is at offset 8.
+		if ver > 0 && len(b) >= 10 && int16(binary.BigEndian.Uint16(b[8:])) == errUnsupportedVersion {
+			ex.Notes = append(ex.Notes, fmt.Sprintf("UNSUPPORTED_VERSION: the broker does not support ApiVersions v%d and answered with a v0 body (KIP-511)", ver))
+			ver = 0
+		}
+		if code, ranges, ok := parseAPIVersions(b, ver); ok && code == 0 {
+			ex.Advertised = ranges
+			c.learn(ex, ranges)
+		}
+	case key == keySaslHandshake:
+		// SaslHandshakeResponse v0/v1: header v0, ErrorCode first.
+		if len(b) >= 10 && binary.BigEndian.Uint16(b[8:]) == 0 {
+			c.mech = ex.Mechanism
+			if ver == 0 {
+				c.enterSASL(ex.Mechanism, "")
+			}
+		}
+	}
+	if d.wantDecode(key, ver) {
+		fr.Tree = d.opts.Decoder.DecodeResponse(b, key, ver)
+		d.count(fr.Tree)
+	}
+	d.emit(ex)
+}
+
+// learn records a broker's advertised ranges.
+func (c *conn) learn(ex *Exchange, ranges []APIRange) {
+	sorted := slices.Clone(ranges)
+	slices.SortStableFunc(sorted, func(a, b APIRange) int { return int(a.Key) - int(b.Key) })
+	bv := &BrokerVersions{Broker: ex.Broker, Conn: c.c.Index, Frame: ex.Response.FirstFrame, Time: ex.Response.Time,
+		RequestVersion: ex.APIVersion, Ranges: sorted}
+	c.adv = bv
+	c.d.brokers[ex.Broker] = bv
+}
+
+// orphan emits a response whose request was not captured, with a guess at
+// what it answers.
+func (c *conn) orphan(fr *Frame, corr int32) {
+	cl, br := c.addrs()
+	ex := &Exchange{Conn: c.c, Client: cl, Broker: br, Kind: KindOrphan, APIKey: -1, APIVersion: -1,
+		CorrelationID: corr, Response: fr, Notes: []string{"response without a captured request"}}
+	if g := c.d.guess(c, fr.Bytes); g != "" {
+		ex.Notes = append(ex.Notes, g)
+	}
+	c.d.emit(ex)
+}
+
+// Guessing what an orphan answers costs one decode per candidate (API key,
+// version); these bound it.
+const (
+	guessMaxFrame = 1 << 20 // larger orphans are not guessed
+	guessMaxCount = 256     // orphans guessed per Dissector
+)
+
+// guess decodes an orphan response as every response version of the API
+// keys requested on its connection (or, failing that, of every key) and
+// names the candidates that decode the whole frame without error or
+// leftover: "probably Metadata v12" when exactly one does, "probably
+// Metadata v9-v12" when several versions of one key do. Record batches are
+// not decoded while guessing.
+func (d *Dissector) guess(c *conn, fb []byte) string {
+	if len(fb) > guessMaxFrame || d.guesses >= guessMaxCount {
+		return ""
+	}
+	d.guesses++
+	dec := d.opts.Decoder
+	dec.Records = false
+	type cand struct{ key, ver int16 }
+	var found []cand
+	try := func(key int16) {
+		vs := apiVersions()[key]
+		if vs.Empty() {
+			return
+		}
+		for v := vs.Min; v <= vs.Max && v < lenientMaxVer; v++ {
+			if protocol.Lookup(key, true, v) == nil {
+				continue
+			}
+			if t := dec.DecodeResponse(fb, key, v); t != nil && t.Err == nil {
+				found = append(found, cand{key, v})
+			}
+		}
+	}
+	keys := len(apiVersions())
+	if c.nkeys > 0 {
+		for k := range min(keys, lenientMaxKey) {
+			if c.keys[k] {
+				try(int16(k))
+			}
+		}
+	}
+	if len(found) == 0 {
+		for k := range keys {
+			if k >= lenientMaxKey || !c.keys[k] {
+				try(int16(k))
+			}
+		}
+	}
+	if len(found) == 0 {
+		return ""
+	}
+	for _, f := range found[1:] {
+		if f.key != found[0].key {
+			return ""
+		}
+	}
+	name := protocol.APIName(found[0].key)
+	if len(found) == 1 {
+		return fmt.Sprintf("probably %s v%d", name, found[0].ver)
+	}
+	lo, hi := found[0].ver, found[len(found)-1].ver
+	if int(hi-lo)+1 == len(found) {
+		return fmt.Sprintf("probably %s v%d-v%d", name, lo, hi)
+	}
+	s := "probably " + name + " v"
+	for i, f := range found {
+		if i > 0 {
+			s += ", v"
+		}
+		s += fmt.Sprint(f.ver)
+	}
+	return s
+}

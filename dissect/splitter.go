@@ -1,0 +1,458 @@
+package dissect
+
+import (
+	"encoding/binary"
+	"time"
+
+	"github.com/kwire/kwire/reassembly"
+)
+
+// The frame splitter: one small state machine per direction of a
+// connection.
+//
+//	stLen   wait for the 4-byte big-endian length (Kafka protocol guide,
+//	        "Common Request and Response Structure"); a negative length or
+//	        one above Options.MaxFrame is diagnosed (TLS, HTTP, SASL token,
+//	        garbage) and the splitter goes to stScan.
+//	stBody  collect the frame; requests have their header checked as soon
+//	        as its bytes are there (lenient: unknown keys below 512 and
+//	        versions below 128 pass), an implausible one is diagnosed and
+//	        rescanned from its second byte. The buffer grows with the bytes
+//	        that arrive, never from the claimed length alone.
+//	stScan  out of sync: look at each offset for the next plausible frame.
+//	        Requests: known API key, version valid for the key, non-negative
+//	        correlation ID, printable client id that fits (strict check).
+//	        Responses: a plausible length and a correlation ID some pending
+//	        request on the connection has. At the start of a stream captured
+//	        without its SYN, a response may also start at offset 0 when its
+//	        frame ends on a packet boundary or is followed by the next
+//	        response. Bytes skipped are reported as one EventResync.
+//	stSkip  skip the rest of a frame cut by a gap of known size, then stLen.
+//	stOff   the connection turned out not to be Kafka (TLS): drop bytes.
+//
+// After a gap the splitter skips exactly when the gap lies inside the
+// current frame and its size is known; otherwise it rescans. Only the
+// unconsumed tail is kept: the frame being built (which becomes the
+// Frame's Bytes without another copy) or a short scan window.
+
+// mark records which packet delivered the bytes from offset off on.
+type mark struct {
+	off   int
+	frame int64
+	time  time.Time
+}
+
+// seg is a piece of stream bytes from one packet.
+type seg struct {
+	data  []byte
+	frame int64
+	time  time.Time
+}
+
+type sstate uint8
+
+const (
+	stLen sstate = iota
+	stBody
+	stScan
+	stSkip
+	stOff
+)
+
+// allocAhead bounds how far beyond the bytes at hand a frame buffer is
+// allocated from a (validated) length: a hostile length costs at most this.
+const allocAhead = 64 << 10
+
+// startWindow bounds the frame a response stream may start with when the
+// capture began mid-stream and no pending request vouches for it.
+const startWindow = 1 << 20
+
+type splitter struct {
+	c   *conn
+	dir reassembly.Dir
+	req bool // carries requests (client to broker)
+	raw bool // SASL tokens after SaslHandshake v0: length prefix only
+	max int  // maximum payload length
+
+	state   sstate
+	lenBuf  [4]byte
+	nLen    int
+	first   mark   // packet of the current frame's first byte
+	buf     []byte // the frame being built, length prefix included
+	need    int    // the frame's total size
+	checked bool   // the request header was checked
+	marks   []mark // packets of buf's bytes while the header is unchecked
+
+	scan    []byte
+	smarks  []mark
+	skipped int64 // bytes dropped in the current resync
+	start   bool  // scanning at a stream start without SYN
+	skip    int64 // bytes left to skip in stSkip
+}
+
+func newSplitter(c *conn, dir reassembly.Dir, req bool, maxFrame int, synced bool) *splitter {
+	s := &splitter{c: c, dir: dir, req: req, max: maxFrame}
+	if !synced {
+		s.state = stScan
+		s.start = true
+	}
+	return s
+}
+
+// feed runs the state machine over one packet's bytes.
+func (s *splitter) feed(data []byte, frame int64, t time.Time) {
+	rest := s.step(seg{data, frame, t})
+	for len(rest) > 0 {
+		g := rest[0]
+		rest = rest[1:]
+		if more := s.step(g); more != nil {
+			rest = append(more, rest...)
+		}
+	}
+}
+
+// step consumes g. When a resync finds a frame inside bytes already
+// buffered, it returns those bytes, split by packet, to be stepped again.
+func (s *splitter) step(g seg) []seg {
+	data := g.data
+	for len(data) > 0 {
+		switch s.state {
+		case stOff:
+			return nil
+		case stSkip:
+			k := min(int64(len(data)), s.skip)
+			data = data[k:]
+			s.skip -= k
+			if s.skip == 0 {
+				s.state = stLen
+			}
+		case stScan:
+			return s.scanAppend(data, g.frame, g.time)
+		case stLen:
+			if s.nLen == 0 {
+				s.first = mark{frame: g.frame, time: g.time}
+			}
+			k := copy(s.lenBuf[s.nLen:], data)
+			s.nLen += k
+			data = data[k:]
+			if s.nLen < 4 {
+				return nil
+			}
+			n := int64(int32(binary.BigEndian.Uint32(s.lenBuf[:])))
+			if !s.lengthOK(n) {
+				var peek [64]byte
+				copy(peek[copy(peek[:], s.lenBuf[:]):], data)
+				pl := min(len(peek), 4+len(data))
+				if !s.c.badFrame(s, diagnose(peek[:pl], false), s.first) {
+					return nil
+				}
+				s.toScan()
+				s.skipped++
+				s.smarks = append(s.smarks, mark{0, s.first.frame, s.first.time})
+				s.scan = append(s.scan, s.lenBuf[1:]...)
+				continue
+			}
+			total := 4 + int(n)
+			s.buf = make([]byte, 4, min(total, 4+len(data)+allocAhead))
+			copy(s.buf, s.lenBuf[:])
+			s.need = total
+			s.state = stBody
+			s.checked = !s.req || s.raw
+			s.marks = append(s.marks[:0], mark{0, s.first.frame, s.first.time})
+			if total == 4 {
+				s.complete(g)
+			}
+		case stBody:
+			k := min(len(data), s.need-len(s.buf))
+			if !s.checked {
+				s.marks = append(s.marks, mark{len(s.buf), g.frame, g.time})
+			}
+			s.buf = grow(s.buf, k, s.need)
+			s.buf = append(s.buf, data[:k]...)
+			data = data[k:]
+			if !s.checked {
+				v := s.checkHeader()
+				if v == vMore && len(s.buf) < s.need {
+					continue
+				}
+				if v != vYes {
+					if !s.c.badFrame(s, diagnose(s.buf[:min(len(s.buf), 64)], true), s.first) {
+						return nil
+					}
+					b, m := s.buf[1:], s.marks
+					s.buf = nil
+					s.toScan()
+					s.skipped++
+					s.scan = append(s.scan, b...)
+					for _, mk := range m {
+						s.smarks = append(s.smarks, mark{max(mk.off-1, 0), mk.frame, mk.time})
+					}
+					if rest := s.rescan(); rest != nil {
+						if len(data) > 0 {
+							rest = append(rest, seg{data, g.frame, g.time})
+						}
+						return rest
+					}
+					continue
+				}
+				s.checked = true
+			}
+			if len(s.buf) == s.need {
+				s.complete(g)
+			}
+		}
+	}
+	return nil
+}
+
+// complete hands the finished frame to the connection.
+func (s *splitter) complete(g seg) {
+	fb := s.buf
+	s.buf = nil
+	s.state = stLen
+	s.nLen = 0
+	s.c.frame(s, fb, s.first, mark{frame: g.frame, time: g.time})
+}
+
+func (s *splitter) lengthOK(n int64) bool {
+	switch {
+	case n > int64(s.max):
+		return false
+	case s.raw:
+		return n >= 0
+	case s.req:
+		return n >= minRequestLen
+	default:
+		return n >= minResponseLen
+	}
+}
+
+// checkHeader checks the header of the request being built (lenient). A
+// payload starting with 0x60 passes: it is a raw GSSAPI token (RFC 2743
+// section 3.1), which the connection labels as such.
+func (s *splitter) checkHeader() verdict {
+	if len(s.buf) > 4 && s.buf[4] == 0x60 {
+		return vYes
+	}
+	return checkRequest(s.buf, s.max, false)
+}
+
+// toScan drops any partial frame and starts resynchronising; callers
+// count the bytes they drop in s.skipped.
+func (s *splitter) toScan() {
+	s.state = stScan
+	s.nLen = 0
+	s.buf = nil
+	s.start = false
+	s.scan = s.scan[:0]
+	s.smarks = s.smarks[:0]
+}
+
+// scanAppend adds a packet's bytes to the scan window and rescans.
+func (s *splitter) scanAppend(data []byte, frame int64, t time.Time) []seg {
+	s.smarks = append(s.smarks, mark{len(s.scan), frame, t})
+	s.scan = append(s.scan, data...)
+	return s.rescan()
+}
+
+// rescan looks for the next plausible frame in the scan window.
+func (s *splitter) rescan() []seg {
+	b := s.scan
+	hi := byte(s.max >> 24) // the highest first byte a valid length can have
+	for i := 0; i < len(b); i++ {
+		if b[i] > hi {
+			continue
+		}
+		var v verdict
+		switch {
+		case s.raw:
+			v = vNo
+			if len(b)-i < 4 {
+				v = vMore
+			} else if s.lengthOK(int64(int32(binary.BigEndian.Uint32(b[i:])))) {
+				v = vYes
+			}
+		case s.req:
+			v = checkRequest(b[i:], s.max, true)
+		case s.start && i == 0:
+			v = s.checkStartResponse(b)
+		default:
+			v = checkResponse(b[i:], s.max, s.c.pending)
+		}
+		switch v {
+		case vMore:
+			s.keep(i)
+			return nil
+		case vYes:
+			return s.found(i)
+		}
+	}
+	s.keep(len(b))
+	return nil
+}
+
+// checkStartResponse accepts a response at the very start of a stream
+// captured mid-way when a pending request has its correlation ID, or when
+// it is a plausible frame (at most startWindow bytes, non-negative
+// correlation ID) that ends on a packet boundary or is followed by a
+// plausible response with the next correlation ID or a pending one.
+func (s *splitter) checkStartResponse(b []byte) verdict {
+	if v := checkResponse(b, s.max, s.c.pending); v != vNo {
+		return v
+	}
+	n := int64(int32(binary.BigEndian.Uint32(b)))
+	corr := int32(binary.BigEndian.Uint32(b[4:]))
+	if n < minResponseLen || n > int64(min(s.max, startWindow)) || corr < 0 {
+		return vNo
+	}
+	end := 4 + int(n)
+	switch {
+	case end > len(b):
+		return vMore
+	case end == len(b):
+		return vYes
+	}
+	for _, m := range s.smarks {
+		if m.off == end {
+			return vYes
+		}
+	}
+	if len(b) < end+8 {
+		return vMore
+	}
+	next := b[end:]
+	nn := int64(int32(binary.BigEndian.Uint32(next)))
+	nc := int32(binary.BigEndian.Uint32(next[4:]))
+	if nn >= minResponseLen && nn <= int64(s.max) && nc == corr+1 {
+		return vYes
+	}
+	return checkResponse(next, s.max, s.c.pending)
+}
+
+// keep drops the first i bytes of the scan window.
+func (s *splitter) keep(i int) {
+	if i == 0 {
+		return
+	}
+	s.skipped += int64(i)
+	s.start = false
+	n := copy(s.scan, s.scan[i:])
+	s.scan = s.scan[:n]
+	s.smarks = shiftMarks(s.smarks, i)
+}
+
+// shiftMarks drops marks for bytes before offset i and rebases the rest.
+func shiftMarks(ms []mark, i int) []mark {
+	j := 0
+	for j+1 < len(ms) && ms[j+1].off <= i {
+		j++
+	}
+	out := ms[:0]
+	for k := j; k < len(ms); k++ {
+		m := ms[k]
+		m.off = max(m.off-i, 0)
+		out = append(out, m)
+	}
+	return out
+}
+
+// found ends a resync at offset i of the scan window: it reports the bytes
+// skipped and returns the window from i on, split by packet.
+func (s *splitter) found(i int) []seg {
+	skipped := s.skipped + int64(i)
+	ms := shiftMarks(s.smarks, i)
+	if skipped > 0 && len(ms) > 0 {
+		s.c.resync(s, skipped, ms[0])
+	}
+	data := append([]byte(nil), s.scan[i:]...)
+	out := make([]seg, 0, len(ms))
+	for k, m := range ms {
+		end := len(data)
+		if k+1 < len(ms) {
+			end = ms[k+1].off
+		}
+		if end > m.off {
+			out = append(out, seg{data[m.off:end], m.frame, m.time})
+		}
+	}
+	s.skipped = 0
+	s.start = false
+	s.scan = s.scan[:0]
+	s.smarks = s.smarks[:0]
+	s.state = stLen
+	s.nLen = 0
+	return out
+}
+
+// gap handles n lost bytes (n < 0: unknown).
+func (s *splitter) gap(n int64) {
+	switch s.state {
+	case stOff:
+	case stSkip:
+		if n >= 0 && n <= s.skip {
+			s.skip -= n
+			if s.skip == 0 {
+				s.state = stLen
+			}
+			return
+		}
+		s.toScan()
+	case stBody:
+		left := int64(s.need - len(s.buf))
+		s.c.cut(s, s.buf, s.need, s.first, "a gap")
+		if s.checked && n >= 0 && n <= left {
+			s.buf = nil
+			s.skip = left - n
+			s.state = stSkip
+			if s.skip == 0 {
+				s.state = stLen
+			}
+			return
+		}
+		s.buf = nil
+		s.toScan()
+	case stLen:
+		if s.nLen == 0 && n == 0 {
+			return
+		}
+		s.skipped += int64(s.nLen)
+		s.toScan()
+	case stScan:
+		s.skipped += int64(len(s.scan))
+		s.scan = s.scan[:0]
+		s.smarks = s.smarks[:0]
+		s.start = false
+	}
+}
+
+// end flushes the splitter when its connection ends: a partial frame is
+// reported as cut, leftover scan bytes as skipped.
+func (s *splitter) end(why string) {
+	switch s.state {
+	case stBody:
+		s.c.cut(s, s.buf, s.need, s.first, why)
+		s.buf = nil
+	case stLen:
+		if s.nLen > 0 {
+			s.c.cut(s, s.lenBuf[:s.nLen], -1, s.first, why)
+		}
+	case stScan:
+		if n := s.skipped + int64(len(s.scan)); n > 0 {
+			s.c.trailing(s, n)
+		}
+	}
+	s.state = stOff
+	s.scan = nil
+	s.smarks = nil
+}
+
+// grow makes room for k more bytes in b, doubling but never beyond need.
+func grow(b []byte, k, need int) []byte {
+	if len(b)+k <= cap(b) {
+		return b
+	}
+	c := min(max(2*cap(b), len(b)+k), need)
+	nb := make([]byte, len(b), c)
+	copy(nb, b)
+	return nb
+}

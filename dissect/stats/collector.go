@@ -1,0 +1,652 @@
+package stats
+
+import (
+	"cmp"
+	"net/netip"
+	"slices"
+	"time"
+
+	"github.com/kwire/kwire/dissect"
+	"github.com/kwire/kwire/protocol"
+	"github.com/kwire/kwire/reassembly"
+)
+
+// API keys whose bodies stats reads.
+const (
+	keyProduce     = 0
+	keyFetch       = 1
+	keyMetadata    = 3
+	keyApiVersions = 18
+)
+
+// Options configure a Collector.
+type Options struct {
+	// Top keeps the Top slowest answered exchanges (0: none).
+	Top int
+}
+
+// Collector aggregates exchanges and events into a Report. It implements
+// dissect.Sink; calls must come from one goroutine (the dissector's).
+type Collector struct {
+	opts Options
+
+	origin      time.Time // first capture time seen: the series' origin
+	first, last time.Time
+
+	exchanges, orphans, sasl, skipped int64
+
+	apis    map[apiVer]*apiAcc
+	series  map[int16]*Series
+	clients map[clientKey]*clientAcc
+	parts   map[partKey]*partAcc
+	conns   map[*reassembly.Conn]*connAcc
+	names   map[[16]byte]string // topic ID -> name, from Metadata responses
+	slow    []SlowExchange      // sorted slowest first, at most opts.Top
+}
+
+type apiVer struct{ key, ver int16 }
+
+type apiAcc struct {
+	requests, responses, unanswered, noResponse int64
+	reqBytes, respBytes                         int64
+	lat                                         Latency
+	errors                                      map[int16]int64
+}
+
+type clientKey struct {
+	id   string
+	null bool
+}
+
+type clientAcc struct {
+	software map[string]struct{}
+	addrs    map[netip.Addr]struct{}
+	conns    map[*reassembly.Conn]struct{}
+	requests int64
+	apis     map[int16]map[int16]int64 // key -> version -> requests
+	errors   map[int16]int64
+}
+
+type partKey struct {
+	topic string
+	id    [16]byte
+	part  int32
+}
+
+type partAcc struct {
+	produce, fetch FlowStats
+	codecs         map[string]struct{}
+}
+
+type connAcc struct {
+	c              *reassembly.Conn
+	client, broker netip.AddrPort
+	roles          bool // client and broker are known from an exchange
+	first, last    time.Time
+	s              ConnStats
+}
+
+// NewCollector returns an empty Collector.
+func NewCollector(opts Options) *Collector {
+	return &Collector{
+		opts:    opts,
+		apis:    make(map[apiVer]*apiAcc),
+		series:  make(map[int16]*Series),
+		clients: make(map[clientKey]*clientAcc),
+		parts:   make(map[partKey]*partAcc),
+		conns:   make(map[*reassembly.Conn]*connAcc),
+		names:   make(map[[16]byte]string),
+	}
+}
+
+var _ dissect.Sink = (*Collector)(nil)
+
+func (c *Collector) seen(t time.Time) {
+	if t.IsZero() {
+		return
+	}
+	if c.origin.IsZero() {
+		c.origin = t
+	}
+	if c.first.IsZero() || t.Before(c.first) {
+		c.first = t
+	}
+	if t.After(c.last) {
+		c.last = t
+	}
+}
+
+func (c *Collector) conn(rc *reassembly.Conn) *connAcc {
+	if rc == nil {
+		return nil
+	}
+	a := c.conns[rc]
+	if a == nil {
+		a = &connAcc{c: rc, client: rc.A, broker: rc.B}
+		c.conns[rc] = a
+	}
+	return a
+}
+
+func (a *connAcc) seen(t time.Time) {
+	if t.IsZero() {
+		return
+	}
+	if a.first.IsZero() || t.Before(a.first) {
+		a.first = t
+	}
+	if t.After(a.last) {
+		a.last = t
+	}
+}
+
+// Event records a connection-level event.
+func (c *Collector) Event(e *dissect.Event) {
+	if e == nil {
+		return
+	}
+	if e.Kind == dissect.EventSkipped {
+		c.skipped++
+		return
+	}
+	c.seen(e.Time)
+	a := c.conn(e.Conn)
+	if a == nil {
+		return
+	}
+	a.seen(e.Time)
+	switch e.Kind {
+	case dissect.EventGap:
+		a.s.Gaps++
+		a.s.GapBytes += max(e.Bytes, 0)
+	case dissect.EventResync:
+		a.s.Resyncs++
+	case dissect.EventTLS:
+		a.s.TLS = true
+	case dissect.EventClose:
+		a.s.Closed = true
+	case dissect.EventBadFrame:
+		a.s.BadFrames++
+	case dissect.EventTruncated:
+		a.s.Truncated++
+	}
+}
+
+// Exchange records one exchange.
+func (c *Collector) Exchange(x *dissect.Exchange) {
+	if x == nil {
+		return
+	}
+	c.exchanges++
+	a := c.conn(x.Conn)
+	if a != nil && x.Client.IsValid() && x.Broker.IsValid() {
+		a.client, a.broker, a.roles = x.Client, x.Broker, true
+	}
+	for _, f := range []*dissect.Frame{x.Request, x.Response} {
+		if f == nil {
+			continue
+		}
+		c.seen(f.Time)
+		c.seen(f.End)
+		if a != nil {
+			a.seen(f.Time)
+			a.seen(f.End)
+			if f.Tree != nil && f.Tree.Err != nil {
+				a.s.DecodeFailures++
+			}
+		}
+	}
+	if a != nil {
+		if x.Request != nil {
+			a.s.RequestFrames++
+			a.s.RequestBytes += int64(x.Request.Size())
+		}
+		if x.Response != nil {
+			a.s.ResponseFrames++
+			a.s.ResponseBytes += int64(x.Response.Size())
+		}
+	}
+	switch x.Kind {
+	case dissect.KindOrphan:
+		c.orphans++
+		if a != nil {
+			a.s.Orphans++
+		}
+		return
+	case dissect.KindSASL:
+		c.sasl++
+		return
+	case dissect.KindUnanswered:
+		if a != nil {
+			a.s.Unanswered++
+		}
+	}
+	if x.Request == nil {
+		return
+	}
+	c.request(x)
+}
+
+// request accounts an exchange that has its request.
+func (c *Collector) request(x *dissect.Exchange) {
+	k := apiVer{x.APIKey, x.APIVersion}
+	api := c.apis[k]
+	if api == nil {
+		api = &apiAcc{errors: make(map[int16]int64)}
+		c.apis[k] = api
+	}
+	api.requests++
+	api.reqBytes += int64(x.Request.Size())
+	switch x.Kind {
+	case dissect.KindUnanswered:
+		api.unanswered++
+	case dissect.KindNoResponse:
+		api.noResponse++
+	}
+
+	cl := c.client(x)
+	cl.requests++
+	vs := cl.apis[x.APIKey]
+	if vs == nil {
+		vs = make(map[int16]int64)
+		cl.apis[x.APIKey] = vs
+	}
+	vs[x.APIVersion]++
+
+	req := Body(x.Request.Tree)
+	switch x.APIKey {
+	case keyApiVersions:
+		if name := Str(req, "ClientSoftwareName"); name != "" {
+			cl.software[name+"/"+Str(req, "ClientSoftwareVersion")] = struct{}{}
+		}
+	case keyProduce:
+		c.produce(x.Request.Tree, req)
+	}
+
+	if x.Response == nil {
+		return
+	}
+	api.responses++
+	api.respBytes += int64(x.Response.Size())
+	if d := x.Latency(); d >= 0 {
+		api.lat.Add(d)
+		s := c.series[x.APIKey]
+		if s == nil {
+			s = &Series{Origin: c.origin}
+			c.series[x.APIKey] = s
+		}
+		s.Add(x.Request.Time, d)
+		c.top(x, d)
+	}
+	resp := Body(x.Response.Tree)
+	ErrorCodes(resp, func(code int16) {
+		api.errors[code]++
+		cl.errors[code]++
+	})
+	switch x.APIKey {
+	case keyFetch:
+		c.fetch(x.Response.Tree, resp)
+	case keyMetadata:
+		for _, t := range Elements(resp, "Topics") {
+			id, ok := UUID(t, "TopicId")
+			name := Str(t, "Name")
+			if ok && id != ([16]byte{}) && name != "" {
+				c.names[id] = name
+			}
+		}
+	}
+}
+
+func (c *Collector) client(x *dissect.Exchange) *clientAcc {
+	k := clientKey{x.ClientID, x.ClientIDNull}
+	cl := c.clients[k]
+	if cl == nil {
+		cl = &clientAcc{
+			software: make(map[string]struct{}),
+			addrs:    make(map[netip.Addr]struct{}),
+			conns:    make(map[*reassembly.Conn]struct{}),
+			apis:     make(map[int16]map[int16]int64),
+			errors:   make(map[int16]int64),
+		}
+		c.clients[k] = cl
+	}
+	if x.Conn != nil {
+		cl.conns[x.Conn] = struct{}{}
+	}
+	if x.Client.IsValid() {
+		cl.addrs[x.Client.Addr()] = struct{}{}
+	}
+	return cl
+}
+
+func (c *Collector) part(topic string, id [16]byte, p int32) *partAcc {
+	k := partKey{topic, id, p}
+	a := c.parts[k]
+	if a == nil {
+		a = &partAcc{codecs: make(map[string]struct{})}
+		c.parts[k] = a
+	}
+	return a
+}
+
+// produce counts the record batches of a Produce request: TopicData[]
+// {Name | TopicId (v13+), PartitionData[] {Index, Records}}
+// (ProduceRequest.json).
+func (c *Collector) produce(t *protocol.Tree, body *protocol.Node) {
+	for _, td := range Elements(body, "TopicData") {
+		name := Str(td, "Name")
+		id, _ := UUID(td, "TopicId")
+		for _, pd := range Elements(td, "PartitionData") {
+			idx, _ := Int(pd, "Index")
+			bi := Batches(t, Field(pd, "Records"))
+			a := c.part(name, id, int32(idx))
+			a.produce.add(bi)
+			for _, cd := range bi.Codecs {
+				a.codecs[cd] = struct{}{}
+			}
+		}
+	}
+}
+
+// fetch counts the record batches of a Fetch response: Responses[]
+// {Topic | TopicId (v13+), Partitions[] {PartitionIndex, Records}}
+// (FetchResponse.json).
+func (c *Collector) fetch(t *protocol.Tree, body *protocol.Node) {
+	for _, tr := range Elements(body, "Responses") {
+		name := Str(tr, "Topic")
+		id, _ := UUID(tr, "TopicId")
+		for _, pd := range Elements(tr, "Partitions") {
+			idx, _ := Int(pd, "PartitionIndex")
+			bi := Batches(t, Field(pd, "Records"))
+			a := c.part(name, id, int32(idx))
+			a.fetch.add(bi)
+			for _, cd := range bi.Codecs {
+				a.codecs[cd] = struct{}{}
+			}
+		}
+	}
+}
+
+// top keeps the opts.Top slowest exchanges.
+func (c *Collector) top(x *dissect.Exchange, d time.Duration) {
+	if c.opts.Top <= 0 {
+		return
+	}
+	s := SlowExchange{
+		Latency:       int64(d),
+		Key:           x.APIKey,
+		Name:          protocol.APIName(x.APIKey),
+		Version:       x.APIVersion,
+		CorrelationID: x.CorrelationID,
+		ClientID:      x.ClientID,
+		Client:        addrString(x.Client),
+		Broker:        addrString(x.Broker),
+		RequestFrame:  x.Request.FirstFrame,
+		ResponseFrame: x.Response.FirstFrame,
+		Time:          timeString(x.Request.Time),
+	}
+	if x.Conn != nil {
+		s.Conn = x.Conn.Index
+	}
+	i, _ := slices.BinarySearchFunc(c.slow, s, compareSlow)
+	if i >= c.opts.Top {
+		return
+	}
+	c.slow = slices.Insert(c.slow, i, s)
+	if len(c.slow) > c.opts.Top {
+		c.slow = c.slow[:c.opts.Top]
+	}
+}
+
+// compareSlow orders slowest first, then by request frame.
+func compareSlow(a, b SlowExchange) int {
+	if c := cmp.Compare(b.Latency, a.Latency); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(a.RequestFrame, b.RequestFrame); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.Conn, b.Conn)
+}
+
+func addrString(a netip.AddrPort) string {
+	if !a.IsValid() {
+		return ""
+	}
+	return a.String()
+}
+
+// Report returns the statistics so far. It may be called more than once
+// (kwire live prints one at the end); the Collector keeps counting.
+func (c *Collector) Report() *Report {
+	r := &Report{
+		First:       timeString(c.first),
+		Last:        timeString(c.last),
+		Exchanges:   c.exchanges,
+		Orphans:     c.orphans,
+		SASLTokens:  c.sasl,
+		SkippedConn: c.skipped,
+		APIs:        []APIStats{},
+		Clients:     []ClientStats{},
+		Partitions:  []PartitionStats{},
+		Connections: []ConnStats{},
+		Latency:     []LatencyOverAPI{},
+		Slowest:     slices.Clone(c.slow),
+	}
+	if r.Slowest == nil {
+		r.Slowest = []SlowExchange{}
+	}
+	for k, a := range c.apis {
+		r.APIs = append(r.APIs, APIStats{
+			Key: k.key, Name: protocol.APIName(k.key), Version: k.ver,
+			Requests: a.requests, Responses: a.responses,
+			Unanswered: a.unanswered, NoResponse: a.noResponse,
+			RequestBytes: a.reqBytes, ResponseBytes: a.respBytes,
+			Latency: summary(&a.lat),
+			Errors:  errorCounts(a.errors),
+		})
+	}
+	slices.SortFunc(r.APIs, func(a, b APIStats) int {
+		return cmp.Or(cmp.Compare(a.Key, b.Key), cmp.Compare(a.Version, b.Version))
+	})
+	for k, a := range c.clients {
+		r.Clients = append(r.Clients, c.clientStats(k, a))
+	}
+	slices.SortFunc(r.Clients, func(a, b ClientStats) int {
+		if a.ClientIDNull != b.ClientIDNull {
+			if a.ClientIDNull {
+				return 1
+			}
+			return -1
+		}
+		return cmp.Compare(a.ClientID, b.ClientID)
+	})
+	r.Partitions = c.partitions()
+	for _, a := range c.conns {
+		s := a.s
+		s.Index = a.c.Index
+		s.Client, s.Broker = addrString(a.client), addrString(a.broker)
+		s.First, s.Last = timeString(a.first), timeString(a.last)
+		if !a.first.IsZero() {
+			s.Duration = int64(a.last.Sub(a.first))
+		}
+		s.Retransmissions = a.c.Stats.Retransmissions
+		s.OutOfOrder = a.c.Stats.OutOfOrder
+		r.Connections = append(r.Connections, s)
+	}
+	slices.SortFunc(r.Connections, func(a, b ConnStats) int {
+		return cmp.Or(cmp.Compare(a.Index, b.Index), cmp.Compare(a.First, b.First),
+			cmp.Compare(a.Client, b.Client), cmp.Compare(a.Broker, b.Broker))
+	})
+	r.Latency = c.latencyOverAPI()
+	return r
+}
+
+func summary(l *Latency) LatencySummary {
+	return LatencySummary{
+		Count: l.Count(),
+		Min:   int64(l.Min()),
+		P50:   int64(l.Percentile(50)),
+		P90:   int64(l.Percentile(90)),
+		P99:   int64(l.Percentile(99)),
+		Max:   int64(l.Max()),
+		Mean:  int64(l.Mean()),
+		Exact: l.Exact(),
+	}
+}
+
+func errorCounts(m map[int16]int64) []ErrorCount {
+	out := make([]ErrorCount, 0, len(m))
+	for code, n := range m {
+		out = append(out, ErrorCount{Name: protocol.KafkaErrorName(code), Code: code, Count: n})
+	}
+	slices.SortFunc(out, func(a, b ErrorCount) int {
+		return cmp.Or(cmp.Compare(a.Name, b.Name), cmp.Compare(a.Code, b.Code))
+	})
+	return out
+}
+
+func (c *Collector) clientStats(k clientKey, a *clientAcc) ClientStats {
+	s := ClientStats{
+		ClientID: k.id, ClientIDNull: k.null,
+		Software:    sortedKeys(a.software),
+		Addresses:   []string{},
+		Connections: len(a.conns),
+		Requests:    a.requests,
+		APIs:        []APIUse{},
+		Errors:      errorCounts(a.errors),
+	}
+	for ad := range a.addrs {
+		s.Addresses = append(s.Addresses, ad.String())
+	}
+	slices.Sort(s.Addresses)
+	for key, vs := range a.apis {
+		u := APIUse{Key: key, Name: protocol.APIName(key), Versions: []int16{}}
+		for v, n := range vs {
+			u.Versions = append(u.Versions, v)
+			u.Requests += n
+		}
+		slices.Sort(u.Versions)
+		s.APIs = append(s.APIs, u)
+	}
+	slices.SortFunc(s.APIs, func(a, b APIUse) int { return cmp.Compare(a.Key, b.Key) })
+	return s
+}
+
+// partitions resolves topic IDs to names where a Metadata response mapped
+// them, merging an ID-keyed partition into its named twin, and sorts.
+func (c *Collector) partitions() []PartitionStats {
+	type outKey struct {
+		topic string
+		id    [16]byte
+		part  int32
+	}
+	// Topic name -> ID, for entries keyed by name only.
+	ids := make(map[string][16]byte, len(c.names))
+	for id, name := range c.names {
+		if old, ok := ids[name]; !ok || compareID(id, old) < 0 {
+			ids[name] = id // deterministic when a name had several IDs (recreated topic)
+		}
+	}
+	merged := make(map[outKey]*PartitionStats)
+	codecs := make(map[outKey]map[string]struct{})
+	for k, a := range c.parts {
+		ok := outKey{k.topic, k.id, k.part}
+		if ok.topic == "" && ok.id != ([16]byte{}) {
+			ok.topic = c.names[ok.id]
+		}
+		if ok.id == ([16]byte{}) && ok.topic != "" {
+			ok.id = ids[ok.topic]
+		}
+		p := merged[ok]
+		if p == nil {
+			p = &PartitionStats{Topic: ok.topic, Partition: ok.part}
+			if ok.id != ([16]byte{}) {
+				p.TopicID = TopicIDString(ok.id)
+			}
+			merged[ok] = p
+			codecs[ok] = make(map[string]struct{})
+		}
+		addFlow(&p.Produce, a.produce)
+		addFlow(&p.Fetch, a.fetch)
+		for cd := range a.codecs {
+			codecs[ok][cd] = struct{}{}
+		}
+	}
+	out := make([]PartitionStats, 0, len(merged))
+	for k, p := range merged {
+		p.Codecs = sortedKeys(codecs[k])
+		out = append(out, *p)
+	}
+	slices.SortFunc(out, func(a, b PartitionStats) int {
+		return cmp.Or(cmp.Compare(a.Topic, b.Topic), cmp.Compare(a.TopicID, b.TopicID),
+			cmp.Compare(a.Partition, b.Partition))
+	})
+	return out
+}
+
+func compareID(a, b [16]byte) int {
+	for i := range a {
+		if c := cmp.Compare(a[i], b[i]); c != 0 {
+			return c
+		}
+	}
+	return 0
+}
+
+func addFlow(dst *FlowStats, src FlowStats) {
+	dst.Batches += src.Batches
+	dst.Records += src.Records
+	dst.WireBytes += src.WireBytes
+	dst.UncompressedBytes += src.UncompressedBytes
+	dst.UnknownSize += src.UnknownSize
+}
+
+func (c *Collector) latencyOverAPI() []LatencyOverAPI {
+	byKey := make(map[int16]*Latency)
+	keys := make([]int16, 0)
+	for k, a := range c.apis {
+		if a.lat.Count() == 0 {
+			continue
+		}
+		l := byKey[k.key]
+		if l == nil {
+			l = &Latency{}
+			byKey[k.key] = l
+			keys = append(keys, k.key)
+		}
+		l.merge(&a.lat)
+	}
+	slices.Sort(keys)
+	out := make([]LatencyOverAPI, 0, len(keys))
+	for _, k := range keys {
+		l := byKey[k]
+		o := LatencyOverAPI{Key: k, Name: protocol.APIName(k), Count: l.Count(),
+			Distribution: []DistBin{}, OverTime: []TimeBin{}}
+		for _, b := range l.Distribution() {
+			o.Distribution = append(o.Distribution, DistBin{int64(b.Lo), int64(b.Hi), b.Count})
+		}
+		if s := c.series[k]; s != nil {
+			o.Origin = timeString(s.Origin)
+			o.BinWidth = int64(s.Width)
+			for _, b := range s.Bins {
+				tb := TimeBin{Count: b.Count, Max: int64(b.Max)}
+				if b.Count > 0 {
+					tb.Mean = int64(b.Sum) / b.Count
+				}
+				o.OverTime = append(o.OverTime, tb)
+			}
+		}
+		out = append(out, o)
+	}
+	return out
+}
+
+func sortedKeys(m map[string]struct{}) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}

@@ -1,0 +1,213 @@
+package stats
+
+import (
+	"encoding/base64"
+	"time"
+)
+
+// This file defines the Report that Collector.Report returns. Its JSON
+// form (the tags) is the `kwire stats --json` output; a test in
+// render/statsview pins its field set. Durations are integer nanoseconds
+// (fields ending in _ns); times are RFC 3339 capture timestamps with
+// nanoseconds, in UTC.
+
+// Report is the whole statistics of a capture.
+type Report struct {
+	// First and Last are the capture times of the first and last Kafka
+	// frame or connection event seen; empty when nothing was seen.
+	First string `json:"first,omitempty"`
+	Last  string `json:"last,omitempty"`
+
+	Exchanges   int64 `json:"exchanges"`   // requests, orphan responses and SASL token exchanges
+	Orphans     int64 `json:"orphans"`     // responses whose request was not captured
+	SASLTokens  int64 `json:"sasl_tokens"` // raw SASL token exchanges (after SaslHandshake v0)
+	SkippedConn int64 `json:"skipped_connections"`
+
+	APIs        []APIStats       `json:"apis"`
+	Clients     []ClientStats    `json:"clients"`
+	Partitions  []PartitionStats `json:"partitions"`
+	Connections []ConnStats      `json:"connections"`
+	Latency     []LatencyOverAPI `json:"latency"`
+	Slowest     []SlowExchange   `json:"slowest"`
+}
+
+// APIStats is one API key and version. Sorted by Key, then Version.
+type APIStats struct {
+	Key     int16  `json:"key"`
+	Name    string `json:"name"`
+	Version int16  `json:"version"`
+
+	Requests   int64 `json:"requests"`    // requests captured
+	Responses  int64 `json:"responses"`   // of which answered
+	Unanswered int64 `json:"unanswered"`  // still waiting at close or end of capture
+	NoResponse int64 `json:"no_response"` // needing none (Produce acks=0)
+
+	RequestBytes  int64 `json:"request_bytes"`  // client to broker, length prefixes included
+	ResponseBytes int64 `json:"response_bytes"` // broker to client
+
+	Latency LatencySummary `json:"latency"`
+	// Errors counts every non-zero error code in the responses, at any
+	// level (top-level, per topic, per partition, ...). Sorted by name.
+	Errors []ErrorCount `json:"errors"`
+}
+
+// LatencySummary gives response time minus request time, from capture
+// timestamps. Exact is false when percentiles came from the log-linear
+// buckets (more than ExactSamples samples; within 6.25 %).
+type LatencySummary struct {
+	Count int64 `json:"count"`
+	Min   int64 `json:"min_ns"`
+	P50   int64 `json:"p50_ns"`
+	P90   int64 `json:"p90_ns"`
+	P99   int64 `json:"p99_ns"`
+	Max   int64 `json:"max_ns"`
+	Mean  int64 `json:"mean_ns"`
+	Exact bool  `json:"exact"`
+}
+
+// ErrorCount is how often one Kafka error code was seen.
+type ErrorCount struct {
+	Name  string `json:"name"` // protocol.KafkaErrorName
+	Code  int16  `json:"code"`
+	Count int64  `json:"count"`
+}
+
+// ClientStats is one client ID. Sorted by ClientID (null last).
+type ClientStats struct {
+	ClientID     string `json:"client_id"`
+	ClientIDNull bool   `json:"client_id_null,omitempty"`
+	// Software lists "name/version" pairs from ApiVersions v3+ requests
+	// (ClientSoftwareName, ClientSoftwareVersion; KIP-511). Sorted.
+	Software    []string     `json:"software"`
+	Addresses   []string     `json:"addresses"` // client IP addresses (no port), sorted
+	Connections int          `json:"connections"`
+	Requests    int64        `json:"requests"`
+	APIs        []APIUse     `json:"apis"`
+	Errors      []ErrorCount `json:"errors"`
+}
+
+// APIUse is one API a client called: the versions it used and how often.
+type APIUse struct {
+	Key      int16   `json:"key"`
+	Name     string  `json:"name"`
+	Versions []int16 `json:"versions"`
+	Requests int64   `json:"requests"`
+}
+
+// PartitionStats is one topic-partition. Topic is the name, resolved from
+// a Metadata response when the wire carried only a topic ID; TopicID is
+// Kafka's form of the ID (unpadded base64url, as Uuid.toString prints
+// it) when one was seen. Sorted by Topic, TopicID, Partition.
+type PartitionStats struct {
+	Topic     string    `json:"topic"`
+	TopicID   string    `json:"topic_id,omitempty"`
+	Partition int32     `json:"partition"`
+	Produce   FlowStats `json:"produce"` // record batches in Produce requests
+	Fetch     FlowStats `json:"fetch"`   // record batches in Fetch responses
+	Codecs    []string  `json:"codecs"`  // compression codecs seen, sorted
+}
+
+// FlowStats counts record batches in one direction.
+type FlowStats struct {
+	Batches           int64 `json:"batches"`
+	Records           int64 `json:"records"`
+	WireBytes         int64 `json:"wire_bytes"`
+	UncompressedBytes int64 `json:"uncompressed_bytes"` // batches of known decompressed size only
+	UnknownSize       int64 `json:"unknown_size_batches"`
+}
+
+func (f *FlowStats) add(b BatchInfo) {
+	f.Batches += b.Batches
+	f.Records += b.Records
+	f.WireBytes += b.WireBytes
+	f.UncompressedBytes += b.Uncompressed
+	f.UnknownSize += b.Unknown
+}
+
+// ConnStats is one TCP connection that carried Kafka. Sorted by Index,
+// then endpoints.
+type ConnStats struct {
+	Index  int    `json:"index"`  // reassembly.Conn.Index (Wireshark's tcp.stream)
+	Client string `json:"client"` // the side sending requests (A when unknown)
+	Broker string `json:"broker"`
+	First  string `json:"first"`
+	Last   string `json:"last"`
+	// Duration is Last minus First.
+	Duration int64 `json:"duration_ns"`
+
+	RequestFrames  int64 `json:"request_frames"`
+	ResponseFrames int64 `json:"response_frames"`
+	RequestBytes   int64 `json:"request_bytes"`
+	ResponseBytes  int64 `json:"response_bytes"`
+
+	Gaps            int64 `json:"gaps"`
+	GapBytes        int64 `json:"gap_bytes"`
+	Retransmissions int   `json:"retransmissions"`
+	OutOfOrder      int   `json:"out_of_order"`
+	Orphans         int64 `json:"orphans"`
+	Unanswered      int64 `json:"unanswered"`
+	DecodeFailures  int64 `json:"decode_failures"` // frames whose decoding stopped with an error
+	Resyncs         int64 `json:"resyncs"`
+	BadFrames       int64 `json:"bad_frames"`
+	Truncated       int64 `json:"truncated"`
+	TLS             bool  `json:"tls,omitempty"`
+	Closed          bool  `json:"closed"`
+}
+
+// LatencyOverAPI is one API key's latency distribution and latency over
+// time, all versions together. Sorted by Key.
+type LatencyOverAPI struct {
+	Key          int16     `json:"key"`
+	Name         string    `json:"name"`
+	Count        int64     `json:"count"`
+	Distribution []DistBin `json:"distribution"` // power-of-two nanosecond bins from min to max
+	Origin       string    `json:"origin"`       // capture time of the first bin's start
+	BinWidth     int64     `json:"bin_width_ns"`
+	OverTime     []TimeBin `json:"over_time"` // bin i covers [origin+i*width, origin+(i+1)*width)
+}
+
+// DistBin counts latencies d with Lo <= d < Hi.
+type DistBin struct {
+	Lo    int64 `json:"lo_ns"`
+	Hi    int64 `json:"hi_ns"`
+	Count int64 `json:"count"`
+}
+
+// TimeBin is one slice of latency over time, by request capture time.
+type TimeBin struct {
+	Count int64 `json:"count"`
+	Mean  int64 `json:"mean_ns"`
+	Max   int64 `json:"max_ns"`
+}
+
+// SlowExchange is one of the N slowest answered exchanges (--top N),
+// slowest first; ties by request frame.
+type SlowExchange struct {
+	Latency       int64  `json:"latency_ns"`
+	Key           int16  `json:"key"`
+	Name          string `json:"name"`
+	Version       int16  `json:"version"`
+	CorrelationID int32  `json:"correlation_id"`
+	ClientID      string `json:"client_id"`
+	Client        string `json:"client"`
+	Broker        string `json:"broker"`
+	Conn          int    `json:"conn"`
+	RequestFrame  int64  `json:"request_frame"`  // for `kwire read --frame`
+	ResponseFrame int64  `json:"response_frame"` // packet holding the response's first byte
+	Time          string `json:"time"`           // request capture time
+}
+
+// timeString formats a capture time for reports: RFC 3339 with
+// nanoseconds, UTC; "" for the zero time.
+func timeString(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format(time.RFC3339Nano)
+}
+
+// TopicIDString formats a topic ID as Kafka does (Uuid.toString: unpadded
+// base64url of the 16 bytes).
+func TopicIDString(id [16]byte) string {
+	return base64.RawURLEncoding.EncodeToString(id[:])
+}
