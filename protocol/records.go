@@ -43,6 +43,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"strconv"
 	"time"
 )
 
@@ -138,16 +139,45 @@ func (d *Decoder) decodeRecords(t *Tree, n *Node) {
 	for _, s := range t.Spaces[1:] {
 		used += int64(len(s.Data))
 	}
-	bd := &batchDecoder{t: t, max: max, budget: max - used}
+	bd := &batchDecoder{d: d, t: t, max: max, budget: max - used}
 	bd.set(n, space, off, off+len(n.Raw), 0, nil)
 }
 
 // batchDecoder holds the state of one decodeRecords call.
 type batchDecoder struct {
+	d      *Decoder
 	t      *Tree
 	r      Reader
 	max    int64 // the configured cap
 	budget int64 // decompressed bytes the tree may still take
+	slab   []Node
+	ptrs   []*Node
+	note   []byte // scratch for building notes
+}
+
+// add appends a copy of v, allocated from a slab, to parent's children.
+func (bd *batchDecoder) add(parent *Node, v Node) *Node {
+	if len(bd.slab) == cap(bd.slab) {
+		bd.slab = make([]Node, 0, max(16, min(2*cap(bd.slab), 512)))
+	}
+	bd.slab = append(bd.slab, v)
+	n := &bd.slab[len(bd.slab)-1]
+	parent.Children = append(parent.Children, n)
+	return n
+}
+
+// children returns an empty child slice of capacity n carved from a shared
+// chunk; appending past n reallocates as usual.
+func (bd *batchDecoder) children(n int) []*Node {
+	if n > 64 {
+		return make([]*Node, 0, n)
+	}
+	if cap(bd.ptrs)-len(bd.ptrs) < n {
+		bd.ptrs = make([]*Node, 0, 1024)
+	}
+	l := len(bd.ptrs)
+	bd.ptrs = bd.ptrs[:l+n]
+	return bd.ptrs[l : l : l+n]
 }
 
 // wrapper describes the compressed legacy message an inner message set
@@ -212,10 +242,8 @@ func (bd *batchDecoder) set(parent *Node, space, off, end, depth int, w *wrapper
 
 // raw appends a KindRaw node over [off, end) of space.
 func (bd *batchDecoder) raw(parent *Node, name string, space, off, end int, f Flags, note string) *Node {
-	n := &Node{Name: name, Type: "bytes", Kind: KindRaw, Flags: f, Space: space, Off: off, Len: end - off,
-		Raw: bd.t.Spaces[space].Data[off:end:end], Note: note}
-	parent.Children = append(parent.Children, n)
-	return n
+	return bd.add(parent, Node{Name: name, Type: "bytes", Kind: KindRaw, Flags: f, Space: space, Off: off, Len: end - off,
+		Raw: bd.t.Spaces[space].Data[off:end:end], Note: note})
 }
 
 // num appends a KindInt node holding v over [off, r.Offset()) of space
@@ -224,13 +252,11 @@ func (bd *batchDecoder) num(parent *Node, name, typ string, space, off int, v in
 	if bd.r.Err() != nil {
 		return nil
 	}
-	n := &Node{Name: name, Type: typ, Kind: KindInt, Space: space, Off: off, Len: bd.r.Offset() - off, Int: v}
-	parent.Children = append(parent.Children, n)
-	return n
+	return bd.add(parent, Node{Name: name, Type: typ, Kind: KindInt, Space: space, Off: off, Len: bd.r.Offset() - off, Int: v})
 }
 
 // pos returns the reader's offset, or where it failed: a container's end
-// after a failure inside it, so that it never overlaps the Undecoded node.
+// after a failure inside it, so that it never overlaps the undecoded node.
 func (bd *batchDecoder) pos() int {
 	if bd.r.Err() != nil {
 		return bd.r.ErrOffset()
@@ -239,13 +265,13 @@ func (bd *batchDecoder) pos() int {
 }
 
 // fail annotates n with the reader's failure and covers the bytes from the
-// failure to end with an "Undecoded" raw child.
+// failure to end with an "undecoded" raw child.
 func (bd *batchDecoder) fail(n *Node, space, end int) {
 	err, at := bd.r.Err(), bd.r.ErrOffset()
 	n.Flags |= FlagError
 	n.Note = joinNote(n.Note, fmt.Sprintf("%v at %#x", err, at))
 	if at < end && at >= n.Off {
-		bd.raw(n, "Undecoded", space, at, end, FlagError, "")
+		bd.raw(n, nameUndecoded, space, at, end, FlagError, "")
 	}
 }
 
@@ -260,8 +286,8 @@ func joinNote(a, b string) string {
 func (bd *batchDecoder) batchV2(parent *Node, space, off, total int) {
 	data := bd.t.Spaces[space].Data
 	end := off + total
-	b := &Node{Name: "RecordBatch", Type: "RecordBatch", Kind: KindStruct, Space: space, Off: off, Len: total}
-	parent.Children = append(parent.Children, b)
+	b := bd.add(parent, Node{Name: "RecordBatch", Type: "RecordBatch", Kind: KindStruct, Space: space, Off: off, Len: total})
+	b.Children = bd.children(13)
 	r := &bd.r
 	r.Reset(data, off, end)
 
@@ -324,12 +350,11 @@ func (bd *batchDecoder) batchV2(parent *Node, space, off, total int) {
 		bd.fail(b, space, end)
 		return
 	}
-	recs := &Node{Name: "Records", Type: "[]Record", Kind: KindArray, Space: space, Off: o, Len: end - o, Int: int64(count)}
-	b.Children = append(b.Children, recs)
+	recs := bd.add(b, Node{Name: "Records", Type: "[]Record", Kind: KindArray, Space: space, Off: o, Len: end - o, Int: int64(count)})
 	if count < 0 {
 		recs.Flags |= FlagError
 		recs.Note = fmt.Sprintf("negative record count %d", count)
-		bd.raw(recs, "Undecoded", space, off+v2HeaderLen, end, FlagError, "")
+		bd.raw(recs, nameUndecoded, space, off+v2HeaderLen, end, FlagError, "")
 		return
 	}
 	ctx := recordContext{baseOffset: baseOffset, baseTS: baseTS, maxTS: maxTS, logAppend: logAppend, control: control}
@@ -406,10 +431,18 @@ func batchAttributesNote(a int16) string {
 // epoch, as "1700000000000 (2023-11-14T22:13:20.000Z)"; -1 (no timestamp)
 // as "-1 (none)".
 func FormatTimestamp(ms int64) string {
+	return string(appendTimestamp(nil, ms))
+}
+
+// appendTimestamp appends FormatTimestamp(ms) to b.
+func appendTimestamp(b []byte, ms int64) []byte {
+	b = strconv.AppendInt(b, ms, 10)
 	if ms == -1 {
-		return "-1 (none)"
+		return append(b, " (none)"...)
 	}
-	return fmt.Sprintf("%d (%s)", ms, time.UnixMilli(ms).UTC().Format("2006-01-02T15:04:05.000Z07:00"))
+	b = append(b, " ("...)
+	b = time.UnixMilli(ms).UTC().AppendFormat(b, "2006-01-02T15:04:05.000Z07:00")
+	return append(b, ')')
 }
 
 // recordContext is what a record needs from its batch.
@@ -433,7 +466,7 @@ func (bd *batchDecoder) records(recs *Node, space, off, end, count int, ctx reco
 		off = bd.record(recs, space, i, end, ctx)
 	}
 	if off < end {
-		bd.raw(recs, "Leftover", space, off, end, FlagError,
+		bd.raw(recs, nameLeftover, space, off, end, FlagError,
 			fmt.Sprintf("%d bytes after the last of %d records", end-off, count))
 	}
 }
@@ -443,8 +476,8 @@ func (bd *batchDecoder) records(recs *Node, space, off, end, count int, ctx reco
 func (bd *batchDecoder) record(recs *Node, space, i, end int, ctx recordContext) int {
 	r := &bd.r
 	start := r.Offset()
-	rec := &Node{Name: fmt.Sprintf("[%d]", i), Type: "Record", Kind: KindStruct, Space: space, Off: start}
-	recs.Children = append(recs.Children, rec)
+	rec := bd.add(recs, Node{Name: indexName(i), Type: "Record", Kind: KindStruct, Space: space, Off: start})
+	rec.Children = bd.children(7)
 	length := r.Varint()
 	bd.num(rec, "Length", "varint", space, start, int64(length))
 	if r.Err() != nil {
@@ -457,7 +490,7 @@ func (bd *batchDecoder) record(recs *Node, space, i, end int, ctx recordContext)
 		rec.Len = end - start
 		rec.Flags |= FlagTruncated | FlagError
 		rec.Note = fmt.Sprintf("record length %d exceeds the %d bytes left", length, end-body)
-		bd.raw(rec, "Undecoded", space, body, end, FlagError, "")
+		bd.raw(rec, nameUndecoded, space, body, end, FlagError, "")
 		return end
 	}
 	recEnd := body + int(length)
@@ -469,15 +502,18 @@ func (bd *batchDecoder) record(recs *Node, space, i, end int, ctx recordContext)
 	o = r.Offset()
 	tsDelta := r.Varlong()
 	if n := bd.num(rec, "TimestampDelta", "varlong", space, o, tsDelta); n != nil {
-		n.Note = "timestamp " + FormatTimestamp(ctx.baseTS+tsDelta)
+		bd.note = appendTimestamp(append(bd.note[:0], "timestamp "...), ctx.baseTS+tsDelta)
 		if ctx.logAppend {
-			n.Note += "; LogAppendTime: the batch's MaxTimestamp " + FormatTimestamp(ctx.maxTS) + " applies"
+			bd.note = append(bd.note, "; LogAppendTime: the batch's MaxTimestamp "...)
+			bd.note = append(appendTimestamp(bd.note, ctx.maxTS), " applies"...)
 		}
+		n.Note = string(bd.note)
 	}
 	o = r.Offset()
 	offDelta := r.Varint()
 	if n := bd.num(rec, "OffsetDelta", "varint", space, o, int64(offDelta)); n != nil {
-		n.Note = fmt.Sprintf("offset %d", ctx.baseOffset+int64(offDelta))
+		bd.note = strconv.AppendInt(append(bd.note[:0], "offset "...), ctx.baseOffset+int64(offDelta), 10)
+		n.Note = string(bd.note)
 	}
 	key := bd.varBytes(rec, "Key", space)
 	value := bd.varBytes(rec, "Value", space)
@@ -493,12 +529,11 @@ func (bd *batchDecoder) record(recs *Node, space, i, end int, ctx recordContext)
 	case int64(nh)*2 > int64(r.Remaining()): // a header is at least 2 bytes
 		r.Fail(o, &lengthError{what: "header count", n: int64(nh), need: int64(nh) * 2, left: r.Remaining(), isMinBytes: true})
 	default:
-		hs := &Node{Name: "Headers", Type: "[]Header", Kind: KindArray, Space: space, Off: o, Int: int64(nh)}
-		rec.Children = append(rec.Children, hs)
-		hs.Children = make([]*Node, 0, nh)
+		hs := bd.add(rec, Node{Name: "Headers", Type: "[]Header", Kind: KindArray, Space: space, Off: o, Int: int64(nh)})
+		hs.Children = bd.children(int(nh))
 		for j := 0; j < int(nh) && r.Err() == nil; j++ {
-			h := &Node{Name: fmt.Sprintf("[%d]", j), Type: "Header", Kind: KindStruct, Space: space, Off: r.Offset()}
-			hs.Children = append(hs.Children, h)
+			h := bd.add(hs, Node{Name: indexName(j), Type: "Header", Kind: KindStruct, Space: space, Off: r.Offset()})
+			h.Children = bd.children(2)
 			if k := bd.varBytes(h, "Key", space); k != nil && k.Flags&FlagNull != 0 {
 				k.Flags |= FlagLenient
 				k.Note = "null header key (Kafka rejects it)"
@@ -513,7 +548,7 @@ func (bd *batchDecoder) record(recs *Node, space, i, end int, ctx recordContext)
 		return recEnd
 	}
 	if r.Offset() < recEnd {
-		bd.raw(rec, "Leftover", space, r.Offset(), recEnd, FlagError,
+		bd.raw(rec, nameLeftover, space, r.Offset(), recEnd, FlagError,
 			fmt.Sprintf("%d bytes after the headers, inside the record length", recEnd-r.Offset()))
 	}
 	return recEnd
@@ -535,18 +570,18 @@ func (bd *batchDecoder) varBytes(parent *Node, name string, space int) *Node {
 	if r.Err() != nil {
 		return nil
 	}
-	node := &Node{Name: name, Type: "bytes", Kind: KindBytes, Space: space, Off: o, Len: r.Offset() - o, Raw: raw}
+	node := bd.add(parent, Node{Name: name, Type: "bytes", Kind: KindBytes, Space: space, Off: o, Len: r.Offset() - o, Raw: raw})
 	if n == -1 {
 		node.Flags |= FlagNull
 	}
-	parent.Children = append(parent.Children, node)
 	return node
 }
 
-// control decodes a control record's key (version int16, type int16) and,
-// for transaction markers, its value (version int16, then EndTxnMarker:
-// CoordinatorEpoch int32), as children of the Key and Value nodes. Other
-// control values are named in a Note and left as bytes.
+// control decodes a control record's key (version int16, type int16) as
+// children of the Key node and, for the types whose value is a known data
+// struct, its value (version int16, then the struct: EndTxnMarker for
+// COMMIT and ABORT, LeaderChangeMessage, SnapshotHeaderRecord, ...) as
+// children of the Value node, through the schema table.
 func (bd *batchDecoder) control(key, value *Node) {
 	if key.Flags&FlagNull != 0 {
 		key.Flags |= FlagError
@@ -564,10 +599,10 @@ func (bd *batchDecoder) control(key, value *Node) {
 		return
 	}
 	key.Type = "ControlRecordKey"
-	key.Children = append(key.Children,
-		&Node{Name: "Version", Type: "int16", Kind: KindInt, Space: key.Space, Off: dataOff, Len: 2, Int: int64(kv)},
-		&Node{Name: "Type", Type: "int16", Kind: KindInt, Space: key.Space, Off: dataOff + 2, Len: 2, Int: int64(typ),
-			Note: ControlTypeName(typ)})
+	key.Children = bd.children(2)
+	bd.add(key, Node{Name: "Version", Type: "int16", Kind: KindInt, Space: key.Space, Off: dataOff, Len: 2, Int: int64(kv)})
+	bd.add(key, Node{Name: "Type", Type: "int16", Kind: KindInt, Space: key.Space, Off: dataOff + 2, Len: 2, Int: int64(typ),
+		Note: ControlTypeName(typ)})
 	key.Note = "control record " + ControlTypeName(typ)
 	if kr.Remaining() > 0 {
 		key.Note += fmt.Sprintf("; %d bytes after the type (a newer key version?)", kr.Remaining())
@@ -580,26 +615,61 @@ func (bd *batchDecoder) control(key, value *Node) {
 		return
 	}
 	value.Type = vt
-	value.Note = vt
-	if vt != "EndTxnMarker" {
-		return
-	}
 	vOff := value.End() - len(value.Raw)
 	var vr Reader
 	vr.Reset(bd.t.Spaces[value.Space].Data, vOff, value.End())
 	ver := vr.Int16()
+	if vr.Err() != nil {
+		value.Flags |= FlagError
+		value.Note = fmt.Sprintf("%s value of %d bytes, want a 2-byte version first", vt, len(value.Raw))
+		return
+	}
+	value.Note = fmt.Sprintf("%s v%d", vt, ver)
+	value.Children = bd.children(4)
+	// An end transaction marker is a version followed by the EndTxnMarker
+	// struct (EndTransactionMarker.java); the KRaft control values are
+	// structs whose first field is their Version (ControlRecordUtils.java).
+	body, bodyOff := value.Raw, vOff
+	if vt == "EndTxnMarker" {
+		bd.add(value, Node{Name: "Version", Type: "int16", Kind: KindInt, Space: value.Space, Off: vOff, Len: 2, Int: int64(ver)})
+		body, bodyOff = value.Raw[2:], vOff+2
+	}
+	if LookupName(vt, ver) != nil {
+		st := bd.d.DecodeStruct(vt, ver, body)
+		for _, c := range st.Root.Children {
+			rebase(c, value.Space, bodyOff)
+			value.Children = append(value.Children, c)
+		}
+		if st.Err != nil {
+			value.Flags |= FlagError
+			value.Note += "; " + st.Err.Error()
+		}
+		return
+	}
+	if vt != "EndTxnMarker" {
+		value.Note += " (version not in the schema table)"
+		return
+	}
+	// EndTxnMarker v0 is one int32; decode it even without a schema table.
 	epoch := vr.Int32()
 	if vr.Err() != nil {
 		value.Flags |= FlagError
-		value.Note = fmt.Sprintf("EndTxnMarker of %d bytes, want at least 6 (version int16, coordinatorEpoch int32)", len(value.Raw))
+		value.Note += fmt.Sprintf("; %d bytes, want 6 (version int16, coordinatorEpoch int32)", len(value.Raw))
 		return
 	}
-	value.Note = fmt.Sprintf("EndTxnMarker v%d", ver)
-	value.Children = append(value.Children,
-		&Node{Name: "Version", Type: "int16", Kind: KindInt, Space: value.Space, Off: vOff, Len: 2, Int: int64(ver)},
-		&Node{Name: "CoordinatorEpoch", Type: "int32", Kind: KindInt, Space: value.Space, Off: vOff + 2, Len: 4, Int: int64(epoch)})
+	bd.add(value, Node{Name: "CoordinatorEpoch", Type: "int32", Kind: KindInt, Space: value.Space, Off: vOff + 2, Len: 4, Int: int64(epoch)})
 	if vr.Remaining() > 0 {
 		value.Note += fmt.Sprintf("; %d bytes after CoordinatorEpoch", vr.Remaining())
+	}
+}
+
+// rebase moves a node decoded from a sub-slice (space 0 of its own tree) to
+// offset delta of space.
+func rebase(n *Node, space, delta int) {
+	n.Space = space
+	n.Off += delta
+	for _, c := range n.Children {
+		rebase(c, space, delta)
 	}
 }
 
@@ -607,8 +677,7 @@ func (bd *batchDecoder) control(key, value *Node) {
 func (bd *batchDecoder) legacy(parent *Node, space, off, total, depth int, w *wrapper) {
 	data := bd.t.Spaces[space].Data
 	end := off + total
-	m := &Node{Name: "Message", Type: "Message", Kind: KindStruct, Space: space, Off: off, Len: total}
-	parent.Children = append(parent.Children, m)
+	m := bd.add(parent, Node{Name: "Message", Type: "Message", Kind: KindStruct, Space: space, Off: off, Len: total})
 	r := &bd.r
 	r.Reset(data, off, end)
 
@@ -674,7 +743,7 @@ func (bd *batchDecoder) legacy(parent *Node, space, off, total, depth int, w *wr
 		return
 	}
 	if r.Offset() < end {
-		bd.raw(m, "Leftover", space, r.Offset(), end, FlagError,
+		bd.raw(m, nameLeftover, space, r.Offset(), end, FlagError,
 			fmt.Sprintf("%d bytes after the value, inside the message size", end-r.Offset()))
 	}
 	if codec == CodecNone {
@@ -701,8 +770,7 @@ func (bd *batchDecoder) legacy(parent *Node, space, off, total, depth int, w *wr
 		return
 	}
 	innerData := bd.t.Spaces[inner].Data
-	set := &Node{Name: "MessageSet", Type: "MessageSet", Kind: KindStruct, Space: inner, Len: len(innerData)}
-	m.Children = append(m.Children, set)
+	set := bd.add(m, Node{Name: "MessageSet", Type: "MessageSet", Kind: KindStruct, Space: inner, Len: len(innerData)})
 	iw := &wrapper{offset: offset, magic: magic, logAppend: logAppend, timestamp: ts}
 	iw.lastInner, iw.hasLastOff = lastOffset(innerData)
 	bd.set(set, inner, 0, len(innerData), depth+1, iw)
@@ -721,11 +789,10 @@ func (bd *batchDecoder) int32Bytes(parent *Node, name string, space int) *Node {
 	if r.Err() != nil {
 		return nil
 	}
-	node := &Node{Name: name, Type: "bytes", Kind: KindBytes, Space: space, Off: o, Len: r.Offset() - o, Raw: raw}
+	node := bd.add(parent, Node{Name: name, Type: "bytes", Kind: KindBytes, Space: space, Off: o, Len: r.Offset() - o, Raw: raw})
 	if n == -1 {
 		node.Flags |= FlagNull
 	}
-	parent.Children = append(parent.Children, node)
 	return node
 }
 

@@ -472,7 +472,7 @@ func TestRecordFewerThanCount(t *testing.T) {
 	binary.BigEndian.PutUint32(b[57:], 1) // claim 1 record; 2 follow
 	recs = recBatch(t, recDecode(t, &d, b)).Child("Records")
 	last := recs.Children[len(recs.Children)-1]
-	if len(recs.Children) != 2 || last.Name != "Leftover" || last.Flags&FlagError == 0 {
+	if len(recs.Children) != 2 || last.Name != nameLeftover || last.Flags&FlagError == 0 {
 		t.Errorf("Records with leftover: %+v", recs.Children)
 	}
 }
@@ -538,6 +538,13 @@ func recCompress(t testing.TB, codec Codec, b []byte) []byte {
 // guide, "Record Batch").
 func recBuild(t testing.TB, codec Codec, baseOffset, baseTS int64, recs []recRecord) []byte {
 	t.Helper()
+	return recBuildAttrs(t, int16(codec), baseOffset, baseTS, recs)
+}
+
+// recBuildAttrs is recBuild with the batch attributes given whole.
+func recBuildAttrs(t testing.TB, attrs int16, baseOffset, baseTS int64, recs []recRecord) []byte {
+	t.Helper()
+	codec := Codec(attrs & 7)
 	var body []byte
 	var lastDelta, maxTS int64 = 0, baseTS
 	for _, r := range recs {
@@ -563,7 +570,7 @@ func recBuild(t testing.TB, codec Codec, baseOffset, baseTS int64, recs []recRec
 	b = binary.BigEndian.AppendUint32(b, 0xffffffff) // partition leader epoch
 	b = append(b, 2)                                 // magic
 	b = binary.BigEndian.AppendUint32(b, 0)          // crc, set below
-	b = binary.BigEndian.AppendUint16(b, uint16(codec))
+	b = binary.BigEndian.AppendUint16(b, uint16(attrs))
 	b = binary.BigEndian.AppendUint32(b, uint32(lastDelta))
 	b = binary.BigEndian.AppendUint64(b, uint64(baseTS))
 	b = binary.BigEndian.AppendUint64(b, uint64(maxTS))
@@ -660,6 +667,61 @@ func TestRecordBudgetSharedByTree(t *testing.T) {
 	}
 	if n := tr.Root.Children[2].Child("Records").Note; !strings.HasPrefix(n, "decompressed size exceeds the 100 KiB cap (all batches of this frame together") {
 		t.Errorf("note %q", n)
+	}
+}
+
+func TestRecordControlValues(t *testing.T) {
+	// A KRaft LEADER_CHANGE control record: key version 0, type 3; the value
+	// is LeaderChangeMessage v0 (flexible), whose first field is Version.
+	//
+	//	0000        key version 0
+	//	0003        type LEADER_CHANGE
+	leaderKey := mustHex("0000" + "0003")
+	//	0000        Version 0
+	//	00000003    LeaderId 3
+	//	02          Voters: compact array of 1
+	//	00000003 00   VoterId 3, no tagged fields
+	//	02          GrantingVoters: compact array of 1
+	//	00000003 00   VoterId 3, no tagged fields
+	//	00          no tagged fields
+	leaderValue := mustHex("0000" + "00000003" + "02" + "0000000300" + "02" + "0000000300" + "00")
+	//	0000 0000   key version 0, type ABORT
+	//	0000        EndTxnMarker value version 0
+	//	00000005    CoordinatorEpoch 5
+	abortKey, abortValue := mustHex("00000000"), mustHex("0000"+"00000005")
+	//	0000 0063   key version 0, type 99 (unknown)
+	unknownKey := mustHex("00000063")
+
+	b := recBuildAttrs(t, 0x30, 10, 1700000000000, []recRecord{
+		{Key: leaderKey, Value: leaderValue},
+		{OffsetDelta: 1, Key: abortKey, Value: abortValue},
+		{OffsetDelta: 2, Key: unknownKey, Value: []byte("?")},
+	})
+	var d Decoder
+	recs := recBatch(t, recDecode(t, &d, b)).Child("Records").Children
+	if len(recs) != 3 {
+		t.Fatalf("%d records", len(recs))
+	}
+	lk, lv := recs[0].Child("Key"), recs[0].Child("Value")
+	if lk.Child("Type").Note != "LEADER_CHANGE" || lv.Type != "LeaderChangeMessage" {
+		t.Fatalf("leader change key %q value type %q", lk.Child("Type").Note, lv.Type)
+	}
+	if lv.Flags&FlagError != 0 {
+		t.Fatalf("LeaderChangeMessage: %s", lv.Note)
+	}
+	if id := lv.Child("LeaderId"); id == nil || id.Int != 3 || id.Off != lv.End()-len(lv.Raw)+2 {
+		t.Errorf("LeaderId %+v", id)
+	}
+	if v := lv.Child("Voters"); v == nil || len(v.Children) != 1 {
+		t.Errorf("Voters %+v", v)
+	}
+	ak, av := recs[1].Child("Key"), recs[1].Child("Value")
+	if ak.Child("Type").Note != "ABORT" || av.Child("CoordinatorEpoch") == nil || av.Child("CoordinatorEpoch").Int != 5 {
+		t.Errorf("abort marker: key %q value %+v", ak.Child("Type").Note, av.Children)
+	}
+	uk, uv := recs[2].Child("Key"), recs[2].Child("Value")
+	if uk.Child("Type").Note != "UNKNOWN(99)" || uv.Type != "bytes" || string(uv.Raw) != "?" {
+		t.Errorf("unknown control type: key %q value %s %q", uk.Child("Type").Note, uv.Type, uv.Raw)
 	}
 }
 
