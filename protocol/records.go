@@ -23,9 +23,16 @@ package protocol
 //	      Key bytes, Value bytes (KindBytes, Raw = the data, span includes
 //	      the varint length; FlagNull when -1),
 //	      Headers (KindArray) [j] Header: Key bytes, Value bytes
-//	  In a control batch the record Key has children Version int16 and
-//	  Type int16 (Note "COMMIT", ...), and a COMMIT/ABORT Value has children
-//	  Version int16 and CoordinatorEpoch int32 (EndTxnMarker).
+//	  In a control batch the record Key (Type "ControlRecordKey") has
+//	  children Version int16 and Type int16 (Note "COMMIT", ...); the Value
+//	  stays KindBytes with Type set to its data struct and the struct's
+//	  fields as children, decoded through the schema table: a COMMIT/ABORT
+//	  Value (Type "EndTxnMarker") has Version int16 and CoordinatorEpoch
+//	  int32; LeaderChangeMessage, SnapshotHeaderRecord, SnapshotFooterRecord,
+//	  KRaftVersionRecord and VotersRecord values have their own fields.
+//	Other annotations: "undecoded" (a failure; FlagError) and "leftover"
+//	  (bytes past the declared end) KindRaw children; "Compressed" (a
+//	  payload that would not decompress; the Records Note says why).
 //	Message (KindStruct, magic 0 and 1)
 //	  Offset int64, MessageSize int32, Crc uint32, Magic int8,
 //	  Attributes int8, Timestamp int64 (magic 1), Key bytes, Value bytes
