@@ -1,0 +1,738 @@
+package reassembly
+
+// The engine: one runner per capture drives a gopacket reassembly.Assembler
+// with synchronous callbacks (no goroutine or channel per stream).
+//
+// Bookkeeping beside the assembler:
+//   - a table of connections by 4-tuple, for Conn.Index, the filter, the
+//     packets that follow a close (the last ACK of a FIN exchange must not
+//     open a new connection) and 4-tuple reuse by a new SYN;
+//   - per direction, the sequence number of the next byte to deliver, so
+//     that each piece of a scatter-gather is attributed to the packet it
+//     came from (frame number, capture time) and snap-length cuts become
+//     gaps;
+//   - events produced while the assembler flushes (it walks its
+//     connections in map order) are buffered and replayed sorted by
+//     Conn.Index, so output never depends on map order.
+
+import (
+	"net/netip"
+	"slices"
+	"time"
+
+	"github.com/gopacket/gopacket"
+	"github.com/gopacket/gopacket/layers"
+	gpr "github.com/gopacket/gopacket/reassembly"
+)
+
+// invalidSeq is the assembler's "no sequence number yet" (its unexported
+// invalidSequence), passed to Stream.Accept before a direction starts.
+const invalidSeq gpr.Sequence = -1
+
+// pktCtx is the assembler context of one packet. The assembler keeps it
+// with buffered pages, so the scatter-gather can tell which packet every
+// byte came from: CaptureInfo(offset).AncillaryData[0] is the *pktCtx.
+type pktCtx struct {
+	ci       gopacket.CaptureInfo
+	anc      [1]any
+	frame    int64
+	seq      gpr.Sequence // sequence number of the first payload byte
+	length   int          // payload length according to the IP header
+	captured int          // payload bytes actually captured (<= length)
+	rst      bool
+}
+
+func newPktCtx() *pktCtx {
+	c := &pktCtx{}
+	c.anc[0] = c
+	c.ci.AncillaryData = c.anc[:]
+	return c
+}
+
+// GetCaptureInfo implements gpr.AssemblerContext.
+func (c *pktCtx) GetCaptureInfo() gopacket.CaptureInfo { return c.ci }
+
+func asCtx(ac gpr.AssemblerContext) *pktCtx {
+	c, _ := ac.(*pktCtx)
+	return c
+}
+
+func ctxAt(sg gpr.ScatterGather, off int) *pktCtx {
+	ci := sg.CaptureInfo(off)
+	if len(ci.AncillaryData) == 0 {
+		return nil
+	}
+	c, _ := ci.AncillaryData[0].(*pktCtx)
+	return c
+}
+
+// connKey is a 4-tuple in canonical order (lower endpoint first).
+type connKey struct{ lo, hi netip.AddrPort }
+
+func makeKey(a, b netip.AddrPort) connKey {
+	if a.Compare(b) <= 0 {
+		return connKey{a, b}
+	}
+	return connKey{b, a}
+}
+
+// event is a handler call buffered during a flush.
+type event struct {
+	s      *stream
+	kind   uint8
+	dir    Dir
+	n      int64 // gap size
+	t      time.Time
+	ch     Chunk // Data is resolved from the arena at replay
+	start  int   // arena span of the data
+	end    int
+	reason string
+}
+
+const (
+	evData uint8 = iota
+	evGap
+	evClose
+)
+
+type runner struct {
+	opts          Options
+	h             Handler
+	file          int
+	files         *multiSource // set with Options.Concatenate
+	pool          *gpr.StreamPool
+	asm           *gpr.Assembler
+	sum           Summary
+	bufferTimeout time.Duration
+	flushEvery    time.Duration
+
+	frame int64
+	dec   decoded
+	tcp   layers.TCP
+	pad   []byte  // payload padded to its IP length after a snap-length cut
+	ctx   *pktCtx // context for the next packet
+	// ctxKept is set by Accept when the assembler may buffer the packet
+	// (and keep its context): the next packet then gets a new one.
+	ctxKept bool
+
+	conns     map[connKey]*stream // open connections and recently closed ones
+	closed    []*stream           // recently closed, in close order
+	pending   pendingConn         // the connection the current packet opens
+	nextIndex int
+	open      int
+
+	synthetic   bool // feeding the assembler a packet of our own
+	synTCP      layers.TCP
+	synCtx      *pktCtx
+	forceReason string
+
+	lastFlush time.Time
+	flushing  string // close reason while the assembler flushes
+	deferring bool
+	events    []event
+	arena     []byte
+}
+
+type pendingConn struct {
+	key      connKey
+	src, dst netip.AddrPort
+}
+
+func newRunner(opts Options, h Handler) *runner {
+	r := &runner{
+		opts:          opts,
+		h:             h,
+		conns:         make(map[connKey]*stream),
+		ctx:           newPktCtx(),
+		synCtx:        newPktCtx(),
+		bufferTimeout: opts.BufferTimeout,
+		flushEvery:    opts.FlushInterval,
+	}
+	if r.bufferTimeout <= 0 {
+		r.bufferTimeout = DefaultBufferTimeout
+	}
+	if r.flushEvery <= 0 {
+		r.flushEvery = DefaultFlushInterval
+	}
+	r.pool = gpr.NewStreamPool(r)
+	r.asm = gpr.NewAssembler(r.pool)
+	r.asm.MaxBufferedPagesPerConnection = limit(opts.MaxBufferedPagesPerConn, DefaultMaxBufferedPagesPerConn)
+	r.asm.MaxBufferedPagesTotal = limit(opts.MaxBufferedPagesTotal, DefaultMaxBufferedPagesTotal)
+	return r
+}
+
+func limit(v, def int) int {
+	switch {
+	case v == 0:
+		return def
+	case v < 0:
+		return 0 // the assembler's "no limit"
+	}
+	return v
+}
+
+// packet decodes one frame and hands its TCP segment to the assembler.
+func (r *runner) packet(data []byte, ci gopacket.CaptureInfo, link layers.LinkType) {
+	r.frame++
+	r.sum.Packets++
+	r.sum.Bytes += int64(len(data))
+	if ci.Length > len(data) {
+		r.sum.Truncated++
+	}
+	res := decodeFrame(link, data, &r.dec)
+	var hl int
+	if res == resTCP {
+		hl, res = tcpHeaderLen(r.dec.seg, r.dec.segLen)
+	}
+	switch res {
+	case resTCP:
+	case resNotTCP:
+		r.sum.NonTCP++
+		return
+	case resFragment:
+		r.sum.Fragments++
+		return
+	case resUnsupportedLink:
+		r.sum.UnsupportedLink++
+		return
+	default:
+		r.sum.DecodeErrors++
+		return
+	}
+	if err := r.tcp.DecodeFromBytes(r.dec.seg, gopacket.NilDecodeFeedback); err != nil {
+		r.sum.DecodeErrors++
+		return
+	}
+	r.sum.TCPPackets++
+
+	// The payload as the sender sent it: a snap-length cut is padded back
+	// to the length the IP header gives (at most 64 KiB), so the stream's
+	// sequence space stays whole; the padding is reported as a Gap, never
+	// delivered.
+	plen := r.dec.segLen - hl
+	payload := r.tcp.Payload
+	if len(payload) > plen {
+		payload = payload[:plen]
+	}
+	captured := len(payload)
+	if plen > captured {
+		r.pad = append(r.pad[:0], payload...)
+		r.pad = slices.Grow(r.pad, plen-captured)[:plen]
+		clear(r.pad[captured:])
+		payload = r.pad
+	}
+	r.tcp.Payload = payload
+
+	now := ci.Timestamp
+	if r.lastFlush.IsZero() {
+		r.lastFlush = now
+	} else if now.Sub(r.lastFlush) >= r.flushEvery {
+		r.flush(now)
+		r.lastFlush = now
+	}
+
+	src := netip.AddrPortFrom(addrFrom(r.dec.srcIP), uint16(r.tcp.SrcPort))
+	dst := netip.AddrPortFrom(addrFrom(r.dec.dstIP), uint16(r.tcp.DstPort))
+	key := makeKey(src, dst)
+	syn := r.tcp.SYN && !r.tcp.ACK
+	if s := r.conns[key]; s == nil {
+		if r.opts.Filter != nil && !r.opts.Filter(src, dst) {
+			r.sum.Filtered++
+			return
+		}
+	} else if s.done {
+		if !syn {
+			// The end of a closed connection (last ACK, retransmitted FIN).
+			s.conn.Stats.Packets++
+			return
+		}
+		delete(r.conns, key)
+	} else if syn && s.reusedBy(src, gpr.Sequence(r.tcp.Seq)) {
+		r.closeReused(s)
+	}
+	r.pending = pendingConn{key: key, src: src, dst: dst}
+
+	c := r.ctx
+	c.ci.Timestamp = now
+	c.ci.CaptureLength = ci.CaptureLength
+	c.ci.Length = ci.Length
+	c.ci.InterfaceIndex = ci.InterfaceIndex
+	c.frame = r.frame
+	c.seq = gpr.Sequence(r.tcp.Seq)
+	if r.tcp.SYN {
+		c.seq = c.seq.Add(1)
+	}
+	c.length = plen
+	c.captured = captured
+	c.rst = r.tcp.RST
+
+	r.ctxKept = false
+	r.asm.AssembleWithContext(flowOf(r.dec.srcIP, r.dec.dstIP), &r.tcp, c)
+	if r.ctxKept {
+		r.ctx = newPktCtx()
+	}
+}
+
+func addrFrom(b []byte) netip.Addr {
+	if len(b) == 4 {
+		return netip.AddrFrom4([4]byte(b))
+	}
+	return netip.AddrFrom16([16]byte(b))
+}
+
+func flowOf(src, dst []byte) gopacket.Flow {
+	if len(src) == 4 {
+		return gopacket.NewFlow(layers.EndpointIPv4, src, dst)
+	}
+	return gopacket.NewFlow(layers.EndpointIPv6, src, dst)
+}
+
+// New implements gpr.StreamFactory: the first packet of a connection.
+func (r *runner) New(_, _ gopacket.Flow, _ *layers.TCP, _ gpr.AssemblerContext) gpr.Stream {
+	if r.synthetic {
+		return nil
+	}
+	s := &stream{r: r, key: r.pending.key}
+	s.conn = Conn{Index: r.nextIndex, File: r.file, A: r.pending.src, B: r.pending.dst}
+	if r.files != nil {
+		s.conn.File = r.files.i - 1
+	}
+	r.nextIndex++
+	r.open++
+	r.sum.Connections++
+	r.sum.PeakOpenConnections = max(r.sum.PeakOpenConnections, r.open)
+	r.conns[s.key] = s
+	r.h.Open(&s.conn)
+	return s
+}
+
+// closeReused ends s because a SYN with a new initial sequence number
+// arrived on its 4-tuple (the port was reused and s's end was not
+// captured). The assembler cannot close one connection on request, so it
+// gets a RST at the next expected sequence number of each open direction.
+// Out-of-order data still buffered for s is dropped with it.
+func (r *runner) closeReused(s *stream) {
+	r.synthetic = true
+	r.forceReason = CloseReused
+	for d := AtoB; d <= BtoA; d++ {
+		h := &s.half[d]
+		if h.closed || s.done {
+			continue
+		}
+		from, to := s.conn.A, s.conn.B
+		if d == BtoA {
+			from, to = to, from
+		}
+		var seq gpr.Sequence
+		if h.started {
+			seq = h.next
+		}
+		var hdr [20]byte
+		hdr[0], hdr[1] = byte(from.Port()>>8), byte(from.Port())
+		hdr[2], hdr[3] = byte(to.Port()>>8), byte(to.Port())
+		hdr[4], hdr[5], hdr[6], hdr[7] = byte(seq>>24), byte(seq>>16), byte(seq>>8), byte(seq)
+		hdr[12] = 5 << 4
+		hdr[13] = 0x04 // RST
+		if err := r.synTCP.DecodeFromBytes(hdr[:], gopacket.NilDecodeFeedback); err != nil {
+			break
+		}
+		r.synCtx.ci.Timestamp = s.lastSeen
+		r.synCtx.frame = r.frame
+		r.synCtx.seq = seq
+		r.synCtx.rst = true
+		fa, ta := from.Addr(), to.Addr()
+		var flow gopacket.Flow
+		if fa.Is4() {
+			a, b := fa.As4(), ta.As4()
+			flow = gopacket.NewFlow(layers.EndpointIPv4, a[:], b[:])
+		} else {
+			a, b := fa.As16(), ta.As16()
+			flow = gopacket.NewFlow(layers.EndpointIPv6, a[:], b[:])
+		}
+		r.asm.AssembleWithContext(flow, &r.synTCP, r.synCtx)
+	}
+	r.synthetic = false
+	r.forceReason = ""
+	if !s.done {
+		// Not expected; forget it so that the new connection is numbered.
+		delete(r.conns, s.key)
+	}
+}
+
+// flush gives up holes older than BufferTimeout, closes idle connections
+// and forgets closed 4-tuples, by capture time now.
+func (r *runner) flush(now time.Time) {
+	opt := gpr.FlushOptions{T: now.Add(-r.bufferTimeout)}
+	if r.opts.IdleTimeout > 0 {
+		opt.TC = now.Add(-r.opts.IdleTimeout)
+	}
+	r.beginDefer(CloseIdle)
+	r.asm.FlushWithOptions(opt)
+	r.endDefer()
+
+	cut := now.Add(-closedLinger)
+	n := 0
+	for n < len(r.closed) && r.closed[n].lastSeen.Before(cut) {
+		s := r.closed[n]
+		if r.conns[s.key] == s {
+			delete(r.conns, s.key)
+		}
+		r.closed[n] = nil
+		n++
+	}
+	r.closed = slices.Delete(r.closed, 0, n)
+}
+
+// flushAll delivers everything buffered and closes every connection.
+func (r *runner) flushAll() {
+	r.beginDefer(CloseEOF)
+	r.asm.FlushAll()
+	r.endDefer()
+	clear(r.conns)
+	clear(r.closed)
+	r.closed = r.closed[:0]
+}
+
+func (r *runner) beginDefer(reason string) {
+	r.flushing = reason
+	r.deferring = true
+}
+
+// endDefer replays the events of a flush, ordered by connection.
+func (r *runner) endDefer() {
+	r.flushing = ""
+	r.deferring = false
+	if len(r.events) == 0 {
+		return
+	}
+	slices.SortStableFunc(r.events, func(a, b event) int { return a.s.conn.Index - b.s.conn.Index })
+	for i := range r.events {
+		e := &r.events[i]
+		c := &e.s.conn
+		switch e.kind {
+		case evData:
+			e.ch.Data = r.arena[e.start:e.end]
+			r.h.Data(c, e.dir, e.ch)
+		case evGap:
+			r.h.Gap(c, e.dir, e.n, e.t)
+		case evClose:
+			r.h.Close(c, e.reason, e.t)
+		}
+		r.events[i] = event{}
+	}
+	r.events = r.events[:0]
+	r.arena = r.arena[:0]
+}
+
+func (r *runner) emitData(s *stream, d Dir, ch Chunk) {
+	if !r.deferring {
+		r.h.Data(&s.conn, d, ch)
+		return
+	}
+	start := len(r.arena)
+	r.arena = append(r.arena, ch.Data...)
+	ch.Data = nil
+	r.events = append(r.events, event{s: s, kind: evData, dir: d, ch: ch, start: start, end: len(r.arena)})
+}
+
+func (r *runner) emitGap(s *stream, d Dir, n int64, t time.Time) {
+	if !r.deferring {
+		r.h.Gap(&s.conn, d, n, t)
+		return
+	}
+	r.events = append(r.events, event{s: s, kind: evGap, dir: d, n: n, t: t})
+}
+
+func (r *runner) emitClose(s *stream, reason string, t time.Time) {
+	if !r.deferring {
+		r.h.Close(&s.conn, reason, t)
+		return
+	}
+	r.events = append(r.events, event{s: s, kind: evClose, reason: reason, t: t})
+}
+
+// halfState is the delivery state of one direction.
+type halfState struct {
+	started bool         // a packet of this direction was accepted
+	closed  bool         // the assembler ended it (FIN or RST reached)
+	rst     bool         // ... by a RST
+	sawData bool         // Data was called
+	next    gpr.Sequence // sequence number of the next byte to deliver
+	offset  int64        // stream offset of the next byte
+	synSeen bool
+	isn     gpr.Sequence // initial sequence number, if synSeen
+	finSeen bool
+	finEnd  gpr.Sequence // sequence number of the FIN
+	ackSeen bool
+	maxAck  gpr.Sequence // highest ACK this direction's sender sent
+}
+
+// stream is one connection; it implements gpr.Stream.
+type stream struct {
+	conn     Conn
+	r        *runner
+	key      connKey
+	half     [2]halfState
+	lastSeen time.Time
+	done     bool // Close was called
+}
+
+func dirOf(d gpr.TCPFlowDirection) Dir {
+	if d == gpr.TCPDirClientToServer {
+		return AtoB
+	}
+	return BtoA
+}
+
+// reusedBy reports whether a SYN from src with sequence number seq starts
+// a new connection on s's 4-tuple rather than repeating s's own SYN.
+func (s *stream) reusedBy(src netip.AddrPort, seq gpr.Sequence) bool {
+	d := AtoB
+	if src != s.conn.A {
+		d = BtoA
+	}
+	h := &s.half[d]
+	if !h.started {
+		return false // a late SYN of this very connection
+	}
+	return !(h.synSeen && h.isn == seq)
+}
+
+// Accept implements gpr.Stream. It accepts every packet (and forces the
+// start of a direction at its first packet, SYN or not) and keeps the
+// counters.
+func (s *stream) Accept(tcp *layers.TCP, ci gopacket.CaptureInfo, dir gpr.TCPFlowDirection, nextSeq gpr.Sequence, start *bool, _ gpr.AssemblerContext) bool {
+	if nextSeq == invalidSeq {
+		*start = true
+	}
+	r := s.r
+	if r.synthetic {
+		return true
+	}
+	d := dirOf(dir)
+	h := &s.half[d]
+	st := &s.conn.Stats
+	st.Packets++
+	if ci.Timestamp.After(s.lastSeen) {
+		s.lastSeen = ci.Timestamp
+	}
+	seq := gpr.Sequence(tcp.Seq)
+	if tcp.SYN {
+		if !tcp.ACK {
+			s.conn.SawSYN = true
+		}
+		if !h.synSeen {
+			h.synSeen, h.isn = true, seq
+		}
+		seq = seq.Add(1)
+	}
+	if tcp.ACK {
+		ack := gpr.Sequence(tcp.Ack)
+		if !h.ackSeen || h.maxAck.Difference(ack) > 0 {
+			h.ackSeen, h.maxAck = true, ack
+		}
+	}
+	if h.closed {
+		return true
+	}
+	n := len(tcp.Payload)
+	if nextSeq == invalidSeq {
+		if !h.started {
+			h.started, h.next = true, seq
+		}
+	} else {
+		h.started, h.next = true, nextSeq
+		if n > 0 {
+			ahead := nextSeq.Difference(seq)
+			switch {
+			case ahead < 0 || nextSeq.Difference(seq.Add(n)) <= 0:
+				st.Retransmissions++
+			case ahead > 0:
+				st.OutOfOrder++
+				r.ctxKept = true
+			}
+		}
+	}
+	if tcp.FIN && (nextSeq == invalidSeq || nextSeq.Difference(seq.Add(n)) >= 0) {
+		h.finSeen, h.finEnd = true, seq.Add(n)
+	}
+	return true
+}
+
+// ReassembledSG implements gpr.Stream: in-order bytes of one direction,
+// possibly after a hole, from one or more packets.
+func (s *stream) ReassembledSG(sg gpr.ScatterGather, ac gpr.AssemblerContext) {
+	dir, _, end, skip := sg.Info()
+	d := dirOf(dir)
+	h := &s.half[d]
+	total, _ := sg.Lengths()
+	off := 0
+	switch {
+	case skip > 0:
+		t := s.lastSeen
+		if c := s.ctxOf(sg, total, ac); c != nil {
+			t = c.ci.Timestamp
+		}
+		s.gap(d, int64(skip), t)
+		h.next = h.next.Add(skip)
+	case skip < 0 && h.sawData:
+		// Bytes before the next expected one: already delivered.
+		off = min(-skip, total)
+	}
+	if off < total {
+		s.deliver(sg, d, off, total)
+	}
+	if end {
+		h.closed = true
+		if c := asCtx(ac); c != nil && c.rst {
+			h.rst = true
+		}
+	}
+}
+
+// ctxOf returns the context of the first byte of sg, or ac's.
+func (s *stream) ctxOf(sg gpr.ScatterGather, total int, ac gpr.AssemblerContext) *pktCtx {
+	if total > 0 {
+		if c := ctxAt(sg, 0); c != nil {
+			return c
+		}
+	}
+	return asCtx(ac)
+}
+
+// deliver calls Data once per packet piece in sg[off:total].
+func (s *stream) deliver(sg gpr.ScatterGather, d Dir, off, total int) {
+	data := sg.Fetch(total)
+	h := &s.half[d]
+	seq := h.next
+	for off < total {
+		c := ctxAt(sg, off)
+		if c == nil {
+			// Not a packet of ours: cannot happen. Deliver unattributed.
+			s.data(d, data[off:total], seq, &pktCtx{ci: gopacket.CaptureInfo{Timestamp: s.lastSeen}})
+			seq = seq.Add(total - off)
+			break
+		}
+		// The piece runs to the end of c's payload: its sequence numbers
+		// say where, the scatter-gather confirms.
+		n, inPkt := 0, -1
+		if o := c.seq.Difference(seq); o >= 0 && o < c.length {
+			n = min(c.length-o, total-off)
+			if ctxAt(sg, off+n-1) == c {
+				inPkt = o
+			} else {
+				n = 0
+			}
+		}
+		if n == 0 {
+			n = runEnd(sg, off, total, c) - off
+		}
+		have := n
+		if c.captured < c.length {
+			if inPkt >= 0 {
+				have = min(max(c.captured-inPkt, 0), n)
+			} else {
+				have = max(n-(c.length-c.captured), 0)
+			}
+		}
+		if have > 0 {
+			s.data(d, data[off:off+have], seq, c)
+		}
+		if n > have {
+			s.gap(d, int64(n-have), c.ci.Timestamp)
+		}
+		off += n
+		seq = seq.Add(n)
+	}
+	h.next = seq
+}
+
+// runEnd returns the end of the run of bytes from off that belong to c.
+func runEnd(sg gpr.ScatterGather, off, total int, c *pktCtx) int {
+	lo, hi := off+1, total // ctxAt(lo-1) == c; find the largest such lo
+	for lo < hi {
+		mid := lo + (hi-lo+1)/2
+		if ctxAt(sg, mid-1) == c {
+			lo = mid
+		} else {
+			hi = mid - 1
+		}
+	}
+	return lo
+}
+
+func (s *stream) data(d Dir, b []byte, seq gpr.Sequence, c *pktCtx) {
+	h := &s.half[d]
+	ch := Chunk{Data: b, Time: c.ci.Timestamp, Frame: c.frame, Seq: uint32(seq), Offset: h.offset}
+	h.offset += int64(len(b))
+	h.sawData = true
+	s.conn.Stats.Bytes[d] += int64(len(b))
+	s.r.emitData(s, d, ch)
+}
+
+func (s *stream) gap(d Dir, n int64, t time.Time) {
+	st := &s.conn.Stats
+	st.Gaps++
+	if n > 0 {
+		st.GapBytes += n
+		s.half[d].offset += n
+	}
+	s.r.emitGap(s, d, n, t)
+}
+
+// endGap reports bytes of direction d that were never captured at its end:
+// up to its FIN, or else up to what the peer acknowledged.
+func (s *stream) endGap(d Dir) {
+	h := &s.half[d]
+	if !h.started {
+		return
+	}
+	var end gpr.Sequence
+	switch peer := &s.half[1-d]; {
+	case h.finSeen:
+		end = h.finEnd
+	case peer.ackSeen:
+		end = peer.maxAck
+	default:
+		return
+	}
+	if n := h.next.Difference(end); n > 0 && n < 1<<30 {
+		s.gap(d, int64(n), s.lastSeen)
+		h.next = end
+	}
+}
+
+// ReassemblyComplete implements gpr.Stream: both directions are closed.
+func (s *stream) ReassemblyComplete(_ gpr.AssemblerContext) bool {
+	if s.done {
+		return true
+	}
+	r := s.r
+	a, b := &s.half[AtoB], &s.half[BtoA]
+	var reason string
+	switch {
+	case r.forceReason != "":
+		reason = r.forceReason
+	case a.rst || b.rst:
+		reason = CloseRST
+	case (a.closed || a.finSeen) && (b.closed || b.finSeen):
+		reason = CloseFIN
+	case r.flushing != "":
+		reason = r.flushing
+	default:
+		reason = CloseEOF
+	}
+	s.endGap(AtoB)
+	s.endGap(BtoA)
+	s.done = true
+	r.open--
+	r.emitClose(s, reason, s.lastSeen)
+	if r.conns[s.key] == s {
+		if reason == CloseFIN || reason == CloseRST {
+			r.closed = append(r.closed, s)
+		} else {
+			delete(r.conns, s.key)
+		}
+	}
+	return true
+}

@@ -1,0 +1,270 @@
+package reassembly
+
+// Link, IP and TCP header demultiplexing.
+//
+// This is a small hand-written decoder rather than a
+// gopacket.DecodingLayerParser: it needs to tell a non-first IPv6 fragment
+// (behind any extension header) from a TCP segment, to read both byte orders
+// of BSD loopback headers, and to know the TCP segment length from the IP
+// header when the snap length cut the payload. It allocates nothing; every
+// length is checked against the captured bytes before it is used. The TCP
+// header itself is decoded by layers.TCP.DecodeFromBytes, because the
+// assembler takes a *layers.TCP.
+//
+// To add a link type: add a case to decodeFrame that strips the link header
+// and hands the rest to decodeEtherType (or decodeIP), add it to
+// supportedLinkTypes, and add a test case in decode_test.go.
+
+import (
+	"encoding/binary"
+
+	"github.com/gopacket/gopacket/layers"
+)
+
+// Link types that have no constant in gopacket/layers (tcpdump.org
+// link-layer header types list).
+const (
+	linkTypeIPv4     layers.LinkType = 228 // LINKTYPE_IPV4: raw IPv4, no link header
+	linkTypeIPv6     layers.LinkType = 229 // LINKTYPE_IPV6: raw IPv6, no link header
+	linkTypeRawDLT12 layers.LinkType = 12  // DLT_RAW as written by some old BSD/Linux writers
+	linkTypeRawDLT14 layers.LinkType = 14  // DLT_RAW on OpenBSD
+	linkTypeSLL2     layers.LinkType = 276 // LINKTYPE_LINUX_SLL2
+)
+
+// decodeResult classifies one captured frame.
+type decodeResult uint8
+
+const (
+	resTCP             decodeResult = iota // a TCP segment; see decoded
+	resNotTCP                              // not IP, or IP carrying another protocol
+	resFragment                            // an IP fragment (not reassembled)
+	resShort                               // the capture ends inside a header
+	resMalformed                           // a header contradicts itself
+	resUnsupportedLink                     // a link type this package does not read
+)
+
+// EtherTypes (IEEE 802 numbers) this decoder follows.
+const (
+	etherTypeIPv4   = 0x0800
+	etherTypeIPv6   = 0x86DD
+	etherTypeDot1Q  = 0x8100 // 802.1Q C-tag
+	etherTypeDot1AD = 0x88A8 // 802.1ad S-tag (QinQ)
+	etherTypeQinQ1  = 0x9100 // pre-standard QinQ
+	etherTypeQinQ2  = 0x9200
+)
+
+// maxVLANTags bounds the tag stack we walk; real networks use one or two.
+const maxVLANTags = 8
+
+// maxIPv6ExtHeaders bounds the extension header chain we walk.
+const maxIPv6ExtHeaders = 16
+
+// decoded is what decodeFrame found. The slices alias the frame bytes.
+type decoded struct {
+	srcIP, dstIP []byte // 4 or 16 bytes
+	// seg is the captured part of the TCP segment (header and payload),
+	// never longer than the IP header says.
+	seg []byte
+	// segLen is the TCP segment length (header + payload) the IP header
+	// declares; it exceeds len(seg) when the snap length cut the frame.
+	segLen int
+}
+
+func be16(b []byte) uint16 { return binary.BigEndian.Uint16(b) }
+
+// decodeFrame strips link and IP headers from one frame of the given link
+// type.
+func decodeFrame(link layers.LinkType, data []byte, d *decoded) decodeResult {
+	switch link {
+	case layers.LinkTypeEthernet:
+		// dst(6) src(6) ethertype(2)
+		if len(data) < 14 {
+			return resShort
+		}
+		return decodeEtherType(be16(data[12:14]), data[14:], d)
+	case layers.LinkTypeLinuxSLL:
+		// packet type(2) ARPHRD(2) addr len(2) addr(8) protocol(2)
+		if len(data) < 16 {
+			return resShort
+		}
+		return decodeEtherType(be16(data[14:16]), data[16:], d)
+	case linkTypeSLL2:
+		// protocol(2) reserved(2) ifindex(4) ARPHRD(2) packet type(1)
+		// addr len(1) addr(8)
+		if len(data) < 20 {
+			return resShort
+		}
+		return decodeEtherType(be16(data[0:2]), data[20:], d)
+	case layers.LinkTypeNull, layers.LinkTypeLoop:
+		// A 4-byte address family: in the capturing host's byte order for
+		// NULL, in network byte order for LOOP. A family is below 256, so
+		// two leading zero bytes mean big-endian.
+		if len(data) < 4 {
+			return resShort
+		}
+		var fam uint32
+		if link == layers.LinkTypeLoop || (data[0] == 0 && data[1] == 0) {
+			fam = binary.BigEndian.Uint32(data[:4])
+		} else {
+			fam = binary.LittleEndian.Uint32(data[:4])
+		}
+		switch fam {
+		case 2: // AF_INET everywhere
+			return decodeIPv4(data[4:], d)
+		case 10, 24, 28, 30: // AF_INET6: Linux, NetBSD/OpenBSD, FreeBSD, Darwin
+			return decodeIPv6(data[4:], d)
+		}
+		return resNotTCP
+	case layers.LinkTypeRaw, linkTypeRawDLT12, linkTypeRawDLT14:
+		if len(data) < 1 {
+			return resShort
+		}
+		switch data[0] >> 4 {
+		case 4:
+			return decodeIPv4(data, d)
+		case 6:
+			return decodeIPv6(data, d)
+		}
+		return resMalformed
+	case linkTypeIPv4:
+		return decodeIPv4(data, d)
+	case linkTypeIPv6:
+		return decodeIPv6(data, d)
+	}
+	return resUnsupportedLink
+}
+
+// decodeEtherType follows VLAN tags to an IP header.
+func decodeEtherType(et uint16, data []byte, d *decoded) decodeResult {
+	for range maxVLANTags {
+		switch et {
+		case etherTypeIPv4:
+			return decodeIPv4(data, d)
+		case etherTypeIPv6:
+			return decodeIPv6(data, d)
+		case etherTypeDot1Q, etherTypeDot1AD, etherTypeQinQ1, etherTypeQinQ2:
+			// TCI(2) ethertype(2)
+			if len(data) < 4 {
+				return resShort
+			}
+			et, data = be16(data[2:4]), data[4:]
+		default:
+			return resNotTCP
+		}
+	}
+	return resMalformed
+}
+
+// decodeIPv4 reads an IPv4 header (RFC 791).
+func decodeIPv4(data []byte, d *decoded) decodeResult {
+	if len(data) < 20 {
+		return resShort
+	}
+	if data[0]>>4 != 4 {
+		return resMalformed
+	}
+	ihl := int(data[0]&0x0F) * 4
+	total := int(be16(data[2:4]))
+	if total == 0 {
+		// TCP segmentation offload: the kernel hands the capture a
+		// segment whose length field is not filled in yet.
+		total = len(data)
+	}
+	if ihl < 20 || total < ihl {
+		return resMalformed
+	}
+	if len(data) < ihl {
+		return resShort
+	}
+	if be16(data[6:8])&0x3FFF != 0 { // more-fragments flag or an offset
+		return resFragment
+	}
+	if data[9] != 6 { // IPPROTO_TCP
+		return resNotTCP
+	}
+	d.srcIP, d.dstIP = data[12:16], data[16:20]
+	end := min(total, len(data)) // drops link-layer padding
+	d.seg = data[ihl:end]
+	d.segLen = total - ihl
+	return resTCP
+}
+
+// decodeIPv6 reads an IPv6 header and its extension headers (RFC 8200).
+func decodeIPv6(data []byte, d *decoded) decodeResult {
+	if len(data) < 40 {
+		return resShort
+	}
+	if data[0]>>4 != 6 {
+		return resMalformed
+	}
+	next := data[6]
+	rest := data[40:]
+	plen := int(be16(data[4:6]))
+	if plen == 0 {
+		// A jumbogram (RFC 2675) or an offloaded segment: the captured
+		// bytes are all we know.
+		plen = len(rest)
+	}
+	if len(rest) > plen {
+		rest = rest[:plen]
+	}
+	d.srcIP, d.dstIP = data[8:24], data[24:40]
+	for range maxIPv6ExtHeaders {
+		var hlen int
+		switch next {
+		case 6: // TCP
+			d.seg = rest
+			d.segLen = plen
+			return resTCP
+		case 0, 43, 60, 135, 139, 140: // hop-by-hop, routing, destination, mobility, HIP, shim6
+			if len(rest) < 2 {
+				return resShort
+			}
+			hlen = (int(rest[1]) + 1) * 8
+		case 44: // fragment
+			if len(rest) < 8 {
+				return resShort
+			}
+			if be16(rest[2:4])&0xFFF9 != 0 { // an offset or the M flag
+				return resFragment
+			}
+			hlen = 8
+		case 51: // authentication header (RFC 4302): length in 4-byte units, minus 2
+			if len(rest) < 2 {
+				return resShort
+			}
+			hlen = (int(rest[1]) + 2) * 4
+		default: // 59 no next header, ESP, UDP, ICMPv6, ...
+			return resNotTCP
+		}
+		if hlen > plen {
+			return resMalformed
+		}
+		if hlen > len(rest) {
+			return resShort
+		}
+		next = rest[0]
+		rest = rest[hlen:]
+		plen -= hlen
+	}
+	return resMalformed
+}
+
+// tcpHeaderLen checks the TCP header in seg (RFC 9293 section 3.1) and
+// returns its length. segLen is the segment length the IP header declares.
+func tcpHeaderLen(seg []byte, segLen int) (int, decodeResult) {
+	if segLen < 20 {
+		return 0, resMalformed
+	}
+	if len(seg) < 20 {
+		return 0, resShort
+	}
+	hl := int(seg[12]>>4) * 4
+	if hl < 20 || hl > segLen {
+		return 0, resMalformed
+	}
+	if hl > len(seg) {
+		return 0, resShort
+	}
+	return hl, resTCP
+}

@@ -1,0 +1,833 @@
+package reassembly
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"net/netip"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gopacket/gopacket"
+	"github.com/gopacket/gopacket/layers"
+	"github.com/gopacket/gopacket/pcapgo"
+)
+
+// basicConv is a handshake, two requests with responses, and a FIN close.
+func basicConv(c, s string) *conv {
+	v := newConv(c, s, 1000, 5000)
+	v.handshake()
+	v.send(true, "hello")
+	v.send(false, "world!")
+	v.send(true, "second request")
+	v.send(false, "second response")
+	v.close()
+	return v
+}
+
+func TestLinkTypes(t *testing.T) {
+	type tc struct {
+		name string
+		link layers.LinkType
+		c, s string
+		mod  func(*seg)
+	}
+	cases := []tc{
+		{"ethernet", layers.LinkTypeEthernet, "10.0.0.1:40000", "10.0.0.2:9092", nil},
+		{"ethernet-vlan", layers.LinkTypeEthernet, "10.0.0.1:40000", "10.0.0.2:9092", func(s *seg) { s.vlans = []uint16{100} }},
+		{"ethernet-qinq", layers.LinkTypeEthernet, "10.0.0.1:40000", "10.0.0.2:9092", func(s *seg) { s.vlans = []uint16{10, 20} }},
+		{"ethernet-ipv6", layers.LinkTypeEthernet, "[2001:db8::1]:40000", "[2001:db8::2]:9092", nil},
+		{"ethernet-ipv6-ext", layers.LinkTypeEthernet, "[2001:db8::1]:40000", "[2001:db8::2]:9092", func(s *seg) { s.v6ext = true }},
+		{"sll", layers.LinkTypeLinuxSLL, "10.0.0.1:40000", "10.0.0.2:9092", nil},
+		{"sll-ipv6", layers.LinkTypeLinuxSLL, "[::1]:40000", "[::1]:9092", nil},
+		{"sll2", linkTypeSLL2, "10.0.0.1:40000", "10.0.0.2:9092", nil},
+		{"null-le", layers.LinkTypeNull, "127.0.0.1:40000", "127.0.0.1:9092", nil},
+		{"null-be", layers.LinkTypeNull, "127.0.0.1:40000", "127.0.0.1:9092", func(s *seg) { s.nullBE = true }},
+		{"null-ipv6", layers.LinkTypeNull, "[::1]:40000", "[::1]:9092", nil},
+		{"loop", layers.LinkTypeLoop, "127.0.0.1:40000", "127.0.0.1:9092", nil},
+		{"raw-ipv4", layers.LinkTypeRaw, "10.0.0.1:40000", "10.0.0.2:9092", nil},
+		{"raw-ipv6", layers.LinkTypeRaw, "[2001:db8::1]:40000", "[2001:db8::2]:9092", nil},
+		{"ipv4", linkTypeIPv4, "10.0.0.1:40000", "10.0.0.2:9092", nil},
+		{"ipv6", linkTypeIPv6, "[2001:db8::1]:40000", "[2001:db8::2]:9092", nil},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			v := basicConv(c.c, c.s)
+			if c.mod != nil {
+				for i := range v.segs {
+					c.mod(&v.segs[i])
+				}
+			}
+			h, sum := mustRead(t, pcapBytes(t, c.link, v.segs), Options{})
+			if sum.Packets != int64(len(v.segs)) || sum.TCPPackets != sum.Packets {
+				t.Fatalf("packets %d, TCP %d, want %d (summary %+v)", sum.Packets, sum.TCPPackets, len(v.segs), sum)
+			}
+			if len(h.conns) != 1 {
+				t.Fatalf("%d connections, want 1: %v", len(h.conns), h.log)
+			}
+			conn := h.conns[0]
+			if conn.A != ap(c.c) || conn.B != ap(c.s) || !conn.SawSYN || conn.Index != 0 {
+				t.Errorf("conn = %+v", conn)
+			}
+			if got := h.stream(0, AtoB); got != "hellosecond request" {
+				t.Errorf("A>B = %q", got)
+			}
+			if got := h.stream(0, BtoA); got != "world!second response" {
+				t.Errorf("B>A = %q", got)
+			}
+			wantFrames := []int64{4, 5, 6, 7}
+			var frames []int64
+			for _, ch := range h.chunks {
+				frames = append(frames, ch.frame)
+				if want := t0.Add(time.Duration(ch.frame) * time.Millisecond); !ch.time.Equal(want.Truncate(time.Microsecond)) {
+					t.Errorf("frame %d time %v, want %v", ch.frame, ch.time, want)
+				}
+			}
+			if !slices.Equal(frames, wantFrames) {
+				t.Errorf("frames %v, want %v", frames, wantFrames)
+			}
+			if h.closed[0] != CloseFIN {
+				t.Errorf("close reason %q, want %q", h.closed[0], CloseFIN)
+			}
+			if conn.Stats.Packets != len(v.segs) {
+				t.Errorf("Stats.Packets = %d, want %d", conn.Stats.Packets, len(v.segs))
+			}
+			if conn.Stats.Bytes != [2]int64{19, 21} {
+				t.Errorf("Stats.Bytes = %v", conn.Stats.Bytes)
+			}
+		})
+	}
+}
+
+func TestChunkOffsetsAndSeq(t *testing.T) {
+	v := basicConv("10.0.0.1:1", "10.0.0.2:2")
+	h, _ := mustRead(t, pcapBytes(t, layers.LinkTypeEthernet, v.segs), Options{})
+	want := []recChunk{
+		{0, AtoB, "hello", time.Time{}, 4, 1001, 0},
+		{0, BtoA, "world!", time.Time{}, 5, 5001, 0},
+		{0, AtoB, "second request", time.Time{}, 6, 1006, 5},
+		{0, BtoA, "second response", time.Time{}, 7, 5007, 6},
+	}
+	if len(h.chunks) != len(want) {
+		t.Fatalf("chunks %v", h.chunks)
+	}
+	for i, w := range want {
+		g := h.chunks[i]
+		g.time = time.Time{}
+		if g != w {
+			t.Errorf("chunk %d = %+v, want %+v", i, g, w)
+		}
+	}
+}
+
+func TestPcapNGTwoInterfacesNanos(t *testing.T) {
+	// One connection seen on two interfaces of different link types: the
+	// requests on an Ethernet interface, the responses on a raw IP one.
+	v := basicConv("10.1.1.1:50000", "10.1.1.2:9092")
+	var buf bytes.Buffer
+	w, err := pcapgo.NewNgWriterInterface(&buf, pcapgo.NgInterface{Name: "eth0", LinkType: layers.LinkTypeEthernet, TimestampResolution: 9}, pcapgo.DefaultNgWriterOptions)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := w.AddInterface(pcapgo.NgInterface{Name: "tun0", LinkType: layers.LinkTypeRaw, TimestampResolution: 9})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var times []time.Time
+	for i, s := range v.segs {
+		link, iface := layers.LinkTypeEthernet, 0
+		if s.src == v.s {
+			link, iface = layers.LinkTypeRaw, raw
+		}
+		b := frame(t, link, s)
+		ts := t0.Add(time.Duration(i)*time.Second + time.Duration(i*7+1)) // odd nanoseconds
+		times = append(times, ts)
+		if err := w.WritePacket(gopacket.CaptureInfo{Timestamp: ts, CaptureLength: len(b), Length: len(b), InterfaceIndex: iface}, b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	h, sum := mustRead(t, buf.Bytes(), Options{})
+	if h.stream(0, AtoB) != "hellosecond request" || h.stream(0, BtoA) != "world!second response" {
+		t.Fatalf("streams %q %q", h.stream(0, AtoB), h.stream(0, BtoA))
+	}
+	for _, ch := range h.chunks {
+		if !ch.time.Equal(times[ch.frame-1]) {
+			t.Errorf("frame %d: time %v, want %v", ch.frame, ch.time.Format(time.RFC3339Nano), times[ch.frame-1].Format(time.RFC3339Nano))
+		}
+	}
+	f := sum.Files[0]
+	if f.Format != "pcapng" || f.Compressed || !slices.Equal(f.LinkTypes, []layers.LinkType{layers.LinkTypeEthernet, layers.LinkTypeRaw}) {
+		t.Errorf("file info %+v", f)
+	}
+}
+
+func TestPcapNanosecondTimestamps(t *testing.T) {
+	v := basicConv("10.0.0.1:1", "10.0.0.2:2")
+	for i := range v.segs {
+		v.segs[i].at += time.Duration(i*111 + 3)
+	}
+	var buf bytes.Buffer
+	writePcap(t, &buf, layers.LinkTypeEthernet, true, v.segs)
+	h, _ := mustRead(t, buf.Bytes(), Options{})
+	for _, ch := range h.chunks {
+		if want := t0.Add(v.segs[ch.frame-1].at); !ch.time.Equal(want) {
+			t.Errorf("frame %d time %v, want %v", ch.frame, ch.time, want)
+		}
+	}
+	if len(h.chunks) != 4 {
+		t.Errorf("chunks %d", len(h.chunks))
+	}
+}
+
+func TestGzipDetectedByMagic(t *testing.T) {
+	v := basicConv("10.0.0.1:1", "10.0.0.2:2")
+	plain := pcapBytes(t, layers.LinkTypeEthernet, v.segs)
+	var ng bytes.Buffer
+	w, err := pcapgo.NewNgWriter(&ng, layers.LinkTypeEthernet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range v.segs {
+		b := frame(t, layers.LinkTypeEthernet, s)
+		if err := w.WritePacket(gopacket.CaptureInfo{Timestamp: t0.Add(s.at), CaptureLength: len(b), Length: len(b)}, b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w.Flush()
+	for _, c := range []struct {
+		name, format string
+		data         []byte
+	}{
+		{"capture.pcap", "pcap", gzipBytes(t, plain)},
+		{"capture.pcapng", "pcapng", gzipBytes(t, ng.Bytes())},
+	} {
+		t.Run(c.format, func(t *testing.T) {
+			p := writeFile(t, c.name, c.data) // no .gz suffix
+			h := newRec()
+			sum, err := ReadFiles(context.Background(), []string{p}, Options{}, h)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if h.stream(0, AtoB) != "hellosecond request" || h.stream(0, BtoA) != "world!second response" {
+				t.Errorf("streams %q %q", h.stream(0, AtoB), h.stream(0, BtoA))
+			}
+			if f := sum.Files[0]; !f.Compressed || f.Format != c.format || f.Packets != int64(len(v.segs)) {
+				t.Errorf("file info %+v", f)
+			}
+		})
+	}
+}
+
+func TestStdin(t *testing.T) {
+	v := basicConv("10.0.0.1:1", "10.0.0.2:2")
+	data := gzipBytes(t, pcapBytes(t, layers.LinkTypeEthernet, v.segs))
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := os.Stdin
+	os.Stdin = pr
+	defer func() { os.Stdin = old; pr.Close() }()
+	go func() {
+		pw.Write(data)
+		pw.Close()
+	}()
+	h := newRec()
+	if _, err := ReadFiles(context.Background(), []string{"-"}, Options{}, h); err != nil {
+		t.Fatal(err)
+	}
+	if h.stream(0, AtoB) != "hellosecond request" {
+		t.Errorf("A>B %q", h.stream(0, AtoB))
+	}
+}
+
+func TestLostSegmentIsGap(t *testing.T) {
+	v := newConv("10.0.0.1:1", "10.0.0.2:2", 100, 900)
+	v.handshake()
+	v.send(true, "aaaa")
+	v.next(true, "0123456789") // lost: never captured
+	after := v.send(true, "bbbb")
+	v.send(false, "ok")
+	h, _ := mustRead(t, pcapBytes(t, layers.LinkTypeEthernet, v.segs), Options{})
+	want := []string{`data 0 0 f4 "aaaa"`, "gap 0 0 10", `data 0 0 f5 "bbbb"`, `data 0 1 f6 "ok"`}
+	got := slices.DeleteFunc(slices.Clone(h.log), func(l string) bool { return strings.HasPrefix(l, "open") || strings.HasPrefix(l, "close") })
+	if !slices.Equal(got, want) {
+		t.Errorf("log\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	st := h.conns[0].Stats
+	if st.Gaps != 1 || st.GapBytes != 10 || st.OutOfOrder != 1 {
+		t.Errorf("stats %+v", st)
+	}
+	if c := h.chunks[1]; c.offset != 14 || c.seq != after.seq {
+		t.Errorf("chunk after gap: offset %d seq %d, want 14 %d", c.offset, c.seq, after.seq)
+	}
+}
+
+func TestLostSegmentBeforeFIN(t *testing.T) {
+	v := newConv("10.0.0.1:1", "10.0.0.2:2", 100, 900)
+	v.handshake()
+	v.send(true, "aaaa")
+	v.next(true, "lost!") // lost: never captured
+	v.close()
+	h, _ := mustRead(t, pcapBytes(t, layers.LinkTypeEthernet, v.segs), Options{})
+	if g := h.filter("gap"); !slices.Equal(g, []string{"gap 0 0 5"}) {
+		t.Errorf("gaps %v (log %v)", g, h.log)
+	}
+	if h.closed[0] != CloseFIN {
+		t.Errorf("close %q", h.closed[0])
+	}
+}
+
+func TestLostSegmentAckedAtEnd(t *testing.T) {
+	v := newConv("10.0.0.1:1", "10.0.0.2:2", 100, 900)
+	v.handshake()
+	v.send(true, "aaaa")
+	v.next(true, "lost") // lost; the server's ACK shows it was sent
+	v.send(false, "resp")
+	h, _ := mustRead(t, pcapBytes(t, layers.LinkTypeEthernet, v.segs), Options{})
+	if g := h.filter("gap"); !slices.Equal(g, []string{"gap 0 0 4"}) {
+		t.Errorf("gaps %v (log %v)", g, h.log)
+	}
+	if h.closed[0] != CloseEOF {
+		t.Errorf("close %q", h.closed[0])
+	}
+}
+
+func TestDuplicateDeliveredOnce(t *testing.T) {
+	v := newConv("10.0.0.1:1", "10.0.0.2:2", 100, 900)
+	v.handshake()
+	a := v.send(true, "aaaa")
+	v.add(a) // retransmission
+	v.send(true, "bbbb")
+	h, _ := mustRead(t, pcapBytes(t, layers.LinkTypeEthernet, v.segs), Options{})
+	if got := h.stream(0, AtoB); got != "aaaabbbb" {
+		t.Errorf("A>B %q", got)
+	}
+	if st := h.conns[0].Stats; st.Retransmissions != 1 || st.Gaps != 0 {
+		t.Errorf("stats %+v", st)
+	}
+}
+
+func TestReorderedSegments(t *testing.T) {
+	v := newConv("10.0.0.1:1", "10.0.0.2:2", 100, 900)
+	v.handshake()
+	first := v.next(true, "first-")
+	second := v.next(true, "second")
+	v.add(second) // frame 4
+	v.add(first)  // frame 5
+	v.send(true, "-third")
+	h, _ := mustRead(t, pcapBytes(t, layers.LinkTypeEthernet, v.segs), Options{})
+	if got := h.stream(0, AtoB); got != "first-second-third" {
+		t.Errorf("A>B %q", got)
+	}
+	want := []string{`data 0 0 f5 "first-"`, `data 0 0 f4 "second"`, `data 0 0 f6 "-third"`}
+	if got := h.filter("data"); !slices.Equal(got, want) {
+		t.Errorf("data %v, want %v", got, want)
+	}
+	if h.chunks[1].time != t0.Add(4*time.Millisecond) {
+		t.Errorf("time of the reordered chunk %v", h.chunks[1].time)
+	}
+	if st := h.conns[0].Stats; st.OutOfOrder != 1 || st.Gaps != 0 || st.Retransmissions != 0 {
+		t.Errorf("stats %+v", st)
+	}
+}
+
+func TestStaleRSTAndFINDoNotCutStream(t *testing.T) {
+	v := newConv("10.0.0.1:1", "10.0.0.2:2", 100, 900)
+	v.handshake()
+	v.send(true, "before")
+	// A RST and a FIN from the past (sequence numbers already delivered),
+	// and a RST far ahead of the stream: a receiver drops all of them.
+	v.add(seg{src: v.c, dst: v.s, seq: v.cseq - 3, flags: "R"})
+	v.add(seg{src: v.c, dst: v.s, seq: v.cseq - 6, ack: v.sseq, flags: "FA"})
+	v.add(seg{src: v.s, dst: v.c, seq: v.sseq + 100000, flags: "R"})
+	v.send(true, "after")
+	v.send(false, "reply")
+	h, _ := mustRead(t, pcapBytes(t, layers.LinkTypeEthernet, v.segs), Options{})
+	if got := h.stream(0, AtoB); got != "beforeafter" {
+		t.Errorf("A>B %q", got)
+	}
+	if got := h.stream(0, BtoA); got != "reply" {
+		t.Errorf("B>A %q", got)
+	}
+	if len(h.conns) != 1 || h.closed[0] != CloseEOF {
+		t.Errorf("conns %d, close %q; log %v", len(h.conns), h.closed[0], h.log)
+	}
+}
+
+func TestRSTCloses(t *testing.T) {
+	v := newConv("10.0.0.1:1", "10.0.0.2:2", 100, 900)
+	v.handshake()
+	v.send(true, "req")
+	v.add(seg{src: v.s, dst: v.c, seq: v.sseq, flags: "R"})
+	v.add(seg{src: v.c, dst: v.s, seq: v.cseq, flags: "R"})
+	v.add(seg{src: v.c, dst: v.s, seq: v.cseq, ack: v.sseq, flags: "PA", payload: []byte("zombie")})
+	h, _ := mustRead(t, pcapBytes(t, layers.LinkTypeEthernet, v.segs), Options{})
+	if h.closed[0] != CloseRST || len(h.conns) != 1 || h.stream(0, AtoB) != "req" {
+		t.Errorf("log %v", h.log)
+	}
+	if h.conns[0].Stats.Packets != len(v.segs) {
+		t.Errorf("packets %d, want %d", h.conns[0].Stats.Packets, len(v.segs))
+	}
+}
+
+func TestMidStreamStart(t *testing.T) {
+	v := newConv("10.0.0.1:33333", "10.0.0.2:9092", 7000, 8000)
+	v.send(false, "tail of a response") // the server speaks first
+	v.send(true, "request")
+	v.send(false, "response")
+	h, _ := mustRead(t, pcapBytes(t, layers.LinkTypeEthernet, v.segs), Options{})
+	c := h.conns[0]
+	if c.SawSYN || c.A != v.s || c.B != v.c {
+		t.Errorf("conn %+v", c)
+	}
+	if h.stream(0, AtoB) != "tail of a responseresponse" || h.stream(0, BtoA) != "request" {
+		t.Errorf("streams %q %q", h.stream(0, AtoB), h.stream(0, BtoA))
+	}
+	if h.chunks[0].offset != 0 || h.chunks[0].seq != 8000 || len(h.filter("gap")) != 0 {
+		t.Errorf("chunks %+v log %v", h.chunks, h.log)
+	}
+}
+
+func TestSnapLengthCutIsGap(t *testing.T) {
+	v := newConv("10.0.0.1:1", "10.0.0.2:2", 100, 900)
+	v.handshake()
+	cut := v.send(true, "0123456789abcdefghij") // 20 bytes; 12 captured
+	v.segs[len(v.segs)-1].snap = 14 + 20 + 20 + 12
+	v.send(true, "next")
+	h, sum := mustRead(t, pcapBytes(t, layers.LinkTypeEthernet, v.segs), Options{})
+	want := []string{`data 0 0 f4 "0123456789ab"`, "gap 0 0 8", `data 0 0 f5 "next"`}
+	got := slices.DeleteFunc(slices.Clone(h.log), func(l string) bool { return !strings.HasPrefix(l, "data") && !strings.HasPrefix(l, "gap") })
+	if !slices.Equal(got, want) {
+		t.Errorf("log %v, want %v", got, want)
+	}
+	if sum.Truncated != 1 || h.chunks[1].offset != 20 || h.chunks[1].seq != cut.seq+20 {
+		t.Errorf("truncated %d, chunks %+v", sum.Truncated, h.chunks)
+	}
+}
+
+func TestSnapLengthCutOutOfOrder(t *testing.T) {
+	// The cut segment arrives after the one behind it: the missing bytes
+	// are still a gap in the right place.
+	v := newConv("10.0.0.1:1", "10.0.0.2:2", 100, 900)
+	v.handshake()
+	a := v.next(true, "0123456789")
+	a.snap = 14 + 20 + 20 + 4
+	b := v.next(true, "tail")
+	v.add(b)
+	v.add(a)
+	h, _ := mustRead(t, pcapBytes(t, layers.LinkTypeEthernet, v.segs), Options{})
+	want := []string{`data 0 0 f5 "0123"`, "gap 0 0 6", `data 0 0 f4 "tail"`}
+	got := slices.DeleteFunc(slices.Clone(h.log), func(l string) bool { return !strings.HasPrefix(l, "data") && !strings.HasPrefix(l, "gap") })
+	if !slices.Equal(got, want) {
+		t.Errorf("log %v, want %v", got, want)
+	}
+}
+
+func TestTruncatedFile(t *testing.T) {
+	v := basicConv("10.0.0.1:1", "10.0.0.2:2")
+	full := pcapBytes(t, layers.LinkTypeEthernet, v.segs)
+	// Cut inside the 6th packet (second request): keep its record header
+	// and part of its data.
+	off := 24
+	for i := 0; i < 5; i++ {
+		off += 16 + int(binaryLE32(full[off+8:]))
+	}
+	cut := full[:off+16+30]
+	for _, c := range []struct {
+		name string
+		data []byte
+	}{{"plain", cut}, {"gzip", gzipBytes(t, cut)}} {
+		t.Run(c.name, func(t *testing.T) {
+			h, sum, err := readBytes(t, c.data, Options{})
+			if !errors.Is(err, ErrTruncated) {
+				t.Fatalf("err = %v, want ErrTruncated", err)
+			}
+			var fe *FileError
+			if !errors.As(err, &fe) || fe.Packets != 5 || !strings.HasSuffix(fe.Path, "capture") {
+				t.Errorf("FileError %+v", fe)
+			}
+			if !strings.Contains(err.Error(), "after packet 5") {
+				t.Errorf("message %q", err)
+			}
+			if h.stream(0, AtoB) != "hello" || h.stream(0, BtoA) != "world!" || sum.Packets != 5 {
+				t.Errorf("delivered %q %q, %d packets", h.stream(0, AtoB), h.stream(0, BtoA), sum.Packets)
+			}
+			if h.closed[0] != CloseEOF || !errors.Is(sum.Files[0].Err, ErrTruncated) {
+				t.Errorf("close %q, file err %v", h.closed[0], sum.Files[0].Err)
+			}
+		})
+	}
+}
+
+func binaryLE32(b []byte) uint32 {
+	return uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16 | uint32(b[3])<<24
+}
+
+func TestNotACapture(t *testing.T) {
+	for _, c := range []struct {
+		name, data, want string
+	}{
+		{"text", "hello, this is a text file\n", "not a pcap or pcapng file (magic 0x68656c6c)"},
+		{"short", "ab", "not a pcap or pcapng file (only 2 bytes)"},
+		{"empty", "", "not a pcap or pcapng file (only 0 bytes)"},
+		{"gzip-text", string(gzipBytes(t, []byte("plain text inside gzip"))), "magic 0x706c6169"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			h, sum, err := readBytes(t, []byte(c.data), Options{})
+			if !errors.Is(err, ErrNotCapture) || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("err = %v, want ErrNotCapture with %q", err, c.want)
+			}
+			if len(h.log) != 0 || sum.Packets != 0 || len(sum.Files) != 1 {
+				t.Errorf("log %v summary %+v", h.log, sum)
+			}
+		})
+	}
+	_, err := ReadFiles(context.Background(), []string{"/nonexistent/file.pcap"}, Options{}, newRec())
+	if !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("missing file: %v", err)
+	}
+}
+
+func TestMultipleFiles(t *testing.T) {
+	v1 := basicConv("10.0.0.1:1", "10.0.0.2:2")
+	v2 := basicConv("10.0.0.3:3", "10.0.0.4:4")
+	v3 := basicConv("10.0.0.5:5", "10.0.0.6:6")
+	p1 := writeFile(t, "a", pcapBytes(t, layers.LinkTypeEthernet, v1.segs))
+	p2 := writeFile(t, "b", pcapBytes(t, layers.LinkTypeEthernet, append(v2.segs, v3.segs...)))
+	bad := writeFile(t, "c", []byte("not a capture at all"))
+
+	t.Run("separate", func(t *testing.T) {
+		h := newRec()
+		sum, err := ReadFiles(context.Background(), []string{p1, bad, p2}, Options{}, h)
+		if !errors.Is(err, ErrNotCapture) {
+			t.Errorf("err %v", err)
+		}
+		if len(h.conns) != 3 {
+			t.Fatalf("conns %d", len(h.conns))
+		}
+		var idx, files []int
+		for _, c := range h.conns {
+			idx = append(idx, c.Index)
+			files = append(files, c.File)
+		}
+		if !slices.Equal(idx, []int{0, 0, 1}) || !slices.Equal(files, []int{0, 2, 2}) {
+			t.Errorf("indexes %v files %v", idx, files)
+		}
+		if h.chunks[0].frame != 4 || h.chunks[4].frame != 4 {
+			t.Errorf("frames restart per file: %d %d", h.chunks[0].frame, h.chunks[4].frame)
+		}
+		if sum.Connections != 3 || sum.Packets != int64(3*len(v1.segs)) || len(sum.Files) != 3 || sum.Files[1].Err == nil {
+			t.Errorf("summary %+v", sum)
+		}
+		// Every connection of file 0 is closed before file 2 opens one.
+		if i := slices.Index(h.log, "close 0 fin"); i < 0 || i > slices.Index(h.log, "open 0 10.0.0.3:3>10.0.0.4:4") {
+			t.Errorf("log %v", h.log)
+		}
+	})
+	t.Run("concatenate", func(t *testing.T) {
+		h := newRec()
+		sum, err := ReadFiles(context.Background(), []string{p1, bad, p2}, Options{Concatenate: true}, h)
+		if !errors.Is(err, ErrNotCapture) {
+			t.Errorf("err %v", err)
+		}
+		var idx, files []int
+		for _, c := range h.conns {
+			idx = append(idx, c.Index)
+			files = append(files, c.File)
+		}
+		if !slices.Equal(idx, []int{0, 1, 2}) || !slices.Equal(files, []int{0, 2, 2}) {
+			t.Errorf("indexes %v files %v", idx, files)
+		}
+		n := int64(len(v1.segs))
+		if h.chunks[4].frame != n+4 {
+			t.Errorf("frames continue: %d, want %d", h.chunks[4].frame, n+4)
+		}
+		if len(sum.Files) != 3 || sum.Files[2].Packets != 2*n {
+			t.Errorf("files %+v", sum.Files)
+		}
+	})
+}
+
+func TestNonTCPAndFragments(t *testing.T) {
+	v := basicConv("10.0.0.1:1", "10.0.0.2:2")
+	udp := func() []byte {
+		buf := gopacket.NewSerializeBuffer()
+		ip := &layers.IPv4{Version: 4, IHL: 5, TTL: 64, Protocol: layers.IPProtocolUDP, SrcIP: []byte{1, 2, 3, 4}, DstIP: []byte{5, 6, 7, 8}}
+		u := &layers.UDP{SrcPort: 53, DstPort: 53}
+		u.SetNetworkLayerForChecksum(ip)
+		eth := &layers.Ethernet{SrcMAC: make([]byte, 6), DstMAC: make([]byte, 6), EthernetType: layers.EthernetTypeIPv4}
+		gopacket.SerializeLayers(buf, gopacket.SerializeOptions{FixLengths: true}, eth, ip, u, gopacket.Payload("dns"))
+		return buf.Bytes()
+	}()
+	frag := frame(t, layers.LinkTypeEthernet, seg{src: ap("10.9.9.9:1"), dst: ap("10.9.9.8:2"), seq: 1, flags: "A", payload: []byte("xxxxxxxx")})
+	frag[14+6] = 0x20 // more fragments
+	arp := append(make([]byte, 12), 0x08, 0x06, 0, 1, 8, 0, 6, 4, 0, 1)
+	short := frame(t, layers.LinkTypeEthernet, seg{src: ap("10.9.9.9:1"), dst: ap("10.9.9.8:2"), seq: 1, flags: "A"})[:14+20+10]
+	segs := append([]seg{{raw: udp}, {raw: frag}, {raw: arp}, {raw: short}}, v.segs...)
+	h, sum := mustRead(t, pcapBytes(t, layers.LinkTypeEthernet, segs), Options{})
+	if sum.NonTCP != 2 || sum.Fragments != 1 || sum.DecodeErrors != 1 || sum.TCPPackets != int64(len(v.segs)) {
+		t.Errorf("summary %+v", sum)
+	}
+	if h.chunks[0].frame != 8 || len(h.conns) != 1 {
+		t.Errorf("frame numbers count every packet: %+v", h.chunks[0])
+	}
+}
+
+func TestUnsupportedLinkType(t *testing.T) {
+	var buf bytes.Buffer
+	w := pcapgo.NewWriter(&buf)
+	w.WriteFileHeader(65535, layers.LinkTypeIEEE802_11)
+	w.WritePacket(gopacket.CaptureInfo{Timestamp: t0, CaptureLength: 3, Length: 3}, []byte{1, 2, 3})
+	_, sum := mustRead(t, buf.Bytes(), Options{})
+	if sum.UnsupportedLink != 1 || !slices.Equal(sum.Files[0].LinkTypes, []layers.LinkType{layers.LinkTypeIEEE802_11}) {
+		t.Errorf("summary %+v", sum)
+	}
+}
+
+func TestConnIndexAndReuse(t *testing.T) {
+	v := newConv("10.0.0.1:40000", "10.0.0.2:9092", 100, 900)
+	v.handshake()
+	v.send(true, "one")
+	v.close() // FIN, FIN, last ACK: the ACK must not open a connection
+	other := basicConv("10.0.0.7:1", "10.0.0.2:9092")
+	v.segs = append(v.segs, other.segs[0])
+	v.cseq, v.sseq = 5555, 7777 // same 4-tuple, new connection
+	v.handshake()
+	v.send(true, "two")
+	// A SYN with yet another sequence number while the second connection
+	// is open (its end was not captured): a third connection.
+	v.cseq, v.sseq = 99999, 12345
+	v.handshake()
+	v.add(v.segs[len(v.segs)-3]) // a retransmitted SYN is not a new connection
+	v.send(true, "three")
+	h, sum := mustRead(t, pcapBytes(t, layers.LinkTypeEthernet, v.segs), Options{})
+	want := []string{
+		"open 0 10.0.0.1:40000>10.0.0.2:9092", "close 0 fin",
+		"open 1 10.0.0.7:1>10.0.0.2:9092",
+		"open 2 10.0.0.1:40000>10.0.0.2:9092", "close 2 reused",
+		"open 3 10.0.0.1:40000>10.0.0.2:9092",
+		"close 1 end of capture", "close 3 end of capture",
+	}
+	got := slices.DeleteFunc(slices.Clone(h.log), func(l string) bool { return !strings.HasPrefix(l, "open") && !strings.HasPrefix(l, "close") })
+	if !slices.Equal(got, want) {
+		t.Errorf("log\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if h.stream(0, AtoB) != "one" || h.stream(2, AtoB) != "two" || h.stream(3, AtoB) != "three" {
+		t.Errorf("streams %q %q %q", h.stream(0, AtoB), h.stream(2, AtoB), h.stream(3, AtoB))
+	}
+	if sum.Connections != 4 || h.conns[0].Stats.Packets != 7 || h.conns[3].Stats.Packets != 5 {
+		t.Errorf("connections %d, packets %d %d", sum.Connections, h.conns[0].Stats.Packets, h.conns[3].Stats.Packets)
+	}
+}
+
+func TestFilter(t *testing.T) {
+	v1 := basicConv("10.0.0.1:1", "10.0.0.2:9092")
+	v2 := basicConv("10.0.0.1:2", "10.0.0.2:80")
+	segs := append(slices.Clone(v2.segs), v1.segs...)
+	h, sum := mustRead(t, pcapBytes(t, layers.LinkTypeEthernet, segs), Options{
+		Filter: func(a, b netip.AddrPort) bool { return a.Port() == 9092 || b.Port() == 9092 },
+	})
+	if len(h.conns) != 1 || h.conns[0].B.Port() != 9092 || h.conns[0].Index != 0 || sum.Filtered != int64(len(v2.segs)) {
+		t.Errorf("conns %v, summary %+v", h.log, sum)
+	}
+}
+
+func TestIdleTimeout(t *testing.T) {
+	v := newConv("10.0.0.1:1", "10.0.0.2:2", 100, 900)
+	v.handshake()
+	v.send(true, "early")
+	v.at += 10 * time.Minute
+	v.send(true, "late")
+	other := newConv("10.0.0.3:1", "10.0.0.2:2", 1, 1)
+	other.at = v.at
+	other.send(true, "x")
+	h, _ := mustRead(t, pcapBytes(t, layers.LinkTypeEthernet, append(v.segs, other.segs...)), Options{IdleTimeout: time.Minute})
+	want := []string{"open 0 10.0.0.1:1>10.0.0.2:2", "close 0 idle", "open 1 10.0.0.1:1>10.0.0.2:2", "open 2 10.0.0.3:1>10.0.0.2:2", "close 1 end of capture", "close 2 end of capture"}
+	got := slices.DeleteFunc(slices.Clone(h.log), func(l string) bool { return !strings.HasPrefix(l, "open") && !strings.HasPrefix(l, "close") })
+	if !slices.Equal(got, want) {
+		t.Errorf("log %v, want %v", got, want)
+	}
+	// Without an idle timeout the connection survives the pause.
+	h, _ = mustRead(t, pcapBytes(t, layers.LinkTypeEthernet, v.segs), Options{})
+	if len(h.conns) != 1 || h.stream(0, AtoB) != "earlylate" {
+		t.Errorf("log %v", h.log)
+	}
+}
+
+func TestBufferTimeoutGivesUpHole(t *testing.T) {
+	v := newConv("10.0.0.1:1", "10.0.0.2:2", 100, 900)
+	v.handshake()
+	v.next(true, "lost")
+	v.send(true, "held")
+	other := newConv("10.0.0.3:1", "10.0.0.2:2", 1, 1)
+	other.at = v.at + 2*time.Minute // capture time moves on
+	other.send(true, "later")
+	h, _ := mustRead(t, pcapBytes(t, layers.LinkTypeEthernet, append(v.segs, other.segs...)), Options{BufferTimeout: 30 * time.Second})
+	want := []string{"gap 0 0 4", `data 0 0 f4 "held"`, "open 1 10.0.0.3:1>10.0.0.2:2"}
+	got := slices.DeleteFunc(slices.Clone(h.log), func(l string) bool { return strings.HasPrefix(l, "close") })[1:4]
+	if !slices.Equal(got, want) {
+		t.Errorf("log %v, want %v", h.log, want)
+	}
+}
+
+func TestFlushOrderIsDeterministic(t *testing.T) {
+	// Many connections each with a hole pending at the end of input: the
+	// flush walks the assembler's map, the handler must see Index order.
+	var segs []seg
+	for i := 0; i < 40; i++ {
+		v := newConv("10.0.0.1:"+itoa(1000+i), "10.0.0.2:9092", 100, 900)
+		v.at = time.Duration(i) * time.Millisecond
+		v.step = time.Microsecond
+		v.handshake()
+		v.next(true, "lost")
+		v.send(true, "held-"+itoa(i))
+		segs = append(segs, v.segs...)
+	}
+	slices.SortStableFunc(segs, func(a, b seg) int { return int(a.at - b.at) })
+	h, _ := mustRead(t, pcapBytes(t, layers.LinkTypeEthernet, segs), Options{})
+	var order []string
+	for _, l := range h.log {
+		if !strings.HasPrefix(l, "open") {
+			order = append(order, l)
+		}
+	}
+	for i := 0; i < 40; i++ {
+		w := []string{"gap " + itoa(i) + " 0 4", "data " + itoa(i) + " 0 f" + itoa(4*i+4) + ` "held-` + itoa(i) + `"`, "close " + itoa(i) + " end of capture"}
+		if !slices.Equal(order[3*i:3*i+3], w) {
+			t.Fatalf("events of conn %d: %v, want %v", i, order[3*i:3*i+3], w)
+		}
+	}
+}
+
+func itoa(i int) string { return strconv.Itoa(i) }
+
+func TestMemoryBoundedManyConnections(t *testing.T) {
+	// 3000 short connections, one after the other, over 50 minutes of
+	// capture time: open connections and remembered 4-tuples stay few.
+	var segs []seg
+	for i := 0; i < 3000; i++ {
+		v := newConv("10.1."+itoa(i/250)+"."+itoa(i%250+1)+":"+itoa(20000+i), "10.0.0.2:9092", uint32(i*1000), 7)
+		v.at = time.Duration(i) * time.Second
+		v.handshake()
+		v.send(true, "req")
+		v.send(false, "resp")
+		v.close()
+		segs = append(segs, v.segs...)
+	}
+	src := newSliceSource(t, layers.LinkTypeEthernet, segs)
+	h := newRec()
+	r := newRunner(Options{}, h)
+	maxTable := 0
+	for {
+		data, ci, link, err := src.ReadPacket()
+		if err == io.EOF {
+			break
+		}
+		r.packet(data, ci, link)
+		maxTable = max(maxTable, len(r.conns))
+	}
+	if r.open != 0 {
+		t.Errorf("%d connections open before the final flush, want 0", r.open)
+	}
+	// Closed 4-tuples are remembered for closedLinger (4 min = 240
+	// connections here) plus one flush interval.
+	if maxTable > 260 {
+		t.Errorf("connection table grew to %d", maxTable)
+	}
+	r.flushAll()
+	if r.open != 0 || len(r.conns) != 0 || r.sum.PeakOpenConnections != 1 || r.sum.Connections != 3000 {
+		t.Errorf("open %d, table %d, peak %d, conns %d", r.open, len(r.conns), r.sum.PeakOpenConnections, r.sum.Connections)
+	}
+	if n := r.asm.FlushAll(); n != 0 {
+		t.Errorf("assembler still holds %d connections", n)
+	}
+	for i := 0; i < 3000; i++ {
+		if h.closed[i] != CloseFIN || h.stream(i, AtoB) != "req" {
+			t.Fatalf("conn %d: %q %q", i, h.closed[i], h.stream(i, AtoB))
+		}
+	}
+}
+
+func TestBufferedPagesBounded(t *testing.T) {
+	// A hole followed by more data than the per-connection buffer holds:
+	// the hole is given up as a gap and everything behind it delivered.
+	v := newConv("10.0.0.1:1", "10.0.0.2:2", 100, 900)
+	v.handshake()
+	v.next(true, strings.Repeat("L", 1000))
+	var want strings.Builder
+	for i := 0; i < 30; i++ {
+		p := strings.Repeat(string(rune('a'+i%26)), 1000)
+		want.WriteString(p)
+		v.send(true, p)
+	}
+	h, _ := mustRead(t, pcapBytes(t, layers.LinkTypeEthernet, v.segs), Options{MaxBufferedPagesPerConn: 4})
+	if got := h.stream(0, AtoB); got != want.String() {
+		t.Errorf("delivered %d bytes, want %d", len(got), want.Len())
+	}
+	if g := h.filter("gap"); !slices.Equal(g, []string{"gap 0 0 1000"}) {
+		t.Errorf("gaps %v", g)
+	}
+	// The gap came before the end of the capture: not at the final flush.
+	if i, j := slices.Index(h.log, "gap 0 0 1000"), len(h.log); i > j-20 {
+		t.Errorf("gap at %d of %d events", i, j)
+	}
+}
+
+func TestContextCancel(t *testing.T) {
+	v := basicConv("10.0.0.1:1", "10.0.0.2:2")
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	h := newRec()
+	_, err := Run(ctx, newSliceSource(t, layers.LinkTypeEthernet, v.segs), Options{}, h)
+	if !errors.Is(err, context.Canceled) || len(h.log) != 0 {
+		t.Errorf("err %v log %v", err, h.log)
+	}
+}
+
+func TestRunPacketSource(t *testing.T) {
+	v := basicConv("[2001:db8::1]:1", "[2001:db8::2]:2")
+	h := newRec()
+	sum, err := Run(context.Background(), newSliceSource(t, layers.LinkTypeLinuxSLL, v.segs), Options{}, h)
+	if err != nil || sum.Connections != 1 || sum.Files != nil || h.stream(0, BtoA) != "world!second response" {
+		t.Errorf("err %v summary %+v", err, sum)
+	}
+}
+
+func TestInOrderDeliveryAllocs(t *testing.T) {
+	// The steady state of an in-order stream allocates nothing per packet.
+	v := newConv("10.0.0.1:1", "10.0.0.2:2", 100, 900)
+	v.handshake()
+	for i := 0; i < 200; i++ {
+		v.send(true, "request payload")
+		v.send(false, "response payload")
+	}
+	src := newSliceSource(t, layers.LinkTypeEthernet, v.segs)
+	r := newRunner(Options{}, discard{})
+	for i := 0; i < 3; i++ {
+		r.packet(src.frames[i], src.cis[i], src.link)
+	}
+	i := 3
+	allocs := testing.AllocsPerRun(len(src.frames)-4, func() {
+		r.packet(src.frames[i], src.cis[i], src.link)
+		i++
+	})
+	if allocs != 0 {
+		t.Errorf("%.2f allocations per packet, want 0", allocs)
+	}
+}
+
+type discard struct{}
+
+func (discard) Open(*Conn)                       {}
+func (discard) Data(*Conn, Dir, Chunk)           {}
+func (discard) Gap(*Conn, Dir, int64, time.Time) {}
+func (discard) Close(*Conn, string, time.Time)   {}

@@ -1,0 +1,224 @@
+package reassembly
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/netip"
+	"time"
+)
+
+// PageSize is the size in bytes of one buffer page of the assembler
+// (gopacket/reassembly's page): out-of-order data is held in pages of up to
+// this many bytes, one or more per buffered segment.
+const PageSize = 1900
+
+// Defaults for Options fields left zero.
+const (
+	// DefaultMaxBufferedPagesPerConn bounds the out-of-order data held for
+	// one connection: 2048 pages, about 3.7 MiB, enough for a lost segment
+	// in the middle of a multi-megabyte Kafka fetch response to be
+	// retransmitted before the data behind it is given up as a gap.
+	DefaultMaxBufferedPagesPerConn = 2048
+	// DefaultMaxBufferedPagesTotal bounds all buffered out-of-order data:
+	// 32768 pages, about 59 MiB.
+	DefaultMaxBufferedPagesTotal = 32768
+	// DefaultBufferTimeout is how long (in capture time) out-of-order data
+	// waits for a missing segment: longer than TCP's usual retransmission
+	// timeouts.
+	DefaultBufferTimeout = time.Minute
+	// DefaultFlushInterval is the capture time between two flush passes.
+	DefaultFlushInterval = 10 * time.Second
+)
+
+// closedLinger is how long (capture time) packets on the 4-tuple of a
+// connection closed by FIN or RST are still counted to it rather than
+// starting a new connection: a generous TIME_WAIT (2 × MSL of 2 minutes).
+const closedLinger = 4 * time.Minute
+
+// Options configure Run and ReadFiles. The zero value is ready to use.
+type Options struct {
+	// MaxBufferedPagesPerConn bounds the pages (PageSize bytes each) of
+	// out-of-order data buffered for one connection. When it is reached,
+	// the oldest hole is given up: a Gap, then the data behind it. 0 means
+	// DefaultMaxBufferedPagesPerConn, negative means no limit.
+	MaxBufferedPagesPerConn int
+	// MaxBufferedPagesTotal bounds the buffered pages of all connections.
+	// When it is reached every connection that gets a packet gives up its
+	// oldest hole. 0 means DefaultMaxBufferedPagesTotal, negative no limit.
+	MaxBufferedPagesTotal int
+	// Filter selects connections by the sender (a) and receiver (b) of
+	// their first packet; packets of rejected connections are counted in
+	// Summary.Filtered and otherwise ignored. nil accepts all TCP.
+	Filter func(a, b netip.AddrPort) bool
+	// BufferTimeout is how long, in capture time, out-of-order data waits
+	// for a missing segment before the hole is reported as a Gap. 0 means
+	// DefaultBufferTimeout.
+	BufferTimeout time.Duration
+	// IdleTimeout closes (CloseIdle) a connection that has had no packet
+	// for this long in capture time; a later packet on its 4-tuple starts
+	// a new connection. 0 or negative: connections stay open until FIN,
+	// RST or the end of input, as in Wireshark, and memory grows with the
+	// number of connections whose end was not captured. A live capture
+	// should set it.
+	IdleTimeout time.Duration
+	// FlushInterval is the capture time between two flush passes (buffer
+	// timeouts, idle timeouts, forgetting closed 4-tuples). 0 means
+	// DefaultFlushInterval.
+	FlushInterval time.Duration
+	// Concatenate makes ReadFiles treat its files as one capture, in the
+	// order given: frame numbers and Conn.Index continue from one file to
+	// the next and a connection may span files. Otherwise each file is a
+	// capture of its own (see ReadFiles).
+	Concatenate bool
+}
+
+// Summary counts what a run read. Counts are of frames (captured packets).
+type Summary struct {
+	Packets    int64 // frames read
+	Bytes      int64 // captured bytes of those frames
+	TCPPackets int64 // frames holding a TCP segment
+	// NonTCP counts frames that are not TCP over IPv4/IPv6: ARP, UDP,
+	// ICMP, other EtherTypes.
+	NonTCP int64
+	// Fragments counts IP fragments. They are not reassembled, so their
+	// bytes are not delivered (TCP over IP fragments is rare: TCP avoids
+	// fragmentation).
+	Fragments int64
+	// DecodeErrors counts frames whose link, IP or TCP header is
+	// malformed, or cut by the snap length before the TCP payload.
+	DecodeErrors int64
+	// Truncated counts frames cut short by the snap length (captured
+	// length below the length on the wire). Missing TCP payload bytes are
+	// reported with Handler.Gap.
+	Truncated int64
+	// UnsupportedLink counts frames of link types this package does not
+	// read (see FileInfo.LinkTypes).
+	UnsupportedLink int64
+	// Filtered counts TCP frames of connections Options.Filter rejected.
+	Filtered int64
+	// Connections counts connections opened (Handler.Open calls).
+	Connections int
+	// PeakOpenConnections is the most connections open at once.
+	PeakOpenConnections int
+	// Files describes each input of ReadFiles, in order (nil for Run).
+	Files []FileInfo
+}
+
+func (s *Summary) add(o Summary) {
+	s.Packets += o.Packets
+	s.Bytes += o.Bytes
+	s.TCPPackets += o.TCPPackets
+	s.NonTCP += o.NonTCP
+	s.Fragments += o.Fragments
+	s.DecodeErrors += o.DecodeErrors
+	s.Truncated += o.Truncated
+	s.UnsupportedLink += o.UnsupportedLink
+	s.Filtered += o.Filtered
+	s.Connections += o.Connections
+	s.PeakOpenConnections = max(s.PeakOpenConnections, o.PeakOpenConnections)
+}
+
+// Run reads src to its end, reassembles its TCP connections and calls h
+// synchronously, in capture order, on the calling goroutine. Frames are
+// numbered from 1 and connections from 0. At the end of input (or when ctx
+// is cancelled, or src fails) buffered data is flushed: remaining holes
+// become Gaps and every open connection gets Close(CloseEOF). The error is
+// src's (anything but io.EOF) or ctx's; the summary is valid either way.
+// Cancellation is checked between packets, so a source blocked in a read
+// is not interrupted.
+func Run(ctx context.Context, src PacketSource, opts Options, h Handler) (Summary, error) {
+	r := newRunner(opts, h)
+	err := r.run(ctx, src)
+	return r.sum, err
+}
+
+// ReadFiles reads capture files (pcap or pcapng, each optionally
+// gzip-compressed; the format is detected from the content, never the
+// name) and reassembles their TCP connections as Run does. The path "-"
+// reads standard input, which need not be seekable.
+//
+// Unless opts.Concatenate is set, each file is a capture of its own, as
+// Wireshark opens it: frame numbers restart at 1, Conn.Index at 0, all of
+// a file's connections are closed (CloseEOF) before the next file is
+// read, and Conn.File tells which file a connection is in. With
+// Concatenate the files are read as one capture in the order given.
+//
+// A file that cannot be read (ErrNotCapture, an open error) or that ends
+// early (ErrTruncated, ErrCorrupt) does not stop the others: everything
+// before the problem is delivered, its FileInfo.Err is set, and the
+// returned error wraps every such *FileError (test with errors.Is and
+// errors.As). A cancelled ctx stops reading and returns ctx's error.
+func ReadFiles(ctx context.Context, paths []string, opts Options, h Handler) (Summary, error) {
+	var errs []error
+	if opts.Concatenate {
+		m := &multiSource{paths: paths, infos: make([]FileInfo, len(paths))}
+		r := newRunner(opts, h)
+		r.files = m
+		err := r.run(ctx, m)
+		m.close()
+		sum := r.sum
+		sum.Files = m.infos
+		errs = append(errs, m.errs...)
+		if err != nil {
+			errs = append(errs, err)
+		}
+		return sum, joinErrors(errs)
+	}
+	var sum Summary
+	for i, path := range paths {
+		if err := ctx.Err(); err != nil {
+			errs = append(errs, err)
+			break
+		}
+		var info FileInfo
+		src, err := openFile(path, &info)
+		if err == nil {
+			r := newRunner(opts, h)
+			r.file = i
+			err = r.run(ctx, src)
+			src.Close()
+			sum.add(r.sum)
+		}
+		sum.Files = append(sum.Files, info)
+		if err != nil {
+			errs = append(errs, err)
+			if ctx.Err() != nil {
+				break
+			}
+		}
+	}
+	return sum, joinErrors(errs)
+}
+
+func joinErrors(errs []error) error {
+	switch len(errs) {
+	case 0:
+		return nil
+	case 1:
+		return errs[0]
+	}
+	return errors.Join(errs...)
+}
+
+// run feeds every packet of src to the assembler, then flushes.
+func (r *runner) run(ctx context.Context, src PacketSource) error {
+	var err error
+	for n := 0; ; n++ {
+		if n&1023 == 0 {
+			if err = ctx.Err(); err != nil {
+				break
+			}
+		}
+		data, ci, link, rerr := src.ReadPacket()
+		if rerr != nil {
+			if rerr != io.EOF {
+				err = rerr
+			}
+			break
+		}
+		r.packet(data, ci, link)
+	}
+	r.flushAll()
+	return err
+}
