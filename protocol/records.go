@@ -123,16 +123,20 @@ func (d *Decoder) DecodeRecordBatches(b []byte) *Tree {
 }
 
 // decodeRecords decodes the record batches (or legacy message sets) held in
-// the RECORDS node n, adding them as n's children. Decompressed bytes are
+// the RECORDS node n, adding them as n's children. n.Raw is the field's
+// data, the tail of n's span (which may begin with the field's length) in
+// space n.Space. Decompressed bytes are
 // appended to t.Spaces; all of a tree's decompressed bytes together are
 // capped by MaxDecompressed, so a frame full of small bombs is bounded too.
 func (d *Decoder) decodeRecords(t *Tree, n *Node) {
 	if n == nil || len(t.Spaces) == 0 {
 		return
 	}
-	space, off := n.Space, n.Off
-	if space < 0 || space >= len(t.Spaces) || off < 0 || n.Len != len(n.Raw) ||
-		off+n.Len > len(t.Spaces[space].Data) {
+	// n's span may start with the field's length; Raw is its tail.
+	space, off := n.Space, n.End()-len(n.Raw)
+	if space < 0 || space >= len(t.Spaces) || off < n.Off || n.Off < 0 ||
+		n.End() > len(t.Spaces[space].Data) ||
+		len(n.Raw) > 0 && &t.Spaces[space].Data[off] != &n.Raw[0] {
 		// The node does not point at its bytes; decode its Raw in a space of
 		// its own rather than guess.
 		t.Spaces = append(t.Spaces, Space{Name: "records", Data: n.Raw})

@@ -941,3 +941,79 @@ func BenchmarkRecordBatch(b *testing.B) {
 		})
 	}
 }
+
+// TestRecordsInsideProduce decodes a RECORDS field through the schema
+// interpreter: spans are in the body's space, decompressed records in a
+// space appended to the same tree.
+func TestRecordsInsideProduce(t *testing.T) {
+	batch := recBuild(t, CodecGzip, 0, 1700000000000, []recRecord{{Key: []byte("k"), Value: []byte("v")}})
+	// ProduceRequest v3:
+	//	ffff           TransactionalId null
+	//	0001           Acks 1
+	//	00007530       TimeoutMs 30000
+	//	00000001       TopicData: 1
+	//	0001 74          Name "t"
+	//	00000001         PartitionData: 1
+	//	00000000           Index 0
+	//	LLLLLLLL ...       Records: int32 length, the batch
+	body := mustHex("ffff" + "0001" + "00007530" + "00000001" + "000174" + "00000001" + "00000000")
+	recOff := len(body) + 4
+	body = binary.BigEndian.AppendUint32(body, uint32(len(batch)))
+	body = append(body, batch...)
+
+	d := Decoder{Records: true}
+	tr := d.DecodeBody(0, 3, false, body)
+	if tr.Err != nil {
+		t.Fatal(tr.Err)
+	}
+	recCheckTree(t, tr)
+	var records *Node
+	var find func(n *Node)
+	find = func(n *Node) {
+		if n.Kind == KindRecords {
+			records = n
+		}
+		for _, c := range n.Children {
+			find(c)
+		}
+	}
+	find(tr.Root)
+	if records == nil || len(records.Children) != 1 {
+		t.Fatalf("records node %+v", records)
+	}
+	b := records.Children[0]
+	if b.Name != "RecordBatch" || b.Space != 0 || b.Off != recOff || b.Len != len(batch) {
+		t.Fatalf("batch %s at %d/[%d,%d), want space 0 [%d,%d)", b.Name, b.Space, b.Off, b.End(), recOff, recOff+len(batch))
+	}
+	if b.Child("Crc").Note != "ok" {
+		t.Errorf("crc %q", b.Child("Crc").Note)
+	}
+	if len(tr.Spaces) != 2 || tr.Spaces[1].Name != fmt.Sprintf("gzip-decompressed records of batch at %#x", recOff) {
+		t.Fatalf("spaces %d, %q", len(tr.Spaces), tr.Spaces[len(tr.Spaces)-1].Name)
+	}
+	if rs := recViews(t, b); len(rs) != 1 || rs[0].Key != "k" || rs[0].Value != "v" {
+		t.Errorf("records %+v", rs)
+	}
+	// With Records off the field stays a raw span.
+	d.Records = false
+	tr = d.DecodeBody(0, 3, false, body)
+	records = nil
+	find(tr.Root)
+	if records == nil || len(records.Children) != 0 || len(tr.Spaces) != 1 {
+		t.Errorf("Records off: %+v", records)
+	}
+}
+
+func TestRecordsNodeNotAliasing(t *testing.T) {
+	batch := recBuild(t, CodecNone, 5, 0, []recRecord{{Value: []byte("x")}})
+	// A caller-built node whose Raw is a copy, not a view of its space.
+	tr := &Tree{Spaces: []Space{{Name: "frame", Data: append([]byte{0, 0, 0, 0}, batch...)}}}
+	n := &Node{Name: "Records", Kind: KindRecords, Off: 0, Len: 4 + len(batch), Raw: bytes.Clone(batch)}
+	tr.Root = n
+	var d Decoder
+	d.decodeRecords(tr, n)
+	recCheckTree(t, tr)
+	if len(tr.Spaces) != 2 || len(n.Children) != 1 || n.Children[0].Space != 1 || n.Children[0].Child("BaseOffset").Int != 5 {
+		t.Errorf("spaces %d, children %+v", len(tr.Spaces), n.Children)
+	}
+}
