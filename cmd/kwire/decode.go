@@ -1,0 +1,242 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/kwire/kwire/protocol"
+	"github.com/kwire/kwire/render"
+	"github.com/spf13/cobra"
+)
+
+type decodeOptions struct {
+	File string // -f: read hex from this file ("-" is stdin)
+
+	API      string // --api: key or name, for bodies and response frames
+	Version  int    // --version
+	Request  bool
+	Response bool
+	Frame    bool   // --frame: the input starts with the 4-byte length
+	Type     string // --type: a header or non-RPC struct name
+
+	HexDump bool // -x
+	JSON    bool
+	Records bool
+
+	out outputOptions
+
+	versionSet bool
+}
+
+func newDecodeCmd(s *ioStreams, g *globalOptions) *cobra.Command {
+	o := &decodeOptions{Records: true}
+	cmd := &cobra.Command{
+		Use:   "decode [flags] [HEX...]",
+		Short: "Decode one Kafka frame, body or struct given as hex",
+		Long: `Decode one Kafka frame, message body or struct given as hex, and print
+its field tree.
+
+The hex comes from the arguments (joined), from -f FILE, or from standard
+input. Spaces, newlines, commas, 0x prefixes and \x escapes are ignored, and
+dumps are understood: hexdump -C, xxd and Wireshark's "Copy as Hex Dump"
+(offsets and ASCII columns are dropped).
+
+What the bytes are:
+  (no flags)                          a whole request frame: length, header, body
+  --frame --response --api A --version V
+                                      a whole response frame (a response does
+                                      not name its API: give it)
+  --request|--response --api A --version V
+                                      a bare request or response body
+  --type NAME --version V             a header or non-RPC struct, e.g.
+                                      RequestHeader, ConsumerProtocolSubscription
+  --type RecordBatch                  record batches (or a legacy message set),
+                                      as found in a RECORDS field
+
+A is an API key or name (see 'kwire apis').
+
+Output: the field tree (default), -x the annotated hex dump, or --json one
+JSON document.
+
+Exit status: 0 decoded; 1 decoded with errors (everything decoded before the
+error is still printed, the error goes to stderr); 2 usage error or unusable
+input (bad hex, an odd number of digits, no input, a frame shorter than its
+4-byte length prefix).`,
+		Example: `  # A request frame: ApiVersions v0 from client "wire-read"
+  kwire decode 0000001300120000010203040009776972652d72656164
+
+  # The same from a hexdump, as an annotated hex dump
+  hexdump -C frame.bin | kwire decode -x
+
+  # A Metadata v12 response frame, as JSON
+  kwire decode --frame --response --api Metadata --version 12 -f resp.hex --json
+
+  # A bare Produce v9 request body
+  kwire decode --request --api 0 --version 9 -f body.hex
+
+  # A consumer group subscription (from JoinGroup's protocol metadata)
+  kwire decode --type ConsumerProtocolSubscription --version 3 0003000000010005746f706963...`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.versionSet = cmd.Flags().Changed("version")
+			return runDecode(o, s, g.colorEnabled(s), args)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVarP(&o.File, "file", "f", "", "read the hex from `FILE` (- for stdin)")
+	f.StringVar(&o.API, "api", "", "API key or name of a body or response frame")
+	f.IntVar(&o.Version, "version", 0, "API or struct version")
+	f.BoolVar(&o.Request, "request", false, "the input is a request (body unless --frame)")
+	f.BoolVar(&o.Response, "response", false, "the input is a response (body unless --frame)")
+	f.BoolVar(&o.Frame, "frame", false, "the input is a whole frame starting with its 4-byte length (the default without --api)")
+	f.StringVar(&o.Type, "type", "", "decode a header or non-RPC struct by `NAME`")
+	f.BoolVarP(&o.HexDump, "hex", "x", false, "print an annotated hex dump instead of the tree")
+	f.BoolVar(&o.JSON, "json", false, "print one JSON document")
+	f.BoolVar(&o.Records, "records", true, "decode record batches inside RECORDS fields (--records=false keeps them raw)")
+	o.out.addFlags(f)
+	cmd.MarkFlagsMutuallyExclusive("request", "response")
+	cmd.MarkFlagsMutuallyExclusive("json", "hex")
+	cmd.MarkFlagsMutuallyExclusive("type", "api")
+	cmd.MarkFlagsMutuallyExclusive("type", "frame")
+	return cmd
+}
+
+func runDecode(o *decodeOptions, s *ioStreams, color bool, args []string) error {
+	ropts, err := o.out.renderOptions(color)
+	if err != nil {
+		return err
+	}
+	text, err := o.input(s.In, args)
+	if err != nil {
+		return err
+	}
+	data, err := parseHex(text)
+	if err != nil {
+		return &exitError{code: exitUsage, err: err}
+	}
+	tree, err := o.decode(data)
+	if err != nil {
+		return err
+	}
+	switch {
+	case o.JSON:
+		err = render.TreeJSON(s.Out, tree, ropts)
+	case o.HexDump:
+		err = render.Hex(s.Out, tree, ropts)
+	default:
+		err = render.Tree(s.Out, tree, ropts)
+	}
+	if err != nil {
+		return &exitError{code: exitData, err: err}
+	}
+	if tree.Err != nil {
+		return dataErrorf("decode error: %v", tree.Err)
+	}
+	return nil
+}
+
+// input returns the hex text from the arguments, -f or stdin.
+func (o *decodeOptions) input(stdin io.Reader, args []string) (string, error) {
+	switch {
+	case len(args) > 0 && o.File != "":
+		return "", usageErrorf("give the hex as arguments or with -f, not both")
+	case len(args) > 0:
+		return strings.Join(args, " "), nil
+	case o.File != "" && o.File != "-":
+		b, err := os.ReadFile(o.File)
+		if err != nil {
+			return "", &exitError{code: exitUsage, err: err}
+		}
+		return string(b), nil
+	}
+	b, err := io.ReadAll(stdin)
+	if err != nil {
+		return "", &exitError{code: exitUsage, err: fmt.Errorf("reading stdin: %w", err)}
+	}
+	return string(b), nil
+}
+
+// decode picks the decoder entry point the flags ask for. Only usage
+// errors are returned; decoding problems are in the tree.
+func (o *decodeOptions) decode(data []byte) (*protocol.Tree, error) {
+	d := &protocol.Decoder{Records: o.Records, ShowSecrets: o.out.ShowSecrets}
+	if o.versionSet && (o.Version < 0 || o.Version > protocol.MaxVersion) {
+		return nil, usageErrorf("--version %d is out of range", o.Version)
+	}
+	ver := int16(o.Version)
+	needVersion := func(what string) error {
+		if !o.versionSet {
+			return usageErrorf("%s needs --version", what)
+		}
+		return nil
+	}
+
+	if o.Type != "" {
+		if o.Request || o.Response {
+			return nil, usageErrorf("--type decodes a struct; drop --request/--response")
+		}
+		if strings.EqualFold(o.Type, "RecordBatch") {
+			// Record batches carry their own version (magic byte).
+			return d.DecodeRecordBatches(data), nil
+		}
+		if err := needVersion("--type"); err != nil {
+			return nil, err
+		}
+		return d.DecodeStruct(o.Type, ver, data), nil
+	}
+
+	if o.API == "" {
+		if o.Response {
+			return nil, usageErrorf("a response does not carry its API key: give --api and --version")
+		}
+		if o.versionSet || o.Request && !o.Frame {
+			return nil, usageErrorf("a bare request body needs --api and --version; a request frame names its own API and version")
+		}
+		if err := checkFrame(data); err != nil {
+			return nil, err
+		}
+		return d.DecodeRequest(data), nil
+	}
+
+	key, err := parseAPI(o.API)
+	if err != nil {
+		return nil, usageErrorf("--api: %v", err)
+	}
+	if err := needVersion("--api"); err != nil {
+		return nil, err
+	}
+	if !o.Request && !o.Response {
+		return nil, usageErrorf("say whether the input is a --request or a --response")
+	}
+	if !o.Frame {
+		return d.DecodeBody(key, ver, o.Response, data), nil
+	}
+	if o.Request {
+		return nil, usageErrorf("a request frame names its own API and version: drop --api and --version")
+	}
+	if err := checkFrame(data); err != nil {
+		return nil, err
+	}
+	return d.DecodeResponse(data, key, ver), nil
+}
+
+// checkFrame rejects input too short to be a frame. A frame whose length
+// prefix claims more bytes than given is decoded as far as it goes.
+func checkFrame(data []byte) error {
+	if len(data) < 4 {
+		return &exitError{code: exitUsage, err: fmt.Errorf("%d byte%s cannot be a frame: a frame starts with a 4-byte length", len(data), plural(len(data)))}
+	}
+	if int32(uint32(data[0])<<24|uint32(data[1])<<16|uint32(data[2])<<8|uint32(data[3])) < 0 {
+		return &exitError{code: exitUsage, err: errors.New("negative frame length: the input does not start with a frame's 4-byte length (a bare body needs --api, --version and --request or --response)")}
+	}
+	return nil
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
