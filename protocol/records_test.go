@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"hash/crc32"
 	"os"
@@ -1015,5 +1016,114 @@ func TestRecordsNodeNotAliasing(t *testing.T) {
 	recCheckTree(t, tr)
 	if len(tr.Spaces) != 2 || len(n.Children) != 1 || n.Children[0].Space != 1 || n.Children[0].Child("BaseOffset").Int != 5 {
 		t.Errorf("spaces %d, children %+v", len(tr.Spaces), n.Children)
+	}
+}
+
+// --- fixtures in testdata/records ----------------------------------------
+
+var updateRecordFixtures = flag.Bool("update-records", false, "rewrite testdata/records/*.hex")
+
+// recFixture is a RECORDS value kept in testdata/records as plain hex (32
+// bytes a line), for the CLI's tests and for people to try; check asserts
+// what decoding it must show.
+type recFixture struct {
+	file  string
+	build func(t *testing.T) []byte
+	check func(t *testing.T, tr *Tree)
+}
+
+var recFixtures = []recFixture{
+	{"legacy-v0-plain.hex", func(*testing.T) []byte { return legacyPlainV0 },
+		func(t *testing.T, tr *Tree) {
+			if len(tr.Root.Children) != 2 || bytesView(tr.Root.Children[1].Child("Value")) != "v02" {
+				t.Errorf("children %+v", tr.Root.Children)
+			}
+		}},
+	{"legacy-v1-gzip.hex", func(t *testing.T) []byte { return legacyWrapped(t, CodecGzip, nil) },
+		func(t *testing.T, tr *Tree) {
+			set := tr.Root.Children[0].Child("MessageSet")
+			if set == nil || len(set.Children) != 3 || set.Children[0].Child("Offset").Note != "relative; offset 100" {
+				t.Errorf("inner set %+v", set)
+			}
+		}},
+	{"legacy-v1-lz4-kafka1493.hex", func(t *testing.T) []byte {
+		return legacyWrapped(t, CodecLZ4, func(b []byte) []byte {
+			f := recCompress(t, CodecLZ4, b)
+			f[6] = byte(xxh32(f[:6], 0) >> 8)
+			return f
+		})
+	}, func(t *testing.T, tr *Tree) {
+		w := tr.Root.Children[0]
+		if !strings.Contains(w.Note, "KAFKA-1493") || w.Child("MessageSet") == nil {
+			t.Errorf("wrapper %q", w.Note)
+		}
+	}},
+	{"v2-snappy-xerial-3-chunks.hex", func(t *testing.T) []byte {
+		return recBuild(t, CodecSnappy, 0, 1700000000000, []recRecord{{Key: []byte("big"), Value: bytes.Repeat([]byte("0123456789abcdef"), 70<<10/16)}})
+	}, func(t *testing.T, tr *Tree) {
+		recs := tr.Root.Children[0].Child("Records")
+		if !strings.Contains(recs.Note, "xerial framing, 3 chunks") || len(recs.Children) != 1 {
+			t.Errorf("records %q, %d children", recs.Note, len(recs.Children))
+		}
+	}},
+	{"v2-zstd-bomb-1MiB.hex", func(t *testing.T) []byte {
+		return recBuild(t, CodecZstd, 0, 0, []recRecord{{Value: make([]byte, 1<<20)}})
+	}, func(t *testing.T, tr *Tree) {
+		// Under the default cap it decodes; TestRecordFixtures also tries a
+		// 64 KiB cap.
+		if recs := tr.Root.Children[0].Child("Records"); len(recs.Children) != 1 || len(recs.Children[0].Child("Value").Raw) != 1<<20 {
+			t.Errorf("records %q", recs.Note)
+		}
+	}},
+	{"v2-then-partial.hex", func(t *testing.T) []byte {
+		b := recBuild(t, CodecNone, 40, 1700000000000, []recRecord{{Value: []byte("whole")}})
+		return append(b, recBuild(t, CodecNone, 41, 1700000000000, []recRecord{{Value: []byte("cut")}})[:30]...)
+	}, func(t *testing.T, tr *Tree) {
+		if k := tr.Root.Children; len(k) != 2 || k[1].Flags != FlagPartial || k[1].Note != "partial batch (normal)" {
+			t.Errorf("children %+v", k)
+		}
+	}},
+}
+
+func TestRecordFixtures(t *testing.T) {
+	for _, f := range recFixtures {
+		t.Run(f.file, func(t *testing.T) {
+			path := filepath.Join("testdata", "records", f.file)
+			if *updateRecordFixtures {
+				b := f.build(t)
+				var sb strings.Builder
+				for len(b) > 0 {
+					n := min(len(b), 32)
+					sb.WriteString(hex.EncodeToString(b[:n]) + "\n")
+					b = b[n:]
+				}
+				if err := os.WriteFile(path, []byte(sb.String()), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			text, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatalf("%v (run with -update-records to create it)", err)
+			}
+			b, err := hex.DecodeString(strings.ReplaceAll(string(text), "\n", ""))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var d Decoder
+			tr := recDecode(t, &d, b)
+			f.check(t, tr)
+			for _, e := range recErrors(tr.Root) {
+				if !strings.Contains(f.file, "partial") {
+					t.Errorf("error in fixture: %s", e)
+				}
+			}
+			if strings.Contains(f.file, "bomb") {
+				d.MaxDecompressed = 64 << 10
+				tr = recDecode(t, &d, b)
+				if n := tr.Root.Children[0].Child("Records").Note; n != "decompressed size exceeds the 64 KiB cap" {
+					t.Errorf("under a 64 KiB cap: %q", n)
+				}
+			}
+		})
 	}
 }
