@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 const kcatTopic = "capgen-kcat"
@@ -25,6 +26,9 @@ func runKcat(ports []int) error {
 		return err
 	}
 	defer c.Close()
+	if err := advertiseFromV0(c, port); err != nil {
+		return err
+	}
 	base := []string{"-b", addr(port), "-X", "client.id=capgen-kcat", "-X", "broker.address.family=v4"}
 
 	if _, err := kcat(base, nil, "-L"); err != nil {
@@ -75,4 +79,43 @@ func kcat(base []string, stdin []byte, args ...string) ([]byte, error) {
 		return nil, fmt.Errorf("kcat %s: %w: %s", strings.Join(args, " "), err, stderr.String())
 	}
 	return stdout.Bytes(), nil
+}
+
+// advertiseFromV0 makes the cluster advertise Produce and Fetch from v0, as
+// real brokers before Kafka 4.0 do. kfake starts them at v3 and v4, and
+// librdkafka derives its broker features from those ranges: without v2 it
+// takes the broker for pre-0.10 and refuses to send gzip, snappy or lz4
+// batches. Only the advertised ranges change; librdkafka still sends
+// versions kfake serves.
+func advertiseFromV0(c *kfake.Cluster, port int) error {
+	rc, err := dialRaw(port, "capgen-setup")
+	if err != nil {
+		return err
+	}
+	req := kmsg.NewPtrApiVersionsRequest()
+	req.Version = 3
+	req.ClientSoftwareName, req.ClientSoftwareVersion = "capgen", "1.0.0"
+	real := kmsg.NewPtrApiVersionsResponse()
+	real.Version = 3
+	err = rc.roundTrip(req, real, false)
+	rc.close()
+	if err != nil {
+		return fmt.Errorf("reading the broker's ApiVersions: %w", err)
+	}
+	c.ControlKey(int16(kmsg.ApiVersions), func(r kmsg.Request) (kmsg.Response, error, bool) {
+		c.KeepControl()
+		if r.GetVersion() > 3 {
+			return nil, nil, false
+		}
+		resp := *real
+		resp.Version = r.GetVersion()
+		resp.ApiKeys = append([]kmsg.ApiVersionsResponseApiKey(nil), real.ApiKeys...)
+		for i := range resp.ApiKeys {
+			if k := resp.ApiKeys[i].ApiKey; k == int16(kmsg.Produce) || k == int16(kmsg.Fetch) {
+				resp.ApiKeys[i].MinVersion = 0
+			}
+		}
+		return &resp, nil, true
+	})
+	return nil
 }

@@ -64,9 +64,21 @@ func main() {
 		bench   = flag.Bool("bench", false, "run the benchmark capture instead of the golden scenarios")
 	)
 	flag.BoolVar(&verbose, "v", false, "log tcpdump's summary of each capture")
+	summarizeFlag := flag.Bool("summarize", false, "print the Kafka exchanges of the capture files given as arguments and exit")
 	bf := benchFlags(flag.CommandLine)
 	flag.Parse()
 	log.SetFlags(log.Ltime)
+
+	if *summarizeFlag {
+		for _, f := range flag.Args() {
+			s, err := summarize(f)
+			if err != nil {
+				log.Fatalf("%s: %v", f, err)
+			}
+			s.print(os.Stdout, f)
+		}
+		return
+	}
 
 	tp, err := ensureTool(*tcpdump, "tcpdump")
 	if err != nil {

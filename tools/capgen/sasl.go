@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/IBM/sarama"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -24,7 +25,29 @@ const (
 	saslTopic = "capgen-sasl"
 	saslUser  = "capgen"
 	saslPass  = "capgen-secret"
+
+	// saslWrongPass and saslUnknownUser mark the attempts that must fail.
+	saslWrongPass   = "capgen-wrong-password"
+	saslUnknownUser = "capgen-unknown-user"
 )
+
+// failAuthentication makes the cluster answer a SaslAuthenticate whose
+// bytes contain marker with SASL_AUTHENTICATION_FAILED, as Kafka does
+// before closing the connection (kfake itself only closes it).
+func failAuthentication(c *kfake.Cluster, marker string) {
+	c.ControlKey(int16(kmsg.SASLAuthenticate), func(r kmsg.Request) (kmsg.Response, error, bool) {
+		c.KeepControl()
+		req := r.(*kmsg.SASLAuthenticateRequest)
+		if !bytes.Contains(req.SASLAuthBytes, []byte(marker)) {
+			return nil, nil, false
+		}
+		resp := req.ResponseKind().(*kmsg.SASLAuthenticateResponse)
+		resp.ErrorCode = kerr.SaslAuthenticationFailed.Code
+		msg := "Authentication failed: Invalid username or password"
+		resp.ErrorMessage = &msg
+		return resp, nil, true
+	})
+}
 
 // saslRoundTrip produces three records and reads them back as an
 // authenticated kgo client, then tries once with a wrong password.
@@ -44,7 +67,7 @@ func saslRoundTrip(port int, clientID string, good, bad sasl.Mechanism) error {
 		kgo.ConsumeTopics(saslTopic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart())); err != nil {
 		return fmt.Errorf("consume: %w", err)
 	}
-	// A wrong password: SaslAuthenticate answers SASL_AUTHENTICATION_FAILED.
+	// Bad credentials: SaslAuthenticate answers SASL_AUTHENTICATION_FAILED.
 	cl, err := kgo.NewClient(seed, kgo.ClientID(clientID+"-badpass"), kgo.SASL(bad))
 	if err != nil {
 		return err
@@ -66,9 +89,10 @@ func runSaslPlain(ports []int) error {
 		return err
 	}
 	defer c.Close()
+	failAuthentication(c, saslWrongPass)
 	return saslRoundTrip(ports[0], "capgen-kgo-sasl-plain",
 		plain.Auth{User: saslUser, Pass: saslPass}.AsMechanism(),
-		plain.Auth{User: saslUser, Pass: "wrong"}.AsMechanism())
+		plain.Auth{User: saslUser, Pass: saslWrongPass}.AsMechanism())
 }
 
 // runSaslScram: SaslHandshake v1 + two SaslAuthenticate round trips with
@@ -80,9 +104,10 @@ func runSaslScram(ports []int) error {
 		return err
 	}
 	defer c.Close()
+	failAuthentication(c, "n="+saslUnknownUser)
 	if err := saslRoundTrip(ports[0], "capgen-kgo-sasl-scram256",
 		scram.Auth{User: saslUser, Pass: saslPass}.AsSha256Mechanism(),
-		scram.Auth{User: saslUser, Pass: "wrong"}.AsSha256Mechanism()); err != nil {
+		scram.Auth{User: saslUnknownUser, Pass: saslPass}.AsSha256Mechanism()); err != nil {
 		return fmt.Errorf("SCRAM-SHA-256: %w", err)
 	}
 	seed := kgo.SeedBrokers(addr(ports[0]))
@@ -179,7 +204,7 @@ func runSaslV0(ports []int) error {
 	if err := rc.roundTrip(hs, hsr, false); err != nil || hsr.ErrorCode != 0 {
 		return fmt.Errorf("raw SaslHandshake v0: %v (error code %d)", err, hsr.ErrorCode)
 	}
-	tok := []byte("\x00" + saslUser + "\x00wrong")
+	tok := []byte("\x00" + saslUser + "\x00" + saslWrongPass)
 	if _, err := rc.conn.Write(binary.BigEndian.AppendUint32(nil, uint32(len(tok)))); err != nil {
 		return err
 	}
