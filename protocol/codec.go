@@ -246,6 +246,8 @@ func snappyBlock(dst, block []byte, max int64) ([]byte, error) {
 // lz4FrameMagic is the little-endian LZ4 frame magic 0x184D2204.
 var lz4FrameMagic = []byte{0x04, 0x22, 0x4d, 0x18}
 
+var lz4Pool sync.Pool // of *lz4.Reader
+
 func unlz4(src []byte, max int64, magic int8) ([]byte, string, error) {
 	var r io.Reader = bytes.NewReader(src)
 	detail := ""
@@ -255,8 +257,16 @@ func unlz4(src []byte, max int64, magic int8) ([]byte, string, error) {
 			detail = note
 		}
 	}
-	zr := lz4.NewReader(r)
+	var zr *lz4.Reader
+	if v := lz4Pool.Get(); v != nil {
+		zr = v.(*lz4.Reader)
+		zr.Reset(r)
+	} else {
+		zr = lz4.NewReader(r)
+	}
 	out, err := readCapped(zr, max, 4*len(src))
+	zr.Reset(nil)
+	lz4Pool.Put(zr)
 	if err != nil {
 		if errors.Is(err, ErrDecompressedTooLarge) {
 			return nil, "", err

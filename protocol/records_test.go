@@ -915,9 +915,8 @@ func TestLegacyLZ4BrokenHeaderChecksum(t *testing.T) {
 	}
 }
 
-// BenchmarkRecordBatch decodes a 100-record batch (about 12 KiB of
-// records) per codec; SetBytes counts the batch as it is on the wire.
-func BenchmarkRecordBatch(b *testing.B) {
+// benchRecords returns the 100 records of BenchmarkRecordBatch.
+func benchRecords() []recRecord {
 	var recs []recRecord
 	for i := range 100 {
 		recs = append(recs, recRecord{
@@ -927,6 +926,25 @@ func BenchmarkRecordBatch(b *testing.B) {
 			Headers: [][2][]byte{{[]byte("trace-id"), []byte(fmt.Sprintf("%016x", i*7919))}},
 		})
 	}
+	return recs
+}
+
+// TestRecordAllocBudget keeps decoding's allocations per record small:
+// nodes come from slabs; each record costs its two notes (absolute
+// timestamp and offset).
+func TestRecordAllocBudget(t *testing.T) {
+	batch := recBuild(t, CodecNone, 0, 1700000000000, benchRecords())
+	var d Decoder
+	allocs := testing.AllocsPerRun(20, func() { d.DecodeRecordBatches(batch) })
+	if budget := 100*3 + 50.0; allocs > budget {
+		t.Errorf("%v allocations for a 100-record batch, budget %v", allocs, budget)
+	}
+}
+
+// BenchmarkRecordBatch decodes a 100-record batch (about 12 KiB of
+// records) per codec; SetBytes counts the batch as it is on the wire.
+func BenchmarkRecordBatch(b *testing.B) {
+	recs := benchRecords()
 	for c := CodecNone; c <= CodecZstd; c++ {
 		batch := recBuild(b, c, 0, 1700000000000, recs)
 		b.Run(c.String(), func(b *testing.B) {
