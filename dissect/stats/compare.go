@@ -1,0 +1,159 @@
+package stats
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+)
+
+// Comparison is `kwire versions --against`: how the cluster's advertised
+// ranges moved between two captures (before and after an upgrade) and which
+// clients of the first capture would lose a version they use.
+//
+// A capture's cluster range for an API is what every broker in it accepts:
+// the intersection of the brokers' effective ranges (VersionsReport
+// .Brokers), absent when any broker does not list the API.
+type Comparison struct {
+	// BeforeBrokers and AfterBrokers count brokers with an error-free
+	// ApiVersions response in each capture; with none, nothing is compared.
+	BeforeBrokers int           `json:"before_brokers"`
+	AfterBrokers  int           `json:"after_brokers"`
+	Ranges        []RangeChange `json:"ranges"` // APIs whose cluster range moved, by key
+	Lost          []LostVersion `json:"lost"`   // by client ID (null last), then key
+}
+
+// RangeChange is one API's cluster range before and after; nil when absent.
+type RangeChange struct {
+	Key    int16  `json:"key"`
+	API    string `json:"api"`
+	Before *Range `json:"before"`
+	After  *Range `json:"after"`
+	Change string `json:"change"` // e.g. "min 0 -> 3, max 12 -> 13", "removed", "added"
+}
+
+// LostVersion is a client that used versions of an API that the second
+// capture's cluster no longer accepts.
+type LostVersion struct {
+	ClientID     string   `json:"client_id"`
+	ClientIDNull bool     `json:"client_id_null,omitempty"`
+	Software     []string `json:"software"`
+	Key          int16    `json:"key"`
+	API          string   `json:"api"`
+	Versions     []int16  `json:"versions"` // used before, outside the range after
+	After        *Range   `json:"after"`    // nil: the API is gone
+}
+
+// ClusterRanges returns a report's cluster range per API key, and how many
+// brokers contributed.
+func ClusterRanges(r *VersionsReport) (map[int16]Range, int) {
+	var out map[int16]Range
+	n := 0
+	for _, b := range r.Brokers {
+		if b.Effective < 0 || b.Effective >= len(b.Advertisements) {
+			continue
+		}
+		ad := &b.Advertisements[b.Effective]
+		n++
+		mine := make(map[int16]Range, len(ad.Ranges))
+		for _, rg := range ad.Ranges {
+			mine[rg.Key] = rg
+		}
+		if out == nil {
+			out = mine
+			continue
+		}
+		for k, rg := range out {
+			m, ok := mine[k]
+			if !ok || max(rg.Min, m.Min) > min(rg.Max, m.Max) {
+				delete(out, k)
+				continue
+			}
+			rg.Min, rg.Max = max(rg.Min, m.Min), min(rg.Max, m.Max)
+			out[k] = rg
+		}
+	}
+	if out == nil {
+		out = map[int16]Range{}
+	}
+	return out, n
+}
+
+// Compare compares two versions reports.
+func Compare(before, after *VersionsReport) *Comparison {
+	b, nb := ClusterRanges(before)
+	a, na := ClusterRanges(after)
+	c := &Comparison{BeforeBrokers: nb, AfterBrokers: na, Ranges: []RangeChange{}, Lost: []LostVersion{}}
+	if nb == 0 || na == 0 {
+		return c
+	}
+	keys := make([]int16, 0, len(a)+len(b))
+	for k := range b {
+		keys = append(keys, k)
+	}
+	for k := range a {
+		if _, ok := b[k]; !ok {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		rb, okb := b[k]
+		ra, oka := a[k]
+		ch := RangeChange{Key: k}
+		switch {
+		case okb && oka:
+			if rb.Min == ra.Min && rb.Max == ra.Max {
+				continue
+			}
+			ch.API, ch.Before, ch.After = rb.Name, &rb, &ra
+			var parts []string
+			if rb.Min != ra.Min {
+				parts = append(parts, fmt.Sprintf("min %d -> %d", rb.Min, ra.Min))
+			}
+			if rb.Max != ra.Max {
+				parts = append(parts, fmt.Sprintf("max %d -> %d", rb.Max, ra.Max))
+			}
+			ch.Change = joinComma(parts)
+		case okb:
+			ch.API, ch.Before, ch.Change = rb.Name, &rb, "removed"
+		default:
+			ch.API, ch.After, ch.Change = ra.Name, &ra, "added"
+		}
+		c.Ranges = append(c.Ranges, ch)
+	}
+	for _, cl := range before.Clients {
+		for _, u := range cl.APIs {
+			ra, ok := a[u.Key]
+			var lost []int16
+			for _, v := range u.Versions {
+				if !ok || v < ra.Min || v > ra.Max {
+					lost = append(lost, v)
+				}
+			}
+			if len(lost) == 0 {
+				continue
+			}
+			l := LostVersion{ClientID: cl.ClientID, ClientIDNull: cl.ClientIDNull, Software: cl.Software,
+				Key: u.Key, API: u.Name, Versions: lost}
+			if ok {
+				l.After = &ra
+			}
+			c.Lost = append(c.Lost, l)
+		}
+	}
+	slices.SortStableFunc(c.Lost, func(x, y LostVersion) int {
+		return cmp.Or(compareClient(x.ClientIDNull, y.ClientIDNull, x.ClientID, y.ClientID), cmp.Compare(x.Key, y.Key))
+	})
+	return c
+}
+
+func joinComma(parts []string) string {
+	s := ""
+	for i, p := range parts {
+		if i > 0 {
+			s += ", "
+		}
+		s += p
+	}
+	return s
+}

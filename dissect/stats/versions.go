@@ -1,0 +1,684 @@
+package stats
+
+import (
+	"cmp"
+	"encoding/binary"
+	"fmt"
+	"net/netip"
+	"slices"
+	"strings"
+
+	"github.com/kwire/kwire/dissect"
+	"github.com/kwire/kwire/protocol"
+)
+
+// This file answers "which versions": what each broker advertised in its
+// ApiVersions responses (KIP-35; features from v3+ tagged fields, KIP-584),
+// which version each client used per API, and the anomalies that explain
+// upgrade failures. The report's JSON form is `kwire versions --json`.
+//
+// To add a new flag: add its FlagKind constant (the JSON spelling), raise
+// it in VersionCollector.Report (or as the exchange arrives), and add a
+// case to versions_test.go that builds the exchanges producing it.
+
+// errUnsupportedVersion is Kafka's UNSUPPORTED_VERSION error code.
+const errUnsupportedVersion = 35
+
+// FlagKind names a version anomaly.
+type FlagKind string
+
+// Version anomalies, in report order.
+const (
+	// FlagOutOfRange: a client used a version outside the range the broker
+	// advertised (or an API the broker did not list).
+	FlagOutOfRange FlagKind = "out-of-range"
+	// FlagDowngrade: an ApiVersions request was answered with
+	// UNSUPPORTED_VERSION and the client retried with a lower version
+	// (KIP-511).
+	FlagDowngrade FlagKind = "apiversions-downgrade"
+	// FlagClosedUnknown: the broker closed the connection right after a
+	// request whose version it does not support (or that no Kafka release
+	// defines), without answering.
+	FlagClosedUnknown FlagKind = "closed-after-unknown-version"
+	// FlagMixed: brokers advertised different ranges for the same API (a
+	// mixed, mid-upgrade cluster).
+	FlagMixed FlagKind = "mixed-cluster"
+	// FlagRejected: a version the broker advertises but rejects: answered
+	// with UNSUPPORTED_VERSION or a closed connection while inside the
+	// advertised range, or Produce v0-2 advertised by a Kafka 4.x broker
+	// only so that old clients get an error (KAFKA-18659).
+	FlagRejected FlagKind = "advertised-but-rejected"
+)
+
+var flagOrder = []FlagKind{FlagOutOfRange, FlagDowngrade, FlagClosedUnknown, FlagMixed, FlagRejected}
+
+// Flag is one anomaly. Version is -1 and Client or Broker empty when the
+// flag is not about one version, client or broker.
+type Flag struct {
+	Kind     FlagKind `json:"kind"`
+	Key      int16    `json:"key"`
+	API      string   `json:"api"`
+	Version  int16    `json:"version"`
+	ClientID string   `json:"client_id,omitempty"`
+	Broker   string   `json:"broker,omitempty"`
+	Frame    int64    `json:"frame,omitempty"` // packet of the first request concerned, for kwire read --frame
+	Count    int64    `json:"count,omitempty"` // requests concerned, when more than one can be
+	Detail   string   `json:"detail"`
+}
+
+// VersionsReport is the whole `kwire versions` answer.
+type VersionsReport struct {
+	Brokers []BrokerVersions `json:"brokers"` // sorted by address
+	Clients []ClientVersions `json:"clients"` // sorted by client ID, null last
+	Matrix  []MatrixRow      `json:"matrix"`  // sorted by API key, client ID, broker
+	Flags   []Flag           `json:"flags"`   // sorted by kind (FlagKind order), key, broker, client, version
+}
+
+// BrokerVersions is one broker endpoint and every distinct ApiVersions
+// response it sent, in the order first seen. Effective is the index of the
+// advertisement used for comparisons (the latest without an error), or -1.
+type BrokerVersions struct {
+	Broker         string          `json:"broker"`
+	Advertisements []Advertisement `json:"advertisements"`
+	Effective      int             `json:"effective"`
+}
+
+// Advertisement is one ApiVersions response's content (ApiVersionsResponse
+// .json): the API ranges, and from v3 the tagged SupportedFeatures,
+// FinalizedFeaturesEpoch and FinalizedFeatures (KIP-584).
+type Advertisement struct {
+	RequestVersion    int16     `json:"request_version"`
+	Error             string    `json:"error"` // "NONE" or e.g. "UNSUPPORTED_VERSION" (KIP-511: a v0 body)
+	Ranges            []Range   `json:"ranges"`
+	SupportedFeatures []Feature `json:"supported_features"`
+	FinalizedFeatures []Feature `json:"finalized_features"`
+	FinalizedEpoch    int64     `json:"finalized_features_epoch"` // -1 when absent
+	FirstFrame        int64     `json:"first_frame"`
+	Conn              int       `json:"conn"`
+	Count             int64     `json:"count"` // identical responses seen
+}
+
+// Range is one API's advertised version range.
+type Range struct {
+	Key  int16  `json:"key"`
+	Name string `json:"name"`
+	Min  int16  `json:"min"`
+	Max  int16  `json:"max"`
+}
+
+// Feature is a supported (min-max version) or finalized (min-max level)
+// feature.
+type Feature struct {
+	Name string `json:"name"`
+	Min  int16  `json:"min"`
+	Max  int16  `json:"max"`
+}
+
+// ClientVersions is one client ID: its software (KIP-511) and the versions
+// it used per API.
+type ClientVersions struct {
+	ClientID     string   `json:"client_id"`
+	ClientIDNull bool     `json:"client_id_null,omitempty"`
+	Software     []string `json:"software"`
+	APIs         []APIUse `json:"apis"`
+}
+
+// MatrixRow is one API × (client, broker) cell: the versions used and the
+// broker's effective advertised range.
+type MatrixRow struct {
+	Key          int16   `json:"key"`
+	API          string  `json:"api"`
+	ClientID     string  `json:"client_id"`
+	ClientIDNull bool    `json:"client_id_null,omitempty"`
+	Broker       string  `json:"broker"`
+	Versions     []int16 `json:"versions"`
+	Requests     int64   `json:"requests"`
+	// Advertised is the broker's range for the API; nil when the broker's
+	// ApiVersions response was not captured or did not list the API
+	// (Listed says which).
+	Advertised *Range `json:"advertised"`
+	Listed     bool   `json:"listed"`
+	// Status is "ok", "outside" (some version outside the range), or
+	// "unknown" (no advertisement captured for the broker).
+	Status string     `json:"status"`
+	Flags  []FlagKind `json:"flags"`
+}
+
+// VersionCollector gathers what `kwire versions` reports. It implements
+// dissect.Sink; calls must come from one goroutine.
+type VersionCollector struct {
+	brokers  map[netip.AddrPort]*brokerAcc
+	clients  map[clientKey]*vclientAcc
+	uses     map[useKey]*useAcc
+	retry    map[retryKey]retryState
+	flags    []Flag
+	closed   []pendingX // unanswered requests on closed connections
+	rejected []pendingX // requests answered with UNSUPPORTED_VERSION
+}
+
+type brokerAcc struct {
+	ads    []*Advertisement
+	sigs   []string
+	latest int // index into ads of the latest error-free response, -1
+}
+
+type vclientAcc struct {
+	software map[string]struct{}
+	apis     map[int16]map[int16]int64
+}
+
+type useKey struct {
+	client clientKey
+	broker netip.AddrPort
+	key    int16
+}
+
+type useAcc struct {
+	versions   map[int16]int64
+	firstFrame map[int16]int64
+}
+
+type retryKey struct {
+	client clientKey
+	broker netip.AddrPort
+}
+
+type retryState struct {
+	ver       int16
+	frame     int64
+	brokerMax int16 // the ApiVersions max the error response advertised, -1
+}
+
+type pendingX struct {
+	client clientKey
+	broker netip.AddrPort
+	key    int16
+	ver    int16
+	frame  int64
+	note   string
+}
+
+// NewVersionCollector returns an empty VersionCollector.
+func NewVersionCollector() *VersionCollector {
+	return &VersionCollector{
+		brokers: make(map[netip.AddrPort]*brokerAcc),
+		clients: make(map[clientKey]*vclientAcc),
+		uses:    make(map[useKey]*useAcc),
+		retry:   make(map[retryKey]retryState),
+	}
+}
+
+var _ dissect.Sink = (*VersionCollector)(nil)
+
+// Event is part of dissect.Sink; connection events carry no version
+// information.
+func (v *VersionCollector) Event(*dissect.Event) {}
+
+// Exchange records one exchange.
+func (v *VersionCollector) Exchange(x *dissect.Exchange) {
+	if x == nil || x.Request == nil || x.Kind == dissect.KindSASL || x.Kind == dissect.KindOrphan {
+		return
+	}
+	ck := clientKey{x.ClientID, x.ClientIDNull}
+	cl := v.clients[ck]
+	if cl == nil {
+		cl = &vclientAcc{software: make(map[string]struct{}), apis: make(map[int16]map[int16]int64)}
+		v.clients[ck] = cl
+	}
+	vs := cl.apis[x.APIKey]
+	if vs == nil {
+		vs = make(map[int16]int64)
+		cl.apis[x.APIKey] = vs
+	}
+	vs[x.APIVersion]++
+	uk := useKey{ck, x.Broker, x.APIKey}
+	u := v.uses[uk]
+	if u == nil {
+		u = &useAcc{versions: make(map[int16]int64), firstFrame: make(map[int16]int64)}
+		v.uses[uk] = u
+	}
+	if u.versions[x.APIVersion] == 0 {
+		u.firstFrame[x.APIVersion] = x.Request.FirstFrame
+	}
+	u.versions[x.APIVersion]++
+
+	req := Body(x.Request.Tree)
+	var resp *protocol.Node
+	if x.Response != nil {
+		resp = Body(x.Response.Tree)
+	}
+	if x.APIKey == keyApiVersions {
+		if name := Str(req, "ClientSoftwareName"); name != "" {
+			cl.software[name+"/"+Str(req, "ClientSoftwareVersion")] = struct{}{}
+		}
+		v.apiVersions(x, ck, resp)
+	}
+	px := pendingX{client: ck, broker: x.Broker, key: x.APIKey, ver: x.APIVersion, frame: x.Request.FirstFrame}
+	switch {
+	case x.Kind == dissect.KindUnanswered && closedNote(x.Notes) != "":
+		px.note = closedNote(x.Notes)
+		v.closed = append(v.closed, px)
+	case x.Response != nil && x.APIKey != keyApiVersions && topError(resp) == errUnsupportedVersion:
+		v.rejected = append(v.rejected, px)
+	}
+}
+
+// closedNote returns the dissector's note saying the connection closed
+// with no response, or "".
+func closedNote(notes []string) string {
+	for _, n := range notes {
+		if strings.HasPrefix(n, "connection closed") {
+			return n
+		}
+	}
+	return ""
+}
+
+// topError returns the message's top-level ErrorCode, or 0.
+func topError(body *protocol.Node) int16 {
+	code, _ := Int(body, "ErrorCode")
+	return int16(code)
+}
+
+// apiVersions records an ApiVersions exchange: the advertisement, and the
+// KIP-511 retry after UNSUPPORTED_VERSION.
+func (v *VersionCollector) apiVersions(x *dissect.Exchange, ck clientKey, resp *protocol.Node) {
+	rk := retryKey{ck, x.Broker}
+	if st, ok := v.retry[rk]; ok && x.APIVersion < st.ver {
+		detail := fmt.Sprintf("ApiVersions v%d was answered UNSUPPORTED_VERSION (frame %d); retried with v%d", st.ver, st.frame, x.APIVersion)
+		if st.brokerMax >= 0 {
+			detail += fmt.Sprintf(", the broker's maximum being v%d", st.brokerMax)
+		}
+		v.flags = append(v.flags, Flag{Kind: FlagDowngrade, Key: keyApiVersions, API: protocol.APIName(keyApiVersions),
+			Version: x.APIVersion, ClientID: ck.id, Broker: addrString(x.Broker), Frame: x.Request.FirstFrame,
+			Detail: detail + " (KIP-511)"})
+		delete(v.retry, rk)
+	}
+	if x.Response == nil {
+		return
+	}
+	ad := parseAdvertisement(x, resp)
+	if ad == nil {
+		return
+	}
+	if ad.Error == protocol.KafkaErrorName(errUnsupportedVersion) {
+		st := retryState{ver: x.APIVersion, frame: x.Request.FirstFrame, brokerMax: -1}
+		for _, r := range ad.Ranges {
+			if r.Key == keyApiVersions {
+				st.brokerMax = r.Max
+			}
+		}
+		v.retry[rk] = st
+	}
+	b := v.brokers[x.Broker]
+	if b == nil {
+		b = &brokerAcc{latest: -1}
+		v.brokers[x.Broker] = b
+	}
+	sig := ad.signature()
+	i := slices.Index(b.sigs, sig)
+	if i < 0 {
+		b.ads = append(b.ads, ad)
+		b.sigs = append(b.sigs, sig)
+		i = len(b.ads) - 1
+	} else {
+		b.ads[i].Count++
+	}
+	if ad.Error == "NONE" {
+		b.latest = i
+	}
+}
+
+// parseAdvertisement reads an ApiVersions response from its tree, or, when
+// the frame was not decoded, from the dissector's Advertised ranges.
+func parseAdvertisement(x *dissect.Exchange, body *protocol.Node) *Advertisement {
+	ad := &Advertisement{RequestVersion: x.APIVersion, FinalizedEpoch: -1, FirstFrame: x.Response.FirstFrame,
+		Count: 1, Ranges: []Range{}, SupportedFeatures: []Feature{}, FinalizedFeatures: []Feature{}}
+	if x.Conn != nil {
+		ad.Conn = x.Conn.Index
+	}
+	if body == nil {
+		b := x.Response.Bytes
+		switch {
+		case x.Advertised != nil:
+			ad.Error = "NONE"
+		case len(b) >= 10: // header v0: length, correlation ID, then ErrorCode
+			ad.Error = protocol.KafkaErrorName(int16(binary.BigEndian.Uint16(b[8:])))
+		default:
+			return nil
+		}
+		for _, r := range x.Advertised {
+			ad.Ranges = append(ad.Ranges, Range{r.Key, protocol.APIName(r.Key), r.Min, r.Max})
+		}
+		sortRanges(ad.Ranges)
+		return ad
+	}
+	ad.Error = protocol.KafkaErrorName(topError(body))
+	for _, k := range Elements(body, "ApiKeys") {
+		key, _ := Int(k, "ApiKey")
+		lo, _ := Int(k, "MinVersion")
+		hi, _ := Int(k, "MaxVersion")
+		ad.Ranges = append(ad.Ranges, Range{int16(key), protocol.APIName(int16(key)), int16(lo), int16(hi)})
+	}
+	sortRanges(ad.Ranges)
+	for _, f := range Elements(body, "SupportedFeatures") {
+		lo, _ := Int(f, "MinVersion")
+		hi, _ := Int(f, "MaxVersion")
+		ad.SupportedFeatures = append(ad.SupportedFeatures, Feature{Str(f, "Name"), int16(lo), int16(hi)})
+	}
+	if e, ok := Int(body, "FinalizedFeaturesEpoch"); ok {
+		ad.FinalizedEpoch = e
+	}
+	for _, f := range Elements(body, "FinalizedFeatures") {
+		lo, _ := Int(f, "MinVersionLevel")
+		hi, _ := Int(f, "MaxVersionLevel")
+		ad.FinalizedFeatures = append(ad.FinalizedFeatures, Feature{Str(f, "Name"), int16(lo), int16(hi)})
+	}
+	sortFeatures(ad.SupportedFeatures)
+	sortFeatures(ad.FinalizedFeatures)
+	return ad
+}
+
+func sortRanges(rs []Range) {
+	slices.SortStableFunc(rs, func(a, b Range) int { return cmp.Compare(a.Key, b.Key) })
+}
+
+func sortFeatures(fs []Feature) {
+	slices.SortStableFunc(fs, func(a, b Feature) int { return cmp.Compare(a.Name, b.Name) })
+}
+
+// signature identifies an advertisement's content (not where it was seen).
+func (a *Advertisement) signature() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d %s %d|", a.RequestVersion, a.Error, a.FinalizedEpoch)
+	for _, r := range a.Ranges {
+		fmt.Fprintf(&b, "%d:%d-%d,", r.Key, r.Min, r.Max)
+	}
+	for _, f := range a.SupportedFeatures {
+		fmt.Fprintf(&b, "s%q:%d-%d,", f.Name, f.Min, f.Max)
+	}
+	for _, f := range a.FinalizedFeatures {
+		fmt.Fprintf(&b, "f%q:%d-%d,", f.Name, f.Min, f.Max)
+	}
+	return b.String()
+}
+
+// effective returns the broker's advertisement used for comparisons.
+func (v *VersionCollector) effective(broker netip.AddrPort) *Advertisement {
+	b := v.brokers[broker]
+	if b == nil || b.latest < 0 {
+		return nil
+	}
+	return b.ads[b.latest]
+}
+
+// rangeOf returns the advertised range for key.
+func (a *Advertisement) rangeOf(key int16) (Range, bool) {
+	for _, r := range a.Ranges {
+		if r.Key == key {
+			return r, true
+		}
+	}
+	return Range{}, false
+}
+
+// Report returns the versions report so far.
+func (v *VersionCollector) Report() *VersionsReport {
+	r := &VersionsReport{Brokers: []BrokerVersions{}, Clients: []ClientVersions{}, Matrix: []MatrixRow{}, Flags: slices.Clone(v.flags)}
+	addrs := make([]netip.AddrPort, 0, len(v.brokers))
+	for a := range v.brokers {
+		addrs = append(addrs, a)
+	}
+	slices.SortFunc(addrs, func(a, b netip.AddrPort) int { return a.Compare(b) })
+	for _, a := range addrs {
+		b := v.brokers[a]
+		bv := BrokerVersions{Broker: addrString(a), Effective: b.latest}
+		for _, ad := range b.ads {
+			bv.Advertisements = append(bv.Advertisements, *ad)
+		}
+		r.Brokers = append(r.Brokers, bv)
+	}
+	for k, c := range v.clients {
+		cv := ClientVersions{ClientID: k.id, ClientIDNull: k.null, Software: sortedKeys(c.software), APIs: []APIUse{}}
+		for key, vs := range c.apis {
+			u := APIUse{Key: key, Name: protocol.APIName(key), Versions: []int16{}}
+			for ver, n := range vs {
+				u.Versions = append(u.Versions, ver)
+				u.Requests += n
+			}
+			slices.Sort(u.Versions)
+			cv.APIs = append(cv.APIs, u)
+		}
+		slices.SortFunc(cv.APIs, func(a, b APIUse) int { return cmp.Compare(a.Key, b.Key) })
+		r.Clients = append(r.Clients, cv)
+	}
+	slices.SortFunc(r.Clients, func(a, b ClientVersions) int {
+		return compareClient(a.ClientIDNull, b.ClientIDNull, a.ClientID, b.ClientID)
+	})
+
+	r.Flags = append(r.Flags, v.matrix(r)...)
+	r.Flags = append(r.Flags, v.mixed(addrs)...)
+	r.Flags = append(r.Flags, v.closedFlags()...)
+	r.Flags = append(r.Flags, v.rejectedFlags(addrs)...)
+	slices.SortStableFunc(r.Flags, compareFlags)
+	v.markMatrix(r)
+	return r
+}
+
+func compareClient(anull, bnull bool, a, b string) int {
+	if anull != bnull {
+		if anull {
+			return 1
+		}
+		return -1
+	}
+	return cmp.Compare(a, b)
+}
+
+func compareFlags(a, b Flag) int {
+	return cmp.Or(
+		cmp.Compare(slices.Index(flagOrder, a.Kind), slices.Index(flagOrder, b.Kind)),
+		cmp.Compare(a.Key, b.Key), cmp.Compare(a.Broker, b.Broker), cmp.Compare(a.ClientID, b.ClientID),
+		cmp.Compare(a.Version, b.Version), cmp.Compare(a.Frame, b.Frame))
+}
+
+// matrix fills r.Matrix and returns the out-of-range flags.
+func (v *VersionCollector) matrix(r *VersionsReport) []Flag {
+	var flags []Flag
+	for k, u := range v.uses {
+		row := MatrixRow{Key: k.key, API: protocol.APIName(k.key), ClientID: k.client.id, ClientIDNull: k.client.null,
+			Broker: addrString(k.broker), Versions: []int16{}, Status: "unknown", Flags: []FlagKind{}}
+		for ver, n := range u.versions {
+			row.Versions = append(row.Versions, ver)
+			row.Requests += n
+		}
+		slices.Sort(row.Versions)
+		if ad := v.effective(k.broker); ad != nil {
+			rg, ok := ad.rangeOf(k.key)
+			row.Listed = ok
+			if ok {
+				row.Advertised = &rg
+			}
+			row.Status = "ok"
+			for _, ver := range row.Versions {
+				if ok && rg.Min <= ver && ver <= rg.Max {
+					continue
+				}
+				row.Status = "outside"
+				detail := fmt.Sprintf("%s v%d used, the broker advertises %s", row.API, ver, rangeText(rg, ok))
+				flags = append(flags, Flag{Kind: FlagOutOfRange, Key: k.key, API: row.API, Version: ver,
+					ClientID: k.client.id, Broker: row.Broker, Frame: u.firstFrame[ver], Count: u.versions[ver], Detail: detail})
+			}
+		}
+		r.Matrix = append(r.Matrix, row)
+	}
+	slices.SortFunc(r.Matrix, func(a, b MatrixRow) int {
+		return cmp.Or(cmp.Compare(a.Key, b.Key), compareClient(a.ClientIDNull, b.ClientIDNull, a.ClientID, b.ClientID),
+			cmp.Compare(a.Broker, b.Broker))
+	})
+	return flags
+}
+
+func rangeText(r Range, listed bool) string {
+	if !listed {
+		return "nothing for it"
+	}
+	return fmt.Sprintf("v%d-%d", r.Min, r.Max)
+}
+
+// markMatrix copies each flag's kind onto the matrix rows it concerns.
+func (v *VersionCollector) markMatrix(r *VersionsReport) {
+	for i := range r.Matrix {
+		row := &r.Matrix[i]
+		for _, f := range r.Flags {
+			if f.Key != row.Key || slices.Contains(row.Flags, f.Kind) {
+				continue
+			}
+			if f.Broker != "" && f.Broker != row.Broker {
+				continue
+			}
+			if f.ClientID != "" && f.ClientID != row.ClientID {
+				continue
+			}
+			if f.Version >= 0 && !slices.Contains(row.Versions, f.Version) {
+				continue
+			}
+			if f.Kind == FlagRejected && f.Version < 0 && !usesRejected(row) {
+				continue // the Kafka 4.x Produce v0-2 note concerns only clients using them
+			}
+			row.Flags = append(row.Flags, f.Kind)
+		}
+		slices.SortFunc(row.Flags, func(a, b FlagKind) int {
+			return cmp.Compare(slices.Index(flagOrder, a), slices.Index(flagOrder, b))
+		})
+	}
+}
+
+func usesRejected(row *MatrixRow) bool {
+	return row.Key == keyProduce && slices.ContainsFunc(row.Versions, func(v int16) bool { return v <= 2 })
+}
+
+// mixed flags APIs whose effective ranges differ between brokers.
+func (v *VersionCollector) mixed(addrs []netip.AddrPort) []Flag {
+	type brokerAd struct {
+		addr netip.AddrPort
+		ad   *Advertisement
+	}
+	var ads []brokerAd
+	keys := map[int16]bool{}
+	for _, a := range addrs {
+		if ad := v.effective(a); ad != nil {
+			ads = append(ads, brokerAd{a, ad})
+			for _, r := range ad.Ranges {
+				keys[r.Key] = true
+			}
+		}
+	}
+	if len(ads) < 2 {
+		return nil
+	}
+	sorted := make([]int16, 0, len(keys))
+	for k := range keys {
+		sorted = append(sorted, k)
+	}
+	slices.Sort(sorted)
+	var flags []Flag
+	for _, k := range sorted {
+		var parts []string
+		distinct := map[string]bool{}
+		for _, b := range ads {
+			rg, ok := b.ad.rangeOf(k)
+			s := rangeText(rg, ok)
+			if !ok {
+				s = "none"
+			}
+			distinct[s] = true
+			parts = append(parts, addrString(b.addr)+" "+s)
+		}
+		if len(distinct) > 1 {
+			flags = append(flags, Flag{Kind: FlagMixed, Key: k, API: protocol.APIName(k), Version: -1,
+				Detail: "brokers advertise different ranges: " + strings.Join(parts, ", ")})
+		}
+	}
+	return flags
+}
+
+// closedFlags flags requests left unanswered by a closing broker when their
+// version is unknown: outside the broker's advertised range, or defined by
+// no Kafka release in kwire's schema table. An in-range one is a rejection.
+func (v *VersionCollector) closedFlags() []Flag {
+	var flags []Flag
+	for _, p := range v.closed {
+		name := protocol.APIName(p.key)
+		known := protocol.Lookup(p.key, false, p.ver) != nil
+		ad := v.effective(p.broker)
+		var rg Range
+		listed := false
+		if ad != nil {
+			rg, listed = ad.rangeOf(p.key)
+		}
+		inRange := listed && rg.Min <= p.ver && p.ver <= rg.Max
+		f := Flag{Key: p.key, API: name, Version: p.ver, ClientID: p.client.id, Broker: addrString(p.broker), Frame: p.frame}
+		switch {
+		case !known || (ad != nil && !inRange):
+			f.Kind = FlagClosedUnknown
+			why := "no Kafka release defines it"
+			if known {
+				why = "the broker advertises " + rangeText(rg, listed)
+			} else if ad != nil {
+				why += "; the broker advertises " + rangeText(rg, listed)
+			}
+			f.Detail = fmt.Sprintf("%s v%d: connection closed with no response (%s)", name, p.ver, why)
+		case inRange:
+			f.Kind = FlagRejected
+			f.Detail = fmt.Sprintf("%s v%d is inside the advertised %s but the broker closed the connection without answering",
+				name, p.ver, rangeText(rg, true))
+		default:
+			continue // no advertisement to judge by: an ordinary close
+		}
+		flags = append(flags, f)
+	}
+	return flags
+}
+
+// kafka4Produce is the Produce version below which Kafka 4.x rejects
+// requests it still advertises (KAFKA-18659: brokers keep advertising
+// Produce v0 so that old clients get an error response, not a silent
+// disconnect; KIP-896 removed v0-2).
+const kafka4Produce = 3
+
+// kafka4FetchMin: Kafka 4.x (KIP-896) advertises Fetch from v4; older
+// brokers from v0. It tells a 4.x broker apart from an older one.
+const kafka4FetchMin = 4
+
+// rejectedFlags flags versions a broker advertised but answered with
+// UNSUPPORTED_VERSION, and Kafka 4.x brokers advertising Produce v0-2.
+func (v *VersionCollector) rejectedFlags(addrs []netip.AddrPort) []Flag {
+	var flags []Flag
+	for _, p := range v.rejected {
+		name := protocol.APIName(p.key)
+		f := Flag{Kind: FlagRejected, Key: p.key, API: name, Version: p.ver, ClientID: p.client.id,
+			Broker: addrString(p.broker), Frame: p.frame}
+		if ad := v.effective(p.broker); ad != nil {
+			if rg, ok := ad.rangeOf(p.key); ok && rg.Min <= p.ver && p.ver <= rg.Max {
+				f.Detail = fmt.Sprintf("%s v%d is inside the advertised %s but was answered UNSUPPORTED_VERSION", name, p.ver, rangeText(rg, true))
+				flags = append(flags, f)
+			}
+		}
+	}
+	for _, a := range addrs {
+		ad := v.effective(a)
+		if ad == nil {
+			continue
+		}
+		prod, okP := ad.rangeOf(keyProduce)
+		fetch, okF := ad.rangeOf(keyFetch)
+		if okP && okF && prod.Min < kafka4Produce && fetch.Min >= kafka4FetchMin {
+			flags = append(flags, Flag{Kind: FlagRejected, Key: keyProduce, API: protocol.APIName(keyProduce), Version: -1,
+				Broker: addrString(a),
+				Detail: fmt.Sprintf("advertises Produce v%d-%d but, like Kafka 4.x (Fetch from v%d), rejects Produce v0-2 (KAFKA-18659, KIP-896)",
+					prod.Min, prod.Max, fetch.Min)})
+		}
+	}
+	return flags
+}

@@ -1,0 +1,235 @@
+package stats
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kwire/kwire/dissect"
+	"github.com/kwire/kwire/reassembly"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// apiVersionsX builds an ApiVersions exchange of version ver answered with
+// the given ranges ({key, min, max}) and error code.
+func apiVersionsX(t *testing.T, c *reassembly.Conn, clientID string, ver int16, code int16, ranges [][3]int16, rf int64) *dissect.Exchange {
+	t.Helper()
+	req := kmsg.NewPtrApiVersionsRequest()
+	req.Version = ver
+	req.ClientSoftwareName, req.ClientSoftwareVersion = "testclient", "0.1"
+	resp := kmsg.NewPtrApiVersionsResponse()
+	resp.Version = ver
+	if code == errUnsupportedVersion {
+		resp.Version = 0 // KIP-511: the broker answers with a v0 body
+	}
+	resp.ErrorCode = code
+	for _, r := range ranges {
+		resp.ApiKeys = append(resp.ApiKeys, kmsg.ApiVersionsResponseApiKey{ApiKey: r[0], MinVersion: r[1], MaxVersion: r[2]})
+	}
+	if resp.Version >= 3 {
+		resp.SupportedFeatures = []kmsg.ApiVersionsResponseSupportedFeature{{Name: "metadata.version", MinVersion: 1, MaxVersion: 21}}
+		resp.FinalizedFeaturesEpoch = 7
+		resp.FinalizedFeatures = []kmsg.ApiVersionsResponseFinalizedFeature{{Name: "metadata.version", MinVersionLevel: 20, MaxVersionLevel: 20}}
+	}
+	x := xchg(c, clientID, reqFrame(t, int32(rf), clientID, req), respFrame(t, int32(rf), resp), 18, ver, int32(rf), rf, time.Duration(rf)*time.Millisecond, time.Millisecond)
+	if code == 0 {
+		for _, r := range ranges {
+			x.Advertised = append(x.Advertised, dissect.APIRange{Key: r[0], Min: r[1], Max: r[2]})
+		}
+	}
+	return x
+}
+
+func metadataX(t *testing.T, c *reassembly.Conn, clientID string, ver int16, rf int64, answered bool) *dissect.Exchange {
+	t.Helper()
+	req := kmsg.NewPtrMetadataRequest()
+	req.Version = ver
+	var resp *dissect.Frame
+	if answered {
+		r := kmsg.NewPtrMetadataResponse()
+		r.Version = ver
+		resp = respFrame(t, int32(rf), r)
+	}
+	return xchg(c, clientID, reqFrame(t, int32(rf), clientID, req), resp, 3, ver, int32(rf), rf, time.Duration(rf)*time.Millisecond, time.Millisecond)
+}
+
+func flagsOf(r *VersionsReport, kind FlagKind) []Flag {
+	var out []Flag
+	for _, f := range r.Flags {
+		if f.Kind == kind {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+func TestVersionsMixedCluster(t *testing.T) {
+	v := NewVersionCollector()
+	c1 := &reassembly.Conn{Index: 0, A: ap("10.0.0.1:1000"), B: ap("10.0.0.8:9092")}
+	c2 := &reassembly.Conn{Index: 1, A: ap("10.0.0.1:1001"), B: ap("10.0.0.9:9092")}
+	v.Exchange(apiVersionsX(t, c1, "app", 3, 0, [][3]int16{{0, 0, 11}, {3, 0, 12}, {18, 0, 4}}, 1))
+	v.Exchange(metadataX(t, c1, "app", 12, 3, true))
+	v.Exchange(apiVersionsX(t, c2, "app", 3, 0, [][3]int16{{0, 0, 9}, {3, 0, 12}, {18, 0, 3}}, 5))
+	v.Exchange(metadataX(t, c2, "app", 12, 7, true))
+	// The same Metadata v12 against a broker that stopped at 11.
+	c3 := &reassembly.Conn{Index: 2, A: ap("10.0.0.1:1002"), B: ap("10.0.0.7:9092")}
+	v.Exchange(apiVersionsX(t, c3, "app", 3, 0, [][3]int16{{0, 0, 9}, {3, 0, 11}, {18, 0, 3}}, 9))
+	v.Exchange(metadataX(t, c3, "app", 12, 11, true))
+	r := v.Report()
+
+	if len(r.Brokers) != 3 || r.Brokers[0].Broker != "10.0.0.7:9092" || r.Brokers[2].Broker != "10.0.0.9:9092" {
+		t.Fatalf("brokers %+v", r.Brokers)
+	}
+	ad := r.Brokers[1].Advertisements[r.Brokers[1].Effective]
+	if !reflect.DeepEqual(ad.Ranges, []Range{{0, "Produce", 0, 11}, {3, "Metadata", 0, 12}, {18, "ApiVersions", 0, 4}}) ||
+		!reflect.DeepEqual(ad.SupportedFeatures, []Feature{{"metadata.version", 1, 21}}) ||
+		!reflect.DeepEqual(ad.FinalizedFeatures, []Feature{{"metadata.version", 20, 20}}) || ad.FinalizedEpoch != 7 ||
+		ad.Error != "NONE" || ad.FirstFrame != 2 {
+		t.Errorf("advertisement %+v", ad)
+	}
+	mixed := flagsOf(r, FlagMixed)
+	var keys []int16
+	for _, f := range mixed {
+		keys = append(keys, f.Key)
+	}
+	if !reflect.DeepEqual(keys, []int16{0, 3, 18}) {
+		t.Errorf("mixed-cluster flags for keys %v, want [0 3 18]: %+v", keys, mixed)
+	}
+	if !strings.Contains(mixed[0].Detail, "10.0.0.8:9092 v0-11") || !strings.Contains(mixed[0].Detail, "10.0.0.9:9092 v0-9") {
+		t.Errorf("mixed detail %q", mixed[0].Detail)
+	}
+	oor := flagsOf(r, FlagOutOfRange)
+	if len(oor) != 1 || oor[0].Broker != "10.0.0.7:9092" || oor[0].Version != 12 || oor[0].Key != 3 || oor[0].Frame != 11 {
+		t.Errorf("out-of-range flags %+v", oor)
+	}
+	var md []MatrixRow
+	for _, row := range r.Matrix {
+		if row.Key == 3 {
+			md = append(md, row)
+		}
+	}
+	if len(md) != 3 || md[0].Status != "outside" || md[1].Status != "ok" ||
+		!reflect.DeepEqual(md[0].Flags, []FlagKind{FlagOutOfRange, FlagMixed}) || *md[0].Advertised != (Range{3, "Metadata", 0, 11}) {
+		t.Errorf("Metadata matrix rows %+v", md)
+	}
+	if len(r.Clients) != 1 || !reflect.DeepEqual(r.Clients[0].Software, []string{"testclient/0.1"}) ||
+		!reflect.DeepEqual(r.Clients[0].APIs, []APIUse{{3, "Metadata", []int16{12}, 3}, {18, "ApiVersions", []int16{3}, 3}}) {
+		t.Errorf("clients %+v", r.Clients)
+	}
+}
+
+func TestVersionsKIP511AndClose(t *testing.T) {
+	v := NewVersionCollector()
+	c := &reassembly.Conn{Index: 0, A: ap("10.0.0.1:1000"), B: ap("10.0.0.8:9092")}
+	// ApiVersions v99: UNSUPPORTED_VERSION with the broker's own range.
+	v.Exchange(apiVersionsX(t, c, "raw", 99, errUnsupportedVersion, [][3]int16{{18, 0, 4}}, 1))
+	v.Exchange(apiVersionsX(t, c, "raw", 4, 0, [][3]int16{{3, 0, 12}, {18, 0, 4}}, 3))
+	// Metadata v99: the broker closes the connection.
+	x := metadataX(t, c, "raw", 99, 5, false)
+	x.Notes = []string{"connection closed with no response — the broker's answer to an unsupported version"}
+	v.Exchange(x)
+	r := v.Report()
+
+	dg := flagsOf(r, FlagDowngrade)
+	if len(dg) != 1 || dg[0].Version != 4 || dg[0].Frame != 3 || !strings.Contains(dg[0].Detail, "v99") ||
+		!strings.Contains(dg[0].Detail, "maximum being v4") {
+		t.Errorf("downgrade flags %+v", dg)
+	}
+	cl := flagsOf(r, FlagClosedUnknown)
+	if len(cl) != 1 || cl[0].Key != 3 || cl[0].Version != 99 || cl[0].Frame != 5 ||
+		!strings.Contains(cl[0].Detail, "no Kafka release defines it") {
+		t.Errorf("closed flags %+v", cl)
+	}
+	// The error advertisement is kept, the later one is effective.
+	b := r.Brokers[0]
+	if len(b.Advertisements) != 2 || b.Effective != 1 || b.Advertisements[0].Error != "UNSUPPORTED_VERSION" ||
+		b.Advertisements[0].RequestVersion != 99 {
+		t.Errorf("broker %+v", b)
+	}
+	// v99 of ApiVersions and Metadata are outside the range, too.
+	oor := flagsOf(r, FlagOutOfRange)
+	if len(oor) != 2 || oor[0].Key != 3 || oor[1].Key != 18 || oor[1].Version != 99 {
+		t.Errorf("out-of-range %+v", oor)
+	}
+	if len(flagsOf(r, FlagMixed)) != 0 {
+		t.Error("one broker cannot be a mixed cluster")
+	}
+}
+
+func TestVersionsRejected(t *testing.T) {
+	v := NewVersionCollector()
+	c := &reassembly.Conn{Index: 0, A: ap("10.0.0.1:1000"), B: ap("10.0.0.8:9092")}
+	// A Kafka 4.x-like broker: Produce from v0, Fetch from v4.
+	v.Exchange(apiVersionsX(t, c, "old", 3, 0, [][3]int16{{0, 0, 12}, {1, 4, 17}, {18, 0, 4}}, 1))
+	req := kmsg.NewPtrProduceRequest()
+	req.Version = 2
+	req.Acks = 1
+	resp := kmsg.NewPtrProduceResponse()
+	resp.Version = 2
+	resp.Topics = []kmsg.ProduceResponseTopic{{Topic: "t", Partitions: []kmsg.ProduceResponseTopicPartition{{ErrorCode: errUnsupportedVersion}}}}
+	v.Exchange(xchg(c, "old", reqFrame(t, 3, "old", req), respFrame(t, 3, resp), 0, 2, 3, 3, 0, time.Millisecond))
+	r := v.Report()
+	rj := flagsOf(r, FlagRejected)
+	// The Kafka 4.x note for the broker, and, since a top-level
+	// UNSUPPORTED_VERSION is what a rejection carries, nothing per request
+	// here: Produce v2 reports it per partition.
+	if len(rj) != 1 || rj[0].Version != -1 || rj[0].Broker != "10.0.0.8:9092" || !strings.Contains(rj[0].Detail, "KAFKA-18659") {
+		t.Errorf("rejected flags %+v", rj)
+	}
+	var row *MatrixRow
+	for i := range r.Matrix {
+		if r.Matrix[i].Key == 0 {
+			row = &r.Matrix[i]
+		}
+	}
+	if row == nil || row.Status != "ok" || !reflect.DeepEqual(row.Flags, []FlagKind{FlagRejected}) {
+		t.Errorf("Produce row %+v", row)
+	}
+
+	// A top-level UNSUPPORTED_VERSION inside the advertised range is a
+	// rejection; a plain answer is not.
+	v2 := NewVersionCollector()
+	v2.Exchange(apiVersionsX(t, c, "x", 3, 0, [][3]int16{{3, 0, 13}}, 1))
+	v2.Exchange(metadataX(t, c, "x", 12, 3, true))
+	mreq := kmsg.NewPtrMetadataRequest()
+	mreq.Version = 13
+	mresp := kmsg.NewPtrMetadataResponse()
+	mresp.Version = 13
+	mresp.ErrorCode = errUnsupportedVersion
+	v2.Exchange(xchg(c, "x", reqFrame(t, 5, "x", mreq), respFrame(t, 5, mresp), 3, 13, 5, 5, 0, time.Millisecond))
+	rj = flagsOf(v2.Report(), FlagRejected)
+	if len(rj) != 1 || rj[0].Version != 13 || rj[0].Frame != 5 || !strings.Contains(rj[0].Detail, "inside the advertised v0-13") {
+		t.Errorf("rejected flags %+v", rj)
+	}
+}
+
+func TestCompare(t *testing.T) {
+	c1 := &reassembly.Conn{Index: 0, A: ap("10.0.0.1:1000"), B: ap("10.0.0.8:9092")}
+	c2 := &reassembly.Conn{Index: 1, A: ap("10.0.0.1:1001"), B: ap("10.0.0.9:9092")}
+	before := NewVersionCollector()
+	before.Exchange(apiVersionsX(t, c1, "app", 3, 0, [][3]int16{{0, 0, 11}, {3, 0, 12}, {18, 0, 4}, {57, 0, 1}}, 1))
+	before.Exchange(apiVersionsX(t, c2, "app", 3, 0, [][3]int16{{0, 0, 9}, {3, 0, 12}, {18, 0, 4}, {57, 0, 1}}, 3))
+	before.Exchange(metadataX(t, c1, "app", 4, 5, true))
+	before.Exchange(metadataX(t, c1, "app", 12, 7, true))
+	after := NewVersionCollector()
+	after.Exchange(apiVersionsX(t, c1, "app", 3, 0, [][3]int16{{0, 3, 12}, {3, 5, 13}, {18, 0, 4}, {60, 0, 1}}, 1))
+	cmp := Compare(before.Report(), after.Report())
+	if cmp.BeforeBrokers != 2 || cmp.AfterBrokers != 1 {
+		t.Errorf("brokers %d %d", cmp.BeforeBrokers, cmp.AfterBrokers)
+	}
+	want := []RangeChange{
+		// Before, the cluster (two brokers) accepted Produce 0-9 only.
+		{Key: 0, API: "Produce", Before: &Range{0, "Produce", 0, 9}, After: &Range{0, "Produce", 3, 12}, Change: "min 0 -> 3, max 9 -> 12"},
+		{Key: 3, API: "Metadata", Before: &Range{3, "Metadata", 0, 12}, After: &Range{3, "Metadata", 5, 13}, Change: "min 0 -> 5, max 12 -> 13"},
+		{Key: 57, API: "UpdateFeatures", Before: &Range{57, "UpdateFeatures", 0, 1}, Change: "removed"},
+		{Key: 60, API: "DescribeCluster", After: &Range{60, "DescribeCluster", 0, 1}, Change: "added"},
+	}
+	if !reflect.DeepEqual(cmp.Ranges, want) {
+		t.Errorf("ranges\n got %+v\nwant %+v", cmp.Ranges, want)
+	}
+	if len(cmp.Lost) != 1 || cmp.Lost[0].Key != 3 || !reflect.DeepEqual(cmp.Lost[0].Versions, []int16{4}) ||
+		cmp.Lost[0].ClientID != "app" || *cmp.Lost[0].After != (Range{3, "Metadata", 5, 13}) {
+		t.Errorf("lost %+v", cmp.Lost)
+	}
+}
