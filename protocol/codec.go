@@ -309,7 +309,7 @@ func repairLZ4Header(src []byte) ([]byte, string) {
 	if broken := byte(xxh32(src[:end], 0) >> 8); got == broken {
 		return fixed, "LZ4 frame header checksum written the KAFKA-1493 way (over the magic too); repaired"
 	}
-	return fixed, fmt.Sprintf("LZ4 frame header checksum %#02x is wrong (want %#02x); ignored as legacy readers do", got, want)
+	return fixed, fmt.Sprintf("LZ4 frame header checksum 0x%02x is wrong (want 0x%02x); ignored as legacy readers do", got, want)
 }
 
 // xxh32 is xxHash32 (github.com/Cyan4973/xxHash, doc/xxhash_spec.md) of b

@@ -125,9 +125,10 @@ func (d *Decoder) DecodeRecordBatches(b []byte) *Tree {
 // decodeRecords decodes the record batches (or legacy message sets) held in
 // the RECORDS node n, adding them as n's children. n.Raw is the field's
 // data, the tail of n's span (which may begin with the field's length) in
-// space n.Space. Decompressed bytes are
-// appended to t.Spaces; all of a tree's decompressed bytes together are
-// capped by MaxDecompressed, so a frame full of small bombs is bounded too.
+// space n.Space. Decompressed bytes are appended to t.Spaces; all of a
+// tree's decompressed bytes together are capped by MaxDecompressed, so a
+// frame full of small bombs is bounded too. A batch cut short at the end is
+// marked partial (normal in Fetch responses; the caller knows the context).
 func (d *Decoder) decodeRecords(t *Tree, n *Node) {
 	if n == nil || len(t.Spaces) == 0 {
 		return
@@ -236,7 +237,7 @@ func (bd *batchDecoder) set(parent *Node, space, off, end, depth int, w *wrapper
 		switch magic := int8(data[off+magicOff]); magic {
 		case 2:
 			if w != nil {
-				bd.raw(parent, "RecordBatch", space, off, off+total, FlagError,
+				bd.raw(parent, "UnexpectedRecordBatch", space, off, off+total, FlagError,
 					"record batch (magic 2) inside a legacy message set")
 			} else {
 				bd.batchV2(parent, space, off, total)
@@ -318,7 +319,7 @@ func (bd *batchDecoder) batchV2(parent *Node, space, off, total int) {
 			c.Note = "ok"
 		} else {
 			c.Flags |= FlagError
-			c.Note = fmt.Sprintf("bad: got %#08x, computed %#08x", crcStored, got)
+			c.Note = fmt.Sprintf("bad: got 0x%08x, computed 0x%08x", crcStored, got)
 		}
 	}
 	o = r.Offset()
@@ -433,7 +434,7 @@ func batchAttributesNote(a int16) string {
 	s := fmt.Sprintf("codec=%s timestampType=%s isTransactional=%t isControl=%t hasDeleteHorizon=%t",
 		Codec(a&0x07), ts, a&0x10 != 0, a&0x20 != 0, a&0x40 != 0)
 	if extra := uint16(a) &^ 0x7f; extra != 0 {
-		s += fmt.Sprintf(" unknownBits=%#04x", extra)
+		s += fmt.Sprintf(" unknownBits=0x%04x", extra)
 	}
 	return s
 }
@@ -713,7 +714,7 @@ func (bd *batchDecoder) legacy(parent *Node, space, off, total, depth int, w *wr
 			c.Note = "ok"
 		} else {
 			c.Flags |= FlagError
-			c.Note = fmt.Sprintf("bad: got %#08x, computed %#08x", crcStored, got)
+			c.Note = fmt.Sprintf("bad: got 0x%08x, computed 0x%08x", crcStored, got)
 		}
 	}
 	o = r.Offset()
@@ -733,7 +734,7 @@ func (bd *batchDecoder) legacy(parent *Node, space, off, total, depth int, w *wr
 			a.Note += " timestampType=" + ts
 		}
 		if extra := uint8(attrs) &^ 0x0f; extra != 0 {
-			a.Note += fmt.Sprintf(" unknownBits=%#02x", extra)
+			a.Note += fmt.Sprintf(" unknownBits=0x%02x", extra)
 		}
 	}
 	ts := int64(-1)

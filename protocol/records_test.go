@@ -1145,3 +1145,14 @@ func TestRecordFixtures(t *testing.T) {
 		})
 	}
 }
+
+func TestRecordCRCNoteDigits(t *testing.T) {
+	vs := recVectors(t)
+	b := bytes.Clone(recVectorByName(t, vs, "gzip")) // its CRC is 0x00c4241f
+	b[17+3] ^= 0xff                                  // corrupt the stored CRC, not the data
+	var d Decoder
+	c := recBatch(t, recDecode(t, &d, b)).Child("Crc")
+	if c.Note != "bad: got 0x00c424e0, computed 0x00c4241f" {
+		t.Errorf("note %q", c.Note)
+	}
+}
