@@ -18,6 +18,7 @@ const (
 	kgoCodecTopic = "capgen-codecs"
 	kgoTxnTopic   = "capgen-txn"
 	kgoDoomed     = "capgen-doomed"
+	kgoAcks0Topic = "capgen-acks0"
 	kgoMissing    = "capgen-missing"
 )
 
@@ -46,7 +47,7 @@ func runKgo(ports []int) error {
 	if _, err := adm.CreateTopics(ctx, 1, 1, map[string]*string{"retention.ms": &retention}, kgoCodecTopic); err != nil {
 		return fmt.Errorf("create %s: %w", kgoCodecTopic, err)
 	}
-	if _, err := adm.CreateTopics(ctx, 1, 1, nil, kgoTxnTopic, kgoDoomed); err != nil {
+	if _, err := adm.CreateTopics(ctx, 1, 1, nil, kgoTxnTopic, kgoDoomed, kgoAcks0Topic); err != nil {
 		return fmt.Errorf("create topics: %w", err)
 	}
 	md, err := adm.Metadata(ctx)
@@ -73,6 +74,13 @@ func runKgo(ports []int) error {
 		}
 	}
 	want := len(codecs) * len(codecRecords("kgo", "none", kgoCodecTopic))
+
+	// acks=0: Produce requests that get no response at all.
+	if err := produceKgo(ctx, []kgo.Opt{seed, kgo.ClientID("capgen-kgo-acks0"), kgo.DisableIdempotentWrite(),
+		kgo.RequiredAcks(kgo.NoAck()), kgo.ProducerBatchCompression(kgo.NoCompression())},
+		codecRecords("kgo", "acks0", kgoAcks0Topic)); err != nil {
+		return fmt.Errorf("produce acks=0: %w", err)
+	}
 
 	if _, err := adm.ListStartOffsets(ctx, kgoCodecTopic); err != nil {
 		return fmt.Errorf("list start offsets: %w", err)

@@ -51,6 +51,7 @@ func scenarios() []scenario {
 		{"sasl-plain", "sasl-plain.pcap", []int{19100}, runSaslPlain},
 		{"sasl-scram", "sasl-scram.pcap", []int{19101}, runSaslScram},
 		{"sasl-v0", "sasl-v0-raw.pcap", []int{19102}, runSaslV0},
+		{"tls", "kgo-tls.pcap", []int{19103}, runTLS},
 	}
 }
 
