@@ -17,12 +17,22 @@ import (
 // skipping the test when it is missing.
 func sharedDir(t testing.TB) string {
 	t.Helper()
+	d, ok := findShared()
+	if !ok {
+		t.Skipf("../shared not found at %q (set KWIRE_SHARED): skipping tests that need Kafka's vectors", d)
+	}
+	return d
+}
+
+// findShared locates ../shared beside the module root, or $KWIRE_SHARED.
+func findShared() (string, bool) {
 	if d := os.Getenv("KWIRE_SHARED"); d != "" {
-		return d
+		_, err := os.Stat(d)
+		return d, err == nil
 	}
 	dir, err := os.Getwd()
 	if err != nil {
-		t.Fatal(err)
+		return "", false
 	}
 	for {
 		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
@@ -30,15 +40,13 @@ func sharedDir(t testing.TB) string {
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
-			t.Skip("module root not found; cannot locate ../shared")
+			return "", false
 		}
 		dir = parent
 	}
 	d := filepath.Join(dir, "..", "shared")
-	if _, err := os.Stat(d); err != nil {
-		t.Skipf("../shared not found at %s (set KWIRE_SHARED): skipping tests that need Kafka's vectors", d)
-	}
-	return d
+	_, err = os.Stat(d)
+	return d, err == nil
 }
 
 // vector is one entry of ../shared/kafka-vectors/messages/*/v*.json.
@@ -59,23 +67,35 @@ type vector struct {
 
 func loadVectors(t testing.TB) []vector {
 	t.Helper()
-	dir := filepath.Join(sharedDir(t), "kafka-vectors", "messages")
+	vs, err := readVectors(sharedDir(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(vs) == 0 {
+		t.Skip("no vectors under ../shared/kafka-vectors/messages")
+	}
+	return vs
+}
+
+// readVectors reads every vector under shared/kafka-vectors/messages.
+func readVectors(shared string) ([]vector, error) {
+	dir := filepath.Join(shared, "kafka-vectors", "messages")
 	files, err := filepath.Glob(filepath.Join(dir, "*", "v*.json"))
-	if err != nil || len(files) == 0 {
-		t.Skipf("no vectors under %s: %v", dir, err)
+	if err != nil {
+		return nil, err
 	}
 	sort.Strings(files)
 	var out []vector
 	for _, f := range files {
 		b, err := os.ReadFile(f)
 		if err != nil {
-			t.Fatal(err)
+			return nil, err
 		}
 		var doc struct {
 			Vectors []vector `json:"vectors"`
 		}
 		if err := json.Unmarshal(b, &doc); err != nil {
-			t.Fatalf("%s: %v", f, err)
+			return nil, fmt.Errorf("%s: %w", f, err)
 		}
 		rel, _ := filepath.Rel(dir, f)
 		for i := range doc.Vectors {
@@ -83,7 +103,7 @@ func loadVectors(t testing.TB) []vector {
 		}
 		out = append(out, doc.Vectors...)
 	}
-	return out
+	return out, nil
 }
 
 // decodeVector decodes a vector's bytes the way its direction says.
