@@ -18,8 +18,10 @@ type treeBuilder struct {
 	space int
 }
 
+// newBuilder starts a tree shaped as protocol's decoder shapes frames
+// (protocol/decode.go): a root "RequestFrame" of Type "frame".
 func newBuilder() *treeBuilder {
-	return &treeBuilder{stack: []*protocol.Node{{Kind: protocol.KindStruct}}}
+	return &treeBuilder{stack: []*protocol.Node{{Name: "RequestFrame", Type: "frame", Kind: protocol.KindStruct}}}
 }
 
 func (b *treeBuilder) top() *protocol.Node { return b.stack[len(b.stack)-1] }
@@ -117,7 +119,7 @@ func (b *treeBuilder) strct(name, typ string) *protocol.Node {
 
 // tags writes an empty tagged-field buffer.
 func (b *treeBuilder) tags() *protocol.Node {
-	return b.add(&protocol.Node{Name: "_tagged_fields", Kind: protocol.KindTaggedFields}, []byte{0})
+	return b.add(&protocol.Node{Name: "TaggedFields", Type: "tagged_fields", Kind: protocol.KindTaggedFields}, []byte{0})
 }
 
 func (b *treeBuilder) close() *protocol.Node {
@@ -164,15 +166,15 @@ func fixRaw(n *protocol.Node, data []byte) {
 //	                                (empty body)
 func apiVersionsV0() *protocol.Tree {
 	b := newBuilder()
-	b.int("length", "int32", 4, 0)
-	h := b.strct("header", "RequestHeader")
+	b.int("Length", "int32", 4, 0)
+	h := b.strct("RequestHeader", "header")
 	h.Note = "v1"
-	b.int("RequestApiKey", "int16", 2, 18).Note = "ApiVersions"
+	b.int("RequestApiKey", "int16", 2, 18)
 	b.int("RequestApiVersion", "int16", 2, 0)
 	b.int("CorrelationId", "int32", 4, 0x01020304)
 	b.str("ClientId", "wire-read", false)
 	b.close()
-	body := b.strct("body", "ApiVersionsRequest")
+	body := b.strct("ApiVersionsRequest", "request")
 	body.Note = "v0"
 	b.close()
 	return b.frame()
@@ -193,7 +195,7 @@ func (b *treeBuilder) batch(name string, baseOffset, baseTS int64, recs []record
 	bl := b.int("BatchLength", "int32", 4, 0)
 	b.int("PartitionLeaderEpoch", "int32", 4, 0)
 	b.int("Magic", "int8", 1, 2)
-	b.int("CRC", "uint32", 4, 0x1234abcd).Note = "ok"
+	b.int("Crc", "uint32", 4, 0x1234abcd).Note = "ok"
 	b.int("Attributes", "int16", 2, attrs)
 	b.int("LastOffsetDelta", "int32", 4, int64(len(recs)-1))
 	b.int("BaseTimestamp", "int64", 8, baseTS)
@@ -209,7 +211,7 @@ func (b *treeBuilder) batch(name string, baseOffset, baseTS int64, recs []record
 		inner.writeRecords(recs)
 		fixRaw1(inner.stack[0], inner.data)
 		decompressed = inner.data
-		ra := b.open(&protocol.Node{Name: "Records", Kind: protocol.KindArray, Int: int64(len(recs))}, be(4, int64(len(recs))))
+		ra := b.open(&protocol.Node{Name: "Records", Type: "Record", Kind: protocol.KindArray, Int: int64(len(recs))}, be(4, int64(len(recs))))
 		// Stand-in compressed bytes: a gzip magic and filler; render never
 		// decompresses, so only their span matters.
 		stand := append([]byte{0x1f, 0x8b, 0x08, 0x00}, make([]byte, 80)...)
@@ -260,8 +262,7 @@ func (b *treeBuilder) record(i int, r record) {
 	b.open(&protocol.Node{Name: "Headers", Kind: protocol.KindArray, Int: int64(len(r.headers))}, varint(int64(len(r.headers))))
 	for j, h := range r.headers {
 		b.strct("["+itoa(int64(j))+"]", "Header")
-		k := b.add(&protocol.Node{Name: "HeaderKey", Kind: protocol.KindString, Str: h[0]}, append(varint(int64(len(h[0]))), h[0]...))
-		_ = k
+		b.varBytes("Key", []byte(h[0]))
 		b.varBytes("Value", []byte(h[1]))
 		b.close()
 	}
@@ -274,16 +275,16 @@ func (b *treeBuilder) record(i int, r record) {
 // space 1.
 func produceV9() *protocol.Tree {
 	b := newBuilder()
-	b.int("length", "int32", 4, 0)
-	h := b.strct("header", "RequestHeader")
+	b.int("Length", "int32", 4, 0)
+	h := b.strct("RequestHeader", "header")
 	h.Note = "v2"
-	b.int("RequestApiKey", "int16", 2, 0).Note = "Produce"
+	b.int("RequestApiKey", "int16", 2, 0)
 	b.int("RequestApiVersion", "int16", 2, 9)
 	b.int("CorrelationId", "int32", 4, 7)
 	b.str("ClientId", "app", false)
 	b.tags()
 	b.close()
-	body := b.strct("body", "ProduceRequest")
+	body := b.strct("ProduceRequest", "request")
 	body.Note = "v9"
 	b.add(&protocol.Node{Name: "TransactionalId", Type: "compact_string", Kind: protocol.KindString, Flags: protocol.FlagNull}, []byte{0})
 	b.int("Acks", "int16", 2, -1)
@@ -308,9 +309,9 @@ func produceV9() *protocol.Tree {
 		rn := b.open(&protocol.Node{Name: "Records", Type: "records", Kind: protocol.KindRecords}, nil)
 		lenAt := len(b.data)
 		b.data = append(b.data, 0, 0) // 2-byte uvarint, patched below
-		bn, dec := b.batch("[0]", 0, 1764417600000, recs, attrs)
+		bn, dec := b.batch("RecordBatch", 0, 1764417600000, recs, attrs)
 		if dec != nil {
-			spaces = append(spaces, protocol.Space{Name: "decompressed gzip batch at 0x" + itoaHex(bn.Off), Data: dec})
+			spaces = append(spaces, protocol.Space{Name: "gzip-decompressed records of batch at 0x" + itoaHex(bn.Off), Data: dec})
 		}
 		b.close()
 		n := uint64(bn.Len + 1)
@@ -350,13 +351,14 @@ func itoaHex(v int) string {
 // partition 3 NOT_LEADER_OR_FOLLOWER, and a throttle.
 func produceResponseV9(errs ...int64) *protocol.Tree {
 	b := newBuilder()
-	b.int("length", "int32", 4, 0)
-	h := b.strct("header", "ResponseHeader")
+	b.stack[0].Name = "ResponseFrame"
+	b.int("Length", "int32", 4, 0)
+	h := b.strct("ResponseHeader", "header")
 	h.Note = "v1"
 	b.int("CorrelationId", "int32", 4, 7)
 	b.tags()
 	b.close()
-	body := b.strct("body", "ProduceResponse")
+	body := b.strct("ProduceResponse", "response")
 	body.Note = "v9"
 	b.array("Responses", 1, true)
 	b.strct("[0]", "TopicProduceResponse")

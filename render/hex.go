@@ -135,7 +135,7 @@ func Hex(w io.Writer, t *protocol.Tree, opts Options) error {
 				h.bytes(h.pos, r.n.Off, "(not decoded)", false, true)
 			}
 			path := r.path
-			if sp == 0 && (r.n.Name == "" || r.n.Kind == protocol.KindStruct && len(r.n.Children) > 0) {
+			if sp == 0 && (isFrameRoot(r.n) || r.n.Kind == protocol.KindRecords) {
 				path = "" // the frame's root: its children name themselves
 			}
 			h.walk(r.n, path, r.redacted, sp == 0 && path == "")
@@ -195,6 +195,16 @@ func joinPath(path, name string) string {
 	return path + "." + name
 }
 
+// childPath returns the path of c, the i-th child of n: batches in a
+// RECORDS field are numbered ("Records.RecordBatch[1]") since they share
+// a name.
+func childPath(path string, n, c *protocol.Node, i int) string {
+	if n.Kind == protocol.KindRecords && c.Name != "" && c.Name[0] != '[' {
+		return joinPath(path, c.Name+"["+strconv.Itoa(i)+"]")
+	}
+	return joinPath(path, c.Name)
+}
+
 // otherSpace returns the name of the first space other than the current one
 // that n's children live in, or "".
 func (h *hexWalker) otherSpace(n *protocol.Node) string {
@@ -210,14 +220,21 @@ func (h *hexWalker) otherSpace(n *protocol.Node) string {
 // between them labelled, or n itself when it has none. Children in other
 // spaces are deferred to their space's section. isRoot keeps the root's
 // name out of the paths.
+//
+// A redacted node without children has its bytes masked, and so has
+// everything under it; a redacted node with children (SASL AuthBytes split
+// into authzid, username and password) leaves masking to the children
+// flagged themselves.
 func (h *hexWalker) walk(n *protocol.Node, path string, red, isRoot bool) {
-	red = red || isRedacted(n, h.o)
+	if len(n.Children) == 0 && isRedacted(n, h.o) {
+		red = true
+	}
 	kids := 0
-	for _, c := range n.Children {
+	for i, c := range n.Children {
 		if c.Space == h.space {
 			kids++
 		} else if c.Space > h.space && c.Space < len(h.t.Spaces) {
-			h.deferred[c.Space] = append(h.deferred[c.Space], deferred{c, joinPath(path, c.Name), red})
+			h.deferred[c.Space] = append(h.deferred[c.Space], deferred{c, childPath(path, n, c, i), red})
 		}
 	}
 	if kids == 0 {
@@ -225,11 +242,11 @@ func (h *hexWalker) walk(n *protocol.Node, path string, red, isRoot bool) {
 		return
 	}
 	first := true
-	for _, c := range n.Children {
+	for i, c := range n.Children {
 		if c.Space != h.space {
 			continue
 		}
-		cp := joinPath(path, c.Name)
+		cp := childPath(path, n, c, i)
 		if c.Off > h.pos {
 			var label []byte
 			if first && !isRoot {
@@ -299,6 +316,7 @@ func (h *hexWalker) leaf(n *protocol.Node, path string, red bool) {
 	if path == "" {
 		path = n.Name
 	}
+	other := h.otherSpace(n)
 	if n.Flags&protocol.FlagNull == 0 && start == n.Off {
 		vlen := -1
 		switch n.Kind {
@@ -306,16 +324,33 @@ func (h *hexWalker) leaf(n *protocol.Node, path string, red bool) {
 			vlen = len(n.Str)
 		case protocol.KindBytes, protocol.KindRecords:
 			vlen = len(n.Raw)
+		case protocol.KindArray:
+			if other != "" && n.Len > 4 {
+				vlen = n.Len - 4 // a compressed batch's record count, then its payload
+			}
 		}
-		if p := n.Len - vlen; vlen > 0 && p > 0 && p <= 5 && start+p <= end {
-			h.bytes(start, start+p, path+" (length "+itoa(int64(vlen))+")", false, true)
+		maxPrefix := 5 // an INT16, INT32 or varint length
+		what := " (length " + itoa(int64(vlen)) + ")"
+		if n.Flags&protocol.FlagTagged != 0 {
+			maxPrefix = 15 // tag, size and length varints
+			what = " (tag, size, length " + itoa(int64(vlen)) + ")"
+		}
+		if n.Kind == protocol.KindArray {
+			what = " [" + itoa(n.Int) + "]"
+		}
+		if p := n.Len - vlen; vlen > 0 && p > 0 && p <= maxPrefix && start+p <= end {
+			h.bytes(start, start+p, path+what, false, true)
 			start += p
+			if n.Kind == protocol.KindArray {
+				h.bytes(start, end, path+" (compressed, "+itoa(int64(vlen))+" bytes; decoded in "+other+")", red, false)
+				return
+			}
 		}
 	}
 	lb := append([]byte(nil), path...)
 	switch n.Kind {
 	case protocol.KindStruct:
-		if n.Type != "" && n.Type != n.Name {
+		if typeShown(n) {
 			lb = append(lb, ' ')
 			lb = paint(lb, o.Color, roleAPI, n.Type)
 		}
@@ -328,9 +363,9 @@ func (h *hexWalker) leaf(n *protocol.Node, path string, red bool) {
 		lb = paint(lb, o.Color, r, string(appendValue(nil, n, o, false)))
 	}
 	lb = appendNotes(lb, n, o)
-	if s := h.otherSpace(n); s != "" {
+	if other != "" {
 		lb = append(lb, " (decoded in "...)
-		lb = append(lb, s...)
+		lb = append(lb, other...)
 		lb = append(lb, ')')
 	}
 	if n.Kind == protocol.KindStruct && n.Len == 0 {

@@ -145,10 +145,10 @@ func messageDoc(f *dissect.Frame, o *Options) *MessageDoc {
 	}
 	j := &jsonWriter{o: o, typedRecords: true}
 	if h := headerOf(f.Tree); h != nil {
-		m.Header = j.doc(h, "header")
+		m.Header = j.converter(h)
 	}
 	if b := bodyOf(f.Tree); b != nil {
-		m.Body = j.doc(b, "body")
+		m.Body = j.converter(b)
 	}
 	if f.Tree.Err != nil {
 		m.Error = f.Tree.Err.Error()
@@ -170,16 +170,18 @@ func TreeJSON(w io.Writer, t *protocol.Tree, opts Options) error {
 	d := &TreeDoc{}
 	if t != nil && t.Root != nil {
 		j := &jsonWriter{o: &opts}
-		if l := t.Root.Child("length"); l != nil && l.Kind == protocol.KindInt {
-			v := l.Int
-			d.Length = &v
+		if isFrameRoot(t.Root) {
+			if l, _, _ := protocol.FrameParts(t.Root); l != nil && l.Kind == protocol.KindInt {
+				v := l.Int
+				d.Length = &v
+			}
 		}
 		d.Message = messageName(t)
 		if h := headerOf(t); h != nil {
-			d.Header = j.doc(h, "header")
+			d.Header = j.converter(h)
 		}
 		if b := bodyOf(t); b != nil {
-			d.Body = j.doc(b, "body")
+			d.Body = j.converter(b)
 		}
 		d.UnknownTaggedFields = j.unknown
 	}
@@ -210,8 +212,107 @@ type jsonWriter struct {
 	unknown      []UnknownTagDoc
 }
 
-func (j *jsonWriter) doc(n *protocol.Node, path string) json.RawMessage {
-	return json.RawMessage(j.value(nil, n, path, nil, false))
+// converter returns header or body node n in Kafka's JsonConverter form
+// (protocol.BodyJSON, which also withholds redacted secrets), with decoded
+// RECORDS fields replaced by typed batch arrays when j.typedRecords is set,
+// and collects n's unknown tagged fields. A KindRaw body (unknown API or
+// version) gives {"undecodedHex": "..."}.
+func (j *jsonWriter) converter(n *protocol.Node) json.RawMessage {
+	j.collectUnknown(n, n.Name, 0)
+	if n.Kind == protocol.KindRaw {
+		return json.RawMessage(j.value(nil, n, n.Name, nil, false))
+	}
+	v := j.patch(protocol.BodyJSON(n), n, n.Name, 0)
+	b, err := json.Marshal(v)
+	if err != nil {
+		// Only unmarshalable values (none that BodyJSON makes) get here;
+		// fall back to kwire's own walker rather than lose the message.
+		return json.RawMessage(j.value(nil, n, n.Name, nil, false))
+	}
+	return json.RawMessage(b)
+}
+
+// collectUnknown records every unknown tagged field under n with its path.
+func (j *jsonWriter) collectUnknown(n *protocol.Node, path string, depth int) {
+	if depth > 128 {
+		return
+	}
+	for _, c := range n.Children {
+		switch c.Kind {
+		case protocol.KindUnknownTag:
+			j.addUnknown(c, path)
+		case protocol.KindTaggedFields:
+			j.collectUnknown(c, path, depth+1)
+		default:
+			j.collectUnknown(c, joinPath(path, c.Name), depth+1)
+		}
+	}
+}
+
+// patch walks BodyJSON's value v beside node n: it swaps the base64
+// string of each decoded RECORDS field for kwire's typed form (when
+// j.typedRecords) and the value of each redacted field without children
+// for "<redacted>" (unless ShowSecrets), whatever the decoder did.
+func (j *jsonWriter) patch(v any, n *protocol.Node, path string, depth int) any {
+	if depth > 128 || !j.needsPatch(n, 0) {
+		return v
+	}
+	if len(n.Children) == 0 && isRedacted(n, j.o) {
+		return redacted
+	}
+	switch n.Kind {
+	case protocol.KindRecords:
+		return json.RawMessage(j.value(nil, n, path, nil, false))
+	case protocol.KindArray:
+		arr, ok := v.([]any)
+		if !ok || len(arr) != len(n.Children) {
+			return v
+		}
+		for i, c := range n.Children {
+			arr[i] = j.patch(arr[i], c, joinPath(path, c.Name), depth+1)
+		}
+		return arr
+	case protocol.KindStruct, protocol.KindTaggedFields:
+		obj, ok := v.(protocol.Object)
+		if !ok {
+			return v
+		}
+		for _, c := range n.Children {
+			if c.Kind == protocol.KindTaggedFields {
+				obj, _ = j.patch(obj, c, path, depth+1).(protocol.Object)
+				continue
+			}
+			key := lowerCamel(c.Name)
+			for i := range obj {
+				if obj[i].Key == key {
+					obj[i].Value = j.patch(obj[i].Value, c, joinPath(path, c.Name), depth+1)
+					break
+				}
+			}
+		}
+		return obj
+	}
+	return v
+}
+
+// needsPatch reports whether n is or holds a RECORDS node with decoded
+// batches to type, or a redacted field without children.
+func (j *jsonWriter) needsPatch(n *protocol.Node, depth int) bool {
+	if n.Kind == protocol.KindRecords && j.typedRecords {
+		return len(n.Children) > 0
+	}
+	if len(n.Children) == 0 {
+		return isRedacted(n, j.o)
+	}
+	if depth > 128 {
+		return false
+	}
+	for _, c := range n.Children {
+		if j.needsPatch(c, depth+1) {
+			return true
+		}
+	}
+	return false
 }
 
 // appendJSONString appends s as a JSON string; invalid UTF-8 becomes U+FFFD.
@@ -315,11 +416,19 @@ func (j *jsonWriter) value(b []byte, n *protocol.Node, path string, batch *proto
 	case protocol.KindTaggedFields:
 		return j.object(b, n, path, batch, rec)
 	case protocol.KindUnknownTag:
-		j.addUnknown(n, path)
 		return append(b, "null"...)
 	}
-	// KindRaw and anything unforeseen: the bytes, so nothing is lost.
-	b = append(b, `{"undecodedHex":"`...)
+	// KindRaw (a partial batch, bytes not decoded) and anything unforeseen:
+	// what it is and its bytes, so nothing is lost.
+	b = append(b, `{"undecoded":`...)
+	b = appendJSONString(b, n.Name)
+	if n.Note != "" {
+		b = append(b, `,"note":`...)
+		b = appendJSONString(b, n.Note)
+	}
+	b = append(b, `,"size":`...)
+	b = strconv.AppendInt(b, int64(len(n.Raw)), 10)
+	b = append(b, `,"hex":"`...)
 	b = hex.AppendEncode(b, n.Raw)
 	return append(b, `"}`...)
 }
@@ -352,8 +461,9 @@ func (j *jsonWriter) object(b []byte, n *protocol.Node, path string, batch *prot
 		bi := batchSummary(n)
 		key("compression")
 		b = appendJSONString(b, bi.codec)
-		key("partial")
-		b = strconv.AppendBool(b, bi.partial)
+		if m, _ := intChild(n, "Magic"); m < 2 {
+			rec = true // a legacy message: its Key and Value are record data
+		}
 	}
 	if typed && batch != nil && isRecord(n) {
 		rec = true
@@ -373,8 +483,7 @@ func (j *jsonWriter) object(b []byte, n *protocol.Node, path string, batch *prot
 			}
 			return
 		case protocol.KindUnknownTag:
-			j.addUnknown(c, path)
-			return
+			return // collected by collectUnknown
 		case protocol.KindRaw:
 			key("_undecoded")
 			b = j.value(b, c, path, batch, rec)

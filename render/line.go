@@ -191,17 +191,15 @@ func formatLatency(d time.Duration) string {
 }
 
 // APIName returns the name of e's API ("Produce"): from the request body's
-// message name, else from the schema table by API key, else from the
+// message name, else from the schema table by API key (protocol.APIName,
+// "UNKNOWN(key)" for keys no schema declares), else for orphans from the
 // response body; "" when unknown (orphans the dissector could not place).
 func APIName(e *dissect.Exchange) string {
 	if e.Request != nil {
 		if n := messageName(e.Request.Tree); n != "" {
 			return strings.TrimSuffix(n, "Request")
 		}
-		if m := protocol.Lookup(e.APIKey, false, e.APIVersion); m != nil {
-			return strings.TrimSuffix(m.Name, "Request")
-		}
-		return "UNKNOWN(" + itoa(int64(e.APIKey)) + ")"
+		return protocol.APIName(e.APIKey)
 	}
 	if e.Response != nil {
 		if n := messageName(e.Response.Tree); n != "" {

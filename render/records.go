@@ -63,7 +63,7 @@ func batchSummary(b *protocol.Node) batchInfo {
 	bi.baseOffset, _ = intChild(b, "BaseOffset", "Offset")
 	attrs, _ := intChild(b, "Attributes")
 	bi.codec = CodecName(attrs)
-	bi.partial = b.Flags&protocol.FlagPartial != 0
+	bi.partial = b.Flags&protocol.FlagPartial != 0 // partial batches are KindRaw "PartialBatch" nodes in protocol
 	if r := batchRecords(b); r != nil {
 		switch {
 		case r.Kind == protocol.KindArray && r.Int >= 0:

@@ -251,6 +251,10 @@ func appendValue(b []byte, n *protocol.Node, o *Options, long bool) []byte {
 	max := o.maxValue()
 	switch n.Kind {
 	case protocol.KindInt:
+		if strings.EqualFold(n.Name, "crc") && n.Int >= 0 {
+			b = append(b, "0x"...)
+			return strconv.AppendUint(b, uint64(n.Int), 16)
+		}
 		return strconv.AppendInt(b, n.Int, 10)
 	case protocol.KindBool:
 		return strconv.AppendBool(b, n.Int != 0)
@@ -304,10 +308,37 @@ func appendValue(b []byte, n *protocol.Node, o *Options, long bool) []byte {
 	return b
 }
 
-// appendNotes appends n's note and flag marks, colored by role.
+// isVersionNote reports whether s is a message version note ("v9").
+func isVersionNote(s string) bool {
+	if len(s) < 2 || s[0] != 'v' {
+		return false
+	}
+	for _, c := range s[1:] {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// noteOf returns n's note, or for an API key field without one the API's
+// name from the schema table.
+func noteOf(n *protocol.Node) string {
+	if n.Note == "" && n.Kind == protocol.KindInt && n.Int >= 0 && n.Int <= 0x7fff &&
+		(n.Name == "RequestApiKey" || n.Name == "ApiKey") {
+		return protocol.APIName(int16(n.Int))
+	}
+	return n.Note
+}
+
+// appendNotes appends n's note and flag marks, colored by role. A message
+// version note shows bare (" v9"), other notes in parentheses.
 func appendNotes(b []byte, n *protocol.Node, o *Options) []byte {
 	c := o.Color
-	if n.Note != "" {
+	if note := noteOf(n); note != "" && n.Kind == protocol.KindStruct && isVersionNote(note) {
+		b = append(b, ' ')
+		b = paint(b, c, roleAPI, note)
+	} else if note != "" {
 		b = append(b, ' ')
 		r := roleNote
 		switch {
@@ -320,7 +351,7 @@ func appendNotes(b []byte, n *protocol.Node, o *Options) []byte {
 			}
 		}
 		b = append(b, '(')
-		b = paint(b, c, r, n.Note)
+		b = paint(b, c, r, note)
 		b = append(b, ')')
 	}
 	marks := [...]struct {

@@ -112,28 +112,20 @@ func bodyOf(t *protocol.Tree) *protocol.Node {
 	if t == nil || t.Root == nil {
 		return nil
 	}
-	r := t.Root
-	if b := r.Child("body"); b != nil {
-		return b
+	if !isFrameRoot(t.Root) {
+		return t.Root
 	}
-	if r.Child("header") == nil {
-		return r
-	}
-	for i := len(r.Children) - 1; i >= 0; i-- {
-		c := r.Children[i]
-		if c.Kind == protocol.KindStruct && c.Name != "header" {
-			return c
-		}
-	}
-	return nil
+	_, _, b := protocol.FrameParts(t.Root)
+	return b
 }
 
 // headerOf returns the header node of a decoded frame, or nil.
 func headerOf(t *protocol.Tree) *protocol.Node {
-	if t == nil || t.Root == nil {
+	if t == nil || t.Root == nil || !isFrameRoot(t.Root) {
 		return nil
 	}
-	return t.Root.Child("header")
+	_, h, _ := protocol.FrameParts(t.Root)
+	return h
 }
 
 func (s *subject) collect(body *protocol.Node, request bool) {
@@ -269,6 +261,9 @@ func (s *subject) addTopic(el *protocol.Node, request bool) {
 			continue
 		}
 		for _, b := range rec.Children {
+			if b.Flags&protocol.FlagPartial != 0 {
+				sp.partial = true
+			}
 			if !isBatch(b) {
 				continue
 			}

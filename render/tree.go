@@ -32,7 +32,7 @@ func Tree(w io.Writer, t *protocol.Tree, opts Options) error {
 	tw := &treeWriter{w: w, o: &opts, t: t}
 	if t == nil || t.Root == nil {
 		tw.buf = append(tw.buf, "(nothing decoded)\n"...)
-	} else if t.Root.Name == "" && t.Root.Kind == protocol.KindStruct {
+	} else if isFrameRoot(t.Root) {
 		for _, c := range t.Root.Children {
 			tw.node(c, 0, nil, 0)
 		}
@@ -147,8 +147,10 @@ func (tw *treeWriter) node(n *protocol.Node, depth int, batch *protocol.Node, sp
 		return
 	}
 
-	// A container: struct, array, record batch, decoded records, tags.
-	tw.head(n, depth)
+	// A container: struct, array, record batch, decoded records, tags;
+	// its line has no colon.
+	tw.indent(depth)
+	tw.buf = paint(tw.buf, c, roleName, n.Name)
 	switch {
 	case isBatch(n):
 		tw.buf = append(tw.buf, ' ')
@@ -162,7 +164,7 @@ func (tw *treeWriter) node(n *protocol.Node, depth int, batch *protocol.Node, sp
 			tw.buf = paint(tw.buf, c, roleValue, msTime(ts))
 		}
 	case n.Kind == protocol.KindStruct:
-		if n.Type != "" && n.Type != n.Name {
+		if typeShown(n) {
 			tw.buf = append(tw.buf, ' ')
 			tw.buf = paint(tw.buf, c, roleAPI, n.Type)
 		}
@@ -190,15 +192,29 @@ func (tw *treeWriter) node(n *protocol.Node, depth int, batch *protocol.Node, sp
 	}
 	tw.buf = append(tw.buf, '\n')
 	tw.flush(false)
-	if isRedacted(n, o) {
-		tw.indent(depth + 1)
-		tw.buf = append(tw.buf, redacted...)
-		tw.buf = append(tw.buf, '\n')
-		return
-	}
+	// A redacted container (SASL AuthBytes split into parts) holds the
+	// secret in a child flagged itself; its value was withheld above.
 	for _, k := range n.Children {
 		tw.node(k, depth+1, batch, n.Space)
 	}
+}
+
+// isFrameRoot reports whether n is the root of a decoded frame (protocol's
+// "RequestFrame"/"ResponseFrame", Type "frame"), or a nameless root; its
+// children are shown at the top level.
+func isFrameRoot(n *protocol.Node) bool {
+	return n.Kind == protocol.KindStruct && (n.Type == "frame" || n.Name == "")
+}
+
+// typeShown reports whether a struct's Type adds to its name: struct type
+// names ("TopicProduceData") do, the decoder's message kinds ("request",
+// "header", ...) do not.
+func typeShown(n *protocol.Node) bool {
+	switch n.Type {
+	case "", n.Name, "request", "response", "header", "data", "frame":
+		return false
+	}
+	return true
 }
 
 func allScalar(ns []*protocol.Node) bool {

@@ -1,0 +1,895 @@
+package render
+
+import (
+	"bytes"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kwire/kwire/dissect"
+	"github.com/kwire/kwire/protocol"
+	"github.com/kwire/kwire/reassembly"
+)
+
+// apiVersionsHex is the ApiVersions v0 request of the task: header v1,
+// client id "wire-read", empty body.
+const apiVersionsHex = "0000001300120000010203040009776972652d72656164"
+
+func mustHex(t testing.TB, s string) []byte {
+	t.Helper()
+	b, err := hex.DecodeString(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func render(t testing.TB, f func(*bytes.Buffer) error) string {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := f(&buf); err != nil {
+		t.Fatal(err)
+	}
+	return buf.String()
+}
+
+func lines(s string) []string { return strings.Split(strings.TrimSuffix(s, "\n"), "\n") }
+
+func checkLines(t *testing.T, got string, want []string) {
+	t.Helper()
+	g := lines(got)
+	if !slices.Equal(g, want) {
+		t.Errorf("got:\n%s\nwant:\n%s", strings.Join(g, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+var wantApiVersionsHex = []string{
+	"0000  00 00 00 13                                       Length 19",
+	"0004  00 12                                             RequestHeader.RequestApiKey 18 (ApiVersions)",
+	"0006  00 00                                             RequestHeader.RequestApiVersion 0",
+	"0008  01 02 03 04                                       RequestHeader.CorrelationId 16909060",
+	"000c  00 09                                             RequestHeader.ClientId (length 9)",
+	"000e  77 69 72 65 2d 72 65 61  64                       RequestHeader.ClientId \"wire-read\"",
+	"0017                                                    ApiVersionsRequest v0 (empty)",
+}
+
+var wantApiVersionsTree = []string{
+	"Length: 19",
+	"RequestHeader v1",
+	"  RequestApiKey: 18 (ApiVersions)",
+	"  RequestApiVersion: 0",
+	"  CorrelationId: 16909060",
+	"  ClientId: \"wire-read\"",
+	"ApiVersionsRequest v0 (empty)",
+}
+
+// The hand-built tree and the decoder's tree of the same bytes render the
+// same, and as the task's walk-through describes.
+func TestApiVersionsWalkThrough(t *testing.T) {
+	for name, tr := range map[string]*protocol.Tree{
+		"hand-built": apiVersionsV0(),
+		"decoded":    protocol.DecodeRequest(mustHex(t, apiVersionsHex)),
+	} {
+		t.Run(name, func(t *testing.T) {
+			if !bytes.Equal(tr.Spaces[0].Data, mustHex(t, apiVersionsHex)) {
+				t.Fatalf("tree bytes %x", tr.Spaces[0].Data)
+			}
+			checkLines(t, render(t, func(b *bytes.Buffer) error { return Hex(b, tr, Options{}) }), wantApiVersionsHex)
+			checkLines(t, render(t, func(b *bytes.Buffer) error { return Tree(b, tr, Options{}) }), wantApiVersionsTree)
+			got := render(t, func(b *bytes.Buffer) error { return TreeJSON(b, tr, Options{}) })
+			want := `{"length":19,"message":"ApiVersionsRequest","header":{"requestApiKey":18,"requestApiVersion":0,"correlationId":16909060,"clientId":"wire-read"},"body":{}}` + "\n"
+			if got != want {
+				t.Errorf("TreeJSON:\n got %s want %s", got, want)
+			}
+		})
+	}
+}
+
+func TestHexDump(t *testing.T) {
+	got := render(t, func(b *bytes.Buffer) error { return HexDump(b, mustHex(t, apiVersionsHex), 0x100) })
+	checkLines(t, got, []string{
+		"00000100  00 00 00 13 00 12 00 00  01 02 03 04 00 09 77 69  |..............wi|",
+		"00000110  72 65 2d 72 65 61 64                              |re-read|",
+		"00000117",
+	})
+	checkLines(t, render(t, func(b *bytes.Buffer) error { return HexDump(b, nil, 0) }), []string{"00000000"})
+}
+
+// parseHex reads an annotated dump back: the bytes listed for each space,
+// in order. Masked bytes ("**") read as 0x2a.
+func parseHex(t *testing.T, dump string) [][]byte {
+	t.Helper()
+	spaces := [][]byte{nil}
+	for _, l := range lines(dump) {
+		switch {
+		case l == "":
+			continue
+		case strings.HasPrefix(l, "-- "):
+			spaces = append(spaces, []byte{})
+			continue
+		case strings.HasPrefix(l, "error: "):
+			continue
+		}
+		sp := strings.IndexByte(l, ' ')
+		if sp < 4 {
+			t.Fatalf("bad dump line %q", l)
+		}
+		off, err := strconv.ParseInt(l[:sp], 16, 64)
+		if err != nil {
+			t.Fatalf("bad offset in %q", l)
+		}
+		cur := &spaces[len(spaces)-1]
+		if int(off) != len(*cur) {
+			t.Fatalf("line %q starts at %#x, want %#x (bytes skipped or repeated)", l, off, len(*cur))
+		}
+		col := l[sp+2:]
+		if len(col) > hexColumn {
+			col = col[:hexColumn]
+		}
+		for f := range strings.FieldsSeq(col) {
+			if f == "**" {
+				*cur = append(*cur, '*')
+				continue
+			}
+			v, err := strconv.ParseUint(f, 16, 8)
+			if err != nil || len(f) != 2 {
+				t.Fatalf("bad byte %q in %q", f, l)
+			}
+			*cur = append(*cur, byte(v))
+		}
+	}
+	return spaces
+}
+
+// checkCoverage asserts that Hex lists every byte of every space exactly
+// once, in order.
+func checkCoverage(t *testing.T, name string, tr *protocol.Tree) {
+	t.Helper()
+	dump := render(t, func(b *bytes.Buffer) error { return Hex(b, tr, Options{ShowSecrets: true}) })
+	got := parseHex(t, dump)
+	if len(got) != len(tr.Spaces) {
+		t.Fatalf("%s: %d sections, want %d spaces\n%s", name, len(got), len(tr.Spaces), dump)
+	}
+	for i, sp := range tr.Spaces {
+		if !bytes.Equal(got[i], sp.Data) {
+			t.Fatalf("%s: space %d (%s): dump has\n%x\nwant\n%x\n%s", name, i, sp.Name, got[i], sp.Data, dump)
+		}
+	}
+}
+
+func TestHexCoverageHandBuilt(t *testing.T) {
+	checkCoverage(t, "apiVersions", apiVersionsV0())
+	tr := produceV9()
+	checkCoverage(t, "produce", tr)
+	checkCoverage(t, "produce response", produceResponseV9(0, 6))
+	dump := render(t, func(b *bytes.Buffer) error { return Hex(b, tr, Options{}) })
+	for _, want := range []string{
+		"00ec  00 00 00 02                                       ProduceRequest.TopicData[0].PartitionData[1].Records.RecordBatch[0].Records [2]",
+		"00f0  1f 8b 08 00 00 00 00 00  00 00 00 00 00 00 00 00  ProduceRequest.TopicData[0].PartitionData[1].Records.RecordBatch[0].Records (compressed, 84 bytes; decoded in gzip-decompressed records of batch at 0xb3)",
+		"-- gzip-decompressed records of batch at 0xb3 (71 bytes) --",
+		"0005  6b 31                                             ProduceRequest.TopicData[0].PartitionData[1].Records.RecordBatch[0].Records[0].Key \"k1\"",
+		"0043  ff 00 01                                          ProduceRequest.TopicData[0].PartitionData[1].Records.RecordBatch[0].Records[1].Value 0xff0001",
+		"0039  12 34 ab cd                                       ProduceRequest.TopicData[0].PartitionData[0].Records.RecordBatch[0].Crc 0x1234abcd (ok)",
+	} {
+		if !strings.Contains(dump, want+"\n") {
+			t.Errorf("dump lacks line %q\n%s", want, dump)
+		}
+	}
+}
+
+// sharedDir returns $KWIRE_SHARED or ../shared beside the module root.
+func sharedDir(t testing.TB) string {
+	if d := os.Getenv("KWIRE_SHARED"); d != "" {
+		return d
+	}
+	d, _ := filepath.Abs(filepath.Join("..", "..", "shared"))
+	if _, err := os.Stat(filepath.Join(d, "kafka-vectors")); err != nil {
+		t.Skipf("../shared not found at %s (set KWIRE_SHARED): skipping tests over Kafka's vectors", d)
+	}
+	return d
+}
+
+type vector struct {
+	Name      string          `json:"name"`
+	Message   string          `json:"message"`
+	APIKey    int16           `json:"api_key"`
+	Direction string          `json:"direction"`
+	Version   int16           `json:"version"`
+	JSONValue json.RawMessage `json:"json_value"`
+	Unknown   []struct {
+		Tag     int64  `json:"tag"`
+		DataHex string `json:"data_hex"`
+	} `json:"unknown_tagged_fields"`
+	Hex string `json:"hex"`
+}
+
+// declaredOnly drops the top-level members of a vector's json_value that
+// name fields the schema does not declare in the vector's version: they
+// have no bytes on the wire (a few of Kafka's hand-written vectors list a
+// newer version's fields at their defaults).
+func declaredOnly(t testing.TB, v vector) []byte {
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(v.JSONValue, &obj) != nil {
+		return v.JSONValue
+	}
+	m := protocol.LookupName(v.Message, v.Version)
+	if m == nil {
+		return v.JSONValue
+	}
+	declared := map[string]bool{}
+	for _, f := range m.Fields {
+		if f.Versions.Contains(v.Version) {
+			declared[lowerCamel(f.Name)] = true
+		}
+	}
+	for k := range obj {
+		if !declared[k] {
+			delete(obj, k)
+		}
+	}
+	out, err := json.Marshal(obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func loadVectors(t testing.TB) []vector {
+	dir := filepath.Join(sharedDir(t), "kafka-vectors", "messages")
+	files, err := filepath.Glob(filepath.Join(dir, "*", "v*.json"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no vectors under %s: %v", dir, err)
+	}
+	var out []vector
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var doc struct{ Vectors []vector }
+		if err := json.Unmarshal(data, &doc); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		out = append(out, doc.Vectors...)
+	}
+	return out
+}
+
+func decodeVector(t testing.TB, v vector) *protocol.Tree {
+	body := mustHex(t, v.Hex)
+	d := protocol.Decoder{Records: true}
+	if v.Direction == "framing" || v.APIKey < 0 {
+		return d.DecodeStruct(v.Message, v.Version, body)
+	}
+	return d.DecodeBody(v.APIKey, v.Version, v.Direction == "response", body)
+}
+
+// Every byte of every decoded Kafka vector appears once in the dump; the
+// tree and JSON renderers handle every one of them.
+func TestRenderKafkaVectors(t *testing.T) {
+	vs := loadVectors(t)
+	for _, v := range vs {
+		tr := decodeVector(t, v)
+		name := fmt.Sprintf("%s v%d %s", v.Message, v.Version, v.Name)
+		checkCoverage(t, name, tr)
+		if err := Tree(&bytes.Buffer{}, tr, Options{}); err != nil {
+			t.Fatal(err)
+		}
+		js := render(t, func(b *bytes.Buffer) error { return TreeJSON(b, tr, Options{}) })
+		var doc TreeDoc
+		if err := json.Unmarshal([]byte(js), &doc); err != nil {
+			t.Fatalf("%s: TreeJSON is not JSON: %v\n%s", name, err, js)
+		}
+		if !jsonEqual(t, doc.Body, declaredOnly(t, v)) {
+			t.Errorf("%s: TreeJSON body\n%s\nKafka's JsonConverter\n%s", name, doc.Body, v.JSONValue)
+		}
+		var got, want []string
+		for _, u := range doc.UnknownTaggedFields {
+			got = append(got, fmt.Sprintf("%d:%s", u.Tag, u.Hex))
+		}
+		for _, u := range v.Unknown {
+			want = append(want, fmt.Sprintf("%d:%s", u.Tag, strings.ToLower(u.DataHex)))
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("%s: unknownTaggedFields %v, want %v", name, got, want)
+		}
+	}
+	t.Logf("%d vectors", len(vs))
+}
+
+func jsonEqual(t testing.TB, a, b []byte) bool {
+	var x, y any
+	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
+		return false
+	}
+	xa, _ := json.Marshal(x)
+	ya, _ := json.Marshal(y)
+	return bytes.Equal(xa, ya)
+}
+
+// Record batches written by Kafka: the dump covers the wire bytes and each
+// decompressed space once, and the tree gives absolute offsets.
+func TestRenderKafkaRecordBatches(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join(sharedDir(t), "kafka-vectors", "records.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct{ Vectors []vector }
+	if err := json.Unmarshal(data, &doc); err != nil {
+		t.Fatal(err)
+	}
+	d := protocol.Decoder{Records: true}
+	compressed := 0
+	for _, v := range doc.Vectors {
+		tr := d.DecodeRecordBatches(mustHex(t, v.Hex))
+		checkCoverage(t, v.Name, tr)
+		tree := render(t, func(b *bytes.Buffer) error { return Tree(b, tr, Options{}) })
+		batch := tr.Root.Children[0]
+		if !isBatch(batch) {
+			t.Fatalf("%s: first child %q is not a batch", v.Name, batch.Name)
+		}
+		base, _ := intChild(batch, "BaseOffset")
+		if recs := batchRecords(batch); recs != nil && len(recs.Children) > 0 {
+			off, ts, ok := recordPosition(batch, recs.Children[0])
+			want := fmt.Sprintf("[0] offset %d timestamp %s", off, msTime(ts))
+			if !ok || off < base || !strings.Contains(tree, want) {
+				t.Errorf("%s: tree lacks %q:\n%s", v.Name, want, tree)
+			}
+		}
+		if !strings.Contains(tree, "crc ok") {
+			t.Errorf("%s: no CRC verdict in\n%s", v.Name, tree)
+		}
+		if len(tr.Spaces) > 1 {
+			compressed++
+			dump := render(t, func(b *bytes.Buffer) error { return Hex(b, tr, Options{}) })
+			if !strings.Contains(dump, "\n-- "+tr.Spaces[1].Name+" (") {
+				t.Errorf("%s: no section for %s", v.Name, tr.Spaces[1].Name)
+			}
+		}
+	}
+	if compressed < 4 {
+		t.Errorf("only %d compressed batches seen; the vectors have one per codec", compressed)
+	}
+}
+
+func TestTreeProduce(t *testing.T) {
+	got := render(t, func(b *bytes.Buffer) error { return Tree(b, produceV9(), Options{}) })
+	for _, want := range []string{
+		"          Records 132 bytes, 1 batch",
+		"            RecordBatch record batch offset 0-1, 2 records, uncompressed, 2025-11-29T12:00:00.000Z, crc ok",
+		"                [1] offset 1 timestamp 2025-11-29T12:00:00.010Z",
+		"                  Key: null",
+		"                  Value: 0xff0001",
+		"                  Value: JSON, 42 bytes",
+		"                      \"item\": \"a rather long order line\"",
+		"            RecordBatch record batch offset 0-1, 2 records, gzip, 2025-11-29T12:00:00.000Z, crc ok",
+		"                [0] offset 0 timestamp 2025-11-29T12:00:00.000Z [gzip-decompressed records of batch at 0xb3]",
+		"  TransactionalId: null",
+	} {
+		if !strings.Contains(got, "\n"+want+"\n") {
+			t.Errorf("tree lacks line %q:\n%s", want, got)
+		}
+	}
+	// Empty tagged-field buffers are left out of the tree.
+	if strings.Contains(got, "TaggedFields") {
+		t.Errorf("empty tagged fields shown:\n%s", got)
+	}
+}
+
+func TestValueModes(t *testing.T) {
+	long := strings.Repeat("x", 300)
+	cases := []struct {
+		raw  []byte
+		o    Options
+		want string
+	}{
+		{[]byte("hello"), Options{}, `"hello"`},
+		{[]byte("tab\there"), Options{}, `"tab\there"`},
+		{[]byte{0, 1, 0xfe}, Options{}, "0x0001fe"},
+		{[]byte("hello"), Options{Values: ValuesHex}, "0x68656c6c6f"},
+		{[]byte("hello"), Options{Values: ValuesBase64}, "aGVsbG8="},
+		{[]byte("hello"), Options{Values: ValuesNone}, "5 bytes"},
+		{[]byte(long), Options{}, `"` + long[:256] + `"... (300 bytes)`},
+		{[]byte(long), Options{MaxValue: 4}, `"xxxx"... (300 bytes)`},
+		{[]byte(long), Options{MaxValue: -1}, `"` + long + `"`},
+		{[]byte{1, 2, 3, 4, 5}, Options{MaxValue: 2}, "0x0102... (5 bytes)"},
+		{[]byte("héllo"), Options{MaxValue: 2}, `"h"... (6 bytes)`},
+	}
+	for _, c := range cases {
+		n := &protocol.Node{Name: "Value", Kind: protocol.KindBytes, Raw: c.raw}
+		if got := string(appendValue(nil, n, &c.o, false)); got != c.want {
+			t.Errorf("%q %+v: got %s want %s", c.raw, c.o, got, c.want)
+		}
+	}
+	for _, s := range []string{"text", "HEX", "base64", "none"} {
+		m, err := ParseValueMode(s)
+		if err != nil || !strings.EqualFold(m.String(), s) {
+			t.Errorf("ParseValueMode(%q) = %v, %v", s, m, err)
+		}
+	}
+	if _, err := ParseValueMode("utf8"); err == nil {
+		t.Error("ParseValueMode accepted utf8")
+	}
+	u := [16]byte{0x31, 0x0d, 0xa8, 0xdd, 0xe5, 0x5d, 0x4e, 0xaf, 0x9c, 0x56, 0x3d, 0x94, 0x83, 0x21, 0xbe, 0x94}
+	n := &protocol.Node{Name: "TopicId", Kind: protocol.KindUUID, Raw: u[:]}
+	if got := string(appendValue(nil, n, &Options{}, true)); got != "MQ2o3eVdTq-cVj2UgyG-lA (310da8dd-e55d-4eaf-9c56-3d948321be94)" {
+		t.Errorf("uuid: %s", got)
+	}
+}
+
+func TestCamelKey(t *testing.T) {
+	for in, want := range map[string]string{
+		"CRC": "crc", "Crc": "crc", "BaseOffset": "baseOffset", "HTTPServer": "httpServer", "key": "key", "": "",
+	} {
+		if got := camelKey(in); got != want {
+			t.Errorf("camelKey(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestLine(t *testing.T) {
+	e := produceExchange(0, 6)
+	got := render(t, func(b *bytes.Buffer) error { return Line(b, e, Options{}) })
+	want := "12:01:02.345 10.0.0.5:53412 → 10.0.0.9:9092 Produce v9 corr=7 client=app 2.41ms 327B/90B orders[0@100+2 132B,3+2 gzip 145B] errors: NOT_LEADER_OR_FOLLOWER\n"
+	if got != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+
+	e = produceExchange(6, 6, 3)
+	e.Notes = []string{"duplicate correlation ID 7 in flight"}
+	got = render(t, func(b *bytes.Buffer) error { return Line(b, e, Options{}) })
+	if !strings.HasSuffix(got, " errors: NOT_LEADER_OR_FOLLOWER x2, UNKNOWN_TOPIC_OR_PARTITION [duplicate correlation ID 7 in flight]\n") {
+		t.Errorf("errors and notes: %s", got)
+	}
+	errs := Errors(e)
+	if len(errs) != 2 || errs[0] != (ErrorCount{"NOT_LEADER_OR_FOLLOWER", 6, 2}) || errs[1] != (ErrorCount{"UNKNOWN_TOPIC_OR_PARTITION", 3, 1}) {
+		t.Errorf("Errors = %+v", errs)
+	}
+
+	un := produceExchange(0)
+	un.Kind, un.Response = dissect.KindUnanswered, nil
+	un.ClientIDNull, un.ClientID = true, ""
+	got = render(t, func(b *bytes.Buffer) error { return Line(b, un, Options{}) })
+	if want := "12:01:02.345 10.0.0.5:53412 → 10.0.0.9:9092 Produce v9 corr=7 client=null UNANSWERED 327B/- orders[0+2 132B,3+2 gzip 145B]\n"; got != want {
+		t.Errorf("unanswered:\n got  %s want %s", got, want)
+	}
+
+	orphan := produceExchange(0)
+	orphan.Kind, orphan.Request = dissect.KindOrphan, nil
+	got = render(t, func(b *bytes.Buffer) error { return Line(b, orphan, Options{}) })
+	if want := "12:01:02.348 10.0.0.5:53412 → 10.0.0.9:9092 ORPHAN response Produce v9 corr=7 - -/57B orders[0@100]\n"; got != want {
+		t.Errorf("orphan:\n got  %s want %s", got, want)
+	}
+
+	sasl := &dissect.Exchange{Client: testClient, Broker: testBroker, Kind: dissect.KindSASL,
+		Request:  &dissect.Frame{Time: testT0, Bytes: make([]byte, 20)},
+		Response: &dissect.Frame{Time: testT0, Bytes: make([]byte, 8)}}
+	got = render(t, func(b *bytes.Buffer) error { return Line(b, sasl, Options{}) })
+	if want := "12:01:02.345 10.0.0.5:53412 → 10.0.0.9:9092 SASL token 20B/8B\n"; got != want {
+		t.Errorf("sasl:\n got  %s want %s", got, want)
+	}
+}
+
+func TestFormatLatency(t *testing.T) {
+	for d, want := range map[time.Duration]string{
+		123 * time.Microsecond:   "0.123ms",
+		2412 * time.Microsecond:  "2.41ms",
+		35249 * time.Microsecond: "35.2ms",
+		1234 * time.Millisecond:  "1234ms",
+		-1:                       "-",
+	} {
+		if got := formatLatency(d); got != want {
+			t.Errorf("formatLatency(%v) = %s, want %s", d, got, want)
+		}
+	}
+}
+
+// Subject finds topics by TopicId, string topic lists, group, transactional
+// and producer IDs.
+func TestSubject(t *testing.T) {
+	b := newBuilder()
+	b.int("Length", "int32", 4, 0)
+	b.strct("RequestHeader", "header")
+	b.int("RequestApiKey", "int16", 2, 28)
+	b.close()
+	body := b.strct("TxnOffsetCommitRequest", "request")
+	body.Note = "v3"
+	b.str("TransactionalId", "tx-1", true)
+	b.str("GroupId", "billing", true)
+	b.int("ProducerId", "int64", 8, 4711)
+	b.array("Topics", 2, true)
+	b.strct("[0]", "TxnOffsetCommitRequestTopic")
+	b.uuid("TopicId", [16]byte{0x31, 0x0d, 0xa8, 0xdd, 0xe5, 0x5d, 0x4e, 0xaf, 0x9c, 0x56, 0x3d, 0x94, 0x83, 0x21, 0xbe, 0x94})
+	b.array("Partitions", 2, true)
+	for _, p := range []int64{2, 1} {
+		b.strct("[x]", "P")
+		b.int("PartitionIndex", "int32", 4, p)
+		b.close()
+	}
+	b.close()
+	b.close()
+	b.strct("[1]", "TxnOffsetCommitRequestTopic")
+	b.str("Name", "audit", true)
+	b.array("Partitions", 0, true)
+	b.close()
+	b.close()
+	b.close()
+	b.close()
+	tr := b.frame()
+	e := &dissect.Exchange{Request: &dissect.Frame{Tree: tr}}
+	if got, want := Subject(e), "MQ2o3eVdTq-cVj2UgyG-lA[2,1] audit group=billing txn=tx-1 pid=4711"; got != want {
+		t.Errorf("Subject = %q, want %q", got, want)
+	}
+	if got := Subject(&dissect.Exchange{}); got != "" {
+		t.Errorf("empty exchange: %q", got)
+	}
+}
+
+func TestEventLineAndSummary(t *testing.T) {
+	conn := &reassembly.Conn{Index: 4, A: testClient, B: testBroker}
+	ev := &dissect.Event{Kind: dissect.EventGap, Conn: conn, Dir: reassembly.BtoA, Frame: 57, Time: testT0, Bytes: 1460, Detail: "lost segment"}
+	got := render(t, func(b *bytes.Buffer) error { return EventLine(b, ev, Options{}) })
+	if want := "12:01:02.345 stream 4 10.0.0.9:9092 → 10.0.0.5:53412 GAP 1460 bytes frame 57 (lost segment)\n"; got != want {
+		t.Errorf("EventLine:\n got  %s want %s", got, want)
+	}
+
+	var s SummaryCounts
+	s.Packets, s.Connections = 1200, 3
+	s.Event(&dissect.Event{Kind: dissect.EventOpen})
+	s.Event(&dissect.Event{Kind: dissect.EventOpen})
+	s.Event(&dissect.Event{Kind: dissect.EventSkipped})
+	s.Event(ev)
+	s.Event(&dissect.Event{Kind: dissect.EventResync})
+	s.Exchange(produceExchange(0, 6))
+	s.Exchange(produceExchange(6, 6))
+	un := produceExchange()
+	un.Kind, un.Response = dissect.KindUnanswered, nil
+	s.Exchange(un)
+	got = render(t, func(b *bytes.Buffer) error { return Summary(b, &s, Options{}) })
+	checkLines(t, got, []string{
+		"packets 1200, connections 3 (2 Kafka, 1 skipped)",
+		"exchanges 3: 2 paired, 1 unanswered",
+		"errors: NOT_LEADER_OR_FOLLOWER x3",
+		"anomalies: 1 gap (1460 bytes), 1 resync",
+	})
+}
+
+// The exchange document's keys are pinned: changing them breaks users' jq.
+func TestExchangeJSONFields(t *testing.T) {
+	e := produceExchange(0, 6)
+	got := render(t, func(b *bytes.Buffer) error { return ExchangeJSON(b, e, Options{}) })
+	if strings.Count(got, "\n") != 1 || !strings.HasSuffix(got, "\n") {
+		t.Fatalf("not one line: %q", got)
+	}
+	var doc map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(got), &doc); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, got)
+	}
+	keys := func(m map[string]json.RawMessage) string {
+		var k []string
+		for key := range m {
+			k = append(k, key)
+		}
+		slices.Sort(k)
+		return strings.Join(k, ",")
+	}
+	if got, want := keys(doc), "api,apiKey,apiVersion,broker,client,clientId,correlationId,errors,kind,latencyMs,notes,request,response,stream,subject"; got != want {
+		t.Errorf("exchange keys %s\nwant %s", got, want)
+	}
+	var req map[string]json.RawMessage
+	if err := json.Unmarshal(doc["request"], &req); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := keys(req), "body,error,frame,header,lastFrame,size,time,unknownTaggedFields"; got != want {
+		t.Errorf("request keys %s\nwant %s", got, want)
+	}
+	var d struct {
+		Stream    int
+		Kind      string
+		API       string
+		LatencyMs float64
+		Errors    []string
+		Request   struct {
+			Time string
+			Size int
+			Body struct {
+				TopicData []struct {
+					PartitionData []struct {
+						Records []struct {
+							Compression string
+							BaseOffset  int64
+							Records     []struct {
+								Offset    int64
+								Timestamp int64
+								Key       any
+								Value     any
+								ValueSize int
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+	if err := json.Unmarshal([]byte(got), &d); err != nil {
+		t.Fatal(err)
+	}
+	if d.Stream != 3 || d.Kind != "paired" || d.API != "Produce" || d.LatencyMs != 2.412 ||
+		!slices.Equal(d.Errors, []string{"NOT_LEADER_OR_FOLLOWER"}) ||
+		d.Request.Time != "2026-11-29T12:01:02.345678Z" || d.Request.Size != 327 {
+		t.Errorf("exchange fields: %+v", d)
+	}
+	parts := d.Request.Body.TopicData[0].PartitionData
+	if len(parts) != 2 || parts[1].Records[0].Compression != "gzip" {
+		t.Fatalf("records not typed: %s", got)
+	}
+	r := parts[1].Records[0].Records
+	if len(r) != 2 || r[1].Offset != 1 || r[1].Timestamp != 1764417600010 || r[0].Key != "k1" || r[1].Key != nil ||
+		r[1].ValueSize != 3 || fmt.Sprint(r[1].Value) != "map[base64:/wAB]" {
+		t.Errorf("records: %+v", r)
+	}
+
+	// Values hex, cut at 2 bytes.
+	got = render(t, func(b *bytes.Buffer) error { return ExchangeJSON(b, e, Options{Values: ValuesHex, MaxValue: 2}) })
+	if !strings.Contains(got, `"key":"6b31","keySize":2,"value":"7b22","valueSize":42,"valueTruncated":true`) {
+		t.Errorf("hex values: %s", got)
+	}
+
+	// No response: nulls, not missing keys.
+	un := produceExchange()
+	un.Kind, un.Response, un.Conn = dissect.KindUnanswered, nil, nil
+	got = render(t, func(b *bytes.Buffer) error { return ExchangeJSON(b, un, Options{}) })
+	for _, want := range []string{`"stream":-1`, `"kind":"unanswered"`, `"response":null`, `"latencyMs":null`, `"errors":[]`, `"notes":[]`} {
+		if !strings.Contains(got, want) {
+			t.Errorf("unanswered JSON lacks %s: %s", want, got)
+		}
+	}
+}
+
+// Unknown tagged fields are listed with path, tag, size and bytes.
+func TestUnknownTaggedFields(t *testing.T) {
+	b := newBuilder()
+	b.int("Length", "int32", 4, 0)
+	b.strct("RequestHeader", "header")
+	b.int("RequestApiKey", "int16", 2, 18)
+	b.int("RequestApiVersion", "int16", 2, 3)
+	b.int("CorrelationId", "int32", 4, 1)
+	b.str("ClientId", "c", false)
+	tags := b.open(&protocol.Node{Name: "TaggedFields", Kind: protocol.KindTaggedFields, Int: 1}, []byte{1})
+	u := b.add(&protocol.Node{Name: "UNKNOWN(5)", Kind: protocol.KindUnknownTag, Flags: protocol.FlagTagged | protocol.FlagUnknown, Int: 5,
+		Note: "unknown tag 5, 2 bytes"}, []byte{5, 2, 0xca, 0xfe})
+	b.setRaw(u, 2)
+	b.close()
+	_ = tags
+	b.close()
+	body := b.strct("ApiVersionsRequest", "request")
+	body.Note = "v3"
+	b.str("ClientSoftwareName", "k", true)
+	b.str("ClientSoftwareVersion", "1", true)
+	b.tags()
+	b.close()
+	tr := b.frame()
+	checkCoverage(t, "unknown tag", tr)
+	tree := render(t, func(w *bytes.Buffer) error { return Tree(w, tr, Options{}) })
+	if !strings.Contains(tree, "\n    UNKNOWN(5): unknown tag 5, 2 bytes at 0x10: 0xcafe (unknown tag 5, 2 bytes) [tagged] [unknown]\n") {
+		t.Errorf("tree:\n%s", tree)
+	}
+	js := render(t, func(w *bytes.Buffer) error { return TreeJSON(w, tr, Options{}) })
+	if !strings.Contains(js, `"unknownTaggedFields":[{"path":"RequestHeader","tag":5,"size":2,"offset":16,"space":0,"hex":"cafe"}]`) {
+		t.Errorf("TreeJSON: %s", js)
+	}
+}
+
+// With Color off nothing writes an escape code; with it on, roles are
+// colored.
+func TestColor(t *testing.T) {
+	e := produceExchange(0, 6)
+	e.Notes = []string{"a note"}
+	tr := produceV9()
+	run := func(o Options) string {
+		var buf bytes.Buffer
+		for _, f := range []func() error{
+			func() error { return Line(&buf, e, o) },
+			func() error { return Tree(&buf, tr, o) },
+			func() error { return Tree(&buf, e.Response.Tree, o) },
+			func() error { return Hex(&buf, tr, o) },
+			func() error { return ExchangeJSON(&buf, e, o) },
+			func() error { return TreeJSON(&buf, tr, o) },
+			func() error {
+				return EventLine(&buf, &dissect.Event{Kind: dissect.EventGap, Bytes: 5, Time: testT0}, o)
+			},
+			func() error { return Summary(&buf, &SummaryCounts{Paired: 1, Gaps: 1}, o) },
+		} {
+			if err := f(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return buf.String()
+	}
+	if off := run(Options{}); strings.ContainsRune(off, 0x1b) {
+		t.Errorf("escape codes with Color off")
+	}
+	on := run(Options{Color: true})
+	for _, r := range []role{roleOffset, roleName, roleValue, roleError, roleNote, roleAPI, roleLatency} {
+		if !strings.Contains(on, escapes[r][0]) {
+			t.Errorf("role %d never colored", r)
+		}
+	}
+	if strings.Contains(render(t, func(b *bytes.Buffer) error { return ExchangeJSON(b, e, Options{Color: true}) }), "\x1b") {
+		t.Error("JSON colored")
+	}
+}
+
+// A value marked FlagRedacted never reaches the output.
+func TestRedaction(t *testing.T) {
+	const secret = "hunter2-secret"
+	// SaslAuthenticate v0 with a PLAIN token, decoded by protocol.
+	token := "\x00alice\x00" + secret
+	b := newBuilder()
+	b.int("Length", "int32", 4, 0)
+	b.int("RequestApiKey", "int16", 2, 36)
+	b.int("RequestApiVersion", "int16", 2, 0)
+	b.int("CorrelationId", "int32", 4, 9)
+	b.str("ClientId", "c", false)
+	b.bytes("AuthBytes", []byte(token), false)
+	frame := b.frame().Spaces[0].Data
+
+	hand := apiVersionsV0()
+	hand.Root.Children[1].Child("ClientId").Flags |= protocol.FlagRedacted
+	hand.Root.Children[1].Child("ClientId").Str = secret
+
+	trees := map[string]*protocol.Tree{
+		"decoded":    protocol.DecodeRequest(frame),
+		"hand-built": hand,
+	}
+	var ad protocol.Decoder
+	ad.ShowSecrets = true
+	shown := ad.DecodeRequest(frame)
+
+	for name, tr := range trees {
+		e := &dissect.Exchange{Kind: dissect.KindUnanswered, APIKey: 36, Request: &dissect.Frame{Tree: tr, Bytes: tr.Spaces[0].Data}}
+		for what, out := range map[string]string{
+			"Tree":         render(t, func(w *bytes.Buffer) error { return Tree(w, tr, Options{}) }),
+			"Hex":          render(t, func(w *bytes.Buffer) error { return Hex(w, tr, Options{}) }),
+			"TreeJSON":     render(t, func(w *bytes.Buffer) error { return TreeJSON(w, tr, Options{}) }),
+			"ExchangeJSON": render(t, func(w *bytes.Buffer) error { return ExchangeJSON(w, e, Options{}) }),
+			"Line":         render(t, func(w *bytes.Buffer) error { return Line(w, e, Options{}) }),
+		} {
+			if strings.Contains(out, secret) || strings.Contains(out, hex.EncodeToString([]byte(secret))[:8]) {
+				t.Errorf("%s %s: secret printed:\n%s", name, what, out)
+			}
+			if what == "Tree" && !strings.Contains(out, redacted) {
+				t.Errorf("%s Tree: no %s marker:\n%s", name, redacted, out)
+			}
+		}
+	}
+	dec := render(t, func(w *bytes.Buffer) error { return Tree(w, trees["decoded"], Options{}) })
+	if !strings.Contains(dec, `username: "alice"`) {
+		t.Errorf("the username is not a secret:\n%s", dec)
+	}
+	// Shown when asked for, by the decoder and by render.
+	out := render(t, func(w *bytes.Buffer) error { return Tree(w, shown, Options{ShowSecrets: true}) })
+	if !strings.Contains(out, secret) {
+		t.Errorf("ShowSecrets: secret not shown:\n%s", out)
+	}
+	out = render(t, func(w *bytes.Buffer) error { return Tree(w, hand, Options{ShowSecrets: true}) })
+	if !strings.Contains(out, secret) {
+		t.Errorf("ShowSecrets on a hand-built tree: secret not shown:\n%s", out)
+	}
+}
+
+// A decoding error and undecoded bytes are shown, nothing lost.
+func TestDecodeErrorShown(t *testing.T) {
+	frame := mustHex(t, apiVersionsHex)
+	frame = append(frame, 0xde, 0xad) // leftover after an empty v0 body
+	frame[3] += 2
+	tr := protocol.DecodeRequest(frame)
+	if tr.Err == nil {
+		t.Fatal("decoder accepted leftover bytes")
+	}
+	checkCoverage(t, "leftover", tr)
+	tree := render(t, func(w *bytes.Buffer) error { return Tree(w, tr, Options{}) })
+	if !strings.Contains(tree, "00000017  de ad") || !strings.Contains(tree, "error: ") {
+		t.Errorf("tree:\n%s", tree)
+	}
+	js := render(t, func(w *bytes.Buffer) error { return TreeJSON(w, tr, Options{}) })
+	if !strings.Contains(js, `"error":"`) {
+		t.Errorf("TreeJSON: %s", js)
+	}
+	e := &dissect.Exchange{Kind: dissect.KindUnanswered, APIKey: 18, Request: &dissect.Frame{Tree: tr, Bytes: frame}}
+	line := render(t, func(w *bytes.Buffer) error { return Line(w, e, Options{}) })
+	if !strings.Contains(line, "[decode error: ") {
+		t.Errorf("line: %s", line)
+	}
+}
+
+// A failing writer's error is returned.
+func TestWriteError(t *testing.T) {
+	tr := produceV9()
+	for name, f := range map[string]func(w *failWriter) error{
+		"Tree":    func(w *failWriter) error { return Tree(w, tr, Options{}) },
+		"Hex":     func(w *failWriter) error { return Hex(w, tr, Options{}) },
+		"Line":    func(w *failWriter) error { return Line(w, produceExchange(0), Options{}) },
+		"JSON":    func(w *failWriter) error { return ExchangeJSON(w, produceExchange(0), Options{}) },
+		"HexDump": func(w *failWriter) error { return HexDump(w, tr.Spaces[0].Data, 0) },
+	} {
+		if err := f(&failWriter{}); err == nil {
+			t.Errorf("%s: no error from a failing writer", name)
+		}
+	}
+}
+
+type failWriter struct{}
+
+func (*failWriter) Write([]byte) (int, error) { return 0, fmt.Errorf("disk full") }
+
+// Nil and empty inputs do not panic.
+func TestEmptyInputs(t *testing.T) {
+	var buf bytes.Buffer
+	_ = Tree(&buf, nil, Options{})
+	_ = Tree(&buf, &protocol.Tree{}, Options{})
+	_ = Hex(&buf, nil, Options{})
+	_ = Hex(&buf, &protocol.Tree{Spaces: []protocol.Space{{Data: []byte{1, 2}}}}, Options{})
+	_ = TreeJSON(&buf, nil, Options{})
+	_ = Line(&buf, &dissect.Exchange{}, Options{})
+	_ = ExchangeJSON(&buf, &dissect.Exchange{}, Options{})
+	_ = EventLine(&buf, &dissect.Event{}, Options{})
+	if !strings.Contains(buf.String(), "(nothing decoded)") || !strings.Contains(buf.String(), "0000  01 02") {
+		t.Errorf("output:\n%s", buf.String())
+	}
+}
+
+func BenchmarkLine(b *testing.B) {
+	e := produceExchange(0, 6)
+	var buf bytes.Buffer
+	b.ReportAllocs()
+	for b.Loop() {
+		buf.Reset()
+		if err := Line(&buf, e, Options{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkTree(b *testing.B) {
+	tr := produceV9()
+	var buf bytes.Buffer
+	b.ReportAllocs()
+	for b.Loop() {
+		buf.Reset()
+		if err := Tree(&buf, tr, Options{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkHex(b *testing.B) {
+	tr := produceV9()
+	var buf bytes.Buffer
+	b.ReportAllocs()
+	for b.Loop() {
+		buf.Reset()
+		if err := Hex(&buf, tr, Options{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkExchangeJSON(b *testing.B) {
+	e := produceExchange(0, 6)
+	var buf bytes.Buffer
+	b.ReportAllocs()
+	for b.Loop() {
+		buf.Reset()
+		if err := ExchangeJSON(&buf, e, Options{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
