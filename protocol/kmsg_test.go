@@ -229,7 +229,7 @@ func collectKwire(n *Node, path, idx string, at kwireLeaf, out *[]kwireLeaf) {
 // not compared. Each entry names the difference.
 var kmsgDiffers = map[string]string{
 	"StreamsGroupDescribeResponse v1": "kmsg v1.15.1 has Groups[].AssignorName (v1+), which Kafka's StreamsGroupDescribeResponse.json at trunk 678c0e07 does not declare",
-	"StopReplicaRequest v4": "kmsg v1.15.1 writes IsKRaftController after ControllerEpoch; Kafka's StopReplicaRequest.json (3.9.0-rc3) declares it before",
+	"StopReplicaRequest v4":           "kmsg v1.15.1 writes IsKRaftController after ControllerEpoch; Kafka's StopReplicaRequest.json (3.9.0-rc3) declares it before",
 }
 
 func TestKmsgDifferential(t *testing.T) {
