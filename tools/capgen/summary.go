@@ -270,6 +270,7 @@ func (s *summary) pair(c *conn, reqs, resps [][]byte) {
 		}
 		s.records(name, kresp)
 		s.errorCodes(name, reflect.ValueOf(kresp))
+		s.details(req, kresp)
 		if key == 17 && ver == 0 && reflect.ValueOf(kresp).Elem().FieldByName("ErrorCode").Int() == 0 {
 			rawToken = true
 		}
@@ -397,5 +398,22 @@ func (s *summary) print(w io.Writer, file string) {
 	}
 	for _, n := range s.notes {
 		fmt.Fprintf(w, "  note: %s\n", n)
+	}
+}
+
+// details counts a few protocol features worth checking by name.
+func (s *summary) details(req kmsg.Request, resp kmsg.Response) {
+	switch r := resp.(type) {
+	case *kmsg.FetchResponse:
+		for _, t := range r.Topics {
+			for _, p := range t.Partitions {
+				if len(p.AbortedTransactions) > 0 {
+					s.apis["(Fetch partition listing aborted transactions)"]++
+				}
+			}
+		}
+	case *kmsg.ConsumerGroupHeartbeatResponse:
+		q := req.(*kmsg.ConsumerGroupHeartbeatRequest)
+		s.apis[fmt.Sprintf("(ConsumerGroupHeartbeat with member epoch %d)", q.MemberEpoch)]++
 	}
 }
