@@ -100,14 +100,16 @@ func (c *conn) goTLS(dir reassembly.Dir, frame int64, t time.Time) {
 	c.d.event(&Event{Kind: EventTLS, Conn: c.c, Dir: dir, Frame: frame, Time: t, Detail: "TLS, not decrypted"})
 }
 
-// prefix returns direction dir's bytes held so far, up to the first gap.
-func (c *conn) prefix(dir reassembly.Dir) (b []byte, frame int64, t time.Time) {
+// prefix returns direction dir's bytes held so far, up to the first gap
+// (cut says there was one).
+func (c *conn) prefix(dir reassembly.Dir) (b []byte, frame int64, t time.Time, cut bool) {
 	first := true
 	for _, p := range c.pre {
 		if p.dir != dir {
 			continue
 		}
 		if p.gap {
+			cut = true
 			break
 		}
 		if first {
@@ -115,7 +117,7 @@ func (c *conn) prefix(dir reassembly.Dir) (b []byte, frame int64, t time.Time) {
 		}
 		b = append(b, p.data...)
 	}
-	return b, frame, t
+	return b, frame, t, cut
 }
 
 // firstRequest checks that b starts with a plausible request (strict) and
@@ -143,8 +145,12 @@ func (c *conn) decide(final bool) {
 		v     [2]verdict
 	)
 	for d := range 2 {
-		pfx[d], frame[d], tm[d] = c.prefix(reassembly.Dir(d))
+		var cut bool
+		pfx[d], frame[d], tm[d], cut = c.prefix(reassembly.Dir(d))
 		v[d] = c.firstRequest(pfx[d])
+		if cut && v[d] == vMore {
+			v[d] = vNo // more bytes will not come before the gap
+		}
 	}
 	port := c.portA || c.portB
 	for d := range 2 {
@@ -157,22 +163,9 @@ func (c *conn) decide(final bool) {
 			return
 		}
 	}
-	// The client is the side whose first bytes are a request; when both
-	// look like one, the side not on a Kafka port.
-	switch {
-	case v[0] == vYes && v[1] == vYes:
-		if c.portA && !c.portB {
-			c.kafka(reassembly.BtoA, true, "detected")
-		} else {
-			c.kafka(reassembly.AtoB, true, "detected")
-		}
-		return
-	case v[0] == vYes:
-		c.kafka(reassembly.AtoB, true, "detected")
-		return
-	case v[1] == vYes:
-		c.kafka(reassembly.BtoA, true, "detected")
-		return
+	how := "detected"
+	if port {
+		how = "on a Kafka port"
 	}
 	for d := range 2 {
 		if isHTTP(pfx[d]) {
@@ -180,24 +173,71 @@ func (c *conn) decide(final bool) {
 			return
 		}
 	}
-	// The client candidate when no request showed: the side not on a Kafka
-	// port, else the side that opened the connection.
-	cand := reassembly.AtoB
-	if c.portA && !c.portB {
-		cand = reassembly.BtoA
-	}
-	if !final {
-		if v[0] == vMore || v[1] == vMore {
-			return
+	// The client is the side that sends requests. A response can look like
+	// a request (an ApiVersions response parses as Produce v1), so the
+	// expected client speaks first: the side not on a Kafka port, else the
+	// sender of the SYN. The other side is the client only when the
+	// expected one's bytes are not a request and its are.
+	cand, known := reassembly.AtoB, false
+	switch {
+	case c.portA != c.portB:
+		cand, known = reassembly.BtoA, true
+		if c.portB {
+			cand = reassembly.AtoB
 		}
-		if port && len(pfx[cand]) == 0 {
-			return // wait for the client to speak
-		}
+	case c.c.SawSYN:
+		known = true
 	}
-	if port {
-		c.kafka(cand, false, "on a Kafka port")
+	other := 1 - cand
+	if known {
+		switch {
+		case v[cand] == vYes:
+			c.kafka(cand, true, how)
+		case v[cand] == vNo && len(pfx[cand]) > 0 && v[other] == vYes:
+			c.kafka(other, true, how)
+		case !final && (len(pfx[cand]) == 0 || v[cand] == vMore || v[other] == vMore):
+			// wait for the client to speak
+		case port:
+			c.kafka(cand, false, how)
+		default:
+			c.skipNotKafka(pfx)
+		}
 		return
 	}
+	// No SYN and no port to tell: wait for both sides, then the side whose
+	// bytes are a request; when both are, the one with a client id.
+	decided := v[0] == vYes && v[1] == vNo && len(pfx[1]) > 0 || v[1] == vYes && v[0] == vNo && len(pfx[0]) > 0
+	if !final && !decided && (len(pfx[0]) == 0 || len(pfx[1]) == 0 || v[0] == vMore || v[1] == vMore) {
+		return
+	}
+	switch {
+	case v[0] == vYes && v[1] == vYes:
+		if clientIDLen(pfx[0]) <= 0 && clientIDLen(pfx[1]) > 0 {
+			c.kafka(reassembly.BtoA, true, how)
+		} else {
+			c.kafka(reassembly.AtoB, true, how)
+		}
+	case v[0] == vYes:
+		c.kafka(reassembly.AtoB, true, how)
+	case v[1] == vYes:
+		c.kafka(reassembly.BtoA, true, how)
+	case port:
+		c.kafka(reassembly.AtoB, false, how)
+	default:
+		c.skipNotKafka(pfx)
+	}
+}
+
+// clientIDLen returns the client id length of a request frame start, -2
+// when too short.
+func clientIDLen(b []byte) int {
+	if len(b) < fixedReqPrefix {
+		return -2
+	}
+	return int(int16(binary.BigEndian.Uint16(b[12:])))
+}
+
+func (c *conn) skipNotKafka(pfx [2][]byte) {
 	why := "no data"
 	for d := range 2 {
 		if len(pfx[d]) > 0 {

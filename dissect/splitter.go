@@ -87,6 +87,7 @@ type splitter struct {
 	smarks  []mark
 	skipped int64 // bytes dropped in the current resync
 	start   bool  // scanning at a stream start without SYN
+	from    int   // scan window offset to resume scanning at
 	skip    int64 // bytes left to skip in stSkip
 }
 
@@ -157,6 +158,7 @@ func (s *splitter) step(g seg) []seg {
 			copy(s.buf, s.lenBuf[:])
 			s.need = total
 			s.state = stBody
+			s.nLen = 0
 			s.checked = !s.req || s.raw
 			s.marks = append(s.marks[:0], mark{0, s.first.frame, s.first.time})
 			if total == 4 {
@@ -241,6 +243,7 @@ func (s *splitter) checkHeader() verdict {
 // count the bytes they drop in s.skipped.
 func (s *splitter) toScan() {
 	s.state = stScan
+	s.from = 0
 	s.nLen = 0
 	s.buf = nil
 	s.start = false
@@ -255,11 +258,27 @@ func (s *splitter) scanAppend(data []byte, frame int64, t time.Time) []seg {
 	return s.rescan()
 }
 
-// rescan looks for the next plausible frame in the scan window.
+// rescan looks for the next plausible frame in the scan window, from
+// s.from on (offsets before it were ruled out when the window was shorter:
+// a response that starts in earlier bytes answers a request registered
+// before those bytes arrived).
 func (s *splitter) rescan() []seg {
 	b := s.scan
+	i := s.from
+	hold := false // offset 0 may still start the stream's first response
+	if s.start && !s.req && !s.raw {
+		switch s.checkStartResponse(b) {
+		case vYes:
+			return s.found(0)
+		case vMore:
+			hold = true
+		default:
+			s.start = false
+		}
+		i = max(i, 1)
+	}
 	hi := byte(s.max >> 24) // the highest first byte a valid length can have
-	for i := 0; i < len(b); i++ {
+	for ; i < len(b); i++ {
 		if b[i] > hi {
 			continue
 		}
@@ -274,18 +293,24 @@ func (s *splitter) rescan() []seg {
 			}
 		case s.req:
 			v = checkRequest(b[i:], s.max, true)
-		case s.start && i == 0:
-			v = s.checkStartResponse(b)
 		default:
 			v = checkResponse(b[i:], s.max, s.c.pending)
 		}
 		switch v {
 		case vMore:
+			if hold {
+				s.from = i
+				return nil
+			}
 			s.keep(i)
 			return nil
 		case vYes:
 			return s.found(i)
 		}
+	}
+	if hold {
+		s.from = len(b)
+		return nil
 	}
 	s.keep(len(b))
 	return nil
@@ -336,6 +361,7 @@ func (s *splitter) keep(i int) {
 	}
 	s.skipped += int64(i)
 	s.start = false
+	s.from = 0
 	n := copy(s.scan, s.scan[i:])
 	s.scan = s.scan[:n]
 	s.smarks = shiftMarks(s.smarks, i)
@@ -377,6 +403,7 @@ func (s *splitter) found(i int) []seg {
 	}
 	s.skipped = 0
 	s.start = false
+	s.from = 0
 	s.scan = s.scan[:0]
 	s.smarks = s.smarks[:0]
 	s.state = stLen
@@ -422,6 +449,7 @@ func (s *splitter) gap(n int64) {
 		s.scan = s.scan[:0]
 		s.smarks = s.smarks[:0]
 		s.start = false
+		s.from = 0
 	}
 }
 

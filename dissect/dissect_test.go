@@ -1,0 +1,671 @@
+package dissect
+
+import (
+	"bytes"
+	"encoding/binary"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kwire/kwire/protocol"
+	"github.com/kwire/kwire/reassembly"
+)
+
+// ApiVersions v3 request, correlation ID 1 (request header v2).
+const apiVersionsV3Req = `
+00 00 00 1b          // length 27
+00 12                // api key 18 ApiVersions
+00 03                // version 3
+00 00 00 01          // correlation id 1
+00 05 6b 77 69 72 65 // client id "kwire"
+00                   // header tagged fields
+06 6b 77 69 72 65    // ClientSoftwareName "kwire" (compact)
+04 30 2e 31          // ClientSoftwareVersion "0.1" (compact)
+00                   // tagged fields
+`
+
+// ApiVersions v3 response to correlation ID 1 (response header v0).
+const apiVersionsV3Resp = `
+00 00 00 21          // length 33
+00 00 00 01          // correlation id 1
+00 00                // error code 0
+04                   // ApiKeys: 3 entries (compact)
+00 00 00 00 00 09 00 //   Produce 0-9, tagged fields
+00 03 00 00 00 0c 00 //   Metadata 0-12, tagged fields
+00 12 00 00 00 03 00 //   ApiVersions 0-3, tagged fields
+00 00 00 00          // throttle time 0
+00                   // tagged fields
+`
+
+// Metadata v12 request for all topics, correlation ID 2.
+const metadataV12Req = `
+00 00 00 14          // length 20
+00 03                // api key 3 Metadata
+00 0c                // version 12
+00 00 00 02          // correlation id 2
+00 05 6b 77 69 72 65 // client id "kwire"
+00                   // header tagged fields
+00                   // Topics: null (all)
+01                   // AllowAutoTopicCreation true
+00                   // IncludeTopicAuthorizedOperations false
+00                   // tagged fields
+`
+
+// Metadata v12 response to correlation ID 2: one broker, no topics.
+const metadataV12Resp = `
+00 00 00 1e          // length 30
+00 00 00 02          // correlation id 2
+00                   // header tagged fields
+00 00 00 00          // throttle time 0
+02                   // Brokers: 1 (compact)
+00 00 00 01          //   NodeId 1
+03 62 31             //   Host "b1"
+00 00 23 84          //   Port 9092
+00                   //   Rack null
+00                   //   tagged fields
+00                   // ClusterId null
+00 00 00 01          // ControllerId 1
+01                   // Topics: 0 (compact)
+00                   // tagged fields
+`
+
+func TestApiVersionsThenMetadata(t *testing.T) {
+	r := newRig(t, Options{}, true)
+	p1 := r.client(frame(t, apiVersionsV3Req))
+	p2 := r.broker(frame(t, apiVersionsV3Resp))
+	p3 := r.client(frame(t, metadataV12Req))
+	p4 := r.broker(frame(t, metadataV12Resp))
+	r.d.Close(r.c, reassembly.CloseFIN, pktTime(5))
+
+	if got := r.sink.kinds(); len(got) != 2 {
+		t.Fatalf("kinds %v, want two paired exchanges", got)
+	}
+	av, md := r.sink.ex[0], r.sink.ex[1]
+	wantExchange(t, av, KindPaired, 18, 3, 1)
+	wantExchange(t, md, KindPaired, 3, 12, 2)
+	if av.ClientID != "kwire" || av.Client != clientAddr || av.Broker != brokerAddr {
+		t.Errorf("client id %q client %v broker %v", av.ClientID, av.Client, av.Broker)
+	}
+	if av.Request.FirstFrame != p1 || av.Response.FirstFrame != p2 || md.Request.FirstFrame != p3 || md.Response.LastFrame != p4 {
+		t.Errorf("packet numbers %d %d %d %d", av.Request.FirstFrame, av.Response.FirstFrame, md.Request.FirstFrame, md.Response.LastFrame)
+	}
+	if got := md.Latency(); got != time.Millisecond {
+		t.Errorf("latency %v, want 1ms", got)
+	}
+	want := []APIRange{{0, 0, 9}, {3, 0, 12}, {18, 0, 3}}
+	if len(av.Advertised) != len(want) {
+		t.Fatalf("advertised %v, want %v", av.Advertised, want)
+	}
+	for i := range want {
+		if av.Advertised[i] != want[i] {
+			t.Errorf("advertised[%d] = %v, want %v", i, av.Advertised[i], want[i])
+		}
+	}
+	adv := r.d.Advertised()
+	if len(adv) != 1 || adv[0].Broker != brokerAddr || adv[0].RequestVersion != 3 {
+		t.Fatalf("Advertised() = %+v", adv)
+	}
+	if rg, ok := adv[0].Range(3); !ok || rg != (protocol.Versions{Min: 0, Max: 12}) {
+		t.Errorf("Range(Metadata) = %v %v", rg, ok)
+	}
+	for _, e := range r.sink.ex {
+		for _, f := range []*Frame{e.Request, e.Response} {
+			if f.Tree == nil || f.Tree.Err != nil {
+				t.Errorf("%s frame did not decode: %v", protocol.APIName(e.APIKey), f.Tree.Err)
+			}
+		}
+	}
+	if len(md.Notes) != 0 {
+		t.Errorf("unexpected notes %q", md.Notes)
+	}
+	s := r.d.Summary()
+	if s.Connections != 1 || s.Kafka != 1 || s.Frames != 4 || s.Paired != 2 || s.DecodeErrors != 0 {
+		t.Errorf("summary %+v", s)
+	}
+	if ev := r.sink.events(EventOpen); len(ev) != 1 || ev[0].Dir != reassembly.AtoB {
+		t.Errorf("open events %+v", ev)
+	}
+}
+
+func TestPipelined(t *testing.T) {
+	r := newRig(t, Options{}, true)
+	// Three Metadata v1 requests in one packet, answered in one packet.
+	body := hx(t, `00 00 00 00 // Topics: 0`)
+	r.client(reqFrame(3, 1, 10, body), reqFrame(3, 1, 11, body), reqFrame(3, 1, 12, body))
+	r.client(reqFrame(3, 1, 13, body))
+	resp := hx(t, `
+		00 00 00 00 // Brokers: 0
+		00 00 00 01 // ControllerId 1
+		00 00 00 00 // Topics: 0`)
+	r.broker(respFrame(10, false, resp), respFrame(11, false, resp), respFrame(12, false, resp)[:7])
+	r.broker(respFrame(12, false, resp)[7:], respFrame(13, false, resp))
+	r.d.Finish()
+	if len(r.sink.ex) != 4 {
+		t.Fatalf("%d exchanges, want 4", len(r.sink.ex))
+	}
+	lat := []time.Duration{2 * time.Millisecond, 2 * time.Millisecond, 2 * time.Millisecond, 2 * time.Millisecond}
+	for i, e := range r.sink.ex {
+		wantExchange(t, e, KindPaired, 3, 1, int32(10+i))
+		if e.Latency() != lat[i] {
+			t.Errorf("exchange %d latency %v, want %v", i, e.Latency(), lat[i])
+		}
+		if e.Response.Tree == nil || e.Response.Tree.Err != nil {
+			t.Errorf("response %d: %v", i, e.Response.Tree.Err)
+		}
+	}
+	// The third response spans packets 3 and 4.
+	if f := r.sink.ex[2].Response; f.FirstFrame != 3 || f.LastFrame != 4 || f.End.Sub(f.Time) != time.Millisecond {
+		t.Errorf("split response packets %d-%d times %v-%v", f.FirstFrame, f.LastFrame, f.Time, f.End)
+	}
+}
+
+// Produce v3 with acks=0: no response follows.
+const produceAcks0 = `
+00 00 00 1b          // length 27
+00 00                // api key 0 Produce
+00 03                // version 3
+00 00 00 04          // correlation id 4
+00 05 6b 77 69 72 65 // client id "kwire"
+ff ff                // TransactionalId null
+00 00                // Acks 0
+00 00 07 d0          // TimeoutMs 2000
+00 00 00 00          // TopicData: 0
+`
+
+func TestProduceAcks0(t *testing.T) {
+	r := newRig(t, Options{}, true)
+	r.client(frame(t, produceAcks0))
+	acks1 := frame(t, strings.Replace(produceAcks0, "00 00                // Acks 0", "00 01 // Acks 1", 1))
+	acks1[11] = 5 // correlation id 5
+	r.client(acks1)
+	r.broker(respFrame(5, false, hx(t, `
+		00 00 00 00 // Responses: 0
+		00 00 00 00 // ThrottleTimeMs 0`)))
+	r.d.Finish()
+	if len(r.sink.ex) != 2 {
+		t.Fatalf("kinds %v", r.sink.kinds())
+	}
+	wantExchange(t, r.sink.ex[0], KindNoResponse, 0, 3, 4)
+	if !hasNote(r.sink.ex[0], "acks=0") || r.sink.ex[0].Latency() != -1 {
+		t.Errorf("acks=0 exchange notes %q latency %v", r.sink.ex[0].Notes, r.sink.ex[0].Latency())
+	}
+	wantExchange(t, r.sink.ex[1], KindPaired, 0, 3, 5)
+	if s := r.d.Summary(); s.NoResponse != 1 || s.Paired != 1 || s.Unanswered != 0 {
+		t.Errorf("summary %+v", s)
+	}
+}
+
+func TestResponseSplitAcrossManyChunks(t *testing.T) {
+	r := newRig(t, Options{}, true)
+	r.client(frame(t, metadataV12Req))
+	resp := frame(t, metadataV12Resp)
+	first := r.pkt + 1
+	for i := range resp {
+		r.broker(resp[i : i+1])
+	}
+	if len(r.sink.ex) != 1 {
+		t.Fatalf("%d exchanges", len(r.sink.ex))
+	}
+	e := r.sink.ex[0]
+	wantExchange(t, e, KindPaired, 3, 12, 2)
+	f := e.Response
+	if f.FirstFrame != first || f.LastFrame != first+int64(len(resp))-1 || !bytes.Equal(f.Bytes, resp) {
+		t.Errorf("frame packets %d-%d (want %d-%d), bytes equal %v", f.FirstFrame, f.LastFrame, first, first+int64(len(resp))-1, bytes.Equal(f.Bytes, resp))
+	}
+	if !f.Time.Equal(pktTime(first)) || !f.End.Equal(pktTime(r.pkt)) {
+		t.Errorf("times %v %v", f.Time, f.End)
+	}
+	if e.Latency() != time.Millisecond {
+		t.Errorf("latency %v", e.Latency())
+	}
+}
+
+func TestMidStreamRequestDirection(t *testing.T) {
+	// No SYN: the client's first packet ends a frame whose start was not
+	// captured, then a whole request follows.
+	r := newRig(t, Options{}, false)
+	tail := hx(t, `00 00 01 00 02 00 00 00 17 41 42 43 44 45 00 00 00`)
+	r.client(tail, frame(t, metadataV12Req))
+	r.broker(frame(t, metadataV12Resp))
+	r.d.Finish()
+	if len(r.sink.ex) != 1 {
+		t.Fatalf("kinds %v", r.sink.kinds())
+	}
+	wantExchange(t, r.sink.ex[0], KindPaired, 3, 12, 2)
+	rs := r.sink.events(EventResync)
+	if len(rs) != 1 || rs[0].Bytes != int64(len(tail)) || rs[0].Dir != reassembly.AtoB {
+		t.Fatalf("resync events %+v", rs)
+	}
+}
+
+func TestMidStreamResponseDirection(t *testing.T) {
+	// No SYN: the broker's first packet holds the end of a response to an
+	// uncaptured request, then the answer to the request we saw.
+	r := newRig(t, Options{}, false)
+	r.client(frame(t, metadataV12Req))
+	tail := hx(t, `00 01 00 00 00 00 7f ff ff ff 00 00 00 03 00 00`)
+	r.broker(tail, frame(t, metadataV12Resp)[:10])
+	r.broker(frame(t, metadataV12Resp)[10:])
+	r.d.Finish()
+	if len(r.sink.ex) != 1 {
+		t.Fatalf("kinds %v", r.sink.kinds())
+	}
+	e := r.sink.ex[0]
+	wantExchange(t, e, KindPaired, 3, 12, 2)
+	if e.Response.FirstFrame != 2 || e.Response.LastFrame != 3 {
+		t.Errorf("response packets %d-%d", e.Response.FirstFrame, e.Response.LastFrame)
+	}
+	rs := r.sink.events(EventResync)
+	if len(rs) != 1 || rs[0].Bytes != int64(len(tail)) || rs[0].Dir != reassembly.BtoA {
+		t.Fatalf("resync events %+v", rs)
+	}
+}
+
+func TestGapInsideFrameThenRecovery(t *testing.T) {
+	r := newRig(t, Options{}, true)
+	req := frame(t, metadataV12Req)
+	// The request's last 3 bytes are lost (known size): the splitter skips
+	// exactly, registers the cut request from its header, and stays in sync.
+	r.client(req[:len(req)-3])
+	r.d.Gap(r.c, reassembly.AtoB, 3, pktTime(2))
+	body := hx(t, `00 00 00 00 // Topics: 0`)
+	r.client(reqFrame(3, 1, 3, body))
+	r.broker(frame(t, metadataV12Resp))
+	r.broker(respFrame(3, false, hx(t, `00 00 00 00 00 00 00 01 00 00 00 00`)))
+	// Then a gap of unknown size in the response direction: resync.
+	r.client(reqFrame(3, 1, 4, body))
+	r.broker(respFrame(99, false, hx(t, `00 00 00 00 00 00 00 01 00 00 00 00`))[:9])
+	r.d.Gap(r.c, reassembly.BtoA, -1, pktTime(7))
+	r.broker(hx(t, `01 02 03`), respFrame(4, false, hx(t, `00 00 00 00 00 00 00 01 00 00 00 00`)))
+	r.d.Finish()
+
+	if got := r.sink.kinds(); len(got) != 3 {
+		t.Fatalf("kinds %v", got)
+	}
+	cut := r.sink.ex[0]
+	wantExchange(t, cut, KindPaired, 3, 12, 2)
+	if !hasNote(cut, "request frame incomplete") || len(cut.Request.Bytes) != len(req)-3 || cut.Request.Tree != nil {
+		t.Errorf("cut request: notes %q, %d bytes", cut.Notes, len(cut.Request.Bytes))
+	}
+	wantExchange(t, r.sink.ex[1], KindPaired, 3, 1, 3)
+	wantExchange(t, r.sink.ex[2], KindPaired, 3, 1, 4)
+	s := r.d.Summary()
+	if s.Gaps != 2 || s.GapBytes != 3 || s.Resyncs != 1 || s.ResyncBytes != 3 || s.Truncated != 2 {
+		t.Errorf("summary gaps %d/%d resyncs %d/%d truncated %d", s.Gaps, s.GapBytes, s.Resyncs, s.ResyncBytes, s.Truncated)
+	}
+}
+
+func TestGarbageLength(t *testing.T) {
+	r := newRig(t, Options{}, true)
+	r.client(frame(t, apiVersionsV3Req))
+	r.broker(frame(t, apiVersionsV3Resp))
+	// A negative length and junk, a good request, a length above MaxFrame
+	// and junk, a good request.
+	r.client(hx(t, `ff ff ff f0 00 01 02`), frame(t, metadataV12Req))
+	r.broker(frame(t, metadataV12Resp))
+	md := frame(t, metadataV12Req)
+	md[11] = 3 // correlation id 3
+	r.client(hx(t, `7f 00 00 00 11 22`), md)
+	mr := frame(t, metadataV12Resp)
+	mr[7] = 3
+	r.broker(mr)
+	r.d.Finish()
+	if len(r.sink.ex) != 3 {
+		t.Fatalf("kinds %v", r.sink.kinds())
+	}
+	wantExchange(t, r.sink.ex[1], KindPaired, 3, 12, 2)
+	wantExchange(t, r.sink.ex[2], KindPaired, 3, 12, 3)
+	bad := r.sink.events(EventBadFrame)
+	if len(bad) != 2 || !strings.Contains(bad[0].Detail, "negative frame length -16") || !strings.Contains(bad[1].Detail, "out of range") {
+		t.Fatalf("bad frames %+v", bad)
+	}
+	if bad[0].Frame != 3 || bad[1].Frame != 5 {
+		t.Errorf("bad frame packets %d %d", bad[0].Frame, bad[1].Frame)
+	}
+	rs := r.sink.events(EventResync)
+	if len(rs) != 2 || rs[0].Bytes != 7 || rs[1].Bytes != 6 {
+		t.Errorf("resyncs %+v", rs)
+	}
+}
+
+func TestMaxFrameBoundsAllocation(t *testing.T) {
+	r := newRig(t, Options{}, true)
+	// A request claiming 100 MiB (the maximum) of which 20 bytes arrive.
+	r.client(hx(t, `06 40 00 00 00 03 00 0c 00 00 00 02 00 05 6b 77 69 72 65 00 00 01 00 00`))
+	s := r.d.conns[0].split[reassembly.AtoB]
+	if s.state != stBody || cap(s.buf) > allocAhead+64 {
+		t.Fatalf("state %d, buffer capacity %d for a 100 MiB claim", s.state, cap(s.buf))
+	}
+	r.d.Finish()
+	if tr := r.sink.events(EventTruncated); len(tr) != 1 || !strings.Contains(tr[0].Detail, "24 of 104857604") {
+		t.Errorf("truncated %+v", tr)
+	}
+	if k := r.sink.kinds(); len(k) != 1 || k[0] != KindUnanswered {
+		t.Errorf("kinds %v", k)
+	}
+}
+
+func TestDuplicateCorrelationID(t *testing.T) {
+	r := newRig(t, Options{}, true)
+	body := hx(t, `00 00 00 00 // Topics: 0`)
+	resp := hx(t, `00 00 00 00 00 00 00 01 00 00 00 00`)
+	r.client(reqFrame(3, 1, 7, body))
+	r.client(reqFrame(3, 1, 7, body))
+	r.broker(respFrame(7, false, resp))
+	r.broker(respFrame(7, false, resp))
+	r.d.Finish()
+	if len(r.sink.ex) != 2 {
+		t.Fatalf("kinds %v", r.sink.kinds())
+	}
+	a, b := r.sink.ex[0], r.sink.ex[1]
+	if a.Request.FirstFrame != 1 || a.Response.FirstFrame != 3 || b.Request.FirstFrame != 2 || b.Response.FirstFrame != 4 {
+		t.Errorf("FIFO pairing broken: %d→%d, %d→%d", a.Request.FirstFrame, a.Response.FirstFrame, b.Request.FirstFrame, b.Response.FirstFrame)
+	}
+	if hasNote(a, "duplicate") || !hasNote(b, "duplicate correlation ID 7 in flight") {
+		t.Errorf("notes %q / %q", a.Notes, b.Notes)
+	}
+	if r.d.Summary().DuplicateIDs != 1 {
+		t.Errorf("summary %+v", r.d.Summary())
+	}
+}
+
+func TestOutOfOrderResponse(t *testing.T) {
+	r := newRig(t, Options{}, true)
+	body := hx(t, `00 00 00 00 // Topics: 0`)
+	resp := hx(t, `00 00 00 00 00 00 00 01 00 00 00 00`)
+	r.client(reqFrame(3, 1, 1, body), reqFrame(3, 1, 2, body))
+	r.broker(respFrame(2, false, resp))
+	r.broker(respFrame(1, false, resp))
+	r.d.Finish()
+	if len(r.sink.ex) != 2 {
+		t.Fatalf("kinds %v", r.sink.kinds())
+	}
+	wantExchange(t, r.sink.ex[0], KindPaired, 3, 1, 2)
+	wantExchange(t, r.sink.ex[1], KindPaired, 3, 1, 1)
+	if !hasNote(r.sink.ex[0], "out of order: correlation ID 1 was expected first") || r.d.Summary().OutOfOrder != 1 {
+		t.Errorf("notes %q summary %+v", r.sink.ex[0].Notes, r.d.Summary())
+	}
+}
+
+func TestOrphanGuess(t *testing.T) {
+	// The request was lost in a gap of unknown size; its Metadata v12
+	// response arrives in sync and is an orphan.
+	r := newRig(t, Options{}, true)
+	r.client(frame(t, metadataV12Req)[:6])
+	r.d.Gap(r.c, reassembly.AtoB, -1, pktTime(2))
+	r.broker(frame(t, metadataV12Resp))
+	r.d.Finish()
+	if len(r.sink.ex) != 1 {
+		t.Fatalf("kinds %v", r.sink.kinds())
+	}
+	e := r.sink.ex[0]
+	if e.Kind != KindOrphan || e.CorrelationID != 2 || e.Request != nil || e.Response.Tree != nil || e.APIKey != -1 {
+		t.Fatalf("orphan %+v", e)
+	}
+	var guess string
+	for _, n := range e.Notes {
+		if strings.HasPrefix(n, "probably ") {
+			guess = n
+		}
+	}
+	// v11 and v12 lay out an empty-topics response identically; every
+	// other version and API key fails on these bytes.
+	if guess != "probably Metadata v11-v12" {
+		t.Errorf("guess %q (notes %q)", guess, e.Notes)
+	}
+	if s := r.d.Summary(); s.Orphans != 1 {
+		t.Errorf("summary %+v", s)
+	}
+}
+
+func TestOrphanAtStreamStart(t *testing.T) {
+	// No SYN: the broker's first packet is a whole response to a request
+	// sent before the capture began; it ends on a packet boundary.
+	r := newRig(t, Options{}, false)
+	early := frame(t, metadataV12Resp)
+	early[7] = 1 // correlation id 1
+	r.broker(early)
+	r.client(frame(t, metadataV12Req))
+	r.broker(frame(t, metadataV12Resp))
+	r.d.Finish()
+	if len(r.sink.ex) != 2 {
+		t.Fatalf("kinds %v", r.sink.kinds())
+	}
+	o := r.sink.ex[0]
+	if o.Kind != KindOrphan || o.CorrelationID != 1 || !hasNote(o, "probably Metadata v11-v12") {
+		t.Errorf("orphan kind %d corr %d notes %q", o.Kind, o.CorrelationID, o.Notes)
+	}
+	wantExchange(t, r.sink.ex[1], KindPaired, 3, 12, 2)
+	if len(r.sink.events(EventResync)) != 0 {
+		t.Errorf("unexpected resync %+v", r.sink.events(EventResync))
+	}
+}
+
+// ApiVersions v99 (unknown to the broker), correlation ID 5.
+const apiVersionsV99Req = `
+00 00 00 11          // length 17
+00 12                // api key 18 ApiVersions
+00 63                // version 99
+00 00 00 05          // correlation id 5
+00 05 6b 77 69 72 65 // client id "kwire"
+00                   // header tagged fields
+00                   // tagged fields
+`
+
+// The broker's KIP-511 answer: an ApiVersions v0 body with error 35.
+const apiVersionsV0Err35 = `
+00 00 00 10          // length 16
+00 00 00 05          // correlation id 5
+00 23                // error code 35 UNSUPPORTED_VERSION
+00 00 00 01          // ApiKeys: 1
+00 12 00 00 00 03    //   ApiVersions 0-3
+`
+
+func TestApiVersionsUnsupportedVersion(t *testing.T) {
+	r := newRig(t, Options{}, true)
+	r.client(frame(t, apiVersionsV99Req))
+	r.broker(frame(t, apiVersionsV0Err35))
+	r.d.Finish()
+	if len(r.sink.ex) != 1 {
+		t.Fatalf("kinds %v", r.sink.kinds())
+	}
+	e := r.sink.ex[0]
+	wantExchange(t, e, KindPaired, 18, 99, 5)
+	if !hasNote(e, "UNSUPPORTED_VERSION") || !hasNote(e, "v0 body (KIP-511)") {
+		t.Errorf("notes %q", e.Notes)
+	}
+	tr := e.Response.Tree
+	if tr == nil || tr.Err != nil {
+		t.Fatalf("response tree error %v", tr.Err)
+	}
+	_, _, body := protocol.FrameParts(tr.Root)
+	if body == nil || body.Child("ErrorCode") == nil || body.Child("ErrorCode").Int != 35 {
+		t.Errorf("body %+v", body)
+	}
+	if e.Advertised != nil || len(r.d.Advertised()) != 0 {
+		t.Errorf("an error response must not set advertised ranges: %v", e.Advertised)
+	}
+}
+
+func TestCloseWithNoResponse(t *testing.T) {
+	r := newRig(t, Options{}, true)
+	r.client(frame(t, apiVersionsV3Req))
+	r.broker(frame(t, apiVersionsV3Resp))
+	md13 := frame(t, metadataV12Req)
+	md13[7] = 13 // version 13, above the advertised 0-12
+	r.client(md13)
+	r.d.Close(r.c, reassembly.CloseFIN, pktTime(4))
+	if len(r.sink.ex) != 2 {
+		t.Fatalf("kinds %v", r.sink.kinds())
+	}
+	e := r.sink.ex[1]
+	wantExchange(t, e, KindUnanswered, 3, 13, 2)
+	if !hasNote(e, "version 13 outside the broker's advertised range 0-12") ||
+		!hasNote(e, "connection closed with no response — the broker's answer to an unsupported version") {
+		t.Errorf("notes %q", e.Notes)
+	}
+	if ev := r.sink.events(EventClose); len(ev) != 1 || ev[0].Detail != reassembly.CloseFIN {
+		t.Errorf("close events %+v", ev)
+	}
+	if s := r.d.Summary(); s.Unsupported != 1 || s.Unanswered != 1 {
+		t.Errorf("summary %+v", s)
+	}
+}
+
+func TestUnansweredAtEndOfCapture(t *testing.T) {
+	r := newRig(t, Options{}, true)
+	r.client(frame(t, metadataV12Req))
+	r.d.Finish()
+	if len(r.sink.ex) != 1 {
+		t.Fatalf("kinds %v", r.sink.kinds())
+	}
+	wantExchange(t, r.sink.ex[0], KindUnanswered, 3, 12, 2)
+	if !hasNote(r.sink.ex[0], "no response before the end of the capture") {
+		t.Errorf("notes %q", r.sink.ex[0].Notes)
+	}
+}
+
+func TestMaxPendingEviction(t *testing.T) {
+	r := newRig(t, Options{MaxPending: 2}, true)
+	body := hx(t, `00 00 00 00 // Topics: 0`)
+	for i := range 3 {
+		r.client(reqFrame(3, 1, int32(i), body))
+	}
+	if len(r.sink.ex) != 1 {
+		t.Fatalf("kinds %v", r.sink.kinds())
+	}
+	wantExchange(t, r.sink.ex[0], KindUnanswered, 3, 1, 0)
+	if !hasNote(r.sink.ex[0], "evicted") || r.d.Summary().Evicted != 1 {
+		t.Errorf("notes %q", r.sink.ex[0].Notes)
+	}
+}
+
+// SaslHandshake v0 request for PLAIN, correlation ID 3.
+const saslHandshakeV0Req = `
+00 00 00 16          // length 22
+00 11                // api key 17 SaslHandshake
+00 00                // version 0
+00 00 00 03          // correlation id 3
+00 05 6b 77 69 72 65 // client id "kwire"
+00 05 50 4c 41 49 4e // Mechanism "PLAIN"
+`
+
+// SaslHandshake v0 response: no error, mechanisms [PLAIN].
+const saslHandshakeV0Resp = `
+00 00 00 11          // length 17
+00 00 00 03          // correlation id 3
+00 00                // error code 0
+00 00 00 01          // Mechanisms: 1
+00 05 50 4c 41 49 4e //   "PLAIN"
+`
+
+// A raw PLAIN token: length, then authzid "" NUL "alice" NUL "secret".
+const plainToken = `
+00 00 00 0d          // length 13
+00                   // authzid "" and NUL
+61 6c 69 63 65 00    // "alice" NUL
+73 65 63 72 65 74    // "secret"
+`
+
+func TestSASLv0PlainRaw(t *testing.T) {
+	for _, show := range []bool{false, true} {
+		r := newRig(t, Options{Decoder: protocol.Decoder{ShowSecrets: show}}, true)
+		r.client(frame(t, saslHandshakeV0Req))
+		r.broker(frame(t, saslHandshakeV0Resp))
+		r.client(frame(t, plainToken))
+		r.broker(hx(t, `00 00 00 00 // empty token: success`))
+		r.client(frame(t, metadataV12Req))
+		r.broker(frame(t, metadataV12Resp))
+		r.d.Finish()
+		if got := r.sink.kinds(); len(got) != 3 || got[0] != KindPaired || got[1] != KindSASL || got[2] != KindPaired {
+			t.Fatalf("kinds %v", got)
+		}
+		hs, tok, md := r.sink.ex[0], r.sink.ex[1], r.sink.ex[2]
+		wantExchange(t, hs, KindPaired, 17, 0, 3)
+		if hs.Mechanism != "PLAIN" {
+			t.Errorf("handshake mechanism %q", hs.Mechanism)
+		}
+		if tok.Mechanism != "PLAIN" || tok.User != "alice" || tok.Response == nil || len(tok.Response.Bytes) != 4 {
+			t.Fatalf("token exchange %+v", tok)
+		}
+		secretShown := bytes.Contains(tok.Request.Bytes, []byte("secret"))
+		if secretShown != show || hasNote(tok, "password redacted") == show {
+			t.Errorf("show=%v: secret in bytes %v, notes %q", show, secretShown, tok.Notes)
+		}
+		var pw *protocol.Node
+		for _, n := range tok.Request.Tree.Root.Children {
+			if n.Name == "password" {
+				pw = n
+			}
+		}
+		if pw == nil || (pw.Flags&protocol.FlagRedacted != 0) == show || (pw.Str == "secret") != show || pw.Off != 11 || pw.Len != 6 {
+			t.Errorf("show=%v: password node %+v", show, pw)
+		}
+		wantExchange(t, md, KindPaired, 3, 12, 2)
+		if s := r.d.Summary(); s.SASL != 1 || s.BadFrames != 0 || s.Resyncs != 0 {
+			t.Errorf("summary %+v", s)
+		}
+	}
+}
+
+func TestSASLv0ScramRaw(t *testing.T) {
+	r := newRig(t, Options{}, true)
+	hs := frame(t, `
+		00 00 00 1e          // length 30
+		00 11 00 00          // SaslHandshake v0
+		00 00 00 01          // correlation id 1
+		00 05 6b 77 69 72 65 // client id "kwire"
+		00 0d 53 43 52 41 4d 2d 53 48 41 2d 32 35 36 // "SCRAM-SHA-256"`)
+	r.client(hs)
+	r.broker(respFrame(1, false, hx(t, `00 00 00 00 00 00 // no error, no mechanisms`)))
+	for _, m := range []struct {
+		client bool
+		s      string
+	}{
+		{true, "n,,n=bob=2Cjr,r=abc"}, {false, "r=abcdef,s=c2FsdA==,i=4096"},
+		{true, "c=biws,r=abcdef,p=cHJvb2Y="}, {false, "v=c2lnbmF0dXJl"},
+	} {
+		b := binary.BigEndian.AppendUint32(nil, uint32(len(m.s)))
+		b = append(b, m.s...)
+		if m.client {
+			r.client(b)
+		} else {
+			r.broker(b)
+		}
+	}
+	r.client(frame(t, metadataV12Req))
+	r.broker(frame(t, metadataV12Resp))
+	r.d.Finish()
+	if got := r.sink.kinds(); len(got) != 4 || got[1] != KindSASL || got[2] != KindSASL || got[3] != KindPaired {
+		t.Fatalf("kinds %v", got)
+	}
+	first, final := r.sink.ex[1], r.sink.ex[2]
+	if first.User != "bob,jr" || first.Mechanism != "SCRAM-SHA-256" {
+		t.Errorf("user %q mechanism %q", first.User, first.Mechanism)
+	}
+	if bytes.Contains(final.Request.Bytes, []byte("cHJvb2Y=")) || !hasNote(final, "proof redacted") {
+		t.Errorf("proof not redacted: %q %q", final.Request.Bytes, final.Notes)
+	}
+	wantExchange(t, r.sink.ex[3], KindPaired, 3, 12, 2)
+}
+
+func TestRawGSSAPIToken(t *testing.T) {
+	// A Kafka 0.9 client on a Kerberos listener sends a GSSAPI token
+	// (0x60, ASN.1 [APPLICATION 0]) with no SaslHandshake.
+	r := newRig(t, Options{}, true)
+	r.client(hx(t, `00 00 00 0a 60 82 01 00 06 09 2a 86 48 86`))
+	r.broker(hx(t, `00 00 00 06 60 04 06 02 2a 86`))
+	r.client(frame(t, metadataV12Req))
+	r.broker(frame(t, metadataV12Resp))
+	r.d.Finish()
+	if got := r.sink.kinds(); len(got) != 2 || got[0] != KindSASL || got[1] != KindPaired {
+		t.Fatalf("kinds %v", got)
+	}
+	g := r.sink.ex[0]
+	if g.Mechanism != "GSSAPI" || !hasNote(g, "GSSAPI") || g.Response == nil {
+		t.Errorf("gssapi exchange %+v", g)
+	}
+	if s := r.d.Summary(); s.BadFrames != 0 || s.SASL != 1 {
+		t.Errorf("summary %+v", s)
+	}
+}
