@@ -6,6 +6,7 @@ import (
 
 	"github.com/kwire/kwire/dissect"
 	"github.com/kwire/kwire/protocol"
+	"github.com/kwire/kwire/render"
 )
 
 // exchangeFields are the facts about one exchange that filters look at.
@@ -36,8 +37,43 @@ var kindNames = map[dissect.Kind]string{
 	dissect.KindSASL:       "sasl",
 }
 
-// fieldsOf collects an exchange's filterable fields.
-func fieldsOf(ex *dissect.Exchange) *exchangeFields {
+// topicIDs maps topic IDs (Kafka's base64url form) to the names that
+// Metadata, CreateTopics and other responses gave them earlier in the
+// capture, so that Produce v13+ and Fetch v13+ (which name topics by ID
+// only) still match --topic.
+type topicIDs map[string]string
+
+// learn records every struct under n that holds both a topic name and a
+// topic ID.
+func (ids topicIDs) learn(n *protocol.Node, depth int) {
+	if n == nil || depth > 64 || n.Kind == protocol.KindRecords {
+		return
+	}
+	if n.Kind == protocol.KindStruct {
+		var name, id string
+		for _, c := range n.Children {
+			switch {
+			case c.Kind == protocol.KindString && (c.Name == "Name" || c.Name == "Topic" || c.Name == "TopicName"):
+				name = c.Str
+			case c.Kind == protocol.KindUUID && c.Name == "TopicId":
+				id = render.UUIDString(c.Raw)
+			}
+		}
+		if name != "" && id != "" && id != zeroUUID {
+			ids[id] = name
+		}
+	}
+	for _, c := range n.Children {
+		ids.learn(c, depth+1)
+	}
+}
+
+// zeroUUID is the all-zero UUID in Kafka's form: no topic ID.
+const zeroUUID = "AAAAAAAAAAAAAAAAAAAAAA"
+
+// fieldsOf collects an exchange's filterable fields. ids, when not nil,
+// resolves topic IDs to names; unresolved IDs are listed as the ID.
+func fieldsOf(ex *dissect.Exchange, ids topicIDs) *exchangeFields {
 	f := &exchangeFields{
 		API:           protocol.APIName(ex.APIKey),
 		APIKey:        int(ex.APIKey),
@@ -64,12 +100,12 @@ func fieldsOf(ex *dissect.Exchange) *exchangeFields {
 	}
 	if ex.Request != nil {
 		f.RequestSize = ex.Request.Size()
-		f.Topics = appendTopics(f.Topics, treeRoot(ex.Request), "")
+		f.Topics = appendTopics(f.Topics, treeRoot(ex.Request), "", ids, 0)
 	}
 	if ex.Response != nil {
 		f.ResponseSize = ex.Response.Size()
-		f.Topics = appendTopics(f.Topics, treeRoot(ex.Response), "")
-		f.Errors = appendErrors(f.Errors, treeRoot(ex.Response))
+		f.Topics = appendTopics(f.Topics, treeRoot(ex.Response), "", ids, 0)
+		f.Errors = appendErrors(f.Errors, treeRoot(ex.Response), 0)
 	}
 	return f
 }
@@ -81,39 +117,55 @@ func treeRoot(fr *dissect.Frame) *protocol.Node {
 	return fr.Tree.Root
 }
 
-// appendTopics appends the topic names under n that are not in dst yet. A
-// topic name is a string field called Topic or TopicName, or one called
-// Name inside an array whose name has "Topic" in it (Topics, TopicData,
-// CreatableTopic...). arr is the name of the nearest enclosing array.
-func appendTopics(dst []string, n *protocol.Node, arr string) []string {
-	if n == nil {
+// appendTopics appends the topics under n that are not in dst yet. A
+// topic is a string field called Topic or TopicName, one called Name
+// inside an array whose name has "Topic" in it (Topics, TopicData,
+// CreatableTopic...), or a TopicId UUID (resolved through ids when
+// possible). arr is the name of the nearest enclosing array.
+func appendTopics(dst []string, n *protocol.Node, arr string, ids topicIDs, depth int) []string {
+	if n == nil || depth > 64 || n.Kind == protocol.KindRecords {
 		return dst
 	}
-	if n.Kind == protocol.KindString && n.Flags&protocol.FlagNull == 0 && n.Str != "" {
-		if n.Name == "Topic" || n.Name == "TopicName" || n.Name == "Name" && strings.Contains(arr, "Topic") {
-			if !slices.Contains(dst, n.Str) {
-				dst = append(dst, n.Str)
+	add := func(t string) {
+		if t != "" && !slices.Contains(dst, t) {
+			dst = append(dst, t)
+		}
+	}
+	switch n.Kind {
+	case protocol.KindString:
+		if n.Flags&protocol.FlagNull == 0 &&
+			(n.Name == "Topic" || n.Name == "TopicName" || n.Name == "Name" && strings.Contains(arr, "Topic")) {
+			add(n.Str)
+		}
+		return dst
+	case protocol.KindUUID:
+		if n.Name == "TopicId" {
+			if id := render.UUIDString(n.Raw); id != zeroUUID {
+				if name, ok := ids[id]; ok {
+					add(name)
+				} else {
+					add(id)
+				}
 			}
 		}
 		return dst
-	}
-	if n.Kind == protocol.KindArray {
+	case protocol.KindArray:
 		arr = n.Name
 	}
 	for _, c := range n.Children {
-		dst = appendTopics(dst, c, arr)
+		dst = appendTopics(dst, c, arr, ids, depth+1)
 	}
 	return dst
 }
 
 // appendErrors appends the names of non-zero error codes under n (fields
 // called ErrorCode or ending in it) that are not in dst yet.
-func appendErrors(dst []string, n *protocol.Node) []string {
-	if n == nil {
+func appendErrors(dst []string, n *protocol.Node, depth int) []string {
+	if n == nil || depth > 64 || n.Kind == protocol.KindRecords {
 		return dst
 	}
 	if n.Kind == protocol.KindInt && strings.HasSuffix(n.Name, "ErrorCode") {
-		if n.Int != 0 {
+		if n.Int != 0 && n.Flags&protocol.FlagNull == 0 {
 			name := protocol.KafkaErrorName(int16(n.Int))
 			if !slices.Contains(dst, name) {
 				dst = append(dst, name)
@@ -122,7 +174,7 @@ func appendErrors(dst []string, n *protocol.Node) []string {
 		return dst
 	}
 	for _, c := range n.Children {
-		dst = appendErrors(dst, c)
+		dst = appendErrors(dst, c, depth+1)
 	}
 	return dst
 }

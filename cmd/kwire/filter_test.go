@@ -52,7 +52,7 @@ func testExchange() *dissect.Exchange {
 }
 
 func TestFieldsOf(t *testing.T) {
-	f := fieldsOf(testExchange())
+	f := fieldsOf(testExchange(), nil)
 	if f.API != "Produce" || f.APIKey != 0 || f.Version != 9 || f.CorrelationID != 42 || f.ClientID != "producer-1" {
 		t.Errorf("header fields = %q %d v%d #%d %q", f.API, f.APIKey, f.Version, f.CorrelationID, f.ClientID)
 	}
@@ -75,7 +75,7 @@ func TestFieldsOf(t *testing.T) {
 
 func TestExchangeFilter(t *testing.T) {
 	ex := testExchange()
-	f := fieldsOf(ex)
+	f := fieldsOf(ex, nil)
 	none := func() *exchangeFilter { return &exchangeFilter{stream: -1} }
 	tests := []struct {
 		name string
@@ -114,7 +114,7 @@ func TestExchangeFilter(t *testing.T) {
 	noErr.Response.Tree.Root.Children[0].Children[0].Children[1].Children[0].Children[1].Int = 0
 	fl := none()
 	fl.errors = true
-	if fl.match(noErr, fieldsOf(noErr)) {
+	if fl.match(noErr, fieldsOf(noErr, nil)) {
 		t.Error("--errors matched an exchange without errors")
 	}
 }

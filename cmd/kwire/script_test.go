@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -26,6 +27,10 @@ func TestMain(m *testing.M) {
 //	exitcode N prog args...   run prog and expect exit status N
 //	jsonlines stdout|FILE     every non-empty line is a JSON value (NDJSON)
 //	jsondoc stdout|FILE       the whole file is one JSON value
+//	everyline stdout|FILE SEL WANT
+//	                          every line matching regexp SEL matches WANT
+//	                          too, and at least one line matches SEL
+//	headbytes SRC N DST       copy the first N bytes of SRC to DST
 //
 // the condition [pcap:NAME], true when pcaps/NAME exists, and $PCAPS, the
 // absolute path of the repository's pcaps directory.
@@ -52,6 +57,8 @@ func TestScripts(t *testing.T) {
 			"exitcode":  cmdExitCode,
 			"jsonlines": func(ts *testscript.TestScript, neg bool, args []string) { cmdJSON(ts, neg, args, true) },
 			"jsondoc":   func(ts *testscript.TestScript, neg bool, args []string) { cmdJSON(ts, neg, args, false) },
+			"everyline": cmdEveryLine,
+			"headbytes": cmdHeadBytes,
 		},
 	})
 }
@@ -104,4 +111,38 @@ func cmdJSON(ts *testscript.TestScript, neg bool, args []string, lines bool) {
 	if bad == nil && neg {
 		ts.Fatalf("%s: valid JSON", args[0])
 	}
+}
+
+func cmdEveryLine(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 3 {
+		ts.Fatalf("usage: everyline stdout|FILE SELECT WANT")
+	}
+	sel, err := regexp.Compile(args[1])
+	ts.Check(err)
+	want, err := regexp.Compile(args[2])
+	ts.Check(err)
+	n := 0
+	for _, l := range strings.Split(ts.ReadFile(args[0]), "\n") {
+		if !sel.MatchString(l) {
+			continue
+		}
+		n++
+		if !want.MatchString(l) {
+			ts.Fatalf("%s: line %q does not match %q", args[0], l, args[2])
+		}
+	}
+	if n == 0 {
+		ts.Fatalf("%s: no line matches %q", args[0], args[1])
+	}
+}
+
+func cmdHeadBytes(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 3 {
+		ts.Fatalf("usage: headbytes SRC N DST")
+	}
+	n, err := strconv.Atoi(args[1])
+	ts.Check(err)
+	data, err := os.ReadFile(ts.MkAbs(args[0]))
+	ts.Check(err)
+	ts.Check(os.WriteFile(ts.MkAbs(args[2]), data[:min(n, len(data))], 0o644))
 }

@@ -1,0 +1,424 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"github.com/kwire/kwire/protocol"
+	"io"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/kwire/kwire/dissect"
+	"github.com/kwire/kwire/reassembly"
+	"github.com/kwire/kwire/render"
+	"github.com/spf13/cobra"
+)
+
+type readOptions struct {
+	Ports    []int
+	Detect   bool
+	MaxFrame int
+
+	Tree    bool // -V
+	HexDump bool // -x
+	JSON    bool
+	Verbose bool
+	out     outputOptions
+
+	APIs      []string
+	Topics    []string
+	ClientIDs []string
+	Errors    bool
+	Stream    int
+	Frame     int64
+	Filter    string
+}
+
+// progressThreshold is the total input size above which a progress bar is
+// shown (on a terminal stderr only).
+const progressThreshold = 50 << 20
+
+func newReadCmd(s *ioStreams, g *globalOptions) *cobra.Command {
+	o := &readOptions{Stream: -1}
+	cmd := &cobra.Command{
+		Use:   "read [flags] FILE...",
+		Short: "Dissect the Kafka traffic in pcap or pcapng captures",
+		Long: `Read pcap or pcapng captures (gzip-compressed or not; - reads standard
+input), reassemble their TCP connections, and print every Kafka request and
+its response: one line per exchange, with -V the decoded trees, with -x the
+annotated hex dumps, with --json one JSON object per line (NDJSON).
+
+Connections are Kafka when one side uses a --port (default 9092), or, with
+--detect, when their first bytes parse as a Kafka request on any port.
+--verbose also lists the connections that were skipped and why.
+
+A summary follows the exchanges: connections, frames, exchanges, orphans
+(responses whose request was not captured), unanswered requests, gaps,
+decode errors and skipped connections. It goes to stdout in text mode and
+to stderr with --json, so that stdout stays pure NDJSON.
+
+Filters (all given ones must hold):
+  --api LIST         API names or keys, comma-separated (Produce,Fetch,3)
+  --topic NAME       exchanges naming the topic (repeatable)
+  --client-id ID     requests from the client ID (repeatable)
+  --errors           responses with a non-zero error code anywhere
+  --stream N         TCP connection N (Wireshark's tcp.stream)
+  --frame N          the exchange holding packet N
+  --filter EXPR      an expression (https://expr-lang.org) over the fields
+                     api, api_key, version, correlation_id, client_id,
+                     latency_ms, request_size, response_size, topics,
+                     errors, stream, client, broker and kind (paired,
+                     no-response, unanswered, orphan, sasl)
+
+Exit status: 0 the captures were read (also when no Kafka connection was
+found: a note says so on stderr); 1 a capture ended in the middle of a
+packet, or some frame could not be decoded (everything else is still
+printed, a warning goes to stderr); 2 usage error, a bad --filter, or a
+file that cannot be read or is not a pcap/pcapng capture.`,
+		Example: `  # One line per request/response
+  kwire read kafka.pcapng
+
+  # Kafka on other ports, or found by content
+  kwire read --port 9092,9093,19092 kafka.pcap
+  kwire read --detect kafka.pcap
+
+  # Full trees of the slow Fetch requests
+  kwire read -V --filter 'api == "Fetch" && latency_ms > 100' kafka.pcap
+
+  # Errors on one topic, as NDJSON
+  kwire read --topic orders --errors --json kafka.pcap | jq .
+
+  # Live, from tcpdump
+  tcpdump -i any -w - port 9092 | kwire read -`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runRead(cmd.Context(), o, s, g.colorEnabled(s), args)
+		},
+	}
+	f := cmd.Flags()
+	f.IntSliceVar(&o.Ports, "port", []int{9092}, "Kafka broker TCP `ports`, comma-separated")
+	f.BoolVar(&o.Detect, "detect", false, "also recognise Kafka on other ports by the first bytes of a connection")
+	f.IntVar(&o.MaxFrame, "max-frame", 0, "largest frame `bytes` accepted as Kafka (0: the dissector's default)")
+	f.BoolVarP(&o.Tree, "tree", "V", false, "print each exchange's decoded request and response trees")
+	f.BoolVarP(&o.HexDump, "hex", "x", false, "print each frame's annotated hex dump")
+	f.BoolVar(&o.JSON, "json", false, "print one JSON object per exchange (NDJSON)")
+	f.BoolVar(&o.Verbose, "verbose", false, "also list connection events and skipped connections with reasons")
+	o.out.addFlags(f)
+	f.StringSliceVar(&o.APIs, "api", nil, "only these APIs (names or keys, comma-separated)")
+	f.StringSliceVar(&o.Topics, "topic", nil, "only exchanges naming one of these topics")
+	f.StringSliceVar(&o.ClientIDs, "client-id", nil, "only requests from these client IDs")
+	f.BoolVar(&o.Errors, "errors", false, "only exchanges whose response has a non-zero error code")
+	f.IntVar(&o.Stream, "stream", -1, "only TCP connection `N` (numbered from 0 as Wireshark's tcp.stream)")
+	f.Int64Var(&o.Frame, "frame", 0, "only the exchange holding packet `N` (numbered from 1)")
+	f.StringVar(&o.Filter, "filter", "", "only exchanges for which the `EXPR` is true (see above)")
+	cmd.MarkFlagsMutuallyExclusive("json", "tree")
+	cmd.MarkFlagsMutuallyExclusive("json", "hex")
+	return cmd
+}
+
+func runRead(ctx context.Context, o *readOptions, s *ioStreams, color bool, paths []string) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	ropts, err := o.out.renderOptions(color)
+	if err != nil {
+		return err
+	}
+	fl, err := o.filter()
+	if err != nil {
+		return err
+	}
+	dopts, err := o.dissectOptions()
+	if err != nil {
+		return err
+	}
+	total := inputSize(paths)
+
+	w := bufio.NewWriterSize(s.Out, 64<<10)
+	sink := &readSink{o: o, fl: fl, w: w, ropts: ropts, ids: make(topicIDs), lastFlush: time.Now()}
+	if s.ErrTTY && total > progressThreshold {
+		sink.bar = startProgress(s.ErrOut, total)
+	}
+
+	// Each file is a capture of its own, as Wireshark opens it: packet
+	// and stream numbers restart, so each gets a fresh dissector.
+	var (
+		fileErrs []error
+		readAny  bool // some file was a capture
+	)
+	for _, path := range paths {
+		d := dissect.New(dopts, sink)
+		sum, err := reassembly.ReadFiles(ctx, []string{path}, reassembly.Options{}, sink.handler(d))
+		d.Finish()
+		sink.counts.Packets += sum.Packets
+		sink.counts.Connections += sum.Connections
+		for _, f := range sum.Files {
+			readAny = readAny || f.Format != ""
+		}
+		if err != nil {
+			fileErrs = append(fileErrs, err)
+		}
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	if sink.bar != nil {
+		sink.bar.finish()
+	}
+
+	switch {
+	case !readAny:
+		// Nothing was read: the errors below say why; no empty summary.
+	case o.JSON:
+		sink.check(w.Flush())
+		sink.check(render.Summary(s.ErrOut, &sink.counts, render.Options{Color: color && s.ErrTTY}))
+	default:
+		if sink.counts.Exchanges > 0 || sink.shown > 0 {
+			sink.check(w.WriteByte('\n'))
+		}
+		sink.check(render.Summary(w, &sink.counts, ropts))
+		if fl.active() {
+			fmt.Fprintf(w, "shown: %d of %d exchanges (filtered)\n", sink.shown, sink.counts.Exchanges)
+		}
+	}
+	sink.check(w.Flush())
+	if sink.err != nil {
+		return &exitError{code: exitData, err: fmt.Errorf("writing output: %w", sink.err)}
+	}
+	return readStatus(s.ErrOut, &sink.counts, fileErrs)
+}
+
+// readStatus reports problems with the input on stderr and returns the
+// exit status: 2 when a file could not be read at all, 1 when a capture
+// ended early or was corrupt, or a frame did not decode.
+func readStatus(errw io.Writer, c *render.SummaryCounts, fileErrs []error) error {
+	code := exitOK
+	for _, err := range fileErrs {
+		var fe *reassembly.FileError
+		switch {
+		case errors.As(err, &fe) && (errors.Is(err, reassembly.ErrTruncated) || errors.Is(err, reassembly.ErrCorrupt)):
+			fmt.Fprintf(errw, "kwire: warning: %v (everything before it is shown)\n", err)
+			code = max(code, exitData)
+		case errors.Is(err, context.Canceled):
+			fmt.Fprintf(errw, "kwire: interrupted\n")
+			code = max(code, exitData)
+		default:
+			fmt.Fprintf(errw, "kwire: %v\n", err)
+			code = exitUsage
+		}
+	}
+	if c.Kafka == 0 && code != exitUsage {
+		fmt.Fprintf(errw, "kwire: no Kafka connections found (%d TCP connection%s skipped; try --detect or --port)\n",
+			c.Connections, plural(c.Connections))
+	}
+	if c.DecodeErrors > 0 {
+		fmt.Fprintf(errw, "kwire: warning: %d frame%s could not be fully decoded\n", c.DecodeErrors, plural(c.DecodeErrors))
+		code = max(code, exitData)
+	}
+	if code != exitOK {
+		return silentExit(code)
+	}
+	return nil
+}
+
+// dissectOptions validates the connection flags.
+func (o *readOptions) dissectOptions() (dissect.Options, error) {
+	opts := dissect.Options{
+		Ports:    make([]uint16, 0, len(o.Ports)),
+		Detect:   o.Detect,
+		MaxFrame: o.MaxFrame,
+		Decoder:  protocol.Decoder{Records: true, ShowSecrets: o.out.ShowSecrets},
+	}
+	for _, p := range o.Ports {
+		if p <= 0 || p > 65535 {
+			return opts, usageErrorf("--port %d is not a TCP port", p)
+		}
+		opts.Ports = append(opts.Ports, uint16(p))
+	}
+	if o.MaxFrame < 0 {
+		return opts, usageErrorf("--max-frame must not be negative")
+	}
+	if len(opts.Ports) == 0 && !o.Detect {
+		return opts, usageErrorf("no --port given: add one or use --detect")
+	}
+	return opts, nil
+}
+
+// filter builds the exchange filter from the flags.
+func (o *readOptions) filter() (*exchangeFilter, error) {
+	fl := &exchangeFilter{topics: o.Topics, clientIDs: o.ClientIDs, errors: o.Errors, stream: o.Stream, frame: o.Frame}
+	if o.Stream < -1 {
+		return nil, usageErrorf("--stream must not be negative")
+	}
+	if o.Frame < 0 {
+		return nil, usageErrorf("--frame must not be negative")
+	}
+	if len(o.APIs) > 0 {
+		keys, err := parseAPIList(o.APIs)
+		if err != nil {
+			return nil, usageErrorf("--api: %v", err)
+		}
+		fl.apis = keys
+	}
+	if o.Filter != "" {
+		p, err := compileFilter(o.Filter)
+		if err != nil {
+			return nil, &exitError{code: exitUsage, err: err}
+		}
+		fl.program = p
+	}
+	return fl, nil
+}
+
+// inputSize returns the total size of the named files, for the progress
+// bar; standard input and files that cannot be read count as 0 (reading
+// them reports the problem).
+func inputSize(paths []string) int64 {
+	var total int64
+	for _, p := range paths {
+		if st, err := os.Stat(p); p != "-" && err == nil && st.Mode().IsRegular() {
+			total += st.Size()
+		}
+	}
+	return total
+}
+
+// readSink renders exchanges and events as they come and counts all of
+// them for the summary.
+type readSink struct {
+	o      *readOptions
+	fl     *exchangeFilter
+	w      *bufio.Writer
+	ropts  render.Options
+	counts render.SummaryCounts
+	shown  int
+	err    error // first write error
+	bar    *progressBar
+	ids    topicIDs // topic names by ID, learnt from responses
+
+	lastFlush time.Time
+}
+
+// flushEvery bounds how long output may sit in the buffer, so that
+// reading a live capture from stdin shows exchanges as they happen.
+const flushEvery = 200 * time.Millisecond
+
+func (k *readSink) Exchange(ex *dissect.Exchange) {
+	k.counts.Exchange(ex)
+	k.ids.learn(treeRoot(ex.Response), 0)
+	if !k.fl.match(ex, fieldsOf(ex, k.ids)) {
+		return
+	}
+	k.shown++
+	if k.o.JSON {
+		k.check(render.ExchangeJSON(k.w, ex, k.ropts))
+		k.maybeFlush()
+		return
+	}
+	k.check(render.Line(k.w, ex, k.ropts))
+	if k.o.Tree || k.o.HexDump {
+		k.frameDetail("request", ex.Request)
+		k.frameDetail("response", ex.Response)
+		k.check(k.w.WriteByte('\n'))
+	}
+	k.maybeFlush()
+}
+
+// frameDetail writes a frame's tree (-V) and annotated hex (-x) under a
+// "  request, packet 12:" heading, indented by four spaces.
+func (k *readSink) frameDetail(what string, fr *dissect.Frame) {
+	if fr == nil || fr.Tree == nil {
+		return
+	}
+	packets := " " + strconv.FormatInt(fr.FirstFrame, 10)
+	if fr.LastFrame != fr.FirstFrame {
+		packets = "s" + packets + "-" + strconv.FormatInt(fr.LastFrame, 10)
+	}
+	_, err := fmt.Fprintf(k.w, "  %s, packet%s:\n", what, packets)
+	k.check(err)
+	iw := &indentWriter{w: k.w, prefix: "    ", bol: true}
+	if k.o.Tree {
+		k.check(render.Tree(iw, fr.Tree, k.ropts))
+	}
+	if k.o.HexDump {
+		k.check(render.Hex(iw, fr.Tree, k.ropts))
+	}
+}
+
+func (k *readSink) Event(ev *dissect.Event) {
+	k.counts.Event(ev)
+	if k.o.JSON || !k.showEvent(ev) {
+		return // NDJSON carries exchanges only; the summary counts events
+	}
+	k.check(render.EventLine(k.w, ev, k.ropts))
+	k.maybeFlush()
+}
+
+// showEvent decides whether an event is printed. With --verbose every
+// event is (on the --stream asked for); otherwise opens, closes and
+// skipped connections are not, and anomalies (gaps, resyncs, TLS, frames
+// that are not Kafka) are unless a filter other than --stream narrows the
+// output to some exchanges.
+func (k *readSink) showEvent(ev *dissect.Event) bool {
+	if k.fl.stream >= 0 && (ev.Conn == nil || ev.Conn.Index != k.fl.stream) {
+		return false
+	}
+	if k.o.Verbose {
+		return true
+	}
+	switch ev.Kind {
+	case dissect.EventOpen, dissect.EventClose, dissect.EventSkipped:
+		return false
+	}
+	others := *k.fl
+	others.stream = -1
+	return !others.active()
+}
+
+func (k *readSink) check(err error) {
+	if err != nil && k.err == nil {
+		k.err = err
+	}
+}
+
+func (k *readSink) maybeFlush() {
+	if now := time.Now(); now.Sub(k.lastFlush) >= flushEvery {
+		k.check(k.w.Flush())
+		k.lastFlush = now
+	}
+}
+
+// handler returns the reassembly handler for one file: d, plus progress
+// accounting when a progress bar is shown.
+func (k *readSink) handler(d *dissect.Dissector) reassembly.Handler {
+	if k.bar == nil {
+		return d
+	}
+	return &progressHandler{Handler: d, bar: k.bar}
+}
+
+// indentWriter prefixes every line written through it.
+type indentWriter struct {
+	w      io.Writer
+	prefix string
+	bol    bool // at the beginning of a line
+	buf    []byte
+}
+
+func (iw *indentWriter) Write(p []byte) (int, error) {
+	iw.buf = iw.buf[:0]
+	for _, c := range p {
+		if iw.bol && c != '\n' {
+			iw.buf = append(iw.buf, iw.prefix...)
+		}
+		iw.buf = append(iw.buf, c)
+		iw.bol = c == '\n'
+	}
+	if _, err := iw.w.Write(iw.buf); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
