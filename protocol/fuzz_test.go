@@ -120,6 +120,7 @@ func FuzzPrimitives(f *testing.F) {
 		"7fffffff00", "ffffffffffffffffff8101", "02 0002cafe 6305 68656c6c6f", "8080808080 00"} {
 		f.Add(unhex(f, s))
 	}
+	addVectorSeeds(f, func(_ *vector, b []byte) { f.Add(b) })
 	f.Fuzz(func(t *testing.T, b []byte) {
 		ops := []func(r *Reader) int{ // each returns the bytes it claims to hold, or -1
 			func(r *Reader) int { r.Int8(); return -1 },
