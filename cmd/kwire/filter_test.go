@@ -155,3 +155,36 @@ func TestCompileFilterErrors(t *testing.T) {
 		}
 	}
 }
+
+func TestTopicIDs(t *testing.T) {
+	// A Metadata response names topic "orders" with its ID; a later
+	// Produce v13 request names the topic by ID only.
+	id := []byte{0xb2, 0x1e, 0x43, 0x45, 0x03, 0x19, 0x48, 0x59, 0xbb, 0x62, 0xc5, 0xb5, 0x30, 0xd8, 0xa2, 0x59}
+	other := []byte{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16}
+	uuid := func(raw []byte) *protocol.Node {
+		return &protocol.Node{Name: "TopicId", Kind: protocol.KindUUID, Raw: raw}
+	}
+	meta := &protocol.Node{Name: "MetadataResponse", Children: []*protocol.Node{
+		{Name: "Topics", Kind: protocol.KindArray, Children: []*protocol.Node{
+			{Name: "[0]", Kind: protocol.KindStruct, Children: []*protocol.Node{
+				{Name: "Name", Kind: protocol.KindString, Str: "orders"}, uuid(id),
+			}},
+		}},
+	}}
+	ids := make(topicIDs)
+	ids.learn(meta, 0)
+	if got := ids["sh5DRQMZSFm7YsW1MNiiWQ"]; got != "orders" {
+		t.Fatalf("learnt %v, want sh5DRQMZSFm7YsW1MNiiWQ → orders", ids)
+	}
+	produce := &protocol.Node{Name: "ProduceRequest", Children: []*protocol.Node{
+		{Name: "TopicData", Kind: protocol.KindArray, Children: []*protocol.Node{
+			{Name: "[0]", Kind: protocol.KindStruct, Children: []*protocol.Node{uuid(id)}},
+			{Name: "[1]", Kind: protocol.KindStruct, Children: []*protocol.Node{uuid(other)}},
+			{Name: "[2]", Kind: protocol.KindStruct, Children: []*protocol.Node{uuid(make([]byte, 16))}},
+		}},
+	}}
+	ex := &dissect.Exchange{APIKey: 0, APIVersion: 13, Request: &dissect.Frame{Tree: &protocol.Tree{Root: produce}}}
+	if got, want := fieldsOf(ex, ids).Topics, []string{"orders", "AQIDBAUGBwgJCgsMDQ4PEA"}; !slices.Equal(got, want) {
+		t.Errorf("topics = %q, want %q (resolved name, then the unknown ID; no zero ID)", got, want)
+	}
+}
