@@ -869,6 +869,18 @@ func TestLegacyCompressed(t *testing.T) {
 			}
 		})
 	}
+	t.Run("LogAppendTime wrapper", func(t *testing.T) {
+		inner := legacyMessage(0, 1, 0, 5, nil, []byte("x"))
+		w := legacyMessage(9, 1, int8(CodecGzip)|0x08, 1700000000000, nil, recCompress(t, CodecGzip, inner))
+		tr := recDecode(t, &d, w)
+		if a := tr.Root.Children[0].Child("Attributes").Note; a != "codec=gzip timestampType=LogAppendTime" {
+			t.Errorf("wrapper attributes %q", a)
+		}
+		ts := tr.Root.Children[0].Child("MessageSet").Children[0].Child("Timestamp")
+		if want := "timestamp 5 (1970-01-01T00:00:00.005Z); LogAppendTime: the wrapper's timestamp 1700000000000 (2023-11-14T22:13:20.000Z) applies"; ts.Note != want {
+			t.Errorf("inner timestamp %q", ts.Note)
+		}
+	})
 	t.Run("nested too deep", func(t *testing.T) {
 		msg := legacyMessage(0, 1, 0, 0, nil, []byte("x"))
 		for range maxLegacyDepth + 1 {
