@@ -249,6 +249,12 @@ func (r *runner) packet(data []byte, ci gopacket.CaptureInfo, link layers.LinkTy
 		delete(r.conns, key)
 	} else if syn && s.reusedBy(src, gpr.Sequence(r.tcp.Seq)) {
 		r.closeReused(s)
+	} else if r.tcp.ACK {
+		d := BtoA // the direction this packet acknowledges
+		if src != s.conn.A {
+			d = AtoB
+		}
+		r.skipAckedHoles(s, d, gpr.Sequence(r.tcp.Ack))
 	}
 	r.pending = pendingConn{key: key, src: src, dst: dst}
 
@@ -312,51 +318,90 @@ func (r *runner) New(_, _ gopacket.Flow, _ *layers.TCP, _ gpr.AssemblerContext) 
 // gets a RST at the next expected sequence number of each open direction.
 // Out-of-order data still buffered for s is dropped with it.
 func (r *runner) closeReused(s *stream) {
-	r.synthetic = true
 	r.forceReason = CloseReused
 	for d := AtoB; d <= BtoA; d++ {
 		h := &s.half[d]
 		if h.closed || s.done {
 			continue
 		}
-		from, to := s.conn.A, s.conn.B
-		if d == BtoA {
-			from, to = to, from
-		}
 		var seq gpr.Sequence
 		if h.started {
 			seq = h.next
 		}
-		var hdr [20]byte
-		hdr[0], hdr[1] = byte(from.Port()>>8), byte(from.Port())
-		hdr[2], hdr[3] = byte(to.Port()>>8), byte(to.Port())
-		hdr[4], hdr[5], hdr[6], hdr[7] = byte(seq>>24), byte(seq>>16), byte(seq>>8), byte(seq)
-		hdr[12] = 5 << 4
-		hdr[13] = 0x04 // RST
-		if err := r.synTCP.DecodeFromBytes(hdr[:], gopacket.NilDecodeFeedback); err != nil {
-			break
-		}
-		r.synCtx.ci.Timestamp = s.lastSeen
-		r.synCtx.frame = r.frame
-		r.synCtx.seq = seq
-		r.synCtx.rst = true
-		fa, ta := from.Addr(), to.Addr()
-		var flow gopacket.Flow
-		if fa.Is4() {
-			a, b := fa.As4(), ta.As4()
-			flow = gopacket.NewFlow(layers.EndpointIPv4, a[:], b[:])
-		} else {
-			a, b := fa.As16(), ta.As16()
-			flow = gopacket.NewFlow(layers.EndpointIPv6, a[:], b[:])
-		}
-		r.asm.AssembleWithContext(flow, &r.synTCP, r.synCtx)
+		r.inject(s, d, seq, tcpFlagRST)
 	}
-	r.synthetic = false
 	r.forceReason = ""
 	if !s.done {
 		// Not expected; forget it so that the new connection is numbered.
 		delete(r.conns, s.key)
 	}
+}
+
+// skipAckedHoles gives up the holes of direction d of s that the peer has
+// acknowledged (ack): the receiver has those bytes, so no retransmission
+// will fill them and the capture simply missed them. The data buffered
+// behind them is delivered now rather than at the next flush.
+//
+// The assembler has no per-connection flush, but it gives up a
+// connection's oldest hole when its page limit is reached: the limit is
+// lowered to one page for an empty segment fed just ahead of the hole.
+func (r *runner) skipAckedHoles(s *stream, d Dir, ack gpr.Sequence) {
+	h := &s.half[d]
+	if !h.started || h.closed || h.next.Difference(ack) <= 0 {
+		return
+	}
+	if h.holeValid && h.holeEnd.Difference(ack) < 0 {
+		return // the first hole is not acknowledged in full
+	}
+	saved := r.asm.MaxBufferedPagesPerConnection
+	r.asm.MaxBufferedPagesPerConnection = 1
+	for range 64 {
+		prev := h.next
+		r.inject(s, d, h.next.Add(1), 0)
+		if h.next == prev || h.closed || h.next.Difference(ack) <= 0 {
+			break
+		}
+	}
+	r.asm.MaxBufferedPagesPerConnection = saved
+}
+
+// TCP flags (RFC 9293 section 3.1) used by inject.
+const tcpFlagRST = 0x04
+
+// inject feeds the assembler a payload-less segment of our own in
+// direction d of s. The stream does not count it.
+func (r *runner) inject(s *stream, d Dir, seq gpr.Sequence, flags byte) {
+	from, to := s.conn.A, s.conn.B
+	if d == BtoA {
+		from, to = to, from
+	}
+	var hdr [20]byte
+	hdr[0], hdr[1] = byte(from.Port()>>8), byte(from.Port())
+	hdr[2], hdr[3] = byte(to.Port()>>8), byte(to.Port())
+	hdr[4], hdr[5], hdr[6], hdr[7] = byte(seq>>24), byte(seq>>16), byte(seq>>8), byte(seq)
+	hdr[12] = 5 << 4
+	hdr[13] = flags
+	if err := r.synTCP.DecodeFromBytes(hdr[:], gopacket.NilDecodeFeedback); err != nil {
+		return
+	}
+	c := r.synCtx
+	c.ci.Timestamp = s.lastSeen
+	c.frame = r.frame
+	c.seq = seq
+	c.length, c.captured = 0, 0
+	c.rst = flags&tcpFlagRST != 0
+	fa, ta := from.Addr(), to.Addr()
+	var flow gopacket.Flow
+	if fa.Is4() {
+		a, b := fa.As4(), ta.As4()
+		flow = gopacket.NewFlow(layers.EndpointIPv4, a[:], b[:])
+	} else {
+		a, b := fa.As16(), ta.As16()
+		flow = gopacket.NewFlow(layers.EndpointIPv6, a[:], b[:])
+	}
+	r.synthetic = true
+	r.asm.AssembleWithContext(flow, &r.synTCP, c)
+	r.synthetic = false
 }
 
 // flush gives up holes older than BufferTimeout, closes idle connections
@@ -463,8 +508,12 @@ type halfState struct {
 	isn     gpr.Sequence // initial sequence number, if synSeen
 	finSeen bool
 	finEnd  gpr.Sequence // sequence number of the FIN
-	ackSeen bool
-	maxAck  gpr.Sequence // highest ACK this direction's sender sent
+	// holeEnd is the lowest sequence number buffered ahead of next, if
+	// holeValid: where the first hole ends.
+	holeValid bool
+	holeEnd   gpr.Sequence
+	ackSeen   bool
+	maxAck    gpr.Sequence // highest ACK this direction's sender sent
 }
 
 // stream is one connection; it implements gpr.Stream.
@@ -550,6 +599,9 @@ func (s *stream) Accept(tcp *layers.TCP, ci gopacket.CaptureInfo, dir gpr.TCPFlo
 			case ahead > 0:
 				st.OutOfOrder++
 				r.ctxKept = true
+				if !h.holeValid || h.holeEnd.Difference(seq) < 0 {
+					h.holeValid, h.holeEnd = true, seq
+				}
 			}
 		}
 	}
@@ -581,6 +633,9 @@ func (s *stream) ReassembledSG(sg gpr.ScatterGather, ac gpr.AssemblerContext) {
 	}
 	if off < total {
 		s.deliver(sg, d, off, total)
+	}
+	if h.holeValid && h.next.Difference(h.holeEnd) <= 0 {
+		h.holeValid = false
 	}
 	if end {
 		h.closed = true

@@ -831,3 +831,25 @@ func (discard) Open(*Conn)                       {}
 func (discard) Data(*Conn, Dir, Chunk)           {}
 func (discard) Gap(*Conn, Dir, int64, time.Time) {}
 func (discard) Close(*Conn, string, time.Time)   {}
+
+func TestAckedHoleSkippedOnlyWhenFullyAcked(t *testing.T) {
+	v := newConv("10.0.0.1:1", "10.0.0.2:2", 100, 900)
+	v.handshake()
+	v.send(true, "aaaa")
+	lost := v.next(true, "0123456789") // not captured yet
+	v.send(true, "bbbb")
+	// The receiver acknowledges only half of the hole: a retransmission
+	// of the rest may still come, so the data stays buffered.
+	v.add(seg{src: v.s, dst: v.c, seq: v.sseq, ack: lost.seq + 5, flags: "A"})
+	rest := lost
+	rest.seq += 5
+	rest.payload = rest.payload[5:]
+	v.add(rest) // frame 7: the retransmitted second half
+	v.send(true, "cccc")
+	h, _ := mustRead(t, pcapBytes(t, layers.LinkTypeEthernet, v.segs), Options{})
+	want := []string{`data 0 0 f4 "aaaa"`, "gap 0 0 5", `data 0 0 f7 "56789"`, `data 0 0 f5 "bbbb"`, `data 0 0 f8 "cccc"`}
+	got := slices.DeleteFunc(slices.Clone(h.log), func(l string) bool { return !strings.HasPrefix(l, "data") && !strings.HasPrefix(l, "gap") })
+	if !slices.Equal(got, want) {
+		t.Errorf("log\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}

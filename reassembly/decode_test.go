@@ -1,0 +1,185 @@
+package reassembly
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"testing"
+
+	"github.com/gopacket/gopacket/layers"
+)
+
+// ipv4TCP is an IPv4 header (20 bytes, total length 44) and a TCP header
+// (20 bytes) carrying "abcd".
+func ipv4TCP() []byte {
+	return []byte{
+		0x45, 0x00, 0x00, 44, // version 4, IHL 5, total length 44
+		0x00, 0x01, 0x40, 0x00, // id 1, DF, offset 0
+		64, 6, 0, 0, // TTL, protocol TCP, checksum (unchecked)
+		10, 0, 0, 1, // source
+		10, 0, 0, 2, // destination
+		0x9c, 0x40, 0x23, 0x84, // ports 40000 > 9092
+		0, 0, 0, 1, 0, 0, 0, 0, // seq 1, ack 0
+		0x50, 0x18, 0xff, 0xff, // data offset 5, PSH ACK, window
+		0, 0, 0, 0, // checksum, urgent
+		'a', 'b', 'c', 'd',
+	}
+}
+
+func TestDecodeFrameIPv4(t *testing.T) {
+	pkt := ipv4TCP()
+	var d decoded
+	if r := decodeFrame(layers.LinkTypeRaw, pkt, &d); r != resTCP {
+		t.Fatalf("result %d", r)
+	}
+	if !bytes.Equal(d.srcIP, []byte{10, 0, 0, 1}) || !bytes.Equal(d.dstIP, []byte{10, 0, 0, 2}) || d.segLen != 24 || len(d.seg) != 24 {
+		t.Errorf("decoded %+v", d)
+	}
+	// Ethernet padding after the IP packet is not payload.
+	eth := append(append(make([]byte, 12), 0x08, 0x00), pkt...)
+	eth = append(eth, 0, 0, 0, 0, 0, 0)
+	if r := decodeFrame(layers.LinkTypeEthernet, eth, &d); r != resTCP || len(d.seg) != 24 {
+		t.Errorf("padded: result %d, seg %d bytes", r, len(d.seg))
+	}
+	// Snap-length cut: the segment length still comes from the IP header.
+	if r := decodeFrame(layers.LinkTypeRaw, pkt[:42], &d); r != resTCP || len(d.seg) != 22 || d.segLen != 24 {
+		t.Errorf("cut: result %d, seg %d of %d", r, len(d.seg), d.segLen)
+	}
+	// TSO: total length 0 means "the captured length".
+	tso := ipv4TCP()
+	tso[2], tso[3] = 0, 0
+	if r := decodeFrame(layers.LinkTypeRaw, tso, &d); r != resTCP || d.segLen != 24 {
+		t.Errorf("tso: result %d, segLen %d", r, d.segLen)
+	}
+}
+
+func TestDecodeFrameHostile(t *testing.T) {
+	mod := func(f func(b []byte) []byte) []byte { return f(ipv4TCP()) }
+	cases := []struct {
+		name string
+		link layers.LinkType
+		data []byte
+		want decodeResult
+	}{
+		{"empty raw", layers.LinkTypeRaw, nil, resShort},
+		{"short ethernet", layers.LinkTypeEthernet, make([]byte, 13), resShort},
+		{"short sll", layers.LinkTypeLinuxSLL, make([]byte, 15), resShort},
+		{"short sll2", linkTypeSLL2, make([]byte, 19), resShort},
+		{"short null", layers.LinkTypeNull, []byte{2, 0}, resShort},
+		{"null unknown family", layers.LinkTypeNull, []byte{7, 0, 0, 0, 0x45}, resNotTCP},
+		{"raw version 5", layers.LinkTypeRaw, []byte{0x50, 0, 0, 0}, resMalformed},
+		{"ihl below 5", layers.LinkTypeRaw, mod(func(b []byte) []byte { b[0] = 0x44; return b }), resMalformed},
+		{"total below ihl", layers.LinkTypeRaw, mod(func(b []byte) []byte { b[3] = 10; return b }), resMalformed},
+		{"ihl beyond capture", layers.LinkTypeRaw, mod(func(b []byte) []byte { b[0] = 0x4f; b[3] = 200; return b[:30] }), resShort},
+		{"fragment offset", layers.LinkTypeRaw, mod(func(b []byte) []byte { b[7] = 1; return b }), resFragment},
+		{"udp", layers.LinkTypeRaw, mod(func(b []byte) []byte { b[9] = 17; return b }), resNotTCP},
+		{"unknown link", layers.LinkType(147), ipv4TCP(), resUnsupportedLink},
+		{"vlan stack too deep", layers.LinkTypeEthernet, append(make([]byte, 12), bytes.Repeat([]byte{0x81, 0x00, 0, 1}, 9)...), resMalformed},
+		{"vlan cut", layers.LinkTypeEthernet, append(make([]byte, 12), 0x81, 0x00, 0), resShort},
+		{"arp", layers.LinkTypeEthernet, append(make([]byte, 12), 0x08, 0x06), resNotTCP},
+		{"ipv6 short", layers.LinkTypeRaw, append([]byte{0x60}, make([]byte, 38)...), resShort},
+	}
+	for _, c := range cases {
+		var d decoded
+		if got := decodeFrame(c.link, c.data, &d); got != c.want {
+			t.Errorf("%s: result %d, want %d", c.name, got, c.want)
+		}
+	}
+	if _, r := tcpHeaderLen(make([]byte, 20), 19); r != resMalformed {
+		t.Errorf("segment below 20 bytes: %d", r)
+	}
+	bad := make([]byte, 20)
+	bad[12] = 0x40 // data offset 4
+	if _, r := tcpHeaderLen(bad, 20); r != resMalformed {
+		t.Errorf("data offset 4: %d", r)
+	}
+	bad[12] = 0xf0 // data offset 60 bytes, 20 captured of 100
+	if _, r := tcpHeaderLen(bad, 100); r != resShort {
+		t.Errorf("options beyond capture: %d", r)
+	}
+}
+
+func TestDecodeIPv6ExtensionsAndFragments(t *testing.T) {
+	hdr := func(next byte, ext []byte) []byte {
+		b := []byte{0x60, 0, 0, 0, 0, byte(len(ext) + 20), next, 64}
+		b = append(b, make([]byte, 32)...)
+		b = append(b, ext...)
+		tcp := make([]byte, 20)
+		tcp[12] = 0x50
+		return append(b, tcp...)
+	}
+	var d decoded
+	// hop-by-hop (8 bytes) then routing (16 bytes) then TCP
+	ext := []byte{43, 0, 1, 4, 0, 0, 0, 0, 6, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}
+	if r := decodeFrame(linkTypeIPv6, hdr(0, ext), &d); r != resTCP || d.segLen != 20 || len(d.seg) != 20 {
+		t.Errorf("extensions: result %d, segLen %d", r, d.segLen)
+	}
+	// An atomic fragment (offset 0, M clear) is a whole packet.
+	if r := decodeFrame(linkTypeIPv6, hdr(44, []byte{6, 0, 0, 0, 0, 0, 0, 1}), &d); r != resTCP {
+		t.Errorf("atomic fragment: %d", r)
+	}
+	// First fragment (M set) and a later one (offset 8).
+	if r := decodeFrame(linkTypeIPv6, hdr(44, []byte{6, 0, 0, 1, 0, 0, 0, 1}), &d); r != resFragment {
+		t.Errorf("first fragment: %d", r)
+	}
+	if r := decodeFrame(linkTypeIPv6, hdr(44, []byte{6, 0, 0, 0x40, 0, 0, 0, 1}), &d); r != resFragment {
+		t.Errorf("later fragment: %d", r)
+	}
+	// An extension header longer than the payload length.
+	if r := decodeFrame(linkTypeIPv6, hdr(0, []byte{6, 200, 0, 0, 0, 0, 0, 0}), &d); r != resMalformed {
+		t.Errorf("oversized extension: %d", r)
+	}
+	// No next header.
+	if r := decodeFrame(linkTypeIPv6, hdr(59, nil), &d); r != resNotTCP {
+		t.Errorf("no next header: %d", r)
+	}
+}
+
+func FuzzDecodeFrame(f *testing.F) {
+	f.Add(uint16(layers.LinkTypeRaw), ipv4TCP())
+	f.Add(uint16(layers.LinkTypeEthernet), append(append(make([]byte, 12), 0x81, 0x00, 0, 1, 0x08, 0x00), ipv4TCP()...))
+	f.Add(uint16(linkTypeSLL2), append(append([]byte{0x86, 0xdd}, make([]byte, 18)...), 0x60))
+	f.Fuzz(func(t *testing.T, link uint16, data []byte) {
+		var d decoded
+		r := decodeFrame(layers.LinkType(link), data, &d)
+		if r != resTCP {
+			return
+		}
+		if len(d.seg) > d.segLen || (len(d.srcIP) != 4 && len(d.srcIP) != 16) || len(d.srcIP) != len(d.dstIP) {
+			t.Fatalf("decoded %+v", d)
+		}
+		if hl, r := tcpHeaderLen(d.seg, d.segLen); r == resTCP && (hl < 20 || hl > len(d.seg)) {
+			t.Fatalf("header length %d of %d", hl, len(d.seg))
+		}
+	})
+}
+
+// FuzzReadCapture feeds arbitrary bytes through the whole pipeline: file
+// detection, pcap/pcapng reading, decoding and reassembly. It must never
+// panic, and the handler contract must hold.
+func FuzzReadCapture(f *testing.F) {
+	v := basicConv("10.0.0.1:1", "10.0.0.2:2")
+	f.Add(pcapBytes(f, layers.LinkTypeEthernet, v.segs))
+	w := newConv("[2001:db8::1]:1", "[2001:db8::2]:2", 4294967000, 5)
+	w.handshake()
+	w.send(true, "wraps around the sequence space")
+	lost := w.next(true, "lost")
+	w.send(true, "after")
+	w.add(lost)
+	w.send(false, "reply")
+	w.close()
+	f.Add(pcapBytes(f, layers.LinkTypeLinuxSLL, w.segs))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var info FileInfo
+		src, err := newFileSource("fuzz", io.NopCloser(bytes.NewReader(data)), &info)
+		if err != nil {
+			return
+		}
+		h := newRec()
+		sum, _ := Run(context.Background(), src, Options{MaxBufferedPagesPerConn: 8}, h)
+		h.checkSane(t)
+		if sum.Connections != len(h.conns) || len(h.closed) != len(h.conns) {
+			t.Fatalf("%d connections, %d opened, %d closed", sum.Connections, len(h.conns), len(h.closed))
+		}
+	})
+}
