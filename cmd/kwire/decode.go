@@ -108,6 +108,9 @@ func runDecode(o *decodeOptions, s *ioStreams, color bool, args []string) error 
 	if err != nil {
 		return err
 	}
+	if len(args) == 0 && (o.File == "" || o.File == "-") && s.InTTY {
+		fmt.Fprintln(s.ErrOut, "kwire: reading hex from the terminal; end with Ctrl-D")
+	}
 	text, err := o.input(s.In, args)
 	if err != nil {
 		return err

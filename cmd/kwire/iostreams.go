@@ -14,8 +14,9 @@ type ioStreams struct {
 	Out    io.Writer
 	ErrOut io.Writer
 
-	// OutTTY and ErrTTY report whether Out and ErrOut are terminals.
-	OutTTY, ErrTTY bool
+	// InTTY, OutTTY and ErrTTY report whether In, Out and ErrOut are
+	// terminals.
+	InTTY, OutTTY, ErrTTY bool
 	// Getenv reads the environment (NO_COLOR, TERM).
 	Getenv func(string) string
 }
@@ -26,6 +27,7 @@ func systemIO() *ioStreams {
 		In:     os.Stdin,
 		Out:    os.Stdout,
 		ErrOut: os.Stderr,
+		InTTY:  isTerminal(os.Stdin),
 		OutTTY: isTerminal(os.Stdout),
 		ErrTTY: isTerminal(os.Stderr),
 		Getenv: os.Getenv,

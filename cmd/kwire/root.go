@@ -1,9 +1,12 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"os/signal"
 
 	"github.com/spf13/cobra"
 )
@@ -120,14 +123,34 @@ Exit status:
 		newDecodeCmd(s, g),
 		newReadCmd(s, g),
 	)
+	// cobra's own completion command, with an example like every other.
+	root.InitDefaultCompletionCmd()
+	for _, c := range root.Commands() {
+		if c.Name() == "completion" {
+			c.Example = `  # bash, for the current shell
+  source <(kwire completion bash)
+
+  # zsh, installed for every shell
+  kwire completion zsh > "${fpath[1]}/_kwire"`
+		}
+	}
 	return root
 }
 
-// run executes kwire with args and returns the exit code.
+// run executes kwire with args and returns the exit code. The first
+// interrupt (Ctrl-C) cancels the command's context, so that `kwire read -`
+// on a live capture stops between packets and still prints its summary; a
+// second one ends the process as usual.
 func run(args []string, s *ioStreams) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	go func() {
+		<-ctx.Done()
+		stop()
+	}()
 	root := newRootCmd(s)
 	root.SetArgs(args)
-	return exitCode(root.Execute(), s.ErrOut)
+	return exitCode(root.ExecuteContext(ctx), s.ErrOut)
 }
 
 // exitCode reports err on w and maps it to an exit code.

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/spf13/cobra"
 )
 
 func TestColorEnabled(t *testing.T) {
@@ -80,5 +82,27 @@ func TestExitCode(t *testing.T) {
 		if got := exitCode(tt.err, &b); got != tt.want || b.String() != tt.wantMsg {
 			t.Errorf("exitCode(%v) = %d, %q; want %d, %q", tt.err, got, b.String(), tt.want, tt.wantMsg)
 		}
+	}
+}
+
+// Every kwire command documents itself with a long help text and examples.
+func TestHelpAndExamples(t *testing.T) {
+	root := newRootCmd(&ioStreams{In: strings.NewReader(""), Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}})
+	cmds := append([]*cobra.Command{root}, root.Commands()...)
+	seen := 0
+	for _, c := range cmds {
+		if c.Name() == "help" {
+			continue // cobra's
+		}
+		seen++
+		if c.Short == "" || c.Long == "" && c.Name() != "completion" {
+			t.Errorf("%s: missing Short or Long help", c.CommandPath())
+		}
+		if !strings.Contains(c.Example, "kwire") {
+			t.Errorf("%s: no example", c.CommandPath())
+		}
+	}
+	if seen != 6 { // kwire, version, apis, decode, read, completion
+		t.Errorf("checked %d commands, want 6", seen)
 	}
 }

@@ -48,11 +48,6 @@ func (o *captureFlags) dissectOptions() (dissect.Options, error) {
 	return opts, nil
 }
 
-// fileSink is a dissect.Sink that is told when a new capture file starts.
-type fileSink interface {
-	dissect.Sink
-}
-
 // captureRun totals what dissecting some files found.
 type captureRun struct {
 	kafka, conns int

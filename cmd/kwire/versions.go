@@ -1,0 +1,109 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"strings"
+
+	"github.com/kwire/kwire/dissect/stats"
+	"github.com/kwire/kwire/render/statsview"
+	"github.com/spf13/cobra"
+)
+
+type versionsOptions struct {
+	capture captureFlags
+	JSON    bool
+	Against []string
+}
+
+func newVersionsCmd(s *ioStreams, g *globalOptions) *cobra.Command {
+	o := &versionsOptions{}
+	cmd := &cobra.Command{
+		Use:   "versions [flags] FILE...",
+		Short: "Show the API versions brokers advertised and clients used, and what does not fit",
+		Long: `Read pcap or pcapng captures and report, from the ApiVersions exchanges
+and the requests in them:
+
+  BROKERS     every ApiVersions response each broker endpoint sent (the
+              effective one, the latest without an error, marked *), with
+              supported and finalized features (ApiVersions v3+, KIP-584)
+  ADVERTISED  the effective ranges, API x broker; * where brokers differ
+  CLIENTS     per client ID: software name/version (KIP-511) and the
+              versions it used per API
+  MATRIX      API x client x broker: versions used, the broker's range,
+              ok / outside / unknown (no ApiVersions response captured)
+  FLAGS       out-of-range             a version outside the advertised range
+              apiversions-downgrade    ApiVersions retried lower after
+                                       UNSUPPORTED_VERSION (KIP-511)
+              closed-after-unknown-version
+                                       the broker closed the connection after
+                                       a request it does not support
+              mixed-cluster            brokers advertising different ranges
+              advertised-but-rejected  a version inside the range answered
+                                       UNSUPPORTED_VERSION or by a close, and
+                                       Produce v0-2 on Kafka 4.x (KAFKA-18659)
+
+--against FILE compares with a second capture (before: the FILE arguments;
+after: the --against files, e.g. after an upgrade): which APIs' cluster
+ranges (what every broker accepts) moved, and which clients of the first
+capture would lose a version they use.
+
+--json prints one JSON document: {"brokers","clients","matrix","flags"};
+with --against {"before","after","comparison":{"before_brokers",
+"after_brokers","ranges","lost"},"before_report","after_report"}.`,
+		Example: `  kwire versions kafka.pcapng
+  kwire versions --port 9092,9093 --json kafka.pcap | jq '.flags'
+  kwire versions --against after-upgrade.pcap before-upgrade.pcap`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runVersions(cmd.Context(), o, s, g.colorEnabled(s), args)
+		},
+	}
+	f := cmd.Flags()
+	o.capture.addFlags(f)
+	f.BoolVar(&o.JSON, "json", false, "print one JSON document instead of tables")
+	f.StringSliceVar(&o.Against, "against", nil, "compare with this `FILE` (a capture taken after a change; repeatable)")
+	return cmd
+}
+
+func runVersions(ctx context.Context, o *versionsOptions, s *ioStreams, color bool, paths []string) error {
+	dopts, err := o.capture.dissectOptions()
+	if err != nil {
+		return err
+	}
+	before := stats.NewVersionCollector()
+	run := dissectFiles(ctx, paths, dopts, before, nil)
+	w := bufio.NewWriter(s.Out)
+	vo := statsview.Options{Color: color}
+	if len(o.Against) == 0 {
+		rep := before.Report()
+		if o.JSON {
+			err = statsview.WriteVersionsJSON(w, rep)
+		} else {
+			err = statsview.WriteVersions(w, rep, vo)
+		}
+	} else {
+		after := stats.NewVersionCollector()
+		run2 := dissectFiles(ctx, o.Against, dopts, after, nil)
+		run.kafka = min(run.kafka, run2.kafka) // warn when either side has no Kafka
+		run.conns += run2.conns
+		run.decodeErrors += run2.decodeErrors
+		run.fileErrs = append(run.fileErrs, run2.fileErrs...)
+		br, ar := before.Report(), after.Report()
+		cmp := stats.Compare(br, ar)
+		bn, an := strings.Join(paths, ", "), strings.Join(o.Against, ", ")
+		if o.JSON {
+			err = statsview.WriteComparisonJSON(w, &statsview.ComparisonJSON{Before: bn, After: an,
+				Comparison: cmp, BeforeRep: br, AfterRep: ar})
+		} else {
+			err = statsview.WriteComparison(w, bn, an, cmp, vo)
+		}
+	}
+	if err == nil {
+		err = w.Flush()
+	}
+	if err != nil {
+		return dataErrorf("writing output: %v", err)
+	}
+	return run.status(s.ErrOut)
+}
