@@ -542,3 +542,19 @@ func TestNullableStruct(t *testing.T) {
 		t.Errorf("assignment %+v", a)
 	}
 }
+
+// TestDecodeAllocs pins the allocation budget of a small decode: nodes and
+// child slices come from chunks, so a tree costs a handful of allocations
+// plus one per string value.
+func TestDecodeAllocs(t *testing.T) {
+	for _, c := range benchBodies() {
+		allocs := testing.AllocsPerRun(50, func() {
+			if tree := DecodeBody(c.key, c.ver, c.response, c.body); tree.Err != nil {
+				t.Fatal(tree.Err)
+			}
+		})
+		if allocs > 16 {
+			t.Errorf("%s: %v allocations per decode, budget 16", c.name, allocs)
+		}
+	}
+}

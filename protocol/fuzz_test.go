@@ -184,6 +184,28 @@ func FuzzPrimitives(f *testing.F) {
 // partitions with 64-byte record sets) and a Fetch v12 response (one topic,
 // three partitions).
 func BenchmarkDecodeBody(b *testing.B) {
+	for _, c := range benchBodies() {
+		if tree := DecodeBody(c.key, c.ver, c.response, c.body); tree.Err != nil {
+			b.Fatalf("%s: %v", c.name, tree.Err)
+		}
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			b.SetBytes(int64(len(c.body)))
+			for b.Loop() {
+				DecodeBody(c.key, c.ver, c.response, c.body)
+			}
+		})
+	}
+}
+
+type benchBody struct {
+	name     string
+	key, ver int16
+	response bool
+	body     []byte
+}
+
+func benchBodies() []benchBody {
 	records := make([]byte, 64)
 	produce := []byte{0x00, 0x00, 0x01, 0x00, 0x00, 0x75, 0x30, 0x02, 0x07}
 	produce = append(produce, "orders"...)
@@ -219,24 +241,8 @@ func BenchmarkDecodeBody(b *testing.B) {
 	}
 	fetch = append(fetch, 0, 0)
 
-	for _, c := range []struct {
-		name     string
-		key, ver int16
-		response bool
-		body     []byte
-	}{
+	return []benchBody{
 		{"ProduceRequest_v9", 0, 9, false, produce},
 		{"FetchResponse_v12", 1, 12, true, fetch},
-	} {
-		if tree := DecodeBody(c.key, c.ver, c.response, c.body); tree.Err != nil {
-			b.Fatalf("%s: %v", c.name, tree.Err)
-		}
-		b.Run(c.name, func(b *testing.B) {
-			b.ReportAllocs()
-			b.SetBytes(int64(len(c.body)))
-			for b.Loop() {
-				DecodeBody(c.key, c.ver, c.response, c.body)
-			}
-		})
 	}
 }

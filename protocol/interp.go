@@ -63,6 +63,7 @@ type interp struct {
 	err   *DecodeError
 
 	slab []Node
+	ptrs []*Node // backing store for Children slices
 }
 
 func (ip *interp) reset(d *Decoder, b []byte, spaceName string) {
@@ -88,6 +89,21 @@ func (ip *interp) newNode() *Node {
 	n := &ip.slab[len(ip.slab)-1]
 	n.Space = ip.space
 	return n
+}
+
+// children returns an empty Children slice with room for k nodes, carved
+// from a shared backing array (appending past k reallocates, so slices
+// never overlap).
+func (ip *interp) children(k int) []*Node {
+	if k > 256 {
+		return make([]*Node, 0, k)
+	}
+	if cap(ip.ptrs)-len(ip.ptrs) < k {
+		ip.ptrs = make([]*Node, 0, max(k, min(1024, max(32, 2*cap(ip.ptrs)))))
+	}
+	i := len(ip.ptrs)
+	ip.ptrs = ip.ptrs[:i+k]
+	return ip.ptrs[i : i : i+k]
 }
 
 func (ip *interp) push(name string) {
@@ -260,6 +276,18 @@ func (ip *interp) structFields(fields []Field, n *Node) bool {
 		r.Fail(r.off, ErrTooDeep)
 		ip.depth--
 		return false
+	}
+	if n.Children == nil {
+		k := 0
+		for i := range fields {
+			if fields[i].Versions.Contains(ip.ver) && !fields[i].TaggedVersions.Contains(ip.ver) {
+				k++
+			}
+		}
+		if ip.flex {
+			k++
+		}
+		n.Children = ip.children(k)
 	}
 	for i := range fields {
 		f := &fields[i]
@@ -517,7 +545,7 @@ func (ip *interp) array(f *Field, nullable bool) *Node {
 		n.Len = r.off - off
 		return n
 	}
-	n.Children = make([]*Node, 0, count)
+	n.Children = ip.children(count)
 	top := len(ip.path) - 1
 	for i := 0; i < count; i++ {
 		ip.path[top].idx = i
