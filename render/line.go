@@ -98,11 +98,20 @@ func appendLine(b []byte, e *dissect.Exchange, o *Options) []byte {
 	}
 	b = append(b, ' ')
 	b = appendSizes(b, e)
-	if s := Subject(e); s != "" {
-		b = append(b, ' ')
-		b = paint(b, c, roleValue, s)
+	if c {
+		if s := Subject(e); s != "" {
+			b = append(b, ' ')
+			b = paint(b, c, roleValue, s)
+		}
+	} else {
+		n := len(b)
+		b = appendSubject(append(b, ' '), e)
+		if len(b) == n+1 {
+			b = b[:n] // no subject
+		}
 	}
-	if errs := Errors(e); len(errs) > 0 {
+	var errBuf [4]ErrorCount
+	if errs := appendErrors(errBuf[:0], e); len(errs) > 0 {
 		b = append(b, " errors: "...)
 		for i, er := range errs {
 			if i > 0 {

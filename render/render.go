@@ -235,7 +235,23 @@ func uuidHex(raw []byte) string {
 
 // isErrorCode reports whether n is a Kafka error code field.
 func isErrorCode(n *protocol.Node) bool {
-	return n.Kind == protocol.KindInt && strings.HasSuffix(strings.ToLower(n.Name), "errorcode")
+	return n.Kind == protocol.KindInt && hasSuffixFold(n.Name, "errorcode")
+}
+
+// hasSuffixFold is strings.HasSuffix ignoring ASCII case, without
+// allocating.
+func hasSuffixFold(s, suffix string) bool {
+	return len(s) >= len(suffix) && strings.EqualFold(s[len(s)-len(suffix):], suffix)
+}
+
+// containsFold is strings.Contains ignoring ASCII case, without allocating.
+func containsFold(s, sub string) bool {
+	for i := 0; i+len(sub) <= len(s); i++ {
+		if strings.EqualFold(s[i:i+len(sub)], sub) {
+			return true
+		}
+	}
+	return false
 }
 
 // appendValue appends the one-line value of a leaf node (no notes or

@@ -893,3 +893,17 @@ func BenchmarkExchangeJSON(b *testing.B) {
 		}
 	}
 }
+
+// The one-line renderer runs once per exchange on captures of millions:
+// it must stay cheap.
+func TestLineAllocs(t *testing.T) {
+	e := produceExchange(0, 6)
+	var buf bytes.Buffer
+	allocs := testing.AllocsPerRun(200, func() {
+		buf.Reset()
+		_ = Line(&buf, e, Options{})
+	})
+	if allocs > 6 {
+		t.Errorf("Line: %.0f allocations per exchange, budget 6", allocs)
+	}
+}

@@ -21,38 +21,36 @@ type ErrorCount struct {
 // order of first appearance. It returns nil when the response has none or
 // was not decoded.
 func Errors(e *dissect.Exchange) []ErrorCount {
-	if e == nil || e.Response == nil || e.Response.Tree == nil {
-		return nil
+	return appendErrors(nil, e)
+}
+
+// appendErrors appends e's error counts to out (see Errors).
+func appendErrors(out []ErrorCount, e *dissect.Exchange) []ErrorCount {
+	if e == nil || e.Response == nil || e.Response.Tree == nil || e.Response.Tree.Root == nil {
+		return out
 	}
-	var out []ErrorCount
-	var walk func(n *protocol.Node, depth int)
-	walk = func(n *protocol.Node, depth int) {
-		if depth > 64 {
-			return
-		}
-		if isErrorCode(n) && n.Int != 0 && n.Flags&protocol.FlagNull == 0 {
-			for i := range out {
-				if out[i].Code == n.Int {
-					out[i].Count++
-					return
-				}
-			}
-			name := n.Note
-			if name == "" {
-				name = "UNKNOWN(" + itoa(n.Int) + ")"
-			}
-			out = append(out, ErrorCount{Name: name, Code: n.Int, Count: 1})
-			return
-		}
-		if n.Kind == protocol.KindRecords {
-			return // record batches hold no error codes
-		}
-		for _, c := range n.Children {
-			walk(c, depth+1)
-		}
+	return walkErrors(out, e.Response.Tree.Root, 0)
+}
+
+func walkErrors(out []ErrorCount, n *protocol.Node, depth int) []ErrorCount {
+	if depth > 64 || n.Kind == protocol.KindRecords {
+		return out // record batches hold no error codes
 	}
-	if r := e.Response.Tree.Root; r != nil {
-		walk(r, 0)
+	if isErrorCode(n) && n.Int != 0 && n.Flags&protocol.FlagNull == 0 {
+		for i := range out {
+			if out[i].Code == n.Int {
+				out[i].Count++
+				return out
+			}
+		}
+		name := n.Note
+		if name == "" {
+			name = "UNKNOWN(" + itoa(n.Int) + ")"
+		}
+		return append(out, ErrorCount{Name: name, Code: n.Int, Count: 1})
+	}
+	for _, c := range n.Children {
+		out = walkErrors(out, c, depth+1)
 	}
 	return out
 }
@@ -92,17 +90,24 @@ type subject struct {
 // TopicName or TopicId field; Fetch v13+ topics show as their base64url IDs.
 // It returns "" when nothing applies.
 func Subject(e *dissect.Exchange) string {
+	return string(appendSubject(nil, e))
+}
+
+// appendSubject appends Subject(e) to b.
+func appendSubject(b []byte, e *dissect.Exchange) []byte {
 	if e == nil {
-		return ""
+		return b
 	}
 	var s subject
+	var topics [4]subjectTopic
+	s.topics = topics[:0]
 	if e.Request != nil && e.Request.Tree != nil {
 		s.collect(bodyOf(e.Request.Tree), true)
 	}
 	if e.Response != nil && e.Response.Tree != nil {
 		s.collect(bodyOf(e.Response.Tree), false)
 	}
-	return s.String()
+	return s.appendTo(b)
 }
 
 // bodyOf returns the body node of a decoded frame: the root's child named
@@ -159,7 +164,7 @@ func (s *subject) walk(n *protocol.Node, request bool, depth int) {
 				s.addTopic(el, request)
 			}
 		case c.Kind == protocol.KindArray && len(c.Children) > 0 && c.Children[0].Kind == protocol.KindString &&
-			strings.Contains(strings.ToLower(c.Name), "topic"):
+			containsFold(c.Name, "topic"):
 			for _, el := range c.Children {
 				if el.Flags&protocol.FlagNull == 0 {
 					s.topic(el.Str)
@@ -187,7 +192,7 @@ func topicName(el *protocol.Node) string {
 // name mentions partitions.
 func partitionArray(el *protocol.Node) *protocol.Node {
 	for _, c := range el.Children {
-		if c.Kind == protocol.KindArray && strings.Contains(strings.ToLower(c.Name), "partition") {
+		if c.Kind == protocol.KindArray && containsFold(c.Name, "partition") {
 			return c
 		}
 	}
@@ -202,7 +207,7 @@ func isTopicArray(a *protocol.Node) bool {
 	if topicName(el) == "" && child(el, "Name", "Topic", "TopicName", "TopicId") == nil {
 		return false
 	}
-	return strings.Contains(strings.ToLower(a.Name), "topic") || partitionArray(el) != nil
+	return containsFold(a.Name, "topic") || partitionArray(el) != nil
 }
 
 func (s *subject) topic(name string) *subjectTopic {
@@ -286,8 +291,8 @@ func (s *subject) addTopic(el *protocol.Node, request bool) {
 	}
 }
 
-func (s *subject) String() string {
-	var b []byte
+func (s *subject) appendTo(b []byte) []byte {
+	start := len(b)
 	for i, t := range s.topics {
 		if i > 0 {
 			b = append(b, ' ')
@@ -325,7 +330,7 @@ func (s *subject) String() string {
 		b = append(b, ']')
 	}
 	add := func(k, v string) {
-		if len(b) > 0 {
+		if len(b) > start {
 			b = append(b, ' ')
 		}
 		b = append(b, k...)
@@ -338,9 +343,10 @@ func (s *subject) String() string {
 		add("txn=", s.txn)
 	}
 	if s.hasPID {
-		add("pid=", itoa(s.producer))
+		add("pid=", "")
+		b = strconv.AppendInt(b, s.producer, 10)
 	}
-	return string(b)
+	return b
 }
 
 // appendSize appends a byte count: exact below 10000 ("512B", "9999B"),

@@ -82,10 +82,10 @@ type cell struct {
 	r role
 }
 
-func c(s string) cell             { return cell{s: s} }
-func cr(r role, s string) cell    { return cell{s: s, r: r} }
-func width(s string) int          { return utf8.RuneCountInString(s) }
-func pad(n int) string            { return strings.Repeat(" ", max(n, 0)) }
+func c(s string) cell              { return cell{s: s} }
+func cr(r role, s string) cell     { return cell{s: s, r: r} }
+func width(s string) int           { return utf8.RuneCountInString(s) }
+func pad(n int) string             { return strings.Repeat(" ", max(n, 0)) }
 func (t *table) add(cells ...cell) { t.rows = append(t.rows, cells) }
 
 // table is a text table: columns separated by two spaces, numeric
@@ -95,6 +95,7 @@ type table struct {
 	right  []bool
 	rows   [][]cell
 	indent string
+	noHead bool // write no title line
 }
 
 // newTable makes a table; a title starting with ">" is right-aligned (the
@@ -150,7 +151,9 @@ func (t *table) write(w *strings.Builder, o Options) {
 	for i, s := range t.titles {
 		hdr[i] = cr(roleHeader, s)
 	}
-	line(hdr)
+	if !t.noHead {
+		line(hdr)
+	}
 	for _, row := range t.rows {
 		line(row)
 	}

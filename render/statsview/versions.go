@@ -1,0 +1,260 @@
+package statsview
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/kwire/kwire/dissect/stats"
+)
+
+func rangeText(r *stats.Range) string {
+	if r == nil {
+		return "-"
+	}
+	if r.Min == r.Max {
+		return strconv.Itoa(int(r.Min))
+	}
+	return fmt.Sprintf("%d-%d", r.Min, r.Max)
+}
+
+func features(fs []stats.Feature) string {
+	parts := make([]string, len(fs))
+	for i, f := range fs {
+		parts[i] = fmt.Sprintf("%s %d-%d", f.Name, f.Min, f.Max)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// WriteVersions writes the versions report as text: BROKERS (each
+// ApiVersions response seen, with features), ADVERTISED (API × broker,
+// the effective ranges; rows where brokers differ are marked "*"),
+// CLIENTS, MATRIX (API × client × broker) and FLAGS.
+func WriteVersions(out io.Writer, r *stats.VersionsReport, o Options) error {
+	var w strings.Builder
+	heading(&w, o, "BROKERS")
+	if len(r.Brokers) == 0 {
+		w.WriteString("(no ApiVersions response captured)\n")
+	}
+	for _, b := range r.Brokers {
+		fmt.Fprintf(&w, "%s\n", paint(o.Color, roleAPI, b.Broker))
+		for i, ad := range b.Advertisements {
+			mark := " "
+			if i == b.Effective {
+				mark = "*"
+			}
+			errText := ad.Error
+			if errText != "NONE" {
+				errText = paint(o.Color, roleError, errText)
+			}
+			fmt.Fprintf(&w, " %s ApiVersions v%d answered %s: %d API ranges, frame %d, conn %d, seen %d×\n",
+				mark, ad.RequestVersion, errText, len(ad.Ranges), ad.FirstFrame, ad.Conn, ad.Count)
+			if ad.Error != "NONE" && len(ad.Ranges) > 0 {
+				parts := make([]string, len(ad.Ranges))
+				for j, rg := range ad.Ranges {
+					parts[j] = rg.Name + " " + rangeText(&rg)
+				}
+				fmt.Fprintf(&w, "     ranges: %s\n", strings.Join(parts, ", "))
+			}
+			if len(ad.SupportedFeatures) > 0 {
+				fmt.Fprintf(&w, "     supported features: %s\n", features(ad.SupportedFeatures))
+			}
+			if len(ad.FinalizedFeatures) > 0 || ad.FinalizedEpoch >= 0 {
+				fmt.Fprintf(&w, "     finalized features (epoch %d): %s\n", ad.FinalizedEpoch, orDash(features(ad.FinalizedFeatures)))
+			}
+		}
+	}
+	writeAdvertised(&w, r, o)
+
+	heading(&w, o, "CLIENTS")
+	if len(r.Clients) == 0 {
+		w.WriteString("(none)\n")
+	} else {
+		t := newTable("CLIENT ID", "SOFTWARE", "VERSIONS USED")
+		for _, cl := range r.Clients {
+			apis := make([]string, len(cl.APIs))
+			for i, u := range cl.APIs {
+				apis[i] = u.Name + " " + versionList(u.Versions)
+			}
+			t.add(c(clientIDText(cl.ClientID, cl.ClientIDNull)), c(orDash(strings.Join(cl.Software, ", "))),
+				c(strings.Join(apis, ", ")))
+		}
+		t.write(&w, o)
+	}
+
+	heading(&w, o, "MATRIX")
+	if len(r.Matrix) == 0 {
+		w.WriteString("(none)\n")
+	} else {
+		t := newTable("API", "CLIENT ID", "BROKER", ">USED", ">ADVERTISED", "STATUS", "FLAGS")
+		for _, m := range r.Matrix {
+			adv := rangeText(m.Advertised)
+			if m.Status != "unknown" && !m.Listed {
+				adv = "not listed"
+			}
+			st := roleOK
+			switch m.Status {
+			case "outside":
+				st = roleError
+			case "unknown":
+				st = roleFaint
+			}
+			flags := make([]string, len(m.Flags))
+			for i, f := range m.Flags {
+				flags[i] = string(f)
+			}
+			t.add(cr(roleAPI, m.API), c(clientIDText(m.ClientID, m.ClientIDNull)), c(m.Broker),
+				c(strings.ReplaceAll(versionList(m.Versions), "v", "")), c(adv), cr(st, m.Status),
+				cr(roleFlag, strings.Join(flags, ", ")))
+		}
+		t.write(&w, o)
+	}
+
+	heading(&w, o, "FLAGS")
+	if len(r.Flags) == 0 {
+		w.WriteString("(none)\n")
+	}
+	for _, f := range r.Flags {
+		var where []string
+		if f.ClientID != "" {
+			where = append(where, "client "+f.ClientID)
+		}
+		if f.Broker != "" {
+			where = append(where, "broker "+f.Broker)
+		}
+		if f.Frame > 0 {
+			where = append(where, "frame "+itoa(f.Frame))
+		}
+		if f.Count > 1 {
+			where = append(where, itoa(f.Count)+" requests")
+		}
+		loc := ""
+		if len(where) > 0 {
+			loc = " [" + strings.Join(where, ", ") + "]"
+		}
+		fmt.Fprintf(&w, "%s %s: %s%s\n", paint(o.Color, roleFlag, string(f.Kind)), paint(o.Color, roleAPI, f.API), f.Detail, loc)
+	}
+	return flush(out, &w)
+}
+
+// writeAdvertised writes the effective ranges, one column per broker.
+func writeAdvertised(w *strings.Builder, r *stats.VersionsReport, o Options) {
+	type col struct {
+		broker string
+		ranges map[int16]stats.Range
+	}
+	var cols []col
+	keys := map[int16]string{}
+	for _, b := range r.Brokers {
+		if b.Effective < 0 || b.Effective >= len(b.Advertisements) {
+			continue
+		}
+		m := map[int16]stats.Range{}
+		for _, rg := range b.Advertisements[b.Effective].Ranges {
+			m[rg.Key] = rg
+			keys[rg.Key] = rg.Name
+		}
+		cols = append(cols, col{b.Broker, m})
+	}
+	if len(cols) == 0 {
+		return
+	}
+	heading(w, o, "ADVERTISED (effective ranges; * = brokers differ)")
+	titles := []string{">KEY", "API"}
+	for _, cl := range cols {
+		titles = append(titles, ">"+cl.broker)
+	}
+	titles = append(titles, "")
+	t := newTable(titles...)
+	sorted := make([]int, 0, len(keys))
+	for k := range keys {
+		sorted = append(sorted, int(k))
+	}
+	slices.Sort(sorted)
+	for _, k := range sorted {
+		row := []cell{c(strconv.Itoa(k)), cr(roleAPI, keys[int16(k)])}
+		seen := map[string]bool{}
+		for _, cl := range cols {
+			s := "-"
+			if rg, ok := cl.ranges[int16(k)]; ok {
+				s = rangeText(&rg)
+			}
+			seen[s] = true
+			row = append(row, c(s))
+		}
+		if len(seen) > 1 {
+			row = append(row, cr(roleFlag, "*"))
+			for i := 2; i < len(row)-1; i++ {
+				row[i].r = roleFlag
+			}
+		} else {
+			row = append(row, c(""))
+		}
+		t.add(row...)
+	}
+	t.write(w, o)
+}
+
+// WriteVersionsJSON writes the report as one indented JSON document.
+func WriteVersionsJSON(w io.Writer, r *stats.VersionsReport) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(r)
+}
+
+// ComparisonJSON is the `kwire versions --against --json` document.
+type ComparisonJSON struct {
+	Before     string                `json:"before"` // the files, as given
+	After      string                `json:"after"`
+	Comparison *stats.Comparison     `json:"comparison"`
+	BeforeRep  *stats.VersionsReport `json:"before_report"`
+	AfterRep   *stats.VersionsReport `json:"after_report"`
+}
+
+// WriteComparison writes an --against comparison as text: RANGES MOVED
+// and CLIENTS LOSING A VERSION.
+func WriteComparison(out io.Writer, before, after string, cmp *stats.Comparison, o Options) error {
+	var w strings.Builder
+	fmt.Fprintf(&w, "before: %s (%d brokers advertising)\nafter:  %s (%d brokers advertising)\n",
+		before, cmp.BeforeBrokers, after, cmp.AfterBrokers)
+	if cmp.BeforeBrokers == 0 || cmp.AfterBrokers == 0 {
+		w.WriteString("nothing to compare: a capture holds no error-free ApiVersions response\n")
+		return flush(out, &w)
+	}
+	heading(&w, o, "RANGES MOVED (what every broker accepts)")
+	if len(cmp.Ranges) == 0 {
+		w.WriteString("(none)\n")
+	} else {
+		t := newTable(">KEY", "API", ">BEFORE", ">AFTER", "CHANGE")
+		for _, ch := range cmp.Ranges {
+			t.add(c(strconv.Itoa(int(ch.Key))), cr(roleAPI, ch.API), c(rangeText(ch.Before)), c(rangeText(ch.After)), cr(roleFlag, ch.Change))
+		}
+		t.write(&w, o)
+	}
+	heading(&w, o, "CLIENTS LOSING A VERSION")
+	if len(cmp.Lost) == 0 {
+		w.WriteString("(none)\n")
+	} else {
+		t := newTable("CLIENT ID", "SOFTWARE", "API", ">USED", ">AFTER")
+		for _, l := range cmp.Lost {
+			after := rangeText(l.After)
+			if l.After == nil {
+				after = "removed"
+			}
+			t.add(c(clientIDText(l.ClientID, l.ClientIDNull)), c(orDash(strings.Join(l.Software, ", "))),
+				cr(roleAPI, l.API), cr(roleError, strings.ReplaceAll(versionList(l.Versions), "v", "")), c(after))
+		}
+		t.write(&w, o)
+	}
+	return flush(out, &w)
+}
+
+// WriteComparisonJSON writes an --against comparison as one JSON document.
+func WriteComparisonJSON(w io.Writer, doc *ComparisonJSON) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(doc)
+}
