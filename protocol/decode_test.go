@@ -486,6 +486,16 @@ func TestHeaderVersions(t *testing.T) {
 	if err != nil || h.HeaderVersion != 0 || h.Len != 8 || h.CorrelationID != 42 {
 		t.Errorf("header v0: %+v %v", h, err)
 	}
+	// The same as a whole frame: header v0, then BrokerId.
+	tree := DecodeRequest(unhex(t, "0000000c 0007 0000 0000002a 00000001"))
+	if tree.Err != nil {
+		t.Fatal(tree.Err)
+	}
+	checkSpans(t, tree)
+	_, hdr, body := FrameParts(tree.Root)
+	if hdr.Note != "v0" || hdr.Child("ClientId") != nil || hdr.Len != 8 || body.Name != "ControlledShutdownRequest" || body.Child("BrokerId").Int != 1 {
+		t.Errorf("ControlledShutdown v0 frame: header %s len %d, body %s", hdr.Note, hdr.Len, body.Name)
+	}
 	if _, err := ParseRequestHeader(unhex(t, "0012 0003 00000001 0009 41")); !errors.Is(err, ErrLength) {
 		t.Errorf("short client id: %v", err)
 	}
