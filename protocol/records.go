@@ -76,29 +76,29 @@ const minRecordLen = 7
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 // Control record types: the Type of a control record's key
-// (ControlRecordType.java, ControlRecordTypeSchema.json; KIP-98, KIP-595,
-// KIP-630, KIP-853).
+// (ControlRecordType.java, ControlRecordTypeSchema.json; KIP-98 for the
+// transaction markers, KIP-595, KIP-630 and KIP-853 for KRaft). Type 2 was
+// named QUORUM_REASSIGNMENT before Kafka 3.0 (KAFKA-12952).
 var controlTypes = []string{
 	0: "ABORT",
 	1: "COMMIT",
-	2: "QUORUM_REASSIGNMENT",
-	3: "LEADER_CHANGE",
-	4: "SNAPSHOT_HEADER",
-	5: "SNAPSHOT_FOOTER",
-	6: "KRAFT_VERSION",
-	7: "KRAFT_VOTERS",
+	2: "LEADER_CHANGE",
+	3: "SNAPSHOT_HEADER",
+	4: "SNAPSHOT_FOOTER",
+	5: "KRAFT_VERSION",
+	6: "KRAFT_VOTERS",
 }
 
-// controlValueTypes names the data struct a control record's value holds
-// (after its int16 version), by control type.
+// controlValueTypes names the data struct a control record's value holds,
+// by control type.
 var controlValueTypes = []string{
 	0: "EndTxnMarker",
 	1: "EndTxnMarker",
-	3: "LeaderChangeMessage",
-	4: "SnapshotHeaderRecord",
-	5: "SnapshotFooterRecord",
-	6: "KRaftVersionRecord",
-	7: "VotersRecord",
+	2: "LeaderChangeMessage",
+	3: "SnapshotHeaderRecord",
+	4: "SnapshotFooterRecord",
+	5: "KRaftVersionRecord",
+	6: "VotersRecord",
 }
 
 // ControlTypeName returns the name of control record type typ ("COMMIT"),

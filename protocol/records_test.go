@@ -17,6 +17,7 @@ import (
 	"github.com/klauspost/compress/snappy"
 	"github.com/klauspost/compress/zstd"
 	"github.com/pierrec/lz4/v4"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // recSharedDir finds ../shared from the module root (KWIRE_SHARED
@@ -672,12 +673,12 @@ func TestRecordBudgetSharedByTree(t *testing.T) {
 }
 
 func TestRecordControlValues(t *testing.T) {
-	// A KRaft LEADER_CHANGE control record: key version 0, type 3; the value
+	// A KRaft LEADER_CHANGE control record: key version 0, type 2; the value
 	// is LeaderChangeMessage v0 (flexible), whose first field is Version.
 	//
 	//	0000        key version 0
-	//	0003        type LEADER_CHANGE
-	leaderKey := mustHex("0000" + "0003")
+	//	0002        type LEADER_CHANGE
+	leaderKey := mustHex("0000" + "0002")
 	//	0000        Version 0
 	//	00000003    LeaderId 3
 	//	02          Voters: compact array of 1
@@ -690,8 +691,8 @@ func TestRecordControlValues(t *testing.T) {
 	//	0000        EndTxnMarker value version 0
 	//	00000005    CoordinatorEpoch 5
 	abortKey, abortValue := mustHex("00000000"), mustHex("0000"+"00000005")
-	//	0000 0063   key version 0, type 99 (unknown)
-	unknownKey := mustHex("00000063")
+	//	0000 0007   key version 0, type 7 (unknown)
+	unknownKey := mustHex("00000007")
 
 	b := recBuildAttrs(t, 0x30, 10, 1700000000000, []recRecord{
 		{Key: leaderKey, Value: leaderValue},
@@ -721,7 +722,7 @@ func TestRecordControlValues(t *testing.T) {
 		t.Errorf("abort marker: key %q value %+v", ak.Child("Type").Note, av.Children)
 	}
 	uk, uv := recs[2].Child("Key"), recs[2].Child("Value")
-	if uk.Child("Type").Note != "UNKNOWN(99)" || uv.Type != "bytes" || string(uv.Raw) != "?" {
+	if uk.Child("Type").Note != "UNKNOWN(7)" || uv.Type != "bytes" || string(uv.Raw) != "?" {
 		t.Errorf("unknown control type: key %q value %s %q", uk.Child("Type").Note, uv.Type, uv.Raw)
 	}
 }
@@ -1166,5 +1167,84 @@ func TestRecordCRCNoteDigits(t *testing.T) {
 	c := recBatch(t, recDecode(t, &d, b)).Child("Crc")
 	if c.Note != "bad: got 0x00c424e0, computed 0x00c4241f" {
 		t.Errorf("note %q", c.Note)
+	}
+}
+
+// TestRecordKmsgDifferential holds batch headers and records against
+// franz-go's kmsg, an independent reader of the same format.
+func TestRecordKmsgDifferential(t *testing.T) {
+	inputs := map[string][]byte{}
+	for _, v := range fuzzVectorSeeds() {
+		inputs[fmt.Sprintf("vector %d", len(inputs))] = v
+	}
+	for c := CodecNone; c <= CodecZstd; c++ {
+		inputs["built "+c.String()] = recBuild(t, c, 77, 1700000000000, benchRecords()[:20])
+	}
+	var d Decoder
+	compared := 0
+	for name, b := range inputs {
+		tr := recDecode(t, &d, b)
+		n := recBatch(t, tr)
+		var kb kmsg.RecordBatch
+		if err := kb.ReadFrom(b); err != nil {
+			t.Fatalf("%s: kmsg: %v", name, err)
+		}
+		for _, f := range []struct {
+			field string
+			want  int64
+		}{
+			{"BaseOffset", kb.FirstOffset}, {"BatchLength", int64(kb.Length)},
+			{"PartitionLeaderEpoch", int64(kb.PartitionLeaderEpoch)}, {"Magic", int64(kb.Magic)},
+			{"Crc", int64(uint32(kb.CRC))}, {"Attributes", int64(kb.Attributes)},
+			{"LastOffsetDelta", int64(kb.LastOffsetDelta)}, {"BaseTimestamp", kb.FirstTimestamp},
+			{"MaxTimestamp", kb.MaxTimestamp}, {"ProducerId", kb.ProducerID},
+			{"ProducerEpoch", int64(kb.ProducerEpoch)}, {"BaseSequence", int64(kb.FirstSequence)},
+			{"Records", int64(kb.NumRecords)},
+		} {
+			if got := n.Child(f.field).Int; got != f.want {
+				t.Errorf("%s: %s = %d, kmsg %d", name, f.field, got, f.want)
+			}
+		}
+		for _, r := range n.Child("Records").Children {
+			var kr kmsg.Record
+			if err := kr.ReadFrom(tr.Spaces[r.Space].Data[r.Off:r.End()]); err != nil {
+				t.Fatalf("%s %s: kmsg: %v", name, r.Name, err)
+			}
+			if r.Child("Length").Int != int64(kr.Length) || r.Child("Attributes").Int != int64(kr.Attributes) ||
+				r.Child("TimestampDelta").Int != kr.TimestampDelta64 || r.Child("OffsetDelta").Int != int64(kr.OffsetDelta) {
+				t.Errorf("%s %s: fixed fields differ from kmsg %+v", name, r.Name, kr)
+			}
+			same := func(n *Node, want []byte) bool {
+				return n.Flags&FlagNull != 0 == (want == nil) && bytes.Equal(n.Raw, want)
+			}
+			if !same(r.Child("Key"), kr.Key) || !same(r.Child("Value"), kr.Value) {
+				t.Errorf("%s %s: key/value differ from kmsg", name, r.Name)
+			}
+			hs := r.Child("Headers").Children
+			if len(hs) != len(kr.Headers) {
+				t.Fatalf("%s %s: %d headers, kmsg %d", name, r.Name, len(hs), len(kr.Headers))
+			}
+			for i, h := range kr.Headers {
+				if string(hs[i].Child("Key").Raw) != h.Key || !same(hs[i].Child("Value"), h.Value) {
+					t.Errorf("%s %s header %d differs from kmsg", name, r.Name, i)
+				}
+			}
+			compared++
+		}
+	}
+	if compared < 100 {
+		t.Errorf("only %d records compared", compared)
+	}
+}
+
+func TestControlTypeNamesMatchKmsg(t *testing.T) {
+	for typ := int16(0); typ <= 6; typ++ {
+		want := kmsg.ControlRecordKeyType(typ).String()
+		if typ == 2 {
+			want = "LEADER_CHANGE" // kmsg keeps the pre-3.0 name QUORUM_REASSIGNMENT
+		}
+		if got := ControlTypeName(typ); got != want {
+			t.Errorf("type %d: %q, kmsg %q", typ, got, want)
+		}
 	}
 }
