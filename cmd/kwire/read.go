@@ -55,10 +55,17 @@ Connections are Kafka when one side uses a --port (default 9092), or, with
 --detect, when their first bytes parse as a Kafka request on any port.
 --verbose also lists the connections that were skipped and why.
 
-A summary follows the exchanges: connections, frames, exchanges, orphans
-(responses whose request was not captured), unanswered requests, gaps,
-decode errors and skipped connections. It goes to stdout in text mode and
-to stderr with --json, so that stdout stays pure NDJSON.
+Each file is a capture of its own, as Wireshark opens it: packet and
+stream numbers (--frame, --stream) restart at every file. On a terminal, a
+progress bar on stderr tracks inputs larger than 50 MB.
+
+A summary follows the exchanges: packets; TCP connections, how many were
+Kafka and how many were skipped; exchanges by kind (paired, no-response,
+unanswered, orphan responses whose request was not captured, SASL); the
+Kafka error codes seen; anomalies (decode errors, gaps, resyncs, bad
+frames, TLS); with filters, how many exchanges were shown. It goes to
+stdout in text mode and to stderr with --json, so that stdout stays pure
+NDJSON.
 
 Filters (all given ones must hold):
   --api LIST         API names or keys, comma-separated (Produce,Fetch,3)
@@ -101,7 +108,7 @@ file that cannot be read or is not a pcap/pcapng capture.`,
 	f := cmd.Flags()
 	f.IntSliceVar(&o.Ports, "port", []int{9092}, "Kafka broker TCP `ports`, comma-separated")
 	f.BoolVar(&o.Detect, "detect", false, "also recognise Kafka on other ports by the first bytes of a connection")
-	f.IntVar(&o.MaxFrame, "max-frame", 0, "largest frame `bytes` accepted as Kafka (0: the dissector's default)")
+	f.IntVar(&o.MaxFrame, "max-frame", 0, fmt.Sprintf("largest frame accepted as Kafka, in `bytes` (0: %d, the broker's default socket.request.max.bytes)", dissect.DefaultMaxFrame))
 	f.BoolVarP(&o.Tree, "tree", "V", false, "print each exchange's decoded request and response trees")
 	f.BoolVarP(&o.HexDump, "hex", "x", false, "print each frame's annotated hex dump")
 	f.BoolVar(&o.JSON, "json", false, "print one JSON object per exchange (NDJSON)")
@@ -111,7 +118,7 @@ file that cannot be read or is not a pcap/pcapng capture.`,
 	f.StringSliceVar(&o.Topics, "topic", nil, "only exchanges naming one of these topics")
 	f.StringSliceVar(&o.ClientIDs, "client-id", nil, "only requests from these client IDs")
 	f.BoolVar(&o.Errors, "errors", false, "only exchanges whose response has a non-zero error code")
-	f.IntVar(&o.Stream, "stream", -1, "only TCP connection `N` (numbered from 0 as Wireshark's tcp.stream)")
+	f.IntVar(&o.Stream, "stream", -1, "only TCP connection `N` (numbered from 0 as Wireshark's tcp.stream; -1: all)")
 	f.Int64Var(&o.Frame, "frame", 0, "only the exchange holding packet `N` (numbered from 1)")
 	f.StringVar(&o.Filter, "filter", "", "only exchanges for which the `EXPR` is true (see above)")
 	cmd.MarkFlagsMutuallyExclusive("json", "tree")
