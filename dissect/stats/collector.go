@@ -42,6 +42,9 @@ type Collector struct {
 	conns   map[*reassembly.Conn]*connAcc
 	names   map[[16]byte]string // topic ID -> name, from Metadata responses
 	slow    []SlowExchange      // sorted slowest first, at most opts.Top
+
+	file    string // the capture being read (SetFile)
+	fileIdx int    // its position among the files read, from 0
 }
 
 type apiVer struct{ key, ver int16 }
@@ -70,6 +73,7 @@ type clientAcc struct {
 type partKey struct {
 	topic string
 	id    [16]byte
+	hasID bool // the wire carried a topic ID (possibly all zeros)
 	part  int32
 }
 
@@ -80,6 +84,8 @@ type partAcc struct {
 
 type connAcc struct {
 	c              *reassembly.Conn
+	file           string
+	fileIdx        int
 	client, broker netip.AddrPort
 	roles          bool // client and broker are known from an exchange
 	first, last    time.Time
@@ -100,6 +106,17 @@ func NewCollector(opts Options) *Collector {
 }
 
 var _ dissect.Sink = (*Collector)(nil)
+
+// SetFile names the capture file whose exchanges and events follow, for
+// the connections and slowest exchanges of the report (frame numbers and
+// connection indexes restart with each file). Calls after the first mark
+// the start of a new file.
+func (c *Collector) SetFile(name string) {
+	if c.file != "" || len(c.conns) > 0 {
+		c.fileIdx++
+	}
+	c.file = name
+}
 
 func (c *Collector) seen(t time.Time) {
 	if t.IsZero() {
@@ -122,7 +139,7 @@ func (c *Collector) conn(rc *reassembly.Conn) *connAcc {
 	}
 	a := c.conns[rc]
 	if a == nil {
-		a = &connAcc{c: rc, client: rc.A, broker: rc.B}
+		a = &connAcc{c: rc, client: rc.A, broker: rc.B, file: c.file, fileIdx: c.fileIdx}
 		c.conns[rc] = a
 	}
 	return a
@@ -319,8 +336,8 @@ func (c *Collector) client(x *dissect.Exchange) *clientAcc {
 	return cl
 }
 
-func (c *Collector) part(topic string, id [16]byte, p int32) *partAcc {
-	k := partKey{topic, id, p}
+func (c *Collector) part(topic string, id [16]byte, hasID bool, p int32) *partAcc {
+	k := partKey{topic, id, hasID, p}
 	a := c.parts[k]
 	if a == nil {
 		a = &partAcc{codecs: make(map[string]struct{})}
@@ -335,11 +352,11 @@ func (c *Collector) part(topic string, id [16]byte, p int32) *partAcc {
 func (c *Collector) produce(t *protocol.Tree, body *protocol.Node) {
 	for _, td := range Elements(body, "TopicData") {
 		name := Str(td, "Name")
-		id, _ := UUID(td, "TopicId")
+		id, hasID := UUID(td, "TopicId")
 		for _, pd := range Elements(td, "PartitionData") {
 			idx, _ := Int(pd, "Index")
 			bi := Batches(t, Field(pd, "Records"))
-			a := c.part(name, id, int32(idx))
+			a := c.part(name, id, hasID, int32(idx))
 			a.produce.add(bi)
 			for _, cd := range bi.Codecs {
 				a.codecs[cd] = struct{}{}
@@ -354,11 +371,11 @@ func (c *Collector) produce(t *protocol.Tree, body *protocol.Node) {
 func (c *Collector) fetch(t *protocol.Tree, body *protocol.Node) {
 	for _, tr := range Elements(body, "Responses") {
 		name := Str(tr, "Topic")
-		id, _ := UUID(tr, "TopicId")
+		id, hasID := UUID(tr, "TopicId")
 		for _, pd := range Elements(tr, "Partitions") {
 			idx, _ := Int(pd, "PartitionIndex")
 			bi := Batches(t, Field(pd, "Records"))
-			a := c.part(name, id, int32(idx))
+			a := c.part(name, id, hasID, int32(idx))
 			a.fetch.add(bi)
 			for _, cd := range bi.Codecs {
 				a.codecs[cd] = struct{}{}
@@ -384,6 +401,8 @@ func (c *Collector) top(x *dissect.Exchange, d time.Duration) {
 		RequestFrame:  x.Request.FirstFrame,
 		ResponseFrame: x.Response.FirstFrame,
 		Time:          timeString(x.Request.Time),
+		File:          c.file,
+		fileIdx:       c.fileIdx,
 	}
 	if x.Conn != nil {
 		s.Conn = x.Conn.Index
@@ -401,6 +420,9 @@ func (c *Collector) top(x *dissect.Exchange, d time.Duration) {
 // compareSlow orders slowest first, then by request frame.
 func compareSlow(a, b SlowExchange) int {
 	if c := cmp.Compare(b.Latency, a.Latency); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(a.fileIdx, b.fileIdx); c != 0 {
 		return c
 	}
 	if c := cmp.Compare(a.RequestFrame, b.RequestFrame); c != 0 {
@@ -465,6 +487,7 @@ func (c *Collector) Report() *Report {
 	for _, a := range c.conns {
 		s := a.s
 		s.Index = a.c.Index
+		s.File, s.fileIdx = a.file, a.fileIdx
 		s.Client, s.Broker = addrString(a.client), addrString(a.broker)
 		s.First, s.Last = timeString(a.first), timeString(a.last)
 		if !a.first.IsZero() {
@@ -475,7 +498,7 @@ func (c *Collector) Report() *Report {
 		r.Connections = append(r.Connections, s)
 	}
 	slices.SortFunc(r.Connections, func(a, b ConnStats) int {
-		return cmp.Or(cmp.Compare(a.Index, b.Index), cmp.Compare(a.First, b.First),
+		return cmp.Or(cmp.Compare(a.fileIdx, b.fileIdx), cmp.Compare(a.Index, b.Index), cmp.Compare(a.First, b.First),
 			cmp.Compare(a.Client, b.Client), cmp.Compare(a.Broker, b.Broker))
 	})
 	r.Latency = c.latencyOverAPI()
@@ -539,6 +562,7 @@ func (c *Collector) partitions() []PartitionStats {
 	type outKey struct {
 		topic string
 		id    [16]byte
+		hasID bool
 		part  int32
 	}
 	// Topic name -> ID, for entries keyed by name only.
@@ -551,17 +575,17 @@ func (c *Collector) partitions() []PartitionStats {
 	merged := make(map[outKey]*PartitionStats)
 	codecs := make(map[outKey]map[string]struct{})
 	for k, a := range c.parts {
-		ok := outKey{k.topic, k.id, k.part}
-		if ok.topic == "" && ok.id != ([16]byte{}) {
+		ok := outKey{k.topic, k.id, k.hasID, k.part}
+		if ok.topic == "" && ok.hasID {
 			ok.topic = c.names[ok.id]
 		}
-		if ok.id == ([16]byte{}) && ok.topic != "" {
-			ok.id = ids[ok.topic]
+		if !ok.hasID && ok.topic != "" {
+			ok.id, ok.hasID = ids[ok.topic]
 		}
 		p := merged[ok]
 		if p == nil {
 			p = &PartitionStats{Topic: ok.topic, Partition: ok.part}
-			if ok.id != ([16]byte{}) {
+			if ok.hasID {
 				p.TopicID = TopicIDString(ok.id)
 			}
 			merged[ok] = p

@@ -124,14 +124,16 @@ func (f *FlowStats) add(b BatchInfo) {
 	f.UnknownSize += b.Unknown
 }
 
-// ConnStats is one TCP connection that carried Kafka. Sorted by Index,
-// then endpoints.
+// ConnStats is one TCP connection that carried Kafka. Sorted by file,
+// Index, then endpoints.
 type ConnStats struct {
-	Index  int    `json:"index"`  // reassembly.Conn.Index (Wireshark's tcp.stream)
-	Client string `json:"client"` // the side sending requests (A when unknown)
-	Broker string `json:"broker"`
-	First  string `json:"first"`
-	Last   string `json:"last"`
+	File    string `json:"file,omitempty"` // the capture file (Collector.SetFile)
+	fileIdx int
+	Index   int    `json:"index"`  // reassembly.Conn.Index (Wireshark's tcp.stream)
+	Client  string `json:"client"` // the side sending requests (A when unknown)
+	Broker  string `json:"broker"`
+	First   string `json:"first"`
+	Last    string `json:"last"`
 	// Duration is Last minus First.
 	Duration int64 `json:"duration_ns"`
 
@@ -195,6 +197,8 @@ type SlowExchange struct {
 	RequestFrame  int64  `json:"request_frame"`  // for `kwire read --frame`
 	ResponseFrame int64  `json:"response_frame"` // packet holding the response's first byte
 	Time          string `json:"time"`           // request capture time
+	File          string `json:"file,omitempty"` // the capture file (Collector.SetFile)
+	fileIdx       int
 }
 
 // timeString formats a capture time for reports: RFC 3339 with

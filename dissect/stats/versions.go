@@ -523,6 +523,9 @@ func rangeText(r Range, listed bool) string {
 	if !listed {
 		return "nothing for it"
 	}
+	if r.Min == r.Max {
+		return fmt.Sprintf("v%d", r.Min)
+	}
 	return fmt.Sprintf("v%d-%d", r.Min, r.Max)
 }
 

@@ -117,7 +117,17 @@ func WriteVersions(out io.Writer, r *stats.VersionsReport, o Options) error {
 	if len(r.Flags) == 0 {
 		w.WriteString("(none)\n")
 	}
+	used := map[int16]bool{}
+	for _, m := range r.Matrix {
+		used[m.Key] = true
+	}
+	var unused []string
 	for _, f := range r.Flags {
+		if f.Kind == stats.FlagMixed && !used[f.Key] {
+			// Differences in APIs nobody used are listed in one line.
+			unused = append(unused, f.API)
+			continue
+		}
 		var where []string
 		if f.ClientID != "" {
 			where = append(where, "client "+f.ClientID)
@@ -136,6 +146,10 @@ func WriteVersions(out io.Writer, r *stats.VersionsReport, o Options) error {
 			loc = " [" + strings.Join(where, ", ") + "]"
 		}
 		fmt.Fprintf(&w, "%s %s: %s%s\n", paint(o.Color, roleFlag, string(f.Kind)), paint(o.Color, roleAPI, f.API), f.Detail, loc)
+	}
+	if len(unused) > 0 {
+		fmt.Fprintf(&w, "%s: brokers also differ on %d APIs no captured client used (see ADVERTISED): %s\n",
+			paint(o.Color, roleFlag, string(stats.FlagMixed)), len(unused), strings.Join(unused, ", "))
 	}
 	return flush(out, &w)
 }
