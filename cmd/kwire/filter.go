@@ -33,6 +33,10 @@ func (f *exchangeFilter) active() bool {
 		f.stream >= 0 || f.frame > 0 || f.program != nil
 }
 
+// usesTopics reports whether the filter looks at topics, so that topic IDs
+// must be resolved to names.
+func (f *exchangeFilter) usesTopics() bool { return len(f.topics) > 0 || f.program != nil }
+
 // compileFilter compiles a --filter expression once, typed against
 // exchangeFields. Errors quote the expression with a caret under the
 // offending column.

@@ -315,9 +315,13 @@ const flushEvery = 200 * time.Millisecond
 
 func (k *readSink) Exchange(ex *dissect.Exchange) {
 	k.counts.Exchange(ex)
-	k.ids.learn(treeRoot(ex.Response), 0)
-	if !k.fl.match(ex, fieldsOf(ex, k.ids)) {
-		return
+	if k.fl.active() {
+		if k.fl.usesTopics() {
+			k.ids.learn(treeRoot(ex.Response), 0)
+		}
+		if !k.fl.match(ex, fieldsOf(ex, k.ids)) {
+			return
+		}
 	}
 	k.shown++
 	if k.o.JSON {
