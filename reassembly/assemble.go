@@ -121,6 +121,11 @@ type runner struct {
 	nextIndex int
 	open      int
 
+	// reset holds connections one direction of which ended with a RST:
+	// the next flush closes the other direction too (the delay lets
+	// packets already in flight from the peer be delivered).
+	reset []*stream
+
 	synthetic   bool // feeding the assembler a packet of our own
 	synTCP      layers.TCP
 	synCtx      *pktCtx
@@ -224,9 +229,12 @@ func (r *runner) packet(data []byte, ci gopacket.CaptureInfo, link layers.LinkTy
 	r.tcp.Payload = payload
 
 	now := ci.Timestamp
-	if r.lastFlush.IsZero() {
+	switch since := now.Sub(r.lastFlush); {
+	case r.lastFlush.IsZero() || since < -r.flushEvery:
+		// The first packet, or the clock went back (a bad timestamp
+		// before): restart the flush clock rather than never flush again.
 		r.lastFlush = now
-	} else if now.Sub(r.lastFlush) >= r.flushEvery {
+	case since >= r.flushEvery:
 		r.flush(now)
 		r.lastFlush = now
 	}
@@ -314,22 +322,10 @@ func (r *runner) New(_, _ gopacket.Flow, _ *layers.TCP, _ gpr.AssemblerContext) 
 
 // closeReused ends s because a SYN with a new initial sequence number
 // arrived on its 4-tuple (the port was reused and s's end was not
-// captured). The assembler cannot close one connection on request, so it
-// gets a RST at the next expected sequence number of each open direction.
-// Out-of-order data still buffered for s is dropped with it.
+// captured).
 func (r *runner) closeReused(s *stream) {
 	r.forceReason = CloseReused
-	for d := AtoB; d <= BtoA; d++ {
-		h := &s.half[d]
-		if h.closed || s.done {
-			continue
-		}
-		var seq gpr.Sequence
-		if h.started {
-			seq = h.next
-		}
-		r.inject(s, d, seq, tcpFlagRST)
-	}
+	r.abort(s)
 	r.forceReason = ""
 	if !s.done {
 		// Not expected; forget it so that the new connection is numbered.
@@ -337,14 +333,28 @@ func (r *runner) closeReused(s *stream) {
 	}
 }
 
+// abort delivers what is buffered for s (holes become gaps) and closes
+// it. The assembler cannot close one connection on request, so each open
+// direction gets a RST at its next expected sequence number.
+func (r *runner) abort(s *stream) {
+	for d := AtoB; d <= BtoA; d++ {
+		h := &s.half[d]
+		if h.closed || s.done {
+			continue
+		}
+		var seq gpr.Sequence
+		if h.started {
+			r.skipHoles(s, d, h.next, false)
+			seq = h.next
+		}
+		r.inject(s, d, seq, tcpFlagRST)
+	}
+}
+
 // skipAckedHoles gives up the holes of direction d of s that the peer has
 // acknowledged (ack): the receiver has those bytes, so no retransmission
 // will fill them and the capture simply missed them. The data buffered
 // behind them is delivered now rather than at the next flush.
-//
-// The assembler has no per-connection flush, but it gives up a
-// connection's oldest hole when its page limit is reached: the limit is
-// lowered to one page for an empty segment fed just ahead of the hole.
 func (r *runner) skipAckedHoles(s *stream, d Dir, ack gpr.Sequence) {
 	h := &s.half[d]
 	if !h.started || h.closed || h.next.Difference(ack) <= 0 {
@@ -353,12 +363,24 @@ func (r *runner) skipAckedHoles(s *stream, d Dir, ack gpr.Sequence) {
 	if h.holeValid && h.holeEnd.Difference(ack) < 0 {
 		return // the first hole is not acknowledged in full
 	}
+	r.skipHoles(s, d, ack, true)
+}
+
+// skipHoles gives up holes of direction d of s, delivering the data
+// buffered behind each, until the stream reaches upTo (when bounded) or
+// nothing is buffered.
+//
+// The assembler has no per-connection flush, but it gives up a
+// connection's oldest hole when its page limit is reached: the limit is
+// lowered to one page for an empty segment fed just ahead of the hole.
+func (r *runner) skipHoles(s *stream, d Dir, upTo gpr.Sequence, bounded bool) {
+	h := &s.half[d]
 	saved := r.asm.MaxBufferedPagesPerConnection
 	r.asm.MaxBufferedPagesPerConnection = 1
-	for range 64 {
+	for {
 		prev := h.next
 		r.inject(s, d, h.next.Add(1), 0)
-		if h.next == prev || h.closed || h.next.Difference(ack) <= 0 {
+		if h.next == prev || h.closed || (bounded && h.next.Difference(upTo) <= 0) {
 			break
 		}
 	}
@@ -407,6 +429,13 @@ func (r *runner) inject(s *stream, d Dir, seq gpr.Sequence, flags byte) {
 // flush gives up holes older than BufferTimeout, closes idle connections
 // and forgets closed 4-tuples, by capture time now.
 func (r *runner) flush(now time.Time) {
+	for i, s := range r.reset {
+		if !s.done {
+			r.abort(s)
+		}
+		r.reset[i] = nil
+	}
+	r.reset = r.reset[:0]
 	opt := gpr.FlushOptions{T: now.Add(-r.bufferTimeout)}
 	if r.opts.IdleTimeout > 0 {
 		opt.TC = now.Add(-r.opts.IdleTimeout)
@@ -436,6 +465,8 @@ func (r *runner) flushAll() {
 	clear(r.conns)
 	clear(r.closed)
 	r.closed = r.closed[:0]
+	clear(r.reset)
+	r.reset = r.reset[:0]
 }
 
 func (r *runner) beginDefer(reason string) {
@@ -641,6 +672,9 @@ func (s *stream) ReassembledSG(sg gpr.ScatterGather, ac gpr.AssemblerContext) {
 		h.closed = true
 		if c := asCtx(ac); c != nil && c.rst {
 			h.rst = true
+			if !s.half[1-d].closed && !s.r.synthetic {
+				s.r.reset = append(s.r.reset, s)
+			}
 		}
 	}
 }

@@ -853,3 +853,70 @@ func TestAckedHoleSkippedOnlyWhenFullyAcked(t *testing.T) {
 		t.Errorf("log\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+func TestOneSidedRSTClosesAtNextFlush(t *testing.T) {
+	v := newConv("10.0.0.1:1", "10.0.0.2:2", 100, 900)
+	v.handshake()
+	v.send(true, "req")
+	v.add(seg{src: v.s, dst: v.c, seq: v.sseq, flags: "R"})
+	v.send(true, "in flight") // sent before the client saw the RST
+	other := newConv("10.0.0.3:1", "10.0.0.2:2", 1, 1)
+	other.at = v.at + 20*time.Second
+	other.send(true, "x")
+	h, _ := mustRead(t, pcapBytes(t, layers.LinkTypeEthernet, append(v.segs, other.segs...)), Options{})
+	want := []string{"open 0 10.0.0.1:1>10.0.0.2:2", `data 0 0 f4 "req"`, `data 0 0 f6 "in flight"`, "close 0 rst",
+		"open 1 10.0.0.3:1>10.0.0.2:2", `data 1 0 f7 "x"`, "close 1 end of capture"}
+	if !slices.Equal(h.log, want) {
+		t.Errorf("log\n%s\nwant\n%s", strings.Join(h.log, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+func TestReuseDeliversBufferedData(t *testing.T) {
+	v := newConv("10.0.0.1:1", "10.0.0.2:2", 100, 900)
+	v.handshake()
+	v.next(true, "lost")
+	v.send(true, "held")
+	v.cseq, v.sseq = 777777, 888888
+	v.handshake()
+	v.send(true, "new")
+	h, _ := mustRead(t, pcapBytes(t, layers.LinkTypeEthernet, v.segs), Options{})
+	want := []string{"open 0 10.0.0.1:1>10.0.0.2:2", "gap 0 0 4", `data 0 0 f4 "held"`, "close 0 reused",
+		"open 1 10.0.0.1:1>10.0.0.2:2", `data 1 0 f8 "new"`, "close 1 end of capture"}
+	if !slices.Equal(h.log, want) {
+		t.Errorf("log\n%s\nwant\n%s", strings.Join(h.log, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+func TestLargeSegmentsReorderedOneDataPerPacket(t *testing.T) {
+	// Segments larger than a buffer page, reordered, one cut by the snap
+	// length, across the 2^32 sequence wrap.
+	v := newConv("10.0.0.1:1", "10.0.0.2:2", 4294960000, 900)
+	v.handshake()
+	mk := func(c byte, n int) string { return strings.Repeat(string(c), n) }
+	a := v.next(true, mk('a', 5000))
+	b := v.next(true, mk('b', 4000)) // crosses the wrap
+	c := v.next(true, mk('c', 3000))
+	c.snap = 14 + 20 + 20 + 2500
+	d := v.next(true, mk('d', 100))
+	for _, x := range []seg{d, b, c, a} {
+		v.add(x)
+	}
+	h, _ := mustRead(t, pcapBytes(t, layers.LinkTypeEthernet, v.segs), Options{})
+	var got []string
+	for _, l := range h.log {
+		if strings.HasPrefix(l, "data") {
+			l = l[:strings.Index(l, `"`)] + strconv.Itoa(len(l)-strings.Index(l, `"`)-2)
+		}
+		got = append(got, l)
+	}
+	want := []string{"open 0 10.0.0.1:1>10.0.0.2:2", "data 0 0 f7 5000", "data 0 0 f5 4000", "data 0 0 f6 2500", "gap 0 0 500", "data 0 0 f4 100", "close 0 end of capture"}
+	if !slices.Equal(got, want) {
+		t.Errorf("log %v, want %v", got, want)
+	}
+	if s := h.stream(0, AtoB); s != mk('a', 5000)+mk('b', 4000)+mk('c', 2500)+mk('d', 100) {
+		t.Errorf("stream of %d bytes", len(s))
+	}
+	if h.chunks[1].seq != b.seq || h.chunks[2].seq != c.seq || c.seq != 1705 || h.chunks[3].offset != 12000 {
+		t.Errorf("chunks seq %d %d offset %d", h.chunks[1].seq, h.chunks[2].seq, h.chunks[3].offset)
+	}
+}

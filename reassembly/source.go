@@ -120,7 +120,9 @@ func openFile(path string, info *FileInfo) (*fileSource, error) {
 	} else {
 		f, err := os.Open(path)
 		if err != nil {
-			return nil, &FileError{Path: path, Err: err}
+			e := &FileError{Path: path, Err: err}
+			info.Err = e
+			return nil, e
 		}
 		rc = f
 	}
