@@ -81,7 +81,7 @@ Filters (all given ones must hold):
                      no-response, unanswered, orphan, sasl)
 
 Exit status: 0 the captures were read (also when no Kafka connection was
-found: a note says so on stderr); 1 a capture ended in the middle of a
+found: a note says so on stderr; and when Ctrl-C stopped the reading); 1 a capture ended in the middle of a
 packet, or some frame could not be decoded (everything else is still
 printed, a warning goes to stderr); 2 usage error, a bad --filter, or a
 file that cannot be read or is not a pcap/pcapng capture.`,
@@ -210,8 +210,8 @@ func readStatus(errw io.Writer, c *render.SummaryCounts, fileErrs []error) error
 			fmt.Fprintf(errw, "kwire: warning: %v (everything before it is shown)\n", err)
 			code = max(code, exitData)
 		case errors.Is(err, context.Canceled):
-			fmt.Fprintf(errw, "kwire: interrupted\n")
-			code = max(code, exitData)
+			// Ctrl-C is how a live capture ends: not an error.
+			fmt.Fprintf(errw, "kwire: interrupted; the summary covers the packets read so far\n")
 		default:
 			fmt.Fprintf(errw, "kwire: %v\n", err)
 			code = exitUsage
