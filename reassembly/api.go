@@ -1,10 +1,46 @@
 // Package reassembly turns captured packets into ordered TCP byte streams.
 //
-// It reads pcap and pcapng files (optionally gzip-compressed) or a live
-// packet source, decodes link, IP and TCP layers, and rebuilds each
-// connection's two byte streams with github.com/gopacket/gopacket/reassembly.
-// It knows nothing about Kafka: consumers implement Handler and receive
-// in-order bytes, gaps and closes, synchronously, in capture order.
+// It reads pcap and pcapng files (optionally gzip-compressed, detected by
+// magic number; "-" is standard input) or any PacketSource, such as a live
+// capture. It decodes Ethernet (with 802.1Q/QinQ tags), Linux cooked
+// capture v1 and v2, BSD loopback (NULL, either byte order, and LOOP) and
+// raw IPv4/IPv6 link types, IPv4 and IPv6 with extension headers, and
+// rebuilds both byte streams of every TCP connection with
+// github.com/gopacket/gopacket/reassembly. It knows nothing about Kafka.
+//
+// # Contract
+//
+// Consumers implement Handler. All calls are synchronous, on the goroutine
+// that called Run or ReadFiles, in capture order: Open, then Data and Gap
+// for either direction in sequence order, then exactly one Close. Each
+// direction's bytes arrive once, in order: retransmissions and overlaps are
+// dropped (and counted), out-of-order segments are held until the hole
+// before them is filled. A hole that cannot be filled — the peer
+// acknowledged the missing bytes, or they waited longer than
+// Options.BufferTimeout, or the buffer limits were reached, or the input
+// ended — is reported with Gap and its exact size, never papered over; so
+// are payload bytes cut by the snap length. Captures that start
+// mid-connection are accepted: the first byte seen starts the stream.
+//
+// Chunk.Data aliases buffers that are reused: it is valid only during the
+// Data call. A *Conn stays valid (and its Stats keep counting) after Close.
+//
+// Every byte is attributed to the packet that carried it: Chunk.Frame is
+// the 1-based frame number as Wireshark shows it and Chunk.Time its capture
+// time, also when the packet was buffered and delivered later.
+//
+// # Memory
+//
+// Memory depends on the number of open connections and on the buffered
+// out-of-order data (bounded by Options.MaxBufferedPagesPerConn and
+// MaxBufferedPagesTotal), not on the size of the capture. Closed
+// connections are forgotten a few minutes (capture time) after their
+// close; Options.IdleTimeout bounds connections whose end was not captured.
+//
+// # Several files
+//
+// ReadFiles treats each file as a capture of its own unless
+// Options.Concatenate is set: see ReadFiles.
 package reassembly
 
 import (
