@@ -33,7 +33,7 @@ type ExchangeDoc struct {
 	Request       *MessageDoc `json:"request"`       // null for orphans
 	Response      *MessageDoc `json:"response"`      // null unless answered (or orphan)
 	LatencyMs     *float64    `json:"latencyMs"`     // response time - request time in ms; null without both
-	Subject       string      `json:"subject"`       // Subject(e)
+	Subject       string      `json:"subject"`       // SubjectNamed(e, Options.TopicNames)
 	Errors        []string    `json:"errors"`        // distinct Kafka error names in the response, in order
 	Notes         []string    `json:"notes"`         // the dissector's notes
 }
@@ -96,7 +96,7 @@ func NewExchangeDoc(e *dissect.Exchange, opts Options) *ExchangeDoc {
 		APIKey:        e.APIKey,
 		APIVersion:    e.APIVersion,
 		CorrelationID: e.CorrelationID,
-		Subject:       Subject(e),
+		Subject:       SubjectNamed(e, opts.TopicNames),
 		Errors:        []string{},
 		Notes:         append([]string{}, e.Notes...),
 	}

@@ -99,13 +99,13 @@ func appendLine(b []byte, e *dissect.Exchange, o *Options) []byte {
 	b = append(b, ' ')
 	b = appendSizes(b, e)
 	if c {
-		if s := Subject(e); s != "" {
+		if s := SubjectNamed(e, o.TopicNames); s != "" {
 			b = append(b, ' ')
 			b = paint(b, c, roleValue, s)
 		}
 	} else {
 		n := len(b)
-		b = appendSubject(append(b, ' '), e)
+		b = appendSubject(append(b, ' '), e, o.TopicNames)
 		if len(b) == n+1 {
 			b = b[:n] // no subject
 		}

@@ -118,12 +118,13 @@ func batchDescription(b *protocol.Node) string {
 	bi := batchSummary(b)
 	var sb strings.Builder
 	magic, _ := intChild(b, "Magic")
-	if magic >= 2 {
-		sb.WriteString("record batch")
-	} else {
-		sb.WriteString("message v" + itoa(magic))
+	switch {
+	case magic < 2:
+		sb.WriteString("v" + itoa(magic) + " ")
+	case !containsFold(b.Name, "batch"):
+		sb.WriteString("record batch ")
 	}
-	sb.WriteString(" offset " + itoa(bi.baseOffset))
+	sb.WriteString("offset " + itoa(bi.baseOffset))
 	if last, ok := intChild(b, "LastOffsetDelta"); ok && last > 0 {
 		sb.WriteString("-" + itoa(bi.baseOffset+last))
 	}

@@ -79,6 +79,11 @@ type Options struct {
 	MaxValue int
 	// ShowSecrets shows values the decoder marked protocol.FlagRedacted.
 	ShowSecrets bool
+	// TopicNames maps topic IDs (Kafka's base64url form, UUIDString) to
+	// topic names, e.g. as learnt from Metadata responses; subjects show
+	// the name of a topic known only by its ID (Fetch v13+, Produce v13+).
+	// It is only read, and may be nil.
+	TopicNames map[string]string
 }
 
 func (o *Options) maxValue() int {
@@ -351,7 +356,17 @@ func noteOf(n *protocol.Node) string {
 // version note shows bare (" v9"), other notes in parentheses.
 func appendNotes(b []byte, n *protocol.Node, o *Options) []byte {
 	c := o.Color
-	if note := noteOf(n); note != "" && n.Kind == protocol.KindStruct && isVersionNote(note) {
+	note := noteOf(n)
+	if n.Kind == protocol.KindInt && len(note) > 3 && !isRedacted(n, o) {
+		// "1700000000000 (2023-11-14T22:13:20.000Z)" beside the value
+		// 1700000000000 says the number twice.
+		var tmp [24]byte
+		v := strconv.AppendInt(tmp[:0], n.Int, 10)
+		if rest, ok := strings.CutPrefix(note, string(v)+" ("); ok && strings.HasSuffix(rest, ")") {
+			note = rest[:len(rest)-1]
+		}
+	}
+	if note != "" && n.Kind == protocol.KindStruct && isVersionNote(note) {
 		b = append(b, ' ')
 		b = paint(b, c, roleAPI, note)
 	} else if note != "" {

@@ -363,13 +363,13 @@ func TestTreeProduce(t *testing.T) {
 	got := render(t, func(b *bytes.Buffer) error { return Tree(b, produceV9(), Options{}) })
 	for _, want := range []string{
 		"          Records 132 bytes, 1 batch",
-		"            RecordBatch record batch offset 0-1, 2 records, uncompressed, 2025-11-29T12:00:00.000Z, crc ok",
+		"            RecordBatch offset 0-1, 2 records, uncompressed, 2025-11-29T12:00:00.000Z, crc ok",
 		"                [1] offset 1 timestamp 2025-11-29T12:00:00.010Z",
 		"                  Key: null",
 		"                  Value: 0xff0001",
 		"                  Value: JSON, 42 bytes",
 		"                      \"item\": \"a rather long order line\"",
-		"            RecordBatch record batch offset 0-1, 2 records, gzip, 2025-11-29T12:00:00.000Z, crc ok",
+		"            RecordBatch offset 0-1, 2 records, gzip, 2025-11-29T12:00:00.000Z, crc ok",
 		"                [0] offset 0 timestamp 2025-11-29T12:00:00.000Z [gzip-decompressed records of batch at 0xb3]",
 		"  TransactionalId: null",
 	} {
@@ -526,6 +526,10 @@ func TestSubject(t *testing.T) {
 	e := &dissect.Exchange{Request: &dissect.Frame{Tree: tr}}
 	if got, want := Subject(e), "MQ2o3eVdTq-cVj2UgyG-lA[2,1] audit group=billing txn=tx-1 pid=4711"; got != want {
 		t.Errorf("Subject = %q, want %q", got, want)
+	}
+	names := map[string]string{"MQ2o3eVdTq-cVj2UgyG-lA": "payments"}
+	if got, want := SubjectNamed(e, names), "payments[2,1] audit group=billing txn=tx-1 pid=4711"; got != want {
+		t.Errorf("SubjectNamed = %q, want %q", got, want)
 	}
 	if got := Subject(&dissect.Exchange{}); got != "" {
 		t.Errorf("empty exchange: %q", got)

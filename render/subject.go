@@ -73,6 +73,7 @@ type subjectPart struct {
 }
 
 type subject struct {
+	names    map[string]string // topic ID → name
 	topics   []subjectTopic
 	group    string
 	txn      string
@@ -90,15 +91,21 @@ type subject struct {
 // TopicName or TopicId field; Fetch v13+ topics show as their base64url IDs.
 // It returns "" when nothing applies.
 func Subject(e *dissect.Exchange) string {
-	return string(appendSubject(nil, e))
+	return string(appendSubject(nil, e, nil))
 }
 
-// appendSubject appends Subject(e) to b.
-func appendSubject(b []byte, e *dissect.Exchange) []byte {
+// SubjectNamed is Subject with topic IDs named by names (topic ID in
+// Kafka's base64url form → topic name); unknown IDs stay IDs.
+func SubjectNamed(e *dissect.Exchange, names map[string]string) string {
+	return string(appendSubject(nil, e, names))
+}
+
+// appendSubject appends SubjectNamed(e, names) to b.
+func appendSubject(b []byte, e *dissect.Exchange, names map[string]string) []byte {
 	if e == nil {
 		return b
 	}
-	var s subject
+	s := subject{names: names}
 	var topics [4]subjectTopic
 	s.topics = topics[:0]
 	if e.Request != nil && e.Request.Tree != nil {
@@ -234,6 +241,9 @@ func (s *subject) addTopic(el *protocol.Node, request bool) {
 	name := topicName(el)
 	if name == "" {
 		return
+	}
+	if n, ok := s.names[name]; ok && n != "" && child(el, "Name", "Topic", "TopicName") == nil {
+		name = n
 	}
 	t := s.topic(name)
 	pa := partitionArray(el)

@@ -194,8 +194,10 @@ func (tw *treeWriter) node(n *protocol.Node, depth int, batch *protocol.Node, sp
 	tw.flush(false)
 	// A redacted container (SASL AuthBytes split into parts) holds the
 	// secret in a child flagged itself; its value was withheld above.
+	sp := n.Space // the space mark shows where a run of siblings changes space
 	for _, k := range n.Children {
-		tw.node(k, depth+1, batch, n.Space)
+		tw.node(k, depth+1, batch, sp)
+		sp = k.Space
 	}
 }
 
