@@ -52,6 +52,7 @@ func scenarios() []scenario {
 		{"sasl-scram", "sasl-scram.pcap", []int{19101}, runSaslScram},
 		{"sasl-v0", "sasl-v0-raw.pcap", []int{19102}, runSaslV0},
 		{"tls", "kgo-tls.pcap", []int{19103}, runTLS},
+		{"legacy", "sarama-legacy-message-sets.pcap", []int{19104}, runLegacy},
 	}
 }
 

@@ -344,14 +344,20 @@ func (s *summary) records(api string, msg any) {
 }
 
 func (s *summary) batches(api string, b []byte) {
-	for len(b) >= 61 {
+	codec := func(attr uint16) string {
+		if int(attr&7) < len(codecNames) {
+			return codecNames[attr&7]
+		}
+		return fmt.Sprint(attr & 7)
+	}
+	for len(b) >= 18 {
 		n := int(int32(binary.BigEndian.Uint32(b[8:])))
-		if n < 49 || 12+n > len(b) {
+		if n < 6 || 12+n > len(b) {
 			break // a partial trailing batch in a fetch
 		}
-		if b[16] != 2 {
-			s.codecs[fmt.Sprintf("%s: magic %d", api, b[16])]++
-		} else {
+		if magic := b[16]; magic < 2 {
+			s.codecs[fmt.Sprintf("%s: %s magic %d message", api, codec(uint16(b[17])), magic)]++
+		} else if n >= 49 {
 			attr := binary.BigEndian.Uint16(b[21:])
 			kind := "batch"
 			if attr&0x20 != 0 {
@@ -359,11 +365,7 @@ func (s *summary) batches(api string, b []byte) {
 			} else if attr&0x10 != 0 {
 				kind = "transactional batch"
 			}
-			codec := fmt.Sprint(attr & 7)
-			if int(attr&7) < len(codecNames) {
-				codec = codecNames[attr&7]
-			}
-			s.codecs[fmt.Sprintf("%s: %s %s", api, codec, kind)]++
+			s.codecs[fmt.Sprintf("%s: %s %s", api, codec(attr), kind)]++
 		}
 		b = b[12+n:]
 	}
