@@ -302,12 +302,12 @@ func flowOf(src, dst []byte) gopacket.Flow {
 }
 
 // New implements gpr.StreamFactory: the first packet of a connection.
-func (r *runner) New(_, _ gopacket.Flow, _ *layers.TCP, _ gpr.AssemblerContext) gpr.Stream {
+func (r *runner) New(_, _ gopacket.Flow, tcp *layers.TCP, _ gpr.AssemblerContext) gpr.Stream {
 	if r.synthetic {
 		return nil
 	}
 	s := &stream{r: r, key: r.pending.key}
-	s.conn = Conn{Index: r.nextIndex, File: r.file, A: r.pending.src, B: r.pending.dst}
+	s.conn = Conn{Index: r.nextIndex, File: r.file, A: r.pending.src, B: r.pending.dst, SawSYN: tcp.SYN && !tcp.ACK}
 	if r.files != nil {
 		s.conn.File = r.files.i - 1
 	}

@@ -254,11 +254,12 @@ func (v *conv) close() {
 
 // rec records every Handler call.
 type rec struct {
-	conns  []*Conn
-	log    []string
-	chunks []recChunk
-	bytes  map[int]*[2]bytes.Buffer
-	closed map[int]string
+	sawSYNAtOpen []bool
+	conns        []*Conn
+	log          []string
+	chunks       []recChunk
+	bytes        map[int]*[2]bytes.Buffer
+	closed       map[int]string
 }
 
 type recChunk struct {
@@ -282,6 +283,7 @@ func (r *rec) Open(c *Conn) {
 	r.conns = append(r.conns, c)
 	r.bytes[c.Index] = &[2]bytes.Buffer{}
 	r.log = append(r.log, fmt.Sprintf("open %d %v>%v", c.Index, c.A, c.B))
+	r.sawSYNAtOpen = append(r.sawSYNAtOpen, c.SawSYN)
 }
 
 func (r *rec) Data(c *Conn, d Dir, ch Chunk) {

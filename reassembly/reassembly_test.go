@@ -71,7 +71,7 @@ func TestLinkTypes(t *testing.T) {
 				t.Fatalf("%d connections, want 1: %v", len(h.conns), h.log)
 			}
 			conn := h.conns[0]
-			if conn.A != ap(c.c) || conn.B != ap(c.s) || !conn.SawSYN || conn.Index != 0 {
+			if conn.A != ap(c.c) || conn.B != ap(c.s) || !conn.SawSYN || !h.sawSYNAtOpen[0] || conn.Index != 0 {
 				t.Errorf("conn = %+v", conn)
 			}
 			if got := h.stream(0, AtoB); got != "hellosecond request" {
@@ -386,7 +386,7 @@ func TestMidStreamStart(t *testing.T) {
 	v.send(false, "response")
 	h, _ := mustRead(t, pcapBytes(t, layers.LinkTypeEthernet, v.segs), Options{})
 	c := h.conns[0]
-	if c.SawSYN || c.A != v.s || c.B != v.c {
+	if c.SawSYN || h.sawSYNAtOpen[0] || c.A != v.s || c.B != v.c {
 		t.Errorf("conn %+v", c)
 	}
 	if h.stream(0, AtoB) != "tail of a responseresponse" || h.stream(0, BtoA) != "request" {
