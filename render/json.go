@@ -461,6 +461,23 @@ func (j *jsonWriter) object(b []byte, n *protocol.Node, path string, batch *prot
 		bi := batchSummary(n)
 		key("compression")
 		b = appendJSONString(b, bi.codec)
+		if m, _ := intChild(n, "Magic"); m >= 2 {
+			attrs, _ := intChild(n, "Attributes")
+			key("timestampType")
+			if attrs&attrLogAppendTime != 0 {
+				b = appendJSONString(b, "LogAppendTime")
+			} else {
+				b = appendJSONString(b, "CreateTime")
+			}
+			key("transactional")
+			b = strconv.AppendBool(b, attrs&attrTransactional != 0)
+			key("control")
+			b = strconv.AppendBool(b, attrs&attrControl != 0)
+		}
+		if c := child(n, "Crc", "CRC"); c != nil && c.Note != "" {
+			key("crcValid")
+			b = strconv.AppendBool(b, c.Note == "ok")
+		}
 		if m, _ := intChild(n, "Magic"); m < 2 {
 			rec = true // a legacy message: its Key and Value are record data
 		}
@@ -472,6 +489,10 @@ func (j *jsonWriter) object(b []byte, n *protocol.Node, path string, batch *prot
 			b = strconv.AppendInt(b, off, 10)
 			key("timestamp")
 			b = strconv.AppendInt(b, ts, 10)
+		}
+		if t := child(child(n, "Key"), "Type"); t != nil && t.Note != "" {
+			key("controlType") // a control record's key: COMMIT, ABORT, ...
+			b = appendJSONString(b, t.Note)
 		}
 	}
 	var field func(c *protocol.Node)
@@ -510,10 +531,6 @@ func (j *jsonWriter) object(b []byte, n *protocol.Node, path string, batch *prot
 			return
 		}
 		b = j.value(b, c, joinPath(path, c.Name), batch, rec)
-		if typed && batch != nil && c.Note != "" && c.Kind == protocol.KindInt {
-			key(k + "Note")
-			b = appendJSONString(b, c.Note)
-		}
 	}
 	for _, c := range n.Children {
 		field(c)
