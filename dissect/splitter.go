@@ -322,8 +322,8 @@ func (s *splitter) rescan() []seg {
 // correlation ID) that ends on a packet boundary or is followed by a
 // plausible response with the next correlation ID or a pending one.
 func (s *splitter) checkStartResponse(b []byte) verdict {
-	if v := checkResponse(b, s.max, s.c.pending); v != vNo {
-		return v
+	if v := checkResponse(b, s.max, s.c.pending); v != vNo || len(b) < 8 {
+		return v // with fewer than 8 bytes, vNo means an invalid length
 	}
 	n := int64(int32(binary.BigEndian.Uint32(b)))
 	corr := int32(binary.BigEndian.Uint32(b[4:]))

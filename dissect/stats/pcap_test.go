@@ -1,0 +1,541 @@
+package stats_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"flag"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/kwire/kwire/dissect"
+	"github.com/kwire/kwire/dissect/stats"
+	"github.com/kwire/kwire/protocol"
+	"github.com/kwire/kwire/reassembly"
+	"github.com/kwire/kwire/render/statsview"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// End-to-end tests over the golden captures in ../../pcaps: golden text
+// and JSON outputs (rewritten with -update), and the numbers checked
+// against an independent walk of the capture (a minimal pcap reader and
+// franz-go's kmsg decoders, sharing no code with kwire's pipeline).
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata")
+
+type capture struct {
+	file  string
+	ports []uint16
+}
+
+var captures = []capture{
+	{"kgo-produce-consume.pcap", []uint16{19092}},
+	{"sarama-produce-consume.pcap", []uint16{19093}},
+	{"kafkago-produce-consume.pcap", []uint16{19094}},
+	{"kcat-produce-consume.pcap", []uint16{19095}},
+	{"kgo-large-value.pcap", []uint16{19096}},
+	{"mixed-versions.pcap", []uint16{19097, 19098}},
+	{"unsupported-versions.pcap", []uint16{19099}},
+	{"sasl-plain.pcap", []uint16{19100}},
+	{"sasl-scram.pcap", []uint16{19101}},
+	{"sasl-v0-raw.pcap", []uint16{19102}},
+}
+
+func pcapPath(t *testing.T, name string) string {
+	t.Helper()
+	p := filepath.Join("..", "..", "pcaps", name)
+	if _, err := os.Stat(p); err != nil {
+		t.Skipf("golden capture %s not present: %v", name, err)
+	}
+	return p
+}
+
+type tee []dissect.Sink
+
+func (t tee) Exchange(x *dissect.Exchange) {
+	for _, s := range t {
+		s.Exchange(x)
+	}
+}
+
+func (t tee) Event(e *dissect.Event) {
+	for _, s := range t {
+		s.Event(e)
+	}
+}
+
+// run dissects one capture into a Collector (top 5) and a VersionCollector.
+func run(t *testing.T, c capture) (*stats.Report, *stats.VersionsReport) {
+	t.Helper()
+	col := stats.NewCollector(stats.Options{Top: 5})
+	ver := stats.NewVersionCollector()
+	d := dissect.New(dissect.Options{Ports: c.ports, Decoder: protocol.Decoder{Records: true}}, tee{col, ver})
+	if _, err := reassembly.ReadFiles(context.Background(), []string{pcapPath(t, c.file)}, reassembly.Options{}, d); err != nil {
+		t.Fatalf("reading %s: %v", c.file, err)
+	}
+	d.Finish()
+	return col.Report(), ver.Report()
+}
+
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.MkdirAll("testdata", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		gl, wl := strings.Split(string(got), "\n"), strings.Split(string(want), "\n")
+		for i := range min(len(gl), len(wl)) {
+			if gl[i] != wl[i] {
+				t.Fatalf("%s differs at line %d:\n got %q\nwant %q\n(go test -update rewrites it)", name, i+1, gl[i], wl[i])
+			}
+		}
+		t.Fatalf("%s differs in length: %d lines, want %d (go test -update rewrites it)", name, len(gl), len(wl))
+	}
+}
+
+func TestGolden(t *testing.T) {
+	for _, c := range captures {
+		t.Run(c.file, func(t *testing.T) {
+			rep, vrep := run(t, c)
+			base := strings.TrimSuffix(c.file, ".pcap")
+			var b bytes.Buffer
+			if err := statsview.WriteStats(&b, rep, statsview.Options{}); err != nil {
+				t.Fatal(err)
+			}
+			golden(t, base+".stats.txt", b.Bytes())
+			b.Reset()
+			if err := statsview.WriteStatsJSON(&b, rep); err != nil {
+				t.Fatal(err)
+			}
+			golden(t, base+".stats.json", b.Bytes())
+			b.Reset()
+			if err := statsview.WriteVersions(&b, vrep, statsview.Options{}); err != nil {
+				t.Fatal(err)
+			}
+			golden(t, base+".versions.txt", b.Bytes())
+
+			// Deterministic: a second run gives the same bytes.
+			rep2, vrep2 := run(t, c)
+			if !reflect.DeepEqual(rep, rep2) || !reflect.DeepEqual(vrep, vrep2) {
+				t.Error("two runs over the same capture differ")
+			}
+		})
+	}
+}
+
+// ---- the independent walk ----
+
+type flowKey struct {
+	src, dst [6]byte // IPv4 address and port
+}
+
+type flow struct {
+	next    uint32
+	started bool
+	data    []byte
+}
+
+// readStreams reads a classic pcap of Ethernet/IPv4/TCP packets and
+// returns each direction's payload bytes in sequence order (loopback
+// captures: no loss; retransmitted bytes are dropped).
+func readStreams(t *testing.T, path string) (map[flowKey]*flow, []flowKey) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b) < 24 {
+		t.Fatal("short pcap")
+	}
+	var bo binary.ByteOrder = binary.LittleEndian
+	switch binary.LittleEndian.Uint32(b) {
+	case 0xa1b2c3d4, 0xa1b23c4d:
+	default:
+		bo = binary.BigEndian
+	}
+	if bo.Uint32(b[20:]) != 1 {
+		t.Skipf("link type %d, not Ethernet", bo.Uint32(b[20:]))
+	}
+	flows := map[flowKey]*flow{}
+	var order []flowKey
+	for off := 24; off+16 <= len(b); {
+		incl := int(bo.Uint32(b[off+8:]))
+		pkt := b[off+16 : min(off+16+incl, len(b))]
+		off += 16 + incl
+		if len(pkt) < 14+20 || binary.BigEndian.Uint16(pkt[12:]) != 0x0800 {
+			continue
+		}
+		ip := pkt[14:]
+		ihl := int(ip[0]&0x0f) * 4
+		total := int(binary.BigEndian.Uint16(ip[2:]))
+		if ip[9] != 6 || len(ip) < total || total < ihl+20 {
+			continue
+		}
+		tcp := ip[ihl:total]
+		doff := int(tcp[12]>>4) * 4
+		if doff > len(tcp) {
+			continue
+		}
+		var k flowKey
+		copy(k.src[:4], ip[12:16])
+		copy(k.src[4:], tcp[0:2])
+		copy(k.dst[:4], ip[16:20])
+		copy(k.dst[4:], tcp[2:4])
+		f := flows[k]
+		if f == nil {
+			f = &flow{}
+			flows[k] = f
+			order = append(order, k)
+		}
+		seq := binary.BigEndian.Uint32(tcp[4:])
+		payload := tcp[doff:]
+		if tcp[13]&0x02 != 0 { // SYN
+			f.next, f.started = seq+1, true
+			continue
+		}
+		if !f.started {
+			f.next, f.started = seq, true
+		}
+		if len(payload) == 0 {
+			continue
+		}
+		d := int32(seq - f.next)
+		if d < 0 { // starts before what we have: keep only the new tail
+			if int(-d) >= len(payload) {
+				continue
+			}
+			payload = payload[-d:]
+		} else if d > 0 {
+			t.Logf("%s: hole of %d bytes", path, d)
+		}
+		f.data = append(f.data, payload...)
+		f.next += uint32(len(payload))
+	}
+	return flows, order
+}
+
+func frames(b []byte) [][]byte {
+	var out [][]byte
+	for len(b) >= 4 {
+		n := int(binary.BigEndian.Uint32(b))
+		if n < 0 || 4+n > len(b) {
+			break
+		}
+		out = append(out, b[4:4+n])
+		b = b[4+n:]
+	}
+	return out
+}
+
+type want struct {
+	requests, responses map[[2]int16]int64
+	errors              map[[2]int16]map[string]int64
+	clients             map[string]bool
+	software            map[string]bool
+	produce, fetch      stats.FlowStats // batches, records, wire bytes
+}
+
+func port(a [6]byte) uint16 { return binary.BigEndian.Uint16(a[4:]) }
+
+// independent computes the expected numbers from the raw capture.
+func independent(t *testing.T, c capture) *want {
+	flows, order := readStreams(t, pcapPath(t, c.file))
+	w := &want{requests: map[[2]int16]int64{}, responses: map[[2]int16]int64{},
+		errors: map[[2]int16]map[string]int64{}, clients: map[string]bool{}, software: map[string]bool{}}
+	for _, k := range order {
+		if !slices.Contains(c.ports, port(k.dst)) {
+			continue
+		}
+		back := flows[flowKey{k.dst, k.src}]
+		type pend struct{ key, ver int16 }
+		pending := map[int32]pend{}
+		saslRaw := false
+		for _, f := range frames(flows[k].data) {
+			if saslRaw { // the PLAIN token after SaslHandshake v0: one raw frame
+				saslRaw = false
+				continue
+			}
+			if len(f) < 10 {
+				continue
+			}
+			key, ver := int16(binary.BigEndian.Uint16(f)), int16(binary.BigEndian.Uint16(f[2:]))
+			corr := int32(binary.BigEndian.Uint32(f[4:]))
+			idLen := int(int16(binary.BigEndian.Uint16(f[8:])))
+			body := f[10:]
+			if idLen > 0 && idLen <= len(body) {
+				w.clients[string(body[:idLen])] = true
+				body = body[idLen:]
+			} else if idLen == 0 {
+				w.clients[""] = true
+			}
+			w.requests[[2]int16{key, ver}]++
+			pending[corr] = pend{key, ver}
+			req := kmsg.RequestForKey(key)
+			if req == nil {
+				continue
+			}
+			req.SetVersion(ver)
+			if req.IsFlexible() && len(body) > 0 {
+				body = body[1:] // an empty header tag buffer
+			}
+			switch r := req.(type) {
+			case *kmsg.ApiVersionsRequest:
+				if r.ReadFrom(body) == nil && r.ClientSoftwareName != "" {
+					w.software[r.ClientSoftwareName+"/"+r.ClientSoftwareVersion] = true
+				}
+			case *kmsg.ProduceRequest:
+				if r.ReadFrom(body) == nil {
+					for _, tp := range r.Topics {
+						for _, p := range tp.Partitions {
+							countBatches(&w.produce, p.Records)
+						}
+					}
+				}
+			case *kmsg.SASLHandshakeRequest:
+				saslRaw = ver == 0 // a raw SASL token follows (not a Kafka frame)
+			}
+		}
+		if back == nil {
+			continue
+		}
+		for _, f := range frames(back.data) {
+			if len(f) < 4 {
+				continue
+			}
+			p, ok := pending[int32(binary.BigEndian.Uint32(f))]
+			if !ok {
+				continue
+			}
+			delete(pending, int32(binary.BigEndian.Uint32(f)))
+			kv := [2]int16{p.key, p.ver}
+			w.responses[kv]++
+			req := kmsg.RequestForKey(p.key)
+			if req == nil {
+				continue
+			}
+			req.SetVersion(p.ver)
+			body := f[4:]
+			rv := p.ver
+			if p.key == 18 {
+				if len(body) >= 2 && binary.BigEndian.Uint16(body) == 35 {
+					rv = 0 // KIP-511: a v0 body
+				}
+			} else if req.IsFlexible() && len(body) > 0 {
+				body = body[1:]
+			}
+			resp := req.ResponseKind()
+			resp.SetVersion(rv)
+			if resp.ReadFrom(body) != nil {
+				continue
+			}
+			walkErrors(reflect.ValueOf(resp), func(code int16) {
+				if w.errors[kv] == nil {
+					w.errors[kv] = map[string]int64{}
+				}
+				w.errors[kv][protocol.KafkaErrorName(code)]++
+			})
+			if fr, ok := resp.(*kmsg.FetchResponse); ok {
+				for _, tp := range fr.Topics {
+					for _, pt := range tp.Partitions {
+						countBatches(&w.fetch, pt.RecordBatches)
+					}
+				}
+			}
+		}
+	}
+	return w
+}
+
+// countBatches counts whole record batches (magic 2) and legacy messages.
+func countBatches(f *stats.FlowStats, b []byte) {
+	for len(b) >= 17 {
+		n := int(int32(binary.BigEndian.Uint32(b[8:])))
+		if n < 0 || 12+n > len(b) {
+			return
+		}
+		f.Batches++
+		f.WireBytes += int64(12 + n)
+		if b[16] == 2 {
+			var rb kmsg.RecordBatch
+			if rb.ReadFrom(b[:12+n]) == nil {
+				f.Records += int64(rb.NumRecords)
+			}
+		}
+		b = b[12+n:]
+	}
+}
+
+// walkErrors calls fn for each non-zero int16 field whose name ends in
+// ErrorCode, anywhere in v.
+func walkErrors(v reflect.Value, fn func(int16)) {
+	switch v.Kind() {
+	case reflect.Pointer, reflect.Interface:
+		if !v.IsNil() {
+			walkErrors(v.Elem(), fn)
+		}
+	case reflect.Struct:
+		for i := range v.NumField() {
+			f := v.Type().Field(i)
+			if strings.HasSuffix(f.Name, "ErrorCode") && v.Field(i).Kind() == reflect.Int16 {
+				if c := int16(v.Field(i).Int()); c != 0 {
+					fn(c)
+				}
+				continue
+			}
+			if f.IsExported() {
+				walkErrors(v.Field(i), fn)
+			}
+		}
+	case reflect.Slice:
+		if v.Type().Elem().Kind() == reflect.Uint8 {
+			return
+		}
+		for i := range v.Len() {
+			walkErrors(v.Index(i), fn)
+		}
+	}
+}
+
+func TestIndependentCounts(t *testing.T) {
+	for _, c := range captures {
+		t.Run(c.file, func(t *testing.T) {
+			rep, _ := run(t, c)
+			w := independent(t, c)
+			got := map[[2]int16]int64{}
+			gotResp := map[[2]int16]int64{}
+			gotErr := map[[2]int16]map[string]int64{}
+			for _, a := range rep.APIs {
+				kv := [2]int16{a.Key, a.Version}
+				got[kv], gotResp[kv] = a.Requests, a.Responses
+				for _, e := range a.Errors {
+					if gotErr[kv] == nil {
+						gotErr[kv] = map[string]int64{}
+					}
+					gotErr[kv][e.Name] = e.Count
+				}
+			}
+			if !reflect.DeepEqual(got, w.requests) {
+				t.Errorf("requests per API and version:\n got %v\nwant %v", got, w.requests)
+			}
+			if !reflect.DeepEqual(gotResp, keepNonZero(w.responses, got)) {
+				t.Errorf("responses per API and version:\n got %v\nwant %v", gotResp, w.responses)
+			}
+			if !reflect.DeepEqual(gotErr, w.errors) {
+				t.Errorf("errors per API and version:\n got %v\nwant %v", gotErr, w.errors)
+			}
+			var clients []string
+			software := map[string]bool{}
+			for _, cl := range rep.Clients {
+				clients = append(clients, cl.ClientID)
+				for _, s := range cl.Software {
+					software[s] = true
+				}
+			}
+			var wantClients []string
+			for id := range w.clients {
+				wantClients = append(wantClients, id)
+			}
+			slices.Sort(wantClients)
+			if !reflect.DeepEqual(clients, wantClients) {
+				t.Errorf("clients %q, want %q", clients, wantClients)
+			}
+			if !reflect.DeepEqual(software, w.software) {
+				t.Errorf("software %v, want %v", software, w.software)
+			}
+			var produce, fetch stats.FlowStats
+			for _, p := range rep.Partitions {
+				produce.Batches += p.Produce.Batches
+				produce.Records += p.Produce.Records
+				produce.WireBytes += p.Produce.WireBytes
+				fetch.Batches += p.Fetch.Batches
+				fetch.Records += p.Fetch.Records
+				fetch.WireBytes += p.Fetch.WireBytes
+			}
+			if produce != w.produce || fetch != w.fetch {
+				t.Errorf("record batches: produce %+v fetch %+v, want %+v and %+v", produce, fetch, w.produce, w.fetch)
+			}
+		})
+	}
+}
+
+// keepNonZero drops zero counts, for API versions that never got a
+// response (Produce acks=0), as kwire's rows have Responses 0 there.
+func keepNonZero(m map[[2]int16]int64, rows map[[2]int16]int64) map[[2]int16]int64 {
+	out := map[[2]int16]int64{}
+	for k := range rows {
+		out[k] = m[k]
+	}
+	return out
+}
+
+func flagSet(r *stats.VersionsReport) map[stats.FlagKind][]stats.Flag {
+	m := map[stats.FlagKind][]stats.Flag{}
+	for _, f := range r.Flags {
+		m[f.Kind] = append(m[f.Kind], f)
+	}
+	return m
+}
+
+func TestMixedVersionsFlags(t *testing.T) {
+	_, v := run(t, capture{"mixed-versions.pcap", []uint16{19097, 19098}})
+	fs := flagSet(v)
+	mixed := map[string]bool{}
+	for _, f := range fs[stats.FlagMixed] {
+		mixed[f.API] = true
+	}
+	for _, api := range []string{"Produce", "Fetch", "Metadata", "ListOffsets", "InitProducerId"} {
+		if !mixed[api] {
+			t.Errorf("no mixed-cluster flag for %s: %v", api, mixed)
+		}
+	}
+	if len(fs[stats.FlagDowngrade]) == 0 {
+		t.Error("no KIP-511 downgrade flag")
+	}
+	for _, f := range fs[stats.FlagDowngrade] {
+		if f.Broker != "127.0.0.1:19098" || f.Version != 2 {
+			t.Errorf("downgrade %+v", f)
+		}
+	}
+	if len(v.Brokers) != 2 {
+		t.Fatalf("brokers %+v", v.Brokers)
+	}
+	// Every version used is inside its broker's range but for the
+	// ApiVersions probes answered UNSUPPORTED_VERSION.
+	for _, f := range fs[stats.FlagOutOfRange] {
+		if f.Key != 18 {
+			t.Errorf("unexpected out-of-range %+v", f)
+		}
+	}
+}
+
+func TestUnsupportedVersionsFlags(t *testing.T) {
+	_, v := run(t, capture{"unsupported-versions.pcap", []uint16{19099}})
+	fs := flagSet(v)
+	if d := fs[stats.FlagDowngrade]; len(d) != 1 || !strings.Contains(d[0].Detail, "ApiVersions v99") {
+		t.Errorf("downgrade flags %+v", d)
+	}
+	if c := fs[stats.FlagClosedUnknown]; len(c) != 1 || c[0].Key != 3 || c[0].Version != 99 {
+		t.Errorf("closed-after-unknown flags %+v", c)
+	}
+	if len(fs[stats.FlagMixed]) != 0 {
+		t.Errorf("one broker flagged mixed: %+v", fs[stats.FlagMixed])
+	}
+	if b := v.Brokers; len(b) != 1 || len(b[0].Advertisements) != 2 || b[0].Advertisements[0].Error != "UNSUPPORTED_VERSION" {
+		t.Errorf("brokers %+v", b)
+	}
+}
