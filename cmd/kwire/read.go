@@ -5,13 +5,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/kwire/kwire/protocol"
 	"io"
 	"os"
 	"strconv"
 	"time"
 
 	"github.com/kwire/kwire/dissect"
+	"github.com/kwire/kwire/protocol"
 	"github.com/kwire/kwire/reassembly"
 	"github.com/kwire/kwire/render"
 	"github.com/spf13/cobra"
@@ -81,7 +81,9 @@ Filters (all given ones must hold):
                      no-response, unanswered, orphan, sasl)
 
 Exit status: 0 the captures were read (also when no Kafka connection was
-found: a note says so on stderr; and when Ctrl-C stopped the reading); 1 a capture ended in the middle of a
+found: a note says so on stderr; and when Ctrl-C stopped the reading,
+which takes effect at the next packet: press it twice to stop an idle
+live capture at once); 1 a capture ended in the middle of a
 packet, or some frame could not be decoded (everything else is still
 printed, a warning goes to stderr); 2 usage error, a bad --filter, or a
 file that cannot be read or is not a pcap/pcapng capture.`,
@@ -195,6 +197,11 @@ func runRead(ctx context.Context, o *readOptions, s *ioStreams, color bool, path
 	if sink.err != nil {
 		return &exitError{code: exitData, err: fmt.Errorf("writing output: %w", sink.err)}
 	}
+	if ctx.Err() != nil {
+		// Interrupted: errors from the cut-off read are expected.
+		fmt.Fprintln(s.ErrOut, "kwire: interrupted; the summary covers the packets read so far")
+		return nil
+	}
 	return readStatus(s.ErrOut, &sink.counts, fileErrs)
 }
 
@@ -209,9 +216,6 @@ func readStatus(errw io.Writer, c *render.SummaryCounts, fileErrs []error) error
 		case errors.As(err, &fe) && (errors.Is(err, reassembly.ErrTruncated) || errors.Is(err, reassembly.ErrCorrupt)):
 			fmt.Fprintf(errw, "kwire: warning: %v (everything before it is shown)\n", err)
 			code = max(code, exitData)
-		case errors.Is(err, context.Canceled):
-			// Ctrl-C is how a live capture ends: not an error.
-			fmt.Fprintf(errw, "kwire: interrupted; the summary covers the packets read so far\n")
 		default:
 			fmt.Fprintf(errw, "kwire: %v\n", err)
 			code = exitUsage
