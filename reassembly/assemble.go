@@ -215,6 +215,9 @@ func (r *runner) packet(data []byte, ci gopacket.CaptureInfo, link layers.LinkTy
 	// sequence space stays whole; the padding is reported as a Gap, never
 	// delivered.
 	plen := r.dec.segLen - hl
+	if r.tcp.RST {
+		plen = 0 // a RST's payload is diagnostic text, not stream data (RFC 9293 3.5.3)
+	}
 	payload := r.tcp.Payload
 	if len(payload) > plen {
 		payload = payload[:plen]

@@ -920,3 +920,28 @@ func TestLargeSegmentsReorderedOneDataPerPacket(t *testing.T) {
 		t.Errorf("chunks seq %d %d offset %d", h.chunks[1].seq, h.chunks[2].seq, h.chunks[3].offset)
 	}
 }
+
+func TestPartialOverlapDeliversOnlyNewBytes(t *testing.T) {
+	v := newConv("10.0.0.1:1", "10.0.0.2:2", 100, 900)
+	v.handshake()
+	a := v.send(true, "0123456789")
+	more := v.next(true, "abcde")
+	// A retransmission that repeats the last 5 bytes and carries 5 new.
+	v.add(seg{src: v.c, dst: v.s, seq: a.seq + 5, ack: v.sseq, flags: "PA", payload: []byte("56789abcde")})
+	v.send(true, "!")
+	v.add(seg{src: v.c, dst: v.s, seq: v.cseq, ack: v.sseq, flags: "RA", payload: []byte("diagnostic")})
+	h, _ := mustRead(t, pcapBytes(t, layers.LinkTypeEthernet, v.segs), Options{})
+	want := []string{`data 0 0 f4 "0123456789"`, `data 0 0 f5 "abcde"`, `data 0 0 f6 "!"`}
+	if got := h.filter("data"); !slices.Equal(got, want) {
+		t.Errorf("data %v, want %v", got, want)
+	}
+	if c := h.chunks[1]; c.seq != more.seq || c.offset != 10 {
+		t.Errorf("chunk %+v", c)
+	}
+	if st := h.conns[0].Stats; st.Retransmissions != 1 || st.Gaps != 0 {
+		t.Errorf("stats %+v", st)
+	}
+	if h.closed[0] != CloseRST {
+		t.Errorf("close %q", h.closed[0])
+	}
+}
