@@ -1248,3 +1248,32 @@ func TestControlTypeNamesMatchKmsg(t *testing.T) {
 		}
 	}
 }
+
+// TestRecordConcurrentDecode shares one Decoder (and the codec pools)
+// between goroutines; run with -race.
+func TestRecordConcurrentDecode(t *testing.T) {
+	var batches [][]byte
+	for c := CodecGzip; c <= CodecZstd; c++ {
+		batches = append(batches, recBuild(t, c, 0, 0, benchRecords()[:10]))
+	}
+	batches = append(batches, legacyWrapped(t, CodecLZ4, nil))
+	var d Decoder
+	done := make(chan string)
+	for g := range 4 {
+		go func() {
+			msg := ""
+			for i := range 20 {
+				b := batches[(g+i)%len(batches)]
+				if errs := recErrors(d.DecodeRecordBatches(b).Root); len(errs) > 0 {
+					msg = fmt.Sprint(errs)
+				}
+			}
+			done <- msg
+		}()
+	}
+	for range 4 {
+		if msg := <-done; msg != "" {
+			t.Error(msg)
+		}
+	}
+}
