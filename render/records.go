@@ -128,7 +128,9 @@ func batchDescription(b *protocol.Node) string {
 	if last, ok := intChild(b, "LastOffsetDelta"); ok && last > 0 {
 		sb.WriteString("-" + itoa(bi.baseOffset+last))
 	}
-	if bi.count >= 0 {
+	if bi.count == 1 {
+		sb.WriteString(", 1 record")
+	} else if bi.count >= 0 {
 		sb.WriteString(", " + itoa(bi.count) + " records")
 	}
 	if bi.codec == "none" {

@@ -398,6 +398,9 @@ func appendNotes(b []byte, n *protocol.Node, o *Options) []byte {
 		{protocol.FlagPartial, "[partial batch]", roleNote},
 	}
 	for _, m := range marks {
+		if m.f == protocol.FlagPartial && strings.Contains(note, "partial") {
+			continue // the note says so already
+		}
 		if n.Flags&m.f != 0 {
 			b = append(b, ' ')
 			b = paint(b, c, m.r, m.s)

@@ -2,9 +2,11 @@ package render
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"hash/crc32"
 	"os"
 	"path/filepath"
 	"slices"
@@ -909,5 +911,49 @@ func TestLineAllocs(t *testing.T) {
 	})
 	if allocs > 6 {
 		t.Errorf("Line: %.0f allocations per exchange, budget 6", allocs)
+	}
+}
+
+// A legacy (magic 0) message set and a partial batch, decoded by protocol.
+func TestLegacyAndPartialRecords(t *testing.T) {
+	// Message v0 at offset 5: crc, magic 0, attributes 0, key null, value "abc".
+	body := []byte{0, 0, 0xff, 0xff, 0xff, 0xff, 0, 0, 0, 3, 'a', 'b', 'c'}
+	msg := binary.BigEndian.AppendUint32(nil, crc32.ChecksumIEEE(body))
+	msg = append(msg, body...)
+	set := binary.BigEndian.AppendUint64(nil, 5)
+	set = binary.BigEndian.AppendUint32(set, uint32(len(msg)))
+	set = append(set, msg...)
+	d := protocol.Decoder{Records: true}
+	tr := d.DecodeRecordBatches(set)
+	checkCoverage(t, "legacy", tr)
+	checkLines(t, render(t, func(w *bytes.Buffer) error { return Tree(w, tr, Options{}) }), []string{
+		"Records 29 bytes, 1 batch",
+		"  Message v0 offset 5, uncompressed, crc ok",
+		"    Offset: 5",
+		"    MessageSize: 17",
+		"    Crc: 0x43dc3faf (ok)",
+		"    Magic: 0",
+		"    Attributes: 0 (codec=none)",
+		"    Key: null",
+		"    Value: \"abc\"",
+	})
+
+	// A Kafka-written batch followed by the first 30 bytes of another, as
+	// a Fetch response may end.
+	batch := mustHex(t, "000000000000000000000043ffffffff02616355c40000000000000000018bcfe568000000018bcfe56800ffffffffffffffffffffffffffff0000000122000000046b311276616c75652d6f6e6500")
+	tr = d.DecodeRecordBatches(append(slices.Clip(batch), batch[:30]...))
+	checkCoverage(t, "partial", tr)
+	tree := render(t, func(w *bytes.Buffer) error { return Tree(w, tr, Options{MaxValue: 16}) })
+	for _, want := range []string{
+		"Records 109 bytes, 1 batch and a partial one",
+		"  RecordBatch offset 0, 1 record, uncompressed, 2023-11-14T22:13:20.000Z, crc ok",
+		"      [0] offset 0 timestamp 2023-11-14T22:13:20.000Z",
+		"  PartialBatch: 30 bytes not decoded (partial batch (normal))",
+		"    0000004f  00 00 00 00 00 00 00 00  00 00 00 43 ff ff ff ff  |...........C....|",
+		"    ... (30 bytes)",
+	} {
+		if !strings.Contains(tree, want+"\n") {
+			t.Errorf("tree lacks %q:\n%s", want, tree)
+		}
 	}
 }

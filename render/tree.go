@@ -104,7 +104,11 @@ func (tw *treeWriter) node(n *protocol.Node, depth int, batch *protocol.Node, sp
 		tw.buf = appendNotes(tw.buf, n, o)
 		tw.buf = append(tw.buf, '\n')
 		if !isRedacted(n, o) {
-			tw.hexLines(n.Raw, n.Off, depth+1, len(n.Raw))
+			limit := len(n.Raw) // bytes not decoded are shown in full...
+			if n.Flags&protocol.FlagPartial != 0 {
+				limit = o.maxValue() // ...but a partial batch is the normal end of a fetch
+			}
+			tw.hexLines(n.Raw, n.Off, depth+1, limit)
 		}
 		tw.flush(false)
 		return
@@ -173,12 +177,22 @@ func (tw *treeWriter) node(n *protocol.Node, depth int, batch *protocol.Node, sp
 		tw.buf = appendValue(tw.buf, n, o, true)
 	}
 	if n.Kind == protocol.KindRecords {
+		batches, partial := 0, false
+		for _, k := range n.Children {
+			if k.Kind == protocol.KindStruct {
+				batches++
+			}
+			partial = partial || k.Flags&protocol.FlagPartial != 0
+		}
 		tw.buf = append(tw.buf, ", "...)
-		tw.buf = strconv.AppendInt(tw.buf, int64(len(n.Children)), 10)
-		if len(n.Children) == 1 {
+		tw.buf = strconv.AppendInt(tw.buf, int64(batches), 10)
+		if batches == 1 {
 			tw.buf = append(tw.buf, " batch"...)
 		} else {
 			tw.buf = append(tw.buf, " batches"...)
+		}
+		if partial {
+			tw.buf = append(tw.buf, " and a partial one"...)
 		}
 	}
 	if n.Space != space && tw.t != nil && n.Space >= 0 && n.Space < len(tw.t.Spaces) {

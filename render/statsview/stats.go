@@ -246,7 +246,7 @@ func writeLatency(w *strings.Builder, o Options, l stats.LatencyOverAPI) {
 		if b.Count == 0 {
 			// Runs of empty bins collapse into one "…" row.
 			if l.Distribution[i-1].Count != 0 {
-				t.add(c(""), c("…"))
+				t.add(c("…"))
 			}
 			continue
 		}
