@@ -33,8 +33,9 @@ type Decoder struct {
 	// Records enables decoding of RECORDS fields into record batches and
 	// records (decompressing them). When false they stay raw spans.
 	Records bool
-	// MaxDecompressed caps the bytes one compressed batch may inflate to;
-	// 0 means DefaultMaxDecompressed.
+	// MaxDecompressed caps the bytes that all compressed batches of one
+	// decoded tree (one frame) may inflate to together, so a frame of many
+	// small bombs cannot exhaust memory; 0 means DefaultMaxDecompressed.
 	MaxDecompressed int64
 	// ShowSecrets keeps SASL passwords and SCRAM proofs visible; by default
 	// they are marked FlagRedacted.
@@ -46,7 +47,7 @@ type Decoder struct {
 	SASLMechanism string
 }
 
-// DefaultMaxDecompressed is the default cap on one batch's decompressed size.
+// DefaultMaxDecompressed is the default cap on one frame's decompressed bytes (256 MiB).
 const DefaultMaxDecompressed = 256 << 20
 
 // RequestHeader holds the request header fields needed to pair and label a
