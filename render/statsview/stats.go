@@ -17,28 +17,35 @@ func Duration(ns int64) string {
 	if ns == 0 {
 		return "0"
 	}
-	d := time.Duration(ns)
-	unit, div := "ns", 1.0
-	switch {
-	case d >= time.Second:
-		unit, div = "s", 1e9
-	case d >= time.Millisecond:
-		unit, div = "ms", 1e6
-	case d >= time.Microsecond:
-		unit, div = "µs", 1e3
+	units := []struct {
+		name string
+		div  float64
+	}{{"ns", 1}, {"µs", 1e3}, {"ms", 1e6}, {"s", 1e9}}
+	i := 0
+	for i < len(units)-1 && float64(ns) >= units[i+1].div {
+		i++
 	}
-	v := float64(ns) / div
-	prec := 0
-	switch {
-	case v < 10:
-		prec = 2
-	case v < 100:
-		prec = 1
+	var s string
+	for {
+		v := float64(ns) / units[i].div
+		prec := 0
+		switch {
+		case v < 9.995:
+			prec = 2
+		case v < 99.95:
+			prec = 1
+		}
+		s = strconv.FormatFloat(v, 'f', prec, 64)
+		// Rounding up to 1000 moves to the next unit (999999ns is 1ms).
+		if i == len(units)-1 || !strings.HasPrefix(s, "1000") {
+			break
+		}
+		i++
 	}
-	s := strconv.FormatFloat(v, 'f', prec, 64)
 	if strings.Contains(s, ".") {
 		s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
 	}
+	unit := units[i].name
 	return s + unit
 }
 

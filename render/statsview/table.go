@@ -114,7 +114,9 @@ func (t *table) write(w *strings.Builder, o Options) {
 	n := len(t.titles)
 	widths := make([]int, n)
 	for i, s := range t.titles {
-		widths[i] = width(s)
+		if !t.noHead {
+			widths[i] = width(s)
+		}
 	}
 	for _, row := range t.rows {
 		for i, cl := range row {

@@ -1,0 +1,251 @@
+package statsview
+
+import (
+	"bytes"
+	"encoding/json"
+	"reflect"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/kwire/kwire/dissect/stats"
+)
+
+func sampleReport() *stats.Report {
+	return &stats.Report{
+		First: "2026-01-02T03:04:05Z", Last: "2026-01-02T03:04:06.5Z",
+		Exchanges: 3, Orphans: 1, SASLTokens: 0, SkippedConn: 2,
+		APIs: []stats.APIStats{{Key: 0, Name: "Produce", Version: 9, Requests: 2, Responses: 1, Unanswered: 1,
+			RequestBytes: 300, ResponseBytes: 60,
+			Latency: stats.LatencySummary{Count: 1, Min: 5e6, P50: 5e6, P90: 5e6, P99: 5e6, Max: 5e6, Mean: 5e6, Exact: true},
+			Errors:  []stats.ErrorCount{{Name: "NOT_LEADER_OR_FOLLOWER", Code: 6, Count: 2}}}},
+		Clients: []stats.ClientStats{{ClientID: "app", Software: []string{"kgo/1.0"}, Addresses: []string{"10.0.0.1"},
+			Connections: 1, Requests: 2, APIs: []stats.APIUse{{Key: 0, Name: "Produce", Versions: []int16{9}, Requests: 2}},
+			Errors: []stats.ErrorCount{{Name: "NOT_LEADER_OR_FOLLOWER", Code: 6, Count: 2}}}},
+		Partitions: []stats.PartitionStats{{Topic: "orders", TopicID: "AQIDBAUGBwgJCgsMDQ4PEA", Partition: 1,
+			Produce: stats.FlowStats{Batches: 1, Records: 5, WireBytes: 120, UncompressedBytes: 400, UnknownSize: 1},
+			Codecs:  []string{"gzip"}}},
+		Connections: []stats.ConnStats{{File: "a.pcap", Index: 0, Client: "10.0.0.1:5000", Broker: "10.0.0.9:9092",
+			First: "2026-01-02T03:04:05Z", Last: "2026-01-02T03:04:06.5Z", Duration: 1.5e9, RequestFrames: 2,
+			ResponseFrames: 2, Gaps: 1, GapBytes: 10, Retransmissions: 3, Orphans: 1, Closed: true}},
+		Latency: []stats.LatencyOverAPI{{Key: 0, Name: "Produce", Count: 3,
+			Distribution: []stats.DistBin{{Lo: 1 << 20, Hi: 1 << 21, Count: 2}, {Lo: 1 << 21, Hi: 1 << 22}, {Lo: 1 << 22, Hi: 1 << 23, Count: 1}},
+			Origin:       "2026-01-02T03:04:05Z", BinWidth: 1e7,
+			OverTime: []stats.TimeBin{{Count: 1, Mean: 1e6, Max: 1e6}, {}, {Count: 2, Mean: 5e6, Max: 8e6}}}},
+		Slowest: []stats.SlowExchange{{Latency: 5e6, Key: 0, Name: "Produce", Version: 9, CorrelationID: 7,
+			ClientID: "app", Client: "10.0.0.1:5000", Broker: "10.0.0.9:9092", RequestFrame: 12, ResponseFrame: 14,
+			Time: "2026-01-02T03:04:05Z", File: "a.pcap"}},
+	}
+}
+
+func sampleVersions() *stats.VersionsReport {
+	prod := stats.Range{Key: 0, Name: "Produce", Min: 0, Max: 11}
+	return &stats.VersionsReport{
+		Brokers: []stats.BrokerVersions{{Broker: "10.0.0.9:9092", Effective: 0, Advertisements: []stats.Advertisement{{
+			RequestVersion: 3, Error: "NONE", Ranges: []stats.Range{prod},
+			SupportedFeatures: []stats.Feature{{Name: "metadata.version", Min: 1, Max: 20}},
+			FinalizedFeatures: []stats.Feature{{Name: "metadata.version", Min: 20, Max: 20}}, FinalizedEpoch: 3,
+			FirstFrame: 2, Conn: 0, Count: 1}}}},
+		Clients: []stats.ClientVersions{{ClientID: "app", Software: []string{"kgo/1.0"},
+			APIs: []stats.APIUse{{Key: 0, Name: "Produce", Versions: []int16{12}, Requests: 1}}}},
+		Matrix: []stats.MatrixRow{{Key: 0, API: "Produce", ClientID: "app", Broker: "10.0.0.9:9092", Versions: []int16{12},
+			Requests: 1, Advertised: &prod, Listed: true, Status: "outside", Flags: []stats.FlagKind{stats.FlagOutOfRange}}},
+		Flags: []stats.Flag{{Kind: stats.FlagOutOfRange, Key: 0, API: "Produce", Version: 12, ClientID: "app",
+			Broker: "10.0.0.9:9092", Frame: 5, Count: 1, Detail: "Produce v12 used, the broker advertises v0-11"}},
+	}
+}
+
+// jsonKeys lists every object key path in a JSON document ("apis[].latency.p50_ns").
+func jsonKeys(t *testing.T, b []byte) []string {
+	t.Helper()
+	var v any
+	if err := json.Unmarshal(b, &v); err != nil {
+		t.Fatal(err)
+	}
+	set := map[string]bool{}
+	var walk func(string, any)
+	walk = func(p string, v any) {
+		switch x := v.(type) {
+		case map[string]any:
+			for k, c := range x {
+				q := k
+				if p != "" {
+					q = p + "." + k
+				}
+				set[q] = true
+				walk(q, c)
+			}
+		case []any:
+			for _, c := range x {
+				walk(p+"[]", c)
+			}
+		}
+	}
+	walk("", v)
+	var out []string
+	for k := range set {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func TestStatsJSONFields(t *testing.T) {
+	var b bytes.Buffer
+	if err := WriteStatsJSON(&b, sampleReport()); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"apis", "apis[].errors", "apis[].errors[].code", "apis[].errors[].count", "apis[].errors[].name",
+		"apis[].key", "apis[].latency", "apis[].latency.count", "apis[].latency.exact", "apis[].latency.max_ns",
+		"apis[].latency.mean_ns", "apis[].latency.min_ns", "apis[].latency.p50_ns", "apis[].latency.p90_ns",
+		"apis[].latency.p99_ns", "apis[].name", "apis[].no_response", "apis[].request_bytes", "apis[].requests",
+		"apis[].response_bytes", "apis[].responses", "apis[].unanswered", "apis[].version",
+		"clients", "clients[].addresses", "clients[].apis", "clients[].apis[].key", "clients[].apis[].name",
+		"clients[].apis[].requests", "clients[].apis[].versions", "clients[].client_id", "clients[].connections",
+		"clients[].errors", "clients[].errors[].code", "clients[].errors[].count", "clients[].errors[].name",
+		"clients[].requests", "clients[].software",
+		"connections", "connections[].bad_frames", "connections[].broker", "connections[].client", "connections[].closed",
+		"connections[].decode_failures", "connections[].duration_ns", "connections[].file", "connections[].first",
+		"connections[].gap_bytes", "connections[].gaps", "connections[].index", "connections[].last",
+		"connections[].orphans", "connections[].out_of_order", "connections[].request_bytes", "connections[].request_frames",
+		"connections[].response_bytes", "connections[].response_frames", "connections[].resyncs",
+		"connections[].retransmissions", "connections[].truncated", "connections[].unanswered",
+		"exchanges", "first", "last",
+		"latency", "latency[].bin_width_ns", "latency[].count", "latency[].distribution", "latency[].distribution[].count",
+		"latency[].distribution[].hi_ns", "latency[].distribution[].lo_ns", "latency[].key", "latency[].name",
+		"latency[].origin", "latency[].over_time", "latency[].over_time[].count", "latency[].over_time[].max_ns",
+		"latency[].over_time[].mean_ns",
+		"orphans",
+		"partitions", "partitions[].codecs", "partitions[].fetch", "partitions[].fetch.batches", "partitions[].fetch.records",
+		"partitions[].fetch.uncompressed_bytes", "partitions[].fetch.unknown_size_batches", "partitions[].fetch.wire_bytes",
+		"partitions[].partition", "partitions[].produce", "partitions[].produce.batches", "partitions[].produce.records",
+		"partitions[].produce.uncompressed_bytes", "partitions[].produce.unknown_size_batches", "partitions[].produce.wire_bytes",
+		"partitions[].topic", "partitions[].topic_id",
+		"sasl_tokens", "skipped_connections",
+		"slowest", "slowest[].broker", "slowest[].client", "slowest[].client_id", "slowest[].conn",
+		"slowest[].correlation_id", "slowest[].file", "slowest[].key", "slowest[].latency_ns", "slowest[].name",
+		"slowest[].request_frame", "slowest[].response_frame", "slowest[].time", "slowest[].version",
+	}
+	if got := jsonKeys(t, b.Bytes()); !reflect.DeepEqual(got, want) {
+		t.Errorf("stats JSON fields changed:\n got %q\nwant %q", got, want)
+	}
+}
+
+func TestVersionsJSONFields(t *testing.T) {
+	var b bytes.Buffer
+	if err := WriteVersionsJSON(&b, sampleVersions()); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"brokers", "brokers[].advertisements", "brokers[].advertisements[].conn", "brokers[].advertisements[].count",
+		"brokers[].advertisements[].error", "brokers[].advertisements[].finalized_features",
+		"brokers[].advertisements[].finalized_features[].max", "brokers[].advertisements[].finalized_features[].min",
+		"brokers[].advertisements[].finalized_features[].name", "brokers[].advertisements[].finalized_features_epoch",
+		"brokers[].advertisements[].first_frame", "brokers[].advertisements[].ranges",
+		"brokers[].advertisements[].ranges[].key", "brokers[].advertisements[].ranges[].max",
+		"brokers[].advertisements[].ranges[].min", "brokers[].advertisements[].ranges[].name",
+		"brokers[].advertisements[].request_version", "brokers[].advertisements[].supported_features",
+		"brokers[].advertisements[].supported_features[].max", "brokers[].advertisements[].supported_features[].min",
+		"brokers[].advertisements[].supported_features[].name", "brokers[].broker", "brokers[].effective",
+		"clients", "clients[].apis", "clients[].apis[].key", "clients[].apis[].name", "clients[].apis[].requests",
+		"clients[].apis[].versions", "clients[].client_id", "clients[].software",
+		"flags", "flags[].api", "flags[].broker", "flags[].client_id", "flags[].count", "flags[].detail", "flags[].frame",
+		"flags[].key", "flags[].kind", "flags[].version",
+		"matrix", "matrix[].advertised", "matrix[].advertised.key", "matrix[].advertised.max", "matrix[].advertised.min",
+		"matrix[].advertised.name", "matrix[].api", "matrix[].broker", "matrix[].client_id", "matrix[].flags",
+		"matrix[].key", "matrix[].listed", "matrix[].requests", "matrix[].status", "matrix[].versions",
+	}
+	if got := jsonKeys(t, b.Bytes()); !reflect.DeepEqual(got, want) {
+		t.Errorf("versions JSON fields changed:\n got %q\nwant %q", got, want)
+	}
+}
+
+var escape = regexp.MustCompile("\x1b\\[[0-9;]*m")
+
+// TestColor: no escape code without Color; with it, removing the escapes
+// gives the uncolored output byte for byte (alignment does not move).
+func TestColor(t *testing.T) {
+	writers := map[string]func(*bytes.Buffer, Options) error{
+		"stats":    func(b *bytes.Buffer, o Options) error { return WriteStats(b, sampleReport(), o) },
+		"versions": func(b *bytes.Buffer, o Options) error { return WriteVersions(b, sampleVersions(), o) },
+		"compare": func(b *bytes.Buffer, o Options) error {
+			return WriteComparison(b, "a", "b", stats.Compare(sampleVersions(), sampleVersions()), o)
+		},
+	}
+	for name, write := range writers {
+		var plain, colored bytes.Buffer
+		if err := write(&plain, Options{}); err != nil {
+			t.Fatal(err)
+		}
+		if err := write(&colored, Options{Color: true}); err != nil {
+			t.Fatal(err)
+		}
+		if bytes.Contains(plain.Bytes(), []byte("\x1b")) {
+			t.Errorf("%s: escape code with Color off", name)
+		}
+		if !bytes.Contains(colored.Bytes(), []byte("\x1b[")) {
+			t.Errorf("%s: no color with Color on", name)
+		}
+		if got := escape.ReplaceAllString(colored.String(), ""); got != plain.String() {
+			t.Errorf("%s: colored output differs once escapes are removed:\n%s\n---\n%s", name, got, plain.String())
+		}
+	}
+}
+
+func TestStatsText(t *testing.T) {
+	var b bytes.Buffer
+	if err := WriteStats(&b, sampleReport(), Options{}); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, want := range []string{
+		"capture: 2026-01-02T03:04:05Z to 2026-01-02T03:04:06.5Z (1.5s)\n",
+		"exchanges: 3, orphan responses: 1, SASL token exchanges: 0, connections: 1 Kafka, 2 skipped\n",
+		"API      VER  REQS  RESPS  UNANS  NO-RESP  REQ BYTES  RESP BYTES  MIN  P50  P90  P99  MAX  ERRORS\n",
+		"Produce    9     2      1      1        0        300          60  5ms  5ms  5ms  5ms  5ms  NOT_LEADER_OR_FOLLOWER×2\n",
+		"orders  1             1          5     120      400+?          0          0       0          0  gzip\n",
+		"  1.05ms   < 2.1ms  ██████████████████████████████  2\n",
+		"       …\n",
+		"  over time, max per 10ms from 2026-01-02T03:04:05Z: ▁·█ (peak 8ms)\n",
+		"    5ms  Produce    9        7  app        10.0.0.1:5000  10.0.0.9:9092     0         12          14\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("missing %q in\n%s", want, out)
+		}
+	}
+	for _, l := range strings.Split(out, "\n") {
+		if strings.HasSuffix(l, " ") {
+			t.Errorf("trailing space: %q", l)
+		}
+	}
+}
+
+func TestVersionsText(t *testing.T) {
+	var b bytes.Buffer
+	if err := WriteVersions(&b, sampleVersions(), Options{}); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, want := range []string{
+		" * ApiVersions v3 answered NONE: 1 API ranges, frame 2, conn 0, seen 1×\n",
+		"     supported features: metadata.version 1-20\n",
+		"     finalized features (epoch 3): metadata.version 20-20\n",
+		"Produce  app        10.0.0.9:9092    12        0-11  outside  out-of-range\n",
+		"out-of-range Produce: Produce v12 used, the broker advertises v0-11 [client app, broker 10.0.0.9:9092, frame 5]\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("missing %q in\n%s", want, out)
+		}
+	}
+}
+
+func TestDuration(t *testing.T) {
+	for ns, want := range map[int64]string{0: "0", 850: "850ns", 1000: "1µs", 12500: "12.5µs", 3250000: "3.25ms",
+		999999: "1ms", 9999: "10µs", 99960: "100µs", 1.5e9: "1.5s", 123456789: "123ms", 65536: "65.5µs"} {
+		if got := Duration(ns); got != want {
+			t.Errorf("Duration(%d) = %q, want %q", ns, got, want)
+		}
+	}
+}
