@@ -375,24 +375,40 @@ func (c *conn) frame(s *splitter, b []byte, first, last mark) {
 	}
 }
 
+// closeWhy words a Close reason (reassembly.Close*) for notes.
+func closeWhy(reason string) (why string, closed bool) {
+	switch reason {
+	case reassembly.CloseFIN, reassembly.CloseRST:
+		return "the connection closed (" + strings.ToUpper(reason) + ")", true
+	case reassembly.CloseIdle:
+		return "the connection went idle", false
+	case reassembly.CloseReused:
+		return "the connection's addresses were reused", false
+	case reassembly.CloseEOF, "":
+		return "the end of the capture", false
+	}
+	return "the end of the connection (" + reason + ")", false
+}
+
 // close ends the connection: partial frames, pending requests, SASL state.
-func (c *conn) close(reason string, t time.Time, eoc bool) {
+// A request left unanswered by a FIN or RST is noted as closed with no
+// response; when it was the last and its version is unsupported, as the
+// broker's answer to that (brokers close the connection on a request
+// version they do not support, except ApiVersions, KIP-511).
+func (c *conn) close(reason string, t time.Time) {
 	if c.state == csUndecided {
 		c.decide(true)
 	}
 	if c.state != csKafka {
 		return
 	}
-	why := "the end of the connection"
-	if eoc {
-		why = "the end of the capture"
-	}
+	why, closed := closeWhy(reason)
 	for _, s := range c.split {
 		s.end(why)
 	}
 	if tok := c.sasl.tok; tok != nil {
 		c.sasl.tok = nil
-		tok.Notes = append(tok.Notes, "no server token before "+why)
+		tok.Notes = append(tok.Notes, "no broker token before "+why)
 		c.d.emit(tok)
 	}
 	pend := c.pending
@@ -400,8 +416,8 @@ func (c *conn) close(reason string, t time.Time, eoc bool) {
 	for i, ex := range pend {
 		ex.Kind = KindUnanswered
 		switch {
-		case eoc:
-			ex.Notes = append(ex.Notes, "no response before the end of the capture")
+		case !closed:
+			ex.Notes = append(ex.Notes, "no response before "+why)
 		case i == len(pend)-1 && c.unsupported(ex.APIKey, ex.APIVersion):
 			ex.Notes = append(ex.Notes, "connection closed with no response — the broker's answer to an unsupported version")
 		default:

@@ -63,7 +63,7 @@ type Options struct {
 type Dissector struct {
 	opts    Options
 	sink    Sink
-	conns   map[int]*conn
+	conns   map[*reassembly.Conn]*conn
 	sum     Summary
 	reasons map[string]int
 	brokers map[netip.AddrPort]*BrokerVersions
@@ -84,7 +84,7 @@ func New(opts Options, sink Sink) *Dissector {
 	return &Dissector{
 		opts:    opts,
 		sink:    sink,
-		conns:   make(map[int]*conn),
+		conns:   make(map[*reassembly.Conn]*conn),
 		reasons: make(map[string]int),
 		brokers: make(map[netip.AddrPort]*BrokerVersions),
 	}
@@ -96,13 +96,13 @@ func (d *Dissector) isPort(p uint16) bool { return slices.Contains(d.opts.Ports,
 
 // Open implements reassembly.Handler.
 func (d *Dissector) Open(rc *reassembly.Conn) {
-	if _, ok := d.conns[rc.Index]; ok {
+	if _, ok := d.conns[rc]; ok {
 		return
 	}
 	d.sum.Connections++
 	c := &conn{d: d, c: rc}
 	c.portA, c.portB = d.isPort(rc.A.Port()), d.isPort(rc.B.Port())
-	d.conns[rc.Index] = c
+	d.conns[rc] = c
 	if !c.portA && !c.portB && !d.opts.Detect {
 		c.skip("not on a Kafka port", fmt.Sprintf("no endpoint on a Kafka port (%s)", d.portList()))
 	}
@@ -120,10 +120,10 @@ func (d *Dissector) portList() string {
 }
 
 func (d *Dissector) conn(rc *reassembly.Conn) *conn {
-	c := d.conns[rc.Index]
+	c := d.conns[rc]
 	if c == nil {
 		d.Open(rc)
-		c = d.conns[rc.Index]
+		c = d.conns[rc]
 	}
 	return c
 }
@@ -158,36 +158,29 @@ func (d *Dissector) Gap(rc *reassembly.Conn, dir reassembly.Dir, n int64, t time
 
 // Close implements reassembly.Handler.
 func (d *Dissector) Close(rc *reassembly.Conn, reason string, t time.Time) {
-	c := d.conns[rc.Index]
+	c := d.conns[rc]
 	if c == nil {
 		return
 	}
-	c.close(reason, t, endOfCapture(reason))
-	delete(d.conns, rc.Index)
-}
-
-// endOfCapture tells a Close caused by the end of the input from a FIN or
-// RST.
-func endOfCapture(reason string) bool {
-	r := strings.ToLower(reason)
-	return r == "" || strings.Contains(r, "end of") || strings.Contains(r, "eof") ||
-		strings.Contains(r, "flush") || strings.Contains(r, "timeout") || strings.Contains(r, "idle")
+	c.close(reason, t)
+	delete(d.conns, rc)
 }
 
 // Finish flushes every connection still open at the end of the input: a
 // partial frame is reported (EventTruncated), requests still awaiting a
 // response become KindUnanswered exchanges, and each connection gets an
-// EventClose. Connections are flushed in order of Conn.Index.
+// EventClose. Connections are flushed in order of Conn.File, Conn.Index.
 func (d *Dissector) Finish() {
-	idx := make([]int, 0, len(d.conns))
-	for i := range d.conns {
-		idx = append(idx, i)
+	open := make([]*conn, 0, len(d.conns))
+	for _, c := range d.conns {
+		open = append(open, c)
 	}
-	slices.Sort(idx)
-	for _, i := range idx {
-		c := d.conns[i]
-		c.close("end of capture", c.last, true)
-		delete(d.conns, i)
+	slices.SortFunc(open, func(a, b *conn) int {
+		return cmp.Or(cmp.Compare(a.c.File, b.c.File), cmp.Compare(a.c.Index, b.c.Index))
+	})
+	for _, c := range open {
+		c.close(reassembly.CloseEOF, c.last)
+		delete(d.conns, c.c)
 	}
 }
 

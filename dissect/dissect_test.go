@@ -332,7 +332,7 @@ func TestMaxFrameBoundsAllocation(t *testing.T) {
 	r := newRig(t, Options{}, true)
 	// A request claiming 100 MiB (the maximum) of which 20 bytes arrive.
 	r.client(hx(t, `06 40 00 00 00 03 00 0c 00 00 00 02 00 05 6b 77 69 72 65 00 00 01 00 00`))
-	s := r.d.conns[0].split[reassembly.AtoB]
+	s := r.d.conns[r.c].split[reassembly.AtoB]
 	if s.state != stBody || cap(s.buf) > allocAhead+64 {
 		t.Fatalf("state %d, buffer capacity %d for a 100 MiB claim", s.state, cap(s.buf))
 	}

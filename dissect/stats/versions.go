@@ -44,9 +44,11 @@ const (
 	// mixed, mid-upgrade cluster).
 	FlagMixed FlagKind = "mixed-cluster"
 	// FlagRejected: a version the broker advertises but rejects: answered
-	// with UNSUPPORTED_VERSION or a closed connection while inside the
-	// advertised range, or Produce v0-2 advertised by a Kafka 4.x broker
-	// only so that old clients get an error (KAFKA-18659).
+	// with a top-level UNSUPPORTED_VERSION while inside the advertised
+	// range, or Produce v0-2 advertised by a Kafka 4.x broker only so that
+	// old clients get an error (KAFKA-18659). An in-range request left
+	// unanswered by a close is not flagged: the capture does not say who
+	// closed, and clients close during long-poll Fetches.
 	FlagRejected FlagKind = "advertised-but-rejected"
 )
 
@@ -606,9 +608,9 @@ func (v *VersionCollector) mixed(addrs []netip.AddrPort) []Flag {
 	return flags
 }
 
-// closedFlags flags requests left unanswered by a closing broker when their
-// version is unknown: outside the broker's advertised range, or defined by
-// no Kafka release in kwire's schema table. An in-range one is a rejection.
+// closedFlags flags requests left unanswered by a close when their version
+// is unknown: outside the broker's advertised range, or defined by no Kafka
+// release in kwire's schema table.
 func (v *VersionCollector) closedFlags() []Flag {
 	var flags []Flag
 	for _, p := range v.closed {
@@ -632,12 +634,11 @@ func (v *VersionCollector) closedFlags() []Flag {
 				why += "; the broker advertises " + rangeText(rg, listed)
 			}
 			f.Detail = fmt.Sprintf("%s v%d: connection closed with no response (%s)", name, p.ver, why)
-		case inRange:
-			f.Kind = FlagRejected
-			f.Detail = fmt.Sprintf("%s v%d is inside the advertised %s but the broker closed the connection without answering",
-				name, p.ver, rangeText(rg, true))
 		default:
-			continue // no advertisement to judge by: an ordinary close
+			// In range, or no advertisement to judge by: an ordinary
+			// close (consumers close in the middle of a long-poll Fetch;
+			// who closed is not known here).
+			continue
 		}
 		flags = append(flags, f)
 	}
