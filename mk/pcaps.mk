@@ -11,7 +11,7 @@
 
 PCAPS_ONLY       ?=
 PCAPS_BENCH_OUT  ?= /tmp/kwire-bench
-PCAPS_BENCH_ARGS ?= -bench-bytes 140MB -bench-version newest
+PCAPS_BENCH_ARGS ?= -bench-bytes 210MB -bench-version newest
 PCAPS_TOOLS      ?= tcpdump kcat
 
 .PHONY: pcaps pcaps-deps pcaps-list pcaps-bench

@@ -61,7 +61,7 @@ func (b *byteSize) Set(s string) error {
 
 func benchFlags(fs *flag.FlagSet) *benchConfig {
 	c := &benchConfig{bytes: 10e6}
-	fs.Var(&c.bytes, "bench-bytes", "bench: total record value bytes to produce (the capture is about twice this: produce plus fetch)")
+	fs.Var(&c.bytes, "bench-bytes", "bench: total record value bytes to produce (each crosses the wire twice; the capture is about 1.4x this with the default codecs)")
 	fs.IntVar(&c.valueSize, "bench-value-size", 1000, "bench: bytes per record value")
 	fs.IntVar(&c.producers, "bench-producers", 5, "bench: producer clients; codecs are assigned round robin")
 	fs.IntVar(&c.consumers, "bench-consumers", 3, "bench: consumer group members")

@@ -69,7 +69,11 @@ func captureFilter(ports []int) string {
 // startCapture runs tcpdump on iface, writing whole packets (-s 0) of the
 // given TCP ports to file, and returns once tcpdump reports that it listens.
 func startCapture(tcpdump, iface, file string, ports []int) (*capture, error) {
-	args := []string{"-i", iface, "-s", "0", "-U", "--immediate-mode", "-B", "65536", "-n", "-w", file, captureFilter(ports)}
+	args := []string{"-i", iface, "-s", "0", "-U", "--immediate-mode", "-B", "65536", "-n", "-w", file}
+	if os.Geteuid() == 0 {
+		args = append(args, "-Z", "root") // keep the file ours, not tcpdump's user's
+	}
+	args = append(args, captureFilter(ports))
 	cmd := exec.Command(tcpdump, args...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
