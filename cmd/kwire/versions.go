@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"slices"
 	"strings"
 
 	"github.com/kwire/kwire/dissect/stats"
@@ -40,8 +41,8 @@ and the requests in them:
                                        a request it does not support
               mixed-cluster            brokers advertising different ranges
               advertised-but-rejected  a version inside the range answered
-                                       UNSUPPORTED_VERSION or by a close, and
-                                       Produce v0-2 on Kafka 4.x (KAFKA-18659)
+                                       UNSUPPORTED_VERSION, and Produce v0-2
+                                       on Kafka 4.x brokers (KAFKA-18659)
 
 --against FILE compares with a second capture (before: the FILE arguments;
 after: the --against files, e.g. after an upgrade): which APIs' cluster
@@ -67,28 +68,36 @@ with --against {"before","after","comparison":{"before_brokers",
 }
 
 func runVersions(ctx context.Context, o *versionsOptions, s *ioStreams, color bool, paths []string) error {
-	dopts, err := o.capture.dissectOptions()
+	dopts, err := o.capture.dissectOptions(false)
 	if err != nil {
 		return err
 	}
+	bar := startProgressFor(s, append(slices.Clip(paths), o.Against...))
+	cr := &captureReader{opts: dopts, wrap: bar.wrap}
 	before := stats.NewVersionCollector()
-	run := dissectFiles(ctx, paths, dopts, before, nil)
+	run := cr.read(ctx, paths, before)
+	var after *stats.VersionCollector
+	if len(o.Against) > 0 {
+		after = stats.NewVersionCollector()
+		run2 := cr.read(ctx, o.Against, after)
+		kafka := min(run.kafka, run2.kafka) // note when either side has no Kafka
+		readAny := run.readAny && run2.readAny
+		run.add(run2)
+		run.kafka, run.readAny = kafka, readAny
+	}
+	bar.finish()
+	if !run.readAny {
+		return run.status(s.ErrOut)
+	}
+
 	w := bufio.NewWriter(s.Out)
 	vo := statsview.Options{Color: color}
-	if len(o.Against) == 0 {
-		rep := before.Report()
-		if o.JSON {
-			err = statsview.WriteVersionsJSON(w, rep)
-		} else {
-			err = statsview.WriteVersions(w, rep, vo)
-		}
-	} else {
-		after := stats.NewVersionCollector()
-		run2 := dissectFiles(ctx, o.Against, dopts, after, nil)
-		run.kafka = min(run.kafka, run2.kafka) // warn when either side has no Kafka
-		run.conns += run2.conns
-		run.decodeErrors += run2.decodeErrors
-		run.fileErrs = append(run.fileErrs, run2.fileErrs...)
+	switch {
+	case after == nil && o.JSON:
+		err = statsview.WriteVersionsJSON(w, before.Report())
+	case after == nil:
+		err = statsview.WriteVersions(w, before.Report(), vo)
+	default:
 		br, ar := before.Report(), after.Report()
 		cmp := stats.Compare(br, ar)
 		bn, an := strings.Join(paths, ", "), strings.Join(o.Against, ", ")

@@ -539,3 +539,46 @@ func TestUnsupportedVersionsFlags(t *testing.T) {
 		t.Errorf("brokers %+v", b)
 	}
 }
+
+// TestAgainstCaptures compares the single-broker kgo capture (before) with
+// the mixed capture (after: one broker capped at Kafka 2.1, so what every
+// broker accepts shrinks): the kgo clients' Produce v13 and Fetch v18 are
+// lost.
+func TestAgainstCaptures(t *testing.T) {
+	_, before := run(t, captures[0])
+	_, after := run(t, capture{"mixed-versions.pcap", []uint16{19097, 19098}})
+	cmp := stats.Compare(before, after)
+	if cmp.BeforeBrokers != 1 || cmp.AfterBrokers != 2 {
+		t.Fatalf("brokers %d, %d", cmp.BeforeBrokers, cmp.AfterBrokers)
+	}
+	moved := map[string]stats.RangeChange{}
+	for _, r := range cmp.Ranges {
+		moved[r.API] = r
+	}
+	// The after cluster accepts only the capped broker's ranges.
+	capped := map[int16]stats.Range{}
+	for _, b := range after.Brokers {
+		if b.Broker == "127.0.0.1:19098" {
+			for _, r := range b.Advertisements[b.Effective].Ranges {
+				capped[r.Key] = r
+			}
+		}
+	}
+	if p := moved["Produce"]; p.After == nil || *p.After != capped[0] || p.Before == nil || p.Before.Max != 13 {
+		t.Errorf("Produce change %+v, capped %+v", p, capped[0])
+	}
+	lost := map[string]bool{}
+	for _, l := range cmp.Lost {
+		lost[l.ClientID+" "+l.API] = true
+		for _, v := range l.Versions {
+			if l.After != nil && v >= l.After.Min && v <= l.After.Max {
+				t.Errorf("%+v: v%d is inside the after range", l, v)
+			}
+		}
+	}
+	for _, want := range []string{"capgen-kgo-gzip Produce", "capgen-kgo-group Fetch", "capgen-kgo-848 ConsumerGroupHeartbeat"} {
+		if !lost[want] {
+			t.Errorf("%s not lost: %v", want, lost)
+		}
+	}
+}

@@ -129,7 +129,16 @@ func TestVersionsKIP511AndClose(t *testing.T) {
 	x := metadataX(t, c, "raw", 99, 5, false)
 	x.Notes = []string{"connection closed with no response — the broker's answer to an unsupported version"}
 	v.Exchange(x)
+	// An in-range request cut by a close (a consumer leaving mid long-poll)
+	// is no anomaly.
+	c2 := &reassembly.Conn{Index: 1, A: ap("10.0.0.1:1001"), B: ap("10.0.0.8:9092")}
+	y := metadataX(t, c2, "raw", 12, 7, false)
+	y.Notes = []string{"connection closed with no response"}
+	v.Exchange(y)
 	r := v.Report()
+	if len(flagsOf(r, FlagRejected)) != 0 {
+		t.Errorf("in-range close flagged: %+v", flagsOf(r, FlagRejected))
+	}
 
 	dg := flagsOf(r, FlagDowngrade)
 	if len(dg) != 1 || dg[0].Version != 4 || dg[0].Frame != 3 || !strings.Contains(dg[0].Detail, "v99") ||
