@@ -1,8 +1,6 @@
 package main
 
 import (
-	"io"
-
 	"github.com/cheggaaa/pb/v3"
 	"github.com/kwire/kwire/reassembly"
 )
@@ -13,19 +11,39 @@ type progressBar struct {
 	bar *pb.ProgressBar
 }
 
-func startProgress(w io.Writer, total int64) *progressBar {
+// startProgressFor starts a progress bar on stderr when stderr is a
+// terminal and the named files are larger than progressThreshold; it
+// returns nil otherwise. A nil *progressBar does nothing.
+func startProgressFor(s *ioStreams, paths []string) *progressBar {
+	total := inputSize(paths)
+	if !s.ErrTTY || total <= progressThreshold {
+		return nil
+	}
 	bar := pb.New64(total).
 		Set(pb.Bytes, true).
-		SetWriter(w).
+		SetWriter(s.ErrOut).
 		SetTemplate(pb.Full)
 	bar.Start()
 	return &progressBar{bar: bar}
 }
 
-func (p *progressBar) add(n int) { p.bar.Add(n) }
+// progressThreshold is the total input size above which a progress bar is
+// shown.
+const progressThreshold = 50 << 20
 
-// finish fills the bar (the count below is an estimate) and stops it.
+// wrap returns h with progress accounting, or h itself without a bar.
+func (p *progressBar) wrap(h reassembly.Handler) reassembly.Handler {
+	if p == nil {
+		return h
+	}
+	return &progressHandler{Handler: h, bar: p}
+}
+
+// finish fills the bar (the count is an estimate) and stops it.
 func (p *progressBar) finish() {
+	if p == nil {
+		return
+	}
 	p.bar.SetCurrent(p.bar.Total())
 	p.bar.Finish()
 }
@@ -40,6 +58,6 @@ type progressHandler struct {
 }
 
 func (h *progressHandler) Data(c *reassembly.Conn, d reassembly.Dir, ch reassembly.Chunk) {
-	h.bar.add(len(ch.Data))
+	h.bar.bar.Add(len(ch.Data))
 	h.Handler.Data(c, d, ch)
 }

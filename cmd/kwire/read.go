@@ -3,24 +3,18 @@ package main
 import (
 	"bufio"
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strconv"
 	"time"
 
 	"github.com/kwire/kwire/dissect"
-	"github.com/kwire/kwire/protocol"
-	"github.com/kwire/kwire/reassembly"
 	"github.com/kwire/kwire/render"
 	"github.com/spf13/cobra"
 )
 
 type readOptions struct {
-	Ports    []int
-	Detect   bool
-	MaxFrame int
+	capture captureFlags
 
 	Tree    bool // -V
 	HexDump bool // -x
@@ -36,10 +30,6 @@ type readOptions struct {
 	Frame     int64
 	Filter    string
 }
-
-// progressThreshold is the total input size above which a progress bar is
-// shown (on a terminal stderr only).
-const progressThreshold = 50 << 20
 
 func newReadCmd(s *ioStreams, g *globalOptions) *cobra.Command {
 	o := &readOptions{Stream: -1}
@@ -108,9 +98,7 @@ file that cannot be read or is not a pcap/pcapng capture.`,
 		},
 	}
 	f := cmd.Flags()
-	f.IntSliceVar(&o.Ports, "port", []int{9092}, "Kafka broker TCP `ports`, comma-separated")
-	f.BoolVar(&o.Detect, "detect", false, "also recognise Kafka on other ports by the first bytes of a connection")
-	f.IntVar(&o.MaxFrame, "max-frame", 0, fmt.Sprintf("largest frame accepted as Kafka, in `bytes` (0: %d, the broker's default socket.request.max.bytes)", dissect.DefaultMaxFrame))
+	o.capture.addFlags(f)
 	f.BoolVarP(&o.Tree, "tree", "V", false, "print each exchange's decoded request and response trees")
 	f.BoolVarP(&o.HexDump, "hex", "x", false, "print each frame's annotated hex dump")
 	f.BoolVar(&o.JSON, "json", false, "print one JSON object per exchange (NDJSON)")
@@ -129,9 +117,6 @@ file that cannot be read or is not a pcap/pcapng capture.`,
 }
 
 func runRead(ctx context.Context, o *readOptions, s *ioStreams, color bool, paths []string) error {
-	if ctx == nil {
-		ctx = context.Background()
-	}
 	ropts, err := o.out.renderOptions(color)
 	if err != nil {
 		return err
@@ -140,47 +125,22 @@ func runRead(ctx context.Context, o *readOptions, s *ioStreams, color bool, path
 	if err != nil {
 		return err
 	}
-	dopts, err := o.dissectOptions()
+	dopts, err := o.capture.dissectOptions(o.out.ShowSecrets)
 	if err != nil {
 		return err
 	}
-	total := inputSize(paths)
 
 	w := bufio.NewWriterSize(s.Out, 64<<10)
 	sink := &readSink{o: o, fl: fl, w: w, ropts: ropts, ids: make(topicIDs), lastFlush: time.Now()}
-	if s.ErrTTY && total > progressThreshold {
-		sink.bar = startProgress(s.ErrOut, total)
-	}
-
-	// Each file is a capture of its own, as Wireshark opens it: packet
-	// and stream numbers restart, so each gets a fresh dissector.
-	var (
-		fileErrs []error
-		readAny  bool // some file was a capture
-	)
-	for _, path := range paths {
-		d := dissect.New(dopts, sink)
-		sum, err := reassembly.ReadFiles(ctx, []string{path}, reassembly.Options{}, sink.handler(d))
-		d.Finish()
-		sink.counts.Packets += sum.Packets
-		sink.counts.Connections += sum.Connections
-		for _, f := range sum.Files {
-			readAny = readAny || f.Format != ""
-		}
-		if err != nil {
-			fileErrs = append(fileErrs, err)
-		}
-		if ctx.Err() != nil {
-			break
-		}
-	}
-	if sink.bar != nil {
-		sink.bar.finish()
-	}
+	bar := startProgressFor(s, paths)
+	run := (&captureReader{opts: dopts, wrap: bar.wrap}).read(ctx, paths, sink)
+	bar.finish()
+	sink.counts.Packets = run.packets
+	sink.counts.Connections = run.conns
 
 	switch {
-	case !readAny:
-		// Nothing was read: the errors below say why; no empty summary.
+	case !run.readAny:
+		// Nothing was read: the errors say why; no empty summary.
 	case o.JSON:
 		sink.check(w.Flush())
 		sink.check(render.Summary(s.ErrOut, &sink.counts, render.Options{Color: color && s.ErrTTY}))
@@ -190,72 +150,15 @@ func runRead(ctx context.Context, o *readOptions, s *ioStreams, color bool, path
 		}
 		sink.check(render.Summary(w, &sink.counts, ropts))
 		if fl.active() {
-			fmt.Fprintf(w, "shown: %d of %d exchanges (filtered)\n", sink.shown, sink.counts.Exchanges)
+			_, err := fmt.Fprintf(w, "shown: %d of %d exchanges (filtered)\n", sink.shown, sink.counts.Exchanges)
+			sink.check(err)
 		}
 	}
 	sink.check(w.Flush())
 	if sink.err != nil {
 		return &exitError{code: exitData, err: fmt.Errorf("writing output: %w", sink.err)}
 	}
-	if ctx.Err() != nil {
-		// Interrupted: errors from the cut-off read are expected.
-		fmt.Fprintln(s.ErrOut, "kwire: interrupted; the summary covers the packets read so far")
-		return nil
-	}
-	return readStatus(s.ErrOut, &sink.counts, fileErrs)
-}
-
-// readStatus reports problems with the input on stderr and returns the
-// exit status: 2 when a file could not be read at all, 1 when a capture
-// ended early or was corrupt, or a frame did not decode.
-func readStatus(errw io.Writer, c *render.SummaryCounts, fileErrs []error) error {
-	code := exitOK
-	for _, err := range fileErrs {
-		var fe *reassembly.FileError
-		switch {
-		case errors.As(err, &fe) && (errors.Is(err, reassembly.ErrTruncated) || errors.Is(err, reassembly.ErrCorrupt)):
-			fmt.Fprintf(errw, "kwire: warning: %v (everything before it is shown)\n", err)
-			code = max(code, exitData)
-		default:
-			fmt.Fprintf(errw, "kwire: %v\n", err)
-			code = exitUsage
-		}
-	}
-	if c.Kafka == 0 && code != exitUsage {
-		fmt.Fprintf(errw, "kwire: no Kafka connections found (%d TCP connection%s skipped; try --detect or --port)\n",
-			c.Connections, plural(c.Connections))
-	}
-	if c.DecodeErrors > 0 {
-		fmt.Fprintf(errw, "kwire: warning: %d frame%s could not be fully decoded\n", c.DecodeErrors, plural(c.DecodeErrors))
-		code = max(code, exitData)
-	}
-	if code != exitOK {
-		return silentExit(code)
-	}
-	return nil
-}
-
-// dissectOptions validates the connection flags.
-func (o *readOptions) dissectOptions() (dissect.Options, error) {
-	opts := dissect.Options{
-		Ports:    make([]uint16, 0, len(o.Ports)),
-		Detect:   o.Detect,
-		MaxFrame: o.MaxFrame,
-		Decoder:  protocol.Decoder{Records: true, ShowSecrets: o.out.ShowSecrets},
-	}
-	for _, p := range o.Ports {
-		if p <= 0 || p > 65535 {
-			return opts, usageErrorf("--port %d is not a TCP port", p)
-		}
-		opts.Ports = append(opts.Ports, uint16(p))
-	}
-	if o.MaxFrame < 0 {
-		return opts, usageErrorf("--max-frame must not be negative")
-	}
-	if len(opts.Ports) == 0 && !o.Detect {
-		return opts, usageErrorf("no --port given: add one or use --detect")
-	}
-	return opts, nil
+	return run.status(s.ErrOut)
 }
 
 // filter builds the exchange filter from the flags.
@@ -284,19 +187,6 @@ func (o *readOptions) filter() (*exchangeFilter, error) {
 	return fl, nil
 }
 
-// inputSize returns the total size of the named files, for the progress
-// bar; standard input and files that cannot be read count as 0 (reading
-// them reports the problem).
-func inputSize(paths []string) int64 {
-	var total int64
-	for _, p := range paths {
-		if st, err := os.Stat(p); p != "-" && err == nil && st.Mode().IsRegular() {
-			total += st.Size()
-		}
-	}
-	return total
-}
-
 // readSink renders exchanges and events as they come and counts all of
 // them for the summary.
 type readSink struct {
@@ -306,8 +196,7 @@ type readSink struct {
 	ropts  render.Options
 	counts render.SummaryCounts
 	shown  int
-	err    error // first write error
-	bar    *progressBar
+	err    error    // first write error
 	ids    topicIDs // topic names by ID, learnt from responses
 
 	lastFlush time.Time
@@ -404,15 +293,6 @@ func (k *readSink) maybeFlush() {
 		k.check(k.w.Flush())
 		k.lastFlush = now
 	}
-}
-
-// handler returns the reassembly handler for one file: d, plus progress
-// accounting when a progress bar is shown.
-func (k *readSink) handler(d *dissect.Dissector) reassembly.Handler {
-	if k.bar == nil {
-		return d
-	}
-	return &progressHandler{Handler: d, bar: k.bar}
 }
 
 // indentWriter prefixes every line written through it.

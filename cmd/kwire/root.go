@@ -122,6 +122,8 @@ Exit status:
 		newAPIsCmd(s),
 		newDecodeCmd(s, g),
 		newReadCmd(s, g),
+		newStatsCmd(s, g),
+		newVersionsCmd(s, g),
 	)
 	// cobra's own completion command, with an example like every other.
 	root.InitDefaultCompletionCmd()

@@ -3,118 +3,11 @@ package main
 import (
 	"bufio"
 	"context"
-	"errors"
-	"fmt"
-	"io"
 
-	"github.com/kwire/kwire/dissect"
 	"github.com/kwire/kwire/dissect/stats"
-	"github.com/kwire/kwire/protocol"
-	"github.com/kwire/kwire/reassembly"
 	"github.com/kwire/kwire/render/statsview"
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 )
-
-// captureFlags are the connection flags stats and versions share with
-// read: which connections are Kafka.
-type captureFlags struct {
-	Ports    []int
-	Detect   bool
-	MaxFrame int
-}
-
-func (o *captureFlags) addFlags(f *pflag.FlagSet) {
-	f.IntSliceVar(&o.Ports, "port", []int{int(dissect.DefaultPort)}, "Kafka broker TCP `ports`, comma-separated")
-	f.BoolVar(&o.Detect, "detect", false, "also recognise Kafka on other ports by the first bytes of a connection")
-	f.IntVar(&o.MaxFrame, "max-frame", 0, "largest frame `bytes` accepted as Kafka (0: the dissector's default)")
-}
-
-func (o *captureFlags) dissectOptions() (dissect.Options, error) {
-	opts := dissect.Options{Detect: o.Detect, MaxFrame: o.MaxFrame, Ports: make([]uint16, 0, len(o.Ports)),
-		Decoder: protocol.Decoder{Records: true}}
-	for _, p := range o.Ports {
-		if p <= 0 || p > 65535 {
-			return opts, usageErrorf("--port %d is not a TCP port", p)
-		}
-		opts.Ports = append(opts.Ports, uint16(p))
-	}
-	if o.MaxFrame < 0 {
-		return opts, usageErrorf("--max-frame must not be negative")
-	}
-	if len(opts.Ports) == 0 && !o.Detect {
-		return opts, usageErrorf("no --port given: add one or use --detect")
-	}
-	return opts, nil
-}
-
-// captureRun totals what dissecting some files found.
-type captureRun struct {
-	kafka, conns int
-	decodeErrors int64
-	fileErrs     []error
-}
-
-// dissectFiles feeds every file to sink through a fresh dissector each (as
-// kwire read does: frame numbers and connection indexes restart per file);
-// before each file, onFile (when not nil) is called with its path.
-func dissectFiles(ctx context.Context, paths []string, dopts dissect.Options, sink dissect.Sink, onFile func(string)) captureRun {
-	if ctx == nil {
-		ctx = context.Background()
-	}
-	var run captureRun
-	for _, path := range paths {
-		if onFile != nil {
-			onFile(path)
-		}
-		d := dissect.New(dopts, sink)
-		sum, err := reassembly.ReadFiles(ctx, []string{path}, reassembly.Options{}, d)
-		d.Finish()
-		ds := d.Summary()
-		run.kafka += ds.Kafka
-		run.conns += sum.Connections
-		run.decodeErrors += ds.DecodeErrors
-		if err != nil {
-			run.fileErrs = append(run.fileErrs, err)
-		}
-		if ctx.Err() != nil {
-			break
-		}
-	}
-	return run
-}
-
-// status reports input problems on errw and returns the exit error: 2 when
-// a file could not be read, 1 when one ended early or was corrupt, or a
-// frame did not decode; the same rules as kwire read.
-func (run *captureRun) status(errw io.Writer) error {
-	code := exitOK
-	for _, err := range run.fileErrs {
-		var fe *reassembly.FileError
-		switch {
-		case errors.As(err, &fe) && (errors.Is(err, reassembly.ErrTruncated) || errors.Is(err, reassembly.ErrCorrupt)):
-			fmt.Fprintf(errw, "kwire: warning: %v (everything before it is counted)\n", err)
-			code = max(code, exitData)
-		case errors.Is(err, context.Canceled):
-			fmt.Fprintf(errw, "kwire: interrupted\n")
-			code = max(code, exitData)
-		default:
-			fmt.Fprintf(errw, "kwire: %v\n", err)
-			code = exitUsage
-		}
-	}
-	if run.kafka == 0 && code != exitUsage {
-		fmt.Fprintf(errw, "kwire: no Kafka connections found (%d TCP connections; try --detect or --port)\n", run.conns)
-	}
-	if run.decodeErrors > 0 {
-		fmt.Fprintf(errw, "kwire: warning: %d frames could not be fully decoded\n", run.decodeErrors)
-		code = max(code, exitData)
-	}
-	if code != exitOK {
-		return silentExit(code)
-	}
-	return nil
-}
 
 type statsOptions struct {
 	capture captureFlags
@@ -175,7 +68,7 @@ frame could not be decoded (the numbers still cover everything else).`,
 }
 
 func runStats(ctx context.Context, o *statsOptions, s *ioStreams, color bool, paths []string) error {
-	dopts, err := o.capture.dissectOptions()
+	dopts, err := o.capture.dissectOptions(false)
 	if err != nil {
 		return err
 	}
@@ -183,11 +76,16 @@ func runStats(ctx context.Context, o *statsOptions, s *ioStreams, color bool, pa
 		return usageErrorf("--top must not be negative")
 	}
 	col := stats.NewCollector(stats.Options{Top: o.Top})
-	run := dissectFiles(ctx, paths, dopts, col, func(p string) {
-		if len(paths) > 1 {
-			col.SetFile(p)
-		}
-	})
+	bar := startProgressFor(s, paths)
+	cr := &captureReader{opts: dopts, wrap: bar.wrap}
+	if len(paths) > 1 {
+		cr.onFile = col.SetFile
+	}
+	run := cr.read(ctx, paths, col)
+	bar.finish()
+	if !run.readAny {
+		return run.status(s.ErrOut)
+	}
 	rep := col.Report()
 	w := bufio.NewWriter(s.Out)
 	if o.JSON {
