@@ -117,9 +117,16 @@ func dissectFile(t *testing.T, path string) runResult {
 	t.Helper()
 	sink := &recSink{}
 	d := New(Options{Ports: capPorts}, sink)
+	err := runFile(t, d, path)
+	return runResult{sink, d.Summary(), err}
+}
+
+// runFile reads a capture into d and finishes it.
+func runFile(t *testing.T, d *Dissector, path string) error {
+	t.Helper()
 	_, err := reassembly.ReadFiles(context.Background(), []string{path}, reassembly.Options{}, d)
 	d.Finish()
-	return runResult{sink, d.Summary(), err}
+	return err
 }
 
 // exKey identifies an exchange independently of packet numbers.

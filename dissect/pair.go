@@ -75,6 +75,9 @@ func (c *conn) request(fr *Frame) {
 		}
 		fr.Tree = dec.DecodeRequest(b)
 		d.count(fr.Tree)
+		if h.APIKey == keySaslAuthenticate && !dec.ShowSecrets {
+			maskRedacted(fr.Tree, fr.Tree.Root, b)
+		}
 	}
 	if h.APIKey == keyProduce {
 		if acks, ok := produceAcks(b, h); ok && acks == 0 {
@@ -274,4 +277,20 @@ func (d *Dissector) guess(c *conn, fb []byte) string {
 		s += fmt.Sprint(f.ver)
 	}
 	return s
+}
+
+// maskRedacted overwrites with '*' the frame bytes of nodes the decoder
+// marked FlagRedacted (SaslAuthenticate passwords and SCRAM proofs), so
+// that hex dumps of Frame.Bytes do not show them either.
+func maskRedacted(t *protocol.Tree, n *protocol.Node, frame []byte) {
+	if n == nil {
+		return
+	}
+	if n.Flags&protocol.FlagRedacted != 0 && n.Kind == protocol.KindString && n.Space == 0 &&
+		n.Off >= 0 && n.Len >= 0 && n.Off+n.Len <= len(frame) {
+		mask(frame[n.Off : n.Off+n.Len])
+	}
+	for _, c := range n.Children {
+		maskRedacted(t, c, frame)
+	}
 }
