@@ -291,5 +291,6 @@ func writeLatency(w *strings.Builder, o Options, l stats.LatencyOverAPI) {
 func WriteStatsJSON(w io.Writer, r *stats.Report) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
 	return enc.Encode(r)
 }

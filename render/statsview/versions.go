@@ -216,6 +216,7 @@ func writeAdvertised(w *strings.Builder, r *stats.VersionsReport, o Options) {
 func WriteVersionsJSON(w io.Writer, r *stats.VersionsReport) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
 	return enc.Encode(r)
 }
 
@@ -270,5 +271,6 @@ func WriteComparison(out io.Writer, before, after string, cmp *stats.Comparison,
 func WriteComparisonJSON(w io.Writer, doc *ComparisonJSON) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
 	return enc.Encode(doc)
 }
