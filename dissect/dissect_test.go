@@ -669,3 +669,27 @@ func TestRawGSSAPIToken(t *testing.T) {
 		t.Errorf("summary %+v", s)
 	}
 }
+
+func TestResyncRejectsCandidateInsideData(t *testing.T) {
+	r := newRig(t, Options{}, true)
+	body := hx(t, `00 00 00 00 // Topics: 0`)
+	resp := hx(t, `00 00 00 00 00 00 00 01 00 00 00 00`)
+	r.client(reqFrame(3, 1, 4, body))
+	r.d.Gap(r.c, reassembly.BtoA, -1, pktTime(1))
+	r.broker(hx(t, `
+		00 00 00 06 00 00 00 04 aa bb // looks like a response to 4...
+		ff ff ff ff 01                // ...but is not followed by a valid length`),
+		respFrame(4, false, resp))
+	r.d.Finish()
+	if len(r.sink.ex) != 1 {
+		t.Fatalf("kinds %v", r.sink.kinds())
+	}
+	e := r.sink.ex[0]
+	wantExchange(t, e, KindPaired, 3, 1, 4)
+	if e.Response.Size() != 4+4+len(resp) {
+		t.Errorf("paired with a %d-byte response", e.Response.Size())
+	}
+	if rs := r.sink.events(EventResync); len(rs) != 1 || rs[0].Bytes != 15 {
+		t.Errorf("resyncs %+v", rs)
+	}
+}

@@ -1,9 +1,33 @@
 // Package dissect turns reassembled TCP byte streams into Kafka exchanges.
 //
-// Per connection and direction a frame splitter cuts the stream on Kafka's
-// 4-byte big-endian length prefix (Kafka protocol guide, "Common Request and
-// Response Structure"), diagnosing and resynchronising after garbage, gaps
-// and mid-frame starts. Requests and responses are paired by correlation ID
-// before any body is decoded, so every response decodes with its request's
-// API key and version.
+// A Dissector implements reassembly.Handler. Per connection it decides
+// whether the bytes are Kafka (an endpoint on Options.Ports, or with
+// Options.Detect a client whose first bytes parse as a plausible request;
+// TLS, HTTP and anything else are reported with EventTLS or EventSkipped),
+// which side is the client (the side that sends requests), and then runs
+// one frame splitter per direction (splitter.go): it cuts the stream on
+// Kafka's 4-byte big-endian length prefix (Kafka protocol guide, "Common
+// Request and Response Structure"), diagnoses lengths that are not Kafka
+// and resynchronises after garbage, gaps and mid-frame starts.
+//
+// Requests and responses are paired by correlation ID before any body is
+// decoded (pair.go), so every response decodes with its request's API key
+// and version. Produce with acks=0 has no response; ApiVersions answers
+// follow KIP-511; raw SASL tokens after SaslHandshake v0 are their own
+// exchanges (sasl.go).
+//
+// Contract:
+//   - All Handler methods and Finish run on one goroutine; the Sink is
+//     called synchronously from them, in capture order of each exchange's
+//     completion (a paired exchange when its response ends).
+//   - Exchanges, Frames and their Bytes are never reused: a Sink may keep
+//     them. Frame.Bytes is a copy owned by the Frame; secrets that are
+//     redacted (SASL PLAIN passwords, SCRAM client proofs, unless
+//     Options.Decoder.ShowSecrets) are overwritten with '*' in it.
+//   - Bytes are buffered per direction only as far as needed: the frame
+//     being built (grown as bytes arrive, never allocated from a claimed
+//     length beyond 64 KiB ahead) or a short scan window.
+//   - Pairing state is bounded by Options.MaxPending per connection;
+//     evictions are reported.
+//   - Nothing here panics on bad input, logs, or reads files.
 package dissect

@@ -17,6 +17,9 @@ type Frame struct {
 	// Time is the capture time of the frame's first byte; End of its last.
 	Time, End time.Time
 	// Bytes is the whole frame, length prefix included. Owned by the Frame.
+	// Redacted secrets are overwritten with '*'. A frame cut by a gap or by
+	// the end of the capture holds only the bytes captured (a note on its
+	// exchange says so) and is not decoded.
 	Bytes []byte
 	// Tree is the decoded frame (length, header, body), or nil when the
 	// frame was not decoded (e.g. filtered out before decoding).

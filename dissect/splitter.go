@@ -305,7 +305,9 @@ func (s *splitter) rescan() []seg {
 			s.keep(i)
 			return nil
 		case vYes:
-			return s.found(i)
+			if s.chained(b[i:]) {
+				return s.found(i)
+			}
 		}
 	}
 	if hold {
@@ -314,6 +316,18 @@ func (s *splitter) rescan() []seg {
 	}
 	s.keep(len(b))
 	return nil
+}
+
+// chained checks a resync candidate against what follows it: when the
+// window holds the next frame's length prefix, that length must be valid
+// too. It weeds out candidates inside a frame body (a correlation ID's
+// bytes are common in record data).
+func (s *splitter) chained(b []byte) bool {
+	end := 4 + int64(int32(binary.BigEndian.Uint32(b)))
+	if int64(len(b)) < end+4 {
+		return true
+	}
+	return s.lengthOK(int64(int32(binary.BigEndian.Uint32(b[end:]))))
 }
 
 // checkStartResponse accepts a response at the very start of a stream
