@@ -243,6 +243,20 @@ func declaredOnly(t testing.TB, v vector) []byte {
 	return out
 }
 
+// loadVectorsIfPresent is loadVectors without the skip, for fuzz seeds.
+func loadVectorsIfPresent(t testing.TB) []vector {
+	d := os.Getenv("KWIRE_SHARED")
+	if d == "" {
+		d, _ = filepath.Abs(filepath.Join("..", "..", "shared"))
+	}
+	if _, err := os.Stat(filepath.Join(d, "kafka-vectors")); err != nil {
+		return nil
+	}
+	return loadVectors(t)
+}
+
+func jsonValid(b []byte) bool { return json.Valid(b) }
+
 func loadVectors(t testing.TB) []vector {
 	dir := filepath.Join(sharedDir(t), "kafka-vectors", "messages")
 	files, err := filepath.Glob(filepath.Join(dir, "*", "v*.json"))
