@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -45,4 +46,47 @@ func parseAPIList(list []string) (map[int16]bool, error) {
 		}
 	}
 	return keys, nil
+}
+
+// resolveStruct returns the schema name matching name case-insensitively,
+// with the versions any generation defines, for --type. Unknown names are
+// an error listing the header and data structs.
+func resolveStruct(name string) (string, protocol.Versions, error) {
+	var (
+		canon string
+		vers  = protocol.NoVersions
+		names []string
+	)
+	for _, m := range protocol.Schemas {
+		if m.Type == protocol.TypeHeader || m.Type == protocol.TypeData {
+			if !slices.Contains(names, m.Name) {
+				names = append(names, m.Name)
+			}
+		}
+		if !strings.EqualFold(m.Name, name) || m.ValidVersions.Empty() {
+			continue
+		}
+		canon = m.Name
+		if vers.Empty() {
+			vers = m.ValidVersions
+		} else {
+			vers.Min, vers.Max = min(vers.Min, m.ValidVersions.Min), max(vers.Max, m.ValidVersions.Max)
+		}
+	}
+	if canon == "" {
+		slices.Sort(names)
+		return "", vers, fmt.Errorf("unknown struct %q; headers and data structs: %s, RecordBatch", name, strings.Join(names, ", "))
+	}
+	return canon, vers, nil
+}
+
+// knownVersions describes the versions of API key, for error messages:
+// "Produce has versions 0-13", "API key 999 is unknown".
+func knownVersions(key int16) string {
+	for _, a := range protocol.APIs() {
+		if a.Key == key {
+			return fmt.Sprintf("%s has versions %s", a.Name, versionRange(a.Versions))
+		}
+	}
+	return fmt.Sprintf("API key %d is unknown (see 'kwire apis')", key)
 }

@@ -62,9 +62,9 @@ Output: the field tree (default), -x the annotated hex dump, or --json one
 JSON document.
 
 Exit status: 0 decoded; 1 decoded with errors (everything decoded before the
-error is still printed, the error goes to stderr); 2 usage error or unusable
-input (bad hex, an odd number of digits, no input, a frame shorter than its
-4-byte length prefix).`,
+error is still printed, the error goes to stderr); 2 usage error (an unknown
+API, struct or version among them) or unusable input (bad hex, an odd number
+of digits, no input, a frame shorter than its 4-byte length prefix).`,
 		Example: `  # A request frame: ApiVersions v0 from client "wire-read"
   kwire decode 0000001300120000010203040009776972652d72656164
 
@@ -187,7 +187,14 @@ func (o *decodeOptions) decode(data []byte) (*protocol.Tree, error) {
 		if err := needVersion("--type"); err != nil {
 			return nil, err
 		}
-		return d.DecodeStruct(o.Type, ver, data), nil
+		name, vers, err := resolveStruct(o.Type)
+		if err != nil {
+			return nil, usageErrorf("--type: %v", err)
+		}
+		if !vers.Contains(ver) {
+			return nil, usageErrorf("--version %d: %s has versions %s", ver, name, versionRange(vers))
+		}
+		return d.DecodeStruct(name, ver, data), nil
 	}
 
 	if o.API == "" {
@@ -212,6 +219,9 @@ func (o *decodeOptions) decode(data []byte) (*protocol.Tree, error) {
 	}
 	if !o.Request && !o.Response {
 		return nil, usageErrorf("say whether the input is a --request or a --response")
+	}
+	if protocol.Lookup(key, o.Response, ver) == nil {
+		return nil, usageErrorf("--version %d: %s", ver, knownVersions(key))
 	}
 	if !o.Frame {
 		return d.DecodeBody(key, ver, o.Response, data), nil
