@@ -163,3 +163,40 @@ func fuzzSplit(t *testing.T, data []byte, cut uint8, syn bool) {
 		}
 	}
 }
+
+// TestSplitterAllocBudget pins the allocations per exchange of splitting
+// and pairing (no decoding): each frame's buffer and Frame, the Exchange,
+// and amortised queue growth.
+func TestSplitterAllocBudget(t *testing.T) {
+	const n = 200
+	client, broker := pipelineStreams(n, 512)
+	allocs := testing.AllocsPerRun(5, func() {
+		d := New(Options{Decode: func(int16, int16) bool { return false }}, &countSink{})
+		c := &reassembly.Conn{A: clientAddr, B: brokerAddr, SawSYN: true}
+		d.Open(c)
+		feedStreams(d, c, client, broker, n)
+		d.Finish()
+	})
+	if per := allocs / n; per > 7 {
+		t.Errorf("%.1f allocations per exchange, budget 7", per)
+	}
+}
+
+func TestDecodeFilter(t *testing.T) {
+	r := newRig(t, Options{Decode: func(key, _ int16) bool { return key != 3 }}, true)
+	r.client(frame(t, apiVersionsV3Req))
+	r.broker(frame(t, apiVersionsV3Resp))
+	r.client(frame(t, metadataV12Req))
+	r.broker(frame(t, metadataV12Resp))
+	r.d.Finish()
+	if len(r.sink.ex) != 2 {
+		t.Fatalf("kinds %v", r.sink.kinds())
+	}
+	av, md := r.sink.ex[0], r.sink.ex[1]
+	if av.Request.Tree == nil || av.Response.Tree == nil || md.Request.Tree != nil || md.Response.Tree != nil {
+		t.Errorf("trees: ApiVersions %v/%v, Metadata %v/%v", av.Request.Tree != nil, av.Response.Tree != nil, md.Request.Tree != nil, md.Response.Tree != nil)
+	}
+	if len(av.Advertised) != 3 {
+		t.Errorf("advertised ranges need no tree: %v", av.Advertised)
+	}
+}
