@@ -234,13 +234,14 @@ func messageName(t *protocol.Tree) string {
 }
 
 var eventNames = map[dissect.EventKind]string{
-	dissect.EventOpen:     "OPEN",
-	dissect.EventSkipped:  "SKIPPED",
-	dissect.EventGap:      "GAP",
-	dissect.EventResync:   "RESYNC",
-	dissect.EventTLS:      "TLS",
-	dissect.EventClose:    "CLOSE",
-	dissect.EventBadFrame: "BAD-FRAME",
+	dissect.EventOpen:      "OPEN",
+	dissect.EventSkipped:   "SKIPPED",
+	dissect.EventGap:       "GAP",
+	dissect.EventResync:    "RESYNC",
+	dissect.EventTLS:       "TLS",
+	dissect.EventClose:     "CLOSE",
+	dissect.EventBadFrame:  "BAD-FRAME",
+	dissect.EventTruncated: "TRUNCATED",
 }
 
 // EventLine writes a connection event as one line:
@@ -248,7 +249,7 @@ var eventNames = map[dissect.EventKind]string{
 //	12:01:02.345 stream 3 10.0.0.5:53412 → 10.0.0.9:9092 GAP 1460 bytes frame 57 (detail)
 //
 // time (UTC, ms), the TCP stream index, the direction the event concerns,
-// the kind (OPEN, SKIPPED, GAP, RESYNC, TLS, CLOSE, BAD-FRAME), the bytes
+// the kind (OPEN, SKIPPED, GAP, RESYNC, TLS, CLOSE, BAD-FRAME, TRUNCATED), the bytes
 // involved when any, the packet number when known and the detail.
 func EventLine(w io.Writer, ev *dissect.Event, opts Options) error {
 	c := opts.Color
@@ -272,7 +273,7 @@ func EventLine(w io.Writer, ev *dissect.Event, opts Options) error {
 		name = "EVENT(" + itoa(int64(ev.Kind)) + ")"
 	}
 	r := roleNote
-	if ev.Kind == dissect.EventGap || ev.Kind == dissect.EventBadFrame {
+	if ev.Kind == dissect.EventGap || ev.Kind == dissect.EventBadFrame || ev.Kind == dissect.EventTruncated {
 		r = roleError
 	}
 	b = paint(b, c, r, name)

@@ -579,6 +579,18 @@ func TestEventLineAndSummary(t *testing.T) {
 		"errors: NOT_LEADER_OR_FOLLOWER x3",
 		"anomalies: 1 gap (1460 bytes), 1 resync",
 	})
+
+	// Two capture files' dissector summaries add up.
+	s.AddDissect(dissect.Summary{Frames: 5, OutOfOrder: 1, ResyncBytes: 7, SkipReasons: []dissect.Reason{{Reason: "TLS", Count: 1}, {Reason: "not on a Kafka port", Count: 2}}})
+	s.AddDissect(dissect.Summary{Frames: 1, DuplicateIDs: 2, SkipReasons: []dissect.Reason{{Reason: "HTTP", Count: 1}, {Reason: "not on a Kafka port", Count: 1}}})
+	s.Event(&dissect.Event{Kind: dissect.EventTruncated})
+	got = render(t, func(b *bytes.Buffer) error { return Summary(b, &s, Options{}) })
+	checkLines(t, got, []string{
+		"packets 1200, connections 3 (2 Kafka, 1 skipped: 1 HTTP, 1 TLS, 3 not on a Kafka port)",
+		"frames 6, exchanges 3: 2 paired, 1 unanswered",
+		"errors: NOT_LEADER_OR_FOLLOWER x3",
+		"anomalies: 1 gap (1460 bytes), 1 resync (7 bytes skipped), 1 truncated frame, 1 out-of-order response, 2 duplicate correlation IDs",
+	})
 }
 
 // The exchange document's keys are pinned: changing them breaks users' jq.

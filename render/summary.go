@@ -2,6 +2,7 @@ package render
 
 import (
 	"io"
+	"slices"
 	"strconv"
 
 	"github.com/kwire/kwire/dissect"
@@ -30,6 +31,17 @@ type SummaryCounts struct {
 	TLS          int   // EventTLS
 	Skipped      int   // EventSkipped: connections that are not Kafka
 	BadFrames    int   // EventBadFrame
+	Truncated    int   // EventTruncated: frames cut by a gap or the end of the capture
+
+	// Filled by AddDissect from dissect.Summary (the Sink callbacks cannot
+	// see them).
+	Frames       int64            // frames cut (requests, responses, raw SASL tokens)
+	ResyncBytes  int64            // bytes skipped while resynchronising
+	OutOfOrder   int64            // responses that did not answer the oldest pending request
+	DuplicateIDs int64            // requests sent while another with the same correlation ID was pending
+	Evicted      int64            // pending requests dropped by the dissector's bound
+	Unsupported  int64            // requests outside the broker's advertised version range
+	SkipReasons  []dissect.Reason // why connections were skipped, sorted by reason
 
 	// Errors counts Kafka error names over every response, in order of
 	// first appearance.
@@ -89,6 +101,34 @@ func (s *SummaryCounts) Event(ev *dissect.Event) {
 		s.Skipped++
 	case dissect.EventBadFrame:
 		s.BadFrames++
+	case dissect.EventTruncated:
+		s.Truncated++
+	}
+}
+
+// AddDissect adds the counts of one dissector run that Exchange and Event
+// cannot see: frames, resync bytes, out-of-order responses, duplicate
+// correlation IDs, evictions, unsupported versions and skip reasons. It
+// leaves every count those two methods keep alone, so that calling all
+// three counts nothing twice; call it once per dissect.Dissector (per
+// capture file).
+func (s *SummaryCounts) AddDissect(d dissect.Summary) {
+	s.Frames += d.Frames
+	s.ResyncBytes += d.ResyncBytes
+	s.OutOfOrder += d.OutOfOrder
+	s.DuplicateIDs += d.DuplicateIDs
+	s.Evicted += d.Evicted
+	s.Unsupported += d.Unsupported
+	for _, r := range d.SkipReasons {
+		i := 0
+		for i < len(s.SkipReasons) && s.SkipReasons[i].Reason < r.Reason {
+			i++
+		}
+		if i < len(s.SkipReasons) && s.SkipReasons[i].Reason == r.Reason {
+			s.SkipReasons[i].Count += r.Count
+		} else {
+			s.SkipReasons = slices.Insert(s.SkipReasons, i, r)
+		}
 	}
 }
 
@@ -96,8 +136,8 @@ var _ dissect.Sink = (*SummaryCounts)(nil)
 
 // Summary writes the totals as a few lines:
 //
-//	packets 1200, connections 3 (2 Kafka, 1 skipped)
-//	exchanges 57: 54 paired, 1 no-response, 1 unanswered, 1 orphan
+//	packets 1200, connections 3 (2 Kafka, 1 skipped: 1 not on a Kafka port)
+//	frames 113, exchanges 57: 54 paired, 1 no-response, 1 unanswered, 1 orphan
 //	errors: NOT_LEADER_OR_FOLLOWER x3
 //	anomalies: 1 gap (1460 bytes), 1 resync
 //
@@ -117,9 +157,24 @@ func Summary(w io.Writer, s *SummaryCounts, opts Options) error {
 		b = append(b, ", "...)
 		b = strconv.AppendInt(b, int64(s.Skipped), 10)
 		b = append(b, " skipped"...)
+		for i, r := range s.SkipReasons {
+			if i == 0 {
+				b = append(b, ": "...)
+			} else {
+				b = append(b, ", "...)
+			}
+			b = strconv.AppendInt(b, int64(r.Count), 10)
+			b = append(b, ' ')
+			b = append(b, r.Reason...)
+		}
 	}
 	b = append(b, ")\n"...)
 
+	if s.Frames > 0 {
+		b = append(b, "frames "...)
+		b = strconv.AppendInt(b, s.Frames, 10)
+		b = append(b, ", "...)
+	}
 	b = append(b, "exchanges "...)
 	b = strconv.AppendInt(b, int64(s.Exchanges), 10)
 	sep := ": "
@@ -164,7 +219,17 @@ func Summary(w io.Writer, s *SummaryCounts, opts Options) error {
 		b = append(b, " bytes)"...)
 	}
 	item(s.Resyncs, "resync", roleNote)
+	if s.ResyncBytes > 0 {
+		b = append(b, " ("...)
+		b = strconv.AppendInt(b, s.ResyncBytes, 10)
+		b = append(b, " bytes skipped)"...)
+	}
 	item(s.BadFrames, "bad frame", roleNote)
+	item(s.Truncated, "truncated frame", roleNote)
+	item(int(s.OutOfOrder), "out-of-order response", roleNote)
+	item(int(s.DuplicateIDs), "duplicate correlation ID", roleNote)
+	item(int(s.Evicted), "evicted request", roleNote)
+	item(int(s.Unsupported), "unsupported version", roleNote)
 	item(s.TLS, "TLS connection", roleNote)
 	if len(b) > start {
 		b = append(b, '\n')

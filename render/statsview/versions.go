@@ -139,7 +139,7 @@ func WriteVersions(out io.Writer, r *stats.VersionsReport, o Options) error {
 			where = append(where, "frame "+itoa(f.Frame))
 		}
 		if f.Count > 1 {
-			where = append(where, itoa(f.Count)+" requests")
+			where = append(where, "seen "+itoa(f.Count)+"×")
 		}
 		loc := ""
 		if len(where) > 0 {
