@@ -51,6 +51,7 @@ type conn struct {
 	sasl    saslState
 	mech    string // SASL mechanism negotiated by SaslHandshake
 	tlsSeen bool
+	frames  int64 // frames cut on this connection
 }
 
 func (c *conn) addrs() (client, broker netip.AddrPort) {
@@ -293,7 +294,9 @@ func (c *conn) gap(dir reassembly.Dir, n int64, t time.Time) {
 // badFrame reports a diagnosed frame; it returns false when the
 // connection stopped being dissected (TLS).
 func (c *conn) badFrame(s *splitter, detail string, at mark) bool {
-	if strings.HasPrefix(detail, "TLS") {
+	if strings.HasPrefix(detail, "TLS") && c.frames == 0 {
+		// Kafka never switches to TLS mid-connection: only a connection
+		// that has carried no frame yet is taken for TLS.
 		c.goTLS(s.dir, at.frame, at.time)
 		return false
 	}
@@ -359,6 +362,7 @@ func (c *conn) cut(s *splitter, part []byte, need int, at mark, why string) {
 // frame receives a complete frame from a splitter.
 func (c *conn) frame(s *splitter, b []byte, first, last mark) {
 	c.d.sum.Frames++
+	c.frames++
 	fr := &Frame{FirstFrame: first.frame, LastFrame: last.frame, Time: first.time, End: last.time, Bytes: b}
 	switch {
 	case s.raw && s.req:

@@ -212,3 +212,31 @@ func TestDiagnose(t *testing.T) {
 		}
 	}
 }
+
+func TestTLSStartsConnectionOnly(t *testing.T) {
+	// No SYN, the client's first bytes are mid-stream TLS application data.
+	r := newRig(t, Options{}, false)
+	r.client(hx(t, `17 03 03 00 40 de ad be ef`))
+	r.d.Finish()
+	if len(r.sink.events(EventTLS)) != 1 {
+		t.Errorf("mid-stream TLS not recognised: %+v", r.sink.ev)
+	}
+	// After Kafka frames, bytes that look like a TLS record are a bad
+	// frame to resync from, not a reason to stop dissecting.
+	r = newRig(t, Options{}, true)
+	r.client(frame(t, metadataV12Req))
+	r.broker(frame(t, metadataV12Resp))
+	md := frame(t, metadataV12Req)
+	md[11] = 3
+	r.client(hx(t, `16 03 03 00 20 01 02 03`), md)
+	mr := frame(t, metadataV12Resp)
+	mr[7] = 3
+	r.broker(mr)
+	r.d.Finish()
+	if len(r.sink.events(EventTLS)) != 0 || len(r.sink.ex) != 2 || r.sink.ex[1].CorrelationID != 3 {
+		t.Errorf("TLS events %d, exchanges %v", len(r.sink.events(EventTLS)), r.sink.kinds())
+	}
+	if bad := r.sink.events(EventBadFrame); len(bad) != 1 || !strings.Contains(bad[0].Detail, "TLS record") {
+		t.Errorf("bad frames %+v", bad)
+	}
+}
