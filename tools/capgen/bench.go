@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/twmb/franz-go/pkg/kversion"
 )
 
@@ -32,6 +34,7 @@ type benchConfig struct {
 	version    string // "newest" or "2.1"
 	netns      bool
 	file       string
+	batchBytes int
 }
 
 // byteSize is a flag value such as 300MB, 64KiB or 1000000.
@@ -70,6 +73,7 @@ func benchFlags(fs *flag.FlagSet) *benchConfig {
 	fs.StringVar(&c.codecs, "bench-codecs", strings.Join(codecs, ","), "bench: codecs, one per producer in turn")
 	fs.StringVar(&c.version, "bench-version", "newest", `bench: client and broker protocol versions, "newest" or "2.1" (Kafka 2.1)`)
 	fs.BoolVar(&c.netns, "bench-netns", false, "bench: run inside a new network namespace whose loopback has MTU 1500 and no segmentation offload (needs root, unshare, ip, ethtool)")
+	fs.IntVar(&c.batchBytes, "bench-batch-bytes", 0, "bench: producer batch size limit in bytes (0: kgo's default, 1 MB); smaller means more requests")
 	fs.StringVar(&c.file, "bench-file", "", "bench: capture file name (default bench-<version>.pcap)")
 	return c
 }
@@ -99,6 +103,10 @@ func runBench(cfg benchConfig, out, tcpdump string) error {
 	case "newest":
 	case "2.1":
 		maxv = kversion.V2_1_0()
+		// kfake serves OffsetForLeaderEpoch from v3, Kafka 2.1 has up
+		// to v2: leave the key out so clients skip epoch validation
+		// instead of failing fetches after a rebalance.
+		maxv.SetMaxKeyVersion(int16(kmsg.OffsetForLeaderEpoch), -1)
 	default:
 		return fmt.Errorf("unknown -bench-version %q", cfg.version)
 	}
@@ -120,7 +128,7 @@ func runBench(cfg benchConfig, out, tcpdump string) error {
 		return err
 	}
 	file := filepath.Join(out, cfg.file)
-	c, err := startCapture(tcpdump, "lo", file, ports)
+	c, err := startCaptureBuffer(tcpdump, "lo", file, ports, 1<<20) // 1 GiB: bursts outrun tcpdump on 2 cores
 	if err != nil {
 		return err
 	}
@@ -152,7 +160,7 @@ func benchTraffic(cfg benchConfig, names []string, ports []int, maxv *kversion.V
 	}
 	common := []kgo.Opt{kgo.SeedBrokers(seeds...)}
 	if maxv != nil {
-		common = append(common, kgo.MaxVersions(maxv))
+		common = append(slices.Clip(common), kgo.MaxVersions(maxv))
 	}
 	records := int64(cfg.bytes) / int64(cfg.valueSize)
 	if records < 1 {
@@ -167,7 +175,7 @@ func benchTraffic(cfg benchConfig, names []string, ports []int, maxv *kversion.V
 	consCtx, stopConsumers := context.WithCancel(ctx)
 	defer stopConsumers()
 	for i := 0; i < cfg.consumers; i++ {
-		cl, err := kgo.NewClient(append(common, kgo.ClientID(fmt.Sprintf("capgen-bench-consumer-%d", i)),
+		cl, err := kgo.NewClient(append(slices.Clip(common), kgo.ClientID(fmt.Sprintf("capgen-bench-consumer-%d", i)),
 			kgo.ConsumerGroup("capgen-bench"), kgo.ConsumeTopics("capgen-bench"),
 			kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))...)
 		if err != nil {
@@ -199,9 +207,13 @@ func benchTraffic(cfg benchConfig, names []string, ports []int, maxv *kversion.V
 			n = records - per*int64(cfg.producers-1)
 		}
 		codec := strings.TrimSpace(names[i%len(names)])
-		cl, err := kgo.NewClient(append(common, kgo.ClientID(fmt.Sprintf("capgen-bench-producer-%d-%s", i, codec)),
+		popts := append(slices.Clip(common), kgo.ClientID(fmt.Sprintf("capgen-bench-producer-%d-%s", i, codec)),
 			kgo.DefaultProduceTopic("capgen-bench"), kgo.ProducerBatchCompression(kgoCodec(codec)),
-			kgo.ProducerLinger(5*time.Millisecond))...)
+			kgo.ProducerLinger(5*time.Millisecond))
+		if cfg.batchBytes > 0 {
+			popts = append(popts, kgo.ProducerBatchMaxBytes(int32(cfg.batchBytes)))
+		}
+		cl, err := kgo.NewClient(popts...)
 		if err != nil {
 			return err
 		}

@@ -69,7 +69,13 @@ func captureFilter(ports []int) string {
 // startCapture runs tcpdump on iface, writing whole packets (-s 0) of the
 // given TCP ports to file, and returns once tcpdump reports that it listens.
 func startCapture(tcpdump, iface, file string, ports []int) (*capture, error) {
-	args := []string{"-i", iface, "-s", "0", "-U", "--immediate-mode", "-B", "65536", "-n", "-w", file}
+	return startCaptureBuffer(tcpdump, iface, file, ports, 64<<10)
+}
+
+// startCaptureBuffer is startCapture with the kernel capture buffer size in
+// KiB (tcpdump -B).
+func startCaptureBuffer(tcpdump, iface, file string, ports []int, bufferKiB int) (*capture, error) {
+	args := []string{"-i", iface, "-s", "0", "-U", "--immediate-mode", "-B", strconv.Itoa(bufferKiB), "-n", "-w", file}
 	if os.Geteuid() == 0 {
 		args = append(args, "-Z", "root") // keep the file ours, not tcpdump's user's
 	}
