@@ -149,13 +149,15 @@ type MatrixRow struct {
 // VersionCollector gathers what `kwire versions` reports. It implements
 // dissect.Sink; calls must come from one goroutine.
 type VersionCollector struct {
-	brokers  map[netip.AddrPort]*brokerAcc
-	clients  map[clientKey]*vclientAcc
-	uses     map[useKey]*useAcc
-	retry    map[retryKey]retryState
-	flags    []Flag
-	closed   []pendingX // unanswered requests on closed connections
-	rejected []pendingX // requests answered with UNSUPPORTED_VERSION
+	brokers map[netip.AddrPort]*brokerAcc
+	clients map[clientKey]*vclientAcc
+	uses    map[useKey]*useAcc
+	retry   map[retryKey]retryState
+	// Anomalies are aggregated per client, broker, API and version(s), so
+	// memory grows with those, not with the number of requests.
+	downgrades map[downgradeKey]*seenAcc
+	closed     map[xKey]*seenAcc // unanswered requests on closed connections
+	rejected   map[xKey]*seenAcc // requests answered with UNSUPPORTED_VERSION
 }
 
 type brokerAcc struct {
@@ -191,13 +193,34 @@ type retryState struct {
 	brokerMax int16 // the ApiVersions max the error response advertised, -1
 }
 
-type pendingX struct {
+type xKey struct {
 	client clientKey
 	broker netip.AddrPort
 	key    int16
 	ver    int16
-	frame  int64
-	note   string
+}
+
+type downgradeKey struct {
+	client   clientKey
+	broker   netip.AddrPort
+	from, to int16
+}
+
+// seenAcc counts occurrences of one anomaly and remembers the first.
+type seenAcc struct {
+	count     int64
+	frame     int64 // packet of the first request concerned
+	errFrame  int64 // downgrades: the first UNSUPPORTED_VERSION request
+	brokerMax int16 // downgrades: the broker's ApiVersions maximum, -1
+}
+
+func (v *VersionCollector) seen(m map[xKey]*seenAcc, k xKey, frame int64) {
+	a := m[k]
+	if a == nil {
+		a = &seenAcc{frame: frame}
+		m[k] = a
+	}
+	a.count++
 }
 
 // NewVersionCollector returns an empty VersionCollector.
@@ -207,6 +230,10 @@ func NewVersionCollector() *VersionCollector {
 		clients: make(map[clientKey]*vclientAcc),
 		uses:    make(map[useKey]*useAcc),
 		retry:   make(map[retryKey]retryState),
+
+		downgrades: make(map[downgradeKey]*seenAcc),
+		closed:     make(map[xKey]*seenAcc),
+		rejected:   make(map[xKey]*seenAcc),
 	}
 }
 
@@ -255,13 +282,12 @@ func (v *VersionCollector) Exchange(x *dissect.Exchange) {
 		}
 		v.apiVersions(x, ck, resp)
 	}
-	px := pendingX{client: ck, broker: x.Broker, key: x.APIKey, ver: x.APIVersion, frame: x.Request.FirstFrame}
+	k := xKey{client: ck, broker: x.Broker, key: x.APIKey, ver: x.APIVersion}
 	switch {
 	case x.Kind == dissect.KindUnanswered && closedNote(x.Notes) != "":
-		px.note = closedNote(x.Notes)
-		v.closed = append(v.closed, px)
+		v.seen(v.closed, k, x.Request.FirstFrame)
 	case x.Response != nil && x.APIKey != keyApiVersions && topError(resp) == errUnsupportedVersion:
-		v.rejected = append(v.rejected, px)
+		v.seen(v.rejected, k, x.Request.FirstFrame)
 	}
 }
 
@@ -287,13 +313,13 @@ func topError(body *protocol.Node) int16 {
 func (v *VersionCollector) apiVersions(x *dissect.Exchange, ck clientKey, resp *protocol.Node) {
 	rk := retryKey{ck, x.Broker}
 	if st, ok := v.retry[rk]; ok && x.APIVersion < st.ver {
-		detail := fmt.Sprintf("ApiVersions v%d was answered UNSUPPORTED_VERSION (frame %d); retried with v%d", st.ver, st.frame, x.APIVersion)
-		if st.brokerMax >= 0 {
-			detail += fmt.Sprintf(", the broker's maximum being v%d", st.brokerMax)
+		dk := downgradeKey{ck, x.Broker, st.ver, x.APIVersion}
+		a := v.downgrades[dk]
+		if a == nil {
+			a = &seenAcc{frame: x.Request.FirstFrame, errFrame: st.frame, brokerMax: st.brokerMax}
+			v.downgrades[dk] = a
 		}
-		v.flags = append(v.flags, Flag{Kind: FlagDowngrade, Key: keyApiVersions, API: protocol.APIName(keyApiVersions),
-			Version: x.APIVersion, ClientID: ck.id, Broker: addrString(x.Broker), Frame: x.Request.FirstFrame,
-			Detail: detail + " (KIP-511)"})
+		a.count++
 		delete(v.retry, rk)
 	}
 	if x.Response == nil {
@@ -426,7 +452,7 @@ func (a *Advertisement) rangeOf(key int16) (Range, bool) {
 
 // Report returns the versions report so far.
 func (v *VersionCollector) Report() *VersionsReport {
-	r := &VersionsReport{Brokers: []BrokerVersions{}, Clients: []ClientVersions{}, Matrix: []MatrixRow{}, Flags: slices.Clone(v.flags)}
+	r := &VersionsReport{Brokers: []BrokerVersions{}, Clients: []ClientVersions{}, Matrix: []MatrixRow{}, Flags: v.downgradeFlags()}
 	addrs := make([]netip.AddrPort, 0, len(v.brokers))
 	for a := range v.brokers {
 		addrs = append(addrs, a)
@@ -481,7 +507,8 @@ func compareFlags(a, b Flag) int {
 	return cmp.Or(
 		cmp.Compare(slices.Index(flagOrder, a.Kind), slices.Index(flagOrder, b.Kind)),
 		cmp.Compare(a.Key, b.Key), cmp.Compare(a.Broker, b.Broker), cmp.Compare(a.ClientID, b.ClientID),
-		cmp.Compare(a.Version, b.Version), cmp.Compare(a.Frame, b.Frame))
+		cmp.Compare(a.Version, b.Version), cmp.Compare(a.Frame, b.Frame), cmp.Compare(a.Detail, b.Detail),
+		cmp.Compare(a.Count, b.Count))
 }
 
 // matrix fills r.Matrix and returns the out-of-range flags.
@@ -608,12 +635,27 @@ func (v *VersionCollector) mixed(addrs []netip.AddrPort) []Flag {
 	return flags
 }
 
+// downgradeFlags returns one flag per client, broker and downgrade.
+func (v *VersionCollector) downgradeFlags() []Flag {
+	flags := []Flag{}
+	for k, a := range v.downgrades {
+		detail := fmt.Sprintf("ApiVersions v%d was answered UNSUPPORTED_VERSION (frame %d); retried with v%d", k.from, a.errFrame, k.to)
+		if a.brokerMax >= 0 {
+			detail += fmt.Sprintf(", the broker's maximum being v%d", a.brokerMax)
+		}
+		flags = append(flags, Flag{Kind: FlagDowngrade, Key: keyApiVersions, API: protocol.APIName(keyApiVersions),
+			Version: k.to, ClientID: k.client.id, Broker: addrString(k.broker), Frame: a.frame, Count: a.count,
+			Detail: detail + " (KIP-511)"})
+	}
+	return flags
+}
+
 // closedFlags flags requests left unanswered by a close when their version
 // is unknown: outside the broker's advertised range, or defined by no Kafka
 // release in kwire's schema table.
 func (v *VersionCollector) closedFlags() []Flag {
 	var flags []Flag
-	for _, p := range v.closed {
+	for p, seen := range v.closed {
 		name := protocol.APIName(p.key)
 		known := protocol.Lookup(p.key, false, p.ver) != nil
 		ad := v.effective(p.broker)
@@ -623,7 +665,8 @@ func (v *VersionCollector) closedFlags() []Flag {
 			rg, listed = ad.rangeOf(p.key)
 		}
 		inRange := listed && rg.Min <= p.ver && p.ver <= rg.Max
-		f := Flag{Key: p.key, API: name, Version: p.ver, ClientID: p.client.id, Broker: addrString(p.broker), Frame: p.frame}
+		f := Flag{Key: p.key, API: name, Version: p.ver, ClientID: p.client.id, Broker: addrString(p.broker),
+			Frame: seen.frame, Count: seen.count}
 		switch {
 		case !known || (ad != nil && !inRange):
 			f.Kind = FlagClosedUnknown
@@ -659,10 +702,10 @@ const kafka4FetchMin = 4
 // UNSUPPORTED_VERSION, and Kafka 4.x brokers advertising Produce v0-2.
 func (v *VersionCollector) rejectedFlags(addrs []netip.AddrPort) []Flag {
 	var flags []Flag
-	for _, p := range v.rejected {
+	for p, seen := range v.rejected {
 		name := protocol.APIName(p.key)
 		f := Flag{Kind: FlagRejected, Key: p.key, API: name, Version: p.ver, ClientID: p.client.id,
-			Broker: addrString(p.broker), Frame: p.frame}
+			Broker: addrString(p.broker), Frame: seen.frame, Count: seen.count}
 		if ad := v.effective(p.broker); ad != nil {
 			if rg, ok := ad.rangeOf(p.key); ok && rg.Min <= p.ver && p.ver <= rg.Max {
 				f.Detail = fmt.Sprintf("%s v%d is inside the advertised %s but was answered UNSUPPORTED_VERSION", name, p.ver, rangeText(rg, true))
