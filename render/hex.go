@@ -288,6 +288,12 @@ func (h *hexWalker) prefixText(b []byte, n *protocol.Node) []byte {
 		b = append(b, '(')
 		b = appendValue(b, n, h.o, false)
 		return append(b, ')')
+	case protocol.KindBytes:
+		if n.Flags&protocol.FlagNull == 0 {
+			b = append(b, "(length "...)
+			b = strconv.AppendInt(b, int64(len(n.Raw)), 10)
+			return append(b, ')')
+		}
 	}
 	if isRecord(n) {
 		return append(b, "(record prefix)"...)
