@@ -1,0 +1,6 @@
+// Package pcaps holds kwire's golden captures (see README.md) and the tests
+// that run `kwire read` over them: golden outputs per capture and output
+// mode (golden/), an independent decoding with franz-go's kmsg to compare
+// with kwire's JSON, and checks that the captures hold what the tests rely
+// on. The package has no code of its own.
+package pcaps
