@@ -25,7 +25,7 @@ func TestGoldenCaptures(t *testing.T) {
 		"kgo-produce-consume.pcap": {
 			requests: []string{"CreateTopics v7", "DeleteTopics v6", "DescribeConfigs v4", "JoinGroup v9", "SyncGroup v5",
 				"Heartbeat v4", "OffsetCommit v10", "LeaveGroup v5", "ConsumerGroupHeartbeat v1", "EndTxn v5",
-				"ListOffsets v10", "Produce v12", "Produce v13", "Fetch v18", "(Fetch partition listing aborted transactions)"},
+				"ListOffsets v10", "Produce v12", "Produce v13", "(Produce with acks=0: no response)", "Fetch v18", "(Fetch partition listing aborted transactions)"},
 			errs: []string{"CreateTopics: TOPIC_ALREADY_EXISTS (36)", "DeleteTopics: UNKNOWN_TOPIC_OR_PARTITION (3)",
 				"Fetch: OFFSET_OUT_OF_RANGE (1)", "Produce: UNKNOWN_TOPIC_ID (100)", "Produce: UNKNOWN_TOPIC_OR_PARTITION (3)",
 				"Metadata: UNKNOWN_TOPIC_OR_PARTITION (3)"},

@@ -238,6 +238,7 @@ func (s *summary) pair(c *conn, reqs, resps [][]byte) {
 			s.records(name, req)
 		}
 		if p, ok := req.(*kmsg.ProduceRequest); ok && p.Acks == 0 {
+			s.apis["(Produce with acks=0: no response)"]++
 			continue
 		}
 		if ri >= len(resps) {
