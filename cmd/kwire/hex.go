@@ -44,6 +44,10 @@ var (
 	asciiGap = regexp.MustCompile(`[ \t]{2,}`)
 )
 
+// maxRepeat bounds the bytes a hexdump "*" line may stand for: Kafka's
+// largest frame by default (socket.request.max.bytes, 100 MiB).
+const maxRepeat = 100 << 20
+
 // parseHex decodes hex text in any of the layouts described at the top of
 // this file.
 func parseHex(text string) ([]byte, error) {
@@ -85,6 +89,10 @@ func parseDump(lines []string) ([]byte, error) {
 			return nil
 		}
 		have := base + len(out)
+		if repeat && off-have > maxRepeat {
+			return &hexError{Line: lineNo, Col: 1, Msg: fmt.Sprintf(
+				"\"*\" would repeat %d bytes, more than the %d a frame can hold", off-have, maxRepeat)}
+		}
 		if repeat && len(prevLine) > 0 {
 			for have < off {
 				out = append(out, prevLine...)

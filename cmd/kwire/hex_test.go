@@ -63,6 +63,7 @@ func TestParseHexErrors(t *testing.T) {
 		{"bad digit", "00 0g", `line 1, column 5: 'g' is not a hex digit`},
 		{"bad digit second line", "0000\n  zz", `line 2, column 3: 'z' is not a hex digit`},
 		{"dump offset mismatch", "00000000  00 01 02 03  |....|\n00000010  04  |.|\n", "offset 0x10 does not follow the 4 bytes before it"},
+		{"dump repeat too long", "00000000  00 00  |..|\n*\n7fffffff\n", "would repeat 2147483645 bytes"},
 		{"dump odd line", "00000000: 000 0102  ....\n", "line 1, column 11: odd number of hex digits (7) on the line"},
 	}
 	for _, tt := range tests {
@@ -80,4 +81,30 @@ func TestParseHexErrors(t *testing.T) {
 			}
 		})
 	}
+}
+
+// FuzzParseHex: any text either fails with a *hexError or gives bytes that
+// round-trip through plain hex.
+func FuzzParseHex(f *testing.F) {
+	f.Add(seedHex)
+	f.Add("00000000  00 00 00 13 00 12 00 00  01 02 03 04 00 09 77 69  |..............wi|\n*\n00000020\n")
+	f.Add("00000000: 0000 0013 0012 0000  ......\n")
+	f.Add(`0x00, 0x13 \x00\x12`)
+	f.Fuzz(func(t *testing.T, s string) {
+		b, err := parseHex(s)
+		if err != nil {
+			var he *hexError
+			if !errors.As(err, &he) {
+				t.Fatalf("error %T is not a *hexError", err)
+			}
+			return
+		}
+		if len(b) == 0 {
+			t.Fatal("success with no bytes")
+		}
+		again, err := parseHex(hex.EncodeToString(b))
+		if err != nil || !bytes.Equal(again, b) {
+			t.Fatalf("round trip: %x, %v; want %x", again, err, b)
+		}
+	})
 }
