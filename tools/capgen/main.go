@@ -1,17 +1,21 @@
 // Command capgen generates kwire's golden packet captures.
 //
-// It starts fake Kafka brokers in-process on loopback (franz-go's kfake),
-// drives real client libraries against them (franz-go kgo, IBM sarama,
-// segmentio kafka-go, librdkafka via kcat, and small raw clients written
-// here), and records each scenario with tcpdump into its own pcap file. Every
-// scenario uses its own ports so captures never mix.
+// It starts fake Kafka brokers in-process on loopback (franz-go's kfake, and
+// a small pre-0.11 broker of its own for magic 0/1 message sets), drives real
+// client libraries against them (franz-go kgo, IBM sarama, segmentio
+// kafka-go, librdkafka via kcat, and small raw clients written here), and
+// records each scenario with tcpdump into its own pcap file. Every scenario
+// uses its own ports so captures never mix. pcaps/README.md describes each
+// capture.
 //
 // Usage (from tools/capgen):
 //
 //	go run . -out ../../pcaps                 # all golden captures
 //	go run . -out ../../pcaps -only kgo,kcat  # some of them
 //	go run . -list                            # list scenarios
-//	go run . -bench -bench-bytes 300MB -out /tmp/bench   # benchmark capture
+//	go run . -summarize ../../pcaps/*.pcap    # check what captures hold
+//	go run . -bench -bench-bytes 210MB -out /tmp/bench   # ~300 MB benchmark capture
+//	CAPGEN_PCAPS_DIR=/tmp/x go test .         # check a fresh run (go run . -out /tmp/x)
 //
 // tcpdump (and kcat for the kcat scenario) must be installed; capturing on
 // loopback needs root or CAP_NET_RAW.
