@@ -384,6 +384,10 @@ func (h *hexWalker) leaf(n *protocol.Node, path string, red bool) {
 // span still gets its labelled line. faint dims the label of unlabelled
 // structure.
 func (h *hexWalker) bytes(start, end int, label string, masked, faint bool) {
+	// Spans outside the space (a tree not built by protocol's decoder) are
+	// clipped: the dump never reads past its bytes nor lists one twice.
+	start = min(max(start, h.pos, 0), len(h.data))
+	end = min(max(end, start), len(h.data))
 	c := h.o.Color
 	for off := start; ; off += hexPerLine {
 		stop := min(off+hexPerLine, end)

@@ -983,3 +983,30 @@ func TestLegacyAndPartialRecords(t *testing.T) {
 		}
 	}
 }
+
+// A tree with spans that break the decoder's invariants (overlaps, a child
+// past the end, a negative offset, a space index out of range) renders
+// without panicking, and the dump still lists every byte once.
+func TestHexBrokenTree(t *testing.T) {
+	data := []byte("0123456789")
+	root := &protocol.Node{Name: "RequestFrame", Type: "frame", Kind: protocol.KindStruct, Len: 10, Children: []*protocol.Node{
+		{Name: "a", Kind: protocol.KindInt, Off: 2, Len: 4},
+		{Name: "b", Kind: protocol.KindInt, Off: 3, Len: 2}, // inside a
+		{Name: "c", Kind: protocol.KindBytes, Off: 8, Len: 9, Raw: data[8:]},
+		{Name: "d", Kind: protocol.KindInt, Off: -5, Len: 1},
+		{Name: "e", Kind: protocol.KindInt, Off: 40, Len: 3},
+		{Name: "f", Kind: protocol.KindInt, Space: 7, Off: 1, Len: 1},
+		{Name: "g", Kind: protocol.KindStruct, Off: 1, Len: 3, Children: []*protocol.Node{{Name: "h", Kind: protocol.KindInt, Off: 0, Len: 20}}},
+	}}
+	tr := &protocol.Tree{Root: root, Spaces: []protocol.Space{{Name: "frame", Data: data}}}
+	checkCoverage(t, "broken", tr)
+	var buf bytes.Buffer
+	for _, f := range []func() error{
+		func() error { return Tree(&buf, tr, Options{}) },
+		func() error { return TreeJSON(&buf, tr, Options{}) },
+	} {
+		if err := f(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
