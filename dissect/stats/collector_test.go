@@ -293,3 +293,82 @@ func TestCollectorLatencyOverTime(t *testing.T) {
 		t.Errorf("Fetch distribution %+v", fetch.Distribution)
 	}
 }
+
+// TestCollectorBounded: many answered requests keep memory fixed: the
+// latency structure folds into buckets, the series keeps SeriesBins bins
+// and the slowest list Top entries; counts stay exact.
+func TestCollectorBounded(t *testing.T) {
+	col := NewCollector(Options{Top: 3})
+	c := &reassembly.Conn{A: ap("10.0.0.1:1"), B: ap("10.0.0.2:9092")}
+	const n = 3 * ExactSamples
+	for i := range n {
+		// No trees: frames not decoded (dissect.Options.Decode said no).
+		req := &dissect.Frame{Bytes: make([]byte, 20)}
+		resp := &dissect.Frame{Bytes: make([]byte, 10)}
+		col.Exchange(xchg(c, "x", req, resp, 3, 12, int32(i), int64(2*i+1), time.Duration(i)*time.Second, time.Duration(i+1)*time.Microsecond))
+	}
+	r := col.Report()
+	m := r.APIs[0]
+	if m.Requests != n || m.Responses != n || m.RequestBytes != 20*n || m.Latency.Exact || m.Latency.Count != n ||
+		m.Latency.Max != int64(n*time.Microsecond) || m.Latency.Min != int64(time.Microsecond) {
+		t.Errorf("Metadata %+v", m)
+	}
+	if p50 := time.Duration(m.Latency.P50); p50 < n/2*time.Microsecond || p50 > n/2*time.Microsecond*17/16 {
+		t.Errorf("p50 %v", p50)
+	}
+	if len(r.Slowest) != 3 || r.Slowest[0].Latency != int64(n*time.Microsecond) || r.Slowest[2].Latency != int64((n-2)*time.Microsecond) {
+		t.Errorf("slowest %+v", r.Slowest)
+	}
+	if l := r.Latency[0]; len(l.OverTime) > SeriesBins {
+		t.Errorf("%d time bins", len(l.OverTime))
+	}
+	var sum int64
+	for _, b := range r.Latency[0].OverTime {
+		sum += b.Count
+	}
+	if sum != n {
+		t.Errorf("time bins hold %d, want %d", sum, n)
+	}
+}
+
+func BenchmarkCollectorExchange(b *testing.B) {
+	t := &testing.T{}
+	col := NewCollector(Options{Top: 10})
+	s := &reassembly.Conn{A: ap("10.0.0.1:1"), B: ap("10.0.0.2:9092")}
+	bt, _ := batch(10, "benchmark value", false)
+	prReq := kmsg.NewPtrProduceRequest()
+	prReq.Version = 9
+	prReq.Topics = []kmsg.ProduceRequestTopic{{Topic: "t", Partitions: []kmsg.ProduceRequestTopicPartition{{Partition: 0, Records: bt}}}}
+	prResp := kmsg.NewPtrProduceResponse()
+	prResp.Version = 9
+	prResp.Topics = []kmsg.ProduceResponseTopic{{Topic: "t", Partitions: []kmsg.ProduceResponseTopicPartition{{Partition: 0, ErrorCode: 6}}}}
+	x := xchg(s, "bench", reqFrame(t, 1, "bench", prReq), respFrame(t, 1, prResp), 0, 9, 1, 1, 0, time.Millisecond)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		col.Exchange(x)
+	}
+}
+
+// TestCollectorAllocs pins the per-exchange allocation budget once the
+// entities exist: a Produce exchange with one batch and an error costs a
+// few small allocations (the batch summary's codec list, closures), not
+// memory proportional to the traffic.
+func TestCollectorAllocs(t *testing.T) {
+	col := NewCollector(Options{Top: 10})
+	s := &reassembly.Conn{A: ap("10.0.0.1:1"), B: ap("10.0.0.2:9092")}
+	bt, _ := batch(10, "value", false)
+	prReq := kmsg.NewPtrProduceRequest()
+	prReq.Version = 9
+	prReq.Topics = []kmsg.ProduceRequestTopic{{Topic: "t", Partitions: []kmsg.ProduceRequestTopicPartition{{Partition: 0, Records: bt}}}}
+	prResp := kmsg.NewPtrProduceResponse()
+	prResp.Version = 9
+	prResp.Topics = []kmsg.ProduceResponseTopic{{Topic: "t", Partitions: []kmsg.ProduceResponseTopicPartition{{Partition: 0, ErrorCode: 6}}}}
+	x := xchg(s, "a", reqFrame(t, 1, "a", prReq), respFrame(t, 1, prResp), 0, 9, 1, 1, 0, time.Millisecond)
+	for range ExactSamples + 1 { // past the exact samples: no more growth
+		col.Exchange(x)
+	}
+	if n := testing.AllocsPerRun(200, func() { col.Exchange(x) }); n > 6 {
+		t.Errorf("%v allocations per exchange, want at most 6", n)
+	}
+}
