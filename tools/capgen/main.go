@@ -17,8 +17,8 @@
 //	go run . -bench -bench-bytes 210MB -out /tmp/bench   # ~300 MB benchmark capture
 //	CAPGEN_PCAPS_DIR=/tmp/x go test .         # check a fresh run (go run . -out /tmp/x)
 //
-// tcpdump (and kcat for the kcat scenario) must be installed; capturing on
-// loopback needs root or CAP_NET_RAW.
+// Capturing on loopback needs root or CAP_NET_RAW; run as root, capgen
+// installs a missing tcpdump, kcat or ethtool with apt-get.
 package main
 
 import (
