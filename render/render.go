@@ -1,6 +1,8 @@
 // Package render writes decoded Kafka frames and exchanges as text: a field
 // tree (Tree), an annotated hex walk-through (Hex, HexDump), one line per
-// exchange (Line, EventLine, SummaryText) and JSON (ExchangeJSON, TreeJSON).
+// exchange or event (Line, EventLine), end-of-run totals (Summary) and JSON
+// (ExchangeJSON, TreeJSON). Subject and Errors are the one-line output's
+// pieces, exported for the statistics code.
 //
 // Contract: render never decodes. It reads protocol.Tree / protocol.Node
 // (protocol/node.go) and dissect.Exchange / dissect.Event (dissect/exchange.go)
@@ -10,9 +12,10 @@
 // Options.Color is set (the CLI decides: terminal, --color, NO_COLOR).
 //
 // To add a new output format: write one function taking the tree or exchange,
-// an io.Writer and Options; reuse formatValue for leaf values so that
-// redaction, truncation and the Values mode behave the same everywhere; add a
-// golden test with exact lines and a no-escape test with Color off.
+// an io.Writer and Options; reuse appendValue and appendNotes for leaf
+// values so that redaction, truncation and the Values mode behave the same
+// everywhere; add a golden test with exact lines, a case to TestColor (no
+// escape codes with Color off) and one to TestRedaction.
 package render
 
 import (
