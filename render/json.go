@@ -33,9 +33,18 @@ type ExchangeDoc struct {
 	Request       *MessageDoc `json:"request"`       // null for orphans
 	Response      *MessageDoc `json:"response"`      // null unless answered (or orphan)
 	LatencyMs     *float64    `json:"latencyMs"`     // response time - request time in ms; null without both
+	SASL          *SASLDoc    `json:"sasl"`          // SASL mechanism and user; null when neither is known
 	Subject       string      `json:"subject"`       // SubjectNamed(e, Options.TopicNames)
 	Errors        []string    `json:"errors"`        // distinct Kafka error names in the response, in order
 	Notes         []string    `json:"notes"`         // the dissector's notes
+}
+
+// SASLDoc names the SASL mechanism (from SaslHandshake, or of a raw token
+// exchange) and the user a client token carried (dissect.Exchange
+// Mechanism and User); never a password or proof.
+type SASLDoc struct {
+	Mechanism string `json:"mechanism"`
+	User      string `json:"user"`
 }
 
 // MessageDoc is one frame of an exchange in ExchangeDoc.
@@ -105,6 +114,9 @@ func NewExchangeDoc(e *dissect.Exchange, opts Options) *ExchangeDoc {
 	}
 	if d.Kind == "" {
 		d.Kind = "kind(" + itoa(int64(e.Kind)) + ")"
+	}
+	if e.Mechanism != "" || e.User != "" {
+		d.SASL = &SASLDoc{Mechanism: e.Mechanism, User: e.User}
 	}
 	if e.Request != nil && !e.ClientIDNull {
 		id := e.ClientID

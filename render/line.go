@@ -24,7 +24,9 @@ var linePool = sync.Pool{New: func() any { b := make([]byte, 0, 256); return &b 
 // version; the correlation ID; the client ID ("client=null" when null,
 // quoted when it has spaces); the latency in ms with three significant
 // digits; request/response sizes in bytes, length prefix included; the
-// Subject; the Errors with counts above one; the dissector's notes and any
+// Subject (topic IDs named by Options.TopicNames); the SASL mechanism and
+// user when the dissector found them; the Errors with counts above one;
+// the dissector's notes and any
 // decoding error in brackets. Orphans, unanswered requests, requests that
 // expect no response and SASL token exchanges say so in place of the
 // latency.
@@ -58,6 +60,7 @@ func appendLine(b []byte, e *dissect.Exchange, o *Options) []byte {
 		b = paint(b, c, roleAPI, "SASL")
 		b = append(b, " token "...)
 		b = appendSizes(b, e)
+		b = appendSASL(b, e)
 		return appendNotesList(b, e, o)
 	}
 	if e.Kind == dissect.KindOrphan {
@@ -110,6 +113,7 @@ func appendLine(b []byte, e *dissect.Exchange, o *Options) []byte {
 			b = b[:n] // no subject
 		}
 	}
+	b = appendSASL(b, e)
 	var errBuf [4]ErrorCount
 	if errs := appendErrors(errBuf[:0], e); len(errs) > 0 {
 		b = append(b, " errors: "...)
@@ -125,6 +129,23 @@ func appendLine(b []byte, e *dissect.Exchange, o *Options) []byte {
 		}
 	}
 	return appendNotesList(b, e, o)
+}
+
+// appendSASL appends the SASL mechanism and user the dissector found.
+func appendSASL(b []byte, e *dissect.Exchange) []byte {
+	if e.Mechanism != "" {
+		b = append(b, " mechanism="...)
+		b = append(b, e.Mechanism...)
+	}
+	if e.User != "" {
+		b = append(b, " user="...)
+		if strings.ContainsAny(e.User, " \t\n\"") || !printable([]byte(e.User)) {
+			b = strconv.AppendQuote(b, e.User)
+		} else {
+			b = append(b, e.User...)
+		}
+	}
+	return b
 }
 
 // appendNotesList appends decoding errors and the dissector's notes in

@@ -484,12 +484,16 @@ func TestLine(t *testing.T) {
 		t.Errorf("orphan:\n got  %s want %s", got, want)
 	}
 
-	sasl := &dissect.Exchange{Client: testClient, Broker: testBroker, Kind: dissect.KindSASL,
+	sasl := &dissect.Exchange{Client: testClient, Broker: testBroker, Kind: dissect.KindSASL, Mechanism: "PLAIN", User: "alice",
 		Request:  &dissect.Frame{Time: testT0, Bytes: make([]byte, 20)},
 		Response: &dissect.Frame{Time: testT0, Bytes: make([]byte, 8)}}
 	got = render(t, func(b *bytes.Buffer) error { return Line(b, sasl, Options{}) })
-	if want := "12:01:02.345 10.0.0.5:53412 → 10.0.0.9:9092 SASL token 20B/8B\n"; got != want {
+	if want := "12:01:02.345 10.0.0.5:53412 → 10.0.0.9:9092 SASL token 20B/8B mechanism=PLAIN user=alice\n"; got != want {
 		t.Errorf("sasl:\n got  %s want %s", got, want)
+	}
+	got = render(t, func(b *bytes.Buffer) error { return ExchangeJSON(b, sasl, Options{}) })
+	if !strings.Contains(got, `"kind":"sasl",`) || !strings.Contains(got, `"sasl":{"mechanism":"PLAIN","user":"alice"}`) {
+		t.Errorf("sasl JSON: %s", got)
 	}
 }
 
@@ -612,7 +616,7 @@ func TestExchangeJSONFields(t *testing.T) {
 		slices.Sort(k)
 		return strings.Join(k, ",")
 	}
-	if got, want := keys(doc), "api,apiKey,apiVersion,broker,client,clientId,correlationId,errors,kind,latencyMs,notes,request,response,stream,subject"; got != want {
+	if got, want := keys(doc), "api,apiKey,apiVersion,broker,client,clientId,correlationId,errors,kind,latencyMs,notes,request,response,sasl,stream,subject"; got != want {
 		t.Errorf("exchange keys %s\nwant %s", got, want)
 	}
 	var req map[string]json.RawMessage
@@ -678,7 +682,7 @@ func TestExchangeJSONFields(t *testing.T) {
 	un := produceExchange()
 	un.Kind, un.Response, un.Conn = dissect.KindUnanswered, nil, nil
 	got = render(t, func(b *bytes.Buffer) error { return ExchangeJSON(b, un, Options{}) })
-	for _, want := range []string{`"stream":-1`, `"kind":"unanswered"`, `"response":null`, `"latencyMs":null`, `"errors":[]`, `"notes":[]`} {
+	for _, want := range []string{`"stream":-1`, `"kind":"unanswered"`, `"response":null`, `"latencyMs":null`, `"sasl":null`, `"errors":[]`, `"notes":[]`} {
 		if !strings.Contains(got, want) {
 			t.Errorf("unanswered JSON lacks %s: %s", want, got)
 		}
