@@ -205,8 +205,8 @@ func (c *conn) orphan(fr *Frame, corr int32) {
 // Guessing what an orphan answers costs one decode per candidate (API key,
 // version); these bound it.
 const (
-	guessMaxFrame = 1 << 20 // larger orphans are not guessed
-	guessMaxCount = 256     // orphans guessed per Dissector
+	guessMaxFrame = 256 << 10 // larger orphans are not guessed
+	guessMaxCount = 64        // orphans guessed per Dissector
 )
 
 // guess decodes an orphan response as every response version of the API
@@ -224,9 +224,12 @@ func (d *Dissector) guess(c *conn, fb []byte) string {
 	dec.Records = false
 	type cand struct{ key, ver int16 }
 	var found []cand
+	ambiguous := func() bool {
+		return len(found) > 1 && found[len(found)-1].key != found[0].key
+	}
 	try := func(key int16) {
 		vs := apiVersions()[key]
-		if vs.Empty() {
+		if vs.Empty() || ambiguous() {
 			return
 		}
 		for v := vs.Min; v <= vs.Max && v < lenientMaxVer; v++ {
@@ -253,7 +256,7 @@ func (d *Dissector) guess(c *conn, fb []byte) string {
 			}
 		}
 	}
-	if len(found) == 0 {
+	if len(found) == 0 || ambiguous() {
 		return ""
 	}
 	for _, f := range found[1:] {
