@@ -24,9 +24,9 @@ func (o *outputOptions) renderOptions(color bool) (render.Options, error) {
 	if err != nil {
 		return render.Options{}, usageErrorf("--values: %v", err)
 	}
-	max := o.MaxValue
-	if max == 0 {
-		max = -1 // "--max-value 0" reads as "no limit", not "the default"
+	limit := o.MaxValue
+	if limit == 0 {
+		limit = -1 // "--max-value 0" reads as "no limit", not "the default"
 	}
-	return render.Options{Color: color, Values: mode, MaxValue: max, ShowSecrets: o.ShowSecrets}, nil
+	return render.Options{Color: color, Values: mode, MaxValue: limit, ShowSecrets: o.ShowSecrets}, nil
 }
