@@ -87,6 +87,9 @@ file that cannot be read or is not a pcap/pcapng capture.`,
   # Full trees of the slow Fetch requests
   kwire read -V --filter 'api == "Fetch" && latency_ms > 100' kafka.pcap
 
+  # Produce requests from one client that touched "orders" and failed
+  kwire read --filter 'api == "Produce" && client_id startsWith "billing" && "orders" in topics && len(errors) > 0' kafka.pcap
+
   # Errors on one topic, as NDJSON
   kwire read --topic orders --errors --json kafka.pcap | jq .
 
