@@ -196,8 +196,9 @@ func (c *conn) decide(final bool) {
 			c.kafka(cand, true, how)
 		case v[cand] == vNo && len(pfx[cand]) > 0 && v[other] == vYes:
 			c.kafka(other, true, how)
-		case !final && (len(pfx[cand]) == 0 || v[cand] == vMore || v[other] == vMore):
-			// wait for the client to speak
+		case !final && (len(pfx[cand]) == 0 || v[cand] == vMore || v[other] == vMore && len(pfx[other]) > 0):
+			// wait for the client to speak, or for the other side's
+			// first frame to tell
 		case port:
 			c.kafka(cand, false, how)
 		default:
