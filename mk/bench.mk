@@ -1,0 +1,63 @@
+# End-to-end performance: kwire against cat, a read-and-reassemble-only
+# baseline and tshark, on large captures made by tools/capgen's -bench mode.
+# Included from the top-level Makefile. Method and results: docs/performance.md.
+#
+#   make bench-captures   make the benchmark captures once (cached in $(BENCH_DIR))
+#   make bench-e2e        time every mode on every capture and print the table
+#
+# Variables:
+#   KWIRE_BENCH_DIR   where captures live (default ./bench-captures, git-ignored)
+#   BENCH_BYTES       record value bytes per capture (default 210MB: ~300 MB files)
+#   BENCH_BIG_BYTES   record value bytes of the constant-memory capture (~1 GB file)
+#   BENCH_CAPTURES    captures bench-e2e runs on (default: all five)
+#   BENCH_MODES       modes bench-e2e runs (default: all; see scripts/bench-e2e.sh)
+#   BENCH_TSHARK      0 skips tshark (it takes minutes per capture)
+
+KWIRE_BENCH_DIR ?= $(CURDIR)/bench-captures
+BENCH_DIR       := $(abspath $(KWIRE_BENCH_DIR))
+BENCH_BYTES     ?= 210MB
+BENCH_BIG_BYTES ?= 720MB
+BENCH_SMALL     := netns-2.1 netns-newest lo-2.1 lo-newest
+BENCH_CAPTURES  ?= $(BENCH_SMALL) big-1g
+BENCH_MODES     ?=
+BENCH_TSHARK    ?= 1
+
+# capgen -bench arguments per capture.
+bench_args_netns-2.1    := -bench-netns -bench-version 2.1 -bench-bytes $(BENCH_BYTES)
+bench_args_netns-newest := -bench-netns -bench-version newest -bench-bytes $(BENCH_BYTES)
+bench_args_lo-2.1       := -bench-version 2.1 -bench-bytes $(BENCH_BYTES)
+bench_args_lo-newest    := -bench-version newest -bench-bytes $(BENCH_BYTES)
+bench_args_big-1g       := -bench-netns -bench-version 2.1 -bench-bytes $(BENCH_BIG_BYTES)
+
+.PHONY: bench-captures bench-e2e bench-tools
+
+bench-captures: $(foreach c,$(BENCH_SMALL) big-1g,$(BENCH_DIR)/$(c).pcap)
+
+# One capture per run: capgen's cluster always listens on ports 19200-19202,
+# so two runs must not overlap (.NOTPARALLEL below). The file is written
+# under a temporary name and renamed, so an interrupted run leaves no
+# half capture that looks finished.
+$(BENCH_DIR)/%.pcap:
+	@mkdir -p $(BENCH_DIR)
+	@rm -f $(BENCH_DIR)/$*.tmp.pcap
+	$(MAKE) --no-print-directory pcaps-bench PCAPS_BENCH_OUT=$(BENCH_DIR) \
+		PCAPS_BENCH_ARGS='$(bench_args_$*) -bench-file $*.tmp.pcap'
+	@mv $(BENCH_DIR)/$*.tmp.pcap $@
+
+.NOTPARALLEL: bench-captures
+
+# Binaries under test, built fresh so the numbers are of the working tree.
+bench-tools:
+	@mkdir -p bin
+	CGO_ENABLED=0 $(GO) build -o bin/kwire ./cmd/kwire
+	CGO_ENABLED=0 $(GO) build -o bin/kwire-baseline ./cmd/kwire-baseline
+	@command -v /usr/bin/time >/dev/null 2>&1 || \
+		(apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y time)
+	@if [ "$(BENCH_TSHARK)" != 0 ] && ! command -v tshark >/dev/null 2>&1; then \
+		apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y tshark; \
+	fi
+
+bench-e2e: bench-tools $(foreach c,$(BENCH_CAPTURES),$(BENCH_DIR)/$(c).pcap)
+	KWIRE=bin/kwire BASELINE=bin/kwire-baseline BENCH_TSHARK=$(BENCH_TSHARK) \
+		BENCH_MODES='$(BENCH_MODES)' \
+		scripts/bench-e2e.sh $(foreach c,$(BENCH_CAPTURES),$(BENCH_DIR)/$(c).pcap)
