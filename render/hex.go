@@ -4,6 +4,7 @@ import (
 	"io"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/kwire/kwire/protocol"
 )
@@ -199,8 +200,17 @@ func joinPath(path, name string) string {
 // RECORDS field are numbered ("Records.RecordBatch[1]") since they share
 // a name.
 func childPath(path string, n, c *protocol.Node, i int) string {
-	if n.Kind == protocol.KindRecords && c.Name != "" && c.Name[0] != '[' {
+	switch {
+	case n.Kind == protocol.KindRecords && c.Name != "" && c.Name[0] != '[':
 		return joinPath(path, c.Name+"["+strconv.Itoa(i)+"]")
+	case n.Kind == protocol.KindTaggedFields:
+		// A tagged field is a field of the struct, not of its buffer.
+		if path == n.Name {
+			return c.Name
+		}
+		if p, ok := strings.CutSuffix(path, "."+n.Name); ok {
+			return joinPath(p, c.Name)
+		}
 	}
 	return joinPath(path, c.Name)
 }
@@ -285,9 +295,7 @@ func (h *hexWalker) prefixText(b []byte, n *protocol.Node) []byte {
 		b = strconv.AppendInt(b, int64(n.Len-(h.firstChildOff(n)-n.Off)), 10)
 		return append(b, ')')
 	case protocol.KindTaggedFields:
-		b = append(b, '(')
-		b = appendValue(b, n, h.o, false)
-		return append(b, ')')
+		return appendValue(b, n, h.o, false)
 	case protocol.KindBytes:
 		if n.Flags&protocol.FlagNull == 0 {
 			b = append(b, "(length "...)
@@ -295,8 +303,8 @@ func (h *hexWalker) prefixText(b []byte, n *protocol.Node) []byte {
 			return append(b, ')')
 		}
 	}
-	if isRecord(n) {
-		return append(b, "(record prefix)"...)
+	if n.Flags&protocol.FlagTagged != 0 {
+		return append(b, "(tag and size)"...)
 	}
 	return append(b, "(prefix)"...)
 }

@@ -326,8 +326,9 @@ func appendValue(b []byte, n *protocol.Node, o *Options, long bool) []byte {
 		b = strconv.AppendInt(b, int64(n.Len), 10)
 		return append(b, " bytes not decoded"...)
 	case protocol.KindTaggedFields:
+		b = append(b, '[')
 		b = strconv.AppendInt(b, int64(len(n.Children)), 10)
-		return append(b, " tagged fields"...)
+		return append(b, ']')
 	}
 	return b
 }

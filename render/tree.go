@@ -185,13 +185,16 @@ func (tw *treeWriter) node(n *protocol.Node, depth int, batch *protocol.Node, sp
 			partial = partial || k.Flags&protocol.FlagPartial != 0
 		}
 		tw.buf = append(tw.buf, ", "...)
-		tw.buf = strconv.AppendInt(tw.buf, int64(batches), 10)
-		if batches == 1 {
-			tw.buf = append(tw.buf, " batch"...)
-		} else {
+		switch {
+		case batches == 0 && partial:
+			tw.buf = append(tw.buf, "a partial batch"...)
+		case batches == 1:
+			tw.buf = append(tw.buf, "1 batch"...)
+		default:
+			tw.buf = strconv.AppendInt(tw.buf, int64(batches), 10)
 			tw.buf = append(tw.buf, " batches"...)
 		}
-		if partial {
+		if partial && batches > 0 {
 			tw.buf = append(tw.buf, " and a partial one"...)
 		}
 	}
