@@ -173,11 +173,11 @@ func WriteStats(out io.Writer, r *stats.Report, o Options) error {
 			">ORPHANS", ">UNANS", ">DECODE ERR", ">RESYNC", ">BAD FR", ">TRUNC", "STATE")
 		for _, cn := range r.Connections {
 			state := "open at end"
-			if cn.Closed {
+			switch {
+			case cn.TLS:
+				state = "TLS, not decrypted"
+			case cn.Closed:
 				state = "closed"
-			}
-			if cn.TLS {
-				state += ", TLS"
 			}
 			problem := func(n int64) cell {
 				if n == 0 {
