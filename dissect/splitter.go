@@ -132,6 +132,17 @@ func (s *splitter) step(g seg) []seg {
 		case stLen:
 			if s.nLen == 0 {
 				s.first = mark{frame: g.frame, time: g.time}
+				// Fast path: a whole valid frame in this packet is copied
+				// once (append does not zero what it copies).
+				if len(data) >= 4 {
+					n := int64(int32(binary.BigEndian.Uint32(data)))
+					if s.lengthOK(n) && int64(len(data)) >= 4+n && (s.checkedKind() || s.headerOK(data[:4+n]) == vYes) {
+						fb := append([]byte(nil), data[:4+n]...)
+						data = data[4+n:]
+						s.c.frame(s, fb, s.first, s.first)
+						continue
+					}
+				}
 			}
 			k := copy(s.lenBuf[s.nLen:], data)
 			s.nLen += k
@@ -159,7 +170,7 @@ func (s *splitter) step(g seg) []seg {
 			s.need = total
 			s.state = stBody
 			s.nLen = 0
-			s.checked = !s.req || s.raw
+			s.checked = s.checkedKind()
 			s.marks = append(s.marks[:0], mark{0, s.first.frame, s.first.time})
 			if total == 4 {
 				s.complete(g)
@@ -232,12 +243,18 @@ func (s *splitter) lengthOK(n int64) bool {
 // checkHeader checks the header of the request being built (lenient). A
 // payload starting with 0x60 passes: it is a raw GSSAPI token (RFC 2743
 // section 3.1), which the connection labels as such.
-func (s *splitter) checkHeader() verdict {
-	if len(s.buf) > 4 && s.buf[4] == 0x60 {
+func (s *splitter) checkHeader() verdict { return s.headerOK(s.buf) }
+
+func (s *splitter) headerOK(b []byte) verdict {
+	if len(b) > 4 && b[4] == 0x60 {
 		return vYes
 	}
-	return checkRequest(s.buf, s.max, false)
+	return checkRequest(b, s.max, false)
 }
+
+// checkedKind tells whether frames of this direction need no header check
+// (responses, raw SASL tokens).
+func (s *splitter) checkedKind() bool { return !s.req || s.raw }
 
 // toScan drops any partial frame and starts resynchronising; callers
 // count the bytes they drop in s.skipped.
