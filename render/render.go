@@ -275,9 +275,12 @@ func appendValue(b []byte, n *protocol.Node, o *Options, long bool) []byte {
 	max := o.maxValue()
 	switch n.Kind {
 	case protocol.KindInt:
-		if strings.EqualFold(n.Name, "crc") && n.Int >= 0 {
-			b = append(b, "0x"...)
-			return strconv.AppendUint(b, uint64(n.Int), 16)
+		if strings.EqualFold(n.Name, "crc") && n.Int >= 0 && n.Int <= 0xffffffff {
+			b = append(b, "0x"...) // a CRC-32 reads as its 8 hex digits
+			for sh := 28; sh >= 0; sh -= 4 {
+				b = append(b, hexDigits[n.Int>>sh&0xf])
+			}
+			return b
 		}
 		return strconv.AppendInt(b, n.Int, 10)
 	case protocol.KindBool:
