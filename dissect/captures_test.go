@@ -203,3 +203,24 @@ func redacted(n *protocol.Node) bool {
 	}
 	return false
 }
+
+func TestCaptureSASLAuthenticateMaskedWithoutDecoding(t *testing.T) {
+	loadCapture(t, "sasl-plain.pcap")
+	r := dissectFileOpts(t, filepath.Join("..", "pcaps", "sasl-plain.pcap"),
+		Options{Ports: capPorts, Decode: func(int16, int16) bool { return false }})
+	auth := 0
+	for _, e := range r.sink.ex {
+		if e.APIKey == 36 {
+			auth++
+			if e.Request.Tree != nil || bytes.Contains(e.Request.Bytes, []byte("secret")) || bytes.Contains(e.Request.Bytes, []byte("wrong-password")) {
+				t.Errorf("undecoded SaslAuthenticate request shows its password: %q", e.Request.Bytes)
+			}
+			if !bytes.Contains(e.Request.Bytes, []byte("capgen")) {
+				t.Errorf("the user name should stay: %q", e.Request.Bytes)
+			}
+		}
+	}
+	if auth == 0 {
+		t.Fatal("no SaslAuthenticate exchange")
+	}
+}

@@ -115,8 +115,13 @@ type runResult struct {
 
 func dissectFile(t *testing.T, path string) runResult {
 	t.Helper()
+	return dissectFileOpts(t, path, Options{Ports: capPorts})
+}
+
+func dissectFileOpts(t *testing.T, path string, opts Options) runResult {
+	t.Helper()
 	sink := &recSink{}
-	d := New(Options{Ports: capPorts}, sink)
+	d := New(opts, sink)
 	err := runFile(t, d, path)
 	return runResult{sink, d.Summary(), err}
 }

@@ -75,9 +75,9 @@ func (c *conn) request(fr *Frame) {
 		}
 		fr.Tree = dec.DecodeRequest(b)
 		d.count(fr.Tree)
-		if h.APIKey == keySaslAuthenticate && !dec.ShowSecrets {
-			maskRedacted(fr.Tree, fr.Tree.Root, b)
-		}
+	}
+	if h.APIKey == keySaslAuthenticate && !d.opts.Decoder.ShowSecrets {
+		maskAuthBytes(b, h, c.mech)
 	}
 	if h.APIKey == keyProduce {
 		if acks, ok := produceAcks(b, h); ok && acks == 0 {
@@ -282,18 +282,38 @@ func (d *Dissector) guess(c *conn, fb []byte) string {
 	return s
 }
 
-// maskRedacted overwrites with '*' the frame bytes of nodes the decoder
-// marked FlagRedacted (SaslAuthenticate passwords and SCRAM proofs), so
-// that hex dumps of Frame.Bytes do not show them either.
-func maskRedacted(t *protocol.Tree, n *protocol.Node, frame []byte) {
-	if n == nil {
+// maskAuthBytes overwrites with '*' the secrets (PLAIN password, SCRAM
+// client proof, as protocol.SASLToken finds them) in the AuthBytes of a
+// SaslAuthenticate request frame (SaslAuthenticateRequest.json: AuthBytes,
+// BYTES, compact from v2), whether or not the frame is decoded, so that
+// hex dumps of Frame.Bytes do not show them.
+func maskAuthBytes(fb []byte, h protocol.RequestHeader, mech string) {
+	off := 4 + h.Len
+	var n int
+	if h.HeaderVersion >= 2 {
+		v, next, ok := uvarint(fb, off)
+		if !ok || v == 0 {
+			return
+		}
+		n, off = int(v-1), next
+	} else {
+		if off+4 > len(fb) {
+			return
+		}
+		n = int(int32(binary.BigEndian.Uint32(fb[off:])))
+		off += 4
+	}
+	if n < 0 || n > len(fb)-off {
 		return
 	}
-	if n.Flags&protocol.FlagRedacted != 0 && n.Kind == protocol.KindString && n.Space == 0 &&
-		n.Off >= 0 && n.Len >= 0 && n.Off+n.Len <= len(frame) {
-		mask(frame[n.Off : n.Off+n.Len])
+	tok := fb[off : off+n]
+	parts, ok := protocol.SASLToken(mech, tok, false)
+	if !ok {
+		return
 	}
-	for _, c := range n.Children {
-		maskRedacted(t, c, frame)
+	for _, p := range parts {
+		if p.Secret && p.Off >= 0 && p.Len >= 0 && p.Off+p.Len <= len(tok) {
+			mask(tok[p.Off : p.Off+p.Len])
+		}
 	}
 }
