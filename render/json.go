@@ -56,11 +56,32 @@ type MessageDoc struct {
 	// Header is the request or response header in Kafka's JsonConverter form
 	// ({"requestApiKey":18,...}); null when not decoded.
 	Header json.RawMessage `json:"header"`
-	// Body is the message body in JsonConverter form (field names with the
-	// first letter lower-cased, int64 as numbers, UUIDs base64url, bytes
-	// base64, tagged fields by name, null as null), except that decoded
-	// RECORDS fields are arrays of batch objects (see RecordsJSON); null
-	// when not decoded.
+	// Body is the message body in JsonConverter form (protocol.BodyJSON:
+	// field names with the first letter lower-cased, int64 as numbers,
+	// UUIDs base64url, bytes base64, tagged fields by name, null as null),
+	// null when not decoded, except that a decoded RECORDS field is an
+	// array with one object per batch or legacy message:
+	//
+	//	{"compression": "none|gzip|snappy|lz4|zstd",
+	//	 "timestampType": "CreateTime|LogAppendTime", "transactional": bool,
+	//	 "control": bool (magic 2 only), "crcValid": bool,
+	//	 "baseOffset", "batchLength", "partitionLeaderEpoch", "magic", "crc",
+	//	 "attributes", "lastOffsetDelta", "baseTimestamp", "maxTimestamp",
+	//	 "producerId", "producerEpoch", "baseSequence": numbers,
+	//	 "records": [{"offset": absolute, "timestamp": absolute ms,
+	//	   "controlType": "COMMIT" (control records only), "length",
+	//	   "attributes", "timestampDelta", "offsetDelta",
+	//	   "key", "keySize", "value", "valueSize",
+	//	   "headers": [{"key", "keySize", "value", "valueSize"}]}]}
+	//
+	// (legacy messages: "offset", "messageSize", "crc", "magic",
+	// "attributes", "timestamp", "key", "value", ...), with a partial batch
+	// at the end as {"undecoded": "PartialBatch", "note", "size", "hex"}.
+	// Keys, values and header values follow Options.Values: text gives a
+	// string when valid UTF-8 and {"base64": "..."} otherwise, hex and
+	// base64 give strings, none gives null; past Options.MaxValue bytes
+	// they are cut and "<name>Truncated": true is added. "<name>Size" is
+	// always the full length.
 	Body                json.RawMessage `json:"body"`
 	Error               string          `json:"error"`               // decoding error, "" when none
 	UnknownTaggedFields []UnknownTagDoc `json:"unknownTaggedFields"` // tagged fields no schema names
@@ -68,7 +89,7 @@ type MessageDoc struct {
 
 // UnknownTagDoc is one tagged field the schema does not know.
 type UnknownTagDoc struct {
-	Path   string `json:"path"`   // field path of the struct holding it ("body.topics[0]")
+	Path   string `json:"path"`   // path of the struct holding it ("ApiVersionsRequest", "FetchResponse.Responses[0]")
 	Tag    int64  `json:"tag"`    // the tag number
 	Size   int    `json:"size"`   // data size in bytes
 	Offset int    `json:"offset"` // offset of the field's first byte in its space
