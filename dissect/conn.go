@@ -46,7 +46,7 @@ type conn struct {
 
 	pending []*Exchange // requests awaiting responses, oldest first
 	adv     *BrokerVersions
-	keys    [lenientMaxKey]bool // API keys requested on this connection
+	keys    keySet // API keys requested on this connection
 	nkeys   int
 	sasl    saslState
 	mech    string // SASL mechanism negotiated by SaslHandshake
@@ -452,4 +452,17 @@ func (c *conn) unsupported(key, ver int16) bool {
 		return !ok || !r.Contains(ver)
 	}
 	return protocol.Lookup(key, false, ver) == nil
+}
+
+// keySet is a set of API keys below lenientMaxKey.
+type keySet [lenientMaxKey / 64]uint64
+
+func (k *keySet) has(key int) bool {
+	return key >= 0 && key < lenientMaxKey && k[key/64]&(1<<(key%64)) != 0
+}
+
+func (k *keySet) add(key int) {
+	if key >= 0 && key < lenientMaxKey {
+		k[key/64] |= 1 << (key % 64)
+	}
 }

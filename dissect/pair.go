@@ -102,8 +102,8 @@ func (c *conn) register(fr *Frame, h protocol.RequestHeader, notes []string, who
 	if h.APIKey == keySaslHandshake && whole {
 		ex.Mechanism, _ = readString(fr.Bytes, 4+h.Len)
 	}
-	if h.APIKey >= 0 && h.APIKey < lenientMaxKey && !c.keys[h.APIKey] {
-		c.keys[h.APIKey] = true
+	if !c.keys.has(int(h.APIKey)) && h.APIKey >= 0 && h.APIKey < lenientMaxKey {
+		c.keys.add(int(h.APIKey))
 		c.nkeys++
 	}
 	c.pending = append(c.pending, ex)
@@ -244,14 +244,14 @@ func (d *Dissector) guess(c *conn, fb []byte) string {
 	keys := len(apiVersions())
 	if c.nkeys > 0 {
 		for k := range min(keys, lenientMaxKey) {
-			if c.keys[k] {
+			if c.keys.has(k) {
 				try(int16(k))
 			}
 		}
 	}
 	if len(found) == 0 {
 		for k := range keys {
-			if k >= lenientMaxKey || !c.keys[k] {
+			if !c.keys.has(k) {
 				try(int16(k))
 			}
 		}
