@@ -497,6 +497,45 @@ func TestLine(t *testing.T) {
 	}
 }
 
+// Line names topics known only by ID from Options.TopicNames.
+func TestLineTopicNames(t *testing.T) {
+	b := newBuilder()
+	b.int("Length", "int32", 4, 0)
+	b.strct("RequestHeader", "header")
+	b.int("RequestApiKey", "int16", 2, 1)
+	b.close()
+	body := b.strct("FetchRequest", "request")
+	body.Note = "v13"
+	b.array("Topics", 1, true)
+	b.strct("[0]", "FetchTopic")
+	b.uuid("TopicId", [16]byte{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16})
+	b.array("Partitions", 1, true)
+	b.strct("[0]", "FetchPartition")
+	b.int("Partition", "int32", 4, 4)
+	b.close()
+	b.close()
+	b.close()
+	b.close()
+	b.close()
+	tr := b.frame()
+	e := &dissect.Exchange{Kind: dissect.KindUnanswered, APIKey: 1, APIVersion: 13, Request: &dissect.Frame{Tree: tr, Bytes: tr.Spaces[0].Data, Time: testT0}}
+	id := UUIDString(tr.Root.Children[2].Children[0].Children[0].Children[0].Raw)
+	for names, want := range map[*map[string]string]string{
+		nil:                             " " + id + "[4]\n",
+		{id: "orders"}:                  " orders[4]\n",
+		{"AAAAAAAAAAAAAAAAAAAAAA": "x"}: " " + id + "[4]\n",
+	} {
+		o := Options{}
+		if names != nil {
+			o.TopicNames = *names
+		}
+		got := render(t, func(w *bytes.Buffer) error { return Line(w, e, o) })
+		if !strings.HasSuffix(got, want) {
+			t.Errorf("names %v: %q does not end in %q", o.TopicNames, got, want)
+		}
+	}
+}
+
 func TestFormatLatency(t *testing.T) {
 	for d, want := range map[time.Duration]string{
 		123 * time.Microsecond:   "0.123ms",
