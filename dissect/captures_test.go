@@ -224,3 +224,29 @@ func TestCaptureSASLAuthenticateMaskedWithoutDecoding(t *testing.T) {
 		t.Fatal("no SaslAuthenticate exchange")
 	}
 }
+
+// TestCaptureDetectMatchesPorts dissects every golden capture twice: by
+// broker port, and with no port but Detect. Detection must find the same
+// Kafka connections, clients and exchanges (TLS is skipped, not Kafka).
+func TestCaptureDetectMatchesPorts(t *testing.T) {
+	files, _ := filepath.Glob(filepath.Join("..", "pcaps", "*.pcap"))
+	if len(files) == 0 {
+		t.Skip("../pcaps has no captures (make pcaps)")
+	}
+	for _, f := range files {
+		byPort := dissectFile(t, f)
+		detected := dissectFileOpts(t, f, Options{Ports: []uint16{}, Detect: true})
+		if strings.Contains(f, "tls") {
+			if detected.sum.Kafka != 0 || detected.sum.Skipped != byPort.sum.TLS {
+				t.Errorf("%s: detect summary %+v", f, detected.sum)
+			}
+			continue
+		}
+		if detected.sum.Kafka != byPort.sum.Kafka || detected.sum.Skipped != 0 {
+			t.Errorf("%s: detected %d Kafka connections (%d skipped), by port %d", f, detected.sum.Kafka, detected.sum.Skipped, byPort.sum.Kafka)
+		}
+		if err := sameExchanges(byPort, detected); err != nil {
+			t.Errorf("%s: %v", f, err)
+		}
+	}
+}

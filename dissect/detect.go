@@ -73,7 +73,8 @@ func knownKey(key int16) bool {
 // Strict checks (detection, resynchronisation) require an API key and
 // version the schema table knows and a non-negative correlation ID; lenient
 // checks (a stream already in sync) accept unknown keys below 512 and
-// versions below 128, as Kafka adds APIs faster than captures age. Both
+// versions below 128, as Kafka adds APIs faster than captures age; strict
+// checks accept any ApiVersions version below 128 (KIP-511). Both
 // require the client id to fit in the frame and to be printable. It reads
 // only the bytes it needs and never allocates.
 func checkRequest(b []byte, maxFrame int, strict bool) verdict {
@@ -95,7 +96,9 @@ func checkRequest(b []byte, maxFrame int, strict bool) verdict {
 		return vMore
 	}
 	ver := int16(binary.BigEndian.Uint16(b[6:]))
-	if strict && !knownVersion(key, ver) || ver < 0 || ver >= lenientMaxVer {
+	// Clients send ApiVersions at the newest version they know, which may
+	// be newer than the schema (KIP-511): any version passes for key 18.
+	if strict && key != keyApiVersions && !knownVersion(key, ver) || ver < 0 || ver >= lenientMaxVer {
 		return vNo
 	}
 	if len(b) < 12 {

@@ -173,6 +173,8 @@ func TestCheckRequestStrict(t *testing.T) {
 		{"prefix only", ok[:9], vMore},
 		{"unknown key 999", patch(ok, 4, 0x03, 0xe7), vNo},
 		{"version 99 of Metadata", patch(ok, 6, 0, 99), vNo},
+		{"ApiVersions v99 (KIP-511: newer than the broker and the schema)", hx(t, apiVersionsV99Req), vYes},
+		{"ApiVersions v200", patch(hx(t, apiVersionsV99Req), 6, 0, 200), vNo},
 		{"negative correlation id", patch(ok, 8, 0xff), vNo},
 		{"client id longer than the frame", patch(ok, 12, 0x00, 0x40), vNo},
 		{"control character in client id", patch(ok, 15, 0x01), vNo},
