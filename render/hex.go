@@ -92,10 +92,10 @@ func HexDump(w io.Writer, data []byte, base int) error {
 // Hex writes t as an annotated hex walk-through (kwire's -x output): every
 // leaf field's bytes beside its path and value, in wire order,
 //
-//	0000  00 00 00 13                                       length 19
-//	0004  00 12                                             header.RequestApiKey 18 (ApiVersions)
-//	000c  00 09                                             header.ClientId (length 9)
-//	000e  77 69 72 65 2d 72 65 61  64                       header.ClientId "wire-read"
+//	0000  00 00 00 13                                       Length 19
+//	0004  00 12                                             RequestHeader.RequestApiKey 18 (ApiVersions)
+//	000c  00 09                                             RequestHeader.ClientId (length 9)
+//	000e  77 69 72 65 2d 72 65 61  64                       RequestHeader.ClientId "wire-read"
 //
 // Offsets are hex, relative to the start of the byte space (space 0 is the
 // frame). Values longer than 16 bytes wrap onto further lines. The length

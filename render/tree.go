@@ -11,14 +11,17 @@ import (
 )
 
 // Tree writes t as an indented field tree (kwire's -V output), one field per
-// line, two spaces per level:
+// line, two spaces per level; fields as "Name: value (note)", structs,
+// arrays and batches as "Name description" over their indented children:
 //
-//	length: 19
-//	header: RequestHeader (v1)
+//	Length: 19
+//	RequestHeader v1
 //	  RequestApiKey: 18 (ApiVersions)
 //	  ClientId: "wire-read"
-//	body: ApiVersionsRequest (v0) (empty)
+//	ApiVersionsRequest v0 (empty)
 //
+// A frame's root (protocol's "RequestFrame"/"ResponseFrame") is not a line
+// of its own.
 // Strings are quoted, bytes shown per Options.Values and cut past
 // Options.MaxValue with their full length, UUIDs in Kafka's base64url form
 // with the RFC 4122 hex form beside, error codes with their Kafka names,
