@@ -13,6 +13,7 @@ import (
 	"github.com/gopacket/gopacket/layers"
 	"github.com/gopacket/gopacket/pcapgo"
 
+	"github.com/kwire/kwire/protocol"
 	"github.com/kwire/kwire/reassembly"
 )
 
@@ -482,4 +483,36 @@ func indexOf(b, sub []byte) int {
 		}
 	}
 	return -1
+}
+
+// TestMessyStartAnywhere cuts every golden capture at several packets (no
+// SYN for the connections open there) and checks that every exchange whose
+// request and response both come after the cut is still found, paired.
+func TestMessyStartAnywhere(t *testing.T) {
+	files, _ := filepath.Glob(filepath.Join("..", "pcaps", "*.pcap"))
+	if len(files) == 0 {
+		t.Skip("../pcaps has no captures (make pcaps)")
+	}
+	for _, f := range files {
+		pkts, link := loadCapture(t, filepath.Base(f))
+		base := dissectFile(t, writeCapture(t, pkts, link))
+		for _, frac := range []int{10, 35, 60, 85} {
+			cut := len(pkts) * frac / 100 // first packet kept, 0-based
+			got := dissectFile(t, writeCapture(t, pkts[cut:], link))
+			gk := keys(got)
+			missing := 0
+			for _, e := range base.sink.ex {
+				if e.Kind == KindPaired && e.Request.FirstFrame > int64(cut) && gk[keyOf(e)] == 0 {
+					missing++
+					if missing <= 3 {
+						t.Errorf("%s cut at packet %d: missing %s v%d correlation ID %d (packets %d-%d)", filepath.Base(f), cut+1,
+							protocol.APIName(e.APIKey), e.APIVersion, e.CorrelationID, e.Request.FirstFrame, e.Response.LastFrame)
+					}
+				}
+			}
+			if got.sum.BadFrames != 0 {
+				t.Errorf("%s cut at packet %d: %d bad frames", filepath.Base(f), cut+1, got.sum.BadFrames)
+			}
+		}
+	}
 }
