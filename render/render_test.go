@@ -188,10 +188,10 @@ func TestHexCoverageHandBuilt(t *testing.T) {
 
 // sharedDir returns $KWIRE_SHARED or ../shared beside the module root.
 func sharedDir(t testing.TB) string {
-	if d := os.Getenv("KWIRE_SHARED"); d != "" {
-		return d
+	d := os.Getenv("KWIRE_SHARED")
+	if d == "" {
+		d, _ = filepath.Abs(filepath.Join("..", "..", "shared"))
 	}
-	d, _ := filepath.Abs(filepath.Join("..", "..", "shared"))
 	if _, err := os.Stat(filepath.Join(d, "kafka-vectors")); err != nil {
 		t.Skipf("../shared not found at %s (set KWIRE_SHARED): skipping tests over Kafka's vectors", d)
 	}
