@@ -114,6 +114,9 @@ type runner struct {
 	// ctxKept is set by Accept when the assembler may buffer the packet
 	// (and keep its context): the next packet then gets a new one.
 	ctxKept bool
+	// finHalf is set by Accept to the direction of a FIN segment (see
+	// halfState.bias).
+	finHalf *halfState
 
 	conns     map[connKey]*stream // open connections and recently closed ones
 	closed    []*stream           // recently closed, in close order
@@ -210,26 +213,14 @@ func (r *runner) packet(data []byte, ci gopacket.CaptureInfo, link layers.LinkTy
 	}
 	r.sum.TCPPackets++
 
-	// The payload as the sender sent it: a snap-length cut is padded back
-	// to the length the IP header gives (at most 64 KiB), so the stream's
-	// sequence space stays whole; the padding is reported as a Gap, never
-	// delivered.
 	plen := r.dec.segLen - hl
 	if r.tcp.RST {
 		plen = 0 // a RST's payload is diagnostic text, not stream data (RFC 9293 3.5.3)
 	}
-	payload := r.tcp.Payload
-	if len(payload) > plen {
-		payload = payload[:plen]
+	if len(r.tcp.Payload) > plen {
+		r.tcp.Payload = r.tcp.Payload[:plen]
 	}
-	captured := len(payload)
-	if plen > captured {
-		r.pad = append(r.pad[:0], payload...)
-		r.pad = slices.Grow(r.pad, plen-captured)[:plen]
-		clear(r.pad[captured:])
-		payload = r.pad
-	}
-	r.tcp.Payload = payload
+	captured := len(r.tcp.Payload)
 
 	now := ci.Timestamp
 	switch since := now.Sub(r.lastFlush); {
@@ -269,6 +260,22 @@ func (r *runner) packet(data []byte, ci gopacket.CaptureInfo, link layers.LinkTy
 	}
 	r.pending = pendingConn{key: key, src: src, dst: dst}
 
+	// A snap-length cut: the payload is padded back to the length the IP
+	// header gives (at most 64 KiB), so that the stream's sequence space
+	// stays whole and delivery goes on; the padding is reported as a Gap,
+	// never delivered. Not when the segment is ahead of the stream, to be
+	// buffered: the assembler may copy a buffered segment's bytes over
+	// another's, and padding must never reach a buffer. There the cut
+	// leaves a hole, given up as any other.
+	if plen > captured && !r.aheadOfStream(key, src) {
+		r.pad = append(r.pad[:0], r.tcp.Payload...)
+		r.pad = slices.Grow(r.pad, plen-captured)[:plen]
+		clear(r.pad[captured:])
+		r.tcp.Payload = r.pad
+	} else {
+		plen = captured
+	}
+
 	c := r.ctx
 	c.ci.Timestamp = now
 	c.ci.CaptureLength = ci.CaptureLength
@@ -284,10 +291,39 @@ func (r *runner) packet(data []byte, ci gopacket.CaptureInfo, link layers.LinkTy
 	c.rst = r.tcp.RST
 
 	r.ctxKept = false
+	r.finHalf = nil
+	sgs := -1
+	if s := r.conns[key]; s != nil {
+		sgs = s.half[0].sgs + s.half[1].sgs
+	}
 	r.asm.AssembleWithContext(flowOf(r.dec.srcIP, r.dec.dstIP), &r.tcp, c)
 	if r.ctxKept {
 		r.ctx = newPktCtx()
 	}
+	if h := r.finHalf; h != nil && !h.closed {
+		if s := r.conns[key]; s != nil && s.half[0].sgs+s.half[1].sgs != sgs {
+			h.bias = 1
+		}
+	}
+}
+
+// aheadOfStream reports whether the current packet (from src) starts
+// beyond the next byte its direction expects, so the assembler will buffer
+// it.
+func (r *runner) aheadOfStream(key connKey, src netip.AddrPort) bool {
+	s := r.conns[key]
+	if s == nil || s.done {
+		return false
+	}
+	d := AtoB
+	if src != s.conn.A {
+		d = BtoA
+	}
+	h := &s.half[d]
+	if !h.started || h.closed {
+		return false
+	}
+	return h.next.Add(h.bias).Difference(gpr.Sequence(r.tcp.Seq)) > 0
 }
 
 func addrFrom(b []byte) netip.Addr {
@@ -348,7 +384,7 @@ func (r *runner) abort(s *stream) {
 		var seq gpr.Sequence
 		if h.started {
 			r.skipHoles(s, d, h.next, false)
-			seq = h.next
+			seq = h.next.Add(h.bias)
 		}
 		r.inject(s, d, seq, tcpFlagRST)
 	}
@@ -382,7 +418,7 @@ func (r *runner) skipHoles(s *stream, d Dir, upTo gpr.Sequence, bounded bool) {
 	r.asm.MaxBufferedPagesPerConnection = 1
 	for {
 		prev := h.next
-		r.inject(s, d, h.next.Add(1), 0)
+		r.inject(s, d, h.next.Add(h.bias+1), 0)
 		if h.next == prev || h.closed || (bounded && h.next.Difference(upTo) <= 0) {
 			break
 		}
@@ -542,6 +578,14 @@ type halfState struct {
 	isn     gpr.Sequence // initial sequence number, if synSeen
 	finSeen bool
 	finEnd  gpr.Sequence // sequence number of the FIN
+	// bias is the assembler's next sequence number minus next. It is 1
+	// after a gopacket quirk: when a FIN segment leads to delivered data
+	// that does not end at the FIN (a FIN ahead of a hole that the page
+	// limit gives up; a FIN followed by buffered bytes beyond it), the
+	// assembler counts the FIN after that data and leaves the direction
+	// open. The next scatter-gather's skip is then one byte short.
+	bias int
+	sgs  int // scatter-gathers received
 	// holeEnd is the lowest sequence number buffered ahead of next, if
 	// holeValid: where the first hole ends.
 	holeValid bool
@@ -624,7 +668,11 @@ func (s *stream) Accept(tcp *layers.TCP, ci gopacket.CaptureInfo, dir gpr.TCPFlo
 			h.started, h.next = true, seq
 		}
 	} else {
-		h.started, h.next = true, nextSeq
+		// h.next is kept by ReassembledSG, not copied from nextSeq: the
+		// assembler's count can be one too high (see halfState.bias).
+		if tcp.FIN {
+			r.finHalf = h
+		}
 		if n > 0 {
 			ahead := nextSeq.Difference(seq)
 			switch {
@@ -652,6 +700,11 @@ func (s *stream) ReassembledSG(sg gpr.ScatterGather, ac gpr.AssemblerContext) {
 	d := dirOf(dir)
 	h := &s.half[d]
 	total, _ := sg.Lengths()
+	h.sgs++
+	if skip >= 0 {
+		skip += h.bias
+	}
+	h.bias = 0
 	off := 0
 	switch {
 	case skip > 0:
