@@ -129,3 +129,11 @@ type Handler interface {
 	// No call for c follows.
 	Close(c *Conn, reason string, t time.Time)
 }
+
+// String returns "A>B" or "B>A".
+func (d Dir) String() string {
+	if d == AtoB {
+		return "A>B"
+	}
+	return "B>A"
+}

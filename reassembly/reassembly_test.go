@@ -442,10 +442,31 @@ func TestTruncatedFile(t *testing.T) {
 		off += 16 + int(binaryLE32(full[off+8:]))
 	}
 	cut := full[:off+16+30]
+	// The same capture as pcapng, cut inside the 6th enhanced packet block.
+	var ng bytes.Buffer
+	w, err := pcapgo.NewNgWriter(&ng, layers.LinkTypeEthernet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ends []int
+	for _, s := range v.segs {
+		b := frame(t, layers.LinkTypeEthernet, s)
+		if err := w.WritePacket(gopacket.CaptureInfo{Timestamp: t0.Add(s.at), CaptureLength: len(b), Length: len(b)}, b); err != nil {
+			t.Fatal(err)
+		}
+		w.Flush()
+		ends = append(ends, ng.Len())
+	}
+	ngCut := ng.Bytes()[:ends[4]+40]
 	for _, c := range []struct {
 		name string
 		data []byte
-	}{{"plain", cut}, {"gzip", gzipBytes(t, cut)}} {
+	}{
+		{"plain", cut},
+		{"gzip", gzipBytes(t, cut)},
+		{"pcapng", ngCut},
+		{"gzip-stream-cut", gzipBytes(t, cut)[:len(gzipBytes(t, cut))-12]},
+	} {
 		t.Run(c.name, func(t *testing.T) {
 			h, sum, err := readBytes(t, c.data, Options{})
 			if !errors.Is(err, ErrTruncated) {
