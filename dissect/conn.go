@@ -150,7 +150,13 @@ func (c *conn) decide(final bool) {
 		pfx[d], frame[d], tm[d], cut = c.prefix(reassembly.Dir(d))
 		v[d] = c.firstRequest(pfx[d])
 		if cut && v[d] == vMore {
-			v[d] = vNo // more bytes will not come before the gap
+			// More bytes will not come before the gap: a start that
+			// passed every check its bytes allow (API key, version and
+			// correlation ID at least) counts as a request.
+			v[d] = vNo
+			if len(pfx[d]) >= 12 {
+				v[d] = vYes
+			}
 		}
 	}
 	port := c.portA || c.portB
@@ -341,17 +347,46 @@ func (c *conn) cut(s *splitter, part []byte, need int, at mark, why string) {
 		detail = fmt.Sprintf("%s frame cut by %s inside its length prefix", s.what(), why)
 	}
 	d.event(&Event{Kind: EventTruncated, Conn: c.c, Dir: s.dir, Frame: at.frame, Time: at.time, Bytes: int64(len(part)), Detail: detail})
+	if s.raw && s.req && len(part) >= 12 && c.sasl.mech != "PLAIN" && !isSCRAM(c.sasl.mech) &&
+		checkRequest(part, c.d.opts.MaxFrame, true) != vNo {
+		c.leaveSASL() // a Kafka request: raw SASL is over
+	}
 	if need < 0 || s.raw || len(part) < 8 {
 		return
 	}
 	fr := &Frame{FirstFrame: at.frame, LastFrame: at.frame, Time: at.time, End: at.time, Bytes: append([]byte(nil), part...)}
 	note := fmt.Sprintf("frame incomplete (cut by %s): %d of %d bytes captured", why, len(part), need)
 	if s.req {
-		if h, err := protocol.ParseRequestHeader(part[4:]); err == nil && knownVersion(h.APIKey, h.APIVersion) {
-			c.register(fr, h, []string{"request " + note}, false)
+		if len(part) < 12 {
+			return
 		}
+		notes := []string{"request " + note}
+		h, err := protocol.ParseRequestHeader(part[4:])
+		if err != nil {
+			// The header itself is cut: key, version and correlation ID
+			// are there, the client id is not.
+			h = protocol.RequestHeader{APIKey: int16(binary.BigEndian.Uint16(part[4:])),
+				APIVersion: int16(binary.BigEndian.Uint16(part[6:])), CorrelationID: int32(binary.BigEndian.Uint32(part[8:]))}
+			h.HeaderVersion = protocol.RequestHeaderVersion(h.APIKey, h.APIVersion)
+			notes = append(notes, "client id not captured")
+		}
+		if !knownVersion(h.APIKey, h.APIVersion) && h.APIKey != keyApiVersions {
+			return
+		}
+		d.sum.Requests++
+		if h.APIKey == keyProduce && err == nil {
+			if acks, ok := produceAcks(part, h); ok && acks == 0 {
+				cl, br := c.addrs()
+				d.emit(&Exchange{Conn: c.c, Client: cl, Broker: br, Kind: KindNoResponse, APIKey: h.APIKey, APIVersion: h.APIVersion,
+					CorrelationID: h.CorrelationID, ClientID: h.ClientID, ClientIDNull: h.ClientIDNull, Request: fr,
+					Notes: append(notes, "acks=0: the broker sends no response")})
+				return
+			}
+		}
+		c.register(fr, h, notes, false)
 		return
 	}
+	d.sum.Responses++
 	if ex := c.take(int32(binary.BigEndian.Uint32(part[4:]))); ex != nil {
 		ex.Response = fr
 		ex.Kind = KindPaired

@@ -56,6 +56,19 @@ func isSCRAM(mech string) bool { return strings.HasPrefix(strings.ToUpper(mech),
 // saslClient handles a client frame in raw SASL mode. It returns false when
 // the frame is a Kafka request and raw mode has ended.
 func (c *conn) saslClient(fr *Frame) bool {
+	if c.sasl.mech == "" {
+		// The handshake's mechanism was not captured: tell it by the
+		// first token's shape.
+		switch tok := fr.Bytes[4:]; {
+		case looksPLAIN(tok):
+			c.sasl.mech = "PLAIN"
+		case looksSCRAM(tok):
+			c.sasl.mech = "SCRAM-SHA-256"
+			c.sasl.note = "SCRAM (SHA-256 or SHA-512: the handshake was not captured)"
+		case len(tok) > 0 && tok[0] == 0x60:
+			c.sasl.mech = "GSSAPI"
+		}
+	}
 	mech := strings.ToUpper(c.sasl.mech)
 	if mech != "PLAIN" && !isSCRAM(mech) && checkRequest(fr.Bytes, c.d.opts.MaxFrame, true) == vYes {
 		c.leaveSASL()

@@ -458,7 +458,10 @@ func (s *splitter) gap(n int64) {
 	case stBody:
 		left := int64(s.need - len(s.buf))
 		s.c.cut(s, s.buf, s.need, s.first, "a gap")
-		if s.checked && n >= 0 && n <= left {
+		// In sync, a gap of known size inside the frame is skipped
+		// exactly, even when the cut left the request header incomplete
+		// (but not contradicted).
+		if n >= 0 && n <= left && (s.checked || s.checkHeader() == vMore) {
 			s.buf = nil
 			s.skip = left - n
 			s.state = stSkip
