@@ -33,6 +33,10 @@ type indepExchange struct {
 	resp     kmsg.Response
 	respErr  error
 	answered bool
+
+	reqFrame, respFrame []byte // with the size prefix
+	reqPackets          [2]int // first and last packet of the request frame
+	respPackets         [2]int
 }
 
 var errVersion = fmt.Errorf("version beyond kmsg's range: not decoded")
@@ -79,12 +83,14 @@ func decodeIndependently(t *testing.T, conns []*tcpConn) *indepCapture {
 				token = false
 				continue
 			}
-			ex, err := parseRequest(f)
+			ex, err := parseRequest(f.bytes[4:])
 			if err != nil {
 				t.Errorf("%v → %v: request header: %v", c.client, c.server, err)
 				continue
 			}
 			ex.client, ex.server = c.client, c.server
+			ex.reqFrame = f.bytes
+			ex.reqPackets = [2]int{packetAt(c.c2sAt, f.off), packetAt(c.c2sAt, f.off+int64(len(f.bytes))-1)}
 			if _, dup := pending[ex.corr]; dup {
 				t.Errorf("%v → %v: correlation ID %d used twice", c.client, c.server, ex.corr)
 			}
@@ -102,18 +108,20 @@ func decodeIndependently(t *testing.T, conns []*tcpConn) *indepCapture {
 				reply = false
 				continue
 			}
-			if len(f) < 4 {
-				t.Errorf("%v → %v: response of %d bytes", c.server, c.client, len(f))
+			if len(f.bytes) < 8 {
+				t.Errorf("%v → %v: response of %d bytes", c.server, c.client, len(f.bytes)-4)
 				continue
 			}
-			corr := int32(binary.BigEndian.Uint32(f))
+			corr := int32(binary.BigEndian.Uint32(f.bytes[4:]))
 			ex := pending[corr]
 			if ex == nil || ex.answered {
 				ic.orphans++
 				continue
 			}
 			ex.answered = true
-			parseResponse(ex, f)
+			ex.respFrame = f.bytes
+			ex.respPackets = [2]int{packetAt(c.s2cAt, f.off), packetAt(c.s2cAt, f.off+int64(len(f.bytes))-1)}
+			parseResponse(ex, f.bytes[4:])
 			reply = ex.key == keySaslHandshake && ex.version == 0
 		}
 		ic.exchanges = append(ic.exchanges, order...)
@@ -201,10 +209,12 @@ type kwireDoc struct {
 }
 
 type kwireMsg struct {
-	Frame  int64           `json:"frame"`
-	Header json.RawMessage `json:"header"`
-	Body   json.RawMessage `json:"body"`
-	Error  string          `json:"error"`
+	Frame     int64           `json:"frame"`
+	LastFrame int64           `json:"lastFrame"`
+	Size      int             `json:"size"`
+	Header    json.RawMessage `json:"header"`
+	Body      json.RawMessage `json:"body"`
+	Error     string          `json:"error"`
 }
 
 // parseNDJSON reads kwire's --json output.
@@ -329,6 +339,7 @@ func compareExchange(t *testing.T, ex *indepExchange, d *kwireDoc) bool {
 		t.Errorf("%s: kwire shows no request", label)
 		return false
 	}
+	comparePlace(t, label+" request", ex.reqPackets, ex.reqFrame, d.Request)
 	full := compareMessage(t, label+" request", ex.reqErr, ex.req, d.Request, nil)
 	if !ex.answered {
 		return false
@@ -337,7 +348,17 @@ func compareExchange(t *testing.T, ex *indepExchange, d *kwireDoc) bool {
 		t.Errorf("%s: kwire shows no response", label)
 		return false
 	}
+	comparePlace(t, label+" response", ex.respPackets, ex.respFrame, d.Response)
 	return compareMessage(t, label+" response", ex.respErr, ex.resp, d.Response, d.Errors) && full
+}
+
+// comparePlace compares the packets holding a frame's first and last
+// bytes and the frame's size.
+func comparePlace(t *testing.T, label string, packets [2]int, frame []byte, m *kwireMsg) {
+	if m.Frame != int64(packets[0]) || m.LastFrame != int64(packets[1]) || m.Size != len(frame) {
+		t.Errorf("%s: kwire: packets %d-%d, %d bytes; independent: packets %d-%d, %d bytes",
+			label, m.Frame, m.LastFrame, m.Size, packets[0], packets[1], len(frame))
+	}
 }
 
 func equalNullable(a, b *string) bool {

@@ -27,11 +27,29 @@ import (
 type tcpConn struct {
 	client, server netip.AddrPort // the client sent the first SYN
 	c2s, s2c       []byte         // payload bytes in sequence order
+	c2sAt, s2cAt   []span         // which packet brought which bytes
 }
 
 type segment struct {
-	rel  int64 // offset from the direction's first data byte
-	data []byte
+	rel    int64 // offset from the direction's first data byte
+	data   []byte
+	packet int // 1-based packet number in the file
+}
+
+// span says that the bytes from off on came in packet (until the next
+// span).
+type span struct {
+	off    int64
+	packet int
+}
+
+// packetAt returns the number of the packet that brought byte off.
+func packetAt(spans []span, off int64) int {
+	i := sort.Search(len(spans), func(i int) bool { return spans[i].off > off })
+	if i == 0 {
+		return 0
+	}
+	return spans[i-1].packet
 }
 
 type halfConn struct {
@@ -139,17 +157,18 @@ func readConns(path string) ([]*tcpConn, error) {
 			return nil, fmt.Errorf("%s: packet %d: data before the SYN of its direction", path, n)
 		}
 		h.segs = append(h.segs, segment{
-			rel:  int64(uint32(tcp.Seq - h.base)),
-			data: append([]byte(nil), tcp.Payload...),
+			rel:    int64(uint32(tcp.Seq - h.base)),
+			data:   append([]byte(nil), tcp.Payload...),
+			packet: n,
 		})
 	}
 	conns := make([]*tcpConn, 0, len(all))
 	for _, cb := range all {
 		var err error
-		if cb.conn.c2s, err = cb.c2s.bytes(); err != nil {
+		if cb.conn.c2s, cb.conn.c2sAt, err = cb.c2s.bytes(); err != nil {
 			return nil, fmt.Errorf("%s: %v → %v: %w", path, cb.conn.client, cb.conn.server, err)
 		}
-		if cb.conn.s2c, err = cb.s2c.bytes(); err != nil {
+		if cb.conn.s2c, cb.conn.s2cAt, err = cb.s2c.bytes(); err != nil {
 			return nil, fmt.Errorf("%s: %v → %v: %w", path, cb.conn.server, cb.conn.client, err)
 		}
 		conns = append(conns, cb.conn)
@@ -159,34 +178,46 @@ func readConns(path string) ([]*tcpConn, error) {
 
 // bytes concatenates the segments in sequence order; a retransmission
 // (bytes already placed) is dropped, a partial overlap contributes its new
-// tail, a hole is an error.
-func (h *halfConn) bytes() ([]byte, error) {
+// tail, a hole is an error. The spans say which packet brought which
+// bytes.
+func (h *halfConn) bytes() ([]byte, []span, error) {
 	sort.SliceStable(h.segs, func(i, j int) bool { return h.segs[i].rel < h.segs[j].rel })
 	var out []byte
+	var at []span
 	for _, s := range h.segs {
 		end := int64(len(out))
 		switch {
 		case s.rel > end:
-			return out, fmt.Errorf("hole of %d bytes at stream offset %d", s.rel-end, end)
+			return out, at, fmt.Errorf("hole of %d bytes at stream offset %d", s.rel-end, end)
 		case s.rel+int64(len(s.data)) <= end:
 			// retransmission
 		default:
+			at = append(at, span{end, s.packet})
 			out = append(out, s.data[end-s.rel:]...)
 		}
 	}
-	return out, nil
+	return out, at, nil
+}
+
+// wireFrame is one Kafka frame of a direction: its bytes with the 4-byte
+// size prefix, and its place in the stream.
+type wireFrame struct {
+	off   int64
+	bytes []byte
 }
 
 // splitFrames cuts b at Kafka's 4-byte big-endian size prefixes. rest is
 // what remains when the last frame is incomplete (or its size negative).
-func splitFrames(b []byte) (frames [][]byte, rest []byte) {
+func splitFrames(b []byte) (frames []wireFrame, rest []byte) {
+	var off int64
 	for len(b) >= 4 {
 		n := int32(binary.BigEndian.Uint32(b))
 		if n < 0 || int64(n) > int64(len(b)-4) {
 			break
 		}
-		frames = append(frames, b[4:4+n])
+		frames = append(frames, wireFrame{off, b[:4+n]})
 		b = b[4+n:]
+		off += 4 + int64(n)
 	}
 	return frames, b
 }
