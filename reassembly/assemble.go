@@ -259,6 +259,7 @@ func (r *runner) packet(data []byte, ci gopacket.CaptureInfo, link layers.LinkTy
 		r.skipAckedHoles(s, d, gpr.Sequence(r.tcp.Ack))
 	}
 	r.pending = pendingConn{key: key, src: src, dst: dst}
+	cur := r.conns[key] // nil for a new connection
 
 	// A snap-length cut: the payload is padded back to the length the IP
 	// header gives (at most 64 KiB), so that the stream's sequence space
@@ -267,7 +268,7 @@ func (r *runner) packet(data []byte, ci gopacket.CaptureInfo, link layers.LinkTy
 	// buffered: the assembler may copy a buffered segment's bytes over
 	// another's, and padding must never reach a buffer. There the cut
 	// leaves a hole, given up as any other.
-	if plen > captured && !r.aheadOfStream(key, src) {
+	if plen > captured && !cur.ahead(src, gpr.Sequence(r.tcp.Seq)) {
 		r.pad = append(r.pad[:0], r.tcp.Payload...)
 		r.pad = slices.Grow(r.pad, plen-captured)[:plen]
 		clear(r.pad[captured:])
@@ -292,26 +293,22 @@ func (r *runner) packet(data []byte, ci gopacket.CaptureInfo, link layers.LinkTy
 
 	r.ctxKept = false
 	r.finHalf = nil
-	sgs := -1
-	if s := r.conns[key]; s != nil {
-		sgs = s.half[0].sgs + s.half[1].sgs
+	sgs := 0
+	if cur != nil {
+		sgs = cur.half[0].sgs + cur.half[1].sgs
 	}
 	r.asm.AssembleWithContext(flowOf(r.dec.srcIP, r.dec.dstIP), &r.tcp, c)
 	if r.ctxKept {
 		r.ctx = newPktCtx()
 	}
-	if h := r.finHalf; h != nil && !h.closed {
-		if s := r.conns[key]; s != nil && s.half[0].sgs+s.half[1].sgs != sgs {
-			h.bias = 1
-		}
+	if h := r.finHalf; h != nil && !h.closed && cur != nil && cur.half[0].sgs+cur.half[1].sgs != sgs {
+		h.bias = 1
 	}
 }
 
-// aheadOfStream reports whether the current packet (from src) starts
-// beyond the next byte its direction expects, so the assembler will buffer
-// it.
-func (r *runner) aheadOfStream(key connKey, src netip.AddrPort) bool {
-	s := r.conns[key]
+// ahead reports whether a segment from src starting at seq is beyond the
+// next byte its direction expects, so that the assembler will buffer it.
+func (s *stream) ahead(src netip.AddrPort, seq gpr.Sequence) bool {
 	if s == nil || s.done {
 		return false
 	}
@@ -323,7 +320,7 @@ func (r *runner) aheadOfStream(key connKey, src netip.AddrPort) bool {
 	if !h.started || h.closed {
 		return false
 	}
-	return h.next.Add(h.bias).Difference(gpr.Sequence(r.tcp.Seq)) > 0
+	return h.next.Add(h.bias).Difference(seq) > 0
 }
 
 func addrFrom(b []byte) netip.Addr {
