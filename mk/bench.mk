@@ -16,7 +16,7 @@
 KWIRE_BENCH_DIR ?= $(CURDIR)/bench-captures
 BENCH_DIR       := $(abspath $(KWIRE_BENCH_DIR))
 BENCH_BYTES     ?= 210MB
-BENCH_BIG_BYTES ?= 720MB
+BENCH_BIG_BYTES ?= 780MB
 BENCH_SMALL     := netns-2.1 netns-newest lo-2.1 lo-newest
 BENCH_CAPTURES  ?= $(BENCH_SMALL) big-1g
 BENCH_MODES     ?=
