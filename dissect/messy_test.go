@@ -532,3 +532,41 @@ func TestMessyStartAnywhere(t *testing.T) {
 		}
 	}
 }
+
+// TestMessyDropAnySegment drops, one at a time, a dozen data packets spread
+// over each golden capture: every exchange whose frames do not include the
+// dropped packet must still be found, paired, and nothing may be taken for
+// a bad frame.
+func TestMessyDropAnySegment(t *testing.T) {
+	files, _ := filepath.Glob(filepath.Join("..", "pcaps", "*.pcap"))
+	if len(files) == 0 {
+		t.Skip("../pcaps has no captures (make pcaps)")
+	}
+	for _, f := range files {
+		pkts, link := loadCapture(t, filepath.Base(f))
+		base := dissectFile(t, writeCapture(t, pkts, link))
+		data := dataPackets(pkts)
+		for k := 0; k < len(data); k += max(1, len(data)/12) {
+			drop := data[k]
+			num := int64(drop + 1)
+			got := dissectFile(t, writeCapture(t, without(pkts, drop), link))
+			gk := keys(got)
+			for _, e := range base.sink.ex {
+				if e.Kind != KindPaired {
+					continue
+				}
+				touched := false
+				for _, fr := range []*Frame{e.Request, e.Response} {
+					touched = touched || num >= fr.FirstFrame && num <= fr.LastFrame
+				}
+				if !touched && gk[keyOf(e)] == 0 {
+					t.Errorf("%s without packet %d: lost %s v%d correlation ID %d (packets %d-%d)", filepath.Base(f), num,
+						protocol.APIName(e.APIKey), e.APIVersion, e.CorrelationID, e.Request.FirstFrame, e.Response.LastFrame)
+				}
+			}
+			if got.sum.BadFrames != 0 {
+				t.Errorf("%s without packet %d: %d bad frames", filepath.Base(f), num, got.sum.BadFrames)
+			}
+		}
+	}
+}

@@ -69,8 +69,12 @@ func (c *conn) saslClient(fr *Frame) bool {
 			c.sasl.mech = "GSSAPI"
 		}
 	}
+	// A Kafka request ends raw SASL: always for mechanisms whose rounds are
+	// not counted, and for PLAIN and SCRAM when the client speaks twice in
+	// a row (the broker's token was lost).
 	mech := strings.ToUpper(c.sasl.mech)
-	if mech != "PLAIN" && !isSCRAM(mech) && checkRequest(fr.Bytes, c.d.opts.MaxFrame, true) == vYes {
+	counted := mech == "PLAIN" || isSCRAM(mech)
+	if (!counted || c.sasl.tok != nil) && checkRequest(fr.Bytes, c.d.opts.MaxFrame, true) == vYes {
 		c.leaveSASL()
 		return false
 	}
