@@ -38,8 +38,16 @@ type afHandle struct {
 	drops   int64     // reads that saw a packet from before the filter
 }
 
-// permissionNeed is what PermissionError.Need says for AF_PACKET.
-const permissionNeed = "the CAP_NET_RAW capability: run kwire as root, or once: sudo setcap cap_net_raw+ep <path to kwire>"
+// permissionFix explains how to get a capability: root, or setcap on
+// the binary (file capabilities survive until the binary is replaced).
+func permissionFix(need, exe string) string {
+	caps := "cap_net_raw"
+	if need == "CAP_NET_ADMIN" {
+		caps = "cap_net_raw,cap_net_admin"
+	}
+	return fmt.Sprintf("capturing packets needs %s: run kwire as root (sudo), or grant the binary the capability once:\n"+
+		"  sudo setcap %s+ep %s", need, caps, exe)
+}
 
 func openHandle(cfg *Config) (handle, error) {
 	expr, err := buildExpr(cfg)
@@ -86,7 +94,7 @@ func openHandle(cfg *Config) (handle, error) {
 	)
 	if err != nil {
 		if errors.Is(err, os.ErrPermission) {
-			return nil, &PermissionError{Interface: cfg.Interface, Err: err, Need: permissionNeed}
+			return nil, &PermissionError{Interface: cfg.Interface, Err: err, Need: "CAP_NET_RAW"}
 		}
 		return nil, fmt.Errorf("opening an AF_PACKET socket on %s: %w", ifaceName(cfg.Interface), err)
 	}
@@ -98,7 +106,7 @@ func openHandle(cfg *Config) (handle, error) {
 		if err := tp.SetPromiscuous(true); err != nil {
 			tp.Close()
 			if errors.Is(err, os.ErrPermission) {
-				return nil, &PermissionError{Interface: cfg.Interface, Err: err, Need: "the CAP_NET_ADMIN capability for promiscuous mode"}
+				return nil, &PermissionError{Interface: cfg.Interface, Err: err, Need: "CAP_NET_ADMIN"}
 			}
 			return nil, fmt.Errorf("promiscuous mode on %s: %w", cfg.Interface, err)
 		}

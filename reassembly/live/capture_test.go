@@ -10,10 +10,12 @@ import (
 	"net"
 	"net/netip"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -296,4 +298,60 @@ func TestOpenBadFilter(t *testing.T) {
 	if !errors.Is(err, ErrUnsupportedFilter) {
 		t.Fatalf("Open = %v, want ErrUnsupportedFilter", err)
 	}
+}
+
+// TestPermissionDenied opens a capture without privileges: run as root,
+// the test runs itself again as user nobody.
+func TestPermissionDenied(t *testing.T) {
+	if os.Getenv("KWIRE_LIVE_UNPRIVILEGED") == "1" {
+		_, err := Open(Config{Interface: "lo"})
+		var pe *PermissionError
+		if !errors.As(err, &pe) || !errors.Is(err, ErrPermission) {
+			t.Fatalf("Open without privileges = %v, want a *PermissionError", err)
+		}
+		if !strings.Contains(pe.Fix("/usr/local/bin/kwire"), "setcap cap_net_raw") {
+			t.Errorf("Fix does not mention setcap: %s", pe.Fix("/usr/local/bin/kwire"))
+		}
+		return
+	}
+	if os.Geteuid() != 0 {
+		_, err := Open(Config{Interface: "lo"})
+		if !errors.Is(err, ErrPermission) {
+			t.Skipf("not root, and capturing works (CAP_NET_RAW?): %v", err)
+		}
+		return
+	}
+	child := unprivileged(t, os.Args[0], "-test.run=^TestPermissionDenied$", "-test.v")
+	child.Env = append(os.Environ(), "KWIRE_LIVE_UNPRIVILEGED=1")
+	out, err := child.CombinedOutput()
+	if err != nil {
+		t.Fatalf("as nobody: %v\n%s", err, out)
+	}
+	if !strings.Contains(string(out), "--- PASS: TestPermissionDenied") {
+		t.Fatalf("the unprivileged run did not pass:\n%s", out)
+	}
+}
+
+// unprivileged returns a command that runs a copy of the program name as
+// user nobody (65534), from a directory that user can reach.
+func unprivileged(t *testing.T, name string, args ...string) *exec.Cmd {
+	t.Helper()
+	dir := t.TempDir()
+	for d := dir; d != os.TempDir() && d != "/"; d = filepath.Dir(d) {
+		if err := os.Chmod(d, 0o755); err != nil {
+			t.Skip(err)
+		}
+	}
+	b, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	exe := filepath.Join(dir, filepath.Base(name))
+	if err := os.WriteFile(exe, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(exe, args...)
+	cmd.Dir = dir
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	return cmd
 }

@@ -114,18 +114,20 @@ var (
 // PermissionError reports that capturing was refused.
 type PermissionError struct {
 	Interface string
-	Err       error // the system's error
-	// Need names what is missing, e.g. "the CAP_NET_RAW capability" or
-	// "read access to /dev/bpf*".
-	Need string
+	Err       error  // the system's error
+	Need      string // what is missing, e.g. "CAP_NET_RAW"
 }
 
 func (e *PermissionError) Error() string {
-	return fmt.Sprintf("capturing on %s: %v (it needs %s)", ifaceName(e.Interface), e.Err, e.Need)
+	return fmt.Sprintf("capturing on %s: %v (needs %s)", ifaceName(e.Interface), e.Err, e.Need)
 }
 
 // Unwrap returns ErrPermission and the system's error.
 func (e *PermissionError) Unwrap() []error { return []error{ErrPermission, e.Err} }
+
+// Fix says how to get the permission, in a few lines for the user, with
+// exe the path of the program to grant it to.
+func (e *PermissionError) Fix(exe string) string { return permissionFix(e.Need, exe) }
 
 // InterfaceError reports an interface name that does not exist.
 type InterfaceError struct {

@@ -19,3 +19,7 @@ func openHandle(cfg *Config) (handle, error) {
 	}
 	return nil, fmt.Errorf("%w on %s: build kwire with -tags pcap (libpcap) to capture here", ErrUnsupported, runtime.GOOS)
 }
+
+func permissionFix(need, exe string) string {
+	return "capturing packets needs " + need + ": run kwire as root"
+}

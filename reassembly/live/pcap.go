@@ -5,6 +5,7 @@ package live
 import (
 	"errors"
 	"fmt"
+	"runtime"
 	"strings"
 
 	"github.com/gopacket/gopacket"
@@ -15,9 +16,15 @@ import (
 // Backend names the capture mechanism of this build.
 const Backend = "libpcap"
 
-// permissionNeedPcap is what PermissionError.Need says for libpcap.
-const permissionNeedPcap = "capture privileges: run kwire as root; on Linux, or once: " +
-	"sudo setcap cap_net_raw,cap_net_admin+ep <path to kwire>; on macOS, read access to /dev/bpf* (Wireshark's ChmodBPF)"
+// permissionFix explains how to get capture privileges for libpcap.
+func permissionFix(need, exe string) string {
+	if runtime.GOOS == "linux" {
+		return fmt.Sprintf("capturing packets needs %s: run kwire as root (sudo), or grant the binary the capabilities once:\n"+
+			"  sudo setcap cap_net_raw,cap_net_admin+ep %s", need, exe)
+	}
+	return fmt.Sprintf("capturing packets needs %s: run kwire as root (sudo), or give your user read access to "+
+		"the /dev/bpf* devices (on macOS, Wireshark's ChmodBPF package does that)", need)
+}
 
 type pcapHandle struct {
 	h     *pcap.Handle
@@ -53,7 +60,7 @@ func openHandle(cfg *Config) (handle, error) {
 		msg := err.Error()
 		lower := strings.ToLower(msg)
 		if strings.Contains(lower, "permission") || strings.Contains(lower, "not permitted") {
-			return nil, &PermissionError{Interface: cfg.Interface, Err: err, Need: permissionNeedPcap}
+			return nil, &PermissionError{Interface: cfg.Interface, Err: err, Need: permissionNeed()}
 		}
 		if strings.Contains(lower, "no such device") {
 			return nil, &InterfaceError{Name: device, Available: interfaceNames()}
@@ -69,6 +76,14 @@ func openHandle(cfg *Config) (handle, error) {
 		return nil, &FilterError{Expr: expr, Offset: len(expr), Msg: err.Error()}
 	}
 	return &pcapHandle{h: h, iface: cfg.Interface, expr: expr}, nil
+}
+
+// permissionNeed names the privilege libpcap lacks on this system.
+func permissionNeed() string {
+	if runtime.GOOS == "linux" {
+		return "CAP_NET_RAW"
+	}
+	return "access to /dev/bpf*"
 }
 
 // defaultPcapFilter is the default filter in tcpdump syntax.
