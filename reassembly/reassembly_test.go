@@ -966,3 +966,46 @@ func TestPartialOverlapDeliversOnlyNewBytes(t *testing.T) {
 		t.Errorf("close %q", h.closed[0])
 	}
 }
+
+// bigEndian rewrites a little-endian pcap file in big-endian byte order.
+func bigEndian(le []byte) []byte {
+	be := bytes.Clone(le)
+	swap32 := func(b []byte) { b[0], b[1], b[2], b[3] = b[3], b[2], b[1], b[0] }
+	swap16 := func(b []byte) { b[0], b[1] = b[1], b[0] }
+	swap32(be[0:4])
+	swap16(be[4:6])
+	swap16(be[6:8])
+	for i := 8; i < 24; i += 4 {
+		swap32(be[i : i+4])
+	}
+	for off := 24; off+16 <= len(be); {
+		n := int(binaryLE32(le[off+8:]))
+		for i := 0; i < 16; i += 4 {
+			swap32(be[off+i : off+i+4])
+		}
+		off += 16 + n
+	}
+	return be
+}
+
+func TestBigEndianPcap(t *testing.T) {
+	v := basicConv("10.0.0.1:1", "10.0.0.2:2")
+	for i := range v.segs {
+		v.segs[i].at += time.Duration(i*1000 + 7)
+	}
+	for _, nanos := range []bool{false, true} {
+		var le bytes.Buffer
+		writePcap(t, &le, layers.LinkTypeEthernet, nanos, v.segs)
+		h, sum := mustRead(t, bigEndian(le.Bytes()), Options{})
+		if h.stream(0, AtoB) != "hellosecond request" || sum.Files[0].Format != "pcap" {
+			t.Fatalf("nanos=%v: %q %+v", nanos, h.stream(0, AtoB), sum)
+		}
+		want := t0.Add(v.segs[3].at)
+		if !nanos {
+			want = want.Truncate(time.Microsecond)
+		}
+		if got := h.chunks[0].time; !got.Equal(want) {
+			t.Errorf("nanos=%v: time %v, want %v", nanos, got, want)
+		}
+	}
+}
