@@ -219,6 +219,9 @@ func looksSCRAM(tok []byte) bool {
 	return false
 }
 
+// looksSASL reports whether a frame payload is a raw PLAIN or SCRAM token.
+func looksSASL(tok []byte) bool { return looksPLAIN(tok) || looksSCRAM(tok) }
+
 // diagnose names what bytes that do not start a Kafka frame look like. b
 // starts at the would-be length prefix; lengthOK says the length was in
 // range and the header was what failed.

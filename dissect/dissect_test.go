@@ -693,3 +693,26 @@ func TestResyncRejectsCandidateInsideData(t *testing.T) {
 		t.Errorf("resyncs %+v", rs)
 	}
 }
+
+func TestSASLTokenWithoutCapturedHandshake(t *testing.T) {
+	r := newRig(t, Options{}, true)
+	hs := frame(t, saslHandshakeV0Req)
+	r.d.Gap(r.c, reassembly.AtoB, int64(len(hs)), pktTime(0)) // the handshake was lost
+	r.broker(frame(t, saslHandshakeV0Resp))
+	r.client(frame(t, plainToken))
+	r.broker(hx(t, `00 00 00 00 // empty token: success`))
+	r.client(frame(t, metadataV12Req))
+	r.broker(frame(t, metadataV12Resp))
+	r.d.Finish()
+	if got := r.sink.kinds(); len(got) != 3 || got[0] != KindOrphan || got[1] != KindSASL || got[2] != KindPaired {
+		t.Fatalf("kinds %v", got)
+	}
+	tok := r.sink.ex[1]
+	if tok.Mechanism != "PLAIN" || tok.User != "alice" || !hasNote(tok, "SaslHandshake v0 was not captured") || bytes.Contains(tok.Request.Bytes, []byte("secret")) {
+		t.Errorf("token exchange: mechanism %q user %q notes %q", tok.Mechanism, tok.User, tok.Notes)
+	}
+	wantExchange(t, r.sink.ex[2], KindPaired, 3, 12, 2)
+	if s := r.d.Summary(); s.BadFrames != 0 {
+		t.Errorf("summary %+v", s)
+	}
+}

@@ -40,6 +40,11 @@ func (c *conn) request(fr *Frame) {
 		c.saslClient(fr)
 		return
 	}
+	if checkRequest(b, d.opts.MaxFrame, false) == vNo && looksSASL(b[4:]) {
+		c.enterSASL("", "raw SASL token; its SaslHandshake v0 was not captured")
+		c.saslClient(fr)
+		return
+	}
 	d.sum.Requests++
 	h, err := protocol.ParseRequestHeader(b[4:])
 	if err != nil {

@@ -64,7 +64,7 @@ func (c *conn) saslClient(fr *Frame) bool {
 			c.sasl.mech = "PLAIN"
 		case looksSCRAM(tok):
 			c.sasl.mech = "SCRAM-SHA-256"
-			c.sasl.note = "SCRAM (SHA-256 or SHA-512: the handshake was not captured)"
+			c.sasl.note = strings.TrimPrefix(c.sasl.note+"; SCRAM-SHA-256 or -512: the mechanism was not captured", "; ")
 		case len(tok) > 0 && tok[0] == 0x60:
 			c.sasl.mech = "GSSAPI"
 		}

@@ -249,7 +249,11 @@ func (s *splitter) headerOK(b []byte) verdict {
 	if len(b) > 4 && b[4] == 0x60 {
 		return vYes
 	}
-	return checkRequest(b, s.max, false)
+	v := checkRequest(b, s.max, false)
+	if v == vNo && len(b) == 4+int(binary.BigEndian.Uint32(b)) && looksSASL(b[4:]) {
+		return vYes // a raw SASL token whose SaslHandshake was not captured
+	}
+	return v
 }
 
 // checkedKind tells whether frames of this direction need no header check
@@ -310,6 +314,9 @@ func (s *splitter) rescan() []seg {
 			}
 		case s.req:
 			v = checkRequest(b[i:], s.max, true)
+			if v == vNo && wholeSASLToken(b[i:]) {
+				v = vYes
+			}
 		default:
 			v = checkResponse(b[i:], s.max, s.c.pending)
 		}
@@ -333,6 +340,17 @@ func (s *splitter) rescan() []seg {
 	}
 	s.keep(len(b))
 	return nil
+}
+
+// wholeSASLToken reports whether b starts with a whole frame (at most 1 KiB)
+// holding a raw PLAIN or SCRAM token, as after a SaslHandshake v0 that was
+// not captured.
+func wholeSASLToken(b []byte) bool {
+	if len(b) < 4 {
+		return false
+	}
+	n := int(int32(binary.BigEndian.Uint32(b)))
+	return n > 0 && n <= 1024 && len(b) >= 4+n && looksSASL(b[4:4+n])
 }
 
 // chained checks a resync candidate against what follows it: when the
