@@ -233,49 +233,71 @@ func TestMessyBaseline(t *testing.T) {
 	}
 }
 
+// allCaptures lists the golden captures, skipping the test when there are
+// none.
+func allCaptures(t *testing.T) []string {
+	t.Helper()
+	files, _ := filepath.Glob(filepath.Join("..", "pcaps", "*.pcap"))
+	if len(files) == 0 {
+		t.Skip("../pcaps has no captures (make pcaps)")
+	}
+	return files
+}
+
+// TestMessyDuplicateSegment duplicates data packets (a retransmission)
+// across every golden capture: the exchanges must not change.
 func TestMessyDuplicateSegment(t *testing.T) {
-	pkts, link := loadCapture(t, messyBase)
-	base := dissectFile(t, writeCapture(t, pkts, link))
-	data := dataPackets(pkts)
-	for _, at := range []int{data[len(data)/3], data[2*len(data)/3]} {
-		dup := append(append(append([]capPacket(nil), pkts[:at+1]...), pkts[at]), pkts[at+1:]...)
-		got := dissectFile(t, writeCapture(t, dup, link))
-		if err := sameExchanges(base, got); err != nil {
-			t.Errorf("duplicate of packet %d: %v", at+1, err)
-		}
-		if got.sum.Gaps != 0 || got.sum.Resyncs != 0 || got.sum.BadFrames != 0 {
-			t.Errorf("duplicate of packet %d: summary %+v", at+1, got.sum)
+	for _, f := range allCaptures(t) {
+		pkts, link := loadCapture(t, filepath.Base(f))
+		base := dissectFile(t, writeCapture(t, pkts, link))
+		data := dataPackets(pkts)
+		for k := 1; k < len(data); k += max(1, len(data)/6) {
+			at := data[k]
+			dup := append(append(append([]capPacket(nil), pkts[:at+1]...), pkts[at]), pkts[at+1:]...)
+			got := dissectFile(t, writeCapture(t, dup, link))
+			if err := sameExchanges(base, got); err != nil {
+				t.Errorf("%s, packet %d twice: %v", filepath.Base(f), at+1, err)
+			}
+			if got.sum.Gaps != 0 || got.sum.Resyncs != 0 || got.sum.BadFrames != 0 {
+				t.Errorf("%s, packet %d twice: summary %+v", filepath.Base(f), at+1, got.sum)
+			}
 		}
 	}
 }
 
+// TestMessyReorderedSegments swaps two adjacent data packets of one
+// direction of one connection (the second arrives first, then the first
+// fills the hole) across every golden capture: the exchanges must not
+// change. Only packets adjacent in the capture are swapped, so no ACK
+// between them vouches for the first (an ACK of unseen bytes would rightly
+// make it a gap).
 func TestMessyReorderedSegments(t *testing.T) {
-	pkts, link := loadCapture(t, messyBase)
-	base := dissectFile(t, writeCapture(t, pkts, link))
-	// Swap two adjacent data packets of one direction of one connection
-	// (the second arrives first, then the first fills the hole).
-	data := dataPackets(pkts)
 	swapped := 0
-	for k := 0; k+1 < len(data) && swapped < 3; k++ {
-		i, j := data[k], data[k+1]
-		// Adjacent in the capture, so no ACK between them vouches for the
-		// first (an ACK of unseen bytes would rightly make it a gap).
-		if j != i+1 || pkts[i].src != pkts[j].src || pkts[i].dst != pkts[j].dst {
-			continue
+	for _, f := range allCaptures(t) {
+		pkts, link := loadCapture(t, filepath.Base(f))
+		base := dissectFile(t, writeCapture(t, pkts, link))
+		data := dataPackets(pkts)
+		n := 0
+		for k := 0; k+1 < len(data) && n < 3; k++ {
+			i, j := data[k], data[k+1]
+			if j != i+1 || pkts[i].src != pkts[j].src || pkts[i].dst != pkts[j].dst {
+				continue
+			}
+			re := append([]capPacket(nil), pkts...)
+			re[i], re[j] = re[j], re[i]
+			re[i].ci.Timestamp, re[j].ci.Timestamp = pkts[i].ci.Timestamp, pkts[j].ci.Timestamp
+			got := dissectFile(t, writeCapture(t, re, link))
+			if got.sum.Gaps != 0 || got.sum.Resyncs != 0 || got.sum.Paired != base.sum.Paired || got.sum.Orphans != 0 {
+				t.Errorf("%s, packets %d and %d swapped: summary %+v (baseline paired %d)", filepath.Base(f), i+1, j+1, got.sum, base.sum.Paired)
+			}
+			n++
 		}
-		re := append([]capPacket(nil), pkts...)
-		re[i], re[j] = re[j], re[i]
-		re[i].ci.Timestamp, re[j].ci.Timestamp = pkts[i].ci.Timestamp, pkts[j].ci.Timestamp
-		got := dissectFile(t, writeCapture(t, re, link))
-		if got.sum.Gaps != 0 || got.sum.Resyncs != 0 || got.sum.Paired != base.sum.Paired || got.sum.Orphans != 0 {
-			t.Errorf("packets %d and %d swapped: summary %+v (baseline paired %d)", i+1, j+1, got.sum, base.sum.Paired)
-		}
-		swapped++
-		t.Logf("swapped packets %d and %d", i+1, j+1)
+		swapped += n
 	}
 	if swapped == 0 {
-		t.Skip("no two consecutive data packets in one direction to swap")
+		t.Skip("no two adjacent data packets in one direction to swap")
 	}
+	t.Logf("%d swaps", swapped)
 }
 
 func TestMessyDroppedSegment(t *testing.T) {
