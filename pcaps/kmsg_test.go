@@ -396,7 +396,7 @@ func compareMessage(t *testing.T, label string, kerr error, msg any, m *kwireMsg
 		return false
 	}
 	v := reflect.ValueOf(msg).Elem()
-	compareScalars(t, label, body, v)
+	compareFields(t, label, "body", body, v)
 	compareErrorCodes(t, label, body, v, errs)
 	if sel := selections[reflect.TypeOf(msg).Elem().Name()]; sel != nil {
 		want := sel.fromKmsg(msg)
@@ -408,79 +408,150 @@ func compareMessage(t *testing.T, label string, kerr error, msg any, m *kwireMsg
 	return true
 }
 
-// kmsgName maps the JSON key of a top-level field (Kafka's field name,
-// first letter lower-cased) to kmsg's Go field name where kmsg renames it,
-// "Type.key" first, then "key"; other keys map to their name with the
-// first letter upper-cased.
+// kmsgName maps the JSON key of a field (Kafka's field name, first letter
+// lower-cased) to kmsg's Go field name where kmsg renames it: "Type.key"
+// first (Type is kmsg's struct type), then "key". Without an entry, the
+// key with its first letter upper-cased is tried, then with a final "Id"
+// as "ID" and a final "Ms" as "Millis". A key whose candidates all miss is
+// an error: the table is complete for the captures.
 var kmsgName = map[string]string{
 	"throttleTimeMs":              "ThrottleMillis",
-	"timeoutMs":                   "TimeoutMillis",
 	"transactionalId":             "TransactionalID",
-	"clusterId":                   "ClusterID",
-	"nodeId":                      "NodeID",
-	"controllerId":                "ControllerID",
-	"clientInstanceId":            "ClientInstanceID",
-	"subscriptionId":              "SubscriptionID",
-	"pushIntervalMs":              "PushIntervalMillis",
-	"producerId":                  "ProducerID",
 	"groupId":                     "Group",
-	"memberId":                    "MemberID",
 	"groupInstanceId":             "InstanceID",
-	"instanceId":                  "InstanceID",
-	"sessionTimeoutMs":            "SessionTimeoutMillis",
-	"rebalanceTimeoutMs":          "RebalanceTimeoutMillis",
 	"generationId":                "Generation",
 	"generationIdOrMemberEpoch":   "Generation",
-	"replicaId":                   "ReplicaID",
-	"maxWaitMs":                   "MaxWaitMillis",
-	"sessionId":                   "SessionID",
 	"rackId":                      "Rack",
-	"heartbeatIntervalMs":         "HeartbeatIntervalMillis",
-	"transactionTimeoutMs":        "TransactionTimeoutMillis",
 	"committed":                   "Commit",
 	"leader":                      "LeaderID",
 	"protocolName":                "Protocol",
-	"retentionTimeMs":             "RetentionTimeMillis",
 	"authBytes":                   "SASLAuthBytes",
-	"sessionLifetimeMs":           "SessionLifetimeMillis",
 	"clusterAuthorizedOperations": "AuthorizedOperations",
+	"topicAuthorizedOperations":   "AuthorizedOperations",
+	"partitionIndex":              "Partition",
+	"partitionIndexes":            "Partitions",
+	"partitionData":               "Partitions",
+	"partitionResponses":          "Partitions",
+	"topicData":                   "Topics",
+	"responses":                   "Topics",
+	"replicaNodes":                "Replicas",
+	"isrNodes":                    "ISR",
+	"leaderId":                    "Leader",
+	"committedOffset":             "Offset",
+	"committedMetadata":           "Metadata",
+	"committedLeaderEpoch":        "LeaderEpoch",
+	"topicConfigErrorCode":        "ConfigErrorCode",
+	"configSource":                "Source",
+	"configurationKeys":           "ConfigNames",
+	"index":                       "Partition",
+	"logAppendTimeMs":             "LogAppendTime",
 
-	"ConsumerGroupHeartbeatRequest.rackId":          "RackID",
-	"ProduceRequest.transactionalId":                "TransactionID",
-	"ConsumerGroupHeartbeatRequest.topicPartitions": "Topics",
-	"FindCoordinatorRequest.key":                    "CoordinatorKey",
-	"FindCoordinatorRequest.keyType":                "CoordinatorType",
-	"SASLHandshakeResponse.mechanisms":              "SupportedMechanisms",
-	"SyncGroupResponse.assignment":                  "MemberAssignment",
+	"ConsumerGroupHeartbeatRequest.rackId":                     "RackID",
+	"ConsumerGroupHeartbeatRequest.topicPartitions":            "Topics",
+	"ConsumerGroupHeartbeatResponseAssignment.topicPartitions": "Topics",
+	"DescribeConfigsResponse.results":                          "Resources",
+	"DescribeGroupsResponseGroup.groupId":                      "Group",
+	"DescribeGroupsResponseGroup.groupState":                   "State",
+	"DescribeGroupsResponseGroup.protocolData":                 "Protocol",
+	"FetchRequestReplicaState.replicaId":                       "ID",
+	"FetchRequestReplicaState.replicaEpoch":                    "Epoch",
+	"FindCoordinatorRequest.key":                               "CoordinatorKey",
+	"FetchResponseTopicPartition.records":                      "RecordBatches",
+	"SyncGroupRequestGroupAssignment.assignment":               "MemberAssignment",
+	"DescribeConfigsResponseResourceConfig.synonyms":           "ConfigSynonyms",
+	"FindCoordinatorRequest.keyType":                           "CoordinatorType",
+	"JoinGroupResponseMember.metadata":                         "ProtocolMetadata",
+	"ProduceRequest.transactionalId":                           "TransactionID",
+	"SASLHandshakeResponse.mechanisms":                         "SupportedMechanisms",
+	"SyncGroupRequest.assignments":                             "GroupAssignment",
+	"SyncGroupResponse.assignment":                             "MemberAssignment",
 }
 
-// compareScalars compares every top-level scalar (and list of scalars) of
-// kwire's body with kmsg's field.
-func compareScalars(t *testing.T, label string, body map[string]any, v reflect.Value) {
-	keys := make([]string, 0, len(body))
-	for k := range body {
+// kmsgField finds the kmsg field for JSON key k in struct v (see
+// kmsgName); ok is false when no candidate exists.
+func kmsgField(v reflect.Value, k string) (f reflect.Value, name string, ok bool) {
+	var cands []string
+	if n, ok := kmsgName[v.Type().Name()+"."+k]; ok {
+		cands = append(cands, n)
+	} else if n, ok := kmsgName[k]; ok {
+		cands = append(cands, n)
+	}
+	up := strings.ToUpper(k[:1]) + k[1:]
+	cands = append(cands, up)
+	if strings.HasSuffix(up, "Id") {
+		cands = append(cands, strings.TrimSuffix(up, "Id")+"ID")
+	}
+	if strings.HasSuffix(up, "Ms") {
+		cands = append(cands, strings.TrimSuffix(up, "Ms")+"Millis")
+	}
+	if up == "Name" {
+		cands = append(cands, "Topic") // kmsg names most topic names Topic
+	}
+	for _, c := range cands {
+		if f := v.FieldByName(c); f.IsValid() {
+			return f, c, true
+		}
+	}
+	return reflect.Value{}, cands[0], false
+}
+
+// compareFields compares kwire's JSON object with kmsg's struct v field
+// by field, at every depth: scalars and lists of scalars by value, nested
+// structs and arrays of structs element by element. RECORDS fields are
+// left to the selections (kwire types them, kmsg keeps bytes).
+func compareFields(t *testing.T, label, path string, obj map[string]any, v reflect.Value) {
+	keys := make([]string, 0, len(obj))
+	for k := range obj {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		jv := body[k]
-		if !isScalarJSON(jv) {
-			continue
-		}
-		name, ok := kmsgName[v.Type().Name()+"."+k]
-		if !ok {
-			name, ok = kmsgName[k]
-		}
-		if !ok {
-			name = strings.ToUpper(k[:1]) + k[1:]
-		}
-		fv := v.FieldByName(name)
-		if a, ok := jv.([]any); ok && len(a) == 0 && !fv.IsValid() {
+		jv := obj[k]
+		fv, name, found := kmsgField(v, k)
+		at := path + "." + k
+		if a, ok := jv.([]any); ok && len(a) == 0 && !found {
 			continue // an empty array: of structs, unless kmsg has the field
 		}
-		if !fv.IsValid() {
-			t.Errorf("%s: no kmsg field %s.%s for kwire's %q (add it to kmsgName)", label, v.Type().Name(), name, k)
+		if !found {
+			t.Errorf("%s: no kmsg field %s.%s for kwire's %s (add it to kmsgName)", label, v.Type().Name(), name, at)
 			continue
+		}
+		if fv.Kind() == reflect.Pointer && fv.Type().Elem().Kind() == reflect.Struct {
+			if fv.IsNil() {
+				if jv != nil {
+					t.Errorf("%s: %s: kwire %s, kmsg null", label, at, clip(showJSON(jv)))
+				}
+				continue
+			}
+			fv = fv.Elem()
+		}
+		switch x := jv.(type) {
+		case map[string]any:
+			if fv.Kind() != reflect.Struct {
+				t.Errorf("%s: %s: kwire has an object, kmsg a %s", label, at, fv.Type())
+				continue
+			}
+			compareFields(t, label, at, x, fv)
+			continue
+		case []any:
+			if fv.Kind() == reflect.Slice && fv.Type().Elem().Kind() == reflect.Uint8 {
+				continue // decoded RECORDS: see selections
+			}
+			if fv.Kind() == reflect.Slice && fv.Type().Elem().Kind() == reflect.Struct {
+				if len(x) != fv.Len() {
+					t.Errorf("%s: %s: kwire %d elements, kmsg %d", label, at, len(x), fv.Len())
+					continue
+				}
+				for i, e := range x {
+					o, ok := e.(map[string]any)
+					if !ok {
+						t.Errorf("%s: %s[%d]: kwire %s, kmsg a %s", label, at, i, clip(showJSON(e)), fv.Type().Elem())
+						continue
+					}
+					compareFields(t, label, fmt.Sprintf("%s[%d]", at, i), o, fv.Index(i))
+				}
+				continue
+			}
 		}
 		want := kmsgJSON(fv)
 		if a, ok := jv.([]any); ok && len(a) == 0 && want == nil && fv.Kind() == reflect.Slice {
@@ -489,7 +560,7 @@ func compareScalars(t *testing.T, label string, body map[string]any, v reflect.V
 			continue
 		}
 		if !equalJSON(jv, want) {
-			t.Errorf("%s: %s: kwire %s, kmsg %s", label, k, showJSON(jv), showJSON(want))
+			t.Errorf("%s: %s: kwire %s, kmsg %s", label, at, clip(showJSON(jv)), clip(showJSON(want)))
 		}
 	}
 }
