@@ -107,6 +107,7 @@ type runner struct {
 	flushEvery    time.Duration
 
 	frame int64
+	now   time.Time // capture time of the current packet
 	dec   decoded
 	tcp   layers.TCP
 	pad   []byte  // payload padded to its IP length after a snap-length cut
@@ -223,6 +224,7 @@ func (r *runner) packet(data []byte, ci gopacket.CaptureInfo, link layers.LinkTy
 	captured := len(r.tcp.Payload)
 
 	now := ci.Timestamp
+	r.now = now
 	switch since := now.Sub(r.lastFlush); {
 	case r.lastFlush.IsZero() || since < -r.flushEvery:
 		// The first packet, or the clock went back (a bad timestamp
@@ -302,7 +304,19 @@ func (r *runner) packet(data []byte, ci gopacket.CaptureInfo, link layers.LinkTy
 		r.ctx = newPktCtx()
 	}
 	if h := r.finHalf; h != nil && !h.closed && cur != nil && cur.half[0].sgs+cur.half[1].sgs != sgs {
-		h.bias = 1
+		h.bias++
+	}
+	if cur != nil && r.ctxKept && !cur.done {
+		// A segment right at our next byte that the assembler buffered
+		// because it still waits for bytes already reported missing (see
+		// skipAckedHoles): deliver it now.
+		d := AtoB
+		if src != cur.conn.A {
+			d = BtoA
+		}
+		if h := &cur.half[d]; h.bias < 0 && h.next == c.seq {
+			r.skipHoles(cur, d, c.seq.Add(c.length), true)
+		}
 	}
 }
 
@@ -400,6 +414,19 @@ func (r *runner) skipAckedHoles(s *stream, d Dir, ack gpr.Sequence) {
 		return // the first hole is not acknowledged in full
 	}
 	r.skipHoles(s, d, ack, true)
+	// What is still missing below ack was sent, never captured, and no
+	// data behind it is buffered: report it now, in capture order, rather
+	// than when the next segment arrives. The assembler does not know: its
+	// next sequence number stays behind ours (bias).
+	end := ack
+	if h.finSeen && h.finEnd.Difference(end) > 0 {
+		end = h.finEnd // the FIN takes a sequence number, not a byte
+	}
+	if n := h.next.Difference(end); n > 0 && n < 1<<30 && !h.closed {
+		s.gap(d, int64(n), r.now)
+		h.next = end
+		h.bias -= n
+	}
 }
 
 // skipHoles gives up holes of direction d of s, delivering the data
@@ -414,9 +441,9 @@ func (r *runner) skipHoles(s *stream, d Dir, upTo gpr.Sequence, bounded bool) {
 	saved := r.asm.MaxBufferedPagesPerConnection
 	r.asm.MaxBufferedPagesPerConnection = 1
 	for {
-		prev := h.next
+		sgs := h.sgs
 		r.inject(s, d, h.next.Add(h.bias+1), 0)
-		if h.next == prev || h.closed || (bounded && h.next.Difference(upTo) <= 0) {
+		if h.sgs == sgs || h.closed || (bounded && h.next.Difference(upTo) <= 0) {
 			break
 		}
 	}
@@ -575,12 +602,13 @@ type halfState struct {
 	isn     gpr.Sequence // initial sequence number, if synSeen
 	finSeen bool
 	finEnd  gpr.Sequence // sequence number of the FIN
-	// bias is the assembler's next sequence number minus next. It is 1
-	// after a gopacket quirk: when a FIN segment leads to delivered data
-	// that does not end at the FIN (a FIN ahead of a hole that the page
-	// limit gives up; a FIN followed by buffered bytes beyond it), the
-	// assembler counts the FIN after that data and leaves the direction
-	// open. The next scatter-gather's skip is then one byte short.
+	// bias is the assembler's next sequence number minus next. It is
+	// negative after skipAckedHoles reported a gap the assembler does not
+	// know about. It grows by 1 after a gopacket quirk: when a FIN segment
+	// leads to delivered data that does not end at the FIN (a FIN ahead of
+	// a hole that the page limit gives up; a FIN followed by buffered
+	// bytes beyond it), the assembler counts the FIN after that data and
+	// leaves the direction open.
 	bias int
 	sgs  int // scatter-gathers received
 	// holeEnd is the lowest sequence number buffered ahead of next, if
@@ -698,26 +726,31 @@ func (s *stream) ReassembledSG(sg gpr.ScatterGather, ac gpr.AssemblerContext) {
 	h := &s.half[d]
 	total, _ := sg.Lengths()
 	h.sgs++
+	// The sequence number of the first byte: the assembler counts skip
+	// from its own next sequence number, h.next+h.bias. A negative skip
+	// means it has none yet (never after the forced start).
+	first := h.next
 	if skip >= 0 {
-		skip += h.bias
+		first = h.next.Add(h.bias + skip)
 	}
-	h.bias = 0
 	off := 0
-	switch {
-	case skip > 0:
+	switch n := h.next.Difference(first); {
+	case n > 0:
 		t := s.lastSeen
 		if c := s.ctxOf(sg, total, ac); c != nil {
 			t = c.ci.Timestamp
 		}
-		s.gap(d, int64(skip), t)
-		h.next = h.next.Add(skip)
-	case skip < 0 && h.sawData:
-		// Bytes before the next expected one: already delivered.
-		off = min(-skip, total)
+		s.gap(d, int64(n), t)
+		h.next = first
+	case n < 0:
+		// Bytes before the next expected one: delivered already, or
+		// reported as a gap already (see skipAckedHoles).
+		off = min(-n, total)
 	}
 	if off < total {
 		s.deliver(sg, d, off, total)
 	}
+	h.bias = h.next.Difference(first.Add(total)) // the assembler's next minus ours
 	if h.holeValid && h.next.Difference(h.holeEnd) <= 0 {
 		h.holeValid = false
 	}

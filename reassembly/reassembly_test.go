@@ -1009,3 +1009,36 @@ func TestBigEndianPcap(t *testing.T) {
 		}
 	}
 }
+
+func TestAckedUnseenSegmentReportedAtTheAck(t *testing.T) {
+	// The first request is not captured; the response acknowledges it.
+	// The gap is reported when the ACK shows it, before the response's
+	// bytes, and the next request is delivered as soon as it arrives.
+	v := newConv("10.0.0.1:1", "10.0.0.2:2", 100, 900)
+	v.handshake()
+	v.next(true, "first request")
+	v.send(false, "first response")
+	v.send(true, "second request")
+	v.send(false, "second response")
+	h, _ := mustRead(t, pcapBytes(t, layers.LinkTypeEthernet, v.segs), Options{})
+	want := []string{"open 0 10.0.0.1:1>10.0.0.2:2", "gap 0 0 13", `data 0 1 f4 "first response"`,
+		`data 0 0 f5 "second request"`, `data 0 1 f6 "second response"`, "close 0 end of capture"}
+	if !slices.Equal(h.log, want) {
+		t.Errorf("log\n%s\nwant\n%s", strings.Join(h.log, "\n"), strings.Join(want, "\n"))
+	}
+	if c := h.chunks[1]; c.offset != 13 || c.seq != 114 {
+		t.Errorf("chunk %+v", c)
+	}
+	// The lost request retransmitted later (a retransmission the capture
+	// did see): its bytes were reported missing, they are not delivered.
+	v2 := newConv("10.0.0.1:1", "10.0.0.2:2", 100, 900)
+	v2.handshake()
+	lost := v2.next(true, "first request")
+	v2.send(false, "first response")
+	v2.add(lost)
+	v2.send(true, "second request")
+	h, _ = mustRead(t, pcapBytes(t, layers.LinkTypeEthernet, v2.segs), Options{})
+	if got := h.filter("data 0 0"); !slices.Equal(got, []string{`data 0 0 f6 "second request"`}) {
+		t.Errorf("client data %v (log %v)", got, h.log)
+	}
+}
