@@ -13,7 +13,12 @@ package reassembly
 //     gaps;
 //   - events produced while the assembler flushes (it walks its
 //     connections in map order) are buffered and replayed sorted by
-//     Conn.Index, so output never depends on map order.
+//     Conn.Index, so output never depends on map order;
+//   - holes the peer has acknowledged are given up at once (skipAckedHoles):
+//     the assembler has no per-connection flush, so segments of our own are
+//     injected (inject) under a lowered page limit, and a per-direction
+//     bias tracks where the assembler's idea of the next sequence number
+//     differs from ours.
 
 import (
 	"net/netip"
@@ -595,7 +600,6 @@ type halfState struct {
 	started bool         // a packet of this direction was accepted
 	closed  bool         // the assembler ended it (FIN or RST reached)
 	rst     bool         // ... by a RST
-	sawData bool         // Data was called
 	next    gpr.Sequence // sequence number of the next byte to deliver
 	offset  int64        // stream offset of the next byte
 	synSeen bool
@@ -840,7 +844,6 @@ func (s *stream) data(d Dir, b []byte, seq gpr.Sequence, c *pktCtx) {
 	h := &s.half[d]
 	ch := Chunk{Data: b, Time: c.ci.Timestamp, Frame: c.frame, Seq: uint32(seq), Offset: h.offset}
 	h.offset += int64(len(b))
-	h.sawData = true
 	s.conn.Stats.Bytes[d] += int64(len(b))
 	s.r.emitData(s, d, ch)
 }
