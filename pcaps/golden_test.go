@@ -168,7 +168,13 @@ var (
 // names in the output are relative), once per argument list.
 func kwire(t *testing.T, args ...string) *result {
 	t.Helper()
-	key := strings.Join(args, "\x00")
+	return kwireEnv(t, nil, args...)
+}
+
+// kwireEnv runs kwire with variables added to the environment.
+func kwireEnv(t *testing.T, env []string, args ...string) *result {
+	t.Helper()
+	key := strings.Join(env, "\x00") + "\x01" + strings.Join(args, "\x00")
 	runMu.Lock()
 	r := runCache[key]
 	runMu.Unlock()
@@ -178,7 +184,7 @@ func kwire(t *testing.T, args ...string) *result {
 	cmd := exec.Command(kwireBin, args...)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
-	cmd.Env = append(os.Environ(), "NO_COLOR=1", "COLUMNS=80")
+	cmd.Env = append(os.Environ(), env...)
 	err := cmd.Run()
 	r = &result{args: args, stdout: out.Bytes(), stderr: errb.Bytes()}
 	var ee *exec.ExitError
@@ -263,17 +269,17 @@ func TestGolden(t *testing.T) {
 	}
 }
 
-// TestDeterministic runs kwire a second time on every capture and requires
-// the same bytes on stdout and stderr and the same exit status: no map
-// order, no wall clock, no goroutine interleaving in the output.
+// TestDeterministic runs kwire a second time on every capture, in another
+// time zone and locale, and requires the same bytes on stdout and stderr
+// and the same exit status: no map order, no wall clock, no local time, no
+// goroutine interleaving in the output.
 func TestDeterministic(t *testing.T) {
 	for _, c := range captures(t) {
 		for _, m := range []mode{{"V", []string{"-V"}}, {"json", []string{"--json"}}} {
 			t.Run(strings.TrimSuffix(c, ".pcap")+"."+m.name, func(t *testing.T) {
 				args := readArgs(t, c, m)
 				a := kwire(t, args...)
-				// A distinct argument list so that the cache runs it anew.
-				b := kwire(t, append([]string{"--color=never"}, args...)...)
+				b := kwireEnv(t, []string{"TZ=Pacific/Chatham", "LC_ALL=de_DE.UTF-8", "LANG=de_DE.UTF-8"}, args...)
 				if !bytes.Equal(a.stdout, b.stdout) {
 					t.Errorf("stdout differs between two runs:\n%s", firstDiff(a.stdout, b.stdout))
 				}
