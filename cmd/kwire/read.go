@@ -100,6 +100,13 @@ file that cannot be read or is not a pcap/pcapng capture.`,
 			return runRead(cmd.Context(), o, s, g.colorEnabled(s), args)
 		},
 	}
+	o.addFlags(cmd)
+	return cmd
+}
+
+// addFlags adds the dissection, output and filter flags that read and
+// live share.
+func (o *readOptions) addFlags(cmd *cobra.Command) {
 	f := cmd.Flags()
 	o.capture.addFlags(f)
 	f.BoolVarP(&o.Tree, "tree", "V", false, "print each exchange's decoded request and response trees")
@@ -113,10 +120,9 @@ file that cannot be read or is not a pcap/pcapng capture.`,
 	f.BoolVar(&o.Errors, "errors", false, "only exchanges whose response has a non-zero error code")
 	f.IntVar(&o.Stream, "stream", -1, "only TCP connection `N` (numbered from 0 as Wireshark's tcp.stream; -1: all)")
 	f.Int64Var(&o.Frame, "frame", 0, "only the exchange holding packet `N` (numbered from 1)")
-	f.StringVar(&o.Filter, "filter", "", "only exchanges for which the `EXPR` is true (see above)")
+	f.StringVar(&o.Filter, "filter", "", "only exchanges for which the `EXPR` is true (see kwire read --help)")
 	cmd.MarkFlagsMutuallyExclusive("json", "tree")
 	cmd.MarkFlagsMutuallyExclusive("json", "hex")
-	return cmd
 }
 
 func runRead(ctx context.Context, o *readOptions, s *ioStreams, color bool, paths []string) error {
@@ -141,27 +147,35 @@ func runRead(ctx context.Context, o *readOptions, s *ioStreams, color bool, path
 	sink.counts.Packets = run.packets
 	sink.counts.Connections = run.conns
 
-	switch {
-	case !run.readAny:
-		// Nothing was read: the errors say why; no empty summary.
-	case o.JSON:
-		sink.check(w.Flush())
-		sink.check(render.Summary(s.ErrOut, &sink.counts, render.Options{Color: color && s.ErrTTY}))
-	default:
-		if sink.counts.Exchanges > 0 || sink.shown > 0 {
-			sink.check(w.WriteByte('\n'))
-		}
-		sink.check(render.Summary(w, &sink.counts, ropts))
-		if fl.active() {
-			_, err := fmt.Fprintf(w, "shown: %d of %d exchanges (filtered)\n", sink.shown, sink.counts.Exchanges)
-			sink.check(err)
-		}
-	}
+	if run.readAny {
+		sink.summarize(s, color, nil)
+	} // else nothing was read: the errors say why; no empty summary
 	sink.check(w.Flush())
 	if sink.err != nil {
 		return &exitError{code: exitData, err: fmt.Errorf("writing output: %w", sink.err)}
 	}
 	return run.status(s.ErrOut)
+}
+
+// summarize writes the closing summary: to stdout after the exchanges in
+// text mode, to stderr with --json so that stdout stays NDJSON. extra,
+// when not nil, adds lines after the summary's own.
+func (k *readSink) summarize(s *ioStreams, color bool, extra func(io.Writer) error) {
+	out, ropts := io.Writer(k.w), k.ropts
+	if k.o.JSON {
+		k.check(k.w.Flush())
+		out, ropts = s.ErrOut, render.Options{Color: color && s.ErrTTY}
+	} else if k.counts.Exchanges > 0 || k.shown > 0 {
+		k.check(k.w.WriteByte('\n'))
+	}
+	k.check(render.Summary(out, &k.counts, ropts))
+	if extra != nil {
+		k.check(extra(out))
+	}
+	if k.fl.active() {
+		_, err := fmt.Fprintf(out, "shown: %d of %d exchanges (filtered)\n", k.shown, k.counts.Exchanges)
+		k.check(err)
+	}
 }
 
 // filter builds the exchange filter from the flags.
