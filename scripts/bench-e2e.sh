@@ -74,24 +74,23 @@ command_for() {
 	esac
 }
 
-# measure MODE FILE: sets secs, rss_kb and status (fastest of BENCH_RUNS).
+# measure MODE FILE: sets secs, cpu, rss_kb and status (fastest of
+# BENCH_RUNS; cpu is that run's user+system seconds).
 measure() {
-	local tf i t0 t1 e m x
+	local tf i t0 t1 e m x u y
 	tf=$(mktemp)
-	secs="" rss_kb=0 status=0
+	secs="" cpu="" rss_kb=0 status=0
 	command_for "$1" "$2"
 	for ((i = 0; i < BENCH_RUNS; i++)); do
 		t0=$EPOCHREALTIME
-		/usr/bin/time -f '%M %x' -o "$tf" "${cmd[@]}" >/dev/null 2>"$tf.err"
+		/usr/bin/time -f '%M %x %U %S' -o "$tf" "${cmd[@]}" >/dev/null 2>"$tf.err"
 		t1=$EPOCHREALTIME
-		read -r m x <"$tf"
 		# /usr/bin/time writes "Command exited with non-zero status N" first.
-		if [[ $m == Command ]]; then
-			read -r m x < <(tail -1 "$tf")
-		fi
+		read -r m x u y < <(tail -1 "$tf")
 		e=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }')
 		if [ -z "$secs" ] || awk -v a="$e" -v b="$secs" 'BEGIN { exit !(a < b) }'; then
 			secs=$e
+			cpu=$(awk -v a="$u" -v b="$y" 'BEGIN { printf "%.2f", a + b }')
 		fi
 		((m > rss_kb)) && rss_kb=$m
 		status=$x
@@ -103,15 +102,15 @@ measure() {
 	rm -f "$tf" "$tf.err"
 }
 
-declare -A T R S
+declare -A T C R S
 
 row() { # mode label
 	local m=$1
 	if [ -z "${T[$m]:-}" ]; then
-		printf '  %-13s %8s %9s %10s %8s %4s' "$2" - - - - -
+		printf '  %-9s %6s %6s %7s %8s %6s %3s' "$2" - - - - - -
 		return
 	fi
-	printf '  %-13s %8.2f %9.1f %10.0f %8.1f %4s' "$2" "${T[$m]}" \
+	printf '  %-9s %6.2f %6.2f %7.1f %8.0f %6.1f %3s' "$2" "${T[$m]}" "${C[$m]}" \
 		"$(awk -v s="$size" -v t="${T[$m]}" 'BEGIN { print (t > 0 ? s / 1e6 / t : 0) }')" \
 		"$(awk -v p="$packets" -v t="${T[$m]}" 'BEGIN { print (t > 0 ? p / t : 0) }')" \
 		"$(awk -v k="${R[$m]}" 'BEGIN { print k / 1024 }')" "${S[$m]}"
@@ -126,18 +125,20 @@ label() {
 	esac
 }
 
-ratio() { # numerator-mode denominator-mode
+ratio() { # numerator-mode denominator-mode: wall-time ratio/cpu-time ratio
 	if [ -n "${T[$1]:-}" ] && [ -n "${T[$2]:-}" ]; then
-		awk -v a="${T[$1]}" -v b="${T[$2]}" 'BEGIN { if (b > 0) printf "%7.1fx", a / b; else printf "%8s", "-" }'
+		awk -v a="${T[$1]}" -v b="${T[$2]}" -v c="${C[$1]}" -v d="${C[$2]}" \
+			'BEGIN { printf "%s/%s", (b > 0 ? sprintf("%.1f", a / b) : "-"), (d > 0 ? sprintf("%.1f", c / d) : "-") }'
 	else
-		printf '%8s' -
+		printf '%s' -
 	fi
 }
 
 echo "$("$KWIRE" version 2>/dev/null | head -1), $(nproc) cores, $(date -u '+%Y-%m-%d %H:%M UTC')"
 [ $have_tshark = 1 ] && tshark --version 2>/dev/null | head -1
-echo "time: wall seconds (fastest of $BENCH_RUNS); MB/s: capture bytes (10^6) per second; pkt/s: captured packets per second;"
-echo "RSS: peak resident set size in MiB; ex: exit status; ratios are of wall times"
+echo "time: wall seconds (fastest of $BENCH_RUNS); cpu: user+system seconds of that run; MB/s, pkt/s: capture bytes (10^6)"
+echo "and captured packets per wall second;"
+echo "RSS: peak resident set size in MiB; ex: exit status; ratios: of wall times / of cpu times"
 
 for f in "$@"; do
 	if [ ! -r "$f" ]; then
@@ -146,7 +147,7 @@ for f in "$@"; do
 	fi
 	size=$(stat -c %s "$f")
 	cat "$f" >/dev/null # into the page cache
-	T=() R=() S=()
+	T=() C=() R=() S=()
 	packets=$("$BASELINE" "$f" | sed -n 's/.*: \([0-9]*\) packets.*/\1/p')
 	packets=${packets:-0}
 	mb=$((size / 1000000))
@@ -157,26 +158,26 @@ for f in "$@"; do
 			continue
 		fi
 		measure "$m" "$f"
-		T[$m]=$secs R[$m]=$rss_kb S[$m]=$status
+		T[$m]=$secs C[$m]=$cpu R[$m]=$rss_kb S[$m]=$status
 	done
 
 	echo
 	echo "$(basename "$f"): $mb MB, $packets packets"
-	printf '  %-13s %8s %9s %10s %8s %4s |' mode time MB/s pkt/s RSS ex
-	printf '  %-13s %8s %9s %10s %8s %4s | %8s %8s\n' tshark time MB/s pkt/s RSS ex tshark/kw kw/base
+	printf '  %-9s %6s %6s %7s %8s %6s %3s |' mode time cpu MB/s pkt/s RSS ex
+	printf '  %-9s %6s %6s %7s %8s %6s %3s | %11s %11s\n' tshark time cpu MB/s pkt/s RSS ex tshark/kw kw/base
 	for pair in "cat:" "baseline:" "read:tshark" "read-V:tshark-O" "read-json:tshark-json" "stats:"; do
 		k=${pair%%:*} t=${pair#*:}
 		row "$k" "$k"
 		printf ' |'
 		if [ -n "$t" ]; then
 			row "$t" "$(label "$t")"
-			printf ' | %8s' "$(ratio "$t" "$k")"
+			printf ' | %11s' "$(ratio "$t" "$k")"
 		else
-			printf '  %-13s %8s %9s %10s %8s %4s | %8s' "" "" "" "" "" "" ""
+			printf '  %-9s %6s %6s %7s %8s %6s %3s | %11s' "" "" "" "" "" "" "" ""
 		fi
 		case $k in
-		cat | baseline) printf ' %8s\n' "" ;;
-		*) printf ' %8s\n' "$(ratio "$k" baseline)" ;;
+		cat | baseline) printf ' %11s\n' "" ;;
+		*) printf ' %11s\n' "$(ratio "$k" baseline)" ;;
 		esac
 	done
 done

@@ -76,8 +76,12 @@ func (s *sink) Event(ev *dissect.Event) {
 // readCapture runs one capture through the pipeline and returns the
 // number of exchanges rendered.
 func readCapture(path string, port uint16, mode string) (int, error) {
+	return readCapturePorts(path, []uint16{port}, mode)
+}
+
+func readCapturePorts(path string, ports []uint16, mode string) (int, error) {
 	s := &sink{w: bufio.NewWriterSize(io.Discard, 64<<10), mode: mode}
-	d := dissect.New(dissect.Options{Ports: []uint16{port}, Decoder: protocol.Decoder{Records: true}}, s)
+	d := dissect.New(dissect.Options{Ports: ports, Decoder: protocol.Decoder{Records: true}}, s)
 	_, err := reassembly.ReadFiles(context.Background(), []string{path}, reassembly.Options{}, d)
 	d.Finish()
 	if err == nil {
@@ -124,6 +128,37 @@ func BenchmarkReadCapture(b *testing.B) {
 				}
 			})
 		}
+	}
+}
+
+// BenchmarkReadBenchCapture reads the capture named by the environment
+// variable KWIRE_BENCH_CAPTURE (one of make bench-captures', broker ports
+// 19200-19202) in each mode: for profiling on big inputs.
+//
+//	KWIRE_BENCH_CAPTURE=bench-captures/netns-2.1.pcap go test ./cmd/kwire-baseline \
+//	    -run '^$' -bench ReadBenchCapture/text -benchtime 1x -cpuprofile cpu.prof
+func BenchmarkReadBenchCapture(b *testing.B) {
+	path := os.Getenv("KWIRE_BENCH_CAPTURE")
+	if path == "" {
+		b.Skip("KWIRE_BENCH_CAPTURE is not set")
+	}
+	if !filepath.IsAbs(path) {
+		path = filepath.Join("..", "..", path)
+	}
+	st, err := os.Stat(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, mode := range []string{"text", "tree", "json"} {
+		b.Run(mode, func(b *testing.B) {
+			b.SetBytes(st.Size())
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := readCapturePorts(path, []uint16{19200, 19201, 19202}, mode); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
 
