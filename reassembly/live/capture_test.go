@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -281,6 +282,9 @@ func TestUnknownInterface(t *testing.T) {
 	}
 	if !strings.Contains(err.Error(), "lo") || !strings.Contains(err.Error(), "kwire-no-such0") {
 		t.Errorf("message does not name the interface and list lo: %v", err)
+	}
+	if !slices.Contains(Interfaces(), "lo") || !slices.Equal(Interfaces(), ie.Available) {
+		t.Errorf("Interfaces() = %v, the error lists %v", Interfaces(), ie.Available)
 	}
 }
 

@@ -392,7 +392,7 @@ func (p *filterParser) primitive() (*node, error) {
 	if t.s == ")" || t.s == "and" || t.s == "or" || t.s == "&&" || t.s == "||" {
 		return nil, p.fail(t.off, "expected a primitive (port, host, net...)", false)
 	}
-	return nil, p.fail(t.off, fmt.Sprintf("%q", t.s), true)
+	return nil, p.fail(t.off, "unsupported primitive", true)
 }
 
 // isQualified reports whether a word continues a primitive after "tcp".

@@ -389,6 +389,10 @@ func (r *recorder) close(st Stats) error {
 	return errors.Join(err, r.w.Flush())
 }
 
+// Interfaces lists the names of the interfaces this build can capture on,
+// sorted ("any" included where it exists).
+func Interfaces() []string { return interfaceNames() }
+
 // sortedNames returns names sorted and without duplicates.
 func sortedNames(names []string) []string {
 	slices.Sort(names)

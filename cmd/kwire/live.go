@@ -1,0 +1,276 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/kwire/kwire/dissect"
+	"github.com/kwire/kwire/reassembly"
+	"github.com/kwire/kwire/reassembly/live"
+	"github.com/spf13/cobra"
+)
+
+// liveOptions are kwire live's flags: read's dissection, output and
+// exchange filters, plus the capture's.
+type liveOptions struct {
+	read readOptions
+
+	Interface     string
+	CaptureFilter string // -f, tcpdump syntax (a subset in the pure-Go build)
+	Write         string // -w, pcapng
+	Duration      time.Duration
+	Count         int64
+	Snaplen       int
+	BufferMiB     int
+	Promiscuous   bool
+}
+
+// liveIdleTimeout closes a connection that has been silent this long, so
+// that a capture running for days does not keep every connection whose
+// end it missed. Kafka clients talk at least every few seconds (fetch
+// long-polls, heartbeats, metadata refreshes), so a connection this quiet
+// is gone or idle; if it speaks again it is dissected as a new one.
+const liveIdleTimeout = 15 * time.Minute
+
+func newLiveCmd(s *ioStreams, g *globalOptions) *cobra.Command {
+	o := &liveOptions{read: readOptions{Stream: -1}}
+	cmd := &cobra.Command{
+		Use:   "live [flags]",
+		Short: "Dissect the Kafka traffic on a network interface as it happens",
+		Long: `Capture TCP packets on a network interface and print every Kafka request
+and its response as it completes, exactly as kwire read prints a capture
+file: one line per exchange, -V trees, -x hex dumps or --json NDJSON, with
+the same filters. Output is flushed line by line, so kwire live | grep
+works.
+
+Only the Kafka ports (--port, default 9092) are captured, filtered in the
+kernel so that a busy interface does not drown kwire; --detect captures
+all TCP and recognises Kafka by content; -f sets the capture filter
+yourself (tcpdump syntax). On Linux the default build captures in pure Go
+(AF_PACKET) and its -f understands: ` + live.FilterSyntax + `;
+a build with -tags pcap uses libpcap and takes any tcpdump filter (and
+works on macOS and the BSDs, e.g. -i lo0). On a loopback interface every
+packet is seen once.
+
+-w FILE also writes the captured packets to a pcapng file, for kwire read
+or Wireshark later.
+
+The capture runs until Ctrl-C (or SIGTERM), --duration or --count. Then
+pending data is flushed, requests still awaiting a response are listed
+as unanswered, and the summary is printed, with the packets the kernel
+dropped: a drop is a hole in some TCP stream (enlarge --buffer-size or
+narrow the filter).
+
+Capturing needs root or the CAP_NET_RAW capability:
+  sudo setcap cap_net_raw+ep "$(command -v kwire)"
+
+Exit status: 0 the capture ended (Ctrl-C, --duration, --count); 1 some
+frame could not be decoded, or the capture failed while running (e.g.
+-w's disk is full); 2 usage error, an unknown interface, a bad capture
+filter, or no permission to capture.`,
+		Example: `  # Kafka on the default port, on every interface
+  sudo kwire live
+
+  # A local broker on another port, for ten seconds
+  kwire live -i lo --port 19092 --duration 10s
+
+  # Failed requests only, and keep the packets for later
+  kwire live -i eth0 --errors -w kafka.pcapng
+  kwire read kafka.pcapng
+
+  # Kafka found by content, excluding one noisy host
+  kwire live -i eth0 --detect -f 'not host 10.0.0.7'
+
+  # Slow fetches as NDJSON, piped on as they come
+  kwire live --json --filter 'api == "Fetch" && latency_ms > 100' | jq .`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runLive(cmd.Context(), o, s, g.colorEnabled(s))
+		},
+	}
+	f := cmd.Flags()
+	f.StringVarP(&o.Interface, "interface", "i", live.AnyInterface, "capture on the interface `NAME` (any: all interfaces, Linux)")
+	f.StringVarP(&o.CaptureFilter, "capture-filter", "f", "", "capture filter `EXPR` in tcpdump syntax, instead of the --port filter (see above)")
+	f.StringVarP(&o.Write, "write", "w", "", "also write the captured packets to `FILE` (pcapng)")
+	f.DurationVar(&o.Duration, "duration", 0, "stop after this long (e.g. 30s, 5m; 0: until Ctrl-C)")
+	f.Int64VarP(&o.Count, "count", "c", 0, "stop after `N` packets (0: no limit)")
+	f.IntVarP(&o.Snaplen, "snaplen", "s", live.DefaultSnaplen, "keep at most `N` bytes of each packet")
+	f.IntVarP(&o.BufferMiB, "buffer-size", "B", live.DefaultBufferSize>>20, "kernel capture buffer in `MiB`")
+	f.BoolVar(&o.Promiscuous, "promisc", false, "put the interface in promiscuous mode (traffic of other hosts, e.g. on a mirror port)")
+
+	// The dissection, output and filter flags of kwire read.
+	o.read.addFlags(cmd)
+	_ = cmd.RegisterFlagCompletionFunc("interface", completeInterfaces)
+	return cmd
+}
+
+// completeInterfaces completes -i with the interfaces that exist.
+func completeInterfaces(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+	return live.Interfaces(), cobra.ShellCompDirectiveNoFileComp
+}
+
+// captureConfig validates the capture flags.
+func (o *liveOptions) captureConfig(dopts dissect.Options) (live.Config, error) {
+	cfg := live.Config{
+		Interface:   o.Interface,
+		Filter:      o.CaptureFilter,
+		Snaplen:     o.Snaplen,
+		BufferSize:  o.BufferMiB << 20,
+		Promiscuous: o.Promiscuous,
+		Duration:    o.Duration,
+		Count:       o.Count,
+	}
+	switch {
+	case o.Duration < 0:
+		return cfg, usageErrorf("--duration must not be negative")
+	case o.Count < 0:
+		return cfg, usageErrorf("--count must not be negative")
+	case o.Snaplen < 64 || o.Snaplen > live.DefaultSnaplen:
+		return cfg, usageErrorf("--snaplen must be from 64 to %d bytes", live.DefaultSnaplen)
+	case o.BufferMiB < 1 || o.BufferMiB > 4096:
+		return cfg, usageErrorf("--buffer-size must be from 1 to 4096 MiB")
+	}
+	if !dopts.Detect {
+		cfg.Ports = dopts.Ports // --detect leaves it empty: all TCP
+	}
+	return cfg, nil
+}
+
+func runLive(ctx context.Context, o *liveOptions, s *ioStreams, color bool) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	// The root command turns the first Ctrl-C into ctx's end; a service
+	// manager stops with SIGTERM, which ends the capture the same way.
+	ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM)
+	defer stop()
+
+	r := &o.read
+	ropts, err := r.out.renderOptions(color)
+	if err != nil {
+		return err
+	}
+	fl, err := r.filter()
+	if err != nil {
+		return err
+	}
+	dopts, err := r.capture.dissectOptions(r.out.ShowSecrets)
+	if err != nil {
+		return err
+	}
+	cfg, err := o.captureConfig(dopts)
+	if err != nil {
+		return err
+	}
+	cfg.Context = ctx
+
+	var file *os.File
+	if o.Write != "" {
+		file, err = os.Create(o.Write)
+		if err != nil {
+			return &exitError{code: exitUsage, err: err}
+		}
+		defer file.Close()
+		cfg.Record = file
+	}
+	src, err := live.Open(cfg)
+	if err != nil {
+		if file != nil {
+			file.Close()
+			os.Remove(o.Write)
+		}
+		return captureError(err)
+	}
+	defer src.Close()
+	fmt.Fprintf(s.ErrOut, "kwire: capturing on %s with %s, filter: %s; Ctrl-C to stop\n",
+		src.Interface(), live.Backend, src.Filter())
+
+	w := bufio.NewWriterSize(s.Out, 64<<10)
+	sink := &liveSink{readSink: &readSink{o: r, fl: fl, w: w, ropts: ropts, ids: make(topicIDs), lastFlush: time.Now()}}
+	d := dissect.New(dopts, sink)
+	// Run's own context stays open: the source ends the input (io.EOF)
+	// when ctx is done, so that Run flushes like at the end of a file.
+	sum, runErr := reassembly.Run(context.Background(), src, reassembly.Options{IdleTimeout: liveIdleTimeout}, d)
+	d.Finish()
+	recErr := src.Close()
+	if file != nil {
+		recErr = errors.Join(recErr, file.Close())
+	}
+	stats := src.Stats()
+	sink.counts.Packets = sum.Packets
+	sink.counts.Connections = sum.Connections
+
+	sink.summarize(s, color, func(w io.Writer) error { return captureStats(w, stats) })
+	sink.check(w.Flush())
+	if sink.err != nil {
+		return &exitError{code: exitData, err: fmt.Errorf("writing output: %w", sink.err)}
+	}
+	if stats.Dropped+stats.IfDropped > 0 {
+		fmt.Fprintf(s.ErrOut, "kwire: warning: %d packet%s dropped before kwire could read them: the dissection has gaps (try a larger --buffer-size or a narrower filter)\n",
+			stats.Dropped+stats.IfDropped, plural(int(stats.Dropped+stats.IfDropped)))
+	}
+	if runErr != nil || recErr != nil {
+		return dataErrorf("%v", errors.Join(runErr, recErr))
+	}
+	ds := d.Summary()
+	run := captureRun{
+		packets:      sum.Packets,
+		conns:        sum.Connections,
+		kafka:        ds.Kafka,
+		decodeErrors: ds.DecodeErrors,
+		readAny:      true,
+		interrupted:  src.Stopped() == live.StopContext,
+	}
+	return run.status(s.ErrOut)
+}
+
+// captureStats writes the capture's own counts, after the summary:
+//
+//	capture: 1200 packets on lo, 0 dropped by the kernel
+func captureStats(w io.Writer, st live.Stats) error {
+	_, err := fmt.Fprintf(w, "capture: %d packet%s, %d dropped by the kernel", st.Packets, plural(int(st.Packets)), st.Dropped)
+	if err == nil && st.IfDropped > 0 {
+		_, err = fmt.Fprintf(w, ", %d by the interface", st.IfDropped)
+	}
+	if err == nil {
+		_, err = fmt.Fprintln(w)
+	}
+	return err
+}
+
+// captureError maps live.Open's errors to exit statuses and messages that
+// say what to do.
+func captureError(err error) error {
+	var pe *live.PermissionError
+	if errors.As(err, &pe) {
+		exe, xerr := os.Executable()
+		if xerr != nil {
+			exe = "$(command -v kwire)"
+		}
+		return usageErrorf("%v\n%s", err, pe.Fix(exe))
+	}
+	return &exitError{code: exitUsage, err: err}
+}
+
+// liveSink is read's sink with output flushed after every exchange and
+// event, so that a pipe sees each line as it happens.
+type liveSink struct {
+	*readSink
+}
+
+func (k *liveSink) Exchange(ex *dissect.Exchange) {
+	k.readSink.Exchange(ex)
+	k.check(k.w.Flush())
+}
+
+func (k *liveSink) Event(ev *dissect.Event) {
+	k.readSink.Event(ev)
+	k.check(k.w.Flush())
+}
