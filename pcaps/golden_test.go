@@ -110,9 +110,10 @@ func captures(t *testing.T) []string {
 
 // captureInfo is what the independent reader learnt about a capture.
 type captureInfo struct {
-	conns []*tcpConn
-	ports string // the server ports, comma-separated: kwire's --port
-	err   error
+	conns   []*tcpConn
+	packets int
+	ports   string // the server ports, comma-separated: kwire's --port
+	err     error
 }
 
 var (
@@ -128,7 +129,7 @@ func info(t *testing.T, capture string) *captureInfo {
 	ci := infoCache[capture]
 	if ci == nil {
 		ci = &captureInfo{}
-		ci.conns, ci.err = readConns(capture)
+		ci.conns, ci.packets, ci.err = readConns(capture)
 		var ps []string
 		for _, p := range serverPorts(ci.conns) {
 			ps = append(ps, strconv.Itoa(int(p)))

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"net/netip"
 	"reflect"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -719,6 +720,56 @@ func kmsgErrorCodes(v reflect.Value, path string, out *[]string) {
 		}
 		for i := 0; i < v.Len(); i++ {
 			kmsgErrorCodes(v.Index(i), path+"["+strconv.Itoa(i)+"]", out)
+		}
+	}
+}
+
+var (
+	summaryPackets   = regexp.MustCompile(`(?m)^packets (\d+), connections (\d+) \((\d+) Kafka`)
+	summaryExchanges = regexp.MustCompile(`(?m)^exchanges (\d+)(?::(.*))?$`)
+)
+
+// TestSummaryCounts checks the summary that ends the text output against
+// the independent reading: packets, TCP connections, Kafka connections
+// (all but TLS) and exchanges by kind.
+func TestSummaryCounts(t *testing.T) {
+	names := map[string]string{"paired": "paired", "noResponse": "no-response", "unanswered": "unanswered", "sasl": "SASL", "orphan": "orphan"}
+	for _, c := range captures(t) {
+		ci := info(t, c)
+		ic := decodeIndependently(t, ci.conns)
+		out := string(kwire(t, readArgs(t, c, modes[0])...).stdout)
+		m := summaryPackets.FindStringSubmatch(out)
+		want := []string{strconv.Itoa(ci.packets), strconv.Itoa(len(ci.conns)), strconv.Itoa(len(ci.conns) - ic.tlsConns)}
+		if m == nil || !reflect.DeepEqual(m[1:], want) {
+			t.Errorf("%s: summary %q; want packets, connections, Kafka connections %v", c, m, want)
+		}
+		kinds := map[string]int{}
+		total := ic.saslTokens + ic.orphans
+		for _, ex := range ic.exchanges {
+			kinds[names[ex.kind()]]++
+			total++
+		}
+		if ic.saslTokens > 0 {
+			kinds["SASL"] = ic.saslTokens
+		}
+		if ic.orphans > 0 {
+			kinds["orphan"] = ic.orphans
+		}
+		e := summaryExchanges.FindStringSubmatch(out)
+		if e == nil || e[1] != strconv.Itoa(total) {
+			t.Errorf("%s: summary %q; want %d exchanges", c, e, total)
+			continue
+		}
+		got := map[string]int{}
+		for _, part := range strings.Split(e[2], ",") {
+			var n int
+			var kind string
+			if _, err := fmt.Sscanf(strings.TrimSpace(part), "%d %s", &n, &kind); err == nil {
+				got[kind] = n
+			}
+		}
+		if !reflect.DeepEqual(got, kinds) {
+			t.Errorf("%s: summary %q; want kinds %v", c, e[0], kinds)
 		}
 	}
 }

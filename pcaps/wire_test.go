@@ -64,18 +64,18 @@ type connBuild struct {
 }
 
 // readConns reads a pcap file and returns its TCP connections in the order
-// of their SYNs. It fails on segments it cannot place (a gap), on packets
-// before a connection's SYN, and on link types other than Ethernet and
-// BSD loopback.
-func readConns(path string) ([]*tcpConn, error) {
+// of their SYNs and the number of packets. It fails on segments it cannot
+// place (a gap), on packets before a connection's SYN, and on link types
+// other than Ethernet and BSD loopback.
+func readConns(path string) ([]*tcpConn, int, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	defer f.Close()
 	r, err := pcapgo.NewReader(f)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	var first gopacket.LayerType
 	switch r.LinkType() {
@@ -84,7 +84,7 @@ func readConns(path string) ([]*tcpConn, error) {
 	case layers.LinkTypeNull, layers.LinkTypeLoop:
 		first = layers.LayerTypeLoopback
 	default:
-		return nil, fmt.Errorf("%s: link type %v not handled by the test", path, r.LinkType())
+		return nil, 0, fmt.Errorf("%s: link type %v not handled by the test", path, r.LinkType())
 	}
 	var (
 		eth   layers.Ethernet
@@ -98,16 +98,17 @@ func readConns(path string) ([]*tcpConn, error) {
 		all   []*connBuild
 	)
 	parse.IgnoreUnsupported = true
-	for n := 1; ; n++ {
+	n := 1
+	for ; ; n++ {
 		data, _, err := r.ReadPacketData()
 		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {
-			return nil, fmt.Errorf("%s: packet %d: %w", path, n, err)
+			return nil, 0, fmt.Errorf("%s: packet %d: %w", path, n, err)
 		}
 		if err := parse.DecodeLayers(data, &found); err != nil {
-			return nil, fmt.Errorf("%s: packet %d: %w", path, n, err)
+			return nil, 0, fmt.Errorf("%s: packet %d: %w", path, n, err)
 		}
 		var src, dst netip.Addr
 		isTCP := false
@@ -140,7 +141,7 @@ func readConns(path string) ([]*tcpConn, error) {
 			cb, c2s = live[[2]netip.AddrPort{to, from}], false
 		}
 		if cb == nil {
-			return nil, fmt.Errorf("%s: packet %d: %v → %v before any SYN", path, n, from, to)
+			return nil, 0, fmt.Errorf("%s: packet %d: %v → %v before any SYN", path, n, from, to)
 		}
 		h := &cb.c2s
 		if !c2s {
@@ -154,7 +155,7 @@ func readConns(path string) ([]*tcpConn, error) {
 			continue // a RST's payload is no stream data
 		}
 		if !h.haveISN {
-			return nil, fmt.Errorf("%s: packet %d: data before the SYN of its direction", path, n)
+			return nil, 0, fmt.Errorf("%s: packet %d: data before the SYN of its direction", path, n)
 		}
 		h.segs = append(h.segs, segment{
 			rel:    int64(uint32(tcp.Seq - h.base)),
@@ -166,14 +167,14 @@ func readConns(path string) ([]*tcpConn, error) {
 	for _, cb := range all {
 		var err error
 		if cb.conn.c2s, cb.conn.c2sAt, err = cb.c2s.bytes(); err != nil {
-			return nil, fmt.Errorf("%s: %v → %v: %w", path, cb.conn.client, cb.conn.server, err)
+			return nil, 0, fmt.Errorf("%s: %v → %v: %w", path, cb.conn.client, cb.conn.server, err)
 		}
 		if cb.conn.s2c, cb.conn.s2cAt, err = cb.s2c.bytes(); err != nil {
-			return nil, fmt.Errorf("%s: %v → %v: %w", path, cb.conn.server, cb.conn.client, err)
+			return nil, 0, fmt.Errorf("%s: %v → %v: %w", path, cb.conn.server, cb.conn.client, err)
 		}
 		conns = append(conns, cb.conn)
 	}
-	return conns, nil
+	return conns, n - 1, nil
 }
 
 // bytes concatenates the segments in sequence order; a retransmission
