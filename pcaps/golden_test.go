@@ -213,7 +213,7 @@ func kwireEnv(t *testing.T, env []string, args ...string) *result {
 // golden renders a result as a golden file's text.
 func (r *result) golden() []byte {
 	var b bytes.Buffer
-	fmt.Fprintf(&b, "# kwire %s\n# exit status %d\n", strings.Join(r.args, " "), r.exit)
+	fmt.Fprintf(&b, "# kwire %s\n# exit status %d\n", shellJoin(r.args), r.exit)
 	for _, l := range strings.SplitAfter(string(r.stderr), "\n") {
 		if l != "" {
 			b.WriteString("# stderr: " + strings.TrimSuffix(l, "\n") + "\n")
@@ -221,6 +221,18 @@ func (r *result) golden() []byte {
 	}
 	b.Write(r.stdout)
 	return b.Bytes()
+}
+
+// shellJoin joins arguments as a POSIX shell would need them written.
+func shellJoin(args []string) string {
+	q := make([]string, len(args))
+	for i, a := range args {
+		q[i] = a
+		if a == "" || strings.ContainsAny(a, " \t\n\"'\\$`*?[]{}()<>|&;#~!") {
+			q[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+		}
+	}
+	return strings.Join(q, " ")
 }
 
 // goldenMax bounds a golden file; beyond it the capture/mode belongs in
