@@ -2,13 +2,18 @@ package pcaps
 
 // TestAgainstKmsg decodes every capture independently (wire_test.go's
 // reader, franz-go's kmsg for the messages) and compares the result with
-// kwire's --json output, exchange by exchange.
+// kwire's --json output, exchange by exchange: kind, header, the packets
+// and size of each frame, every field at every depth, the non-zero error
+// codes and the "errors" list, and (selections_test.go) the topics,
+// partitions and record batches of Produce, Fetch and Metadata.
+// TestSummaryCounts checks the text summary against the same reading.
 
 import (
 	"bytes"
 	"encoding/base64"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/netip"
 	"reflect"
@@ -40,7 +45,7 @@ type indepExchange struct {
 	respPackets         [2]int
 }
 
-var errVersion = fmt.Errorf("version beyond kmsg's range: not decoded")
+var errVersion = errors.New("version beyond kmsg's range: not decoded")
 
 // indepCapture is a capture's exchanges as the independent reading sees
 // them.
@@ -56,7 +61,6 @@ type indepCapture struct {
 const (
 	keyProduce         = 0
 	keyFetch           = 1
-	keyMetadata        = 3
 	keySaslHandshake   = 17
 	keyApiVersions     = 18
 	keyControlledShut  = 7
