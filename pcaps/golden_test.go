@@ -10,7 +10,8 @@ package pcaps
 // its standard error; the rest is the command's standard output verbatim.
 //
 // To add a capture: drop it into this directory, run with -update, read
-// the new goldens, and commit them with the capture.
+// the new goldens, and commit them with the capture. Regenerated captures
+// (make pcaps) change timestamps, ports and IDs: rerun -update with them.
 
 import (
 	"bytes"

@@ -202,8 +202,8 @@ func TestSecretsWithheld(t *testing.T) {
 }
 
 // TestDetect checks that `kwire read --detect`, without the capture's
-// ports, finds the same exchanges as with them: the lead intends detection
-// to be the default of read. The TLS capture is exempt: content detection
+// ports, finds the same exchanges as with them: detection is meant to
+// become read's default. The TLS capture is exempt: content detection
 // cannot see Kafka in it.
 func TestDetect(t *testing.T) {
 	for _, c := range captures(t) {
