@@ -451,13 +451,19 @@ type program struct {
 // packet starts at its IP header. Shape:
 //
 //	[kernel] drop outgoing loopback copies; drop unless IPv4 or IPv6
-//	dispatch on the IP version nibble
-//	IPv4: TCP, not a later fragment; X = IP header length; the expression
-//	IPv6: next header TCP (no extension headers); the expression
-//	accept: ret #snaplen     drop: ret #0
+//	dispatch on the IP version nibble (IPv6 through an unconditional
+//	jump, whose offset is not limited to 255); early drop: ret #0
+//	IPv4: TCP, not a later fragment; X = IP header length; the
+//	      expression; ret #snaplen; ret #0
+//	IPv6: next header TCP (no extension headers); the expression;
+//	      ret #snaplen; ret #0
+//
+// Each family ends with its own returns, so that the expression's
+// conditional jumps (at most 255 instructions forward) only span that
+// family's code: the default filter fits about 60 ports.
 func (pr program) compile() ([]bpf.Instruction, error) {
 	c := &compiler{}
-	accept, drop := c.label(), c.label()
+	early := c.label() // drop before the families
 	if pr.kernel {
 		proto := c.label()
 		if pr.dropOutgoing || len(pr.loopbacks) > 0 {
@@ -466,12 +472,12 @@ func (pr program) compile() ([]bpf.Instruction, error) {
 			c.jumpIf(bpf.JumpEqual, packetOutgoing, out, proto)
 			c.place(out)
 			if pr.dropOutgoing {
-				c.jump(drop)
+				c.jump(early)
 			} else {
 				c.emit(bpf.LoadExtension{Num: bpf.ExtInterfaceIndex})
 				for _, idx := range pr.loopbacks {
 					next := c.label()
-					c.jumpIf(bpf.JumpEqual, uint32(idx), drop, next)
+					c.jumpIf(bpf.JumpEqual, uint32(idx), early, next)
 					c.place(next)
 				}
 			}
@@ -482,17 +488,22 @@ func (pr program) compile() ([]bpf.Instruction, error) {
 		c.emit(bpf.LoadExtension{Num: bpf.ExtProto})
 		c.jumpIf(bpf.JumpEqual, ethPIPv4, body, notV4)
 		c.place(notV4)
-		c.jumpIf(bpf.JumpEqual, ethPIPv6, body, drop)
+		c.jumpIf(bpf.JumpEqual, ethPIPv6, body, early)
 		c.place(body)
 	}
-	v4, v6, notV4 := c.label(), c.label(), c.label()
+	v4, v6, notV4, toV6 := c.label(), c.label(), c.label(), c.label()
 	c.emit(bpf.LoadAbsolute{Off: 0, Size: 1})
 	c.emit(bpf.ALUOpConstant{Op: bpf.ALUOpShiftRight, Val: 4})
 	c.jumpIf(bpf.JumpEqual, 4, v4, notV4)
 	c.place(notV4)
-	c.jumpIf(bpf.JumpEqual, 6, v6, drop)
+	c.jumpIf(bpf.JumpEqual, 6, toV6, early)
+	c.place(toV6)
+	c.jump(v6)
+	c.place(early)
+	c.emit(bpf.RetConstant{Val: 0})
 
 	for _, fam := range []family{famIPv4, famIPv6} {
+		accept, drop := c.label(), c.label()
 		ok1, ok2 := c.label(), c.label()
 		if fam == famIPv4 {
 			c.place(v4)
@@ -510,11 +521,11 @@ func (pr program) compile() ([]bpf.Instruction, error) {
 			c.place(ok1)
 		}
 		c.gen(pr.expr, fam, accept, drop)
+		c.place(accept)
+		c.emit(bpf.RetConstant{Val: pr.snaplen})
+		c.place(drop)
+		c.emit(bpf.RetConstant{Val: 0})
 	}
-	c.place(accept)
-	c.emit(bpf.RetConstant{Val: pr.snaplen})
-	c.place(drop)
-	c.emit(bpf.RetConstant{Val: 0})
 	return c.resolve()
 }
 

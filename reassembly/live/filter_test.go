@@ -333,6 +333,30 @@ func TestFilterTooLong(t *testing.T) {
 	}
 }
 
+// TestManyPorts checks the default filter with many broker ports: every
+// port passes, others do not, in both families.
+func TestManyPorts(t *testing.T) {
+	var ports []uint16
+	for p := uint16(9000); p < 9060; p++ {
+		ports = append(ports, p)
+	}
+	n := portsFilter(ports)
+	for _, p := range []uint16{9000, 9031, 9059} {
+		for _, src := range []string{"10.0.0.1", "fd00::1"} {
+			dst := "10.0.0.2"
+			if src == "fd00::1" {
+				dst = "fd00::2"
+			}
+			if !runNode(t, n, pkt{src: src, dst: dst, sport: 40000, dport: p}) {
+				t.Errorf("%s → port %d dropped", src, p)
+			}
+			if runNode(t, n, pkt{src: src, dst: dst, sport: 40000, dport: p + 100}) {
+				t.Errorf("%s → port %d passed", src, p+100)
+			}
+		}
+	}
+}
+
 // TestKernelPrelude checks the Linux-only part assembles and has the
 // expected shape; the kernel itself runs it in the capture tests.
 func TestKernelPrelude(t *testing.T) {
