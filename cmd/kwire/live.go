@@ -30,6 +30,8 @@ type liveOptions struct {
 	Snaplen       int
 	BufferMiB     int
 	Promiscuous   bool
+
+	portSet bool // --port was given
 }
 
 // liveIdleTimeout closes a connection that has been silent this long, so
@@ -58,6 +60,9 @@ yourself (tcpdump syntax). On Linux the default build captures in pure Go
 a build with -tags pcap uses libpcap and takes any tcpdump filter (and
 works on macOS and the BSDs, e.g. -i lo0). On a loopback interface every
 packet is seen once.
+
+With -f and no --port, Kafka is recognised by content (as with --detect)
+in whatever the filter captures.
 
 -w FILE also writes the captured packets to a pcapng file, for kwire read
 or Wireshark later.
@@ -92,6 +97,7 @@ filter, or no permission to capture.`,
   kwire live --json --filter 'api == "Fetch" && latency_ms > 100' | jq .`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			o.portSet = cmd.Flags().Changed("port")
 			return runLive(cmd.Context(), o, s, g.colorEnabled(s))
 		},
 	}
@@ -164,6 +170,11 @@ func runLive(ctx context.Context, o *liveOptions, s *ioStreams, color bool) erro
 	dopts, err := r.capture.dissectOptions(r.out.ShowSecrets)
 	if err != nil {
 		return err
+	}
+	if o.CaptureFilter != "" && !o.portSet {
+		// -f chose the traffic: its ports need not be --port's default,
+		// so Kafka is recognised by content, as with --detect.
+		dopts.Detect = true
 	}
 	cfg, err := o.captureConfig(dopts)
 	if err != nil {

@@ -554,46 +554,56 @@ func TestLivePermission(t *testing.T) {
 
 // TestLiveUnanswered stops a capture while a request awaits its response:
 // the request is listed as unanswered, as at the end of a capture file.
+// The connection is chosen by --port, or by -f alone (Kafka is then
+// recognised by content).
 func TestLiveUnanswered(t *testing.T) {
-	ln, err := net.Listen("tcp4", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	go func() {
-		c, err := ln.Accept()
-		if err == nil {
-			io.Copy(io.Discard, c) // a broker that never answers
-			c.Close()
-		}
-	}()
-	port := strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
-	r := startLive(t, "live", "-i", "lo", "--port", port)
-	c, err := net.Dial("tcp4", ln.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	// ApiVersions v0 request: length 11, api key 18, version 0,
-	// correlation ID 7, client ID "t".
-	if _, err := c.Write([]byte{0, 0, 0, 11, 0, 18, 0, 0, 0, 0, 0, 7, 0, 1, 't'}); err != nil {
-		t.Fatal(err)
-	}
-	time.Sleep(150 * time.Millisecond)
-	if code := r.stop(t); code != exitOK {
-		t.Fatalf("exit %d:\n%s", code, r.errOut.String())
-	}
-	out := r.out.String()
-	var line string
-	for l := range strings.SplitSeq(out, "\n") {
-		if strings.Contains(l, "ApiVersions v0 corr=7") {
-			line = l
-		}
-	}
-	if !strings.Contains(line, "client=t") || !strings.Contains(strings.ToLower(line), "unanswered") {
-		t.Errorf("no unanswered ApiVersions line in:\n%s", out)
-	}
-	if !strings.Contains(out, "1 unanswered") {
-		t.Errorf("the summary does not count the unanswered request:\n%s", out)
+	for _, by := range []string{"--port", "-f"} {
+		t.Run(by, func(t *testing.T) {
+			ln, err := net.Listen("tcp4", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer ln.Close()
+			go func() {
+				c, err := ln.Accept()
+				if err == nil {
+					io.Copy(io.Discard, c) // a broker that never answers
+					c.Close()
+				}
+			}()
+			port := strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
+			args := []string{"live", "-i", "lo", "--port", port}
+			if by == "-f" {
+				args = []string{"live", "-i", "lo", "-f", "dst port " + port + " or src port " + port}
+			}
+			r := startLive(t, args...)
+			c, err := net.Dial("tcp4", ln.Addr().String())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			// ApiVersions v0 request: length 11, api key 18, version 0,
+			// correlation ID 7, client ID "t".
+			if _, err := c.Write([]byte{0, 0, 0, 11, 0, 18, 0, 0, 0, 0, 0, 7, 0, 1, 't'}); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(150 * time.Millisecond)
+			if code := r.stop(t); code != exitOK {
+				t.Fatalf("exit %d:\n%s", code, r.errOut.String())
+			}
+			out := r.out.String()
+			var line string
+			for l := range strings.SplitSeq(out, "\n") {
+				if strings.Contains(l, "ApiVersions v0 corr=7") {
+					line = l
+				}
+			}
+			if !strings.Contains(line, "client=t") || !strings.Contains(strings.ToLower(line), "unanswered") {
+				t.Errorf("no unanswered ApiVersions line in:\n%s", out)
+			}
+			if !strings.Contains(out, "1 unanswered") {
+				t.Errorf("the summary does not count the unanswered request:\n%s", out)
+			}
+		})
 	}
 }
