@@ -244,7 +244,7 @@ func runLive(ctx context.Context, o *liveOptions, s *ioStreams, color bool) erro
 
 // captureStats writes the capture's own counts, after the summary:
 //
-//	capture: 1200 packets on lo, 0 dropped by the kernel
+//	capture: 1200 packets, 0 dropped by the kernel
 func captureStats(w io.Writer, st live.Stats) error {
 	_, err := fmt.Fprintf(w, "capture: %d packet%s, %d dropped by the kernel", st.Packets, plural(int(st.Packets)), st.Dropped)
 	if err == nil && st.IfDropped > 0 {
