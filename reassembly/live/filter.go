@@ -5,10 +5,10 @@ package live
 // classic BPF program with golang.org/x/net/bpf, which the kernel runs on
 // every packet before it is copied to kwire.
 //
-// To add a primitive: a case in filterParser.primitive, an op below, its code in
-// compiler.gen for both address families, a row in filter_test.go's tables
-// (accepting and rejecting packets), and a word in the help of Config.Filter
-// and in ErrUnsupportedFilter's message.
+// To add a primitive: a case in filterParser.primitive, an op below, its
+// String form, its code in compiler.gen for both address families, rows in
+// filter_test.go's TestFilterMatches (accepting and rejecting packets), and
+// its words in FilterSyntax and isKeyword.
 
 import (
 	"errors"

@@ -11,7 +11,10 @@
 // kernel as classic BPF built with golang.org/x/net/bpf from a subset of
 // tcpdump's syntax (FilterSyntax). On a loopback interface each packet is
 // seen twice, leaving and arriving: the filter drops the leaving copy
-// (PACKET_OUTGOING). No libpcap and no cgo are needed.
+// (PACKET_OUTGOING). No libpcap and no cgo are needed. The kernel filter
+// passes TCP only: over IPv4 (not later fragments, which carry no ports)
+// and over IPv6 without extension headers; VLAN-tagged packets the
+// network card did not untag are not seen.
 //
 // Built with -tags pcap, capture goes through libpcap
 // (github.com/gopacket/gopacket/pcap): this works on macOS and the BSDs
