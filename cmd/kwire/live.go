@@ -55,11 +55,16 @@ works.
 Only the Kafka ports (--port, default 9092) are captured, filtered in the
 kernel so that a busy interface does not drown kwire; --detect captures
 all TCP and recognises Kafka by content; -f sets the capture filter
-yourself (tcpdump syntax). On Linux the default build captures in pure Go
-(AF_PACKET) and its -f understands: ` + live.FilterSyntax + `;
-a build with -tags pcap uses libpcap and takes any tcpdump filter (and
-works on macOS and the BSDs, e.g. -i lo0). On a loopback interface every
-packet is seen once.
+yourself, in tcpdump syntax. On a loopback interface every packet is
+seen once.
+
+On Linux the default build captures in pure Go (AF_PACKET, no libpcap
+needed) and its -f understands a subset of tcpdump's syntax:
+  [tcp] [src|dst] port N, [tcp] [src|dst] portrange N-M,
+  [src|dst] host ADDR, [src|dst] net ADDR/BITS, tcp, ip, ip6,
+  and (&&), or (||), not (!), parentheses
+A build with -tags pcap captures through libpcap: it takes any tcpdump
+filter and works on macOS and the BSDs too (e.g. -i lo0).
 
 With -f and no --port, Kafka is recognised by content (as with --detect)
 in whatever the filter captures.
