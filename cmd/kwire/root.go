@@ -124,6 +124,7 @@ Exit status:
 		newReadCmd(s, g),
 		newStatsCmd(s, g),
 		newVersionsCmd(s, g),
+		newLiveCmd(s, g),
 	)
 	// cobra's own completion command, with an example like every other.
 	root.InitDefaultCompletionCmd()

@@ -102,7 +102,7 @@ func TestHelpAndExamples(t *testing.T) {
 			t.Errorf("%s: no example", c.CommandPath())
 		}
 	}
-	if seen != 8 { // kwire, version, apis, decode, read, stats, versions, completion
-		t.Errorf("checked %d commands, want 8", seen)
+	if seen != 9 { // kwire, version, apis, decode, read, stats, versions, live, completion
+		t.Errorf("checked %d commands, want 9", seen)
 	}
 }
