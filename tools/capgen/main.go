@@ -61,6 +61,11 @@ func scenarios() []scenario {
 }
 
 func main() {
+	// -traffic is a separate mode with flags of its own (traffic.go): live
+	// traffic on loopback for kwire live's tests, without tcpdump.
+	if len(os.Args) > 1 && (os.Args[1] == "-traffic" || os.Args[1] == "--traffic") {
+		os.Exit(trafficMain(os.Args[2:]))
+	}
 	var (
 		out     = flag.String("out", "../../pcaps", "directory for the capture files")
 		only    = flag.String("only", "", "comma-separated scenario names to run (default all)")

@@ -36,12 +36,6 @@ import (
 
 // init dispatches "capgen -traffic ..." before main's flag parsing: the mode
 // has flags of its own and needs no tcpdump.
-func init() {
-	if len(os.Args) > 1 && (os.Args[1] == "-traffic" || os.Args[1] == "--traffic") {
-		os.Exit(trafficMain(os.Args[2:]))
-	}
-}
-
 type trafficConfig struct {
 	port      int
 	duration  time.Duration
