@@ -34,8 +34,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
-// init dispatches "capgen -traffic ..." before main's flag parsing: the mode
-// has flags of its own and needs no tcpdump.
+// trafficConfig holds the -traffic mode's flags.
 type trafficConfig struct {
 	port      int
 	duration  time.Duration
