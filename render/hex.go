@@ -102,10 +102,22 @@ func HexDump(w io.Writer, data []byte, base int) error {
 // prefix of a string, bytes or records value gets its own line; bytes
 // between leaf fields (array counts, struct prefixes, anything the tree
 // leaves unlabelled) get a line labelled with the enclosing field, so every
-// byte of every space appears exactly once. Bytes the decoder produced
-// itself (decompressed record batches, Tree.Spaces[1:]) follow in their own
-// section headed by the space's name, with offsets inside that space.
-// Redacted values show each byte as "**".
+// byte of every space appears exactly once, but for two kinds of span that
+// a line stands for instead of listing them:
+//
+//   - a BYTES value (record key, value, header value, bytes field) longer
+//     than Options.MaxValue (unless negative: no limit) shows its first
+//     MaxValue bytes, then, in the hex column,
+//     "… N more bytes of NAME (offset 0xFIRST – 0xLAST)", the first and
+//     last bytes left out, inclusive;
+//   - a value marked protocol.FlagRedacted (unless Options.ShowSecrets)
+//     is one line at its offset with an empty hex column, labelled
+//     "PATH <redacted>": neither its bytes nor its length are shown (the
+//     next line's offset resumes after it).
+//
+// Bytes the decoder produced itself (decompressed record batches,
+// Tree.Spaces[1:]) follow in their own section headed by the space's name,
+// with offsets inside that space.
 func Hex(w io.Writer, t *protocol.Tree, opts Options) error {
 	if t == nil || len(t.Spaces) == 0 {
 		return nil
@@ -331,7 +343,7 @@ func (h *hexWalker) leaf(n *protocol.Node, path string, red bool) {
 		path = n.Name
 	}
 	other := h.otherSpace(n)
-	if n.Flags&protocol.FlagNull == 0 && start == n.Off {
+	if n.Flags&protocol.FlagNull == 0 && start == n.Off && !red {
 		vlen := -1
 		switch n.Kind {
 		case protocol.KindString:
@@ -362,6 +374,12 @@ func (h *hexWalker) leaf(n *protocol.Node, path string, red bool) {
 		}
 	}
 	lb := append([]byte(nil), path...)
+	if red {
+		// The whole span, length prefix included, on one line without
+		// its bytes (bytes): nothing tells the secret's length.
+		h.bytes(start, end, string(lb)+" "+redacted, true, false)
+		return
+	}
 	switch n.Kind {
 	case protocol.KindStruct:
 		if typeShown(n) {
@@ -385,7 +403,38 @@ func (h *hexWalker) leaf(n *protocol.Node, path string, red bool) {
 	if n.Kind == protocol.KindStruct && n.Len == 0 {
 		lb = append(lb, " (empty)"...)
 	}
+	if cut := n.End() - len(n.Raw) + o.maxValue(); n.Kind == protocol.KindBytes && o.MaxValue >= 0 &&
+		len(n.Raw) > o.maxValue() && start <= cut-o.maxValue() && end == n.End() {
+		// A long value: its first MaxValue bytes, then one line for the rest.
+		h.bytes(start, cut, string(lb), false, false)
+		h.elide(cut, end, n.Name)
+		return
+	}
 	h.bytes(start, end, string(lb), red, false)
+}
+
+// elide writes the line standing for data[start:end) of a value cut at
+// Options.MaxValue, in place of its hex lines:
+//
+//	… 1499744 more bytes of Value (offset 0x140 – 0x16e2bf)
+//
+// in the hex column, the offsets being the first and the last byte left
+// out (inclusive, in the current space).
+func (h *hexWalker) elide(start, end int, name string) {
+	start = min(max(start, h.pos, 0), len(h.data))
+	end = min(max(end, start), len(h.data))
+	if end <= start {
+		return
+	}
+	for range h.width + 2 {
+		h.buf = append(h.buf, ' ')
+	}
+	line := "… " + itoa(int64(end-start)) + " more bytes of " + name +
+		" (offset 0x" + strconv.FormatInt(int64(start), 16) + " – 0x" + strconv.FormatInt(int64(end-1), 16) + ")"
+	h.buf = paint(h.buf, h.o.Color, roleFaint, line)
+	h.buf = append(h.buf, '\n')
+	h.pos = max(h.pos, end)
+	h.flush(false)
 }
 
 // bytes writes the lines for data[start:end), label on the first; an empty
@@ -397,6 +446,22 @@ func (h *hexWalker) bytes(start, end int, label string, masked, faint bool) {
 	start = min(max(start, h.pos, 0), len(h.data))
 	end = min(max(end, start), len(h.data))
 	c := h.o.Color
+	if masked {
+		// A withheld secret: one line at its offset, without its bytes and
+		// without a length, whatever the secret's size.
+		h.buf = paint(h.buf, c, roleOffset, string(appendOffset(nil, start, h.width)))
+		h.buf = append(h.buf, "  "...)
+		h.buf = appendHexColumn(h.buf, nil, false)
+		h.buf = append(h.buf, "  "...)
+		if !strings.HasSuffix(label, redacted) {
+			label += " " + redacted
+		}
+		h.buf = append(h.buf, label...)
+		h.buf = append(h.buf, '\n')
+		h.pos = max(h.pos, end)
+		h.flush(false)
+		return
+	}
 	for off := start; ; off += hexPerLine {
 		stop := min(off+hexPerLine, end)
 		h.buf = paint(h.buf, c, roleOffset, string(appendOffset(nil, off, h.width)))

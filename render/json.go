@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"net/netip"
+	"slices"
 	"strconv"
 	"time"
 	"unicode/utf8"
@@ -74,9 +75,21 @@ type MessageDoc struct {
 	//	   "key", "keySize", "value", "valueSize",
 	//	   "headers": [{"key", "keySize", "value", "valueSize"}]}]}
 	//
-	// (legacy messages: "offset", "messageSize", "crc", "magic",
-	// "attributes", "timestamp", "key", "value", ...), with a partial batch
+	// (legacy messages: "offset" (as on the wire: relative inside a magic 1
+	// wrapper), "messageSize", "crc", "magic", "attributes", "timestamp",
+	// "key", "value", ..., and for a compressed wrapper "messageSet": an
+	// array of its inner messages in this same form), with a partial batch
 	// at the end as {"undecoded": "PartialBatch", "note", "size", "hex"}.
+	// No object repeats a key: undecoded spans inside an object (leftovers,
+	// the rest after a failure) are an array "_undecoded" of such
+	// {"undecoded", ...} objects, and a field the tree holds twice (a tag
+	// repeated on the wire) keeps its first value, the others going to
+	// "_repeated": [{"name", "value"}].
+	// A bytes field holding a withheld secret (SaslAuthenticate authBytes
+	// with a PLAIN password or SCRAM proof; see protocol.SASLToken) is the
+	// base64 of its bytes with each secret replaced by the 10 bytes
+	// "<redacted>" (the whole value when it has no parts), so that neither
+	// the secret nor its length shows; a string secret is "<redacted>".
 	// Keys, values and header values follow Options.Values: text gives a
 	// string when valid UTF-8 and {"base64": "..."} otherwise, hex and
 	// base64 give strings, none gives null; past Options.MaxValue bytes
@@ -290,6 +303,9 @@ func (j *jsonWriter) patch(v any, n *protocol.Node, path string, depth int) any 
 	if depth > 128 || !j.needsPatch(n, 0) {
 		return v
 	}
+	if n.Kind == protocol.KindBytes && n.Flags&protocol.FlagRedacted != 0 {
+		return base64.StdEncoding.EncodeToString(withheldBytes(n, j.o))
+	}
 	if len(n.Children) == 0 && isRedacted(n, j.o) {
 		return redacted
 	}
@@ -328,11 +344,45 @@ func (j *jsonWriter) patch(v any, n *protocol.Node, path string, depth int) any 
 	return v
 }
 
+// withheldBytes returns the bytes of a BYTES node marked
+// protocol.FlagRedacted as the JSON shows them: unchanged with
+// Options.ShowSecrets; otherwise each redacted child's span (a SASL PLAIN
+// password, a SCRAM proof: protocol.SASLToken's parts) is replaced by the
+// 10 bytes "<redacted>", and a redacted node without such children is
+// those 10 bytes alone, so that the output gives no secret's length.
+func withheldBytes(n *protocol.Node, o *Options) []byte {
+	if o.ShowSecrets {
+		return n.Raw
+	}
+	base := n.End() - len(n.Raw)
+	var out []byte
+	pos, found := 0, false
+	for _, c := range n.Children {
+		if c.Flags&protocol.FlagRedacted == 0 || c.Space != n.Space {
+			continue
+		}
+		start, end := c.Off-base, c.End()-base
+		if start < pos || end > len(n.Raw) || end < start {
+			return []byte(redacted) // not inside the value, or overlapping: withhold it all
+		}
+		out = append(out, n.Raw[pos:start]...)
+		out = append(out, redacted...)
+		pos, found = end, true
+	}
+	if !found {
+		return []byte(redacted)
+	}
+	return append(out, n.Raw[pos:]...)
+}
+
 // needsPatch reports whether n is or holds a RECORDS node with decoded
 // batches to type, or a redacted field without children.
 func (j *jsonWriter) needsPatch(n *protocol.Node, depth int) bool {
 	if n.Kind == protocol.KindRecords && j.typedRecords {
 		return len(n.Children) > 0
+	}
+	if n.Kind == protocol.KindBytes && n.Flags&protocol.FlagRedacted != 0 {
+		return true // BodyJSON's masking keeps the secret's length
 	}
 	if len(n.Children) == 0 {
 		return isRedacted(n, j.o)
@@ -388,6 +438,11 @@ func appendJSONString(b []byte, s string) []byte {
 // value appends n's JSON form. batch is the enclosing record batch, rec
 // whether n lies inside a record (bytes then follow Options.Values).
 func (j *jsonWriter) value(b []byte, n *protocol.Node, path string, batch *protocol.Node, rec bool) []byte {
+	if n.Kind == protocol.KindBytes && n.Flags&protocol.FlagRedacted != 0 && n.Flags&protocol.FlagNull == 0 {
+		b = append(b, '"')
+		b = base64.StdEncoding.AppendEncode(b, withheldBytes(n, j.o))
+		return append(b, '"')
+	}
 	if isRedacted(n, j.o) {
 		return appendJSONString(b, redacted)
 	}
@@ -476,15 +531,20 @@ func (j *jsonWriter) addUnknown(n *protocol.Node, path string) {
 // object appends a struct's fields as a JSON object in wire order. Known
 // tagged fields are inlined by name; unknown ones go to j.unknown. A record
 // batch gains "compression" and "partial"; a record gains its absolute
-// "offset" and "timestamp".
+// "offset" and "timestamp". No key appears twice: a compressed legacy
+// message's MessageSet is an array of its inner messages ("messageSet"),
+// the undecoded spans (KindRaw children: leftovers, a failure's rest) are
+// one array ("_undecoded"), and a field the tree holds more than once (a
+// tag repeated on the wire) keeps its first value under its name while the
+// others go to "_repeated" as {"name", "value"} objects.
 func (j *jsonWriter) object(b []byte, n *protocol.Node, path string, batch *protocol.Node, rec bool) []byte {
 	b = append(b, '{')
-	first := true
+	var keys []string
 	key := func(k string) {
-		if !first {
+		if len(keys) > 0 {
 			b = append(b, ',')
 		}
-		first = false
+		keys = append(keys, k)
 		b = appendJSONString(b, k)
 		b = append(b, ':')
 	}
@@ -528,6 +588,7 @@ func (j *jsonWriter) object(b []byte, n *protocol.Node, path string, batch *prot
 			b = appendJSONString(b, t.Note)
 		}
 	}
+	var raws, repeated []*protocol.Node
 	var field func(c *protocol.Node)
 	field = func(c *protocol.Node) {
 		switch c.Kind {
@@ -539,15 +600,22 @@ func (j *jsonWriter) object(b []byte, n *protocol.Node, path string, batch *prot
 		case protocol.KindUnknownTag:
 			return // collected by collectUnknown
 		case protocol.KindRaw:
-			key("_undecoded")
-			b = j.value(b, c, path, batch, rec)
+			raws = append(raws, c)
 			return
 		}
 		k := lowerCamel(c.Name)
 		if typed && batch != nil {
 			k = camelKey(c.Name) // kwire's own record objects
 		}
+		if slices.Contains(keys, k) {
+			repeated = append(repeated, c)
+			return
+		}
 		key(k)
+		if typed && isMessageSet(c) {
+			b = j.messageSet(b, c, joinPath(path, c.Name))
+			return
+		}
 		if rec && c.Kind == protocol.KindBytes && !isRedacted(c, j.o) {
 			if c.Flags&protocol.FlagNull != 0 {
 				b = append(b, "null"...)
@@ -568,7 +636,56 @@ func (j *jsonWriter) object(b []byte, n *protocol.Node, path string, batch *prot
 	for _, c := range n.Children {
 		field(c)
 	}
+	if len(raws) > 0 && !slices.Contains(keys, "_undecoded") {
+		key("_undecoded")
+		b = append(b, '[')
+		for i, c := range raws {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = j.value(b, c, path, batch, rec)
+		}
+		b = append(b, ']')
+	}
+	if len(repeated) > 0 && !slices.Contains(keys, "_repeated") {
+		key("_repeated")
+		b = append(b, '[')
+		for i, c := range repeated {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, `{"name":`...)
+			b = appendJSONString(b, c.Name)
+			b = append(b, `,"value":`...)
+			b = j.value(b, c, joinPath(path, c.Name), batch, rec)
+			b = append(b, '}')
+		}
+		b = append(b, ']')
+	}
 	return append(b, '}')
+}
+
+// isMessageSet reports whether n is the inner message set of a compressed
+// legacy message (protocol/records.go: a KindStruct "MessageSet" whose
+// children are Messages).
+func isMessageSet(n *protocol.Node) bool {
+	return n.Kind == protocol.KindStruct && n.Flags&protocol.FlagNull == 0 &&
+		(n.Type == "MessageSet" || n.Name == "MessageSet")
+}
+
+// messageSet appends a legacy wrapper's inner message set as an array of
+// message objects, in the form of the RECORDS array's legacy entries (a
+// KindRaw child, e.g. a partial message, is an {"undecoded", ...} element
+// as in that array).
+func (j *jsonWriter) messageSet(b []byte, n *protocol.Node, path string) []byte {
+	b = append(b, '[')
+	for i, c := range n.Children {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = j.value(b, c, joinPath(path, "["+strconv.Itoa(i)+"]"), nil, false)
+	}
+	return append(b, ']')
 }
 
 // recordBytes renders a record key, value or header value per

@@ -1,6 +1,7 @@
 package render
 
 import (
+	"strconv"
 	"strings"
 	"time"
 
@@ -51,11 +52,12 @@ func batchRecords(b *protocol.Node) *protocol.Node {
 
 // batchInfo is what the one-line and JSON renderers need from a batch.
 type batchInfo struct {
-	baseOffset int64
-	count      int64 // records, -1 when unknown
+	baseOffset int64 // the first record's (legacy: message's) absolute offset
+	count      int64 // records (legacy: messages), -1 when unknown
 	codec      string
 	bytes      int // the batch's size on the wire
 	partial    bool
+	wrapper    bool // a compressed legacy message: count and baseOffset are its inner messages'
 }
 
 func batchSummary(b *protocol.Node) batchInfo {
@@ -64,6 +66,10 @@ func batchSummary(b *protocol.Node) batchInfo {
 	attrs, _ := intChild(b, "Attributes")
 	bi.codec = CodecName(attrs)
 	bi.partial = b.Flags&protocol.FlagPartial != 0 // partial batches are KindRaw "PartialBatch" nodes in protocol
+	if magic, ok := intChild(b, "Magic"); ok && magic < 2 {
+		bi.legacyMessages(b)
+		return bi
+	}
 	if r := batchRecords(b); r != nil {
 		switch {
 		case r.Kind == protocol.KindArray && r.Int >= 0:
@@ -80,6 +86,71 @@ func batchSummary(b *protocol.Node) batchInfo {
 		}
 	}
 	return bi
+}
+
+// legacyMessages fills in the first absolute offset and the message count
+// of legacy message b (magic 0 or 1; protocol guide "Message Sets"): a
+// message without an inner MessageSet is one message at its own offset; a
+// compressed wrapper counts its inner messages (recursively, for wrappers
+// nested inside), and its first offset is the first inner message's. Inner
+// offsets of a magic 0 wrapper are absolute; those of a magic 1 wrapper are
+// relative and the decoder notes their absolute value ("relative; offset
+// N", protocol/records.go); without that note the wrapper's own offset (the
+// last inner message's, KIP-31) stands in. A wrapper whose payload did not
+// decompress has an unknown count (-1).
+func (bi *batchInfo) legacyMessages(b *protocol.Node) {
+	set := child(b, "MessageSet")
+	if set == nil {
+		if bi.codec == "none" {
+			bi.count = 1
+		}
+		return
+	}
+	bi.wrapper = true
+	first, found := int64(0), false
+	var walk func(set *protocol.Node, depth int) int64
+	walk = func(set *protocol.Node, depth int) int64 {
+		var n int64
+		for _, m := range set.Children {
+			if !isBatch(m) {
+				continue
+			}
+			if inner := child(m, "MessageSet"); inner != nil && depth < 8 {
+				n += walk(inner, depth+1)
+				continue
+			}
+			if !found {
+				first, found = innerOffset(m, bi.baseOffset), true
+			}
+			n++
+		}
+		return n
+	}
+	bi.count = walk(set, 0)
+	if found {
+		bi.baseOffset = first
+	}
+}
+
+// innerOffset returns the absolute offset of inner message m of a legacy
+// wrapper whose own offset is wrapperOffset.
+func innerOffset(m *protocol.Node, wrapperOffset int64) int64 {
+	o := child(m, "Offset")
+	if o == nil || o.Kind != protocol.KindInt {
+		return wrapperOffset
+	}
+	if !strings.HasPrefix(o.Note, "relative") {
+		return o.Int // magic 0: inner offsets are absolute
+	}
+	if rest, ok := strings.CutPrefix(o.Note, "relative; offset "); ok {
+		if end := strings.IndexAny(rest, " ;"); end >= 0 {
+			rest = rest[:end]
+		}
+		if v, err := strconv.ParseInt(rest, 10, 64); err == nil {
+			return v
+		}
+	}
+	return wrapperOffset
 }
 
 // recordPosition returns a v2 record's absolute offset and timestamp (ms
@@ -124,13 +195,28 @@ func batchDescription(b *protocol.Node) string {
 	case !containsFold(b.Name, "batch"):
 		sb.WriteString("record batch ")
 	}
-	sb.WriteString("offset " + itoa(bi.baseOffset))
-	if last, ok := intChild(b, "LastOffsetDelta"); ok && last > 0 {
-		sb.WriteString("-" + itoa(bi.baseOffset+last))
+	switch {
+	case magic < 2:
+		// The message's own Offset (a wrapper's is its last inner
+		// message's), then the inner messages a wrapper holds.
+		off, _ := intChild(b, "Offset")
+		sb.WriteString("offset " + itoa(off))
+		if bi.wrapper && bi.count == 1 {
+			sb.WriteString(", 1 message")
+		} else if bi.wrapper && bi.count >= 0 {
+			sb.WriteString(", " + itoa(bi.count) + " messages")
+		}
+	default:
+		sb.WriteString("offset " + itoa(bi.baseOffset))
+		if last, ok := intChild(b, "LastOffsetDelta"); ok && last > 0 {
+			sb.WriteString("-" + itoa(bi.baseOffset+last))
+		}
 	}
-	if bi.count == 1 {
+	switch {
+	case magic < 2:
+	case bi.count == 1:
 		sb.WriteString(", 1 record")
-	} else if bi.count >= 0 {
+	case bi.count >= 0:
 		sb.WriteString(", " + itoa(bi.count) + " records")
 	}
 	if bi.codec == "none" {

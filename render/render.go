@@ -78,7 +78,8 @@ type Options struct {
 	Values ValueMode
 	// MaxValue is the number of bytes of a string or bytes value shown
 	// before it is cut; 0 means DefaultMaxValue and a negative value means
-	// no limit. The annotated hex dump always shows every byte.
+	// no limit. The annotated hex dump (Hex) shows the first MaxValue
+	// bytes of a longer BYTES value and one line for the rest.
 	MaxValue int
 	// ShowSecrets shows values the decoder marked protocol.FlagRedacted.
 	ShowSecrets bool

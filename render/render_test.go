@@ -2,6 +2,7 @@ package render
 
 import (
 	"bytes"
+	"compress/gzip"
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
@@ -9,6 +10,7 @@ import (
 	"hash/crc32"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -104,19 +106,68 @@ func TestHexDump(t *testing.T) {
 	checkLines(t, render(t, func(b *bytes.Buffer) error { return HexDump(b, nil, 0) }), []string{"00000000"})
 }
 
+// hexSpan is a span of a space that a dump line stands for instead of
+// listing its bytes: an elided long value or a withheld secret.
+type hexSpan struct {
+	off, end int // [off, end) in the space; end -1: up to the end of the space
+	redacted bool
+	line     string
+}
+
+// dumpedSpace is what a dump lists for one space: its bytes in order, with
+// the bytes of elided and redacted spans filled in as zeros and listed in
+// spans.
+type dumpedSpace struct {
+	data  []byte
+	spans []hexSpan
+}
+
+// elisionLine matches the line Hex writes for the rest of a long value.
+var elisionLine = regexp.MustCompile(`^ +… (\d+) more bytes of (\S+) \(offset 0x([0-9a-f]+) – 0x([0-9a-f]+)\)$`)
+
 // parseHex reads an annotated dump back: the bytes listed for each space,
-// in order. Masked bytes ("**") read as 0x2a.
-func parseHex(t *testing.T, dump string) [][]byte {
+// in order. An elision line must start where the listing stands and state
+// a range whose size is its byte count; a redacted line (empty hex column,
+// label ending in "<redacted>") stands for the bytes up to the next line's
+// offset (or the end of the space).
+func parseHex(t *testing.T, dump string) []*dumpedSpace {
 	t.Helper()
-	spaces := [][]byte{nil}
+	spaces := []*dumpedSpace{{}}
+	// close ends an open redacted span at off.
+	close := func(cur *dumpedSpace, off int, l string) {
+		if n := len(cur.spans); n > 0 && cur.spans[n-1].end == -1 {
+			sp := &cur.spans[n-1]
+			if off < sp.off {
+				t.Fatalf("line %q at %#x goes back before the redacted span at %#x", l, off, sp.off)
+			}
+			sp.end = off
+			cur.data = append(cur.data, make([]byte, off-sp.off)...)
+		}
+	}
 	for _, l := range lines(dump) {
+		cur := spaces[len(spaces)-1]
 		switch {
 		case l == "":
 			continue
 		case strings.HasPrefix(l, "-- "):
-			spaces = append(spaces, []byte{})
+			spaces = append(spaces, &dumpedSpace{})
 			continue
 		case strings.HasPrefix(l, "error: "):
+			continue
+		}
+		if m := elisionLine.FindStringSubmatch(l); m != nil {
+			n, _ := strconv.Atoi(m[1])
+			first, _ := strconv.ParseInt(m[3], 16, 64)
+			last, _ := strconv.ParseInt(m[4], 16, 64)
+			close(cur, int(first), l)
+			if int(first) != len(cur.data) {
+				t.Fatalf("elision %q starts at %#x, the dump stands at %#x", l, first, len(cur.data))
+			}
+			if n <= 0 || int(last-first)+1 != n {
+				t.Fatalf("elision %q: range 0x%x–0x%x is not %d bytes", l, first, last, n)
+			}
+			cur.spans = append(cur.spans, hexSpan{off: int(first), end: int(last) + 1, line: l})
+			cur.data = append(cur.data, make([]byte, n)...)
 			continue
 		}
 		sp := strings.IndexByte(l, ' ')
@@ -127,43 +178,98 @@ func parseHex(t *testing.T, dump string) [][]byte {
 		if err != nil {
 			t.Fatalf("bad offset in %q", l)
 		}
-		cur := &spaces[len(spaces)-1]
-		if int(off) != len(*cur) {
-			t.Fatalf("line %q starts at %#x, want %#x (bytes skipped or repeated)", l, off, len(*cur))
+		close(cur, int(off), l)
+		if int(off) != len(cur.data) {
+			t.Fatalf("line %q starts at %#x, want %#x (bytes skipped or repeated)", l, off, len(cur.data))
 		}
 		col := l[sp+2:]
+		label := ""
 		if len(col) > hexColumn {
-			col = col[:hexColumn]
+			col, label = col[:hexColumn], col[hexColumn:]
+		}
+		if strings.TrimSpace(col) == "" && strings.HasSuffix(label, "<redacted>") {
+			cur.spans = append(cur.spans, hexSpan{off: int(off), end: -1, redacted: true, line: l})
+			continue
 		}
 		for f := range strings.FieldsSeq(col) {
 			if f == "**" {
-				*cur = append(*cur, '*')
-				continue
+				t.Fatalf("masked byte in %q: a secret's length shows", l)
 			}
 			v, err := strconv.ParseUint(f, 16, 8)
 			if err != nil || len(f) != 2 {
 				t.Fatalf("bad byte %q in %q", f, l)
 			}
-			*cur = append(*cur, byte(v))
+			cur.data = append(cur.data, byte(v))
 		}
 	}
 	return spaces
 }
 
 // checkCoverage asserts that Hex lists every byte of every space exactly
-// once, in order.
+// once, in order: with no limit and secrets shown, all of them; with the
+// default limit and with a 3-byte limit and secrets withheld, all of them
+// but for elided and redacted spans, each of which must be exactly the
+// rest of a BYTES node's value past the limit, or the span of a node
+// marked redacted.
 func checkCoverage(t *testing.T, name string, tr *protocol.Tree) {
 	t.Helper()
-	dump := render(t, func(b *bytes.Buffer) error { return Hex(b, tr, Options{ShowSecrets: true}) })
-	got := parseHex(t, dump)
-	if len(got) != len(tr.Spaces) {
-		t.Fatalf("%s: %d sections, want %d spaces\n%s", name, len(got), len(tr.Spaces), dump)
-	}
-	for i, sp := range tr.Spaces {
-		if !bytes.Equal(got[i], sp.Data) {
-			t.Fatalf("%s: space %d (%s): dump has\n%x\nwant\n%x\n%s", name, i, sp.Name, got[i], sp.Data, dump)
+	for _, o := range []Options{{ShowSecrets: true, MaxValue: -1}, {}, {MaxValue: 3}} {
+		dump := render(t, func(b *bytes.Buffer) error { return Hex(b, tr, o) })
+		got := parseHex(t, dump)
+		if len(got) != len(tr.Spaces) {
+			t.Fatalf("%s: %d sections, want %d spaces\n%s", name, len(got), len(tr.Spaces), dump)
+		}
+		for i, sp := range tr.Spaces {
+			g := got[i]
+			if n := len(g.spans); n > 0 && g.spans[n-1].end == -1 {
+				g.spans[n-1].end = len(sp.Data) // a redacted span at the end
+				g.data = append(g.data, make([]byte, max(0, len(sp.Data)-g.spans[n-1].off))...)
+			}
+			want := bytes.Clone(sp.Data)
+			for _, s := range g.spans {
+				if o.MaxValue < 0 && o.ShowSecrets {
+					t.Fatalf("%s: with no limit and secrets shown, %q", name, s.line)
+				}
+				if !spanExplained(tr, i, s, &o) {
+					t.Fatalf("%s: space %d: %q stands for [%#x, %#x), which is neither a value past %d bytes nor a secret\n%s",
+						name, i, s.line, s.off, s.end, o.maxValue(), dump)
+				}
+				if s.end <= len(want) {
+					clear(want[s.off:s.end])
+				}
+			}
+			if !bytes.Equal(g.data, want) {
+				t.Fatalf("%s: space %d (%s): dump has\n%x\nwant\n%x\n%s", name, i, sp.Name, g.data, want, dump)
+			}
 		}
 	}
+}
+
+// spanExplained reports whether span s of space sp is the rest of a BYTES
+// value past o's limit (s not redacted) or a node marked redacted.
+func spanExplained(tr *protocol.Tree, sp int, s hexSpan, o *Options) bool {
+	found := false
+	var visit func(n *protocol.Node, depth int)
+	visit = func(n *protocol.Node, depth int) {
+		if found || depth > 200 {
+			return
+		}
+		if n.Space == sp {
+			switch {
+			case s.redacted:
+				found = isRedacted(n, o) && n.Off == s.off && n.End() == s.end
+			case n.Kind == protocol.KindBytes && len(n.Raw) > o.maxValue():
+				found = n.End()-len(n.Raw)+o.maxValue() == s.off && n.End() == s.end
+			}
+		}
+		for _, c := range n.Children {
+			visit(c, depth+1)
+		}
+	}
+	if tr.Root != nil {
+		visit(tr.Root, 0)
+	}
+	return found
 }
 
 func TestHexCoverageHandBuilt(t *testing.T) {
@@ -845,6 +951,33 @@ func TestRedaction(t *testing.T) {
 			}
 		}
 	}
+	// No output gives the secret's length: the dump shows one line for
+	// it, the JSON the fixed marker in place of its bytes.
+	checkCoverage(t, "redacted", trees["decoded"])
+	x := render(t, func(w *bytes.Buffer) error { return Hex(w, trees["decoded"], Options{}) })
+	wantLine := "001a" + strings.Repeat(" ", 2+hexColumn+2) + "SaslAuthenticateRequest.AuthBytes.password <redacted>\n"
+	if strings.Contains(x, "**") || !strings.Contains(x, wantLine) {
+		t.Errorf("Hex: want the line %q and no masked bytes:\n%s", wantLine, x)
+	}
+	for _, tr := range []*protocol.Tree{trees["decoded"], shown} {
+		e := &dissect.Exchange{Kind: dissect.KindUnanswered, APIKey: 36, Request: &dissect.Frame{Tree: tr, Bytes: tr.Spaces[0].Data}}
+		for _, o := range []Options{{}, {ShowSecrets: true}} {
+			var doc struct {
+				Request struct{ Body struct{ AuthBytes []byte } }
+			}
+			js := render(t, func(w *bytes.Buffer) error { return ExchangeJSON(w, e, o) })
+			if err := json.Unmarshal([]byte(js), &doc); err != nil {
+				t.Fatal(err)
+			}
+			want := token // shown: the decoder flagged nothing; ShowSecrets: shown
+			if !o.ShowSecrets && tr != shown {
+				want = "\x00alice\x00<redacted>"
+			}
+			if got := string(doc.Request.Body.AuthBytes); got != want {
+				t.Errorf("ExchangeJSON (ShowSecrets %v): authBytes %q, want %q", o.ShowSecrets, got, want)
+			}
+		}
+	}
 	dec := render(t, func(w *bytes.Buffer) error { return Tree(w, trees["decoded"], Options{}) })
 	if !strings.Contains(dec, `username: "alice"`) {
 		t.Errorf("the username is not a secret:\n%s", dec)
@@ -1052,4 +1185,123 @@ func TestHexBrokenTree(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+}
+
+// legacyMessage returns one magic 1 message at offset off: attributes
+// attrs, timestamp 1700000000000, a null key and value v.
+func legacyMessage(off int64, attrs byte, v []byte) []byte {
+	body := []byte{1, attrs}
+	body = binary.BigEndian.AppendUint64(body, 1700000000000)
+	body = binary.BigEndian.AppendUint32(body, 0xffffffff)
+	body = binary.BigEndian.AppendUint32(body, uint32(len(v)))
+	body = append(body, v...)
+	msg := binary.BigEndian.AppendUint32(nil, crc32.ChecksumIEEE(body))
+	msg = append(msg, body...)
+	out := binary.BigEndian.AppendUint64(nil, uint64(off))
+	out = binary.BigEndian.AppendUint32(out, uint32(len(msg)))
+	return append(out, msg...)
+}
+
+// A compressed legacy wrapper: its inner messages are a JSON array, the
+// summary counts them from the first absolute offset, and the tree says
+// how many it holds.
+func TestLegacyWrapper(t *testing.T) {
+	var inner []byte
+	for i := range 3 {
+		inner = append(inner, legacyMessage(int64(i), 0, []byte{'v', byte('0' + i)})...) // relative offsets 0..2
+	}
+	var z bytes.Buffer
+	zw := gzip.NewWriter(&z)
+	zw.Write(inner)
+	zw.Close()
+	set := legacyMessage(12, 1, z.Bytes()) // the wrapper carries the last absolute offset
+	d := protocol.Decoder{Records: true}
+	tr := d.DecodeRecordBatches(set)
+	checkCoverage(t, "legacy wrapper", tr)
+	// The wrapper's compressed value past 3 bytes is one elision line.
+	x := render(t, func(w *bytes.Buffer) error { return Hex(w, tr, Options{MaxValue: 3}) })
+	val := tr.Root.Children[0].Child("Value")
+	first := val.End() - len(val.Raw) + 3
+	wantLine := fmt.Sprintf("      … %d more bytes of Value (offset 0x%x – 0x%x)\n", len(val.Raw)-3, first, val.End()-1)
+	if !strings.Contains(x, wantLine) {
+		t.Errorf("Hex lacks %q:\n%s", wantLine, x)
+	}
+	w := tr.Root.Children[0]
+	if bi := batchSummary(w); bi.baseOffset != 10 || bi.count != 3 || !bi.wrapper {
+		t.Errorf("batchSummary = offset %d, count %d, wrapper %v; want 10, 3, true", bi.baseOffset, bi.count, bi.wrapper)
+	}
+	if got, want := batchDescription(w), "v1 offset 12, 3 messages, gzip, crc ok"; got != want {
+		t.Errorf("batchDescription = %q, want %q", got, want)
+	}
+	// An uncompressed legacy message is one message at its own offset.
+	if bi := batchSummary(d.DecodeRecordBatches(legacyMessage(7, 0, []byte("x"))).Root.Children[0]); bi.baseOffset != 7 || bi.count != 1 {
+		t.Errorf("uncompressed: offset %d, count %d; want 7, 1", bi.baseOffset, bi.count)
+	}
+
+	j := &jsonWriter{o: &Options{}, typedRecords: true}
+	doc := j.value(nil, tr.Root, "Records", nil, false)
+	if err := checkNoDuplicateKeys(doc); err != nil {
+		t.Fatalf("%v: %s", err, doc)
+	}
+	var got []struct {
+		Compression string
+		Offset      int64
+		MessageSet  []struct {
+			Offset int64
+			Value  string
+		}
+	}
+	if err := json.Unmarshal(doc, &got); err != nil {
+		t.Fatalf("%v: %s", err, doc)
+	}
+	if len(got) != 1 || got[0].Compression != "gzip" || got[0].Offset != 12 || len(got[0].MessageSet) != 3 {
+		t.Fatalf("JSON: %s", doc)
+	}
+	for i, m := range got[0].MessageSet {
+		if m.Offset != int64(i) || m.Value != "v"+strconv.Itoa(i) {
+			t.Errorf("inner message %d: offset %d value %q\n%s", i, m.Offset, m.Value, doc)
+		}
+	}
+}
+
+// checkNoDuplicateKeys walks a JSON text and reports an object key that
+// appears twice in one object.
+func checkNoDuplicateKeys(doc []byte) error {
+	dec := json.NewDecoder(bytes.NewReader(doc))
+	var walk func() error
+	walk = func() error {
+		tok, err := dec.Token()
+		if err != nil {
+			return err
+		}
+		switch tok {
+		case json.Delim('{'):
+			seen := map[string]bool{}
+			for dec.More() {
+				k, err := dec.Token()
+				if err != nil {
+					return err
+				}
+				if seen[k.(string)] {
+					return fmt.Errorf("key %q repeated", k)
+				}
+				seen[k.(string)] = true
+				if err := walk(); err != nil {
+					return err
+				}
+			}
+			_, err = dec.Token()
+			return err
+		case json.Delim('['):
+			for dec.More() {
+				if err := walk(); err != nil {
+					return err
+				}
+			}
+			_, err = dec.Token()
+			return err
+		}
+		return nil
+	}
+	return walk()
 }

@@ -257,11 +257,15 @@ func (tw *treeWriter) leaf(n *protocol.Node, depth int) {
 		tw.buf = paint(tw.buf, o.Color, roleNote, "unknown ")
 		tw.buf = append(tw.buf, "tag "...)
 		tw.buf = strconv.AppendInt(tw.buf, n.Int, 10)
-		tw.buf = append(tw.buf, ", "...)
-		tw.buf = strconv.AppendInt(tw.buf, int64(len(n.Raw)), 10)
-		tw.buf = append(tw.buf, " bytes at 0x"...)
-		tw.buf = strconv.AppendInt(tw.buf, int64(n.Off), 16)
-		if !isRedacted(n, o) {
+		if isRedacted(n, o) {
+			tw.buf = append(tw.buf, " at 0x"...)
+			tw.buf = strconv.AppendInt(tw.buf, int64(n.Off), 16)
+			tw.buf = append(tw.buf, ": "+redacted...) // no length either
+		} else {
+			tw.buf = append(tw.buf, ", "...)
+			tw.buf = strconv.AppendInt(tw.buf, int64(len(n.Raw)), 10)
+			tw.buf = append(tw.buf, " bytes at 0x"...)
+			tw.buf = strconv.AppendInt(tw.buf, int64(n.Off), 16)
 			tw.buf = append(tw.buf, ": "...)
 			tw.buf = appendBytesValue(tw.buf, n.Raw, ValuesHex, o.maxValue())
 		}
