@@ -209,11 +209,12 @@ func joinPath(path, name string) string {
 }
 
 // childPath returns the path of c, the i-th child of n: batches in a
-// RECORDS field are numbered ("Records.RecordBatch[1]") since they share
-// a name.
+// RECORDS field and the inner messages of a legacy wrapper's MessageSet
+// are numbered ("Records.RecordBatch[1]", "MessageSet.Message[2]") since
+// they share a name.
 func childPath(path string, n, c *protocol.Node, i int) string {
 	switch {
-	case n.Kind == protocol.KindRecords && c.Name != "" && c.Name[0] != '[':
+	case (n.Kind == protocol.KindRecords || isMessageSet(n)) && c.Name != "" && c.Name[0] != '[':
 		return joinPath(path, c.Name+"["+strconv.Itoa(i)+"]")
 	case n.Kind == protocol.KindTaggedFields:
 		// A tagged field is a field of the struct, not of its buffer.

@@ -1226,6 +1226,9 @@ func TestLegacyWrapper(t *testing.T) {
 	if !strings.Contains(x, wantLine) {
 		t.Errorf("Hex lacks %q:\n%s", wantLine, x)
 	}
+	if !strings.Contains(x, "  Message[0].MessageSet.Message[2].Value \"v2\"\n") {
+		t.Errorf("Hex: inner messages not numbered:\n%s", x)
+	}
 	w := tr.Root.Children[0]
 	if bi := batchSummary(w); bi.baseOffset != 10 || bi.count != 3 || !bi.wrapper {
 		t.Errorf("batchSummary = offset %d, count %d, wrapper %v; want 10, 3, true", bi.baseOffset, bi.count, bi.wrapper)
