@@ -37,6 +37,12 @@ type Decoder struct {
 	// decoded tree (one frame) may inflate to together, so a frame of many
 	// small bombs cannot exhaust memory; 0 means DefaultMaxDecompressed.
 	MaxDecompressed int64
+	// MaxNodes caps the nodes of one decoded tree (one frame), record
+	// batches and records included; 0 means DefaultMaxNodes. Past it the
+	// rest of the input stays raw (ErrTooManyNodes), so that a small
+	// frame of millions of empty records or array elements — or a
+	// compressed batch of them — cannot exhaust memory.
+	MaxNodes int
 	// ShowSecrets keeps SASL passwords and SCRAM proofs visible; by default
 	// they are marked FlagRedacted.
 	ShowSecrets bool
@@ -49,6 +55,21 @@ type Decoder struct {
 
 // DefaultMaxDecompressed is the default cap on one frame's decompressed bytes (256 MiB).
 const DefaultMaxDecompressed = 256 << 20
+
+// DefaultMaxNodes is the default cap on one tree's nodes: 2^20 nodes of
+// about 170 bytes each (plus a child pointer) bound a tree to about
+// 190 MB. It is far above real frames: a 1 MB record batch of 100-byte
+// records makes about 80,000 nodes (8 per record), a 50 MB Fetch response
+// (fetch.max.bytes' default) of 1 KB records about 400,000.
+const DefaultMaxNodes = 1 << 20
+
+// maxNodes returns the node cap in effect.
+func (d *Decoder) maxNodes() int {
+	if d.MaxNodes < 1 {
+		return DefaultMaxNodes
+	}
+	return d.MaxNodes
+}
 
 // RequestHeader holds the request header fields needed to pair and label a
 // request (Kafka protocol guide, "Request Header v0/v1/v2").

@@ -7,14 +7,15 @@ import (
 
 // Sentinel causes of a DecodeError, tested with errors.Is.
 var (
-	ErrShort       = errors.New("not enough bytes")              // a fixed-size value runs past the end
-	ErrLength      = errors.New("length exceeds the bytes left") // a length or count claims more than remains
-	ErrNegative    = errors.New("invalid negative length")       // a negative length where null is not allowed
-	ErrVarint      = errors.New("malformed varint")              // overlong or unterminated varint
-	ErrUnknownAPI  = errors.New("unknown API key")
-	ErrUnknownVers = errors.New("unknown API version")
-	ErrLeftover    = errors.New("bytes left over after the message")
-	ErrTooDeep     = errors.New("nesting too deep")
+	ErrShort        = errors.New("not enough bytes")              // a fixed-size value runs past the end
+	ErrLength       = errors.New("length exceeds the bytes left") // a length or count claims more than remains
+	ErrNegative     = errors.New("invalid negative length")       // a negative length where null is not allowed
+	ErrVarint       = errors.New("malformed varint")              // overlong or unterminated varint
+	ErrUnknownAPI   = errors.New("unknown API key")
+	ErrUnknownVers  = errors.New("unknown API version")
+	ErrLeftover     = errors.New("bytes left over after the message")
+	ErrTooDeep      = errors.New("nesting too deep")
+	ErrTooManyNodes = errors.New("too many fields to decode") // Decoder.MaxNodes reached; the rest stays raw
 )
 
 // DecodeError locates a decoding failure: Off is the byte offset in the
@@ -34,3 +35,12 @@ func (e *DecodeError) Error() string {
 }
 
 func (e *DecodeError) Unwrap() error { return e.Err }
+
+// nodeLimitError is ErrTooManyNodes with the cap spelled out.
+type nodeLimitError struct{ max int }
+
+func (e nodeLimitError) Error() string {
+	return fmt.Sprintf("more than %d fields in one frame (the decoder's node cap)", e.max)
+}
+
+func (e nodeLimitError) Unwrap() error { return ErrTooManyNodes }

@@ -78,8 +78,14 @@ func (ip *interp) reset(d *Decoder, b []byte, spaceName string) {
 
 // newNode returns a zeroed node from the interpreter's slab. Nodes are
 // allocated in growing chunks, so a tree costs a few allocations, not one
-// per node.
+// per node. The node that passes the tree's cap (Decoder.MaxNodes) fails
+// the reader, so decoding stops there as after any error and the rest of
+// the input becomes an "undecoded" node; the few nodes made after that
+// only describe the failure.
 func (ip *interp) newNode() *Node {
+	if ip.t.nodes++; ip.t.nodes > ip.d.maxNodes() && ip.r.err == nil {
+		ip.r.Fail(ip.r.off, nodeLimitError{ip.d.maxNodes()})
+	}
 	if len(ip.slab) == cap(ip.slab) {
 		size := 2 * cap(ip.slab)
 		size = max(16, min(size, 512))

@@ -94,4 +94,6 @@ type Tree struct {
 	// Err is the first decoding error, or nil. When set, Root holds what was
 	// decoded before it and a KindRaw node for the rest.
 	Err *DecodeError
+
+	nodes int // nodes made for this tree so far, checked against Decoder.MaxNodes
 }

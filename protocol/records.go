@@ -173,10 +173,15 @@ func (bd *batchDecoder) add(parent *Node, v Node) *Node {
 		bd.slab = make([]Node, 0, max(16, min(2*cap(bd.slab), 512)))
 	}
 	bd.slab = append(bd.slab, v)
+	bd.t.nodes++
 	n := &bd.slab[len(bd.slab)-1]
 	parent.Children = append(parent.Children, n)
 	return n
 }
+
+// full reports whether the tree has reached the decoder's node cap
+// (Decoder.MaxNodes): callers then leave the rest of their bytes raw.
+func (bd *batchDecoder) full() bool { return bd.t.nodes >= bd.d.maxNodes() }
 
 // children returns an empty child slice of capacity n carved from a shared
 // chunk; appending past n reallocates as usual.
@@ -209,6 +214,10 @@ type wrapper struct {
 func (bd *batchDecoder) set(parent *Node, space, off, end, depth int, w *wrapper) {
 	data := bd.t.Spaces[space].Data
 	for off < end {
+		if bd.full() {
+			bd.raw(parent, nameUndecoded, space, off, end, FlagError, nodeLimitError{bd.d.maxNodes()}.Error())
+			return
+		}
 		left := end - off
 		size := int64(-1)
 		if left >= logOverhead {
@@ -469,6 +478,12 @@ func (bd *batchDecoder) records(recs *Node, space, off, end, count int, ctx reco
 	r := &bd.r
 	recs.Children = make([]*Node, 0, min(count, (end-off)/minRecordLen))
 	for i := 0; i < count; i++ {
+		if bd.full() && off < end {
+			recs.Flags |= FlagError
+			recs.Note = joinNote(recs.Note, fmt.Sprintf("records %d to %d not decoded: %v", i, count-1, nodeLimitError{bd.d.maxNodes()}))
+			bd.raw(recs, nameUndecoded, space, off, end, FlagError, "")
+			return
+		}
 		if off >= end {
 			recs.Flags |= FlagTruncated | FlagError
 			recs.Note = joinNote(recs.Note, fmt.Sprintf("only %d of %d records present", i, count))
@@ -544,6 +559,10 @@ func (bd *batchDecoder) record(recs *Node, space, i, end int, ctx recordContext)
 		hs := bd.add(rec, Node{Name: "Headers", Type: "[]Header", Kind: KindArray, Space: space, Off: o, Int: int64(nh)})
 		hs.Children = bd.children(int(nh))
 		for j := 0; j < int(nh) && r.Err() == nil; j++ {
+			if bd.full() {
+				r.Fail(r.Offset(), nodeLimitError{bd.d.maxNodes()})
+				break
+			}
 			h := bd.add(hs, Node{Name: indexName(j), Type: "Header", Kind: KindStruct, Space: space, Off: r.Offset()})
 			h.Children = bd.children(2)
 			if k := bd.varBytes(h, "Key", space); k != nil && k.Flags&FlagNull != 0 {
@@ -648,6 +667,7 @@ func (bd *batchDecoder) control(key, value *Node) {
 	}
 	if LookupName(vt, ver) != nil {
 		st := bd.d.DecodeStruct(vt, ver, body)
+		bd.t.nodes += st.nodes
 		for _, c := range st.Root.Children {
 			rebase(c, value.Space, bodyOff)
 			value.Children = append(value.Children, c)
