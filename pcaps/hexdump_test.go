@@ -8,6 +8,7 @@ package pcaps
 
 import (
 	"encoding/hex"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -20,6 +21,25 @@ type hexSection struct {
 	data     []byte
 	withheld []bool // bytes shown as "**" (a redacted secret)
 	err      string // the first inconsistency in the dump itself
+	gap      int    // offset of a redacted line not yet closed by the next line, -1 none
+}
+
+// elision matches the line -x writes for the rest of a value past
+// --max-value.
+var elision = regexp.MustCompile(`^ +… (\d+) more bytes of \S+ \(offset 0x([0-9a-f]+) – 0x([0-9a-f]+)\)$`)
+
+// closeGap ends an open redacted span at off: its bytes count as withheld.
+func closeGap(s *hexSection, off int) {
+	if s == nil || s.gap < 0 {
+		return
+	}
+	if off < s.gap && s.err == "" {
+		s.err = "line at offset " + strconv.Itoa(off) + " before the redacted span at " + strconv.Itoa(s.gap)
+	}
+	for len(s.data) < off {
+		s.data, s.withheld = append(s.data, 0), append(s.withheld, true)
+	}
+	s.gap = -1
 }
 
 // parseHexDump reads -x output. Dump lines are "    OFFSET  HEX…  NOTE"
@@ -37,7 +57,7 @@ func parseHexDump(out string) []*hexSection {
 			exchange, cur, inFrame = exchangeKey(line), nil, false
 			continue
 		case strings.HasPrefix(line, "  request, packet") || strings.HasPrefix(line, "  response, packet"):
-			cur = &hexSection{exchange: exchange, what: strings.Fields(line)[0][:len(strings.Fields(line)[0])-1]}
+			cur = &hexSection{gap: -1, exchange: exchange, what: strings.Fields(line)[0][:len(strings.Fields(line)[0])-1]}
 			secs = append(secs, cur)
 			inFrame = true
 			continue
@@ -46,6 +66,27 @@ func parseHexDump(out string) []*hexSection {
 			continue
 		}
 		if cur == nil || !inFrame || !strings.HasPrefix(line, "    ") {
+			continue
+		}
+		if m := elision.FindStringSubmatch(line); m != nil {
+			// "… N more bytes of NAME (offset 0xFIRST – 0xLAST)": a value
+			// cut at --max-value; the line states the range it stands for.
+			n, _ := strconv.Atoi(m[1])
+			first, _ := strconv.ParseInt(m[2], 16, 64)
+			last, _ := strconv.ParseInt(m[3], 16, 64)
+			closeGap(cur, int(first))
+			switch {
+			case cur.err != "":
+			case first != int64(len(cur.data)):
+				cur.err = "elision at 0x" + m[2] + " after 0x" + strconv.FormatInt(int64(len(cur.data)), 16) + " bytes"
+			case n <= 0 || last-first+1 != int64(n):
+				cur.err = "elision of " + m[1] + " bytes over 0x" + m[2] + "–0x" + m[3]
+			}
+			cur.data = append(cur.data, make([]byte, n)...)
+			cur.withheld = append(cur.withheld, make([]bool, n)...)
+			for i := len(cur.withheld) - n; i < len(cur.withheld); i++ {
+				cur.withheld[i] = true
+			}
 			continue
 		}
 		rest := line[4:]
@@ -57,9 +98,19 @@ func parseHexDump(out string) []*hexSection {
 		if err != nil || !strings.HasPrefix(rest[sp:], "  ") {
 			continue // a line of the tree, not of the dump
 		}
-		area := rest[sp+2:]
+		closeGap(cur, int(off))
+		area, label := rest[sp+2:], ""
 		if len(area) > 49 {
-			area = area[:49]
+			area, label = area[:49], area[49:]
+		}
+		if strings.TrimSpace(area) == "" && strings.HasSuffix(label, "<redacted>") {
+			// A withheld secret: no bytes and no length; the next line
+			// resumes after it.
+			if off != int64(len(cur.data)) && cur.err == "" {
+				cur.err = "redacted line at offset 0x" + rest[:sp] + " after 0x" + strconv.FormatInt(int64(len(cur.data)), 16) + " bytes"
+			}
+			cur.gap = int(off)
+			continue
 		}
 		var b []byte
 		var w []bool
@@ -122,6 +173,7 @@ func TestHexDumpBytes(t *testing.T) {
 				}
 				label := s.exchange + " " + s.what
 				want, ok := frames[label]
+				closeGap(s, len(want)) // a redacted span ending the frame
 				switch {
 				case !ok:
 					t.Errorf("%s: the independent reading has no such frame", label)

@@ -122,7 +122,7 @@ func legacyLineJSON(m any, indent string) []string {
 	line += fmt.Sprintf(" crc %s key %s value %s", oStr(m, "crc"), oStr(m, "key"), oStr(m, "value"))
 	out := []string{line}
 	set, _ := get(m, "messageSet")
-	_, inner := get(set, "message")
+	inner, _ := set.([]any) // a compressed wrapper's inner messages
 	for _, im := range inner {
 		out = append(out, legacyLineJSON(im, indent+"  ")...)
 	}
