@@ -59,8 +59,10 @@ type MessageDoc struct {
 	Header json.RawMessage `json:"header"`
 	// Body is the message body in JsonConverter form (protocol.BodyJSON:
 	// field names with the first letter lower-cased, int64 as numbers,
-	// UUIDs base64url, bytes base64, tagged fields by name, null as null),
-	// null when not decoded, except that a decoded RECORDS field is an
+	// UUIDs base64url, bytes base64, tagged fields by name, null as null);
+	// for a frame that was not decoded (cut by a gap or the end of the
+	// capture) {"undecoded": "frame", "note": "not decoded", "size", "hex"}
+	// with the bytes captured; except that a decoded RECORDS field is an
 	// array with one object per batch or legacy message:
 	//
 	//	{"compression": "none|gzip|snappy|lz4|zstd",
@@ -187,6 +189,11 @@ func messageDoc(f *dissect.Frame, o *Options) *MessageDoc {
 		UnknownTaggedFields: []UnknownTagDoc{},
 	}
 	if f.Tree == nil {
+		// Not decoded (cut by a gap or the end of the capture): the bytes
+		// captured, so that nothing is lost.
+		if len(f.Bytes) > 0 {
+			m.Body = json.RawMessage(undecodedJSON(nil, "frame", "not decoded", f.Bytes))
+		}
 		return m
 	}
 	j := &jsonWriter{o: o, typedRecords: true}
@@ -326,9 +333,16 @@ func (j *jsonWriter) patch(v any, n *protocol.Node, path string, depth int) any 
 		if !ok {
 			return v
 		}
+		var raws []any
 		for _, c := range n.Children {
 			if c.Kind == protocol.KindTaggedFields {
 				obj, _ = j.patch(obj, c, path, depth+1).(protocol.Object)
+				continue
+			}
+			if c.Kind == protocol.KindRaw {
+				// Leftovers and the rest after a failure, which BodyJSON
+				// leaves out: one "_undecoded" array, as object does.
+				raws = append(raws, json.RawMessage(j.value(nil, c, path, nil, false)))
 				continue
 			}
 			key := lowerCamel(c.Name)
@@ -338,6 +352,9 @@ func (j *jsonWriter) patch(v any, n *protocol.Node, path string, depth int) any 
 					break
 				}
 			}
+		}
+		if len(raws) > 0 {
+			obj = append(obj, protocol.Member{Key: "_undecoded", Value: raws})
 		}
 		return obj
 	}
@@ -376,8 +393,12 @@ func withheldBytes(n *protocol.Node, o *Options) []byte {
 }
 
 // needsPatch reports whether n is or holds a RECORDS node with decoded
-// batches to type, or a redacted field without children.
+// batches to type, a redacted field without children, or an undecoded span
+// (which BodyJSON leaves out).
 func (j *jsonWriter) needsPatch(n *protocol.Node, depth int) bool {
+	if n.Kind == protocol.KindRaw {
+		return true
+	}
 	if n.Kind == protocol.KindRecords && j.typedRecords {
 		return len(n.Children) > 0
 	}
@@ -508,16 +529,22 @@ func (j *jsonWriter) value(b []byte, n *protocol.Node, path string, batch *proto
 	}
 	// KindRaw (a partial batch, bytes not decoded) and anything unforeseen:
 	// what it is and its bytes, so nothing is lost.
+	return undecodedJSON(b, n.Name, n.Note, n.Raw)
+}
+
+// undecodedJSON appends {"undecoded": name, "note": note, "size", "hex"}
+// ("note" left out when empty).
+func undecodedJSON(b []byte, name, note string, raw []byte) []byte {
 	b = append(b, `{"undecoded":`...)
-	b = appendJSONString(b, n.Name)
-	if n.Note != "" {
+	b = appendJSONString(b, name)
+	if note != "" {
 		b = append(b, `,"note":`...)
-		b = appendJSONString(b, n.Note)
+		b = appendJSONString(b, note)
 	}
 	b = append(b, `,"size":`...)
-	b = strconv.AppendInt(b, int64(len(n.Raw)), 10)
+	b = strconv.AppendInt(b, int64(len(raw)), 10)
 	b = append(b, `,"hex":"`...)
-	b = hex.AppendEncode(b, n.Raw)
+	b = hex.AppendEncode(b, raw)
 	return append(b, `"}`...)
 }
 
