@@ -47,6 +47,21 @@ func (c *conn) request(fr *Frame) {
 	}
 	d.sum.Requests++
 	h, err := protocol.ParseRequestHeader(b[4:])
+	if err != nil && len(b) >= 12 {
+		// The key, version and correlation ID were read; the client id or
+		// the tagged fields were not (e.g. an unknown version whose header
+		// version was guessed wrong). The response can still pair: a
+		// request left unregistered would make it an orphan, "not
+		// captured", which it was.
+		notes := []string{"request header does not parse: " + err.Error()}
+		if d.wantDecode(h.APIKey, h.APIVersion) {
+			fr.Tree = d.opts.Decoder.DecodeRequest(b)
+			d.count(fr.Tree)
+			notes = nil // the tree's error says it, with frame offsets
+		}
+		c.register(fr, h, notes, false)
+		return
+	}
 	if err != nil {
 		cl, br := c.addrs()
 		ex := &Exchange{Conn: c.c, Client: cl, Broker: br, Kind: KindUnanswered, APIKey: h.APIKey, APIVersion: h.APIVersion,
