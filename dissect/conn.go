@@ -463,6 +463,7 @@ func (c *conn) close(reason string, t time.Time) {
 		default:
 			ex.Notes = append(ex.Notes, "connection closed with no response")
 		}
+		pend[i] = nil // the sink may drop ex (and its decoded trees) now
 		c.d.emit(ex)
 	}
 	c.d.event(&Event{Kind: EventClose, Conn: c.c, Time: t, Detail: reason})

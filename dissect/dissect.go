@@ -191,6 +191,9 @@ func (d *Dissector) event(e *Event) {
 }
 
 func (d *Dissector) emit(ex *Exchange) {
+	if f := ex.Request; f != nil && f.lazy.set {
+		d.finishRequest(f)
+	}
 	d.sum.Exchanges++
 	switch ex.Kind {
 	case KindPaired:

@@ -24,6 +24,10 @@ type Frame struct {
 	// Tree is the decoded frame (length, header, body), or nil when the
 	// frame was not decoded (e.g. filtered out before decoding).
 	Tree *protocol.Tree
+
+	// lazy, when set, says the request frame is still to be decoded (and
+	// masked): the Dissector does it just before its exchange is emitted.
+	lazy lazyRequest
 }
 
 // Size returns the frame's size in bytes, length prefix included.

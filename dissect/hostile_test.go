@@ -3,6 +3,8 @@ package dissect
 import (
 	"testing"
 
+	"github.com/kwire/kwire/protocol"
+
 	"github.com/kwire/kwire/reassembly"
 )
 
@@ -30,5 +32,45 @@ func TestUnparsableHeaderStillPairs(t *testing.T) {
 	}
 	if e.ClientID != "kwire" {
 		t.Errorf("client id %q", e.ClientID)
+	}
+}
+
+// Pending requests hold their bytes, not their decoded trees: a request is
+// decoded when its exchange is emitted, so that many pipelined requests
+// whose records inflate a hundredfold (or that are bombs up to the
+// decoder's caps) do not all sit in memory as trees at once.
+func TestPendingRequestsNotDecoded(t *testing.T) {
+	r := newRig(t, Options{Decoder: protocol.Decoder{Records: true}}, true)
+	req := frame(t, apiVersionsV3Req) // correlation ID 1
+	for corr := byte(1); corr <= 3; corr++ {
+		b := append([]byte(nil), req...)
+		b[11] = corr
+		r.client(b)
+	}
+	pending := r.d.conns[r.c].pending
+	if len(pending) != 3 {
+		t.Fatalf("%d pending", len(pending))
+	}
+	for _, p := range pending {
+		if p.Request.Tree != nil {
+			t.Fatalf("pending request %d already decoded", p.CorrelationID)
+		}
+	}
+	resp := frame(t, apiVersionsV3Resp)
+	r.broker(resp)
+	r.d.Close(r.c, reassembly.CloseFIN, pktTime(9))
+	if len(r.sink.ex) != 3 {
+		t.Fatalf("kinds %v", r.sink.kinds())
+	}
+	wantExchange(t, r.sink.ex[0], KindPaired, 18, 3, 1)
+	wantExchange(t, r.sink.ex[2], KindUnanswered, 18, 3, 3)
+	for _, e := range r.sink.ex {
+		tr := e.Request.Tree
+		if tr == nil || tr.Err != nil || e.Request.lazy.set {
+			t.Fatalf("request %d emitted undecoded (tree %v)", e.CorrelationID, tr)
+		}
+		if _, h, _ := protocol.FrameParts(tr.Root); h.Child("CorrelationId").Int != int64(e.CorrelationID) {
+			t.Errorf("request %d: tree of another frame", e.CorrelationID)
+		}
 	}
 }

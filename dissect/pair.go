@@ -86,19 +86,11 @@ func (c *conn) request(fr *Frame) {
 			break
 		}
 	}
-	if d.wantDecode(h.APIKey, h.APIVersion) {
-		dec := &d.opts.Decoder
-		if h.APIKey == keySaslAuthenticate && c.mech != "" && dec.SASLMechanism == "" {
-			dd := *dec
-			dd.SASLMechanism = c.mech
-			dec = &dd
-		}
-		fr.Tree = dec.DecodeRequest(b)
-		d.count(fr.Tree)
-	}
-	if h.APIKey == keySaslAuthenticate && !d.opts.Decoder.ShowSecrets {
-		maskAuthBytes(b, h, c.mech)
-	}
+	// The request is decoded when its exchange is emitted, not now: a
+	// pending request then holds its bytes only, not a tree that can be
+	// hundreds of times larger (decompressed records and their nodes), so
+	// that many pipelined requests cannot exhaust memory.
+	fr.lazy = lazyRequest{set: true, h: h, mech: c.mech}
 	if h.APIKey == keyProduce {
 		if acks, ok := produceAcks(b, h); ok && acks == 0 {
 			cl, br := c.addrs()
@@ -110,6 +102,34 @@ func (c *conn) request(fr *Frame) {
 		}
 	}
 	c.register(fr, h, notes, true)
+}
+
+// lazyRequest is what decoding a request frame later needs.
+type lazyRequest struct {
+	set  bool
+	h    protocol.RequestHeader
+	mech string // the connection's SASL mechanism when the request arrived
+}
+
+// finishRequest decodes (and masks) a request frame registered with a
+// lazyRequest; emit calls it just before the exchange goes to the sink.
+func (d *Dissector) finishRequest(fr *Frame) {
+	l := fr.lazy
+	fr.lazy = lazyRequest{}
+	h, b := l.h, fr.Bytes
+	if d.wantDecode(h.APIKey, h.APIVersion) {
+		dec := &d.opts.Decoder
+		if h.APIKey == keySaslAuthenticate && l.mech != "" && dec.SASLMechanism == "" {
+			dd := *dec
+			dd.SASLMechanism = l.mech
+			dec = &dd
+		}
+		fr.Tree = dec.DecodeRequest(b)
+		d.count(fr.Tree)
+	}
+	if h.APIKey == keySaslAuthenticate && !d.opts.Decoder.ShowSecrets {
+		maskAuthBytes(b, h, l.mech)
+	}
 }
 
 // register adds a request to the pending queue, evicting the oldest past
