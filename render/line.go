@@ -162,8 +162,17 @@ func appendNotesList(b []byte, e *dissect.Exchange, o *Options) []byte {
 		b = paint(b, o.Color, r, s)
 	}
 	for _, f := range [...]*dissect.Frame{e.Request, e.Response} {
-		if f != nil && f.Tree != nil && f.Tree.Err != nil {
+		switch {
+		case f == nil || f.Tree == nil:
+		case f.Tree.Err != nil:
 			add(roleError, "decode error: "+f.Tree.Err.Error())
+		default:
+			// Record batches report their problems on their nodes, not
+			// in Tree.Err (a corrupt or oversized compressed batch, a bad
+			// CRC, records past the node cap): name the first.
+			if n := firstFlaggedError(f.Tree.Root, 0); n != nil {
+				add(roleError, "record error: "+n.Name+": "+n.Note)
+			}
 		}
 	}
 	for _, s := range e.Notes {
@@ -173,6 +182,23 @@ func appendNotesList(b []byte, e *dissect.Exchange, o *Options) []byte {
 		b = append(b, ']')
 	}
 	return b
+}
+
+// firstFlaggedError returns the first node under n, depth first, marked
+// protocol.FlagError with a note saying why, or nil.
+func firstFlaggedError(n *protocol.Node, depth int) *protocol.Node {
+	if n == nil || depth > 128 {
+		return nil
+	}
+	if n.Flags&protocol.FlagError != 0 && n.Note != "" {
+		return n
+	}
+	for _, c := range n.Children {
+		if f := firstFlaggedError(c, depth+1); f != nil {
+			return f
+		}
+	}
+	return nil
 }
 
 // appendSizes appends "REQ/RESP" frame sizes in bytes, "-" for a missing side.

@@ -2,7 +2,10 @@ package render
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
+	"hash/crc32"
+	"strings"
 	"testing"
 
 	"github.com/kwire/kwire/dissect"
@@ -74,5 +77,41 @@ func TestJSONKeepsUndecodedBytes(t *testing.T) {
 	}
 	if u := undecodedOf(t, td.Body); len(u) != 1 || u[0]["hex"] != "dead" || u[0]["undecoded"] != "leftover" {
 		t.Fatalf("TreeJSON body %s", td.Body)
+	}
+}
+
+// A record batch that cannot be decoded (here gzip data that is not gzip)
+// leaves Tree.Err nil, the decoder annotating the batch instead: the line
+// still says so, rather than showing the batch as if it were fine.
+func TestLineRecordError(t *testing.T) {
+	// Record batch, magic 2, attributes 1 (gzip), 1 record, whose 8
+	// "compressed" bytes are not gzip.
+	var batch []byte
+	body := mustHex(t, "0001"+"00000000"+"0000000000000000"+"0000000000000000"+
+		"ffffffffffffffff"+"ffff"+"ffffffff"+"00000001"+"0102030405060708")
+	batch = binary.BigEndian.AppendUint64(batch, 0)                   // BaseOffset
+	batch = binary.BigEndian.AppendUint32(batch, uint32(9+len(body))) // BatchLength
+	batch = binary.BigEndian.AppendUint32(batch, 0)                   // PartitionLeaderEpoch
+	batch = append(batch, 2)                                          // Magic
+	batch = binary.BigEndian.AppendUint32(batch, crc32.Checksum(body, crc32.MakeTable(crc32.Castagnoli)))
+	batch = append(batch, body...)
+	// ProduceRequest v3: TransactionalId null, Acks 1, TimeoutMs 1000,
+	// one topic "t", partition 0, the batch.
+	var b []byte
+	b = append(b, 0, 0, 0, 0, 0, 0, 0, 3, 0, 0, 0, 9, 0, 1, 'k') // length (set below), Produce v3, corr 9, client "k"
+	b = append(b, mustHex(t, "ffff"+"0001"+"000003e8"+"00000001"+"000174"+"00000001"+"00000000")...)
+	b = binary.BigEndian.AppendUint32(b, uint32(len(batch)))
+	b = append(b, batch...)
+	binary.BigEndian.PutUint32(b, uint32(len(b)-4))
+
+	tr := (&protocol.Decoder{Records: true}).DecodeRequest(b)
+	if tr.Err != nil {
+		t.Fatalf("Tree.Err %v: the test wants a record-level error only", tr.Err)
+	}
+	e := &dissect.Exchange{Kind: dissect.KindUnanswered, APIKey: 0, APIVersion: 3, CorrelationID: 9,
+		Request: &dissect.Frame{Tree: tr, Bytes: b}}
+	line := render(t, func(w *bytes.Buffer) error { return Line(w, e, Options{}) })
+	if !strings.Contains(line, "[record error: Records: corrupt compressed data: gzip") {
+		t.Errorf("line does not name the record error: %s", line)
 	}
 }
