@@ -190,7 +190,18 @@ func batchNode(t *protocol.Tree, b *protocol.Node, bi *BatchInfo) {
 	if recs == nil {
 		return
 	}
-	bi.Records += max(recs.Int, 0)
+	n := max(recs.Int, 0)
+	if recs.Flags&protocol.FlagTruncated != 0 {
+		// "only N of M records present": the declared count claims
+		// records that are not there; count those that are.
+		n = 0
+		for _, r := range recs.Children {
+			if r.Type == "Record" {
+				n++
+			}
+		}
+	}
+	bi.Records += n
 	if codec == protocol.CodecNone {
 		bi.Uncompressed += int64(b.Len)
 		return

@@ -33,6 +33,17 @@ func TestBatchesRawAndDecoded(t *testing.T) {
 	}
 }
 
+// A batch whose record count claims more records than it holds counts the
+// records present, not the claim (2147483647 records from a 100-byte batch).
+func TestBatchesLyingCount(t *testing.T) {
+	b, _ := batch(2, "ab", false)
+	b[57], b[58], b[59], b[60] = 0x7f, 0xff, 0xff, 0xff // record count 2147483647
+	tr := dec.DecodeRecordBatches(b)
+	if got := Batches(tr, tr.Root); got.Batches != 1 || got.Records != 2 {
+		t.Errorf("%+v, want 1 batch of 2 records", got)
+	}
+}
+
 func FuzzBatches(f *testing.F) {
 	b0, _ := batch(2, "x", false)
 	b1, _ := batch(2, "y", true)
