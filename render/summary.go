@@ -46,6 +46,14 @@ type SummaryCounts struct {
 	// Errors counts Kafka error names over every response, in order of
 	// first appearance.
 	Errors []ErrorCount
+
+	// Set by the caller from reassembly.Summary (render sees reassembly
+	// only through dissect): packets whose TCP bytes never reached the
+	// dissector, so that a capture of an unsupported link type or of IP
+	// fragments does not look like one without Kafka.
+	UnsupportedLink int64 // packets of a link type kwire does not read (Summary.UnsupportedLink)
+	Fragments       int64 // IP fragments, not reassembled (Summary.Fragments)
+	BadPackets      int64 // malformed link, IP or TCP headers (Summary.DecodeErrors)
 }
 
 // Exchange counts e.
@@ -231,6 +239,15 @@ func Summary(w io.Writer, s *SummaryCounts, opts Options) error {
 	item(int(s.Evicted), "evicted request", roleNote)
 	item(int(s.Unsupported), "unsupported version", roleNote)
 	item(s.TLS, "TLS connection", roleNote)
+	if s.UnsupportedLink > 0 {
+		item(int(s.UnsupportedLink), "packet", roleError)
+		b = append(b, " of an unsupported link type (not read)"...)
+	}
+	if s.Fragments > 0 {
+		item(int(s.Fragments), "IP fragment", roleError)
+		b = append(b, " (not reassembled)"...)
+	}
+	item(int(s.BadPackets), "malformed packet", roleError)
 	if len(b) > start {
 		b = append(b, '\n')
 	}

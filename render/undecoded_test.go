@@ -115,3 +115,21 @@ func TestLineRecordError(t *testing.T) {
 		t.Errorf("line does not name the record error: %s", line)
 	}
 }
+
+// Packets kwire could not read as TCP are counted in the summary, so that
+// a capture of an unsupported link type or of IP fragments does not look
+// like a capture without Kafka.
+func TestSummaryUnreadPackets(t *testing.T) {
+	s := SummaryCounts{Packets: 12, UnsupportedLink: 9, Fragments: 2, BadPackets: 1}
+	got := render(t, func(b *bytes.Buffer) error { return Summary(b, &s, Options{}) })
+	checkLines(t, got, []string{
+		"packets 12, connections 0 (0 Kafka)",
+		"exchanges 0",
+		"anomalies: 9 packets of an unsupported link type (not read), 2 IP fragments (not reassembled), 1 malformed packet",
+	})
+	s = SummaryCounts{Packets: 1, UnsupportedLink: 1}
+	got = render(t, func(b *bytes.Buffer) error { return Summary(b, &s, Options{}) })
+	if !strings.Contains(got, "anomalies: 1 packet of an unsupported link type (not read)\n") {
+		t.Errorf("one packet: %s", got)
+	}
+}
