@@ -168,7 +168,7 @@ func gunzip(src []byte, max int64) ([]byte, string, error) {
 	if err != nil {
 		return nil, "", fmt.Errorf("%w: gzip: %v", ErrCorrupt, err)
 	}
-	out, err := readCapped(zr, max, 4*len(src))
+	out, err := readCapped(zr, max, gzipHint(src))
 	gzipPool.Put(zr)
 	if err != nil {
 		if errors.Is(err, ErrDecompressedTooLarge) {
@@ -177,6 +177,28 @@ func gunzip(src []byte, max int64) ([]byte, string, error) {
 		return nil, "", fmt.Errorf("%w: gzip: %v", ErrCorrupt, err)
 	}
 	return out, "", nil
+}
+
+// gzipHint guesses the inflated size of src for the output buffer: the
+// last member's ISIZE trailer (RFC 1952 section 2.3.1: the input size
+// modulo 2^32), trusted only as far as DEFLATE can expand (at most 1032
+// to 1, RFC 1951's longest match of 258 bytes in about 2 bits), so that a
+// lying trailer costs no more than the data could; 4 times the input when
+// the trailer is out of that range. An exact first guess spares
+// readCapped the doublings that made a large batch cost three times its
+// size.
+func gzipHint(src []byte) int {
+	guess := 4 * len(src)
+	if len(src) < 18 { // header 10 + trailer 8
+		return guess
+	}
+	isize := int64(binary.LittleEndian.Uint32(src[len(src)-4:]))
+	if isize > 0 && isize <= 1032*int64(len(src)) {
+		// bytes.Buffer.ReadFrom wants MinRead bytes free before each read,
+		// the last (which finds the end) included.
+		return int(isize) + bytes.MinRead
+	}
+	return guess
 }
 
 // xerialMagic opens a payload written by snappy-java's SnappyOutputStream,
