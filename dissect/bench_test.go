@@ -161,6 +161,11 @@ func fuzzSplit(t *testing.T, data []byte, cut uint8, syn bool) {
 		if s.Exchanges != int64(len(sink.ex)) || s.Paired+s.NoResponse+s.Unanswered+s.Orphans+s.SASL != s.Exchanges {
 			t.Fatalf("summary counts %+v for %d exchanges", s, len(sink.ex))
 		}
+		for _, ev := range sink.events(EventResync) {
+			if int64(len(ev.Data)) != min(ev.Bytes, maxEventData) {
+				t.Fatalf("resync of %d bytes carries %d", ev.Bytes, len(ev.Data))
+			}
+		}
 	}
 }
 

@@ -316,12 +316,14 @@ func (c *conn) resync(s *splitter, n int64, at mark) {
 	c.d.sum.Resyncs++
 	c.d.sum.ResyncBytes += n
 	c.d.event(&Event{Kind: EventResync, Conn: c.c, Dir: s.dir, Frame: at.frame, Time: at.time, Bytes: n,
+		Data:   s.skippedData,
 		Detail: fmt.Sprintf("skipped %d bytes to the next plausible %s", n, s.what())})
 }
 
 func (c *conn) trailing(s *splitter, n int64) {
 	c.d.sum.ResyncBytes += n
 	c.d.event(&Event{Kind: EventResync, Conn: c.c, Dir: s.dir, Time: c.last, Bytes: n,
+		Data:   s.skippedData,
 		Detail: fmt.Sprintf("%d bytes at the end never formed a plausible %s", n, s.what())})
 }
 

@@ -107,12 +107,17 @@ const (
 
 // Event is a connection-level happening worth telling the user.
 type Event struct {
-	Kind   EventKind
-	Conn   *reassembly.Conn
-	Dir    reassembly.Dir
-	Frame  int64 // packet number where it happened, 0 if unknown
-	Time   time.Time
-	Bytes  int64
+	Kind  EventKind
+	Conn  *reassembly.Conn
+	Dir   reassembly.Dir
+	Frame int64 // packet number where it happened, 0 if unknown
+	Time  time.Time
+	Bytes int64
+	// Data, for EventResync, holds the bytes skipped, in stream order (the
+	// first 64 KiB of them when Bytes is larger; bytes lost in a gap while
+	// scanning are not in it): nothing the capture held is dropped unseen.
+	// Owned by the Event.
+	Data   []byte
 	Detail string
 }
 

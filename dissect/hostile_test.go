@@ -1,6 +1,7 @@
 package dissect
 
 import (
+	"bytes"
 	"testing"
 
 	"github.com/kwire/kwire/protocol"
@@ -72,5 +73,33 @@ func TestPendingRequestsNotDecoded(t *testing.T) {
 		if _, h, _ := protocol.FrameParts(tr.Root); h.Child("CorrelationId").Int != int64(e.CorrelationID) {
 			t.Errorf("request %d: tree of another frame", e.CorrelationID)
 		}
+	}
+}
+
+// The bytes a resync skips travel with its event (the first 64 KiB), so
+// that they can be shown: garbage between frames, and garbage at the end.
+func TestResyncEventCarriesBytes(t *testing.T) {
+	r := newRig(t, Options{}, true)
+	req := frame(t, apiVersionsV3Req)
+	garbage := bytes.Repeat([]byte{0xff, 0xfe, 0x01}, 4) // a negative length, then noise
+	second := append([]byte(nil), req...)
+	second[11] = 2 // correlation ID 2
+	r.client(req, garbage, second)
+	tail := bytes.Repeat([]byte{0xee}, maxEventData+100)
+	r.client(tail)
+	r.d.Close(r.c, reassembly.CloseFIN, pktTime(9))
+
+	ev := r.sink.events(EventResync)
+	if len(ev) != 2 {
+		t.Fatalf("%d resync events, want 2", len(ev))
+	}
+	if ev[0].Bytes != int64(len(garbage)) || !bytes.Equal(ev[0].Data, garbage) {
+		t.Errorf("first resync: %d bytes, data %x, want %x", ev[0].Bytes, ev[0].Data, garbage)
+	}
+	if ev[1].Bytes != int64(len(tail)) || len(ev[1].Data) != maxEventData || !bytes.Equal(ev[1].Data, tail[:maxEventData]) {
+		t.Errorf("trailing resync: %d bytes, %d kept", ev[1].Bytes, len(ev[1].Data))
+	}
+	if len(r.sink.ex) != 2 || r.sink.ex[1].CorrelationID != 2 {
+		t.Errorf("exchanges %v", r.sink.kinds())
 	}
 }

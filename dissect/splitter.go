@@ -86,9 +86,12 @@ type splitter struct {
 	scan    []byte
 	smarks  []mark
 	skipped int64 // bytes dropped in the current resync
-	start   bool  // scanning at a stream start without SYN
-	from    int   // scan window offset to resume scanning at
-	skip    int64 // bytes left to skip in stSkip
+	// skippedData holds the first maxEventData of them, for the
+	// EventResync that reports them (Event.Data).
+	skippedData []byte
+	start       bool  // scanning at a stream start without SYN
+	from        int   // scan window offset to resume scanning at
+	skip        int64 // bytes left to skip in stSkip
 }
 
 func newSplitter(c *conn, dir reassembly.Dir, req bool, maxFrame int, synced bool) *splitter {
@@ -159,7 +162,7 @@ func (s *splitter) step(g seg) []seg {
 					return nil
 				}
 				s.toScan()
-				s.skipped++
+				s.drop(s.lenBuf[:1])
 				s.smarks = append(s.smarks, mark{0, s.first.frame, s.first.time})
 				s.scan = append(s.scan, s.lenBuf[1:]...)
 				continue
@@ -193,9 +196,9 @@ func (s *splitter) step(g seg) []seg {
 						return nil
 					}
 					b, m := s.buf[1:], s.marks
+					s.drop(s.buf[:1])
 					s.buf = nil
 					s.toScan()
-					s.skipped++
 					s.scan = append(s.scan, b...)
 					for _, mk := range m {
 						s.smarks = append(s.smarks, mark{max(mk.off-1, 0), mk.frame, mk.time})
@@ -403,12 +406,26 @@ func (s *splitter) checkStartResponse(b []byte) verdict {
 	return checkResponse(next, s.max, s.c.pending)
 }
 
+// maxEventData bounds the skipped bytes an EventResync carries (Event.Data):
+// enough to see what the garbage was (a stray protocol, a lost frame's
+// tail), not a copy of a long run of it.
+const maxEventData = 64 << 10
+
+// drop counts b as skipped in the current resync and keeps its bytes while
+// the first maxEventData are not kept yet.
+func (s *splitter) drop(b []byte) {
+	s.skipped += int64(len(b))
+	if room := maxEventData - len(s.skippedData); room > 0 && len(b) > 0 {
+		s.skippedData = append(s.skippedData, b[:min(len(b), room)]...)
+	}
+}
+
 // keep drops the first i bytes of the scan window.
 func (s *splitter) keep(i int) {
 	if i == 0 {
 		return
 	}
-	s.skipped += int64(i)
+	s.drop(s.scan[:i])
 	s.start = false
 	s.from = 0
 	n := copy(s.scan, s.scan[i:])
@@ -434,11 +451,13 @@ func shiftMarks(ms []mark, i int) []mark {
 // found ends a resync at offset i of the scan window: it reports the bytes
 // skipped and returns the window from i on, split by packet.
 func (s *splitter) found(i int) []seg {
-	skipped := s.skipped + int64(i)
+	s.drop(s.scan[:i])
+	skipped := s.skipped
 	ms := shiftMarks(s.smarks, i)
 	if skipped > 0 && len(ms) > 0 {
 		s.c.resync(s, skipped, ms[0])
 	}
+	s.skippedData = nil
 	data := append([]byte(nil), s.scan[i:]...)
 	out := make([]seg, 0, len(ms))
 	for k, m := range ms {
@@ -494,10 +513,10 @@ func (s *splitter) gap(n int64) {
 		if s.nLen == 0 && n == 0 {
 			return
 		}
-		s.skipped += int64(s.nLen)
+		s.drop(s.lenBuf[:s.nLen])
 		s.toScan()
 	case stScan:
-		s.skipped += int64(len(s.scan))
+		s.drop(s.scan)
 		s.scan = s.scan[:0]
 		s.smarks = s.smarks[:0]
 		s.start = false
@@ -517,9 +536,11 @@ func (s *splitter) end(why string) {
 			s.c.cut(s, s.lenBuf[:s.nLen], -1, s.first, why)
 		}
 	case stScan:
-		if n := s.skipped + int64(len(s.scan)); n > 0 {
-			s.c.trailing(s, n)
+		s.drop(s.scan)
+		if s.skipped > 0 {
+			s.c.trailing(s, s.skipped)
 		}
+		s.skippedData = nil
 	}
 	s.state = stOff
 	s.scan = nil
