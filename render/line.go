@@ -184,6 +184,41 @@ func appendNotesList(b []byte, e *dissect.Exchange, o *Options) []byte {
 	return b
 }
 
+// EventHex writes ev as EventLine does and, for an event that carries
+// bytes (dissect.Event.Data: what a resync skipped), those bytes as
+// hexdump -C lines indented under it, offsets from the first skipped byte,
+// and a last line counting the skipped bytes that were not kept:
+//
+//	12:01:02.345 stream 3 10.0.0.5:53412 → 10.0.0.9:9092 RESYNC 12 bytes frame 7 (...)
+//	    0000  ff fe 01 ff fe 01 ff fe  01 ff fe 01              |............|
+//
+// It is what kwire read -x shows for an event, so that no captured byte
+// is dropped unseen.
+func EventHex(w io.Writer, ev *dissect.Event, opts Options) error {
+	if err := EventLine(w, ev, opts); err != nil || len(ev.Data) == 0 {
+		return err
+	}
+	var b []byte
+	for i := 0; i < len(ev.Data); i += hexPerLine {
+		b = append(b, "    "...)
+		b = dumpLine(b, ev.Data[i:min(i+hexPerLine, len(ev.Data))], i, 4, opts.Color)
+		b = append(b, '\n')
+		if len(b) > 32<<10 {
+			if _, err := w.Write(b); err != nil {
+				return err
+			}
+			b = b[:0]
+		}
+	}
+	if more := ev.Bytes - int64(len(ev.Data)); more > 0 {
+		b = append(b, "    … "...)
+		b = strconv.AppendInt(b, more, 10)
+		b = append(b, " more bytes skipped, not kept\n"...)
+	}
+	_, err := w.Write(b)
+	return err
+}
+
 // firstFlaggedError returns the first node under n, depth first, marked
 // protocol.FlagError with a note saying why, or nil.
 func firstFlaggedError(n *protocol.Node, depth int) *protocol.Node {

@@ -133,3 +133,21 @@ func TestSummaryUnreadPackets(t *testing.T) {
 		t.Errorf("one packet: %s", got)
 	}
 }
+
+// EventHex shows the bytes a resync skipped under its line.
+func TestEventHex(t *testing.T) {
+	ev := &dissect.Event{Kind: dissect.EventResync, Time: testT0, Bytes: 20,
+		Data: []byte("GET / HTTP/1.1\r\nHo"), Detail: "skipped"}
+	got := render(t, func(b *bytes.Buffer) error { return EventHex(b, ev, Options{}) })
+	checkLines(t, got, []string{
+		"12:01:02.345 RESYNC 20 bytes (skipped)",
+		"    0000  47 45 54 20 2f 20 48 54  54 50 2f 31 2e 31 0d 0a  |GET / HTTP/1.1..|",
+		"    0010  48 6f                                             |Ho|",
+		"    … 2 more bytes skipped, not kept",
+	})
+	// Without bytes, the line alone.
+	ev.Data, ev.Bytes = nil, 0
+	if got := render(t, func(b *bytes.Buffer) error { return EventHex(b, ev, Options{}) }); got != "12:01:02.345 RESYNC (skipped)\n" {
+		t.Errorf("no data: %q", got)
+	}
+}
