@@ -87,6 +87,9 @@ type captureReader struct {
 	// wrap, when not nil, wraps each file's dissector (progress
 	// accounting).
 	wrap func(reassembly.Handler) reassembly.Handler
+	// after, when not nil, is called after each file with the
+	// dissector's and the reassembly's totals for it.
+	after func(dissect.Summary, reassembly.Summary)
 }
 
 // read reads every file with a fresh dissector: each file is a capture of
@@ -109,6 +112,9 @@ func (c *captureReader) read(ctx context.Context, paths []string, sink dissect.S
 		sum, err := reassembly.ReadFiles(ctx, []string{path}, reassembly.Options{}, h)
 		d.Finish()
 		ds := d.Summary()
+		if c.after != nil {
+			c.after(ds, sum)
+		}
 		run.packets += sum.Packets
 		run.conns += sum.Connections
 		run.kafka += ds.Kafka

@@ -220,8 +220,7 @@ func runLive(ctx context.Context, o *liveOptions, s *ioStreams, color bool) erro
 		recErr = errors.Join(recErr, file.Close())
 	}
 	stats := src.Stats()
-	sink.counts.Packets = sum.Packets
-	sink.counts.Connections = sum.Connections
+	sink.addTotals(d.Summary(), sum)
 
 	sink.summarize(s, color, func(w io.Writer) error { return captureStats(w, stats) })
 	sink.check(w.Flush())

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/kwire/kwire/dissect"
+	"github.com/kwire/kwire/reassembly"
 	"github.com/kwire/kwire/render"
 	"github.com/spf13/cobra"
 )
@@ -142,10 +143,8 @@ func runRead(ctx context.Context, o *readOptions, s *ioStreams, color bool, path
 	w := bufio.NewWriterSize(s.Out, 64<<10)
 	sink := &readSink{o: o, fl: fl, w: w, ropts: ropts, ids: make(topicIDs), lastFlush: time.Now()}
 	bar := startProgressFor(s, paths)
-	run := (&captureReader{opts: dopts, wrap: bar.wrap}).read(ctx, paths, sink)
+	run := (&captureReader{opts: dopts, wrap: bar.wrap, after: sink.addTotals}).read(ctx, paths, sink)
 	bar.finish()
-	sink.counts.Packets = run.packets
-	sink.counts.Connections = run.conns
 
 	if run.readAny {
 		sink.summarize(s, color, nil)
@@ -155,6 +154,18 @@ func runRead(ctx context.Context, o *readOptions, s *ioStreams, color bool, path
 		return &exitError{code: exitData, err: fmt.Errorf("writing output: %w", sink.err)}
 	}
 	return run.status(s.ErrOut)
+}
+
+// addTotals adds one file's totals that the sink's callbacks cannot see
+// to the summary counts.
+func (k *readSink) addTotals(ds dissect.Summary, rs reassembly.Summary) {
+	c := &k.counts
+	c.AddDissect(ds)
+	c.Packets += rs.Packets
+	c.Connections += rs.Connections
+	c.UnsupportedLink += rs.UnsupportedLink
+	c.Fragments += rs.Fragments
+	c.BadPackets += rs.DecodeErrors
 }
 
 // summarize writes the closing summary: to stdout after the exchanges in
@@ -274,7 +285,11 @@ func (k *readSink) Event(ev *dissect.Event) {
 	if k.o.JSON || !k.showEvent(ev) {
 		return // NDJSON carries exchanges only; the summary counts events
 	}
-	k.check(render.EventLine(k.w, ev, k.ropts))
+	if k.o.HexDump {
+		k.check(render.EventHex(k.w, ev, k.ropts)) // with the bytes a resync skipped
+	} else {
+		k.check(render.EventLine(k.w, ev, k.ropts))
+	}
 	k.maybeFlush()
 }
 
