@@ -51,10 +51,11 @@ stream numbers (--frame, --stream) restart at every file. On a terminal, a
 progress bar on stderr tracks inputs larger than 50 MB.
 
 A summary follows the exchanges: packets; TCP connections, how many were
-Kafka and how many were skipped; exchanges by kind (paired, no-response,
-unanswered, orphan responses whose request was not captured, SASL); the
-Kafka error codes seen; anomalies (decode errors, gaps, resyncs, bad
-frames, TLS); with filters, how many exchanges were shown. It goes to
+Kafka, how many were skipped and why; frames; exchanges by kind (paired,
+no-response, unanswered, orphan responses whose request was not captured,
+SASL); the Kafka error codes seen; anomalies (decode errors, gaps,
+resyncs, bad or truncated frames, out-of-order responses, TLS, packets
+that could not be read); with filters, how many exchanges were shown. It goes to
 stdout in text mode and to stderr with --json, so that stdout stays pure
 NDJSON.
 
