@@ -62,11 +62,12 @@ func (c *conn) addrs() (client, broker netip.AddrPort) {
 }
 
 func (c *conn) skip(short, detail string) {
+	ev := &Event{Kind: EventSkipped, Conn: c.c, Frame: c.firstFrame(), Time: c.firstTime(), Detail: detail}
 	c.state = csSkipped
 	c.pre = nil
 	c.d.sum.Skipped++
 	c.d.reasons[short]++
-	c.d.event(&Event{Kind: EventSkipped, Conn: c.c, Frame: c.firstFrame(), Time: c.firstTime(), Detail: detail})
+	c.d.event(ev)
 }
 
 func (c *conn) firstFrame() int64 {

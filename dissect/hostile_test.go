@@ -103,3 +103,18 @@ func TestResyncEventCarriesBytes(t *testing.T) {
 		t.Errorf("exchanges %v", r.sink.kinds())
 	}
 }
+
+// A skipped connection's event says when and where it started (it was
+// reported with no time and no packet: the bytes it came from were
+// dropped before it was built).
+func TestSkippedEventHasTimeAndFrame(t *testing.T) {
+	sink := &recSink{}
+	d := New(Options{Detect: true}, sink)
+	c := connOn(d, 0, "10.0.0.1:40000", "10.0.0.2:8080", true)
+	d.Data(c, reassembly.AtoB, reassembly.Chunk{Data: []byte("GET / HTTP/1.1\r\nHost: x\r\n\r\n"), Frame: 4, Time: pktTime(4)})
+	d.Finish()
+	sk := sink.events(EventSkipped)
+	if len(sk) != 1 || sk[0].Frame != 4 || !sk[0].Time.Equal(pktTime(4)) {
+		t.Fatalf("skipped events %+v", sk)
+	}
+}
