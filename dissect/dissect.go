@@ -219,7 +219,7 @@ func (d *Dissector) wantDecode(key, ver int16) bool {
 
 // count notes a decoded frame's error in the summary.
 func (d *Dissector) count(t *protocol.Tree) {
-	if t != nil && t.Err != nil {
+	if t != nil && (t.Err != nil || t.FirstError() != nil) {
 		d.sum.DecodeErrors++
 	}
 }
@@ -251,7 +251,7 @@ type Summary struct {
 	BadFrames   int64 // lengths or headers diagnosed as not Kafka
 	Truncated   int64 // frames cut by a gap or by the end of a connection
 
-	DecodeErrors int64 // decoded frames whose tree has an error
+	DecodeErrors int64 // decoded frames whose tree has an error (Tree.Err, or a record batch's: Tree.FirstError)
 	OutOfOrder   int64 // responses that did not answer the oldest pending request
 	DuplicateIDs int64 // requests sent while another with the same correlation ID was pending
 	Evicted      int64 // pending requests dropped by Options.MaxPending

@@ -2,6 +2,7 @@ package dissect
 
 import (
 	"bytes"
+	"encoding/binary"
 	"testing"
 
 	"github.com/kwire/kwire/protocol"
@@ -116,5 +117,37 @@ func TestSkippedEventHasTimeAndFrame(t *testing.T) {
 	sk := sink.events(EventSkipped)
 	if len(sk) != 1 || sk[0].Frame != 4 || !sk[0].Time.Equal(pktTime(4)) {
 		t.Fatalf("skipped events %+v", sk)
+	}
+}
+
+// A frame whose record batch cannot be decoded counts as a decode error in
+// the summary (the exit status follows it), though the decoder keeps such
+// problems on the batch's nodes and leaves Tree.Err nil.
+func TestRecordErrorCounted(t *testing.T) {
+	r := newRig(t, Options{Decoder: protocol.Decoder{Records: true}}, true)
+	// Record batch: offset 0, length 57, epoch 0, magic 2, CRC 0 (wrong
+	// too), attributes 1 (gzip), ..., 1 record, then 8 bytes that are not
+	// gzip.
+	batch := hx(t, `
+		00 00 00 00 00 00 00 00  00 00 00 39  00 00 00 00  02  00 00 00 00
+		00 01  00 00 00 00  00 00 00 00 00 00 00 00  00 00 00 00 00 00 00 00
+		ff ff ff ff ff ff ff ff  ff ff  ff ff ff ff  00 00 00 01
+		01 02 03 04 05 06 07 08`)
+	// ProduceRequest v3: TransactionalId null, Acks 1, TimeoutMs 1000,
+	// topic "t", partition 0, the batch.
+	body := cat(hx(t, `ff ff 00 01 00 00 03 e8 00 00 00 01 00 01 74 00 00 00 01 00 00 00 00`),
+		binary.BigEndian.AppendUint32(nil, uint32(len(batch))), batch)
+	r.client(reqFrame(0, 3, 7, body))
+	r.broker(respFrame(7, false, hx(t, `00 00 00 00 00 00 00 00`)))
+	r.d.Finish()
+	if len(r.sink.ex) != 1 {
+		t.Fatalf("kinds %v", r.sink.kinds())
+	}
+	tr := r.sink.ex[0].Request.Tree
+	if tr == nil || tr.Err != nil || tr.FirstError() == nil {
+		t.Fatalf("request tree: %+v", tr)
+	}
+	if s := r.d.Summary(); s.DecodeErrors != 1 {
+		t.Errorf("decode errors %d, want 1 (the request's batch)", s.DecodeErrors)
 	}
 }

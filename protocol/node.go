@@ -97,3 +97,29 @@ type Tree struct {
 
 	nodes int // nodes made for this tree so far, checked against Decoder.MaxNodes
 }
+
+// FirstError returns the first node of t, depth first, marked FlagError
+// with a Note saying why, or nil. Record batches report their problems on
+// their nodes (a corrupt or oversized compressed batch, a bad CRC, records
+// past the node cap) and leave Err nil: this finds those too.
+func (t *Tree) FirstError() *Node {
+	if t == nil {
+		return nil
+	}
+	return firstError(t.Root, 0)
+}
+
+func firstError(n *Node, depth int) *Node {
+	if n == nil || depth > 2*maxDepth+16 { // a frame nests far less: records sit inside a few structs
+		return nil
+	}
+	if n.Flags&FlagError != 0 && n.Note != "" {
+		return n
+	}
+	for _, c := range n.Children {
+		if f := firstError(c, depth+1); f != nil {
+			return f
+		}
+	}
+	return nil
+}

@@ -1,6 +1,7 @@
 package protocol
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"strings"
@@ -112,5 +113,25 @@ func TestNodeCapArray(t *testing.T) {
 	d.MaxNodes = 0
 	if tr := d.DecodeBody(3, 1, false, body); tr.Err != nil {
 		t.Fatalf("default cap: %v", tr.Err)
+	}
+}
+
+// Tree.FirstError finds a record batch's problem, which leaves Err nil.
+func TestTreeFirstError(t *testing.T) {
+	good := recBuild(t, CodecGzip, 0, 0, []recRecord{{Value: []byte("v")}})
+	d := Decoder{Records: true}
+	if n := d.DecodeRecordBatches(good).FirstError(); n != nil {
+		t.Fatalf("good batch: %s %q", n.Name, n.Note)
+	}
+	bad := bytes.Clone(good)
+	bad[len(bad)-5] ^= 0xff // inside the gzip data: a corrupt stream (or its CRC)
+	tr := d.DecodeRecordBatches(bad)
+	n := tr.FirstError()
+	if tr.Err != nil || n == nil || n.Flags&FlagError == 0 || n.Note == "" {
+		t.Fatalf("corrupt batch: Err %v, first error %+v", tr.Err, n)
+	}
+	var nilTree *Tree
+	if nilTree.FirstError() != nil {
+		t.Error("nil tree")
 	}
 }

@@ -170,7 +170,7 @@ func appendNotesList(b []byte, e *dissect.Exchange, o *Options) []byte {
 			// Record batches report their problems on their nodes, not
 			// in Tree.Err (a corrupt or oversized compressed batch, a bad
 			// CRC, records past the node cap): name the first.
-			if n := firstFlaggedError(f.Tree.Root, 0); n != nil {
+			if n := f.Tree.FirstError(); n != nil {
 				add(roleError, "record error: "+n.Name+": "+n.Note)
 			}
 		}
@@ -217,23 +217,6 @@ func EventHex(w io.Writer, ev *dissect.Event, opts Options) error {
 	}
 	_, err := w.Write(b)
 	return err
-}
-
-// firstFlaggedError returns the first node under n, depth first, marked
-// protocol.FlagError with a note saying why, or nil.
-func firstFlaggedError(n *protocol.Node, depth int) *protocol.Node {
-	if n == nil || depth > 128 {
-		return nil
-	}
-	if n.Flags&protocol.FlagError != 0 && n.Note != "" {
-		return n
-	}
-	for _, c := range n.Children {
-		if f := firstFlaggedError(c, depth+1); f != nil {
-			return f
-		}
-	}
-	return nil
 }
 
 // appendSizes appends "REQ/RESP" frame sizes in bytes, "-" for a missing side.

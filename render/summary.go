@@ -24,7 +24,7 @@ type SummaryCounts struct {
 	Orphans    int
 	SASL       int
 
-	DecodeErrors int   // frames whose decoding failed (Tree.Err set)
+	DecodeErrors int   // frames whose decoding failed (Tree.Err set, or a record batch's error: Tree.FirstError)
 	Gaps         int   // EventGap
 	GapBytes     int64 // bytes lost in gaps (unknown sizes not counted)
 	Resyncs      int   // EventResync
@@ -72,7 +72,7 @@ func (s *SummaryCounts) Exchange(e *dissect.Exchange) {
 		s.SASL++
 	}
 	for _, f := range [...]*dissect.Frame{e.Request, e.Response} {
-		if f != nil && f.Tree != nil && f.Tree.Err != nil {
+		if f != nil && f.Tree != nil && (f.Tree.Err != nil || f.Tree.FirstError() != nil) {
 			s.DecodeErrors++
 		}
 	}
