@@ -208,7 +208,7 @@ func (c *Collector) Exchange(x *dissect.Exchange) {
 		if a != nil {
 			a.seen(f.Time)
 			a.seen(f.End)
-			if f.Tree != nil && f.Tree.Err != nil {
+			if f.Tree != nil && (f.Tree.Err != nil || f.Tree.FirstError() != nil) {
 				a.s.DecodeFailures++
 			}
 		}

@@ -148,7 +148,7 @@ type ConnStats struct {
 	OutOfOrder      int   `json:"out_of_order"`
 	Orphans         int64 `json:"orphans"`
 	Unanswered      int64 `json:"unanswered"`
-	DecodeFailures  int64 `json:"decode_failures"` // frames whose decoding stopped with an error
+	DecodeFailures  int64 `json:"decode_failures"` // frames whose decoding stopped with an error, or whose record batches did (Tree.FirstError)
 	Resyncs         int64 `json:"resyncs"`
 	BadFrames       int64 `json:"bad_frames"`
 	Truncated       int64 `json:"truncated"`
