@@ -137,6 +137,15 @@ func runDecode(o *decodeOptions, s *ioStreams, color bool, args []string) error 
 	if tree.Err != nil {
 		return dataErrorf("decode error: %v", tree.Err)
 	}
+	if n := tree.FirstError(); n != nil {
+		// A record batch's problem (bad CRC, corrupt compressed data)
+		// is on its node, not in tree.Err.
+		where := fmt.Sprintf("offset %#x", n.Off)
+		if n.Space > 0 && n.Space < len(tree.Spaces) {
+			where += " in " + tree.Spaces[n.Space].Name
+		}
+		return dataErrorf("decode error: %s: %s (%s)", n.Name, n.Note, where)
+	}
 	return nil
 }
 

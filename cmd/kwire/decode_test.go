@@ -79,3 +79,34 @@ func TestDecodeRecordBatchVectors(t *testing.T) {
 		}
 	}
 }
+
+// A record batch whose CRC does not match decodes with exit status 1.
+func TestDecodeRecordBatchBadCRC(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join(sharedDir(t), "kafka-vectors", "records.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var file struct {
+		Vectors []struct{ Name, Hex string }
+	}
+	if err := json.Unmarshal(data, &file); err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range file.Vectors {
+		if v.Name != "one_record_no_key" {
+			continue
+		}
+		// The last bytes are the record's value and empty headers; change
+		// a value byte so that the CRC no longer matches.
+		bad := v.Hex[:len(v.Hex)-4] + "00" + v.Hex[len(v.Hex)-2:]
+		code, out, errOut := runWith(t, "", "decode", "--type", "RecordBatch", bad)
+		if code != exitData || !strings.Contains(errOut, "kwire: decode error: ") {
+			t.Errorf("exit %d, stderr %q; want 1 and a decode error", code, errOut)
+		}
+		if !strings.Contains(out, "RecordBatch offset 0") {
+			t.Errorf("the batch is not shown:\n%s", out)
+		}
+		return
+	}
+	t.Fatal("vector one_record_no_key missing")
+}
