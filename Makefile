@@ -11,7 +11,8 @@ GO        ?= go
 FUZZTIME  ?= 30s
 BENCHTIME ?= 1s
 COUNT     ?= 6
-SHARED    ?= $(abspath ../shared)
+# Kafka's schemas and byte vectors: $KWIRE_SHARED, else ../shared beside the repo.
+SHARED    ?= $(if $(KWIRE_SHARED),$(KWIRE_SHARED),$(abspath ../shared))
 export KWIRE_SHARED := $(SHARED)
 
 .PHONY: all build test vet generate generate-check bench fuzz clean
@@ -25,6 +26,8 @@ vet:
 	$(GO) vet ./...
 
 test: vet
+	@if [ -d "$(SHARED)/kafka-vectors" ]; then echo "== conformance data: $(SHARED)"; \
+	 else echo "== $(SHARED) not found: tests that need Kafka's schemas and vectors will SKIP (set KWIRE_SHARED)"; fi
 	$(GO) test -count=1 ./...
 
 generate:
