@@ -730,7 +730,7 @@ func kmsgErrorCodes(v reflect.Value, path string, out *[]string) {
 
 var (
 	summaryPackets   = regexp.MustCompile(`(?m)^packets (\d+), connections (\d+) \((\d+) Kafka`)
-	summaryExchanges = regexp.MustCompile(`(?m)^exchanges (\d+)(?::(.*))?$`)
+	summaryExchanges = regexp.MustCompile(`(?m)^(?:frames \d+, )?exchanges (\d+)(?::(.*))?$`)
 )
 
 // TestSummaryCounts checks the summary that ends the text output against
