@@ -11,25 +11,27 @@ import (
 	"github.com/kwire/kwire/dissect"
 	"github.com/kwire/kwire/protocol"
 	"github.com/kwire/kwire/reassembly"
+	"github.com/kwire/kwire/render/units"
 )
 
 var linePool = sync.Pool{New: func() any { b := make([]byte, 0, 256); return &b }}
 
 // Line writes e as one line (the default output of kwire read):
 //
-//	12:01:02.345 10.0.0.5:53412 → 10.0.0.9:9092 Produce v9 corr=7 client=app 2.41ms 1234B/56B orders[0@100+3 gzip 512B] errors: NOT_LEADER_OR_FOLLOWER x2
+//	12:01:02.345 10.0.0.5:53412 → 10.0.0.9:9092 Produce v9 corr=7 client=app 2.41ms 1234B/56B orders[0@100+3 gzip 512B] errors: NOT_LEADER_OR_FOLLOWER×2
 //
 // Fields, space-separated: the request's capture time (the response's for
 // orphans) in UTC with milliseconds; client → broker; the API name and
 // version; the correlation ID; the client ID ("client=null" when null,
-// quoted when it has spaces); the latency in ms with three significant
-// digits; request/response sizes in bytes, length prefix included; the
+// quoted when it has spaces); the latency (units.Duration: ms with three
+// significant digits below 1s, "1.25s" above); request/response sizes
+// (units.Size), length prefix included; the
 // Subject (topic IDs named by Options.TopicNames); the SASL mechanism and
 // user when the dissector found them; the Errors with counts above one;
 // the dissector's notes and any
 // decoding error in brackets. Orphans, unanswered requests, requests that
 // expect no response and SASL token exchanges say so in place of the
-// latency.
+// latency: "unanswered", "no-response".
 func Line(w io.Writer, e *dissect.Exchange, opts Options) error {
 	bp := linePool.Get().(*[]byte)
 	b := appendLine((*bp)[:0], e, &opts)
@@ -91,11 +93,11 @@ func appendLine(b []byte, e *dissect.Exchange, o *Options) []byte {
 	b = append(b, ' ')
 	switch e.Kind {
 	case dissect.KindPaired:
-		b = paint(b, c, roleLatency, formatLatency(e.Latency()))
+		b = paint(b, c, roleLatency, units.Duration(e.Latency()))
 	case dissect.KindNoResponse:
 		b = paint(b, c, roleFaint, "no-response")
 	case dissect.KindUnanswered:
-		b = paint(b, c, roleError, "UNANSWERED")
+		b = paint(b, c, roleError, "unanswered")
 	case dissect.KindOrphan:
 		b = paint(b, c, roleFaint, "-")
 	}
@@ -123,7 +125,7 @@ func appendLine(b []byte, e *dissect.Exchange, o *Options) []byte {
 			}
 			b = paint(b, c, roleError, er.Name)
 			if er.Count > 1 {
-				b = append(b, " x"...)
+				b = append(b, units.Times...)
 				b = strconv.AppendInt(b, int64(er.Count), 10)
 			}
 		}
@@ -219,7 +221,8 @@ func EventHex(w io.Writer, ev *dissect.Event, opts Options) error {
 	return err
 }
 
-// appendSizes appends "REQ/RESP" frame sizes in bytes, "-" for a missing side.
+// appendSizes appends "REQ/RESP" frame sizes (units.Size: exact bytes
+// below 10 KiB, "1.43MiB" above), "-" for a missing side.
 func appendSizes(b []byte, e *dissect.Exchange) []byte {
 	for i, f := range [...]*dissect.Frame{e.Request, e.Response} {
 		if i > 0 {
@@ -229,8 +232,7 @@ func appendSizes(b []byte, e *dissect.Exchange) []byte {
 			b = append(b, '-')
 			continue
 		}
-		b = strconv.AppendInt(b, int64(f.Size()), 10)
-		b = append(b, 'B')
+		b = units.AppendSize(b, int64(f.Size()))
 	}
 	return b
 }
@@ -251,17 +253,6 @@ func appendAddr(b []byte, a netip.AddrPort) []byte {
 		return append(b, '?')
 	}
 	return a.AppendTo(b)
-}
-
-// formatLatency formats d in milliseconds with three significant digits
-// ("0.123ms", "2.41ms", "35.2ms", "1234ms"), "-" when negative.
-func formatLatency(d time.Duration) string {
-	if d < 0 {
-		return "-"
-	}
-	var tmp [24]byte
-	b := appendSig3(tmp[:0], float64(d)/float64(time.Millisecond))
-	return string(append(b, "ms"...))
 }
 
 // APIName returns the name of e's API ("Produce"): from the request body's

@@ -20,6 +20,7 @@ import (
 	"github.com/kwire/kwire/dissect"
 	"github.com/kwire/kwire/protocol"
 	"github.com/kwire/kwire/reassembly"
+	"github.com/kwire/kwire/render/units"
 )
 
 // apiVersionsHex is the ApiVersions v0 request of the task: header v1,
@@ -567,7 +568,7 @@ func TestLine(t *testing.T) {
 	e = produceExchange(6, 6, 3)
 	e.Notes = []string{"duplicate correlation ID 7 in flight"}
 	got = render(t, func(b *bytes.Buffer) error { return Line(b, e, Options{}) })
-	if !strings.HasSuffix(got, " errors: NOT_LEADER_OR_FOLLOWER x2, UNKNOWN_TOPIC_OR_PARTITION [duplicate correlation ID 7 in flight]\n") {
+	if !strings.HasSuffix(got, " errors: NOT_LEADER_OR_FOLLOWER×2, UNKNOWN_TOPIC_OR_PARTITION [duplicate correlation ID 7 in flight]\n") {
 		t.Errorf("errors and notes: %s", got)
 	}
 	errs := Errors(e)
@@ -579,7 +580,7 @@ func TestLine(t *testing.T) {
 	un.Kind, un.Response = dissect.KindUnanswered, nil
 	un.ClientIDNull, un.ClientID = true, ""
 	got = render(t, func(b *bytes.Buffer) error { return Line(b, un, Options{}) })
-	if want := "12:01:02.345 10.0.0.5:53412 → 10.0.0.9:9092 Produce v9 corr=7 client=null UNANSWERED 327B/- orders[0+2 132B,3+2 gzip 145B]\n"; got != want {
+	if want := "12:01:02.345 10.0.0.5:53412 → 10.0.0.9:9092 Produce v9 corr=7 client=null unanswered 327B/- orders[0+2 132B,3+2 gzip 145B]\n"; got != want {
 		t.Errorf("unanswered:\n got  %s want %s", got, want)
 	}
 
@@ -647,11 +648,11 @@ func TestFormatLatency(t *testing.T) {
 		123 * time.Microsecond:   "0.123ms",
 		2412 * time.Microsecond:  "2.41ms",
 		35249 * time.Microsecond: "35.2ms",
-		1234 * time.Millisecond:  "1234ms",
+		1234 * time.Millisecond:  "1.23s",
 		-1:                       "-",
 	} {
-		if got := formatLatency(d); got != want {
-			t.Errorf("formatLatency(%v) = %s, want %s", d, got, want)
+		if got := units.Duration(d); got != want {
+			t.Errorf("units.Duration(%v) = %s, want %s", d, got, want)
 		}
 	}
 }
@@ -725,7 +726,7 @@ func TestEventLineAndSummary(t *testing.T) {
 	checkLines(t, got, []string{
 		"packets 1200, connections 3 (2 Kafka, 1 skipped)",
 		"exchanges 3: 2 paired, 1 unanswered",
-		"errors: NOT_LEADER_OR_FOLLOWER x3",
+		"errors: NOT_LEADER_OR_FOLLOWER×3",
 		"anomalies: 1 gap (1460 bytes), 1 resync",
 	})
 
@@ -737,7 +738,7 @@ func TestEventLineAndSummary(t *testing.T) {
 	checkLines(t, got, []string{
 		"packets 1200, connections 3 (2 Kafka, 1 skipped: 1 HTTP, 1 TLS, 3 not on a Kafka port)",
 		"frames 6, exchanges 3: 2 paired, 1 unanswered",
-		"errors: NOT_LEADER_OR_FOLLOWER x3",
+		"errors: NOT_LEADER_OR_FOLLOWER×3",
 		"anomalies: 1 gap (1460 bytes), 1 resync (7 bytes skipped), 1 truncated frame, 1 out-of-order response, 2 duplicate correlation IDs",
 	})
 }

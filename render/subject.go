@@ -6,6 +6,7 @@ import (
 
 	"github.com/kwire/kwire/dissect"
 	"github.com/kwire/kwire/protocol"
+	"github.com/kwire/kwire/render/units"
 )
 
 // ErrorCount is one Kafka error name seen in a response and how often.
@@ -331,7 +332,7 @@ func (s *subject) appendTo(b []byte) []byte {
 					b = append(b, p.codec...)
 					b = append(b, ' ')
 				}
-				b = appendSize(b, int64(p.bytes))
+				b = units.AppendSize(b, int64(p.bytes))
 			}
 			if p.partial {
 				b = append(b, " partial"...)
@@ -357,39 +358,4 @@ func (s *subject) appendTo(b []byte) []byte {
 		b = strconv.AppendInt(b, s.producer, 10)
 	}
 	return b
-}
-
-// appendSize appends a byte count: exact below 10000 ("512B", "9999B"),
-// else in kB, MB or GB with three significant digits ("12.3kB", "456kB").
-func appendSize(b []byte, n int64) []byte {
-	if n < 10000 {
-		b = strconv.AppendInt(b, n, 10)
-		return append(b, 'B')
-	}
-	f := float64(n) / 1000
-	unit := "kB"
-	for _, u := range []string{"MB", "GB", "TB"} {
-		if f < 999.5 {
-			break
-		}
-		f /= 1000
-		unit = u
-	}
-	b = appendSig3(b, f)
-	return append(b, unit...)
-}
-
-// appendSig3 appends f (>= 0) with three significant digits, at most three
-// decimals: 123, 12.3, 1.23, 0.123.
-func appendSig3(b []byte, f float64) []byte {
-	prec := 0
-	switch {
-	case f < 1:
-		prec = 3
-	case f < 10:
-		prec = 2
-	case f < 99.95:
-		prec = 1
-	}
-	return strconv.AppendFloat(b, f, 'f', prec, 64)
 }

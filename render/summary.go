@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/kwire/kwire/dissect"
+	"github.com/kwire/kwire/render/units"
 )
 
 // SummaryCounts are the end-of-run totals Summary prints. The CLI fills it,
@@ -146,7 +147,7 @@ var _ dissect.Sink = (*SummaryCounts)(nil)
 //
 //	packets 1200, connections 3 (2 Kafka, 1 skipped: 1 not on a Kafka port)
 //	frames 113, exchanges 57: 54 paired, 1 no-response, 1 unanswered, 1 orphan
-//	errors: NOT_LEADER_OR_FOLLOWER x3
+//	errors: NOT_LEADER_OR_FOLLOWER×3
 //	anomalies: 1 gap (1460 bytes), 1 resync
 //
 // Zero counts are left out of the exchange and anomaly lines, and the
@@ -211,7 +212,7 @@ func Summary(w io.Writer, s *SummaryCounts, opts Options) error {
 				b = append(b, ", "...)
 			}
 			b = paint(b, c, roleError, er.Name)
-			b = append(b, " x"...)
+			b = append(b, units.Times...)
 			b = strconv.AppendInt(b, int64(er.Count), 10)
 		}
 		b = append(b, '\n')
