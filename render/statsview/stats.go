@@ -9,58 +9,73 @@ import (
 	"time"
 
 	"github.com/kwire/kwire/dissect/stats"
+	"github.com/kwire/kwire/render/units"
 )
 
-// Duration formats nanoseconds compactly and deterministically: "0",
-// "850ns", "12.5µs", "3.25ms", "1.5s"; three significant digits at most.
-func Duration(ns int64) string {
-	if ns == 0 {
-		return "0"
-	}
-	units := []struct {
-		name string
-		div  float64
-	}{{"ns", 1}, {"µs", 1e3}, {"ms", 1e6}, {"s", 1e9}}
-	i := 0
-	for i < len(units)-1 && float64(ns) >= units[i+1].div {
-		i++
-	}
-	var s string
-	for {
-		v := float64(ns) / units[i].div
-		prec := 0
-		switch {
-		case v < 9.995:
-			prec = 2
-		case v < 99.95:
-			prec = 1
-		}
-		s = strconv.FormatFloat(v, 'f', prec, 64)
-		// Rounding up to 1000 moves to the next unit (999999ns is 1ms).
-		if i == len(units)-1 || !strings.HasPrefix(s, "1000") {
-			break
-		}
-		i++
-	}
-	if strings.Contains(s, ".") {
-		s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
-	}
-	unit := units[i].name
-	return s + unit
-}
+// Duration formats nanoseconds as every kwire output does
+// (units.Duration): "0", "0.209ms", "35.2ms", "1.25s".
+func Duration(ns int64) string { return units.Duration(time.Duration(ns)) }
+
+// size formats a byte count as every kwire output does (units.Size):
+// exact below 10 KiB, "1.43MiB" above.
+func size(n int64) string { return units.Size(n) }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 
-// errorList formats error counts as "NAME×N, ..." or "-".
-func errorList(es []stats.ErrorCount) string {
-	if len(es) == 0 {
-		return "-"
-	}
+// errorList formats error counts as "NAME×N, ..." or "-", at most
+// maxWidth characters (see fitList).
+func errorList(es []stats.ErrorCount, maxWidth int) string {
 	parts := make([]string, len(es))
 	for i, e := range es {
-		parts[i] = e.Name + "×" + itoa(e.Count)
+		parts[i] = e.Name + units.Times + itoa(e.Count)
 	}
-	return strings.Join(parts, ", ")
+	return fitList(parts, maxWidth)
+}
+
+// Widest list cells, in characters, so that the tables stay within about
+// 120 columns; --json keeps every item.
+const (
+	maxErrorsCell  = 30
+	maxAddrsCell   = 24
+	maxSoftwareCol = 20
+	maxDetail      = 110
+)
+
+// fitList joins items with ", ", or returns "-" when there are none. When
+// the whole list is wider than maxWidth it keeps the leading items that
+// fit (at least one) and ends with ", +N" for the N left out:
+// "Produce v13, Fetch v18, +14". It reports nothing about the cut beyond
+// the count; callers say where the full list is.
+func fitList(items []string, maxWidth int) string {
+	if len(items) == 0 {
+		return "-"
+	}
+	full := strings.Join(items, ", ")
+	if width(full) <= maxWidth {
+		return full
+	}
+	var b strings.Builder
+	for i, it := range items {
+		rest := ", +" + strconv.Itoa(len(items)-i)
+		if i > 0 && width(b.String())+2+width(it)+width(", +"+strconv.Itoa(len(items)-i-1)) > maxWidth {
+			b.WriteString(rest)
+			return b.String()
+		}
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(it)
+	}
+	return b.String()
+}
+
+// shorten cuts s to maxWidth characters, the last one "…".
+func shorten(s string, maxWidth int) string {
+	if width(s) <= maxWidth {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:maxWidth-1]) + "…"
 }
 
 func orDash(s string) string {
@@ -99,8 +114,9 @@ func WriteStats(out io.Writer, r *stats.Report, o Options) error {
 	if len(r.APIs) == 0 {
 		w.WriteString("(none)\n")
 	} else {
-		t := newTable("API", ">VER", ">REQS", ">RESPS", ">UNANS", ">NO-RESP", ">REQ BYTES", ">RESP BYTES",
-			">MIN", ">P50", ">P90", ">P99", ">MAX", "ERRORS")
+		// MIN, P90 and the mean are left to --json, to keep the table
+		// within about 120 columns.
+		t := newTable("API", ">VER", ">REQ/RESP", ">UNANS", ">NO-RESP", ">BYTES", ">P50", ">P99", ">MAX", "ERRORS")
 		for _, a := range r.APIs {
 			l := a.Latency
 			lat := func(v int64) cell {
@@ -117,18 +133,20 @@ func WriteStats(out io.Writer, r *stats.Report, o Options) error {
 			if len(a.Errors) == 0 {
 				errRole = rolePlain
 			}
-			t.add(cr(roleAPI, a.Name), c(strconv.Itoa(int(a.Version))), c(itoa(a.Requests)), c(itoa(a.Responses)),
-				c(itoa(a.Unanswered)), c(itoa(a.NoResponse)), c(itoa(a.RequestBytes)), c(itoa(a.ResponseBytes)),
-				lat(l.Min), lat(l.P50), lat(l.P90), lat(l.P99), lat(l.Max), cr(errRole, errorList(a.Errors)))
+			t.add(cr(roleAPI, a.Name), c(strconv.Itoa(int(a.Version))), c(itoa(a.Requests)+"/"+itoa(a.Responses)),
+				c(itoa(a.Unanswered)), c(itoa(a.NoResponse)), c(size(a.RequestBytes)+"/"+size(a.ResponseBytes)),
+				lat(l.P50), lat(l.P99), lat(l.Max), cr(errRole, errorList(a.Errors, maxErrorsCell)))
 		}
 		t.write(&w, o)
+		w.WriteString("REQ/RESP = requests/responses, BYTES = in requests/in responses; MIN, P90, mean: --json\n")
 	}
 
 	heading(&w, o, "CLIENTS")
 	if len(r.Clients) == 0 {
 		w.WriteString("(none)\n")
 	} else {
-		t := newTable("CLIENT ID", "SOFTWARE", "ADDRESSES", ">CONNS", ">REQS", "ERRORS", "APIS")
+		// The APIs a client used go on a line of their own under its row.
+		t := newTable("CLIENT ID", "SOFTWARE", "ADDRESSES", ">CONNS", ">REQS", "ERRORS")
 		for _, cl := range r.Clients {
 			apis := make([]string, len(cl.APIs))
 			for i, u := range cl.APIs {
@@ -138,27 +156,31 @@ func WriteStats(out io.Writer, r *stats.Report, o Options) error {
 			if len(cl.Errors) == 0 {
 				errRole = rolePlain
 			}
-			t.add(c(clientIDText(cl.ClientID, cl.ClientIDNull)), c(orDash(strings.Join(cl.Software, ", "))),
-				c(orDash(strings.Join(cl.Addresses, ", "))), c(strconv.Itoa(cl.Connections)), c(itoa(cl.Requests)),
-				cr(errRole, errorList(cl.Errors)), c(orDash(strings.Join(apis, ", "))))
+			t.add(c(clientIDText(cl.ClientID, cl.ClientIDNull)), c(shorten(fitList(cl.Software, maxSoftwareCol), maxSoftwareCol)),
+				c(fitList(cl.Addresses, maxAddrsCell)), c(strconv.Itoa(cl.Connections)), c(itoa(cl.Requests)),
+				cr(errRole, errorList(cl.Errors, maxErrorsCell)))
+			t.detail("  APIs: " + fitList(apis, maxDetail))
 		}
 		t.write(&w, o)
+		if strings.Contains(t.text(), ", +") {
+			w.WriteString("lists ending in \"+N\" leave N out; --json lists them all\n")
+		}
 	}
 
 	heading(&w, o, "PARTITIONS")
 	if len(r.Partitions) == 0 {
 		w.WriteString("(none)\n")
 	} else {
-		t := newTable("TOPIC", "PART", ">P.BATCHES", ">P.RECORDS", ">P.WIRE", ">P.UNCOMPR",
-			">F.BATCHES", ">F.RECORDS", ">F.WIRE", ">F.UNCOMPR", "CODECS")
+		t := newTable("TOPIC", "PART", ">P.BATCH", ">P.RECS", ">P.WIRE", ">P.UNCOMPR",
+			">F.BATCH", ">F.RECS", ">F.WIRE", ">F.UNCOMPR", "CODECS")
 		for _, p := range r.Partitions {
 			topic := p.Topic
 			if topic == "" {
 				topic = "id:" + p.TopicID
 			}
 			t.add(c(topic), c(strconv.Itoa(int(p.Partition))),
-				c(itoa(p.Produce.Batches)), c(itoa(p.Produce.Records)), c(itoa(p.Produce.WireBytes)), c(uncompressed(p.Produce)),
-				c(itoa(p.Fetch.Batches)), c(itoa(p.Fetch.Records)), c(itoa(p.Fetch.WireBytes)), c(uncompressed(p.Fetch)),
+				c(itoa(p.Produce.Batches)), c(itoa(p.Produce.Records)), c(size(p.Produce.WireBytes)), c(uncompressed(p.Produce)),
+				c(itoa(p.Fetch.Batches)), c(itoa(p.Fetch.Records)), c(size(p.Fetch.WireBytes)), c(uncompressed(p.Fetch)),
 				c(orDash(strings.Join(p.Codecs, ","))))
 		}
 		t.write(&w, o)
@@ -169,8 +191,7 @@ func WriteStats(out io.Writer, r *stats.Report, o Options) error {
 	if len(r.Connections) == 0 {
 		w.WriteString("(none)\n")
 	} else {
-		t := newTable(">#", "CLIENT", "BROKER", ">DURATION", ">REQ FR", ">RESP FR", ">GAPS", ">RETRANS",
-			">ORPHANS", ">UNANS", ">DECODE ERR", ">RESYNC", ">BAD FR", ">TRUNC", "STATE")
+		t := newTable(">#", "CLIENT", "BROKER", ">DURATION", ">REQ FR", ">RESP FR", "STATE", "PROBLEMS")
 		for _, cn := range r.Connections {
 			state := "open at end"
 			switch {
@@ -179,16 +200,8 @@ func WriteStats(out io.Writer, r *stats.Report, o Options) error {
 			case cn.Closed:
 				state = "closed"
 			}
-			problem := func(n int64) cell {
-				if n == 0 {
-					return c("0")
-				}
-				return cr(roleError, itoa(n))
-			}
 			t.add(c(strconv.Itoa(cn.Index)), c(cn.Client), c(cn.Broker), cr(roleLatency, Duration(cn.Duration)),
-				c(itoa(cn.RequestFrames)), c(itoa(cn.ResponseFrames)), problem(cn.Gaps), problem(int64(cn.Retransmissions)),
-				problem(cn.Orphans), problem(cn.Unanswered), problem(cn.DecodeFailures), problem(cn.Resyncs),
-				problem(cn.BadFrames), problem(cn.Truncated), c(state))
+				c(itoa(cn.RequestFrames)), c(itoa(cn.ResponseFrames)), c(state), connProblems(cn))
 		}
 		t.write(&w, o)
 	}
@@ -214,8 +227,34 @@ func WriteStats(out io.Writer, r *stats.Report, o Options) error {
 	return flush(out, &w)
 }
 
+// connProblems lists a connection's non-zero problem counts ("1 gap,
+// 2 unanswered, 2 decode failures"), or "-".
+func connProblems(cn stats.ConnStats) cell {
+	var ps []string
+	add := func(n int64, one, many string) {
+		switch {
+		case n == 1:
+			ps = append(ps, "1 "+one)
+		case n > 1:
+			ps = append(ps, itoa(n)+" "+many)
+		}
+	}
+	add(cn.Gaps, "gap", "gaps")
+	add(int64(cn.Retransmissions), "retransmission", "retransmissions")
+	add(cn.Orphans, "orphan", "orphans")
+	add(cn.Unanswered, "unanswered", "unanswered")
+	add(cn.DecodeFailures, "decode failure", "decode failures")
+	add(cn.Resyncs, "resync", "resyncs")
+	add(cn.BadFrames, "bad frame", "bad frames")
+	add(cn.Truncated, "truncated frame", "truncated frames")
+	if len(ps) == 0 {
+		return c("-")
+	}
+	return cr(roleError, strings.Join(ps, ", "))
+}
+
 func uncompressed(f stats.FlowStats) string {
-	s := itoa(f.UncompressedBytes)
+	s := size(f.UncompressedBytes)
 	if f.UnknownSize > 0 {
 		s += "+?"
 	}
@@ -282,8 +321,10 @@ func writeLatency(w *strings.Builder, o Options, l stats.LatencyOverAPI) {
 			line.WriteRune(sparks[int(b.Max*int64(len(sparks)-1)/top)])
 		}
 	}
-	fmt.Fprintf(w, "  over time, max per %s from %s: %s (peak %s)\n", Duration(l.BinWidth), l.Origin,
-		paint(o.Color, roleLatency, line.String()), Duration(top))
+	// The line goes under its legend, so that a long capture keeps the
+	// width within about 120 columns.
+	fmt.Fprintf(w, "  over time, max per %s from %s (peak %s):\n  %s\n", Duration(l.BinWidth), l.Origin,
+		Duration(top), paint(o.Color, roleLatency, line.String()))
 }
 
 // WriteStatsJSON writes the report as one indented JSON document: the

@@ -201,15 +201,19 @@ func TestStatsText(t *testing.T) {
 	}
 	out := b.String()
 	for _, want := range []string{
-		"capture: 2026-01-02T03:04:05Z to 2026-01-02T03:04:06.5Z (1.5s)\n",
+		"capture: 2026-01-02T03:04:05Z to 2026-01-02T03:04:06.5Z (1.50s)\n",
 		"exchanges: 3, orphan responses: 1, SASL token exchanges: 0, connections: 1 Kafka, 2 skipped\n",
-		"API      VER  REQS  RESPS  UNANS  NO-RESP  REQ BYTES  RESP BYTES  MIN  P50  P90  P99  MAX  ERRORS\n",
-		"Produce    9     2      1      1        0        300          60  5ms  5ms  5ms  5ms  5ms  NOT_LEADER_OR_FOLLOWER×2\n",
-		"orders  1             1          5     120      400+?          0          0       0          0  gzip\n",
-		"  1.05ms   < 2.1ms  ██████████████████████████████  2\n",
+		"API      VER  REQ/RESP  UNANS  NO-RESP     BYTES     P50     P99     MAX  ERRORS\n",
+		"Produce    9       2/1      1        0  300B/60B  5.00ms  5.00ms  5.00ms  NOT_LEADER_OR_FOLLOWER×2\n",
+		"CLIENT ID  SOFTWARE  ADDRESSES  CONNS  REQS  ERRORS\n",
+		"app        kgo/1.0   10.0.0.1       1     2  NOT_LEADER_OR_FOLLOWER×2\n  APIs: Produce v9\n\n",
+		"orders  1           1       5    120B     400B+?        0       0      0B         0B  gzip\n",
+		"#  CLIENT         BROKER         DURATION  REQ FR  RESP FR  STATE   PROBLEMS\n",
+		"0  10.0.0.1:5000  10.0.0.9:9092     1.50s       2        2  closed  1 gap, 3 retransmissions, 1 orphan\n",
+		"  1.05ms  < 2.10ms  ██████████████████████████████  2\n",
 		"       …\n",
-		"  over time, max per 10ms from 2026-01-02T03:04:05Z: ▁·█ (peak 8ms)\n",
-		"    5ms  Produce    9        7  app        10.0.0.1:5000  10.0.0.9:9092     0         12          14\n",
+		"  over time, max per 10.0ms from 2026-01-02T03:04:05Z (peak 8.00ms):\n  ▁·█\n",
+		" 5.00ms  Produce    9        7  app        10.0.0.1:5000  10.0.0.9:9092     0         12          14\n",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("missing %q in\n%s", want, out)
@@ -242,10 +246,70 @@ func TestVersionsText(t *testing.T) {
 }
 
 func TestDuration(t *testing.T) {
-	for ns, want := range map[int64]string{0: "0", 850: "850ns", 1000: "1µs", 12500: "12.5µs", 3250000: "3.25ms",
-		999999: "1ms", 9999: "10µs", 99960: "100µs", 1.5e9: "1.5s", 123456789: "123ms", 65536: "65.5µs"} {
+	// The same format as kwire read's latency (render/units).
+	for ns, want := range map[int64]string{0: "0", 850: "0.001ms", 1000: "0.001ms", 12500: "0.013ms", 3250000: "3.25ms",
+		999999: "1.00ms", 209000: "0.209ms", 99960: "0.100ms", 1.5e9: "1.50s", 123456789: "123ms", 999.6e6: "1.00s"} {
 		if got := Duration(ns); got != want {
 			t.Errorf("Duration(%d) = %q, want %q", ns, got, want)
+		}
+	}
+}
+
+// TestStatsNarrow: long client lists are cut with "+N" and a note, so that
+// no line passes 120 columns; the JSON keeps every item.
+func TestStatsNarrow(t *testing.T) {
+	r := sampleReport()
+	cl := &r.Clients[0]
+	cl.ClientID = "a-rather-long-client-id-for-width"
+	cl.APIs = nil
+	for i, name := range []string{"Produce", "Fetch", "ListOffsets", "Metadata", "OffsetCommit", "OffsetFetch",
+		"FindCoordinator", "JoinGroup", "Heartbeat", "LeaveGroup", "SyncGroup", "DescribeGroups", "ApiVersions",
+		"InitProducerId", "EndTxn", "GetTelemetrySubscriptions"} {
+		cl.APIs = append(cl.APIs, stats.APIUse{Key: int16(i), Name: name, Versions: []int16{int16(i), 12}, Requests: 1})
+	}
+	cl.Errors = []stats.ErrorCount{{Name: "NOT_LEADER_OR_FOLLOWER", Code: 6, Count: 2},
+		{Name: "UNKNOWN_TOPIC_OR_PARTITION", Code: 3, Count: 7}, {Name: "REQUEST_TIMED_OUT", Code: 7, Count: 1}}
+	var b bytes.Buffer
+	if err := WriteStats(&b, r, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, want := range []string{
+		"a-rather-long-client-id-for-width  kgo/1.0   10.0.0.1       1     2  NOT_LEADER_OR_FOLLOWER×2, +2\n",
+		"  APIs: Produce v0,v12, Fetch v1,v12, ListOffsets v2,v12, Metadata v3,v12, OffsetCommit v4,v12, +11\n",
+		"lists ending in \"+N\" leave N out; --json lists them all\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("missing %q in\n%s", want, out)
+		}
+	}
+	for _, l := range strings.Split(out, "\n") {
+		if n := width(l); n > 120 {
+			t.Errorf("%d columns: %s", n, l)
+		}
+	}
+	b.Reset()
+	if err := WriteStatsJSON(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), `"GetTelemetrySubscriptions"`) || !strings.Contains(b.String(), `"REQUEST_TIMED_OUT"`) {
+		t.Error("JSON lost list items")
+	}
+}
+
+func TestFitList(t *testing.T) {
+	for _, tc := range []struct {
+		items []string
+		max   int
+		want  string
+	}{
+		{nil, 10, "-"},
+		{[]string{"Produce", "Fetch"}, 20, "Produce, Fetch"},
+		{[]string{"Produce", "Fetch", "Metadata", "ApiVersions"}, 24, "Produce, Fetch, +2"},
+		{[]string{"AVeryLongApiNameIndeed", "Fetch"}, 10, "AVeryLongApiNameIndeed, +1"},
+	} {
+		if got := fitList(tc.items, tc.max); got != tc.want {
+			t.Errorf("fitList(%q, %d) = %q, want %q", tc.items, tc.max, got, tc.want)
 		}
 	}
 }

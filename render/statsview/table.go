@@ -78,8 +78,9 @@ func paint(on bool, r role, s string) string {
 }
 
 type cell struct {
-	s string
-	r role
+	s      string
+	r      role
+	detail bool // a detail line (table.detail), not a column
 }
 
 func c(s string) cell              { return cell{s: s} }
@@ -87,6 +88,22 @@ func cr(r role, s string) cell     { return cell{s: s, r: r} }
 func width(s string) int           { return utf8.RuneCountInString(s) }
 func pad(n int) string             { return strings.Repeat(" ", max(n, 0)) }
 func (t *table) add(cells ...cell) { t.rows = append(t.rows, cells) }
+
+// text returns every cell's text, for checks on the content.
+func (t *table) text() string {
+	var b strings.Builder
+	for _, row := range t.rows {
+		for _, cl := range row {
+			b.WriteString(cl.s)
+			b.WriteByte('\n')
+		}
+	}
+	return b.String()
+}
+
+// detail adds a line written as is (after the indent) under the last row;
+// it takes no part in the column widths.
+func (t *table) detail(s string) { t.rows = append(t.rows, []cell{{s: s, detail: true}}) }
 
 // table is a text table: columns separated by two spaces, numeric
 // columns (right) aligned right, no trailing spaces.
@@ -120,7 +137,7 @@ func (t *table) write(w *strings.Builder, o Options) {
 	}
 	for _, row := range t.rows {
 		for i, cl := range row {
-			if i < n {
+			if i < n && !cl.detail {
 				widths[i] = max(widths[i], width(cl.s))
 			}
 		}
@@ -157,6 +174,10 @@ func (t *table) write(w *strings.Builder, o Options) {
 		line(hdr)
 	}
 	for _, row := range t.rows {
+		if len(row) == 1 && row[0].detail {
+			w.WriteString(t.indent + paint(o.Color, roleFaint, row[0].s) + "\n")
+			continue
+		}
 		line(row)
 	}
 }
