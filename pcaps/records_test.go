@@ -201,10 +201,10 @@ func TestSecretsWithheld(t *testing.T) {
 	}
 }
 
-// TestDetect checks that `kwire read --detect`, without the capture's
-// ports, finds the same exchanges as with them: detection is meant to
-// become read's default. The TLS capture is exempt: content detection
-// cannot see Kafka in it.
+// TestDetect checks that `kwire read` with no flags (detection by content
+// is the default) and with --detect, without the capture's ports, finds
+// the same exchanges as with them. The TLS capture is exempt: content
+// detection cannot see Kafka in it.
 func TestDetect(t *testing.T) {
 	for _, c := range captures(t) {
 		if info(t, c).conns != nil && decodeIndependentlyCount(info(t, c).conns) == 0 {
@@ -212,11 +212,14 @@ func TestDetect(t *testing.T) {
 		}
 		t.Run(strings.TrimSuffix(c, ".pcap"), func(t *testing.T) {
 			ported := kwire(t, readArgs(t, c, modes[3])...)
-			detected := kwire(t, "read", "--color=never", "--detect", "--json", c)
-			if string(ported.stdout) != string(detected.stdout) || ported.exit != detected.exit {
-				t.Errorf("--detect (exit %d, %d exchanges) and --port %s (exit %d, %d exchanges) differ; --detect says:\n%s",
-					detected.exit, len(parseNDJSON(t, detected.stdout)), info(t, c).ports,
-					ported.exit, len(parseNDJSON(t, ported.stdout)), detected.stderr)
+			for _, flags := range [][]string{nil, {"--detect"}} {
+				args := append([]string{"read", "--color=never", "--json"}, flags...)
+				detected := kwire(t, append(args, c)...)
+				if string(ported.stdout) != string(detected.stdout) || ported.exit != detected.exit {
+					t.Errorf("%v (exit %d, %d lines) and --port %s (exit %d, %d lines) differ; %v says:\n%s",
+						flags, detected.exit, len(parseNDJSON(t, detected.stdout)), info(t, c).ports,
+						ported.exit, len(parseNDJSON(t, ported.stdout)), flags, detected.stderr)
+				}
 			}
 		})
 	}

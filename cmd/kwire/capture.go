@@ -5,7 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
+	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/kwire/kwire/dissect"
 	"github.com/kwire/kwire/protocol"
@@ -26,9 +30,17 @@ type captureFlags struct {
 	MaxFrame int
 }
 
-func (o *captureFlags) addFlags(f *pflag.FlagSet) {
-	f.IntSliceVar(&o.Ports, "port", []int{dissect.DefaultPort}, "Kafka broker TCP `ports`, comma-separated")
-	f.BoolVar(&o.Detect, "detect", false, "also recognise Kafka on other ports by the first bytes of a connection")
+// addFlags adds --port, --detect and --max-frame. detect is --detect's
+// default: true for files (read, stats, versions), false for live, which
+// captures only the --port traffic unless told otherwise.
+func (o *captureFlags) addFlags(f *pflag.FlagSet, detect bool) {
+	f.IntSliceVar(&o.Ports, "port", []int{dissect.DefaultPort},
+		"broker TCP `ports`, comma-separated: their connections are Kafka even when the content cannot tell (mid-stream starts)")
+	usage := "also recognise Kafka on any port by the first bytes of each connection"
+	if detect {
+		usage += " (--detect=false: only on --port)"
+	}
+	f.BoolVar(&o.Detect, "detect", detect, usage)
 	f.IntVar(&o.MaxFrame, "max-frame", 0, fmt.Sprintf(
 		"largest frame accepted as Kafka, in `bytes` (0: %d, the broker's default socket.request.max.bytes)", dissect.DefaultMaxFrame))
 }
@@ -59,24 +71,56 @@ func (o *captureFlags) dissectOptions(showSecrets bool) (dissect.Options, error)
 
 // captureRun totals what reading some capture files found.
 type captureRun struct {
-	packets      int64
-	conns        int   // TCP connections
-	kafka        int   // of them Kafka
-	decodeErrors int64 // frames that did not decode completely
-	readAny      bool  // some file was a capture
-	fileErrs     []error
-	interrupted  bool
+	ds        dissect.Summary    // the dissectors' totals (SkipReasons merged)
+	rs        reassembly.Summary // the reassemblies' totals (Files appended)
+	malformed int64              // frames that failed to decode (not counting unknown API keys and versions)
+	detect    bool               // Kafka was recognised by content too
+	ports     []uint16
+
+	readAny     bool // some file was a capture
+	fileErrs    []error
+	interrupted bool
 }
 
 // add merges another run's totals (kwire versions --against).
 func (r *captureRun) add(o captureRun) {
-	r.packets += o.packets
-	r.conns += o.conns
-	r.kafka += o.kafka
-	r.decodeErrors += o.decodeErrors
+	r.addSummaries(o.ds, o.rs)
+	r.malformed += o.malformed
 	r.readAny = r.readAny || o.readAny
 	r.fileErrs = append(r.fileErrs, o.fileErrs...)
 	r.interrupted = r.interrupted || o.interrupted
+}
+
+// addSummaries adds one file's (or run's) totals.
+func (r *captureRun) addSummaries(ds dissect.Summary, rs reassembly.Summary) {
+	t := &r.ds
+	t.Connections += ds.Connections
+	t.Kafka += ds.Kafka
+	t.Skipped += ds.Skipped
+	t.TLS += ds.TLS
+	t.Frames += ds.Frames
+	t.Exchanges += ds.Exchanges
+	t.Gaps += ds.Gaps
+	t.GapBytes += ds.GapBytes
+	t.Resyncs += ds.Resyncs
+	t.ResyncBytes += ds.ResyncBytes
+	t.BadFrames += ds.BadFrames
+	t.Truncated += ds.Truncated
+	t.DecodeErrors += ds.DecodeErrors
+	for _, sr := range ds.SkipReasons {
+		i := slices.IndexFunc(t.SkipReasons, func(x dissect.Reason) bool { return x.Reason == sr.Reason })
+		if i < 0 {
+			t.SkipReasons = append(t.SkipReasons, sr)
+		} else {
+			t.SkipReasons[i].Count += sr.Count
+		}
+	}
+	r.rs.Packets += rs.Packets
+	r.rs.TCPPackets += rs.TCPPackets
+	r.rs.NonTCP += rs.NonTCP
+	r.rs.UnsupportedLink += rs.UnsupportedLink
+	r.rs.Connections += rs.Connections
+	r.rs.Files = append(r.rs.Files, rs.Files...)
 }
 
 // captureReader feeds capture files to a dissect.Sink.
@@ -99,12 +143,13 @@ func (c *captureReader) read(ctx context.Context, paths []string, sink dissect.S
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	var run captureRun
+	run := captureRun{detect: c.opts.Detect, ports: c.opts.Ports}
+	counter := &malformedCounter{Sink: sink}
 	for _, path := range paths {
 		if c.onFile != nil {
 			c.onFile(path)
 		}
-		d := dissect.New(c.opts, sink)
+		d := dissect.New(c.opts, counter)
 		var h reassembly.Handler = d
 		if c.wrap != nil {
 			h = c.wrap(d)
@@ -115,10 +160,7 @@ func (c *captureReader) read(ctx context.Context, paths []string, sink dissect.S
 		if c.after != nil {
 			c.after(ds, sum)
 		}
-		run.packets += sum.Packets
-		run.conns += sum.Connections
-		run.kafka += ds.Kafka
-		run.decodeErrors += ds.DecodeErrors
+		run.addSummaries(ds, sum)
 		for _, f := range sum.Files {
 			run.readAny = run.readAny || f.Format != ""
 		}
@@ -130,44 +172,208 @@ func (c *captureReader) read(ctx context.Context, paths []string, sink dissect.S
 			break
 		}
 	}
+	run.malformed = counter.n
 	return run
+}
+
+// malformedCounter passes exchanges and events on to a Sink and counts
+// the frames that failed to decode.
+type malformedCounter struct {
+	dissect.Sink
+	n int64
+}
+
+func (m *malformedCounter) Exchange(ex *dissect.Exchange) {
+	m.n += int64(malformedFrames(ex))
+	if m.Sink != nil {
+		m.Sink.Exchange(ex)
+	}
+}
+
+func (m *malformedCounter) Event(ev *dissect.Event) {
+	if m.Sink != nil {
+		m.Sink.Event(ev)
+	}
+}
+
+// malformedFrames counts ex's frames whose tree has an error other than
+// an unknown API key or version: those are data (the frame is shown raw),
+// not a failure to dissect.
+func malformedFrames(ex *dissect.Exchange) int {
+	n := 0
+	for _, fr := range []*dissect.Frame{ex.Request, ex.Response} {
+		if fr == nil || fr.Tree == nil {
+			continue
+		}
+		if err := fr.Tree.Err; err != nil {
+			if !errors.Is(err, protocol.ErrUnknownAPI) && !errors.Is(err, protocol.ErrUnknownVers) {
+				n++
+			}
+		} else if fr.Tree.FirstError() != nil {
+			n++
+		}
+	}
+	return n
 }
 
 // status reports input problems on errw and returns the exit error:
 //
 //   - 2 when a file could not be read at all (missing, not a capture);
-//   - 1 when a capture ended early or was corrupt, or some frame did not
-//     decode (everything else has been shown or counted);
-//   - 0 otherwise, with a note when no Kafka connection was found, and
-//     after Ctrl-C (the way a live capture ends).
+//   - 1 when the captures could not be fully dissected: a file cut short
+//     or corrupt, bytes lost in a gap, garbage skipped (resync, bad
+//     frame), a truncated frame, or a frame that failed to decode
+//     (unknown API keys and versions are data, not failures);
+//   - 0 otherwise, with a note saying why when no Kafka connection was
+//     found, and after Ctrl-C (the way a live capture ends).
 func (r *captureRun) status(errw io.Writer) error {
 	if r.interrupted {
 		fmt.Fprintln(errw, "kwire: interrupted; the output covers the packets read so far")
 		return nil
 	}
-	code := exitOK
+	code, saidEmpty := exitOK, false
 	for _, err := range r.fileErrs {
 		var fe *reassembly.FileError
 		if errors.As(err, &fe) && (errors.Is(err, reassembly.ErrTruncated) || errors.Is(err, reassembly.ErrCorrupt)) {
-			fmt.Fprintf(errw, "kwire: warning: %v (everything before it is shown)\n", err)
+			if fe.Packets == 0 && errors.Is(err, reassembly.ErrTruncated) && r.rs.Packets == 0 {
+				fmt.Fprintf(errw, "kwire: warning: %s ends in its file header: the capture holds no packets\n", fileName(fe.Path))
+				saidEmpty = true
+			} else {
+				fmt.Fprintf(errw, "kwire: warning: %v (everything before it is shown)\n", err)
+			}
 			code = max(code, exitData)
 			continue
 		}
-		fmt.Fprintf(errw, "kwire: %v\n", err)
+		fmt.Fprintf(errw, "kwire: %v\n", fileErrorText(err))
 		code = exitUsage
 	}
-	if r.kafka == 0 && code != exitUsage {
-		fmt.Fprintf(errw, "kwire: no Kafka connections found (%d TCP connection%s skipped; try --detect or --port)\n",
-			r.conns, plural(r.conns))
+	if r.ds.Kafka == 0 && code != exitUsage && r.readAny && !saidEmpty {
+		fmt.Fprintf(errw, "kwire: %s\n", r.noKafkaHint())
 	}
-	if r.decodeErrors > 0 {
-		fmt.Fprintf(errw, "kwire: warning: %d frame%s could not be fully decoded\n", r.decodeErrors, plural(int(r.decodeErrors)))
+	if p := r.problems(); p != "" {
+		fmt.Fprintf(errw, "kwire: warning: the capture could not be fully dissected: %s\n", p)
 		code = max(code, exitData)
 	}
 	if code != exitOK {
 		return silentExit(code)
 	}
 	return nil
+}
+
+// problems lists what kept the dissection from being complete, or "".
+func (r *captureRun) problems() string {
+	var p []string
+	add := func(n int64, one, many, extra string) {
+		if n == 0 {
+			return
+		}
+		what := one
+		if n != 1 {
+			what = many
+		}
+		p = append(p, fmt.Sprintf("%d %s%s", n, what, extra))
+	}
+	gapBytes := ""
+	if r.ds.GapBytes > 0 {
+		gapBytes = fmt.Sprintf(" (%d bytes lost)", r.ds.GapBytes)
+	}
+	skipped := ""
+	if r.ds.ResyncBytes > 0 {
+		skipped = fmt.Sprintf(" (%d bytes skipped)", r.ds.ResyncBytes)
+	}
+	add(r.ds.Gaps, "gap", "gaps", gapBytes)
+	add(r.ds.Resyncs, "resync", "resyncs", skipped)
+	add(r.ds.BadFrames, "bad frame", "bad frames", "")
+	add(r.ds.Truncated, "truncated frame", "truncated frames", "")
+	add(r.malformed, "frame that failed to decode", "frames that failed to decode", "")
+	return strings.Join(p, ", ")
+}
+
+// noKafkaHint says why no Kafka connection was found.
+func (r *captureRun) noKafkaHint() string {
+	switch {
+	case r.rs.Packets == 0:
+		return "no Kafka connections found: the capture holds no packets"
+	case r.rs.UnsupportedLink == r.rs.Packets:
+		return fmt.Sprintf("no Kafka connections found: the %d packet%s are of link type %s, which kwire does not read",
+			r.rs.Packets, plural(int(r.rs.Packets)), r.linkTypes())
+	case r.rs.Connections == 0:
+		return fmt.Sprintf("no Kafka connections found: no TCP connections in %d packet%s", r.rs.Packets, plural(int(r.rs.Packets)))
+	}
+	var parts []string
+	if r.ds.TLS > 0 {
+		parts = append(parts, fmt.Sprintf("%d TLS connection%s (not decrypted)", r.ds.TLS, plural(r.ds.TLS)))
+	}
+	for _, sr := range r.ds.SkipReasons {
+		switch sr.Reason {
+		case "TLS":
+			parts = append(parts, fmt.Sprintf("%d TLS connection%s (not decrypted)", sr.Count, plural(sr.Count)))
+		case "not on a Kafka port":
+			parts = append(parts, fmt.Sprintf("%d connection%s not on port %s", sr.Count, plural(sr.Count), r.portList()))
+		default:
+			parts = append(parts, fmt.Sprintf("%d connection%s skipped: %s", sr.Count, plural(sr.Count), sr.Reason))
+		}
+	}
+	if len(parts) == 0 {
+		parts = append(parts, fmt.Sprintf("%d TCP connection%s", r.rs.Connections, plural(r.rs.Connections)))
+	}
+	hint := "no Kafka connections found: " + strings.Join(parts, ", ")
+	has := func(reason string) bool {
+		return slices.ContainsFunc(r.ds.SkipReasons, func(x dissect.Reason) bool { return x.Reason == reason })
+	}
+	switch {
+	case has("not on a Kafka port"):
+		hint += "; drop --detect=false to recognise Kafka by content, or give its broker ports with --port"
+	case has("not Kafka"):
+		hint += "; if it is Kafka seen from the middle of its connections, give its broker ports with --port"
+	}
+	return hint
+}
+
+func (r *captureRun) portList() string {
+	s := make([]string, len(r.ports))
+	for i, p := range r.ports {
+		s[i] = strconv.Itoa(int(p))
+	}
+	return strings.Join(s, ",")
+}
+
+// linkTypes names the link types of the files read, e.g. "USB (189)".
+func (r *captureRun) linkTypes() string {
+	var names []string
+	for _, f := range r.rs.Files {
+		for _, lt := range f.LinkTypes {
+			n := fmt.Sprintf("%s (%d)", lt, int(lt))
+			if strings.HasPrefix(lt.String(), "Unknown") || strings.HasPrefix(lt.String(), "LinkType(") {
+				n = fmt.Sprintf("%d", int(lt))
+			}
+			if !slices.Contains(names, n) {
+				names = append(names, n)
+			}
+		}
+	}
+	if len(names) == 0 {
+		return "unknown"
+	}
+	return strings.Join(names, ", ")
+}
+
+// fileErrorText is a file's error without the path twice: an *os.PathError
+// under a reassembly.FileError already names it.
+func fileErrorText(err error) string {
+	var fe *reassembly.FileError
+	var pe *fs.PathError
+	if errors.As(err, &fe) && fe.Kind == nil && errors.As(fe.Err, &pe) {
+		return fmt.Sprintf("%s: %v", fileName(fe.Path), pe.Err)
+	}
+	return err.Error()
+}
+
+// fileName is how messages name an input path.
+func fileName(path string) string {
+	if path == "-" {
+		return "standard input"
+	}
+	return path
 }
 
 // inputSize returns the total size of the named files, for the progress

@@ -117,7 +117,7 @@ filter, or no permission to capture.`,
 	f.BoolVar(&o.Promiscuous, "promisc", false, "put the interface in promiscuous mode (traffic of other hosts, e.g. on a mirror port)")
 
 	// The dissection, output and filter flags of kwire read.
-	o.read.addFlags(cmd)
+	o.read.addFlags(cmd, false)
 	_ = cmd.RegisterFlagCompletionFunc("interface", completeInterfaces)
 	return cmd
 }
@@ -210,7 +210,8 @@ func runLive(ctx context.Context, o *liveOptions, s *ioStreams, color bool) erro
 
 	w := bufio.NewWriterSize(s.Out, 64<<10)
 	sink := &liveSink{readSink: &readSink{o: r, fl: fl, w: w, ropts: ropts, ids: make(topicIDs), lastFlush: time.Now()}}
-	d := dissect.New(dopts, sink)
+	counter := &malformedCounter{Sink: sink}
+	d := dissect.New(dopts, counter)
 	// Run's own context stays open: the source ends the input (io.EOF)
 	// when ctx is done, so that Run flushes like at the end of a file.
 	sum, runErr := reassembly.Run(context.Background(), src, reassembly.Options{IdleTimeout: liveIdleTimeout}, d)
@@ -234,15 +235,14 @@ func runLive(ctx context.Context, o *liveOptions, s *ioStreams, color bool) erro
 	if runErr != nil || recErr != nil {
 		return dataErrorf("%v", errors.Join(runErr, recErr))
 	}
-	ds := d.Summary()
 	run := captureRun{
-		packets:      sum.Packets,
-		conns:        sum.Connections,
-		kafka:        ds.Kafka,
-		decodeErrors: ds.DecodeErrors,
-		readAny:      true,
-		interrupted:  src.Stopped() == live.StopContext,
+		malformed:   counter.n,
+		detect:      dopts.Detect,
+		ports:       dopts.Ports,
+		readAny:     true,
+		interrupted: src.Stopped() == live.StopContext,
 	}
+	run.addSummaries(d.Summary(), sum)
 	return run.status(s.ErrOut)
 }
 

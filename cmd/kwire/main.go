@@ -5,9 +5,10 @@
 // Exit codes are the same for every command:
 //
 //	0  success
-//	1  the input was read but something in it could not be decoded (the
-//	   output still shows everything that was decoded), or a capture ended
-//	   in the middle of a packet
+//	1  the input was read but something in it could not be decoded or
+//	   dissected (the output still shows everything that was decoded): a
+//	   malformed frame, a capture cut short, gaps, resyncs, truncated
+//	   frames; unknown API keys and versions in captures are data
 //	2  usage error, unreadable or unusable input (bad hex, not a capture)
 //
 // Everything below main returns errors; only main exits.

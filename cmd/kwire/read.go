@@ -42,9 +42,11 @@ input), reassemble their TCP connections, and print every Kafka request and
 its response: one line per exchange, with -V the decoded trees, with -x the
 annotated hex dumps, with --json one JSON object per line (NDJSON).
 
-Connections are Kafka when one side uses a --port (default 9092), or, with
---detect, when their first bytes parse as a Kafka request on any port.
---verbose also lists the connections that were skipped and why.
+Connections are Kafka when their first bytes parse as a Kafka request, on
+any port (--detect, on by default), or when one side uses a --port (default
+9092): there content cannot tell, e.g. a capture that starts in the middle
+of a connection. --detect=false keeps to the --port connections. --verbose
+also lists the connections that were skipped and why.
 
 Each file is a capture of its own, as Wireshark opens it: packet and
 stream numbers (--frame, --stream) restart at every file. On a terminal, a
@@ -72,19 +74,26 @@ Filters (all given ones must hold):
                      errors, stream, client, broker and kind (paired,
                      no-response, unanswered, orphan, sasl)
 
-Exit status: 0 the captures were read (also when no Kafka connection was
-found: a note says so on stderr; and when Ctrl-C stopped the reading,
-which takes effect at the next packet: press it twice to stop an idle
-live capture at once); 1 a capture ended in the middle of a
-packet, or some frame could not be decoded (everything else is still
-printed, a warning goes to stderr); 2 usage error, a bad --filter, or a
-file that cannot be read or is not a pcap/pcapng capture.`,
+Exit status (the same for stats and versions):
+  0  the captures were fully dissected; also when no Kafka connection was
+     found (a note on stderr says why), when frames name an unknown API
+     key or version (they are data, shown raw), and when Ctrl-C stopped
+     the reading (at the next packet: press it twice to stop an idle live
+     capture at once)
+  1  the captures could not be fully dissected: a file cut short or
+     corrupt, bytes lost (GAP), garbage skipped (RESYNC, BAD-FRAME),
+     TRUNCATED frames, or a frame that failed to decode; everything else
+     is still printed, and a warning on stderr says what happened
+  2  usage error, a bad --filter, or a file that cannot be read or is not
+     a pcap/pcapng capture`,
 		Example: `  # One line per request/response
   kwire read kafka.pcapng
 
-  # Kafka on other ports, or found by content
+  # Also Kafka that content cannot tell (mid-stream) on these broker ports
   kwire read --port 9092,9093,19092 kafka.pcap
-  kwire read --detect kafka.pcap
+
+  # Only the connections on port 9092, no detection by content
+  kwire read --detect=false kafka.pcap
 
   # Full trees of the slow Fetch requests
   kwire read -V --filter 'api == "Fetch" && latency_ms > 100' kafka.pcap
@@ -102,15 +111,15 @@ file that cannot be read or is not a pcap/pcapng capture.`,
 			return runRead(cmd.Context(), o, s, g.colorEnabled(s), args)
 		},
 	}
-	o.addFlags(cmd)
+	o.addFlags(cmd, true)
 	return cmd
 }
 
 // addFlags adds the dissection, output and filter flags that read and
-// live share.
-func (o *readOptions) addFlags(cmd *cobra.Command) {
+// live share; detect is --detect's default.
+func (o *readOptions) addFlags(cmd *cobra.Command, detect bool) {
 	f := cmd.Flags()
-	o.capture.addFlags(f)
+	o.capture.addFlags(f, detect)
 	f.BoolVarP(&o.Tree, "tree", "V", false, "print each exchange's decoded request and response trees")
 	f.BoolVarP(&o.HexDump, "hex", "x", false, "print each frame's annotated hex dump")
 	f.BoolVar(&o.JSON, "json", false, "print one JSON object per exchange (NDJSON)")

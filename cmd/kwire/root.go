@@ -87,8 +87,10 @@ structs given as hex, and every request and response in pcap/pcapng captures.
 
 Exit status:
   0  success
-  1  the input was read but part of it could not be decoded (everything that
-     was decoded is still printed), or a capture was cut short
+  1  the input was read but part of it could not be decoded or dissected
+     (everything that was decoded is still printed): a frame that failed
+     to decode, a capture cut short, bytes lost, garbage skipped; unknown
+     API keys and versions in captures are data, not failures
   2  usage error, or unusable input (bad hex, a file that is not a capture)`,
 		Example: `  # Decode a request frame given as hex
   kwire decode 0000001300120000010203040009776972652d72656164

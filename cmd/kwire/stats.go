@@ -50,8 +50,14 @@ are totals.
 "partitions":[...],"connections":[...],"latency":[...],"slowest":[...]};
 durations are integer nanoseconds (fields ending in _ns).
 
-Exit status as for kwire read: 1 when a capture was cut short or some
-frame could not be decoded (the numbers still cover everything else).`,
+Connections are found as by kwire read: by content on any port (--detect,
+on by default) and on the --port ports (default 9092).
+
+Exit status as for kwire read: 0 fully dissected (unknown API keys and
+versions are data); 1 the captures could not be fully dissected (a file
+cut short, gaps, resyncs, bad or truncated frames, frames that failed to
+decode: the numbers still cover everything else); 2 usage error or a file
+that is not a capture.`,
 		Example: `  kwire stats kafka.pcapng
   kwire stats --top 10 --port 9092,9093 kafka.pcap
   kwire stats --json kafka.pcap | jq '.apis[] | select(.name == "Produce") | .latency'`,
@@ -61,7 +67,7 @@ frame could not be decoded (the numbers still cover everything else).`,
 		},
 	}
 	f := cmd.Flags()
-	o.capture.addFlags(f)
+	o.capture.addFlags(f, true)
 	f.BoolVar(&o.JSON, "json", false, "print one JSON document instead of tables")
 	f.IntVar(&o.Top, "top", 0, "list the `N` slowest exchanges with their frame numbers")
 	return cmd

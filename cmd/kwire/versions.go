@@ -51,7 +51,15 @@ capture would lose a version they use.
 
 --json prints one JSON document: {"brokers","clients","matrix","flags"};
 with --against {"before","after","comparison":{"before_brokers",
-"after_brokers","ranges","lost"},"before_report","after_report"}.`,
+"after_brokers","ranges","lost"},"before_report","after_report"}.
+
+Connections are found as by kwire read: by content on any port (--detect,
+on by default) and on the --port ports (default 9092).
+
+Exit status as for kwire read: 0 fully dissected (unknown API keys and
+versions are data); 1 the captures could not be fully dissected (a file
+cut short, gaps, resyncs, bad or truncated frames, frames that failed to
+decode); 2 usage error or a file that is not a capture.`,
 		Example: `  kwire versions kafka.pcapng
   kwire versions --port 9092,9093 --json kafka.pcap | jq '.flags'
   kwire versions --against after-upgrade.pcap before-upgrade.pcap`,
@@ -61,7 +69,7 @@ with --against {"before","after","comparison":{"before_brokers",
 		},
 	}
 	f := cmd.Flags()
-	o.capture.addFlags(f)
+	o.capture.addFlags(f, true)
 	f.BoolVar(&o.JSON, "json", false, "print one JSON document instead of tables")
 	f.StringSliceVar(&o.Against, "against", nil, "compare with this `FILE` (a capture taken after a change; repeatable)")
 	return cmd
@@ -80,10 +88,10 @@ func runVersions(ctx context.Context, o *versionsOptions, s *ioStreams, color bo
 	if len(o.Against) > 0 {
 		after = stats.NewVersionCollector()
 		run2 := cr.read(ctx, o.Against, after)
-		kafka := min(run.kafka, run2.kafka) // note when either side has no Kafka
+		kafka := min(run.ds.Kafka, run2.ds.Kafka) // note when either side has no Kafka
 		readAny := run.readAny && run2.readAny
 		run.add(run2)
-		run.kafka, run.readAny = kafka, readAny
+		run.ds.Kafka, run.readAny = kafka, readAny
 	}
 	bar.finish()
 	if !run.readAny {
