@@ -50,9 +50,13 @@ const (
 	// unanswered by a close is not flagged: the capture does not say who
 	// closed, and clients close during long-poll Fetches.
 	FlagRejected FlagKind = "advertised-but-rejected"
+	// FlagNoUsable: a broker advertised a range whose minimum is above its
+	// maximum (e.g. OffsetForLeaderEpoch 3-2), so no version of the API
+	// can be used with it.
+	FlagNoUsable FlagKind = "no-usable-version"
 )
 
-var flagOrder = []FlagKind{FlagOutOfRange, FlagDowngrade, FlagClosedUnknown, FlagMixed, FlagRejected}
+var flagOrder = []FlagKind{FlagOutOfRange, FlagNoUsable, FlagDowngrade, FlagClosedUnknown, FlagMixed, FlagRejected}
 
 // Flag is one anomaly. Version is -1 and Client or Broker empty when the
 // flag is not about one version, client or broker.
@@ -140,8 +144,11 @@ type MatrixRow struct {
 	// (Listed says which).
 	Advertised *Range `json:"advertised"`
 	Listed     bool   `json:"listed"`
-	// Status is "ok", "outside" (some version outside the range), or
-	// "unknown" (no advertisement captured for the broker).
+	// Status is "ok", "outside" (some version outside the range),
+	// "downgraded" (ApiVersions only: the versions outside the range were
+	// answered UNSUPPORTED_VERSION and the client retried lower, the
+	// normal KIP-511 negotiation; no out-of-range flag is raised for them),
+	// or "unknown" (no advertisement captured for the broker).
 	Status string     `json:"status"`
 	Flags  []FlagKind `json:"flags"`
 }
@@ -486,6 +493,7 @@ func (v *VersionCollector) Report() *VersionsReport {
 
 	r.Flags = append(r.Flags, v.matrix(r)...)
 	r.Flags = append(r.Flags, v.mixed(addrs)...)
+	r.Flags = append(r.Flags, v.noUsableFlags(addrs)...)
 	r.Flags = append(r.Flags, v.closedFlags()...)
 	r.Flags = append(r.Flags, v.rejectedFlags(addrs)...)
 	slices.SortStableFunc(r.Flags, compareFlags)
@@ -533,6 +541,12 @@ func (v *VersionCollector) matrix(r *VersionsReport) []Flag {
 				if ok && rg.Min <= ver && ver <= rg.Max {
 					continue
 				}
+				if k.key == keyApiVersions && v.downgradedFrom(k.client, k.broker, ver) {
+					if row.Status == "ok" {
+						row.Status = "downgraded"
+					}
+					continue
+				}
 				row.Status = "outside"
 				detail := fmt.Sprintf("%s v%d used, the broker advertises %s", row.API, ver, rangeText(rg, ok))
 				flags = append(flags, Flag{Kind: FlagOutOfRange, Key: k.key, API: row.API, Version: ver,
@@ -548,9 +562,45 @@ func (v *VersionCollector) matrix(r *VersionsReport) []Flag {
 	return flags
 }
 
+// downgradedFrom reports whether the client retried a lower ApiVersions
+// version after the broker answered version ver with UNSUPPORTED_VERSION.
+func (v *VersionCollector) downgradedFrom(c clientKey, broker netip.AddrPort, ver int16) bool {
+	for k := range v.downgrades {
+		if k.client == c && k.broker == broker && k.from == ver {
+			return true
+		}
+	}
+	return false
+}
+
+// noUsableFlags flags every advertised range whose minimum is above its
+// maximum, once per broker and API.
+func (v *VersionCollector) noUsableFlags(addrs []netip.AddrPort) []Flag {
+	var flags []Flag
+	for _, a := range addrs {
+		ad := v.effective(a)
+		if ad == nil {
+			continue
+		}
+		for _, rg := range ad.Ranges {
+			if rg.Min > rg.Max {
+				flags = append(flags, Flag{Kind: FlagNoUsable, Key: rg.Key, API: rg.Name, Version: -1, Broker: addrString(a),
+					Detail: fmt.Sprintf("the broker advertises v%d-%d: %s", rg.Min, rg.Max, rangeText(rg, true))})
+			}
+		}
+	}
+	return flags
+}
+
+// rangeText says what a broker advertises for an API: "v3", "v0-13",
+// "no usable version (min 3 > max 2)", or "nothing for it" when the API is
+// not listed.
 func rangeText(r Range, listed bool) string {
 	if !listed {
 		return "nothing for it"
+	}
+	if r.Min > r.Max {
+		return fmt.Sprintf("no usable version (min %d > max %d)", r.Min, r.Max)
 	}
 	if r.Min == r.Max {
 		return fmt.Sprintf("v%d", r.Min)
@@ -645,7 +695,7 @@ func (v *VersionCollector) downgradeFlags() []Flag {
 		}
 		flags = append(flags, Flag{Kind: FlagDowngrade, Key: keyApiVersions, API: protocol.APIName(keyApiVersions),
 			Version: k.to, ClientID: k.client.id, Broker: addrString(k.broker), Frame: a.frame, Count: a.count,
-			Detail: detail + " (KIP-511)"})
+			Detail: detail + " (KIP-511: the usual negotiation with an older broker, not a fault)"})
 	}
 	return flags
 }

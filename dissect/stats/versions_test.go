@@ -156,10 +156,17 @@ func TestVersionsKIP511AndClose(t *testing.T) {
 		b.Advertisements[0].RequestVersion != 99 {
 		t.Errorf("broker %+v", b)
 	}
-	// v99 of ApiVersions and Metadata are outside the range, too.
+	// Metadata v99 is outside the range; ApiVersions v99 is too, but it
+	// was the KIP-511 negotiation: its row says "downgraded", no flag.
 	oor := flagsOf(r, FlagOutOfRange)
-	if len(oor) != 2 || oor[0].Key != 3 || oor[1].Key != 18 || oor[1].Version != 99 {
+	if len(oor) != 1 || oor[0].Key != 3 || oor[0].Version != 99 {
 		t.Errorf("out-of-range %+v", oor)
+	}
+	for _, m := range r.Matrix {
+		want := map[int16]string{3: "outside", 18: "downgraded"}[m.Key]
+		if m.Status != want {
+			t.Errorf("matrix %s status %q, want %q", m.API, m.Status, want)
+		}
 	}
 	if len(flagsOf(r, FlagMixed)) != 0 {
 		t.Error("one broker cannot be a mixed cluster")
@@ -240,5 +247,18 @@ func TestCompare(t *testing.T) {
 	if len(cmp.Lost) != 1 || cmp.Lost[0].Key != 3 || !reflect.DeepEqual(cmp.Lost[0].Versions, []int16{4}) ||
 		cmp.Lost[0].ClientID != "app" || *cmp.Lost[0].After != (Range{3, "Metadata", 5, 13}) {
 		t.Errorf("lost %+v", cmp.Lost)
+	}
+}
+
+// TestVersionsNoUsable: a range with its minimum above its maximum is
+// flagged once, as unusable.
+func TestVersionsNoUsable(t *testing.T) {
+	v := NewVersionCollector()
+	c := &reassembly.Conn{Index: 0, A: ap("10.0.0.1:1000"), B: ap("10.0.0.8:9092")}
+	v.Exchange(apiVersionsX(t, c, "app", 3, 0, [][3]int16{{18, 0, 4}, {23, 3, 2}}, 1))
+	f := flagsOf(v.Report(), FlagNoUsable)
+	if len(f) != 1 || f[0].Key != 23 || f[0].Broker != "10.0.0.8:9092" ||
+		f[0].Detail != "the broker advertises v3-2: no usable version (min 3 > max 2)" {
+		t.Errorf("no-usable flags %+v", f)
 	}
 }

@@ -233,7 +233,7 @@ func TestVersionsText(t *testing.T) {
 	}
 	out := b.String()
 	for _, want := range []string{
-		" * ApiVersions v3 answered NONE: 1 API ranges, frame 2, conn 0, seen 1×\n",
+		" * ApiVersions v3: no error, 1 API range, frame 2, conn 0, seen 1×\n",
 		"     supported features: metadata.version 1-20\n",
 		"     finalized features (epoch 3): metadata.version 20-20\n",
 		"Produce  app        10.0.0.9:9092    12        0-11  outside  out-of-range\n",
@@ -310,6 +310,73 @@ func TestFitList(t *testing.T) {
 	} {
 		if got := fitList(tc.items, tc.max); got != tc.want {
 			t.Errorf("fitList(%q, %d) = %q, want %q", tc.items, tc.max, got, tc.want)
+		}
+	}
+}
+
+// TestVersionsReadable: the trial's complaints about kwire versions.
+func TestVersionsReadable(t *testing.T) {
+	prod := stats.Range{Key: 0, Name: "Produce", Min: 3, Max: 13}
+	prod2 := stats.Range{Key: 0, Name: "Produce", Min: 3, Max: 7}
+	av := stats.Range{Key: 18, Name: "ApiVersions", Min: 0, Max: 2}
+	olde := stats.Range{Key: 23, Name: "OffsetForLeaderEpoch", Min: 3, Max: 2}
+	r := &stats.VersionsReport{
+		Brokers: []stats.BrokerVersions{
+			{Broker: "10.0.0.8:9092", Effective: 0, Advertisements: []stats.Advertisement{{RequestVersion: 5, Error: "NONE",
+				Ranges: []stats.Range{prod}, FinalizedEpoch: -1, FirstFrame: 2, Count: 1}}},
+			{Broker: "10.0.0.9:9092", Effective: 1, Advertisements: []stats.Advertisement{
+				{RequestVersion: 5, Error: "UNSUPPORTED_VERSION", Ranges: []stats.Range{av}, FinalizedEpoch: -1, FirstFrame: 3, Count: 4},
+				{RequestVersion: 2, Error: "NONE", Ranges: []stats.Range{prod2, av, olde}, FinalizedEpoch: -1, FirstFrame: 5, Count: 1}}}},
+		Clients: []stats.ClientVersions{{ClientID: "app"}},
+		Matrix: []stats.MatrixRow{
+			{Key: 0, API: "Produce", ClientID: "app", Broker: "10.0.0.9:9092", Versions: []int16{7}, Advertised: &prod2,
+				Listed: true, Status: "ok", Flags: []stats.FlagKind{stats.FlagMixed}},
+			{Key: 18, API: "ApiVersions", ClientID: "app", Broker: "10.0.0.9:9092", Versions: []int16{2, 5}, Advertised: &av,
+				Listed: true, Status: "downgraded", Flags: []stats.FlagKind{stats.FlagDowngrade}}},
+		Flags: []stats.Flag{
+			{Kind: stats.FlagNoUsable, Key: 23, API: "OffsetForLeaderEpoch", Version: -1, Broker: "10.0.0.9:9092",
+				Detail: "the broker advertises v3-2: no usable version (min 3 > max 2)"},
+			{Kind: stats.FlagMixed, Key: 0, API: "Produce", Version: -1, Detail: "brokers advertise different ranges"}},
+	}
+	var b bytes.Buffer
+	if err := WriteVersions(&b, r, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, want := range []string{
+		" * ApiVersions v5: no error, 1 API range, frame 2, conn 0, seen 1×\n",
+		"   ApiVersions v5: UNSUPPORTED_VERSION, 1 API range (KIP-511: the broker's own ApiVersions range, for the client to retry lower), frame 3, conn 0, seen 4×\n",
+		" 23  OffsetForLeaderEpoch              -  3-2 (none usable)  *\n",
+		"Produce      app        10.0.0.9:9092     7        3-7*  ok\n",
+		"ApiVersions  app        10.0.0.9:9092   2,5         0-2  downgraded (KIP-511)  apiversions-downgrade\n",
+		"* = brokers advertise different ranges for the API (mixed-cluster, see FLAGS)\n",
+		"no-usable-version OffsetForLeaderEpoch: the broker advertises v3-2: no usable version (min 3 > max 2) [broker 10.0.0.9:9092]\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("missing %q in\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "NONE") || strings.Contains(out, "1 API ranges") || strings.Contains(out, "mixed-cluster\n") {
+		t.Errorf("old wording in\n%s", out)
+	}
+}
+
+// TestVersionsNoBrokers: an empty report says why in plain words.
+func TestVersionsNoBrokers(t *testing.T) {
+	for _, tc := range []struct {
+		r    *stats.VersionsReport
+		want string
+	}{
+		{&stats.VersionsReport{}, "(no ApiVersions response captured: no Kafka exchange was found at all; kwire looks at port 9092 unless told otherwise: try --port PORT or --detect)\n"},
+		{&stats.VersionsReport{Clients: []stats.ClientVersions{{ClientID: "old"}}},
+			"(no ApiVersions response captured: the clients did not ask for one (SASL v0 clients and clients older than Kafka 0.10 skip it) or the capture began after their connections opened; the brokers' ranges are unknown, so MATRIX says \"unknown\")\n"},
+	} {
+		var b bytes.Buffer
+		if err := WriteVersions(&b, tc.r, Options{}); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.HasPrefix(b.String(), "BROKERS\n"+tc.want) {
+			t.Errorf("got\n%s\nwant it to start with\n%s", b.String(), tc.want)
 		}
 	}
 }

@@ -9,16 +9,36 @@ import (
 	"strings"
 
 	"github.com/kwire/kwire/dissect/stats"
+	"github.com/kwire/kwire/render/units"
 )
 
 func rangeText(r *stats.Range) string {
 	if r == nil {
 		return "-"
 	}
-	if r.Min == r.Max {
+	switch {
+	case r.Min > r.Max:
+		return fmt.Sprintf("%d-%d (none usable)", r.Min, r.Max)
+	case r.Min == r.Max:
 		return strconv.Itoa(int(r.Min))
 	}
 	return fmt.Sprintf("%d-%d", r.Min, r.Max)
+}
+
+// plural returns "1 API range", "62 API ranges".
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return strconv.Itoa(n) + " " + many
+}
+
+// noBrokersText says why no ApiVersions response is in the report.
+func noBrokersText(r *stats.VersionsReport) string {
+	if len(r.Clients) == 0 {
+		return "(no ApiVersions response captured: no Kafka exchange was found at all; kwire looks at port 9092 unless told otherwise: try --port PORT or --detect)\n"
+	}
+	return "(no ApiVersions response captured: the clients did not ask for one (SASL v0 clients and clients older than Kafka 0.10 skip it) or the capture began after their connections opened; the brokers' ranges are unknown, so MATRIX says \"unknown\")\n"
 }
 
 func features(fs []stats.Feature) string {
@@ -37,7 +57,7 @@ func WriteVersions(out io.Writer, r *stats.VersionsReport, o Options) error {
 	var w strings.Builder
 	heading(&w, o, "BROKERS")
 	if len(r.Brokers) == 0 {
-		w.WriteString("(no ApiVersions response captured)\n")
+		w.WriteString(noBrokersText(r))
 	}
 	for _, b := range r.Brokers {
 		fmt.Fprintf(&w, "%s\n", paint(o.Color, roleAPI, b.Broker))
@@ -46,12 +66,16 @@ func WriteVersions(out io.Writer, r *stats.VersionsReport, o Options) error {
 			if i == b.Effective {
 				mark = "*"
 			}
-			errText := ad.Error
-			if errText != "NONE" {
-				errText = paint(o.Color, roleError, errText)
+			errText := "no error"
+			ranges := plural(len(ad.Ranges), "API range", "API ranges")
+			if ad.Error != "NONE" {
+				errText = paint(o.Color, roleError, ad.Error)
+				if ad.Error == "UNSUPPORTED_VERSION" {
+					ranges += " (KIP-511: the broker's own ApiVersions range, for the client to retry lower)"
+				}
 			}
-			fmt.Fprintf(&w, " %s ApiVersions v%d answered %s: %d API ranges, frame %d, conn %d, seen %d×\n",
-				mark, ad.RequestVersion, errText, len(ad.Ranges), ad.FirstFrame, ad.Conn, ad.Count)
+			fmt.Fprintf(&w, " %s ApiVersions v%d: %s, %s, frame %d, conn %d, seen %d%s\n",
+				mark, ad.RequestVersion, errText, ranges, ad.FirstFrame, ad.Conn, ad.Count, units.Times)
 			if ad.Error != "NONE" && len(ad.Ranges) > 0 {
 				parts := make([]string, len(ad.Ranges))
 				for j, rg := range ad.Ranges {
@@ -90,27 +114,40 @@ func WriteVersions(out io.Writer, r *stats.VersionsReport, o Options) error {
 		w.WriteString("(none)\n")
 	} else {
 		t := newTable("API", "CLIENT ID", "BROKER", ">USED", ">ADVERTISED", "STATUS", "FLAGS")
+		mixed := false
 		for _, m := range r.Matrix {
 			adv := rangeText(m.Advertised)
 			if m.Status != "unknown" && !m.Listed {
 				adv = "not listed"
 			}
-			st := roleOK
+			st, status := roleOK, m.Status
 			switch m.Status {
 			case "outside":
 				st = roleError
 			case "unknown":
 				st = roleFaint
+			case "downgraded":
+				status = "downgraded (KIP-511)"
 			}
-			flags := make([]string, len(m.Flags))
-			for i, f := range m.Flags {
-				flags[i] = string(f)
+			// mixed-cluster concerns the API, not the row: FLAGS says it
+			// once per API, the row only carries a "*".
+			var flags []string
+			for _, f := range m.Flags {
+				if f == stats.FlagMixed {
+					adv += "*"
+					mixed = true
+					continue
+				}
+				flags = append(flags, string(f))
 			}
 			t.add(cr(roleAPI, m.API), c(clientIDText(m.ClientID, m.ClientIDNull)), c(m.Broker),
-				c(strings.ReplaceAll(versionList(m.Versions), "v", "")), c(adv), cr(st, m.Status),
+				c(strings.ReplaceAll(versionList(m.Versions), "v", "")), c(adv), cr(st, status),
 				cr(roleFlag, strings.Join(flags, ", ")))
 		}
 		t.write(&w, o)
+		if mixed {
+			w.WriteString("* = brokers advertise different ranges for the API (mixed-cluster, see FLAGS)\n")
+		}
 	}
 
 	heading(&w, o, "FLAGS")
@@ -139,7 +176,7 @@ func WriteVersions(out io.Writer, r *stats.VersionsReport, o Options) error {
 			where = append(where, "frame "+itoa(f.Frame))
 		}
 		if f.Count > 1 {
-			where = append(where, "seen "+itoa(f.Count)+"×")
+			where = append(where, "seen "+itoa(f.Count)+units.Times)
 		}
 		loc := ""
 		if len(where) > 0 {
@@ -148,8 +185,8 @@ func WriteVersions(out io.Writer, r *stats.VersionsReport, o Options) error {
 		fmt.Fprintf(&w, "%s %s: %s%s\n", paint(o.Color, roleFlag, string(f.Kind)), paint(o.Color, roleAPI, f.API), f.Detail, loc)
 	}
 	if len(unused) > 0 {
-		fmt.Fprintf(&w, "%s: brokers also differ on %d APIs no captured client used (see ADVERTISED): %s\n",
-			paint(o.Color, roleFlag, string(stats.FlagMixed)), len(unused), strings.Join(unused, ", "))
+		fmt.Fprintf(&w, "%s: brokers also differ on %s no captured client used (ADVERTISED has them all): %s\n",
+			paint(o.Color, roleFlag, string(stats.FlagMixed)), plural(len(unused), "API", "APIs"), fitList(unused, 60))
 	}
 	return flush(out, &w)
 }
