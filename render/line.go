@@ -27,7 +27,9 @@ var linePool = sync.Pool{New: func() any { b := make([]byte, 0, 256); return &b 
 // significant digits below 1s, "1.25s" above); request/response sizes
 // (units.Size), length prefix included; the
 // Subject (topic IDs named by Options.TopicNames); the SASL mechanism and
-// user when the dissector found them; the Errors with counts above one;
+// user when the dissector found them; the Errors, each with its count
+// when above one and the response's ErrorMessage beside it when there is
+// one (quoted, cut to 60 characters);
 // the dissector's notes and any
 // decoding error in brackets. Orphans, unanswered requests, requests that
 // expect no response and SASL token exchanges say so in place of the
@@ -127,6 +129,10 @@ func appendLine(b []byte, e *dissect.Exchange, o *Options) []byte {
 			if er.Count > 1 {
 				b = append(b, units.Times...)
 				b = strconv.AppendInt(b, int64(er.Count), 10)
+			}
+			if m := errorMessage(e, er.Code); m != "" {
+				b = append(b, ' ')
+				b = strconv.AppendQuote(b, m)
 			}
 		}
 	}

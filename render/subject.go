@@ -71,9 +71,13 @@ type subjectPart struct {
 	bytes   int
 	batches int
 	partial bool
+	// ListOffsets: the timestamp asked and the offset answered.
+	hasTS, hasOffset bool
+	ts, offset       int64
 }
 
 type subject struct {
+	api      string            // APIName of the exchange
 	names    map[string]string // topic ID → name
 	topics   []subjectTopic
 	group    string
@@ -88,7 +92,10 @@ type subject struct {
 // base offset comes from the response's BaseOffset in Produce and from the
 // batches in Fetch), then group=ID, txn=TRANSACTIONAL_ID and pid=PRODUCER_ID
 // when the request (or the response, for orphans) carries them at top
-// level. Topics are taken from arrays of structs with a Name, Topic,
+// level; then what the API is about (see subjectapi.go: the coordinator
+// found, member and generation, COMMIT or ABORT, the isolation level, the
+// SASL user; ListOffsets "orders[0 latest→42]"). Topics are taken from
+// arrays of structs with a Name, Topic,
 // TopicName or TopicId field; Fetch v13+ topics show as their base64url IDs.
 // It returns "" when nothing applies.
 func Subject(e *dissect.Exchange) string {
@@ -106,7 +113,7 @@ func appendSubject(b []byte, e *dissect.Exchange, names map[string]string) []byt
 	if e == nil {
 		return b
 	}
-	s := subject{names: names}
+	s := subject{names: names, api: APIName(e)}
 	var topics [4]subjectTopic
 	s.topics = topics[:0]
 	if e.Request != nil && e.Request.Tree != nil {
@@ -115,7 +122,9 @@ func appendSubject(b []byte, e *dissect.Exchange, names map[string]string) []byt
 	if e.Response != nil && e.Response.Tree != nil {
 		s.collect(bodyOf(e.Response.Tree), false)
 	}
-	return s.appendTo(b)
+	start := len(b)
+	b = s.appendTo(b)
+	return s.appendAPISubject(b, start, e)
 }
 
 // bodyOf returns the body node of a decoded frame: the root's child named
@@ -266,6 +275,14 @@ func (s *subject) addTopic(el *protocol.Node, request bool) {
 				sp.hasBase, sp.base = true, base
 			}
 		}
+		if s.api == "ListOffsets" {
+			if ts, ok := intChild(p, "Timestamp"); ok && request {
+				sp.hasTS, sp.ts = true, ts
+			}
+			if off, ok := intChild(p, "Offset"); ok && !request {
+				sp.hasOffset, sp.offset = true, off
+			}
+		}
 		rec := child(p, "Records")
 		if rec == nil || rec.Kind != protocol.KindRecords || rec.Flags&protocol.FlagNull != 0 {
 			continue
@@ -318,6 +335,14 @@ func (s *subject) appendTo(b []byte) []byte {
 				b = append(b, ',')
 			}
 			b = strconv.AppendInt(b, p.index, 10)
+			if p.hasTS {
+				b = append(b, ' ')
+				b = append(b, ListOffsetsTimestamp(p.ts)...)
+			}
+			if p.hasOffset {
+				b = append(b, "→"...)
+				b = strconv.AppendInt(b, p.offset, 10)
+			}
 			if p.hasBase {
 				b = append(b, '@')
 				b = strconv.AppendInt(b, p.base, 10)

@@ -32,7 +32,7 @@ import (
 // dump. Empty tagged-field buffers are left out (Hex shows their byte). A
 // decoding error ends the output on a line of its own.
 func Tree(w io.Writer, t *protocol.Tree, opts Options) error {
-	tw := &treeWriter{w: w, o: &opts, t: t}
+	tw := &treeWriter{w: w, o: &opts, t: t, msg: messageName(t)}
 	if t == nil || t.Root == nil {
 		tw.buf = append(tw.buf, "(nothing decoded)\n"...)
 	} else if isFrameRoot(t.Root) {
@@ -54,6 +54,7 @@ type treeWriter struct {
 	w   io.Writer
 	o   *Options
 	t   *protocol.Tree
+	msg string // the body's message name ("FetchRequest"), for enum names
 	buf []byte
 	err error
 }
@@ -137,6 +138,7 @@ func (tw *treeWriter) node(n *protocol.Node, depth int, batch *protocol.Node, sp
 				tw.buf = append(tw.buf, ", "...)
 			}
 			tw.buf = paint(tw.buf, c, roleValue, string(appendValue(nil, e, o, false)))
+			tw.buf = tw.appendEnum(tw.buf, e, n.Name)
 			if e.Note != "" {
 				tw.buf = append(tw.buf, " ("...)
 				tw.buf = append(tw.buf, e.Note...)
@@ -298,9 +300,26 @@ func (tw *treeWriter) leaf(n *protocol.Node, depth int) {
 	} else {
 		tw.buf = appendValue(tw.buf, n, o, true)
 	}
+	tw.buf = tw.appendEnum(tw.buf, n, n.Name)
 	tw.buf = appendNotes(tw.buf, n, o)
 	tw.buf = append(tw.buf, '\n')
 	tw.flush(false)
+}
+
+// appendEnum appends " (name)" when field is an integer field whose value
+// Kafka names (protocol.EnumName: IsolationLevel 1 → read_committed) and
+// the decoder gave no note of its own.
+func (tw *treeWriter) appendEnum(b []byte, n *protocol.Node, field string) []byte {
+	if n.Kind != protocol.KindInt || n.Note != "" || n.Flags&protocol.FlagNull != 0 || isRedacted(n, tw.o) {
+		return b
+	}
+	name := protocol.EnumName(tw.msg, field, n.Int)
+	if name == "" {
+		return b
+	}
+	b = append(b, " ("...)
+	b = paint(b, tw.o.Color, roleNote, name)
+	return append(b, ')')
 }
 
 // jsonText returns the value of a string or printable bytes field when it
