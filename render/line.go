@@ -31,9 +31,11 @@ var linePool = sync.Pool{New: func() any { b := make([]byte, 0, 256); return &b 
 // when above one and the response's ErrorMessage beside it when there is
 // one (quoted, cut to 60 characters);
 // the dissector's notes and any
-// decoding error in brackets. Orphans, unanswered requests, requests that
-// expect no response and SASL token exchanges say so in place of the
-// latency: "unanswered", "no-response".
+// decoding error in brackets. Unanswered requests and requests that
+// expect no response say so in place of the latency ("unanswered",
+// "no-response"), orphans before the API name ("orphan response"), SASL
+// token exchanges in its place ("SASL token"): kind words are lowercase,
+// as in the summary and in --filter's kind.
 func Line(w io.Writer, e *dissect.Exchange, opts Options) error {
 	bp := linePool.Get().(*[]byte)
 	b := appendLine((*bp)[:0], e, &opts)
@@ -68,7 +70,7 @@ func appendLine(b []byte, e *dissect.Exchange, o *Options) []byte {
 		return appendNotesList(b, e, o)
 	}
 	if e.Kind == dissect.KindOrphan {
-		b = paint(b, c, roleError, "ORPHAN")
+		b = paint(b, c, roleError, "orphan")
 		b = append(b, " response"...)
 	}
 	if name := APIName(e); name != "" {

@@ -587,7 +587,7 @@ func TestLine(t *testing.T) {
 	orphan := produceExchange(0)
 	orphan.Kind, orphan.Request = dissect.KindOrphan, nil
 	got = render(t, func(b *bytes.Buffer) error { return Line(b, orphan, Options{}) })
-	if want := "12:01:02.348 10.0.0.5:53412 → 10.0.0.9:9092 ORPHAN response Produce v9 corr=7 - -/57B orders[0@100]\n"; got != want {
+	if want := "12:01:02.348 10.0.0.5:53412 → 10.0.0.9:9092 orphan response Produce v9 corr=7 - -/57B orders[0@100]\n"; got != want {
 		t.Errorf("orphan:\n got  %s want %s", got, want)
 	}
 
