@@ -18,6 +18,7 @@ import (
 	"net/netip"
 	"reflect"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -222,10 +223,23 @@ type kwireMsg struct {
 	Error     string          `json:"error"`
 }
 
-// parseNDJSON reads kwire's --json output.
+// eventKinds are the "kind" values of the events in kwire's --json
+// stream; every other kind is an exchange's.
+var eventKinds = []string{"open", "skipped", "gap", "resync", "tls", "close", "badFrame", "truncated"}
+
+// parseNDJSON reads the exchanges of kwire's --json output.
 func parseNDJSON(t *testing.T, out []byte) []*kwireDoc {
 	t.Helper()
+	docs, _ := parseStream(t, out)
+	return docs
+}
+
+// parseStream reads kwire's --json output: the exchanges, and how many
+// events of each kind it holds.
+func parseStream(t *testing.T, out []byte) ([]*kwireDoc, map[string]int) {
+	t.Helper()
 	var docs []*kwireDoc
+	events := map[string]int{}
 	for i, line := range bytes.Split(out, []byte("\n")) {
 		if len(line) == 0 {
 			continue
@@ -234,9 +248,13 @@ func parseNDJSON(t *testing.T, out []byte) []*kwireDoc {
 		if err := json.Unmarshal(line, d); err != nil {
 			t.Fatalf("--json line %d: %v", i+1, err)
 		}
+		if slices.Contains(eventKinds, d.Kind) {
+			events[d.Kind]++
+			continue
+		}
 		docs = append(docs, d)
 	}
-	return docs
+	return docs, events
 }
 
 // bodyValue decodes a JSON body keeping numbers exact.
@@ -259,8 +277,11 @@ func TestAgainstKmsg(t *testing.T) {
 			ic := decodeIndependently(t, info(t, c).conns)
 			// Secrets shown: kmsg sees the real SASL bytes.
 			res := kwire(t, readArgs(t, c, mode{"json", []string{"--json", "--show-secrets"}})...)
-			docs := parseNDJSON(t, res.stdout)
+			docs, events := parseStream(t, res.stdout)
 			n := compareCapture(t, ic, docs)
+			if events["tls"] != ic.tlsConns {
+				t.Errorf("%d tls events in the --json stream, want one per TLS connection: %d", events["tls"], ic.tlsConns)
+			}
 			t.Logf("%d exchanges, %d with both messages compared field by field, %d raw SASL tokens, %d TLS connections",
 				len(ic.exchanges), n, ic.saslTokens, ic.tlsConns)
 			if len(ic.exchanges) == 0 && ic.tlsConns == 0 {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/kwire/kwire/protocol"
@@ -62,9 +63,10 @@ Output: the field tree (default), -x the annotated hex dump, or --json one
 JSON document.
 
 Exit status: 0 decoded; 1 decoded with errors (everything decoded before the
-error is still printed, the error goes to stderr); 2 usage error (an unknown
-API, struct or version among them) or unusable input (bad hex, an odd number
-of digits, no input, a frame shorter than its 4-byte length prefix).`,
+error is still printed, the error goes to stderr), an --api key kwire does
+not know among them (the bytes are shown raw); 2 usage error (an unknown
+API name, struct or version among them) or unusable input (bad hex, an odd
+number of digits, no input, a frame shorter than its 4-byte length prefix).`,
 		Example: `  # A request frame: ApiVersions v0 from client "wire-read"
   kwire decode 0000001300120000010203040009776972652d72656164
 
@@ -96,10 +98,8 @@ of digits, no input, a frame shorter than its 4-byte length prefix).`,
 	f.BoolVar(&o.JSON, "json", false, "print one JSON document")
 	f.BoolVar(&o.Records, "records", true, "decode record batches inside RECORDS fields (--records=false keeps them raw)")
 	o.out.addFlags(f)
-	cmd.MarkFlagsMutuallyExclusive("request", "response")
-	cmd.MarkFlagsMutuallyExclusive("json", "hex")
-	cmd.MarkFlagsMutuallyExclusive("type", "api")
-	cmd.MarkFlagsMutuallyExclusive("type", "frame")
+	exclusiveFlags(cmd, [2]string{"request", "response"}, [2]string{"json", "hex"},
+		[2]string{"type", "api"}, [2]string{"type", "frame"})
 	return cmd
 }
 
@@ -123,18 +123,25 @@ func runDecode(o *decodeOptions, s *ioStreams, color bool, args []string) error 
 	if err != nil {
 		return err
 	}
+	// The decoding error goes to stderr only (below); the JSON document
+	// keeps it as its "error" field, which is data.
+	shown := *tree
+	shown.Err = nil
 	switch {
 	case o.JSON:
 		err = render.TreeJSON(s.Out, tree, ropts)
 	case o.HexDump:
-		err = render.Hex(s.Out, tree, ropts)
+		err = render.Hex(s.Out, &shown, ropts)
 	default:
-		err = render.Tree(s.Out, tree, ropts)
+		err = render.Tree(s.Out, &shown, ropts)
 	}
 	if err != nil {
 		return &exitError{code: exitData, err: err}
 	}
 	if tree.Err != nil {
+		if errors.Is(tree.Err, protocol.ErrUnknownAPI) && o.API != "" {
+			return dataErrorf("--api %s: API key %s is unknown (see 'kwire apis'); the bytes are shown raw", o.API, strings.TrimSpace(o.API))
+		}
 		return dataErrorf("decode error: %v", tree.Err)
 	}
 	if n := tree.FirstError(); n != nil {
@@ -229,7 +236,8 @@ func (o *decodeOptions) decode(data []byte) (*protocol.Tree, error) {
 	if !o.Request && !o.Response {
 		return nil, usageErrorf("say whether the input is a --request or a --response")
 	}
-	if protocol.Lookup(key, o.Response, ver) == nil {
+	known := slices.ContainsFunc(protocol.APIs(), func(a protocol.APIInfo) bool { return a.Key == key })
+	if known && protocol.Lookup(key, o.Response, ver) == nil {
 		return nil, usageErrorf("--version %d: %s", ver, knownVersions(key))
 	}
 	if !o.Frame {

@@ -26,12 +26,15 @@ type exchangeFields struct {
 	Stream        int      `expr:"stream"`         // connection index, as Wireshark's tcp.stream
 	Client        string   `expr:"client"`         // "10.0.0.1:53422"
 	Broker        string   `expr:"broker"`         // "10.0.0.2:9092"
-	Kind          string   `expr:"kind"`           // paired, no-response, unanswered, orphan or sasl
+	Kind          string   `expr:"kind"`           // paired, noResponse, unanswered, orphan or sasl (as in --json)
+
+	topicIDs []string // the topic IDs named, resolved or not: --topic matches them too
 }
 
+// kindNames are the kinds as --json's "kind" spells them.
 var kindNames = map[dissect.Kind]string{
 	dissect.KindPaired:     "paired",
-	dissect.KindNoResponse: "no-response",
+	dissect.KindNoResponse: "noResponse",
 	dissect.KindUnanswered: "unanswered",
 	dissect.KindOrphan:     "orphan",
 	dissect.KindSASL:       "sasl",
@@ -42,6 +45,11 @@ var kindNames = map[dissect.Kind]string{
 // capture, so that Produce v13+ and Fetch v13+ (which name topics by ID
 // only) still match --topic.
 type topicIDs map[string]string
+
+// maxTopicIDs bounds the topic IDs remembered: a cluster has at most a few
+// hundred thousand partitions and far fewer topics; past the bound, new IDs
+// stay unresolved (shown as the ID) rather than growing without end.
+const maxTopicIDs = 100_000
 
 // learn records every struct under n that holds both a topic name and a
 // topic ID.
@@ -60,7 +68,9 @@ func (ids topicIDs) learn(n *protocol.Node, depth int) {
 			}
 		}
 		if name != "" && id != "" && id != zeroUUID {
-			ids[id] = name
+			if _, ok := ids[id]; ok || len(ids) < maxTopicIDs {
+				ids[id] = name
+			}
 		}
 	}
 	for _, c := range n.Children {
@@ -100,14 +110,19 @@ func fieldsOf(ex *dissect.Exchange, ids topicIDs) *exchangeFields {
 	}
 	if ex.Request != nil {
 		f.RequestSize = ex.Request.Size()
-		f.Topics = appendTopics(f.Topics, treeRoot(ex.Request), "", ids, 0)
+		f.Topics, f.topicIDs = appendTopics(f.Topics, f.topicIDs, treeRoot(ex.Request), "", ids, 0)
 	}
 	if ex.Response != nil {
 		f.ResponseSize = ex.Response.Size()
-		f.Topics = appendTopics(f.Topics, treeRoot(ex.Response), "", ids, 0)
+		f.Topics, f.topicIDs = appendTopics(f.Topics, f.topicIDs, treeRoot(ex.Response), "", ids, 0)
 		f.Errors = appendErrors(f.Errors, treeRoot(ex.Response), 0)
 	}
 	return f
+}
+
+// hasTopic reports whether the exchange names topic t, by name or by ID.
+func (f *exchangeFields) hasTopic(t string) bool {
+	return slices.Contains(f.Topics, t) || slices.Contains(f.topicIDs, t)
 }
 
 func treeRoot(fr *dissect.Frame) *protocol.Node {
@@ -117,14 +132,15 @@ func treeRoot(fr *dissect.Frame) *protocol.Node {
 	return fr.Tree.Root
 }
 
-// appendTopics appends the topics under n that are not in dst yet. A
-// topic is a string field called Topic or TopicName, one called Name
-// inside an array whose name has "Topic" in it (Topics, TopicData,
-// CreatableTopic...), or a TopicId UUID (resolved through ids when
-// possible). arr is the name of the nearest enclosing array.
-func appendTopics(dst []string, n *protocol.Node, arr string, ids topicIDs, depth int) []string {
+// appendTopics appends the topics under n that are not in dst yet, and
+// the topic IDs under n to idsSeen. A topic is a string field called Topic
+// or TopicName, one called Name inside an array whose name has "Topic" in
+// it (Topics, TopicData, CreatableTopic...), or a TopicId UUID (resolved
+// through ids when possible). arr is the name of the nearest enclosing
+// array.
+func appendTopics(dst, idsSeen []string, n *protocol.Node, arr string, ids topicIDs, depth int) ([]string, []string) {
 	if n == nil || depth > 64 || n.Kind == protocol.KindRecords {
-		return dst
+		return dst, idsSeen
 	}
 	add := func(t string) {
 		if t != "" && !slices.Contains(dst, t) {
@@ -137,10 +153,13 @@ func appendTopics(dst []string, n *protocol.Node, arr string, ids topicIDs, dept
 			(n.Name == "Topic" || n.Name == "TopicName" || n.Name == "Name" && strings.Contains(arr, "Topic")) {
 			add(n.Str)
 		}
-		return dst
+		return dst, idsSeen
 	case protocol.KindUUID:
 		if n.Name == "TopicId" {
 			if id := render.UUIDString(n.Raw); id != zeroUUID {
+				if !slices.Contains(idsSeen, id) {
+					idsSeen = append(idsSeen, id)
+				}
 				if name, ok := ids[id]; ok {
 					add(name)
 				} else {
@@ -148,14 +167,14 @@ func appendTopics(dst []string, n *protocol.Node, arr string, ids topicIDs, dept
 				}
 			}
 		}
-		return dst
+		return dst, idsSeen
 	case protocol.KindArray:
 		arr = n.Name
 	}
 	for _, c := range n.Children {
-		dst = appendTopics(dst, c, arr, ids, depth+1)
+		dst, idsSeen = appendTopics(dst, idsSeen, c, arr, ids, depth+1)
 	}
-	return dst
+	return dst, idsSeen
 }
 
 // appendErrors appends the names of non-zero error codes under n (fields

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/expr-lang/expr"
+	"github.com/expr-lang/expr/ast"
 	"github.com/expr-lang/expr/file"
 	"github.com/expr-lang/expr/vm"
 	"github.com/kwire/kwire/dissect"
@@ -33,15 +34,11 @@ func (f *exchangeFilter) active() bool {
 		f.stream >= 0 || f.frame > 0 || f.program != nil
 }
 
-// usesTopics reports whether the filter looks at topics, so that topic IDs
-// must be resolved to names.
-func (f *exchangeFilter) usesTopics() bool { return len(f.topics) > 0 || f.program != nil }
-
 // compileFilter compiles a --filter expression once, typed against
 // exchangeFields. Errors quote the expression with a caret under the
 // offending column.
 func compileFilter(src string) (*exprProgram, error) {
-	p, err := expr.Compile(src, expr.Env(exchangeFields{}), expr.AsBool())
+	p, err := expr.Compile(src, expr.Env(exchangeFields{}), expr.AsBool(), expr.Patch(oldKindNames{}))
 	if err == nil {
 		return p, nil
 	}
@@ -74,7 +71,7 @@ func (fl *exchangeFilter) match(ex *dissect.Exchange, f *exchangeFields) bool {
 	if len(fl.clientIDs) > 0 && !slices.Contains(fl.clientIDs, f.ClientID) {
 		return false
 	}
-	if len(fl.topics) > 0 && !slices.ContainsFunc(f.Topics, func(t string) bool { return slices.Contains(fl.topics, t) }) {
+	if len(fl.topics) > 0 && !slices.ContainsFunc(fl.topics, f.hasTopic) {
 		return false
 	}
 	if fl.errors && len(f.Errors) == 0 {
@@ -95,4 +92,40 @@ func (fl *exchangeFilter) match(ex *dissect.Exchange, f *exchangeFields) bool {
 // frameHas reports whether packet number n holds part of frame fr.
 func frameHas(fr *dissect.Frame, n int64) bool {
 	return fr != nil && fr.FirstFrame <= n && n <= fr.LastFrame
+}
+
+// oldKindNames lets expressions compare kind with the spelling kwire used
+// before --filter's kinds were made the same as --json's: "no-response"
+// for "noResponse", in kind == "...", kind != "..." and kind in [...].
+type oldKindNames struct{}
+
+func (oldKindNames) Visit(n *ast.Node) {
+	b, ok := (*n).(*ast.BinaryNode)
+	if !ok {
+		return
+	}
+	id, ok := b.Left.(*ast.IdentifierNode)
+	other := b.Right
+	if !ok {
+		id, ok = b.Right.(*ast.IdentifierNode)
+		other = b.Left
+	}
+	if !ok || id.Value != "kind" {
+		return
+	}
+	fix := func(n ast.Node) {
+		if s, ok := n.(*ast.StringNode); ok && s.Value == "no-response" {
+			s.Value = "noResponse"
+		}
+	}
+	switch b.Operator {
+	case "==", "!=":
+		fix(other)
+	case "in", "not in":
+		if a, ok := b.Right.(*ast.ArrayNode); ok && b.Left == ast.Node(id) {
+			for _, e := range a.Nodes {
+				fix(e)
+			}
+		}
+	}
 }

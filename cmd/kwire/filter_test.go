@@ -10,6 +10,7 @@ import (
 	"github.com/kwire/kwire/dissect"
 	"github.com/kwire/kwire/protocol"
 	"github.com/kwire/kwire/reassembly"
+	"github.com/kwire/kwire/render"
 )
 
 // testExchange builds a Produce v9 exchange by hand: the request names
@@ -184,7 +185,64 @@ func TestTopicIDs(t *testing.T) {
 		}},
 	}}
 	ex := &dissect.Exchange{APIKey: 0, APIVersion: 13, Request: &dissect.Frame{Tree: &protocol.Tree{Root: produce}}}
-	if got, want := fieldsOf(ex, ids).Topics, []string{"orders", "AQIDBAUGBwgJCgsMDQ4PEA"}; !slices.Equal(got, want) {
+	f := fieldsOf(ex, ids)
+	if got, want := f.Topics, []string{"orders", "AQIDBAUGBwgJCgsMDQ4PEA"}; !slices.Equal(got, want) {
 		t.Errorf("topics = %q, want %q (resolved name, then the unknown ID; no zero ID)", got, want)
+	}
+	// --topic matches a resolved topic by name and by ID.
+	for _, topic := range []string{"orders", "sh5DRQMZSFm7YsW1MNiiWQ", "AQIDBAUGBwgJCgsMDQ4PEA"} {
+		if fl := (&exchangeFilter{stream: -1, topics: []string{topic}}); !fl.match(ex, f) {
+			t.Errorf("--topic %s does not match", topic)
+		}
+	}
+	if fl := (&exchangeFilter{stream: -1, topics: []string{"payments"}}); fl.match(ex, f) {
+		t.Error("--topic payments matches")
+	}
+}
+
+func TestTopicIDsBounded(t *testing.T) {
+	ids := make(topicIDs)
+	for i := range maxTopicIDs + 10 {
+		raw := make([]byte, 16)
+		raw[0], raw[1], raw[2], raw[15] = byte(i>>16), byte(i>>8), byte(i), 1
+		ids.learn(&protocol.Node{Kind: protocol.KindStruct, Children: []*protocol.Node{
+			{Name: "Name", Kind: protocol.KindString, Str: "t"},
+			{Name: "TopicId", Kind: protocol.KindUUID, Raw: raw},
+		}}, 0)
+	}
+	if len(ids) != maxTopicIDs {
+		t.Errorf("%d topic IDs remembered, want the bound %d", len(ids), maxTopicIDs)
+	}
+}
+
+// TestFilterKinds checks that --filter's kinds are --json's, and that the
+// old spelling no-response still works.
+func TestFilterKinds(t *testing.T) {
+	ex := testExchange()
+	ex.Kind = dissect.KindNoResponse
+	f := fieldsOf(ex, nil)
+	if f.Kind != "noResponse" {
+		t.Fatalf("kind = %q, want noResponse", f.Kind)
+	}
+	for src, want := range map[string]bool{
+		`kind == "noResponse"`:                   true,
+		`kind == "no-response"`:                  true,
+		`"no-response" == kind`:                  true,
+		`kind != "no-response"`:                  false,
+		`kind in ["paired", "no-response"]`:      true,
+		`kind == "paired"`:                       false,
+		`client_id == "no-response" || true`:     true,
+		`kind == "unanswered" || kind == "sasl"`: false,
+	} {
+		fl := &exchangeFilter{stream: -1, program: mustCompile(t, src)}
+		if got := fl.match(ex, f); got != want {
+			t.Errorf("%s: match = %v, want %v", src, got, want)
+		}
+	}
+	for _, k := range []dissect.Kind{dissect.KindPaired, dissect.KindNoResponse, dissect.KindUnanswered, dissect.KindOrphan, dissect.KindSASL} {
+		ex.Kind = k
+		if got, want := fieldsOf(ex, nil).Kind, render.NewExchangeDoc(ex, render.Options{}).Kind; got != want {
+			t.Errorf("kind %v: --filter's %q, --json's %q", k, got, want)
+		}
 	}
 }

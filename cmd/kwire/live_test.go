@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"os"
 	"os/exec"
@@ -281,6 +282,9 @@ func parseExchanges(t *testing.T, ndjson string) []exchangeJSON {
 		if err := json.Unmarshal([]byte(line), &ex); err != nil {
 			t.Fatalf("not JSON: %v\n%s", err, line)
 		}
+		if slices.Contains(slices.Collect(maps.Values(eventKinds)), ex.Kind) {
+			continue // an event, not an exchange
+		}
 		exs = append(exs, ex)
 	}
 	return exs
@@ -440,7 +444,7 @@ func TestLiveErrors(t *testing.T) {
 		{[]string{"-i", "lo", "-B", "0"}, []string{"--buffer-size must be from 1"}},
 		{[]string{"-i", "lo", "--port", "70000"}, []string{"--port 70000 is not a TCP port"}},
 		{[]string{"-i", "lo", "--filter", "latncy_ms > 1"}, []string{"unknown name latncy_ms"}},
-		{[]string{"-i", "lo", "--json", "-V"}, []string{"none of the others can be"}},
+		{[]string{"-i", "lo", "--json", "-V"}, []string{"-V and --json cannot be combined"}},
 		{[]string{"extra-arg"}, []string{"unknown command"}},
 		{[]string{"-i", "lo", "-w", filepath.Join(t.TempDir(), "no", "such", "dir.pcapng")}, []string{"no such file or directory"}},
 	}

@@ -30,6 +30,8 @@ type readOptions struct {
 	Stream    int
 	Frame     int64
 	Filter    string
+
+	frameSet bool // --frame was given
 }
 
 func newReadCmd(s *ioStreams, g *globalOptions) *cobra.Command {
@@ -41,6 +43,15 @@ func newReadCmd(s *ioStreams, g *globalOptions) *cobra.Command {
 input), reassemble their TCP connections, and print every Kafka request and
 its response: one line per exchange, with -V the decoded trees, with -x the
 annotated hex dumps, with --json one JSON object per line (NDJSON).
+
+The --json stream mixes exchanges and connection events, in capture order;
+consumers tell them apart by "kind": an exchange's is paired, noResponse,
+unanswered, orphan or sasl (with "topics", names where a Metadata or
+CreateTopics response of the capture gave a topic ID's name); an event's
+is gap, resync, badFrame, tls or truncated (and, with --verbose, open,
+close and skipped), with "stream", "client", "broker", "from" (the side
+whose bytes it concerns), "frame", "time", "bytes", "detail", and "hex"
+(the bytes a resync skipped). E.g. jq 'select(.kind == "gap")'.
 
 Connections are Kafka when their first bytes parse as a Kafka request, on
 any port (--detect, on by default), or when one side uses a --port (default
@@ -63,16 +74,33 @@ NDJSON.
 
 Filters (all given ones must hold):
   --api LIST         API names or keys, comma-separated (Produce,Fetch,3)
-  --topic NAME       exchanges naming the topic (repeatable)
+  --topic NAME       exchanges naming the topic, by name or topic ID
+                     (repeatable)
   --client-id ID     requests from the client ID (repeatable)
   --errors           responses with a non-zero error code anywhere
   --stream N         TCP connection N (Wireshark's tcp.stream)
   --frame N          the exchange holding packet N
   --filter EXPR      an expression (https://expr-lang.org) over the fields
-                     api, api_key, version, correlation_id, client_id,
-                     latency_ms, request_size, response_size, topics,
-                     errors, stream, client, broker and kind (paired,
-                     no-response, unanswered, orphan, sasl)
+                     below
+
+  field           --json key        what
+  api             api               "Produce"; UNKNOWN(n) for unknown keys
+  api_key         apiKey            0
+  version         apiVersion        the request's API version
+  correlation_id  correlationId     from the header
+  client_id       clientId          "" when null or no request
+  latency_ms      latencyMs         -1 (JSON null) without a response
+  request_size    request.size      bytes, length prefix included; 0 none
+  response_size   response.size     likewise
+  topics          topics            names; a topic ID where no earlier
+                                    response of the capture named it
+  errors          errors            names of non-zero error codes
+  stream          stream            Wireshark's tcp.stream
+  client          client            "10.0.0.1:53422"
+  broker          broker            "10.0.0.2:9092"
+  kind            kind              paired, noResponse (Produce acks=0;
+                                    no-response is accepted too),
+                                    unanswered, orphan, sasl
 
 Exit status (the same for stats and versions):
   0  the captures were fully dissected; also when no Kafka connection was
@@ -106,8 +134,9 @@ Exit status (the same for stats and versions):
 
   # Live, from tcpdump
   tcpdump -i any -w - port 9092 | kwire read -`,
-		Args: cobra.MinimumNArgs(1),
+		Args: captureArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			o.frameSet = cmd.Flags().Changed("frame")
 			return runRead(cmd.Context(), o, s, g.colorEnabled(s), args)
 		},
 	}
@@ -132,8 +161,7 @@ func (o *readOptions) addFlags(cmd *cobra.Command, detect bool) {
 	f.IntVar(&o.Stream, "stream", -1, "only TCP connection `N` (numbered from 0 as Wireshark's tcp.stream; -1: all)")
 	f.Int64Var(&o.Frame, "frame", 0, "only the exchange holding packet `N` (numbered from 1)")
 	f.StringVar(&o.Filter, "filter", "", "only exchanges for which the `EXPR` is true (see kwire read --help)")
-	cmd.MarkFlagsMutuallyExclusive("json", "tree")
-	cmd.MarkFlagsMutuallyExclusive("json", "hex")
+	exclusiveFlags(cmd, [2]string{"tree", "json"}, [2]string{"hex", "json"})
 }
 
 func runRead(ctx context.Context, o *readOptions, s *ioStreams, color bool, paths []string) error {
@@ -205,8 +233,8 @@ func (o *readOptions) filter() (*exchangeFilter, error) {
 	if o.Stream < -1 {
 		return nil, usageErrorf("--stream must not be negative")
 	}
-	if o.Frame < 0 {
-		return nil, usageErrorf("--frame must not be negative")
+	if o.Frame < 0 || o.frameSet && o.Frame == 0 {
+		return nil, usageErrorf("--frame %d: packets are numbered from 1", o.Frame)
 	}
 	if len(o.APIs) > 0 {
 		keys, err := parseAPIList(o.APIs)
@@ -234,8 +262,9 @@ type readSink struct {
 	ropts  render.Options
 	counts render.SummaryCounts
 	shown  int
-	err    error    // first write error
-	ids    topicIDs // topic names by ID, learnt from responses
+	err    error                          // first write error
+	ids    topicIDs                       // topic names by ID, learnt from responses
+	roles  map[*reassembly.Conn][2]string // --json: client and broker of each open Kafka connection
 
 	lastFlush time.Time
 }
@@ -246,17 +275,22 @@ const flushEvery = 200 * time.Millisecond
 
 func (k *readSink) Exchange(ex *dissect.Exchange) {
 	k.counts.Exchange(ex)
-	if k.fl.active() {
-		if k.fl.usesTopics() {
-			k.ids.learn(treeRoot(ex.Response), 0)
-		}
-		if !k.fl.match(ex, fieldsOf(ex, k.ids)) {
-			return
-		}
+	// Topic IDs are learnt from every response (and request) so that the
+	// line, the trees and the JSON name the topics of Produce v13+ and
+	// Fetch v13+; render reads the map through ropts.TopicNames.
+	k.ids.learn(treeRoot(ex.Request), 0)
+	k.ids.learn(treeRoot(ex.Response), 0)
+	k.ropts.TopicNames = k.ids
+	var f *exchangeFields
+	if k.fl.active() || k.o.JSON {
+		f = fieldsOf(ex, k.ids)
+	}
+	if k.fl.active() && !k.fl.match(ex, f) {
+		return
 	}
 	k.shown++
 	if k.o.JSON {
-		k.check(render.ExchangeJSON(k.w, ex, k.ropts))
+		k.check(writeJSONLine(k.w, &exchangeOut{ExchangeDoc: render.NewExchangeDoc(ex, k.ropts), Topics: f.topicList()}))
 		k.maybeFlush()
 		return
 	}
@@ -292,8 +326,12 @@ func (k *readSink) frameDetail(what string, fr *dissect.Frame) {
 
 func (k *readSink) Event(ev *dissect.Event) {
 	k.counts.Event(ev)
-	if k.o.JSON || !k.showEvent(ev) {
-		return // NDJSON carries exchanges only; the summary counts events
+	if k.o.JSON {
+		k.jsonEvent(ev)
+		return
+	}
+	if !k.showEvent(ev) {
+		return
 	}
 	if k.o.HexDump {
 		k.check(render.EventHex(k.w, ev, k.ropts)) // with the bytes a resync skipped
@@ -301,6 +339,30 @@ func (k *readSink) Event(ev *dissect.Event) {
 		k.check(render.EventLine(k.w, ev, k.ropts))
 	}
 	k.maybeFlush()
+}
+
+// jsonEvent writes an event shown as a line of the NDJSON stream, keeping
+// track of which side of each open Kafka connection is the client.
+func (k *readSink) jsonEvent(ev *dissect.Event) {
+	if ev.Conn != nil {
+		switch ev.Kind {
+		case dissect.EventOpen:
+			if k.roles == nil {
+				k.roles = make(map[*reassembly.Conn][2]string)
+			}
+			client, broker := ev.Conn.A, ev.Conn.B
+			if ev.Dir == reassembly.BtoA {
+				client, broker = broker, client
+			}
+			k.roles[ev.Conn] = [2]string{addrString(client), addrString(broker)}
+		case dissect.EventClose:
+			defer delete(k.roles, ev.Conn)
+		}
+	}
+	if k.showEvent(ev) {
+		k.check(writeJSONLine(k.w, newEventJSON(ev, k.roles)))
+		k.maybeFlush()
+	}
 }
 
 // showEvent decides whether an event is printed. With --verbose every

@@ -23,6 +23,7 @@ const (
 type exitError struct {
 	code int
 	err  error // nil when the command has already told the user
+	full bool  // err names the command itself: printed without "kwire: "
 }
 
 func (e *exitError) Error() string {
@@ -165,7 +166,10 @@ func exitCode(err error, w io.Writer) int {
 	}
 	var ee *exitError
 	if errors.As(err, &ee) {
-		if ee.err != nil {
+		switch {
+		case ee.err != nil && ee.full:
+			fmt.Fprintf(w, "%v\n", ee.err)
+		case ee.err != nil:
 			fmt.Fprintf(w, "kwire: %v\n", ee.err)
 		}
 		return ee.code

@@ -61,7 +61,7 @@ that is not a capture.`,
 		Example: `  kwire stats kafka.pcapng
   kwire stats --top 10 --port 9092,9093 kafka.pcap
   kwire stats --json kafka.pcap | jq '.apis[] | select(.name == "Produce") | .latency'`,
-		Args: cobra.MinimumNArgs(1),
+		Args: captureArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runStats(cmd.Context(), o, s, g.colorEnabled(s), args)
 		},

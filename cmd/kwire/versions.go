@@ -63,7 +63,7 @@ decode); 2 usage error or a file that is not a capture.`,
 		Example: `  kwire versions kafka.pcapng
   kwire versions --port 9092,9093 --json kafka.pcap | jq '.flags'
   kwire versions --against after-upgrade.pcap before-upgrade.pcap`,
-		Args: cobra.MinimumNArgs(1),
+		Args: captureArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runVersions(cmd.Context(), o, s, g.colorEnabled(s), args)
 		},
