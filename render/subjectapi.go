@@ -148,14 +148,14 @@ func (s *subject) appendAPISubject(b []byte, start int, e *dissect.Exchange) []b
 			b = appendWord(b, start, isolationName(v), "")
 		}
 	case "SaslAuthenticate":
-		if e.Mechanism == "" && e.User == "" {
-			mech, user := saslFromToken(req)
-			if mech != "" {
-				b = appendWord(b, start, "mechanism=", mech)
-			}
-			if user != "" {
-				b = appendWord(b, start, "user=", user)
-			}
+		// appendSASL writes what the dissector found; the token fills
+		// in what it did not.
+		mech, user := saslFromToken(req)
+		if mech != "" && e.Mechanism == "" {
+			b = appendWord(b, start, "mechanism=", mech)
+		}
+		if user != "" && e.User == "" {
+			b = appendWord(b, start, "user=", user)
 		}
 	}
 	return b
