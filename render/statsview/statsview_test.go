@@ -367,9 +367,13 @@ func TestVersionsNoBrokers(t *testing.T) {
 		r    *stats.VersionsReport
 		want string
 	}{
-		{&stats.VersionsReport{}, "(no ApiVersions response captured: no Kafka exchange was found at all; kwire looks at port 9092 unless told otherwise: try --port PORT or --detect)\n"},
+		{&stats.VersionsReport{}, "(no ApiVersions response captured: no Kafka exchange was found at all.\n" +
+			" kwire looks at port 9092 unless told otherwise: try --port PORT or --detect)\n"},
 		{&stats.VersionsReport{Clients: []stats.ClientVersions{{ClientID: "old"}}},
-			"(no ApiVersions response captured: the clients did not ask for one (SASL v0 clients and clients older than Kafka 0.10 skip it) or the capture began after their connections opened; the brokers' ranges are unknown, so MATRIX says \"unknown\")\n"},
+			"(no ApiVersions response captured: the clients did not ask for one.\n" +
+				" SASL v0 clients and clients older than Kafka 0.10 skip it, or the capture\n" +
+				" began after their connections opened. The brokers' ranges are unknown,\n" +
+				" so MATRIX says \"unknown\")\n"},
 	} {
 		var b bytes.Buffer
 		if err := WriteVersions(&b, tc.r, Options{}); err != nil {
