@@ -15,9 +15,11 @@ import (
 const Times = "×"
 
 // Duration formats d for display: "0" when zero, "-" when negative, in
-// milliseconds with three significant digits below one second ("0.209ms",
-// "2.41ms", "35.2ms", "512ms"; "0.00085ms" for 850ns), in seconds above
-// ("1.25s", "12.3s", "125s", "3725s").
+// milliseconds with three significant digits but at most three decimals
+// below one second ("0.209ms", "0.084ms", "2.41ms", "35.2ms", "512ms"; a
+// capture's clock counts microseconds, so finer digits would be noise;
+// "<0.001ms" below 500ns), in seconds above ("1.25s", "12.3s", "125s",
+// "3725s").
 func Duration(d time.Duration) string {
 	var tmp [24]byte
 	return string(AppendDuration(tmp[:0], d))
@@ -32,7 +34,13 @@ func AppendDuration(b []byte, d time.Duration) []byte {
 		return append(b, '0')
 	}
 	ms := float64(d) / float64(time.Millisecond)
-	if ms < 999.5 {
+	switch {
+	case d < 500*time.Nanosecond:
+		return append(b, "<0.001ms"...)
+	case ms < 0.9995:
+		b = strconv.AppendFloat(b, ms, 'f', 3, 64)
+		return append(b, "ms"...)
+	case ms < 999.5:
 		b = AppendSig3(b, ms)
 		return append(b, "ms"...)
 	}

@@ -12,7 +12,9 @@ func TestDuration(t *testing.T) {
 	}{
 		{0, "0"},
 		{-1, "-"},
-		{850 * time.Nanosecond, "0.000850ms"},
+		{400 * time.Nanosecond, "<0.001ms"},
+		{850 * time.Nanosecond, "0.001ms"},
+		{84 * time.Microsecond, "0.084ms"},
 		{209 * time.Microsecond, "0.209ms"},
 		{2410 * time.Microsecond, "2.41ms"},
 		{35200 * time.Microsecond, "35.2ms"},
