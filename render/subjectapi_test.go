@@ -278,3 +278,17 @@ func TestShortIDAndTimestamp(t *testing.T) {
 		}
 	}
 }
+
+// TestLineUnits: one format for sizes, latencies and counts (render/units):
+// sizes above 10 KiB in binary units, latencies from one second in
+// seconds, counts with "×".
+func TestLineUnits(t *testing.T) {
+	e := produceExchange(6, 6)
+	e.Request.Bytes = make([]byte, 1500145)
+	e.Response.Time = e.Request.Time.Add(1250 * time.Millisecond)
+	got := render(t, func(b *bytes.Buffer) error { return Line(b, e, Options{}) })
+	want := "12:01:02.345 10.0.0.5:53412 → 10.0.0.9:9092 Produce v9 corr=7 client=app 1.25s 1.43MiB/"
+	if !strings.HasPrefix(got, want) || !strings.Contains(got, " errors: NOT_LEADER_OR_FOLLOWER×2\n") {
+		t.Errorf("got  %swant %s... errors: NOT_LEADER_OR_FOLLOWER×2", got, want)
+	}
+}
