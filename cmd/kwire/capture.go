@@ -71,11 +71,11 @@ func (o *captureFlags) dissectOptions(showSecrets bool) (dissect.Options, error)
 
 // captureRun totals what reading some capture files found.
 type captureRun struct {
-	ds        dissect.Summary    // the dissectors' totals (SkipReasons merged)
-	rs        reassembly.Summary // the reassemblies' totals (Files appended)
-	malformed int64              // frames that failed to decode (not counting unknown API keys and versions)
-	detect    bool               // Kafka was recognised by content too
-	ports     []uint16
+	ds     dissect.Summary    // the dissectors' totals (SkipReasons merged)
+	rs     reassembly.Summary // the reassemblies' totals (Files appended)
+	lost   problemCounts      // what kept the dissection from being complete
+	detect bool               // Kafka was recognised by content too
+	ports  []uint16
 
 	readAny     bool // some file was a capture
 	fileErrs    []error
@@ -85,7 +85,7 @@ type captureRun struct {
 // add merges another run's totals (kwire versions --against).
 func (r *captureRun) add(o captureRun) {
 	r.addSummaries(o.ds, o.rs)
-	r.malformed += o.malformed
+	r.lost.add(o.lost)
 	r.readAny = r.readAny || o.readAny
 	r.fileErrs = append(r.fileErrs, o.fileErrs...)
 	r.interrupted = r.interrupted || o.interrupted
@@ -100,13 +100,6 @@ func (r *captureRun) addSummaries(ds dissect.Summary, rs reassembly.Summary) {
 	t.TLS += ds.TLS
 	t.Frames += ds.Frames
 	t.Exchanges += ds.Exchanges
-	t.Gaps += ds.Gaps
-	t.GapBytes += ds.GapBytes
-	t.Resyncs += ds.Resyncs
-	t.ResyncBytes += ds.ResyncBytes
-	t.BadFrames += ds.BadFrames
-	t.Truncated += ds.Truncated
-	t.DecodeErrors += ds.DecodeErrors
 	for _, sr := range ds.SkipReasons {
 		i := slices.IndexFunc(t.SkipReasons, func(x dissect.Reason) bool { return x.Reason == sr.Reason })
 		if i < 0 {
@@ -144,7 +137,7 @@ func (c *captureReader) read(ctx context.Context, paths []string, sink dissect.S
 		ctx = context.Background()
 	}
 	run := captureRun{detect: c.opts.Detect, ports: c.opts.Ports}
-	counter := &malformedCounter{Sink: sink}
+	counter := &problemCounter{Sink: sink}
 	for _, path := range paths {
 		if c.onFile != nil {
 			c.onFile(path)
@@ -172,25 +165,56 @@ func (c *captureReader) read(ctx context.Context, paths []string, sink dissect.S
 			break
 		}
 	}
-	run.malformed = counter.n
+	run.lost = counter.n
 	return run
 }
 
-// malformedCounter passes exchanges and events on to a Sink and counts
-// the frames that failed to decode.
-type malformedCounter struct {
-	dissect.Sink
-	n int64
+// problemCounts are the events and frames that make a dissection
+// incomplete (exit status 1).
+type problemCounts struct {
+	gaps, gapBytes       int64
+	resyncs, resyncBytes int64
+	badFrames, truncated int64
+	malformed            int64 // frames that failed to decode (unknown API keys and versions excepted)
 }
 
-func (m *malformedCounter) Exchange(ex *dissect.Exchange) {
-	m.n += int64(malformedFrames(ex))
+func (p *problemCounts) add(o problemCounts) {
+	p.gaps += o.gaps
+	p.gapBytes += o.gapBytes
+	p.resyncs += o.resyncs
+	p.resyncBytes += o.resyncBytes
+	p.badFrames += o.badFrames
+	p.truncated += o.truncated
+	p.malformed += o.malformed
+}
+
+// problemCounter passes exchanges and events on to a Sink and counts the
+// problems among them.
+type problemCounter struct {
+	dissect.Sink
+	n problemCounts
+}
+
+func (m *problemCounter) Exchange(ex *dissect.Exchange) {
+	m.n.malformed += int64(malformedFrames(ex))
 	if m.Sink != nil {
 		m.Sink.Exchange(ex)
 	}
 }
 
-func (m *malformedCounter) Event(ev *dissect.Event) {
+func (m *problemCounter) Event(ev *dissect.Event) {
+	switch ev.Kind {
+	case dissect.EventGap:
+		m.n.gaps++
+		m.n.gapBytes += max(ev.Bytes, 0)
+	case dissect.EventResync:
+		m.n.resyncs++
+		m.n.resyncBytes += max(ev.Bytes, 0)
+	case dissect.EventBadFrame:
+		m.n.badFrames++
+	case dissect.EventTruncated:
+		m.n.truncated++
+	}
 	if m.Sink != nil {
 		m.Sink.Event(ev)
 	}
@@ -272,19 +296,20 @@ func (r *captureRun) problems() string {
 		}
 		p = append(p, fmt.Sprintf("%d %s%s", n, what, extra))
 	}
+	l := &r.lost
 	gapBytes := ""
-	if r.ds.GapBytes > 0 {
-		gapBytes = fmt.Sprintf(" (%d bytes lost)", r.ds.GapBytes)
+	if l.gapBytes > 0 {
+		gapBytes = fmt.Sprintf(" (%d bytes lost)", l.gapBytes)
 	}
 	skipped := ""
-	if r.ds.ResyncBytes > 0 {
-		skipped = fmt.Sprintf(" (%d bytes skipped)", r.ds.ResyncBytes)
+	if l.resyncBytes > 0 {
+		skipped = fmt.Sprintf(" (%d bytes skipped)", l.resyncBytes)
 	}
-	add(r.ds.Gaps, "gap", "gaps", gapBytes)
-	add(r.ds.Resyncs, "resync", "resyncs", skipped)
-	add(r.ds.BadFrames, "bad frame", "bad frames", "")
-	add(r.ds.Truncated, "truncated frame", "truncated frames", "")
-	add(r.malformed, "frame that failed to decode", "frames that failed to decode", "")
+	add(l.gaps, "gap", "gaps", gapBytes)
+	add(l.resyncs, "resync", "resyncs", skipped)
+	add(l.badFrames, "bad frame", "bad frames", "")
+	add(l.truncated, "truncated frame", "truncated frames", "")
+	add(l.malformed, "frame that failed to decode", "frames that failed to decode", "")
 	return strings.Join(p, ", ")
 }
 

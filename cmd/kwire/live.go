@@ -211,7 +211,7 @@ func runLive(ctx context.Context, o *liveOptions, s *ioStreams, color bool) erro
 
 	w := bufio.NewWriterSize(s.Out, 64<<10)
 	sink := &liveSink{readSink: &readSink{o: r, fl: fl, w: w, ropts: ropts, ids: make(topicIDs), lastFlush: time.Now()}}
-	counter := &malformedCounter{Sink: sink}
+	counter := &problemCounter{Sink: sink}
 	d := dissect.New(dopts, counter)
 	// Run's own context stays open: the source ends the input (io.EOF)
 	// when ctx is done, so that Run flushes like at the end of a file.
@@ -237,7 +237,7 @@ func runLive(ctx context.Context, o *liveOptions, s *ioStreams, color bool) erro
 		return dataErrorf("%v", errors.Join(runErr, recErr))
 	}
 	run := captureRun{
-		malformed:   counter.n,
+		lost:        counter.n,
 		detect:      dopts.Detect,
 		ports:       dopts.Ports,
 		readAny:     true,

@@ -3,6 +3,8 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"encoding/binary"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"os"
@@ -31,6 +33,13 @@ func TestMain(m *testing.M) {
 //	                          every line matching regexp SEL matches WANT
 //	                          too, and at least one line matches SEL
 //	headbytes SRC N DST       copy the first N bytes of SRC to DST
+//	tcppcap OUT [link=N] PORT SEG...
+//	                          write a pcap of one TCP connection from
+//	                          10.0.0.1:40000 to 10.0.0.2:PORT (handshake
+//	                          first): SEG is c:HEX (client to broker),
+//	                          b:HEX (broker to client) or gap:N (N client
+//	                          bytes never captured); link=N writes only
+//	                          the header and two packets of link type N
 //
 // the condition [pcap:NAME], true when pcaps/NAME exists, and $PCAPS, the
 // absolute path of the repository's pcaps directory.
@@ -59,6 +68,7 @@ func TestScripts(t *testing.T) {
 			"jsondoc":   func(ts *testscript.TestScript, neg bool, args []string) { cmdJSON(ts, neg, args, false) },
 			"everyline": cmdEveryLine,
 			"headbytes": cmdHeadBytes,
+			"tcppcap":   cmdTCPPcap,
 		},
 	})
 }
@@ -145,4 +155,101 @@ func cmdHeadBytes(ts *testscript.TestScript, neg bool, args []string) {
 	data, err := os.ReadFile(ts.MkAbs(args[0]))
 	ts.Check(err)
 	ts.Check(os.WriteFile(ts.MkAbs(args[2]), data[:min(n, len(data))], 0o644))
+}
+
+func cmdTCPPcap(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 2 {
+		ts.Fatalf("usage: tcppcap OUT [link=N] PORT SEG...")
+	}
+	out, args := args[0], args[1:]
+	le := binary.LittleEndian
+	pcap := func(link uint32) []byte {
+		h := make([]byte, 24)
+		le.PutUint32(h, 0xa1b2c3d4)
+		le.PutUint16(h[4:], 2)
+		le.PutUint16(h[6:], 4)
+		le.PutUint32(h[16:], 65535)
+		le.PutUint32(h[20:], link)
+		return h
+	}
+	n := 0
+	record := func(buf, pkt []byte) []byte {
+		n++
+		r := make([]byte, 16)
+		le.PutUint32(r, 1_700_000_000)
+		le.PutUint32(r[4:], uint32(n*1000))
+		le.PutUint32(r[8:], uint32(len(pkt)))
+		le.PutUint32(r[12:], uint32(len(pkt)))
+		return append(append(buf, r...), pkt...)
+	}
+	if l, ok := strings.CutPrefix(args[0], "link="); ok {
+		link, err := strconv.Atoi(l)
+		ts.Check(err)
+		buf := pcap(uint32(link))
+		buf = record(buf, []byte{1, 2, 3, 4, 5, 6, 7, 8})
+		buf = record(buf, []byte{1, 2, 3, 4, 5, 6, 7, 8})
+		ts.Check(os.WriteFile(ts.MkAbs(out), buf, 0o644))
+		return
+	}
+	port, err := strconv.Atoi(args[0])
+	ts.Check(err)
+	be := binary.BigEndian
+	client, broker := [4]byte{10, 0, 0, 1}, [4]byte{10, 0, 0, 2}
+	seq := [2]uint32{1000, 5000} // next sequence number: client, broker
+	packet := func(fromClient bool, flags byte, payload []byte) []byte {
+		p := make([]byte, 54, 54+len(payload))
+		p[12], p[13] = 0x08, 0x00 // IPv4
+		ip := p[14:34]
+		ip[0] = 0x45
+		be.PutUint16(ip[2:], uint16(40+len(payload)))
+		ip[8], ip[9] = 64, 6
+		src, dst, sp, dp, d := client, broker, uint16(40000), uint16(port), 0
+		if !fromClient {
+			src, dst, sp, dp, d = broker, client, dp, sp, 1
+		}
+		copy(ip[12:], src[:])
+		copy(ip[16:], dst[:])
+		var sum uint32
+		for i := 0; i < 20; i += 2 {
+			sum += uint32(be.Uint16(ip[i:]))
+		}
+		for sum > 0xffff {
+			sum = sum&0xffff + sum>>16
+		}
+		be.PutUint16(ip[10:], ^uint16(sum))
+		tcp := p[34:54]
+		be.PutUint16(tcp, sp)
+		be.PutUint16(tcp[2:], dp)
+		be.PutUint32(tcp[4:], seq[d])
+		be.PutUint32(tcp[8:], seq[1-d])
+		tcp[12] = 5 << 4
+		tcp[13] = flags
+		be.PutUint16(tcp[14:], 65535)
+		seq[d] += uint32(len(payload))
+		if flags&0x02 != 0 {
+			seq[d]++
+		}
+		return append(p, payload...)
+	}
+	const syn, ack, psh = 0x02, 0x10, 0x08
+	buf := pcap(1)
+	buf = record(buf, packet(true, syn, nil))
+	buf = record(buf, packet(false, syn|ack, nil))
+	buf = record(buf, packet(true, ack, nil))
+	for _, seg := range args[1:] {
+		kind, val, _ := strings.Cut(seg, ":")
+		switch kind {
+		case "c", "b":
+			data, err := hex.DecodeString(val)
+			ts.Check(err)
+			buf = record(buf, packet(kind == "c", psh|ack, data))
+		case "gap":
+			skip, err := strconv.Atoi(val)
+			ts.Check(err)
+			seq[0] += uint32(skip)
+		default:
+			ts.Fatalf("tcppcap: bad segment %q", seg)
+		}
+	}
+	ts.Check(os.WriteFile(ts.MkAbs(out), buf, 0o644))
 }
