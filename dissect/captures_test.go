@@ -170,6 +170,10 @@ func TestCaptureSASLAuthenticate(t *testing.T) {
 				continue
 			}
 			auth++
+			wantMech := map[bool]string{true: "PLAIN", false: "SCRAM-SHA-"}[strings.Contains(name, "plain")]
+			if !strings.HasPrefix(e.Mechanism, wantMech) {
+				t.Errorf("%s: SaslAuthenticate exchange mechanism %q, want the handshake's %s…", name, e.Mechanism, wantMech)
+			}
 			if bytes.Contains(e.Request.Bytes, []byte("secret")) || bytes.Contains(e.Request.Bytes, []byte("wrong-password")) {
 				t.Errorf("%s: password in the request bytes", name)
 			}

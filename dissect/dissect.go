@@ -192,6 +192,10 @@ func (d *Dissector) event(e *Event) {
 
 func (d *Dissector) emit(ex *Exchange) {
 	if f := ex.Request; f != nil && f.lazy.set {
+		if ex.APIKey == keySaslAuthenticate && ex.Mechanism == "" {
+			// The mechanism that SaslHandshake negotiated on this connection.
+			ex.Mechanism = f.lazy.mech
+		}
 		d.finishRequest(f)
 	}
 	d.sum.Exchanges++
