@@ -54,7 +54,7 @@ var eventKinds = map[dissect.EventKind]string{
 type eventJSON struct {
 	Kind   string  `json:"kind"`   // one of eventKinds
 	Stream int     `json:"stream"` // TCP stream index, -1 unknown
-	Client string  `json:"client"` // the side sending requests, when known; else the connection's first endpoint
+	Client string  `json:"client"` // the side sending requests; before the connection is known to be Kafka (tls, skipped), the sender of its first packet (the client when its SYN was captured)
 	Broker string  `json:"broker"` // the other side
 	From   string  `json:"from"`   // the side whose bytes the event concerns
 	Frame  int64   `json:"frame"`  // packet number where it happened, 0 unknown
