@@ -324,14 +324,20 @@ func (r *captureRun) noKafkaHint() string {
 	case r.rs.Connections == 0:
 		return fmt.Sprintf("no Kafka connections found: no TCP connections in %d packet%s", r.rs.Packets, plural(int(r.rs.Packets)))
 	}
+	// TLS is counted as TLS on a --port, and as a skip reason elsewhere.
 	var parts []string
-	if r.ds.TLS > 0 {
-		parts = append(parts, fmt.Sprintf("%d TLS connection%s (not decrypted)", r.ds.TLS, plural(r.ds.TLS)))
+	tls := r.ds.TLS
+	for _, sr := range r.ds.SkipReasons {
+		if sr.Reason == "TLS" {
+			tls += sr.Count
+		}
+	}
+	if tls > 0 {
+		parts = append(parts, fmt.Sprintf("%d TLS connection%s (not decrypted)", tls, plural(tls)))
 	}
 	for _, sr := range r.ds.SkipReasons {
 		switch sr.Reason {
 		case "TLS":
-			parts = append(parts, fmt.Sprintf("%d TLS connection%s (not decrypted)", sr.Count, plural(sr.Count)))
 		case "not on a Kafka port":
 			parts = append(parts, fmt.Sprintf("%d connection%s not on port %s", sr.Count, plural(sr.Count), r.portList()))
 		default:
