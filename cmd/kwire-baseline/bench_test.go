@@ -185,9 +185,12 @@ func TestReadCapture(t *testing.T) {
 }
 
 // exchangeLines reads the exchange count from the summary of a golden
-// text output ("exchanges 33: 33 paired"); -1 when there is none.
+// text output ("frames 66, exchanges 33: 33 paired"); -1 when there is none.
 func exchangeLines(golden []byte) int {
 	for _, line := range strings.Split(string(golden), "\n") {
+		if _, r, ok := strings.Cut(line, ", exchanges "); ok && strings.HasPrefix(line, "frames ") {
+			line = "exchanges " + r
+		}
 		if rest, ok := strings.CutPrefix(line, "exchanges "); ok {
 			n, _, _ := strings.Cut(rest, ":")
 			if v, err := strconv.Atoi(n); err == nil {

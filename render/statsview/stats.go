@@ -107,8 +107,18 @@ func WriteStats(out io.Writer, r *stats.Report, o Options) error {
 		span = fmt.Sprintf("%s to %s (%s)", r.First, r.Last, Duration(int64(last.Sub(first))))
 	}
 	fmt.Fprintf(&w, "capture: %s\n", span)
-	fmt.Fprintf(&w, "exchanges: %d, orphan responses: %d, SASL token exchanges: %d, connections: %d Kafka, %d skipped\n",
-		r.Exchanges, r.Orphans, r.SASLTokens, len(r.Connections), r.SkippedConn)
+	tls := 0
+	for _, c := range r.Connections {
+		if c.TLS {
+			tls++
+		}
+	}
+	fmt.Fprintf(&w, "exchanges: %d, orphan responses: %d, SASL token exchanges: %d, connections: %d Kafka",
+		r.Exchanges, r.Orphans, r.SASLTokens, len(r.Connections)-tls)
+	if tls > 0 {
+		fmt.Fprintf(&w, ", %d TLS (not decrypted)", tls)
+	}
+	fmt.Fprintf(&w, ", %d skipped\n", r.SkippedConn)
 
 	heading(&w, o, "APIS")
 	if len(r.APIs) == 0 {
