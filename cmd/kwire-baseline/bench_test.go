@@ -14,8 +14,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
-	"strings"
 	"testing"
 
 	"github.com/kwire/kwire/dissect"
@@ -185,18 +185,18 @@ func TestReadCapture(t *testing.T) {
 }
 
 // exchangeLines reads the exchange count from the summary of a golden
-// text output ("frames 66, exchanges 33: 33 paired"); -1 when there is none.
+// text output ("exchanges 33: 33 paired", possibly after other counts on
+// the line); -1 when there is none.
 func exchangeLines(golden []byte) int {
-	for _, line := range strings.Split(string(golden), "\n") {
-		if _, r, ok := strings.Cut(line, ", exchanges "); ok && strings.HasPrefix(line, "frames ") {
-			line = "exchanges " + r
-		}
-		if rest, ok := strings.CutPrefix(line, "exchanges "); ok {
-			n, _, _ := strings.Cut(rest, ":")
-			if v, err := strconv.Atoi(n); err == nil {
-				return v
-			}
-		}
+	m := exchangesRE.FindSubmatch(golden)
+	if m == nil {
+		return -1
 	}
-	return -1
+	n, err := strconv.Atoi(string(m[1]))
+	if err != nil {
+		return -1
+	}
+	return n
 }
+
+var exchangesRE = regexp.MustCompile(`(?m)(?:^|, )exchanges (\d+)(?::|$)`)
