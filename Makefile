@@ -29,6 +29,9 @@ test: vet
 	@if [ -d "$(SHARED)/kafka-vectors" ]; then echo "== conformance data: $(SHARED)"; \
 	 else echo "== $(SHARED) not found: tests that need Kafka's schemas and vectors will SKIP (set KWIRE_SHARED)"; fi
 	$(GO) test -count=1 ./...
+	@# The capture generator is a module of its own (it keeps kgo, kfake, sarama
+	@# and kafka-go out of kwire's go.mod): vet and test it too.
+	cd tools/capgen && $(GO) vet . && $(GO) test -count=1 .
 
 generate:
 	$(GO) generate ./protocol
