@@ -19,8 +19,10 @@ export KWIRE_SHARED := $(SHARED)
 
 all: build
 
+VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null)
+
 build:
-	CGO_ENABLED=0 $(GO) build -o kwire ./cmd/kwire
+	CGO_ENABLED=0 $(GO) build -buildvcs=auto -ldflags "-X main.version=$(VERSION)" -o kwire ./cmd/kwire
 
 vet:
 	$(GO) vet ./...
