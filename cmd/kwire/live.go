@@ -78,6 +78,12 @@ as unanswered, and the summary is printed, with the packets the kernel
 dropped: a drop is a hole in some TCP stream (enlarge --buffer-size or
 narrow the filter).
 
+--stats also feeds every exchange and event, filtered out or not, to the
+statistics of kwire stats (APIs, latency, errors, clients, partitions,
+connections; --top N the slowest exchanges) and prints its report after
+the summary: the tables on stdout, or with --json its JSON document on
+stderr, so that stdout stays NDJSON.
+
 Capturing needs root or the CAP_NET_RAW capability:
   sudo setcap cap_net_raw+ep "$(command -v kwire)"
 
@@ -97,6 +103,9 @@ filter, or no permission to capture.`,
 
   # Kafka found by content, excluding one noisy host
   kwire live -i eth0 --detect -f 'not host 10.0.0.7'
+
+  # A minute of traffic, then kwire stats's report of it
+  kwire live -i eth0 --duration 1m --stats --top 5
 
   # Slow fetches as NDJSON, piped on as they come
   kwire live --json --filter 'api == "Fetch" && latency_ms > 100' | jq .`,
@@ -173,6 +182,10 @@ func runLive(ctx context.Context, o *liveOptions, s *ioStreams, color bool) erro
 	if err != nil {
 		return err
 	}
+	col, err := r.statsCollector()
+	if err != nil {
+		return err
+	}
 	dopts, err := r.capture.dissectOptions(r.out.ShowSecrets)
 	if err != nil {
 		return err
@@ -210,7 +223,7 @@ func runLive(ctx context.Context, o *liveOptions, s *ioStreams, color bool) erro
 		src.Interface(), live.Backend, src.Filter())
 
 	w := bufio.NewWriterSize(s.Out, 64<<10)
-	sink := &liveSink{readSink: &readSink{o: r, fl: fl, w: w, ropts: ropts, ids: make(topicIDs), lastFlush: time.Now()}}
+	sink := &liveSink{readSink: &readSink{o: r, fl: fl, w: w, ropts: ropts, ids: make(topicIDs), col: col, lastFlush: time.Now()}}
 	counter := &problemCounter{Sink: sink}
 	d := dissect.New(dopts, counter)
 	// Run's own context stays open: the source ends the input (io.EOF)

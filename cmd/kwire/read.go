@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/kwire/kwire/dissect"
+	"github.com/kwire/kwire/dissect/stats"
 	"github.com/kwire/kwire/reassembly"
 	"github.com/kwire/kwire/render"
 	"github.com/spf13/cobra"
@@ -30,6 +31,9 @@ type readOptions struct {
 	Stream    int
 	Frame     int64
 	Filter    string
+
+	Stats bool // --stats: kwire stats's report after the summary
+	Top   int  // --top, with --stats
 
 	frameSet bool // --frame was given
 }
@@ -71,6 +75,12 @@ resyncs, bad or truncated frames, out-of-order responses, TLS, packets
 that could not be read); with filters, how many exchanges were shown. It goes to
 stdout in text mode and to stderr with --json, so that stdout stays pure
 NDJSON.
+
+--stats adds kwire stats's report after the summary (APIs, latency,
+errors, clients, partitions, connections; --top N the slowest
+exchanges). It counts every exchange and event, filtered out or not,
+like the summary: the tables on stdout, or with --json its JSON document
+on stderr.
 
 Filters (all given ones must hold):
   --api LIST         API names or keys, comma-separated (Produce,Fetch,3)
@@ -129,6 +139,9 @@ Exit status (the same for stats and versions):
   # Produce requests from one client that touched "orders" and failed
   kwire read --filter 'api == "Produce" && client_id startsWith "billing" && "orders" in topics && len(errors) > 0' kafka.pcap
 
+  # Every exchange, then the statistics of kwire stats
+  kwire read --stats --top 5 kafka.pcap
+
   # Errors on one topic, as NDJSON
   kwire read --topic orders --errors --json kafka.pcap | jq .
 
@@ -161,6 +174,8 @@ func (o *readOptions) addFlags(cmd *cobra.Command, detect bool) {
 	f.IntVar(&o.Stream, "stream", -1, "only TCP connection `N` (numbered from 0 as Wireshark's tcp.stream; -1: all)")
 	f.Int64Var(&o.Frame, "frame", 0, "only the exchange holding packet `N` (numbered from 1)")
 	f.StringVar(&o.Filter, "filter", "", "only exchanges for which the `EXPR` is true (see kwire read --help)")
+	f.BoolVar(&o.Stats, "stats", false, "also print kwire stats's report of all the exchanges after the summary (with --json: on stderr)")
+	f.IntVar(&o.Top, "top", 0, "with --stats, list the `N` slowest exchanges with their frame numbers")
 	exclusiveFlags(cmd, [2]string{"tree", "json"}, [2]string{"hex", "json"})
 }
 
@@ -178,10 +193,19 @@ func runRead(ctx context.Context, o *readOptions, s *ioStreams, color bool, path
 		return err
 	}
 
+	col, err := o.statsCollector()
+	if err != nil {
+		return err
+	}
+
 	w := bufio.NewWriterSize(s.Out, 64<<10)
-	sink := &readSink{o: o, fl: fl, w: w, ropts: ropts, ids: make(topicIDs), lastFlush: time.Now()}
+	sink := &readSink{o: o, fl: fl, w: w, ropts: ropts, ids: make(topicIDs), col: col, lastFlush: time.Now()}
 	bar := startProgressFor(s, paths)
-	run := (&captureReader{opts: dopts, wrap: bar.wrap, after: sink.addTotals}).read(ctx, paths, sink)
+	cr := &captureReader{opts: dopts, wrap: bar.wrap, after: sink.addTotals}
+	if col != nil && len(paths) > 1 {
+		cr.onFile = col.SetFile
+	}
+	run := cr.read(ctx, paths, sink)
 	bar.finish()
 
 	if run.readAny {
@@ -208,7 +232,9 @@ func (k *readSink) addTotals(ds dissect.Summary, rs reassembly.Summary) {
 
 // summarize writes the closing summary: to stdout after the exchanges in
 // text mode, to stderr with --json so that stdout stays NDJSON. extra,
-// when not nil, adds lines after the summary's own.
+// when not nil, adds lines after the summary's own. With --stats the
+// statistics report follows, after an empty line: kwire stats's tables,
+// or with --json its JSON document.
 func (k *readSink) summarize(s *ioStreams, color bool, extra func(io.Writer) error) {
 	out, ropts := io.Writer(k.w), k.ropts
 	if k.o.JSON {
@@ -225,6 +251,22 @@ func (k *readSink) summarize(s *ioStreams, color bool, extra func(io.Writer) err
 		_, err := fmt.Fprintf(out, "shown: %d of %d exchanges (filtered)\n", k.shown, k.counts.Exchanges)
 		k.check(err)
 	}
+	if k.col != nil {
+		_, err := io.WriteString(out, "\n")
+		k.check(err)
+		k.check(writeStatsReport(out, k.col, k.o.JSON, ropts.Color))
+	}
+}
+
+// statsCollector returns the Collector for --stats, nil without it.
+func (o *readOptions) statsCollector() (*stats.Collector, error) {
+	if !o.Stats {
+		if o.Top != 0 {
+			return nil, usageErrorf("--top needs --stats")
+		}
+		return nil, nil
+	}
+	return newStatsCollector(o.Top)
 }
 
 // filter builds the exchange filter from the flags.
@@ -264,6 +306,7 @@ type readSink struct {
 	shown  int
 	err    error                          // first write error
 	ids    topicIDs                       // topic names by ID, learnt from responses
+	col    *stats.Collector               // --stats: every exchange and event, filters or not
 	roles  map[*reassembly.Conn][2]string // --json: client and broker of each open Kafka connection
 
 	lastFlush time.Time
@@ -275,6 +318,9 @@ const flushEvery = 200 * time.Millisecond
 
 func (k *readSink) Exchange(ex *dissect.Exchange) {
 	k.counts.Exchange(ex)
+	if k.col != nil {
+		k.col.Exchange(ex)
+	}
 	// Topic IDs are learnt from every response (and request) so that the
 	// line, the trees and the JSON name the topics of Produce v13+ and
 	// Fetch v13+; render reads the map through ropts.TopicNames.
@@ -326,6 +372,9 @@ func (k *readSink) frameDetail(what string, fr *dissect.Frame) {
 
 func (k *readSink) Event(ev *dissect.Event) {
 	k.counts.Event(ev)
+	if k.col != nil {
+		k.col.Event(ev)
+	}
 	if k.o.JSON {
 		k.jsonEvent(ev)
 		return

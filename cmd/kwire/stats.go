@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"io"
 
 	"github.com/kwire/kwire/dissect/stats"
 	"github.com/kwire/kwire/render/statsview"
@@ -78,10 +79,10 @@ func runStats(ctx context.Context, o *statsOptions, s *ioStreams, color bool, pa
 	if err != nil {
 		return err
 	}
-	if o.Top < 0 {
-		return usageErrorf("--top must not be negative")
+	col, err := newStatsCollector(o.Top)
+	if err != nil {
+		return err
 	}
-	col := stats.NewCollector(stats.Options{Top: o.Top})
 	bar := startProgressFor(s, paths)
 	cr := &captureReader{opts: dopts, wrap: bar.wrap}
 	if len(paths) > 1 {
@@ -92,13 +93,8 @@ func runStats(ctx context.Context, o *statsOptions, s *ioStreams, color bool, pa
 	if !run.readAny {
 		return run.status(s.ErrOut)
 	}
-	rep := col.Report()
 	w := bufio.NewWriter(s.Out)
-	if o.JSON {
-		err = statsview.WriteStatsJSON(w, rep)
-	} else {
-		err = statsview.WriteStats(w, rep, statsview.Options{Color: color})
-	}
+	err = writeStatsReport(w, col, o.JSON, color)
 	if err == nil {
 		err = w.Flush()
 	}
@@ -106,4 +102,22 @@ func runStats(ctx context.Context, o *statsOptions, s *ioStreams, color bool, pa
 		return dataErrorf("writing output: %v", err)
 	}
 	return run.status(s.ErrOut)
+}
+
+// newStatsCollector validates --top and returns an empty Collector that
+// keeps the top slowest exchanges.
+func newStatsCollector(top int) (*stats.Collector, error) {
+	if top < 0 {
+		return nil, usageErrorf("--top must not be negative")
+	}
+	return stats.NewCollector(stats.Options{Top: top}), nil
+}
+
+// writeStatsReport writes col's report so far: the tables of kwire
+// stats, or with asJSON one indented JSON document.
+func writeStatsReport(w io.Writer, col *stats.Collector, asJSON, color bool) error {
+	if asJSON {
+		return statsview.WriteStatsJSON(w, col.Report())
+	}
+	return statsview.WriteStats(w, col.Report(), statsview.Options{Color: color})
 }
