@@ -625,3 +625,68 @@ func TestLiveUnanswered(t *testing.T) {
 		})
 	}
 }
+
+// TestLiveStats captures kfake traffic with --stats --top 2: the exchange
+// lines come first, then the summary and the capture's counts, then kwire
+// stats's report, whose APIS table counts as many Produce and Fetch
+// requests as there were Produce and Fetch exchange lines.
+func TestLiveStats(t *testing.T) {
+	requireCapture(t)
+	port, traffic := startTraffic(t, "-duration", "300ms", "-interval", "100ms", "-records", "5")
+	r := startLive(t, "live", "-i", "lo", "--port", port, "--stats", "--top", "2")
+	rep := traffic()
+	time.Sleep(150 * time.Millisecond) // the last packets reach the capture
+	if code := r.stop(t); code != exitOK {
+		t.Fatalf("exit %d after Ctrl-C, want 0; stderr:\n%s", code, r.errOut.String())
+	}
+	if rep.Produced < 5 {
+		t.Fatalf("capgen report %+v", rep)
+	}
+	out := r.out.String()
+	lines := strings.Split(out, "\n")
+
+	// Exchange lines: "TIME CLIENT → BROKER API vN ..." (orphans have
+	// "orphan response" where the API name is).
+	shown := map[string]int64{}
+	capture, apis := -1, -1
+	for i, l := range lines {
+		f := strings.Fields(l)
+		switch {
+		case len(f) > 5 && f[2] == "→" && strings.HasPrefix(f[5], "v") && apis < 0:
+			shown[f[4]]++
+		case strings.HasPrefix(l, "capture: ") && strings.Contains(l, " dropped by the kernel"):
+			capture = i
+		case l == "APIS":
+			apis = i
+		}
+	}
+	if capture < 0 || apis < capture {
+		t.Fatalf("want the capture's counts, then the APIS table (lines %d, %d):\n%s", capture, apis, out)
+	}
+
+	// APIS rows: "NAME VER REQ/RESP ...", up to the legend under them.
+	requests := map[string]int64{}
+	for _, l := range lines[apis+2:] {
+		if l == "" || strings.HasPrefix(l, "REQ/RESP = ") {
+			break
+		}
+		f := strings.Fields(l)
+		if len(f) < 3 {
+			t.Fatalf("APIS row %q: no requests/responses column", l)
+		}
+		req, _, ok := strings.Cut(f[2], "/")
+		n, err := strconv.ParseInt(req, 10, 64)
+		if !ok || err != nil {
+			t.Fatalf("APIS row %q: no requests/responses column", l)
+		}
+		requests[f[0]] += n
+	}
+	for _, api := range []string{"Produce", "Fetch"} {
+		if requests[api] == 0 || requests[api] != shown[api] {
+			t.Errorf("%s: %d requests in APIS, %d exchange lines; want equal and > 0\n%s", api, requests[api], shown[api], out)
+		}
+	}
+	if !strings.Contains(out, "\nSLOWEST 2 ") {
+		t.Errorf("no SLOWEST 2 table for --top 2:\n%s", out)
+	}
+}
