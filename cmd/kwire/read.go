@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net/netip"
 	"strconv"
 	"time"
 
@@ -297,6 +298,12 @@ func (o *readOptions) filter() (*exchangeFilter, error) {
 
 // readSink renders exchanges and events as they come and counts all of
 // them for the summary.
+//
+// With --json its output is one JSON object per line (NDJSON), exchanges
+// and events mixed in capture order: an exchange is render's TopicsDoc
+// ("kind" paired, noResponse, unanswered, orphan or sasl), an event
+// render's EventDoc (render.EventKindName). Consumers pick what they want
+// by "kind", e.g. jq 'select(.kind == "gap")'.
 type readSink struct {
 	o      *readOptions
 	fl     *exchangeFilter
@@ -304,10 +311,10 @@ type readSink struct {
 	ropts  render.Options
 	counts render.SummaryCounts
 	shown  int
-	err    error                          // first write error
-	ids    topicIDs                       // topic names by ID, learnt from responses
-	col    *stats.Collector               // --stats: every exchange and event, filters or not
-	roles  map[*reassembly.Conn][2]string // --json: client and broker of each open Kafka connection
+	err    error                                  // first write error
+	ids    topicIDs                               // topic names by ID, learnt from responses
+	col    *stats.Collector                       // --stats: every exchange and event, filters or not
+	roles  map[*reassembly.Conn][2]netip.AddrPort // --json: client and broker of each open Kafka connection
 
 	lastFlush time.Time
 }
@@ -336,7 +343,7 @@ func (k *readSink) Exchange(ex *dissect.Exchange) {
 	}
 	k.shown++
 	if k.o.JSON {
-		k.check(writeJSONLine(k.w, &exchangeOut{ExchangeDoc: render.NewExchangeDoc(ex, k.ropts), Topics: f.topicList()}))
+		k.check(render.ExchangeTopicsJSON(k.w, ex, f.Topics, k.ropts))
 		k.maybeFlush()
 		return
 	}
@@ -397,19 +404,20 @@ func (k *readSink) jsonEvent(ev *dissect.Event) {
 		switch ev.Kind {
 		case dissect.EventOpen:
 			if k.roles == nil {
-				k.roles = make(map[*reassembly.Conn][2]string)
+				k.roles = make(map[*reassembly.Conn][2]netip.AddrPort)
 			}
 			client, broker := ev.Conn.A, ev.Conn.B
 			if ev.Dir == reassembly.BtoA {
 				client, broker = broker, client
 			}
-			k.roles[ev.Conn] = [2]string{addrString(client), addrString(broker)}
+			k.roles[ev.Conn] = [2]netip.AddrPort{client, broker}
 		case dissect.EventClose:
 			defer delete(k.roles, ev.Conn)
 		}
 	}
 	if k.showEvent(ev) {
-		k.check(writeJSONLine(k.w, newEventJSON(ev, k.roles)))
+		r := k.roles[ev.Conn]
+		k.check(render.EventJSON(k.w, ev, r[0], r[1]))
 		k.maybeFlush()
 	}
 }

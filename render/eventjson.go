@@ -1,0 +1,111 @@
+package render
+
+import (
+	"encoding/hex"
+	"io"
+	"net/netip"
+	"time"
+
+	"github.com/kwire/kwire/dissect"
+	"github.com/kwire/kwire/reassembly"
+)
+
+// EventDoc is the JSON document EventJSON writes for one connection event
+// (kwire read --json, mixed with the exchanges' documents in capture
+// order). It follows ExchangeDoc's conventions: every key is always
+// present, addresses are "ip:port", times RFC 3339 with nanoseconds, UTC.
+// TestEventJSONFields pins the key set.
+type EventDoc struct {
+	Kind   string  `json:"kind"`   // EventKindName: open, skipped, gap, resync, tls, close, badFrame, truncated
+	Stream int     `json:"stream"` // TCP stream index (reassembly.Conn.Index), -1 unknown
+	Client string  `json:"client"` // the side sending requests; before the connection is known to be Kafka (tls, skipped), the sender of its first packet (the client when its SYN was captured)
+	Broker string  `json:"broker"` // the other side
+	From   string  `json:"from"`   // the side whose bytes the event concerns
+	Frame  int64   `json:"frame"`  // packet number where it happened (1-based), 0 unknown
+	Time   *string `json:"time"`   // capture time; null unknown
+	Bytes  *int64  `json:"bytes"`  // bytes involved (lost, skipped, captured); null unknown or none
+	Detail string  `json:"detail"` // what happened, as in the text output (dissect.Event.Detail)
+	// Hex holds a resync's skipped bytes (dissect.Event.Data: the first
+	// 64 KiB), lowercase hex; "" for other events.
+	Hex string `json:"hex"`
+}
+
+// eventKinds are EventDoc's "kind" values.
+var eventKinds = map[dissect.EventKind]string{
+	dissect.EventOpen:      "open",
+	dissect.EventSkipped:   "skipped",
+	dissect.EventGap:       "gap",
+	dissect.EventResync:    "resync",
+	dissect.EventTLS:       "tls",
+	dissect.EventClose:     "close",
+	dissect.EventBadFrame:  "badFrame",
+	dissect.EventTruncated: "truncated",
+}
+
+// EventKindName returns k's "kind" in EventDoc ("gap", "badFrame"), and
+// false (with "event") for a kind it does not know.
+func EventKindName(k dissect.EventKind) (string, bool) {
+	if s, ok := eventKinds[k]; ok {
+		return s, true
+	}
+	return "event", false
+}
+
+// NewEventDoc builds the document EventJSON writes for ev. client and
+// broker, when either is valid, are the connection's roles as learnt by
+// the caller (from its open event or its exchanges); otherwise the
+// connection's endpoints stand in, Conn.A as the client.
+func NewEventDoc(ev *dissect.Event, client, broker netip.AddrPort) *EventDoc {
+	d := &EventDoc{Stream: -1, Frame: ev.Frame, Detail: ev.Detail}
+	d.Kind, _ = EventKindName(ev.Kind)
+	if c := ev.Conn; c != nil {
+		d.Stream = c.Index
+		d.Client, d.Broker = addrString(c.A), addrString(c.B)
+		if client.IsValid() || broker.IsValid() {
+			d.Client, d.Broker = addrString(client), addrString(broker)
+		}
+		from := c.A
+		if ev.Dir == reassembly.BtoA {
+			from = c.B
+		}
+		d.From = addrString(from)
+	}
+	if !ev.Time.IsZero() {
+		t := ev.Time.UTC().Format(time.RFC3339Nano)
+		d.Time = &t
+	}
+	if ev.Bytes > 0 {
+		n := ev.Bytes
+		d.Bytes = &n
+	}
+	if ev.Kind == dissect.EventResync {
+		d.Hex = hex.EncodeToString(ev.Data)
+	}
+	return d
+}
+
+// EventJSON writes ev as one line of JSON, an EventDoc (NewEventDoc with
+// client and broker); it returns w's error.
+func EventJSON(w io.Writer, ev *dissect.Event, client, broker netip.AddrPort) error {
+	return writeJSONLine(w, NewEventDoc(ev, client, broker))
+}
+
+// TopicsDoc is kwire read --json's exchange document: ExchangeDoc with the
+// key "topics" added last.
+type TopicsDoc struct {
+	*ExchangeDoc
+	// Topics are the topics the request and response name, in order of
+	// appearance: names, or the topic ID (base64url) where no name is
+	// known; [] when none (never null).
+	Topics []string `json:"topics"`
+}
+
+// ExchangeTopicsJSON writes e as one line of JSON, a TopicsDoc: e's
+// ExchangeDoc plus topics (the caller's list; nil is written as []). It
+// returns w's error.
+func ExchangeTopicsJSON(w io.Writer, e *dissect.Exchange, topics []string, opts Options) error {
+	if topics == nil {
+		topics = []string{}
+	}
+	return writeJSONLine(w, &TopicsDoc{ExchangeDoc: NewExchangeDoc(e, opts), Topics: topics})
+}

@@ -1,0 +1,90 @@
+package render
+
+import (
+	"bytes"
+	"encoding/json"
+	"maps"
+	"net/netip"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kwire/kwire/dissect"
+	"github.com/kwire/kwire/reassembly"
+)
+
+func sortedKeys(t *testing.T, line []byte) string {
+	t.Helper()
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(line, &m); err != nil {
+		t.Fatalf("%v: %s", err, line)
+	}
+	return strings.Join(slices.Sorted(maps.Keys(m)), ",")
+}
+
+// TestEventJSONFields pins EventDoc's key set, its key order and values.
+func TestEventJSONFields(t *testing.T) {
+	conn := &reassembly.Conn{Index: 2, A: netip.MustParseAddrPort("10.0.0.2:9092"), B: netip.MustParseAddrPort("10.0.0.1:5000")}
+	ev := &dissect.Event{Kind: dissect.EventResync, Conn: conn, Dir: reassembly.BtoA, Frame: 7,
+		Time: time.Date(2026, 1, 2, 3, 4, 5, 6000, time.UTC), Bytes: 3, Data: []byte{0xde, 0xad, 0x01}, Detail: "skipped"}
+	var b bytes.Buffer
+	if err := EventJSON(&b, ev, conn.B, conn.A); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := sortedKeys(t, b.Bytes()), "broker,bytes,client,detail,frame,from,hex,kind,stream,time"; got != want {
+		t.Errorf("event keys %s\nwant %s", got, want)
+	}
+	want := `{"kind":"resync","stream":2,"client":"10.0.0.1:5000","broker":"10.0.0.2:9092","from":"10.0.0.1:5000","frame":7,"time":"2026-01-02T03:04:05.000006Z","bytes":3,"detail":"skipped","hex":"dead01"}` + "\n"
+	if b.String() != want {
+		t.Errorf("got  %s\nwant %s", b.String(), want)
+	}
+	// Without roles (no OPEN seen, e.g. TLS) the connection's endpoints
+	// stand in; no time and no bytes are null.
+	b.Reset()
+	ev = &dissect.Event{Kind: dissect.EventTLS, Conn: conn, Detail: "TLS, not decrypted"}
+	if err := EventJSON(&b, ev, netip.AddrPort{}, netip.AddrPort{}); err != nil {
+		t.Fatal(err)
+	}
+	want = `{"kind":"tls","stream":2,"client":"10.0.0.2:9092","broker":"10.0.0.1:5000","from":"10.0.0.2:9092","frame":0,"time":null,"bytes":null,"detail":"TLS, not decrypted","hex":""}` + "\n"
+	if b.String() != want {
+		t.Errorf("got  %s\nwant %s", b.String(), want)
+	}
+	// No connection: stream -1, empty addresses; an unknown kind is "event".
+	b.Reset()
+	if err := EventJSON(&b, &dissect.Event{Kind: dissect.EventTruncated + 100}, netip.AddrPort{}, netip.AddrPort{}); err != nil {
+		t.Fatal(err)
+	}
+	want = `{"kind":"event","stream":-1,"client":"","broker":"","from":"","frame":0,"time":null,"bytes":null,"detail":"","hex":""}` + "\n"
+	if b.String() != want {
+		t.Errorf("got  %s\nwant %s", b.String(), want)
+	}
+	for k := dissect.EventOpen; k <= dissect.EventTruncated; k++ {
+		if s, ok := EventKindName(k); !ok || s == "" || s == "event" {
+			t.Errorf("event kind %d has no JSON name (%q)", k, s)
+		}
+	}
+}
+
+// TestExchangeTopicsJSON checks that TopicsDoc is ExchangeDoc with
+// "topics" added last, [] for nil.
+func TestExchangeTopicsJSON(t *testing.T) {
+	e := produceExchange(0, 6)
+	var doc, out bytes.Buffer
+	if err := ExchangeJSON(&doc, e, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := ExchangeTopicsJSON(&out, e, []string{"orders", "audit"}, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := out.String(), strings.TrimSuffix(doc.String(), "}\n")+`,"topics":["orders","audit"]}`+"\n"; got != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+	out.Reset()
+	if err := ExchangeTopicsJSON(&out, e, nil, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasSuffix(out.String(), `,"topics":[]}`+"\n") {
+		t.Errorf("nil topics: %s", out.String())
+	}
+}
