@@ -1,7 +1,14 @@
 package layering
 
 import (
+	"go/ast"
 	"go/build"
+	"go/build/constraint"
+	"go/parser"
+	"go/token"
+	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -56,5 +63,135 @@ func TestLayering(t *testing.T) {
 		if len(deps) < 2 {
 			t.Errorf("%s: no imports found; is the package walk broken?", pkg)
 		}
+	}
+}
+
+// direct lists, per package directory (its subpackages have their own
+// entries), the imports its non-test .go files must not name themselves,
+// whatever their build tags: an entry is an exact import path, or a path
+// ending in "/..." for that path and everything below it. These are
+// stricter than forbidden where a package may reach a dependency only
+// through another package (render reaches os through dissect).
+var direct = map[string][]string{
+	// Reads captures and TCP; knows no other kwire package, no CLI, and
+	// must build with CGO_ENABLED=0 (no libpcap, no cgo).
+	"reassembly": {module + "/...", "github.com/spf13/...", "github.com/gopacket/gopacket/pcap", "github.com/google/gopacket/...", "C"},
+	// Captures packets; knows no kwire package. libpcap and cgo only in
+	// files built with the pcap tag (TestPcapNeedsTag).
+	"reassembly/live": {module + "/...", "github.com/spf13/...", "github.com/google/gopacket/..."},
+	// Aggregates and never prints: no os or io (output belongs to
+	// render/statsview), no render, no CLI.
+	"dissect/stats": {"os", "io", module + "/render/...", module + "/cmd/...", "github.com/spf13/cobra/..."},
+	// Renders trees; never opens files or sockets or reads captures.
+	"render": {"os", "net", "github.com/spf13/cobra/...", module + "/cmd/...", "github.com/gopacket/gopacket/..."},
+	// Formats stats reports: never decodes or reads captures, so of
+	// dissect only its stats reports.
+	"render/statsview": {module + "/protocol", module + "/reassembly", module + "/dissect", module + "/cmd/..."},
+}
+
+// matches reports whether import path p is named by entry e of direct.
+func matches(p, e string) bool {
+	if base, ok := strings.CutSuffix(e, "/..."); ok {
+		return p == base || strings.HasPrefix(p, base+"/")
+	}
+	return p == e
+}
+
+// sources parses the non-test .go files of package directory pkg
+// (relative to the module root), with comments.
+func sources(t *testing.T, pkg string) (*token.FileSet, map[string]*ast.File) {
+	t.Helper()
+	dir := filepath.Join("..", "..", filepath.FromSlash(pkg))
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fset := token.NewFileSet()
+	files := map[string]*ast.File{}
+	for _, e := range entries {
+		name := e.Name()
+		if e.IsDir() || !strings.HasSuffix(name, ".go") || strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, filepath.Join(dir, name), nil, parser.ParseComments)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files[pkg+"/"+name] = f
+	}
+	if len(files) == 0 {
+		t.Fatalf("%s: no source files found", pkg)
+	}
+	return fset, files
+}
+
+func TestDirectImports(t *testing.T) {
+	for pkg, bad := range direct {
+		_, files := sources(t, pkg)
+		for name, f := range files {
+			for _, imp := range f.Imports {
+				p, _ := strconv.Unquote(imp.Path.Value)
+				for _, e := range bad {
+					if matches(p, e) {
+						t.Errorf("%s imports %s (forbidden by %q)", name, p, e)
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestPcapNeedsTag: in reassembly/live only files built with the pcap tag
+// use libpcap or cgo, so that the default build needs neither.
+func TestPcapNeedsTag(t *testing.T) {
+	_, files := sources(t, "reassembly/live")
+	for name, f := range files {
+		needsTag := false
+		for _, imp := range f.Imports {
+			p, _ := strconv.Unquote(imp.Path.Value)
+			if p == "C" || p == "github.com/gopacket/gopacket/pcap" {
+				needsTag = true
+			}
+		}
+		if needsTag && !requiresTag(f.Comments, "pcap") {
+			t.Errorf("%s uses libpcap or cgo without the pcap build tag", name)
+		}
+	}
+}
+
+// requiresTag reports whether the file's //go:build line is false
+// without tag.
+func requiresTag(groups []*ast.CommentGroup, tag string) bool {
+	for _, g := range groups {
+		for _, c := range g.List {
+			if !constraint.IsGoBuild(c.Text) {
+				continue
+			}
+			expr, err := constraint.Parse(c.Text)
+			if err != nil {
+				return false
+			}
+			return !expr.Eval(func(t string) bool { return t != tag })
+		}
+	}
+	return false
+}
+
+// TestRenderNeverDecodes: render's non-test code calls no decoder entry
+// point of package protocol (Decode*, SASLToken, Decompress).
+func TestRenderNeverDecodes(t *testing.T) {
+	fset, files := sources(t, "render")
+	for name, f := range files {
+		ast.Inspect(f, func(n ast.Node) bool {
+			sel, ok := n.(*ast.SelectorExpr)
+			if !ok {
+				return true
+			}
+			if x, ok := sel.X.(*ast.Ident); ok && x.Name == "protocol" &&
+				(strings.HasPrefix(sel.Sel.Name, "Decode") || sel.Sel.Name == "SASLToken" || sel.Sel.Name == "Decompress") {
+				t.Errorf("%s: calls protocol.%s at %s", name, sel.Sel.Name, fset.Position(sel.Pos()))
+			}
+			return true
+		})
 	}
 }
