@@ -346,37 +346,41 @@ func (c *Collector) part(topic string, id [16]byte, hasID bool, p int32) *partAc
 	return a
 }
 
-// produce counts the record batches of a Produce request: TopicData[]
-// {Name | TopicId (v13+), PartitionData[] {Index, Records}}
-// (ProduceRequest.json).
+// recordsPath names the fields on the way to a message's RECORDS: a
+// topics array of structs with a topic name and TopicId (v13+), each with
+// a partitions array of structs with an index and Records.
+type recordsPath struct{ topics, name, parts, index string }
+
+var (
+	// Produce request: TopicData[] {Name | TopicId, PartitionData[]
+	// {Index, Records}} (ProduceRequest.json).
+	produceRecords = recordsPath{"TopicData", "Name", "PartitionData", "Index"}
+	// Fetch response: Responses[] {Topic | TopicId, Partitions[]
+	// {PartitionIndex, Records}} (FetchResponse.json).
+	fetchRecords = recordsPath{"Responses", "Topic", "Partitions", "PartitionIndex"}
+)
+
+// produce counts the record batches of a Produce request (produceRecords).
 func (c *Collector) produce(t *protocol.Tree, body *protocol.Node) {
-	for _, td := range Elements(body, "TopicData") {
-		name := Str(td, "Name")
-		id, hasID := UUID(td, "TopicId")
-		for _, pd := range Elements(td, "PartitionData") {
-			idx, _ := Int(pd, "Index")
-			bi := Batches(t, Field(pd, "Records"))
-			a := c.part(name, id, hasID, int32(idx))
-			a.produce.add(bi)
-			for _, cd := range bi.Codecs {
-				a.codecs[cd] = struct{}{}
-			}
-		}
-	}
+	c.records(t, body, produceRecords, func(a *partAcc) *FlowStats { return &a.produce })
 }
 
-// fetch counts the record batches of a Fetch response: Responses[]
-// {Topic | TopicId (v13+), Partitions[] {PartitionIndex, Records}}
-// (FetchResponse.json).
+// fetch counts the record batches of a Fetch response (fetchRecords).
 func (c *Collector) fetch(t *protocol.Tree, body *protocol.Node) {
-	for _, tr := range Elements(body, "Responses") {
-		name := Str(tr, "Topic")
+	c.records(t, body, fetchRecords, func(a *partAcc) *FlowStats { return &a.fetch })
+}
+
+// records counts the record batches under body's path p into the
+// FlowStats flow picks of each partition, and their codecs.
+func (c *Collector) records(t *protocol.Tree, body *protocol.Node, p recordsPath, flow func(*partAcc) *FlowStats) {
+	for _, tr := range Elements(body, p.topics) {
+		name := Str(tr, p.name)
 		id, hasID := UUID(tr, "TopicId")
-		for _, pd := range Elements(tr, "Partitions") {
-			idx, _ := Int(pd, "PartitionIndex")
+		for _, pd := range Elements(tr, p.parts) {
+			idx, _ := Int(pd, p.index)
 			bi := Batches(t, Field(pd, "Records"))
 			a := c.part(name, id, hasID, int32(idx))
-			a.fetch.add(bi)
+			flow(a).add(bi)
 			for _, cd := range bi.Codecs {
 				a.codecs[cd] = struct{}{}
 			}
@@ -536,24 +540,31 @@ func (c *Collector) clientStats(k clientKey, a *clientAcc) ClientStats {
 		Addresses:   []string{},
 		Connections: len(a.conns),
 		Requests:    a.requests,
-		APIs:        []APIUse{},
 		Errors:      errorCounts(a.errors),
 	}
 	for ad := range a.addrs {
 		s.Addresses = append(s.Addresses, ad.String())
 	}
 	slices.Sort(s.Addresses)
-	for key, vs := range a.apis {
+	s.APIs = apiUses(a.apis)
+	return s
+}
+
+// apiUses turns requests counted by API key and version into APIUse
+// entries, sorted by key, versions ascending; [] (not nil) when empty.
+func apiUses(apis map[int16]map[int16]int64) []APIUse {
+	us := []APIUse{}
+	for key, vs := range apis {
 		u := APIUse{Key: key, Name: protocol.APIName(key), Versions: []int16{}}
 		for v, n := range vs {
 			u.Versions = append(u.Versions, v)
 			u.Requests += n
 		}
 		slices.Sort(u.Versions)
-		s.APIs = append(s.APIs, u)
+		us = append(us, u)
 	}
-	slices.SortFunc(s.APIs, func(a, b APIUse) int { return cmp.Compare(a.Key, b.Key) })
-	return s
+	slices.SortFunc(us, func(a, b APIUse) int { return cmp.Compare(a.Key, b.Key) })
+	return us
 }
 
 // partitions resolves topic IDs to names where a Metadata response mapped

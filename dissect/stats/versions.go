@@ -474,17 +474,7 @@ func (v *VersionCollector) Report() *VersionsReport {
 		r.Brokers = append(r.Brokers, bv)
 	}
 	for k, c := range v.clients {
-		cv := ClientVersions{ClientID: k.id, ClientIDNull: k.null, Software: sortedKeys(c.software), APIs: []APIUse{}}
-		for key, vs := range c.apis {
-			u := APIUse{Key: key, Name: protocol.APIName(key), Versions: []int16{}}
-			for ver, n := range vs {
-				u.Versions = append(u.Versions, ver)
-				u.Requests += n
-			}
-			slices.Sort(u.Versions)
-			cv.APIs = append(cv.APIs, u)
-		}
-		slices.SortFunc(cv.APIs, func(a, b APIUse) int { return cmp.Compare(a.Key, b.Key) })
+		cv := ClientVersions{ClientID: k.id, ClientIDNull: k.null, Software: sortedKeys(c.software), APIs: apiUses(c.apis)}
 		r.Clients = append(r.Clients, cv)
 	}
 	slices.SortFunc(r.Clients, func(a, b ClientVersions) int {
