@@ -456,13 +456,31 @@ func appendJSONString(b []byte, s string) []byte {
 	return append(b, '"')
 }
 
+// array appends children as a JSON array, element i at path "path[i]";
+// batch and rec are passed on as value takes them.
+func (j *jsonWriter) array(b []byte, children []*protocol.Node, path string, batch *protocol.Node, rec bool) []byte {
+	b = append(b, '[')
+	for i, c := range children {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = j.value(b, c, joinPath(path, "["+strconv.Itoa(i)+"]"), batch, rec)
+	}
+	return append(b, ']')
+}
+
+// appendBase64String appends v as a JSON string in standard base64.
+func appendBase64String(b, v []byte) []byte {
+	b = append(b, '"')
+	b = base64.StdEncoding.AppendEncode(b, v)
+	return append(b, '"')
+}
+
 // value appends n's JSON form. batch is the enclosing record batch, rec
 // whether n lies inside a record (bytes then follow Options.Values).
 func (j *jsonWriter) value(b []byte, n *protocol.Node, path string, batch *protocol.Node, rec bool) []byte {
 	if n.Kind == protocol.KindBytes && n.Flags&protocol.FlagRedacted != 0 && n.Flags&protocol.FlagNull == 0 {
-		b = append(b, '"')
-		b = base64.StdEncoding.AppendEncode(b, withheldBytes(n, j.o))
-		return append(b, '"')
+		return appendBase64String(b, withheldBytes(n, j.o))
 	}
 	if isRedacted(n, j.o) {
 		return appendJSONString(b, redacted)
@@ -474,14 +492,7 @@ func (j *jsonWriter) value(b []byte, n *protocol.Node, path string, batch *proto
 	case protocol.KindStruct:
 		return j.object(b, n, path, batch, rec)
 	case protocol.KindArray:
-		b = append(b, '[')
-		for i, c := range n.Children {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = j.value(b, c, joinPath(path, "["+strconv.Itoa(i)+"]"), batch, rec)
-		}
-		return append(b, ']')
+		return j.array(b, n.Children, path, batch, rec)
 	case protocol.KindInt:
 		return strconv.AppendInt(b, n.Int, 10)
 	case protocol.KindBool:
@@ -503,25 +514,14 @@ func (j *jsonWriter) value(b []byte, n *protocol.Node, path string, batch *proto
 			v, _ := j.recordBytes(nil, n.Raw)
 			return append(b, v...)
 		}
-		b = append(b, '"')
-		b = base64.StdEncoding.AppendEncode(b, n.Raw)
-		return append(b, '"')
+		return appendBase64String(b, n.Raw)
 	case protocol.KindUUID:
 		return appendJSONString(b, UUIDString(n.Raw))
 	case protocol.KindRecords:
 		if j.typedRecords && len(n.Children) > 0 {
-			b = append(b, '[')
-			for i, c := range n.Children {
-				if i > 0 {
-					b = append(b, ',')
-				}
-				b = j.value(b, c, joinPath(path, "["+strconv.Itoa(i)+"]"), nil, false)
-			}
-			return append(b, ']')
+			return j.array(b, n.Children, path, nil, false) // batches and legacy messages
 		}
-		b = append(b, '"')
-		b = base64.StdEncoding.AppendEncode(b, n.Raw)
-		return append(b, '"')
+		return appendBase64String(b, n.Raw)
 	case protocol.KindTaggedFields:
 		return j.object(b, n, path, batch, rec)
 	case protocol.KindUnknownTag:
@@ -738,9 +738,7 @@ func (j *jsonWriter) recordBytes(b, v []byte) ([]byte, bool) {
 		b = hex.AppendEncode(b, v)
 		return append(b, '"'), cut
 	case ValuesBase64:
-		b = append(b, '"')
-		b = base64.StdEncoding.AppendEncode(b, v)
-		return append(b, '"'), cut
+		return appendBase64String(b, v), cut
 	}
 	b = append(b, `{"base64":"`...)
 	b = base64.StdEncoding.AppendEncode(b, v)
