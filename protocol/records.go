@@ -324,12 +324,7 @@ func (bd *batchDecoder) batchV2(parent *Node, space, off, total int) {
 	o = r.Offset()
 	crcStored := r.Uint32()
 	if c := bd.num(b, "Crc", "uint32", space, o, int64(crcStored)); c != nil {
-		if got := crc32.Checksum(data[off+v2OffAttributes:end], castagnoli); got == crcStored {
-			c.Note = "ok"
-		} else {
-			c.Flags |= FlagError
-			c.Note = fmt.Sprintf("bad: got 0x%08x, computed 0x%08x", crcStored, got)
-		}
+		noteCRC(c, crcStored, crc32.Checksum(data[off+v2OffAttributes:end], castagnoli))
 	}
 	o = r.Offset()
 	attrs := r.Int16()
@@ -730,12 +725,7 @@ func (bd *batchDecoder) legacy(parent *Node, space, off, total, depth int, w *wr
 	o = r.Offset()
 	crcStored := r.Uint32()
 	if c := bd.num(m, "Crc", "uint32", space, o, int64(crcStored)); c != nil {
-		if got := crc32.ChecksumIEEE(data[off+magicOff : end]); got == crcStored {
-			c.Note = "ok"
-		} else {
-			c.Flags |= FlagError
-			c.Note = fmt.Sprintf("bad: got 0x%08x, computed 0x%08x", crcStored, got)
-		}
+		noteCRC(c, crcStored, crc32.ChecksumIEEE(data[off+magicOff:end]))
 	}
 	o = r.Offset()
 	magic := r.Int8()
@@ -842,4 +832,17 @@ func lastOffset(b []byte) (int64, bool) {
 		p += logOverhead + int(size)
 	}
 	return last, found
+}
+
+// noteCRC notes on c, a batch's or legacy message's Crc node, whether the
+// stored CRC equals the one computed over the bytes it covers (CRC-32C
+// from Attributes to the end for magic 2, KIP-98; IEEE CRC-32 from Magic
+// to the end for magic 0 and 1); a mismatch flags c as an error.
+func noteCRC(c *Node, stored, computed uint32) {
+	if computed == stored {
+		c.Note = "ok"
+		return
+	}
+	c.Flags |= FlagError
+	c.Note = fmt.Sprintf("bad: got 0x%08x, computed 0x%08x", stored, computed)
 }
