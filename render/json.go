@@ -122,6 +122,7 @@ type TreeDoc struct {
 	Error               string          `json:"error,omitempty"`
 }
 
+// kindNames are ExchangeDoc's "kind" values.
 var kindNames = map[dissect.Kind]string{
 	dissect.KindPaired:     "paired",
 	dissect.KindNoResponse: "noResponse",
@@ -129,6 +130,11 @@ var kindNames = map[dissect.Kind]string{
 	dissect.KindOrphan:     "orphan",
 	dissect.KindSASL:       "sasl",
 }
+
+// KindName returns k as ExchangeDoc's "kind" spells it (paired,
+// noResponse, unanswered, orphan, sasl); "" for a kind it does not know
+// (ExchangeDoc then writes "kind(N)").
+func KindName(k dissect.Kind) string { return kindNames[k] }
 
 // NewExchangeDoc builds the document ExchangeJSON writes for e.
 func NewExchangeDoc(e *dissect.Exchange, opts Options) *ExchangeDoc {

@@ -31,15 +31,6 @@ type exchangeFields struct {
 	topicIDs []string // the topic IDs named, resolved or not: --topic matches them too
 }
 
-// kindNames are the kinds as --json's "kind" spells them.
-var kindNames = map[dissect.Kind]string{
-	dissect.KindPaired:     "paired",
-	dissect.KindNoResponse: "noResponse",
-	dissect.KindUnanswered: "unanswered",
-	dissect.KindOrphan:     "orphan",
-	dissect.KindSASL:       "sasl",
-}
-
 // topicIDs maps topic IDs (Kafka's base64url form) to the names that
 // Metadata, CreateTopics and other responses gave them earlier in the
 // capture, so that Produce v13+ and Fetch v13+ (which name topics by ID
@@ -91,7 +82,7 @@ func fieldsOf(ex *dissect.Exchange, ids topicIDs) *exchangeFields {
 		CorrelationID: int(ex.CorrelationID),
 		ClientID:      ex.ClientID,
 		LatencyMS:     -1,
-		Kind:          kindNames[ex.Kind],
+		Kind:          render.KindName(ex.Kind), // as --json spells it
 	}
 	if f.Kind == "" {
 		f.Kind = "unknown"
