@@ -47,11 +47,16 @@ const (
 
 // Exchange is one Kafka request and its response on one connection.
 type Exchange struct {
-	Conn   *reassembly.Conn
-	Client netip.AddrPort // the side that sends requests
-	Broker netip.AddrPort
+	Conn   *reassembly.Conn // the connection it was read from
+	Client netip.AddrPort   // the side that sends requests
+	Broker netip.AddrPort   // the other side
 	Kind   Kind
 
+	// The request header's RequestApiKey, RequestApiVersion,
+	// CorrelationId and ClientId (Kafka protocol guide, "Headers";
+	// RequestHeader.json). An orphan has APIKey and APIVersion -1 and the
+	// response header's CorrelationId. ClientIDNull tells a null ClientId
+	// (length -1) from "".
 	APIKey        int16
 	APIVersion    int16
 	CorrelationID int32
@@ -108,17 +113,17 @@ const (
 // Event is a connection-level happening worth telling the user.
 type Event struct {
 	Kind  EventKind
-	Conn  *reassembly.Conn
-	Dir   reassembly.Dir
-	Frame int64 // packet number where it happened, 0 if unknown
-	Time  time.Time
-	Bytes int64
+	Conn  *reassembly.Conn // the connection it happened on
+	Dir   reassembly.Dir   // the direction whose bytes it concerns (EventOpen: the client's requests)
+	Frame int64            // packet number where it happened, 0 if unknown
+	Time  time.Time        // capture time; zero if unknown
+	Bytes int64            // bytes lost, skipped or captured, as Kind says; 0 unknown or none
 	// Data, for EventResync, holds the bytes skipped, in stream order (the
 	// first 64 KiB of them when Bytes is larger; bytes lost in a gap while
 	// scanning are not in it): nothing the capture held is dropped unseen.
 	// Owned by the Event.
 	Data   []byte
-	Detail string
+	Detail string // what happened in plain words, as the text output shows it
 }
 
 // Sink receives the dissector's output, synchronously and in capture order
@@ -131,6 +136,6 @@ type Sink interface {
 // APIRange is one API key's supported version range as a broker advertises
 // it in an ApiVersions response (KIP-35).
 type APIRange struct {
-	Key      int16
-	Min, Max int16
+	Key      int16 // API key
+	Min, Max int16 // inclusive version range
 }
