@@ -74,11 +74,11 @@ func (d *Decoder) maxNodes() int {
 // RequestHeader holds the request header fields needed to pair and label a
 // request (Kafka protocol guide, "Request Header v0/v1/v2").
 type RequestHeader struct {
-	APIKey        int16
-	APIVersion    int16
-	CorrelationID int32
-	ClientID      string
-	ClientIDNull  bool
+	APIKey        int16  // RequestApiKey
+	APIVersion    int16  // RequestApiVersion
+	CorrelationID int32  // CorrelationId
+	ClientID      string // ClientId (header v1+); "" in v0 or when null
+	ClientIDNull  bool   // ClientId was null (length -1)
 	// HeaderVersion is 0, 1 or 2 as RequestHeaderVersion says.
 	HeaderVersion int16
 	// Len is the header's length in bytes, tagged fields included; the body

@@ -24,10 +24,10 @@ var (
 // "ProduceRequest v9 topicData[0].partitionData[2].records", and Err the
 // cause (one of the sentinels above, possibly wrapped with detail).
 type DecodeError struct {
-	Off   int
-	Space int
-	Path  string
-	Err   error
+	Off   int    // byte offset of the failure in Space
+	Space int    // index into Tree.Spaces; 0 is the frame
+	Path  string // field path, with the message name and version
+	Err   error  // a sentinel above (errors.Is), possibly wrapped
 }
 
 func (e *DecodeError) Error() string {

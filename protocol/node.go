@@ -46,11 +46,11 @@ const (
 type Node struct {
 	Name  string // schema field name ("ClientId"), "[3]" for array elements, or a label
 	Type  string // Kafka type ("int16", "compact_string", "[]TopicData", "records", ...)
-	Kind  Kind
-	Flags Flags
-	Space int // index into Tree.Spaces; 0 is the frame
-	Off   int
-	Len   int
+	Kind  Kind   // which value field holds the value (Int, Float, Str, Raw) or that it is a container
+	Flags Flags  // Flag* bits: null, tagged, unknown, truncated, lenient, error, redacted, partial
+	Space int    // index into Tree.Spaces; 0 is the frame
+	Off   int    // offset of the first byte in Space, in bytes
+	Len   int    // span length in bytes: [Off, Off+Len)
 
 	Int   int64   // KindInt, KindBool, KindArray count, KindUnknownTag tag
 	Float float64 // KindFloat
@@ -62,7 +62,7 @@ type Node struct {
 	// stopped. Empty when there is nothing to add.
 	Note string
 
-	Children []*Node
+	Children []*Node // struct fields, array elements, batches and records, in wire order
 }
 
 // End returns the offset just past the node's span.
@@ -84,12 +84,12 @@ func (n *Node) Child(name string) *Node {
 // Space is a byte space a Tree's nodes point into.
 type Space struct {
 	Name string // "frame", or e.g. "decompressed gzip batch at 0x1f4"
-	Data []byte
+	Data []byte // the bytes; nodes' Raw values alias it
 }
 
 // Tree is the result of decoding one frame, body or struct.
 type Tree struct {
-	Root   *Node
+	Root   *Node   // the frame (length, header, body) or the body or struct decoded
 	Spaces []Space // Spaces[0] is the input
 	// Err is the first decoding error, or nil. When set, Root holds what was
 	// decoded before it and a KindRaw node for the rest.
