@@ -44,8 +44,8 @@ type ExchangeDoc struct {
 // exchange) and the user a client token carried (dissect.Exchange
 // Mechanism and User); never a password or proof.
 type SASLDoc struct {
-	Mechanism string `json:"mechanism"`
-	User      string `json:"user"`
+	Mechanism string `json:"mechanism"` // "PLAIN", "SCRAM-SHA-256", "GSSAPI"; "" unknown
+	User      string `json:"user"`      // user name from a PLAIN or SCRAM client token; "" unknown
 }
 
 // MessageDoc is one frame of an exchange in ExchangeDoc.
@@ -114,12 +114,12 @@ type UnknownTagDoc struct {
 
 // TreeDoc is the document TreeJSON writes for one decoded frame or body.
 type TreeDoc struct {
-	Length              *int64          `json:"length,omitempty"`  // the frame's length prefix, when a frame
-	Message             string          `json:"message,omitempty"` // "ApiVersionsRequest", when known
-	Header              json.RawMessage `json:"header,omitempty"`  // JsonConverter form, when a frame
-	Body                json.RawMessage `json:"body"`              // JsonConverter form (records as base64)
-	UnknownTaggedFields []UnknownTagDoc `json:"unknownTaggedFields,omitempty"`
-	Error               string          `json:"error,omitempty"`
+	Length              *int64          `json:"length,omitempty"`              // the frame's length prefix, when a frame
+	Message             string          `json:"message,omitempty"`             // "ApiVersionsRequest", when known
+	Header              json.RawMessage `json:"header,omitempty"`              // JsonConverter form, when a frame
+	Body                json.RawMessage `json:"body"`                          // JsonConverter form (records as base64)
+	UnknownTaggedFields []UnknownTagDoc `json:"unknownTaggedFields,omitempty"` // tagged fields no schema names
+	Error               string          `json:"error,omitempty"`               // the decoding error (protocol.DecodeError text)
 }
 
 // kindNames are ExchangeDoc's "kind" values.

@@ -19,11 +19,11 @@ type SummaryCounts struct {
 	Kafka       int   // connections recognised as Kafka (EventOpen)
 
 	Exchanges  int // every exchange, all kinds
-	Paired     int
-	NoResponse int
-	Unanswered int
-	Orphans    int
-	SASL       int
+	Paired     int // by dissect.Kind: KindPaired
+	NoResponse int // KindNoResponse (Produce acks=0)
+	Unanswered int // KindUnanswered
+	Orphans    int // KindOrphan
+	SASL       int // KindSASL
 
 	DecodeErrors int   // frames whose decoding failed (Tree.Err set, or a record batch's error: Tree.FirstError)
 	Gaps         int   // EventGap

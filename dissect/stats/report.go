@@ -132,8 +132,8 @@ type ConnStats struct {
 	Index   int    `json:"index"`  // reassembly.Conn.Index (Wireshark's tcp.stream)
 	Client  string `json:"client"` // the side sending requests (A when unknown)
 	Broker  string `json:"broker"`
-	First   string `json:"first"`
-	Last    string `json:"last"`
+	First   string `json:"first"` // earliest capture time of its frames and events, RFC 3339 with nanoseconds, UTC; "" unknown
+	Last    string `json:"last"`  // latest, likewise
 	// Duration is Last minus First.
 	Duration int64 `json:"duration_ns"`
 
