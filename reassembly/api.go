@@ -81,11 +81,11 @@ type Conn struct {
 
 // ConnStats are per-connection packet counters.
 type ConnStats struct {
-	Packets         int // TCP packets of the connection, both directions
-	Retransmissions int // segments carrying bytes that were already delivered (all or some)
-	OutOfOrder      int // segments that arrived ahead of a hole and were buffered
-	Gaps            int // Gap calls
-	GapBytes        int64
+	Packets         int      // TCP packets of the connection, both directions
+	Retransmissions int      // segments carrying bytes that were already delivered (all or some)
+	OutOfOrder      int      // segments that arrived ahead of a hole and were buffered
+	Gaps            int      // Gap calls
+	GapBytes        int64    // bytes lost in gaps of known size, both directions
 	Bytes           [2]int64 // bytes delivered by Data, indexed by Dir
 }
 

@@ -89,7 +89,7 @@ const (
 
 // FileInfo describes one input file of ReadFiles.
 type FileInfo struct {
-	Path       string
+	Path       string // as given to ReadFiles
 	Format     string // "pcap" or "pcapng"; empty when the file could not be read
 	Compressed bool   // the file was gzip-compressed
 	Packets    int64  // packets read from it
