@@ -59,9 +59,9 @@ const (
 
 // Field is one field of a message or struct, as declared in Kafka's JSON.
 type Field struct {
-	Name string // e.g. "ClientId", as in the JSON
-	Type string // the JSON type string, e.g. "int16", "[]TopicData", "records"
-	Kind TypeKind
+	Name string   // e.g. "ClientId", as in the JSON
+	Type string   // the JSON type string, e.g. "int16", "[]TopicData", "records"
+	Kind TypeKind // the decoder's kind for Type
 	Elem TypeKind // element kind when Kind == TypeArray
 
 	Versions         Versions // versions in which the field exists
@@ -72,8 +72,8 @@ type Field struct {
 	// FlexibleVersions overrides the message's flexible versions for this
 	// field when HasFlexibleVersions is set (e.g. RequestHeader.ClientId is
 	// "none": a classic INT16-length string even in header v2).
-	FlexibleVersions    Versions
-	HasFlexibleVersions bool
+	FlexibleVersions    Versions // the JSON "flexibleVersions" of the field
+	HasFlexibleVersions bool     // the JSON gave one
 
 	EntityType string // "topicName", "groupId", "brokerId", ... or ""
 	Default    string // the JSON "default", verbatim, or ""
@@ -87,9 +87,9 @@ type Field struct {
 
 // Struct is a named struct type from a message's commonStructs.
 type Struct struct {
-	Name     string
-	Versions Versions
-	Fields   []Field
+	Name     string   // "TopicData", as in the JSON
+	Versions Versions // the versions the JSON declares it for
+	Fields   []Field  // its fields, as declared
 }
 
 // MessageType is the "type" of a Kafka message JSON file.
@@ -106,16 +106,16 @@ const (
 // MessageSchema is the definition of one Kafka message from one generation
 // of the JSON files.
 type MessageSchema struct {
-	Name             string // "ProduceRequest"
-	APIKey           int16  // -1 for headers and data structs
-	Type             MessageType
-	ValidVersions    Versions // after combining generations: the versions this definition serves
-	FlexibleVersions Versions
+	Name             string      // "ProduceRequest"
+	APIKey           int16       // -1 for headers and data structs
+	Type             MessageType // request, response, header or data
+	ValidVersions    Versions    // after combining generations: the versions this definition serves
+	FlexibleVersions Versions    // versions with compact types and tagged fields (KIP-482)
 	// HeaderVersions, when the JSON has a headerVersions map, gives the
 	// header version for each message version; nil otherwise.
 	HeaderVersions map[int16]int16
-	Fields         []Field
-	CommonStructs  []Struct
+	Fields         []Field  // the top-level fields
+	CommonStructs  []Struct // the JSON "commonStructs", for reference (Fields has them inline)
 	// Generation names the folder the definition came from
 	// ("trunk-678c0e07", "3.9.0-rc3").
 	Generation string
@@ -152,7 +152,7 @@ func LookupName(name string, v int16) *MessageSchema {
 
 // APIInfo summarises one API key across every generation.
 type APIInfo struct {
-	Key           int16
+	Key           int16    // API key, as in the request's JSON "apiKey"
 	Name          string   // "Produce", from the request's name without "Request"
 	Versions      Versions // union of request validVersions across generations
 	FirstFlexible int16    // first flexible request version, or -1
