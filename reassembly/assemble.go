@@ -130,6 +130,17 @@ type runner struct {
 	nextIndex int
 	open      int
 
+	// retired keeps the Index of connections closed by FIN or RST and
+	// forgotten from conns closedLinger later, by 4-tuple, for packets that
+	// come after: for Wireshark a later packet on the 4-tuple other than a
+	// SYN is still the same tcp.stream. At most maxRetired are kept, oldest
+	// out first: retiredRing holds them in retiring order, the oldest at
+	// retiredNext once full.
+	retired     map[connKey]retiredConn
+	retiredRing []retiredConn
+	retiredNext int
+	retiredGen  int
+
 	// reset holds connections one direction of which ended with a RST:
 	// the next flush closes the other direction too (the delay lets
 	// packets already in flight from the peer be delivered).
@@ -150,6 +161,43 @@ type runner struct {
 type pendingConn struct {
 	key      connKey
 	src, dst netip.AddrPort
+	index    int // the Index of the connection: -1 for the next one
+}
+
+// retiredConn is an entry of runner.retired (and of its ring).
+type retiredConn struct {
+	key   connKey
+	index int
+	gen   int // when it was retired: an older order entry is stale
+}
+
+// maxRetired bounds runner.retired (about 100 bytes an entry): a 4-tuple
+// forgotten before that many others is numbered anew if it shows up again.
+const maxRetired = 1 << 14
+
+// forget removes s, closed by FIN or RST closedLinger ago, from the
+// connection table and remembers its Index for its 4-tuple.
+func (r *runner) forget(s *stream) {
+	if r.conns[s.key] != s {
+		return
+	}
+	delete(r.conns, s.key)
+	if r.retired == nil {
+		r.retired = make(map[connKey]retiredConn)
+	}
+	r.retiredGen++
+	rc := retiredConn{key: s.key, index: s.conn.Index, gen: r.retiredGen}
+	if len(r.retiredRing) < maxRetired {
+		r.retiredRing = append(r.retiredRing, rc)
+	} else {
+		old := r.retiredRing[r.retiredNext]
+		if r.retired[old.key].gen == old.gen {
+			delete(r.retired, old.key)
+		}
+		r.retiredRing[r.retiredNext] = rc
+		r.retiredNext = (r.retiredNext + 1) % maxRetired
+	}
+	r.retired[s.key] = rc
 }
 
 func newRunner(opts Options, h Handler) *runner {
@@ -244,10 +292,22 @@ func (r *runner) packet(data []byte, ci gopacket.CaptureInfo, link layers.LinkTy
 	dst := netip.AddrPortFrom(addrFrom(r.dec.dstIP), uint16(r.tcp.DstPort))
 	key := makeKey(src, dst)
 	syn := r.tcp.SYN && !r.tcp.ACK
+	index := -1
 	if s := r.conns[key]; s == nil {
 		if r.opts.Filter != nil && !r.opts.Filter(src, dst) {
 			r.sum.Filtered++
 			return
+		}
+		if rc, ok := r.retired[key]; ok && !syn {
+			// A late packet of a forgotten connection: without bytes (the
+			// last ACK, a retransmitted FIN, a RST) it has nothing to
+			// deliver; with bytes the connection opens again under its
+			// Index, as Wireshark keeps its tcp.stream.
+			if plen == 0 {
+				return
+			}
+			index = rc.index
+			delete(r.retired, key)
 		}
 	} else if s.done {
 		if !syn {
@@ -265,7 +325,7 @@ func (r *runner) packet(data []byte, ci gopacket.CaptureInfo, link layers.LinkTy
 		}
 		r.skipAckedHoles(s, d, gpr.Sequence(r.tcp.Ack))
 	}
-	r.pending = pendingConn{key: key, src: src, dst: dst}
+	r.pending = pendingConn{key: key, src: src, dst: dst, index: index}
 	cur := r.conns[key] // nil for a new connection
 
 	// A snap-length cut: the payload is padded back to the length the IP
@@ -362,11 +422,14 @@ func (r *runner) New(_, _ gopacket.Flow, tcp *layers.TCP, _ gpr.AssemblerContext
 		return nil
 	}
 	s := &stream{r: r, key: r.pending.key}
-	s.conn = Conn{Index: r.nextIndex, File: r.file, A: r.pending.src, B: r.pending.dst, SawSYN: tcp.SYN && !tcp.ACK}
+	s.conn = Conn{Index: r.pending.index, File: r.file, A: r.pending.src, B: r.pending.dst, SawSYN: tcp.SYN && !tcp.ACK}
 	if r.files != nil {
 		s.conn.File = r.files.i - 1
 	}
-	r.nextIndex++
+	if s.conn.Index < 0 {
+		s.conn.Index = r.nextIndex
+		r.nextIndex++
+	}
 	r.open++
 	r.sum.Connections++
 	r.sum.PeakOpenConnections = max(r.sum.PeakOpenConnections, r.open)
@@ -515,10 +578,7 @@ func (r *runner) flush(now time.Time) {
 	cut := now.Add(-closedLinger)
 	n := 0
 	for n < len(r.closed) && r.closed[n].lastSeen.Before(cut) {
-		s := r.closed[n]
-		if r.conns[s.key] == s {
-			delete(r.conns, s.key)
-		}
+		r.forget(r.closed[n])
 		r.closed[n] = nil
 		n++
 	}
@@ -909,7 +969,7 @@ func (s *stream) ReassemblyComplete(_ gpr.AssemblerContext) bool {
 		if reason == CloseFIN || reason == CloseRST {
 			r.closed = append(r.closed, s)
 		} else {
-			delete(r.conns, s.key)
+			delete(r.conns, s.key) // Options.IdleTimeout: later packets start a new connection
 		}
 	}
 	return true
