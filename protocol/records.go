@@ -593,14 +593,7 @@ func (bd *batchDecoder) varBytes(parent *Node, name string, space int) *Node {
 	case n >= 0:
 		raw = r.Span(int(n))
 	}
-	if r.Err() != nil {
-		return nil
-	}
-	node := bd.add(parent, Node{Name: name, Type: "bytes", Kind: KindBytes, Space: space, Off: o, Len: r.Offset() - o, Raw: raw})
-	if n == -1 {
-		node.Flags |= FlagNull
-	}
-	return node
+	return bd.bytesNode(parent, name, space, o, raw, n == -1)
 }
 
 // control decodes a control record's key (version int16, type int16) as
@@ -798,6 +791,20 @@ func (bd *batchDecoder) legacy(parent *Node, space, off, total, depth int, w *wr
 	bd.set(set, inner, 0, len(innerData), depth+1, iw)
 }
 
+// bytesNode adds the KindBytes child of parent that varBytes or
+// int32Bytes read, spanning [o, the reader's offset); nil when the reader
+// failed.
+func (bd *batchDecoder) bytesNode(parent *Node, name string, space, o int, raw []byte, null bool) *Node {
+	if bd.r.Err() != nil {
+		return nil
+	}
+	node := bd.add(parent, Node{Name: name, Type: "bytes", Kind: KindBytes, Space: space, Off: o, Len: bd.r.Offset() - o, Raw: raw})
+	if null {
+		node.Flags |= FlagNull
+	}
+	return node
+}
+
 // int32Bytes reads an int32-length byte string (-1 for null) as a KindBytes
 // child of parent; the node's span includes the length.
 func (bd *batchDecoder) int32Bytes(parent *Node, name string, space int) *Node {
@@ -808,14 +815,7 @@ func (bd *batchDecoder) int32Bytes(parent *Node, name string, space int) *Node {
 	if n >= 0 {
 		raw = r.Span(n)
 	}
-	if r.Err() != nil {
-		return nil
-	}
-	node := bd.add(parent, Node{Name: name, Type: "bytes", Kind: KindBytes, Space: space, Off: o, Len: r.Offset() - o, Raw: raw})
-	if n == -1 {
-		node.Flags |= FlagNull
-	}
-	return node
+	return bd.bytesNode(parent, name, space, o, raw, n == -1)
 }
 
 // lastOffset returns the offset of the last complete message in the
