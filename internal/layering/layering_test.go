@@ -8,6 +8,7 @@ import (
 	"go/token"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -15,7 +16,8 @@ import (
 
 const module = "github.com/kwire/kwire"
 
-// forbidden lists, per package (and its subpackages), import paths or path
+// forbidden lists, per package (and its subpackages, but for internal
+// tools such as protocol/internal/schemagen), import paths or path
 // prefixes it must never depend on, directly or transitively.
 var forbidden = map[string][]string{
 	// Pure Kafka knowledge: no I/O, networking, CLI or output code.
@@ -33,36 +35,79 @@ var forbidden = map[string][]string{
 func TestLayering(t *testing.T) {
 	ctx := build.Default
 	for pkg, bad := range forbidden {
-		root := module + "/" + pkg
-		deps := map[string]bool{}
-		var walk func(p string)
-		walk = func(p string) {
-			if deps[p] {
-				return
-			}
-			deps[p] = true
-			bp, err := ctx.Import(p, "", 0)
+		for _, sub := range packagesUnder(t, pkg) {
+			checkDeps(t, ctx, sub, bad)
+		}
+	}
+}
+
+// packagesUnder lists pkg and the package directories below it (with a
+// non-test .go file), skipping internal, testdata and hidden directories.
+func packagesUnder(t *testing.T, pkg string) []string {
+	t.Helper()
+	var pkgs []string
+	root := filepath.Join("..", "..", filepath.FromSlash(pkg))
+	err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.IsDir() {
+			return nil
+		}
+		if n := d.Name(); path != root && (n == "internal" || n == "testdata" || strings.HasPrefix(n, ".") || strings.HasPrefix(n, "_")) {
+			return filepath.SkipDir
+		}
+		if m, _ := filepath.Glob(filepath.Join(path, "*.go")); slices.ContainsFunc(m, func(f string) bool { return !strings.HasSuffix(f, "_test.go") }) {
+			rel, err := filepath.Rel(root, path)
 			if err != nil {
-				return // standard library and modules outside the tree: only their own path counts
+				return err
 			}
-			if !strings.HasPrefix(p, module) {
-				return
-			}
-			for _, imp := range bp.Imports {
-				walk(imp)
+			pkgs = append(pkgs, strings.TrimSuffix(pkg+"/"+filepath.ToSlash(rel), "/."))
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pkgs) == 0 {
+		t.Fatalf("%s: no packages found", pkg)
+	}
+	return pkgs
+}
+
+// checkDeps reports every package pkg depends on, directly or not, that
+// bad names (exactly or as a path prefix).
+func checkDeps(t *testing.T, ctx build.Context, pkg string, bad []string) {
+	t.Helper()
+	root := module + "/" + pkg
+	deps := map[string]bool{}
+	var walk func(p string)
+	walk = func(p string) {
+		if deps[p] {
+			return
+		}
+		deps[p] = true
+		bp, err := ctx.Import(p, "", 0)
+		if err != nil {
+			return // standard library and modules outside the tree: only their own path counts
+		}
+		if !strings.HasPrefix(p, module) {
+			return
+		}
+		for _, imp := range bp.Imports {
+			walk(imp)
+		}
+	}
+	walk(root)
+	for dep := range deps {
+		for _, b := range bad {
+			if dep == b || strings.HasPrefix(dep, b+"/") {
+				t.Errorf("%s depends on %s (forbidden)", pkg, dep)
 			}
 		}
-		walk(root)
-		for dep := range deps {
-			for _, b := range bad {
-				if dep == b || strings.HasPrefix(dep, b+"/") {
-					t.Errorf("%s depends on %s (forbidden)", pkg, dep)
-				}
-			}
-		}
-		if len(deps) < 2 {
-			t.Errorf("%s: no imports found; is the package walk broken?", pkg)
-		}
+	}
+	if len(deps) < 2 {
+		t.Errorf("%s: no imports found; is the package walk broken?", pkg)
 	}
 }
 
