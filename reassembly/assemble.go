@@ -124,6 +124,7 @@ type runner struct {
 	// halfState.bias).
 	finHalf *halfState
 
+	defrag    defragmenter        // IP fragments waiting for the rest of their datagram
 	conns     map[connKey]*stream // open connections and recently closed ones
 	closed    []*stream           // recently closed, in close order
 	pending   pendingConn         // the connection the current packet opens
@@ -242,19 +243,33 @@ func (r *runner) packet(data []byte, ci gopacket.CaptureInfo, link layers.LinkTy
 		r.sum.Truncated++
 	}
 	res := decodeFrame(link, data, &r.dec)
+	whole := false // the frame completes a fragmented datagram
+	if res == resFragment {
+		r.sum.Fragments++
+		if r.dec.frag.proto != 6 { // IPPROTO_TCP
+			return
+		}
+		seg, ok := r.defrag.add(r.dec.srcIP, r.dec.dstIP, &r.dec.frag, ci.Timestamp)
+		if !ok {
+			return
+		}
+		// The segment belongs to the frame of its last fragment, where
+		// Wireshark shows it.
+		r.dec.seg, r.dec.segLen = seg, len(seg)
+		res, whole = resTCP, true
+	}
 	var hl int
 	if res == resTCP {
 		hl, res = tcpHeaderLen(r.dec.seg, r.dec.segLen)
 	}
-	switch res {
-	case resTCP:
-	case resNotTCP:
+	switch {
+	case res == resTCP:
+	case whole:
+		return // counted as a fragment
+	case res == resNotTCP:
 		r.sum.NonTCP++
 		return
-	case resFragment:
-		r.sum.Fragments++
-		return
-	case resUnsupportedLink:
+	case res == resUnsupportedLink:
 		r.sum.UnsupportedLink++
 		return
 	default:
@@ -262,10 +277,14 @@ func (r *runner) packet(data []byte, ci gopacket.CaptureInfo, link layers.LinkTy
 		return
 	}
 	if err := r.tcp.DecodeFromBytes(r.dec.seg, gopacket.NilDecodeFeedback); err != nil {
-		r.sum.DecodeErrors++
+		if !whole {
+			r.sum.DecodeErrors++
+		}
 		return
 	}
-	r.sum.TCPPackets++
+	if !whole {
+		r.sum.TCPPackets++
+	}
 
 	plen := r.dec.segLen - hl
 	if r.tcp.RST {
@@ -567,6 +586,7 @@ func (r *runner) flush(now time.Time) {
 		r.reset[i] = nil
 	}
 	r.reset = r.reset[:0]
+	r.defrag.expire(now.Add(-r.bufferTimeout))
 	opt := gpr.FlushOptions{T: now.Add(-r.bufferTimeout)}
 	if r.opts.IdleTimeout > 0 {
 		opt.TC = now.Add(-r.opts.IdleTimeout)

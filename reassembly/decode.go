@@ -37,7 +37,7 @@ type decodeResult uint8
 const (
 	resTCP             decodeResult = iota // a TCP segment; see decoded
 	resNotTCP                              // not IP, or IP carrying another protocol
-	resFragment                            // an IP fragment (not reassembled)
+	resFragment                            // an IP fragment; see decoded.frag
 	resShort                               // the capture ends inside a header
 	resMalformed                           // a header contradicts itself
 	resUnsupportedLink                     // a link type this package does not read
@@ -68,6 +68,21 @@ type decoded struct {
 	// segLen is the TCP segment length (header + payload) the IP header
 	// declares; it exceeds len(seg) when the snap length cut the frame.
 	segLen int
+	// frag describes an IP fragment (resFragment); srcIP and dstIP are set.
+	frag fragment
+}
+
+// fragment is one IP fragment: a piece of the payload of the datagram
+// (ID, protocol) from srcIP to dstIP.
+type fragment struct {
+	id    uint32 // IPv4 identification (16 bits) or IPv6 fragment header ID
+	proto byte   // the protocol of the datagram's payload (6: TCP)
+	off   int    // offset of data in the datagram's payload, in bytes
+	more  bool   // the more-fragments flag: not the last fragment
+	data  []byte // the fragment's payload as captured
+	// cut is set when the snap length cut the fragment: the datagram
+	// cannot be rebuilt.
+	cut bool
 }
 
 func be16(b []byte) uint16 { return binary.BigEndian.Uint16(b) }
@@ -176,7 +191,11 @@ func decodeIPv4(data []byte, d *decoded) decodeResult {
 	if len(data) < ihl {
 		return resShort
 	}
-	if be16(data[6:8])&0x3FFF != 0 { // more-fragments flag or an offset
+	if ff := be16(data[6:8]); ff&0x3FFF != 0 { // more-fragments flag or an offset
+		end := min(total, len(data))
+		d.srcIP, d.dstIP = data[12:16], data[16:20]
+		d.frag = fragment{id: uint32(be16(data[4:6])), proto: data[9], off: int(ff&0x1FFF) * 8,
+			more: ff&0x2000 != 0, data: data[min(ihl, end):end], cut: len(data) < total}
 		return resFragment
 	}
 	if data[9] != 6 { // IPPROTO_TCP
@@ -225,7 +244,9 @@ func decodeIPv6(data []byte, d *decoded) decodeResult {
 			if len(rest) < 8 {
 				return resShort
 			}
-			if be16(rest[2:4])&0xFFF9 != 0 { // an offset or the M flag
+			if fo := be16(rest[2:4]); fo&0xFFF9 != 0 { // an offset or the M flag
+				d.frag = fragment{id: binary.BigEndian.Uint32(rest[4:8]), proto: rest[0], off: int(fo &^ 7),
+					more: fo&1 != 0, data: rest[8:], cut: len(rest) < plen}
 				return resFragment
 			}
 			hlen = 8

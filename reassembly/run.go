@@ -81,9 +81,11 @@ type Summary struct {
 	// NonTCP counts frames that are not TCP over IPv4/IPv6: ARP, UDP,
 	// ICMP, other EtherTypes.
 	NonTCP int64
-	// Fragments counts IP fragments. They are not reassembled, so their
-	// bytes are not delivered (TCP over IP fragments is rare: TCP avoids
-	// fragmentation).
+	// Fragments counts IP fragments (not in TCPPackets). A datagram whose
+	// fragments are all captured is rebuilt and its TCP segment handled as
+	// the packet of its last fragment, as Wireshark numbers it; one that
+	// stays incomplete for BufferTimeout (or beyond the bounds of 1024
+	// datagrams and 16 MiB pending) is dropped, its bytes a Gap.
 	Fragments int64
 	// DecodeErrors counts frames whose link, IP or TCP header is
 	// malformed, or cut by the snap length before the TCP payload.

@@ -1,0 +1,147 @@
+package reassembly
+
+// IP reassembly (RFC 791 section 3.2 for IPv4, RFC 8200 section 4.5 for
+// IPv6): a TCP segment that travelled in IP fragments is handed on when
+// its last missing fragment arrives, under that packet's frame number, as
+// Wireshark shows it. Pending datagrams are bounded in number and bytes
+// and given up after Options.BufferTimeout of capture time.
+
+import (
+	"net/netip"
+	"slices"
+	"time"
+)
+
+const (
+	// maxFragDatagrams bounds the datagrams waiting for fragments.
+	maxFragDatagrams = 1024
+	// maxFragBytes bounds the fragment bytes held, all datagrams together.
+	maxFragBytes = 16 << 20
+	// maxDatagram is the largest datagram payload rebuilt: the 16-bit
+	// length of IPv4 and of IPv6 without jumbograms.
+	maxDatagram = 65535
+)
+
+// fragKey identifies a datagram (RFC 791: source, destination, protocol
+// and identification; RFC 8200: source, destination and identification).
+type fragKey struct {
+	src, dst netip.Addr
+	id       uint32
+	proto    byte
+}
+
+// fragDatagram collects the fragments of one datagram.
+type fragDatagram struct {
+	key   fragKey
+	parts []fragPart
+	end   int // payload length, known from the last fragment; -1 before
+	bytes int
+	first time.Time // capture time of its first fragment
+	dead  bool      // given up (a cut or oversized fragment): drop the rest
+}
+
+type fragPart struct {
+	off  int
+	data []byte
+}
+
+// defragmenter rebuilds fragmented datagrams.
+type defragmenter struct {
+	pending map[fragKey]*fragDatagram
+	order   []*fragDatagram // by first fragment, oldest first
+	bytes   int
+	out     []byte // the last datagram rebuilt, reused
+	// Dropped counts datagrams given up: incomplete at a timeout, evicted
+	// by the bounds, or holding a fragment the snap length cut.
+	dropped int64
+}
+
+// add takes one fragment and returns the datagram's payload when it is
+// complete (valid until the next call), with its protocol.
+func (f *defragmenter) add(src, dst []byte, fr *fragment, now time.Time) ([]byte, bool) {
+	if f.pending == nil {
+		f.pending = make(map[fragKey]*fragDatagram)
+	}
+	k := fragKey{src: addrFrom(src), dst: addrFrom(dst), id: fr.id, proto: fr.proto}
+	dg := f.pending[k]
+	if dg == nil {
+		if len(f.order) >= maxFragDatagrams {
+			f.drop(f.order[0])
+		}
+		dg = &fragDatagram{key: k, end: -1, first: now}
+		f.pending[k] = dg
+		f.order = append(f.order, dg)
+	}
+	if dg.dead {
+		return nil, false
+	}
+	if fr.cut || fr.off+len(fr.data) > maxDatagram || (!fr.more && dg.end >= 0 && dg.end != fr.off+len(fr.data)) {
+		dg.dead = true
+		f.release(dg)
+		return nil, false
+	}
+	for f.bytes+len(fr.data) > maxFragBytes && len(f.order) > 0 && f.order[0] != dg {
+		f.drop(f.order[0])
+	}
+	if !fr.more {
+		dg.end = fr.off + len(fr.data)
+	}
+	dg.parts = append(dg.parts, fragPart{off: fr.off, data: slices.Clone(fr.data)})
+	dg.bytes += len(fr.data)
+	f.bytes += len(fr.data)
+	if dg.end < 0 {
+		return nil, false
+	}
+	// Complete when the parts, by offset, cover [0, end) without a hole.
+	slices.SortStableFunc(dg.parts, func(a, b fragPart) int { return a.off - b.off })
+	covered := 0
+	for _, p := range dg.parts {
+		if p.off > covered {
+			return nil, false
+		}
+		covered = max(covered, p.off+len(p.data))
+	}
+	if covered < dg.end {
+		return nil, false
+	}
+	f.out = slices.Grow(f.out[:0], dg.end)[:dg.end]
+	for _, p := range dg.parts { // overlaps: the later offset's bytes win
+		if p.off < dg.end {
+			copy(f.out[p.off:min(p.off+len(p.data), dg.end)], p.data)
+		}
+	}
+	f.remove(dg)
+	return f.out, true
+}
+
+// expire gives up the datagrams whose first fragment came before cut.
+func (f *defragmenter) expire(cut time.Time) {
+	for len(f.order) > 0 && f.order[0].first.Before(cut) {
+		f.drop(f.order[0])
+	}
+}
+
+// drop gives up an incomplete datagram.
+func (f *defragmenter) drop(dg *fragDatagram) {
+	if !dg.dead {
+		f.dropped++
+	}
+	f.remove(dg)
+}
+
+// release frees a dead datagram's bytes; it stays to absorb its other
+// fragments until it expires.
+func (f *defragmenter) release(dg *fragDatagram) {
+	f.dropped++
+	f.bytes -= dg.bytes
+	dg.bytes = 0
+	dg.parts = nil
+}
+
+func (f *defragmenter) remove(dg *fragDatagram) {
+	f.bytes -= dg.bytes
+	delete(f.pending, dg.key)
+	if i := slices.Index(f.order, dg); i >= 0 {
+		f.order = slices.Delete(f.order, i, i+1)
+	}
+}

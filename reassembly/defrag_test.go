@@ -1,0 +1,195 @@
+package reassembly
+
+import (
+	"encoding/binary"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gopacket/gopacket/layers"
+)
+
+// fragments splits a raw IPv4 or IPv6 packet (LinkTypeRaw, no extension
+// headers) into fragments of its payload at the given offsets (multiples
+// of 8), as fragment segments with identification id.
+func fragments(t *testing.T, pkt []byte, id uint32, cuts ...int) [][]byte {
+	t.Helper()
+	hl := 20
+	if pkt[0]>>4 == 6 {
+		hl = 40
+	}
+	payload := pkt[hl:]
+	bounds := append(append([]int{0}, cuts...), len(payload))
+	var out [][]byte
+	for i := 0; i+1 < len(bounds); i++ {
+		off, end := bounds[i], bounds[i+1]
+		if off%8 != 0 {
+			t.Fatalf("fragment offset %d is not a multiple of 8", off)
+		}
+		more := i+2 < len(bounds)
+		part := payload[off:end]
+		f := slices.Clone(pkt[:hl])
+		if hl == 20 {
+			ff := uint16(off / 8)
+			if more {
+				ff |= 0x2000
+			}
+			binary.BigEndian.PutUint16(f[2:4], uint16(hl+len(part)))
+			binary.BigEndian.PutUint16(f[4:6], uint16(id))
+			binary.BigEndian.PutUint16(f[6:8], ff)
+			f = append(f, part...)
+		} else {
+			fo := uint16(off)
+			if more {
+				fo |= 1
+			}
+			next := f[6]
+			f[6] = 44
+			binary.BigEndian.PutUint16(f[4:6], uint16(8+len(part)))
+			f = append(f, next, 0, byte(fo>>8), byte(fo), 0, 0, 0, 0)
+			binary.BigEndian.PutUint32(f[len(f)-4:], id)
+			f = append(f, part...)
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+// TestIPFragments: a TCP segment carried in IP fragments is delivered
+// when its last fragment arrives, under that frame's number, and the
+// connection it opens is numbered in Wireshark's order (tcp.stream is
+// given at the packet that completes the datagram).
+func TestIPFragments(t *testing.T) {
+	for _, tc := range []struct{ name, c, s string }{
+		{"IPv4", "10.0.0.1:40000", "10.0.0.2:9092"},
+		{"IPv6", "[fd00::1]:40000", "[fd00::2]:9092"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			// A capture that starts mid-connection with a fragmented
+			// request; its two fragments arrive in reverse order.
+			a := newConv(tc.c, tc.s, 100, 900)
+			req := a.next(true, strings.Repeat("fragmented request ", 4))
+			whole := frame(t, layers.LinkTypeRaw, req)
+			fr := fragments(t, whole, 77, 32)
+			var segs []seg
+			segs = append(segs, seg{at: time.Millisecond, raw: fr[1]}, seg{at: 2 * time.Millisecond, raw: fr[0]})
+			a.at = 2 * time.Millisecond
+			a.send(false, "response")
+			b := newConv(strings.Replace(tc.c, "40000", "40001", 1), tc.s, 1, 1)
+			b.at = a.at
+			b.handshake()
+			b.send(true, "next")
+			segs = append(append(segs, a.segs...), b.segs...)
+			h, sum := mustRead(t, pcapBytes(t, layers.LinkTypeRaw, segs), Options{})
+			if len(h.conns) != 2 || h.conns[0].A != req.src || h.conns[1].A != b.c {
+				t.Fatalf("log %v", h.log)
+			}
+			if got := h.stream(0, AtoB); got != string(req.payload) {
+				t.Errorf("request %q, want %q", got, req.payload)
+			}
+			if h.stream(0, BtoA) != "response" || h.stream(1, AtoB) != "next" {
+				t.Errorf("streams %q %q", h.stream(0, BtoA), h.stream(1, AtoB))
+			}
+			if len(h.chunks) == 0 || h.chunks[0].frame != 2 {
+				t.Errorf("request chunk %+v, want frame 2 (the last fragment)", h.chunks)
+			}
+			if sum.Fragments != 2 || sum.TCPPackets != int64(len(segs)-2) || sum.DecodeErrors != 0 {
+				t.Errorf("fragments %d, TCP packets %d, decode errors %d", sum.Fragments, sum.TCPPackets, sum.DecodeErrors)
+			}
+		})
+	}
+}
+
+// TestIPFragmentsLost: a datagram missing a fragment, or with a fragment
+// the snap length cut, delivers nothing; the hole becomes a gap of the
+// TCP stream.
+func TestIPFragmentsLost(t *testing.T) {
+	for _, lose := range []string{"missing", "cut"} {
+		t.Run(lose, func(t *testing.T) {
+			a := newConv("10.0.0.1:40000", "10.0.0.2:9092", 100, 900)
+			a.handshake()
+			req := a.next(true, strings.Repeat("x", 48))
+			fr := fragments(t, frame(t, layers.LinkTypeRaw, req), 5, 16, 32)
+			segs := slices.Clone(a.segs)
+			frags := []seg{{raw: fr[0]}, {raw: fr[2]}} // fr[1] missing
+			if lose == "cut" {
+				// All there, the last one cut: rebuilt, it would be short.
+				frags = []seg{{raw: fr[0]}, {raw: fr[1]}, {raw: fr[2], snap: 30}}
+			}
+			for _, x := range frags {
+				a.at += time.Millisecond
+				x.at = a.at
+				segs = append(segs, x)
+			}
+			n := len(a.segs)
+			a.send(true, "after")
+			a.send(false, "ack")
+			segs = append(segs, a.segs[n:]...)
+			h, sum := mustRead(t, pcapBytes(t, layers.LinkTypeRaw, segs), Options{})
+			if got := h.stream(0, AtoB); got != "after" {
+				t.Errorf("delivered %q, want only the bytes after the lost datagram", got)
+			}
+			if g := h.filter("gap 0 0"); !slices.Equal(g, []string{"gap 0 0 48"}) {
+				t.Errorf("gaps %v, want one of the 48 payload bytes", g)
+			}
+			if sum.Fragments != int64(len(frags)) || sum.DecodeErrors != 0 {
+				t.Errorf("fragments %d, decode errors %d", sum.Fragments, sum.DecodeErrors)
+			}
+		})
+	}
+}
+
+// TestDefragBounds: pending datagrams are bounded in number and bytes and
+// expire by capture time.
+func TestDefragBounds(t *testing.T) {
+	var f defragmenter
+	src, dst := []byte{10, 0, 0, 1}, []byte{10, 0, 0, 2}
+	now := t0
+	data := make([]byte, 64<<10-64)
+	for i := range maxFragDatagrams + 300 {
+		fr := fragment{id: uint32(i), proto: 6, off: 0, more: true, data: data}
+		if _, ok := f.add(src, dst, &fr, now); ok {
+			t.Fatal("a first fragment completed a datagram")
+		}
+		if len(f.pending) > maxFragDatagrams || f.bytes > maxFragBytes {
+			t.Fatalf("after %d datagrams: %d pending, %d bytes", i+1, len(f.pending), f.bytes)
+		}
+	}
+	if f.dropped == 0 {
+		t.Error("nothing dropped")
+	}
+	f.expire(now.Add(time.Second))
+	if len(f.pending) != 0 || len(f.order) != 0 || f.bytes != 0 {
+		t.Errorf("after expiry: %d pending, %d ordered, %d bytes", len(f.pending), len(f.order), f.bytes)
+	}
+	// A fragment reaching past 64 KiB gives the datagram up.
+	fr := fragment{id: 1, proto: 6, off: 65528, more: false, data: make([]byte, 16)}
+	if _, ok := f.add(src, dst, &fr, now); ok || f.bytes != 0 {
+		t.Errorf("oversized datagram: ok %v, %d bytes held", ok, f.bytes)
+	}
+}
+
+// FuzzDefrag feeds arbitrary fragment sequences to the defragmenter: no
+// panic, bounds kept, a rebuilt datagram as long as its last fragment says.
+func FuzzDefrag(f *testing.F) {
+	f.Add([]byte{0, 0, 16, 1, 0, 2, 8, 0})
+	f.Add([]byte{0, 4, 8, 0, 0, 0, 40, 1, 0, 9, 8, 1})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var d defragmenter
+		src, dst := []byte{1, 2, 3, 4}, []byte{5, 6, 7, 8}
+		for i := 0; i+4 <= len(b); i += 4 {
+			// Each 4 bytes: offset in 8-byte units (2), length, flags (bit 0: more, bit 1: cut, bits 2-3: id).
+			fr := fragment{id: uint32(b[i+3] >> 2 & 3), proto: 6, off: int(binary.BigEndian.Uint16(b[i:])) * 8 % (maxDatagram + 9),
+				more: b[i+3]&1 != 0, data: make([]byte, b[i+2]), cut: b[i+3]&2 != 0}
+			out, ok := d.add(src, dst, &fr, t0.Add(time.Duration(i)*time.Second))
+			if ok && !fr.more && len(out) != fr.off+len(fr.data) {
+				t.Fatalf("rebuilt %d bytes, the last fragment ends at %d", len(out), fr.off+len(fr.data))
+			}
+			if len(d.pending) > maxFragDatagrams || d.bytes > maxFragBytes || d.bytes < 0 {
+				t.Fatalf("%d pending, %d bytes", len(d.pending), d.bytes)
+			}
+			d.expire(t0.Add(time.Duration(i-8) * time.Second))
+		}
+	})
+}
