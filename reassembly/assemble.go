@@ -243,16 +243,19 @@ func (r *runner) packet(data []byte, ci gopacket.CaptureInfo, link layers.LinkTy
 		r.sum.Truncated++
 	}
 	res := decodeFrame(link, data, &r.dec)
-	whole := false // the frame completes a fragmented datagram
+	frames := int64(1) // the frames this segment came in: its fragments
+	whole := false     // the frame completes a fragmented datagram
 	if res == resFragment {
-		r.sum.Fragments++
 		if r.dec.frag.proto != 6 { // IPPROTO_TCP
+			r.sum.Fragments++
 			return
 		}
-		seg, ok := r.defrag.add(r.dec.srcIP, r.dec.dstIP, &r.dec.frag, ci.Timestamp)
+		seg, n, ok := r.defrag.add(r.dec.srcIP, r.dec.dstIP, &r.dec.frag, ci.Timestamp)
+		r.sum.Fragments += r.defrag.takeLost()
 		if !ok {
 			return
 		}
+		frames = int64(n)
 		// The segment belongs to the frame of its last fragment, where
 		// Wireshark shows it.
 		r.dec.seg, r.dec.segLen = seg, len(seg)
@@ -265,7 +268,8 @@ func (r *runner) packet(data []byte, ci gopacket.CaptureInfo, link layers.LinkTy
 	switch {
 	case res == resTCP:
 	case whole:
-		return // counted as a fragment
+		r.sum.DecodeErrors += frames // a rebuilt segment with a bad header
+		return
 	case res == resNotTCP:
 		r.sum.NonTCP++
 		return
@@ -277,14 +281,10 @@ func (r *runner) packet(data []byte, ci gopacket.CaptureInfo, link layers.LinkTy
 		return
 	}
 	if err := r.tcp.DecodeFromBytes(r.dec.seg, gopacket.NilDecodeFeedback); err != nil {
-		if !whole {
-			r.sum.DecodeErrors++
-		}
+		r.sum.DecodeErrors += frames
 		return
 	}
-	if !whole {
-		r.sum.TCPPackets++
-	}
+	r.sum.TCPPackets += frames
 
 	plen := r.dec.segLen - hl
 	if r.tcp.RST {
@@ -587,6 +587,7 @@ func (r *runner) flush(now time.Time) {
 	}
 	r.reset = r.reset[:0]
 	r.defrag.expire(now.Add(-r.bufferTimeout))
+	r.sum.Fragments += r.defrag.takeLost()
 	opt := gpr.FlushOptions{T: now.Add(-r.bufferTimeout)}
 	if r.opts.IdleTimeout > 0 {
 		opt.TC = now.Add(-r.opts.IdleTimeout)
@@ -607,6 +608,8 @@ func (r *runner) flush(now time.Time) {
 
 // flushAll delivers everything buffered and closes every connection.
 func (r *runner) flushAll() {
+	r.defrag.expire(r.now.Add(time.Hour)) // every datagram still waiting
+	r.sum.Fragments += r.defrag.takeLost()
 	r.beginDefer(CloseEOF)
 	r.asm.FlushAll()
 	r.endDefer()

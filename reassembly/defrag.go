@@ -36,6 +36,7 @@ type fragDatagram struct {
 	parts []fragPart
 	end   int // payload length, known from the last fragment; -1 before
 	bytes int
+	frags int       // fragments held
 	first time.Time // capture time of its first fragment
 	dead  bool      // given up (a cut or oversized fragment): drop the rest
 }
@@ -51,14 +52,15 @@ type defragmenter struct {
 	order   []*fragDatagram // by first fragment, oldest first
 	bytes   int
 	out     []byte // the last datagram rebuilt, reused
-	// Dropped counts datagrams given up: incomplete at a timeout, evicted
-	// by the bounds, or holding a fragment the snap length cut.
-	dropped int64
+	// lost counts the fragments of datagrams given up (incomplete at a
+	// timeout, evicted by the bounds, or holding a fragment the snap
+	// length cut), until takeLost.
+	lost int64
 }
 
 // add takes one fragment and returns the datagram's payload when it is
-// complete (valid until the next call), with its protocol.
-func (f *defragmenter) add(src, dst []byte, fr *fragment, now time.Time) ([]byte, bool) {
+// complete (valid until the next call) and how many fragments it took.
+func (f *defragmenter) add(src, dst []byte, fr *fragment, now time.Time) ([]byte, int, bool) {
 	if f.pending == nil {
 		f.pending = make(map[fragKey]*fragDatagram)
 	}
@@ -73,12 +75,16 @@ func (f *defragmenter) add(src, dst []byte, fr *fragment, now time.Time) ([]byte
 		f.order = append(f.order, dg)
 	}
 	if dg.dead {
-		return nil, false
+		f.lost++
+		return nil, 0, false
 	}
 	if fr.cut || fr.off+len(fr.data) > maxDatagram || (!fr.more && dg.end >= 0 && dg.end != fr.off+len(fr.data)) {
-		dg.dead = true
-		f.release(dg)
-		return nil, false
+		// Given up; the datagram stays, empty, to absorb its other
+		// fragments until it expires.
+		f.lost += int64(dg.frags) + 1
+		f.bytes -= dg.bytes
+		dg.dead, dg.parts, dg.bytes, dg.frags = true, nil, 0, 0
+		return nil, 0, false
 	}
 	for f.bytes+len(fr.data) > maxFragBytes && len(f.order) > 0 && f.order[0] != dg {
 		f.drop(f.order[0])
@@ -88,21 +94,22 @@ func (f *defragmenter) add(src, dst []byte, fr *fragment, now time.Time) ([]byte
 	}
 	dg.parts = append(dg.parts, fragPart{off: fr.off, data: slices.Clone(fr.data)})
 	dg.bytes += len(fr.data)
+	dg.frags++
 	f.bytes += len(fr.data)
 	if dg.end < 0 {
-		return nil, false
+		return nil, 0, false
 	}
 	// Complete when the parts, by offset, cover [0, end) without a hole.
 	slices.SortStableFunc(dg.parts, func(a, b fragPart) int { return a.off - b.off })
 	covered := 0
 	for _, p := range dg.parts {
 		if p.off > covered {
-			return nil, false
+			return nil, 0, false
 		}
 		covered = max(covered, p.off+len(p.data))
 	}
 	if covered < dg.end {
-		return nil, false
+		return nil, 0, false
 	}
 	f.out = slices.Grow(f.out[:0], dg.end)[:dg.end]
 	for _, p := range dg.parts { // overlaps: the later offset's bytes win
@@ -111,7 +118,7 @@ func (f *defragmenter) add(src, dst []byte, fr *fragment, now time.Time) ([]byte
 		}
 	}
 	f.remove(dg)
-	return f.out, true
+	return f.out, dg.frags, true
 }
 
 // expire gives up the datagrams whose first fragment came before cut.
@@ -123,19 +130,15 @@ func (f *defragmenter) expire(cut time.Time) {
 
 // drop gives up an incomplete datagram.
 func (f *defragmenter) drop(dg *fragDatagram) {
-	if !dg.dead {
-		f.dropped++
-	}
+	f.lost += int64(dg.frags)
 	f.remove(dg)
 }
 
-// release frees a dead datagram's bytes; it stays to absorb its other
-// fragments until it expires.
-func (f *defragmenter) release(dg *fragDatagram) {
-	f.dropped++
-	f.bytes -= dg.bytes
-	dg.bytes = 0
-	dg.parts = nil
+// takeLost returns the fragments lost since the last call.
+func (f *defragmenter) takeLost() int64 {
+	n := f.lost
+	f.lost = 0
+	return n
 }
 
 func (f *defragmenter) remove(dg *fragDatagram) {

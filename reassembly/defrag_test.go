@@ -94,7 +94,7 @@ func TestIPFragments(t *testing.T) {
 			if len(h.chunks) == 0 || h.chunks[0].frame != 2 {
 				t.Errorf("request chunk %+v, want frame 2 (the last fragment)", h.chunks)
 			}
-			if sum.Fragments != 2 || sum.TCPPackets != int64(len(segs)-2) || sum.DecodeErrors != 0 {
+			if sum.Fragments != 0 || sum.TCPPackets != int64(len(segs)) || sum.DecodeErrors != 0 {
 				t.Errorf("fragments %d, TCP packets %d, decode errors %d", sum.Fragments, sum.TCPPackets, sum.DecodeErrors)
 			}
 		})
@@ -133,8 +133,9 @@ func TestIPFragmentsLost(t *testing.T) {
 			if g := h.filter("gap 0 0"); !slices.Equal(g, []string{"gap 0 0 48"}) {
 				t.Errorf("gaps %v, want one of the 48 payload bytes", g)
 			}
-			if sum.Fragments != int64(len(frags)) || sum.DecodeErrors != 0 {
-				t.Errorf("fragments %d, decode errors %d", sum.Fragments, sum.DecodeErrors)
+			// Lost at the end of input: fragments not reassembled.
+			if sum.Fragments != int64(len(frags)) || sum.DecodeErrors != 0 || sum.TCPPackets != int64(len(segs)-len(frags)) {
+				t.Errorf("fragments %d, decode errors %d, TCP packets %d", sum.Fragments, sum.DecodeErrors, sum.TCPPackets)
 			}
 		})
 	}
@@ -149,23 +150,27 @@ func TestDefragBounds(t *testing.T) {
 	data := make([]byte, 64<<10-64)
 	for i := range maxFragDatagrams + 300 {
 		fr := fragment{id: uint32(i), proto: 6, off: 0, more: true, data: data}
-		if _, ok := f.add(src, dst, &fr, now); ok {
+		if _, _, ok := f.add(src, dst, &fr, now); ok {
 			t.Fatal("a first fragment completed a datagram")
 		}
 		if len(f.pending) > maxFragDatagrams || f.bytes > maxFragBytes {
 			t.Fatalf("after %d datagrams: %d pending, %d bytes", i+1, len(f.pending), f.bytes)
 		}
 	}
-	if f.dropped == 0 {
-		t.Error("nothing dropped")
+	evicted := f.takeLost()
+	if evicted == 0 {
+		t.Error("nothing evicted")
 	}
 	f.expire(now.Add(time.Second))
 	if len(f.pending) != 0 || len(f.order) != 0 || f.bytes != 0 {
 		t.Errorf("after expiry: %d pending, %d ordered, %d bytes", len(f.pending), len(f.order), f.bytes)
 	}
+	if n := evicted + f.takeLost(); n != maxFragDatagrams+300 {
+		t.Errorf("%d fragments lost, want all %d", n, maxFragDatagrams+300)
+	}
 	// A fragment reaching past 64 KiB gives the datagram up.
 	fr := fragment{id: 1, proto: 6, off: 65528, more: false, data: make([]byte, 16)}
-	if _, ok := f.add(src, dst, &fr, now); ok || f.bytes != 0 {
+	if _, _, ok := f.add(src, dst, &fr, now); ok || f.bytes != 0 || f.takeLost() != 1 {
 		t.Errorf("oversized datagram: ok %v, %d bytes held", ok, f.bytes)
 	}
 }
@@ -182,8 +187,8 @@ func FuzzDefrag(f *testing.F) {
 			// Each 4 bytes: offset in 8-byte units (2), length, flags (bit 0: more, bit 1: cut, bits 2-3: id).
 			fr := fragment{id: uint32(b[i+3] >> 2 & 3), proto: 6, off: int(binary.BigEndian.Uint16(b[i:])) * 8 % (maxDatagram + 9),
 				more: b[i+3]&1 != 0, data: make([]byte, b[i+2]), cut: b[i+3]&2 != 0}
-			out, ok := d.add(src, dst, &fr, t0.Add(time.Duration(i)*time.Second))
-			if ok && !fr.more && len(out) != fr.off+len(fr.data) {
+			out, n, ok := d.add(src, dst, &fr, t0.Add(time.Duration(i)*time.Second))
+			if ok && (n < 1 || !fr.more && len(out) != fr.off+len(fr.data)) {
 				t.Fatalf("rebuilt %d bytes, the last fragment ends at %d", len(out), fr.off+len(fr.data))
 			}
 			if len(d.pending) > maxFragDatagrams || d.bytes > maxFragBytes || d.bytes < 0 {

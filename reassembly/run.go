@@ -81,11 +81,13 @@ type Summary struct {
 	// NonTCP counts frames that are not TCP over IPv4/IPv6: ARP, UDP,
 	// ICMP, other EtherTypes.
 	NonTCP int64
-	// Fragments counts IP fragments (not in TCPPackets). A datagram whose
-	// fragments are all captured is rebuilt and its TCP segment handled as
-	// the packet of its last fragment, as Wireshark numbers it; one that
-	// stays incomplete for BufferTimeout (or beyond the bounds of 1024
-	// datagrams and 16 MiB pending) is dropped, its bytes a Gap.
+	// Fragments counts IP fragments that were not reassembled: of other
+	// protocols than TCP, or of datagrams that stayed incomplete for
+	// BufferTimeout or to the end of input, went beyond the bounds (1024
+	// datagrams, 16 MiB pending) or had a fragment cut by the snap length
+	// (their bytes become a Gap). A TCP datagram whose fragments are all
+	// captured is rebuilt and handled as the packet of its last fragment,
+	// as Wireshark numbers it; its fragments count in TCPPackets.
 	Fragments int64
 	// DecodeErrors counts frames whose link, IP or TCP header is
 	// malformed, or cut by the snap length before the TCP payload.
