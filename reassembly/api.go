@@ -63,7 +63,12 @@ type Conn struct {
 	// Index numbers connections from 0 in the order their first packet
 	// appears, as Wireshark's tcp.stream does. A SYN on a 4-tuple whose
 	// connection was closed (or that carries a new initial sequence number)
-	// starts a new connection with a new Index. With Options.Filter set,
+	// starts a new connection with a new Index. Other packets on the
+	// 4-tuple of a connection closed by FIN or RST stay with it, also once
+	// it is forgotten (4 minutes after its last packet): without payload
+	// they open nothing, with payload they open a new Conn under the same
+	// Index (the one case of an Index seen twice). A connection closed by
+	// Options.IdleTimeout is not remembered. With Options.Filter set,
 	// only connections that pass the filter are numbered. ReadFiles numbers
 	// each file from 0 unless Options.Concatenate is set.
 	Index int
