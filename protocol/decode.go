@@ -33,6 +33,17 @@ type Decoder struct {
 	// Records enables decoding of RECORDS fields into record batches and
 	// records (decompressing them). When false they stay raw spans.
 	Records bool
+	// BatchHeadersOnly, with Records, decodes the headers of record
+	// batches (magic 2) and checks their CRC, but does not decompress or
+	// decode their records: a batch's "Records" node keeps its declared
+	// count (Int) and its span and gets no children. Legacy message sets
+	// (magic 0 and 1) are still decoded in full. For one-line summaries,
+	// which show batch offsets, counts, codecs and sizes only. A batch
+	// damaged in transit still shows as an error (its CRC); what only
+	// decoding the records finds (a crafted batch with a valid CRC whose
+	// compressed data or records are malformed, MaxDecompressed or
+	// MaxNodes exceeded) does not.
+	BatchHeadersOnly bool
 	// MaxDecompressed caps the bytes that all compressed batches of one
 	// decoded tree (one frame) may inflate to together, so a frame of many
 	// small bombs cannot exhaust memory; 0 means DefaultMaxDecompressed.

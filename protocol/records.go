@@ -51,7 +51,6 @@ import (
 	"fmt"
 	"hash/crc32"
 	"strconv"
-	"time"
 )
 
 // Record batch v2 header layout (offsets from the batch start).
@@ -373,6 +372,9 @@ func (bd *batchDecoder) batchV2(parent *Node, space, off, total int) {
 		bd.raw(recs, nameUndecoded, space, off+v2HeaderLen, end, FlagError, "")
 		return
 	}
+	if bd.d.BatchHeadersOnly {
+		return
+	}
 	ctx := recordContext{baseOffset: baseOffset, baseTS: baseTS, maxTS: maxTS, logAppend: logAppend, control: control}
 	payload := data[off+v2HeaderLen : end]
 	if codec == CodecNone {
@@ -457,7 +459,7 @@ func appendTimestamp(b []byte, ms int64) []byte {
 		return append(b, " (none)"...)
 	}
 	b = append(b, " ("...)
-	b = time.UnixMilli(ms).UTC().AppendFormat(b, "2006-01-02T15:04:05.000Z07:00")
+	b = AppendMillisUTC(b, ms)
 	return append(b, ')')
 }
 
