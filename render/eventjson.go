@@ -107,5 +107,5 @@ func ExchangeTopicsJSON(w io.Writer, e *dissect.Exchange, topics []string, opts 
 	if topics == nil {
 		topics = []string{}
 	}
-	return writeJSONLine(w, &TopicsDoc{ExchangeDoc: NewExchangeDoc(e, opts), Topics: topics})
+	return writeTopicsDocJSON(w, NewExchangeDoc(e, opts), topics)
 }

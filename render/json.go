@@ -218,7 +218,7 @@ func messageDoc(f *dissect.Frame, o *Options) *MessageDoc {
 
 // ExchangeJSON writes e as one line of JSON: an ExchangeDoc.
 func ExchangeJSON(w io.Writer, e *dissect.Exchange, opts Options) error {
-	return writeJSONLine(w, NewExchangeDoc(e, opts))
+	return writeExchangeJSON(w, NewExchangeDoc(e, opts))
 }
 
 // TreeJSON writes a decoded frame (or body) as one line of JSON, a TreeDoc
@@ -282,6 +282,9 @@ func (j *jsonWriter) converter(n *protocol.Node) json.RawMessage {
 		return json.RawMessage(j.value(nil, n, n.Name, nil, false))
 	}
 	v := j.patch(protocol.BodyJSON(n), n, n.Name, 0)
+	if b, ok := appendAnyJSON(nil, v, true); ok {
+		return json.RawMessage(b)
+	}
 	b, err := json.Marshal(v)
 	if err != nil {
 		// Only unmarshalable values (none that BodyJSON makes) get here;
@@ -293,17 +296,29 @@ func (j *jsonWriter) converter(n *protocol.Node) json.RawMessage {
 
 // collectUnknown records every unknown tagged field under n with its path.
 func (j *jsonWriter) collectUnknown(n *protocol.Node, path string, depth int) {
+	j.collectUnknownAt(n, []string{path}, depth)
+}
+
+// collectUnknownAt is collectUnknown with the path as the names leading to
+// n, joined (joinPath) only when an unknown tagged field is found: the
+// tree of a large Fetch response has a node per record field and none of
+// them needs its path.
+func (j *jsonWriter) collectUnknownAt(n *protocol.Node, names []string, depth int) {
 	if depth > 128 {
 		return
 	}
 	for _, c := range n.Children {
-		switch c.Kind {
-		case protocol.KindUnknownTag:
+		switch {
+		case c.Kind == protocol.KindUnknownTag:
+			path := ""
+			for _, name := range names {
+				path = joinPath(path, name)
+			}
 			j.addUnknown(c, path)
-		case protocol.KindTaggedFields:
-			j.collectUnknown(c, path, depth+1)
-		default:
-			j.collectUnknown(c, joinPath(path, c.Name), depth+1)
+		case c.Kind == protocol.KindTaggedFields:
+			j.collectUnknownAt(c, names, depth+1)
+		case len(c.Children) > 0:
+			j.collectUnknownAt(c, append(names, c.Name), depth+1)
 		}
 	}
 }
@@ -324,7 +339,7 @@ func (j *jsonWriter) patch(v any, n *protocol.Node, path string, depth int) any 
 	}
 	switch n.Kind {
 	case protocol.KindRecords:
-		return json.RawMessage(j.value(nil, n, path, nil, false))
+		return typedRecords{j: j, n: n, path: path}
 	case protocol.KindArray:
 		arr, ok := v.([]any)
 		if !ok || len(arr) != len(n.Children) {
@@ -462,15 +477,15 @@ func appendJSONString(b []byte, s string) []byte {
 	return append(b, '"')
 }
 
-// array appends children as a JSON array, element i at path "path[i]";
-// batch and rec are passed on as value takes them.
+// array appends children as a JSON array; path, batch and rec are passed
+// on as value takes them.
 func (j *jsonWriter) array(b []byte, children []*protocol.Node, path string, batch *protocol.Node, rec bool) []byte {
 	b = append(b, '[')
 	for i, c := range children {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = j.value(b, c, joinPath(path, "["+strconv.Itoa(i)+"]"), batch, rec)
+		b = j.value(b, c, path, batch, rec)
 	}
 	return append(b, ']')
 }
@@ -483,7 +498,11 @@ func appendBase64String(b, v []byte) []byte {
 }
 
 // value appends n's JSON form. batch is the enclosing record batch, rec
-// whether n lies inside a record (bytes then follow Options.Values).
+// whether n lies inside a record (bytes then follow Options.Values). path
+// is passed down as given, not extended per field or element: nothing
+// below reads it (unknown tagged fields get their paths from
+// collectUnknown), and building a string for every record was a good part
+// of kwire read --json's time.
 func (j *jsonWriter) value(b []byte, n *protocol.Node, path string, batch *protocol.Node, rec bool) []byte {
 	if n.Kind == protocol.KindBytes && n.Flags&protocol.FlagRedacted != 0 && n.Flags&protocol.FlagNull == 0 {
 		return appendBase64String(b, withheldBytes(n, j.o))
@@ -646,7 +665,7 @@ func (j *jsonWriter) object(b []byte, n *protocol.Node, path string, batch *prot
 		}
 		key(k)
 		if typed && isMessageSet(c) {
-			b = j.messageSet(b, c, joinPath(path, c.Name))
+			b = j.messageSet(b, c, path)
 			return
 		}
 		if rec && c.Kind == protocol.KindBytes && !isRedacted(c, j.o) {
@@ -664,7 +683,7 @@ func (j *jsonWriter) object(b []byte, n *protocol.Node, path string, batch *prot
 			}
 			return
 		}
-		b = j.value(b, c, joinPath(path, c.Name), batch, rec)
+		b = j.value(b, c, path, batch, rec)
 	}
 	for _, c := range n.Children {
 		field(c)
@@ -690,7 +709,7 @@ func (j *jsonWriter) object(b []byte, n *protocol.Node, path string, batch *prot
 			b = append(b, `{"name":`...)
 			b = appendJSONString(b, c.Name)
 			b = append(b, `,"value":`...)
-			b = j.value(b, c, joinPath(path, c.Name), batch, rec)
+			b = j.value(b, c, path, batch, rec)
 			b = append(b, '}')
 		}
 		b = append(b, ']')
@@ -716,7 +735,7 @@ func (j *jsonWriter) messageSet(b []byte, n *protocol.Node, path string) []byte 
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = j.value(b, c, joinPath(path, "["+strconv.Itoa(i)+"]"), nil, false)
+		b = j.value(b, c, path, nil, false)
 	}
 	return append(b, ']')
 }

@@ -3,7 +3,6 @@ package render
 import (
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/kwire/kwire/protocol"
 )
@@ -181,7 +180,7 @@ func msTime(ms int64) string {
 	if ms < 0 {
 		return itoa(ms)
 	}
-	return time.UnixMilli(ms).UTC().Format("2006-01-02T15:04:05.000Z")
+	return string(protocol.AppendMillisUTC(make([]byte, 0, 24), ms))
 }
 
 // batchDescription is the text after a batch's name in the tree.
