@@ -55,6 +55,13 @@ type Options struct {
 	// are decoded into trees; when it returns false Frame.Tree stays nil
 	// (pairing, acks, ApiVersions ranges and SASL still work).
 	Decode func(apiKey, version int16) bool
+	// DeferDecode leaves decoding to the sink: exchanges arrive with their
+	// frames' Tree nil, and Exchange.Decode decodes them, possibly on other
+	// goroutines (kwire read decodes and renders on every core while the
+	// Dissector reads on). Requests that need masking (SaslAuthenticate)
+	// and requests whose header does not parse are still decoded before
+	// the sink sees them; Summary.DecodeErrors then counts only those.
+	DeferDecode bool
 }
 
 // Dissector turns reassembled TCP streams into Kafka exchanges. It
@@ -196,7 +203,14 @@ func (d *Dissector) emit(ex *Exchange) {
 			// The mechanism that SaslHandshake negotiated on this connection.
 			ex.Mechanism = f.lazy.mech
 		}
-		d.finishRequest(f)
+		if h := f.lazy.h; d.opts.DeferDecode && h.APIKey != keySaslAuthenticate && d.wantDecode(h.APIKey, h.APIVersion) {
+			// Left to Exchange.Decode (SaslAuthenticate requests are
+			// decoded and masked here, before any sink sees them).
+			f.lazy = lazyRequest{}
+			f.deferred = deferredDecode{dec: &d.opts.Decoder}
+		} else {
+			d.finishRequest(f)
+		}
 	}
 	d.sum.Exchanges++
 	switch ex.Kind {

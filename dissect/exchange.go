@@ -28,6 +28,33 @@ type Frame struct {
 	// lazy, when set, says the request frame is still to be decoded (and
 	// masked): the Dissector does it just before its exchange is emitted.
 	lazy lazyRequest
+	// deferred, with Options.DeferDecode, says how Exchange.Decode is to
+	// decode the frame.
+	deferred deferredDecode
+}
+
+// deferredDecode is a frame decode left to Exchange.Decode: as a request,
+// or as a response of API key and version key, ver, with dec.
+type deferredDecode struct {
+	dec      *protocol.Decoder // nil: nothing deferred
+	response bool
+	key, ver int16
+}
+
+// decodeDeferred decodes the frame if its decode was deferred and reports
+// whether the tree has an error (as Dissector.count counts them).
+func (f *Frame) decodeDeferred() (failed bool) {
+	l := f.deferred
+	if l.dec == nil {
+		return false
+	}
+	f.deferred = deferredDecode{}
+	if l.response {
+		f.Tree = l.dec.DecodeResponse(f.Bytes, l.key, l.ver)
+	} else {
+		f.Tree = l.dec.DecodeRequest(f.Bytes)
+	}
+	return f.Tree != nil && (f.Tree.Err != nil || f.Tree.FirstError() != nil)
 }
 
 // Size returns the frame's size in bytes, length prefix included.
@@ -84,6 +111,23 @@ type Exchange struct {
 	// "UNSUPPORTED_VERSION: decoded as ApiVersions v0 (KIP-511)",
 	// "connection closed with no response".
 	Notes []string
+}
+
+// Decode decodes the frames the Dissector left undecoded because of
+// Options.DeferDecode and returns how many of them have a decoding error
+// (Tree.Err, or an error in a record batch: Tree.FirstError); the
+// Dissector's Summary.DecodeErrors does not count those. Frames already
+// decoded, or not to be decoded (Options.Decode), are left alone. A sink
+// may call Decode on any goroutine once it has the exchange (the Dissector
+// no longer touches it), for several exchanges at once.
+func (e *Exchange) Decode() int {
+	n := 0
+	for _, f := range [...]*Frame{e.Request, e.Response} {
+		if f != nil && f.decodeDeferred() {
+			n++
+		}
+	}
+	return n
 }
 
 // Latency is the response time minus the request time, or -1 when the

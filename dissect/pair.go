@@ -214,8 +214,12 @@ func (c *conn) response(fr *Frame) {
 		}
 	}
 	if d.wantDecode(key, ver) {
-		fr.Tree = d.opts.Decoder.DecodeResponse(b, key, ver)
-		d.count(fr.Tree)
+		if d.opts.DeferDecode {
+			fr.deferred = deferredDecode{dec: &d.opts.Decoder, response: true, key: key, ver: ver}
+		} else {
+			fr.Tree = d.opts.Decoder.DecodeResponse(b, key, ver)
+			d.count(fr.Tree)
+		}
 	}
 	d.emit(ex)
 }

@@ -547,12 +547,13 @@ func (s *splitter) end(why string) {
 	s.smarks = nil
 }
 
-// grow makes room for k more bytes in b, doubling but never beyond need.
+// grow makes room for k more bytes in b, quadrupling (fewer copies of
+// large frames than doubling) but never beyond need.
 func grow(b []byte, k, need int) []byte {
 	if len(b)+k <= cap(b) {
 		return b
 	}
-	c := min(max(2*cap(b), len(b)+k), need)
+	c := min(max(4*cap(b), len(b)+k), need)
 	nb := make([]byte, len(b), c)
 	copy(nb, b)
 	return nb

@@ -1,0 +1,114 @@
+package dissect
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/kwire/kwire/protocol"
+	"github.com/kwire/kwire/reassembly"
+)
+
+type deferSink struct {
+	deferred bool
+	wg       sync.WaitGroup
+	got      []*deferResult // per exchange, in emit order
+}
+
+type deferResult struct {
+	dump string
+	errs int
+}
+
+func (s *deferSink) Exchange(ex *Exchange) {
+	r := new(deferResult)
+	s.got = append(s.got, r)
+	if !s.deferred {
+		r.dump = dumpExchange(ex)
+		return
+	}
+	s.wg.Add(1)
+	go func() { // decoded elsewhere, as kwire read's workers do
+		defer s.wg.Done()
+		r.errs = ex.Decode()
+		r.dump = dumpExchange(ex)
+	}()
+}
+
+func (s *deferSink) Event(*Event) {}
+
+func dumpExchange(ex *Exchange) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d %d v%d corr=%d %q\n", ex.Kind, ex.APIKey, ex.APIVersion, ex.CorrelationID, ex.Notes)
+	for _, f := range []*Frame{ex.Request, ex.Response} {
+		if f == nil {
+			b.WriteString("-\n")
+			continue
+		}
+		fmt.Fprintf(&b, "frame %d-%d %d bytes\n", f.FirstFrame, f.LastFrame, len(f.Bytes))
+		if f.Tree != nil {
+			fmt.Fprintf(&b, "err %v\n", f.Tree.Err)
+			dumpNode(&b, f.Tree.Root, 0)
+		}
+	}
+	return b.String()
+}
+
+func dumpNode(b *strings.Builder, n *protocol.Node, depth int) {
+	if n == nil {
+		return
+	}
+	fmt.Fprintf(b, "%*s%s %s %d+%d %d %q %q %x %d\n", 2*depth, "", n.Name, n.Type, n.Off, n.Len, n.Int, n.Str, n.Note, n.Raw, n.Flags)
+	for _, c := range n.Children {
+		dumpNode(b, c, depth+1)
+	}
+}
+
+// With DeferDecode the sink decodes each exchange, on another goroutine,
+// into exactly the trees the Dissector makes itself; the decode errors it
+// does not count are the ones Exchange.Decode returns.
+func TestDeferDecode(t *testing.T) {
+	files, _ := filepath.Glob(filepath.Join("..", "pcaps", "*.pcap"))
+	if len(files) == 0 {
+		t.Skip("no golden captures in ../pcaps")
+	}
+	var ports []uint16
+	for p := uint16(19092); p <= 19104; p++ {
+		ports = append(ports, p)
+	}
+	total := 0
+	for _, f := range files {
+		run := func(deferred bool) (*deferSink, Summary) {
+			s := &deferSink{deferred: deferred}
+			d := New(Options{Ports: ports, Decoder: protocol.Decoder{Records: true}, DeferDecode: deferred}, s)
+			if _, err := reassembly.ReadFiles(context.Background(), []string{f}, reassembly.Options{}, d); err != nil {
+				t.Fatalf("%s: %v", f, err)
+			}
+			d.Finish()
+			s.wg.Wait()
+			return s, d.Summary()
+		}
+		now, nsum := run(false)
+		later, lsum := run(true)
+		if len(now.got) != len(later.got) {
+			t.Fatalf("%s: %d exchanges, deferred %d", f, len(now.got), len(later.got))
+		}
+		errs := lsum.DecodeErrors
+		for i := range now.got {
+			if now.got[i].dump != later.got[i].dump {
+				t.Errorf("%s exchange %d:\n%s\ndeferred:\n%s", f, i, now.got[i].dump, later.got[i].dump)
+			}
+			errs += int64(later.got[i].errs)
+		}
+		if errs != nsum.DecodeErrors {
+			t.Errorf("%s: %d decode errors, deferred %d", f, nsum.DecodeErrors, errs)
+		}
+		total += len(now.got)
+	}
+	if total < 100 {
+		t.Errorf("only %d exchanges", total)
+	}
+}
