@@ -17,5 +17,6 @@ package main
 import "os"
 
 func main() {
+	limitMemory()
 	os.Exit(run(os.Args[1:], systemIO()))
 }

@@ -2,10 +2,13 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"net/netip"
+	"runtime"
 	"strconv"
 	"time"
 
@@ -199,14 +202,37 @@ func runRead(ctx context.Context, o *readOptions, s *ioStreams, color bool, path
 		return err
 	}
 
+	// One line per exchange shows batch offsets, counts and sizes, not
+	// records: skip decompressing and decoding them (--stats counts
+	// records).
+	dopts.Decoder.BatchHeadersOnly = !o.Tree && !o.HexDump && !o.JSON && col == nil
+
 	w := bufio.NewWriterSize(s.Out, 64<<10)
 	sink := &readSink{o: o, fl: fl, w: w, ropts: ropts, ids: make(topicIDs), col: col, lastFlush: time.Now()}
+	var ds dissect.Sink = sink
+	after := sink.addTotals
+	var par *parallelSink
+	if workers := runtime.GOMAXPROCS(0); workers > 1 && (o.Tree || o.JSON) && !o.HexDump && col == nil {
+		// Trees and JSON cost far more than reading: decode and render
+		// them on every core, write them in order. Not hex dumps: their
+		// text, several times the frame, is better streamed than held.
+		dopts.DeferDecode = true
+		par = newParallelSink(sink, workers)
+		ds = par
+		after = func(ds dissect.Summary, rs reassembly.Summary) {
+			par.sync() // a file's totals once its exchanges are written
+			sink.addTotals(ds, rs)
+		}
+	}
 	bar := startProgressFor(s, paths)
-	cr := &captureReader{opts: dopts, wrap: bar.wrap, after: sink.addTotals}
+	cr := &captureReader{opts: dopts, wrap: bar.wrap, after: after}
 	if col != nil && len(paths) > 1 {
 		cr.onFile = col.SetFile
 	}
-	run := cr.read(ctx, paths, sink)
+	run := cr.read(ctx, paths, ds)
+	if par != nil {
+		run.lost.malformed += par.close() // decoded after captureReader's problemCounter saw them
+	}
 	bar.finish()
 
 	if run.readAny {
@@ -313,6 +339,7 @@ type readSink struct {
 	shown  int
 	err    error                                  // first write error
 	ids    topicIDs                               // topic names by ID, learnt from responses
+	snap   topicIDs                               // a copy of ids for renderers on other goroutines (parallelSink)
 	col    *stats.Collector                       // --stats: every exchange and event, filters or not
 	roles  map[*reassembly.Conn][2]netip.AddrPort // --json: client and broker of each open Kafka connection
 
@@ -328,53 +355,111 @@ func (k *readSink) Exchange(ex *dissect.Exchange) {
 	if k.col != nil {
 		k.col.Exchange(ex)
 	}
+	v, show := k.prepare(ex, false)
+	if !show {
+		return
+	}
+	k.shown++
+	k.check(k.render(k.w, ex, v))
+	k.maybeFlush()
+}
+
+// exchangeView is what rendering an exchange needs from the exchanges
+// before it: the render options (topic names learnt so far) and, for
+// JSON, the exchange's topics.
+type exchangeView struct {
+	ropts  render.Options
+	topics []string
+}
+
+// prepare does what must be done in emit order before an exchange is
+// rendered: it learns topic IDs from it and applies the filter. It
+// returns the exchange's view and whether it is shown. With snapshot
+// (rendering on other goroutines) the view's topic names are a copy that
+// later learning leaves alone.
+func (k *readSink) prepare(ex *dissect.Exchange, snapshot bool) (exchangeView, bool) {
 	// Topic IDs are learnt from every response (and request) so that the
 	// line, the trees and the JSON name the topics of Produce v13+ and
 	// Fetch v13+; render reads the map through ropts.TopicNames.
 	k.ids.learn(treeRoot(ex.Request), 0)
 	k.ids.learn(treeRoot(ex.Response), 0)
-	k.ropts.TopicNames = k.ids
+	names := k.ids
+	if snapshot {
+		if !maps.Equal(k.snap, k.ids) {
+			k.snap = maps.Clone(k.ids)
+		}
+		names = k.snap
+	} else {
+		k.ropts.TopicNames = k.ids
+	}
 	var f *exchangeFields
 	if k.fl.active() || k.o.JSON {
 		f = fieldsOf(ex, k.ids)
 	}
 	if k.fl.active() && !k.fl.match(ex, f) {
-		return
+		return exchangeView{}, false
 	}
-	k.shown++
+	v := exchangeView{ropts: k.ropts}
+	v.ropts.TopicNames = names
 	if k.o.JSON {
-		k.check(render.ExchangeTopicsJSON(k.w, ex, f.Topics, k.ropts))
-		k.maybeFlush()
-		return
+		v.topics = f.Topics
 	}
-	k.check(render.Line(k.w, ex, k.ropts))
+	return v, true
+}
+
+// render writes an exchange in the output mode: a JSON line, or a summary
+// line followed with -V and -x by the frames' details and an empty line.
+// It reads only k's options and v, so workers may call it at once.
+func (k *readSink) render(w byteWriter, ex *dissect.Exchange, v exchangeView) error {
+	if k.o.JSON {
+		return render.ExchangeTopicsJSON(w, ex, v.topics, v.ropts)
+	}
+	err := render.Line(w, ex, v.ropts)
 	if k.o.Tree || k.o.HexDump {
-		k.frameDetail("request", ex.Request)
-		k.frameDetail("response", ex.Response)
-		k.check(k.w.WriteByte('\n'))
+		err = firstError(err, k.frameDetail(w, v.ropts, "request", ex.Request))
+		err = firstError(err, k.frameDetail(w, v.ropts, "response", ex.Response))
+		err = firstError(err, w.WriteByte('\n'))
 	}
-	k.maybeFlush()
+	return err
+}
+
+// byteWriter is what render writes to: the output's bufio.Writer, or a
+// worker's buffer.
+type byteWriter interface {
+	io.Writer
+	io.ByteWriter
+}
+
+func firstError(a, b error) error {
+	if a != nil {
+		return a
+	}
+	return b
 }
 
 // frameDetail writes a frame's tree (-V) and annotated hex (-x) under a
 // "  request, packet 12:" heading, indented by four spaces.
-func (k *readSink) frameDetail(what string, fr *dissect.Frame) {
+func (k *readSink) frameDetail(w io.Writer, ropts render.Options, what string, fr *dissect.Frame) error {
 	if fr == nil || fr.Tree == nil {
-		return
+		return nil
 	}
 	packets := " " + strconv.FormatInt(fr.FirstFrame, 10)
 	if fr.LastFrame != fr.FirstFrame {
 		packets = "s" + packets + "-" + strconv.FormatInt(fr.LastFrame, 10)
 	}
-	_, err := fmt.Fprintf(k.w, "  %s, packet%s:\n", what, packets)
-	k.check(err)
-	iw := &indentWriter{w: k.w, prefix: "    ", bol: true}
+	if _, err := fmt.Fprintf(w, "  %s, packet%s:\n", what, packets); err != nil {
+		return err
+	}
+	iw := &indentWriter{w: w, prefix: "    ", bol: true}
 	if k.o.Tree {
-		k.check(render.Tree(iw, fr.Tree, k.ropts))
+		if err := render.Tree(iw, fr.Tree, ropts); err != nil {
+			return err
+		}
 	}
 	if k.o.HexDump {
-		k.check(render.Hex(iw, fr.Tree, k.ropts))
+		return render.Hex(iw, fr.Tree, ropts)
 	}
+	return nil
 }
 
 func (k *readSink) Event(ev *dissect.Event) {
@@ -465,16 +550,24 @@ type indentWriter struct {
 }
 
 func (iw *indentWriter) Write(p []byte) (int, error) {
+	n := len(p)
 	iw.buf = iw.buf[:0]
-	for _, c := range p {
-		if iw.bol && c != '\n' {
+	for len(p) > 0 {
+		if iw.bol && p[0] != '\n' {
 			iw.buf = append(iw.buf, iw.prefix...)
 		}
-		iw.buf = append(iw.buf, c)
-		iw.bol = c == '\n'
+		i := bytes.IndexByte(p, '\n')
+		if i < 0 {
+			iw.buf = append(iw.buf, p...)
+			iw.bol = false
+			break
+		}
+		iw.buf = append(iw.buf, p[:i+1]...)
+		iw.bol = true
+		p = p[i+1:]
 	}
 	if _, err := iw.w.Write(iw.buf); err != nil {
 		return 0, err
 	}
-	return len(p), nil
+	return n, nil
 }

@@ -1,0 +1,75 @@
+package main
+
+import (
+	"os"
+	"runtime"
+	"runtime/debug"
+	"runtime/metrics"
+	"sync/atomic"
+)
+
+// What kwire holds at once is bounded by the captured traffic (requests
+// awaiting their responses, frames being reassembled, the exchanges being
+// decoded and rendered), not by the size of the capture. Go's default
+// garbage collector pacing (GOGC=100) lets the heap grow to twice what is
+// live; a soft memory limit keeps the resident size near softMemoryLimit
+// instead. When more than that is live (many large requests in flight), a
+// fixed limit would make the collector run back to back, so after every
+// collection the limit is raised to leave memHeadroom above the live heap,
+// and lowered again, never below softMemoryLimit, when less is live.
+// GOMEMLIMIT or GOGC in the environment turn this off.
+// docs/performance.md has the measurements.
+const (
+	softMemoryLimit = 80 << 20
+	memHeadroom     = 4 // the limit is at least live + live/memHeadroom
+)
+
+// limitMemory sets the adaptive soft memory limit unless the environment
+// sets GOMEMLIMIT or GOGC.
+func limitMemory() {
+	if os.Getenv("GOMEMLIMIT") != "" || os.Getenv("GOGC") != "" {
+		return
+	}
+	t := &memTuner{limit: softMemoryLimit}
+	t.sample = []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	debug.SetMemoryLimit(t.limit)
+	t.arm()
+}
+
+type memTuner struct {
+	limit  int64        // the soft limit set
+	tuned  atomic.Int32 // collections seen (read by tests)
+	stop   atomic.Bool  // set by tests: no more tuning
+	sample []metrics.Sample
+}
+
+// memLimitFor is the soft memory limit for a live heap of live bytes.
+func memLimitFor(live int64) int64 {
+	return max(softMemoryLimit, live+live/memHeadroom)
+}
+
+// arm schedules t.tune after the next garbage collection: the finalizer of
+// an unreachable object runs after the collection that found it.
+func (t *memTuner) arm() {
+	s := new(gcSentinel)
+	runtime.SetFinalizer(s, func(*gcSentinel) { t.tune() })
+}
+
+// gcSentinel is big enough not to be batched with other tiny objects
+// (whose finalizers may never run).
+type gcSentinel struct{ _ [32]byte }
+
+func (t *memTuner) tune() {
+	if t.stop.Load() {
+		return
+	}
+	t.tuned.Add(1)
+	metrics.Read(t.sample)
+	if t.sample[0].Value.Kind() == metrics.KindUint64 {
+		if want := memLimitFor(int64(t.sample[0].Value.Uint64())); want != t.limit {
+			t.limit = want
+			debug.SetMemoryLimit(want)
+		}
+	}
+	t.arm()
+}

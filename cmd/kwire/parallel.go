@@ -1,0 +1,221 @@
+package main
+
+import (
+	"bytes"
+	"sync"
+
+	"github.com/kwire/kwire/dissect"
+)
+
+// parallelSink is the dissect.Sink of kwire read for trees and JSON: the
+// Dissector hands over exchanges undecoded (DeferDecode) and they go
+// through four stages:
+//
+//  1. workers decode them (Exchange.Decode), in any order;
+//  2. a sequencer, in emit order, does what depends on the exchanges
+//     before (readSink.prepare: topic IDs learnt, the filter);
+//  3. workers render them into buffers, in any order;
+//  4. a writer, in emit order, counts them and writes them and the events
+//     between them to the output.
+//
+// The output is byte for byte what readSink alone writes. Exchanges in
+// flight are bounded by their frame bytes (parallelBudget) and their
+// number (parallelJobs), so memory stays bounded.
+type parallelSink struct {
+	k      *readSink
+	decode chan *readJob // stage 1
+	seq    chan *readJob // stage 2, emit order
+	render chan *readJob // stage 3
+	write  chan *readJob // stage 4, emit order
+	wg     sync.WaitGroup
+	done   chan struct{} // closed when the writer is finished
+
+	mu       sync.Mutex
+	cond     *sync.Cond
+	inFlight int64 // frame bytes of the jobs not yet written
+	jobs     int   // jobs not yet written
+
+	malformed int64 // frames that failed to decode; written by the writer, read after done
+}
+
+// Bounds of what is in flight: frame bytes (one exchange is always let
+// in, however large; trees and rendered text are a few times their frame
+// bytes) and jobs (exchanges and events; every channel holds that many, so
+// no stage ever blocks on a send).
+const (
+	parallelBudget = 1 << 20
+	parallelJobs   = 256
+)
+
+// readJob is one exchange or event on its way to the output, or a
+// barrier that sync waits for.
+type readJob struct {
+	ex      *dissect.Exchange
+	ev      *dissect.Event
+	barrier chan struct{}
+	size    int64
+
+	decoded chan struct{} // closed by stage 1
+	view    exchangeView  // set by stage 2
+	show    bool
+	ready   chan struct{} // closed when out and err are set (stage 3) or nothing is to be rendered
+	out     *bytes.Buffer // from outPool
+	err     error
+}
+
+func newParallelSink(k *readSink, workers int) *parallelSink {
+	p := &parallelSink{
+		k:      k,
+		decode: make(chan *readJob, parallelJobs),
+		seq:    make(chan *readJob, parallelJobs),
+		render: make(chan *readJob, parallelJobs),
+		write:  make(chan *readJob, parallelJobs),
+		done:   make(chan struct{}),
+	}
+	p.cond = sync.NewCond(&p.mu)
+	for range workers {
+		p.wg.Add(1)
+		go p.work()
+	}
+	go p.sequence()
+	go p.writeOut()
+	return p
+}
+
+// admit waits until a job of size frame bytes may enter.
+func (p *parallelSink) admit(size int64) {
+	p.mu.Lock()
+	for p.jobs >= parallelJobs || p.inFlight > 0 && p.inFlight+size > parallelBudget {
+		p.cond.Wait()
+	}
+	p.inFlight += size
+	p.jobs++
+	p.mu.Unlock()
+}
+
+func (p *parallelSink) release(size int64) {
+	p.mu.Lock()
+	p.inFlight -= size
+	p.jobs--
+	p.cond.Broadcast()
+	p.mu.Unlock()
+}
+
+func (p *parallelSink) Exchange(ex *dissect.Exchange) {
+	j := &readJob{ex: ex, decoded: make(chan struct{}), ready: make(chan struct{})}
+	for _, f := range [...]*dissect.Frame{ex.Request, ex.Response} {
+		if f != nil {
+			j.size += int64(len(f.Bytes))
+		}
+	}
+	p.admit(j.size)
+	p.seq <- j
+	p.decode <- j
+}
+
+func (p *parallelSink) Event(ev *dissect.Event) {
+	p.admit(0)
+	p.seq <- &readJob{ev: ev}
+}
+
+// sync waits until everything emitted so far is written.
+func (p *parallelSink) sync() {
+	p.admit(0)
+	j := &readJob{barrier: make(chan struct{})}
+	p.seq <- j
+	<-j.barrier
+}
+
+// outPool recycles the workers' output buffers; one grown past
+// outPoolKeep bytes (the tree of a large Fetch response) is let go.
+var outPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+const outPoolKeep = 8 << 20
+
+// work decodes and renders exchanges (stages 1 and 3).
+func (p *parallelSink) work() {
+	defer p.wg.Done()
+	decode, render := p.decode, p.render
+	for decode != nil || render != nil {
+		select {
+		case j, ok := <-decode:
+			if !ok {
+				decode = nil
+				continue
+			}
+			j.ex.Decode()
+			close(j.decoded)
+		case j, ok := <-render:
+			if !ok {
+				render = nil
+				continue
+			}
+			j.out = outPool.Get().(*bytes.Buffer)
+			j.err = p.k.render(j.out, j.ex, j.view)
+			close(j.ready)
+		}
+	}
+}
+
+// sequence is stage 2.
+func (p *parallelSink) sequence() {
+	for j := range p.seq {
+		if j.ex != nil {
+			<-j.decoded
+			j.view, j.show = p.k.prepare(j.ex, true)
+			if j.show {
+				p.render <- j
+			} else {
+				close(j.ready)
+			}
+		}
+		p.write <- j
+	}
+	close(p.render)
+	close(p.write)
+}
+
+// writeOut is stage 4: in emit order, what readSink does with each
+// exchange and event, with the rendering already done.
+func (p *parallelSink) writeOut() {
+	defer close(p.done)
+	k := p.k
+	for j := range p.write {
+		switch {
+		case j.barrier != nil:
+			close(j.barrier)
+		case j.ev != nil:
+			k.Event(j.ev)
+		default:
+			<-j.ready
+			k.counts.Exchange(j.ex)
+			if k.col != nil {
+				k.col.Exchange(j.ex)
+			}
+			p.malformed += int64(malformedFrames(j.ex))
+			if j.show {
+				k.shown++
+				_, err := k.w.Write(j.out.Bytes())
+				k.check(firstError(j.err, err))
+				if j.out.Cap() <= outPoolKeep {
+					j.out.Reset()
+					outPool.Put(j.out)
+				}
+				j.out = nil
+				k.maybeFlush()
+			}
+		}
+		p.release(j.size)
+	}
+}
+
+// close waits for everything emitted to be written and returns the
+// number of frames that failed to decode (captureReader's counter saw
+// the exchanges before they were decoded).
+func (p *parallelSink) close() int64 {
+	close(p.decode)
+	close(p.seq)
+	p.wg.Wait()
+	<-p.done
+	return p.malformed
+}
