@@ -81,7 +81,7 @@ func readCapture(path string, port uint16, mode string) (int, error) {
 
 func readCapturePorts(path string, ports []uint16, mode string) (int, error) {
 	s := &sink{w: bufio.NewWriterSize(io.Discard, 64<<10), mode: mode}
-	d := dissect.New(dissect.Options{Ports: ports, Decoder: protocol.Decoder{Records: true}}, s)
+	d := dissect.New(dissect.Options{Ports: ports, Decoder: protocol.Decoder{Records: true, BatchHeadersOnly: mode == "text"}}, s)
 	_, err := reassembly.ReadFiles(context.Background(), []string{path}, reassembly.Options{}, d)
 	d.Finish()
 	if err == nil {
