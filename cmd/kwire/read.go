@@ -67,6 +67,11 @@ any port (--detect, on by default), or when one side uses a --port (default
 of a connection. --detect=false keeps to the --port connections. --verbose
 also lists the connections that were skipped and why.
 
+Record batches: the one-line mode reads each batch's header and verifies
+its CRC (base offset, record count, codec and size per partition) without
+decompressing it; -V, -x and --json decode every record, so a batch whose
+CRC is valid but whose records are malformed is reported there.
+
 Each file is a capture of its own, as Wireshark opens it: packet and
 stream numbers (--frame, --stream) restart at every file. On a terminal, a
 progress bar on stderr tracks inputs larger than 50 MB.
