@@ -231,6 +231,7 @@ func (d *Decoder) decodeFrame(frame []byte, response bool, key, version int16) *
 	bn := ip.newNode()
 	ip.body(bn, key, version, response, end)
 	root.Children = append(root.Children, bn)
+	ip.embedded(bn, key, version, response, false)
 	ip.finishFrame(root, end)
 	return ip.t
 }
@@ -260,6 +261,7 @@ func (d *Decoder) DecodeBody(key, version int16, response bool, body []byte) *Tr
 	root := ip.newNode()
 	ip.t.Root = root
 	ip.body(root, key, version, response, len(body))
+	ip.embedded(root, key, version, response, false)
 	ip.t.Err = ip.err
 	return ip.t
 }

@@ -1,0 +1,250 @@
+package protocol
+
+import (
+	"encoding/binary"
+	"fmt"
+)
+
+// This file decodes BYTES fields whose contents are themselves Kafka
+// structures: the consumer group protocol's subscriptions and assignments
+// (ConsumerProtocolSubscription.json, ConsumerProtocolAssignment.json;
+// KIP-429, KIP-341, KIP-881) and the forwarded request of an Envelope
+// (EnvelopeRequest.json, DefaultPrincipalData.json; KIP-590).
+//
+// As for control record values (records.go), the field node stays
+// KindBytes with its Raw value (so JSON forms still print base64); its Type
+// becomes the struct's name and the struct's fields become its children,
+// in the same space, offsets absolute:
+//
+//	JoinGroupRequest Protocols[i].Metadata     ConsumerProtocolSubscription
+//	JoinGroupResponse Members[i].Metadata      ConsumerProtocolSubscription
+//	SyncGroupRequest Assignments[i].Assignment ConsumerProtocolAssignment
+//	SyncGroupResponse Assignment               ConsumerProtocolAssignment
+//	  children: Version int16 (the leading version), then the struct's
+//	  fields at that version (Topics, UserData, OwnedPartitions, ... or
+//	  AssignedPartitions, UserData)
+//	EnvelopeRequest RequestPrincipal           DefaultPrincipalData
+//	  children: Version int16, Type, Name, TokenAuthenticated, TaggedFields
+//	EnvelopeRequest RequestData                Type "request"
+//	  children: RequestHeader and the request body, as in a request frame
+//	  without its length prefix (Note "CreateTopics v7")
+//
+// The consumer structs are decoded when the group's protocol type is
+// "consumer" (JoinGroupRequest ProtocolType, JoinGroupResponse v7+ and
+// SyncGroup v5+ ProtocolType). When the message does not say, they are
+// decoded only if the bytes decode completely at the version their first
+// two bytes give and that version is one the struct defines; another
+// protocol type ("connect", ...) leaves them raw. Empty bytes stay empty.
+// A failure inside the embedded bytes never fails the message: the bytes
+// stay raw (no children) and, where they were expected to decode, the Note
+// says why.
+
+// consumerProtocolType is the protocol type of Kafka consumer groups.
+const consumerProtocolType = "consumer"
+
+// embedded decodes the embedded structs of body, the decoded body of API
+// key key at version ver. nested is set inside an Envelope's request, where
+// a second Envelope is not unwrapped.
+func (ip *interp) embedded(body *Node, key, ver int16, response, nested bool) {
+	if body == nil || body.Kind != KindStruct {
+		return
+	}
+	switch {
+	case key == 11 && !response: // JoinGroupRequest
+		force, ok := consumerType(body.Child("ProtocolType"))
+		if !ok {
+			return
+		}
+		for _, p := range arrayElems(body.Child("Protocols")) {
+			ip.embedStruct(p.Child("Metadata"), "ConsumerProtocolSubscription", force)
+		}
+	case key == 11: // JoinGroupResponse
+		force, ok := consumerType(body.Child("ProtocolType"))
+		if !ok {
+			return
+		}
+		for _, m := range arrayElems(body.Child("Members")) {
+			ip.embedStruct(m.Child("Metadata"), "ConsumerProtocolSubscription", force)
+		}
+	case key == 14 && !response: // SyncGroupRequest
+		force, ok := consumerType(body.Child("ProtocolType"))
+		if !ok {
+			return
+		}
+		for _, a := range arrayElems(body.Child("Assignments")) {
+			ip.embedStruct(a.Child("Assignment"), "ConsumerProtocolAssignment", force)
+		}
+	case key == 14: // SyncGroupResponse
+		force, ok := consumerType(body.Child("ProtocolType"))
+		if !ok {
+			return
+		}
+		ip.embedStruct(body.Child("Assignment"), "ConsumerProtocolAssignment", force)
+	case key == 58 && !response && !nested: // EnvelopeRequest
+		ip.embedRequest(body.Child("RequestData"))
+		ip.embedStruct(body.Child("RequestPrincipal"), "DefaultPrincipalData", true)
+	}
+}
+
+// consumerType reads a ProtocolType node: force reports that it says
+// "consumer"; ok is false when it names another protocol type. An absent
+// or null ProtocolType gives force false and ok true (decode if the bytes
+// fit).
+func consumerType(pt *Node) (force, ok bool) {
+	if pt == nil || pt.Kind != KindString || pt.Flags&FlagNull != 0 {
+		return false, true
+	}
+	if pt.Str == consumerProtocolType {
+		return true, true
+	}
+	return false, false
+}
+
+// arrayElems returns the elements of an array node, or nil.
+func arrayElems(a *Node) []*Node {
+	if a == nil || a.Kind != KindArray {
+		return nil
+	}
+	return a.Children
+}
+
+// subDecoder returns a copy of ip's decoder options whose node cap is what
+// is left of ip's tree's, and false when nothing is left.
+func (ip *interp) subDecoder() (*Decoder, bool) {
+	left := ip.d.maxNodes() - ip.t.nodes
+	if left < 2 {
+		return nil, false
+	}
+	d := *ip.d
+	d.MaxNodes = left
+	return &d, true
+}
+
+// embedStruct decodes n, a BYTES node holding an int16 version followed by
+// version of the data struct name, into n's children. With force unset it
+// does so only when the bytes decode completely; with force set a failure
+// is explained in n's Note.
+func (ip *interp) embedStruct(n *Node, name string, force bool) {
+	if n == nil || n.Kind != KindBytes || n.Flags&(FlagNull|FlagRedacted) != 0 || len(n.Raw) == 0 || len(n.Children) > 0 {
+		return
+	}
+	if len(n.Raw) < 2 {
+		if force {
+			n.Note = fmt.Sprintf("not a %s: %d byte, want a 2-byte version first", name, len(n.Raw))
+		}
+		return
+	}
+	ver := int16(binary.BigEndian.Uint16(n.Raw))
+	if LookupName(name, ver) == nil {
+		if force {
+			n.Note = fmt.Sprintf("%s version %d is not in the schema table; left raw", name, ver)
+		}
+		return
+	}
+	d, ok := ip.subDecoder()
+	if !ok {
+		return
+	}
+	st := d.DecodeStruct(name, ver, n.Raw[2:])
+	if st.Err != nil {
+		if force {
+			n.Note = fmt.Sprintf("%s v%d not decoded: %v", name, ver, st.Err)
+		}
+		return
+	}
+	base := n.End() - len(n.Raw)
+	v := ip.newNode()
+	v.Name, v.Type, v.Kind, v.Space, v.Off, v.Len, v.Int = "Version", "int16", KindInt, n.Space, base, 2, int64(ver)
+	n.Type = name
+	n.Note = name + " " + versionNote(ver)
+	n.Children = append(ip.children(1+len(st.Root.Children)), v)
+	ip.graft(n, st, n.Space, base+2)
+}
+
+// embedRequest decodes n, an EnvelopeRequest RequestData node, as a request
+// header and body (a request frame without its length prefix).
+func (ip *interp) embedRequest(n *Node) {
+	if n == nil || n.Kind != KindBytes || n.Flags&FlagNull != 0 || len(n.Raw) == 0 || len(n.Children) > 0 {
+		return
+	}
+	d, ok := ip.subDecoder()
+	if !ok {
+		return
+	}
+	st := d.decodePayload(n.Raw)
+	if st.Err != nil {
+		n.Note = "inner request not decoded: " + st.Err.Error()
+		return
+	}
+	n.Type = "request"
+	n.Note = st.Root.Note
+	n.Children = ip.children(len(st.Root.Children))
+	ip.graft(n, st, n.Space, n.End()-len(n.Raw))
+}
+
+// graft appends the children of st's root to n, moving space 0 of st to
+// offset delta of space and st's other spaces (decompressed batches) to
+// new spaces of ip's tree.
+func (ip *interp) graft(n *Node, st *Tree, space, delta int) {
+	shift := len(ip.t.Spaces) - 1
+	ip.t.Spaces = append(ip.t.Spaces, st.Spaces[1:]...)
+	ip.t.nodes += st.nodes
+	for _, c := range st.Root.Children {
+		respace(c, space, delta, shift, 0)
+		n.Children = append(n.Children, c)
+	}
+}
+
+// respace moves a node of a sub-tree into its parent tree: space 0 becomes
+// offset delta of space, space k > 0 becomes space k+shift.
+func respace(n *Node, space, delta, shift, depth int) {
+	if depth > 4*maxDepth+64 {
+		return
+	}
+	if n.Space == 0 {
+		n.Space = space
+		n.Off += delta
+	} else {
+		n.Space += shift
+	}
+	for _, c := range n.Children {
+		respace(c, space, delta, shift, depth+1)
+	}
+}
+
+// decodePayload decodes b as a request header and body with no length
+// prefix, as EnvelopeRequest RequestData carries them. Root is a KindStruct
+// "RequestData" node (Note "CreateTopics v7") whose children are the header
+// and the body, as in DecodeRequest.
+func (d *Decoder) decodePayload(b []byte) *Tree {
+	var ip interp
+	ip.reset(d, b, "envelope request")
+	root := ip.newNode()
+	root.Kind, root.Type, root.Name, root.Off, root.Len = KindStruct, "request", "RequestData", 0, len(b)
+	ip.t.Root = root
+	ip.msgName = root.Name
+	if len(b) < 4 {
+		ip.t.Err = &DecodeError{Off: 0, Path: root.Name, Err: fmt.Errorf("%w: %d bytes, want a request header", ErrShort, len(b))}
+		return ip.t
+	}
+	key := int16(binary.BigEndian.Uint16(b))
+	version := int16(binary.BigEndian.Uint16(b[2:]))
+	root.Note = APIName(key) + " " + versionNote(version)
+	hv := RequestHeaderVersion(key, version)
+	hs := LookupName("RequestHeader", hv)
+	if hs == nil {
+		ip.t.Err = &DecodeError{Off: 0, Path: root.Name, Err: fmt.Errorf("%w: no RequestHeader v%d in the schema table", ErrUnknownVers, hv)}
+		return ip.t
+	}
+	hn := ip.newNode()
+	ip.message(hs, hv, hn, len(b), false)
+	root.Children = append(root.Children, hn)
+	if ip.err == nil {
+		bn := ip.newNode()
+		ip.body(bn, key, version, false, len(b))
+		root.Children = append(root.Children, bn)
+		ip.embedded(bn, key, version, false, true)
+	}
+	ip.t.Err = ip.err
+	return ip.t
+}
