@@ -52,6 +52,20 @@ input), reassemble their TCP connections, and print every Kafka request and
 its response: one line per exchange, with -V the decoded trees, with -x the
 annotated hex dumps, with --json one JSON object per line (NDJSON).
 
+A line reads:
+
+  12:01:02.345 10.0.0.5:53412 → 10.0.0.9:9092 Produce v9 corr=7 client=app
+      2.41ms 327B/90B orders[0@100+2 132B,3+2 gzip 145B] errors: ...
+
+the request's capture time (UTC), client → broker, API and version,
+correlation ID, client ID, latency (response time − request time), request
+and response sizes, then the subject: here topic "orders", partition 0 with
+2 records in 132 bytes written at base offset 100 (@: the base offset the
+response gave, or a fetch's first batch), partition 3 with 2
+gzip-compressed records in 145 bytes; other APIs name their groups,
+members, transactional IDs, offsets asked and answered. Kafka's error names
+follow, with counts (×N) and the broker's error message.
+
 The --json stream mixes exchanges and connection events, in capture order;
 consumers tell them apart by "kind": an exchange's is paired, noResponse,
 unanswered, orphan or sasl (with "topics", names where a Metadata or
