@@ -62,6 +62,17 @@ type Options struct {
 	// and requests whose header does not parse are still decoded before
 	// the sink sees them; Summary.DecodeErrors then counts only those.
 	DeferDecode bool
+	// PendingMemory bounds, in bytes, the request frames held in memory
+	// while they await their responses, over all connections; 0 means
+	// DefaultPendingMemory, a negative value no bound. Past it, request
+	// frames are written to a temporary file and read back when their
+	// exchange is emitted: the exchanges are the same. When the file
+	// cannot be created or written the frames stay in memory, and the
+	// first exchange concerned has a note saying so.
+	PendingMemory int64
+	// SpillDir is the directory of that file; "" means os.TempDir(). The
+	// file is removed from it at once where the OS allows (else at Finish).
+	SpillDir string
 }
 
 // Dissector turns reassembled TCP streams into Kafka exchanges. It
@@ -75,6 +86,7 @@ type Dissector struct {
 	reasons map[string]int
 	brokers map[netip.AddrPort]*BrokerVersions
 	guesses int
+	spill   spiller
 }
 
 // New returns a Dissector that reports to sink.
@@ -88,7 +100,11 @@ func New(opts Options, sink Sink) *Dissector {
 	if opts.MaxPending <= 0 {
 		opts.MaxPending = DefaultMaxPending
 	}
+	if opts.PendingMemory == 0 {
+		opts.PendingMemory = DefaultPendingMemory
+	}
 	return &Dissector{
+		spill:   spiller{budget: opts.PendingMemory, dir: opts.SpillDir},
 		opts:    opts,
 		sink:    sink,
 		conns:   make(map[*reassembly.Conn]*conn),
@@ -177,6 +193,7 @@ func (d *Dissector) Close(rc *reassembly.Conn, reason string, t time.Time) {
 // partial frame is reported (EventTruncated), requests still awaiting a
 // response become KindUnanswered exchanges, and each connection gets an
 // EventClose. Connections are flushed in order of Conn.File, Conn.Index.
+// The spill file (Options.PendingMemory), if any, is closed and removed.
 func (d *Dissector) Finish() {
 	open := make([]*conn, 0, len(d.conns))
 	for _, c := range d.conns {
@@ -189,6 +206,7 @@ func (d *Dissector) Finish() {
 		c.close(reassembly.CloseEOF, c.last)
 		delete(d.conns, c.c)
 	}
+	d.spill.close()
 }
 
 func (d *Dissector) event(e *Event) {
@@ -198,6 +216,9 @@ func (d *Dissector) event(e *Event) {
 }
 
 func (d *Dissector) emit(ex *Exchange) {
+	if f := ex.Request; f != nil && (f.held || f.spill != nil) {
+		d.unhold(ex, f)
+	}
 	if f := ex.Request; f != nil && f.lazy.set {
 		if ex.APIKey == keySaslAuthenticate && ex.Mechanism == "" {
 			// The mechanism that SaslHandshake negotiated on this connection.

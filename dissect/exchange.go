@@ -31,6 +31,10 @@ type Frame struct {
 	// deferred, with Options.DeferDecode, says how Exchange.Decode is to
 	// decode the frame.
 	deferred deferredDecode
+	// held says a pending request's Bytes count in spiller.held; spill,
+	// when not nil, that they are in the spill file (Bytes is nil).
+	held  bool
+	spill *spilled
 }
 
 // deferredDecode is a frame decode left to Exchange.Decode: as a request,

@@ -146,6 +146,9 @@ func (c *conn) register(fr *Frame, h protocol.RequestHeader, notes []string, who
 		c.keys.add(int(h.APIKey))
 		c.nkeys++
 	}
+	if note := d.hold(fr, h.APIKey); note != "" {
+		ex.Notes = append(ex.Notes, note)
+	}
 	c.pending = append(c.pending, ex)
 	if len(c.pending) > d.opts.MaxPending {
 		old := c.pending[0]

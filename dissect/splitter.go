@@ -140,7 +140,7 @@ func (s *splitter) step(g seg) []seg {
 				if len(data) >= 4 {
 					n := int64(int32(binary.BigEndian.Uint32(data)))
 					if s.lengthOK(n) && int64(len(data)) >= 4+n && (s.checkedKind() || s.headerOK(data[:4+n]) == vYes) {
-						fb := append([]byte(nil), data[:4+n]...)
+						fb := append(s.c.d.spill.take(int(4+n)), data[:4+n]...)
 						data = data[4+n:]
 						s.c.frame(s, fb, s.first, s.first)
 						continue
@@ -168,8 +168,12 @@ func (s *splitter) step(g seg) []seg {
 				continue
 			}
 			total := 4 + int(n)
-			s.buf = make([]byte, 4, min(total, 4+len(data)+allocAhead))
-			copy(s.buf, s.lenBuf[:])
+			// A buffer of a spilled frame costs nothing more: it may hold
+			// the whole frame at once.
+			if s.buf = s.c.d.spill.take(total); s.buf == nil {
+				s.buf = make([]byte, 0, min(total, 4+len(data)+allocAhead))
+			}
+			s.buf = append(s.buf, s.lenBuf[:]...)
 			s.need = total
 			s.state = stBody
 			s.nLen = 0

@@ -25,14 +25,16 @@ import (
 // captureFlags are the connection flags of every command that reads
 // captures.
 type captureFlags struct {
-	Ports    []int
-	Detect   bool
-	MaxFrame int
+	Ports      []int
+	Detect     bool
+	MaxFrame   int
+	MaxPending byteSize // --max-pending-memory
 }
 
-// addFlags adds --port, --detect and --max-frame. detect is --detect's
-// default: true for files (read, stats, versions), false for live, which
-// captures only the --port traffic unless told otherwise.
+// addFlags adds --port, --detect, --max-frame and --max-pending-memory.
+// detect is --detect's default: true for files (read, stats, versions),
+// false for live, which captures only the --port traffic unless told
+// otherwise.
 func (o *captureFlags) addFlags(f *pflag.FlagSet, detect bool) {
 	f.IntSliceVar(&o.Ports, "port", []int{dissect.DefaultPort},
 		"broker TCP `ports`, comma-separated: their connections are Kafka even when the content cannot tell (mid-stream starts)")
@@ -43,16 +45,23 @@ func (o *captureFlags) addFlags(f *pflag.FlagSet, detect bool) {
 	f.BoolVar(&o.Detect, "detect", detect, usage)
 	f.IntVar(&o.MaxFrame, "max-frame", 0, fmt.Sprintf(
 		"largest frame accepted as Kafka, in `bytes` (0: %d, the broker's default socket.request.max.bytes)", dissect.DefaultMaxFrame))
+	o.MaxPending = dissect.DefaultPendingMemory
+	f.Var(&o.MaxPending, "max-pending-memory",
+		"memory for requests awaiting their responses, e.g. 64MiB; past it they wait in a temporary file (0: no bound)")
 }
 
 // dissectOptions validates the flags. Frames are decoded with record
 // batches; secrets stay redacted unless showSecrets.
 func (o *captureFlags) dissectOptions(showSecrets bool) (dissect.Options, error) {
 	opts := dissect.Options{
-		Ports:    make([]uint16, 0, len(o.Ports)),
-		Detect:   o.Detect,
-		MaxFrame: o.MaxFrame,
-		Decoder:  protocol.Decoder{Records: true, ShowSecrets: showSecrets},
+		Ports:         make([]uint16, 0, len(o.Ports)),
+		Detect:        o.Detect,
+		MaxFrame:      o.MaxFrame,
+		Decoder:       protocol.Decoder{Records: true, ShowSecrets: showSecrets},
+		PendingMemory: int64(o.MaxPending),
+	}
+	if o.MaxPending == 0 {
+		opts.PendingMemory = -1 // no bound
 	}
 	for _, p := range o.Ports {
 		if p <= 0 || p > 65535 {

@@ -1,0 +1,277 @@
+package dissect
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+)
+
+// Spilling. Requests awaiting their responses are the only frames the
+// Dissector holds for long: a producer pipelining 1 MiB Produce requests
+// to a slow broker keeps dozens of them pending. Their bytes are counted
+// (spiller.held) and, past Options.PendingMemory, each new request frame
+// is written to a temporary file and its buffer let go; the frame is read
+// back into memory when its exchange is emitted (response, close,
+// eviction, end of capture), before its lazy decode, so nothing the sink
+// sees changes.
+//
+// The file is cut into spillBlock-byte blocks with a free list: a frame
+// takes the blocks it needs and gives them back when read, so the file
+// grows to what is spilled at once, not to what the capture holds. It is
+// created in Options.SpillDir (os.TempDir() by default) on the first
+// spill, removed from its directory at once where the OS allows it (else
+// at Finish) and closed at Finish. When it cannot be created or written,
+// frames stay in memory and the first exchange concerned carries a note
+// saying so; a frame that cannot be read back keeps its first bytes (its
+// header) and is shown as incomplete with a note.
+
+// DefaultPendingMemory is the default of Options.PendingMemory: 16 MiB.
+const DefaultPendingMemory = 16 << 20
+
+// spillBlock is the unit of space in the spill file.
+const spillBlock = 16 << 10
+
+// spillHead is how many of a spilled frame's first bytes stay in memory,
+// for the note when reading the rest back fails.
+const spillHead = 64
+
+// Reusable frame buffers: the buffers of spilled frames are handed back
+// to the splitters for the next large frames, instead of allocating (and
+// faulting in) fresh memory for each. At most poolMax buffers, of
+// poolBytes in total, are kept.
+const (
+	poolMax   = 8
+	poolBytes = 8 << 20
+	poolMin   = 32 << 10 // smaller frames are not worth pooling
+)
+
+// spillRun is n blocks of the spill file from block start on.
+type spillRun struct{ start, n int32 }
+
+// spilled says where a spilled frame's bytes are.
+type spilled struct {
+	n    int        // the frame's size
+	runs []spillRun // its blocks, in order
+	head []byte     // its first spillHead bytes
+}
+
+// spiller holds the pending request frames' accounting and the spill file
+// of one Dissector.
+type spiller struct {
+	budget int64 // Options.PendingMemory; < 0: no bound
+	dir    string
+	held   int64 // bytes of pending request frames in memory
+
+	f      *os.File
+	name   string  // the file's name while it could not be removed
+	blocks int32   // blocks in the file
+	free   []int32 // free blocks, the next to use last
+	err    error   // the file could not be created or written
+	noted  bool    // err was noted on an exchange
+
+	frames, bytes int64 // spilled so far (tests)
+	peak          int32 // most blocks in use at once (tests)
+	used          int32
+
+	pool      [][]byte // reusable frame buffers
+	poolBytes int
+}
+
+// hold counts a pending request frame and spills it when the frames held
+// exceed the budget. It returns a note when the frame stays in memory
+// because the spill file failed (once per Dissector).
+func (d *Dissector) hold(fr *Frame, key int16) string {
+	sp := &d.spill
+	n := int64(len(fr.Bytes))
+	// SaslAuthenticate requests are masked when emitted; their secrets
+	// never go to the file.
+	if sp.budget < 0 || sp.held+n <= sp.budget || key == keySaslAuthenticate || n <= spillHead {
+		sp.held += n
+		fr.held = true
+		return ""
+	}
+	if sp.err == nil {
+		err := sp.write(fr)
+		if err == nil {
+			return ""
+		}
+		sp.err = err
+	}
+	sp.held += n
+	fr.held = true
+	if sp.noted {
+		return ""
+	}
+	sp.noted = true
+	return fmt.Sprintf("request kept in memory past the bound on pending requests (%d bytes): the spill file failed: %v", sp.budget, sp.err)
+}
+
+// write spills fr's bytes to the file and lets its buffer go.
+func (sp *spiller) write(fr *Frame) error {
+	if sp.f == nil {
+		if err := sp.open(); err != nil {
+			return err
+		}
+	}
+	b := fr.Bytes
+	k := int32((len(b) + spillBlock - 1) / spillBlock)
+	runs := sp.alloc(k)
+	off := 0
+	for _, r := range runs {
+		end := min(off+int(r.n)*spillBlock, len(b))
+		if _, err := sp.f.WriteAt(b[off:end], int64(r.start)*spillBlock); err != nil {
+			sp.release(runs)
+			return fmt.Errorf("writing %s: %w", sp.f.Name(), err)
+		}
+		off = end
+	}
+	fr.spill = &spilled{n: len(b), runs: runs, head: append([]byte(nil), b[:spillHead]...)}
+	fr.Bytes = nil
+	sp.frames++
+	sp.bytes += int64(len(b))
+	sp.put(b)
+	return nil
+}
+
+func (sp *spiller) open() error {
+	f, err := os.CreateTemp(sp.dir, "kwire-pending-*")
+	if err != nil {
+		return err
+	}
+	sp.f = f
+	if os.Remove(f.Name()) != nil {
+		sp.name = f.Name() // removed by close
+	}
+	return nil
+}
+
+// alloc takes k blocks, free ones first (in the order they were freed, so
+// that a frame's blocks tend to be contiguous), and returns them as runs.
+func (sp *spiller) alloc(k int32) []spillRun {
+	var runs []spillRun
+	add := func(b int32) {
+		if n := len(runs); n > 0 && runs[n-1].start+runs[n-1].n == b {
+			runs[n-1].n++
+			return
+		}
+		runs = append(runs, spillRun{b, 1})
+	}
+	for ; k > 0 && len(sp.free) > 0; k-- {
+		b := sp.free[len(sp.free)-1]
+		sp.free = sp.free[:len(sp.free)-1]
+		add(b)
+		sp.used++
+	}
+	if k > 0 {
+		if n := len(runs); n > 0 && runs[n-1].start+runs[n-1].n == sp.blocks {
+			runs[n-1].n += k
+		} else {
+			runs = append(runs, spillRun{sp.blocks, k})
+		}
+		sp.blocks += k
+		sp.used += k
+	}
+	sp.peak = max(sp.peak, sp.used)
+	return runs
+}
+
+// release gives blocks back; the first block of the first run is the next
+// one alloc takes.
+func (sp *spiller) release(runs []spillRun) {
+	for i := len(runs) - 1; i >= 0; i-- {
+		r := runs[i]
+		for b := r.start + r.n - 1; b >= r.start; b-- {
+			sp.free = append(sp.free, b)
+		}
+		sp.used -= r.n
+	}
+}
+
+// unhold runs when fr's exchange is emitted: it stops counting fr, and
+// reads a spilled frame back. A frame that cannot be read back keeps its
+// first bytes, is not decoded, and its exchange says why.
+func (d *Dissector) unhold(ex *Exchange, fr *Frame) {
+	sp := &d.spill
+	if fr.held {
+		fr.held = false
+		sp.held -= int64(len(fr.Bytes))
+		return
+	}
+	s := fr.spill
+	if s == nil {
+		return
+	}
+	fr.spill = nil
+	b := sp.get(s.n)
+	off := 0
+	var err error
+	for _, r := range s.runs {
+		end := min(off+int(r.n)*spillBlock, s.n)
+		if _, err = sp.f.ReadAt(b[off:end], int64(r.start)*spillBlock); err != nil {
+			if errors.Is(err, io.EOF) {
+				err = io.ErrUnexpectedEOF
+			}
+			break
+		}
+		off = end
+	}
+	sp.release(s.runs)
+	if err == nil {
+		fr.Bytes = b
+		return
+	}
+	fr.Bytes = s.head
+	fr.lazy = lazyRequest{}
+	ex.Notes = append(ex.Notes, fmt.Sprintf("request frame incomplete: reading it back from the spill file failed (%v): %d of %d bytes kept", err, len(s.head), s.n))
+}
+
+// get returns a buffer of n bytes, from the pool when one fits.
+func (sp *spiller) get(n int) []byte {
+	if b := sp.take(n); b != nil {
+		return b[:n]
+	}
+	return make([]byte, n)
+}
+
+// take returns a pooled buffer (length 0) whose capacity is at least n and
+// at most twice n, or nil.
+func (sp *spiller) take(n int) []byte {
+	if n < poolMin {
+		return nil
+	}
+	for i, b := range sp.pool {
+		if c := cap(b); c >= n && c <= 2*n {
+			last := len(sp.pool) - 1
+			sp.pool[i] = sp.pool[last]
+			sp.pool[last] = nil
+			sp.pool = sp.pool[:last]
+			sp.poolBytes -= c
+			return b[:0]
+		}
+	}
+	return nil
+}
+
+// put offers a buffer nothing else refers to for reuse.
+func (sp *spiller) put(b []byte) {
+	c := cap(b)
+	if c < poolMin || len(sp.pool) >= poolMax || sp.poolBytes+c > poolBytes {
+		return
+	}
+	sp.pool = append(sp.pool, b[:0])
+	sp.poolBytes += c
+}
+
+// close closes (and if need be removes) the spill file.
+func (sp *spiller) close() {
+	if sp.f != nil {
+		sp.f.Close()
+		if sp.name != "" {
+			os.Remove(sp.name)
+		}
+		sp.f, sp.name = nil, ""
+	}
+	sp.free, sp.blocks, sp.used = nil, 0, 0
+	sp.pool, sp.poolBytes = nil, 0
+}

@@ -1,0 +1,228 @@
+package dissect
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"testing"
+)
+
+// Every golden capture dissects to the same exchanges and events whether
+// pending requests stay in memory or nearly all of them go through the
+// spill file, with or without DeferDecode.
+func TestSpillGoldenCapturesIdentical(t *testing.T) {
+	paths, _ := filepath.Glob(filepath.Join("..", "pcaps", "*.pcap"))
+	if len(paths) == 0 {
+		t.Skip("no golden captures in ../pcaps (make pcaps)")
+	}
+	total := int64(0)
+	for _, path := range paths {
+		for _, deferred := range []bool{false, true} {
+			mem := dissectFileOpts(t, path, Options{Ports: capPorts, PendingMemory: -1, DeferDecode: deferred})
+			sink := &recSink{}
+			d := New(Options{Ports: capPorts, PendingMemory: 1, SpillDir: t.TempDir(), DeferDecode: deferred}, sink)
+			runFile(t, d, path)
+			total += d.spill.frames
+			t.Logf("%s: %d requests spilled", filepath.Base(path), d.spill.frames)
+			if d.spill.f != nil || d.spill.held != 0 || d.spill.used != 0 {
+				t.Errorf("%s: after Finish: file %v, %d bytes held, %d blocks used", path, d.spill.f, d.spill.held, d.spill.used)
+			}
+			if len(sink.ex) != len(mem.sink.ex) || len(sink.ev) != len(mem.sink.ev) {
+				t.Fatalf("%s: %d exchanges, %d events spilled; %d, %d in memory", path, len(sink.ex), len(sink.ev), len(mem.sink.ex), len(mem.sink.ev))
+			}
+			for i, e := range sink.ex {
+				if deferred {
+					e.Decode()
+					mem.sink.ex[i].Decode()
+				}
+				if !reflect.DeepEqual(e, mem.sink.ex[i]) {
+					t.Errorf("%s: exchange %d differs when spilled:\n%+v\n%+v", path, i, e, mem.sink.ex[i])
+				}
+			}
+			for i, e := range sink.ev {
+				if !reflect.DeepEqual(e, mem.sink.ev[i]) {
+					t.Errorf("%s: event %d differs when spilled: %+v, %+v", path, i, e, mem.sink.ev[i])
+				}
+			}
+		}
+	}
+	if total == 0 {
+		t.Fatal("no request was spilled in any golden capture")
+	}
+}
+
+// pipelined sends rounds of n requests of size bytes each (distinct
+// contents) before their responses and returns the requests sent.
+func pipelined(r *rig, rounds, n, size int) [][]byte {
+	var sent [][]byte
+	corr := int32(0)
+	for range rounds {
+		first := corr
+		for range n {
+			body := bytes.Repeat([]byte{byte(corr), byte(corr >> 8), 0x5a}, size/3)
+			req := reqFrame(3, 1, corr, body) // Metadata v1 (body is garbage: decoding fails alike)
+			sent = append(sent, req)
+			// Two packets per request: the splitter builds it from parts.
+			r.client(req[:len(req)/2])
+			r.client(req[len(req)/2:])
+			corr++
+		}
+		for c := first; c < corr; c++ {
+			r.broker(respFrame(c, false, []byte{0, 0, 0, 0}))
+		}
+	}
+	return sent
+}
+
+// Crafted pipelined requests far above the budget come back byte for byte,
+// and the spill file's space is reused from round to round.
+func TestSpillPipelinedRoundTrip(t *testing.T) {
+	const rounds, n, size = 6, 40, 3000
+	r := newRig(t, Options{PendingMemory: 10 << 10, SpillDir: t.TempDir()}, true)
+	sent := pipelined(r, rounds, n, size)
+	sp := &r.d.spill
+	if len(r.sink.ex) != rounds*n {
+		t.Fatalf("%d exchanges, want %d", len(r.sink.ex), rounds*n)
+	}
+	for i, e := range r.sink.ex {
+		wantExchange(t, e, KindPaired, 3, 1, int32(i))
+		if !bytes.Equal(e.Request.Bytes, sent[i]) {
+			t.Fatalf("request %d: %d bytes back, differ from the %d sent", i, len(e.Request.Bytes), len(sent[i]))
+		}
+		if e.Request.Tree == nil {
+			t.Fatalf("request %d not decoded after reading it back", i)
+		}
+	}
+	// 3 requests fit in 10 KiB; the other 37 of each round are spilled.
+	if want := int64(rounds * (n - 3)); sp.frames != want {
+		t.Errorf("%d frames spilled, want %d", sp.frames, want)
+	}
+	// A round's spilled frames fit in perRound blocks; the file never
+	// grows past one round's worth although 6 rounds go through it.
+	perRound := int32((n - 3) * ((len(sent[0]) + spillBlock - 1) / spillBlock))
+	if sp.peak > perRound || sp.blocks > perRound {
+		t.Errorf("spill file: %d blocks, peak %d in use; one round needs %d", sp.blocks, sp.peak, perRound)
+	}
+	if sp.used != 0 || sp.held != 0 {
+		t.Errorf("after the last response: %d blocks used, %d bytes held", sp.used, sp.held)
+	}
+	fi, err := sp.f.Stat()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if max := int64(perRound) * spillBlock; fi.Size() > max {
+		t.Errorf("spill file is %d bytes, more than one round's %d", fi.Size(), max)
+	}
+	r.d.Finish()
+	if sp.f != nil {
+		t.Error("spill file still open after Finish")
+	}
+	if left, _ := os.ReadDir(r.d.opts.SpillDir); len(left) != 0 {
+		t.Errorf("files left in the spill directory: %v", left)
+	}
+}
+
+// Pending requests still in the file at a close or at the end of the
+// capture are read back for their unanswered exchanges.
+func TestSpillUnansweredAtEnd(t *testing.T) {
+	r := newRig(t, Options{PendingMemory: 1, SpillDir: t.TempDir()}, true)
+	var sent [][]byte
+	for i := range int32(5) {
+		req := reqFrame(3, 1, i, bytes.Repeat([]byte{byte(i)}, 500))
+		sent = append(sent, req)
+		r.client(req)
+	}
+	r.d.Finish()
+	if len(r.sink.ex) != 5 || r.d.spill.frames != 5 {
+		t.Fatalf("%d exchanges, %d spilled", len(r.sink.ex), r.d.spill.frames)
+	}
+	for i, e := range r.sink.ex {
+		if e.Kind != KindUnanswered || !bytes.Equal(e.Request.Bytes, sent[i]) {
+			t.Errorf("exchange %d: kind %d, %d bytes", i, e.Kind, len(e.Request.Bytes))
+		}
+	}
+}
+
+// A spill directory that cannot hold the file: requests stay in memory,
+// the output is the same but for one note, on the first exchange
+// concerned.
+func TestSpillUnusableDirKeepsInMemory(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "missing")
+	r := newRig(t, Options{PendingMemory: 10 << 10, SpillDir: dir}, true)
+	ref := newRig(t, Options{PendingMemory: -1}, true)
+	sent := pipelined(r, 2, 20, 3000)
+	pipelined(ref, 2, 20, 3000)
+	noted := 0
+	for i, e := range r.sink.ex {
+		if !bytes.Equal(e.Request.Bytes, sent[i]) {
+			t.Fatalf("request %d differs", i)
+		}
+		notes := e.Notes
+		if hasNote(e, "spill file failed") {
+			noted++
+			if i != 3 {
+				t.Errorf("note on exchange %d, want 3 (the first past the budget)", i)
+			}
+			notes = notes[:len(notes)-1]
+		}
+		if !slices.Equal(notes, ref.sink.ex[i].Notes) {
+			t.Errorf("exchange %d notes %q, want %q", i, e.Notes, ref.sink.ex[i].Notes)
+		}
+	}
+	if noted != 1 {
+		t.Errorf("%d exchanges say the spill file failed, want 1", noted)
+	}
+	if r.d.spill.frames != 0 || r.d.spill.err == nil {
+		t.Errorf("%d frames spilled, error %v", r.d.spill.frames, r.d.spill.err)
+	}
+}
+
+// A frame that cannot be read back keeps its header and says why; it is
+// not decoded.
+func TestSpillReadBackFailure(t *testing.T) {
+	r := newRig(t, Options{PendingMemory: 1, SpillDir: t.TempDir()}, true)
+	req := reqFrame(3, 1, 7, bytes.Repeat([]byte{1}, 1000))
+	r.client(req)
+	r.d.spill.f.Close() // reads now fail
+	r.broker(respFrame(7, false, []byte{0, 0, 0, 0}))
+	if len(r.sink.ex) != 1 {
+		t.Fatalf("%d exchanges", len(r.sink.ex))
+	}
+	e := r.sink.ex[0]
+	wantExchange(t, e, KindPaired, 3, 1, 7)
+	if !bytes.Equal(e.Request.Bytes, req[:spillHead]) || e.Request.Tree != nil || !hasNote(e, "reading it back from the spill file failed") {
+		t.Errorf("request %d bytes, tree %v, notes %q", len(e.Request.Bytes), e.Request.Tree != nil, e.Notes)
+	}
+}
+
+// Buffers of spilled frames are reused for the next large frames, and only
+// when they fit.
+func TestSpillPoolFits(t *testing.T) {
+	var sp spiller
+	sp.put(make([]byte, 100))        // too small to pool
+	sp.put(make([]byte, 10, 1<<20))  // 1 MiB
+	sp.put(make([]byte, 0, 100<<10)) // 100 KiB
+	if len(sp.pool) != 2 {
+		t.Fatalf("%d buffers pooled, want 2", len(sp.pool))
+	}
+	if b := sp.take(400 << 10); b != nil {
+		t.Errorf("a 400 KiB frame got a %d-byte buffer (neither fits within 2x)", cap(b))
+	}
+	if b := sp.take(600 << 10); cap(b) != 1<<20 || len(b) != 0 {
+		t.Errorf("600 KiB frame: buffer len %d cap %d, want the 1 MiB one", len(b), cap(b))
+	}
+	if b := sp.take(90 << 10); cap(b) != 100<<10 {
+		t.Errorf("90 KiB frame: cap %d", cap(b))
+	}
+	if len(sp.pool) != 0 || sp.poolBytes != 0 {
+		t.Errorf("pool left %d buffers, %d bytes", len(sp.pool), sp.poolBytes)
+	}
+	for range poolMax + 2 {
+		sp.put(make([]byte, 0, 64<<10))
+	}
+	if len(sp.pool) != poolMax {
+		t.Errorf("pool holds %d buffers, at most %d", len(sp.pool), poolMax)
+	}
+}
