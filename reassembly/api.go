@@ -10,9 +10,15 @@
 //
 // # Contract
 //
-// Consumers implement Handler. All calls are synchronous, on the goroutine
-// that called Run or ReadFiles, in capture order: Open, then Data and Gap
-// for either direction in sequence order, then exactly one Close. Each
+// Consumers implement Handler. All calls are made on ONE goroutine, the
+// one that called Run or ReadFiles, one at a time, in capture order: Open,
+// then Data and Gap for either direction in sequence order, then exactly
+// one Close; Run and ReadFiles return after the last call. Reading and
+// decoding packets, and reassembly, run meanwhile on goroutines of their
+// own (unless Options.Synchronous is set), a few hundred kilobytes ahead
+// of the handler: the handler's calls, their order and their arguments do
+// not depend on that. Options.Filter is called on the reassembly
+// goroutine. Each
 // direction's bytes arrive once, in order: retransmissions and overlaps are
 // dropped (and counted), out-of-order segments are held until the hole
 // before them is filled. A hole that cannot be filled — the peer
@@ -24,6 +30,10 @@
 //
 // Chunk.Data aliases buffers that are reused: it is valid only during the
 // Data call. A *Conn stays valid (and its Stats keep counting) after Close.
+// The handler owns the *Conn it is given: the reassembly keeps its own
+// copy and updates the handler's Stats and SawSYN, on the handler's
+// goroutine, to their values at the time of each call; after Run or
+// ReadFiles returns they hold the final counts.
 //
 // Every byte is attributed to the packet that carried it: Chunk.Frame is
 // the 1-based frame number as Wireshark shows it and Chunk.Time its capture
@@ -118,7 +128,7 @@ const (
 )
 
 // Handler receives the reassembled streams. All calls happen on one
-// goroutine, in capture order.
+// goroutine (the caller of Run or ReadFiles), in capture order.
 type Handler interface {
 	// Open is called before the first Data, Gap or Close of a connection.
 	Open(c *Conn)

@@ -103,8 +103,9 @@ const (
 type runner struct {
 	opts          Options
 	h             Handler
-	file          int
-	files         *multiSource // set with Options.Concatenate
+	dec           decoder   // the decoding stage (the reader goroutine's when pipelined)
+	p             pkt       // synchronous mode: the current segment
+	rec           *recorder // pipelined mode: where handler calls go
 	pool          *gpr.StreamPool
 	asm           *gpr.Assembler
 	sum           Summary
@@ -113,7 +114,6 @@ type runner struct {
 
 	frame int64
 	now   time.Time // capture time of the current packet
-	dec   decoded
 	tcp   layers.TCP
 	pad   []byte  // payload padded to its IP length after a snap-length cut
 	ctx   *pktCtx // context for the next packet
@@ -124,7 +124,6 @@ type runner struct {
 	// halfState.bias).
 	finHalf *halfState
 
-	defrag    defragmenter        // IP fragments waiting for the rest of their datagram
 	conns     map[connKey]*stream // open connections and recently closed ones
 	closed    []*stream           // recently closed, in close order
 	pending   pendingConn         // the connection the current packet opens
@@ -163,6 +162,7 @@ type pendingConn struct {
 	key      connKey
 	src, dst netip.AddrPort
 	index    int // the Index of the connection: -1 for the next one
+	file     int // Conn.File
 }
 
 // retiredConn is an entry of runner.retired (and of its ring).
@@ -217,6 +217,7 @@ func newRunner(opts Options, h Handler) *runner {
 	if r.flushEvery <= 0 {
 		r.flushEvery = DefaultFlushInterval
 	}
+	r.dec.bufferTimeout, r.dec.flushEvery = r.bufferTimeout, r.flushEvery
 	r.pool = gpr.NewStreamPool(r)
 	r.asm = gpr.NewAssembler(r.pool)
 	r.asm.MaxBufferedPagesPerConnection = limit(opts.MaxBufferedPagesPerConn, DefaultMaxBufferedPagesPerConn)
@@ -234,81 +235,32 @@ func limit(v, def int) int {
 	return v
 }
 
-// packet decodes one frame and hands its TCP segment to the assembler.
-func (r *runner) packet(data []byte, ci gopacket.CaptureInfo, link layers.LinkType) {
-	r.frame++
-	r.sum.Packets++
-	r.sum.Bytes += int64(len(data))
-	if ci.Length > len(data) {
-		r.sum.Truncated++
-	}
-	res := decodeFrame(link, data, &r.dec)
-	frames := int64(1) // the frames this segment came in: its fragments
-	whole := false     // the frame completes a fragmented datagram
-	if res == resFragment {
-		if r.dec.frag.proto != 6 { // IPPROTO_TCP
-			r.sum.Fragments++
-			return
-		}
-		seg, n, ok := r.defrag.add(r.dec.srcIP, r.dec.dstIP, &r.dec.frag, ci.Timestamp)
-		r.sum.Fragments += r.defrag.takeLost()
-		if !ok {
-			return
-		}
-		frames = int64(n)
-		// The segment belongs to the frame of its last fragment, where
-		// Wireshark shows it.
-		r.dec.seg, r.dec.segLen = seg, len(seg)
-		res, whole = resTCP, true
-	}
-	var hl int
-	if res == resTCP {
-		hl, res = tcpHeaderLen(r.dec.seg, r.dec.segLen)
-	}
-	switch {
-	case res == resTCP:
-	case whole:
-		r.sum.DecodeErrors += frames // a rebuilt segment with a bad header
-		return
-	case res == resNotTCP:
-		r.sum.NonTCP++
-		return
-	case res == resUnsupportedLink:
-		r.sum.UnsupportedLink++
-		return
-	default:
-		r.sum.DecodeErrors++
+// assemble hands one decoded TCP segment (see decoder.decode) to the
+// assembler, after a flush pass when one is due.
+func (r *runner) assemble(p *pkt) {
+	r.frame = p.frame
+	if err := r.tcp.DecodeFromBytes(p.seg, gopacket.NilDecodeFeedback); err != nil {
+		// Not expected: decode checked the header (options that cannot be
+		// followed are dropped, not errors).
+		r.sum.DecodeErrors += p.frames
+		r.sum.TCPPackets -= p.frames
 		return
 	}
-	if err := r.tcp.DecodeFromBytes(r.dec.seg, gopacket.NilDecodeFeedback); err != nil {
-		r.sum.DecodeErrors += frames
-		return
-	}
-	r.sum.TCPPackets += frames
-
-	plen := r.dec.segLen - hl
-	if r.tcp.RST {
-		plen = 0 // a RST's payload is diagnostic text, not stream data (RFC 9293 3.5.3)
-	}
+	plen := p.plen
 	if len(r.tcp.Payload) > plen {
 		r.tcp.Payload = r.tcp.Payload[:plen]
 	}
 	captured := len(r.tcp.Payload)
 
+	ci := p.ci
 	now := ci.Timestamp
 	r.now = now
-	switch since := now.Sub(r.lastFlush); {
-	case r.lastFlush.IsZero() || since < -r.flushEvery:
-		// The first packet, or the clock went back (a bad timestamp
-		// before): restart the flush clock rather than never flush again.
-		r.lastFlush = now
-	case since >= r.flushEvery:
+	if p.flush {
 		r.flush(now)
-		r.lastFlush = now
 	}
 
-	src := netip.AddrPortFrom(addrFrom(r.dec.srcIP), uint16(r.tcp.SrcPort))
-	dst := netip.AddrPortFrom(addrFrom(r.dec.dstIP), uint16(r.tcp.DstPort))
+	src := netip.AddrPortFrom(addrFrom(p.src), uint16(r.tcp.SrcPort))
+	dst := netip.AddrPortFrom(addrFrom(p.dst), uint16(r.tcp.DstPort))
 	key := makeKey(src, dst)
 	syn := r.tcp.SYN && !r.tcp.ACK
 	index := -1
@@ -332,6 +284,7 @@ func (r *runner) packet(data []byte, ci gopacket.CaptureInfo, link layers.LinkTy
 		if !syn {
 			// The end of a closed connection (last ACK, retransmitted FIN).
 			s.conn.Stats.Packets++
+			r.emitStats(s)
 			return
 		}
 		delete(r.conns, key)
@@ -344,7 +297,7 @@ func (r *runner) packet(data []byte, ci gopacket.CaptureInfo, link layers.LinkTy
 		}
 		r.skipAckedHoles(s, d, gpr.Sequence(r.tcp.Ack))
 	}
-	r.pending = pendingConn{key: key, src: src, dst: dst, index: index}
+	r.pending = pendingConn{key: key, src: src, dst: dst, index: index, file: p.file}
 	cur := r.conns[key] // nil for a new connection
 
 	// A snap-length cut: the payload is padded back to the length the IP
@@ -383,7 +336,7 @@ func (r *runner) packet(data []byte, ci gopacket.CaptureInfo, link layers.LinkTy
 	if cur != nil {
 		sgs = cur.half[0].sgs + cur.half[1].sgs
 	}
-	r.asm.AssembleWithContext(flowOf(r.dec.srcIP, r.dec.dstIP), &r.tcp, c)
+	r.asm.AssembleWithContext(flowOf(p.src, p.dst), &r.tcp, c)
 	if r.ctxKept {
 		r.ctx = newPktCtx()
 	}
@@ -441,10 +394,7 @@ func (r *runner) New(_, _ gopacket.Flow, tcp *layers.TCP, _ gpr.AssemblerContext
 		return nil
 	}
 	s := &stream{r: r, key: r.pending.key}
-	s.conn = Conn{Index: r.pending.index, File: r.file, A: r.pending.src, B: r.pending.dst, SawSYN: tcp.SYN && !tcp.ACK}
-	if r.files != nil {
-		s.conn.File = r.files.i - 1
-	}
+	s.conn = Conn{Index: r.pending.index, File: r.pending.file, A: r.pending.src, B: r.pending.dst, SawSYN: tcp.SYN && !tcp.ACK}
 	if s.conn.Index < 0 {
 		s.conn.Index = r.nextIndex
 		r.nextIndex++
@@ -453,7 +403,7 @@ func (r *runner) New(_, _ gopacket.Flow, tcp *layers.TCP, _ gpr.AssemblerContext
 	r.sum.Connections++
 	r.sum.PeakOpenConnections = max(r.sum.PeakOpenConnections, r.open)
 	r.conns[s.key] = s
-	r.h.Open(&s.conn)
+	r.emitOpen(s)
 	return s
 }
 
@@ -586,8 +536,6 @@ func (r *runner) flush(now time.Time) {
 		r.reset[i] = nil
 	}
 	r.reset = r.reset[:0]
-	r.defrag.expire(now.Add(-r.bufferTimeout))
-	r.sum.Fragments += r.defrag.takeLost()
 	opt := gpr.FlushOptions{T: now.Add(-r.bufferTimeout)}
 	if r.opts.IdleTimeout > 0 {
 		opt.TC = now.Add(-r.opts.IdleTimeout)
@@ -608,8 +556,6 @@ func (r *runner) flush(now time.Time) {
 
 // flushAll delivers everything buffered and closes every connection.
 func (r *runner) flushAll() {
-	r.defrag.expire(r.now.Add(time.Hour)) // every datagram still waiting
-	r.sum.Fragments += r.defrag.takeLost()
 	r.beginDefer(CloseEOF)
 	r.asm.FlushAll()
 	r.endDefer()
@@ -635,15 +581,14 @@ func (r *runner) endDefer() {
 	slices.SortStableFunc(r.events, func(a, b event) int { return a.s.conn.Index - b.s.conn.Index })
 	for i := range r.events {
 		e := &r.events[i]
-		c := &e.s.conn
 		switch e.kind {
 		case evData:
 			e.ch.Data = r.arena[e.start:e.end]
-			r.h.Data(c, e.dir, e.ch)
+			r.callData(e.s, e.dir, e.ch)
 		case evGap:
-			r.h.Gap(c, e.dir, e.n, e.t)
+			r.callGap(e.s, e.dir, e.n, e.t)
 		case evClose:
-			r.h.Close(c, e.reason, e.t)
+			r.callClose(e.s, e.reason, e.t)
 		}
 		r.events[i] = event{}
 	}
@@ -653,7 +598,7 @@ func (r *runner) endDefer() {
 
 func (r *runner) emitData(s *stream, d Dir, ch Chunk) {
 	if !r.deferring {
-		r.h.Data(&s.conn, d, ch)
+		r.callData(s, d, ch)
 		return
 	}
 	start := len(r.arena)
@@ -664,7 +609,7 @@ func (r *runner) emitData(s *stream, d Dir, ch Chunk) {
 
 func (r *runner) emitGap(s *stream, d Dir, n int64, t time.Time) {
 	if !r.deferring {
-		r.h.Gap(&s.conn, d, n, t)
+		r.callGap(s, d, n, t)
 		return
 	}
 	r.events = append(r.events, event{s: s, kind: evGap, dir: d, n: n, t: t})
@@ -672,7 +617,7 @@ func (r *runner) emitGap(s *stream, d Dir, n int64, t time.Time) {
 
 func (r *runner) emitClose(s *stream, reason string, t time.Time) {
 	if !r.deferring {
-		r.h.Close(&s.conn, reason, t)
+		r.callClose(s, reason, t)
 		return
 	}
 	r.events = append(r.events, event{s: s, kind: evClose, reason: reason, t: t})
@@ -708,7 +653,11 @@ type halfState struct {
 
 // stream is one connection; it implements gpr.Stream.
 type stream struct {
-	conn     Conn
+	conn Conn
+	// shadow is the Conn the handler sees in pipelined mode: the
+	// handler's goroutine updates its Stats and SawSYN from the snapshot
+	// carried with each call, while the assembler updates conn.
+	shadow   Conn
 	r        *runner
 	key      connKey
 	half     [2]halfState

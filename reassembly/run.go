@@ -66,6 +66,13 @@ type Options struct {
 	// timeouts, idle timeouts, forgetting closed 4-tuples). 0 means
 	// DefaultFlushInterval.
 	FlushInterval time.Duration
+	// Synchronous makes Run and ReadFiles do everything on the calling
+	// goroutine: reading, reassembly and the Handler calls, which then
+	// get the connection's own *Conn. By default reading and decoding,
+	// reassembly, and the Handler each have a goroutine (the Handler the
+	// caller's), which is faster on more than one core; the calls and
+	// their order are the same. Tests and tiny inputs may prefer it.
+	Synchronous bool
 	// Concatenate makes ReadFiles treat its files as one capture, in the
 	// order given: frame numbers and Conn.Index continue from one file to
 	// the next and a connection may span files. Otherwise each file is a
@@ -124,13 +131,18 @@ func (s *Summary) add(o Summary) {
 }
 
 // Run reads src to its end, reassembles its TCP connections and calls h
-// synchronously, in capture order, on the calling goroutine. Frames are
+// in capture order on the calling goroutine (reading and reassembly run on
+// goroutines of their own, see Options.Synchronous); it returns after h's
+// last call. Frames are
 // numbered from 1 and connections from 0. At the end of input (or when ctx
 // is cancelled, or src fails) buffered data is flushed: remaining holes
 // become Gaps and every open connection gets Close(CloseEOF). The error is
 // src's (anything but io.EOF) or ctx's; the summary is valid either way.
 // Cancellation is checked between packets, so a source blocked in a read
-// is not interrupted.
+// is not interrupted. src is read on a goroutine of its own (one at a
+// time, never concurrently); packets of a source that is not a capture
+// file reach h as soon as the stages after the read are idle, without
+// waiting for a batch to fill, so a live capture is shown as it happens.
 func Run(ctx context.Context, src PacketSource, opts Options, h Handler) (Summary, error) {
 	r := newRunner(opts, h)
 	err := r.run(ctx, src)
@@ -158,7 +170,7 @@ func ReadFiles(ctx context.Context, paths []string, opts Options, h Handler) (Su
 	if opts.Concatenate {
 		m := &multiSource{paths: paths, infos: make([]FileInfo, len(paths))}
 		r := newRunner(opts, h)
-		r.files = m
+		r.dec.files = m
 		err := r.run(ctx, m)
 		m.close()
 		sum := r.sum
@@ -179,7 +191,7 @@ func ReadFiles(ctx context.Context, paths []string, opts Options, h Handler) (Su
 		src, err := openFile(path, &info)
 		if err == nil {
 			r := newRunner(opts, h)
-			r.file = i
+			r.dec.file = i
 			err = r.run(ctx, src)
 			src.Close()
 			sum.add(r.sum)
@@ -207,6 +219,9 @@ func joinErrors(errs []error) error {
 
 // run feeds every packet of src to the assembler, then flushes.
 func (r *runner) run(ctx context.Context, src PacketSource) error {
+	if !r.opts.Synchronous {
+		return r.runPipelined(ctx, src)
+	}
 	var err error
 	for n := 0; ; n++ {
 		if n&1023 == 0 {
@@ -223,6 +238,9 @@ func (r *runner) run(ctx context.Context, src PacketSource) error {
 		}
 		r.packet(data, ci, link)
 	}
+	r.dec.finish()
+	r.frame = r.dec.frame
 	r.flushAll()
+	r.sum.add(r.dec.sum)
 	return err
 }

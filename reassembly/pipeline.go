@@ -1,0 +1,594 @@
+package reassembly
+
+// The pipeline: Run and ReadFiles use three goroutines unless
+// Options.Synchronous is set.
+//
+//	reader     src.ReadPacket → decoder.decode (link, IP, defragmentation,
+//	           TCP header) → pkt copied into a pktBatch
+//	assembler  runner.assemble → gopacket's Assembler → handler calls
+//	           recorded (recorder) into a callBatch, Data bytes copied
+//	caller     callBatch replayed on the Handler, in recorded order
+//
+// Batches travel on channels and come back on free lists: a fixed number
+// of batches per stage bounds the memory in flight (a few MiB) and the
+// steady state allocates nothing. The order of handler calls is the order
+// of recording, which is that of the synchronous mode.
+//
+// Promptness for live sources: the reader cannot know whether ReadPacket
+// will block, so a source that is not a capture file shares the batch it
+// fills under a mutex, and the assembler takes it, however small, when it
+// has nothing else to do (feed.next). The assembler hands its recorded
+// calls over before it waits for packets.
+
+import (
+	"context"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/gopacket/gopacket"
+	"github.com/gopacket/gopacket/layers"
+)
+
+// pkt is one decoded TCP segment on its way to the assembler.
+type pkt struct {
+	ci     gopacket.CaptureInfo // without AncillaryData
+	frame  int64                // frame number (of the last fragment)
+	frames int64                // frames the segment came in (IP fragments)
+	file   int                  // Conn.File of a connection it opens
+	src    []byte               // source IP address, 4 or 16 bytes
+	dst    []byte               // destination IP address
+	seg    []byte               // TCP header and captured payload
+	plen   int                  // payload length declared by the IP header; 0 for a RST
+	flush  bool                 // a flush pass is due before it
+}
+
+// decoder is the reading stage: it numbers frames, decodes link, IP and
+// TCP headers, rebuilds fragmented datagrams, keeps the counts of
+// Summary that concern frames and runs the flush clock.
+type decoder struct {
+	sum       Summary
+	frame     int64
+	dec       decoded
+	defrag    defragmenter
+	file      int          // Conn.File, unless files is set
+	files     *multiSource // set with Options.Concatenate
+	now       time.Time    // capture time of the last TCP segment
+	lastFlush time.Time
+
+	flushEvery    time.Duration
+	bufferTimeout time.Duration
+}
+
+// decode reads one frame. It reports whether the frame completes a TCP
+// segment, described in p; p's slices alias data (or the defragmenter's
+// buffer) and are valid until the next call.
+func (d *decoder) decode(data []byte, ci gopacket.CaptureInfo, link layers.LinkType, p *pkt) bool {
+	d.frame++
+	d.sum.Packets++
+	d.sum.Bytes += int64(len(data))
+	if ci.Length > len(data) {
+		d.sum.Truncated++
+	}
+	res := decodeFrame(link, data, &d.dec)
+	frames := int64(1) // the frames this segment came in: its fragments
+	whole := false     // the frame completes a fragmented datagram
+	if res == resFragment {
+		if d.dec.frag.proto != 6 { // IPPROTO_TCP
+			d.sum.Fragments++
+			return false
+		}
+		seg, n, ok := d.defrag.add(d.dec.srcIP, d.dec.dstIP, &d.dec.frag, ci.Timestamp)
+		d.sum.Fragments += d.defrag.takeLost()
+		if !ok {
+			return false
+		}
+		frames = int64(n)
+		// The segment belongs to the frame of its last fragment, where
+		// Wireshark shows it.
+		d.dec.seg, d.dec.segLen = seg, len(seg)
+		res, whole = resTCP, true
+	}
+	var hl int
+	if res == resTCP {
+		hl, res = tcpHeaderLen(d.dec.seg, d.dec.segLen)
+	}
+	switch {
+	case res == resTCP:
+	case whole:
+		d.sum.DecodeErrors += frames // a rebuilt segment with a bad header
+		return false
+	case res == resNotTCP:
+		d.sum.NonTCP++
+		return false
+	case res == resUnsupportedLink:
+		d.sum.UnsupportedLink++
+		return false
+	default:
+		d.sum.DecodeErrors++
+		return false
+	}
+	// tcpHeaderLen checked what layers.TCP.DecodeFromBytes can reject.
+	d.sum.TCPPackets += frames
+
+	seg := d.dec.seg
+	plen := d.dec.segLen - hl
+	if seg[13]&tcpFlagRST != 0 {
+		plen = 0 // a RST's payload is diagnostic text, not stream data (RFC 9293 3.5.3)
+	}
+	captured := min(len(seg)-hl, plen)
+
+	now := ci.Timestamp
+	d.now = now
+	p.flush = false
+	switch since := now.Sub(d.lastFlush); {
+	case d.lastFlush.IsZero() || since < -d.flushEvery:
+		// The first packet, or the clock went back (a bad timestamp
+		// before): restart the flush clock rather than never flush again.
+		d.lastFlush = now
+	case since >= d.flushEvery:
+		p.flush = true
+		d.defrag.expire(now.Add(-d.bufferTimeout))
+		d.sum.Fragments += d.defrag.takeLost()
+		d.lastFlush = now
+	}
+
+	p.ci = gopacket.CaptureInfo{Timestamp: now, CaptureLength: ci.CaptureLength, Length: ci.Length, InterfaceIndex: ci.InterfaceIndex}
+	p.frame = d.frame
+	p.frames = frames
+	p.file = d.file
+	if d.files != nil {
+		p.file = d.files.i - 1
+	}
+	p.src, p.dst = d.dec.srcIP, d.dec.dstIP
+	p.seg = seg[:hl+captured]
+	p.plen = plen
+	return true
+}
+
+// packet decodes and assembles one frame (synchronous mode).
+func (r *runner) packet(data []byte, ci gopacket.CaptureInfo, link layers.LinkType) {
+	if r.dec.decode(data, ci, link, &r.p) {
+		r.assemble(&r.p)
+	}
+}
+
+// finish gives up the datagrams still waiting for fragments at the end
+// of input.
+func (d *decoder) finish() {
+	d.defrag.expire(d.now.Add(time.Hour))
+	d.sum.Fragments += d.defrag.takeLost()
+}
+
+// Batch bounds. A pktBatch holds up to pktBatchLen segments or about
+// pktBatchBytes bytes; a callBatch up to callBatchLen calls or about
+// callBatchBytes bytes of Data. Each stage has batchesPerStage batches.
+const (
+	pktBatchLen     = 256
+	pktBatchBytes   = 256 << 10
+	callBatchLen    = 512
+	callBatchBytes  = 256 << 10
+	batchesPerStage = 4
+)
+
+// pktBatch is a batch of segments with their bytes.
+type pktBatch struct {
+	pkts []pkt
+	buf  []byte
+	// The last batch of the input carries the reader's results.
+	last bool
+	err  error
+	dec  *decoder
+}
+
+// fits reports whether p can be added without moving buf.
+func (b *pktBatch) fits(p *pkt) bool {
+	if len(b.pkts) == 0 {
+		return true
+	}
+	return len(b.pkts) < pktBatchLen && len(b.buf)+len(p.src)+len(p.dst)+len(p.seg) <= cap(b.buf)
+}
+
+// add copies p into b; fits(p) must hold.
+func (b *pktBatch) add(p *pkt) {
+	need := len(p.src) + len(p.dst) + len(p.seg)
+	if len(b.pkts) == 0 && need > cap(b.buf) {
+		b.buf = make([]byte, 0, need) // a segment above pktBatchBytes
+	}
+	q := *p
+	n := len(b.buf)
+	b.buf = append(b.buf, p.src...)
+	b.buf = append(b.buf, p.dst...)
+	b.buf = append(b.buf, p.seg...)
+	q.src = b.buf[n : n+len(p.src) : n+len(p.src)]
+	n += len(p.src)
+	q.dst = b.buf[n : n+len(p.dst) : n+len(p.dst)]
+	n += len(p.dst)
+	q.seg = b.buf[n:len(b.buf):len(b.buf)]
+	b.pkts = append(b.pkts, q)
+}
+
+func (b *pktBatch) reset() {
+	clear(b.pkts)
+	b.pkts = b.pkts[:0]
+	b.buf = b.buf[:0]
+	b.last, b.err, b.dec = false, nil, nil
+}
+
+// feed carries pktBatches from the reader to the assembler.
+type feed struct {
+	full chan *pktBatch
+	free chan *pktBatch
+	quit <-chan struct{}
+	// share is set for sources other than capture files: the batch being
+	// filled (cur) is shared under mu, and waiting tells the reader that
+	// the assembler waits for it.
+	share   bool
+	mu      sync.Mutex
+	cur     *pktBatch
+	waiting bool
+}
+
+func newFeed(share bool, quit <-chan struct{}) *feed {
+	f := &feed{
+		full:  make(chan *pktBatch, batchesPerStage),
+		free:  make(chan *pktBatch, batchesPerStage),
+		quit:  quit,
+		share: share,
+	}
+	for range batchesPerStage {
+		f.free <- &pktBatch{pkts: make([]pkt, 0, pktBatchLen), buf: make([]byte, 0, pktBatchBytes)}
+	}
+	return f
+}
+
+// read is the reader goroutine: it decodes src into batches until the
+// end of input, an error, ctx's end or quit.
+func (f *feed) read(ctx context.Context, src PacketSource, d *decoder) {
+	var p pkt
+	var err error
+	for n := 0; ; n++ {
+		if n&1023 == 0 {
+			if err = ctx.Err(); err != nil {
+				break
+			}
+		}
+		data, ci, link, rerr := src.ReadPacket()
+		if rerr != nil {
+			if rerr != io.EOF {
+				err = rerr
+			}
+			break
+		}
+		if d.decode(data, ci, link, &p) && !f.put(&p) {
+			return // quit
+		}
+	}
+	d.finish()
+	f.end(d, err)
+}
+
+// put adds p to the current batch. It returns false on quit.
+func (f *feed) put(p *pkt) bool {
+	if f.share {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+	}
+	if f.cur != nil && !f.cur.fits(p) {
+		f.full <- f.cur // never blocks: the channel holds every batch
+		f.cur = nil
+	}
+	if f.cur == nil {
+		select {
+		case f.cur = <-f.free:
+		case <-f.quit:
+			return false
+		}
+	}
+	f.cur.add(p)
+	if f.waiting || len(f.cur.pkts) == pktBatchLen {
+		f.full <- f.cur
+		f.cur, f.waiting = nil, false
+	}
+	return true
+}
+
+// end sends the last batch, with the decoder and the input's error.
+func (f *feed) end(d *decoder, err error) {
+	if f.share {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+	}
+	if f.cur == nil {
+		select {
+		case f.cur = <-f.free:
+		case <-f.quit:
+			return
+		}
+	}
+	f.cur.last, f.cur.err, f.cur.dec = true, err, d
+	f.full <- f.cur
+	f.cur = nil
+}
+
+// next returns the next batch for the assembler, or nil on quit. idle is
+// called before it waits.
+func (f *feed) next(idle func()) *pktBatch {
+	select {
+	case b := <-f.full:
+		return b
+	default:
+	}
+	if f.share {
+		f.mu.Lock()
+		select {
+		case b := <-f.full:
+			f.mu.Unlock()
+			return b
+		default:
+		}
+		if b := f.cur; b != nil && len(b.pkts) > 0 {
+			f.cur = nil
+			f.mu.Unlock()
+			return b
+		}
+		f.waiting = true
+		f.mu.Unlock()
+	}
+	idle()
+	select {
+	case b := <-f.full:
+		return b
+	case <-f.quit:
+		return nil
+	}
+}
+
+func (f *feed) release(b *pktBatch) {
+	b.reset()
+	f.free <- b // never blocks
+}
+
+// Kinds of recorded calls, beside evData, evGap and evClose.
+const (
+	evOpen uint8 = iota + evClose + 1
+	evStats
+)
+
+// call is one recorded handler call.
+type call struct {
+	c      *Conn
+	kind   uint8
+	dir    Dir
+	sawSYN bool
+	n      int64
+	t      time.Time
+	ch     Chunk // Data is arena[start:end]
+	start  int
+	end    int
+	reason string
+	stats  ConnStats
+}
+
+// callBatch is a batch of calls with their Data bytes.
+type callBatch struct {
+	calls []call
+	arena []byte
+	last  bool
+}
+
+func (b *callBatch) reset() {
+	clear(b.calls)
+	b.calls = b.calls[:0]
+	b.arena = b.arena[:0]
+	b.last = false
+}
+
+// recorder is the assembler's side of the handler calls.
+type recorder struct {
+	full chan *callBatch
+	free chan *callBatch
+	quit <-chan struct{}
+	cur  *callBatch
+	// stopped is set on quit: calls are dropped from then on.
+	stopped bool
+}
+
+func newRecorder(quit <-chan struct{}) *recorder {
+	c := &recorder{
+		full: make(chan *callBatch, batchesPerStage),
+		free: make(chan *callBatch, batchesPerStage),
+		quit: quit,
+	}
+	for range batchesPerStage {
+		c.free <- &callBatch{calls: make([]call, 0, callBatchLen), arena: make([]byte, 0, callBatchBytes)}
+	}
+	return c
+}
+
+// add records one call of s; data is copied.
+func (c *recorder) add(s *stream, e call, data []byte) {
+	if c.cur == nil {
+		if c.stopped {
+			return
+		}
+		select {
+		case c.cur = <-c.free:
+		case <-c.quit:
+			c.stopped = true
+			return
+		}
+	}
+	b := c.cur
+	e.c = &s.shadow
+	e.stats, e.sawSYN = s.conn.Stats, s.conn.SawSYN
+	if e.kind == evData {
+		e.start = len(b.arena)
+		b.arena = append(b.arena, data...)
+		e.end = len(b.arena)
+	}
+	b.calls = append(b.calls, e)
+	if len(b.calls) == callBatchLen || len(b.arena) >= callBatchBytes {
+		c.flush()
+	}
+}
+
+// flush hands the current batch to the handler's goroutine.
+func (c *recorder) flush() {
+	if c.cur != nil && len(c.cur.calls) > 0 {
+		c.full <- c.cur // never blocks
+		c.cur = nil
+	}
+}
+
+// finish sends the last batch.
+func (c *recorder) finish() {
+	if c.cur == nil {
+		if c.stopped {
+			return
+		}
+		select {
+		case c.cur = <-c.free:
+		case <-c.quit:
+			return
+		}
+	}
+	c.cur.last = true
+	c.full <- c.cur
+	c.cur = nil
+}
+
+// replay makes the calls of b on h.
+func replay(h Handler, b *callBatch) {
+	for i := range b.calls {
+		e := &b.calls[i]
+		c := e.c
+		c.Stats, c.SawSYN = e.stats, e.sawSYN
+		switch e.kind {
+		case evOpen:
+			h.Open(c)
+		case evData:
+			e.ch.Data = b.arena[e.start:e.end:e.end]
+			h.Data(c, e.dir, e.ch)
+		case evGap:
+			h.Gap(c, e.dir, e.n, e.t)
+		case evClose:
+			h.Close(c, e.reason, e.t)
+		}
+	}
+}
+
+// The runner's handler calls: direct in synchronous mode, recorded
+// otherwise.
+
+func (r *runner) emitOpen(s *stream) {
+	if r.rec == nil {
+		r.h.Open(&s.conn)
+		return
+	}
+	s.shadow = s.conn // before the handler's goroutine can see it
+	r.rec.add(s, call{kind: evOpen}, nil)
+}
+
+// emitStats records the counts of a closed connection that got another
+// packet, so that its Stats keep counting after Close.
+func (r *runner) emitStats(s *stream) {
+	if r.rec != nil {
+		r.rec.add(s, call{kind: evStats}, nil)
+	}
+}
+
+func (r *runner) callData(s *stream, d Dir, ch Chunk) {
+	if r.rec == nil {
+		r.h.Data(&s.conn, d, ch)
+		return
+	}
+	data := ch.Data
+	ch.Data = nil
+	r.rec.add(s, call{kind: evData, dir: d, ch: ch}, data)
+}
+
+func (r *runner) callGap(s *stream, d Dir, n int64, t time.Time) {
+	if r.rec == nil {
+		r.h.Gap(&s.conn, d, n, t)
+		return
+	}
+	r.rec.add(s, call{kind: evGap, dir: d, n: n, t: t}, nil)
+}
+
+func (r *runner) callClose(s *stream, reason string, t time.Time) {
+	if r.rec == nil {
+		r.h.Close(&s.conn, reason, t)
+		return
+	}
+	r.rec.add(s, call{kind: evClose, reason: reason, t: t}, nil)
+}
+
+// isFile reports whether src is a capture file, whose reads never wait
+// for packets to arrive.
+func isFile(src PacketSource) bool {
+	switch src.(type) {
+	case *fileSource, *multiSource:
+		return true
+	}
+	return false
+}
+
+// runPipelined is run with a reader goroutine, an assembler goroutine and
+// the handler called on the calling goroutine. It returns when every
+// handler call is done and both goroutines have ended.
+func (r *runner) runPipelined(ctx context.Context, src PacketSource) (err error) {
+	quit := make(chan struct{})
+	f := newFeed(!isFile(src), quit)
+	r.rec = newRecorder(quit)
+	var wg sync.WaitGroup
+	wg.Add(2)
+	d := &r.dec
+	go func() {
+		defer wg.Done()
+		f.read(ctx, src, d)
+	}()
+	var dsum Summary
+	go func() {
+		defer wg.Done()
+		for {
+			b := f.next(r.rec.flush)
+			if b == nil {
+				return // quit
+			}
+			for i := range b.pkts {
+				r.assemble(&b.pkts[i])
+			}
+			if b.last {
+				err = b.err
+				dsum = b.dec.sum
+				r.frame = b.dec.frame
+				f.release(b)
+				break
+			}
+			f.release(b)
+			if r.rec.stopped {
+				return
+			}
+		}
+		r.flushAll()
+		r.rec.finish()
+	}()
+	defer func() {
+		// On a handler's panic the goroutines stop at their next batch.
+		close(quit)
+		wg.Wait()
+	}()
+	for b := range r.rec.full {
+		replay(r.h, b)
+		last := b.last
+		b.reset()
+		r.rec.free <- b // never blocks
+		if last {
+			break
+		}
+	}
+	wg.Wait()
+	r.sum.add(dsum)
+	return err
+}
