@@ -44,6 +44,55 @@ func isRecord(n *protocol.Node) bool {
 	return n != nil && n.Kind == protocol.KindStruct && child(n, "OffsetDelta") != nil
 }
 
+// structFacts is what isBatch, isRecord and recordPosition look for
+// among a node's children, found in one pass: the first child of each
+// name, ignoring case.
+type structFacts struct {
+	magic, offset, baseOffset, offsetDelta, timestampDelta *protocol.Node
+}
+
+func factsOf(n *protocol.Node) (f structFacts) {
+	set := func(p **protocol.Node, c *protocol.Node, name string) {
+		if *p == nil && equalFold(c.Name, name) {
+			*p = c
+		}
+	}
+	for _, c := range n.Children {
+		if !ascii(c.Name) {
+			set(&f.magic, c, "Magic")
+			set(&f.offset, c, "Offset")
+			set(&f.baseOffset, c, "BaseOffset")
+			set(&f.offsetDelta, c, "OffsetDelta")
+			set(&f.timestampDelta, c, "TimestampDelta")
+			continue
+		}
+		// ASCII names match only names of their own length.
+		switch len(c.Name) {
+		case len("Magic"):
+			set(&f.magic, c, "Magic")
+		case len("Offset"):
+			set(&f.offset, c, "Offset")
+		case len("BaseOffset"):
+			set(&f.baseOffset, c, "BaseOffset")
+		case len("OffsetDelta"):
+			set(&f.offsetDelta, c, "OffsetDelta")
+		case len("TimestampDelta"):
+			set(&f.timestampDelta, c, "TimestampDelta")
+		}
+	}
+	return f
+}
+
+// isBatch is the package's isBatch from n's facts.
+func (f *structFacts) isBatch(n *protocol.Node) bool {
+	return n.Kind == protocol.KindStruct && f.magic != nil && (f.baseOffset != nil || f.offset != nil)
+}
+
+// isRecord is the package's isRecord from n's facts.
+func (f *structFacts) isRecord(n *protocol.Node) bool {
+	return n.Kind == protocol.KindStruct && f.offsetDelta != nil
+}
+
 // batchRecords returns the node holding a batch's records, or nil.
 func batchRecords(b *protocol.Node) *protocol.Node {
 	return child(b, "Records")
@@ -177,10 +226,15 @@ func recordPosition(batch, rec *protocol.Node) (off, ts int64, ok bool) {
 // msTime formats milliseconds since the epoch as RFC 3339 UTC with
 // milliseconds; -1 (Kafka's "no timestamp") gives "-1".
 func msTime(ms int64) string {
+	return string(appendMsTime(make([]byte, 0, 24), ms))
+}
+
+// appendMsTime appends msTime(ms) to b.
+func appendMsTime(b []byte, ms int64) []byte {
 	if ms < 0 {
-		return itoa(ms)
+		return strconv.AppendInt(b, ms, 10)
 	}
-	return string(protocol.AppendMillisUTC(make([]byte, 0, 24), ms))
+	return protocol.AppendMillisUTC(b, ms)
 }
 
 // batchDescription is the text after a batch's name in the tree.

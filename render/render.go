@@ -20,8 +20,10 @@ package render
 
 import (
 	"encoding/base64"
+	"encoding/binary"
 	"encoding/hex"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode"
@@ -156,19 +158,59 @@ func isRedacted(n *protocol.Node, o *Options) bool {
 
 // printable reports whether b is UTF-8 text worth showing as text: valid,
 // and without control characters other than tab, newline and carriage return.
+// Runs of printable ASCII are checked eight bytes at a time: record values
+// are often kilobytes long.
 func printable(b []byte) bool {
-	if !utf8.Valid(b) {
-		return false
-	}
-	for _, r := range string(b) {
-		if r == '\t' || r == '\n' || r == '\r' {
+	const (
+		ones = 0x0101010101010101
+		high = 0x8080808080808080
+	)
+	for i := 0; i < len(b); {
+		if len(b)-i >= 8 {
+			x := binary.LittleEndian.Uint64(b[i:])
+			// No byte below 0x20 and none above 0x7e: 8 printable ASCII
+			// bytes (Hacker's Delight's "has less" and "has more" tests).
+			if (x-ones*0x20)&^x&high == 0 && ((x+ones)|x)&high == 0 {
+				i += 8
+				continue
+			}
+		}
+		c := b[i]
+		if c < utf8.RuneSelf {
+			if c < 0x20 && c != '\t' && c != '\n' && c != '\r' || c == 0x7f {
+				return false
+			}
+			i++
 			continue
 		}
-		if !unicode.IsPrint(r) && r != ' ' {
+		r, size := utf8.DecodeRune(b[i:])
+		if r == utf8.RuneError && size == 1 || !unicode.IsPrint(r) {
 			return false
 		}
+		i += size
 	}
 	return true
+}
+
+// hexPairs holds the two lowercase hex digits of every byte value.
+var hexPairs = func() (t [256][2]byte) {
+	for i := range t {
+		t[i] = [2]byte{hexDigits[i>>4], hexDigits[i&0xf]}
+	}
+	return t
+}()
+
+// appendHex appends v in lowercase hex, as hex.AppendEncode does, two
+// digits per table load.
+func appendHex(b, v []byte) []byte {
+	n := len(b)
+	b = slices.Grow(b, 2*len(v))[:n+2*len(v)]
+	out := b[n:]
+	for i, c := range v {
+		p := hexPairs[c]
+		out[2*i], out[2*i+1] = p[0], p[1]
+	}
+	return b
 }
 
 // cutText cuts s to at most max bytes on a rune boundary.
@@ -196,6 +238,48 @@ func appendQuoted(b []byte, s string, max int) []byte {
 	return b
 }
 
+// appendQuotedPrintable is appendQuoted for bytes that passed printable:
+// every rune but tab, newline and carriage return is printable, so
+// strconv's quoting reduces to escaping those three, '"' and '\\'.
+func appendQuotedPrintable(b []byte, v []byte, max int) []byte {
+	t := v
+	if len(t) > max {
+		i := max
+		for i > 0 && !utf8.RuneStart(t[i]) {
+			i--
+		}
+		t = t[:i]
+	}
+	b = append(b, '"')
+	start := 0
+	for i, c := range t {
+		var esc byte
+		switch c {
+		case '"', '\\':
+			esc = c
+		case '\t':
+			esc = 't'
+		case '\n':
+			esc = 'n'
+		case '\r':
+			esc = 'r'
+		default:
+			continue
+		}
+		b = append(b, t[start:i]...)
+		b = append(b, '\\', esc)
+		start = i + 1
+	}
+	b = append(b, t[start:]...)
+	b = append(b, '"')
+	if len(t) < len(v) {
+		b = append(b, "... ("...)
+		b = strconv.AppendInt(b, int64(len(v)), 10)
+		b = append(b, " bytes)"...)
+	}
+	return b
+}
+
 // appendBytesValue appends a bytes value in mode m, cut at max bytes.
 func appendBytesValue(b []byte, v []byte, m ValueMode, max int) []byte {
 	if m == ValuesNone {
@@ -203,7 +287,7 @@ func appendBytesValue(b []byte, v []byte, m ValueMode, max int) []byte {
 		return append(b, " bytes"...)
 	}
 	if m == ValuesText && printable(v) {
-		return appendQuoted(b, string(v), max)
+		return appendQuotedPrintable(b, v, max)
 	}
 	t := v
 	if len(t) > max {
@@ -214,7 +298,7 @@ func appendBytesValue(b []byte, v []byte, m ValueMode, max int) []byte {
 		b = base64.StdEncoding.AppendEncode(b, t)
 	default:
 		b = append(b, "0x"...)
-		b = hex.AppendEncode(b, t)
+		b = appendHex(b, t)
 	}
 	if len(t) < len(v) {
 		b = append(b, "... ("...)
@@ -370,8 +454,8 @@ func appendNotes(b []byte, n *protocol.Node, o *Options) []byte {
 		// 1700000000000 says the number twice.
 		var tmp [24]byte
 		v := strconv.AppendInt(tmp[:0], n.Int, 10)
-		if rest, ok := strings.CutPrefix(note, string(v)+" ("); ok && strings.HasSuffix(rest, ")") {
-			note = rest[:len(rest)-1]
+		if k := len(v); len(note) >= k+3 && note[:k] == string(v) && note[k:k+2] == " (" && note[len(note)-1] == ')' {
+			note = note[k+2 : len(note)-1]
 		}
 	}
 	if note != "" && n.Kind == protocol.KindStruct && isVersionNote(note) {
@@ -392,6 +476,11 @@ func appendNotes(b []byte, n *protocol.Node, o *Options) []byte {
 		b = append(b, '(')
 		b = paint(b, c, r, note)
 		b = append(b, ')')
+	}
+	const marked = protocol.FlagTagged | protocol.FlagUnknown | protocol.FlagTruncated |
+		protocol.FlagLenient | protocol.FlagError | protocol.FlagPartial
+	if n.Flags&marked == 0 {
+		return b
 	}
 	marks := [...]struct {
 		f protocol.Flags
@@ -458,7 +547,7 @@ func child(n *protocol.Node, names ...string) *protocol.Node {
 	}
 	for _, c := range n.Children {
 		for _, name := range names {
-			if strings.EqualFold(c.Name, name) {
+			if equalFold(c.Name, name) {
 				return c
 			}
 		}
@@ -466,9 +555,38 @@ func child(n *protocol.Node, names ...string) *protocol.Node {
 	return nil
 }
 
+// equalFold is strings.EqualFold, quicker when the lengths differ: only
+// a non-ASCII byte (a multi-byte rune that folds to an ASCII letter, like
+// the Kelvin sign) lets strings of different lengths match.
+func equalFold(a, b string) bool {
+	if len(a) == len(b) {
+		return a == b || strings.EqualFold(a, b)
+	}
+	if len(a) < len(b) {
+		a, b = b, a
+	}
+	// Simple case folding maps a rune to one rune and an ASCII rune only
+	// to ASCII: an all-ASCII string is the shortest of its folds.
+	return !ascii(a) && strings.EqualFold(a, b)
+}
+
+func ascii(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}
+
 // intChild returns the integer value of the named child and whether it exists.
 func intChild(n *protocol.Node, names ...string) (int64, bool) {
-	c := child(n, names...)
+	return intOf(child(n, names...))
+}
+
+// intOf returns the integer value of c, a child found by name, and
+// whether it has one.
+func intOf(c *protocol.Node) (int64, bool) {
 	if c == nil || (c.Kind != protocol.KindInt && c.Kind != protocol.KindBool) || c.Flags&protocol.FlagNull != 0 {
 		return 0, false
 	}

@@ -57,6 +57,12 @@ type treeWriter struct {
 	msg string // the body's message name ("FetchRequest"), for enum names
 	buf []byte
 	err error
+
+	// What recordPosition needs from the batch last asked about, found
+	// once per batch rather than once per record.
+	posBatch                *protocol.Node
+	posBase, posTS          int64 // BaseOffset; BaseTimestamp, or MaxTimestamp under LogAppendTime
+	posBaseOK, posLogAppend bool
 }
 
 func (tw *treeWriter) flush(force bool) {
@@ -71,16 +77,26 @@ func (tw *treeWriter) flush(force bool) {
 }
 
 func (tw *treeWriter) indent(depth int) {
-	for range depth {
-		tw.buf = append(tw.buf, "  "...)
+	tw.buf = appendIndent(tw.buf, depth)
+}
+
+// spaces is the indentation of the deeper lines, sliced rather than built.
+const spaces = "                                                                "
+
+// appendIndent appends two spaces per level of depth.
+func appendIndent(b []byte, depth int) []byte {
+	for depth > len(spaces)/2 {
+		b = append(b, spaces...)
+		depth -= len(spaces) / 2
 	}
+	return append(b, spaces[:2*depth]...)
 }
 
 // head writes the indentation and "name:" of a line.
 func (tw *treeWriter) head(n *protocol.Node, depth int) {
-	tw.indent(depth)
-	tw.buf = paint(tw.buf, tw.o.Color, roleName, n.Name)
-	tw.buf = append(tw.buf, ':')
+	b := appendIndent(tw.buf, depth)
+	b = paint(b, tw.o.Color, roleName, n.Name)
+	tw.buf = append(b, ':')
 }
 
 // scalar reports whether n prints on one line with no children.
@@ -160,17 +176,28 @@ func (tw *treeWriter) node(n *protocol.Node, depth int, batch *protocol.Node, sp
 	// its line has no colon.
 	tw.indent(depth)
 	tw.buf = paint(tw.buf, c, roleName, n.Name)
+	var facts structFacts
+	if n.Kind == protocol.KindStruct {
+		facts = factsOf(n)
+	}
 	switch {
-	case isBatch(n):
+	case facts.isBatch(n):
 		tw.buf = append(tw.buf, ' ')
 		tw.buf = append(tw.buf, batchDescription(n)...)
 		batch = n
-	case isRecord(n) && batch != nil:
-		if off, ts, ok := recordPosition(batch, n); ok {
-			tw.buf = append(tw.buf, " offset "...)
-			tw.buf = paint(tw.buf, c, roleValue, itoa(off))
-			tw.buf = append(tw.buf, " timestamp "...)
-			tw.buf = paint(tw.buf, c, roleValue, msTime(ts))
+	case batch != nil && facts.isRecord(n):
+		if off, ts, ok := tw.recordPosition(batch, &facts); ok {
+			b := append(tw.buf, " offset "...)
+			if c {
+				b = paint(b, c, roleValue, itoa(off))
+				b = append(b, " timestamp "...)
+				b = paint(b, c, roleValue, msTime(ts))
+			} else {
+				b = strconv.AppendInt(b, off, 10)
+				b = append(b, " timestamp "...)
+				b = appendMsTime(b, ts)
+			}
+			tw.buf = b
 		}
 	case n.Kind == protocol.KindStruct:
 		if typeShown(n) {
@@ -291,19 +318,46 @@ func (tw *treeWriter) leaf(n *protocol.Node, depth int) {
 		tw.flush(false)
 		return
 	}
-	r := roleValue
-	if isErrorCode(n) && n.Int != 0 {
-		r = roleError
-	}
+	b := tw.buf // one store into tw per line: fewer GC write barriers
 	if o.Color {
-		tw.buf = paint(tw.buf, true, r, string(appendValue(nil, n, o, true)))
+		r := roleValue
+		if isErrorCode(n) && n.Int != 0 {
+			r = roleError
+		}
+		b = paint(b, true, r, string(appendValue(nil, n, o, true)))
 	} else {
-		tw.buf = appendValue(tw.buf, n, o, true)
+		b = appendValue(b, n, o, true)
 	}
-	tw.buf = tw.appendEnum(tw.buf, n, n.Name)
-	tw.buf = appendNotes(tw.buf, n, o)
-	tw.buf = append(tw.buf, '\n')
+	b = tw.appendEnum(b, n, n.Name)
+	b = appendNotes(b, n, o)
+	tw.buf = append(b, '\n')
 	tw.flush(false)
+}
+
+// recordPosition is the package's recordPosition with the batch's part
+// looked up once per batch.
+func (tw *treeWriter) recordPosition(batch *protocol.Node, rec *structFacts) (off, ts int64, ok bool) {
+	if batch != tw.posBatch {
+		tw.posBatch = batch
+		tw.posBase, tw.posBaseOK = intChild(batch, "BaseOffset")
+		attrs, _ := intChild(batch, "Attributes")
+		tw.posLogAppend = attrs&attrLogAppendTime != 0
+		if tw.posLogAppend {
+			tw.posTS, _ = intChild(batch, "MaxTimestamp")
+		} else {
+			tw.posTS, _ = intChild(batch, "BaseTimestamp")
+		}
+	}
+	delta, ok2 := intOf(rec.offsetDelta)
+	if !tw.posBaseOK || !ok2 {
+		return 0, 0, false
+	}
+	ts = tw.posTS
+	if !tw.posLogAppend {
+		td, _ := intOf(rec.timestampDelta)
+		ts += td
+	}
+	return tw.posBase + delta, ts, true
 }
 
 // appendEnum appends " (name)" when field is an integer field whose value
@@ -331,9 +385,16 @@ func jsonText(n *protocol.Node, o *Options) []byte {
 	var b []byte
 	switch {
 	case n.Kind == protocol.KindString:
+		// The cheap tests first, before copying the string.
+		if t := strings.TrimSpace(n.Str); len(n.Str) > o.maxValue() || len(t) < 2 || t[0] != '{' && t[0] != '[' {
+			return nil
+		}
 		b = []byte(n.Str)
 	case n.Kind == protocol.KindBytes && o.Values == ValuesText:
 		b = n.Raw
+		if len(b) > o.maxValue() {
+			return nil
+		}
 	default:
 		return nil
 	}

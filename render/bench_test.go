@@ -1,0 +1,181 @@
+package render
+
+import (
+	"bytes"
+	"encoding/binary"
+	"hash/crc32"
+	"strconv"
+	"strings"
+	"testing"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/kwire/kwire/protocol"
+)
+
+// benchBatch encodes an uncompressed v2 record batch of n records shaped
+// like the benchmark captures' (a short key, a value of size bytes of
+// text, no headers); with binary set each value ends in a byte that is not
+// UTF-8, so that it shows as hex.
+func benchBatch(n, size int, binary_ bool) []byte {
+	value := []byte(strings.Repeat("capgen benchmark value ", size/23+1)[:size])
+	if binary_ {
+		value[size-1] = 0xff
+	}
+	var recs []byte
+	for i := range n {
+		var r []byte
+		r = append(r, 0) // attributes
+		r = binary.AppendVarint(r, int64(i/10))
+		r = binary.AppendVarint(r, int64(i))
+		key := "p3-" + strconv.Itoa(i)
+		r = binary.AppendVarint(r, int64(len(key)))
+		r = append(r, key...)
+		r = binary.AppendVarint(r, int64(len(value)))
+		r = append(r, value...)
+		r = binary.AppendVarint(r, 0) // headers
+		recs = binary.AppendVarint(recs, int64(len(r)))
+		recs = append(recs, r...)
+	}
+	b := binary.BigEndian.AppendUint64(nil, 1000)    // base offset
+	b = binary.BigEndian.AppendUint32(b, 0)          // batch length, set below
+	b = binary.BigEndian.AppendUint32(b, 0xffffffff) // partition leader epoch
+	b = append(b, 2)                                 // magic
+	b = binary.BigEndian.AppendUint32(b, 0)          // CRC, set below
+	b = binary.BigEndian.AppendUint16(b, 0)          // attributes
+	b = binary.BigEndian.AppendUint32(b, uint32(n-1))
+	b = binary.BigEndian.AppendUint64(b, 1700000000000)
+	b = binary.BigEndian.AppendUint64(b, 1700000000000+uint64(n/10))
+	b = binary.BigEndian.AppendUint64(b, 0xffffffffffffffff) // producer ID
+	b = binary.BigEndian.AppendUint16(b, 0xffff)
+	b = binary.BigEndian.AppendUint32(b, 0xffffffff)
+	b = binary.BigEndian.AppendUint32(b, uint32(n))
+	b = append(b, recs...)
+	binary.BigEndian.PutUint32(b[8:], uint32(len(b)-12))
+	binary.BigEndian.PutUint32(b[17:], crc32.Checksum(b[21:], crc32.MakeTable(crc32.Castagnoli)))
+	return b
+}
+
+func benchRecordsTree(tb testing.TB, binary bool) (*protocol.Tree, int) {
+	batch := benchBatch(500, 1000, binary)
+	d := protocol.Decoder{Records: true}
+	tr := d.DecodeRecordBatches(batch)
+	if len(tr.Root.Children) != 1 || tr.FirstError() != nil {
+		tb.Fatalf("bench batch did not decode: %v", tr.FirstError())
+	}
+	return tr, len(batch)
+}
+
+// BenchmarkTreeRecords renders the -V tree of a 500-record batch of
+// 1000-byte values (as kwire read -V does for Produce and Fetch); bytes
+// are those of the batch.
+func BenchmarkTreeRecords(b *testing.B) {
+	for _, bin := range []bool{false, true} {
+		name := "text"
+		if bin {
+			name = "binary"
+		}
+		b.Run(name, func(b *testing.B) {
+			tr, size := benchRecordsTree(b, bin)
+			var buf bytes.Buffer
+			b.SetBytes(int64(size))
+			b.ReportAllocs()
+			for b.Loop() {
+				buf.Reset()
+				if err := Tree(&buf, tr, Options{}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkJSONRecords renders the typed JSON records array of the same
+// batch (kwire read --json's form of a RECORDS field).
+func BenchmarkJSONRecords(b *testing.B) {
+	for _, bin := range []bool{false, true} {
+		name := "text"
+		if bin {
+			name = "binary"
+		}
+		b.Run(name, func(b *testing.B) {
+			tr, size := benchRecordsTree(b, bin)
+			j := &jsonWriter{o: &Options{}, typedRecords: true}
+			var out []byte
+			b.SetBytes(int64(size))
+			b.ReportAllocs()
+			for b.Loop() {
+				out = j.value(out[:0], tr.Root, "", nil, false)
+			}
+		})
+	}
+}
+
+// The quick printable test agrees with its definition on every short
+// input built from interesting bytes.
+func TestPrintableFast(t *testing.T) {
+	slow := func(b []byte) bool {
+		if !utf8.Valid(b) {
+			return false
+		}
+		for _, r := range string(b) {
+			if r == '\t' || r == '\n' || r == '\r' {
+				continue
+			}
+			if !unicode.IsPrint(r) && r != ' ' {
+				return false
+			}
+		}
+		return true
+	}
+	pieces := [][]byte{{'a'}, {' '}, {'~'}, {0x7f}, {0x1f}, {'\t'}, {'\n'}, {0}, {0x80}, {0xff},
+		[]byte("é"), []byte("\u2028"), []byte("\U0001F600"), {0xe2, 0x82}, []byte("\ufffd"), []byte("0123456789abcdef"), {'"'}, {'\\'}, {'\r'}}
+	var walk func(b []byte, depth int)
+	walk = func(b []byte, depth int) {
+		if got, want := printable(b), slow(b); got != want {
+			t.Fatalf("printable(%q) = %v, want %v", b, got, want)
+		}
+		if printable(b) {
+			for _, max := range []int{0, 1, 2, 3, 5, 100} {
+				got := string(appendQuotedPrintable(nil, b, max))
+				want := string(appendQuoted(nil, string(b), max))
+				if got != want {
+					t.Fatalf("appendQuotedPrintable(%q, %d) = %s, want %s", b, max, got, want)
+				}
+			}
+		}
+		if depth == 3 {
+			return
+		}
+		for _, p := range pieces {
+			walk(append(append([]byte(nil), b...), p...), depth+1)
+		}
+	}
+	walk(nil, 0)
+	long := []byte(strings.Repeat("capgen benchmark value ", 40))
+	for i := range long {
+		for _, c := range []byte{0x00, 0x1f, 0x7f, 0x80, 0xff, '\n'} {
+			b := bytes.Clone(long)
+			b[i] = c
+			if got, want := printable(b), slow(b); got != want {
+				t.Fatalf("printable with %#x at %d = %v, want %v", c, i, got, want)
+			}
+		}
+	}
+}
+
+// appendHex writes what encoding/hex does.
+func TestAppendHex(t *testing.T) {
+	var all []byte
+	for i := range 256 {
+		all = append(all, byte(i))
+	}
+	got := string(appendHex([]byte("0x"), all))
+	want := "0x"
+	for _, c := range all {
+		want += string(hexDigits[c>>4]) + string(hexDigits[c&0xf])
+	}
+	if got != want {
+		t.Errorf("appendHex = %s, want %s", got, want)
+	}
+}
