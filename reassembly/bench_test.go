@@ -14,7 +14,7 @@ import (
 // benchCapture is a pcap of 16 interleaved connections, each sending
 // 1400-byte segments both ways, with a reordered pair every 50 segments:
 // about 5 MB.
-func benchCapture(b *testing.B) (capture []byte, payload int64) {
+func benchCapture(b testing.TB) (capture []byte, payload int64) {
 	b.Helper()
 	const conns, rounds = 16, 110
 	var vs []*conv

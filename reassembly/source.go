@@ -2,6 +2,7 @@ package reassembly
 
 import (
 	"bufio"
+	"bytes"
 	"compress/gzip"
 	"encoding/binary"
 	"errors"
@@ -9,6 +10,7 @@ import (
 	"io"
 	"os"
 	"slices"
+	"time"
 
 	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
@@ -103,7 +105,7 @@ type FileInfo struct {
 type fileSource struct {
 	info   *FileInfo
 	closer io.Closer
-	pcap   *pcapgo.Reader
+	pcap   *pcapReader
 	ng     *pcapgo.NgReader
 	last   layers.LinkType // avoids a slice search for the common case
 	done   bool
@@ -143,7 +145,7 @@ func newFileSource(path string, r io.ReadCloser, info *FileInfo) (*fileSource, e
 		info.Err = e
 		return nil, e
 	}
-	br := bufio.NewReaderSize(r, 1<<16)
+	br := bufio.NewReaderSize(r, readBufferSize)
 	head, err := br.Peek(4)
 	if len(head) >= 2 && binary.BigEndian.Uint16(head) == magicGzip {
 		zr, zerr := gzip.NewReader(br)
@@ -151,7 +153,7 @@ func newFileSource(path string, r io.ReadCloser, info *FileInfo) (*fileSource, e
 			return fail(ErrCorrupt, fmt.Errorf("gzip: %w", zerr))
 		}
 		info.Compressed = true
-		br = bufio.NewReaderSize(zr, 1<<16)
+		br = bufio.NewReaderSize(zr, readBufferSize)
 		head, err = br.Peek(4)
 	}
 	if len(head) < 4 {
@@ -165,7 +167,10 @@ func newFileSource(path string, r io.ReadCloser, info *FileInfo) (*fileSource, e
 	switch magic {
 	case magicPcapMicroLE, magicPcapMicroBE, magicPcapNanoLE, magicPcapNanoBE:
 		info.Format = "pcap"
-		s.pcap, err = pcapgo.NewReader(br)
+		if br.Size() < readBufferSize {
+			br = bufio.NewReaderSize(br, readBufferSize)
+		}
+		s.pcap, err = newPcapReader(br)
 		if err != nil {
 			return fail(kindOf(err), err)
 		}
@@ -213,8 +218,8 @@ func (s *fileSource) ReadPacket() ([]byte, gopacket.CaptureInfo, layers.LinkType
 		err  error
 	)
 	if s.pcap != nil {
-		data, ci, err = s.pcap.ZeroCopyReadPacketData()
-		link = s.pcap.LinkType()
+		data, ci, err = s.pcap.read()
+		link = s.pcap.link
 	} else {
 		data, ci, err = s.ng.ZeroCopyReadPacketData()
 		if len(ci.AncillaryData) > 0 {
@@ -287,4 +292,111 @@ func (m *multiSource) close() {
 		m.cur.Close()
 		m.cur = nil
 	}
+}
+
+// readBufferSize is the read buffer of a capture file: larger than the
+// largest packet record of 262144 bytes (libpcap's maximum snap length),
+// so that pcap records are read in place, and large enough that reading
+// costs few system calls.
+const readBufferSize = 1 << 20
+
+// pcapMaxSnaplen is the capture length a pcap record may have whatever
+// the file's snap length (libpcap's MAXIMUM_SNAPLEN), as
+// gopacket/pcapgo's reader accepts.
+const pcapMaxSnaplen = 262144
+
+// pcapReader reads the records of a pcap file (the libpcap format: a
+// 24-byte file header, then a 16-byte header before each packet) in
+// place: a packet's bytes are a slice of the read buffer, valid until the
+// next call. gopacket/pcapgo's Reader copies every packet twice; this
+// reader accepts and rejects the same records, with the same errors.
+type pcapReader struct {
+	br      *bufio.Reader
+	order   binary.ByteOrder
+	nanos   uint32 // factor from the timestamp's fraction to nanoseconds
+	snaplen uint32
+	link    layers.LinkType
+	skip    int // bytes of the last packet still in br
+}
+
+func newPcapReader(br *bufio.Reader) (*pcapReader, error) {
+	var h [24]byte
+	if _, err := io.ReadFull(br, h[:]); err != nil {
+		return nil, err
+	}
+	p := &pcapReader{br: br}
+	switch binary.BigEndian.Uint32(h[0:4]) {
+	case magicPcapMicroLE:
+		p.order, p.nanos = binary.LittleEndian, 1000
+	case magicPcapMicroBE:
+		p.order, p.nanos = binary.BigEndian, 1000
+	case magicPcapNanoLE:
+		p.order, p.nanos = binary.LittleEndian, 1
+	case magicPcapNanoBE:
+		p.order, p.nanos = binary.BigEndian, 1
+	default:
+		return nil, fmt.Errorf("Unknown magic %x", binary.LittleEndian.Uint32(h[0:4]))
+	}
+	if v := p.order.Uint16(h[4:6]); v != 2 {
+		return nil, fmt.Errorf("Unknown major version %d", v)
+	}
+	if v := p.order.Uint16(h[6:8]); v != 4 {
+		return nil, fmt.Errorf("Unknown minor version %d", v)
+	}
+	p.snaplen = p.order.Uint32(h[16:20])
+	p.link = layers.LinkType(p.order.Uint32(h[20:24]))
+	return p, nil
+}
+
+// read returns the next packet, io.EOF at the end of the file, or the
+// error that ended it.
+func (p *pcapReader) read() ([]byte, gopacket.CaptureInfo, error) {
+	var ci gopacket.CaptureInfo
+	if p.skip > 0 {
+		p.br.Discard(p.skip) // peeked: cannot fail
+		p.skip = 0
+	}
+	h, err := p.br.Peek(16)
+	if len(h) < 16 {
+		return nil, ci, shortRead(len(h), err)
+	}
+	ci.Timestamp = time.Unix(int64(p.order.Uint32(h[0:4])), int64(p.order.Uint32(h[4:8])*p.nanos)).UTC()
+	ci.CaptureLength = int(p.order.Uint32(h[8:12]))
+	ci.Length = int(p.order.Uint32(h[12:16]))
+	if ci.CaptureLength > max(int(p.snaplen), pcapMaxSnaplen) {
+		return nil, ci, fmt.Errorf("capture length exceeds snap length: %d > %d", ci.CaptureLength, p.snaplen)
+	}
+	if ci.CaptureLength > ci.Length {
+		return nil, ci, fmt.Errorf("capture length exceeds original packet length: %d > %d", ci.CaptureLength, ci.Length)
+	}
+	n := 16 + ci.CaptureLength
+	if n > p.br.Size() {
+		// Only with a snap length above libpcap's maximum: read it into
+		// a buffer that grows with the bytes actually there.
+		p.br.Discard(16)
+		var b bytes.Buffer
+		b.Grow(pcapMaxSnaplen)
+		m, err := io.CopyN(&b, p.br, int64(ci.CaptureLength))
+		if err == io.EOF && m > 0 {
+			err = io.ErrUnexpectedEOF
+		}
+		return b.Bytes(), ci, err
+	}
+	b, err := p.br.Peek(n)
+	if len(b) < n {
+		return nil, ci, shortRead(len(b)-16, err)
+	}
+	p.skip = n
+	return b[16:n:n], ci, nil
+}
+
+// shortRead is io.ReadFull's error after n bytes and the reader's err.
+func shortRead(n int, err error) error {
+	switch {
+	case err == io.EOF && n > 0:
+		return io.ErrUnexpectedEOF
+	case err == nil:
+		return io.ErrUnexpectedEOF
+	}
+	return err
 }

@@ -1,0 +1,361 @@
+package reassembly
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gopacket/gopacket"
+	"github.com/gopacket/gopacket/layers"
+	"github.com/gopacket/gopacket/pcapgo"
+)
+
+// callLog records every handler call with every argument, and the Stats
+// the handler sees at each call.
+type callLog struct {
+	lines []string
+	conns []*Conn
+}
+
+func (l *callLog) add(c *Conn, format string, args ...any) {
+	l.lines = append(l.lines, fmt.Sprintf("#%d f%d %v>%v syn=%v %+v ", c.Index, c.File, c.A, c.B, c.SawSYN, c.Stats)+fmt.Sprintf(format, args...))
+}
+
+func (l *callLog) Open(c *Conn) {
+	l.conns = append(l.conns, c)
+	l.add(c, "open")
+}
+
+func (l *callLog) Data(c *Conn, d Dir, ch Chunk) {
+	l.add(c, "data %v %q t=%v f=%d seq=%d off=%d", d, ch.Data, ch.Time.UnixNano(), ch.Frame, ch.Seq, ch.Offset)
+}
+
+func (l *callLog) Gap(c *Conn, d Dir, n int64, t time.Time) {
+	l.add(c, "gap %v %d t=%v", d, n, t.UnixNano())
+}
+
+func (l *callLog) Close(c *Conn, reason string, t time.Time) {
+	l.add(c, "close %s t=%v", reason, t.UnixNano())
+}
+
+// final returns the connections' Stats after the run.
+func (l *callLog) final() []string {
+	var out []string
+	for _, c := range l.conns {
+		out = append(out, fmt.Sprintf("#%d %+v syn=%v", c.Index, c.Stats, c.SawSYN))
+	}
+	return out
+}
+
+// sameCalls reads paths in both modes and compares every call, the
+// summaries, the errors and the final Stats.
+func sameCalls(t *testing.T, paths []string, opts Options) int {
+	t.Helper()
+	var logs [2]*callLog
+	var sums [2]string
+	var errs [2]string
+	for i, sync := range []bool{true, false} {
+		o := opts
+		o.Synchronous = sync
+		logs[i] = &callLog{}
+		sum, err := ReadFiles(context.Background(), paths, o, logs[i])
+		sums[i] = fmt.Sprintf("%+v", sum)
+		errs[i] = fmt.Sprint(err)
+	}
+	if sums[0] != sums[1] || errs[0] != errs[1] {
+		t.Errorf("synchronous: %+v %s\npipelined:   %+v %s", sums[0], errs[0], sums[1], errs[1])
+	}
+	compareLines(t, "calls", logs[0].lines, logs[1].lines)
+	compareLines(t, "final stats", logs[0].final(), logs[1].final())
+	return len(logs[0].lines)
+}
+
+func compareLines(t *testing.T, what string, a, b []string) {
+	t.Helper()
+	if len(a) != len(b) {
+		t.Errorf("%s: %d synchronous, %d pipelined", what, len(a), len(b))
+	}
+	for i := range min(len(a), len(b)) {
+		if a[i] != b[i] {
+			t.Errorf("%s: first difference at %d:\nsynchronous %s\npipelined   %s", what, i, a[i], b[i])
+			return
+		}
+	}
+}
+
+func goldenCaptures(t *testing.T) []string {
+	t.Helper()
+	paths, _ := filepath.Glob(filepath.Join("..", "pcaps", "*.pcap*"))
+	if len(paths) == 0 {
+		t.Skip("no captures in ../pcaps")
+	}
+	return paths
+}
+
+// TestPipelineSameCalls: the pipelined mode makes the same calls as the
+// synchronous one on the golden captures, mangled (loss, duplicates,
+// reordering, snap-length cuts), concatenated, and with tiny buffers and
+// flush intervals that make flushes and idle closes frequent.
+func TestPipelineSameCalls(t *testing.T) {
+	paths := goldenCaptures(t)
+	for _, path := range paths {
+		t.Run(filepath.Base(path), func(t *testing.T) {
+			if n := sameCalls(t, []string{path}, Options{}); n < 5 {
+				t.Errorf("only %d calls", n)
+			}
+			sameCalls(t, []string{mangle(t, path)}, Options{MaxBufferedPagesPerConn: 4, FlushInterval: time.Millisecond, BufferTimeout: time.Millisecond, IdleTimeout: 50 * time.Millisecond})
+		})
+	}
+	t.Run("concatenated", func(t *testing.T) {
+		sameCalls(t, append(paths, "/nonexistent.pcap", paths[0]), Options{Concatenate: true})
+		sameCalls(t, append(paths, "/nonexistent.pcap", paths[0]), Options{})
+	})
+}
+
+// TestPipelineSameCallsMessy: crafted inputs with the awkward cases:
+// fragments, lost and reordered segments, late packets after close (whose
+// Stats must keep counting), 4-tuple reuse, RST.
+func TestPipelineSameCallsMessy(t *testing.T) {
+	var segs []seg
+	v := newConv("10.0.0.1:1000", "10.0.0.2:9092", 100, 900)
+	v.handshake()
+	v.send(true, "first")
+	lost := v.next(true, "lost")
+	v.send(true, "after the hole")
+	v.send(false, "reply")
+	v.add(lost)
+	v.close()
+	v.add(seg{src: v.c, dst: v.s, seq: v.cseq, ack: v.sseq, flags: "A"}) // late ACK
+	segs = append(segs, v.segs...)
+	w := newConv("10.0.0.1:1000", "10.0.0.2:9092", 5000, 7000) // reuses the 4-tuple
+	w.at = time.Second
+	w.handshake()
+	w.send(true, strings.Repeat("x", 3000))
+	w.add(seg{src: w.s, dst: w.c, seq: w.sseq, ack: w.cseq, flags: "R"})
+	segs = append(segs, w.segs...)
+	x := newConv("[2001:db8::1]:5", "[2001:db8::2]:6", 1, 2)
+	x.handshake()
+	for i := range 600 {
+		x.send(i%3 != 0, strings.Repeat(string(rune('a'+i%26)), 1+i%1400))
+	}
+	segs = append(segs, x.segs...)
+	p := writeFile(t, "messy.pcap", pcapBytes(t, layers.LinkTypeEthernet, segs))
+	if n := sameCalls(t, []string{p}, Options{}); n < 600 {
+		t.Errorf("only %d calls", n)
+	}
+	sameCalls(t, []string{p}, Options{MaxBufferedPagesPerConn: 1})
+}
+
+// TestPcapReaderMatchesPcapgo: the in-place pcap reader returns what
+// gopacket/pcapgo's reader returns, packets and errors, on the golden
+// captures, truncated anywhere and with corrupted record headers.
+func TestPcapReaderMatchesPcapgo(t *testing.T) {
+	var inputs [][]byte
+	for _, path := range goldenCaptures(t) {
+		if filepath.Ext(path) != ".pcap" {
+			continue
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		inputs = append(inputs, b)
+	}
+	small := pcapBytes(t, layers.LinkTypeEthernet, basicConv("10.0.0.1:1", "10.0.0.2:2").segs)
+	for cut := 4; cut <= len(small); cut++ { // below 4 bytes newFileSource says ErrNotCapture
+		inputs = append(inputs, small[:cut])
+	}
+	for off := 24; off+16 <= len(small); off += 7 {
+		for _, v := range []uint32{0, 1, 262144, 262145, 1 << 31, 0xFFFFFFFF} {
+			b := bytes.Clone(small)
+			binary.LittleEndian.PutUint32(b[off:], v)
+			inputs = append(inputs, b)
+		}
+	}
+	n := 0
+	for i, in := range inputs {
+		want := readAllPcapgo(in)
+		got := readAllOurs(in)
+		if want != got {
+			t.Fatalf("input %d (%d bytes):\npcapgo %s\nours   %s", i, len(in), want, got)
+		}
+		n += strings.Count(want, "\n")
+	}
+	if n < 1000 {
+		t.Errorf("only %d packets compared", n)
+	}
+}
+
+func readAllPcapgo(in []byte) string {
+	r, err := pcapgo.NewReader(bytes.NewReader(in))
+	if err != nil {
+		return "header: " + err.Error()
+	}
+	var b strings.Builder
+	for {
+		data, ci, err := r.ZeroCopyReadPacketData()
+		if err != nil {
+			fmt.Fprintf(&b, "end: %v", err)
+			return b.String()
+		}
+		fmt.Fprintf(&b, "%v %d %d %d %x\n", ci.Timestamp, ci.CaptureLength, ci.Length, r.LinkType(), data)
+	}
+}
+
+func readAllOurs(in []byte) string {
+	r, err := newPcapReader(bufio.NewReaderSize(bytes.NewReader(in), readBufferSize))
+	if err != nil {
+		return "header: " + err.Error()
+	}
+	var b strings.Builder
+	for {
+		data, ci, err := r.read()
+		if err != nil {
+			fmt.Fprintf(&b, "end: %v", err)
+			return b.String()
+		}
+		fmt.Fprintf(&b, "%v %d %d %d %x\n", ci.Timestamp, ci.CaptureLength, ci.Length, r.link, data)
+	}
+}
+
+// blockingSource delivers its packets, then blocks (as a quiet live
+// capture does) until release is closed, then ends.
+type blockingSource struct {
+	*sliceSource
+	blocked chan struct{}
+	release chan struct{}
+}
+
+func (s *blockingSource) ReadPacket() ([]byte, gopacket.CaptureInfo, layers.LinkType, error) {
+	if s.i >= len(s.frames) {
+		close(s.blocked)
+		<-s.release
+		return nil, gopacket.CaptureInfo{}, 0, io.EOF
+	}
+	return s.sliceSource.ReadPacket()
+}
+
+// promptHandler signals when it has seen want bytes.
+type promptHandler struct {
+	discard
+	n    int
+	want int
+	got  chan struct{}
+}
+
+func (h *promptHandler) Data(_ *Conn, _ Dir, ch Chunk) {
+	h.n += len(ch.Data)
+	if h.n == h.want {
+		close(h.got)
+	}
+}
+
+// TestPipelineLivePrompt: a source that is not a file and has no packet
+// ready must not hold back the packets it gave: the handler gets them
+// while ReadPacket blocks.
+func TestPipelineLivePrompt(t *testing.T) {
+	v := newConv("10.0.0.1:1", "10.0.0.2:2", 1, 2)
+	v.handshake()
+	v.send(true, "request")
+	v.send(false, "response")
+	src := &blockingSource{sliceSource: newSliceSource(t, layers.LinkTypeEthernet, v.segs), blocked: make(chan struct{}), release: make(chan struct{})}
+	h := &promptHandler{want: len("request") + len("response"), got: make(chan struct{})}
+	done := make(chan error)
+	go func() {
+		_, err := Run(context.Background(), src, Options{}, h)
+		done <- err
+	}()
+	<-src.blocked
+	select {
+	case <-h.got:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the handler did not get the bytes while the source waited")
+	}
+	close(src.release)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
+
+// cancelAt cancels its context at the n-th Data call.
+type cancelAt struct {
+	discard
+	n      int
+	cancel context.CancelFunc
+	closes int
+}
+
+func (h *cancelAt) Data(*Conn, Dir, Chunk) {
+	h.n--
+	if h.n == 0 {
+		h.cancel()
+	}
+}
+
+func (h *cancelAt) Close(*Conn, string, time.Time) { h.closes++ }
+
+// TestPipelineCancel: cancelling mid-file returns ctx's error promptly,
+// with every connection closed and no goroutine left behind.
+func TestPipelineCancel(t *testing.T) {
+	data, _ := benchCapture(t)
+	p := writeFile(t, "bench.pcap", data)
+	before := runtime.NumGoroutine()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	h := &cancelAt{n: 10, cancel: cancel}
+	start := time.Now()
+	sum, err := ReadFiles(ctx, []string{p}, Options{}, h)
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("err %v", err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("took %v", d)
+	}
+	if sum.Packets == 0 || sum.Packets > 1024+batchesPerStage*pktBatchLen*2 {
+		t.Errorf("read %d packets after the cancel at the 10th Data call", sum.Packets)
+	}
+	if h.closes != sum.Connections {
+		t.Errorf("%d closes, %d connections", h.closes, sum.Connections)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := runtime.NumGoroutine(); n > before {
+		t.Errorf("%d goroutines after, %d before", n, before)
+	}
+}
+
+type panicky struct{ discard }
+
+func (panicky) Data(*Conn, Dir, Chunk) { panic("handler failed") }
+
+// TestPipelineHandlerPanic: a handler's panic reaches the caller, as in
+// the synchronous mode, and the goroutines end.
+func TestPipelineHandlerPanic(t *testing.T) {
+	data, _ := benchCapture(t)
+	p := writeFile(t, "bench.pcap", data)
+	before := runtime.NumGoroutine()
+	func() {
+		defer func() {
+			if r := recover(); r != "handler failed" {
+				t.Errorf("recovered %v", r)
+			}
+		}()
+		ReadFiles(context.Background(), []string{p}, Options{}, panicky{})
+		t.Error("no panic")
+	}()
+	if n := runtime.NumGoroutine(); n > before {
+		t.Errorf("%d goroutines after, %d before", n, before)
+	}
+}
