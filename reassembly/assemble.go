@@ -115,8 +115,9 @@ type runner struct {
 	frame int64
 	now   time.Time // capture time of the current packet
 	tcp   layers.TCP
-	pad   []byte  // payload padded to its IP length after a snap-length cut
-	ctx   *pktCtx // context for the next packet
+	hdr   [20]byte // the fixed TCP header of the current packet
+	pad   []byte   // payload padded to its IP length after a snap-length cut
+	ctx   *pktCtx  // context for the next packet
 	// ctxKept is set by Accept when the assembler may buffer the packet
 	// (and keep its context): the next packet then gets a new one.
 	ctxKept bool
@@ -125,6 +126,7 @@ type runner struct {
 	finHalf *halfState
 
 	conns     map[connKey]*stream // open connections and recently closed ones
+	deletes   int                 // deletions from conns (deleteConn), to know a lookup is still good
 	closed    []*stream           // recently closed, in close order
 	pending   pendingConn         // the connection the current packet opens
 	nextIndex int
@@ -182,7 +184,7 @@ func (r *runner) forget(s *stream) {
 	if r.conns[s.key] != s {
 		return
 	}
-	delete(r.conns, s.key)
+	r.deleteConn(s.key)
 	if r.retired == nil {
 		r.retired = make(map[connKey]retiredConn)
 	}
@@ -239,13 +241,18 @@ func limit(v, def int) int {
 // assembler, after a flush pass when one is due.
 func (r *runner) assemble(p *pkt) {
 	r.frame = p.frame
-	if err := r.tcp.DecodeFromBytes(p.seg, gopacket.NilDecodeFeedback); err != nil {
-		// Not expected: decode checked the header (options that cannot be
-		// followed are dropped, not errors).
+	// The fixed header only: the assembler uses no option, and parsing
+	// them (layers.TCP.DecodeFromBytes) is a good part of its cost.
+	copy(r.hdr[:], p.seg[:20])
+	r.hdr[12] = 5<<4 | r.hdr[12]&0x0F
+	if err := r.tcp.DecodeFromBytes(r.hdr[:], gopacket.NilDecodeFeedback); err != nil {
+		// Not expected: decode checked the header.
 		r.sum.DecodeErrors += p.frames
 		r.sum.TCPPackets -= p.frames
 		return
 	}
+	r.tcp.DataOffset = uint8(p.hl / 4)
+	r.tcp.Contents, r.tcp.Payload = p.seg[:p.hl], p.seg[p.hl:]
 	plen := p.plen
 	if len(r.tcp.Payload) > plen {
 		r.tcp.Payload = r.tcp.Payload[:plen]
@@ -264,7 +271,9 @@ func (r *runner) assemble(p *pkt) {
 	key := makeKey(src, dst)
 	syn := r.tcp.SYN && !r.tcp.ACK
 	index := -1
-	if s := r.conns[key]; s == nil {
+	s := r.conns[key]
+	deletes := r.deletes
+	if s == nil {
 		if r.opts.Filter != nil && !r.opts.Filter(src, dst) {
 			r.sum.Filtered++
 			return
@@ -287,7 +296,7 @@ func (r *runner) assemble(p *pkt) {
 			r.emitStats(s)
 			return
 		}
-		delete(r.conns, key)
+		r.deleteConn(key)
 	} else if syn && s.reusedBy(src, gpr.Sequence(r.tcp.Seq)) {
 		r.closeReused(s)
 	} else if r.tcp.ACK {
@@ -298,7 +307,10 @@ func (r *runner) assemble(p *pkt) {
 		r.skipAckedHoles(s, d, gpr.Sequence(r.tcp.Ack))
 	}
 	r.pending = pendingConn{key: key, src: src, dst: dst, index: index, file: p.file}
-	cur := r.conns[key] // nil for a new connection
+	cur := s // nil for a new connection
+	if r.deletes != deletes {
+		cur = r.conns[key]
+	}
 
 	// A snap-length cut: the payload is padded back to the length the IP
 	// header gives (at most 64 KiB), so that the stream's sequence space
@@ -407,6 +419,12 @@ func (r *runner) New(_, _ gopacket.Flow, tcp *layers.TCP, _ gpr.AssemblerContext
 	return s
 }
 
+// deleteConn removes a connection from the table.
+func (r *runner) deleteConn(k connKey) {
+	delete(r.conns, k)
+	r.deletes++
+}
+
 // closeReused ends s because a SYN with a new initial sequence number
 // arrived on its 4-tuple (the port was reused and s's end was not
 // captured).
@@ -416,7 +434,7 @@ func (r *runner) closeReused(s *stream) {
 	r.forceReason = ""
 	if !s.done {
 		// Not expected; forget it so that the new connection is numbered.
-		delete(r.conns, s.key)
+		r.deleteConn(s.key)
 	}
 }
 
@@ -941,7 +959,7 @@ func (s *stream) ReassemblyComplete(_ gpr.AssemblerContext) bool {
 		if reason == CloseFIN || reason == CloseRST {
 			r.closed = append(r.closed, s)
 		} else {
-			delete(r.conns, s.key) // Options.IdleTimeout: later packets start a new connection
+			r.deleteConn(s.key) // Options.IdleTimeout: later packets start a new connection
 		}
 	}
 	return true

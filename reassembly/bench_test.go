@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -53,23 +55,67 @@ type countBytes struct {
 
 func (c *countBytes) Data(_ *Conn, _ Dir, ch Chunk) { c.n += int64(len(ch.Data)) }
 
+// BenchmarkReassemble runs a 5 MB capture held in memory through Run, in
+// both modes, with a handler that counts bytes.
 func BenchmarkReassemble(b *testing.B) {
 	data, want := benchCapture(b)
-	b.SetBytes(int64(len(data)))
-	b.ReportAllocs()
-	for b.Loop() {
-		var info FileInfo
-		src, err := newFileSource("bench", io.NopCloser(bytes.NewReader(data)), &info)
-		if err != nil {
-			b.Fatal(err)
-		}
-		h := &countBytes{}
-		sum, err := Run(context.Background(), src, Options{}, h)
-		if err != nil || sum.Connections != 16 {
-			b.Fatalf("err %v, summary %+v", err, sum)
-		}
-		if h.n != want {
-			b.Fatalf("delivered %d bytes, want %d", h.n, want)
-		}
+	for _, mode := range []struct {
+		name string
+		sync bool
+	}{{"sync", true}, {"pipelined", false}} {
+		b.Run(mode.name, func(b *testing.B) {
+			b.SetBytes(int64(len(data)))
+			b.ReportAllocs()
+			for b.Loop() {
+				var info FileInfo
+				src, err := newFileSource("bench", io.NopCloser(bytes.NewReader(data)), &info)
+				if err != nil {
+					b.Fatal(err)
+				}
+				h := &countBytes{}
+				sum, err := Run(context.Background(), src, Options{Synchronous: mode.sync}, h)
+				if err != nil || sum.Connections != 16 {
+					b.Fatalf("err %v, summary %+v", err, sum)
+				}
+				if h.n != want {
+					b.Fatalf("delivered %d bytes, want %d", h.n, want)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkReadFiles reads KWIRE_BENCH_CAPTURE (a path relative to the
+// module root, e.g. bench-captures/netns-2.1.pcap) with ReadFiles in both
+// modes: the read+reassemble floor of kwire read.
+func BenchmarkReadFiles(b *testing.B) {
+	path := os.Getenv("KWIRE_BENCH_CAPTURE")
+	if path == "" {
+		b.Skip("KWIRE_BENCH_CAPTURE is not set")
+	}
+	if !filepath.IsAbs(path) {
+		path = filepath.Join("..", path)
+	}
+	st, err := os.Stat(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, mode := range []struct {
+		name string
+		sync bool
+	}{{"sync", true}, {"pipelined", false}} {
+		b.Run(mode.name, func(b *testing.B) {
+			b.SetBytes(st.Size())
+			b.ReportAllocs()
+			for b.Loop() {
+				h := &countBytes{}
+				if _, err := ReadFiles(context.Background(), []string{path}, Options{Synchronous: mode.sync}, h); err != nil {
+					b.Fatal(err)
+				}
+				if h.n == 0 {
+					b.Fatal("no bytes")
+				}
+			}
+		})
 	}
 }

@@ -39,6 +39,7 @@ type pkt struct {
 	src    []byte               // source IP address, 4 or 16 bytes
 	dst    []byte               // destination IP address
 	seg    []byte               // TCP header and captured payload
+	hl     int                  // TCP header length
 	plen   int                  // payload length declared by the IP header; 0 for a RST
 	flush  bool                 // a flush pass is due before it
 }
@@ -142,6 +143,7 @@ func (d *decoder) decode(data []byte, ci gopacket.CaptureInfo, link layers.LinkT
 	}
 	p.src, p.dst = d.dec.srcIP, d.dec.dstIP
 	p.seg = seg[:hl+captured]
+	p.hl = hl
 	p.plen = plen
 	return true
 }
