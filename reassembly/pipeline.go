@@ -24,7 +24,9 @@ import (
 	"context"
 	"io"
 	"sync"
+	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
@@ -171,12 +173,18 @@ const (
 	callBatchLen    = 512
 	callBatchBytes  = 256 << 10
 	batchesPerStage = 4
+	// pktBatches are more: callBatches in flight pin some.
+	pktBatches = 8
 )
 
 // pktBatch is a batch of segments with their bytes.
 type pktBatch struct {
 	pkts []pkt
 	buf  []byte
+	// refs counts the holders of the batch: the assembler, and each
+	// callBatch whose Data calls alias buf (recorder.add). The last
+	// release returns it to the free list.
+	refs atomic.Int32
 	// The last batch of the input carries the reader's results.
 	last bool
 	err  error
@@ -233,12 +241,12 @@ type feed struct {
 
 func newFeed(share bool, quit <-chan struct{}) *feed {
 	f := &feed{
-		full:  make(chan *pktBatch, batchesPerStage),
-		free:  make(chan *pktBatch, batchesPerStage),
+		full:  make(chan *pktBatch, pktBatches),
+		free:  make(chan *pktBatch, pktBatches),
 		quit:  quit,
 		share: share,
 	}
-	for range batchesPerStage {
+	for range pktBatches {
 		f.free <- &pktBatch{pkts: make([]pkt, 0, pktBatchLen), buf: make([]byte, 0, pktBatchBytes)}
 	}
 	return f
@@ -280,12 +288,8 @@ func (f *feed) put(p *pkt) bool {
 		f.full <- f.cur // never blocks: the channel holds every batch
 		f.cur = nil
 	}
-	if f.cur == nil {
-		select {
-		case f.cur = <-f.free:
-		case <-f.quit:
-			return false
-		}
+	if f.cur == nil && !f.get() {
+		return false
 	}
 	f.cur.add(p)
 	if f.waiting || len(f.cur.pkts) == pktBatchLen {
@@ -295,18 +299,31 @@ func (f *feed) put(p *pkt) bool {
 	return true
 }
 
+// get sets cur to a free batch. With share set, f.mu is held, and
+// released while waiting: only the reader sets cur.
+func (f *feed) get() bool {
+	if f.share {
+		f.mu.Unlock()
+		defer f.mu.Lock()
+	}
+	select {
+	case b := <-f.free:
+		b.refs.Store(1) // the assembler's
+		f.cur = b
+		return true
+	case <-f.quit:
+		return false
+	}
+}
+
 // end sends the last batch, with the decoder and the input's error.
 func (f *feed) end(d *decoder, err error) {
 	if f.share {
 		f.mu.Lock()
 		defer f.mu.Unlock()
 	}
-	if f.cur == nil {
-		select {
-		case f.cur = <-f.free:
-		case <-f.quit:
-			return
-		}
+	if f.cur == nil && !f.get() {
+		return
 	}
 	f.cur.last, f.cur.err, f.cur.dec = true, err, d
 	f.full <- f.cur
@@ -322,6 +339,7 @@ func (f *feed) next(idle func()) *pktBatch {
 	default:
 	}
 	if f.share {
+		idle()
 		f.mu.Lock()
 		select {
 		case b := <-f.full:
@@ -336,8 +354,9 @@ func (f *feed) next(idle func()) *pktBatch {
 		}
 		f.waiting = true
 		f.mu.Unlock()
+	} else {
+		idle()
 	}
-	idle()
 	select {
 	case b := <-f.full:
 		return b
@@ -346,9 +365,22 @@ func (f *feed) next(idle func()) *pktBatch {
 	}
 }
 
+// release drops a hold on b.
 func (f *feed) release(b *pktBatch) {
-	b.reset()
-	f.free <- b // never blocks
+	if b.refs.Add(-1) == 0 {
+		b.reset()
+		f.free <- b // never blocks
+	}
+}
+
+// within reports whether b lies in buf's array (up to its capacity).
+func within(b, buf []byte) bool {
+	if len(b) == 0 || cap(buf) == 0 {
+		return false
+	}
+	lo := uintptr(unsafe.Pointer(unsafe.SliceData(buf)))
+	p := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
+	return p >= lo && p+uintptr(len(b)) <= lo+uintptr(cap(buf))
 }
 
 // Kinds of recorded calls, beside evData, evGap and evClose.
@@ -365,17 +397,17 @@ type call struct {
 	sawSYN bool
 	n      int64
 	t      time.Time
-	ch     Chunk // Data is arena[start:end]
-	start  int
-	end    int
+	ch     Chunk // Data in arena or in a pinned pktBatch
 	reason string
 	stats  ConnStats
 }
 
-// callBatch is a batch of calls with their Data bytes.
+// callBatch is a batch of calls with their Data bytes: copied into
+// arena, or left where they are in the pktBatches the batch pins.
 type callBatch struct {
 	calls []call
 	arena []byte
+	pins  []*pktBatch
 	last  bool
 }
 
@@ -383,6 +415,8 @@ func (b *callBatch) reset() {
 	clear(b.calls)
 	b.calls = b.calls[:0]
 	b.arena = b.arena[:0]
+	clear(b.pins)
+	b.pins = b.pins[:0]
 	b.last = false
 }
 
@@ -392,6 +426,9 @@ type recorder struct {
 	free chan *callBatch
 	quit <-chan struct{}
 	cur  *callBatch
+	// pkts is the pktBatch being assembled: Data in its bytes is not
+	// copied, the batch is pinned instead.
+	pkts *pktBatch
 	// stopped is set on quit: calls are dropped from then on.
 	stopped bool
 }
@@ -425,9 +462,19 @@ func (c *recorder) add(s *stream, e call, data []byte) {
 	e.c = &s.shadow
 	e.stats, e.sawSYN = s.conn.Stats, s.conn.SawSYN
 	if e.kind == evData {
-		e.start = len(b.arena)
-		b.arena = append(b.arena, data...)
-		e.end = len(b.arena)
+		if pk := c.pkts; pk != nil && within(data, pk.buf) {
+			if n := len(b.pins); n == 0 || b.pins[n-1] != pk {
+				pk.refs.Add(1)
+				b.pins = append(b.pins, pk)
+			}
+			e.ch.Data = data[:len(data):len(data)]
+		} else {
+			// The arena may move when it grows; the bytes of earlier
+			// calls stay where they were.
+			n := len(b.arena)
+			b.arena = append(b.arena, data...)
+			e.ch.Data = b.arena[n:len(b.arena):len(b.arena)]
+		}
 	}
 	b.calls = append(b.calls, e)
 	if len(b.calls) == callBatchLen || len(b.arena) >= callBatchBytes {
@@ -470,7 +517,6 @@ func replay(h Handler, b *callBatch) {
 		case evOpen:
 			h.Open(c)
 		case evData:
-			e.ch.Data = b.arena[e.start:e.end:e.end]
 			h.Data(c, e.dir, e.ch)
 		case evGap:
 			h.Gap(c, e.dir, e.n, e.t)
@@ -558,9 +604,11 @@ func (r *runner) runPipelined(ctx context.Context, src PacketSource) (err error)
 			if b == nil {
 				return // quit
 			}
+			r.rec.pkts = b
 			for i := range b.pkts {
 				r.assemble(&b.pkts[i])
 			}
+			r.rec.pkts = nil
 			if b.last {
 				err = b.err
 				dsum = b.dec.sum
@@ -583,6 +631,9 @@ func (r *runner) runPipelined(ctx context.Context, src PacketSource) (err error)
 	}()
 	for b := range r.rec.full {
 		replay(r.h, b)
+		for _, pk := range b.pins {
+			f.release(pk)
+		}
 		last := b.last
 		b.reset()
 		r.rec.free <- b // never blocks
