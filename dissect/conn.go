@@ -402,7 +402,7 @@ func (c *conn) cut(s *splitter, part []byte, need int, at mark, why string) {
 func (c *conn) frame(s *splitter, b []byte, first, last mark) {
 	c.d.sum.Frames++
 	c.frames++
-	fr := &Frame{FirstFrame: first.frame, LastFrame: last.frame, Time: first.time, End: last.time, Bytes: b}
+	fr := &Frame{FirstFrame: first.frame, LastFrame: last.frame, Time: first.time, End: last.time, Bytes: b, pool: c.d.spill.pool}
 	switch {
 	case s.raw && s.req:
 		if c.saslClient(fr) {

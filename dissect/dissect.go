@@ -104,7 +104,7 @@ func New(opts Options, sink Sink) *Dissector {
 		opts.PendingMemory = DefaultPendingMemory
 	}
 	return &Dissector{
-		spill:   spiller{budget: opts.PendingMemory, dir: opts.SpillDir},
+		spill:   spiller{budget: opts.PendingMemory, dir: opts.SpillDir, pool: new(framePool)},
 		opts:    opts,
 		sink:    sink,
 		conns:   make(map[*reassembly.Conn]*conn),

@@ -35,6 +35,8 @@ type Frame struct {
 	// when not nil, that they are in the spill file (Bytes is nil).
 	held  bool
 	spill *spilled
+	// pool is where Exchange.Release puts Bytes.
+	pool *framePool
 }
 
 // deferredDecode is a frame decode left to Exchange.Decode: as a request,

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sync"
 )
 
 // Spilling. Requests awaiting their responses are the only frames the
@@ -36,15 +37,24 @@ const spillBlock = 16 << 10
 // for the note when reading the rest back fails.
 const spillHead = 64
 
-// Reusable frame buffers: the buffers of spilled frames are handed back
-// to the splitters for the next large frames, instead of allocating (and
-// faulting in) fresh memory for each. At most poolMax buffers, of
-// poolBytes in total, are kept.
+// Reusable frame buffers: the buffers of spilled frames, and those of
+// exchanges a sink releases (Exchange.Release), are handed back to the
+// splitters for the next large frames instead of allocating (and faulting
+// in) fresh memory for each. At most poolMax buffers, of poolBytes in
+// total, are kept.
 const (
 	poolMax   = 8
 	poolBytes = 8 << 20
 	poolMin   = 32 << 10 // smaller frames are not worth pooling
 )
+
+// framePool holds reusable frame buffers. Sinks may release exchanges on
+// other goroutines than the Dissector's.
+type framePool struct {
+	mu    sync.Mutex
+	bufs  [][]byte
+	bytes int
+}
 
 // spillRun is n blocks of the spill file from block start on.
 type spillRun struct{ start, n int32 }
@@ -74,8 +84,7 @@ type spiller struct {
 	peak          int32 // most blocks in use at once (tests)
 	used          int32
 
-	pool      [][]byte // reusable frame buffers
-	poolBytes int
+	pool *framePool
 }
 
 // hold counts a pending request frame and spills it when the frames held
@@ -130,7 +139,7 @@ func (sp *spiller) write(fr *Frame) error {
 	fr.Bytes = nil
 	sp.frames++
 	sp.bytes += int64(len(b))
-	sp.put(b)
+	sp.pool.put(b)
 	return nil
 }
 
@@ -203,7 +212,7 @@ func (d *Dissector) unhold(ex *Exchange, fr *Frame) {
 		return
 	}
 	fr.spill = nil
-	b := sp.get(s.n)
+	b := sp.pool.get(s.n)
 	off := 0
 	var err error
 	for _, r := range s.runs {
@@ -227,8 +236,8 @@ func (d *Dissector) unhold(ex *Exchange, fr *Frame) {
 }
 
 // get returns a buffer of n bytes, from the pool when one fits.
-func (sp *spiller) get(n int) []byte {
-	if b := sp.take(n); b != nil {
+func (p *framePool) get(n int) []byte {
+	if b := p.take(n); b != nil {
 		return b[:n]
 	}
 	return make([]byte, n)
@@ -236,17 +245,19 @@ func (sp *spiller) get(n int) []byte {
 
 // take returns a pooled buffer (length 0) whose capacity is at least n and
 // at most twice n, or nil.
-func (sp *spiller) take(n int) []byte {
+func (p *framePool) take(n int) []byte {
 	if n < poolMin {
 		return nil
 	}
-	for i, b := range sp.pool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for i, b := range p.bufs {
 		if c := cap(b); c >= n && c <= 2*n {
-			last := len(sp.pool) - 1
-			sp.pool[i] = sp.pool[last]
-			sp.pool[last] = nil
-			sp.pool = sp.pool[:last]
-			sp.poolBytes -= c
+			last := len(p.bufs) - 1
+			p.bufs[i] = p.bufs[last]
+			p.bufs[last] = nil
+			p.bufs = p.bufs[:last]
+			p.bytes -= c
 			return b[:0]
 		}
 	}
@@ -254,13 +265,34 @@ func (sp *spiller) take(n int) []byte {
 }
 
 // put offers a buffer nothing else refers to for reuse.
-func (sp *spiller) put(b []byte) {
+func (p *framePool) put(b []byte) {
 	c := cap(b)
-	if c < poolMin || len(sp.pool) >= poolMax || sp.poolBytes+c > poolBytes {
+	if c < poolMin {
 		return
 	}
-	sp.pool = append(sp.pool, b[:0])
-	sp.poolBytes += c
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.bufs) >= poolMax || p.bytes+c > poolBytes {
+		return
+	}
+	p.bufs = append(p.bufs, b[:0])
+	p.bytes += c
+}
+
+// Release hands the buffers of e's frames back to the Dissector that made
+// them, to hold the next frames, for sinks that are done with e: after it
+// e.Request and e.Response have no Bytes and no Tree (trees point into the
+// bytes), and nothing may refer to either any more (strings and values
+// copied out of a tree are fine). A sink that never calls it loses
+// nothing but the reuse. Release may be called on any goroutine; calling
+// it twice does nothing more.
+func (e *Exchange) Release() {
+	for _, f := range [...]*Frame{e.Request, e.Response} {
+		if f != nil && f.pool != nil {
+			f.pool.put(f.Bytes)
+			f.Bytes, f.Tree, f.pool = nil, nil, nil
+		}
+	}
 }
 
 // close closes (and if need be removes) the spill file.
@@ -273,5 +305,4 @@ func (sp *spiller) close() {
 		sp.f, sp.name = nil, ""
 	}
 	sp.free, sp.blocks, sp.used = nil, 0, 0
-	sp.pool, sp.poolBytes = nil, 0
 }

@@ -37,6 +37,8 @@ func TestSpillGoldenCapturesIdentical(t *testing.T) {
 					e.Decode()
 					mem.sink.ex[i].Decode()
 				}
+				unpool(e)
+				unpool(mem.sink.ex[i])
 				if !reflect.DeepEqual(e, mem.sink.ex[i]) {
 					t.Errorf("%s: exchange %d differs when spilled:\n%+v\n%+v", path, i, e, mem.sink.ex[i])
 				}
@@ -50,6 +52,15 @@ func TestSpillGoldenCapturesIdentical(t *testing.T) {
 	}
 	if total == 0 {
 		t.Fatal("no request was spilled in any golden capture")
+	}
+}
+
+// unpool clears what ties e's frames to their Dissector's buffer pool.
+func unpool(e *Exchange) {
+	for _, f := range [...]*Frame{e.Request, e.Response} {
+		if f != nil {
+			f.pool = nil
+		}
 	}
 }
 
@@ -200,12 +211,12 @@ func TestSpillReadBackFailure(t *testing.T) {
 // Buffers of spilled frames are reused for the next large frames, and only
 // when they fit.
 func TestSpillPoolFits(t *testing.T) {
-	var sp spiller
+	var sp framePool
 	sp.put(make([]byte, 100))        // too small to pool
 	sp.put(make([]byte, 10, 1<<20))  // 1 MiB
 	sp.put(make([]byte, 0, 100<<10)) // 100 KiB
-	if len(sp.pool) != 2 {
-		t.Fatalf("%d buffers pooled, want 2", len(sp.pool))
+	if len(sp.bufs) != 2 {
+		t.Fatalf("%d buffers pooled, want 2", len(sp.bufs))
 	}
 	if b := sp.take(400 << 10); b != nil {
 		t.Errorf("a 400 KiB frame got a %d-byte buffer (neither fits within 2x)", cap(b))
@@ -216,13 +227,47 @@ func TestSpillPoolFits(t *testing.T) {
 	if b := sp.take(90 << 10); cap(b) != 100<<10 {
 		t.Errorf("90 KiB frame: cap %d", cap(b))
 	}
-	if len(sp.pool) != 0 || sp.poolBytes != 0 {
-		t.Errorf("pool left %d buffers, %d bytes", len(sp.pool), sp.poolBytes)
+	if len(sp.bufs) != 0 || sp.bytes != 0 {
+		t.Errorf("pool left %d buffers, %d bytes", len(sp.bufs), sp.bytes)
 	}
 	for range poolMax + 2 {
 		sp.put(make([]byte, 0, 64<<10))
 	}
-	if len(sp.pool) != poolMax {
-		t.Errorf("pool holds %d buffers, at most %d", len(sp.pool), poolMax)
+	if len(sp.bufs) != poolMax {
+		t.Errorf("pool holds %d buffers, at most %d", len(sp.bufs), poolMax)
+	}
+}
+
+// A released exchange's large frame buffers hold the next large frames.
+func TestReleaseReusesBuffers(t *testing.T) {
+	r := newRig(t, Options{}, true)
+	big := bytes.Repeat([]byte{7}, 100<<10)
+	r.client(reqFrame(3, 1, 1, nil))
+	r.broker(respFrame(1, false, big))
+	if len(r.sink.ex) != 1 {
+		t.Fatalf("%d exchanges", len(r.sink.ex))
+	}
+	first := r.sink.ex[0]
+	old := &first.Response.Bytes[0]
+	first.Release()
+	if first.Response.Bytes != nil || first.Response.Tree != nil || first.Request.Bytes != nil {
+		t.Fatal("Release left bytes or a tree")
+	}
+	first.Release() // twice is harmless
+	big[0] = 9
+	r.client(reqFrame(3, 1, 2, nil))
+	r.broker(respFrame(2, false, big))
+	second := r.sink.ex[1]
+	if &second.Response.Bytes[0] != old {
+		t.Error("the next large frame did not reuse the released buffer")
+	}
+	if want := respFrame(2, false, big); !bytes.Equal(second.Response.Bytes, want) {
+		t.Error("the reused buffer does not hold the new frame")
+	}
+	// Not released: a third frame gets a fresh buffer.
+	r.client(reqFrame(3, 1, 3, nil))
+	r.broker(respFrame(3, false, big))
+	if &r.sink.ex[2].Response.Bytes[0] == &second.Response.Bytes[0] {
+		t.Error("a buffer still in use was reused")
 	}
 }

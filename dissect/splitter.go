@@ -140,7 +140,7 @@ func (s *splitter) step(g seg) []seg {
 				if len(data) >= 4 {
 					n := int64(int32(binary.BigEndian.Uint32(data)))
 					if s.lengthOK(n) && int64(len(data)) >= 4+n && (s.checkedKind() || s.headerOK(data[:4+n]) == vYes) {
-						fb := append(s.c.d.spill.take(int(4+n)), data[:4+n]...)
+						fb := append(s.c.d.spill.pool.take(int(4+n)), data[:4+n]...)
 						data = data[4+n:]
 						s.c.frame(s, fb, s.first, s.first)
 						continue
@@ -170,7 +170,7 @@ func (s *splitter) step(g seg) []seg {
 			total := 4 + int(n)
 			// A buffer of a spilled frame costs nothing more: it may hold
 			// the whole frame at once.
-			if s.buf = s.c.d.spill.take(total); s.buf == nil {
+			if s.buf = s.c.d.spill.pool.take(total); s.buf == nil {
 				s.buf = make([]byte, 0, min(total, 4+len(data)+allocAhead))
 			}
 			s.buf = append(s.buf, s.lenBuf[:]...)

@@ -14,43 +14,62 @@ import (
 )
 
 // What kwire holds at once is bounded by the captured traffic (requests
-// awaiting their responses, frames being reassembled, the exchanges being
-// decoded and rendered), not by the size of the capture. Go's default
-// garbage collector pacing (GOGC=100) lets the heap grow to twice what is
-// live; a soft memory limit keeps the resident size near softMemoryLimit
-// instead. When more than that is live (many large requests in flight), a
-// fixed limit would make the collector run back to back, so after every
-// collection the limit is raised to leave memHeadroom above the live heap,
-// and lowered again, never below softMemoryLimit, when less is live.
+// awaiting their responses, up to --max-pending-memory; frames being
+// reassembled; the exchanges being decoded and rendered), not by the size
+// of the capture. Go's default garbage collector pacing (GOGC=100) lets
+// the heap grow to twice what is live. After every collection the tuner
+// sets the pacing from the live heap instead: the heap may grow to
+// heapTarget, so by up to 100% of what is live when little is live and by
+// at least minGCPercent when much is. A soft memory limit of memBackstop
+// (or live + live/memHeadroom when more is live) backs it up.
+//
+// The pacing does the work, not the memory limit: a binding limit makes
+// the runtime return freed pages to the OS as soon as they are free, and
+// the decoder's short-lived trees then fault them back in (hundreds of
+// thousands of page faults on a 1 GB capture).
 // GOMEMLIMIT or GOGC in the environment turn this off.
 // docs/performance.md has the measurements.
 const (
-	softMemoryLimit = 80 << 20
-	memHeadroom     = 4 // the limit is at least live + live/memHeadroom
+	heapTarget   = 40 << 20
+	minGCPercent = 25
+	maxGCPercent = 100
+	memBackstop  = 72 << 20
+	memHeadroom  = 4 // the limit is at least live + live/memHeadroom
 )
 
-// limitMemory sets the adaptive soft memory limit unless the environment
-// sets GOMEMLIMIT or GOGC.
+// limitMemory sets the adaptive pacing and soft memory limit unless the
+// environment sets GOMEMLIMIT or GOGC.
 func limitMemory() {
 	if os.Getenv("GOMEMLIMIT") != "" || os.Getenv("GOGC") != "" {
 		return
 	}
-	t := &memTuner{limit: softMemoryLimit}
+	t := &memTuner{limit: memBackstop, percent: maxGCPercent}
 	t.sample = []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
 	debug.SetMemoryLimit(t.limit)
+	debug.SetGCPercent(t.percent)
 	t.arm()
 }
 
 type memTuner struct {
-	limit  int64        // the soft limit set
-	tuned  atomic.Int32 // collections seen (read by tests)
-	stop   atomic.Bool  // set by tests: no more tuning
-	sample []metrics.Sample
+	limit   int64        // the soft limit set
+	percent int          // the GC percent set
+	tuned   atomic.Int32 // collections seen (read by tests)
+	stop    atomic.Bool  // set by tests: no more tuning
+	sample  []metrics.Sample
 }
 
 // memLimitFor is the soft memory limit for a live heap of live bytes.
 func memLimitFor(live int64) int64 {
-	return max(softMemoryLimit, live+live/memHeadroom)
+	return max(memBackstop, live+live/memHeadroom)
+}
+
+// gcPercentFor is the GC percent (GOGC) for a live heap of live bytes: the
+// heap may grow to heapTarget, by minGCPercent to maxGCPercent of live.
+func gcPercentFor(live int64) int {
+	if live <= 0 {
+		return maxGCPercent
+	}
+	return int(min(max((heapTarget-live)*100/live, minGCPercent), maxGCPercent))
 }
 
 // arm schedules t.tune after the next garbage collection: the finalizer of
@@ -71,9 +90,14 @@ func (t *memTuner) tune() {
 	t.tuned.Add(1)
 	metrics.Read(t.sample)
 	if t.sample[0].Value.Kind() == metrics.KindUint64 {
-		if want := memLimitFor(int64(t.sample[0].Value.Uint64())); want != t.limit {
+		live := int64(t.sample[0].Value.Uint64())
+		if want := memLimitFor(live); want != t.limit {
 			t.limit = want
 			debug.SetMemoryLimit(want)
+		}
+		if want := gcPercentFor(live); want != t.percent {
+			t.percent = want
+			debug.SetGCPercent(want)
 		}
 	}
 	t.arm()

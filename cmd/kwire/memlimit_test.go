@@ -10,9 +10,9 @@ import (
 
 func TestMemLimitFor(t *testing.T) {
 	for _, c := range []struct{ live, want int64 }{
-		{0, softMemoryLimit},
-		{40 << 20, softMemoryLimit},
-		{softMemoryLimit, softMemoryLimit + softMemoryLimit/memHeadroom},
+		{0, memBackstop},
+		{40 << 20, memBackstop},
+		{memBackstop, memBackstop + memBackstop/memHeadroom},
 		{200 << 20, 250 << 20},
 	} {
 		if got := memLimitFor(c.live); got != c.want {
@@ -21,11 +21,58 @@ func TestMemLimitFor(t *testing.T) {
 	}
 }
 
+func TestGCPercentFor(t *testing.T) {
+	for _, c := range []struct {
+		live int64
+		want int
+	}{
+		{0, maxGCPercent},
+		{4 << 20, maxGCPercent},   // 8 MiB heap: far below heapTarget
+		{20 << 20, maxGCPercent},  // 40 MiB: exactly heapTarget
+		{32 << 20, 25},            // 40 MiB: 8 MiB more
+		{30 << 20, 33},            // 40 MiB: 10 MiB more
+		{100 << 20, minGCPercent}, // more live than the target
+	} {
+		if got := gcPercentFor(c.live); got != c.want {
+			t.Errorf("gcPercentFor(%d MiB) = %d, want %d", c.live>>20, got, c.want)
+		}
+	}
+}
+
+func TestByteSize(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want int64
+		out  string
+	}{
+		{"16MiB", 16 << 20, "16MiB"},
+		{"16M", 16 << 20, "16MiB"},
+		{"512kib", 512 << 10, "512KiB"},
+		{"2GB", 2 << 30, "2GiB"},
+		{"1000", 1000, "1000"},
+		{"1000B", 1000, "1000"},
+		{"0", 0, "0"},
+	} {
+		var b byteSize
+		if err := b.Set(c.in); err != nil || int64(b) != c.want || b.String() != c.out {
+			t.Errorf("Set(%q): %d %q %v, want %d %q", c.in, int64(b), b.String(), err, c.want, c.out)
+		}
+	}
+	for _, bad := range []string{"", "MiB", "-1MiB", "16TiB", "1.5MiB", "99999999999GiB"} {
+		var b byteSize
+		if err := b.Set(bad); err == nil {
+			t.Errorf("Set(%q) = %d, want an error", bad, int64(b))
+		}
+	}
+}
+
 // The tuner runs after collections and sets the limit from the live heap.
 func TestMemTunerFollowsCollections(t *testing.T) {
 	old := debug.SetMemoryLimit(-1)
 	defer debug.SetMemoryLimit(old) // runs after stop is set
-	mt := &memTuner{limit: -1, sample: []metrics.Sample{{Name: "/gc/heap/live:bytes"}}}
+	oldPercent := debug.SetGCPercent(100)
+	defer debug.SetGCPercent(oldPercent)
+	mt := &memTuner{limit: -1, percent: -2, sample: []metrics.Sample{{Name: "/gc/heap/live:bytes"}}}
 	defer mt.stop.Store(true)
 	mt.arm()
 	hold := make([][]byte, 0, 128)
@@ -37,7 +84,14 @@ func TestMemTunerFollowsCollections(t *testing.T) {
 	if n := mt.tuned.Load(); n < 2 {
 		t.Fatalf("tuner ran %d times after 100 collections", n)
 	}
-	if got := debug.SetMemoryLimit(-1); got != softMemoryLimit {
-		t.Errorf("limit = %d with %d MiB held, want %d", got, len(hold), softMemoryLimit)
+	if got := debug.SetMemoryLimit(-1); got != memBackstop {
+		t.Errorf("limit = %d with %d MiB held, want %d", got, len(hold), memBackstop)
+	}
+	// The tuner set the percent it computed from some live heap, which
+	// holds at least what the test holds.
+	mt.stop.Store(true)
+	got := debug.SetGCPercent(100)
+	if got != mt.percent || got < minGCPercent || got > gcPercentFor(int64(len(hold))<<20) {
+		t.Errorf("GC percent = %d (tuner: %d) with %d MiB held, want %d-%d", got, mt.percent, len(hold), minGCPercent, gcPercentFor(int64(len(hold))<<20))
 	}
 }
