@@ -101,21 +101,54 @@ func UnknownTaggedFields(n *Node) []UnknownTag {
 // members follow the schema's field order; otherwise wire order with
 // tagged fields last. Raw, undecoded and leftover nodes are left out.
 func BodyJSON(n *Node) any {
+	return bodyJSON(n, jsonForm{})
+}
+
+// BodyJSONLazyRecords is BodyJSON for callers that write decoded record
+// batches in a form of their own: a RECORDS node with children (decoded
+// batches) is a RecordsBase64 instead of its base64 string, which it
+// marshals to, so that encoding the bytes is left to those who need it.
+func BodyJSONLazyRecords(n *Node) any {
+	return bodyJSON(n, jsonForm{lazyRecords: true})
+}
+
+// RecordsBase64 stands in BodyJSONLazyRecords' value for the base64
+// string of a decoded RECORDS node: String returns it and MarshalJSON
+// writes it as a JSON string.
+type RecordsBase64 struct{ Node *Node }
+
+// String returns the standard base64 of the node's bytes, as BodyJSON
+// gives them.
+func (r RecordsBase64) String() string {
+	return base64.StdEncoding.EncodeToString(redacted(r.Node))
+}
+
+// MarshalJSON writes String as a JSON string.
+func (r RecordsBase64) MarshalJSON() ([]byte, error) {
+	return json.Marshal(r.String())
+}
+
+// jsonForm holds the options of a BodyJSON walk.
+type jsonForm struct {
+	lazyRecords bool // decoded RECORDS as RecordsBase64
+}
+
+func bodyJSON(n *Node, j jsonForm) any {
 	if n == nil {
 		return nil
 	}
 	if n.Kind == KindStruct && len(n.Note) > 1 && n.Note[0] == 'v' {
 		if v, err := strconv.Atoi(n.Note[1:]); err == nil && v >= 0 && v <= math.MaxInt16 {
 			if m := LookupName(n.Name, int16(v)); m != nil {
-				return structJSON(n, m.Fields, int16(v))
+				return j.structJSON(n, m.Fields, int16(v))
 			}
 		}
 	}
-	return nodeJSON(n, nil, 0)
+	return j.nodeJSON(n, nil, 0)
 }
 
 // structJSON renders a struct node; fields, when not nil, gives the order.
-func structJSON(n *Node, fields []Field, v int16) any {
+func (j jsonForm) structJSON(n *Node, fields []Field, v int16) any {
 	if n.Flags&FlagNull != 0 {
 		return nil
 	}
@@ -131,12 +164,12 @@ func structJSON(n *Node, fields []Field, v int16) any {
 			if c.Kind == KindTaggedFields || c.Kind == KindRaw {
 				continue
 			}
-			obj = append(obj, Member{lowerFirst(c.Name), nodeJSON(c, nil, v)})
+			obj = append(obj, Member{lowerFirst(c.Name), j.nodeJSON(c, nil, v)})
 		}
 		if tagged != nil {
 			for _, c := range tagged.Children {
 				if c.Kind != KindUnknownTag {
-					obj = append(obj, Member{lowerFirst(c.Name), nodeJSON(c, nil, v)})
+					obj = append(obj, Member{lowerFirst(c.Name), j.nodeJSON(c, nil, v)})
 				}
 			}
 		}
@@ -157,13 +190,13 @@ func structJSON(n *Node, fields []Field, v int16) any {
 			}
 			continue // absent in this version, or not decoded
 		}
-		obj = append(obj, Member{lowerFirst(f.Name), nodeJSON(c, f, v)})
+		obj = append(obj, Member{lowerFirst(f.Name), j.nodeJSON(c, f, v)})
 	}
 	return obj
 }
 
 // nodeJSON renders one node; f is its schema field when known.
-func nodeJSON(n *Node, f *Field, v int16) any {
+func (j jsonForm) nodeJSON(n *Node, f *Field, v int16) any {
 	if n.Flags&FlagNull != 0 {
 		return nil
 	}
@@ -173,7 +206,7 @@ func nodeJSON(n *Node, f *Field, v int16) any {
 	}
 	switch n.Kind {
 	case KindStruct:
-		return structJSON(n, sub, v)
+		return j.structJSON(n, sub, v)
 	case KindArray:
 		out := make([]any, 0, len(n.Children))
 		for _, c := range n.Children {
@@ -181,9 +214,9 @@ func nodeJSON(n *Node, f *Field, v int16) any {
 				continue
 			}
 			if c.Kind == KindStruct {
-				out = append(out, structJSON(c, sub, v))
+				out = append(out, j.structJSON(c, sub, v))
 			} else {
-				out = append(out, nodeJSON(c, nil, v))
+				out = append(out, j.nodeJSON(c, nil, v))
 			}
 		}
 		return out
@@ -206,6 +239,9 @@ func nodeJSON(n *Node, f *Field, v int16) any {
 	case KindUUID:
 		return base64.RawURLEncoding.EncodeToString(n.Raw)
 	case KindBytes, KindRecords:
+		if j.lazyRecords && n.Kind == KindRecords && len(n.Children) > 0 {
+			return RecordsBase64{n}
+		}
 		return base64.StdEncoding.EncodeToString(redacted(n))
 	case KindUnknownTag, KindRaw:
 		return base64.StdEncoding.EncodeToString(n.Raw)

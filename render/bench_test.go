@@ -3,6 +3,7 @@ package render
 import (
 	"bytes"
 	"encoding/binary"
+	"encoding/hex"
 	"hash/crc32"
 	"strconv"
 	"strings"
@@ -170,12 +171,11 @@ func TestAppendHex(t *testing.T) {
 	for i := range 256 {
 		all = append(all, byte(i))
 	}
-	got := string(appendHex([]byte("0x"), all))
-	want := "0x"
-	for _, c := range all {
-		want += string(hexDigits[c>>4]) + string(hexDigits[c&0xf])
-	}
-	if got != want {
-		t.Errorf("appendHex = %s, want %s", got, want)
+	for n := range len(all) {
+		got := string(appendHex([]byte("0x"), all[n:]))
+		want := "0x" + hex.EncodeToString(all[n:])
+		if got != want {
+			t.Errorf("appendHex = %s, want %s", got, want)
+		}
 	}
 }

@@ -8,7 +8,6 @@ import (
 	"io"
 	"math"
 	"net/netip"
-	"slices"
 	"strconv"
 	"time"
 	"unicode/utf8"
@@ -269,7 +268,22 @@ type jsonWriter struct {
 	o            *Options
 	typedRecords bool
 	unknown      []UnknownTagDoc
+	pos          batchPos
+	spans        [][]keySpan // key lists of finished objects, for the next
 }
+
+// keySpans returns an empty key list for an object.
+func (j *jsonWriter) keySpans() []keySpan {
+	if n := len(j.spans); n > 0 {
+		k := j.spans[n-1]
+		j.spans = j.spans[:n-1]
+		return k[:0]
+	}
+	return make([]keySpan, 0, 16)
+}
+
+// freeKeySpans takes back the key list of a finished object.
+func (j *jsonWriter) freeKeySpans(k []keySpan) { j.spans = append(j.spans, k) }
 
 // converter returns header or body node n in Kafka's JsonConverter form
 // (protocol.BodyJSON, which also withholds redacted secrets), with decoded
@@ -281,7 +295,14 @@ func (j *jsonWriter) converter(n *protocol.Node) json.RawMessage {
 	if n.Kind == protocol.KindRaw {
 		return json.RawMessage(j.value(nil, n, n.Name, nil, false))
 	}
-	v := j.patch(protocol.BodyJSON(n), n, n.Name, 0)
+	var v any
+	if j.typedRecords {
+		// patch puts the typed form in place of the base64 of decoded
+		// records: encoding them would be wasted.
+		v = j.patch(protocol.BodyJSONLazyRecords(n), n, n.Name, 0)
+	} else {
+		v = j.patch(protocol.BodyJSON(n), n, n.Name, 0)
+	}
 	if b, ok := appendAnyJSON(nil, v, true); ok {
 		return json.RawMessage(b)
 	}
@@ -443,38 +464,88 @@ func (j *jsonWriter) needsPatch(n *protocol.Node, depth int) bool {
 // appendJSONString appends s as a JSON string; invalid UTF-8 becomes U+FFFD.
 func appendJSONString(b []byte, s string) []byte {
 	b = append(b, '"')
+	start := 0
 	for i := 0; i < len(s); {
 		c := s[i]
 		if c < utf8.RuneSelf {
-			switch {
-			case c == '"' || c == '\\':
-				b = append(b, '\\', c)
-			case c == '\n':
-				b = append(b, '\\', 'n')
-			case c == '\r':
-				b = append(b, '\\', 'r')
-			case c == '\t':
-				b = append(b, '\\', 't')
-			case c < 0x20 || c == 0x7f:
-				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
-			default:
-				b = append(b, c)
+			if !jsonSafe[c] {
+				b = append(b, s[start:i]...)
+				b = appendJSONEscape(b, c)
+				start = i + 1
 			}
 			i++
 			continue
 		}
 		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			b = append(b, `\ufffd`...)
-		} else if r == '\u2028' || r == '\u2029' {
-			b = append(b, `\u202`...)
-			b = append(b, hexDigits[r&0xf])
-		} else {
-			b = append(b, s[i:i+size]...)
+		if r == utf8.RuneError && size == 1 || r == '\u2028' || r == '\u2029' {
+			b = append(b, s[start:i]...)
+			b = appendRuneEscape(b, r)
+			start = i + size
 		}
 		i += size
 	}
+	b = append(b, s[start:]...)
 	return append(b, '"')
+}
+
+// appendJSONBytes is appendJSONString for bytes.
+func appendJSONBytes(b []byte, s []byte) []byte {
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if !jsonSafe[c] {
+				b = append(b, s[start:i]...)
+				b = appendJSONEscape(b, c)
+				start = i + 1
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRune(s[i:])
+		if r == utf8.RuneError && size == 1 || r == '\u2028' || r == '\u2029' {
+			b = append(b, s[start:i]...)
+			b = appendRuneEscape(b, r)
+			start = i + size
+		}
+		i += size
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
+}
+
+// jsonSafe tells the ASCII bytes appendJSONString copies as they are.
+var jsonSafe = func() (t [utf8.RuneSelf]bool) {
+	for c := 0x20; c < 0x7f; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
+
+// appendJSONEscape appends the escape of ASCII byte c.
+func appendJSONEscape(b []byte, c byte) []byte {
+	switch {
+	case c == '"' || c == '\\':
+		return append(b, '\\', c)
+	case c == '\n':
+		return append(b, '\\', 'n')
+	case c == '\r':
+		return append(b, '\\', 'r')
+	case c == '\t':
+		return append(b, '\\', 't')
+	}
+	return append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+}
+
+// appendRuneEscape appends the escape of U+2028, U+2029 or, for an
+// invalid byte, U+FFFD.
+func appendRuneEscape(b []byte, r rune) []byte {
+	if r == utf8.RuneError {
+		return append(b, `\ufffd`...)
+	}
+	b = append(b, `\u202`...)
+	return append(b, hexDigits[r&0xf])
 }
 
 // array appends children as a JSON array; path, batch and rec are passed
@@ -536,8 +607,8 @@ func (j *jsonWriter) value(b []byte, n *protocol.Node, path string, batch *proto
 		return appendJSONString(b, n.Str)
 	case protocol.KindBytes:
 		if rec {
-			v, _ := j.recordBytes(nil, n.Raw)
-			return append(b, v...)
+			b, _ = j.recordBytes(b, n.Raw)
+			return b
 		}
 		return appendBase64String(b, n.Raw)
 	case protocol.KindUUID:
@@ -590,107 +661,66 @@ func (j *jsonWriter) addUnknown(n *protocol.Node, path string) {
 // tag repeated on the wire) keeps its first value under its name while the
 // others go to "_repeated" as {"name", "value"} objects.
 func (j *jsonWriter) object(b []byte, n *protocol.Node, path string, batch *protocol.Node, rec bool) []byte {
-	b = append(b, '{')
-	var keys []string
-	key := func(k string) {
-		if len(keys) > 0 {
-			b = append(b, ',')
-		}
-		keys = append(keys, k)
-		b = appendJSONString(b, k)
-		b = append(b, ':')
-	}
+	o := jsonObject{b: append(b, '{'), keys: j.keySpans()}
+	defer j.freeKeySpans(o.keys)
 	typed := j.typedRecords
-	if typed && isBatch(n) {
+	var facts structFacts
+	if typed && n.Kind == protocol.KindStruct {
+		facts = factsOf(n)
+	}
+	if typed && facts.isBatch(n) {
 		batch = n
 		bi := batchSummary(n)
-		key("compression")
-		b = appendJSONString(b, bi.codec)
-		if m, _ := intChild(n, "Magic"); m >= 2 {
+		o.key("compression")
+		o.b = appendJSONString(o.b, bi.codec)
+		if m, _ := intOf(facts.magic); m >= 2 {
 			attrs, _ := intChild(n, "Attributes")
-			key("timestampType")
+			o.key("timestampType")
 			if attrs&attrLogAppendTime != 0 {
-				b = appendJSONString(b, "LogAppendTime")
+				o.b = appendJSONString(o.b, "LogAppendTime")
 			} else {
-				b = appendJSONString(b, "CreateTime")
+				o.b = appendJSONString(o.b, "CreateTime")
 			}
-			key("transactional")
-			b = strconv.AppendBool(b, attrs&attrTransactional != 0)
-			key("control")
-			b = strconv.AppendBool(b, attrs&attrControl != 0)
+			o.key("transactional")
+			o.b = strconv.AppendBool(o.b, attrs&attrTransactional != 0)
+			o.key("control")
+			o.b = strconv.AppendBool(o.b, attrs&attrControl != 0)
 		}
 		if c := child(n, "Crc", "CRC"); c != nil && c.Note != "" {
-			key("crcValid")
-			b = strconv.AppendBool(b, c.Note == "ok")
+			o.key("crcValid")
+			o.b = strconv.AppendBool(o.b, c.Note == "ok")
 		}
-		if m, _ := intChild(n, "Magic"); m < 2 {
+		if m, _ := intOf(facts.magic); m < 2 {
 			rec = true // a legacy message: its Key and Value are record data
 		}
 	}
-	if typed && batch != nil && isRecord(n) {
+	if typed && batch != nil && facts.isRecord(n) {
 		rec = true
-		if off, ts, ok := recordPosition(batch, n); ok {
-			key("offset")
-			b = strconv.AppendInt(b, off, 10)
-			key("timestamp")
-			b = strconv.AppendInt(b, ts, 10)
+		if off, ts, ok := j.pos.position(batch, &facts); ok {
+			o.key("offset")
+			o.b = strconv.AppendInt(o.b, off, 10)
+			o.key("timestamp")
+			o.b = strconv.AppendInt(o.b, ts, 10)
 		}
-		if t := child(child(n, "Key"), "Type"); t != nil && t.Note != "" {
-			key("controlType") // a control record's key: COMMIT, ABORT, ...
-			b = appendJSONString(b, t.Note)
+		if t := child(facts.key, "Type"); t != nil && t.Note != "" {
+			o.key("controlType") // a control record's key: COMMIT, ABORT, ...
+			o.b = appendJSONString(o.b, t.Note)
 		}
 	}
 	var raws, repeated []*protocol.Node
-	var field func(c *protocol.Node)
-	field = func(c *protocol.Node) {
-		switch c.Kind {
-		case protocol.KindTaggedFields:
-			for _, t := range c.Children {
-				field(t)
-			}
-			return
-		case protocol.KindUnknownTag:
-			return // collected by collectUnknown
-		case protocol.KindRaw:
-			raws = append(raws, c)
-			return
-		}
-		k := lowerCamel(c.Name)
-		if typed && batch != nil {
-			k = camelKey(c.Name) // kwire's own record objects
-		}
-		if slices.Contains(keys, k) {
-			repeated = append(repeated, c)
-			return
-		}
-		key(k)
-		if typed && isMessageSet(c) {
-			b = j.messageSet(b, c, path)
-			return
-		}
-		if rec && c.Kind == protocol.KindBytes && !isRedacted(c, j.o) {
-			if c.Flags&protocol.FlagNull != 0 {
-				b = append(b, "null"...)
-				return
-			}
-			v, cut := j.recordBytes(nil, c.Raw)
-			b = append(b, v...)
-			key(k + "Size")
-			b = strconv.AppendInt(b, int64(len(c.Raw)), 10)
-			if cut {
-				key(k + "Truncated")
-				b = append(b, "true"...)
-			}
-			return
-		}
-		b = j.value(b, c, path, batch, rec)
-	}
 	for _, c := range n.Children {
-		field(c)
+		if c.Kind != protocol.KindTaggedFields {
+			j.field(&o, c, &raws, &repeated, path, batch, rec)
+			continue
+		}
+		for _, t := range c.Children {
+			j.field(&o, t, &raws, &repeated, path, batch, rec)
+		}
 	}
-	if len(raws) > 0 && !slices.Contains(keys, "_undecoded") {
-		key("_undecoded")
-		b = append(b, '[')
+	b = o.b
+	if len(raws) > 0 && !o.has("_undecoded") {
+		o.key("_undecoded")
+		b = append(o.b, '[')
 		for i, c := range raws {
 			if i > 0 {
 				b = append(b, ',')
@@ -698,10 +728,11 @@ func (j *jsonWriter) object(b []byte, n *protocol.Node, path string, batch *prot
 			b = j.value(b, c, path, batch, rec)
 		}
 		b = append(b, ']')
+		o.b = b
 	}
-	if len(repeated) > 0 && !slices.Contains(keys, "_repeated") {
-		key("_repeated")
-		b = append(b, '[')
+	if len(repeated) > 0 && !o.has("_repeated") {
+		o.key("_repeated")
+		b = append(o.b, '[')
 		for i, c := range repeated {
 			if i > 0 {
 				b = append(b, ',')
@@ -715,6 +746,170 @@ func (j *jsonWriter) object(b []byte, n *protocol.Node, path string, batch *prot
 		b = append(b, ']')
 	}
 	return append(b, '}')
+}
+
+// field writes child c of an object (a tagged field's buffer already
+// opened): its key and value, or notes it among the undecoded spans or
+// the repeated keys.
+func (j *jsonWriter) field(o *jsonObject, c *protocol.Node, raws, repeated *[]*protocol.Node, path string, batch *protocol.Node, rec bool) {
+	switch c.Kind {
+	case protocol.KindTaggedFields:
+		for _, t := range c.Children {
+			j.field(o, t, raws, repeated, path, batch, rec)
+		}
+		return
+	case protocol.KindUnknownTag:
+		return // collected by collectUnknown
+	case protocol.KindRaw:
+		*raws = append(*raws, c)
+		return
+	}
+	mark := o.open()
+	if j.typedRecords && batch != nil {
+		o.b = appendCamelKeyJSON(o.b, c.Name) // kwire's own record objects
+	} else {
+		o.b = appendLowerCamelJSON(o.b, c.Name)
+	}
+	k, ok := o.commit(mark)
+	if !ok {
+		*repeated = append(*repeated, c)
+		return
+	}
+	if j.typedRecords && isMessageSet(c) {
+		o.b = j.messageSet(o.b, c, path)
+		return
+	}
+	if rec && c.Kind == protocol.KindBytes && !isRedacted(c, j.o) {
+		if c.Flags&protocol.FlagNull != 0 {
+			o.b = append(o.b, "null"...)
+			return
+		}
+		var cut bool
+		o.b, cut = j.recordBytes(o.b, c.Raw)
+		o.suffixKey(k, "Size")
+		o.b = strconv.AppendInt(o.b, int64(len(c.Raw)), 10)
+		if cut {
+			o.suffixKey(k, "Truncated")
+			o.b = append(o.b, "true"...)
+		}
+		return
+	}
+	o.b = j.value(o.b, c, path, batch, rec)
+}
+
+// jsonObject is a JSON object being written: its text so far and where
+// each key's escaped text lies in it, so that no key is written twice.
+// Escaping is one to one, so equal escaped keys are equal keys.
+type jsonObject struct {
+	b    []byte
+	keys []keySpan
+}
+
+type keySpan struct{ start, end int } // of the key's text between its quotes
+
+// key writes key k and its colon.
+func (o *jsonObject) key(k string) {
+	mark := o.open()
+	o.b = appendJSONString(o.b, k)
+	o.commit(mark)
+}
+
+// open starts a key: the comma before it. The caller then appends the
+// quoted key and calls commit with open's mark.
+func (o *jsonObject) open() int {
+	mark := len(o.b)
+	if len(o.keys) > 0 {
+		o.b = append(o.b, ',')
+	}
+	return mark
+}
+
+// commit ends the key written since mark: when the object has it already
+// it is taken back and commit returns false; else its colon follows.
+func (o *jsonObject) commit(mark int) (keySpan, bool) {
+	start := mark + 1 // the quote
+	if len(o.keys) > 0 {
+		start++ // the comma
+	}
+	k := keySpan{start, len(o.b) - 1}
+	text := o.b[k.start:k.end]
+	for _, p := range o.keys {
+		if string(o.b[p.start:p.end]) == string(text) {
+			o.b = o.b[:mark]
+			return k, false
+		}
+	}
+	o.keys = append(o.keys, k)
+	o.b = append(o.b, ':')
+	return k, true
+}
+
+// has reports whether the object has key k (which JSON writes as is).
+func (o *jsonObject) has(k string) bool {
+	for _, p := range o.keys {
+		if string(o.b[p.start:p.end]) == k {
+			return true
+		}
+	}
+	return false
+}
+
+// suffixKey writes the key made of key k (already written) and suffix
+// (which JSON writes as is), and its colon.
+func (o *jsonObject) suffixKey(k keySpan, suffix string) {
+	start := len(o.b) + 2 // after the comma and the quote
+	o.b = append(o.b, ',', '"')
+	o.b = append(o.b, o.b[k.start:k.end]...)
+	o.b = append(o.b, suffix...)
+	o.keys = append(o.keys, keySpan{start, len(o.b)})
+	o.b = append(o.b, '"', ':')
+}
+
+// plainKey reports whether name is ASCII that JSON writes as is.
+func plainKey(name string) bool {
+	for i := 0; i < len(name); i++ {
+		if c := name[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
+			return false
+		}
+	}
+	return true
+}
+
+// appendLowerCamelJSON appends lowerCamel(name) as a JSON string.
+func appendLowerCamelJSON(b []byte, name string) []byte {
+	if name == "" || !plainKey(name) {
+		return appendJSONString(b, lowerCamel(name))
+	}
+	b = append(b, '"')
+	c := name[0]
+	if c >= 'A' && c <= 'Z' {
+		c += 'a' - 'A'
+	}
+	b = append(b, c)
+	b = append(b, name[1:]...)
+	return append(b, '"')
+}
+
+// appendCamelKeyJSON appends camelKey(name) as a JSON string.
+func appendCamelKeyJSON(b []byte, name string) []byte {
+	if !plainKey(name) {
+		return appendJSONString(b, camelKey(name))
+	}
+	i := 0
+	for i < len(name) && name[i] >= 'A' && name[i] <= 'Z' {
+		i++
+	}
+	switch {
+	case i == len(name):
+	case i > 1 && name[i] >= 'a' && name[i] <= 'z':
+		i-- // the last capital starts the next word
+	}
+	b = append(b, '"')
+	for _, c := range []byte(name[:i]) {
+		b = append(b, c+('a'-'A'))
+	}
+	b = append(b, name[i:]...)
+	return append(b, '"')
 }
 
 // isMessageSet reports whether n is the inner message set of a compressed
@@ -749,8 +944,15 @@ func (j *jsonWriter) recordBytes(b, v []byte) ([]byte, bool) {
 	max := j.o.maxValue()
 	cut := false
 	if j.o.Values == ValuesText && utf8.Valid(v) {
-		s, c := cutText(string(v), max)
-		return appendJSONString(b, s), c
+		t := v
+		if len(t) > max {
+			i := max
+			for i > 0 && !utf8.RuneStart(t[i]) {
+				i--
+			}
+			t, cut = t[:i], true
+		}
+		return appendJSONBytes(b, t), cut
 	}
 	if len(v) > max {
 		v, cut = v[:max], true
@@ -760,7 +962,7 @@ func (j *jsonWriter) recordBytes(b, v []byte) ([]byte, bool) {
 		return append(b, "null"...), false
 	case ValuesHex:
 		b = append(b, '"')
-		b = hex.AppendEncode(b, v)
+		b = appendHex(b, v)
 		return append(b, '"'), cut
 	case ValuesBase64:
 		return appendBase64String(b, v), cut

@@ -171,6 +171,11 @@ func appendAnyJSON(b []byte, v any, html bool) ([]byte, bool) {
 			return append(b, "null"...), true
 		}
 		return appendCompactRaw(b, x, html), true
+	case protocol.RecordsBase64:
+		// Standard base64 needs no escaping.
+		b = append(b, '"')
+		b = append(b, x.String()...)
+		return append(b, '"'), true
 	case typedRecords:
 		start := len(b)
 		b = x.j.value(b, x.n, x.path, nil, false)

@@ -48,7 +48,7 @@ func isRecord(n *protocol.Node) bool {
 // among a node's children, found in one pass: the first child of each
 // name, ignoring case.
 type structFacts struct {
-	magic, offset, baseOffset, offsetDelta, timestampDelta *protocol.Node
+	magic, offset, baseOffset, offsetDelta, timestampDelta, key *protocol.Node
 }
 
 func factsOf(n *protocol.Node) (f structFacts) {
@@ -64,6 +64,7 @@ func factsOf(n *protocol.Node) (f structFacts) {
 			set(&f.baseOffset, c, "BaseOffset")
 			set(&f.offsetDelta, c, "OffsetDelta")
 			set(&f.timestampDelta, c, "TimestampDelta")
+			set(&f.key, c, "Key")
 			continue
 		}
 		// ASCII names match only names of their own length.
@@ -78,9 +79,44 @@ func factsOf(n *protocol.Node) (f structFacts) {
 			set(&f.offsetDelta, c, "OffsetDelta")
 		case len("TimestampDelta"):
 			set(&f.timestampDelta, c, "TimestampDelta")
+		case len("Key"):
+			set(&f.key, c, "Key")
 		}
 	}
 	return f
+}
+
+// batchPos is what recordPosition needs from the batch last asked
+// about, found once per batch rather than once per record.
+type batchPos struct {
+	batch         *protocol.Node
+	base, ts      int64 // BaseOffset; BaseTimestamp, or MaxTimestamp under LogAppendTime
+	baseOK, logAp bool
+}
+
+// position is recordPosition(batch, the record rec describes).
+func (p *batchPos) position(batch *protocol.Node, rec *structFacts) (off, ts int64, ok bool) {
+	if batch != p.batch {
+		p.batch = batch
+		p.base, p.baseOK = intChild(batch, "BaseOffset")
+		attrs, _ := intChild(batch, "Attributes")
+		p.logAp = attrs&attrLogAppendTime != 0
+		if p.logAp {
+			p.ts, _ = intChild(batch, "MaxTimestamp")
+		} else {
+			p.ts, _ = intChild(batch, "BaseTimestamp")
+		}
+	}
+	delta, ok2 := intOf(rec.offsetDelta)
+	if !p.baseOK || !ok2 {
+		return 0, 0, false
+	}
+	ts = p.ts
+	if !p.logAp {
+		td, _ := intOf(rec.timestampDelta)
+		ts += td
+	}
+	return p.base + delta, ts, true
 }
 
 // isBatch is the package's isBatch from n's facts.

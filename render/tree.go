@@ -58,11 +58,7 @@ type treeWriter struct {
 	buf []byte
 	err error
 
-	// What recordPosition needs from the batch last asked about, found
-	// once per batch rather than once per record.
-	posBatch                *protocol.Node
-	posBase, posTS          int64 // BaseOffset; BaseTimestamp, or MaxTimestamp under LogAppendTime
-	posBaseOK, posLogAppend bool
+	pos batchPos
 }
 
 func (tw *treeWriter) flush(force bool) {
@@ -186,7 +182,7 @@ func (tw *treeWriter) node(n *protocol.Node, depth int, batch *protocol.Node, sp
 		tw.buf = append(tw.buf, batchDescription(n)...)
 		batch = n
 	case batch != nil && facts.isRecord(n):
-		if off, ts, ok := tw.recordPosition(batch, &facts); ok {
+		if off, ts, ok := tw.pos.position(batch, &facts); ok {
 			b := append(tw.buf, " offset "...)
 			if c {
 				b = paint(b, c, roleValue, itoa(off))
@@ -332,32 +328,6 @@ func (tw *treeWriter) leaf(n *protocol.Node, depth int) {
 	b = appendNotes(b, n, o)
 	tw.buf = append(b, '\n')
 	tw.flush(false)
-}
-
-// recordPosition is the package's recordPosition with the batch's part
-// looked up once per batch.
-func (tw *treeWriter) recordPosition(batch *protocol.Node, rec *structFacts) (off, ts int64, ok bool) {
-	if batch != tw.posBatch {
-		tw.posBatch = batch
-		tw.posBase, tw.posBaseOK = intChild(batch, "BaseOffset")
-		attrs, _ := intChild(batch, "Attributes")
-		tw.posLogAppend = attrs&attrLogAppendTime != 0
-		if tw.posLogAppend {
-			tw.posTS, _ = intChild(batch, "MaxTimestamp")
-		} else {
-			tw.posTS, _ = intChild(batch, "BaseTimestamp")
-		}
-	}
-	delta, ok2 := intOf(rec.offsetDelta)
-	if !tw.posBaseOK || !ok2 {
-		return 0, 0, false
-	}
-	ts = tw.posTS
-	if !tw.posLogAppend {
-		td, _ := intOf(rec.timestampDelta)
-		ts += td
-	}
-	return tw.posBase + delta, ts, true
 }
 
 // appendEnum appends " (name)" when field is an integer field whose value
