@@ -834,6 +834,8 @@ func (s *stream) deliver(sg gpr.ScatterGather, d Dir, off, total int) {
 	data := sg.Fetch(total)
 	h := &s.half[d]
 	seq := h.next
+	// One piece (the usual in-order packet): every byte is its packet's.
+	single := sg.Stats().Chunks == 1
 	for off < total {
 		c := ctxAt(sg, off)
 		if c == nil {
@@ -847,7 +849,7 @@ func (s *stream) deliver(sg gpr.ScatterGather, d Dir, off, total int) {
 		n, inPkt := 0, -1
 		if o := c.seq.Difference(seq); o >= 0 && o < c.length {
 			n = min(c.length-o, total-off)
-			if ctxAt(sg, off+n-1) == c {
+			if single || ctxAt(sg, off+n-1) == c {
 				inPkt = o
 			} else {
 				n = 0
