@@ -169,7 +169,7 @@ func (d *decoder) finish() {
 // callBatchBytes bytes of Data. Each stage has batchesPerStage batches.
 const (
 	pktBatchLen     = 256
-	pktBatchBytes   = 256 << 10
+	pktBatchBytes   = 512 << 10 // at least pcapMaxRecord
 	callBatchLen    = 512
 	callBatchBytes  = 256 << 10
 	batchesPerStage = 4
@@ -185,6 +185,11 @@ type pktBatch struct {
 	// callBatch whose Data calls alias buf (recorder.add). The last
 	// release returns it to the free list.
 	refs atomic.Int32
+	// inplace is set when buf is the read buffer of a pcap file
+	// (pcapReader.renew): packets point into it, what is not in it (a
+	// rebuilt datagram) is copied into own.
+	inplace bool
+	own     []byte
 	// The last batch of the input carries the reader's results.
 	last bool
 	err  error
@@ -193,7 +198,7 @@ type pktBatch struct {
 
 // fits reports whether p can be added without moving buf.
 func (b *pktBatch) fits(p *pkt) bool {
-	if len(b.pkts) == 0 {
+	if b.inplace || len(b.pkts) == 0 {
 		return true
 	}
 	return len(b.pkts) < pktBatchLen && len(b.buf)+len(p.src)+len(p.dst)+len(p.seg) <= cap(b.buf)
@@ -201,6 +206,12 @@ func (b *pktBatch) fits(p *pkt) bool {
 
 // add copies p into b; fits(p) must hold.
 func (b *pktBatch) add(p *pkt) {
+	if b.inplace {
+		q := *p
+		q.src, q.dst, q.seg = b.keep(q.src), b.keep(q.dst), b.keep(q.seg)
+		b.pkts = append(b.pkts, q)
+		return
+	}
 	need := len(p.src) + len(p.dst) + len(p.seg)
 	if len(b.pkts) == 0 && need > cap(b.buf) {
 		b.buf = make([]byte, 0, need) // a segment above pktBatchBytes
@@ -218,10 +229,26 @@ func (b *pktBatch) add(p *pkt) {
 	b.pkts = append(b.pkts, q)
 }
 
+// keep returns x where it is if it is in buf, else a copy in own.
+func (b *pktBatch) keep(x []byte) []byte {
+	if within(x, b.buf) {
+		return x
+	}
+	if len(b.own)+len(x) > cap(b.own) {
+		// Earlier copies stay in the old array.
+		b.own = make([]byte, 0, max(len(x), pktBatchBytes/8))
+	}
+	n := len(b.own)
+	b.own = append(b.own, x...)
+	return b.own[n:len(b.own):len(b.own)]
+}
+
 func (b *pktBatch) reset() {
 	clear(b.pkts)
 	b.pkts = b.pkts[:0]
 	b.buf = b.buf[:0]
+	b.own = b.own[:0]
+	b.inplace = false
 	b.last, b.err, b.dec = false, nil, nil
 }
 
@@ -292,7 +319,7 @@ func (f *feed) put(p *pkt) bool {
 		return false
 	}
 	f.cur.add(p)
-	if f.waiting || len(f.cur.pkts) == pktBatchLen {
+	if f.waiting || (!f.cur.inplace && len(f.cur.pkts) == pktBatchLen) {
 		f.full <- f.cur
 		f.cur, f.waiting = nil, false
 	}
@@ -314,6 +341,37 @@ func (f *feed) get() bool {
 	case <-f.quit:
 		return false
 	}
+}
+
+// renew is pcapReader.renew in the pipeline (files only, never with
+// share): the reader goes on in the buffer of a new batch, and the batch
+// holding the packets read from used goes to the assembler.
+func (f *feed) renew(used []byte) []byte {
+	if f.cur != nil && len(f.cur.pkts) > 0 {
+		f.full <- f.cur // never blocks
+		f.cur = nil
+	}
+	if f.cur == nil && !f.get() {
+		return make([]byte, pktBatchBytes) // quit: read on until put sees it
+	}
+	f.cur.inplace = true
+	return f.cur.buf[:cap(f.cur.buf)]
+}
+
+// detach ends the lending of the current batch's buffer to a pcap file
+// that has been read to its end (Options.Concatenate: the next file is
+// opened).
+func (f *feed) detach() {
+	if f.cur == nil || !f.cur.inplace {
+		return
+	}
+	if len(f.cur.pkts) > 0 {
+		f.full <- f.cur // never blocks
+		f.cur = nil
+		return
+	}
+	f.cur.inplace = false
+	f.cur.buf = f.cur.buf[:0]
 }
 
 // end sends the last batch, with the decoder and the input's error.
@@ -588,6 +646,14 @@ func isFile(src PacketSource) bool {
 func (r *runner) runPipelined(ctx context.Context, src PacketSource) (err error) {
 	quit := make(chan struct{})
 	f := newFeed(!isFile(src), quit)
+	switch s := src.(type) {
+	case *fileSource:
+		if s.pcap != nil {
+			s.pcap.renew = f.renew
+		}
+	case *multiSource:
+		s.renew, s.opened = f.renew, f.detach
+	}
 	r.rec = newRecorder(quit)
 	var wg sync.WaitGroup
 	wg.Add(2)

@@ -117,8 +117,14 @@ func TestPipelineSameCalls(t *testing.T) {
 		})
 	}
 	t.Run("concatenated", func(t *testing.T) {
-		sameCalls(t, append(paths, "/nonexistent.pcap", paths[0]), Options{Concatenate: true})
-		sameCalls(t, append(paths, "/nonexistent.pcap", paths[0]), Options{})
+		// pcap, pcapng and gzip-compressed files mixed.
+		ng, gz := pcapngOf(t, paths[0]), ""
+		if b, err := os.ReadFile(paths[1]); err == nil {
+			gz = writeFile(t, "capture.pcap.gz", gzipBytes(t, b))
+		}
+		all := append(paths, ng, "/nonexistent.pcap", gz, paths[0], ng)
+		sameCalls(t, all, Options{Concatenate: true})
+		sameCalls(t, all, Options{})
 	})
 }
 
@@ -143,17 +149,49 @@ func TestPipelineSameCallsMessy(t *testing.T) {
 	w.send(true, strings.Repeat("x", 3000))
 	w.add(seg{src: w.s, dst: w.c, seq: w.sseq, ack: w.cseq, flags: "R"})
 	segs = append(segs, w.segs...)
+	// Several MB (many packet batches) over two connections: every 7th
+	// segment in IP fragments (in reverse order, the two halves far
+	// apart), every 11th cut by the snap length, every 13th lost.
 	x := newConv("[2001:db8::1]:5", "[2001:db8::2]:6", 1, 2)
 	x.handshake()
-	for i := range 600 {
-		x.send(i%3 != 0, strings.Repeat(string(rune('a'+i%26)), 1+i%1400))
+	y := newConv("10.9.9.9:7", "10.0.0.2:9092", 3, 4)
+	y.handshake()
+	segs = append(append(segs, x.segs...), y.segs...)
+	var held []seg
+	for i := range 6000 {
+		v := x
+		if i%2 == 1 {
+			v = y
+		}
+		sg := v.next(i%3 != 0, strings.Repeat(string(rune('a'+i%26)), 1+i*37%1400))
+		sg.at = time.Duration(i) * time.Millisecond
+		switch {
+		case i%13 == 12:
+			continue
+		case i%11 == 10:
+			sg.snap = 70
+		case i%7 == 6 && len(sg.payload) > 100:
+			fr := fragments(t, frame(t, layers.LinkTypeRaw, sg), uint32(i), 48)
+			held = append(held, seg{at: sg.at, raw: fr[1], link: layers.LinkTypeRaw})
+			sg = seg{at: sg.at, raw: fr[0], link: layers.LinkTypeRaw}
+		}
+		segs = append(segs, sg)
+		if len(held) > 0 && i%50 == 0 {
+			segs = append(segs, held...)
+			held = held[:0]
+		}
 	}
-	segs = append(segs, x.segs...)
-	p := writeFile(t, "messy.pcap", pcapBytes(t, layers.LinkTypeEthernet, segs))
-	if n := sameCalls(t, []string{p}, Options{}); n < 600 {
+	segs = append(segs, held...)
+	p := writeFile(t, "messy.pcap", pcapBytes(t, layers.LinkTypeRaw, segs))
+	if st, _ := os.Stat(p); st.Size() < 3*pktBatchBytes {
+		t.Fatalf("capture of %d bytes: too small for several batches", st.Size())
+	}
+	if n := sameCalls(t, []string{p}, Options{}); n < 5000 {
 		t.Errorf("only %d calls", n)
 	}
-	sameCalls(t, []string{p}, Options{MaxBufferedPagesPerConn: 1})
+	sameCalls(t, []string{p}, Options{MaxBufferedPagesPerConn: 1, IdleTimeout: 2 * time.Second})
+	ng := pcapngOf(t, p)
+	sameCalls(t, []string{ng, p, ng}, Options{Concatenate: true})
 }
 
 // TestPcapReaderMatchesPcapgo: the in-place pcap reader returns what
@@ -181,6 +219,22 @@ func TestPcapReaderMatchesPcapgo(t *testing.T) {
 			binary.LittleEndian.PutUint32(b[off:], v)
 			inputs = append(inputs, b)
 		}
+	}
+	// Records above libpcap's maximum snap length, in a file that allows
+	// them, whole and cut.
+	var big bytes.Buffer
+	w := pcapgo.NewWriter(&big)
+	if err := w.WriteFileHeader(1<<20, layers.LinkTypeEthernet); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []int{300000, 60, 262144, 262145, 70000} {
+		data := bytes.Repeat([]byte{byte(n)}, n)
+		if err := w.WritePacket(gopacket.CaptureInfo{Timestamp: time.Unix(1, 2), CaptureLength: n, Length: n}, data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, cut := range []int{big.Len(), big.Len() - 1, 24 + 16 + 1000, 24 + 16 + 300000 + 10} {
+		inputs = append(inputs, big.Bytes()[:cut])
 	}
 	n := 0
 	for i, in := range inputs {
@@ -358,4 +412,38 @@ func TestPipelineHandlerPanic(t *testing.T) {
 	if n := runtime.NumGoroutine(); n > before {
 		t.Errorf("%d goroutines after, %d before", n, before)
 	}
+}
+
+// pcapngOf rewrites a pcap file as pcapng.
+func pcapngOf(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := pcapgo.NewReader(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	w, err := pcapgo.NewNgWriter(&out, r.LinkType())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		data, ci, err := r.ReadPacketData()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := w.WritePacket(ci, data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	return writeFile(t, filepath.Base(path)+"ng", out.Bytes())
 }

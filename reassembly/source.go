@@ -145,7 +145,7 @@ func newFileSource(path string, r io.ReadCloser, info *FileInfo) (*fileSource, e
 		info.Err = e
 		return nil, e
 	}
-	br := bufio.NewReaderSize(r, readBufferSize)
+	br := bufio.NewReaderSize(r, 1<<16)
 	head, err := br.Peek(4)
 	if len(head) >= 2 && binary.BigEndian.Uint16(head) == magicGzip {
 		zr, zerr := gzip.NewReader(br)
@@ -153,7 +153,7 @@ func newFileSource(path string, r io.ReadCloser, info *FileInfo) (*fileSource, e
 			return fail(ErrCorrupt, fmt.Errorf("gzip: %w", zerr))
 		}
 		info.Compressed = true
-		br = bufio.NewReaderSize(zr, readBufferSize)
+		br = bufio.NewReaderSize(zr, 1<<16)
 		head, err = br.Peek(4)
 	}
 	if len(head) < 4 {
@@ -167,9 +167,6 @@ func newFileSource(path string, r io.ReadCloser, info *FileInfo) (*fileSource, e
 	switch magic {
 	case magicPcapMicroLE, magicPcapMicroBE, magicPcapNanoLE, magicPcapNanoBE:
 		info.Format = "pcap"
-		if br.Size() < readBufferSize {
-			br = bufio.NewReaderSize(br, readBufferSize)
-		}
 		s.pcap, err = newPcapReader(br)
 		if err != nil {
 			return fail(kindOf(err), err)
@@ -259,6 +256,10 @@ type multiSource struct {
 	i     int
 	cur   *fileSource
 	errs  []error
+	// For the pipeline: renew is given to the pcap files' readers, and
+	// opened is called when a file is opened, before its first packet.
+	renew  func([]byte) []byte
+	opened func()
 }
 
 func (m *multiSource) ReadPacket() ([]byte, gopacket.CaptureInfo, layers.LinkType, error) {
@@ -274,6 +275,12 @@ func (m *multiSource) ReadPacket() ([]byte, gopacket.CaptureInfo, layers.LinkTyp
 				continue
 			}
 			m.cur = s
+			if s.pcap != nil {
+				s.pcap.renew = m.renew
+			}
+			if m.opened != nil {
+				m.opened()
+			}
 		}
 		data, ci, link, err := m.cur.ReadPacket()
 		if err == nil {
@@ -294,10 +301,9 @@ func (m *multiSource) close() {
 	}
 }
 
-// readBufferSize is the read buffer of a capture file: larger than the
-// largest packet record of 262144 bytes (libpcap's maximum snap length),
-// so that pcap records are read in place, and large enough that reading
-// costs few system calls.
+// readBufferSize is the read buffer of a pcap file read synchronously:
+// larger than the largest record read in place (pcapMaxRecord), and large
+// enough that reading costs few system calls.
 const readBufferSize = 1 << 20
 
 // pcapMaxSnaplen is the capture length a pcap record may have whatever
@@ -311,20 +317,28 @@ const pcapMaxSnaplen = 262144
 // next call. gopacket/pcapgo's Reader copies every packet twice; this
 // reader accepts and rejects the same records, with the same errors.
 type pcapReader struct {
-	br      *bufio.Reader
+	rd  io.Reader
+	buf []byte // len(buf) == cap(buf); nil before the first read
+	r   int    // start of the unread bytes
+	w   int    // end of the bytes read
+	err error  // the error that ended rd
+	// renew, when set, gives the buffer to read on in when buf is used
+	// up (the pipeline's batch buffers): the bytes of the packets read
+	// from buf stay where they are.
+	renew   func(used []byte) []byte
 	order   binary.ByteOrder
 	nanos   uint32 // factor from the timestamp's fraction to nanoseconds
 	snaplen uint32
 	link    layers.LinkType
-	skip    int // bytes of the last packet still in br
+	skip    int // bytes of the last packet, consumed at the next read
 }
 
-func newPcapReader(br *bufio.Reader) (*pcapReader, error) {
+func newPcapReader(rd io.Reader) (*pcapReader, error) {
 	var h [24]byte
-	if _, err := io.ReadFull(br, h[:]); err != nil {
+	if _, err := io.ReadFull(rd, h[:]); err != nil {
 		return nil, err
 	}
-	p := &pcapReader{br: br}
+	p := &pcapReader{rd: rd}
 	switch binary.BigEndian.Uint32(h[0:4]) {
 	case magicPcapMicroLE:
 		p.order, p.nanos = binary.LittleEndian, 1000
@@ -348,18 +362,57 @@ func newPcapReader(br *bufio.Reader) (*pcapReader, error) {
 	return p, nil
 }
 
+// pcapMaxRecord is the longest record read in place: a record header and
+// pcapMaxSnaplen bytes. Every buffer holds one.
+const pcapMaxRecord = 16 + pcapMaxSnaplen
+
+// ensure reads until n (at most pcapMaxRecord) unread bytes are
+// buffered, or the input ends.
+func (p *pcapReader) ensure(n int) bool {
+	empty := 0
+	for p.w-p.r < n {
+		if p.err != nil {
+			return false
+		}
+		if len(p.buf)-p.r < n {
+			// Move the unread bytes to the start of a buffer.
+			nb := p.buf
+			switch {
+			case p.renew != nil:
+				nb = p.renew(p.buf)
+			case nb == nil:
+				nb = make([]byte, readBufferSize)
+			}
+			nb = nb[:cap(nb)]
+			copy(nb, p.buf[p.r:p.w])
+			p.w -= p.r
+			p.r = 0
+			p.buf = nb
+		}
+		m, err := p.rd.Read(p.buf[p.w:])
+		p.w += m
+		switch {
+		case err != nil:
+			p.err = err
+		case m == 0:
+			if empty++; empty >= 100 {
+				p.err = io.ErrNoProgress
+			}
+		}
+	}
+	return true
+}
+
 // read returns the next packet, io.EOF at the end of the file, or the
 // error that ended it.
 func (p *pcapReader) read() ([]byte, gopacket.CaptureInfo, error) {
 	var ci gopacket.CaptureInfo
-	if p.skip > 0 {
-		p.br.Discard(p.skip) // peeked: cannot fail
-		p.skip = 0
+	p.r += p.skip
+	p.skip = 0
+	if !p.ensure(16) {
+		return nil, ci, shortRead(p.w-p.r, p.err)
 	}
-	h, err := p.br.Peek(16)
-	if len(h) < 16 {
-		return nil, ci, shortRead(len(h), err)
-	}
+	h := p.buf[p.r : p.r+16]
 	ci.Timestamp = time.Unix(int64(p.order.Uint32(h[0:4])), int64(p.order.Uint32(h[4:8])*p.nanos)).UTC()
 	ci.CaptureLength = int(p.order.Uint32(h[8:12]))
 	ci.Length = int(p.order.Uint32(h[12:16]))
@@ -370,25 +423,39 @@ func (p *pcapReader) read() ([]byte, gopacket.CaptureInfo, error) {
 		return nil, ci, fmt.Errorf("capture length exceeds original packet length: %d > %d", ci.CaptureLength, ci.Length)
 	}
 	n := 16 + ci.CaptureLength
-	if n > p.br.Size() {
+	if n > pcapMaxRecord {
 		// Only with a snap length above libpcap's maximum: read it into
 		// a buffer that grows with the bytes actually there.
-		p.br.Discard(16)
+		p.r += 16
 		var b bytes.Buffer
 		b.Grow(pcapMaxSnaplen)
-		m, err := io.CopyN(&b, p.br, int64(ci.CaptureLength))
+		m, err := io.CopyN(&b, io.MultiReader(bytes.NewReader(p.buf[p.r:p.w]), p.errReader()), int64(ci.CaptureLength))
+		p.r += min(int(m), p.w-p.r)
 		if err == io.EOF && m > 0 {
 			err = io.ErrUnexpectedEOF
 		}
 		return b.Bytes(), ci, err
 	}
-	b, err := p.br.Peek(n)
-	if len(b) < n {
-		return nil, ci, shortRead(len(b)-16, err)
+	if !p.ensure(n) {
+		return nil, ci, shortRead(p.w-p.r-16, p.err)
 	}
+	data := p.buf[p.r+16 : p.r+n : p.r+n]
 	p.skip = n
-	return b[16:n:n], ci, nil
+	return data, ci, nil
 }
+
+// errReader is rd, or its error once it failed.
+func (p *pcapReader) errReader() io.Reader {
+	if p.err != nil {
+		return errorReader{p.err}
+	}
+	return p.rd
+}
+
+// errorReader is a reader that fails with err.
+type errorReader struct{ err error }
+
+func (r errorReader) Read([]byte) (int, error) { return 0, r.err }
 
 // shortRead is io.ReadFull's error after n bytes and the reader's err.
 func shortRead(n int, err error) error {
