@@ -274,10 +274,18 @@ func newFeed(share bool, quit <-chan struct{}) *feed {
 		share: share,
 	}
 	for range pktBatches {
-		f.free <- &pktBatch{pkts: make([]pkt, 0, pktBatchLen), buf: make([]byte, 0, pktBatchBytes)}
+		b, _ := pktBatchPool.Get().(*pktBatch)
+		if b == nil {
+			b = new(pktBatch) // its buffers are made at its first use
+		}
+		f.free <- b
 	}
 	return f
 }
+
+// Batches are kept from one run to the next: ReadFiles runs a pipeline
+// per file.
+var pktBatchPool, callBatchPool sync.Pool
 
 // read is the reader goroutine: it decodes src into batches until the
 // end of input, an error, ctx's end or quit.
@@ -336,6 +344,10 @@ func (f *feed) get() bool {
 	select {
 	case b := <-f.free:
 		b.refs.Store(1) // the assembler's
+		if cap(b.buf) == 0 {
+			b.buf = make([]byte, 0, pktBatchBytes)
+			b.pkts = make([]pkt, 0, pktBatchLen)
+		}
 		f.cur = b
 		return true
 	case <-f.quit:
@@ -498,23 +510,37 @@ func newRecorder(quit <-chan struct{}) *recorder {
 		quit: quit,
 	}
 	for range batchesPerStage {
-		c.free <- &callBatch{calls: make([]call, 0, callBatchLen), arena: make([]byte, 0, callBatchBytes)}
+		b, _ := callBatchPool.Get().(*callBatch)
+		if b == nil {
+			b = new(callBatch) // its buffers are made at its first use
+		}
+		c.free <- b
 	}
 	return c
 }
 
+// get sets cur to a free batch; it returns false on quit.
+func (c *recorder) get() bool {
+	if c.stopped {
+		return false
+	}
+	select {
+	case c.cur = <-c.free:
+		if cap(c.cur.calls) == 0 {
+			c.cur.calls = make([]call, 0, callBatchLen)
+			c.cur.arena = make([]byte, 0, callBatchBytes)
+		}
+		return true
+	case <-c.quit:
+		c.stopped = true
+		return false
+	}
+}
+
 // add records one call of s; data is copied.
 func (c *recorder) add(s *stream, e call, data []byte) {
-	if c.cur == nil {
-		if c.stopped {
-			return
-		}
-		select {
-		case c.cur = <-c.free:
-		case <-c.quit:
-			c.stopped = true
-			return
-		}
+	if c.cur == nil && !c.get() {
+		return
 	}
 	b := c.cur
 	e.c = &s.shadow
@@ -550,15 +576,8 @@ func (c *recorder) flush() {
 
 // finish sends the last batch.
 func (c *recorder) finish() {
-	if c.cur == nil {
-		if c.stopped {
-			return
-		}
-		select {
-		case c.cur = <-c.free:
-		case <-c.quit:
-			return
-		}
+	if c.cur == nil && !c.get() {
+		return
 	}
 	c.cur.last = true
 	c.full <- c.cur
@@ -709,5 +728,12 @@ func (r *runner) runPipelined(ctx context.Context, src PacketSource) (err error)
 	}
 	wg.Wait()
 	r.sum.add(dsum)
+	// Every batch is back on its free list.
+	for range pktBatches {
+		pktBatchPool.Put(<-f.free)
+	}
+	for range batchesPerStage {
+		callBatchPool.Put(<-r.rec.free)
+	}
 	return err
 }

@@ -5,7 +5,10 @@
 // docs/performance.md): what reading and reassembling costs before any
 // Kafka framing, decoding or output.
 //
-// Usage: kwire-baseline FILE...
+// Usage: kwire-baseline [-sync] FILE...
+//
+// -sync reads with reassembly.Options.Synchronous (reading, reassembly and
+// the handler on one goroutine), to compare with the default pipeline.
 //
 // It prints one line per file: packets, TCP connections, delivered bytes
 // by direction, gaps. Exit status 1 when a file could not be read to its
@@ -27,14 +30,19 @@ func main() {
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
+	var opts reassembly.Options
+	if len(args) > 0 && args[0] == "-sync" {
+		opts.Synchronous = true
+		args = args[1:]
+	}
 	if len(args) == 0 {
-		fmt.Fprintln(stderr, "usage: kwire-baseline FILE...")
+		fmt.Fprintln(stderr, "usage: kwire-baseline [-sync] FILE...")
 		return 2
 	}
 	status := 0
 	for _, path := range args {
 		var c counter
-		sum, err := reassembly.ReadFiles(context.Background(), []string{path}, reassembly.Options{}, &c)
+		sum, err := reassembly.ReadFiles(context.Background(), []string{path}, opts, &c)
 		fmt.Fprintf(stdout, "%s: %d packets, %d connections, %d+%d bytes, %d gaps (%d bytes)\n",
 			path, sum.Packets, sum.Connections, c.bytes[reassembly.AtoB], c.bytes[reassembly.BtoA], c.gaps, c.gapBytes)
 		if err != nil {
