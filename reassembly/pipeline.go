@@ -339,20 +339,25 @@ func (f *feed) put(p *pkt) bool {
 func (f *feed) get() bool {
 	if f.share {
 		f.mu.Unlock()
-		defer f.mu.Lock()
 	}
+	var b *pktBatch
 	select {
-	case b := <-f.free:
-		b.refs.Store(1) // the assembler's
-		if cap(b.buf) == 0 {
-			b.buf = make([]byte, 0, pktBatchBytes)
-			b.pkts = make([]pkt, 0, pktBatchLen)
-		}
-		f.cur = b
-		return true
+	case b = <-f.free:
 	case <-f.quit:
+	}
+	if f.share {
+		f.mu.Lock()
+	}
+	if b == nil {
 		return false
 	}
+	b.refs.Store(1) // the assembler's
+	if cap(b.buf) == 0 {
+		b.buf = make([]byte, 0, pktBatchBytes)
+		b.pkts = make([]pkt, 0, pktBatchLen)
+	}
+	f.cur = b
+	return true
 }
 
 // renew is pcapReader.renew in the pipeline (files only, never with
@@ -674,16 +679,36 @@ func (r *runner) runPipelined(ctx context.Context, src PacketSource) (err error)
 		s.renew, s.opened = f.renew, f.detach
 	}
 	r.rec = newRecorder(quit)
-	var wg sync.WaitGroup
+	var (
+		wg       sync.WaitGroup
+		stopOnce sync.Once
+		failOnce sync.Once
+		failed   = make(chan struct{})
+		panicked any
+	)
+	stop := func() { stopOnce.Do(func() { close(quit) }) }
+	// A panic on the reading or the reassembly goroutine (in src, in
+	// Options.Filter) is raised again on the caller's, as in the
+	// synchronous mode.
+	guard := func() {
+		if v := recover(); v != nil {
+			failOnce.Do(func() {
+				panicked = v
+				close(failed)
+			})
+		}
+	}
 	wg.Add(2)
 	d := &r.dec
 	go func() {
 		defer wg.Done()
+		defer guard()
 		f.read(ctx, src, d)
 	}()
 	var dsum Summary
 	go func() {
 		defer wg.Done()
+		defer guard()
 		for {
 			b := f.next(r.rec.flush)
 			if b == nil {
@@ -710,11 +735,19 @@ func (r *runner) runPipelined(ctx context.Context, src PacketSource) (err error)
 		r.rec.finish()
 	}()
 	defer func() {
-		// On a handler's panic the goroutines stop at their next batch.
-		close(quit)
+		// On a panic the goroutines stop at their next batch.
+		stop()
 		wg.Wait()
 	}()
-	for b := range r.rec.full {
+	for {
+		var b *callBatch
+		select {
+		case b = <-r.rec.full:
+		case <-failed:
+			stop()
+			wg.Wait()
+			panic(panicked)
+		}
 		replay(r.h, b)
 		for _, pk := range b.pins {
 			f.release(pk)

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -381,12 +382,19 @@ func TestPipelineCancel(t *testing.T) {
 	if h.closes != sum.Connections {
 		t.Errorf("%d closes, %d connections", h.closes, sum.Connections)
 	}
+	noLeak(t, before)
+}
+
+// noLeak waits a little for the goroutines to be back to before.
+func noLeak(t *testing.T, before int) {
+	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
 	for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	if n := runtime.NumGoroutine(); n > before {
-		t.Errorf("%d goroutines after, %d before", n, before)
+		buf := make([]byte, 1<<16)
+		t.Errorf("%d goroutines after, %d before:\n%s", n, before, buf[:runtime.Stack(buf, true)])
 	}
 }
 
@@ -409,9 +417,7 @@ func TestPipelineHandlerPanic(t *testing.T) {
 		ReadFiles(context.Background(), []string{p}, Options{}, panicky{})
 		t.Error("no panic")
 	}()
-	if n := runtime.NumGoroutine(); n > before {
-		t.Errorf("%d goroutines after, %d before", n, before)
-	}
+	noLeak(t, before)
 }
 
 // pcapngOf rewrites a pcap file as pcapng.
@@ -446,4 +452,45 @@ func pcapngOf(t *testing.T, path string) string {
 		t.Fatal(err)
 	}
 	return writeFile(t, filepath.Base(path)+"ng", out.Bytes())
+}
+
+// panicSource fails in ReadPacket after a few packets.
+type panicSource struct{ *sliceSource }
+
+func (s panicSource) ReadPacket() ([]byte, gopacket.CaptureInfo, layers.LinkType, error) {
+	if s.i == 3 {
+		panic("source failed")
+	}
+	return s.sliceSource.ReadPacket()
+}
+
+// TestPipelineGoroutinePanic: a panic in the source (reading goroutine)
+// or in Options.Filter (reassembly goroutine) reaches the caller.
+func TestPipelineGoroutinePanic(t *testing.T) {
+	data, _ := benchCapture(t)
+	p := writeFile(t, "bench.pcap", data)
+	v := basicConv("10.0.0.1:1", "10.0.0.2:2")
+	before := runtime.NumGoroutine()
+	for _, tc := range []struct {
+		want string
+		run  func()
+	}{
+		{"filter failed", func() {
+			ReadFiles(context.Background(), []string{p}, Options{Filter: func(a, b netip.AddrPort) bool { panic("filter failed") }}, discard{})
+		}},
+		{"source failed", func() {
+			Run(context.Background(), panicSource{newSliceSource(t, layers.LinkTypeEthernet, v.segs)}, Options{}, discard{})
+		}},
+	} {
+		func() {
+			defer func() {
+				if r := recover(); r != tc.want {
+					t.Errorf("recovered %v, want %q", r, tc.want)
+				}
+			}()
+			tc.run()
+			t.Errorf("no panic, want %q", tc.want)
+		}()
+	}
+	noLeak(t, before)
 }
