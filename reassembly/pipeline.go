@@ -174,7 +174,7 @@ const (
 	callBatchBytes  = 256 << 10
 	batchesPerStage = 4
 	// pktBatches are more: callBatches in flight pin some.
-	pktBatches = 8
+	pktBatches = 12
 )
 
 // pktBatch is a batch of segments with their bytes.
@@ -483,6 +483,7 @@ type callBatch struct {
 	calls []call
 	arena []byte
 	pins  []*pktBatch
+	bytes int // Data bytes, in arena or pinned
 	last  bool
 }
 
@@ -492,6 +493,7 @@ func (b *callBatch) reset() {
 	b.arena = b.arena[:0]
 	clear(b.pins)
 	b.pins = b.pins[:0]
+	b.bytes = 0
 	b.last = false
 }
 
@@ -551,6 +553,7 @@ func (c *recorder) add(s *stream, e call, data []byte) {
 	e.c = &s.shadow
 	e.stats, e.sawSYN = s.conn.Stats, s.conn.SawSYN
 	if e.kind == evData {
+		b.bytes += len(data)
 		if pk := c.pkts; pk != nil && within(data, pk.buf) {
 			if n := len(b.pins); n == 0 || b.pins[n-1] != pk {
 				pk.refs.Add(1)
@@ -566,7 +569,10 @@ func (c *recorder) add(s *stream, e call, data []byte) {
 		}
 	}
 	b.calls = append(b.calls, e)
-	if len(b.calls) == callBatchLen || len(b.arena) >= callBatchBytes {
+	if len(b.calls) == callBatchLen || b.bytes >= callBatchBytes {
+		// Bounded by the Data bytes, copied or pinned: a batch that
+		// pinned every packet batch would stop the reader until the
+		// handler had seen it.
 		c.flush()
 	}
 }
