@@ -174,7 +174,7 @@ const (
 	callBatchBytes  = 256 << 10
 	batchesPerStage = 4
 	// pktBatches are more: callBatches in flight pin some.
-	pktBatches = 12
+	pktBatches = 8
 )
 
 // pktBatch is a batch of segments with their bytes.
@@ -535,7 +535,6 @@ func (c *recorder) get() bool {
 	case c.cur = <-c.free:
 		if cap(c.cur.calls) == 0 {
 			c.cur.calls = make([]call, 0, callBatchLen)
-			c.cur.arena = make([]byte, 0, callBatchBytes)
 		}
 		return true
 	case <-c.quit:

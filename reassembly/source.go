@@ -325,7 +325,11 @@ type pcapReader struct {
 	// renew, when set, gives the buffer to read on in when buf is used
 	// up (the pipeline's batch buffers): the bytes of the packets read
 	// from buf stay where they are.
-	renew   func(used []byte) []byte
+	renew func(used []byte) []byte
+	// records counts the records read from buf, to give it up after
+	// maxRecords when renew is set (the batch's packet descriptors are
+	// bounded too).
+	records int
 	order   binary.ByteOrder
 	nanos   uint32 // factor from the timestamp's fraction to nanoseconds
 	snaplen uint32
@@ -375,21 +379,15 @@ func (p *pcapReader) ensure(n int) bool {
 			return false
 		}
 		if len(p.buf)-p.r < n {
-			// Move the unread bytes to the start of a buffer.
-			nb := p.buf
-			switch {
-			case p.renew != nil:
-				nb = p.renew(p.buf)
-			case nb == nil:
-				nb = make([]byte, readBufferSize)
-			}
-			nb = nb[:cap(nb)]
-			copy(nb, p.buf[p.r:p.w])
-			p.w -= p.r
-			p.r = 0
-			p.buf = nb
+			p.move()
 		}
-		m, err := p.rd.Read(p.buf[p.w:])
+		to := len(p.buf)
+		if p.renew != nil {
+			// Read in steps, so that the bytes to move when the records
+			// are many are few.
+			to = min(to, max(p.w+pcapReadStep, p.r+n))
+		}
+		m, err := p.rd.Read(p.buf[p.w:to])
 		p.w += m
 		switch {
 		case err != nil:
@@ -403,12 +401,40 @@ func (p *pcapReader) ensure(n int) bool {
 	return true
 }
 
+// move moves the unread bytes to the start of a buffer: a new one from
+// renew, when set, or the same one.
+func (p *pcapReader) move() {
+	nb := p.buf
+	switch {
+	case p.renew != nil:
+		nb = p.renew(p.buf)
+	case nb == nil:
+		nb = make([]byte, readBufferSize)
+	}
+	nb = nb[:cap(nb)]
+	copy(nb, p.buf[p.r:p.w])
+	p.w -= p.r
+	p.r = 0
+	p.buf = nb
+	p.records = 0
+}
+
+// Reading in place for the pipeline: at most pcapMaxRecords records per
+// buffer, read pcapReadStep bytes at a time.
+const (
+	pcapMaxRecords = 1024
+	pcapReadStep   = 128 << 10
+)
+
 // read returns the next packet, io.EOF at the end of the file, or the
 // error that ended it.
 func (p *pcapReader) read() ([]byte, gopacket.CaptureInfo, error) {
 	var ci gopacket.CaptureInfo
 	p.r += p.skip
 	p.skip = 0
+	if p.renew != nil && p.records >= pcapMaxRecords {
+		p.move()
+	}
 	if !p.ensure(16) {
 		return nil, ci, shortRead(p.w-p.r, p.err)
 	}
@@ -441,6 +467,7 @@ func (p *pcapReader) read() ([]byte, gopacket.CaptureInfo, error) {
 	}
 	data := p.buf[p.r+16 : p.r+n : p.r+n]
 	p.skip = n
+	p.records++
 	return data, ci, nil
 }
 
