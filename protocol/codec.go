@@ -113,6 +113,12 @@ func FormatSize(n int64) string {
 // repaired before decoding. Other failures wrap ErrCorrupt or
 // ErrUnknownCodec. src is never modified.
 func Decompress(c Codec, src []byte, max int64, magic int8) ([]byte, string, error) {
+	return decompress(c, src, max, magic, nil)
+}
+
+// decompress is Decompress taking its output buffers from m's pools (a
+// tree's; nil for none) and noting them in m for Tree.Release.
+func decompress(c Codec, src []byte, max int64, magic int8, m *treeMem) ([]byte, string, error) {
 	if max < 1 {
 		max = DefaultMaxDecompressed
 	}
@@ -123,27 +129,39 @@ func Decompress(c Codec, src []byte, max int64, magic int8) ([]byte, string, err
 		}
 		return src, "", nil
 	case CodecGzip:
-		return gunzip(src, max)
+		return kept(m)(gunzip(src, max, m))
 	case CodecSnappy:
-		return unsnappy(src, max)
+		return kept(m)(unsnappy(src, max, m))
 	case CodecLZ4:
-		return unlz4(src, max, magic)
+		return kept(m)(unlz4(src, max, magic, m))
 	case CodecZstd:
-		return unzstd(src, max)
+		return kept(m)(unzstd(src, max, m))
 	}
 	return nil, "", fmt.Errorf("%w %d", ErrUnknownCodec, int8(c))
 }
 
+// kept returns a function passing a codec's results through, noting a
+// successful output in m.
+func kept(m *treeMem) func([]byte, string, error) ([]byte, string, error) {
+	return func(out []byte, detail string, err error) ([]byte, string, error) {
+		if err == nil {
+			m.keep(out)
+		}
+		return out, detail, err
+	}
+}
+
 // readCapped reads r to its end, failing with capError once more than max
-// bytes come out. It never asks r for more than max+1 bytes.
-func readCapped(r io.Reader, max int64, hint int) ([]byte, error) {
+// bytes come out. It never asks r for more than max+1 bytes. Its buffer
+// comes from m (see treeMem.buf).
+func readCapped(r io.Reader, max int64, hint int, m *treeMem) ([]byte, error) {
 	if hint < 512 {
 		hint = 512
 	}
 	if int64(hint) > max+1 {
 		hint = int(max + 1)
 	}
-	buf := bytes.NewBuffer(make([]byte, 0, hint))
+	buf := bytes.NewBuffer(m.buf(hint))
 	_, err := buf.ReadFrom(io.LimitReader(r, max+1))
 	if int64(buf.Len()) > max {
 		return nil, capError{max}
@@ -156,7 +174,7 @@ func readCapped(r io.Reader, max int64, hint int) ([]byte, error) {
 
 var gzipPool sync.Pool // of *gzip.Reader
 
-func gunzip(src []byte, max int64) ([]byte, string, error) {
+func gunzip(src []byte, max int64, m *treeMem) ([]byte, string, error) {
 	var zr *gzip.Reader
 	var err error
 	if v := gzipPool.Get(); v != nil {
@@ -168,7 +186,7 @@ func gunzip(src []byte, max int64) ([]byte, string, error) {
 	if err != nil {
 		return nil, "", fmt.Errorf("%w: gzip: %v", ErrCorrupt, err)
 	}
-	out, err := readCapped(zr, max, gzipHint(src))
+	out, err := readCapped(zr, max, gzipHint(src), m)
 	gzipPool.Put(zr)
 	if err != nil {
 		if errors.Is(err, ErrDecompressedTooLarge) {
@@ -209,15 +227,18 @@ var xerialMagic = []byte{0x82, 'S', 'N', 'A', 'P', 'P', 'Y', 0}
 
 const xerialHeaderLen = 16
 
-func unsnappy(src []byte, max int64) ([]byte, string, error) {
+func unsnappy(src []byte, max int64, m *treeMem) ([]byte, string, error) {
 	if !bytes.HasPrefix(src, xerialMagic) {
-		out, err := snappyBlock(nil, src, max)
+		out, err := snappyBlock(nil, src, max, m)
 		return out, "raw snappy", err
 	}
 	// The version fields are not checked: writers disagree on them, and
 	// the magic alone identifies the framing.
 	if len(src) < xerialHeaderLen {
 		return nil, "", fmt.Errorf("%w: snappy: xerial header cut short at %d bytes", ErrCorrupt, len(src))
+	}
+	if out, chunks, ok := xerialDirect(src, max, m); ok {
+		return out, fmt.Sprintf("xerial framing, %d chunk%s", chunks, plural(chunks)), nil
 	}
 	var out []byte
 	chunks := 0
@@ -231,7 +252,7 @@ func unsnappy(src []byte, max int64) ([]byte, string, error) {
 			return nil, "", fmt.Errorf("%w: snappy: xerial chunk at %#x claims %d bytes, %d remain", ErrCorrupt, p-4, n, len(src)-p)
 		}
 		var err error
-		out, err = snappyBlock(out, src[p:p+int(n)], max)
+		out, err = snappyBlock(out, src[p:p+int(n)], max, m)
 		if err != nil {
 			return nil, "", err
 		}
@@ -240,9 +261,52 @@ func unsnappy(src []byte, max int64) ([]byte, string, error) {
 	return out, fmt.Sprintf("xerial framing, %d chunk%s", chunks, plural(chunks)), nil
 }
 
+// xerialDirect decodes the chunks of xerial-framed src (header checked by
+// the caller) into one buffer allocated at their total size, when the
+// framing is whole, every chunk declares its size and all fit under max;
+// false otherwise, or when a chunk does not decode, for unsnappy's chunk
+// by chunk loop to find the error. (That loop grows its output chunk by
+// chunk: a 1 MB batch cost 5 MB.)
+func xerialDirect(src []byte, max int64, m *treeMem) ([]byte, int, bool) {
+	var sizes []int
+	total := int64(0)
+	for p := xerialHeaderLen; p < len(src); {
+		if len(src)-p < 4 {
+			return nil, 0, false
+		}
+		n := int64(binary.BigEndian.Uint32(src[p:]))
+		p += 4
+		if n > int64(len(src)-p) {
+			return nil, 0, false
+		}
+		d, err := snappy.DecodedLen(src[p : p+int(n)])
+		if err != nil {
+			return nil, 0, false
+		}
+		if total += int64(d); total > max {
+			return nil, 0, false
+		}
+		sizes = append(sizes, d)
+		p += int(n)
+	}
+	out := m.buf(int(total))[:total]
+	at := 0
+	for i, p := 0, xerialHeaderLen; p < len(src); i++ {
+		n := int(binary.BigEndian.Uint32(src[p:]))
+		p += 4
+		dec, err := snappy.Decode(out[at:at+sizes[i]], src[p:p+n])
+		if err != nil || len(dec) != sizes[i] || len(dec) > 0 && &dec[0] != &out[at] {
+			return nil, 0, false
+		}
+		at += sizes[i]
+		p += n
+	}
+	return out, len(sizes), true
+}
+
 // snappyBlock appends the decoding of one raw snappy block to dst, checking
 // its declared length against what the cap leaves before allocating.
-func snappyBlock(dst, block []byte, max int64) ([]byte, error) {
+func snappyBlock(dst, block []byte, max int64, m *treeMem) ([]byte, error) {
 	n, err := snappy.DecodedLen(block)
 	if err != nil {
 		return nil, fmt.Errorf("%w: snappy: %v", ErrCorrupt, err)
@@ -251,7 +315,7 @@ func snappyBlock(dst, block []byte, max int64) ([]byte, error) {
 		return nil, capError{max}
 	}
 	if len(dst) == 0 {
-		out, err := snappy.Decode(nil, block)
+		out, err := snappy.Decode(m.buf(n)[:n], block)
 		if err != nil {
 			return nil, fmt.Errorf("%w: snappy: %v", ErrCorrupt, err)
 		}
@@ -270,13 +334,18 @@ var lz4FrameMagic = []byte{0x04, 0x22, 0x4d, 0x18}
 
 var lz4Pool sync.Pool // of *lz4.Reader
 
-func unlz4(src []byte, max int64, magic int8) ([]byte, string, error) {
+func unlz4(src []byte, max int64, magic int8, m *treeMem) ([]byte, string, error) {
 	var r io.Reader = bytes.NewReader(src)
 	detail := ""
 	if magic < 2 {
 		if fixed, note := repairLZ4Header(src); fixed != nil {
 			r = io.MultiReader(bytes.NewReader(fixed), bytes.NewReader(src[len(fixed):]))
 			detail = note
+		}
+	}
+	if detail == "" {
+		if out, ok := unlz4Frame(src, max, m); ok {
+			return out, "", nil
 		}
 	}
 	var zr *lz4.Reader
@@ -286,7 +355,7 @@ func unlz4(src []byte, max int64, magic int8) ([]byte, string, error) {
 	} else {
 		zr = lz4.NewReader(r)
 	}
-	out, err := readCapped(zr, max, 4*len(src))
+	out, err := readCapped(zr, max, 4*len(src), m)
 	zr.Reset(nil)
 	lz4Pool.Put(zr)
 	if err != nil {
@@ -296,6 +365,160 @@ func unlz4(src []byte, max int64, magic int8) ([]byte, string, error) {
 		return nil, "", fmt.Errorf("%w: lz4: %v", ErrCorrupt, err)
 	}
 	return out, detail, nil
+}
+
+// unlz4Frame decodes src when it is one LZ4 frame (LZ4 Frame Format
+// 1.6.x) of independent blocks, whole and sound, straight into the output
+// with the block decoder: without the frame reader's block buffer (up to
+// 4 MiB) and copy. For anything else (several frames, dependent blocks, a
+// bad checksum, output past max, a corrupt block) it returns false and
+// unlz4 lets the frame reader decide, with its errors.
+func unlz4Frame(src []byte, max int64, m *treeMem) ([]byte, bool) {
+	const (
+		flagDictID      = 1 << 0
+		flagReserved    = 1<<1 | 0xf<<8 | 1<<15
+		flagContentSum  = 1 << 2
+		flagContentSize = 1 << 3
+		flagBlockSum    = 1 << 4
+		flagIndependent = 1 << 5
+	)
+	if len(src) < 7 || !bytes.HasPrefix(src, lz4FrameMagic) {
+		return nil, false
+	}
+	flags := binary.LittleEndian.Uint16(src[4:])
+	idx := flags >> 12 & 7
+	if flags>>6&3 != 1 || flags&(flagReserved|flagDictID) != 0 || flags&flagIndependent == 0 || idx < 4 {
+		return nil, false
+	}
+	blockMax := 64 << 10 << (2 * (idx - 4)) // 64 KiB, 256 KiB, 1 MiB, 4 MiB
+	p := 6
+	var size uint64
+	if flags&flagContentSize != 0 {
+		if len(src) < p+8 {
+			return nil, false
+		}
+		size = binary.LittleEndian.Uint64(src[p:])
+		p += 8
+	}
+	if len(src) <= p || src[p] != byte(xxh32(src[4:p], 0)>>8) {
+		return nil, false
+	}
+	p++
+	// First the blocks' bounds and inflated sizes, so that the output is
+	// allocated once at its size and each block decodes into its place.
+	type block struct {
+		data []byte
+		n    int // inflated size
+		raw  bool
+	}
+	var blocks []block
+	total := 0
+	for {
+		if len(src)-p < 4 {
+			return nil, false
+		}
+		x := binary.LittleEndian.Uint32(src[p:])
+		p += 4
+		if x == 0 {
+			break // the end mark
+		}
+		n := int(x &^ (1 << 31))
+		if n > blockMax || n > len(src)-p {
+			return nil, false
+		}
+		bl := block{data: src[p : p+n], n: n, raw: x>>31 != 0}
+		p += n
+		if flags&flagBlockSum != 0 {
+			if len(src)-p < 4 || binary.LittleEndian.Uint32(src[p:]) != xxh32(bl.data, 0) {
+				return nil, false
+			}
+			p += 4
+		}
+		if !bl.raw {
+			var ok bool
+			if bl.n, ok = lz4BlockLen(bl.data); !ok || bl.n > blockMax {
+				return nil, false
+			}
+		}
+		if total += bl.n; int64(total) > max {
+			return nil, false
+		}
+		blocks = append(blocks, bl)
+	}
+	out := m.buf(total)[:total]
+	at := 0
+	for _, bl := range blocks {
+		if bl.raw {
+			copy(out[at:], bl.data)
+		} else if k, err := lz4.UncompressBlock(bl.data, out[at:at+bl.n]); err != nil || k != bl.n {
+			return nil, false
+		}
+		at += bl.n
+	}
+	if flags&flagContentSum != 0 {
+		if len(src)-p < 4 || binary.LittleEndian.Uint32(src[p:]) != xxh32(out, 0) {
+			return nil, false
+		}
+		p += 4
+	}
+	if p != len(src) || flags&flagContentSize != 0 && uint64(len(out)) != size {
+		return nil, false
+	}
+	return out, true
+}
+
+// lz4BlockLen returns the inflated size of an LZ4 block (LZ4 Block
+// Format: sequences of a token, literals and a match of at least 4 bytes;
+// the last sequence has literals only), reading the lengths only; false
+// when the block ends inside a sequence.
+func lz4BlockLen(b []byte) (int, bool) {
+	n := 0
+	for i := 0; i < len(b); {
+		tok := b[i]
+		i++
+		lit := int(tok >> 4)
+		if lit == 15 {
+			for {
+				if i >= len(b) {
+					return 0, false
+				}
+				c := b[i]
+				i++
+				lit += int(c)
+				if c != 255 {
+					break
+				}
+			}
+		}
+		if lit > len(b)-i {
+			return 0, false
+		}
+		i += lit
+		n += lit
+		if i == len(b) {
+			return n, true // the last sequence
+		}
+		if len(b)-i < 2 {
+			return 0, false
+		}
+		i += 2 // the match offset, checked by the decoder
+		ml := int(tok & 15)
+		if ml == 15 {
+			for {
+				if i >= len(b) {
+					return 0, false
+				}
+				c := b[i]
+				i++
+				ml += int(c)
+				if c != 255 {
+					break
+				}
+			}
+		}
+		n += ml + 4
+	}
+	return n, true
 }
 
 // repairLZ4Header returns a corrected copy of the frame header of src (magic
@@ -385,7 +608,7 @@ var zstdPool sync.Pool // of *zstd.Decoder
 // --long=27), and Kafka's producers use far less.
 const zstdMaxWindow = 128 << 20
 
-func unzstd(src []byte, max int64) ([]byte, string, error) {
+func unzstd(src []byte, max int64, m *treeMem) ([]byte, string, error) {
 	window := uint64(max)
 	if window > zstdMaxWindow {
 		window = zstdMaxWindow
@@ -409,7 +632,7 @@ func unzstd(src []byte, max int64) ([]byte, string, error) {
 		}
 		return nil, "", fmt.Errorf("%w: zstd: %v", ErrCorrupt, err)
 	}
-	out, err := readCapped(zr, max, 4*len(src))
+	out, err := readCapped(zr, max, zstdHint(src), m)
 	if rerr := zr.Reset(nil); rerr == nil {
 		zstdPool.Put(zr)
 	} else {
@@ -428,6 +651,19 @@ func unzstd(src []byte, max int64) ([]byte, string, error) {
 		return nil, "", fmt.Errorf("%w: zstd: %v", ErrCorrupt, err)
 	}
 	return out, "", nil
+}
+
+// zstdHint guesses the inflated size of src for the output buffer: the
+// first frame's content size when its header gives it (RFC 8878 section
+// 3.1.1.1.4; producers that compress a batch at once write it), trusted
+// up to 4096 times the input (repetitive records compress past 300 to 1),
+// else 4 times the input. readCapped caps it at the decompression cap.
+func zstdHint(src []byte) int {
+	var h zstd.Header
+	if h.Decode(src) != nil || !h.HasFCS || h.FrameContentSize > 4096*uint64(len(src)) {
+		return 4 * len(src)
+	}
+	return int(h.FrameContentSize) + bytes.MinRead // ReadFrom wants MinRead free to see the end
 }
 
 func plural(n int) string {

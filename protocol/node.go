@@ -1,5 +1,10 @@
 package protocol
 
+import (
+	"math/bits"
+	"sync"
+)
+
 // Kind says how a Node's value is held.
 type Kind uint8
 
@@ -96,6 +101,25 @@ type Tree struct {
 	Err *DecodeError
 
 	nodes int // nodes made for this tree so far, checked against Decoder.MaxNodes
+
+	mem treeMem // pooled memory the tree holds, for Release
+}
+
+// Release hands the memory the decoder took from its pools for t (the
+// nodes of decoded records, decompressed bytes) back for later trees, and
+// empties t (Root and Spaces become nil, so that a late reader finds
+// nothing rather than another tree's nodes). Afterwards no node of t, nor
+// any Raw slice or Children slice taken from one, may be used; strings
+// (Name, Str, Note) stay valid. Releasing is optional (a tree never
+// released is collected as usual) and must not run while anything else
+// reads t. It spares the garbage collector the largest part of what
+// decoding a Produce or Fetch with many records allocates.
+func (t *Tree) Release() {
+	if t == nil {
+		return
+	}
+	t.Root, t.Spaces, t.Err = nil, nil, nil
+	t.mem.release()
 }
 
 // FirstError returns the first node of t, depth first, marked FlagError
@@ -122,4 +146,103 @@ func firstError(n *Node, depth int) *Node {
 		}
 	}
 	return nil
+}
+
+// Pooled memory. Decoding records takes most of its memory that decoding records takes most of: node
+// slabs, Children chunks and decompressed bytes. A tree notes what it
+// took (treeMem) and Tree.Release hands it back. Without Release nothing
+// comes back and the pools stay empty: decoding then allocates as it
+// always did.
+
+// Sizes of the pooled node slabs and Children chunks; smaller ones (a
+// tree's first, which grow from 16 nodes) are left to the collector.
+const (
+	slabNodes = 512
+	ptrChunk  = 1024
+)
+
+var (
+	slabPool sync.Pool // of *[slabNodes]Node, zeroed
+	ptrPool  sync.Pool // of *[ptrChunk]*Node, zeroed
+)
+
+// bufClasses pool decompressed buffers by capacity: class c holds buffers
+// of at least 1<<c bytes, from 64 KiB to 64 MiB.
+const (
+	minBufClass = 16
+	maxBufClass = 26
+)
+
+var bufPools [maxBufClass + 1]sync.Pool // of *[]byte
+
+// treeMem is the pooled memory a tree holds.
+type treeMem struct {
+	slabs []*[slabNodes]Node
+	ptrs  []*[ptrChunk]*Node
+	bufs  [][]byte
+}
+
+// slab returns an empty node slab to follow one of capacity last: a pooled
+// one when there is one, else one twice as large (16 to slabNodes nodes).
+func (m *treeMem) slab(last int) []Node {
+	if p, ok := slabPool.Get().(*[slabNodes]Node); ok {
+		m.slabs = append(m.slabs, p)
+		return p[:0]
+	}
+	n := max(16, min(2*last, slabNodes))
+	if n < slabNodes {
+		return make([]Node, 0, n)
+	}
+	p := new([slabNodes]Node)
+	m.slabs = append(m.slabs, p)
+	return p[:0]
+}
+
+// ptrChunk returns an empty chunk of ptrChunk Children pointers.
+func (m *treeMem) ptrChunk() []*Node {
+	p, ok := ptrPool.Get().(*[ptrChunk]*Node)
+	if !ok {
+		p = new([ptrChunk]*Node)
+	}
+	m.ptrs = append(m.ptrs, p)
+	return p[:0]
+}
+
+// buf returns an empty buffer with room for at least n bytes, pooled when
+// n is in the pooled classes (m, when not nil, then keeps it for release).
+func (m *treeMem) buf(n int) []byte {
+	c := bits.Len(uint(max(n, 1) - 1)) // the class whose buffers hold n
+	if m == nil || c > maxBufClass {
+		return make([]byte, 0, n)
+	}
+	c = max(c, minBufClass)
+	if p, ok := bufPools[c].Get().(*[]byte); ok && cap(*p) >= n {
+		return (*p)[:0]
+	}
+	return make([]byte, 0, 1<<c)
+}
+
+// keep notes that the tree's space data b, made by buf or by a decoder,
+// may be pooled on release.
+func (m *treeMem) keep(b []byte) {
+	if m != nil && cap(b) >= 1<<minBufClass {
+		m.bufs = append(m.bufs, b)
+	}
+}
+
+func (m *treeMem) release() {
+	for _, p := range m.slabs {
+		clear(p[:]) // drop what the nodes point to
+		slabPool.Put(p)
+	}
+	for _, p := range m.ptrs {
+		clear(p[:])
+		ptrPool.Put(p)
+	}
+	for _, b := range m.bufs {
+		c := min(bits.Len(uint(cap(b)))-1, maxBufClass) // the class b can serve
+		b = b[:0]
+		bufPools[c].Put(&b)
+	}
+	*m = treeMem{}
 }

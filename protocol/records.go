@@ -169,7 +169,7 @@ type batchDecoder struct {
 // add appends a copy of v, allocated from a slab, to parent's children.
 func (bd *batchDecoder) add(parent *Node, v Node) *Node {
 	if len(bd.slab) == cap(bd.slab) {
-		bd.slab = make([]Node, 0, max(16, min(2*cap(bd.slab), 512)))
+		bd.slab = bd.t.mem.slab(cap(bd.slab))
 	}
 	bd.slab = append(bd.slab, v)
 	bd.t.nodes++
@@ -189,7 +189,7 @@ func (bd *batchDecoder) children(n int) []*Node {
 		return make([]*Node, 0, n)
 	}
 	if cap(bd.ptrs)-len(bd.ptrs) < n {
-		bd.ptrs = make([]*Node, 0, 1024)
+		bd.ptrs = bd.t.mem.ptrChunk()
 	}
 	l := len(bd.ptrs)
 	bd.ptrs = bd.ptrs[:l+n]
@@ -399,7 +399,7 @@ func (bd *batchDecoder) inflate(n *Node, codec Codec, payload []byte, magic int8
 	if bd.budget < 1 {
 		err = capError{bd.max}
 	} else {
-		out, detail, err = Decompress(codec, payload, bd.budget, magic)
+		out, detail, err = decompress(codec, payload, bd.budget, magic, &bd.t.mem)
 	}
 	if err != nil {
 		if errors.Is(err, ErrDecompressedTooLarge) {

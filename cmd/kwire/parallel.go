@@ -1,7 +1,7 @@
 package main
 
 import (
-	"bytes"
+	"io"
 	"sync"
 
 	"github.com/kwire/kwire/dissect"
@@ -59,7 +59,7 @@ type readJob struct {
 	view    exchangeView  // set by stage 2
 	show    bool
 	ready   chan struct{} // closed when out and err are set (stage 3) or nothing is to be rendered
-	out     *bytes.Buffer // from outPool
+	out     chunkBuf
 	err     error
 }
 
@@ -126,11 +126,83 @@ func (p *parallelSink) sync() {
 	<-j.barrier
 }
 
-// outPool recycles the workers' output buffers; one grown past
-// outPoolKeep bytes (the tree of a large Fetch response) is let go.
-var outPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+// chunkBuf is a worker's output: fixed-size chunks from a free list, so
+// that the text of a large exchange (megabytes for a Produce of a
+// thousand records) costs neither the doublings of one growing buffer nor
+// fresh memory each time.
+type chunkBuf struct {
+	chunks [][]byte // full chunks
+	cur    []byte
+}
 
-const outPoolKeep = 8 << 20
+// Output chunks: their size, and how many the free list keeps between
+// exchanges (4 MiB); a free list rather than a sync.Pool, which every
+// garbage collection empties.
+const (
+	chunkSize = 64 << 10
+	freeKeep  = 64
+)
+
+var freeChunks = make(chan []byte, freeKeep)
+
+func getChunk() []byte {
+	select {
+	case c := <-freeChunks:
+		return c
+	default:
+		return make([]byte, 0, chunkSize)
+	}
+}
+
+func putChunk(c []byte) {
+	select {
+	case freeChunks <- c[:0]:
+	default:
+	}
+}
+
+func (c *chunkBuf) Write(p []byte) (int, error) {
+	n := len(p)
+	for len(p) > 0 {
+		if len(c.cur) == cap(c.cur) {
+			c.next()
+		}
+		k := copy(c.cur[len(c.cur):cap(c.cur)], p)
+		c.cur = c.cur[:len(c.cur)+k]
+		p = p[k:]
+	}
+	return n, nil
+}
+
+func (c *chunkBuf) WriteByte(b byte) error {
+	if len(c.cur) == cap(c.cur) {
+		c.next()
+	}
+	c.cur = append(c.cur, b)
+	return nil
+}
+
+func (c *chunkBuf) next() {
+	if c.cur != nil {
+		c.chunks = append(c.chunks, c.cur)
+	}
+	c.cur = getChunk()
+}
+
+// writeTo writes the chunks to w and hands them back to the free list.
+func (c *chunkBuf) writeTo(w io.Writer) error {
+	var err error
+	for _, b := range append(c.chunks, c.cur) {
+		if err == nil && len(b) > 0 {
+			_, err = w.Write(b)
+		}
+		if b != nil {
+			putChunk(b)
+		}
+	}
+	*c = chunkBuf{}
+	return err
+}
 
 // work decodes and renders exchanges (stages 1 and 3).
 func (p *parallelSink) work() {
@@ -150,8 +222,7 @@ func (p *parallelSink) work() {
 				render = nil
 				continue
 			}
-			j.out = outPool.Get().(*bytes.Buffer)
-			j.err = p.k.render(j.out, j.ex, j.view)
+			j.err = p.k.render(&j.out, j.ex, j.view)
 			close(j.ready)
 		}
 	}
@@ -195,14 +266,16 @@ func (p *parallelSink) writeOut() {
 			p.malformed += int64(malformedFrames(j.ex))
 			if j.show {
 				k.shown++
-				_, err := k.w.Write(j.out.Bytes())
+				err := j.out.writeTo(k.w)
 				k.check(firstError(j.err, err))
-				if j.out.Cap() <= outPoolKeep {
-					j.out.Reset()
-					outPool.Put(j.out)
-				}
-				j.out = nil
 				k.maybeFlush()
+			}
+			// Nothing reads the trees once written and counted: their
+			// nodes and decompressed bytes go back to protocol's pools.
+			for _, f := range [...]*dissect.Frame{j.ex.Request, j.ex.Response} {
+				if f != nil {
+					f.Tree.Release()
+				}
 			}
 		}
 		p.release(j.size)

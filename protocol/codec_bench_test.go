@@ -1,0 +1,149 @@
+package protocol
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/klauspost/compress/zstd"
+	"github.com/pierrec/lz4/v4"
+)
+
+// lz4Frame compresses in as one LZ4 frame with the given options.
+func lz4Frame(tb testing.TB, in []byte, opts ...lz4.Option) []byte {
+	tb.Helper()
+	var buf bytes.Buffer
+	w := lz4.NewWriter(&buf)
+	if err := w.Apply(opts...); err != nil {
+		tb.Fatal(err)
+	}
+	if _, err := w.Write(in); err != nil {
+		tb.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		tb.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// lz4Reader decodes src with the frame reader alone, as unlz4 does when
+// unlz4Frame declines.
+func lz4Reader(src []byte, max int64) ([]byte, error) {
+	return io.ReadAll(io.LimitReader(lz4.NewReader(bytes.NewReader(src)), max+1))
+}
+
+// checkLZ4Fast checks unlz4Frame against the frame reader on src: when it
+// accepts src the reader must give the same bytes.
+func checkLZ4Fast(t *testing.T, src []byte, max int64) (accepted bool) {
+	t.Helper()
+	var m treeMem
+	out, ok := unlz4Frame(src, max, &m)
+	if !ok {
+		return false
+	}
+	want, err := lz4Reader(src, max)
+	if err != nil {
+		t.Fatalf("unlz4Frame accepted %d bytes the frame reader rejects: %v", len(src), err)
+	}
+	if int64(len(want)) > max || !bytes.Equal(out, want) {
+		t.Fatalf("unlz4Frame gave %d bytes, the frame reader %d (cap %d)", len(out), len(want), max)
+	}
+	return true
+}
+
+// The direct frame decoder agrees with the frame reader on every frame
+// layout the writer makes, and declines or agrees on damaged ones.
+func TestLZ4FrameFast(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 7))
+	for _, bs := range []lz4.BlockSize{lz4.Block64Kb, lz4.Block256Kb, lz4.Block1Mb, lz4.Block4Mb} {
+		for _, sums := range []bool{false, true} {
+			for _, size := range []bool{false, true} {
+				for _, n := range []int{0, 1, 100, 70 << 10, 300 << 10} {
+					in := codecSample(n, uint64(n))
+					opts := []lz4.Option{lz4.BlockSizeOption(bs), lz4.ChecksumOption(sums), lz4.BlockChecksumOption(sums)}
+					if size {
+						opts = append(opts, lz4.SizeOption(uint64(n)))
+					}
+					frame := lz4Frame(t, in, opts...)
+					name := fmt.Sprintf("%v/sums=%v/size=%v/%d", bs, sums, size, n)
+					if !checkLZ4Fast(t, frame, DefaultMaxDecompressed) {
+						t.Errorf("%s: declined a sound frame", name)
+					}
+					if n > 1 && checkLZ4Fast(t, frame, int64(n-1)) {
+						t.Errorf("%s: accepted a frame past the cap", name)
+					}
+					for range 40 {
+						bad := bytes.Clone(frame)
+						bad[rng.IntN(len(bad))] ^= byte(1 + rng.IntN(255))
+						checkLZ4Fast(t, bad, DefaultMaxDecompressed)
+						checkLZ4Fast(t, bad[:rng.IntN(len(bad))], DefaultMaxDecompressed)
+					}
+					checkLZ4Fast(t, append(bytes.Clone(frame), frame...), DefaultMaxDecompressed)
+				}
+			}
+		}
+	}
+}
+
+// FuzzLZ4Frame: whatever unlz4Frame accepts, the frame reader decodes to
+// the same bytes.
+func FuzzLZ4Frame(f *testing.F) {
+	f.Add(lz4Frame(f, codecSample(3000, 11)))
+	f.Add(lz4Frame(f, codecSample(3000, 11), lz4.BlockSizeOption(lz4.Block64Kb), lz4.BlockChecksumOption(true), lz4.SizeOption(3000)))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		checkLZ4Fast(t, data, 64<<10)
+	})
+}
+
+// benchValues is a batch payload like the benchmark captures': records of
+// a short key and a 1000-byte text value.
+func benchValues() []byte {
+	var b []byte
+	for i := range 1000 {
+		b = fmt.Appendf(b, "p3-%d", i)
+		b = append(b, strings.Repeat("capgen benchmark value ", 44)[:1000]...)
+	}
+	return b
+}
+
+// BenchmarkDecompress inflates a 1 MB payload per codec, allocating its
+// output (Decompress) or taking it from a tree's pools (pooled, as kwire
+// read's workers do); bytes are the inflated ones.
+func BenchmarkDecompress(b *testing.B) {
+	in := benchValues()
+	for _, c := range []Codec{CodecGzip, CodecSnappy, CodecLZ4, CodecZstd} {
+		comp := recCompress(b, c, in)
+		if c == CodecZstd {
+			// As franz-go compresses: a whole batch at once, with its
+			// content size in the frame header.
+			enc, err := zstd.NewWriter(nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			comp = enc.EncodeAll(in, nil)
+		}
+		b.Run(c.String(), func(b *testing.B) {
+			b.SetBytes(int64(len(in)))
+			b.ReportAllocs()
+			for b.Loop() {
+				if out, _, err := Decompress(c, comp, 0, 2); err != nil || len(out) != len(in) {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(c.String()+"/pooled", func(b *testing.B) {
+			b.SetBytes(int64(len(in)))
+			b.ReportAllocs()
+			for b.Loop() {
+				var m treeMem
+				if out, _, err := decompress(c, comp, DefaultMaxDecompressed, 2, &m); err != nil || len(out) != len(in) {
+					b.Fatal(err)
+				}
+				m.release()
+			}
+		})
+	}
+}
