@@ -10,34 +10,42 @@
 //
 // # Contract
 //
-// Consumers implement Handler. All calls are made on ONE goroutine, the
+// Consumers implement Handler. All calls are made on one goroutine, the
 // one that called Run or ReadFiles, one at a time, in capture order: Open,
 // then Data and Gap for either direction in sequence order, then exactly
-// one Close; Run and ReadFiles return after the last call. Reading and
-// decoding packets, and reassembly, run meanwhile on goroutines of their
-// own (unless Options.Synchronous is set), a few hundred kilobytes ahead
-// of the handler: the handler's calls, their order and their arguments do
-// not depend on that. Options.Filter is called on the reassembly
-// goroutine. Each
-// direction's bytes arrive once, in order: retransmissions and overlaps are
-// dropped (and counted), out-of-order segments are held until the hole
-// before them is filled. A hole that cannot be filled — the peer
-// acknowledged the missing bytes, or they waited longer than
-// Options.BufferTimeout, or the buffer limits were reached, or the input
-// ended — is reported with Gap and its exact size, never papered over; so
-// are payload bytes cut by the snap length. Captures that start
-// mid-connection are accepted: the first byte seen starts the stream.
+// one Close. Each direction's bytes arrive once, in order:
+// retransmissions and overlaps are dropped (and counted), out-of-order
+// segments are held until the hole before them is filled. A hole that
+// cannot be filled — the peer acknowledged the missing bytes, or they
+// waited longer than Options.BufferTimeout, or the buffer limits were
+// reached, or the input ended — is reported with Gap and its exact size,
+// never papered over; so are payload bytes cut by the snap length.
+// Captures that start mid-connection are accepted: the first byte seen
+// starts the stream.
 //
 // Chunk.Data aliases buffers that are reused: it is valid only during the
 // Data call. A *Conn stays valid (and its Stats keep counting) after Close.
-// The handler owns the *Conn it is given: the reassembly keeps its own
-// copy and updates the handler's Stats and SawSYN, on the handler's
-// goroutine, to their values at the time of each call; after Run or
-// ReadFiles returns they hold the final counts.
 //
 // Every byte is attributed to the packet that carried it: Chunk.Frame is
 // the 1-based frame number as Wireshark shows it and Chunk.Time its capture
 // time, also when the packet was buffered and delivered later.
+//
+// # Goroutines
+//
+// Unless Options.Synchronous is set, Run and ReadFiles work as a pipeline
+// of three goroutines: one reads and decodes packets (link, IP with
+// defragmentation, TCP header) in batches, one runs the reassembly and
+// records the handler's calls in batches, and the caller's replays them on
+// the Handler. Run and ReadFiles return after the last call. The calls,
+// their order and their arguments are those of the synchronous mode; only
+// the *Conn differs: the handler is given a copy that belongs to its
+// goroutine, whose Stats and SawSYN are set, before each call, to their
+// values when the call was made (and, after Run or ReadFiles returns, to
+// the final counts). Options.Filter and the PacketSource are called on the
+// other goroutines (one at a time). A panic there, or in the handler, ends
+// both goroutines and reaches the caller. With a source other than a
+// capture file (a live capture), packets go on as soon as the next stage
+// is idle, without waiting for a batch to fill.
 //
 // # Memory
 //
@@ -46,6 +54,8 @@
 // MaxBufferedPagesTotal), not on the size of the capture. Closed
 // connections are forgotten a few minutes (capture time) after their
 // close; Options.IdleTimeout bounds connections whose end was not captured.
+// The pipeline (see Goroutines) holds at most 8 packet batches of 512 KiB
+// and 4 batches of recorded calls (about 256 KiB of Data each) in flight.
 //
 // # Several files
 //

@@ -70,8 +70,10 @@ type Options struct {
 	// goroutine: reading, reassembly and the Handler calls, which then
 	// get the connection's own *Conn. By default reading and decoding,
 	// reassembly, and the Handler each have a goroutine (the Handler the
-	// caller's), which is faster on more than one core; the calls and
-	// their order are the same. Tests and tiny inputs may prefer it.
+	// caller's), which is faster with more than one core; the calls,
+	// their order and their arguments are the same (see the package
+	// documentation, Goroutines). It costs less CPU time in all: with a
+	// single core, or to compare.
 	Synchronous bool
 	// Concatenate makes ReadFiles treat its files as one capture, in the
 	// order given: frame numbers and Conn.Index continue from one file to
@@ -132,8 +134,8 @@ func (s *Summary) add(o Summary) {
 
 // Run reads src to its end, reassembles its TCP connections and calls h
 // in capture order on the calling goroutine (reading and reassembly run on
-// goroutines of their own, see Options.Synchronous); it returns after h's
-// last call. Frames are
+// goroutines of their own: see the package documentation, Goroutines); it
+// returns after h's last call. Frames are
 // numbered from 1 and connections from 0. At the end of input (or when ctx
 // is cancelled, or src fails) buffered data is flushed: remaining holes
 // become Gaps and every open connection gets Close(CloseEOF). The error is
