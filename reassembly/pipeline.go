@@ -207,9 +207,9 @@ func (b *pktBatch) fits(p *pkt) bool {
 // add copies p into b; fits(p) must hold.
 func (b *pktBatch) add(p *pkt) {
 	if b.inplace {
-		q := *p
+		b.pkts = append(b.pkts, *p)
+		q := &b.pkts[len(b.pkts)-1]
 		q.src, q.dst, q.seg = b.keep(q.src), b.keep(q.dst), b.keep(q.seg)
-		b.pkts = append(b.pkts, q)
 		return
 	}
 	need := len(p.src) + len(p.dst) + len(p.seg)
