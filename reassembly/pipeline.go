@@ -4,15 +4,23 @@ package reassembly
 // Options.Synchronous is set.
 //
 //	reader     src.ReadPacket → decoder.decode (link, IP, defragmentation,
-//	           TCP header) → pkt copied into a pktBatch
+//	           TCP header) → pkt descriptors in a pktBatch
 //	assembler  runner.assemble → gopacket's Assembler → handler calls
-//	           recorded (recorder) into a callBatch, Data bytes copied
+//	           recorded (recorder) into a callBatch
 //	caller     callBatch replayed on the Handler, in recorded order
 //
 // Batches travel on channels and come back on free lists: a fixed number
 // of batches per stage bounds the memory in flight (a few MiB) and the
 // steady state allocates nothing. The order of handler calls is the order
 // of recording, which is that of the synchronous mode.
+//
+// Bytes are not copied on the way when they can stay where they are: a
+// pcap file is read straight into the buffers of the packet batches
+// (pcapReader.renew, pktBatch.inplace), and Data that lies in a packet
+// batch is handed to the handler from there, the call batch holding a
+// reference to the packet batch until it has been replayed (pins). Other
+// packets (pcapng, live capture) are copied into their batch, other Data
+// (out-of-order data from the assembler's pages) into the call batch.
 //
 // Promptness for live sources: the reader cannot know whether ReadPacket
 // will block, so a source that is not a capture file shares the batch it
@@ -165,8 +173,9 @@ func (d *decoder) finish() {
 }
 
 // Batch bounds. A pktBatch holds up to pktBatchLen segments or about
-// pktBatchBytes bytes; a callBatch up to callBatchLen calls or about
-// callBatchBytes bytes of Data. Each stage has batchesPerStage batches.
+// pktBatchBytes bytes (read in place: the records of pktBatchBytes, at
+// most pcapMaxRecords); a callBatch up to callBatchLen calls or about
+// callBatchBytes bytes of Data.
 const (
 	pktBatchLen     = 256
 	pktBatchBytes   = 512 << 10 // at least pcapMaxRecord

@@ -376,7 +376,7 @@ func TestPipelineCancel(t *testing.T) {
 	if d := time.Since(start); d > 5*time.Second {
 		t.Errorf("took %v", d)
 	}
-	if sum.Packets == 0 || sum.Packets > 1024+pktBatches*pktBatchLen*2 {
+	if sum.Packets == 0 || sum.Packets > 1024+pktBatches*pcapMaxRecords {
 		t.Errorf("read %d packets after the cancel at the 10th Data call", sum.Packets)
 	}
 	if h.closes != sum.Connections {
