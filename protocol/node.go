@@ -3,6 +3,7 @@ package protocol
 import (
 	"math/bits"
 	"sync"
+	"sync/atomic"
 )
 
 // Kind says how a Node's value is held.
@@ -103,7 +104,15 @@ type Tree struct {
 	nodes int // nodes made for this tree so far, checked against Decoder.MaxNodes
 
 	mem treeMem // pooled memory the tree holds, for Release
+
+	// firstErr caches FirstError's answer (noFirstError for none): the
+	// read command asks it of every frame three times, and a tree of a
+	// thousand records has ten thousand nodes.
+	firstErr atomic.Value // of *Node; an atomic.Pointer would forbid copying a Tree
 }
+
+// noFirstError is Tree.firstErr when the tree has no error node.
+var noFirstError = new(Node)
 
 // Release hands the memory the decoder took from its pools for t (the
 // nodes of decoded records, decompressed bytes) back for later trees, and
@@ -119,18 +128,33 @@ func (t *Tree) Release() {
 		return
 	}
 	t.Root, t.Spaces, t.Err = nil, nil, nil
+	t.firstErr.Store(noFirstError)
 	t.mem.release()
 }
 
 // FirstError returns the first node of t, depth first, marked FlagError
 // with a Note saying why, or nil. Record batches report their problems on
 // their nodes (a corrupt or oversized compressed batch, a bad CRC, records
-// past the node cap) and leave Err nil: this finds those too.
+// past the node cap) and leave Err nil: this finds those too. The answer
+// is computed once, when first asked: the decoder has finished the tree
+// by then, and nothing else marks nodes as errors.
 func (t *Tree) FirstError() *Node {
 	if t == nil {
 		return nil
 	}
-	return firstError(t.Root, 0)
+	if v, ok := t.firstErr.Load().(*Node); ok {
+		if v == noFirstError {
+			return nil
+		}
+		return v
+	}
+	n := firstError(t.Root, 0)
+	if n == nil {
+		t.firstErr.Store(noFirstError)
+	} else {
+		t.firstErr.Store(n)
+	}
+	return n
 }
 
 func firstError(n *Node, depth int) *Node {
