@@ -104,8 +104,12 @@ type TopicsDoc struct {
 // ExchangeDoc plus topics (the caller's list; nil is written as []). It
 // returns w's error.
 func ExchangeTopicsJSON(w io.Writer, e *dissect.Exchange, topics []string, opts Options) error {
-	if topics == nil {
-		topics = []string{}
+	bp := jsonLinePool.Get().(*[]byte)
+	b := AppendExchangeTopicsJSON((*bp)[:0], e, topics, opts)
+	_, err := w.Write(b)
+	if cap(b) <= jsonLineKeep {
+		*bp = b[:0]
+		jsonLinePool.Put(bp)
 	}
-	return writeTopicsDocJSON(w, NewExchangeDoc(e, opts), topics)
+	return err
 }

@@ -137,6 +137,15 @@ func KindName(k dissect.Kind) string { return kindNames[k] }
 
 // NewExchangeDoc builds the document ExchangeJSON writes for e.
 func NewExchangeDoc(e *dissect.Exchange, opts Options) *ExchangeDoc {
+	d := newExchangeDoc(e, opts)
+	d.Request = messageDoc(e.Request, &opts)
+	d.Response = messageDoc(e.Response, &opts)
+	return d
+}
+
+// newExchangeDoc is NewExchangeDoc without Request and Response, which
+// appendExchangeDirect writes straight from the frames.
+func newExchangeDoc(e *dissect.Exchange, opts Options) *ExchangeDoc {
 	d := &ExchangeDoc{
 		Stream:        -1,
 		Client:        addrString(e.Client),
@@ -163,8 +172,6 @@ func NewExchangeDoc(e *dissect.Exchange, opts Options) *ExchangeDoc {
 		id := e.ClientID
 		d.ClientID = &id
 	}
-	d.Request = messageDoc(e.Request, &opts)
-	d.Response = messageDoc(e.Response, &opts)
 	if l := e.Latency(); l >= 0 {
 		ms := float64(l) / float64(time.Millisecond)
 		d.LatencyMs = &ms
@@ -186,18 +193,12 @@ func messageDoc(f *dissect.Frame, o *Options) *MessageDoc {
 	if f == nil {
 		return nil
 	}
-	m := &MessageDoc{
-		Frame:               f.FirstFrame,
-		LastFrame:           f.LastFrame,
-		Time:                f.Time.UTC().Format(time.RFC3339Nano),
-		Size:                f.Size(),
-		UnknownTaggedFields: []UnknownTagDoc{},
-	}
+	m := messageHead(f)
 	if f.Tree == nil {
 		// Not decoded (cut by a gap or the end of the capture): the bytes
 		// captured, so that nothing is lost.
 		if len(f.Bytes) > 0 {
-			m.Body = json.RawMessage(undecodedJSON(nil, "frame", "not decoded", f.Bytes))
+			m.Body = json.RawMessage(undecodedJSON(nil, "frame", "not decoded", f.Bytes, &jsonSafe))
 		}
 		return m
 	}
@@ -213,6 +214,47 @@ func messageDoc(f *dissect.Frame, o *Options) *MessageDoc {
 	}
 	m.UnknownTaggedFields = append(m.UnknownTaggedFields, j.unknown...)
 	return m
+}
+
+// messageHead is the MessageDoc of f without header, body, error and
+// unknown tagged fields.
+func messageHead(f *dissect.Frame) *MessageDoc {
+	return &MessageDoc{
+		Frame:               f.FirstFrame,
+		LastFrame:           f.LastFrame,
+		Time:                f.Time.UTC().Format(time.RFC3339Nano),
+		Size:                f.Size(),
+		UnknownTaggedFields: []UnknownTagDoc{},
+	}
+}
+
+// appendMessageDirect appends the JSON of messageDoc(f, o) as
+// appendMessageDoc writes it, with the header and body rendered straight
+// into b rather than into a json.RawMessage first.
+func appendMessageDirect(b []byte, f *dissect.Frame, o *Options) []byte {
+	if f == nil || f.Tree == nil {
+		return appendMessageDoc(b, messageDoc(f, o))
+	}
+	m := messageHead(f)
+	j := &jsonWriter{o: o, typedRecords: true}
+	b = appendMessageStart(b, m)
+	b = append(b, `,"header":`...)
+	if h := headerOf(f.Tree); h != nil {
+		b = j.appendConverter(b, h)
+	} else {
+		b = append(b, "null"...)
+	}
+	b = append(b, `,"body":`...)
+	if bd := bodyOf(f.Tree); bd != nil {
+		b = j.appendConverter(b, bd)
+	} else {
+		b = append(b, "null"...)
+	}
+	if f.Tree.Err != nil {
+		m.Error = f.Tree.Err.Error()
+	}
+	m.UnknownTaggedFields = append(m.UnknownTaggedFields, j.unknown...)
+	return appendMessageEnd(b, m)
 }
 
 // ExchangeJSON writes e as one line of JSON: an ExchangeDoc.
@@ -270,6 +312,7 @@ type jsonWriter struct {
 	unknown      []UnknownTagDoc
 	pos          batchPos
 	spans        [][]keySpan // key lists of finished objects, for the next
+	html         bool        // strings escape '<', '>' and '&' (appendAnyJSON's html)
 }
 
 // keySpans returns an empty key list for an object.
@@ -291,9 +334,15 @@ func (j *jsonWriter) freeKeySpans(k []keySpan) { j.spans = append(j.spans, k) }
 // and collects n's unknown tagged fields. A KindRaw body (unknown API or
 // version) gives {"undecodedHex": "..."}.
 func (j *jsonWriter) converter(n *protocol.Node) json.RawMessage {
+	return json.RawMessage(j.appendConverter(nil, n))
+}
+
+// appendConverter appends what converter returns.
+func (j *jsonWriter) appendConverter(b []byte, n *protocol.Node) []byte {
+	start := len(b)
 	j.collectUnknown(n, n.Name, 0)
 	if n.Kind == protocol.KindRaw {
-		return json.RawMessage(j.value(nil, n, n.Name, nil, false))
+		return j.value(b, n, n.Name, nil, false)
 	}
 	var v any
 	if j.typedRecords {
@@ -303,16 +352,18 @@ func (j *jsonWriter) converter(n *protocol.Node) json.RawMessage {
 	} else {
 		v = j.patch(protocol.BodyJSON(n), n, n.Name, 0)
 	}
-	if b, ok := appendAnyJSON(nil, v, true); ok {
-		return json.RawMessage(b)
+	out, ok := appendAnyJSON(b, v, true)
+	if ok {
+		return out
 	}
-	b, err := json.Marshal(v)
+	b = out[:start]
+	raw, err := json.Marshal(v)
 	if err != nil {
 		// Only unmarshalable values (none that BodyJSON makes) get here;
 		// fall back to kwire's own walker rather than lose the message.
-		return json.RawMessage(j.value(nil, n, n.Name, nil, false))
+		return j.value(b, n, n.Name, nil, false)
 	}
-	return json.RawMessage(b)
+	return append(b, raw...)
 }
 
 // collectUnknown records every unknown tagged field under n with its path.
@@ -463,12 +514,19 @@ func (j *jsonWriter) needsPatch(n *protocol.Node, depth int) bool {
 
 // appendJSONString appends s as a JSON string; invalid UTF-8 becomes U+FFFD.
 func appendJSONString(b []byte, s string) []byte {
+	return appendJSONStr(b, s, &jsonSafe)
+}
+
+// appendJSONStr is appendJSONString escaping the ASCII bytes safe does
+// not list (jsonSafeHTML escapes '<', '>' and '&' too, as encoding/json
+// does by default).
+func appendJSONStr(b []byte, s string, safe *[utf8.RuneSelf]bool) []byte {
 	b = append(b, '"')
 	start := 0
 	for i := 0; i < len(s); {
 		c := s[i]
 		if c < utf8.RuneSelf {
-			if !jsonSafe[c] {
+			if !safe[c] {
 				b = append(b, s[start:i]...)
 				b = appendJSONEscape(b, c)
 				start = i + 1
@@ -488,14 +546,14 @@ func appendJSONString(b []byte, s string) []byte {
 	return append(b, '"')
 }
 
-// appendJSONBytes is appendJSONString for bytes.
-func appendJSONBytes(b []byte, s []byte) []byte {
+// appendJSONBytes is appendJSONStr for bytes.
+func appendJSONBytes(b []byte, s []byte, safe *[utf8.RuneSelf]bool) []byte {
 	b = append(b, '"')
 	start := 0
 	for i := 0; i < len(s); {
 		c := s[i]
 		if c < utf8.RuneSelf {
-			if !jsonSafe[c] {
+			if !safe[c] {
 				b = append(b, s[start:i]...)
 				b = appendJSONEscape(b, c)
 				start = i + 1
@@ -515,13 +573,23 @@ func appendJSONBytes(b []byte, s []byte) []byte {
 	return append(b, '"')
 }
 
-// jsonSafe tells the ASCII bytes appendJSONString copies as they are.
-var jsonSafe = func() (t [utf8.RuneSelf]bool) {
+// jsonSafe tells the ASCII bytes appendJSONString copies as they are;
+// jsonSafeHTML leaves out '<', '>' and '&' too.
+var jsonSafe, jsonSafeHTML = func() (t, h [utf8.RuneSelf]bool) {
 	for c := 0x20; c < 0x7f; c++ {
 		t[c] = c != '"' && c != '\\'
+		h[c] = t[c] && c != '<' && c != '>' && c != '&'
 	}
-	return t
+	return t, h
 }()
+
+// safe is the table of the bytes j's strings show as they are.
+func (j *jsonWriter) safe() *[utf8.RuneSelf]bool {
+	if j.html {
+		return &jsonSafeHTML
+	}
+	return &jsonSafe
+}
 
 // appendJSONEscape appends the escape of ASCII byte c.
 func appendJSONEscape(b []byte, c byte) []byte {
@@ -579,7 +647,7 @@ func (j *jsonWriter) value(b []byte, n *protocol.Node, path string, batch *proto
 		return appendBase64String(b, withheldBytes(n, j.o))
 	}
 	if isRedacted(n, j.o) {
-		return appendJSONString(b, redacted)
+		return appendJSONStr(b, redacted, j.safe())
 	}
 	if n.Flags&protocol.FlagNull != 0 {
 		return append(b, "null"...)
@@ -604,7 +672,7 @@ func (j *jsonWriter) value(b []byte, n *protocol.Node, path string, batch *proto
 		}
 		return strconv.AppendFloat(b, n.Float, 'g', -1, 64)
 	case protocol.KindString:
-		return appendJSONString(b, n.Str)
+		return appendJSONStr(b, n.Str, j.safe())
 	case protocol.KindBytes:
 		if rec {
 			b, _ = j.recordBytes(b, n.Raw)
@@ -625,17 +693,17 @@ func (j *jsonWriter) value(b []byte, n *protocol.Node, path string, batch *proto
 	}
 	// KindRaw (a partial batch, bytes not decoded) and anything unforeseen:
 	// what it is and its bytes, so nothing is lost.
-	return undecodedJSON(b, n.Name, n.Note, n.Raw)
+	return undecodedJSON(b, n.Name, n.Note, n.Raw, j.safe())
 }
 
 // undecodedJSON appends {"undecoded": name, "note": note, "size", "hex"}
 // ("note" left out when empty).
-func undecodedJSON(b []byte, name, note string, raw []byte) []byte {
+func undecodedJSON(b []byte, name, note string, raw []byte, safe *[utf8.RuneSelf]bool) []byte {
 	b = append(b, `{"undecoded":`...)
-	b = appendJSONString(b, name)
+	b = appendJSONStr(b, name, safe)
 	if note != "" {
 		b = append(b, `,"note":`...)
-		b = appendJSONString(b, note)
+		b = appendJSONStr(b, note, safe)
 	}
 	b = append(b, `,"size":`...)
 	b = strconv.AppendInt(b, int64(len(raw)), 10)
@@ -704,7 +772,7 @@ func (j *jsonWriter) object(b []byte, n *protocol.Node, path string, batch *prot
 		}
 		if t := child(facts.key, "Type"); t != nil && t.Note != "" {
 			o.key("controlType") // a control record's key: COMMIT, ABORT, ...
-			o.b = appendJSONString(o.b, t.Note)
+			o.b = appendJSONStr(o.b, t.Note, j.safe())
 		}
 	}
 	var raws, repeated []*protocol.Node
@@ -738,7 +806,7 @@ func (j *jsonWriter) object(b []byte, n *protocol.Node, path string, batch *prot
 				b = append(b, ',')
 			}
 			b = append(b, `{"name":`...)
-			b = appendJSONString(b, c.Name)
+			b = appendJSONStr(b, c.Name, j.safe())
 			b = append(b, `,"value":`...)
 			b = j.value(b, c, path, batch, rec)
 			b = append(b, '}')
@@ -766,9 +834,9 @@ func (j *jsonWriter) field(o *jsonObject, c *protocol.Node, raws, repeated *[]*p
 	}
 	mark := o.open()
 	if j.typedRecords && batch != nil {
-		o.b = appendCamelKeyJSON(o.b, c.Name) // kwire's own record objects
+		o.b = appendCamelKeyJSON(o.b, c.Name, j.safe()) // kwire's own record objects
 	} else {
-		o.b = appendLowerCamelJSON(o.b, c.Name)
+		o.b = appendLowerCamelJSON(o.b, c.Name, j.safe())
 	}
 	k, ok := o.commit(mark)
 	if !ok {
@@ -865,10 +933,11 @@ func (o *jsonObject) suffixKey(k keySpan, suffix string) {
 	o.b = append(o.b, '"', ':')
 }
 
-// plainKey reports whether name is ASCII that JSON writes as is.
+// plainKey reports whether name is ASCII that JSON writes as is, HTML
+// escaping or not.
 func plainKey(name string) bool {
 	for i := 0; i < len(name); i++ {
-		if c := name[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
+		if c := name[i]; c >= 0x7f || !jsonSafeHTML[c] {
 			return false
 		}
 	}
@@ -876,9 +945,9 @@ func plainKey(name string) bool {
 }
 
 // appendLowerCamelJSON appends lowerCamel(name) as a JSON string.
-func appendLowerCamelJSON(b []byte, name string) []byte {
+func appendLowerCamelJSON(b []byte, name string, safe *[utf8.RuneSelf]bool) []byte {
 	if name == "" || !plainKey(name) {
-		return appendJSONString(b, lowerCamel(name))
+		return appendJSONStr(b, lowerCamel(name), safe)
 	}
 	b = append(b, '"')
 	c := name[0]
@@ -891,9 +960,9 @@ func appendLowerCamelJSON(b []byte, name string) []byte {
 }
 
 // appendCamelKeyJSON appends camelKey(name) as a JSON string.
-func appendCamelKeyJSON(b []byte, name string) []byte {
+func appendCamelKeyJSON(b []byte, name string, safe *[utf8.RuneSelf]bool) []byte {
 	if !plainKey(name) {
-		return appendJSONString(b, camelKey(name))
+		return appendJSONStr(b, camelKey(name), safe)
 	}
 	i := 0
 	for i < len(name) && name[i] >= 'A' && name[i] <= 'Z' {
@@ -952,7 +1021,7 @@ func (j *jsonWriter) recordBytes(b, v []byte) ([]byte, bool) {
 			}
 			t, cut = t[:i], true
 		}
-		return appendJSONBytes(b, t), cut
+		return appendJSONBytes(b, t, j.safe()), cut
 	}
 	if len(v) > max {
 		v, cut = v[:max], true

@@ -1,6 +1,7 @@
 package render
 
 import (
+	"bytes"
 	"encoding/json"
 	"io"
 	"math"
@@ -8,6 +9,7 @@ import (
 	"sync"
 	"unicode/utf8"
 
+	"github.com/kwire/kwire/dissect"
 	"github.com/kwire/kwire/protocol"
 )
 
@@ -177,6 +179,13 @@ func appendAnyJSON(b []byte, v any, html bool) ([]byte, bool) {
 		b = append(b, x.String()...)
 		return append(b, '"'), true
 	case typedRecords:
+		if html && !x.j.html {
+			// Written with HTML escaping rather than escaped after.
+			x.j.html = true
+			b = x.j.value(b, x.n, x.path, nil, false)
+			x.j.html = false
+			return b, true
+		}
 		start := len(b)
 		b = x.j.value(b, x.n, x.path, nil, false)
 		if html && needsHTMLEscape(b[start:]) {
@@ -242,6 +251,16 @@ func appendMessageDoc(b []byte, m *MessageDoc) []byte {
 	if m == nil {
 		return append(b, "null"...)
 	}
+	b = appendMessageStart(b, m)
+	b = append(b, `,"header":`...)
+	b, _ = appendAnyJSON(b, m.Header, false)
+	b = append(b, `,"body":`...)
+	b, _ = appendAnyJSON(b, m.Body, false)
+	return appendMessageEnd(b, m)
+}
+
+// appendMessageStart appends m's keys before "header".
+func appendMessageStart(b []byte, m *MessageDoc) []byte {
 	b = append(b, `{"frame":`...)
 	b = strconv.AppendInt(b, m.Frame, 10)
 	b = append(b, `,"lastFrame":`...)
@@ -249,11 +268,11 @@ func appendMessageDoc(b []byte, m *MessageDoc) []byte {
 	b = append(b, `,"time":`...)
 	b = appendStdString(b, m.Time, false)
 	b = append(b, `,"size":`...)
-	b = strconv.AppendInt(b, int64(m.Size), 10)
-	b = append(b, `,"header":`...)
-	b, _ = appendAnyJSON(b, m.Header, false)
-	b = append(b, `,"body":`...)
-	b, _ = appendAnyJSON(b, m.Body, false)
+	return strconv.AppendInt(b, int64(m.Size), 10)
+}
+
+// appendMessageEnd appends m's keys after "body" and the closing brace.
+func appendMessageEnd(b []byte, m *MessageDoc) []byte {
 	b = append(b, `,"error":`...)
 	b = appendStdString(b, m.Error, false)
 	b = append(b, `,"unknownTaggedFields":`...)
@@ -288,6 +307,13 @@ func appendMessageDoc(b []byte, m *MessageDoc) []byte {
 // SetEscapeHTML(false) encodes it; false when a value cannot be written
 // here (the caller then uses encoding/json).
 func appendExchangeDoc(b []byte, d *ExchangeDoc) ([]byte, bool) {
+	return appendExchangeDirect(b, d, nil, nil)
+}
+
+// appendExchangeDirect is appendExchangeDoc; with e set, d has no
+// Request and Response (newExchangeDoc) and e's frames are written
+// straight (appendMessageDirect) with o.
+func appendExchangeDirect(b []byte, d *ExchangeDoc, e *dissect.Exchange, o *Options) ([]byte, bool) {
 	b = append(b, `{"stream":`...)
 	b = strconv.AppendInt(b, int64(d.Stream), 10)
 	b = append(b, `,"client":`...)
@@ -311,9 +337,17 @@ func appendExchangeDoc(b []byte, d *ExchangeDoc) ([]byte, bool) {
 		b = appendStdString(b, *d.ClientID, false)
 	}
 	b = append(b, `,"request":`...)
-	b = appendMessageDoc(b, d.Request)
+	if e != nil {
+		b = appendMessageDirect(b, e.Request, o)
+	} else {
+		b = appendMessageDoc(b, d.Request)
+	}
 	b = append(b, `,"response":`...)
-	b = appendMessageDoc(b, d.Response)
+	if e != nil {
+		b = appendMessageDirect(b, e.Response, o)
+	} else {
+		b = appendMessageDoc(b, d.Response)
+	}
 	b = append(b, `,"latencyMs":`...)
 	if d.LatencyMs == nil {
 		b = append(b, "null"...)
@@ -340,6 +374,25 @@ func appendExchangeDoc(b []byte, d *ExchangeDoc) ([]byte, bool) {
 	b = append(b, `,"notes":`...)
 	b = appendStrings(b, d.Notes)
 	return append(b, "}\n"...), true
+}
+
+// AppendExchangeTopicsJSON appends what ExchangeTopicsJSON writes to b:
+// for callers that write the line themselves.
+func AppendExchangeTopicsJSON(b []byte, e *dissect.Exchange, topics []string, opts Options) []byte {
+	if topics == nil {
+		topics = []string{}
+	}
+	start := len(b)
+	out, ok := appendExchangeDirect(b, newExchangeDoc(e, opts), e, &opts)
+	if !ok {
+		// A value only encoding/json writes (none in practice).
+		var buf bytes.Buffer
+		writeJSONLine(&buf, &TopicsDoc{ExchangeDoc: NewExchangeDoc(e, opts), Topics: topics})
+		return append(out[:start], buf.Bytes()...)
+	}
+	out = append(out[:len(out)-2], `,"topics":`...) // reopen the object
+	out = appendStrings(out, topics)
+	return append(out, "}\n"...)
 }
 
 // writeTopicsDocJSON writes d and topics as one line, byte for byte as
