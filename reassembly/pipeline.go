@@ -178,7 +178,7 @@ func (d *decoder) finish() {
 // callBatchBytes bytes of Data.
 const (
 	pktBatchLen     = 256
-	pktBatchBytes   = 512 << 10 // at least pcapMaxRecord
+	pktBatchBytes   = 320 << 10 // at least pcapMaxRecord
 	callBatchLen    = 512
 	callBatchBytes  = 256 << 10
 	batchesPerStage = 4
