@@ -186,6 +186,9 @@ const (
 	pktBatches = 8
 )
 
+// A packet batch's buffer holds the largest pcap record read in place.
+const _ = uint(pktBatchBytes - pcapMaxRecord)
+
 // pktBatch is a batch of segments with their bytes.
 type pktBatch struct {
 	pkts []pkt
