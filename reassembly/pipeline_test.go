@@ -193,6 +193,16 @@ func TestPipelineSameCallsMessy(t *testing.T) {
 	sameCalls(t, []string{p}, Options{MaxBufferedPagesPerConn: 1, IdleTimeout: 2 * time.Second})
 	ng := pcapngOf(t, p)
 	sameCalls(t, []string{ng, p, ng}, Options{Concatenate: true})
+	// Cut anywhere: in a record header, in a packet, across the buffers.
+	whole, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, cut := range []int{30, pktBatchBytes - 5, pktBatchBytes + 7, len(whole) / 2, len(whole) - 3} {
+		c := writeFile(t, fmt.Sprintf("cut%d.pcap", cut), whole[:cut])
+		sameCalls(t, []string{c, p}, Options{})
+		sameCalls(t, []string{c, p}, Options{Concatenate: true})
+	}
 }
 
 // TestPcapReaderMatchesPcapgo: the in-place pcap reader returns what
