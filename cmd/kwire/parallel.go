@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"io"
 	"sync"
 
@@ -202,6 +203,34 @@ func (c *chunkBuf) Write(p []byte) (int, error) {
 		p = p[k:]
 	}
 	return n, nil
+}
+
+// writePrefixed writes p with prefix before every line that is not
+// empty, as indentWriter does; bol says whether p starts a line, and the
+// result whether the next write does.
+func (c *chunkBuf) writePrefixed(p []byte, prefix string, bol bool) bool {
+	for len(p) > 0 {
+		if bol && p[0] != '\n' {
+			c.writeString(prefix)
+		}
+		i := bytes.IndexByte(p, '\n')
+		if i < 0 {
+			c.Write(p)
+			return false
+		}
+		c.Write(p[:i+1])
+		bol = true
+		p = p[i+1:]
+	}
+	return bol
+}
+
+func (c *chunkBuf) writeString(s string) {
+	if cap(c.cur)-len(c.cur) < len(s) {
+		c.Write([]byte(s))
+		return
+	}
+	c.cur = append(c.cur, s...)
 }
 
 func (c *chunkBuf) WriteByte(b byte) error {

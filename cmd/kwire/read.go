@@ -570,6 +570,11 @@ type indentWriter struct {
 
 func (iw *indentWriter) Write(p []byte) (int, error) {
 	n := len(p)
+	if c, ok := iw.w.(*chunkBuf); ok {
+		// A worker's chunks: the lines go straight in, not through buf.
+		iw.bol = c.writePrefixed(p, iw.prefix, iw.bol)
+		return n, nil
+	}
 	iw.buf = iw.buf[:0]
 	for len(p) > 0 {
 		if iw.bol && p[0] != '\n' {
