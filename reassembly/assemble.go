@@ -1,7 +1,10 @@
 package reassembly
 
 // The engine: one runner per capture drives a gopacket reassembly.Assembler
-// with synchronous callbacks (no goroutine or channel per stream).
+// with synchronous callbacks (no goroutine or channel per stream), with
+// the segments the decoder (pipeline.go) made of the captured frames; its
+// handler calls go to the Handler, or to the recorder that replays them on
+// the caller's goroutine (pipeline.go).
 //
 // Bookkeeping beside the assembler:
 //   - a table of connections by 4-tuple, for Conn.Index, the filter, the
@@ -110,7 +113,6 @@ type runner struct {
 	asm           *gpr.Assembler
 	sum           Summary
 	bufferTimeout time.Duration
-	flushEvery    time.Duration
 
 	frame int64
 	now   time.Time // capture time of the current packet
@@ -153,7 +155,6 @@ type runner struct {
 	synCtx      *pktCtx
 	forceReason string
 
-	lastFlush time.Time
 	flushing  string // close reason while the assembler flushes
 	deferring bool
 	events    []event
@@ -211,15 +212,14 @@ func newRunner(opts Options, h Handler) *runner {
 		ctx:           newPktCtx(),
 		synCtx:        newPktCtx(),
 		bufferTimeout: opts.BufferTimeout,
-		flushEvery:    opts.FlushInterval,
 	}
 	if r.bufferTimeout <= 0 {
 		r.bufferTimeout = DefaultBufferTimeout
 	}
-	if r.flushEvery <= 0 {
-		r.flushEvery = DefaultFlushInterval
+	r.dec.bufferTimeout, r.dec.flushEvery = r.bufferTimeout, opts.FlushInterval
+	if r.dec.flushEvery <= 0 {
+		r.dec.flushEvery = DefaultFlushInterval
 	}
-	r.dec.bufferTimeout, r.dec.flushEvery = r.bufferTimeout, r.flushEvery
 	r.pool = gpr.NewStreamPool(r)
 	r.asm = gpr.NewAssembler(r.pool)
 	r.asm.MaxBufferedPagesPerConnection = limit(opts.MaxBufferedPagesPerConn, DefaultMaxBufferedPagesPerConn)
