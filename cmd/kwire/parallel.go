@@ -43,9 +43,12 @@ type parallelSink struct {
 // Bounds of what is in flight: frame bytes (one exchange is always let
 // in, however large; trees and rendered text are a few times their frame
 // bytes) and jobs (exchanges and events; every channel holds that many, so
-// no stage ever blocks on a send).
+// no stage ever blocks on a send). 2 MiB lets the next exchange of 1 MB
+// Produce requests be read and decoded while one is rendered; at 4 MiB
+// the larger heap costs more collections (under kwire's soft memory
+// limit) than the overlap saves.
 const (
-	parallelBudget = 1 << 20
+	parallelBudget = 2 << 20
 	parallelJobs   = 256
 )
 
