@@ -147,3 +147,43 @@ func BenchmarkDecompress(b *testing.B) {
 		})
 	}
 }
+
+// Trees decoded after others were released, from pooled memory, equal
+// trees decoded from fresh memory; a released tree is empty.
+func TestTreeRelease(t *testing.T) {
+	var batches [][]byte
+	for c := CodecNone; c <= CodecZstd; c++ {
+		batches = append(batches, recBuild(t, c, 100, 1700000000000, benchRecords()))
+	}
+	var d Decoder
+	var fresh []string
+	for _, b := range batches {
+		fresh = append(fresh, fmt.Sprintf("%+v", dumpTree(d.DecodeRecordBatches(b).Root)))
+	}
+	for round := range 3 {
+		for i, b := range batches {
+			tr := d.DecodeRecordBatches(b)
+			if got := fmt.Sprintf("%+v", dumpTree(tr.Root)); got != fresh[i] {
+				t.Fatalf("round %d, batch %d: pooled tree differs from a fresh one", round, i)
+			}
+			tr.Release()
+			if tr.Root != nil || tr.Spaces != nil || tr.FirstError() != nil {
+				t.Fatalf("released tree not empty: %+v", tr)
+			}
+		}
+	}
+}
+
+// dumpTree flattens a tree into comparable values.
+func dumpTree(n *Node) []string {
+	var out []string
+	var walk func(n *Node, depth int)
+	walk = func(n *Node, depth int) {
+		out = append(out, fmt.Sprintf("%d %s %s %d %d %d %d %d %d %v %q %x %q", depth, n.Name, n.Type, n.Kind, n.Flags, n.Space, n.Off, n.Len, n.Int, n.Float, n.Str, n.Raw, n.Note))
+		for _, c := range n.Children {
+			walk(c, depth+1)
+		}
+	}
+	walk(n, 0)
+	return out
+}

@@ -201,16 +201,30 @@ var bufPools [maxBufClass + 1]sync.Pool // of *[]byte
 
 // treeMem is the pooled memory a tree holds.
 type treeMem struct {
-	slabs []*[slabNodes]Node
+	slabs []slabUse
 	ptrs  []*[ptrChunk]*Node
 	bufs  [][]byte
+}
+
+// slabUse is a pooled slab and how many of its nodes may have been used.
+type slabUse struct {
+	p *[slabNodes]Node
+	n int
+}
+
+// used notes that the tree's last slab, s, holds len(s) nodes (the rest
+// was never touched, and release need not clear it).
+func (m *treeMem) used(s []Node) {
+	if k := len(m.slabs) - 1; k >= 0 && len(s) > 0 && &m.slabs[k].p[0] == &s[:1][0] {
+		m.slabs[k].n = len(s)
+	}
 }
 
 // slab returns an empty node slab to follow one of capacity last: a pooled
 // one when there is one, else one twice as large (16 to slabNodes nodes).
 func (m *treeMem) slab(last int) []Node {
 	if p, ok := slabPool.Get().(*[slabNodes]Node); ok {
-		m.slabs = append(m.slabs, p)
+		m.slabs = append(m.slabs, slabUse{p, slabNodes})
 		return p[:0]
 	}
 	n := max(16, min(2*last, slabNodes))
@@ -218,7 +232,7 @@ func (m *treeMem) slab(last int) []Node {
 		return make([]Node, 0, n)
 	}
 	p := new([slabNodes]Node)
-	m.slabs = append(m.slabs, p)
+	m.slabs = append(m.slabs, slabUse{p, slabNodes})
 	return p[:0]
 }
 
@@ -255,9 +269,9 @@ func (m *treeMem) keep(b []byte) {
 }
 
 func (m *treeMem) release() {
-	for _, p := range m.slabs {
-		clear(p[:]) // drop what the nodes point to
-		slabPool.Put(p)
+	for _, s := range m.slabs {
+		clear(s.p[:s.n]) // drop what the nodes point to
+		slabPool.Put(s.p)
 	}
 	for _, p := range m.ptrs {
 		clear(p[:])

@@ -152,6 +152,7 @@ func (d *Decoder) decodeRecords(t *Tree, n *Node) {
 	}
 	bd := &batchDecoder{d: d, t: t, max: max, budget: max - used}
 	bd.set(n, space, off, off+len(n.Raw), 0, nil)
+	t.mem.used(bd.slab)
 }
 
 // batchDecoder holds the state of one decodeRecords call.
