@@ -54,7 +54,7 @@
 // MaxBufferedPagesTotal), not on the size of the capture. Closed
 // connections are forgotten a few minutes (capture time) after their
 // close; Options.IdleTimeout bounds connections whose end was not captured.
-// The pipeline (see Goroutines) holds at most 8 packet batches of 320 KiB
+// The pipeline (see Goroutines) holds at most 6 packet batches of 320 KiB
 // and 4 batches of recorded calls (about 256 KiB of Data each) in flight.
 //
 // # Several files

@@ -183,7 +183,7 @@ const (
 	callBatchBytes  = 256 << 10
 	batchesPerStage = 4
 	// pktBatches are more: callBatches in flight pin some.
-	pktBatches = 8
+	pktBatches = 6
 )
 
 // A packet batch's buffer holds the largest pcap record read in place.
@@ -366,7 +366,7 @@ func (f *feed) get() bool {
 	b.refs.Store(1) // the assembler's
 	if cap(b.buf) == 0 {
 		b.buf = make([]byte, 0, pktBatchBytes)
-		b.pkts = make([]pkt, 0, pktBatchLen)
+		b.pkts = make([]pkt, 0, pktBatchLen) // grows to pcapMaxRecords when read in place
 	}
 	f.cur = b
 	return true

@@ -422,7 +422,7 @@ func (p *pcapReader) move() {
 // Reading in place for the pipeline: at most pcapMaxRecords records per
 // buffer, read pcapReadStep bytes at a time.
 const (
-	pcapMaxRecords = 1024
+	pcapMaxRecords = 512
 	pcapReadStep   = 128 << 10
 )
 
