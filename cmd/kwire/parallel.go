@@ -1,8 +1,8 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
-	"io"
 	"sync"
 
 	"github.com/kwire/kwire/dissect"
@@ -141,12 +141,13 @@ type chunkBuf struct {
 	cur    []byte
 }
 
-// Output chunks: their size, and how many the free list keeps between
-// exchanges (4 MiB); a free list rather than a sync.Pool, which every
-// garbage collection empties.
+// Output chunks: their size (larger than the output's 64 KiB buffer, so
+// that bufio writes a full chunk directly rather than copying it), and how
+// many the free list keeps between exchanges (4 MiB); a free list rather
+// than a sync.Pool, which every garbage collection empties.
 const (
-	chunkSize = 64 << 10
-	freeKeep  = 64
+	chunkSize = 128 << 10
+	freeKeep  = 32
 )
 
 var freeChunks = make(chan []byte, freeKeep)
@@ -252,8 +253,12 @@ func (c *chunkBuf) next() {
 }
 
 // writeTo writes the chunks to w and hands them back to the free list.
-func (c *chunkBuf) writeTo(w io.Writer) error {
+// Full chunks go to w's writer directly, not copied through its buffer.
+func (c *chunkBuf) writeTo(w *bufio.Writer) error {
 	var err error
+	if len(c.chunks) > 0 {
+		err = w.Flush()
+	}
 	for _, b := range append(c.chunks, c.cur) {
 		if err == nil && len(b) > 0 {
 			_, err = w.Write(b)
@@ -335,6 +340,9 @@ func (p *parallelSink) writeOut() {
 				k.shown++
 				var err error
 				if j.line != nil {
+					if len(j.line) >= k.w.Size() {
+						err = k.w.Flush() // then the line goes out directly
+					}
 					_, err = k.w.Write(j.line)
 					putLine(j.line)
 					j.line = nil
