@@ -158,22 +158,22 @@ func isRedacted(n *protocol.Node, o *Options) bool {
 
 // printable reports whether b is UTF-8 text worth showing as text: valid,
 // and without control characters other than tab, newline and carriage return.
-// Runs of printable ASCII are checked eight bytes at a time: record values
-// are often kilobytes long.
+// Runs of printable ASCII are checked 32 and 8 bytes at a time: record
+// values are often kilobytes long.
 func printable(b []byte) bool {
-	const (
-		ones = 0x0101010101010101
-		high = 0x8080808080808080
-	)
-	for i := 0; i < len(b); {
-		if len(b)-i >= 8 {
-			x := binary.LittleEndian.Uint64(b[i:])
-			// No byte below 0x20 and none above 0x7e: 8 printable ASCII
-			// bytes (Hacker's Delight's "has less" and "has more" tests).
-			if (x-ones*0x20)&^x&high == 0 && ((x+ones)|x)&high == 0 {
-				i += 8
-				continue
-			}
+	i := 0
+	for len(b)-i >= 32 {
+		p := b[i : i+32]
+		if notASCIIPrint(binary.LittleEndian.Uint64(p))|notASCIIPrint(binary.LittleEndian.Uint64(p[8:]))|
+			notASCIIPrint(binary.LittleEndian.Uint64(p[16:]))|notASCIIPrint(binary.LittleEndian.Uint64(p[24:])) != 0 {
+			break
+		}
+		i += 32
+	}
+	for i < len(b) {
+		if len(b)-i >= 8 && notASCIIPrint(binary.LittleEndian.Uint64(b[i:])) == 0 {
+			i += 8
+			continue
 		}
 		c := b[i]
 		if c < utf8.RuneSelf {
@@ -190,6 +190,17 @@ func printable(b []byte) bool {
 		i += size
 	}
 	return true
+}
+
+// notASCIIPrint is zero when the 8 bytes of x are all printable ASCII
+// (0x20 to 0x7e): no byte below 0x20 and none above 0x7e (Hacker's
+// Delight's "has less" and "has more" tests).
+func notASCIIPrint(x uint64) uint64 {
+	const (
+		ones = 0x0101010101010101
+		high = 0x8080808080808080
+	)
+	return ((x-ones*0x20)&^x | (x + ones) | x) & high
 }
 
 // hexPairs holds the two lowercase hex digits of every byte value, the
