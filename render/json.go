@@ -368,7 +368,12 @@ func (j *jsonWriter) appendConverter(b []byte, n *protocol.Node) []byte {
 
 // collectUnknown records every unknown tagged field under n with its path.
 func (j *jsonWriter) collectUnknown(n *protocol.Node, path string, depth int) {
-	j.collectUnknownAt(n, []string{path}, depth)
+	// Room for the names of a deep path: appending a level then writes
+	// into this array (each level's names are done with when the walk
+	// comes back) instead of allocating, for every node with children.
+	names := make([]string, 1, 64)
+	names[0] = path
+	j.collectUnknownAt(n, names, depth)
 }
 
 // collectUnknownAt is collectUnknown with the path as the names leading to
