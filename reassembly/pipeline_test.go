@@ -250,9 +250,10 @@ func TestPcapReaderMatchesPcapgo(t *testing.T) {
 	n := 0
 	for i, in := range inputs {
 		want := readAllPcapgo(in)
-		got := readAllOurs(in)
-		if want != got {
-			t.Fatalf("input %d (%d bytes):\npcapgo %s\nours   %s", i, len(in), want, got)
+		for _, renew := range []bool{false, true} {
+			if got := readAllOursRenew(in, renew); want != got {
+				t.Fatalf("input %d (%d bytes), renew %v:\npcapgo %s\nours   %s", i, len(in), renew, want, got)
+			}
 		}
 		n += strings.Count(want, "\n")
 	}
@@ -277,10 +278,17 @@ func readAllPcapgo(in []byte) string {
 	}
 }
 
-func readAllOurs(in []byte) string {
-	r, err := newPcapReader(bufio.NewReaderSize(bytes.NewReader(in), readBufferSize))
+func readAllOurs(in []byte) string { return readAllOursRenew(in, false) }
+
+// readAllOursRenew reads with the pipeline's way of reading in place when
+// renew is set: a new buffer, of a batch's size, each time one is used up.
+func readAllOursRenew(in []byte, renew bool) string {
+	r, err := newPcapReader(bufio.NewReaderSize(bytes.NewReader(in), 1<<16))
 	if err != nil {
 		return "header: " + err.Error()
+	}
+	if renew {
+		r.renew = func([]byte) []byte { return make([]byte, pktBatchBytes) }
 	}
 	var b strings.Builder
 	for {
@@ -503,4 +511,30 @@ func TestPipelineGoroutinePanic(t *testing.T) {
 		}()
 	}
 	noLeak(t, before)
+}
+
+// FuzzPcapReader: the in-place pcap reader and gopacket/pcapgo's agree on
+// any input after a pcap file header.
+func FuzzPcapReader(f *testing.F) {
+	small := pcapBytes(f, layers.LinkTypeEthernet, basicConv("10.0.0.1:1", "10.0.0.2:2").segs)
+	f.Add(small[24:], false)
+	f.Add(small[24:60], true)
+	f.Fuzz(func(t *testing.T, records []byte, nanos bool) {
+		var hdr bytes.Buffer
+		w := pcapgo.NewWriter(&hdr)
+		if nanos {
+			w = pcapgo.NewWriterNanos(&hdr)
+		}
+		if err := w.WriteFileHeader(65535, layers.LinkTypeEthernet); err != nil {
+			t.Fatal(err)
+		}
+		in := append(hdr.Bytes(), records...)
+		want := readAllPcapgo(in)
+		if got := readAllOurs(in); want != got {
+			t.Fatalf("pcapgo %s\nours   %s", want, got)
+		}
+		if got := readAllOursRenew(in, true); want != got {
+			t.Fatalf("pcapgo %s\nours, renewing buffers %s", want, got)
+		}
+	})
 }
