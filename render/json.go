@@ -637,7 +637,7 @@ func (j *jsonWriter) array(b []byte, children []*protocol.Node, path string, bat
 // appendBase64String appends v as a JSON string in standard base64.
 func appendBase64String(b, v []byte) []byte {
 	b = append(b, '"')
-	b = base64.StdEncoding.AppendEncode(b, v)
+	b = appendBase64(b, v)
 	return append(b, '"')
 }
 
@@ -1042,6 +1042,6 @@ func (j *jsonWriter) recordBytes(b, v []byte) ([]byte, bool) {
 		return appendBase64String(b, v), cut
 	}
 	b = append(b, `{"base64":"`...)
-	b = base64.StdEncoding.AppendEncode(b, v)
+	b = appendBase64(b, v)
 	return append(b, `"}`...), cut
 }
