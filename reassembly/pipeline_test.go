@@ -538,3 +538,45 @@ func FuzzPcapReader(f *testing.F) {
 		}
 	})
 }
+
+// stackSource notes whether it is read on the pipeline's reading
+// goroutine.
+type stackSource struct {
+	*sliceSource
+	pipelined bool
+}
+
+func (s *stackSource) ReadPacket() ([]byte, gopacket.CaptureInfo, layers.LinkType, error) {
+	buf := make([]byte, 4096)
+	s.pipelined = s.pipelined || strings.Contains(string(buf[:runtime.Stack(buf, false)]), "(*feed).read")
+	return s.sliceSource.ReadPacket()
+}
+
+// TestPipelineModes: the pipeline by default, not with Synchronous nor
+// with a single P, and the same calls in all three.
+func TestPipelineModes(t *testing.T) {
+	v := basicConv("10.0.0.1:1", "10.0.0.2:2")
+	procs := runtime.GOMAXPROCS(0)
+	defer runtime.GOMAXPROCS(procs)
+	var logs []string
+	for _, tc := range []struct {
+		name      string
+		sync      bool
+		procs     int
+		pipelined bool
+	}{{"default", false, max(procs, 2), true}, {"Synchronous", true, max(procs, 2), false}, {"GOMAXPROCS=1", false, 1, false}} {
+		runtime.GOMAXPROCS(tc.procs)
+		src := &stackSource{sliceSource: newSliceSource(t, layers.LinkTypeEthernet, v.segs)}
+		h := &callLog{}
+		if _, err := Run(context.Background(), src, Options{Synchronous: tc.sync}, h); err != nil {
+			t.Fatal(err)
+		}
+		if src.pipelined != tc.pipelined {
+			t.Errorf("%s: read on the pipeline's goroutine: %v, want %v", tc.name, src.pipelined, tc.pipelined)
+		}
+		logs = append(logs, strings.Join(h.lines, "\n"))
+	}
+	if logs[0] != logs[1] || logs[0] != logs[2] || strings.Count(logs[0], "\n") < 5 {
+		t.Errorf("calls differ or are too few:\n%s\n--\n%s\n--\n%s", logs[0], logs[1], logs[2])
+	}
+}
