@@ -32,8 +32,8 @@
 //
 // # Goroutines
 //
-// Unless Options.Synchronous is set, Run and ReadFiles work as a pipeline
-// of three goroutines: one reads and decodes packets (link, IP with
+// Unless Options.Synchronous is set (or GOMAXPROCS is 1), Run and
+// ReadFiles work as a pipeline of three goroutines: one reads and decodes packets (link, IP with
 // defragmentation, TCP header) in batches, one runs the reassembly and
 // records the handler's calls in batches, and the caller's replays them on
 // the Handler. Run and ReadFiles return after the last call. The calls,
