@@ -3,6 +3,7 @@ module github.com/kwire/kwire
 go 1.26.0
 
 require (
+	github.com/OneOfOne/xxhash v1.2.8 // indirect
 	github.com/VividCortex/ewma v1.2.0 // indirect
 	github.com/cheggaaa/pb/v3 v3.3.0 // indirect
 	github.com/clipperhouse/uax29/v2 v2.2.0 // indirect

@@ -25,9 +25,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math/bits"
 	"sync"
 
+	"github.com/OneOfOne/xxhash"
 	"github.com/klauspost/compress/gzip"
 	"github.com/klauspost/compress/snappy"
 	"github.com/klauspost/compress/zstd"
@@ -343,11 +343,6 @@ func unlz4(src []byte, max int64, magic int8, m *treeMem) ([]byte, string, error
 			detail = note
 		}
 	}
-	if detail == "" {
-		if out, ok := unlz4Frame(src, max, m); ok {
-			return out, "", nil
-		}
-	}
 	var zr *lz4.Reader
 	if v := lz4Pool.Get(); v != nil {
 		zr = v.(*lz4.Reader)
@@ -365,160 +360,6 @@ func unlz4(src []byte, max int64, magic int8, m *treeMem) ([]byte, string, error
 		return nil, "", fmt.Errorf("%w: lz4: %v", ErrCorrupt, err)
 	}
 	return out, detail, nil
-}
-
-// unlz4Frame decodes src when it is one LZ4 frame (LZ4 Frame Format
-// 1.6.x) of independent blocks, whole and sound, straight into the output
-// with the block decoder: without the frame reader's block buffer (up to
-// 4 MiB) and copy. For anything else (several frames, dependent blocks, a
-// bad checksum, output past max, a corrupt block) it returns false and
-// unlz4 lets the frame reader decide, with its errors.
-func unlz4Frame(src []byte, max int64, m *treeMem) ([]byte, bool) {
-	const (
-		flagDictID      = 1 << 0
-		flagReserved    = 1<<1 | 0xf<<8 | 1<<15
-		flagContentSum  = 1 << 2
-		flagContentSize = 1 << 3
-		flagBlockSum    = 1 << 4
-		flagIndependent = 1 << 5
-	)
-	if len(src) < 7 || !bytes.HasPrefix(src, lz4FrameMagic) {
-		return nil, false
-	}
-	flags := binary.LittleEndian.Uint16(src[4:])
-	idx := flags >> 12 & 7
-	if flags>>6&3 != 1 || flags&(flagReserved|flagDictID) != 0 || flags&flagIndependent == 0 || idx < 4 {
-		return nil, false
-	}
-	blockMax := 64 << 10 << (2 * (idx - 4)) // 64 KiB, 256 KiB, 1 MiB, 4 MiB
-	p := 6
-	var size uint64
-	if flags&flagContentSize != 0 {
-		if len(src) < p+8 {
-			return nil, false
-		}
-		size = binary.LittleEndian.Uint64(src[p:])
-		p += 8
-	}
-	if len(src) <= p || src[p] != byte(xxh32(src[4:p], 0)>>8) {
-		return nil, false
-	}
-	p++
-	// First the blocks' bounds and inflated sizes, so that the output is
-	// allocated once at its size and each block decodes into its place.
-	type block struct {
-		data []byte
-		n    int // inflated size
-		raw  bool
-	}
-	var blocks []block
-	total := 0
-	for {
-		if len(src)-p < 4 {
-			return nil, false
-		}
-		x := binary.LittleEndian.Uint32(src[p:])
-		p += 4
-		if x == 0 {
-			break // the end mark
-		}
-		n := int(x &^ (1 << 31))
-		if n > blockMax || n > len(src)-p {
-			return nil, false
-		}
-		bl := block{data: src[p : p+n], n: n, raw: x>>31 != 0}
-		p += n
-		if flags&flagBlockSum != 0 {
-			if len(src)-p < 4 || binary.LittleEndian.Uint32(src[p:]) != xxh32(bl.data, 0) {
-				return nil, false
-			}
-			p += 4
-		}
-		if !bl.raw {
-			var ok bool
-			if bl.n, ok = lz4BlockLen(bl.data); !ok || bl.n > blockMax {
-				return nil, false
-			}
-		}
-		if total += bl.n; int64(total) > max {
-			return nil, false
-		}
-		blocks = append(blocks, bl)
-	}
-	out := m.buf(total)[:total]
-	at := 0
-	for _, bl := range blocks {
-		if bl.raw {
-			copy(out[at:], bl.data)
-		} else if k, err := lz4.UncompressBlock(bl.data, out[at:at+bl.n]); err != nil || k != bl.n {
-			return nil, false
-		}
-		at += bl.n
-	}
-	if flags&flagContentSum != 0 {
-		if len(src)-p < 4 || binary.LittleEndian.Uint32(src[p:]) != xxh32(out, 0) {
-			return nil, false
-		}
-		p += 4
-	}
-	if p != len(src) || flags&flagContentSize != 0 && uint64(len(out)) != size {
-		return nil, false
-	}
-	return out, true
-}
-
-// lz4BlockLen returns the inflated size of an LZ4 block (LZ4 Block
-// Format: sequences of a token, literals and a match of at least 4 bytes;
-// the last sequence has literals only), reading the lengths only; false
-// when the block ends inside a sequence.
-func lz4BlockLen(b []byte) (int, bool) {
-	n := 0
-	for i := 0; i < len(b); {
-		tok := b[i]
-		i++
-		lit := int(tok >> 4)
-		if lit == 15 {
-			for {
-				if i >= len(b) {
-					return 0, false
-				}
-				c := b[i]
-				i++
-				lit += int(c)
-				if c != 255 {
-					break
-				}
-			}
-		}
-		if lit > len(b)-i {
-			return 0, false
-		}
-		i += lit
-		n += lit
-		if i == len(b) {
-			return n, true // the last sequence
-		}
-		if len(b)-i < 2 {
-			return 0, false
-		}
-		i += 2 // the match offset, checked by the decoder
-		ml := int(tok & 15)
-		if ml == 15 {
-			for {
-				if i >= len(b) {
-					return 0, false
-				}
-				c := b[i]
-				i++
-				ml += int(c)
-				if c != 255 {
-					break
-				}
-			}
-		}
-		n += ml + 4
-	}
-	return n, true
 }
 
 // repairLZ4Header returns a corrected copy of the frame header of src (magic
@@ -557,49 +398,9 @@ func repairLZ4Header(src []byte) ([]byte, string) {
 	return fixed, fmt.Sprintf("LZ4 frame header checksum 0x%02x is wrong (want 0x%02x); ignored as legacy readers do", got, want)
 }
 
-// xxh32 is xxHash32 (github.com/Cyan4973/xxHash, doc/xxhash_spec.md) of b
-// with the given seed; LZ4 frames use it with seed 0.
-func xxh32(b []byte, seed uint32) uint32 {
-	const (
-		p1 uint32 = 2654435761
-		p2 uint32 = 2246822519
-		p3 uint32 = 3266489917
-		p4 uint32 = 668265263
-		p5 uint32 = 374761393
-	)
-	round := func(acc, lane uint32) uint32 {
-		return bits.RotateLeft32(acc+lane*p2, 13) * p1
-	}
-	n := len(b)
-	var h uint32
-	if n >= 16 {
-		v1, v2, v3, v4 := seed+p1+p2, seed+p2, seed, seed-p1
-		for len(b) >= 16 {
-			v1 = round(v1, binary.LittleEndian.Uint32(b))
-			v2 = round(v2, binary.LittleEndian.Uint32(b[4:]))
-			v3 = round(v3, binary.LittleEndian.Uint32(b[8:]))
-			v4 = round(v4, binary.LittleEndian.Uint32(b[12:]))
-			b = b[16:]
-		}
-		h = bits.RotateLeft32(v1, 1) + bits.RotateLeft32(v2, 7) + bits.RotateLeft32(v3, 12) + bits.RotateLeft32(v4, 18)
-	} else {
-		h = seed + p5
-	}
-	h += uint32(n)
-	for len(b) >= 4 {
-		h = bits.RotateLeft32(h+binary.LittleEndian.Uint32(b)*p3, 17) * p4
-		b = b[4:]
-	}
-	for _, c := range b {
-		h = bits.RotateLeft32(h+uint32(c)*p5, 11) * p1
-	}
-	h ^= h >> 15
-	h *= p2
-	h ^= h >> 13
-	h *= p3
-	h ^= h >> 16
-	return h
-}
+// xxh32 is xxHash32 of b with seed (github.com/OneOfOne/xxhash): the
+// LZ4 frame format's header and content checksum.
+func xxh32(b []byte, seed uint32) uint32 { return xxhash.Checksum32S(b, seed) }
 
 var zstdPool sync.Pool // of *zstd.Decoder
 

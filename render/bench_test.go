@@ -2,9 +2,7 @@ package render
 
 import (
 	"bytes"
-	"encoding/base64"
 	"encoding/binary"
-	"encoding/hex"
 	"hash/crc32"
 	"strconv"
 	"strings"
@@ -162,37 +160,6 @@ func TestPrintableFast(t *testing.T) {
 			if got, want := printable(b), slow(b); got != want {
 				t.Fatalf("printable with %#x at %d = %v, want %v", c, i, got, want)
 			}
-		}
-	}
-}
-
-// appendBase64 writes what encoding/base64 does.
-func TestAppendBase64(t *testing.T) {
-	var all []byte
-	for i := range 300 {
-		all = append(all, byte(i*37+i/7))
-	}
-	for n := range len(all) {
-		for s := 0; s < 3 && s <= n; s++ {
-			got := string(appendBase64([]byte("x"), all[s:n]))
-			if want := "x" + base64.StdEncoding.EncodeToString(all[s:n]); got != want {
-				t.Fatalf("appendBase64 of %d bytes = %s, want %s", n-s, got, want)
-			}
-		}
-	}
-}
-
-// appendHex writes what encoding/hex does.
-func TestAppendHex(t *testing.T) {
-	var all []byte
-	for i := range 256 {
-		all = append(all, byte(i))
-	}
-	for n := range len(all) {
-		got := string(appendHex([]byte("0x"), all[n:]))
-		want := "0x" + hex.EncodeToString(all[n:])
-		if got != want {
-			t.Errorf("appendHex = %s, want %s", got, want)
 		}
 	}
 }

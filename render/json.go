@@ -637,7 +637,7 @@ func (j *jsonWriter) array(b []byte, children []*protocol.Node, path string, bat
 // appendBase64String appends v as a JSON string in standard base64.
 func appendBase64String(b, v []byte) []byte {
 	b = append(b, '"')
-	b = appendBase64(b, v)
+	b = base64.StdEncoding.AppendEncode(b, v)
 	return append(b, '"')
 }
 
@@ -1036,12 +1036,12 @@ func (j *jsonWriter) recordBytes(b, v []byte) ([]byte, bool) {
 		return append(b, "null"...), false
 	case ValuesHex:
 		b = append(b, '"')
-		b = appendHex(b, v)
+		b = hex.AppendEncode(b, v)
 		return append(b, '"'), cut
 	case ValuesBase64:
 		return appendBase64String(b, v), cut
 	}
 	b = append(b, `{"base64":"`...)
-	b = appendBase64(b, v)
+	b = base64.StdEncoding.AppendEncode(b, v)
 	return append(b, `"}`...), cut
 }

@@ -23,7 +23,6 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 	"unicode"
@@ -203,61 +202,6 @@ func notASCIIPrint(x uint64) uint64 {
 	return ((x-ones*0x20)&^x | (x + ones) | x) & high
 }
 
-// hexPairs holds the two lowercase hex digits of every byte value, the
-// first in the low byte.
-var hexPairs = func() (t [256]uint16) {
-	for i := range t {
-		t[i] = uint16(hexDigits[i>>4]) | uint16(hexDigits[i&0xf])<<8
-	}
-	return t
-}()
-
-// appendHex appends v in lowercase hex, as hex.AppendEncode does, four
-// bytes to one 8-byte store (twice as fast on 256-byte values).
-func appendHex(b, v []byte) []byte {
-	n := len(b)
-	b = slices.Grow(b, 2*len(v))[:n+2*len(v)]
-	out := b[n:]
-	for len(v) >= 4 {
-		x := uint64(hexPairs[v[0]]) | uint64(hexPairs[v[1]])<<16 | uint64(hexPairs[v[2]])<<32 | uint64(hexPairs[v[3]])<<48
-		binary.LittleEndian.PutUint64(out, x)
-		out, v = out[8:], v[4:]
-	}
-	for i, c := range v {
-		binary.LittleEndian.PutUint16(out[2*i:], hexPairs[c])
-	}
-	return b
-}
-
-// base64Pairs holds the two standard base64 digits (RFC 4648 section 4)
-// of every 12-bit value, the first in the low byte.
-var base64Pairs = func() (t [4096]uint16) {
-	const digits = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
-	for i := range t {
-		t[i] = uint16(digits[i>>6]) | uint16(digits[i&63])<<8
-	}
-	return t
-}()
-
-// appendBase64 appends v in padded standard base64, as
-// base64.StdEncoding.AppendEncode does, six bytes to one 8-byte store
-// (twice as fast on 256-byte values).
-func appendBase64(b, v []byte) []byte {
-	n := len(b)
-	m := base64.StdEncoding.EncodedLen(len(v))
-	b = slices.Grow(b, m)[:n+m]
-	out := b[n:]
-	for len(v) >= 8 { // 8 bytes loaded, 6 encoded
-		x := binary.BigEndian.Uint64(v)
-		y := uint64(base64Pairs[x>>52]) | uint64(base64Pairs[x>>40&0xfff])<<16 |
-			uint64(base64Pairs[x>>28&0xfff])<<32 | uint64(base64Pairs[x>>16&0xfff])<<48
-		binary.LittleEndian.PutUint64(out, y)
-		out, v = out[8:], v[6:]
-	}
-	base64.StdEncoding.Encode(out, v)
-	return b
-}
-
 // cutText cuts s to at most max bytes on a rune boundary.
 func cutText(s string, max int) (string, bool) {
 	if len(s) <= max {
@@ -340,10 +284,10 @@ func appendBytesValue(b []byte, v []byte, m ValueMode, max int) []byte {
 	}
 	switch m {
 	case ValuesBase64:
-		b = appendBase64(b, t)
+		b = base64.StdEncoding.AppendEncode(b, t)
 	default:
 		b = append(b, "0x"...)
-		b = appendHex(b, t)
+		b = hex.AppendEncode(b, t)
 	}
 	if len(t) < len(v) {
 		b = append(b, "... ("...)
