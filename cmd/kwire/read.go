@@ -375,12 +375,15 @@ func (k *readSink) Exchange(ex *dissect.Exchange) {
 		k.col.Exchange(ex)
 	}
 	v, show := k.prepare(ex, false)
-	if !show {
-		return
+	if show {
+		k.shown++
+		k.check(k.render(k.w, ex, v))
+		k.maybeFlush()
 	}
-	k.shown++
-	k.check(k.render(k.w, ex, v))
-	k.maybeFlush()
+	// Nothing holds on to the frames once rendered (the counters and the
+	// stats collector copy what they keep): their buffers can hold the
+	// next frames.
+	ex.Release()
 }
 
 // exchangeView is what rendering an exchange needs from the exchanges
