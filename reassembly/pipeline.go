@@ -14,13 +14,12 @@ package reassembly
 // steady state allocates nothing. The order of handler calls is the order
 // of recording, which is that of the synchronous mode.
 //
-// Bytes are not copied on the way when they can stay where they are: a
-// pcap file is read straight into the buffers of the packet batches
-// (pcapReader.renew, pktBatch.inplace), and Data that lies in a packet
-// batch is handed to the handler from there, the call batch holding a
-// reference to the packet batch until it has been replayed (pins). Other
-// packets (pcapng, live capture) are copied into their batch, other Data
-// (out-of-order data from the assembler's pages) into the call batch.
+// Packets are copied once, into their batch (gopacket/pcapgo's readers
+// reuse their buffer from one packet to the next). Data that lies in a
+// packet batch is handed to the handler from there, the call batch holding
+// a reference to the packet batch until it has been replayed (pins); other
+// Data (out-of-order data from the assembler's pages) is copied into the
+// call batch.
 //
 // Promptness for live sources: the reader cannot know whether ReadPacket
 // will block, so a source that is not a capture file shares the batch it
@@ -173,21 +172,17 @@ func (d *decoder) finish() {
 }
 
 // Batch bounds. A pktBatch holds up to pktBatchLen segments or about
-// pktBatchBytes bytes (read in place: the records of pktBatchBytes, at
-// most pcapMaxRecords); a callBatch up to callBatchLen calls or about
-// callBatchBytes bytes of Data.
+// pktBatchBytes bytes (one larger segment alone); a callBatch up to
+// callBatchLen calls or about callBatchBytes bytes of Data.
 const (
 	pktBatchLen     = 256
-	pktBatchBytes   = 320 << 10 // at least pcapMaxRecord
+	pktBatchBytes   = 320 << 10
 	callBatchLen    = 512
 	callBatchBytes  = 256 << 10
 	batchesPerStage = 4
 	// pktBatches are more: callBatches in flight pin some.
 	pktBatches = 6
 )
-
-// A packet batch's buffer holds the largest pcap record read in place.
-const _ = uint(pktBatchBytes - pcapMaxRecord)
 
 // pktBatch is a batch of segments with their bytes.
 type pktBatch struct {
@@ -197,11 +192,6 @@ type pktBatch struct {
 	// callBatch whose Data calls alias buf (recorder.add). The last
 	// release returns it to the free list.
 	refs atomic.Int32
-	// inplace is set when buf is the read buffer of a pcap file
-	// (pcapReader.renew): packets point into it, what is not in it (a
-	// rebuilt datagram) is copied into own.
-	inplace bool
-	own     []byte
 	// The last batch of the input carries the reader's results.
 	last bool
 	err  error
@@ -210,7 +200,7 @@ type pktBatch struct {
 
 // fits reports whether p can be added without moving buf.
 func (b *pktBatch) fits(p *pkt) bool {
-	if b.inplace || len(b.pkts) == 0 {
+	if len(b.pkts) == 0 {
 		return true
 	}
 	return len(b.pkts) < pktBatchLen && len(b.buf)+len(p.src)+len(p.dst)+len(p.seg) <= cap(b.buf)
@@ -218,12 +208,6 @@ func (b *pktBatch) fits(p *pkt) bool {
 
 // add copies p into b; fits(p) must hold.
 func (b *pktBatch) add(p *pkt) {
-	if b.inplace {
-		b.pkts = append(b.pkts, *p)
-		q := &b.pkts[len(b.pkts)-1]
-		q.src, q.dst, q.seg = b.keep(q.src), b.keep(q.dst), b.keep(q.seg)
-		return
-	}
 	need := len(p.src) + len(p.dst) + len(p.seg)
 	if len(b.pkts) == 0 && need > cap(b.buf) {
 		b.buf = make([]byte, 0, need) // a segment above pktBatchBytes
@@ -241,26 +225,10 @@ func (b *pktBatch) add(p *pkt) {
 	b.pkts = append(b.pkts, q)
 }
 
-// keep returns x where it is if it is in buf, else a copy in own.
-func (b *pktBatch) keep(x []byte) []byte {
-	if within(x, b.buf) {
-		return x
-	}
-	if len(b.own)+len(x) > cap(b.own) {
-		// Earlier copies stay in the old array.
-		b.own = make([]byte, 0, max(len(x), pktBatchBytes/8))
-	}
-	n := len(b.own)
-	b.own = append(b.own, x...)
-	return b.own[n:len(b.own):len(b.own)]
-}
-
 func (b *pktBatch) reset() {
 	clear(b.pkts)
 	b.pkts = b.pkts[:0]
 	b.buf = b.buf[:0]
-	b.own = b.own[:0]
-	b.inplace = false
 	b.last, b.err, b.dec = false, nil, nil
 }
 
@@ -339,7 +307,7 @@ func (f *feed) put(p *pkt) bool {
 		return false
 	}
 	f.cur.add(p)
-	if f.waiting || (!f.cur.inplace && len(f.cur.pkts) == pktBatchLen) {
+	if f.waiting || len(f.cur.pkts) == pktBatchLen {
 		f.full <- f.cur
 		f.cur, f.waiting = nil, false
 	}
@@ -366,41 +334,10 @@ func (f *feed) get() bool {
 	b.refs.Store(1) // the assembler's
 	if cap(b.buf) == 0 {
 		b.buf = make([]byte, 0, pktBatchBytes)
-		b.pkts = make([]pkt, 0, pktBatchLen) // grows to pcapMaxRecords when read in place
+		b.pkts = make([]pkt, 0, pktBatchLen)
 	}
 	f.cur = b
 	return true
-}
-
-// renew is pcapReader.renew in the pipeline (files only, never with
-// share): the reader goes on in the buffer of a new batch, and the batch
-// holding the packets read from used goes to the assembler.
-func (f *feed) renew(used []byte) []byte {
-	if f.cur != nil && len(f.cur.pkts) > 0 {
-		f.full <- f.cur // never blocks
-		f.cur = nil
-	}
-	if f.cur == nil && !f.get() {
-		return make([]byte, pktBatchBytes) // quit: read on until put sees it
-	}
-	f.cur.inplace = true
-	return f.cur.buf[:cap(f.cur.buf)]
-}
-
-// detach ends the lending of the current batch's buffer to a pcap file
-// that has been read to its end (Options.Concatenate: the next file is
-// opened).
-func (f *feed) detach() {
-	if f.cur == nil || !f.cur.inplace {
-		return
-	}
-	if len(f.cur.pkts) > 0 {
-		f.full <- f.cur // never blocks
-		f.cur = nil
-		return
-	}
-	f.cur.inplace = false
-	f.cur.buf = f.cur.buf[:0]
 }
 
 // end sends the last batch, with the decoder and the input's error.
@@ -687,14 +624,6 @@ func isFile(src PacketSource) bool {
 func (r *runner) runPipelined(ctx context.Context, src PacketSource) (err error) {
 	quit := make(chan struct{})
 	f := newFeed(!isFile(src), quit)
-	switch s := src.(type) {
-	case *fileSource:
-		if s.pcap != nil {
-			s.pcap.renew = f.renew
-		}
-	case *multiSource:
-		s.renew, s.opened = f.renew, f.detach
-	}
 	r.rec = newRecorder(quit)
 	var (
 		wg       sync.WaitGroup

@@ -2,7 +2,6 @@ package reassembly
 
 import (
 	"bufio"
-	"bytes"
 	"compress/gzip"
 	"encoding/binary"
 	"errors"
@@ -10,7 +9,6 @@ import (
 	"io"
 	"os"
 	"slices"
-	"time"
 
 	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
@@ -105,7 +103,7 @@ type FileInfo struct {
 type fileSource struct {
 	info   *FileInfo
 	closer io.Closer
-	pcap   *pcapReader
+	pcap   *pcapgo.Reader
 	ng     *pcapgo.NgReader
 	last   layers.LinkType // avoids a slice search for the common case
 	done   bool
@@ -145,7 +143,7 @@ func newFileSource(path string, r io.ReadCloser, info *FileInfo) (*fileSource, e
 		info.Err = e
 		return nil, e
 	}
-	br := bufio.NewReaderSize(r, 1<<16)
+	br := bufio.NewReaderSize(r, readBufferSize)
 	head, err := br.Peek(4)
 	if len(head) >= 2 && binary.BigEndian.Uint16(head) == magicGzip {
 		zr, zerr := gzip.NewReader(br)
@@ -167,7 +165,7 @@ func newFileSource(path string, r io.ReadCloser, info *FileInfo) (*fileSource, e
 	switch magic {
 	case magicPcapMicroLE, magicPcapMicroBE, magicPcapNanoLE, magicPcapNanoBE:
 		info.Format = "pcap"
-		s.pcap, err = newPcapReader(br)
+		s.pcap, err = pcapgo.NewReader(br)
 		if err != nil {
 			return fail(kindOf(err), err)
 		}
@@ -215,8 +213,8 @@ func (s *fileSource) ReadPacket() ([]byte, gopacket.CaptureInfo, layers.LinkType
 		err  error
 	)
 	if s.pcap != nil {
-		data, ci, err = s.pcap.read()
-		link = s.pcap.link
+		data, ci, err = s.pcap.ZeroCopyReadPacketData()
+		link = s.pcap.LinkType()
 	} else {
 		data, ci, err = s.ng.ZeroCopyReadPacketData()
 		if len(ci.AncillaryData) > 0 {
@@ -256,10 +254,6 @@ type multiSource struct {
 	i     int
 	cur   *fileSource
 	errs  []error
-	// For the pipeline: renew is given to the pcap files' readers, and
-	// opened is called when a file is opened, before its first packet.
-	renew  func([]byte) []byte
-	opened func()
 }
 
 func (m *multiSource) ReadPacket() ([]byte, gopacket.CaptureInfo, layers.LinkType, error) {
@@ -275,12 +269,6 @@ func (m *multiSource) ReadPacket() ([]byte, gopacket.CaptureInfo, layers.LinkTyp
 				continue
 			}
 			m.cur = s
-			if s.pcap != nil {
-				s.pcap.renew = m.renew
-			}
-			if m.opened != nil {
-				m.opened()
-			}
 		}
 		data, ci, link, err := m.cur.ReadPacket()
 		if err == nil {
@@ -301,196 +289,6 @@ func (m *multiSource) close() {
 	}
 }
 
-// readBufferSize is the read buffer of a pcap file read synchronously:
-// larger than the largest record read in place (pcapMaxRecord), and large
-// enough that reading costs few system calls.
+// readBufferSize is the read buffer of a capture file: large enough that
+// reading costs few system calls.
 const readBufferSize = 1 << 20
-
-// pcapMaxSnaplen is the capture length a pcap record may have whatever
-// the file's snap length (libpcap's MAXIMUM_SNAPLEN), as
-// gopacket/pcapgo's reader accepts.
-const pcapMaxSnaplen = 262144
-
-// pcapReader reads the records of a pcap file (the libpcap format: a
-// 24-byte file header, then a 16-byte header before each packet) in
-// place: a packet's bytes are a slice of the read buffer, valid until the
-// next call. gopacket/pcapgo's Reader copies every packet twice; this
-// reader accepts and rejects the same records, with the same errors.
-type pcapReader struct {
-	rd  io.Reader
-	buf []byte // len(buf) == cap(buf); nil before the first read
-	r   int    // start of the unread bytes
-	w   int    // end of the bytes read
-	err error  // the error that ended rd
-	// renew, when set, gives the buffer to read on in when buf is used
-	// up (the pipeline's batch buffers): the bytes of the packets read
-	// from buf stay where they are.
-	renew func(used []byte) []byte
-	// records counts the records read from buf, to give it up after
-	// maxRecords when renew is set (the batch's packet descriptors are
-	// bounded too).
-	records int
-	order   binary.ByteOrder
-	nanos   uint32 // factor from the timestamp's fraction to nanoseconds
-	snaplen uint32
-	link    layers.LinkType
-	skip    int // bytes of the last packet, consumed at the next read
-}
-
-func newPcapReader(rd io.Reader) (*pcapReader, error) {
-	var h [24]byte
-	if _, err := io.ReadFull(rd, h[:]); err != nil {
-		return nil, err
-	}
-	p := &pcapReader{rd: rd}
-	switch binary.BigEndian.Uint32(h[0:4]) {
-	case magicPcapMicroLE:
-		p.order, p.nanos = binary.LittleEndian, 1000
-	case magicPcapMicroBE:
-		p.order, p.nanos = binary.BigEndian, 1000
-	case magicPcapNanoLE:
-		p.order, p.nanos = binary.LittleEndian, 1
-	case magicPcapNanoBE:
-		p.order, p.nanos = binary.BigEndian, 1
-	default:
-		return nil, fmt.Errorf("Unknown magic %x", binary.LittleEndian.Uint32(h[0:4]))
-	}
-	if v := p.order.Uint16(h[4:6]); v != 2 {
-		return nil, fmt.Errorf("Unknown major version %d", v)
-	}
-	if v := p.order.Uint16(h[6:8]); v != 4 {
-		return nil, fmt.Errorf("Unknown minor version %d", v)
-	}
-	p.snaplen = p.order.Uint32(h[16:20])
-	p.link = layers.LinkType(p.order.Uint32(h[20:24]))
-	return p, nil
-}
-
-// pcapMaxRecord is the longest record read in place: a record header and
-// pcapMaxSnaplen bytes. Every buffer holds one.
-const pcapMaxRecord = 16 + pcapMaxSnaplen
-
-// ensure reads until n (at most pcapMaxRecord) unread bytes are
-// buffered, or the input ends.
-func (p *pcapReader) ensure(n int) bool {
-	empty := 0
-	for p.w-p.r < n {
-		if p.err != nil {
-			return false
-		}
-		if len(p.buf)-p.r < n {
-			p.move()
-		}
-		to := len(p.buf)
-		if p.renew != nil {
-			// Read in steps, so that the bytes to move when the records
-			// are many are few.
-			to = min(to, max(p.w+pcapReadStep, p.r+n))
-		}
-		m, err := p.rd.Read(p.buf[p.w:to])
-		p.w += m
-		switch {
-		case err != nil:
-			p.err = err
-		case m == 0:
-			if empty++; empty >= 100 {
-				p.err = io.ErrNoProgress
-			}
-		}
-	}
-	return true
-}
-
-// move moves the unread bytes to the start of a buffer: a new one from
-// renew, when set, or the same one.
-func (p *pcapReader) move() {
-	nb := p.buf
-	switch {
-	case p.renew != nil:
-		nb = p.renew(p.buf)
-	case nb == nil:
-		nb = make([]byte, readBufferSize)
-	}
-	nb = nb[:cap(nb)]
-	copy(nb, p.buf[p.r:p.w])
-	p.w -= p.r
-	p.r = 0
-	p.buf = nb
-	p.records = 0
-}
-
-// Reading in place for the pipeline: at most pcapMaxRecords records per
-// buffer, read pcapReadStep bytes at a time.
-const (
-	pcapMaxRecords = 512
-	pcapReadStep   = 128 << 10
-)
-
-// read returns the next packet, io.EOF at the end of the file, or the
-// error that ended it.
-func (p *pcapReader) read() ([]byte, gopacket.CaptureInfo, error) {
-	var ci gopacket.CaptureInfo
-	p.r += p.skip
-	p.skip = 0
-	if p.renew != nil && p.records >= pcapMaxRecords {
-		p.move()
-	}
-	if !p.ensure(16) {
-		return nil, ci, shortRead(p.w-p.r, p.err)
-	}
-	h := p.buf[p.r : p.r+16]
-	ci.Timestamp = time.Unix(int64(p.order.Uint32(h[0:4])), int64(p.order.Uint32(h[4:8])*p.nanos)).UTC()
-	ci.CaptureLength = int(p.order.Uint32(h[8:12]))
-	ci.Length = int(p.order.Uint32(h[12:16]))
-	if ci.CaptureLength > max(int(p.snaplen), pcapMaxSnaplen) {
-		return nil, ci, fmt.Errorf("capture length exceeds snap length: %d > %d", ci.CaptureLength, p.snaplen)
-	}
-	if ci.CaptureLength > ci.Length {
-		return nil, ci, fmt.Errorf("capture length exceeds original packet length: %d > %d", ci.CaptureLength, ci.Length)
-	}
-	n := 16 + ci.CaptureLength
-	if n > pcapMaxRecord {
-		// Only with a snap length above libpcap's maximum: read it into
-		// a buffer that grows with the bytes actually there.
-		p.r += 16
-		var b bytes.Buffer
-		b.Grow(pcapMaxSnaplen)
-		m, err := io.CopyN(&b, io.MultiReader(bytes.NewReader(p.buf[p.r:p.w]), p.errReader()), int64(ci.CaptureLength))
-		p.r += min(int(m), p.w-p.r)
-		if err == io.EOF && m > 0 {
-			err = io.ErrUnexpectedEOF
-		}
-		return b.Bytes(), ci, err
-	}
-	if !p.ensure(n) {
-		return nil, ci, shortRead(p.w-p.r-16, p.err)
-	}
-	data := p.buf[p.r+16 : p.r+n : p.r+n]
-	p.skip = n
-	p.records++
-	return data, ci, nil
-}
-
-// errReader is rd, or its error once it failed.
-func (p *pcapReader) errReader() io.Reader {
-	if p.err != nil {
-		return errorReader{p.err}
-	}
-	return p.rd
-}
-
-// errorReader is a reader that fails with err.
-type errorReader struct{ err error }
-
-func (r errorReader) Read([]byte) (int, error) { return 0, r.err }
-
-// shortRead is io.ReadFull's error after n bytes and the reader's err.
-func shortRead(n int, err error) error {
-	switch {
-	case err == io.EOF && n > 0:
-		return io.ErrUnexpectedEOF
-	case err == nil:
-		return io.ErrUnexpectedEOF
-	}
-	return err
-}
