@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"io"
+	"runtime"
 
 	"github.com/kwire/kwire/dissect/stats"
 	"github.com/kwire/kwire/render/statsview"
@@ -83,12 +84,20 @@ func runStats(ctx context.Context, o *statsOptions, s *ioStreams, color bool, pa
 	if err != nil {
 		return err
 	}
+	// Every record is counted: decode the exchanges on every core, feed
+	// them to the collector in order.
+	dopts.DeferDecode = true
+	ahead := newDecodeAhead(col, max(runtime.GOMAXPROCS(0), 1))
 	bar := startProgressFor(s, paths)
 	cr := &captureReader{opts: dopts, wrap: bar.wrap}
 	if len(paths) > 1 {
-		cr.onFile = col.SetFile
+		cr.onFile = func(path string) {
+			ahead.sync() // the previous file's exchanges are counted to it
+			col.SetFile(path)
+		}
 	}
-	run := cr.read(ctx, paths, col)
+	run := cr.read(ctx, paths, ahead)
+	run.lost.malformed += ahead.close() // decoded after captureReader's problem counter saw them
 	bar.finish()
 	if !run.readAny {
 		return run.status(s.ErrOut)

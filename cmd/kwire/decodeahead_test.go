@@ -1,0 +1,93 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/kwire/kwire/dissect/stats"
+	"github.com/kwire/kwire/render/statsview"
+)
+
+// statsReportJSON reads paths into a fresh collector, through decodeAhead
+// with the given number of workers (0: synchronously, decoding in the
+// dissector), and returns the report's JSON and the malformed count.
+func statsReportJSON(t *testing.T, paths []string, workers int) (string, int64) {
+	t.Helper()
+	col := stats.NewCollector(stats.Options{Top: 10})
+	o := captureFlags{Ports: []int{9092}, Detect: true}
+	dopts, err := o.dissectOptions(false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cr := &captureReader{opts: dopts}
+	var run captureRun
+	if workers == 0 {
+		cr.onFile = col.SetFile
+		run = cr.read(context.Background(), paths, col)
+	} else {
+		cr.opts.DeferDecode = true
+		ahead := newDecodeAhead(col, workers)
+		cr.onFile = func(p string) { ahead.sync(); col.SetFile(p) }
+		run = cr.read(context.Background(), paths, ahead)
+		run.lost.malformed += ahead.close()
+	}
+	var b bytes.Buffer
+	if err := statsview.WriteStatsJSON(&b, col.Report()); err != nil {
+		t.Fatal(err)
+	}
+	return b.String(), run.lost.malformed
+}
+
+// TestDecodeAheadSameReport: the stats report and the count of frames
+// that failed to decode are the same whether exchanges are decoded in the
+// dissector or ahead on several workers, for each golden capture and for
+// all of them read as several files.
+func TestDecodeAheadSameReport(t *testing.T) {
+	paths, err := filepath.Glob(filepath.Join("..", "..", "pcaps", "*.pcap"))
+	if err != nil || len(paths) == 0 {
+		t.Skipf("no golden captures: %v", err)
+	}
+	malformed := int64(0)
+	check := func(name string, ps []string) {
+		want, wantBad := statsReportJSON(t, ps, 0)
+		for _, workers := range []int{1, 3} {
+			got, gotBad := statsReportJSON(t, ps, workers)
+			if got != want || gotBad != wantBad {
+				t.Errorf("%s, %d workers: report differs (%d bytes vs %d) or malformed %d vs %d", name, workers, len(got), len(want), gotBad, wantBad)
+			}
+		}
+		if len(ps) == 1 {
+			malformed += wantBad
+		}
+	}
+	for _, p := range paths {
+		check(filepath.Base(p), []string{p})
+	}
+	check("all", paths)
+	// Damaged copies of a capture: bytes flipped past the file header,
+	// so that some frames fail to decode.
+	orig, err := os.ReadFile(paths[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for i := range 8 {
+		b := bytes.Clone(orig)
+		for range 20 {
+			b[100+rng.IntN(len(b)-100)] ^= byte(1 + rng.IntN(255))
+		}
+		p := filepath.Join(t.TempDir(), fmt.Sprintf("damaged%d.pcap", i))
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		check(filepath.Base(p), []string{p})
+	}
+	if malformed == 0 {
+		t.Error("no capture had a frame that failed to decode: the malformed count was not checked")
+	}
+}
