@@ -35,7 +35,7 @@ type aheadJob struct {
 	barrier chan struct{}
 	size    int64
 	decoded chan struct{} // closed by the worker
-	failed  int // malformedFrames after decoding
+	failed  int           // malformedFrames after decoding
 }
 
 func newDecodeAhead(next dissect.Sink, workers int) *decodeAhead {
