@@ -406,7 +406,7 @@ func (r *runner) New(_, _ gopacket.Flow, tcp *layers.TCP, _ gpr.AssemblerContext
 		return nil
 	}
 	s := &stream{r: r, key: r.pending.key}
-	s.conn = Conn{Index: r.pending.index, File: r.pending.file, A: r.pending.src, B: r.pending.dst, SawSYN: tcp.SYN && !tcp.ACK}
+	s.conn = &Conn{Index: r.pending.index, File: r.pending.file, A: r.pending.src, B: r.pending.dst, SawSYN: tcp.SYN && !tcp.ACK}
 	if s.conn.Index < 0 {
 		s.conn.Index = r.nextIndex
 		r.nextIndex++
@@ -671,11 +671,15 @@ type halfState struct {
 
 // stream is one connection; it implements gpr.Stream.
 type stream struct {
-	conn Conn
+	// conn and shadow are allocated on their own: handlers keep *Conn
+	// after the run (the stats collector keys connections by it), and a
+	// pointer into the stream would keep the stream, its runner, the
+	// assembler's pools and the capture reader alive with it.
+	conn *Conn
 	// shadow is the Conn the handler sees in pipelined mode: the
 	// handler's goroutine updates its Stats and SawSYN from the snapshot
 	// carried with each call, while the assembler updates conn.
-	shadow   Conn
+	shadow   *Conn
 	r        *runner
 	key      connKey
 	half     [2]halfState

@@ -498,7 +498,7 @@ func (c *recorder) add(s *stream, e call, data []byte) {
 		return
 	}
 	b := c.cur
-	e.c = &s.shadow
+	e.c = s.shadow
 	e.stats, e.sawSYN = s.conn.Stats, s.conn.SawSYN
 	if e.kind == evData {
 		b.bytes += len(data)
@@ -567,10 +567,11 @@ func replay(h Handler, b *callBatch) {
 
 func (r *runner) emitOpen(s *stream) {
 	if r.rec == nil {
-		r.h.Open(&s.conn)
+		r.h.Open(s.conn)
 		return
 	}
-	s.shadow = s.conn // before the handler's goroutine can see it
+	s.shadow = new(Conn)
+	*s.shadow = *s.conn // before the handler's goroutine can see it
 	r.rec.add(s, call{kind: evOpen}, nil)
 }
 
@@ -584,7 +585,7 @@ func (r *runner) emitStats(s *stream) {
 
 func (r *runner) callData(s *stream, d Dir, ch Chunk) {
 	if r.rec == nil {
-		r.h.Data(&s.conn, d, ch)
+		r.h.Data(s.conn, d, ch)
 		return
 	}
 	data := ch.Data
@@ -594,7 +595,7 @@ func (r *runner) callData(s *stream, d Dir, ch Chunk) {
 
 func (r *runner) callGap(s *stream, d Dir, n int64, t time.Time) {
 	if r.rec == nil {
-		r.h.Gap(&s.conn, d, n, t)
+		r.h.Gap(s.conn, d, n, t)
 		return
 	}
 	r.rec.add(s, call{kind: evGap, dir: d, n: n, t: t}, nil)
@@ -602,7 +603,7 @@ func (r *runner) callGap(s *stream, d Dir, n int64, t time.Time) {
 
 func (r *runner) callClose(s *stream, reason string, t time.Time) {
 	if r.rec == nil {
-		r.h.Close(&s.conn, reason, t)
+		r.h.Close(s.conn, reason, t)
 		return
 	}
 	r.rec.add(s, call{kind: evClose, reason: reason, t: t}, nil)
