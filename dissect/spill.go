@@ -113,7 +113,11 @@ func (d *Dissector) hold(fr *Frame, key int16) string {
 		return ""
 	}
 	sp.noted = true
-	return fmt.Sprintf("request kept in memory past the bound on pending requests (%d bytes): the spill file failed: %v", sp.budget, sp.err)
+	unit := "bytes"
+	if sp.budget == 1 {
+		unit = "byte"
+	}
+	return fmt.Sprintf("request kept in memory past the bound on pending requests (%d %s): the spill file failed: %v", sp.budget, unit, sp.err)
 }
 
 // write spills fr's bytes to the file and lets its buffer go.
