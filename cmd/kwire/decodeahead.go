@@ -35,7 +35,8 @@ type aheadJob struct {
 	barrier chan struct{}
 	size    int64
 	decoded chan struct{} // closed by the worker
-	failed  int           // malformedFrames after decoding
+	before  int           // malformedFrames before decoding: frames the Dissector decoded itself
+	failed  int           // frames that failed in the deferred decoding
 }
 
 func newDecodeAhead(next dissect.Sink, workers int) *decodeAhead {
@@ -52,7 +53,7 @@ func newDecodeAhead(next dissect.Sink, workers int) *decodeAhead {
 			defer a.wg.Done()
 			for j := range a.work {
 				j.ex.Decode()
-				j.failed = malformedFrames(j.ex)
+				j.failed = malformedFrames(j.ex) - j.before
 				close(j.decoded)
 			}
 		}()
@@ -80,7 +81,9 @@ func (a *decodeAhead) release(size int64) {
 }
 
 func (a *decodeAhead) Exchange(ex *dissect.Exchange) {
-	j := &aheadJob{ex: ex, decoded: make(chan struct{})}
+	// captureReader's problem counter has counted the frames decoded so
+	// far; the workers count what the deferred decoding adds.
+	j := &aheadJob{ex: ex, decoded: make(chan struct{}), before: malformedFrames(ex)}
 	for _, f := range [...]*dissect.Frame{ex.Request, ex.Response} {
 		if f != nil {
 			j.size += int64(len(f.Bytes))

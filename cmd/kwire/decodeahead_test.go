@@ -69,23 +69,27 @@ func TestDecodeAheadSameReport(t *testing.T) {
 		check(filepath.Base(p), []string{p})
 	}
 	check("all", paths)
-	// Damaged copies of a capture: bytes flipped past the file header,
-	// so that some frames fail to decode.
-	orig, err := os.ReadFile(paths[0])
-	if err != nil {
-		t.Fatal(err)
-	}
+	// Damaged copies of the captures: bytes flipped past the file header,
+	// so that some frames fail to decode, some of them frames the
+	// Dissector decodes itself (request headers, ApiVersions).
 	rng := rand.New(rand.NewPCG(1, 2))
-	for i := range 8 {
-		b := bytes.Clone(orig)
-		for range 20 {
-			b[100+rng.IntN(len(b)-100)] ^= byte(1 + rng.IntN(255))
-		}
-		p := filepath.Join(t.TempDir(), fmt.Sprintf("damaged%d.pcap", i))
-		if err := os.WriteFile(p, b, 0o644); err != nil {
+	dir := t.TempDir()
+	for _, orig := range paths {
+		b0, err := os.ReadFile(orig)
+		if err != nil {
 			t.Fatal(err)
 		}
-		check(filepath.Base(p), []string{p})
+		for i := range 6 {
+			b := bytes.Clone(b0)
+			for range 20 {
+				b[100+rng.IntN(len(b)-100)] ^= byte(1 + rng.IntN(255))
+			}
+			p := filepath.Join(dir, fmt.Sprintf("%s.damaged%d.pcap", filepath.Base(orig), i))
+			if err := os.WriteFile(p, b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			check(filepath.Base(p), []string{p})
+		}
 	}
 	if malformed == 0 {
 		t.Error("no capture had a frame that failed to decode: the malformed count was not checked")

@@ -59,6 +59,7 @@ type readJob struct {
 	ev      *dissect.Event
 	barrier chan struct{}
 	size    int64
+	before  int // malformedFrames when emitted, before Decode
 
 	decoded chan struct{} // closed by stage 1
 	view    exchangeView  // set by stage 2
@@ -108,7 +109,9 @@ func (p *parallelSink) release(size int64) {
 }
 
 func (p *parallelSink) Exchange(ex *dissect.Exchange) {
-	j := &readJob{ex: ex, decoded: make(chan struct{}), ready: make(chan struct{})}
+	// captureReader's problem counter has counted the frames decoded so
+	// far (by the Dissector itself); the writer counts what Decode adds.
+	j := &readJob{ex: ex, decoded: make(chan struct{}), ready: make(chan struct{}), before: malformedFrames(ex)}
 	for _, f := range [...]*dissect.Frame{ex.Request, ex.Response} {
 		if f != nil {
 			j.size += int64(len(f.Bytes))
@@ -335,7 +338,7 @@ func (p *parallelSink) writeOut() {
 			if k.col != nil {
 				k.col.Exchange(j.ex)
 			}
-			p.malformed += int64(malformedFrames(j.ex))
+			p.malformed += int64(malformedFrames(j.ex) - j.before)
 			if j.show {
 				k.shown++
 				var err error
