@@ -295,6 +295,11 @@ type Summary struct {
 	DuplicateIDs int64 // requests sent while another with the same correlation ID was pending
 	Evicted      int64 // pending requests dropped by Options.MaxPending
 	Unsupported  int64 // requests outside the broker's advertised version range
+
+	// SpillError is why request frames past Options.PendingMemory could
+	// not go to the temporary file and were kept in memory; nil when
+	// none had to be.
+	SpillError error
 }
 
 // Reason is a skip reason and how many connections it applied to.
@@ -306,6 +311,7 @@ type Reason struct {
 // Summary returns the counts so far.
 func (d *Dissector) Summary() Summary {
 	s := d.sum
+	s.SpillError = d.spill.err
 	s.SkipReasons = make([]Reason, 0, len(d.reasons))
 	for r, n := range d.reasons {
 		s.SkipReasons = append(s.SkipReasons, Reason{r, n})

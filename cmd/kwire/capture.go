@@ -47,7 +47,7 @@ func (o *captureFlags) addFlags(f *pflag.FlagSet, detect bool) {
 		"largest frame accepted as Kafka, in `bytes` (0: %d, the broker's default socket.request.max.bytes)", dissect.DefaultMaxFrame))
 	o.MaxPending = dissect.DefaultPendingMemory
 	f.Var(&o.MaxPending, "max-pending-memory",
-		"memory for requests awaiting their responses, e.g. 64MiB; past it they wait in a temporary file (0: no bound)")
+		"memory for requests awaiting their responses, e.g. 64MiB (K, M, G: powers of 1024); past it they wait in a temporary file in $TMPDIR, deleted at once, and are read back when shown: the output is the same (0: no bound; if no file can be made they stay in memory with a warning)")
 }
 
 // dissectOptions validates the flags. Frames are decoded with record
@@ -109,6 +109,9 @@ func (r *captureRun) addSummaries(ds dissect.Summary, rs reassembly.Summary) {
 	t.TLS += ds.TLS
 	t.Frames += ds.Frames
 	t.Exchanges += ds.Exchanges
+	if t.SpillError == nil {
+		t.SpillError = ds.SpillError
+	}
 	for _, sr := range ds.SkipReasons {
 		i := slices.IndexFunc(t.SkipReasons, func(x dissect.Reason) bool { return x.Reason == sr.Reason })
 		if i < 0 {
@@ -281,6 +284,11 @@ func (r *captureRun) status(errw io.Writer) error {
 	}
 	if r.ds.Kafka == 0 && code != exitUsage && r.readAny && !saidEmpty {
 		fmt.Fprintf(errw, "kwire: %s\n", r.noKafkaHint())
+	}
+	if r.ds.SpillError != nil {
+		// Nothing is lost (the requests stayed in memory), but the
+		// bound the user relies on did not hold.
+		fmt.Fprintf(errw, "kwire: warning: requests awaiting responses were kept in memory past --max-pending-memory: %v (set TMPDIR to a writable directory)\n", r.ds.SpillError)
 	}
 	if p := r.problems(); p != "" {
 		fmt.Fprintf(errw, "kwire: warning: the capture could not be fully dissected: %s\n", p)

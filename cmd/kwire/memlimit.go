@@ -135,11 +135,11 @@ func (b *byteSize) Set(s string) error {
 	case "g", "gb", "gib":
 		shift = 30
 	default:
-		return fmt.Errorf("unknown unit %q (use B, KiB, MiB or GiB)", s[len(num):])
+		return fmt.Errorf("unknown unit %q (use B, K/KB/KiB, M/MB/MiB or G/GB/GiB, all powers of 1024)", s[len(num):])
 	}
 	n, err := strconv.ParseInt(num, 10, 64)
 	if err != nil || n < 0 {
-		return fmt.Errorf("%q is not a size (e.g. 16MiB)", s)
+		return fmt.Errorf("%q is not a size: a whole number of bytes with an optional unit, e.g. 16MiB", s)
 	}
 	if n > math.MaxInt64>>shift {
 		return fmt.Errorf("%q is too large", s)
