@@ -424,7 +424,7 @@ func (bd *batchDecoder) inflate(n *Node, codec Codec, payload []byte, magic int8
 		Data: out,
 	})
 	inner := len(bd.t.Spaces) - 1
-	note := fmt.Sprintf("%s: %d bytes decompressed to %d in space %d", codec, len(payload), len(out), inner)
+	note := fmt.Sprintf("%s: %d bytes decompressed to %d", codec, len(payload), len(out))
 	if detail != "" {
 		note += " (" + detail + ")"
 	}
