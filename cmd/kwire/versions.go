@@ -40,6 +40,9 @@ and the requests in them:
                                        the broker closed the connection after
                                        a request it does not support
               mixed-cluster            brokers advertising different ranges
+              no-usable-version        a broker advertised a range whose
+                                       minimum is above its maximum (e.g.
+                                       3-2): no version can be used with it
               advertised-but-rejected  a version inside the range answered
                                        UNSUPPORTED_VERSION, and Produce v0-2
                                        on Kafka 4.x brokers (KAFKA-18659)
