@@ -55,6 +55,10 @@ type SummaryCounts struct {
 	UnsupportedLink int64 // packets of a link type kwire does not read (Summary.UnsupportedLink)
 	Fragments       int64 // IP fragments, not reassembled (Summary.Fragments)
 	BadPackets      int64 // malformed link, IP or TCP headers (Summary.DecodeErrors)
+	// TruncatedFiles counts capture files that end inside a packet
+	// record (FileInfo.Err is reassembly.ErrTruncated): what follows the
+	// last whole packet is not read.
+	TruncatedFiles int64
 }
 
 // Exchange counts e.
@@ -249,6 +253,10 @@ func Summary(w io.Writer, s *SummaryCounts, opts Options) error {
 		b = append(b, " (not reassembled)"...)
 	}
 	item(int(s.BadPackets), "malformed packet", roleError)
+	if s.TruncatedFiles > 0 {
+		item(int(s.TruncatedFiles), "capture file", roleError)
+		b = append(b, " cut short (the rest not read)"...)
+	}
 	if len(b) > start {
 		b = append(b, '\n')
 	}

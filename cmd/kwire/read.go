@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -274,6 +275,11 @@ func (k *readSink) addTotals(ds dissect.Summary, rs reassembly.Summary) {
 	c.UnsupportedLink += rs.UnsupportedLink
 	c.Fragments += rs.Fragments
 	c.BadPackets += rs.DecodeErrors
+	for _, f := range rs.Files {
+		if errors.Is(f.Err, reassembly.ErrTruncated) && f.Packets > 0 {
+			c.TruncatedFiles++
+		}
+	}
 }
 
 // summarize writes the closing summary: to stdout after the exchanges in
