@@ -29,6 +29,7 @@ type exchangeFields struct {
 	Kind          string   `expr:"kind"`           // paired, noResponse, unanswered, orphan or sasl (as in --json)
 
 	topicIDs []string // the topic IDs named, resolved or not: --topic matches them too
+	ids      topicIDs // the topic IDs learnt so far: --topic ID matches the topic by name too
 }
 
 // topicIDs maps topic IDs (Kafka's base64url form) to the names that
@@ -83,6 +84,7 @@ func fieldsOf(ex *dissect.Exchange, ids topicIDs) *exchangeFields {
 		ClientID:      ex.ClientID,
 		LatencyMS:     -1,
 		Kind:          render.KindName(ex.Kind), // as --json spells it
+		ids:           ids,
 	}
 	if f.Kind == "" {
 		f.Kind = "unknown"
@@ -111,9 +113,15 @@ func fieldsOf(ex *dissect.Exchange, ids topicIDs) *exchangeFields {
 	return f
 }
 
-// hasTopic reports whether the exchange names topic t, by name or by ID.
+// hasTopic reports whether the exchange names topic t, by name or by ID;
+// a t that is the ID of a topic whose name has been learnt matches the
+// exchanges that name the topic, by name or by ID alike.
 func (f *exchangeFields) hasTopic(t string) bool {
-	return slices.Contains(f.Topics, t) || slices.Contains(f.topicIDs, t)
+	if slices.Contains(f.Topics, t) || slices.Contains(f.topicIDs, t) {
+		return true
+	}
+	name, ok := f.ids[t]
+	return ok && slices.Contains(f.Topics, name)
 }
 
 func treeRoot(fr *dissect.Frame) *protocol.Node {

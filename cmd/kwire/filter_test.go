@@ -198,6 +198,20 @@ func TestTopicIDs(t *testing.T) {
 	if fl := (&exchangeFilter{stream: -1, topics: []string{"payments"}}); fl.match(ex, f) {
 		t.Error("--topic payments matches")
 	}
+	// An exchange that names the topic by name only (Produce v7) matches
+	// --topic with the learnt ID, not with an ID not learnt.
+	byName := &protocol.Node{Name: "ProduceRequest", Children: []*protocol.Node{
+		{Name: "TopicData", Kind: protocol.KindArray, Children: []*protocol.Node{
+			{Name: "[0]", Kind: protocol.KindStruct, Children: []*protocol.Node{{Name: "Name", Kind: protocol.KindString, Str: "orders"}}},
+		}},
+	}}
+	ex7 := &dissect.Exchange{APIKey: 0, APIVersion: 7, Request: &dissect.Frame{Tree: &protocol.Tree{Root: byName}}}
+	if fl := (&exchangeFilter{stream: -1, topics: []string{"sh5DRQMZSFm7YsW1MNiiWQ"}}); !fl.match(ex7, fieldsOf(ex7, ids)) {
+		t.Error("--topic with the ID of orders does not match a Produce v7 naming orders")
+	}
+	if fl := (&exchangeFilter{stream: -1, topics: []string{"sh5DRQMZSFm7YsW1MNiiWQ"}}); fl.match(ex7, fieldsOf(ex7, nil)) {
+		t.Error("--topic with an ID not learnt matches a Produce v7 naming orders")
+	}
 }
 
 func TestTopicIDsBounded(t *testing.T) {
