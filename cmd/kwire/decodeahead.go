@@ -23,10 +23,7 @@ type decodeAhead struct {
 	done   chan struct{}  // closed when the consumer is finished
 	failed int64          // frames that failed to decode (malformedFrames); read after done
 
-	mu       sync.Mutex
-	cond     *sync.Cond
-	inFlight int64
-	jobs     int
+	flight // jobs not yet passed on and their frame bytes
 }
 
 type aheadJob struct {
@@ -46,7 +43,6 @@ func newDecodeAhead(next dissect.Sink, workers int) *decodeAhead {
 		order: make(chan *aheadJob, parallelJobs),
 		done:  make(chan struct{}),
 	}
-	a.cond = sync.NewCond(&a.mu)
 	for range workers {
 		a.wg.Add(1)
 		go func() {
@@ -60,24 +56,6 @@ func newDecodeAhead(next dissect.Sink, workers int) *decodeAhead {
 	}
 	go a.consume()
 	return a
-}
-
-func (a *decodeAhead) admit(size int64) {
-	a.mu.Lock()
-	for a.jobs >= parallelJobs || a.inFlight > 0 && a.inFlight+size > parallelBudget {
-		a.cond.Wait()
-	}
-	a.inFlight += size
-	a.jobs++
-	a.mu.Unlock()
-}
-
-func (a *decodeAhead) release(size int64) {
-	a.mu.Lock()
-	a.inFlight -= size
-	a.jobs--
-	a.cond.Broadcast()
-	a.mu.Unlock()
 }
 
 func (a *decodeAhead) Exchange(ex *dissect.Exchange) {

@@ -32,10 +32,7 @@ type parallelSink struct {
 	wg     sync.WaitGroup
 	done   chan struct{} // closed when the writer is finished
 
-	mu       sync.Mutex
-	cond     *sync.Cond
-	inFlight int64 // frame bytes of the jobs not yet written
-	jobs     int   // jobs not yet written
+	flight // jobs not yet written and their frame bytes
 
 	malformed int64 // frames that failed to decode; written by the writer, read after done
 }
@@ -79,7 +76,6 @@ func newParallelSink(k *readSink, workers int) *parallelSink {
 		write:  make(chan *readJob, parallelJobs),
 		done:   make(chan struct{}),
 	}
-	p.cond = sync.NewCond(&p.mu)
 	for range workers {
 		p.wg.Add(1)
 		go p.work()
@@ -87,25 +83,6 @@ func newParallelSink(k *readSink, workers int) *parallelSink {
 	go p.sequence()
 	go p.writeOut()
 	return p
-}
-
-// admit waits until a job of size frame bytes may enter.
-func (p *parallelSink) admit(size int64) {
-	p.mu.Lock()
-	for p.jobs >= parallelJobs || p.inFlight > 0 && p.inFlight+size > parallelBudget {
-		p.cond.Wait()
-	}
-	p.inFlight += size
-	p.jobs++
-	p.mu.Unlock()
-}
-
-func (p *parallelSink) release(size int64) {
-	p.mu.Lock()
-	p.inFlight -= size
-	p.jobs--
-	p.cond.Broadcast()
-	p.mu.Unlock()
 }
 
 func (p *parallelSink) Exchange(ex *dissect.Exchange) {
