@@ -29,7 +29,6 @@ package reassembly
 
 import (
 	"context"
-	"io"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -271,23 +270,11 @@ var pktBatchPool, callBatchPool sync.Pool
 // end of input, an error, ctx's end or quit.
 func (f *feed) read(ctx context.Context, src PacketSource, d *decoder) {
 	var p pkt
-	var err error
-	for n := 0; ; n++ {
-		if n&1023 == 0 {
-			if err = ctx.Err(); err != nil {
-				break
-			}
-		}
-		data, ci, link, rerr := src.ReadPacket()
-		if rerr != nil {
-			if rerr != io.EOF {
-				err = rerr
-			}
-			break
-		}
-		if d.decode(data, ci, link, &p) && !f.put(&p) {
-			return // quit
-		}
+	err := eachPacket(ctx, src, func(data []byte, ci gopacket.CaptureInfo, link layers.LinkType) bool {
+		return !d.decode(data, ci, link, &p) || f.put(&p)
+	})
+	if err == errStopped {
+		return // quit
 	}
 	d.finish()
 	f.end(d, err)

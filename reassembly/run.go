@@ -7,6 +7,9 @@ import (
 	"net/netip"
 	"runtime"
 	"time"
+
+	"github.com/gopacket/gopacket"
+	"github.com/gopacket/gopacket/layers"
 )
 
 // PageSize is the size in bytes of one buffer page of the assembler
@@ -227,25 +230,39 @@ func (r *runner) run(ctx context.Context, src PacketSource) error {
 	if !r.opts.Synchronous && runtime.GOMAXPROCS(0) > 1 {
 		return r.runPipelined(ctx, src)
 	}
-	var err error
-	for n := 0; ; n++ {
-		if n&1023 == 0 {
-			if err = ctx.Err(); err != nil {
-				break
-			}
-		}
-		data, ci, link, rerr := src.ReadPacket()
-		if rerr != nil {
-			if rerr != io.EOF {
-				err = rerr
-			}
-			break
-		}
+	err := eachPacket(ctx, src, func(data []byte, ci gopacket.CaptureInfo, link layers.LinkType) bool {
 		r.packet(data, ci, link)
-	}
+		return true
+	})
 	r.dec.finish()
 	r.frame = r.dec.frame
 	r.flushAll()
 	r.sum.add(r.dec.sum)
 	return err
 }
+
+// eachPacket calls fn with each packet of src, in order, until the input
+// ends (nil), a read fails or ctx ends (that error), or fn returns false
+// (errStopped). ctx is checked every 1024 packets.
+func eachPacket(ctx context.Context, src PacketSource, fn func([]byte, gopacket.CaptureInfo, layers.LinkType) bool) error {
+	for n := 0; ; n++ {
+		if n&1023 == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		data, ci, link, err := src.ReadPacket()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if !fn(data, ci, link) {
+			return errStopped
+		}
+	}
+}
+
+// errStopped is eachPacket's error when its callback stopped it.
+var errStopped = errors.New("stopped")
