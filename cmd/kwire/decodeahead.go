@@ -62,11 +62,7 @@ func (a *decodeAhead) Exchange(ex *dissect.Exchange) {
 	// captureReader's problem counter has counted the frames decoded so
 	// far; the workers count what the deferred decoding adds.
 	j := &aheadJob{ex: ex, decoded: make(chan struct{}), before: malformedFrames(ex)}
-	for _, f := range [...]*dissect.Frame{ex.Request, ex.Response} {
-		if f != nil {
-			j.size += int64(len(f.Bytes))
-		}
-	}
+	j.size = frameBytes(ex)
 	a.admit(j.size)
 	a.order <- j
 	a.work <- j
