@@ -169,11 +169,37 @@ func appendTopics(dst, idsSeen []string, n *protocol.Node, arr string, ids topic
 		return dst, idsSeen
 	case protocol.KindArray:
 		arr = n.Name
+	case protocol.KindStruct:
+		// The all-zero ID is "no ID" beside a name (Metadata by name),
+		// but where it is all that names the topic (Produce v13 from a
+		// client that does not know the ID, answered UNKNOWN_TOPIC_ID)
+		// it is the topic as the line shows it.
+		if onlyZeroTopicID(n) {
+			add(zeroUUID)
+			if !slices.Contains(idsSeen, zeroUUID) {
+				idsSeen = append(idsSeen, zeroUUID)
+			}
+		}
 	}
 	for _, c := range n.Children {
 		dst, idsSeen = appendTopics(dst, idsSeen, c, arr, ids, depth+1)
 	}
 	return dst, idsSeen
+}
+
+// onlyZeroTopicID reports whether struct n names its topic by the all-zero
+// topic ID alone: a TopicId of zero and no topic name beside it.
+func onlyZeroTopicID(n *protocol.Node) bool {
+	zero := false
+	for _, c := range n.Children {
+		switch {
+		case c.Kind == protocol.KindString && (c.Name == "Name" || c.Name == "Topic" || c.Name == "TopicName"):
+			return false
+		case c.Kind == protocol.KindUUID && c.Name == "TopicId":
+			zero = render.UUIDString(c.Raw) == zeroUUID
+		}
+	}
+	return zero
 }
 
 // appendErrors appends the names of non-zero error codes under n (fields

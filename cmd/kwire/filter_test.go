@@ -186,8 +186,20 @@ func TestTopicIDs(t *testing.T) {
 	}}
 	ex := &dissect.Exchange{APIKey: 0, APIVersion: 13, Request: &dissect.Frame{Tree: &protocol.Tree{Root: produce}}}
 	f := fieldsOf(ex, ids)
-	if got, want := f.Topics, []string{"orders", "AQIDBAUGBwgJCgsMDQ4PEA"}; !slices.Equal(got, want) {
-		t.Errorf("topics = %q, want %q (resolved name, then the unknown ID; no zero ID)", got, want)
+	if got, want := f.Topics, []string{"orders", "AQIDBAUGBwgJCgsMDQ4PEA", zeroUUID}; !slices.Equal(got, want) {
+		t.Errorf("topics = %q, want %q (resolved name, the unknown ID, the zero ID that alone names a topic)", got, want)
+	}
+	// Beside a name, the zero ID is "no ID": not a topic.
+	metaReq := &protocol.Node{Name: "MetadataRequest", Children: []*protocol.Node{
+		{Name: "Topics", Kind: protocol.KindArray, Children: []*protocol.Node{
+			{Name: "[0]", Kind: protocol.KindStruct, Children: []*protocol.Node{
+				uuid(make([]byte, 16)), {Name: "Name", Kind: protocol.KindString, Str: "orders"},
+			}},
+		}},
+	}}
+	exMeta := &dissect.Exchange{APIKey: 3, APIVersion: 12, Request: &dissect.Frame{Tree: &protocol.Tree{Root: metaReq}}}
+	if got, want := fieldsOf(exMeta, ids).Topics, []string{"orders"}; !slices.Equal(got, want) {
+		t.Errorf("Metadata topics = %q, want %q", got, want)
 	}
 	// --topic matches a resolved topic by name and by ID.
 	for _, topic := range []string{"orders", "sh5DRQMZSFm7YsW1MNiiWQ", "AQIDBAUGBwgJCgsMDQ4PEA"} {
