@@ -52,6 +52,11 @@ after: the --against files, e.g. after an upgrade): which APIs' cluster
 ranges (what every broker accepts) moved, and which clients of the first
 capture would lose a version they use.
 
+Record batches are read as in kwire read's one-line mode: header and CRC,
+not the records (versions are in headers and ApiVersions bodies), so a
+batch whose CRC is valid but whose records are malformed is reported by
+kwire read -V or kwire stats, not here.
+
 --json prints one JSON document: {"brokers","clients","matrix","flags"};
 with --against {"before","after","comparison":{"before_brokers",
 "after_brokers","ranges","lost"},"before_report","after_report"}.
@@ -83,6 +88,9 @@ func runVersions(ctx context.Context, o *versionsOptions, s *ioStreams, color bo
 	if err != nil {
 		return err
 	}
+	// Versions are in headers and ApiVersions bodies: record batches are
+	// read by header and CRC only, as in kwire read's one-line mode.
+	dopts.Decoder.BatchHeadersOnly = true
 	bar := startProgressFor(s, append(slices.Clip(paths), o.Against...))
 	cr := &captureReader{opts: dopts, wrap: bar.wrap}
 	before := stats.NewVersionCollector()
