@@ -328,13 +328,15 @@ func (p *parallelSink) writeOut() {
 				k.check(firstError(j.err, err))
 				k.maybeFlush()
 			}
-			// Nothing reads the trees once written and counted: their
-			// nodes and decompressed bytes go back to protocol's pools.
+			// Nothing reads the exchange once written and counted: its
+			// trees' nodes and decompressed bytes go back to protocol's
+			// pools, its frame buffers to the dissector's.
 			for _, f := range [...]*dissect.Frame{j.ex.Request, j.ex.Response} {
 				if f != nil {
 					f.Tree.Release()
 				}
 			}
+			j.ex.Release()
 		}
 		p.release(j.size)
 	}
