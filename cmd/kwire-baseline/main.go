@@ -5,23 +5,44 @@
 // docs/performance.md): what reading and reassembling costs before any
 // Kafka framing, decoding or output.
 //
-// Usage: kwire-baseline [-sync] FILE...
+// Usage: kwire-baseline [-sync] [-frames | -inflate] [-port PORTS] FILE...
 //
 // -sync reads with reassembly.Options.Synchronous (reading, reassembly and
 // the handler on one goroutine), to compare with the default pipeline.
 //
-// It prints one line per file: packets, TCP connections, delivered bytes
-// by direction, gaps. Exit status 1 when a file could not be read to its
-// end, 2 on usage errors.
+// -frames runs kwire read's one-line pipeline up to its output: a
+// dissect.Dissector on the reassembled streams (Kafka recognised on
+// -port, default 9092, and by content, as read does), frames cut and
+// paired and decoded with record batch headers and CRCs
+// (protocol.Decoder Records and BatchHeadersOnly), then released. It is
+// the floor of kwire read. -inflate does the same and, on GOMAXPROCS
+// workers fed from a bounded queue, decompresses the records of every
+// compressed magic 2 record batch with protocol.Decompress (at most
+// protocol.DefaultMaxDecompressed per frame, as the decoder): the floor
+// of read -V and read --json, which decompress every batch.
+//
+// It prints one line per file. Default and -sync: packets, TCP
+// connections, delivered bytes by direction, gaps. -frames: packets,
+// connections, frames, exchanges, magic 2 record batches (compressed,
+// bad CRC). -inflate adds the compressed -> decompressed bytes of all
+// codecs, then of each (batches: compressed -> decompressed bytes), and
+// the batches that failed to decompress. Exit status 1 when a file could
+// not be read to its end, 2 on usage errors.
 package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"os"
+	"runtime/pprof"
+	"strconv"
+	"strings"
 	"time"
 
+	"github.com/kwire/kwire/dissect"
+	"github.com/kwire/kwire/protocol"
 	"github.com/kwire/kwire/reassembly"
 )
 
@@ -30,27 +51,95 @@ func main() {
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
-	var opts reassembly.Options
-	if len(args) > 0 && args[0] == "-sync" {
-		opts.Synchronous = true
-		args = args[1:]
+	fs := flag.NewFlagSet("kwire-baseline", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	synchronous := fs.Bool("sync", false, "read with reassembly.Options.Synchronous")
+	frames := fs.Bool("frames", false, "dissect as kwire read's one-line mode does, render nothing")
+	inflate := fs.Bool("inflate", false, "as -frames, and decompress every compressed record batch on every core")
+	ports := fs.String("port", strconv.Itoa(dissect.DefaultPort), "broker TCP `ports`, comma-separated (with -frames and -inflate)")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: kwire-baseline [-sync] [-frames | -inflate] [-port PORTS] FILE...")
+		fs.PrintDefaults()
 	}
-	if len(args) == 0 {
-		fmt.Fprintln(stderr, "usage: kwire-baseline [-sync] FILE...")
+	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile to `file`")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if *cpuprofile != "" {
+		f, err := os.Create(*cpuprofile)
+		if err == nil {
+			err = pprof.StartCPUProfile(f)
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "kwire-baseline: %v\n", err)
+			return 2
+		}
+		defer func() {
+			pprof.StopCPUProfile()
+			f.Close()
+		}()
+	}
+	if fs.NArg() == 0 || *frames && *inflate {
+		fs.Usage()
+		return 2
+	}
+	var opts reassembly.Options
+	opts.Synchronous = *synchronous
+	dopts, err := dissectOptions(*ports)
+	if err != nil {
+		fmt.Fprintf(stderr, "kwire-baseline: %v\n", err)
 		return 2
 	}
 	status := 0
-	for _, path := range args {
-		var c counter
-		sum, err := reassembly.ReadFiles(context.Background(), []string{path}, opts, &c)
-		fmt.Fprintf(stdout, "%s: %d packets, %d connections, %d+%d bytes, %d gaps (%d bytes)\n",
-			path, sum.Packets, sum.Connections, c.bytes[reassembly.AtoB], c.bytes[reassembly.BtoA], c.gaps, c.gapBytes)
+	for _, path := range fs.Args() {
+		var err error
+		if *frames || *inflate {
+			var t floorTotals
+			var sum reassembly.Summary
+			var ds dissect.Summary
+			t, sum, ds, err = readFloor(path, opts, dopts, *inflate)
+			printFloor(stdout, path, *inflate, sum.Packets, sum.Connections, ds, &t)
+		} else {
+			var c counter
+			var sum reassembly.Summary
+			sum, err = reassembly.ReadFiles(context.Background(), []string{path}, opts, &c)
+			fmt.Fprintf(stdout, "%s: %d packets, %d connections, %d+%d bytes, %d gaps (%d bytes)\n",
+				path, sum.Packets, sum.Connections, c.bytes[reassembly.AtoB], c.bytes[reassembly.BtoA], c.gaps, c.gapBytes)
+		}
 		if err != nil {
 			fmt.Fprintf(stderr, "kwire-baseline: %v\n", err)
 			status = 1
 		}
 	}
 	return status
+}
+
+// readFloor reads one capture file through a Dissector into a floor sink
+// (-frames, or -inflate when inflate) and returns its totals.
+func readFloor(path string, opts reassembly.Options, dopts dissect.Options, inflate bool) (floorTotals, reassembly.Summary, dissect.Summary, error) {
+	s := newFloorSink(inflate)
+	d := dissect.New(dopts, s)
+	sum, err := reassembly.ReadFiles(context.Background(), []string{path}, opts, d)
+	d.Finish()
+	return s.close(), sum, d.Summary(), err
+}
+
+// dissectOptions are kwire read's in its one-line mode with --port ports:
+// Kafka recognised on those ports and by content, default frame and
+// pending-memory bounds, record batches decoded by their headers only.
+func dissectOptions(ports string) (dissect.Options, error) {
+	opts := dissect.Options{
+		Detect:  true,
+		Decoder: protocol.Decoder{Records: true, BatchHeadersOnly: true},
+	}
+	for _, p := range strings.Split(ports, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(p))
+		if err != nil || n <= 0 || n > 65535 {
+			return opts, fmt.Errorf("-port %q is not a TCP port", p)
+		}
+		opts.Ports = append(opts.Ports, uint16(n))
+	}
+	return opts, nil
 }
 
 // counter is a reassembly.Handler that only counts.
