@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# bench-e2e.sh — time kwire against cat, the read-and-reassemble baseline
-# and tshark on capture files, and print one table per capture.
+# bench-e2e.sh — time kwire against cat, the read-and-reassemble baseline,
+# the floors of kwire's modes and tshark on capture files, and print one
+# table per capture.
 #
 #   scripts/bench-e2e.sh CAPTURE...        (make bench-e2e runs it)
 #
@@ -9,13 +10,21 @@
 # status are recorded. The capture is read once with cat first so every
 # mode reads it from the page cache. Method and results: docs/performance.md.
 #
+# Rows without tshark columns are kwire-baseline's floors: baseline reads
+# and reassembles only; frames adds kwire read's one-line dissection
+# (frames cut, paired, decoded with record batch headers and CRCs) and
+# renders nothing: the floor of read; inflate adds the decompression of
+# every compressed record batch on every core: the floor of read -V and
+# read --json.
+#
 # Environment:
 #   KWIRE         kwire binary (default bin/kwire)
 #   BASELINE      kwire-baseline binary (default bin/kwire-baseline)
 #   KWIRE_PORTS   broker ports of the captures (default 19200,19201,19202:
 #                 tools/capgen -bench)
 #   BENCH_MODES   modes to run, space-separated (default all): cat baseline
-#                 read read-V read-json stats tshark tshark-O tshark-json
+#                 frames inflate read read-V read-json stats tshark tshark-O
+#                 tshark-json
 #   BENCH_TSHARK  0: skip the tshark modes
 #   BENCH_TSHARK_MAX_MB  skip tshark on captures larger than this (default
 #                 600: tshark keeps per-packet state and needs gigabytes of
@@ -30,7 +39,7 @@ BENCH_MODES=${BENCH_MODES:-}
 BENCH_TSHARK=${BENCH_TSHARK:-1}
 BENCH_TSHARK_MAX_MB=${BENCH_TSHARK_MAX_MB:-600}
 BENCH_RUNS=${BENCH_RUNS:-1}
-[ -n "$BENCH_MODES" ] || BENCH_MODES="cat baseline read read-V read-json stats tshark tshark-O tshark-json"
+[ -n "$BENCH_MODES" ] || BENCH_MODES="cat baseline frames inflate read read-V read-json stats tshark tshark-O tshark-json"
 
 if [ $# -eq 0 ]; then
 	echo "usage: $0 CAPTURE..." >&2
@@ -64,6 +73,8 @@ command_for() {
 	case $1 in
 	cat) cmd=(cat "$f") ;;
 	baseline) cmd=("$BASELINE" "$f") ;;
+	frames) cmd=("$BASELINE" -frames -port "$KWIRE_PORTS" "$f") ;;
+	inflate) cmd=("$BASELINE" -inflate -port "$KWIRE_PORTS" "$f") ;;
 	read) cmd=("$KWIRE" read --color=never --port "$KWIRE_PORTS" "$f") ;;
 	read-V) cmd=("$KWIRE" read --color=never -V --port "$KWIRE_PORTS" "$f") ;;
 	read-json) cmd=("$KWIRE" read --color=never --json --port "$KWIRE_PORTS" "$f") ;;
@@ -151,7 +162,7 @@ for f in "$@"; do
 	packets=$("$BASELINE" "$f" | sed -n 's/.*: \([0-9]*\) packets.*/\1/p')
 	packets=${packets:-0}
 	mb=$((size / 1000000))
-	for m in cat baseline read read-V read-json stats tshark tshark-O tshark-json; do
+	for m in cat baseline frames inflate read read-V read-json stats tshark tshark-O tshark-json; do
 		wanted "$m" || continue
 		[ "$m" = stats ] && [ $have_stats = 0 ] && continue
 		if [[ $m == tshark* ]] && { [ $have_tshark = 0 ] || [ "$mb" -gt "$BENCH_TSHARK_MAX_MB" ]; }; then
@@ -165,7 +176,7 @@ for f in "$@"; do
 	echo "$(basename "$f"): $mb MB, $packets packets"
 	printf '  %-9s %6s %6s %7s %8s %6s %3s |' mode time cpu MB/s pkt/s RSS ex
 	printf '  %-9s %6s %6s %7s %8s %6s %3s | %11s %11s\n' tshark time cpu MB/s pkt/s RSS ex tshark/kw kw/base
-	for pair in "cat:" "baseline:" "read:tshark" "read-V:tshark-O" "read-json:tshark-json" "stats:"; do
+	for pair in "cat:" "baseline:" "frames:" "inflate:" "read:tshark" "read-V:tshark-O" "read-json:tshark-json" "stats:"; do
 		k=${pair%%:*} t=${pair#*:}
 		row "$k" "$k"
 		printf ' |'
