@@ -11,6 +11,7 @@ import (
 	"io"
 	"runtime"
 	"sync"
+	"time"
 
 	"github.com/kwire/kwire/dissect"
 	"github.com/kwire/kwire/protocol"
@@ -35,12 +36,18 @@ type codecTotal struct {
 	Decompressed int64
 }
 
+// floorTimes are the wall times the workers spent in protocol.Decompress,
+// by codec (summed over workers; a worker descheduled mid-call counts
+// the wait too).
+type floorTimes [protocol.CodecZstd + 1]time.Duration
+
 // floorTotals are what the floor sink counted.
 type floorTotals struct {
 	Exchanges int64
 	Batches   [protocol.CodecZstd + 1]codecTotal // by protocol.Codec
 	BadCRC    int64                              // batches whose Crc node is flagged as an error
 	Errors    int64                              // compressed batches that failed to decompress (-inflate)
+	Times     floorTimes                         // time in protocol.Decompress (-inflate)
 }
 
 func (t *floorTotals) add(o *floorTotals) {
@@ -52,6 +59,9 @@ func (t *floorTotals) add(o *floorTotals) {
 	}
 	t.BadCRC += o.BadCRC
 	t.Errors += o.Errors
+	for i := range t.Times {
+		t.Times[i] += o.Times[i]
+	}
 }
 
 // batchCount is the number of batches of every codec.
@@ -132,7 +142,9 @@ func (s *floorSink) work() {
 			if b.codec == protocol.CodecNone {
 				return
 			}
+			start := time.Now()
 			out, _, err := protocol.Decompress(b.codec, b.payload, b.left, 2)
+			t.Times[b.codec] += time.Since(start)
 			if err != nil {
 				t.Errors++
 				*b.budget = 0 // as the decoder: nothing more for this frame
@@ -290,7 +302,7 @@ func printFloor(w io.Writer, path string, inflate bool, packets int64, conns int
 		fmt.Fprintf(w, ", %d -> %d bytes", in, out)
 		for c := protocol.CodecGzip; c <= protocol.CodecZstd; c++ {
 			b := t.Batches[c]
-			fmt.Fprintf(w, "; %s %d: %d -> %d", c, b.Batches, b.Compressed, b.Decompressed)
+			fmt.Fprintf(w, "; %s %d: %d -> %d (%.0f ms)", c, b.Batches, b.Compressed, b.Decompressed, t.Times[c].Seconds()*1000)
 		}
 		fmt.Fprintf(w, "; %d errors", t.Errors)
 	}

@@ -25,7 +25,8 @@
 // connections, delivered bytes by direction, gaps. -frames: packets,
 // connections, frames, exchanges, magic 2 record batches (compressed,
 // bad CRC). -inflate adds the compressed -> decompressed bytes of all
-// codecs, then of each (batches: compressed -> decompressed bytes), and
+// codecs, then of each (batches: compressed -> decompressed bytes, and
+// the wall time the workers spent in protocol.Decompress, summed), and
 // the batches that failed to decompress. Exit status 1 when a file could
 // not be read to its end, 2 on usage errors.
 package main

@@ -155,6 +155,11 @@ func TestFloorTotals(t *testing.T) {
 			if got.Errors != 0 || got.BadCRC != 0 {
 				t.Errorf("%s: %d decompression errors, %d bad CRCs", name, got.Errors, got.BadCRC)
 			}
+			for c, d := range got.Times {
+				if inflate != (d > 0) && c != int(protocol.CodecNone) || c == int(protocol.CodecNone) && d != 0 {
+					t.Errorf("%s: %s: %v decompressing", name, protocol.Codec(c), d)
+				}
+			}
 			for c := range got.Batches {
 				want := full.batches[c]
 				if !inflate && c != int(protocol.CodecNone) {
@@ -190,7 +195,7 @@ func TestFloorLine(t *testing.T) {
 		in += tot.Batches[c].Compressed
 		inflated += tot.Batches[c].Decompressed
 	}
-	want := fmt.Sprintf("%s: %d packets, %d connections, %d frames, %d exchanges, %d batches (%d compressed, 0 bad CRC), %d -> %d bytes; gzip %d: %d -> %d; ",
+	want := fmt.Sprintf("%s: %d packets, %d connections, %d frames, %d exchanges, %d batches (%d compressed, 0 bad CRC), %d -> %d bytes; gzip %d: %d -> %d (",
 		path, sum.Packets, sum.Connections, ds.Frames, tot.Exchanges, all, compressed, in, inflated,
 		tot.Batches[protocol.CodecGzip].Batches, tot.Batches[protocol.CodecGzip].Compressed, tot.Batches[protocol.CodecGzip].Decompressed)
 	if !strings.HasPrefix(out.String(), want) || !strings.HasSuffix(out.String(), "; 0 errors\n") {
