@@ -13,8 +13,10 @@ PCAPS_ONLY       ?=
 PCAPS_BENCH_OUT  ?= /tmp/kwire-bench
 PCAPS_BENCH_ARGS ?= -bench-bytes 210MB -bench-version newest
 PCAPS_TOOLS      ?= tcpdump kcat
+# kafka-python and its codec modules (Debian), for the kafkapython scenario.
+PCAPS_APT        ?= python3-kafka python3-snappy python3-lz4 python3-zstandard
 
-.PHONY: pcaps pcaps-deps pcaps-list pcaps-bench
+.PHONY: pcaps pcaps-deps pcaps-clients pcaps-list pcaps-bench
 
 pcaps-deps:
 	@missing=""; \
@@ -24,7 +26,19 @@ pcaps-deps:
 		apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y $$missing; \
 	fi
 
-pcaps: pcaps-deps
+# The kafkapython and kafkajs scenarios: Debian packages, and KafkaJS from
+# tools/capgen/js/package-lock.json into tools/capgen/js/node_modules.
+pcaps-clients:
+	@missing=""; \
+	for p in $(PCAPS_APT); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	command -v npm >/dev/null 2>&1 || missing="$$missing npm"; \
+	if [ -n "$$missing" ]; then \
+		echo "installing$$missing"; \
+		apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y $$missing; \
+	fi
+	@[ -f tools/capgen/js/node_modules/kafkajs/package.json ] || (cd tools/capgen/js && npm ci --no-audit --no-fund)
+
+pcaps: pcaps-deps pcaps-clients
 	cd tools/capgen && go run . -out ../../pcaps $(if $(PCAPS_ONLY),-only $(PCAPS_ONLY))
 
 pcaps-list:

@@ -57,6 +57,8 @@ func scenarios() []scenario {
 		{"sasl-v0", "sasl-v0-raw.pcap", []int{19102}, runSaslV0},
 		{"tls", "kgo-tls.pcap", []int{19103}, runTLS},
 		{"legacy", "sarama-legacy-message-sets.pcap", []int{19104}, runLegacy},
+		{"kafkapython", "kafkapython-produce-consume.pcap", []int{19105}, runKafkaPython},
+		{"kafkajs", "kafkajs-produce-consume.pcap", []int{19106}, runKafkaJS},
 	}
 }
 
