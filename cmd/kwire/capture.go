@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"os"
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/kwire/kwire/dissect"
 	"github.com/kwire/kwire/protocol"
@@ -25,17 +27,27 @@ import (
 // captureFlags are the connection flags of every command that reads
 // captures.
 type captureFlags struct {
-	Ports      []int
-	Detect     bool
-	MaxFrame   int
-	MaxPending byteSize // --max-pending-memory
+	Ports         []int
+	Detect        bool
+	MaxFrame      int
+	MaxPending    byteSize      // --max-pending-memory
+	MaxOutOfOrder byteSize      // --max-out-of-order
+	IdleTimeout   time.Duration // --idle-timeout
 }
 
-// addFlags adds --port, --detect, --max-frame and --max-pending-memory.
-// detect is --detect's default: true for files (read, stats, versions),
-// false for live, which captures only the --port traffic unless told
-// otherwise.
-func (o *captureFlags) addFlags(f *pflag.FlagSet, detect bool) {
+// defaultMaxOutOfOrder is --max-out-of-order's default, in bytes: room
+// for about nine connections each waiting for a lost segment with as much
+// data behind it as reassembly holds for one connection (3.7 MiB,
+// reassembly.DefaultMaxBufferedPagesPerConn), within kwire's memory goal
+// of 100 MB.
+const defaultMaxOutOfOrder = 32 << 20
+
+// addFlags adds --port, --detect, --max-frame, --max-pending-memory,
+// --max-out-of-order and --idle-timeout. detect is --detect's default:
+// true for files (read, stats, versions), false for live, which captures
+// only the --port traffic unless told otherwise. idle is --idle-timeout's
+// default.
+func (o *captureFlags) addFlags(f *pflag.FlagSet, detect bool, idle time.Duration) {
 	f.IntSliceVar(&o.Ports, "port", []int{dissect.DefaultPort},
 		"broker TCP `ports`, comma-separated: their connections are Kafka even when the content cannot tell (mid-stream starts)")
 	usage := "also recognise Kafka on any port by the first bytes of each connection"
@@ -48,6 +60,31 @@ func (o *captureFlags) addFlags(f *pflag.FlagSet, detect bool) {
 	o.MaxPending = dissect.DefaultPendingMemory
 	f.Var(&o.MaxPending, "max-pending-memory",
 		"memory for requests awaiting their responses, e.g. 64MiB (K, M, G: powers of 1024); past it they wait in a temporary file in $TMPDIR, deleted at once, and are read back when shown: the output is the same (0: no bound; if no file can be made they stay in memory with a warning)")
+	o.MaxOutOfOrder = defaultMaxOutOfOrder
+	f.Var(&o.MaxOutOfOrder, "max-out-of-order",
+		"memory for TCP segments that arrive ahead of a missing one, all connections together, e.g. 16MiB (K, M, G: powers of 1024); when it is full, connections give up their oldest missing bytes as a gap and go on (0: no bound)")
+	o.IdleTimeout = idle
+	usage = "close a connection after this long without a packet, in capture time (e.g. 10m); a later packet starts a new connection (0: never"
+	if idle == 0 {
+		usage += ", as Wireshark: connections whose end was not captured are kept to the end of the input"
+	}
+	f.DurationVar(&o.IdleTimeout, "idle-timeout", idle, usage+")")
+}
+
+// reassemblyOptions are the reassembly bounds the flags set: out-of-order
+// data in pages (at least one; no connection may hold more than all may
+// together) and the idle timeout.
+func (o *captureFlags) reassemblyOptions() reassembly.Options {
+	opts := reassembly.Options{IdleTimeout: o.IdleTimeout}
+	switch n := int64(o.MaxOutOfOrder); {
+	case n == 0:
+		opts.MaxBufferedPagesTotal, opts.MaxBufferedPagesPerConn = -1, -1
+	default:
+		pages := int(min((n+reassembly.PageSize-1)/reassembly.PageSize, math.MaxInt32))
+		opts.MaxBufferedPagesTotal = pages
+		opts.MaxBufferedPagesPerConn = min(pages, reassembly.DefaultMaxBufferedPagesPerConn)
+	}
+	return opts
 }
 
 // dissectOptions validates the flags. Frames are decoded with record
@@ -71,6 +108,9 @@ func (o *captureFlags) dissectOptions(showSecrets bool) (dissect.Options, error)
 	}
 	if o.MaxFrame < 0 {
 		return opts, usageErrorf("--max-frame must not be negative")
+	}
+	if o.IdleTimeout < 0 {
+		return opts, usageErrorf("--idle-timeout must not be negative")
 	}
 	if len(opts.Ports) == 0 && !o.Detect {
 		return opts, usageErrorf("no --port given: add one or use --detect")
@@ -131,6 +171,8 @@ func (r *captureRun) addSummaries(ds dissect.Summary, rs reassembly.Summary) {
 // captureReader feeds capture files to a dissect.Sink.
 type captureReader struct {
 	opts dissect.Options
+	// ropts are the reassembly options (captureFlags.reassemblyOptions).
+	ropts reassembly.Options
 	// onFile, when not nil, is called before each file with its path.
 	onFile func(path string)
 	// wrap, when not nil, wraps each file's dissector (progress
@@ -159,7 +201,7 @@ func (c *captureReader) read(ctx context.Context, paths []string, sink dissect.S
 		if c.wrap != nil {
 			h = c.wrap(d)
 		}
-		sum, err := reassembly.ReadFiles(ctx, []string{path}, reassembly.Options{}, h)
+		sum, err := reassembly.ReadFiles(ctx, []string{path}, c.ropts, h)
 		d.Finish()
 		ds := d.Summary()
 		if c.after != nil {

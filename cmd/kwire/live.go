@@ -127,7 +127,7 @@ filter, or no permission to capture.`,
 	f.BoolVar(&o.Promiscuous, "promisc", false, "put the interface in promiscuous mode (traffic of other hosts, e.g. on a mirror port)")
 
 	// The dissection, output and filter flags of kwire read.
-	o.read.addFlags(cmd, false)
+	o.read.addFlags(cmd, false, liveIdleTimeout)
 	_ = cmd.RegisterFlagCompletionFunc("interface", completeInterfaces)
 	return cmd
 }
@@ -228,7 +228,7 @@ func runLive(ctx context.Context, o *liveOptions, s *ioStreams, color bool) erro
 	d := dissect.New(dopts, counter)
 	// Run's own context stays open: the source ends the input (io.EOF)
 	// when ctx is done, so that Run flushes like at the end of a file.
-	sum, runErr := reassembly.Run(context.Background(), src, reassembly.Options{IdleTimeout: liveIdleTimeout}, d)
+	sum, runErr := reassembly.Run(context.Background(), src, r.capture.reassemblyOptions(), d)
 	d.Finish()
 	recErr := src.Close()
 	if file != nil {

@@ -177,15 +177,15 @@ Exit status (the same for stats and versions):
 			return runRead(cmd.Context(), o, s, g.colorEnabled(s), args)
 		},
 	}
-	o.addFlags(cmd, true)
+	o.addFlags(cmd, true, 0)
 	return cmd
 }
 
 // addFlags adds the dissection, output and filter flags that read and
-// live share; detect is --detect's default.
-func (o *readOptions) addFlags(cmd *cobra.Command, detect bool) {
+// live share; detect is --detect's default, idle --idle-timeout's.
+func (o *readOptions) addFlags(cmd *cobra.Command, detect bool, idle time.Duration) {
 	f := cmd.Flags()
-	o.capture.addFlags(f, detect)
+	o.capture.addFlags(f, detect, idle)
 	f.BoolVarP(&o.Tree, "tree", "V", false, "print each exchange's decoded request and response trees")
 	f.BoolVarP(&o.HexDump, "hex", "x", false, "print each frame's annotated hex dump")
 	f.BoolVar(&o.JSON, "json", false, "print one JSON object per exchange (NDJSON)")
@@ -245,7 +245,7 @@ func runRead(ctx context.Context, o *readOptions, s *ioStreams, color bool, path
 		}
 	}
 	bar := startProgressFor(s, paths)
-	cr := &captureReader{opts: dopts, wrap: bar.wrap, after: after}
+	cr := &captureReader{opts: dopts, ropts: o.capture.reassemblyOptions(), wrap: bar.wrap, after: after}
 	if col != nil && len(paths) > 1 {
 		cr.onFile = col.SetFile
 	}

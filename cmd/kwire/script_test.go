@@ -37,8 +37,10 @@ func TestMain(m *testing.M) {
 //	                          write a pcap of one TCP connection from
 //	                          10.0.0.1:40000 to 10.0.0.2:PORT (handshake
 //	                          first): SEG is c:HEX (client to broker),
-//	                          b:HEX (broker to client) or gap:N (N client
-//	                          bytes never captured); link=N writes only
+//	                          b:HEX (broker to client), gap:N (N client
+//	                          bytes never captured) or wait:S (the next
+//	                          packets come S seconds later; packets are
+//	                          1 ms apart otherwise); link=N writes only
 //	                          the header and two packets of link type N
 //
 // the condition [pcap:NAME], true when pcaps/NAME exists, and $PCAPS, the
@@ -172,12 +174,12 @@ func cmdTCPPcap(ts *testscript.TestScript, neg bool, args []string) {
 		le.PutUint32(h[20:], link)
 		return h
 	}
-	n := 0
+	n, secs := 0, uint32(1_700_000_000)
 	record := func(buf, pkt []byte) []byte {
 		n++
 		r := make([]byte, 16)
-		le.PutUint32(r, 1_700_000_000)
-		le.PutUint32(r[4:], uint32(n*1000))
+		le.PutUint32(r, secs+uint32(n/1000))
+		le.PutUint32(r[4:], uint32(n%1000*1000))
 		le.PutUint32(r[8:], uint32(len(pkt)))
 		le.PutUint32(r[12:], uint32(len(pkt)))
 		return append(append(buf, r...), pkt...)
@@ -247,6 +249,10 @@ func cmdTCPPcap(ts *testscript.TestScript, neg bool, args []string) {
 			skip, err := strconv.Atoi(val)
 			ts.Check(err)
 			seq[0] += uint32(skip)
+		case "wait":
+			wait, err := strconv.Atoi(val)
+			ts.Check(err)
+			secs += uint32(wait)
 		default:
 			ts.Fatalf("tcppcap: bad segment %q", seg)
 		}

@@ -69,7 +69,7 @@ that is not a capture.`,
 		},
 	}
 	f := cmd.Flags()
-	o.capture.addFlags(f, true)
+	o.capture.addFlags(f, true, 0)
 	f.BoolVar(&o.JSON, "json", false, "print one JSON document instead of tables")
 	f.IntVar(&o.Top, "top", 0, "list the `N` slowest exchanges with their frame numbers")
 	return cmd
@@ -89,7 +89,7 @@ func runStats(ctx context.Context, o *statsOptions, s *ioStreams, color bool, pa
 	dopts.DeferDecode = true
 	ahead := newDecodeAhead(col, max(runtime.GOMAXPROCS(0), 1))
 	bar := startProgressFor(s, paths)
-	cr := &captureReader{opts: dopts, wrap: bar.wrap}
+	cr := &captureReader{opts: dopts, ropts: o.capture.reassemblyOptions(), wrap: bar.wrap}
 	if len(paths) > 1 {
 		cr.onFile = func(path string) {
 			ahead.sync() // the previous file's exchanges are counted to it

@@ -77,7 +77,7 @@ decode); 2 usage error or a file that is not a capture.`,
 		},
 	}
 	f := cmd.Flags()
-	o.capture.addFlags(f, true)
+	o.capture.addFlags(f, true, 0)
 	f.BoolVar(&o.JSON, "json", false, "print one JSON document instead of tables")
 	f.StringSliceVar(&o.Against, "against", nil, "compare with this `FILE` (a capture taken after a change; repeatable)")
 	return cmd
@@ -92,7 +92,7 @@ func runVersions(ctx context.Context, o *versionsOptions, s *ioStreams, color bo
 	// read by header and CRC only, as in kwire read's one-line mode.
 	dopts.Decoder.BatchHeadersOnly = true
 	bar := startProgressFor(s, append(slices.Clip(paths), o.Against...))
-	cr := &captureReader{opts: dopts, wrap: bar.wrap}
+	cr := &captureReader{opts: dopts, ropts: o.capture.reassemblyOptions(), wrap: bar.wrap}
 	before := stats.NewVersionCollector()
 	run := cr.read(ctx, paths, before)
 	var after *stats.VersionCollector

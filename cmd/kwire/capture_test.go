@@ -1,0 +1,36 @@
+package main
+
+import (
+	"testing"
+	"time"
+
+	"github.com/kwire/kwire/reassembly"
+)
+
+// TestReassemblyOptions checks how --max-out-of-order and --idle-timeout
+// become reassembly bounds: bytes round up to whole pages, no connection
+// may hold more than all together, 0 lifts the bound.
+func TestReassemblyOptions(t *testing.T) {
+	const page = reassembly.PageSize
+	for _, c := range []struct {
+		size      int64
+		idle      time.Duration
+		total, pc int
+	}{
+		{defaultMaxOutOfOrder, 0, 17661, reassembly.DefaultMaxBufferedPagesPerConn}, // 32 MiB / 1900 = 17660.2
+		{1, time.Minute, 1, 1},
+		{page, 0, 1, 1},
+		{page + 1, 0, 2, 2},
+		{1 << 20, 0, 552, 552}, // 1 MiB / 1900 = 551.9
+		{reassembly.DefaultMaxBufferedPagesPerConn * page, 0, 2048, 2048},    // exactly the per-connection default
+		{1 << 40, 0, 578_690_331, reassembly.DefaultMaxBufferedPagesPerConn}, // 1 TiB / 1900, rounded up
+		{0, 0, -1, -1},
+	} {
+		o := captureFlags{MaxOutOfOrder: byteSize(c.size), IdleTimeout: c.idle}
+		got := o.reassemblyOptions()
+		if got.MaxBufferedPagesTotal != c.total || got.MaxBufferedPagesPerConn != c.pc || got.IdleTimeout != c.idle {
+			t.Errorf("--max-out-of-order %d --idle-timeout %v: total %d, per connection %d, idle %v; want %d, %d, %v",
+				c.size, c.idle, got.MaxBufferedPagesTotal, got.MaxBufferedPagesPerConn, got.IdleTimeout, c.total, c.pc, c.idle)
+		}
+	}
+}
