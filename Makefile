@@ -5,7 +5,7 @@
 #   make generate   regenerate protocol/zz_schema.go from ../shared/kafka-schemas
 #   make bench      Go benchmarks (benchstat-friendly: -count 6)
 #   make fuzz       each fuzz target for FUZZTIME (default 30s)
-#   make pcaps      regenerate the golden captures in pcaps/ (needs tcpdump, kcat)
+#   make pcaps      regenerate the golden captures in pcaps/ (needs tcpdump, kcat, python3-kafka, npm)
 
 GO        ?= go
 FUZZTIME  ?= 30s
