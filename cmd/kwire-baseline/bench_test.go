@@ -3,7 +3,8 @@ package main
 // End-to-end benchmarks over golden captures in ../../pcaps: the same
 // pipeline as kwire read (reassembly.ReadFiles → dissect → render into a
 // 64 KiB bufio.Writer), output discarded. The sub-benchmarks are the
-// output modes; "baseline" is this command's byte counter alone.
+// output modes; "baseline" is this command's byte counter alone, "frames"
+// and "inflate" its floors (-frames, -inflate).
 //
 //	go test ./cmd/kwire-baseline -run '^$' -bench ReadCapture -benchmem
 //	go test ./cmd/kwire-baseline -run '^$' -bench ReadCapture/text -cpuprofile cpu.prof
@@ -113,6 +114,29 @@ func BenchmarkReadCapture(b *testing.B) {
 				}
 			}
 		})
+		for _, inflate := range []bool{false, true} {
+			name := c.file + "/frames"
+			if inflate {
+				name = c.file + "/inflate"
+			}
+			b.Run(name, func(b *testing.B) {
+				dopts, err := dissectOptions(strconv.Itoa(int(c.port)))
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.SetBytes(st.Size())
+				b.ReportAllocs()
+				for b.Loop() {
+					t, _, _, err := readFloor(path, reassembly.Options{}, dopts, inflate)
+					if err != nil {
+						b.Fatal(err)
+					}
+					if t.Exchanges == 0 {
+						b.Fatal("no exchanges")
+					}
+				}
+			})
+		}
 		for _, mode := range []string{"text", "tree", "json"} {
 			b.Run(c.file+"/"+mode, func(b *testing.B) {
 				b.SetBytes(st.Size())
