@@ -76,6 +76,17 @@ func TestGoldenCaptures(t *testing.T) {
 		"kgo-tls.pcap": {
 			notes: []string{"bytes left after the last whole frame"},
 		},
+		"kafkapython-produce-consume.pcap": {
+			requests: []string{"Produce v7", "Fetch v4", "JoinGroup v2", "SyncGroup v1", "Heartbeat v1", "LeaveGroup v1"},
+			batches:  codecBatches("Produce", "Fetch"),
+			notes:    []string{"Fetch v4"},
+		},
+		"kafkajs-produce-consume.pcap": {
+			requests: []string{"Produce v7", "Fetch v11", "JoinGroup v5", "SyncGroup v3", "Heartbeat v3", "LeaveGroup v3"},
+			errs:     []string{"JoinGroup: MEMBER_ID_REQUIRED (79)"},
+			batches:  codecBatches("Produce", "Fetch"),
+			notes:    []string{"Fetch v11"},
+		},
 		"sarama-legacy-message-sets.pcap": {
 			requests: []string{"Produce v0", "Produce v2", "Fetch v0", "Fetch v2", "Metadata v0", "Metadata v1", "ListOffsets v0"},
 			batches: []string{"Produce: none magic 0 message", "Produce: gzip magic 0 message", "Produce: snappy magic 0 message",
