@@ -134,9 +134,11 @@ func treeRoot(fr *dissect.Frame) *protocol.Node {
 // appendTopics appends the topics under n that are not in dst yet, and
 // the topic IDs under n to idsSeen. A topic is a string field called Topic
 // or TopicName, one called Name inside an array whose name has "Topic" in
-// it (Topics, TopicData, CreatableTopic...), or a TopicId UUID (resolved
-// through ids when possible). arr is the name of the nearest enclosing
-// array.
+// it (Topics, TopicData, CreatableTopic...), an element of an array of
+// strings whose name ends in Topics or TopicNames (a consumer's
+// subscription in JoinGroup, DeleteTopics v0-5, SubscribedTopicNames of
+// KIP-848 heartbeats), or a TopicId UUID (resolved through ids when
+// possible). arr is the name of the nearest enclosing array.
 func appendTopics(dst, idsSeen []string, n *protocol.Node, arr string, ids topicIDs, depth int) ([]string, []string) {
 	if n == nil || depth > 64 || n.Kind == protocol.KindRecords {
 		return dst, idsSeen
@@ -149,7 +151,8 @@ func appendTopics(dst, idsSeen []string, n *protocol.Node, arr string, ids topic
 	switch n.Kind {
 	case protocol.KindString:
 		if n.Flags&protocol.FlagNull == 0 &&
-			(n.Name == "Topic" || n.Name == "TopicName" || n.Name == "Name" && strings.Contains(arr, "Topic")) {
+			(n.Name == "Topic" || n.Name == "TopicName" || n.Name == "Name" && strings.Contains(arr, "Topic") ||
+				strings.HasPrefix(n.Name, "[") && (strings.HasSuffix(arr, "Topics") || strings.HasSuffix(arr, "TopicNames"))) {
 			add(n.Str)
 		}
 		return dst, idsSeen
