@@ -74,7 +74,10 @@ CreateTopics response of the capture gave a topic ID's name); an event's
 is gap, resync, badFrame, tls or truncated (and, with --verbose, open,
 close and skipped), with "stream", "client", "broker", "from" (the side
 whose bytes it concerns), "frame", "time", "bytes", "detail", and "hex"
-(the bytes a resync skipped). E.g. jq 'select(.kind == "gap")'.
+(the bytes a resync skipped). E.g. jq 'select(.kind == "gap")'. Integers
+are JSON numbers with every digit, as Kafka's JsonConverter writes them;
+tools that read numbers as doubles (jq before 1.7, JavaScript) round those
+beyond 2^53, such as producer IDs.
 
 Connections are Kafka when their first bytes parse as a Kafka request, on
 any port (--detect, on by default), or when one side uses a --port (default
