@@ -172,7 +172,7 @@ func TestFastJSONCaptures(t *testing.T) {
 		t.Skip("no golden captures in ../pcaps")
 	}
 	var ports []uint16
-	for p := uint16(19092); p <= 19104; p++ {
+	for p := uint16(19092); p < 19120; p++ { // the golden captures' broker ports (tools/capgen: 19092 and up)
 		ports = append(ports, p)
 	}
 	total := 0
