@@ -390,12 +390,21 @@ func (c *conn) cut(s *splitter, part []byte, need int, at mark, why string) {
 		return
 	}
 	d.sum.Responses++
-	if ex := c.take(int32(binary.BigEndian.Uint32(part[4:]))); ex != nil {
+	corr := int32(binary.BigEndian.Uint32(part[4:]))
+	if ex := c.take(corr); ex != nil {
 		ex.Response = fr
 		ex.Kind = KindPaired
 		ex.Notes = append(ex.Notes, "response "+note)
 		d.emit(ex)
+		return
 	}
+	// No request waits for it (the request was lost whole, e.g. a second
+	// request in a segment cut by the snap length, or came before the
+	// capture): an orphan, as a whole response would be, but too short to
+	// guess what it answers.
+	cl, br := c.addrs()
+	d.emit(&Exchange{Conn: c.c, Client: cl, Broker: br, Kind: KindOrphan, APIKey: -1, APIVersion: -1,
+		CorrelationID: corr, Response: fr, Notes: []string{"response without a captured request", "response " + note}})
 }
 
 // frame receives a complete frame from a splitter.

@@ -279,7 +279,7 @@ func TestGapInsideFrameThenRecovery(t *testing.T) {
 	r.broker(hx(t, `01 02 03`), respFrame(4, false, hx(t, `00 00 00 00 00 00 00 01 00 00 00 00`)))
 	r.d.Finish()
 
-	if got := r.sink.kinds(); len(got) != 3 {
+	if got := r.sink.kinds(); len(got) != 4 {
 		t.Fatalf("kinds %v", got)
 	}
 	cut := r.sink.ex[0]
@@ -288,10 +288,16 @@ func TestGapInsideFrameThenRecovery(t *testing.T) {
 		t.Errorf("cut request: notes %q, %d bytes", cut.Notes, len(cut.Request.Bytes))
 	}
 	wantExchange(t, r.sink.ex[1], KindPaired, 3, 1, 3)
-	wantExchange(t, r.sink.ex[2], KindPaired, 3, 1, 4)
+	// The response cut by the unknown gap answers no request: an orphan
+	// with the 9 bytes captured.
+	if o := r.sink.ex[2]; o.Kind != KindOrphan || o.CorrelationID != 99 || o.Request != nil ||
+		len(o.Response.Bytes) != 9 || !hasNote(o, "response without a captured request") || !hasNote(o, "response frame incomplete") {
+		t.Errorf("cut orphan: kind %v corr %d notes %q", o.Kind, o.CorrelationID, o.Notes)
+	}
+	wantExchange(t, r.sink.ex[3], KindPaired, 3, 1, 4)
 	s := r.d.Summary()
-	if s.Gaps != 2 || s.GapBytes != 3 || s.Resyncs != 1 || s.ResyncBytes != 3 || s.Truncated != 2 {
-		t.Errorf("summary gaps %d/%d resyncs %d/%d truncated %d", s.Gaps, s.GapBytes, s.Resyncs, s.ResyncBytes, s.Truncated)
+	if s.Gaps != 2 || s.GapBytes != 3 || s.Resyncs != 1 || s.ResyncBytes != 3 || s.Truncated != 2 || s.Orphans != 1 {
+		t.Errorf("summary gaps %d/%d resyncs %d/%d truncated %d orphans %d", s.Gaps, s.GapBytes, s.Resyncs, s.ResyncBytes, s.Truncated, s.Orphans)
 	}
 }
 
