@@ -42,8 +42,9 @@ its field tree.
 
 The hex comes from the arguments (joined), from -f FILE, or from standard
 input. Spaces, newlines, commas, 0x prefixes and \x escapes are ignored, and
-dumps are understood: hexdump -C, xxd and Wireshark's "Copy as Hex Dump"
-(offsets and ASCII columns are dropped).
+dumps are understood: hexdump -C, xxd, Wireshark's "Copy as Hex Dump" and
+one frame of kwire read -x or decode -x (offsets, ASCII columns and field
+names are dropped).
 
 What the bytes are:
   (no flags)                          a whole request frame: length, header, body

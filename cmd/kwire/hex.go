@@ -8,10 +8,12 @@ package main
 //   - dumps whose lines start with an offset: hexdump -C
 //     ("00000000  00 00 00 13 ...  |....|", "*" for repeated lines and a
 //     final offset-only line), xxd ("00000000: 0000 0013 ...  ....") and
-//     Wireshark's "Copy as Hex Dump" ("0000   00 00 00 13 ...   ....").
-//     Offsets and the ASCII column are dropped; each line's offset must
-//     follow from the bytes before it, which catches an ASCII column read
-//     as hex.
+//     Wireshark's "Copy as Hex Dump" ("0000   00 00 00 13 ...   ....") and
+//     kwire read -x ("000e  63 61 70 67 65 6e 2d 6b  67 6f  RequestHeader.ClientId ...",
+//     with its "request, packet N:" lines).
+//     Offsets, the ASCII column and -x's field names are dropped; each
+//     line's offset must follow from the bytes before it, which catches an
+//     ASCII column read as hex.
 
 import (
 	"fmt"
@@ -42,6 +44,13 @@ var (
 	offsetOnly = regexp.MustCompile(`^([0-9a-fA-F]{4,16}):?$`)
 	// asciiGap separates a dump line's hex from its ASCII column.
 	asciiGap = regexp.MustCompile(`[ \t]{2,}`)
+	// eightBytes is the first half of a 16-byte row that splits its bytes
+	// 8 + 8 with two spaces (hexdump -C, kwire read -x); halfBytes is the
+	// second half, 1 to 8 bytes, followed by the ASCII column or field name.
+	eightBytes = regexp.MustCompile(`^[0-9a-fA-F]{2}(?: [0-9a-fA-F]{2}){7}$`)
+	halfBytes  = regexp.MustCompile(`^[0-9a-fA-F]{2}(?: [0-9a-fA-F]{2}){0,7}(?:[ \t]{2,}|$)`)
+	// frameHeading is the line kwire read -x puts before each frame's rows.
+	frameHeading = regexp.MustCompile(`^(?:request|response), packets? [0-9-]+:$`)
 )
 
 // maxRepeat bounds the bytes a hexdump "*" line may stand for: Kafka's
@@ -112,7 +121,7 @@ func parseDump(lines []string) ([]byte, error) {
 		l := strings.TrimSpace(raw)
 		indent := strings.Index(raw, l)
 		switch {
-		case l == "":
+		case l == "" || frameHeading.MatchString(l):
 			continue
 		case l == "*":
 			repeat = true
@@ -135,10 +144,19 @@ func parseDump(lines []string) ([]byte, error) {
 		}
 		data := l[m[4]:]
 		col := indent + m[4] + 1
+		if tok, _, _ := strings.Cut(data, " "); strings.Trim(tok, "0123456789abcdefABCDEF") != "" {
+			continue // an offset and field names, no bytes (kwire read -x: an empty struct at the end)
+		}
 		if j := strings.IndexByte(data, '|'); j >= 0 {
 			data = data[:j] // hexdump -C: |ASCII|
 		} else if loc := asciiGap.FindStringIndex(data); loc != nil {
-			data = data[:loc[0]] // xxd, Wireshark: two or more spaces, then ASCII
+			cut := loc[0] // xxd, Wireshark: two or more spaces, then ASCII
+			if eightBytes.MatchString(data[:loc[0]]) {
+				if h := halfBytes.FindString(data[loc[1]:]); h != "" {
+					cut = loc[1] + len(strings.TrimRight(h, " \t")) // 8 + 8 bytes, then ASCII or names
+				}
+			}
+			data = data[:cut]
 		}
 		digits, err := appendHexDigits(nil, data, lineNo, col)
 		if err != nil {

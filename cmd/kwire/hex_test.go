@@ -40,6 +40,18 @@ func TestParseHex(t *testing.T) {
 00000040
 `, zeros},
 		{"xxd whose ASCII column looks like hex", "00000000: 6162 6364  abcd\n", []byte("abcd")},
+		{"kwire decode -x", `0000  00 00 00 13                                       Length 19
+0004  00 12                                             RequestHeader.RequestApiKey 18 (ApiVersions)
+0006  00 00                                             RequestHeader.RequestApiVersion 0
+0008  01 02 03 04                                       RequestHeader.CorrelationId 16909060
+000c  00 09                                             RequestHeader.ClientId (length 9)
+000e  77 69 72 65 2d 72 65 61  64                       RequestHeader.ClientId "wire-read"
+0017                                                    ApiVersionsRequest v0 (empty)
+`, seed},
+		{"kwire read -x, 16-byte rows and the frame heading", `  request, packet 4:
+    0000  00 00 00 13 00 12 00 00  01 02 03 04 00 09 77 69  RequestHeader.ClientId "wi"
+    0010  72 65 2d 72 65 61 64                              ApiVersionsRequest.Fake 00 ab "re-read"
+`, seed},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
