@@ -64,7 +64,7 @@ func (o *captureFlags) addFlags(f *pflag.FlagSet, detect bool, idle time.Duratio
 	f.Var(&o.MaxOutOfOrder, "max-out-of-order",
 		"memory for TCP segments that arrive ahead of a missing one, all connections together, e.g. 16MiB (K, M, G: powers of 1024); when it is full, connections give up their oldest missing bytes as a gap and go on (0: no bound)")
 	o.IdleTimeout = idle
-	usage = "close a connection after this long without a packet, in capture time (e.g. 10m); a later packet starts a new connection (0: never"
+	usage = "close a connection after this long without a packet, in capture time (e.g. 10m; checked every half timeout, at most every 10s and at least every 1ms); a later packet starts a new connection (0: never"
 	if idle == 0 {
 		usage += ", as Wireshark: connections whose end was not captured are kept to the end of the input"
 	}
@@ -73,9 +73,13 @@ func (o *captureFlags) addFlags(f *pflag.FlagSet, detect bool, idle time.Duratio
 
 // reassemblyOptions are the reassembly bounds the flags set: out-of-order
 // data in pages (at least one; no connection may hold more than all may
-// together) and the idle timeout.
+// together) and the idle timeout, checked at least twice per timeout (by
+// default every reassembly.DefaultFlushInterval of capture time).
 func (o *captureFlags) reassemblyOptions() reassembly.Options {
 	opts := reassembly.Options{IdleTimeout: o.IdleTimeout}
+	if t := o.IdleTimeout; t > 0 && t < 2*reassembly.DefaultFlushInterval {
+		opts.FlushInterval = max(t/2, time.Millisecond)
+	}
 	switch n := int64(o.MaxOutOfOrder); {
 	case n == 0:
 		opts.MaxBufferedPagesTotal, opts.MaxBufferedPagesPerConn = -1, -1

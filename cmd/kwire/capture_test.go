@@ -16,18 +16,25 @@ func TestReassemblyOptions(t *testing.T) {
 		size      int64
 		idle      time.Duration
 		total, pc int
+		flush     time.Duration // 0: reassembly's default (10s)
 	}{
-		{defaultMaxOutOfOrder, 0, 17661, reassembly.DefaultMaxBufferedPagesPerConn}, // 32 MiB / 1900 = 17660.2
-		{1, time.Minute, 1, 1},
-		{page, 0, 1, 1},
-		{page + 1, 0, 2, 2},
-		{1 << 20, 0, 552, 552}, // 1 MiB / 1900 = 551.9
-		{reassembly.DefaultMaxBufferedPagesPerConn * page, 0, 2048, 2048},    // exactly the per-connection default
-		{1 << 40, 0, 578_690_331, reassembly.DefaultMaxBufferedPagesPerConn}, // 1 TiB / 1900, rounded up
-		{0, 0, -1, -1},
+		{defaultMaxOutOfOrder, 0, 17661, reassembly.DefaultMaxBufferedPagesPerConn, 0}, // 32 MiB / 1900 = 17660.2
+		{1, time.Minute, 1, 1, 0},
+		{1, 100 * time.Millisecond, 1, 1, 50 * time.Millisecond},
+		{1, 10 * time.Second, 1, 1, 5 * time.Second},
+		{1, time.Microsecond, 1, 1, time.Millisecond},
+		{page, 0, 1, 1, 0},
+		{page + 1, 0, 2, 2, 0},
+		{1 << 20, 0, 552, 552, 0},                                               // 1 MiB / 1900 = 551.9
+		{reassembly.DefaultMaxBufferedPagesPerConn * page, 0, 2048, 2048, 0},    // exactly the per-connection default
+		{1 << 40, 0, 578_690_331, reassembly.DefaultMaxBufferedPagesPerConn, 0}, // 1 TiB / 1900, rounded up
+		{0, 0, -1, -1, 0},
 	} {
 		o := captureFlags{MaxOutOfOrder: byteSize(c.size), IdleTimeout: c.idle}
 		got := o.reassemblyOptions()
+		if got.FlushInterval != c.flush {
+			t.Errorf("--idle-timeout %v: flush interval %v, want %v", c.idle, got.FlushInterval, c.flush)
+		}
 		if got.MaxBufferedPagesTotal != c.total || got.MaxBufferedPagesPerConn != c.pc || got.IdleTimeout != c.idle {
 			t.Errorf("--max-out-of-order %d --idle-timeout %v: total %d, per connection %d, idle %v; want %d, %d, %v",
 				c.size, c.idle, got.MaxBufferedPagesTotal, got.MaxBufferedPagesPerConn, got.IdleTimeout, c.total, c.pc, c.idle)
