@@ -274,8 +274,8 @@ type ComparisonJSON struct {
 // and CLIENTS LOSING A VERSION.
 func WriteComparison(out io.Writer, before, after string, cmp *stats.Comparison, o Options) error {
 	var w strings.Builder
-	fmt.Fprintf(&w, "before: %s (%d brokers advertising)\nafter:  %s (%d brokers advertising)\n",
-		before, cmp.BeforeBrokers, after, cmp.AfterBrokers)
+	fmt.Fprintf(&w, "before: %s (%s advertising)\nafter:  %s (%s advertising)\n",
+		before, plural(cmp.BeforeBrokers, "broker", "brokers"), after, plural(cmp.AfterBrokers, "broker", "brokers"))
 	if cmp.BeforeBrokers == 0 || cmp.AfterBrokers == 0 {
 		w.WriteString("nothing to compare: a capture holds no error-free ApiVersions response\n")
 		return flush(out, &w)
