@@ -65,7 +65,10 @@ and response sizes, then the subject: here topic "orders", partition 0 with
 response gave, or a fetch's first batch), partition 3 with 2
 gzip-compressed records in 145 bytes; other APIs name their groups,
 members, transactional IDs, offsets asked and answered. Kafka's error names
-follow, with counts (×N) and the broker's error message.
+follow, with counts (×N) and the broker's error message. Lines come in the
+order exchanges complete: a long-polling Fetch follows the requests sent
+while it waited, and requests never answered come when their connection
+ends.
 
 The --json stream mixes exchanges and connection events, in capture order;
 consumers tell them apart by "kind": an exchange's is paired, noResponse,
