@@ -325,10 +325,13 @@ func writeLatency(w *strings.Builder, o Options, l stats.LatencyOverAPI) {
 		switch {
 		case b.Count == 0:
 			line.WriteRune('·')
-		case top == 0:
+		case top <= 0 || b.Max <= 0:
 			line.WriteRune(sparks[0])
 		default:
-			line.WriteRune(sparks[int(b.Max*int64(len(sparks)-1)/top)])
+			// In floating point: b.Max × 7 overflows an int64 of
+			// nanoseconds past 41 years (a capture's clock gone wrong).
+			i := int(float64(b.Max) / float64(top) * float64(len(sparks)-1))
+			line.WriteRune(sparks[min(max(i, 0), len(sparks)-1)])
 		}
 	}
 	// The line goes under its legend, so that a long capture keeps the

@@ -384,3 +384,16 @@ func TestVersionsNoBrokers(t *testing.T) {
 		}
 	}
 }
+
+// TestLatencySparkExtremes: the over-time line of a latency that a wrong
+// capture clock makes decades long, or negative, does not overflow.
+func TestLatencySparkExtremes(t *testing.T) {
+	l := stats.LatencyOverAPI{Key: 1, Name: "Fetch", Count: 3, BinWidth: 1e9, Origin: "12:00:00",
+		Distribution: []stats.DistBin{{Lo: 1, Hi: 2, Count: 3}},
+		OverTime:     []stats.TimeBin{{Count: 1, Max: 1_400_000_000 * 1e9}, {Count: 1, Max: -5}, {Count: 1, Max: 1}, {}}}
+	var w strings.Builder
+	writeLatency(&w, Options{}, l)
+	if !strings.Contains(w.String(), "█▁▁·") {
+		t.Errorf("over-time line: %q", w.String())
+	}
+}
