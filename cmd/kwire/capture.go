@@ -35,12 +35,14 @@ type captureFlags struct {
 	IdleTimeout   time.Duration // --idle-timeout
 }
 
-// defaultMaxOutOfOrder is --max-out-of-order's default, in bytes: room
-// for about nine connections each waiting for a lost segment with as much
-// data behind it as reassembly holds for one connection (3.7 MiB,
-// reassembly.DefaultMaxBufferedPagesPerConn), within kwire's memory goal
-// of 100 MB.
-const defaultMaxOutOfOrder = 32 << 20
+// defaultMaxOutOfOrder is --max-out-of-order's default, in bytes. The
+// bound counts reassembly pages (reassembly.PageSize bytes, one or more
+// per segment); what they cost in memory is about twice that, more when
+// many connections give up their holes at once, so 16 MiB keeps kwire
+// within about 100 MB (82 MB measured with 100 connections each holding
+// 2 MB behind a hole); one connection may hold a quarter, 4 MiB, about
+// reassembly's own per-connection default (3.7 MiB).
+const defaultMaxOutOfOrder = 16 << 20
 
 // addFlags adds --port, --detect, --max-frame, --max-pending-memory,
 // --max-out-of-order and --idle-timeout. detect is --detect's default:
@@ -62,7 +64,7 @@ func (o *captureFlags) addFlags(f *pflag.FlagSet, detect bool, idle time.Duratio
 		"memory for requests awaiting their responses, e.g. 64MiB (K, M, G: powers of 1024); past it they wait in a temporary file in $TMPDIR, deleted at once, and are read back when shown: the output is the same (0: no bound; if no file can be made they stay in memory with a warning)")
 	o.MaxOutOfOrder = defaultMaxOutOfOrder
 	f.Var(&o.MaxOutOfOrder, "max-out-of-order",
-		"memory for TCP segments that arrive ahead of a missing one, all connections together, e.g. 16MiB (K, M, G: powers of 1024); when it is full, connections give up their oldest missing bytes as a gap and go on (0: no bound)")
+		"TCP segments that arrive ahead of a missing one may wait for it in this much memory, e.g. 64MiB (K, M, G: powers of 1024), counted in pages of 1900 bytes (a segment takes one or more), all connections together, a quarter of it for one; past it the oldest missing bytes are given up as a gap (0: no bound)")
 	o.IdleTimeout = idle
 	usage = "close a connection after this long without a packet, in capture time (e.g. 10m; checked every half timeout, at most every 10s and at least every 1ms); a later packet starts a new connection (0: never"
 	if idle == 0 {
@@ -72,8 +74,8 @@ func (o *captureFlags) addFlags(f *pflag.FlagSet, detect bool, idle time.Duratio
 }
 
 // reassemblyOptions are the reassembly bounds the flags set: out-of-order
-// data in pages (at least one; no connection may hold more than all may
-// together) and the idle timeout, checked at least twice per timeout (by
+// data in pages (at least one in all, a quarter of them, at least one, for
+// one connection) and the idle timeout, checked at least twice per timeout (by
 // default every reassembly.DefaultFlushInterval of capture time).
 func (o *captureFlags) reassemblyOptions() reassembly.Options {
 	opts := reassembly.Options{IdleTimeout: o.IdleTimeout}
@@ -86,7 +88,7 @@ func (o *captureFlags) reassemblyOptions() reassembly.Options {
 	default:
 		pages := int(min((n+reassembly.PageSize-1)/reassembly.PageSize, math.MaxInt32))
 		opts.MaxBufferedPagesTotal = pages
-		opts.MaxBufferedPagesPerConn = min(pages, reassembly.DefaultMaxBufferedPagesPerConn)
+		opts.MaxBufferedPagesPerConn = max(pages/4, 1)
 	}
 	return opts
 }

@@ -8,8 +8,9 @@ import (
 )
 
 // TestReassemblyOptions checks how --max-out-of-order and --idle-timeout
-// become reassembly bounds: bytes round up to whole pages, no connection
-// may hold more than all together, 0 lifts the bound.
+// become reassembly bounds: bytes round up to whole pages, one connection
+// may hold a quarter of them (at least one), 0 lifts the bound; short idle
+// timeouts are checked every half timeout.
 func TestReassemblyOptions(t *testing.T) {
 	const page = reassembly.PageSize
 	for _, c := range []struct {
@@ -18,16 +19,16 @@ func TestReassemblyOptions(t *testing.T) {
 		total, pc int
 		flush     time.Duration // 0: reassembly's default (10s)
 	}{
-		{defaultMaxOutOfOrder, 0, 17661, reassembly.DefaultMaxBufferedPagesPerConn, 0}, // 32 MiB / 1900 = 17660.2
+		{defaultMaxOutOfOrder, 0, 8831, 2207, 0}, // 16 MiB / 1900 = 8830.1, a quarter for one connection
 		{1, time.Minute, 1, 1, 0},
 		{1, 100 * time.Millisecond, 1, 1, 50 * time.Millisecond},
 		{1, 10 * time.Second, 1, 1, 5 * time.Second},
 		{1, time.Microsecond, 1, 1, time.Millisecond},
 		{page, 0, 1, 1, 0},
-		{page + 1, 0, 2, 2, 0},
-		{1 << 20, 0, 552, 552, 0},                                               // 1 MiB / 1900 = 551.9
-		{reassembly.DefaultMaxBufferedPagesPerConn * page, 0, 2048, 2048, 0},    // exactly the per-connection default
-		{1 << 40, 0, 578_690_331, reassembly.DefaultMaxBufferedPagesPerConn, 0}, // 1 TiB / 1900, rounded up
+		{4*page + 1, 0, 5, 1, 0},
+		{1 << 20, 0, 552, 138, 0},                 // 1 MiB / 1900 = 551.9
+		{1 << 30, 0, 565_128, 141_282, 0},         // 1 GiB: one connection may hold 256 MiB
+		{1 << 40, 0, 578_690_331, 144_672_582, 0}, // 1 TiB / 1900, rounded up
 		{0, 0, -1, -1, 0},
 	} {
 		o := captureFlags{MaxOutOfOrder: byteSize(c.size), IdleTimeout: c.idle}
