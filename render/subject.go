@@ -58,8 +58,9 @@ func walkErrors(out []ErrorCount, n *protocol.Node, depth int) []ErrorCount {
 
 // subjectTopic collects what one topic contributes to a subject.
 type subjectTopic struct {
-	name  string
-	parts []subjectPart
+	name   string
+	parts  []subjectPart
+	partAt map[int64]int // index in parts by partition, once there are many
 }
 
 type subjectPart struct {
@@ -80,6 +81,7 @@ type subject struct {
 	api      string            // APIName of the exchange
 	names    map[string]string // topic ID → name
 	topics   []subjectTopic
+	topicAt  map[string]int // index in topics by name, once there are many
 	group    string
 	txn      string
 	producer int64
@@ -227,23 +229,58 @@ func isTopicArray(a *protocol.Node) bool {
 	return containsFold(a.Name, "topic") || partitionArray(el) != nil
 }
 
+// indexFrom is the count of topics (or of one topic's partitions) from
+// which they are looked up by map rather than by scanning: a Metadata or
+// DeleteTopics frame may name a hundred thousand.
+const indexFrom = 32
+
 func (s *subject) topic(name string) *subjectTopic {
-	for i := range s.topics {
-		if s.topics[i].name == name {
+	if s.topicAt != nil {
+		if i, ok := s.topicAt[name]; ok {
 			return &s.topics[i]
+		}
+	} else {
+		for i := range s.topics {
+			if s.topics[i].name == name {
+				return &s.topics[i]
+			}
 		}
 	}
 	s.topics = append(s.topics, subjectTopic{name: name})
+	switch n := len(s.topics); {
+	case s.topicAt != nil:
+		s.topicAt[name] = n - 1
+	case n >= indexFrom:
+		s.topicAt = make(map[string]int, 2*n)
+		for i := range s.topics {
+			s.topicAt[s.topics[i].name] = i
+		}
+	}
 	return &s.topics[len(s.topics)-1]
 }
 
 func (t *subjectTopic) part(idx int64) *subjectPart {
-	for i := range t.parts {
-		if t.parts[i].index == idx {
+	if t.partAt != nil {
+		if i, ok := t.partAt[idx]; ok {
 			return &t.parts[i]
+		}
+	} else {
+		for i := range t.parts {
+			if t.parts[i].index == idx {
+				return &t.parts[i]
+			}
 		}
 	}
 	t.parts = append(t.parts, subjectPart{index: idx, count: -1})
+	switch n := len(t.parts); {
+	case t.partAt != nil:
+		t.partAt[idx] = n - 1
+	case n >= indexFrom:
+		t.partAt = make(map[int64]int, 2*n)
+		for i := range t.parts {
+			t.partAt[t.parts[i].index] = i
+		}
+	}
 	return &t.parts[len(t.parts)-1]
 }
 

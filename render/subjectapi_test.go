@@ -292,3 +292,29 @@ func TestLineUnits(t *testing.T) {
 		t.Errorf("got  %swant %s... errors: NOT_LEADER_OR_FOLLOWER×2", got, want)
 	}
 }
+
+// TestSubjectIndexMany: past indexFrom topics (or partitions of one) the
+// subject looks them up by map and still merges repeats, in first order.
+func TestSubjectIndexMany(t *testing.T) {
+	var s subject
+	for i := range 200 {
+		tp := s.topic(strings.Repeat("x", i%100+1))
+		tp.part(int64(i % 3))
+		for p := range 50 {
+			tp.part(int64(p))
+		}
+	}
+	if len(s.topics) != 100 || s.topics[0].name != "x" || s.topics[99].name != strings.Repeat("x", 100) {
+		t.Fatalf("%d topics, first %q", len(s.topics), s.topics[0].name)
+	}
+	for i, tp := range s.topics {
+		// The first partition added comes first: i%3, then 0 to 49 without it.
+		seen := map[int64]bool{}
+		for _, p := range tp.parts {
+			seen[p.index] = true
+		}
+		if len(tp.parts) != 50 || len(seen) != 50 || tp.parts[0].index != int64(i%3) {
+			t.Fatalf("topic %q: %d partitions, %d distinct, first %d", tp.name, len(tp.parts), len(seen), tp.parts[0].index)
+		}
+	}
+}
