@@ -101,15 +101,17 @@ func fieldsOf(ex *dissect.Exchange, ids topicIDs) *exchangeFields {
 	if ex.Broker.IsValid() {
 		f.Broker = ex.Broker.String()
 	}
+	var topics, tids nameSet
 	if ex.Request != nil {
 		f.RequestSize = ex.Request.Size()
-		f.Topics, f.topicIDs = appendTopics(f.Topics, f.topicIDs, treeRoot(ex.Request), "", ids, 0)
+		collectTopics(&topics, &tids, treeRoot(ex.Request), "", ids, 0)
 	}
 	if ex.Response != nil {
 		f.ResponseSize = ex.Response.Size()
-		f.Topics, f.topicIDs = appendTopics(f.Topics, f.topicIDs, treeRoot(ex.Response), "", ids, 0)
+		collectTopics(&topics, &tids, treeRoot(ex.Response), "", ids, 0)
 		f.Errors = appendErrors(f.Errors, treeRoot(ex.Response), 0)
 	}
+	f.Topics, f.topicIDs = topics.list, tids.list
 	return f
 }
 
@@ -131,23 +133,50 @@ func treeRoot(fr *dissect.Frame) *protocol.Node {
 	return fr.Tree.Root
 }
 
-// appendTopics appends the topics under n that are not in dst yet, and
-// the topic IDs under n to idsSeen. A topic is a string field called Topic
+// nameSet is a list of names in the order first added, each once.
+type nameSet struct {
+	list []string
+	seen map[string]struct{} // from nameSetIndexed names on: a frame may name 100,000 topics
+}
+
+const nameSetIndexed = 32
+
+// add appends t unless it is empty or already in s.
+func (s *nameSet) add(t string) {
+	if t == "" {
+		return
+	}
+	if s.seen != nil {
+		if _, ok := s.seen[t]; ok {
+			return
+		}
+		s.seen[t] = struct{}{}
+	} else if slices.Contains(s.list, t) {
+		return
+	} else if len(s.list)+1 >= nameSetIndexed {
+		s.seen = make(map[string]struct{}, 2*nameSetIndexed)
+		for _, x := range s.list {
+			s.seen[x] = struct{}{}
+		}
+		s.seen[t] = struct{}{}
+	}
+	s.list = append(s.list, t)
+}
+
+// collectTopics adds the topics under n to topics, and the topic IDs
+// under n to idsSeen. A topic is a string field called Topic
 // or TopicName, one called Name inside an array whose name has "Topic" in
 // it (Topics, TopicData, CreatableTopic...), an element of an array of
 // strings whose name ends in Topics or TopicNames (a consumer's
 // subscription in JoinGroup, DeleteTopics v0-5, SubscribedTopicNames of
-// KIP-848 heartbeats), or a TopicId UUID (resolved through ids when
-// possible). arr is the name of the nearest enclosing array.
-func appendTopics(dst, idsSeen []string, n *protocol.Node, arr string, ids topicIDs, depth int) ([]string, []string) {
+// KIP-848 heartbeats), a topic named as a config or ACL resource
+// (topicResource), or a TopicId UUID (resolved through ids when possible).
+// arr is the name of the nearest enclosing array.
+func collectTopics(topics, idsSeen *nameSet, n *protocol.Node, arr string, ids topicIDs, depth int) {
 	if n == nil || depth > 64 || n.Kind == protocol.KindRecords {
-		return dst, idsSeen
+		return
 	}
-	add := func(t string) {
-		if t != "" && !slices.Contains(dst, t) {
-			dst = append(dst, t)
-		}
-	}
+	add := topics.add
 	switch n.Kind {
 	case protocol.KindString:
 		if n.Flags&protocol.FlagNull == 0 &&
@@ -155,13 +184,11 @@ func appendTopics(dst, idsSeen []string, n *protocol.Node, arr string, ids topic
 				strings.HasPrefix(n.Name, "[") && (strings.HasSuffix(arr, "Topics") || strings.HasSuffix(arr, "TopicNames"))) {
 			add(n.Str)
 		}
-		return dst, idsSeen
+		return
 	case protocol.KindUUID:
 		if n.Name == "TopicId" {
 			if id := render.UUIDString(n.Raw); id != zeroUUID {
-				if !slices.Contains(idsSeen, id) {
-					idsSeen = append(idsSeen, id)
-				}
+				idsSeen.add(id)
 				if name, ok := ids[id]; ok {
 					add(name)
 				} else {
@@ -169,7 +196,7 @@ func appendTopics(dst, idsSeen []string, n *protocol.Node, arr string, ids topic
 				}
 			}
 		}
-		return dst, idsSeen
+		return
 	case protocol.KindArray:
 		arr = n.Name
 	case protocol.KindStruct:
@@ -179,15 +206,47 @@ func appendTopics(dst, idsSeen []string, n *protocol.Node, arr string, ids topic
 		// it is the topic as the line shows it.
 		if onlyZeroTopicID(n) {
 			add(zeroUUID)
-			if !slices.Contains(idsSeen, zeroUUID) {
-				idsSeen = append(idsSeen, zeroUUID)
-			}
+			idsSeen.add(zeroUUID)
 		}
+		add(topicResource(n))
 	}
 	for _, c := range n.Children {
-		dst, idsSeen = appendTopics(dst, idsSeen, c, arr, ids, depth+1)
+		collectTopics(topics, idsSeen, c, arr, ids, depth+1)
 	}
-	return dst, idsSeen
+}
+
+// Kafka's resource types and pattern types (ResourceType, PatternType in
+// DescribeConfigs, AlterConfigs, IncrementalAlterConfigs and the ACL APIs).
+const (
+	resourceTopic  = 2
+	patternLiteral = 3
+)
+
+// topicResource returns the topic that struct n names as a config or ACL
+// resource (ResourceType 2 with its ResourceName, or the ...Filter fields of
+// DescribeAcls and DeleteAcls), unless its pattern type makes the name a
+// prefix or a wildcard; "" otherwise.
+func topicResource(n *protocol.Node) string {
+	typ := child(n, "ResourceType", "ResourceTypeFilter")
+	name := child(n, "ResourceName", "ResourceNameFilter")
+	if typ == nil || name == nil || typ.Kind != protocol.KindInt || typ.Int != resourceTopic ||
+		name.Kind != protocol.KindString || name.Flags&protocol.FlagNull != 0 {
+		return ""
+	}
+	if p := child(n, "PatternType", "ResourcePatternType", "PatternTypeFilter"); p != nil && p.Kind == protocol.KindInt && p.Int != patternLiteral {
+		return ""
+	}
+	return name.Str
+}
+
+// child returns n's first child with one of the names, or nil.
+func child(n *protocol.Node, names ...string) *protocol.Node {
+	for _, c := range n.Children {
+		if slices.Contains(names, c.Name) {
+			return c
+		}
+	}
+	return nil
 }
 
 // onlyZeroTopicID reports whether struct n names its topic by the all-zero

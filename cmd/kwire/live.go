@@ -113,6 +113,7 @@ filter, or no permission to capture.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.portSet = cmd.Flags().Changed("port")
 			o.read.frameSet = cmd.Flags().Changed("frame")
+			o.read.topicSet = cmd.Flags().Changed("topic")
 			return runLive(cmd.Context(), o, s, g.colorEnabled(s))
 		},
 	}

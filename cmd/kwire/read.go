@@ -10,6 +10,7 @@ import (
 	"maps"
 	"net/netip"
 	"runtime"
+	"slices"
 	"strconv"
 	"time"
 
@@ -41,6 +42,7 @@ type readOptions struct {
 	Top   int  // --top, with --stats
 
 	frameSet bool // --frame was given
+	topicSet bool // --topic was given
 }
 
 func newReadCmd(s *ioStreams, g *globalOptions) *cobra.Command {
@@ -180,6 +182,7 @@ Exit status (the same for stats and versions):
 		Args: captureArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.frameSet = cmd.Flags().Changed("frame")
+			o.topicSet = cmd.Flags().Changed("topic")
 			return runRead(cmd.Context(), o, s, g.colorEnabled(s), args)
 		},
 	}
@@ -335,6 +338,9 @@ func (o *readOptions) filter() (*exchangeFilter, error) {
 	}
 	if o.Frame < 0 || o.frameSet && o.Frame == 0 {
 		return nil, usageErrorf("--frame %d: packets are numbered from 1", o.Frame)
+	}
+	if o.topicSet && (len(o.Topics) == 0 || slices.Contains(o.Topics, "")) {
+		return nil, usageErrorf("--topic: a topic name or ID cannot be empty")
 	}
 	if len(o.APIs) > 0 {
 		keys, err := parseAPIList(o.APIs)
