@@ -81,7 +81,7 @@ func (c *conn) firstTime() time.Time {
 	if len(c.pre) > 0 {
 		return c.pre[0].time
 	}
-	return time.Time{}
+	return c.last
 }
 
 // goTLS marks a Kafka-port connection as TLS, reported once.
@@ -448,6 +448,9 @@ func closeWhy(reason string) (why string, closed bool) {
 // broker's answer to that (brokers close the connection on a request
 // version they do not support, except ApiVersions, KIP-511).
 func (c *conn) close(reason string, t time.Time) {
+	if c.last.IsZero() {
+		c.last = t // no payload was seen: the close is the only time known
+	}
 	if c.state == csUndecided {
 		c.decide(true)
 	}

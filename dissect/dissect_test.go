@@ -722,3 +722,18 @@ func TestSASLTokenWithoutCapturedHandshake(t *testing.T) {
 		t.Errorf("summary %+v", s)
 	}
 }
+
+// TestOpenWithoutData: a connection on a Kafka port that carried no payload
+// (a handshake, then silence) opens and closes at its close's time, not at
+// the zero time.
+func TestOpenWithoutData(t *testing.T) {
+	r := newRig(t, Options{Ports: []uint16{brokerAddr.Port()}}, true)
+	r.d.Close(r.c, reassembly.CloseIdle, pktTime(7))
+	r.d.Finish()
+	for _, k := range []EventKind{EventOpen, EventClose} {
+		evs := r.sink.events(k)
+		if len(evs) != 1 || !evs[0].Time.Equal(pktTime(7)) {
+			t.Errorf("%v events %+v, want one at %v", k, evs, pktTime(7))
+		}
+	}
+}
