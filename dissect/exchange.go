@@ -145,6 +145,19 @@ func (e *Exchange) Latency() time.Duration {
 	return e.Response.Time.Sub(e.Request.Time)
 }
 
+// FrameBytes is the size in bytes of e's request and response frames as
+// held in memory (Frame.Bytes): what the exchange weighs while it is
+// queued for decoding and output.
+func (e *Exchange) FrameBytes() int64 {
+	var n int64
+	for _, f := range [...]*Frame{e.Request, e.Response} {
+		if f != nil {
+			n += int64(len(f.Bytes))
+		}
+	}
+	return n
+}
+
 // EventKind classifies connection-level events that are not exchanges.
 type EventKind uint8
 

@@ -116,7 +116,7 @@ func (s *floorSink) Exchange(ex *dissect.Exchange) {
 		release(ex)
 		return
 	}
-	size := frameBytes(ex)
+	size := ex.FrameBytes()
 	s.mu.Lock()
 	for s.n >= floorJobs || s.held > 0 && s.held+size > floorBudget {
 		s.cond.Wait()
@@ -136,7 +136,7 @@ func (s *floorSink) work() {
 	defer s.wg.Done()
 	var t floorTotals
 	for ex := range s.jobs {
-		size := frameBytes(ex)
+		size := ex.FrameBytes()
 		eachBatch(ex, func(b batchRef) {
 			t.count(b)
 			if b.codec == protocol.CodecNone {
@@ -274,18 +274,6 @@ func release(ex *dissect.Exchange) {
 		}
 	}
 	ex.Release()
-}
-
-// frameBytes is the size of ex's frames, what an exchange weighs in the
-// queue.
-func frameBytes(ex *dissect.Exchange) int64 {
-	var n int64
-	for _, f := range [...]*dissect.Frame{ex.Request, ex.Response} {
-		if f != nil {
-			n += int64(len(f.Bytes))
-		}
-	}
-	return n
 }
 
 // printFloor writes one file's line for -frames or -inflate.

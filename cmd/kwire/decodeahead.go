@@ -62,7 +62,7 @@ func (a *decodeAhead) Exchange(ex *dissect.Exchange) {
 	// captureReader's problem counter has counted the frames decoded so
 	// far; the workers count what the deferred decoding adds.
 	j := &aheadJob{ex: ex, decoded: make(chan struct{}), before: malformedFrames(ex)}
-	j.size = frameBytes(ex)
+	j.size = ex.FrameBytes()
 	a.admit(j.size)
 	a.order <- j
 	a.work <- j

@@ -1,10 +1,6 @@
 package main
 
-import (
-	"sync"
-
-	"github.com/kwire/kwire/dissect"
-)
+import "sync"
 
 // flight bounds what a pipeline of exchanges holds at once: parallelJobs
 // jobs and parallelBudget frame bytes (one job always enters, however
@@ -40,15 +36,4 @@ func (f *flight) release(size int64) {
 		f.cond.Broadcast()
 	}
 	f.mu.Unlock()
-}
-
-// frameBytes is the size of ex's frames: what a job of ex weighs.
-func frameBytes(ex *dissect.Exchange) int64 {
-	var n int64
-	for _, f := range [...]*dissect.Frame{ex.Request, ex.Response} {
-		if f != nil {
-			n += int64(len(f.Bytes))
-		}
-	}
-	return n
 }

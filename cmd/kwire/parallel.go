@@ -89,7 +89,7 @@ func (p *parallelSink) Exchange(ex *dissect.Exchange) {
 	// captureReader's problem counter has counted the frames decoded so
 	// far (by the Dissector itself); the writer counts what Decode adds.
 	j := &readJob{ex: ex, decoded: make(chan struct{}), ready: make(chan struct{}), before: malformedFrames(ex)}
-	j.size = frameBytes(ex)
+	j.size = ex.FrameBytes()
 	p.admit(j.size)
 	p.seq <- j
 	p.decode <- j
