@@ -30,30 +30,28 @@ var kafkapythonPackages = []string{"python3-kafka", "python3-snappy", "python3-l
 
 // runKafkaPython drives kafka-python 2.0.2 through kafkapython.py.
 func runKafkaPython(ports []int) error {
-	py, err := ensurePython()
-	if err != nil {
-		return err
-	}
-	c, err := newCluster(ports[0])
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	return runClientScript(".", len(codecs)*6, py, "kafkapython.py", addr(ports[0]))
+	return runScripted(ports[0], ensurePython, ".", "kafkapython.py")
 }
 
 // runKafkaJS drives KafkaJS 2.2.4 through js/kafkajs.js.
 func runKafkaJS(ports []int) error {
-	node, err := ensureKafkaJS()
+	return runScripted(ports[0], ensureKafkaJS, "js", "kafkajs.js")
+}
+
+// runScripted starts a kfake cluster on port and runs script in dir with
+// the interpreter ensure installs, expecting the codec matrix back (6
+// records per codec).
+func runScripted(port int, ensure func() (string, error), dir, script string) error {
+	prog, err := ensure()
 	if err != nil {
 		return err
 	}
-	c, err := newCluster(ports[0])
+	c, err := newCluster(port)
 	if err != nil {
 		return err
 	}
 	defer c.Close()
-	return runClientScript("js", len(codecs)*6, node, "kafkajs.js", addr(ports[0]))
+	return runClientScript(dir, len(codecs)*6, prog, script, addr(port))
 }
 
 // runClientScript runs prog args in dir and checks that the last line of
