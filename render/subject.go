@@ -235,53 +235,42 @@ func isTopicArray(a *protocol.Node) bool {
 const indexFrom = 32
 
 func (s *subject) topic(name string) *subjectTopic {
-	if s.topicAt != nil {
-		if i, ok := s.topicAt[name]; ok {
-			return &s.topics[i]
-		}
-	} else {
-		for i := range s.topics {
-			if s.topics[i].name == name {
-				return &s.topics[i]
-			}
-		}
-	}
-	s.topics = append(s.topics, subjectTopic{name: name})
-	switch n := len(s.topics); {
-	case s.topicAt != nil:
-		s.topicAt[name] = n - 1
-	case n >= indexFrom:
-		s.topicAt = make(map[string]int, 2*n)
-		for i := range s.topics {
-			s.topicAt[s.topics[i].name] = i
-		}
-	}
-	return &s.topics[len(s.topics)-1]
+	return lookup(&s.topics, &s.topicAt, name, func(t *subjectTopic) string { return t.name },
+		func() subjectTopic { return subjectTopic{name: name} })
 }
 
 func (t *subjectTopic) part(idx int64) *subjectPart {
-	if t.partAt != nil {
-		if i, ok := t.partAt[idx]; ok {
-			return &t.parts[i]
+	return lookup(&t.parts, &t.partAt, idx, func(p *subjectPart) int64 { return p.index },
+		func() subjectPart { return subjectPart{index: idx, count: -1} })
+}
+
+// lookup returns the element of *list whose key is k, appending mk()
+// when there is none. Past indexFrom elements it keeps *at, an index by
+// key, instead of scanning.
+func lookup[K comparable, T any](list *[]T, at *map[K]int, k K, key func(*T) K, mk func() T) *T {
+	if *at != nil {
+		if i, ok := (*at)[k]; ok {
+			return &(*list)[i]
 		}
 	} else {
-		for i := range t.parts {
-			if t.parts[i].index == idx {
-				return &t.parts[i]
+		for i := range *list {
+			if key(&(*list)[i]) == k {
+				return &(*list)[i]
 			}
 		}
 	}
-	t.parts = append(t.parts, subjectPart{index: idx, count: -1})
-	switch n := len(t.parts); {
-	case t.partAt != nil:
-		t.partAt[idx] = n - 1
+	*list = append(*list, mk())
+	switch n := len(*list); {
+	case *at != nil:
+		(*at)[k] = n - 1
 	case n >= indexFrom:
-		t.partAt = make(map[int64]int, 2*n)
-		for i := range t.parts {
-			t.partAt[t.parts[i].index] = i
+		m := map[K]int{}
+		for i := range *list {
+			m[key(&(*list)[i])] = i
 		}
+		*at = m
 	}
-	return &t.parts[len(t.parts)-1]
+	return &(*list)[len(*list)-1]
 }
 
 func (s *subject) addTopic(el *protocol.Node, request bool) {
