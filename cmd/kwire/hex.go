@@ -109,6 +109,10 @@ func parseDump(lines []string) ([]byte, error) {
 			}
 			repeat = false
 		}
+		if off == base && have > base {
+			return &hexError{Line: lineNo, Col: 1, Msg: fmt.Sprintf(
+				"offset %#x starts over: a second dump begins here (e.g. a response after its request); decode one frame at a time", off)}
+		}
 		if have != off {
 			return &hexError{Line: lineNo, Col: 1, Msg: fmt.Sprintf(
 				"offset %#x does not follow the %d bytes before it (expected %#x); is the ASCII column being read as hex?",

@@ -77,6 +77,8 @@ func TestParseHexErrors(t *testing.T) {
 		{"dump offset mismatch", "00000000  00 01 02 03  |....|\n00000010  04  |.|\n", "offset 0x10 does not follow the 4 bytes before it"},
 		{"dump repeat too long", "00000000  00 00  |..|\n*\n7fffffff\n", "would repeat 2147483645 bytes"},
 		{"dump odd line", "00000000: 000 0102  ....\n", "line 1, column 11: odd number of hex digits (7) on the line"},
+		{"two -x frames", "  request, packet 4:\n    0000  00 00 00 02  Length 2\n    0004  00 12  RequestHeader.RequestApiKey 18\n  response, packet 6:\n    0000  00 00 00 04  Length 4\n",
+			"line 5, column 1: offset 0x0 starts over: a second dump begins here"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
