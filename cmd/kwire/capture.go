@@ -40,8 +40,7 @@ type captureFlags struct {
 // per segment); what they cost in memory is about twice that, more when
 // many connections give up their holes at once, so 16 MiB keeps kwire
 // within about 100 MB (82 MB measured with 100 connections each holding
-// 2 MB behind a hole); one connection may hold a quarter, 4 MiB, about
-// reassembly's own per-connection default (3.7 MiB).
+// 2 MB behind a hole).
 const defaultMaxOutOfOrder = 16 << 20
 
 // addFlags adds --port, --detect, --max-frame, --max-pending-memory,
@@ -64,7 +63,7 @@ func (o *captureFlags) addFlags(f *pflag.FlagSet, detect bool, idle time.Duratio
 		"memory for requests awaiting their responses, e.g. 64MiB (K, M, G: powers of 1024); past it they wait in a temporary file in $TMPDIR, deleted at once, and are read back when shown: the output is the same (0: no bound; if no file can be made they stay in memory with a warning)")
 	o.MaxOutOfOrder = defaultMaxOutOfOrder
 	f.Var(&o.MaxOutOfOrder, "max-out-of-order",
-		"TCP segments that arrive ahead of a missing one may wait for it in this much memory, e.g. 64MiB (K, M, G: powers of 1024), counted in pages of 1900 bytes (a segment takes one or more), all connections together, a quarter of it for one; past it the oldest missing bytes are given up as a gap (0: no bound)")
+		"TCP segments that arrive ahead of a missing one may wait for it in this much memory, e.g. 64MiB (K, M, G: powers of 1024), counted in pages of 1900 bytes (a segment takes one or more), all connections together; one connection holds at most 2048 pages (3.7 MiB) whatever the bound; past it the oldest missing bytes are given up as a gap (0: no bound for all together)")
 	o.IdleTimeout = idle
 	usage = "close a connection after this long without a packet, in capture time (e.g. 10m; checked every half timeout, at most every 10s and at least every 1ms); a later packet starts a new connection (0: never"
 	if idle == 0 {
@@ -74,8 +73,10 @@ func (o *captureFlags) addFlags(f *pflag.FlagSet, detect bool, idle time.Duratio
 }
 
 // reassemblyOptions are the reassembly bounds the flags set: out-of-order
-// data in pages (at least one in all, a quarter of them, at least one, for
-// one connection) and the idle timeout, checked at least twice per timeout (by
+// data in pages (at least one) for all connections, and for one no more
+// than that nor than reassembly's per-connection default (giving up a hole
+// costs the library time quadratic in the pages behind it: a connection
+// holding 256 MiB took minutes), and the idle timeout, checked at least twice per timeout (by
 // default every reassembly.DefaultFlushInterval of capture time).
 func (o *captureFlags) reassemblyOptions() reassembly.Options {
 	opts := reassembly.Options{IdleTimeout: o.IdleTimeout}
@@ -84,11 +85,12 @@ func (o *captureFlags) reassemblyOptions() reassembly.Options {
 	}
 	switch n := int64(o.MaxOutOfOrder); {
 	case n == 0:
-		opts.MaxBufferedPagesTotal, opts.MaxBufferedPagesPerConn = -1, -1
+		opts.MaxBufferedPagesTotal = -1
+		opts.MaxBufferedPagesPerConn = reassembly.DefaultMaxBufferedPagesPerConn
 	default:
 		pages := int(min((n+reassembly.PageSize-1)/reassembly.PageSize, math.MaxInt32))
 		opts.MaxBufferedPagesTotal = pages
-		opts.MaxBufferedPagesPerConn = max(pages/4, 1)
+		opts.MaxBufferedPagesPerConn = min(pages, reassembly.DefaultMaxBufferedPagesPerConn)
 	}
 	return opts
 }

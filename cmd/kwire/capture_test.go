@@ -9,8 +9,8 @@ import (
 
 // TestReassemblyOptions checks how --max-out-of-order and --idle-timeout
 // become reassembly bounds: bytes round up to whole pages, one connection
-// may hold a quarter of them (at least one), 0 lifts the bound; short idle
-// timeouts are checked every half timeout.
+// holds no more than all nor than 2048 pages, 0 lifts the bound for all
+// together; short idle timeouts are checked every half timeout.
 func TestReassemblyOptions(t *testing.T) {
 	const page = reassembly.PageSize
 	for _, c := range []struct {
@@ -19,17 +19,17 @@ func TestReassemblyOptions(t *testing.T) {
 		total, pc int
 		flush     time.Duration // 0: reassembly's default (10s)
 	}{
-		{defaultMaxOutOfOrder, 0, 8831, 2207, 0}, // 16 MiB / 1900 = 8830.1, a quarter for one connection
+		{defaultMaxOutOfOrder, 0, 8831, 2048, 0}, // 16 MiB / 1900 = 8830.1
 		{1, time.Minute, 1, 1, 0},
 		{1, 100 * time.Millisecond, 1, 1, 50 * time.Millisecond},
 		{1, 10 * time.Second, 1, 1, 5 * time.Second},
 		{1, time.Microsecond, 1, 1, time.Millisecond},
 		{page, 0, 1, 1, 0},
-		{4*page + 1, 0, 5, 1, 0},
-		{1 << 20, 0, 552, 138, 0},                 // 1 MiB / 1900 = 551.9
-		{1 << 30, 0, 565_128, 141_282, 0},         // 1 GiB: one connection may hold 256 MiB
-		{1 << 40, 0, 578_690_331, 144_672_582, 0}, // 1 TiB / 1900, rounded up
-		{0, 0, -1, -1, 0},
+		{4*page + 1, 0, 5, 5, 0},
+		{1 << 20, 0, 552, 552, 0},          // 1 MiB / 1900 = 551.9
+		{1 << 30, 0, 565_128, 2048, 0},     // 1 GiB: one connection still 2048 pages
+		{1 << 40, 0, 578_690_331, 2048, 0}, // 1 TiB / 1900, rounded up
+		{0, 0, -1, 2048, 0},
 	} {
 		o := captureFlags{MaxOutOfOrder: byteSize(c.size), IdleTimeout: c.idle}
 		got := o.reassemblyOptions()
