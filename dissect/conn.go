@@ -398,13 +398,19 @@ func (c *conn) cut(s *splitter, part []byte, need int, at mark, why string) {
 		d.emit(ex)
 		return
 	}
-	// No request waits for it (the request was lost whole, e.g. a second
-	// request in a segment cut by the snap length, or came before the
-	// capture): an orphan, as a whole response would be, but too short to
-	// guess what it answers.
+	// No request waits for it. Cut by a gap, it is a response whose
+	// request went unrecognised (lost whole, e.g. a second request in a
+	// segment cut by the snap length, or cut too short to be checked): an
+	// orphan, as a whole response would be, but too short to guess what it
+	// answers. Cut by the end of the connection or capture with nothing
+	// lost, a frame nobody asked for is more likely a misread length: the
+	// TRUNCATED event says enough.
+	if why != "a gap" {
+		return
+	}
 	cl, br := c.addrs()
 	d.emit(&Exchange{Conn: c.c, Client: cl, Broker: br, Kind: KindOrphan, APIKey: -1, APIVersion: -1,
-		CorrelationID: corr, Response: fr, Notes: []string{"response without a captured request", "response " + note}})
+		CorrelationID: corr, Response: fr, Notes: []string{"no request with this correlation ID was recognised", "response " + note}})
 }
 
 // frame receives a complete frame from a splitter.

@@ -291,7 +291,7 @@ func TestGapInsideFrameThenRecovery(t *testing.T) {
 	// The response cut by the unknown gap answers no request: an orphan
 	// with the 9 bytes captured.
 	if o := r.sink.ex[2]; o.Kind != KindOrphan || o.CorrelationID != 99 || o.Request != nil ||
-		len(o.Response.Bytes) != 9 || !hasNote(o, "response without a captured request") || !hasNote(o, "response frame incomplete") {
+		len(o.Response.Bytes) != 9 || !hasNote(o, "no request with this correlation ID was recognised") || !hasNote(o, "response frame incomplete") {
 		t.Errorf("cut orphan: kind %v corr %d notes %q", o.Kind, o.CorrelationID, o.Notes)
 	}
 	wantExchange(t, r.sink.ex[3], KindPaired, 3, 1, 4)
@@ -735,5 +735,22 @@ func TestOpenWithoutData(t *testing.T) {
 		if len(evs) != 1 || !evs[0].Time.Equal(pktTime(7)) {
 			t.Errorf("%v events %+v, want one at %v", k, evs, pktTime(7))
 		}
+	}
+}
+
+// TestCutByEndNoOrphan: a response frame cut by the end of the capture,
+// with nothing lost before it, that no request awaits is reported as
+// truncated only (more likely a misread length than a real response).
+func TestCutByEndNoOrphan(t *testing.T) {
+	r := newRig(t, Options{}, true)
+	r.client(frame(t, metadataV12Req))
+	r.broker(frame(t, metadataV12Resp))
+	r.broker(respFrame(77, false, hx(t, `00 00 00 00 00 00 00 01 00 00 00 00`))[:10])
+	r.d.Finish()
+	if got := r.sink.kinds(); len(got) != 1 || got[0] != KindPaired {
+		t.Fatalf("kinds %v, want one paired exchange", got)
+	}
+	if s := r.d.Summary(); s.Truncated != 1 || s.Orphans != 0 {
+		t.Errorf("truncated %d orphans %d", s.Truncated, s.Orphans)
 	}
 }
