@@ -89,6 +89,7 @@ func parseDump(lines []string) ([]byte, error) {
 		base     = -1   // offset of the first line
 		prevLine []byte // the last data line's bytes, for "*"
 		repeat   bool   // a "*" line is pending
+		redacted int    // the line of a kwire -x row whose bytes were withheld
 	)
 	// reach checks that a line at offset off follows the bytes so far,
 	// expanding a pending "*" by repeating the previous line.
@@ -112,6 +113,9 @@ func parseDump(lines []string) ([]byte, error) {
 		if off == base && have > base {
 			return &hexError{Line: lineNo, Col: 1, Msg: fmt.Sprintf(
 				"offset %#x starts over: a second dump begins here (e.g. a response after its request); decode one frame at a time", off)}
+		}
+		if have != off && redacted > 0 {
+			return withheld(redacted)
 		}
 		if have != off {
 			return &hexError{Line: lineNo, Col: 1, Msg: fmt.Sprintf(
@@ -148,14 +152,22 @@ func parseDump(lines []string) ([]byte, error) {
 		}
 		data := l[m[4]:]
 		col := indent + m[4] + 1
-		if tok, _, _ := strings.Cut(data, " "); strings.Trim(tok, "0123456789abcdefABCDEF") != "" {
-			continue // an offset and field names, no bytes (kwire read -x: an empty struct at the end)
+		if tok, _, _ := strings.Cut(data, " "); len(tok) > 2 && strings.Trim(tok, "0123456789abcdefABCDEF") != "" {
+			// An offset and field names, no bytes (kwire read -x: an
+			// empty struct, or a secret withheld).
+			if strings.Contains(data, "<redacted>") {
+				redacted = lineNo
+			}
+			continue
 		}
 		if j := strings.IndexByte(data, '|'); j >= 0 {
 			data = data[:j] // hexdump -C: |ASCII|
 		} else if loc := asciiGap.FindStringIndex(data); loc != nil {
 			cut := loc[0] // xxd, Wireshark: two or more spaces, then ASCII
-			if eightBytes.MatchString(data[:loc[0]]) {
+			// hexdump -C and kwire -x split a row's 16 bytes 8 + 8 with
+			// exactly two spaces; xxd -g1, tshark -x and Wireshark put
+			// a wider gap before the ASCII column of a short row.
+			if loc[1]-loc[0] == 2 && eightBytes.MatchString(data[:loc[0]]) {
 				if h := halfBytes.FindString(data[loc[1]:]); h != "" {
 					cut = loc[1] + len(strings.TrimRight(h, " \t")) // 8 + 8 bytes, then ASCII or names
 				}
@@ -172,10 +184,19 @@ func parseDump(lines []string) ([]byte, error) {
 		prevLine = pairDigits(digits)
 		out = append(out, prevLine...)
 	}
+	if redacted > 0 {
+		return nil, withheld(redacted)
+	}
 	if len(out) == 0 {
 		return nil, &hexError{Msg: "no hex digits"}
 	}
 	return out, nil
+}
+
+// withheld is the error for a kwire -x dump whose row at line holds a
+// secret's field name but not its bytes.
+func withheld(line int) *hexError {
+	return &hexError{Line: line, Col: 1, Msg: "the dump withholds a secret's bytes here (<redacted>): rerun kwire read -x with --show-secrets to decode the frame"}
 }
 
 // appendHexDigits appends the hex digits of s, one digit per byte, to dst

@@ -40,6 +40,8 @@ func TestParseHex(t *testing.T) {
 00000040
 `, zeros},
 		{"xxd whose ASCII column looks like hex", "00000000: 6162 6364  abcd\n", []byte("abcd")},
+		{"xxd -g1, a short row whose ASCII looks like hex", "00000000: 00 00 00 14 00 12 00 00 00 00 00 01 00 0a 78 79  ..............xy\n00000010: 61 62 20 20 63 64 65 66                          ab  cdef\n",
+			[]byte("\x00\x00\x00\x14\x00\x12\x00\x00\x00\x00\x00\x01\x00\x0axyab  cdef")},
 		{"kwire decode -x", `0000  00 00 00 13                                       Length 19
 0004  00 12                                             RequestHeader.RequestApiKey 18 (ApiVersions)
 0006  00 00                                             RequestHeader.RequestApiVersion 0
@@ -77,6 +79,8 @@ func TestParseHexErrors(t *testing.T) {
 		{"dump offset mismatch", "00000000  00 01 02 03  |....|\n00000010  04  |.|\n", "offset 0x10 does not follow the 4 bytes before it"},
 		{"dump repeat too long", "00000000  00 00  |..|\n*\n7fffffff\n", "would repeat 2147483645 bytes"},
 		{"dump odd line", "00000000: 000 0102  ....\n", "line 1, column 11: odd number of hex digits (7) on the line"},
+		{"a typo in a row's first byte", "0000  00 00 00 13 00 12 00 00  01 02 03 04 00 09 77 69\n0010  0g 65 2d\n", "line 2, column 8: 'g' is not a hex digit"},
+		{"kwire -x with a secret withheld", "0000  00 00 00 0c  Length 12\n0004  00 00 00 01  X 1\n0008  AuthBytes.password <redacted>\n0010  00  Tags\n", "line 3, column 1: the dump withholds a secret's bytes"},
 		{"two -x frames", "  request, packet 4:\n    0000  00 00 00 02  Length 2\n    0004  00 12  RequestHeader.RequestApiKey 18\n  response, packet 6:\n    0000  00 00 00 04  Length 4\n",
 			"line 5, column 1: offset 0x0 starts over: a second dump begins here"},
 	}
