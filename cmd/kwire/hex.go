@@ -57,6 +57,10 @@ var (
 // largest frame by default (socket.request.max.bytes, 100 MiB).
 const maxRepeat = 100 << 20
 
+// maxOffset bounds a dump line's offset (1 TiB), so that offset arithmetic
+// cannot overflow.
+const maxOffset = 1 << 40
+
 // parseHex decodes hex text in any of the layouts described at the top of
 // this file.
 func parseHex(text string) ([]byte, error) {
@@ -94,6 +98,9 @@ func parseDump(lines []string) ([]byte, error) {
 	// reach checks that a line at offset off follows the bytes so far,
 	// expanding a pending "*" by repeating the previous line.
 	reach := func(off, lineNo int) error {
+		if off > maxOffset {
+			return &hexError{Line: lineNo, Col: 1, Msg: fmt.Sprintf("offset %#x is beyond any dump of a frame", off)}
+		}
 		if base < 0 {
 			base = off
 			return nil
@@ -102,6 +109,10 @@ func parseDump(lines []string) ([]byte, error) {
 		if repeat && off-have > maxRepeat {
 			return &hexError{Line: lineNo, Col: 1, Msg: fmt.Sprintf(
 				"\"*\" would repeat %d bytes, more than the %d a frame can hold", off-have, maxRepeat)}
+		}
+		if off-base > maxRepeat {
+			return &hexError{Line: lineNo, Col: 1, Msg: fmt.Sprintf(
+				"offset %#x is %d bytes past the first, more than the %d a frame can hold", off, off-base, maxRepeat)}
 		}
 		if repeat && len(prevLine) > 0 {
 			for have < off {

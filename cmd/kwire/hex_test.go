@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -81,6 +82,8 @@ func TestParseHexErrors(t *testing.T) {
 		{"dump odd line", "00000000: 000 0102  ....\n", "line 1, column 11: odd number of hex digits (7) on the line"},
 		{"a typo in a row's first byte", "0000  00 00 00 13 00 12 00 00  01 02 03 04 00 09 77 69\n0010  0g 65 2d\n", "line 2, column 8: 'g' is not a hex digit"},
 		{"kwire -x with a secret withheld", "0000  00 00 00 0c  Length 12\n0004  00 00 00 01  X 1\n0008  AuthBytes.password <redacted>\n0010  00  Tags\n", "line 3, column 1: the dump withholds a secret's bytes"},
+		{"many repeats adding up", "00000000  00 00  |..|\n" + manyRepeats(40), "more than the 104857600 a frame can hold"},
+		{"offset near 2^63", "7ffffffffffffff0  00 01 02 03 04 05 06 07  08 09 0a 0b 0c 0d 0e 0f  |................|\n*\n7fffffffffffffff\n", "is beyond any dump of a frame"},
 		{"two -x frames", "  request, packet 4:\n    0000  00 00 00 02  Length 2\n    0004  00 12  RequestHeader.RequestApiKey 18\n  response, packet 6:\n    0000  00 00 00 04  Length 4\n",
 			"line 5, column 1: offset 0x0 starts over: a second dump begins here"},
 	}
@@ -125,4 +128,14 @@ func FuzzParseHex(f *testing.F) {
 			t.Fatalf("round trip: %x, %v; want %x", again, err, b)
 		}
 	})
+}
+
+// manyRepeats is n pairs of a "*" line and a dump line 80 MiB further:
+// each repeat is within a frame's size, all of them are not.
+func manyRepeats(n int) string {
+	var b strings.Builder
+	for i := 1; i <= n; i++ {
+		fmt.Fprintf(&b, "*\n%08x  00 00  |..|\n", i*80<<20)
+	}
+	return b.String()
 }
