@@ -49,8 +49,9 @@ var (
 	// second half, 1 to 8 bytes, followed by the ASCII column or field name.
 	eightBytes = regexp.MustCompile(`^[0-9a-fA-F]{2}(?: [0-9a-fA-F]{2}){7}$`)
 	halfBytes  = regexp.MustCompile(`^[0-9a-fA-F]{2}(?: [0-9a-fA-F]{2}){0,7}(?:[ \t]{2,}|$)`)
-	// frameHeading is the line kwire read -x puts before each frame's rows.
-	frameHeading = regexp.MustCompile(`^(?:request|response), packets? [0-9-]+:$`)
+	// frameHeading is a line kwire read -x puts before each frame's rows:
+	// the exchange's summary line, then "request, packet N:".
+	frameHeading = regexp.MustCompile(`^(?:(?:request|response), packets? [0-9-]+:|\d\d:\d\d:\d\d\.\d{3} .* → .*)$`)
 )
 
 // maxRepeat bounds the bytes a hexdump "*" line may stand for: Kafka's
@@ -64,7 +65,7 @@ const maxOffset = 1 << 40
 // parseHex decodes hex text in any of the layouts described at the top of
 // this file.
 func parseHex(text string) ([]byte, error) {
-	lines := strings.Split(strings.ReplaceAll(text, "\r\n", "\n"), "\n")
+	lines := strings.Split(strings.ReplaceAll(strings.ReplaceAll(text, "\r\n", "\n"), "\r", "\n"), "\n")
 	isDump := false
 	for _, l := range lines {
 		if dumpLine.MatchString(strings.TrimSpace(l)) {

@@ -41,6 +41,7 @@ func TestParseHex(t *testing.T) {
 00000040
 `, zeros},
 		{"xxd whose ASCII column looks like hex", "00000000: 6162 6364  abcd\n", []byte("abcd")},
+		{"lone CR line ends", "0000  00 00 00 13 00 12 00 00  01 02 03 04 00 09 77 69\r0010  72 65 2d 72 65 61 64\r", seed},
 		{"xxd -g1, a short row whose ASCII looks like hex", "00000000: 00 00 00 14 00 12 00 00 00 00 00 01 00 0a 78 79  ..............xy\n00000010: 61 62 20 20 63 64 65 66                          ab  cdef\n",
 			[]byte("\x00\x00\x00\x14\x00\x12\x00\x00\x00\x00\x00\x01\x00\x0axyab  cdef")},
 		{"kwire decode -x", `0000  00 00 00 13                                       Length 19
@@ -51,7 +52,8 @@ func TestParseHex(t *testing.T) {
 000e  77 69 72 65 2d 72 65 61  64                       RequestHeader.ClientId "wire-read"
 0017                                                    ApiVersionsRequest v0 (empty)
 `, seed},
-		{"kwire read -x, 16-byte rows and the frame heading", `  request, packet 4:
+		{"kwire read -x, 16-byte rows and the frame heading", `12:51:39.752 127.0.0.1:44306 → 127.0.0.1:19092 ApiVersions v0 corr=16909060 client=wire-read 0.209ms 23B/14B
+  request, packet 4:
     0000  00 00 00 13 00 12 00 00  01 02 03 04 00 09 77 69  RequestHeader.ClientId "wi"
     0010  72 65 2d 72 65 61 64                              ApiVersionsRequest.Fake 00 ab "re-read"
 `, seed},
