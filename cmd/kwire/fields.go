@@ -225,7 +225,7 @@ const (
 // topicResource returns the topic that struct n names as a config or ACL
 // resource (ResourceType 2 with its ResourceName, or the ...Filter fields of
 // DescribeAcls and DeleteAcls), unless its pattern type makes the name a
-// prefix or a wildcard; "" otherwise.
+// prefix or a match, or the name is the wildcard "*"; "" otherwise.
 func topicResource(n *protocol.Node) string {
 	typ := child(n, "ResourceType", "ResourceTypeFilter")
 	name := child(n, "ResourceName", "ResourceNameFilter")
@@ -235,6 +235,9 @@ func topicResource(n *protocol.Node) string {
 	}
 	if p := child(n, "PatternType", "ResourcePatternType", "PatternTypeFilter"); p != nil && p.Kind == protocol.KindInt && p.Int != patternLiteral {
 		return ""
+	}
+	if name.Str == "*" {
+		return "" // Kafka's wildcard resource: every topic
 	}
 	return name.Str
 }

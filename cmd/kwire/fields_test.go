@@ -43,6 +43,7 @@ func TestAppendTopicsStringArrays(t *testing.T) {
 		{ResourceType: kmsg.ACLResourceTypeTopic, ResourceName: "payments", ResourcePatternType: kmsg.ACLResourcePatternTypeLiteral, Principal: "User:a", Host: "*"},
 		{ResourceType: kmsg.ACLResourceTypeTopic, ResourceName: "pay-", ResourcePatternType: kmsg.ACLResourcePatternTypePrefixed, Principal: "User:a", Host: "*"},
 		{ResourceType: kmsg.ACLResourceTypeGroup, ResourceName: "g", ResourcePatternType: kmsg.ACLResourcePatternTypeLiteral, Principal: "User:a", Host: "*"},
+		{ResourceType: kmsg.ACLResourceTypeTopic, ResourceName: "*", ResourcePatternType: kmsg.ACLResourcePatternTypeLiteral, Principal: "User:a", Host: "*"},
 	}
 
 	groups := kmsg.NewDescribeGroupsRequest()
