@@ -63,9 +63,9 @@ func (o *captureFlags) addFlags(f *pflag.FlagSet, detect bool, idle time.Duratio
 		"memory for requests awaiting their responses, e.g. 64MiB (K, M, G: powers of 1024); past it they wait in a temporary file in $TMPDIR, deleted at once, and are read back when shown: the output is the same (0: no bound; if no file can be made they stay in memory with a warning)")
 	o.MaxOutOfOrder = defaultMaxOutOfOrder
 	f.Var(&o.MaxOutOfOrder, "max-out-of-order",
-		"TCP segments that arrive ahead of a missing one may wait for it in this much memory, e.g. 64MiB (K, M, G: powers of 1024), counted in pages of 1900 bytes (a segment takes one or more), all connections together; one connection holds at most 2048 pages (3.7 MiB) whatever the bound; past it the oldest missing bytes are given up as a gap (0: no bound for all together)")
+		"TCP segments that arrive ahead of a missing one may wait for it in this much memory, e.g. 64MiB (K, M, G: powers of 1024), counted in pages of 1900 bytes (a segment takes one or more), all connections together; one connection holds at most 2048 pages (3.7 MiB) whatever the bound; past it the oldest missing bytes are given up and reported as a gap, like bytes lost (0: no bound for all together)")
 	o.IdleTimeout = idle
-	usage = "close a connection after this long without a packet, in capture time (e.g. 10m; checked every half timeout, at most every 10s and at least every 1ms); a later packet starts a new connection (0: never"
+	usage = "close a connection after this long without a packet, in capture time (e.g. 10m; checked every half timeout, but at least every 10s and no more often than every 1ms); a later packet starts a new connection, with a stream number of its own unlike Wireshark's tcp.stream (0: never"
 	if idle == 0 {
 		usage += ", as Wireshark: connections whose end was not captured are kept to the end of the input"
 	}

@@ -49,6 +49,8 @@ var (
 	// second half, 1 to 8 bytes, followed by the ASCII column or field name.
 	eightBytes = regexp.MustCompile(`^[0-9a-fA-F]{2}(?: [0-9a-fA-F]{2}){7}$`)
 	halfBytes  = regexp.MustCompile(`^[0-9a-fA-F]{2}(?: [0-9a-fA-F]{2}){0,7}(?:[ \t]{2,}|$)`)
+	// elided is kwire -x's line for the bytes of a value cut at --max-value.
+	elided = regexp.MustCompile(`^… (\d+) more bytes of `)
 	// frameHeading is a line kwire read -x puts before each frame's rows:
 	// the exchange's summary line, then "request, packet N:".
 	frameHeading = regexp.MustCompile(`^(?:(?:request|response), packets? [0-9-]+:|\d\d:\d\d:\d\d\.\d{3} .* → .*)$`)
@@ -140,6 +142,10 @@ func parseDump(lines []string) ([]byte, error) {
 		lineNo := i + 1
 		l := strings.TrimSpace(raw)
 		indent := strings.Index(raw, l)
+		if m := elided.FindStringSubmatch(l); m != nil {
+			return nil, &hexError{Line: lineNo, Col: indent + 1, Msg: fmt.Sprintf(
+				"the dump leaves out %s bytes here (values are cut at --max-value): rerun kwire read -x with --max-value 0 to decode the frame", m[1])}
+		}
 		switch {
 		case l == "" || frameHeading.MatchString(l):
 			continue

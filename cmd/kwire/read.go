@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -12,6 +13,7 @@ import (
 	"runtime"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/kwire/kwire/dissect"
@@ -72,8 +74,9 @@ order exchanges complete: a long-polling Fetch follows the requests sent
 while it waited, and requests never answered come when their connection
 ends.
 
-The --json stream mixes exchanges and connection events, in capture order;
-consumers tell them apart by "kind": an exchange's is paired, noResponse,
+The --json stream mixes exchanges and connection events, in the order of
+the lines (exchanges as they complete); consumers tell them apart by
+"kind": an exchange's is paired, noResponse,
 unanswered, orphan or sasl (with "topics", names where a Metadata or
 CreateTopics response of the capture gave a topic ID's name); an event's
 is gap, resync, badFrame, tls or truncated (and, with --verbose, open,
@@ -201,7 +204,7 @@ func (o *readOptions) addFlags(cmd *cobra.Command, detect bool, idle time.Durati
 	f.BoolVar(&o.Verbose, "verbose", false, "also list connection events and skipped connections with reasons")
 	o.out.addFlags(f)
 	f.StringSliceVar(&o.APIs, "api", nil, "only these APIs (names or keys, comma-separated)")
-	f.StringSliceVar(&o.Topics, "topic", nil, "only exchanges naming one of these topics")
+	f.StringSliceVar(&o.Topics, "topic", nil, "only exchanges naming one of these topics (names, or topic IDs in base64url or UUID form)")
 	f.StringSliceVar(&o.ClientIDs, "client-id", nil, "only requests from these client IDs")
 	f.BoolVar(&o.Errors, "errors", false, "only exchanges whose response has a non-zero error code")
 	f.IntVar(&o.Stream, "stream", -1, "only TCP connection `N` (numbered from 0 as Wireshark's tcp.stream; -1: all)")
@@ -330,6 +333,23 @@ func (o *readOptions) statsCollector() (*stats.Collector, error) {
 	return newStatsCollector(o.Top)
 }
 
+// topicArgs are the --topic values as exchanges name them: a topic ID
+// given in the RFC 4122 form -V prints beside it
+// ("4cf99528-81f9-1275-4fd0-f5726b5b194a") becomes Kafka's base64url form
+// ("TPmVKIH5EnVP0PVya1sZSg"); names, and IDs given that way, stay.
+func topicArgs(topics []string) []string {
+	out := make([]string, 0, len(topics))
+	for _, t := range topics {
+		if len(t) == 36 && t[8] == '-' && t[13] == '-' && t[18] == '-' && t[23] == '-' {
+			if raw, err := hex.DecodeString(strings.ReplaceAll(t, "-", "")); err == nil && len(raw) == 16 {
+				t = render.UUIDString(raw)
+			}
+		}
+		out = append(out, t)
+	}
+	return out
+}
+
 // filter builds the exchange filter from the flags.
 func (o *readOptions) filter() (*exchangeFilter, error) {
 	fl := &exchangeFilter{topics: o.Topics, clientIDs: o.ClientIDs, errors: o.Errors, stream: o.Stream, frame: o.Frame}
@@ -342,6 +362,7 @@ func (o *readOptions) filter() (*exchangeFilter, error) {
 	if o.topicSet && (len(o.Topics) == 0 || slices.Contains(o.Topics, "")) {
 		return nil, usageErrorf("--topic: a topic name or ID cannot be empty")
 	}
+	fl.topics = topicArgs(o.Topics)
 	if len(o.APIs) > 0 {
 		keys, err := parseAPIList(o.APIs)
 		if err != nil {
