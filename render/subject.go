@@ -97,9 +97,11 @@ type subject struct {
 // level; then what the API is about (see subjectapi.go: the coordinator
 // found, member and generation, COMMIT or ABORT, the isolation level, the
 // SASL user; ListOffsets "orders[0 latest→42]"). Topics are taken from
-// arrays of structs with a Name, Topic,
-// TopicName or TopicId field; Fetch v13+ topics show as their base64url IDs.
-// It returns "" when nothing applies.
+// arrays of structs with a Name, Topic, TopicName or TopicId field, arrays
+// of strings named like topics, embedded structs (a consumer's
+// subscription in JoinGroup, its assignment in SyncGroup) and config and
+// ACL resources (TopicResource); Fetch v13+ topics show as their base64url
+// IDs. It returns "" when nothing applies.
 func Subject(e *dissect.Exchange) string {
 	return string(appendSubject(nil, e, nil))
 }
@@ -190,9 +192,41 @@ func (s *subject) walk(n *protocol.Node, request bool, depth int) {
 				}
 			}
 		case c.Kind == protocol.KindStruct || c.Kind == protocol.KindArray:
+			if t := TopicResource(c); t != "" {
+				s.topic(t)
+			}
 			s.walk(c, request, depth+1)
+		case c.Kind == protocol.KindBytes && len(c.Children) > 0:
+			s.walk(c, request, depth+1) // an embedded struct: a consumer's subscription or assignment
 		}
 	}
+}
+
+// Kafka's resource types and pattern types (ResourceType, PatternType in
+// DescribeConfigs, AlterConfigs, IncrementalAlterConfigs and the ACL APIs).
+const (
+	resourceTopic  = 2
+	patternLiteral = 3
+)
+
+// TopicResource returns the topic that struct n names as a config or ACL
+// resource (ResourceType 2 with its ResourceName, or the ...Filter fields
+// of DescribeAcls and DeleteAcls), unless its pattern type makes the name
+// a prefix or a match, or the name is the wildcard "*"; "" otherwise.
+func TopicResource(n *protocol.Node) string {
+	typ := child(n, "ResourceType", "ResourceTypeFilter")
+	name := child(n, "ResourceName", "ResourceNameFilter")
+	if typ == nil || name == nil || typ.Kind != protocol.KindInt || typ.Int != resourceTopic ||
+		name.Kind != protocol.KindString || name.Flags&protocol.FlagNull != 0 {
+		return ""
+	}
+	if p := child(n, "PatternType", "ResourcePatternType", "PatternTypeFilter"); p != nil && p.Kind == protocol.KindInt && p.Int != patternLiteral {
+		return ""
+	}
+	if name.Str == "*" {
+		return "" // Kafka's wildcard resource: every topic
+	}
+	return name.Str
 }
 
 // topicName returns the topic name (or base64url topic ID) of a topic

@@ -15,7 +15,10 @@ import (
 //	FindCoordinator   group=G → node 0 host:port (txn= / share= by KeyType)
 //	DescribeGroups    groups=a,b,+3
 //	ListGroups        groups: 12 (the response's count)
-//	group APIs        group=G member=03353442… gen=3
+//	group APIs        group=G member=03353442… gen=3 (JoinGroup and
+//	                  SyncGroup lead with the topics of the subscription or
+//	                  assignment they carry: orders, orders[0,1])
+//	config, ACL APIs  the topics named as resources
 //	EndTxn            txn=T COMMIT | ABORT
 //	Fetch             read_committed | read_uncommitted (v4+)
 //	SaslAuthenticate  mechanism=PLAIN user=alice (from the client token)

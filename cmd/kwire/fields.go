@@ -170,7 +170,7 @@ func (s *nameSet) add(t string) {
 // strings whose name ends in Topics or TopicNames (a consumer's
 // subscription in JoinGroup, DeleteTopics v0-5, SubscribedTopicNames of
 // KIP-848 heartbeats), a topic named as a config or ACL resource
-// (topicResource), or a TopicId UUID (resolved through ids when possible).
+// (render.TopicResource), or a TopicId UUID (resolved through ids when possible).
 // arr is the name of the nearest enclosing array.
 func collectTopics(topics, idsSeen *nameSet, n *protocol.Node, arr string, ids topicIDs, depth int) {
 	if n == nil || depth > 64 || n.Kind == protocol.KindRecords {
@@ -208,48 +208,11 @@ func collectTopics(topics, idsSeen *nameSet, n *protocol.Node, arr string, ids t
 			add(zeroUUID)
 			idsSeen.add(zeroUUID)
 		}
-		add(topicResource(n))
+		add(render.TopicResource(n))
 	}
 	for _, c := range n.Children {
 		collectTopics(topics, idsSeen, c, arr, ids, depth+1)
 	}
-}
-
-// Kafka's resource types and pattern types (ResourceType, PatternType in
-// DescribeConfigs, AlterConfigs, IncrementalAlterConfigs and the ACL APIs).
-const (
-	resourceTopic  = 2
-	patternLiteral = 3
-)
-
-// topicResource returns the topic that struct n names as a config or ACL
-// resource (ResourceType 2 with its ResourceName, or the ...Filter fields of
-// DescribeAcls and DeleteAcls), unless its pattern type makes the name a
-// prefix or a match, or the name is the wildcard "*"; "" otherwise.
-func topicResource(n *protocol.Node) string {
-	typ := child(n, "ResourceType", "ResourceTypeFilter")
-	name := child(n, "ResourceName", "ResourceNameFilter")
-	if typ == nil || name == nil || typ.Kind != protocol.KindInt || typ.Int != resourceTopic ||
-		name.Kind != protocol.KindString || name.Flags&protocol.FlagNull != 0 {
-		return ""
-	}
-	if p := child(n, "PatternType", "ResourcePatternType", "PatternTypeFilter"); p != nil && p.Kind == protocol.KindInt && p.Int != patternLiteral {
-		return ""
-	}
-	if name.Str == "*" {
-		return "" // Kafka's wildcard resource: every topic
-	}
-	return name.Str
-}
-
-// child returns n's first child with one of the names, or nil.
-func child(n *protocol.Node, names ...string) *protocol.Node {
-	for _, c := range n.Children {
-		if slices.Contains(names, c.Name) {
-			return c
-		}
-	}
-	return nil
 }
 
 // onlyZeroTopicID reports whether struct n names its topic by the all-zero
