@@ -171,6 +171,9 @@ func (s *subject) collect(body *protocol.Node, request bool) {
 			s.producer, s.hasPID = c.Int, true
 		}
 	}
+	if t := TopicResource(body); t != "" {
+		s.topic(t) // DescribeAcls: the filter is the body itself
+	}
 	s.walk(body, request, 0)
 }
 

@@ -100,6 +100,20 @@ func TestSubjectPerAPI(t *testing.T) {
 	check("FindCoordinator error", fc3, fcr3,
 		`group=g errors: COORDINATOR_NOT_AVAILABLE "the coordinator is not available yet, the group metadata to…"`)
 
+	// Config and ACL resources name topics: DescribeConfigs in an array,
+	// DescribeAcls in the body itself; a broker resource does not.
+	dc := kmsg.NewPtrDescribeConfigsRequest()
+	dc.Version = 4
+	dc.Resources = []kmsg.DescribeConfigsRequestResource{
+		{ResourceType: kmsg.ConfigResourceTypeTopic, ResourceName: "orders"},
+		{ResourceType: kmsg.ConfigResourceTypeBroker, ResourceName: "1"},
+	}
+	check("DescribeConfigs", dc, kmsg.NewPtrDescribeConfigsResponse(), "orders")
+	da := kmsg.NewPtrDescribeACLsRequest()
+	da.Version, da.ResourceType, da.ResourcePatternType, da.Operation, da.PermissionType = 1, kmsg.ACLResourceTypeTopic, kmsg.ACLResourcePatternTypeLiteral, kmsg.ACLOperationAny, kmsg.ACLPermissionTypeAny
+	da.ResourceName = kmsg.StringPtr("payments")
+	check("DescribeAcls", da, kmsg.NewPtrDescribeACLsResponse(), "payments")
+
 	dg := kmsg.NewPtrDescribeGroupsRequest()
 	dg.Version, dg.Groups = 5, []string{"a", "b", "c", "d", "e"}
 	check("DescribeGroups", dg, kmsg.NewPtrDescribeGroupsResponse(), "groups=a,b,c,+2")

@@ -18,6 +18,7 @@ package main
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -49,6 +50,9 @@ var (
 	// second half, 1 to 8 bytes, followed by the ASCII column or field name.
 	eightBytes = regexp.MustCompile(`^[0-9a-fA-F]{2}(?: [0-9a-fA-F]{2}){7}$`)
 	halfBytes  = regexp.MustCompile(`^[0-9a-fA-F]{2}(?: [0-9a-fA-F]{2}){0,7}(?:[ \t]{2,}|$)`)
+	// section is kwire -x's heading of the decompressed records printed
+	// after a frame's own rows: the frame's bytes end before it.
+	section = regexp.MustCompile(`^-- .* --$`)
 	// elided is kwire -x's line for the bytes of a value cut at --max-value.
 	elided = regexp.MustCompile(`^… (\d+) more bytes of `)
 	// frameHeading is a line kwire read -x puts before each frame's rows:
@@ -118,6 +122,7 @@ func parseDump(lines []string) ([]byte, error) {
 				"offset %#x is %d bytes past the first, more than the %d a frame can hold", off, off-base, maxRepeat)}
 		}
 		if repeat && len(prevLine) > 0 {
+			out = slices.Grow(out, off-have+len(prevLine)) // at once: appending a line at a time would double the slice over and over
 			for have < off {
 				out = append(out, prevLine...)
 				have += len(prevLine)
@@ -146,8 +151,11 @@ func parseDump(lines []string) ([]byte, error) {
 			return nil, &hexError{Line: lineNo, Col: indent + 1, Msg: fmt.Sprintf(
 				"the dump leaves out %s bytes here (values are cut at --max-value): rerun kwire read -x with --max-value 0 to decode the frame", m[1])}
 		}
+		if section.MatchString(l) && len(out) > 0 {
+			break // the rest is decompressed records, not the frame's bytes
+		}
 		switch {
-		case l == "" || frameHeading.MatchString(l):
+		case l == "" || frameHeading.MatchString(l) || strings.HasPrefix(l, "error: "):
 			continue
 		case l == "*":
 			repeat = true

@@ -41,6 +41,13 @@ func TestParseHex(t *testing.T) {
 00000040
 `, zeros},
 		{"xxd whose ASCII column looks like hex", "00000000: 6162 6364  abcd\n", []byte("abcd")},
+		{"kwire -x with a decompressed section after the frame", `0000  00 00 00 13 00 12 00 00  01 02 03 04 00 09 77 69  Foo
+0010  72 65 2d 72 65 61 64                              Bar
+
+-- snappy-decompressed records of batch at 0x44 (1632 bytes) --
+0000  8c 05                                             Records[0].Length 326
+`, seed},
+		{"kwire -x with an error line", "0000  00 00 00 13 00 12 00 00  01 02 03 04 00 09 77 69  Foo\nerror: unknown API version 99\n0010  72 65 2d 72 65 61 64  Bar\n", seed},
 		{"lone CR line ends", "0000  00 00 00 13 00 12 00 00  01 02 03 04 00 09 77 69\r0010  72 65 2d 72 65 61 64\r", seed},
 		{"xxd -g1, a short row whose ASCII looks like hex", "00000000: 00 00 00 14 00 12 00 00 00 00 00 01 00 0a 78 79  ..............xy\n00000010: 61 62 20 20 63 64 65 66                          ab  cdef\n",
 			[]byte("\x00\x00\x00\x14\x00\x12\x00\x00\x00\x00\x00\x01\x00\x0axyab  cdef")},
