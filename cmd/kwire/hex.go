@@ -122,7 +122,9 @@ func parseDump(lines []string) ([]byte, error) {
 				"offset %#x is %d bytes past the first, more than the %d a frame can hold", off, off-base, maxRepeat)}
 		}
 		if repeat && len(prevLine) > 0 {
-			out = slices.Grow(out, off-have+len(prevLine)) // at once: appending a line at a time would double the slice over and over
+			if off > have {
+				out = slices.Grow(out, off-have+len(prevLine)) // at once: a line at a time would double the slice over and over
+			}
 			for have < off {
 				out = append(out, prevLine...)
 				have += len(prevLine)

@@ -94,6 +94,7 @@ func TestParseHexErrors(t *testing.T) {
 		{"many repeats adding up", "00000000  00 00  |..|\n" + manyRepeats(40), "more than the 104857600 a frame can hold"},
 		{"offset near 2^63", "7ffffffffffffff0  00 01 02 03 04 05 06 07  08 09 0a 0b 0c 0d 0e 0f  |................|\n*\n7fffffffffffffff\n", "is beyond any dump of a frame"},
 		{"kwire -x with a value cut", "0000  00 00 00 13 00 12 00 00  01 02 03 04 00 09 77 69  Foo\n            … 1499744 more bytes of Value (offset 0x18d – 0x16e3ec)\n", "line 2, column 13: the dump leaves out 1499744 bytes here"},
+		{"a repeat going backwards", "00000010  00 01 02 03 04 05 06 07  08 09 0a 0b 0c 0d 0e 0f  |................|\n*\n00000008\n", "offset 0x8 does not follow"},
 		{"two -x frames", "  request, packet 4:\n    0000  00 00 00 02  Length 2\n    0004  00 12  RequestHeader.RequestApiKey 18\n  response, packet 6:\n    0000  00 00 00 04  Length 4\n",
 			"line 5, column 1: offset 0x0 starts over: a second dump begins here"},
 	}
