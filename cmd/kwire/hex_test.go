@@ -122,6 +122,8 @@ func FuzzParseHex(f *testing.F) {
 	f.Add("00000000  00 00 00 13 00 12 00 00  01 02 03 04 00 09 77 69  |..............wi|\n*\n00000020\n")
 	f.Add("00000000: 0000 0013 0012 0000  ......\n")
 	f.Add(`0x00, 0x13 \x00\x12`)
+	f.Add("  request, packet 4:\n    0000  00 00 00 13 00 12 00 00  01 02 03 04 00 09 77 69  Foo \"wi\"\n    0010  72 65 2d  Bar\n    0013  Baz (empty)\n\n    -- lz4-decompressed records --\n    0000  00  X\n")
+	f.Add("0000  00 00 00 0c  Length 12\n0008  AuthBytes.password <redacted>\n        … 12 more bytes of Value (offset 0x1 – 0xd)\n")
 	f.Fuzz(func(t *testing.T, s string) {
 		b, err := parseHex(s)
 		if err != nil {
