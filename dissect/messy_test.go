@@ -13,6 +13,7 @@ import (
 	"github.com/gopacket/gopacket/layers"
 	"github.com/gopacket/gopacket/pcapgo"
 
+	"github.com/kwire/kwire/pcaps"
 	"github.com/kwire/kwire/protocol"
 	"github.com/kwire/kwire/reassembly"
 )
@@ -23,15 +24,8 @@ import (
 // snap length, a correlation ID reused), writes it with pcapgo and checks
 // what the dissector makes of it against the undamaged run.
 
-// capPorts are the broker ports of the golden captures (pcaps/README.md),
-// with room for scenarios to come.
-var capPorts = func() []uint16 {
-	var p []uint16
-	for port := uint16(19092); port < 19120; port++ { // tools/capgen: 19092 and up, one port or two per scenario
-		p = append(p, port)
-	}
-	return p
-}()
+// capPorts are the broker ports of the golden captures.
+var capPorts = pcaps.BrokerPorts()
 
 // capPacket is one captured packet, with its TCP payload located.
 type capPacket struct {

@@ -2,5 +2,5 @@
 // that run `kwire read` over them: golden outputs per capture and output
 // mode (golden/), an independent decoding with franz-go's kmsg to compare
 // with kwire's JSON, and checks that the captures hold what the tests rely
-// on. The package has no code of its own.
+// on. Its only code is BrokerPorts, the broker ports of the captures.
 package pcaps

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/kwire/kwire/dissect"
+	"github.com/kwire/kwire/pcaps"
 	"github.com/kwire/kwire/protocol"
 	"github.com/kwire/kwire/reassembly"
 )
@@ -171,10 +172,7 @@ func TestFastJSONCaptures(t *testing.T) {
 	if len(files) == 0 {
 		t.Skip("no golden captures in ../pcaps")
 	}
-	var ports []uint16
-	for p := uint16(19092); p < 19120; p++ { // the golden captures' broker ports (tools/capgen: 19092 and up)
-		ports = append(ports, p)
-	}
+	ports := pcaps.BrokerPorts()
 	total := 0
 	for _, f := range files {
 		if _, err := os.Stat(f); err != nil {
