@@ -26,6 +26,9 @@ build:
 
 vet:
 	$(GO) vet ./...
+	@# go.mod must say what the code imports: direct dependencies not marked
+	@# indirect, no stale go.sum lines.
+	$(GO) mod tidy -diff
 
 test: vet
 	@if [ -d "$(SHARED)/kafka-vectors" ]; then echo "== conformance data: $(SHARED)"; \
