@@ -155,7 +155,9 @@ func (ip *interp) embedStruct(n *Node, name string, force bool) {
 	base := n.End() - len(n.Raw)
 	v := ip.newNode()
 	v.Name, v.Type, v.Kind, v.Space, v.Off, v.Len, v.Int = "Version", "int16", KindInt, n.Space, base, 2, int64(ver)
+	v.Field = EmbeddedVersion
 	n.Type = name
+	n.Ver = ver
 	n.Note = name + " " + versionNote(ver)
 	n.Children = append(ip.children(1+len(st.Root.Children)), v)
 	ip.graft(n, st, n.Space, base+2)

@@ -212,6 +212,7 @@ func (ip *interp) message(m *MessageSchema, ver int16, n *Node, end int, whole b
 	n.Name = m.Name
 	n.Type = messageTypeName(m.Type)
 	n.Note = versionNote(ver)
+	n.Ver = ver
 	n.Off = r.off
 	n.Space = ip.space
 	ip.structFields(m.Fields, n)
@@ -338,7 +339,7 @@ func (ip *interp) field(f *Field, nullable bool) *Node {
 			return nil
 		}
 		n = ip.newNode()
-		n.Name, n.Type, n.Kind = f.Name, f.Type, k
+		n.Name, n.Type, n.Kind, n.Field = f.Name, f.Type, k, f
 		n.Off, n.Len = off, r.off-off
 		return n
 	}
@@ -357,7 +358,7 @@ func (ip *interp) field(f *Field, nullable bool) *Node {
 		v := r.Int16()
 		if leaf(KindInt) != nil {
 			n.Int = int64(v)
-			if strings.HasSuffix(f.Name, "ErrorCode") {
+			if f.Role == RoleErrorCode {
 				n.Note = KafkaErrorName(v)
 			}
 		}
@@ -452,7 +453,7 @@ func (ip *interp) lenValue(f *Field, nullable bool) *Node {
 		return nil
 	}
 	n := ip.newNode()
-	n.Name, n.Type, n.Off = f.Name, wireTypeName(f.Kind, compact, nullable), off
+	n.Name, n.Type, n.Off, n.Field = f.Name, wireTypeName(f.Kind, compact, nullable), off, f
 	switch f.Kind {
 	case TypeString:
 		n.Kind = KindString
@@ -497,13 +498,13 @@ func (ip *interp) structField(f *Field, nullable bool) *Node {
 		}
 		if marker < 0 {
 			n := ip.newNode()
-			n.Name, n.Type, n.Kind, n.Flags = f.Name, f.Type, KindStruct, FlagNull
+			n.Name, n.Type, n.Kind, n.Flags, n.Field = f.Name, f.Type, KindStruct, FlagNull, f
 			n.Off, n.Len = off, r.off-off
 			return n
 		}
 	}
 	n := ip.newNode()
-	n.Name, n.Type, n.Kind, n.Off = f.Name, f.Type, KindStruct, off
+	n.Name, n.Type, n.Kind, n.Off, n.Field = f.Name, f.Type, KindStruct, off, f
 	if !ip.structFields(f.Fields, n) {
 		n.Len = max(0, r.errOff-off)
 		return n
@@ -519,18 +520,11 @@ func (ip *interp) array(f *Field, nullable bool) *Node {
 	r := &ip.r
 	off := r.off
 	compact := ip.fieldFlex(f)
-	elem := Field{
-		Type:             strings.TrimPrefix(f.Type, "[]"),
-		Kind:             f.Elem,
-		Versions:         f.Versions,
-		NullableVersions: NoVersions,
-		TaggedVersions:   NoVersions,
-		Tag:              -1,
-		FlexibleVersions: f.FlexibleVersions, HasFlexibleVersions: f.HasFlexibleVersions,
-		StructName: f.StructName,
-		Fields:     f.Fields,
+	elem := f.elem
+	if elem == nil { // a field built outside the schema table
+		elem = elemFieldOf(f)
 	}
-	minElem := ip.minSize(&elem, false)
+	minElem := ip.minSize(elem, false)
 	var count int
 	if compact {
 		count = r.CompactArrayLen(minElem)
@@ -541,7 +535,7 @@ func (ip *interp) array(f *Field, nullable bool) *Node {
 		return nil
 	}
 	n := ip.newNode()
-	n.Name, n.Type, n.Kind, n.Off, n.Int = f.Name, f.Type, KindArray, off, int64(count)
+	n.Name, n.Type, n.Kind, n.Off, n.Int, n.Field = f.Name, f.Type, KindArray, off, int64(count), f
 	if count < 0 {
 		n.Flags |= FlagNull
 		if !nullable {
@@ -558,15 +552,14 @@ func (ip *interp) array(f *Field, nullable bool) *Node {
 		var c *Node
 		if f.Elem == TypeStruct {
 			c = ip.newNode()
-			c.Name, c.Type, c.Kind, c.Off = indexName(i), elem.Type, KindStruct, r.off
+			c.Name, c.Type, c.Kind, c.Off, c.Field = indexName(i), elem.Type, KindStruct, r.off, elem
 			if !ip.structFields(f.Fields, c) {
 				c.Len = max(0, r.errOff-c.Off)
 			} else {
 				c.Len = r.off - c.Off
 			}
-		} else {
-			elem.Name = indexName(i)
-			c = ip.field(&elem, false)
+		} else if c = ip.field(elem, false); c != nil {
+			c.Name = indexName(i)
 		}
 		if c != nil {
 			n.Children = append(n.Children, c)

@@ -38,6 +38,7 @@ const (
 	FlagError                       // decoding failed here (Note says why)
 	FlagRedacted                    // a secret (SASL password, SCRAM proof) withheld from output
 	FlagPartial                     // a partial record batch at the end of a fetch (normal)
+	FlagAbsOffset                   // a record or legacy message node whose Int is its absolute offset
 )
 
 // Node is one decoded element of a Kafka frame: a field, a struct, an array
@@ -53,12 +54,30 @@ type Node struct {
 	Name  string // schema field name ("ClientId"), "[3]" for array elements, or a label
 	Type  string // Kafka type ("int16", "compact_string", "[]TopicData", "records", ...)
 	Kind  Kind   // which value field holds the value (Int, Float, Str, Raw) or that it is a container
-	Flags Flags  // Flag* bits: null, tagged, unknown, truncated, lenient, error, redacted, partial
-	Space int    // index into Tree.Spaces; 0 is the frame
-	Off   int    // offset of the first byte in Space, in bytes
-	Len   int    // span length in bytes: [Off, Off+Len)
+	Flags Flags  // Flag* bits: null, tagged, unknown, truncated, lenient, error, redacted, partial, abs offset
+	// Ver is the version of a message or header node, and of a BYTES node
+	// holding an embedded struct (a consumer subscription or assignment,
+	// an envelope's principal: the version its first two bytes give); 0
+	// for other nodes.
+	Ver   int16
+	Space int // index into Tree.Spaces; 0 is the frame
+	Off   int // offset of the first byte in Space, in bytes
+	Len   int // span length in bytes: [Off, Off+Len)
 
-	Int   int64   // KindInt, KindBool, KindArray count, KindUnknownTag tag
+	// Field is the schema field the node is a value of: a field of a
+	// message or struct (zz_schema.go), for an array element the array's
+	// element field (Field.ElemOf is the array), for record batches,
+	// records and legacy messages the fields of recordfields.go. It is nil
+	// for frames, message roots, synthetic labels and undecoded spans.
+	// Its Role says what the value means (roles.go).
+	Field *Field
+
+	// Int holds KindInt, KindBool, KindArray count, KindUnknownTag tag;
+	// for a record or legacy message struct with FlagAbsOffset, its
+	// absolute offset (the batch's BaseOffset plus the record's
+	// OffsetDelta; for a message inside a magic 1 wrapper, computed from
+	// the wrapper's offset, KIP-31).
+	Int   int64
 	Float float64 // KindFloat
 	Str   string  // KindString
 	Raw   []byte  // KindBytes, KindUUID, KindRecords, KindUnknownTag, KindRaw

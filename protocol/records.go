@@ -269,11 +269,11 @@ func (bd *batchDecoder) raw(parent *Node, name string, space, off, end int, f Fl
 
 // num appends a KindInt node holding v over [off, r.Offset()) of space
 // unless the reader has failed; it returns the node or nil.
-func (bd *batchDecoder) num(parent *Node, name, typ string, space, off int, v int64) *Node {
+func (bd *batchDecoder) num(parent *Node, f *Field, space, off int, v int64) *Node {
 	if bd.r.Err() != nil {
 		return nil
 	}
-	return bd.add(parent, Node{Name: name, Type: typ, Kind: KindInt, Space: space, Off: off, Len: bd.r.Offset() - off, Int: v})
+	return bd.add(parent, Node{Name: f.Name, Type: f.Type, Kind: KindInt, Field: f, Space: space, Off: off, Len: bd.r.Offset() - off, Int: v})
 }
 
 // pos returns the reader's offset, or where it failed: a container's end
@@ -307,23 +307,23 @@ func joinNote(a, b string) string {
 func (bd *batchDecoder) batchV2(parent *Node, space, off, total int) {
 	data := bd.t.Spaces[space].Data
 	end := off + total
-	b := bd.add(parent, Node{Name: "RecordBatch", Type: "RecordBatch", Kind: KindStruct, Space: space, Off: off, Len: total})
+	b := bd.add(parent, Node{Name: "RecordBatch", Type: "RecordBatch", Kind: KindStruct, Field: Batch.Batch, Space: space, Off: off, Len: total})
 	b.Children = bd.children(13)
 	r := &bd.r
 	r.Reset(data, off, end)
 
 	o := r.Offset()
 	baseOffset := r.Int64()
-	bd.num(b, "BaseOffset", "int64", space, o, baseOffset)
+	bd.num(b, Batch.BaseOffset, space, o, baseOffset)
 	o = r.Offset()
-	bd.num(b, "BatchLength", "int32", space, o, int64(r.Int32()))
+	bd.num(b, Batch.BatchLength, space, o, int64(r.Int32()))
 	o = r.Offset()
-	bd.num(b, "PartitionLeaderEpoch", "int32", space, o, int64(r.Int32()))
+	bd.num(b, Batch.PartitionLeaderEpoch, space, o, int64(r.Int32()))
 	o = r.Offset()
-	bd.num(b, "Magic", "int8", space, o, int64(r.Int8()))
+	bd.num(b, Batch.Magic, space, o, int64(r.Int8()))
 	o = r.Offset()
 	crcStored := r.Uint32()
-	if c := bd.num(b, "Crc", "uint32", space, o, int64(crcStored)); c != nil {
+	if c := bd.num(b, Batch.Crc, space, o, int64(crcStored)); c != nil {
 		noteCRC(c, crcStored, crc32.Checksum(data[off+v2OffAttributes:end], castagnoli))
 	}
 	o = r.Offset()
@@ -332,17 +332,17 @@ func (bd *batchDecoder) batchV2(parent *Node, space, off, total int) {
 	logAppend := attrs&0x08 != 0
 	control := attrs&0x20 != 0
 	horizon := attrs&0x40 != 0
-	if a := bd.num(b, "Attributes", "int16", space, o, int64(attrs)); a != nil {
+	if a := bd.num(b, Batch.Attributes, space, o, int64(attrs)); a != nil {
 		a.Note = batchAttributesNote(attrs)
 	}
 	o = r.Offset()
 	lastDelta := r.Int32()
-	if n := bd.num(b, "LastOffsetDelta", "int32", space, o, int64(lastDelta)); n != nil {
+	if n := bd.num(b, Batch.LastOffsetDelta, space, o, int64(lastDelta)); n != nil {
 		n.Note = fmt.Sprintf("last offset %d", baseOffset+int64(lastDelta))
 	}
 	o = r.Offset()
 	baseTS := r.Int64()
-	if n := bd.num(b, "BaseTimestamp", "int64", space, o, baseTS); n != nil {
+	if n := bd.num(b, Batch.BaseTimestamp, space, o, baseTS); n != nil {
 		n.Note = FormatTimestamp(baseTS)
 		if horizon {
 			n.Note = "delete horizon " + n.Note
@@ -350,15 +350,15 @@ func (bd *batchDecoder) batchV2(parent *Node, space, off, total int) {
 	}
 	o = r.Offset()
 	maxTS := r.Int64()
-	if n := bd.num(b, "MaxTimestamp", "int64", space, o, maxTS); n != nil {
+	if n := bd.num(b, Batch.MaxTimestamp, space, o, maxTS); n != nil {
 		n.Note = FormatTimestamp(maxTS)
 	}
 	o = r.Offset()
-	bd.num(b, "ProducerId", "int64", space, o, r.Int64())
+	bd.num(b, Batch.ProducerId, space, o, r.Int64())
 	o = r.Offset()
-	bd.num(b, "ProducerEpoch", "int16", space, o, int64(r.Int16()))
+	bd.num(b, Batch.ProducerEpoch, space, o, int64(r.Int16()))
 	o = r.Offset()
-	bd.num(b, "BaseSequence", "int32", space, o, int64(r.Int32()))
+	bd.num(b, Batch.BaseSequence, space, o, int64(r.Int32()))
 	o = r.Offset()
 	count := r.Int32()
 	if r.Err() != nil {
@@ -366,7 +366,7 @@ func (bd *batchDecoder) batchV2(parent *Node, space, off, total int) {
 		bd.fail(b, space, end)
 		return
 	}
-	recs := bd.add(b, Node{Name: "Records", Type: "[]Record", Kind: KindArray, Space: space, Off: o, Len: end - o, Int: int64(count)})
+	recs := bd.add(b, Node{Name: "Records", Type: "[]Record", Kind: KindArray, Field: Batch.Records, Space: space, Off: o, Len: end - o, Int: int64(count)})
 	if count < 0 {
 		recs.Flags |= FlagError
 		recs.Note = fmt.Sprintf("negative record count %d", count)
@@ -501,10 +501,11 @@ func (bd *batchDecoder) records(recs *Node, space, off, end, count int, ctx reco
 func (bd *batchDecoder) record(recs *Node, space, i, end int, ctx recordContext) int {
 	r := &bd.r
 	start := r.Offset()
-	rec := bd.add(recs, Node{Name: indexName(i), Type: "Record", Kind: KindStruct, Space: space, Off: start})
+	rec := bd.add(recs, Node{Name: indexName(i), Type: "Record", Kind: KindStruct, Field: Batch.Records.elem, Space: space, Off: start,
+		Flags: FlagAbsOffset, Int: ctx.baseOffset})
 	rec.Children = bd.children(7)
 	length := r.Varint()
-	bd.num(rec, "Length", "varint", space, start, int64(length))
+	bd.num(rec, Record.Length, space, start, int64(length))
 	if r.Err() != nil {
 		rec.Len = end - start
 		bd.fail(rec, space, end)
@@ -523,10 +524,10 @@ func (bd *batchDecoder) record(recs *Node, space, i, end int, ctx recordContext)
 	r.SetEnd(recEnd)
 
 	o := r.Offset()
-	bd.num(rec, "Attributes", "int8", space, o, int64(r.Int8()))
+	bd.num(rec, Record.Attributes, space, o, int64(r.Int8()))
 	o = r.Offset()
 	tsDelta := r.Varlong()
-	if n := bd.num(rec, "TimestampDelta", "varlong", space, o, tsDelta); n != nil {
+	if n := bd.num(rec, Record.TimestampDelta, space, o, tsDelta); n != nil {
 		bd.note = appendTimestamp(append(bd.note[:0], "timestamp "...), ctx.baseTS+tsDelta)
 		if ctx.logAppend {
 			bd.note = append(bd.note, "; LogAppendTime: the batch's MaxTimestamp "...)
@@ -536,12 +537,13 @@ func (bd *batchDecoder) record(recs *Node, space, i, end int, ctx recordContext)
 	}
 	o = r.Offset()
 	offDelta := r.Varint()
-	if n := bd.num(rec, "OffsetDelta", "varint", space, o, int64(offDelta)); n != nil {
+	if n := bd.num(rec, Record.OffsetDelta, space, o, int64(offDelta)); n != nil {
+		rec.Int = ctx.baseOffset + int64(offDelta)
 		bd.note = strconv.AppendInt(append(bd.note[:0], "offset "...), ctx.baseOffset+int64(offDelta), 10)
 		n.Note = string(bd.note)
 	}
-	key := bd.varBytes(rec, "Key", space)
-	value := bd.varBytes(rec, "Value", space)
+	key := bd.varBytes(rec, Record.Key, space)
+	value := bd.varBytes(rec, Record.Value, space)
 	if ctx.control && key != nil && value != nil {
 		bd.control(key, value)
 	}
@@ -554,20 +556,20 @@ func (bd *batchDecoder) record(recs *Node, space, i, end int, ctx recordContext)
 	case int64(nh)*2 > int64(r.Remaining()): // a header is at least 2 bytes
 		r.Fail(o, &lengthError{what: "header count", n: int64(nh), need: int64(nh) * 2, left: r.Remaining(), isMinBytes: true})
 	default:
-		hs := bd.add(rec, Node{Name: "Headers", Type: "[]Header", Kind: KindArray, Space: space, Off: o, Int: int64(nh)})
+		hs := bd.add(rec, Node{Name: "Headers", Type: "[]Header", Kind: KindArray, Field: Record.Headers, Space: space, Off: o, Int: int64(nh)})
 		hs.Children = bd.children(int(nh))
 		for j := 0; j < int(nh) && r.Err() == nil; j++ {
 			if bd.full() {
 				r.Fail(r.Offset(), nodeLimitError{bd.d.maxNodes()})
 				break
 			}
-			h := bd.add(hs, Node{Name: indexName(j), Type: "Header", Kind: KindStruct, Space: space, Off: r.Offset()})
+			h := bd.add(hs, Node{Name: indexName(j), Type: "Header", Kind: KindStruct, Field: Record.Headers.elem, Space: space, Off: r.Offset()})
 			h.Children = bd.children(2)
-			if k := bd.varBytes(h, "Key", space); k != nil && k.Flags&FlagNull != 0 {
+			if k := bd.varBytes(h, Record.HeaderKey, space); k != nil && k.Flags&FlagNull != 0 {
 				k.Flags |= FlagLenient
 				k.Note = "null header key (Kafka rejects it)"
 			}
-			bd.varBytes(h, "Value", space)
+			bd.varBytes(h, Record.HeaderValue, space)
 			h.Len = bd.pos() - h.Off
 		}
 		hs.Len = bd.pos() - o
@@ -585,7 +587,7 @@ func (bd *batchDecoder) record(recs *Node, space, i, end int, ctx recordContext)
 
 // varBytes reads a varint-length byte string (-1 for null) as a KindBytes
 // child of parent; the node's span includes the length.
-func (bd *batchDecoder) varBytes(parent *Node, name string, space int) *Node {
+func (bd *batchDecoder) varBytes(parent *Node, f *Field, space int) *Node {
 	r := &bd.r
 	o := r.Offset()
 	n := r.Varint()
@@ -596,7 +598,7 @@ func (bd *batchDecoder) varBytes(parent *Node, name string, space int) *Node {
 	case n >= 0:
 		raw = r.Span(int(n))
 	}
-	return bd.bytesNode(parent, name, space, o, raw, n == -1)
+	return bd.bytesNode(parent, f, space, o, raw, n == -1)
 }
 
 // control decodes a control record's key (version int16, type int16) as
@@ -622,8 +624,8 @@ func (bd *batchDecoder) control(key, value *Node) {
 	}
 	key.Type = "ControlRecordKey"
 	key.Children = bd.children(2)
-	bd.add(key, Node{Name: "Version", Type: "int16", Kind: KindInt, Space: key.Space, Off: dataOff, Len: 2, Int: int64(kv)})
-	bd.add(key, Node{Name: "Type", Type: "int16", Kind: KindInt, Space: key.Space, Off: dataOff + 2, Len: 2, Int: int64(typ),
+	bd.add(key, Node{Name: "Version", Type: "int16", Kind: KindInt, Field: Record.ControlVersion, Space: key.Space, Off: dataOff, Len: 2, Int: int64(kv)})
+	bd.add(key, Node{Name: "Type", Type: "int16", Kind: KindInt, Field: Record.ControlType, Space: key.Space, Off: dataOff + 2, Len: 2, Int: int64(typ),
 		Note: ControlTypeName(typ)})
 	key.Note = "control record " + ControlTypeName(typ)
 	if kr.Remaining() > 0 {
@@ -647,13 +649,14 @@ func (bd *batchDecoder) control(key, value *Node) {
 		return
 	}
 	value.Note = fmt.Sprintf("%s v%d", vt, ver)
+	value.Ver = ver
 	value.Children = bd.children(4)
 	// An end transaction marker is a version followed by the EndTxnMarker
 	// struct (EndTransactionMarker.java); the KRaft control values are
 	// structs whose first field is their Version (ControlRecordUtils.java).
 	body, bodyOff := value.Raw, vOff
 	if vt == "EndTxnMarker" {
-		bd.add(value, Node{Name: "Version", Type: "int16", Kind: KindInt, Space: value.Space, Off: vOff, Len: 2, Int: int64(ver)})
+		bd.add(value, Node{Name: "Version", Type: "int16", Kind: KindInt, Field: Record.ValueVersion, Space: value.Space, Off: vOff, Len: 2, Int: int64(ver)})
 		body, bodyOff = value.Raw[2:], vOff+2
 	}
 	if LookupName(vt, ver) != nil {
@@ -700,37 +703,43 @@ func rebase(n *Node, space, delta int) {
 func (bd *batchDecoder) legacy(parent *Node, space, off, total, depth int, w *wrapper) {
 	data := bd.t.Spaces[space].Data
 	end := off + total
-	m := bd.add(parent, Node{Name: "Message", Type: "Message", Kind: KindStruct, Space: space, Off: off, Len: total})
+	m := bd.add(parent, Node{Name: "Message", Type: "Message", Kind: KindStruct, Field: Message.Message, Space: space, Off: off, Len: total})
 	r := &bd.r
 	r.Reset(data, off, end)
 
 	o := r.Offset()
 	offset := r.Int64()
-	if n := bd.num(m, "Offset", "int64", space, o, offset); n != nil && w != nil {
+	if n := bd.num(m, Message.Offset, space, o, offset); n != nil {
 		switch {
-		case w.magic >= 1 && w.hasLastOff:
+		case w == nil || w.magic == 0:
+			// Top-level offsets, and those inside a magic 0 wrapper, are absolute.
+			m.Flags |= FlagAbsOffset
+			m.Int = offset
+		case w.hasLastOff:
 			// Inner offsets of a magic 1 wrapper are relative; the wrapper
 			// carries the last inner message's absolute offset (KIP-31).
-			n.Note = fmt.Sprintf("relative; offset %d", w.offset-w.lastInner+offset)
-		case w.magic >= 1:
+			m.Flags |= FlagAbsOffset
+			m.Int = w.offset - w.lastInner + offset
+			n.Note = fmt.Sprintf("relative; offset %d", m.Int)
+		default:
 			n.Note = "relative"
 		}
 	}
 	o = r.Offset()
-	bd.num(m, "MessageSize", "int32", space, o, int64(r.Int32()))
+	bd.num(m, Message.MessageSize, space, o, int64(r.Int32()))
 	o = r.Offset()
 	crcStored := r.Uint32()
-	if c := bd.num(m, "Crc", "uint32", space, o, int64(crcStored)); c != nil {
+	if c := bd.num(m, Message.Crc, space, o, int64(crcStored)); c != nil {
 		noteCRC(c, crcStored, crc32.ChecksumIEEE(data[off+magicOff:end]))
 	}
 	o = r.Offset()
 	magic := r.Int8()
-	bd.num(m, "Magic", "int8", space, o, int64(magic))
+	bd.num(m, Message.Magic, space, o, int64(magic))
 	o = r.Offset()
 	attrs := r.Int8()
 	codec := Codec(attrs & 0x07)
 	logAppend := magic >= 1 && attrs&0x08 != 0
-	if a := bd.num(m, "Attributes", "int8", space, o, int64(attrs)); a != nil {
+	if a := bd.num(m, Message.Attributes, space, o, int64(attrs)); a != nil {
 		a.Note = "codec=" + codec.String()
 		if magic >= 1 {
 			ts := "CreateTime"
@@ -747,15 +756,15 @@ func (bd *batchDecoder) legacy(parent *Node, space, off, total, depth int, w *wr
 	if magic >= 1 {
 		o = r.Offset()
 		ts = r.Int64()
-		if n := bd.num(m, "Timestamp", "int64", space, o, ts); n != nil {
+		if n := bd.num(m, Message.Timestamp, space, o, ts); n != nil {
 			n.Note = "timestamp " + FormatTimestamp(ts)
 			if w != nil && w.logAppend {
 				n.Note += "; LogAppendTime: the wrapper's timestamp " + FormatTimestamp(w.timestamp) + " applies"
 			}
 		}
 	}
-	bd.int32Bytes(m, "Key", space)
-	value := bd.int32Bytes(m, "Value", space)
+	bd.int32Bytes(m, Message.Key, space)
+	value := bd.int32Bytes(m, Message.Value, space)
 	if r.Err() != nil {
 		bd.fail(m, space, end)
 		return
@@ -788,7 +797,7 @@ func (bd *batchDecoder) legacy(parent *Node, space, off, total, depth int, w *wr
 		return
 	}
 	innerData := bd.t.Spaces[inner].Data
-	set := bd.add(m, Node{Name: "MessageSet", Type: "MessageSet", Kind: KindStruct, Space: inner, Len: len(innerData)})
+	set := bd.add(m, Node{Name: "MessageSet", Type: "MessageSet", Kind: KindStruct, Field: Message.MessageSet, Space: inner, Len: len(innerData)})
 	iw := &wrapper{offset: offset, magic: magic, logAppend: logAppend, timestamp: ts}
 	iw.lastInner, iw.hasLastOff = lastOffset(innerData)
 	bd.set(set, inner, 0, len(innerData), depth+1, iw)
@@ -797,11 +806,11 @@ func (bd *batchDecoder) legacy(parent *Node, space, off, total, depth int, w *wr
 // bytesNode adds the KindBytes child of parent that varBytes or
 // int32Bytes read, spanning [o, the reader's offset); nil when the reader
 // failed.
-func (bd *batchDecoder) bytesNode(parent *Node, name string, space, o int, raw []byte, null bool) *Node {
+func (bd *batchDecoder) bytesNode(parent *Node, f *Field, space, o int, raw []byte, null bool) *Node {
 	if bd.r.Err() != nil {
 		return nil
 	}
-	node := bd.add(parent, Node{Name: name, Type: "bytes", Kind: KindBytes, Space: space, Off: o, Len: bd.r.Offset() - o, Raw: raw})
+	node := bd.add(parent, Node{Name: f.Name, Type: "bytes", Kind: KindBytes, Field: f, Space: space, Off: o, Len: bd.r.Offset() - o, Raw: raw})
 	if null {
 		node.Flags |= FlagNull
 	}
@@ -810,7 +819,7 @@ func (bd *batchDecoder) bytesNode(parent *Node, name string, space, o int, raw [
 
 // int32Bytes reads an int32-length byte string (-1 for null) as a KindBytes
 // child of parent; the node's span includes the length.
-func (bd *batchDecoder) int32Bytes(parent *Node, name string, space int) *Node {
+func (bd *batchDecoder) int32Bytes(parent *Node, f *Field, space int) *Node {
 	r := &bd.r
 	o := r.Offset()
 	n := r.BytesLen()
@@ -818,7 +827,7 @@ func (bd *batchDecoder) int32Bytes(parent *Node, name string, space int) *Node {
 	if n >= 0 {
 		raw = r.Span(n)
 	}
-	return bd.bytesNode(parent, name, space, o, raw, n == -1)
+	return bd.bytesNode(parent, f, space, o, raw, n == -1)
 }
 
 // lastOffset returns the offset of the last complete message in the

@@ -83,6 +83,27 @@ type Field struct {
 	// (commonStructs in the JSON) resolved inline.
 	StructName string
 	Fields     []Field
+
+	// Role is what the field means (roles.go), set once when the package
+	// initialises; RoleNone when it means nothing kwire's facts use.
+	Role Role
+	// elem, for an array field, is the field that each element is a value
+	// of: its Type is the element type ("TopicData", "int32"), its Kind
+	// the element kind, its Fields the struct's fields, its Role the
+	// array's. Set when the package initialises (initRoles).
+	elem *Field
+	// ElemOf, for an array's element field, is the array field.
+	ElemOf *Field
+}
+
+// ElemField returns the field describing each element of array field f (a
+// node for an array element has it as its Field), or nil when f is not an
+// array.
+func (f *Field) ElemField() *Field {
+	if f == nil {
+		return nil
+	}
+	return f.elem
 }
 
 // Struct is a named struct type from a message's commonStructs.
