@@ -4,6 +4,7 @@ import (
 	"net/netip"
 	"time"
 
+	"github.com/kwire/kwire/facts"
 	"github.com/kwire/kwire/protocol"
 	"github.com/kwire/kwire/reassembly"
 )
@@ -117,6 +118,30 @@ type Exchange struct {
 	// "UNSUPPORTED_VERSION: decoded as ApiVersions v0 (KIP-511)",
 	// "connection closed with no response".
 	Notes []string
+
+	facts *facts.Exchange // computed by Facts
+}
+
+// Facts returns what the exchange says (package facts), computed from its
+// frames' trees on the first call (decoding deferred frames first, as
+// Decode does) and kept: every reader of an exchange sees the same facts.
+// Topics named only by ID are named once a run's facts.Names resolves
+// them, which readers do in emit order. Facts must not be called by two
+// goroutines at once for one exchange, nor after Release if it was not
+// called before.
+func (e *Exchange) Facts() *facts.Exchange {
+	if e.facts == nil {
+		e.Decode()
+		e.facts = facts.Of(e.APIKey, e.APIVersion, treeOf(e.Request), treeOf(e.Response))
+	}
+	return e.facts
+}
+
+func treeOf(f *Frame) *protocol.Tree {
+	if f == nil {
+		return nil
+	}
+	return f.Tree
 }
 
 // Decode decodes the frames the Dissector left undecoded because of

@@ -121,6 +121,18 @@ const (
 	RoleConfigSensitive // DescribeConfigs/CreateTopics IsSensitive
 	RoleConfigType      // DescribeConfigs ConfigType (KIP-336; 9 is PASSWORD)
 
+	// ApiVersions (KIP-35, KIP-511, KIP-584).
+	RoleClientSoftwareName    // ApiVersionsRequest ClientSoftwareName
+	RoleClientSoftwareVersion // ApiVersionsRequest ClientSoftwareVersion
+	RoleAPIRanges             // ApiVersionsResponse ApiKeys: the versions the broker supports per key
+	RoleAPIKey                // an API key in such a range
+	RoleMinVersion            // a range's lowest version (or feature level)
+	RoleMaxVersion            // a range's highest version (or feature level)
+	RoleSupportedFeatures     // ApiVersionsResponse SupportedFeatures
+	RoleFinalizedFeatures     // ApiVersionsResponse FinalizedFeatures
+	RoleFeatureName           // a feature's name
+	RoleFeaturesEpoch         // FinalizedFeaturesEpoch
+
 	numRoles
 )
 
@@ -180,6 +192,17 @@ var roleNames = [numRoles]string{
 	RoleConfigValue:        "config-value",
 	RoleConfigSensitive:    "config-sensitive",
 	RoleConfigType:         "config-type",
+
+	RoleClientSoftwareName:    "client-software-name",
+	RoleClientSoftwareVersion: "client-software-version",
+	RoleAPIRanges:             "api-ranges",
+	RoleAPIKey:                "api-key",
+	RoleMinVersion:            "min-version",
+	RoleMaxVersion:            "max-version",
+	RoleSupportedFeatures:     "supported-features",
+	RoleFinalizedFeatures:     "finalized-features",
+	RoleFeatureName:           "feature-name",
+	RoleFeaturesEpoch:         "features-epoch",
 }
 
 // String returns the role's name as testdata/roles.txt writes it
@@ -316,6 +339,20 @@ var roleRules = []roleRule{
 	{path: "*Configs.ConfigType", kind: TypeInt8, role: RoleConfigType},
 	{path: "*Configs.Synonyms.Name", kind: TypeString, role: RoleConfigName},
 	{path: "*Configs.Synonyms.Value", kind: TypeString, role: RoleConfigValue},
+
+	// ApiVersions.
+	{msg: "ApiVersionsRequest", path: "ClientSoftwareName", kind: TypeString, role: RoleClientSoftwareName},
+	{msg: "ApiVersionsRequest", path: "ClientSoftwareVersion", kind: TypeString, role: RoleClientSoftwareVersion},
+	{msg: "ApiVersionsResponse", path: "ApiKeys", kind: TypeStruct, array: true, role: RoleAPIRanges},
+	{msg: "ApiVersionsResponse", path: "ApiKeys.ApiKey", kind: TypeInt16, role: RoleAPIKey},
+	{msg: "ApiVersionsResponse", path: "*.MinVersion", kind: TypeInt16, role: RoleMinVersion},
+	{msg: "ApiVersionsResponse", path: "*.MaxVersion", kind: TypeInt16, role: RoleMaxVersion},
+	{msg: "ApiVersionsResponse", path: "*.MinVersionLevel", kind: TypeInt16, role: RoleMinVersion},
+	{msg: "ApiVersionsResponse", path: "*.MaxVersionLevel", kind: TypeInt16, role: RoleMaxVersion},
+	{msg: "ApiVersionsResponse", path: "SupportedFeatures", kind: TypeStruct, array: true, role: RoleSupportedFeatures},
+	{msg: "ApiVersionsResponse", path: "FinalizedFeatures", kind: TypeStruct, array: true, role: RoleFinalizedFeatures},
+	{msg: "ApiVersionsResponse", path: "*Features.Name", kind: TypeString, role: RoleFeatureName},
+	{msg: "ApiVersionsResponse", path: "FinalizedFeaturesEpoch", kind: TypeInt64, role: RoleFeaturesEpoch},
 }
 
 // partitionNames are the names an int32 partition index has; listNames

@@ -3,6 +3,8 @@ package render
 import (
 	"encoding/binary"
 	"net/netip"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/kwire/kwire/dissect"
@@ -144,7 +146,123 @@ func (b *treeBuilder) frame() *protocol.Tree {
 	copy(b.data[0:4], be(4, l.Int))
 	// Raw fields alias b.data, which may have moved while growing.
 	fixRaw(root, b.data)
+	attachFields(root, nil, 0)
 	return &protocol.Tree{Root: root, Spaces: []protocol.Space{{Name: "frame", Data: b.data}}}
+}
+
+// attachFields gives hand-built nodes the schema fields the decoder gives
+// its nodes (protocol.Node.Field), by name: a message node's children are
+// looked up in the schema of its name and version ("v9" in its Note), an
+// array's elements get its element field, record batches, records and
+// legacy messages the fields of protocol/recordfields.go. Only tests
+// match field names; the renderers read Field.
+func attachFields(n *protocol.Node, fields []protocol.Field, depth int) {
+	if depth > 64 {
+		return
+	}
+	if (n.Type == "request" || n.Type == "response" || n.Type == "header") && n.Kind == protocol.KindStruct {
+		v, _ := strconv.Atoi(strings.TrimPrefix(n.Note, "v"))
+		n.Ver = int16(v)
+		fields = nil
+		if m := protocol.LookupName(n.Name, int16(v)); m != nil {
+			fields = m.Fields
+		}
+	}
+	switch n.Type {
+	case "RecordBatch":
+		attachRecords(n, depth)
+		return
+	}
+	for _, c := range n.Children {
+		f := fieldNamed(fields, c.Name)
+		if f == nil && n.Field != nil && n.Field.ElemOf != nil {
+			f = fieldNamed(n.Field.Fields, c.Name)
+		}
+		if f != nil && c.Field == nil {
+			c.Field = f
+		}
+		switch {
+		case c.Kind == protocol.KindArray && c.Field != nil:
+			for _, e := range c.Children {
+				if e.Field == nil {
+					e.Field = c.Field.ElemField()
+				}
+				attachFields(e, c.Field.Fields, depth+1)
+			}
+		case c.Kind == protocol.KindRecords:
+			for _, bn := range c.Children {
+				attachFields(bn, nil, depth+1)
+			}
+		case c.Field != nil:
+			attachFields(c, c.Field.Fields, depth+1)
+		default:
+			attachFields(c, nil, depth+1)
+		}
+	}
+}
+
+func fieldNamed(fields []protocol.Field, name string) *protocol.Field {
+	for i := range fields {
+		if fields[i].Name == name {
+			return &fields[i]
+		}
+	}
+	return nil
+}
+
+// attachRecords gives a hand-built record batch its fields.
+func attachRecords(b *protocol.Node, depth int) {
+	bf := map[string]*protocol.Field{
+		"BaseOffset": protocol.Batch.BaseOffset, "BatchLength": protocol.Batch.BatchLength,
+		"PartitionLeaderEpoch": protocol.Batch.PartitionLeaderEpoch, "Magic": protocol.Batch.Magic,
+		"Crc": protocol.Batch.Crc, "Attributes": protocol.Batch.Attributes, "LastOffsetDelta": protocol.Batch.LastOffsetDelta,
+		"BaseTimestamp": protocol.Batch.BaseTimestamp, "MaxTimestamp": protocol.Batch.MaxTimestamp,
+		"ProducerId": protocol.Batch.ProducerId, "ProducerEpoch": protocol.Batch.ProducerEpoch,
+		"BaseSequence": protocol.Batch.BaseSequence, "Records": protocol.Batch.Records,
+	}
+	rf := map[string]*protocol.Field{
+		"Length": protocol.Record.Length, "Attributes": protocol.Record.Attributes,
+		"TimestampDelta": protocol.Record.TimestampDelta, "OffsetDelta": protocol.Record.OffsetDelta,
+		"Key": protocol.Record.Key, "Value": protocol.Record.Value, "Headers": protocol.Record.Headers,
+	}
+	b.Field = protocol.Batch.Batch
+	var base int64
+	for _, c := range b.Children {
+		c.Field = bf[c.Name]
+		if c.Field == protocol.Batch.BaseOffset {
+			base = c.Int
+		}
+	}
+	for _, c := range b.Children {
+		if c.Field != protocol.Batch.Records {
+			continue
+		}
+		for _, r := range c.Children {
+			if r.Kind != protocol.KindStruct {
+				continue
+			}
+			r.Field = protocol.Batch.Records.ElemField()
+			for _, f := range r.Children {
+				f.Field = rf[f.Name]
+				if f.Field == protocol.Record.OffsetDelta {
+					r.Flags |= protocol.FlagAbsOffset
+					r.Int = base + f.Int
+				}
+				if f.Field == protocol.Record.Headers {
+					for _, h := range f.Children {
+						h.Field = protocol.Record.Headers.ElemField()
+						for _, hf := range h.Children {
+							if hf.Name == "Key" {
+								hf.Field = protocol.Record.HeaderKey
+							} else if hf.Name == "Value" {
+								hf.Field = protocol.Record.HeaderValue
+							}
+						}
+					}
+				}
+			}
+		}
+	}
 }
 
 func fixRaw(n *protocol.Node, data []byte) {

@@ -34,7 +34,7 @@ type ExchangeDoc struct {
 	Response      *MessageDoc `json:"response"`      // null unless answered (or orphan)
 	LatencyMs     *float64    `json:"latencyMs"`     // response time - request time in ms; null without both
 	SASL          *SASLDoc    `json:"sasl"`          // SASL mechanism and user; null when neither is known
-	Subject       string      `json:"subject"`       // SubjectNamed(e, Options.TopicNames)
+	Subject       string      `json:"subject"`       // Subject(e)
 	Errors        []string    `json:"errors"`        // distinct Kafka error names in the response, in order
 	Notes         []string    `json:"notes"`         // the dissector's notes
 }
@@ -155,7 +155,7 @@ func newExchangeDoc(e *dissect.Exchange, opts Options) *ExchangeDoc {
 		APIKey:        e.APIKey,
 		APIVersion:    e.APIVersion,
 		CorrelationID: e.CorrelationID,
-		Subject:       SubjectNamed(e, opts.TopicNames),
+		Subject:       Subject(e),
 		Errors:        []string{},
 		Notes:         append([]string{}, e.Notes...),
 	}

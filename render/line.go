@@ -3,12 +3,14 @@ package render
 import (
 	"io"
 	"net/netip"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/kwire/kwire/dissect"
+	"github.com/kwire/kwire/facts"
 	"github.com/kwire/kwire/protocol"
 	"github.com/kwire/kwire/reassembly"
 	"github.com/kwire/kwire/render/units"
@@ -26,10 +28,11 @@ var linePool = sync.Pool{New: func() any { b := make([]byte, 0, 256); return &b 
 // quoted when it has spaces); the latency (units.Duration: ms with three
 // significant digits below 1s, "1.25s" above); request/response sizes
 // (units.Size), length prefix included; the
-// Subject (topic IDs named by Options.TopicNames); the SASL mechanism and
-// user when the dissector found them; the Errors, each with its count
-// when above one and the response's ErrorMessage beside it when there is
-// one (quoted, cut to 60 characters);
+// Subject; the SASL mechanism and user when the dissector found them; the
+// Errors, each with its count when above one, where it occurred (topics
+// and partitions, members, groups: up to three, then +N) and the
+// response's ErrorMessage beside it when there is one (quoted, cut to 60
+// characters);
 // the dissector's notes and any
 // decoding error in brackets. Unanswered requests and requests that
 // expect no response say so in place of the latency ("unanswered",
@@ -108,37 +111,159 @@ func appendLine(b []byte, e *dissect.Exchange, o *Options) []byte {
 	b = append(b, ' ')
 	b = appendSizes(b, e)
 	if c {
-		if s := SubjectNamed(e, o.TopicNames); s != "" {
+		if s := Subject(e); s != "" {
 			b = append(b, ' ')
 			b = paint(b, c, roleValue, s)
 		}
 	} else {
 		n := len(b)
-		b = appendSubject(append(b, ' '), e, o.TopicNames)
+		b = appendSubject(append(b, ' '), e)
 		if len(b) == n+1 {
 			b = b[:n] // no subject
 		}
 	}
 	b = appendSASL(b, e)
-	var errBuf [4]ErrorCount
-	if errs := appendErrors(errBuf[:0], e); len(errs) > 0 {
-		b = append(b, " errors: "...)
-		for i, er := range errs {
-			if i > 0 {
-				b = append(b, ", "...)
-			}
-			b = paint(b, c, roleError, er.Name)
-			if er.Count > 1 {
-				b = append(b, units.Times...)
-				b = strconv.AppendInt(b, int64(er.Count), 10)
-			}
-			if m := errorMessage(e, er.Code); m != "" {
-				b = append(b, ' ')
-				b = strconv.AppendQuote(b, m)
-			}
+	b = appendErrorsPart(b, e.Facts(), c)
+	return appendNotesList(b, e, o)
+}
+
+// Bounds of the errors part of a line: places listed per error, and
+// partitions listed per place, before "+N".
+const (
+	maxErrorPlaces = 3
+	maxErrorParts  = 8
+)
+
+// appendErrorsPart appends " errors: NAME×N places \"message\", ..." for
+// fx's errors, by code in order of first appearance, without allocating
+// (a line is written for every exchange). Places are runs of errors at
+// one topic (with its partitions) or one scope, in wire order: the
+// decoder reads a topic's partitions together.
+func appendErrorsPart(b []byte, fx *facts.Exchange, c bool) []byte {
+	errs := fx.Errors
+	if len(errs) == 0 {
+		return b
+	}
+	var codesBuf [8]int16
+	codes := codesBuf[:0]
+	for i := range errs {
+		if !slices.Contains(codes, errs[i].Code) {
+			codes = append(codes, errs[i].Code)
 		}
 	}
-	return appendNotesList(b, e, o)
+	b = append(b, " errors: "...)
+	for ci, code := range codes {
+		if ci > 0 {
+			b = append(b, ", "...)
+		}
+		count, msg, name := 0, "", ""
+		for i := range errs {
+			if errs[i].Code == code {
+				if count == 0 {
+					name = errs[i].Name
+				}
+				count++
+				if msg == "" {
+					msg = errs[i].Message
+				}
+			}
+		}
+		b = paint(b, c, roleError, name)
+		if count > 1 {
+			b = append(b, units.Times...)
+			b = strconv.AppendInt(b, int64(count), 10)
+		}
+		b = appendErrorPlaces(b, fx, code)
+		if m := shortMessage(msg); m != "" {
+			b = append(b, ' ')
+			b = strconv.AppendQuote(b, m)
+		}
+	}
+	return b
+}
+
+// appendErrorPlaces appends where the errors of code occurred: each run
+// of them at one topic once, with its partitions (t[0,3], up to
+// maxErrorParts, then +N), or at the member, group, transaction or
+// resource of those outside topics; up to maxErrorPlaces places, then +N.
+func appendErrorPlaces(b []byte, fx *facts.Exchange, code int16) []byte {
+	errs := fx.Errors
+	places, extra, parts, more := 0, 0, 0, 0
+	open, skipping := false, false
+	var prev *facts.Error
+	finish := func() {
+		if open {
+			if more > 0 {
+				b = append(b, ",+"...)
+				b = strconv.AppendInt(b, int64(more), 10)
+			}
+			b = append(b, ']')
+			open = false
+		}
+	}
+	for i := range errs {
+		e := &errs[i]
+		if e.Code != code || e.Topic < 0 && e.Scope.Role == protocol.RoleNone {
+			continue
+		}
+		same := prev != nil && (e.Topic >= 0 && e.Topic == prev.Topic || e.Topic < 0 && prev.Topic < 0 && e.Scope == prev.Scope)
+		prev = e
+		if !same {
+			finish()
+			if places == maxErrorPlaces {
+				extra++
+				skipping = true
+				continue
+			}
+			places++
+			parts, more, skipping = 0, 0, false
+			b = append(b, ' ')
+			if e.Topic < 0 {
+				b = appendScope(b, e.Scope)
+			} else {
+				b = append(b, fx.Topics[e.Topic].Label()...)
+			}
+		} else if skipping {
+			continue
+		}
+		if e.Topic < 0 || e.Partition < 0 {
+			continue
+		}
+		switch {
+		case parts == maxErrorParts:
+			more++
+		case parts == 0:
+			b = append(b, '[')
+			open = true
+			b = strconv.AppendInt(b, int64(e.Partition), 10)
+			parts++
+		default:
+			b = append(b, ',')
+			b = strconv.AppendInt(b, int64(e.Partition), 10)
+			parts++
+		}
+	}
+	finish()
+	if extra > 0 {
+		b = append(b, " +"...)
+		b = strconv.AppendInt(b, int64(extra), 10)
+	}
+	return b
+}
+
+// appendScope appends the entity an error belongs to (scopePlace).
+func appendScope(b []byte, sc facts.Scope) []byte {
+	switch sc.Role {
+	case protocol.RoleMemberID:
+		return append(append(b, "member="...), shortID(sc.ID)...)
+	case protocol.RoleGroupID:
+		return append(append(b, "group="...), sc.ID...)
+	case protocol.RoleTransactionalID:
+		return append(append(b, "txn="...), sc.ID...)
+	case protocol.RoleCoordinatorKey:
+		return append(append(b, "key="...), sc.ID...)
+	}
+	return append(b, sc.ID...)
 }
 
 // appendSASL appends the SASL mechanism and user the dissector found.

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/kwire/kwire/dissect"
+	"github.com/kwire/kwire/facts"
 	"github.com/kwire/kwire/protocol"
 	"github.com/kwire/kwire/reassembly"
 	"github.com/kwire/kwire/render/units"
@@ -560,7 +561,7 @@ func TestCamelKey(t *testing.T) {
 func TestLine(t *testing.T) {
 	e := produceExchange(0, 6)
 	got := render(t, func(b *bytes.Buffer) error { return Line(b, e, Options{}) })
-	want := "12:01:02.345 10.0.0.5:53412 → 10.0.0.9:9092 Produce v9 corr=7 client=app 2.41ms 327B/90B orders[0@100+2 132B,3+2 gzip 145B] errors: NOT_LEADER_OR_FOLLOWER\n"
+	want := "12:01:02.345 10.0.0.5:53412 → 10.0.0.9:9092 Produce v9 corr=7 client=app 2.41ms 327B/90B orders[0@100+2 132B,3+2 gzip 145B] errors: NOT_LEADER_OR_FOLLOWER orders[3]\n"
 	if got != want {
 		t.Errorf("got  %s\nwant %s", got, want)
 	}
@@ -568,11 +569,11 @@ func TestLine(t *testing.T) {
 	e = produceExchange(6, 6, 3)
 	e.Notes = []string{"duplicate correlation ID 7 in flight"}
 	got = render(t, func(b *bytes.Buffer) error { return Line(b, e, Options{}) })
-	if !strings.HasSuffix(got, " errors: NOT_LEADER_OR_FOLLOWER×2, UNKNOWN_TOPIC_OR_PARTITION [duplicate correlation ID 7 in flight]\n") {
+	if !strings.HasSuffix(got, " errors: NOT_LEADER_OR_FOLLOWER×2 orders[0,3], UNKNOWN_TOPIC_OR_PARTITION orders[5] [duplicate correlation ID 7 in flight]\n") {
 		t.Errorf("errors and notes: %s", got)
 	}
 	errs := Errors(e)
-	if len(errs) != 2 || errs[0] != (ErrorCount{"NOT_LEADER_OR_FOLLOWER", 6, 2}) || errs[1] != (ErrorCount{"UNKNOWN_TOPIC_OR_PARTITION", 3, 1}) {
+	if len(errs) != 2 || errs[0].Name != "NOT_LEADER_OR_FOLLOWER" || errs[0].Count != 2 || errs[1].Name != "UNKNOWN_TOPIC_OR_PARTITION" || errs[1].Count != 1 {
 		t.Errorf("Errors = %+v", errs)
 	}
 
@@ -604,7 +605,7 @@ func TestLine(t *testing.T) {
 	}
 }
 
-// Line names topics known only by ID from Options.TopicNames.
+// Line names topics known only by ID from the run's facts.Names.
 func TestLineTopicNames(t *testing.T) {
 	b := newBuilder()
 	b.int("Length", "int32", 4, 0)
@@ -625,20 +626,22 @@ func TestLineTopicNames(t *testing.T) {
 	b.close()
 	b.close()
 	tr := b.frame()
-	e := &dissect.Exchange{Kind: dissect.KindUnanswered, APIKey: 1, APIVersion: 13, Request: &dissect.Frame{Tree: tr, Bytes: tr.Spaces[0].Data, Time: testT0}}
-	id := UUIDString(tr.Root.Children[2].Children[0].Children[0].Children[0].Raw)
-	for names, want := range map[*map[string]string]string{
-		nil:                             " " + id + "[4]\n",
-		{id: "orders"}:                  " orders[4]\n",
-		{"AAAAAAAAAAAAAAAAAAAAAA": "x"}: " " + id + "[4]\n",
+	id := facts.TopicID{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16}
+	for _, c := range []struct {
+		learnt []facts.IDName
+		want   string
+	}{
+		{nil, " " + id.String() + "[4]\n"},
+		{[]facts.IDName{{ID: id, Name: "orders"}}, " orders[4]\n"},
+		{[]facts.IDName{{ID: facts.TopicID{}, Name: "x"}}, " " + id.String() + "[4]\n"},
 	} {
-		o := Options{}
-		if names != nil {
-			o.TopicNames = *names
-		}
-		got := render(t, func(w *bytes.Buffer) error { return Line(w, e, o) })
-		if !strings.HasSuffix(got, want) {
-			t.Errorf("names %v: %q does not end in %q", o.TopicNames, got, want)
+		names := facts.NewNames()
+		names.Resolve(&facts.Exchange{IDNames: c.learnt})
+		e := &dissect.Exchange{Kind: dissect.KindUnanswered, APIKey: 1, APIVersion: 13, Request: &dissect.Frame{Tree: tr, Bytes: tr.Spaces[0].Data, Time: testT0}}
+		names.Resolve(e.Facts())
+		got := render(t, func(w *bytes.Buffer) error { return Line(w, e, Options{}) })
+		if !strings.HasSuffix(got, c.want) {
+			t.Errorf("learnt %v: %q does not end in %q", c.learnt, got, c.want)
 		}
 	}
 }
@@ -689,13 +692,16 @@ func TestSubject(t *testing.T) {
 	b.close()
 	b.close()
 	tr := b.frame()
-	e := &dissect.Exchange{Request: &dissect.Frame{Tree: tr}}
+	e := &dissect.Exchange{APIKey: 28, APIVersion: 3, Request: &dissect.Frame{Tree: tr}}
 	if got, want := Subject(e), "MQ2o3eVdTq-cVj2UgyG-lA[2,1] audit group=billing txn=tx-1 pid=4711"; got != want {
 		t.Errorf("Subject = %q, want %q", got, want)
 	}
-	names := map[string]string{"MQ2o3eVdTq-cVj2UgyG-lA": "payments"}
-	if got, want := SubjectNamed(e, names), "payments[2,1] audit group=billing txn=tx-1 pid=4711"; got != want {
-		t.Errorf("SubjectNamed = %q, want %q", got, want)
+	names := facts.NewNames()
+	names.Resolve(&facts.Exchange{IDNames: []facts.IDName{{ID: facts.TopicID{0x31, 0x0d, 0xa8, 0xdd, 0xe5, 0x5d, 0x4e, 0xaf, 0x9c, 0x56, 0x3d, 0x94, 0x83, 0x21, 0xbe, 0x94}, Name: "payments"}}})
+	e = &dissect.Exchange{APIKey: 28, APIVersion: 3, Request: &dissect.Frame{Tree: tr}}
+	names.Resolve(e.Facts())
+	if got, want := Subject(e), "payments[2,1] audit group=billing txn=tx-1 pid=4711"; got != want {
+		t.Errorf("Subject, named = %q, want %q", got, want)
 	}
 	if got := Subject(&dissect.Exchange{}); got != "" {
 		t.Errorf("empty exchange: %q", got)

@@ -3,132 +3,591 @@ package render
 import (
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/kwire/kwire/dissect"
+	"github.com/kwire/kwire/facts"
 	"github.com/kwire/kwire/protocol"
 	"github.com/kwire/kwire/render/units"
 )
 
-// ErrorCount is one Kafka error name seen in a response and how often.
-type ErrorCount struct {
-	Name  string `json:"name"`  // Kafka's name ("NOT_LEADER_OR_FOLLOWER"), or UNKNOWN(code)
-	Code  int64  `json:"code"`  // the error code as on the wire
-	Count int    `json:"count"` // how many ErrorCode fields carried it
-}
-
-// Errors returns the non-zero error codes of e's response, from every
-// integer field whose name ends in "ErrorCode" (the top-level ErrorCode and
-// per-topic, per-partition ones alike), named by the decoder's Note, in
-// order of first appearance. It returns nil when the response has none or
-// was not decoded.
-func Errors(e *dissect.Exchange) []ErrorCount {
-	return appendErrors(nil, e)
-}
-
-// appendErrors appends e's error counts to out (see Errors).
-func appendErrors(out []ErrorCount, e *dissect.Exchange) []ErrorCount {
-	if e == nil || e.Response == nil || e.Response.Tree == nil || e.Response.Tree.Root == nil {
-		return out
-	}
-	return walkErrors(out, e.Response.Tree.Root, 0)
-}
-
-func walkErrors(out []ErrorCount, n *protocol.Node, depth int) []ErrorCount {
-	if depth > 64 || n.Kind == protocol.KindRecords {
-		return out // record batches hold no error codes
-	}
-	if isErrorCode(n) && n.Int != 0 && n.Flags&protocol.FlagNull == 0 {
-		for i := range out {
-			if out[i].Code == n.Int {
-				out[i].Count++
-				return out
-			}
-		}
-		name := n.Note
-		if name == "" {
-			name = "UNKNOWN(" + itoa(n.Int) + ")"
-		}
-		return append(out, ErrorCount{Name: name, Code: n.Int, Count: 1})
-	}
-	for _, c := range n.Children {
-		out = walkErrors(out, c, depth+1)
-	}
-	return out
-}
-
-// subjectTopic collects what one topic contributes to a subject.
-type subjectTopic struct {
-	name   string
-	parts  []subjectPart
-	partAt map[int64]int // index in parts by partition, once there are many
-}
-
-type subjectPart struct {
-	index   int64
-	hasBase bool
-	base    int64
-	count   int64 // records; -1 unknown
-	codec   string
-	bytes   int
-	batches int
-	partial bool
-	// ListOffsets: the timestamp asked and the offset answered.
-	hasTS, hasOffset bool
-	ts, offset       int64
-}
-
-type subject struct {
-	api      string            // APIName of the exchange
-	names    map[string]string // topic ID → name
-	topics   []subjectTopic
-	topicAt  map[string]int // index in topics by name, once there are many
-	group    string
-	txn      string
-	producer int64
-	hasPID   bool
-}
-
-// Subject describes what e is about, for the one-line output: its topics
-// with partitions ("orders[0,3]"), for record-carrying partitions the base
-// offset, record count, codec and size ("orders[0@100+3 gzip 512B]"; the
-// base offset comes from the response's BaseOffset in Produce and from the
-// batches in Fetch), then group=ID, txn=TRANSACTIONAL_ID and pid=PRODUCER_ID
-// when the request (or the response, for orphans) carries them at top
-// level; then what the API is about (see subjectapi.go: the coordinator
-// found, member and generation, COMMIT or ABORT, the isolation level, the
-// SASL user; ListOffsets "orders[0 latest→42]"). Topics are taken from
-// arrays of structs with a Name, Topic, TopicName or TopicId field, arrays
-// of strings named like topics, embedded structs (a consumer's
-// subscription in JoinGroup, its assignment in SyncGroup) and config and
-// ACL resources (TopicResource); Fetch v13+ topics show as their base64url
-// IDs. It returns "" when nothing applies.
+// The one-line subject: what an exchange is about, written from its facts
+// (dissect.Exchange.Facts; package facts). Its parts, in order:
+//
+//	topics            orders[0@100+3 gzip 512B,3+2 145B] other-topic
+//	                  per partition: @ the base offset (Produce: the
+//	                  response's; Fetch: the first record's) or the
+//	                  committed offset (OffsetCommit, TxnOffsetCommit,
+//	                  OffsetFetch; "none" for -1), + the record count, the
+//	                  codecs ("gzip/lz4" when several), the batches' bytes,
+//	                  "partial" for a batch cut at a fetch's end,
+//	                  "aborted=N" for the aborted transactions a fetch
+//	                  lists; ListOffsets "0 latest→42" (the time asked, the
+//	                  offset answered). Topics known only by ID show the ID
+//	                  (base64url) until a response of the capture names it.
+//	group             JoinGroup leads with the topics subscribed and adds
+//	                  owned=t[0,1] (cooperative rebalancing, KIP-429);
+//	                  SyncGroup leads with the member's own assignment (the
+//	                  response's) and the leader's request adds "assigns N
+//	                  members"; KIP-848 heartbeats add owned= and assigned=.
+//	                  Then group=G member=03353442… (short) instance=I
+//	                  gen=N (classic) or epoch=E (KIP-848; epoch=0→1 when
+//	                  the response moves it; -1 "leave", -2 "static leave"),
+//	                  "leader" on the leader's JoinGroup, reason="...";
+//	                  group lists (DescribeGroups, DeleteGroups, ...)
+//	                  groups=a,b,+3, ListGroups groups: 12.
+//	producer          txn=T pid=P epoch=E (the request's; →new when the
+//	                  response gives new ones: InitProducerId, EndTxn v5+),
+//	                  for Produce from its batches; batched
+//	                  AddPartitionsToTxn txn=T,+N; ListTransactions txns: N.
+//	API-specific      FindCoordinator group=G → node 0 host:port (txn= /
+//	                  share= by key type); EndTxn COMMIT | ABORT; Fetch
+//	                  read_committed | read_uncommitted; config and ACL
+//	                  resources other than topics as type:name
+//	                  (broker:1, group:g); throttled=120ms when the broker
+//	                  throttled the client (KIP-219); SaslAuthenticate
+//	                  mechanism=PLAIN user=alice.
+//
+// Subject returns "" when nothing applies.
 func Subject(e *dissect.Exchange) string {
-	return string(appendSubject(nil, e, nil))
+	return string(appendSubject(nil, e))
 }
 
-// SubjectNamed is Subject with topic IDs named by names (topic ID in
-// Kafka's base64url form → topic name); unknown IDs stay IDs.
-func SubjectNamed(e *dissect.Exchange, names map[string]string) string {
-	return string(appendSubject(nil, e, names))
+// maxSubjectList is how many IDs a subject lists before "+N".
+const maxSubjectList = 3
+
+// subjectBuf is the subject being written.
+type subjectBuf struct {
+	b     []byte
+	start int
 }
 
-// appendSubject appends SubjectNamed(e, names) to b.
-func appendSubject(b []byte, e *dissect.Exchange, names map[string]string) []byte {
+// word appends " k=v" (or "k=v" at the start of the subject), quoting v
+// when it has spaces, quotes or unprintable bytes.
+func (s *subjectBuf) word(k, v string) {
+	s.sep()
+	s.b = append(s.b, k...)
+	if strings.ContainsAny(v, " \t\n\"") || !printable([]byte(v)) {
+		s.b = strconv.AppendQuote(s.b, v)
+		return
+	}
+	s.b = append(s.b, v...)
+}
+
+func (s *subjectBuf) sep() {
+	if len(s.b) > s.start {
+		s.b = append(s.b, ' ')
+	}
+}
+
+// list appends " k=a,b,c,+N".
+func (s *subjectBuf) list(k string, items []string) {
+	if len(items) == 0 {
+		return
+	}
+	s.sep()
+	s.b = append(s.b, k...)
+	s.b = appendList(s.b, items)
+}
+
+// appendList appends up to maxSubjectList items joined by ",", then
+// ",+N" for the rest.
+func appendList(b []byte, items []string) []byte {
+	for i, it := range items {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		if i == maxSubjectList {
+			b = append(b, '+')
+			return strconv.AppendInt(b, int64(len(items)-i), 10)
+		}
+		b = append(b, it...)
+	}
+	return b
+}
+
+// appendSubject appends Subject(e) to b.
+func appendSubject(b []byte, e *dissect.Exchange) []byte {
 	if e == nil {
 		return b
 	}
-	s := subject{names: names, api: APIName(e)}
-	var topics [4]subjectTopic
-	s.topics = topics[:0]
-	if e.Request != nil && e.Request.Tree != nil {
-		s.collect(bodyOf(e.Request.Tree), true)
+	fx := e.Facts()
+	s := &subjectBuf{b: b, start: len(b)}
+	g := &fx.Group
+	switch fx.Key {
+	case protocol.KeyJoinGroup:
+		if sub := g.Subscription; sub != nil && len(sub.Topics) > 0 {
+			s.sep()
+			s.b = appendList(s.b, sub.Topics)
+		}
+	case protocol.KeySyncGroup:
+		if a := g.Assignment; a != nil {
+			s.topicPartitions("", a.Partitions)
+		}
 	}
-	if e.Response != nil && e.Response.Tree != nil {
-		s.collect(bodyOf(e.Response.Tree), false)
+	s.topics(fx)
+	switch fx.Key {
+	case protocol.KeyJoinGroup:
+		if sub := g.Subscription; sub != nil {
+			s.topicPartitions("owned=", sub.Owned)
+		}
+	case protocol.KeySyncGroup:
+		if n := len(g.Members); n > 0 {
+			s.sep()
+			s.b = append(s.b, "assigns "...)
+			s.b = strconv.AppendInt(s.b, int64(n), 10)
+			s.b = append(s.b, " member"...)
+			if n != 1 {
+				s.b = append(s.b, 's')
+			}
+		}
+	case protocol.KeyConsumerGroupHeartbeat, protocol.KeyShareGroupHeartbeat, protocol.KeyStreamsGroupHeartbeat:
+		s.topicPartitions("owned=", g.Owned)
+		if a := g.Assignment; a != nil {
+			s.topicPartitions("assigned=", a.Partitions)
+		}
 	}
-	start := len(b)
-	b = s.appendTo(b)
-	return s.appendAPISubject(b, start, e)
+	s.group(fx)
+	s.producer(fx)
+	s.api(e, fx)
+	if fx.ThrottleMs > 0 {
+		s.word("throttled=", units.Duration(time.Duration(fx.ThrottleMs)*time.Millisecond))
+	}
+	return s.b
+}
+
+// topics appends the exchange's topics with their partitions.
+func (s *subjectBuf) topics(fx *facts.Exchange) {
+	committed := fx.Key == protocol.KeyOffsetCommit || fx.Key == protocol.KeyTxnOffsetCommit || fx.Key == protocol.KeyOffsetFetch
+	for i := range fx.Topics {
+		t := &fx.Topics[i]
+		s.sep()
+		s.b = append(s.b, t.Label()...)
+		if len(t.Partitions) == 0 {
+			continue
+		}
+		s.b = append(s.b, '[')
+		for j := range t.Partitions {
+			if j > 0 {
+				s.b = append(s.b, ',')
+			}
+			s.b = appendPartition(s.b, &t.Partitions[j], committed)
+		}
+		s.b = append(s.b, ']')
+	}
+}
+
+// appendPartition appends one partition of the topic list.
+func appendPartition(b []byte, p *facts.Partition, committed bool) []byte {
+	b = strconv.AppendInt(b, int64(p.Index), 10)
+	o := &p.Offsets
+	if ts, ok := o.Get(facts.OffsetListTimestamp); ok {
+		b = append(b, ' ')
+		b = append(b, ListOffsetsTimestamp(ts)...)
+	}
+	if off, ok := o.Get(facts.OffsetListed); ok {
+		b = append(b, "→"...)
+		b = strconv.AppendInt(b, off, 10)
+	}
+	r := p.Records
+	switch base, ok := o.Get(facts.OffsetBase); {
+	case ok && base >= 0:
+		b = append(b, '@')
+		b = strconv.AppendInt(b, base, 10)
+	case committed:
+		if c, ok := o.Get(facts.OffsetCommitted); ok {
+			b = append(b, '@')
+			if c < 0 {
+				b = append(b, "none"...)
+			} else {
+				b = strconv.AppendInt(b, c, 10)
+			}
+		}
+	case r != nil && r.HasOffsets && !ok:
+		if _, fetched := o.Get(facts.OffsetHighWatermark); fetched {
+			b = append(b, '@') // a fetch: where its records start
+			b = strconv.AppendInt(b, r.FirstOffset, 10)
+		}
+	}
+	if r != nil {
+		if r.Count >= 0 && r.Batches > 0 {
+			b = append(b, '+')
+			b = strconv.AppendInt(b, r.Count, 10)
+		}
+		if r.Bytes > 0 {
+			b = append(b, ' ')
+			if r.Batches > 0 && r.Codecs != 0 && r.Codecs != 1 {
+				for k, c := range r.Codecs.List() {
+					if k > 0 {
+						b = append(b, '/')
+					}
+					b = append(b, c.String()...)
+				}
+				b = append(b, ' ')
+			}
+			b = units.AppendSize(b, r.Bytes)
+		}
+		if r.Partial {
+			b = append(b, " partial"...)
+		}
+	}
+	if p.AbortedTxns > 0 {
+		b = append(b, " aborted="...)
+		b = strconv.AppendInt(b, int64(p.AbortedTxns), 10)
+	}
+	return b
+}
+
+// topicPartitions appends "k" and a list of topics with partitions
+// (t[0,1] u[2]).
+func (s *subjectBuf) topicPartitions(k string, tps []facts.TopicPartitions) {
+	if len(tps) == 0 {
+		return
+	}
+	s.sep()
+	s.b = append(s.b, k...)
+	for i := range tps {
+		if i > 0 {
+			s.b = append(s.b, ' ')
+		}
+		tp := &tps[i]
+		s.b = append(s.b, tp.Label()...)
+		s.b = append(s.b, '[')
+		for j, p := range tp.Partitions {
+			if j > 0 {
+				s.b = append(s.b, ',')
+			}
+			s.b = strconv.AppendInt(s.b, int64(p), 10)
+		}
+		s.b = append(s.b, ']')
+	}
+}
+
+// groupAPI reports whether key is one of the APIs of a group member.
+func groupAPI(key int16) bool {
+	switch key {
+	case protocol.KeyJoinGroup, protocol.KeySyncGroup, protocol.KeyHeartbeat, protocol.KeyLeaveGroup,
+		protocol.KeyOffsetCommit, protocol.KeyOffsetFetch, protocol.KeyTxnOffsetCommit,
+		protocol.KeyConsumerGroupHeartbeat, protocol.KeyShareGroupHeartbeat, protocol.KeyStreamsGroupHeartbeat:
+		return true
+	}
+	return false
+}
+
+// group appends the group, member and generation or epoch.
+func (s *subjectBuf) group(fx *facts.Exchange) {
+	g := &fx.Group
+	switch {
+	case g.ID != "" && len(fx.Groups) > 1:
+		s.list("group=", fx.Groups) // OffsetFetch v8+: a batch of groups
+	case g.ID != "":
+		s.word("group=", g.ID)
+	case len(fx.Groups) > 0 && fx.Key == protocol.KeyListGroups:
+		s.word("groups: ", strconv.Itoa(len(fx.Groups)))
+	case len(fx.Groups) > 0:
+		s.list("groups=", fx.Groups)
+	}
+	if !groupAPI(fx.Key) {
+		return
+	}
+	member := g.MemberID
+	if member == "" {
+		member = g.AssignedMemberID // a first JoinGroup: assigned by the broker
+	}
+	if member == "" && len(g.Members) > 0 && fx.Key == protocol.KeyLeaveGroup {
+		member = g.Members[0].ID // LeaveGroup v3+ names its members in a batch
+	}
+	if member != "" {
+		s.word("member=", shortID(member))
+	}
+	if g.InstanceID != "" {
+		s.word("instance=", g.InstanceID)
+	}
+	heartbeat := fx.Key == protocol.KeyConsumerGroupHeartbeat || fx.Key == protocol.KeyShareGroupHeartbeat ||
+		fx.Key == protocol.KeyStreamsGroupHeartbeat
+	switch {
+	case g.HasGeneration && g.Generation >= 0:
+		s.word("gen=", strconv.FormatInt(int64(g.Generation), 10))
+	case heartbeat && (g.HasEpoch || g.HasAssigned):
+		s.epoch(g)
+	case g.HasEpoch && g.MemberEpoch >= 0:
+		s.word("epoch=", strconv.FormatInt(int64(g.MemberEpoch), 10)) // -1: not a member (an admin's OffsetFetch)
+	}
+	if fx.Key == protocol.KeyJoinGroup && g.Leader != "" && g.Leader == member {
+		s.word("leader", "")
+	}
+	reason := g.Reason
+	if reason == "" && len(g.Members) > 0 && fx.Key == protocol.KeyLeaveGroup {
+		reason = g.Members[0].Reason
+	}
+	if reason != "" {
+		s.sep()
+		s.b = append(s.b, "reason="...)
+		s.b = strconv.AppendQuote(s.b, reason)
+	}
+}
+
+// epoch appends a KIP-848 member epoch: the request's, "→" the
+// response's when it differs; -1 is a member leaving, -2 a static member
+// leaving (ConsumerGroupHeartbeatRequest.json).
+func (s *subjectBuf) epoch(g *facts.Group) {
+	s.sep()
+	s.b = append(s.b, "epoch="...)
+	switch {
+	case g.HasEpoch && g.HasAssigned && g.AssignedEpoch != g.MemberEpoch && g.AssignedEpoch >= 0:
+		s.b = strconv.AppendInt(s.b, int64(g.MemberEpoch), 10)
+		s.b = append(s.b, "→"...)
+		s.b = strconv.AppendInt(s.b, int64(g.AssignedEpoch), 10)
+	case g.HasEpoch:
+		s.b = strconv.AppendInt(s.b, int64(g.MemberEpoch), 10)
+	default:
+		s.b = strconv.AppendInt(s.b, int64(g.AssignedEpoch), 10)
+	}
+	if g.HasEpoch {
+		switch g.MemberEpoch {
+		case -1:
+			s.b = append(s.b, " leave"...)
+		case -2:
+			s.b = append(s.b, " static leave"...)
+		}
+	}
+}
+
+// producer appends the transactional ID, producer ID and epoch.
+func (s *subjectBuf) producer(fx *facts.Exchange) {
+	p := &fx.Producer
+	if p.HasTxnID && p.TransactionalID != "" {
+		s.word("txn=", p.TransactionalID)
+	}
+	var ids []string
+	for i := range fx.Transactions {
+		if id := fx.Transactions[i].TransactionalID; id != "" {
+			ids = append(ids, id)
+		}
+	}
+	switch {
+	case fx.Key == protocol.KeyListTransactions && len(fx.Transactions) > 0:
+		s.word("txns: ", strconv.Itoa(len(fx.Transactions)))
+	case len(ids) == 1 && !p.HasTxnID:
+		s.word("txn=", ids[0])
+	case len(ids) > 0:
+		s.list("txns=", ids)
+	}
+	id, epoch := p.ID, p.Epoch
+	hasID, hasEpoch := p.HasID && p.ID >= 0, p.HasEpoch && p.Epoch >= 0
+	if !hasID && len(fx.Transactions) == 1 && fx.Transactions[0].HasProducer {
+		t := &fx.Transactions[0]
+		id, epoch, hasID, hasEpoch = t.ProducerID, t.ProducerEpoch, t.ProducerID >= 0, t.ProducerEpoch >= 0
+	}
+	if !hasID && fx.Key == protocol.KeyProduce {
+		// An idempotent or transactional producer names itself in its batches.
+		if r := firstProducer(fx); r != nil {
+			id, epoch, hasID, hasEpoch = r.ProducerID, r.ProducerEpoch, true, r.ProducerEpoch >= 0
+		}
+	}
+	newID := p.HasNew && p.NewID >= 0
+	newEpoch := p.HasNew && p.NewEpoch >= 0
+	switch {
+	case hasID && newID && p.NewID != id:
+		s.word("pid=", strconv.FormatInt(id, 10)+"→"+strconv.FormatInt(p.NewID, 10))
+	case hasID:
+		s.word("pid=", strconv.FormatInt(id, 10))
+	case newID:
+		s.word("pid=", strconv.FormatInt(p.NewID, 10))
+	}
+	switch {
+	case hasEpoch && newEpoch && p.NewEpoch != epoch:
+		s.word("epoch=", strconv.FormatInt(int64(epoch), 10)+"→"+strconv.FormatInt(int64(p.NewEpoch), 10))
+	case hasEpoch && hasID:
+		s.word("epoch=", strconv.FormatInt(int64(epoch), 10))
+	case newEpoch:
+		s.word("epoch=", strconv.FormatInt(int64(p.NewEpoch), 10))
+	}
+}
+
+// firstProducer returns the first record summary with a producer ID.
+func firstProducer(fx *facts.Exchange) *facts.Records {
+	for i := range fx.Topics {
+		for j := range fx.Topics[i].Partitions {
+			if r := fx.Topics[i].Partitions[j].Records; r != nil && r.HasProducer && r.ProducerID >= 0 {
+				return r
+			}
+		}
+	}
+	return nil
+}
+
+// api appends what particular APIs add.
+func (s *subjectBuf) api(e *dissect.Exchange, fx *facts.Exchange) {
+	switch fx.Key {
+	case protocol.KeyFindCoordinator:
+		s.coordinators(fx.Coordinators)
+	case protocol.KeyEndTxn:
+		switch fx.Commit {
+		case 1:
+			s.word("COMMIT", "")
+		case 0:
+			s.word("ABORT", "")
+		}
+	case protocol.KeyFetch, protocol.KeyShareFetch:
+		if fx.Isolation >= 0 {
+			s.word(isolationName(int64(fx.Isolation)), "")
+		}
+	case protocol.KeySaslAuthenticate:
+		// appendSASL writes what the dissector found; the token fills
+		// in what it did not.
+		mech, user := saslFromToken(e)
+		if mech != "" && e.Mechanism == "" {
+			s.word("mechanism=", mech)
+		}
+		if user != "" && e.User == "" {
+			s.word("user=", user)
+		}
+	}
+	for i := range fx.Resources {
+		r := &fx.Resources[i]
+		if r.Type == resourceTopic {
+			continue // in the topic list
+		}
+		name := r.Name
+		if name == "" {
+			name = "(default)" // a broker resource named "": the cluster-wide default
+		}
+		s.word(resourceTypeName(fx.Key, r.Type)+":", name)
+	}
+}
+
+// Kafka's resource type of a topic, in both the config and the ACL
+// numbering.
+const resourceTopic = 2
+
+// resourceTypeName names a config or ACL resource type ("broker",
+// "group", "cluster"), or "type(N)".
+func resourceTypeName(key int16, t int8) string {
+	msg := "DescribeConfigsRequest"
+	switch key {
+	case 29, 30, 31: // DescribeAcls, CreateAcls, DeleteAcls
+		msg = "DescribeAclsRequest"
+	}
+	field := "ResourceType"
+	if msg == "DescribeAclsRequest" {
+		field = "ResourceTypeFilter"
+	}
+	if n := protocol.EnumName(msg, field, int64(t)); n != "" {
+		return n
+	}
+	return "type(" + strconv.Itoa(int(t)) + ")"
+}
+
+// coordinators appends the keys asked, typed by key type, and the
+// coordinator each maps to: "group=G → node 0 127.0.0.1:9092".
+func (s *subjectBuf) coordinators(cs []facts.Coordinator) {
+	for i := range cs {
+		c := &cs[i]
+		if i == maxSubjectList {
+			s.b = append(s.b, " +"...)
+			s.b = strconv.AppendInt(s.b, int64(len(cs)-i), 10)
+			break
+		}
+		if i > 0 {
+			s.b = append(s.b, ',')
+		}
+		kind := "group="
+		switch c.KeyType {
+		case 0:
+		case 1:
+			kind = "txn="
+		case 2:
+			kind = "share="
+		default:
+			kind = "keytype" + strconv.Itoa(int(c.KeyType)) + "="
+		}
+		s.word(kind, c.Key)
+		if c.Found {
+			s.b = append(s.b, " → node "...)
+			s.b = strconv.AppendInt(s.b, int64(c.NodeID), 10)
+			s.b = append(s.b, ' ')
+			s.b = append(s.b, c.Host...)
+			s.b = append(s.b, ':')
+			s.b = strconv.AppendInt(s.b, int64(c.Port), 10)
+		}
+	}
+}
+
+// ListOffsetsTimestamp names the special timestamps of a ListOffsets
+// request (ListOffsetsRequest.json; KIP-734 for -3, KIP-1005 for -4 and
+// -5): -1 "latest", -2 "earliest", -3 "max-timestamp", -4
+// "earliest-local", -5 "latest-tiered"; any other value is a time in
+// milliseconds since the epoch, shown in UTC ("2026-01-02T03:04:05.678Z").
+func ListOffsetsTimestamp(ts int64) string {
+	switch ts {
+	case -1:
+		return "latest"
+	case -2:
+		return "earliest"
+	case -3:
+		return "max-timestamp"
+	case -4:
+		return "earliest-local"
+	case -5:
+		return "latest-tiered"
+	}
+	if ts < 0 {
+		return strconv.FormatInt(ts, 10)
+	}
+	return time.UnixMilli(ts).UTC().Format("2006-01-02T15:04:05.000Z")
+}
+
+// shortID shortens a member ID for one line: the part after its last "-"
+// (client libraries build member IDs as clientID-UUID), cut to 8
+// characters with "…" ("capgen-kgo-group-03353442990c…" → "03353442…").
+func shortID(id string) string {
+	if i := strings.LastIndexByte(id, '-'); i >= 0 && i < len(id)-1 {
+		id = id[i+1:]
+	}
+	if r := []rune(id); len(r) > 8 {
+		return string(r[:8]) + "…"
+	}
+	return id
+}
+
+// isolationName names a Fetch or ListOffsets IsolationLevel
+// (FetchRequest.json, KIP-98): 0 read_uncommitted, 1 read_committed.
+func isolationName(v int64) string {
+	if n := protocol.EnumName("FetchRequest", "IsolationLevel", v); n != "" {
+		return n
+	}
+	return "isolation=" + strconv.FormatInt(v, 10)
+}
+
+// saslFromToken reads the mechanism family and user name from the parts
+// the decoder found in a SaslAuthenticate request's AuthBytes
+// (protocol.SASLToken): PLAIN has authzid/username/password, a SCRAM
+// client-first message a gs2Header and a nonce.
+func saslFromToken(e *dissect.Exchange) (mech, user string) {
+	if e.Request == nil || e.Request.Tree == nil {
+		return "", ""
+	}
+	ab := child(bodyOf(e.Request.Tree), "AuthBytes")
+	if ab == nil {
+		return "", ""
+	}
+	for _, p := range ab.Children {
+		switch p.Name {
+		case "authzid", "password":
+			mech = "PLAIN"
+		case "gs2Header", "nonce", "proof", "channelBinding":
+			if mech == "" {
+				mech = "SCRAM"
+			}
+		case "username":
+			user = p.Str
+			if user == "" && len(p.Raw) > 0 {
+				user = string(p.Raw)
+			}
+		}
+	}
+	return mech, user
 }
 
 // bodyOf returns the body node of a decoded frame: the root's child named
@@ -154,296 +613,137 @@ func headerOf(t *protocol.Tree) *protocol.Node {
 	return h
 }
 
-func (s *subject) collect(body *protocol.Node, request bool) {
-	if body == nil {
-		return
+// ErrorCount is one Kafka error name seen in a response, how often, and
+// where.
+type ErrorCount struct {
+	Name  string `json:"name"`  // Kafka's name ("NOT_LEADER_OR_FOLLOWER"), or UNKNOWN(code)
+	Code  int64  `json:"code"`  // the error code as on the wire
+	Count int    `json:"count"` // how many error code fields carried it
+	// Places are what the error belongs to, each once: a topic, a topic
+	// with partitions ("orders[0,3]"), or the member, group,
+	// transactional ID, resource or coordinator key whose entry carried it;
+	// empty for an error of the whole response.
+	Places []string `json:"places"`
+	// Message is the first non-empty ErrorMessage the broker sent with it.
+	Message string `json:"message"`
+}
+
+// Errors returns the non-zero error codes of e's response, from its facts
+// (every field whose role is an error code: top-level, per topic, per
+// partition, per member...), by code in order of first appearance, with
+// where each occurred. It returns nil when the response has none or was
+// not decoded.
+func Errors(e *dissect.Exchange) []ErrorCount {
+	if e == nil {
+		return nil
 	}
-	for _, c := range body.Children {
-		if c.Flags&protocol.FlagNull != 0 {
-			continue
+	return errorCounts(nil, e.Facts())
+}
+
+// errorCounts appends fx's errors to out, grouped by code.
+func errorCounts(out []ErrorCount, fx *facts.Exchange) []ErrorCount {
+	type where struct {
+		topic int
+		parts []int32
+	}
+	var wheres [][]where
+	for i := range fx.Errors {
+		er := &fx.Errors[i]
+		k := -1
+		for j := range out {
+			if out[j].Code == int64(er.Code) {
+				k = j
+				break
+			}
+		}
+		if k < 0 {
+			out = append(out, ErrorCount{Name: er.Name, Code: int64(er.Code)})
+			wheres = append(wheres, nil)
+			k = len(out) - 1
+		}
+		ec := &out[k]
+		ec.Count++
+		if ec.Message == "" {
+			ec.Message = er.Message
 		}
 		switch {
-		case s.group == "" && c.Kind == protocol.KindString && strings.EqualFold(c.Name, "GroupId"):
-			s.group = c.Str
-		case s.txn == "" && c.Kind == protocol.KindString && strings.EqualFold(c.Name, "TransactionalId"):
-			s.txn = c.Str
-		case !s.hasPID && c.Kind == protocol.KindInt && strings.EqualFold(c.Name, "ProducerId") && c.Int >= 0:
-			s.producer, s.hasPID = c.Int, true
-		}
-	}
-	if t := TopicResource(body); t != "" {
-		s.topic(t) // DescribeAcls: the filter is the body itself
-	}
-	s.walk(body, request, 0)
-}
-
-func (s *subject) walk(n *protocol.Node, request bool, depth int) {
-	if depth > 8 {
-		return
-	}
-	for _, c := range n.Children {
-		switch {
-		case c.Kind == protocol.KindArray && isTopicArray(c):
-			for _, el := range c.Children {
-				s.addTopic(el, request)
-			}
-		case c.Kind == protocol.KindArray && len(c.Children) > 0 && c.Children[0].Kind == protocol.KindString &&
-			containsFold(c.Name, "topic"):
-			for _, el := range c.Children {
-				if el.Flags&protocol.FlagNull == 0 {
-					s.topic(el.Str)
+		case er.Topic >= 0:
+			ws := wheres[k]
+			w := -1
+			for j := range ws {
+				if ws[j].topic == er.Topic {
+					w = j
 				}
 			}
-		case c.Kind == protocol.KindStruct || c.Kind == protocol.KindArray:
-			if t := TopicResource(c); t != "" {
-				s.topic(t)
+			if w < 0 {
+				ws = append(ws, where{topic: er.Topic})
+				w = len(ws) - 1
 			}
-			s.walk(c, request, depth+1)
-		case c.Kind == protocol.KindBytes && len(c.Children) > 0:
-			s.walk(c, request, depth+1) // an embedded struct: a consumer's subscription or assignment
-		}
-	}
-}
-
-// Kafka's resource types and pattern types (ResourceType, PatternType in
-// DescribeConfigs, AlterConfigs, IncrementalAlterConfigs and the ACL APIs).
-const (
-	resourceTopic  = 2
-	patternLiteral = 3
-)
-
-// TopicResource returns the topic that struct n names as a config or ACL
-// resource (ResourceType 2 with its ResourceName, or the ...Filter fields
-// of DescribeAcls and DeleteAcls), unless its pattern type makes the name
-// a prefix or a match, or the name is the wildcard "*"; "" otherwise.
-func TopicResource(n *protocol.Node) string {
-	typ := child(n, "ResourceType", "ResourceTypeFilter")
-	name := child(n, "ResourceName", "ResourceNameFilter")
-	if typ == nil || name == nil || typ.Kind != protocol.KindInt || typ.Int != resourceTopic ||
-		name.Kind != protocol.KindString || name.Flags&protocol.FlagNull != 0 {
-		return ""
-	}
-	if p := child(n, "PatternType", "ResourcePatternType", "PatternTypeFilter"); p != nil && p.Kind == protocol.KindInt && p.Int != patternLiteral {
-		return ""
-	}
-	if name.Str == "*" {
-		return "" // Kafka's wildcard resource: every topic
-	}
-	return name.Str
-}
-
-// topicName returns the topic name (or base64url topic ID) of a topic
-// element, or "".
-func topicName(el *protocol.Node) string {
-	if c := child(el, "Name", "Topic", "TopicName"); c != nil && c.Kind == protocol.KindString && c.Flags&protocol.FlagNull == 0 {
-		return c.Str
-	}
-	if c := child(el, "TopicId"); c != nil && c.Kind == protocol.KindUUID {
-		return UUIDString(c.Raw)
-	}
-	return ""
-}
-
-// partitionArray returns the first array child of a topic element whose
-// name mentions partitions.
-func partitionArray(el *protocol.Node) *protocol.Node {
-	for _, c := range el.Children {
-		if c.Kind == protocol.KindArray && containsFold(c.Name, "partition") {
-			return c
-		}
-	}
-	return nil
-}
-
-func isTopicArray(a *protocol.Node) bool {
-	if len(a.Children) == 0 || a.Children[0].Kind != protocol.KindStruct {
-		return false
-	}
-	el := a.Children[0]
-	if topicName(el) == "" && child(el, "Name", "Topic", "TopicName", "TopicId") == nil {
-		return false
-	}
-	return containsFold(a.Name, "topic") || partitionArray(el) != nil
-}
-
-// indexFrom is the count of topics (or of one topic's partitions) from
-// which they are looked up by map rather than by scanning: a Metadata or
-// DeleteTopics frame may name a hundred thousand.
-const indexFrom = 32
-
-func (s *subject) topic(name string) *subjectTopic {
-	return lookup(&s.topics, &s.topicAt, name, func(t *subjectTopic) string { return t.name },
-		func() subjectTopic { return subjectTopic{name: name} })
-}
-
-func (t *subjectTopic) part(idx int64) *subjectPart {
-	return lookup(&t.parts, &t.partAt, idx, func(p *subjectPart) int64 { return p.index },
-		func() subjectPart { return subjectPart{index: idx, count: -1} })
-}
-
-// lookup returns the element of *list whose key is k, appending mk()
-// when there is none. Past indexFrom elements it keeps *at, an index by
-// key, instead of scanning.
-func lookup[K comparable, T any](list *[]T, at *map[K]int, k K, key func(*T) K, mk func() T) *T {
-	if *at != nil {
-		if i, ok := (*at)[k]; ok {
-			return &(*list)[i]
-		}
-	} else {
-		for i := range *list {
-			if key(&(*list)[i]) == k {
-				return &(*list)[i]
+			if er.Partition >= 0 {
+				ws[w].parts = append(ws[w].parts, er.Partition)
+			}
+			wheres[k] = ws
+		case er.Scope.Role != protocol.RoleNone:
+			p := scopePlace(er.Scope)
+			if !containsString(ec.Places, p) {
+				ec.Places = append(ec.Places, p)
 			}
 		}
 	}
-	*list = append(*list, mk())
-	switch n := len(*list); {
-	case *at != nil:
-		(*at)[k] = n - 1
-	case n >= indexFrom:
-		m := map[K]int{}
-		for i := range *list {
-			m[key(&(*list)[i])] = i
-		}
-		*at = m
-	}
-	return &(*list)[len(*list)-1]
-}
-
-func (s *subject) addTopic(el *protocol.Node, request bool) {
-	name := topicName(el)
-	if name == "" {
-		return
-	}
-	if n, ok := s.names[name]; ok && n != "" && child(el, "Name", "Topic", "TopicName") == nil {
-		name = n
-	}
-	t := s.topic(name)
-	pa := partitionArray(el)
-	if pa == nil {
-		return
-	}
-	for _, p := range pa.Children {
-		if p.Kind == protocol.KindInt {
-			t.part(p.Int)
-			continue
-		}
-		idx, ok := intChild(p, "PartitionIndex", "Partition", "Index", "PartitionId")
-		if !ok {
-			continue
-		}
-		sp := t.part(idx)
-		if !request {
-			if base, ok := intChild(p, "BaseOffset"); ok && base >= 0 {
-				sp.hasBase, sp.base = true, base
-			}
-		}
-		if s.api == "ListOffsets" {
-			if ts, ok := intChild(p, "Timestamp"); ok && request {
-				sp.hasTS, sp.ts = true, ts
-			}
-			if off, ok := intChild(p, "Offset"); ok && !request {
-				sp.hasOffset, sp.offset = true, off
-			}
-		}
-		rec := child(p, "Records")
-		if rec == nil || rec.Kind != protocol.KindRecords || rec.Flags&protocol.FlagNull != 0 {
-			continue
-		}
-		if len(rec.Children) == 0 {
-			if len(rec.Raw) > 0 {
-				sp.bytes += len(rec.Raw)
-			}
-			continue
-		}
-		for _, b := range rec.Children {
-			if b.Flags&protocol.FlagPartial != 0 {
-				sp.partial = true
-			}
-			if !isBatch(b) {
-				continue
-			}
-			bi := batchSummary(b)
-			if sp.batches == 0 {
-				if !request && !sp.hasBase {
-					sp.hasBase, sp.base = true, bi.baseOffset
+	for k := range out {
+		var topicPlaces []string
+		for _, w := range wheres[k] {
+			p := fx.Topics[w.topic].Label()
+			if len(w.parts) > 0 {
+				var b []byte
+				b = append(b, p...)
+				b = append(b, '[')
+				for j, pi := range w.parts {
+					if j > 0 {
+						b = append(b, ',')
+					}
+					b = strconv.AppendInt(b, int64(pi), 10)
 				}
-				sp.codec = bi.codec
-			} else if sp.codec != bi.codec {
-				sp.codec = "mixed"
+				p = string(append(b, ']'))
 			}
-			sp.batches++
-			if bi.count >= 0 {
-				sp.count = max(sp.count, 0) + bi.count
-			}
-			sp.bytes += bi.bytes
-			sp.partial = sp.partial || bi.partial
+			topicPlaces = append(topicPlaces, p)
 		}
+		out[k].Places = append(topicPlaces, out[k].Places...)
 	}
+	return out
 }
 
-func (s *subject) appendTo(b []byte) []byte {
-	start := len(b)
-	for i, t := range s.topics {
-		if i > 0 {
-			b = append(b, ' ')
+func containsString(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
 		}
-		b = append(b, t.name...)
-		if len(t.parts) == 0 {
-			continue
-		}
-		b = append(b, '[')
-		for j, p := range t.parts {
-			if j > 0 {
-				b = append(b, ',')
-			}
-			b = strconv.AppendInt(b, p.index, 10)
-			if p.hasTS {
-				b = append(b, ' ')
-				b = append(b, ListOffsetsTimestamp(p.ts)...)
-			}
-			if p.hasOffset {
-				b = append(b, "→"...)
-				b = strconv.AppendInt(b, p.offset, 10)
-			}
-			if p.hasBase {
-				b = append(b, '@')
-				b = strconv.AppendInt(b, p.base, 10)
-			}
-			if p.count >= 0 {
-				b = append(b, '+')
-				b = strconv.AppendInt(b, p.count, 10)
-			}
-			if p.bytes > 0 {
-				b = append(b, ' ')
-				if p.codec != "" && p.codec != "none" {
-					b = append(b, p.codec...)
-					b = append(b, ' ')
-				}
-				b = units.AppendSize(b, int64(p.bytes))
-			}
-			if p.partial {
-				b = append(b, " partial"...)
-			}
-		}
-		b = append(b, ']')
 	}
-	add := func(k, v string) {
-		if len(b) > start {
-			b = append(b, ' ')
-		}
-		b = append(b, k...)
-		b = append(b, v...)
+	return false
+}
+
+// scopePlace names the entity an error belongs to.
+func scopePlace(sc facts.Scope) string {
+	switch sc.Role {
+	case protocol.RoleMemberID:
+		return "member=" + shortID(sc.ID)
+	case protocol.RoleGroupID:
+		return "group=" + sc.ID
+	case protocol.RoleTransactionalID:
+		return "txn=" + sc.ID
+	case protocol.RoleCoordinatorKey:
+		return "key=" + sc.ID
 	}
-	if s.group != "" {
-		add("group=", s.group)
+	return sc.ID
+}
+
+// maxErrorMessage is the longest ErrorMessage a line shows, in characters.
+const maxErrorMessage = 60
+
+// shortMessage cuts an error message to maxErrorMessage characters.
+func shortMessage(m string) string {
+	if r := []rune(m); len(r) > maxErrorMessage {
+		m = string(r[:maxErrorMessage-1]) + "…"
 	}
-	if s.txn != "" {
-		add("txn=", s.txn)
-	}
-	if s.hasPID {
-		add("pid=", "")
-		b = strconv.AppendInt(b, s.producer, 10)
-	}
-	return b
+	return m
 }

@@ -108,7 +108,7 @@ func TestSubjectPerAPI(t *testing.T) {
 		{ResourceType: kmsg.ConfigResourceTypeTopic, ResourceName: "orders"},
 		{ResourceType: kmsg.ConfigResourceTypeBroker, ResourceName: "1"},
 	}
-	check("DescribeConfigs", dc, kmsg.NewPtrDescribeConfigsResponse(), "orders")
+	check("DescribeConfigs", dc, kmsg.NewPtrDescribeConfigsResponse(), "orders broker:1")
 	da := kmsg.NewPtrDescribeACLsRequest()
 	da.Version, da.ResourceType, da.ResourcePatternType, da.Operation, da.PermissionType = 1, kmsg.ACLResourceTypeTopic, kmsg.ACLResourcePatternTypeLiteral, kmsg.ACLOperationAny, kmsg.ACLPermissionTypeAny
 	da.ResourceName = kmsg.StringPtr("payments")
@@ -161,9 +161,9 @@ func TestSubjectPerAPI(t *testing.T) {
 
 	et := kmsg.NewPtrEndTxnRequest()
 	et.Version, et.TransactionalID, et.ProducerID, et.Commit = 3, "pay-txn", 5, false
-	check("EndTxn abort", et, kmsg.NewPtrEndTxnResponse(), "txn=pay-txn pid=5 ABORT")
+	check("EndTxn abort", et, kmsg.NewPtrEndTxnResponse(), "txn=pay-txn pid=5 epoch=0 ABORT")
 	et.Commit = true
-	check("EndTxn commit", et, kmsg.NewPtrEndTxnResponse(), "txn=pay-txn pid=5 COMMIT")
+	check("EndTxn commit", et, kmsg.NewPtrEndTxnResponse(), "txn=pay-txn pid=5 epoch=0 COMMIT")
 
 	// ListOffsets: per partition the timestamp asked and the offset found.
 	lo := kmsg.NewPtrListOffsetsRequest()
@@ -199,6 +199,135 @@ func TestSubjectPerAPI(t *testing.T) {
 		`mechanism=PLAIN user=alice errors: SASL_AUTHENTICATION_FAILED "Authentication failed: Invalid username or password"`)
 	sa.SASLAuthBytes = []byte("n,,n=bob,r=fyko+d2lbbFgONRv9qkxdawL")
 	check("SaslAuthenticate SCRAM", sa, kmsg.NewPtrSASLAuthenticateResponse(), "mechanism=SCRAM user=bob")
+
+	// SyncGroup from the leader: its own assignment (the response's),
+	// not the union of the plan it sends for every member.
+	assign := func(parts ...int32) []byte {
+		a := kmsg.NewConsumerMemberAssignment()
+		a.Version = 0
+		a.Topics = []kmsg.ConsumerMemberAssignmentTopic{{Topic: "lab", Partitions: parts}}
+		return a.AppendTo(nil)
+	}
+	sg := kmsg.NewPtrSyncGroupRequest()
+	sg.Version, sg.Group, sg.Generation, sg.MemberID = 5, "lab-group", 3, "a"
+	sg.ProtocolType, sg.Protocol = kmsg.StringPtr("consumer"), kmsg.StringPtr("range")
+	sg.GroupAssignment = []kmsg.SyncGroupRequestGroupAssignment{
+		{MemberID: "a", MemberAssignment: assign(0, 1)}, {MemberID: "b", MemberAssignment: assign(2, 3)}}
+	sgr := kmsg.NewPtrSyncGroupResponse()
+	sgr.Version, sgr.ProtocolType, sgr.Protocol = 5, kmsg.StringPtr("consumer"), kmsg.StringPtr("range")
+	sgr.MemberAssignment = assign(0, 1)
+	check("SyncGroup leader", sg, sgr, "lab[0,1] assigns 2 members group=lab-group member=a gen=3")
+
+	// JoinGroup: the partitions a cooperative member owns say so.
+	sub := kmsg.NewConsumerMemberMetadata()
+	sub.Version, sub.Topics = 1, []string{"lab"}
+	sub.OwnedPartitions = []kmsg.ConsumerMemberMetadataOwnedPartition{{Topic: "lab", Partitions: []int32{2, 3}}}
+	jg2 := kmsg.NewPtrJoinGroupRequest()
+	jg2.Version, jg2.Group, jg2.MemberID, jg2.ProtocolType = 7, "lab-group", "b", "consumer"
+	jg2.Protocols = []kmsg.JoinGroupRequestProtocol{{Name: "cooperative-sticky", Metadata: sub.AppendTo(nil)}}
+	jgr2 := kmsg.NewPtrJoinGroupResponse()
+	jgr2.Version, jgr2.Generation, jgr2.MemberID, jgr2.LeaderID = 7, 4, "b", "a"
+	check("JoinGroup owned", jg2, jgr2, "lab owned=lab[2,3] group=lab-group member=b gen=4")
+
+	// AddPartitionsToTxn: v3 at the top level, v4+ batched.
+	ap3 := kmsg.NewPtrAddPartitionsToTxnRequest()
+	ap3.Version, ap3.TransactionalID, ap3.ProducerID, ap3.ProducerEpoch = 3, "tx", 9, 2
+	ap3.Topics = []kmsg.AddPartitionsToTxnRequestTopic{{Topic: "t", Partitions: []int32{0}}}
+	check("AddPartitionsToTxn v3", ap3, kmsg.NewPtrAddPartitionsToTxnResponse(), "t[0] txn=tx pid=9 epoch=2")
+	ap4 := kmsg.NewPtrAddPartitionsToTxnRequest()
+	ap4.Version = 4
+	for i, id := range []string{"tx1", "tx2"} {
+		x := kmsg.NewAddPartitionsToTxnRequestTransaction()
+		x.TransactionalID, x.ProducerID, x.ProducerEpoch = id, int64(10+i), 1
+		x.Topics = []kmsg.AddPartitionsToTxnRequestTransactionTopic{{Topic: "t" + id, Partitions: []int32{int32(i)}}}
+		ap4.Transactions = append(ap4.Transactions, x)
+	}
+	ap4r := kmsg.NewPtrAddPartitionsToTxnResponse()
+	ap4r.Version = 4
+	check("AddPartitionsToTxn v4", ap4, ap4r, "ttx1[0] ttx2[1] txns=tx1,tx2")
+	ap4.Transactions = ap4.Transactions[:1]
+	check("AddPartitionsToTxn v4, one", ap4, ap4r, "ttx1[0] txn=tx1 pid=10 epoch=1")
+
+	// Offsets committed and fetched.
+	oc2 := kmsg.NewPtrOffsetCommitRequest()
+	oc2.Version, oc2.Group, oc2.Generation, oc2.MemberID = 8, "g", 7, "m-abc"
+	oct := kmsg.NewOffsetCommitRequestTopic()
+	oct.Topic = "t"
+	for _, c := range [][2]int64{{0, 42}, {1, 7}} {
+		p := kmsg.NewOffsetCommitRequestTopicPartition()
+		p.Partition, p.Offset = int32(c[0]), c[1]
+		oct.Partitions = append(oct.Partitions, p)
+	}
+	oc2.Topics = append(oc2.Topics, oct)
+	check("OffsetCommit offsets", oc2, kmsg.NewPtrOffsetCommitResponse(), "t[0@42,1@7] group=g member=abc gen=7")
+	of2 := kmsg.NewPtrOffsetFetchRequest()
+	of2.Version, of2.Group = 7, "g"
+	ofr := kmsg.NewPtrOffsetFetchResponse()
+	ofr.Version = 7
+	oft := kmsg.NewOffsetFetchResponseTopic()
+	oft.Topic = "t"
+	for _, c := range [][2]int64{{0, 42}, {1, -1}} {
+		p := kmsg.NewOffsetFetchResponseTopicPartition()
+		p.Partition, p.Offset = int32(c[0]), c[1]
+		oft.Partitions = append(oft.Partitions, p)
+	}
+	ofr.Topics = append(ofr.Topics, oft)
+	check("OffsetFetch offsets", of2, ofr, "t[0@42,1@none] group=g")
+
+	// Which topic an error belongs to.
+	md := kmsg.NewPtrMetadataRequest()
+	md.Version = 12
+	for _, n := range []string{"small-msgs", "no-such-topic"} {
+		x := kmsg.NewMetadataRequestTopic()
+		x.Topic = kmsg.StringPtr(n)
+		md.Topics = append(md.Topics, x)
+	}
+	mdr := kmsg.NewPtrMetadataResponse()
+	mdr.Version = 12
+	ok := kmsg.NewMetadataResponseTopic()
+	ok.Topic = kmsg.StringPtr("small-msgs")
+	ok.Partitions = []kmsg.MetadataResponseTopicPartition{{Partition: 0, Leader: 1}}
+	missing := kmsg.NewMetadataResponseTopic()
+	missing.Topic, missing.ErrorCode = kmsg.StringPtr("no-such-topic"), 3
+	mdr.Topics = []kmsg.MetadataResponseTopic{ok, missing}
+	check("Metadata error place", md, mdr, "small-msgs[0] no-such-topic errors: UNKNOWN_TOPIC_OR_PARTITION no-such-topic")
+
+	// KIP-848: member and epoch; a leave is epoch -1.
+	cgh := kmsg.NewPtrConsumerGroupHeartbeatRequest()
+	cgh.Version, cgh.Group, cgh.MemberID, cgh.MemberEpoch = 0, "g", "uCP2JFDQ-xyz", -1
+	cghr := kmsg.NewPtrConsumerGroupHeartbeatResponse()
+	cghr.MemberID, cghr.MemberEpoch = kmsg.StringPtr("uCP2JFDQ-xyz"), -1
+	check("ConsumerGroupHeartbeat leave", cgh, cghr, "group=g member=xyz epoch=-1 leave")
+
+	dgs := kmsg.NewPtrDeleteGroupsRequest()
+	dgs.Version, dgs.Groups = 2, []string{"a", "b"}
+	check("DeleteGroups", dgs, kmsg.NewPtrDeleteGroupsResponse(), "groups=a,b")
+
+	lt2 := kmsg.NewPtrListTransactionsRequest()
+	lt2.Version = 1
+	ltr := kmsg.NewPtrListTransactionsResponse()
+	ltr.Version = 1
+	for _, id := range []string{"a", "b"} {
+		x := kmsg.NewListTransactionsResponseTransactionState()
+		x.TransactionalID, x.ProducerID = id, 1
+		ltr.TransactionStates = append(ltr.TransactionStates, x)
+	}
+	check("ListTransactions", lt2, ltr, "txns: 2")
+	dt := kmsg.NewPtrDescribeTransactionsRequest()
+	dt.TransactionalIDs = []string{"a", "b"}
+	check("DescribeTransactions", dt, kmsg.NewPtrDescribeTransactionsResponse(), "txns=a,b")
+
+	iac := kmsg.NewPtrIncrementalAlterConfigsRequest()
+	iac.Version = 1
+	for _, r := range []struct {
+		t kmsg.ConfigResourceType
+		n string
+	}{{kmsg.ConfigResourceTypeBroker, "1"}, {kmsg.ConfigResourceType(32), "g1"}} {
+		x := kmsg.NewIncrementalAlterConfigsRequestResource()
+		x.ResourceType, x.ResourceName = r.t, r.n
+		iac.Resources = append(iac.Resources, x)
+	}
+	check("IncrementalAlterConfigs", iac, kmsg.NewPtrIncrementalAlterConfigsResponse(), "broker:1 group:g1")
 }
 
 // TestTreeEnums: integer fields with Kafka-defined meanings show their
@@ -302,33 +431,7 @@ func TestLineUnits(t *testing.T) {
 	e.Response.Time = e.Request.Time.Add(1250 * time.Millisecond)
 	got := render(t, func(b *bytes.Buffer) error { return Line(b, e, Options{}) })
 	want := "12:01:02.345 10.0.0.5:53412 → 10.0.0.9:9092 Produce v9 corr=7 client=app 1.25s 1.43MiB/"
-	if !strings.HasPrefix(got, want) || !strings.Contains(got, " errors: NOT_LEADER_OR_FOLLOWER×2\n") {
+	if !strings.HasPrefix(got, want) || !strings.Contains(got, " errors: NOT_LEADER_OR_FOLLOWER×2 orders[0,3]\n") {
 		t.Errorf("got  %swant %s... errors: NOT_LEADER_OR_FOLLOWER×2", got, want)
-	}
-}
-
-// TestSubjectIndexMany: past indexFrom topics (or partitions of one) the
-// subject looks them up by map and still merges repeats, in first order.
-func TestSubjectIndexMany(t *testing.T) {
-	var s subject
-	for i := range 200 {
-		tp := s.topic(strings.Repeat("x", i%100+1))
-		tp.part(int64(i % 3))
-		for p := range 50 {
-			tp.part(int64(p))
-		}
-	}
-	if len(s.topics) != 100 || s.topics[0].name != "x" || s.topics[99].name != strings.Repeat("x", 100) {
-		t.Fatalf("%d topics, first %q", len(s.topics), s.topics[0].name)
-	}
-	for i, tp := range s.topics {
-		// The first partition added comes first: i%3, then 0 to 49 without it.
-		seen := map[int64]bool{}
-		for _, p := range tp.parts {
-			seen[p.index] = true
-		}
-		if len(tp.parts) != 50 || len(seen) != 50 || tp.parts[0].index != int64(i%3) {
-			t.Fatalf("topic %q: %d partitions, %d distinct, first %d", tp.name, len(tp.parts), len(seen), tp.parts[0].index)
-		}
 	}
 }

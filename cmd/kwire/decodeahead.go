@@ -49,6 +49,7 @@ func newDecodeAhead(next dissect.Sink, workers int) *decodeAhead {
 			defer a.wg.Done()
 			for j := range a.work {
 				j.ex.Decode()
+				j.ex.Facts() // computed here, on every core; resolved in emit order
 				j.failed = malformedFrames(j.ex) - j.before
 				close(j.decoded)
 			}

@@ -8,36 +8,37 @@ import (
 	"time"
 
 	"github.com/kwire/kwire/dissect"
+	"github.com/kwire/kwire/facts"
 	"github.com/kwire/kwire/protocol"
 	"github.com/kwire/kwire/reassembly"
 	"github.com/kwire/kwire/render"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// testExchange builds a Produce v9 exchange by hand: the request names
-// topics "orders" and "audit", the response reports
-// NOT_LEADER_OR_FOLLOWER (6) for one partition of "orders".
+// testExchange builds a Produce v9 exchange: the request names topics
+// "orders" and "audit", the response reports NOT_LEADER_OR_FOLLOWER (6)
+// for one partition of "orders".
 func testExchange() *dissect.Exchange {
-	str := func(name, v string) *protocol.Node {
-		return &protocol.Node{Name: name, Kind: protocol.KindString, Str: v}
+	req := kmsg.NewPtrProduceRequest()
+	req.Version = 9
+	for _, n := range []string{"orders", "audit"} {
+		x := kmsg.NewProduceRequestTopic()
+		x.Topic = n
+		req.Topics = append(req.Topics, x)
 	}
-	i16 := func(name string, v int64) *protocol.Node {
-		return &protocol.Node{Name: name, Kind: protocol.KindInt, Int: v}
+	resp := kmsg.NewPtrProduceResponse()
+	resp.Version = 9
+	rt := kmsg.NewProduceResponseTopic()
+	rt.Topic = "orders"
+	for i, code := range []int16{6, 0} {
+		p := kmsg.NewProduceResponseTopicPartition()
+		p.Partition, p.ErrorCode = int32(i), code
+		rt.Partitions = append(rt.Partitions, p)
 	}
-	elem := func(children ...*protocol.Node) *protocol.Node {
-		return &protocol.Node{Name: "[i]", Kind: protocol.KindStruct, Children: children}
-	}
-	arr := func(name string, elems ...*protocol.Node) *protocol.Node {
-		return &protocol.Node{Name: name, Kind: protocol.KindArray, Int: int64(len(elems)), Children: elems}
-	}
-	req := &protocol.Node{Name: "ProduceRequest", Children: []*protocol.Node{
-		str("TransactionalId", ""),
-		arr("TopicData", elem(str("Name", "orders")), elem(str("Name", "audit"))),
-	}}
-	resp := &protocol.Node{Name: "ProduceResponse", Children: []*protocol.Node{
-		arr("Responses", elem(str("Name", "orders"),
-			arr("PartitionResponses", elem(i16("Index", 0), i16("ErrorCode", 6)), elem(i16("Index", 1), i16("ErrorCode", 0))))),
-	}}
+	resp.Topics = append(resp.Topics, rt)
 	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	rtree := protocol.DecodeBody(0, 9, false, req.AppendTo(nil))
+	ptree := protocol.DecodeBody(0, 9, true, resp.AppendTo(nil))
 	return &dissect.Exchange{
 		Conn:          &reassembly.Conn{Index: 3},
 		Client:        netip.MustParseAddrPort("10.0.0.1:53422"),
@@ -47,8 +48,8 @@ func testExchange() *dissect.Exchange {
 		APIVersion:    9,
 		CorrelationID: 42,
 		ClientID:      "producer-1",
-		Request:       &dissect.Frame{FirstFrame: 10, LastFrame: 12, Time: t0, Bytes: make([]byte, 120), Tree: &protocol.Tree{Root: req}},
-		Response:      &dissect.Frame{FirstFrame: 14, LastFrame: 14, Time: t0.Add(2500 * time.Microsecond), Bytes: make([]byte, 60), Tree: &protocol.Tree{Root: resp}},
+		Request:       &dissect.Frame{FirstFrame: 10, LastFrame: 12, Time: t0, Bytes: make([]byte, 120), Tree: rtree},
+		Response:      &dissect.Frame{FirstFrame: 14, LastFrame: 14, Time: t0.Add(2500 * time.Microsecond), Bytes: make([]byte, 60), Tree: ptree},
 	}
 }
 
@@ -157,48 +158,66 @@ func TestCompileFilterErrors(t *testing.T) {
 	}
 }
 
+// kexchange builds an exchange from kmsg messages, decoded as kwire
+// decodes them (resp may be nil).
+func kexchange(t *testing.T, req kmsg.Request, resp kmsg.Response) *dissect.Exchange {
+	t.Helper()
+	rt := protocol.DecodeBody(req.Key(), req.GetVersion(), false, req.AppendTo(nil))
+	if rt.Err != nil {
+		t.Fatalf("%T: %v", req, rt.Err)
+	}
+	ex := &dissect.Exchange{APIKey: req.Key(), APIVersion: req.GetVersion(), Kind: dissect.KindUnanswered,
+		Request: &dissect.Frame{Tree: rt}}
+	if resp != nil {
+		resp.SetVersion(req.GetVersion())
+		pt := protocol.DecodeBody(req.Key(), req.GetVersion(), true, resp.AppendTo(nil))
+		if pt.Err != nil {
+			t.Fatalf("%T: %v", resp, pt.Err)
+		}
+		ex.Response, ex.Kind = &dissect.Frame{Tree: pt}, dissect.KindPaired
+	}
+	return ex
+}
+
 func TestTopicIDs(t *testing.T) {
 	// A Metadata response names topic "orders" with its ID; a later
 	// Produce v13 request names the topic by ID only.
-	id := []byte{0xb2, 0x1e, 0x43, 0x45, 0x03, 0x19, 0x48, 0x59, 0xbb, 0x62, 0xc5, 0xb5, 0x30, 0xd8, 0xa2, 0x59}
-	other := []byte{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16}
-	uuid := func(raw []byte) *protocol.Node {
-		return &protocol.Node{Name: "TopicId", Kind: protocol.KindUUID, Raw: raw}
+	id := [16]byte{0xb2, 0x1e, 0x43, 0x45, 0x03, 0x19, 0x48, 0x59, 0xbb, 0x62, 0xc5, 0xb5, 0x30, 0xd8, 0xa2, 0x59}
+	other := [16]byte{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16}
+	names := facts.NewNames()
+	mreq := kmsg.NewPtrMetadataRequest()
+	mreq.Version = 12
+	mresp := kmsg.NewPtrMetadataResponse()
+	mt := kmsg.NewMetadataResponseTopic()
+	mt.Topic, mt.TopicID = kmsg.StringPtr("orders"), id
+	mresp.Topics = append(mresp.Topics, mt)
+	meta := kexchange(t, mreq, mresp)
+	names.Resolve(meta.Facts())
+	if got, ok := names.Name(id); !ok || got != "orders" {
+		t.Fatalf("learnt %q, want sh5DRQMZSFm7YsW1MNiiWQ → orders", got)
 	}
-	meta := &protocol.Node{Name: "MetadataResponse", Children: []*protocol.Node{
-		{Name: "Topics", Kind: protocol.KindArray, Children: []*protocol.Node{
-			{Name: "[0]", Kind: protocol.KindStruct, Children: []*protocol.Node{
-				{Name: "Name", Kind: protocol.KindString, Str: "orders"}, uuid(id),
-			}},
-		}},
-	}}
-	ids := make(topicIDs)
-	ids.learn(meta, 0)
-	if got := ids["sh5DRQMZSFm7YsW1MNiiWQ"]; got != "orders" {
-		t.Fatalf("learnt %v, want sh5DRQMZSFm7YsW1MNiiWQ → orders", ids)
+	prod := kmsg.NewPtrProduceRequest()
+	prod.Version = 13
+	for _, tid := range [][16]byte{id, other, {}} {
+		x := kmsg.NewProduceRequestTopic()
+		x.TopicID = tid
+		prod.Topics = append(prod.Topics, x)
 	}
-	produce := &protocol.Node{Name: "ProduceRequest", Children: []*protocol.Node{
-		{Name: "TopicData", Kind: protocol.KindArray, Children: []*protocol.Node{
-			{Name: "[0]", Kind: protocol.KindStruct, Children: []*protocol.Node{uuid(id)}},
-			{Name: "[1]", Kind: protocol.KindStruct, Children: []*protocol.Node{uuid(other)}},
-			{Name: "[2]", Kind: protocol.KindStruct, Children: []*protocol.Node{uuid(make([]byte, 16))}},
-		}},
-	}}
-	ex := &dissect.Exchange{APIKey: 0, APIVersion: 13, Request: &dissect.Frame{Tree: &protocol.Tree{Root: produce}}}
-	f := fieldsOf(ex, ids)
-	if got, want := f.Topics, []string{"orders", "AQIDBAUGBwgJCgsMDQ4PEA", zeroUUID}; !slices.Equal(got, want) {
+	ex := kexchange(t, prod, nil)
+	names.Resolve(ex.Facts())
+	f := fieldsOf(ex, names)
+	if got, want := f.Topics, []string{"orders", "AQIDBAUGBwgJCgsMDQ4PEA", "AAAAAAAAAAAAAAAAAAAAAA"}; !slices.Equal(got, want) {
 		t.Errorf("topics = %q, want %q (resolved name, the unknown ID, the zero ID that alone names a topic)", got, want)
 	}
 	// Beside a name, the zero ID is "no ID": not a topic.
-	metaReq := &protocol.Node{Name: "MetadataRequest", Children: []*protocol.Node{
-		{Name: "Topics", Kind: protocol.KindArray, Children: []*protocol.Node{
-			{Name: "[0]", Kind: protocol.KindStruct, Children: []*protocol.Node{
-				uuid(make([]byte, 16)), {Name: "Name", Kind: protocol.KindString, Str: "orders"},
-			}},
-		}},
-	}}
-	exMeta := &dissect.Exchange{APIKey: 3, APIVersion: 12, Request: &dissect.Frame{Tree: &protocol.Tree{Root: metaReq}}}
-	if got, want := fieldsOf(exMeta, ids).Topics, []string{"orders"}; !slices.Equal(got, want) {
+	mreq2 := kmsg.NewPtrMetadataRequest()
+	mreq2.Version = 12
+	rt := kmsg.NewMetadataRequestTopic()
+	rt.Topic = kmsg.StringPtr("orders")
+	mreq2.Topics = append(mreq2.Topics, rt)
+	exMeta := kexchange(t, mreq2, nil)
+	names.Resolve(exMeta.Facts())
+	if got, want := fieldsOf(exMeta, names).Topics, []string{"orders"}; !slices.Equal(got, want) {
 		t.Errorf("Metadata topics = %q, want %q", got, want)
 	}
 	// --topic matches a resolved topic by name and by ID.
@@ -212,32 +231,18 @@ func TestTopicIDs(t *testing.T) {
 	}
 	// An exchange that names the topic by name only (Produce v7) matches
 	// --topic with the learnt ID, not with an ID not learnt.
-	byName := &protocol.Node{Name: "ProduceRequest", Children: []*protocol.Node{
-		{Name: "TopicData", Kind: protocol.KindArray, Children: []*protocol.Node{
-			{Name: "[0]", Kind: protocol.KindStruct, Children: []*protocol.Node{{Name: "Name", Kind: protocol.KindString, Str: "orders"}}},
-		}},
-	}}
-	ex7 := &dissect.Exchange{APIKey: 0, APIVersion: 7, Request: &dissect.Frame{Tree: &protocol.Tree{Root: byName}}}
-	if fl := (&exchangeFilter{stream: -1, topics: []string{"sh5DRQMZSFm7YsW1MNiiWQ"}}); !fl.match(ex7, fieldsOf(ex7, ids)) {
+	prod7 := kmsg.NewPtrProduceRequest()
+	prod7.Version = 7
+	pt := kmsg.NewProduceRequestTopic()
+	pt.Topic = "orders"
+	prod7.Topics = append(prod7.Topics, pt)
+	ex7 := kexchange(t, prod7, nil)
+	names.Resolve(ex7.Facts())
+	if fl := (&exchangeFilter{stream: -1, topics: []string{"sh5DRQMZSFm7YsW1MNiiWQ"}}); !fl.match(ex7, fieldsOf(ex7, names)) {
 		t.Error("--topic with the ID of orders does not match a Produce v7 naming orders")
 	}
-	if fl := (&exchangeFilter{stream: -1, topics: []string{"sh5DRQMZSFm7YsW1MNiiWQ"}}); fl.match(ex7, fieldsOf(ex7, nil)) {
+	if fl := (&exchangeFilter{stream: -1, topics: []string{"sh5DRQMZSFm7YsW1MNiiWQ"}}); fl.match(ex7, fieldsOf(ex7, facts.NewNames())) {
 		t.Error("--topic with an ID not learnt matches a Produce v7 naming orders")
-	}
-}
-
-func TestTopicIDsBounded(t *testing.T) {
-	ids := make(topicIDs)
-	for i := range maxTopicIDs + 10 {
-		raw := make([]byte, 16)
-		raw[0], raw[1], raw[2], raw[15] = byte(i>>16), byte(i>>8), byte(i), 1
-		ids.learn(&protocol.Node{Kind: protocol.KindStruct, Children: []*protocol.Node{
-			{Name: "Name", Kind: protocol.KindString, Str: "t"},
-			{Name: "TopicId", Kind: protocol.KindUUID, Raw: raw},
-		}}, 0)
-	}
-	if len(ids) != maxTopicIDs {
-		t.Errorf("%d topic IDs remembered, want the bound %d", len(ids), maxTopicIDs)
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/kwire/kwire/dissect"
+	"github.com/kwire/kwire/facts"
 	"github.com/kwire/kwire/reassembly"
 	"github.com/kwire/kwire/reassembly/live"
 	"github.com/spf13/cobra"
@@ -224,7 +225,7 @@ func runLive(ctx context.Context, o *liveOptions, s *ioStreams, color bool) erro
 		src.Interface(), live.Backend, src.Filter())
 
 	w := bufio.NewWriterSize(s.Out, 64<<10)
-	sink := &liveSink{readSink: &readSink{o: r, fl: fl, w: w, ropts: ropts, ids: make(topicIDs), col: col, lastFlush: time.Now()}}
+	sink := &liveSink{readSink: &readSink{o: r, fl: fl, w: w, ropts: ropts, names: facts.NewNames(), col: col, lastFlush: time.Now()}}
 	counter := &problemCounter{Sink: sink}
 	d := dissect.New(dopts, counter)
 	// Run's own context stays open: the source ends the input (io.EOF)

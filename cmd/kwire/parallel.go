@@ -259,6 +259,7 @@ func (p *parallelSink) work() {
 				continue
 			}
 			j.ex.Decode()
+			j.ex.Facts() // computed here, on every core; resolved in emit order
 			close(j.decoded)
 		case j, ok := <-renders:
 			if !ok {

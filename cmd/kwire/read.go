@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"net/netip"
 	"runtime"
 	"slices"
@@ -18,6 +17,7 @@ import (
 
 	"github.com/kwire/kwire/dissect"
 	"github.com/kwire/kwire/dissect/stats"
+	"github.com/kwire/kwire/facts"
 	"github.com/kwire/kwire/reassembly"
 	"github.com/kwire/kwire/render"
 	"github.com/spf13/cobra"
@@ -240,7 +240,8 @@ func runRead(ctx context.Context, o *readOptions, s *ioStreams, color bool, path
 	dopts.Decoder.BatchHeadersOnly = !o.Tree && !o.HexDump && !o.JSON && col == nil
 
 	w := bufio.NewWriterSize(s.Out, 64<<10)
-	sink := &readSink{o: o, fl: fl, w: w, ropts: ropts, ids: make(topicIDs), col: col, lastFlush: time.Now()}
+	names := facts.NewNames()
+	sink := &readSink{o: o, fl: fl, w: w, ropts: ropts, names: names, col: col, lastFlush: time.Now()}
 	var ds dissect.Sink = sink
 	after := sink.addTotals
 	var par *parallelSink
@@ -396,8 +397,7 @@ type readSink struct {
 	counts render.SummaryCounts
 	shown  int
 	err    error                                  // first write error
-	ids    topicIDs                               // topic names by ID, learnt from responses
-	snap   topicIDs                               // a copy of ids for renderers on other goroutines (parallelSink)
+	names  *facts.Names                           // topic names by ID, learnt in emit order
 	col    *stats.Collector                       // --stats: every exchange and event, filters or not
 	roles  map[*reassembly.Conn][2]netip.AddrPort // --json: client and broker of each open Kafka connection
 
@@ -439,31 +439,21 @@ type exchangeView struct {
 // (rendering on other goroutines) the view's topic names are a copy that
 // later learning leaves alone.
 func (k *readSink) prepare(ex *dissect.Exchange, snapshot bool) (exchangeView, bool) {
-	// Topic IDs are learnt from every response (and request) so that the
+	// Topic IDs are learnt from every exchange, in emit order, so that the
 	// line, the trees and the JSON name the topics of Produce v13+ and
-	// Fetch v13+; render reads the map through ropts.TopicNames.
-	k.ids.learn(treeRoot(ex.Request), 0)
-	k.ids.learn(treeRoot(ex.Response), 0)
-	names := k.ids
-	if snapshot {
-		if !maps.Equal(k.snap, k.ids) {
-			k.snap = maps.Clone(k.ids)
-		}
-		names = k.snap
-	} else {
-		k.ropts.TopicNames = k.ids
-	}
+	// Fetch v13+ alike (facts.Names).
+	fx := ex.Facts()
+	k.names.Resolve(fx)
 	var f *exchangeFields
-	if k.fl.active() || k.o.JSON {
-		f = fieldsOf(ex, k.ids)
+	if k.fl.active() {
+		f = fieldsOf(ex, k.names)
 	}
 	if k.fl.active() && !k.fl.match(ex, f) {
 		return exchangeView{}, false
 	}
 	v := exchangeView{ropts: k.ropts}
-	v.ropts.TopicNames = names
 	if k.o.JSON {
-		v.topics = f.Topics
+		v.topics = fx.AllTopics()
 	}
 	return v, true
 }

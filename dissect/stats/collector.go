@@ -7,22 +7,19 @@ import (
 	"time"
 
 	"github.com/kwire/kwire/dissect"
+	"github.com/kwire/kwire/facts"
 	"github.com/kwire/kwire/protocol"
 	"github.com/kwire/kwire/reassembly"
-)
-
-// API keys whose bodies stats reads.
-const (
-	keyProduce     = 0
-	keyFetch       = 1
-	keyMetadata    = 3
-	keyApiVersions = 18
 )
 
 // Options configure a Collector.
 type Options struct {
 	// Top keeps the Top slowest answered exchanges (0: none).
 	Top int
+	// Names names topics known only by ID (facts.Names): the run's, shared
+	// with the other readers of its exchanges; nil gives the Collector one
+	// of its own.
+	Names *facts.Names
 }
 
 // Collector aggregates exchanges and events into a Report. It implements
@@ -40,8 +37,7 @@ type Collector struct {
 	clients map[clientKey]*clientAcc
 	parts   map[partKey]*partAcc
 	conns   map[*reassembly.Conn]*connAcc
-	names   map[[16]byte]string // topic ID -> name, from Metadata responses
-	slow    []SlowExchange      // sorted slowest first, at most opts.Top
+	slow    []SlowExchange // sorted slowest first, at most opts.Top
 
 	file    string // the capture being read (SetFile)
 	fileIdx int    // its position among the files read, from 0
@@ -94,6 +90,9 @@ type connAcc struct {
 
 // NewCollector returns an empty Collector.
 func NewCollector(opts Options) *Collector {
+	if opts.Names == nil {
+		opts.Names = facts.NewNames()
+	}
 	return &Collector{
 		opts:    opts,
 		apis:    make(map[apiVer]*apiAcc),
@@ -101,7 +100,6 @@ func NewCollector(opts Options) *Collector {
 		clients: make(map[clientKey]*clientAcc),
 		parts:   make(map[partKey]*partAcc),
 		conns:   make(map[*reassembly.Conn]*connAcc),
-		names:   make(map[[16]byte]string),
 	}
 }
 
@@ -270,14 +268,13 @@ func (c *Collector) request(x *dissect.Exchange) {
 	}
 	vs[x.APIVersion]++
 
-	req := Body(x.Request.Tree)
-	switch x.APIKey {
-	case keyApiVersions:
-		if name := Str(req, "ClientSoftwareName"); name != "" {
-			cl.software[name+"/"+Str(req, "ClientSoftwareVersion")] = struct{}{}
-		}
-	case keyProduce:
-		c.produce(x.Request.Tree, req)
+	fx := x.Facts()
+	c.opts.Names.Resolve(fx)
+	if sw := fx.Software; sw.Name != "" {
+		cl.software[sw.Name+"/"+sw.Version] = struct{}{}
+	}
+	if x.APIKey == protocol.KeyProduce {
+		c.records(fx, func(a *partAcc) *FlowStats { return &a.produce })
 	}
 
 	if x.Response == nil {
@@ -295,22 +292,13 @@ func (c *Collector) request(x *dissect.Exchange) {
 		s.Add(x.Request.Time, d)
 		c.top(x, d)
 	}
-	resp := Body(x.Response.Tree)
-	ErrorCodes(resp, func(code int16) {
+	for i := range fx.Errors {
+		code := fx.Errors[i].Code
 		api.errors[code]++
 		cl.errors[code]++
-	})
-	switch x.APIKey {
-	case keyFetch:
-		c.fetch(x.Response.Tree, resp)
-	case keyMetadata:
-		for _, t := range Elements(resp, "Topics") {
-			id, ok := UUID(t, "TopicId")
-			name := Str(t, "Name")
-			if ok && id != ([16]byte{}) && name != "" {
-				c.names[id] = name
-			}
-		}
+	}
+	if x.APIKey == protocol.KeyFetch {
+		c.records(fx, func(a *partAcc) *FlowStats { return &a.fetch })
 	}
 }
 
@@ -346,42 +334,19 @@ func (c *Collector) part(topic string, id [16]byte, hasID bool, p int32) *partAc
 	return a
 }
 
-// recordsPath names the fields on the way to a message's RECORDS: a
-// topics array of structs with a topic name and TopicId (v13+), each with
-// a partitions array of structs with an index and Records.
-type recordsPath struct{ topics, name, parts, index string }
-
-var (
-	// Produce request: TopicData[] {Name | TopicId, PartitionData[]
-	// {Index, Records}} (ProduceRequest.json).
-	produceRecords = recordsPath{"TopicData", "Name", "PartitionData", "Index"}
-	// Fetch response: Responses[] {Topic | TopicId, Partitions[]
-	// {PartitionIndex, Records}} (FetchResponse.json).
-	fetchRecords = recordsPath{"Responses", "Topic", "Partitions", "PartitionIndex"}
-)
-
-// produce counts the record batches of a Produce request (produceRecords).
-func (c *Collector) produce(t *protocol.Tree, body *protocol.Node) {
-	c.records(t, body, produceRecords, func(a *partAcc) *FlowStats { return &a.produce })
-}
-
-// fetch counts the record batches of a Fetch response (fetchRecords).
-func (c *Collector) fetch(t *protocol.Tree, body *protocol.Node) {
-	c.records(t, body, fetchRecords, func(a *partAcc) *FlowStats { return &a.fetch })
-}
-
-// records counts the record batches under body's path p into the
-// FlowStats flow picks of each partition, and their codecs.
-func (c *Collector) records(t *protocol.Tree, body *protocol.Node, p recordsPath, flow func(*partAcc) *FlowStats) {
-	for _, tr := range Elements(body, p.topics) {
-		name := Str(tr, p.name)
-		id, hasID := UUID(tr, "TopicId")
-		for _, pd := range Elements(tr, p.parts) {
-			idx, _ := Int(pd, p.index)
-			bi := Batches(t, Field(pd, "Records"))
-			a := c.part(name, id, hasID, int32(idx))
-			flow(a).add(bi)
-			for _, cd := range bi.Codecs {
+// records counts the record batches of each partition of fx into the
+// FlowStats flow picks, and their codecs.
+func (c *Collector) records(fx *facts.Exchange, flow func(*partAcc) *FlowStats) {
+	for i := range fx.Topics {
+		t := &fx.Topics[i]
+		for j := range t.Partitions {
+			p := &t.Partitions[j]
+			if p.Records == nil {
+				continue
+			}
+			a := c.part(t.Name, t.ID, t.HasID, p.Index)
+			flow(a).add(p.Records)
+			for _, cd := range p.Records.Codecs.Names() {
 				a.codecs[cd] = struct{}{}
 			}
 		}
@@ -577,18 +542,18 @@ func (c *Collector) partitions() []PartitionStats {
 		part  int32
 	}
 	// Topic name -> ID, for entries keyed by name only.
-	ids := make(map[string][16]byte, len(c.names))
-	for id, name := range c.names {
+	ids := make(map[string][16]byte, c.opts.Names.Len())
+	c.opts.Names.Range(func(id facts.TopicID, name string) {
 		if old, ok := ids[name]; !ok || compareID(id, old) < 0 {
 			ids[name] = id // deterministic when a name had several IDs (recreated topic)
 		}
-	}
+	})
 	merged := make(map[outKey]*PartitionStats)
 	codecs := make(map[outKey]map[string]struct{})
 	for k, a := range c.parts {
 		ok := outKey{k.topic, k.id, k.hasID, k.part}
 		if ok.topic == "" && ok.hasID {
-			ok.topic = c.names[ok.id]
+			ok.topic, _ = c.opts.Names.Name(ok.id)
 		}
 		if !ok.hasID && ok.topic != "" {
 			ok.id, ok.hasID = ids[ok.topic]

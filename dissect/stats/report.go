@@ -3,6 +3,8 @@ package stats
 import (
 	"encoding/base64"
 	"time"
+
+	"github.com/kwire/kwire/facts"
 )
 
 // This file defines the Report that Collector.Report returns. Its JSON
@@ -116,12 +118,12 @@ type FlowStats struct {
 	UnknownSize       int64 `json:"unknown_size_batches"`
 }
 
-func (f *FlowStats) add(b BatchInfo) {
-	f.Batches += b.Batches
-	f.Records += b.Records
-	f.WireBytes += b.WireBytes
-	f.UncompressedBytes += b.Uncompressed
-	f.UnknownSize += b.Unknown
+func (f *FlowStats) add(r *facts.Records) {
+	f.Batches += int64(r.Batches)
+	f.Records += max(r.Count, 0)
+	f.WireBytes += r.Bytes
+	f.UncompressedBytes += r.Uncompressed
+	f.UnknownSize += int64(r.UnknownSize)
 }
 
 // ConnStats is one TCP connection that carried Kafka. Sorted by file,

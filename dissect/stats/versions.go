@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/kwire/kwire/dissect"
+	"github.com/kwire/kwire/facts"
 	"github.com/kwire/kwire/protocol"
 )
 
@@ -278,22 +279,18 @@ func (v *VersionCollector) Exchange(x *dissect.Exchange) {
 	}
 	u.versions[x.APIVersion]++
 
-	req := Body(x.Request.Tree)
-	var resp *protocol.Node
-	if x.Response != nil {
-		resp = Body(x.Response.Tree)
-	}
-	if x.APIKey == keyApiVersions {
-		if name := Str(req, "ClientSoftwareName"); name != "" {
-			cl.software[name+"/"+Str(req, "ClientSoftwareVersion")] = struct{}{}
+	fx := x.Facts()
+	if x.APIKey == protocol.KeyApiVersions {
+		if sw := fx.Software; sw.Name != "" {
+			cl.software[sw.Name+"/"+sw.Version] = struct{}{}
 		}
-		v.apiVersions(x, ck, resp)
+		v.apiVersions(x, ck, fx)
 	}
 	k := xKey{client: ck, broker: x.Broker, key: x.APIKey, ver: x.APIVersion}
 	switch {
 	case x.Kind == dissect.KindUnanswered && closedNote(x.Notes) != "":
 		v.seen(v.closed, k, x.Request.FirstFrame)
-	case x.Response != nil && x.APIKey != keyApiVersions && topError(resp) == errUnsupportedVersion:
+	case x.Response != nil && x.APIKey != protocol.KeyApiVersions && topError(fx) == errUnsupportedVersion:
 		v.seen(v.rejected, k, x.Request.FirstFrame)
 	}
 }
@@ -309,15 +306,20 @@ func closedNote(notes []string) string {
 	return ""
 }
 
-// topError returns the message's top-level ErrorCode, or 0.
-func topError(body *protocol.Node) int16 {
-	code, _ := Int(body, "ErrorCode")
-	return int16(code)
+// topError returns the response's error code at its top level (one that
+// belongs to no topic, partition or other entity), or 0.
+func topError(fx *facts.Exchange) int16 {
+	for i := range fx.Errors {
+		if e := &fx.Errors[i]; e.Topic < 0 && e.Scope.Role == protocol.RoleNone {
+			return e.Code
+		}
+	}
+	return 0
 }
 
 // apiVersions records an ApiVersions exchange: the advertisement, and the
 // KIP-511 retry after UNSUPPORTED_VERSION.
-func (v *VersionCollector) apiVersions(x *dissect.Exchange, ck clientKey, resp *protocol.Node) {
+func (v *VersionCollector) apiVersions(x *dissect.Exchange, ck clientKey, fx *facts.Exchange) {
 	rk := retryKey{ck, x.Broker}
 	if st, ok := v.retry[rk]; ok && x.APIVersion < st.ver {
 		dk := downgradeKey{ck, x.Broker, st.ver, x.APIVersion}
@@ -332,14 +334,14 @@ func (v *VersionCollector) apiVersions(x *dissect.Exchange, ck clientKey, resp *
 	if x.Response == nil {
 		return
 	}
-	ad := parseAdvertisement(x, resp)
+	ad := parseAdvertisement(x, fx.APIVersions)
 	if ad == nil {
 		return
 	}
 	if ad.Error == protocol.KafkaErrorName(errUnsupportedVersion) {
 		st := retryState{ver: x.APIVersion, frame: x.Request.FirstFrame, brokerMax: -1}
 		for _, r := range ad.Ranges {
-			if r.Key == keyApiVersions {
+			if r.Key == protocol.KeyApiVersions {
 				st.brokerMax = r.Max
 			}
 		}
@@ -364,15 +366,15 @@ func (v *VersionCollector) apiVersions(x *dissect.Exchange, ck clientKey, resp *
 	}
 }
 
-// parseAdvertisement reads an ApiVersions response from its tree, or, when
-// the frame was not decoded, from the dissector's Advertised ranges.
-func parseAdvertisement(x *dissect.Exchange, body *protocol.Node) *Advertisement {
+// parseAdvertisement reads an ApiVersions response from its facts, or,
+// when the frame was not decoded, from the dissector's Advertised ranges.
+func parseAdvertisement(x *dissect.Exchange, av *facts.APIVersions) *Advertisement {
 	ad := &Advertisement{RequestVersion: x.APIVersion, FinalizedEpoch: -1, FirstFrame: x.Response.FirstFrame,
 		Count: 1, Ranges: []Range{}, SupportedFeatures: []Feature{}, FinalizedFeatures: []Feature{}}
 	if x.Conn != nil {
 		ad.Conn = x.Conn.Index
 	}
-	if body == nil {
+	if av == nil {
 		b := x.Response.Bytes
 		switch {
 		case x.Advertised != nil:
@@ -388,26 +390,17 @@ func parseAdvertisement(x *dissect.Exchange, body *protocol.Node) *Advertisement
 		sortRanges(ad.Ranges)
 		return ad
 	}
-	ad.Error = protocol.KafkaErrorName(topError(body))
-	for _, k := range Elements(body, "ApiKeys") {
-		key, _ := Int(k, "ApiKey")
-		lo, _ := Int(k, "MinVersion")
-		hi, _ := Int(k, "MaxVersion")
-		ad.Ranges = append(ad.Ranges, Range{int16(key), protocol.APIName(int16(key)), int16(lo), int16(hi)})
+	ad.Error = protocol.KafkaErrorName(av.Error)
+	for _, r := range av.Ranges {
+		ad.Ranges = append(ad.Ranges, Range{r.Key, protocol.APIName(r.Key), r.Min, r.Max})
 	}
 	sortRanges(ad.Ranges)
-	for _, f := range Elements(body, "SupportedFeatures") {
-		lo, _ := Int(f, "MinVersion")
-		hi, _ := Int(f, "MaxVersion")
-		ad.SupportedFeatures = append(ad.SupportedFeatures, Feature{Str(f, "Name"), int16(lo), int16(hi)})
+	for _, f := range av.SupportedFeatures {
+		ad.SupportedFeatures = append(ad.SupportedFeatures, Feature{f.Name, f.Min, f.Max})
 	}
-	if e, ok := Int(body, "FinalizedFeaturesEpoch"); ok {
-		ad.FinalizedEpoch = e
-	}
-	for _, f := range Elements(body, "FinalizedFeatures") {
-		lo, _ := Int(f, "MinVersionLevel")
-		hi, _ := Int(f, "MaxVersionLevel")
-		ad.FinalizedFeatures = append(ad.FinalizedFeatures, Feature{Str(f, "Name"), int16(lo), int16(hi)})
+	ad.FinalizedEpoch = av.FinalizedEpoch
+	for _, f := range av.FinalizedFeatures {
+		ad.FinalizedFeatures = append(ad.FinalizedFeatures, Feature{f.Name, f.Min, f.Max})
 	}
 	sortFeatures(ad.SupportedFeatures)
 	sortFeatures(ad.FinalizedFeatures)
@@ -531,7 +524,7 @@ func (v *VersionCollector) matrix(r *VersionsReport) []Flag {
 				if ok && rg.Min <= ver && ver <= rg.Max {
 					continue
 				}
-				if k.key == keyApiVersions && v.downgradedFrom(k.client, k.broker, ver) {
+				if k.key == protocol.KeyApiVersions && v.downgradedFrom(k.client, k.broker, ver) {
 					if row.Status == "ok" {
 						row.Status = "downgraded"
 					}
@@ -627,7 +620,7 @@ func (v *VersionCollector) markMatrix(r *VersionsReport) {
 }
 
 func usesRejected(row *MatrixRow) bool {
-	return row.Key == keyProduce && slices.ContainsFunc(row.Versions, func(v int16) bool { return v <= 2 })
+	return row.Key == protocol.KeyProduce && slices.ContainsFunc(row.Versions, func(v int16) bool { return v <= 2 })
 }
 
 // mixed flags APIs whose effective ranges differ between brokers.
@@ -683,7 +676,7 @@ func (v *VersionCollector) downgradeFlags() []Flag {
 		if a.brokerMax >= 0 {
 			detail += fmt.Sprintf(", the broker's maximum being v%d", a.brokerMax)
 		}
-		flags = append(flags, Flag{Kind: FlagDowngrade, Key: keyApiVersions, API: protocol.APIName(keyApiVersions),
+		flags = append(flags, Flag{Kind: FlagDowngrade, Key: protocol.KeyApiVersions, API: protocol.APIName(protocol.KeyApiVersions),
 			Version: k.to, ClientID: k.client.id, Broker: addrString(k.broker), Frame: a.frame, Count: a.count,
 			Detail: detail + " (KIP-511: the usual negotiation with an older broker, not a fault)"})
 	}
@@ -758,10 +751,10 @@ func (v *VersionCollector) rejectedFlags(addrs []netip.AddrPort) []Flag {
 		if ad == nil {
 			continue
 		}
-		prod, okP := ad.rangeOf(keyProduce)
-		fetch, okF := ad.rangeOf(keyFetch)
+		prod, okP := ad.rangeOf(protocol.KeyProduce)
+		fetch, okF := ad.rangeOf(protocol.KeyFetch)
 		if okP && okF && prod.Min < kafka4Produce && fetch.Min >= kafka4FetchMin {
-			flags = append(flags, Flag{Kind: FlagRejected, Key: keyProduce, API: protocol.APIName(keyProduce), Version: -1,
+			flags = append(flags, Flag{Kind: FlagRejected, Key: protocol.KeyProduce, API: protocol.APIName(protocol.KeyProduce), Version: -1,
 				Broker: addrString(a),
 				Detail: fmt.Sprintf("advertises Produce v%d-%d but, like Kafka 4.x (Fetch from v%d), rejects Produce v0-2 (KAFKA-18659, KIP-896)",
 					prod.Min, prod.Max, fetch.Min)})

@@ -22,9 +22,13 @@ const module = "github.com/kwire/kwire"
 var forbidden = map[string][]string{
 	// Pure Kafka knowledge: no I/O, networking, CLI or output code.
 	"protocol": {"os", "os/exec", "net", "net/http", "log", "github.com/spf13/cobra", "github.com/fatih/color",
+		module + "/render", module + "/dissect", module + "/reassembly", module + "/cmd", module + "/facts"},
+	// What exchanges say, from the decoder's trees: Kafka knowledge and
+	// nothing else (no connections, no output, no CLI, no I/O).
+	"facts": {"os", "os/exec", "net", "net/http", "log", "github.com/spf13/cobra", "github.com/fatih/color",
 		module + "/render", module + "/dissect", module + "/reassembly", module + "/cmd"},
 	// TCP only: nothing about Kafka.
-	"reassembly": {module + "/protocol", module + "/dissect", module + "/render", module + "/cmd", "github.com/spf13/cobra"},
+	"reassembly": {module + "/protocol", module + "/facts", module + "/dissect", module + "/render", module + "/cmd", "github.com/spf13/cobra"},
 	// Kafka framing and pairing: no output code, no CLI.
 	"dissect": {module + "/render", module + "/cmd", "github.com/spf13/cobra", "github.com/fatih/color"},
 	// Renderers are not CLI code. (They use reassembly's Conn and Dir

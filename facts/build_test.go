@@ -1,0 +1,128 @@
+package facts
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/kwire/kwire/protocol"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// request decodes a kmsg request as a body.
+func request(t *testing.T, r kmsg.Request) *protocol.Tree {
+	t.Helper()
+	tr := protocol.DecodeBody(r.Key(), r.GetVersion(), false, r.AppendTo(nil))
+	if tr.Err != nil {
+		t.Fatalf("%T v%d: %v", r, r.GetVersion(), tr.Err)
+	}
+	return tr
+}
+
+// response decodes a kmsg response of the request's key and version.
+func response(t *testing.T, r kmsg.Response) *protocol.Tree {
+	t.Helper()
+	tr := protocol.DecodeBody(r.Key(), r.GetVersion(), true, r.AppendTo(nil))
+	if tr.Err != nil {
+		t.Fatalf("%T v%d: %v", r, r.GetVersion(), tr.Err)
+	}
+	return tr
+}
+
+// TestAllTopicsStringArrays checks that topics named only in arrays of
+// strings, in a consumer's subscription or as config and ACL resources
+// count, and that other arrays of strings (groups), other resources
+// (brokers, groups) and prefixed and wildcard ACL patterns do not.
+func TestAllTopicsStringArrays(t *testing.T) {
+	sub := kmsg.NewConsumerMemberMetadata()
+	sub.Topics = []string{"orders", "payments"}
+	join := kmsg.NewJoinGroupRequest()
+	join.Version = 5
+	join.Group, join.ProtocolType = "g", "consumer"
+	join.Protocols = []kmsg.JoinGroupRequestProtocol{{Name: "range", Metadata: sub.AppendTo(nil)}}
+
+	del := kmsg.NewDeleteTopicsRequest()
+	del.Version = 4
+	del.TopicNames = []string{"old-a", "old-b"}
+
+	hb := kmsg.NewConsumerGroupHeartbeatRequest()
+	hb.Version = 0
+	hb.Group, hb.MemberEpoch = "g", 0
+	hb.SubscribedTopicNames = []string{"clicks"}
+
+	cfg := kmsg.NewDescribeConfigsRequest()
+	cfg.Version = 4
+	cfg.Resources = []kmsg.DescribeConfigsRequestResource{
+		{ResourceType: kmsg.ConfigResourceTypeTopic, ResourceName: "orders"},
+		{ResourceType: kmsg.ConfigResourceTypeBroker, ResourceName: "1"},
+	}
+
+	acls := kmsg.NewCreateACLsRequest()
+	acls.Version = 3
+	acls.Creations = []kmsg.CreateACLsRequestCreation{
+		{ResourceType: kmsg.ACLResourceTypeTopic, ResourceName: "payments", ResourcePatternType: kmsg.ACLResourcePatternTypeLiteral, Principal: "User:a", Host: "*"},
+		{ResourceType: kmsg.ACLResourceTypeTopic, ResourceName: "pay-", ResourcePatternType: kmsg.ACLResourcePatternTypePrefixed, Principal: "User:a", Host: "*"},
+		{ResourceType: kmsg.ACLResourceTypeGroup, ResourceName: "g", ResourcePatternType: kmsg.ACLResourcePatternTypeLiteral, Principal: "User:a", Host: "*"},
+		{ResourceType: kmsg.ACLResourceTypeTopic, ResourceName: "*", ResourcePatternType: kmsg.ACLResourcePatternTypeLiteral, Principal: "User:a", Host: "*"},
+	}
+
+	groups := kmsg.NewDescribeGroupsRequest()
+	groups.Version = 5
+	groups.Groups = []string{"not-a-topic"}
+
+	for _, c := range []struct {
+		req  kmsg.Request
+		want []string
+	}{
+		{&join, []string{"orders", "payments"}},
+		{&del, []string{"old-a", "old-b"}},
+		{&hb, []string{"clicks"}},
+		{&groups, nil},
+		{&cfg, []string{"orders"}},
+		{&acls, []string{"payments"}},
+	} {
+		fx := Of(c.req.Key(), c.req.GetVersion(), request(t, c.req), nil)
+		if got := fx.AllTopics(); !slices.Equal(got, c.want) {
+			t.Errorf("%T v%d: topics %q, want %q", c.req, c.req.GetVersion(), got, c.want)
+		}
+	}
+}
+
+// TestTopicIndexMany: past indexFrom topics (or partitions of one) the
+// builder looks them up by map and still merges repeats, in first order.
+func TestTopicIndexMany(t *testing.T) {
+	b := builder{fx: &Exchange{}}
+	for i := range 200 {
+		ti := b.topic(strings.Repeat("x", i%100+1), true, TopicID{}, false)
+		b.partition(ti, int32(i%3))
+		for p := range 50 {
+			b.partition(ti, int32(p))
+		}
+	}
+	ts := b.fx.Topics
+	if len(ts) != 100 || ts[0].Name != "x" || ts[99].Name != strings.Repeat("x", 100) {
+		t.Fatalf("%d topics, first %q", len(ts), ts[0].Name)
+	}
+	for i, tp := range ts {
+		// The first partition added comes first: i%3, then 0 to 49 without it.
+		seen := map[int32]bool{}
+		for _, p := range tp.Partitions {
+			seen[p.Index] = true
+		}
+		if len(tp.Partitions) != 50 || len(seen) != 50 || tp.Partitions[0].Index != int32(i%3) {
+			t.Fatalf("topic %q: %d partitions, %d distinct, first %d", tp.Name, len(tp.Partitions), len(seen), tp.Partitions[0].Index)
+		}
+	}
+}
+
+func TestNamesBounded(t *testing.T) {
+	n := NewNames()
+	for i := range MaxNames + 10 {
+		var id TopicID
+		id[0], id[1], id[2], id[15] = byte(i>>16), byte(i>>8), byte(i), 1
+		n.Resolve(&Exchange{IDNames: []IDName{{ID: id, Name: "t"}}})
+	}
+	if n.Len() != MaxNames {
+		t.Errorf("%d topic IDs remembered, want the bound %d", n.Len(), MaxNames)
+	}
+}

@@ -1,0 +1,597 @@
+// Package facts says what each Kafka exchange is about, in one typed model
+// computed once from its decoded frames: the topics and partitions it
+// names, with their offsets, records and errors; the group, member,
+// generation or member epoch and assignments; the transactional ID,
+// producer ID and epoch; the config and ACL resources; the coordinators
+// found. kwire's readers — the one-line subject, the JSON, the filters,
+// stats and versions — read these facts and walk no tree for meaning.
+//
+// Everything here is derived from the identity of each decoded field, as
+// the schema gives it: protocol.Node.Field and its protocol.Role
+// (protocol/roles.go), and the record-batch fields of
+// protocol/recordfields.go. Nothing matches field names or parses note
+// text.
+//
+// Building: Of builds an Exchange from the request and response trees of
+// one exchange (either may be nil), knowing its API key and version. It is
+// pure and may run on any goroutine, for several exchanges at once. Topics
+// that only an ID names (Produce and Fetch v13+, KIP-516) get their names
+// from a Names, which learns the ID-name pairs every exchange states; a
+// run keeps one Names and calls Names.Resolve once per exchange, in the
+// order exchanges are emitted, so that every reader sees the same name for
+// the same ID.
+//
+// Ownership: an Exchange keeps no node, tree or frame byte: its strings
+// are the decoder's (which stay valid after protocol.Tree.Release) and its
+// slices its own.
+package facts
+
+import (
+	"encoding/base64"
+
+	"github.com/kwire/kwire/protocol"
+)
+
+// Exchange is what one exchange says. Slices are in wire order: the
+// request's first, then the response's; a topic or partition named by
+// both is one entry.
+type Exchange struct {
+	Key     int16 // API key (RequestApiKey)
+	Version int16 // API version
+
+	// Topics are the topics the exchange names, with the partitions named
+	// under each, except those named only inside a group member's
+	// subscription or assignment (Group).
+	Topics []Topic
+	// Errors are the non-zero error codes of the response, each with what
+	// it belongs to.
+	Errors []Error
+
+	// ThrottleMs is the response's ThrottleTimeMs (KIP-219); -1 when it
+	// has none.
+	ThrottleMs int32
+
+	// Group is the consumer, share or streams group the exchange is about
+	// (zero when none).
+	Group Group
+	// Groups are other group IDs it names: DescribeGroups, DeleteGroups,
+	// ConsumerGroupDescribe lists, OffsetFetch v8+ batches, ListGroups
+	// answers; each once, in order.
+	Groups []string
+
+	// Producer is the transactional ID, producer ID and epoch the
+	// exchange names at its top level (Produce, InitProducerId,
+	// AddPartitionsToTxn v0-3, AddOffsetsToTxn, EndTxn, TxnOffsetCommit).
+	Producer Producer
+	// Transactions are the transactions a batched AddPartitionsToTxn
+	// (v4+, KIP-890) or DescribeTransactions/ListTransactions names.
+	Transactions []Transaction
+	// Commit is an EndTxn request's outcome: 1 COMMIT, 0 ABORT, -1 not an
+	// EndTxn (or not captured).
+	Commit int8
+
+	// Coordinators are the FindCoordinator keys asked and what each
+	// resolved to.
+	Coordinators []Coordinator
+	// Resources are the config and ACL resources named (DescribeConfigs,
+	// AlterConfigs, IncrementalAlterConfigs, CreateTopics configs, the ACL
+	// APIs).
+	Resources []Resource
+
+	// Isolation is a Fetch or ListOffsets request's IsolationLevel (0
+	// read_uncommitted, 1 read_committed; KIP-98), -1 when none.
+	Isolation int8
+	// Acks is a Produce request's Acks (-1 all, 0 none, 1 leader); Acks is
+	// meaningless unless HasAcks.
+	Acks    int16
+	HasAcks bool
+	// TimeoutMs is the request's TimeoutMs (Produce, CreateTopics, ...)
+	// and MaxWaitMs a Fetch's MaxWaitMs; -1 when none.
+	TimeoutMs, MaxWaitMs int32
+
+	// Software is the client software an ApiVersions request names
+	// (KIP-511); zero otherwise.
+	Software Software
+	// APIVersions is what an ApiVersions response advertises; nil for
+	// other exchanges and when the response was not decoded.
+	APIVersions *APIVersions
+
+	// IDNames are the topic ID–name pairs the exchange states: structs
+	// that name a topic by both (Metadata, CreateTopics,
+	// DescribeTopicPartitions responses...). Names.Resolve learns them.
+	IDNames []IDName
+
+	resolved bool
+}
+
+// Software is a client's name and version (ApiVersionsRequest
+// ClientSoftwareName and ClientSoftwareVersion, KIP-511).
+type Software struct {
+	Name, Version string
+}
+
+// APIVersions is an ApiVersions response (KIP-35; features KIP-584).
+type APIVersions struct {
+	// Error is the response's error code (35 UNSUPPORTED_VERSION when the
+	// broker did not know the request's version, KIP-511).
+	Error int16
+	// Ranges are the version ranges the broker supports, per API key, in
+	// wire order.
+	Ranges []APIRange
+	// SupportedFeatures and FinalizedFeatures are the broker's feature
+	// ranges and the cluster's finalized levels; FinalizedEpoch is -1
+	// when not stated.
+	SupportedFeatures, FinalizedFeatures []Feature
+	FinalizedEpoch                       int64
+}
+
+// APIRange is one API key's supported versions.
+type APIRange struct {
+	Key, Min, Max int16
+}
+
+// Feature is a feature's name and version range (or finalized levels).
+type Feature struct {
+	Name     string
+	Min, Max int16
+}
+
+// TopicID is a Kafka topic ID (a UUID, KIP-516).
+type TopicID [16]byte
+
+// String returns the ID in Kafka's form: URL-safe base64 without padding
+// ("TPmVKIH5EnVP0PVya1sZSg"), as kafka-topics.sh prints it.
+func (id TopicID) String() string { return base64.RawURLEncoding.EncodeToString(id[:]) }
+
+// IsZero reports whether the ID is all zeros: Kafka's "no ID".
+func (id TopicID) IsZero() bool { return id == TopicID{} }
+
+// IDName is one topic ID with its name.
+type IDName struct {
+	ID   TopicID
+	Name string
+}
+
+// Topic is one topic an exchange names.
+type Topic struct {
+	// Name is the topic's name; "" when only an ID names it and no
+	// exchange before stated its name (see Names).
+	Name  string
+	ID    TopicID
+	HasID bool // the wire named the topic by ID (possibly all zeros)
+	// Partitions are the partitions named under the topic, each once, in
+	// order of first appearance.
+	Partitions []Partition
+	// Error is the first non-zero error code at the topic's own level
+	// (not a partition's); 0 when none.
+	Error int16
+	// Resource says the topic is named only as a config or ACL resource.
+	Resource bool
+
+	partAt map[int32]int // index in Partitions by partition, once there are many
+}
+
+// Label is how output names the topic: its name, else its ID
+// (TopicID.String).
+func (t *Topic) Label() string {
+	if t.Name != "" || !t.HasID {
+		return t.Name
+	}
+	return t.ID.String()
+}
+
+// Partition is one partition of a topic an exchange names.
+type Partition struct {
+	Index int32
+	// Error is the partition's first non-zero error code; 0 when none.
+	Error int16
+	// Offsets are the offsets and epochs the exchange states for it.
+	Offsets Offsets
+	// Records summarises the record batches of its RECORDS field; nil
+	// when it has none (a null or absent field).
+	Records *Records
+	// AbortedTxns is how many aborted transactions a read_committed Fetch
+	// response lists for the partition (KIP-98); -1 when the field is
+	// absent or null.
+	AbortedTxns int32
+}
+
+// OffsetKind names one of the offsets a partition may carry.
+type OffsetKind uint8
+
+// Offset kinds, each from the field role of the same meaning.
+const (
+	OffsetBase          OffsetKind = iota // ProduceResponse BaseOffset
+	OffsetFetch                           // FetchRequest FetchOffset
+	OffsetHighWatermark                   // HighWatermark
+	OffsetLastStable                      // LastStableOffset
+	OffsetLogStart                        // LogStartOffset
+	OffsetCommitted                       // CommittedOffset (OffsetCommit, TxnOffsetCommit, OffsetFetch)
+	OffsetListed                          // ListOffsetsResponse Offset
+	OffsetListTimestamp                   // ListOffsetsRequest Timestamp: the time asked
+	OffsetLeaderEpoch                     // a leader epoch (CurrentLeaderEpoch, LeaderEpoch, ...)
+	numOffsetKinds
+)
+
+var offsetNames = [numOffsetKinds]string{"baseOffset", "fetchOffset", "highWatermark", "lastStableOffset",
+	"logStartOffset", "committedOffset", "listedOffset", "listTimestamp", "leaderEpoch"}
+
+// String names the kind as the JSON does ("highWatermark").
+func (k OffsetKind) String() string {
+	if k < numOffsetKinds {
+		return offsetNames[k]
+	}
+	return "offset"
+}
+
+// OffsetKinds lists every kind, in order.
+func OffsetKinds() []OffsetKind {
+	out := make([]OffsetKind, numOffsetKinds)
+	for i := range out {
+		out[i] = OffsetKind(i)
+	}
+	return out
+}
+
+// Offsets are the offsets a partition carries, each present or not.
+type Offsets struct {
+	has  uint16
+	vals [numOffsetKinds]int64
+	// CommittedMetadata is the metadata string committed or fetched with
+	// the committed offset; "" when none.
+	CommittedMetadata string
+}
+
+// Get returns the offset of kind k and whether the exchange stated it.
+func (o *Offsets) Get(k OffsetKind) (int64, bool) {
+	if k >= numOffsetKinds || o.has&(1<<k) == 0 {
+		return 0, false
+	}
+	return o.vals[k], true
+}
+
+// Set records the offset of kind k (the first statement wins).
+func (o *Offsets) Set(k OffsetKind, v int64) {
+	if k >= numOffsetKinds || o.has&(1<<k) != 0 {
+		return
+	}
+	o.has |= 1 << k
+	o.vals[k] = v
+}
+
+// Any reports whether any offset is present.
+func (o *Offsets) Any() bool { return o.has != 0 }
+
+// Codecs is a set of compression codecs, one bit per protocol.Codec.
+type Codecs uint8
+
+// Add adds codec c (0 none .. 4 zstd; others are not kept).
+func (s *Codecs) Add(c protocol.Codec) {
+	if c >= 0 && c < 8 {
+		*s |= 1 << uint(c)
+	}
+}
+
+// Has reports whether c is in the set.
+func (s Codecs) Has(c protocol.Codec) bool { return c >= 0 && c < 8 && s&(1<<uint(c)) != 0 }
+
+// List returns the codecs in the set, by number.
+func (s Codecs) List() []protocol.Codec {
+	var out []protocol.Codec
+	for c := protocol.Codec(0); c < 8; c++ {
+		if s.Has(c) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// Names returns the codecs' names ("none", "gzip", ...), by number.
+func (s Codecs) Names() []string {
+	var out []string
+	for _, c := range s.List() {
+		out = append(out, c.String())
+	}
+	return out
+}
+
+// Records summarises the record batches (magic 2) or legacy messages
+// (magic 0 and 1) of one RECORDS field (Kafka protocol guide, "Record
+// Batch", "Message Sets").
+type Records struct {
+	// Batches counts magic 2 batches and top-level legacy messages (a
+	// compressed wrapper is one).
+	Batches int
+	// Count is the number of records (legacy: of messages, a wrapper's
+	// inner ones); -1 when some batch's count is unknown (a compressed
+	// legacy wrapper that did not decompress).
+	Count int64
+	// Bytes is the size on the wire of the whole batches (a partial
+	// batch at the end is not counted), or of the field's data when its
+	// batches were not decoded; Uncompressed the size with every payload
+	// decompressed, counting only the batches whose decompressed size is
+	// known (UnknownSize counts the others: not decompressed, or failed).
+	Bytes, Uncompressed int64
+	UnknownSize         int
+	// Codecs are the compression codecs of the batches.
+	Codecs Codecs
+	// Magics is the set of batch magics seen (bit 0, 1, 2).
+	Magics uint8
+	// FirstOffset and LastOffset are the first and last records' absolute
+	// offsets, when HasOffsets.
+	FirstOffset, LastOffset int64
+	HasOffsets              bool
+	// Partial says the field ends in a partial batch (normal in a Fetch
+	// response: the broker cuts at the byte limit).
+	Partial bool
+	// Transactional and Control count batches with those attribute bits
+	// (KIP-98); Commits and Aborts the control records of those types.
+	Transactional, Control int
+	Commits, Aborts        int
+	// The first batch's producer (idempotent or transactional producers;
+	// -1 ID none), when HasProducer.
+	ProducerID    int64
+	ProducerEpoch int16
+	BaseSequence  int32
+	HasProducer   bool
+	// CRCErrors counts batches whose stored CRC does not match; Damaged
+	// those (or their records) with any other decoding problem.
+	CRCErrors, Damaged int
+}
+
+// Error is one non-zero error code of a response, with what it belongs to.
+type Error struct {
+	Code int16
+	// Name is Kafka's name for the code ("NOT_LEADER_OR_FOLLOWER"), or
+	// "UNKNOWN(code)".
+	Name string
+	// Message is the broker's ErrorMessage beside the code; "" when none,
+	// null or empty.
+	Message string
+	// Topic is the index in Exchange.Topics of the topic the error is
+	// under, -1 when none; Partition its partition, -1 when the error is
+	// at the topic's level or above.
+	Topic     int
+	Partition int32
+	// Scope names the other entity the error belongs to, when the struct
+	// holding the code names one: a group, member, transaction, resource
+	// or coordinator key (Role is the role of the field naming it).
+	Scope Scope
+}
+
+// Scope is an entity an error belongs to: the value of the field with
+// role Role in the struct holding the error code or one enclosing it.
+type Scope struct {
+	Role protocol.Role // protocol.RoleGroupID, RoleMemberID, RoleTransactionalID, RoleResourceName, RoleCoordinatorKey; RoleNone: none
+	ID   string
+}
+
+// Group is what an exchange says about the group it is about.
+type Group struct {
+	ID string
+	// MemberID is the member the request speaks for ("" on a first
+	// JoinGroup), AssignedMemberID the one the response gives (JoinGroup,
+	// ConsumerGroupHeartbeat).
+	MemberID, AssignedMemberID string
+	InstanceID                 string // group.instance.id of a static member (KIP-345)
+	// Generation is a classic group's generation (the request's, or the
+	// response's for JoinGroup), when HasGeneration; MemberEpoch a KIP-848
+	// member epoch (the request's: -1 leaves, -2 a static member leaves;
+	// AssignedEpoch the response's), when HasEpoch.
+	Generation, MemberEpoch, AssignedEpoch int32
+	HasGeneration, HasEpoch, HasAssigned   bool
+	// ProtocolType is "consumer", "connect", ...; Protocol the assignor
+	// chosen (JoinGroup/SyncGroup response, SyncGroup request) and
+	// Protocols those a JoinGroup request offers.
+	ProtocolType, Protocol string
+	Protocols              []string
+	Leader                 string // JoinGroupResponse Leader: the leader's member ID
+	Reason                 string // JoinGroup/LeaveGroup reason (KIP-800)
+	// SessionTimeoutMs and RebalanceTimeoutMs are -1 when not stated.
+	SessionTimeoutMs, RebalanceTimeoutMs int32
+	// Subscription is what this member subscribes to (JoinGroup request;
+	// the KIP-848 heartbeat's subscribed topics).
+	Subscription *Subscription
+	// Assignment is what this member is given (SyncGroup response; the
+	// KIP-848 heartbeat response's assignment).
+	Assignment *Assignment
+	// Owned are the partitions this member says it owns (the KIP-848
+	// heartbeat request's TopicPartitions).
+	Owned []TopicPartitions
+	// Members are the members the exchange lists: a JoinGroup response's
+	// (the leader's view, with subscriptions), a SyncGroup request's plan
+	// (the leader's, with each member's assignment), LeaveGroup v3+'s
+	// members, DescribeGroups' members.
+	Members []Member
+}
+
+// IsZero reports whether the exchange names no group.
+func (g *Group) IsZero() bool {
+	return g.ID == "" && g.MemberID == "" && g.AssignedMemberID == "" && len(g.Members) == 0 &&
+		!g.HasGeneration && !g.HasEpoch
+}
+
+// Member is one member a group exchange lists.
+type Member struct {
+	ID, InstanceID string
+	Reason         string
+	Subscription   *Subscription
+	Assignment     *Assignment
+	Error          int16
+}
+
+// Subscription is a member's subscription (ConsumerProtocolSubscription,
+// KIP-429 for owned partitions, KIP-341 generation, KIP-881 rack).
+type Subscription struct {
+	Version int16
+	Topics  []string
+	// Owned are the partitions the member owns (cooperative rebalancing).
+	Owned []TopicPartitions
+	// Generation is the generation the owned partitions are from; -1 when
+	// not stated.
+	Generation int32
+	Rack       string
+}
+
+// Assignment is a member's assignment (ConsumerProtocolAssignment, or a
+// KIP-848 heartbeat's).
+type Assignment struct {
+	Version    int16
+	Partitions []TopicPartitions
+}
+
+// TopicPartitions is one topic and some of its partitions.
+type TopicPartitions struct {
+	Topic      string // "" when only an ID names it and its name is unknown
+	ID         TopicID
+	HasID      bool
+	Partitions []int32
+}
+
+// Label is the topic's name, else its ID.
+func (tp *TopicPartitions) Label() string {
+	if tp.Topic != "" || !tp.HasID {
+		return tp.Topic
+	}
+	return tp.ID.String()
+}
+
+// Producer is a transactional ID and producer ID and epoch.
+type Producer struct {
+	TransactionalID string
+	HasTxnID        bool
+	// ID and Epoch are the request's (-1 when it asks for new ones);
+	// NewID and NewEpoch the response's (InitProducerId; EndTxn v5+,
+	// KIP-890), when HasNew.
+	ID, NewID       int64
+	Epoch, NewEpoch int16
+	HasID, HasEpoch bool
+	HasNew          bool
+}
+
+// IsZero reports whether no producer is named.
+func (p *Producer) IsZero() bool { return !p.HasTxnID && !p.HasID && !p.HasEpoch && !p.HasNew }
+
+// Transaction is one transaction of a batched request or a listing.
+type Transaction struct {
+	TransactionalID string
+	ProducerID      int64
+	ProducerEpoch   int16
+	HasProducer     bool
+	Topics          []TopicPartitions
+}
+
+// Coordinator is a FindCoordinator key and what it resolved to.
+type Coordinator struct {
+	// KeyType is 0 group, 1 transaction, 2 share (KIP-932).
+	KeyType int8
+	Key     string
+	// NodeID, Host and Port are the coordinator, when Found.
+	NodeID int32
+	Host   string
+	Port   int32
+	Found  bool
+	Error  int16
+}
+
+// Resource is a config or ACL resource an exchange names.
+type Resource struct {
+	// Type is the resource type (2 is a topic for both configs and ACLs;
+	// 4 broker, 32 group, ...; protocol.EnumName names them).
+	Type int8
+	Name string
+	// Pattern is an ACL pattern type (3 literal, 4 prefixed, ...), -1
+	// when the resource has none (configs).
+	Pattern int8
+	Configs []Config
+}
+
+// Config is one config entry of a resource.
+type Config struct {
+	Name  string
+	Value string
+	Null  bool // the value is null (a delete, or withheld by the broker)
+	// Sensitive says the broker marks it sensitive (IsSensitive) or it is
+	// of type PASSWORD (ConfigType 9, KIP-336); Redacted that kwire
+	// withheld its value (Value is then "").
+	Sensitive, Redacted bool
+}
+
+// AllTopics returns every topic the exchange names, each once, in order:
+// Topics, then the topics only a group's subscriptions, assignments or
+// owned partitions name, then those only a transaction names. Each is a
+// name, or the ID (TopicID.String) where no name is known.
+func (fx *Exchange) AllTopics() []string {
+	var out []string
+	var seen map[string]bool
+	add := func(s string) {
+		if s == "" {
+			return
+		}
+		if seen == nil {
+			seen = make(map[string]bool)
+		}
+		if !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	for i := range fx.Topics {
+		add(fx.Topics[i].Label())
+	}
+	addTPs := func(tps []TopicPartitions) {
+		for i := range tps {
+			add(tps[i].Label())
+		}
+	}
+	addSub := func(s *Subscription) {
+		if s != nil {
+			for _, t := range s.Topics {
+				add(t)
+			}
+			addTPs(s.Owned)
+		}
+	}
+	g := &fx.Group
+	addSub(g.Subscription)
+	if g.Assignment != nil {
+		addTPs(g.Assignment.Partitions)
+	}
+	addTPs(g.Owned)
+	for i := range g.Members {
+		addSub(g.Members[i].Subscription)
+		if a := g.Members[i].Assignment; a != nil {
+			addTPs(a.Partitions)
+		}
+	}
+	for i := range fx.Transactions {
+		addTPs(fx.Transactions[i].Topics)
+	}
+	return out
+}
+
+// TopicIDs returns the topic IDs the exchange names (TopicID.String),
+// each once, resolved to a name or not.
+func (fx *Exchange) TopicIDs() []string {
+	var out []string
+	seen := map[TopicID]bool{}
+	add := func(has bool, id TopicID) {
+		if has && !seen[id] {
+			seen[id] = true
+			out = append(out, id.String())
+		}
+	}
+	for i := range fx.Topics {
+		add(fx.Topics[i].HasID, fx.Topics[i].ID)
+	}
+	g := &fx.Group
+	for i := range g.Owned {
+		add(g.Owned[i].HasID, g.Owned[i].ID)
+	}
+	if a := g.Assignment; a != nil {
+		for i := range a.Partitions {
+			add(a.Partitions[i].HasID, a.Partitions[i].ID)
+		}
+	}
+	return out
+}

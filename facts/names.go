@@ -1,0 +1,95 @@
+package facts
+
+// Names maps topic IDs to the names that exchanges stated beside them
+// (Exchange.IDNames: Metadata, CreateTopics, DescribeTopicPartitions...),
+// so that topics named only by ID (Produce and Fetch v13+, KIP-516;
+// KIP-848 assignments) get their names. One Names serves a whole run; its
+// readers all see the same name for the same ID. It is not safe for
+// concurrent use: Resolve runs in the order exchanges are emitted.
+type Names struct {
+	m map[TopicID]string
+}
+
+// MaxNames bounds the IDs a Names remembers: a cluster has at most a few
+// hundred thousand partitions and far fewer topics; past the bound, new
+// IDs stay unresolved (shown as the ID) rather than grow memory without
+// end. At about 100 bytes an entry, the bound is about 10 MB.
+const MaxNames = 100_000
+
+// NewNames returns an empty Names.
+func NewNames() *Names { return &Names{m: make(map[TopicID]string)} }
+
+// Name returns the name learnt for id.
+func (n *Names) Name(id TopicID) (string, bool) {
+	if n == nil {
+		return "", false
+	}
+	s, ok := n.m[id]
+	return s, ok
+}
+
+// Len is the number of IDs known.
+func (n *Names) Len() int {
+	if n == nil {
+		return 0
+	}
+	return len(n.m)
+}
+
+// Resolve learns the ID-name pairs fx states, then names fx's topics that
+// only an ID named (in Topics, the group's assignments and owned
+// partitions, and transactions). It does its work once per Exchange;
+// later calls return at once. n may be nil (nothing is learnt or named).
+func (n *Names) Resolve(fx *Exchange) {
+	if fx == nil || fx.resolved {
+		return
+	}
+	fx.resolved = true
+	if n == nil {
+		return
+	}
+	for _, p := range fx.IDNames {
+		if _, ok := n.m[p.ID]; ok || len(n.m) < MaxNames {
+			n.m[p.ID] = p.Name
+		}
+	}
+	if len(n.m) == 0 {
+		return
+	}
+	for i := range fx.Topics {
+		t := &fx.Topics[i]
+		if t.Name == "" && t.HasID {
+			t.Name = n.m[t.ID]
+		}
+	}
+	n.resolveAll(fx.Group.Owned)
+	if a := fx.Group.Assignment; a != nil {
+		n.resolveAll(a.Partitions)
+	}
+	for i := range fx.Group.Members {
+		if a := fx.Group.Members[i].Assignment; a != nil {
+			n.resolveAll(a.Partitions)
+		}
+	}
+	for i := range fx.Transactions {
+		n.resolveAll(fx.Transactions[i].Topics)
+	}
+}
+
+func (n *Names) resolveAll(tps []TopicPartitions) {
+	for i := range tps {
+		if tp := &tps[i]; tp.Topic == "" && tp.HasID {
+			tp.Topic = n.m[tp.ID]
+		}
+	}
+}
+
+// Range calls f for every ID known and its name, in no particular order.
+func (n *Names) Range(f func(id TopicID, name string)) {
+	if n == nil {
+		return
+	}
+	for id, name := range n.m {
+		f(id, name)
+	}
+}
