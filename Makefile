@@ -29,6 +29,8 @@ vet:
 	@# go.mod must say what the code imports: direct dependencies not marked
 	@# indirect, no stale go.sum lines.
 	$(GO) mod tidy -diff
+	@# staticcheck (honnef.co/go/tools), pinned as a tool in go.mod.
+	$(GO) tool staticcheck ./...
 
 test: vet
 	@if [ -d "$(SHARED)/kafka-vectors" ]; then echo "== conformance data: $(SHARED)"; \

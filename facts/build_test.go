@@ -126,3 +126,76 @@ func TestNamesBounded(t *testing.T) {
 		t.Errorf("%d topic IDs remembered, want the bound %d", n.Len(), MaxNames)
 	}
 }
+
+// TestGroupFacts: a leader's SyncGroup holds its plan for every member
+// and its own assignment apart; a JoinGroup response lists the members
+// with their subscriptions; errors name the member they belong to.
+func TestGroupFacts(t *testing.T) {
+	assign := func(parts ...int32) []byte {
+		a := kmsg.NewConsumerMemberAssignment()
+		a.Topics = []kmsg.ConsumerMemberAssignmentTopic{{Topic: "lab", Partitions: parts}}
+		return a.AppendTo(nil)
+	}
+	sg := kmsg.NewPtrSyncGroupRequest()
+	sg.Version, sg.Group, sg.Generation, sg.MemberID = 5, "g", 3, "a"
+	sg.ProtocolType, sg.Protocol = kmsg.StringPtr("consumer"), kmsg.StringPtr("range")
+	sg.GroupAssignment = []kmsg.SyncGroupRequestGroupAssignment{
+		{MemberID: "a", MemberAssignment: assign(0, 1)}, {MemberID: "b", MemberAssignment: assign(2, 3)}}
+	sgr := kmsg.NewPtrSyncGroupResponse()
+	sgr.Version, sgr.ProtocolType, sgr.Protocol = 5, kmsg.StringPtr("consumer"), kmsg.StringPtr("range")
+	sgr.MemberAssignment = assign(0, 1)
+	fx := Of(14, 5, request(t, sg), response(t, sgr))
+	g := &fx.Group
+	if g.ID != "g" || g.MemberID != "a" || !g.HasGeneration || g.Generation != 3 || g.Protocol != "range" || g.ProtocolType != "consumer" {
+		t.Errorf("group %+v", g)
+	}
+	if g.Assignment == nil || len(g.Assignment.Partitions) != 1 || !slices.Equal(g.Assignment.Partitions[0].Partitions, []int32{0, 1}) {
+		t.Errorf("own assignment %+v", g.Assignment)
+	}
+	if len(g.Members) != 2 || g.Members[1].ID != "b" || g.Members[1].Assignment == nil ||
+		!slices.Equal(g.Members[1].Assignment.Partitions[0].Partitions, []int32{2, 3}) {
+		t.Errorf("plan %+v", g.Members)
+	}
+	if len(fx.Topics) != 0 {
+		t.Errorf("assignments are not the exchange's topics: %+v", fx.Topics)
+	}
+
+	lv := kmsg.NewPtrLeaveGroupRequest()
+	lv.Version, lv.Group = 5, "g"
+	lv.Members = []kmsg.LeaveGroupRequestMember{{MemberID: "a", Reason: kmsg.StringPtr("shutting down")}, {MemberID: "b"}}
+	lvr := kmsg.NewPtrLeaveGroupResponse()
+	lvr.Version = 5
+	lvr.Members = []kmsg.LeaveGroupResponseMember{{MemberID: "a"}, {MemberID: "b", ErrorCode: 25}}
+	fx = Of(13, 5, request(t, lv), response(t, lvr))
+	if len(fx.Group.Members) != 2 || fx.Group.Members[0].Reason != "shutting down" || fx.Group.Members[1].Error != 25 {
+		t.Errorf("members %+v", fx.Group.Members)
+	}
+	if len(fx.Errors) != 1 || fx.Errors[0].Name != "UNKNOWN_MEMBER_ID" || fx.Errors[0].Scope != (Scope{Role: protocol.RoleMemberID, ID: "b"}) {
+		t.Errorf("errors %+v", fx.Errors)
+	}
+}
+
+// TestAPIVersionsFacts: the ranges and features an ApiVersions response
+// advertises, and the client software its request names.
+func TestAPIVersionsFacts(t *testing.T) {
+	req := kmsg.NewPtrApiVersionsRequest()
+	req.Version, req.ClientSoftwareName, req.ClientSoftwareVersion = 3, "kgo", "1.22.3"
+	resp := kmsg.NewPtrApiVersionsResponse()
+	resp.Version = 3
+	resp.ApiKeys = []kmsg.ApiVersionsResponseApiKey{{ApiKey: 0, MinVersion: 3, MaxVersion: 13}, {ApiKey: 18, MaxVersion: 4}}
+	resp.SupportedFeatures = []kmsg.ApiVersionsResponseSupportedFeature{{Name: "metadata.version", MinVersion: 1, MaxVersion: 25}}
+	resp.FinalizedFeaturesEpoch = 7
+	resp.FinalizedFeatures = []kmsg.ApiVersionsResponseFinalizedFeature{{Name: "metadata.version", MinVersionLevel: 21, MaxVersionLevel: 21}}
+	fx := Of(18, 3, request(t, req), response(t, resp))
+	if fx.Software != (Software{"kgo", "1.22.3"}) {
+		t.Errorf("software %+v", fx.Software)
+	}
+	av := fx.APIVersions
+	if av == nil || av.Error != 0 || len(av.Ranges) != 2 || av.Ranges[0] != (APIRange{0, 3, 13}) || av.Ranges[1] != (APIRange{18, 0, 4}) {
+		t.Fatalf("ranges %+v", av)
+	}
+	if av.FinalizedEpoch != 7 || len(av.SupportedFeatures) != 1 || av.SupportedFeatures[0] != (Feature{"metadata.version", 1, 25}) ||
+		len(av.FinalizedFeatures) != 1 || av.FinalizedFeatures[0] != (Feature{"metadata.version", 21, 21}) {
+		t.Errorf("features %+v", av)
+	}
+}

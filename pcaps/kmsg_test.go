@@ -591,21 +591,6 @@ func compareFields(t *testing.T, label, path string, obj map[string]any, v refle
 	}
 }
 
-func isScalarJSON(v any) bool {
-	switch x := v.(type) {
-	case map[string]any:
-		return false
-	case []any:
-		for _, e := range x {
-			switch e.(type) {
-			case map[string]any, []any:
-				return false
-			}
-		}
-	}
-	return true
-}
-
 // kmsgJSON turns a kmsg value into what kwire's JSON should say for it:
 // integers as json.Number, UUIDs base64url without padding, bytes base64.
 func kmsgJSON(v reflect.Value) any {

@@ -33,8 +33,6 @@ type selectionFor struct {
 	fromJSON func(body map[string]any, version int16) []string
 }
 
-const zeroUUID = "AAAAAAAAAAAAAAAAAAAAAA"
-
 func uuid(b [16]byte) string { return base64.RawURLEncoding.EncodeToString(b[:]) }
 
 // JSON accessors: a missing key reads as the zero of its kind, which the

@@ -710,10 +710,3 @@ func taggedField(fields []Field, tag uint32, v int16) *Field {
 	return nil
 }
 
-// errUnknown builds the non-fatal error for an unknown API key or version.
-func unknownErr(sentinel error, detail string) error {
-	if detail == "" {
-		return sentinel
-	}
-	return fmt.Errorf("%w %s", sentinel, detail)
-}

@@ -88,7 +88,6 @@ type invariants struct {
 	t      *testing.T
 	open   map[*Conn]bool
 	next   map[*Conn]*[2]int64
-	frames int64
 	maxF   int64
 	opened int
 	closed int

@@ -21,7 +21,6 @@ func pattern(port uint16, seq uint32) byte {
 // 4 bytes per segment: [flags/direction] [sequence step] [length] [cut].
 type scriptSource struct {
 	script []byte
-	base   [2]uint32 // initial sequence numbers
 	high   [2]uint32 // highest sequence number sent so far per side
 	frame  [1600]byte
 	at     time.Time

@@ -38,7 +38,6 @@ type seg struct {
 	link    layers.LinkType // 0: the capture's default
 	vlans   []uint16        // 802.1Q tags (Ethernet only)
 	v6ext   bool            // IPv6 hop-by-hop + destination options headers
-	iface   int             // pcapng interface
 	raw     []byte          // a ready-made frame instead of a TCP segment
 	nullBE  bool            // NULL link header in big-endian
 }

@@ -395,26 +395,6 @@ func AppendExchangeTopicsJSON(b []byte, e *dissect.Exchange, topics []string, op
 	return append(out, "}\n"...)
 }
 
-// writeTopicsDocJSON writes d and topics as one line, byte for byte as
-// writeJSONLine(w, &TopicsDoc{ExchangeDoc: d, Topics: topics}) does.
-func writeTopicsDocJSON(w io.Writer, d *ExchangeDoc, topics []string) error {
-	bp := jsonLinePool.Get().(*[]byte)
-	b, ok := appendExchangeDoc((*bp)[:0], d)
-	if !ok {
-		jsonLinePool.Put(bp)
-		return writeJSONLine(w, &TopicsDoc{ExchangeDoc: d, Topics: topics})
-	}
-	b = append(b[:len(b)-2], `,"topics":`...) // reopen the object
-	b = appendStrings(b, topics)
-	b = append(b, "}\n"...)
-	_, err := w.Write(b)
-	if cap(b) <= jsonLineKeep {
-		*bp = b[:0]
-		jsonLinePool.Put(bp)
-	}
-	return err
-}
-
 // jsonLinePool recycles line buffers of ExchangeJSON; buffers above
 // jsonLineKeep bytes (the line of a large Fetch response) are let go.
 var jsonLinePool = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b }}

@@ -38,12 +38,6 @@ func isBatch(n *protocol.Node) bool {
 		child(n, "Magic") != nil && child(n, "BaseOffset", "Offset") != nil
 }
 
-// isRecord reports whether n is a record inside a v2 batch: a struct with an
-// OffsetDelta child.
-func isRecord(n *protocol.Node) bool {
-	return n != nil && n.Kind == protocol.KindStruct && child(n, "OffsetDelta") != nil
-}
-
 // structFacts is what isBatch, isRecord and recordPosition look for
 // among a node's children, found in one pass: the first child of each
 // name, ignoring case.

@@ -320,7 +320,8 @@ func (p *parallelSink) writeOut() {
 					if len(j.line) >= k.w.Size() {
 						err = k.w.Flush() // then the line goes out directly
 					}
-					_, err = k.w.Write(j.line)
+					_, werr := k.w.Write(j.line)
+					err = firstError(err, werr)
 					putLine(j.line)
 					j.line = nil
 				} else {

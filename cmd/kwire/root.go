@@ -117,7 +117,7 @@ Exit status:
 	_ = root.RegisterFlagCompletionFunc("color", cobra.FixedCompletions(
 		[]string{"auto", "always", "never"}, cobra.ShellCompDirectiveNoFileComp))
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
-		return &exitError{code: exitUsage, err: fmt.Errorf("%w\nRun '%s --help' for usage.", err, cmd.CommandPath())}
+		return &exitError{code: exitUsage, err: fmt.Errorf("%w\nRun '%s --help' for usage", err, cmd.CommandPath())}
 	})
 
 	root.AddCommand(

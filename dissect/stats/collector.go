@@ -551,7 +551,7 @@ func (c *Collector) partitions() []PartitionStats {
 	merged := make(map[outKey]*PartitionStats)
 	codecs := make(map[outKey]map[string]struct{})
 	for k, a := range c.parts {
-		ok := outKey{k.topic, k.id, k.hasID, k.part}
+		ok := outKey(k)
 		if ok.topic == "" && ok.hasID {
 			ok.topic, _ = c.opts.Names.Name(ok.id)
 		}
