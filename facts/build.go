@@ -339,6 +339,9 @@ func (b *builder) walk(n *protocol.Node, sc scope, depth int) {
 			if okName && name == "" && okID {
 				okName = false // Produce/Fetch v13: the name field is absent or empty
 			}
+			if okName && okID && id.IsZero() {
+				okID = false // beside a name, the all-zero ID is "no ID" (Metadata by name)
+			}
 			in.topic = b.topic(name, okName, id, okID)
 			in.part = -1
 			if okName && name != "" && okID && !id.IsZero() {
@@ -453,6 +456,7 @@ func (b *builder) leaves(v *view, in scope) {
 	}
 	if x, ok := intOf(v.isolation); ok && !b.response {
 		fx.Isolation = int8(x)
+		fx.IsolationName = protocol.ValueName(v.isolation.Field, x)
 	}
 	if x, ok := intOf(v.committed); ok && !b.response {
 		fx.Commit = int8(x)
@@ -878,6 +882,9 @@ func (b *builder) resource(typ, name, pattern *protocol.Node) int {
 		pt = p
 	}
 	i := b.resourceOf(int8(t), s, int8(pt))
+	if r := &b.fx.Resources[i]; r.TypeName == "" {
+		r.TypeName = protocol.ValueName(typ.Field, t)
+	}
 	if t == resourceTopic && ok2 && s != "" && s != "*" && (pt < 0 || pt == patternLiteral) {
 		// A topic named as a resource ("*" is every topic; a prefix or
 		// match pattern names none).

@@ -79,8 +79,10 @@ type Exchange struct {
 	Resources []Resource
 
 	// Isolation is a Fetch or ListOffsets request's IsolationLevel (0
-	// read_uncommitted, 1 read_committed; KIP-98), -1 when none.
-	Isolation int8
+	// read_uncommitted, 1 read_committed; KIP-98), -1 when none;
+	// IsolationName Kafka's name for it.
+	Isolation     int8
+	IsolationName string
 	// Acks is a Produce request's Acks (-1 all, 0 none, 1 leader); Acks is
 	// meaningless unless HasAcks.
 	Acks    int16
@@ -497,9 +499,11 @@ type Coordinator struct {
 // Resource is a config or ACL resource an exchange names.
 type Resource struct {
 	// Type is the resource type (2 is a topic for both configs and ACLs;
-	// 4 broker, 32 group, ...; protocol.EnumName names them).
-	Type int8
-	Name string
+	// 4 broker, 32 group, ...), TypeName Kafka's name for it ("broker",
+	// "group", "cluster"; "" when unknown).
+	Type     int8
+	TypeName string
+	Name     string
 	// Pattern is an ACL pattern type (3 literal, 4 prefixed, ...), -1
 	// when the resource has none (configs).
 	Pattern int8

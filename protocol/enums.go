@@ -37,7 +37,80 @@ var (
 	enumConfigType = enumTable{0: "unknown", 1: "boolean", 2: "string", 3: "int", 4: "short", 5: "long", 6: "double",
 		7: "list", 8: "class", 9: "password"} // KIP-336
 	enumConfigOp = enumTable{0: "set", 1: "delete", 2: "append", 3: "subtract"} // KIP-339
+	// KIP-848 (and KIP-932, KIP-1071) heartbeat request member epochs: 0
+	// joins, -1 leaves, -2 a static member leaves (its instance ID is
+	// kept). Other values are the epoch the member is at.
+	enumHeartbeatEpoch = enumTable{0: "join", -1: "leave", -2: "static leave"}
 )
+
+// authorizedOperationsOmitted is the AuthorizedOperations of a response to
+// a request that did not ask for them (Integer.MIN_VALUE in Kafka's
+// clients: MetadataResponse, DescribeGroups, ... KIP-430).
+const authorizedOperationsOmitted = -2147483648
+
+// valueNamer names the values of one field.
+type valueNamer interface {
+	name(v int64) string
+}
+
+func (t enumTable) name(v int64) string { return t[v] }
+
+// authorizedOps names an AuthorizedOperations bit field (KIP-430): the
+// operations whose bit (1 << AclOperation code) is set, comma-separated,
+// or "not requested" for Integer.MIN_VALUE.
+type authorizedOps struct{}
+
+func (authorizedOps) name(v int64) string {
+	if v == authorizedOperationsOmitted {
+		return "not requested"
+	}
+	if v < 0 {
+		return ""
+	}
+	var b strings.Builder
+	for bit := int64(0); bit < 32; bit++ {
+		if v&(1<<bit) == 0 {
+			continue
+		}
+		n := enumOperation[bit]
+		if n == "" {
+			n = "bit" + itoaSmall(int(bit))
+		}
+		if b.Len() > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(n)
+	}
+	return b.String()
+}
+
+// ValueName returns the name Kafka gives value v of schema field f (an
+// IsolationLevel 1 is "read_committed", a heartbeat's MemberEpoch -1
+// "leave", an AuthorizedOperations of -2147483648 "not requested"), or ""
+// when the field's values have no names or v is not one of them. The
+// names are attached to the fields once, when the package initialises,
+// by the rules of enumFor and of valueNamerFor.
+func ValueName(f *Field, v int64) string {
+	if f == nil || f.values == nil {
+		return ""
+	}
+	return f.values.name(v)
+}
+
+// valueNamerFor returns the namer of field f of message msg, or nil.
+func valueNamerFor(msg string, f *Field) valueNamer {
+	switch {
+	case f.Kind == TypeInt32 && strings.HasSuffix(f.Name, "AuthorizedOperations"):
+		return authorizedOps{}
+	case f.Role == RoleMemberEpoch && (msg == "ConsumerGroupHeartbeatRequest" || msg == "ShareGroupHeartbeatRequest" ||
+		msg == "StreamsGroupHeartbeatRequest"):
+		return enumHeartbeatEpoch
+	}
+	if t := enumFor(msg, f.Name); t != nil {
+		return t
+	}
+	return nil
+}
 
 // EnumName returns the name Kafka gives value v of field fieldName in
 // message messageName ("FetchRequest", "IsolationLevel", 1 →

@@ -125,7 +125,7 @@ const (
 	RoleClientSoftwareName    // ApiVersionsRequest ClientSoftwareName
 	RoleClientSoftwareVersion // ApiVersionsRequest ClientSoftwareVersion
 	RoleAPIRanges             // ApiVersionsResponse ApiKeys: the versions the broker supports per key
-	RoleAPIKey                // an API key in such a range
+	RoleAPIKey                // an API key (a request header's, or one in such a range)
 	RoleMinVersion            // a range's lowest version (or feature level)
 	RoleMaxVersion            // a range's highest version (or feature level)
 	RoleSupportedFeatures     // ApiVersionsResponse SupportedFeatures
@@ -345,6 +345,7 @@ var roleRules = []roleRule{
 	{msg: "ApiVersionsRequest", path: "ClientSoftwareVersion", kind: TypeString, role: RoleClientSoftwareVersion},
 	{msg: "ApiVersionsResponse", path: "ApiKeys", kind: TypeStruct, array: true, role: RoleAPIRanges},
 	{msg: "ApiVersionsResponse", path: "ApiKeys.ApiKey", kind: TypeInt16, role: RoleAPIKey},
+	{msg: "RequestHeader", path: "RequestApiKey", kind: TypeInt16, role: RoleAPIKey},
 	{msg: "ApiVersionsResponse", path: "*.MinVersion", kind: TypeInt16, role: RoleMinVersion},
 	{msg: "ApiVersionsResponse", path: "*.MaxVersion", kind: TypeInt16, role: RoleMaxVersion},
 	{msg: "ApiVersionsResponse", path: "*.MinVersionLevel", kind: TypeInt16, role: RoleMinVersion},
@@ -435,6 +436,7 @@ func assignRoles(msg, prefix string, fields []Field, topicAbove bool, depth int)
 		f := &fields[i]
 		f.Role = ruleRole(msg, prefix+f.Name, f)
 	}
+
 	topicHere := namesTopic(fields)
 	for i := range fields {
 		f := &fields[i]
@@ -447,6 +449,9 @@ func assignRoles(msg, prefix string, fields []Field, topicAbove bool, depth int)
 		case f.Kind == TypeArray && f.Elem == TypeInt32 && topicHere && oneOf(f.Name, partitionLists):
 			f.Role = RolePartition
 		}
+	}
+	for i := range fields {
+		fields[i].values = valueNamerFor(msg, &fields[i])
 	}
 	for i := range fields {
 		f := &fields[i]
@@ -475,6 +480,7 @@ func elemFieldOf(f *Field) *Field {
 		Fields:     f.Fields,
 		Role:       f.Role,
 		ElemOf:     f,
+		values:     f.values,
 	}
 }
 

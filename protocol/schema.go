@@ -94,6 +94,9 @@ type Field struct {
 	elem *Field
 	// ElemOf, for an array's element field, is the array field.
 	ElemOf *Field
+	// values names the field's values (ValueName), set when the package
+	// initialises; nil when they have no names.
+	values valueNamer
 }
 
 // ElemField returns the field describing each element of array field f (a

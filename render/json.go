@@ -737,17 +737,13 @@ func (j *jsonWriter) object(b []byte, n *protocol.Node, path string, batch *prot
 	o := jsonObject{b: append(b, '{'), keys: j.keySpans()}
 	defer j.freeKeySpans(o.keys)
 	typed := j.typedRecords
-	var facts structFacts
-	if typed && n.Kind == protocol.KindStruct {
-		facts = factsOf(n)
-	}
-	if typed && facts.isBatch(n) {
+	if typed && isBatch(n) {
 		batch = n
 		bi := batchSummary(n)
 		o.key("compression")
 		o.b = appendJSONString(o.b, bi.codec)
-		if m, _ := intOf(facts.magic); m >= 2 {
-			attrs, _ := intChild(n, "Attributes")
+		if n.Field == protocol.Batch.Batch {
+			attrs, _ := fieldInt(n, protocol.Batch.Attributes)
 			o.key("timestampType")
 			if attrs&attrLogAppendTime != 0 {
 				o.b = appendJSONString(o.b, "LogAppendTime")
@@ -759,25 +755,25 @@ func (j *jsonWriter) object(b []byte, n *protocol.Node, path string, batch *prot
 			o.key("control")
 			o.b = strconv.AppendBool(o.b, attrs&attrControl != 0)
 		}
-		if c := child(n, "Crc", "CRC"); c != nil && c.Note != "" {
+		if note := crcNote(n); note != "" {
 			o.key("crcValid")
-			o.b = strconv.AppendBool(o.b, c.Note == "ok")
+			o.b = strconv.AppendBool(o.b, note == "ok")
 		}
-		if m, _ := intOf(facts.magic); m < 2 {
+		if n.Field == protocol.Message.Message {
 			rec = true // a legacy message: its Key and Value are record data
 		}
 	}
-	if typed && batch != nil && facts.isRecord(n) {
+	if typed && batch != nil && isRecord(n) {
 		rec = true
-		if off, ts, ok := j.pos.position(batch, &facts); ok {
+		if off, ts, ok := j.pos.position(batch, n); ok {
 			o.key("offset")
 			o.b = strconv.AppendInt(o.b, off, 10)
 			o.key("timestamp")
 			o.b = strconv.AppendInt(o.b, ts, 10)
 		}
-		if t := child(facts.key, "Type"); t != nil && t.Note != "" {
+		if t := controlTypeOf(n); t != "" {
 			o.key("controlType") // a control record's key: COMMIT, ABORT, ...
-			o.b = appendJSONStr(o.b, t.Note, j.safe())
+			o.b = appendJSONStr(o.b, t, j.safe())
 		}
 	}
 	var raws, repeated []*protocol.Node
@@ -984,14 +980,6 @@ func appendCamelKeyJSON(b []byte, name string, safe *[utf8.RuneSelf]bool) []byte
 	}
 	b = append(b, name[i:]...)
 	return append(b, '"')
-}
-
-// isMessageSet reports whether n is the inner message set of a compressed
-// legacy message (protocol/records.go: a KindStruct "MessageSet" whose
-// children are Messages).
-func isMessageSet(n *protocol.Node) bool {
-	return n.Kind == protocol.KindStruct && n.Flags&protocol.FlagNull == 0 &&
-		(n.Type == "MessageSet" || n.Name == "MessageSet")
 }
 
 // messageSet appends a legacy wrapper's inner message set as an array of

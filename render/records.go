@@ -11,7 +11,8 @@ import (
 // KIP-98 for the attribute bits): the low three bits of a batch's (or legacy
 // message's) attributes are the codec, bit 3 the timestamp type (1 =
 // LogAppendTime, every record's timestamp is the batch's MaxTimestamp), bit 4
-// transactional, bit 5 control.
+// transactional, bit 5 control. The nodes are recognised by the fields they
+// are values of (protocol.Batch, protocol.Record, protocol.Message).
 const (
 	attrCodecMask     = 0x07
 	attrLogAppendTime = 0x08
@@ -19,147 +20,121 @@ const (
 	attrControl       = 0x20
 )
 
-var codecNames = [...]string{"none", "gzip", "snappy", "lz4", "zstd"}
-
 // CodecName names a compression codec id from a batch's attributes.
 func CodecName(attributes int64) string {
-	c := attributes & attrCodecMask
-	if int(c) < len(codecNames) {
-		return codecNames[c]
-	}
-	return "codec(" + itoa(c) + ")"
+	return protocol.Codec(attributes & attrCodecMask).String()
 }
 
-// isBatch reports whether n is a record batch (magic 2) or a legacy message
-// set entry as the decoder builds them: a struct with BaseOffset (or Offset)
-// and Magic children.
-func isBatch(n *protocol.Node) bool {
-	return n != nil && n.Kind == protocol.KindStruct &&
-		child(n, "Magic") != nil && child(n, "BaseOffset", "Offset") != nil
-}
-
-// structFacts is what isBatch, isRecord and recordPosition look for
-// among a node's children, found in one pass: the first child of each
-// name, ignoring case.
-type structFacts struct {
-	magic, offset, baseOffset, offsetDelta, timestampDelta, key *protocol.Node
-}
-
-func factsOf(n *protocol.Node) (f structFacts) {
-	set := func(p **protocol.Node, c *protocol.Node, name string) {
-		if *p == nil && equalFold(c.Name, name) {
-			*p = c
-		}
+// fieldChild returns n's first direct child that is a value of field f,
+// or nil.
+func fieldChild(n *protocol.Node, f *protocol.Field) *protocol.Node {
+	if n == nil {
+		return nil
 	}
 	for _, c := range n.Children {
-		if !ascii(c.Name) {
-			set(&f.magic, c, "Magic")
-			set(&f.offset, c, "Offset")
-			set(&f.baseOffset, c, "BaseOffset")
-			set(&f.offsetDelta, c, "OffsetDelta")
-			set(&f.timestampDelta, c, "TimestampDelta")
-			set(&f.key, c, "Key")
-			continue
-		}
-		// ASCII names match only names of their own length.
-		switch len(c.Name) {
-		case len("Magic"):
-			set(&f.magic, c, "Magic")
-		case len("Offset"):
-			set(&f.offset, c, "Offset")
-		case len("BaseOffset"):
-			set(&f.baseOffset, c, "BaseOffset")
-		case len("OffsetDelta"):
-			set(&f.offsetDelta, c, "OffsetDelta")
-		case len("TimestampDelta"):
-			set(&f.timestampDelta, c, "TimestampDelta")
-		case len("Key"):
-			set(&f.key, c, "Key")
+		if c.Field == f {
+			return c
 		}
 	}
-	return f
+	return nil
 }
 
-// batchPos is what recordPosition needs from the batch last asked
-// about, found once per batch rather than once per record.
+// fieldInt returns the integer value of n's child of field f.
+func fieldInt(n *protocol.Node, f *protocol.Field) (int64, bool) {
+	return intOf(fieldChild(n, f))
+}
+
+// isBatch reports whether n is a record batch (magic 2) or a legacy
+// message (magic 0 or 1).
+func isBatch(n *protocol.Node) bool {
+	return n != nil && n.Kind == protocol.KindStruct && (n.Field == protocol.Batch.Batch || n.Field == protocol.Message.Message)
+}
+
+// isRecord reports whether n is a record inside a magic 2 batch.
+func isRecord(n *protocol.Node) bool {
+	return n != nil && n.Kind == protocol.KindStruct && n.Field != nil && n.Field == protocol.Batch.Records.ElemField()
+}
+
+// isMessageSet reports whether n is the inner message set of a compressed
+// legacy message (protocol/records.go).
+func isMessageSet(n *protocol.Node) bool {
+	return n.Kind == protocol.KindStruct && n.Flags&protocol.FlagNull == 0 && n.Field == protocol.Message.MessageSet
+}
+
+// batchPos is what recordPosition needs from the batch last asked about,
+// found once per batch rather than once per record.
 type batchPos struct {
-	batch         *protocol.Node
-	base, ts      int64 // BaseOffset; BaseTimestamp, or MaxTimestamp under LogAppendTime
-	baseOK, logAp bool
+	batch *protocol.Node
+	ts    int64 // BaseTimestamp, or MaxTimestamp under LogAppendTime
+	logAp bool
 }
 
-// position is recordPosition(batch, the record rec describes).
-func (p *batchPos) position(batch *protocol.Node, rec *structFacts) (off, ts int64, ok bool) {
+// position returns record rec's absolute offset (the decoder's, Node.Int
+// with FlagAbsOffset) and timestamp (ms since the epoch): the batch's
+// BaseTimestamp plus the record's TimestampDelta, or the batch's
+// MaxTimestamp under LogAppendTime.
+func (p *batchPos) position(batch, rec *protocol.Node) (off, ts int64, ok bool) {
+	if rec.Flags&protocol.FlagAbsOffset == 0 {
+		return 0, 0, false
+	}
 	if batch != p.batch {
 		p.batch = batch
-		p.base, p.baseOK = intChild(batch, "BaseOffset")
-		attrs, _ := intChild(batch, "Attributes")
+		attrs, _ := fieldInt(batch, protocol.Batch.Attributes)
 		p.logAp = attrs&attrLogAppendTime != 0
 		if p.logAp {
-			p.ts, _ = intChild(batch, "MaxTimestamp")
+			p.ts, _ = fieldInt(batch, protocol.Batch.MaxTimestamp)
 		} else {
-			p.ts, _ = intChild(batch, "BaseTimestamp")
+			p.ts, _ = fieldInt(batch, protocol.Batch.BaseTimestamp)
 		}
-	}
-	delta, ok2 := intOf(rec.offsetDelta)
-	if !p.baseOK || !ok2 {
-		return 0, 0, false
 	}
 	ts = p.ts
 	if !p.logAp {
-		td, _ := intOf(rec.timestampDelta)
+		td, _ := fieldInt(rec, protocol.Record.TimestampDelta)
 		ts += td
 	}
-	return p.base + delta, ts, true
+	return rec.Int, ts, true
 }
 
-// isBatch is the package's isBatch from n's facts.
-func (f *structFacts) isBatch(n *protocol.Node) bool {
-	return n.Kind == protocol.KindStruct && f.magic != nil && (f.baseOffset != nil || f.offset != nil)
+// controlTypeOf returns a control record's type name (COMMIT, ABORT, ...)
+// from its key, or "".
+func controlTypeOf(rec *protocol.Node) string {
+	key := fieldChild(rec, protocol.Record.Key)
+	if t := fieldChild(key, protocol.Record.ControlType); t != nil {
+		return protocol.ControlTypeName(int16(t.Int))
+	}
+	return ""
 }
 
-// isRecord is the package's isRecord from n's facts.
-func (f *structFacts) isRecord(n *protocol.Node) bool {
-	return n.Kind == protocol.KindStruct && f.offsetDelta != nil
-}
-
-// batchRecords returns the node holding a batch's records, or nil.
-func batchRecords(b *protocol.Node) *protocol.Node {
-	return child(b, "Records")
-}
-
-// batchInfo is what the one-line and JSON renderers need from a batch.
+// batchInfo is what the tree and JSON renderers need from a batch.
 type batchInfo struct {
 	baseOffset int64 // the first record's (legacy: message's) absolute offset
 	count      int64 // records (legacy: messages), -1 when unknown
 	codec      string
-	bytes      int // the batch's size on the wire
-	partial    bool
 	wrapper    bool // a compressed legacy message: count and baseOffset are its inner messages'
 }
 
 func batchSummary(b *protocol.Node) batchInfo {
-	bi := batchInfo{count: -1, bytes: b.Len}
-	bi.baseOffset, _ = intChild(b, "BaseOffset", "Offset")
-	attrs, _ := intChild(b, "Attributes")
-	bi.codec = CodecName(attrs)
-	bi.partial = b.Flags&protocol.FlagPartial != 0 // partial batches are KindRaw "PartialBatch" nodes in protocol
-	if magic, ok := intChild(b, "Magic"); ok && magic < 2 {
+	bi := batchInfo{count: -1}
+	if b.Field == protocol.Message.Message {
+		bi.baseOffset, _ = fieldInt(b, protocol.Message.Offset)
+		attrs, _ := fieldInt(b, protocol.Message.Attributes)
+		bi.codec = CodecName(attrs)
 		bi.legacyMessages(b)
 		return bi
 	}
-	if r := batchRecords(b); r != nil {
+	bi.baseOffset, _ = fieldInt(b, protocol.Batch.BaseOffset)
+	attrs, _ := fieldInt(b, protocol.Batch.Attributes)
+	bi.codec = CodecName(attrs)
+	if r := fieldChild(b, protocol.Batch.Records); r != nil {
 		switch {
-		case r.Kind == protocol.KindArray && r.Int >= 0:
+		case r.Int >= 0:
 			bi.count = r.Int
 		case len(r.Children) > 0:
 			bi.count = int64(len(r.Children))
 		}
 	}
 	if bi.count < 0 {
-		if c, ok := intChild(b, "RecordsCount", "RecordCount"); ok {
-			bi.count = c
-		} else if d, ok := intChild(b, "LastOffsetDelta"); ok && !bi.partial {
+		if d, ok := fieldInt(b, protocol.Batch.LastOffsetDelta); ok {
 			bi.count = d + 1
 		}
 	}
@@ -170,14 +145,13 @@ func batchSummary(b *protocol.Node) batchInfo {
 // of legacy message b (magic 0 or 1; protocol guide "Message Sets"): a
 // message without an inner MessageSet is one message at its own offset; a
 // compressed wrapper counts its inner messages (recursively, for wrappers
-// nested inside), and its first offset is the first inner message's. Inner
-// offsets of a magic 0 wrapper are absolute; those of a magic 1 wrapper are
-// relative and the decoder notes their absolute value ("relative; offset
-// N", protocol/records.go); without that note the wrapper's own offset (the
-// last inner message's, KIP-31) stands in. A wrapper whose payload did not
+// nested inside), and its first offset is the first inner message's
+// absolute offset, which the decoder computed (Node.Int with
+// FlagAbsOffset); without it the wrapper's own offset (the last inner
+// message's, KIP-31) stands in. A wrapper whose payload did not
 // decompress has an unknown count (-1).
 func (bi *batchInfo) legacyMessages(b *protocol.Node) {
-	set := child(b, "MessageSet")
+	set := fieldChild(b, protocol.Message.MessageSet)
 	if set == nil {
 		if bi.codec == "none" {
 			bi.count = 1
@@ -190,15 +164,15 @@ func (bi *batchInfo) legacyMessages(b *protocol.Node) {
 	walk = func(set *protocol.Node, depth int) int64 {
 		var n int64
 		for _, m := range set.Children {
-			if !isBatch(m) {
+			if m.Field != protocol.Message.Message {
 				continue
 			}
-			if inner := child(m, "MessageSet"); inner != nil && depth < 8 {
+			if inner := fieldChild(m, protocol.Message.MessageSet); inner != nil && depth < 8 {
 				n += walk(inner, depth+1)
 				continue
 			}
-			if !found {
-				first, found = innerOffset(m, bi.baseOffset), true
+			if !found && m.Flags&protocol.FlagAbsOffset != 0 {
+				first, found = m.Int, true
 			}
 			n++
 		}
@@ -208,49 +182,6 @@ func (bi *batchInfo) legacyMessages(b *protocol.Node) {
 	if found {
 		bi.baseOffset = first
 	}
-}
-
-// innerOffset returns the absolute offset of inner message m of a legacy
-// wrapper whose own offset is wrapperOffset.
-func innerOffset(m *protocol.Node, wrapperOffset int64) int64 {
-	o := child(m, "Offset")
-	if o == nil || o.Kind != protocol.KindInt {
-		return wrapperOffset
-	}
-	if !strings.HasPrefix(o.Note, "relative") {
-		return o.Int // magic 0: inner offsets are absolute
-	}
-	if rest, ok := strings.CutPrefix(o.Note, "relative; offset "); ok {
-		if end := strings.IndexAny(rest, " ;"); end >= 0 {
-			rest = rest[:end]
-		}
-		if v, err := strconv.ParseInt(rest, 10, 64); err == nil {
-			return v
-		}
-	}
-	return wrapperOffset
-}
-
-// recordPosition returns a v2 record's absolute offset and timestamp (ms
-// since the epoch) from its batch: BaseOffset+OffsetDelta, and
-// BaseTimestamp+TimestampDelta or the batch's MaxTimestamp under
-// LogAppendTime.
-func recordPosition(batch, rec *protocol.Node) (off, ts int64, ok bool) {
-	base, ok1 := intChild(batch, "BaseOffset")
-	delta, ok2 := intChild(rec, "OffsetDelta")
-	if !ok1 || !ok2 {
-		return 0, 0, false
-	}
-	off = base + delta
-	attrs, _ := intChild(batch, "Attributes")
-	if attrs&attrLogAppendTime != 0 {
-		ts, _ = intChild(batch, "MaxTimestamp")
-	} else {
-		bt, _ := intChild(batch, "BaseTimestamp")
-		td, _ := intChild(rec, "TimestampDelta")
-		ts = bt + td
-	}
-	return off, ts, true
 }
 
 // msTime formats milliseconds since the epoch as RFC 3339 UTC with
@@ -267,48 +198,55 @@ func appendMsTime(b []byte, ms int64) []byte {
 	return protocol.AppendMillisUTC(b, ms)
 }
 
+// crcNote returns the decoder's verdict on a batch's or message's CRC
+// ("ok", "bad: ..."), or "".
+func crcNote(b *protocol.Node) string {
+	c := fieldChild(b, protocol.Batch.Crc)
+	if c == nil {
+		c = fieldChild(b, protocol.Message.Crc)
+	}
+	if c == nil {
+		return ""
+	}
+	return c.Note
+}
+
 // batchDescription is the text after a batch's name in the tree.
 func batchDescription(b *protocol.Node) string {
 	bi := batchSummary(b)
 	var sb strings.Builder
-	magic, _ := intChild(b, "Magic")
-	switch {
-	case magic < 2:
+	legacy := b.Field == protocol.Message.Message
+	if legacy {
+		magic, _ := fieldInt(b, protocol.Message.Magic)
 		sb.WriteString("v" + itoa(magic) + " ")
-	case !containsFold(b.Name, "batch"):
-		sb.WriteString("record batch ")
-	}
-	switch {
-	case magic < 2:
 		// The message's own Offset (a wrapper's is its last inner
 		// message's), then the inner messages a wrapper holds.
-		off, _ := intChild(b, "Offset")
+		off, _ := fieldInt(b, protocol.Message.Offset)
 		sb.WriteString("offset " + itoa(off))
 		if bi.wrapper && bi.count == 1 {
 			sb.WriteString(", 1 message")
 		} else if bi.wrapper && bi.count >= 0 {
 			sb.WriteString(", " + itoa(bi.count) + " messages")
 		}
-	default:
+	} else {
 		sb.WriteString("offset " + itoa(bi.baseOffset))
-		if last, ok := intChild(b, "LastOffsetDelta"); ok && last > 0 {
+		if last, ok := fieldInt(b, protocol.Batch.LastOffsetDelta); ok && last > 0 {
 			sb.WriteString("-" + itoa(bi.baseOffset+last))
 		}
-	}
-	switch {
-	case magic < 2:
-	case bi.count == 1:
-		sb.WriteString(", 1 record")
-	case bi.count >= 0:
-		sb.WriteString(", " + itoa(bi.count) + " records")
+		switch {
+		case bi.count == 1:
+			sb.WriteString(", 1 record")
+		case bi.count >= 0:
+			sb.WriteString(", " + itoa(bi.count) + " records")
+		}
 	}
 	if bi.codec == "none" {
 		sb.WriteString(", uncompressed")
 	} else {
 		sb.WriteString(", " + bi.codec)
 	}
-	attrs, _ := intChild(b, "Attributes")
-	if magic >= 2 {
+	if !legacy {
+		attrs, _ := fieldInt(b, protocol.Batch.Attributes)
 		if attrs&attrTransactional != 0 {
 			sb.WriteString(", transactional")
 		}
@@ -318,12 +256,12 @@ func batchDescription(b *protocol.Node) string {
 		if attrs&attrLogAppendTime != 0 {
 			sb.WriteString(", LogAppendTime")
 		}
-		if ts, ok := intChild(b, "BaseTimestamp"); ok {
+		if ts, ok := fieldInt(b, protocol.Batch.BaseTimestamp); ok {
 			sb.WriteString(", " + msTime(ts))
 		}
 	}
-	if c := child(b, "CRC", "Crc"); c != nil && c.Note != "" {
-		sb.WriteString(", crc " + c.Note)
+	if note := crcNote(b); note != "" {
+		sb.WriteString(", crc " + note)
 	}
 	return sb.String()
 }

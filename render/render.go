@@ -29,6 +29,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/fatih/color"
+	"github.com/kwire/kwire/facts"
 	"github.com/kwire/kwire/protocol"
 )
 
@@ -84,11 +85,10 @@ type Options struct {
 	MaxValue int
 	// ShowSecrets shows values the decoder marked protocol.FlagRedacted.
 	ShowSecrets bool
-	// TopicNames maps topic IDs (Kafka's base64url form, UUIDString) to
-	// topic names, e.g. as learnt from Metadata responses; subjects show
-	// the name of a topic known only by its ID (Fetch v13+, Produce v13+).
-	// It is only read, and may be nil.
-	TopicNames map[string]string
+	// Facts, when set, are the facts of the exchange whose frames are
+	// rendered (dissect.Exchange.Facts, resolved by the run's
+	// facts.Names): the tree names a TopicId with the topic's name.
+	Facts *facts.Exchange
 }
 
 func (o *Options) maxValue() int {
@@ -317,23 +317,7 @@ func uuidHex(raw []byte) string {
 
 // isErrorCode reports whether n is a Kafka error code field.
 func isErrorCode(n *protocol.Node) bool {
-	return n.Kind == protocol.KindInt && hasSuffixFold(n.Name, "errorcode")
-}
-
-// hasSuffixFold is strings.HasSuffix ignoring ASCII case, without
-// allocating.
-func hasSuffixFold(s, suffix string) bool {
-	return len(s) >= len(suffix) && strings.EqualFold(s[len(s)-len(suffix):], suffix)
-}
-
-// containsFold is strings.Contains ignoring ASCII case, without allocating.
-func containsFold(s, sub string) bool {
-	for i := 0; i+len(sub) <= len(s); i++ {
-		if strings.EqualFold(s[i:i+len(sub)], sub) {
-			return true
-		}
-	}
-	return false
+	return n.Kind == protocol.KindInt && n.Role() == protocol.RoleErrorCode
 }
 
 // appendValue appends the one-line value of a leaf node (no notes or
@@ -349,7 +333,7 @@ func appendValue(b []byte, n *protocol.Node, o *Options, long bool) []byte {
 	max := o.maxValue()
 	switch n.Kind {
 	case protocol.KindInt:
-		if strings.EqualFold(n.Name, "crc") && n.Int >= 0 && n.Int <= 0xffffffff {
+		if (n.Field == protocol.Batch.Crc || n.Field == protocol.Message.Crc) && n.Int >= 0 && n.Int <= 0xffffffff {
 			b = append(b, "0x"...) // a CRC-32 reads as its 8 hex digits
 			for sh := 28; sh >= 0; sh -= 4 {
 				b = append(b, hexDigits[n.Int>>sh&0xf])
@@ -426,8 +410,7 @@ func isVersionNote(s string) bool {
 // noteOf returns n's note, or for an API key field without one the API's
 // name from the schema table.
 func noteOf(n *protocol.Node) string {
-	if n.Note == "" && n.Kind == protocol.KindInt && n.Int >= 0 && n.Int <= 0x7fff &&
-		(n.Name == "RequestApiKey" || n.Name == "ApiKey") {
+	if n.Note == "" && n.Kind == protocol.KindInt && n.Int >= 0 && n.Int <= 0x7fff && n.Role() == protocol.RoleAPIKey {
 		return protocol.APIName(int16(n.Int))
 	}
 	return n.Note
@@ -566,11 +549,6 @@ func ascii(s string) bool {
 		}
 	}
 	return true
-}
-
-// intChild returns the integer value of the named child and whether it exists.
-func intChild(n *protocol.Node, names ...string) (int64, bool) {
-	return intOf(child(n, names...))
 }
 
 // intOf returns the integer value of c, a child found by name, and

@@ -459,9 +459,10 @@ func TestRenderKafkaRecordBatches(t *testing.T) {
 		if !isBatch(batch) {
 			t.Fatalf("%s: first child %q is not a batch", v.Name, batch.Name)
 		}
-		base, _ := intChild(batch, "BaseOffset")
-		if recs := batchRecords(batch); recs != nil && len(recs.Children) > 0 {
-			off, ts, ok := recordPosition(batch, recs.Children[0])
+		base, _ := fieldInt(batch, protocol.Batch.BaseOffset)
+		if recs := fieldChild(batch, protocol.Batch.Records); recs != nil && len(recs.Children) > 0 {
+			var pos batchPos
+			off, ts, ok := pos.position(batch, recs.Children[0])
 			want := fmt.Sprintf("[0] offset %d timestamp %s", off, msTime(ts))
 			if !ok || off < base || !strings.Contains(tree, want) {
 				t.Errorf("%s: tree lacks %q:\n%s", v.Name, want, tree)

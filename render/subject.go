@@ -430,8 +430,11 @@ func (s *subjectBuf) api(e *dissect.Exchange, fx *facts.Exchange) {
 			s.word("ABORT", "")
 		}
 	case protocol.KeyFetch, protocol.KeyShareFetch:
-		if fx.Isolation >= 0 {
-			s.word(isolationName(int64(fx.Isolation)), "")
+		switch {
+		case fx.IsolationName != "":
+			s.word(fx.IsolationName, "")
+		case fx.Isolation >= 0:
+			s.word("isolation=", strconv.Itoa(int(fx.Isolation)))
 		}
 	case protocol.KeySaslAuthenticate:
 		// appendSASL writes what the dissector found; the token fills
@@ -453,31 +456,17 @@ func (s *subjectBuf) api(e *dissect.Exchange, fx *facts.Exchange) {
 		if name == "" {
 			name = "(default)" // a broker resource named "": the cluster-wide default
 		}
-		s.word(resourceTypeName(fx.Key, r.Type)+":", name)
+		tn := r.TypeName
+		if tn == "" {
+			tn = "type(" + strconv.Itoa(int(r.Type)) + ")"
+		}
+		s.word(tn+":", name)
 	}
 }
 
 // Kafka's resource type of a topic, in both the config and the ACL
 // numbering.
 const resourceTopic = 2
-
-// resourceTypeName names a config or ACL resource type ("broker",
-// "group", "cluster"), or "type(N)".
-func resourceTypeName(key int16, t int8) string {
-	msg := "DescribeConfigsRequest"
-	switch key {
-	case 29, 30, 31: // DescribeAcls, CreateAcls, DeleteAcls
-		msg = "DescribeAclsRequest"
-	}
-	field := "ResourceType"
-	if msg == "DescribeAclsRequest" {
-		field = "ResourceTypeFilter"
-	}
-	if n := protocol.EnumName(msg, field, int64(t)); n != "" {
-		return n
-	}
-	return "type(" + strconv.Itoa(int(t)) + ")"
-}
 
 // coordinators appends the keys asked, typed by key type, and the
 // coordinator each maps to: "group=G → node 0 127.0.0.1:9092".
@@ -549,15 +538,6 @@ func shortID(id string) string {
 		return string(r[:8]) + "…"
 	}
 	return id
-}
-
-// isolationName names a Fetch or ListOffsets IsolationLevel
-// (FetchRequest.json, KIP-98): 0 read_uncommitted, 1 read_committed.
-func isolationName(v int64) string {
-	if n := protocol.EnumName("FetchRequest", "IsolationLevel", v); n != "" {
-		return n
-	}
-	return "isolation=" + strconv.FormatInt(v, 10)
 }
 
 // saslFromToken reads the mechanism family and user name from the parts

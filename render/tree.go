@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/kwire/kwire/facts"
 	"github.com/kwire/kwire/protocol"
 )
 
@@ -32,7 +33,7 @@ import (
 // dump. Empty tagged-field buffers are left out (Hex shows their byte). A
 // decoding error ends the output on a line of its own.
 func Tree(w io.Writer, t *protocol.Tree, opts Options) error {
-	tw := &treeWriter{w: w, o: &opts, t: t, msg: messageName(t)}
+	tw := &treeWriter{w: w, o: &opts, t: t}
 	if t == nil || t.Root == nil {
 		tw.buf = append(tw.buf, "(nothing decoded)\n"...)
 	} else if isFrameRoot(t.Root) {
@@ -54,7 +55,6 @@ type treeWriter struct {
 	w   io.Writer
 	o   *Options
 	t   *protocol.Tree
-	msg string // the body's message name ("FetchRequest"), for enum names
 	buf []byte
 	err error
 
@@ -150,7 +150,7 @@ func (tw *treeWriter) node(n *protocol.Node, depth int, batch *protocol.Node, sp
 				tw.buf = append(tw.buf, ", "...)
 			}
 			tw.buf = paint(tw.buf, c, roleValue, string(appendValue(nil, e, o, false)))
-			tw.buf = tw.appendEnum(tw.buf, e, n.Name)
+			tw.buf = tw.appendEnum(tw.buf, e)
 			if e.Note != "" {
 				tw.buf = append(tw.buf, " ("...)
 				tw.buf = append(tw.buf, e.Note...)
@@ -172,17 +172,13 @@ func (tw *treeWriter) node(n *protocol.Node, depth int, batch *protocol.Node, sp
 	// its line has no colon.
 	tw.indent(depth)
 	tw.buf = paint(tw.buf, c, roleName, n.Name)
-	var facts structFacts
-	if n.Kind == protocol.KindStruct {
-		facts = factsOf(n)
-	}
 	switch {
-	case facts.isBatch(n):
+	case isBatch(n):
 		tw.buf = append(tw.buf, ' ')
 		tw.buf = append(tw.buf, batchDescription(n)...)
 		batch = n
-	case batch != nil && facts.isRecord(n):
-		if off, ts, ok := tw.pos.position(batch, &facts); ok {
+	case batch != nil && isRecord(n):
+		if off, ts, ok := tw.pos.position(batch, n); ok {
 			b := append(tw.buf, " offset "...)
 			if c {
 				b = paint(b, c, roleValue, itoa(off))
@@ -324,20 +320,39 @@ func (tw *treeWriter) leaf(n *protocol.Node, depth int) {
 	} else {
 		b = appendValue(b, n, o, true)
 	}
-	b = tw.appendEnum(b, n, n.Name)
+	b = tw.appendEnum(b, n)
+	b = tw.appendTopicName(b, n)
 	b = appendNotes(b, n, o)
 	tw.buf = append(b, '\n')
 	tw.flush(false)
 }
 
-// appendEnum appends " (name)" when field is an integer field whose value
-// Kafka names (protocol.EnumName: IsolationLevel 1 → read_committed) and
+// appendTopicName appends " (name)" after a topic ID whose name the
+// exchange's facts know (Options.Facts).
+func (tw *treeWriter) appendTopicName(b []byte, n *protocol.Node) []byte {
+	fx := tw.o.Facts
+	if fx == nil || n.Kind != protocol.KindUUID || n.Role() != protocol.RoleTopicID || len(n.Raw) != 16 {
+		return b
+	}
+	id := facts.TopicID(n.Raw)
+	for i := range fx.Topics {
+		if t := &fx.Topics[i]; t.HasID && t.ID == id && t.Name != "" {
+			b = append(b, " ("...)
+			b = paint(b, tw.o.Color, roleNote, t.Name)
+			return append(b, ')')
+		}
+	}
+	return b
+}
+
+// appendEnum appends " (name)" when n is an integer field whose value
+// Kafka names (protocol.ValueName: IsolationLevel 1 → read_committed) and
 // the decoder gave no note of its own.
-func (tw *treeWriter) appendEnum(b []byte, n *protocol.Node, field string) []byte {
+func (tw *treeWriter) appendEnum(b []byte, n *protocol.Node) []byte {
 	if n.Kind != protocol.KindInt || n.Note != "" || n.Flags&protocol.FlagNull != 0 || isRedacted(n, tw.o) {
 		return b
 	}
-	name := protocol.EnumName(tw.msg, field, n.Int)
+	name := protocol.ValueName(n.Field, n.Int)
 	if name == "" {
 		return b
 	}

@@ -452,6 +452,7 @@ func (k *readSink) prepare(ex *dissect.Exchange, snapshot bool) (exchangeView, b
 		return exchangeView{}, false
 	}
 	v := exchangeView{ropts: k.ropts}
+	v.ropts.Facts = fx
 	if k.o.JSON {
 		v.topics = fx.AllTopics()
 	}
