@@ -709,4 +709,3 @@ func taggedField(fields []Field, tag uint32, v int16) *Field {
 	}
 	return nil
 }
-
