@@ -137,14 +137,22 @@ func bodyJSON(n *Node, j jsonForm) any {
 	if n == nil {
 		return nil
 	}
-	if n.Kind == KindStruct && len(n.Note) > 1 && n.Note[0] == 'v' {
-		if v, err := strconv.Atoi(n.Note[1:]); err == nil && v >= 0 && v <= math.MaxInt16 {
-			if m := LookupName(n.Name, int16(v)); m != nil {
-				return j.structJSON(n, m.Fields, int16(v))
-			}
+	if n.Kind == KindStruct && n.Field == nil && isMessageNode(n) {
+		if m := LookupName(n.Name, n.Ver); m != nil {
+			return j.structJSON(n, m.Fields, n.Ver)
 		}
 	}
 	return j.nodeJSON(n, nil, 0)
+}
+
+// isMessageNode reports whether n is a message, header or data struct
+// node as the decoder builds them (its Ver is its version).
+func isMessageNode(n *Node) bool {
+	switch n.Type {
+	case "request", "response", "header", "data":
+		return true
+	}
+	return false
 }
 
 // structJSON renders a struct node; fields, when not nil, gives the order.

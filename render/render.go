@@ -394,17 +394,17 @@ func appendValue(b []byte, n *protocol.Node, o *Options, long bool) []byte {
 	return b
 }
 
-// isVersionNote reports whether s is a message version note ("v9").
-func isVersionNote(s string) bool {
-	if len(s) < 2 || s[0] != 'v' {
+// isMessage reports whether n is a message, header or data struct node as
+// the decoder builds them: its Note is its version ("v9").
+func isMessage(n *protocol.Node) bool {
+	if n.Kind != protocol.KindStruct || n.Field != nil {
 		return false
 	}
-	for _, c := range s[1:] {
-		if c < '0' || c > '9' {
-			return false
-		}
+	switch n.Type {
+	case "request", "response", "header", "data":
+		return true
 	}
-	return true
+	return false
 }
 
 // noteOf returns n's note, or for an API key field without one the API's
@@ -430,7 +430,7 @@ func appendNotes(b []byte, n *protocol.Node, o *Options) []byte {
 			note = note[k+2 : len(note)-1]
 		}
 	}
-	if note != "" && n.Kind == protocol.KindStruct && isVersionNote(note) {
+	if note != "" && isMessage(n) && note == n.Note {
 		b = append(b, ' ')
 		b = paint(b, c, roleAPI, note)
 	} else if note != "" {
