@@ -43,9 +43,9 @@ The JSON output is one array of {"key","name","min_version","max_version",
 type apiJSON struct {
 	Key           int16  `json:"key"`
 	Name          string `json:"name"`
-	MinVersion    int16  `json:"min_version"`
-	MaxVersion    int16  `json:"max_version"`
-	FirstFlexible int16  `json:"first_flexible"` // -1: never flexible
+	MinVersion    int16  `json:"minVersion"`
+	MaxVersion    int16  `json:"maxVersion"`
+	FirstFlexible int16  `json:"firstFlexible"` // -1: never flexible
 }
 
 func runAPIs(o *apisOptions, w io.Writer, apis []protocol.APIInfo) error {

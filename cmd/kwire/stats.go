@@ -48,9 +48,10 @@ files, each is a capture of its own (frame numbers restart); the numbers
 are totals.
 
 --json prints one JSON document: {"first","last","exchanges","orphans",
-"sasl_tokens","skipped_connections","apis":[...],"clients":[...],
-"partitions":[...],"connections":[...],"latency":[...],"slowest":[...]};
-durations are integer nanoseconds (fields ending in _ns).
+"saslTokens","skippedConnections","apis":[...],"clients":[...],
+"partitions":[...],"connections":[...],"latency":[...],"slowest":[...]},
+in kwire's JSON vocabulary (docs/json.md): durations are milliseconds
+(keys ending in Ms), times RFC 3339.
 
 Connections are found as by kwire read: by content on any port (--detect,
 on by default) and on the --port ports (default 9092).

@@ -359,7 +359,7 @@ func (c *Collector) top(x *dissect.Exchange, d time.Duration) {
 		return
 	}
 	s := SlowExchange{
-		Latency:       int64(d),
+		Latency:       Millis(d),
 		Key:           x.APIKey,
 		Name:          protocol.APIName(x.APIKey),
 		Version:       x.APIVersion,
@@ -460,7 +460,7 @@ func (c *Collector) Report() *Report {
 		s.Client, s.Broker = addrString(a.client), addrString(a.broker)
 		s.First, s.Last = timeString(a.first), timeString(a.last)
 		if !a.first.IsZero() {
-			s.Duration = int64(a.last.Sub(a.first))
+			s.Duration = Millis(a.last.Sub(a.first))
 		}
 		s.Retransmissions = a.c.Stats.Retransmissions
 		s.OutOfOrder = a.c.Stats.OutOfOrder
@@ -477,12 +477,12 @@ func (c *Collector) Report() *Report {
 func summary(l *Latency) LatencySummary {
 	return LatencySummary{
 		Count: l.Count(),
-		Min:   int64(l.Min()),
-		P50:   int64(l.Percentile(50)),
-		P90:   int64(l.Percentile(90)),
-		P99:   int64(l.Percentile(99)),
-		Max:   int64(l.Max()),
-		Mean:  int64(l.Mean()),
+		Min:   Millis(l.Min()),
+		P50:   Millis(l.Percentile(50)),
+		P90:   Millis(l.Percentile(90)),
+		P99:   Millis(l.Percentile(99)),
+		Max:   Millis(l.Max()),
+		Mean:  Millis(l.Mean()),
 		Exact: l.Exact(),
 	}
 }
@@ -624,15 +624,15 @@ func (c *Collector) latencyOverAPI() []LatencyOverAPI {
 		o := LatencyOverAPI{Key: k, Name: protocol.APIName(k), Count: l.Count(),
 			Distribution: []DistBin{}, OverTime: []TimeBin{}}
 		for _, b := range l.Distribution() {
-			o.Distribution = append(o.Distribution, DistBin{int64(b.Lo), int64(b.Hi), b.Count})
+			o.Distribution = append(o.Distribution, DistBin{Millis(b.Lo), Millis(b.Hi), b.Count})
 		}
 		if s := c.series[k]; s != nil {
 			o.Origin = timeString(s.Origin)
-			o.BinWidth = int64(s.Width)
+			o.BinWidth = Millis(s.Width)
 			for _, b := range s.Bins {
-				tb := TimeBin{Count: b.Count, Max: int64(b.Max)}
+				tb := TimeBin{Count: b.Count, Max: Millis(b.Max)}
 				if b.Count > 0 {
-					tb.Mean = int64(b.Sum) / b.Count
+					tb.Mean = Millis(int64(b.Sum) / b.Count)
 				}
 				o.OverTime = append(o.OverTime, tb)
 			}

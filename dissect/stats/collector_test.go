@@ -142,7 +142,7 @@ func TestCollectorAPIs(t *testing.T) {
 	if want := []ErrorCount{{"NOT_LEADER_OR_FOLLOWER", 6, 1}}; !reflect.DeepEqual(p.Errors, want) {
 		t.Errorf("Produce errors %+v, want %+v", p.Errors, want)
 	}
-	if p.Latency.Count != 1 || p.Latency.P50 != int64(5*time.Millisecond) {
+	if p.Latency.Count != 1 || p.Latency.P50 != Millis(5*time.Millisecond) {
 		t.Errorf("Produce latency %+v", p.Latency)
 	}
 	// The per-partition error inside the Fetch response counts, not only
@@ -152,7 +152,7 @@ func TestCollectorAPIs(t *testing.T) {
 		t.Errorf("Fetch errors %+v, want %+v", f.Errors, want)
 	}
 	m := findAPI(t, r, 3, 12)
-	if m.Requests != 2 || m.Latency.Min != int64(2*time.Millisecond) || m.Latency.Max != int64(3*time.Millisecond) {
+	if m.Requests != 2 || m.Latency.Min != Millis(2*time.Millisecond) || m.Latency.Max != Millis(3*time.Millisecond) {
 		t.Errorf("Metadata %+v", m)
 	}
 	if want := []ErrorCount{{"UNKNOWN_TOPIC_OR_PARTITION", 3, 1}}; !reflect.DeepEqual(m.Errors, want) {
@@ -161,7 +161,7 @@ func TestCollectorAPIs(t *testing.T) {
 
 	// --top 2: the Fetch (100ms), then the Produce (5ms), with frames.
 	if len(r.Slowest) != 2 || r.Slowest[0].Name != "Fetch" || r.Slowest[0].RequestFrame != 7 ||
-		r.Slowest[0].ResponseFrame != 8 || r.Slowest[0].Latency != int64(100*time.Millisecond) ||
+		r.Slowest[0].ResponseFrame != 8 || r.Slowest[0].Latency != Millis(100*time.Millisecond) ||
 		r.Slowest[1].Name != "Produce" || r.Slowest[1].RequestFrame != 5 {
 		t.Errorf("slowest %+v", r.Slowest)
 	}
@@ -257,7 +257,7 @@ func TestCollectorConnections(t *testing.T) {
 	if c.Index != 0 || c.Client != "10.0.0.1:50000" || c.Broker != "10.0.0.9:9092" ||
 		c.RequestFrames != 5 || c.ResponseFrames != 4 || c.Gaps != 1 || c.GapBytes != 100 ||
 		c.Retransmissions != 2 || c.Unanswered != 1 || !c.Closed || c.Orphans != 0 ||
-		c.Duration != int64(300*time.Millisecond) {
+		c.Duration != Millis(300*time.Millisecond) {
 		t.Errorf("conn 0 %+v", c)
 	}
 	_ = s
@@ -284,8 +284,8 @@ func TestCollectorLatencyOverTime(t *testing.T) {
 		t.Fatalf("no Fetch series in %+v", r.Latency)
 	}
 	// One sample of 100ms at request time t0+30ms: bin 3 of 10ms bins.
-	if fetch.BinWidth != int64(10*time.Millisecond) || len(fetch.OverTime) != 4 ||
-		fetch.OverTime[3] != (TimeBin{1, int64(100 * time.Millisecond), int64(100 * time.Millisecond)}) {
+	if fetch.BinWidth != Millis(10*time.Millisecond) || len(fetch.OverTime) != 4 ||
+		fetch.OverTime[3] != (TimeBin{1, Millis(100 * time.Millisecond), Millis(100 * time.Millisecond)}) {
 		t.Errorf("Fetch over time %+v", fetch)
 	}
 	// 100ms = 100e6 ns lies in [2^26, 2^27).
@@ -310,13 +310,13 @@ func TestCollectorBounded(t *testing.T) {
 	r := col.Report()
 	m := r.APIs[0]
 	if m.Requests != n || m.Responses != n || m.RequestBytes != 20*n || m.Latency.Exact || m.Latency.Count != n ||
-		m.Latency.Max != int64(n*time.Microsecond) || m.Latency.Min != int64(time.Microsecond) {
+		m.Latency.Max != Millis(n*time.Microsecond) || m.Latency.Min != Millis(time.Microsecond) {
 		t.Errorf("Metadata %+v", m)
 	}
 	if p50 := time.Duration(m.Latency.P50); p50 < n/2*time.Microsecond || p50 > n/2*time.Microsecond*17/16 {
 		t.Errorf("p50 %v", p50)
 	}
-	if len(r.Slowest) != 3 || r.Slowest[0].Latency != int64(n*time.Microsecond) || r.Slowest[2].Latency != int64((n-2)*time.Microsecond) {
+	if len(r.Slowest) != 3 || r.Slowest[0].Latency != Millis(n*time.Microsecond) || r.Slowest[2].Latency != Millis((n-2)*time.Microsecond) {
 		t.Errorf("slowest %+v", r.Slowest)
 	}
 	if l := r.Latency[0]; len(l.OverTime) > SeriesBins {

@@ -16,8 +16,8 @@ import (
 type Comparison struct {
 	// BeforeBrokers and AfterBrokers count brokers with an error-free
 	// ApiVersions response in each capture; with none, nothing is compared.
-	BeforeBrokers int           `json:"before_brokers"`
-	AfterBrokers  int           `json:"after_brokers"`
+	BeforeBrokers int           `json:"beforeBrokers"`
+	AfterBrokers  int           `json:"afterBrokers"`
 	Ranges        []RangeChange `json:"ranges"` // APIs whose cluster range moved, by key
 	Lost          []LostVersion `json:"lost"`   // by client ID (null last), then key
 }
@@ -34,8 +34,8 @@ type RangeChange struct {
 // LostVersion is a client that used versions of an API that the second
 // capture's cluster no longer accepts.
 type LostVersion struct {
-	ClientID     string   `json:"client_id"`
-	ClientIDNull bool     `json:"client_id_null,omitempty"`
+	ClientID     string   `json:"clientId"`
+	ClientIDNull bool     `json:"clientIdNull,omitempty"`
 	Software     []string `json:"software"`
 	Key          int16    `json:"key"`
 	API          string   `json:"api"`

@@ -2,6 +2,8 @@ package stats
 
 import (
 	"encoding/base64"
+	"math"
+	"strconv"
 	"time"
 
 	"github.com/kwire/kwire/facts"
@@ -9,9 +11,10 @@ import (
 
 // This file defines the Report that Collector.Report returns. Its JSON
 // form (the tags) is the `kwire stats --json` output; a test in
-// render/statsview pins its field set. Durations are integer nanoseconds
-// (fields ending in _ns); times are RFC 3339 capture timestamps with
-// nanoseconds, in UTC.
+// render/statsview pins its field set. It follows kwire's JSON vocabulary
+// (docs/json.md): keys in lowerCamelCase, durations kept in nanoseconds
+// and written in milliseconds (Millis; keys ending in Ms), times RFC 3339
+// capture timestamps with nanoseconds, in UTC.
 
 // Report is the whole statistics of a capture.
 type Report struct {
@@ -20,10 +23,10 @@ type Report struct {
 	First string `json:"first,omitempty"`
 	Last  string `json:"last,omitempty"`
 
-	Exchanges   int64 `json:"exchanges"`   // requests, orphan responses and SASL token exchanges
-	Orphans     int64 `json:"orphans"`     // responses whose request was not captured
-	SASLTokens  int64 `json:"sasl_tokens"` // raw SASL token exchanges (after SaslHandshake v0)
-	SkippedConn int64 `json:"skipped_connections"`
+	Exchanges   int64 `json:"exchanges"`  // requests, orphan responses and SASL token exchanges
+	Orphans     int64 `json:"orphans"`    // responses whose request was not captured
+	SASLTokens  int64 `json:"saslTokens"` // raw SASL token exchanges (after SaslHandshake v0)
+	SkippedConn int64 `json:"skippedConnections"`
 
 	APIs        []APIStats       `json:"apis"`
 	Clients     []ClientStats    `json:"clients"`
@@ -39,13 +42,13 @@ type APIStats struct {
 	Name    string `json:"name"`
 	Version int16  `json:"version"`
 
-	Requests   int64 `json:"requests"`    // requests captured
-	Responses  int64 `json:"responses"`   // of which answered
-	Unanswered int64 `json:"unanswered"`  // still waiting at close or end of capture
-	NoResponse int64 `json:"no_response"` // needing none (Produce acks=0)
+	Requests   int64 `json:"requests"`   // requests captured
+	Responses  int64 `json:"responses"`  // of which answered
+	Unanswered int64 `json:"unanswered"` // still waiting at close or end of capture
+	NoResponse int64 `json:"noResponse"` // needing none (Produce acks=0)
 
-	RequestBytes  int64 `json:"request_bytes"`  // client to broker, length prefixes included
-	ResponseBytes int64 `json:"response_bytes"` // broker to client
+	RequestBytes  int64 `json:"requestBytes"`  // client to broker, length prefixes included
+	ResponseBytes int64 `json:"responseBytes"` // broker to client
 
 	Latency LatencySummary `json:"latency"`
 	// Errors counts every non-zero error code in the responses, at any
@@ -57,14 +60,14 @@ type APIStats struct {
 // timestamps. Exact is false when percentiles came from the log-linear
 // buckets (more than ExactSamples samples; within 6.25 %).
 type LatencySummary struct {
-	Count int64 `json:"count"`
-	Min   int64 `json:"min_ns"`
-	P50   int64 `json:"p50_ns"`
-	P90   int64 `json:"p90_ns"`
-	P99   int64 `json:"p99_ns"`
-	Max   int64 `json:"max_ns"`
-	Mean  int64 `json:"mean_ns"`
-	Exact bool  `json:"exact"`
+	Count int64  `json:"count"`
+	Min   Millis `json:"minMs"`
+	P50   Millis `json:"p50Ms"`
+	P90   Millis `json:"p90Ms"`
+	P99   Millis `json:"p99Ms"`
+	Max   Millis `json:"maxMs"`
+	Mean  Millis `json:"meanMs"`
+	Exact bool   `json:"exact"`
 }
 
 // ErrorCount is how often one Kafka error code was seen.
@@ -76,8 +79,8 @@ type ErrorCount struct {
 
 // ClientStats is one client ID. Sorted by ClientID (null last).
 type ClientStats struct {
-	ClientID     string `json:"client_id"`
-	ClientIDNull bool   `json:"client_id_null,omitempty"`
+	ClientID     string `json:"clientId"`
+	ClientIDNull bool   `json:"clientIdNull,omitempty"`
 	// Software lists "name/version" pairs from ApiVersions v3+ requests
 	// (ClientSoftwareName, ClientSoftwareVersion; KIP-511). Sorted.
 	Software    []string     `json:"software"`
@@ -102,7 +105,7 @@ type APIUse struct {
 // it) when one was seen. Sorted by Topic, TopicID, Partition.
 type PartitionStats struct {
 	Topic     string    `json:"topic"`
-	TopicID   string    `json:"topic_id,omitempty"`
+	TopicID   string    `json:"topicId,omitempty"`
 	Partition int32     `json:"partition"`
 	Produce   FlowStats `json:"produce"` // record batches in Produce requests
 	Fetch     FlowStats `json:"fetch"`   // record batches in Fetch responses
@@ -113,9 +116,9 @@ type PartitionStats struct {
 type FlowStats struct {
 	Batches           int64 `json:"batches"`
 	Records           int64 `json:"records"`
-	WireBytes         int64 `json:"wire_bytes"`
-	UncompressedBytes int64 `json:"uncompressed_bytes"` // batches of known decompressed size only
-	UnknownSize       int64 `json:"unknown_size_batches"`
+	WireBytes         int64 `json:"wireBytes"`
+	UncompressedBytes int64 `json:"uncompressedBytes"` // batches of known decompressed size only
+	UnknownSize       int64 `json:"unknownSizeBatches"`
 }
 
 func (f *FlowStats) add(r *facts.Records) {
@@ -137,22 +140,22 @@ type ConnStats struct {
 	First   string `json:"first"` // earliest capture time of its frames and events, RFC 3339 with nanoseconds, UTC; "" unknown
 	Last    string `json:"last"`  // latest, likewise
 	// Duration is Last minus First.
-	Duration int64 `json:"duration_ns"`
+	Duration Millis `json:"durationMs"`
 
-	RequestFrames  int64 `json:"request_frames"`
-	ResponseFrames int64 `json:"response_frames"`
-	RequestBytes   int64 `json:"request_bytes"`
-	ResponseBytes  int64 `json:"response_bytes"`
+	RequestFrames  int64 `json:"requestFrames"`
+	ResponseFrames int64 `json:"responseFrames"`
+	RequestBytes   int64 `json:"requestBytes"`
+	ResponseBytes  int64 `json:"responseBytes"`
 
 	Gaps            int64 `json:"gaps"`
-	GapBytes        int64 `json:"gap_bytes"`
+	GapBytes        int64 `json:"gapBytes"`
 	Retransmissions int   `json:"retransmissions"`
-	OutOfOrder      int   `json:"out_of_order"`
+	OutOfOrder      int   `json:"outOfOrder"`
 	Orphans         int64 `json:"orphans"`
 	Unanswered      int64 `json:"unanswered"`
-	DecodeFailures  int64 `json:"decode_failures"` // frames whose decoding stopped with an error, or whose record batches did (Tree.FirstError)
+	DecodeFailures  int64 `json:"decodeFailures"` // frames whose decoding stopped with an error, or whose record batches did (Tree.FirstError)
 	Resyncs         int64 `json:"resyncs"`
-	BadFrames       int64 `json:"bad_frames"`
+	BadFrames       int64 `json:"badFrames"`
 	Truncated       int64 `json:"truncated"`
 	TLS             bool  `json:"tls,omitempty"`
 	Closed          bool  `json:"closed"`
@@ -166,38 +169,38 @@ type LatencyOverAPI struct {
 	Count        int64     `json:"count"`
 	Distribution []DistBin `json:"distribution"` // power-of-two nanosecond bins from min to max
 	Origin       string    `json:"origin"`       // capture time of the first bin's start
-	BinWidth     int64     `json:"bin_width_ns"`
-	OverTime     []TimeBin `json:"over_time"` // bin i covers [origin+i*width, origin+(i+1)*width)
+	BinWidth     Millis    `json:"binWidthMs"`
+	OverTime     []TimeBin `json:"overTime"` // bin i covers [origin+i*width, origin+(i+1)*width)
 }
 
 // DistBin counts latencies d with Lo <= d < Hi.
 type DistBin struct {
-	Lo    int64 `json:"lo_ns"`
-	Hi    int64 `json:"hi_ns"`
-	Count int64 `json:"count"`
+	Lo    Millis `json:"loMs"`
+	Hi    Millis `json:"hiMs"`
+	Count int64  `json:"count"`
 }
 
 // TimeBin is one slice of latency over time, by request capture time.
 type TimeBin struct {
-	Count int64 `json:"count"`
-	Mean  int64 `json:"mean_ns"`
-	Max   int64 `json:"max_ns"`
+	Count int64  `json:"count"`
+	Mean  Millis `json:"meanMs"`
+	Max   Millis `json:"maxMs"`
 }
 
 // SlowExchange is one of the N slowest answered exchanges (--top N),
 // slowest first; ties by request frame.
 type SlowExchange struct {
-	Latency       int64  `json:"latency_ns"`
+	Latency       Millis `json:"latencyMs"`
 	Key           int16  `json:"key"`
 	Name          string `json:"name"`
 	Version       int16  `json:"version"`
-	CorrelationID int32  `json:"correlation_id"`
-	ClientID      string `json:"client_id"`
+	CorrelationID int32  `json:"correlationId"`
+	ClientID      string `json:"clientId"`
 	Client        string `json:"client"`
 	Broker        string `json:"broker"`
 	Conn          int    `json:"conn"`
-	RequestFrame  int64  `json:"request_frame"`  // for `kwire read --frame`
-	ResponseFrame int64  `json:"response_frame"` // packet holding the response's first byte
+	RequestFrame  int64  `json:"requestFrame"`   // for `kwire read --frame`
+	ResponseFrame int64  `json:"responseFrame"`  // packet holding the response's first byte
 	Time          string `json:"time"`           // request capture time
 	File          string `json:"file,omitempty"` // the capture file (Collector.SetFile)
 	fileIdx       int
@@ -216,4 +219,24 @@ func timeString(t time.Time) string {
 // base64url of the 16 bytes).
 func TopicIDString(id [16]byte) string {
 	return base64.RawURLEncoding.EncodeToString(id[:])
+}
+
+// Millis is a duration in nanoseconds that JSON writes in milliseconds,
+// with a fraction (kwire's JSON vocabulary, docs/json.md: durations are
+// milliseconds, keys ending in Ms).
+type Millis int64
+
+// MarshalJSON writes d as milliseconds: 1234567 ns is 1.234567.
+func (d Millis) MarshalJSON() ([]byte, error) {
+	return strconv.AppendFloat(nil, float64(d)/1e6, 'f', -1, 64), nil
+}
+
+// UnmarshalJSON reads milliseconds back into nanoseconds.
+func (d *Millis) UnmarshalJSON(b []byte) error {
+	f, err := strconv.ParseFloat(string(b), 64)
+	if err != nil {
+		return err
+	}
+	*d = Millis(math.Round(f * 1e6))
+	return nil
 }

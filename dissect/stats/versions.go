@@ -66,7 +66,7 @@ type Flag struct {
 	Key      int16    `json:"key"`
 	API      string   `json:"api"`
 	Version  int16    `json:"version"`
-	ClientID string   `json:"client_id,omitempty"`
+	ClientID string   `json:"clientId,omitempty"`
 	Broker   string   `json:"broker,omitempty"`
 	Frame    int64    `json:"frame,omitempty"` // packet of the first request concerned, for kwire read --frame
 	Count    int64    `json:"count,omitempty"` // requests concerned, when more than one can be
@@ -94,13 +94,13 @@ type BrokerVersions struct {
 // .json): the API ranges, and from v3 the tagged SupportedFeatures,
 // FinalizedFeaturesEpoch and FinalizedFeatures (KIP-584).
 type Advertisement struct {
-	RequestVersion    int16     `json:"request_version"`
+	RequestVersion    int16     `json:"requestVersion"`
 	Error             string    `json:"error"` // "NONE" or e.g. "UNSUPPORTED_VERSION" (KIP-511: a v0 body)
 	Ranges            []Range   `json:"ranges"`
-	SupportedFeatures []Feature `json:"supported_features"`
-	FinalizedFeatures []Feature `json:"finalized_features"`
-	FinalizedEpoch    int64     `json:"finalized_features_epoch"` // -1 when absent
-	FirstFrame        int64     `json:"first_frame"`
+	SupportedFeatures []Feature `json:"supportedFeatures"`
+	FinalizedFeatures []Feature `json:"finalizedFeatures"`
+	FinalizedEpoch    int64     `json:"finalizedFeaturesEpoch"` // -1 when absent
+	FirstFrame        int64     `json:"firstFrame"`
 	Conn              int       `json:"conn"`
 	Count             int64     `json:"count"` // identical responses seen
 }
@@ -124,8 +124,8 @@ type Feature struct {
 // ClientVersions is one client ID: its software (KIP-511) and the versions
 // it used per API.
 type ClientVersions struct {
-	ClientID     string   `json:"client_id"`
-	ClientIDNull bool     `json:"client_id_null,omitempty"`
+	ClientID     string   `json:"clientId"`
+	ClientIDNull bool     `json:"clientIdNull,omitempty"`
 	Software     []string `json:"software"`
 	APIs         []APIUse `json:"apis"`
 }
@@ -135,8 +135,8 @@ type ClientVersions struct {
 type MatrixRow struct {
 	Key          int16   `json:"key"`
 	API          string  `json:"api"`
-	ClientID     string  `json:"client_id"`
-	ClientIDNull bool    `json:"client_id_null,omitempty"`
+	ClientID     string  `json:"clientId"`
+	ClientIDNull bool    `json:"clientIdNull,omitempty"`
 	Broker       string  `json:"broker"`
 	Versions     []int16 `json:"versions"`
 	Requests     int64   `json:"requests"`

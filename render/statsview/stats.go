@@ -14,7 +14,7 @@ import (
 
 // Duration formats nanoseconds as every kwire output does
 // (units.Duration): "0", "0.209ms", "35.2ms", "1.25s".
-func Duration(ns int64) string { return units.Duration(time.Duration(ns)) }
+func Duration[T ~int64](ns T) string { return units.Duration(time.Duration(ns)) }
 
 // size formats a byte count as every kwire output does (units.Size):
 // exact below 10 KiB, "1.43MiB" above.
@@ -129,7 +129,7 @@ func WriteStats(out io.Writer, r *stats.Report, o Options) error {
 		t := newTable("API", ">VER", ">REQ/RESP", ">UNANS", ">NO-RESP", ">BYTES", ">P50", ">P99", ">MAX", "ERRORS")
 		for _, a := range r.APIs {
 			l := a.Latency
-			lat := func(v int64) cell {
+			lat := func(v stats.Millis) cell {
 				if l.Count == 0 {
 					return c("-")
 				}
@@ -316,7 +316,7 @@ func writeLatency(w *strings.Builder, o Options, l stats.LatencyOverAPI) {
 	if len(l.OverTime) == 0 {
 		return
 	}
-	var top int64
+	var top stats.Millis
 	for _, b := range l.OverTime {
 		top = max(top, b.Max)
 	}

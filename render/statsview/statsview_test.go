@@ -56,7 +56,7 @@ func sampleVersions() *stats.VersionsReport {
 	}
 }
 
-// jsonKeys lists every object key path in a JSON document ("apis[].latency.p50_ns").
+// jsonKeys lists every object key path in a JSON document ("apis[].latency.p50Ms").
 func jsonKeys(t *testing.T, b []byte) []string {
 	t.Helper()
 	var v any
@@ -98,36 +98,37 @@ func TestStatsJSONFields(t *testing.T) {
 	}
 	want := []string{
 		"apis", "apis[].errors", "apis[].errors[].code", "apis[].errors[].count", "apis[].errors[].name",
-		"apis[].key", "apis[].latency", "apis[].latency.count", "apis[].latency.exact", "apis[].latency.max_ns",
-		"apis[].latency.mean_ns", "apis[].latency.min_ns", "apis[].latency.p50_ns", "apis[].latency.p90_ns",
-		"apis[].latency.p99_ns", "apis[].name", "apis[].no_response", "apis[].request_bytes", "apis[].requests",
-		"apis[].response_bytes", "apis[].responses", "apis[].unanswered", "apis[].version",
+		"apis[].key", "apis[].latency", "apis[].latency.count", "apis[].latency.exact", "apis[].latency.maxMs",
+		"apis[].latency.meanMs", "apis[].latency.minMs", "apis[].latency.p50Ms", "apis[].latency.p90Ms",
+		"apis[].latency.p99Ms", "apis[].name", "apis[].noResponse", "apis[].requestBytes", "apis[].requests",
+		"apis[].responseBytes", "apis[].responses", "apis[].unanswered", "apis[].version",
 		"clients", "clients[].addresses", "clients[].apis", "clients[].apis[].key", "clients[].apis[].name",
-		"clients[].apis[].requests", "clients[].apis[].versions", "clients[].client_id", "clients[].connections",
+		"clients[].apis[].requests", "clients[].apis[].versions", "clients[].clientId", "clients[].connections",
 		"clients[].errors", "clients[].errors[].code", "clients[].errors[].count", "clients[].errors[].name",
 		"clients[].requests", "clients[].software",
-		"connections", "connections[].bad_frames", "connections[].broker", "connections[].client", "connections[].closed",
-		"connections[].decode_failures", "connections[].duration_ns", "connections[].file", "connections[].first",
-		"connections[].gap_bytes", "connections[].gaps", "connections[].index", "connections[].last",
-		"connections[].orphans", "connections[].out_of_order", "connections[].request_bytes", "connections[].request_frames",
-		"connections[].response_bytes", "connections[].response_frames", "connections[].resyncs",
+		"connections", "connections[].badFrames", "connections[].broker", "connections[].client", "connections[].closed",
+		"connections[].decodeFailures", "connections[].durationMs", "connections[].file", "connections[].first",
+		"connections[].gapBytes", "connections[].gaps", "connections[].index", "connections[].last",
+		"connections[].orphans", "connections[].outOfOrder", "connections[].requestBytes", "connections[].requestFrames",
+		"connections[].responseBytes", "connections[].responseFrames", "connections[].resyncs",
 		"connections[].retransmissions", "connections[].truncated", "connections[].unanswered",
 		"exchanges", "first", "last",
-		"latency", "latency[].bin_width_ns", "latency[].count", "latency[].distribution", "latency[].distribution[].count",
-		"latency[].distribution[].hi_ns", "latency[].distribution[].lo_ns", "latency[].key", "latency[].name",
-		"latency[].origin", "latency[].over_time", "latency[].over_time[].count", "latency[].over_time[].max_ns",
-		"latency[].over_time[].mean_ns",
+		"latency", "latency[].binWidthMs", "latency[].count", "latency[].distribution", "latency[].distribution[].count",
+		"latency[].distribution[].hiMs", "latency[].distribution[].loMs", "latency[].key", "latency[].name",
+		"latency[].origin", "latency[].overTime", "latency[].overTime[].count", "latency[].overTime[].maxMs",
+		"latency[].overTime[].meanMs",
 		"orphans",
 		"partitions", "partitions[].codecs", "partitions[].fetch", "partitions[].fetch.batches", "partitions[].fetch.records",
-		"partitions[].fetch.uncompressed_bytes", "partitions[].fetch.unknown_size_batches", "partitions[].fetch.wire_bytes",
+		"partitions[].fetch.uncompressedBytes", "partitions[].fetch.unknownSizeBatches", "partitions[].fetch.wireBytes",
 		"partitions[].partition", "partitions[].produce", "partitions[].produce.batches", "partitions[].produce.records",
-		"partitions[].produce.uncompressed_bytes", "partitions[].produce.unknown_size_batches", "partitions[].produce.wire_bytes",
-		"partitions[].topic", "partitions[].topic_id",
-		"sasl_tokens", "skipped_connections",
-		"slowest", "slowest[].broker", "slowest[].client", "slowest[].client_id", "slowest[].conn",
-		"slowest[].correlation_id", "slowest[].file", "slowest[].key", "slowest[].latency_ns", "slowest[].name",
-		"slowest[].request_frame", "slowest[].response_frame", "slowest[].time", "slowest[].version",
+		"partitions[].produce.uncompressedBytes", "partitions[].produce.unknownSizeBatches", "partitions[].produce.wireBytes",
+		"partitions[].topic", "partitions[].topicId",
+		"saslTokens", "skippedConnections",
+		"slowest", "slowest[].broker", "slowest[].client", "slowest[].clientId", "slowest[].conn",
+		"slowest[].correlationId", "slowest[].file", "slowest[].key", "slowest[].latencyMs", "slowest[].name",
+		"slowest[].requestFrame", "slowest[].responseFrame", "slowest[].time", "slowest[].version",
 	}
+	sort.Strings(want)
 	if got := jsonKeys(t, b.Bytes()); !reflect.DeepEqual(got, want) {
 		t.Errorf("stats JSON fields changed:\n got %q\nwant %q", got, want)
 	}
@@ -140,23 +141,24 @@ func TestVersionsJSONFields(t *testing.T) {
 	}
 	want := []string{
 		"brokers", "brokers[].advertisements", "brokers[].advertisements[].conn", "brokers[].advertisements[].count",
-		"brokers[].advertisements[].error", "brokers[].advertisements[].finalized_features",
-		"brokers[].advertisements[].finalized_features[].max", "brokers[].advertisements[].finalized_features[].min",
-		"brokers[].advertisements[].finalized_features[].name", "brokers[].advertisements[].finalized_features_epoch",
-		"brokers[].advertisements[].first_frame", "brokers[].advertisements[].ranges",
+		"brokers[].advertisements[].error", "brokers[].advertisements[].finalizedFeatures",
+		"brokers[].advertisements[].finalizedFeatures[].max", "brokers[].advertisements[].finalizedFeatures[].min",
+		"brokers[].advertisements[].finalizedFeatures[].name", "brokers[].advertisements[].finalizedFeaturesEpoch",
+		"brokers[].advertisements[].firstFrame", "brokers[].advertisements[].ranges",
 		"brokers[].advertisements[].ranges[].key", "brokers[].advertisements[].ranges[].max",
 		"brokers[].advertisements[].ranges[].min", "brokers[].advertisements[].ranges[].name",
-		"brokers[].advertisements[].request_version", "brokers[].advertisements[].supported_features",
-		"brokers[].advertisements[].supported_features[].max", "brokers[].advertisements[].supported_features[].min",
-		"brokers[].advertisements[].supported_features[].name", "brokers[].broker", "brokers[].effective",
+		"brokers[].advertisements[].requestVersion", "brokers[].advertisements[].supportedFeatures",
+		"brokers[].advertisements[].supportedFeatures[].max", "brokers[].advertisements[].supportedFeatures[].min",
+		"brokers[].advertisements[].supportedFeatures[].name", "brokers[].broker", "brokers[].effective",
 		"clients", "clients[].apis", "clients[].apis[].key", "clients[].apis[].name", "clients[].apis[].requests",
-		"clients[].apis[].versions", "clients[].client_id", "clients[].software",
-		"flags", "flags[].api", "flags[].broker", "flags[].client_id", "flags[].count", "flags[].detail", "flags[].frame",
+		"clients[].apis[].versions", "clients[].clientId", "clients[].software",
+		"flags", "flags[].api", "flags[].broker", "flags[].clientId", "flags[].count", "flags[].detail", "flags[].frame",
 		"flags[].key", "flags[].kind", "flags[].version",
 		"matrix", "matrix[].advertised", "matrix[].advertised.key", "matrix[].advertised.max", "matrix[].advertised.min",
-		"matrix[].advertised.name", "matrix[].api", "matrix[].broker", "matrix[].client_id", "matrix[].flags",
+		"matrix[].advertised.name", "matrix[].api", "matrix[].broker", "matrix[].clientId", "matrix[].flags",
 		"matrix[].key", "matrix[].listed", "matrix[].requests", "matrix[].status", "matrix[].versions",
 	}
+	sort.Strings(want)
 	if got := jsonKeys(t, b.Bytes()); !reflect.DeepEqual(got, want) {
 		t.Errorf("versions JSON fields changed:\n got %q\nwant %q", got, want)
 	}

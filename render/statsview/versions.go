@@ -266,8 +266,8 @@ type ComparisonJSON struct {
 	Before     string                `json:"before"`        // the files, as given
 	After      string                `json:"after"`         // likewise
 	Comparison *stats.Comparison     `json:"comparison"`    // what changed from Before to After
-	BeforeRep  *stats.VersionsReport `json:"before_report"` // kwire versions's report of Before
-	AfterRep   *stats.VersionsReport `json:"after_report"`  // and of After
+	BeforeRep  *stats.VersionsReport `json:"beforeReport"` // kwire versions's report of Before
+	AfterRep   *stats.VersionsReport `json:"afterReport"`  // and of After
 }
 
 // WriteComparison writes an --against comparison as text: RANGES MOVED
