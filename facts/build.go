@@ -34,8 +34,9 @@ type builder struct {
 	topicByID   map[TopicID]int
 	groupSeen   map[string]bool
 
-	keyType    int8 // FindCoordinator's KeyType, for the keys of v4+'s CoordinatorKeys
-	hasKeyType bool
+	keyType     int8 // FindCoordinator's KeyType, for the keys of v4+'s CoordinatorKeys
+	keyTypeName string
+	hasKeyType  bool
 }
 
 // scope is where the walk is: the entities the enclosing structs named.
@@ -463,8 +464,9 @@ func (b *builder) leaves(v *view, in scope) {
 	}
 	if x, ok := intOf(v.coordType); ok && !b.response {
 		b.keyType, b.hasKeyType = int8(x), true
+		b.keyTypeName = protocol.ValueName(v.coordType.Field, x)
 		for i := range fx.Coordinators {
-			fx.Coordinators[i].KeyType = b.keyType
+			fx.Coordinators[i].KeyType, fx.Coordinators[i].KeyTypeName = b.keyType, b.keyTypeName
 		}
 	}
 	b.producer(v)
@@ -884,6 +886,9 @@ func (b *builder) resource(typ, name, pattern *protocol.Node) int {
 	i := b.resourceOf(int8(t), s, int8(pt))
 	if r := &b.fx.Resources[i]; r.TypeName == "" {
 		r.TypeName = protocol.ValueName(typ.Field, t)
+		if pt >= 0 {
+			r.PatternName = protocol.ValueName(pattern.Field, pt)
+		}
 	}
 	if t == resourceTopic && ok2 && s != "" && s != "*" && (pt < 0 || pt == patternLiteral) {
 		// A topic named as a resource ("*" is every topic; a prefix or
@@ -936,19 +941,22 @@ func (b *builder) coordinator(key string, typ *protocol.Node) int {
 			return i
 		}
 	}
-	kt := b.keyType
+	kt, ktn := b.keyType, b.keyTypeName
 	if x, ok := intOf(typ); ok {
-		kt = int8(x)
+		kt, ktn = int8(x), protocol.ValueName(typ.Field, x)
 	} else if len(b.fx.Coordinators) > 0 && !b.hasKeyType {
-		kt = b.fx.Coordinators[0].KeyType
+		kt, ktn = b.fx.Coordinators[0].KeyType, b.fx.Coordinators[0].KeyTypeName
 	}
-	b.fx.Coordinators = append(b.fx.Coordinators, Coordinator{KeyType: kt, Key: key, NodeID: -1, Port: -1})
+	if ktn == "" && kt == 0 {
+		ktn = "group" // FindCoordinator v0 has no KeyType: groups only
+	}
+	b.fx.Coordinators = append(b.fx.Coordinators, Coordinator{KeyType: kt, KeyTypeName: ktn, Key: key, NodeID: -1, Port: -1})
 	return len(b.fx.Coordinators) - 1
 }
 
 func (b *builder) fillCoordinator(c *Coordinator, v *view) {
 	if x, ok := intOf(v.coordType); ok {
-		c.KeyType = int8(x)
+		c.KeyType, c.KeyTypeName = int8(x), protocol.ValueName(v.coordType.Field, x)
 	}
 	if !b.response {
 		return

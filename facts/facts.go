@@ -485,9 +485,11 @@ type Transaction struct {
 
 // Coordinator is a FindCoordinator key and what it resolved to.
 type Coordinator struct {
-	// KeyType is 0 group, 1 transaction, 2 share (KIP-932).
-	KeyType int8
-	Key     string
+	// KeyType is 0 group, 1 transaction, 2 share (KIP-932); KeyTypeName
+	// Kafka's name for it.
+	KeyType     int8
+	KeyTypeName string
+	Key         string
 	// NodeID, Host and Port are the coordinator, when Found.
 	NodeID int32
 	Host   string
@@ -505,9 +507,11 @@ type Resource struct {
 	TypeName string
 	Name     string
 	// Pattern is an ACL pattern type (3 literal, 4 prefixed, ...), -1
-	// when the resource has none (configs).
-	Pattern int8
-	Configs []Config
+	// when the resource has none (configs); PatternName Kafka's name for
+	// it.
+	Pattern     int8
+	PatternName string
+	Configs     []Config
 }
 
 // Config is one config entry of a resource.

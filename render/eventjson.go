@@ -90,22 +90,11 @@ func EventJSON(w io.Writer, ev *dissect.Event, client, broker netip.AddrPort) er
 	return writeJSONLine(w, NewEventDoc(ev, client, broker))
 }
 
-// TopicsDoc is kwire read --json's exchange document: ExchangeDoc with the
-// key "topics" added last.
-type TopicsDoc struct {
-	*ExchangeDoc
-	// Topics are the topics the request and response name, in order of
-	// appearance: names, or the topic ID (base64url) where no name is
-	// known; [] when none (never null).
-	Topics []string `json:"topics"`
-}
-
-// ExchangeTopicsJSON writes e as one line of JSON, a TopicsDoc: e's
-// ExchangeDoc plus topics (the caller's list; nil is written as []). It
-// returns w's error.
-func ExchangeTopicsJSON(w io.Writer, e *dissect.Exchange, topics []string, opts Options) error {
+// ExchangeJSONLine writes e as one line of JSON (ExchangeJSON), with a
+// line buffer from a pool; it returns w's error.
+func ExchangeJSONLine(w io.Writer, e *dissect.Exchange, opts Options) error {
 	bp := jsonLinePool.Get().(*[]byte)
-	b := AppendExchangeTopicsJSON((*bp)[:0], e, topics, opts)
+	b := AppendExchangeJSON((*bp)[:0], e, opts)
 	_, err := w.Write(b)
 	if cap(b) <= jsonLineKeep {
 		*bp = b[:0]

@@ -66,25 +66,45 @@ func TestEventJSONFields(t *testing.T) {
 	}
 }
 
-// TestExchangeTopicsJSON checks that TopicsDoc is ExchangeDoc with
-// "topics" added last, [] for nil.
-func TestExchangeTopicsJSON(t *testing.T) {
+// TestExchangeJSONTopicsAndFacts: the exchange document ends with the
+// topics the exchange names ([] when none) and its facts.
+func TestExchangeJSONTopicsAndFacts(t *testing.T) {
 	e := produceExchange(0, 6)
-	var doc, out bytes.Buffer
-	if err := ExchangeJSON(&doc, e, Options{}); err != nil {
+	var out bytes.Buffer
+	if err := ExchangeJSONLine(&out, e, Options{}); err != nil {
 		t.Fatal(err)
 	}
-	if err := ExchangeTopicsJSON(&out, e, []string{"orders", "audit"}, Options{}); err != nil {
-		t.Fatal(err)
+	var d struct {
+		Topics []string
+		Facts  struct {
+			Topics []struct {
+				Name       string
+				Partitions []struct {
+					Partition  int32
+					Error      *string
+					BaseOffset *int64
+				}
+			}
+			Errors []struct {
+				Name      string
+				Topic     string
+				Partition int32
+			}
+		}
 	}
-	if got, want := out.String(), strings.TrimSuffix(doc.String(), "}\n")+`,"topics":["orders","audit"]}`+"\n"; got != want {
-		t.Errorf("got  %s\nwant %s", got, want)
+	if err := json.Unmarshal(out.Bytes(), &d); err != nil {
+		t.Fatalf("%v: %s", err, out.Bytes())
 	}
-	out.Reset()
-	if err := ExchangeTopicsJSON(&out, e, nil, Options{}); err != nil {
-		t.Fatal(err)
+	if !slices.Equal(d.Topics, []string{"orders"}) || len(d.Facts.Topics) != 1 || len(d.Facts.Topics[0].Partitions) != 2 {
+		t.Fatalf("topics %q, facts %+v", d.Topics, d.Facts)
 	}
-	if !strings.HasSuffix(out.String(), `,"topics":[]}`+"\n") {
-		t.Errorf("nil topics: %s", out.String())
+	p0, p3 := d.Facts.Topics[0].Partitions[0], d.Facts.Topics[0].Partitions[1]
+	if p0.Partition != 0 || p0.BaseOffset == nil || *p0.BaseOffset != 100 || p0.Error != nil ||
+		p3.Partition != 3 || p3.Error == nil || *p3.Error != "NOT_LEADER_OR_FOLLOWER" {
+		t.Errorf("partitions %+v %+v", p0, p3)
+	}
+	if len(d.Facts.Errors) != 1 || d.Facts.Errors[0].Name != "NOT_LEADER_OR_FOLLOWER" || d.Facts.Errors[0].Topic != "orders" ||
+		d.Facts.Errors[0].Partition != 3 {
+		t.Errorf("errors %+v", d.Facts.Errors)
 	}
 }

@@ -37,6 +37,13 @@ type ExchangeDoc struct {
 	Subject       string      `json:"subject"`       // Subject(e)
 	Errors        []string    `json:"errors"`        // distinct Kafka error names in the response, in order
 	Notes         []string    `json:"notes"`         // the dissector's notes
+	// Topics are the topics the request and response name, in order of
+	// appearance (facts.Exchange.AllTopics): names, or the topic ID
+	// (base64url) where no earlier exchange of the capture named it; []
+	// when none.
+	Topics []string `json:"topics"`
+	// Facts is what the exchange says, typed (FactsDoc).
+	Facts *FactsDoc `json:"facts"`
 }
 
 // SASLDoc names the SASL mechanism (from SaslHandshake, or of a raw token
@@ -176,9 +183,15 @@ func newExchangeDoc(e *dissect.Exchange, opts Options) *ExchangeDoc {
 		ms := float64(l) / float64(time.Millisecond)
 		d.LatencyMs = &ms
 	}
-	for _, er := range Errors(e) {
+	fx := e.Facts()
+	for _, er := range errorCounts(nil, fx) {
 		d.Errors = append(d.Errors, er.Name)
 	}
+	d.Topics = fx.AllTopics()
+	if d.Topics == nil {
+		d.Topics = []string{}
+	}
+	d.Facts = NewFactsDoc(fx)
 	return d
 }
 

@@ -373,26 +373,28 @@ func appendExchangeDirect(b []byte, d *ExchangeDoc, e *dissect.Exchange, o *Opti
 	b = appendStrings(b, d.Errors)
 	b = append(b, `,"notes":`...)
 	b = appendStrings(b, d.Notes)
+	b = append(b, `,"topics":`...)
+	b = appendStrings(b, d.Topics)
+	b = append(b, `,"facts":`...)
+	var ok bool
+	if b, ok = appendFactsDoc(b, d.Facts); !ok {
+		return b, false
+	}
 	return append(b, "}\n"...), true
 }
 
-// AppendExchangeTopicsJSON appends what ExchangeTopicsJSON writes to b:
-// for callers that write the line themselves.
-func AppendExchangeTopicsJSON(b []byte, e *dissect.Exchange, topics []string, opts Options) []byte {
-	if topics == nil {
-		topics = []string{}
-	}
+// AppendExchangeJSON appends what ExchangeJSON writes to b: for callers
+// that write the line themselves.
+func AppendExchangeJSON(b []byte, e *dissect.Exchange, opts Options) []byte {
 	start := len(b)
 	out, ok := appendExchangeDirect(b, newExchangeDoc(e, opts), e, &opts)
 	if !ok {
 		// A value only encoding/json writes (none in practice).
 		var buf bytes.Buffer
-		writeJSONLine(&buf, &TopicsDoc{ExchangeDoc: NewExchangeDoc(e, opts), Topics: topics})
+		writeJSONLine(&buf, NewExchangeDoc(e, opts))
 		return append(out[:start], buf.Bytes()...)
 	}
-	out = append(out[:len(out)-2], `,"topics":`...) // reopen the object
-	out = appendStrings(out, topics)
-	return append(out, "}\n"...)
+	return out
 }
 
 // jsonLinePool recycles line buffers of ExchangeJSON; buffers above

@@ -769,8 +769,15 @@ func TestExchangeJSONFields(t *testing.T) {
 		slices.Sort(k)
 		return strings.Join(k, ",")
 	}
-	if got, want := keys(doc), "api,apiKey,apiVersion,broker,client,clientId,correlationId,errors,kind,latencyMs,notes,request,response,sasl,stream,subject"; got != want {
+	if got, want := keys(doc), "api,apiKey,apiVersion,broker,client,clientId,correlationId,errors,facts,kind,latencyMs,notes,request,response,sasl,stream,subject,topics"; got != want {
 		t.Errorf("exchange keys %s\nwant %s", got, want)
+	}
+	var fd map[string]json.RawMessage
+	if err := json.Unmarshal(doc["facts"], &fd); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := keys(fd), "acks,apiVersions,clientSoftware,commit,coordinators,errors,group,groups,isolationLevel,maxWaitMs,producer,resources,throttleMs,timeoutMs,topics,transactions"; got != want {
+		t.Errorf("facts keys %s\nwant %s", got, want)
 	}
 	var req map[string]json.RawMessage
 	if err := json.Unmarshal(doc["request"], &req); err != nil {

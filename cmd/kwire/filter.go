@@ -9,6 +9,7 @@ import (
 	"github.com/expr-lang/expr"
 	"github.com/expr-lang/expr/ast"
 	"github.com/expr-lang/expr/file"
+	"github.com/expr-lang/expr/parser"
 	"github.com/expr-lang/expr/vm"
 	"github.com/kwire/kwire/dissect"
 )
@@ -26,6 +27,7 @@ type exchangeFilter struct {
 	stream    int            // --stream; -1 for any
 	frame     int64          // --frame; 0 for any
 	program   *exprProgram   // --filter
+	bodies    bool           // the --filter expression reads request or response headers or bodies
 }
 
 // active reports whether any condition is set.
@@ -35,24 +37,64 @@ func (f *exchangeFilter) active() bool {
 }
 
 // compileFilter compiles a --filter expression once, typed against
-// exchangeFields. Errors quote the expression with a caret under the
-// offending column.
-func compileFilter(src string) (*exprProgram, error) {
-	p, err := expr.Compile(src, expr.Env(exchangeFields{}), expr.AsBool(), expr.Patch(oldKindNames{}))
+// exchangeFields, and reports whether it reads the frames' headers or
+// bodies (which are then built for it). Errors quote the expression with
+// a caret under the offending column; a name of the filter language
+// before it took the JSON's names says the new one.
+func compileFilter(src string) (*exprProgram, bool, error) {
+	if tree, err := parser.Parse(src); err == nil {
+		var old oldNames
+		ast.Walk(&tree.Node, &old)
+		if old.found != "" {
+			return nil, false, fmt.Errorf("--filter: %s is now %s (--filter uses the names of kwire read --json; see kwire read --help)",
+				old.found, renamedFields[old.found])
+		}
+	}
+	var uses bodyUse
+	p, err := expr.Compile(src, expr.Env(exchangeFields{}), expr.AsBool(), expr.Patch(oldKindNames{}), expr.Patch(&uses))
 	if err == nil {
-		return p, nil
+		return p, uses.found, nil
 	}
 	var fe *file.Error
 	if !errors.As(err, &fe) {
-		return nil, fmt.Errorf("--filter: %v", err)
+		return nil, false, fmt.Errorf("--filter: %v", err)
 	}
 	line := src
 	if lines := strings.Split(src, "\n"); fe.Line >= 1 && fe.Line <= len(lines) {
 		line = lines[fe.Line-1]
 	}
 	col := max(fe.Column, 0)
-	return nil, fmt.Errorf("--filter: %s (line %d, column %d)\n  %s\n  %s^",
+	return nil, false, fmt.Errorf("--filter: %s (line %d, column %d)\n  %s\n  %s^",
 		fe.Message, fe.Line, col+1, line, strings.Repeat(" ", min(col, len(line))))
+}
+
+// renamedFields are the names --filter used before it took the JSON's.
+var renamedFields = map[string]string{
+	"api_key": "apiKey", "version": "apiVersion", "correlation_id": "correlationId", "client_id": "clientId",
+	"latency_ms": "latencyMs", "request_size": "request.size", "response_size": "response.size",
+}
+
+// oldNames finds the first identifier of the old filter names.
+type oldNames struct{ found string }
+
+func (o *oldNames) Visit(n *ast.Node) {
+	if id, ok := (*n).(*ast.IdentifierNode); ok && o.found == "" {
+		if _, old := renamedFields[id.Value]; old {
+			o.found = id.Value
+		}
+	}
+}
+
+// bodyUse notes whether an expression reads "header" or "body" of a
+// frame.
+type bodyUse struct{ found bool }
+
+func (u *bodyUse) Visit(n *ast.Node) {
+	if m, ok := (*n).(*ast.MemberNode); ok {
+		if s, ok := m.Property.(*ast.StringNode); ok && (s.Value == "body" || s.Value == "header") {
+			u.found = true
+		}
+	}
 }
 
 // match reports whether ex passes the filter. f is its fields, computed
@@ -62,13 +104,13 @@ func (fl *exchangeFilter) match(ex *dissect.Exchange, f *exchangeFields) bool {
 	if len(fl.apis) > 0 && !fl.apis[ex.APIKey] {
 		return false
 	}
-	if fl.stream >= 0 && f.Stream != fl.stream {
+	if fl.stream >= 0 && (ex.Conn == nil || ex.Conn.Index != fl.stream) {
 		return false
 	}
 	if fl.frame > 0 && !frameHas(ex.Request, fl.frame) && !frameHas(ex.Response, fl.frame) {
 		return false
 	}
-	if len(fl.clientIDs) > 0 && !slices.Contains(fl.clientIDs, f.ClientID) {
+	if len(fl.clientIDs) > 0 && (ex.Request == nil || !slices.Contains(fl.clientIDs, ex.ClientID)) {
 		return false
 	}
 	if len(fl.topics) > 0 && !slices.ContainsFunc(fl.topics, f.hasTopic) {

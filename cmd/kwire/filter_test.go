@@ -54,15 +54,15 @@ func testExchange() *dissect.Exchange {
 }
 
 func TestFieldsOf(t *testing.T) {
-	f := fieldsOf(testExchange(), nil)
-	if f.API != "Produce" || f.APIKey != 0 || f.Version != 9 || f.CorrelationID != 42 || f.ClientID != "producer-1" {
-		t.Errorf("header fields = %q %d v%d #%d %q", f.API, f.APIKey, f.Version, f.CorrelationID, f.ClientID)
+	f := fieldsOf(testExchange(), nil, true, false)
+	if f.API != "Produce" || f.APIKey != 0 || f.APIVersion != 9 || f.CorrelationID != 42 || f.ClientID == nil || *f.ClientID != "producer-1" {
+		t.Errorf("header fields = %q %d v%d #%d %v", f.API, f.APIKey, f.APIVersion, f.CorrelationID, f.ClientID)
 	}
-	if f.LatencyMS != 2.5 {
-		t.Errorf("latency_ms = %v, want 2.5", f.LatencyMS)
+	if f.LatencyMs == nil || *f.LatencyMs != 2.5 {
+		t.Errorf("latencyMs = %v, want 2.5", f.LatencyMs)
 	}
-	if f.RequestSize != 120 || f.ResponseSize != 60 {
-		t.Errorf("sizes = %d, %d, want 120, 60", f.RequestSize, f.ResponseSize)
+	if f.Request == nil || f.Request.Size != 120 || f.Response == nil || f.Response.Size != 60 || f.Request.Body != nil {
+		t.Errorf("frames = %+v, %+v, want sizes 120, 60 and no bodies", f.Request, f.Response)
 	}
 	if want := []string{"orders", "audit"}; !slices.Equal(f.Topics, want) {
 		t.Errorf("topics = %q, want %q", f.Topics, want)
@@ -73,11 +73,16 @@ func TestFieldsOf(t *testing.T) {
 	if f.Stream != 3 || f.Client != "10.0.0.1:53422" || f.Broker != "10.0.0.2:9092" || f.Kind != "paired" {
 		t.Errorf("connection fields = %d %s %s %s", f.Stream, f.Client, f.Broker, f.Kind)
 	}
+	if f.Facts == nil || len(f.Facts.Topics) != 2 || len(f.Facts.Errors) != 1 {
+		t.Errorf("facts = %+v", f.Facts)
+	}
+	if b := fieldsOf(testExchange(), nil, true, true); b.Request.Body == nil || b.Response.Header != nil {
+		t.Errorf("bodies: request body %v, response header %v (a body decoded alone has no header)", b.Request.Body, b.Response.Header)
+	}
 }
 
 func TestExchangeFilter(t *testing.T) {
 	ex := testExchange()
-	f := fieldsOf(ex, nil)
 	none := func() *exchangeFilter { return &exchangeFilter{stream: -1} }
 	tests := []struct {
 		name string
@@ -98,15 +103,31 @@ func TestExchangeFilter(t *testing.T) {
 		{"frame in response", func(fl *exchangeFilter) { fl.frame = 14 }, true},
 		{"frame between", func(fl *exchangeFilter) { fl.frame = 13 }, false},
 		{"expr", func(fl *exchangeFilter) {
-			fl.program = mustCompile(t, `api == "Produce" && latency_ms > 2 && "orders" in topics && "NOT_LEADER_OR_FOLLOWER" in errors`)
+			fl.program, fl.bodies = mustCompile(t, `api == "Produce" && latencyMs > 2 && "orders" in topics && "NOT_LEADER_OR_FOLLOWER" in errors`)
 		}, true},
-		{"expr false", func(fl *exchangeFilter) { fl.program = mustCompile(t, `request_size < 100 || stream != 3`) }, false},
-		{"expr runtime error", func(fl *exchangeFilter) { fl.program = mustCompile(t, `topics[5] == "x"`) }, false},
+		{"expr false", func(fl *exchangeFilter) {
+			fl.program, fl.bodies = mustCompile(t, `request.size < 100 || stream != 3`)
+		}, false},
+		{"expr runtime error", func(fl *exchangeFilter) { fl.program, fl.bodies = mustCompile(t, `topics[5] == "x"`) }, false},
+		{"expr facts", func(fl *exchangeFilter) {
+			fl.program, fl.bodies = mustCompile(t, `any(facts.topics, {.name == "orders" && any(.partitions, {.partition == 0 && .error == "NOT_LEADER_OR_FOLLOWER"})})`)
+		}, true},
+		{"expr facts error place", func(fl *exchangeFilter) {
+			fl.program, fl.bodies = mustCompile(t, `any(facts.errors, {.topic == "audit"})`)
+		}, false},
+		{"expr null path", func(fl *exchangeFilter) { fl.program, fl.bodies = mustCompile(t, `facts.group.groupId == "g"`) }, false},
+		{"expr body", func(fl *exchangeFilter) {
+			fl.program, fl.bodies = mustCompile(t, `request.body.acks == 0 && request.body.topicData[1].name == "audit"`)
+		}, true},
+		{"expr body differs", func(fl *exchangeFilter) {
+			fl.program, fl.bodies = mustCompile(t, `request.body.acks == -1 || request.body.topicData[0].name == "audit"`)
+		}, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			fl := none()
 			tt.set(fl)
+			f := fieldsOf(ex, nil, fl.program != nil, fl.bodies)
 			if got := fl.match(ex, f); got != tt.want {
 				t.Errorf("match = %v, want %v", got, tt.want)
 			}
@@ -116,18 +137,18 @@ func TestExchangeFilter(t *testing.T) {
 	noErr.Response.Tree.Root.Children[0].Children[0].Children[1].Children[0].Children[1].Int = 0
 	fl := none()
 	fl.errors = true
-	if fl.match(noErr, fieldsOf(noErr, nil)) {
+	if fl.match(noErr, fieldsOf(noErr, nil, false, false)) {
 		t.Error("--errors matched an exchange without errors")
 	}
 }
 
-func mustCompile(t *testing.T, src string) *exprProgram {
+func mustCompile(t *testing.T, src string) (*exprProgram, bool) {
 	t.Helper()
-	p, err := compileFilter(src)
+	p, bodies, err := compileFilter(src)
 	if err != nil {
 		t.Fatalf("compileFilter(%q): %v", src, err)
 	}
-	return p
+	return p, bodies
 }
 
 func TestCompileFilterErrors(t *testing.T) {
@@ -135,12 +156,14 @@ func TestCompileFilterErrors(t *testing.T) {
 		src  string
 		want []string // substrings of the error, in order
 	}{
-		{`api == "Fetch" && latncy_ms > 5`, []string{"unknown name latncy_ms", "column 19", "\n  api == \"Fetch\" && latncy_ms > 5\n                    ^"}},
-		{`api_key + 1`, []string{"expected bool"}},
-		{`version >`, []string{"column", "\n  version >\n"}},
+		{`api == "Fetch" && latncyMs > 5`, []string{"unknown name latncyMs", "column 19", "\n  api == \"Fetch\" && latncyMs > 5\n                    ^"}},
+		{`apiKey + 1`, []string{"expected bool"}},
+		{`apiVersion >`, []string{"column", "\n  apiVersion >\n"}},
+		{`latency_ms > 5`, []string{"latency_ms is now latencyMs"}},
+		{`client_id == "x" || request_size > 3`, []string{"client_id is now clientId"}},
 	}
 	for _, tt := range tests {
-		_, err := compileFilter(tt.src)
+		_, _, err := compileFilter(tt.src)
 		if err == nil {
 			t.Errorf("compileFilter(%q) succeeded", tt.src)
 			continue
@@ -205,7 +228,7 @@ func TestTopicIDs(t *testing.T) {
 	}
 	ex := kexchange(t, prod, nil)
 	names.Resolve(ex.Facts())
-	f := fieldsOf(ex, names)
+	f := fieldsOf(ex, names, false, false)
 	if got, want := f.Topics, []string{"orders", "AQIDBAUGBwgJCgsMDQ4PEA", "AAAAAAAAAAAAAAAAAAAAAA"}; !slices.Equal(got, want) {
 		t.Errorf("topics = %q, want %q (resolved name, the unknown ID, the zero ID that alone names a topic)", got, want)
 	}
@@ -217,7 +240,7 @@ func TestTopicIDs(t *testing.T) {
 	mreq2.Topics = append(mreq2.Topics, rt)
 	exMeta := kexchange(t, mreq2, nil)
 	names.Resolve(exMeta.Facts())
-	if got, want := fieldsOf(exMeta, names).Topics, []string{"orders"}; !slices.Equal(got, want) {
+	if got, want := fieldsOf(exMeta, names, false, false).Topics, []string{"orders"}; !slices.Equal(got, want) {
 		t.Errorf("Metadata topics = %q, want %q", got, want)
 	}
 	// --topic matches a resolved topic by name and by ID.
@@ -238,10 +261,10 @@ func TestTopicIDs(t *testing.T) {
 	prod7.Topics = append(prod7.Topics, pt)
 	ex7 := kexchange(t, prod7, nil)
 	names.Resolve(ex7.Facts())
-	if fl := (&exchangeFilter{stream: -1, topics: []string{"sh5DRQMZSFm7YsW1MNiiWQ"}}); !fl.match(ex7, fieldsOf(ex7, names)) {
+	if fl := (&exchangeFilter{stream: -1, topics: []string{"sh5DRQMZSFm7YsW1MNiiWQ"}}); !fl.match(ex7, fieldsOf(ex7, names, false, false)) {
 		t.Error("--topic with the ID of orders does not match a Produce v7 naming orders")
 	}
-	if fl := (&exchangeFilter{stream: -1, topics: []string{"sh5DRQMZSFm7YsW1MNiiWQ"}}); fl.match(ex7, fieldsOf(ex7, facts.NewNames())) {
+	if fl := (&exchangeFilter{stream: -1, topics: []string{"sh5DRQMZSFm7YsW1MNiiWQ"}}); fl.match(ex7, fieldsOf(ex7, facts.NewNames(), false, false)) {
 		t.Error("--topic with an ID not learnt matches a Produce v7 naming orders")
 	}
 }
@@ -251,7 +274,7 @@ func TestTopicIDs(t *testing.T) {
 func TestFilterKinds(t *testing.T) {
 	ex := testExchange()
 	ex.Kind = dissect.KindNoResponse
-	f := fieldsOf(ex, nil)
+	f := fieldsOf(ex, nil, true, false)
 	if f.Kind != "noResponse" {
 		t.Fatalf("kind = %q, want noResponse", f.Kind)
 	}
@@ -262,17 +285,18 @@ func TestFilterKinds(t *testing.T) {
 		`kind != "no-response"`:                  false,
 		`kind in ["paired", "no-response"]`:      true,
 		`kind == "paired"`:                       false,
-		`client_id == "no-response" || true`:     true,
+		`clientId == "no-response" || true`:      true,
 		`kind == "unanswered" || kind == "sasl"`: false,
 	} {
-		fl := &exchangeFilter{stream: -1, program: mustCompile(t, src)}
+		p, _ := mustCompile(t, src)
+		fl := &exchangeFilter{stream: -1, program: p}
 		if got := fl.match(ex, f); got != want {
 			t.Errorf("%s: match = %v, want %v", src, got, want)
 		}
 	}
 	for _, k := range []dissect.Kind{dissect.KindPaired, dissect.KindNoResponse, dissect.KindUnanswered, dissect.KindOrphan, dissect.KindSASL} {
 		ex.Kind = k
-		if got, want := fieldsOf(ex, nil).Kind, render.NewExchangeDoc(ex, render.Options{}).Kind; got != want {
+		if got, want := fieldsOf(ex, nil, true, false).Kind, render.NewExchangeDoc(ex, render.Options{}).Kind; got != want {
 			t.Errorf("kind %v: --filter's %q, --json's %q", k, got, want)
 		}
 	}

@@ -109,7 +109,7 @@ filter, or no permission to capture.`,
   kwire live -i eth0 --duration 1m --stats --top 5
 
   # Slow fetches as NDJSON, piped on as they come
-  kwire live --json --filter 'api == "Fetch" && latency_ms > 100' | jq .`,
+  kwire live --json --filter 'api == "Fetch" && latencyMs > 100' | jq .`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.portSet = cmd.Flags().Changed("port")

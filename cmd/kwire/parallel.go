@@ -268,7 +268,7 @@ func (p *parallelSink) work() {
 			}
 			if p.k.o.JSON {
 				// The line is written as built: no copy into chunks.
-				j.line = render.AppendExchangeTopicsJSON(getLine(), j.ex, j.view.topics, j.view.ropts)
+				j.line = render.AppendExchangeJSON(getLine(), j.ex, j.view.ropts)
 			} else {
 				j.err = p.k.render(&j.out, j.ex, j.view)
 			}

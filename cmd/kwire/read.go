@@ -125,27 +125,30 @@ Filters (all given ones must hold):
   --errors           responses with a non-zero error code anywhere
   --stream N         TCP connection N (Wireshark's tcp.stream)
   --frame N          the exchange holding packet N
-  --filter EXPR      an expression (https://expr-lang.org) over the fields
-                     below
+  --filter EXPR      an expression (https://expr-lang.org) over the
+                     exchange's --json object, by the same names
 
-  field           --json key        what
-  api             api               "Produce"; UNKNOWN(n) for unknown keys
-  api_key         apiKey            0
-  version         apiVersion        the request's API version
-  correlation_id  correlationId     from the header
-  client_id       clientId          "" when null or no request
-  latency_ms      latencyMs         -1 (JSON null) without a response
-  request_size    request.size      bytes, length prefix included; 0 none
-  response_size   response.size     likewise
-  topics          topics            names; a topic ID where no earlier
-                                    response of the capture named it
-  errors          errors            names of non-zero error codes
-  stream          stream            Wireshark's tcp.stream
-  client          client            "10.0.0.1:53422"
-  broker          broker            "10.0.0.2:9092"
-  kind            kind              paired, noResponse (Produce acks=0;
-                                    no-response is accepted too),
-                                    unanswered, orphan, sasl
+--filter sees an exchange as --json writes it (docs/json.md), e.g.
+  api, apiKey, apiVersion, correlationId, clientId (null when null),
+  latencyMs (null without a response), kind (paired, noResponse,
+  unanswered, orphan, sasl; no-response is accepted too), stream,
+  client, broker, topics, errors (names), notes, subject,
+  request.size, request.frame, request.time, response.size, ...
+  facts: what the exchange says, typed, e.g.
+    facts.topics[].name, .topicId, .error, .partitions[].partition,
+      .error, .baseOffset, .highWatermark, .committedOffset,
+      .records.count, .records.bytes, .records.codecs
+    facts.errors[].name, .topic, .partition, .message
+    facts.group.groupId, .memberId, .generationId, .memberEpoch
+    facts.producer.transactionalId, .producerId, .producerEpoch
+    facts.throttleMs, facts.isolationLevel, facts.acks
+  request.body and response.body: the message in Kafka's JsonConverter
+  form (request.body.acks == 0); read only when the expression names
+  them.
+A comparison through null is false (facts.group.groupId == "g" where the
+exchange has no group); facts.group?.groupId reads it as nil. The filter names of
+earlier kwire (latency_ms, client_id, ...) are refused with the new
+name.
 
 Exit status (the same for stats and versions):
   0  the captures were fully dissected; also when no Kafka connection was
@@ -169,10 +172,16 @@ Exit status (the same for stats and versions):
   kwire read --detect=false kafka.pcap
 
   # Full trees of the slow Fetch requests
-  kwire read -V --filter 'api == "Fetch" && latency_ms > 100' kafka.pcap
+  kwire read -V --filter 'api == "Fetch" && latencyMs > 100' kafka.pcap
 
   # Produce requests from one client that touched "orders" and failed
-  kwire read --filter 'api == "Produce" && client_id startsWith "billing" && "orders" in topics && len(errors) > 0' kafka.pcap
+  kwire read --filter 'api == "Produce" && clientId startsWith "billing" && "orders" in topics && len(errors) > 0' kafka.pcap
+
+  # Fetches that returned records from partition 0 of orders
+  kwire read --filter 'any(facts.topics, {.name == "orders" && any(.partitions, {.partition == 0 && .records?.count > 0})})' kafka.pcap
+
+  # Produce requests sent with acks=0, by their body
+  kwire read --filter 'api == "Produce" && request.body.acks == 0' kafka.pcap
 
   # Every exchange, then the statistics of kwire stats
   kwire read --stats --top 5 kafka.pcap
@@ -372,11 +381,11 @@ func (o *readOptions) filter() (*exchangeFilter, error) {
 		fl.apis = keys
 	}
 	if o.Filter != "" {
-		p, err := compileFilter(o.Filter)
+		p, bodies, err := compileFilter(o.Filter)
 		if err != nil {
 			return nil, &exitError{code: exitUsage, err: err}
 		}
-		fl.program = p
+		fl.program, fl.bodies = p, bodies
 	}
 	return fl, nil
 }
@@ -425,12 +434,11 @@ func (k *readSink) Exchange(ex *dissect.Exchange) {
 	ex.Release()
 }
 
-// exchangeView is what rendering an exchange needs from the exchanges
-// before it: the render options (topic names learnt so far) and, for
-// JSON, the exchange's topics.
+// exchangeView is what rendering an exchange needs beyond its facts: the
+// render options, with the exchange's facts (topic names resolved in emit
+// order) for the tree.
 type exchangeView struct {
-	ropts  render.Options
-	topics []string
+	ropts render.Options
 }
 
 // prepare does what must be done in emit order before an exchange is
@@ -446,16 +454,13 @@ func (k *readSink) prepare(ex *dissect.Exchange, snapshot bool) (exchangeView, b
 	k.names.Resolve(fx)
 	var f *exchangeFields
 	if k.fl.active() {
-		f = fieldsOf(ex, k.names)
+		f = fieldsOf(ex, k.names, k.fl.program != nil, k.fl.bodies)
 	}
 	if k.fl.active() && !k.fl.match(ex, f) {
 		return exchangeView{}, false
 	}
 	v := exchangeView{ropts: k.ropts}
 	v.ropts.Facts = fx
-	if k.o.JSON {
-		v.topics = fx.AllTopics()
-	}
 	return v, true
 }
 
@@ -464,7 +469,7 @@ func (k *readSink) prepare(ex *dissect.Exchange, snapshot bool) (exchangeView, b
 // It reads only k's options and v, so workers may call it at once.
 func (k *readSink) render(w byteWriter, ex *dissect.Exchange, v exchangeView) error {
 	if k.o.JSON {
-		return render.ExchangeTopicsJSON(w, ex, v.topics, v.ropts)
+		return render.ExchangeJSONLine(w, ex, v.ropts)
 	}
 	err := render.Line(w, ex, v.ropts)
 	if k.o.Tree || k.o.HexDump {

@@ -263,9 +263,9 @@ func WriteVersionsJSON(w io.Writer, r *stats.VersionsReport) error {
 
 // ComparisonJSON is the `kwire versions --against --json` document.
 type ComparisonJSON struct {
-	Before     string                `json:"before"`        // the files, as given
-	After      string                `json:"after"`         // likewise
-	Comparison *stats.Comparison     `json:"comparison"`    // what changed from Before to After
+	Before     string                `json:"before"`       // the files, as given
+	After      string                `json:"after"`        // likewise
+	Comparison *stats.Comparison     `json:"comparison"`   // what changed from Before to After
 	BeforeRep  *stats.VersionsReport `json:"beforeReport"` // kwire versions's report of Before
 	AfterRep   *stats.VersionsReport `json:"afterReport"`  // and of After
 }

@@ -1,0 +1,516 @@
+package render
+
+import (
+	"bytes"
+	"encoding/json"
+
+	"github.com/kwire/kwire/facts"
+	"github.com/kwire/kwire/protocol"
+)
+
+// FactsDoc is the "facts" object of kwire read --json: what an exchange
+// says (package facts), in kwire's JSON vocabulary (docs/json.md). Every
+// key is always present: null when the exchange does not state it, []
+// for an empty list. The --filter language reaches the same fields by the
+// same names (facts.topics[0].partitions[0].highWatermark).
+// TestFactsDocFields pins the key set; docs/schema/exchange.json
+// describes it.
+type FactsDoc struct {
+	Topics       []TopicDoc       `json:"topics" expr:"topics"`
+	Errors       []ErrorDoc       `json:"errors" expr:"errors"`
+	ThrottleMs   *int32           `json:"throttleMs" expr:"throttleMs"`
+	Group        *GroupDoc        `json:"group" expr:"group"`
+	Groups       []string         `json:"groups" expr:"groups"`
+	Producer     *ProducerDoc     `json:"producer" expr:"producer"`
+	Transactions []TransactionDoc `json:"transactions" expr:"transactions"`
+	// Commit is an EndTxn request's outcome: true COMMIT, false ABORT.
+	Commit         *bool            `json:"commit" expr:"commit"`
+	Coordinators   []CoordinatorDoc `json:"coordinators" expr:"coordinators"`
+	Resources      []ResourceDoc    `json:"resources" expr:"resources"`
+	IsolationLevel *string          `json:"isolationLevel" expr:"isolationLevel"` // "read_committed"
+	Acks           *int16           `json:"acks" expr:"acks"`
+	TimeoutMs      *int32           `json:"timeoutMs" expr:"timeoutMs"`
+	MaxWaitMs      *int32           `json:"maxWaitMs" expr:"maxWaitMs"`
+	ClientSoftware *SoftwareDoc     `json:"clientSoftware" expr:"clientSoftware"`
+	APIVersions    *APIVersionsDoc  `json:"apiVersions" expr:"apiVersions"`
+}
+
+// TopicDoc is one topic an exchange names.
+type TopicDoc struct {
+	Name       *string        `json:"name" expr:"name"`       // null when only an ID names it and its name is unknown
+	TopicID    *string        `json:"topicId" expr:"topicId"` // Kafka's base64url form; null when the wire named it by name
+	Error      *string        `json:"error" expr:"error"`     // the topic-level error's name
+	Resource   bool           `json:"resource" expr:"resource"`
+	Partitions []PartitionDoc `json:"partitions" expr:"partitions"`
+}
+
+// PartitionDoc is one partition of a topic.
+type PartitionDoc struct {
+	Partition           int32       `json:"partition" expr:"partition"`
+	Error               *string     `json:"error" expr:"error"`
+	BaseOffset          *int64      `json:"baseOffset" expr:"baseOffset"`
+	FetchOffset         *int64      `json:"fetchOffset" expr:"fetchOffset"`
+	HighWatermark       *int64      `json:"highWatermark" expr:"highWatermark"`
+	LastStableOffset    *int64      `json:"lastStableOffset" expr:"lastStableOffset"`
+	LogStartOffset      *int64      `json:"logStartOffset" expr:"logStartOffset"`
+	CommittedOffset     *int64      `json:"committedOffset" expr:"committedOffset"`
+	CommittedMetadata   *string     `json:"committedMetadata" expr:"committedMetadata"`
+	ListedOffset        *int64      `json:"listedOffset" expr:"listedOffset"`
+	ListTimestamp       *int64      `json:"listTimestamp" expr:"listTimestamp"`
+	LeaderEpoch         *int64      `json:"leaderEpoch" expr:"leaderEpoch"`
+	Records             *RecordsDoc `json:"records" expr:"records"`
+	AbortedTransactions *int32      `json:"abortedTransactions" expr:"abortedTransactions"`
+}
+
+// RecordsDoc summarises a partition's record batches.
+type RecordsDoc struct {
+	Batches              int      `json:"batches" expr:"batches"`
+	Count                *int64   `json:"count" expr:"count"` // records; null when a compressed legacy wrapper did not decompress
+	Bytes                int64    `json:"bytes" expr:"bytes"`
+	UncompressedBytes    int64    `json:"uncompressedBytes" expr:"uncompressedBytes"`
+	UnknownSizeBatches   int      `json:"unknownSizeBatches" expr:"unknownSizeBatches"`
+	Codecs               []string `json:"codecs" expr:"codecs"`
+	Magics               []int    `json:"magics" expr:"magics"`
+	FirstOffset          *int64   `json:"firstOffset" expr:"firstOffset"`
+	LastOffset           *int64   `json:"lastOffset" expr:"lastOffset"`
+	Partial              bool     `json:"partial" expr:"partial"`
+	TransactionalBatches int      `json:"transactionalBatches" expr:"transactionalBatches"`
+	ControlBatches       int      `json:"controlBatches" expr:"controlBatches"`
+	Commits              int      `json:"commits" expr:"commits"`
+	Aborts               int      `json:"aborts" expr:"aborts"`
+	ProducerID           *int64   `json:"producerId" expr:"producerId"`
+	ProducerEpoch        *int16   `json:"producerEpoch" expr:"producerEpoch"`
+	BaseSequence         *int32   `json:"baseSequence" expr:"baseSequence"`
+	CrcErrors            int      `json:"crcErrors" expr:"crcErrors"`
+	Damaged              int      `json:"damaged" expr:"damaged"`
+}
+
+// ErrorDoc is one non-zero error code of a response.
+type ErrorDoc struct {
+	Code      int16     `json:"code" expr:"code"`
+	Name      string    `json:"name" expr:"name"`
+	Message   *string   `json:"message" expr:"message"`
+	Topic     *string   `json:"topic" expr:"topic"` // the topic it is under (its name, else its ID)
+	Partition *int32    `json:"partition" expr:"partition"`
+	Scope     *ScopeDoc `json:"scope" expr:"scope"` // the member, group, transaction, resource or key it belongs to
+}
+
+// ScopeDoc is an entity an error belongs to: kind is member, group,
+// transactionalId, resource or coordinatorKey.
+type ScopeDoc struct {
+	Kind string `json:"kind" expr:"kind"`
+	ID   string `json:"id" expr:"id"`
+}
+
+// GroupDoc is what an exchange says about its group.
+type GroupDoc struct {
+	GroupID            *string             `json:"groupId" expr:"groupId"`
+	MemberID           *string             `json:"memberId" expr:"memberId"`
+	AssignedMemberID   *string             `json:"assignedMemberId" expr:"assignedMemberId"`
+	GroupInstanceID    *string             `json:"groupInstanceId" expr:"groupInstanceId"`
+	GenerationID       *int32              `json:"generationId" expr:"generationId"`
+	MemberEpoch        *int32              `json:"memberEpoch" expr:"memberEpoch"`
+	AssignedEpoch      *int32              `json:"assignedEpoch" expr:"assignedEpoch"`
+	ProtocolType       *string             `json:"protocolType" expr:"protocolType"`
+	Protocol           *string             `json:"protocol" expr:"protocol"`
+	Protocols          []string            `json:"protocols" expr:"protocols"`
+	Leader             *string             `json:"leader" expr:"leader"`
+	Reason             *string             `json:"reason" expr:"reason"`
+	SessionTimeoutMs   *int32              `json:"sessionTimeoutMs" expr:"sessionTimeoutMs"`
+	RebalanceTimeoutMs *int32              `json:"rebalanceTimeoutMs" expr:"rebalanceTimeoutMs"`
+	Subscription       *SubscriptionDoc    `json:"subscription" expr:"subscription"`
+	Assignment         []TopicPartitionDoc `json:"assignment" expr:"assignment"` // null when not stated
+	Owned              []TopicPartitionDoc `json:"owned" expr:"owned"`
+	Members            []MemberDoc         `json:"members" expr:"members"`
+}
+
+// SubscriptionDoc is a member's subscription.
+type SubscriptionDoc struct {
+	Version      int16               `json:"version" expr:"version"`
+	Topics       []string            `json:"topics" expr:"topics"`
+	Owned        []TopicPartitionDoc `json:"owned" expr:"owned"`
+	GenerationID *int32              `json:"generationId" expr:"generationId"`
+}
+
+// MemberDoc is one member a group exchange lists.
+type MemberDoc struct {
+	MemberID        string              `json:"memberId" expr:"memberId"`
+	GroupInstanceID *string             `json:"groupInstanceId" expr:"groupInstanceId"`
+	Reason          *string             `json:"reason" expr:"reason"`
+	Subscription    *SubscriptionDoc    `json:"subscription" expr:"subscription"`
+	Assignment      []TopicPartitionDoc `json:"assignment" expr:"assignment"`
+	Error           *string             `json:"error" expr:"error"`
+}
+
+// TopicPartitionDoc is a topic and some of its partitions.
+type TopicPartitionDoc struct {
+	Topic      *string `json:"topic" expr:"topic"`
+	TopicID    *string `json:"topicId" expr:"topicId"`
+	Partitions []int32 `json:"partitions" expr:"partitions"`
+}
+
+// ProducerDoc is a transactional ID and a producer's ID and epoch: the
+// request's, and the new ones a response gives (InitProducerId, EndTxn
+// v5+).
+type ProducerDoc struct {
+	TransactionalID  *string `json:"transactionalId" expr:"transactionalId"`
+	ProducerID       *int64  `json:"producerId" expr:"producerId"`
+	ProducerEpoch    *int16  `json:"producerEpoch" expr:"producerEpoch"`
+	NewProducerID    *int64  `json:"newProducerId" expr:"newProducerId"`
+	NewProducerEpoch *int16  `json:"newProducerEpoch" expr:"newProducerEpoch"`
+}
+
+// TransactionDoc is one transaction of a batch or listing.
+type TransactionDoc struct {
+	TransactionalID string              `json:"transactionalId" expr:"transactionalId"`
+	ProducerID      *int64              `json:"producerId" expr:"producerId"`
+	ProducerEpoch   *int16              `json:"producerEpoch" expr:"producerEpoch"`
+	Topics          []TopicPartitionDoc `json:"topics" expr:"topics"`
+}
+
+// CoordinatorDoc is a FindCoordinator key and its coordinator.
+type CoordinatorDoc struct {
+	KeyType string  `json:"keyType" expr:"keyType"` // group, transaction, share
+	Key     string  `json:"key" expr:"key"`
+	NodeID  *int32  `json:"nodeId" expr:"nodeId"`
+	Host    *string `json:"host" expr:"host"`
+	Port    *int32  `json:"port" expr:"port"`
+	Error   *string `json:"error" expr:"error"`
+}
+
+// ResourceDoc is a config or ACL resource.
+type ResourceDoc struct {
+	Type    string      `json:"type" expr:"type"` // topic, broker, group, cluster, ...
+	Name    string      `json:"name" expr:"name"`
+	Pattern *string     `json:"pattern" expr:"pattern"` // an ACL pattern type: literal, prefixed, ...
+	Configs []ConfigDoc `json:"configs" expr:"configs"`
+}
+
+// ConfigDoc is one config entry; a redacted value is null with redacted
+// true, never its bytes.
+type ConfigDoc struct {
+	Name      string  `json:"name" expr:"name"`
+	Value     *string `json:"value" expr:"value"`
+	Sensitive bool    `json:"sensitive" expr:"sensitive"`
+	Redacted  bool    `json:"redacted" expr:"redacted"`
+}
+
+// SoftwareDoc is a client's software name and version (KIP-511).
+type SoftwareDoc struct {
+	Name    string `json:"name" expr:"name"`
+	Version string `json:"version" expr:"version"`
+}
+
+// APIVersionsDoc is an ApiVersions response's advertisement.
+type APIVersionsDoc struct {
+	Error             *string       `json:"error" expr:"error"`
+	Ranges            []APIRangeDoc `json:"ranges" expr:"ranges"`
+	SupportedFeatures []FeatureDoc  `json:"supportedFeatures" expr:"supportedFeatures"`
+	FinalizedFeatures []FeatureDoc  `json:"finalizedFeatures" expr:"finalizedFeatures"`
+	FinalizedEpoch    *int64        `json:"finalizedFeaturesEpoch" expr:"finalizedFeaturesEpoch"`
+}
+
+// APIRangeDoc is one API key's supported versions.
+type APIRangeDoc struct {
+	APIKey     int16  `json:"apiKey" expr:"apiKey"`
+	API        string `json:"api" expr:"api"`
+	MinVersion int16  `json:"minVersion" expr:"minVersion"`
+	MaxVersion int16  `json:"maxVersion" expr:"maxVersion"`
+}
+
+// FeatureDoc is a feature's range or finalized levels.
+type FeatureDoc struct {
+	Name string `json:"name" expr:"name"`
+	Min  int16  `json:"min" expr:"min"`
+	Max  int16  `json:"max" expr:"max"`
+}
+
+func ptr[T any](v T) *T { return &v }
+
+func strPtr(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+func errName(code int16) *string {
+	if code == 0 {
+		return nil
+	}
+	return ptr(protocol.KafkaErrorName(code))
+}
+
+// NewFactsDoc builds the FactsDoc of fx (resolved by the run's
+// facts.Names).
+func NewFactsDoc(fx *facts.Exchange) *FactsDoc {
+	d := &FactsDoc{Topics: []TopicDoc{}, Errors: []ErrorDoc{}, Groups: []string{}, Transactions: []TransactionDoc{},
+		Coordinators: []CoordinatorDoc{}, Resources: []ResourceDoc{}}
+	if fx == nil {
+		return d
+	}
+	for i := range fx.Topics {
+		t := &fx.Topics[i]
+		td := TopicDoc{Name: strPtr(t.Name), Error: errName(t.Error), Resource: t.Resource, Partitions: []PartitionDoc{}}
+		if t.HasID {
+			td.TopicID = ptr(t.ID.String())
+		}
+		for j := range t.Partitions {
+			td.Partitions = append(td.Partitions, partitionDoc(&t.Partitions[j]))
+		}
+		d.Topics = append(d.Topics, td)
+	}
+	for i := range fx.Errors {
+		e := &fx.Errors[i]
+		ed := ErrorDoc{Code: e.Code, Name: e.Name, Message: strPtr(e.Message)}
+		if e.Topic >= 0 {
+			ed.Topic = ptr(fx.Topics[e.Topic].Label())
+		}
+		if e.Partition >= 0 {
+			ed.Partition = ptr(e.Partition)
+		}
+		if k := scopeKind(e.Scope.Role); k != "" {
+			ed.Scope = &ScopeDoc{Kind: k, ID: e.Scope.ID}
+		}
+		d.Errors = append(d.Errors, ed)
+	}
+	if fx.ThrottleMs >= 0 {
+		d.ThrottleMs = ptr(fx.ThrottleMs)
+	}
+	if !fx.Group.IsZero() {
+		d.Group = groupDoc(&fx.Group)
+	}
+	d.Groups = append(d.Groups, fx.Groups...)
+	if p := &fx.Producer; !p.IsZero() {
+		pd := &ProducerDoc{}
+		if p.HasTxnID {
+			pd.TransactionalID = ptr(p.TransactionalID)
+		}
+		if p.HasID {
+			pd.ProducerID = ptr(p.ID)
+		}
+		if p.HasEpoch {
+			pd.ProducerEpoch = ptr(p.Epoch)
+		}
+		if p.HasNew {
+			pd.NewProducerID, pd.NewProducerEpoch = ptr(p.NewID), ptr(p.NewEpoch)
+		}
+		d.Producer = pd
+	}
+	for i := range fx.Transactions {
+		t := &fx.Transactions[i]
+		td := TransactionDoc{TransactionalID: t.TransactionalID, Topics: tpDocs(t.Topics)}
+		if t.HasProducer {
+			td.ProducerID, td.ProducerEpoch = ptr(t.ProducerID), ptr(t.ProducerEpoch)
+		}
+		d.Transactions = append(d.Transactions, td)
+	}
+	switch fx.Commit {
+	case 0:
+		d.Commit = ptr(false)
+	case 1:
+		d.Commit = ptr(true)
+	}
+	for i := range fx.Coordinators {
+		c := &fx.Coordinators[i]
+		cd := CoordinatorDoc{KeyType: c.KeyTypeName, Key: c.Key, Error: errName(c.Error)}
+		if cd.KeyType == "" {
+			cd.KeyType = "type(" + itoa(int64(c.KeyType)) + ")"
+		}
+		if c.Found {
+			cd.NodeID, cd.Host, cd.Port = ptr(c.NodeID), ptr(c.Host), ptr(c.Port)
+		}
+		d.Coordinators = append(d.Coordinators, cd)
+	}
+	for i := range fx.Resources {
+		r := &fx.Resources[i]
+		rd := ResourceDoc{Type: r.TypeName, Name: r.Name, Configs: []ConfigDoc{}}
+		if rd.Type == "" {
+			rd.Type = "type(" + itoa(int64(r.Type)) + ")"
+		}
+		if r.Pattern >= 0 {
+			rd.Pattern = strPtr(r.PatternName)
+			if rd.Pattern == nil {
+				rd.Pattern = ptr("type(" + itoa(int64(r.Pattern)) + ")")
+			}
+		}
+		for _, c := range r.Configs {
+			cd := ConfigDoc{Name: c.Name, Sensitive: c.Sensitive, Redacted: c.Redacted}
+			if !c.Null && !c.Redacted {
+				cd.Value = ptr(c.Value)
+			}
+			rd.Configs = append(rd.Configs, cd)
+		}
+		d.Resources = append(d.Resources, rd)
+	}
+	switch {
+	case fx.IsolationName != "":
+		d.IsolationLevel = ptr(fx.IsolationName)
+	case fx.Isolation >= 0:
+		d.IsolationLevel = ptr(itoa(int64(fx.Isolation)))
+	}
+	if fx.HasAcks {
+		d.Acks = ptr(fx.Acks)
+	}
+	if fx.TimeoutMs >= 0 {
+		d.TimeoutMs = ptr(fx.TimeoutMs)
+	}
+	if fx.MaxWaitMs >= 0 {
+		d.MaxWaitMs = ptr(fx.MaxWaitMs)
+	}
+	if s := fx.Software; s.Name != "" || s.Version != "" {
+		d.ClientSoftware = &SoftwareDoc{Name: s.Name, Version: s.Version}
+	}
+	if av := fx.APIVersions; av != nil {
+		ad := &APIVersionsDoc{Error: errName(av.Error), Ranges: []APIRangeDoc{}, SupportedFeatures: []FeatureDoc{},
+			FinalizedFeatures: []FeatureDoc{}}
+		for _, r := range av.Ranges {
+			ad.Ranges = append(ad.Ranges, APIRangeDoc{APIKey: r.Key, API: protocol.APIName(r.Key), MinVersion: r.Min, MaxVersion: r.Max})
+		}
+		for _, f := range av.SupportedFeatures {
+			ad.SupportedFeatures = append(ad.SupportedFeatures, FeatureDoc{f.Name, f.Min, f.Max})
+		}
+		for _, f := range av.FinalizedFeatures {
+			ad.FinalizedFeatures = append(ad.FinalizedFeatures, FeatureDoc{f.Name, f.Min, f.Max})
+		}
+		if av.FinalizedEpoch >= 0 {
+			ad.FinalizedEpoch = ptr(av.FinalizedEpoch)
+		}
+		d.APIVersions = ad
+	}
+	return d
+}
+
+func partitionDoc(p *facts.Partition) PartitionDoc {
+	pd := PartitionDoc{Partition: p.Index, Error: errName(p.Error), CommittedMetadata: strPtr(p.Offsets.CommittedMetadata)}
+	o := &p.Offsets
+	for k, dst := range map[facts.OffsetKind]**int64{
+		facts.OffsetBase: &pd.BaseOffset, facts.OffsetFetch: &pd.FetchOffset, facts.OffsetHighWatermark: &pd.HighWatermark,
+		facts.OffsetLastStable: &pd.LastStableOffset, facts.OffsetLogStart: &pd.LogStartOffset,
+		facts.OffsetCommitted: &pd.CommittedOffset, facts.OffsetListed: &pd.ListedOffset,
+		facts.OffsetListTimestamp: &pd.ListTimestamp, facts.OffsetLeaderEpoch: &pd.LeaderEpoch,
+	} {
+		if v, ok := o.Get(k); ok {
+			*dst = ptr(v)
+		}
+	}
+	if p.AbortedTxns >= 0 {
+		pd.AbortedTransactions = ptr(p.AbortedTxns)
+	}
+	if r := p.Records; r != nil {
+		rd := &RecordsDoc{Batches: r.Batches, Bytes: r.Bytes, UncompressedBytes: r.Uncompressed,
+			UnknownSizeBatches: r.UnknownSize, Codecs: r.Codecs.Names(), Magics: []int{}, Partial: r.Partial,
+			TransactionalBatches: r.Transactional, ControlBatches: r.Control, Commits: r.Commits, Aborts: r.Aborts,
+			CrcErrors: r.CRCErrors, Damaged: r.Damaged}
+		if rd.Codecs == nil {
+			rd.Codecs = []string{}
+		}
+		for m := 0; m < 3; m++ {
+			if r.Magics&(1<<m) != 0 {
+				rd.Magics = append(rd.Magics, m)
+			}
+		}
+		if r.Count >= 0 {
+			rd.Count = ptr(r.Count)
+		}
+		if r.HasOffsets {
+			rd.FirstOffset, rd.LastOffset = ptr(r.FirstOffset), ptr(r.LastOffset)
+		}
+		if r.HasProducer {
+			rd.ProducerID, rd.ProducerEpoch, rd.BaseSequence = ptr(r.ProducerID), ptr(r.ProducerEpoch), ptr(r.BaseSequence)
+		}
+		pd.Records = rd
+	}
+	return pd
+}
+
+func groupDoc(g *facts.Group) *GroupDoc {
+	d := &GroupDoc{GroupID: strPtr(g.ID), MemberID: strPtr(g.MemberID), AssignedMemberID: strPtr(g.AssignedMemberID),
+		GroupInstanceID: strPtr(g.InstanceID), ProtocolType: strPtr(g.ProtocolType), Protocol: strPtr(g.Protocol),
+		Protocols: append([]string{}, g.Protocols...), Leader: strPtr(g.Leader), Reason: strPtr(g.Reason),
+		Subscription: subscriptionDoc(g.Subscription), Owned: tpDocs(g.Owned), Members: []MemberDoc{}}
+	if g.HasGeneration {
+		d.GenerationID = ptr(g.Generation)
+	}
+	if g.HasEpoch {
+		d.MemberEpoch = ptr(g.MemberEpoch)
+	}
+	if g.HasAssigned {
+		d.AssignedEpoch = ptr(g.AssignedEpoch)
+	}
+	if g.SessionTimeoutMs >= 0 {
+		d.SessionTimeoutMs = ptr(g.SessionTimeoutMs)
+	}
+	if g.RebalanceTimeoutMs >= 0 {
+		d.RebalanceTimeoutMs = ptr(g.RebalanceTimeoutMs)
+	}
+	if g.Assignment != nil {
+		d.Assignment = tpDocs(g.Assignment.Partitions)
+	}
+	for i := range g.Members {
+		m := &g.Members[i]
+		md := MemberDoc{MemberID: m.ID, GroupInstanceID: strPtr(m.InstanceID), Reason: strPtr(m.Reason),
+			Subscription: subscriptionDoc(m.Subscription), Error: errName(m.Error)}
+		if m.Assignment != nil {
+			md.Assignment = tpDocs(m.Assignment.Partitions)
+		}
+		d.Members = append(d.Members, md)
+	}
+	return d
+}
+
+func subscriptionDoc(s *facts.Subscription) *SubscriptionDoc {
+	if s == nil {
+		return nil
+	}
+	d := &SubscriptionDoc{Version: s.Version, Topics: append([]string{}, s.Topics...), Owned: tpDocs(s.Owned)}
+	if s.Generation >= 0 {
+		d.GenerationID = ptr(s.Generation)
+	}
+	return d
+}
+
+func tpDocs(tps []facts.TopicPartitions) []TopicPartitionDoc {
+	out := []TopicPartitionDoc{}
+	for i := range tps {
+		tp := &tps[i]
+		d := TopicPartitionDoc{Topic: strPtr(tp.Topic), Partitions: append([]int32{}, tp.Partitions...)}
+		if tp.HasID {
+			d.TopicID = ptr(tp.ID.String())
+		}
+		out = append(out, d)
+	}
+	return out
+}
+
+// scopeKind names an error scope's role in ScopeDoc.
+func scopeKind(r protocol.Role) string {
+	switch r {
+	case protocol.RoleMemberID:
+		return "member"
+	case protocol.RoleGroupID:
+		return "group"
+	case protocol.RoleTransactionalID:
+		return "transactionalId"
+	case protocol.RoleResourceName:
+		return "resource"
+	case protocol.RoleCoordinatorKey:
+		return "coordinatorKey"
+	}
+	return ""
+}
+
+// appendFactsDoc appends d as json.Encoder with SetEscapeHTML(false)
+// writes it, without the newline.
+func appendFactsDoc(b []byte, d *FactsDoc) ([]byte, bool) {
+	if d == nil {
+		return append(b, "null"...), true
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(d); err != nil {
+		return b, false
+	}
+	return append(b, bytes.TrimSuffix(buf.Bytes(), []byte("\n"))...), true
+}
