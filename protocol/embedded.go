@@ -180,6 +180,7 @@ func (ip *interp) embedRequest(n *Node) {
 	}
 	n.Type = "request"
 	n.Note = st.Root.Note
+	n.Flags &^= FlagRedacted // withheld while opaque (secrets.go); its own secrets are marked
 	n.Children = ip.children(len(st.Root.Children))
 	ip.graft(n, st, n.Space, n.End()-len(n.Raw))
 }
