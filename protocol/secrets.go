@@ -6,8 +6,9 @@ import (
 )
 
 // This file says which schema fields hold secrets: one table
-// (secretRules), applied once when the package initialises to every
-// generation of every message in Schemas, setting Field.Secret. The
+// (secretRules) and the config values that roles.go finds, applied once
+// when the package initialises to every generation of every message in
+// Schemas, setting Field.Secret. The
 // decoder (interp.go) marks the nodes of those fields FlagRedacted,
 // unless Decoder.ShowSecrets, and empties their values; renderers withhold
 // what is so marked. Nothing outside this package decides what is secret.
@@ -73,19 +74,18 @@ func (s Secrecy) String() string {
 }
 
 // secretRule marks one field: the message, the path of field names from
-// the message down ("Resources.Configs.Value"; a leading "*." matches any
-// path prefix, for common structs used in several places), and the
-// secrecy. A config value rule also names its entry's sibling fields.
+// the message down ("Upsertions.Salt"), and the secrecy.
 type secretRule struct {
 	msg, path string
 	secrecy   Secrecy
-	// For SecretConfigValue: the entry's fields holding the config name,
-	// the broker's IsSensitive flag and its ConfigType, by name within the
-	// entry ("" when the entry has none). An entry inside another (a
-	// DescribeConfigs synonym) is withheld with it too.
-	name, sensitive, ctype string
 }
 
+// Config values are not listed: every field whose Role is
+// RoleConfigValue (roles.go: wherever configs travel: AlterConfigs,
+// IncrementalAlterConfigs, DescribeConfigs with its synonyms, CreateTopics
+// request and response, the KIP-1071 streams groups' topic configs) is
+// SecretConfigValue, its entry's RoleConfigName, RoleConfigSensitive and
+// RoleConfigType fields deciding.
 var secretRules = []secretRule{
 	// SASL tokens (SaslAuthenticateRequest.json, SaslAuthenticateResponse.json, KIP-152).
 	{msg: "SaslAuthenticateRequest", path: "AuthBytes", secrecy: SecretSASL},
@@ -104,18 +104,6 @@ var secretRules = []secretRule{
 	// rest of the stored credential.
 	{msg: "AlterUserScramCredentialsRequest", path: "Upsertions.Salt", secrecy: SecretAlways},
 	{msg: "AlterUserScramCredentialsRequest", path: "Upsertions.SaltedPassword", secrecy: SecretAlways},
-
-	// Configs, wherever they travel.
-	{msg: "AlterConfigsRequest", path: "Resources.Configs.Value", secrecy: SecretConfigValue, name: "Name"},
-	{msg: "IncrementalAlterConfigsRequest", path: "Resources.Configs.Value", secrecy: SecretConfigValue, name: "Name"},
-	{msg: "DescribeConfigsResponse", path: "Results.Configs.Value", secrecy: SecretConfigValue,
-		name: "Name", sensitive: "IsSensitive", ctype: "ConfigType"},
-	{msg: "DescribeConfigsResponse", path: "Results.Configs.Synonyms.Value", secrecy: SecretConfigValue, name: "Name"},
-	{msg: "CreateTopicsRequest", path: "Topics.Configs.Value", secrecy: SecretConfigValue, name: "Name"},
-	{msg: "CreateTopicsResponse", path: "Topics.Configs.Value", secrecy: SecretConfigValue, name: "Name", sensitive: "IsSensitive"},
-	// KIP-1071 streams groups: the internal topics' configs (KeyValue).
-	{msg: "StreamsGroupHeartbeatRequest", path: "*.TopicConfigs.Value", secrecy: SecretConfigValue, name: "Key"},
-	{msg: "StreamsGroupDescribeResponse", path: "*.TopicConfigs.Value", secrecy: SecretConfigValue, name: "Key"},
 
 	// KIP-590 Envelope: a forwarded request (decoded when it can be: its
 	// own secrets are then marked) and its response (never decoded: the
@@ -146,6 +134,7 @@ var secretsOnce sync.Once
 // matches no field, so that a rule outliving its field fails every test.
 func initSecrets() {
 	secretsOnce.Do(func() {
+		initRoles() // config entries are found by their fields' roles
 		used := make([]bool, len(secretRules))
 		for _, m := range Schemas {
 			markSecrets(m, "", m.Fields, used, 0)
@@ -170,6 +159,10 @@ func markSecrets(m *MessageSchema, path string, fields []Field, used []bool, dep
 	if depth > maxDepth {
 		return
 	}
+	entry := false
+	for i := range fields {
+		entry = entry || fields[i].Role == RoleConfigValue
+	}
 	for i := range fields {
 		f := &fields[i]
 		p := f.Name
@@ -177,24 +170,21 @@ func markSecrets(m *MessageSchema, path string, fields []Field, used []bool, dep
 			p = path + "." + f.Name
 		}
 		for k, r := range secretRules {
-			if r.msg != m.Name || !pathMatches(r.path, p) {
-				continue
+			if r.msg == m.Name && pathMatches(r.path, p) {
+				used[k] = true
+				f.Secret = r.secrecy
 			}
-			used[k] = true
-			f.Secret = r.secrecy
-			if r.secrecy == SecretConfigValue {
-				f.cfg = cfgValue
-				for j := range fields {
-					g := &fields[j]
-					switch g.Name {
-					case r.name:
-						g.cfg = cfgName
-					case r.sensitive:
-						g.cfg = cfgSensitive
-					case r.ctype:
-						g.cfg = cfgType
-					}
-				}
+		}
+		if entry {
+			switch f.Role {
+			case RoleConfigValue:
+				f.Secret, f.cfg = SecretConfigValue, cfgValue
+			case RoleConfigName:
+				f.cfg = cfgName
+			case RoleConfigSensitive:
+				f.cfg = cfgSensitive
+			case RoleConfigType:
+				f.cfg = cfgType
 			}
 		}
 		markSecrets(m, p, f.Fields, used, depth+1)
