@@ -316,16 +316,28 @@ func (c *conn) badFrame(s *splitter, detail string, at mark) bool {
 func (c *conn) resync(s *splitter, n int64, at mark) {
 	c.d.sum.Resyncs++
 	c.d.sum.ResyncBytes += n
-	c.d.event(&Event{Kind: EventResync, Conn: c.c, Dir: s.dir, Frame: at.frame, Time: at.time, Bytes: n,
+	ev := &Event{Kind: EventResync, Conn: c.c, Dir: s.dir, Frame: at.frame, Time: at.time, Bytes: n,
 		Data:   s.skippedData,
-		Detail: fmt.Sprintf("skipped %d bytes to the next plausible %s", n, s.what())})
+		Detail: fmt.Sprintf("skipped %d bytes to the next plausible %s", n, s.what())}
+	c.withholdSkipped(s, ev)
+	c.d.event(ev)
 }
 
 func (c *conn) trailing(s *splitter, n int64) {
 	c.d.sum.ResyncBytes += n
-	c.d.event(&Event{Kind: EventResync, Conn: c.c, Dir: s.dir, Time: c.last, Bytes: n,
+	ev := &Event{Kind: EventResync, Conn: c.c, Dir: s.dir, Time: c.last, Bytes: n,
 		Data:   s.skippedData,
-		Detail: fmt.Sprintf("%d bytes at the end never formed a plausible %s", n, s.what())})
+		Detail: fmt.Sprintf("%d bytes at the end never formed a plausible %s", n, s.what())}
+	c.withholdSkipped(s, ev)
+	c.d.event(ev)
+}
+
+// withholdSkipped drops the bytes a resync skipped in raw SASL mode:
+// they are (parts of) SASL tokens, which kwire cannot parse.
+func (c *conn) withholdSkipped(s *splitter, ev *Event) {
+	if s.raw && !c.d.opts.Decoder.ShowSecrets && len(ev.Data) > 0 {
+		ev.Data, ev.Withheld = nil, true
+	}
 }
 
 func (s *splitter) what() string {
@@ -376,6 +388,7 @@ func (c *conn) cut(s *splitter, part []byte, need int, at mark, why string) {
 		if !knownVersion(h.APIKey, h.APIVersion) && h.APIKey != keyApiVersions {
 			return
 		}
+		d.undecoded(fr, h.APIKey, false)
 		d.sum.Requests++
 		if h.APIKey == keyProduce && err == nil {
 			if acks, ok := produceAcks(part, h); ok && acks == 0 {
@@ -392,6 +405,7 @@ func (c *conn) cut(s *splitter, part []byte, need int, at mark, why string) {
 	d.sum.Responses++
 	corr := int32(binary.BigEndian.Uint32(part[4:]))
 	if ex := c.take(corr); ex != nil {
+		d.undecoded(fr, ex.APIKey, true)
 		ex.Response = fr
 		ex.Kind = KindPaired
 		ex.Notes = append(ex.Notes, "response "+note)

@@ -58,9 +58,10 @@ type Options struct {
 	// DeferDecode leaves decoding to the sink: exchanges arrive with their
 	// frames' Tree nil, and Exchange.Decode decodes them, possibly on other
 	// goroutines (kwire read decodes and renders on every core while the
-	// Dissector reads on). Requests that need masking (SaslAuthenticate)
-	// and requests whose header does not parse are still decoded before
-	// the sink sees them; Summary.DecodeErrors then counts only those.
+	// Dissector reads on). SaslAuthenticate requests and responses (whose
+	// tokens are split by the connection's SASL mechanism) and requests
+	// whose header does not parse are still decoded before the sink sees
+	// them; Summary.DecodeErrors then counts only those.
 	DeferDecode bool
 	// PendingMemory bounds, in bytes, the request frames held in memory
 	// while they await their responses, over all connections; 0 means
@@ -226,7 +227,7 @@ func (d *Dissector) emit(ex *Exchange) {
 		}
 		if h := f.lazy.h; d.opts.DeferDecode && h.APIKey != keySaslAuthenticate && d.wantDecode(h.APIKey, h.APIVersion) {
 			// Left to Exchange.Decode (SaslAuthenticate requests are
-			// decoded and masked here, before any sink sees them).
+			// decoded here, with the connection's SASL mechanism).
 			f.lazy = lazyRequest{}
 			f.deferred = deferredDecode{dec: &d.opts.Decoder}
 		} else {

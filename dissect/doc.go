@@ -21,9 +21,10 @@
 //     called synchronously from them, in capture order of each exchange's
 //     completion (a paired exchange when its response ends).
 //   - Exchanges, Frames and their Bytes are never reused: a Sink may keep
-//     them. Frame.Bytes is a copy owned by the Frame; secrets that are
-//     redacted (SASL PLAIN passwords, SCRAM client proofs, unless
-//     Options.Decoder.ShowSecrets) are overwritten with '*' in it.
+//     them. Frame.Bytes is a copy owned by the Frame, as captured: secrets
+//     are marked in the frame's Tree (protocol.FlagRedacted, unless
+//     Options.Decoder.ShowSecrets), and a frame not decoded that may
+//     hold one has Frame.Withheld set; outputs show bytes through them.
 //   - Bytes are buffered per direction only as far as needed: the frame
 //     being built (grown as bytes arrive, never allocated from a claimed
 //     length beyond 64 KiB ahead) or a short scan window.

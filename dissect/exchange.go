@@ -17,17 +17,23 @@ type Frame struct {
 	FirstFrame, LastFrame int64
 	// Time is the capture time of the frame's first byte; End of its last.
 	Time, End time.Time
-	// Bytes is the whole frame, length prefix included. Owned by the Frame.
-	// Redacted secrets are overwritten with '*'. A frame cut by a gap or by
-	// the end of the capture holds only the bytes captured (a note on its
-	// exchange says so) and is not decoded.
+	// Bytes is the whole frame, length prefix included, as captured.
+	// Owned by the Frame. A frame cut by a gap or by the end of the
+	// capture holds only the bytes captured (a note on its exchange says
+	// so) and is not decoded.
 	Bytes []byte
+	// Withheld says that the frame was not decoded (Tree is nil: cut, or
+	// an orphan response) and may hold a secret: its API key's messages
+	// can carry one (protocol.KeyCarriesSecrets), or, for an orphan, one
+	// of the APIs it probably answers can. Outputs show none of its
+	// bytes. Never set with Options.Decoder.ShowSecrets.
+	Withheld bool
 	// Tree is the decoded frame (length, header, body), or nil when the
 	// frame was not decoded (e.g. filtered out before decoding).
 	Tree *protocol.Tree
 
-	// lazy, when set, says the request frame is still to be decoded (and
-	// masked): the Dissector does it just before its exchange is emitted.
+	// lazy, when set, says the request frame is still to be decoded: the
+	// Dissector does it just before its exchange is emitted.
 	lazy lazyRequest
 	// deferred, with Options.DeferDecode, says how Exchange.Decode is to
 	// decode the frame.
@@ -210,8 +216,13 @@ type Event struct {
 	// first 64 KiB of them when Bytes is larger; bytes lost in a gap while
 	// scanning are not in it): nothing the capture held is dropped unseen.
 	// Owned by the Event.
-	Data   []byte
-	Detail string // what happened in plain words, as the text output shows it
+	Data []byte
+	// Withheld says that Data was dropped because the bytes may hold a
+	// secret (skipped inside a raw SASL exchange, unless
+	// Options.Decoder.ShowSecrets): outputs say so instead of showing
+	// them.
+	Withheld bool
+	Detail   string // what happened in plain words, as the text output shows it
 }
 
 // Sink receives the dissector's output, synchronously and in capture order

@@ -58,6 +58,8 @@ func (c *conn) request(fr *Frame) {
 			fr.Tree = d.opts.Decoder.DecodeRequest(b)
 			d.count(fr.Tree)
 			notes = nil // the tree's error says it, with frame offsets
+		} else {
+			d.undecoded(fr, h.APIKey, false)
 		}
 		c.register(fr, h, notes, false)
 		return
@@ -111,8 +113,8 @@ type lazyRequest struct {
 	mech string // the connection's SASL mechanism when the request arrived
 }
 
-// finishRequest decodes (and masks) a request frame registered with a
-// lazyRequest; emit calls it just before the exchange goes to the sink.
+// finishRequest decodes a request frame registered with a lazyRequest;
+// emit calls it just before the exchange goes to the sink.
 func (d *Dissector) finishRequest(fr *Frame) {
 	l := fr.lazy
 	fr.lazy = lazyRequest{}
@@ -126,10 +128,16 @@ func (d *Dissector) finishRequest(fr *Frame) {
 		}
 		fr.Tree = dec.DecodeRequest(b)
 		d.count(fr.Tree)
+	} else {
+		d.undecoded(fr, h.APIKey, false)
 	}
-	if h.APIKey == keySaslAuthenticate && !d.opts.Decoder.ShowSecrets {
-		maskAuthBytes(b, h, l.mech)
-	}
+}
+
+// undecoded notes that frame fr, a request (response false) or response
+// of API key key, stays without a tree: it is withheld when its messages
+// can carry secrets.
+func (d *Dissector) undecoded(fr *Frame, key int16, response bool) {
+	fr.Withheld = !d.opts.Decoder.ShowSecrets && protocol.KeyCarriesSecrets(key, response)
 }
 
 // register adds a request to the pending queue, evicting the oldest past
@@ -217,12 +225,23 @@ func (c *conn) response(fr *Frame) {
 		}
 	}
 	if d.wantDecode(key, ver) {
-		if d.opts.DeferDecode {
+		if key == keySaslAuthenticate {
+			// Decoded now, with the mechanism the handshake negotiated:
+			// it says which parts of the broker's token are secrets.
+			dec := d.opts.Decoder
+			if dec.SASLMechanism == "" {
+				dec.SASLMechanism = c.mech
+			}
+			fr.Tree = dec.DecodeResponse(b, key, ver)
+			d.count(fr.Tree)
+		} else if d.opts.DeferDecode {
 			fr.deferred = deferredDecode{dec: &d.opts.Decoder, response: true, key: key, ver: ver}
 		} else {
 			fr.Tree = d.opts.Decoder.DecodeResponse(b, key, ver)
 			d.count(fr.Tree)
 		}
+	} else {
+		d.undecoded(fr, key, true)
 	}
 	d.emit(ex)
 }
@@ -243,9 +262,11 @@ func (c *conn) orphan(fr *Frame, corr int32) {
 	cl, br := c.addrs()
 	ex := &Exchange{Conn: c.c, Client: cl, Broker: br, Kind: KindOrphan, APIKey: -1, APIVersion: -1,
 		CorrelationID: corr, Response: fr, Notes: []string{"response without a captured request"}}
-	if g := c.d.guess(c, fr.Bytes); g != "" {
+	g, secret := c.d.guess(c, fr.Bytes)
+	if g != "" {
 		ex.Notes = append(ex.Notes, g)
 	}
+	fr.Withheld = secret && !c.d.opts.Decoder.ShowSecrets
 	c.d.emit(ex)
 }
 
@@ -261,16 +282,23 @@ const (
 // names the candidates that decode the whole frame without error or
 // leftover: "probably Metadata v12" when exactly one does, "probably
 // Metadata v9-v12" when several versions of one key do. Record batches are
-// not decoded while guessing.
-func (d *Dissector) guess(c *conn, fb []byte) string {
+// not decoded while guessing. secret says that some candidate's responses
+// can carry secrets (protocol.KeyCarriesSecrets): the orphan's bytes are
+// then withheld.
+func (d *Dissector) guess(c *conn, fb []byte) (note string, secret bool) {
 	if len(fb) > guessMaxFrame || d.guesses >= guessMaxCount {
-		return ""
+		return "", false
 	}
 	d.guesses++
 	dec := d.opts.Decoder
 	dec.Records = false
 	type cand struct{ key, ver int16 }
 	var found []cand
+	defer func() {
+		for _, f := range found {
+			secret = secret || protocol.KeyCarriesSecrets(f.key, true)
+		}
+	}()
 	ambiguous := func() bool {
 		return len(found) > 1 && found[len(found)-1].key != found[0].key
 	}
@@ -304,20 +332,20 @@ func (d *Dissector) guess(c *conn, fb []byte) string {
 		}
 	}
 	if len(found) == 0 || ambiguous() {
-		return ""
+		return "", false
 	}
 	for _, f := range found[1:] {
 		if f.key != found[0].key {
-			return ""
+			return "", false
 		}
 	}
 	name := protocol.APIName(found[0].key)
 	if len(found) == 1 {
-		return fmt.Sprintf("probably %s v%d", name, found[0].ver)
+		return fmt.Sprintf("probably %s v%d", name, found[0].ver), false
 	}
 	lo, hi := found[0].ver, found[len(found)-1].ver
 	if int(hi-lo)+1 == len(found) {
-		return fmt.Sprintf("probably %s v%d-v%d", name, lo, hi)
+		return fmt.Sprintf("probably %s v%d-v%d", name, lo, hi), false
 	}
 	s := "probably " + name + " v"
 	for i, f := range found {
@@ -326,41 +354,5 @@ func (d *Dissector) guess(c *conn, fb []byte) string {
 		}
 		s += fmt.Sprint(f.ver)
 	}
-	return s
-}
-
-// maskAuthBytes overwrites with '*' the secrets (PLAIN password, SCRAM
-// client proof, as protocol.SASLToken finds them) in the AuthBytes of a
-// SaslAuthenticate request frame (SaslAuthenticateRequest.json: AuthBytes,
-// BYTES, compact from v2), whether or not the frame is decoded, so that
-// hex dumps of Frame.Bytes do not show them.
-func maskAuthBytes(fb []byte, h protocol.RequestHeader, mech string) {
-	off := 4 + h.Len
-	var n int
-	if h.HeaderVersion >= 2 {
-		v, next, ok := uvarint(fb, off)
-		if !ok || v == 0 {
-			return
-		}
-		n, off = int(v-1), next
-	} else {
-		if off+4 > len(fb) {
-			return
-		}
-		n = int(int32(binary.BigEndian.Uint32(fb[off:])))
-		off += 4
-	}
-	if n < 0 || n > len(fb)-off {
-		return
-	}
-	tok := fb[off : off+n]
-	parts, ok := protocol.SASLToken(mech, tok, false)
-	if !ok {
-		return
-	}
-	for _, p := range parts {
-		if p.Secret && p.Off >= 0 && p.Len >= 0 && p.Off+p.Len <= len(tok) {
-			mask(tok[p.Off : p.Off+p.Len])
-		}
-	}
+	return s, false
 }

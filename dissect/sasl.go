@@ -1,7 +1,6 @@
 package dissect
 
 import (
-	"bytes"
 	"strings"
 
 	"github.com/kwire/kwire/protocol"
@@ -21,9 +20,11 @@ import (
 //     as a plausible Kafka request (strict check), which is then handled
 //     as one.
 //
-// PLAIN passwords and SCRAM client proofs are redacted unless
-// Options.Decoder.ShowSecrets: their bytes in Frame.Bytes are overwritten
-// with '*' and their tree nodes carry protocol.FlagRedacted.
+// Each token's tree comes from protocol.Decoder.DecodeSASLToken, which
+// marks its secrets (PLAIN passwords, SCRAM proofs and signatures,
+// OAUTHBEARER tokens, GSSAPI and unparsable tokens whole)
+// protocol.FlagRedacted unless Options.Decoder.ShowSecrets. Frame.Bytes
+// keep the bytes as captured: outputs show a frame through its tree.
 
 type saslState struct {
 	active bool
@@ -113,77 +114,45 @@ func (c *conn) saslServer(fr *Frame) {
 	}
 }
 
-// token reads a raw SASL token: user names, redaction, and a small tree.
+// token decodes a raw SASL token (protocol.Decoder.DecodeSASLToken: its
+// parts, secrets marked and withheld) and takes the user name from a
+// client's PLAIN or SCRAM client-first message.
 func (c *conn) token(ex *Exchange, fr *Frame, client bool) {
-	b := fr.Bytes
-	tok := b[4:]
-	show := c.d.opts.Decoder.ShowSecrets
-	root := &protocol.Node{Name: "SaslToken", Type: "sasl", Kind: protocol.KindStruct, Len: len(b),
-		Note: c.sasl.mech + " token from the " + map[bool]string{true: "client", false: "broker"}[client]}
-	root.Children = append(root.Children, &protocol.Node{Name: "Length", Type: "int32", Kind: protocol.KindInt, Len: 4, Int: int64(len(tok))})
-	mech := strings.ToUpper(c.sasl.mech)
-	switch {
-	case len(tok) == 0:
-	case client && c.clientParts(ex, root, tok, mech, show):
-	case isSCRAM(mech) || looksSCRAM(tok):
-		off := 4
-		for _, part := range bytes.Split(tok, []byte(",")) {
-			n := &protocol.Node{Name: "attribute", Type: "sasl", Kind: protocol.KindString, Off: off, Len: len(part), Str: string(part)}
-			if len(part) >= 2 && part[1] == '=' {
-				n.Name = string(part[:1])
-			}
-			root.Children = append(root.Children, n)
-			off += len(part) + 1
-		}
-	default:
-		n := &protocol.Node{Name: "Token", Type: "bytes", Kind: protocol.KindBytes, Off: 4, Len: len(tok), Raw: tok}
-		if tok[0] == 0x60 {
-			n.Note = "GSSAPI token (RFC 2743 InitialContextToken)"
-		}
-		root.Children = append(root.Children, n)
+	mech := c.sasl.mech
+	if isSCRAM(mech) && !strings.HasPrefix(strings.ToUpper(mech), "SCRAM-SHA-") {
+		mech = "SCRAM-" // guessed from the shape: either hash
 	}
-	fr.Tree = &protocol.Tree{Root: root, Spaces: []protocol.Space{{Name: "frame", Data: b}}}
-}
-
-// clientParts splits a PLAIN or SCRAM client token with
-// protocol.SASLToken, sets the user name and redacts secrets; false when the
-// token is neither.
-func (c *conn) clientParts(ex *Exchange, root *protocol.Node, tok []byte, mech string, show bool) bool {
-	parts, ok := protocol.SASLToken(mech, tok, show)
-	if !ok {
-		return false
+	fr.Tree = c.d.opts.Decoder.DecodeSASLToken(fr.Bytes, mech, client)
+	if root := fr.Tree.Root; root != nil {
+		note := c.sasl.mech + " token from the broker"
+		if client {
+			note = c.sasl.mech + " token from the client"
+		}
+		if root.Note != "" && !strings.EqualFold(root.Note, c.sasl.mech) {
+			note += ": " + root.Note
+		}
+		root.Note = note
 	}
-	for _, p := range parts {
-		if p.Off < 0 || p.Len < 0 || p.Off+p.Len > len(tok) {
+	if !client || ex.User != "" || len(fr.Bytes) < 4 {
+		return
+	}
+	t := protocol.ParseSASLToken(mech, true, fr.Bytes[4:])
+	for _, p := range t.Parts {
+		if p.Name != "username" || t.Withheld {
 			continue
 		}
-		n := &protocol.Node{Name: p.Name, Type: "sasl", Kind: protocol.KindString, Off: 4 + p.Off, Len: p.Len, Str: p.Value}
-		if p.Name == "username" && ex.User == "" {
-			ex.User = p.Value
-			if isSCRAM(mech) {
-				ex.User = scramName(p.Value)
-			}
+		ex.User = p.Value
+		if t.Message != protocol.SASLPlain {
+			ex.User = scramName(p.Value)
 		}
-		if p.Secret && !show {
-			n.Str = ""
-			n.Flags |= protocol.FlagRedacted
-			n.Note = "redacted"
-			mask(tok[p.Off : p.Off+p.Len])
-			ex.Notes = append(ex.Notes, "SASL "+p.Name+" redacted")
-		}
-		root.Children = append(root.Children, n)
 	}
-	return true
+	if t.HasSecret() && !c.d.opts.Decoder.ShowSecrets {
+		ex.Notes = append(ex.Notes, "SASL secret withheld ("+t.Message.String()+")")
+	}
 }
 
 // scramName decodes a SCRAM saslname (RFC 5802 section 5.1: "=2C" is ','
 // and "=3D" is '=').
 func scramName(s string) string {
 	return strings.NewReplacer("=2C", ",", "=3D", "=").Replace(s)
-}
-
-func mask(b []byte) {
-	for i := range b {
-		b[i] = '*'
-	}
 }

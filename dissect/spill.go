@@ -6,6 +6,8 @@ import (
 	"io"
 	"os"
 	"sync"
+
+	"github.com/kwire/kwire/protocol"
 )
 
 // Spilling. Requests awaiting their responses are the only frames the
@@ -93,9 +95,10 @@ type spiller struct {
 func (d *Dissector) hold(fr *Frame, key int16) string {
 	sp := &d.spill
 	n := int64(len(fr.Bytes))
-	// SaslAuthenticate requests are masked when emitted; their secrets
-	// never go to the file.
-	if sp.budget < 0 || sp.held+n <= sp.budget || key == keySaslAuthenticate || n <= spillHead {
+	// Requests that can carry secrets (SASL tokens, passwords in configs,
+	// delegation-token HMACs: protocol.KeyCarriesSecrets) never go to
+	// the file.
+	if sp.budget < 0 || sp.held+n <= sp.budget || protocol.KeyCarriesSecrets(key, false) || n <= spillHead {
 		sp.held += n
 		fr.held = true
 		return ""

@@ -1,7 +1,6 @@
 package protocol
 
 import (
-	"bytes"
 	"fmt"
 	"strconv"
 )
@@ -54,13 +53,15 @@ type Decoder struct {
 	// frame of millions of empty records or array elements — or a
 	// compressed batch of them — cannot exhaust memory.
 	MaxNodes int
-	// ShowSecrets keeps SASL passwords and SCRAM proofs visible; by default
-	// they are marked FlagRedacted.
+	// ShowSecrets keeps secrets (secrets.go: SASL passwords, proofs and
+	// tokens, delegation-token HMACs, SCRAM credentials, sensitive config
+	// values) visible; by default their nodes are marked FlagRedacted and
+	// their values emptied.
 	ShowSecrets bool
 	// SASLMechanism is the mechanism negotiated by SaslHandshake on the
-	// connection ("PLAIN", "SCRAM-SHA-256", ...), used to split
-	// SaslAuthenticateRequest AuthBytes; when empty it is guessed from the
-	// token's shape (see SASLToken).
+	// connection ("PLAIN", "SCRAM-SHA-256", ...), by which the AuthBytes of
+	// SaslAuthenticate requests and responses are split; when empty the
+	// token's shape decides (ParseSASLToken).
 	SASLMechanism string
 }
 
@@ -282,6 +283,7 @@ func (ip *interp) body(n *Node, key, ver int16, response bool, end int) {
 	n.Name = m.Name
 	ip.bodyUnknownInto(n, fmt.Sprintf("unknown version %d of %s", ver, m.Name),
 		fmt.Errorf("%w %d", ErrUnknownVers, ver), ip.r.off, end)
+	ip.withholdUnparsed(n, KeyCarriesSecrets(key, response))
 }
 
 // bodyUnknown appends a FlagUnknown raw node named name to parent.
@@ -330,126 +332,4 @@ func (d *Decoder) DecodeStruct(name string, version int16, b []byte) *Tree {
 	ip.bodyUnknownInto(root, note, fmt.Errorf("%w: %s", sentinel, note), 0, len(b))
 	ip.t.Err = ip.err
 	return ip.t
-}
-
-// SASLPart is one field of a SASL token, as split by SASLToken.
-type SASLPart struct {
-	Name   string // "authzid", "username", "password"; SCRAM: "gs2Header", "username", "nonce", "channelBinding", "proof", ...
-	Off    int    // offset in the token
-	Len    int    // length in bytes
-	Value  string // the text; empty for a secret when show is false
-	Secret bool   // a password or SCRAM proof
-}
-
-// SASLToken splits a SASL client token into its parts: PLAIN
-// (RFC 4616: authzid NUL username NUL password) and SCRAM client messages
-// (RFC 5802: "n,,n=user,r=nonce" and "c=biws,r=nonce,p=proof"). mech is the
-// mechanism negotiated by SaslHandshake ("PLAIN", "SCRAM-SHA-256",
-// "SCRAM-SHA-512"); when empty the shape decides (exactly two NULs:
-// PLAIN; "c=…,p=…" or "n,…"/"y,…"/"p=…" GS2 headers: SCRAM). Secrets (the
-// PLAIN password, the SCRAM proof "p=") have Secret set and, unless show,
-// an empty Value. ok is false when the token is not recognised (e.g.
-// GSSAPI, OAUTHBEARER, or a server message).
-func SASLToken(mech string, b []byte, show bool) (parts []SASLPart, ok bool) {
-	isPlain := mech == "PLAIN" || (mech == "" && bytes.Count(b, []byte{0}) == 2)
-	if isPlain {
-		i := bytes.IndexByte(b, 0)
-		if i < 0 {
-			return nil, false
-		}
-		j := bytes.IndexByte(b[i+1:], 0)
-		if j < 0 {
-			return nil, false
-		}
-		j += i + 1
-		pw := string(b[j+1:])
-		if !show {
-			pw = ""
-		}
-		return []SASLPart{
-			{Name: "authzid", Off: 0, Len: i, Value: string(b[:i])},
-			{Name: "username", Off: i + 1, Len: j - i - 1, Value: string(b[i+1 : j])},
-			{Name: "password", Off: j + 1, Len: len(b) - j - 1, Value: pw, Secret: true},
-		}, true
-	}
-	if mech != "" && !bytes.HasPrefix([]byte(mech), []byte("SCRAM-")) {
-		return nil, false
-	}
-	return scramParts(b, show)
-}
-
-var scramAttrNames = map[byte]string{
-	'a': "authzid", 'n': "username", 'r': "nonce", 'c': "channelBinding",
-	's': "salt", 'i': "iterations", 'p': "proof", 'v': "verifier", 'e': "error",
-	'm': "reserved",
-}
-
-func scramParts(b []byte, show bool) ([]SASLPart, bool) {
-	off := 0
-	var parts []SASLPart
-	// Client-first messages start with a GS2 header: "n,," "y,," or
-	// "p=cb-name,," followed by an optional authzid.
-	if len(b) >= 2 && (b[0] == 'n' || b[0] == 'y') && b[1] == ',' || bytes.HasPrefix(b, []byte("p=")) {
-		// The GS2 header runs to its second comma: "n,,", "n,a=admin,".
-		i := bytes.IndexByte(b, ',')
-		if i < 0 {
-			return nil, false
-		}
-		j := bytes.IndexByte(b[i+1:], ',')
-		if j < 0 {
-			return nil, false
-		}
-		hdrEnd := i + 1 + j + 1
-		parts = append(parts, SASLPart{Name: "gs2Header", Off: 0, Len: hdrEnd, Value: string(b[:hdrEnd])})
-		off = hdrEnd
-	} else if !bytes.HasPrefix(b, []byte("c=")) {
-		return nil, false
-	}
-	for off < len(b) {
-		end := bytes.IndexByte(b[off:], ',')
-		if end < 0 {
-			end = len(b)
-		} else {
-			end += off
-		}
-		attr := b[off:end]
-		if len(attr) < 2 || attr[1] != '=' {
-			return nil, false
-		}
-		name, ok := scramAttrNames[attr[0]]
-		if !ok {
-			name = "ext_" + string(attr[0])
-		}
-		p := SASLPart{Name: name, Off: off + 2, Len: len(attr) - 2, Value: string(attr[2:])}
-		if attr[0] == 'p' {
-			p.Secret = true
-			if !show {
-				p.Value = ""
-			}
-		}
-		parts = append(parts, p)
-		off = end + 1
-	}
-	return parts, len(parts) > 0
-}
-
-// saslNode splits a SaslAuthenticateRequest AuthBytes node into KindString
-// children and redacts secrets unless ShowSecrets.
-func (ip *interp) saslNode(n *Node) {
-	parts, ok := SASLToken(ip.d.SASLMechanism, n.Raw, ip.d.ShowSecrets)
-	if !ok {
-		return
-	}
-	base := n.End() - len(n.Raw)
-	for _, p := range parts {
-		c := ip.newNode()
-		c.Name, c.Type, c.Kind, c.Str = p.Name, "sasl", KindString, p.Value
-		c.Off, c.Len = base+p.Off, p.Len
-		if p.Secret && !ip.d.ShowSecrets {
-			c.Flags |= FlagRedacted
-			n.Flags |= FlagRedacted
-			n.Note = "SASL " + p.Name + " redacted"
-		}
-		n.Children = append(n.Children, c)
-	}
 }

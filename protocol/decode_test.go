@@ -448,16 +448,16 @@ func TestSASLRedaction(t *testing.T) {
 		t.Errorf("ShowSecrets password %+v", pw)
 	}
 
-	parts, ok := SASLToken("SCRAM-SHA-256", []byte("c=biws,r=abc123,p=cHJvb2Y="), false)
-	if !ok || len(parts) != 3 || parts[2].Name != "proof" || !parts[2].Secret || parts[2].Value != "" || parts[2].Off != 18 || parts[2].Len != 8 {
-		t.Errorf("SCRAM final parts %+v", parts)
+	tok := ParseSASLToken("SCRAM-SHA-256", true, []byte("c=biws,r=abc123,p=cHJvb2Y="))
+	if p := tok.Parts; tok.Withheld || tok.Message != SASLScramClientFinal || len(p) != 3 || p[2].Name != "proof" || !p[2].Secret || p[2].Off != 18 || p[2].Len != 8 {
+		t.Errorf("SCRAM final %+v", tok)
 	}
-	parts, ok = SASLToken("", []byte("n,,n=bob,r=xyz"), false)
-	if !ok || len(parts) != 3 || parts[0].Value != "n,," || parts[1].Value != "bob" || parts[1].Secret {
-		t.Errorf("SCRAM first parts %+v", parts)
+	tok = ParseSASLToken("", true, []byte("n,,n=bob,r=xyz"))
+	if p := tok.Parts; tok.Withheld || len(p) != 3 || p[0].Value != "n,," || p[1].Value != "bob" || p[1].Secret {
+		t.Errorf("SCRAM first %+v", tok)
 	}
-	if _, ok := SASLToken("", []byte{0xde, 0xad}, false); ok {
-		t.Error("binary token recognised")
+	if tok := ParseSASLToken("", true, []byte{0xde, 0xad}); !tok.Withheld || tok.Parts != nil {
+		t.Errorf("binary token not withheld: %+v", tok)
 	}
 }
 

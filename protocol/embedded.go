@@ -182,6 +182,24 @@ func (ip *interp) embedRequest(n *Node) {
 	n.Note = st.Root.Note
 	n.Children = ip.children(len(st.Root.Children))
 	ip.graft(n, st, n.Space, n.End()-len(n.Raw))
+	// Withheld while opaque (secrets.go); decoded, it is a value with
+	// parts, withheld as a whole only when a part is.
+	if !holdsRedacted(st.Root, 0) {
+		n.Flags &^= FlagRedacted
+	}
+}
+
+// holdsRedacted reports whether a node under n is marked FlagRedacted.
+func holdsRedacted(n *Node, depth int) bool {
+	if depth > 4*maxDepth {
+		return true
+	}
+	for _, c := range n.Children {
+		if c.Flags&FlagRedacted != 0 || holdsRedacted(c, depth+1) {
+			return true
+		}
+	}
+	return false
 }
 
 // graft appends the children of st's root to n, moving space 0 of st to

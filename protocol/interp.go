@@ -56,7 +56,9 @@ type interp struct {
 	msgName string
 	ver     int16
 	flex    bool // the message is flexible in ver
-	sasl    bool // decoding SaslAuthenticateRequest
+	secret  bool // the message can carry secrets in ver: unparsed bytes are withheld
+
+	cfgs []configEntry // config entries being decoded, innermost last (secrets.go)
 
 	path  []pathElem
 	depth int
@@ -206,7 +208,8 @@ func (ip *interp) message(m *MessageSchema, ver int16, n *Node, end int, whole b
 	defer func() { r.end = old }()
 	ip.msg, ip.msgName, ip.ver = m, m.Name, ver
 	ip.flex = m.FlexibleVersions.Contains(ver)
-	ip.sasl = m.Name == "SaslAuthenticateRequest"
+	ip.secret = m.carriesSecrets(ver)
+	ip.cfgs = ip.cfgs[:0]
 	ip.path = ip.path[:0]
 	n.Kind = KindStruct
 	n.Name = m.Name
@@ -219,6 +222,9 @@ func (ip *interp) message(m *MessageSchema, ver int16, n *Node, end int, whole b
 	if r.err != nil {
 		ip.capture()
 		ip.undecoded(n, r.errOff, end)
+		if k := len(n.Children); k > 0 && n.Children[k-1].Name == nameUndecoded {
+			ip.withholdUnparsed(n.Children[k-1], ip.secret)
+		}
 		return
 	}
 	if !whole {
@@ -228,6 +234,7 @@ func (ip *interp) message(m *MessageSchema, ver int16, n *Node, end int, whole b
 	if r.off < end {
 		left := ip.rawNode(nameLeftover, r.off, end)
 		left.Note = fmt.Sprintf("%d bytes left over after %s %s", end-r.off, m.Name, versionNote(ver))
+		ip.withholdUnparsed(left, ip.secret)
 		n.Children = append(n.Children, left)
 		if ip.err == nil {
 			ip.err = &DecodeError{Off: r.off, Space: ip.space, Path: ip.pathString(),
@@ -296,6 +303,11 @@ func (ip *interp) structFields(fields []Field, n *Node) bool {
 		}
 		n.Children = ip.children(k)
 	}
+	cfg := -1
+	if ip.secret && isConfigEntry(fields) {
+		cfg = ip.beginConfig()
+		defer ip.endConfig()
+	}
 	for i := range fields {
 		f := &fields[i]
 		if !f.Versions.Contains(ip.ver) || f.TaggedVersions.Contains(ip.ver) {
@@ -306,6 +318,12 @@ func (ip *interp) structFields(fields []Field, n *Node) bool {
 		ip.pop()
 		if c != nil {
 			n.Children = append(n.Children, c)
+			if f.Secret != NotSecret {
+				ip.secretField(f, c)
+			}
+			if cfg >= 0 && f.cfg != cfgNone {
+				ip.cfgs[cfg].note(f, c)
+			}
 		}
 		if r.err != nil {
 			ip.depth--
@@ -478,11 +496,8 @@ func (ip *interp) lenValue(f *Field, nullable bool) *Node {
 		return n
 	}
 	n.Raw = b
-	switch {
-	case f.Kind == TypeRecords && ip.d.Records:
+	if f.Kind == TypeRecords && ip.d.Records {
 		ip.d.decodeRecords(ip.t, n)
-	case ip.sasl && f.Name == "AuthBytes":
-		ip.saslNode(n)
 	}
 	return n
 }
@@ -662,6 +677,9 @@ func (ip *interp) taggedBuffer(fields []Field, parent *Node) {
 			if c != nil {
 				c.Flags |= FlagTagged
 				c.Off = eoff
+				if f.Secret != NotSecret {
+					ip.secretField(f, c)
+				}
 				if r.err != nil {
 					c.Len = max(0, r.errOff-eoff)
 					tn.Children = append(tn.Children, c)
@@ -684,6 +702,10 @@ func (ip *interp) taggedBuffer(fields []Field, parent *Node) {
 			c.Raw = r.take(int(size))
 			c.Off, c.Len = eoff, dataEnd-eoff
 			c.Note = fmt.Sprintf("unknown tag %d, %d bytes", tag, size)
+			if ip.secret && !ip.d.ShowSecrets {
+				c.Note = fmt.Sprintf("unknown tag %d", tag)
+				ip.withholdUnparsed(c, true)
+			}
 		}
 		if int64(tag) <= prev {
 			c.Flags |= FlagLenient

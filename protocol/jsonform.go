@@ -23,8 +23,10 @@ import (
 //   - null is null;
 //   - fields keep the schema's order (Object marshals in order).
 //
-// Secrets marked FlagRedacted (SASL passwords, SCRAM proofs) are replaced by
-// '*' bytes of the same length.
+// Secrets marked FlagRedacted (secrets.go) are withheld without giving
+// their length: a string or a value without parts is "<redacted>"; in a
+// bytes value with parts (a SASL token) each secret part's bytes are
+// replaced by the 10 bytes "<redacted>".
 
 // Member is one name/value pair of an Object.
 type Member struct {
@@ -208,6 +210,9 @@ func (j jsonForm) nodeJSON(n *Node, f *Field, v int16) any {
 	if n.Flags&FlagNull != 0 {
 		return nil
 	}
+	if n.Flags&FlagRedacted != 0 && len(n.Children) == 0 && n.Kind != KindBytes && n.Kind != KindRecords {
+		return redactedMark
+	}
 	var sub []Field
 	if f != nil {
 		sub = f.Fields
@@ -302,23 +307,33 @@ func defaultJSON(f *Field, v int16) any {
 	return nil
 }
 
+// redactedMark stands for a withheld secret.
+const redactedMark = "<redacted>"
+
 // redacted returns n.Raw with the spans of FlagRedacted children replaced
-// by '*' bytes, or n.Raw itself when nothing is redacted.
+// by redactedMark, n.Raw itself when nothing is redacted, and redactedMark
+// alone for a redacted node without such children.
 func redacted(n *Node) []byte {
 	if n.Flags&FlagRedacted == 0 {
 		return n.Raw
 	}
-	out := bytes.Clone(n.Raw)
 	base := n.End() - len(n.Raw)
+	var out []byte
+	pos, found := 0, false
 	for _, c := range n.Children {
 		if c.Flags&FlagRedacted == 0 || c.Space != n.Space {
 			continue
 		}
-		for i := c.Off - base; i < c.End()-base; i++ {
-			if i >= 0 && i < len(out) {
-				out[i] = '*'
-			}
+		start, end := c.Off-base, c.End()-base
+		if start < pos || end > len(n.Raw) || end < start {
+			return []byte(redactedMark)
 		}
+		out = append(out, n.Raw[pos:start]...)
+		out = append(out, redactedMark...)
+		pos, found = end, true
 	}
-	return out
+	if !found {
+		return []byte(redactedMark)
+	}
+	return append(out, n.Raw[pos:]...)
 }

@@ -36,7 +36,7 @@ const (
 	FlagTruncated                   // the value ends before its declared length
 	FlagLenient                     // decoded despite a protocol violation (Note says which)
 	FlagError                       // decoding failed here (Note says why)
-	FlagRedacted                    // a secret (SASL password, SCRAM proof) withheld from output
+	FlagRedacted                    // a secret (secrets.go) withheld from output; its value is emptied
 	FlagPartial                     // a partial record batch at the end of a fetch (normal)
 	FlagAbsOffset                   // a record or legacy message node whose Int is its absolute offset
 )

@@ -339,6 +339,7 @@ var roleRules = []roleRule{
 	{path: "*Configs.ConfigType", kind: TypeInt8, role: RoleConfigType},
 	{path: "*Configs.Synonyms.Name", kind: TypeString, role: RoleConfigName},
 	{path: "*Configs.Synonyms.Value", kind: TypeString, role: RoleConfigValue},
+	{path: "*TopicConfigs.Key", kind: TypeString, role: RoleConfigName}, // KIP-1071 streams groups' KeyValue
 
 	// ApiVersions.
 	{msg: "ApiVersionsRequest", path: "ClientSoftwareName", kind: TypeString, role: RoleClientSoftwareName},

@@ -78,6 +78,11 @@ type Field struct {
 	EntityType string // "topicName", "groupId", "brokerId", ... or ""
 	Default    string // the JSON "default", verbatim, or ""
 
+	// Secret says whether the field's value is a secret, set once when
+	// the package initialises from the table in secrets.go.
+	Secret Secrecy
+	cfg    cfgPart // the field's part in a config entry (secrets.go)
+
 	// StructName is the struct type's name for struct and array-of-struct
 	// fields ("TopicData"); Fields are its fields, with common structs
 	// (commonStructs in the JSON) resolved inline.
@@ -143,6 +148,11 @@ type MessageSchema struct {
 	// Generation names the folder the definition came from
 	// ("trunk-678c0e07", "3.9.0-rc3").
 	Generation string
+
+	// secretVers, set when the package initialises (secrets.go), is the
+	// smallest range of versions holding every version with a field that
+	// can carry a secret; nil when none has one.
+	secretVers *Versions
 }
 
 // Lookup returns the definition that serves version v of the message with

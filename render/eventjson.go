@@ -26,7 +26,8 @@ type EventDoc struct {
 	Bytes  *int64  `json:"bytes"`  // bytes involved (lost, skipped, captured); null unknown or none
 	Detail string  `json:"detail"` // what happened, as in the text output (dissect.Event.Detail)
 	// Hex holds a resync's skipped bytes (dissect.Event.Data: the first
-	// 64 KiB), lowercase hex; "" for other events.
+	// 64 KiB), lowercase hex; "<redacted>" when they were withheld as
+	// possibly secret (dissect.Event.Withheld); "" for other events.
 	Hex string `json:"hex"`
 }
 
@@ -80,6 +81,9 @@ func NewEventDoc(ev *dissect.Event, client, broker netip.AddrPort) *EventDoc {
 	}
 	if ev.Kind == dissect.EventResync {
 		d.Hex = hex.EncodeToString(ev.Data)
+		if ev.Withheld {
+			d.Hex = redacted
+		}
 	}
 	return d
 }

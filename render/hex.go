@@ -111,9 +111,18 @@ func HexDump(w io.Writer, data []byte, base int) error {
 //     "… N more bytes of NAME (offset 0xFIRST – 0xLAST)", the first and
 //     last bytes left out, inclusive;
 //   - a value marked protocol.FlagRedacted (unless Options.ShowSecrets)
-//     is one line at its offset with an empty hex column, labelled
-//     "PATH <redacted>": neither its bytes nor its length are shown (the
-//     next line's offset resumes after it).
+//     is one line at its offset with "<redacted>" in the hex column,
+//     labelled with its path: neither its bytes nor its length are shown.
+//     A redacted value with parts (SASL AuthBytes split into user name and
+//     password) shows its parts, secrets withheld, and withholds its own
+//     length prefix.
+//
+// So that no two offsets give a withheld span's length, the lines after
+// one, to the end of its space, show offsets relative to its end:
+// "+0000" is the byte just after it. In a space that holds a withheld
+// span every offset has one more digit ("00065" before, "+0000" after),
+// so that the columns stay aligned. What still tells a secret's length:
+// the frame's Length, minus the bytes of every field shown.
 //
 // Bytes the decoder produced itself (decompressed record batches,
 // Tree.Spaces[1:]) follow in their own section headed by the space's name,
@@ -129,6 +138,11 @@ func Hex(w io.Writer, t *protocol.Tree, opts Options) error {
 		h.pos = 0
 		h.width = 4
 		for n := len(h.data); n >= 1<<16; n >>= 4 {
+			h.width++
+		}
+		h.rel = -1
+		if h.withholds(t.Root, sp, 0) {
+			h.rel = -2 // absolute, one digit wider, until a withheld span
 			h.width++
 		}
 		var roots []deferred
@@ -183,6 +197,45 @@ type hexWalker struct {
 	pos      int
 	width    int
 	deferred map[int][]deferred
+	// rel is the end of the last withheld span in the space, from which
+	// later offsets count ("+0004"); -2 before the space's first one, -1
+	// in a space without any.
+	rel int
+}
+
+// withholds reports whether n or a node under it in space sp is withheld.
+func (h *hexWalker) withholds(n *protocol.Node, sp, depth int) bool {
+	if n == nil || depth > 256 {
+		return false
+	}
+	if n.Space == sp && isRedacted(n, h.o) {
+		return true
+	}
+	for _, c := range n.Children {
+		if h.withholds(c, sp, depth+1) {
+			return true
+		}
+	}
+	return false
+}
+
+// offset appends off as a dump line's offset: absolute, or after a
+// withheld span "+" and the distance from its end.
+func (h *hexWalker) offset(b []byte, off int) []byte {
+	if h.rel >= 0 && off >= h.rel {
+		b = append(b, '+')
+		return appendOffset(b, off-h.rel, h.width-1)
+	}
+	return appendOffset(b, off, h.width)
+}
+
+// offsetText is offset in the words of an elided value's line: "0x1f4",
+// or "+0x4" after a withheld span.
+func (h *hexWalker) offsetText(off int) string {
+	if h.rel >= 0 && off >= h.rel {
+		return "+0x" + strconv.FormatInt(int64(off-h.rel), 16)
+	}
+	return "0x" + strconv.FormatInt(int64(off), 16)
 }
 
 func (h *hexWalker) flush(force bool) {
@@ -272,15 +325,24 @@ func (h *hexWalker) walk(n *protocol.Node, path string, red, isRoot bool) {
 		cp := childPath(path, n, c, i)
 		if c.Off > h.pos {
 			var label []byte
-			if first && !isRoot {
+			mask := red
+			switch {
+			case first && !isRoot && isRedacted(n, h.o):
+				// A withheld value's parts: its length prefix (and
+				// whatever precedes the first part) would tell the
+				// length of the whole.
+				label = append(label, path...)
+				label = append(label, " (prefix)"...)
+				mask = true
+			case first && !isRoot:
 				label = append(label, path...)
 				label = append(label, ' ')
 				label = h.prefixText(label, n)
-			} else {
+			default:
 				label = append(label, cp...)
 				label = append(label, " (prefix)"...)
 			}
-			h.bytes(h.pos, c.Off, string(label), red, true)
+			h.bytes(h.pos, c.Off, string(label), mask, true)
 		}
 		first = false
 		h.walk(c, cp, red, false)
@@ -378,7 +440,7 @@ func (h *hexWalker) leaf(n *protocol.Node, path string, red bool) {
 	if red {
 		// The whole span, length prefix included, on one line without
 		// its bytes (bytes): nothing tells the secret's length.
-		h.bytes(start, end, string(lb)+" "+redacted, true, false)
+		h.bytes(start, end, string(appendNotes(lb, n, o)), true, false)
 		return
 	}
 	switch n.Kind {
@@ -431,7 +493,7 @@ func (h *hexWalker) elide(start, end int, name string) {
 		h.buf = append(h.buf, ' ')
 	}
 	line := "… " + itoa(int64(end-start)) + " more bytes of " + name +
-		" (offset 0x" + strconv.FormatInt(int64(start), 16) + " – 0x" + strconv.FormatInt(int64(end-1), 16) + ")"
+		" (offset " + h.offsetText(start) + " – " + h.offsetText(end-1) + ")"
 	h.buf = paint(h.buf, h.o.Color, roleFaint, line)
 	h.buf = append(h.buf, '\n')
 	h.pos = max(h.pos, end)
@@ -449,23 +511,26 @@ func (h *hexWalker) bytes(start, end int, label string, masked, faint bool) {
 	c := h.o.Color
 	if masked {
 		// A withheld secret: one line at its offset, without its bytes and
-		// without a length, whatever the secret's size.
-		h.buf = paint(h.buf, c, roleOffset, string(appendOffset(nil, start, h.width)))
+		// without a length, whatever the secret's size; the offsets after
+		// it count from its end.
+		h.buf = paint(h.buf, c, roleOffset, string(h.offset(nil, start)))
 		h.buf = append(h.buf, "  "...)
-		h.buf = appendHexColumn(h.buf, nil, false)
-		h.buf = append(h.buf, "  "...)
-		if !strings.HasSuffix(label, redacted) {
-			label += " " + redacted
+		h.buf = paint(h.buf, c, roleNote, redacted)
+		for range hexColumn - len(redacted) {
+			h.buf = append(h.buf, ' ')
 		}
-		h.buf = append(h.buf, label...)
+		h.buf = append(h.buf, "  "...)
+		h.buf = append(h.buf, strings.TrimSuffix(label, " "+redacted)...)
+		h.buf = trimRight(h.buf)
 		h.buf = append(h.buf, '\n')
 		h.pos = max(h.pos, end)
+		h.rel = h.pos
 		h.flush(false)
 		return
 	}
 	for off := start; ; off += hexPerLine {
 		stop := min(off+hexPerLine, end)
-		h.buf = paint(h.buf, c, roleOffset, string(appendOffset(nil, off, h.width)))
+		h.buf = paint(h.buf, c, roleOffset, string(h.offset(nil, off)))
 		h.buf = append(h.buf, "  "...)
 		h.buf = appendHexColumn(h.buf, h.data[off:stop], masked)
 		if off == start {

@@ -112,10 +112,10 @@ type MessageDoc struct {
 type UnknownTagDoc struct {
 	Path   string `json:"path"`   // path of the struct holding it ("ApiVersionsRequest", "FetchResponse.Responses[0]")
 	Tag    int64  `json:"tag"`    // the tag number
-	Size   int    `json:"size"`   // data size in bytes
+	Size   int    `json:"size"`   // data size in bytes; -1 when withheld (a tag in a message that carries secrets)
 	Offset int    `json:"offset"` // offset of the field's first byte in its space
 	Space  int    `json:"space"`  // 0 for the frame, else a decoder-made space
-	Hex    string `json:"hex"`    // the data, lowercase hex
+	Hex    string `json:"hex"`    // the data, lowercase hex; "<redacted>" when withheld
 }
 
 // TreeDoc is the document TreeJSON writes for one decoded frame or body.
@@ -209,8 +209,10 @@ func messageDoc(f *dissect.Frame, o *Options) *MessageDoc {
 	m := messageHead(f)
 	if f.Tree == nil {
 		// Not decoded (cut by a gap or the end of the capture): the bytes
-		// captured, so that nothing is lost.
-		if len(f.Bytes) > 0 {
+		// captured, so that nothing is lost, unless they may hold a secret.
+		if f.Withheld {
+			m.Body = json.RawMessage(`{"undecoded":"frame","note":"not decoded; withheld: it may hold a secret","hex":"` + redacted + `"}`)
+		} else if len(f.Bytes) > 0 {
 			m.Body = json.RawMessage(undecodedJSON(nil, "frame", "not decoded", f.Bytes, &jsonSafe))
 		}
 		return m
@@ -731,10 +733,12 @@ func undecodedJSON(b []byte, name, note string, raw []byte, safe *[utf8.RuneSelf
 }
 
 func (j *jsonWriter) addUnknown(n *protocol.Node, path string) {
-	j.unknown = append(j.unknown, UnknownTagDoc{
-		Path: path, Tag: n.Int, Size: len(n.Raw), Offset: n.Off, Space: n.Space,
-		Hex: hex.EncodeToString(n.Raw),
-	})
+	d := UnknownTagDoc{Path: path, Tag: n.Int, Size: len(n.Raw), Offset: n.Off, Space: n.Space,
+		Hex: hex.EncodeToString(n.Raw)}
+	if isRedacted(n, j.o) {
+		d.Size, d.Hex = -1, redacted
+	}
+	j.unknown = append(j.unknown, d)
 }
 
 // object appends a struct's fields as a JSON object in wire order. Known

@@ -330,8 +330,16 @@ func appendNotesList(b []byte, e *dissect.Exchange, o *Options) []byte {
 // It is what kwire read -x shows for an event, so that no captured byte
 // is dropped unseen.
 func EventHex(w io.Writer, ev *dissect.Event, opts Options) error {
-	if err := EventLine(w, ev, opts); err != nil || len(ev.Data) == 0 {
+	if err := EventLine(w, ev, opts); err != nil {
 		return err
+	}
+	if ev.Withheld {
+		b := append([]byte("    "), paint(nil, opts.Color, roleNote, "<redacted>: the skipped bytes may hold a secret; --show-secrets shows them")...)
+		_, err := w.Write(append(b, '\n'))
+		return err
+	}
+	if len(ev.Data) == 0 {
+		return nil
 	}
 	var b []byte
 	for i := 0; i < len(ev.Data); i += hexPerLine {

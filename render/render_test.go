@@ -125,26 +125,32 @@ type dumpedSpace struct {
 }
 
 // elisionLine matches the line Hex writes for the rest of a long value.
-var elisionLine = regexp.MustCompile(`^ +… (\d+) more bytes of (\S+) \(offset 0x([0-9a-f]+) – 0x([0-9a-f]+)\)$`)
+var elisionLine = regexp.MustCompile(`^ +… (\d+) more bytes of (\S+) \(offset (\+?)0x([0-9a-f]+) – (\+?)0x([0-9a-f]+)\)$`)
 
-// parseHex reads an annotated dump back: the bytes listed for each space,
-// in order. An elision line must start where the listing stands and state
-// a range whose size is its byte count; a redacted line (empty hex column,
-// label ending in "<redacted>") stands for the bytes up to the next line's
-// offset (or the end of the space).
-func parseHex(t *testing.T, dump string) []*dumpedSpace {
+// parseHex reads an annotated dump of tr back: the bytes listed for each
+// space, in order. An elision line must start where the listing stands
+// and state a range whose size is its byte count; a redacted line
+// ("<redacted>" in the hex column) stands for the span of the node tr
+// withholds there (a redacted leaf, or the prefix of a redacted value with
+// parts); the offsets after it ("+0004") count from that span's end.
+func parseHex(t *testing.T, tr *protocol.Tree, o *Options, dump string) []*dumpedSpace {
 	t.Helper()
 	spaces := []*dumpedSpace{{}}
-	// close ends an open redacted span at off.
-	close := func(cur *dumpedSpace, off int, l string) {
-		if n := len(cur.spans); n > 0 && cur.spans[n-1].end == -1 {
-			sp := &cur.spans[n-1]
-			if off < sp.off {
-				t.Fatalf("line %q at %#x goes back before the redacted span at %#x", l, off, sp.off)
-			}
-			sp.end = off
-			cur.data = append(cur.data, make([]byte, off-sp.off)...)
+	rel := -1 // the end of the last redacted span of the current space
+	abs := func(l, tok string) int {
+		r := strings.HasPrefix(tok, "+")
+		v, err := strconv.ParseInt(strings.TrimPrefix(tok, "+"), 16, 64)
+		switch {
+		case err != nil:
+			t.Fatalf("bad offset in %q", l)
+		case r && rel < 0:
+			t.Fatalf("relative offset before any redacted span: %q", l)
+		case !r && rel >= 0:
+			t.Fatalf("absolute offset after a redacted span (it would give the secret's length): %q", l)
+		case r:
+			return rel + int(v)
 		}
+		return int(v)
 	}
 	for _, l := range lines(dump) {
 		cur := spaces[len(spaces)-1]
@@ -153,22 +159,22 @@ func parseHex(t *testing.T, dump string) []*dumpedSpace {
 			continue
 		case strings.HasPrefix(l, "-- "):
 			spaces = append(spaces, &dumpedSpace{})
+			rel = -1
 			continue
 		case strings.HasPrefix(l, "error: "):
 			continue
 		}
 		if m := elisionLine.FindStringSubmatch(l); m != nil {
 			n, _ := strconv.Atoi(m[1])
-			first, _ := strconv.ParseInt(m[3], 16, 64)
-			last, _ := strconv.ParseInt(m[4], 16, 64)
-			close(cur, int(first), l)
-			if int(first) != len(cur.data) {
+			first := abs(l, m[3]+m[4])
+			last := abs(l, m[5]+m[6])
+			if first != len(cur.data) {
 				t.Fatalf("elision %q starts at %#x, the dump stands at %#x", l, first, len(cur.data))
 			}
-			if n <= 0 || int(last-first)+1 != n {
+			if n <= 0 || last-first+1 != n {
 				t.Fatalf("elision %q: range 0x%x–0x%x is not %d bytes", l, first, last, n)
 			}
-			cur.spans = append(cur.spans, hexSpan{off: int(first), end: int(last) + 1, line: l})
+			cur.spans = append(cur.spans, hexSpan{off: first, end: last + 1, line: l})
 			cur.data = append(cur.data, make([]byte, n)...)
 			continue
 		}
@@ -176,12 +182,8 @@ func parseHex(t *testing.T, dump string) []*dumpedSpace {
 		if sp < 4 {
 			t.Fatalf("bad dump line %q", l)
 		}
-		off, err := strconv.ParseInt(l[:sp], 16, 64)
-		if err != nil {
-			t.Fatalf("bad offset in %q", l)
-		}
-		close(cur, int(off), l)
-		if int(off) != len(cur.data) {
+		off := abs(l, l[:sp])
+		if off != len(cur.data) {
 			t.Fatalf("line %q starts at %#x, want %#x (bytes skipped or repeated)", l, off, len(cur.data))
 		}
 		col := l[sp+2:]
@@ -189,8 +191,17 @@ func parseHex(t *testing.T, dump string) []*dumpedSpace {
 		if len(col) > hexColumn {
 			col, label = col[:hexColumn], col[hexColumn:]
 		}
-		if strings.TrimSpace(col) == "" && strings.HasSuffix(label, "<redacted>") {
-			cur.spans = append(cur.spans, hexSpan{off: int(off), end: -1, redacted: true, line: l})
+		if strings.TrimSpace(col) == redacted {
+			if strings.Contains(label, redacted) {
+				t.Fatalf("redacted line %q says so twice", l)
+			}
+			end, ok := withheldEnd(tr, len(spaces)-1, off, o)
+			if !ok {
+				t.Fatalf("redacted line %q: no withheld node at %#x", l, off)
+			}
+			cur.spans = append(cur.spans, hexSpan{off: off, end: end, redacted: true, line: l})
+			cur.data = append(cur.data, make([]byte, end-off)...)
+			rel = end
 			continue
 		}
 		for f := range strings.FieldsSeq(col) {
@@ -207,6 +218,41 @@ func parseHex(t *testing.T, dump string) []*dumpedSpace {
 	return spaces
 }
 
+// withheldEnd returns the end of the span Hex withholds at off in space
+// sp of tr: a redacted node without same-space children starting there,
+// or the prefix of a redacted node with parts (up to its first part).
+func withheldEnd(tr *protocol.Tree, sp, off int, o *Options) (int, bool) {
+	end, found := 0, false
+	var visit func(n *protocol.Node, depth int)
+	visit = func(n *protocol.Node, depth int) {
+		if found || n == nil || depth > 200 {
+			return
+		}
+		if n.Space == sp && n.Off == off && isRedacted(n, o) {
+			first := -1
+			for _, c := range n.Children {
+				if c.Space == sp {
+					first = c.Off
+					break
+				}
+			}
+			switch {
+			case first < 0:
+				end, found = n.End(), true
+				return
+			case first > off:
+				end, found = first, true
+				return
+			}
+		}
+		for _, c := range n.Children {
+			visit(c, depth+1)
+		}
+	}
+	visit(tr.Root, 0)
+	return end, found
+}
+
 // checkCoverage asserts that Hex lists every byte of every space exactly
 // once, in order: with no limit and secrets shown, all of them; with the
 // default limit and with a 3-byte limit and secrets withheld, all of them
@@ -217,16 +263,12 @@ func checkCoverage(t *testing.T, name string, tr *protocol.Tree) {
 	t.Helper()
 	for _, o := range []Options{{ShowSecrets: true, MaxValue: -1}, {}, {MaxValue: 3}} {
 		dump := render(t, func(b *bytes.Buffer) error { return Hex(b, tr, o) })
-		got := parseHex(t, dump)
+		got := parseHex(t, tr, &o, dump)
 		if len(got) != len(tr.Spaces) {
 			t.Fatalf("%s: %d sections, want %d spaces\n%s", name, len(got), len(tr.Spaces), dump)
 		}
 		for i, sp := range tr.Spaces {
 			g := got[i]
-			if n := len(g.spans); n > 0 && g.spans[n-1].end == -1 {
-				g.spans[n-1].end = len(sp.Data) // a redacted span at the end
-				g.data = append(g.data, make([]byte, max(0, len(sp.Data)-g.spans[n-1].off))...)
-			}
 			want := bytes.Clone(sp.Data)
 			for _, s := range g.spans {
 				if o.MaxValue < 0 && o.ShowSecrets {
@@ -259,7 +301,7 @@ func spanExplained(tr *protocol.Tree, sp int, s hexSpan, o *Options) bool {
 		if n.Space == sp {
 			switch {
 			case s.redacted:
-				found = isRedacted(n, o) && n.Off == s.off && n.End() == s.end
+				found = isRedacted(n, o) && n.Off == s.off && (n.End() == s.end || len(n.Children) > 0)
 			case n.Kind == protocol.KindBytes && len(n.Raw) > o.maxValue():
 				found = n.End()-len(n.Raw)+o.maxValue() == s.off && n.End() == s.end
 			}
@@ -387,8 +429,13 @@ func loadVectors(t testing.TB) []vector {
 }
 
 func decodeVector(t testing.TB, v vector) *protocol.Tree {
+	return decodeVectorShow(t, v, false)
+}
+
+// decodeVectorShow decodes v, secrets withheld unless show.
+func decodeVectorShow(t testing.TB, v vector, show bool) *protocol.Tree {
 	body := mustHex(t, v.Hex)
-	d := protocol.Decoder{Records: true}
+	d := protocol.Decoder{Records: true, ShowSecrets: show}
 	if v.Direction == "framing" || v.APIKey < 0 {
 		return d.DecodeStruct(v.Message, v.Version, body)
 	}
@@ -406,7 +453,10 @@ func TestRenderKafkaVectors(t *testing.T) {
 		if err := Tree(&bytes.Buffer{}, tr, Options{}); err != nil {
 			t.Fatal(err)
 		}
-		js := render(t, func(b *bytes.Buffer) error { return TreeJSON(b, tr, Options{}) })
+		// Kafka's JSON holds the secrets: compare with them shown.
+		shown := decodeVectorShow(t, v, true)
+		checkCoverage(t, name+" (secrets shown)", shown)
+		js := render(t, func(b *bytes.Buffer) error { return TreeJSON(b, shown, Options{ShowSecrets: true}) })
 		var doc TreeDoc
 		if err := json.Unmarshal([]byte(js), &doc); err != nil {
 			t.Fatalf("%s: TreeJSON is not JSON: %v\n%s", name, err, js)
@@ -970,7 +1020,7 @@ func TestRedaction(t *testing.T) {
 	// it, the JSON the fixed marker in place of its bytes.
 	checkCoverage(t, "redacted", trees["decoded"])
 	x := render(t, func(w *bytes.Buffer) error { return Hex(w, trees["decoded"], Options{}) })
-	wantLine := "001a" + strings.Repeat(" ", 2+hexColumn+2) + "SaslAuthenticateRequest.AuthBytes.password <redacted>\n"
+	wantLine := "+0007  <redacted>" + strings.Repeat(" ", hexColumn-len(redacted)+2) + "SaslAuthenticateRequest.AuthBytes.password\n"
 	if strings.Contains(x, "**") || !strings.Contains(x, wantLine) {
 		t.Errorf("Hex: want the line %q and no masked bytes:\n%s", wantLine, x)
 	}

@@ -10,7 +10,9 @@ package main
 //     final offset-only line), xxd ("00000000: 0000 0013 ...  ....") and
 //     Wireshark's "Copy as Hex Dump" ("0000   00 00 00 13 ...   ....") and
 //     kwire read -x ("000e  63 61 70 67 65 6e 2d 6b  67 6f  RequestHeader.ClientId ...",
-//     with its "request, packet N:" lines).
+//     with its "request, packet N:" lines; a dump that withholds a secret,
+//     "<redacted>" and then "+0004" offsets, is refused with a message
+//     saying so).
 //     Offsets, the ASCII column and -x's field names are dropped; each
 //     line's offset must follow from the bytes before it, which catches an
 //     ASCII column read as hex.
@@ -162,6 +164,11 @@ func parseDump(lines []string) ([]byte, error) {
 		case l == "*":
 			repeat = true
 			continue
+		}
+		if strings.HasPrefix(l, "+") && redacted > 0 {
+			// kwire -x after a withheld secret: offsets count from its
+			// end, whose length the dump does not give.
+			return nil, withheld(redacted)
 		}
 		if m := offsetOnly.FindStringSubmatch(l); m != nil {
 			off, _ := strconv.ParseUint(m[1], 16, 63)

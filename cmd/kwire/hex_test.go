@@ -91,6 +91,7 @@ func TestParseHexErrors(t *testing.T) {
 		{"dump odd line", "00000000: 000 0102  ....\n", "line 1, column 11: odd number of hex digits (7) on the line"},
 		{"a typo in a row's first byte", "0000  00 00 00 13 00 12 00 00  01 02 03 04 00 09 77 69\n0010  0g 65 2d\n", "line 2, column 8: 'g' is not a hex digit"},
 		{"kwire -x with a secret withheld", "0000  00 00 00 0c  Length 12\n0004  00 00 00 01  X 1\n0008  AuthBytes.password <redacted>\n0010  00  Tags\n", "line 3, column 1: the dump withholds a secret's bytes"},
+		{"kwire -x with a secret withheld, relative offsets after it", "00000  00 00 00 0c  Length 12\n00004  00 00 00 01  X 1\n00008  <redacted>  AuthBytes.password\n+0000  00  Tags\n", "line 3, column 1: the dump withholds a secret's bytes"},
 		{"many repeats adding up", "00000000  00 00  |..|\n" + manyRepeats(40), "more than the 104857600 a frame can hold"},
 		{"offset near 2^63", "7ffffffffffffff0  00 01 02 03 04 05 06 07  08 09 0a 0b 0c 0d 0e 0f  |................|\n*\n7fffffffffffffff\n", "is beyond any dump of a frame"},
 		{"kwire -x with a value cut", "0000  00 00 00 13 00 12 00 00  01 02 03 04 00 09 77 69  Foo\n            … 1499744 more bytes of Value (offset 0x18d – 0x16e3ec)\n", "line 2, column 13: the dump leaves out 1499744 bytes here"},
@@ -124,6 +125,7 @@ func FuzzParseHex(f *testing.F) {
 	f.Add(`0x00, 0x13 \x00\x12`)
 	f.Add("  request, packet 4:\n    0000  00 00 00 13 00 12 00 00  01 02 03 04 00 09 77 69  Foo \"wi\"\n    0010  72 65 2d  Bar\n    0013  Baz (empty)\n\n    -- lz4-decompressed records --\n    0000  00  X\n")
 	f.Add("0000  00 00 00 0c  Length 12\n0008  AuthBytes.password <redacted>\n        … 12 more bytes of Value (offset 0x1 – 0xd)\n")
+	f.Add("00000  00 00 00 0c  Length 12\n00008  <redacted>  AuthBytes.password\n+0000  00  Tags\n        … 12 more bytes of Value (offset +0x1 – +0xd)\n")
 	f.Fuzz(func(t *testing.T, s string) {
 		b, err := parseHex(s)
 		if err != nil {

@@ -15,7 +15,7 @@ type outputOptions struct {
 func (o *outputOptions) addFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.Values, "values", "text", "show bytes values (record keys and values, BYTES fields) as text, hex, base64 or none")
 	fs.IntVar(&o.MaxValue, "max-value", render.DefaultMaxValue, "cut string and bytes values after this many `bytes` (0 or -1: never)")
-	fs.BoolVar(&o.ShowSecrets, "show-secrets", false, "show SASL passwords and SCRAM proofs instead of withholding them")
+	fs.BoolVar(&o.ShowSecrets, "show-secrets", false, "show secrets (SASL passwords, proofs and tokens, delegation-token HMACs, SCRAM credentials, sensitive config values) instead of withholding them")
 }
 
 // renderOptions validates the flags and builds render.Options.

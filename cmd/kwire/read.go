@@ -98,6 +98,15 @@ its CRC (base offset, record count, codec and size per partition) without
 decompressing it; -V, -x and --json decode every record, so a batch whose
 CRC is valid but whose records are malformed is reported there.
 
+Secrets are withheld unless --show-secrets: SASL passwords, proofs and
+tokens (a token kwire cannot parse whole), delegation-token HMACs, SCRAM
+credentials, sensitive config values, and undecodable bytes of messages
+that can carry them. -V and decode print <redacted>, --json "<redacted>"
+(the 10 bytes "<redacted>" in place of a secret inside a base64 value),
+-x a line with <redacted> in the hex column, after which offsets count
+from the withheld span's end (+0004), so that no output gives a secret's
+length but the frame's size does, less the other fields'.
+
 Each file is a capture of its own, as Wireshark opens it: packet and
 stream numbers (--frame, --stream) restart at every file. On a terminal, a
 progress bar on stderr tracks inputs larger than 50 MB.

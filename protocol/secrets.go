@@ -1,0 +1,463 @@
+package protocol
+
+import (
+	"strings"
+	"sync"
+)
+
+// This file says which schema fields hold secrets: one table
+// (secretRules) and the config values that roles.go finds, applied once
+// when the package initialises to every generation of every message in
+// Schemas, setting Field.Secret. The
+// decoder (interp.go) marks the nodes of those fields FlagRedacted,
+// unless Decoder.ShowSecrets, and empties their values; renderers withhold
+// what is so marked. Nothing outside this package decides what is secret.
+//
+// The table covers every secret-bearing field of every API key in the
+// schema: SASL tokens (sasl.go decides which parts are secret, per
+// mechanism), delegation-token HMACs, SCRAM credentials being written,
+// the values of sensitive configs wherever configs travel, and the two
+// Envelope fields that carry a whole forwarded request or response.
+// TestSecretFields lists every field so marked and fails when a schema
+// adds a field whose name or "about" text looks secret (password, secret,
+// HMAC, token, credential, salt, key material, ...) that is neither in
+// the table nor in notSecret (secrets_test.go), where each look-alike is
+// justified.
+//
+// Beyond fields, the decoder withholds, in a message that carries secrets
+// in some version (MessageSchema's secret versions, KeyCarriesSecrets):
+// the raw body of a version kwire does not know, the bytes left undecoded
+// after a failure or left over after the message, and unknown tagged
+// fields. Those bytes could hold a secret kwire cannot locate.
+//
+// To add a secret field: add a rule below, run
+// `go test ./protocol -run TestSecretFields -update` and read the diff of
+// testdata/secrets.txt.
+
+// Secrecy says whether, and when, a field's value is a secret.
+type Secrecy uint8
+
+// Field secrecy.
+const (
+	NotSecret Secrecy = iota
+	// SecretAlways: the value is a credential (a delegation-token HMAC, a
+	// salted SCRAM password).
+	SecretAlways
+	// SecretSASL: the value is a SASL token; its secret parts are
+	// withheld, and the whole token when kwire cannot parse it (sasl.go).
+	SecretSASL
+	// SecretConfigValue: a config value, secret when its entry is
+	// sensitive: the broker says so (IsSensitive, ConfigType PASSWORD) or
+	// the config's name does (ConfigNameSensitive). A sensitive
+	// DescribeConfigs entry withholds its synonyms' values too.
+	SecretConfigValue
+	// SecretOpaque: bytes holding a whole forwarded request or response
+	// (KIP-590 Envelope), which may carry any secret above; withheld
+	// unless decoded into a tree of their own, whose secrets are marked.
+	SecretOpaque
+)
+
+var secrecyNames = [...]string{
+	NotSecret:         "not secret",
+	SecretAlways:      "always",
+	SecretSASL:        "sasl",
+	SecretConfigValue: "config value",
+	SecretOpaque:      "opaque",
+}
+
+// String names s as testdata/secrets.txt writes it.
+func (s Secrecy) String() string {
+	if int(s) < len(secrecyNames) {
+		return secrecyNames[s]
+	}
+	return "Secrecy(?)"
+}
+
+// secretRule marks one field: the message, the path of field names from
+// the message down ("Upsertions.Salt"), and the secrecy.
+type secretRule struct {
+	msg, path string
+	secrecy   Secrecy
+}
+
+// Config values are not listed: every field whose Role is
+// RoleConfigValue (roles.go: wherever configs travel: AlterConfigs,
+// IncrementalAlterConfigs, DescribeConfigs with its synonyms, CreateTopics
+// request and response, the KIP-1071 streams groups' topic configs) is
+// SecretConfigValue, its entry's RoleConfigName, RoleConfigSensitive and
+// RoleConfigType fields deciding.
+var secretRules = []secretRule{
+	// SASL tokens (SaslAuthenticateRequest.json, SaslAuthenticateResponse.json, KIP-152).
+	{msg: "SaslAuthenticateRequest", path: "AuthBytes", secrecy: SecretSASL},
+	{msg: "SaslAuthenticateResponse", path: "AuthBytes", secrecy: SecretSASL},
+
+	// Delegation tokens (KIP-48): the HMAC is the token's password (the
+	// SCRAM password a client authenticates with, tokenauth=true).
+	{msg: "CreateDelegationTokenResponse", path: "Hmac", secrecy: SecretAlways},
+	{msg: "DescribeDelegationTokenResponse", path: "Tokens.Hmac", secrecy: SecretAlways},
+	{msg: "RenewDelegationTokenRequest", path: "Hmac", secrecy: SecretAlways},
+	{msg: "ExpireDelegationTokenRequest", path: "Hmac", secrecy: SecretAlways},
+
+	// SCRAM credentials written by an admin client (KIP-554): the salted
+	// password is what a SCRAM server derives StoredKey and ServerKey
+	// from, as good as the password for authenticating; the salt is the
+	// rest of the stored credential.
+	{msg: "AlterUserScramCredentialsRequest", path: "Upsertions.Salt", secrecy: SecretAlways},
+	{msg: "AlterUserScramCredentialsRequest", path: "Upsertions.SaltedPassword", secrecy: SecretAlways},
+
+	// KIP-590 Envelope: a forwarded request (decoded when it can be: its
+	// own secrets are then marked) and its response (never decoded: the
+	// response does not say which API it answers).
+	{msg: "EnvelopeRequest", path: "RequestData", secrecy: SecretOpaque},
+	{msg: "EnvelopeResponse", path: "ResponseData", secrecy: SecretOpaque},
+}
+
+// cfgPart marks the fields of a config entry that its value's secrecy
+// depends on.
+type cfgPart uint8
+
+const (
+	cfgNone      cfgPart = iota
+	cfgName              // the config's name
+	cfgValue             // the config's value (Secret is SecretConfigValue)
+	cfgSensitive         // the broker's IsSensitive
+	cfgType              // the broker's ConfigType (9 is PASSWORD)
+)
+
+// configTypePassword is DescribeConfigsResponse ConfigType PASSWORD
+// (KIP-336; DescribeConfigsResponse.java ConfigType).
+const configTypePassword = 9
+
+var secretsOnce sync.Once
+
+// initSecrets applies secretRules to Schemas. It panics when a rule
+// matches no field, so that a rule outliving its field fails every test.
+func initSecrets() {
+	secretsOnce.Do(func() {
+		initRoles() // config entries are found by their fields' roles
+		used := make([]bool, len(secretRules))
+		for _, m := range Schemas {
+			markSecrets(m, "", m.Fields, used, 0)
+			if h := secretHull(m.Fields, NoVersions, 0); !h.Empty() {
+				m.secretVers = &h
+			}
+		}
+		for i, ok := range used {
+			if !ok {
+				r := secretRules[i]
+				panic("protocol: secret rule " + r.msg + " " + r.path + " matches no field")
+			}
+		}
+	})
+}
+
+func init() { initSecrets() }
+
+// markSecrets sets Secret (and the config entry marks) on the fields of
+// message m at path (a dotted prefix, "" at the top).
+func markSecrets(m *MessageSchema, path string, fields []Field, used []bool, depth int) {
+	if depth > maxDepth {
+		return
+	}
+	entry := false
+	for i := range fields {
+		entry = entry || fields[i].Role == RoleConfigValue
+	}
+	for i := range fields {
+		f := &fields[i]
+		p := f.Name
+		if path != "" {
+			p = path + "." + f.Name
+		}
+		for k, r := range secretRules {
+			if r.msg == m.Name && pathMatches(r.path, p) {
+				used[k] = true
+				f.Secret = r.secrecy
+			}
+		}
+		if entry {
+			switch f.Role {
+			case RoleConfigValue:
+				f.Secret, f.cfg = SecretConfigValue, cfgValue
+			case RoleConfigName:
+				f.cfg = cfgName
+			case RoleConfigSensitive:
+				f.cfg = cfgSensitive
+			case RoleConfigType:
+				f.cfg = cfgType
+			}
+		}
+		markSecrets(m, p, f.Fields, used, depth+1)
+	}
+}
+
+// pathMatches reports whether a rule's path matches field path p.
+func pathMatches(rule, p string) bool {
+	if rest, ok := strings.CutPrefix(rule, "*."); ok {
+		return p == rest || strings.HasSuffix(p, "."+rest)
+	}
+	return rule == p
+}
+
+// secretHull returns the smallest version range holding every version in
+// which some field under fields carries a secret; within is the range of
+// versions the enclosing fields exist in.
+func secretHull(fields []Field, acc Versions, depth int) Versions {
+	if depth > maxDepth {
+		return acc
+	}
+	for i := range fields {
+		f := &fields[i]
+		if f.Secret != NotSecret {
+			acc = hull(acc, f.Versions)
+		}
+		acc = secretHull(f.Fields, acc, depth+1)
+	}
+	return acc
+}
+
+func hull(a, b Versions) Versions {
+	switch {
+	case a.Empty():
+		return b
+	case b.Empty():
+		return a
+	}
+	return Versions{min(a.Min, b.Min), max(a.Max, b.Max)}
+}
+
+// carriesSecrets reports whether version v of m has a field that can hold
+// a secret (within the hull of such versions).
+func (m *MessageSchema) carriesSecrets(v int16) bool {
+	initSecrets()
+	return m.secretVers != nil && m.secretVers.Contains(v)
+}
+
+// KeyCarriesSecrets reports whether some version of the requests
+// (response false) or responses of API key key, in any schema generation,
+// has a field that can hold a secret: bytes of such a message that kwire
+// cannot decode (an unknown version, a frame cut short) are withheld.
+func KeyCarriesSecrets(key int16, response bool) bool {
+	initSecrets()
+	t := TypeRequest
+	if response {
+		t = TypeResponse
+	}
+	for _, m := range schemasByKey(key) {
+		if m.Type == t && m.secretVers != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// Kafka's configs of type PASSWORD (ConfigDef.Type.PASSWORD), which the
+// broker reports as sensitive and never returns in DescribeConfigs:
+// clients/.../config/SslConfigs.java and SaslConfigs.java (and the same
+// names in BrokerSecurityConfigs.java, also behind a listener prefix
+// "listener.name.NAME." and, for sasl.jaas.config, a mechanism
+// "NAME.MECHANISM."), server-common/.../PasswordEncoderConfigs.java,
+// server/.../DelegationTokenManagerConfigs.java and ZkConfigs.java; the
+// OAuth client-credentials secret and assertion passphrase of KIP-1139.
+var passwordConfigs = []string{
+	"ssl.keystore.password",
+	"ssl.key.password",
+	"ssl.keystore.key",
+	"ssl.keystore.certificate.chain",
+	"ssl.truststore.password",
+	"ssl.truststore.certificates",
+	"sasl.jaas.config",
+	"password.encoder.secret",
+	"password.encoder.old.secret",
+	"delegation.token.secret.key",
+	"delegation.token.master.key", // the older name of delegation.token.secret.key
+	"zookeeper.ssl.keystore.password",
+	"zookeeper.ssl.truststore.password",
+	"sasl.oauthbearer.client.credentials.client.secret",
+	"sasl.oauthbearer.assertion.private.key.passphrase",
+}
+
+// sensitiveLast are last name segments that make a config sensitive
+// whatever comes before (a plugin's "connection.password", a custom
+// "my.api.secret", "aws.secret.access.key"): a config named like a secret
+// is treated as one, as Kafka treats configs it does not know
+// (KafkaConfig.maybeSensitive).
+var sensitiveLast = []string{
+	"password", "passwd", "pwd", "passphrase", "secret", "secrets",
+	"credential", "credentials", "token", "key", "apikey",
+	"certificates", // Kafka's ssl.truststore.certificates is a PASSWORD
+}
+
+// ConfigNameSensitive reports whether a config name names a secret: one
+// of Kafka's PASSWORD configs (also behind a prefix, "listener.name.x."
+// or "x.scram-sha-256."), a name ending in ".jaas.config" or
+// ".certificate.chain", or whose last dot-, dash- or
+// underscore-separated segment is a secret's word (password, secret,
+// credentials, token, key, passphrase, ...). Case does not matter.
+// "delegation.token.max.lifetime.ms" is not sensitive: only the last
+// segment counts.
+func ConfigNameSensitive(name string) bool {
+	n := strings.ToLower(strings.TrimSpace(name))
+	if n == "" {
+		return false
+	}
+	for _, p := range passwordConfigs {
+		if n == p || strings.HasSuffix(n, "."+p) {
+			return true
+		}
+	}
+	if strings.HasSuffix(n, ".jaas.config") || strings.HasSuffix(n, ".certificate.chain") {
+		return true
+	}
+	last := n
+	if i := strings.LastIndexAny(n, "._-"); i >= 0 {
+		last = n[i+1:]
+	}
+	for _, s := range sensitiveLast {
+		if last == s {
+			return true
+		}
+	}
+	// "keystorepassword", "clientSecret": a word at the end of the segment.
+	for _, s := range [...]string{"password", "passwd", "secret", "passphrase", "credentials", "apikey", "privatekey"} {
+		if strings.HasSuffix(last, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// configEntry collects, while a config entry struct is decoded, the nodes
+// its value's secrecy depends on. Entries nest (DescribeConfigs synonyms
+// inside their config): an inner entry's values go to its outer entry too,
+// to be withheld with it.
+type configEntry struct {
+	name, sensitive, ctype *Node
+	values                 []*Node // this entry's value, then its synonyms' values
+}
+
+func (e *configEntry) note(f *Field, c *Node) {
+	if c == nil {
+		return
+	}
+	switch f.cfg {
+	case cfgName:
+		e.name = c
+	case cfgValue:
+		e.values = append(e.values, c)
+	case cfgSensitive:
+		e.sensitive = c
+	case cfgType:
+		e.ctype = c
+	}
+}
+
+// isSensitive reports whether the entry is a sensitive config.
+func (e *configEntry) isSensitive() bool {
+	if e.name != nil && e.name.Kind == KindString && ConfigNameSensitive(e.name.Str) {
+		return true
+	}
+	if e.sensitive != nil && e.sensitive.Kind == KindBool && e.sensitive.Int != 0 {
+		return true
+	}
+	return e.ctype != nil && e.ctype.Kind == KindInt && e.ctype.Int == configTypePassword
+}
+
+// isConfigEntry reports whether fields are those of a config entry.
+func isConfigEntry(fields []Field) bool {
+	for i := range fields {
+		if fields[i].cfg == cfgValue {
+			return true
+		}
+	}
+	return false
+}
+
+// beginConfig starts collecting a config entry and returns its index in
+// ip.cfgs.
+func (ip *interp) beginConfig() int {
+	ip.cfgs = append(ip.cfgs, configEntry{})
+	return len(ip.cfgs) - 1
+}
+
+// endConfig ends the innermost config entry: its values are withheld when
+// it is sensitive, and handed to the enclosing entry, whose sensitivity
+// (a DescribeConfigs entry's IsSensitive covers its synonyms) may withhold
+// them still.
+func (ip *interp) endConfig() {
+	e := ip.cfgs[len(ip.cfgs)-1]
+	ip.cfgs = ip.cfgs[:len(ip.cfgs)-1]
+	if ip.d.ShowSecrets {
+		return
+	}
+	if e.isSensitive() {
+		for _, v := range e.values {
+			withhold(v)
+		}
+	}
+	if k := len(ip.cfgs); k > 0 {
+		ip.cfgs[k-1].values = append(ip.cfgs[k-1].values, e.values...)
+	}
+}
+
+// withhold marks n and everything under it FlagRedacted and empties their
+// values, so that no consumer of the tree can show them. A null value
+// holds no secret and is left as it is.
+func withhold(n *Node) {
+	withholdDepth(n, 0)
+}
+
+func withholdDepth(n *Node, depth int) {
+	if n == nil || n.Flags&FlagNull != 0 || depth > 4*maxDepth {
+		return
+	}
+	n.Flags |= FlagRedacted
+	n.Str = ""
+	n.Int, n.Float = 0, 0
+	if n.Kind != KindRecords || len(n.Children) == 0 {
+		n.Raw = nil
+	}
+	for _, c := range n.Children {
+		withholdDepth(c, depth+1)
+	}
+}
+
+// secretField applies field f's secrecy to c, the node just decoded for
+// it, in a request (fromClient) or response.
+func (ip *interp) secretField(f *Field, c *Node) {
+	if c == nil {
+		return
+	}
+	switch f.Secret {
+	case SecretAlways:
+		if !ip.d.ShowSecrets {
+			withhold(c)
+		}
+	case SecretSASL:
+		if c.Kind == KindBytes {
+			ip.saslNode(c, ip.msg == nil || ip.msg.Type != TypeResponse)
+		} else if !ip.d.ShowSecrets {
+			withhold(c)
+		}
+	case SecretOpaque:
+		// Marked now; embedRequest unmarks it when it decodes the bytes.
+		if !ip.d.ShowSecrets && c.Flags&FlagNull == 0 && (c.Kind != KindBytes || len(c.Raw) > 0) {
+			c.Flags |= FlagRedacted
+		}
+	}
+}
+
+// withholdUnparsed marks n, a span of message bytes kwire could not
+// decode (an unknown version's body, the rest after a failure, a
+// leftover, an unknown tagged field), when the message carries secrets.
+func (ip *interp) withholdUnparsed(n *Node, secret bool) {
+	if n == nil || ip.d.ShowSecrets || !secret {
+		return
+	}
+	n.Flags |= FlagRedacted
+	n.Raw = nil
+	if n.Note != "" {
+		n.Note += "; "
+	}
+	n.Note += "withheld: the message can carry secrets"
+}

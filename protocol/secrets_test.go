@@ -1,0 +1,401 @@
+package protocol
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+)
+
+var updateSecrets = flag.Bool("update", false, "rewrite testdata/secrets.txt from the schema table")
+
+// looksSecret matches field names and "about" texts that suggest a
+// secret. A field it matches must be in secretRules or in notSecret.
+var looksSecret = regexp.MustCompile(`(?i)password|passwd|secret|hmac|token|credential|salt|key material|private key|sasl|auth ?bytes|authentication bytes|jaas|signature|proof|nonce|sensitive|config(uration)? value|value of the config`)
+
+// notSecret lists the fields that look secret (looksSecret matches their
+// name or their "about" text in Kafka's JSON) but hold none, each with the
+// reason. A schema that adds a field looking like these makes
+// TestSecretFields fail until it is decided here or in secretRules.
+var notSecret = map[string]string{
+	// Quotas are floats (bytes per second, percentages), not configs of a
+	// ConfigDef: there is no PASSWORD quota.
+	"AlterClientQuotasRequest Entries.Ops.Remove":       "a bool: remove the quota",
+	"DescribeClientQuotasResponse Entries.Values.Value": "a float64 quota value",
+
+	// SCRAM credentials being managed (KIP-554): the arrays and the
+	// credential's name, mechanism and iteration count are not secret;
+	// Upsertions.Salt and SaltedPassword are (secretRules).
+	"AlterUserScramCredentialsRequest Deletions":                              "user names and mechanisms to delete",
+	"AlterUserScramCredentialsRequest Upsertions":                             "the array; its Salt and SaltedPassword are marked",
+	"DescribeUserScramCredentialsResponse Results.CredentialInfos":            "mechanisms and iteration counts",
+	"DescribeUserScramCredentialsResponse Results.CredentialInfos.Iterations": "an iteration count, which a SCRAM broker sends any client naming the user (server-first)",
+
+	// Delegation tokens (KIP-48): the HMAC is the token's password
+	// (secretRules); its ID is public: the SCRAM user name a client
+	// authenticates with (tokenauth=true), listed by
+	// DescribeDelegationToken. Principals are identities, and timestamps
+	// and lifetimes are times.
+	"CreateDelegationTokenRequest MaxLifetimeMs":                         "a lifetime in ms",
+	"CreateDelegationTokenRequest OwnerPrincipalName":                    "a principal name",
+	"CreateDelegationTokenRequest OwnerPrincipalType":                    "a principal type",
+	"CreateDelegationTokenRequest Renewers":                              "principals allowed to renew",
+	"CreateDelegationTokenResponse ExpiryTimestampMs":                    "a timestamp",
+	"CreateDelegationTokenResponse IssueTimestampMs":                     "a timestamp",
+	"CreateDelegationTokenResponse MaxTimestampMs":                       "a timestamp",
+	"CreateDelegationTokenResponse PrincipalName":                        "a principal name",
+	"CreateDelegationTokenResponse PrincipalType":                        "a principal type",
+	"CreateDelegationTokenResponse TokenId":                              "the token's public ID (its SCRAM user name)",
+	"CreateDelegationTokenResponse TokenRequesterPrincipalName":          "a principal name",
+	"CreateDelegationTokenResponse TokenRequesterPrincipalType":          "a principal type",
+	"DescribeDelegationTokenRequest Owners":                              "principals",
+	"DescribeDelegationTokenResponse Tokens":                             "the array; its Hmac is marked",
+	"DescribeDelegationTokenResponse Tokens.ExpiryTimestamp":             "a timestamp",
+	"DescribeDelegationTokenResponse Tokens.IssueTimestamp":              "a timestamp",
+	"DescribeDelegationTokenResponse Tokens.MaxTimestamp":                "a timestamp",
+	"DescribeDelegationTokenResponse Tokens.PrincipalName":               "a principal name",
+	"DescribeDelegationTokenResponse Tokens.PrincipalType":               "a principal type",
+	"DescribeDelegationTokenResponse Tokens.Renewers":                    "principals allowed to renew",
+	"DescribeDelegationTokenResponse Tokens.TokenId":                     "the token's public ID (its SCRAM user name)",
+	"DescribeDelegationTokenResponse Tokens.TokenRequesterPrincipalName": "a principal name",
+	"DescribeDelegationTokenResponse Tokens.TokenRequesterPrincipalType": "a principal type",
+	"ExpireDelegationTokenResponse ExpiryTimestampMs":                    "a timestamp",
+	"RenewDelegationTokenResponse ExpiryTimestampMs":                     "a timestamp",
+	"DefaultPrincipalData TokenAuthenticated":                            "a bool: the principal used a delegation token",
+
+	// The broker's flags that decide whether a config value is secret
+	// (secrets.go reads them); not secrets themselves.
+	"CreateTopicsResponse Topics.Configs.IsSensitive":     "the broker's flag",
+	"DescribeConfigsResponse Results.Configs.IsSensitive": "the broker's flag",
+	"DescribeConfigsResponse Results.Configs.ConfigType":  "the config's type (9 is PASSWORD)",
+
+	// KIP-1071 streams groups reuse the KeyValue struct ("value of the
+	// config") for a member's client tags (rack-aware task assignment):
+	// labels, not configs. Their TopicConfigs are configs (secretRules).
+	"StreamsGroupHeartbeatRequest ClientTags.Value":                "a client tag's value",
+	"StreamsGroupDescribeResponse Groups.Members.ClientTags.Value": "a client tag's value",
+
+	// The name of a SASL mechanism ("PLAIN", "SCRAM-SHA-256").
+	"SaslHandshakeRequest Mechanism": "a mechanism name",
+}
+
+// schemaField is one field of the table, by message and path.
+type schemaField struct {
+	msg, path string
+	f         *Field
+}
+
+// tableFields lists every field of every message in Schemas, once per
+// generation.
+func tableFields() []schemaField {
+	var out []schemaField
+	var walk func(m *MessageSchema, path string, fs []Field, depth int)
+	walk = func(m *MessageSchema, path string, fs []Field, depth int) {
+		for i := range fs {
+			f := &fs[i]
+			p := f.Name
+			if path != "" {
+				p = path + "." + f.Name
+			}
+			out = append(out, schemaField{m.Name, p, f})
+			if depth < maxDepth {
+				walk(m, p, f.Fields, depth+1)
+			}
+		}
+	}
+	for _, m := range Schemas {
+		walk(m, "", m.Fields, 0)
+	}
+	return out
+}
+
+// aboutTexts reads the "about" text of every field from Kafka's message
+// JSON (both generations), keyed "Message path"; nil without ../shared.
+func aboutTexts(t *testing.T) map[string]string {
+	shared := schemaSharedDir(t)
+	if shared == "" {
+		return nil
+	}
+	type jf struct {
+		Name   string `json:"name"`
+		Type   string `json:"type"`
+		About  string `json:"about"`
+		Fields []jf   `json:"fields"`
+	}
+	type jm struct {
+		Name          string `json:"name"`
+		Fields        []jf   `json:"fields"`
+		CommonStructs []struct {
+			Name   string `json:"name"`
+			Fields []jf   `json:"fields"`
+		} `json:"commonStructs"`
+	}
+	comment := regexp.MustCompile(`(?m)^\s*//.*$`)
+	about := map[string]string{}
+	files, _ := filepath.Glob(filepath.Join(shared, "kafka-schemas", "*", "*.json"))
+	for _, file := range files {
+		src, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m jm
+		if err := json.Unmarshal(comment.ReplaceAll(src, nil), &m); err != nil {
+			t.Fatalf("%s: %v", file, err)
+		}
+		common := map[string][]jf{}
+		for _, c := range m.CommonStructs {
+			common[c.Name] = c.Fields
+		}
+		var walk func(path string, fs []jf, depth int)
+		walk = func(path string, fs []jf, depth int) {
+			for _, f := range fs {
+				p := f.Name
+				if path != "" {
+					p = path + "." + f.Name
+				}
+				if _, ok := about[m.Name+" "+p]; !ok {
+					about[m.Name+" "+p] = f.About
+				}
+				sub := f.Fields
+				if sub == nil {
+					sub = common[strings.TrimPrefix(f.Type, "[]")]
+				}
+				if depth < maxDepth {
+					walk(p, sub, depth+1)
+				}
+			}
+		}
+		walk("", m.Fields, 0)
+	}
+	return about
+}
+
+// TestSecretFields pins the list of secret fields (testdata/secrets.txt)
+// and fails on any field whose name or about text looks secret that is
+// neither marked nor listed in notSecret, and on a notSecret entry that
+// no longer names such a field.
+func TestSecretFields(t *testing.T) {
+	about := aboutTexts(t)
+	if about == nil {
+		t.Log("../shared/kafka-schemas not found (set KWIRE_SHARED): field names checked, about texts not")
+	}
+	used := map[string]bool{}
+	var lines []string
+	for _, sf := range tableFields() {
+		key := sf.msg + " " + sf.path
+		if sf.f.Secret != NotSecret {
+			lines = append(lines, fmt.Sprintf("%s %s %s", key, versionsText(sf.f.Versions), sf.f.Secret))
+			if _, ok := notSecret[key]; ok {
+				t.Errorf("%s is marked secret and listed in notSecret", key)
+			}
+			continue
+		}
+		if !looksSecret.MatchString(sf.f.Name) && !looksSecret.MatchString(about[key]) {
+			continue
+		}
+		if _, ok := notSecret[key]; ok {
+			used[key] = true
+			continue
+		}
+		t.Errorf("%s (%s: %q) looks like a secret: mark it in secrets.go's secretRules, or list it in notSecret with the reason it is none",
+			key, sf.f.Type, about[key])
+	}
+	for key := range notSecret {
+		// Without the about texts, entries listed for theirs go unused.
+		if !used[key] && about != nil {
+			t.Errorf("notSecret lists %s, which is no field that looks secret", key)
+		}
+	}
+	lines = slices.Compact(slices.Sorted(slices.Values(lines)))
+	got := strings.Join(lines, "\n") + "\n"
+	path := filepath.Join("testdata", "secrets.txt")
+	if *updateSecrets {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (go test ./protocol -run TestSecretFields -update writes it)", err)
+	}
+	if string(want) != got {
+		t.Errorf("the secret fields changed (go test ./protocol -run TestSecretFields -update rewrites %s); now:\n%s", path, got)
+	}
+}
+
+func versionsText(v Versions) string {
+	switch {
+	case v.Max == MaxVersion:
+		return fmt.Sprintf("v%d+", v.Min)
+	case v.Min == v.Max:
+		return fmt.Sprintf("v%d", v.Min)
+	}
+	return fmt.Sprintf("v%d-%d", v.Min, v.Max)
+}
+
+func TestConfigNameSensitive(t *testing.T) {
+	for name, want := range map[string]bool{
+		"ssl.keystore.password":                                 true,
+		"SSL.KEY.PASSWORD":                                      true,
+		"ssl.keystore.key":                                      true,
+		"ssl.keystore.certificate.chain":                        true,
+		"ssl.truststore.certificates":                           true,
+		"sasl.jaas.config":                                      true,
+		"listener.name.internal.scram-sha-256.sasl.jaas.config": true,
+		"listener.name.external.ssl.truststore.password":        true,
+		"password.encoder.secret":                               true,
+		"delegation.token.secret.key":                           true,
+		"delegation.token.master.key":                           true,
+		"sasl.oauthbearer.client.credentials.client.secret":     true,
+		"connection.password":                                   true,
+		"my.plugin.api_token":                                   true,
+		"aws.secret.access.key":                                 true,
+		"db.clientSecret":                                       true,
+		"retention.ms":                                          false,
+		"delegation.token.max.lifetime.ms":                      false,
+		"ssl.keystore.type":                                     false,
+		"ssl.keystore.location":                                 false,
+		"sasl.oauthbearer.token.endpoint.url":                   false,
+		"key.converter":                                         false,
+		"cleanup.policy":                                        false,
+		"":                                                      false,
+	} {
+		if got := ConfigNameSensitive(name); got != want {
+			t.Errorf("ConfigNameSensitive(%q) = %v, want %v", name, got, want)
+		}
+	}
+}
+
+func TestParseSASLToken(t *testing.T) {
+	type part struct {
+		name, value string
+		secret      bool
+	}
+	for _, c := range []struct {
+		mech   string
+		client bool
+		tok    string
+		msg    SASLMessage
+		parts  []part // nil: withheld whole
+	}{
+		{"PLAIN", true, "\x00alice\x00pw", SASLPlain, []part{{"authzid", "", false}, {"username", "alice", false}, {"password", "pw", true}}},
+		{"PLAIN", true, "admin\x00alice\x00p\x00w", SASLPlain, []part{{"authzid", "admin", false}, {"username", "alice", false}, {"password", "p\x00w", true}}},
+		{"PLAIN", true, "alice-pw", SASLNotParsed, nil},
+		{"PLAIN", false, "x", SASLNotParsed, nil},
+		{"plain", true, "", SASLEmpty, []part{}},
+		{"SCRAM-SHA-256", true, "n,,n=alice,r=abc", SASLScramClientFirst, []part{{"gs2Header", "n,,", false}, {"username", "alice", false}, {"nonce", "abc", false}}},
+		{"SCRAM-SHA-512", true, "n,a=admin,n=tok,r=abc,tokenauth=true", SASLScramClientFirst,
+			[]part{{"gs2Header", "n,a=admin,", false}, {"username", "tok", false}, {"nonce", "abc", false}, {"tokenauth", "true", false}}},
+		{"SCRAM-SHA-256", false, "r=abcdef,s=c2FsdA==,i=4096", SASLScramServerFirst, []part{{"nonce", "abcdef", false}, {"salt", "c2FsdA==", false}, {"iterations", "4096", false}}},
+		{"SCRAM-SHA-256", true, "c=biws,r=abcdef,p=cHJvb2Y=", SASLScramClientFinal, []part{{"channelBinding", "biws", false}, {"nonce", "abcdef", false}, {"proof", "cHJvb2Y=", true}}},
+		{"SCRAM-SHA-256", false, "v=c2ln", SASLScramServerFinal, []part{{"verifier", "c2ln", true}}},
+		{"SCRAM-SHA-256", false, "e=invalid-proof", SASLScramServerFinal, []part{{"error", "invalid-proof", false}}},
+		{"SCRAM-SHA-256", true, "n,,n=alice,r=abc,zz=secret", SASLScramClientFirst, []part{{"gs2Header", "n,,", false}, {"username", "alice", false}, {"nonce", "abc", false}, {"zz", "secret", true}}},
+		{"SCRAM-SHA-256", true, "c=biws,,p=cHJvb2Y=", SASLNotParsed, nil},
+		{"SCRAM-SHA-256", true, "c=biws,r=x,", SASLNotParsed, nil},
+		{"SCRAM-SHA-256", true, "\x00alice\x00pw", SASLNotParsed, nil},
+		{"SCRAM-SHA-256", false, "garbage", SASLNotParsed, nil},
+		{"OAUTHBEARER", true, "n,,\x01auth=Bearer abc.def\x01\x01", SASLOAuthClient, []part{{"gs2Header", "n,,", false}, {"auth", "Bearer abc.def", true}}},
+		{"OAUTHBEARER", true, "n,a=u,\x01host=h\x01port=9\x01auth=Bearer t\x01ext=v\x01\x01", SASLOAuthClient,
+			[]part{{"gs2Header", "n,a=u,", false}, {"host", "h", false}, {"port", "9", false}, {"auth", "Bearer t", true}, {"ext", "v", true}}},
+		{"OAUTHBEARER", true, "\x01", SASLOAuthClientAck, []part{}},
+		{"OAUTHBEARER", true, "n,,\x01auth=Bearer t", SASLNotParsed, nil},
+		{"OAUTHBEARER", true, "n,,\x01=x\x01\x01", SASLNotParsed, nil},
+		{"OAUTHBEARER", false, `{"status":"invalid_token"}`, SASLOAuthServerError, []part{{"error", `{"status":"invalid_token"}`, false}}},
+		{"OAUTHBEARER", false, `{"status":"invalid_token","x":"y"}`, SASLNotParsed, nil},
+		{"GSSAPI", true, "\x60\x01\x02", SASLGSSAPI, nil},
+		{"AWS_MSK_IAM", true, `{"version":"1"}`, SASLNotParsed, nil},
+		{"", true, "\x00alice\x00pw", SASLPlain, []part{{"authzid", "", false}, {"username", "alice", false}, {"password", "pw", true}}},
+		{"", true, "\x00a\x00b\x00c", SASLNotParsed, nil},
+		{"", true, "n,,n=bob,r=xyz", SASLScramClientFirst, []part{{"gs2Header", "n,,", false}, {"username", "bob", false}, {"nonce", "xyz", false}}},
+		{"", true, "n,,\x01auth=Bearer t\x01\x01", SASLOAuthClient, []part{{"gs2Header", "n,,", false}, {"auth", "Bearer t", true}}},
+		{"", false, "v=c2ln", SASLScramServerFinal, []part{{"verifier", "c2ln", true}}},
+		{"", true, "\x60\x01", SASLGSSAPI, nil},
+		{"", true, "\xde\xad\xbe\xef", SASLNotParsed, nil},
+		{"", false, `{"status":"invalid_token"}`, SASLNotParsed, nil},
+	} {
+		got := ParseSASLToken(c.mech, c.client, []byte(c.tok))
+		name := fmt.Sprintf("%s client=%v %q", c.mech, c.client, c.tok)
+		if got.Message != c.msg {
+			t.Errorf("%s: message %v, want %v", name, got.Message, c.msg)
+		}
+		if c.parts == nil {
+			if !got.Withheld || got.Parts != nil || got.Reason == "" || !got.HasSecret() {
+				t.Errorf("%s: want withheld whole with a reason, got %+v", name, got)
+			}
+			continue
+		}
+		if got.Withheld || len(got.Parts) != len(c.parts) {
+			t.Errorf("%s: parts %+v, want %v", name, got.Parts, c.parts)
+			continue
+		}
+		secret := false
+		for i, p := range got.Parts {
+			w := c.parts[i]
+			if p.Name != w.name || p.Value != w.value || p.Secret != w.secret || c.tok[p.Off:p.Off+p.Len] != w.value {
+				t.Errorf("%s: part %d %+v, want %+v", name, i, p, w)
+			}
+			secret = secret || w.secret
+		}
+		if got.HasSecret() != secret {
+			t.Errorf("%s: HasSecret %v", name, got.HasSecret())
+		}
+	}
+}
+
+// Decoded, every secret part and secret field is marked FlagRedacted and
+// emptied; with ShowSecrets, nothing is.
+func TestSecretFieldsDecoded(t *testing.T) {
+	for _, c := range []struct {
+		name     string
+		key, ver int16
+		response bool
+		body     string // hex
+		path     []string
+		want     string // the value with ShowSecrets
+	}{
+		// RenewDelegationTokenRequest v1: Hmac (BYTES) "\x01\x02\x03", RenewPeriodMs.
+		{"renew hmac", 39, 1, false, "00000003010203" + "0000000000000001", []string{"Hmac"}, "\x01\x02\x03"},
+		// DescribeConfigsResponse v1: ThrottleTimeMs, Results [1]: ErrorCode,
+		// ErrorMessage null, ResourceType 2, ResourceName "t", Configs [1]:
+		// Name "x", Value "pw", ReadOnly, ConfigSource 1, IsSensitive true,
+		// Synonyms [1]: Name "x", Value "pw", Source 1.
+		{"describe configs sensitive", 32, 1, true,
+			"00000000" + "00000001" + "0000" + "ffff" + "02" + "000174" + "00000001" +
+				"000178" + "00027077" + "00" + "01" + "01" + "00000001" + "000178" + "00027077" + "01",
+			[]string{"Results", "[0]", "Configs", "[0]", "Value"}, "pw"},
+	} {
+		body := unhex(t, c.body)
+		for _, show := range []bool{false, true} {
+			tr := (&Decoder{ShowSecrets: show}).DecodeBody(c.key, c.ver, c.response, body)
+			if tr.Err != nil {
+				t.Fatalf("%s: %v", c.name, tr.Err)
+			}
+			n := tr.Root
+			for _, p := range c.path {
+				n = n.Child(p)
+			}
+			if n == nil {
+				t.Fatalf("%s: no node at %v", c.name, c.path)
+			}
+			val := n.Str + string(n.Raw)
+			if show && (n.Flags&FlagRedacted != 0 || val != c.want) {
+				t.Errorf("%s (shown): %+v", c.name, n)
+			}
+			if !show && (n.Flags&FlagRedacted == 0 || val != "") {
+				t.Errorf("%s: not withheld: %+v", c.name, n)
+			}
+			if c.key == 32 {
+				syn := tr.Root.Child("Results").Child("[0]").Child("Configs").Child("[0]").Child("Synonyms").Child("[0]").Child("Value")
+				if (syn.Flags&FlagRedacted != 0) == show || (syn.Str == "pw") != show {
+					t.Errorf("%s: synonym show=%v: %+v", c.name, show, syn)
+				}
+			}
+		}
+	}
+}
