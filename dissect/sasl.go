@@ -123,7 +123,9 @@ func (c *conn) token(ex *Exchange, fr *Frame, client bool) {
 		mech = "SCRAM-" // guessed from the shape: either hash
 	}
 	fr.Tree = c.d.opts.Decoder.DecodeSASLToken(fr.Bytes, mech, client)
+	message := "" // the message, or why the token is withheld
 	if root := fr.Tree.Root; root != nil {
+		message = root.Note
 		note := c.sasl.mech + " token from the broker"
 		if client {
 			note = c.sasl.mech + " token from the client"
@@ -133,26 +135,29 @@ func (c *conn) token(ex *Exchange, fr *Frame, client bool) {
 		}
 		root.Note = note
 	}
-	if !client || ex.User != "" || len(fr.Bytes) < 4 {
+	if !client || len(fr.Bytes) < 4 {
 		return
 	}
-	t := protocol.ParseSASLToken(mech, true, fr.Bytes[4:])
-	for _, p := range t.Parts {
-		if p.Name != "username" || t.Withheld {
-			continue
-		}
-		ex.User = p.Value
-		if t.Message != protocol.SASLPlain {
-			ex.User = scramName(p.Value)
-		}
+	if ex.User == "" {
+		ex.User = ex.Facts().SASL.User // the client token's user, from its parts (package facts)
 	}
-	if t.HasSecret() && !c.d.opts.Decoder.ShowSecrets {
-		ex.Notes = append(ex.Notes, "SASL secret withheld ("+t.Message.String()+")")
+	if !c.d.opts.Decoder.ShowSecrets && withheldAny(fr.Tree.Root) {
+		ex.Notes = append(ex.Notes, "SASL secret withheld ("+message+")")
 	}
 }
 
-// scramName decodes a SCRAM saslname (RFC 5802 section 5.1: "=2C" is ','
-// and "=3D" is '=').
-func scramName(s string) string {
-	return strings.NewReplacer("=2C", ",", "=3D", "=").Replace(s)
+// withheldAny reports whether a node of the tree under n is withheld.
+func withheldAny(n *protocol.Node) bool {
+	if n == nil {
+		return false
+	}
+	if n.Flags&protocol.FlagRedacted != 0 {
+		return true
+	}
+	for _, c := range n.Children {
+		if withheldAny(c) {
+			return true
+		}
+	}
+	return false
 }

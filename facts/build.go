@@ -1,6 +1,8 @@
 package facts
 
 import (
+	"strings"
+
 	"github.com/kwire/kwire/protocol"
 )
 
@@ -642,6 +644,9 @@ func (b *builder) child(c *protocol.Node, in, child scope, depth int) {
 			}
 		}
 	case protocol.KindBytes:
+		if !b.response && fx.SASL.Mechanism == "" {
+			b.sasl(c)
+		}
 		switch c.Role() {
 		case protocol.RoleSubscription:
 			if s := subscriptionOf(c); s != nil {
@@ -996,6 +1001,26 @@ func (b *builder) addError(code int16, msg *protocol.Node, in scope) {
 		fx.Group.Members[in.member].Error = code
 	}
 	fx.Errors = append(fx.Errors, e)
+}
+
+// sasl reads the parts of a SASL token a BYTES node holds (protocol's
+// SASL part fields): the mechanism family and the user name, a SCRAM
+// saslname decoded (RFC 5802 section 5.1: "=2C" is ',' and "=3D" '=').
+func (b *builder) sasl(n *protocol.Node) {
+	for _, p := range n.Children {
+		m := protocol.SASLMechanismOf(p.Field)
+		if m == "" {
+			continue
+		}
+		b.fx.SASL.Mechanism = m
+		if p.Role() == protocol.RoleSASLUser && b.fx.SASL.User == "" {
+			u := p.Str
+			if m == "SCRAM" {
+				u = strings.NewReplacer("=2C", ",", "=3D", "=").Replace(u)
+			}
+			b.fx.SASL.User = u
+		}
+	}
 }
 
 // apiVersions returns the exchange's APIVersions, made on first use.

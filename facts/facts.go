@@ -91,6 +91,11 @@ type Exchange struct {
 	// and MaxWaitMs a Fetch's MaxWaitMs; -1 when none.
 	TimeoutMs, MaxWaitMs int32
 
+	// SASL is what a SaslAuthenticate request's token says: its mechanism
+	// family (PLAIN, SCRAM, OAUTHBEARER) and the user it names; zero for
+	// other exchanges and for tokens withheld whole.
+	SASL SASLFacts
+
 	// Software is the client software an ApiVersions request names
 	// (KIP-511); zero otherwise.
 	Software Software
@@ -104,6 +109,11 @@ type Exchange struct {
 	IDNames []IDName
 
 	resolved bool
+}
+
+// SASLFacts is the mechanism family and user of a SASL token.
+type SASLFacts struct {
+	Mechanism, User string
 }
 
 // Software is a client's name and version (ApiVersionsRequest

@@ -133,6 +133,9 @@ const (
 	RoleFeatureName           // a feature's name
 	RoleFeaturesEpoch         // FinalizedFeaturesEpoch
 
+	// SASL.
+	RoleSASLUser // the user name a SASL token carries (PLAIN, SCRAM; protocol/sasl.go)
+
 	numRoles
 )
 
@@ -203,6 +206,7 @@ var roleNames = [numRoles]string{
 	RoleFinalizedFeatures:     "finalized-features",
 	RoleFeatureName:           "feature-name",
 	RoleFeaturesEpoch:         "features-epoch",
+	RoleSASLUser:              "sasl-user",
 }
 
 // String returns the role's name as testdata/roles.txt writes it

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // This file splits SASL tokens into their parts and says which parts are
@@ -398,6 +399,7 @@ func (ip *interp) saslParts(n *Node, t SASLToken, base int) {
 	for _, p := range t.Parts {
 		c := ip.newNode()
 		c.Name, c.Type, c.Kind, c.Str = p.Name, "sasl", KindString, p.Value
+		c.Field = saslPartField(t.Message, p.Name)
 		c.Off, c.Len = base+p.Off, p.Len
 		if p.Secret && !show {
 			c.Str = ""
@@ -406,6 +408,59 @@ func (ip *interp) saslParts(n *Node, t SASLToken, base int) {
 		}
 		n.Children = append(n.Children, c)
 	}
+}
+
+// The fields SASL token parts are values of: one per mechanism family and
+// part name, made when first asked for, so that readers know a part by
+// identity (SASLMechanismOf; Role RoleSASLUser for a user name).
+var (
+	saslFieldsMu sync.Mutex
+	saslFields   = map[[2]string]*Field{}
+	saslFamilies = map[*Field]string{}
+)
+
+// saslFamily is the mechanism family of a message kind.
+func saslFamily(m SASLMessage) string {
+	switch m {
+	case SASLPlain:
+		return "PLAIN"
+	case SASLScramClientFirst, SASLScramServerFirst, SASLScramClientFinal, SASLScramServerFinal:
+		return "SCRAM"
+	case SASLOAuthClient, SASLOAuthClientAck, SASLOAuthServerError:
+		return "OAUTHBEARER"
+	case SASLGSSAPI:
+		return "GSSAPI"
+	}
+	return ""
+}
+
+func saslPartField(m SASLMessage, name string) *Field {
+	k := [2]string{saslFamily(m), name}
+	saslFieldsMu.Lock()
+	defer saslFieldsMu.Unlock()
+	if f, ok := saslFields[k]; ok {
+		return f
+	}
+	role := RoleNone
+	if name == "username" {
+		role = RoleSASLUser
+	}
+	f := rf(name, "sasl", TypeString, role)
+	saslFields[k] = f
+	saslFamilies[f] = k[0]
+	return f
+}
+
+// SASLMechanismOf returns the mechanism family ("PLAIN", "SCRAM",
+// "OAUTHBEARER") of the SASL token a part node's field belongs to, or ""
+// for a field that is not a SASL part.
+func SASLMechanismOf(f *Field) string {
+	if f == nil || f.Type != "sasl" {
+		return ""
+	}
+	saslFieldsMu.Lock()
+	defer saslFieldsMu.Unlock()
+	return saslFamilies[f]
 }
 
 // DecodeSASLToken decodes frame, a raw SASL token as sent after a

@@ -511,46 +511,6 @@ func camelKey(s string) string {
 	return strings.ToLower(s[:i]) + s[i:]
 }
 
-// child returns n's first direct child whose name equals one of names,
-// ignoring case, or nil.
-func child(n *protocol.Node, names ...string) *protocol.Node {
-	if n == nil {
-		return nil
-	}
-	for _, c := range n.Children {
-		for _, name := range names {
-			if equalFold(c.Name, name) {
-				return c
-			}
-		}
-	}
-	return nil
-}
-
-// equalFold is strings.EqualFold, quicker when the lengths differ: only
-// a non-ASCII byte (a multi-byte rune that folds to an ASCII letter, like
-// the Kelvin sign) lets strings of different lengths match.
-func equalFold(a, b string) bool {
-	if len(a) == len(b) {
-		return a == b || strings.EqualFold(a, b)
-	}
-	if len(a) < len(b) {
-		a, b = b, a
-	}
-	// Simple case folding maps a rune to one rune and an ASCII rune only
-	// to ASCII: an all-ASCII string is the shortest of its folds.
-	return !ascii(a) && strings.EqualFold(a, b)
-}
-
-func ascii(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] >= utf8.RuneSelf {
-			return false
-		}
-	}
-	return true
-}
-
 // intOf returns the integer value of c, a child found by name, and
 // whether it has one.
 func intOf(c *protocol.Node) (int64, bool) {

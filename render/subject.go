@@ -439,12 +439,11 @@ func (s *subjectBuf) api(e *dissect.Exchange, fx *facts.Exchange) {
 	case protocol.KeySaslAuthenticate:
 		// appendSASL writes what the dissector found; the token fills
 		// in what it did not.
-		mech, user := saslFromToken(e)
-		if mech != "" && e.Mechanism == "" {
-			s.word("mechanism=", mech)
+		if m := fx.SASL.Mechanism; m != "" && e.Mechanism == "" {
+			s.word("mechanism=", m)
 		}
-		if user != "" && e.User == "" {
-			s.word("user=", user)
+		if u := fx.SASL.User; u != "" && e.User == "" {
+			s.word("user=", u)
 		}
 	}
 	for i := range fx.Resources {
@@ -538,36 +537,6 @@ func shortID(id string) string {
 		return string(r[:8]) + "…"
 	}
 	return id
-}
-
-// saslFromToken reads the mechanism family and user name from the parts
-// the decoder found in a SaslAuthenticate request's AuthBytes
-// (protocol.SASLToken): PLAIN has authzid/username/password, a SCRAM
-// client-first message a gs2Header and a nonce.
-func saslFromToken(e *dissect.Exchange) (mech, user string) {
-	if e.Request == nil || e.Request.Tree == nil {
-		return "", ""
-	}
-	ab := child(bodyOf(e.Request.Tree), "AuthBytes")
-	if ab == nil {
-		return "", ""
-	}
-	for _, p := range ab.Children {
-		switch p.Name {
-		case "authzid", "password":
-			mech = "PLAIN"
-		case "gs2Header", "nonce", "proof", "channelBinding":
-			if mech == "" {
-				mech = "SCRAM"
-			}
-		case "username":
-			user = p.Str
-			if user == "" && len(p.Raw) > 0 {
-				user = string(p.Raw)
-			}
-		}
-	}
-	return mech, user
 }
 
 // bodyOf returns the body node of a decoded frame: the root's child named
