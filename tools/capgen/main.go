@@ -41,25 +41,37 @@ type scenario struct {
 	file  string
 	ports []int
 	run   func(ports []int) error
+	// runX, when set instead of run, also fills the capture's
+	// expectation file (expect.go), written beside it.
+	runX func(ports []int, x *expectation) error
+	// netns scenarios run in a network namespace of their own (capgen
+	// re-executes itself under unshare --net); setup builds the network
+	// there before the capture starts and returns the interface to
+	// capture on and a cleanup.
+	netns bool
+	setup func(x *expectation) (iface string, cleanup func(), err error)
 }
 
+// expectFile is the expectation file beside a capture.
+func expectFile(pcap string) string { return strings.TrimSuffix(pcap, ".pcap") + ".expect.json" }
+
 func scenarios() []scenario {
-	return []scenario{
-		{"kgo", "kgo-produce-consume.pcap", []int{19092}, runKgo},
-		{"sarama", "sarama-produce-consume.pcap", []int{19093}, runSarama},
-		{"kafkago", "kafkago-produce-consume.pcap", []int{19094}, runKafkaGo},
-		{"kcat", "kcat-produce-consume.pcap", []int{19095}, runKcat},
-		{"large", "kgo-large-value.pcap", []int{19096}, runLargeValue},
-		{"mixed", "mixed-versions.pcap", []int{19097, 19098}, runMixedVersions},
-		{"unsupported", "unsupported-versions.pcap", []int{19099}, runUnsupportedVersions},
-		{"sasl-plain", "sasl-plain.pcap", []int{19100}, runSaslPlain},
-		{"sasl-scram", "sasl-scram.pcap", []int{19101}, runSaslScram},
-		{"sasl-v0", "sasl-v0-raw.pcap", []int{19102}, runSaslV0},
-		{"tls", "kgo-tls.pcap", []int{19103}, runTLS},
-		{"legacy", "sarama-legacy-message-sets.pcap", []int{19104}, runLegacy},
-		{"kafkapython", "kafkapython-produce-consume.pcap", []int{19105}, runKafkaPython},
-		{"kafkajs", "kafkajs-produce-consume.pcap", []int{19106}, runKafkaJS},
-	}
+	return append([]scenario{
+		{name: "kgo", file: "kgo-produce-consume.pcap", ports: []int{19092}, run: runKgo},
+		{name: "sarama", file: "sarama-produce-consume.pcap", ports: []int{19093}, run: runSarama},
+		{name: "kafkago", file: "kafkago-produce-consume.pcap", ports: []int{19094}, run: runKafkaGo},
+		{name: "kcat", file: "kcat-produce-consume.pcap", ports: []int{19095}, run: runKcat},
+		{name: "large", file: "kgo-large-value.pcap", ports: []int{19096}, run: runLargeValue},
+		{name: "mixed", file: "mixed-versions.pcap", ports: []int{19097, 19098}, run: runMixedVersions},
+		{name: "unsupported", file: "unsupported-versions.pcap", ports: []int{19099}, run: runUnsupportedVersions},
+		{name: "sasl-plain", file: "sasl-plain.pcap", ports: []int{19100}, run: runSaslPlain},
+		{name: "sasl-scram", file: "sasl-scram.pcap", ports: []int{19101}, run: runSaslScram},
+		{name: "sasl-v0", file: "sasl-v0-raw.pcap", ports: []int{19102}, run: runSaslV0},
+		{name: "tls", file: "kgo-tls.pcap", ports: []int{19103}, run: runTLS},
+		{name: "legacy", file: "sarama-legacy-message-sets.pcap", ports: []int{19104}, run: runLegacy},
+		{name: "kafkapython", file: "kafkapython-produce-consume.pcap", ports: []int{19105}, run: runKafkaPython},
+		{name: "kafkajs", file: "kafkajs-produce-consume.pcap", ports: []int{19106}, run: runKafkaJS},
+	}, situationScenarios()...)
 }
 
 func main() {
@@ -151,15 +163,37 @@ func main() {
 	}
 }
 
-// runScenario records one scenario into out/s.file.
+// runScenario records one scenario into out/s.file (and its expectation
+// file, for scenarios that have one).
 func runScenario(s scenario, out, tcpdump, iface string) error {
+	if s.netns && os.Getenv(envInNetns) == "" {
+		return runInNetns(s, out)
+	}
 	file := filepath.Join(out, s.file)
 	tmp := file + ".tmp"
+	var x *expectation
+	if s.runX != nil {
+		x = newExpectation(s)
+	}
+	if s.setup != nil {
+		var cleanup func()
+		var err error
+		iface, cleanup, err = s.setup(x)
+		if err != nil {
+			return err
+		}
+		defer cleanup()
+	}
 	c, err := startCapture(tcpdump, iface, tmp, s.ports)
 	if err != nil {
 		return err
 	}
-	runErr := s.run(s.ports)
+	var runErr error
+	if s.runX != nil {
+		runErr = s.runX(s.ports, x)
+	} else {
+		runErr = s.run(s.ports)
+	}
 	stopErr := c.stop()
 	if runErr != nil {
 		os.Remove(tmp)
@@ -176,5 +210,11 @@ func runScenario(s scenario, out, tcpdump, iface string) error {
 		return err
 	}
 	os.Remove(tmp)
-	return os.WriteFile(file, b, 0o644)
+	if err := os.WriteFile(file, b, 0o644); err != nil {
+		return err
+	}
+	if x != nil {
+		return x.write(expectFile(file))
+	}
+	return nil
 }
