@@ -163,8 +163,12 @@ type expectTxn struct {
 	Group *string `json:"group"`
 	// Outcome is "commit", "abort" or "fenced".
 	Outcome string `json:"outcome"`
-	// Error is the error the client got (Kafka's name), or null.
+	// Error is the error ending the transaction gave the client
+	// (Kafka's name), or null.
 	Error *string `json:"error"`
+	// ProduceError is the error a produce in the transaction gave the
+	// client, or null.
+	ProduceError *string `json:"produceError"`
 }
 
 // expectConsumer is what one consumer (not in a group) read.
@@ -183,18 +187,18 @@ type expectInjection struct {
 	// answer), "leader-move" (kfake.MoveTopicPartition), "net-delay"
 	// (one-way delay on the userspace wire), "drop" (a segment the wire
 	// dropped).
-	Kind      string `json:"kind"`
-	API       string `json:"api,omitempty"`
-	ClientID  string `json:"clientId,omitempty"`
-	Count     int    `json:"count"`
-	ThrottleMs int32 `json:"throttleMs,omitempty"`
-	DelayMs   int32  `json:"delayMs,omitempty"`
-	ErrorCode int16  `json:"errorCode,omitempty"`
-	Error     string `json:"error,omitempty"`
-	Topic     string `json:"topic,omitempty"`
-	Partition *int32 `json:"partition,omitempty"`
-	FromNode  *int32 `json:"fromNode,omitempty"`
-	ToNode    *int32 `json:"toNode,omitempty"`
+	Kind       string `json:"kind"`
+	API        string `json:"api,omitempty"`
+	ClientID   string `json:"clientId,omitempty"`
+	Count      int    `json:"count"`
+	ThrottleMs int32  `json:"throttleMs,omitempty"`
+	DelayMs    int32  `json:"delayMs,omitempty"`
+	ErrorCode  int16  `json:"errorCode,omitempty"`
+	Error      string `json:"error,omitempty"`
+	Topic      string `json:"topic,omitempty"`
+	Partition  *int32 `json:"partition,omitempty"`
+	FromNode   *int32 `json:"fromNode,omitempty"`
+	ToNode     *int32 `json:"toNode,omitempty"`
 	// Direction for wire injections: "to-broker" or "to-client".
 	Direction string `json:"direction,omitempty"`
 	// Segments lists dropped TCP segments: client port, sequence number

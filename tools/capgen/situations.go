@@ -13,5 +13,10 @@ func situationScenarios() []scenario {
 		out = append(out, scenario{name: "group-rebalance-" + lib.lib, file: "group-rebalance-" + lib.lib + ".pcap",
 			ports: []int{19340 + i}, runX: runRebalance(lib)})
 	}
+	out = append(out,
+		scenario{name: "group-kip848", file: "group-kip848.pcap", ports: []int{19345}, runX: runKIP848},
+		scenario{name: "txn-fenced", file: "txn-fenced.pcap", ports: []int{19346}, runX: runTxnFenced},
+		scenario{name: "txn-read-committed", file: "txn-read-committed.pcap", ports: []int{19347}, runX: runTxnReadCommitted},
+	)
 	return out
 }
