@@ -175,17 +175,17 @@ func runScenario(s scenario, out, tcpdump, iface string) error {
 	if s.runX != nil {
 		x = newExpectation(s)
 	}
+	cleanup := func() {}
 	if s.setup != nil {
-		var cleanup func()
 		var err error
 		iface, cleanup, err = s.setup(x)
 		if err != nil {
 			return err
 		}
-		defer cleanup()
 	}
 	c, err := startCapture(tcpdump, iface, tmp, s.ports)
 	if err != nil {
+		cleanup()
 		return err
 	}
 	var runErr error
@@ -195,6 +195,7 @@ func runScenario(s scenario, out, tcpdump, iface string) error {
 		runErr = s.run(s.ports)
 	}
 	stopErr := c.stop()
+	cleanup()
 	if runErr != nil {
 		os.Remove(tmp)
 		return runErr

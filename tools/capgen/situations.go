@@ -17,6 +17,8 @@ func situationScenarios() []scenario {
 		scenario{name: "group-kip848", file: "group-kip848.pcap", ports: []int{19345}, runX: runKIP848},
 		scenario{name: "txn-fenced", file: "txn-fenced.pcap", ports: []int{19346}, runX: runTxnFenced},
 		scenario{name: "txn-read-committed", file: "txn-read-committed.pcap", ports: []int{19347}, runX: runTxnReadCommitted},
+		netScenario("slow-broker", 19352, wireConfig{}, slowBrokerDelay),
+		netScenario("lossy-network", 19353, wireConfig{delay: lossyDelay, dropEvery: 10, dropFirst: 5}, 0),
 	)
 	return out
 }
