@@ -17,6 +17,10 @@ func situationScenarios() []scenario {
 		scenario{name: "group-kip848", file: "group-kip848.pcap", ports: []int{19345}, runX: runKIP848},
 		scenario{name: "txn-fenced", file: "txn-fenced.pcap", ports: []int{19346}, runX: runTxnFenced},
 		scenario{name: "txn-read-committed", file: "txn-read-committed.pcap", ports: []int{19347}, runX: runTxnReadCommitted},
+		scenario{name: "throttle", file: "throttle.pcap", ports: []int{19348}, runX: runThrottle},
+		scenario{name: "leader-move", file: "leader-move.pcap", ports: []int{19349, 19350, 19351}, runX: runLeaderMove},
+		scenario{name: "metadata-storm", file: "metadata-storm.pcap", ports: []int{19354}, runX: runMetadataStorm},
+		scenario{name: "skipped-apiversions", file: "skipped-apiversions.pcap", ports: []int{19355}, runX: runSkippedApiVersions},
 		netScenario("slow-broker", 19352, wireConfig{}, slowBrokerDelay),
 		netScenario("lossy-network", 19353, wireConfig{delay: lossyDelay, dropEvery: 10, dropFirst: 5}, 0),
 	)
