@@ -45,6 +45,12 @@ const (
 // runInNetns runs scenario s in a new network namespace: capgen again,
 // under unshare --net, with -only s.name.
 func runInNetns(s scenario, out string) error {
+	// Install before entering the namespace: it has no route out.
+	for _, t := range [][2]string{{"ip", "iproute2"}, {"nsenter", "util-linux"}, {"unshare", "util-linux"}, {"sysctl", "procps"}} {
+		if _, err := ensureTool(t[0], t[1]); err != nil {
+			return err
+		}
+	}
 	self, err := os.Executable()
 	if err != nil {
 		return err

@@ -153,7 +153,7 @@ func rebalanceLibs() []rebalanceLib {
 			start:       startKgoMember},
 		{lib: "sarama", library: "IBM/sarama v1.61.1 (Version 3.6.0)", assignor: "range", static: true, clientGeneration: true,
 			leaveReason: strp("the consumer is being closed"),
-			requests:    []string{"JoinGroup v6", "SyncGroup v4", "Heartbeat v4", "LeaveGroup v5"},
+			requests:    []string{"JoinGroup v8", "SyncGroup v5", "Heartbeat v4", "LeaveGroup v5"},
 			start:       startSaramaMember},
 		{lib: "kafkapython", library: "kafka-python 2.0.2 (Debian python3-kafka)", assignor: "range", clientGeneration: true,
 			requests: []string{"JoinGroup v2", "SyncGroup v1", "Heartbeat v1", "LeaveGroup v1"},
