@@ -165,7 +165,7 @@ func runSkippedApiVersions(ports []int, x *expectation) error {
 	md = kmsg.NewPtrMetadataRequest()
 	md.Version = maxMD + 1
 	md.Topics = append(md.Topics, mt)
-	x.inject(&expectInjection{Kind: "error", API: "Metadata", ClientID: "capgen-raw-unadvertised",
+	x.inject(&expectInjection{Kind: "unadvertised-version", API: "Metadata", ClientID: "capgen-raw-unadvertised",
 		Note: fmt.Sprintf("Metadata v%d sent after ApiVersions advertised Metadata up to v%d", maxMD+1, maxMD), Count: 1})
 	if _, err := rc.send(md); err != nil {
 		return err

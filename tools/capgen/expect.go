@@ -186,7 +186,8 @@ type expectInjection struct {
 	// (broker answers late), "error" (an error code in place of the real
 	// answer), "leader-move" (kfake.MoveTopicPartition), "net-delay"
 	// (one-way delay on the userspace wire), "drop" (a segment the wire
-	// dropped).
+	// dropped), "unadvertised-version" (a raw client's request above the
+	// range the broker advertised).
 	Kind       string `json:"kind"`
 	API        string `json:"api,omitempty"`
 	ClientID   string `json:"clientId,omitempty"`
