@@ -197,8 +197,15 @@ func TestCapturesInvariants(t *testing.T) {
 			// length cuts.
 			t.Run("mangled", func(t *testing.T) {
 				st, sum := check(t, mangle(t, path))
-				if sum.TCPPackets > 40 && (st.Gaps == 0 || st.Retransmissions == 0 || st.OutOfOrder == 0) {
+				if sum.TCPPackets > 40 && (st.Gaps == 0 || st.Retransmissions == 0) {
 					t.Errorf("mangling left no trace: %+v", st)
+				}
+				// A swap is reordering only when both packets carry data
+				// of one stream: small captures of many short
+				// connections (skipped-apiversions.pcap: 78 packets, 8
+				// connections) may have no such pair among the swapped.
+				if sum.TCPPackets > 100 && st.OutOfOrder == 0 {
+					t.Errorf("mangling reordered nothing: %+v", st)
 				}
 			})
 		})

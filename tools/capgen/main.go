@@ -6,7 +6,11 @@
 // kafka-go, librdkafka via kcat, and small raw clients written here), and
 // records each scenario with tcpdump into its own pcap file. Every scenario
 // uses its own ports so captures never mix. pcaps/README.md describes each
-// capture.
+// capture. The captures of operators' situations (situations.go: groups
+// that rebalance, transactions fenced and aborted, throttling, leader
+// moves, a slow broker and a lossy network, misbehaving clients) also get
+// an expectation file (expect.go) of what their clients reported, which
+// TestExpectations checks against the capture.
 //
 // Usage (from tools/capgen):
 //
@@ -41,25 +45,37 @@ type scenario struct {
 	file  string
 	ports []int
 	run   func(ports []int) error
+	// runX, when set instead of run, also fills the capture's
+	// expectation file (expect.go), written beside it.
+	runX func(ports []int, x *expectation) error
+	// netns scenarios run in a network namespace of their own (capgen
+	// re-executes itself under unshare --net); setup builds the network
+	// there before the capture starts and returns the interface to
+	// capture on and a cleanup.
+	netns bool
+	setup func(x *expectation) (iface string, cleanup func(), err error)
 }
 
+// expectFile is the expectation file beside a capture.
+func expectFile(pcap string) string { return strings.TrimSuffix(pcap, ".pcap") + ".expect.json" }
+
 func scenarios() []scenario {
-	return []scenario{
-		{"kgo", "kgo-produce-consume.pcap", []int{19092}, runKgo},
-		{"sarama", "sarama-produce-consume.pcap", []int{19093}, runSarama},
-		{"kafkago", "kafkago-produce-consume.pcap", []int{19094}, runKafkaGo},
-		{"kcat", "kcat-produce-consume.pcap", []int{19095}, runKcat},
-		{"large", "kgo-large-value.pcap", []int{19096}, runLargeValue},
-		{"mixed", "mixed-versions.pcap", []int{19097, 19098}, runMixedVersions},
-		{"unsupported", "unsupported-versions.pcap", []int{19099}, runUnsupportedVersions},
-		{"sasl-plain", "sasl-plain.pcap", []int{19100}, runSaslPlain},
-		{"sasl-scram", "sasl-scram.pcap", []int{19101}, runSaslScram},
-		{"sasl-v0", "sasl-v0-raw.pcap", []int{19102}, runSaslV0},
-		{"tls", "kgo-tls.pcap", []int{19103}, runTLS},
-		{"legacy", "sarama-legacy-message-sets.pcap", []int{19104}, runLegacy},
-		{"kafkapython", "kafkapython-produce-consume.pcap", []int{19105}, runKafkaPython},
-		{"kafkajs", "kafkajs-produce-consume.pcap", []int{19106}, runKafkaJS},
-	}
+	return append([]scenario{
+		{name: "kgo", file: "kgo-produce-consume.pcap", ports: []int{19092}, run: runKgo},
+		{name: "sarama", file: "sarama-produce-consume.pcap", ports: []int{19093}, run: runSarama},
+		{name: "kafkago", file: "kafkago-produce-consume.pcap", ports: []int{19094}, run: runKafkaGo},
+		{name: "kcat", file: "kcat-produce-consume.pcap", ports: []int{19095}, run: runKcat},
+		{name: "large", file: "kgo-large-value.pcap", ports: []int{19096}, run: runLargeValue},
+		{name: "mixed", file: "mixed-versions.pcap", ports: []int{19097, 19098}, run: runMixedVersions},
+		{name: "unsupported", file: "unsupported-versions.pcap", ports: []int{19099}, run: runUnsupportedVersions},
+		{name: "sasl-plain", file: "sasl-plain.pcap", ports: []int{19100}, run: runSaslPlain},
+		{name: "sasl-scram", file: "sasl-scram.pcap", ports: []int{19101}, run: runSaslScram},
+		{name: "sasl-v0", file: "sasl-v0-raw.pcap", ports: []int{19102}, run: runSaslV0},
+		{name: "tls", file: "kgo-tls.pcap", ports: []int{19103}, run: runTLS},
+		{name: "legacy", file: "sarama-legacy-message-sets.pcap", ports: []int{19104}, run: runLegacy},
+		{name: "kafkapython", file: "kafkapython-produce-consume.pcap", ports: []int{19105}, run: runKafkaPython},
+		{name: "kafkajs", file: "kafkajs-produce-consume.pcap", ports: []int{19106}, run: runKafkaJS},
+	}, situationScenarios()...)
 }
 
 func main() {
@@ -130,7 +146,11 @@ func main() {
 		delete(want, s.name)
 		start := time.Now()
 		err := runScenario(s, *out, *tcpdump, *iface)
-		for try := 1; try < 3 && errors.Is(err, errDropped); try++ {
+		// A situation scenario waits on timing (rebalances, session
+		// timeouts) and checks what its clients reported against the
+		// broker: run it again once when that went wrong.
+		runsHere := !s.netns || os.Getenv(envInNetns) != ""
+		for try := 1; try < 3 && (errors.Is(err, errDropped) || (try == 1 && err != nil && s.runX != nil && runsHere)); try++ {
 			log.Printf("%s: %v; running it again", s.name, err)
 			err = runScenario(s, *out, *tcpdump, *iface)
 		}
@@ -138,6 +158,9 @@ func main() {
 			log.Printf("%s: FAILED: %v", s.name, err)
 			failed++
 			continue
+		}
+		if !runsHere {
+			continue // the capgen in the namespace said what it wrote
 		}
 		st, _ := os.Stat(filepath.Join(*out, s.file))
 		log.Printf("%s: wrote %s (%d bytes) in %v", s.name, s.file, st.Size(), time.Since(start).Round(time.Millisecond))
@@ -151,16 +174,39 @@ func main() {
 	}
 }
 
-// runScenario records one scenario into out/s.file.
+// runScenario records one scenario into out/s.file (and its expectation
+// file, for scenarios that have one).
 func runScenario(s scenario, out, tcpdump, iface string) error {
+	if s.netns && os.Getenv(envInNetns) == "" {
+		return runInNetns(s, out)
+	}
 	file := filepath.Join(out, s.file)
 	tmp := file + ".tmp"
+	var x *expectation
+	if s.runX != nil {
+		x = newExpectation(s)
+	}
+	cleanup := func() {}
+	if s.setup != nil {
+		var err error
+		iface, cleanup, err = s.setup(x)
+		if err != nil {
+			return err
+		}
+	}
 	c, err := startCapture(tcpdump, iface, tmp, s.ports)
 	if err != nil {
+		cleanup()
 		return err
 	}
-	runErr := s.run(s.ports)
+	var runErr error
+	if s.runX != nil {
+		runErr = s.runX(s.ports, x)
+	} else {
+		runErr = s.run(s.ports)
+	}
 	stopErr := c.stop()
+	cleanup()
 	if runErr != nil {
 		os.Remove(tmp)
 		return runErr
@@ -176,5 +222,11 @@ func runScenario(s scenario, out, tcpdump, iface string) error {
 		return err
 	}
 	os.Remove(tmp)
-	return os.WriteFile(file, b, 0o644)
+	if err := os.WriteFile(file, b, 0o644); err != nil {
+		return err
+	}
+	if x != nil {
+		return x.write(expectFile(file))
+	}
+	return nil
 }

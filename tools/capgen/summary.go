@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -19,10 +20,12 @@ import (
 // captures are: Ethernet, IPv4, loopback, brokers on ports 19000-19999, no
 // loss. kwire itself is the real dissector; this is a checker.
 
-// segment is one TCP payload at a sequence number relative to the stream.
+// segment is one TCP payload at a sequence number relative to the stream,
+// with its capture time.
 type segment struct {
 	seq  uint32
 	data []byte
+	ts   time.Time
 }
 
 // halfStream is one direction of a TCP connection.
@@ -32,11 +35,38 @@ type halfStream struct {
 	segs   []segment
 }
 
-// bytes orders the segments and drops retransmitted overlap.
-func (h *halfStream) bytes() (out []byte, gaps int) {
-	sort.SliceStable(h.segs, func(i, j int) bool { return h.segs[i].seq < h.segs[j].seq })
+// byteTime says when the stream's bytes from off on were captured.
+type byteTime struct {
+	off int
+	ts  time.Time
+}
+
+// bytes orders the segments and drops retransmitted overlap. It returns
+// when each run of bytes was captured, and counts the segments whose bytes
+// had all been captured before (retransmissions) and those that came after
+// a later segment (out of order: the fill of a hole left by a segment lost
+// before the capture point).
+func (h *halfStream) bytes() (out []byte, times []byteTime, gaps, retrans, late int) {
+	maxEnd := uint32(0)
+	for _, s := range h.segs { // capture order
+		end := s.seq + uint32(len(s.data))
+		if s.seq < maxEnd && end > maxEnd {
+			retrans++ // partly new, partly sent before
+		} else if end <= maxEnd {
+			if h.covered(s) {
+				retrans++
+			} else {
+				late++
+			}
+		}
+		if end > maxEnd {
+			maxEnd = end
+		}
+	}
+	segs := append([]segment(nil), h.segs...)
+	sort.SliceStable(segs, func(i, j int) bool { return segs[i].seq < segs[j].seq })
 	next := uint32(0)
-	for _, s := range h.segs {
+	for _, s := range segs {
 		switch {
 		case s.seq+uint32(len(s.data)) <= next:
 			continue
@@ -45,16 +75,80 @@ func (h *halfStream) bytes() (out []byte, gaps int) {
 		case s.seq > next:
 			gaps++
 		}
+		times = append(times, byteTime{len(out), s.ts})
 		out = append(out, s.data...)
 		next = s.seq + uint32(len(s.data))
 	}
-	return out, gaps
+	return out, times, gaps, retrans, late
+}
+
+// covered reports whether every byte of s was in a segment captured
+// before it.
+func (h *halfStream) covered(s segment) bool {
+	end := s.seq + uint32(len(s.data))
+	for at := s.seq; at < end; {
+		moved := false
+		for _, o := range h.segs {
+			if o.ts.After(s.ts) || (o.ts.Equal(s.ts) && o.seq == s.seq && len(o.data) == len(s.data)) {
+				break
+			}
+			oe := o.seq + uint32(len(o.data))
+			if o.seq <= at && oe > at {
+				at = oe
+				moved = true
+			}
+		}
+		if !moved {
+			return false
+		}
+	}
+	return true
+}
+
+// copies counts the captured segments that overlap [seq, seq+n).
+func (h *halfStream) copies(seq uint32, n int) int {
+	c := 0
+	for _, s := range h.segs {
+		if s.seq < seq+uint32(n) && s.seq+uint32(len(s.data)) > seq {
+			c++
+		}
+	}
+	return c
+}
+
+// timeAt returns when the byte at off was captured.
+func timeAt(times []byteTime, off int) time.Time {
+	var t time.Time
+	for _, bt := range times {
+		if bt.off > off {
+			break
+		}
+		t = bt.ts
+	}
+	return t
+}
+
+// lastTime returns when the last of the bytes [off, off+n) was captured.
+func lastTime(times []byteTime, off, n int) time.Time {
+	t := timeAt(times, off)
+	for _, bt := range times {
+		if bt.off > off && bt.off < off+n && bt.ts.After(t) {
+			t = bt.ts
+		}
+	}
+	return t
 }
 
 type conn struct {
 	client, broker string
 	up, down       halfStream
 	order          int
+	// clientID is the client ID of the connection's first request,
+	// firstAPI that request's API name.
+	clientID, firstAPI string
+	// advertised is what the connection's ApiVersions response said:
+	// API key → max version; nil without one.
+	advertised map[int16]int16
 }
 
 // readPcap reassembles the capture's TCP connections.
@@ -67,11 +161,14 @@ func readPcap(file string) ([]*conn, error) {
 		return nil, errors.New("short pcap header")
 	}
 	var bo binary.ByteOrder = binary.LittleEndian
-	switch binary.LittleEndian.Uint32(b) {
+	magic := binary.LittleEndian.Uint32(b)
+	switch magic {
 	case 0xa1b2c3d4, 0xa1b23c4d:
 	default:
 		bo = binary.BigEndian
+		magic = binary.BigEndian.Uint32(b)
 	}
+	nanos := magic == 0xa1b23c4d
 	if bo.Uint32(b[20:]) != 1 {
 		return nil, fmt.Errorf("link type %d, want Ethernet", bo.Uint32(b[20:]))
 	}
@@ -79,6 +176,11 @@ func readPcap(file string) ([]*conn, error) {
 	var list []*conn
 	for off := 24; off+16 <= len(b); {
 		incl := int(bo.Uint32(b[off+8:]))
+		sec, frac := int64(bo.Uint32(b[off:])), int64(bo.Uint32(b[off+4:]))
+		if !nanos {
+			frac *= 1000
+		}
+		ts := time.Unix(sec, frac)
 		off += 16
 		if incl > len(b)-off {
 			return nil, errors.New("truncated packet record")
@@ -129,22 +231,39 @@ func readPcap(file string) ([]*conn, error) {
 		if !h.hasISN {
 			h.isn, h.hasISN = seq, true
 		}
-		h.segs = append(h.segs, segment{seq - h.isn, append([]byte(nil), payload...)})
+		h.segs = append(h.segs, segment{seq - h.isn, append([]byte(nil), payload...), ts})
 	}
 	return list, nil
 }
 
-// frames splits a byte stream into 4-byte-length-prefixed bodies.
-func frames(b []byte) (out [][]byte, rest int) {
+// frames splits a byte stream into 4-byte-length-prefixed bodies, with
+// each frame's offset in the stream.
+func frames(b []byte) (out [][]byte, offs []int, rest int) {
+	off := 0
 	for len(b) >= 4 {
 		n := int(binary.BigEndian.Uint32(b))
 		if n < 0 || n > len(b)-4 {
 			break
 		}
 		out = append(out, b[4:4+n])
+		offs = append(offs, off)
 		b = b[4+n:]
+		off += 4 + n
 	}
-	return out, len(b)
+	return out, offs, len(b)
+}
+
+// exchange is one request with its response (nil when none came).
+type exchange struct {
+	conn         *conn
+	clientID     string
+	key, version int16
+	corr         int32
+	req          kmsg.Request
+	resp         kmsg.Response
+	// reqEnd is when the request's last byte was captured, respStart
+	// when the response's first byte was.
+	reqEnd, respStart time.Time
 }
 
 // summary is what one capture holds.
@@ -155,6 +274,11 @@ type summary struct {
 	codecs                     map[string]int // batch codec → batches
 	clientIDs                  map[string]bool
 	notes                      []string
+	list                       []*conn
+	exchanges                  []*exchange
+	// retrans counts segments captured twice, late the segments that
+	// filled a hole after later ones (lost before the capture point).
+	retrans, late int
 }
 
 func (s *summary) note(format string, args ...any) {
@@ -171,26 +295,37 @@ func summarize(file string) (*summary, error) {
 	}
 	s := &summary{apis: map[string]int{}, errs: map[string]int{}, codecs: map[string]int{}, clientIDs: map[string]bool{}}
 	s.conns = len(conns)
+	s.list = conns
 	for _, c := range conns {
-		up, gaps := c.up.bytes()
-		down, gaps2 := c.down.bytes()
+		up, upTimes, gaps, r1, l1 := c.up.bytes()
+		down, downTimes, gaps2, r2, l2 := c.down.bytes()
+		s.retrans += r1 + r2
+		s.late += l1 + l2
 		if gaps+gaps2 > 0 {
 			s.note("connection %s→%s: %d gaps", c.client, c.broker, gaps+gaps2)
 		}
-		reqs, restUp := frames(up)
-		resps, restDown := frames(down)
+		reqs, reqOffs, restUp := frames(up)
+		resps, respOffs, restDown := frames(down)
 		if restUp > 0 || restDown > 0 {
 			s.note("connection %s→%s: %d/%d bytes left after the last whole frame", c.client, c.broker, restUp, restDown)
 		}
-		s.pair(c, reqs, resps)
+		t := frameTimes{up: upTimes, down: downTimes, reqOffs: reqOffs, respOffs: respOffs, reqs: reqs, resps: resps}
+		s.pair(c, reqs, resps, t)
 	}
 	return s, nil
 }
 
-func (s *summary) pair(c *conn, reqs, resps [][]byte) {
+// frameTimes locates frames in their streams' capture times.
+type frameTimes struct {
+	up, down          []byteTime
+	reqOffs, respOffs []int
+	reqs, resps       [][]byte
+}
+
+func (s *summary) pair(c *conn, reqs, resps [][]byte, ft frameTimes) {
 	ri := 0
 	rawToken := false
-	for _, body := range reqs {
+	for i, body := range reqs {
 		if rawToken {
 			rawToken = false
 			s.apis["(raw SASL token, after SaslHandshake v0)"]++
@@ -214,6 +349,11 @@ func (s *summary) pair(c *conn, reqs, resps [][]byte) {
 			name = fmt.Sprintf("UNKNOWN(%d)", key)
 		}
 		s.apis[fmt.Sprintf("%s v%d", name, ver)]++
+		ex := &exchange{conn: c, key: key, version: ver, corr: corr,
+			reqEnd: lastTime(ft.up, ft.reqOffs[i], 4+len(body))}
+		if c.firstAPI == "" {
+			c.firstAPI = name
+		}
 		req := kmsg.RequestForKey(key)
 		if req == nil {
 			s.note("unknown API key %d", key)
@@ -224,6 +364,10 @@ func (s *summary) pair(c *conn, reqs, resps [][]byte) {
 		if len(rd) >= 2 {
 			if n := int(int16(binary.BigEndian.Uint16(rd))); n >= 0 && 2+n <= len(rd) {
 				s.clientIDs[string(rd[2:2+n])] = true
+				ex.clientID = string(rd[2 : 2+n])
+				if c.clientID == "" {
+					c.clientID = ex.clientID
+				}
 				rd = rd[2+n:]
 			} else {
 				rd = rd[2:]
@@ -236,7 +380,9 @@ func (s *summary) pair(c *conn, reqs, resps [][]byte) {
 			s.note("%s v%d request corr %d does not decode: %v", name, ver, corr, err)
 		} else {
 			s.records(name, req)
+			ex.req = req
 		}
+		s.exchanges = append(s.exchanges, ex)
 		if p, ok := req.(*kmsg.ProduceRequest); ok && p.Acks == 0 {
 			s.apis["(Produce with acks=0: no response)"]++
 			continue
@@ -246,6 +392,7 @@ func (s *summary) pair(c *conn, reqs, resps [][]byte) {
 			continue
 		}
 		resp := resps[ri]
+		ex.respStart = timeAt(ft.down, ft.respOffs[ri])
 		ri++
 		if len(resp) < 4 || int32(binary.BigEndian.Uint32(resp)) != corr {
 			s.note("%s v%d corr %d: response out of order", name, ver, corr)
@@ -270,6 +417,13 @@ func (s *summary) pair(c *conn, reqs, resps [][]byte) {
 			continue
 		}
 		s.records(name, kresp)
+		ex.resp = kresp
+		if av, ok := kresp.(*kmsg.ApiVersionsResponse); ok && av.ErrorCode == 0 {
+			c.advertised = map[int16]int16{}
+			for _, k := range av.ApiKeys {
+				c.advertised[k.ApiKey] = k.MaxVersion
+			}
+		}
 		s.errorCodes(name, reflect.ValueOf(kresp))
 		s.details(req, kresp)
 		if key == 17 && ver == 0 && reflect.ValueOf(kresp).Elem().FieldByName("ErrorCode").Int() == 0 {
@@ -398,6 +552,9 @@ func (s *summary) print(w io.Writer, file string) {
 		for _, k := range keys {
 			fmt.Fprintf(w, "    %4d  %s\n", m.m[k], k)
 		}
+	}
+	if s.retrans+s.late > 0 {
+		fmt.Fprintf(w, "  TCP: %d segments captured again (retransmissions), %d filling a hole after later ones\n", s.retrans, s.late)
 	}
 	for _, n := range s.notes {
 		fmt.Fprintf(w, "  note: %s\n", n)
