@@ -1,7 +1,8 @@
 # kwire — Kafka wire-protocol dissector.
 #
 #   make build      build ./kwire (pure Go, CGO_ENABLED=0)
-#   make test       everything CI runs: vet, the schema-table check, all tests
+#   make test       everything CI runs: vet, the schema-table check, all tests,
+#                   and a pure-Go build for every release target (make cross)
 #   make generate   regenerate protocol/zz_schema.go from ../shared/kafka-schemas
 #   make bench      Go benchmarks (benchstat-friendly: -count 6)
 #   make fuzz       each fuzz target for FUZZTIME (default 30s)
@@ -15,7 +16,7 @@ COUNT     ?= 6
 SHARED    ?= $(if $(KWIRE_SHARED),$(KWIRE_SHARED),$(abspath ../shared))
 export KWIRE_SHARED := $(SHARED)
 
-.PHONY: all build test vet generate generate-check bench fuzz clean
+.PHONY: all build cross test vet generate generate-check bench fuzz clean
 
 all: build
 
@@ -23,6 +24,17 @@ VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null)
 
 build:
 	CGO_ENABLED=0 $(GO) build -buildvcs=auto -ldflags "-X main.version=$(VERSION)" -o kwire ./cmd/kwire
+
+# The release targets: every one must build pure Go (CGO_ENABLED=0). make
+# test builds them all, so a file that only one system compiles (a missing
+# build-tagged twin) fails here, not at release time.
+RELEASE_TARGETS ?= linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64 freebsd/amd64
+
+cross:
+	@set -e; for t in $(RELEASE_TARGETS); do \
+	  echo "== build $$t"; \
+	  CGO_ENABLED=0 GOOS=$${t%/*} GOARCH=$${t#*/} $(GO) build -o /dev/null ./...; \
+	done
 
 vet:
 	$(GO) vet ./...
@@ -32,7 +44,7 @@ vet:
 	@# staticcheck (honnef.co/go/tools), pinned as a tool in go.mod.
 	$(GO) tool staticcheck ./...
 
-test: vet
+test: vet cross
 	@if [ -d "$(SHARED)/kafka-vectors" ]; then echo "== conformance data: $(SHARED)"; \
 	 else echo "== $(SHARED) not found: tests that need Kafka's schemas and vectors will SKIP (set KWIRE_SHARED)"; fi
 	$(GO) test -count=1 ./...
