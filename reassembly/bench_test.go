@@ -68,7 +68,7 @@ func BenchmarkReassemble(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				var info FileInfo
-				src, err := newFileSource("bench", io.NopCloser(bytes.NewReader(data)), &info)
+				src, err := newFileSource("bench", io.NopCloser(bytes.NewReader(data)), &info, sourceOptions{window: DefaultMaxCaptureWindow})
 				if err != nil {
 					b.Fatal(err)
 				}

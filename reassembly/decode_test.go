@@ -171,7 +171,7 @@ func FuzzReadCapture(f *testing.F) {
 	f.Add(pcapBytes(f, layers.LinkTypeLinuxSLL, w.segs))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var info FileInfo
-		src, err := newFileSource("fuzz", io.NopCloser(bytes.NewReader(data)), &info)
+		src, err := newFileSource("fuzz", io.NopCloser(bytes.NewReader(data)), &info, sourceOptions{window: DefaultMaxCaptureWindow})
 		if err != nil {
 			return
 		}

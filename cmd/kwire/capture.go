@@ -319,9 +319,9 @@ func (r *captureRun) status(errw io.Writer) error {
 	code, saidEmpty := exitOK, false
 	for _, err := range r.fileErrs {
 		var fe *reassembly.FileError
-		if errors.As(err, &fe) && (errors.Is(err, reassembly.ErrTruncated) || errors.Is(err, reassembly.ErrCorrupt)) {
-			if fe.Packets == 0 && errors.Is(err, reassembly.ErrTruncated) && r.rs.Packets == 0 {
-				fmt.Fprintf(errw, "kwire: warning: %s ends in its file header: the capture holds no packets\n", fileName(fe.Path))
+		if errors.As(err, &fe) && (errors.Is(err, reassembly.ErrTruncated) || errors.Is(err, reassembly.ErrCorrupt) || errors.Is(err, reassembly.ErrLimit)) {
+			if fe.Packets == 0 && r.rs.Packets == 0 {
+				fmt.Fprintf(errw, "kwire: warning: %v: the capture holds no packets\n", err)
 				saidEmpty = true
 			} else {
 				fmt.Fprintf(errw, "kwire: warning: %v (everything before it is shown)\n", err)
@@ -331,6 +331,18 @@ func (r *captureRun) status(errw io.Writer) error {
 		}
 		fmt.Fprintf(errw, "kwire: %v\n", fileErrorText(err))
 		code = exitUsage
+	}
+	for _, f := range r.rs.Files {
+		for _, q := range f.Quirks {
+			// A writer's quirk, read as libpcap and Wireshark do: said
+			// once per file, not per packet.
+			what, first := "note", fmt.Sprintf(" (the first: packet %d)", q.First)
+			if q.Quirk.Lost() {
+				what, first = "warning", ""
+				code = max(code, exitData)
+			}
+			fmt.Fprintf(errw, "kwire: %s: %s: %d %s%s %s%s\n", what, fileName(f.Path), q.Count, q.Quirk.Unit(), plural(int(q.Count)), q.Quirk, first)
+		}
 	}
 	if r.ds.Kafka == 0 && code != exitUsage && r.readAny && !saidEmpty {
 		fmt.Fprintf(errw, "kwire: %s\n", r.noKafkaHint())
