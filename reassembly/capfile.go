@@ -146,15 +146,15 @@ type input struct {
 
 // read returns the next n bytes, valid until the next call. When the
 // stream ends first it returns the bytes there were and
-// io.ErrUnexpectedEOF, or io.EOF when there were none; a read error
-// (a decompressor's) is returned as it is, with the bytes before it.
+// io.ErrUnexpectedEOF; a read error (a decompressor's) is returned as it
+// is, with the bytes before it.
 func (in *input) read(n int) ([]byte, error) {
 	if n <= in.r.Size() {
 		b, err := in.r.Peek(n)
 		in.r.Discard(len(b))
 		in.off += int64(len(b))
 		if len(b) < n {
-			return b, short(err, len(b))
+			return b, short(err)
 		}
 		return b, nil
 	}
@@ -168,18 +168,25 @@ func (in *input) read(n int) ([]byte, error) {
 		in.big = in.big[:len(in.big)+m]
 		in.off += int64(m)
 		if err != nil {
-			return in.big, short(err, len(in.big))
+			return in.big, short(err)
 		}
 	}
 	return in.big, nil
 }
 
+// readOrEnd is read where the stream may end cleanly: it returns io.EOF
+// when no byte is left.
+func (in *input) readOrEnd(n int) ([]byte, error) {
+	b, err := in.read(n)
+	if len(b) == 0 && err == io.ErrUnexpectedEOF {
+		return nil, io.EOF
+	}
+	return b, err
+}
+
 // short is the error of a read that got fewer bytes than it needed.
-func short(err error, got int) error {
-	if err == nil || err == io.EOF || err == io.ErrUnexpectedEOF {
-		if got == 0 && err == io.EOF {
-			return io.EOF
-		}
+func short(err error) error {
+	if err == nil || err == io.EOF || err == bufio.ErrBufferFull {
 		return io.ErrUnexpectedEOF
 	}
 	return err
@@ -238,13 +245,13 @@ func newPcapReader(s *fileSource, magic uint32) (*pcapReader, error) {
 func (p *pcapReader) next(s *fileSource) ([]byte, gopacket.CaptureInfo, layers.LinkType, error) {
 	var ci gopacket.CaptureInfo
 	at := s.in.off
-	h, err := s.in.read(16)
+	h, err := s.in.readOrEnd(16)
 	if err == io.EOF {
 		return nil, ci, 0, io.EOF
 	}
 	rec := p.records + 1
 	if err != nil {
-		return nil, ci, 0, s.cut(err, "the file ends inside the header of packet record %d (at byte %d: %d of its 16 bytes are there)", rec, at, len(h))
+		return nil, ci, 0, s.cut(err, "the file ends inside the header of packet record %d (at %s: %d of its 16 bytes are there)", rec, s.at(at), len(h))
 	}
 	sec, frac := p.order.Uint32(h[0:4]), p.order.Uint32(h[4:8])
 	caplen, length := p.order.Uint32(h[8:12]), p.order.Uint32(h[12:16])
@@ -254,8 +261,8 @@ func (p *pcapReader) next(s *fileSource) ([]byte, gopacket.CaptureInfo, layers.L
 	}
 	limit := max(p.snaplen, maxSnapLen)
 	if caplen > limit || caplen > maxRecord {
-		return nil, ci, 0, s.corrupt("packet record %d (at byte %d) says it holds %d bytes, more than the file's snap length (%d) and the %d bytes capture tools write: the file is damaged from there",
-			rec, at, caplen, p.snaplen, maxSnapLen)
+		return nil, ci, 0, s.corrupt("packet record %d (at %s) says it holds %d bytes, more than the file's snap length (%d) and the %d bytes capture tools write: the file is damaged from there",
+			rec, s.at(at), caplen, p.snaplen, maxSnapLen)
 	}
 	if caplen > length {
 		s.quirk(QuirkCapLenAboveLen)
@@ -266,7 +273,7 @@ func (p *pcapReader) next(s *fileSource) ([]byte, gopacket.CaptureInfo, layers.L
 	}
 	data, err := s.in.read(int(caplen))
 	if err != nil {
-		return nil, ci, 0, s.cut(err, "the file ends inside packet record %d (at byte %d: %d of its %d bytes are there)", rec, at, 16+len(data), 16+caplen)
+		return nil, ci, 0, s.cut(err, "the file ends inside packet record %d (at %s: %d of its %d bytes are there)", rec, s.at(at), 16+len(data), 16+caplen)
 	}
 	p.records++
 	nsec := int64(frac)
@@ -343,13 +350,13 @@ func newNgReader() *ngReader { return &ngReader{order: binary.LittleEndian} }
 // fields, valid until the next call), its number and its offset.
 func (r *ngReader) block(s *fileSource) (typ uint32, body []byte, at int64, err error) {
 	at = s.in.off
-	h, err := s.in.read(8)
+	h, err := s.in.readOrEnd(8)
 	if err == io.EOF && r.blocks > 0 {
 		return 0, nil, at, io.EOF
 	}
 	n := r.blocks + 1
 	if err != nil {
-		return 0, nil, at, s.cut(err, "the file ends inside the header of block %d (at byte %d: %d of its 8 bytes are there)", n, at, len(h))
+		return 0, nil, at, s.cut(err, "the file ends inside the header of block %d (at %s: %d of its 8 bytes are there)", n, s.at(at), len(h))
 	}
 	typ = r.order.Uint32(h[0:4])
 	var hdr [8]byte
@@ -358,7 +365,7 @@ func (r *ngReader) block(s *fileSource) (typ uint32, body []byte, at int64, err 
 		typ = blockSHB
 		bom, err := s.in.read(4)
 		if err != nil {
-			return 0, nil, at, s.cut(err, "the file ends inside the header of block %d, a section header block (at byte %d: %d of its 12 bytes are there)", n, at, 8+len(bom))
+			return 0, nil, at, s.cut(err, "the file ends inside the header of block %d, a section header block (at %s: %d of its 12 bytes are there)", n, s.at(at), 8+len(bom))
 		}
 		switch {
 		case binary.LittleEndian.Uint32(bom) == ngByteOrderMagic:
@@ -366,18 +373,18 @@ func (r *ngReader) block(s *fileSource) (typ uint32, body []byte, at int64, err 
 		case binary.BigEndian.Uint32(bom) == ngByteOrderMagic:
 			r.order = binary.BigEndian
 		default:
-			return 0, nil, at, s.corrupt("block %d (a section header block, at byte %d) has the byte-order magic 0x%08x, which is neither byte order of 0x1a2b3c4d", n, at, binary.BigEndian.Uint32(bom))
+			return 0, nil, at, s.corrupt("block %d (a section header block, at %s) has the byte-order magic 0x%08x, which is neither byte order of 0x1a2b3c4d", n, s.at(at), binary.BigEndian.Uint32(bom))
 		}
 	}
 	total := r.order.Uint32(hdr[4:8])
 	name := blockName(typ)
 	switch {
 	case total < 12 || (typ == blockSHB && total < 28):
-		return 0, nil, at, s.corrupt("block %d (%s, at byte %d) says it is %d bytes long, less than the block's fixed fields", n, name, at, total)
+		return 0, nil, at, s.corrupt("block %d (%s, at %s) says it is %d bytes long, less than the block's fixed fields", n, name, s.at(at), total)
 	case total%4 != 0:
-		return 0, nil, at, s.corrupt("block %d (%s, at byte %d) says it is %d bytes long, not a multiple of 4", n, name, at, total)
+		return 0, nil, at, s.corrupt("block %d (%s, at %s) says it is %d bytes long, not a multiple of 4", n, name, s.at(at), total)
 	case total > maxBlock:
-		return 0, nil, at, s.corrupt("block %d (%s, at byte %d) says it is %d bytes long, more than the %d MiB this reader takes for a block: the file is damaged from there", n, name, at, total, maxBlock>>20)
+		return 0, nil, at, s.corrupt("block %d (%s, at %s) says it is %d bytes long, more than the %d MiB this reader takes for a block: the file is damaged from there", n, name, s.at(at), total, maxBlock>>20)
 	}
 	rest := int(total) - 8
 	if typ == blockSHB {
@@ -386,10 +393,10 @@ func (r *ngReader) block(s *fileSource) (typ uint32, body []byte, at int64, err 
 	b, err := s.in.read(rest)
 	if err != nil {
 		got := int(s.in.off - at)
-		return 0, nil, at, s.cut(err, "the file ends inside block %d, %s (at byte %d: %d of its %d bytes are there)", n, name, at, got, total)
+		return 0, nil, at, s.cut(err, "the file ends inside block %d, %s (at %s: %d of its %d bytes are there)", n, name, s.at(at), got, total)
 	}
 	if trail := r.order.Uint32(b[len(b)-4:]); trail != total {
-		return 0, nil, at, s.corrupt("block %d (%s, at byte %d) says it is %d bytes long at its start and %d at its end: a block length is wrong, the file is damaged from there", n, name, at, total, trail)
+		return 0, nil, at, s.corrupt("block %d (%s, at %s) says it is %d bytes long at its start and %d at its end: a block length is wrong, the file is damaged from there", n, name, s.at(at), total, trail)
 	}
 	r.blocks++
 	return typ, b[:len(b)-4], at, nil
@@ -404,7 +411,7 @@ func (r *ngReader) next(s *fileSource) ([]byte, gopacket.CaptureInfo, layers.Lin
 		}
 		n := r.blocks
 		bad := func(format string, args ...any) error {
-			return s.corrupt("block %d (%s, at byte %d) "+format, append([]any{n, blockName(typ), at}, args...)...)
+			return s.corrupt("block %d (%s, at %s) "+format, append([]any{n, blockName(typ), s.at(at)}, args...)...)
 		}
 		if typ == blockSHB {
 			major, minor := r.order.Uint16(body[0:2]), r.order.Uint16(body[2:4])

@@ -250,6 +250,12 @@ func newFileSource(path string, r io.ReadCloser, info *FileInfo, opts sourceOpti
 		return nil, s.notCapture(fmt.Errorf("modified (Kuznetzov) pcap, magic 0x%08x, is not supported; convert it with editcap", magic))
 	default:
 		if info.Compressed {
+			// Damaged compressed data can decompress to garbage before
+			// its checksum fails: let the codec have its say first.
+			var ce *codecError
+			if _, perr := br.Peek(br.Size()); errors.As(perr, &ce) {
+				return nil, s.fail(&FileError{Kind: ce.kind(), Err: &readError{msg: ce.text(), cause: perr}})
+			}
 			return nil, s.notCapture(fmt.Errorf("%s-compressed, then magic 0x%08x", info.Compression, magic))
 		}
 		return nil, s.notCapture(fmt.Errorf("magic 0x%08x", magic))
