@@ -55,7 +55,7 @@ func readAll(data []byte, opts sourceOptions) (int64, *FileInfo, error) {
 	if opts.window == 0 {
 		opts.window = DefaultMaxCaptureWindow
 	}
-	src, err := newFileSource("capture", io.NopCloser(bytes.NewReader(data)), &info, opts)
+	src, err := newFileSource("capture", memFile{bytes.NewReader(data)}, &info, opts)
 	if err != nil {
 		return 0, &info, err
 	}

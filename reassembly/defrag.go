@@ -152,6 +152,13 @@ func (f *defragmenter) expire(cut time.Time) {
 	}
 }
 
+// dropAll gives up every datagram still waiting (the end of input).
+func (f *defragmenter) dropAll() {
+	for len(f.order) > 0 {
+		f.drop(f.order[0])
+	}
+}
+
 // drop gives up an incomplete datagram.
 func (f *defragmenter) drop(dg *fragDatagram) {
 	f.lost += int64(dg.frags)

@@ -181,7 +181,7 @@ func (r *runner) packet(data []byte, ci gopacket.CaptureInfo, link layers.LinkTy
 // finish gives up the datagrams still waiting for fragments at the end
 // of input.
 func (d *decoder) finish() {
-	d.defrag.expire(d.now.Add(time.Hour))
+	d.defrag.dropAll()
 	d.sum.Fragments += d.defrag.takeLost()
 }
 

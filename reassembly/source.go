@@ -141,9 +141,14 @@ type fileSource struct {
 
 // sourceOptions are what a fileSource takes from Options.
 type sourceOptions struct {
-	window  int64 // MaxCaptureWindow
-	file    int
-	secrets func(DecryptionSecrets)
+	window int64 // MaxCaptureWindow
+	// maxExpanded, when positive, ends a compressed input after that
+	// many decompressed bytes: the fuzz targets' bound on bombs (a
+	// 64 KiB zstd file can expand to gigabytes, which is a capture to
+	// read, not a failure).
+	maxExpanded int64
+	file        int
+	secrets     func(DecryptionSecrets)
 }
 
 func (o *Options) sourceOptions(file int) sourceOptions {
@@ -213,7 +218,10 @@ func newFileSource(path string, r io.ReadCloser, info *FileInfo, opts sourceOpti
 		}
 		s.release = release
 		info.Compression, info.Compressed = codec, true
-		br = bufio.NewReaderSize(zr, min(readBufferSize, 4*bufferSize(r)))
+		if opts.maxExpanded > 0 {
+			zr = io.LimitReader(zr, opts.maxExpanded)
+		}
+		br = bufio.NewReaderSize(zr, readBufferSize)
 		head, err = br.Peek(4)
 	}
 	s.in.r = br
@@ -399,5 +407,6 @@ func (m *multiSource) close() {
 }
 
 // readBufferSize is the read buffer of a capture file: large enough that
-// reading costs few system calls.
-const readBufferSize = 1 << 20
+// reading costs few system calls, and that a record up to the largest
+// snap length (maxSnapLen) is handed out from the buffer without a copy.
+const readBufferSize = 256<<10 + 64
