@@ -246,7 +246,7 @@ const (
 	LinkSLL2     = 276 // Linux cooked capture v2
 	// LinkNullBE is link type 0 with the family in big-endian, as a
 	// big-endian host writes it.
-	LinkNullBE = 1<<16 | 0
+	LinkNullBE = 1 << 16
 )
 
 // Relink re-frames an Ethernet frame for another link type.
