@@ -1,12 +1,27 @@
 // Package reassembly turns captured packets into ordered TCP byte streams.
 //
-// It reads pcap and pcapng files (optionally gzip-compressed, detected by
-// magic number; "-" is standard input) or any PacketSource, such as a live
-// capture. It decodes Ethernet (with 802.1Q/QinQ tags), Linux cooked
-// capture v1 and v2, BSD loopback (NULL, either byte order, and LOOP) and
-// raw IPv4/IPv6 link types, IPv4 and IPv6 with extension headers, and
-// rebuilds both byte streams of every TCP connection with
-// github.com/gopacket/gopacket/reassembly. It knows nothing about Kafka.
+// It reads pcap and pcapng files (capfile.go), optionally compressed with
+// gzip, zstd, xz, bzip2 or lz4 (compress.go; everything is detected by
+// magic number, never by name; "-" is standard input), or any
+// PacketSource, such as a live capture. It decodes Ethernet (with
+// 802.1Q/QinQ tags), Linux cooked capture v1 and v2, BSD loopback (NULL,
+// either byte order, and LOOP) and raw IPv4/IPv6 link types, IPv4 and
+// IPv6 with extension headers, the tunnels of overlay networks and mirror
+// ports (IP in IP, GRE, ERSPAN, VXLAN, Geneve: tunnel.go), and rebuilds
+// both byte streams of every TCP connection, under its inner addresses
+// and ports, with github.com/gopacket/gopacket/reassembly. It knows
+// nothing about Kafka.
+//
+// # Capture files
+//
+// A file cut short or damaged anywhere (file header, record or block
+// header, packet data, options, a compressed stream) ends with a
+// *FileError whose text says where, in words; every packet before the
+// problem is delivered. The departures from the formats that libpcap and
+// Wireshark accept (a captured length above the original length or the
+// snap length, swapped lengths of old pcap versions) are read and counted
+// once per file in FileInfo.Quirks. The content of pcapng Decryption
+// Secrets Blocks goes to Options.Secrets.
 //
 // # Contract
 //
@@ -51,7 +66,13 @@
 //
 // Memory depends on the number of open connections and on the buffered
 // out-of-order data (bounded by Options.MaxBufferedPagesPerConn and
-// MaxBufferedPagesTotal), not on the size of the capture. Closed
+// MaxBufferedPagesTotal), not on the size of the capture. Besides, IP
+// fragments waiting for the rest of their datagram take at most
+// Options.MaxFragmentMemory, a compressed file's decompressor at most
+// Options.MaxCaptureWindow (zstd, xz; the other codecs' windows are a few
+// MiB at most by their formats), and the reader one read buffer of
+// 256 KiB plus the largest record read (at most 64 MiB, however long a
+// record claims to be: only bytes really there are held). Closed
 // connections are forgotten a few minutes (capture time) after their
 // close; Options.IdleTimeout bounds connections whose end was not captured.
 // The pipeline (see Goroutines) holds at most 6 packet batches of 320 KiB

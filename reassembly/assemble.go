@@ -217,6 +217,11 @@ func newRunner(opts Options, h Handler) *runner {
 		r.bufferTimeout = DefaultBufferTimeout
 	}
 	r.dec.bufferTimeout, r.dec.flushEvery = r.bufferTimeout, opts.FlushInterval
+	r.dec.dec.tun = opts.tunnelConfig()
+	r.dec.defrag.maxBytes = opts.MaxFragmentMemory
+	if r.dec.defrag.maxBytes <= 0 {
+		r.dec.defrag.maxBytes = DefaultMaxFragmentMemory
+	}
 	if r.dec.flushEvery <= 0 {
 		r.dec.flushEvery = DefaultFlushInterval
 	}

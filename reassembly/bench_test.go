@@ -3,7 +3,6 @@ package reassembly
 import (
 	"bytes"
 	"context"
-	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -68,7 +67,7 @@ func BenchmarkReassemble(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				var info FileInfo
-				src, err := newFileSource("bench", io.NopCloser(bytes.NewReader(data)), &info)
+				src, err := newFileSource("bench", memFile{bytes.NewReader(data)}, &info, sourceOptions{window: DefaultMaxCaptureWindow})
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -24,7 +24,7 @@ func mangle(t *testing.T, path string) string {
 	}
 	defer f.Close()
 	var info FileInfo
-	src, err := newFileSource(path, f, &info)
+	src, err := newFileSource(path, f, &info, sourceOptions{window: DefaultMaxCaptureWindow})
 	if err != nil {
 		t.Fatal(err)
 	}

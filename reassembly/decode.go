@@ -12,8 +12,9 @@ package reassembly
 // assembler takes a *layers.TCP.
 //
 // To add a link type: add a case to decodeFrame that strips the link header
-// and hands the rest to decodeEtherType (or decodeIP), add it to
-// supportedLinkTypes, and add a test case in decode_test.go.
+// and hands the rest to decodeEtherType (or decodeIPv4, decodeIPv6), and
+// add a test case in decode_test.go and a capture in quirks_test.go.
+// Tunnels (tunnel.go) hand their inner packet back to the same functions.
 
 import (
 	"encoding/binary"
@@ -41,6 +42,7 @@ const (
 	resShort                               // the capture ends inside a header
 	resMalformed                           // a header contradicts itself
 	resUnsupportedLink                     // a link type this package does not read
+	resTooDeep                             // tunnels nest deeper than Options.MaxTunnelDepth
 )
 
 // EtherTypes (IEEE 802 numbers) this decoder follows.
@@ -70,6 +72,11 @@ type decoded struct {
 	segLen int
 	// frag describes an IP fragment (resFragment); srcIP and dstIP are set.
 	frag fragment
+	// depth counts the tunnels the frame came through (tunnel.go).
+	depth int
+	tunnelLayers
+	// tun is the tunnel configuration, set once by the runner.
+	tun tunnelConfig
 }
 
 // fragment is one IP fragment: a piece of the payload of the datagram
@@ -90,13 +97,10 @@ func be16(b []byte) uint16 { return binary.BigEndian.Uint16(b) }
 // decodeFrame strips link and IP headers from one frame of the given link
 // type.
 func decodeFrame(link layers.LinkType, data []byte, d *decoded) decodeResult {
+	d.depth = 0
 	switch link {
 	case layers.LinkTypeEthernet:
-		// dst(6) src(6) ethertype(2)
-		if len(data) < 14 {
-			return resShort
-		}
-		return decodeEtherType(be16(data[12:14]), data[14:], d)
+		return decodeEthernet(data, d)
 	case layers.LinkTypeLinuxSLL:
 		// packet type(2) ARPHRD(2) addr len(2) addr(8) protocol(2)
 		if len(data) < 16 {
@@ -198,14 +202,22 @@ func decodeIPv4(data []byte, d *decoded) decodeResult {
 			more: ff&0x2000 != 0, data: data[min(ihl, end):end], cut: len(data) < total}
 		return resFragment
 	}
-	if data[9] != 6 { // IPPROTO_TCP
-		return resNotTCP
-	}
 	d.srcIP, d.dstIP = data[12:16], data[16:20]
 	end := min(total, len(data)) // drops link-layer padding
-	d.seg = data[ihl:end]
-	d.segLen = total - ihl
-	return resTCP
+	return decodeIPPayload(data[9], data[ihl:end], total-ihl, d)
+}
+
+// decodeIPPayload follows an IP payload of protocol proto: a TCP segment
+// (plen bytes, of which p was captured), or a tunnel.
+func decodeIPPayload(proto byte, p []byte, plen int, d *decoded) decodeResult {
+	switch proto {
+	case 6: // IPPROTO_TCP
+		d.seg, d.segLen = p, plen
+		return resTCP
+	case ipprotoIPIP, ipprotoIPv6, ipprotoGRE, ipprotoUDP:
+		return decodeTunnel(proto, p, d)
+	}
+	return resNotTCP
 }
 
 // decodeIPv6 reads an IPv6 header and its extension headers (RFC 8200).
@@ -231,10 +243,8 @@ func decodeIPv6(data []byte, d *decoded) decodeResult {
 	for range maxIPv6ExtHeaders {
 		var hlen int
 		switch next {
-		case 6: // TCP
-			d.seg = rest
-			d.segLen = plen
-			return resTCP
+		case 6, ipprotoIPIP, ipprotoIPv6, ipprotoGRE, ipprotoUDP: // TCP, tunnels
+			return decodeIPPayload(next, rest, plen, d)
 		case 0, 43, 60, 135, 139, 140: // hop-by-hop, routing, destination, mobility, HIP, shim6
 			if len(rest) < 2 {
 				return resShort

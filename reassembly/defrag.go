@@ -12,11 +12,20 @@ import (
 	"time"
 )
 
+// DefaultMaxFragmentMemory is Options.MaxFragmentMemory's default:
+// 16 MiB, 256 datagrams of 64 KiB waiting for their last fragment.
+const DefaultMaxFragmentMemory = 16 << 20
+
 const (
-	// maxFragDatagrams bounds the datagrams waiting for fragments.
+	// maxFragDatagrams bounds the datagrams waiting for fragments: a
+	// bound of the work per fragment (lookups in order), the memory is
+	// bounded by defragmenter.maxBytes.
 	maxFragDatagrams = 1024
-	// maxFragBytes bounds the fragment bytes held, all datagrams together.
-	maxFragBytes = 16 << 20
+	// fragDatagramCost and fragPartCost are what a datagram and one of
+	// its fragments cost beyond their bytes (structs, map entry, slice
+	// header), counted against the memory bound.
+	fragDatagramCost = 160
+	fragPartCost     = 48
 	// maxDatagram is the largest datagram payload rebuilt: the 16-bit
 	// length of IPv4 and of IPv6 without jumbograms.
 	maxDatagram = 65535
@@ -52,6 +61,9 @@ type defragmenter struct {
 	order   []*fragDatagram // by first fragment, oldest first
 	bytes   int
 	out     []byte // the last datagram rebuilt, reused
+	// maxBytes bounds bytes (fragments and their costs), all datagrams
+	// together: Options.MaxFragmentMemory (0: the default).
+	maxBytes int64
 	// lost counts the fragments of datagrams given up (incomplete at a
 	// timeout, evicted by the bounds, or holding a fragment the snap
 	// length cut), until takeLost.
@@ -70,7 +82,8 @@ func (f *defragmenter) add(src, dst []byte, fr *fragment, now time.Time) ([]byte
 		if len(f.order) >= maxFragDatagrams {
 			f.drop(f.order[0])
 		}
-		dg = &fragDatagram{key: k, end: -1, first: now}
+		dg = &fragDatagram{key: k, end: -1, first: now, bytes: fragDatagramCost}
+		f.bytes += fragDatagramCost
 		f.pending[k] = dg
 		f.order = append(f.order, dg)
 	}
@@ -82,20 +95,31 @@ func (f *defragmenter) add(src, dst []byte, fr *fragment, now time.Time) ([]byte
 		// Given up; the datagram stays, empty, to absorb its other
 		// fragments until it expires.
 		f.lost += int64(dg.frags) + 1
-		f.bytes -= dg.bytes
-		dg.dead, dg.parts, dg.bytes, dg.frags = true, nil, 0, 0
+		f.bytes -= dg.bytes - fragDatagramCost
+		dg.dead, dg.parts, dg.bytes, dg.frags = true, nil, fragDatagramCost, 0
 		return nil, 0, false
 	}
-	for f.bytes+len(fr.data) > maxFragBytes && len(f.order) > 0 && f.order[0] != dg {
+	cost := len(fr.data) + fragPartCost
+	limit := f.maxBytes
+	if limit <= 0 {
+		limit = DefaultMaxFragmentMemory
+	}
+	for int64(f.bytes+cost) > limit && len(f.order) > 0 && f.order[0] != dg {
 		f.drop(f.order[0])
+	}
+	if int64(f.bytes+cost) > limit {
+		// Alone beyond the bound: give the datagram up.
+		f.lost += int64(dg.frags) + 1
+		f.remove(dg)
+		return nil, 0, false
 	}
 	if !fr.more {
 		dg.end = fr.off + len(fr.data)
 	}
 	dg.parts = append(dg.parts, fragPart{off: fr.off, data: slices.Clone(fr.data)})
-	dg.bytes += len(fr.data)
+	dg.bytes += cost
 	dg.frags++
-	f.bytes += len(fr.data)
+	f.bytes += cost
 	if dg.end < 0 {
 		return nil, 0, false
 	}
@@ -124,6 +148,13 @@ func (f *defragmenter) add(src, dst []byte, fr *fragment, now time.Time) ([]byte
 // expire gives up the datagrams whose first fragment came before cut.
 func (f *defragmenter) expire(cut time.Time) {
 	for len(f.order) > 0 && f.order[0].first.Before(cut) {
+		f.drop(f.order[0])
+	}
+}
+
+// dropAll gives up every datagram still waiting (the end of input).
+func (f *defragmenter) dropAll() {
+	for len(f.order) > 0 {
 		f.drop(f.order[0])
 	}
 }

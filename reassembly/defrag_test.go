@@ -153,7 +153,7 @@ func TestDefragBounds(t *testing.T) {
 		if _, _, ok := f.add(src, dst, &fr, now); ok {
 			t.Fatal("a first fragment completed a datagram")
 		}
-		if len(f.pending) > maxFragDatagrams || f.bytes > maxFragBytes {
+		if len(f.pending) > maxFragDatagrams || f.bytes > DefaultMaxFragmentMemory {
 			t.Fatalf("after %d datagrams: %d pending, %d bytes", i+1, len(f.pending), f.bytes)
 		}
 	}
@@ -170,7 +170,7 @@ func TestDefragBounds(t *testing.T) {
 	}
 	// A fragment reaching past 64 KiB gives the datagram up.
 	fr := fragment{id: 1, proto: 6, off: 65528, more: false, data: make([]byte, 16)}
-	if _, _, ok := f.add(src, dst, &fr, now); ok || f.bytes != 0 || f.takeLost() != 1 {
+	if _, _, ok := f.add(src, dst, &fr, now); ok || f.bytes != fragDatagramCost || f.takeLost() != 1 {
 		t.Errorf("oversized datagram: ok %v, %d bytes held", ok, f.bytes)
 	}
 }
@@ -191,10 +191,40 @@ func FuzzDefrag(f *testing.F) {
 			if ok && (n < 1 || !fr.more && len(out) != fr.off+len(fr.data)) {
 				t.Fatalf("rebuilt %d bytes, the last fragment ends at %d", len(out), fr.off+len(fr.data))
 			}
-			if len(d.pending) > maxFragDatagrams || d.bytes > maxFragBytes || d.bytes < 0 {
+			if len(d.pending) > maxFragDatagrams || d.bytes > DefaultMaxFragmentMemory || d.bytes < 0 {
 				t.Fatalf("%d pending, %d bytes", len(d.pending), d.bytes)
 			}
 			d.expire(t0.Add(time.Duration(i-8) * time.Second))
 		}
 	})
+}
+
+// TestDefragMemoryBound: Options.MaxFragmentMemory bounds the bytes held,
+// fragments and their bookkeeping: with 100 KiB, 60 KiB datagrams are
+// held one at a time, the older one given up for the newer.
+func TestDefragMemoryBound(t *testing.T) {
+	f := defragmenter{maxBytes: 100 << 10}
+	src, dst := []byte{10, 0, 0, 1}, []byte{10, 0, 0, 2}
+	half := make([]byte, 30<<10)
+	for i := range 10 {
+		fr := fragment{id: uint32(i), proto: 6, off: 0, more: true, data: half}
+		f.add(src, dst, &fr, t0)
+		fr2 := fragment{id: uint32(i), proto: 6, off: len(half), more: true, data: half}
+		f.add(src, dst, &fr2, t0)
+		if f.bytes > 100<<10 {
+			t.Fatalf("after %d datagrams: %d bytes held, above the bound", i+1, f.bytes)
+		}
+	}
+	if len(f.pending) != 1 {
+		t.Errorf("%d datagrams pending, want the last one", len(f.pending))
+	}
+	if lost := f.takeLost(); lost != 18 {
+		t.Errorf("%d fragments lost, want the 18 of the 9 older datagrams", lost)
+	}
+	// One fragment above the bound alone is given up at once.
+	small := defragmenter{maxBytes: 1000}
+	fr := fragment{id: 1, proto: 6, off: 0, more: true, data: make([]byte, 2000)}
+	if _, _, ok := small.add(src, dst, &fr, t0); ok || len(small.pending) != 0 || small.bytes != 0 || small.takeLost() != 1 {
+		t.Errorf("oversized fragment: %d pending, %d bytes", len(small.pending), small.bytes)
+	}
 }

@@ -379,3 +379,8 @@ func newSliceSource(t testing.TB, link layers.LinkType, segs []seg) *sliceSource
 	}
 	return src
 }
+
+// memFile is a capture file in memory; its Len sizes the read buffer.
+type memFile struct{ *bytes.Reader }
+
+func (memFile) Close() error { return nil }

@@ -82,8 +82,11 @@ func (d *decoder) decode(data []byte, ci gopacket.CaptureInfo, link layers.LinkT
 	res := decodeFrame(link, data, &d.dec)
 	frames := int64(1) // the frames this segment came in: its fragments
 	whole := false     // the frame completes a fragmented datagram
-	if res == resFragment {
-		if d.dec.frag.proto != 6 { // IPPROTO_TCP
+	for res == resFragment {
+		proto := d.dec.frag.proto
+		switch proto {
+		case 6, ipprotoIPIP, ipprotoIPv6, ipprotoGRE, ipprotoUDP: // TCP and tunnels
+		default:
 			d.sum.Fragments++
 			return false
 		}
@@ -93,10 +96,18 @@ func (d *decoder) decode(data []byte, ci gopacket.CaptureInfo, link layers.LinkT
 			return false
 		}
 		frames = int64(n)
+		whole = true
 		// The segment belongs to the frame of its last fragment, where
-		// Wireshark shows it.
-		d.dec.seg, d.dec.segLen = seg, len(seg)
-		res, whole = resTCP, true
+		// Wireshark shows it. A tunnel's datagram is decapsulated now,
+		// which may end in a fragment of the inner packet.
+		res = decodeIPPayload(proto, seg, len(seg), &d.dec)
+	}
+	if res == resNotTCP && whole {
+		d.sum.Fragments += frames // fragments of UDP that is no tunnel
+		return false
+	}
+	if d.dec.depth > 0 && res == resTCP {
+		d.sum.Tunnelled++
 	}
 	var hl int
 	if res == resTCP {
@@ -112,6 +123,10 @@ func (d *decoder) decode(data []byte, ci gopacket.CaptureInfo, link layers.LinkT
 		return false
 	case res == resUnsupportedLink:
 		d.sum.UnsupportedLink++
+		return false
+	case res == resTooDeep:
+		d.sum.TooDeep++
+		d.sum.DecodeErrors++
 		return false
 	default:
 		d.sum.DecodeErrors++
@@ -166,7 +181,7 @@ func (r *runner) packet(data []byte, ci gopacket.CaptureInfo, link layers.LinkTy
 // finish gives up the datagrams still waiting for fragments at the end
 // of input.
 func (d *decoder) finish() {
-	d.defrag.expire(d.now.Add(time.Hour))
+	d.defrag.dropAll()
 	d.sum.Fragments += d.defrag.takeLost()
 }
 

@@ -498,8 +498,8 @@ func TestNotACapture(t *testing.T) {
 		name, data, want string
 	}{
 		{"text", "hello, this is a text file\n", "not a pcap or pcapng file (magic 0x68656c6c)"},
-		{"short", "ab", "not a pcap or pcapng file (only 2 bytes)"},
-		{"empty", "", "not a pcap or pcapng file (only 0 bytes)"},
+		{"short", "ab", "not a pcap or pcapng file (the file holds only 2 bytes)"},
+		{"empty", "", "not a pcap or pcapng file (the file is empty)"},
 		{"gzip-text", string(gzipBytes(t, []byte("plain text inside gzip"))), "magic 0x706c6169"},
 	} {
 		t.Run(c.name, func(t *testing.T) {

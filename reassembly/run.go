@@ -80,6 +80,33 @@ type Options struct {
 	// time in all (5 to 15% less): for tiny inputs, or to compare. It is
 	// also used when GOMAXPROCS is 1.
 	Synchronous bool
+	// MaxTunnelDepth bounds how many tunnels (IP in IP, GRE, ERSPAN,
+	// VXLAN, Geneve: see tunnel.go) one packet may nest; a deeper packet
+	// counts in Summary.TooDeep. 0 means DefaultMaxTunnelDepth; negative
+	// turns decapsulation off (tunnelled packets count as NonTCP).
+	MaxTunnelDepth int
+	// VXLANPorts and GenevePorts are the UDP destination ports read as
+	// VXLAN and Geneve; nil means DefaultVXLANPorts and
+	// DefaultGenevePorts, empty none.
+	VXLANPorts, GenevePorts []uint16
+	// MaxFragmentMemory bounds, in bytes, the IP fragments held while
+	// their datagrams wait for the rest (a fixed cost per datagram
+	// counts too); past it the oldest datagram is given up (its
+	// fragments count in Summary.Fragments). 0 means
+	// DefaultMaxFragmentMemory.
+	MaxFragmentMemory int64
+	// MaxCaptureWindow bounds, in bytes, the decompression window a
+	// compressed capture file may ask for (a zstd frame's window, an xz
+	// block's dictionary): past it the file ends with ErrLimit. 0 means
+	// DefaultMaxCaptureWindow.
+	MaxCaptureWindow int64
+	// Secrets, when set, is called with the content of each pcapng
+	// Decryption Secrets Block (TLS key logs and others; see
+	// DecryptionSecrets), in file order, before any packet after the
+	// block is decoded. It is called on the goroutine that reads the
+	// file, which, unless Synchronous is set, is not the Handler's:
+	// Handler calls for earlier packets may run at the same time.
+	Secrets func(DecryptionSecrets)
 	// Concatenate makes ReadFiles treat its files as one capture, in the
 	// order given: frame numbers and Conn.Index continue from one file to
 	// the next and a connection may span files. Otherwise each file is a
@@ -95,17 +122,24 @@ type Summary struct {
 	// NonTCP counts frames that are not TCP over IPv4/IPv6: ARP, UDP,
 	// ICMP, other EtherTypes.
 	NonTCP int64
-	// Fragments counts IP fragments that were not reassembled: of other
-	// protocols than TCP, or of datagrams that stayed incomplete for
-	// BufferTimeout or to the end of input, went beyond the bounds (1024
-	// datagrams, 16 MiB pending) or had a fragment cut by the snap length
-	// (their bytes become a Gap). A TCP datagram whose fragments are all
+	// Fragments counts IP fragments that were not reassembled into TCP:
+	// of other protocols than TCP and tunnels, or of datagrams that
+	// stayed incomplete for BufferTimeout or to the end of input, went
+	// beyond the bounds (1024 datagrams, Options.MaxFragmentMemory) or had
+	// a fragment cut by the snap length (their bytes become a Gap). A TCP datagram whose fragments are all
 	// captured is rebuilt and handled as the packet of its last fragment,
 	// as Wireshark numbers it; its fragments count in TCPPackets.
 	Fragments int64
-	// DecodeErrors counts frames whose link, IP or TCP header is
-	// malformed, or cut by the snap length before the TCP payload.
+	// DecodeErrors counts frames whose link, IP, tunnel or TCP header
+	// is malformed, or cut by the snap length before the TCP payload,
+	// and those of TooDeep.
 	DecodeErrors int64
+	// Tunnelled counts the TCP frames that came out of a tunnel (see
+	// Options.MaxTunnelDepth); they count in TCPPackets too.
+	Tunnelled int64
+	// TooDeep counts frames whose tunnels nest deeper than
+	// Options.MaxTunnelDepth.
+	TooDeep int64
 	// Truncated counts frames cut short by the snap length (captured
 	// length below the length on the wire). Missing TCP payload bytes are
 	// reported with Handler.Gap.
@@ -130,6 +164,8 @@ func (s *Summary) add(o Summary) {
 	s.NonTCP += o.NonTCP
 	s.Fragments += o.Fragments
 	s.DecodeErrors += o.DecodeErrors
+	s.Tunnelled += o.Tunnelled
+	s.TooDeep += o.TooDeep
 	s.Truncated += o.Truncated
 	s.UnsupportedLink += o.UnsupportedLink
 	s.Filtered += o.Filtered
@@ -176,7 +212,7 @@ func Run(ctx context.Context, src PacketSource, opts Options, h Handler) (Summar
 func ReadFiles(ctx context.Context, paths []string, opts Options, h Handler) (Summary, error) {
 	var errs []error
 	if opts.Concatenate {
-		m := &multiSource{paths: paths, infos: make([]FileInfo, len(paths))}
+		m := &multiSource{opts: opts, paths: paths, infos: make([]FileInfo, len(paths))}
 		r := newRunner(opts, h)
 		r.dec.files = m
 		err := r.run(ctx, m)
@@ -196,7 +232,7 @@ func ReadFiles(ctx context.Context, paths []string, opts Options, h Handler) (Su
 			break
 		}
 		var info FileInfo
-		src, err := openFile(path, &info)
+		src, err := openFile(path, &info, opts.sourceOptions(i))
 		if err == nil {
 			r := newRunner(opts, h)
 			r.dec.file = i

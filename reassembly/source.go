@@ -2,17 +2,16 @@ package reassembly
 
 import (
 	"bufio"
-	"compress/gzip"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"slices"
+	"strings"
 
 	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
-	"github.com/gopacket/gopacket/pcapgo"
 )
 
 // PacketSource yields captured packets in capture order. It is how Run
@@ -31,25 +30,31 @@ type PacketSource interface {
 // errors.Is.
 var (
 	// ErrNotCapture: the input is neither pcap nor pcapng (after
-	// decompression, if it was gzip).
+	// decompression, if it was compressed).
 	ErrNotCapture = errors.New("not a pcap or pcapng file")
-	// ErrTruncated: the input ends inside a packet record or block. Every
-	// packet before it was delivered.
+	// ErrTruncated: the input ends inside a packet record or block, or
+	// its compressed data is cut short. Every packet before it was
+	// delivered.
 	ErrTruncated = errors.New("capture file truncated")
-	// ErrCorrupt: a record or block header is inconsistent (a capture
-	// length above the snap length, a bad block length, a bad gzip
-	// checksum...). Every packet before it was delivered.
+	// ErrCorrupt: a record or block is inconsistent (a length that
+	// cannot be, a bad block length, a bad checksum of the compressed
+	// data...). Every packet before it was delivered.
 	ErrCorrupt = errors.New("corrupt capture file")
+	// ErrLimit: the compressed data needs a decompression window beyond
+	// Options.MaxCaptureWindow. Every packet before it was delivered.
+	ErrLimit = errors.New("capture file beyond a limit")
 )
 
 // FileError reports a problem with one capture file, with the number of
 // packets read from it before the problem. errors.Is(err, ErrTruncated)
-// (or ErrNotCapture, ErrCorrupt) tells the kind; the underlying cause, such
-// as io.ErrUnexpectedEOF or an *os.PathError, is wrapped too.
+// (or ErrNotCapture, ErrCorrupt, ErrLimit) tells the kind; the
+// underlying cause, such as io.ErrUnexpectedEOF, a decompressor's error
+// or an *os.PathError, is wrapped too. Err's text says what happened and
+// where (record or block number, byte offset) in words.
 type FileError struct {
 	Path    string // as given; "-" is standard input
 	Packets int64  // packets read from this file before the error
-	Kind    error  // ErrNotCapture, ErrTruncated, ErrCorrupt, or nil (I/O error)
+	Kind    error  // ErrNotCapture, ErrTruncated, ErrCorrupt, ErrLimit, or nil (I/O error)
 	Err     error  // the cause
 }
 
@@ -64,6 +69,9 @@ func (e *FileError) Error() string {
 	case ErrNotCapture:
 		return fmt.Sprintf("%s: %v (%v)", name, e.Kind, e.Err)
 	}
+	if e.Packets == 0 {
+		return fmt.Sprintf("%s: %v before its first packet: %v", name, e.Kind, e.Err)
+	}
 	return fmt.Sprintf("%s: %v after packet %d: %v", name, e.Kind, e.Packets, e.Err)
 }
 
@@ -75,6 +83,16 @@ func (e *FileError) Unwrap() []error {
 	return []error{e.Kind, e.Err}
 }
 
+// readError is a located problem in a capture file, in words; it wraps
+// its cause (io.ErrUnexpectedEOF, a *codecError), if any.
+type readError struct {
+	msg   string
+	cause error
+}
+
+func (e *readError) Error() string { return e.msg }
+func (e *readError) Unwrap() error { return e.cause }
+
 // Capture file magic numbers (first four bytes), as read big-endian.
 const (
 	magicPcapMicroLE = 0xD4C3B2A1 // a1b2c3d4 written little-endian
@@ -84,35 +102,67 @@ const (
 	magicPcapNG      = 0x0A0D0D0A // section header block type, either byte order
 	magicModifiedLE  = 0x34CDB2A1 // Kuznetzov's modified pcap: not supported
 	magicModifiedBE  = 0xA1B2CD34
-	magicGzip        = 0x1F8B
 )
 
 // FileInfo describes one input file of ReadFiles.
 type FileInfo struct {
-	Path       string // as given to ReadFiles
-	Format     string // "pcap" or "pcapng"; empty when the file could not be read
-	Compressed bool   // the file was gzip-compressed
-	Packets    int64  // packets read from it
+	Path   string // as given to ReadFiles
+	Format string // "pcap" or "pcapng"; empty when the file could not be read
+	// Compression names the codec the file was compressed with ("gzip",
+	// "zstd", "xz", "bzip2", "lz4"), "" when it was not; Compressed is
+	// Compression != "".
+	Compression string
+	Compressed  bool
+	Packets     int64 // packets read from it
 	// LinkTypes lists the link types of its packets in order of first
 	// appearance (pcapng files can mix interfaces).
 	LinkTypes []layers.LinkType
-	Err       error // the *FileError that ended it early, if any
+	// Quirks counts the departures from the format that were accepted
+	// (see Quirk), in order of first appearance.
+	Quirks []QuirkCount
+	// SecretsBlocks counts pcapng Decryption Secrets Blocks (see
+	// Options.Secrets).
+	SecretsBlocks int
+	Err           error // the *FileError that ended it early, if any
 }
 
 // fileSource reads one pcap or pcapng file. It implements PacketSource.
 type fileSource struct {
-	info   *FileInfo
-	closer io.Closer
-	pcap   *pcapgo.Reader
-	ng     *pcapgo.NgReader
-	last   layers.LinkType // avoids a slice search for the common case
-	done   bool
+	info    *FileInfo
+	closer  io.Closer
+	release func() // the decompressor's
+	in      input
+	rec     recordReader
+	last    layers.LinkType // avoids a slice search for the common case
+	done    bool
+	file    int                     // Conn.File of the file (for DecryptionSecrets)
+	secrets func(DecryptionSecrets) // Options.Secrets
+}
+
+// sourceOptions are what a fileSource takes from Options.
+type sourceOptions struct {
+	window int64 // MaxCaptureWindow
+	// maxExpanded, when positive, ends a compressed input after that
+	// many decompressed bytes: the fuzz targets' bound on bombs (a
+	// 64 KiB zstd file can expand to gigabytes, which is a capture to
+	// read, not a failure).
+	maxExpanded int64
+	file        int
+	secrets     func(DecryptionSecrets)
+}
+
+func (o *Options) sourceOptions(file int) sourceOptions {
+	w := o.MaxCaptureWindow
+	if w <= 0 {
+		w = DefaultMaxCaptureWindow
+	}
+	return sourceOptions{window: w, file: file, secrets: o.Secrets}
 }
 
 // openFile opens path ("-" for standard input) and reads its header. The
 // returned source is nil when the header could not be read; err is then a
 // *FileError.
-func openFile(path string, info *FileInfo) (*fileSource, error) {
+func openFile(path string, info *FileInfo, opts sourceOptions) (*fileSource, error) {
 	info.Path = path
 	var rc io.ReadCloser
 	if path == "-" {
@@ -126,7 +176,7 @@ func openFile(path string, info *FileInfo) (*fileSource, error) {
 		}
 		rc = f
 	}
-	s, err := newFileSource(path, rc, info)
+	s, err := newFileSource(path, rc, info, opts)
 	if err != nil {
 		rc.Close()
 		return nil, err
@@ -134,71 +184,155 @@ func openFile(path string, info *FileInfo) (*fileSource, error) {
 	return s, nil
 }
 
-// newFileSource detects the format of r by its magic number (never by the
-// file name): gzip is unwrapped first, then pcap or pcapng is read. r need
-// not be seekable.
-func newFileSource(path string, r io.ReadCloser, info *FileInfo) (*fileSource, error) {
-	fail := func(kind, err error) (*fileSource, error) {
-		e := &FileError{Path: path, Kind: kind, Err: err}
-		info.Err = e
-		return nil, e
-	}
-	br := bufio.NewReaderSize(r, readBufferSize)
-	head, err := br.Peek(4)
-	if len(head) >= 2 && binary.BigEndian.Uint16(head) == magicGzip {
-		zr, zerr := gzip.NewReader(br)
-		if zerr != nil {
-			return fail(ErrCorrupt, fmt.Errorf("gzip: %w", zerr))
+// bufferSize is the read buffer for r: readBufferSize, or less for an
+// input known to be smaller (a small file, a byte slice).
+func bufferSize(r io.Reader) int {
+	size := int64(-1)
+	switch v := r.(type) {
+	case interface{ Stat() (os.FileInfo, error) }:
+		if st, err := v.Stat(); err == nil && st.Mode().IsRegular() {
+			size = st.Size()
 		}
-		info.Compressed = true
-		br = bufio.NewReaderSize(zr, 1<<16)
+	case interface{ Len() int }:
+		size = int64(v.Len())
+	}
+	if size < 0 || size >= readBufferSize {
+		return readBufferSize
+	}
+	return max(int(size), 4096)
+}
+
+// newFileSource detects the format of r by its magic number (never by the
+// file name): a compressed stream is unwrapped first, then pcap or pcapng
+// is read. r need not be seekable.
+func newFileSource(path string, r io.ReadCloser, info *FileInfo, opts sourceOptions) (*fileSource, error) {
+	s := &fileSource{info: info, closer: r, release: func() {}, file: opts.file, secrets: opts.secrets}
+	info.Path = path
+	br := bufio.NewReaderSize(r, bufferSize(r))
+	head, err := br.Peek(6)
+	if codec := codecOf(head); codec != "" {
+		zr, release, zerr := openCodec(codec, br, opts.window)
+		if zerr != nil {
+			return nil, s.fail(&FileError{Kind: (&codecError{codec: codec, err: zerr}).kind(),
+				Err: &readError{msg: (&codecError{codec: codec, err: zerr}).text(), cause: zerr}})
+		}
+		s.release = release
+		info.Compression, info.Compressed = codec, true
+		if opts.maxExpanded > 0 {
+			zr = io.LimitReader(zr, opts.maxExpanded)
+		}
+		br = bufio.NewReaderSize(zr, readBufferSize)
 		head, err = br.Peek(4)
 	}
+	s.in.r = br
 	if len(head) < 4 {
-		if err == nil || err == io.EOF {
-			return fail(ErrNotCapture, fmt.Errorf("only %d bytes", len(head)))
+		var ce *codecError
+		switch {
+		case errors.As(err, &ce):
+			return nil, s.fail(&FileError{Kind: ce.kind(), Err: &readError{msg: ce.text(), cause: err}})
+		case err == nil || err == io.EOF || err == bufio.ErrBufferFull:
+			what := "the file"
+			if info.Compressed {
+				what = "its " + info.Compression + " data"
+			}
+			if len(head) == 0 {
+				return nil, s.notCapture(errors.New(what + " is empty"))
+			}
+			return nil, s.notCapture(fmt.Errorf("%s holds only %d byte%s", what, len(head), plural(len(head))))
 		}
-		return fail(kindOf(err), err)
+		return nil, s.fail(&FileError{Err: err})
 	}
 	magic := binary.BigEndian.Uint32(head)
-	s := &fileSource{info: info, closer: r}
 	switch magic {
 	case magicPcapMicroLE, magicPcapMicroBE, magicPcapNanoLE, magicPcapNanoBE:
 		info.Format = "pcap"
-		s.pcap, err = pcapgo.NewReader(br)
+		p, err := newPcapReader(s, magic)
 		if err != nil {
-			return fail(kindOf(err), err)
+			return nil, err
 		}
+		s.rec = p
 	case magicPcapNG:
 		info.Format = "pcapng"
-		s.ng, err = pcapgo.NewNgReader(br, pcapgo.NgReaderOptions{
-			WantMixedLinkType:  true,
-			SkipUnknownVersion: true,
-		})
-		if err != nil {
-			return fail(kindOf(err), err)
-		}
+		s.rec = newNgReader()
 	case magicModifiedLE, magicModifiedBE:
-		return fail(ErrNotCapture, fmt.Errorf("modified (Kuznetzov) pcap, magic 0x%08x, is not supported; convert it with editcap", magic))
+		return nil, s.notCapture(fmt.Errorf("modified (Kuznetzov) pcap, magic 0x%08x, is not supported; convert it with editcap", magic))
 	default:
-		return fail(ErrNotCapture, fmt.Errorf("magic 0x%08x", magic))
+		if info.Compressed {
+			// Damaged compressed data can decompress to garbage before
+			// its checksum fails: let the codec have its say first.
+			var ce *codecError
+			if _, perr := br.Peek(br.Size()); errors.As(perr, &ce) {
+				return nil, s.fail(&FileError{Kind: ce.kind(), Err: &readError{msg: ce.text(), cause: perr}})
+			}
+			return nil, s.notCapture(fmt.Errorf("%s-compressed, then magic 0x%08x", info.Compression, magic))
+		}
+		return nil, s.notCapture(fmt.Errorf("magic 0x%08x", magic))
 	}
 	return s, nil
 }
 
-// kindOf classifies a reader error.
-func kindOf(err error) error {
+// fail records e (a *FileError without its path and count) as the
+// file's error and returns it.
+func (s *fileSource) fail(e *FileError) error {
+	e.Path, e.Packets = s.info.Path, s.info.Packets
+	s.info.Err = e
+	s.done = true
+	return e
+}
+
+func (s *fileSource) notCapture(err error) error {
+	return s.fail(&FileError{Kind: ErrNotCapture, Err: err})
+}
+
+// at names a byte offset of the (decompressed) input in messages.
+func (s *fileSource) at(off int64) string {
+	if s.info.Compressed {
+		return fmt.Sprintf("byte %d of the decompressed data", off)
+	}
+	return fmt.Sprintf("byte %d", off)
+}
+
+// cut reports that the input ended, or failed, where it should have
+// held more: err is input.read's. The message gets the decompressor's
+// reason when it has one.
+func (s *fileSource) cut(err error, format string, args ...any) error {
+	msg := fmt.Sprintf(format, args...)
+	var ce *codecError
 	switch {
-	case errors.Is(err, io.ErrUnexpectedEOF):
-		return ErrTruncated
-	case errors.Is(err, io.EOF):
-		return ErrTruncated
+	case errors.As(err, &ce):
+		kind := ce.kind()
+		if kind == ErrTruncated {
+			msg = strings.Replace(msg, "the file ends inside", "the "+ce.codec+" data ends inside", 1) + ": the compressed file was cut short"
+		} else {
+			msg = ce.text() + " (" + msg + ")"
+		}
+		return s.fail(&FileError{Kind: kind, Err: &readError{msg: msg, cause: err}})
+	case err == io.ErrUnexpectedEOF:
+		if s.info.Compressed {
+			msg = strings.Replace(msg, "the file ends inside", "the decompressed data ends inside", 1)
+		}
+		return s.fail(&FileError{Kind: ErrTruncated, Err: &readError{msg: msg, cause: err}})
 	}
-	var pe *os.PathError
-	if errors.As(err, &pe) {
-		return nil
+	return s.fail(&FileError{Err: err}) // an I/O error, e.g. EIO: its own words
+}
+
+// corrupt reports an inconsistent record or block.
+func (s *fileSource) corrupt(format string, args ...any) error {
+	return s.fail(&FileError{Kind: ErrCorrupt, Err: &readError{msg: fmt.Sprintf(format, args...)}})
+}
+
+// quirk counts a quirk of the packet about to be delivered.
+func (s *fileSource) quirk(q Quirk) { s.quirkAt(q, s.info.Packets+1) }
+
+func (s *fileSource) quirkAt(q Quirk, first int64) {
+	qs := s.info.Quirks
+	for i := range qs {
+		if qs[i].Quirk == q {
+			qs[i].Count++
+			return
+		}
 	}
-	return ErrCorrupt
+	s.info.Quirks = append(qs, QuirkCount{Quirk: q, Count: 1, First: first})
 }
 
 // ReadPacket implements PacketSource.
@@ -206,29 +340,10 @@ func (s *fileSource) ReadPacket() ([]byte, gopacket.CaptureInfo, layers.LinkType
 	if s.done {
 		return nil, gopacket.CaptureInfo{}, 0, io.EOF
 	}
-	var (
-		data []byte
-		ci   gopacket.CaptureInfo
-		link layers.LinkType
-		err  error
-	)
-	if s.pcap != nil {
-		data, ci, err = s.pcap.ZeroCopyReadPacketData()
-		link = s.pcap.LinkType()
-	} else {
-		data, ci, err = s.ng.ZeroCopyReadPacketData()
-		if len(ci.AncillaryData) > 0 {
-			link, _ = ci.AncillaryData[0].(layers.LinkType)
-		}
-	}
+	data, ci, link, err := s.rec.next(s)
 	if err != nil {
 		s.done = true
-		if err == io.EOF {
-			return nil, ci, 0, io.EOF
-		}
-		e := &FileError{Path: s.info.Path, Packets: s.info.Packets, Kind: kindOf(err), Err: err}
-		s.info.Err = e
-		return nil, ci, 0, e
+		return nil, ci, 0, err
 	}
 	s.info.Packets++
 	if link != s.last || len(s.info.LinkTypes) == 0 {
@@ -242,6 +357,7 @@ func (s *fileSource) ReadPacket() ([]byte, gopacket.CaptureInfo, layers.LinkType
 
 func (s *fileSource) Close() error {
 	s.done = true
+	s.release()
 	return s.closer.Close()
 }
 
@@ -249,6 +365,7 @@ func (s *fileSource) Close() error {
 // A file that fails is recorded in its FileInfo and skipped; reading goes on
 // with the next file.
 type multiSource struct {
+	opts  Options
 	paths []string
 	infos []FileInfo
 	i     int
@@ -262,7 +379,7 @@ func (m *multiSource) ReadPacket() ([]byte, gopacket.CaptureInfo, layers.LinkTyp
 			if m.i >= len(m.paths) {
 				return nil, gopacket.CaptureInfo{}, 0, io.EOF
 			}
-			s, err := openFile(m.paths[m.i], &m.infos[m.i])
+			s, err := openFile(m.paths[m.i], &m.infos[m.i], m.opts.sourceOptions(m.i))
 			m.i++
 			if err != nil {
 				m.errs = append(m.errs, err)
@@ -290,5 +407,6 @@ func (m *multiSource) close() {
 }
 
 // readBufferSize is the read buffer of a capture file: large enough that
-// reading costs few system calls.
-const readBufferSize = 1 << 20
+// reading costs few system calls, and that a record up to the largest
+// snap length (maxSnapLen) is handed out from the buffer without a copy.
+const readBufferSize = 256<<10 + 64

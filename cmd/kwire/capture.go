@@ -33,6 +33,10 @@ type captureFlags struct {
 	MaxPending    byteSize      // --max-pending-memory
 	MaxOutOfOrder byteSize      // --max-out-of-order
 	IdleTimeout   time.Duration // --idle-timeout
+	// What a hostile capture file can make kwire hold or walk.
+	MaxCaptureWindow  byteSize // --max-capture-window
+	MaxFragmentMemory byteSize // --max-fragment-memory
+	MaxTunnelDepth    int      // --max-tunnel-depth
 }
 
 // defaultMaxOutOfOrder is --max-out-of-order's default, in bytes. The
@@ -70,6 +74,14 @@ func (o *captureFlags) addFlags(f *pflag.FlagSet, detect bool, idle time.Duratio
 		usage += ", as Wireshark: connections whose end was not captured are kept to the end of the input"
 	}
 	f.DurationVar(&o.IdleTimeout, "idle-timeout", idle, usage+")")
+	o.MaxCaptureWindow = reassembly.DefaultMaxCaptureWindow
+	f.Var(&o.MaxCaptureWindow, "max-capture-window",
+		"largest decompression window a compressed capture file (zstd, xz) may ask for, e.g. 512MiB (K, M, G: powers of 1024); a file asking for more is refused there, the packets before it are shown")
+	o.MaxFragmentMemory = reassembly.DefaultMaxFragmentMemory
+	f.Var(&o.MaxFragmentMemory, "max-fragment-memory",
+		"memory for IP fragments waiting for the rest of their packet, e.g. 64MiB (K, M, G: powers of 1024); past it the oldest incomplete packet is given up")
+	f.IntVar(&o.MaxTunnelDepth, "max-tunnel-depth", reassembly.DefaultMaxTunnelDepth,
+		"most tunnels one packet may nest (VXLAN, Geneve, GRE, ERSPAN, IP in IP), all decapsulated; deeper packets are counted and not dissected (0: no decapsulation)")
 }
 
 // reassemblyOptions are the reassembly bounds the flags set: out-of-order
@@ -79,7 +91,15 @@ func (o *captureFlags) addFlags(f *pflag.FlagSet, detect bool, idle time.Duratio
 // holding 256 MiB took minutes), and the idle timeout, checked at least twice per timeout (by
 // default every reassembly.DefaultFlushInterval of capture time).
 func (o *captureFlags) reassemblyOptions() reassembly.Options {
-	opts := reassembly.Options{IdleTimeout: o.IdleTimeout}
+	opts := reassembly.Options{
+		IdleTimeout:       o.IdleTimeout,
+		MaxCaptureWindow:  max(int64(o.MaxCaptureWindow), 1),
+		MaxFragmentMemory: max(int64(o.MaxFragmentMemory), 1),
+		MaxTunnelDepth:    o.MaxTunnelDepth,
+	}
+	if o.MaxTunnelDepth == 0 {
+		opts.MaxTunnelDepth = -1 // reassembly's "no decapsulation"
+	}
 	if t := o.IdleTimeout; t > 0 && t < 2*reassembly.DefaultFlushInterval {
 		opts.FlushInterval = max(t/2, time.Millisecond)
 	}
@@ -119,6 +139,9 @@ func (o *captureFlags) dissectOptions(showSecrets bool) (dissect.Options, error)
 	}
 	if o.IdleTimeout < 0 {
 		return opts, usageErrorf("--idle-timeout must not be negative")
+	}
+	if o.MaxTunnelDepth < 0 {
+		return opts, usageErrorf("--max-tunnel-depth must not be negative")
 	}
 	if len(opts.Ports) == 0 && !o.Detect {
 		return opts, usageErrorf("no --port given: add one or use --detect")
@@ -173,6 +196,8 @@ func (r *captureRun) addSummaries(ds dissect.Summary, rs reassembly.Summary) {
 	r.rs.NonTCP += rs.NonTCP
 	r.rs.UnsupportedLink += rs.UnsupportedLink
 	r.rs.Connections += rs.Connections
+	r.rs.Tunnelled += rs.Tunnelled
+	r.rs.TooDeep += rs.TooDeep
 	r.rs.Files = append(r.rs.Files, rs.Files...)
 }
 
@@ -319,9 +344,9 @@ func (r *captureRun) status(errw io.Writer) error {
 	code, saidEmpty := exitOK, false
 	for _, err := range r.fileErrs {
 		var fe *reassembly.FileError
-		if errors.As(err, &fe) && (errors.Is(err, reassembly.ErrTruncated) || errors.Is(err, reassembly.ErrCorrupt)) {
-			if fe.Packets == 0 && errors.Is(err, reassembly.ErrTruncated) && r.rs.Packets == 0 {
-				fmt.Fprintf(errw, "kwire: warning: %s ends in its file header: the capture holds no packets\n", fileName(fe.Path))
+		if errors.As(err, &fe) && (errors.Is(err, reassembly.ErrTruncated) || errors.Is(err, reassembly.ErrCorrupt) || errors.Is(err, reassembly.ErrLimit)) {
+			if fe.Packets == 0 && r.rs.Packets == 0 {
+				fmt.Fprintf(errw, "kwire: warning: %v: the capture holds no packets\n", err)
 				saidEmpty = true
 			} else {
 				fmt.Fprintf(errw, "kwire: warning: %v (everything before it is shown)\n", err)
@@ -331,6 +356,22 @@ func (r *captureRun) status(errw io.Writer) error {
 		}
 		fmt.Fprintf(errw, "kwire: %v\n", fileErrorText(err))
 		code = exitUsage
+	}
+	for _, f := range r.rs.Files {
+		for _, q := range f.Quirks {
+			// A writer's quirk, read as libpcap and Wireshark do: said
+			// once per file, not per packet.
+			what, first := "note", fmt.Sprintf(" (the first: packet %d)", q.First)
+			if q.Quirk.Lost() {
+				what, first = "warning", ""
+				code = max(code, exitData)
+			}
+			fmt.Fprintf(errw, "kwire: %s: %s: %d %s%s %s%s\n", what, fileName(f.Path), q.Count, q.Quirk.Unit(), plural(int(q.Count)), q.Quirk, first)
+		}
+	}
+	if r.rs.TooDeep > 0 {
+		fmt.Fprintf(errw, "kwire: warning: %d packet%s nest tunnels deeper than --max-tunnel-depth: not dissected (raise it to read them)\n", r.rs.TooDeep, plural(int(r.rs.TooDeep)))
+		code = max(code, exitData)
 	}
 	if r.ds.Kafka == 0 && code != exitUsage && r.readAny && !saidEmpty {
 		fmt.Fprintf(errw, "kwire: %s\n", r.noKafkaHint())

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kwire/kwire/internal/capturetest"
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
@@ -33,6 +34,8 @@ func TestMain(m *testing.M) {
 //	                          every line matching regexp SEL matches WANT
 //	                          too, and at least one line matches SEL
 //	headbytes SRC N DST       copy the first N bytes of SRC to DST
+//	compress CODEC SRC DST    compress SRC into DST (gzip, zstd, xz, lz4,
+//	                          bzip2: guard it with [exec:bzip2])
 //	tcppcap OUT [link=N] PORT SEG...
 //	                          write a pcap of one TCP connection from
 //	                          10.0.0.1:40000 to 10.0.0.2:PORT (handshake
@@ -70,6 +73,7 @@ func TestScripts(t *testing.T) {
 			"jsondoc":   func(ts *testscript.TestScript, neg bool, args []string) { cmdJSON(ts, neg, args, false) },
 			"everyline": cmdEveryLine,
 			"headbytes": cmdHeadBytes,
+			"compress":  cmdCompress,
 			"tcppcap":   cmdTCPPcap,
 		},
 	})
@@ -157,6 +161,17 @@ func cmdHeadBytes(ts *testscript.TestScript, neg bool, args []string) {
 	data, err := os.ReadFile(ts.MkAbs(args[0]))
 	ts.Check(err)
 	ts.Check(os.WriteFile(ts.MkAbs(args[2]), data[:min(n, len(data))], 0o644))
+}
+
+func cmdCompress(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 3 {
+		ts.Fatalf("usage: compress CODEC SRC DST")
+	}
+	data, err := os.ReadFile(ts.MkAbs(args[1]))
+	ts.Check(err)
+	z, err := capturetest.Compress(args[0], data)
+	ts.Check(err)
+	ts.Check(os.WriteFile(ts.MkAbs(args[2]), z, 0o644))
 }
 
 func cmdTCPPcap(ts *testscript.TestScript, neg bool, args []string) {

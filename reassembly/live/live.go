@@ -396,6 +396,12 @@ func (r *recorder) close(st Stats) error {
 // sorted ("any" included where it exists).
 func Interfaces() []string { return interfaceNames() }
 
+// unsupportedError is Open's error in a build that cannot capture on goos:
+// it wraps ErrUnsupported and says how to get a build that can.
+func unsupportedError(goos string) error {
+	return fmt.Errorf("%w on %s: kwire captures in pure Go on Linux only; build it with libpcap to capture here (go build -tags pcap ./cmd/kwire: cgo, with libpcap, or Npcap's SDK on Windows), or capture with tcpdump or Wireshark and run kwire read on the file", ErrUnsupported, goos)
+}
+
 // sortedNames returns names sorted and without duplicates.
 func sortedNames(names []string) []string {
 	slices.Sort(names)

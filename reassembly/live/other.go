@@ -3,7 +3,7 @@
 package live
 
 import (
-	"fmt"
+	"net"
 	"runtime"
 )
 
@@ -17,7 +17,19 @@ func openHandle(cfg *Config) (handle, error) {
 			return nil, err
 		}
 	}
-	return nil, fmt.Errorf("%w on %s: build kwire with -tags pcap (libpcap) to capture here", ErrUnsupported, runtime.GOOS)
+	return nil, unsupportedError(runtime.GOOS)
+}
+
+// interfaceNames lists the system's interfaces, for shell completion: this
+// build cannot capture on any of them, but the names are still the ones a
+// libpcap build would take.
+func interfaceNames() []string {
+	var names []string
+	ifcs, _ := net.Interfaces()
+	for _, ifc := range ifcs {
+		names = append(names, ifc.Name)
+	}
+	return sortedNames(names)
 }
 
 func permissionFix(need, exe string) string {
