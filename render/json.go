@@ -98,11 +98,12 @@ type MessageDoc struct {
 	// base64 of its bytes with each secret replaced by the 10 bytes
 	// "<redacted>" (the whole value when it has no parts), so that neither
 	// the secret nor its length shows; a string secret is "<redacted>".
-	// Keys, values and header values follow Options.Values: text gives a
-	// string when valid UTF-8 and {"base64": "..."} otherwise, hex and
-	// base64 give strings, none gives null; past Options.MaxValue bytes
-	// they are cut and "<name>Truncated": true is added. "<name>Size" is
-	// always the full length.
+	// Keys, values and header values are strings (null when null or with
+	// Options.Values none) in the encoding "<name>Encoding" names: "text"
+	// (Options.Values text, the bytes valid UTF-8), "base64" (standard,
+	// padded: --values base64, or text that is not UTF-8) or "hex"; past
+	// Options.MaxValue bytes they are cut and "<name>Truncated": true is
+	// added. "<name>Size" is always the full length.
 	Body                json.RawMessage `json:"body"`
 	Error               string          `json:"error"`               // decoding error, "" when none
 	UnknownTaggedFields []UnknownTagDoc `json:"unknownTaggedFields"` // tagged fields no schema names
@@ -695,7 +696,7 @@ func (j *jsonWriter) value(b []byte, n *protocol.Node, path string, batch *proto
 		return appendJSONStr(b, n.Str, j.safe())
 	case protocol.KindBytes:
 		if rec {
-			b, _ = j.recordBytes(b, n.Raw)
+			b, _, _ = j.recordBytes(b, n.Raw)
 			return b
 		}
 		return appendBase64String(b, n.Raw)
@@ -871,7 +872,14 @@ func (j *jsonWriter) field(o *jsonObject, c *protocol.Node, raws, repeated *[]*p
 			return
 		}
 		var cut bool
-		o.b, cut = j.recordBytes(o.b, c.Raw)
+		var enc string
+		o.b, cut, enc = j.recordBytes(o.b, c.Raw)
+		if enc != "" {
+			o.suffixKey(k, "Encoding")
+			o.b = append(o.b, '"')
+			o.b = append(o.b, enc...)
+			o.b = append(o.b, '"')
+		}
 		o.suffixKey(k, "Size")
 		o.b = strconv.AppendInt(o.b, int64(len(c.Raw)), 10)
 		if cut {
@@ -1015,11 +1023,11 @@ func (j *jsonWriter) messageSet(b []byte, n *protocol.Node, path string) []byte 
 }
 
 // recordBytes renders a record key, value or header value per
-// Options.Values: text mode gives a JSON string when the bytes are valid
-// UTF-8 and {"base64": "..."} otherwise; hex and base64 give strings; none
-// gives null (the Size key still says how long). Values longer than
-// MaxValue are cut (cut reports it).
-func (j *jsonWriter) recordBytes(b, v []byte) ([]byte, bool) {
+// Options.Values as a JSON string and names its encoding: text mode gives
+// the text when the bytes are valid UTF-8 and base64 otherwise; hex and
+// base64 give those; none gives null and no encoding (the Size key still
+// says how long). Values longer than MaxValue are cut (cut reports it).
+func (j *jsonWriter) recordBytes(b, v []byte) ([]byte, bool, string) {
 	max := j.o.maxValue()
 	cut := false
 	if j.o.Values == ValuesText && utf8.Valid(v) {
@@ -1031,22 +1039,18 @@ func (j *jsonWriter) recordBytes(b, v []byte) ([]byte, bool) {
 			}
 			t, cut = t[:i], true
 		}
-		return appendJSONBytes(b, t, j.safe()), cut
+		return appendJSONBytes(b, t, j.safe()), cut, "text"
 	}
 	if len(v) > max {
 		v, cut = v[:max], true
 	}
 	switch j.o.Values {
 	case ValuesNone:
-		return append(b, "null"...), false
+		return append(b, "null"...), false, ""
 	case ValuesHex:
 		b = append(b, '"')
 		b = hex.AppendEncode(b, v)
-		return append(b, '"'), cut
-	case ValuesBase64:
-		return appendBase64String(b, v), cut
+		return append(b, '"'), cut, "hex"
 	}
-	b = append(b, `{"base64":"`...)
-	b = base64.StdEncoding.AppendEncode(b, v)
-	return append(b, `"}`...), cut
+	return appendBase64String(b, v), cut, "base64" // --values base64, or text that is not UTF-8
 }

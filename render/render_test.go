@@ -878,13 +878,14 @@ func TestExchangeJSONFields(t *testing.T) {
 	}
 	r := parts[1].Records[0].Records
 	if len(r) != 2 || r[1].Offset != 1 || r[1].Timestamp != 1764417600010 || r[0].Key != "k1" || r[1].Key != nil ||
-		r[1].ValueSize != 3 || fmt.Sprint(r[1].Value) != "map[base64:/wAB]" {
+		r[1].ValueSize != 3 || fmt.Sprint(r[1].Value) != "/wAB" || !strings.Contains(got, `"value":"/wAB","valueEncoding":"base64"`) ||
+		!strings.Contains(got, `"key":"k1","keyEncoding":"text"`) {
 		t.Errorf("records: %+v", r)
 	}
 
 	// Values hex, cut at 2 bytes.
 	got = render(t, func(b *bytes.Buffer) error { return ExchangeJSON(b, e, Options{Values: ValuesHex, MaxValue: 2}) })
-	if !strings.Contains(got, `"key":"6b31","keySize":2,"value":"7b22","valueSize":42,"valueTruncated":true`) {
+	if !strings.Contains(got, `"key":"6b31","keyEncoding":"hex","keySize":2,"value":"7b22","valueEncoding":"hex","valueSize":42,"valueTruncated":true`) {
 		t.Errorf("hex values: %s", got)
 	}
 
