@@ -80,6 +80,13 @@ type Options struct {
 	// time in all (5 to 15% less): for tiny inputs, or to compare. It is
 	// also used when GOMAXPROCS is 1.
 	Synchronous bool
+	// Secrets, when not nil, is called with the secrets type and data of
+	// each Decryption Secrets Block of a pcapng file (SecretsTLSKeyLog:
+	// an NSS key log), in file order, before the packets that follow the
+	// block are delivered (the file is read ahead: maybe before some that
+	// precede it); on the reading goroutine (see Goroutines).
+	// data is valid only during the call.
+	Secrets func(kind uint32, data []byte)
 	// Concatenate makes ReadFiles treat its files as one capture, in the
 	// order given: frame numbers and Conn.Index continue from one file to
 	// the next and a connection may span files. Otherwise each file is a
@@ -176,7 +183,7 @@ func Run(ctx context.Context, src PacketSource, opts Options, h Handler) (Summar
 func ReadFiles(ctx context.Context, paths []string, opts Options, h Handler) (Summary, error) {
 	var errs []error
 	if opts.Concatenate {
-		m := &multiSource{paths: paths, infos: make([]FileInfo, len(paths))}
+		m := &multiSource{paths: paths, infos: make([]FileInfo, len(paths)), secrets: opts.Secrets}
 		r := newRunner(opts, h)
 		r.dec.files = m
 		err := r.run(ctx, m)
@@ -196,7 +203,7 @@ func ReadFiles(ctx context.Context, paths []string, opts Options, h Handler) (Su
 			break
 		}
 		var info FileInfo
-		src, err := openFile(path, &info)
+		src, err := openFile(path, &info, opts.Secrets)
 		if err == nil {
 			r := newRunner(opts, h)
 			r.dec.file = i

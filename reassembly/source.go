@@ -112,7 +112,7 @@ type fileSource struct {
 // openFile opens path ("-" for standard input) and reads its header. The
 // returned source is nil when the header could not be read; err is then a
 // *FileError.
-func openFile(path string, info *FileInfo) (*fileSource, error) {
+func openFile(path string, info *FileInfo, secrets func(uint32, []byte)) (*fileSource, error) {
 	info.Path = path
 	var rc io.ReadCloser
 	if path == "-" {
@@ -126,7 +126,7 @@ func openFile(path string, info *FileInfo) (*fileSource, error) {
 		}
 		rc = f
 	}
-	s, err := newFileSource(path, rc, info)
+	s, err := newFileSourceSecrets(path, rc, info, secrets)
 	if err != nil {
 		rc.Close()
 		return nil, err
@@ -138,6 +138,12 @@ func openFile(path string, info *FileInfo) (*fileSource, error) {
 // file name): gzip is unwrapped first, then pcap or pcapng is read. r need
 // not be seekable.
 func newFileSource(path string, r io.ReadCloser, info *FileInfo) (*fileSource, error) {
+	return newFileSourceSecrets(path, r, info, nil)
+}
+
+// newFileSourceSecrets is newFileSource; secrets, when not nil, gets a
+// pcapng file's Decryption Secrets Blocks (Options.Secrets).
+func newFileSourceSecrets(path string, r io.ReadCloser, info *FileInfo, secrets func(uint32, []byte)) (*fileSource, error) {
 	fail := func(kind, err error) (*fileSource, error) {
 		e := &FileError{Path: path, Kind: kind, Err: err}
 		info.Err = e
@@ -171,7 +177,11 @@ func newFileSource(path string, r io.ReadCloser, info *FileInfo) (*fileSource, e
 		}
 	case magicPcapNG:
 		info.Format = "pcapng"
-		s.ng, err = pcapgo.NewNgReader(br, pcapgo.NgReaderOptions{
+		var in io.Reader = br
+		if secrets != nil {
+			in = &dsbTap{r: br, fn: secrets}
+		}
+		s.ng, err = pcapgo.NewNgReader(in, pcapgo.NgReaderOptions{
 			WantMixedLinkType:  true,
 			SkipUnknownVersion: true,
 		})
@@ -249,11 +259,12 @@ func (s *fileSource) Close() error {
 // A file that fails is recorded in its FileInfo and skipped; reading goes on
 // with the next file.
 type multiSource struct {
-	paths []string
-	infos []FileInfo
-	i     int
-	cur   *fileSource
-	errs  []error
+	paths   []string
+	infos   []FileInfo
+	secrets func(uint32, []byte)
+	i       int
+	cur     *fileSource
+	errs    []error
 }
 
 func (m *multiSource) ReadPacket() ([]byte, gopacket.CaptureInfo, layers.LinkType, error) {
@@ -262,7 +273,7 @@ func (m *multiSource) ReadPacket() ([]byte, gopacket.CaptureInfo, layers.LinkTyp
 			if m.i >= len(m.paths) {
 				return nil, gopacket.CaptureInfo{}, 0, io.EOF
 			}
-			s, err := openFile(m.paths[m.i], &m.infos[m.i])
+			s, err := openFile(m.paths[m.i], &m.infos[m.i], m.secrets)
 			m.i++
 			if err != nil {
 				m.errs = append(m.errs, err)

@@ -96,6 +96,8 @@ type Event struct {
 	Dir    Dir
 	At     Mark
 	Bytes  int64  // EventUndecrypted: ciphertext bytes not decrypted
+	Alert  byte   // EventAlert: AlertDescription (RFC 8446 section 6; 0 close_notify)
+	Fatal  bool   // EventAlert: AlertLevel fatal (2)
 	Detail string // in plain words
 	Info   *Info  // EventDecrypting, EventNoKey: the connection as known
 }
@@ -147,10 +149,11 @@ type Options struct {
 	// Reserve, when not nil, accounts the bytes a Conn holds: the record
 	// being reassembled, a handshake message reassembled across records,
 	// records held by Wait. It is called with a positive n before
-	// holding more and a negative n when letting go. For records held by
-	// Wait, a false answer refuses them: the wait ends with EventNoKey.
-	// Record and handshake buffers, bounded by MaxRecord and 64 KiB per
-	// direction, are held anyway.
+	// holding more and a negative n when letting go; the bytes count
+	// either way. For records held by Wait, a false answer refuses them
+	// (their bytes are given back at once) and the wait ends with
+	// EventNoKey. Record and handshake buffers, bounded by MaxRecord and
+	// 64 KiB per direction, are held anyway.
 	Reserve func(n int64) bool
 	// Sessions, when not nil, is where TLS 1.2 master secrets are kept
 	// for connections that resume a session (shared by one capture's
@@ -227,6 +230,7 @@ type half struct {
 
 	records  int  // records seen
 	dead     bool // the rest of this direction is not decrypted
+	quiet    bool // for a reason reported for the connection (no key): no EventUndecrypted
 	deadWhy  string
 	deadSize int64
 	earlyOK  bool // TLS 1.3 client: the first handshake-key record decrypted
@@ -447,7 +451,7 @@ func (c *Conn) Close() {
 	}
 	for i := range c.half {
 		h := &c.half[i]
-		if h.dead && h.deadSize > 0 {
+		if h.dead && h.deadSize > 0 && !h.quiet {
 			c.event(&Event{Kind: EventUndecrypted, Dir: h.dir, Bytes: h.deadSize,
 				Detail: fmt.Sprintf("%d bytes of TLS records not decrypted after: %s", h.deadSize, h.deadWhy)})
 		}
@@ -524,6 +528,7 @@ func (c *Conn) record(h *half, hdr [5]byte, frag []byte, marks []pmark) {
 func (c *Conn) killQuiet(h *half, n int64) {
 	if !h.dead {
 		h.dead = true
+		h.quiet = true
 		switch c.state {
 		case csNoKey:
 			h.deadWhy = "no key for the client random"
@@ -534,9 +539,6 @@ func (c *Conn) killQuiet(h *half, n int64) {
 		h.cap, h.hsCap = 0, 0
 		h.frag, h.hs = nil, nil
 		h.nhdr = 0
-		if c.h != nil {
-			c.h.Lost(h.dir, -1, Mark{})
-		}
 	}
 	h.deadSize += n
 }
@@ -638,7 +640,7 @@ func (c *Conn) plainRecord(h *half, hdr [5]byte, frag []byte, at Mark) {
 // alert reports an alert record (RFC 8446 section 6).
 func (c *Conn) alert(h *half, b []byte, at Mark) {
 	if len(b) < 2 {
-		c.event(&Event{Kind: EventAlert, Dir: h.dir, At: at, Detail: "malformed TLS alert"})
+		c.event(&Event{Kind: EventAlert, Dir: h.dir, At: at, Alert: 0xff, Detail: "malformed TLS alert"})
 		return
 	}
 	level := "warning"
@@ -650,7 +652,7 @@ func (c *Conn) alert(h *half, b []byte, at Mark) {
 	if d != "close_notify" {
 		detail = fmt.Sprintf("TLS alert %s (%s)", d, level)
 	}
-	c.event(&Event{Kind: EventAlert, Dir: h.dir, At: at, Detail: detail})
+	c.event(&Event{Kind: EventAlert, Dir: h.dir, At: at, Alert: b[1], Fatal: b[0] == 2, Detail: detail})
 }
 
 var alertNames = map[byte]string{
@@ -1006,6 +1008,7 @@ func (c *Conn) holdCCS(h *half) {
 func (c *Conn) hold(h *half, hdr [5]byte, frag []byte, marks []pmark) bool {
 	n := int64(len(frag) + hdrLen)
 	if !c.reserve(n) {
+		c.reserve(-n)
 		return false
 	}
 	c.waitSize += n

@@ -482,8 +482,8 @@ func (k *readSink) render(w byteWriter, ex *dissect.Exchange, v exchangeView) er
 	}
 	err := render.Line(w, ex, v.ropts)
 	if k.o.Tree || k.o.HexDump {
-		err = firstError(err, k.frameDetail(w, v.ropts, "request", ex.Request))
-		err = firstError(err, k.frameDetail(w, v.ropts, "response", ex.Response))
+		err = firstError(err, k.frameDetail(w, v.ropts, "request", ex.Request, ex.TLS))
+		err = firstError(err, k.frameDetail(w, v.ropts, "response", ex.Response, ex.TLS))
 		err = firstError(err, w.WriteByte('\n'))
 	}
 	return err
@@ -504,14 +504,20 @@ func firstError(a, b error) error {
 }
 
 // frameDetail writes a frame's tree (-V) and annotated hex (-x) under a
-// "  request, packet 12:" heading, indented by four spaces.
-func (k *readSink) frameDetail(w io.Writer, ropts render.Options, what string, fr *dissect.Frame) error {
+// "  request, packet 12:" heading, indented by four spaces; tls says the
+// frame was decrypted ("  request, packet 12, decrypted from TLS:": the
+// offsets and bytes are the plaintext's, the packets those that carried
+// its records).
+func (k *readSink) frameDetail(w io.Writer, ropts render.Options, what string, fr *dissect.Frame, tls bool) error {
 	if fr == nil || fr.Tree == nil {
 		return nil
 	}
 	packets := " " + strconv.FormatInt(fr.FirstFrame, 10)
 	if fr.LastFrame != fr.FirstFrame {
 		packets = "s" + packets + "-" + strconv.FormatInt(fr.LastFrame, 10)
+	}
+	if tls {
+		packets += ", decrypted from TLS"
 	}
 	if _, err := fmt.Fprintf(w, "  %s, packet%s:\n", what, packets); err != nil {
 		return err
@@ -588,6 +594,10 @@ func (k *readSink) showEvent(ev *dissect.Event) bool {
 	switch ev.Kind {
 	case dissect.EventOpen, dissect.EventClose, dissect.EventSkipped:
 		return false
+	case dissect.EventTLSNote:
+		if ev.Note == dissect.TLSNoteClose || ev.Note == dissect.TLSNoteKeyUpdate {
+			return false // routine TLS: with --verbose
+		}
 	}
 	others := *k.fl
 	others.stream = -1

@@ -157,8 +157,17 @@ type ConnStats struct {
 	Resyncs         int64 `json:"resyncs"`
 	BadFrames       int64 `json:"badFrames"`
 	Truncated       int64 `json:"truncated"`
-	TLS             bool  `json:"tls,omitempty"`
+	TLS             bool  `json:"tls,omitempty"` // a TLS connection (EventTLS)
 	Closed          bool  `json:"closed"`
+
+	// The TLS connection's status (dissect.TLSStatus): decrypted, or the
+	// reason it was not; what its handshake said. Empty for plaintext.
+	TLSDecrypted bool   `json:"tls_decrypted,omitempty"`
+	TLSReason    string `json:"tls_reason,omitempty"`
+	TLSVersion   string `json:"tls_version,omitempty"`
+	TLSSuite     string `json:"tls_suite,omitempty"`
+	TLSSNI       string `json:"tls_sni,omitempty"`
+	TLSALPN      string `json:"tls_alpn,omitempty"`
 }
 
 // LatencyOverAPI is one API key's latency distribution and latency over
