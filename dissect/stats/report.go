@@ -162,12 +162,12 @@ type ConnStats struct {
 
 	// The TLS connection's status (dissect.TLSStatus): decrypted, or the
 	// reason it was not; what its handshake said. Empty for plaintext.
-	TLSDecrypted bool   `json:"tls_decrypted,omitempty"`
-	TLSReason    string `json:"tls_reason,omitempty"`
-	TLSVersion   string `json:"tls_version,omitempty"`
-	TLSSuite     string `json:"tls_suite,omitempty"`
-	TLSSNI       string `json:"tls_sni,omitempty"`
-	TLSALPN      string `json:"tls_alpn,omitempty"`
+	TLSDecrypted bool   `json:"tlsDecrypted,omitempty"`
+	TLSReason    string `json:"tlsReason,omitempty"`
+	TLSVersion   string `json:"tlsVersion,omitempty"`
+	TLSSuite     string `json:"tlsSuite,omitempty"`
+	TLSSNI       string `json:"tlsSni,omitempty"`
+	TLSALPN      string `json:"tlsAlpn,omitempty"`
 }
 
 // LatencyOverAPI is one API key's latency distribution and latency over
