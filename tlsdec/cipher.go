@@ -121,7 +121,8 @@ func (p *protection) open(dst []byte, hdr [5]byte, frag []byte) (pt []byte, typ 
 	ct := frag[p.explicit:]
 	var ad []byte
 	if p.tls13 {
-		ad = hdr[:]
+		ad = p.ad[:5]
+		copy(ad, hdr[:])
 	} else {
 		ad = p.ad[:]
 		binary.BigEndian.PutUint64(ad, seq)

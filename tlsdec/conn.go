@@ -295,7 +295,7 @@ func (c *Conn) Data(dir Dir, data []byte, at Mark) {
 					}
 					if n := int(binary.BigEndian.Uint16(data[3:])); len(data) >= hdrLen+n {
 						h.one[0] = pmark{0, at}
-						c.record(h, hdr, data[hdrLen:hdrLen+n], h.one[:])
+						c.record(h, hdr, data[hdrLen:hdrLen+n], h.one[:], false)
 						data = data[hdrLen+n:]
 						continue
 					}
@@ -331,7 +331,7 @@ func (c *Conn) Data(dir Dir, data []byte, at Mark) {
 		}
 		if len(h.frag) == h.need {
 			h.nhdr = 0
-			c.record(h, h.hdr, h.frag, h.marks)
+			c.record(h, h.hdr, h.frag, h.marks, true)
 		}
 	}
 }
@@ -341,7 +341,8 @@ func (c *Conn) header(h *half, hdr [5]byte) bool {
 	n := int(binary.BigEndian.Uint16(hdr[3:]))
 	switch {
 	case hdr[0] < ctChangeCipherSpec || hdr[0] > ctHeartbeat || hdr[1] != 3:
-		c.kill(h, EventMalformed, fmt.Sprintf("not a TLS record header (% x)", hdr[:]), h.hdrAt)
+		bad := hdr // only this copy escapes, and only here
+		c.kill(h, EventMalformed, fmt.Sprintf("not a TLS record header (% x)", bad[:]), h.hdrAt)
 		return false
 	case n > MaxRecord:
 		c.kill(h, EventMalformed, fmt.Sprintf("TLS record length %d over the maximum %d", n, MaxRecord), h.hdrAt)
@@ -462,8 +463,9 @@ func (c *Conn) Close() {
 }
 
 // record handles one whole record; frag and marks are valid during the
-// call only.
-func (c *Conn) record(h *half, hdr [5]byte, frag []byte, marks []pmark) {
+// call only. owned says frag is the half's buffer, which may be
+// overwritten.
+func (c *Conn) record(h *half, hdr [5]byte, frag []byte, marks []pmark, owned bool) {
 	h.records++
 	at := marks[0].at
 	if c.state == csNoKey || c.state == csBroken {
@@ -484,8 +486,14 @@ func (c *Conn) record(h *half, hdr [5]byte, frag []byte, marks []pmark) {
 		c.plainRecord(h, hdr, frag, at)
 		return
 	}
-	pt, typ, err := h.prot.open(h.pt[:0], hdr, frag)
-	if cap(pt) > cap(h.pt) {
+	dst := h.pt[:0]
+	if owned && h.prot.aead != nil {
+		// The record is in the half's own buffer: open it in place
+		// (cipher.AEAD allows ciphertext[:0] as dst).
+		dst = frag[h.prot.explicit:h.prot.explicit]
+	}
+	pt, typ, err := h.prot.open(dst, hdr, frag)
+	if !owned && cap(pt) > cap(h.pt) {
 		h.pt = pt[:0]
 	}
 	if err != nil {
@@ -1054,7 +1062,7 @@ func (c *Conn) retryKeys(final bool) {
 			c.changeCipherSpec(h, Mark{})
 			continue
 		}
-		c.record(h, r.hdr, r.frag, r.marks)
+		c.record(h, r.hdr, r.frag, r.marks, true)
 	}
 	c.reserve(-size)
 }

@@ -252,7 +252,7 @@ var (
 	rsaKey          *rsa.PrivateKey
 )
 
-func certs(t *testing.T) (ec, rs tls.Certificate) {
+func certs(testing.TB) (ec, rs tls.Certificate) {
 	certsOnce.Do(func() {
 		ek, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 		ecCert = selfSigned(ek, &ek.PublicKey)

@@ -80,9 +80,10 @@ the lines (exchanges as they complete); consumers tell them apart by
 unanswered, orphan or sasl (with "topics", names where a Metadata or
 CreateTopics response of the capture gave a topic ID's name); an event's
 is gap, resync, badFrame, tls or truncated (and, with --verbose, open,
-close and skipped), with "stream", "client", "broker", "from" (the side
-whose bytes it concerns), "frame", "time", "bytes", "detail", and "hex"
-(the bytes a resync skipped). E.g. jq 'select(.kind == "gap")'. Integers
+close, skipped and tlsNote), with "stream", "client", "broker", "from" (the
+side whose bytes it concerns), "frame", "time", "bytes", "detail", "hex"
+(the bytes a resync skipped) and "tls" (a tls event's status: decrypted,
+reason, version, suite, sni, alpn, resumed; null for other events). E.g. jq 'select(.kind == "gap")'. Integers
 are JSON numbers with every digit, as Kafka's JsonConverter writes them;
 tools that read numbers as doubles (jq before 1.7, JavaScript) round those
 beyond 2^53, such as producer IDs.
@@ -92,6 +93,21 @@ any port (--detect, on by default), or when one side uses a --port (default
 9092): there content cannot tell, e.g. a capture that starts in the middle
 of a connection. --detect=false keeps to the --port connections. --verbose
 also lists the connections that were skipped and why.
+
+TLS: with --tls-keylog (the clients' key log: SSLKEYLOGFILE, Go's
+KeyLogWriter, openssl -keylogfile, a Java key-log agent) or the Decryption
+Secrets Blocks of a pcapng capture (editcap --inject-secrets), TLS 1.2 and
+1.3 connections on any port are decrypted and read like plaintext: Kafka
+is recognised inside by content, lines and -x keep the packet numbers and
+times of the records that carried each byte ("decrypted from TLS" in -V
+and -x headings). Each TLS connection has one tls event: decrypted
+(version, cipher suite, SNI, ALPN) or why not (no key for its client
+random and how many keys were loaded, handshake not captured, wrong key,
+unsupported version or suite); in --json its "tls" object says the same.
+--verbose adds alerts (close_notify) and key updates (tlsNote). A record
+that fails authentication once decryption began is a gap: the rest of that
+direction is lost, never shown as garbage. When keys were given, a TLS
+connection that could not be decrypted makes the exit status 1.
 
 Record batches: the one-line mode reads each batch's header and verifies
 its CRC (base offset, record count, codec and size per partition) without
