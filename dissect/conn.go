@@ -51,7 +51,8 @@ type conn struct {
 	sasl    saslState
 	mech    string // SASL mechanism negotiated by SaslHandshake
 	tlsSeen bool
-	frames  int64 // frames cut on this connection
+	frames  int64    // frames cut on this connection
+	tls     *tlsConn // the TLS layer, when the connection is TLS
 }
 
 func (c *conn) addrs() (client, broker netip.AddrPort) {
@@ -99,7 +100,34 @@ func (c *conn) goTLS(dir reassembly.Dir, frame int64, t time.Time) {
 			s.buf, s.scan = nil, nil
 		}
 	}
-	c.d.event(&Event{Kind: EventTLS, Conn: c.c, Dir: dir, Frame: frame, Time: t, Detail: "TLS, not decrypted"})
+	c.d.tlsReasons[TLSNoHandshake]++
+	c.d.event(&Event{Kind: EventTLS, Conn: c.c, Dir: dir, Frame: frame, Time: t,
+		Detail: "not decrypted: TLS records with no handshake before them (the capture began mid-connection)",
+		TLS:    &TLSStatus{Reason: TLSNoHandshake}})
+}
+
+// plain takes the next bytes of the connection's (plaintext or
+// decrypted) stream in direction dir, from packet frame at time t.
+func (c *conn) plain(dir reassembly.Dir, data []byte, frame int64, t time.Time) {
+	switch c.state {
+	case csKafka:
+		c.split[dir].feed(data, frame, t)
+	case csUndecided:
+		c.pre = append(c.pre, preChunk{dir: dir, data: append([]byte(nil), data...), frame: frame, time: t})
+		c.preBytes += len(data)
+		c.decide(false)
+	}
+}
+
+// plainGap reports n bytes of the stream lost (n < 0: unknown); why, if
+// not "", says what lost them.
+func (c *conn) plainGap(dir reassembly.Dir, n int64, t time.Time, why string) {
+	switch c.state {
+	case csKafka:
+		c.gapWhy(dir, n, t, why)
+	case csUndecided:
+		c.pre = append(c.pre, preChunk{dir: dir, gap: true, n: n, time: t})
+	}
 }
 
 // prefix returns direction dir's bytes held so far, up to the first gap
@@ -162,11 +190,11 @@ func (c *conn) decide(final bool) {
 	}
 	port := c.portA || c.portB
 	for d := range 2 {
-		if isTLS(pfx[d]) {
-			if port {
-				c.goTLS(reassembly.Dir(d), frame[d], tm[d])
+		if c.tls == nil && isTLS(pfx[d]) {
+			if port || c.d.tlsKeys() {
+				c.startTLS()
 			} else {
-				c.skip("TLS", "TLS on a port not in the Kafka port list")
+				c.skip("TLS", "TLS on a port not in the Kafka port list (no key log to decrypt it)")
 			}
 			return
 		}
@@ -174,6 +202,9 @@ func (c *conn) decide(final bool) {
 	how := "detected"
 	if port {
 		how = "on a Kafka port"
+	}
+	if c.tls != nil {
+		how += ", inside TLS"
 	}
 	for d := range 2 {
 		if isHTTP(pfx[d]) {
@@ -247,6 +278,10 @@ func clientIDLen(b []byte) int {
 }
 
 func (c *conn) skipNotKafka(pfx [2][]byte) {
+	if c.tls != nil && len(pfx[0]) == 0 && len(pfx[1]) == 0 {
+		c.skip("TLS without data", "TLS connection that carried no application data")
+		return
+	}
 	why := "no data"
 	for d := range 2 {
 		if len(pfx[d]) > 0 {
@@ -285,7 +320,10 @@ func (c *conn) kafka(client reassembly.Dir, reqAt0 bool, how string) {
 	}
 }
 
-func (c *conn) gap(dir reassembly.Dir, n int64, t time.Time) {
+func (c *conn) gap(dir reassembly.Dir, n int64, t time.Time) { c.gapWhy(dir, n, t, "") }
+
+// gapWhy is gap with what lost the bytes, when not "".
+func (c *conn) gapWhy(dir reassembly.Dir, n int64, t time.Time, why string) {
 	d := c.d
 	d.sum.Gaps++
 	if n > 0 {
@@ -295,6 +333,9 @@ func (c *conn) gap(dir reassembly.Dir, n int64, t time.Time) {
 	if n < 0 {
 		detail = "bytes lost (count unknown)"
 	}
+	if why != "" {
+		detail += ": " + why
+	}
 	d.event(&Event{Kind: EventGap, Conn: c.c, Dir: dir, Time: t, Bytes: n, Detail: detail})
 	c.split[dir].gap(n)
 }
@@ -302,7 +343,7 @@ func (c *conn) gap(dir reassembly.Dir, n int64, t time.Time) {
 // badFrame reports a diagnosed frame; it returns false when the
 // connection stopped being dissected (TLS).
 func (c *conn) badFrame(s *splitter, detail string, at mark) bool {
-	if strings.HasPrefix(detail, "TLS") && c.frames == 0 {
+	if strings.HasPrefix(detail, "TLS") && c.frames == 0 && c.tls == nil {
 		// Kafka never switches to TLS mid-connection: only a connection
 		// that has carried no frame yet is taken for TLS.
 		c.goTLS(s.dir, at.frame, at.time)
@@ -470,6 +511,9 @@ func closeWhy(reason string) (why string, closed bool) {
 func (c *conn) close(reason string, t time.Time) {
 	if c.last.IsZero() {
 		c.last = t // no payload was seen: the close is the only time known
+	}
+	if c.tls != nil {
+		c.closeTLS(t)
 	}
 	if c.state == csUndecided {
 		c.decide(true)

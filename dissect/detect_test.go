@@ -75,13 +75,16 @@ func TestTLSOnKafkaPort(t *testing.T) {
 	r.client(hx(t, `17 03 03 00 20 01 02 03 04`))
 	r.d.Finish()
 	tls := r.sink.events(EventTLS)
-	if len(tls) != 1 || tls[0].Detail != "TLS, not decrypted" || tls[0].Frame != 1 {
+	// The ClientHello record is cut short (200 bytes announced): the
+	// handshake never completes.
+	if len(tls) != 1 || tls[0].Detail != "not decrypted: the TLS handshake did not complete in the capture" ||
+		tls[0].Frame != 1 || tls[0].TLS == nil || tls[0].TLS.Reason != TLSIncomplete {
 		t.Fatalf("tls events %+v", tls)
 	}
 	if len(r.sink.ex) != 0 || len(r.sink.events(EventBadFrame)) != 0 {
 		t.Errorf("exchanges %d bad frames %d", len(r.sink.ex), len(r.sink.events(EventBadFrame)))
 	}
-	if s := r.d.Summary(); s.TLS != 1 || s.Kafka != 0 || s.Frames != 0 {
+	if s := r.d.Summary(); s.TLS != 1 || s.Kafka != 0 || s.Frames != 0 || len(s.TLSReasons) != 1 || s.TLSReasons[0].Reason != TLSIncomplete {
 		t.Errorf("summary %+v", s)
 	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/kwire/kwire/protocol"
 	"github.com/kwire/kwire/reassembly"
+	"github.com/kwire/kwire/tlsdec"
 )
 
 // Defaults for Options.
@@ -74,6 +75,20 @@ type Options struct {
 	// SpillDir is the directory of that file; "" means os.TempDir(). The
 	// file is removed from it at once where the OS allows (else at Finish).
 	SpillDir string
+	// TLSKeys, when not nil, are the secrets TLS connections are
+	// decrypted with (package tlsdec: a key log, looked up by client
+	// random). With keys, TLS connections on any port are decrypted and
+	// their plaintext dissected like a plaintext connection's (Kafka
+	// detected by content with Detect); without, TLS on a Kafka port is
+	// reported (EventTLS) and elsewhere skipped. The TLS layer's buffers
+	// count against PendingMemory.
+	TLSKeys tlsdec.Keys
+	// TLSWait holds TLS records whose keys are not in TLSKeys yet, and
+	// looks again with each new record and at the connection's end
+	// (kwire live: clients append to the key log file during the
+	// handshake). The records held count against PendingMemory; past it
+	// the connection is reported without a key.
+	TLSWait bool
 }
 
 // Dissector turns reassembled TCP streams into Kafka exchanges. It
@@ -88,6 +103,9 @@ type Dissector struct {
 	brokers map[netip.AddrPort]*BrokerVersions
 	guesses int
 	spill   spiller
+
+	sessions   tlsdec.Sessions // TLS 1.2 sessions, for resumed connections
+	tlsReasons map[string]int  // TLS connections not decrypted, by reason
 }
 
 // New returns a Dissector that reports to sink.
@@ -111,6 +129,8 @@ func New(opts Options, sink Sink) *Dissector {
 		conns:   make(map[*reassembly.Conn]*conn),
 		reasons: make(map[string]int),
 		brokers: make(map[netip.AddrPort]*BrokerVersions),
+
+		tlsReasons: make(map[string]int),
 	}
 }
 
@@ -159,25 +179,25 @@ func (d *Dissector) Data(rc *reassembly.Conn, dir reassembly.Dir, ch reassembly.
 	}
 	c := d.conn(rc)
 	c.last = ch.Time
-	switch c.state {
-	case csKafka:
-		c.split[dir].feed(ch.Data, ch.Frame, ch.Time)
-	case csUndecided:
-		c.pre = append(c.pre, preChunk{dir: dir, data: append([]byte(nil), ch.Data...), frame: ch.Frame, time: ch.Time})
-		c.preBytes += len(ch.Data)
-		c.decide(false)
+	if c.tls != nil {
+		if c.state == csUndecided || c.state == csKafka {
+			c.tls.dec.Data(tlsdec.Dir(dir), ch.Data, tlsdec.Mark{Frame: ch.Frame, Time: ch.Time})
+		}
+		return
 	}
+	c.plain(dir, ch.Data, ch.Frame, ch.Time)
 }
 
 // Gap implements reassembly.Handler.
 func (d *Dissector) Gap(rc *reassembly.Conn, dir reassembly.Dir, n int64, t time.Time) {
 	c := d.conn(rc)
-	switch c.state {
-	case csKafka:
-		c.gap(dir, n, t)
-	case csUndecided:
-		c.pre = append(c.pre, preChunk{dir: dir, gap: true, n: n, time: t})
+	if c.tls != nil {
+		if c.state == csUndecided || c.state == csKafka {
+			c.tls.dec.Gap(tlsdec.Dir(dir), n, t)
+		}
+		return
 	}
+	c.plainGap(dir, n, t, "")
 }
 
 // Close implements reassembly.Handler.
@@ -234,6 +254,9 @@ func (d *Dissector) emit(ex *Exchange) {
 			d.finishRequest(f)
 		}
 	}
+	if c := d.conns[ex.Conn]; c != nil && c.tls != nil {
+		ex.TLS = true
+	}
 	d.sum.Exchanges++
 	switch ex.Kind {
 	case KindPaired:
@@ -271,7 +294,12 @@ type Summary struct {
 	Kafka       int      // connections recognised as Kafka
 	Skipped     int      // connections not dissected
 	SkipReasons []Reason // why, sorted by reason
-	TLS         int      // Kafka-port connections carrying TLS (not decrypted)
+	// TLS counts the TLS connections reported with EventTLS (on a Kafka
+	// port, or decrypted anywhere); TLS not on a Kafka port that could not
+	// be decrypted is a skip reason ("TLS") instead.
+	TLS          int
+	TLSDecrypted int      // of them, decrypted
+	TLSReasons   []Reason // the others, by TLSStatus.Reason, sorted
 
 	Frames    int64 // frames cut (requests, responses, raw SASL tokens)
 	Requests  int64 // Kafka request frames
@@ -318,6 +346,11 @@ func (d *Dissector) Summary() Summary {
 		s.SkipReasons = append(s.SkipReasons, Reason{r, n})
 	}
 	slices.SortFunc(s.SkipReasons, func(a, b Reason) int { return cmp.Compare(a.Reason, b.Reason) })
+	s.TLSReasons = make([]Reason, 0, len(d.tlsReasons))
+	for r, n := range d.tlsReasons {
+		s.TLSReasons = append(s.TLSReasons, Reason{r, n})
+	}
+	slices.SortFunc(s.TLSReasons, func(a, b Reason) int { return cmp.Compare(a.Reason, b.Reason) })
 	return s
 }
 

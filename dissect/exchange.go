@@ -118,6 +118,10 @@ type Exchange struct {
 	// error.
 	Advertised []APIRange
 
+	// TLS says the frames were decrypted from TLS records (their packet
+	// numbers and times are those of the records' packets).
+	TLS bool
+
 	// Notes are anomalies and explanations in plain words, e.g.
 	// "duplicate correlation ID 7 in flight", "version 13 outside the
 	// broker's advertised range 0-12", "probably Metadata v12",
@@ -198,10 +202,11 @@ const (
 	EventSkipped                    // a connection was not Kafka (Detail says why)
 	EventGap                        // bytes lost in one direction (Bytes)
 	EventResync                     // the splitter skipped Bytes of garbage to find the next frame
-	EventTLS                        // the connection is TLS, not decrypted (reported once)
+	EventTLS                        // the connection is TLS: decrypted or why not (TLS; once per connection)
 	EventClose                      // the connection ended
 	EventBadFrame                   // a frame length was diagnosed as not Kafka (Detail: TLS, HTTP, SASL token, garbage)
 	EventTruncated                  // a frame cut off by the end of the connection or capture, or by a gap (Bytes captured, Detail says which)
+	EventTLSNote                    // the TLS layer: an alert, a KeyUpdate, bytes not decrypted after a failure (Bytes), 0-RTT data
 )
 
 // Event is a connection-level happening worth telling the user.
@@ -223,6 +228,10 @@ type Event struct {
 	// them.
 	Withheld bool
 	Detail   string // what happened in plain words, as the text output shows it
+	// TLS, for EventTLS, is the connection's TLS status.
+	TLS *TLSStatus
+	// Note, for EventTLSNote, says what it reports.
+	Note TLSNote
 }
 
 // Sink receives the dissector's output, synchronously and in capture order

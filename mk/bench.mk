@@ -17,7 +17,7 @@ KWIRE_BENCH_DIR ?= $(CURDIR)/bench-captures
 BENCH_DIR       := $(abspath $(KWIRE_BENCH_DIR))
 BENCH_BYTES     ?= 210MB
 BENCH_BIG_BYTES ?= 780MB
-BENCH_SMALL     := netns-2.1 netns-newest lo-2.1 lo-newest
+BENCH_SMALL     := netns-2.1 netns-newest lo-2.1 lo-newest lo-tls
 BENCH_CAPTURES  ?= $(BENCH_SMALL) big-1g
 BENCH_MODES     ?=
 BENCH_TSHARK    ?= 1
@@ -28,6 +28,9 @@ bench_args_netns-newest := -bench-netns -bench-version newest -bench-bytes $(BEN
 bench_args_lo-2.1       := -bench-version 2.1 -bench-bytes $(BENCH_BYTES)
 bench_args_lo-newest    := -bench-version newest -bench-bytes $(BENCH_BYTES)
 bench_args_big-1g       := -bench-netns -bench-version 2.1 -bench-bytes $(BENCH_BIG_BYTES)
+# lo-newest's traffic over TLS 1.3 (AES-128-GCM), its key log beside it:
+# the cost of decryption is lo-tls against lo-newest.
+bench_args_lo-tls       := -bench-tls -bench-version newest -bench-bytes $(BENCH_BYTES)
 
 .PHONY: bench-captures bench-e2e bench-tools
 

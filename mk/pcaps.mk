@@ -12,7 +12,7 @@
 PCAPS_ONLY       ?=
 PCAPS_BENCH_OUT  ?= /tmp/kwire-bench
 PCAPS_BENCH_ARGS ?= -bench-bytes 210MB -bench-version newest
-PCAPS_TOOLS      ?= tcpdump kcat
+PCAPS_TOOLS      ?= tcpdump kcat openssl editcap
 # kafka-python and its codec modules (Debian), for the kafkapython scenario.
 PCAPS_APT        ?= python3-kafka python3-snappy python3-lz4 python3-zstandard
 
@@ -20,7 +20,7 @@ PCAPS_APT        ?= python3-kafka python3-snappy python3-lz4 python3-zstandard
 
 pcaps-deps:
 	@missing=""; \
-	for t in $(PCAPS_TOOLS); do command -v $$t >/dev/null 2>&1 || missing="$$missing $$t"; done; \
+	for t in $(PCAPS_TOOLS); do command -v $$t >/dev/null 2>&1 || missing="$$missing $$(echo $$t | sed s/^editcap$$/wireshark-common/)"; done; \
 	if [ -n "$$missing" ]; then \
 		echo "installing$$missing"; \
 		apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y $$missing; \

@@ -16,6 +16,7 @@ import (
 	"net/netip"
 	"os"
 	"sort"
+	"strings"
 
 	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
@@ -73,7 +74,15 @@ func readConns(path string) ([]*tcpConn, int, error) {
 		return nil, 0, err
 	}
 	defer f.Close()
-	r, err := pcapgo.NewReader(f)
+	var r interface {
+		ReadPacketData() ([]byte, gopacket.CaptureInfo, error)
+		LinkType() layers.LinkType
+	}
+	if strings.HasSuffix(path, ".pcapng") {
+		r, err = pcapgo.NewNgReader(f, pcapgo.DefaultNgReaderOptions)
+	} else {
+		r, err = pcapgo.NewReader(f)
+	}
 	if err != nil {
 		return nil, 0, err
 	}

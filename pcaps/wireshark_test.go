@@ -63,9 +63,7 @@ var tsharkFields = []string{
 func readTshark(t *testing.T, tshark, capture, ports string) *tsCapture {
 	t.Helper()
 	args := []string{"-r", capture, "-n", "-T", "fields", "-E", "separator=/t", "-E", "aggregator=,"}
-	for _, p := range strings.Split(ports, ",") {
-		args = append(args, "-d", "tcp.port=="+p+",kafka")
-	}
+	args = append(args, tsharkDecodeAs(capture, ports)...)
 	for _, f := range tsharkFields {
 		args = append(args, "-e", f)
 	}
@@ -98,6 +96,24 @@ func readTshark(t *testing.T, tshark, capture, ports string) *tsCapture {
 		}
 	}
 	return tc
+}
+
+// tsharkDecodeAs are tshark's options to read Kafka on the broker ports:
+// over TCP, or for an encrypted capture over TLS with its key log (a
+// pcapng's own Decryption Secrets Blocks need none).
+func tsharkDecodeAs(capture, ports string) []string {
+	var args []string
+	proto := "tcp"
+	if kl, ok := KeyLog(capture); ok {
+		args = append(args, "-o", "tls.keylog_file:"+kl)
+		proto = "tls"
+	} else if encrypted(capture) {
+		proto = "tls"
+	}
+	for _, p := range strings.Split(ports, ",") {
+		args = append(args, "-d", proto+".port=="+p+",kafka")
+	}
+	return args
 }
 
 type tsLine struct {

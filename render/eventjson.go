@@ -16,7 +16,7 @@ import (
 // present, addresses are "ip:port", times RFC 3339 with nanoseconds, UTC.
 // TestEventJSONFields pins the key set.
 type EventDoc struct {
-	Kind   string  `json:"kind"`   // EventKindName: open, skipped, gap, resync, tls, close, badFrame, truncated
+	Kind   string  `json:"kind"`   // EventKindName: open, skipped, gap, resync, tls, close, badFrame, truncated, tlsNote
 	Stream int     `json:"stream"` // TCP stream index (reassembly.Conn.Index), -1 unknown
 	Client string  `json:"client"` // the side sending requests; before the connection is known to be Kafka (tls, skipped), the sender of its first packet (the client when its SYN was captured)
 	Broker string  `json:"broker"` // the other side
@@ -29,6 +29,24 @@ type EventDoc struct {
 	// 64 KiB), lowercase hex; "<redacted>" when they were withheld as
 	// possibly secret (dissect.Event.Withheld); "" for other events.
 	Hex string `json:"hex"`
+	// TLS is a tls event's connection status (dissect.TLSStatus); null
+	// for other events.
+	TLS *TLSDoc `json:"tls"`
+}
+
+// TLSDoc is a TLS connection's status in EventDoc: decrypted, or the
+// reason it was not (dissect.TLSNoKey...: "no key for the client random",
+// "handshake not captured", "wrong key", "unsupported", "not TLS",
+// "handshake incomplete"), with what the handshake said. Every key is
+// always present; "" where unknown.
+type TLSDoc struct {
+	Decrypted bool   `json:"decrypted"`
+	Reason    string `json:"reason"`
+	Version   string `json:"version"` // "TLS 1.3"
+	Suite     string `json:"suite"`   // IANA name
+	SNI       string `json:"sni"`
+	ALPN      string `json:"alpn"`
+	Resumed   bool   `json:"resumed"`
 }
 
 // eventKinds are EventDoc's "kind" values.
@@ -41,6 +59,7 @@ var eventKinds = map[dissect.EventKind]string{
 	dissect.EventClose:     "close",
 	dissect.EventBadFrame:  "badFrame",
 	dissect.EventTruncated: "truncated",
+	dissect.EventTLSNote:   "tlsNote",
 }
 
 // EventKindName returns k's "kind" in EventDoc ("gap", "badFrame"), and
@@ -84,6 +103,10 @@ func NewEventDoc(ev *dissect.Event, client, broker netip.AddrPort) *EventDoc {
 		if ev.Withheld {
 			d.Hex = redacted
 		}
+	}
+	if st := ev.TLS; st != nil {
+		d.TLS = &TLSDoc{Decrypted: st.Decrypted, Reason: st.Reason, Version: st.Version, Suite: st.Suite,
+			SNI: st.SNI, ALPN: st.ALPN, Resumed: st.Resumed}
 	}
 	return d
 }

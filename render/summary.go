@@ -29,7 +29,8 @@ type SummaryCounts struct {
 	Gaps         int   // EventGap
 	GapBytes     int64 // bytes lost in gaps (unknown sizes not counted)
 	Resyncs      int   // EventResync
-	TLS          int   // EventTLS
+	TLS          int   // EventTLS of connections not decrypted
+	TLSDecrypted int   // EventTLS of connections decrypted
 	Skipped      int   // EventSkipped: connections that are not Kafka
 	BadFrames    int   // EventBadFrame
 	Truncated    int   // EventTruncated: frames cut by a gap or the end of the capture
@@ -109,7 +110,11 @@ func (s *SummaryCounts) Event(ev *dissect.Event) {
 	case dissect.EventResync:
 		s.Resyncs++
 	case dissect.EventTLS:
-		s.TLS++
+		if ev.TLS != nil && ev.TLS.Decrypted {
+			s.TLSDecrypted++
+		} else {
+			s.TLS++
+		}
 	case dissect.EventSkipped:
 		s.Skipped++
 	case dissect.EventBadFrame:
@@ -150,6 +155,8 @@ var _ dissect.Sink = (*SummaryCounts)(nil)
 // Summary writes the totals as a few lines:
 //
 //	packets 1200, connections 3 (2 Kafka, 1 skipped: 1 not on a Kafka port)
+//	(with TLS: "connections 4 (4 Kafka, 3 decrypted from TLS)" and the
+//	anomaly "1 TLS connection not decrypted")
 //	frames 113, exchanges 57: 54 paired, 1 no-response, 1 unanswered, 1 orphan
 //	errors: NOT_LEADER_OR_FOLLOWER×3
 //	anomalies: 1 gap (1460 bytes), 1 resync
@@ -166,6 +173,11 @@ func Summary(w io.Writer, s *SummaryCounts, opts Options) error {
 	b = append(b, " ("...)
 	b = strconv.AppendInt(b, int64(s.Kafka), 10)
 	b = append(b, " Kafka"...)
+	if s.TLSDecrypted > 0 {
+		b = append(b, ", "...)
+		b = strconv.AppendInt(b, int64(s.TLSDecrypted), 10)
+		b = append(b, " decrypted from TLS"...)
+	}
 	if s.Skipped > 0 {
 		b = append(b, ", "...)
 		b = strconv.AppendInt(b, int64(s.Skipped), 10)
@@ -244,6 +256,9 @@ func Summary(w io.Writer, s *SummaryCounts, opts Options) error {
 	item(int(s.Evicted), "evicted request", roleNote)
 	item(int(s.Unsupported), "unsupported version", roleNote)
 	item(s.TLS, "TLS connection", roleNote)
+	if s.TLS > 0 && s.TLSDecrypted > 0 {
+		b = append(b, " not decrypted"...)
+	}
 	if s.UnsupportedLink > 0 {
 		item(int(s.UnsupportedLink), "packet", roleError)
 		b = append(b, " of an unsupported link type (not read)"...)

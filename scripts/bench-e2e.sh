@@ -67,21 +67,37 @@ done
 
 wanted() { [[ " $BENCH_MODES " == *" $1 "* ]]; }
 
+# A TLS capture has its key log beside it (X.pcap, X.keylog): kwire gets
+# --tls-keylog, tshark the key log and the Kafka dissector over TLS; the
+# baseline's frames and inflate floors do not apply (they cannot decrypt).
+tls_args() { # FILE: sets kw_tls and ts_decode
+	local kl=${1%.pcap}.keylog
+	kw_tls=() ts_decode=("${tshark_decode[@]}")
+	if [ -r "$kl" ]; then
+		kw_tls=(--tls-keylog "$kl")
+		ts_decode=(-o "tls.keylog_file:$kl")
+		for p in "${ports[@]}"; do
+			ts_decode+=(-d "tls.port==$p,kafka")
+		done
+	fi
+}
+
 # command_for MODE FILE: the command line of a mode (in the array cmd).
 command_for() {
 	local f=$2
+	tls_args "$f"
 	case $1 in
 	cat) cmd=(cat "$f") ;;
 	baseline) cmd=("$BASELINE" "$f") ;;
 	frames) cmd=("$BASELINE" -frames -port "$KWIRE_PORTS" "$f") ;;
 	inflate) cmd=("$BASELINE" -inflate -port "$KWIRE_PORTS" "$f") ;;
-	read) cmd=("$KWIRE" read --color=never --port "$KWIRE_PORTS" "$f") ;;
-	read-V) cmd=("$KWIRE" read --color=never -V --port "$KWIRE_PORTS" "$f") ;;
-	read-json) cmd=("$KWIRE" read --color=never --json --port "$KWIRE_PORTS" "$f") ;;
-	stats) cmd=("$KWIRE" stats --color=never --port "$KWIRE_PORTS" "$f") ;;
-	tshark) cmd=(tshark -n -r "$f" "${tshark_decode[@]}" -Y kafka) ;;
-	tshark-O) cmd=(tshark -n -r "$f" "${tshark_decode[@]}" -Y kafka -O kafka) ;;
-	tshark-json) cmd=(tshark -n -r "$f" "${tshark_decode[@]}" -Y kafka -T json) ;;
+	read) cmd=("$KWIRE" read --color=never --port "$KWIRE_PORTS" "${kw_tls[@]}" "$f") ;;
+	read-V) cmd=("$KWIRE" read --color=never -V --port "$KWIRE_PORTS" "${kw_tls[@]}" "$f") ;;
+	read-json) cmd=("$KWIRE" read --color=never --json --port "$KWIRE_PORTS" "${kw_tls[@]}" "$f") ;;
+	stats) cmd=("$KWIRE" stats --color=never --port "$KWIRE_PORTS" "${kw_tls[@]}" "$f") ;;
+	tshark) cmd=(tshark -n -r "$f" "${ts_decode[@]}" -Y kafka) ;;
+	tshark-O) cmd=(tshark -n -r "$f" "${ts_decode[@]}" -Y kafka -O kafka) ;;
+	tshark-json) cmd=(tshark -n -r "$f" "${ts_decode[@]}" -Y kafka -T json) ;;
 	esac
 }
 
@@ -165,6 +181,9 @@ for f in "$@"; do
 	for m in cat baseline frames inflate read read-V read-json stats tshark tshark-O tshark-json; do
 		wanted "$m" || continue
 		[ "$m" = stats ] && [ $have_stats = 0 ] && continue
+		if [ -r "${f%.pcap}.keylog" ] && { [ "$m" = frames ] || [ "$m" = inflate ]; }; then
+			continue
+		fi
 		if [[ $m == tshark* ]] && { [ $have_tshark = 0 ] || [ "$mb" -gt "$BENCH_TSHARK_MAX_MB" ]; }; then
 			continue
 		fi

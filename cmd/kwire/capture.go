@@ -37,6 +37,10 @@ type captureFlags struct {
 	MaxCaptureWindow  byteSize // --max-capture-window
 	MaxFragmentMemory byteSize // --max-fragment-memory
 	MaxTunnelDepth    int      // --max-tunnel-depth
+	TLSKeyLogs        []string // --tls-keylog
+
+	keys   *tlsKeys // loaded by dissectOptions
+	follow bool     // re-read the key logs as they grow (live)
 }
 
 // defaultMaxOutOfOrder is --max-out-of-order's default, in bytes. The
@@ -82,6 +86,11 @@ func (o *captureFlags) addFlags(f *pflag.FlagSet, detect bool, idle time.Duratio
 		"memory for IP fragments waiting for the rest of their packet, e.g. 64MiB (K, M, G: powers of 1024); past it the oldest incomplete packet is given up")
 	f.IntVar(&o.MaxTunnelDepth, "max-tunnel-depth", reassembly.DefaultMaxTunnelDepth,
 		"most tunnels one packet may nest (VXLAN, Geneve, GRE, ERSPAN, IP in IP), all decapsulated; deeper packets are counted and not dissected (0: no decapsulation)")
+	usage = "decrypt TLS with the secrets of this NSS key log `file` (SSLKEYLOGFILE, Go's KeyLogWriter, openssl -keylogfile; repeatable); TLS 1.2 and 1.3, Kafka recognised inside by content; a pcapng capture's own Decryption Secrets Blocks are used without it"
+	if idle != 0 {
+		usage += "; read again as clients append to it (it may not exist yet)"
+	}
+	f.StringArrayVar(&o.TLSKeyLogs, "tls-keylog", nil, usage)
 }
 
 // reassemblyOptions are the reassembly bounds the flags set: out-of-order
@@ -99,6 +108,9 @@ func (o *captureFlags) reassemblyOptions() reassembly.Options {
 	}
 	if o.MaxTunnelDepth == 0 {
 		opts.MaxTunnelDepth = -1 // reassembly's "no decapsulation"
+	}
+	if o.keys != nil {
+		opts.Secrets = o.keys.secrets
 	}
 	if t := o.IdleTimeout; t > 0 && t < 2*reassembly.DefaultFlushInterval {
 		opts.FlushInterval = max(t/2, time.Millisecond)
@@ -146,6 +158,13 @@ func (o *captureFlags) dissectOptions(showSecrets bool) (dissect.Options, error)
 	if len(opts.Ports) == 0 && !o.Detect {
 		return opts, usageErrorf("no --port given: add one or use --detect")
 	}
+	keys, err := loadTLSKeys(o.TLSKeyLogs, o.follow)
+	if err != nil {
+		return opts, err
+	}
+	o.keys = keys
+	opts.TLSKeys = keys
+	opts.TLSWait = o.follow
 	return opts, nil
 }
 
@@ -160,6 +179,7 @@ type captureRun struct {
 	readAny     bool // some file was a capture
 	fileErrs    []error
 	interrupted bool
+	keys        *tlsKeys // the TLS keys, when any source could give some
 }
 
 // add merges another run's totals (kwire versions --against).
@@ -178,6 +198,15 @@ func (r *captureRun) addSummaries(ds dissect.Summary, rs reassembly.Summary) {
 	t.Kafka += ds.Kafka
 	t.Skipped += ds.Skipped
 	t.TLS += ds.TLS
+	t.TLSDecrypted += ds.TLSDecrypted
+	for _, sr := range ds.TLSReasons {
+		i := slices.IndexFunc(t.TLSReasons, func(x dissect.Reason) bool { return x.Reason == sr.Reason })
+		if i < 0 {
+			t.TLSReasons = append(t.TLSReasons, sr)
+		} else {
+			t.TLSReasons[i].Count += sr.Count
+		}
+	}
 	t.Frames += ds.Frames
 	t.Exchanges += ds.Exchanges
 	if t.SpillError == nil {
@@ -224,6 +253,9 @@ func (c *captureReader) read(ctx context.Context, paths []string, sink dissect.S
 		ctx = context.Background()
 	}
 	run := captureRun{detect: c.opts.Detect, ports: c.opts.Ports}
+	if k, ok := c.opts.TLSKeys.(*tlsKeys); ok {
+		run.keys = k
+	}
 	counter := &problemCounter{Sink: sink}
 	for _, path := range paths {
 		if c.onFile != nil {
@@ -376,6 +408,7 @@ func (r *captureRun) status(errw io.Writer) error {
 	if r.ds.Kafka == 0 && code != exitUsage && r.readAny && !saidEmpty {
 		fmt.Fprintf(errw, "kwire: %s\n", r.noKafkaHint())
 	}
+	r.keys.warnings(errw)
 	if r.ds.SpillError != nil {
 		// Nothing is lost (the requests stayed in memory), but the
 		// bound the user relies on did not hold.
@@ -418,7 +451,23 @@ func (r *captureRun) problems() string {
 	add(l.badFrames, "bad frame", "bad frames", "")
 	add(l.truncated, "truncated frame", "truncated frames", "")
 	add(l.malformed, "frame that failed to decode", "frames that failed to decode", "")
+	if r.keys != nil && r.keys.Len() > 0 {
+		// Keys were given: a TLS connection on a Kafka port that could
+		// not be decrypted is part of the capture not dissected.
+		undone := int64(r.ds.TLS - r.ds.TLSDecrypted)
+		add(undone, "TLS connection not decrypted", "TLS connections not decrypted", " ("+r.tlsReasons()+")")
+	}
 	return strings.Join(p, ", ")
+}
+
+// tlsReasons lists why TLS connections were not decrypted: "2 no key for
+// the client random, 1 handshake not captured".
+func (r *captureRun) tlsReasons() string {
+	var s []string
+	for _, tr := range r.ds.TLSReasons {
+		s = append(s, fmt.Sprintf("%d %s", tr.Count, tr.Reason))
+	}
+	return strings.Join(s, ", ")
 }
 
 // noKafkaHint says why no Kafka connection was found.
@@ -432,16 +481,24 @@ func (r *captureRun) noKafkaHint() string {
 	case r.rs.Connections == 0:
 		return fmt.Sprintf("no Kafka connections found: no TCP connections in %d packet%s", r.rs.Packets, plural(int(r.rs.Packets)))
 	}
-	// TLS is counted as TLS on a --port, and as a skip reason elsewhere.
+	// TLS is counted as TLS on a --port (or decrypted), and as a skip
+	// reason elsewhere.
 	var parts []string
-	tls := r.ds.TLS
+	tls := r.ds.TLS - r.ds.TLSDecrypted
 	for _, sr := range r.ds.SkipReasons {
 		if sr.Reason == "TLS" {
 			tls += sr.Count
 		}
 	}
 	if tls > 0 {
-		parts = append(parts, fmt.Sprintf("%d TLS connection%s (not decrypted)", tls, plural(tls)))
+		why := "not decrypted"
+		if rs := r.tlsReasons(); rs != "" {
+			why += ": " + rs
+		}
+		parts = append(parts, fmt.Sprintf("%d TLS connection%s (%s)", tls, plural(tls), why))
+	}
+	if n := r.ds.TLSDecrypted; n > 0 {
+		parts = append(parts, fmt.Sprintf("%d decrypted TLS connection%s that are not Kafka", n, plural(n)))
 	}
 	for _, sr := range r.ds.SkipReasons {
 		switch sr.Reason {
@@ -460,6 +517,8 @@ func (r *captureRun) noKafkaHint() string {
 		return slices.ContainsFunc(r.ds.SkipReasons, func(x dissect.Reason) bool { return x.Reason == reason })
 	}
 	switch {
+	case tls > 0 && (r.keys == nil || r.keys.Len() == 0):
+		hint += "; give the clients' TLS key log with --tls-keylog to decrypt them"
 	case has("not on a Kafka port"):
 		hint += "; drop --detect=false to recognise Kafka by content, or give its broker ports with --port"
 	case has("not Kafka"):

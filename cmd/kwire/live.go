@@ -188,10 +188,13 @@ func runLive(ctx context.Context, o *liveOptions, s *ioStreams, color bool) erro
 	if err != nil {
 		return err
 	}
+	// The key logs are read again as clients append to them.
+	r.capture.follow = true
 	dopts, err := r.capture.dissectOptions(r.out.ShowSecrets)
 	if err != nil {
 		return err
 	}
+	defer r.capture.keys.close()
 	if o.CaptureFilter != "" && !o.portSet {
 		// -f chose the traffic: its ports need not be --port's default,
 		// so Kafka is recognised by content, as with --detect.
@@ -257,6 +260,7 @@ func runLive(ctx context.Context, o *liveOptions, s *ioStreams, color bool) erro
 		ports:       dopts.Ports,
 		readAny:     true,
 		interrupted: src.Stopped() == live.StopContext,
+		keys:        r.capture.keys,
 	}
 	run.addSummaries(d.Summary(), sum)
 	return run.status(s.ErrOut)

@@ -689,3 +689,39 @@ func TestLiveStats(t *testing.T) {
 		t.Errorf("no SLOWEST 2 table for --top 2:\n%s", out)
 	}
 }
+
+// TestLiveTLS captures kfake over TLS while its clients append their
+// secrets to a key log that does not exist when kwire starts: kwire live
+// reads it as it grows, holds the records until their keys are there, and
+// decrypts every connection.
+func TestLiveTLS(t *testing.T) {
+	requireCapture(t)
+	keylog := filepath.Join(t.TempDir(), "keys.log")
+	port, traffic := startTraffic(t, "-records", "4", "-keylog", keylog)
+	r := startLive(t, "live", "-i", "lo", "--port", port, "--json", "--tls-keylog", keylog)
+	rep := traffic()
+	time.Sleep(150 * time.Millisecond)
+	if code := r.stop(t); code != exitOK {
+		t.Fatalf("exit %d after Ctrl-C, want 0; stderr:\n%s", code, r.errOut.String())
+	}
+	out := r.out.String()
+	decrypted, notDecrypted := 0, 0
+	for _, line := range strings.Split(out, "\n") {
+		switch {
+		case strings.Contains(line, `"kind":"tls"`) && strings.Contains(line, `"decrypted":true`):
+			decrypted++
+		case strings.Contains(line, `"kind":"tls"`):
+			notDecrypted++
+			t.Errorf("not decrypted: %s", line)
+		}
+	}
+	apis := map[string]int{}
+	for _, ex := range parseExchanges(t, out) {
+		if ex.Kind == "paired" {
+			apis[ex.API]++
+		}
+	}
+	if decrypted == 0 || apis["Produce"] == 0 || apis["Fetch"] == 0 || rep.Produced != 4 {
+		t.Errorf("%d TLS connections decrypted, paired exchanges %v, report %+v\nstderr:\n%s", decrypted, apis, rep, r.errOut.String())
+	}
+}

@@ -80,9 +80,10 @@ the lines (exchanges as they complete); consumers tell them apart by
 unanswered, orphan or sasl (with "topics", names where a Metadata or
 CreateTopics response of the capture gave a topic ID's name); an event's
 is gap, resync, badFrame, tls or truncated (and, with --verbose, open,
-close and skipped), with "stream", "client", "broker", "from" (the side
-whose bytes it concerns), "frame", "time", "bytes", "detail", and "hex"
-(the bytes a resync skipped). E.g. jq 'select(.kind == "gap")'. Integers
+close, skipped and tlsNote), with "stream", "client", "broker", "from" (the
+side whose bytes it concerns), "frame", "time", "bytes", "detail", "hex"
+(the bytes a resync skipped) and "tls" (a tls event's status: decrypted,
+reason, version, suite, sni, alpn, resumed; null for other events). E.g. jq 'select(.kind == "gap")'. Integers
 are JSON numbers with every digit, as Kafka's JsonConverter writes them;
 tools that read numbers as doubles (jq before 1.7, JavaScript) round those
 beyond 2^53, such as producer IDs.
@@ -92,6 +93,21 @@ any port (--detect, on by default), or when one side uses a --port (default
 9092): there content cannot tell, e.g. a capture that starts in the middle
 of a connection. --detect=false keeps to the --port connections. --verbose
 also lists the connections that were skipped and why.
+
+TLS: with --tls-keylog (the clients' key log: SSLKEYLOGFILE, Go's
+KeyLogWriter, openssl -keylogfile, a Java key-log agent) or the Decryption
+Secrets Blocks of a pcapng capture (editcap --inject-secrets), TLS 1.2 and
+1.3 connections on any port are decrypted and read like plaintext: Kafka
+is recognised inside by content, lines and -x keep the packet numbers and
+times of the records that carried each byte ("decrypted from TLS" in -V
+and -x headings). Each TLS connection has one tls event: decrypted
+(version, cipher suite, SNI, ALPN) or why not (no key for its client
+random and how many keys were loaded, handshake not captured, wrong key,
+unsupported version or suite); in --json its "tls" object says the same.
+--verbose adds alerts (close_notify) and key updates (tlsNote). A record
+that fails authentication once decryption began is a gap: the rest of that
+direction is lost, never shown as garbage. When keys were given, a TLS
+connection that could not be decrypted makes the exit status 1.
 
 Record batches: the one-line mode reads each batch's header and verifies
 its CRC (base offset, record count, codec and size per partition) without
@@ -482,8 +498,8 @@ func (k *readSink) render(w byteWriter, ex *dissect.Exchange, v exchangeView) er
 	}
 	err := render.Line(w, ex, v.ropts)
 	if k.o.Tree || k.o.HexDump {
-		err = firstError(err, k.frameDetail(w, v.ropts, "request", ex.Request))
-		err = firstError(err, k.frameDetail(w, v.ropts, "response", ex.Response))
+		err = firstError(err, k.frameDetail(w, v.ropts, "request", ex.Request, ex.TLS))
+		err = firstError(err, k.frameDetail(w, v.ropts, "response", ex.Response, ex.TLS))
 		err = firstError(err, w.WriteByte('\n'))
 	}
 	return err
@@ -504,14 +520,20 @@ func firstError(a, b error) error {
 }
 
 // frameDetail writes a frame's tree (-V) and annotated hex (-x) under a
-// "  request, packet 12:" heading, indented by four spaces.
-func (k *readSink) frameDetail(w io.Writer, ropts render.Options, what string, fr *dissect.Frame) error {
+// "  request, packet 12:" heading, indented by four spaces; tls says the
+// frame was decrypted ("  request, packet 12, decrypted from TLS:": the
+// offsets and bytes are the plaintext's, the packets those that carried
+// its records).
+func (k *readSink) frameDetail(w io.Writer, ropts render.Options, what string, fr *dissect.Frame, tls bool) error {
 	if fr == nil || fr.Tree == nil {
 		return nil
 	}
 	packets := " " + strconv.FormatInt(fr.FirstFrame, 10)
 	if fr.LastFrame != fr.FirstFrame {
 		packets = "s" + packets + "-" + strconv.FormatInt(fr.LastFrame, 10)
+	}
+	if tls {
+		packets += ", decrypted from TLS"
 	}
 	if _, err := fmt.Fprintf(w, "  %s, packet%s:\n", what, packets); err != nil {
 		return err
@@ -588,6 +610,10 @@ func (k *readSink) showEvent(ev *dissect.Event) bool {
 	switch ev.Kind {
 	case dissect.EventOpen, dissect.EventClose, dissect.EventSkipped:
 		return false
+	case dissect.EventTLSNote:
+		if ev.Note == dissect.TLSNoteClose || ev.Note == dissect.TLSNoteKeyUpdate {
+			return false // routine TLS: with --verbose
+		}
 	}
 	others := *k.fl
 	others.stream = -1

@@ -178,6 +178,10 @@ func (c *Collector) Event(e *dissect.Event) {
 		a.s.Resyncs++
 	case dissect.EventTLS:
 		a.s.TLS = true
+		if st := e.TLS; st != nil {
+			a.s.TLSDecrypted, a.s.TLSReason = st.Decrypted, st.Reason
+			a.s.TLSVersion, a.s.TLSSuite, a.s.TLSSNI, a.s.TLSALPN = st.Version, st.Suite, st.SNI, st.ALPN
+		}
 	case dissect.EventClose:
 		a.s.Closed = true
 	case dissect.EventBadFrame:

@@ -17,9 +17,11 @@ import (
 	"github.com/klauspost/compress/snappy"
 	"github.com/kwire/kwire/dissect"
 	"github.com/kwire/kwire/dissect/stats"
+	"github.com/kwire/kwire/pcaps"
 	"github.com/kwire/kwire/protocol"
 	"github.com/kwire/kwire/reassembly"
 	"github.com/kwire/kwire/render/statsview"
+	"github.com/kwire/kwire/tlsdec"
 	"github.com/pierrec/lz4/v4"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -50,6 +52,8 @@ var captures = []capture{
 	{file: "sasl-v0-raw.pcap", ports: []uint16{19102}},
 	{file: "kgo-tls.pcap", ports: []uint16{19103}, tls: true},
 	{file: "sarama-legacy-message-sets.pcap", ports: []uint16{19104}},
+	// Decrypted with the key log beside it.
+	{file: "kgo-tls13.pcap", ports: []uint16{19310}, tls: true},
 }
 
 func pcapPath(t *testing.T, name string) string {
@@ -80,7 +84,17 @@ func run(t *testing.T, c capture) (*stats.Report, *stats.VersionsReport) {
 	t.Helper()
 	col := stats.NewCollector(stats.Options{Top: 5})
 	ver := stats.NewVersionCollector()
-	d := dissect.New(dissect.Options{Ports: c.ports, Decoder: protocol.Decoder{Records: true}}, tee{col, ver})
+	opts := dissect.Options{Ports: c.ports, Decoder: protocol.Decoder{Records: true}}
+	if kl, ok := pcaps.KeyLog(pcapPath(t, c.file)); ok {
+		b, err := os.ReadFile(kl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		keys := &tlsdec.KeyLog{}
+		keys.Write(b)
+		opts.TLSKeys = keys
+	}
+	d := dissect.New(opts, tee{col, ver})
 	if _, err := reassembly.ReadFiles(context.Background(), []string{pcapPath(t, c.file)}, reassembly.Options{}, d); err != nil {
 		t.Fatalf("reading %s: %v", c.file, err)
 	}

@@ -157,8 +157,17 @@ type ConnStats struct {
 	Resyncs         int64 `json:"resyncs"`
 	BadFrames       int64 `json:"badFrames"`
 	Truncated       int64 `json:"truncated"`
-	TLS             bool  `json:"tls,omitempty"`
+	TLS             bool  `json:"tls,omitempty"` // a TLS connection (EventTLS)
 	Closed          bool  `json:"closed"`
+
+	// The TLS connection's status (dissect.TLSStatus): decrypted, or the
+	// reason it was not; what its handshake said. Empty for plaintext.
+	TLSDecrypted bool   `json:"tlsDecrypted,omitempty"`
+	TLSReason    string `json:"tlsReason,omitempty"`
+	TLSVersion   string `json:"tlsVersion,omitempty"`
+	TLSSuite     string `json:"tlsSuite,omitempty"`
+	TLSSNI       string `json:"tlsSni,omitempty"`
+	TLSALPN      string `json:"tlsAlpn,omitempty"`
 }
 
 // LatencyOverAPI is one API key's latency distribution and latency over

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/gopacket/gopacket/pcapgo"
@@ -365,7 +366,9 @@ func Every(link uint16, pkts []Packet) *File {
 	w.SHB(false, 1, Option{Code: 4, Value: []byte("capturetest")})
 	w.IDB(link, 262144, 9, Option{Code: 2, Value: []byte("lo")})
 	w.Raw(4, []byte{1, 0, 8, 0, 127, 0, 0, 1, 'l', 'o', 'c', 'a', 'l', 'h', 'o', 's', 't', 0, 0, 0, 0, 0, 0, 0})
-	w.DSB(0x544c534b, []byte("CLIENT_RANDOM 0011 2233\n"))
+	// A well-formed NSS key log line (a 32-byte client random, a 48-byte
+	// master secret) for no connection of the capture.
+	w.DSB(0x544c534b, []byte("CLIENT_RANDOM "+strings.Repeat("00", 32)+" "+strings.Repeat("11", 48)+"\n"))
 	w.Raw(0x00000BAD, []byte{0, 0, 0x7f, 0xfe, 'c', 'u', 's', 't', 'o', 'm'})
 	w.Raw(0x00000042, []byte("a block type no one knows"))
 	half := len(pkts) / 2

@@ -31,6 +31,9 @@ var forbidden = map[string][]string{
 	"reassembly": {module + "/protocol", module + "/facts", module + "/dissect", module + "/render", module + "/cmd", "github.com/spf13/cobra"},
 	// Kafka framing and pairing: no output code, no CLI.
 	"dissect": {module + "/render", module + "/cmd", "github.com/spf13/cobra", "github.com/fatih/color"},
+	// TLS record decryption: nothing of Kafka, no I/O, no capture code.
+	"tlsdec": {"os", "os/exec", "net", "net/http", "log", "github.com/spf13/cobra",
+		module + "/protocol", module + "/dissect", module + "/render", module + "/reassembly", module + "/cmd"},
 	// Renderers are not CLI code. (They use reassembly's Conn and Dir
 	// types through dissect's Exchange, so reassembly is allowed.)
 	"render": {module + "/cmd", "github.com/spf13/cobra"},

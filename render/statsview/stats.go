@@ -107,14 +107,20 @@ func WriteStats(out io.Writer, r *stats.Report, o Options) error {
 		span = fmt.Sprintf("%s to %s (%s)", r.First, r.Last, Duration(int64(last.Sub(first))))
 	}
 	fmt.Fprintf(&w, "capture: %s\n", span)
-	tls := 0
+	tls, decrypted := 0, 0
 	for _, c := range r.Connections {
-		if c.TLS {
+		switch {
+		case c.TLSDecrypted:
+			decrypted++
+		case c.TLS:
 			tls++
 		}
 	}
 	fmt.Fprintf(&w, "exchanges: %d, orphan responses: %d, SASL token exchanges: %d, connections: %d Kafka",
 		r.Exchanges, r.Orphans, r.SASLTokens, len(r.Connections)-tls)
+	if decrypted > 0 {
+		fmt.Fprintf(&w, " (%d decrypted from TLS)", decrypted)
+	}
 	if tls > 0 {
 		fmt.Fprintf(&w, ", %d TLS (not decrypted)", tls)
 	}
@@ -205,10 +211,16 @@ func WriteStats(out io.Writer, r *stats.Report, o Options) error {
 		for _, cn := range r.Connections {
 			state := "open at end"
 			switch {
-			case cn.TLS:
+			case cn.TLS && !cn.TLSDecrypted:
 				state = "TLS, not decrypted"
+				if cn.TLSReason != "" {
+					state += ": " + cn.TLSReason
+				}
 			case cn.Closed:
 				state = "closed"
+			}
+			if cn.TLSDecrypted {
+				state = strings.TrimSpace(cn.TLSVersion+" "+cn.TLSSuite) + ", " + state
 			}
 			t.add(c(strconv.Itoa(cn.Index)), c(cn.Client), c(cn.Broker), cr(roleLatency, Duration(cn.Duration)),
 				c(itoa(cn.RequestFrames)), c(itoa(cn.ResponseFrames)), c(state), connProblems(cn))

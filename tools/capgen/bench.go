@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"flag"
 	"fmt"
@@ -35,6 +36,8 @@ type benchConfig struct {
 	netns      bool
 	file       string
 	batchBytes int
+	tls        bool // TLS 1.3 listeners; the key log beside the capture
+	portBase   int  // the first broker's port
 }
 
 // byteSize is a flag value such as 300MB, 64KiB or 1000000.
@@ -75,6 +78,8 @@ func benchFlags(fs *flag.FlagSet) *benchConfig {
 	fs.BoolVar(&c.netns, "bench-netns", false, "bench: run inside a new network namespace whose loopback has MTU 1500 and no segmentation offload (needs root, unshare, ip, ethtool)")
 	fs.IntVar(&c.batchBytes, "bench-batch-bytes", 0, "bench: producer batch size limit in bytes (0: kgo's default, 1 MB); smaller means more requests")
 	fs.StringVar(&c.file, "bench-file", "", "bench: capture file name (default bench-<version>.pcap)")
+	fs.IntVar(&c.portBase, "bench-port", 19200, "bench: the first broker's port (the others follow)")
+	fs.BoolVar(&c.tls, "bench-tls", false, "bench: brokers listen with TLS 1.3 (AES-128-GCM); the clients' key log is written beside the capture (<file>.keylog)")
 	return c
 }
 
@@ -117,7 +122,7 @@ func runBench(cfg benchConfig, out, tcpdump string) error {
 
 	ports := make([]int, cfg.brokers)
 	for i := range ports {
-		ports[i] = 19200 + i
+		ports[i] = cfg.portBase + i
 	}
 	opts := []kfake.Opt{kfake.NumBrokers(cfg.brokers), kfake.Ports(ports...), kfake.ClusterID("capgen-bench"),
 		kfake.SeedTopics(int32(cfg.partitions), "capgen-bench"), kfake.GroupMinSessionTimeout(time.Second)}
@@ -128,6 +133,22 @@ func runBench(cfg benchConfig, out, tcpdump string) error {
 		return err
 	}
 	file := filepath.Join(out, cfg.file)
+	var tlsOpt kgo.Opt
+	if cfg.tls {
+		cert, err := selfSigned()
+		if err != nil {
+			return err
+		}
+		opts = append(opts, kfake.TLS(&tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS13}))
+		// The key log sits beside the capture (the .tmp in a name made
+		// by mk/bench.mk is dropped: the capture is renamed after).
+		kl, err := os.Create(strings.TrimSuffix(strings.TrimSuffix(file, filepath.Ext(file)), ".tmp") + ".keylog")
+		if err != nil {
+			return err
+		}
+		defer kl.Close()
+		tlsOpt = kgo.DialTLSConfig(clientTLS(kl, tls.VersionTLS13, tls.VersionTLS13))
+	}
 	c, err := startCaptureBuffer(tcpdump, "lo", file, ports, 1<<20) // 1 GiB: bursts outrun tcpdump on 2 cores
 	if err != nil {
 		return err
@@ -137,7 +158,7 @@ func runBench(cfg benchConfig, out, tcpdump string) error {
 		c.stop()
 		return err
 	}
-	runErr := benchTraffic(cfg, names, ports, maxv)
+	runErr := benchTraffic(cfg, names, ports, maxv, tlsOpt)
 	cluster.Close()
 	if err := c.stop(); err != nil && runErr == nil {
 		runErr = err
@@ -153,12 +174,15 @@ func runBench(cfg benchConfig, out, tcpdump string) error {
 	return nil
 }
 
-func benchTraffic(cfg benchConfig, names []string, ports []int, maxv *kversion.Versions) error {
+func benchTraffic(cfg benchConfig, names []string, ports []int, maxv *kversion.Versions, tlsOpt kgo.Opt) error {
 	seeds := make([]string, len(ports))
 	for i, p := range ports {
 		seeds[i] = addr(p)
 	}
 	common := []kgo.Opt{kgo.SeedBrokers(seeds...)}
+	if tlsOpt != nil {
+		common = append(common, tlsOpt)
+	}
 	if maxv != nil {
 		common = append(slices.Clip(common), kgo.MaxVersions(maxv))
 	}

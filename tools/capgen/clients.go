@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"fmt"
 	"log"
 	"os"
@@ -52,6 +53,39 @@ func runScripted(port int, ensure func() (string, error), dir, script string) er
 	}
 	defer c.Close()
 	return runClientScript(dir, len(codecs)*6, prog, script, addr(port))
+}
+
+// runScriptedTLS is runScripted against a TLS listener, the script told
+// so by a second argument "tls" and the key log file's path by the
+// environment (SSLKEYLOGFILE: Python's ssl module writes it; the KafkaJS
+// script writes its sockets' keylog events there).
+func runScriptedTLS(port int, ensure func() (string, error), dir, script string) error {
+	prog, err := ensure()
+	if err != nil {
+		return err
+	}
+	c, err := tlsCluster(port, &tls.Config{MinVersion: tls.VersionTLS12}, "capgen-tls-scripted")
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	abs, err := filepath.Abs(keylogFile)
+	if err != nil {
+		return err
+	}
+	os.Setenv("SSLKEYLOGFILE", abs)
+	defer os.Unsetenv("SSLKEYLOGFILE")
+	return runClientScript(dir, len(codecs)*6, prog, script, addr(port), "tls")
+}
+
+// runKafkaPythonTLS: kafka-python with security_protocol SSL.
+func runKafkaPythonTLS(ports []int) error {
+	return runScriptedTLS(ports[0], ensurePython, ".", "kafkapython.py")
+}
+
+// runKafkaJSTLS: KafkaJS with ssl.
+func runKafkaJSTLS(ports []int) error {
+	return runScriptedTLS(ports[0], ensureKafkaJS, "js", "kafkajs.js")
 }
 
 // runClientScript runs prog args in dir and checks that the last line of

@@ -1,12 +1,15 @@
 """capgen's kafkapython scenario: kafka-python (Debian's python3-kafka) against kfake.
 
-Run by kafkapython.go as `python3 kafkapython.py HOST:PORT`; kfake is already
-listening there. Prints the number of records the group consumer read on its
+Run by clients.go as `python3 kafkapython.py HOST:PORT [tls]`; kfake is
+already listening there (with "tls", a TLS listener: security_protocol SSL,
+the certificate not checked, the keys logged to $SSLKEYLOGFILE by Python's
+ssl module). Prints the number of records the group consumer read on its
 last line. Content follows the codec matrix of pcaps/README.md (common.go's
 value and codecRecords): per codec 4 keyed records with headers `codec` and
 `seq`, one with a null key, one tombstone.
 """
 
+import ssl
 import sys
 import time
 
@@ -35,9 +38,21 @@ def records(codec):
     return out
 
 
+def tls_options():
+    """kafka-python options for a TLS listener, or none."""
+    if len(sys.argv) < 3 or sys.argv[2] != "tls":
+        return {}
+    # create_default_context sets keylog_filename from SSLKEYLOGFILE.
+    ctx = ssl.create_default_context()
+    ctx.check_hostname = False
+    ctx.verify_mode = ssl.CERT_NONE
+    return {"security_protocol": "SSL", "ssl_context": ctx}
+
+
 def main():
     bootstrap = sys.argv[1]
-    admin = KafkaAdminClient(bootstrap_servers=bootstrap, client_id="capgen-kafkapython-admin")
+    extra = tls_options()
+    admin = KafkaAdminClient(bootstrap_servers=bootstrap, client_id="capgen-kafkapython-admin", **extra)
     admin.create_topics([NewTopic(TOPIC, num_partitions=1, replication_factor=1)])
     admin.describe_configs([ConfigResource(ConfigResourceType.TOPIC, TOPIC)])
 
@@ -49,6 +64,7 @@ def main():
             compression_type=None if codec == "none" else codec,
             acks="all",
             linger_ms=50,
+            **extra,
         )
         for key, val, headers in records(codec):
             producer.send(TOPIC, key=key, value=val, headers=headers, partition=0)
@@ -66,6 +82,7 @@ def main():
         session_timeout_ms=6000,
         heartbeat_interval_ms=200,
         fetch_max_wait_ms=200,
+        **extra,
     )
     got = 0
     deadline = time.time() + 20

@@ -54,13 +54,20 @@ type scenario struct {
 	// capture on and a cleanup.
 	netns bool
 	setup func(x *expectation) (iface string, cleanup func(), err error)
+	// keylog: the scenario writes a TLS key log beside its capture
+	// (<capture without extension>.keylog, keylogFile while it runs).
+	keylog bool
+	// post, when not nil, rewrites the finished capture file.
+	post func(file string) error
+	// capture, when set, are the ports captured (default ports).
+	capture []int
 }
 
 // expectFile is the expectation file beside a capture.
 func expectFile(pcap string) string { return strings.TrimSuffix(pcap, ".pcap") + ".expect.json" }
 
 func scenarios() []scenario {
-	return append([]scenario{
+	return append(append([]scenario{
 		{name: "kgo", file: "kgo-produce-consume.pcap", ports: []int{19092}, run: runKgo},
 		{name: "sarama", file: "sarama-produce-consume.pcap", ports: []int{19093}, run: runSarama},
 		{name: "kafkago", file: "kafkago-produce-consume.pcap", ports: []int{19094}, run: runKafkaGo},
@@ -75,7 +82,24 @@ func scenarios() []scenario {
 		{name: "legacy", file: "sarama-legacy-message-sets.pcap", ports: []int{19104}, run: runLegacy},
 		{name: "kafkapython", file: "kafkapython-produce-consume.pcap", ports: []int{19105}, run: runKafkaPython},
 		{name: "kafkajs", file: "kafkajs-produce-consume.pcap", ports: []int{19106}, run: runKafkaJS},
-	}, situationScenarios()...)
+	}, tlsScenarios()...), situationScenarios()...)
+}
+
+// tlsScenarios are the TLS captures with key logs (tlskeys.go), on ports
+// 19310-19329.
+func tlsScenarios() []scenario {
+	return []scenario{
+		{name: "tls13", file: "kgo-tls13.pcap", ports: []int{19310}, run: runTLS13, keylog: true},
+		{name: "tls12", file: "kgo-tls12.pcap", ports: []int{19311}, run: runTLS12, keylog: true},
+		{name: "tls-sasl", file: "kgo-tls-sasl-scram.pcap", ports: []int{19312}, run: runSASLSSL, keylog: true},
+		// The proxy listens on 19314; the proxy-to-broker leg only is captured.
+		{name: "tls-keyupdate", file: "kgo-tls-keyupdate.pcap", ports: []int{19313, 19314}, run: runTLSKeyUpdate, keylog: true,
+			capture: []int{19313}},
+		{name: "tls-cbc", file: "kgo-tls-cbc-openssl.pcap", ports: []int{19315}, run: runTLSCBC, keylog: true},
+		{name: "tls-kafkapython", file: "kafkapython-tls.pcap", ports: []int{19316}, run: runKafkaPythonTLS, keylog: true},
+		{name: "tls-kafkajs", file: "kafkajs-tls.pcap", ports: []int{19317}, run: runKafkaJSTLS, keylog: true},
+		{name: "tls-dsb", file: "kgo-tls-dsb.pcapng", ports: []int{19318}, run: runTLSDSB, keylog: true, post: injectSecrets},
+	}
 }
 
 func main() {
@@ -186,6 +210,13 @@ func runScenario(s scenario, out, tcpdump, iface string) error {
 	if s.runX != nil {
 		x = newExpectation(s)
 	}
+	keylogFile = ""
+	if s.keylog {
+		keylogFile = strings.TrimSuffix(file, filepath.Ext(file)) + ".keylog"
+		if err := os.Remove(keylogFile); err != nil && !os.IsNotExist(err) {
+			return err
+		}
+	}
 	cleanup := func() {}
 	if s.setup != nil {
 		var err error
@@ -194,7 +225,11 @@ func runScenario(s scenario, out, tcpdump, iface string) error {
 			return err
 		}
 	}
-	c, err := startCapture(tcpdump, iface, tmp, s.ports)
+	capPorts := s.ports
+	if s.capture != nil {
+		capPorts = s.capture
+	}
+	c, err := startCapture(tcpdump, iface, tmp, capPorts)
 	if err != nil {
 		cleanup()
 		return err
@@ -226,7 +261,12 @@ func runScenario(s scenario, out, tcpdump, iface string) error {
 		return err
 	}
 	if x != nil {
-		return x.write(expectFile(file))
+		if err := x.write(expectFile(file)); err != nil {
+			return err
+		}
+	}
+	if s.post != nil {
+		return s.post(file)
 	}
 	return nil
 }

@@ -21,6 +21,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -42,6 +43,7 @@ type trafficConfig struct {
 	records   int
 	topic     string
 	waitStdin bool
+	keylog    string // TLS, with the clients' key log appended to this file
 }
 
 // trafficReport is the JSON line printed at the end.
@@ -65,6 +67,7 @@ func trafficMain(args []string) int {
 	fs.IntVar(&cfg.records, "records", 5, "records per round (one Produce request)")
 	fs.StringVar(&cfg.topic, "topic", "kwire-live", "topic (one partition)")
 	fs.BoolVar(&cfg.waitStdin, "wait-stdin", false, `print "broker ADDR" and wait for a line on stdin before the clients start`)
+	fs.StringVar(&cfg.keylog, "keylog", "", "serve TLS and append the clients' TLS key log (NSS format) to `FILE`, created when the clients start")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -84,7 +87,16 @@ func trafficMain(args []string) int {
 }
 
 func runTraffic(cfg trafficConfig) (*trafficReport, error) {
-	c, err := newCluster(cfg.port, kfake.SeedTopics(1, cfg.topic))
+	var (
+		c     *kfake.Cluster
+		err   error
+		extra []kgo.Opt
+	)
+	if cfg.keylog != "" {
+		c, err = tlsCluster(cfg.port, &tls.Config{MinVersion: tls.VersionTLS12}, cfg.topic)
+	} else {
+		c, err = newCluster(cfg.port, kfake.SeedTopics(1, cfg.topic))
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -101,14 +113,22 @@ func runTraffic(cfg trafficConfig) (*trafficReport, error) {
 		}
 	}
 
-	prod, err := kgo.NewClient(kgo.SeedBrokers(broker), kgo.ClientID("kwire-live-producer"),
-		kgo.DefaultProduceTopic(cfg.topic), kgo.ManualFlushing())
+	if cfg.keylog != "" {
+		kl, err := os.OpenFile(cfg.keylog, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+		if err != nil {
+			return nil, err
+		}
+		defer kl.Close()
+		extra = append(extra, kgo.DialTLSConfig(clientTLS(kl, tls.VersionTLS12, 0)))
+	}
+	prod, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(broker), kgo.ClientID("kwire-live-producer"),
+		kgo.DefaultProduceTopic(cfg.topic), kgo.ManualFlushing()}, extra...)...)
 	if err != nil {
 		return nil, err
 	}
 	defer prod.Close()
-	cons, err := kgo.NewClient(kgo.SeedBrokers(broker), kgo.ClientID("kwire-live-consumer"),
-		kgo.ConsumeTopics(cfg.topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	cons, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(broker), kgo.ClientID("kwire-live-consumer"),
+		kgo.ConsumeTopics(cfg.topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart())}, extra...)...)
 	if err != nil {
 		return nil, err
 	}

@@ -16,6 +16,8 @@
 // KafkaJS warns on stderr about its v2 default partitioner otherwise.
 process.env.KAFKAJS_NO_PARTITIONER_WARNING = '1'
 
+const fs = require('fs')
+const tls = require('tls')
 const { Kafka, CompressionTypes, CompressionCodecs, logLevel } = require('kafkajs')
 const SnappyCodec = require('kafkajs-snappy')
 const lz4 = require('lz4js')
@@ -67,8 +69,23 @@ async function registerCodecs() {
   })
 }
 
+// With a third argument "tls" the broker is a TLS listener: the
+// certificate is not checked and every socket's keylog event (Node's
+// tls.TLSSocket, NSS key log lines) is appended to $SSLKEYLOGFILE.
+const useTLS = process.argv[3] === 'tls'
+
+const tlsSocket = ({ host, port, ssl, onConnect }) => {
+  const socket = tls.connect(Object.assign({ host, port, servername: undefined }, ssl), onConnect)
+  socket.on('keylog', (line) => fs.appendFileSync(process.env.SSLKEYLOGFILE, line))
+  socket.setKeepAlive(true, 60000)
+  return socket
+}
+
 const client = (broker, clientId) =>
-  new Kafka({ clientId, brokers: [broker], logLevel: logLevel.WARN, retry: { retries: 3 } })
+  new Kafka(Object.assign(
+    { clientId, brokers: [broker], logLevel: logLevel.WARN, retry: { retries: 3 } },
+    useTLS ? { ssl: { rejectUnauthorized: false }, socketFactory: tlsSocket } : {},
+  ))
 
 async function main() {
   const broker = process.argv[2]

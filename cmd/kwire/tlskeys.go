@@ -1,0 +1,129 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/kwire/kwire/reassembly"
+	"github.com/kwire/kwire/tlsdec"
+)
+
+// tlsKeys is a run's TLS key material: the --tls-keylog files (NSS key
+// log format) and the secrets of the captures' pcapng Decryption Secrets
+// Blocks. With follow (kwire live) the files are read again, from where
+// they ended, whenever a connection looks up a client random not yet
+// known (at most every followEvery): clients append a line per
+// connection while it handshakes. It implements tlsdec.Keys.
+type tlsKeys struct {
+	kl     tlsdec.KeyLog
+	paths  []string
+	follow bool
+
+	mu    sync.Mutex
+	files []*os.File // follow: open files, nil until a path exists
+	last  time.Time
+	dsb   int // Decryption Secrets Blocks read
+}
+
+// followEvery bounds how often kwire live re-reads the key log files.
+const followEvery = 20 * time.Millisecond
+
+// loadTLSKeys reads the key log files. A file that cannot be read is a
+// usage error, except with follow when it does not exist yet (a client
+// will create it).
+func loadTLSKeys(paths []string, follow bool) (*tlsKeys, error) {
+	k := &tlsKeys{paths: paths, follow: follow, files: make([]*os.File, len(paths))}
+	for i, p := range paths {
+		f, err := os.Open(p)
+		if err != nil {
+			if follow && errors.Is(err, fs.ErrNotExist) {
+				continue
+			}
+			k.close()
+			return nil, usageErrorf("--tls-keylog: %v", err)
+		}
+		if _, err := io.Copy(&k.kl, f); err != nil {
+			f.Close()
+			k.close()
+			return nil, usageErrorf("--tls-keylog %s: %v", p, err)
+		}
+		if follow {
+			k.files[i] = f
+			continue
+		}
+		k.kl.Flush()
+		f.Close()
+	}
+	return k, nil
+}
+
+// Lookup implements tlsdec.Keys.
+func (k *tlsKeys) Lookup(cr [32]byte) (tlsdec.Secrets, bool) {
+	if s, ok := k.kl.Lookup(cr); ok || !k.follow {
+		return s, ok
+	}
+	if k.refresh() {
+		return k.kl.Lookup(cr)
+	}
+	return tlsdec.Secrets{}, false
+}
+
+// Len implements tlsdec.Keys.
+func (k *tlsKeys) Len() int { return k.kl.Len() }
+
+// refresh reads what was appended to the files; it reports whether it
+// looked.
+func (k *tlsKeys) refresh() bool {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if time.Since(k.last) < followEvery {
+		return false
+	}
+	k.last = time.Now()
+	for i, p := range k.paths {
+		if k.files[i] == nil {
+			f, err := os.Open(p)
+			if err != nil {
+				continue
+			}
+			k.files[i] = f
+		}
+		io.Copy(&k.kl, k.files[i])
+	}
+	return true
+}
+
+// secrets takes a Decryption Secrets Block (reassembly.Options.Secrets).
+func (k *tlsKeys) secrets(s reassembly.DecryptionSecrets) {
+	if s.Type != reassembly.SecretsTLSKeyLog {
+		return
+	}
+	k.mu.Lock()
+	k.dsb++
+	k.mu.Unlock()
+	k.kl.Write(s.Data)
+	k.kl.Write([]byte{'\n'})
+}
+
+func (k *tlsKeys) close() {
+	for _, f := range k.files {
+		if f != nil {
+			f.Close()
+		}
+	}
+}
+
+// warnings says what was wrong with the key logs, for standard error.
+func (k *tlsKeys) warnings(w io.Writer) {
+	if k == nil {
+		return
+	}
+	if lines, bad := k.kl.Lines(); bad > 0 {
+		fmt.Fprintf(w, "kwire: warning: %d of %d key log lines are not NSS key log lines (LABEL CLIENT_RANDOM SECRET) and were skipped\n", bad, lines)
+	}
+}

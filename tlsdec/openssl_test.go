@@ -1,0 +1,216 @@
+package tlsdec
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/x509"
+	"encoding/pem"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// Sessions between OpenSSL's s_client and s_server (an implementation
+// other than Go's, with suites Go lacks: TLS 1.3 AES-256-GCM, ChaCha20
+// and CCM chosen by the server, TLS 1.2 CBC with encrypt-then-MAC, CCM),
+// through a recording proxy on loopback (ephemeral ports), decrypted
+// with s_client's -keylogfile. Skipped without the openssl command.
+
+type opensslCase struct {
+	name    string
+	server  []string // s_server flags choosing version and suite
+	client  []string
+	suite   uint16
+	version uint16
+	etm     bool
+}
+
+var opensslCases = []opensslCase{
+	{"TLS13-AES256", []string{"-tls1_3", "-ciphersuites", "TLS_AES_256_GCM_SHA384"}, nil, 0x1302, VersionTLS13, false},
+	{"TLS13-CHACHA20", []string{"-tls1_3", "-ciphersuites", "TLS_CHACHA20_POLY1305_SHA256"}, nil, 0x1303, VersionTLS13, false},
+	{"TLS13-CCM", []string{"-tls1_3", "-ciphersuites", "TLS_AES_128_CCM_SHA256"}, []string{"-ciphersuites", "TLS_AES_128_CCM_SHA256"}, 0x1304, VersionTLS13, false},
+	{"TLS13-CCM8", []string{"-tls1_3", "-ciphersuites", "TLS_AES_128_CCM_8_SHA256"}, []string{"-ciphersuites", "TLS_AES_128_CCM_8_SHA256"}, 0x1305, VersionTLS13, false},
+	{"TLS12-CBC-SHA-ETM", []string{"-tls1_2", "-cipher", "ECDHE-ECDSA-AES128-SHA"}, nil, 0xc009, VersionTLS12, true},
+	{"TLS12-CBC-SHA384-MtE", []string{"-tls1_2", "-cipher", "ECDHE-ECDSA-AES256-SHA384", "-no_etm"}, []string{"-no_etm"}, 0xc024, VersionTLS12, false},
+	{"TLS12-CBC-SHA256-ETM", []string{"-tls1_2", "-cipher", "ECDHE-ECDSA-AES128-SHA256"}, nil, 0xc023, VersionTLS12, true},
+	{"TLS12-CCM", []string{"-tls1_2", "-cipher", "ECDHE-ECDSA-AES256-CCM"}, []string{"-cipher", "ECDHE-ECDSA-AES256-CCM"}, 0xc0ad, VersionTLS12, false},
+	{"TLS12-CCM8", []string{"-tls1_2", "-cipher", "ECDHE-ECDSA-AES128-CCM8"}, []string{"-cipher", "ECDHE-ECDSA-AES128-CCM8"}, 0xc0ae, VersionTLS12, false},
+	{"TLS12-CHACHA20", []string{"-tls1_2", "-cipher", "ECDHE-ECDSA-CHACHA20-POLY1305"}, nil, 0xcca9, VersionTLS12, false},
+}
+
+func TestOpenSSL(t *testing.T) {
+	if _, err := exec.LookPath("openssl"); err != nil {
+		t.Skip("no openssl command")
+	}
+	dir := t.TempDir()
+	ec, _ := certs(t)
+	der, _ := x509.MarshalPKCS8PrivateKey(ec.PrivateKey)
+	certPEM := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: ec.Certificate[0]})
+	keyPEM := pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der})
+	os.WriteFile(filepath.Join(dir, "c.pem"), certPEM, 0o600)
+	os.WriteFile(filepath.Join(dir, "k.pem"), keyPEM, 0o600)
+	for _, tc := range opensslCases {
+		t.Run(tc.name, func(t *testing.T) {
+			pkts, kl := runOpenSSL(t, dir, tc)
+			col := replay(pkts, Options{Keys: kl})
+			ev := col.event(EventDecrypting)
+			if ev == nil {
+				t.Fatalf("not decrypted: %s", describe(col.events))
+			}
+			if ev.Info.Suite != tc.suite || ev.Info.Version != tc.version || ev.Info.ETM != tc.etm {
+				t.Errorf("info %+v", ev.Info)
+			}
+			if got := string(col.pt[0]); got != "hello world\nsecond line\n" {
+				t.Errorf("client sent %q", got)
+			}
+			if !bytes.Contains(col.pt[1], []byte("dlrow olleh")) || !bytes.Contains(col.pt[1], []byte("enil dnoces")) {
+				t.Errorf("server sent %q", col.pt[1])
+			}
+			var updates [2]int
+			for _, e := range col.events {
+				if e.Kind == EventKeyUpdate {
+					updates[e.Dir]++
+				}
+				if e.Kind == EventAuthFailed || e.Kind == EventMalformed {
+					t.Errorf("event %s", e.Detail)
+				}
+			}
+			if tc.version == VersionTLS13 && updates != [2]int{1, 1} {
+				t.Errorf("key updates %v, want one each way (s_client's K)", updates)
+			}
+		})
+	}
+}
+
+// runOpenSSL runs s_server and s_client through a recording proxy.
+func runOpenSSL(t *testing.T, dir string, tc opensslCase) ([]pkt, *KeyLog) {
+	t.Helper()
+	srv := exec.Command("openssl", append([]string{"s_server", "-accept", "127.0.0.1:0", "-naccept", "1", "-rev",
+		"-cert", filepath.Join(dir, "c.pem"), "-key", filepath.Join(dir, "k.pem")}, tc.server...)...)
+	out, _ := srv.StdoutPipe()
+	srv.Stderr = io.Discard
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { srv.Process.Kill(); srv.Wait() }()
+	sc := bufio.NewScanner(out)
+	addr := ""
+	for sc.Scan() {
+		if f := strings.Fields(sc.Text()); len(f) == 2 && f[0] == "ACCEPT" {
+			addr = f[1]
+			break
+		}
+	}
+	if addr == "" {
+		t.Fatal("s_server did not say where it listens")
+	}
+	go io.Copy(io.Discard, out)
+
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	rec := &recording{}
+	fromServer := make(chan struct{}, 64)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		s, err := net.Dial("tcp", addr)
+		if err != nil {
+			return
+		}
+		defer s.Close()
+		go func() {
+			buf := make([]byte, 1<<16)
+			for {
+				n, err := s.Read(buf)
+				if n > 0 {
+					rec.add(1, buf[:n])
+					c.Write(buf[:n])
+					select {
+					case fromServer <- struct{}{}:
+					default:
+					}
+				}
+				if err != nil {
+					c.(*net.TCPConn).CloseWrite()
+					return
+				}
+			}
+		}()
+		buf := make([]byte, 1<<16)
+		for {
+			n, err := c.Read(buf)
+			if n > 0 {
+				rec.add(0, buf[:n])
+				s.Write(buf[:n])
+			}
+			if err != nil {
+				s.(*net.TCPConn).CloseWrite()
+				time.Sleep(100 * time.Millisecond)
+				return
+			}
+		}
+	}()
+	keylog := filepath.Join(dir, tc.name+".keylog")
+	cl := exec.Command("openssl", append([]string{"s_client", "-connect", ln.Addr().String(), "-keylogfile", keylog}, tc.client...)...)
+	in, _ := cl.StdinPipe()
+	cl.Stdout, cl.Stderr = io.Discard, io.Discard
+	if err := cl.Start(); err != nil {
+		t.Fatal(err)
+	}
+	wait := func() {
+		select {
+		case <-fromServer:
+		case <-time.After(5 * time.Second):
+			t.Error("no answer from s_server")
+		}
+	}
+	drain := func() {
+		for {
+			select {
+			case <-fromServer:
+			case <-time.After(200 * time.Millisecond):
+				return
+			}
+		}
+	}
+	drain() // the handshake
+	for _, line := range []string{"hello world\n", "K\n", "second line\n"} {
+		if line == "K\n" && tc.version != VersionTLS13 {
+			continue
+		}
+		io.WriteString(in, line)
+		if line == "K\n" {
+			// The server answers the update request with its next
+			// record (RFC 8446 section 4.6.3), the echo of the next line.
+			time.Sleep(100 * time.Millisecond)
+			continue
+		}
+		wait()
+		drain()
+	}
+	in.Close()
+	cl.Wait()
+	<-done
+	var kl KeyLog
+	b, err := os.ReadFile(keylog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kl.Write(b)
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	return rec.pkts, &kl
+}
