@@ -187,7 +187,12 @@ func gunzip(src []byte, max int64, m *treeMem) ([]byte, string, error) {
 		return nil, "", fmt.Errorf("%w: gzip: %v", ErrCorrupt, err)
 	}
 	out, err := readCapped(zr, max, gzipHint(src), m)
-	gzipPool.Put(zr)
+	if err == nil {
+		// Only a reader that ended cleanly goes back: one that failed on
+		// damaged data may keep state that would make the next stream's
+		// result depend on which reader it got.
+		gzipPool.Put(zr)
+	}
 	if err != nil {
 		if errors.Is(err, ErrDecompressedTooLarge) {
 			return nil, "", err
@@ -351,8 +356,10 @@ func unlz4(src []byte, max int64, magic int8, m *treeMem) ([]byte, string, error
 		zr = lz4.NewReader(r)
 	}
 	out, err := readCapped(zr, max, 4*len(src), m)
-	zr.Reset(nil)
-	lz4Pool.Put(zr)
+	if err == nil {
+		zr.Reset(nil)
+		lz4Pool.Put(zr) // only readers that ended cleanly (see gunzip)
+	}
 	if err != nil {
 		if errors.Is(err, ErrDecompressedTooLarge) {
 			return nil, "", err
@@ -434,8 +441,8 @@ func unzstd(src []byte, max int64, m *treeMem) ([]byte, string, error) {
 		return nil, "", fmt.Errorf("%w: zstd: %v", ErrCorrupt, err)
 	}
 	out, err := readCapped(zr, max, zstdHint(src), m)
-	if rerr := zr.Reset(nil); rerr == nil {
-		zstdPool.Put(zr)
+	if rerr := zr.Reset(nil); rerr == nil && err == nil {
+		zstdPool.Put(zr) // only decoders that ended cleanly (see gunzip)
 	} else {
 		zr.Close()
 	}
