@@ -16,22 +16,22 @@ import (
 // present, addresses are "ip:port", times RFC 3339 with nanoseconds, UTC.
 // TestEventJSONFields pins the key set.
 type EventDoc struct {
-	Kind   string  `json:"kind"`   // EventKindName: open, skipped, gap, resync, tls, close, badFrame, truncated, tlsNote
-	Stream int     `json:"stream"` // TCP stream index (reassembly.Conn.Index), -1 unknown
-	Client string  `json:"client"` // the side sending requests; before the connection is known to be Kafka (tls, skipped), the sender of its first packet (the client when its SYN was captured)
-	Broker string  `json:"broker"` // the other side
-	From   string  `json:"from"`   // the side whose bytes the event concerns
-	Frame  int64   `json:"frame"`  // packet number where it happened (1-based), 0 unknown
-	Time   *string `json:"time"`   // capture time; null unknown
-	Bytes  *int64  `json:"bytes"`  // bytes involved (lost, skipped, captured); null unknown or none
-	Detail string  `json:"detail"` // what happened, as in the text output (dissect.Event.Detail)
+	Kind   string  `json:"kind"`                        // EventKindName: open, skipped, gap, resync, tls, close, badFrame, truncated, tlsNote
+	Stream int     `json:"stream"`                      // TCP stream index (reassembly.Conn.Index), -1 unknown
+	Client string  `json:"client"`                      // the side sending requests; before the connection is known to be Kafka (tls, skipped), the sender of its first packet (the client when its SYN was captured)
+	Broker string  `json:"broker"`                      // the other side
+	From   string  `json:"from"`                        // the side whose bytes the event concerns
+	Frame  int64   `json:"frame"`                       // packet number where it happened (1-based), 0 unknown
+	Time   *string `json:"time" jsonschema:"nullable"`  // capture time; null unknown
+	Bytes  *int64  `json:"bytes" jsonschema:"nullable"` // bytes involved (lost, skipped, captured); null unknown or none
+	Detail string  `json:"detail"`                      // what happened, as in the text output (dissect.Event.Detail)
 	// Hex holds a resync's skipped bytes (dissect.Event.Data: the first
 	// 64 KiB), lowercase hex; "<redacted>" when they were withheld as
 	// possibly secret (dissect.Event.Withheld); "" for other events.
 	Hex string `json:"hex"`
 	// TLS is a tls event's connection status (dissect.TLSStatus); null
 	// for other events.
-	TLS *TLSDoc `json:"tls"`
+	TLS *TLSDoc `json:"tls" jsonschema:"nullable"`
 }
 
 // TLSDoc is a TLS connection's status in EventDoc: decrypted, or the

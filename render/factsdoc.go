@@ -18,28 +18,28 @@ import (
 type FactsDoc struct {
 	Topics       []TopicDoc       `json:"topics" expr:"topics"`
 	Errors       []ErrorDoc       `json:"errors" expr:"errors"`
-	ThrottleMs   *int32           `json:"throttleMs" expr:"throttleMs"`
-	Group        *GroupDoc        `json:"group" expr:"group"`
+	ThrottleMs   *int32           `json:"throttleMs" expr:"throttleMs" jsonschema:"nullable"`
+	Group        *GroupDoc        `json:"group" expr:"group" jsonschema:"nullable"`
 	Groups       []string         `json:"groups" expr:"groups"`
-	Producer     *ProducerDoc     `json:"producer" expr:"producer"`
+	Producer     *ProducerDoc     `json:"producer" expr:"producer" jsonschema:"nullable"`
 	Transactions []TransactionDoc `json:"transactions" expr:"transactions"`
 	// Commit is an EndTxn request's outcome: true COMMIT, false ABORT.
-	Commit         *bool            `json:"commit" expr:"commit"`
+	Commit         *bool            `json:"commit" expr:"commit" jsonschema:"nullable"`
 	Coordinators   []CoordinatorDoc `json:"coordinators" expr:"coordinators"`
 	Resources      []ResourceDoc    `json:"resources" expr:"resources"`
-	IsolationLevel *string          `json:"isolationLevel" expr:"isolationLevel"` // "read_committed"
-	Acks           *int16           `json:"acks" expr:"acks"`
-	TimeoutMs      *int32           `json:"timeoutMs" expr:"timeoutMs"`
-	MaxWaitMs      *int32           `json:"maxWaitMs" expr:"maxWaitMs"`
-	ClientSoftware *SoftwareDoc     `json:"clientSoftware" expr:"clientSoftware"`
-	APIVersions    *APIVersionsDoc  `json:"apiVersions" expr:"apiVersions"`
+	IsolationLevel *string          `json:"isolationLevel" expr:"isolationLevel" jsonschema:"nullable"` // "read_committed"
+	Acks           *int16           `json:"acks" expr:"acks" jsonschema:"nullable"`
+	TimeoutMs      *int32           `json:"timeoutMs" expr:"timeoutMs" jsonschema:"nullable"`
+	MaxWaitMs      *int32           `json:"maxWaitMs" expr:"maxWaitMs" jsonschema:"nullable"`
+	ClientSoftware *SoftwareDoc     `json:"clientSoftware" expr:"clientSoftware" jsonschema:"nullable"`
+	APIVersions    *APIVersionsDoc  `json:"apiVersions" expr:"apiVersions" jsonschema:"nullable"`
 }
 
 // TopicDoc is one topic an exchange names.
 type TopicDoc struct {
-	Name       *string        `json:"name" expr:"name"`       // null when only an ID names it and its name is unknown
-	TopicID    *string        `json:"topicId" expr:"topicId"` // Kafka's base64url form; null when the wire named it by name
-	Error      *string        `json:"error" expr:"error"`     // the topic-level error's name
+	Name       *string        `json:"name" expr:"name" jsonschema:"nullable"`       // null when only an ID names it and its name is unknown
+	TopicID    *string        `json:"topicId" expr:"topicId" jsonschema:"nullable"` // Kafka's base64url form; null when the wire named it by name
+	Error      *string        `json:"error" expr:"error" jsonschema:"nullable"`     // the topic-level error's name
 	Resource   bool           `json:"resource" expr:"resource"`
 	Partitions []PartitionDoc `json:"partitions" expr:"partitions"`
 }
@@ -47,40 +47,40 @@ type TopicDoc struct {
 // PartitionDoc is one partition of a topic.
 type PartitionDoc struct {
 	Partition           int32       `json:"partition" expr:"partition"`
-	Error               *string     `json:"error" expr:"error"`
-	BaseOffset          *int64      `json:"baseOffset" expr:"baseOffset"`
-	FetchOffset         *int64      `json:"fetchOffset" expr:"fetchOffset"`
-	HighWatermark       *int64      `json:"highWatermark" expr:"highWatermark"`
-	LastStableOffset    *int64      `json:"lastStableOffset" expr:"lastStableOffset"`
-	LogStartOffset      *int64      `json:"logStartOffset" expr:"logStartOffset"`
-	CommittedOffset     *int64      `json:"committedOffset" expr:"committedOffset"`
-	CommittedMetadata   *string     `json:"committedMetadata" expr:"committedMetadata"`
-	ListedOffset        *int64      `json:"listedOffset" expr:"listedOffset"`
-	ListTimestamp       *int64      `json:"listTimestamp" expr:"listTimestamp"`
-	LeaderEpoch         *int64      `json:"leaderEpoch" expr:"leaderEpoch"`
-	Records             *RecordsDoc `json:"records" expr:"records"`
-	AbortedTransactions *int32      `json:"abortedTransactions" expr:"abortedTransactions"`
+	Error               *string     `json:"error" expr:"error" jsonschema:"nullable"`
+	BaseOffset          *int64      `json:"baseOffset" expr:"baseOffset" jsonschema:"nullable"`
+	FetchOffset         *int64      `json:"fetchOffset" expr:"fetchOffset" jsonschema:"nullable"`
+	HighWatermark       *int64      `json:"highWatermark" expr:"highWatermark" jsonschema:"nullable"`
+	LastStableOffset    *int64      `json:"lastStableOffset" expr:"lastStableOffset" jsonschema:"nullable"`
+	LogStartOffset      *int64      `json:"logStartOffset" expr:"logStartOffset" jsonschema:"nullable"`
+	CommittedOffset     *int64      `json:"committedOffset" expr:"committedOffset" jsonschema:"nullable"`
+	CommittedMetadata   *string     `json:"committedMetadata" expr:"committedMetadata" jsonschema:"nullable"`
+	ListedOffset        *int64      `json:"listedOffset" expr:"listedOffset" jsonschema:"nullable"`
+	ListTimestamp       *int64      `json:"listTimestamp" expr:"listTimestamp" jsonschema:"nullable"`
+	LeaderEpoch         *int64      `json:"leaderEpoch" expr:"leaderEpoch" jsonschema:"nullable"`
+	Records             *RecordsDoc `json:"records" expr:"records" jsonschema:"nullable"`
+	AbortedTransactions *int32      `json:"abortedTransactions" expr:"abortedTransactions" jsonschema:"nullable"`
 }
 
 // RecordsDoc summarises a partition's record batches.
 type RecordsDoc struct {
 	Batches              int      `json:"batches" expr:"batches"`
-	Count                *int64   `json:"count" expr:"count"` // records; null when a compressed legacy wrapper did not decompress
+	Count                *int64   `json:"count" expr:"count" jsonschema:"nullable"` // records; null when a compressed legacy wrapper did not decompress
 	Bytes                int64    `json:"bytes" expr:"bytes"`
 	UncompressedBytes    int64    `json:"uncompressedBytes" expr:"uncompressedBytes"`
 	UnknownSizeBatches   int      `json:"unknownSizeBatches" expr:"unknownSizeBatches"`
 	Codecs               []string `json:"codecs" expr:"codecs"`
 	Magics               []int    `json:"magics" expr:"magics"`
-	FirstOffset          *int64   `json:"firstOffset" expr:"firstOffset"`
-	LastOffset           *int64   `json:"lastOffset" expr:"lastOffset"`
+	FirstOffset          *int64   `json:"firstOffset" expr:"firstOffset" jsonschema:"nullable"`
+	LastOffset           *int64   `json:"lastOffset" expr:"lastOffset" jsonschema:"nullable"`
 	Partial              bool     `json:"partial" expr:"partial"`
 	TransactionalBatches int      `json:"transactionalBatches" expr:"transactionalBatches"`
 	ControlBatches       int      `json:"controlBatches" expr:"controlBatches"`
 	Commits              int      `json:"commits" expr:"commits"`
 	Aborts               int      `json:"aborts" expr:"aborts"`
-	ProducerID           *int64   `json:"producerId" expr:"producerId"`
-	ProducerEpoch        *int16   `json:"producerEpoch" expr:"producerEpoch"`
-	BaseSequence         *int32   `json:"baseSequence" expr:"baseSequence"`
+	ProducerID           *int64   `json:"producerId" expr:"producerId" jsonschema:"nullable"`
+	ProducerEpoch        *int16   `json:"producerEpoch" expr:"producerEpoch" jsonschema:"nullable"`
+	BaseSequence         *int32   `json:"baseSequence" expr:"baseSequence" jsonschema:"nullable"`
 	CrcErrors            int      `json:"crcErrors" expr:"crcErrors"`
 	Damaged              int      `json:"damaged" expr:"damaged"`
 }
@@ -89,10 +89,10 @@ type RecordsDoc struct {
 type ErrorDoc struct {
 	Code      int16     `json:"code" expr:"code"`
 	Name      string    `json:"name" expr:"name"`
-	Message   *string   `json:"message" expr:"message"`
-	Topic     *string   `json:"topic" expr:"topic"` // the topic it is under (its name, else its ID)
-	Partition *int32    `json:"partition" expr:"partition"`
-	Scope     *ScopeDoc `json:"scope" expr:"scope"` // the member, group, transaction, resource or key it belongs to
+	Message   *string   `json:"message" expr:"message" jsonschema:"nullable"`
+	Topic     *string   `json:"topic" expr:"topic" jsonschema:"nullable"` // the topic it is under (its name, else its ID)
+	Partition *int32    `json:"partition" expr:"partition" jsonschema:"nullable"`
+	Scope     *ScopeDoc `json:"scope" expr:"scope" jsonschema:"nullable"` // the member, group, transaction, resource or key it belongs to
 }
 
 // ScopeDoc is an entity an error belongs to: kind is member, group,
@@ -104,22 +104,22 @@ type ScopeDoc struct {
 
 // GroupDoc is what an exchange says about its group.
 type GroupDoc struct {
-	GroupID            *string             `json:"groupId" expr:"groupId"`
-	MemberID           *string             `json:"memberId" expr:"memberId"`
-	AssignedMemberID   *string             `json:"assignedMemberId" expr:"assignedMemberId"`
-	GroupInstanceID    *string             `json:"groupInstanceId" expr:"groupInstanceId"`
-	GenerationID       *int32              `json:"generationId" expr:"generationId"`
-	MemberEpoch        *int32              `json:"memberEpoch" expr:"memberEpoch"`
-	AssignedEpoch      *int32              `json:"assignedEpoch" expr:"assignedEpoch"`
-	ProtocolType       *string             `json:"protocolType" expr:"protocolType"`
-	Protocol           *string             `json:"protocol" expr:"protocol"`
+	GroupID            *string             `json:"groupId" expr:"groupId" jsonschema:"nullable"`
+	MemberID           *string             `json:"memberId" expr:"memberId" jsonschema:"nullable"`
+	AssignedMemberID   *string             `json:"assignedMemberId" expr:"assignedMemberId" jsonschema:"nullable"`
+	GroupInstanceID    *string             `json:"groupInstanceId" expr:"groupInstanceId" jsonschema:"nullable"`
+	GenerationID       *int32              `json:"generationId" expr:"generationId" jsonschema:"nullable"`
+	MemberEpoch        *int32              `json:"memberEpoch" expr:"memberEpoch" jsonschema:"nullable"`
+	AssignedEpoch      *int32              `json:"assignedEpoch" expr:"assignedEpoch" jsonschema:"nullable"`
+	ProtocolType       *string             `json:"protocolType" expr:"protocolType" jsonschema:"nullable"`
+	Protocol           *string             `json:"protocol" expr:"protocol" jsonschema:"nullable"`
 	Protocols          []string            `json:"protocols" expr:"protocols"`
-	Leader             *string             `json:"leader" expr:"leader"`
-	Reason             *string             `json:"reason" expr:"reason"`
-	SessionTimeoutMs   *int32              `json:"sessionTimeoutMs" expr:"sessionTimeoutMs"`
-	RebalanceTimeoutMs *int32              `json:"rebalanceTimeoutMs" expr:"rebalanceTimeoutMs"`
-	Subscription       *SubscriptionDoc    `json:"subscription" expr:"subscription"`
-	Assignment         []TopicPartitionDoc `json:"assignment" expr:"assignment"` // null when not stated
+	Leader             *string             `json:"leader" expr:"leader" jsonschema:"nullable"`
+	Reason             *string             `json:"reason" expr:"reason" jsonschema:"nullable"`
+	SessionTimeoutMs   *int32              `json:"sessionTimeoutMs" expr:"sessionTimeoutMs" jsonschema:"nullable"`
+	RebalanceTimeoutMs *int32              `json:"rebalanceTimeoutMs" expr:"rebalanceTimeoutMs" jsonschema:"nullable"`
+	Subscription       *SubscriptionDoc    `json:"subscription" expr:"subscription" jsonschema:"nullable"`
+	Assignment         []TopicPartitionDoc `json:"assignment" expr:"assignment" jsonschema:"nullable"` // null when not stated
 	Owned              []TopicPartitionDoc `json:"owned" expr:"owned"`
 	Members            []MemberDoc         `json:"members" expr:"members"`
 }
@@ -129,23 +129,23 @@ type SubscriptionDoc struct {
 	Version      int16               `json:"version" expr:"version"`
 	Topics       []string            `json:"topics" expr:"topics"`
 	Owned        []TopicPartitionDoc `json:"owned" expr:"owned"`
-	GenerationID *int32              `json:"generationId" expr:"generationId"`
+	GenerationID *int32              `json:"generationId" expr:"generationId" jsonschema:"nullable"`
 }
 
 // MemberDoc is one member a group exchange lists.
 type MemberDoc struct {
 	MemberID        string              `json:"memberId" expr:"memberId"`
-	GroupInstanceID *string             `json:"groupInstanceId" expr:"groupInstanceId"`
-	Reason          *string             `json:"reason" expr:"reason"`
-	Subscription    *SubscriptionDoc    `json:"subscription" expr:"subscription"`
-	Assignment      []TopicPartitionDoc `json:"assignment" expr:"assignment"`
-	Error           *string             `json:"error" expr:"error"`
+	GroupInstanceID *string             `json:"groupInstanceId" expr:"groupInstanceId" jsonschema:"nullable"`
+	Reason          *string             `json:"reason" expr:"reason" jsonschema:"nullable"`
+	Subscription    *SubscriptionDoc    `json:"subscription" expr:"subscription" jsonschema:"nullable"`
+	Assignment      []TopicPartitionDoc `json:"assignment" expr:"assignment" jsonschema:"nullable"`
+	Error           *string             `json:"error" expr:"error" jsonschema:"nullable"`
 }
 
 // TopicPartitionDoc is a topic and some of its partitions.
 type TopicPartitionDoc struct {
-	Topic      *string `json:"topic" expr:"topic"`
-	TopicID    *string `json:"topicId" expr:"topicId"`
+	Topic      *string `json:"topic" expr:"topic" jsonschema:"nullable"`
+	TopicID    *string `json:"topicId" expr:"topicId" jsonschema:"nullable"`
 	Partitions []int32 `json:"partitions" expr:"partitions"`
 }
 
@@ -153,18 +153,18 @@ type TopicPartitionDoc struct {
 // request's, and the new ones a response gives (InitProducerId, EndTxn
 // v5+).
 type ProducerDoc struct {
-	TransactionalID  *string `json:"transactionalId" expr:"transactionalId"`
-	ProducerID       *int64  `json:"producerId" expr:"producerId"`
-	ProducerEpoch    *int16  `json:"producerEpoch" expr:"producerEpoch"`
-	NewProducerID    *int64  `json:"newProducerId" expr:"newProducerId"`
-	NewProducerEpoch *int16  `json:"newProducerEpoch" expr:"newProducerEpoch"`
+	TransactionalID  *string `json:"transactionalId" expr:"transactionalId" jsonschema:"nullable"`
+	ProducerID       *int64  `json:"producerId" expr:"producerId" jsonschema:"nullable"`
+	ProducerEpoch    *int16  `json:"producerEpoch" expr:"producerEpoch" jsonschema:"nullable"`
+	NewProducerID    *int64  `json:"newProducerId" expr:"newProducerId" jsonschema:"nullable"`
+	NewProducerEpoch *int16  `json:"newProducerEpoch" expr:"newProducerEpoch" jsonschema:"nullable"`
 }
 
 // TransactionDoc is one transaction of a batch or listing.
 type TransactionDoc struct {
 	TransactionalID string              `json:"transactionalId" expr:"transactionalId"`
-	ProducerID      *int64              `json:"producerId" expr:"producerId"`
-	ProducerEpoch   *int16              `json:"producerEpoch" expr:"producerEpoch"`
+	ProducerID      *int64              `json:"producerId" expr:"producerId" jsonschema:"nullable"`
+	ProducerEpoch   *int16              `json:"producerEpoch" expr:"producerEpoch" jsonschema:"nullable"`
 	Topics          []TopicPartitionDoc `json:"topics" expr:"topics"`
 }
 
@@ -172,17 +172,17 @@ type TransactionDoc struct {
 type CoordinatorDoc struct {
 	KeyType string  `json:"keyType" expr:"keyType"` // group, transaction, share
 	Key     string  `json:"key" expr:"key"`
-	NodeID  *int32  `json:"nodeId" expr:"nodeId"`
-	Host    *string `json:"host" expr:"host"`
-	Port    *int32  `json:"port" expr:"port"`
-	Error   *string `json:"error" expr:"error"`
+	NodeID  *int32  `json:"nodeId" expr:"nodeId" jsonschema:"nullable"`
+	Host    *string `json:"host" expr:"host" jsonschema:"nullable"`
+	Port    *int32  `json:"port" expr:"port" jsonschema:"nullable"`
+	Error   *string `json:"error" expr:"error" jsonschema:"nullable"`
 }
 
 // ResourceDoc is a config or ACL resource.
 type ResourceDoc struct {
 	Type    string      `json:"type" expr:"type"` // topic, broker, group, cluster, ...
 	Name    string      `json:"name" expr:"name"`
-	Pattern *string     `json:"pattern" expr:"pattern"` // an ACL pattern type: literal, prefixed, ...
+	Pattern *string     `json:"pattern" expr:"pattern" jsonschema:"nullable"` // an ACL pattern type: literal, prefixed, ...
 	Configs []ConfigDoc `json:"configs" expr:"configs"`
 }
 
@@ -190,7 +190,7 @@ type ResourceDoc struct {
 // true, never its bytes.
 type ConfigDoc struct {
 	Name      string  `json:"name" expr:"name"`
-	Value     *string `json:"value" expr:"value"`
+	Value     *string `json:"value" expr:"value" jsonschema:"nullable"`
 	Sensitive bool    `json:"sensitive" expr:"sensitive"`
 	Redacted  bool    `json:"redacted" expr:"redacted"`
 }
@@ -203,11 +203,11 @@ type SoftwareDoc struct {
 
 // APIVersionsDoc is an ApiVersions response's advertisement.
 type APIVersionsDoc struct {
-	Error             *string       `json:"error" expr:"error"`
+	Error             *string       `json:"error" expr:"error" jsonschema:"nullable"`
 	Ranges            []APIRangeDoc `json:"ranges" expr:"ranges"`
 	SupportedFeatures []FeatureDoc  `json:"supportedFeatures" expr:"supportedFeatures"`
 	FinalizedFeatures []FeatureDoc  `json:"finalizedFeatures" expr:"finalizedFeatures"`
-	FinalizedEpoch    *int64        `json:"finalizedFeaturesEpoch" expr:"finalizedFeaturesEpoch"`
+	FinalizedEpoch    *int64        `json:"finalizedFeaturesEpoch" expr:"finalizedFeaturesEpoch" jsonschema:"nullable"`
 }
 
 // APIRangeDoc is one API key's supported versions.

@@ -21,29 +21,29 @@ import (
 // does not apply) so that jq filters need no guards; TestExchangeJSONFields
 // pins the key set.
 type ExchangeDoc struct {
-	Stream        int         `json:"stream"`        // TCP stream index (reassembly.Conn.Index), -1 unknown
-	Client        string      `json:"client"`        // "ip:port" of the side sending requests
-	Broker        string      `json:"broker"`        // "ip:port" of the broker
-	Kind          string      `json:"kind"`          // paired | noResponse | unanswered | orphan | sasl
-	API           string      `json:"api"`           // "Produce"; "" when unknown (orphans)
-	APIKey        int16       `json:"apiKey"`        // request header RequestApiKey
-	APIVersion    int16       `json:"apiVersion"`    // request header RequestApiVersion
-	CorrelationID int32       `json:"correlationId"` // header CorrelationId
-	ClientID      *string     `json:"clientId"`      // request header ClientId; null when null or no request
-	Request       *MessageDoc `json:"request"`       // null for orphans
-	Response      *MessageDoc `json:"response"`      // null unless answered (or orphan)
-	LatencyMs     *float64    `json:"latencyMs"`     // response time - request time in ms; null without both
-	SASL          *SASLDoc    `json:"sasl"`          // SASL mechanism and user; null when neither is known
-	Subject       string      `json:"subject"`       // Subject(e)
-	Errors        []string    `json:"errors"`        // distinct Kafka error names in the response, in order
-	Notes         []string    `json:"notes"`         // the dissector's notes
+	Stream        int         `json:"stream"`                          // TCP stream index (reassembly.Conn.Index), -1 unknown
+	Client        string      `json:"client"`                          // "ip:port" of the side sending requests
+	Broker        string      `json:"broker"`                          // "ip:port" of the broker
+	Kind          string      `json:"kind"`                            // paired | noResponse | unanswered | orphan | sasl
+	API           string      `json:"api"`                             // "Produce"; "" when unknown (orphans)
+	APIKey        int16       `json:"apiKey"`                          // request header RequestApiKey
+	APIVersion    int16       `json:"apiVersion"`                      // request header RequestApiVersion
+	CorrelationID int32       `json:"correlationId"`                   // header CorrelationId
+	ClientID      *string     `json:"clientId" jsonschema:"nullable"`  // request header ClientId; null when null or no request
+	Request       *MessageDoc `json:"request" jsonschema:"nullable"`   // null for orphans
+	Response      *MessageDoc `json:"response" jsonschema:"nullable"`  // null unless answered (or orphan)
+	LatencyMs     *float64    `json:"latencyMs" jsonschema:"nullable"` // response time - request time in ms; null without both
+	SASL          *SASLDoc    `json:"sasl" jsonschema:"nullable"`      // SASL mechanism and user; null when neither is known
+	Subject       string      `json:"subject"`                         // Subject(e)
+	Errors        []string    `json:"errors"`                          // distinct Kafka error names in the response, in order
+	Notes         []string    `json:"notes"`                           // the dissector's notes
 	// Topics are the topics the request and response name, in order of
 	// appearance (facts.Exchange.AllTopics): names, or the topic ID
 	// (base64url) where no earlier exchange of the capture named it; []
 	// when none.
 	Topics []string `json:"topics"`
 	// Facts is what the exchange says, typed (FactsDoc).
-	Facts *FactsDoc `json:"facts"`
+	Facts *FactsDoc `json:"facts" jsonschema:"nullable"`
 }
 
 // SASLDoc names the SASL mechanism (from SaslHandshake, or of a raw token
@@ -121,12 +121,12 @@ type UnknownTagDoc struct {
 
 // TreeDoc is the document TreeJSON writes for one decoded frame or body.
 type TreeDoc struct {
-	Length              *int64          `json:"length,omitempty"`              // the frame's length prefix, when a frame
-	Message             string          `json:"message,omitempty"`             // "ApiVersionsRequest", when known
-	Header              json.RawMessage `json:"header,omitempty"`              // JsonConverter form, when a frame
-	Body                json.RawMessage `json:"body"`                          // JsonConverter form (records as base64)
-	UnknownTaggedFields []UnknownTagDoc `json:"unknownTaggedFields,omitempty"` // tagged fields no schema names
-	Error               string          `json:"error,omitempty"`               // the decoding error (protocol.DecodeError text)
+	Length              *int64          `json:"length,omitempty" jsonschema:"nullable"` // the frame's length prefix, when a frame
+	Message             string          `json:"message,omitempty"`                      // "ApiVersionsRequest", when known
+	Header              json.RawMessage `json:"header,omitempty"`                       // JsonConverter form, when a frame
+	Body                json.RawMessage `json:"body"`                                   // JsonConverter form (records as base64)
+	UnknownTaggedFields []UnknownTagDoc `json:"unknownTaggedFields,omitempty"`          // tagged fields no schema names
+	Error               string          `json:"error,omitempty"`                        // the decoding error (protocol.DecodeError text)
 }
 
 // kindNames are ExchangeDoc's "kind" values.

@@ -26,8 +26,8 @@ type Comparison struct {
 type RangeChange struct {
 	Key    int16  `json:"key"`
 	API    string `json:"api"`
-	Before *Range `json:"before"`
-	After  *Range `json:"after"`
+	Before *Range `json:"before" jsonschema:"nullable"`
+	After  *Range `json:"after" jsonschema:"nullable"`
 	Change string `json:"change"` // e.g. "min 0 -> 3, max 12 -> 13", "removed", "added"
 }
 
@@ -39,8 +39,8 @@ type LostVersion struct {
 	Software     []string `json:"software"`
 	Key          int16    `json:"key"`
 	API          string   `json:"api"`
-	Versions     []int16  `json:"versions"` // used before, outside the range after
-	After        *Range   `json:"after"`    // nil: the API is gone
+	Versions     []int16  `json:"versions"`                    // used before, outside the range after
+	After        *Range   `json:"after" jsonschema:"nullable"` // nil: the API is gone
 }
 
 // ClusterRanges returns a report's cluster range per API key, and how many

@@ -143,7 +143,7 @@ type MatrixRow struct {
 	// Advertised is the broker's range for the API; nil when the broker's
 	// ApiVersions response was not captured or did not list the API
 	// (Listed says which).
-	Advertised *Range `json:"advertised"`
+	Advertised *Range `json:"advertised" jsonschema:"nullable"`
 	Listed     bool   `json:"listed"`
 	// Status is "ok", "outside" (some version outside the range),
 	// "downgraded" (ApiVersions only: the versions outside the range were

@@ -263,11 +263,11 @@ func WriteVersionsJSON(w io.Writer, r *stats.VersionsReport) error {
 
 // ComparisonJSON is the `kwire versions --against --json` document.
 type ComparisonJSON struct {
-	Before     string                `json:"before"`       // the files, as given
-	After      string                `json:"after"`        // likewise
-	Comparison *stats.Comparison     `json:"comparison"`   // what changed from Before to After
-	BeforeRep  *stats.VersionsReport `json:"beforeReport"` // kwire versions's report of Before
-	AfterRep   *stats.VersionsReport `json:"afterReport"`  // and of After
+	Before     string                `json:"before"`                             // the files, as given
+	After      string                `json:"after"`                              // likewise
+	Comparison *stats.Comparison     `json:"comparison" jsonschema:"nullable"`   // what changed from Before to After
+	BeforeRep  *stats.VersionsReport `json:"beforeReport" jsonschema:"nullable"` // kwire versions's report of Before
+	AfterRep   *stats.VersionsReport `json:"afterReport" jsonschema:"nullable"`  // and of After
 }
 
 // WriteComparison writes an --against comparison as text: RANGES MOVED
