@@ -114,6 +114,20 @@ func BodyJSONLazyRecords(n *Node) any {
 	return bodyJSON(n, jsonForm{lazyRecords: true})
 }
 
+// JSONOptions are the options of BodyJSONWith.
+type JSONOptions struct {
+	// LazyRecords is BodyJSONLazyRecords' option.
+	LazyRecords bool
+	// Int64Strings gives fields of Kafka type int64 as decimal strings
+	// (for tools that read JSON numbers as doubles).
+	Int64Strings bool
+}
+
+// BodyJSONWith is BodyJSON with options.
+func BodyJSONWith(n *Node, o JSONOptions) any {
+	return bodyJSON(n, jsonForm{lazyRecords: o.LazyRecords, int64Strings: o.Int64Strings})
+}
+
 // RecordsBase64 stands in BodyJSONLazyRecords' value for the base64
 // string of a decoded RECORDS node: String returns it and MarshalJSON
 // writes it as a JSON string.
@@ -132,7 +146,8 @@ func (r RecordsBase64) MarshalJSON() ([]byte, error) {
 
 // jsonForm holds the options of a BodyJSON walk.
 type jsonForm struct {
-	lazyRecords bool // decoded RECORDS as RecordsBase64
+	lazyRecords  bool // decoded RECORDS as RecordsBase64
+	int64Strings bool // int64 fields as decimal strings
 }
 
 func bodyJSON(n *Node, j jsonForm) any {
@@ -234,6 +249,9 @@ func (j jsonForm) nodeJSON(n *Node, f *Field, v int16) any {
 		}
 		return out
 	case KindInt:
+		if j.int64Strings && n.Field != nil && n.Field.Kind == TypeInt64 {
+			return strconv.FormatInt(n.Int, 10)
+		}
 		return n.Int
 	case KindBool:
 		return n.Int != 0

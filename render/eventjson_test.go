@@ -110,3 +110,33 @@ func TestExchangeJSONTopicsAndFacts(t *testing.T) {
 		t.Errorf("errors %+v", d.Facts.Errors)
 	}
 }
+
+// TestJSONInt64Strings: with Options.Int64Strings every 64-bit integer of
+// the line is a decimal string — fields of Kafka type int64 in the bodies,
+// the records' offsets and timestamps, the facts' offsets — and nothing
+// else is.
+func TestJSONInt64Strings(t *testing.T) {
+	e := produceExchange(0, 6)
+	var num, str bytes.Buffer
+	if err := ExchangeJSONLine(&num, e, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := ExchangeJSONLine(&str, e, Options{Int64Strings: true}); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ num, str string }{
+		{`"baseOffset":100,`, `"baseOffset":"100",`},                   // ProduceResponse BaseOffset (int64) and the facts'
+		{`"timestamp":1764417600010,`, `"timestamp":"1764417600010",`}, // a record's
+		{`"producerId":-1,`, `"producerId":"-1",`},                     // a batch's
+		{`"apiVersion":9,`, `"apiVersion":9,`},                         // an int16 stays a number
+		{`"partition":3,`, `"partition":3,`},                           // an int32 too
+	} {
+		if !strings.Contains(num.String(), c.num) || !strings.Contains(str.String(), c.str) {
+			t.Errorf("%s / %s:\nnumbers %s\nstrings %s", c.num, c.str, num.String(), str.String())
+		}
+	}
+	var v any
+	if err := json.Unmarshal(str.Bytes(), &v); err != nil {
+		t.Errorf("not JSON: %v", err)
+	}
+}

@@ -360,14 +360,9 @@ func (j *jsonWriter) appendConverter(b []byte, n *protocol.Node) []byte {
 	if n.Kind == protocol.KindRaw {
 		return j.value(b, n, n.Name, nil, false)
 	}
-	var v any
-	if j.typedRecords {
-		// patch puts the typed form in place of the base64 of decoded
-		// records: encoding them would be wasted.
-		v = j.patch(protocol.BodyJSONLazyRecords(n), n, n.Name, 0)
-	} else {
-		v = j.patch(protocol.BodyJSON(n), n, n.Name, 0)
-	}
+	// patch puts the typed form in place of the base64 of decoded
+	// records: encoding them would be wasted.
+	v := j.patch(protocol.BodyJSONWith(n, protocol.JSONOptions{LazyRecords: j.typedRecords, Int64Strings: j.o.Int64Strings}), n, n.Name, 0)
 	out, ok := appendAnyJSON(b, v, true)
 	if ok {
 		return out
@@ -679,6 +674,9 @@ func (j *jsonWriter) value(b []byte, n *protocol.Node, path string, batch *proto
 	case protocol.KindArray:
 		return j.array(b, n.Children, path, batch, rec)
 	case protocol.KindInt:
+		if j.o.Int64Strings && n.Field != nil && n.Field.Kind == protocol.TypeInt64 {
+			return j.appendInt64(b, n.Int)
+		}
 		return strconv.AppendInt(b, n.Int, 10)
 	case protocol.KindBool:
 		return strconv.AppendBool(b, n.Int != 0)
@@ -715,6 +713,17 @@ func (j *jsonWriter) value(b []byte, n *protocol.Node, path string, batch *proto
 	// KindRaw (a partial batch, bytes not decoded) and anything unforeseen:
 	// what it is and its bytes, so nothing is lost.
 	return undecodedJSON(b, n.Name, n.Note, n.Raw, j.safe())
+}
+
+// appendInt64 appends a 64-bit integer: a number, or with
+// Options.Int64Strings a decimal string.
+func (j *jsonWriter) appendInt64(b []byte, v int64) []byte {
+	if j.o.Int64Strings {
+		b = append(b, '"')
+		b = strconv.AppendInt(b, v, 10)
+		return append(b, '"')
+	}
+	return strconv.AppendInt(b, v, 10)
 }
 
 // undecodedJSON appends {"undecoded": name, "note": note, "size", "hex"}
@@ -785,9 +794,9 @@ func (j *jsonWriter) object(b []byte, n *protocol.Node, path string, batch *prot
 		rec = true
 		if off, ts, ok := j.pos.position(batch, n); ok {
 			o.key("offset")
-			o.b = strconv.AppendInt(o.b, off, 10)
+			o.b = j.appendInt64(o.b, off)
 			o.key("timestamp")
-			o.b = strconv.AppendInt(o.b, ts, 10)
+			o.b = j.appendInt64(o.b, ts)
 		}
 		if t := controlTypeOf(n); t != "" {
 			o.key("controlType") // a control record's key: COMMIT, ABORT, ...

@@ -377,7 +377,8 @@ func appendExchangeDirect(b []byte, d *ExchangeDoc, e *dissect.Exchange, o *Opti
 	b = appendStrings(b, d.Topics)
 	b = append(b, `,"facts":`...)
 	var ok bool
-	if b, ok = appendFactsDoc(b, d.Facts); !ok {
+	int64s := o != nil && o.Int64Strings
+	if b, ok = appendFactsDoc(b, d.Facts, int64s); !ok {
 		return b, false
 	}
 	return append(b, "}\n"...), true

@@ -85,6 +85,12 @@ type Options struct {
 	MaxValue int
 	// ShowSecrets shows values the decoder marked protocol.FlagRedacted.
 	ShowSecrets bool
+	// Int64Strings writes 64-bit integers in JSON (fields of Kafka type
+	// int64, record offsets and timestamps, the facts' offsets, producer
+	// IDs and byte counts) as decimal strings, for tools that read JSON
+	// numbers as doubles and round those beyond 2^53 (--json-int64
+	// string).
+	Int64Strings bool
 	// Facts, when set, are the facts of the exchange whose frames are
 	// rendered (dissect.Exchange.Facts, resolved by the run's
 	// facts.Names): the tree names a TopicId with the topic's name.

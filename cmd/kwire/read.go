@@ -83,10 +83,15 @@ is gap, resync, badFrame, tls or truncated (and, with --verbose, open,
 close, skipped and tlsNote), with "stream", "client", "broker", "from" (the
 side whose bytes it concerns), "frame", "time", "bytes", "detail", "hex"
 (the bytes a resync skipped) and "tls" (a tls event's status: decrypted,
-reason, version, suite, sni, alpn, resumed; null for other events). E.g. jq 'select(.kind == "gap")'. Integers
-are JSON numbers with every digit, as Kafka's JsonConverter writes them;
-tools that read numbers as doubles (jq before 1.7, JavaScript) round those
-beyond 2^53, such as producer IDs.
+reason, version, suite, sni, alpn, resumed; null for other events). E.g.
+jq 'select(.kind == "gap")'. An exchange's "facts" say what it is about,
+typed: topics, partitions with offsets, records and errors, errors with
+their place, the group, the producer, ... Every JSON document follows
+one vocabulary (docs/json.md; schemas in docs/schema). Integers are JSON
+numbers with every digit, as Kafka's JsonConverter writes them; tools
+that read numbers as doubles (jq before 1.7, JavaScript) round those
+beyond 2^53, such as producer IDs: --json-int64 string writes them as
+strings.
 
 Connections are Kafka when their first bytes parse as a Kafka request, on
 any port (--detect, on by default), or when one side uses a --port (default
