@@ -116,7 +116,7 @@ func runDecode(o *decodeOptions, s *ioStreams, color bool, args []string) error 
 	if err != nil {
 		return err
 	}
-	data, err := parseHex(text)
+	data, err := render.ParseHex(text)
 	if err != nil {
 		return &exitError{code: exitUsage, err: err}
 	}

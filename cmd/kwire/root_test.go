@@ -45,6 +45,10 @@ func runWith(t *testing.T, stdin string, args ...string) (code int, stdout, stde
 	return code, out.String(), errOut.String()
 }
 
+// seedHex is an ApiVersions v0 request: length 19, key 18, version 0,
+// correlation ID 0x01020304, client ID "wire-read".
+const seedHex = "0000001300120000010203040009776972652d72656164"
+
 func TestRunInjectedIO(t *testing.T) {
 	code, out, errOut := runWith(t, seedHex+"\n", "decode")
 	if code != exitOK || errOut != "" {

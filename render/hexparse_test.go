@@ -1,4 +1,4 @@
-package main
+package render
 
 import (
 	"bytes"
@@ -67,7 +67,7 @@ func TestParseHex(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := parseHex(tt.in)
+			got, err := ParseHex(tt.in)
 			if err != nil {
 				t.Fatalf("parseHex: %v", err)
 			}
@@ -101,9 +101,9 @@ func TestParseHexErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := parseHex(tt.in)
+			got, err := ParseHex(tt.in)
 			if err == nil {
-				t.Fatalf("parseHex(%q) = %x, want an error", tt.in, got)
+				t.Fatalf("ParseHex(%q) = %x, want an error", tt.in, got)
 			}
 			var he *hexError
 			if !errors.As(err, &he) {
@@ -127,7 +127,7 @@ func FuzzParseHex(f *testing.F) {
 	f.Add("0000  00 00 00 0c  Length 12\n0008  AuthBytes.password <redacted>\n        … 12 more bytes of Value (offset 0x1 – 0xd)\n")
 	f.Add("00000  00 00 00 0c  Length 12\n00008  <redacted>  AuthBytes.password\n+0000  00  Tags\n        … 12 more bytes of Value (offset +0x1 – +0xd)\n")
 	f.Fuzz(func(t *testing.T, s string) {
-		b, err := parseHex(s)
+		b, err := ParseHex(s)
 		if err != nil {
 			var he *hexError
 			if !errors.As(err, &he) {
@@ -138,7 +138,7 @@ func FuzzParseHex(f *testing.F) {
 		if len(b) == 0 {
 			t.Fatal("success with no bytes")
 		}
-		again, err := parseHex(hex.EncodeToString(b))
+		again, err := ParseHex(hex.EncodeToString(b))
 		if err != nil || !bytes.Equal(again, b) {
 			t.Fatalf("round trip: %x, %v; want %x", again, err, b)
 		}

@@ -1,4 +1,4 @@
-package main
+package render
 
 // This file turns hex text, as people paste it, into bytes. Accepted:
 //
@@ -40,9 +40,9 @@ func (e *hexError) Error() string {
 }
 
 var (
-	// dumpLine is a dump line: an offset of 4 to 16 hex digits followed by
+	// dumpLineRE is a dump line: an offset of 4 to 16 hex digits followed by
 	// ": " (xxd) or two or more spaces (hexdump -C, Wireshark), then data.
-	dumpLine = regexp.MustCompile(`^([0-9a-fA-F]{4,16})(?::[ \t]+|[ \t]{2,})(\S.*)$`)
+	dumpLineRE = regexp.MustCompile(`^([0-9a-fA-F]{4,16})(?::[ \t]+|[ \t]{2,})(\S.*)$`)
 	// offsetOnly is a dump's closing line: just the offset of the end.
 	offsetOnly = regexp.MustCompile(`^([0-9a-fA-F]{4,16}):?$`)
 	// asciiGap separates a dump line's hex from its ASCII column.
@@ -70,13 +70,13 @@ const maxRepeat = 100 << 20
 // cannot overflow.
 const maxOffset = 1 << 40
 
-// parseHex decodes hex text in any of the layouts described at the top of
+// ParseHex decodes hex text in any of the layouts described at the top of
 // this file.
-func parseHex(text string) ([]byte, error) {
+func ParseHex(text string) ([]byte, error) {
 	lines := strings.Split(strings.ReplaceAll(strings.ReplaceAll(text, "\r\n", "\n"), "\r", "\n"), "\n")
 	isDump := false
 	for _, l := range lines {
-		if dumpLine.MatchString(strings.TrimSpace(l)) {
+		if dumpLineRE.MatchString(strings.TrimSpace(l)) {
 			isDump = true
 			break
 		}
@@ -177,7 +177,7 @@ func parseDump(lines []string) ([]byte, error) {
 			}
 			continue
 		}
-		m := dumpLine.FindStringSubmatchIndex(l)
+		m := dumpLineRE.FindStringSubmatchIndex(l)
 		if m == nil {
 			return nil, &hexError{Line: lineNo, Col: indent + 1, Msg: "not a dump line (expected an offset, then hex bytes)"}
 		}
