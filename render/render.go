@@ -1,12 +1,18 @@
 // Package render writes decoded Kafka frames and exchanges as text: a field
 // tree (Tree), an annotated hex walk-through (Hex, HexDump), one line per
 // exchange or event (Line, EventLine), end-of-run totals (Summary) and JSON
-// (ExchangeJSON, TreeJSON). Subject and Errors are the one-line output's
-// pieces, exported for the statistics code.
+// (ExchangeJSON, TreeJSON, in kwire's JSON vocabulary: docs/json.md; the
+// facts as FactsDoc). Subject and Errors are the one-line output's pieces.
+// ParseHex reads hex text back into bytes (kwire decode), -x dumps
+// included.
 //
-// Contract: render never decodes. It reads protocol.Tree / protocol.Node
-// (protocol/node.go) and dissect.Exchange / dissect.Event (dissect/exchange.go)
-// exactly as the decoder and dissector built them and writes to an io.Writer.
+// Contract: render never decodes. What an exchange is about comes from its
+// facts (dissect.Exchange.Facts, package facts); the tree and hex outputs
+// read protocol.Tree / protocol.Node (protocol/node.go) and dissect.Exchange
+// / dissect.Event (dissect/exchange.go) exactly as the decoder and
+// dissector built them, recognising nodes by their schema field
+// (Node.Field, its Role, the record fields of protocol/recordfields.go),
+// never by name, and writes to an io.Writer.
 // It never prints a value whose node carries protocol.FlagRedacted unless
 // Options.ShowSecrets is set, and it prints no terminal escape codes unless
 // Options.Color is set (the CLI decides: terminal, --color, NO_COLOR).
