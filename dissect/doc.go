@@ -20,8 +20,9 @@
 //   - All Handler methods and Finish run on one goroutine; the Sink is
 //     called synchronously from them, in capture order of each exchange's
 //     completion (a paired exchange when its response ends).
-//   - Exchanges, Frames and their Bytes are never reused: a Sink may keep
-//     them. Frame.Bytes is a copy owned by the Frame, as captured: secrets
+//   - A Sink may keep the exchanges it gets. Frame.Bytes is a copy owned
+//     by the Frame until Exchange.Release hands it back to the Dissector's
+//     pool (then neither Bytes nor Tree may be used); it is as captured: secrets
 //     are marked in the frame's Tree (protocol.FlagRedacted, unless
 //     Options.Decoder.ShowSecrets), and a frame not decoded that may
 //     hold one has Frame.Withheld set; outputs show bytes through them.
@@ -30,5 +31,8 @@
 //     length beyond 64 KiB ahead) or a short scan window.
 //   - Pairing state is bounded by Options.MaxPending per connection;
 //     evictions are reported.
-//   - Nothing here panics on bad input, logs, or reads files.
+//   - What an exchange says is its Facts (package facts), computed once.
+//   - Nothing here panics on bad input or logs. The only file touched is
+//     the spill file of pending request frames past Options.PendingMemory
+//     (spill.go), in Options.SpillDir.
 package dissect
