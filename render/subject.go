@@ -526,17 +526,31 @@ func ListOffsetsTimestamp(ts int64) string {
 	return time.UnixMilli(ts).UTC().Format("2006-01-02T15:04:05.000Z")
 }
 
-// shortID shortens a member ID for one line: the part after its last "-"
-// (client libraries build member IDs as clientID-UUID), cut to 8
-// characters with "…" ("capgen-kgo-group-03353442990c…" → "03353442…").
+// shortID shortens a member ID for one line. A classic member ID is the
+// client ID, "-" and a UUID the coordinator made (hex digits, with or
+// without dashes): its last hex part stands for it
+// ("capgen-kgo-group-03353442990c…" → "03353442…"). Any other ID (the
+// 22-character base64 Uuid of a KIP-848 member, a client's own) is cut to
+// its first 8 characters. Both end in "…" when cut.
 func shortID(id string) string {
-	if i := strings.LastIndexByte(id, '-'); i >= 0 && i < len(id)-1 {
+	if i := strings.LastIndexByte(id, '-'); i >= 0 && len(id)-i-1 >= 8 && isHex(id[i+1:]) {
 		id = id[i+1:]
 	}
 	if r := []rune(id); len(r) > 8 {
 		return string(r[:8]) + "…"
 	}
 	return id
+}
+
+// isHex says whether s is only hexadecimal digits.
+func isHex(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
+			return false
+		}
+	}
+	return true
 }
 
 // bodyOf returns the body node of a decoded frame: the root's child named

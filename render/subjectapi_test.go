@@ -157,7 +157,7 @@ func TestSubjectPerAPI(t *testing.T) {
 
 	oc := kmsg.NewPtrOffsetCommitRequest()
 	oc.Version, oc.Group, oc.Generation, oc.MemberID = 8, "g", 7, "m-abc"
-	check("OffsetCommit", oc, kmsg.NewPtrOffsetCommitResponse(), "group=g member=abc gen=7")
+	check("OffsetCommit", oc, kmsg.NewPtrOffsetCommitResponse(), "group=g member=m-abc gen=7")
 
 	et := kmsg.NewPtrEndTxnRequest()
 	et.Version, et.TransactionalID, et.ProducerID, et.Commit = 3, "pay-txn", 5, false
@@ -259,7 +259,7 @@ func TestSubjectPerAPI(t *testing.T) {
 		oct.Partitions = append(oct.Partitions, p)
 	}
 	oc2.Topics = append(oc2.Topics, oct)
-	check("OffsetCommit offsets", oc2, kmsg.NewPtrOffsetCommitResponse(), "t[0@42,1@7] group=g member=abc gen=7")
+	check("OffsetCommit offsets", oc2, kmsg.NewPtrOffsetCommitResponse(), "t[0@42,1@7] group=g member=m-abc gen=7")
 	of2 := kmsg.NewPtrOffsetFetchRequest()
 	of2.Version, of2.Group = 7, "g"
 	ofr := kmsg.NewPtrOffsetFetchResponse()
@@ -297,7 +297,7 @@ func TestSubjectPerAPI(t *testing.T) {
 	cgh.Version, cgh.Group, cgh.MemberID, cgh.MemberEpoch = 0, "g", "uCP2JFDQ-xyz", -1
 	cghr := kmsg.NewPtrConsumerGroupHeartbeatResponse()
 	cghr.MemberID, cghr.MemberEpoch = kmsg.StringPtr("uCP2JFDQ-xyz"), -1
-	check("ConsumerGroupHeartbeat leave", cgh, cghr, "group=g member=xyz epoch=-1 leave")
+	check("ConsumerGroupHeartbeat leave", cgh, cghr, "group=g member=uCP2JFDQ… epoch=-1 leave")
 
 	dgs := kmsg.NewPtrDeleteGroupsRequest()
 	dgs.Version, dgs.Groups = 2, []string{"a", "b"}
@@ -410,7 +410,11 @@ func TestEnumName(t *testing.T) {
 
 func TestShortIDAndTimestamp(t *testing.T) {
 	for id, want := range map[string]string{"": "", "abc": "abc", "capgen-kgo-group-03353442990c3b8ce0662786a1a505e0": "03353442…",
-		"uCP2JFDQ3Qvs2idgEHGu_g==": "uCP2JFDQ…", "trailing-": "trailing…"} {
+		"uCP2JFDQ3Qvs2idgEHGu_g==": "uCP2JFDQ…", "trailing-": "trailing…",
+		// A KIP-848 Uuid with a dash in its base64 keeps its start.
+		"u1kRNUezqK_FpFxppm-wgA==": "u1kRNUez…", "Yf59ukghc0bhRFzaTFH-Ow==": "Yf59ukgh…",
+		// A Java coordinator's member ID: client ID, "-", a dashed UUID.
+		"consumer-g-1-3f2a1b4c-5d6e-4f70-8a9b-0c1d2e3f4a5b": "0c1d2e3f…"} {
 		if got := shortID(id); got != want {
 			t.Errorf("shortID(%q) = %q, want %q", id, got, want)
 		}
