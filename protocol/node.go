@@ -106,6 +106,21 @@ func (n *Node) Child(name string) *Node {
 	return nil
 }
 
+// ChildOf returns the first direct child that is a value of field f (its
+// Field is f), or nil. Readers find fields by identity with it, never by
+// name: n.ChildOf(protocol.Batch.Magic).
+func (n *Node) ChildOf(f *Field) *Node {
+	if n == nil {
+		return nil
+	}
+	for _, c := range n.Children {
+		if c.Field == f {
+			return c
+		}
+	}
+	return nil
+}
+
 // Space is a byte space a Tree's nodes point into.
 type Space struct {
 	Name string // "frame", or e.g. "decompressed gzip batch at 0x1f4"

@@ -25,23 +25,9 @@ func CodecName(attributes int64) string {
 	return protocol.Codec(attributes & attrCodecMask).String()
 }
 
-// fieldChild returns n's first direct child that is a value of field f,
-// or nil.
-func fieldChild(n *protocol.Node, f *protocol.Field) *protocol.Node {
-	if n == nil {
-		return nil
-	}
-	for _, c := range n.Children {
-		if c.Field == f {
-			return c
-		}
-	}
-	return nil
-}
-
 // fieldInt returns the integer value of n's child of field f.
 func fieldInt(n *protocol.Node, f *protocol.Field) (int64, bool) {
-	return intOf(fieldChild(n, f))
+	return intOf(n.ChildOf(f))
 }
 
 // isBatch reports whether n is a record batch (magic 2) or a legacy
@@ -98,8 +84,8 @@ func (p *batchPos) position(batch, rec *protocol.Node) (off, ts int64, ok bool) 
 // controlTypeOf returns a control record's type name (COMMIT, ABORT, ...)
 // from its key, or "".
 func controlTypeOf(rec *protocol.Node) string {
-	key := fieldChild(rec, protocol.Record.Key)
-	if t := fieldChild(key, protocol.Record.ControlType); t != nil {
+	key := rec.ChildOf(protocol.Record.Key)
+	if t := key.ChildOf(protocol.Record.ControlType); t != nil {
 		return protocol.ControlTypeName(int16(t.Int))
 	}
 	return ""
@@ -125,7 +111,7 @@ func batchSummary(b *protocol.Node) batchInfo {
 	bi.baseOffset, _ = fieldInt(b, protocol.Batch.BaseOffset)
 	attrs, _ := fieldInt(b, protocol.Batch.Attributes)
 	bi.codec = CodecName(attrs)
-	if r := fieldChild(b, protocol.Batch.Records); r != nil {
+	if r := b.ChildOf(protocol.Batch.Records); r != nil {
 		switch {
 		case r.Int >= 0:
 			bi.count = r.Int
@@ -151,7 +137,7 @@ func batchSummary(b *protocol.Node) batchInfo {
 // message's, KIP-31) stands in. A wrapper whose payload did not
 // decompress has an unknown count (-1).
 func (bi *batchInfo) legacyMessages(b *protocol.Node) {
-	set := fieldChild(b, protocol.Message.MessageSet)
+	set := b.ChildOf(protocol.Message.MessageSet)
 	if set == nil {
 		if bi.codec == "none" {
 			bi.count = 1
@@ -167,7 +153,7 @@ func (bi *batchInfo) legacyMessages(b *protocol.Node) {
 			if m.Field != protocol.Message.Message {
 				continue
 			}
-			if inner := fieldChild(m, protocol.Message.MessageSet); inner != nil && depth < 8 {
+			if inner := m.ChildOf(protocol.Message.MessageSet); inner != nil && depth < 8 {
 				n += walk(inner, depth+1)
 				continue
 			}
@@ -201,9 +187,9 @@ func appendMsTime(b []byte, ms int64) []byte {
 // crcNote returns the decoder's verdict on a batch's or message's CRC
 // ("ok", "bad: ..."), or "".
 func crcNote(b *protocol.Node) string {
-	c := fieldChild(b, protocol.Batch.Crc)
+	c := b.ChildOf(protocol.Batch.Crc)
 	if c == nil {
-		c = fieldChild(b, protocol.Message.Crc)
+		c = b.ChildOf(protocol.Message.Crc)
 	}
 	if c == nil {
 		return ""

@@ -510,7 +510,7 @@ func TestRenderKafkaRecordBatches(t *testing.T) {
 			t.Fatalf("%s: first child %q is not a batch", v.Name, batch.Name)
 		}
 		base, _ := fieldInt(batch, protocol.Batch.BaseOffset)
-		if recs := fieldChild(batch, protocol.Batch.Records); recs != nil && len(recs.Children) > 0 {
+		if recs := batch.ChildOf(protocol.Batch.Records); recs != nil && len(recs.Children) > 0 {
 			var pos batchPos
 			off, ts, ok := pos.position(batch, recs.Children[0])
 			want := fmt.Sprintf("[0] offset %d timestamp %s", off, msTime(ts))

@@ -246,7 +246,7 @@ func walkBatches(t *protocol.Tree, n *protocol.Node, depth int, fn func(batchRef
 // batchOf reads a RecordBatch node's codec, CRC verdict and records
 // payload.
 func batchOf(t *protocol.Tree, n *protocol.Node) (batchRef, bool) {
-	magic, attrs, recs := n.Child("Magic"), n.Child("Attributes"), n.Child("Records")
+	magic, attrs, recs := n.ChildOf(protocol.Batch.Magic), n.ChildOf(protocol.Batch.Attributes), n.ChildOf(protocol.Batch.Records)
 	if magic == nil || magic.Int != 2 || attrs == nil || recs == nil || recs.Int < 0 || recs.Flags&protocol.FlagError != 0 {
 		return batchRef{}, false
 	}
@@ -262,7 +262,7 @@ func batchOf(t *protocol.Tree, n *protocol.Node) (batchRef, bool) {
 	if recs.Off < 0 || from > to || to > len(data) {
 		return batchRef{}, false
 	}
-	crc := n.Child("Crc")
+	crc := n.ChildOf(protocol.Batch.Crc)
 	return batchRef{codec: codec, payload: data[from:to], badCRC: crc != nil && crc.Flags&protocol.FlagError != 0}, true
 }
 

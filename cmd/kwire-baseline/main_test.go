@@ -219,8 +219,9 @@ func TestFloorLine(t *testing.T) {
 func TestBatchOfHostile(t *testing.T) {
 	data := make([]byte, 80)
 	batch := func(magic, attrs int64, recs protocol.Node) *protocol.Node {
-		return &protocol.Node{Name: "RecordBatch", Type: "RecordBatch", Children: []*protocol.Node{
-			{Name: "Magic", Int: magic}, {Name: "Attributes", Int: attrs}, &recs,
+		recs.Field = protocol.Batch.Records
+		return &protocol.Node{Name: "RecordBatch", Type: "RecordBatch", Field: protocol.Batch.Batch, Children: []*protocol.Node{
+			{Name: "Magic", Field: protocol.Batch.Magic, Int: magic}, {Name: "Attributes", Field: protocol.Batch.Attributes, Int: attrs}, &recs,
 		}}
 	}
 	ok := protocol.Node{Name: "Records", Off: 57, Len: 23, Int: 1}
