@@ -232,7 +232,7 @@ func walkBatches(t *protocol.Tree, n *protocol.Node, depth int, fn func(batchRef
 	if depth > maxDepth {
 		return
 	}
-	if n.Name == "RecordBatch" && n.Type == "RecordBatch" {
+	if n.Field == protocol.Batch.Batch {
 		if b, ok := batchOf(t, n); ok {
 			fn(b)
 		}

@@ -197,7 +197,7 @@ func (o *decodeOptions) decode(data []byte) (*protocol.Tree, error) {
 		if o.Request || o.Response {
 			return nil, usageErrorf("--type decodes a struct; drop --request/--response")
 		}
-		if strings.EqualFold(o.Type, "RecordBatch") {
+		if strings.EqualFold(o.Type, protocol.Batch.Batch.Name) {
 			// Record batches carry their own version (magic byte).
 			return d.DecodeRecordBatches(data), nil
 		}

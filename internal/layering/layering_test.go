@@ -8,10 +8,13 @@ import (
 	"go/token"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/kwire/kwire/protocol"
 )
 
 const module = "github.com/kwire/kwire"
@@ -245,5 +248,60 @@ func TestRenderNeverDecodes(t *testing.T) {
 			}
 			return true
 		})
+	}
+}
+
+// fieldNameReaders are the packages that read what exchanges say: they
+// find fields by identity (protocol.Node.Field, roles, facts), never by
+// spelling a schema field's name.
+var fieldNameReaders = []string{"render", "dissect", "dissect/stats", "cmd/kwire", "cmd/kwire-baseline", "reassembly", "tlsdec"}
+
+// notFieldNames are literals in the readers that spell a field's name
+// without meaning the field ("file literal" → why).
+var notFieldNames = map[string]string{
+	"render/json.go Size": "the suffix of kwire's own JSON keys (valueSize, keySize): docs/json.md",
+}
+
+// TestNoFieldNameLiterals: no string literal in the readers' non-test
+// code is the name of a field of Kafka's message schemas or of the
+// record batch (protocol.Schemas, protocol.Batch, protocol.Record,
+// protocol.Message). Meaning is decided in protocol and facts.
+func TestNoFieldNameLiterals(t *testing.T) {
+	names := map[string]bool{}
+	var walk func(fs []protocol.Field)
+	walk = func(fs []protocol.Field) {
+		for i := range fs {
+			names[fs[i].Name] = true
+			walk(fs[i].Fields)
+		}
+	}
+	for _, m := range protocol.Schemas {
+		walk(m.Fields)
+	}
+	for _, set := range []any{protocol.Batch, protocol.Record, protocol.Message} {
+		v := reflect.ValueOf(set)
+		for i := 0; i < v.NumField(); i++ {
+			if f, ok := v.Field(i).Interface().(*protocol.Field); ok && f != nil {
+				names[f.Name] = true
+			}
+		}
+	}
+	if len(names) < 400 || !names["PartitionIndex"] || !names["ProducerEpoch"] {
+		t.Fatalf("%d field names collected: the schema walk is broken", len(names))
+	}
+	for _, pkg := range fieldNameReaders {
+		fset, files := sources(t, pkg)
+		for name, f := range files {
+			ast.Inspect(f, func(n ast.Node) bool {
+				lit, ok := n.(*ast.BasicLit)
+				if !ok || lit.Kind != token.STRING {
+					return true
+				}
+				if s, err := strconv.Unquote(lit.Value); err == nil && names[s] && notFieldNames[name+" "+s] == "" {
+					t.Errorf("%s: the field name %q at %s (find the field by identity)", name, s, fset.Position(lit.Pos()))
+				}
+				return true
+			})
+		}
 	}
 }
