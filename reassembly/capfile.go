@@ -20,7 +20,8 @@ package reassembly
 // number and the byte offset (fileSource.cut, fileSource.corrupt), and
 // the reader's own error is dropped for it. The shims look only at
 // lengths, counts and the few fields whose quirks they correct; packets,
-// timestamps, link types and options are the readers' to read.
+// timestamps (but those of binary resolution: pcapng.go), link types and
+// options are the readers' to read.
 //
 // To accept a new writer quirk: add a Quirk, count it where the shim or
 // the reader meets it (fileSource.quirk), correct the unit the reader is
