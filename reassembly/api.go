@@ -1,6 +1,9 @@
 // Package reassembly turns captured packets into ordered TCP byte streams.
 //
-// It reads pcap and pcapng files (capfile.go), optionally compressed with
+// It reads pcap and pcapng files with gopacket's readers
+// (github.com/gopacket/gopacket/pcapgo: Reader and NgReader), behind thin
+// shims of kwire's that check each record and block before the reader
+// sees it (capfile.go, pcap.go, pcapng.go), optionally compressed with
 // gzip, zstd, xz, bzip2 or lz4 (compress.go; everything is detected by
 // magic number, never by name; "-" is standard input), or any
 // PacketSource, such as a live capture. It decodes Ethernet (with
@@ -17,11 +20,15 @@
 // A file cut short or damaged anywhere (file header, record or block
 // header, packet data, options, a compressed stream) ends with a
 // *FileError whose text says where, in words; every packet before the
-// problem is delivered. The departures from the formats that libpcap and
-// Wireshark accept (a captured length above the original length or the
-// snap length, swapped lengths of old pcap versions) are read and counted
+// problem is delivered: the shims read each record or block whole, and
+// check its lengths, before pcapgo's reader is given it, so the reader
+// never reads past a cut or a lying length. The departures from the
+// formats that libpcap and Wireshark accept (a captured length above the
+// original length or the snap length, swapped lengths of old pcap
+// versions, pcapng sections of another version) are read and counted
 // once per file in FileInfo.Quirks. The content of pcapng Decryption
-// Secrets Blocks goes to Options.Secrets.
+// Secrets Blocks goes to Options.Secrets. A packet of a pcapng Simple
+// Packet Block has no timestamp: its time is the zero time.Time.
 //
 // # Contract
 //
@@ -72,7 +79,9 @@
 // Options.MaxCaptureWindow (zstd, xz; the other codecs' windows are a few
 // MiB at most by their formats), and the reader one read buffer of
 // 256 KiB plus the largest record read (at most 64 MiB, however long a
-// record claims to be: only bytes really there are held). Closed
+// record claims to be: only bytes really there are held), and pcapgo's
+// reader a packet buffer of the file's snap length (at most 256 KiB, or
+// the largest packet) and 4 KiB. Closed
 // connections are forgotten a few minutes (capture time) after their
 // close; Options.IdleTimeout bounds connections whose end was not captured.
 // The pipeline (see Goroutines) holds at most 6 packet batches of 320 KiB

@@ -1,34 +1,38 @@
 package reassembly
 
-// Reading the two capture file formats: classic pcap
+// Reading the two capture file formats, classic pcap
 // (draft-ietf-opsawg-pcap, "PCAP Capture File Format") and pcapng
-// (draft-ietf-opsawg-pcapng, "PCAP Now Generic").
+// (draft-ietf-opsawg-pcapng, "PCAP Now Generic"), with gopacket's
+// readers: pcapgo.Reader (pcap.go) and pcapgo.NgReader (pcapng.go).
 //
-// These are small readers of our own rather than gopacket/pcapgo's,
-// because pcapgo's classic reader takes a file cut right after a record
-// header for a clean end (packets silently lost), refuses records whose
-// captured length exceeds their original length and files of version
-// 2.3 and older (libpcap and Wireshark read all three), and its pcapng
-// reader trusts block lengths (a lying one makes it discard the rest of
-// the file as one block), never checks the trailing copy of a block's
-// length, and keeps Decryption Secrets Blocks to itself. Every problem
-// here is located (record or block number, byte offset) and said in
-// words, and no length from the file is allocated before its bytes are
-// there.
+// The readers trust the lengths a file gives, and a file cut or damaged
+// makes them lose packets silently or read garbage: pcapgo.Reader takes a
+// file cut right after a record header for a clean end, and refuses the
+// quirks libpcap reads (a captured length above the original length,
+// the swapped lengths of pcap 2.3 and older); NgReader never checks a
+// block's trailing length, reads a packet or an option past the end of
+// its block when their lengths say so, and keeps Decryption Secrets
+// Blocks to itself. So each reader reads from a unitReader: a shim that
+// hands it the file one whole unit (a pcap record, a pcapng block) at a
+// time, after checking that the unit's bytes are all there and that the
+// lengths inside it stay inside it. A unit that fails is never handed
+// over: the shim says what is wrong, in words, with the record or block
+// number and the byte offset (fileSource.cut, fileSource.corrupt), and
+// the reader's own error is dropped for it. The shims look only at
+// lengths, counts and the few fields whose quirks they correct; packets,
+// timestamps (but those of binary resolution: pcapng.go), link types and
+// options are the readers' to read.
 //
-// To accept a new writer quirk: add a Quirk, count it where the reader
-// meets it (fileSource.quirk), and add a generated capture that shows it
-// to quirks_test.go.
+// To accept a new writer quirk: add a Quirk, count it where the shim or
+// the reader meets it (fileSource.quirk), correct the unit the reader is
+// handed if the reader refuses it, and add a generated capture that
+// shows it to quirks_test.go.
 
 import (
 	"bufio"
-	"encoding/binary"
 	"fmt"
 	"io"
-	"math"
-	"math/bits"
 	"slices"
-	"time"
 
 	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
@@ -136,12 +140,12 @@ type DecryptionSecrets struct {
 	Data []byte
 }
 
-// input is the (decompressed) byte stream of a capture file. Its offset
-// counts the bytes consumed, for messages.
+// input is the (decompressed) byte stream of a capture file, under the
+// shims. Its offset counts the bytes consumed, for messages.
 type input struct {
 	r   *bufio.Reader
 	off int64
-	big []byte // the bytes of a record longer than r's buffer
+	big []byte // the bytes of a unit longer than r's buffer
 }
 
 // read returns the next n bytes, valid until the next call. When the
@@ -192,386 +196,72 @@ func short(err error) error {
 	return err
 }
 
-// recordReader reads the packets of one capture format.
+// unitReader is the io.Reader a pcapgo reader reads: the input, one
+// checked unit (a pcap record, a pcapng block) at a time. A unit is the
+// bytes in lead (its first bytes, copied so that the shim may correct
+// them) followed by tail (the rest, in the input's buffer). next reads
+// and checks the following unit and sets lead and tail; it returns io.EOF
+// at a clean end of the input and the *FileError of a unit that failed,
+// which Read returns from then on.
+//
+// A Read never returns bytes of two units: the reader's bufio.Reader
+// reads again only once it has consumed every byte it was given, so when
+// next runs, the reader is done with the units before, and the packets
+// it returned are all those before the unit next reads (fileSource's
+// count is exact for a quirk's first packet and a secret's Frames).
+type unitReader struct {
+	lead, tail []byte
+	scratch    []byte // lead's memory
+	next       func() error
+	err        error
+}
+
+func (u *unitReader) Read(p []byte) (int, error) {
+	for len(u.lead) == 0 && len(u.tail) == 0 {
+		if u.err != nil {
+			return 0, u.err
+		}
+		if u.err = u.next(); u.err != nil {
+			return 0, u.err
+		}
+	}
+	src := &u.tail
+	if len(u.lead) > 0 {
+		src = &u.lead
+	}
+	n := copy(p, *src)
+	*src = (*src)[n:]
+	return n, nil
+}
+
+// set makes the next unit hdr (copied) followed by rest.
+func (u *unitReader) set(hdr, rest []byte) {
+	u.scratch = append(u.scratch[:0], hdr...)
+	u.lead, u.tail = u.scratch, rest
+}
+
+// own copies the first n bytes of the unit's tail into lead, after the
+// hl bytes lead holds already, and returns the unit's bytes from hl on
+// for the shim to correct (n bytes or more).
+func (u *unitReader) own(hl, n int) []byte {
+	if have := len(u.lead) - hl; have < n {
+		u.scratch = append(u.lead, u.tail[:n-have]...)
+		u.lead, u.tail = u.scratch, u.tail[n-have:]
+	}
+	return u.lead[hl:]
+}
+
+// recordReader reads the packets of one capture format through its
+// pcapgo reader.
 type recordReader interface {
+	// next returns the reader's next packet, its capture info and link
+	// type, or the reader's error; fileSource.ReadPacket replaces the
+	// error with the shim's when the shim failed.
 	next(s *fileSource) ([]byte, gopacket.CaptureInfo, layers.LinkType, error)
-}
-
-// Errors returned by recordReader.next are made by fileSource.cut and
-// fileSource.corrupt; both are *FileError.
-
-// --- classic pcap ---
-
-// pcapReader reads a classic pcap file after its 24-byte header.
-type pcapReader struct {
-	order   binary.ByteOrder
-	nano    bool // nanosecond timestamps (magic a1b23c4d)
-	snaplen uint32
-	link    layers.LinkType
-	swapped int8 // 1: lengths swapped (version < 2.3), 2: swapped when caplen > len (2.3)
-	records int64
-}
-
-// newPcapReader reads the file header.
-func newPcapReader(s *fileSource, magic uint32) (*pcapReader, error) {
-	h, err := s.in.read(24)
-	if err != nil {
-		return nil, s.cut(err, "the file ends inside its %d-byte pcap file header (%d bytes are there)", 24, len(h))
-	}
-	p := &pcapReader{order: binary.LittleEndian}
-	switch magic {
-	case magicPcapMicroBE, magicPcapNanoBE:
-		p.order = binary.BigEndian
-	}
-	p.nano = magic == magicPcapNanoLE || magic == magicPcapNanoBE
-	major, minor := p.order.Uint16(h[4:6]), p.order.Uint16(h[6:8])
-	if major != 2 {
-		return nil, s.notCapture(fmt.Errorf("pcap version %d.%d: only version 2 exists", major, minor))
-	}
-	switch {
-	case minor < 3:
-		p.swapped = 1
-	case minor == 3:
-		p.swapped = 2
-	}
-	p.snaplen = p.order.Uint32(h[16:20])
-	// The link type is the low 16 bits; bits 26-31 may say that frames
-	// end with a frame check sequence, which the IP header's length
-	// leaves out anyway.
-	p.link = layers.LinkType(p.order.Uint32(h[20:24]) & 0xFFFF)
-	return p, nil
-}
-
-func (p *pcapReader) next(s *fileSource) ([]byte, gopacket.CaptureInfo, layers.LinkType, error) {
-	var ci gopacket.CaptureInfo
-	at := s.in.off
-	h, err := s.in.readOrEnd(16)
-	if err == io.EOF {
-		return nil, ci, 0, io.EOF
-	}
-	rec := p.records + 1
-	if err != nil {
-		return nil, ci, 0, s.cut(err, "the file ends inside the header of packet record %d (at %s: %d of its 16 bytes are there)", rec, s.at(at), len(h))
-	}
-	sec, frac := p.order.Uint32(h[0:4]), p.order.Uint32(h[4:8])
-	caplen, length := p.order.Uint32(h[8:12]), p.order.Uint32(h[12:16])
-	if p.swapped == 1 || (p.swapped == 2 && caplen > length) {
-		caplen, length = length, caplen
-		s.quirk(QuirkLengthsSwapped)
-	}
-	limit := max(p.snaplen, maxSnapLen)
-	if caplen > limit || caplen > maxRecord {
-		return nil, ci, 0, s.corrupt("packet record %d (at %s) says it holds %d bytes, more than the file's snap length (%d) and the %d bytes capture tools write: the file is damaged from there",
-			rec, s.at(at), caplen, p.snaplen, maxSnapLen)
-	}
-	if caplen > length {
-		s.quirk(QuirkCapLenAboveLen)
-		length = caplen
-	}
-	if p.snaplen != 0 && caplen > p.snaplen {
-		s.quirk(QuirkCapLenAboveSnapLen)
-	}
-	data, err := s.in.read(int(caplen))
-	if err != nil {
-		return nil, ci, 0, s.cut(err, "the file ends inside packet record %d (at %s: %d of its %d bytes are there)", rec, s.at(at), 16+len(data), 16+caplen)
-	}
-	p.records++
-	nsec := int64(frac)
-	if !p.nano {
-		nsec *= 1000
-	}
-	ci.Timestamp = time.Unix(int64(sec), nsec).UTC()
-	ci.CaptureLength = int(caplen)
-	ci.Length = int(length)
-	return data, ci, p.link, nil
-}
-
-// --- pcapng ---
-
-// pcapng block types (draft-ietf-opsawg-pcapng section 10.1).
-const (
-	blockSHB = 0x0A0D0D0A
-	blockIDB = 0x00000001
-	blockPB  = 0x00000002 // obsolete Packet Block
-	blockSPB = 0x00000003
-	blockNRB = 0x00000004
-	blockISB = 0x00000005
-	blockEPB = 0x00000006
-	blockDSB = 0x0000000A
-)
-
-const ngByteOrderMagic = 0x1A2B3C4D
-
-// blockName names a block type in messages.
-func blockName(t uint32) string {
-	switch t {
-	case blockSHB:
-		return "a section header block"
-	case blockIDB:
-		return "an interface description block"
-	case blockPB:
-		return "a packet block"
-	case blockSPB:
-		return "a simple packet block"
-	case blockNRB:
-		return "a name resolution block"
-	case blockISB:
-		return "an interface statistics block"
-	case blockEPB:
-		return "an enhanced packet block"
-	case blockDSB:
-		return "a decryption secrets block"
-	}
-	return fmt.Sprintf("a block of type 0x%08x", t)
-}
-
-// ngInterface is what the reader keeps of an interface description.
-type ngInterface struct {
-	link    layers.LinkType
-	snaplen uint32
-	// A timestamp counts units of 10^-exp seconds (2^-exp when binary),
-	// plus offset seconds (if_tsresol, if_tsoffset).
-	exp    uint8
-	binary bool
-	offset int64
-}
-
-// ngReader reads a pcapng file block by block.
-type ngReader struct {
-	order  binary.ByteOrder
-	ifaces []ngInterface
-	blocks int64
-	skip   bool // inside a section of an unknown version
-}
-
-func newNgReader() *ngReader { return &ngReader{order: binary.LittleEndian} }
-
-// block reads the next block: its type, its body (between the length
-// fields, valid until the next call), its number and its offset.
-func (r *ngReader) block(s *fileSource) (typ uint32, body []byte, at int64, err error) {
-	at = s.in.off
-	h, err := s.in.readOrEnd(8)
-	if err == io.EOF && r.blocks > 0 {
-		return 0, nil, at, io.EOF
-	}
-	n := r.blocks + 1
-	if err != nil {
-		return 0, nil, at, s.cut(err, "the file ends inside the header of block %d (at %s: %d of its 8 bytes are there)", n, s.at(at), len(h))
-	}
-	typ = r.order.Uint32(h[0:4])
-	var hdr [8]byte
-	copy(hdr[:], h)
-	if typ == blockSHB || binary.BigEndian.Uint32(hdr[0:4]) == blockSHB {
-		typ = blockSHB
-		bom, err := s.in.read(4)
-		if err != nil {
-			return 0, nil, at, s.cut(err, "the file ends inside the header of block %d, a section header block (at %s: %d of its 12 bytes are there)", n, s.at(at), 8+len(bom))
-		}
-		switch {
-		case binary.LittleEndian.Uint32(bom) == ngByteOrderMagic:
-			r.order = binary.LittleEndian
-		case binary.BigEndian.Uint32(bom) == ngByteOrderMagic:
-			r.order = binary.BigEndian
-		default:
-			return 0, nil, at, s.corrupt("block %d (a section header block, at %s) has the byte-order magic 0x%08x, which is neither byte order of 0x1a2b3c4d", n, s.at(at), binary.BigEndian.Uint32(bom))
-		}
-	}
-	total := r.order.Uint32(hdr[4:8])
-	name := blockName(typ)
-	switch {
-	case total < 12 || (typ == blockSHB && total < 28):
-		return 0, nil, at, s.corrupt("block %d (%s, at %s) says it is %d bytes long, less than the block's fixed fields", n, name, s.at(at), total)
-	case total%4 != 0:
-		return 0, nil, at, s.corrupt("block %d (%s, at %s) says it is %d bytes long, not a multiple of 4", n, name, s.at(at), total)
-	case total > maxBlock:
-		return 0, nil, at, s.corrupt("block %d (%s, at %s) says it is %d bytes long, more than the %d MiB this reader takes for a block: the file is damaged from there", n, name, s.at(at), total, maxBlock>>20)
-	}
-	rest := int(total) - 8
-	if typ == blockSHB {
-		rest -= 4
-	}
-	b, err := s.in.read(rest)
-	if err != nil {
-		got := int(s.in.off - at)
-		return 0, nil, at, s.cut(err, "the file ends inside block %d, %s (at %s: %d of its %d bytes are there)", n, name, s.at(at), got, total)
-	}
-	if trail := r.order.Uint32(b[len(b)-4:]); trail != total {
-		return 0, nil, at, s.corrupt("block %d (%s, at %s) says it is %d bytes long at its start and %d at its end: a block length is wrong, the file is damaged from there", n, name, s.at(at), total, trail)
-	}
-	r.blocks++
-	return typ, b[:len(b)-4], at, nil
-}
-
-func (r *ngReader) next(s *fileSource) ([]byte, gopacket.CaptureInfo, layers.LinkType, error) {
-	var ci gopacket.CaptureInfo
-	for {
-		typ, body, at, err := r.block(s)
-		if err != nil {
-			return nil, ci, 0, err
-		}
-		n := r.blocks
-		bad := func(format string, args ...any) error {
-			return s.corrupt("block %d (%s, at %s) "+format, append([]any{n, blockName(typ), s.at(at)}, args...)...)
-		}
-		if typ == blockSHB {
-			major, minor := r.order.Uint16(body[0:2]), r.order.Uint16(body[2:4])
-			r.ifaces = r.ifaces[:0]
-			r.skip = major != 1
-			if r.skip {
-				s.quirkAt(QuirkUnknownSection, s.info.Packets)
-				_ = minor
-			}
-			continue
-		}
-		if r.skip {
-			continue
-		}
-		switch typ {
-		case blockIDB:
-			if len(body) < 8 {
-				return nil, ci, 0, bad("is too short for an interface description (%d bytes)", len(body))
-			}
-			ifc := ngInterface{link: layers.LinkType(r.order.Uint16(body[0:2])), snaplen: r.order.Uint32(body[4:8]), exp: 6}
-			if err := r.options(body[8:], func(code uint16, v []byte) error {
-				switch code {
-				case 9: // if_tsresol
-					if len(v) < 1 {
-						return nil
-					}
-					ifc.binary, ifc.exp = v[0]&0x80 != 0, v[0]&0x7F
-					if (ifc.binary && ifc.exp > 63) || (!ifc.binary && ifc.exp > 19) {
-						base := 10
-						if ifc.binary {
-							base = 2
-						}
-						return fmt.Errorf("gives a timestamp resolution of %d^-%d seconds, finer than 64-bit timestamps can count", base, ifc.exp)
-					}
-				case 14: // if_tsoffset
-					if len(v) >= 8 {
-						ifc.offset = int64(r.order.Uint64(v))
-					}
-				}
-				return nil
-			}); err != nil {
-				return nil, ci, 0, bad("%v", err)
-			}
-			r.ifaces = append(r.ifaces, ifc)
-		case blockEPB, blockPB:
-			if len(body) < 20 {
-				return nil, ci, 0, bad("is too short for a packet (%d bytes)", len(body))
-			}
-			var id uint32
-			if typ == blockEPB {
-				id = r.order.Uint32(body[0:4])
-			} else {
-				id = uint32(r.order.Uint16(body[0:2]))
-			}
-			caplen, length := r.order.Uint32(body[12:16]), r.order.Uint32(body[16:20])
-			if room := uint32(len(body) - 20); caplen > room {
-				return nil, ci, 0, bad("says its packet holds %d bytes, but the block has room for %d: a length is wrong, the file is damaged from there", caplen, room)
-			}
-			if int(id) >= len(r.ifaces) {
-				return nil, ci, 0, bad("holds a packet of interface %d, but the section has described %d interface%s", id, len(r.ifaces), plural(len(r.ifaces)))
-			}
-			ifc := &r.ifaces[id]
-			ts := uint64(r.order.Uint32(body[4:8]))<<32 | uint64(r.order.Uint32(body[8:12]))
-			ci.Timestamp = ifc.time(ts)
-			if caplen > length {
-				s.quirk(QuirkCapLenAboveLen)
-				length = caplen
-			}
-			ci.CaptureLength, ci.Length, ci.InterfaceIndex = int(caplen), int(length), int(id)
-			return body[20 : 20+caplen], ci, ifc.link, nil
-		case blockSPB:
-			if len(body) < 4 {
-				return nil, ci, 0, bad("is too short for a packet (%d bytes)", len(body))
-			}
-			if len(r.ifaces) == 0 {
-				return nil, ci, 0, bad("holds a packet, but the section has described no interface")
-			}
-			ifc := &r.ifaces[0]
-			length := r.order.Uint32(body[0:4])
-			caplen := min(length, uint32(len(body)-4))
-			if ifc.snaplen != 0 {
-				caplen = min(caplen, ifc.snaplen)
-			}
-			// A simple packet block has no timestamp.
-			ci.Timestamp = time.Unix(0, 0).UTC()
-			ci.CaptureLength, ci.Length = int(caplen), int(length)
-			return body[4 : 4+caplen], ci, ifc.link, nil
-		case blockDSB:
-			if len(body) < 8 {
-				return nil, ci, 0, bad("is too short for decryption secrets (%d bytes)", len(body))
-			}
-			kind, size := r.order.Uint32(body[0:4]), r.order.Uint32(body[4:8])
-			if size > uint32(len(body)-8) {
-				return nil, ci, 0, bad("says it holds %d bytes of secrets, but the block has room for %d", size, len(body)-8)
-			}
-			s.info.SecretsBlocks++
-			if s.secrets != nil {
-				s.secrets(DecryptionSecrets{File: s.file, Frames: s.info.Packets, Type: kind, Data: slices.Clone(body[8 : 8+size])})
-			}
-		default:
-			// Name resolution, interface statistics, custom and unknown
-			// blocks carry no packet.
-		}
-	}
-}
-
-// options walks a block's options (draft-ietf-opsawg-pcapng section
-// 3.5), calling fn with each code and value. A malformed option list is
-// an error in words.
-func (r *ngReader) options(b []byte, fn func(code uint16, v []byte) error) error {
-	for len(b) >= 4 {
-		code, n := r.order.Uint16(b[0:2]), int(r.order.Uint16(b[2:4]))
-		if code == 0 { // opt_endofopt
-			return nil
-		}
-		padded := (n + 3) &^ 3
-		if 4+padded > len(b) {
-			if 4+n > len(b) {
-				return fmt.Errorf("has an option (code %d) of %d bytes that runs past the end of the block", code, n)
-			}
-			padded = n // the last option's padding is missing: take it
-		}
-		if err := fn(code, b[4:4+n]); err != nil {
-			return err
-		}
-		b = b[4+padded:]
-	}
-	return nil
-}
-
-// time converts a timestamp of the interface to a time.
-func (ifc *ngInterface) time(ts uint64) time.Time {
-	var sec, nsec uint64
-	switch {
-	case ifc.binary:
-		sec = ts >> ifc.exp
-		frac := ts & (1<<ifc.exp - 1)
-		hi, lo := bits.Mul64(frac, 1e9)
-		if ifc.exp > 0 {
-			nsec = lo>>ifc.exp | hi<<(64-ifc.exp)
-		}
-	default:
-		unit := pow10(ifc.exp)
-		sec, nsec = ts/unit, ts%unit
-		if ifc.exp <= 9 {
-			nsec *= pow10(9 - ifc.exp)
-		} else {
-			nsec /= pow10(ifc.exp - 9)
-		}
-	}
-	s := int64(min(sec, math.MaxInt64/2)) + ifc.offset
-	return time.Unix(s, int64(nsec)).UTC()
-}
-
-func pow10(n uint8) uint64 {
-	p := uint64(1)
-	for range n {
-		p *= 10
-	}
-	return p
+	// where names the unit the shim read last, for a reader's error
+	// that the shim did not foresee: "block 7 (an enhanced packet
+	// block, at byte 4100)".
+	where(s *fileSource) string
 }
 
 func plural(n int) string {

@@ -401,3 +401,132 @@ func TestUnknownSectionVersion(t *testing.T) {
 		t.Errorf("quirks %+v", info.Quirks)
 	}
 }
+
+// TestPcapVersions: pcap 2.0 to 2.4 are read (the lengths of 2.0-2.3
+// records swapped back, see TestWriterQuirks); other versions are not
+// captures, as libpcap says too.
+func TestPcapVersions(t *testing.T) {
+	pkts := firstPackets(t, 3)
+	for _, c := range []struct {
+		major, minor uint16
+		want         string // "" when read
+	}{
+		{2, 0, ""}, {2, 1, ""}, {2, 4, ""},
+		{2, 5, "pcap version 2.5: versions 2.0 to 2.4 exist"},
+		{1, 4, "pcap version 1.4: only version 2 exists"},
+		{3, 0, "pcap version 3.0: only version 2 exists"},
+	} {
+		f := capturetest.Pcap(capturetest.PcapOptions{Link: 1, Snaplen: 262144}, pkts)
+		binary.LittleEndian.PutUint16(f.Bytes[4:], c.major)
+		binary.LittleEndian.PutUint16(f.Bytes[6:], c.minor)
+		n, _, err := readAll(f.Bytes, sourceOptions{})
+		var fe *FileError
+		switch {
+		case c.want == "" && (err != nil || n != 3):
+			t.Errorf("%d.%d: %d packets, %v", c.major, c.minor, n, err)
+		case c.want != "" && (!errors.Is(err, ErrNotCapture) || !errors.As(err, &fe) || fe.Err.Error() != c.want):
+			t.Errorf("%d.%d: %v, want ErrNotCapture: %s", c.major, c.minor, err, c.want)
+		}
+	}
+}
+
+// TestPcapngReaderShim: what the shim corrects or keeps from pcapgo's
+// reader, which would stop or skip where libpcap and Wireshark read on:
+// a section of minor version 2, an opt_endofopt with a length,
+// statistics of an interface never described and a name resolution
+// block of garbage, secrets in a skipped section. Every packet is read.
+func TestPcapngReaderShim(t *testing.T) {
+	pkts := firstPackets(t, 6)
+	w := capturetest.NewNg()
+	w.SHB(false, 1)
+	// if_name "lo", then opt_endofopt saying it holds 4 bytes.
+	idb := []byte{1, 0, 0, 0, 0, 0, 4, 0, 2, 0, 2, 0, 'l', 'o', 0, 0, 0, 0, 4, 0, 0xde, 0xad, 0xbe, 0xef}
+	w.Raw(1, idb)
+	w.EPB(0, pkts[0])
+	w.Raw(5, []byte{7, 0, 0, 0, 1, 0, 0, 0, 2, 0, 0, 0, 9, 0, 0xff, 0xff}) // statistics of interface 7, an option past the end
+	w.Raw(4, []byte{1, 0, 0xff, 0xff, 127, 0, 0, 1})                       // an IPv4 record of 65535 bytes
+	w.EPB(0, pkts[1])
+	w.SHB(true, 2) // skipped, its secrets too
+	w.DSB(SecretsTLSKeyLog, []byte("CLIENT_RANDOM aa bb\n"))
+	w.IDB(1, 0, 6)
+	w.EPB(0, pkts[2])
+	w.SHB(false, 1)
+	w.IDB(1, 0, 6)
+	for _, p := range pkts[3:] {
+		w.EPB(0, p)
+	}
+	f := w.File()
+	binary.LittleEndian.PutUint16(f.Bytes[14:], 2) // the first section is 1.2
+	var secrets []DecryptionSecrets
+	n, info, err := readAll(f.Bytes, sourceOptions{secrets: func(s DecryptionSecrets) { secrets = append(secrets, s) }})
+	if err != nil || n != 5 {
+		t.Fatalf("%d packets, %v; want 5", n, err)
+	}
+	if len(info.Quirks) != 1 || info.Quirks[0] != (QuirkCount{Quirk: QuirkUnknownSection, Count: 1, First: 2}) {
+		t.Errorf("quirks %+v", info.Quirks)
+	}
+	if len(secrets) != 0 || info.SecretsBlocks != 0 {
+		t.Errorf("secrets of a skipped section: %+v, %d blocks", secrets, info.SecretsBlocks)
+	}
+}
+
+// TestPcapngInnerLengths: lengths inside a block that pcapgo's reader
+// would follow into the next block (an enhanced packet block's option,
+// a simple packet block's packet length) are corrupt, said in words,
+// with the packets before read.
+func TestPcapngInnerLengths(t *testing.T) {
+	pkts := firstPackets(t, 4)
+	for _, c := range []struct {
+		name string
+		snap uint32
+		// damage returns the file with block 4 (the second packet)
+		// damaged, and the message wanted.
+		damage func(f *capturetest.File, blk capturetest.Part) string
+		spb    bool
+	}{
+		{"enhanced packet block option", 0, func(f *capturetest.File, blk capturetest.Part) string {
+			off := blk.Off + 8 + 20 + (len(pkts[1].Data)+3)&^3
+			binary.LittleEndian.PutUint16(f.Bytes[off+2:], 200)
+			return "has an option (code 1) of 200 bytes that runs past the end of the block"
+		}, false},
+		{"simple packet block length", 0, func(f *capturetest.File, blk capturetest.Part) string {
+			binary.LittleEndian.PutUint32(f.Bytes[blk.Off+8:], uint32(len(pkts[1].Data)+100))
+			return fmt.Sprintf("says its packet is %d bytes long, but the block has room for %d: a length is wrong, the file is damaged from there", len(pkts[1].Data)+100, (len(pkts[1].Data)+3)&^3)
+		}, true},
+		// Written with 40 of the 60 bytes the snap length keeps.
+		{"simple packet block length, snap length", 60, func(f *capturetest.File, blk capturetest.Part) string {
+			return fmt.Sprintf("says its packet is %d bytes long, 60 of them captured (the interface's snap length), but the block has room for 40: a length is wrong, the file is damaged from there", len(pkts[1].Data))
+		}, true},
+	} {
+		w := capturetest.NewNg()
+		w.SHB(false, 1)
+		w.IDB(1, c.snap, 6)
+		for i, p := range pkts {
+			switch {
+			case c.spb && c.snap != 0:
+				keep := int(c.snap)
+				if i == 1 {
+					keep = 40
+				}
+				w.SPB(capturetest.Packet{Data: p.Data[:keep], Length: len(p.Data)})
+			case c.spb:
+				w.SPB(p)
+			default:
+				w.EPB(0, p, capturetest.Option{Code: 1, Value: []byte("comment")})
+			}
+		}
+		f := w.File()
+		var blk capturetest.Part
+		for _, p := range f.Parts {
+			if p.What == "block header" && p.Index == 4 {
+				blk = p
+			}
+		}
+		want := fmt.Sprintf("block 4 (%s, at byte %d) %s", blk.Block, blk.Off, c.damage(f, blk))
+		n, _, err := readAll(f.Bytes, sourceOptions{})
+		var fe *FileError
+		if !errors.Is(err, ErrCorrupt) || !errors.As(err, &fe) || fe.Err.Error() != want || n != 1 {
+			t.Errorf("%s: %d packets, %v\nwant 1 packet and %q", c.name, n, err, want)
+		}
+	}
+}

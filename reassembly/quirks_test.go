@@ -5,7 +5,10 @@ package reassembly
 
 import (
 	"bytes"
+	"encoding/binary"
+	"io"
 	"testing"
+	"time"
 
 	"github.com/kwire/kwire/internal/capturetest"
 )
@@ -147,14 +150,81 @@ func TestPcapngResolutions(t *testing.T) {
 			}
 		}
 	}
-	// 2^-20 seconds: 1048576 units a second.
-	var ifc = ngInterface{binary: true, exp: 20}
-	if got := ifc.time(3<<20 | 1<<19); got.Unix() != 3 || got.Nanosecond() != 500000000 {
-		t.Errorf("binary resolution: %v", got)
+	// Binary resolutions, and picoseconds with if_tsoffset -1 s: raw
+	// timestamps read through the file reader, exact to the nanosecond
+	// (pcapgo scales binary fractions by a whole number of nanoseconds
+	// per unit: the shim hands it nanoseconds).
+	minus1 := binary.LittleEndian.AppendUint64(nil, ^uint64(0))
+	for _, c := range []struct {
+		name    string
+		resol   byte
+		offset  []byte
+		ts      uint64
+		sec, ns int64
+	}{
+		{"2^-20 s", 0x80 | 20, nil, 3<<20 | 1<<19, 3, 500000000},
+		{"2^-30 s", 0x80 | 30, nil, 9<<30 | (1<<30 - 1), 9, 999999999},
+		{"2^-32 s", 0x80 | 32, nil, 7<<32 | 1<<30, 7, 250000000},
+		{"2^-63 s", 0x80 | 63, nil, 1 << 62, 0, 500000000},
+		{"10^-12 s, offset -1 s", 12, minus1, 5_000_000_000_123, 4, 0},
+		{"10^-19 s", 19, nil, 1_5000000000_000000000, 1, 500000000},
+	} {
+		w := capturetest.NewNg()
+		w.SHB(false, 1)
+		opts := []capturetest.Option{{Code: 9, Value: []byte{c.resol}}}
+		if c.offset != nil {
+			opts = append(opts, capturetest.Option{Code: 14, Value: c.offset})
+		}
+		w.IDB(1, 0, 6, opts...)
+		w.Raw(6, epbAt(pkts[0], c.ts))
+		w.Raw(6, epbAt(pkts[1], c.ts+1))
+		times, err := packetTimes(w.File().Bytes)
+		if err != nil || len(times) != 2 {
+			t.Fatalf("%s: %d packets, %v", c.name, len(times), err)
+		}
+		if got := times[0]; got.Unix() != c.sec || int64(got.Nanosecond()) != c.ns {
+			t.Errorf("%s: %d.%09d, want %d.%09d", c.name, got.Unix(), got.Nanosecond(), c.sec, c.ns)
+		}
+		if times[1].Before(times[0]) {
+			t.Errorf("%s: one unit later is %v, before %v", c.name, times[1], times[0])
+		}
 	}
-	ifc = ngInterface{exp: 12, offset: -1}
-	if got := ifc.time(5_000_000_000_123); got.Unix() != 4 || got.Nanosecond() != 0 {
-		t.Errorf("picoseconds with offset -1 s: %v", got)
+}
+
+// epbAt is the body of an enhanced packet block of p on interface 0
+// whose timestamp is ts units of the interface's resolution.
+func epbAt(p capturetest.Packet, ts uint64) []byte {
+	b := binary.LittleEndian.AppendUint32(nil, 0)
+	b = binary.LittleEndian.AppendUint32(b, uint32(ts>>32))
+	b = binary.LittleEndian.AppendUint32(b, uint32(ts))
+	b = binary.LittleEndian.AppendUint32(b, uint32(len(p.Data)))
+	b = binary.LittleEndian.AppendUint32(b, uint32(p.Length))
+	b = append(b, p.Data...)
+	for len(b)%4 != 0 {
+		b = append(b, 0)
+	}
+	return b
+}
+
+// packetTimes reads a capture held in memory with the file readers and
+// returns its packets' times.
+func packetTimes(data []byte) ([]time.Time, error) {
+	var info FileInfo
+	src, err := newFileSource("capture", memFile{bytes.NewReader(data)}, &info, sourceOptions{window: DefaultMaxCaptureWindow})
+	if err != nil {
+		return nil, err
+	}
+	defer src.Close()
+	var times []time.Time
+	for {
+		_, ci, _, err := src.ReadPacket()
+		if err == io.EOF {
+			return times, nil
+		}
+		if err != nil {
+			return times, err
+		}
+		times = append(times, ci.Timestamp)
 	}
 }
 

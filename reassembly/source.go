@@ -246,14 +246,18 @@ func newFileSource(path string, r io.ReadCloser, info *FileInfo, opts sourceOpti
 	switch magic {
 	case magicPcapMicroLE, magicPcapMicroBE, magicPcapNanoLE, magicPcapNanoBE:
 		info.Format = "pcap"
-		p, err := newPcapReader(s, magic)
+		p, err := newPcap(s, magic)
 		if err != nil {
 			return nil, err
 		}
 		s.rec = p
 	case magicPcapNG:
 		info.Format = "pcapng"
-		s.rec = newNgReader()
+		g, err := newPcapng(s)
+		if err != nil {
+			return nil, err
+		}
+		s.rec = g
 	case magicModifiedLE, magicModifiedBE:
 		return nil, s.notCapture(fmt.Errorf("modified (Kuznetzov) pcap, magic 0x%08x, is not supported; convert it with editcap", magic))
 	default:
@@ -343,6 +347,16 @@ func (s *fileSource) ReadPacket() ([]byte, gopacket.CaptureInfo, layers.LinkType
 	data, ci, link, err := s.rec.next(s)
 	if err != nil {
 		s.done = true
+		switch {
+		case s.info.Err != nil:
+			// The shim's: what the reader saw was the unit the shim
+			// refused.
+			err = s.info.Err
+		case err != io.EOF:
+			// The shim hands over only units the reader can read: an
+			// error of its own is said with the unit it came from.
+			err = s.corrupt("%s could not be read: pcapgo: %v", s.rec.where(s), err)
+		}
 		return nil, ci, 0, err
 	}
 	s.info.Packets++

@@ -1,6 +1,6 @@
 // Package capturetest builds capture files for tests: it reads the
-// packets of a golden capture (with gopacket/pcapgo, a reader independent
-// of kwire's), writes classic pcap and pcapng files with every block type
+// packets of a golden capture (with gopacket/pcapgo's Reader on its own,
+// without the checks kwire's reassembly puts in front of it), writes classic pcap and pcapng files with every block type
 // and writer quirk, wraps packets in tunnels, re-frames them in other link
 // types, compresses files, and records where each structural part of a
 // written file lies, so that a test can cut or damage it at each one.

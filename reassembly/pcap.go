@@ -1,0 +1,141 @@
+package reassembly
+
+// Classic pcap files (draft-ietf-opsawg-pcap): pcapgo.Reader reads them,
+// one record at a time from pcapShim, which checks that each record is
+// whole before the reader sees it and corrects the quirks libpcap reads
+// and pcapgo refuses (see capfile.go).
+
+import (
+	"encoding/binary"
+	"fmt"
+	"io"
+
+	"github.com/gopacket/gopacket"
+	"github.com/gopacket/gopacket/layers"
+	"github.com/gopacket/gopacket/pcapgo"
+)
+
+// pcapFile is a classic pcap file: pcapgo's reader over the shim.
+type pcapFile struct {
+	shim pcapShim
+	r    *pcapgo.Reader
+	link layers.LinkType
+}
+
+// pcapShim hands pcapgo.Reader the file header, then one whole record
+// at a time (header and data), from the input. It is the reader's only
+// input.
+type pcapShim struct {
+	s       *fileSource
+	u       unitReader
+	order   binary.ByteOrder
+	snaplen uint32
+	// swapped says how the file's writer placed the two lengths: 1, in
+	// each other's place (versions before 2.3); 2, in each other's place
+	// when the captured length is the larger (2.3: libpcap's rule, since
+	// 2.3 writers differ).
+	swapped int8
+	records int64 // records handed over
+	at      int64 // the offset of the last record read
+}
+
+// newPcap checks the 24-byte file header and opens pcapgo's reader on it.
+func newPcap(s *fileSource, magic uint32) (*pcapFile, error) {
+	h, err := s.in.read(24)
+	if err != nil {
+		return nil, s.cut(err, "the file ends inside its %d-byte pcap file header (%d bytes are there)", 24, len(h))
+	}
+	p := &pcapFile{shim: pcapShim{s: s, order: binary.LittleEndian}}
+	sh := &p.shim
+	switch magic {
+	case magicPcapMicroBE, magicPcapNanoBE:
+		sh.order = binary.BigEndian
+	}
+	major, minor := sh.order.Uint16(h[4:6]), sh.order.Uint16(h[6:8])
+	switch {
+	case major != 2:
+		return nil, s.notCapture(fmt.Errorf("pcap version %d.%d: only version 2 exists", major, minor))
+	case minor > 4:
+		// libpcap refuses them too: no such version was written.
+		return nil, s.notCapture(fmt.Errorf("pcap version %d.%d: versions 2.0 to 2.4 exist", major, minor))
+	case minor < 3:
+		sh.swapped = 1
+	case minor == 3:
+		sh.swapped = 2
+	}
+	sh.snaplen = sh.order.Uint32(h[16:20])
+	sh.u.set(h, nil)
+	// pcapgo reads version 2.4 only. The versions before differ in the
+	// order of a record's two lengths alone, which the shim puts right
+	// in each record header it hands over: to the reader the file is a
+	// 2.4 file.
+	sh.order.PutUint16(sh.u.lead[6:8], 4)
+	sh.u.next = sh.next
+	r, err := pcapgo.NewReader(&sh.u)
+	if err != nil {
+		if s.info.Err != nil {
+			return nil, s.info.Err
+		}
+		return nil, s.notCapture(fmt.Errorf("pcapgo cannot read its header: %v", err))
+	}
+	// The link type is the low 16 bits (pcapgo keeps those); bits 26-31
+	// may say that frames end with a frame check sequence, which the IP
+	// header's length leaves out anyway.
+	p.r, p.link = r, r.LinkType()
+	return p, nil
+}
+
+// next reads the next record, checks it and corrects its header, and
+// makes it the unit to hand over.
+func (sh *pcapShim) next() error {
+	s := sh.s
+	at := s.in.off
+	h, err := s.in.readOrEnd(16)
+	if err == io.EOF {
+		return io.EOF
+	}
+	rec := sh.records + 1
+	if err != nil {
+		return s.cut(err, "the file ends inside the header of packet record %d (at %s: %d of its 16 bytes are there)", rec, s.at(at), len(h))
+	}
+	sh.u.set(h, nil) // copied: reading the data may move the input's buffer
+	hdr := sh.u.lead
+	caplen, length := sh.order.Uint32(hdr[8:12]), sh.order.Uint32(hdr[12:16])
+	if sh.swapped == 1 || (sh.swapped == 2 && caplen > length) {
+		caplen, length = length, caplen
+		s.quirkAt(QuirkLengthsSwapped, rec)
+	}
+	limit := max(sh.snaplen, maxSnapLen) // what pcapgo takes, too
+	if caplen > limit || caplen > maxRecord {
+		return s.corrupt("packet record %d (at %s) says it holds %d bytes, more than the file's snap length (%d) and the %d bytes capture tools write: the file is damaged from there",
+			rec, s.at(at), caplen, sh.snaplen, maxSnapLen)
+	}
+	if caplen > length {
+		// pcapgo refuses such a record; libpcap and Wireshark read it
+		// as captured, and so does the reader once the record says it
+		// was as long on the wire.
+		s.quirkAt(QuirkCapLenAboveLen, rec)
+		length = caplen
+	}
+	if sh.snaplen != 0 && caplen > sh.snaplen {
+		s.quirkAt(QuirkCapLenAboveSnapLen, rec) // pcapgo reads it whole
+	}
+	sh.order.PutUint32(hdr[8:12], caplen)
+	sh.order.PutUint32(hdr[12:16], length)
+	data, err := s.in.read(int(caplen))
+	if err != nil {
+		return s.cut(err, "the file ends inside packet record %d (at %s: %d of its %d bytes are there)", rec, s.at(at), 16+len(data), 16+caplen)
+	}
+	sh.u.tail = data
+	sh.records, sh.at = rec, at
+	return nil
+}
+
+func (p *pcapFile) next(*fileSource) ([]byte, gopacket.CaptureInfo, layers.LinkType, error) {
+	data, ci, err := p.r.ZeroCopyReadPacketData()
+	return data, ci, p.link, err
+}
+
+func (p *pcapFile) where(s *fileSource) string {
+	return fmt.Sprintf("packet record %d (at %s)", p.shim.records, s.at(p.shim.at))
+}
