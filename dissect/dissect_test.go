@@ -756,3 +756,24 @@ func TestCutByEndNoOrphan(t *testing.T) {
 		t.Errorf("truncated %d orphans %d", s.Truncated, s.Orphans)
 	}
 }
+
+// TestLatencyNeedsBothTimes: a frame without a capture time (the zero
+// time of a pcapng Simple Packet Block) gives no latency, not a
+// difference with year 1.
+func TestLatencyNeedsBothTimes(t *testing.T) {
+	at := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		req, resp time.Time
+		want      time.Duration
+	}{
+		{at, at.Add(3 * time.Millisecond), 3 * time.Millisecond},
+		{time.Time{}, at, -1},
+		{at, time.Time{}, -1},
+		{time.Time{}, time.Time{}, -1},
+	} {
+		e := &Exchange{Request: &Frame{Time: tc.req}, Response: &Frame{Time: tc.resp}}
+		if got := e.Latency(); got != tc.want {
+			t.Errorf("request at %v, response at %v: latency %v, want %v", tc.req, tc.resp, got, tc.want)
+		}
+	}
+}

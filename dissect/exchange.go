@@ -172,9 +172,10 @@ func (e *Exchange) Decode() int {
 }
 
 // Latency is the response time minus the request time, or -1 when the
-// exchange has no response.
+// exchange has no response or either frame has no capture time (a pcapng
+// Simple Packet Block carries none: its packets have the zero time).
 func (e *Exchange) Latency() time.Duration {
-	if e.Request == nil || e.Response == nil {
+	if e.Request == nil || e.Response == nil || e.Request.Time.IsZero() || e.Response.Time.IsZero() {
 		return -1
 	}
 	return e.Response.Time.Sub(e.Request.Time)
