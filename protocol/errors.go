@@ -51,7 +51,7 @@ func (e nodeLimitError) Unwrap() error { return ErrTooManyNodes }
 type memoryLimitError struct{ max int64 }
 
 func (e memoryLimitError) Error() string {
-	return "decoding stopped here: the frame needs more than the " + FormatSize(e.max) + " of memory one frame may take"
+	return "more than the " + FormatSize(e.max) + " of memory one frame may take"
 }
 
 func (e memoryLimitError) Unwrap() error { return ErrMemory }

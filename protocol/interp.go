@@ -89,15 +89,15 @@ func (ip *interp) newNode() *Node {
 		ip.r.Fail(ip.r.off, nodeLimitError{ip.d.maxNodes()})
 		ip.t.Limits |= LimitNodes
 	}
+	if !ip.t.reserveNode() && ip.r.err == nil {
+		// Past the memory a frame may take: stop here, as at the node
+		// cap (the node is still made, as are the few that say so).
+		ip.r.Fail(ip.r.off, memoryLimitError{ip.t.mem.limit})
+		ip.t.Limits |= LimitMemory
+	}
 	if len(ip.slab) == cap(ip.slab) {
 		size := 2 * cap(ip.slab)
 		size = max(16, min(size, 512))
-		if !ip.t.mem.reserve(int64(size)*nodeCost) && ip.r.err == nil {
-			// Past the memory a frame may take: stop here, as at the
-			// node cap (the slab is still made, for the nodes that say so).
-			ip.r.Fail(ip.r.off, memoryLimitError{ip.t.mem.limit})
-			ip.t.Limits |= LimitMemory
-		}
 		ip.slab = make([]Node, 0, size)
 	}
 	ip.slab = ip.slab[:len(ip.slab)+1]

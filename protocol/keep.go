@@ -61,6 +61,7 @@ type keeper struct {
 	rest  bool  // the last span runs to the end of the stream
 	total int64 // stream bytes taken
 	max   int64 // the stream cap
+	resv  int   // the size of buf reserved (its capacity may be larger)
 	keep  int   // bytes kept of a long value (0: all; negative: none)
 	hint  int   // the expected stream size, for the first allocation
 
@@ -68,6 +69,7 @@ type keeper struct {
 	// each), checked against maxNodes and, at nodeCost each, against what
 	// the frame's memory has left.
 	nodes, maxNodes int64
+	base            int64 // nodes when the keeper started (their memory is reserved already)
 	stop            error // why the stream was cut short (capError, memoryLimitError, nodeLimitError)
 	frozen          bool  // stopped before the pending bytes: the space ends at the parser
 
@@ -86,7 +88,7 @@ type keeper struct {
 // (magic 2) and omits the tails of their long values. nodes is the tree's
 // node count so far, maxNodes its cap.
 func newKeeper(m *treeMem, max int64, keep int, count int64, all bool, hint int, nodes, maxNodes int64) *keeper {
-	k := &keeper{m: m, max: max, keep: keep, count: count, hint: hint, nodes: nodes, maxNodes: maxNodes, st: kRecLen}
+	k := &keeper{m: m, max: max, keep: keep, count: count, hint: hint, nodes: nodes, base: nodes, maxNodes: maxNodes, st: kRecLen}
 	if keep == 0 || all {
 		k.st = kAll
 	}
@@ -134,27 +136,33 @@ func (k *keeper) Write(c []byte) (int, error) {
 // false (and stopped) when the frame may not take it.
 func (k *keeper) room(w int) bool {
 	need := len(k.buf) + w
-	if need <= cap(k.buf) {
+	if need <= k.resv {
 		return true
 	}
-	size := max(2*cap(k.buf), need, keepWindow)
-	if cap(k.buf) == 0 && k.hint > size {
-		// The stream's stated size, trusted up to 16 MiB: a bomb's
-		// honest header costs no more than that.
-		size = max(min(k.hint, 16<<20), need)
+	size := max(2*k.resv, need, keepWindow)
+	if k.resv == 0 && k.hint > size {
+		// The stream's stated size, trusted up to 16 MiB when everything
+		// is kept (a bomb's honest header costs no more than that), up to
+		// 1 MiB when long values are omitted (what is kept is less).
+		trust := 16 << 20
+		if k.keep != 0 {
+			trust = 1 << 20
+		}
+		size = max(min(k.hint, trust), need)
 	}
-	nb := k.m.buf(size) // its capacity may be larger: it is what counts
-	if !k.m.reserve(int64(cap(nb))) {
-		putBuf(nb)
+	// What is reserved is the size asked for, not the capacity the pools
+	// give (which may be larger): so that where the memory runs out
+	// depends on the stream alone.
+	if !k.m.reserve(int64(size)) {
 		k.halt(memoryLimitError{k.m.limit})
 		return false
 	}
-	nb = append(nb, k.buf...)
+	nb := append(k.m.buf(size), k.buf...)
 	if old := k.buf; cap(old) > 0 {
-		k.m.unreserve(int64(cap(old)))
+		k.m.unreserve(int64(k.resv))
 		putBuf(old)
 	}
-	k.buf = nb
+	k.buf, k.resv = nb, size
 	return true
 }
 
@@ -170,7 +178,7 @@ func (k *keeper) fits() bool {
 	switch {
 	case k.nodes > k.maxNodes:
 		k.halt(nodeLimitError{int(k.maxNodes)})
-	case !k.m.canReserve(k.nodes * nodeCost):
+	case !k.m.canReserve((k.nodes - k.base) * nodeCost):
 		k.halt(memoryLimitError{k.m.limit})
 	default:
 		return true

@@ -215,3 +215,95 @@ func TestKeepValueBombMemory(t *testing.T) {
 		t.Errorf("note %q", recBatch(t, tr).Child("Records").Note)
 	}
 }
+
+// countingBudget is a Budget granting up to max bytes (0: all), counting
+// what is held.
+type countingBudget struct {
+	held, max, peak int64
+	refused         int
+}
+
+func (b *countingBudget) Reserve(n int64) bool {
+	if n > 0 && b.max > 0 && b.held+n > b.max {
+		b.refused++
+		return false
+	}
+	b.held += n
+	b.peak = max(b.peak, b.held)
+	return true
+}
+
+// A frame past Decoder.MaxMemory stops at the same record however warm
+// the pools are, says so on its Records node and in Tree.Limits, and
+// gives back all it reserved when released; what it reserved stays within
+// the cap.
+func TestMaxMemory(t *testing.T) {
+	var recs []recRecord
+	for i := range 20000 {
+		recs = append(recs, recRecord{OffsetDelta: int64(i), Key: []byte("k"), Value: []byte("value")})
+	}
+	b := recBuild(t, CodecGzip, 0, 0, recs)
+	var first string
+	for round := range 3 {
+		bud := &countingBudget{}
+		d := Decoder{MaxMemory: 4 << 20, Budget: bud, KeepValue: 256}
+		tr := d.DecodeRecordBatches(b)
+		if tr.Limits != LimitMemory {
+			t.Fatalf("limits %b", tr.Limits)
+		}
+		n := recBatch(t, tr).Child("Records")
+		if !strings.Contains(n.Note, " not decoded: more than the 4 MiB of memory one frame may take") || n.Flags&FlagError == 0 {
+			t.Errorf("note %q", n.Note)
+		}
+		if bud.peak > 4<<20 {
+			t.Errorf("reserved %d bytes, over the 4 MiB cap", bud.peak)
+		}
+		got := fmt.Sprintf("%d %q", len(n.Children), n.Note)
+		if round == 0 {
+			first = got
+		} else if got != first {
+			t.Errorf("round %d: %s, first %s", round, got, first)
+		}
+		tr.Release()
+		if bud.held != 0 {
+			t.Errorf("%d bytes still reserved after Release", bud.held)
+		}
+	}
+}
+
+// A Budget that refuses stops the decode as MaxMemory does; the memory
+// comes back on Release.
+func TestBudgetRefuses(t *testing.T) {
+	var recs []recRecord
+	for i := range 5000 {
+		recs = append(recs, recRecord{OffsetDelta: int64(i), Value: []byte("v")})
+	}
+	b := recBuild(t, CodecGzip, 0, 0, recs)
+	bud := &countingBudget{max: 1 << 20}
+	tr := (&Decoder{Budget: bud}).DecodeRecordBatches(b)
+	if tr.Limits&LimitMemory == 0 || bud.refused == 0 {
+		t.Fatalf("limits %b, %d refusals", tr.Limits, bud.refused)
+	}
+	if bud.peak > 1<<20 {
+		t.Errorf("held %d bytes past the budget", bud.peak)
+	}
+	tr.Release()
+	if bud.held != 0 {
+		t.Errorf("%d bytes held after Release", bud.held)
+	}
+}
+
+// The cap on a frame's decompressed bytes is exact: a stream of the cap's
+// size is whole, one more byte is a bomb decoded up to the cap.
+func TestDecompressedCapExact(t *testing.T) {
+	b := recBuild(t, CodecLZ4, 0, 0, []recRecord{{Value: make([]byte, 100000)}})
+	whole := (&Decoder{}).DecodeRecordBatches(b)
+	size := int64(whole.Spaces[1].Size())
+	if tr := (&Decoder{MaxDecompressed: size, KeepValue: 10}).DecodeRecordBatches(b); tr.Limits != 0 || recErrors(tr.Root) != nil {
+		t.Errorf("at the cap: limits %b, %v", tr.Limits, recErrors(tr.Root))
+	}
+	tr := (&Decoder{MaxDecompressed: size - 1, KeepValue: 10}).DecodeRecordBatches(b)
+	if tr.Limits != LimitDecompressed || tr.Spaces[1].Size() != int(size-1) {
+		t.Errorf("one byte below: limits %b, %d bytes", tr.Limits, tr.Spaces[1].Size())
+	}
+}

@@ -396,24 +396,32 @@ func (m *treeMem) used(s []Node) {
 
 // slab returns an empty node slab to follow one of capacity last: a pooled
 // one when there is one, else one twice as large (16 to slabNodes nodes).
-//
-// The slab's memory is reserved (reserve): when that fails the slab is
-// still returned, for the few nodes that say where decoding stopped, and
-// m.denied is set.
 func (m *treeMem) slab(last int) []Node {
 	if p, ok := slabPool.Get().(*[slabNodes]Node); ok {
-		m.reserve(slabNodes * nodeCost)
 		m.slabs = append(m.slabs, slabUse{p, slabNodes})
 		return p[:0]
 	}
 	n := max(16, min(2*last, slabNodes))
-	m.reserve(int64(n) * nodeCost)
 	if n < slabNodes {
 		return make([]Node, 0, n)
 	}
 	p := new([slabNodes]Node)
 	m.slabs = append(m.slabs, slabUse{p, slabNodes})
 	return p[:0]
+}
+
+// reserveNodes is how many nodes' memory a tree reserves at a time.
+const reserveNodes = 256
+
+// reserveNode accounts one more node of t's (t.nodes counts it already):
+// every reserveNodes nodes their memory is reserved, so that where a
+// refusal falls depends on the node count alone, not on the slabs the
+// pools happened to give. It reports false once refused.
+func (t *Tree) reserveNode() bool {
+	if t.nodes%reserveNodes == 1 {
+		return t.mem.reserve(reserveNodes * nodeCost)
+	}
+	return !t.mem.denied
 }
 
 // ptrChunk returns an empty chunk of ptrChunk Children pointers.

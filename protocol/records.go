@@ -174,6 +174,7 @@ func (bd *batchDecoder) add(parent *Node, v Node) *Node {
 	}
 	bd.slab = append(bd.slab, v)
 	bd.t.nodes++
+	bd.t.reserveNode() // a refusal shows at the next full()
 	n := &bd.slab[len(bd.slab)-1]
 	parent.Children = append(parent.Children, n)
 	return n
@@ -445,7 +446,7 @@ func (bd *batchDecoder) inflate(n *Node, codec Codec, payload []byte, magic int8
 	}
 	if !m.reserve(spaceCost) {
 		bd.t.Limits |= LimitMemory
-		return fail(memoryLimitError{m.limit}.Error() + ": not decompressed")
+		return fail("not decompressed: " + memoryLimitError{m.limit}.Error())
 	}
 	k := newKeeper(m, bd.budget, bd.d.KeepValue, count, whole || magic < 2, sizeHint(codec, payload),
 		int64(bd.t.nodes), int64(bd.d.maxNodes()))
@@ -456,7 +457,7 @@ func (bd *batchDecoder) inflate(n *Node, codec Codec, payload []byte, magic int8
 	if err != nil && k.stop == nil || size == 0 && err != nil {
 		// Corrupt, or nothing inflated at all: no space.
 		putBuf(data)
-		m.unreserve(int64(cap(data)) + spaceCost)
+		m.unreserve(int64(k.resv) + spaceCost)
 		var ce capError
 		switch {
 		case errors.As(err, &ce):
@@ -464,10 +465,10 @@ func (bd *batchDecoder) inflate(n *Node, codec Codec, payload []byte, magic int8
 			return fail(bd.bombNote(codec, len(payload), 0, left, cl))
 		case errors.Is(err, ErrMemory):
 			bd.t.Limits |= LimitMemory
-			return fail(fmt.Sprintf("%s: %v: not decompressed", codec, err))
+			return fail(fmt.Sprintf("%s: not decompressed: %v", codec, err))
 		case errors.Is(err, ErrTooManyNodes):
 			bd.t.Limits |= LimitNodes
-			return fail(fmt.Sprintf("%s: %v: not decompressed", codec, err))
+			return fail(fmt.Sprintf("%s: not decompressed: %v", codec, err))
 		}
 		return fail(err.Error())
 	}

@@ -263,7 +263,7 @@ func runRead(ctx context.Context, o *readOptions, s *ioStreams, color bool, path
 	if err != nil {
 		return err
 	}
-	dopts, err := o.capture.dissectOptions(o.out.ShowSecrets)
+	dopts, err := o.capture.dissectOptions(ropts)
 	if err != nil {
 		return err
 	}
@@ -289,13 +289,14 @@ func runRead(ctx context.Context, o *readOptions, s *ioStreams, color bool, path
 		// them on every core, write them in order. Not hex dumps: their
 		// text, several times the frame, is better streamed than held.
 		dopts.DeferDecode = true
-		par = newParallelSink(sink, workers)
+		par = newParallelSink(sink, workers, int64(o.capture.MaxDecodeMemory))
 		ds = par
 		after = func(ds dissect.Summary, rs reassembly.Summary) {
 			par.sync() // a file's totals once its exchanges are written
 			sink.addTotals(ds, rs)
 		}
 	}
+	setMemoryCeiling(o.capture.memoryBound(), s.ErrOut)
 	bar := startProgressFor(s, paths)
 	cr := &captureReader{opts: dopts, ropts: o.capture.reassemblyOptions(), wrap: bar.wrap, after: after}
 	if col != nil && len(paths) > 1 {
@@ -303,7 +304,7 @@ func runRead(ctx context.Context, o *readOptions, s *ioStreams, color bool, path
 	}
 	run := cr.read(ctx, paths, ds)
 	if par != nil {
-		run.lost.malformed += par.close() // decoded after captureReader's problemCounter saw them
+		run.lost.decodeCounts.add(par.close()) // decoded after captureReader's problemCounter saw them
 	}
 	bar.finish()
 
