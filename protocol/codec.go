@@ -129,7 +129,8 @@ func decompress(c Codec, src []byte, max int64, magic int8, m *treeMem) ([]byte,
 		}
 		return src, "", nil
 	}
-	k := newKeeper(m, max, 0, 0, true, sizeHint(c, src), 0, math.MaxInt64)
+	k := new(keeper)
+	k.reset(m, max, 0, 0, true, sizeHint(c, src), 0, math.MaxInt64)
 	detail, _, err := inflate(c, src, magic, k)
 	out, _ := k.finish()
 	if err != nil {
@@ -171,13 +172,23 @@ func inflate(c Codec, src []byte, magic int8, k *keeper) (string, claim, error) 
 	return "", noClaim, fmt.Errorf("%w %d", ErrUnknownCodec, int8(c))
 }
 
-// sizeHint guesses the inflated size of src for the first buffer.
+// sizeHint guesses the inflated size of src for the first buffer: what
+// the data says of itself, trusted as far as the codec can expand, else 4
+// times the input.
 func sizeHint(c Codec, src []byte) int {
 	switch c {
 	case CodecGzip:
 		return gzipHint(src)
 	case CodecZstd:
 		return zstdHint(src)
+	case CodecSnappy:
+		if cl := snappyClaim(src); cl.size > 0 && cl.size <= snappyMaxRatio*int64(len(src)) {
+			return int(cl.size)
+		}
+	case CodecLZ4:
+		if cl, _ := lz4Claim(src); cl.size > 0 && cl.size <= 256*int64(len(src)) {
+			return int(cl.size)
+		}
 	}
 	return 4 * len(src)
 }
@@ -222,7 +233,9 @@ func gunzip(src []byte, k *keeper) (string, claim, error) {
 	if err != nil {
 		return "", cl, fmt.Errorf("%w: gzip: %v", ErrCorrupt, err)
 	}
-	_, err = zr.WriteTo(k)
+	// Read, not WriteTo: the gzip reader's WriteTo makes a CRC writer
+	// and a MultiWriter each time.
+	err = k.readFrom(zr)
 	if err == nil {
 		// Only a reader that ended cleanly goes back: one that failed on
 		// damaged data, or that the keeper stopped, may keep state that
@@ -274,14 +287,45 @@ const xerialHeaderLen = 16
 // of its size lies, and is refused before anything is allocated for it.
 const snappyMaxRatio = 22
 
+// snappyClaim is what snappy data says it inflates to: a raw block's
+// length, or the sum of an xerial framing's chunk lengths.
+func snappyClaim(src []byte) claim {
+	if !bytes.HasPrefix(src, xerialMagic) {
+		n, err := snappy.DecodedLen(src)
+		if err != nil {
+			return noClaim
+		}
+		return claim{int64(n), "the snappy block's length says"}
+	}
+	cl := claim{0, "the xerial chunks' lengths say"}
+	for p := xerialHeaderLen; p < len(src); {
+		n := 0
+		if len(src)-p >= 4 {
+			n = int(binary.BigEndian.Uint32(src[p:]))
+		}
+		if len(src)-p < 4 || n > len(src)-p-4 {
+			return noClaim
+		}
+		d, err := snappy.DecodedLen(src[p+4 : p+4+n])
+		if err != nil {
+			return noClaim
+		}
+		cl.size += int64(d)
+		p += 4 + n
+	}
+	return cl
+}
+
 func unsnappy(src []byte, k *keeper) (string, claim, error) {
+	var scratch *[]byte
+	defer func() { putSnappyScratch(scratch) }()
 	if !bytes.HasPrefix(src, xerialMagic) {
 		n, err := snappy.DecodedLen(src)
 		if err != nil {
 			return "raw snappy", noClaim, fmt.Errorf("%w: snappy: %v", ErrCorrupt, err)
 		}
-		cl := claim{int64(n), "the snappy block's length says"}
-		if err := snappyBlock(src, n, k); err != nil {
+		cl := snappyClaim(src)
+		if err := snappyBlock(src, n, k, &scratch); err != nil {
 			return "raw snappy", cl, err
 		}
 		return "raw snappy", cl, nil
@@ -291,25 +335,7 @@ func unsnappy(src []byte, k *keeper) (string, claim, error) {
 	if len(src) < xerialHeaderLen {
 		return "", noClaim, fmt.Errorf("%w: snappy: xerial header cut short at %d bytes", ErrCorrupt, len(src))
 	}
-	// What the chunks declare, all together: the claim.
-	cl := claim{0, "the xerial chunks' lengths say"}
-	for p := xerialHeaderLen; p < len(src); {
-		n := 0
-		if len(src)-p >= 4 {
-			n = int(binary.BigEndian.Uint32(src[p:]))
-		}
-		if len(src)-p < 4 || n > len(src)-p-4 {
-			cl = noClaim
-			break
-		}
-		d, err := snappy.DecodedLen(src[p+4 : p+4+n])
-		if err != nil {
-			cl = noClaim
-			break
-		}
-		cl.size += int64(d)
-		p += 4 + n
-	}
+	cl := snappyClaim(src) // what the chunks declare, all together
 	chunks := 0
 	for p := xerialHeaderLen; p < len(src); chunks++ {
 		if len(src)-p < 4 {
@@ -325,7 +351,7 @@ func unsnappy(src []byte, k *keeper) (string, claim, error) {
 		if err != nil {
 			return "", cl, fmt.Errorf("%w: snappy: %v", ErrCorrupt, err)
 		}
-		if err := snappyBlock(block, d, k); err != nil {
+		if err := snappyBlock(block, d, k, &scratch); err != nil {
 			return "", cl, err
 		}
 		p += int(n)
@@ -338,7 +364,7 @@ func unsnappy(src []byte, k *keeper) (string, claim, error) {
 // it is decoded whole, into memory reserved for it and given back once k
 // has what it keeps: a declared length past the cap is refused before
 // that, as is one the block's size cannot hold.
-func snappyBlock(block []byte, n int, k *keeper) error {
+func snappyBlock(block []byte, n int, k *keeper, scratch **[]byte) error {
 	if int64(n) > k.max-k.total {
 		// Inflating it would pass the cap: take what fits of nothing.
 		if k.stop == nil {
@@ -352,7 +378,11 @@ func snappyBlock(block []byte, n int, k *keeper) error {
 	if !k.m.reserve(int64(n)) {
 		return memoryLimitError{k.m.limit}
 	}
-	buf := k.m.buf(n)[:n]
+	if *scratch == nil || cap(**scratch) < n {
+		putSnappyScratch(*scratch)
+		*scratch = snappyScratch(n)
+	}
+	buf := (**scratch)[:n]
 	out, err := snappy.Decode(buf, block)
 	if err == nil && len(out) > 0 && &out[0] != &buf[0] {
 		err = errors.New("decoded length changed")
@@ -360,7 +390,6 @@ func snappyBlock(block []byte, n int, k *keeper) error {
 	if err == nil {
 		_, err = k.Write(out)
 	}
-	putBuf(buf)
 	k.m.unreserve(int64(n))
 	if s := stopped(k, err); s != nil {
 		return s
@@ -369,6 +398,26 @@ func snappyBlock(block []byte, n int, k *keeper) error {
 		return fmt.Errorf("%w: snappy: %v", ErrCorrupt, err)
 	}
 	return nil
+}
+
+// snappyScratches are the buffers snappy blocks are decoded into before
+// the keeper takes what it keeps: a chunk of the Java client's xerial
+// framing is 32 KiB, so one buffer serves a whole batch; those up to 1 MiB
+// are pooled.
+var snappyScratches sync.Pool // of *[]byte
+
+func snappyScratch(n int) *[]byte {
+	if p, ok := snappyScratches.Get().(*[]byte); ok && cap(*p) >= n {
+		return p
+	}
+	b := make([]byte, n, max(n, 64<<10))
+	return &b
+}
+
+func putSnappyScratch(p *[]byte) {
+	if p != nil && cap(*p) <= 1<<20 {
+		snappyScratches.Put(p)
+	}
 }
 
 // lz4FrameMagic is the little-endian LZ4 frame magic 0x184D2204.

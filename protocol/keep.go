@@ -22,7 +22,10 @@ package protocol
 // their whole value) and control batches (whose values the decoder reads
 // through the schema table).
 
-import "math"
+import (
+	"io"
+	"math"
+)
 
 // keepWindow bounds the bytes taken into a keeper's buffer ahead of its
 // parser: what omitting the rest of a value may have to take back.
@@ -83,16 +86,15 @@ type keeper struct {
 	then  int64  // kKeep: bytes to omit after them
 }
 
-// newKeeper returns a keeper for a stream capped at max bytes. With keep
-// 0 or all it keeps everything; otherwise it parses count records
-// (magic 2) and omits the tails of their long values. nodes is the tree's
-// node count so far, maxNodes its cap.
-func newKeeper(m *treeMem, max int64, keep int, count int64, all bool, hint int, nodes, maxNodes int64) *keeper {
-	k := &keeper{m: m, max: max, keep: keep, count: count, hint: hint, nodes: nodes, base: nodes, maxNodes: maxNodes, st: kRecLen}
+// reset readies k for a stream capped at max bytes. With keep 0 or all it
+// keeps everything; otherwise it parses count records (magic 2) and omits
+// the tails of their long values. nodes is the tree's node count so far,
+// maxNodes its cap.
+func (k *keeper) reset(m *treeMem, max int64, keep int, count int64, all bool, hint int, nodes, maxNodes int64) {
+	*k = keeper{m: m, max: max, keep: keep, count: count, hint: hint, nodes: nodes, base: nodes, maxNodes: maxNodes, st: kRecLen}
 	if keep == 0 || all {
 		k.st = kAll
 	}
-	return k
 }
 
 // pos is the stream offset of buf[p].
@@ -130,6 +132,57 @@ func (k *keeper) Write(c []byte) (int, error) {
 		return n - len(c), k.stop
 	}
 	return n, nil
+}
+
+// readFrom reads r to its end into k, a window at a time straight into
+// k's buffer (one copy, and none of a decompressor's own writer
+// plumbing), handing each window to the parser as Write would; it
+// returns r's error, or k's reason for cutting the stream.
+func (k *keeper) readFrom(r io.Reader) error {
+	for k.stop == nil {
+		// Into the room there is, a window at most; more room only when
+		// little is left (a stream of the size its header gave fits its
+		// first buffer).
+		if k.resv-len(k.buf) < 512 && !k.room(keepWindow) {
+			return k.stop
+		}
+		start := len(k.buf)
+		want := min(int64(min(keepWindow, k.resv-start)), k.max-k.total+1) // one byte past the cap tells it was passed
+		n, err := r.Read(k.buf[start : start+int(want)])
+		if n > 0 {
+			k.buf = k.buf[:start+n]
+			k.took(start)
+		}
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return k.stop
+}
+
+// took hands the bytes appended to buf from start on to the keeper, as
+// Write does with what it is given: past the cap they are dropped, while
+// omitting they are taken back out, and the rest goes to the parser.
+func (k *keeper) took(start int) {
+	c := k.buf[start:]
+	if left := k.max - k.total; int64(len(c)) > left {
+		c = c[:left]
+		k.buf = k.buf[:start+len(c)]
+		k.stop = capError{k.max}
+	}
+	k.total += int64(len(c))
+	if k.skip > 0 {
+		d := int(min(k.skip, int64(len(c))))
+		k.skip -= int64(d)
+		n := copy(k.buf[start:], k.buf[start+d:])
+		k.buf = k.buf[:start+n]
+	}
+	if len(k.buf) > start {
+		k.parse()
+	}
 }
 
 // room makes room for w more bytes in buf, reserving the memory first;
@@ -232,6 +285,27 @@ func (k *keeper) keepThen(n int64, next kstate) {
 	k.want, k.then, k.next, k.st = int(kept), omit, next, kKeep
 }
 
+// opaqueKeep is how much of bytes the keeper cannot parse (a malformed
+// record, the bytes after the last one) it keeps at least, whatever
+// KeepValue: the decoder reads up to a varlong's 10 bytes past where a
+// record head starts to go wrong, and must find there what it would
+// have found in the whole stream, to report the same error.
+const opaqueKeep = 32
+
+// keepOpaque is keepThen for bytes the keeper cannot parse: it keeps at
+// least opaqueKeep of them.
+func (k *keeper) keepOpaque(n int64, next kstate) {
+	k.keepThen(n, next)
+	if k.want < opaqueKeep {
+		grow := int64(opaqueKeep - k.want)
+		if k.then >= 0 {
+			grow = min(grow, k.then)
+			k.then -= grow
+		}
+		k.want += int(grow)
+	}
+}
+
 // omitBytes omits the n bytes at buf[p] (n < 0: the rest of the stream).
 func (k *keeper) omitBytes(n int64) {
 	at := k.pos()
@@ -266,7 +340,7 @@ func (k *keeper) parse() {
 			return
 		case kRecLen:
 			if k.count <= 0 {
-				k.keepThen(-1, kDone) // past the records: a value's worth, then nothing
+				k.keepOpaque(-1, kDone) // past the records: a value's worth, then nothing
 				continue
 			}
 			l, size := k.varint(k.p, 5, math.MaxInt)
@@ -274,7 +348,7 @@ func (k *keeper) parse() {
 				return
 			}
 			if size < 0 || l < 0 {
-				k.keepThen(-1, kDone) // the decoder fails here: keep what it shows
+				k.keepOpaque(-1, kDone) // the decoder fails here: keep what it shows
 				continue
 			}
 			if !k.fits() {
@@ -373,7 +447,7 @@ func (k *keeper) parse() {
 			}
 			k.st = kRecLen
 		case kRecRest:
-			k.keepThen(int64(max(k.end-k.pos(), 0)), kRecLen)
+			k.keepOpaque(int64(max(k.end-k.pos(), 0)), kRecLen)
 		}
 	}
 }

@@ -307,3 +307,33 @@ func TestDecompressedCapExact(t *testing.T) {
 		t.Errorf("one byte below: limits %b, %d bytes", tr.Limits, tr.Spaces[1].Size())
 	}
 }
+
+// FuzzKeepValue: whatever the records' bytes, a decode keeping only a few
+// bytes of each value is the whole decode but for the omitted tails.
+//
+//	go test ./protocol -run '^$' -fuzz FuzzKeepValue -fuzztime 60s
+func FuzzKeepValue(f *testing.F) {
+	var seed []byte
+	for _, r := range keepRecords()[:4] {
+		rec := []byte{0}
+		rec = appendVarint(rec, r.TimestampDelta)
+		rec = appendVarint(rec, r.OffsetDelta)
+		rec = appendVarBytes(rec, r.Key)
+		rec = appendVarBytes(rec, r.Value)
+		rec = appendVarint(rec, int64(len(r.Headers)))
+		for _, h := range r.Headers {
+			rec = appendVarBytes(rec, h[0])
+			rec = appendVarBytes(rec, h[1])
+		}
+		seed = append(appendVarint(seed, int64(len(rec))), rec...)
+	}
+	f.Add(seed, uint8(4), uint16(16))
+	f.Add(seed[:len(seed)/2], uint8(2), uint16(1))
+	f.Add([]byte{0xff, 0xff, 0xff, 0xff, 0xff, 0x7f}, uint8(1), uint16(3))
+	f.Fuzz(func(t *testing.T, payload []byte, count uint8, keep uint16) {
+		b := rawBatch(t, CodecSnappy, int32(count), payload) // snappy: quick to make
+		whole := (&Decoder{MaxDecompressed: fuzzCap}).DecodeRecordBatches(b)
+		kept := (&Decoder{MaxDecompressed: fuzzCap, KeepValue: int(keep%300) + 1}).DecodeRecordBatches(b)
+		sameButOmitted(t, whole.Root, kept.Root, int(keep%300)+1, "")
+	})
+}

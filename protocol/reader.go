@@ -31,11 +31,13 @@ type Reader struct {
 	err    error
 	errOff int
 
-	// Over a Space with omitted spans (ResetSpace), offsets are the
-	// space's own and b holds the bytes kept: shift is the number of bytes
-	// omitted before off, next the offset where the next omitted span
-	// starts (math.MaxInt when none does), omit[oi:] the spans from there
-	// on, and size the space's length.
+	// lim is where reading must stop: end, or the next omitted span if
+	// it starts before. Over a Space with omitted spans (ResetSpace),
+	// offsets are the space's own and b holds the bytes kept: shift is
+	// the number of bytes omitted before off, next the offset where the
+	// next omitted span starts (math.MaxInt when none does), omit[oi:] the
+	// spans from there on, and size the space's length.
+	lim   int
 	shift int
 	next  int
 	omit  []Span
@@ -45,7 +47,7 @@ type Reader struct {
 
 // NewReader returns a Reader over all of b.
 func NewReader(b []byte) *Reader {
-	return &Reader{b: b, end: len(b), next: math.MaxInt, size: len(b)}
+	return &Reader{b: b, end: len(b), lim: len(b), next: math.MaxInt, size: len(b)}
 }
 
 // Reset points r at b[off:end], clearing any error. off and end are
@@ -53,7 +55,7 @@ func NewReader(b []byte) *Reader {
 func (r *Reader) Reset(b []byte, off, end int) {
 	end = max(0, min(end, len(b)))
 	off = max(0, min(off, end))
-	*r = Reader{b: b, off: off, end: end, next: math.MaxInt, size: len(b)}
+	*r = Reader{b: b, off: off, end: end, lim: end, next: math.MaxInt, size: len(b)}
 }
 
 // ResetSpace points r at [off, end) of s, whose offsets count the bytes
@@ -80,6 +82,7 @@ func (r *Reader) Restart(off, end int) {
 	r.err, r.errOff = nil, 0
 	r.end = max(0, min(end, r.size))
 	r.off = max(0, min(off, r.end))
+	r.lim = r.end
 	if r.omit != nil {
 		if back {
 			r.oi, r.shift = 0, 0
@@ -99,6 +102,7 @@ func (r *Reader) sync() {
 	if r.oi < len(r.omit) {
 		r.next = r.omit[r.oi].Off
 	}
+	r.lim = min(r.end, r.next)
 }
 
 // omittedError says a read reached bytes the decoder did not keep.
@@ -120,6 +124,7 @@ func (r *Reader) End() int { return r.end }
 func (r *Reader) SetEnd(end int) (old int) {
 	old = r.end
 	r.end = max(r.off, min(end, r.size))
+	r.lim = min(r.end, r.next)
 	return old
 }
 
@@ -151,13 +156,26 @@ func (r *Reader) Seek(off int) {
 	}
 }
 
-// shortError says a fixed-size value runs past the end.
-type shortError struct{ need, left int }
+// shortError says a fixed-size value runs past the end, or (omitted)
+// into bytes the decoder did not keep.
+type shortError struct {
+	need, left int
+	omitted    bool
+}
 
 func (e *shortError) Error() string {
+	if e.omitted {
+		return fmt.Sprintf("need %d bytes, %d left before bytes not kept", e.need, e.left)
+	}
 	return fmt.Sprintf("need %d bytes, %d left", e.need, e.left)
 }
-func (e *shortError) Unwrap() error { return ErrShort }
+
+func (e *shortError) Unwrap() error {
+	if e.omitted {
+		return ErrOmitted
+	}
+	return ErrShort
+}
 
 // lengthError says a length or count claims more bytes than remain.
 type lengthError struct {
@@ -208,12 +226,8 @@ func (r *Reader) take(n int) []byte {
 	if r.err != nil {
 		return nil
 	}
-	if r.end-r.off < n {
-		r.Fail(r.off, &shortError{need: n, left: r.end - r.off})
-		return nil
-	}
-	if r.off+n > r.next {
-		r.Fail(max(r.off, r.next), &omittedError{off: max(r.off, r.next)})
+	if r.lim-r.off < n {
+		r.Fail(r.off, &shortError{need: n, left: r.lim - r.off, omitted: r.lim < r.end})
 		return nil
 	}
 	p := r.off - r.shift
@@ -306,12 +320,12 @@ func (r *Reader) uvarint(maxLen int) uint64 {
 			r.Fail(r.off, &varintError{max: maxLen})
 			return 0
 		}
-		if r.off+i >= r.end {
-			r.Fail(r.off, &varintError{max: maxLen, ended: true})
-			return 0
-		}
-		if r.off+i >= r.next {
-			r.Fail(r.next, &omittedError{off: r.next})
+		if r.off+i >= r.lim {
+			if r.off+i >= r.end {
+				r.Fail(r.off, &varintError{max: maxLen, ended: true})
+			} else {
+				r.Fail(r.lim, &omittedError{off: r.lim})
+			}
 			return 0
 		}
 		c := r.b[r.off+i-r.shift]

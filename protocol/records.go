@@ -51,6 +51,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"strconv"
+	"sync"
 )
 
 // Record batch v2 header layout (offsets from the batch start).
@@ -166,6 +167,10 @@ type batchDecoder struct {
 	ptrs   []*Node
 	note   []byte // scratch for building notes
 }
+
+// keepers are the keepers inflate streams through: a decompressor's
+// writer escapes, and one from the pool spares a batch an allocation.
+var keepers = sync.Pool{New: func() any { return new(keeper) }}
 
 // add appends a copy of v, allocated from a slab, to parent's children.
 func (bd *batchDecoder) add(parent *Node, v Node) *Node {
@@ -448,16 +453,19 @@ func (bd *batchDecoder) inflate(n *Node, codec Codec, payload []byte, magic int8
 		bd.t.Limits |= LimitMemory
 		return fail("not decompressed: " + memoryLimitError{m.limit}.Error())
 	}
-	k := newKeeper(m, bd.budget, bd.d.KeepValue, count, whole || magic < 2, sizeHint(codec, payload),
+	k := keepers.Get().(*keeper)
+	k.reset(m, bd.budget, bd.d.KeepValue, count, whole || magic < 2, sizeHint(codec, payload),
 		int64(bd.t.nodes), int64(bd.d.maxNodes()))
 	detail, cl, err := inflate(codec, payload, magic, k)
 	data, omit := k.finish()
-	size := k.size()
+	size, resv, stop := k.size(), k.resv, k.stop
+	*k = keeper{}
+	keepers.Put(k)
 	left := bd.budget
-	if err != nil && k.stop == nil || size == 0 && err != nil {
+	if err != nil && stop == nil || size == 0 && err != nil {
 		// Corrupt, or nothing inflated at all: no space.
 		putBuf(data)
-		m.unreserve(int64(k.resv) + spaceCost)
+		m.unreserve(int64(resv) + spaceCost)
 		var ce capError
 		switch {
 		case errors.As(err, &ce):

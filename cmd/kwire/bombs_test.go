@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/kwire/kwire/internal/bombs"
+	"github.com/kwire/kwire/reassembly"
 )
 
 // asKwire in the environment makes the test binary run as kwire
@@ -62,7 +63,7 @@ type kwireRun struct {
 
 // runKwire runs kwire (this test binary, as kwire) with args and env in a
 // child process.
-func runKwire(t *testing.T, env []string, args ...string) kwireRun {
+func runKwire(t testing.TB, env []string, args ...string) kwireRun {
 	t.Helper()
 	hwm := filepath.Join(t.TempDir(), "hwm")
 	cmd := exec.Command(os.Args[0], args...)
@@ -205,5 +206,44 @@ func TestBombCorpus(t *testing.T) {
 				t.Errorf("-V differs with one worker and with four")
 			}
 		})
+	}
+}
+
+// BenchmarkBombs reads the largest bombs of the corpus at the issue's
+// scale (a 4 GiB zstd and a 4 GiB LZ4 bomb, in a Produce request and a
+// Fetch response each; four frames of a 250 MiB gzip record) with the
+// default flags, in -V and --json, reports the peak RSS (peak-MiB) and
+// fails when it passes the bound the default flags give (README
+// "Memory").
+func BenchmarkBombs(b *testing.B) {
+	dir := b.TempDir()
+	o := captureFlags{MaxPending: 16 << 20, MaxOutOfOrder: defaultMaxOutOfOrder, MaxDecodeMemory: defaultMaxDecodeMemory,
+		MaxFragmentMemory: reassembly.DefaultMaxFragmentMemory, MaxCaptureWindow: reassembly.DefaultMaxCaptureWindow}
+	bound := o.memoryBound()
+	want := map[string]bool{"zstd-4GiB": true, "lz4-4GiB": true, "gzip-250MiB-x4": true}
+	for _, c := range bombs.Corpus(bombs.Full) {
+		if !want[c.Name] {
+			continue
+		}
+		path := filepath.Join(dir, c.Name+".pcap")
+		if err := os.WriteFile(path, c.Pcap(), 0o644); err != nil {
+			b.Fatal(err)
+		}
+		for _, mode := range []string{"-V", "--json"} {
+			b.Run(c.Name+"/"+strings.TrimLeft(mode, "-"), func(b *testing.B) {
+				var peak int64
+				for b.Loop() {
+					r := runKwire(b, nil, "read", mode, path)
+					if r.code > 1 {
+						b.Fatalf("exit status %d: %s", r.code, r.stderr)
+					}
+					peak = max(peak, r.maxRSS)
+				}
+				b.ReportMetric(float64(peak)/(1<<20), "peak-MiB")
+				if peak > bound {
+					b.Errorf("peak RSS %d MiB, over the %d MiB bound of the default flags", peak>>20, bound>>20)
+				}
+			})
+		}
 	}
 }

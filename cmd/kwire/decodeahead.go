@@ -33,7 +33,8 @@ type aheadJob struct {
 	ev      *dissect.Event
 	barrier chan struct{}
 	size    int64
-	mem     *jobMem
+	mem     *jobMem // its memory in the flight (nil: not bounded): memv
+	memv    jobMem
 	dec     protocol.Decoder
 	redo    bool          // the worker's decode was refused memory: the consumer decodes again
 	decoded chan struct{} // closed by the worker
@@ -77,7 +78,7 @@ func (a *decodeAhead) Exchange(ex *dissect.Exchange) {
 	// far; the workers count what the deferred decoding adds.
 	j := &aheadJob{ex: ex, decoded: make(chan struct{}), before: decodeCountsOf(ex)}
 	j.size = ex.FrameBytes()
-	j.mem = a.admit(j.size)
+	j.mem = a.admit(j.size, &j.memv)
 	a.order <- j
 	a.work <- j
 }
@@ -91,14 +92,15 @@ func (j *aheadJob) budget() protocol.Budget {
 }
 
 func (a *decodeAhead) Event(ev *dissect.Event) {
-	m := a.admit(0)
-	a.order <- &aheadJob{ev: ev, mem: m}
+	j := &aheadJob{ev: ev}
+	j.mem = a.admit(0, &j.memv)
+	a.order <- j
 }
 
 // sync waits until next has seen everything emitted so far.
 func (a *decodeAhead) sync() {
-	m := a.admit(0)
-	j := &aheadJob{barrier: make(chan struct{}), mem: m}
+	j := &aheadJob{barrier: make(chan struct{})}
+	j.mem = a.admit(0, &j.memv)
 	a.order <- j
 	<-j.barrier
 }

@@ -55,8 +55,9 @@ func (f *flight) setMemory(mem int64) {
 }
 
 // admit waits until a job of size frame bytes may enter, and returns its
-// memory account (nil when memory is not bounded).
-func (f *flight) admit(size int64) *jobMem {
+// memory account, m set up (the caller's, so that a job costs no
+// allocation of its own), or nil when memory is not bounded.
+func (f *flight) admit(size int64, m *jobMem) *jobMem {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.cond.L == nil {
@@ -70,7 +71,7 @@ func (f *flight) admit(size int64) *jobMem {
 	if f.mem <= 0 {
 		return nil
 	}
-	m := &jobMem{f: f}
+	*m = jobMem{f: f}
 	f.queue = append(f.queue, m)
 	return m
 }
@@ -141,6 +142,13 @@ func (m *jobMem) Reserve(n int64) bool {
 		f.used += n
 	}
 	return true
+}
+
+// held is what m's job holds.
+func (m *jobMem) held() int64 {
+	m.f.mu.Lock()
+	defer m.f.mu.Unlock()
+	return m.used
 }
 
 // head reports whether m's job is the head.

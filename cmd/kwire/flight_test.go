@@ -21,7 +21,8 @@ func TestFlightMemory(t *testing.T) {
 	if f.share != 200 {
 		t.Fatalf("share %d, want 200 (half of 400: the head's two frames take a quarter each)", f.share)
 	}
-	a, b, c := f.admit(0), f.admit(0), f.admit(0)
+	var ma, mb, mc jobMem
+	a, b, c := f.admit(0, &ma), f.admit(0, &mb), f.admit(0, &mc)
 	if !a.Reserve(1000) || a.wasAborted() {
 		t.Error("the head was refused")
 	}

@@ -63,7 +63,8 @@ type readJob struct {
 	barrier chan struct{}
 	size    int64
 	before  decodeCounts // decodeCountsOf when emitted, before Decode
-	mem     *jobMem      // its memory in the flight (nil: not bounded)
+	mem     *jobMem      // its memory in the flight (nil: not bounded): memv
+	memv    jobMem
 	dec     protocol.Decoder
 	redo    bool // stage 1's decode was refused memory: stage 2 decodes again
 	direct  bool // rendered straight to the output, or (not yet) by stage 4
@@ -75,6 +76,7 @@ type readJob struct {
 	ready   chan struct{} // closed when out and err are set (stage 3) or nothing is to be rendered
 	out     chunkBuf
 	line    []byte // the JSON line instead of out, from getLine
+	lineMem int64  // the memory reserved for it
 	err     error
 }
 
@@ -104,21 +106,22 @@ func (p *parallelSink) Exchange(ex *dissect.Exchange) {
 	// far (by the Dissector itself); the writer counts what Decode adds.
 	j := &readJob{ex: ex, decoded: make(chan struct{}), ready: make(chan struct{}), before: decodeCountsOf(ex)}
 	j.size = ex.FrameBytes()
-	j.mem = p.admit(j.size)
+	j.mem = p.admit(j.size, &j.memv)
 	j.out.mem = j.mem
 	p.seq <- j
 	p.decode <- j
 }
 
 func (p *parallelSink) Event(ev *dissect.Event) {
-	m := p.admit(0)
-	p.seq <- &readJob{ev: ev, mem: m}
+	j := &readJob{ev: ev}
+	j.mem = p.admit(0, &j.memv)
+	p.seq <- j
 }
 
 // sync waits until everything emitted so far is written.
 func (p *parallelSink) sync() {
-	m := p.admit(0)
-	j := &readJob{barrier: make(chan struct{}), mem: m}
+	j := &readJob{barrier: make(chan struct{})}
+	j.mem = p.admit(0, &j.memv)
 	p.seq <- j
 	<-j.barrier
 }
@@ -371,11 +374,24 @@ func (p *parallelSink) renderJob(j *readJob) {
 		return
 	}
 	if p.k.o.JSON {
-		// The line is written as built: no copy into chunks.
+		// The line is written as built: no copy into chunks. It is
+		// built whole (an object's keys are checked against each other),
+		// so its memory is reserved first, guessed from the trees' (a
+		// record's fields take more memory than their JSON, but for
+		// values full of escapes), then set to what it took.
+		var guess int64
+		if j.mem != nil {
+			if guess = j.mem.held() + chunkSize; !j.mem.Reserve(guess) {
+				j.direct = true
+				return
+			}
+		}
 		j.line = render.AppendExchangeJSON(getLine(), j.ex, j.view.ropts)
-		if j.mem != nil && !j.mem.Reserve(int64(cap(j.line))) {
-			putLine(j.line)
-			j.line, j.direct = nil, true
+		if j.mem != nil {
+			j.lineMem = guess
+			if d := int64(cap(j.line)) - guess; j.mem.Reserve(d) {
+				j.lineMem += d // a refusal leaves the guess: the line is made
+			}
 		}
 		return
 	}
@@ -442,7 +458,7 @@ func (p *parallelSink) writeOut() {
 					_, werr := k.w.Write(j.line)
 					err = firstError(err, werr)
 					if j.mem != nil {
-						j.mem.Reserve(-int64(cap(j.line)))
+						j.mem.Reserve(-j.lineMem)
 					}
 					putLine(j.line)
 					j.line = nil

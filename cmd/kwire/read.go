@@ -117,7 +117,13 @@ connection that could not be decrypted makes the exit status 1.
 Record batches: the one-line mode reads each batch's header and verifies
 its CRC (base offset, record count, codec and size per partition) without
 decompressing it; -V, -x and --json decode every record, so a batch whose
-CRC is valid but whose records are malformed is reported there.
+CRC is valid but whose records are malformed is reported there. Values
+inflated from compressed batches are kept as far as they are shown
+(--max-value). A frame whose batches inflate past --max-decompressed is a
+decompression bomb: its records up to the cap are decoded, its note says
+what its codec claimed, and the exit status is 1; one that needs more than
+a quarter of --max-decode-memory is decoded as far as that goes. Memory is
+bounded by the flags whatever the capture holds (README, "Memory").
 
 Secrets are withheld unless --show-secrets: SASL passwords, proofs and
 tokens (a token kwire cannot parse whole), delegation-token HMACs, SCRAM
