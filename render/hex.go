@@ -557,6 +557,7 @@ func (h *hexWalker) bytes(start, end int, label string, masked, faint bool) {
 		if stop >= end {
 			break
 		}
+		h.flush(false) // a long span's lines go out as they are made, not all at once
 	}
 	h.pos = max(h.pos, end)
 	h.flush(false)
