@@ -55,10 +55,15 @@ const (
 
 // keeper receives a decompressed stream; see the file comment.
 type keeper struct {
-	m     *treeMem
-	buf   []byte // bytes kept, then pending bytes the parser has not decided on
-	p     int    // parse position in buf
-	shift int    // bytes omitted before buf[p]: buf[p] is at stream offset p+shift
+	m *treeMem
+	// buf holds the bytes kept, buf[:w], then (from p on) the pending
+	// bytes the parser has not decided on; between w and p lie bytes
+	// decided on since the last compaction (kept ones were copied down to
+	// w, omitted ones are dropped): omitting a value's tail moves nothing.
+	buf   []byte
+	w     int // end of the bytes kept
+	p     int // parse position in buf
+	shift int // bytes omitted so far: buf[p] is at stream offset w+shift
 	omit  []Span
 	skip  int64 // input bytes still to drop
 	rest  bool  // the last span runs to the end of the stream
@@ -98,7 +103,29 @@ func (k *keeper) reset(m *treeMem, max int64, keep int, count int64, all bool, h
 }
 
 // pos is the stream offset of buf[p].
-func (k *keeper) pos() int { return k.p + k.shift }
+func (k *keeper) pos() int { return k.w + k.shift }
+
+// at is the stream offset of buf[i], i >= p.
+func (k *keeper) at(i int) int { return k.w + k.shift + i - k.p }
+
+// keepN keeps the next n pending bytes.
+func (k *keeper) keepN(n int) {
+	if k.w != k.p {
+		copy(k.buf[k.w:], k.buf[k.p:k.p+n])
+	}
+	k.w += n
+	k.p += n
+}
+
+// compact moves the pending bytes down to the end of the kept ones, so
+// that the buffer grows with what is kept only.
+func (k *keeper) compact() {
+	if k.p > k.w {
+		n := copy(k.buf[k.w:], k.buf[k.p:])
+		k.buf = k.buf[:k.w+n]
+		k.p = k.w
+	}
+}
 
 // Write takes the next bytes of the stream. Once the stream must be cut
 // (the cap, the memory, the node cap) it fails with the reason, which
@@ -120,12 +147,13 @@ func (k *keeper) Write(c []byte) (int, error) {
 			c = c[d:]
 			continue
 		}
-		w := min(len(c), keepWindow)
-		if !k.room(w) {
+		n := min(len(c), keepWindow)
+		k.compact()
+		if !k.room(n) {
 			break
 		}
-		k.buf = append(k.buf, c[:w]...)
-		c = c[w:]
+		k.buf = append(k.buf, c[:n]...)
+		c = c[n:]
 		k.parse()
 	}
 	if k.stop != nil {
@@ -143,6 +171,7 @@ func (k *keeper) readFrom(r io.Reader) error {
 		// Into the room there is, a window at most; more room only when
 		// little is left (a stream of the size its header gave fits its
 		// first buffer).
+		k.compact()
 		if k.resv-len(k.buf) < 512 && !k.room(keepWindow) {
 			return k.stop
 		}
@@ -175,12 +204,13 @@ func (k *keeper) took(start int) {
 	}
 	k.total += int64(len(c))
 	if k.skip > 0 {
+		// Nothing was pending (the keeper was dropping bytes): the
+		// bytes to drop are the first ones read.
 		d := int(min(k.skip, int64(len(c))))
 		k.skip -= int64(d)
-		n := copy(k.buf[start:], k.buf[start+d:])
-		k.buf = k.buf[:start+n]
+		k.p += d
 	}
-	if len(k.buf) > start {
+	if len(k.buf) > k.p {
 		k.parse()
 	}
 }
@@ -251,7 +281,7 @@ func (k *keeper) varint(at, maxLen, limit int) (int64, int) {
 	var x uint64
 	var s uint
 	for i := 0; i < maxLen; i++ {
-		if at+i+k.shift >= limit {
+		if k.at(at+i) >= limit {
 			return 0, -1
 		}
 		if at+i >= len(k.buf) {
@@ -321,10 +351,9 @@ func (k *keeper) omitBytes(n int64) {
 		k.omit = append(k.omit, Span{Off: at, Len: int(n)})
 	}
 	if a := int64(len(k.buf) - k.p); a >= n {
-		copy(k.buf[k.p:], k.buf[k.p+int(n):])
-		k.buf = k.buf[:len(k.buf)-int(n)]
+		k.p += int(n)
 	} else {
-		k.buf = k.buf[:k.p]
+		k.p = len(k.buf)
 		k.skip = n - a
 	}
 	k.shift += int(n)
@@ -335,7 +364,10 @@ func (k *keeper) parse() {
 	for !k.frozen {
 		avail := len(k.buf) - k.p
 		switch k.st {
-		case kAll, kDone:
+		case kAll:
+			k.keepN(avail)
+			return
+		case kDone:
 			k.p = len(k.buf)
 			return
 		case kRecLen:
@@ -356,7 +388,7 @@ func (k *keeper) parse() {
 			}
 			k.count--
 			k.end = k.pos() + size + int(min(l, math.MaxInt32))
-			k.p += size
+			k.keepN(size)
 			if l <= int64(k.keep) {
 				k.st = kKeepTo // nothing in it can be long
 			} else {
@@ -364,7 +396,7 @@ func (k *keeper) parse() {
 			}
 		case kRecHead:
 			q := k.p + 1 // attributes
-			if q+k.shift > k.end {
+			if k.at(q) > k.end {
 				k.st = kRecRest
 				continue
 			}
@@ -383,7 +415,7 @@ func (k *keeper) parse() {
 				k.st = kRecRest
 				continue
 			}
-			k.p = q + s1 + s2
+			k.keepN(q + s1 + s2 - k.p)
 			k.field, k.st = fKey, kField
 		case kField:
 			v, size := k.varint(k.p, 5, k.end)
@@ -400,7 +432,7 @@ func (k *keeper) parse() {
 					k.st = kRecRest
 					continue
 				}
-				k.p += size
+				k.keepN(size)
 				k.hdrs, k.field = v, fHeaderKey
 				if v == 0 {
 					k.st = kRecRest
@@ -411,7 +443,7 @@ func (k *keeper) parse() {
 				k.st = kRecRest
 				continue
 			}
-			k.p += size
+			k.keepN(size)
 			next := k.field + 1
 			if k.field == fHeaderValue {
 				next = fHeaderKey
@@ -430,7 +462,7 @@ func (k *keeper) parse() {
 			}
 		case kKeep:
 			d := min(k.want, avail)
-			k.p += d
+			k.keepN(d)
 			k.want -= d
 			if k.want > 0 {
 				return
@@ -441,7 +473,7 @@ func (k *keeper) parse() {
 			}
 			k.st = k.next
 		case kKeepTo:
-			k.p += min(k.end-k.pos(), avail)
+			k.keepN(min(k.end-k.pos(), avail))
 			if k.pos() < k.end {
 				return
 			}
@@ -457,9 +489,10 @@ func (k *keeper) parse() {
 // keeper stopped for memory or the node cap it ends at the parser (the
 // record that did not fit and what followed are not part of it).
 func (k *keeper) finish() ([]byte, []Span) {
-	if k.frozen {
-		k.buf = k.buf[:k.p]
+	if !k.frozen {
+		k.keepN(len(k.buf) - k.p) // the bytes the parser waited on: the stream's last
 	}
+	k.buf = k.buf[:k.w]
 	if n := len(k.omit) - 1; n >= 0 && !k.rest && k.skip > 0 {
 		// The stream ended inside an omitted value: the span ends with it.
 		k.omit[n].Len -= int(k.skip)

@@ -109,6 +109,7 @@ var bombWant = map[string]struct {
 	"gzip-12MiB-x1":         {0, 0, ""},
 	"gzip-12MiB-x4":         {0, 0, ""},
 	"gzip-12MiB-x16":        {0, 0, ""},
+	"gzip-1MiB-batches-x16": {0, 0, ""},
 	"gzip-256MiB":           {1, 0, "2 frames inflate past --max-decompressed (16MiB): decompression bombs"},
 	"lz4-256MiB":            {1, 0, "2 frames inflate past --max-decompressed (16MiB): decompression bombs"},
 	"zstd-256MiB":           {1, 0, "2 frames inflate past --max-decompressed (16MiB): decompression bombs"},

@@ -3,6 +3,7 @@ package bombs
 import (
 	"bytes"
 	"fmt"
+	"math/rand/v2"
 )
 
 // Scale sizes the corpus: Full is what issue 12 measured, Small what
@@ -118,6 +119,34 @@ func Corpus(s Scale) []Capture {
 			},
 		})
 	}
+	caps = append(caps, Capture{
+		Name: fmt.Sprintf("gzip-1MiB-batches-x%d", 2*s.Frames),
+		About: fmt.Sprintf("%d Produce requests and %d Fetch responses of a gzip batch of 1000 records of 1 KiB text "+
+			"(ordinary traffic, as capgen's benchmark captures: the memory of a valid capture)", 2*s.Frames, 2*s.Frames),
+		Inflates: 0,
+		Exchanges: func() []Exchange {
+			// Text values that compress as logs do (about 1.3 to 1), from a
+			// fixed seed.
+			rng := rand.New(rand.NewPCG(12, 12))
+			var recs []Record
+			for i := range 1000 {
+				v := make([]byte, 1024)
+				const alphabet = "abcdefghijklmnopqrstuvwxyz0123456789 ={}:,"
+				for j := range v {
+					v[j] = alphabet[rng.IntN(len(alphabet))]
+				}
+				recs = append(recs, Record{Key: fmt.Appendf(nil, "key-%d", i), Value: v})
+			}
+			b := Batch{Codec: GzipC, Count: 1000, Payload: Gzip(Records(recs...), nil)}.Encode()
+			var exs []Exchange
+			for i := range 2 * s.Frames {
+				parts := []Partition{{Topic: "orders", Index: int32(i % 6), Records: b}}
+				exs = append(exs, Exchange{ProduceRequest(3, int32(2*i+1), parts), ProduceResponse(int32(2*i+1), parts)},
+					Exchange{FetchRequest(int32(2*i+2), parts), FetchResponse(int32(2*i+2), parts)})
+			}
+			return append(exs, tail(int32(4*s.Frames+1)))
+		},
+	})
 	huge := oneRecord(s.Huge)
 	caps = append(caps,
 		single("gzip-"+sizeName(s.Huge), "one gzip batch inflating to "+sizeName(s.Huge), huge.Size(),
