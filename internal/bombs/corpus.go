@@ -197,20 +197,27 @@ func Corpus(s Scale) []Capture {
 				return append(exs, tail(int32(len(exs)+1)))
 			},
 		},
-		Capture{
-			Name:     "legacy-nested-gzip",
-			About:    fmt.Sprintf("a legacy (magic 1) message set nesting three gzip levels of %d messages each", s.Fan),
+	)
+	for _, magic := range []int8{1, 0} {
+		name := "legacy-nested-gzip"
+		if magic == 0 {
+			name += "-magic0"
+		}
+		caps = append(caps, Capture{
+			Name:     name,
+			About:    fmt.Sprintf("a legacy (magic %d) message set nesting three gzip levels of %d messages each, in a Produce request and a Fetch response", magic, s.Fan),
 			Inflates: 0, // nested: see the test
 			Exchanges: func() []Exchange {
-				set := NestedGzip(1, 3, s.Fan, []byte("v"))
+				set := NestedGzip(magic, 3, s.Fan, []byte("v"))
 				parts := []Partition{{Topic: "legacy", Index: 0, Records: set}}
 				return []Exchange{
 					{ProduceRequest(2, 1, parts), ProduceResponse(1, parts)},
-					tail(2),
+					{FetchRequest(2, parts), FetchResponse(2, parts)},
+					tail(3),
 				}
 			},
-		},
-	)
+		})
+	}
 	return caps
 }
 
