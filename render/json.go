@@ -90,7 +90,9 @@ type MessageDoc struct {
 	// at the end as {"undecoded": "PartialBatch", "note", "size", "hex"}.
 	// No object repeats a key: undecoded spans inside an object (leftovers,
 	// the rest after a failure) are an array "_undecoded" of such
-	// {"undecoded", ...} objects, and a field the tree holds twice (a tag
+	// {"undecoded", ...} objects (with "truncated": true when the decoder
+	// kept only the first bytes of an undecodable span it inflated: "hex"
+	// holds those, "size" the span's), and a field the tree holds twice (a tag
 	// repeated on the wire) keeps its first value, the others going to
 	// "_repeated": [{"name", "value"}].
 	// A bytes field holding a withheld secret (SaslAuthenticate authBytes
