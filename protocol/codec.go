@@ -5,19 +5,27 @@ package protocol
 // of the attributes (Kafka protocol guide, "Record Batch" and "Message Sets";
 // KIP-110 added zstd for magic 2 only).
 //
-// Every codec reads through a limit: the output may never grow beyond the
-// cap the caller passes, whatever sizes the input declares, so a
-// decompression bomb costs at most the cap in memory and ends with
-// ErrDecompressedTooLarge.
+// Every codec streams what it inflates into a keeper (keep.go), which
+// holds the stream to the cap the caller gives (a decompression bomb is cut
+// there: ErrDecompressedTooLarge) and keeps of it what the decoder needs;
+// the memory a decompressor holds while it runs (windows, blocks) is
+// reserved from the tree's first. No codec allocates from a size the data
+// declares without checking it against the cap and what the data can
+// hold. What the data claims of its size (a gzip trailer, a zstd frame
+// header, an LZ4 descriptor, snappy lengths) is returned beside, for the
+// note of a bomb.
 //
 // To add a new codec:
 //  1. add its Codec constant (the attribute value Kafka assigns) and its name
 //     in Codec.String;
-//  2. write a func(src []byte, max int64) ([]byte, string, error) that never
-//     produces more than max bytes and never allocates from a declared size
-//     without checking it against max first;
-//  3. add it to the switch in Decompress, and a case to FuzzDecompress and to
-//     TestDecompressRoundTrip in codec_test.go.
+//  2. write a func(src []byte, k *keeper) (detail string, claim, error) that
+//     writes what it inflates to k (io.Writer: stop when Write fails, and
+//     return the keeper's reason, stopped) or reads it with k.readFrom,
+//     reserves its own state from k.m first, and pools its decoder only
+//     when it ended cleanly;
+//  3. add it to the switch in inflate and sizeHint, and a case to
+//     FuzzDecompress, TestDecompressRoundTrip in codec_test.go and the
+//     corpus of internal/bombs.
 
 import (
 	"bytes"
@@ -193,9 +201,10 @@ func sizeHint(c Codec, src []byte) int {
 	return 4 * len(src)
 }
 
-// stopped returns k's reason for cutting the stream when err is (or
-// follows from) it, else nil.
-func stopped(k *keeper, err error) error {
+// stopped returns k's reason for cutting the stream, if it cut it: the
+// error a decompressor returns then is the keeper's own Write error (or
+// follows from it).
+func stopped(k *keeper, _ error) error {
 	if k.stop != nil {
 		return k.stop
 	}

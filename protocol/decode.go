@@ -55,14 +55,15 @@ type Decoder struct {
 	// beyond the frame's own bytes, in bytes: decompressed bytes kept,
 	// decompressor state, nodes. Past it the rest stays raw or is not
 	// decompressed, with a note, and Tree.Limits has LimitMemory. It is
-	// an estimate by the decoder's own accounting (nodeCost bytes a node),
-	// within a few percent of what the Go heap holds. 0 means
-	// DefaultMaxMemory; negative, no bound.
+	// the decoder's own accounting, an estimate (nodeCost bytes a node,
+	// counted 256 at a time; buffers at the size asked for, not what the
+	// pools hand out): where a frame stops depends on the frame alone. 0
+	// means DefaultMaxMemory; negative, no bound.
 	MaxMemory int64
 	// KeepValue, when positive, keeps only the first KeepValue bytes of
 	// each key, value, header key and header value of the records in
 	// compressed batches, and of bytes left undecoded after them: the rest
-	// is omitted (Node.Omitted, Space.Omitted) and costs no memory, so a
+	// is omitted (FlagOmitted, Node.RawLen, Space.Omitted) and costs no memory, so a
 	// record of a 250 MiB value costs KeepValue bytes. Renderers that cut
 	// values at their first KeepValue bytes lose nothing. Legacy message
 	// sets and control batches are kept whole. 0 keeps everything; a
