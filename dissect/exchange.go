@@ -36,8 +36,9 @@ type Frame struct {
 	// Dissector does it just before its exchange is emitted.
 	lazy lazyRequest
 	// deferred, with Options.DeferDecode, says how Exchange.Decode is to
-	// decode the frame.
+	// decode the frame; undo, once it did, how it did (Exchange.Undecode).
 	deferred deferredDecode
+	undo     deferredDecode
 	// held says a pending request's Bytes count in spiller.held; spill,
 	// when not nil, that they are in the spill file (Bytes is nil).
 	held  bool
@@ -55,17 +56,25 @@ type deferredDecode struct {
 }
 
 // decodeDeferred decodes the frame if its decode was deferred and reports
-// whether the tree has an error (as Dissector.count counts them).
-func (f *Frame) decodeDeferred() (failed bool) {
+// whether the tree has an error (as Dissector.count counts them). With
+// b, the decoder's options are copied into scratch with b as their
+// Budget.
+func (f *Frame) decodeDeferred(b protocol.Budget, scratch *protocol.Decoder) (failed bool) {
 	l := f.deferred
 	if l.dec == nil {
 		return false
 	}
-	f.deferred = deferredDecode{}
+	f.deferred, f.undo = deferredDecode{}, l
+	dec := l.dec
+	if b != nil {
+		*scratch = *l.dec
+		scratch.Budget = b
+		dec = scratch
+	}
 	if l.response {
-		f.Tree = l.dec.DecodeResponse(f.Bytes, l.key, l.ver)
+		f.Tree = dec.DecodeResponse(f.Bytes, l.key, l.ver)
 	} else {
-		f.Tree = l.dec.DecodeRequest(f.Bytes)
+		f.Tree = dec.DecodeRequest(f.Bytes)
 	}
 	return f.Tree != nil && (f.Tree.Err != nil || f.Tree.FirstError() != nil)
 }
@@ -161,14 +170,38 @@ func treeOf(f *Frame) *protocol.Tree {
 // decoded, or not to be decoded (Options.Decode), are left alone. A sink
 // may call Decode on any goroutine once it has the exchange (the Dissector
 // no longer touches it), for several exchanges at once.
-func (e *Exchange) Decode() int {
+func (e *Exchange) Decode() int { return e.DecodeWith(nil, nil) }
+
+// DecodeWith is Decode with b (when not nil) as the Budget of the memory
+// decoding takes (protocol.Decoder.Budget: the trees reserve from it as
+// they grow and give it back on Release); the decoder's options are
+// copied into scratch for that, so that a caller decoding many exchanges
+// allocates nothing more per exchange. The request is decoded before the
+// response.
+func (e *Exchange) DecodeWith(b protocol.Budget, scratch *protocol.Decoder) int {
 	n := 0
 	for _, f := range [...]*Frame{e.Request, e.Response} {
-		if f != nil && f.decodeDeferred() {
+		if f != nil && f.decodeDeferred(b, scratch) {
 			n++
 		}
 	}
 	return n
+}
+
+// Undecode undoes what Decode did: the frames it decoded lose their trees
+// (released: their memory goes back to the pools and the Budget) and their
+// facts, and will be decoded again by the next Decode. For a caller whose
+// Budget refused memory a decode needed when it would not have had to (the
+// memory was held by exchanges that will give it back): the trees it made
+// depend on what was in flight then, and are decoded again later.
+func (e *Exchange) Undecode() {
+	for _, f := range [...]*Frame{e.Request, e.Response} {
+		if f != nil && f.undo.dec != nil {
+			f.Tree.Release()
+			f.Tree, f.deferred, f.undo = nil, f.undo, deferredDecode{}
+		}
+	}
+	e.facts = nil
 }
 
 // Latency is the response time minus the request time, or -1 when the

@@ -153,7 +153,7 @@ func inflated(t *protocol.Tree, b, recs *protocol.Node) (int64, bool) {
 	}
 	for _, c := range recs.Children {
 		if c.Space != b.Space && c.Space > 0 && c.Space < len(t.Spaces) {
-			return int64(len(t.Spaces[c.Space].Data)), true
+			return int64(t.Spaces[c.Space].Size()), true
 		}
 	}
 	return 0, false
@@ -210,7 +210,7 @@ func (r *Records) legacy(t *protocol.Tree, m *protocol.Node, top bool, depth int
 		if codec == protocol.CodecNone {
 			r.Uncompressed += int64(m.Len)
 		} else if set != nil && t != nil && set.Space > 0 && set.Space < len(t.Spaces) {
-			r.Uncompressed += int64(len(t.Spaces[set.Space].Data))
+			r.Uncompressed += int64(t.Spaces[set.Space].Size())
 		} else {
 			r.UnknownSize++
 		}

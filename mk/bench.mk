@@ -4,6 +4,12 @@
 #
 #   make bench-captures   make the benchmark captures once (cached in $(BENCH_DIR))
 #   make bench-e2e        time every mode on every capture and print the table
+#   make bench-bombs      every mode on the hostile corpus (internal/bombs at the
+#                         scale of issue 12: bombs of every codec, 250 MiB records,
+#                         lying sizes): time, peak RSS and exit status, failing
+#                         when a run passes the memory bound of the default flags
+#                         (README "Memory": 64 MiB + 16 + 2x16 + 16 + 128 + 512 + 2x100 MiB)
+#                         or ends with an exit status above 1
 #
 # Variables:
 #   KWIRE_BENCH_DIR   where captures live (default ./bench-captures, git-ignored)
@@ -32,7 +38,22 @@ bench_args_big-1g       := -bench-netns -bench-version 2.1 -bench-bytes $(BENCH_
 # the cost of decryption is lo-tls against lo-newest.
 bench_args_lo-tls       := -bench-tls -bench-version newest -bench-bytes $(BENCH_BYTES)
 
-.PHONY: bench-captures bench-e2e bench-tools
+.PHONY: bench-captures bench-e2e bench-tools bench-bombs
+
+# The hostile corpus, written by internal/bombs/mkbombs (190 MB, 6 s).
+BOMBS_DIR := $(BENCH_DIR)/bombs
+BOMBS_BOUND_MB ?= 968
+
+$(BOMBS_DIR)/.done:
+	$(GO) run ./internal/bombs/mkbombs $(BOMBS_DIR)
+	@touch $@
+
+bench-bombs: $(BOMBS_DIR)/.done
+	@mkdir -p bin
+	CGO_ENABLED=0 $(GO) build -o bin/kwire ./cmd/kwire
+	@command -v /usr/bin/time >/dev/null 2>&1 || \
+		(apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y time)
+	KWIRE=bin/kwire KWIRE_BOUND_MB=$(BOMBS_BOUND_MB) scripts/bench-bombs.sh $(BOMBS_DIR)/*.pcap
 
 bench-captures: $(foreach c,$(BENCH_SMALL) big-1g,$(BENCH_DIR)/$(c).pcap)
 

@@ -5,19 +5,27 @@ package protocol
 // of the attributes (Kafka protocol guide, "Record Batch" and "Message Sets";
 // KIP-110 added zstd for magic 2 only).
 //
-// Every codec reads through a limit: the output may never grow beyond the
-// cap the caller passes, whatever sizes the input declares, so a
-// decompression bomb costs at most the cap in memory and ends with
-// ErrDecompressedTooLarge.
+// Every codec streams what it inflates into a keeper (keep.go), which
+// holds the stream to the cap the caller gives (a decompression bomb is cut
+// there: ErrDecompressedTooLarge) and keeps of it what the decoder needs;
+// the memory a decompressor holds while it runs (windows, blocks) is
+// reserved from the tree's first. No codec allocates from a size the data
+// declares without checking it against the cap and what the data can
+// hold. What the data claims of its size (a gzip trailer, a zstd frame
+// header, an LZ4 descriptor, snappy lengths) is returned beside, for the
+// note of a bomb.
 //
 // To add a new codec:
 //  1. add its Codec constant (the attribute value Kafka assigns) and its name
 //     in Codec.String;
-//  2. write a func(src []byte, max int64) ([]byte, string, error) that never
-//     produces more than max bytes and never allocates from a declared size
-//     without checking it against max first;
-//  3. add it to the switch in Decompress, and a case to FuzzDecompress and to
-//     TestDecompressRoundTrip in codec_test.go.
+//  2. write a func(src []byte, k *keeper) (detail string, claim, error) that
+//     writes what it inflates to k (io.Writer: stop when Write fails, and
+//     return the keeper's reason, stopped) or reads it with k.readFrom,
+//     reserves its own state from k.m first, and pools its decoder only
+//     when it ended cleanly;
+//  3. add it to the switch in inflate and sizeHint, and a case to
+//     FuzzDecompress, TestDecompressRoundTrip in codec_test.go and the
+//     corpus of internal/bombs.
 
 import (
 	"bytes"
@@ -25,6 +33,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"sync"
 
 	"github.com/OneOfOne/xxhash"
@@ -116,65 +125,112 @@ func Decompress(c Codec, src []byte, max int64, magic int8) ([]byte, string, err
 	return decompress(c, src, max, magic, nil)
 }
 
-// decompress is Decompress taking its output buffers from m's pools (a
-// tree's; nil for none) and noting them in m for Tree.Release.
+// decompress is Decompress taking its output buffer from m's pools (a
+// tree's; nil for none) and noting it in m for Tree.Release.
 func decompress(c Codec, src []byte, max int64, magic int8, m *treeMem) ([]byte, string, error) {
 	if max < 1 {
 		max = DefaultMaxDecompressed
 	}
-	switch c {
-	case CodecNone:
+	if c == CodecNone {
 		if int64(len(src)) > max {
 			return nil, "", capError{max}
 		}
 		return src, "", nil
-	case CodecGzip:
-		return kept(m)(gunzip(src, max, m))
-	case CodecSnappy:
-		return kept(m)(unsnappy(src, max, m))
-	case CodecLZ4:
-		return kept(m)(unlz4(src, max, magic, m))
-	case CodecZstd:
-		return kept(m)(unzstd(src, max, m))
 	}
-	return nil, "", fmt.Errorf("%w %d", ErrUnknownCodec, int8(c))
-}
-
-// kept returns a function passing a codec's results through, noting a
-// successful output in m.
-func kept(m *treeMem) func([]byte, string, error) ([]byte, string, error) {
-	return func(out []byte, detail string, err error) ([]byte, string, error) {
-		if err == nil {
-			m.keep(out)
-		}
-		return out, detail, err
-	}
-}
-
-// readCapped reads r to its end, failing with capError once more than max
-// bytes come out. It never asks r for more than max+1 bytes. Its buffer
-// comes from m (see treeMem.buf).
-func readCapped(r io.Reader, max int64, hint int, m *treeMem) ([]byte, error) {
-	if hint < 512 {
-		hint = 512
-	}
-	if int64(hint) > max+1 {
-		hint = int(max + 1)
-	}
-	buf := bytes.NewBuffer(m.buf(hint))
-	_, err := buf.ReadFrom(io.LimitReader(r, max+1))
-	if int64(buf.Len()) > max {
-		return nil, capError{max}
-	}
+	k := new(keeper)
+	k.reset(m, max, 0, 0, true, sizeHint(c, src), 0, math.MaxInt64)
+	detail, _, err := inflate(c, src, magic, k)
+	out, _ := k.finish()
 	if err != nil {
-		return nil, err
+		putBuf(out)
+		return nil, "", err
 	}
-	return buf.Bytes(), nil
+	m.keep(out)
+	return out, detail, nil
 }
+
+// claim is what compressed data says it inflates to: size bytes, as what
+// says ("the gzip trailer (ISIZE, modulo 2^32) says"); size < 0 when it
+// says nothing.
+type claim struct {
+	size int64
+	what string
+}
+
+var noClaim = claim{size: -1}
+
+// inflate streams src, compressed with codec c, into k, taking the
+// decompressor's state from k's tree's memory (reserved while it runs).
+// It returns a detail as Decompress does, what the compressed data claims
+// to inflate to, and an error: k's reason for cutting the stream (the cap,
+// memory, the node cap) when it did, a capError when the data claims more
+// than the cap before anything is inflated (raw snappy), else one
+// wrapping ErrCorrupt or ErrUnknownCodec.
+func inflate(c Codec, src []byte, magic int8, k *keeper) (string, claim, error) {
+	switch c {
+	case CodecGzip:
+		return gunzip(src, k)
+	case CodecSnappy:
+		return unsnappy(src, k)
+	case CodecLZ4:
+		return unlz4(src, magic, k)
+	case CodecZstd:
+		return unzstd(src, k)
+	}
+	return "", noClaim, fmt.Errorf("%w %d", ErrUnknownCodec, int8(c))
+}
+
+// sizeHint guesses the inflated size of src for the first buffer: what
+// the data says of itself, trusted as far as the codec can expand, else 4
+// times the input.
+func sizeHint(c Codec, src []byte) int {
+	switch c {
+	case CodecGzip:
+		return gzipHint(src)
+	case CodecZstd:
+		return zstdHint(src)
+	case CodecSnappy:
+		if cl := snappyClaim(src); cl.size > 0 && cl.size <= snappyMaxRatio*int64(len(src)) {
+			return int(cl.size)
+		}
+	case CodecLZ4:
+		if cl, _ := lz4Claim(src); cl.size > 0 && cl.size <= 256*int64(len(src)) {
+			return int(cl.size)
+		}
+	}
+	return 4 * len(src)
+}
+
+// stopped returns k's reason for cutting the stream, if it cut it: the
+// error a decompressor returns then is the keeper's own Write error (or
+// follows from it).
+func stopped(k *keeper, _ error) error {
+	if k.stop != nil {
+		return k.stop
+	}
+	return nil
+}
+
+// Memory the decompressors take while they run, reserved from the tree's
+// (Decoder.MaxMemory): gzip's inflate state and 32 KiB window, and zstd's
+// block buffers beside its window (RFC 8878's Block_Maximum_Size, 128
+// KiB, for the block and its literals).
+const (
+	gzipState  = 96 << 10
+	zstdBlocks = 2 * 128 << 10
+)
 
 var gzipPool sync.Pool // of *gzip.Reader
 
-func gunzip(src []byte, max int64, m *treeMem) ([]byte, string, error) {
+func gunzip(src []byte, k *keeper) (string, claim, error) {
+	cl := noClaim
+	if len(src) >= 18 {
+		cl = claim{int64(binary.LittleEndian.Uint32(src[len(src)-4:])), "the gzip trailer (ISIZE, modulo 2^32) says"}
+	}
+	if !k.m.reserve(gzipState) {
+		return "", cl, memoryLimitError{k.m.limit}
+	}
+	defer k.m.unreserve(gzipState)
 	var zr *gzip.Reader
 	var err error
 	if v := gzipPool.Get(); v != nil {
@@ -184,22 +240,25 @@ func gunzip(src []byte, max int64, m *treeMem) ([]byte, string, error) {
 		zr, err = gzip.NewReader(bytes.NewReader(src))
 	}
 	if err != nil {
-		return nil, "", fmt.Errorf("%w: gzip: %v", ErrCorrupt, err)
+		return "", cl, fmt.Errorf("%w: gzip: %v", ErrCorrupt, err)
 	}
-	out, err := readCapped(zr, max, gzipHint(src), m)
+	// Read, not WriteTo: the gzip reader's WriteTo makes a CRC writer
+	// and a MultiWriter each time.
+	err = k.readFrom(zr)
 	if err == nil {
 		// Only a reader that ended cleanly goes back: one that failed on
-		// damaged data may keep state that would make the next stream's
-		// result depend on which reader it got.
+		// damaged data, or that the keeper stopped, may keep state that
+		// would make the next stream's result depend on which reader it
+		// got.
 		gzipPool.Put(zr)
 	}
-	if err != nil {
-		if errors.Is(err, ErrDecompressedTooLarge) {
-			return nil, "", err
-		}
-		return nil, "", fmt.Errorf("%w: gzip: %v", ErrCorrupt, err)
+	if s := stopped(k, err); s != nil {
+		return "", cl, s
 	}
-	return out, "", nil
+	if err != nil {
+		return "", cl, fmt.Errorf("%w: gzip: %v", ErrCorrupt, err)
+	}
+	return "", cl, nil
 }
 
 // gzipHint guesses the inflated size of src for the output buffer: the
@@ -207,9 +266,9 @@ func gunzip(src []byte, max int64, m *treeMem) ([]byte, string, error) {
 // modulo 2^32), trusted only as far as DEFLATE can expand (at most 1032
 // to 1, RFC 1951's longest match of 258 bytes in about 2 bits), so that a
 // lying trailer costs no more than the data could; 4 times the input when
-// the trailer is out of that range. An exact first guess spares
-// readCapped the doublings that made a large batch cost three times its
-// size.
+// the trailer is out of that range. An exact first guess spares the
+// output buffer the doublings that made a large batch cost three times
+// its size.
 func gzipHint(src []byte) int {
 	guess := 4 * len(src)
 	if len(src) < 18 { // header 10 + trailer 8
@@ -217,8 +276,8 @@ func gzipHint(src []byte) int {
 	}
 	isize := int64(binary.LittleEndian.Uint32(src[len(src)-4:]))
 	if isize > 0 && isize <= 1032*int64(len(src)) {
-		// bytes.Buffer.ReadFrom wants MinRead bytes free before each read,
-		// the last (which finds the end) included.
+		// bytes.Buffer.ReadFrom wanted MinRead bytes free before each
+		// read; the slack costs little and keeps the hint's tests.
 		return int(isize) + bytes.MinRead
 	}
 	return guess
@@ -232,106 +291,142 @@ var xerialMagic = []byte{0x82, 'S', 'N', 'A', 'P', 'P', 'Y', 0}
 
 const xerialHeaderLen = 16
 
-func unsnappy(src []byte, max int64, m *treeMem) ([]byte, string, error) {
+// snappyMaxRatio bounds how far a raw snappy block can expand: a 3-byte
+// copy element makes at most 64 bytes. A block declaring more than that
+// of its size lies, and is refused before anything is allocated for it.
+const snappyMaxRatio = 22
+
+// snappyClaim is what snappy data says it inflates to: a raw block's
+// length, or the sum of an xerial framing's chunk lengths.
+func snappyClaim(src []byte) claim {
 	if !bytes.HasPrefix(src, xerialMagic) {
-		out, err := snappyBlock(nil, src, max, m)
-		return out, "raw snappy", err
+		n, err := snappy.DecodedLen(src)
+		if err != nil {
+			return noClaim
+		}
+		return claim{int64(n), "the snappy block's length says"}
+	}
+	cl := claim{0, "the xerial chunks' lengths say"}
+	for p := xerialHeaderLen; p < len(src); {
+		n := 0
+		if len(src)-p >= 4 {
+			n = int(binary.BigEndian.Uint32(src[p:]))
+		}
+		if len(src)-p < 4 || n > len(src)-p-4 {
+			return noClaim
+		}
+		d, err := snappy.DecodedLen(src[p+4 : p+4+n])
+		if err != nil {
+			return noClaim
+		}
+		cl.size += int64(d)
+		p += 4 + n
+	}
+	return cl
+}
+
+func unsnappy(src []byte, k *keeper) (string, claim, error) {
+	var scratch *[]byte
+	defer func() { putSnappyScratch(scratch) }()
+	if !bytes.HasPrefix(src, xerialMagic) {
+		n, err := snappy.DecodedLen(src)
+		if err != nil {
+			return "raw snappy", noClaim, fmt.Errorf("%w: snappy: %v", ErrCorrupt, err)
+		}
+		cl := snappyClaim(src)
+		if err := snappyBlock(src, n, k, &scratch); err != nil {
+			return "raw snappy", cl, err
+		}
+		return "raw snappy", cl, nil
 	}
 	// The version fields are not checked: writers disagree on them, and
 	// the magic alone identifies the framing.
 	if len(src) < xerialHeaderLen {
-		return nil, "", fmt.Errorf("%w: snappy: xerial header cut short at %d bytes", ErrCorrupt, len(src))
+		return "", noClaim, fmt.Errorf("%w: snappy: xerial header cut short at %d bytes", ErrCorrupt, len(src))
 	}
-	if out, chunks, ok := xerialDirect(src, max, m); ok {
-		return out, fmt.Sprintf("xerial framing, %d chunk%s", chunks, plural(chunks)), nil
-	}
-	var out []byte
+	cl := snappyClaim(src) // what the chunks declare, all together
 	chunks := 0
 	for p := xerialHeaderLen; p < len(src); chunks++ {
 		if len(src)-p < 4 {
-			return nil, "", fmt.Errorf("%w: snappy: xerial chunk length cut short at %#x", ErrCorrupt, p)
+			return "", cl, fmt.Errorf("%w: snappy: xerial chunk length cut short at %#x", ErrCorrupt, p)
 		}
 		n := int64(binary.BigEndian.Uint32(src[p:]))
 		p += 4
 		if n > int64(len(src)-p) {
-			return nil, "", fmt.Errorf("%w: snappy: xerial chunk at %#x claims %d bytes, %d remain", ErrCorrupt, p-4, n, len(src)-p)
+			return "", cl, fmt.Errorf("%w: snappy: xerial chunk at %#x claims %d bytes, %d remain", ErrCorrupt, p-4, n, len(src)-p)
 		}
-		var err error
-		out, err = snappyBlock(out, src[p:p+int(n)], max, m)
+		block := src[p : p+int(n)]
+		d, err := snappy.DecodedLen(block)
 		if err != nil {
-			return nil, "", err
+			return "", cl, fmt.Errorf("%w: snappy: %v", ErrCorrupt, err)
+		}
+		if err := snappyBlock(block, d, k, &scratch); err != nil {
+			return "", cl, err
 		}
 		p += int(n)
 	}
-	return out, fmt.Sprintf("xerial framing, %d chunk%s", chunks, plural(chunks)), nil
+	return fmt.Sprintf("xerial framing, %d chunk%s", chunks, plural(chunks)), cl, nil
 }
 
-// xerialDirect decodes the chunks of xerial-framed src (header checked by
-// the caller) into one buffer allocated at their total size, when the
-// framing is whole, every chunk declares its size and all fit under max;
-// false otherwise, or when a chunk does not decode, for unsnappy's chunk
-// by chunk loop to find the error. (That loop grows its output chunk by
-// chunk: a 1 MB batch cost 5 MB.)
-func xerialDirect(src []byte, max int64, m *treeMem) ([]byte, int, bool) {
-	var sizes []int
-	total := int64(0)
-	for p := xerialHeaderLen; p < len(src); {
-		if len(src)-p < 4 {
-			return nil, 0, false
+// snappyBlock decodes one raw snappy block declaring n bytes into k. A raw
+// snappy block is not streamable (a copy may reach back to its start), so
+// it is decoded whole, into memory reserved for it and given back once k
+// has what it keeps: a declared length past the cap is refused before
+// that, as is one the block's size cannot hold.
+func snappyBlock(block []byte, n int, k *keeper, scratch **[]byte) error {
+	if int64(n) > k.max-k.total {
+		// Inflating it would pass the cap: take what fits of nothing.
+		if k.stop == nil {
+			k.stop = capError{k.max}
 		}
-		n := int64(binary.BigEndian.Uint32(src[p:]))
-		p += 4
-		if n > int64(len(src)-p) {
-			return nil, 0, false
-		}
-		d, err := snappy.DecodedLen(src[p : p+int(n)])
-		if err != nil {
-			return nil, 0, false
-		}
-		if total += int64(d); total > max {
-			return nil, 0, false
-		}
-		sizes = append(sizes, d)
-		p += int(n)
+		return k.stop
 	}
-	out := m.buf(int(total))[:total]
-	at := 0
-	for i, p := 0, xerialHeaderLen; p < len(src); i++ {
-		n := int(binary.BigEndian.Uint32(src[p:]))
-		p += 4
-		dec, err := snappy.Decode(out[at:at+sizes[i]], src[p:p+n])
-		if err != nil || len(dec) != sizes[i] || len(dec) > 0 && &dec[0] != &out[at] {
-			return nil, 0, false
-		}
-		at += sizes[i]
-		p += n
+	if int64(n) > snappyMaxRatio*int64(len(block))+64 {
+		return fmt.Errorf("%w: snappy: a block of %d bytes declares %d, more than it can hold", ErrCorrupt, len(block), n)
 	}
-	return out, len(sizes), true
+	if !k.m.reserve(int64(n)) {
+		return memoryLimitError{k.m.limit}
+	}
+	if *scratch == nil || cap(**scratch) < n {
+		putSnappyScratch(*scratch)
+		*scratch = snappyScratch(n)
+	}
+	buf := (**scratch)[:n]
+	out, err := snappy.Decode(buf, block)
+	if err == nil && len(out) > 0 && &out[0] != &buf[0] {
+		err = errors.New("decoded length changed")
+	}
+	if err == nil {
+		_, err = k.Write(out)
+	}
+	k.m.unreserve(int64(n))
+	if s := stopped(k, err); s != nil {
+		return s
+	}
+	if err != nil {
+		return fmt.Errorf("%w: snappy: %v", ErrCorrupt, err)
+	}
+	return nil
 }
 
-// snappyBlock appends the decoding of one raw snappy block to dst, checking
-// its declared length against what the cap leaves before allocating.
-func snappyBlock(dst, block []byte, max int64, m *treeMem) ([]byte, error) {
-	n, err := snappy.DecodedLen(block)
-	if err != nil {
-		return nil, fmt.Errorf("%w: snappy: %v", ErrCorrupt, err)
+// snappyScratches are the buffers snappy blocks are decoded into before
+// the keeper takes what it keeps: a chunk of the Java client's xerial
+// framing is 32 KiB, so one buffer serves a whole batch; those up to 1 MiB
+// are pooled.
+var snappyScratches sync.Pool // of *[]byte
+
+func snappyScratch(n int) *[]byte {
+	if p, ok := snappyScratches.Get().(*[]byte); ok && cap(*p) >= n {
+		return p
 	}
-	if int64(n) > max-int64(len(dst)) {
-		return nil, capError{max}
+	b := make([]byte, n, max(n, 64<<10))
+	return &b
+}
+
+func putSnappyScratch(p *[]byte) {
+	if p != nil && cap(*p) <= 1<<20 {
+		snappyScratches.Put(p)
 	}
-	if len(dst) == 0 {
-		out, err := snappy.Decode(m.buf(n)[:n], block)
-		if err != nil {
-			return nil, fmt.Errorf("%w: snappy: %v", ErrCorrupt, err)
-		}
-		return out, nil
-	}
-	grown := append(dst, make([]byte, n)...)
-	out, err := snappy.Decode(grown[len(dst):], block)
-	if err != nil {
-		return nil, fmt.Errorf("%w: snappy: %v", ErrCorrupt, err)
-	}
-	return grown[:len(dst)+len(out)], nil
 }
 
 // lz4FrameMagic is the little-endian LZ4 frame magic 0x184D2204.
@@ -339,7 +434,24 @@ var lz4FrameMagic = []byte{0x04, 0x22, 0x4d, 0x18}
 
 var lz4Pool sync.Pool // of *lz4.Reader
 
-func unlz4(src []byte, max int64, magic int8, m *treeMem) ([]byte, string, error) {
+// lz4Claim returns what an LZ4 frame's descriptor says of it: the
+// content size when it gives one, and the block maximum size (64 KiB to
+// 4 MiB; the reader holds a block and its compressed form).
+func lz4Claim(src []byte) (claim, int) {
+	cl, block := noClaim, 4<<20
+	if len(src) < 7 || !bytes.HasPrefix(src, lz4FrameMagic) {
+		return cl, block
+	}
+	if bd := (src[5] >> 4) & 7; bd >= 4 {
+		block = 64 << 10 << (2 * (bd - 4))
+	}
+	if src[4]&0x08 != 0 && len(src) >= 14 {
+		cl = claim{int64(binary.LittleEndian.Uint64(src[6:])), "the LZ4 frame descriptor (Content Size) says"}
+	}
+	return cl, block
+}
+
+func unlz4(src []byte, magic int8, k *keeper) (string, claim, error) {
 	var r io.Reader = bytes.NewReader(src)
 	detail := ""
 	if magic < 2 {
@@ -348,6 +460,12 @@ func unlz4(src []byte, max int64, magic int8, m *treeMem) ([]byte, string, error
 			detail = note
 		}
 	}
+	cl, block := lz4Claim(src)
+	state := int64(2*block + 64<<10)
+	if !k.m.reserve(state) {
+		return detail, cl, memoryLimitError{k.m.limit}
+	}
+	defer k.m.unreserve(state)
 	var zr *lz4.Reader
 	if v := lz4Pool.Get(); v != nil {
 		zr = v.(*lz4.Reader)
@@ -355,18 +473,18 @@ func unlz4(src []byte, max int64, magic int8, m *treeMem) ([]byte, string, error
 	} else {
 		zr = lz4.NewReader(r)
 	}
-	out, err := readCapped(zr, max, 4*len(src), m)
+	_, err := zr.WriteTo(k)
 	if err == nil {
 		zr.Reset(nil)
 		lz4Pool.Put(zr) // only readers that ended cleanly (see gunzip)
 	}
-	if err != nil {
-		if errors.Is(err, ErrDecompressedTooLarge) {
-			return nil, "", err
-		}
-		return nil, "", fmt.Errorf("%w: lz4: %v", ErrCorrupt, err)
+	if s := stopped(k, err); s != nil {
+		return detail, cl, s
 	}
-	return out, detail, nil
+	if err != nil {
+		return detail, cl, fmt.Errorf("%w: lz4: %v", ErrCorrupt, err)
+	}
+	return detail, cl, nil
 }
 
 // repairLZ4Header returns a corrected copy of the frame header of src (magic
@@ -413,18 +531,39 @@ var zstdPool sync.Pool // of *zstd.Decoder
 
 // zstdMaxWindow bounds the history a zstd frame may ask for, whatever the
 // cap: the reference encoder never uses more than 128 MiB (level 22 with
-// --long=27), and Kafka's producers use far less.
+// --long=27), and Kafka's producers use far less (the Java client's
+// level 3 stream keeps 2 MiB). The window is memory the decoder holds
+// while it runs, reserved from the frame's (Decoder.MaxMemory).
 const zstdMaxWindow = 128 << 20
 
-func unzstd(src []byte, max int64, m *treeMem) ([]byte, string, error) {
-	window := uint64(max)
+// zstdPoolWindow is the largest window a pooled decoder may have used:
+// one that kept more goes to the collector rather than stay in the pool.
+const zstdPoolWindow = 8 << 20
+
+func unzstd(src []byte, k *keeper) (string, claim, error) {
+	cl := noClaim
+	var h zstd.Header
+	window := uint64(zstd.MinWindowSize)
+	if h.Decode(src) == nil {
+		if h.HasFCS {
+			cl = claim{int64(h.FrameContentSize), "the zstd frame header (Frame_Content_Size) says"}
+		}
+		window = max(window, h.WindowSize)
+		if h.SingleSegment && h.HasFCS {
+			window = max(window, h.FrameContentSize) // the whole frame is its window
+		}
+	}
 	if window > zstdMaxWindow {
-		window = zstdMaxWindow
+		return "", cl, fmt.Errorf("%w: zstd: the frame asks for a window of %d bytes, more than the %s kwire allows", ErrCorrupt, window, FormatSize(zstdMaxWindow))
 	}
-	if window < zstd.MinWindowSize {
-		window = zstd.MinWindowSize
+	state := int64(window) + zstdBlocks
+	if !k.m.reserve(state) {
+		return "", cl, memoryLimitError{k.m.limit}
 	}
-	opts := []zstd.DOption{zstd.WithDecoderMaxMemory(uint64(max)), zstd.WithDecoderMaxWindow(window)}
+	defer k.m.unreserve(state)
+	// Later frames of the payload may not ask for more than the first:
+	// that is what was reserved.
+	opts := []zstd.DOption{zstd.WithDecoderMaxMemory(max(window, 1<<20)), zstd.WithDecoderMaxWindow(window)}
 	var zr *zstd.Decoder
 	var err error
 	if v := zstdPool.Get(); v != nil {
@@ -438,27 +577,24 @@ func unzstd(src []byte, max int64, m *treeMem) ([]byte, string, error) {
 		if zr != nil {
 			zr.Close()
 		}
-		return nil, "", fmt.Errorf("%w: zstd: %v", ErrCorrupt, err)
+		return "", cl, fmt.Errorf("%w: zstd: %v", ErrCorrupt, err)
 	}
-	out, err := readCapped(zr, max, zstdHint(src), m)
-	if rerr := zr.Reset(nil); rerr == nil && err == nil {
+	_, err = zr.WriteTo(k)
+	if rerr := zr.Reset(nil); rerr == nil && err == nil && window <= zstdPoolWindow {
 		zstdPool.Put(zr) // only decoders that ended cleanly (see gunzip)
 	} else {
 		zr.Close()
 	}
-	if err != nil {
-		if errors.Is(err, ErrDecompressedTooLarge) {
-			return nil, "", err
-		}
-		// The decoder refuses a frame whose declared window exceeds the
-		// cap before allocating it: that too is a frame too big for the cap.
-		if errors.Is(err, zstd.ErrDecoderSizeExceeded) ||
-			errors.Is(err, zstd.ErrWindowSizeExceeded) && max <= zstdMaxWindow {
-			return nil, "", capError{max}
-		}
-		return nil, "", fmt.Errorf("%w: zstd: %v", ErrCorrupt, err)
+	if s := stopped(k, err); s != nil {
+		return "", cl, s
 	}
-	return out, "", nil
+	if err != nil {
+		if errors.Is(err, zstd.ErrDecoderSizeExceeded) || errors.Is(err, zstd.ErrWindowSizeExceeded) {
+			return "", cl, fmt.Errorf("%w: zstd: a later frame asks for a larger window than the first (%d bytes): %v", ErrCorrupt, window, err)
+		}
+		return "", cl, fmt.Errorf("%w: zstd: %v", ErrCorrupt, err)
+	}
+	return "", cl, nil
 }
 
 // zstdHint guesses the inflated size of src for the output buffer: the

@@ -43,12 +43,12 @@ func TestLZ4FrameLayouts(t *testing.T) {
 					frame := lz4Frame(t, in, opts...)
 					name := fmt.Sprintf("%v/sums=%v/size=%v/%d", bs, sums, size, n)
 					var m treeMem
-					out, _, err := unlz4(frame, DefaultMaxDecompressed, 2, &m)
+					out, _, err := decompress(CodecLZ4, frame, DefaultMaxDecompressed, 2, &m)
 					if err != nil || !bytes.Equal(out, in) {
 						t.Errorf("%s: got %d bytes, err %v; want the %d input bytes", name, len(out), err, n)
 					}
 					if n > 1 {
-						if _, _, err := unlz4(frame, int64(n-1), 2, &m); !errors.Is(err, ErrDecompressedTooLarge) {
+						if _, _, err := decompress(CodecLZ4, frame, int64(n-1), 2, &m); !errors.Is(err, ErrDecompressedTooLarge) {
 							t.Errorf("%s: cap %d: err %v, want ErrDecompressedTooLarge", name, n-1, err)
 						}
 					}

@@ -44,9 +44,37 @@ type Decoder struct {
 	// MaxNodes exceeded) does not.
 	BatchHeadersOnly bool
 	// MaxDecompressed caps the bytes that all compressed batches of one
-	// decoded tree (one frame) may inflate to together, so a frame of many
-	// small bombs cannot exhaust memory; 0 means DefaultMaxDecompressed.
+	// decoded tree (one frame) may inflate to together: what decompressing
+	// may cost in time, and what a decompression bomb is. Past it the
+	// stream is cut: its records up to the cap are decoded, the batch is
+	// marked an error whose note gives the size its codec's header or
+	// trailer claims, and Tree.Limits has LimitDecompressed. 0 means
+	// DefaultMaxDecompressed.
 	MaxDecompressed int64
+	// MaxMemory caps the memory decoding one tree (one frame) may take
+	// beyond the frame's own bytes, in bytes: decompressed bytes kept,
+	// decompressor state, nodes. Past it the rest stays raw or is not
+	// decompressed, with a note, and Tree.Limits has LimitMemory. It is
+	// the decoder's own accounting, an estimate (nodeCost bytes a node,
+	// counted 256 at a time; buffers at the size asked for, not what the
+	// pools hand out): where a frame stops depends on the frame alone. 0
+	// means DefaultMaxMemory; negative, no bound.
+	MaxMemory int64
+	// KeepValue, when positive, keeps only the first KeepValue bytes of
+	// each key, value, header key and header value of the records in
+	// compressed batches, and of bytes left undecoded after them: the rest
+	// is omitted (FlagOmitted, Node.RawLen, Space.Omitted) and costs no memory, so a
+	// record of a 250 MiB value costs KeepValue bytes. Renderers that cut
+	// values at their first KeepValue bytes lose nothing. Legacy message
+	// sets and control batches are kept whole. 0 keeps everything; a
+	// negative value keeps none of those bytes (for consumers that count
+	// records and never show a value).
+	KeepValue int
+	// Budget, when not nil, is asked for the memory MaxMemory counts
+	// before the decoder takes it, and is given it back when the tree is
+	// released (Tree.Release): the memory of several frames decoded at
+	// once, shared. A refusal is handled as MaxMemory is.
+	Budget Budget
 	// MaxNodes caps the nodes of one decoded tree (one frame), record
 	// batches and records included; 0 means DefaultMaxNodes. Past it the
 	// rest of the input stays raw (ErrTooManyNodes), so that a small
@@ -67,6 +95,48 @@ type Decoder struct {
 
 // DefaultMaxDecompressed is the default cap on one frame's decompressed bytes (256 MiB).
 const DefaultMaxDecompressed = 256 << 20
+
+// DefaultMaxMemory is the default cap on the memory decoding one frame may
+// take (Decoder.MaxMemory): 256 MiB, what DefaultMaxNodes nodes take
+// (about 200 bytes each), so that the node cap is reached first.
+const DefaultMaxMemory = 256 << 20
+
+// A Budget accounts memory shared by several decodes (Decoder.Budget).
+// Reserve asks for n bytes and reports whether they were granted; a
+// negative n gives bytes back (and always succeeds). It must be safe for
+// concurrent use when decodes run at once.
+type Budget interface {
+	Reserve(n int64) bool
+}
+
+// Limits says which of the decoder's bounds a tree reached (Tree.Limits).
+type Limits uint8
+
+// Bounds a tree may reach.
+const (
+	LimitDecompressed Limits = 1 << iota // a batch inflated past Decoder.MaxDecompressed
+	LimitMemory                          // Decoder.MaxMemory or the Budget: the rest stayed raw
+	LimitNodes                           // Decoder.MaxNodes
+)
+
+// maxMemory returns the memory cap in effect (0: none).
+func (d *Decoder) maxMemory() int64 {
+	switch {
+	case d.MaxMemory == 0:
+		return DefaultMaxMemory
+	case d.MaxMemory < 0:
+		return 0
+	}
+	return d.MaxMemory
+}
+
+// newTree returns a tree over b (space 0, named name) whose memory is
+// accounted to d's limits.
+func (d *Decoder) newTree(b []byte, name string) *Tree {
+	t := &Tree{Spaces: []Space{{Name: name, Data: b}}}
+	t.mem.budget, t.mem.limit = d.Budget, d.maxMemory()
+	return t
+}
 
 // DefaultMaxNodes is the default cap on one tree's nodes: 2^20 nodes of
 // about 170 bytes each (plus a child pointer) bound a tree to about

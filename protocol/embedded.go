@@ -117,6 +117,13 @@ func (ip *interp) subDecoder() (*Decoder, bool) {
 	}
 	d := *ip.d
 	d.MaxNodes = left
+	if m := &ip.t.mem; m.limit > 0 {
+		// What is left of the tree's memory; the sub-tree's reservations
+		// move to it when grafted (graft).
+		if d.MaxMemory = m.limit - m.reserved; d.MaxMemory <= 0 || m.denied {
+			return nil, false
+		}
+	}
 	return &d, true
 }
 
@@ -150,6 +157,7 @@ func (ip *interp) embedStruct(n *Node, name string, force bool) {
 		if force {
 			n.Note = fmt.Sprintf("%s v%d not decoded: %v", name, ver, st.Err)
 		}
+		st.Release() // nothing refers to it: its memory goes back
 		return
 	}
 	base := n.End() - len(n.Raw)
@@ -176,6 +184,7 @@ func (ip *interp) embedRequest(n *Node) {
 	st := d.decodePayload(n.Raw)
 	if st.Err != nil {
 		n.Note = "inner request not decoded: " + st.Err.Error()
+		st.Release()
 		return
 	}
 	n.Type = "request"
@@ -209,6 +218,8 @@ func (ip *interp) graft(n *Node, st *Tree, space, delta int) {
 	shift := len(ip.t.Spaces) - 1
 	ip.t.Spaces = append(ip.t.Spaces, st.Spaces[1:]...)
 	ip.t.nodes += st.nodes
+	ip.t.Limits |= st.Limits
+	ip.t.mem.absorb(&st.mem)
 	for _, c := range st.Root.Children {
 		respace(c, space, delta, shift, 0)
 		n.Children = append(n.Children, c)

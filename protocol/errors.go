@@ -16,6 +16,8 @@ var (
 	ErrLeftover     = errors.New("bytes left over after the message")
 	ErrTooDeep      = errors.New("nesting too deep")
 	ErrTooManyNodes = errors.New("too many fields to decode") // Decoder.MaxNodes reached; the rest stays raw
+	ErrOmitted      = errors.New("bytes not kept")            // a read reached bytes the decoder omitted (Decoder.KeepValue)
+	ErrMemory       = errors.New("out of decoding memory")    // Decoder.MaxMemory or its Budget reached; the rest stays raw
 )
 
 // DecodeError locates a decoding failure: Off is the byte offset in the
@@ -44,3 +46,12 @@ func (e nodeLimitError) Error() string {
 }
 
 func (e nodeLimitError) Unwrap() error { return ErrTooManyNodes }
+
+// memoryLimitError is ErrMemory with the limit spelled out.
+type memoryLimitError struct{ max int64 }
+
+func (e memoryLimitError) Error() string {
+	return "more than the " + FormatSize(e.max) + " of memory one frame may take"
+}
+
+func (e memoryLimitError) Unwrap() error { return ErrMemory }

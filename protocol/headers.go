@@ -105,7 +105,8 @@ func ResponseHeaderVersion(key, ver int16) int16 {
 // relative to payload.
 func ParseRequestHeader(payload []byte) (RequestHeader, error) {
 	var h RequestHeader
-	r := Reader{b: payload, end: len(payload)}
+	var r Reader
+	r.Reset(payload, 0, len(payload))
 	h.APIKey = r.Int16()
 	h.APIVersion = r.Int16()
 	h.CorrelationID = r.Int32()

@@ -70,7 +70,7 @@ type interp struct {
 
 func (ip *interp) reset(d *Decoder, b []byte, spaceName string) {
 	ip.d = d
-	ip.t = &Tree{Spaces: []Space{{Name: spaceName, Data: b}}}
+	ip.t = d.newTree(b, spaceName)
 	ip.r.Reset(b, 0, len(b))
 	ip.space = 0
 	ip.path = ip.path[:0]
@@ -87,6 +87,13 @@ func (ip *interp) reset(d *Decoder, b []byte, spaceName string) {
 func (ip *interp) newNode() *Node {
 	if ip.t.nodes++; ip.t.nodes > ip.d.maxNodes() && ip.r.err == nil {
 		ip.r.Fail(ip.r.off, nodeLimitError{ip.d.maxNodes()})
+		ip.t.Limits |= LimitNodes
+	}
+	if !ip.t.reserveNode() && ip.r.err == nil {
+		// Past the memory a frame may take: stop here, as at the node
+		// cap (the node is still made, as are the few that say so).
+		ip.r.Fail(ip.r.off, memoryLimitError{ip.t.mem.limit})
+		ip.t.Limits |= LimitMemory
 	}
 	if len(ip.slab) == cap(ip.slab) {
 		size := 2 * cap(ip.slab)
@@ -104,10 +111,12 @@ func (ip *interp) newNode() *Node {
 // never overlap).
 func (ip *interp) children(k int) []*Node {
 	if k > 256 {
+		ip.t.mem.reserve(8 * int64(k)) // k is bounded by the bytes left; a refusal shows at the next slab
 		return make([]*Node, 0, k)
 	}
 	if cap(ip.ptrs)-len(ip.ptrs) < k {
 		ip.ptrs = make([]*Node, 0, max(k, min(1024, max(32, 2*cap(ip.ptrs)))))
+		ip.t.mem.reserve(8 * int64(cap(ip.ptrs)))
 	}
 	i := len(ip.ptrs)
 	ip.ptrs = ip.ptrs[:i+k]

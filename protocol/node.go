@@ -4,6 +4,7 @@ import (
 	"math/bits"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 )
 
 // Kind says how a Node's value is held.
@@ -39,6 +40,7 @@ const (
 	FlagRedacted                    // a secret (secrets.go) withheld from output; its value is emptied
 	FlagPartial                     // a partial record batch at the end of a fetch (normal)
 	FlagAbsOffset                   // a record or legacy message node whose Int is its absolute offset
+	FlagOmitted                     // a record key, value or header whose tail the decoder did not keep (RawLen)
 )
 
 // Node is one decoded element of a Kafka frame: a field, a struct, an array
@@ -93,6 +95,38 @@ type Node struct {
 // End returns the offset just past the node's span.
 func (n *Node) End() int { return n.Off + n.Len }
 
+// RawLen returns the length in bytes of the node's raw value: for
+// KindRaw its whole span, otherwise len(Raw), but for a value marked
+// FlagOmitted (Decoder.KeepValue: a record key, value or header key or
+// value inflated from a compressed batch, whose first len(Raw) bytes only
+// were kept; the rest is an omitted span of its Space): the span less the
+// varint length before the value. A value whose Raw is shorter than RawLen
+// starts at End()-RawLen().
+func (n *Node) RawLen() int {
+	switch {
+	case n.Kind == KindRaw:
+		return max(n.Len, len(n.Raw))
+	case n.Flags&FlagOmitted != 0:
+		// Len = varint size of v (zig-zag) + v: one v fits.
+		for p := 1; p <= 5; p++ {
+			if v := n.Len - p; v >= 0 && varintSize(int64(v)) == p {
+				return v
+			}
+		}
+	}
+	return len(n.Raw)
+}
+
+// varintSize is the size of v as a VARINT (zig-zag LEB128).
+func varintSize(v int64) int {
+	u := uint64(v<<1) ^ uint64(v>>63)
+	n := 1
+	for ; u >= 0x80; u >>= 7 {
+		n++
+	}
+	return n
+}
+
 // Child returns the first direct child with the given name, or nil.
 func (n *Node) Child(name string) *Node {
 	if n == nil {
@@ -124,7 +158,47 @@ func (n *Node) ChildOf(f *Field) *Node {
 // Space is a byte space a Tree's nodes point into.
 type Space struct {
 	Name string // "frame", or e.g. "decompressed gzip batch at 0x1f4"
-	Data []byte // the bytes; nodes' Raw values alias it
+	Data []byte // the bytes kept; nodes' Raw values alias it
+	// Omitted lists, in order, the spans of the space whose bytes the
+	// decoder did not keep (Decoder.KeepValue, or the rest of a space the
+	// decoder stopped reading); Data holds the other bytes, in order.
+	// Offsets are the space's own, as if nothing were omitted: the span
+	// [Off, Off+Len) of byte space offsets. nil for the frame.
+	Omitted []Span
+}
+
+// Span is a half-open span [Off, Off+Len) of a space.
+type Span struct{ Off, Len int }
+
+// Size returns the space's length in bytes, omitted spans included.
+func (s *Space) Size() int {
+	n := len(s.Data)
+	for _, o := range s.Omitted {
+		n += o.Len
+	}
+	return n
+}
+
+// Kept returns the bytes of [off, end) kept in the space, stopping at the
+// first omitted byte: all of them when nothing in the span was omitted.
+func (s *Space) Kept(off, end int) []byte {
+	shift := 0
+	for _, o := range s.Omitted {
+		if o.Off >= end {
+			break
+		}
+		if o.Off+o.Len <= off {
+			shift += o.Len
+			continue
+		}
+		end = max(o.Off, off) // the span reaches into [off, end)
+		break
+	}
+	p, q := off-shift, end-shift
+	if p < 0 || q > len(s.Data) || q < p {
+		return nil
+	}
+	return s.Data[p:q:q]
 }
 
 // Tree is the result of decoding one frame, body or struct.
@@ -134,6 +208,11 @@ type Tree struct {
 	// Err is the first decoding error, or nil. When set, Root holds what was
 	// decoded before it and a KindRaw node for the rest.
 	Err *DecodeError
+
+	// Limits says which of the decoder's bounds the tree reached: the
+	// decompression cap, the memory cap, the node cap. The nodes where
+	// decoding stopped have FlagError and a note saying why.
+	Limits Limits
 
 	nodes int // nodes made for this tree so far, checked against Decoder.MaxNodes
 
@@ -233,11 +312,72 @@ const (
 
 var bufPools [maxBufClass + 1]sync.Pool // of *[]byte
 
-// treeMem is the pooled memory a tree holds.
+// treeMem is the pooled memory a tree holds, and what its decoding has
+// reserved (Decoder.MaxMemory, Decoder.Budget).
 type treeMem struct {
 	slabs []slabUse
 	ptrs  []*[ptrChunk]*Node
 	bufs  [][]byte
+
+	budget   Budget
+	limit    int64 // what the tree may reserve (Decoder.MaxMemory)
+	reserved int64 // what it holds reserved
+	denied   bool  // a reservation failed: every later one fails too
+}
+
+// Memory costs the decoder reserves (Decoder.MaxMemory), in bytes: a
+// node with its share of a Children slice and of the notes the decoder
+// writes (a record's timestamp note is about 50 bytes), and a space.
+const (
+	nodeCost  = int64(unsafe.Sizeof(Node{})) + 40
+	spaceCost = int64(unsafe.Sizeof(Space{})) + 64
+)
+
+// reserve takes n bytes of the tree's memory and reports whether it may;
+// once a reservation fails, all later ones do (so that where decoding
+// stopped depends on the frame alone, not on what came after).
+func (m *treeMem) reserve(n int64) bool {
+	if m == nil || n <= 0 {
+		return true
+	}
+	if m.denied || m.limit > 0 && m.reserved+n > m.limit {
+		m.denied = true
+		return false
+	}
+	if m.budget != nil && !m.budget.Reserve(n) {
+		m.denied = true
+		return false
+	}
+	m.reserved += n
+	return true
+}
+
+// canReserve reports whether n more bytes would fit the tree's limit (not
+// asking the Budget: an estimate).
+func (m *treeMem) canReserve(n int64) bool {
+	return m == nil || !m.denied && (m.limit <= 0 || m.reserved+n <= m.limit)
+}
+
+// unreserve gives back n bytes reserved for something freed.
+func (m *treeMem) unreserve(n int64) {
+	if m == nil || n <= 0 {
+		return
+	}
+	m.reserved -= n
+	if m.budget != nil {
+		m.budget.Reserve(-n)
+	}
+}
+
+// absorb moves what sub, the memory of a tree decoded on the side
+// (an embedded request, a control record's value), holds into m.
+func (m *treeMem) absorb(sub *treeMem) {
+	m.slabs = append(m.slabs, sub.slabs...)
+	m.ptrs = append(m.ptrs, sub.ptrs...)
+	m.bufs = append(m.bufs, sub.bufs...)
+	m.reserved += sub.reserved
+	m.denied = m.denied || sub.denied
+	*sub = treeMem{}
 }
 
 // slabUse is a pooled slab and how many of its nodes may have been used.
@@ -270,8 +410,23 @@ func (m *treeMem) slab(last int) []Node {
 	return p[:0]
 }
 
+// reserveNodes is how many nodes' memory a tree reserves at a time.
+const reserveNodes = 256
+
+// reserveNode accounts one more node of t's (t.nodes counts it already):
+// every reserveNodes nodes their memory is reserved, so that where a
+// refusal falls depends on the node count alone, not on the slabs the
+// pools happened to give. It reports false once refused.
+func (t *Tree) reserveNode() bool {
+	if t.nodes%reserveNodes == 1 {
+		return t.mem.reserve(reserveNodes * nodeCost)
+	}
+	return !t.mem.denied
+}
+
 // ptrChunk returns an empty chunk of ptrChunk Children pointers.
 func (m *treeMem) ptrChunk() []*Node {
+	m.reserve(ptrChunk * 8)
 	p, ok := ptrPool.Get().(*[ptrChunk]*Node)
 	if !ok {
 		p = new([ptrChunk]*Node)
@@ -312,9 +467,21 @@ func (m *treeMem) release() {
 		ptrPool.Put(p)
 	}
 	for _, b := range m.bufs {
-		c := min(bits.Len(uint(cap(b)))-1, maxBufClass) // the class b can serve
-		b = b[:0]
-		bufPools[c].Put(&b)
+		putBuf(b)
+	}
+	if m.budget != nil && m.reserved > 0 {
+		m.budget.Reserve(-m.reserved)
 	}
 	*m = treeMem{}
+}
+
+// putBuf hands b, no longer used, to the buffer pools (when its size is
+// pooled).
+func putBuf(b []byte) {
+	if cap(b) < 1<<minBufClass || cap(b) > 2<<maxBufClass {
+		return // too small to be worth it, or too large to keep around
+	}
+	c := min(bits.Len(uint(cap(b)))-1, maxBufClass) // the class b can serve
+	b = b[:0]
+	bufPools[c].Put(&b)
 }

@@ -30,11 +30,24 @@ type Reader struct {
 	end    int
 	err    error
 	errOff int
+
+	// lim is where reading must stop: end, or the next omitted span if
+	// it starts before. Over a Space with omitted spans (ResetSpace),
+	// offsets are the space's own and b holds the bytes kept: shift is
+	// the number of bytes omitted before off, next the offset where the
+	// next omitted span starts (math.MaxInt when none does), omit[oi:] the
+	// spans from there on, and size the space's length.
+	lim   int
+	shift int
+	next  int
+	omit  []Span
+	oi    int
+	size  int
 }
 
 // NewReader returns a Reader over all of b.
 func NewReader(b []byte) *Reader {
-	return &Reader{b: b, end: len(b)}
+	return &Reader{b: b, end: len(b), lim: len(b), next: math.MaxInt, size: len(b)}
 }
 
 // Reset points r at b[off:end], clearing any error. off and end are
@@ -42,8 +55,63 @@ func NewReader(b []byte) *Reader {
 func (r *Reader) Reset(b []byte, off, end int) {
 	end = max(0, min(end, len(b)))
 	off = max(0, min(off, end))
-	*r = Reader{b: b, off: off, end: end}
+	*r = Reader{b: b, off: off, end: end, lim: end, next: math.MaxInt, size: len(b)}
 }
+
+// ResetSpace points r at [off, end) of s, whose offsets count the bytes
+// s omitted (Space.Omitted): reading a fixed-size value or a length that
+// reaches into an omitted span fails with ErrOmitted; SpanKept reads a
+// value whose tail was omitted.
+func (r *Reader) ResetSpace(s *Space, off, end int) {
+	if len(s.Omitted) == 0 {
+		r.Reset(s.Data, off, end)
+		return
+	}
+	size := s.Size()
+	end = max(0, min(end, size))
+	off = max(0, min(off, end))
+	*r = Reader{b: s.Data, off: off, end: end, omit: s.Omitted, size: size}
+	r.sync()
+}
+
+// Restart clears r's error and points it at [off, end) of the same
+// input (clamped to it), as Reset or ResetSpace would, without going over
+// the omitted spans before it again when off is ahead of where r is.
+func (r *Reader) Restart(off, end int) {
+	back := off < r.off
+	r.err, r.errOff = nil, 0
+	r.end = max(0, min(end, r.size))
+	r.off = max(0, min(off, r.end))
+	r.lim = r.end
+	if r.omit != nil {
+		if back {
+			r.oi, r.shift = 0, 0
+		}
+		r.sync()
+	}
+}
+
+// sync moves past the omitted spans that end at or before off, so that
+// next is the start of the first span after it.
+func (r *Reader) sync() {
+	for r.oi < len(r.omit) && r.omit[r.oi].Off+r.omit[r.oi].Len <= r.off {
+		r.shift += r.omit[r.oi].Len
+		r.oi++
+	}
+	r.next = math.MaxInt
+	if r.oi < len(r.omit) {
+		r.next = r.omit[r.oi].Off
+	}
+	r.lim = min(r.end, r.next)
+}
+
+// omittedError says a read reached bytes the decoder did not keep.
+type omittedError struct{ off int }
+
+func (e *omittedError) Error() string {
+	return fmt.Sprintf("bytes from %#x on were not kept", e.off)
+}
+func (e *omittedError) Unwrap() error { return ErrOmitted }
 
 // Offset returns the offset of the next byte to read.
 func (r *Reader) Offset() int { return r.off }
@@ -55,7 +123,8 @@ func (r *Reader) End() int { return r.end }
 // previous limit, to be restored with SetEnd again.
 func (r *Reader) SetEnd(end int) (old int) {
 	old = r.end
-	r.end = max(r.off, min(end, len(r.b)))
+	r.end = max(r.off, min(end, r.size))
+	r.lim = min(r.end, r.next)
 	return old
 }
 
@@ -81,16 +150,32 @@ func (r *Reader) Fail(off int, err error) {
 func (r *Reader) Seek(off int) {
 	if r.err == nil && off >= r.off && off <= r.end {
 		r.off = off
+		if r.omit != nil {
+			r.sync()
+		}
 	}
 }
 
-// shortError says a fixed-size value runs past the end.
-type shortError struct{ need, left int }
+// shortError says a fixed-size value runs past the end, or (omitted)
+// into bytes the decoder did not keep.
+type shortError struct {
+	need, left int
+	omitted    bool
+}
 
 func (e *shortError) Error() string {
+	if e.omitted {
+		return fmt.Sprintf("need %d bytes, %d left before bytes not kept", e.need, e.left)
+	}
 	return fmt.Sprintf("need %d bytes, %d left", e.need, e.left)
 }
-func (e *shortError) Unwrap() error { return ErrShort }
+
+func (e *shortError) Unwrap() error {
+	if e.omitted {
+		return ErrOmitted
+	}
+	return ErrShort
+}
 
 // lengthError says a length or count claims more bytes than remain.
 type lengthError struct {
@@ -141,11 +226,12 @@ func (r *Reader) take(n int) []byte {
 	if r.err != nil {
 		return nil
 	}
-	if r.end-r.off < n {
-		r.Fail(r.off, &shortError{need: n, left: r.end - r.off})
+	if r.lim-r.off < n {
+		r.Fail(r.off, &shortError{need: n, left: r.lim - r.off, omitted: r.lim < r.end})
 		return nil
 	}
-	b := r.b[r.off : r.off+n : r.off+n]
+	p := r.off - r.shift
+	b := r.b[p : p+n : p+n]
 	r.off += n
 	return b
 }
@@ -234,11 +320,15 @@ func (r *Reader) uvarint(maxLen int) uint64 {
 			r.Fail(r.off, &varintError{max: maxLen})
 			return 0
 		}
-		if r.off+i >= r.end {
-			r.Fail(r.off, &varintError{max: maxLen, ended: true})
+		if r.off+i >= r.lim {
+			if r.off+i >= r.end {
+				r.Fail(r.off, &varintError{max: maxLen, ended: true})
+			} else {
+				r.Fail(r.lim, &omittedError{off: r.lim})
+			}
 			return 0
 		}
-		c := r.b[r.off+i]
+		c := r.b[r.off+i-r.shift]
 		x |= uint64(c&0x7f) << s
 		if c < 0x80 {
 			r.off += i + 1
@@ -326,6 +416,31 @@ func (r *Reader) Span(n int) []byte {
 		return nil
 	}
 	return r.take(n)
+}
+
+// SpanKept is Span for a value whose tail may have been omitted (see
+// ResetSpace): it returns the bytes kept of the next n and how many after
+// them were omitted, and advances past all n. An omitted span that starts
+// inside the value must end with it; anything else fails with
+// ErrOmitted.
+func (r *Reader) SpanKept(n int) (kept []byte, omitted int) {
+	if r.err != nil || n < 0 || r.off+n <= r.next {
+		return r.Span(n), 0
+	}
+	if !r.checkLen(r.off, int64(n)) {
+		return nil, 0
+	}
+	s := r.omit[r.oi]
+	if s.Off < r.off || s.Off+s.Len != r.off+n {
+		r.Fail(s.Off, &omittedError{off: s.Off})
+		return nil, 0
+	}
+	p := r.off - r.shift
+	q := p + s.Off - r.off
+	kept = r.b[p:q:q]
+	r.off += n
+	r.sync()
+	return kept, s.Len
 }
 
 // nonNull fails with ErrNegative when a non-nullable length is -1.

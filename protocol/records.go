@@ -51,6 +51,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"strconv"
+	"sync"
 )
 
 // Record batch v2 header layout (offsets from the batch start).
@@ -115,7 +116,7 @@ func ControlTypeName(typ int16) string {
 // are the batches; decompressed records live in further spaces. Problems
 // are annotated on the nodes; Tree.Err stays nil.
 func (d *Decoder) DecodeRecordBatches(b []byte) *Tree {
-	t := &Tree{Spaces: []Space{{Name: "records", Data: b}}}
+	t := d.newTree(b, "records")
 	t.Root = &Node{Name: "Records", Type: "records", Kind: KindRecords, Len: len(b), Raw: b}
 	d.decodeRecords(t, t.Root)
 	return t
@@ -147,8 +148,8 @@ func (d *Decoder) decodeRecords(t *Tree, n *Node) {
 		max = DefaultMaxDecompressed
 	}
 	used := int64(0)
-	for _, s := range t.Spaces[1:] {
-		used += int64(len(s.Data))
+	for i := range t.Spaces[1:] {
+		used += int64(t.Spaces[1+i].Size())
 	}
 	bd := &batchDecoder{d: d, t: t, max: max, budget: max - used}
 	bd.set(n, space, off, off+len(n.Raw), 0, nil)
@@ -167,6 +168,10 @@ type batchDecoder struct {
 	note   []byte // scratch for building notes
 }
 
+// keepers are the keepers inflate streams through: a decompressor's
+// writer escapes, and one from the pool spares a batch an allocation.
+var keepers = sync.Pool{New: func() any { return new(keeper) }}
+
 // add appends a copy of v, allocated from a slab, to parent's children.
 func (bd *batchDecoder) add(parent *Node, v Node) *Node {
 	if len(bd.slab) == cap(bd.slab) {
@@ -174,19 +179,40 @@ func (bd *batchDecoder) add(parent *Node, v Node) *Node {
 	}
 	bd.slab = append(bd.slab, v)
 	bd.t.nodes++
+	bd.t.reserveNode() // a refusal shows at the next full()
 	n := &bd.slab[len(bd.slab)-1]
 	parent.Children = append(parent.Children, n)
 	return n
 }
 
 // full reports whether the tree has reached the decoder's node cap
-// (Decoder.MaxNodes): callers then leave the rest of their bytes raw.
-func (bd *batchDecoder) full() bool { return bd.t.nodes >= bd.d.maxNodes() }
+// (Decoder.MaxNodes) or its memory cap (Decoder.MaxMemory): callers then
+// leave the rest of their bytes raw (fullError says why).
+func (bd *batchDecoder) full() bool {
+	switch {
+	case bd.t.nodes >= bd.d.maxNodes():
+		bd.t.Limits |= LimitNodes
+	case bd.t.mem.denied:
+		bd.t.Limits |= LimitMemory
+	default:
+		return false
+	}
+	return true
+}
+
+// fullError is why full is true.
+func (bd *batchDecoder) fullError() error {
+	if bd.t.nodes >= bd.d.maxNodes() {
+		return nodeLimitError{bd.d.maxNodes()}
+	}
+	return memoryLimitError{bd.t.mem.limit}
+}
 
 // children returns an empty child slice of capacity n carved from a shared
 // chunk; appending past n reallocates as usual.
 func (bd *batchDecoder) children(n int) []*Node {
 	if n > 64 {
+		bd.t.mem.reserve(8 * int64(n))
 		return make([]*Node, 0, n)
 	}
 	if cap(bd.ptrs)-len(bd.ptrs) < n {
@@ -215,7 +241,7 @@ func (bd *batchDecoder) set(parent *Node, space, off, end, depth int, w *wrapper
 	data := bd.t.Spaces[space].Data
 	for off < end {
 		if bd.full() {
-			bd.raw(parent, nameUndecoded, space, off, end, FlagError, nodeLimitError{bd.d.maxNodes()}.Error())
+			bd.raw(parent, nameUndecoded, space, off, end, FlagError, bd.fullError().Error())
 			return
 		}
 		left := end - off
@@ -261,10 +287,11 @@ func (bd *batchDecoder) set(parent *Node, space, off, end, depth int, w *wrapper
 	}
 }
 
-// raw appends a KindRaw node over [off, end) of space.
+// raw appends a KindRaw node over [off, end) of space (its Raw the bytes
+// kept of them: up to the first omitted one).
 func (bd *batchDecoder) raw(parent *Node, name string, space, off, end int, f Flags, note string) *Node {
 	return bd.add(parent, Node{Name: name, Type: "bytes", Kind: KindRaw, Flags: f, Space: space, Off: off, Len: end - off,
-		Raw: bd.t.Spaces[space].Data[off:end:end], Note: note})
+		Raw: bd.t.Spaces[space].Kept(off, end), Note: note})
 }
 
 // num appends a KindInt node holding v over [off, r.Offset()) of space
@@ -382,35 +409,31 @@ func (bd *batchDecoder) batchV2(parent *Node, space, off, total int) {
 		bd.records(recs, space, off+v2HeaderLen, end, int(count), ctx)
 		return
 	}
-	inner, ok := bd.inflate(recs, codec, payload, 2, space, off+v2HeaderLen, "records of batch", off)
+	// A control batch's values are decoded through the schema table:
+	// kept whole.
+	inner, ok := bd.inflate(recs, codec, payload, 2, space, off+v2HeaderLen, "records of batch", off, int64(count), control)
 	if !ok {
 		return
 	}
-	bd.records(recs, inner, 0, len(bd.t.Spaces[inner].Data), int(count), ctx)
+	bd.records(recs, inner, 0, bd.t.Spaces[inner].Size(), int(count), ctx)
 }
 
 // inflate decompresses payload (at payOff in space) for node n, appending
 // the result as a new space named like "gzip-decompressed records of batch
-// at 0x1f4". On failure it annotates n, covers the payload with a raw
-// child when n is a batch's Records node, and returns false.
-func (bd *batchDecoder) inflate(n *Node, codec Codec, payload []byte, magic int8, space, payOff int, what string, at int) (int, bool) {
-	var out []byte
-	var detail string
-	var err error
-	if bd.budget < 1 {
-		err = capError{bd.max}
-	} else {
-		out, detail, err = decompress(codec, payload, bd.budget, magic, &bd.t.mem)
-	}
-	if err != nil {
-		if errors.Is(err, ErrDecompressedTooLarge) {
-			err = capError{bd.max}
-			if bd.budget < bd.max {
-				err = fmt.Errorf("%w (all batches of this frame together; %d bytes were left)", err, max(bd.budget, 0))
-			}
-		}
+// at 0x1f4": of a magic 2 batch of count records, what Decoder.KeepValue
+// keeps of it (whole, for a control batch or a legacy message set); up to
+// what is left of the frame's decompression cap and its memory. It notes on
+// n what happened: the sizes, and for a stream cut short why and how far it
+// got (a decompression bomb: past the cap, with the size the codec's own
+// header or trailer claims), marking n an error then. It returns the new
+// space and true when there is one to decode (a stream cut short keeps
+// what came before the cut). When nothing could be inflated (corrupt data,
+// no memory) it covers the payload with a raw child when n is a batch's
+// Records node and returns false.
+func (bd *batchDecoder) inflate(n *Node, codec Codec, payload []byte, magic int8, space, payOff int, what string, at int, count int64, whole bool) (int, bool) {
+	fail := func(note string) (int, bool) {
 		n.Flags |= FlagError
-		n.Note = joinNote(n.Note, err.Error())
+		n.Note = joinNote(n.Note, note)
 		if n.Kind == KindArray {
 			// A batch's Records node has no child over its payload yet; a
 			// legacy message's Value node already holds it.
@@ -418,18 +441,97 @@ func (bd *batchDecoder) inflate(n *Node, codec Codec, payload []byte, magic int8
 		}
 		return 0, false
 	}
-	bd.budget -= int64(len(out))
+	m := &bd.t.mem
+	if bd.budget < 1 {
+		bd.t.Limits |= LimitDecompressed
+		return fail(fmt.Sprintf("%v (all batches of this frame together; none was left): not decompressed", capError{bd.max}))
+	}
+	if codec > CodecZstd || codec < CodecNone {
+		return fail(fmt.Sprintf("%v %d", ErrUnknownCodec, int8(codec)))
+	}
+	if !m.reserve(spaceCost) {
+		bd.t.Limits |= LimitMemory
+		return fail("not decompressed: " + memoryLimitError{m.limit}.Error())
+	}
+	k := keepers.Get().(*keeper)
+	k.reset(m, bd.budget, bd.d.KeepValue, count, whole || magic < 2, sizeHint(codec, payload),
+		int64(bd.t.nodes), int64(bd.d.maxNodes()))
+	detail, cl, err := inflate(codec, payload, magic, k)
+	data, omit := k.finish()
+	size, resv, stop := k.size(), k.resv, k.stop
+	*k = keeper{}
+	keepers.Put(k)
+	left := bd.budget
+	if err != nil && stop == nil || size == 0 && err != nil {
+		// Corrupt, or nothing inflated at all: no space.
+		putBuf(data)
+		m.unreserve(int64(resv) + spaceCost)
+		var ce capError
+		switch {
+		case errors.As(err, &ce):
+			bd.t.Limits |= LimitDecompressed
+			return fail(bd.bombNote(codec, len(payload), 0, left, cl))
+		case errors.Is(err, ErrMemory):
+			bd.t.Limits |= LimitMemory
+			return fail(fmt.Sprintf("%s: not decompressed: %v", codec, err))
+		case errors.Is(err, ErrTooManyNodes):
+			bd.t.Limits |= LimitNodes
+			return fail(fmt.Sprintf("%s: not decompressed: %v", codec, err))
+		}
+		return fail(err.Error())
+	}
+	m.keep(data)
+	bd.budget -= int64(size)
 	bd.t.Spaces = append(bd.t.Spaces, Space{
-		Name: fmt.Sprintf("%s-decompressed %s at %#x", codec, what, at),
-		Data: out,
+		Name:    fmt.Sprintf("%s-decompressed %s at %#x", codec, what, at),
+		Data:    data,
+		Omitted: omit,
 	})
 	inner := len(bd.t.Spaces) - 1
-	note := fmt.Sprintf("%s: %d bytes decompressed to %d", codec, len(payload), len(out))
-	if detail != "" {
-		note += " (" + detail + ")"
+	var note string
+	var ce capError
+	switch {
+	case err == nil:
+		note = fmt.Sprintf("%s: %d bytes decompressed to %d", codec, len(payload), size)
+		if detail != "" {
+			note += " (" + detail + ")"
+		}
+	case errors.As(err, &ce):
+		bd.t.Limits |= LimitDecompressed
+		note = bd.bombNote(codec, len(payload), size, left, cl)
+	default: // the memory or the node cap: the records so far are decoded
+		if errors.Is(err, ErrTooManyNodes) {
+			bd.t.Limits |= LimitNodes
+		} else {
+			bd.t.Limits |= LimitMemory
+		}
+		note = fmt.Sprintf("%s: decompression stopped after %d bytes: %v", codec, size, err)
+	}
+	if err != nil {
+		n.Flags |= FlagError
 	}
 	n.Note = joinNote(n.Note, note)
 	return inner, true
+}
+
+// bombNote says that payload bytes of codec inflate past the cap, of
+// which left bytes were left for them, how far they got (reached bytes,
+// 0: not decompressed at all), and what their codec claimed.
+func (bd *batchDecoder) bombNote(codec Codec, payload, reached int, left int64, cl claim) string {
+	where := ""
+	if left < bd.max {
+		where = fmt.Sprintf(" for all batches of this frame together (%d bytes were left)", max(left, 0))
+	}
+	s := fmt.Sprintf("decompression bomb: %s data of %d bytes inflates past the %s cap on a frame's decompressed bytes%s", codec, payload, FormatSize(bd.max), where)
+	if reached > 0 {
+		s += fmt.Sprintf("; only its first %d bytes decoded", reached)
+	} else {
+		s += "; not decompressed"
+	}
+	if cl.size >= 0 {
+		s += fmt.Sprintf("; %s %d bytes", cl.what, cl.size)
+	}
+	return s
 }
 
 // batchAttributesNote describes a v2 batch's attributes.
@@ -472,13 +574,18 @@ type recordContext struct {
 
 // records decodes count records in [off, end) of space into recs.
 func (bd *batchDecoder) records(recs *Node, space, off, end, count int, ctx recordContext) {
-	data := bd.t.Spaces[space].Data
+	sp := &bd.t.Spaces[space]
 	r := &bd.r
-	recs.Children = make([]*Node, 0, min(count, (end-off)/minRecordLen))
+	// As many records as the bytes kept can hold, at most (a lying count
+	// costs nothing), and no more than the node cap allows.
+	n := min(count, len(sp.Data)/minRecordLen, (end-off)/minRecordLen, bd.d.maxNodes()/recordNodes)
+	bd.t.mem.reserve(8 * int64(n))
+	recs.Children = make([]*Node, 0, n)
+	r.ResetSpace(sp, off, end)
 	for i := 0; i < count; i++ {
 		if bd.full() && off < end {
 			recs.Flags |= FlagError
-			recs.Note = joinNote(recs.Note, fmt.Sprintf("records %d to %d not decoded: %v", i, count-1, nodeLimitError{bd.d.maxNodes()}))
+			recs.Note = joinNote(recs.Note, fmt.Sprintf("records %d to %d not decoded: %v", i, count-1, bd.fullError()))
 			bd.raw(recs, nameUndecoded, space, off, end, FlagError, "")
 			return
 		}
@@ -487,7 +594,7 @@ func (bd *batchDecoder) records(recs *Node, space, off, end, count int, ctx reco
 			recs.Note = joinNote(recs.Note, fmt.Sprintf("only %d of %d records present", i, count))
 			return
 		}
-		r.Reset(data, off, end)
+		r.Restart(off, end)
 		off = bd.record(recs, space, i, end, ctx)
 	}
 	if off < end {
@@ -592,13 +699,18 @@ func (bd *batchDecoder) varBytes(parent *Node, f *Field, space int) *Node {
 	o := r.Offset()
 	n := r.Varint()
 	var raw []byte
+	omitted := 0
 	switch {
 	case n < -1:
 		r.Fail(o, &negativeError{n: int64(n)})
 	case n >= 0:
-		raw = r.Span(int(n))
+		raw, omitted = r.SpanKept(int(n))
 	}
-	return bd.bytesNode(parent, f, space, o, raw, n == -1)
+	node := bd.bytesNode(parent, f, space, o, raw, n == -1)
+	if node != nil && omitted > 0 {
+		node.Flags |= FlagOmitted
+	}
+	return node
 }
 
 // control decodes a control record's key (version int16, type int16) as
@@ -612,9 +724,13 @@ func (bd *batchDecoder) control(key, value *Node) {
 		key.Note = "control record without a key"
 		return
 	}
+	if (key.Flags|value.Flags)&FlagOmitted != 0 {
+		key.Note = "control record: not decoded (bytes not kept)"
+		return
+	}
 	var kr Reader
 	dataOff := key.End() - len(key.Raw)
-	kr.Reset(bd.t.Spaces[key.Space].Data, dataOff, key.End())
+	kr.ResetSpace(&bd.t.Spaces[key.Space], dataOff, key.End())
 	kv := kr.Int16()
 	typ := kr.Int16()
 	if kr.Err() != nil {
@@ -641,7 +757,7 @@ func (bd *batchDecoder) control(key, value *Node) {
 	value.Type = vt
 	vOff := value.End() - len(value.Raw)
 	var vr Reader
-	vr.Reset(bd.t.Spaces[value.Space].Data, vOff, value.End())
+	vr.ResetSpace(&bd.t.Spaces[value.Space], vOff, value.End())
 	ver := vr.Int16()
 	if vr.Err() != nil {
 		value.Flags |= FlagError
@@ -662,6 +778,7 @@ func (bd *batchDecoder) control(key, value *Node) {
 	if LookupName(vt, ver) != nil {
 		st := bd.d.DecodeStruct(vt, ver, body)
 		bd.t.nodes += st.nodes
+		bd.t.mem.absorb(&st.mem)
 		for _, c := range st.Root.Children {
 			rebase(c, value.Space, bodyOff)
 			value.Children = append(value.Children, c)
@@ -792,7 +909,7 @@ func (bd *batchDecoder) legacy(parent *Node, space, off, total, depth int, w *wr
 		return
 	}
 	valOff := value.End() - len(value.Raw)
-	inner, ok := bd.inflate(m, codec, value.Raw, magic, space, valOff, "message set of message", off)
+	inner, ok := bd.inflate(m, codec, value.Raw, magic, space, valOff, "message set of message", off, 0, true)
 	if !ok {
 		return
 	}

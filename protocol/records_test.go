@@ -622,19 +622,31 @@ func TestRecordBuiltRoundTrip(t *testing.T) {
 
 func TestRecordBomb(t *testing.T) {
 	zeros := make([]byte, 1<<20)
+	claims := map[Codec]string{
+		CodecGzip:   "; the gzip trailer (ISIZE, modulo 2^32) says 1048589 bytes",
+		CodecSnappy: "; the xerial chunks' lengths say 1048589 bytes",
+		CodecLZ4:    "", // the writer gives no content size
+		CodecZstd:   "",
+	}
 	for _, c := range []Codec{CodecGzip, CodecSnappy, CodecLZ4, CodecZstd} {
 		t.Run(c.String(), func(t *testing.T) {
 			b := recBuild(t, c, 0, 0, []recRecord{{Value: zeros}})
 			d := Decoder{MaxDecompressed: 64 << 10}
 			tr := recDecode(t, &d, b)
 			recs := recBatch(t, tr).Child("Records")
-			if recs.Flags&FlagError == 0 || recs.Note != "decompressed size exceeds the 64 KiB cap" {
-				t.Fatalf("Records flags %b note %q", recs.Flags, recs.Note)
+			want := fmt.Sprintf("decompression bomb: %s data of %d bytes inflates past the 64 KiB cap on a frame's decompressed bytes; only its first 65536 bytes decoded%s",
+				c, len(b)-61, claims[c])
+			if recs.Flags&FlagError == 0 || recs.Note != want {
+				t.Fatalf("Records flags %b note %q, want %q", recs.Flags, recs.Note, want)
 			}
-			if len(tr.Spaces) != 1 {
-				t.Errorf("%d spaces after a refused decompression", len(tr.Spaces))
+			if tr.Limits != LimitDecompressed {
+				t.Errorf("limits %b", tr.Limits)
 			}
-			if len(recs.Children) != 1 || recs.Children[0].Name != "Compressed" || recs.Children[0].Off != 61 {
+			// What came before the cap is decoded: the record, cut short.
+			if len(tr.Spaces) != 2 || tr.Spaces[1].Size() != 64<<10 {
+				t.Fatalf("%d spaces after a capped decompression", len(tr.Spaces))
+			}
+			if len(recs.Children) != 1 || recs.Children[0].Name != "[0]" || recs.Children[0].Flags&FlagTruncated == 0 {
 				t.Errorf("Records children %+v", recs.Children)
 			}
 			// The same batch fits under the default cap.
@@ -667,8 +679,11 @@ func TestRecordBudgetSharedByTree(t *testing.T) {
 			t.Errorf("batch %d: error %v (%q)", i, bad, recs.Note)
 		}
 	}
-	if n := tr.Root.Children[2].Child("Records").Note; !strings.HasPrefix(n, "decompressed size exceeds the 100 KiB cap (all batches of this frame together") {
-		t.Errorf("note %q", n)
+	left := 100<<10 - 2*tr.Spaces[1].Size()
+	want := fmt.Sprintf("decompression bomb: zstd data of 32 bytes inflates past the 100 KiB cap on a frame's decompressed bytes for all batches of this frame together (%d bytes were left); only its first %d bytes decoded; the zstd frame header (Frame_Content_Size) says %d bytes",
+		left, left, tr.Spaces[1].Size())
+	if n := tr.Root.Children[2].Child("Records").Note; n != want {
+		t.Errorf("note %q\nwant %q", n, want)
 	}
 }
 
@@ -1151,8 +1166,11 @@ func TestRecordFixtures(t *testing.T) {
 			if strings.Contains(f.file, "bomb") {
 				d.MaxDecompressed = 64 << 10
 				tr = recDecode(t, &d, b)
-				if n := tr.Root.Children[0].Child("Records").Note; n != "decompressed size exceeds the 64 KiB cap" {
+				if n := tr.Root.Children[0].Child("Records").Note; !strings.HasPrefix(n, "decompression bomb: zstd data of 146 bytes inflates past the 64 KiB cap on a frame's decompressed bytes; only its first 65536 bytes decoded") {
 					t.Errorf("under a 64 KiB cap: %q", n)
+				}
+				if tr.Limits != LimitDecompressed {
+					t.Errorf("limits %b", tr.Limits)
 				}
 			}
 		})

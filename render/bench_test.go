@@ -137,7 +137,7 @@ func TestPrintableFast(t *testing.T) {
 		}
 		if printable(b) {
 			for _, max := range []int{0, 1, 2, 3, 5, 100} {
-				got := string(appendQuotedPrintable(nil, b, max))
+				got := string(appendQuotedPrintable(nil, b, len(b), max))
 				want := string(appendQuoted(nil, string(b), max))
 				if got != want {
 					t.Fatalf("appendQuotedPrintable(%q, %d) = %s, want %s", b, max, got, want)

@@ -135,9 +135,12 @@ func Hex(w io.Writer, t *protocol.Tree, opts Options) error {
 	for sp := range t.Spaces {
 		h.space = sp
 		h.data = t.Spaces[sp].Data
+		h.omit = t.Spaces[sp].Omitted
+		h.size = t.Spaces[sp].Size()
+		h.oi, h.shift = 0, 0
 		h.pos = 0
 		h.width = 4
-		for n := len(h.data); n >= 1<<16; n >>= 4 {
+		for n := h.size; n >= 1<<16; n >>= 4 {
 			h.width++
 		}
 		h.rel = -1
@@ -154,7 +157,7 @@ func Hex(w io.Writer, t *protocol.Tree, opts Options) error {
 			roots = h.deferred[sp]
 			slices.SortStableFunc(roots, func(a, b deferred) int { return a.n.Off - b.n.Off })
 			h.buf = append(h.buf, '\n')
-			h.buf = paint(h.buf, opts.Color, roleNote, "-- "+t.Spaces[sp].Name+" ("+itoa(int64(len(h.data)))+" bytes) --")
+			h.buf = paint(h.buf, opts.Color, roleNote, "-- "+t.Spaces[sp].Name+" ("+itoa(int64(h.size))+" bytes) --")
 			h.buf = append(h.buf, '\n')
 		}
 		for _, r := range roots {
@@ -167,8 +170,8 @@ func Hex(w io.Writer, t *protocol.Tree, opts Options) error {
 			}
 			h.walk(r.n, path, r.redacted, sp == 0 && path == "")
 		}
-		if h.pos < len(h.data) {
-			h.bytes(h.pos, len(h.data), "(not decoded)", false, true)
+		if h.pos < h.size {
+			h.bytes(h.pos, h.size, "(not decoded)", false, true)
 		}
 		h.flush(false)
 	}
@@ -193,7 +196,11 @@ type hexWalker struct {
 	buf      []byte
 	err      error
 	space    int
-	data     []byte
+	data     []byte          // the bytes the space kept
+	omit     []protocol.Span // the spans it omitted (protocol.Space.Omitted)
+	size     int             // its size, omitted spans included
+	oi       int             // omit[oi] is the first span not wholly before the last bytes read
+	shift    int             // bytes omitted before omit[oi]
 	pos      int
 	width    int
 	deferred map[int][]deferred
@@ -347,7 +354,7 @@ func (h *hexWalker) walk(n *protocol.Node, path string, red, isRoot bool) {
 		first = false
 		h.walk(c, cp, red, false)
 	}
-	if end := min(n.End(), len(h.data)); end > h.pos {
+	if end := min(n.End(), h.size); end > h.pos {
 		label := path + " (trailing bytes)"
 		if s := h.otherSpace(n); s != "" {
 			label = path + " (encoded; decoded in " + s + ")"
@@ -374,7 +381,7 @@ func (h *hexWalker) prefixText(b []byte, n *protocol.Node) []byte {
 	case protocol.KindBytes:
 		if n.Flags&protocol.FlagNull == 0 {
 			b = append(b, "(length "...)
-			b = strconv.AppendInt(b, int64(len(n.Raw)), 10)
+			b = strconv.AppendInt(b, int64(n.RawLen()), 10)
 			return append(b, ')')
 		}
 	}
@@ -398,7 +405,7 @@ func (h *hexWalker) firstChildOff(n *protocol.Node) int {
 func (h *hexWalker) leaf(n *protocol.Node, path string, red bool) {
 	o := h.o
 	start := max(n.Off, h.pos)
-	end := min(n.End(), len(h.data))
+	end := min(n.End(), h.size)
 	if end < start {
 		end = start
 	}
@@ -412,7 +419,7 @@ func (h *hexWalker) leaf(n *protocol.Node, path string, red bool) {
 		case protocol.KindString:
 			vlen = len(n.Str)
 		case protocol.KindBytes, protocol.KindRecords:
-			vlen = len(n.Raw)
+			vlen = n.RawLen()
 		case protocol.KindArray:
 			if other != "" && n.Len > 4 {
 				vlen = n.Len - 4 // a compressed batch's record count, then its payload
@@ -466,8 +473,8 @@ func (h *hexWalker) leaf(n *protocol.Node, path string, red bool) {
 	if n.Kind == protocol.KindStruct && n.Len == 0 {
 		lb = append(lb, " (empty)"...)
 	}
-	if cut := n.End() - len(n.Raw) + o.maxValue(); n.Kind == protocol.KindBytes && o.MaxValue >= 0 &&
-		len(n.Raw) > o.maxValue() && start <= cut-o.maxValue() && end == n.End() {
+	if cut := n.End() - n.RawLen() + o.maxValue(); n.Kind == protocol.KindBytes && o.MaxValue >= 0 &&
+		n.RawLen() > o.maxValue() && start <= cut-o.maxValue() && end == n.End() {
 		// A long value: its first MaxValue bytes, then one line for the rest.
 		h.bytes(start, cut, string(lb), false, false)
 		h.elide(cut, end, n.Name)
@@ -484,8 +491,8 @@ func (h *hexWalker) leaf(n *protocol.Node, path string, red bool) {
 // in the hex column, the offsets being the first and the last byte left
 // out (inclusive, in the current space).
 func (h *hexWalker) elide(start, end int, name string) {
-	start = min(max(start, h.pos, 0), len(h.data))
-	end = min(max(end, start), len(h.data))
+	start = min(max(start, h.pos, 0), h.size)
+	end = min(max(end, start), h.size)
 	if end <= start {
 		return
 	}
@@ -506,8 +513,12 @@ func (h *hexWalker) elide(start, end int, name string) {
 func (h *hexWalker) bytes(start, end int, label string, masked, faint bool) {
 	// Spans outside the space (a tree not built by protocol's decoder) are
 	// clipped: the dump never reads past its bytes nor lists one twice.
-	start = min(max(start, h.pos, 0), len(h.data))
-	end = min(max(end, start), len(h.data))
+	start = min(max(start, h.pos, 0), h.size)
+	end = min(max(end, start), h.size)
+	if len(h.omit) > 0 && !masked {
+		h.keptBytes(start, end, label, faint)
+		return
+	}
 	c := h.o.Color
 	if masked {
 		// A withheld secret: one line at its offset, without its bytes and
@@ -532,7 +543,7 @@ func (h *hexWalker) bytes(start, end int, label string, masked, faint bool) {
 		stop := min(off+hexPerLine, end)
 		h.buf = paint(h.buf, c, roleOffset, string(h.offset(nil, off)))
 		h.buf = append(h.buf, "  "...)
-		h.buf = appendHexColumn(h.buf, h.data[off:stop], masked)
+		h.buf = appendHexColumn(h.buf, h.data[off-h.shift:stop-h.shift], masked)
 		if off == start {
 			h.buf = append(h.buf, "  "...)
 			if faint {
@@ -546,9 +557,68 @@ func (h *hexWalker) bytes(start, end int, label string, masked, faint bool) {
 		if stop >= end {
 			break
 		}
+		h.flush(false) // a long span's lines go out as they are made, not all at once
 	}
 	h.pos = max(h.pos, end)
 	h.flush(false)
+}
+
+// keptBytes is bytes for a space with omitted spans: the kept runs of
+// [start, end) as hex lines (label on the first), each omitted run as
+// one line standing for it:
+//
+//	… 1499744 bytes not kept (offset 0x140 – 0x16e2bf)
+func (h *hexWalker) keptBytes(start, end int, label string, faint bool) {
+	// omit[oi] is the first span that does not end at or before start
+	// (the walk goes forward; start over when it does not).
+	if h.oi > 0 && (h.oi > len(h.omit) || h.omit[h.oi-1].Off+h.omit[h.oi-1].Len > start) {
+		h.oi, h.shift = 0, 0
+	}
+	for h.oi < len(h.omit) && h.omit[h.oi].Off+h.omit[h.oi].Len <= start {
+		h.shift += h.omit[h.oi].Len
+		h.oi++
+	}
+	if start == end {
+		omit := h.omit
+		h.omit = nil
+		h.bytes(start, end, label, false, faint)
+		h.omit = omit
+		return
+	}
+	for first := true; start < end; first = false {
+		stop := end
+		if h.oi < len(h.omit) {
+			o := h.omit[h.oi]
+			if o.Off <= start {
+				stop = min(end, o.Off+o.Len)
+				for range h.width + 2 {
+					h.buf = append(h.buf, ' ')
+				}
+				line := "… " + itoa(int64(stop-start)) + " bytes not kept (offset 0x" + strconv.FormatInt(int64(start), 16) +
+					" – 0x" + strconv.FormatInt(int64(stop-1), 16) + ")"
+				if first && label != "" {
+					line += "  " + label
+				}
+				h.buf = paint(h.buf, h.o.Color, roleFaint, line)
+				h.buf = append(h.buf, '\n')
+				if stop == o.Off+o.Len {
+					h.shift += o.Len
+					h.oi++
+				}
+				h.pos = max(h.pos, stop)
+				start = stop
+				h.flush(false)
+				continue
+			}
+			stop = min(end, o.Off)
+		}
+		omit := h.omit
+		h.omit = nil // the kept run: read as a space without omissions, at shift
+		h.bytes(start, stop, label, false, faint)
+		h.omit = omit
+		label = "" // only the range's first line carries it
+		start = stop
+	}
 }
 
 func trimRight(b []byte) []byte {

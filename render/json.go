@@ -90,7 +90,9 @@ type MessageDoc struct {
 	// at the end as {"undecoded": "PartialBatch", "note", "size", "hex"}.
 	// No object repeats a key: undecoded spans inside an object (leftovers,
 	// the rest after a failure) are an array "_undecoded" of such
-	// {"undecoded", ...} objects, and a field the tree holds twice (a tag
+	// {"undecoded", ...} objects (with "truncated": true when the decoder
+	// kept only the first bytes of an undecodable span it inflated: "hex"
+	// holds those, "size" the span's), and a field the tree holds twice (a tag
 	// repeated on the wire) keeps its first value, the others going to
 	// "_repeated": [{"name", "value"}].
 	// A bytes field holding a withheld secret (SaslAuthenticate authBytes
@@ -214,7 +216,7 @@ func messageDoc(f *dissect.Frame, o *Options) *MessageDoc {
 		if f.Withheld {
 			m.Body = json.RawMessage(`{"undecoded":"frame","note":"not decoded; withheld: it may hold a secret","hex":"` + redacted + `"}`)
 		} else if len(f.Bytes) > 0 {
-			m.Body = json.RawMessage(undecodedJSON(nil, "frame", "not decoded", f.Bytes, &jsonSafe))
+			m.Body = json.RawMessage(undecodedJSON(nil, "frame", "not decoded", f.Bytes, len(f.Bytes), &jsonSafe))
 		}
 		return m
 	}
@@ -694,7 +696,7 @@ func (j *jsonWriter) value(b []byte, n *protocol.Node, path string, batch *proto
 		return appendJSONStr(b, n.Str, j.safe())
 	case protocol.KindBytes:
 		if rec {
-			b, _, _ = j.recordBytes(b, n.Raw)
+			b, _, _ = j.recordBytes(b, n.Raw, n.RawLen())
 			return b
 		}
 		return appendBase64String(b, n.Raw)
@@ -712,7 +714,7 @@ func (j *jsonWriter) value(b []byte, n *protocol.Node, path string, batch *proto
 	}
 	// KindRaw (a partial batch, bytes not decoded) and anything unforeseen:
 	// what it is and its bytes, so nothing is lost.
-	return undecodedJSON(b, n.Name, n.Note, n.Raw, j.safe())
+	return undecodedJSON(b, n.Name, n.Note, n.Raw, n.RawLen(), j.safe())
 }
 
 // appendInt64 appends a 64-bit integer: a number, or with
@@ -727,8 +729,10 @@ func (j *jsonWriter) appendInt64(b []byte, v int64) []byte {
 }
 
 // undecodedJSON appends {"undecoded": name, "note": note, "size", "hex"}
-// ("note" left out when empty).
-func undecodedJSON(b []byte, name, note string, raw []byte, safe *[utf8.RuneSelf]bool) []byte {
+// ("note" left out when empty) for size bytes of which raw holds the
+// first (all unless the decoder omitted the rest: then "truncated": true
+// follows, as for a record value cut short).
+func undecodedJSON(b []byte, name, note string, raw []byte, size int, safe *[utf8.RuneSelf]bool) []byte {
 	b = append(b, `{"undecoded":`...)
 	b = appendJSONStr(b, name, safe)
 	if note != "" {
@@ -736,9 +740,12 @@ func undecodedJSON(b []byte, name, note string, raw []byte, safe *[utf8.RuneSelf
 		b = appendJSONStr(b, note, safe)
 	}
 	b = append(b, `,"size":`...)
-	b = strconv.AppendInt(b, int64(len(raw)), 10)
+	b = strconv.AppendInt(b, int64(size), 10)
 	b = append(b, `,"hex":"`...)
 	b = hex.AppendEncode(b, raw)
+	if len(raw) < size {
+		return append(b, `","truncated":true}`...)
+	}
 	return append(b, `"}`...)
 }
 
@@ -882,7 +889,7 @@ func (j *jsonWriter) field(o *jsonObject, c *protocol.Node, raws, repeated *[]*p
 		}
 		var cut bool
 		var enc string
-		o.b, cut, enc = j.recordBytes(o.b, c.Raw)
+		o.b, cut, enc = j.recordBytes(o.b, c.Raw, c.RawLen())
 		if enc != "" {
 			o.suffixKey(k, "Encoding")
 			o.b = append(o.b, '"')
@@ -890,7 +897,7 @@ func (j *jsonWriter) field(o *jsonObject, c *protocol.Node, raws, repeated *[]*p
 			o.b = append(o.b, '"')
 		}
 		o.suffixKey(k, "Size")
-		o.b = strconv.AppendInt(o.b, int64(len(c.Raw)), 10)
+		o.b = strconv.AppendInt(o.b, int64(c.RawLen()), 10)
 		if cut {
 			o.suffixKey(k, "Truncated")
 			o.b = append(o.b, "true"...)
@@ -1036,22 +1043,18 @@ func (j *jsonWriter) messageSet(b []byte, n *protocol.Node, path string) []byte 
 // the text when the bytes are valid UTF-8 and base64 otherwise; hex and
 // base64 give those; none gives null and no encoding (the Size key still
 // says how long). Values longer than MaxValue are cut (cut reports it).
-func (j *jsonWriter) recordBytes(b, v []byte) ([]byte, bool, string) {
+// v holds the first bytes of the value's total (all but what the decoder
+// omitted); whether it is text depends on the bytes shown only.
+func (j *jsonWriter) recordBytes(b, v []byte, total int) ([]byte, bool, string) {
 	max := j.o.maxValue()
-	cut := false
-	if j.o.Values == ValuesText && utf8.Valid(v) {
-		t := v
-		if len(t) > max {
-			i := max
-			for i > 0 && !utf8.RuneStart(t[i]) {
-				i--
-			}
-			t, cut = t[:i], true
+	cut := total > max
+	if j.o.Values == ValuesText {
+		if t := shownText(v, max); utf8.Valid(t) {
+			return appendJSONBytes(b, t, j.safe()), cut, "text"
 		}
-		return appendJSONBytes(b, t, j.safe()), cut, "text"
 	}
 	if len(v) > max {
-		v, cut = v[:max], true
+		v = v[:max]
 	}
 	switch j.o.Values {
 	case ValuesNone:

@@ -242,15 +242,8 @@ func appendQuoted(b []byte, s string, max int) []byte {
 // appendQuotedPrintable is appendQuoted for bytes that passed printable:
 // every rune but tab, newline and carriage return is printable, so
 // strconv's quoting reduces to escaping those three, '"' and '\\'.
-func appendQuotedPrintable(b []byte, v []byte, max int) []byte {
-	t := v
-	if len(t) > max {
-		i := max
-		for i > 0 && !utf8.RuneStart(t[i]) {
-			i--
-		}
-		t = t[:i]
-	}
+func appendQuotedPrintable(b []byte, v []byte, total, max int) []byte {
+	t := shownText(v, max)
 	b = append(b, '"')
 	start := 0
 	for i, c := range t {
@@ -273,22 +266,39 @@ func appendQuotedPrintable(b []byte, v []byte, max int) []byte {
 	}
 	b = append(b, t[start:]...)
 	b = append(b, '"')
-	if len(t) < len(v) {
+	if len(t) < total {
 		b = append(b, "... ("...)
-		b = strconv.AppendInt(b, int64(len(v)), 10)
+		b = strconv.AppendInt(b, int64(total), 10)
 		b = append(b, " bytes)"...)
 	}
 	return b
 }
 
-// appendBytesValue appends a bytes value in mode m, cut at max bytes.
-func appendBytesValue(b []byte, v []byte, m ValueMode, max int) []byte {
+// shownText is the part of v shown as text when cut at max bytes: its
+// first max bytes, less the start of a rune they cut.
+func shownText(v []byte, max int) []byte {
+	if len(v) <= max {
+		return v
+	}
+	i := max
+	for i > 0 && !utf8.RuneStart(v[i]) {
+		i--
+	}
+	return v[:i]
+}
+
+// appendBytesValue appends a bytes value of total bytes, of which v holds
+// the first ones (all, unless the decoder omitted the rest:
+// protocol.Node.RawLen), in mode m, cut at max bytes. Whether it shows as
+// text depends on the bytes shown only, so a value reads the same whether
+// the decoder kept all of it or not.
+func appendBytesValue(b []byte, v []byte, total int, m ValueMode, max int) []byte {
 	if m == ValuesNone {
-		b = strconv.AppendInt(b, int64(len(v)), 10)
+		b = strconv.AppendInt(b, int64(total), 10)
 		return append(b, " bytes"...)
 	}
-	if m == ValuesText && printable(v) {
-		return appendQuotedPrintable(b, v, max)
+	if m == ValuesText && printable(shownText(v, max)) {
+		return appendQuotedPrintable(b, v, total, max)
 	}
 	t := v
 	if len(t) > max {
@@ -301,9 +311,9 @@ func appendBytesValue(b []byte, v []byte, m ValueMode, max int) []byte {
 		b = append(b, "0x"...)
 		b = hex.AppendEncode(b, t)
 	}
-	if len(t) < len(v) {
+	if len(t) < total {
 		b = append(b, "... ("...)
-		b = strconv.AppendInt(b, int64(len(v)), 10)
+		b = strconv.AppendInt(b, int64(total), 10)
 		b = append(b, " bytes)"...)
 	}
 	return b
@@ -360,7 +370,7 @@ func appendValue(b []byte, n *protocol.Node, o *Options, long bool) []byte {
 	case protocol.KindString:
 		return appendQuoted(b, n.Str, max)
 	case protocol.KindBytes:
-		return appendBytesValue(b, n.Raw, o.Values, max)
+		return appendBytesValue(b, n.Raw, n.RawLen(), o.Values, max)
 	case protocol.KindUUID:
 		b = append(b, UUIDString(n.Raw)...)
 		if long {

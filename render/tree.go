@@ -120,11 +120,11 @@ func (tw *treeWriter) node(n *protocol.Node, depth int, batch *protocol.Node, sp
 		tw.buf = appendNotes(tw.buf, n, o)
 		tw.buf = append(tw.buf, '\n')
 		if !isRedacted(n, o) {
-			limit := len(n.Raw) // bytes not decoded are shown in full...
+			limit := len(n.Raw) // bytes not decoded are shown in full (all the decoder kept)...
 			if n.Flags&protocol.FlagPartial != 0 {
 				limit = o.maxValue() // ...but a partial batch is the normal end of a fetch
 			}
-			tw.hexLines(n.Raw, n.Off, depth+1, limit)
+			tw.hexLines(n.Raw, n.RawLen(), n.Off, depth+1, limit)
 		}
 		tw.flush(false)
 		return
@@ -135,7 +135,7 @@ func (tw *treeWriter) node(n *protocol.Node, depth int, batch *protocol.Node, sp
 		tw.buf = appendNotes(tw.buf, n, o)
 		tw.buf = append(tw.buf, '\n')
 		if n.Flags&protocol.FlagNull == 0 && !isRedacted(n, o) && o.Values != ValuesNone {
-			tw.hexLines(n.Raw, 0, depth+1, o.maxValue())
+			tw.hexLines(n.Raw, len(n.Raw), 0, depth+1, o.maxValue())
 		}
 		tw.flush(false)
 		return
@@ -288,7 +288,7 @@ func (tw *treeWriter) leaf(n *protocol.Node, depth int) {
 			tw.buf = append(tw.buf, " bytes at 0x"...)
 			tw.buf = strconv.AppendInt(tw.buf, int64(n.Off), 16)
 			tw.buf = append(tw.buf, ": "...)
-			tw.buf = appendBytesValue(tw.buf, n.Raw, ValuesHex, o.maxValue())
+			tw.buf = appendBytesValue(tw.buf, n.Raw, len(n.Raw), ValuesHex, o.maxValue())
 		}
 		tw.buf = appendNotes(tw.buf, n, o)
 		tw.buf = append(tw.buf, '\n')
@@ -392,7 +392,7 @@ func jsonText(n *protocol.Node, o *Options) []byte {
 
 // hexLines writes up to max bytes of data as hexdump -C lines at depth,
 // offsets starting at base, then the full length when cut.
-func (tw *treeWriter) hexLines(data []byte, base, depth, max int) {
+func (tw *treeWriter) hexLines(data []byte, total, base, depth, max int) {
 	show := data
 	if len(show) > max {
 		show = show[:max]
@@ -404,10 +404,14 @@ func (tw *treeWriter) hexLines(data []byte, base, depth, max int) {
 		tw.buf = append(tw.buf, '\n')
 		tw.flush(false)
 	}
-	if len(show) < len(data) {
+	if len(show) < total {
 		tw.indent(depth)
 		tw.buf = append(tw.buf, "... ("...)
-		tw.buf = strconv.AppendInt(tw.buf, int64(len(data)), 10)
-		tw.buf = append(tw.buf, " bytes)\n"...)
+		tw.buf = strconv.AppendInt(tw.buf, int64(total), 10)
+		tw.buf = append(tw.buf, " bytes"...)
+		if len(show) == len(data) && len(data) < total {
+			tw.buf = append(tw.buf, "; the rest not kept"...)
+		}
+		tw.buf = append(tw.buf, ")\n"...)
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/kwire/kwire/dissect"
 	"github.com/kwire/kwire/protocol"
 	"github.com/kwire/kwire/reassembly"
+	"github.com/kwire/kwire/render"
 	"github.com/spf13/pflag"
 )
 
@@ -27,12 +28,14 @@ import (
 // captureFlags are the connection flags of every command that reads
 // captures.
 type captureFlags struct {
-	Ports         []int
-	Detect        bool
-	MaxFrame      int
-	MaxPending    byteSize      // --max-pending-memory
-	MaxOutOfOrder byteSize      // --max-out-of-order
-	IdleTimeout   time.Duration // --idle-timeout
+	Ports           []int
+	Detect          bool
+	MaxFrame        int
+	MaxPending      byteSize      // --max-pending-memory
+	MaxOutOfOrder   byteSize      // --max-out-of-order
+	IdleTimeout     time.Duration // --idle-timeout
+	MaxDecompressed byteSize      // --max-decompressed
+	MaxDecodeMemory byteSize      // --max-decode-memory
 	// What a hostile capture file can make kwire hold or walk.
 	MaxCaptureWindow  byteSize // --max-capture-window
 	MaxFragmentMemory byteSize // --max-fragment-memory
@@ -42,6 +45,11 @@ type captureFlags struct {
 	keys   *tlsKeys // loaded by dissectOptions
 	follow bool     // re-read the key logs as they grow (live)
 }
+
+// defaultMaxDecodeMemory is --max-decode-memory's default: one frame may
+// take a quarter, 128 MiB, what a 50 MiB Fetch response (fetch.max.bytes'
+// default) of 1 KiB records takes decoded whole (about 90 MiB).
+const defaultMaxDecodeMemory = 512 << 20
 
 // defaultMaxOutOfOrder is --max-out-of-order's default, in bytes. The
 // bound counts reassembly pages (reassembly.PageSize bytes, one or more
@@ -91,6 +99,75 @@ func (o *captureFlags) addFlags(f *pflag.FlagSet, detect bool, idle time.Duratio
 		usage += "; read again as clients append to it (it may not exist yet)"
 	}
 	f.StringArrayVar(&o.TLSKeyLogs, "tls-keylog", nil, usage)
+	addDecodeFlags(f, &o.MaxDecompressed, &o.MaxDecodeMemory)
+}
+
+// memBase is the memory kwire takes whatever its flags (README
+// "Memory"): the Go runtime, the schema table, buffer pools (frames,
+// output chunks, JSON lines), a few megabytes of frames in the decode
+// pipeline, connection state, and the collector's slack.
+const memBase = 64 << 20
+
+// memoryBound is what the flags bound kwire's memory to, in bytes (README
+// "Memory"): memBase + --max-pending-memory + 2 × --max-out-of-order (a
+// page costs about twice its bytes) + --max-fragment-memory +
+// --max-capture-window + --max-decode-memory + 2 × --max-frame (the
+// frames of one exchange in transit); 0 when a flag lifts its bound.
+// Frames being reassembled on many connections at once come on top (each
+// up to --max-frame).
+func (o *captureFlags) memoryBound() int64 {
+	if o.MaxPending == 0 || o.MaxOutOfOrder == 0 || o.MaxDecodeMemory == 0 || o.MaxFragmentMemory == 0 || o.MaxCaptureWindow == 0 {
+		return 0
+	}
+	frame := int64(o.MaxFrame)
+	if frame <= 0 {
+		frame = dissect.DefaultMaxFrame
+	}
+	return memBase + int64(o.MaxPending) + 2*int64(o.MaxOutOfOrder) + int64(o.MaxFragmentMemory) + int64(o.MaxCaptureWindow) +
+		int64(o.MaxDecodeMemory) + 2*frame
+}
+
+// addDecodeFlags adds --max-decompressed and --max-decode-memory (read,
+// stats, versions, live and decode).
+func addDecodeFlags(f *pflag.FlagSet, maxDecompressed, maxMemory *byteSize) {
+	*maxDecompressed = protocol.DefaultMaxDecompressed
+	f.Var(maxDecompressed, "max-decompressed",
+		"the most one frame's compressed record batches may inflate to, all together, e.g. 1GiB (K, M, G: powers of 1024): past it the batch is reported as a decompression bomb, with the size its codec claims, and its records up to the cap are decoded (this bounds time; memory is --max-decode-memory's)")
+	*maxMemory = defaultMaxDecodeMemory
+	f.Var(maxMemory, "max-decode-memory",
+		"memory for decoding and rendering the exchanges in flight, all together, e.g. 256MiB: decompressed bytes kept (value bytes past --max-value are not kept), decoded fields, rendered output; one frame may take a quarter of it, past which the rest of it stays undecoded, with a note (0: no bound)")
+}
+
+// decoderLimits sets d's caps from --max-decompressed and
+// --max-decode-memory, and what it keeps of long values from the output's
+// options: the bytes shown (render.Options.MaxValue), none when values are
+// not shown, all when they are never cut.
+func decoderLimits(d *protocol.Decoder, maxDecompressed, maxMemory byteSize, ropts render.Options) error {
+	if maxDecompressed <= 0 {
+		return usageErrorf("--max-decompressed must be positive")
+	}
+	if maxMemory < 0 {
+		return usageErrorf("--max-decode-memory must not be negative")
+	}
+	d.MaxDecompressed = int64(maxDecompressed)
+	d.MaxMemory = frameMemory(int64(maxMemory))
+	if maxMemory == 0 {
+		d.MaxMemory = -1 // no bound
+	} else if d.MaxMemory < 1<<20 {
+		return usageErrorf("--max-decode-memory %v is too small: one frame may take a quarter of it, and needs at least 1MiB", maxMemory)
+	}
+	switch {
+	case ropts.Values == render.ValuesNone:
+		d.KeepValue = -1
+	case ropts.MaxValue < 0:
+		d.KeepValue = 0
+	default:
+		d.KeepValue = max(ropts.MaxValue, 1)
+		if ropts.MaxValue == 0 {
+			d.KeepValue = render.DefaultMaxValue
+		}
+	}
+	return nil
 }
 
 // reassemblyOptions are the reassembly bounds the flags set: out-of-order
@@ -128,14 +205,18 @@ func (o *captureFlags) reassemblyOptions() reassembly.Options {
 }
 
 // dissectOptions validates the flags. Frames are decoded with record
-// batches; secrets stay redacted unless showSecrets.
-func (o *captureFlags) dissectOptions(showSecrets bool) (dissect.Options, error) {
+// batches, within the decoding caps, keeping of long values what ropts
+// shows (decoderLimits); secrets stay redacted unless ropts.ShowSecrets.
+func (o *captureFlags) dissectOptions(ropts render.Options) (dissect.Options, error) {
 	opts := dissect.Options{
 		Ports:         make([]uint16, 0, len(o.Ports)),
 		Detect:        o.Detect,
 		MaxFrame:      o.MaxFrame,
-		Decoder:       protocol.Decoder{Records: true, ShowSecrets: showSecrets},
+		Decoder:       protocol.Decoder{Records: true, ShowSecrets: ropts.ShowSecrets},
 		PendingMemory: int64(o.MaxPending),
+	}
+	if err := decoderLimits(&opts.Decoder, o.MaxDecompressed, o.MaxDecodeMemory, ropts); err != nil {
+		return opts, err
 	}
 	if o.MaxPending == 0 {
 		opts.PendingMemory = -1 // no bound
@@ -175,6 +256,7 @@ type captureRun struct {
 	lost   problemCounts      // what kept the dissection from being complete
 	detect bool               // Kafka was recognised by content too
 	ports  []uint16
+	dec    protocol.Decoder // the decoder's options, for what its bounds were
 
 	readAny     bool // some file was a capture
 	fileErrs    []error
@@ -252,7 +334,7 @@ func (c *captureReader) read(ctx context.Context, paths []string, sink dissect.S
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	run := captureRun{detect: c.opts.Detect, ports: c.opts.Ports}
+	run := captureRun{detect: c.opts.Detect, ports: c.opts.Ports, dec: c.opts.Decoder}
 	if k, ok := c.opts.TLSKeys.(*tlsKeys); ok {
 		run.keys = k
 	}
@@ -294,7 +376,7 @@ type problemCounts struct {
 	gaps, gapBytes       int64
 	resyncs, resyncBytes int64
 	badFrames, truncated int64
-	malformed            int64 // frames that failed to decode (unknown API keys and versions excepted)
+	decodeCounts
 }
 
 func (p *problemCounts) add(o problemCounts) {
@@ -304,7 +386,50 @@ func (p *problemCounts) add(o problemCounts) {
 	p.resyncBytes += o.resyncBytes
 	p.badFrames += o.badFrames
 	p.truncated += o.truncated
-	p.malformed += o.malformed
+	p.decodeCounts.add(o.decodeCounts)
+}
+
+// decodeCounts are the frames whose decoding found a problem: that failed
+// to decode (unknown API keys and versions excepted, malformedFrames), and
+// of them those that reached one of the decoder's bounds
+// (protocol.Tree.Limits): the decompression cap (--max-decompressed), the
+// memory a frame may take (--max-decode-memory), the node cap.
+type decodeCounts struct {
+	malformed, decompressed, memory, nodes int64
+}
+
+func (c *decodeCounts) add(o decodeCounts) {
+	c.malformed += o.malformed
+	c.decompressed += o.decompressed
+	c.memory += o.memory
+	c.nodes += o.nodes
+}
+
+// since is what c counts beyond before (the frames decoded in between).
+func (c decodeCounts) since(before decodeCounts) decodeCounts {
+	return decodeCounts{c.malformed - before.malformed, c.decompressed - before.decompressed,
+		c.memory - before.memory, c.nodes - before.nodes}
+}
+
+// decodeCountsOf counts ex's frames decoded so far.
+func decodeCountsOf(ex *dissect.Exchange) decodeCounts {
+	c := decodeCounts{malformed: int64(malformedFrames(ex))}
+	for _, fr := range []*dissect.Frame{ex.Request, ex.Response} {
+		if fr == nil || fr.Tree == nil {
+			continue
+		}
+		l := fr.Tree.Limits
+		if l&protocol.LimitDecompressed != 0 {
+			c.decompressed++
+		}
+		if l&protocol.LimitMemory != 0 {
+			c.memory++
+		}
+		if l&protocol.LimitNodes != 0 {
+			c.nodes++
+		}
+	}
+	return c
 }
 
 // problemCounter passes exchanges and events on to a Sink and counts the
@@ -315,7 +440,7 @@ type problemCounter struct {
 }
 
 func (m *problemCounter) Exchange(ex *dissect.Exchange) {
-	m.n.malformed += int64(malformedFrames(ex))
+	m.n.decodeCounts.add(decodeCountsOf(ex))
 	if m.Sink != nil {
 		m.Sink.Exchange(ex)
 	}
@@ -414,6 +539,7 @@ func (r *captureRun) status(errw io.Writer) error {
 		// bound the user relies on did not hold.
 		fmt.Fprintf(errw, "kwire: warning: requests awaiting responses were kept in memory past --max-pending-memory: %v (set TMPDIR to a writable directory)\n", r.ds.SpillError)
 	}
+	r.limitHints(errw)
 	if p := r.problems(); p != "" {
 		fmt.Fprintf(errw, "kwire: warning: the capture could not be fully dissected: %s\n", p)
 		code = max(code, exitData)
@@ -422,6 +548,31 @@ func (r *captureRun) status(errw io.Writer) error {
 		return silentExit(code)
 	}
 	return nil
+}
+
+// limitHints says which of the decoder's bounds frames reached, and the
+// flag that sets it.
+func (r *captureRun) limitHints(errw io.Writer) {
+	l := &r.lost
+	// frames says "1 frame needs", "2 frames need".
+	frames := func(n int64, one, many string) string {
+		if n == 1 {
+			return "1 frame " + one
+		}
+		return fmt.Sprintf("%d frames %s", n, many)
+	}
+	if l.decompressed > 0 {
+		fmt.Fprintf(errw, "kwire: warning: %s past --max-decompressed (%v): decompression bombs, whose records are decoded up to that cap (their notes give the sizes their codecs claim)\n",
+			frames(l.decompressed, "inflates", "inflate"), byteSize(r.dec.MaxDecompressed))
+	}
+	if l.memory > 0 {
+		fmt.Fprintf(errw, "kwire: warning: %s more than the %v of memory one frame may take (a quarter of --max-decode-memory): the rest of their records is not decoded; a larger --max-decode-memory decodes more\n",
+			frames(l.memory, "needs", "need"), byteSize(r.dec.MaxMemory))
+	}
+	if l.nodes > 0 {
+		fmt.Fprintf(errw, "kwire: warning: %s more than %d fields (the decoder's node cap): the rest of them is not decoded\n",
+			frames(l.nodes, "holds", "hold"), protocol.DefaultMaxNodes)
+	}
 }
 
 // problems lists what kept the dissection from being complete, or "".
@@ -586,3 +737,7 @@ func inputSize(paths []string) int64 {
 	}
 	return total
 }
+
+// valuesNotShown are the output options of the commands that show no
+// record value (stats, versions): the decoder keeps none of their bytes.
+var valuesNotShown = render.Options{Values: render.ValuesNone}

@@ -27,6 +27,9 @@ type decodeOptions struct {
 	JSON    bool
 	Records bool
 
+	MaxDecompressed byteSize // --max-decompressed
+	MaxDecodeMemory byteSize // --max-decode-memory
+
 	out outputOptions
 
 	versionSet bool
@@ -98,6 +101,7 @@ number of digits, no input, a frame shorter than its 4-byte length prefix).`,
 	f.BoolVarP(&o.HexDump, "hex", "x", false, "print an annotated hex dump instead of the tree")
 	f.BoolVar(&o.JSON, "json", false, "print one JSON document")
 	f.BoolVar(&o.Records, "records", true, "decode record batches inside RECORDS fields (--records=false keeps them raw)")
+	addDecodeFlags(f, &o.MaxDecompressed, &o.MaxDecodeMemory)
 	o.out.addFlags(f)
 	exclusiveFlags(cmd, [2]string{"request", "response"}, [2]string{"json", "hex"},
 		[2]string{"type", "api"}, [2]string{"type", "frame"})
@@ -120,7 +124,11 @@ func runDecode(o *decodeOptions, s *ioStreams, color bool, args []string) error 
 	if err != nil {
 		return &exitError{code: exitUsage, err: err}
 	}
-	tree, err := o.decode(data)
+	if o.MaxDecodeMemory > 0 {
+		// One frame: its text and bytes, a quarter of the decode memory.
+		setMemoryCeiling(memBase+int64(len(text))+2*int64(len(data))+frameMemory(int64(o.MaxDecodeMemory)), s.ErrOut)
+	}
+	tree, err := o.decode(data, ropts)
 	if err != nil {
 		return err
 	}
@@ -180,8 +188,11 @@ func (o *decodeOptions) input(stdin io.Reader, args []string) (string, error) {
 
 // decode picks the decoder entry point the flags ask for. Only usage
 // errors are returned; decoding problems are in the tree.
-func (o *decodeOptions) decode(data []byte) (*protocol.Tree, error) {
+func (o *decodeOptions) decode(data []byte, ropts render.Options) (*protocol.Tree, error) {
 	d := &protocol.Decoder{Records: o.Records, ShowSecrets: o.out.ShowSecrets}
+	if err := decoderLimits(d, o.MaxDecompressed, o.MaxDecodeMemory, ropts); err != nil {
+		return nil, err
+	}
 	if o.versionSet && (o.Version < 0 || o.Version > protocol.MaxVersion) {
 		return nil, usageErrorf("--version %d is out of range", o.Version)
 	}

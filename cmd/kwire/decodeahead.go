@@ -4,6 +4,7 @@ import (
 	"sync"
 
 	"github.com/kwire/kwire/dissect"
+	"github.com/kwire/kwire/protocol"
 )
 
 // decodeAhead is a dissect.Sink for consumers that need every exchange
@@ -13,15 +14,16 @@ import (
 // between them to next in emit order, then hands their trees and frame
 // buffers back to the pools (next must copy what it keeps, as
 // stats.Collector does). What is in flight is bounded as in parallelSink:
-// parallelBudget frame bytes (one exchange always passes) and parallelJobs
-// jobs.
+// parallelBudget frame bytes (one exchange always passes), parallelJobs
+// jobs and the flight's memory (a decode it refused is done again, in
+// order, by the consumer).
 type decodeAhead struct {
 	next   dissect.Sink
 	work   chan *aheadJob // to the workers
 	order  chan *aheadJob // emit order, to the consumer
 	wg     sync.WaitGroup // the workers
 	done   chan struct{}  // closed when the consumer is finished
-	failed int64          // frames that failed to decode (malformedFrames); read after done
+	failed decodeCounts   // what the deferred decoding found; read after done
 
 	flight // jobs not yet passed on and their frame bytes
 }
@@ -31,26 +33,38 @@ type aheadJob struct {
 	ev      *dissect.Event
 	barrier chan struct{}
 	size    int64
+	mem     *jobMem // its memory in the flight (nil: not bounded): memv
+	memv    jobMem
+	dec     protocol.Decoder
+	redo    bool          // the worker's decode was refused memory: the consumer decodes again
 	decoded chan struct{} // closed by the worker
-	before  int           // malformedFrames before decoding: frames the Dissector decoded itself
-	failed  int           // frames that failed in the deferred decoding
+	before  decodeCounts  // before decoding: the frames the Dissector decoded itself
+	failed  decodeCounts  // what the deferred decoding found
 }
 
-func newDecodeAhead(next dissect.Sink, workers int) *decodeAhead {
+// newDecodeAhead returns the pipeline, its decoding memory bounded by
+// mem bytes (0: not bounded).
+func newDecodeAhead(next dissect.Sink, workers int, mem int64) *decodeAhead {
 	a := &decodeAhead{
 		next:  next,
 		work:  make(chan *aheadJob, parallelJobs),
 		order: make(chan *aheadJob, parallelJobs),
 		done:  make(chan struct{}),
 	}
+	a.setMemory(mem)
 	for range workers {
 		a.wg.Add(1)
 		go func() {
 			defer a.wg.Done()
 			for j := range a.work {
-				j.ex.Decode()
-				j.ex.Facts() // computed here, on every core; resolved in emit order
-				j.failed = malformedFrames(j.ex) - j.before
+				j.ex.DecodeWith(j.budget(), &j.dec)
+				if j.mem != nil && j.mem.wasAborted() {
+					j.ex.Undecode()
+					j.redo = true
+				} else {
+					j.ex.Facts() // computed here, on every core; resolved in emit order
+					j.failed = decodeCountsOf(j.ex).since(j.before)
+				}
 				close(j.decoded)
 			}
 		}()
@@ -62,22 +76,31 @@ func newDecodeAhead(next dissect.Sink, workers int) *decodeAhead {
 func (a *decodeAhead) Exchange(ex *dissect.Exchange) {
 	// captureReader's problem counter has counted the frames decoded so
 	// far; the workers count what the deferred decoding adds.
-	j := &aheadJob{ex: ex, decoded: make(chan struct{}), before: malformedFrames(ex)}
+	j := &aheadJob{ex: ex, decoded: make(chan struct{}), before: decodeCountsOf(ex)}
 	j.size = ex.FrameBytes()
-	a.admit(j.size)
+	j.mem = a.admit(j.size, &j.memv)
 	a.order <- j
 	a.work <- j
 }
 
+// budget is the job's memory as a protocol.Budget (nil when not bounded).
+func (j *aheadJob) budget() protocol.Budget {
+	if j.mem == nil {
+		return nil
+	}
+	return j.mem
+}
+
 func (a *decodeAhead) Event(ev *dissect.Event) {
-	a.admit(0)
-	a.order <- &aheadJob{ev: ev}
+	j := &aheadJob{ev: ev}
+	j.mem = a.admit(0, &j.memv)
+	a.order <- j
 }
 
 // sync waits until next has seen everything emitted so far.
 func (a *decodeAhead) sync() {
-	a.admit(0)
 	j := &aheadJob{barrier: make(chan struct{})}
+	j.mem = a.admit(0, &j.memv)
 	a.order <- j
 	<-j.barrier
 }
@@ -88,7 +111,14 @@ func (a *decodeAhead) consume() {
 		switch {
 		case j.ex != nil:
 			<-j.decoded
-			a.failed += int64(j.failed)
+			if j.redo {
+				a.waitHead(j.mem) // it is: the jobs before it are passed on
+				j.mem.retry()
+				j.ex.DecodeWith(j.budget(), &j.dec)
+				j.ex.Facts()
+				j.failed = decodeCountsOf(j.ex).since(j.before)
+			}
+			a.failed.add(j.failed)
 			a.next.Exchange(j.ex)
 			for _, f := range [...]*dissect.Frame{j.ex.Request, j.ex.Response} {
 				if f != nil {
@@ -101,14 +131,14 @@ func (a *decodeAhead) consume() {
 		default:
 			close(j.barrier)
 		}
-		a.release(j.size)
+		a.release(j.size, j.mem)
 	}
 }
 
 // close waits until next has seen everything and the workers have ended,
 // and returns the number of frames that failed to decode (captureReader's
 // problem counter saw the exchanges before they were decoded).
-func (a *decodeAhead) close() int64 {
+func (a *decodeAhead) close() decodeCounts {
 	close(a.work)
 	close(a.order)
 	a.wg.Wait()

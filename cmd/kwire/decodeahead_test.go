@@ -19,8 +19,8 @@ import (
 func statsReportJSON(t *testing.T, paths []string, workers int) (string, int64) {
 	t.Helper()
 	col := stats.NewCollector(stats.Options{Top: 10})
-	o := captureFlags{Ports: []int{9092}, Detect: true}
-	dopts, err := o.dissectOptions(false)
+	o := captureFlags{Ports: []int{9092}, Detect: true, MaxDecompressed: 256 << 20, MaxDecodeMemory: defaultMaxDecodeMemory}
+	dopts, err := o.dissectOptions(valuesNotShown)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,10 +31,10 @@ func statsReportJSON(t *testing.T, paths []string, workers int) (string, int64) 
 		run = cr.read(context.Background(), paths, col)
 	} else {
 		cr.opts.DeferDecode = true
-		ahead := newDecodeAhead(col, workers)
+		ahead := newDecodeAhead(col, workers, 64<<20)
 		cr.onFile = func(p string) { ahead.sync(); col.SetFile(p) }
 		run = cr.read(context.Background(), paths, ahead)
-		run.lost.malformed += ahead.close()
+		run.lost.decodeCounts.add(ahead.close())
 	}
 	var b bytes.Buffer
 	if err := statsview.WriteStatsJSON(&b, col.Report()); err != nil {

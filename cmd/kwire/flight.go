@@ -1,21 +1,65 @@
 package main
 
-import "sync"
+import (
+	"sync"
+	"sync/atomic"
+)
 
-// flight bounds what a pipeline of exchanges holds at once: parallelJobs
-// jobs and parallelBudget frame bytes (one job always enters, however
-// large, so that a frame above the budget cannot stall the pipeline).
-// The zero value is ready to use.
+// flight bounds what a pipeline of exchanges holds at once:
+//
+//   - jobs and their frame bytes, at admission: parallelJobs jobs and
+//     parallelBudget frame bytes (one job always enters, however large, so
+//     that a frame above the budget cannot stall the pipeline; the frames
+//     exist already, this only keeps the Dissector from reading ahead);
+//   - memory: what decoding and rendering the exchanges takes (kept
+//     decompressed bytes, decompressor state, trees, rendered output), at
+//     most mem bytes in all (--max-decode-memory), reserved by each job as
+//     it goes (jobMem, a protocol.Budget).
+//
+// Jobs leave in the order they entered (the writer releases them); the
+// first one not yet released is the head. The head may always take
+// memory: it is bounded by the decoder's own cap on each of its frames
+// (protocol.Decoder.MaxMemory, a quarter of mem) and renders straight to
+// the output, so it takes at most half of mem. The other jobs share the
+// rest; one that asks for more than is left is refused, and its work (a
+// decode, a rendering) is thrown away and done again once it is the head
+// (jobMem.aborted): what a job produces never depends on what else was in
+// flight, and the head always makes progress.
+//
+// The zero value, with mem 0, bounds jobs and frame bytes only.
 type flight struct {
 	mu    sync.Mutex
 	cond  sync.Cond
 	bytes int64 // frame bytes of the jobs admitted and not released
 	jobs  int   // jobs admitted and not released
+
+	mem   int64     // memory for all jobs; 0: not bounded
+	share int64     // what the jobs behind the head may hold together (mem - headMax)
+	used  int64     // memory held by the jobs behind the head
+	queue []*jobMem // jobs admitted and not released, head first (with mem)
 }
 
-// admit waits until a job of size frame bytes may enter.
-func (f *flight) admit(size int64) {
+// headShare is the part of the memory bound kept for the head: two frames
+// at the decoder's per-frame cap (frameMemory).
+const headShare = 2
+
+// frameMemory is the decoder's cap on one frame's memory under a bound of
+// mem for all work in flight: a quarter, so that the head's two frames
+// take at most half and the jobs behind it share the other half.
+func frameMemory(mem int64) int64 { return mem / 4 }
+
+// setMemory bounds the memory of all jobs to mem bytes (0: no bound).
+func (f *flight) setMemory(mem int64) {
+	f.mem = mem
+	f.share = mem - headShare*frameMemory(mem)
+}
+
+// admit waits until a job of size frame bytes may enter, and returns its
+// memory account, m set up (the caller's, so that a job costs no
+// allocation of its own), or nil when memory is not bounded.
+func (f *flight) admit(size int64, m *jobMem) *jobMem {
 	f.mu.Lock()
+	defer f.mu.Unlock()
 	if f.cond.L == nil {
 		f.cond.L = &f.mu
 	}
@@ -24,16 +68,107 @@ func (f *flight) admit(size int64) {
 	}
 	f.bytes += size
 	f.jobs++
-	f.mu.Unlock()
+	if f.mem <= 0 {
+		return nil
+	}
+	*m = jobMem{f: f}
+	f.queue = append(f.queue, m)
+	return m
 }
 
-// release lets another job in after one of size frame bytes has left.
-func (f *flight) release(size int64) {
+// release lets another job in after the head, of size frame bytes, has
+// left: its memory must have been given back (its trees released, its
+// output written). The next job becomes the head.
+func (f *flight) release(size int64, m *jobMem) {
 	f.mu.Lock()
 	f.bytes -= size
 	f.jobs--
+	if m != nil && len(f.queue) > 0 && f.queue[0] == m {
+		f.queue[0] = nil
+		f.queue = f.queue[1:]
+		if len(f.queue) > 0 {
+			f.used -= f.queue[0].used // the new head's memory is its own
+		}
+		if len(f.queue) == 0 {
+			f.queue = nil // let the backing array go
+		}
+	}
 	if f.cond.L != nil {
 		f.cond.Broadcast()
 	}
 	f.mu.Unlock()
+}
+
+// waitHead waits until m's job is the head.
+func (f *flight) waitHead(m *jobMem) {
+	f.mu.Lock()
+	for len(f.queue) > 0 && f.queue[0] != m {
+		f.cond.Wait()
+	}
+	f.mu.Unlock()
+}
+
+// flightRefusals counts the reservations flights refused (read by tests).
+var flightRefusals atomic.Int64
+
+// jobMem is one job's memory in a flight: the protocol.Budget its frames
+// are decoded with, and the account of its rendered output.
+type jobMem struct {
+	f       *flight
+	used    int64 // held by the job
+	aborted bool  // a reservation was refused: the work that asked is to be done again at the head
+}
+
+// Reserve implements protocol.Budget: the head is always granted (its
+// frames' own caps bound it), the other jobs while what they hold
+// together stays within the flight's share; a refusal marks the job
+// aborted, and refuses every later reservation until reset.
+func (m *jobMem) Reserve(n int64) bool {
+	f := m.f
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	head := len(f.queue) > 0 && f.queue[0] == m
+	switch {
+	case n <= 0:
+	case m.aborted:
+		return false
+	case !head && f.used+n > f.share:
+		m.aborted = true
+		flightRefusals.Add(1)
+		return false
+	}
+	m.used += n
+	if !head {
+		f.used += n
+	}
+	return true
+}
+
+// held is what m's job holds.
+func (m *jobMem) held() int64 {
+	m.f.mu.Lock()
+	defer m.f.mu.Unlock()
+	return m.used
+}
+
+// head reports whether m's job is the head.
+func (m *jobMem) head() bool {
+	f := m.f
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.queue) > 0 && f.queue[0] == m
+}
+
+// retry clears an abort before the job's work is done again (at the head).
+func (m *jobMem) retry() {
+	m.f.mu.Lock()
+	m.aborted = false
+	m.f.mu.Unlock()
+}
+
+// wasAborted reports whether a reservation of the job was refused.
+func (m *jobMem) wasAborted() bool {
+	m.f.mu.Lock()
+	defer m.f.mu.Unlock()
+	return m.aborted
 }

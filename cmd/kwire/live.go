@@ -190,11 +190,12 @@ func runLive(ctx context.Context, o *liveOptions, s *ioStreams, color bool) erro
 	}
 	// The key logs are read again as clients append to them.
 	r.capture.follow = true
-	dopts, err := r.capture.dissectOptions(r.out.ShowSecrets)
+	dopts, err := r.capture.dissectOptions(ropts)
 	if err != nil {
 		return err
 	}
 	defer r.capture.keys.close()
+	setMemoryCeiling(r.capture.memoryBound(), s.ErrOut)
 	if o.CaptureFilter != "" && !o.portSet {
 		// -f chose the traffic: its ports need not be --port's default,
 		// so Kafka is recognised by content, as with --detect.

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"runtime"
@@ -27,6 +28,13 @@ import (
 // the runtime return freed pages to the OS as soon as they are free, and
 // the decoder's short-lived trees then fault them back in (hundreds of
 // thousands of page faults on a 1 GB capture).
+// The commands that read captures also set a ceiling (setMemoryCeiling):
+// the bound their flags give (captureFlags.memoryBound), lowered to the
+// container's memory limit when there is one; the soft limit never goes
+// above it. Should the live heap pass it (kwire's accounting of what is
+// in flight is an estimate), a warning says so once: an allocation may
+// then fail.
+//
 // GOMEMLIMIT or GOGC in the environment turn this off.
 // docs/performance.md has the measurements.
 const (
@@ -47,6 +55,7 @@ func limitMemory() {
 	t.sample = []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
 	debug.SetMemoryLimit(t.limit)
 	debug.SetGCPercent(t.percent)
+	tuner = t
 	t.arm()
 }
 
@@ -56,6 +65,44 @@ type memTuner struct {
 	tuned   atomic.Int32 // collections seen (read by tests)
 	stop    atomic.Bool  // set by tests: no more tuning
 	sample  []metrics.Sample
+
+	ceiling atomic.Int64 // the soft limit's ceiling; 0: none
+	warned  atomic.Bool
+	warn    atomic.Pointer[io.Writer] // where the warning goes
+}
+
+// tuner is the process's memTuner, nil when the environment turned it off.
+var tuner *memTuner
+
+// setMemoryCeiling caps the soft memory limit at bound bytes (or the
+// container's limit, if lower) and has a warning written to errw if the
+// live heap ever passes it.
+func setMemoryCeiling(bound int64, errw io.Writer) {
+	t := tuner
+	if t == nil || bound <= 0 {
+		return
+	}
+	if c := cgroupLimit(); c > 0 && c-c/10 < bound {
+		bound = c - c/10
+	}
+	t.warn.Store(&errw)
+	t.ceiling.Store(bound)
+	if debug.SetMemoryLimit(-1) > bound { // the limit now; the tuner follows at the next collection
+		debug.SetMemoryLimit(bound)
+	}
+}
+
+// cgroupLimit is the memory limit of the process's cgroup (v2), or 0.
+func cgroupLimit() int64 {
+	b, err := os.ReadFile("/sys/fs/cgroup/memory.max")
+	if err != nil {
+		return 0
+	}
+	n, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
+	if err != nil || n <= 0 {
+		return 0 // "max": none
+	}
+	return n
 }
 
 // memLimitFor is the soft memory limit for a live heap of live bytes.
@@ -91,7 +138,17 @@ func (t *memTuner) tune() {
 	metrics.Read(t.sample)
 	if t.sample[0].Value.Kind() == metrics.KindUint64 {
 		live := int64(t.sample[0].Value.Uint64())
-		if want := memLimitFor(live); want != t.limit {
+		want := memLimitFor(live)
+		if c := t.ceiling.Load(); c > 0 {
+			want = min(want, c)
+			if live > c && !t.warned.Swap(true) {
+				if w := t.warn.Load(); w != nil {
+					fmt.Fprintf(*w, "kwire: warning: %d MiB of memory are in use, past the %d MiB the flags bound it to (kwire's estimate of what it holds was short): an allocation may fail; a lower --max-decode-memory keeps it within bounds\n",
+						live>>20, c>>20)
+				}
+			}
+		}
+		if want != t.limit {
 			t.limit = want
 			debug.SetMemoryLimit(want)
 		}
@@ -108,8 +165,8 @@ func (t *memTuner) tune() {
 // KB, MB, GB mean the same), e.g. 16MiB, 512KiB, 1048576.
 type byteSize int64
 
-func (b *byteSize) String() string {
-	n := int64(*b)
+func (b byteSize) String() string {
+	n := int64(b)
 	for _, u := range []struct {
 		name  string
 		shift uint

@@ -3,9 +3,11 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"sync"
 
 	"github.com/kwire/kwire/dissect"
+	"github.com/kwire/kwire/protocol"
 	"github.com/kwire/kwire/render"
 )
 
@@ -21,8 +23,12 @@ import (
 //     between them to the output.
 //
 // The output is byte for byte what readSink alone writes. Exchanges in
-// flight are bounded by their frame bytes (parallelBudget) and their
-// number (parallelJobs), so memory stays bounded.
+// flight are bounded by their frame bytes (parallelBudget), their number
+// (parallelJobs) and, with --max-decode-memory, the memory decoding and
+// rendering them takes (flight): a job whose decode or rendering the
+// memory refuses has that work thrown away and done again when it is the
+// oldest in flight, by stage 2 (decoding) or 4 (rendering straight to the
+// output, as the oldest job's rendering always goes).
 type parallelSink struct {
 	k      *readSink
 	decode chan *readJob // stage 1
@@ -34,7 +40,7 @@ type parallelSink struct {
 
 	flight // jobs not yet written and their frame bytes
 
-	malformed int64 // frames that failed to decode; written by the writer, read after done
+	decoded decodeCounts // what decoding found; written by the writer, read after done
 }
 
 // Bounds of what is in flight: frame bytes (one exchange is always let
@@ -56,7 +62,13 @@ type readJob struct {
 	ev      *dissect.Event
 	barrier chan struct{}
 	size    int64
-	before  int // malformedFrames when emitted, before Decode
+	before  decodeCounts // decodeCountsOf when emitted, before Decode
+	mem     *jobMem      // its memory in the flight (nil: not bounded): memv
+	memv    jobMem
+	dec     protocol.Decoder
+	redo    bool // stage 1's decode was refused memory: stage 2 decodes again
+	direct  bool // rendered straight to the output, or (not yet) by stage 4
+	wrote   bool // stage 3 wrote it to the output itself (it was the oldest)
 
 	decoded chan struct{} // closed by stage 1
 	view    exchangeView  // set by stage 2
@@ -64,10 +76,13 @@ type readJob struct {
 	ready   chan struct{} // closed when out and err are set (stage 3) or nothing is to be rendered
 	out     chunkBuf
 	line    []byte // the JSON line instead of out, from getLine
+	lineMem int64  // the memory reserved for it
 	err     error
 }
 
-func newParallelSink(k *readSink, workers int) *parallelSink {
+// newParallelSink returns the pipeline, its decoding and rendering
+// memory bounded by mem bytes (0: not bounded).
+func newParallelSink(k *readSink, workers int, mem int64) *parallelSink {
 	p := &parallelSink{
 		k:      k,
 		decode: make(chan *readJob, parallelJobs),
@@ -76,6 +91,7 @@ func newParallelSink(k *readSink, workers int) *parallelSink {
 		write:  make(chan *readJob, parallelJobs),
 		done:   make(chan struct{}),
 	}
+	p.setMemory(mem)
 	for range workers {
 		p.wg.Add(1)
 		go p.work()
@@ -88,34 +104,75 @@ func newParallelSink(k *readSink, workers int) *parallelSink {
 func (p *parallelSink) Exchange(ex *dissect.Exchange) {
 	// captureReader's problem counter has counted the frames decoded so
 	// far (by the Dissector itself); the writer counts what Decode adds.
-	j := &readJob{ex: ex, decoded: make(chan struct{}), ready: make(chan struct{}), before: malformedFrames(ex)}
+	j := &readJob{ex: ex, decoded: make(chan struct{}), ready: make(chan struct{}), before: decodeCountsOf(ex)}
 	j.size = ex.FrameBytes()
-	p.admit(j.size)
+	j.mem = p.admit(j.size, &j.memv)
+	j.out.mem = j.mem
 	p.seq <- j
 	p.decode <- j
 }
 
 func (p *parallelSink) Event(ev *dissect.Event) {
-	p.admit(0)
-	p.seq <- &readJob{ev: ev}
+	j := &readJob{ev: ev}
+	j.mem = p.admit(0, &j.memv)
+	p.seq <- j
 }
 
 // sync waits until everything emitted so far is written.
 func (p *parallelSink) sync() {
-	p.admit(0)
 	j := &readJob{barrier: make(chan struct{})}
+	j.mem = p.admit(0, &j.memv)
 	p.seq <- j
 	<-j.barrier
+}
+
+// budget is the job's memory as a protocol.Budget (nil when not bounded).
+func (j *readJob) budget() protocol.Budget {
+	if j.mem == nil {
+		return nil
+	}
+	return j.mem
+}
+
+// decode decodes the job's exchange (stage 1); a decode the flight's
+// memory refused is undone, for stage 2 to do again at the head.
+func (j *readJob) decode() {
+	j.ex.DecodeWith(j.budget(), &j.dec)
+	if j.mem != nil && j.mem.wasAborted() {
+		j.ex.Undecode()
+		j.redo = true
+		return
+	}
+	j.ex.Facts() // computed here, on every core; resolved in emit order
+}
+
+// redecode decodes again, at the head, an exchange stage 1 undid.
+func (p *parallelSink) redecode(j *readJob) {
+	p.waitHead(j.mem)
+	j.mem.retry()
+	j.ex.DecodeWith(j.budget(), &j.dec)
+	j.redo = false
 }
 
 // chunkBuf is a worker's output: fixed-size chunks from a free list, so
 // that the text of a large exchange (megabytes for a Produce of a
 // thousand records) costs neither the doublings of one growing buffer nor
 // fresh memory each time.
+//
+// With mem, every chunk is reserved from the job's memory first; once a
+// reservation is refused the buffer takes nothing more and its Write
+// fails with errOverBudget (the rendering is then done again at the head,
+// straight to the output).
 type chunkBuf struct {
 	chunks [][]byte // full chunks
 	cur    []byte
+	mem    *jobMem
+	taken  int64 // bytes reserved for the chunks
+	err    error
 }
+
+// errOverBudget stops a rendering the flight's memory has no room for.
+var errOverBudget = errors.New("rendering refused memory: to be done again at the head")
 
 // Output chunks: their size (larger than the output's 64 KiB buffer, so
 // that bufio writes a full chunk directly rather than copying it), and how
@@ -178,6 +235,9 @@ func (c *chunkBuf) Write(p []byte) (int, error) {
 		if len(c.cur) == cap(c.cur) {
 			c.next()
 		}
+		if c.err != nil {
+			return 0, c.err
+		}
 		k := copy(c.cur[len(c.cur):cap(c.cur)], p)
 		c.cur = c.cur[:len(c.cur)+k]
 		p = p[k:]
@@ -206,6 +266,9 @@ func (c *chunkBuf) writePrefixed(p []byte, prefix string, bol bool) bool {
 }
 
 func (c *chunkBuf) writeString(s string) {
+	if c.err != nil {
+		return
+	}
 	if cap(c.cur)-len(c.cur) < len(s) {
 		c.Write([]byte(s))
 		return
@@ -217,15 +280,41 @@ func (c *chunkBuf) WriteByte(b byte) error {
 	if len(c.cur) == cap(c.cur) {
 		c.next()
 	}
+	if c.err != nil {
+		return c.err
+	}
 	c.cur = append(c.cur, b)
 	return nil
 }
 
 func (c *chunkBuf) next() {
+	if c.err != nil {
+		return
+	}
+	if c.mem != nil {
+		if !c.mem.Reserve(chunkSize) {
+			c.err = errOverBudget
+			return
+		}
+		c.taken += chunkSize
+	}
 	if c.cur != nil {
 		c.chunks = append(c.chunks, c.cur)
 	}
 	c.cur = getChunk()
+}
+
+// discard hands the chunks back unwritten, and their memory.
+func (c *chunkBuf) discard() {
+	for _, b := range append(c.chunks, c.cur) {
+		if b != nil {
+			putChunk(b)
+		}
+	}
+	if c.mem != nil && c.taken > 0 {
+		c.mem.Reserve(-c.taken)
+	}
+	*c = chunkBuf{mem: c.mem}
 }
 
 // writeTo writes the chunks to w and hands them back to the free list.
@@ -243,7 +332,10 @@ func (c *chunkBuf) writeTo(w *bufio.Writer) error {
 			putChunk(b)
 		}
 	}
-	*c = chunkBuf{}
+	if c.mem != nil && c.taken > 0 {
+		c.mem.Reserve(-c.taken)
+	}
+	*c = chunkBuf{mem: c.mem}
 	return err
 }
 
@@ -258,22 +350,55 @@ func (p *parallelSink) work() {
 				decode = nil
 				continue
 			}
-			j.ex.Decode()
-			j.ex.Facts() // computed here, on every core; resolved in emit order
+			j.decode()
 			close(j.decoded)
 		case j, ok := <-renders:
 			if !ok {
 				renders = nil
 				continue
 			}
-			if p.k.o.JSON {
-				// The line is written as built: no copy into chunks.
-				j.line = render.AppendExchangeJSON(getLine(), j.ex, j.view.ropts)
-			} else {
-				j.err = p.k.render(&j.out, j.ex, j.view)
-			}
+			p.renderJob(j)
 			close(j.ready)
 		}
+	}
+}
+
+// renderJob is stage 3 for one job. The oldest job in flight (the head)
+// is written straight to the output: the writer waits for it and has
+// written everything before it. Another job's rendering is kept for the
+// writer, in chunks reserved from the flight's memory, or left to the
+// writer to do when it is the head if the memory refused it.
+func (p *parallelSink) renderJob(j *readJob) {
+	if j.mem != nil && j.mem.head() {
+		j.err, j.wrote = p.k.render(p.k.w, j.ex, j.view), true
+		return
+	}
+	if p.k.o.JSON {
+		// The line is written as built: no copy into chunks. It is
+		// built whole (an object's keys are checked against each other),
+		// so its memory is reserved first, guessed from the trees' (a
+		// record's fields take more memory than their JSON, but for
+		// values full of escapes), then set to what it took.
+		var guess int64
+		if j.mem != nil {
+			if guess = j.mem.held() + chunkSize; !j.mem.Reserve(guess) {
+				j.direct = true
+				return
+			}
+		}
+		j.line = render.AppendExchangeJSON(getLine(), j.ex, j.view.ropts)
+		if j.mem != nil {
+			j.lineMem = guess
+			if d := int64(cap(j.line)) - guess; j.mem.Reserve(d) {
+				j.lineMem += d // a refusal leaves the guess: the line is made
+			}
+		}
+		return
+	}
+	j.err = p.k.render(&j.out, j.ex, j.view)
+	if errors.Is(j.err, errOverBudget) {
+		j.out.discard()
+		j.err, j.direct = nil, true
 	}
 }
 
@@ -282,6 +407,9 @@ func (p *parallelSink) sequence() {
 	for j := range p.seq {
 		if j.ex != nil {
 			<-j.decoded
+			if j.redo {
+				p.redecode(j)
+			}
 			j.view, j.show = p.k.prepare(j.ex, true)
 			if j.show {
 				p.render <- j
@@ -312,19 +440,29 @@ func (p *parallelSink) writeOut() {
 			if k.col != nil {
 				k.col.Exchange(j.ex)
 			}
-			p.malformed += int64(malformedFrames(j.ex) - j.before)
+			p.decoded.add(decodeCountsOf(j.ex).since(j.before))
 			if j.show {
 				k.shown++
 				var err error
-				if j.line != nil {
+				switch {
+				case j.wrote: // stage 3 wrote it, as the head
+				case j.direct: // the memory refused it a buffer: now it is the head
+					if j.mem != nil {
+						j.mem.retry()
+					}
+					err = k.render(k.w, j.ex, j.view)
+				case j.line != nil:
 					if len(j.line) >= k.w.Size() {
 						err = k.w.Flush() // then the line goes out directly
 					}
 					_, werr := k.w.Write(j.line)
 					err = firstError(err, werr)
+					if j.mem != nil {
+						j.mem.Reserve(-j.lineMem)
+					}
 					putLine(j.line)
 					j.line = nil
-				} else {
+				default:
 					err = j.out.writeTo(k.w)
 				}
 				k.check(firstError(j.err, err))
@@ -340,17 +478,17 @@ func (p *parallelSink) writeOut() {
 			}
 			j.ex.Release()
 		}
-		p.release(j.size)
+		p.release(j.size, j.mem)
 	}
 }
 
-// close waits for everything emitted to be written and returns the
-// number of frames that failed to decode (captureReader's counter saw
-// the exchanges before they were decoded).
-func (p *parallelSink) close() int64 {
+// close waits for everything emitted to be written and returns what the
+// decoding of the exchanges found (captureReader's counter saw them before
+// they were decoded).
+func (p *parallelSink) close() decodeCounts {
 	close(p.decode)
 	close(p.seq)
 	p.wg.Wait()
 	<-p.done
-	return p.malformed
+	return p.decoded
 }

@@ -117,7 +117,13 @@ connection that could not be decrypted makes the exit status 1.
 Record batches: the one-line mode reads each batch's header and verifies
 its CRC (base offset, record count, codec and size per partition) without
 decompressing it; -V, -x and --json decode every record, so a batch whose
-CRC is valid but whose records are malformed is reported there.
+CRC is valid but whose records are malformed is reported there. Values
+inflated from compressed batches are kept as far as they are shown
+(--max-value). A frame whose batches inflate past --max-decompressed is a
+decompression bomb: its records up to the cap are decoded, its note says
+what its codec claimed, and the exit status is 1; one that needs more than
+a quarter of --max-decode-memory is decoded as far as that goes. Memory is
+bounded by the flags whatever the capture holds (README, "Memory").
 
 Secrets are withheld unless --show-secrets: SASL passwords, proofs and
 tokens (a token kwire cannot parse whole), delegation-token HMACs, SCRAM
@@ -263,7 +269,7 @@ func runRead(ctx context.Context, o *readOptions, s *ioStreams, color bool, path
 	if err != nil {
 		return err
 	}
-	dopts, err := o.capture.dissectOptions(o.out.ShowSecrets)
+	dopts, err := o.capture.dissectOptions(ropts)
 	if err != nil {
 		return err
 	}
@@ -289,13 +295,14 @@ func runRead(ctx context.Context, o *readOptions, s *ioStreams, color bool, path
 		// them on every core, write them in order. Not hex dumps: their
 		// text, several times the frame, is better streamed than held.
 		dopts.DeferDecode = true
-		par = newParallelSink(sink, workers)
+		par = newParallelSink(sink, workers, int64(o.capture.MaxDecodeMemory))
 		ds = par
 		after = func(ds dissect.Summary, rs reassembly.Summary) {
 			par.sync() // a file's totals once its exchanges are written
 			sink.addTotals(ds, rs)
 		}
 	}
+	setMemoryCeiling(o.capture.memoryBound(), s.ErrOut)
 	bar := startProgressFor(s, paths)
 	cr := &captureReader{opts: dopts, ropts: o.capture.reassemblyOptions(), wrap: bar.wrap, after: after}
 	if col != nil && len(paths) > 1 {
@@ -303,7 +310,7 @@ func runRead(ctx context.Context, o *readOptions, s *ioStreams, color bool, path
 	}
 	run := cr.read(ctx, paths, ds)
 	if par != nil {
-		run.lost.malformed += par.close() // decoded after captureReader's problemCounter saw them
+		run.lost.decodeCounts.add(par.close()) // decoded after captureReader's problemCounter saw them
 	}
 	bar.finish()
 

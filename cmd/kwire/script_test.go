@@ -21,6 +21,9 @@ import (
 
 // TestMain lets the test binary run as "kwire" inside the scripts.
 func TestMain(m *testing.M) {
+	if os.Getenv(asKwire) != "" {
+		mainForTest() // a child process of a test: kwire itself (runKwire)
+	}
 	testscript.Main(m, map[string]func(){"kwire": main})
 }
 

@@ -77,7 +77,7 @@ that is not a capture.`,
 }
 
 func runStats(ctx context.Context, o *statsOptions, s *ioStreams, color bool, paths []string) error {
-	dopts, err := o.capture.dissectOptions(false)
+	dopts, err := o.capture.dissectOptions(valuesNotShown)
 	if err != nil {
 		return err
 	}
@@ -88,7 +88,8 @@ func runStats(ctx context.Context, o *statsOptions, s *ioStreams, color bool, pa
 	// Every record is counted: decode the exchanges on every core, feed
 	// them to the collector in order.
 	dopts.DeferDecode = true
-	ahead := newDecodeAhead(col, max(runtime.GOMAXPROCS(0), 1))
+	ahead := newDecodeAhead(col, max(runtime.GOMAXPROCS(0), 1), int64(o.capture.MaxDecodeMemory))
+	setMemoryCeiling(o.capture.memoryBound(), s.ErrOut)
 	bar := startProgressFor(s, paths)
 	cr := &captureReader{opts: dopts, ropts: o.capture.reassemblyOptions(), wrap: bar.wrap}
 	if len(paths) > 1 {
@@ -98,7 +99,7 @@ func runStats(ctx context.Context, o *statsOptions, s *ioStreams, color bool, pa
 		}
 	}
 	run := cr.read(ctx, paths, ahead)
-	run.lost.malformed += ahead.close() // decoded after captureReader's problem counter saw them
+	run.lost.decodeCounts.add(ahead.close()) // decoded after captureReader's problem counter saw them
 	bar.finish()
 	if !run.readAny {
 		return run.status(s.ErrOut)

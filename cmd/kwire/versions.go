@@ -84,13 +84,14 @@ decode); 2 usage error or a file that is not a capture.`,
 }
 
 func runVersions(ctx context.Context, o *versionsOptions, s *ioStreams, color bool, paths []string) error {
-	dopts, err := o.capture.dissectOptions(false)
+	dopts, err := o.capture.dissectOptions(valuesNotShown)
 	if err != nil {
 		return err
 	}
 	// Versions are in headers and ApiVersions bodies: record batches are
 	// read by header and CRC only, as in kwire read's one-line mode.
 	dopts.Decoder.BatchHeadersOnly = true
+	setMemoryCeiling(o.capture.memoryBound(), s.ErrOut)
 	bar := startProgressFor(s, append(slices.Clip(paths), o.Against...))
 	cr := &captureReader{opts: dopts, ropts: o.capture.reassemblyOptions(), wrap: bar.wrap}
 	before := stats.NewVersionCollector()
