@@ -1,7 +1,6 @@
 package dissect
 
 import (
-	"encoding/binary"
 	"fmt"
 	"net/netip"
 	"strings"
@@ -157,7 +156,7 @@ func (c *conn) firstRequest(b []byte) verdict {
 	if v != vYes {
 		return v
 	}
-	n := 4 + int(int32(binary.BigEndian.Uint32(b)))
+	n := 4 + int(frameLength(b))
 	if len(b) > n && checkRequest(b[n:], c.d.opts.MaxFrame, true) == vNo {
 		return vNo
 	}
@@ -274,7 +273,7 @@ func clientIDLen(b []byte) int {
 	if len(b) < fixedReqPrefix {
 		return -2
 	}
-	return int(int16(binary.BigEndian.Uint16(b[12:])))
+	return int(int16At(b, 12))
 }
 
 func (c *conn) skipNotKafka(pfx [2][]byte) {
@@ -420,10 +419,9 @@ func (c *conn) cut(s *splitter, part []byte, need int, at mark, why string) {
 		h, err := protocol.ParseRequestHeader(part[4:])
 		if err != nil {
 			// The header itself is cut: key, version and correlation ID
-			// are there, the client id is not.
-			h = protocol.RequestHeader{APIKey: int16(binary.BigEndian.Uint16(part[4:])),
-				APIVersion: int16(binary.BigEndian.Uint16(part[6:])), CorrelationID: int32(binary.BigEndian.Uint32(part[8:]))}
-			h.HeaderVersion = protocol.RequestHeaderVersion(h.APIKey, h.APIVersion)
+			// are there (ParseRequestHeader read them), the client id is
+			// not.
+			h.ClientID, h.ClientIDNull = "", false
 			notes = append(notes, "client id not captured")
 		}
 		if !knownVersion(h.APIKey, h.APIVersion) && h.APIKey != keyApiVersions {
@@ -432,7 +430,7 @@ func (c *conn) cut(s *splitter, part []byte, need int, at mark, why string) {
 		d.undecoded(fr, h.APIKey, false)
 		d.sum.Requests++
 		if h.APIKey == keyProduce && err == nil {
-			if acks, ok := produceAcks(part, h); ok && acks == 0 {
+			if acks, ok := protocol.PeekProduceAcks(part); ok && acks == 0 {
 				cl, br := c.addrs()
 				d.emit(&Exchange{Conn: c.c, Client: cl, Broker: br, Kind: KindNoResponse, APIKey: h.APIKey, APIVersion: h.APIVersion,
 					CorrelationID: h.CorrelationID, ClientID: h.ClientID, ClientIDNull: h.ClientIDNull, Request: fr,
@@ -444,7 +442,7 @@ func (c *conn) cut(s *splitter, part []byte, need int, at mark, why string) {
 		return
 	}
 	d.sum.Responses++
-	corr := int32(binary.BigEndian.Uint32(part[4:]))
+	corr := int32At(part, 4)
 	if ex := c.take(corr); ex != nil {
 		d.undecoded(fr, ex.APIKey, true)
 		ex.Response = fr

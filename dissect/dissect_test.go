@@ -92,7 +92,7 @@ func TestApiVersionsThenMetadata(t *testing.T) {
 	if got := md.Latency(); got != time.Millisecond {
 		t.Errorf("latency %v, want 1ms", got)
 	}
-	want := []APIRange{{0, 0, 9}, {3, 0, 12}, {18, 0, 3}}
+	want := []APIRange{{Key: 0, Min: 0, Max: 9}, {Key: 3, Min: 0, Max: 12}, {Key: 18, Min: 0, Max: 3}}
 	if len(av.Advertised) != len(want) {
 		t.Fatalf("advertised %v, want %v", av.Advertised, want)
 	}

@@ -244,7 +244,4 @@ type Sink interface {
 
 // APIRange is one API key's supported version range as a broker advertises
 // it in an ApiVersions response (KIP-35).
-type APIRange struct {
-	Key      int16 // API key
-	Min, Max int16 // inclusive version range
-}
+type APIRange = protocol.APIRange

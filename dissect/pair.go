@@ -1,7 +1,6 @@
 package dissect
 
 import (
-	"encoding/binary"
 	"fmt"
 	"slices"
 
@@ -94,7 +93,7 @@ func (c *conn) request(fr *Frame) {
 	// that many pipelined requests cannot exhaust memory.
 	fr.lazy = lazyRequest{set: true, h: h, mech: c.mech}
 	if h.APIKey == keyProduce {
-		if acks, ok := produceAcks(b, h); ok && acks == 0 {
+		if acks, ok := protocol.PeekProduceAcks(b); ok && acks == 0 {
 			cl, br := c.addrs()
 			ex := &Exchange{Conn: c.c, Client: cl, Broker: br, Kind: KindNoResponse, APIKey: h.APIKey, APIVersion: h.APIVersion,
 				CorrelationID: h.CorrelationID, ClientID: h.ClientID, ClientIDNull: h.ClientIDNull, Request: fr,
@@ -148,7 +147,7 @@ func (c *conn) register(fr *Frame, h protocol.RequestHeader, notes []string, who
 	ex := &Exchange{Conn: c.c, Client: cl, Broker: br, Kind: KindPaired, APIKey: h.APIKey, APIVersion: h.APIVersion,
 		CorrelationID: h.CorrelationID, ClientID: h.ClientID, ClientIDNull: h.ClientIDNull, Request: fr, Notes: notes}
 	if h.APIKey == keySaslHandshake && whole {
-		ex.Mechanism, _ = readString(fr.Bytes, 4+h.Len)
+		ex.Mechanism, _ = protocol.PeekSaslHandshake(fr.Bytes)
 	}
 	if !c.keys.has(int(h.APIKey)) && h.APIKey >= 0 && h.APIKey < lenientMaxKey {
 		c.keys.add(int(h.APIKey))
@@ -193,7 +192,7 @@ func (c *conn) take(corr int32) *Exchange {
 func (c *conn) response(fr *Frame) {
 	d := c.d
 	d.sum.Responses++
-	corr := int32(binary.BigEndian.Uint32(fr.Bytes[4:]))
+	corr := int32At(fr.Bytes, 4)
 	ex := c.take(corr)
 	if ex == nil {
 		c.orphan(fr, corr)
@@ -205,19 +204,18 @@ func (c *conn) response(fr *Frame) {
 	b := fr.Bytes
 	switch {
 	case key == keyApiVersions:
-		// ApiVersions responses always use response header v0 (KIP-511),
-		// so the error code is at offset 8.
-		if ver > 0 && len(b) >= 10 && int16(binary.BigEndian.Uint16(b[8:])) == errUnsupportedVersion {
+		// A broker that does not support the version asked answers with
+		// UNSUPPORTED_VERSION and a v0 body (KIP-511).
+		if code, ok := protocol.PeekErrorCode(b, key, ver); ver > 0 && ok && code == errUnsupportedVersion {
 			ex.Notes = append(ex.Notes, fmt.Sprintf("UNSUPPORTED_VERSION: the broker does not support ApiVersions v%d and answered with a v0 body (KIP-511)", ver))
 			ver = 0
 		}
-		if code, ranges, ok := parseAPIVersions(b, ver); ok && code == 0 {
+		if code, ranges, ok := protocol.PeekAPIVersions(b, ver); ok && code == 0 {
 			ex.Advertised = ranges
 			c.learn(ex, ranges)
 		}
 	case key == keySaslHandshake:
-		// SaslHandshakeResponse v0/v1: header v0, ErrorCode first.
-		if len(b) >= 10 && binary.BigEndian.Uint16(b[8:]) == 0 {
+		if code, ok := protocol.PeekErrorCode(b, key, ver); ok && code == 0 {
 			c.mech = ex.Mechanism
 			if ver == 0 {
 				c.enterSASL(ex.Mechanism, "")

@@ -338,11 +338,33 @@ func (ip *interp) structFields(fields []Field, n *Node) bool {
 }
 
 // fieldFlex reports whether f is encoded compactly in the current version.
-func (ip *interp) fieldFlex(f *Field) bool {
+func (ip *interp) fieldFlex(f *Field) bool { return compactIn(f, ip.flex, ip.ver) }
+
+// compactIn reports whether f is encoded compactly in version ver of a
+// message that is flexible in ver when flex: by the field's own flexible
+// versions when the JSON gives them, by the message's otherwise.
+func compactIn(f *Field, flex bool, ver int16) bool {
 	if f.HasFlexibleVersions {
-		return f.FlexibleVersions.Contains(ip.ver)
+		return f.FlexibleVersions.Contains(ver)
 	}
-	return ip.flex
+	return flex
+}
+
+// fixedSize returns the size in bytes of a fixed-size kind, 0 for others.
+func fixedSize(k TypeKind) int {
+	switch k {
+	case TypeBool, TypeInt8:
+		return 1
+	case TypeInt16, TypeUint16:
+		return 2
+	case TypeInt32, TypeUint32:
+		return 4
+	case TypeInt64, TypeFloat64:
+		return 8
+	case TypeUUID:
+		return 16
+	}
+	return 0
 }
 
 // field decodes one field's value. It returns nil when nothing of the
@@ -594,17 +616,10 @@ func (ip *interp) array(f *Field, nullable bool) *Node {
 // version: the bound that array counts are checked against.
 func (ip *interp) minSize(f *Field, nullable bool) int {
 	compact := ip.fieldFlex(f)
+	if n := fixedSize(f.Kind); n > 0 {
+		return n
+	}
 	switch f.Kind {
-	case TypeBool, TypeInt8:
-		return 1
-	case TypeInt16, TypeUint16:
-		return 2
-	case TypeInt32, TypeUint32:
-		return 4
-	case TypeInt64, TypeFloat64:
-		return 8
-	case TypeUUID:
-		return 16
 	case TypeString:
 		if compact {
 			return 1
