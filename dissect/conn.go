@@ -364,6 +364,7 @@ func (c *conn) resync(s *splitter, n int64, at mark) {
 }
 
 func (c *conn) trailing(s *splitter, n int64) {
+	c.d.sum.Resyncs++
 	c.d.sum.ResyncBytes += n
 	ev := &Event{Kind: EventResync, Conn: c.c, Dir: s.dir, Time: c.last, Bytes: n,
 		Data:   s.skippedData,

@@ -2,10 +2,12 @@ package dissect
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"net/netip"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/kwire/kwire/protocol"
@@ -62,7 +64,7 @@ type Options struct {
 	// Dissector reads on). SaslAuthenticate requests and responses (whose
 	// tokens are split by the connection's SASL mechanism) and requests
 	// whose header does not parse are still decoded before the sink sees
-	// them; Summary.DecodeErrors then counts only those.
+	// them. Summary counts the frames Exchange.Decode decodes too.
 	DeferDecode bool
 	// PendingMemory bounds, in bytes, the request frames held in memory
 	// while they await their responses, over all connections; 0 means
@@ -106,6 +108,9 @@ type Dissector struct {
 
 	sessions   tlsdec.Sessions // TLS 1.2 sessions, for resumed connections
 	tlsReasons map[string]int  // TLS connections not decrypted, by reason
+	// decodes counts the frames decoded so far, on any goroutine
+	// (Exchange.Decode): Summary's DecodeErrors and Unknown.
+	decodes *decodeCounts
 }
 
 // New returns a Dissector that reports to sink.
@@ -131,6 +136,7 @@ func New(opts Options, sink Sink) *Dissector {
 		brokers: make(map[netip.AddrPort]*BrokerVersions),
 
 		tlsReasons: make(map[string]int),
+		decodes:    new(decodeCounts),
 	}
 }
 
@@ -249,7 +255,7 @@ func (d *Dissector) emit(ex *Exchange) {
 			// Left to Exchange.Decode (SaslAuthenticate requests are
 			// decoded here, with the connection's SASL mechanism).
 			f.lazy = lazyRequest{}
-			f.deferred = deferredDecode{dec: &d.opts.Decoder}
+			f.deferred = deferredDecode{dec: &d.opts.Decoder, counts: d.decodes}
 		} else {
 			d.finishRequest(f)
 		}
@@ -280,12 +286,8 @@ func (d *Dissector) wantDecode(key, ver int16) bool {
 	return d.opts.Decode == nil || d.opts.Decode(key, ver)
 }
 
-// count notes a decoded frame's error in the summary.
-func (d *Dissector) count(t *protocol.Tree) {
-	if t != nil && (t.Err != nil || t.FirstError() != nil) {
-		d.sum.DecodeErrors++
-	}
-}
+// decoded classifies a frame the Dissector decoded and counts it.
+func (d *Dissector) decoded(f *Frame) { f.outcome = d.decodes.count(f.Tree) }
 
 // Summary counts what a Dissector saw. Connection counts are final after
 // Finish.
@@ -312,17 +314,18 @@ type Summary struct {
 	Orphans    int64
 	SASL       int64 // KindSASL exchanges (raw tokens after SaslHandshake v0)
 
-	Gaps        int64 // gap events on Kafka connections
-	GapBytes    int64 // bytes lost in gaps of known size
-	Resyncs     int64 // times a splitter found its way back to a frame
-	ResyncBytes int64 // bytes skipped while resynchronising
-	BadFrames   int64 // lengths or headers diagnosed as not Kafka
-	Truncated   int64 // frames cut by a gap or by the end of a connection
+	// Problems are what kept the dissection from being complete, each
+	// counted where it happened: the summary, the exit status and stats
+	// read these numbers.
+	Problems
 
-	DecodeErrors int64 // decoded frames whose tree has an error (Tree.Err, or a record batch's: Tree.FirstError)
+	// Unknown counts decoded frames of an API key or version the schema
+	// table does not know (Frame.Unknown): shown raw, data rather than a
+	// problem.
+	Unknown int64
+
 	OutOfOrder   int64 // responses that did not answer the oldest pending request
 	DuplicateIDs int64 // requests sent while another with the same correlation ID was pending
-	Evicted      int64 // pending requests dropped by Options.MaxPending
 	Unsupported  int64 // requests outside the broker's advertised version range
 
 	// SpillError is why request frames past Options.PendingMemory could
@@ -331,15 +334,96 @@ type Summary struct {
 	SpillError error
 }
 
+// Problems count what kept a dissection from being complete (exit status
+// 1 of kwire's commands), one counter per kind of loss, each incremented
+// where the loss happens. Except for DecodeErrors and Evicted, each count
+// is one Event of the matching kind, so a sink that counts events per
+// connection (stats) agrees with these totals.
+type Problems struct {
+	Gaps        int64 // EventGap: bytes lost in one direction of a Kafka connection
+	GapBytes    int64 // bytes lost in gaps of known size
+	Resyncs     int64 // EventResync: garbage skipped to the next plausible frame, or left at the end
+	ResyncBytes int64 // bytes skipped while resynchronising
+	BadFrames   int64 // EventBadFrame: lengths or headers diagnosed as not Kafka
+	Truncated   int64 // EventTruncated: frames cut by a gap or by the end of a connection
+
+	// DecodeErrors counts frames whose decoding failed (Frame.Failed: the
+	// tree has an error, or a record batch in it has), whoever decoded
+	// them: the Dissector, or Exchange.Decode on another goroutine. Frames
+	// of an unknown API key or version are not failures (Summary.Unknown).
+	DecodeErrors int64
+	// Evicted counts requests given up unanswered because those awaiting
+	// responses needed more memory than Options.PendingMemory allows.
+	Evicted int64
+}
+
+// Any reports whether any problem was counted.
+func (p Problems) Any() bool { return p != Problems{} }
+
+// Add adds o's counts to p.
+func (p *Problems) Add(o Problems) {
+	p.Gaps += o.Gaps
+	p.GapBytes += o.GapBytes
+	p.Resyncs += o.Resyncs
+	p.ResyncBytes += o.ResyncBytes
+	p.BadFrames += o.BadFrames
+	p.Truncated += o.Truncated
+	p.DecodeErrors += o.DecodeErrors
+	p.Evicted += o.Evicted
+}
+
+// decodeCounts counts decoded frames by outcome, on any goroutine.
+type decodeCounts struct{ failed, unknown atomic.Int64 }
+
+// count classifies t (outcome) and counts it.
+func (c *decodeCounts) count(t *protocol.Tree) outcome {
+	o := classify(t)
+	switch o {
+	case outcomeFailed:
+		c.failed.Add(1)
+	case outcomeUnknown:
+		c.unknown.Add(1)
+	}
+	return o
+}
+
+// outcome is what decoding a frame gave.
+type outcome uint8
+
+const (
+	outcomeNone    outcome = iota // not decoded
+	outcomeOK                     // decoded without error
+	outcomeUnknown                // an API key or version the schema table does not know: shown raw
+	outcomeFailed                 // an error in the tree (Tree.Err) or in a record batch (Tree.FirstError)
+)
+
+// classify says what a decoded tree's outcome is: the one definition of a
+// frame that failed to decode.
+func classify(t *protocol.Tree) outcome {
+	switch {
+	case t == nil:
+		return outcomeNone
+	case t.Err != nil && (errors.Is(t.Err, protocol.ErrUnknownAPI) || errors.Is(t.Err, protocol.ErrUnknownVers)):
+		return outcomeUnknown
+	case t.Err != nil || t.FirstError() != nil:
+		return outcomeFailed
+	}
+	return outcomeOK
+}
+
 // Reason is a skip reason and how many connections it applied to.
 type Reason struct {
 	Reason string
 	Count  int
 }
 
-// Summary returns the counts so far.
+// Summary returns the counts so far. DecodeErrors and Unknown include the
+// frames that Exchange.Decode has decoded on other goroutines by the time
+// of the call: read the Summary once they are done.
 func (d *Dissector) Summary() Summary {
 	s := d.sum
+	s.DecodeErrors = d.decodes.failed.Load()
+	s.Unknown = d.decodes.unknown.Load()
 	s.SpillError = d.spill.err
 	s.SkipReasons = make([]Reason, 0, len(d.reasons))
 	for r, n := range d.reasons {

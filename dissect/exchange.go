@@ -44,18 +44,42 @@ type Frame struct {
 	spill *spilled
 	// pool is where Exchange.Release puts Bytes.
 	pool *framePool
+	// outcome is what decoding the frame gave (classify), set where it
+	// was decoded.
+	outcome outcome
+}
+
+// Failed reports whether the frame was decoded and its decoding failed:
+// its tree has an error, or a record batch in it has (Tree.FirstError). It
+// is what Problems.DecodeErrors counts; an unknown API key or version is
+// not a failure (Unknown).
+func (f *Frame) Failed() bool { return f.result() == outcomeFailed }
+
+// Unknown reports whether the frame was decoded and is of an API key or
+// version the schema table does not know (shown raw).
+func (f *Frame) Unknown() bool { return f.result() == outcomeUnknown }
+
+// result is the outcome the Dissector recorded, or for a Frame made
+// elsewhere with a Tree, its classification.
+func (f *Frame) result() outcome {
+	if f.outcome == outcomeNone && f.Tree != nil {
+		return classify(f.Tree)
+	}
+	return f.outcome
 }
 
 // deferredDecode is a frame decode left to Exchange.Decode: as a request,
-// or as a response of API key and version key, ver, with dec.
+// or as a response of API key and version key, ver, with dec; the outcome
+// is counted in counts (the Dissector's).
 type deferredDecode struct {
 	dec      *protocol.Decoder // nil: nothing deferred
+	counts   *decodeCounts
 	response bool
 	key, ver int16
 }
 
-// decodeDeferred decodes the frame if its decode was deferred and reports
-// whether the tree has an error (as Dissector.count counts them).
+// decodeDeferred decodes the frame if its decode was deferred, counts the
+// outcome, and reports whether it failed.
 func (f *Frame) decodeDeferred() (failed bool) {
 	l := f.deferred
 	if l.dec == nil {
@@ -67,7 +91,8 @@ func (f *Frame) decodeDeferred() (failed bool) {
 	} else {
 		f.Tree = l.dec.DecodeRequest(f.Bytes)
 	}
-	return f.Tree != nil && (f.Tree.Err != nil || f.Tree.FirstError() != nil)
+	f.outcome = l.counts.count(f.Tree)
+	return f.Failed()
 }
 
 // Size returns the frame's size in bytes, length prefix included.
@@ -155,9 +180,8 @@ func treeOf(f *Frame) *protocol.Tree {
 }
 
 // Decode decodes the frames the Dissector left undecoded because of
-// Options.DeferDecode and returns how many of them have a decoding error
-// (Tree.Err, or an error in a record batch: Tree.FirstError); the
-// Dissector's Summary.DecodeErrors does not count those. Frames already
+// Options.DeferDecode and returns how many of them failed (Frame.Failed);
+// the Dissector's Summary counts them (DecodeErrors, Unknown). Frames already
 // decoded, or not to be decoded (Options.Decode), are left alone. A sink
 // may call Decode on any goroutine once it has the exchange (the Dissector
 // no longer touches it), for several exchanges at once.

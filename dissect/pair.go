@@ -55,7 +55,7 @@ func (c *conn) request(fr *Frame) {
 		notes := []string{"request header does not parse: " + err.Error()}
 		if d.wantDecode(h.APIKey, h.APIVersion) {
 			fr.Tree = d.opts.Decoder.DecodeRequest(b)
-			d.count(fr.Tree)
+			d.decoded(fr)
 			notes = nil // the tree's error says it, with frame offsets
 		} else {
 			d.undecoded(fr, h.APIKey, false)
@@ -126,7 +126,7 @@ func (d *Dissector) finishRequest(fr *Frame) {
 			dec = &dd
 		}
 		fr.Tree = dec.DecodeRequest(b)
-		d.count(fr.Tree)
+		d.decoded(fr)
 	} else {
 		d.undecoded(fr, h.APIKey, false)
 	}
@@ -231,12 +231,12 @@ func (c *conn) response(fr *Frame) {
 				dec.SASLMechanism = c.mech
 			}
 			fr.Tree = dec.DecodeResponse(b, key, ver)
-			d.count(fr.Tree)
+			d.decoded(fr)
 		} else if d.opts.DeferDecode {
-			fr.deferred = deferredDecode{dec: &d.opts.Decoder, response: true, key: key, ver: ver}
+			fr.deferred = deferredDecode{dec: &d.opts.Decoder, counts: d.decodes, response: true, key: key, ver: ver}
 		} else {
 			fr.Tree = d.opts.Decoder.DecodeResponse(b, key, ver)
-			d.count(fr.Tree)
+			d.decoded(fr)
 		}
 	} else {
 		d.undecoded(fr, key, true)

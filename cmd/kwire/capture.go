@@ -172,7 +172,7 @@ func (o *captureFlags) dissectOptions(showSecrets bool) (dissect.Options, error)
 type captureRun struct {
 	ds     dissect.Summary    // the dissectors' totals (SkipReasons merged)
 	rs     reassembly.Summary // the reassemblies' totals (Files appended)
-	lost   problemCounts      // what kept the dissection from being complete
+	lost   dissect.Problems   // what kept the dissection from being complete (the dissectors' counts)
 	detect bool               // Kafka was recognised by content too
 	ports  []uint16
 
@@ -185,7 +185,7 @@ type captureRun struct {
 // add merges another run's totals (kwire versions --against).
 func (r *captureRun) add(o captureRun) {
 	r.addSummaries(o.ds, o.rs)
-	r.lost.add(o.lost)
+	r.lost.Add(o.lost)
 	r.readAny = r.readAny || o.readAny
 	r.fileErrs = append(r.fileErrs, o.fileErrs...)
 	r.interrupted = r.interrupted || o.interrupted
@@ -194,6 +194,7 @@ func (r *captureRun) add(o captureRun) {
 // addSummaries adds one file's (or run's) totals.
 func (r *captureRun) addSummaries(ds dissect.Summary, rs reassembly.Summary) {
 	t := &r.ds
+	r.lost.Add(ds.Problems)
 	t.Connections += ds.Connections
 	t.Kafka += ds.Kafka
 	t.Skipped += ds.Skipped
@@ -240,6 +241,11 @@ type captureReader struct {
 	// wrap, when not nil, wraps each file's dissector (progress
 	// accounting).
 	wrap func(reassembly.Handler) reassembly.Handler
+	// drain, when not nil, is called after each file before its
+	// dissector's totals are read: it waits until the sink has decoded
+	// every exchange handed to it (dissect.Options.DeferDecode), so that
+	// the totals count the frames that failed to decode.
+	drain func()
 	// after, when not nil, is called after each file with the
 	// dissector's and the reassembly's totals for it.
 	after func(dissect.Summary, reassembly.Summary)
@@ -256,18 +262,20 @@ func (c *captureReader) read(ctx context.Context, paths []string, sink dissect.S
 	if k, ok := c.opts.TLSKeys.(*tlsKeys); ok {
 		run.keys = k
 	}
-	counter := &problemCounter{Sink: sink}
 	for _, path := range paths {
 		if c.onFile != nil {
 			c.onFile(path)
 		}
-		d := dissect.New(c.opts, counter)
+		d := dissect.New(c.opts, sink)
 		var h reassembly.Handler = d
 		if c.wrap != nil {
 			h = c.wrap(d)
 		}
 		sum, err := reassembly.ReadFiles(ctx, []string{path}, c.ropts, h)
 		d.Finish()
+		if c.drain != nil {
+			c.drain()
+		}
 		ds := d.Summary()
 		if c.after != nil {
 			c.after(ds, sum)
@@ -284,79 +292,7 @@ func (c *captureReader) read(ctx context.Context, paths []string, sink dissect.S
 			break
 		}
 	}
-	run.lost = counter.n
 	return run
-}
-
-// problemCounts are the events and frames that make a dissection
-// incomplete (exit status 1).
-type problemCounts struct {
-	gaps, gapBytes       int64
-	resyncs, resyncBytes int64
-	badFrames, truncated int64
-	malformed            int64 // frames that failed to decode (unknown API keys and versions excepted)
-}
-
-func (p *problemCounts) add(o problemCounts) {
-	p.gaps += o.gaps
-	p.gapBytes += o.gapBytes
-	p.resyncs += o.resyncs
-	p.resyncBytes += o.resyncBytes
-	p.badFrames += o.badFrames
-	p.truncated += o.truncated
-	p.malformed += o.malformed
-}
-
-// problemCounter passes exchanges and events on to a Sink and counts the
-// problems among them.
-type problemCounter struct {
-	dissect.Sink
-	n problemCounts
-}
-
-func (m *problemCounter) Exchange(ex *dissect.Exchange) {
-	m.n.malformed += int64(malformedFrames(ex))
-	if m.Sink != nil {
-		m.Sink.Exchange(ex)
-	}
-}
-
-func (m *problemCounter) Event(ev *dissect.Event) {
-	switch ev.Kind {
-	case dissect.EventGap:
-		m.n.gaps++
-		m.n.gapBytes += max(ev.Bytes, 0)
-	case dissect.EventResync:
-		m.n.resyncs++
-		m.n.resyncBytes += max(ev.Bytes, 0)
-	case dissect.EventBadFrame:
-		m.n.badFrames++
-	case dissect.EventTruncated:
-		m.n.truncated++
-	}
-	if m.Sink != nil {
-		m.Sink.Event(ev)
-	}
-}
-
-// malformedFrames counts ex's frames whose tree has an error other than
-// an unknown API key or version: those are data (the frame is shown raw),
-// not a failure to dissect.
-func malformedFrames(ex *dissect.Exchange) int {
-	n := 0
-	for _, fr := range []*dissect.Frame{ex.Request, ex.Response} {
-		if fr == nil || fr.Tree == nil {
-			continue
-		}
-		if err := fr.Tree.Err; err != nil {
-			if !errors.Is(err, protocol.ErrUnknownAPI) && !errors.Is(err, protocol.ErrUnknownVers) {
-				n++
-			}
-		} else if fr.Tree.FirstError() != nil {
-			n++
-		}
-	}
-	return n
 }
 
 // status reports input problems on errw and returns the exit error:
@@ -439,18 +375,18 @@ func (r *captureRun) problems() string {
 	}
 	l := &r.lost
 	gapBytes := ""
-	if l.gapBytes > 0 {
-		gapBytes = fmt.Sprintf(" (%d bytes lost)", l.gapBytes)
+	if l.GapBytes > 0 {
+		gapBytes = fmt.Sprintf(" (%d bytes lost)", l.GapBytes)
 	}
 	skipped := ""
-	if l.resyncBytes > 0 {
-		skipped = fmt.Sprintf(" (%d bytes skipped)", l.resyncBytes)
+	if l.ResyncBytes > 0 {
+		skipped = fmt.Sprintf(" (%d bytes skipped)", l.ResyncBytes)
 	}
-	add(l.gaps, "gap", "gaps", gapBytes)
-	add(l.resyncs, "resync", "resyncs", skipped)
-	add(l.badFrames, "bad frame", "bad frames", "")
-	add(l.truncated, "truncated frame", "truncated frames", "")
-	add(l.malformed, "frame that failed to decode", "frames that failed to decode", "")
+	add(l.Gaps, "gap", "gaps", gapBytes)
+	add(l.Resyncs, "resync", "resyncs", skipped)
+	add(l.BadFrames, "bad frame", "bad frames", "")
+	add(l.Truncated, "truncated frame", "truncated frames", "")
+	add(l.DecodeErrors, "frame that failed to decode", "frames that failed to decode", "")
 	if r.keys != nil && r.keys.Len() > 0 {
 		// Keys were given: a TLS connection on a Kafka port that could
 		// not be decrypted is part of the capture not dissected.

@@ -16,12 +16,11 @@ import (
 // parallelBudget frame bytes (one exchange always passes) and parallelJobs
 // jobs.
 type decodeAhead struct {
-	next   dissect.Sink
-	work   chan *aheadJob // to the workers
-	order  chan *aheadJob // emit order, to the consumer
-	wg     sync.WaitGroup // the workers
-	done   chan struct{}  // closed when the consumer is finished
-	failed int64          // frames that failed to decode (malformedFrames); read after done
+	next  dissect.Sink
+	work  chan *aheadJob // to the workers
+	order chan *aheadJob // emit order, to the consumer
+	wg    sync.WaitGroup // the workers
+	done  chan struct{}  // closed when the consumer is finished
 
 	flight // jobs not yet passed on and their frame bytes
 }
@@ -32,8 +31,6 @@ type aheadJob struct {
 	barrier chan struct{}
 	size    int64
 	decoded chan struct{} // closed by the worker
-	before  int           // malformedFrames before decoding: frames the Dissector decoded itself
-	failed  int           // frames that failed in the deferred decoding
 }
 
 func newDecodeAhead(next dissect.Sink, workers int) *decodeAhead {
@@ -50,7 +47,6 @@ func newDecodeAhead(next dissect.Sink, workers int) *decodeAhead {
 			for j := range a.work {
 				j.ex.Decode()
 				j.ex.Facts() // computed here, on every core; resolved in emit order
-				j.failed = malformedFrames(j.ex) - j.before
 				close(j.decoded)
 			}
 		}()
@@ -60,9 +56,7 @@ func newDecodeAhead(next dissect.Sink, workers int) *decodeAhead {
 }
 
 func (a *decodeAhead) Exchange(ex *dissect.Exchange) {
-	// captureReader's problem counter has counted the frames decoded so
-	// far; the workers count what the deferred decoding adds.
-	j := &aheadJob{ex: ex, decoded: make(chan struct{}), before: malformedFrames(ex)}
+	j := &aheadJob{ex: ex, decoded: make(chan struct{})}
 	j.size = ex.FrameBytes()
 	a.admit(j.size)
 	a.order <- j
@@ -88,7 +82,6 @@ func (a *decodeAhead) consume() {
 		switch {
 		case j.ex != nil:
 			<-j.decoded
-			a.failed += int64(j.failed)
 			a.next.Exchange(j.ex)
 			for _, f := range [...]*dissect.Frame{j.ex.Request, j.ex.Response} {
 				if f != nil {
@@ -105,13 +98,10 @@ func (a *decodeAhead) consume() {
 	}
 }
 
-// close waits until next has seen everything and the workers have ended,
-// and returns the number of frames that failed to decode (captureReader's
-// problem counter saw the exchanges before they were decoded).
-func (a *decodeAhead) close() int64 {
+// close waits until next has seen everything and the workers have ended.
+func (a *decodeAhead) close() {
 	close(a.work)
 	close(a.order)
 	a.wg.Wait()
 	<-a.done
-	return a.failed
 }

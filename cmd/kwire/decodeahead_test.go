@@ -33,14 +33,15 @@ func statsReportJSON(t *testing.T, paths []string, workers int) (string, int64) 
 		cr.opts.DeferDecode = true
 		ahead := newDecodeAhead(col, workers)
 		cr.onFile = func(p string) { ahead.sync(); col.SetFile(p) }
+		cr.drain = ahead.sync
 		run = cr.read(context.Background(), paths, ahead)
-		run.lost.malformed += ahead.close()
+		ahead.close()
 	}
 	var b bytes.Buffer
 	if err := statsview.WriteStatsJSON(&b, col.Report()); err != nil {
 		t.Fatal(err)
 	}
-	return b.String(), run.lost.malformed
+	return b.String(), run.lost.DecodeErrors
 }
 
 // TestDecodeAheadSameReport: the stats report and the count of frames

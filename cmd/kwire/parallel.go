@@ -33,8 +33,6 @@ type parallelSink struct {
 	done   chan struct{} // closed when the writer is finished
 
 	flight // jobs not yet written and their frame bytes
-
-	malformed int64 // frames that failed to decode; written by the writer, read after done
 }
 
 // Bounds of what is in flight: frame bytes (one exchange is always let
@@ -56,7 +54,6 @@ type readJob struct {
 	ev      *dissect.Event
 	barrier chan struct{}
 	size    int64
-	before  int // malformedFrames when emitted, before Decode
 
 	decoded chan struct{} // closed by stage 1
 	view    exchangeView  // set by stage 2
@@ -86,9 +83,7 @@ func newParallelSink(k *readSink, workers int) *parallelSink {
 }
 
 func (p *parallelSink) Exchange(ex *dissect.Exchange) {
-	// captureReader's problem counter has counted the frames decoded so
-	// far (by the Dissector itself); the writer counts what Decode adds.
-	j := &readJob{ex: ex, decoded: make(chan struct{}), ready: make(chan struct{}), before: malformedFrames(ex)}
+	j := &readJob{ex: ex, decoded: make(chan struct{}), ready: make(chan struct{})}
 	j.size = ex.FrameBytes()
 	p.admit(j.size)
 	p.seq <- j
@@ -312,7 +307,6 @@ func (p *parallelSink) writeOut() {
 			if k.col != nil {
 				k.col.Exchange(j.ex)
 			}
-			p.malformed += int64(malformedFrames(j.ex) - j.before)
 			if j.show {
 				k.shown++
 				var err error
@@ -344,13 +338,10 @@ func (p *parallelSink) writeOut() {
 	}
 }
 
-// close waits for everything emitted to be written and returns the
-// number of frames that failed to decode (captureReader's counter saw
-// the exchanges before they were decoded).
-func (p *parallelSink) close() int64 {
+// close waits for everything emitted to be written.
+func (p *parallelSink) close() {
 	close(p.decode)
 	close(p.seq)
 	p.wg.Wait()
 	<-p.done
-	return p.malformed
 }

@@ -284,6 +284,7 @@ func runRead(ctx context.Context, o *readOptions, s *ioStreams, color bool, path
 	var ds dissect.Sink = sink
 	after := sink.addTotals
 	var par *parallelSink
+	var drain func()
 	if workers := runtime.GOMAXPROCS(0); workers > 1 && (o.Tree || o.JSON) && !o.HexDump && col == nil {
 		// Trees and JSON cost far more than reading: decode and render
 		// them on every core, write them in order. Not hex dumps: their
@@ -291,19 +292,16 @@ func runRead(ctx context.Context, o *readOptions, s *ioStreams, color bool, path
 		dopts.DeferDecode = true
 		par = newParallelSink(sink, workers)
 		ds = par
-		after = func(ds dissect.Summary, rs reassembly.Summary) {
-			par.sync() // a file's totals once its exchanges are written
-			sink.addTotals(ds, rs)
-		}
+		drain = par.sync // a file's totals once its exchanges are decoded and written
 	}
 	bar := startProgressFor(s, paths)
-	cr := &captureReader{opts: dopts, ropts: o.capture.reassemblyOptions(), wrap: bar.wrap, after: after}
+	cr := &captureReader{opts: dopts, ropts: o.capture.reassemblyOptions(), wrap: bar.wrap, drain: drain, after: after}
 	if col != nil && len(paths) > 1 {
 		cr.onFile = col.SetFile
 	}
 	run := cr.read(ctx, paths, ds)
 	if par != nil {
-		run.lost.malformed += par.close() // decoded after captureReader's problemCounter saw them
+		par.close()
 	}
 	bar.finish()
 

@@ -90,7 +90,7 @@ func runStats(ctx context.Context, o *statsOptions, s *ioStreams, color bool, pa
 	dopts.DeferDecode = true
 	ahead := newDecodeAhead(col, max(runtime.GOMAXPROCS(0), 1))
 	bar := startProgressFor(s, paths)
-	cr := &captureReader{opts: dopts, ropts: o.capture.reassemblyOptions(), wrap: bar.wrap}
+	cr := &captureReader{opts: dopts, ropts: o.capture.reassemblyOptions(), wrap: bar.wrap, drain: ahead.sync}
 	if len(paths) > 1 {
 		cr.onFile = func(path string) {
 			ahead.sync() // the previous file's exchanges are counted to it
@@ -98,7 +98,7 @@ func runStats(ctx context.Context, o *statsOptions, s *ioStreams, color bool, pa
 		}
 	}
 	run := cr.read(ctx, paths, ahead)
-	run.lost.malformed += ahead.close() // decoded after captureReader's problem counter saw them
+	ahead.close()
 	bar.finish()
 	if !run.readAny {
 		return run.status(s.ErrOut)
