@@ -43,7 +43,7 @@ type conn struct {
 	preBytes     int
 	last         time.Time // time of the latest packet
 
-	pending []*Exchange // requests awaiting responses, oldest first
+	pending pendingQueue // requests awaiting responses, oldest first
 	adv     *BrokerVersions
 	keys    keySet // API keys requested on this connection
 	nkeys   int
@@ -529,8 +529,7 @@ func (c *conn) close(reason string, t time.Time) {
 		tok.Notes = append(tok.Notes, "no broker token before "+why)
 		c.d.emit(tok)
 	}
-	pend := c.pending
-	c.pending = nil
+	pend := c.pending.drain()
 	for i, ex := range pend {
 		ex.Kind = KindUnanswered
 		switch {

@@ -232,7 +232,7 @@ func requestVerdict(b []byte, maxFrame int, strict bool) (verdict, rejection) {
 
 // checkResponse tells whether b (starting with the 4-byte length prefix)
 // can start a response frame answering one of the pending correlation IDs.
-func checkResponse(b []byte, maxFrame int, pending []*Exchange) verdict {
+func checkResponse(b []byte, maxFrame int, pending *pendingQueue) verdict {
 	if len(b) < 4 {
 		return vMore
 	}
@@ -244,10 +244,8 @@ func checkResponse(b []byte, maxFrame int, pending []*Exchange) verdict {
 		return vMore
 	}
 	corr := int32At(b, 4)
-	for _, p := range pending {
-		if p.CorrelationID == corr {
-			return vYes
-		}
+	if _, ok := pending.has(corr); ok {
+		return vYes
 	}
 	return vNo
 }

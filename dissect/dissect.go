@@ -22,11 +22,6 @@ const (
 	// DefaultMaxFrame is the largest frame payload accepted: 100 MiB, the
 	// default of the broker's socket.request.max.bytes (104857600).
 	DefaultMaxFrame = 100 << 20
-	// DefaultMaxPending bounds the requests awaiting a response on one
-	// connection. Clients keep a handful in flight
-	// (max.in.flight.requests.per.connection defaults to 5); the bound only
-	// matters when responses are lost, and each eviction is reported.
-	DefaultMaxPending = 512
 )
 
 // preLimit bounds the bytes held per connection while deciding whether it
@@ -50,10 +45,6 @@ type Options struct {
 	// Decoder decodes frames into trees (its options: record batches,
 	// decompression cap, ShowSecrets, which also un-redacts raw SASL tokens).
 	Decoder protocol.Decoder
-	// MaxPending bounds the requests awaiting responses per connection; 0
-	// means DefaultMaxPending. The oldest is evicted as KindUnanswered with
-	// a note, and counted in Summary.Evicted.
-	MaxPending int
 	// Decode, when not nil, says whether frames of an API key and version
 	// are decoded into trees; when it returns false Frame.Tree stays nil
 	// (pairing, acks, ApiVersions ranges and SASL still work).
@@ -66,13 +57,21 @@ type Options struct {
 	// whose header does not parse are still decoded before the sink sees
 	// them. Summary counts the frames Exchange.Decode decodes too.
 	DeferDecode bool
-	// PendingMemory bounds, in bytes, the request frames held in memory
-	// while they await their responses, over all connections; 0 means
-	// DefaultPendingMemory, a negative value no bound. Past it, request
-	// frames are written to a temporary file and read back when their
-	// exchange is emitted: the exchanges are the same. When the file
-	// cannot be created or written the frames stay in memory, and the
-	// first exchange concerned has a note saying so.
+	// PendingMemory bounds, in bytes, the memory that requests awaiting
+	// their responses take, over all connections: their frames' bytes
+	// and, for each, about 768 bytes of bookkeeping (the Exchange and
+	// its index); 0 means DefaultPendingMemory, a negative value no
+	// bound. Past it, request frames (of 512 bytes or more) are written
+	// to a temporary file and read back when their exchange is emitted:
+	// the exchanges are the same. When the bookkeeping and the frames
+	// that stay in memory still need more, the oldest pending requests of
+	// a connection with more than 32 are given up (KindUnanswered, with a
+	// note) and counted in Problems.Evicted: with the default 16 MiB that
+	// happens past about 20,000 requests pending at once. The memory
+	// taken is thus at most PendingMemory plus 24 KiB per open
+	// connection. When the file cannot be created or
+	// written the frames stay in memory, and the first exchange concerned
+	// has a note saying so.
 	PendingMemory int64
 	// SpillDir is the directory of that file; "" means os.TempDir(). The
 	// file is removed from it at once where the OS allows (else at Finish).
@@ -120,9 +119,6 @@ func New(opts Options, sink Sink) *Dissector {
 	}
 	if opts.MaxFrame <= 0 {
 		opts.MaxFrame = DefaultMaxFrame
-	}
-	if opts.MaxPending <= 0 {
-		opts.MaxPending = DefaultMaxPending
 	}
 	if opts.PendingMemory == 0 {
 		opts.PendingMemory = DefaultPendingMemory

@@ -531,21 +531,6 @@ func TestUnansweredAtEndOfCapture(t *testing.T) {
 	}
 }
 
-func TestMaxPendingEviction(t *testing.T) {
-	r := newRig(t, Options{MaxPending: 2}, true)
-	body := hx(t, `00 00 00 00 // Topics: 0`)
-	for i := range 3 {
-		r.client(reqFrame(3, 1, int32(i), body))
-	}
-	if len(r.sink.ex) != 1 {
-		t.Fatalf("kinds %v", r.sink.kinds())
-	}
-	wantExchange(t, r.sink.ex[0], KindUnanswered, 3, 1, 0)
-	if !hasNote(r.sink.ex[0], "evicted") || r.d.Summary().Evicted != 1 {
-		t.Errorf("notes %q", r.sink.ex[0].Notes)
-	}
-}
-
 // SaslHandshake v0 request for PLAIN, correlation ID 3.
 const saslHandshakeV0Req = `
 00 00 00 16          // length 22

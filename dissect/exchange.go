@@ -42,6 +42,11 @@ type Frame struct {
 	// when not nil, that they are in the spill file (Bytes is nil).
 	held  bool
 	spill *spilled
+	// prev, next and listed link a held frame into spiller.spillable;
+	// meta is the bookkeeping it counts in spiller.meta while pending.
+	prev, next *Frame
+	listed     bool
+	meta       int32
 	// pool is where Exchange.Release puts Bytes.
 	pool *framePool
 	// outcome is what decoding the frame gave (classify), set where it

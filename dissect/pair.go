@@ -80,12 +80,9 @@ func (c *conn) request(fr *Frame) {
 			notes = append(notes, fmt.Sprintf("version %d outside the broker's advertised range %d-%d", h.APIVersion, r.Min, r.Max))
 		}
 	}
-	for _, p := range c.pending {
-		if p.CorrelationID == h.CorrelationID {
-			d.sum.DuplicateIDs++
-			notes = append(notes, fmt.Sprintf("duplicate correlation ID %d in flight (also the request in packet %d)", h.CorrelationID, p.Request.FirstFrame))
-			break
-		}
+	if packet, dup := c.pending.has(h.CorrelationID); dup {
+		d.sum.DuplicateIDs++
+		notes = append(notes, fmt.Sprintf("duplicate correlation ID %d in flight (also the request in packet %d)", h.CorrelationID, packet))
 	}
 	// The request is decoded when its exchange is emitted, not now: a
 	// pending request then holds its bytes only, not a tree that can be
@@ -139,8 +136,12 @@ func (d *Dissector) undecoded(fr *Frame, key int16, response bool) {
 	fr.Withheld = !d.opts.Decoder.ShowSecrets && protocol.KeyCarriesSecrets(key, response)
 }
 
-// register adds a request to the pending queue, evicting the oldest past
-// Options.MaxPending.
+// register adds a request to the pending queue. When the requests
+// awaiting responses need more memory than Options.PendingMemory allows
+// (their frames beyond it go to the spill file; their bookkeeping,
+// pendingCost bytes each, cannot), the connection's oldest are given up,
+// counted in Problems.Evicted, until they fit or only pendingFloor are
+// left.
 func (c *conn) register(fr *Frame, h protocol.RequestHeader, notes []string, whole bool) {
 	d := c.d
 	cl, br := c.addrs()
@@ -153,16 +154,15 @@ func (c *conn) register(fr *Frame, h protocol.RequestHeader, notes []string, who
 		c.keys.add(int(h.APIKey))
 		c.nkeys++
 	}
-	if note := d.hold(fr, h.APIKey); note != "" {
+	if note := d.hold(fr, h.APIKey, len(h.ClientID)); note != "" {
 		ex.Notes = append(ex.Notes, note)
 	}
-	c.pending = append(c.pending, ex)
-	if len(c.pending) > d.opts.MaxPending {
-		old := c.pending[0]
-		c.pending[0] = nil
-		c.pending = c.pending[1:]
+	c.pending.push(ex)
+	d.spill.relieve() // its bookkeeping may need the room of held frames
+	for d.spill.over() && c.pending.len() > pendingFloor {
+		old := c.pending.popOldest()
 		old.Kind = KindUnanswered
-		old.Notes = append(old.Notes, fmt.Sprintf("evicted unanswered: more than %d requests pending on the connection", d.opts.MaxPending))
+		old.Notes = append(old.Notes, d.spill.evictNote())
 		d.sum.Evicted++
 		d.emit(old)
 	}
@@ -172,20 +172,94 @@ func (c *conn) register(fr *Frame, h protocol.RequestHeader, notes []string, who
 // preferring the oldest; nil when none has it. Taking any but the oldest is
 // noted as out of order.
 func (c *conn) take(corr int32) *Exchange {
-	i := slices.IndexFunc(c.pending, func(e *Exchange) bool { return e.CorrelationID == corr })
-	if i < 0 {
+	if _, ok := c.pending.has(corr); !ok {
 		return nil
 	}
-	ex := c.pending[i]
-	if i == 0 {
-		c.pending[0] = nil
-		c.pending = c.pending[1:]
-		return ex
+	if ex := c.pending.oldest(); ex.CorrelationID == corr {
+		return c.pending.popOldest()
 	}
+	first := c.pending.oldest().CorrelationID
+	ex := c.pending.remove(corr)
 	c.d.sum.OutOfOrder++
-	ex.Notes = append(ex.Notes, fmt.Sprintf("response out of order: correlation ID %d was expected first", c.pending[0].CorrelationID))
-	c.pending = slices.Delete(c.pending, i, i+1)
+	ex.Notes = append(ex.Notes, fmt.Sprintf("response out of order: correlation ID %d was expected first", first))
 	return ex
+}
+
+// pendingQueue is a connection's requests awaiting responses, oldest
+// first, indexed by correlation ID so that finding one costs the same
+// however deep the client pipelines (librdkafka allows a million in
+// flight).
+type pendingQueue struct {
+	q   []*Exchange
+	ids map[int32]pendingID
+}
+
+// pendingID is how many pending requests have a correlation ID, and the
+// packet of the latest.
+type pendingID struct {
+	n      int32
+	packet int64
+}
+
+func (p *pendingQueue) len() int { return len(p.q) }
+
+// has reports whether a request with correlation ID corr is pending, and
+// the packet of the latest such request.
+func (p *pendingQueue) has(corr int32) (packet int64, ok bool) {
+	e, ok := p.ids[corr]
+	return e.packet, ok
+}
+
+// oldest returns the oldest pending request; the queue must not be empty.
+func (p *pendingQueue) oldest() *Exchange { return p.q[0] }
+
+func (p *pendingQueue) push(ex *Exchange) {
+	if p.ids == nil {
+		p.ids = make(map[int32]pendingID)
+	}
+	e := p.ids[ex.CorrelationID]
+	e.n++
+	e.packet = ex.Request.FirstFrame
+	p.ids[ex.CorrelationID] = e
+	p.q = append(p.q, ex)
+}
+
+func (p *pendingQueue) forget(corr int32) {
+	if e := p.ids[corr]; e.n > 1 {
+		e.n--
+		p.ids[corr] = e
+	} else {
+		delete(p.ids, corr)
+	}
+}
+
+// popOldest removes and returns the oldest pending request.
+func (p *pendingQueue) popOldest() *Exchange {
+	ex := p.q[0]
+	p.q[0] = nil
+	p.q = p.q[1:]
+	if len(p.q) == 0 {
+		p.q = p.q[:0:0] // let the backing array go
+	}
+	p.forget(ex.CorrelationID)
+	return ex
+}
+
+// remove removes and returns the oldest pending request with correlation
+// ID corr, which has must have reported.
+func (p *pendingQueue) remove(corr int32) *Exchange {
+	i := slices.IndexFunc(p.q, func(e *Exchange) bool { return e.CorrelationID == corr })
+	ex := p.q[i]
+	p.q = slices.Delete(p.q, i, i+1)
+	p.forget(corr)
+	return ex
+}
+
+// drain empties the queue and returns what it held, oldest first.
+func (p *pendingQueue) drain() []*Exchange {
+	q := p.q
+	*p = pendingQueue{}
+	return q
 }
 
 // response handles a complete response frame.

@@ -324,7 +324,7 @@ func (s *splitter) rescan() []seg {
 				v = vYes
 			}
 		default:
-			v = checkResponse(b[i:], s.max, s.c.pending)
+			v = checkResponse(b[i:], s.max, &s.c.pending)
 		}
 		switch v {
 		case vMore:
@@ -377,7 +377,7 @@ func (s *splitter) chained(b []byte) bool {
 // correlation ID) that ends on a packet boundary or is followed by a
 // plausible response with the next correlation ID or a pending one.
 func (s *splitter) checkStartResponse(b []byte) verdict {
-	if v := checkResponse(b, s.max, s.c.pending); v != vNo || len(b) < 8 {
+	if v := checkResponse(b, s.max, &s.c.pending); v != vNo || len(b) < 8 {
 		return v // with fewer than 8 bytes, vNo means an invalid length
 	}
 	n := frameLength(b)
@@ -406,7 +406,7 @@ func (s *splitter) checkStartResponse(b []byte) verdict {
 	if nn >= minResponseLen && nn <= int64(s.max) && nc == corr+1 {
 		return vYes
 	}
-	return checkResponse(next, s.max, s.c.pending)
+	return checkResponse(next, s.max, &s.c.pending)
 }
 
 // maxEventData bounds the skipped bytes an EventResync carries (Event.Data):

@@ -68,7 +68,7 @@ func (o *captureFlags) addFlags(f *pflag.FlagSet, detect bool, idle time.Duratio
 		"largest frame accepted as Kafka, in `bytes` (0: %d, the broker's default socket.request.max.bytes)", dissect.DefaultMaxFrame))
 	o.MaxPending = dissect.DefaultPendingMemory
 	f.Var(&o.MaxPending, "max-pending-memory",
-		"memory for requests awaiting their responses, e.g. 64MiB (K, M, G: powers of 1024); past it they wait in a temporary file in $TMPDIR, deleted at once, and are read back when shown: the output is the same (0: no bound; if no file can be made they stay in memory with a warning)")
+		"memory for requests awaiting their responses, e.g. 64MiB (K, M, G: powers of 1024), counting their frames and about 768 bytes of bookkeeping each; past it their frames wait in a temporary file in $TMPDIR, deleted at once, and are read back when shown: the output is the same. When the bookkeeping alone needs more (about 20,000 requests pending at once for 16MiB), the oldest requests beyond a connection's first 32 are given up as unanswered, with a warning and exit status 1 (0: no bound; if no file can be made they stay in memory with a warning)")
 	o.MaxOutOfOrder = defaultMaxOutOfOrder
 	f.Var(&o.MaxOutOfOrder, "max-out-of-order",
 		"TCP segments that arrive ahead of a missing one may wait for it in this much memory, e.g. 64MiB (K, M, G: powers of 1024), counted in pages of 1900 bytes (a segment takes one or more), all connections together; one connection holds at most 2048 pages (3.7 MiB) whatever the bound; past it the oldest missing bytes are given up and reported as a gap, like bytes lost (0: no bound for all together)")
@@ -175,6 +175,9 @@ type captureRun struct {
 	lost   dissect.Problems   // what kept the dissection from being complete (the dissectors' counts)
 	detect bool               // Kafka was recognised by content too
 	ports  []uint16
+	// pendingMemory is the bound on pending requests' memory in bytes
+	// (dissect.Options.PendingMemory), for the warning when it was hit.
+	pendingMemory int64
 
 	readAny     bool // some file was a capture
 	fileErrs    []error
@@ -258,7 +261,7 @@ func (c *captureReader) read(ctx context.Context, paths []string, sink dissect.S
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	run := captureRun{detect: c.opts.Detect, ports: c.opts.Ports}
+	run := captureRun{detect: c.opts.Detect, ports: c.opts.Ports, pendingMemory: c.opts.PendingMemory}
 	if k, ok := c.opts.TLSKeys.(*tlsKeys); ok {
 		run.keys = k
 	}
@@ -350,6 +353,10 @@ func (r *captureRun) status(errw io.Writer) error {
 		// bound the user relies on did not hold.
 		fmt.Fprintf(errw, "kwire: warning: requests awaiting responses were kept in memory past --max-pending-memory: %v (set TMPDIR to a writable directory)\n", r.ds.SpillError)
 	}
+	if n := r.lost.Evicted; n > 0 {
+		fmt.Fprintf(errw, "kwire: warning: %d request%s given up unanswered: the requests awaiting responses needed more memory than --max-pending-memory allows (%s); raise it, e.g. --max-pending-memory %s, or 0 for no bound\n",
+			n, pluralWas(n), r.pendingBound(), r.pendingHint())
+	}
 	if p := r.problems(); p != "" {
 		fmt.Fprintf(errw, "kwire: warning: the capture could not be fully dissected: %s\n", p)
 		code = max(code, exitData)
@@ -387,6 +394,7 @@ func (r *captureRun) problems() string {
 	add(l.BadFrames, "bad frame", "bad frames", "")
 	add(l.Truncated, "truncated frame", "truncated frames", "")
 	add(l.DecodeErrors, "frame that failed to decode", "frames that failed to decode", "")
+	add(l.Evicted, "request given up past --max-pending-memory", "requests given up past --max-pending-memory", "")
 	if r.keys != nil && r.keys.Len() > 0 {
 		// Keys were given: a TLS connection on a Kafka port that could
 		// not be decrypted is part of the capture not dissected.
@@ -404,6 +412,25 @@ func (r *captureRun) tlsReasons() string {
 		s = append(s, fmt.Sprintf("%d %s", tr.Count, tr.Reason))
 	}
 	return strings.Join(s, ", ")
+}
+
+// pendingBound words the --max-pending-memory in effect.
+func (r *captureRun) pendingBound() string {
+	return protocol.FormatSize(r.pendingMemory)
+}
+
+// pendingHint suggests a --max-pending-memory four times the one in
+// effect, in the flag's own syntax.
+func (r *captureRun) pendingHint() string {
+	b := byteSize(4 * max(r.pendingMemory, 1<<20))
+	return b.String()
+}
+
+func pluralWas(n int64) string {
+	if n == 1 {
+		return " was"
+	}
+	return "s were"
 }
 
 // noKafkaHint says why no Kafka connection was found.

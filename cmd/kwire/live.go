@@ -254,11 +254,12 @@ func runLive(ctx context.Context, o *liveOptions, s *ioStreams, color bool) erro
 		return dataErrorf("%v", errors.Join(runErr, recErr))
 	}
 	run := captureRun{
-		detect:      dopts.Detect,
-		ports:       dopts.Ports,
-		readAny:     true,
-		interrupted: src.Stopped() == live.StopContext,
-		keys:        r.capture.keys,
+		pendingMemory: dopts.PendingMemory,
+		detect:        dopts.Detect,
+		ports:         dopts.Ports,
+		readAny:       true,
+		interrupted:   src.Stopped() == live.StopContext,
+		keys:          r.capture.keys,
 	}
 	run.addSummaries(d.Summary(), sum)
 	return run.status(s.ErrOut)
