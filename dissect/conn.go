@@ -52,6 +52,12 @@ type conn struct {
 	tlsSeen bool
 	frames  int64    // frames cut on this connection
 	tls     *tlsConn // the TLS layer, when the connection is TLS
+
+	// held are gap events in the broker's bytes waiting for the next
+	// response to tell which pending requests they swallowed (gap);
+	// gapNote names the gap for the requests lost in it.
+	held    []*Event
+	gapNote string
 }
 
 func (c *conn) addrs() (client, broker netip.AddrPort) {
@@ -67,7 +73,7 @@ func (c *conn) skip(short, detail string) {
 	c.pre = nil
 	c.d.sum.Skipped++
 	c.d.reasons[short]++
-	c.d.event(ev)
+	c.event(ev)
 }
 
 func (c *conn) firstFrame() int64 {
@@ -100,7 +106,7 @@ func (c *conn) goTLS(dir reassembly.Dir, frame int64, t time.Time) {
 		}
 	}
 	c.d.tlsReasons[TLSNoHandshake]++
-	c.d.event(&Event{Kind: EventTLS, Conn: c.c, Dir: dir, Frame: frame, Time: t,
+	c.event(&Event{Kind: EventTLS, Conn: c.c, Dir: dir, Frame: frame, Time: t,
 		Detail: "not decrypted: TLS records with no handshake before them (the capture began mid-connection)",
 		TLS:    &TLSStatus{Reason: TLSNoHandshake}})
 }
@@ -302,7 +308,7 @@ func (c *conn) kafka(client reassembly.Dir, reqAt0 bool, how string) {
 	c.split[1-client] = newSplitter(c, 1-client, false, d.opts.MaxFrame, synced)
 	d.sum.Kafka++
 	cl, br := c.addrs()
-	d.event(&Event{Kind: EventOpen, Conn: c.c, Dir: client, Frame: c.firstFrame(), Time: c.firstTime(),
+	c.event(&Event{Kind: EventOpen, Conn: c.c, Dir: client, Frame: c.firstFrame(), Time: c.firstTime(),
 		Detail: fmt.Sprintf("Kafka (%s): client %s, broker %s", how, cl, br)})
 	pre := c.pre
 	c.pre = nil
@@ -321,7 +327,19 @@ func (c *conn) kafka(client reassembly.Dir, reqAt0 bool, how string) {
 
 func (c *conn) gap(dir reassembly.Dir, n int64, t time.Time) { c.gapWhy(dir, n, t, "") }
 
-// gapWhy is gap with what lost the bytes, when not "".
+// gapWhy handles n bytes lost in direction dir (n < 0: unknown); why,
+// when not "", says what lost them.
+//
+// Bytes lost from the broker while requests are pending may have held
+// their responses. The requests pending then are marked (pendingQueue
+// marked); the first response that arrives after the gap tells which of
+// them were answered inside it (those before it, as Kafka answers in
+// order), and those are emitted as unanswered, "lost in the gap", at once
+// — before the GAP event, which is held until then, so that the output
+// stays in time order: the request, then the gap that swallowed its
+// answer. Anything else happening on the connection meanwhile lets the
+// event go first; requests still marked at the close are said to be
+// probably lost in it.
 func (c *conn) gapWhy(dir reassembly.Dir, n int64, t time.Time, why string) {
 	d := c.d
 	d.sum.Gaps++
@@ -335,8 +353,64 @@ func (c *conn) gapWhy(dir reassembly.Dir, n int64, t time.Time, why string) {
 	if why != "" {
 		detail += ": " + why
 	}
-	d.event(&Event{Kind: EventGap, Conn: c.c, Dir: dir, Time: t, Bytes: n, Detail: detail})
-	c.split[dir].gap(n)
+	ev := &Event{Kind: EventGap, Conn: c.c, Dir: dir, Time: t, Bytes: n, Detail: detail}
+	if dir == c.client || c.pending.len() == 0 || c.split[dir].raw {
+		c.event(ev)
+		c.split[dir].gap(n)
+		return
+	}
+	c.flushHeld()
+	c.held = append(c.held, ev)
+	if c.split[dir].gap(n) { // past the frame being built: whole responses may be in it
+		c.pending.mark()
+		if n < 0 {
+			c.gapNote = "the gap of unknown size in the broker's bytes"
+		} else {
+			c.gapNote = fmt.Sprintf("the gap of %d bytes in the broker's bytes", n)
+		}
+	}
+	if c.pending.marked == 0 {
+		c.flushHeld()
+	}
+}
+
+// flushHeld emits the gap events held for a resolution (gap).
+func (c *conn) flushHeld() {
+	held := c.held
+	c.held = nil
+	for _, ev := range held {
+		c.d.event(ev)
+	}
+}
+
+// resolveGap runs when a response with correlation ID corr starts after a
+// gap in the broker's bytes: the marked requests before it were answered
+// in the gap. They are emitted as unanswered, then the held gap events.
+func (c *conn) resolveGap(corr int32) {
+	if m := c.pending.marked; m > 0 {
+		if i := c.pending.index(corr); i >= 0 {
+			for range min(i, m) {
+				ex := c.pending.popOldest()
+				ex.Kind = KindUnanswered
+				ex.Notes = append(ex.Notes, "response lost in "+c.gapNote)
+				c.d.emit(ex) // before the held gap events
+			}
+			c.pending.marked = 0
+		}
+	}
+	c.flushHeld()
+}
+
+// emit emits an exchange of the connection, after any held gap events.
+func (c *conn) emit(ex *Exchange) {
+	c.flushHeld()
+	c.d.emit(ex)
+}
+
+// event emits an event of the connection, after any held gap events.
+func (c *conn) event(ev *Event) {
+	c.flushHeld()
+	c.d.event(ev)
 }
 
 // badFrame reports a diagnosed frame; it returns false when the
@@ -349,7 +423,7 @@ func (c *conn) badFrame(s *splitter, detail string, at mark) bool {
 		return false
 	}
 	c.d.sum.BadFrames++
-	c.d.event(&Event{Kind: EventBadFrame, Conn: c.c, Dir: s.dir, Frame: at.frame, Time: at.time, Detail: detail})
+	c.event(&Event{Kind: EventBadFrame, Conn: c.c, Dir: s.dir, Frame: at.frame, Time: at.time, Detail: detail})
 	return true
 }
 
@@ -360,7 +434,7 @@ func (c *conn) resync(s *splitter, n int64, at mark) {
 		Data:   s.skippedData,
 		Detail: fmt.Sprintf("skipped %d bytes to the next plausible %s", n, s.what())}
 	c.withholdSkipped(s, ev)
-	c.d.event(ev)
+	c.event(ev)
 }
 
 func (c *conn) trailing(s *splitter, n int64) {
@@ -370,7 +444,7 @@ func (c *conn) trailing(s *splitter, n int64) {
 		Data:   s.skippedData,
 		Detail: fmt.Sprintf("%d bytes at the end never formed a plausible %s", n, s.what())}
 	c.withholdSkipped(s, ev)
-	c.d.event(ev)
+	c.event(ev)
 }
 
 // withholdSkipped drops the bytes a resync skipped in raw SASL mode:
@@ -398,11 +472,14 @@ func (s *splitter) what() string {
 func (c *conn) cut(s *splitter, part []byte, need int, at mark, why string) {
 	d := c.d
 	d.sum.Truncated++
+	if !s.req && !s.raw && len(part) >= 8 {
+		c.resolveGap(int32At(part, 4))
+	}
 	detail := fmt.Sprintf("%s frame cut by %s: %d of %d bytes captured", s.what(), why, len(part), need)
 	if need < 0 {
 		detail = fmt.Sprintf("%s frame cut by %s inside its length prefix", s.what(), why)
 	}
-	d.event(&Event{Kind: EventTruncated, Conn: c.c, Dir: s.dir, Frame: at.frame, Time: at.time, Bytes: int64(len(part)), Detail: detail})
+	c.event(&Event{Kind: EventTruncated, Conn: c.c, Dir: s.dir, Frame: at.frame, Time: at.time, Bytes: int64(len(part)), Detail: detail})
 	if s.raw && s.req && len(part) >= 12 && c.sasl.mech != "PLAIN" && !isSCRAM(c.sasl.mech) &&
 		checkRequest(part, c.d.opts.MaxFrame, true) != vNo {
 		c.leaveSASL() // a Kafka request: raw SASL is over
@@ -433,7 +510,7 @@ func (c *conn) cut(s *splitter, part []byte, need int, at mark, why string) {
 		if h.APIKey == keyProduce && err == nil {
 			if acks, ok := protocol.PeekProduceAcks(part); ok && acks == 0 {
 				cl, br := c.addrs()
-				d.emit(&Exchange{Conn: c.c, Client: cl, Broker: br, Kind: KindNoResponse, APIKey: h.APIKey, APIVersion: h.APIVersion,
+				c.emit(&Exchange{Conn: c.c, Client: cl, Broker: br, Kind: KindNoResponse, APIKey: h.APIKey, APIVersion: h.APIVersion,
 					CorrelationID: h.CorrelationID, ClientID: h.ClientID, ClientIDNull: h.ClientIDNull, Request: fr,
 					Notes: append(notes, "acks=0: the broker sends no response")})
 				return
@@ -449,7 +526,7 @@ func (c *conn) cut(s *splitter, part []byte, need int, at mark, why string) {
 		ex.Response = fr
 		ex.Kind = KindPaired
 		ex.Notes = append(ex.Notes, "response "+note)
-		d.emit(ex)
+		c.emit(ex)
 		return
 	}
 	// No request waits for it. Cut by a gap, it is a response whose
@@ -463,7 +540,7 @@ func (c *conn) cut(s *splitter, part []byte, need int, at mark, why string) {
 		return
 	}
 	cl, br := c.addrs()
-	d.emit(&Exchange{Conn: c.c, Client: cl, Broker: br, Kind: KindOrphan, APIKey: -1, APIVersion: -1,
+	c.emit(&Exchange{Conn: c.c, Client: cl, Broker: br, Kind: KindOrphan, APIKey: -1, APIVersion: -1,
 		CorrelationID: corr, Response: fr, Notes: []string{"no request with this correlation ID was recognised", "response " + note}})
 }
 
@@ -521,13 +598,27 @@ func (c *conn) close(reason string, t time.Time) {
 		return
 	}
 	why, closed := closeWhy(reason)
-	for _, s := range c.split {
-		s.end(why)
+	// The broker's side first: a response cut at the end may tell which
+	// requests a gap swallowed.
+	c.split[1-c.client].end(why)
+	if m := c.pending.marked; m > 0 {
+		for range m {
+			ex := c.pending.popOldest()
+			ex.Kind = KindUnanswered
+			if closed {
+				ex.Notes = append(ex.Notes, "connection closed with no response: probably lost in "+c.gapNote)
+			} else {
+				ex.Notes = append(ex.Notes, "no response before "+why+": probably lost in "+c.gapNote)
+			}
+			c.d.emit(ex) // before the held gap events
+		}
 	}
+	c.flushHeld()
+	c.split[c.client].end(why)
 	if tok := c.sasl.tok; tok != nil {
 		c.sasl.tok = nil
 		tok.Notes = append(tok.Notes, "no broker token before "+why)
-		c.d.emit(tok)
+		c.emit(tok)
 	}
 	pend := c.pending.drain()
 	for i, ex := range pend {
@@ -541,9 +632,9 @@ func (c *conn) close(reason string, t time.Time) {
 			ex.Notes = append(ex.Notes, "connection closed with no response")
 		}
 		pend[i] = nil // the sink may drop ex (and its decoded trees) now
-		c.d.emit(ex)
+		c.emit(ex)
 	}
-	c.d.event(&Event{Kind: EventClose, Conn: c.c, Time: t, Detail: reason})
+	c.event(&Event{Kind: EventClose, Conn: c.c, Time: t, Detail: reason})
 }
 
 // advertised returns the broker's ranges for this connection: from an

@@ -67,7 +67,7 @@ func (c *conn) request(fr *Frame) {
 		cl, br := c.addrs()
 		ex := &Exchange{Conn: c.c, Client: cl, Broker: br, Kind: KindUnanswered, APIKey: h.APIKey, APIVersion: h.APIVersion,
 			CorrelationID: h.CorrelationID, Request: fr, Notes: []string{"request header does not parse: " + err.Error()}}
-		d.emit(ex)
+		c.emit(ex)
 		return
 	}
 	var notes []string
@@ -95,7 +95,7 @@ func (c *conn) request(fr *Frame) {
 			ex := &Exchange{Conn: c.c, Client: cl, Broker: br, Kind: KindNoResponse, APIKey: h.APIKey, APIVersion: h.APIVersion,
 				CorrelationID: h.CorrelationID, ClientID: h.ClientID, ClientIDNull: h.ClientIDNull, Request: fr,
 				Notes: append(notes, "acks=0: the broker sends no response")}
-			d.emit(ex)
+			c.emit(ex)
 			return
 		}
 	}
@@ -164,7 +164,7 @@ func (c *conn) register(fr *Frame, h protocol.RequestHeader, notes []string, who
 		old.Kind = KindUnanswered
 		old.Notes = append(old.Notes, d.spill.evictNote())
 		d.sum.Evicted++
-		d.emit(old)
+		c.emit(old)
 	}
 }
 
@@ -192,6 +192,21 @@ func (c *conn) take(corr int32) *Exchange {
 type pendingQueue struct {
 	q   []*Exchange
 	ids map[int32]pendingID
+	// marked is how many of the oldest were pending when bytes were
+	// lost from the broker (conn.gap): their responses may be lost.
+	marked int
+}
+
+// mark marks every pending request as pending at a gap.
+func (p *pendingQueue) mark() { p.marked = len(p.q) }
+
+// index returns the position of the oldest pending request with
+// correlation ID corr, or -1.
+func (p *pendingQueue) index(corr int32) int {
+	if _, ok := p.ids[corr]; !ok {
+		return -1
+	}
+	return slices.IndexFunc(p.q, func(e *Exchange) bool { return e.CorrelationID == corr })
 }
 
 // pendingID is how many pending requests have a correlation ID, and the
@@ -238,6 +253,7 @@ func (p *pendingQueue) popOldest() *Exchange {
 	ex := p.q[0]
 	p.q[0] = nil
 	p.q = p.q[1:]
+	p.marked = max(p.marked-1, 0)
 	if len(p.q) == 0 {
 		p.q = p.q[:0:0] // let the backing array go
 	}
@@ -251,6 +267,9 @@ func (p *pendingQueue) remove(corr int32) *Exchange {
 	i := slices.IndexFunc(p.q, func(e *Exchange) bool { return e.CorrelationID == corr })
 	ex := p.q[i]
 	p.q = slices.Delete(p.q, i, i+1)
+	if i < p.marked {
+		p.marked--
+	}
 	p.forget(corr)
 	return ex
 }
@@ -267,6 +286,7 @@ func (c *conn) response(fr *Frame) {
 	d := c.d
 	d.sum.Responses++
 	corr := int32At(fr.Bytes, 4)
+	c.resolveGap(corr)
 	ex := c.take(corr)
 	if ex == nil {
 		c.orphan(fr, corr)
@@ -315,7 +335,7 @@ func (c *conn) response(fr *Frame) {
 	} else {
 		d.undecoded(fr, key, true)
 	}
-	d.emit(ex)
+	c.emit(ex)
 }
 
 // learn records a broker's advertised ranges.
@@ -339,7 +359,7 @@ func (c *conn) orphan(fr *Frame, corr int32) {
 		ex.Notes = append(ex.Notes, g)
 	}
 	fr.Withheld = secret && !c.d.opts.Decoder.ShowSecrets
-	c.d.emit(ex)
+	c.emit(ex)
 }
 
 // Guessing what an orphan answers costs one decode per candidate (API key,

@@ -454,6 +454,9 @@ func shiftMarks(ms []mark, i int) []mark {
 // found ends a resync at offset i of the scan window: it reports the bytes
 // skipped and returns the window from i on, split by packet.
 func (s *splitter) found(i int) []seg {
+	if !s.req && !s.raw && i+8 <= len(s.scan) {
+		s.c.resolveGap(int32At(s.scan, i+4)) // before the resync it ends
+	}
 	s.drop(s.scan[:i])
 	skipped := s.skipped
 	ms := shiftMarks(s.smarks, i)
@@ -482,17 +485,20 @@ func (s *splitter) found(i int) []seg {
 	return out
 }
 
-// gap handles n lost bytes (n < 0: unknown).
-func (s *splitter) gap(n int64) {
+// gap handles n lost bytes (n < 0: unknown). It reports whether the
+// bytes lost may hold whole frames: false when they lie inside the frame
+// being built (or the one being skipped) and their number is known.
+func (s *splitter) gap(n int64) (beyond bool) {
 	switch s.state {
 	case stOff:
+		return false
 	case stSkip:
 		if n >= 0 && n <= s.skip {
 			s.skip -= n
 			if s.skip == 0 {
 				s.state = stLen
 			}
-			return
+			return false
 		}
 		s.toScan()
 	case stBody:
@@ -508,13 +514,13 @@ func (s *splitter) gap(n int64) {
 			if s.skip == 0 {
 				s.state = stLen
 			}
-			return
+			return false
 		}
 		s.buf = nil
 		s.toScan()
 	case stLen:
 		if s.nLen == 0 && n == 0 {
-			return
+			return false
 		}
 		s.drop(s.lenBuf[:s.nLen])
 		s.toScan()
@@ -525,6 +531,7 @@ func (s *splitter) gap(n int64) {
 		s.start = false
 		s.from = 0
 	}
+	return true
 }
 
 // end flushes the splitter when its connection ends: a partial frame is

@@ -41,7 +41,9 @@ func TestMain(m *testing.M) {
 //	                          10.0.0.1:40000 to 10.0.0.2:PORT (handshake
 //	                          first): SEG is c:HEX (client to broker),
 //	                          b:HEX (broker to client), gap:N (N client
-//	                          bytes never captured) or wait:S (the next
+//	                          bytes never captured), bgap:N (N broker
+//	                          bytes never captured), fin:c or fin:b (a FIN
+//	                          from the client or broker) or wait:S (the next
 //	                          packets come S seconds later; packets are
 //	                          1 ms apart otherwise); link=N writes only
 //	                          the header and two packets of link type N
@@ -298,10 +300,12 @@ func cmdTCPPcap(ts *testscript.TestScript, neg bool, args []string) {
 			data, err := hex.DecodeString(val)
 			ts.Check(err)
 			c.data(kind == "c", data)
-		case "gap":
+		case "gap", "bgap":
 			skip, err := strconv.Atoi(val)
 			ts.Check(err)
-			c.seq[0] += uint32(skip)
+			c.seq[map[string]int{"gap": 0, "bgap": 1}[kind]] += uint32(skip)
+		case "fin":
+			c.packet(val == "c", 0x11, nil) // FIN, ACK from the client (c) or broker (b)
 		case "wait":
 			wait, err := strconv.Atoi(val)
 			ts.Check(err)
