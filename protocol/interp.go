@@ -233,6 +233,13 @@ func (ip *interp) message(m *MessageSchema, ver int16, n *Node, end int, whole b
 	}
 	if r.off < end {
 		left := ip.rawNode(nameLeftover, r.off, end)
+		if note, ok := knownLeftover(m, ver, left.Raw); ok {
+			left.Note, left.Flags = note, left.Flags|FlagLenient
+			n.Children = append(n.Children, left)
+			r.off = end
+			n.Len = end - n.Off
+			return
+		}
 		left.Note = fmt.Sprintf("%d bytes left over after %s %s", end-r.off, m.Name, versionNote(ver))
 		ip.withholdUnparsed(left, ip.secret)
 		n.Children = append(n.Children, left)

@@ -3,6 +3,8 @@ package protocol
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
+	"strings"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -164,4 +166,33 @@ func apiVersionsOf(t *testing.T, key int16) Versions {
 	}
 	t.Fatalf("no API key %d", key)
 	return NoVersions
+}
+
+// librdkafka 0.9.1-1.3.0 sent ApiVersions v0 with 4 trailing zero bytes:
+// shown and explained, not an error. Other trailing bytes still are.
+func TestQuirkLibrdkafkaAPIVersionsV0(t *testing.T) {
+	// length 21, ApiVersions v0, corr 1, client id "rdkafka", then INT32 0.
+	fb := []byte{0, 0, 0, 21, 0, 18, 0, 0, 0, 0, 0, 1, 0, 7, 'r', 'd', 'k', 'a', 'f', 'k', 'a', 0, 0, 0, 0}
+	tr := DecodeRequest(fb)
+	if tr.Err != nil || tr.FirstError() != nil {
+		t.Fatalf("error %v / %v", tr.Err, tr.FirstError())
+	}
+	_, _, body := FrameParts(tr.Root)
+	left := body.Child("leftover")
+	if left == nil || left.Off != 21 || left.Len != 4 || left.Flags&FlagLenient == 0 ||
+		!strings.Contains(left.Note, "librdkafka 0.9.1 to 1.3.0") || !strings.Contains(left.Note, "not an error") {
+		t.Fatalf("leftover %+v", left)
+	}
+	for _, tc := range []struct {
+		name string
+		fb   []byte
+	}{
+		{"not zero", []byte{0, 0, 0, 21, 0, 18, 0, 0, 0, 0, 0, 1, 0, 7, 'r', 'd', 'k', 'a', 'f', 'k', 'a', 0, 0, 0, 1}},
+		{"5 bytes", []byte{0, 0, 0, 22, 0, 18, 0, 0, 0, 0, 0, 1, 0, 7, 'r', 'd', 'k', 'a', 'f', 'k', 'a', 0, 0, 0, 0, 0}},
+		{"v1", []byte{0, 0, 0, 21, 0, 18, 0, 1, 0, 0, 0, 1, 0, 7, 'r', 'd', 'k', 'a', 'f', 'k', 'a', 0, 0, 0, 0}},
+	} {
+		if tr := DecodeRequest(tc.fb); !errors.Is(tr.Err, ErrLeftover) {
+			t.Errorf("%s: error %v, want ErrLeftover", tc.name, tr.Err)
+		}
+	}
 }
