@@ -1,6 +1,7 @@
 package dissect
 
 import (
+	"errors"
 	"fmt"
 	"net/netip"
 	"strings"
@@ -156,18 +157,62 @@ func (c *conn) prefix(dir reassembly.Dir) (b []byte, frame int64, t time.Time, c
 }
 
 // firstRequest checks that b starts with a plausible request (strict) and
-// that the next frame, when its first bytes are there, is one too.
-func (c *conn) firstRequest(b []byte) verdict {
-	v := checkRequest(b, c.d.opts.MaxFrame, true)
+// that the next frame, when its first bytes are there, is one too; why
+// says what failed when the answer is vNo.
+//
+// On a connection off the Kafka ports, recognised by content alone, the
+// first request's body must decode as well: a header that parses is not
+// enough (a ZooKeeper ConnectRequest's first bytes parse as a Produce v0
+// header). The body is decoded once the frame is whole or, when ended (no
+// more bytes will come before the decision: a gap, the close, preLimit),
+// as far as it goes, where running out of bytes is all it may fail on.
+// Record batches are not decoded; an ApiVersions version the schema does
+// not know passes on its header (KIP-511).
+func (c *conn) firstRequest(b []byte, ended bool) (v verdict, why string) {
+	v, rej := requestVerdict(b, c.d.opts.MaxFrame, true)
 	if v != vYes {
-		return v
+		if v == vNo {
+			why = rej.String()
+		}
+		return v, why
 	}
-	n := 4 + int(frameLength(b))
-	if len(b) > n && checkRequest(b[n:], c.d.opts.MaxFrame, true) == vNo {
-		return vNo
+	n := 4 + int(rej.n)
+	if !c.portA && !c.portB {
+		if len(b) < n && !ended {
+			return vMore, ""
+		}
+		if why := bodyFails(b[:min(n, len(b))], len(b) < n); why != "" {
+			return vNo, fmt.Sprintf("%s v%d whose body does not decode: %s", protocol.APIName(rej.key), rej.ver, why)
+		}
 	}
-	return vYes
+	if len(b) > n {
+		if v, rej := requestVerdict(b[n:], c.d.opts.MaxFrame, true); v == vNo {
+			return vNo, "a first request followed by bytes that are not one: " + rej.String()
+		}
+	}
+	return vYes, ""
 }
+
+// bodyFails decodes a request frame (cut short when cut) and says why its
+// body is not that request's, or "".
+func bodyFails(frame []byte, cut bool) string {
+	t := detectDecoder.DecodeRequest(frame)
+	defer t.Release()
+	switch err := t.Err; {
+	case err == nil:
+		return ""
+	case errors.Is(err, protocol.ErrUnknownVers) && len(frame) >= 6 && int16At(frame, 4) == keyApiVersions:
+		return ""
+	case cut && (errors.Is(err, protocol.ErrShort) || errors.Is(err, protocol.ErrLength)):
+		return "" // the bytes ran out where the frame was cut
+	default:
+		return err.Error()
+	}
+}
+
+// detectDecoder decodes first requests for detection: bodies, not record
+// batches.
+var detectDecoder = protocol.Decoder{MaxNodes: 1 << 12}
 
 // decide classifies the connection from the bytes held; final forces a
 // decision (connection closing, or too many bytes held).
@@ -178,11 +223,12 @@ func (c *conn) decide(final bool) {
 		frame [2]int64
 		tm    [2]time.Time
 		v     [2]verdict
+		why   [2]string
 	)
 	for d := range 2 {
 		var cut bool
 		pfx[d], frame[d], tm[d], cut = c.prefix(reassembly.Dir(d))
-		v[d] = c.firstRequest(pfx[d])
+		v[d], why[d] = c.firstRequest(pfx[d], cut || final)
 		if cut && v[d] == vMore {
 			// More bytes will not come before the gap: a start that
 			// passed every check its bytes allow (API key, version and
@@ -213,7 +259,7 @@ func (c *conn) decide(final bool) {
 	}
 	for d := range 2 {
 		if isHTTP(pfx[d]) {
-			c.skip("HTTP", "HTTP, not Kafka")
+			c.skip("HTTP", "HTTP, not Kafka: "+httpDetail(pfx[d]))
 			return
 		}
 	}
@@ -245,7 +291,7 @@ func (c *conn) decide(final bool) {
 		case port:
 			c.kafka(cand, false, how)
 		default:
-			c.skipNotKafka(pfx)
+			c.skipNotKafka(pfx, why, cand)
 		}
 		return
 	}
@@ -269,7 +315,7 @@ func (c *conn) decide(final bool) {
 	case port:
 		c.kafka(reassembly.AtoB, false, how)
 	default:
-		c.skipNotKafka(pfx)
+		c.skipNotKafka(pfx, why, cand)
 	}
 }
 
@@ -282,19 +328,37 @@ func clientIDLen(b []byte) int {
 	return int(int16At(b, 12))
 }
 
-func (c *conn) skipNotKafka(pfx [2][]byte) {
+// skipNotKafka skips a connection that is not Kafka, saying why: it
+// carried no payload, or it is a protocol identify names (its name is
+// the skip reason), or its first bytes are not a Kafka request (why[d]
+// for the direction that was to send requests, first the one expected to).
+func (c *conn) skipNotKafka(pfx [2][]byte, why [2]string, first reassembly.Dir) {
 	if c.tls != nil && len(pfx[0]) == 0 && len(pfx[1]) == 0 {
 		c.skip("TLS without data", "TLS connection that carried no application data")
 		return
 	}
-	why := "no data"
-	for d := range 2 {
-		if len(pfx[d]) > 0 {
-			why = diagnose(pfx[d][:min(len(pfx[d]), 64)], false)
-			break
+	if len(pfx[0]) == 0 && len(pfx[1]) == 0 {
+		c.skip("no payload", "no payload: nothing but the TCP handshake or close was captured")
+		return
+	}
+	order := [2]reassembly.Dir{first, 1 - first}
+	for _, d := range order {
+		if name, detail := identify(pfx[d]); name != "" {
+			c.skip(name, "not Kafka: "+detail)
+			return
 		}
 	}
-	c.skip("not Kafka", "not Kafka: the first bytes are not a Kafka request ("+why+")")
+	for _, d := range order {
+		if len(pfx[d]) == 0 {
+			continue
+		}
+		w := why[d]
+		if w == "" {
+			w = diagnose(pfx[d][:min(len(pfx[d]), 64)], false)
+		}
+		c.skip("not Kafka", "not Kafka: the first bytes are not a Kafka request ("+w+")")
+		return
+	}
 }
 
 // kafka starts dissecting with client as the request direction; reqAt0
