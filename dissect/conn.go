@@ -46,8 +46,11 @@ type conn struct {
 
 	pending pendingQueue // requests awaiting responses, oldest first
 	adv     *BrokerVersions
-	keys    keySet // API keys requested on this connection
-	nkeys   int
+	// used is the latest version requested of each API key on this
+	// connection, for guessing what orphans answer; guessed are the APIs
+	// and versions earlier orphans on it were found to answer.
+	used    map[int16]int16
+	guessed []protocol.APIVersion
 	sasl    saslState
 	mech    string // SASL mechanism negotiated by SaslHandshake
 	tlsSeen bool
@@ -720,17 +723,4 @@ func (c *conn) unsupported(key, ver int16) bool {
 		return !ok || !r.Contains(ver)
 	}
 	return protocol.Lookup(key, false, ver) == nil
-}
-
-// keySet is a set of API keys below lenientMaxKey.
-type keySet [lenientMaxKey / 64]uint64
-
-func (k *keySet) has(key int) bool {
-	return key >= 0 && key < lenientMaxKey && k[key/64]&(1<<(key%64)) != 0
-}
-
-func (k *keySet) add(key int) {
-	if key >= 0 && key < lenientMaxKey {
-		k[key/64] |= 1 << (key % 64)
-	}
 }

@@ -102,7 +102,8 @@ type Dissector struct {
 	sum     Summary
 	reasons map[string]int
 	brokers map[netip.AddrPort]*BrokerVersions
-	guesses int
+	guesses int             // orphans guessed in full so far (guessFull)
+	prober  protocol.Prober // what guess tries response schemas with
 	spill   spiller
 
 	sessions   tlsdec.Sessions // TLS 1.2 sessions, for resumed connections

@@ -416,7 +416,8 @@ func TestOrphanGuess(t *testing.T) {
 	}
 	// v11 and v12 lay out an empty-topics response identically; every
 	// other version and API key fails on these bytes.
-	if guess != "probably Metadata v11-v12" {
+	if guess != "probably Metadata v11-v12: the only API whose response decodes the whole frame (2 of its versions do); not decoded" || e.Guess == nil ||
+		e.Guess.Candidates != 2 || !e.Guess.OneAPI || e.Guess.Decoded || e.Guess.APIKey != 3 || e.Guess.APIVersion != 11 {
 		t.Errorf("guess %q (notes %q)", guess, e.Notes)
 	}
 	if s := r.d.Summary(); s.Orphans != 1 {

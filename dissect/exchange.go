@@ -152,6 +152,12 @@ type Exchange struct {
 	// numbers and times are those of the records' packets).
 	TLS bool
 
+	// Guess, for an orphan, is what its response probably answers, or nil
+	// (guess.go). When Guess.Decoded, the response is decoded as the
+	// guessed API and version (APIKey and APIVersion stay -1: no request
+	// says so).
+	Guess *Guess
+
 	// Notes are anomalies and explanations in plain words, e.g.
 	// "duplicate correlation ID 7 in flight", "version 13 outside the
 	// broker's advertised range 0-12", "probably Metadata v12",
@@ -172,7 +178,11 @@ type Exchange struct {
 func (e *Exchange) Facts() *facts.Exchange {
 	if e.facts == nil {
 		e.Decode()
-		e.facts = facts.Of(e.APIKey, e.APIVersion, treeOf(e.Request), treeOf(e.Response))
+		key, ver := e.APIKey, e.APIVersion
+		if g := e.Guess; g != nil && g.Decoded {
+			key, ver = g.APIKey, g.APIVersion // what the response was decoded as
+		}
+		e.facts = facts.Of(key, ver, treeOf(e.Request), treeOf(e.Response))
 	}
 	return e.facts
 }

@@ -150,10 +150,7 @@ func (c *conn) register(fr *Frame, h protocol.RequestHeader, notes []string, who
 	if h.APIKey == keySaslHandshake && whole {
 		ex.Mechanism, _ = protocol.PeekSaslHandshake(fr.Bytes)
 	}
-	if !c.keys.has(int(h.APIKey)) && h.APIKey >= 0 && h.APIKey < lenientMaxKey {
-		c.keys.add(int(h.APIKey))
-		c.nkeys++
-	}
+	c.requested(h.APIKey, h.APIVersion)
 	if note := d.hold(fr, h.APIKey, len(h.ClientID)); note != "" {
 		ex.Notes = append(ex.Notes, note)
 	}
@@ -348,103 +345,31 @@ func (c *conn) learn(ex *Exchange, ranges []APIRange) {
 	c.d.brokers[ex.Broker] = bv
 }
 
-// orphan emits a response whose request was not captured, with a guess at
-// what it answers.
+// orphan emits a response whose request was not captured, with a guess
+// at what it answers (guess.go); when exactly one API and version fit,
+// the response is decoded as it.
 func (c *conn) orphan(fr *Frame, corr int32) {
+	d := c.d
 	cl, br := c.addrs()
 	ex := &Exchange{Conn: c.c, Client: cl, Broker: br, Kind: KindOrphan, APIKey: -1, APIVersion: -1,
 		CorrelationID: corr, Response: fr, Notes: []string{"response without a captured request"}}
-	g, secret := c.d.guess(c, fr.Bytes)
-	if g != "" {
-		ex.Notes = append(ex.Notes, g)
+	g, note, secret := d.guess(c, fr.Bytes)
+	decoded := false
+	if note != "" {
+		ex.Guess = g
+		ex.Notes = append(ex.Notes, note)
+		if g != nil && g.Decoded && d.wantDecode(g.APIKey, g.APIVersion) {
+			decoded = true
+			if d.opts.DeferDecode {
+				fr.deferred = deferredDecode{dec: &d.opts.Decoder, counts: d.decodes, response: true, key: g.APIKey, ver: g.APIVersion}
+			} else {
+				fr.Tree = d.opts.Decoder.DecodeResponse(fr.Bytes, g.APIKey, g.APIVersion)
+				d.decoded(fr)
+			}
+		}
 	}
-	fr.Withheld = secret && !c.d.opts.Decoder.ShowSecrets
+	// Not decoded, an orphan some candidate of which can carry secrets is
+	// withheld; decoded as its guess, its tree marks them.
+	fr.Withheld = secret && !decoded && !d.opts.Decoder.ShowSecrets
 	c.emit(ex)
-}
-
-// Guessing what an orphan answers costs one decode per candidate (API key,
-// version); these bound it.
-const (
-	guessMaxFrame = 256 << 10 // larger orphans are not guessed
-	guessMaxCount = 64        // orphans guessed per Dissector
-)
-
-// guess decodes an orphan response as every response version of the API
-// keys requested on its connection (or, failing that, of every key) and
-// names the candidates that decode the whole frame without error or
-// leftover: "probably Metadata v12" when exactly one does, "probably
-// Metadata v9-v12" when several versions of one key do. Record batches are
-// not decoded while guessing. secret says that some candidate's responses
-// can carry secrets (protocol.KeyCarriesSecrets): the orphan's bytes are
-// then withheld.
-func (d *Dissector) guess(c *conn, fb []byte) (note string, secret bool) {
-	if len(fb) > guessMaxFrame || d.guesses >= guessMaxCount {
-		return "", false
-	}
-	d.guesses++
-	dec := d.opts.Decoder
-	dec.Records = false
-	type cand struct{ key, ver int16 }
-	var found []cand
-	defer func() {
-		for _, f := range found {
-			secret = secret || protocol.KeyCarriesSecrets(f.key, true)
-		}
-	}()
-	ambiguous := func() bool {
-		return len(found) > 1 && found[len(found)-1].key != found[0].key
-	}
-	try := func(key int16) {
-		vs := apiVersions()[key]
-		if vs.Empty() || ambiguous() {
-			return
-		}
-		for v := vs.Min; v <= vs.Max && v < lenientMaxVer; v++ {
-			if protocol.Lookup(key, true, v) == nil {
-				continue
-			}
-			if t := dec.DecodeResponse(fb, key, v); t != nil && t.Err == nil {
-				found = append(found, cand{key, v})
-			}
-		}
-	}
-	keys := len(apiVersions())
-	if c.nkeys > 0 {
-		for k := range min(keys, lenientMaxKey) {
-			if c.keys.has(k) {
-				try(int16(k))
-			}
-		}
-	}
-	if len(found) == 0 {
-		for k := range keys {
-			if !c.keys.has(k) {
-				try(int16(k))
-			}
-		}
-	}
-	if len(found) == 0 || ambiguous() {
-		return "", false
-	}
-	for _, f := range found[1:] {
-		if f.key != found[0].key {
-			return "", false
-		}
-	}
-	name := protocol.APIName(found[0].key)
-	if len(found) == 1 {
-		return fmt.Sprintf("probably %s v%d", name, found[0].ver), false
-	}
-	lo, hi := found[0].ver, found[len(found)-1].ver
-	if int(hi-lo)+1 == len(found) {
-		return fmt.Sprintf("probably %s v%d-v%d", name, lo, hi), false
-	}
-	s := "probably " + name + " v"
-	for i, f := range found {
-		if i > 0 {
-			s += ", v"
-		}
-		s += fmt.Sprint(f.ver)
-	}
-	return s, false
 }

@@ -64,6 +64,10 @@ type interp struct {
 	depth int
 	err   *DecodeError
 
+	// probe says only whether the input decodes matters (guess.go): no
+	// error text is built.
+	probe bool
+
 	slab []Node
 	ptrs []*Node // backing store for Children slices
 }
@@ -130,6 +134,10 @@ func (ip *interp) pop() {
 // capture turns the reader's failure into ip.err with the current path.
 func (ip *interp) capture() {
 	if ip.err == nil && ip.r.err != nil {
+		if ip.probe {
+			ip.err = errProbe
+			return
+		}
 		ip.err = &DecodeError{Off: ip.r.errOff, Space: ip.space, Path: ip.pathString(), Err: ip.r.err}
 	}
 }
@@ -231,6 +239,14 @@ func (ip *interp) message(m *MessageSchema, ver int16, n *Node, end int, whole b
 		n.Len = r.off - n.Off
 		return
 	}
+	if r.off < end && ip.probe {
+		if _, ok := knownLeftover(m, ver, r.b[r.off:end]); !ok {
+			ip.err = errProbe
+		}
+		r.off = end
+		n.Len = end - n.Off
+		return
+	}
 	if r.off < end {
 		left := ip.rawNode(nameLeftover, r.off, end)
 		if note, ok := knownLeftover(m, ver, left.Raw); ok {
@@ -259,7 +275,7 @@ func (ip *interp) undecoded(n *Node, from, end int) {
 	if from < end {
 		u := ip.rawNode(nameUndecoded, from, end)
 		u.Flags |= FlagError
-		if ip.err != nil {
+		if ip.err != nil && !ip.probe {
 			u.Note = ip.err.Err.Error()
 		}
 		n.Children = append(n.Children, u)

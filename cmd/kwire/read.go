@@ -18,6 +18,7 @@ import (
 	"github.com/kwire/kwire/dissect"
 	"github.com/kwire/kwire/dissect/stats"
 	"github.com/kwire/kwire/facts"
+	"github.com/kwire/kwire/protocol"
 	"github.com/kwire/kwire/reassembly"
 	"github.com/kwire/kwire/render"
 	"github.com/spf13/cobra"
@@ -502,7 +503,11 @@ func (k *readSink) render(w byteWriter, ex *dissect.Exchange, v exchangeView) er
 	err := render.Line(w, ex, v.ropts)
 	if k.o.Tree || k.o.HexDump {
 		err = firstError(err, k.frameDetail(w, v.ropts, "request", ex.Request, ex.TLS))
-		err = firstError(err, k.frameDetail(w, v.ropts, "response", ex.Response, ex.TLS))
+		resp := "response"
+		if g := ex.Guess; g != nil && g.Decoded {
+			resp = fmt.Sprintf("response (no request captured: decoded as %s v%d, a guess)", protocol.APIName(g.APIKey), g.APIVersion)
+		}
+		err = firstError(err, k.frameDetail(w, v.ropts, resp, ex.Response, ex.TLS))
 		err = firstError(err, w.WriteByte('\n'))
 	}
 	return err
