@@ -111,6 +111,7 @@ type Dissector struct {
 	// decodes counts the frames decoded so far, on any goroutine
 	// (Exchange.Decode): Summary's DecodeErrors and Unknown.
 	decodes *decodeCounts
+	ports   *[1024]uint64 // Options.Ports as a set
 }
 
 // New returns a Dissector that reports to sink.
@@ -134,12 +135,22 @@ func New(opts Options, sink Sink) *Dissector {
 
 		tlsReasons: make(map[string]int),
 		decodes:    new(decodeCounts),
+		ports:      portSet(opts.Ports),
 	}
+}
+
+// portSet returns ports as a bit set (a --port range may name thousands).
+func portSet(ports []uint16) *[1024]uint64 {
+	s := new([1024]uint64)
+	for _, p := range ports {
+		s[p/64] |= 1 << (p % 64)
+	}
+	return s
 }
 
 var _ reassembly.Handler = (*Dissector)(nil)
 
-func (d *Dissector) isPort(p uint16) bool { return slices.Contains(d.opts.Ports, p) }
+func (d *Dissector) isPort(p uint16) bool { return d.ports[p/64]&(1<<(p%64)) != 0 }
 
 // Open implements reassembly.Handler.
 func (d *Dissector) Open(rc *reassembly.Conn) {
@@ -155,13 +166,25 @@ func (d *Dissector) Open(rc *reassembly.Conn) {
 	}
 }
 
+// portList words the Kafka ports, consecutive ones as a range.
 func (d *Dissector) portList() string {
 	var b strings.Builder
-	for i, p := range d.opts.Ports {
-		if i > 0 {
+	for p := 0; p < 65536; p++ {
+		if !d.isPort(uint16(p)) {
+			continue
+		}
+		q := p
+		for q+1 < 65536 && d.isPort(uint16(q+1)) {
+			q++
+		}
+		if b.Len() > 0 {
 			b.WriteString(", ")
 		}
 		fmt.Fprint(&b, p)
+		if q > p {
+			fmt.Fprintf(&b, "-%d", q)
+		}
+		p = q
 	}
 	return b.String()
 }

@@ -1,6 +1,7 @@
 package protocol
 
 import (
+	"errors"
 	"reflect"
 	"slices"
 	"testing"
@@ -116,3 +117,41 @@ func TestProberEveryResponse(t *testing.T) {
 		t.Errorf("%d responses tried, %d keys with a unique guess", tried, len(unique))
 	}
 }
+
+// A consumer subscription as Kafka serializes it (and -V shows it, with
+// its version first) decodes whole; its fields are those DecodeStruct
+// finds after the version.
+func TestDecodeVersioned(t *testing.T) {
+	s := kmsg.NewConsumerMemberMetadata()
+	s.Version = 3
+	s.Topics = []string{"orders", "payments"}
+	s.OwnedPartitions = []kmsg.ConsumerMemberMetadataOwnedPartition{{Topic: "orders", Partitions: []int32{0, 2}}}
+	b := s.AppendTo(nil)
+	if b[0] != 0 || b[1] != 3 {
+		t.Fatalf("no version prefix: %x", b)
+	}
+	tr := decodeVersioned("ConsumerProtocolSubscription", b)
+	if tr.Err != nil {
+		t.Fatal(tr.Err)
+	}
+	r := tr.Root
+	if r.Name != "ConsumerProtocolSubscription" || r.Note != "v3" || r.Off != 0 || r.Len != len(b) || r.Children[0].Name != "Version" || r.Children[0].Int != 3 {
+		t.Errorf("root %+v, first child %+v", r, r.Children[0])
+	}
+	bare := DecodeStruct("ConsumerProtocolSubscription", 3, b[2:])
+	if bare.Err != nil || len(bare.Root.Children)+1 != len(r.Children) {
+		t.Errorf("bare decode: %v, %d children vs %d", bare.Err, len(bare.Root.Children), len(r.Children))
+	}
+	if topics := r.Child("Topics"); topics == nil || len(topics.Children) != 2 || topics.Children[1].Str != "payments" || topics.Children[1].Off != bare.Root.Child("Topics").Children[1].Off+2 {
+		t.Errorf("topics %+v", topics)
+	}
+	if tr := decodeVersioned("ConsumerProtocolSubscription", []byte{0, 99, 1, 2}); !errors.Is(tr.Err, ErrUnknownVers) {
+		t.Errorf("v99: %v", tr.Err)
+	}
+	if tr := decodeVersioned("ConsumerProtocolSubscription", []byte{0}); tr.Err == nil {
+		t.Error("1 byte: no error")
+	}
+}
+
+// decodeVersioned is DecodeVersioned with the zero Decoder.
+func decodeVersioned(name string, b []byte) *Tree { return zeroDecoder.DecodeVersioned(name, b) }

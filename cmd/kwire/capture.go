@@ -27,7 +27,7 @@ import (
 // captureFlags are the connection flags of every command that reads
 // captures.
 type captureFlags struct {
-	Ports         []int
+	Ports         portsFlag // --port
 	Detect        bool
 	MaxFrame      int
 	MaxPending    byteSize      // --max-pending-memory
@@ -57,8 +57,9 @@ const defaultMaxOutOfOrder = 16 << 20
 // only the --port traffic unless told otherwise. idle is --idle-timeout's
 // default.
 func (o *captureFlags) addFlags(f *pflag.FlagSet, detect bool, idle time.Duration) {
-	f.IntSliceVar(&o.Ports, "port", []int{dissect.DefaultPort},
-		"broker TCP `ports`, comma-separated: their connections are Kafka even when the content cannot tell (mid-stream starts)")
+	o.Ports = portsFlag{ports: []uint16{dissect.DefaultPort}}
+	f.Var(&o.Ports, "port",
+		"broker TCP `ports`: a list, ranges or both (9092,9093 or 19092-19094), repeatable; their connections are Kafka even when the content cannot tell (mid-stream starts)")
 	usage := "also recognise Kafka on any port by the first bytes of each connection"
 	if detect {
 		usage += " (--detect=false: only on --port)"
@@ -91,6 +92,85 @@ func (o *captureFlags) addFlags(f *pflag.FlagSet, detect bool, idle time.Duratio
 		usage += "; read again as clients append to it (it may not exist yet)"
 	}
 	f.StringArrayVar(&o.TLSKeyLogs, "tls-keylog", nil, usage)
+}
+
+// portsFlag is --port: TCP ports given as a comma-separated list of ports
+// and inclusive ranges ("9092,9093", "19092-19094", "9092,19092-19094"),
+// the flag repeatable; the first --port replaces the default.
+type portsFlag struct {
+	ports []uint16
+	set   bool
+}
+
+func (p *portsFlag) Set(s string) error {
+	if !p.set {
+		p.ports, p.set = nil, true
+	}
+	for _, item := range strings.Split(s, ",") {
+		item = strings.TrimSpace(item)
+		lo, hi, isRange := strings.Cut(item, "-")
+		a, err := tcpPort(lo)
+		if err != nil {
+			return err
+		}
+		b := a
+		if isRange {
+			if b, err = tcpPort(hi); err != nil {
+				return err
+			}
+			if a > b {
+				a, b = b, a // as tcpdump reads portrange 9094-9092
+			}
+		}
+		for q := int(a); q <= int(b); q++ {
+			p.ports = append(p.ports, uint16(q))
+		}
+	}
+	return nil
+}
+
+// tcpPort parses a TCP port number, 1 to 65535.
+func tcpPort(s string) (uint16, error) {
+	if s == "" {
+		return 0, errors.New("a port is missing (ports are comma-separated; a range is LOW-HIGH)")
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		return 0, fmt.Errorf("%q is not a port number", s)
+	}
+	if n < 1 || n > 65535 {
+		return 0, fmt.Errorf("%d is not a TCP port (1-65535)", n)
+	}
+	return uint16(n), nil
+}
+
+func (p *portsFlag) String() string {
+	var b strings.Builder
+	for i, r := range portRuns(p.ports) {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(strconv.Itoa(int(r[0])))
+		if r[1] != r[0] {
+			b.WriteString("-" + strconv.Itoa(int(r[1])))
+		}
+	}
+	return b.String()
+}
+
+func (p *portsFlag) Type() string { return "ports" }
+
+// portRuns groups ports, in their order, into runs of consecutive ones.
+func portRuns(ports []uint16) [][2]uint16 {
+	var out [][2]uint16
+	for _, q := range ports {
+		if n := len(out); n > 0 && q == out[n-1][1]+1 {
+			out[n-1][1] = q
+			continue
+		}
+		out = append(out, [2]uint16{q, q})
+	}
+	return out
 }
 
 // reassemblyOptions are the reassembly bounds the flags set: out-of-order
@@ -131,7 +211,7 @@ func (o *captureFlags) reassemblyOptions() reassembly.Options {
 // batches; secrets stay redacted unless showSecrets.
 func (o *captureFlags) dissectOptions(showSecrets bool) (dissect.Options, error) {
 	opts := dissect.Options{
-		Ports:         make([]uint16, 0, len(o.Ports)),
+		Ports:         slices.Clone(o.Ports.ports),
 		Detect:        o.Detect,
 		MaxFrame:      o.MaxFrame,
 		Decoder:       protocol.Decoder{Records: true, ShowSecrets: showSecrets},
@@ -139,12 +219,6 @@ func (o *captureFlags) dissectOptions(showSecrets bool) (dissect.Options, error)
 	}
 	if o.MaxPending == 0 {
 		opts.PendingMemory = -1 // no bound
-	}
-	for _, p := range o.Ports {
-		if p <= 0 || p > 65535 {
-			return opts, usageErrorf("--port %d is not a TCP port", p)
-		}
-		opts.Ports = append(opts.Ports, uint16(p))
 	}
 	if o.MaxFrame < 0 {
 		return opts, usageErrorf("--max-frame must not be negative")
@@ -178,6 +252,9 @@ type captureRun struct {
 	// pendingMemory is the bound on pending requests' memory in bytes
 	// (dissect.Options.PendingMemory), for the warning when it was hit.
 	pendingMemory int64
+	// maxConns is the most TCP connections one file held (stream
+	// numbers restart with each file).
+	maxConns int
 
 	readAny     bool // some file was a capture
 	fileErrs    []error
@@ -198,6 +275,7 @@ func (r *captureRun) add(o captureRun) {
 func (r *captureRun) addSummaries(ds dissect.Summary, rs reassembly.Summary) {
 	t := &r.ds
 	r.lost.Add(ds.Problems)
+	r.maxConns = max(r.maxConns, ds.Connections)
 	t.Connections += ds.Connections
 	t.Kafka += ds.Kafka
 	t.Skipped += ds.Skipped
@@ -491,11 +569,8 @@ func (r *captureRun) noKafkaHint() string {
 }
 
 func (r *captureRun) portList() string {
-	s := make([]string, len(r.ports))
-	for i, p := range r.ports {
-		s[i] = strconv.Itoa(int(p))
-	}
-	return strings.Join(s, ",")
+	p := portsFlag{ports: r.ports}
+	return p.String()
 }
 
 // linkTypes names the link types of the files read, e.g. "USB (189)".

@@ -19,7 +19,7 @@ import (
 func statsReportJSON(t *testing.T, paths []string, workers int) (string, int64) {
 	t.Helper()
 	col := stats.NewCollector(stats.Options{Top: 10})
-	o := captureFlags{Ports: []int{9092}, Detect: true}
+	o := captureFlags{Ports: portsFlag{ports: []uint16{9092}}, Detect: true}
 	dopts, err := o.dissectOptions(false)
 	if err != nil {
 		t.Fatal(err)

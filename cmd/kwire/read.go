@@ -308,6 +308,7 @@ func runRead(ctx context.Context, o *readOptions, s *ioStreams, color bool, path
 
 	if run.readAny {
 		sink.summarize(s, color, nil)
+		sink.noteUnmatched(s.ErrOut, &run)
 	} // else nothing was read: the errors say why; no empty summary
 	sink.check(w.Flush())
 	if sink.err != nil {
@@ -358,6 +359,46 @@ func (k *readSink) summarize(s *ioStreams, color bool, extra func(io.Writer) err
 		_, err := io.WriteString(out, "\n")
 		k.check(err)
 		k.check(writeStatsReport(out, k.col, k.o.JSON, ropts.Color))
+	}
+}
+
+// noteUnmatched says on w why --frame or --stream showed nothing, when
+// they did: past the last packet or stream of the capture, a connection
+// that is not Kafka, or no exchange there.
+func (k *readSink) noteUnmatched(w io.Writer, run *captureRun) {
+	fl := k.fl
+	if k.shown > 0 || k.shownEvents > 0 || fl.frame <= 0 && fl.stream < 0 {
+		return
+	}
+	others := *fl
+	others.frame, others.stream = 0, -1
+	filtered := ""
+	if others.active() {
+		filtered = " that the other filters let through"
+	}
+	the := "the capture has"
+	if len(run.rs.Files) > 1 {
+		the = "the largest capture has"
+	}
+	var packets int64
+	for _, f := range run.rs.Files {
+		packets = max(packets, f.Packets)
+	}
+	switch {
+	case fl.frame > packets:
+		fmt.Fprintf(w, "kwire: --frame %d matched nothing: %s %d packet%s\n", fl.frame, the, packets, plural(int(packets)))
+	case fl.frame > 0:
+		fmt.Fprintf(w, "kwire: --frame %d matched nothing: packet %d holds no part of a Kafka exchange%s\n", fl.frame, fl.frame, filtered)
+	case fl.stream >= run.maxConns:
+		last := ""
+		if run.maxConns > 0 {
+			last = fmt.Sprintf(" (streams 0-%d)", run.maxConns-1)
+		}
+		fmt.Fprintf(w, "kwire: --stream %d matched nothing: %s %d TCP connection%s%s\n", fl.stream, the, run.maxConns, plural(run.maxConns), last)
+	case k.streamSkipped != "":
+		fmt.Fprintf(w, "kwire: --stream %d matched nothing: the connection was skipped: %s\n", fl.stream, k.streamSkipped)
+	default:
+		fmt.Fprintf(w, "kwire: --stream %d matched nothing: the connection carried no Kafka exchange%s\n", fl.stream, filtered)
 	}
 }
 
@@ -434,10 +475,14 @@ type readSink struct {
 	ropts  render.Options
 	counts render.SummaryCounts
 	shown  int
-	err    error                                  // first write error
-	names  *facts.Names                           // topic names by ID, learnt in emit order
-	col    *stats.Collector                       // --stats: every exchange and event, filters or not
-	roles  map[*reassembly.Conn][2]netip.AddrPort // --json: client and broker of each open Kafka connection
+	// shownEvents counts the events written; streamSkipped is why the
+	// --stream connection was skipped, "" when it was not.
+	shownEvents   int
+	streamSkipped string
+	err           error                                  // first write error
+	names         *facts.Names                           // topic names by ID, learnt in emit order
+	col           *stats.Collector                       // --stats: every exchange and event, filters or not
+	roles         map[*reassembly.Conn][2]netip.AddrPort // --json: client and broker of each open Kafka connection
 
 	lastFlush time.Time
 }
@@ -563,6 +608,9 @@ func (k *readSink) Event(ev *dissect.Event) {
 	if k.col != nil {
 		k.col.Event(ev)
 	}
+	if ev.Kind == dissect.EventSkipped && ev.Conn != nil && ev.Conn.Index == k.fl.stream && k.streamSkipped == "" {
+		k.streamSkipped = ev.Detail
+	}
 	if k.o.JSON {
 		k.jsonEvent(ev)
 		return
@@ -570,6 +618,7 @@ func (k *readSink) Event(ev *dissect.Event) {
 	if !k.showEvent(ev) {
 		return
 	}
+	k.shownEvents++
 	if k.o.HexDump {
 		k.check(render.EventHex(k.w, ev, k.ropts)) // with the bytes a resync skipped
 	} else {
@@ -597,6 +646,7 @@ func (k *readSink) jsonEvent(ev *dissect.Event) {
 		}
 	}
 	if k.showEvent(ev) {
+		k.shownEvents++
 		r := k.roles[ev.Conn]
 		k.check(render.EventJSON(k.w, ev, r[0], r[1]))
 		k.maybeFlush()
