@@ -94,11 +94,18 @@ that read numbers as doubles (jq before 1.7, JavaScript) round those
 beyond 2^53, such as producer IDs: --json-int64 string writes them as
 strings.
 
-Connections are Kafka when their first bytes parse as a Kafka request, on
-any port (--detect, on by default), or when one side uses a --port (default
-9092): there content cannot tell, e.g. a capture that starts in the middle
-of a connection. --detect=false keeps to the --port connections. --verbose
-also lists the connections that were skipped and why.
+Connections are Kafka when their first request decodes as one, header and
+body, on any port (--detect, on by default), or when one side uses a
+--port (default 9092; lists and ranges: 9092,19092-19094): there content
+cannot tell, e.g. a capture that starts in the middle of a connection.
+--detect=false keeps to the --port connections. --verbose also lists the
+connections that were skipped and why, naming the protocol where its
+first bytes tell (ZooKeeper, PostgreSQL, Redis, Cassandra, AMQP, MQTT,
+Java RMI, Thrift, HTTP and the REST services around Kafka, gRPC, TLS).
+
+A response whose request was not captured is an orphan; when exactly one
+API and version decode its whole frame, it is decoded as that guess and
+says so ("orphan response DescribeGroups v5 (guess)", "guess" in JSON).
 
 TLS: with --tls-keylog (the clients' key log: SSLKEYLOGFILE, Go's
 KeyLogWriter, openssl -keylogfile, a Java key-log agent) or the Decryption
