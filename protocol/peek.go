@@ -17,8 +17,8 @@ package protocol
 // a peek works on a frame cut short after its field, and it builds no
 // tree and allocates nothing (the dissector peeks at every Produce
 // request). Only fields after fixed-size, string and bytes fields can be
-// peeked this way; PeekAPIVersions, which needs an array, decodes the
-// whole frame. Each reports ok false when the frame does not hold the
+// peeked this way; PeekAPIVersions reads the array of fixed-size structs
+// that follows them. Each reports ok false when the frame does not hold the
 // value (too short, malformed, another API, an unknown version).
 //
 // To add a peek: name the message and field as Kafka's message JSON does,
@@ -167,31 +167,60 @@ type APIRange struct {
 	Min, Max int16 // inclusive version range
 }
 
-// PeekAPIVersions decodes an ApiVersionsResponse frame of version ver and
-// returns its ErrorCode and ApiKeys, in wire order. ok is false when the
-// body does not decode whole; a response whose ApiKeys is null or empty
-// gives no ranges.
+// PeekAPIVersions reads an ApiVersionsResponse frame of version ver: its
+// ErrorCode and ApiKeys, in wire order, each element's fields by their
+// schema names (ApiKey, MinVersion, MaxVersion: fixed-size, so the array
+// is read without building a tree), skipping each element's tagged
+// fields. ok is false when the frame is cut or malformed before the end
+// of ApiKeys; a null or empty ApiKeys gives no ranges.
 func PeekAPIVersions(frame []byte, ver int16) (code int16, ranges []APIRange, ok bool) {
-	t := zeroDecoder.DecodeResponse(frame, keyApiVersions, ver)
-	defer t.Release()
-	if t.Err != nil {
+	var r Reader
+	if _, _, ok := skimTo(&r, frame, true, keyApiVersions, ver, "ErrorCode"); !ok {
 		return 0, nil, false
 	}
-	_, _, body := FrameParts(t.Root)
-	if c := body.Child("ErrorCode"); c != nil {
-		code = int16(c.Int)
+	code = r.Int16()
+	f, compact, ok := skimTo(&r, frame, true, keyApiVersions, ver, "ApiKeys")
+	if !ok || f.Kind != TypeArray || f.Elem != TypeStruct {
+		return code, nil, false
 	}
-	keys := body.Child("ApiKeys")
-	if keys == nil {
-		return code, nil, true
+	flex := Lookup(keyApiVersions, true, ver).FlexibleVersions.Contains(ver)
+	var n int
+	if compact {
+		n = r.CompactArrayLen(6)
+	} else {
+		n = r.ArrayLen(6)
 	}
-	ranges = make([]APIRange, 0, len(keys.Children))
-	for _, e := range keys.Children {
-		k, lo, hi := e.Child("ApiKey"), e.Child("MinVersion"), e.Child("MaxVersion")
-		if k == nil || lo == nil || hi == nil {
+	if r.err != nil {
+		return code, nil, false
+	}
+	ranges = make([]APIRange, 0, max(n, 0))
+	for range n {
+		var a APIRange
+		for i := range f.Fields {
+			g := &f.Fields[i]
+			if !g.Versions.Contains(ver) || g.TaggedVersions.Contains(ver) {
+				continue
+			}
+			if g.Kind != TypeInt16 {
+				return code, nil, false // not the layout this reads
+			}
+			v := r.Int16()
+			switch g.Name {
+			case "ApiKey":
+				a.Key = v
+			case "MinVersion":
+				a.Min = v
+			case "MaxVersion":
+				a.Max = v
+			}
+		}
+		if flex {
+			r.TaggedFields(nil)
+		}
+		if r.err != nil {
 			return code, nil, false
 		}
-		ranges = append(ranges, APIRange{Key: int16(k.Int), Min: int16(lo.Int), Max: int16(hi.Int)})
+		ranges = append(ranges, a)
 	}
 	return code, ranges, true
 }
