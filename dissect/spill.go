@@ -59,7 +59,7 @@ const pendingFloor = 32
 // with its notes and client id, its slot and index entry in the
 // connection's queue, and a spilled frame's record (spilled, its runs, its
 // first spillHead bytes), but for its client id, counted on top.
-// TestPendingCost measures it (about 500 bytes, 650 with a spilled frame);
+// TestPendingCost measures it (about 550 bytes, 700 with a spilled frame);
 // this is an upper bound, so that the bound on pending memory holds.
 const pendingCost = 768
 
