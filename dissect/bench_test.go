@@ -126,7 +126,7 @@ func FuzzSplitter(f *testing.F) {
 func fuzzSplit(t *testing.T, data []byte, cut uint8, syn bool) {
 	{
 		sink := &recSink{}
-		d := New(Options{MaxPending: 8}, sink)
+		d := New(Options{PendingMemory: 8 * pendingCost}, sink) // a few pending requests: evictions
 		c := &reassembly.Conn{A: clientAddr, B: brokerAddr, SawSYN: syn}
 		d.Open(c)
 		step := int(cut%32) + 1

@@ -1,7 +1,7 @@
 package dissect
 
 import (
-	"encoding/binary"
+	"errors"
 	"fmt"
 	"net/netip"
 	"strings"
@@ -44,15 +44,24 @@ type conn struct {
 	preBytes     int
 	last         time.Time // time of the latest packet
 
-	pending []*Exchange // requests awaiting responses, oldest first
+	pending pendingQueue // requests awaiting responses, oldest first
 	adv     *BrokerVersions
-	keys    keySet // API keys requested on this connection
-	nkeys   int
+	// used is the latest version requested of each API key on this
+	// connection, for guessing what orphans answer; guessed are the APIs
+	// and versions earlier orphans on it were found to answer.
+	used    map[int16]int16
+	guessed []protocol.APIVersion
 	sasl    saslState
 	mech    string // SASL mechanism negotiated by SaslHandshake
 	tlsSeen bool
 	frames  int64    // frames cut on this connection
 	tls     *tlsConn // the TLS layer, when the connection is TLS
+
+	// held are gap events in the broker's bytes waiting for the next
+	// response to tell which pending requests they swallowed (gap);
+	// gapNote names the gap for the requests lost in it.
+	held    []*Event
+	gapNote string
 }
 
 func (c *conn) addrs() (client, broker netip.AddrPort) {
@@ -68,7 +77,7 @@ func (c *conn) skip(short, detail string) {
 	c.pre = nil
 	c.d.sum.Skipped++
 	c.d.reasons[short]++
-	c.d.event(ev)
+	c.event(ev)
 }
 
 func (c *conn) firstFrame() int64 {
@@ -101,7 +110,7 @@ func (c *conn) goTLS(dir reassembly.Dir, frame int64, t time.Time) {
 		}
 	}
 	c.d.tlsReasons[TLSNoHandshake]++
-	c.d.event(&Event{Kind: EventTLS, Conn: c.c, Dir: dir, Frame: frame, Time: t,
+	c.event(&Event{Kind: EventTLS, Conn: c.c, Dir: dir, Frame: frame, Time: t,
 		Detail: "not decrypted: TLS records with no handshake before them (the capture began mid-connection)",
 		TLS:    &TLSStatus{Reason: TLSNoHandshake}})
 }
@@ -151,18 +160,62 @@ func (c *conn) prefix(dir reassembly.Dir) (b []byte, frame int64, t time.Time, c
 }
 
 // firstRequest checks that b starts with a plausible request (strict) and
-// that the next frame, when its first bytes are there, is one too.
-func (c *conn) firstRequest(b []byte) verdict {
-	v := checkRequest(b, c.d.opts.MaxFrame, true)
+// that the next frame, when its first bytes are there, is one too; why
+// says what failed when the answer is vNo.
+//
+// On a connection off the Kafka ports, recognised by content alone, the
+// first request's body must decode as well: a header that parses is not
+// enough (a ZooKeeper ConnectRequest's first bytes parse as a Produce v0
+// header). The body is decoded once the frame is whole or, when ended (no
+// more bytes will come before the decision: a gap, the close, preLimit),
+// as far as it goes, where running out of bytes is all it may fail on.
+// Record batches are not decoded; an ApiVersions version the schema does
+// not know passes on its header (KIP-511).
+func (c *conn) firstRequest(b []byte, ended bool) (v verdict, why string) {
+	v, rej := requestVerdict(b, c.d.opts.MaxFrame, true)
 	if v != vYes {
-		return v
+		if v == vNo {
+			why = rej.String()
+		}
+		return v, why
 	}
-	n := 4 + int(int32(binary.BigEndian.Uint32(b)))
-	if len(b) > n && checkRequest(b[n:], c.d.opts.MaxFrame, true) == vNo {
-		return vNo
+	n := 4 + int(rej.n)
+	if !c.portA && !c.portB {
+		if len(b) < n && !ended {
+			return vMore, ""
+		}
+		if why := bodyFails(b[:min(n, len(b))], len(b) < n); why != "" {
+			return vNo, fmt.Sprintf("%s v%d whose body does not decode: %s", protocol.APIName(rej.key), rej.ver, why)
+		}
 	}
-	return vYes
+	if len(b) > n {
+		if v, rej := requestVerdict(b[n:], c.d.opts.MaxFrame, true); v == vNo {
+			return vNo, "a first request followed by bytes that are not one: " + rej.String()
+		}
+	}
+	return vYes, ""
 }
+
+// bodyFails decodes a request frame (cut short when cut) and says why its
+// body is not that request's, or "".
+func bodyFails(frame []byte, cut bool) string {
+	t := detectDecoder.DecodeRequest(frame)
+	defer t.Release()
+	switch err := t.Err; {
+	case err == nil:
+		return ""
+	case errors.Is(err, protocol.ErrUnknownVers) && len(frame) >= 6 && int16At(frame, 4) == keyApiVersions:
+		return ""
+	case cut && (errors.Is(err, protocol.ErrShort) || errors.Is(err, protocol.ErrLength)):
+		return "" // the bytes ran out where the frame was cut
+	default:
+		return err.Error()
+	}
+}
+
+// detectDecoder decodes first requests for detection: bodies, not record
+// batches.
+var detectDecoder = protocol.Decoder{MaxNodes: 1 << 12}
 
 // decide classifies the connection from the bytes held; final forces a
 // decision (connection closing, or too many bytes held).
@@ -173,11 +226,12 @@ func (c *conn) decide(final bool) {
 		frame [2]int64
 		tm    [2]time.Time
 		v     [2]verdict
+		why   [2]string
 	)
 	for d := range 2 {
 		var cut bool
 		pfx[d], frame[d], tm[d], cut = c.prefix(reassembly.Dir(d))
-		v[d] = c.firstRequest(pfx[d])
+		v[d], why[d] = c.firstRequest(pfx[d], cut || final)
 		if cut && v[d] == vMore {
 			// More bytes will not come before the gap: a start that
 			// passed every check its bytes allow (API key, version and
@@ -208,7 +262,7 @@ func (c *conn) decide(final bool) {
 	}
 	for d := range 2 {
 		if isHTTP(pfx[d]) {
-			c.skip("HTTP", "HTTP, not Kafka")
+			c.skip("HTTP", "HTTP, not Kafka: "+httpDetail(pfx[d]))
 			return
 		}
 	}
@@ -240,7 +294,7 @@ func (c *conn) decide(final bool) {
 		case port:
 			c.kafka(cand, false, how)
 		default:
-			c.skipNotKafka(pfx)
+			c.skipNotKafka(pfx, why, cand)
 		}
 		return
 	}
@@ -264,7 +318,7 @@ func (c *conn) decide(final bool) {
 	case port:
 		c.kafka(reassembly.AtoB, false, how)
 	default:
-		c.skipNotKafka(pfx)
+		c.skipNotKafka(pfx, why, cand)
 	}
 }
 
@@ -274,22 +328,40 @@ func clientIDLen(b []byte) int {
 	if len(b) < fixedReqPrefix {
 		return -2
 	}
-	return int(int16(binary.BigEndian.Uint16(b[12:])))
+	return int(int16At(b, 12))
 }
 
-func (c *conn) skipNotKafka(pfx [2][]byte) {
+// skipNotKafka skips a connection that is not Kafka, saying why: it
+// carried no payload, or it is a protocol identify names (its name is
+// the skip reason), or its first bytes are not a Kafka request (why[d]
+// for the direction that was to send requests, first the one expected to).
+func (c *conn) skipNotKafka(pfx [2][]byte, why [2]string, first reassembly.Dir) {
 	if c.tls != nil && len(pfx[0]) == 0 && len(pfx[1]) == 0 {
 		c.skip("TLS without data", "TLS connection that carried no application data")
 		return
 	}
-	why := "no data"
-	for d := range 2 {
-		if len(pfx[d]) > 0 {
-			why = diagnose(pfx[d][:min(len(pfx[d]), 64)], false)
-			break
+	if len(pfx[0]) == 0 && len(pfx[1]) == 0 {
+		c.skip("no payload", "no payload: nothing but the TCP handshake or close was captured")
+		return
+	}
+	order := [2]reassembly.Dir{first, 1 - first}
+	for _, d := range order {
+		if name, detail := identify(pfx[d]); name != "" {
+			c.skip(name, "not Kafka: "+detail)
+			return
 		}
 	}
-	c.skip("not Kafka", "not Kafka: the first bytes are not a Kafka request ("+why+")")
+	for _, d := range order {
+		if len(pfx[d]) == 0 {
+			continue
+		}
+		w := why[d]
+		if w == "" {
+			w = diagnose(pfx[d][:min(len(pfx[d]), 64)], false)
+		}
+		c.skip("not Kafka", "not Kafka: the first bytes are not a Kafka request ("+w+")")
+		return
+	}
 }
 
 // kafka starts dissecting with client as the request direction; reqAt0
@@ -303,7 +375,7 @@ func (c *conn) kafka(client reassembly.Dir, reqAt0 bool, how string) {
 	c.split[1-client] = newSplitter(c, 1-client, false, d.opts.MaxFrame, synced)
 	d.sum.Kafka++
 	cl, br := c.addrs()
-	d.event(&Event{Kind: EventOpen, Conn: c.c, Dir: client, Frame: c.firstFrame(), Time: c.firstTime(),
+	c.event(&Event{Kind: EventOpen, Conn: c.c, Dir: client, Frame: c.firstFrame(), Time: c.firstTime(),
 		Detail: fmt.Sprintf("Kafka (%s): client %s, broker %s", how, cl, br)})
 	pre := c.pre
 	c.pre = nil
@@ -322,7 +394,19 @@ func (c *conn) kafka(client reassembly.Dir, reqAt0 bool, how string) {
 
 func (c *conn) gap(dir reassembly.Dir, n int64, t time.Time) { c.gapWhy(dir, n, t, "") }
 
-// gapWhy is gap with what lost the bytes, when not "".
+// gapWhy handles n bytes lost in direction dir (n < 0: unknown); why,
+// when not "", says what lost them.
+//
+// Bytes lost from the broker while requests are pending may have held
+// their responses. The requests pending then are marked (pendingQueue
+// marked); the first response that arrives after the gap tells which of
+// them were answered inside it (those before it, as Kafka answers in
+// order), and those are emitted as unanswered, "lost in the gap", at once
+// — before the GAP event, which is held until then, so that the output
+// stays in time order: the request, then the gap that swallowed its
+// answer. Anything else happening on the connection meanwhile lets the
+// event go first; requests still marked at the close are said to be
+// probably lost in it.
 func (c *conn) gapWhy(dir reassembly.Dir, n int64, t time.Time, why string) {
 	d := c.d
 	d.sum.Gaps++
@@ -336,8 +420,64 @@ func (c *conn) gapWhy(dir reassembly.Dir, n int64, t time.Time, why string) {
 	if why != "" {
 		detail += ": " + why
 	}
-	d.event(&Event{Kind: EventGap, Conn: c.c, Dir: dir, Time: t, Bytes: n, Detail: detail})
-	c.split[dir].gap(n)
+	ev := &Event{Kind: EventGap, Conn: c.c, Dir: dir, Time: t, Bytes: n, Detail: detail}
+	if dir == c.client || c.pending.len() == 0 || c.split[dir].raw {
+		c.event(ev)
+		c.split[dir].gap(n)
+		return
+	}
+	c.flushHeld()
+	c.held = append(c.held, ev)
+	if c.split[dir].gap(n) { // past the frame being built: whole responses may be in it
+		c.pending.mark()
+		if n < 0 {
+			c.gapNote = "the gap of unknown size in the broker's bytes"
+		} else {
+			c.gapNote = fmt.Sprintf("the gap of %d bytes in the broker's bytes", n)
+		}
+	}
+	if c.pending.marked == 0 {
+		c.flushHeld()
+	}
+}
+
+// flushHeld emits the gap events held for a resolution (gap).
+func (c *conn) flushHeld() {
+	held := c.held
+	c.held = nil
+	for _, ev := range held {
+		c.d.event(ev)
+	}
+}
+
+// resolveGap runs when a response with correlation ID corr starts after a
+// gap in the broker's bytes: the marked requests before it were answered
+// in the gap. They are emitted as unanswered, then the held gap events.
+func (c *conn) resolveGap(corr int32) {
+	if m := c.pending.marked; m > 0 {
+		if i := c.pending.index(corr); i >= 0 {
+			for range min(i, m) {
+				ex := c.pending.popOldest()
+				ex.Kind = KindUnanswered
+				ex.Notes = append(ex.Notes, "response lost in "+c.gapNote)
+				c.d.emit(ex) // before the held gap events
+			}
+			c.pending.marked = 0
+		}
+	}
+	c.flushHeld()
+}
+
+// emit emits an exchange of the connection, after any held gap events.
+func (c *conn) emit(ex *Exchange) {
+	c.flushHeld()
+	c.d.emit(ex)
+}
+
+// event emits an event of the connection, after any held gap events.
+func (c *conn) event(ev *Event) {
+	c.flushHeld()
+	c.d.event(ev)
 }
 
 // badFrame reports a diagnosed frame; it returns false when the
@@ -350,7 +490,7 @@ func (c *conn) badFrame(s *splitter, detail string, at mark) bool {
 		return false
 	}
 	c.d.sum.BadFrames++
-	c.d.event(&Event{Kind: EventBadFrame, Conn: c.c, Dir: s.dir, Frame: at.frame, Time: at.time, Detail: detail})
+	c.event(&Event{Kind: EventBadFrame, Conn: c.c, Dir: s.dir, Frame: at.frame, Time: at.time, Detail: detail})
 	return true
 }
 
@@ -361,16 +501,17 @@ func (c *conn) resync(s *splitter, n int64, at mark) {
 		Data:   s.skippedData,
 		Detail: fmt.Sprintf("skipped %d bytes to the next plausible %s", n, s.what())}
 	c.withholdSkipped(s, ev)
-	c.d.event(ev)
+	c.event(ev)
 }
 
 func (c *conn) trailing(s *splitter, n int64) {
+	c.d.sum.Resyncs++
 	c.d.sum.ResyncBytes += n
 	ev := &Event{Kind: EventResync, Conn: c.c, Dir: s.dir, Time: c.last, Bytes: n,
 		Data:   s.skippedData,
 		Detail: fmt.Sprintf("%d bytes at the end never formed a plausible %s", n, s.what())}
 	c.withholdSkipped(s, ev)
-	c.d.event(ev)
+	c.event(ev)
 }
 
 // withholdSkipped drops the bytes a resync skipped in raw SASL mode:
@@ -398,11 +539,14 @@ func (s *splitter) what() string {
 func (c *conn) cut(s *splitter, part []byte, need int, at mark, why string) {
 	d := c.d
 	d.sum.Truncated++
+	if !s.req && !s.raw && len(part) >= 8 {
+		c.resolveGap(int32At(part, 4))
+	}
 	detail := fmt.Sprintf("%s frame cut by %s: %d of %d bytes captured", s.what(), why, len(part), need)
 	if need < 0 {
 		detail = fmt.Sprintf("%s frame cut by %s inside its length prefix", s.what(), why)
 	}
-	d.event(&Event{Kind: EventTruncated, Conn: c.c, Dir: s.dir, Frame: at.frame, Time: at.time, Bytes: int64(len(part)), Detail: detail})
+	c.event(&Event{Kind: EventTruncated, Conn: c.c, Dir: s.dir, Frame: at.frame, Time: at.time, Bytes: int64(len(part)), Detail: detail})
 	if s.raw && s.req && len(part) >= 12 && c.sasl.mech != "PLAIN" && !isSCRAM(c.sasl.mech) &&
 		checkRequest(part, c.d.opts.MaxFrame, true) != vNo {
 		c.leaveSASL() // a Kafka request: raw SASL is over
@@ -420,10 +564,9 @@ func (c *conn) cut(s *splitter, part []byte, need int, at mark, why string) {
 		h, err := protocol.ParseRequestHeader(part[4:])
 		if err != nil {
 			// The header itself is cut: key, version and correlation ID
-			// are there, the client id is not.
-			h = protocol.RequestHeader{APIKey: int16(binary.BigEndian.Uint16(part[4:])),
-				APIVersion: int16(binary.BigEndian.Uint16(part[6:])), CorrelationID: int32(binary.BigEndian.Uint32(part[8:]))}
-			h.HeaderVersion = protocol.RequestHeaderVersion(h.APIKey, h.APIVersion)
+			// are there (ParseRequestHeader read them), the client id is
+			// not.
+			h.ClientID, h.ClientIDNull = "", false
 			notes = append(notes, "client id not captured")
 		}
 		if !knownVersion(h.APIKey, h.APIVersion) && h.APIKey != keyApiVersions {
@@ -432,9 +575,9 @@ func (c *conn) cut(s *splitter, part []byte, need int, at mark, why string) {
 		d.undecoded(fr, h.APIKey, false)
 		d.sum.Requests++
 		if h.APIKey == keyProduce && err == nil {
-			if acks, ok := produceAcks(part, h); ok && acks == 0 {
+			if acks, ok := protocol.PeekProduceAcks(part); ok && acks == 0 {
 				cl, br := c.addrs()
-				d.emit(&Exchange{Conn: c.c, Client: cl, Broker: br, Kind: KindNoResponse, APIKey: h.APIKey, APIVersion: h.APIVersion,
+				c.emit(&Exchange{Conn: c.c, Client: cl, Broker: br, Kind: KindNoResponse, APIKey: h.APIKey, APIVersion: h.APIVersion,
 					CorrelationID: h.CorrelationID, ClientID: h.ClientID, ClientIDNull: h.ClientIDNull, Request: fr,
 					Notes: append(notes, "acks=0: the broker sends no response")})
 				return
@@ -444,13 +587,13 @@ func (c *conn) cut(s *splitter, part []byte, need int, at mark, why string) {
 		return
 	}
 	d.sum.Responses++
-	corr := int32(binary.BigEndian.Uint32(part[4:]))
+	corr := int32At(part, 4)
 	if ex := c.take(corr); ex != nil {
 		d.undecoded(fr, ex.APIKey, true)
 		ex.Response = fr
 		ex.Kind = KindPaired
 		ex.Notes = append(ex.Notes, "response "+note)
-		d.emit(ex)
+		c.emit(ex)
 		return
 	}
 	// No request waits for it. Cut by a gap, it is a response whose
@@ -464,7 +607,7 @@ func (c *conn) cut(s *splitter, part []byte, need int, at mark, why string) {
 		return
 	}
 	cl, br := c.addrs()
-	d.emit(&Exchange{Conn: c.c, Client: cl, Broker: br, Kind: KindOrphan, APIKey: -1, APIVersion: -1,
+	c.emit(&Exchange{Conn: c.c, Client: cl, Broker: br, Kind: KindOrphan, APIKey: -1, APIVersion: -1,
 		CorrelationID: corr, Response: fr, Notes: []string{"no request with this correlation ID was recognised", "response " + note}})
 }
 
@@ -522,16 +665,29 @@ func (c *conn) close(reason string, t time.Time) {
 		return
 	}
 	why, closed := closeWhy(reason)
-	for _, s := range c.split {
-		s.end(why)
+	// The broker's side first: a response cut at the end may tell which
+	// requests a gap swallowed.
+	c.split[1-c.client].end(why)
+	if m := c.pending.marked; m > 0 {
+		for range m {
+			ex := c.pending.popOldest()
+			ex.Kind = KindUnanswered
+			if closed {
+				ex.Notes = append(ex.Notes, "connection closed with no response: probably lost in "+c.gapNote)
+			} else {
+				ex.Notes = append(ex.Notes, "no response before "+why+": probably lost in "+c.gapNote)
+			}
+			c.d.emit(ex) // before the held gap events
+		}
 	}
+	c.flushHeld()
+	c.split[c.client].end(why)
 	if tok := c.sasl.tok; tok != nil {
 		c.sasl.tok = nil
 		tok.Notes = append(tok.Notes, "no broker token before "+why)
-		c.d.emit(tok)
+		c.emit(tok)
 	}
-	pend := c.pending
-	c.pending = nil
+	pend := c.pending.drain()
 	for i, ex := range pend {
 		ex.Kind = KindUnanswered
 		switch {
@@ -543,9 +699,9 @@ func (c *conn) close(reason string, t time.Time) {
 			ex.Notes = append(ex.Notes, "connection closed with no response")
 		}
 		pend[i] = nil // the sink may drop ex (and its decoded trees) now
-		c.d.emit(ex)
+		c.emit(ex)
 	}
-	c.d.event(&Event{Kind: EventClose, Conn: c.c, Time: t, Detail: reason})
+	c.event(&Event{Kind: EventClose, Conn: c.c, Time: t, Detail: reason})
 }
 
 // advertised returns the broker's ranges for this connection: from an
@@ -567,17 +723,4 @@ func (c *conn) unsupported(key, ver int16) bool {
 		return !ok || !r.Contains(ver)
 	}
 	return protocol.Lookup(key, false, ver) == nil
-}
-
-// keySet is a set of API keys below lenientMaxKey.
-type keySet [lenientMaxKey / 64]uint64
-
-func (k *keySet) has(key int) bool {
-	return key >= 0 && key < lenientMaxKey && k[key/64]&(1<<(key%64)) != 0
-}
-
-func (k *keySet) add(key int) {
-	if key >= 0 && key < lenientMaxKey {
-		k[key/64] |= 1 << (key % 64)
-	}
 }

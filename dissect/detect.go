@@ -55,6 +55,26 @@ var apiVersions = sync.OnceValue(func() []protocol.Versions {
 	return t
 })
 
+// frameLength reads the 4-byte length prefix at the start of b, an INT32
+// (Kafka protocol guide, "Common Request and Response Structure"); b must
+// hold at least 4 bytes.
+func frameLength(b []byte) int64 { return int64(int32At(b, 0)) }
+
+// int32At reads the INT32 at b[off:], which must hold it, with
+// protocol.Reader: the correlation ID of a response frame is int32At(b, 4).
+func int32At(b []byte, off int) int32 {
+	var r protocol.Reader
+	r.Reset(b, off, off+4)
+	return r.Int32()
+}
+
+// int16At reads the INT16 at b[off:], which must hold it.
+func int16At(b []byte, off int) int16 {
+	var r protocol.Reader
+	r.Reset(b, off, off+2)
+	return r.Int16()
+}
+
 // knownVersion reports whether the schema table declares request version v
 // of API key key.
 func knownVersion(key, v int16) bool {
@@ -78,82 +98,154 @@ func knownKey(key int16) bool {
 // require the client id to fit in the frame and to be printable. It reads
 // only the bytes it needs and never allocates.
 func checkRequest(b []byte, maxFrame int, strict bool) verdict {
-	if len(b) < 4 {
-		return vMore
+	v, _ := requestVerdict(b, maxFrame, strict)
+	return v
+}
+
+// rejectKind says which check a request start failed.
+type rejectKind uint8
+
+const (
+	rejNone       rejectKind = iota
+	rejLength                // frame length out of range
+	rejKey                   // API key unknown (strict) or out of range
+	rejVersion               // version unknown for the key (strict) or out of range
+	rejCorr                  // negative correlation ID (strict)
+	rejClientID              // client id length impossible for the frame
+	rejClientText            // client id not printable
+)
+
+// rejection is why requestVerdict said vNo, with the values it read;
+// String words it for a skipped connection's reason.
+type rejection struct {
+	kind     rejectKind
+	n        int64 // the frame length
+	key, ver int16
+	corr     int32
+	clen     int64
+	max      int
+}
+
+func (r rejection) String() string {
+	switch r.kind {
+	case rejLength:
+		if r.n < 0 {
+			return fmt.Sprintf("negative frame length %d", r.n)
+		}
+		if r.n < minRequestLen {
+			return fmt.Sprintf("frame length %d is shorter than a request header", r.n)
+		}
+		return fmt.Sprintf("frame length %d (%#08x) above the largest frame accepted (--max-frame %d)", r.n, uint32(r.n), r.max)
+	case rejKey:
+		return fmt.Sprintf("API key %d is not one kwire knows", r.key)
+	case rejVersion:
+		vs := protocol.NoVersions
+		if t := apiVersions(); r.key >= 0 && int(r.key) < len(t) {
+			vs = t[r.key]
+		}
+		if vs.Empty() {
+			return fmt.Sprintf("%s version %d is not one kwire knows", protocol.APIName(r.key), r.ver)
+		}
+		return fmt.Sprintf("%s v%d is not a version kwire knows (v%d-v%d)", protocol.APIName(r.key), r.ver, vs.Min, vs.Max)
+	case rejCorr:
+		return fmt.Sprintf("%s v%d with a negative correlation ID %d", protocol.APIName(r.key), r.ver, r.corr)
+	case rejClientID:
+		return fmt.Sprintf("%s v%d whose client id length %d does not fit its %d-byte frame", protocol.APIName(r.key), r.ver, r.clen, r.n)
+	case rejClientText:
+		return fmt.Sprintf("%s v%d whose client id is not text", protocol.APIName(r.key), r.ver)
 	}
-	n := int64(int32(binary.BigEndian.Uint32(b)))
-	if n < minRequestLen || n > int64(maxFrame) {
-		return vNo
+	return "not a request"
+}
+
+// requestVerdict is checkRequest, with the reason of a vNo. The header is
+// read with protocol.Reader, its version from protocol.RequestHeaderVersion
+// (header v0, without a client id, where protocol/headers.go says). Every
+// read is preceded by a length check, so the reader never fails (and never
+// allocates an error) on a prefix that is merely short.
+func requestVerdict(b []byte, maxFrame int, strict bool) (verdict, rejection) {
+	var r protocol.Reader
+	r.Reset(b, 0, len(b))
+	rej := rejection{max: maxFrame}
+	no := func(k rejectKind) (verdict, rejection) {
+		rej.kind = k
+		return vNo, rej
 	}
-	if len(b) < 6 {
-		return vMore
+	if r.Remaining() < 4 {
+		return vMore, rej
 	}
-	key := int16(binary.BigEndian.Uint16(b[4:]))
-	if strict && !knownKey(key) || key < 0 || key >= lenientMaxKey {
-		return vNo
+	rej.n = int64(r.Int32())
+	if rej.n < minRequestLen || rej.n > int64(maxFrame) {
+		return no(rejLength)
 	}
-	if len(b) < 8 {
-		return vMore
+	if r.Remaining() < 2 {
+		return vMore, rej
 	}
-	ver := int16(binary.BigEndian.Uint16(b[6:]))
+	rej.key = r.Int16()
+	if strict && !knownKey(rej.key) || rej.key < 0 || rej.key >= lenientMaxKey {
+		return no(rejKey)
+	}
+	if r.Remaining() < 2 {
+		return vMore, rej
+	}
+	rej.ver = r.Int16()
 	// Clients send ApiVersions at the newest version they know, which may
 	// be newer than the schema (KIP-511): any version passes for key 18.
-	if strict && key != keyApiVersions && !knownVersion(key, ver) || ver < 0 || ver >= lenientMaxVer {
-		return vNo
+	if strict && rej.key != keyApiVersions && !knownVersion(rej.key, rej.ver) || rej.ver < 0 || rej.ver >= lenientMaxVer {
+		return no(rejVersion)
 	}
-	if len(b) < 12 {
-		return vMore
+	if r.Remaining() < 4 {
+		return vMore, rej
 	}
-	if strict && int32(binary.BigEndian.Uint32(b[8:])) < 0 {
-		return vNo
+	rej.corr = r.Int32()
+	if strict && rej.corr < 0 {
+		return no(rejCorr)
 	}
-	if key == 7 && ver == 0 {
-		return vYes // ControlledShutdown v0: request header v0, no client id
+	if protocol.RequestHeaderVersion(rej.key, rej.ver) == 0 {
+		return vYes, rej // no client id
 	}
-	if n < 10 {
-		return vNo
+	if rej.n < 10 {
+		rej.clen = -2
+		return no(rejClientID)
 	}
-	if len(b) < fixedReqPrefix {
-		return vMore
+	if r.Remaining() < 2 {
+		return vMore, rej
 	}
-	clen := int64(int16(binary.BigEndian.Uint16(b[12:])))
-	if clen < -1 || 10+max(clen, 0) > n {
-		return vNo
+	rej.clen = int64(r.Int16())
+	if rej.clen < -1 || 10+max(rej.clen, 0) > rej.n {
+		return no(rejClientID)
 	}
-	if clen <= 0 {
-		return vYes
+	if rej.clen <= 0 {
+		return vYes, rej
 	}
-	check := int(min(clen, clientIDCheck))
-	have := min(check, len(b)-fixedReqPrefix)
-	for _, c := range b[fixedReqPrefix : fixedReqPrefix+have] {
+	check := int(min(rej.clen, clientIDCheck))
+	have := min(check, r.Remaining())
+	for _, c := range r.Span(have) {
 		if c < 0x20 || c == 0x7f {
-			return vNo
+			return no(rejClientText)
 		}
 	}
 	if have < check {
-		return vMore
+		return vMore, rej
 	}
-	return vYes
+	return vYes, rej
 }
 
 // checkResponse tells whether b (starting with the 4-byte length prefix)
 // can start a response frame answering one of the pending correlation IDs.
-func checkResponse(b []byte, maxFrame int, pending []*Exchange) verdict {
+func checkResponse(b []byte, maxFrame int, pending *pendingQueue) verdict {
 	if len(b) < 4 {
 		return vMore
 	}
-	n := int64(int32(binary.BigEndian.Uint32(b)))
+	n := frameLength(b)
 	if n < minResponseLen || n > int64(maxFrame) {
 		return vNo
 	}
 	if len(b) < 8 {
 		return vMore
 	}
-	corr := int32(binary.BigEndian.Uint32(b[4:]))
-	for _, p := range pending {
-		if p.CorrelationID == corr {
-			return vYes
-		}
+	corr := int32At(b, 4)
+	if _, ok := pending.has(corr); ok {
+		return vYes
 	}
 	return vNo
 }
@@ -242,10 +334,10 @@ func diagnose(b []byte, lengthOK bool) string {
 	}
 	if lengthOK && len(b) >= 8 {
 		return fmt.Sprintf("implausible request header (API key %d, version %d): garbage",
-			int16(binary.BigEndian.Uint16(b[4:])), int16(binary.BigEndian.Uint16(b[6:])))
+			int16At(b, 4), int16At(b, 6))
 	}
 	if len(b) >= 4 {
-		n := int32(binary.BigEndian.Uint32(b))
+		n := int32At(b, 0)
 		if n < 0 {
 			return fmt.Sprintf("negative frame length %d: garbage", n)
 		}

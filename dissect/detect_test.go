@@ -106,7 +106,7 @@ func TestHTTPOnKafkaPort(t *testing.T) {
 	r.broker([]byte("HTTP/1.1 400 Bad Request\r\n\r\n"))
 	r.d.Finish()
 	sk := r.sink.events(EventSkipped)
-	if len(sk) != 1 || sk[0].Detail != "HTTP, not Kafka" || len(r.sink.ex) != 0 {
+	if len(sk) != 1 || sk[0].Detail != "HTTP, not Kafka: HTTP/1.x GET /metrics" || len(r.sink.ex) != 0 {
 		t.Fatalf("skipped %+v, %d exchanges", sk, len(r.sink.ex))
 	}
 	if s := r.d.Summary(); s.Kafka != 0 || s.SkipReasons[0] != (Reason{"HTTP", 1}) {

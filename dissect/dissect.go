@@ -2,10 +2,12 @@ package dissect
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"net/netip"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/kwire/kwire/protocol"
@@ -20,11 +22,6 @@ const (
 	// DefaultMaxFrame is the largest frame payload accepted: 100 MiB, the
 	// default of the broker's socket.request.max.bytes (104857600).
 	DefaultMaxFrame = 100 << 20
-	// DefaultMaxPending bounds the requests awaiting a response on one
-	// connection. Clients keep a handful in flight
-	// (max.in.flight.requests.per.connection defaults to 5); the bound only
-	// matters when responses are lost, and each eviction is reported.
-	DefaultMaxPending = 512
 )
 
 // preLimit bounds the bytes held per connection while deciding whether it
@@ -48,10 +45,6 @@ type Options struct {
 	// Decoder decodes frames into trees (its options: record batches,
 	// decompression cap, ShowSecrets, which also un-redacts raw SASL tokens).
 	Decoder protocol.Decoder
-	// MaxPending bounds the requests awaiting responses per connection; 0
-	// means DefaultMaxPending. The oldest is evicted as KindUnanswered with
-	// a note, and counted in Summary.Evicted.
-	MaxPending int
 	// Decode, when not nil, says whether frames of an API key and version
 	// are decoded into trees; when it returns false Frame.Tree stays nil
 	// (pairing, acks, ApiVersions ranges and SASL still work).
@@ -62,15 +55,23 @@ type Options struct {
 	// Dissector reads on). SaslAuthenticate requests and responses (whose
 	// tokens are split by the connection's SASL mechanism) and requests
 	// whose header does not parse are still decoded before the sink sees
-	// them; Summary.DecodeErrors then counts only those.
+	// them. Summary counts the frames Exchange.Decode decodes too.
 	DeferDecode bool
-	// PendingMemory bounds, in bytes, the request frames held in memory
-	// while they await their responses, over all connections; 0 means
-	// DefaultPendingMemory, a negative value no bound. Past it, request
-	// frames are written to a temporary file and read back when their
-	// exchange is emitted: the exchanges are the same. When the file
-	// cannot be created or written the frames stay in memory, and the
-	// first exchange concerned has a note saying so.
+	// PendingMemory bounds, in bytes, the memory that requests awaiting
+	// their responses take, over all connections: their frames' bytes
+	// and, for each, about 768 bytes of bookkeeping (the Exchange and
+	// its index); 0 means DefaultPendingMemory, a negative value no
+	// bound. Past it, request frames (of 512 bytes or more) are written
+	// to a temporary file and read back when their exchange is emitted:
+	// the exchanges are the same. When the bookkeeping and the frames
+	// that stay in memory still need more, the oldest pending requests of
+	// a connection with more than 32 are given up (KindUnanswered, with a
+	// note) and counted in Problems.Evicted: with the default 16 MiB that
+	// happens past about 20,000 requests pending at once. The memory
+	// taken is thus at most PendingMemory plus 24 KiB per open
+	// connection. When the file cannot be created or
+	// written the frames stay in memory, and the first exchange concerned
+	// has a note saying so.
 	PendingMemory int64
 	// SpillDir is the directory of that file; "" means os.TempDir(). The
 	// file is removed from it at once where the OS allows (else at Finish).
@@ -101,11 +102,16 @@ type Dissector struct {
 	sum     Summary
 	reasons map[string]int
 	brokers map[netip.AddrPort]*BrokerVersions
-	guesses int
+	guesses int             // orphans guessed in full so far (guessFull)
+	prober  protocol.Prober // what guess tries response schemas with
 	spill   spiller
 
 	sessions   tlsdec.Sessions // TLS 1.2 sessions, for resumed connections
 	tlsReasons map[string]int  // TLS connections not decrypted, by reason
+	// decodes counts the frames decoded so far, on any goroutine
+	// (Exchange.Decode): Summary's DecodeErrors and Unknown.
+	decodes *decodeCounts
+	ports   *[1024]uint64 // Options.Ports as a set
 }
 
 // New returns a Dissector that reports to sink.
@@ -115,9 +121,6 @@ func New(opts Options, sink Sink) *Dissector {
 	}
 	if opts.MaxFrame <= 0 {
 		opts.MaxFrame = DefaultMaxFrame
-	}
-	if opts.MaxPending <= 0 {
-		opts.MaxPending = DefaultMaxPending
 	}
 	if opts.PendingMemory == 0 {
 		opts.PendingMemory = DefaultPendingMemory
@@ -131,12 +134,23 @@ func New(opts Options, sink Sink) *Dissector {
 		brokers: make(map[netip.AddrPort]*BrokerVersions),
 
 		tlsReasons: make(map[string]int),
+		decodes:    new(decodeCounts),
+		ports:      portSet(opts.Ports),
 	}
+}
+
+// portSet returns ports as a bit set (a --port range may name thousands).
+func portSet(ports []uint16) *[1024]uint64 {
+	s := new([1024]uint64)
+	for _, p := range ports {
+		s[p/64] |= 1 << (p % 64)
+	}
+	return s
 }
 
 var _ reassembly.Handler = (*Dissector)(nil)
 
-func (d *Dissector) isPort(p uint16) bool { return slices.Contains(d.opts.Ports, p) }
+func (d *Dissector) isPort(p uint16) bool { return d.ports[p/64]&(1<<(p%64)) != 0 }
 
 // Open implements reassembly.Handler.
 func (d *Dissector) Open(rc *reassembly.Conn) {
@@ -152,13 +166,25 @@ func (d *Dissector) Open(rc *reassembly.Conn) {
 	}
 }
 
+// portList words the Kafka ports, consecutive ones as a range.
 func (d *Dissector) portList() string {
 	var b strings.Builder
-	for i, p := range d.opts.Ports {
-		if i > 0 {
+	for p := 0; p < 65536; p++ {
+		if !d.isPort(uint16(p)) {
+			continue
+		}
+		q := p
+		for q+1 < 65536 && d.isPort(uint16(q+1)) {
+			q++
+		}
+		if b.Len() > 0 {
 			b.WriteString(", ")
 		}
 		fmt.Fprint(&b, p)
+		if q > p {
+			fmt.Fprintf(&b, "-%d", q)
+		}
+		p = q
 	}
 	return b.String()
 }
@@ -249,7 +275,7 @@ func (d *Dissector) emit(ex *Exchange) {
 			// Left to Exchange.Decode (SaslAuthenticate requests are
 			// decoded here, with the connection's SASL mechanism).
 			f.lazy = lazyRequest{}
-			f.deferred = deferredDecode{dec: &d.opts.Decoder}
+			f.deferred = deferredDecode{dec: &d.opts.Decoder, counts: d.decodes}
 		} else {
 			d.finishRequest(f)
 		}
@@ -280,12 +306,8 @@ func (d *Dissector) wantDecode(key, ver int16) bool {
 	return d.opts.Decode == nil || d.opts.Decode(key, ver)
 }
 
-// count notes a decoded frame's error in the summary.
-func (d *Dissector) count(t *protocol.Tree) {
-	if t != nil && (t.Err != nil || t.FirstError() != nil) {
-		d.sum.DecodeErrors++
-	}
-}
+// decoded classifies a frame the Dissector decoded and counts it.
+func (d *Dissector) decoded(f *Frame) { f.outcome = d.decodes.count(f.Tree) }
 
 // Summary counts what a Dissector saw. Connection counts are final after
 // Finish.
@@ -312,17 +334,18 @@ type Summary struct {
 	Orphans    int64
 	SASL       int64 // KindSASL exchanges (raw tokens after SaslHandshake v0)
 
-	Gaps        int64 // gap events on Kafka connections
-	GapBytes    int64 // bytes lost in gaps of known size
-	Resyncs     int64 // times a splitter found its way back to a frame
-	ResyncBytes int64 // bytes skipped while resynchronising
-	BadFrames   int64 // lengths or headers diagnosed as not Kafka
-	Truncated   int64 // frames cut by a gap or by the end of a connection
+	// Problems are what kept the dissection from being complete, each
+	// counted where it happened: the summary, the exit status and stats
+	// read these numbers.
+	Problems
 
-	DecodeErrors int64 // decoded frames whose tree has an error (Tree.Err, or a record batch's: Tree.FirstError)
+	// Unknown counts decoded frames of an API key or version the schema
+	// table does not know (Frame.Unknown): shown raw, data rather than a
+	// problem.
+	Unknown int64
+
 	OutOfOrder   int64 // responses that did not answer the oldest pending request
 	DuplicateIDs int64 // requests sent while another with the same correlation ID was pending
-	Evicted      int64 // pending requests dropped by Options.MaxPending
 	Unsupported  int64 // requests outside the broker's advertised version range
 
 	// SpillError is why request frames past Options.PendingMemory could
@@ -331,15 +354,135 @@ type Summary struct {
 	SpillError error
 }
 
+// Problems count what kept a dissection from being complete (exit status
+// 1 of kwire's commands), one counter per kind of loss, each incremented
+// where the loss happens. Except for DecodeErrors and Evicted, each count
+// is one Event of the matching kind, so a sink that counts events per
+// connection (stats) agrees with these totals.
+type Problems struct {
+	Gaps        int64 // EventGap: bytes lost in one direction of a Kafka connection
+	GapBytes    int64 // bytes lost in gaps of known size
+	Resyncs     int64 // EventResync: garbage skipped to the next plausible frame, or left at the end
+	ResyncBytes int64 // bytes skipped while resynchronising
+	BadFrames   int64 // EventBadFrame: lengths or headers diagnosed as not Kafka
+	Truncated   int64 // EventTruncated: frames cut by a gap or by the end of a connection
+
+	// DecodeErrors counts frames whose decoding failed (Frame.Failed: the
+	// tree has an error, or a record batch in it has), whoever decoded
+	// them: the Dissector, or Exchange.Decode on another goroutine. Frames
+	// of an unknown API key or version are not failures (Summary.Unknown).
+	DecodeErrors int64
+	// Evicted counts requests given up unanswered because those awaiting
+	// responses needed more memory than Options.PendingMemory allows.
+	Evicted int64
+
+	// The decoded frames that reached one of the decoder's bounds
+	// (protocol.Tree.Limits), each also a failure (DecodeErrors):
+	// DecompressCapped the decompression cap (Decoder.MaxDecompressed,
+	// --max-decompressed), MemoryCapped the memory one frame may take
+	// (Decoder.MaxMemory, --max-decode-memory), NodeCapped the node cap.
+	DecompressCapped int64
+	MemoryCapped     int64
+	NodeCapped       int64
+}
+
+// Any reports whether any problem was counted.
+func (p Problems) Any() bool { return p != Problems{} }
+
+// Add adds o's counts to p.
+func (p *Problems) Add(o Problems) {
+	p.Gaps += o.Gaps
+	p.GapBytes += o.GapBytes
+	p.Resyncs += o.Resyncs
+	p.ResyncBytes += o.ResyncBytes
+	p.BadFrames += o.BadFrames
+	p.Truncated += o.Truncated
+	p.DecodeErrors += o.DecodeErrors
+	p.Evicted += o.Evicted
+	p.DecompressCapped += o.DecompressCapped
+	p.MemoryCapped += o.MemoryCapped
+	p.NodeCapped += o.NodeCapped
+}
+
+// decodeCounts counts decoded frames by outcome and by the decoder bounds
+// they reached, on any goroutine.
+type decodeCounts struct {
+	failed, unknown                atomic.Int64
+	decompressed, memory, nodeCaps atomic.Int64
+}
+
+// count classifies t (outcome) and counts it.
+func (c *decodeCounts) count(t *protocol.Tree) outcome {
+	return c.add(classify(t), t, 1)
+}
+
+// uncount takes back what count counted of a tree about to be dropped
+// (Exchange.Undecode) that gave outcome o.
+func (c *decodeCounts) uncount(o outcome, t *protocol.Tree) {
+	c.add(o, t, -1)
+}
+
+func (c *decodeCounts) add(o outcome, t *protocol.Tree, n int64) outcome {
+	switch o {
+	case outcomeFailed:
+		c.failed.Add(n)
+	case outcomeUnknown:
+		c.unknown.Add(n)
+	}
+	if t != nil {
+		if t.Limits&protocol.LimitDecompressed != 0 {
+			c.decompressed.Add(n)
+		}
+		if t.Limits&protocol.LimitMemory != 0 {
+			c.memory.Add(n)
+		}
+		if t.Limits&protocol.LimitNodes != 0 {
+			c.nodeCaps.Add(n)
+		}
+	}
+	return o
+}
+
+// outcome is what decoding a frame gave.
+type outcome uint8
+
+const (
+	outcomeNone    outcome = iota // not decoded
+	outcomeOK                     // decoded without error
+	outcomeUnknown                // an API key or version the schema table does not know: shown raw
+	outcomeFailed                 // an error in the tree (Tree.Err) or in a record batch (Tree.FirstError)
+)
+
+// classify says what a decoded tree's outcome is: the one definition of a
+// frame that failed to decode.
+func classify(t *protocol.Tree) outcome {
+	switch {
+	case t == nil:
+		return outcomeNone
+	case t.Err != nil && (errors.Is(t.Err, protocol.ErrUnknownAPI) || errors.Is(t.Err, protocol.ErrUnknownVers)):
+		return outcomeUnknown
+	case t.Err != nil || t.FirstError() != nil:
+		return outcomeFailed
+	}
+	return outcomeOK
+}
+
 // Reason is a skip reason and how many connections it applied to.
 type Reason struct {
 	Reason string
 	Count  int
 }
 
-// Summary returns the counts so far.
+// Summary returns the counts so far. DecodeErrors and Unknown include the
+// frames that Exchange.Decode has decoded on other goroutines by the time
+// of the call: read the Summary once they are done.
 func (d *Dissector) Summary() Summary {
 	s := d.sum
+	s.DecodeErrors = d.decodes.failed.Load()
+	s.Unknown = d.decodes.unknown.Load()
+	s.DecompressCapped = d.decodes.decompressed.Load()
+	s.MemoryCapped = d.decodes.memory.Load()
+	s.NodeCapped = d.decodes.nodeCaps.Load()
 	s.SpillError = d.spill.err
 	s.SkipReasons = make([]Reason, 0, len(d.reasons))
 	for r, n := range d.reasons {

@@ -29,8 +29,10 @@
 //   - Bytes are buffered per direction only as far as needed: the frame
 //     being built (grown as bytes arrive, never allocated from a claimed
 //     length beyond 64 KiB ahead) or a short scan window.
-//   - Pairing state is bounded by Options.MaxPending per connection;
-//     evictions are reported.
+//   - Pairing state is bounded in bytes by Options.PendingMemory, all
+//     connections together: frames past it wait in a temporary file
+//     (spill.go); requests given up past it are reported and counted
+//     (Problems.Evicted).
 //   - What an exchange says is its Facts (package facts), computed once.
 //   - Nothing here panics on bad input or logs. The only file touched is
 //     the spill file of pending request frames past Options.PendingMemory

@@ -43,22 +43,50 @@ type Frame struct {
 	// when not nil, that they are in the spill file (Bytes is nil).
 	held  bool
 	spill *spilled
+	// prev, next and listed link a held frame into spiller.spillable;
+	// meta is the bookkeeping it counts in spiller.meta while pending.
+	prev, next *Frame
+	listed     bool
+	meta       int32
 	// pool is where Exchange.Release puts Bytes.
 	pool *framePool
+	// outcome is what decoding the frame gave (classify), set where it
+	// was decoded.
+	outcome outcome
+}
+
+// Failed reports whether the frame was decoded and its decoding failed:
+// its tree has an error, or a record batch in it has (Tree.FirstError). It
+// is what Problems.DecodeErrors counts; an unknown API key or version is
+// not a failure (Unknown).
+func (f *Frame) Failed() bool { return f.result() == outcomeFailed }
+
+// Unknown reports whether the frame was decoded and is of an API key or
+// version the schema table does not know (shown raw).
+func (f *Frame) Unknown() bool { return f.result() == outcomeUnknown }
+
+// result is the outcome the Dissector recorded, or for a Frame made
+// elsewhere with a Tree, its classification.
+func (f *Frame) result() outcome {
+	if f.outcome == outcomeNone && f.Tree != nil {
+		return classify(f.Tree)
+	}
+	return f.outcome
 }
 
 // deferredDecode is a frame decode left to Exchange.Decode: as a request,
-// or as a response of API key and version key, ver, with dec.
+// or as a response of API key and version key, ver, with dec; the outcome
+// is counted in counts (the Dissector's).
 type deferredDecode struct {
 	dec      *protocol.Decoder // nil: nothing deferred
+	counts   *decodeCounts
 	response bool
 	key, ver int16
 }
 
-// decodeDeferred decodes the frame if its decode was deferred and reports
-// whether the tree has an error (as Dissector.count counts them). With
-// b, the decoder's options are copied into scratch with b as their
-// Budget.
+// decodeDeferred decodes the frame if its decode was deferred, counts the
+// outcome, and reports whether it failed. With b, the decoder's options
+// are copied into scratch with b as their Budget.
 func (f *Frame) decodeDeferred(b protocol.Budget, scratch *protocol.Decoder) (failed bool) {
 	l := f.deferred
 	if l.dec == nil {
@@ -76,7 +104,8 @@ func (f *Frame) decodeDeferred(b protocol.Budget, scratch *protocol.Decoder) (fa
 	} else {
 		f.Tree = dec.DecodeRequest(f.Bytes)
 	}
-	return f.Tree != nil && (f.Tree.Err != nil || f.Tree.FirstError() != nil)
+	f.outcome = l.counts.count(f.Tree)
+	return f.Failed()
 }
 
 // Size returns the frame's size in bytes, length prefix included.
@@ -131,6 +160,12 @@ type Exchange struct {
 	// numbers and times are those of the records' packets).
 	TLS bool
 
+	// Guess, for an orphan, is what its response probably answers, or nil
+	// (guess.go). When Guess.Decoded, the response is decoded as the
+	// guessed API and version (APIKey and APIVersion stay -1: no request
+	// says so).
+	Guess *Guess
+
 	// Notes are anomalies and explanations in plain words, e.g.
 	// "duplicate correlation ID 7 in flight", "version 13 outside the
 	// broker's advertised range 0-12", "probably Metadata v12",
@@ -151,7 +186,11 @@ type Exchange struct {
 func (e *Exchange) Facts() *facts.Exchange {
 	if e.facts == nil {
 		e.Decode()
-		e.facts = facts.Of(e.APIKey, e.APIVersion, treeOf(e.Request), treeOf(e.Response))
+		key, ver := e.APIKey, e.APIVersion
+		if g := e.Guess; g != nil && g.Decoded {
+			key, ver = g.APIKey, g.APIVersion // what the response was decoded as
+		}
+		e.facts = facts.Of(key, ver, treeOf(e.Request), treeOf(e.Response))
 	}
 	return e.facts
 }
@@ -164,9 +203,8 @@ func treeOf(f *Frame) *protocol.Tree {
 }
 
 // Decode decodes the frames the Dissector left undecoded because of
-// Options.DeferDecode and returns how many of them have a decoding error
-// (Tree.Err, or an error in a record batch: Tree.FirstError); the
-// Dissector's Summary.DecodeErrors does not count those. Frames already
+// Options.DeferDecode and returns how many of them failed (Frame.Failed);
+// the Dissector's Summary counts them (DecodeErrors, Unknown). Frames already
 // decoded, or not to be decoded (Options.Decode), are left alone. A sink
 // may call Decode on any goroutine once it has the exchange (the Dissector
 // no longer touches it), for several exchanges at once.
@@ -197,6 +235,8 @@ func (e *Exchange) DecodeWith(b protocol.Budget, scratch *protocol.Decoder) int 
 func (e *Exchange) Undecode() {
 	for _, f := range [...]*Frame{e.Request, e.Response} {
 		if f != nil && f.undo.dec != nil {
+			f.undo.counts.uncount(f.outcome, f.Tree)
+			f.outcome = outcomeNone
 			f.Tree.Release()
 			f.Tree, f.deferred, f.undo = nil, f.undo, deferredDecode{}
 		}
@@ -277,7 +317,4 @@ type Sink interface {
 
 // APIRange is one API key's supported version range as a broker advertises
 // it in an ApiVersions response (KIP-35).
-type APIRange struct {
-	Key      int16 // API key
-	Min, Max int16 // inclusive version range
-}
+type APIRange = protocol.APIRange

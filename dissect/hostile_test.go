@@ -49,7 +49,7 @@ func TestPendingRequestsNotDecoded(t *testing.T) {
 		b[11] = corr
 		r.client(b)
 	}
-	pending := r.d.conns[r.c].pending
+	pending := r.d.conns[r.c].pending.q
 	if len(pending) != 3 {
 		t.Fatalf("%d pending", len(pending))
 	}

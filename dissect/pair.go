@@ -1,7 +1,6 @@
 package dissect
 
 import (
-	"encoding/binary"
 	"fmt"
 	"slices"
 
@@ -56,7 +55,7 @@ func (c *conn) request(fr *Frame) {
 		notes := []string{"request header does not parse: " + err.Error()}
 		if d.wantDecode(h.APIKey, h.APIVersion) {
 			fr.Tree = d.opts.Decoder.DecodeRequest(b)
-			d.count(fr.Tree)
+			d.decoded(fr)
 			notes = nil // the tree's error says it, with frame offsets
 		} else {
 			d.undecoded(fr, h.APIKey, false)
@@ -68,7 +67,7 @@ func (c *conn) request(fr *Frame) {
 		cl, br := c.addrs()
 		ex := &Exchange{Conn: c.c, Client: cl, Broker: br, Kind: KindUnanswered, APIKey: h.APIKey, APIVersion: h.APIVersion,
 			CorrelationID: h.CorrelationID, Request: fr, Notes: []string{"request header does not parse: " + err.Error()}}
-		d.emit(ex)
+		c.emit(ex)
 		return
 	}
 	var notes []string
@@ -81,12 +80,9 @@ func (c *conn) request(fr *Frame) {
 			notes = append(notes, fmt.Sprintf("version %d outside the broker's advertised range %d-%d", h.APIVersion, r.Min, r.Max))
 		}
 	}
-	for _, p := range c.pending {
-		if p.CorrelationID == h.CorrelationID {
-			d.sum.DuplicateIDs++
-			notes = append(notes, fmt.Sprintf("duplicate correlation ID %d in flight (also the request in packet %d)", h.CorrelationID, p.Request.FirstFrame))
-			break
-		}
+	if packet, dup := c.pending.has(h.CorrelationID); dup {
+		d.sum.DuplicateIDs++
+		notes = append(notes, fmt.Sprintf("duplicate correlation ID %d in flight (also the request in packet %d)", h.CorrelationID, packet))
 	}
 	// The request is decoded when its exchange is emitted, not now: a
 	// pending request then holds its bytes only, not a tree that can be
@@ -94,12 +90,12 @@ func (c *conn) request(fr *Frame) {
 	// that many pipelined requests cannot exhaust memory.
 	fr.lazy = lazyRequest{set: true, h: h, mech: c.mech}
 	if h.APIKey == keyProduce {
-		if acks, ok := produceAcks(b, h); ok && acks == 0 {
+		if acks, ok := protocol.PeekProduceAcks(b); ok && acks == 0 {
 			cl, br := c.addrs()
 			ex := &Exchange{Conn: c.c, Client: cl, Broker: br, Kind: KindNoResponse, APIKey: h.APIKey, APIVersion: h.APIVersion,
 				CorrelationID: h.CorrelationID, ClientID: h.ClientID, ClientIDNull: h.ClientIDNull, Request: fr,
 				Notes: append(notes, "acks=0: the broker sends no response")}
-			d.emit(ex)
+			c.emit(ex)
 			return
 		}
 	}
@@ -127,7 +123,7 @@ func (d *Dissector) finishRequest(fr *Frame) {
 			dec = &dd
 		}
 		fr.Tree = dec.DecodeRequest(b)
-		d.count(fr.Tree)
+		d.decoded(fr)
 	} else {
 		d.undecoded(fr, h.APIKey, false)
 	}
@@ -140,32 +136,32 @@ func (d *Dissector) undecoded(fr *Frame, key int16, response bool) {
 	fr.Withheld = !d.opts.Decoder.ShowSecrets && protocol.KeyCarriesSecrets(key, response)
 }
 
-// register adds a request to the pending queue, evicting the oldest past
-// Options.MaxPending.
+// register adds a request to the pending queue. When the requests
+// awaiting responses need more memory than Options.PendingMemory allows
+// (their frames beyond it go to the spill file; their bookkeeping,
+// pendingCost bytes each, cannot), the connection's oldest are given up,
+// counted in Problems.Evicted, until they fit or only pendingFloor are
+// left.
 func (c *conn) register(fr *Frame, h protocol.RequestHeader, notes []string, whole bool) {
 	d := c.d
 	cl, br := c.addrs()
 	ex := &Exchange{Conn: c.c, Client: cl, Broker: br, Kind: KindPaired, APIKey: h.APIKey, APIVersion: h.APIVersion,
 		CorrelationID: h.CorrelationID, ClientID: h.ClientID, ClientIDNull: h.ClientIDNull, Request: fr, Notes: notes}
 	if h.APIKey == keySaslHandshake && whole {
-		ex.Mechanism, _ = readString(fr.Bytes, 4+h.Len)
+		ex.Mechanism, _ = protocol.PeekSaslHandshake(fr.Bytes)
 	}
-	if !c.keys.has(int(h.APIKey)) && h.APIKey >= 0 && h.APIKey < lenientMaxKey {
-		c.keys.add(int(h.APIKey))
-		c.nkeys++
-	}
-	if note := d.hold(fr, h.APIKey); note != "" {
+	c.requested(h.APIKey, h.APIVersion)
+	if note := d.hold(fr, h.APIKey, len(h.ClientID)); note != "" {
 		ex.Notes = append(ex.Notes, note)
 	}
-	c.pending = append(c.pending, ex)
-	if len(c.pending) > d.opts.MaxPending {
-		old := c.pending[0]
-		c.pending[0] = nil
-		c.pending = c.pending[1:]
+	c.pending.push(ex)
+	d.spill.relieve() // its bookkeeping may need the room of held frames
+	for d.spill.over() && c.pending.len() > pendingFloor {
+		old := c.pending.popOldest()
 		old.Kind = KindUnanswered
-		old.Notes = append(old.Notes, fmt.Sprintf("evicted unanswered: more than %d requests pending on the connection", d.opts.MaxPending))
+		old.Notes = append(old.Notes, d.spill.evictNote())
 		d.sum.Evicted++
-		d.emit(old)
+		c.emit(old)
 	}
 }
 
@@ -173,27 +169,121 @@ func (c *conn) register(fr *Frame, h protocol.RequestHeader, notes []string, who
 // preferring the oldest; nil when none has it. Taking any but the oldest is
 // noted as out of order.
 func (c *conn) take(corr int32) *Exchange {
-	i := slices.IndexFunc(c.pending, func(e *Exchange) bool { return e.CorrelationID == corr })
-	if i < 0 {
+	if _, ok := c.pending.has(corr); !ok {
 		return nil
 	}
-	ex := c.pending[i]
-	if i == 0 {
-		c.pending[0] = nil
-		c.pending = c.pending[1:]
-		return ex
+	if ex := c.pending.oldest(); ex.CorrelationID == corr {
+		return c.pending.popOldest()
 	}
+	first := c.pending.oldest().CorrelationID
+	ex := c.pending.remove(corr)
 	c.d.sum.OutOfOrder++
-	ex.Notes = append(ex.Notes, fmt.Sprintf("response out of order: correlation ID %d was expected first", c.pending[0].CorrelationID))
-	c.pending = slices.Delete(c.pending, i, i+1)
+	ex.Notes = append(ex.Notes, fmt.Sprintf("response out of order: correlation ID %d was expected first", first))
 	return ex
+}
+
+// pendingQueue is a connection's requests awaiting responses, oldest
+// first, indexed by correlation ID so that finding one costs the same
+// however deep the client pipelines (librdkafka allows a million in
+// flight).
+type pendingQueue struct {
+	q   []*Exchange
+	ids map[int32]pendingID
+	// marked is how many of the oldest were pending when bytes were
+	// lost from the broker (conn.gap): their responses may be lost.
+	marked int
+}
+
+// mark marks every pending request as pending at a gap.
+func (p *pendingQueue) mark() { p.marked = len(p.q) }
+
+// index returns the position of the oldest pending request with
+// correlation ID corr, or -1.
+func (p *pendingQueue) index(corr int32) int {
+	if _, ok := p.ids[corr]; !ok {
+		return -1
+	}
+	return slices.IndexFunc(p.q, func(e *Exchange) bool { return e.CorrelationID == corr })
+}
+
+// pendingID is how many pending requests have a correlation ID, and the
+// packet of the latest.
+type pendingID struct {
+	n      int32
+	packet int64
+}
+
+func (p *pendingQueue) len() int { return len(p.q) }
+
+// has reports whether a request with correlation ID corr is pending, and
+// the packet of the latest such request.
+func (p *pendingQueue) has(corr int32) (packet int64, ok bool) {
+	e, ok := p.ids[corr]
+	return e.packet, ok
+}
+
+// oldest returns the oldest pending request; the queue must not be empty.
+func (p *pendingQueue) oldest() *Exchange { return p.q[0] }
+
+func (p *pendingQueue) push(ex *Exchange) {
+	if p.ids == nil {
+		p.ids = make(map[int32]pendingID)
+	}
+	e := p.ids[ex.CorrelationID]
+	e.n++
+	e.packet = ex.Request.FirstFrame
+	p.ids[ex.CorrelationID] = e
+	p.q = append(p.q, ex)
+}
+
+func (p *pendingQueue) forget(corr int32) {
+	if e := p.ids[corr]; e.n > 1 {
+		e.n--
+		p.ids[corr] = e
+	} else {
+		delete(p.ids, corr)
+	}
+}
+
+// popOldest removes and returns the oldest pending request.
+func (p *pendingQueue) popOldest() *Exchange {
+	ex := p.q[0]
+	p.q[0] = nil
+	p.q = p.q[1:]
+	p.marked = max(p.marked-1, 0)
+	if len(p.q) == 0 {
+		p.q = p.q[:0:0] // let the backing array go
+	}
+	p.forget(ex.CorrelationID)
+	return ex
+}
+
+// remove removes and returns the oldest pending request with correlation
+// ID corr, which has must have reported.
+func (p *pendingQueue) remove(corr int32) *Exchange {
+	i := slices.IndexFunc(p.q, func(e *Exchange) bool { return e.CorrelationID == corr })
+	ex := p.q[i]
+	p.q = slices.Delete(p.q, i, i+1)
+	if i < p.marked {
+		p.marked--
+	}
+	p.forget(corr)
+	return ex
+}
+
+// drain empties the queue and returns what it held, oldest first.
+func (p *pendingQueue) drain() []*Exchange {
+	q := p.q
+	*p = pendingQueue{}
+	return q
 }
 
 // response handles a complete response frame.
 func (c *conn) response(fr *Frame) {
 	d := c.d
 	d.sum.Responses++
-	corr := int32(binary.BigEndian.Uint32(fr.Bytes[4:]))
+	corr := int32At(fr.Bytes, 4)
+	c.resolveGap(corr)
 	ex := c.take(corr)
 	if ex == nil {
 		c.orphan(fr, corr)
@@ -205,19 +295,18 @@ func (c *conn) response(fr *Frame) {
 	b := fr.Bytes
 	switch {
 	case key == keyApiVersions:
-		// ApiVersions responses always use response header v0 (KIP-511),
-		// so the error code is at offset 8.
-		if ver > 0 && len(b) >= 10 && int16(binary.BigEndian.Uint16(b[8:])) == errUnsupportedVersion {
+		// A broker that does not support the version asked answers with
+		// UNSUPPORTED_VERSION and a v0 body (KIP-511).
+		if code, ok := protocol.PeekErrorCode(b, key, ver); ver > 0 && ok && code == errUnsupportedVersion {
 			ex.Notes = append(ex.Notes, fmt.Sprintf("UNSUPPORTED_VERSION: the broker does not support ApiVersions v%d and answered with a v0 body (KIP-511)", ver))
 			ver = 0
 		}
-		if code, ranges, ok := parseAPIVersions(b, ver); ok && code == 0 {
+		if code, ranges, ok := protocol.PeekAPIVersions(b, ver); ok && code == 0 {
 			ex.Advertised = ranges
 			c.learn(ex, ranges)
 		}
 	case key == keySaslHandshake:
-		// SaslHandshakeResponse v0/v1: header v0, ErrorCode first.
-		if len(b) >= 10 && binary.BigEndian.Uint16(b[8:]) == 0 {
+		if code, ok := protocol.PeekErrorCode(b, key, ver); ok && code == 0 {
 			c.mech = ex.Mechanism
 			if ver == 0 {
 				c.enterSASL(ex.Mechanism, "")
@@ -233,17 +322,17 @@ func (c *conn) response(fr *Frame) {
 				dec.SASLMechanism = c.mech
 			}
 			fr.Tree = dec.DecodeResponse(b, key, ver)
-			d.count(fr.Tree)
+			d.decoded(fr)
 		} else if d.opts.DeferDecode {
-			fr.deferred = deferredDecode{dec: &d.opts.Decoder, response: true, key: key, ver: ver}
+			fr.deferred = deferredDecode{dec: &d.opts.Decoder, counts: d.decodes, response: true, key: key, ver: ver}
 		} else {
 			fr.Tree = d.opts.Decoder.DecodeResponse(b, key, ver)
-			d.count(fr.Tree)
+			d.decoded(fr)
 		}
 	} else {
 		d.undecoded(fr, key, true)
 	}
-	d.emit(ex)
+	c.emit(ex)
 }
 
 // learn records a broker's advertised ranges.
@@ -256,103 +345,31 @@ func (c *conn) learn(ex *Exchange, ranges []APIRange) {
 	c.d.brokers[ex.Broker] = bv
 }
 
-// orphan emits a response whose request was not captured, with a guess at
-// what it answers.
+// orphan emits a response whose request was not captured, with a guess
+// at what it answers (guess.go); when exactly one API and version fit,
+// the response is decoded as it.
 func (c *conn) orphan(fr *Frame, corr int32) {
+	d := c.d
 	cl, br := c.addrs()
 	ex := &Exchange{Conn: c.c, Client: cl, Broker: br, Kind: KindOrphan, APIKey: -1, APIVersion: -1,
 		CorrelationID: corr, Response: fr, Notes: []string{"response without a captured request"}}
-	g, secret := c.d.guess(c, fr.Bytes)
-	if g != "" {
-		ex.Notes = append(ex.Notes, g)
-	}
-	fr.Withheld = secret && !c.d.opts.Decoder.ShowSecrets
-	c.d.emit(ex)
-}
-
-// Guessing what an orphan answers costs one decode per candidate (API key,
-// version); these bound it.
-const (
-	guessMaxFrame = 256 << 10 // larger orphans are not guessed
-	guessMaxCount = 64        // orphans guessed per Dissector
-)
-
-// guess decodes an orphan response as every response version of the API
-// keys requested on its connection (or, failing that, of every key) and
-// names the candidates that decode the whole frame without error or
-// leftover: "probably Metadata v12" when exactly one does, "probably
-// Metadata v9-v12" when several versions of one key do. Record batches are
-// not decoded while guessing. secret says that some candidate's responses
-// can carry secrets (protocol.KeyCarriesSecrets): the orphan's bytes are
-// then withheld.
-func (d *Dissector) guess(c *conn, fb []byte) (note string, secret bool) {
-	if len(fb) > guessMaxFrame || d.guesses >= guessMaxCount {
-		return "", false
-	}
-	d.guesses++
-	dec := d.opts.Decoder
-	dec.Records = false
-	type cand struct{ key, ver int16 }
-	var found []cand
-	defer func() {
-		for _, f := range found {
-			secret = secret || protocol.KeyCarriesSecrets(f.key, true)
-		}
-	}()
-	ambiguous := func() bool {
-		return len(found) > 1 && found[len(found)-1].key != found[0].key
-	}
-	try := func(key int16) {
-		vs := apiVersions()[key]
-		if vs.Empty() || ambiguous() {
-			return
-		}
-		for v := vs.Min; v <= vs.Max && v < lenientMaxVer; v++ {
-			if protocol.Lookup(key, true, v) == nil {
-				continue
-			}
-			if t := dec.DecodeResponse(fb, key, v); t != nil && t.Err == nil {
-				found = append(found, cand{key, v})
+	g, note, secret := d.guess(c, fr.Bytes)
+	decoded := false
+	if note != "" {
+		ex.Guess = g
+		ex.Notes = append(ex.Notes, note)
+		if g != nil && g.Decoded && d.wantDecode(g.APIKey, g.APIVersion) {
+			decoded = true
+			if d.opts.DeferDecode {
+				fr.deferred = deferredDecode{dec: &d.opts.Decoder, counts: d.decodes, response: true, key: g.APIKey, ver: g.APIVersion}
+			} else {
+				fr.Tree = d.opts.Decoder.DecodeResponse(fr.Bytes, g.APIKey, g.APIVersion)
+				d.decoded(fr)
 			}
 		}
 	}
-	keys := len(apiVersions())
-	if c.nkeys > 0 {
-		for k := range min(keys, lenientMaxKey) {
-			if c.keys.has(k) {
-				try(int16(k))
-			}
-		}
-	}
-	if len(found) == 0 {
-		for k := range keys {
-			if !c.keys.has(k) {
-				try(int16(k))
-			}
-		}
-	}
-	if len(found) == 0 || ambiguous() {
-		return "", false
-	}
-	for _, f := range found[1:] {
-		if f.key != found[0].key {
-			return "", false
-		}
-	}
-	name := protocol.APIName(found[0].key)
-	if len(found) == 1 {
-		return fmt.Sprintf("probably %s v%d", name, found[0].ver), false
-	}
-	lo, hi := found[0].ver, found[len(found)-1].ver
-	if int(hi-lo)+1 == len(found) {
-		return fmt.Sprintf("probably %s v%d-v%d", name, lo, hi), false
-	}
-	s := "probably " + name + " v"
-	for i, f := range found {
-		if i > 0 {
-			s += ", v"
-		}
-		s += fmt.Sprint(f.ver)
-	}
-	return s, false
+	// Not decoded, an orphan some candidate of which can carry secrets is
+	// withheld; decoded as its guess, its tree marks them.
+	fr.Withheld = secret && !decoded && !d.opts.Decoder.ShowSecrets
+	c.emit(ex)
 }

@@ -44,7 +44,7 @@ func (c *conn) enterSASL(mech, note string) {
 func (c *conn) leaveSASL() {
 	if tok := c.sasl.tok; tok != nil {
 		tok.Notes = append(tok.Notes, "no broker token")
-		c.d.emit(tok)
+		c.emit(tok)
 	}
 	c.sasl = saslState{}
 	for _, s := range c.split {
@@ -81,7 +81,7 @@ func (c *conn) saslClient(fr *Frame) bool {
 	}
 	if tok := c.sasl.tok; tok != nil {
 		tok.Notes = append(tok.Notes, "no broker token before the next client token")
-		c.d.emit(tok)
+		c.emit(tok)
 	}
 	cl, br := c.addrs()
 	ex := &Exchange{Conn: c.c, Client: cl, Broker: br, Kind: KindSASL, APIKey: -1, APIVersion: -1, CorrelationID: -1,
@@ -107,7 +107,7 @@ func (c *conn) saslServer(fr *Frame) {
 	ex.Response = fr
 	c.token(ex, fr, false)
 	c.sasl.rounds++
-	c.d.emit(ex)
+	c.emit(ex)
 	mech := strings.ToUpper(c.sasl.mech)
 	if mech == "PLAIN" && c.sasl.rounds >= 1 || isSCRAM(mech) && c.sasl.rounds >= 2 {
 		c.leaveSASL()

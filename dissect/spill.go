@@ -12,12 +12,18 @@ import (
 
 // Spilling. Requests awaiting their responses are the only frames the
 // Dissector holds for long: a producer pipelining 1 MiB Produce requests
-// to a slow broker keeps dozens of them pending. Their bytes are counted
-// (spiller.held) and, past Options.PendingMemory, each new request frame
-// is written to a temporary file and its buffer let go; the frame is read
-// back into memory when its exchange is emitted (response, close,
+// to a slow broker keeps dozens of them pending, a client pipelining
+// small requests thousands. What they take in memory is counted: their
+// frames' bytes (spiller.held) and, for each, pendingCost bytes of
+// bookkeeping (spiller.meta: the Exchange, the Frame, the queue's index).
+// Past Options.PendingMemory each new request frame of at least spillMin
+// bytes is written to a temporary file and its buffer let go; the frame is
+// read back into memory when its exchange is emitted (response, close,
 // eviction, end of capture), before its lazy decode, so nothing the sink
-// sees changes.
+// sees changes. When what cannot go to the file (bookkeeping, small
+// frames, requests that can carry secrets) still exceeds the bound, the
+// connection's oldest pending requests are given up (pair.go register):
+// the bound holds, and the loss is counted (Problems.Evicted).
 //
 // The file is cut into spillBlock-byte blocks with a free list: a frame
 // takes the blocks it needs and gives them back when read, so the file
@@ -32,8 +38,30 @@ import (
 // DefaultPendingMemory is the default of Options.PendingMemory: 16 MiB.
 const DefaultPendingMemory = 16 << 20
 
-// spillBlock is the unit of space in the spill file.
-const spillBlock = 16 << 10
+// spillBlock is the unit of space in the spill file: a frame of spillMin
+// bytes takes at most 8 times its size on disk; the free list costs 4
+// bytes of memory per block of the file.
+const spillBlock = 4 << 10
+
+// spillMin is the smallest frame spilled: smaller ones stay in memory
+// (counted in spiller.held), where they cost less than their bookkeeping.
+const spillMin = 512
+
+// pendingFloor is how many requests a connection may have pending before
+// any is given up for the bound on pending memory: a client's usual
+// pipeline (max.in.flight.requests.per.connection is 5 by default in the
+// Java client) pairs whatever the bound, and the memory the bound does
+// not cover is at most pendingFloor*pendingCost (24 KiB) per connection.
+const pendingFloor = 32
+
+// pendingCost is the memory, in bytes, that one request awaiting its
+// response takes besides its frame's bytes: the Exchange and Frame structs
+// with its notes and client id, its slot and index entry in the
+// connection's queue, and a spilled frame's record (spilled, its runs, its
+// first spillHead bytes), but for its client id, counted on top.
+// TestPendingCost measures it (about 550 bytes, 700 with a spilled frame);
+// this is an upper bound, so that the bound on pending memory holds.
+const pendingCost = 768
 
 // spillHead is how many of a spilled frame's first bytes stay in memory,
 // for the note when reading the rest back fails.
@@ -74,6 +102,12 @@ type spiller struct {
 	budget int64 // Options.PendingMemory; < 0: no bound
 	dir    string
 	held   int64 // bytes of pending request frames in memory
+	meta   int64 // pendingCost for each pending request
+	// spillable lists the pending frames held in memory that may go to
+	// the file (spillMin bytes or more, none that can carry secrets), oldest
+	// first: relieve spills the newest when the bookkeeping of later
+	// requests needs their room.
+	spillable frameList
 
 	f      *os.File
 	name   string  // the file's name while it could not be removed
@@ -89,18 +123,25 @@ type spiller struct {
 	pool *framePool
 }
 
-// hold counts a pending request frame and spills it when the frames held
-// exceed the budget. It returns a note when the frame stays in memory
-// because the spill file failed (once per Dissector).
-func (d *Dissector) hold(fr *Frame, key int16) string {
+// hold counts a pending request frame, its bookkeeping and its client id
+// of clientID bytes, and spills it when they exceed the budget. It
+// returns a note when the frame stays in memory because the spill file
+// failed (once per Dissector).
+func (d *Dissector) hold(fr *Frame, key int16, clientID int) string {
 	sp := &d.spill
 	n := int64(len(fr.Bytes))
+	fr.meta = pendingCost + int32(clientID)
+	sp.meta += int64(fr.meta)
 	// Requests that can carry secrets (SASL tokens, passwords in configs,
 	// delegation-token HMACs: protocol.KeyCarriesSecrets) never go to
 	// the file.
-	if sp.budget < 0 || sp.held+n <= sp.budget || protocol.KeyCarriesSecrets(key, false) || n <= spillHead {
+	canSpill := !protocol.KeyCarriesSecrets(key, false) && n >= spillMin
+	if sp.budget < 0 || sp.held+sp.meta+n <= sp.budget || !canSpill {
 		sp.held += n
 		fr.held = true
+		if canSpill && sp.budget >= 0 {
+			sp.spillable.push(fr)
+		}
 		return ""
 	}
 	if sp.err == nil {
@@ -121,6 +162,78 @@ func (d *Dissector) hold(fr *Frame, key int16) string {
 		unit = "byte"
 	}
 	return fmt.Sprintf("request kept in memory past the bound on pending requests (%d %s): the spill file failed: %v", sp.budget, unit, sp.err)
+}
+
+// relieve spills held frames, newest first (they are answered last), while
+// the requests awaiting responses take more memory than the budget.
+func (sp *spiller) relieve() {
+	for sp.over() {
+		fr := sp.spillable.popNewest()
+		if fr == nil {
+			return
+		}
+		n := int64(len(fr.Bytes))
+		if err := sp.write(fr); err != nil {
+			sp.err = err // over is false from now on
+			sp.spillable.push(fr)
+			return
+		}
+		fr.held = false
+		sp.held -= n
+	}
+}
+
+// frameList is a doubly linked list of frames through Frame.prev and
+// Frame.next: removing a frame when its exchange is emitted costs O(1).
+type frameList struct{ head, tail *Frame }
+
+func (l *frameList) push(f *Frame) {
+	f.prev, f.next, f.listed = l.tail, nil, true
+	if l.tail != nil {
+		l.tail.next = f
+	} else {
+		l.head = f
+	}
+	l.tail = f
+}
+
+func (l *frameList) remove(f *Frame) {
+	if !f.listed {
+		return
+	}
+	if f.prev != nil {
+		f.prev.next = f.next
+	} else {
+		l.head = f.next
+	}
+	if f.next != nil {
+		f.next.prev = f.prev
+	} else {
+		l.tail = f.prev
+	}
+	f.prev, f.next, f.listed = nil, nil, false
+}
+
+func (l *frameList) popNewest() *Frame {
+	f := l.tail
+	if f != nil {
+		l.remove(f)
+	}
+	return f
+}
+
+// over reports whether the requests awaiting responses take more memory
+// than the budget allows, with what could be spilled spilled. When the
+// spill file failed, frames are kept in memory past the bound (with a
+// warning, Summary.SpillError) rather than given up: it is never over.
+func (sp *spiller) over() bool {
+	return sp.budget >= 0 && sp.err == nil && sp.held+sp.meta > sp.budget
+}
+
+// evictNote says why a pending request was given up.
+func (sp *spiller) evictNote() string {
+	return fmt.Sprintf("given up unanswered: the requests awaiting responses needed more than the %s of memory allowed for them (each takes about %d bytes besides what of its frame stays in memory)",
+		protocol.FormatSize(sp.budget), pendingCost)
 }
 
 // write spills fr's bytes to the file and lets its buffer go.
@@ -209,6 +322,9 @@ func (sp *spiller) release(runs []spillRun) {
 // first bytes, is not decoded, and its exchange says why.
 func (d *Dissector) unhold(ex *Exchange, fr *Frame) {
 	sp := &d.spill
+	sp.meta -= int64(fr.meta)
+	fr.meta = 0
+	sp.spillable.remove(fr)
 	if fr.held {
 		fr.held = false
 		sp.held -= int64(len(fr.Bytes))

@@ -91,7 +91,9 @@ func pipelined(r *rig, rounds, n, size int) [][]byte {
 // and the spill file's space is reused from round to round.
 func TestSpillPipelinedRoundTrip(t *testing.T) {
 	const rounds, n, size = 6, 40, 3000
-	r := newRig(t, Options{PendingMemory: 10 << 10, SpillDir: t.TempDir()}, true)
+	// 10 KiB for frames besides the bookkeeping of n pending requests.
+	budget := int64(10<<10 + n*pendingCost)
+	r := newRig(t, Options{PendingMemory: budget, SpillDir: t.TempDir()}, true)
 	sent := pipelined(r, rounds, n, size)
 	sp := &r.d.spill
 	if len(r.sink.ex) != rounds*n {
@@ -106,13 +108,16 @@ func TestSpillPipelinedRoundTrip(t *testing.T) {
 			t.Fatalf("request %d not decoded after reading it back", i)
 		}
 	}
-	// 3 requests fit in 10 KiB; the other 37 of each round are spilled.
-	if want := int64(rounds * (n - 3)); sp.frames != want {
+	// Once a round's n requests are pending, 3 of their frames fit in the
+	// 10 KiB left beside the bookkeeping; the other 37 were spilled (the
+	// first ones held, then spilled newest first to make room).
+	const kept = 3
+	if want := int64(rounds * (n - kept)); sp.frames != want {
 		t.Errorf("%d frames spilled, want %d", sp.frames, want)
 	}
 	// A round's spilled frames fit in perRound blocks; the file never
 	// grows past one round's worth although 6 rounds go through it.
-	perRound := int32((n - 3) * ((len(sent[0]) + spillBlock - 1) / spillBlock))
+	perRound := int32((n - kept) * ((len(sent[0]) + spillBlock - 1) / spillBlock))
 	if sp.peak > perRound || sp.blocks > perRound {
 		t.Errorf("spill file: %d blocks, peak %d in use; one round needs %d", sp.blocks, sp.peak, perRound)
 	}
@@ -173,8 +178,10 @@ func TestSpillUnusableDirKeepsInMemory(t *testing.T) {
 		notes := e.Notes
 		if hasNote(e, "spill file failed") {
 			noted++
-			if i != 3 {
-				t.Errorf("note on exchange %d, want 3 (the first past the budget)", i)
+			if i != 2 {
+				// 3006-byte frames, 768 bytes of bookkeeping each:
+				// the third does not fit in 10 KiB.
+				t.Errorf("note on exchange %d, want 2 (the first past the budget)", i)
 			}
 			notes = notes[:len(notes)-1]
 		}

@@ -1,7 +1,6 @@
 package dissect
 
 import (
-	"encoding/binary"
 	"time"
 
 	"github.com/kwire/kwire/reassembly"
@@ -138,7 +137,7 @@ func (s *splitter) step(g seg) []seg {
 				// Fast path: a whole valid frame in this packet is copied
 				// once (append does not zero what it copies).
 				if len(data) >= 4 {
-					n := int64(int32(binary.BigEndian.Uint32(data)))
+					n := frameLength(data)
 					if s.lengthOK(n) && int64(len(data)) >= 4+n && (s.checkedKind() || s.headerOK(data[:4+n]) == vYes) {
 						fb := append(s.c.d.spill.pool.take(int(4+n)), data[:4+n]...)
 						data = data[4+n:]
@@ -153,7 +152,7 @@ func (s *splitter) step(g seg) []seg {
 			if s.nLen < 4 {
 				return nil
 			}
-			n := int64(int32(binary.BigEndian.Uint32(s.lenBuf[:])))
+			n := frameLength(s.lenBuf[:])
 			if !s.lengthOK(n) {
 				var peek [64]byte
 				copy(peek[copy(peek[:], s.lenBuf[:]):], data)
@@ -257,7 +256,7 @@ func (s *splitter) headerOK(b []byte) verdict {
 		return vYes
 	}
 	v := checkRequest(b, s.max, false)
-	if v == vNo && len(b) == 4+int(binary.BigEndian.Uint32(b)) && looksSASL(b[4:]) {
+	if v == vNo && int64(len(b)) == 4+frameLength(b) && looksSASL(b[4:]) {
 		return vYes // a raw SASL token whose SaslHandshake was not captured
 	}
 	return v
@@ -316,7 +315,7 @@ func (s *splitter) rescan() []seg {
 			v = vNo
 			if len(b)-i < 4 {
 				v = vMore
-			} else if s.lengthOK(int64(int32(binary.BigEndian.Uint32(b[i:])))) {
+			} else if s.lengthOK(frameLength(b[i:])) {
 				v = vYes
 			}
 		case s.req:
@@ -325,7 +324,7 @@ func (s *splitter) rescan() []seg {
 				v = vYes
 			}
 		default:
-			v = checkResponse(b[i:], s.max, s.c.pending)
+			v = checkResponse(b[i:], s.max, &s.c.pending)
 		}
 		switch v {
 		case vMore:
@@ -356,7 +355,7 @@ func wholeSASLToken(b []byte) bool {
 	if len(b) < 4 {
 		return false
 	}
-	n := int(int32(binary.BigEndian.Uint32(b)))
+	n := int(frameLength(b))
 	return n > 0 && n <= 1024 && len(b) >= 4+n && looksSASL(b[4:4+n])
 }
 
@@ -365,11 +364,11 @@ func wholeSASLToken(b []byte) bool {
 // too. It weeds out candidates inside a frame body (a correlation ID's
 // bytes are common in record data).
 func (s *splitter) chained(b []byte) bool {
-	end := 4 + int64(int32(binary.BigEndian.Uint32(b)))
+	end := 4 + frameLength(b)
 	if int64(len(b)) < end+4 {
 		return true
 	}
-	return s.lengthOK(int64(int32(binary.BigEndian.Uint32(b[end:]))))
+	return s.lengthOK(frameLength(b[end:]))
 }
 
 // checkStartResponse accepts a response at the very start of a stream
@@ -378,11 +377,11 @@ func (s *splitter) chained(b []byte) bool {
 // correlation ID) that ends on a packet boundary or is followed by a
 // plausible response with the next correlation ID or a pending one.
 func (s *splitter) checkStartResponse(b []byte) verdict {
-	if v := checkResponse(b, s.max, s.c.pending); v != vNo || len(b) < 8 {
+	if v := checkResponse(b, s.max, &s.c.pending); v != vNo || len(b) < 8 {
 		return v // with fewer than 8 bytes, vNo means an invalid length
 	}
-	n := int64(int32(binary.BigEndian.Uint32(b)))
-	corr := int32(binary.BigEndian.Uint32(b[4:]))
+	n := frameLength(b)
+	corr := int32At(b, 4)
 	if n < minResponseLen || n > int64(min(s.max, startWindow)) || corr < 0 {
 		return vNo
 	}
@@ -402,12 +401,12 @@ func (s *splitter) checkStartResponse(b []byte) verdict {
 		return vMore
 	}
 	next := b[end:]
-	nn := int64(int32(binary.BigEndian.Uint32(next)))
-	nc := int32(binary.BigEndian.Uint32(next[4:]))
+	nn := frameLength(next)
+	nc := int32At(next, 4)
 	if nn >= minResponseLen && nn <= int64(s.max) && nc == corr+1 {
 		return vYes
 	}
-	return checkResponse(next, s.max, s.c.pending)
+	return checkResponse(next, s.max, &s.c.pending)
 }
 
 // maxEventData bounds the skipped bytes an EventResync carries (Event.Data):
@@ -455,6 +454,9 @@ func shiftMarks(ms []mark, i int) []mark {
 // found ends a resync at offset i of the scan window: it reports the bytes
 // skipped and returns the window from i on, split by packet.
 func (s *splitter) found(i int) []seg {
+	if !s.req && !s.raw && i+8 <= len(s.scan) {
+		s.c.resolveGap(int32At(s.scan, i+4)) // before the resync it ends
+	}
 	s.drop(s.scan[:i])
 	skipped := s.skipped
 	ms := shiftMarks(s.smarks, i)
@@ -483,17 +485,20 @@ func (s *splitter) found(i int) []seg {
 	return out
 }
 
-// gap handles n lost bytes (n < 0: unknown).
-func (s *splitter) gap(n int64) {
+// gap handles n lost bytes (n < 0: unknown). It reports whether the
+// bytes lost may hold whole frames: false when they lie inside the frame
+// being built (or the one being skipped) and their number is known.
+func (s *splitter) gap(n int64) (beyond bool) {
 	switch s.state {
 	case stOff:
+		return false
 	case stSkip:
 		if n >= 0 && n <= s.skip {
 			s.skip -= n
 			if s.skip == 0 {
 				s.state = stLen
 			}
-			return
+			return false
 		}
 		s.toScan()
 	case stBody:
@@ -509,13 +514,13 @@ func (s *splitter) gap(n int64) {
 			if s.skip == 0 {
 				s.state = stLen
 			}
-			return
+			return false
 		}
 		s.buf = nil
 		s.toScan()
 	case stLen:
 		if s.nLen == 0 && n == 0 {
-			return
+			return false
 		}
 		s.drop(s.lenBuf[:s.nLen])
 		s.toScan()
@@ -526,6 +531,7 @@ func (s *splitter) gap(n int64) {
 		s.start = false
 		s.from = 0
 	}
+	return true
 }
 
 // end flushes the splitter when its connection ends: a partial frame is

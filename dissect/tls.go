@@ -140,7 +140,7 @@ func (t *tlsConn) Event(ev *tlsdec.Event) {
 			return
 		}
 		t.c.d.sum.BadFrames++
-		t.c.d.event(&Event{Kind: EventBadFrame, Conn: t.c.c, Dir: dir, Frame: ev.At.Frame, Time: t.time(ev.At), Detail: ev.Detail})
+		t.c.event(&Event{Kind: EventBadFrame, Conn: t.c.c, Dir: dir, Frame: ev.At.Frame, Time: t.time(ev.At), Detail: ev.Detail})
 		return
 	case tlsdec.EventAuthFailed:
 		t.why[ev.Dir&1] = ev.Detail
@@ -165,7 +165,7 @@ func (t *tlsConn) Event(ev *tlsdec.Event) {
 	case ev.Kind == tlsdec.EventUndecrypted:
 		note = TLSNoteUndecrypted
 	}
-	t.c.d.event(&Event{Kind: EventTLSNote, Conn: t.c.c, Dir: dir, Frame: ev.At.Frame, Time: t.time(ev.At), Bytes: ev.Bytes,
+	t.c.event(&Event{Kind: EventTLSNote, Conn: t.c.c, Dir: dir, Frame: ev.At.Frame, Time: t.time(ev.At), Bytes: ev.Bytes,
 		Detail: ev.Detail, Note: note})
 }
 
@@ -241,7 +241,7 @@ func (t *tlsConn) report(decrypted bool, reason string, ev *tlsdec.Event) {
 		c.pre = nil
 	}
 	// The event is the connection's: it points at its first TLS bytes.
-	d.event(&Event{Kind: EventTLS, Conn: c.c, Dir: dir, Frame: t.first.Frame, Time: t.time(t.first), Detail: detail, TLS: st})
+	c.event(&Event{Kind: EventTLS, Conn: c.c, Dir: dir, Frame: t.first.Frame, Time: t.time(t.first), Detail: detail, TLS: st})
 }
 
 // statusWords is a status's version, suite and SNI, for details.

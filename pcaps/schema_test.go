@@ -189,7 +189,7 @@ func TestGoldenJSONValid(t *testing.T) {
 func TestSchemasReject(t *testing.T) {
 	schemas := compileSchemas(t)
 	line := []byte(`{"stream":3,"client":"a","broker":"b","kind":"paired","api":"Produce","apiKey":0,"apiVersion":9,"correlationId":7,"clientId":null,` +
-		`"request":null,"response":null,"latencyMs":null,"sasl":null,"subject":"","errors":[],"notes":[],"topics":[],"facts":null}`)
+		`"request":null,"response":null,"latencyMs":null,"sasl":null,"guess":null,"subject":"","errors":[],"notes":[],"topics":[],"facts":null}`)
 	ok, _ := sv.UnmarshalJSON(bytes.NewReader(line))
 	if err := schemas["exchange"].Validate(ok); err != nil {
 		t.Fatalf("a minimal exchange line is refused: %v", err)
@@ -200,6 +200,7 @@ func TestSchemasReject(t *testing.T) {
 		"missing key":  strings.Replace(string(line), `"subject":"",`, ``, 1),
 		"null not ok":  strings.Replace(string(line), `"api":"Produce"`, `"api":null`, 1),
 		"facts object": strings.Replace(string(line), `"facts":null`, `"facts":{"topics":[]}`, 1),
+		"guess object": strings.Replace(string(line), `"guess":null`, `"guess":{"api":"Metadata"}`, 1),
 	} {
 		v, err := sv.UnmarshalJSON(strings.NewReader(bad))
 		if err != nil {

@@ -30,7 +30,11 @@ func APIName(key int16) string {
 
 var apiTable = sync.OnceValue(func() []APIInfo {
 	var out []APIInfo
-	for key, ms := range byKey() {
+	for k, ms := range byKey() {
+		if len(ms) == 0 {
+			continue
+		}
+		key := int16(k)
 		info := APIInfo{Key: key, Versions: NoVersions, FirstFlexible: -1}
 		var newest *MessageSchema
 		for _, m := range ms {

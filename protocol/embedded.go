@@ -279,3 +279,55 @@ func (d *Decoder) decodePayload(b []byte) *Tree {
 	ip.t.Err = ip.err
 	return ip.t
 }
+
+// versionPrefixed are the data structs Kafka serializes after an INT16
+// version of their own (embedStruct): ConsumerProtocolSubscription and
+// ConsumerProtocolAssignment (the consumer group protocol's
+// ConsumerProtocol.java serializers) and DefaultPrincipalData
+// (DefaultKafkaPrincipalBuilder, KIP-590).
+var versionPrefixed = map[string]bool{
+	"ConsumerProtocolSubscription": true,
+	"ConsumerProtocolAssignment":   true,
+	"DefaultPrincipalData":         true,
+}
+
+// VersionPrefixed reports whether the named struct travels with a leading
+// INT16 version, as -V and -x show it where it is embedded.
+func VersionPrefixed(name string) bool { return versionPrefixed[name] }
+
+// DecodeVersioned decodes b as a version-prefixed struct (VersionPrefixed)
+// as Kafka serializes it: its INT16 version, then the struct at that
+// version. The root is the struct (Note "v3") spanning all of b, its first
+// child the "Version" node, as where the struct is embedded. A version the
+// schema does not know gives ErrUnknownVers, the rest raw.
+func (d *Decoder) DecodeVersioned(name string, b []byte) *Tree {
+	var ip interp
+	ip.reset(d, b, "struct")
+	root := ip.newNode()
+	ip.t.Root = root
+	root.Name, root.Kind, root.Len = name, KindStruct, len(b)
+	r := &ip.r
+	ver := r.Int16()
+	if r.err != nil {
+		ip.msgName = name
+		ip.capture()
+		ip.undecoded(root, 0, len(b))
+		ip.t.Err = ip.err
+		return ip.t
+	}
+	v := ip.newNode()
+	v.Name, v.Type, v.Kind, v.Off, v.Len, v.Int = "Version", "int16", KindInt, 0, 2, int64(ver)
+	m := LookupName(name, ver)
+	if m == nil {
+		root.Children = append(root.Children, v)
+		ip.bodyUnknown(root, name, fmt.Errorf("%w: version %d of %s", ErrUnknownVers, ver, name), 2, len(b))
+		root.Kind, root.Raw = KindStruct, nil
+		ip.t.Err = ip.err
+		return ip.t
+	}
+	root.Children = append(ip.children(1+len(m.Fields)), v)
+	ip.message(m, ver, root, len(b), true)
+	root.Off, root.Len = 0, len(b)
+	ip.t.Err = ip.err
+	return ip.t
+}

@@ -10,6 +10,9 @@ package protocol
 //     ApiVersionsResponse, always v0 (KIP-511: a client must be able to read
 //     the error code of a version it does not understand).
 //   - A headerVersions map in a message's JSON wins over both rules.
+//   - ApiVersionsResponse also puts ErrorCode first in every version,
+//     known or not (KIP-511), so an unknown version's error code is read
+//     as v0's (errorCodeVersion).
 //
 // To add a new header exception: add a case to requestHeaderException or
 // responseHeaderException with the source (KIP or ApiKeys.java) beside it,
@@ -33,6 +36,17 @@ func responseHeaderException(key, ver int16) (int16, bool) {
 		return 0, true // KIP-511
 	}
 	return 0, false
+}
+
+// errorCodeVersion returns the version whose layout locates the top-level
+// ErrorCode of a response to key at version ver: ver itself, except for an
+// ApiVersionsResponse of a version the schema does not know, whose error
+// code is where v0 has it (KIP-511).
+func errorCodeVersion(key, ver int16) int16 {
+	if key == keyApiVersions && Lookup(key, true, ver) == nil {
+		return 0
+	}
+	return ver
 }
 
 // servingSchema returns the definition serving version ver of key in the

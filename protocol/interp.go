@@ -64,6 +64,10 @@ type interp struct {
 	depth int
 	err   *DecodeError
 
+	// probe says only whether the input decodes matters (guess.go): no
+	// error text is built.
+	probe bool
+
 	slab []Node
 	ptrs []*Node // backing store for Children slices
 }
@@ -139,6 +143,10 @@ func (ip *interp) pop() {
 // capture turns the reader's failure into ip.err with the current path.
 func (ip *interp) capture() {
 	if ip.err == nil && ip.r.err != nil {
+		if ip.probe {
+			ip.err = errProbe
+			return
+		}
 		ip.err = &DecodeError{Off: ip.r.errOff, Space: ip.space, Path: ip.pathString(), Err: ip.r.err}
 	}
 }
@@ -240,8 +248,23 @@ func (ip *interp) message(m *MessageSchema, ver int16, n *Node, end int, whole b
 		n.Len = r.off - n.Off
 		return
 	}
+	if r.off < end && ip.probe {
+		if _, ok := knownLeftover(m, ver, r.b[r.off:end]); !ok {
+			ip.err = errProbe
+		}
+		r.off = end
+		n.Len = end - n.Off
+		return
+	}
 	if r.off < end {
 		left := ip.rawNode(nameLeftover, r.off, end)
+		if note, ok := knownLeftover(m, ver, left.Raw); ok {
+			left.Note, left.Flags = note, left.Flags|FlagLenient
+			n.Children = append(n.Children, left)
+			r.off = end
+			n.Len = end - n.Off
+			return
+		}
 		left.Note = fmt.Sprintf("%d bytes left over after %s %s", end-r.off, m.Name, versionNote(ver))
 		ip.withholdUnparsed(left, ip.secret)
 		n.Children = append(n.Children, left)
@@ -261,7 +284,7 @@ func (ip *interp) undecoded(n *Node, from, end int) {
 	if from < end {
 		u := ip.rawNode(nameUndecoded, from, end)
 		u.Flags |= FlagError
-		if ip.err != nil {
+		if ip.err != nil && !ip.probe {
 			u.Note = ip.err.Err.Error()
 		}
 		n.Children = append(n.Children, u)
@@ -347,11 +370,33 @@ func (ip *interp) structFields(fields []Field, n *Node) bool {
 }
 
 // fieldFlex reports whether f is encoded compactly in the current version.
-func (ip *interp) fieldFlex(f *Field) bool {
+func (ip *interp) fieldFlex(f *Field) bool { return compactIn(f, ip.flex, ip.ver) }
+
+// compactIn reports whether f is encoded compactly in version ver of a
+// message that is flexible in ver when flex: by the field's own flexible
+// versions when the JSON gives them, by the message's otherwise.
+func compactIn(f *Field, flex bool, ver int16) bool {
 	if f.HasFlexibleVersions {
-		return f.FlexibleVersions.Contains(ip.ver)
+		return f.FlexibleVersions.Contains(ver)
 	}
-	return ip.flex
+	return flex
+}
+
+// fixedSize returns the size in bytes of a fixed-size kind, 0 for others.
+func fixedSize(k TypeKind) int {
+	switch k {
+	case TypeBool, TypeInt8:
+		return 1
+	case TypeInt16, TypeUint16:
+		return 2
+	case TypeInt32, TypeUint32:
+		return 4
+	case TypeInt64, TypeFloat64:
+		return 8
+	case TypeUUID:
+		return 16
+	}
+	return 0
 }
 
 // field decodes one field's value. It returns nil when nothing of the
@@ -603,17 +648,10 @@ func (ip *interp) array(f *Field, nullable bool) *Node {
 // version: the bound that array counts are checked against.
 func (ip *interp) minSize(f *Field, nullable bool) int {
 	compact := ip.fieldFlex(f)
+	if n := fixedSize(f.Kind); n > 0 {
+		return n
+	}
 	switch f.Kind {
-	case TypeBool, TypeInt8:
-		return 1
-	case TypeInt16, TypeUint16:
-		return 2
-	case TypeInt32, TypeUint32:
-		return 4
-	case TypeInt64, TypeFloat64:
-		return 8
-	case TypeUUID:
-		return 16
 	case TypeString:
 		if compact {
 			return 1

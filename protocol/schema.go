@@ -192,14 +192,24 @@ type APIInfo struct {
 	FirstFlexible int16    // first flexible request version, or -1
 }
 
-var byKey = sync.OnceValue(func() map[int16][]*MessageSchema {
-	m := make(map[int16][]*MessageSchema)
+// byKey indexes the schemas of API messages by key (a slice: Lookup runs
+// for every frame the dissector peeks at, and a map lookup was most of it).
+var byKey = sync.OnceValue(func() [][]*MessageSchema {
+	var t [][]*MessageSchema
 	for _, s := range Schemas {
 		if s.APIKey >= 0 {
-			m[s.APIKey] = append(m[s.APIKey], s)
+			if int(s.APIKey) >= len(t) {
+				t = append(t, make([][]*MessageSchema, int(s.APIKey)+1-len(t))...)
+			}
+			t[s.APIKey] = append(t[s.APIKey], s)
 		}
 	}
-	return m
+	return t
 })
 
-func schemasByKey(key int16) []*MessageSchema { return byKey()[key] }
+func schemasByKey(key int16) []*MessageSchema {
+	if t := byKey(); key >= 0 && int(key) < len(t) {
+		return t[key]
+	}
+	return nil
+}

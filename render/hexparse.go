@@ -15,7 +15,11 @@ package render
 //     saying so).
 //     Offsets, the ASCII column and -x's field names are dropped; each
 //     line's offset must follow from the bytes before it, which catches an
-//     ASCII column read as hex.
+//     ASCII column read as hex;
+//   - lines of bare hex after some text, as a log line writes them
+//     ("[2026-05-01 12:00:00,123] DEBUG payload=00000013..."): the text
+//     before a space, '=' or ':' that only hex follows is skipped
+//     (ParseHexNoting says what it skipped).
 
 import (
 	"fmt"
@@ -73,6 +77,17 @@ const maxOffset = 1 << 40
 // ParseHex decodes hex text in any of the layouts described at the top of
 // this file.
 func ParseHex(text string) ([]byte, error) {
+	b, _, err := ParseHexNoting(text)
+	return b, err
+}
+
+// ParseHexNoting is ParseHex, also accepting lines of plain hex that
+// follow some text, as in a log line ("[2026-05-01 12:00:00,123] DEBUG
+// sent payload=0000001300120000..."): the text is skipped when what
+// follows a space, '=' or ':' after it is all hex, of at least
+// minTailDigits digits; notes says what was skipped, line by line.
+func ParseHexNoting(text string) ([]byte, []string, error) {
+	var notes []string
 	lines := strings.Split(strings.ReplaceAll(strings.ReplaceAll(text, "\r\n", "\n"), "\r", "\n"), "\n")
 	isDump := false
 	for _, l := range lines {
@@ -86,13 +101,50 @@ func ParseHex(text string) ([]byte, error) {
 		for i, l := range lines {
 			b, err := appendHexDigits(out, l, i+1, 1)
 			if err != nil {
-				return nil, err
+				at, ok := hexTail(l)
+				if !ok {
+					return nil, nil, err
+				}
+				if b, err = appendHexDigits(out, l[at:], i+1, at+1); err != nil {
+					return nil, nil, err
+				}
+				notes = append(notes, fmt.Sprintf("line %d: skipped %q before the hex", i+1, clipText(l[:at], 60)))
 			}
 			out = b
 		}
-		return finishHex(out)
+		b, err := finishHex(out)
+		return b, notes, err
 	}
-	return parseDump(lines)
+	b, err := parseDump(lines)
+	return b, nil, err
+}
+
+// minTailDigits is the fewest hex digits a line's tail must hold for the
+// text before it to be skipped (a frame's length prefix alone has 8).
+const minTailDigits = 8
+
+// hexTail returns where the hex at the end of line l starts when l is
+// some text, a space, '=' or ':', then only hex (as appendHexDigits reads
+// it) of at least minTailDigits digits: the leftmost such start.
+func hexTail(l string) (int, bool) {
+	for i := 0; i < len(l); i++ {
+		if c := l[i]; c != ' ' && c != '\t' && c != '=' && c != ':' {
+			continue
+		}
+		tail := l[i+1:]
+		if d, err := appendHexDigits(nil, tail, 0, 0); err == nil && len(d) >= minTailDigits {
+			return i + 1, true
+		}
+	}
+	return 0, false
+}
+
+// clipText cuts s to n bytes for a message.
+func clipText(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
 }
 
 // parseDump decodes the lines of an offset-prefixed dump.

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -153,4 +154,22 @@ func manyRepeats(n int) string {
 		fmt.Fprintf(&b, "*\n%08x  00 00  |..|\n", i*80<<20)
 	}
 	return b.String()
+}
+
+// A log line's text before the hex is skipped and said; hex that does not
+// end its line, or too little of it, is still an error.
+func TestParseHexLogPrefix(t *testing.T) {
+	b, notes, err := ParseHexNoting("[2026-05-01 12:00:00,123] DEBUG sent payload=0000001300120000\nfoo: 01020304 0506\n")
+	if err != nil || len(b) != 14 || b[3] != 0x13 || b[13] != 6 {
+		t.Fatalf("bytes %x, err %v", b, err)
+	}
+	want := []string{`line 1: skipped "[2026-05-01 12:00:00,123] DEBUG sent payload=" before the hex`, `line 2: skipped "foo:" before the hex`}
+	if !slices.Equal(notes, want) {
+		t.Errorf("notes %q, want %q", notes, want)
+	}
+	for _, bad := range []string{"payload=00 0g", "x=0102", "payload=00000013 (cut)"} {
+		if _, _, err := ParseHexNoting(bad); err == nil {
+			t.Errorf("%q: no error", bad)
+		}
+	}
 }

@@ -34,6 +34,7 @@ type ExchangeDoc struct {
 	Response      *MessageDoc `json:"response" jsonschema:"nullable"`  // null unless answered (or orphan)
 	LatencyMs     *float64    `json:"latencyMs" jsonschema:"nullable"` // response time - request time in ms; null without both
 	SASL          *SASLDoc    `json:"sasl" jsonschema:"nullable"`      // SASL mechanism and user; null when neither is known
+	Guess         *GuessDoc   `json:"guess" jsonschema:"nullable"`     // for an orphan, what it probably answers; null otherwise
 	Subject       string      `json:"subject"`                         // Subject(e)
 	Errors        []string    `json:"errors"`                          // distinct Kafka error names in the response, in order
 	Notes         []string    `json:"notes"`                           // the dissector's notes
@@ -52,6 +53,19 @@ type ExchangeDoc struct {
 type SASLDoc struct {
 	Mechanism string `json:"mechanism"` // "PLAIN", "SCRAM-SHA-256", "GSSAPI"; "" unknown
 	User      string `json:"user"`      // user name from a PLAIN or SCRAM client token; "" unknown
+}
+
+// GuessDoc is what an orphan response probably answers (dissect.Guess):
+// the response schemas that decode its whole frame. With one candidate
+// the response's header and body are decoded as it ("decoded": true) —
+// a guess, not what a request said.
+type GuessDoc struct {
+	API        string `json:"api"`        // "Metadata": the only candidate, or the likeliest
+	APIKey     int16  `json:"apiKey"`     // its API key
+	APIVersion int16  `json:"apiVersion"` // its version
+	Candidates int    `json:"candidates"` // how many (API key, version) pairs decode the whole frame
+	Decoded    bool   `json:"decoded"`    // the response was decoded as api/apiVersion
+	Partial    bool   `json:"partial"`    // only what earlier orphans on the connection answered was tried
 }
 
 // MessageDoc is one frame of an exchange in ExchangeDoc.
@@ -177,6 +191,10 @@ func newExchangeDoc(e *dissect.Exchange, opts Options) *ExchangeDoc {
 	}
 	if e.Mechanism != "" || e.User != "" {
 		d.SASL = &SASLDoc{Mechanism: e.Mechanism, User: e.User}
+	}
+	if g := e.Guess; g != nil {
+		d.Guess = &GuessDoc{API: protocol.APIName(g.APIKey), APIKey: g.APIKey, APIVersion: g.APIVersion,
+			Candidates: g.Candidates, Decoded: g.Decoded, Partial: g.Partial}
 	}
 	if e.Request != nil && !e.ClientIDNull {
 		id := e.ClientID

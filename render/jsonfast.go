@@ -367,6 +367,24 @@ func appendExchangeDirect(b []byte, d *ExchangeDoc, e *dissect.Exchange, o *Opti
 		b = appendStdString(b, d.SASL.User, false)
 		b = append(b, '}')
 	}
+	b = append(b, `,"guess":`...)
+	if g := d.Guess; g == nil {
+		b = append(b, "null"...)
+	} else {
+		b = append(b, `{"api":`...)
+		b = appendStdString(b, g.API, false)
+		b = append(b, `,"apiKey":`...)
+		b = strconv.AppendInt(b, int64(g.APIKey), 10)
+		b = append(b, `,"apiVersion":`...)
+		b = strconv.AppendInt(b, int64(g.APIVersion), 10)
+		b = append(b, `,"candidates":`...)
+		b = strconv.AppendInt(b, int64(g.Candidates), 10)
+		b = append(b, `,"decoded":`...)
+		b = strconv.AppendBool(b, g.Decoded)
+		b = append(b, `,"partial":`...)
+		b = strconv.AppendBool(b, g.Partial)
+		b = append(b, '}')
+	}
 	b = append(b, `,"subject":`...)
 	b = appendStdString(b, d.Subject, false)
 	b = append(b, `,"errors":`...)

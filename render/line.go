@@ -36,7 +36,9 @@ var linePool = sync.Pool{New: func() any { b := make([]byte, 0, 256); return &b 
 // the dissector's notes and any
 // decoding error in brackets. Unanswered requests and requests that
 // expect no response say so in place of the latency ("unanswered",
-// "no-response"), orphans before the API name ("orphan response"), SASL
+// "no-response"), orphans before the API name ("orphan response", and
+// "Metadata v12 (guess)" when the response was decoded as the only API
+// version that fits it, dissect.Guess), SASL
 // token exchanges in its place ("SASL token"): kind words are lowercase,
 // as in the summary and in --filter's kind.
 func Line(w io.Writer, e *dissect.Exchange, opts Options) error {
@@ -77,12 +79,20 @@ func appendLine(b []byte, e *dissect.Exchange, o *Options) []byte {
 		b = append(b, " response"...)
 	}
 	if name := APIName(e); name != "" {
+		ver := e.APIVersion
+		guess := e.Kind == dissect.KindOrphan && e.Guess != nil && e.Guess.Decoded
 		if e.Kind == dissect.KindOrphan {
 			b = append(b, ' ')
 		}
+		if guess {
+			ver = e.Guess.APIVersion // what the response was decoded as
+		}
 		b = paint(b, c, roleAPI, name)
 		b = append(b, " v"...)
-		b = strconv.AppendInt(b, int64(e.APIVersion), 10)
+		b = strconv.AppendInt(b, int64(ver), 10)
+		if guess {
+			b = paint(b, c, roleNote, " (guess)")
+		}
 	}
 	b = append(b, " corr="...)
 	b = strconv.AppendInt(b, int64(e.CorrelationID), 10)

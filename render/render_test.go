@@ -772,8 +772,7 @@ func TestEventLineAndSummary(t *testing.T) {
 	s.Event(&dissect.Event{Kind: dissect.EventOpen})
 	s.Event(&dissect.Event{Kind: dissect.EventOpen})
 	s.Event(&dissect.Event{Kind: dissect.EventSkipped})
-	s.Event(ev)
-	s.Event(&dissect.Event{Kind: dissect.EventResync})
+	s.AddDissect(dissect.Summary{Problems: dissect.Problems{Gaps: 1, GapBytes: 1460, Resyncs: 1}})
 	s.Exchange(produceExchange(0, 6))
 	s.Exchange(produceExchange(6, 6))
 	un := produceExchange()
@@ -788,15 +787,14 @@ func TestEventLineAndSummary(t *testing.T) {
 	})
 
 	// Two capture files' dissector summaries add up.
-	s.AddDissect(dissect.Summary{Frames: 5, OutOfOrder: 1, ResyncBytes: 7, SkipReasons: []dissect.Reason{{Reason: "TLS", Count: 1}, {Reason: "not on a Kafka port", Count: 2}}})
-	s.AddDissect(dissect.Summary{Frames: 1, DuplicateIDs: 2, SkipReasons: []dissect.Reason{{Reason: "HTTP", Count: 1}, {Reason: "not on a Kafka port", Count: 1}}})
-	s.Event(&dissect.Event{Kind: dissect.EventTruncated})
+	s.AddDissect(dissect.Summary{Frames: 5, OutOfOrder: 1, Problems: dissect.Problems{ResyncBytes: 7}, SkipReasons: []dissect.Reason{{Reason: "TLS", Count: 1}, {Reason: "not on a Kafka port", Count: 2}}})
+	s.AddDissect(dissect.Summary{Frames: 1, DuplicateIDs: 2, Unknown: 2, Problems: dissect.Problems{Truncated: 1}, SkipReasons: []dissect.Reason{{Reason: "HTTP", Count: 1}, {Reason: "not on a Kafka port", Count: 1}}})
 	got = render(t, func(b *bytes.Buffer) error { return Summary(b, &s, Options{}) })
 	checkLines(t, got, []string{
 		"packets 1200, connections 3 (2 Kafka, 1 skipped: 1 HTTP, 1 TLS, 3 not on a Kafka port)",
 		"frames 6, exchanges 3: 2 paired, 1 unanswered",
 		"errors: NOT_LEADER_OR_FOLLOWER×3",
-		"anomalies: 1 gap (1460 bytes), 1 resync (7 bytes skipped), 1 truncated frame, 1 out-of-order response, 2 duplicate correlation IDs",
+		"anomalies: 2 frames of unknown API keys or versions (shown raw), 1 gap (1460 bytes), 1 resync (7 bytes skipped), 1 truncated frame, 1 out-of-order response, 2 duplicate correlation IDs",
 	})
 }
 
@@ -819,7 +817,7 @@ func TestExchangeJSONFields(t *testing.T) {
 		slices.Sort(k)
 		return strings.Join(k, ",")
 	}
-	if got, want := keys(doc), "api,apiKey,apiVersion,broker,client,clientId,correlationId,errors,facts,kind,latencyMs,notes,request,response,sasl,stream,subject,topics"; got != want {
+	if got, want := keys(doc), "api,apiKey,apiVersion,broker,client,clientId,correlationId,errors,facts,guess,kind,latencyMs,notes,request,response,sasl,stream,subject,topics"; got != want {
 		t.Errorf("exchange keys %s\nwant %s", got, want)
 	}
 	var fd map[string]json.RawMessage
@@ -952,7 +950,7 @@ func TestColor(t *testing.T) {
 			func() error {
 				return EventLine(&buf, &dissect.Event{Kind: dissect.EventGap, Bytes: 5, Time: testT0}, o)
 			},
-			func() error { return Summary(&buf, &SummaryCounts{Paired: 1, Gaps: 1}, o) },
+			func() error { return Summary(&buf, &SummaryCounts{Paired: 1, Problems: dissect.Problems{Gaps: 1}}, o) },
 		} {
 			if err := f(); err != nil {
 				t.Fatal(err)

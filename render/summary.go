@@ -25,23 +25,18 @@ type SummaryCounts struct {
 	Orphans    int // KindOrphan
 	SASL       int // KindSASL
 
-	DecodeErrors int   // frames whose decoding failed (Tree.Err set, or a record batch's error: Tree.FirstError)
-	Gaps         int   // EventGap
-	GapBytes     int64 // bytes lost in gaps (unknown sizes not counted)
-	Resyncs      int   // EventResync
-	TLS          int   // EventTLS of connections not decrypted
-	TLSDecrypted int   // EventTLS of connections decrypted
-	Skipped      int   // EventSkipped: connections that are not Kafka
-	BadFrames    int   // EventBadFrame
-	Truncated    int   // EventTruncated: frames cut by a gap or the end of the capture
+	TLS          int // EventTLS of connections not decrypted
+	TLSDecrypted int // EventTLS of connections decrypted
+	Skipped      int // EventSkipped: connections that are not Kafka
 
-	// Filled by AddDissect from dissect.Summary (the Sink callbacks cannot
-	// see them).
+	// Filled by AddDissect from dissect.Summary: what went wrong is
+	// counted once, by the dissector, where it happened (the exit status
+	// reads the same numbers).
+	dissect.Problems
+	Unknown      int64            // frames of an API key or version the schema does not know (shown raw)
 	Frames       int64            // frames cut (requests, responses, raw SASL tokens)
-	ResyncBytes  int64            // bytes skipped while resynchronising
 	OutOfOrder   int64            // responses that did not answer the oldest pending request
 	DuplicateIDs int64            // requests sent while another with the same correlation ID was pending
-	Evicted      int64            // pending requests dropped by the dissector's bound
 	Unsupported  int64            // requests outside the broker's advertised version range
 	SkipReasons  []dissect.Reason // why connections were skipped, sorted by reason
 
@@ -77,11 +72,6 @@ func (s *SummaryCounts) Exchange(e *dissect.Exchange) {
 	case dissect.KindSASL:
 		s.SASL++
 	}
-	for _, f := range [...]*dissect.Frame{e.Request, e.Response} {
-		if f != nil && f.Tree != nil && (f.Tree.Err != nil || f.Tree.FirstError() != nil) {
-			s.DecodeErrors++
-		}
-	}
 	for _, er := range Errors(e) {
 		found := false
 		for i := range s.Errors {
@@ -102,13 +92,6 @@ func (s *SummaryCounts) Event(ev *dissect.Event) {
 	switch ev.Kind {
 	case dissect.EventOpen:
 		s.Kafka++
-	case dissect.EventGap:
-		s.Gaps++
-		if ev.Bytes > 0 {
-			s.GapBytes += ev.Bytes
-		}
-	case dissect.EventResync:
-		s.Resyncs++
 	case dissect.EventTLS:
 		if ev.TLS != nil && ev.TLS.Decrypted {
 			s.TLSDecrypted++
@@ -117,25 +100,23 @@ func (s *SummaryCounts) Event(ev *dissect.Event) {
 		}
 	case dissect.EventSkipped:
 		s.Skipped++
-	case dissect.EventBadFrame:
-		s.BadFrames++
-	case dissect.EventTruncated:
-		s.Truncated++
 	}
 }
 
 // AddDissect adds the counts of one dissector run that Exchange and Event
-// cannot see: frames, resync bytes, out-of-order responses, duplicate
-// correlation IDs, evictions, unsupported versions and skip reasons. It
-// leaves every count those two methods keep alone, so that calling all
-// three counts nothing twice; call it once per dissect.Dissector (per
-// capture file).
+// do not keep: the problems (gaps, resyncs, bad and truncated frames,
+// frames that failed to decode, evicted requests), frames of unknown
+// versions, frames, out-of-order responses, duplicate correlation IDs,
+// unsupported versions and skip reasons. It leaves every count those two
+// methods keep alone, so that calling all three counts nothing twice;
+// call it once per dissect.Dissector (per capture file), after the
+// frames it left to Exchange.Decode are decoded.
 func (s *SummaryCounts) AddDissect(d dissect.Summary) {
+	s.Problems.Add(d.Problems)
+	s.Unknown += d.Unknown
 	s.Frames += d.Frames
-	s.ResyncBytes += d.ResyncBytes
 	s.OutOfOrder += d.OutOfOrder
 	s.DuplicateIDs += d.DuplicateIDs
-	s.Evicted += d.Evicted
 	s.Unsupported += d.Unsupported
 	for _, r := range d.SkipReasons {
 		i := 0
@@ -236,21 +217,29 @@ func Summary(w io.Writer, s *SummaryCounts, opts Options) error {
 
 	sep = "anomalies: "
 	start := len(b)
-	item(s.DecodeErrors, "decode error", roleError)
+	item(int(s.DecodeErrors), "decode error", roleError)
+	if s.Unknown > 0 {
+		item(int(s.Unknown), "frame", roleNote)
+		if s.Unknown == 1 {
+			b = append(b, " of an unknown API key or version (shown raw)"...)
+		} else {
+			b = append(b, " of unknown API keys or versions (shown raw)"...)
+		}
+	}
 	if s.Gaps > 0 {
-		item(s.Gaps, "gap", roleError)
+		item(int(s.Gaps), "gap", roleError)
 		b = append(b, " ("...)
 		b = strconv.AppendInt(b, s.GapBytes, 10)
 		b = append(b, " bytes)"...)
 	}
-	item(s.Resyncs, "resync", roleNote)
+	item(int(s.Resyncs), "resync", roleNote)
 	if s.ResyncBytes > 0 {
 		b = append(b, " ("...)
 		b = strconv.AppendInt(b, s.ResyncBytes, 10)
 		b = append(b, " bytes skipped)"...)
 	}
-	item(s.BadFrames, "bad frame", roleNote)
-	item(s.Truncated, "truncated frame", roleNote)
+	item(int(s.BadFrames), "bad frame", roleNote)
+	item(int(s.Truncated), "truncated frame", roleNote)
 	item(int(s.OutOfOrder), "out-of-order response", roleNote)
 	item(int(s.DuplicateIDs), "duplicate correlation ID", roleNote)
 	item(int(s.Evicted), "evicted request", roleNote)

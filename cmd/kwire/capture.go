@@ -28,7 +28,7 @@ import (
 // captureFlags are the connection flags of every command that reads
 // captures.
 type captureFlags struct {
-	Ports           []int
+	Ports           portsFlag // --port
 	Detect          bool
 	MaxFrame        int
 	MaxPending      byteSize      // --max-pending-memory
@@ -65,8 +65,9 @@ const defaultMaxOutOfOrder = 16 << 20
 // only the --port traffic unless told otherwise. idle is --idle-timeout's
 // default.
 func (o *captureFlags) addFlags(f *pflag.FlagSet, detect bool, idle time.Duration) {
-	f.IntSliceVar(&o.Ports, "port", []int{dissect.DefaultPort},
-		"broker TCP `ports`, comma-separated: their connections are Kafka even when the content cannot tell (mid-stream starts)")
+	o.Ports = portsFlag{ports: []uint16{dissect.DefaultPort}}
+	f.Var(&o.Ports, "port",
+		"broker TCP `ports`: a list, ranges or both (9092,9093 or 19092-19094), repeatable; their connections are Kafka even when the content cannot tell (mid-stream starts)")
 	usage := "also recognise Kafka on any port by the first bytes of each connection"
 	if detect {
 		usage += " (--detect=false: only on --port)"
@@ -76,7 +77,7 @@ func (o *captureFlags) addFlags(f *pflag.FlagSet, detect bool, idle time.Duratio
 		"largest frame accepted as Kafka, in `bytes` (0: %d, the broker's default socket.request.max.bytes)", dissect.DefaultMaxFrame))
 	o.MaxPending = dissect.DefaultPendingMemory
 	f.Var(&o.MaxPending, "max-pending-memory",
-		"memory for requests awaiting their responses, e.g. 64MiB (K, M, G: powers of 1024); past it they wait in a temporary file in $TMPDIR, deleted at once, and are read back when shown: the output is the same (0: no bound; if no file can be made they stay in memory with a warning)")
+		"memory for requests awaiting their responses, e.g. 64MiB (K, M, G: powers of 1024), counting their frames and about 768 bytes of bookkeeping each; past it their frames wait in a temporary file in $TMPDIR, deleted at once, and are read back when shown: the output is the same. When the bookkeeping alone needs more (about 20,000 requests pending at once for 16MiB), the oldest requests beyond a connection's first 32 are given up as unanswered, with a warning and exit status 1 (0: no bound; if no file can be made they stay in memory with a warning)")
 	o.MaxOutOfOrder = defaultMaxOutOfOrder
 	f.Var(&o.MaxOutOfOrder, "max-out-of-order",
 		"TCP segments that arrive ahead of a missing one may wait for it in this much memory, e.g. 64MiB (K, M, G: powers of 1024), counted in pages of 1900 bytes (a segment takes one or more), all connections together; one connection holds at most 2048 pages (3.7 MiB) whatever the bound; past it the oldest missing bytes are given up and reported as a gap, like bytes lost (0: no bound for all together)")
@@ -170,6 +171,85 @@ func decoderLimits(d *protocol.Decoder, maxDecompressed, maxMemory byteSize, rop
 	return nil
 }
 
+// portsFlag is --port: TCP ports given as a comma-separated list of ports
+// and inclusive ranges ("9092,9093", "19092-19094", "9092,19092-19094"),
+// the flag repeatable; the first --port replaces the default.
+type portsFlag struct {
+	ports []uint16
+	set   bool
+}
+
+func (p *portsFlag) Set(s string) error {
+	if !p.set {
+		p.ports, p.set = nil, true
+	}
+	for _, item := range strings.Split(s, ",") {
+		item = strings.TrimSpace(item)
+		lo, hi, isRange := strings.Cut(item, "-")
+		a, err := tcpPort(lo)
+		if err != nil {
+			return err
+		}
+		b := a
+		if isRange {
+			if b, err = tcpPort(hi); err != nil {
+				return err
+			}
+			if a > b {
+				a, b = b, a // as tcpdump reads portrange 9094-9092
+			}
+		}
+		for q := int(a); q <= int(b); q++ {
+			p.ports = append(p.ports, uint16(q))
+		}
+	}
+	return nil
+}
+
+// tcpPort parses a TCP port number, 1 to 65535.
+func tcpPort(s string) (uint16, error) {
+	if s == "" {
+		return 0, errors.New("a port is missing (ports are comma-separated; a range is LOW-HIGH)")
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		return 0, fmt.Errorf("%q is not a port number", s)
+	}
+	if n < 1 || n > 65535 {
+		return 0, fmt.Errorf("%d is not a TCP port (1-65535)", n)
+	}
+	return uint16(n), nil
+}
+
+func (p *portsFlag) String() string {
+	var b strings.Builder
+	for i, r := range portRuns(p.ports) {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(strconv.Itoa(int(r[0])))
+		if r[1] != r[0] {
+			b.WriteString("-" + strconv.Itoa(int(r[1])))
+		}
+	}
+	return b.String()
+}
+
+func (p *portsFlag) Type() string { return "ports" }
+
+// portRuns groups ports, in their order, into runs of consecutive ones.
+func portRuns(ports []uint16) [][2]uint16 {
+	var out [][2]uint16
+	for _, q := range ports {
+		if n := len(out); n > 0 && q == out[n-1][1]+1 {
+			out[n-1][1] = q
+			continue
+		}
+		out = append(out, [2]uint16{q, q})
+	}
+	return out
+}
+
 // reassemblyOptions are the reassembly bounds the flags set: out-of-order
 // data in pages (at least one) for all connections, and for one no more
 // than that nor than reassembly's per-connection default (giving up a hole
@@ -209,7 +289,7 @@ func (o *captureFlags) reassemblyOptions() reassembly.Options {
 // shows (decoderLimits); secrets stay redacted unless ropts.ShowSecrets.
 func (o *captureFlags) dissectOptions(ropts render.Options) (dissect.Options, error) {
 	opts := dissect.Options{
-		Ports:         make([]uint16, 0, len(o.Ports)),
+		Ports:         slices.Clone(o.Ports.ports),
 		Detect:        o.Detect,
 		MaxFrame:      o.MaxFrame,
 		Decoder:       protocol.Decoder{Records: true, ShowSecrets: ropts.ShowSecrets},
@@ -220,12 +300,6 @@ func (o *captureFlags) dissectOptions(ropts render.Options) (dissect.Options, er
 	}
 	if o.MaxPending == 0 {
 		opts.PendingMemory = -1 // no bound
-	}
-	for _, p := range o.Ports {
-		if p <= 0 || p > 65535 {
-			return opts, usageErrorf("--port %d is not a TCP port", p)
-		}
-		opts.Ports = append(opts.Ports, uint16(p))
 	}
 	if o.MaxFrame < 0 {
 		return opts, usageErrorf("--max-frame must not be negative")
@@ -253,10 +327,16 @@ func (o *captureFlags) dissectOptions(ropts render.Options) (dissect.Options, er
 type captureRun struct {
 	ds     dissect.Summary    // the dissectors' totals (SkipReasons merged)
 	rs     reassembly.Summary // the reassemblies' totals (Files appended)
-	lost   problemCounts      // what kept the dissection from being complete
+	lost   dissect.Problems   // what kept the dissection from being complete (the dissectors' counts)
 	detect bool               // Kafka was recognised by content too
 	ports  []uint16
 	dec    protocol.Decoder // the decoder's options, for what its bounds were
+	// pendingMemory is the bound on pending requests' memory in bytes
+	// (dissect.Options.PendingMemory), for the warning when it was hit.
+	pendingMemory int64
+	// maxConns is the most TCP connections one file held (stream
+	// numbers restart with each file).
+	maxConns int
 
 	readAny     bool // some file was a capture
 	fileErrs    []error
@@ -267,7 +347,7 @@ type captureRun struct {
 // add merges another run's totals (kwire versions --against).
 func (r *captureRun) add(o captureRun) {
 	r.addSummaries(o.ds, o.rs)
-	r.lost.add(o.lost)
+	r.lost.Add(o.lost)
 	r.readAny = r.readAny || o.readAny
 	r.fileErrs = append(r.fileErrs, o.fileErrs...)
 	r.interrupted = r.interrupted || o.interrupted
@@ -276,6 +356,8 @@ func (r *captureRun) add(o captureRun) {
 // addSummaries adds one file's (or run's) totals.
 func (r *captureRun) addSummaries(ds dissect.Summary, rs reassembly.Summary) {
 	t := &r.ds
+	r.lost.Add(ds.Problems)
+	r.maxConns = max(r.maxConns, ds.Connections)
 	t.Connections += ds.Connections
 	t.Kafka += ds.Kafka
 	t.Skipped += ds.Skipped
@@ -322,6 +404,11 @@ type captureReader struct {
 	// wrap, when not nil, wraps each file's dissector (progress
 	// accounting).
 	wrap func(reassembly.Handler) reassembly.Handler
+	// drain, when not nil, is called after each file before its
+	// dissector's totals are read: it waits until the sink has decoded
+	// every exchange handed to it (dissect.Options.DeferDecode), so that
+	// the totals count the frames that failed to decode.
+	drain func()
 	// after, when not nil, is called after each file with the
 	// dissector's and the reassembly's totals for it.
 	after func(dissect.Summary, reassembly.Summary)
@@ -334,22 +421,24 @@ func (c *captureReader) read(ctx context.Context, paths []string, sink dissect.S
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	run := captureRun{detect: c.opts.Detect, ports: c.opts.Ports, dec: c.opts.Decoder}
+	run := captureRun{detect: c.opts.Detect, ports: c.opts.Ports, dec: c.opts.Decoder, pendingMemory: c.opts.PendingMemory}
 	if k, ok := c.opts.TLSKeys.(*tlsKeys); ok {
 		run.keys = k
 	}
-	counter := &problemCounter{Sink: sink}
 	for _, path := range paths {
 		if c.onFile != nil {
 			c.onFile(path)
 		}
-		d := dissect.New(c.opts, counter)
+		d := dissect.New(c.opts, sink)
 		var h reassembly.Handler = d
 		if c.wrap != nil {
 			h = c.wrap(d)
 		}
 		sum, err := reassembly.ReadFiles(ctx, []string{path}, c.ropts, h)
 		d.Finish()
+		if c.drain != nil {
+			c.drain()
+		}
 		ds := d.Summary()
 		if c.after != nil {
 			c.after(ds, sum)
@@ -366,122 +455,7 @@ func (c *captureReader) read(ctx context.Context, paths []string, sink dissect.S
 			break
 		}
 	}
-	run.lost = counter.n
 	return run
-}
-
-// problemCounts are the events and frames that make a dissection
-// incomplete (exit status 1).
-type problemCounts struct {
-	gaps, gapBytes       int64
-	resyncs, resyncBytes int64
-	badFrames, truncated int64
-	decodeCounts
-}
-
-func (p *problemCounts) add(o problemCounts) {
-	p.gaps += o.gaps
-	p.gapBytes += o.gapBytes
-	p.resyncs += o.resyncs
-	p.resyncBytes += o.resyncBytes
-	p.badFrames += o.badFrames
-	p.truncated += o.truncated
-	p.decodeCounts.add(o.decodeCounts)
-}
-
-// decodeCounts are the frames whose decoding found a problem: that failed
-// to decode (unknown API keys and versions excepted, malformedFrames), and
-// of them those that reached one of the decoder's bounds
-// (protocol.Tree.Limits): the decompression cap (--max-decompressed), the
-// memory a frame may take (--max-decode-memory), the node cap.
-type decodeCounts struct {
-	malformed, decompressed, memory, nodes int64
-}
-
-func (c *decodeCounts) add(o decodeCounts) {
-	c.malformed += o.malformed
-	c.decompressed += o.decompressed
-	c.memory += o.memory
-	c.nodes += o.nodes
-}
-
-// since is what c counts beyond before (the frames decoded in between).
-func (c decodeCounts) since(before decodeCounts) decodeCounts {
-	return decodeCounts{c.malformed - before.malformed, c.decompressed - before.decompressed,
-		c.memory - before.memory, c.nodes - before.nodes}
-}
-
-// decodeCountsOf counts ex's frames decoded so far.
-func decodeCountsOf(ex *dissect.Exchange) decodeCounts {
-	c := decodeCounts{malformed: int64(malformedFrames(ex))}
-	for _, fr := range []*dissect.Frame{ex.Request, ex.Response} {
-		if fr == nil || fr.Tree == nil {
-			continue
-		}
-		l := fr.Tree.Limits
-		if l&protocol.LimitDecompressed != 0 {
-			c.decompressed++
-		}
-		if l&protocol.LimitMemory != 0 {
-			c.memory++
-		}
-		if l&protocol.LimitNodes != 0 {
-			c.nodes++
-		}
-	}
-	return c
-}
-
-// problemCounter passes exchanges and events on to a Sink and counts the
-// problems among them.
-type problemCounter struct {
-	dissect.Sink
-	n problemCounts
-}
-
-func (m *problemCounter) Exchange(ex *dissect.Exchange) {
-	m.n.decodeCounts.add(decodeCountsOf(ex))
-	if m.Sink != nil {
-		m.Sink.Exchange(ex)
-	}
-}
-
-func (m *problemCounter) Event(ev *dissect.Event) {
-	switch ev.Kind {
-	case dissect.EventGap:
-		m.n.gaps++
-		m.n.gapBytes += max(ev.Bytes, 0)
-	case dissect.EventResync:
-		m.n.resyncs++
-		m.n.resyncBytes += max(ev.Bytes, 0)
-	case dissect.EventBadFrame:
-		m.n.badFrames++
-	case dissect.EventTruncated:
-		m.n.truncated++
-	}
-	if m.Sink != nil {
-		m.Sink.Event(ev)
-	}
-}
-
-// malformedFrames counts ex's frames whose tree has an error other than
-// an unknown API key or version: those are data (the frame is shown raw),
-// not a failure to dissect.
-func malformedFrames(ex *dissect.Exchange) int {
-	n := 0
-	for _, fr := range []*dissect.Frame{ex.Request, ex.Response} {
-		if fr == nil || fr.Tree == nil {
-			continue
-		}
-		if err := fr.Tree.Err; err != nil {
-			if !errors.Is(err, protocol.ErrUnknownAPI) && !errors.Is(err, protocol.ErrUnknownVers) {
-				n++
-			}
-		} else if fr.Tree.FirstError() != nil {
-			n++
-		}
-	}
-	return n
 }
 
 // status reports input problems on errw and returns the exit error:
@@ -540,6 +514,10 @@ func (r *captureRun) status(errw io.Writer) error {
 		fmt.Fprintf(errw, "kwire: warning: requests awaiting responses were kept in memory past --max-pending-memory: %v (set TMPDIR to a writable directory)\n", r.ds.SpillError)
 	}
 	r.limitHints(errw)
+	if n := r.lost.Evicted; n > 0 {
+		fmt.Fprintf(errw, "kwire: warning: %d request%s given up unanswered: the requests awaiting responses needed more memory than --max-pending-memory allows (%s); raise it, e.g. --max-pending-memory %s, or 0 for no bound\n",
+			n, pluralWas(n), r.pendingBound(), r.pendingHint())
+	}
 	if p := r.problems(); p != "" {
 		fmt.Fprintf(errw, "kwire: warning: the capture could not be fully dissected: %s\n", p)
 		code = max(code, exitData)
@@ -561,17 +539,17 @@ func (r *captureRun) limitHints(errw io.Writer) {
 		}
 		return fmt.Sprintf("%d frames %s", n, many)
 	}
-	if l.decompressed > 0 {
+	if l.DecompressCapped > 0 {
 		fmt.Fprintf(errw, "kwire: warning: %s past --max-decompressed (%v): decompression bombs, whose records are decoded up to that cap (their notes give the sizes their codecs claim)\n",
-			frames(l.decompressed, "inflates", "inflate"), byteSize(r.dec.MaxDecompressed))
+			frames(l.DecompressCapped, "inflates", "inflate"), byteSize(r.dec.MaxDecompressed))
 	}
-	if l.memory > 0 {
+	if l.MemoryCapped > 0 {
 		fmt.Fprintf(errw, "kwire: warning: %s more than the %v of memory one frame may take (a quarter of --max-decode-memory): the rest of their records is not decoded; a larger --max-decode-memory decodes more\n",
-			frames(l.memory, "needs", "need"), byteSize(r.dec.MaxMemory))
+			frames(l.MemoryCapped, "needs", "need"), byteSize(r.dec.MaxMemory))
 	}
-	if l.nodes > 0 {
+	if l.NodeCapped > 0 {
 		fmt.Fprintf(errw, "kwire: warning: %s more than %d fields (the decoder's node cap): the rest of them is not decoded\n",
-			frames(l.nodes, "holds", "hold"), protocol.DefaultMaxNodes)
+			frames(l.NodeCapped, "holds", "hold"), protocol.DefaultMaxNodes)
 	}
 }
 
@@ -590,18 +568,19 @@ func (r *captureRun) problems() string {
 	}
 	l := &r.lost
 	gapBytes := ""
-	if l.gapBytes > 0 {
-		gapBytes = fmt.Sprintf(" (%d bytes lost)", l.gapBytes)
+	if l.GapBytes > 0 {
+		gapBytes = fmt.Sprintf(" (%d bytes lost)", l.GapBytes)
 	}
 	skipped := ""
-	if l.resyncBytes > 0 {
-		skipped = fmt.Sprintf(" (%d bytes skipped)", l.resyncBytes)
+	if l.ResyncBytes > 0 {
+		skipped = fmt.Sprintf(" (%d bytes skipped)", l.ResyncBytes)
 	}
-	add(l.gaps, "gap", "gaps", gapBytes)
-	add(l.resyncs, "resync", "resyncs", skipped)
-	add(l.badFrames, "bad frame", "bad frames", "")
-	add(l.truncated, "truncated frame", "truncated frames", "")
-	add(l.malformed, "frame that failed to decode", "frames that failed to decode", "")
+	add(l.Gaps, "gap", "gaps", gapBytes)
+	add(l.Resyncs, "resync", "resyncs", skipped)
+	add(l.BadFrames, "bad frame", "bad frames", "")
+	add(l.Truncated, "truncated frame", "truncated frames", "")
+	add(l.DecodeErrors, "frame that failed to decode", "frames that failed to decode", "")
+	add(l.Evicted, "request given up past --max-pending-memory", "requests given up past --max-pending-memory", "")
 	if r.keys != nil && r.keys.Len() > 0 {
 		// Keys were given: a TLS connection on a Kafka port that could
 		// not be decrypted is part of the capture not dissected.
@@ -619,6 +598,25 @@ func (r *captureRun) tlsReasons() string {
 		s = append(s, fmt.Sprintf("%d %s", tr.Count, tr.Reason))
 	}
 	return strings.Join(s, ", ")
+}
+
+// pendingBound words the --max-pending-memory in effect.
+func (r *captureRun) pendingBound() string {
+	return protocol.FormatSize(r.pendingMemory)
+}
+
+// pendingHint suggests a --max-pending-memory four times the one in
+// effect, in the flag's own syntax.
+func (r *captureRun) pendingHint() string {
+	b := byteSize(4 * max(r.pendingMemory, 1<<20))
+	return b.String()
+}
+
+func pluralWas(n int64) string {
+	if n == 1 {
+		return " was"
+	}
+	return "s were"
 }
 
 // noKafkaHint says why no Kafka connection was found.
@@ -679,11 +677,8 @@ func (r *captureRun) noKafkaHint() string {
 }
 
 func (r *captureRun) portList() string {
-	s := make([]string, len(r.ports))
-	for i, p := range r.ports {
-		s[i] = strconv.Itoa(int(p))
-	}
-	return strings.Join(s, ",")
+	p := portsFlag{ports: r.ports}
+	return p.String()
 }
 
 // linkTypes names the link types of the files read, e.g. "USB (189)".

@@ -33,6 +33,9 @@ type decodeOptions struct {
 	out outputOptions
 
 	versionSet bool
+	// hint, set by decode when the bytes fail as what the flags say but
+	// look like something else, follows the decode error.
+	hint string
 }
 
 func newDecodeCmd(s *ioStreams, g *globalOptions) *cobra.Command {
@@ -47,7 +50,11 @@ The hex comes from the arguments (joined), from -f FILE, or from standard
 input. Spaces, newlines, commas, 0x prefixes and \x escapes are ignored, and
 dumps are understood: hexdump -C, xxd, Wireshark's "Copy as Hex Dump" and
 one frame of kwire read -x or decode -x (offsets, ASCII columns and field
-names are dropped).
+names are dropped). Text before the hex on a line, as in a log line
+("... payload=00000013..."), is skipped with a note on stderr.
+
+A frame that does not decode as a request but does as a response (which
+names no API) gets a hint naming the responses it fits.
 
 What the bytes are:
   (no flags)                          a whole request frame: length, header, body
@@ -57,7 +64,12 @@ What the bytes are:
   --request|--response --api A --version V
                                       a bare request or response body
   --type NAME --version V             a header or non-RPC struct, e.g.
-                                      RequestHeader, ConsumerProtocolSubscription
+                                      RequestHeader, ConsumerProtocolSubscription;
+                                      the consumer protocol's structs and
+                                      DefaultPrincipalData as Kafka writes them,
+                                      their INT16 version first (as read -V shows
+                                      them; --version may then be left out), or
+                                      without it
   --type RecordBatch                  record batches (or a legacy message set),
                                       as found in a RECORDS field
 
@@ -83,8 +95,12 @@ number of digits, no input, a frame shorter than its 4-byte length prefix).`,
   # A bare Produce v9 request body
   kwire decode --request --api 0 --version 9 -f body.hex
 
-  # A consumer group subscription (from JoinGroup's protocol metadata)
-  kwire decode --type ConsumerProtocolSubscription --version 3 0003000000010005746f706963...`,
+  # A consumer group subscription as read -V shows it in JoinGroup's
+  # protocol metadata, its version (0003) first: topic "orders"
+  kwire decode --type ConsumerProtocolSubscription 00030000000100066f7264657273ffffffff00000000ffffffffffff
+
+  # A frame from a log line: the text before the hex is skipped
+  kwire decode '[12:00:01] DEBUG payload=0000001300120000010203040009776972652d72656164'`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.versionSet = cmd.Flags().Changed("version")
 			return runDecode(o, s, g.colorEnabled(s), args)
@@ -120,13 +136,16 @@ func runDecode(o *decodeOptions, s *ioStreams, color bool, args []string) error 
 	if err != nil {
 		return err
 	}
-	data, err := render.ParseHex(text)
+	data, notes, err := render.ParseHexNoting(text)
 	if err != nil {
 		return &exitError{code: exitUsage, err: err}
 	}
 	if o.MaxDecodeMemory > 0 {
 		// One frame: its text and bytes, a quarter of the decode memory.
 		setMemoryCeiling(memBase+int64(len(text))+2*int64(len(data))+frameMemory(int64(o.MaxDecodeMemory)), s.ErrOut)
+	}
+	for _, n := range notes {
+		fmt.Fprintf(s.ErrOut, "kwire: %s\n", n)
 	}
 	tree, err := o.decode(data, ropts)
 	if err != nil {
@@ -150,6 +169,9 @@ func runDecode(o *decodeOptions, s *ioStreams, color bool, args []string) error 
 	if tree.Err != nil {
 		if errors.Is(tree.Err, protocol.ErrUnknownAPI) && o.API != "" {
 			return dataErrorf("--api %s: API key %s is unknown (see 'kwire apis'); the bytes are shown raw", o.API, strings.TrimSpace(o.API))
+		}
+		if o.hint != "" {
+			return dataErrorf("decode error: %v\nkwire: %s", tree.Err, o.hint)
 		}
 		return dataErrorf("decode error: %v", tree.Err)
 	}
@@ -212,17 +234,32 @@ func (o *decodeOptions) decode(data []byte, ropts render.Options) (*protocol.Tre
 			// Record batches carry their own version (magic byte).
 			return d.DecodeRecordBatches(data), nil
 		}
-		if err := needVersion("--type"); err != nil {
-			return nil, err
-		}
 		name, vers, err := resolveStruct(o.Type)
 		if err != nil {
 			return nil, usageErrorf("--type: %v", err)
 		}
+		if protocol.VersionPrefixed(name) {
+			t, ok := o.decodeVersioned(d, name, vers, data)
+			if ok {
+				return t, nil
+			}
+			if t != nil && !o.versionSet {
+				return nil, usageErrorf("--type %s needs --version: the bytes do not decode as one with its version first (%v)", name, t.Err)
+			}
+		}
+		if err := needVersion("--type"); err != nil {
+			return nil, err
+		}
 		if !vers.Contains(ver) {
 			return nil, usageErrorf("--version %d: %s has versions %s", ver, name, versionRange(vers))
 		}
-		return d.DecodeStruct(name, ver, data), nil
+		t := d.DecodeStruct(name, ver, data)
+		if t.Err != nil && protocol.VersionPrefixed(name) && len(data) >= 2 {
+			if p := int16(uint16(data[0])<<8 | uint16(data[1])); p != ver && vers.Contains(p) && d.DecodeVersioned(name, data).Err == nil {
+				o.hint = fmt.Sprintf("the bytes are a %s v%d as Kafka writes it, its version (%02x %02x) first: give --version %d, or leave --version out", name, p, data[0], data[1], p)
+			}
+		}
+		return t, nil
 	}
 
 	if o.API == "" {
@@ -235,7 +272,11 @@ func (o *decodeOptions) decode(data []byte, ropts render.Options) (*protocol.Tre
 		if err := checkFrame(data); err != nil {
 			return nil, err
 		}
-		return d.DecodeRequest(data), nil
+		t := d.DecodeRequest(data)
+		if t.Err != nil {
+			o.hint = responseHint(data)
+		}
+		return t, nil
 	}
 
 	key, err := parseAPI(o.API)
@@ -262,6 +303,56 @@ func (o *decodeOptions) decode(data []byte, ropts render.Options) (*protocol.Tre
 		return nil, err
 	}
 	return d.DecodeResponse(data, key, ver), nil
+}
+
+// decodeVersioned decodes a struct that Kafka serializes after its own
+// INT16 version (ConsumerProtocolSubscription, ConsumerProtocolAssignment,
+// DefaultPrincipalData), as -V and -x show it and as it sits in JoinGroup
+// and SyncGroup: with the version prefix when the bytes start with it
+// (--version, when given, must match it; without --version the prefix
+// says it). It reports false when the bytes are the struct alone, at
+// --version, which DecodeStruct then decodes: when they do not start with
+// --version, or decode only that way, or (with the tree, to say why) when
+// there is no --version and they do not decode with their prefix.
+func (o *decodeOptions) decodeVersioned(d *protocol.Decoder, name string, vers protocol.Versions, data []byte) (*protocol.Tree, bool) {
+	if len(data) < 2 {
+		return nil, false
+	}
+	prefix := int16(uint16(data[0])<<8 | uint16(data[1]))
+	if o.versionSet && int(prefix) != o.Version || !vers.Contains(prefix) && o.versionSet {
+		return nil, false
+	}
+	t := d.DecodeVersioned(name, data)
+	switch {
+	case t.Err == nil:
+	case !o.versionSet:
+		return t, false
+	case d.DecodeStruct(name, prefix, data).Err == nil:
+		return nil, false // the struct alone, whose first bytes equal its version
+	}
+	return t, true
+}
+
+// responseHint says, for a frame that fails to decode as a request, which
+// responses decode it whole (a response carries no API key: decode needs
+// to be told), or "".
+func responseHint(data []byte) string {
+	var p protocol.Prober
+	c := p.Candidates(data)
+	if len(c) == 0 {
+		return ""
+	}
+	api := protocol.APIName(c[0].Key)
+	if len(c) == 1 {
+		return fmt.Sprintf("the frame looks like a response: it decodes whole as a %s v%d response; try kwire decode --frame --response --api %s --version %d",
+			api, c[0].Version, api, c[0].Version)
+	}
+	var some []string
+	for _, a := range c[:min(3, len(c))] {
+		some = append(some, fmt.Sprintf("%s v%d", protocol.APIName(a.Key), a.Version))
+	}
+	return fmt.Sprintf("the frame may be a response: the responses of %d API versions decode it whole (%s, ...); give --frame --response --api API --version V",
+		len(c), strings.Join(some, ", "))
 }
 
 // checkFrame rejects input too short to be a frame. A frame whose length

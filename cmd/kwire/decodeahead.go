@@ -18,12 +18,11 @@ import (
 // jobs and the flight's memory (a decode it refused is done again, in
 // order, by the consumer).
 type decodeAhead struct {
-	next   dissect.Sink
-	work   chan *aheadJob // to the workers
-	order  chan *aheadJob // emit order, to the consumer
-	wg     sync.WaitGroup // the workers
-	done   chan struct{}  // closed when the consumer is finished
-	failed decodeCounts   // what the deferred decoding found; read after done
+	next  dissect.Sink
+	work  chan *aheadJob // to the workers
+	order chan *aheadJob // emit order, to the consumer
+	wg    sync.WaitGroup // the workers
+	done  chan struct{}  // closed when the consumer is finished
 
 	flight // jobs not yet passed on and their frame bytes
 }
@@ -38,8 +37,6 @@ type aheadJob struct {
 	dec     protocol.Decoder
 	redo    bool          // the worker's decode was refused memory: the consumer decodes again
 	decoded chan struct{} // closed by the worker
-	before  decodeCounts  // before decoding: the frames the Dissector decoded itself
-	failed  decodeCounts  // what the deferred decoding found
 }
 
 // newDecodeAhead returns the pipeline, its decoding memory bounded by
@@ -63,7 +60,6 @@ func newDecodeAhead(next dissect.Sink, workers int, mem int64) *decodeAhead {
 					j.redo = true
 				} else {
 					j.ex.Facts() // computed here, on every core; resolved in emit order
-					j.failed = decodeCountsOf(j.ex).since(j.before)
 				}
 				close(j.decoded)
 			}
@@ -74,9 +70,7 @@ func newDecodeAhead(next dissect.Sink, workers int, mem int64) *decodeAhead {
 }
 
 func (a *decodeAhead) Exchange(ex *dissect.Exchange) {
-	// captureReader's problem counter has counted the frames decoded so
-	// far; the workers count what the deferred decoding adds.
-	j := &aheadJob{ex: ex, decoded: make(chan struct{}), before: decodeCountsOf(ex)}
+	j := &aheadJob{ex: ex, decoded: make(chan struct{})}
 	j.size = ex.FrameBytes()
 	j.mem = a.admit(j.size, &j.memv)
 	a.order <- j
@@ -116,9 +110,7 @@ func (a *decodeAhead) consume() {
 				j.mem.retry()
 				j.ex.DecodeWith(j.budget(), &j.dec)
 				j.ex.Facts()
-				j.failed = decodeCountsOf(j.ex).since(j.before)
 			}
-			a.failed.add(j.failed)
 			a.next.Exchange(j.ex)
 			for _, f := range [...]*dissect.Frame{j.ex.Request, j.ex.Response} {
 				if f != nil {
@@ -135,13 +127,10 @@ func (a *decodeAhead) consume() {
 	}
 }
 
-// close waits until next has seen everything and the workers have ended,
-// and returns the number of frames that failed to decode (captureReader's
-// problem counter saw the exchanges before they were decoded).
-func (a *decodeAhead) close() decodeCounts {
+// close waits until next has seen everything and the workers have ended.
+func (a *decodeAhead) close() {
 	close(a.work)
 	close(a.order)
 	a.wg.Wait()
 	<-a.done
-	return a.failed
 }

@@ -19,7 +19,7 @@ import (
 func statsReportJSON(t *testing.T, paths []string, workers int) (string, int64) {
 	t.Helper()
 	col := stats.NewCollector(stats.Options{Top: 10})
-	o := captureFlags{Ports: []int{9092}, Detect: true, MaxDecompressed: 256 << 20, MaxDecodeMemory: defaultMaxDecodeMemory}
+	o := captureFlags{Ports: portsFlag{ports: []uint16{9092}}, Detect: true, MaxDecompressed: 256 << 20, MaxDecodeMemory: defaultMaxDecodeMemory}
 	dopts, err := o.dissectOptions(valuesNotShown)
 	if err != nil {
 		t.Fatal(err)
@@ -33,14 +33,15 @@ func statsReportJSON(t *testing.T, paths []string, workers int) (string, int64) 
 		cr.opts.DeferDecode = true
 		ahead := newDecodeAhead(col, workers, 64<<20)
 		cr.onFile = func(p string) { ahead.sync(); col.SetFile(p) }
+		cr.drain = ahead.sync
 		run = cr.read(context.Background(), paths, ahead)
-		run.lost.decodeCounts.add(ahead.close())
+		ahead.close()
 	}
 	var b bytes.Buffer
 	if err := statsview.WriteStatsJSON(&b, col.Report()); err != nil {
 		t.Fatal(err)
 	}
-	return b.String(), run.lost.malformed
+	return b.String(), run.lost.DecodeErrors
 }
 
 // TestDecodeAheadSameReport: the stats report and the count of frames

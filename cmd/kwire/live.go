@@ -230,8 +230,7 @@ func runLive(ctx context.Context, o *liveOptions, s *ioStreams, color bool) erro
 
 	w := bufio.NewWriterSize(s.Out, 64<<10)
 	sink := &liveSink{readSink: &readSink{o: r, fl: fl, w: w, ropts: ropts, names: facts.NewNames(), col: col, lastFlush: time.Now()}}
-	counter := &problemCounter{Sink: sink}
-	d := dissect.New(dopts, counter)
+	d := dissect.New(dopts, sink)
 	// Run's own context stays open: the source ends the input (io.EOF)
 	// when ctx is done, so that Run flushes like at the end of a file.
 	sum, runErr := reassembly.Run(context.Background(), src, r.capture.reassemblyOptions(), d)
@@ -256,12 +255,12 @@ func runLive(ctx context.Context, o *liveOptions, s *ioStreams, color bool) erro
 		return dataErrorf("%v", errors.Join(runErr, recErr))
 	}
 	run := captureRun{
-		lost:        counter.n,
-		detect:      dopts.Detect,
-		ports:       dopts.Ports,
-		readAny:     true,
-		interrupted: src.Stopped() == live.StopContext,
-		keys:        r.capture.keys,
+		pendingMemory: dopts.PendingMemory,
+		detect:        dopts.Detect,
+		ports:         dopts.Ports,
+		readAny:       true,
+		interrupted:   src.Stopped() == live.StopContext,
+		keys:          r.capture.keys,
 	}
 	run.addSummaries(d.Summary(), sum)
 	return run.status(s.ErrOut)

@@ -441,7 +441,7 @@ func TestLiveErrors(t *testing.T) {
 		{[]string{"-i", "lo", "-c", "-5"}, []string{"--count must not be negative"}},
 		{[]string{"-i", "lo", "-s", "10"}, []string{"--snaplen must be from 64"}},
 		{[]string{"-i", "lo", "-B", "0"}, []string{"--buffer-size must be from 1"}},
-		{[]string{"-i", "lo", "--port", "70000"}, []string{"--port 70000 is not a TCP port"}},
+		{[]string{"-i", "lo", "--port", "70000"}, []string{"70000 is not a TCP port (1-65535)"}},
 		{[]string{"-i", "lo", "--filter", "latncy_ms > 1"}, []string{"unknown name latncy_ms"}},
 		{[]string{"-i", "lo", "--json", "-V"}, []string{"-V and --json cannot be combined"}},
 		{[]string{"extra-arg"}, []string{"unknown command"}},

@@ -39,8 +39,6 @@ type parallelSink struct {
 	done   chan struct{} // closed when the writer is finished
 
 	flight // jobs not yet written and their frame bytes
-
-	decoded decodeCounts // what decoding found; written by the writer, read after done
 }
 
 // Bounds of what is in flight: frame bytes (one exchange is always let
@@ -62,8 +60,7 @@ type readJob struct {
 	ev      *dissect.Event
 	barrier chan struct{}
 	size    int64
-	before  decodeCounts // decodeCountsOf when emitted, before Decode
-	mem     *jobMem      // its memory in the flight (nil: not bounded): memv
+	mem     *jobMem // its memory in the flight (nil: not bounded): memv
 	memv    jobMem
 	dec     protocol.Decoder
 	redo    bool // stage 1's decode was refused memory: stage 2 decodes again
@@ -102,9 +99,7 @@ func newParallelSink(k *readSink, workers int, mem int64) *parallelSink {
 }
 
 func (p *parallelSink) Exchange(ex *dissect.Exchange) {
-	// captureReader's problem counter has counted the frames decoded so
-	// far (by the Dissector itself); the writer counts what Decode adds.
-	j := &readJob{ex: ex, decoded: make(chan struct{}), ready: make(chan struct{}), before: decodeCountsOf(ex)}
+	j := &readJob{ex: ex, decoded: make(chan struct{}), ready: make(chan struct{})}
 	j.size = ex.FrameBytes()
 	j.mem = p.admit(j.size, &j.memv)
 	j.out.mem = j.mem
@@ -440,7 +435,6 @@ func (p *parallelSink) writeOut() {
 			if k.col != nil {
 				k.col.Exchange(j.ex)
 			}
-			p.decoded.add(decodeCountsOf(j.ex).since(j.before))
 			if j.show {
 				k.shown++
 				var err error
@@ -482,13 +476,10 @@ func (p *parallelSink) writeOut() {
 	}
 }
 
-// close waits for everything emitted to be written and returns what the
-// decoding of the exchanges found (captureReader's counter saw them before
-// they were decoded).
-func (p *parallelSink) close() decodeCounts {
+// close waits for everything emitted to be written.
+func (p *parallelSink) close() {
 	close(p.decode)
 	close(p.seq)
 	p.wg.Wait()
 	<-p.done
-	return p.decoded
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/kwire/kwire/dissect"
 	"github.com/kwire/kwire/dissect/stats"
 	"github.com/kwire/kwire/facts"
+	"github.com/kwire/kwire/protocol"
 	"github.com/kwire/kwire/reassembly"
 	"github.com/kwire/kwire/render"
 	"github.com/spf13/cobra"
@@ -93,11 +94,18 @@ that read numbers as doubles (jq before 1.7, JavaScript) round those
 beyond 2^53, such as producer IDs: --json-int64 string writes them as
 strings.
 
-Connections are Kafka when their first bytes parse as a Kafka request, on
-any port (--detect, on by default), or when one side uses a --port (default
-9092): there content cannot tell, e.g. a capture that starts in the middle
-of a connection. --detect=false keeps to the --port connections. --verbose
-also lists the connections that were skipped and why.
+Connections are Kafka when their first request decodes as one, header and
+body, on any port (--detect, on by default), or when one side uses a
+--port (default 9092; lists and ranges: 9092,19092-19094): there content
+cannot tell, e.g. a capture that starts in the middle of a connection.
+--detect=false keeps to the --port connections. --verbose also lists the
+connections that were skipped and why, naming the protocol where its
+first bytes tell (ZooKeeper, PostgreSQL, Redis, Cassandra, AMQP, MQTT,
+Java RMI, Thrift, HTTP and the REST services around Kafka, gRPC, TLS).
+
+A response whose request was not captured is an orphan; when exactly one
+API and version decode its whole frame, it is decoded as that guess and
+says so ("orphan response DescribeGroups v5 (guess)", "guess" in JSON).
 
 TLS: with --tls-keylog (the clients' key log: SSLKEYLOGFILE, Go's
 KeyLogWriter, openssl -keylogfile, a Java key-log agent) or the Decryption
@@ -290,6 +298,7 @@ func runRead(ctx context.Context, o *readOptions, s *ioStreams, color bool, path
 	var ds dissect.Sink = sink
 	after := sink.addTotals
 	var par *parallelSink
+	var drain func()
 	if workers := runtime.GOMAXPROCS(0); workers > 1 && (o.Tree || o.JSON) && !o.HexDump && col == nil {
 		// Trees and JSON cost far more than reading: decode and render
 		// them on every core, write them in order. Not hex dumps: their
@@ -297,25 +306,23 @@ func runRead(ctx context.Context, o *readOptions, s *ioStreams, color bool, path
 		dopts.DeferDecode = true
 		par = newParallelSink(sink, workers, int64(o.capture.MaxDecodeMemory))
 		ds = par
-		after = func(ds dissect.Summary, rs reassembly.Summary) {
-			par.sync() // a file's totals once its exchanges are written
-			sink.addTotals(ds, rs)
-		}
+		drain = par.sync // a file's totals once its exchanges are decoded and written
 	}
 	setMemoryCeiling(o.capture.memoryBound(), s.ErrOut)
 	bar := startProgressFor(s, paths)
-	cr := &captureReader{opts: dopts, ropts: o.capture.reassemblyOptions(), wrap: bar.wrap, after: after}
+	cr := &captureReader{opts: dopts, ropts: o.capture.reassemblyOptions(), wrap: bar.wrap, drain: drain, after: after}
 	if col != nil && len(paths) > 1 {
 		cr.onFile = col.SetFile
 	}
 	run := cr.read(ctx, paths, ds)
 	if par != nil {
-		run.lost.decodeCounts.add(par.close()) // decoded after captureReader's problemCounter saw them
+		par.close()
 	}
 	bar.finish()
 
 	if run.readAny {
 		sink.summarize(s, color, nil)
+		sink.noteUnmatched(s.ErrOut, &run)
 	} // else nothing was read: the errors say why; no empty summary
 	sink.check(w.Flush())
 	if sink.err != nil {
@@ -366,6 +373,46 @@ func (k *readSink) summarize(s *ioStreams, color bool, extra func(io.Writer) err
 		_, err := io.WriteString(out, "\n")
 		k.check(err)
 		k.check(writeStatsReport(out, k.col, k.o.JSON, ropts.Color))
+	}
+}
+
+// noteUnmatched says on w why --frame or --stream showed nothing, when
+// they did: past the last packet or stream of the capture, a connection
+// that is not Kafka, or no exchange there.
+func (k *readSink) noteUnmatched(w io.Writer, run *captureRun) {
+	fl := k.fl
+	if k.shown > 0 || k.shownEvents > 0 || fl.frame <= 0 && fl.stream < 0 {
+		return
+	}
+	others := *fl
+	others.frame, others.stream = 0, -1
+	filtered := ""
+	if others.active() {
+		filtered = " that the other filters let through"
+	}
+	the := "the capture has"
+	if len(run.rs.Files) > 1 {
+		the = "the largest capture has"
+	}
+	var packets int64
+	for _, f := range run.rs.Files {
+		packets = max(packets, f.Packets)
+	}
+	switch {
+	case fl.frame > packets:
+		fmt.Fprintf(w, "kwire: --frame %d matched nothing: %s %d packet%s\n", fl.frame, the, packets, plural(int(packets)))
+	case fl.frame > 0:
+		fmt.Fprintf(w, "kwire: --frame %d matched nothing: packet %d holds no part of a Kafka exchange%s\n", fl.frame, fl.frame, filtered)
+	case fl.stream >= run.maxConns:
+		last := ""
+		if run.maxConns > 0 {
+			last = fmt.Sprintf(" (streams 0-%d)", run.maxConns-1)
+		}
+		fmt.Fprintf(w, "kwire: --stream %d matched nothing: %s %d TCP connection%s%s\n", fl.stream, the, run.maxConns, plural(run.maxConns), last)
+	case k.streamSkipped != "":
+		fmt.Fprintf(w, "kwire: --stream %d matched nothing: the connection was skipped: %s\n", fl.stream, k.streamSkipped)
+	default:
+		fmt.Fprintf(w, "kwire: --stream %d matched nothing: the connection carried no Kafka exchange%s\n", fl.stream, filtered)
 	}
 }
 
@@ -442,10 +489,14 @@ type readSink struct {
 	ropts  render.Options
 	counts render.SummaryCounts
 	shown  int
-	err    error                                  // first write error
-	names  *facts.Names                           // topic names by ID, learnt in emit order
-	col    *stats.Collector                       // --stats: every exchange and event, filters or not
-	roles  map[*reassembly.Conn][2]netip.AddrPort // --json: client and broker of each open Kafka connection
+	// shownEvents counts the events written; streamSkipped is why the
+	// --stream connection was skipped, "" when it was not.
+	shownEvents   int
+	streamSkipped string
+	err           error                                  // first write error
+	names         *facts.Names                           // topic names by ID, learnt in emit order
+	col           *stats.Collector                       // --stats: every exchange and event, filters or not
+	roles         map[*reassembly.Conn][2]netip.AddrPort // --json: client and broker of each open Kafka connection
 
 	lastFlush time.Time
 }
@@ -511,7 +562,11 @@ func (k *readSink) render(w byteWriter, ex *dissect.Exchange, v exchangeView) er
 	err := render.Line(w, ex, v.ropts)
 	if k.o.Tree || k.o.HexDump {
 		err = firstError(err, k.frameDetail(w, v.ropts, "request", ex.Request, ex.TLS))
-		err = firstError(err, k.frameDetail(w, v.ropts, "response", ex.Response, ex.TLS))
+		resp := "response"
+		if g := ex.Guess; g != nil && g.Decoded {
+			resp = fmt.Sprintf("response (no request captured: decoded as %s v%d, a guess)", protocol.APIName(g.APIKey), g.APIVersion)
+		}
+		err = firstError(err, k.frameDetail(w, v.ropts, resp, ex.Response, ex.TLS))
 		err = firstError(err, w.WriteByte('\n'))
 	}
 	return err
@@ -567,6 +622,9 @@ func (k *readSink) Event(ev *dissect.Event) {
 	if k.col != nil {
 		k.col.Event(ev)
 	}
+	if ev.Kind == dissect.EventSkipped && ev.Conn != nil && ev.Conn.Index == k.fl.stream && k.streamSkipped == "" {
+		k.streamSkipped = ev.Detail
+	}
 	if k.o.JSON {
 		k.jsonEvent(ev)
 		return
@@ -574,6 +632,7 @@ func (k *readSink) Event(ev *dissect.Event) {
 	if !k.showEvent(ev) {
 		return
 	}
+	k.shownEvents++
 	if k.o.HexDump {
 		k.check(render.EventHex(k.w, ev, k.ropts)) // with the bytes a resync skipped
 	} else {
@@ -601,6 +660,7 @@ func (k *readSink) jsonEvent(ev *dissect.Event) {
 		}
 	}
 	if k.showEvent(ev) {
+		k.shownEvents++
 		r := k.roles[ev.Conn]
 		k.check(render.EventJSON(k.w, ev, r[0], r[1]))
 		k.maybeFlush()

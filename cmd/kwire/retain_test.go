@@ -33,7 +33,7 @@ func TestCollectorRetainsLittle(t *testing.T) {
 			paths[i] = path
 		}
 		col := stats.NewCollector(stats.Options{Top: 10})
-		o := captureFlags{Ports: []int{9092}, Detect: true, MaxDecompressed: 256 << 20, MaxDecodeMemory: defaultMaxDecodeMemory}
+		o := captureFlags{Ports: portsFlag{ports: []uint16{9092}}, Detect: true, MaxDecompressed: 256 << 20, MaxDecodeMemory: defaultMaxDecodeMemory}
 		dopts, err := o.dissectOptions(valuesNotShown)
 		if err != nil {
 			t.Fatal(err)

@@ -7,8 +7,11 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strconv"
+	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 // Exit codes, documented in the root command's help.
@@ -117,7 +120,7 @@ Exit status:
 	_ = root.RegisterFlagCompletionFunc("color", cobra.FixedCompletions(
 		[]string{"auto", "always", "never"}, cobra.ShellCompDirectiveNoFileComp))
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
-		return &exitError{code: exitUsage, err: fmt.Errorf("%w\nRun '%s --help' for usage", err, cmd.CommandPath())}
+		return &exitError{code: exitUsage, err: fmt.Errorf("%w\nRun '%s --help' for usage", flagError(err), cmd.CommandPath())}
 	})
 
 	root.AddCommand(
@@ -141,6 +144,41 @@ Exit status:
 		}
 	}
 	return root
+}
+
+// flagError words the errors pflag returns for a bad value of one of its
+// own flag types, whose cause is a Go parsing error ("strconv.ParseInt:
+// parsing \"x\": invalid syntax", "time: invalid duration"), in kwire's
+// words; kwire's own flag values (sizes, ports) word theirs already.
+func flagError(err error) error {
+	var ive *pflag.InvalidValueError
+	if !errors.As(err, &ive) {
+		return err
+	}
+	f := ive.GetFlag()
+	name := "--" + f.Name
+	if f.Shorthand != "" {
+		name = "-" + f.Shorthand + ", " + name
+	}
+	var why string
+	var ne *strconv.NumError
+	switch typ := f.Value.Type(); {
+	case errors.As(err, &ne) && errors.Is(ne.Err, strconv.ErrRange):
+		why = "out of range"
+	case typ == "duration":
+		why = "not a duration such as 30s, 10m or 1h30m"
+	case typ == "bool":
+		why = "not true or false"
+	case strings.HasPrefix(typ, "int") || strings.HasPrefix(typ, "uint"):
+		why = "not a whole number"
+	case strings.HasPrefix(typ, "float"):
+		why = "not a number"
+	case errors.As(err, &ne):
+		why = "not a valid value"
+	default:
+		return err // kwire's own Value: already worded
+	}
+	return fmt.Errorf("invalid argument %q for %q flag: %s", ive.GetValue(), name, why)
 }
 
 // run executes kwire with args and returns the exit code. The first

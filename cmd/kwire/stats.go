@@ -91,7 +91,7 @@ func runStats(ctx context.Context, o *statsOptions, s *ioStreams, color bool, pa
 	ahead := newDecodeAhead(col, max(runtime.GOMAXPROCS(0), 1), int64(o.capture.MaxDecodeMemory))
 	setMemoryCeiling(o.capture.memoryBound(), s.ErrOut)
 	bar := startProgressFor(s, paths)
-	cr := &captureReader{opts: dopts, ropts: o.capture.reassemblyOptions(), wrap: bar.wrap}
+	cr := &captureReader{opts: dopts, ropts: o.capture.reassemblyOptions(), wrap: bar.wrap, drain: ahead.sync}
 	if len(paths) > 1 {
 		cr.onFile = func(path string) {
 			ahead.sync() // the previous file's exchanges are counted to it
@@ -99,7 +99,7 @@ func runStats(ctx context.Context, o *statsOptions, s *ioStreams, color bool, pa
 		}
 	}
 	run := cr.read(ctx, paths, ahead)
-	run.lost.decodeCounts.add(ahead.close()) // decoded after captureReader's problem counter saw them
+	ahead.close()
 	bar.finish()
 	if !run.readAny {
 		return run.status(s.ErrOut)

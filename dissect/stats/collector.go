@@ -210,7 +210,7 @@ func (c *Collector) Exchange(x *dissect.Exchange) {
 		if a != nil {
 			a.seen(f.Time)
 			a.seen(f.End)
-			if f.Tree != nil && (f.Tree.Err != nil || f.Tree.FirstError() != nil) {
+			if f.Failed() {
 				a.s.DecodeFailures++
 			}
 		}

@@ -153,7 +153,7 @@ type ConnStats struct {
 	OutOfOrder      int   `json:"outOfOrder"`
 	Orphans         int64 `json:"orphans"`
 	Unanswered      int64 `json:"unanswered"`
-	DecodeFailures  int64 `json:"decodeFailures"` // frames whose decoding stopped with an error, or whose record batches did (Tree.FirstError)
+	DecodeFailures  int64 `json:"decodeFailures"` // frames that failed to decode (dissect.Frame.Failed: an error in the tree or a record batch; unknown API keys and versions are not failures)
 	Resyncs         int64 `json:"resyncs"`
 	BadFrames       int64 `json:"badFrames"`
 	Truncated       int64 `json:"truncated"`

@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -135,8 +136,11 @@ func (n *node) String() string {
 // or every TCP packet when ports is empty.
 func portsFilter(ports []uint16) *node {
 	var e *node
-	for _, p := range ports {
-		n := &node{op: opPort, lo: p, hi: p}
+	for _, r := range portRanges(ports) {
+		n := &node{op: opPort, lo: r[0], hi: r[1]}
+		if r[0] != r[1] {
+			n.op = opPortRange
+		}
 		if e == nil {
 			e = n
 		} else {
@@ -147,6 +151,23 @@ func portsFilter(ports []uint16) *node {
 		e = &node{op: opTCP}
 	}
 	return e
+}
+
+// portRanges sorts ports and merges consecutive ones into inclusive
+// ranges, so that a filter for --port 19092-19094 or 1-65535 is one range
+// test, not a test per port (a program has at most maxInstructions).
+func portRanges(ports []uint16) [][2]uint16 {
+	s := slices.Clone(ports)
+	slices.Sort(s)
+	var out [][2]uint16
+	for _, p := range s {
+		if n := len(out); n > 0 && (p == out[n-1][1] || p == out[n-1][1]+1) {
+			out[n-1][1] = p
+			continue
+		}
+		out = append(out, [2]uint16{p, p})
+	}
+	return out
 }
 
 // filterToken is one word of a filter with its offset.

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"net/netip"
+	"slices"
 	"strings"
 	"testing"
 
@@ -423,4 +424,25 @@ func FuzzFilter(f *testing.F) {
 			t.Fatalf("%q: String %q reparses to %v, %v", expr, n.String(), n2, err)
 		}
 	})
+}
+
+// Port ranges (kwire --port 19092-19094, or every port) compile to one
+// range test per run of consecutive ports.
+func TestPortRanges(t *testing.T) {
+	got := portRanges([]uint16{19094, 9092, 19092, 19093, 9092, 9093, 30000})
+	want := [][2]uint16{{9092, 9093}, {19092, 19094}, {30000, 30000}}
+	if !slices.Equal(got, want) {
+		t.Errorf("ranges %v, want %v", got, want)
+	}
+	all := make([]uint16, 0, 65535)
+	for p := 1; p <= 65535; p++ {
+		all = append(all, uint16(p))
+	}
+	n := portsFilter(all)
+	if n.op != opPortRange || n.lo != 1 || n.hi != 65535 {
+		t.Errorf("every port: %+v", n)
+	}
+	if !runNode(t, n, pkt{src: "10.0.0.1", dst: "10.0.0.2", sport: 40000, dport: 5}) {
+		t.Error("port 5 dropped")
+	}
 }

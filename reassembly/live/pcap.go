@@ -93,11 +93,15 @@ func defaultPcapFilter(ports []uint16) string {
 	}
 	var b strings.Builder
 	b.WriteString("tcp and (")
-	for i, p := range ports {
+	for i, r := range portRanges(ports) {
 		if i > 0 {
 			b.WriteString(" or ")
 		}
-		fmt.Fprintf(&b, "port %d", p)
+		if r[0] == r[1] {
+			fmt.Fprintf(&b, "port %d", r[0])
+		} else {
+			fmt.Fprintf(&b, "portrange %d-%d", r[0], r[1])
+		}
 	}
 	b.WriteString(")")
 	return b.String()

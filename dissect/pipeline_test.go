@@ -1,0 +1,201 @@
+package dissect
+
+import (
+	"runtime"
+	"testing"
+
+	"github.com/kwire/kwire/reassembly"
+)
+
+// apiVersionsReq is an ApiVersions v3 request as librdkafka sends it
+// (client id "rdkafka", ClientSoftwareName "librdkafka", version "2.3.0").
+func apiVersionsReq(corr int32) []byte {
+	body := []byte{11}
+	body = append(body, "librdkafka"...)
+	body = append(body, 6)
+	body = append(body, "2.3.0"...)
+	body = append(body, 0) // tagged fields
+	b := reqFrame(18, 3, corr, body)
+	return b
+}
+
+// apiVersionsResp is an ApiVersions v3 response to corr (response header
+// v0, KIP-511) advertising ApiVersions 0-3.
+func apiVersionsResp(corr int32) []byte {
+	return respFrame(corr, false, []byte{
+		0, 0, // error code 0
+		2,                    // ApiKeys: 1 entry (compact)
+		0, 18, 0, 0, 0, 3, 0, //   ApiVersions 0-3, tagged fields
+		0, 0, 0, 0, // throttle time 0
+		0, // tagged fields
+	})
+}
+
+// pipeline sends n ApiVersions requests, all before any response, in
+// packets of at most 1448 bytes, then their n responses, and ends the
+// connection with a FIN.
+func pipeline(t testing.TB, opts Options, n int) *rig {
+	r := newRig(t, opts, true)
+	send := func(dir reassembly.Dir, frame func(int32) []byte) {
+		var pkt []byte
+		for i := range n {
+			f := frame(int32(i))
+			if len(pkt)+len(f) > 1448 {
+				r.send(dir, pkt)
+				pkt = pkt[:0]
+			}
+			pkt = append(pkt, f...)
+		}
+		r.send(dir, pkt)
+	}
+	send(reassembly.AtoB, apiVersionsReq)
+	send(reassembly.BtoA, apiVersionsResp)
+	r.d.Close(r.c, reassembly.CloseFIN, pktTime(r.pkt+1))
+	return r
+}
+
+// More requests pipelined than the old bound of 512 per connection pair,
+// within the default bound on pending memory: 1,000 (tshark pairs them
+// all; librdkafka's max.in.flight allows a million).
+func TestPipelineThousand(t *testing.T) {
+	r := pipeline(t, Options{}, 1000)
+	s := r.d.Summary()
+	if s.Paired != 1000 || s.Unanswered != 0 || s.Orphans != 0 || s.Problems.Any() {
+		t.Fatalf("summary %+v", s)
+	}
+	for i, e := range r.sink.ex {
+		wantExchange(t, e, KindPaired, 18, 3, int32(i))
+		if e.Request.Tree == nil || e.Request.Tree.Err != nil || e.Response.Tree == nil || e.Response.Tree.Err != nil {
+			t.Fatalf("exchange %d not decoded: %+v", i, e)
+		}
+	}
+	if r.d.spill.held != 0 || r.d.spill.meta != 0 {
+		t.Errorf("pending memory left counted: %d + %d bytes", r.d.spill.held, r.d.spill.meta)
+	}
+}
+
+// 100,000 pipelined requests need more than the default 16 MiB: the
+// oldest are given up, each counted and noted; with a larger bound (or
+// none) they all pair.
+func TestPipelineHundredThousand(t *testing.T) {
+	if testing.Short() {
+		t.Skip("100,000 exchanges")
+	}
+	const n = 100_000
+	noDecode := func(int16, int16) bool { return false } // pairing is what is tested
+	r := pipeline(t, Options{Decode: noDecode}, n)
+	s := r.d.Summary()
+	fit := DefaultPendingMemory / (pendingCost + int64(len("kwire")+len(apiVersionsReq(0))))
+	if s.Evicted == 0 || s.Evicted != s.Unanswered || s.Paired+s.Evicted != n || s.Paired < fit-1 || s.Paired > fit+pendingFloor {
+		t.Fatalf("default bound: %d paired, %d evicted, %d unanswered, %d orphans (about %d fit)", s.Paired, s.Evicted, s.Unanswered, s.Orphans, fit)
+	}
+	// The given-up requests are the oldest; their responses are orphans
+	// then, and say so.
+	if s.Orphans != s.Evicted {
+		t.Errorf("%d orphans for %d evicted", s.Orphans, s.Evicted)
+	}
+	first := r.sink.ex[0]
+	wantExchange(t, first, KindUnanswered, 18, 3, 0)
+	if !hasNote(first, "given up unanswered: the requests awaiting responses needed more than the 16 MiB of memory allowed") {
+		t.Errorf("notes %q", first.Notes)
+	}
+	for _, opts := range []Options{{PendingMemory: 128 << 20, Decode: noDecode}, {PendingMemory: -1, Decode: noDecode}} {
+		r := pipeline(t, opts, n)
+		if s := r.d.Summary(); s.Paired != n || s.Problems.Any() {
+			t.Errorf("PendingMemory %d: %d paired, problems %+v", opts.PendingMemory, s.Paired, s.Problems)
+		}
+	}
+}
+
+// The bound counts frames and bookkeeping: with room for pendingFloor+2
+// pending requests, two more give up the two oldest.
+func TestPendingEvictionByBytes(t *testing.T) {
+	size := int64(len("kwire") + len(apiVersionsReq(0))) // the client id counts too
+	const fit = pendingFloor + 2
+	r := newRig(t, Options{PendingMemory: fit * (pendingCost + size)}, true)
+	for i := range fit + 2 {
+		r.client(apiVersionsReq(int32(i)))
+	}
+	if len(r.sink.ex) != 2 {
+		t.Fatalf("kinds %v", r.sink.kinds())
+	}
+	for i, e := range r.sink.ex {
+		wantExchange(t, e, KindUnanswered, 18, 3, int32(i))
+		if !hasNote(e, "given up unanswered") {
+			t.Errorf("notes %q", e.Notes)
+		}
+	}
+	if n := r.d.Summary().Evicted; n != 2 {
+		t.Errorf("evicted %d", n)
+	}
+	// The others still pair.
+	for i := 2; i < fit+2; i++ {
+		r.broker(apiVersionsResp(int32(i)))
+	}
+	if s := r.d.Summary(); s.Paired != fit || s.Orphans != 0 {
+		t.Errorf("summary %+v", s)
+	}
+	// However small the bound, a connection's first pendingFloor pending
+	// requests are kept.
+	r = newRig(t, Options{PendingMemory: 1, SpillDir: t.TempDir()}, true)
+	for i := range pendingFloor {
+		r.client(apiVersionsReq(int32(i)))
+	}
+	if len(r.sink.ex) != 0 {
+		t.Errorf("%d exchanges given up below the floor", len(r.sink.ex))
+	}
+}
+
+// TestPendingCost measures what a pending request takes in memory besides
+// its frame: it must stay below pendingCost, which the bound relies on.
+// Frames of spillMin bytes and more are spilled (their records stay), the
+// smaller ones are counted as they are.
+func TestPendingCost(t *testing.T) {
+	const n = 20_000
+	for _, spill := range []bool{false, true} {
+		body := []byte{0, 0, 0, 0} // Metadata v1: Topics empty
+		if spill {
+			body = append(body, make([]byte, spillMin)...) // left over: fine for pairing
+		}
+		frames := make([][]byte, n)
+		for i := range frames {
+			frames[i] = reqFrame(3, 1, int32(i), body)
+		}
+		opts := Options{PendingMemory: -1}
+		if spill {
+			// Room for the bookkeeping only: the frames are spilled.
+			opts = Options{PendingMemory: n * (pendingCost + int64(len("kwire"))), SpillDir: t.TempDir()}
+		}
+		r := newRig(t, opts, true)
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		for _, f := range frames {
+			r.client(f)
+		}
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		if r.d.pending() != n {
+			t.Fatalf("%d pending", r.d.pending())
+		}
+		kept := r.d.spill.held // frame bytes in memory
+		per := (int64(after.HeapAlloc) - int64(before.HeapAlloc) - kept) / n
+		t.Logf("spill %v: %d bytes per pending request besides its frame", spill, per)
+		if per > pendingCost {
+			t.Errorf("spill %v: %d bytes per pending request, pendingCost says %d", spill, per, pendingCost)
+		}
+		if spill && r.d.spill.frames < n/2 {
+			t.Errorf("%d frames spilled", r.d.spill.frames)
+		}
+		r.d.Finish()
+		runtime.KeepAlive(frames)
+	}
+}
+
+func (d *Dissector) pending() int {
+	n := 0
+	for _, c := range d.conns {
+		n += c.pending.len()
+	}
+	return n
+}

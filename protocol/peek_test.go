@@ -1,0 +1,198 @@
+package protocol
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// kmsgRequestFrame encodes r (its version set) as a whole request frame
+// with client id "peek", as a client sends it.
+func kmsgRequestFrame(r kmsg.Request, corr int32) []byte {
+	b := make([]byte, 4, 128)
+	b = binary.BigEndian.AppendUint16(b, uint16(r.Key()))
+	b = binary.BigEndian.AppendUint16(b, uint16(r.GetVersion()))
+	b = binary.BigEndian.AppendUint32(b, uint32(corr))
+	hv := RequestHeaderVersion(r.Key(), r.GetVersion())
+	if hv >= 1 {
+		b = append(b, 0, 4, 'p', 'e', 'e', 'k')
+	}
+	if hv >= 2 {
+		b = append(b, 0)
+	}
+	b = r.AppendTo(b)
+	binary.BigEndian.PutUint32(b, uint32(len(b)-4))
+	return b
+}
+
+// kmsgResponseFrame encodes r as a whole response frame.
+func kmsgResponseFrame(r kmsg.Response, corr int32) []byte {
+	b := make([]byte, 4, 128)
+	b = binary.BigEndian.AppendUint32(b, uint32(corr))
+	if ResponseHeaderVersion(r.Key(), r.GetVersion()) >= 1 {
+		b = append(b, 0)
+	}
+	b = r.AppendTo(b)
+	binary.BigEndian.PutUint32(b, uint32(len(b)-4))
+	return b
+}
+
+func TestPeekProduceAcks(t *testing.T) {
+	vs := apiVersionsOf(t, 0)
+	for v := vs.Min; v <= vs.Max; v++ {
+		for _, acks := range []int16{-1, 0, 1} {
+			r := kmsg.NewPtrProduceRequest()
+			r.Version = v
+			r.Acks = acks
+			tid := "txn-1"
+			r.TransactionID = &tid
+			r.TimeoutMillis = 30000
+			tp := kmsg.NewProduceRequestTopic()
+			tp.Topic = "orders"
+			pp := kmsg.NewProduceRequestTopicPartition()
+			pp.Records = []byte{1, 2, 3}
+			tp.Partitions = append(tp.Partitions, pp)
+			r.Topics = append(r.Topics, tp)
+			fb := kmsgRequestFrame(r, 7)
+			got, ok := PeekProduceAcks(fb)
+			if !ok || got != acks {
+				t.Errorf("v%d acks %d: got %d, %v", v, acks, got, ok)
+			}
+			// Cut right after Acks: still read; cut inside it: not.
+			n := bytes.Index(fb, binary.BigEndian.AppendUint32(nil, 30000)) // TimeoutMs follows Acks
+			if n < 0 {
+				t.Fatalf("v%d: no timeout in %x", v, fb)
+			}
+			if got, ok := PeekProduceAcks(fb[:n]); !ok || got != acks {
+				t.Errorf("v%d cut after acks: got %d, %v", v, got, ok)
+			}
+			if _, ok := PeekProduceAcks(fb[:n-1]); ok {
+				t.Errorf("v%d cut inside acks: ok", v)
+			}
+		}
+	}
+	// Not a Produce request, or a version kwire does not know.
+	md := kmsg.NewPtrMetadataRequest()
+	md.Version = 9
+	if _, ok := PeekProduceAcks(kmsgRequestFrame(md, 1)); ok {
+		t.Error("Metadata request: ok")
+	}
+	p := kmsg.NewPtrProduceRequest()
+	p.Version = 3
+	fb := kmsgRequestFrame(p, 1)
+	binary.BigEndian.PutUint16(fb[6:], 99)
+	if _, ok := PeekProduceAcks(fb); ok {
+		t.Error("Produce v99: ok")
+	}
+}
+
+func TestPeekSaslHandshakeAndErrorCode(t *testing.T) {
+	for v := int16(0); v <= 1; v++ {
+		r := kmsg.NewPtrSASLHandshakeRequest()
+		r.Version, r.Mechanism = v, "SCRAM-SHA-512"
+		if m, ok := PeekSaslHandshake(kmsgRequestFrame(r, 3)); !ok || m != "SCRAM-SHA-512" {
+			t.Errorf("SaslHandshake v%d: %q, %v", v, m, ok)
+		}
+		resp := kmsg.NewPtrSASLHandshakeResponse()
+		resp.Version, resp.ErrorCode = v, 33 // UNSUPPORTED_SASL_MECHANISM
+		resp.SupportedMechanisms = []string{"PLAIN"}
+		if c, ok := PeekErrorCode(kmsgResponseFrame(resp, 3), 17, v); !ok || c != 33 {
+			t.Errorf("SaslHandshakeResponse v%d: %d, %v", v, c, ok)
+		}
+	}
+	// ApiVersions: response header v0 whatever the version (KIP-511),
+	// and an unknown version read as v0.
+	for _, v := range []int16{0, 3, 4} {
+		resp := kmsg.NewPtrApiVersionsResponse()
+		resp.Version, resp.ErrorCode = v, 35
+		fb := kmsgResponseFrame(resp, 1)
+		if c, ok := PeekErrorCode(fb, 18, v); !ok || c != 35 {
+			t.Errorf("ApiVersionsResponse v%d: %d, %v", v, c, ok)
+		}
+	}
+	v0 := kmsg.NewPtrApiVersionsResponse()
+	v0.ErrorCode = 35
+	if c, ok := PeekErrorCode(kmsgResponseFrame(v0, 1), 18, 99); !ok || c != 35 {
+		t.Errorf("ApiVersionsResponse v99 answered at v0: %d, %v", c, ok)
+	}
+}
+
+func TestPeekAPIVersions(t *testing.T) {
+	for _, v := range []int16{0, 1, 2, 3, 4} {
+		resp := kmsg.NewPtrApiVersionsResponse()
+		resp.Version = v
+		for _, k := range [][3]int16{{0, 3, 11}, {18, 0, 4}, {3, 1, 12}} {
+			ak := kmsg.NewApiVersionsResponseApiKey()
+			ak.ApiKey, ak.MinVersion, ak.MaxVersion = k[0], k[1], k[2]
+			resp.ApiKeys = append(resp.ApiKeys, ak)
+		}
+		code, ranges, ok := PeekAPIVersions(kmsgResponseFrame(resp, 1), v)
+		want := []APIRange{{Key: 0, Min: 3, Max: 11}, {Key: 18, Min: 0, Max: 4}, {Key: 3, Min: 1, Max: 12}}
+		if !ok || code != 0 || len(ranges) != len(want) {
+			t.Fatalf("v%d: code %d ranges %v ok %v", v, code, ranges, ok)
+		}
+		for i := range want {
+			if ranges[i] != want[i] {
+				t.Errorf("v%d range %d: %v, want %v", v, i, ranges[i], want[i])
+			}
+		}
+		fb := kmsgResponseFrame(resp, 1)
+		if _, _, ok := PeekAPIVersions(fb[:len(fb)/2], v); ok {
+			t.Errorf("v%d cut inside ApiKeys: ok", v)
+		}
+	}
+}
+
+// TestPeekAllocs: the dissector peeks at every Produce request.
+func TestPeekAllocs(t *testing.T) {
+	r := kmsg.NewPtrProduceRequest()
+	r.Version = 9
+	fb := kmsgRequestFrame(r, 1)
+	PeekProduceAcks(fb)
+	if n := testing.AllocsPerRun(100, func() { PeekProduceAcks(fb) }); n > 0 {
+		t.Errorf("%.1f allocations per peek", n)
+	}
+}
+
+func apiVersionsOf(t *testing.T, key int16) Versions {
+	for _, a := range APIs() {
+		if a.Key == key {
+			return a.Versions
+		}
+	}
+	t.Fatalf("no API key %d", key)
+	return NoVersions
+}
+
+// librdkafka 0.9.1-1.3.0 sent ApiVersions v0 with 4 trailing zero bytes:
+// shown and explained, not an error. Other trailing bytes still are.
+func TestQuirkLibrdkafkaAPIVersionsV0(t *testing.T) {
+	// length 21, ApiVersions v0, corr 1, client id "rdkafka", then INT32 0.
+	fb := []byte{0, 0, 0, 21, 0, 18, 0, 0, 0, 0, 0, 1, 0, 7, 'r', 'd', 'k', 'a', 'f', 'k', 'a', 0, 0, 0, 0}
+	tr := DecodeRequest(fb)
+	if tr.Err != nil || tr.FirstError() != nil {
+		t.Fatalf("error %v / %v", tr.Err, tr.FirstError())
+	}
+	_, _, body := FrameParts(tr.Root)
+	left := body.Child("leftover")
+	if left == nil || left.Off != 21 || left.Len != 4 || left.Flags&FlagLenient == 0 ||
+		!strings.Contains(left.Note, "librdkafka 0.9.1 to 1.3.0") || !strings.Contains(left.Note, "not an error") {
+		t.Fatalf("leftover %+v", left)
+	}
+	for _, tc := range []struct {
+		name string
+		fb   []byte
+	}{
+		{"not zero", []byte{0, 0, 0, 21, 0, 18, 0, 0, 0, 0, 0, 1, 0, 7, 'r', 'd', 'k', 'a', 'f', 'k', 'a', 0, 0, 0, 1}},
+		{"5 bytes", []byte{0, 0, 0, 22, 0, 18, 0, 0, 0, 0, 0, 1, 0, 7, 'r', 'd', 'k', 'a', 'f', 'k', 'a', 0, 0, 0, 0, 0}},
+		{"v1", []byte{0, 0, 0, 21, 0, 18, 0, 1, 0, 0, 0, 1, 0, 7, 'r', 'd', 'k', 'a', 'f', 'k', 'a', 0, 0, 0, 0}},
+	} {
+		if tr := DecodeRequest(tc.fb); !errors.Is(tr.Err, ErrLeftover) {
+			t.Errorf("%s: error %v, want ErrLeftover", tc.name, tr.Err)
+		}
+	}
+}
