@@ -3,6 +3,7 @@ package dissect
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -15,6 +16,7 @@ import (
 
 type deferSink struct {
 	deferred bool
+	redo     bool // decode, Undecode, decode again (a refused decode redone)
 	wg       sync.WaitGroup
 	got      []*deferResult // per exchange, in emit order
 }
@@ -34,6 +36,10 @@ func (s *deferSink) Exchange(ex *Exchange) {
 	s.wg.Add(1)
 	go func() { // decoded elsewhere, as kwire read's workers do
 		defer s.wg.Done()
+		if s.redo {
+			ex.Decode()
+			ex.Undecode()
+		}
 		r.errs = ex.Decode()
 		r.dump = dumpExchange(ex)
 	}()
@@ -113,5 +119,34 @@ func TestDeferDecode(t *testing.T) {
 	}
 	if unknown == 0 {
 		t.Error("no frame of an unknown version: Summary.Unknown was not checked")
+	}
+}
+
+// A decode undone (Exchange.Undecode, for a decode the memory budget
+// refused) and done again counts once: the problems, unknown versions and
+// the frames that reached the decompression cap are those of one decode.
+func TestUndecodeCountsOnce(t *testing.T) {
+	f := filepath.Join("..", "pcaps", "kgo-produce-consume.pcap")
+	if _, err := os.Stat(f); err != nil {
+		t.Skip("no golden capture ../pcaps/kgo-produce-consume.pcap")
+	}
+	run := func(redo bool) Summary {
+		s := &deferSink{deferred: true, redo: redo}
+		// A cap every compressed batch passes: each is a bomb.
+		dec := protocol.Decoder{Records: true, MaxDecompressed: 16}
+		d := New(Options{Ports: pcaps.BrokerPorts(), Decoder: dec, DeferDecode: true}, s)
+		if _, err := reassembly.ReadFiles(context.Background(), []string{f}, reassembly.Options{}, d); err != nil {
+			t.Fatal(err)
+		}
+		d.Finish()
+		s.wg.Wait()
+		return d.Summary()
+	}
+	once, twice := run(false), run(true)
+	if once.DecompressCapped == 0 || once.DecodeErrors < once.DecompressCapped {
+		t.Fatalf("a 16-byte cap: %d frames capped, %d failed; want some, each a failure", once.DecompressCapped, once.DecodeErrors)
+	}
+	if twice.Problems != once.Problems || twice.Unknown != once.Unknown {
+		t.Errorf("decoded once: %+v unknown %d; undone and redone: %+v unknown %d", once.Problems, once.Unknown, twice.Problems, twice.Unknown)
 	}
 }
