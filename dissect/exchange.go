@@ -31,6 +31,13 @@ type Frame struct {
 	// Tree is the decoded frame (length, header, body), or nil when the
 	// frame was not decoded (e.g. filtered out before decoding).
 	Tree *protocol.Tree
+	// TCP is what the TCP segments say about how the frame travelled
+	// (retransmissions, holes, windows, round trip; tcptiming.go), set
+	// when its exchange is emitted. Zero for frames cut short.
+	TCP TCPTiming
+	// tcpEnd is the stream offset after the packet that completed the
+	// frame, -1 unknown.
+	tcpEnd int64
 
 	// lazy, when set, says the request frame is still to be decoded: the
 	// Dissector does it just before its exchange is emitted.
@@ -296,6 +303,12 @@ type Event struct {
 	// scanning are not in it): nothing the capture held is dropped unseen.
 	// Owned by the Event.
 	Data []byte
+	// ClosedBy, for EventClose, is the direction of the side that sent
+	// the connection's first FIN or RST, and ClosedAt that packet's
+	// capture time; ClosedAt is zero when neither was captured (the
+	// capture ended, or the connection went idle).
+	ClosedBy reassembly.Dir
+	ClosedAt time.Time
 	// Withheld says that Data was dropped because the bytes may hold a
 	// secret (skipped inside a raw SASL exchange, unless
 	// Options.Decoder.ShowSecrets): outputs say so instead of showing
