@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -272,6 +273,157 @@ func checkGroup(t *testing.T, eg *expectGroup, g *GroupReport) {
 			if em.MemberEpoch != nil && (gm.MemberEpoch == nil || *gm.MemberEpoch != *em.MemberEpoch) {
 				t.Errorf("generation %d: %s epoch %v, want %d", eg.Generation, em.Name, gm.MemberEpoch, *em.MemberEpoch)
 			}
+		}
+	}
+}
+
+// TestTxnsExpectations holds kwire txns against what the producers
+// reported (InitProducerID results and every epoch, each transaction's
+// records, group, outcome and errors, who fenced whom) and what the
+// consumers were told: read_committed fetches list the aborted
+// transaction by its producer ID, read_uncommitted ones do not, and every
+// consumer fetched the control markers.
+func TestTxnsExpectations(t *testing.T) {
+	for _, capture := range []string{"txn-fenced.pcap", "txn-read-committed.pcap"} {
+		t.Run(capture, func(t *testing.T) {
+			x := readExpect(t, capture)
+			r := analyze(t, capture, Options{Transactions: true}).Transactions()
+			for _, ep := range x.Producers {
+				checkProducer(t, &ep, r)
+			}
+			pids := map[int64]bool{}
+			for _, ep := range x.Producers {
+				pids[ep.ProducerID] = true
+			}
+			for _, ec := range x.Consumers {
+				var c *ConsumerReport
+				for i := range r.Consumers {
+					if r.Consumers[i].ClientID == ec.ClientID {
+						c = &r.Consumers[i]
+					}
+				}
+				if c == nil {
+					t.Errorf("consumer %s not found", ec.ClientID)
+					continue
+				}
+				if !slices.Equal(c.IsolationLevels, []string{ec.IsolationLevel}) {
+					t.Errorf("%s: isolation %v, want %s", ec.ClientID, c.IsolationLevels, ec.IsolationLevel)
+				}
+				// Every transaction ends with a marker the consumer fetched.
+				ended := 0
+				for _, ep := range x.Producers {
+					for _, tx := range ep.Transactions {
+						if tx.Outcome == "commit" || tx.Outcome == "abort" {
+							ended++
+						}
+					}
+				}
+				if int(c.Commits+c.Aborts) != ended {
+					t.Errorf("%s: %d commit and %d abort markers, want %d", ec.ClientID, c.Commits, c.Aborts, ended)
+				}
+				aborted := 0
+				for _, a := range c.AbortedTransactions {
+					if !pids[a.ProducerID] || a.TransactionalID == nil {
+						t.Errorf("%s: aborted transaction of producer %d (%v) is not the capture's", ec.ClientID, a.ProducerID, a.TransactionalID)
+					}
+					aborted++
+				}
+				if ec.IsolationLevel == "read_committed" && aborted == 0 {
+					t.Errorf("%s: read_committed, no aborted transaction listed", ec.ClientID)
+				}
+				if ec.IsolationLevel == "read_uncommitted" && aborted != 0 {
+					t.Errorf("%s: read_uncommitted, %d aborted transactions listed", ec.ClientID, aborted)
+				}
+			}
+		})
+	}
+}
+
+func checkProducer(t *testing.T, ep *expectProducer, r *TxnsReport) {
+	t.Helper()
+	var p *ProducerReport
+	for i := range r.Producers {
+		if tid := r.Producers[i].TransactionalID; tid != nil && ep.TransactionalID != nil && *tid == *ep.TransactionalID {
+			p = &r.Producers[i]
+		}
+	}
+	if p == nil {
+		t.Fatalf("producer %v not found", ep.TransactionalID)
+	}
+	var in *InstanceReport
+	for i := range p.Instances {
+		if c := p.Instances[i].ClientID; c != nil && *c == ep.ClientID {
+			in = &p.Instances[i]
+		}
+	}
+	if in == nil {
+		t.Fatalf("%s: no InitProducerId", ep.ClientID)
+	}
+	if in.ProducerID != ep.ProducerID {
+		t.Errorf("%s: producer ID %d, want %d", ep.ClientID, in.ProducerID, ep.ProducerID)
+	}
+	var epochs []int16
+	for _, e := range in.Epochs {
+		epochs = append(epochs, e.Epoch)
+		if e.ProducerID != ep.ProducerID {
+			t.Errorf("%s: epoch %d with producer ID %d", ep.ClientID, e.Epoch, e.ProducerID)
+		}
+	}
+	if !slices.Equal(epochs, ep.Epochs) {
+		t.Errorf("%s: epochs %v, want %v", ep.ClientID, epochs, ep.Epochs)
+	}
+	switch {
+	case ep.FencedBy == nil && in.FencedBy != nil:
+		t.Errorf("%s: fenced by %s, want not fenced", ep.ClientID, in.FencedBy.ClientID)
+	case ep.FencedBy != nil && (in.FencedBy == nil || in.FencedBy.ClientID != *ep.FencedBy):
+		t.Errorf("%s: fenced by %v, want %s", ep.ClientID, in.FencedBy, *ep.FencedBy)
+	}
+	var txns []TxnReport
+	for _, tx := range p.Transactions {
+		if tx.ClientID != nil && *tx.ClientID == ep.ClientID {
+			txns = append(txns, tx)
+		}
+	}
+	if len(txns) != len(ep.Transactions) {
+		t.Fatalf("%s: %d transactions, want %d", ep.ClientID, len(txns), len(ep.Transactions))
+	}
+	for i, et := range ep.Transactions {
+		tx := &txns[i]
+		if tx.ProducerEpoch != et.Epoch || tx.Outcome != et.Outcome {
+			t.Errorf("%s #%d: epoch %d %s, want %d %s", ep.ClientID, i, tx.ProducerEpoch, tx.Outcome, et.Epoch, et.Outcome)
+		}
+		if (tx.Error == nil) != (et.Error == nil) || et.Error != nil && *tx.Error != *et.Error {
+			t.Errorf("%s #%d: EndTxn error %v, want %v", ep.ClientID, i, tx.Error, et.Error)
+		}
+		if (tx.ProduceError == nil) != (et.ProduceError == nil) || et.ProduceError != nil && *tx.ProduceError != *et.ProduceError {
+			t.Errorf("%s #%d: produce error %v, want %v", ep.ClientID, i, tx.ProduceError, et.ProduceError)
+		}
+		wantGroups := []string{}
+		if et.Group != nil {
+			wantGroups = []string{*et.Group}
+		}
+		if !slices.Equal(tx.Groups, wantGroups) {
+			t.Errorf("%s #%d: groups %v, want %v", ep.ClientID, i, tx.Groups, wantGroups)
+		}
+		got := map[string]map[string]int64{}
+		for _, rr := range tx.Records {
+			if got[rr.Topic] == nil {
+				got[rr.Topic] = map[string]int64{}
+			}
+			got[rr.Topic][strconv.Itoa(int(rr.Partition))] += rr.Records
+			if rr.FirstSeq == nil || rr.LastSequence == nil || int64(*rr.LastSequence-*rr.FirstSeq+1) != rr.Records {
+				t.Errorf("%s #%d: %s-%d sequences %v-%v for %d records", ep.ClientID, i, rr.Topic, rr.Partition, rr.FirstSeq, rr.LastSequence, rr.Records)
+			}
+		}
+		if !maps.EqualFunc(got, et.Records, maps.Equal) {
+			t.Errorf("%s #%d: records %v, want %v", ep.ClientID, i, got, et.Records)
+		}
+		// v1 transactions add their partitions; v2 (KIP-890) do not.
+		if (len(tx.Added) > 0) != (ep.TxnVersion == "v1") {
+			t.Errorf("%s #%d: added %v with transactions %s", ep.ClientID, i, tx.Added, ep.TxnVersion)
+		}
+		if tx.Outcome != outcomeOpen && tx.DurationMs == nil {
+			t.Errorf("%s #%d: no duration", ep.ClientID, i)
 		}
 	}
 }
