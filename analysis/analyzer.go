@@ -42,11 +42,12 @@ type Options struct {
 // Analyzer builds the reports from exchanges and events in emit order.
 // It implements dissect.Sink; calls must come from one goroutine.
 type Analyzer struct {
-	opts    Options
-	mem     budget
-	file    string
-	fileIdx int
-	files   int
+	opts      Options
+	mem       budget
+	file      string
+	fileIdx   int
+	files     int
+	fileNames []string
 
 	groups *groupTracker
 	txns   *txnTracker
@@ -93,6 +94,7 @@ func (a *Analyzer) SetFile(name string) {
 	}
 	a.files++
 	a.file = name
+	a.fileNames = append(a.fileNames, name)
 }
 
 // ref returns the reference of exchange x.
@@ -303,3 +305,6 @@ func tpCost(tps []facts.TopicPartitions) int64 {
 	}
 	return n
 }
+
+// String formats t as the timelines do (15:04:05.000, UTC).
+func (t Time) String() string { return clock(time.Time(t)) }

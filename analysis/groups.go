@@ -140,6 +140,7 @@ type member struct {
 	heartbeats     int64
 	lastLive       time.Time // its last sign of life to the coordinator
 	lastHeartbeat  time.Time
+	lastHBRef      Ref
 	maxGap         time.Duration
 	late, missed   int64
 	assignment     []facts.TopicPartitions
@@ -750,6 +751,7 @@ func (t *groupTracker) heartbeat(g *group, e *xinfo) {
 	m.setTimeouts(fg)
 	m.err(code)
 	m.live(e.at, true)
+	m.lastHBRef = e.ref
 	switch code {
 	case 0:
 	case errRebalanceInProgress:
@@ -852,6 +854,7 @@ func (t *groupTracker) epochHeartbeat(g *group, e *xinfo) {
 		return
 	default:
 		m.live(e.at, true)
+		m.lastHBRef = e.ref
 	}
 	if code != 0 {
 		if code == errFencedMemberEpoch || code == errUnknownMemberID || code == errFencedInstanceID {

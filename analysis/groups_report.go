@@ -92,6 +92,7 @@ type MemberReport struct {
 	LateHeartbeats    int64            `json:"lateHeartbeats"`
 	MissedHeartbeats  int64            `json:"missedHeartbeats"`
 	LastHeartbeat     Time             `json:"lastHeartbeat"`
+	LastHeartbeatRef  *Ref             `json:"lastHeartbeatRef"`
 	MemberEpoch       *int32           `json:"memberEpoch"` // KIP-848: the latest
 	Generation        *int32           `json:"generation"`  // classic: the latest it joined
 	Assignment        []TopicPartition `json:"assignment"`  // the latest; null when never assigned
@@ -477,6 +478,9 @@ func (t *groupTracker) report(g *group) GroupReport {
 			Subscription: m.subscription, Errors: errorCounts(m.errs)}
 		if m.maxGap > 0 {
 			mr.MaxHeartbeatGapMs = ms(m.maxGap)
+		}
+		if m.lastHBRef.Frame > 0 {
+			mr.LastHeartbeatRef = ptr(m.lastHBRef)
 		}
 		end := m.end
 		if at, ok := expiredAt[m]; ok && (end == "" || end == endFenced) {

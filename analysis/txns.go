@@ -74,23 +74,24 @@ type producer struct {
 }
 
 type instance struct {
-	p         *producer
-	clientID  string
-	addr      string
-	at        time.Time
-	pid       int64
-	epoch     int16
-	epochs    []EpochChange
-	reqPID    int64
-	reqEpoch  int16
-	timeoutMs int32
-	ref       Ref
-	err       int16
-	fencedBy  *instance
-	fencedAt  time.Time
-	fences    *instance
-	cur       *txn
-	bump      bool // KIP-360: it asked for a bump of its own producer ID and epoch
+	p           *producer
+	clientID    string
+	addr        string
+	at          time.Time
+	pid         int64
+	epoch       int16
+	epochs      []EpochChange
+	reqPID      int64
+	reqEpoch    int16
+	timeoutMs   int32
+	ref         Ref
+	err         int16
+	fencedBy    *instance
+	fencedAt    time.Time
+	fencedEpoch int16 // its epoch when fenced
+	fences      *instance
+	cur         *txn
+	bump        bool // KIP-360: it asked for a bump of its own producer ID and epoch
 }
 
 type txn struct {
@@ -281,7 +282,7 @@ func (t *txnTracker) initProducer(e *xinfo) {
 		if p.hasTxn {
 			for _, old := range p.instances {
 				if old.fencedBy == nil && old.pid >= 0 && (old.clientID != in.clientID || old.addr != in.addr) && !in.bump {
-					old.fencedBy, old.fencedAt = in, e.done
+					old.fencedBy, old.fencedAt, old.fencedEpoch = in, e.done, old.epoch
 					if in.fences == nil {
 						in.fences = old
 					}
@@ -406,7 +407,7 @@ func (t *txnTracker) sequence(p *producer, e *xinfo, k tpKey, r *facts.Records, 
 			t.dropped.Findings++
 			return
 		}
-		p.issues = append(p.issues, SeqIssue{Time: Time(e.at), Kind: kind, Topic: k.topic, Partition: k.part,
+		p.issues = append(p.issues, SeqIssue{Time: Time(e.at), Kind: kind, ClientID: e.x.ClientID, Topic: k.topic, Partition: k.part,
 			ProducerID: r.ProducerID, ProducerEpoch: r.ProducerEpoch, BaseSequence: r.BaseSequence, Records: n, Detail: detail, Ref: e.ref})
 		t.mem.take(costEvent)
 	}
@@ -746,6 +747,7 @@ type TxnRecordsReport struct {
 type SeqIssue struct {
 	Time          Time   `json:"time"`
 	Kind          string `json:"kind"` // "retry", "duplicate", "gap", "out-of-order"
+	ClientID      string `json:"clientId"`
 	Topic         string `json:"topic"`
 	Partition     int32  `json:"partition"`
 	ProducerID    int64  `json:"producerId"`
