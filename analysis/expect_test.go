@@ -234,15 +234,15 @@ func checkGroup(t *testing.T, eg *expectGroup, g *GroupReport) {
 		}
 	}
 	// Generations, in order.
-	if len(g.GenerationsList) != len(eg.Generations) {
+	if len(g.Generations) != len(eg.Generations) {
 		var got []int32
-		for _, gr := range g.GenerationsList {
+		for _, gr := range g.Generations {
 			got = append(got, gr.Generation)
 		}
 		t.Fatalf("%d generations %v, want %d", len(got), got, len(eg.Generations))
 	}
 	for i, eg := range eg.Generations {
-		gr := &g.GenerationsList[i]
+		gr := &g.Generations[i]
 		kind, who, _ := strings.Cut(eg.Cause, " ")
 		if gr.Generation != eg.Generation || gr.Cause != kind {
 			t.Errorf("#%d: generation %d cause %s, want %d %s", i, gr.Generation, gr.Cause, eg.Generation, eg.Cause)

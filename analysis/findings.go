@@ -432,7 +432,7 @@ func (f *findEngine) exchange(e *xinfo) {
 		d := time.Duration(fx.ThrottleMs) * time.Millisecond
 		fd := f.raise(RuleThrottled, base, e.file, e.at, "", refPackets(e.ref)...)
 		fd.worst = max(fd.worst, d)
-		fd.Detail = fmt.Sprintf("%d responses throttled, up to %s (KIP-219: the client waits, the broker stops reading its connection for as long)", fd.Count, units(fd.worst))
+		fd.Detail = fmt.Sprintf("%s throttled, up to %s (KIP-219: the client waits, the broker stops reading its connection for as long)", plural(int(fd.Count), "response"), units(fd.worst))
 	}
 	for i := range fx.Errors {
 		er := &fx.Errors[i]
@@ -457,7 +457,7 @@ func (f *findEngine) exchange(e *xinfo) {
 	case protocol.KeyMetadata:
 		f.rate(RuleMetadataStorm, subject{clientID: x.ClientID}, e, metadataWindow, metadataPerWindow,
 			func(best int, total int64) string {
-				return fmt.Sprintf("%d Metadata requests, up to %d within %s", total, best, units(metadataWindow))
+				return fmt.Sprintf("%s, up to %d within %s", plural(int(total), "Metadata request"), best, units(metadataWindow))
 			})
 	case protocol.KeyProduce:
 		f.produce(e, base)
@@ -629,7 +629,7 @@ func (f *findEngine) produce(e *xinfo, s subject) {
 					ts.topic = topic
 					fd := f.raise(RuleLargeBatch, ts, e.file, e.at, "", e.ref.Frame)
 					fd.worst = max(fd.worst, time.Duration(per))
-					fd.Detail = fmt.Sprintf("%d uncompressed batches, the largest %s", fd.Count, bytesText(int64(fd.worst)))
+					fd.Detail = fmt.Sprintf("%s, the largest %s", plural(int(fd.Count), "uncompressed batch"), bytesText(int64(fd.worst)))
 				}
 			}
 			if p.Error == 0 && e.answered {
@@ -648,7 +648,7 @@ func (f *findEngine) produce(e *xinfo, s subject) {
 	}
 	if batches > 0 && tiny {
 		f.rate(RuleTinyBatches, subject{clientID: e.x.ClientID}, e, tinyWindow, tinyPerWindow, func(best int, total int64) string {
-			return fmt.Sprintf("%d Produce requests of tiny batches, up to %d within %s, each batch of %d records or fewer", total, best, units(tinyWindow), tinyRecords)
+			return fmt.Sprintf("%s of tiny batches, up to %d within %s, each batch of %d records or fewer", plural(int(total), "Produce request"), best, units(tinyWindow), tinyRecords)
 		})
 	}
 }
@@ -700,7 +700,7 @@ func (f *findEngine) fetch(e *xinfo) {
 			if st.failed && st.offset == off {
 				s := subject{clientID: e.x.ClientID, api: "Fetch", topic: k.tp.topic, partition: k.tp.part, hasPartition: true}
 				fd := f.raise(RuleFetchRetry, s, e.file, e.at, "", st.ref.Frame, e.ref.Frame)
-				fd.Detail = fmt.Sprintf("%d fetches at an offset again after an error for the partition (latest at offset %d)", fd.Count, off)
+				fd.Detail = fmt.Sprintf("%s at an offset again after an error for the partition (the latest at offset %d)", plural(int(fd.Count), "fetch"), off)
 			}
 			st.offset, st.ref = off, e.ref
 			st.failed = e.answered && p.Error != 0
@@ -764,7 +764,7 @@ func (f *findEngine) timeout(e *xinfo, c *connState, s subject) {
 		fd := f.raise(RuleTimeout, s, e.file, e.at, "", e.ref.Frame, e.ref.ResponseFrame)
 		if lat-d > fd.worst {
 			fd.worst = lat - d
-			fd.Detail = fmt.Sprintf("answered %s after its %s of %s (%d such)", units(lat), what, units(d), fd.Count)
+			fd.Detail = fmt.Sprintf("answered %s after its %s of %s (%s)", units(lat), what, units(d), plural(int(fd.Count), "such request"))
 		}
 	}
 }
@@ -788,7 +788,7 @@ func (f *findEngine) slowness(e *xinfo, c *connState, s subject) {
 		if queued >= f.slow {
 			fd := f.raise(RuleHeadOfLine, s, e.file, e.at, "", e.ref.Frame, c.answeredRef.Frame)
 			fd.worst = max(fd.worst, queued)
-			fd.Detail = fmt.Sprintf("%d requests waited behind an earlier request on their connection, up to %s", fd.Count, units(fd.worst))
+			fd.Detail = fmt.Sprintf("%s waited behind an earlier request on the connection, up to %s", plural(int(fd.Count), "request"), units(fd.worst))
 		}
 		if lat-queued < f.slow {
 			return
@@ -818,7 +818,7 @@ func (f *findEngine) slowness(e *xinfo, c *connState, s subject) {
 		fd.worst = lat
 		fd.Split = &sp
 	}
-	fd.Detail = fmt.Sprintf("%d exchanges of %s or more; the slowest, %s at %s: %s", fd.Count, units(f.slow), units(fd.worst),
+	fd.Detail = fmt.Sprintf("%s of %s or more; the slowest, %s at %s: %s", plural(int(fd.Count), "exchange"), units(f.slow), units(fd.worst),
 		clock(time.Time(fd.Split.Time)), fd.Split.Text())
 }
 
@@ -846,8 +846,8 @@ func (f *findEngine) event(ev *dissect.Event, file int, name string) {
 			ps := s
 			ps.api = protocol.APIName(p.key)
 			fd := f.raise(RuleTimeout, ps, file, p.at, "", p.ref.Frame)
-			fd.Detail = fmt.Sprintf("never answered: its %s was %s, the connection lived %s more (%d such)",
-				p.what, units(p.timeout), units(end.Sub(p.at)), fd.Count)
+			fd.Detail = fmt.Sprintf("never answered: its %s was %s, the connection lived %s more (%s)",
+				p.what, units(p.timeout), units(end.Sub(p.at)), plural(int(fd.Count), "such request"))
 		}
 	}
 	// The first request, when the connection's start was captured.
@@ -857,8 +857,8 @@ func (f *findEngine) event(ev *dissect.Event, file int, name string) {
 			fs := s
 			fs.clientID = c.first.clientID
 			fd := f.raise(RuleSkippedAPIVer, fs, file, c.first.at, "", c.first.ref.Frame)
-			fd.Detail = fmt.Sprintf("%d connections began with a request other than ApiVersions (the first: %s v%d) before the client had asked this broker's versions",
-				fd.Count, protocol.APIName(c.first.key), c.first.ver)
+			fd.Detail = fmt.Sprintf("%s began with a request other than ApiVersions (the first: %s v%d) before the client had asked this broker's versions",
+				plural(int(fd.Count), "connection"), protocol.APIName(c.first.key), c.first.ver)
 		}
 	}
 	// Short-lived connections, by client.
@@ -886,7 +886,7 @@ func (f *findEngine) event(ev *dissect.Event, file int, name string) {
 	if closed && ev.ClosedBy != clientDir(ev.Conn, c) && c.exchanges > 0 && len(c.pending) == 0 && !c.last.IsZero() {
 		if idle := ev.ClosedAt.Sub(c.last); idle >= idleClose {
 			fd := f.raise(RuleIdleClose, s, file, ev.ClosedAt, "", c.first.ref.Frame, ev.Frame)
-			fd.Detail = fmt.Sprintf("closed by the broker after %s without a request (%d such)", units(idle), fd.Count)
+			fd.Detail = fmt.Sprintf("closed by the broker after %s without a request (%s)", units(idle), plural(int(fd.Count), "such connection"))
 		}
 	}
 }
@@ -1028,7 +1028,7 @@ func (f *findEngine) reportProducers(a *Analyzer) []*finding {
 			x.Count++
 			x.Last = is.Time
 			x.evidence(is.Ref.Frame)
-			x.Detail = fmt.Sprintf("%d batches; the latest: producer %d epoch %d: %s", x.Count, is.ProducerID, is.ProducerEpoch, is.Detail)
+			x.Detail = fmt.Sprintf("%s; the latest: producer %d epoch %d: %s", plural(int(x.Count), "batch"), is.ProducerID, is.ProducerEpoch, is.Detail)
 		}
 	}
 	return out
@@ -1047,10 +1047,10 @@ func (f *findEngine) reportGroups(a *Analyzer) []*finding {
 	for _, g := range gr.Groups {
 		var starts []Time
 		var refs []int64
-		for i, gn := range g.GenerationsList {
+		for i, gn := range g.Generations {
 			if i > 0 && gn.DurationMs != nil {
 				starts = append(starts, gn.Start)
-				refs = append(refs, firstRef(gn.Refs).Frame)
+				refs = append(refs, gn.StartRef.Frame)
 			}
 		}
 		for i := range starts {
@@ -1086,9 +1086,9 @@ func (f *findEngine) reportGroups(a *Analyzer) []*finding {
 			if m.LastHeartbeatRef != nil {
 				x.evidence(m.LastHeartbeatRef.Frame)
 			}
-			for _, gn := range g.GenerationsList {
+			for _, gn := range g.Generations {
 				if slices.Contains(gn.CauseMembers, m.MemberID) && gn.Cause == causeTimeout {
-					x.evidence(firstRef(gn.Refs).Frame)
+					x.evidence(gn.StartRef.Frame)
 				}
 			}
 			out = append(out, x)

@@ -165,6 +165,7 @@ type gen struct {
 	static     *member // static-rejoin: the member replaced
 	staticBy   *member
 	refs       []Ref
+	startRef   Ref  // the exchange it began with
 	complete   bool // a member got its assignment
 	cost       int64
 }
@@ -627,8 +628,11 @@ func (t *groupTracker) joinGroup(g *group, e *xinfo) {
 	}
 	gn := t.classicGen(g, fg.Generation, m, e.at)
 	m.lastGeneration = fg.Generation
-	if e.at.Before(gn.start) {
-		gn.start = e.at
+	if !e.at.After(gn.start) || gn.startRef.Frame == 0 {
+		gn.start = earliest(gn.start, e.at)
+		if gn.startRef.Frame == 0 || !e.at.After(gn.start) {
+			gn.startRef = e.ref
+		}
 	}
 	gn.ref(e.ref)
 	if fg.Leader != "" {
@@ -666,7 +670,7 @@ func (t *groupTracker) joinGroup(g *group, e *xinfo) {
 		detail = fmt.Sprintf("static member %s rejoined generation %d in place of %s, without a rebalance (KIP-345)", m.instance, fg.Generation, gn.static.id)
 	}
 	if fg.Leader == m.id {
-		detail += fmt.Sprintf(", as leader of %d members", len(fg.Members))
+		detail += ", as leader of " + plural(len(fg.Members), "member")
 	}
 	if fg.Protocol != "" {
 		detail += ", protocol " + fg.Protocol
@@ -735,7 +739,7 @@ func (t *groupTracker) syncGroup(g *group, e *xinfo) {
 	m.live(e.done, false)
 	detail := "assigned " + tpString(tps)
 	if planned > 0 {
-		detail += fmt.Sprintf(" (the leader's plan for %d members)", planned)
+		detail += fmt.Sprintf(" (the leader's plan for %s)", plural(planned, "member"))
 	}
 	t.event(g, groupEvent(e, m, "sync", fmt.Sprintf("generation %d: %s", fg.Generation, detail)))
 }
@@ -893,6 +897,9 @@ func (t *groupTracker) epochHeartbeat(g *group, e *xinfo) {
 		}
 	}
 	gn.complete = true
+	if gn.startRef.Frame == 0 {
+		gn.startRef = e.ref
+	}
 	if changed {
 		gn.ref(e.ref)
 		t.event(g, groupEvent(e, m, "epoch", fmt.Sprintf("member epoch %d: assigned %s", epoch, tpString(m.assignment))))
@@ -990,6 +997,17 @@ func (t *groupTracker) commit(g *group, e *xinfo) {
 	case code != 0 || perr > 0:
 		t.event(g, groupEvent(e, m, "commit", fmt.Sprintf("commit of %s failed", strings.Join(parts, ","))))
 	}
+}
+
+// plural writes "1 member", "3 members".
+func plural(n int, what string) string {
+	switch {
+	case n == 1:
+		return "1 " + what
+	case strings.HasSuffix(what, "ch") || strings.HasSuffix(what, "s"):
+		return fmt.Sprintf("%d %ses", n, what)
+	}
+	return fmt.Sprintf("%d %ss", n, what)
 }
 
 // staleCode reports whether an error answers a commit from a member that

@@ -31,31 +31,28 @@ type GroupReport struct {
 	Coordinator  *string `json:"coordinator"`  // host:port FindCoordinator named
 	First        Time    `json:"first"`
 	Last         Time    `json:"last"`
-	// Generations counts the generations (member epochs) seen, kept or
-	// dropped; Rebalances those that followed another one.
-	Generations int64 `json:"generations"`
-	Rebalances  int64 `json:"rebalances"`
+	// GenerationCount counts the generations (member epochs) seen, kept
+	// or dropped; Rebalances those kept that followed another one.
+	GenerationCount int64 `json:"generationCount"`
+	Rebalances      int64 `json:"rebalances"`
 	// RebalanceMs is the time all kept rebalances took together (first
 	// JoinGroup to last SyncGroup response of each).
 	RebalanceMs Millis `json:"rebalanceMs"`
 
-	Members         []MemberReport     `json:"members"`
-	GenerationsList []GenerationReport `json:"generationsList"`
-	Commits         []CommitReport     `json:"commits"`
-	Errors          []ErrorCount       `json:"errors"`
-	Timeline        []Event            `json:"timeline"`
-	Dropped         Dropped            `json:"dropped"`
+	Members     []MemberReport     `json:"members"`
+	Generations []GenerationReport `json:"generations"`
+	Commits     []CommitReport     `json:"commits"`
+	Errors      []ErrorCount       `json:"errors"`
+	Timeline    []Event            `json:"timeline"`
+	Dropped     Dropped            `json:"dropped"`
 }
 
-// Dropped counts what the memory budget made a report leave out.
+// Dropped counts what the memory budget made a group's report leave out.
 type Dropped struct {
-	Events       int64 `json:"events"`
-	Generations  int64 `json:"generations"`
-	Members      int64 `json:"members"`
-	Commits      int64 `json:"commits"`
-	Producers    int64 `json:"producers,omitempty"`
-	Transactions int64 `json:"transactions,omitempty"`
-	Findings     int64 `json:"findings,omitempty"`
+	Events      int64 `json:"events"`
+	Generations int64 `json:"generations"`
+	Members     int64 `json:"members"`
+	Commits     int64 `json:"commits"`
 }
 
 // Any reports whether anything was dropped.
@@ -132,8 +129,9 @@ type GenerationReport struct {
 	Members    []GenerationMember `json:"members"`
 	// Moved are the partitions whose owner changed since the previous
 	// entry (from or to null: unowned).
-	Moved []Move `json:"moved"`
-	Refs  []Ref  `json:"refs"` // JoinGroup, SyncGroup (heartbeat) exchanges, the first 16
+	Moved    []Move `json:"moved"`
+	Refs     []Ref  `json:"refs"`     // JoinGroup, SyncGroup (heartbeat) exchanges, the first 16
+	StartRef Ref    `json:"startRef"` // the exchange it began with (its first JoinGroup)
 }
 
 // GenerationMember is one member of a generation and what it was given.
@@ -407,8 +405,8 @@ func nameList(ms []*member, alias map[*member]string) string {
 func (t *groupTracker) report(g *group) GroupReport {
 	alias := names(g)
 	r := GroupReport{GroupID: g.id, Protocol: g.kind, ProtocolType: strp(g.ptype), Assignor: strp(g.protocol),
-		First: Time(g.first), Last: Time(g.last), Generations: g.nGens,
-		Members: []MemberReport{}, GenerationsList: []GenerationReport{}, Commits: []CommitReport{},
+		First: Time(g.first), Last: Time(g.last), GenerationCount: g.nGens,
+		Members: []MemberReport{}, Generations: []GenerationReport{}, Commits: []CommitReport{},
 		Errors: errorCounts(g.errs), Dropped: g.dropped}
 	if r.Protocol == "" {
 		r.Protocol = kindClassic
@@ -434,7 +432,7 @@ func (t *groupTracker) report(g *group) GroupReport {
 		}
 		gr := GenerationReport{Generation: gn.num, Epoch: gn.epoch, Cause: kind, CauseMembers: []string{}, CauseDetail: detail,
 			Leader: strp(gn.leader), Protocol: strp(gn.protocol), Start: Time(gn.start), End: Time(gn.end),
-			Members: []GenerationMember{}, Moved: []Move{}, Refs: slices.Clone(gn.refs)}
+			Members: []GenerationMember{}, Moved: []Move{}, Refs: slices.Clone(gn.refs), StartRef: gn.startRef}
 		if gr.Refs == nil {
 			gr.Refs = []Ref{}
 		}
@@ -463,10 +461,10 @@ func (t *groupTracker) report(g *group) GroupReport {
 		if prev != nil {
 			gr.Moved = moves(prev, gn)
 		}
-		r.GenerationsList = append(r.GenerationsList, gr)
+		r.Generations = append(r.Generations, gr)
 		num := gn.num
 		timeline = append(timeline, Event{Time: Time(gn.start), Kind: "generation", Generation: &num,
-			Detail: fmt.Sprintf("%s %d begins: %s (%s)", genWord(gn), gn.num, kind, detail), Ref: firstRef(gn.refs)})
+			Detail: fmt.Sprintf("%s %d begins: %s (%s)", genWord(gn), gn.num, kind, detail), Ref: gn.startRef})
 		prev = gn
 	}
 	for _, m := range g.order {

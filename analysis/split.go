@@ -132,16 +132,16 @@ func (s *Split) Text() string {
 		net = append(net, "response received over "+units(s.ResponseMs.Duration()))
 	}
 	if s.Retransmissions > 0 {
-		net = append(net, fmt.Sprintf("%d retransmitted segments", s.Retransmissions))
+		net = append(net, plural(s.Retransmissions, "retransmitted segment"))
 	}
 	if s.OutOfOrder > 0 {
-		net = append(net, fmt.Sprintf("%d segments out of order (bytes before them lost and sent again)", s.OutOfOrder))
+		net = append(net, plural(s.OutOfOrder, "segment")+" out of order (bytes before them lost and sent again)")
 	}
 	if s.ZeroWindows > 0 {
-		net = append(net, fmt.Sprintf("%d zero windows (a side stopped reading)", s.ZeroWindows))
+		net = append(net, plural(s.ZeroWindows, "zero window")+" (a side stopped reading)")
 	}
 	if s.WindowFull > 0 {
-		net = append(net, fmt.Sprintf("%d full windows", s.WindowFull))
+		net = append(net, plural(s.WindowFull, "full window"))
 	}
 	if s.Retransmissions+s.OutOfOrder+s.ZeroWindows+s.WindowFull == 0 {
 		net = append(net, "no retransmission")

@@ -282,7 +282,7 @@ func TestSplit(t *testing.T) {
 		Response: &dissect.Frame{Time: at(301), End: at(301)},
 	}
 	sp = splitOf(y, 0)
-	if sp.Verdict != verdictBroker || sp.BrokerMs.Duration() != 300*time.Millisecond || !strings.Contains(sp.Text(), "1 zero windows") {
+	if sp.Verdict != verdictBroker || sp.BrokerMs.Duration() != 300*time.Millisecond || !strings.Contains(sp.Text(), "1 zero window (") {
 		t.Errorf("%+v %s", sp, sp.Text())
 	}
 	// Behind a long poll on the same connection: queued, not the broker.
@@ -311,13 +311,13 @@ func TestGroupsBudget(t *testing.T) {
 	}
 	r := s.a.Groups()
 	g := r.Groups[0]
-	if g.Generations != 5000 || g.Dropped.Events == 0 || g.Dropped.Generations == 0 || g.Dropped.Members == 0 {
-		t.Errorf("generations %d, dropped %+v", g.Generations, g.Dropped)
+	if g.GenerationCount != 5000 || g.Dropped.Events == 0 || g.Dropped.Generations == 0 || g.Dropped.Members == 0 {
+		t.Errorf("generations %d, dropped %+v", g.GenerationCount, g.Dropped)
 	}
 	if used := s.a.mem.used; used > s.a.mem.max+64<<10 {
 		t.Errorf("%d bytes kept, budget %d", used, s.a.mem.max)
 	}
-	last := g.GenerationsList[len(g.GenerationsList)-1]
+	last := g.Generations[len(g.Generations)-1]
 	if last.Generation != 5000 || last.Cause != causeLeave || len(last.Members) != 1 || last.Members[0].MemberID != "m-4999" {
 		t.Errorf("last generation %+v", last)
 	}

@@ -55,7 +55,7 @@ type txnTracker struct {
 	byPID     map[int64]*producer
 	consumers map[string]*consumerAcc
 	corder    []string
-	dropped   Dropped
+	dropped   TxnsDropped
 }
 
 type producer struct {
@@ -404,7 +404,7 @@ func (t *txnTracker) sequence(p *producer, e *xinfo, k tpKey, r *facts.Records, 
 	end := r.BaseSequence + n - 1
 	issue := func(kind, detail string) {
 		if len(p.issues) >= 256 {
-			t.dropped.Findings++
+			t.dropped.SequenceIssues++
 			return
 		}
 		p.issues = append(p.issues, SeqIssue{Time: Time(e.at), Kind: kind, ClientID: e.x.ClientID, Topic: k.topic, Partition: k.part,
@@ -652,9 +652,18 @@ const (
 type TxnsReport struct {
 	Producers      []ProducerReport `json:"producers"`
 	Consumers      []ConsumerReport `json:"consumers"`
-	Dropped        Dropped          `json:"dropped"`
+	Dropped        TxnsDropped      `json:"dropped"`
 	MaxMemoryBytes int64            `json:"maxMemoryBytes"`
 }
+
+// TxnsDropped counts what the memory budget made the report leave out.
+type TxnsDropped struct {
+	Transactions   int64 `json:"transactions"`
+	SequenceIssues int64 `json:"sequenceIssues"`
+}
+
+// Any reports whether anything was dropped.
+func (d TxnsDropped) Any() bool { return d != TxnsDropped{} }
 
 // ProducerReport is one transactional ID, or one idempotent producer ID.
 type ProducerReport struct {
