@@ -170,16 +170,6 @@ type xinfo struct {
 	answered bool
 }
 
-// errs returns the codes of the exchange's errors, each once.
-func (e *xinfo) has(code int16) bool {
-	for i := range e.fx.Errors {
-		if e.fx.Errors[i].Code == code {
-			return true
-		}
-	}
-	return false
-}
-
 // topError is the first error not under a topic (the exchange's own or a
 // member's), 0 when none.
 func (e *xinfo) topError() int16 {

@@ -84,7 +84,7 @@ const (
 	defaultMaxMessage = 1048588   // Kafka's max.message.bytes default (1 MiB + 12)
 	nearLimit         = 0.9
 	churnLife         = 2 * time.Second
-	churnConns        = 20
+	churnConns        = 50
 	idleClose         = 10 * time.Second
 	timeoutGrace      = time.Second
 	rebalanceStorm    = 5 // rebalances of one group within stormWindow
@@ -163,12 +163,12 @@ type Finding struct {
 	// 127.0.0.1:9092"); the fields after it the same, typed (null when
 	// not about one).
 	Subject   string  `json:"subject"`
-	ClientID  *string `json:"clientId"`
-	Broker    *string `json:"broker"`
-	API       *string `json:"api"`
-	Group     *string `json:"group"`
-	Topic     *string `json:"topic"`
-	Partition *int32  `json:"partition"`
+	ClientID  *string `json:"clientId" jsonschema:"nullable"`
+	Broker    *string `json:"broker" jsonschema:"nullable"`
+	API       *string `json:"api" jsonschema:"nullable"`
+	Group     *string `json:"group" jsonschema:"nullable"`
+	Topic     *string `json:"topic" jsonschema:"nullable"`
+	Partition *int32  `json:"partition" jsonschema:"nullable"`
 	Count     int64   `json:"count"`
 	Detail    string  `json:"detail"`
 	// Packets are the packet numbers of the evidence (the first 20, in
@@ -178,7 +178,7 @@ type Finding struct {
 	File        string  `json:"file,omitempty"`
 	// Split is the worst exchange's time split, for slow-broker and
 	// slow-network.
-	Split *Split `json:"split"`
+	Split *Split `json:"split" jsonschema:"nullable"`
 }
 
 // FindingsReport is the findings section of kwire stats --json, and the
@@ -215,7 +215,6 @@ type connState struct {
 	authenticated  bool
 	authRef        Ref
 	pending        []pendingTimeout
-	inflight       int
 }
 
 type xinfoLite struct {

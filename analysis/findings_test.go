@@ -42,6 +42,14 @@ var wantFindings = map[string][]string{
 	"txn-fenced.pcap":                  {RuleFenced},
 	"txn-read-committed.pcap":          nil,
 	"unsupported-versions.pcap":        {RuleDowngrade, RuleUnadvertised},
+	// The TLS captures, decrypted with their key logs.
+	"kafkajs-tls.pcap":         nil,
+	"kafkapython-tls.pcap":     nil,
+	"kgo-tls-cbc-openssl.pcap": nil,
+	"kgo-tls-keyupdate.pcap":   nil,
+	"kgo-tls-sasl-scram.pcap":  nil,
+	"kgo-tls12.pcap":           nil,
+	"kgo-tls13.pcap":           nil,
 }
 
 // TestFindingsCaptures runs every rule over every golden capture: the

@@ -125,7 +125,6 @@ type member struct {
 	instance string
 	clientID string
 	addr     string
-	alias    string
 
 	first, last time.Time
 	joined      time.Time

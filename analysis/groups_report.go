@@ -26,9 +26,9 @@ type GroupReport struct {
 	// "consumer" (KIP-848 ConsumerGroupHeartbeat), "share" (KIP-932),
 	// "streams" (KIP-1071).
 	Protocol     string  `json:"protocol"`
-	ProtocolType *string `json:"protocolType"` // classic: "consumer", "connect", ...
-	Assignor     *string `json:"assignor"`     // the protocol (assignor) last chosen
-	Coordinator  *string `json:"coordinator"`  // host:port FindCoordinator named
+	ProtocolType *string `json:"protocolType" jsonschema:"nullable"` // classic: "consumer", "connect", ...
+	Assignor     *string `json:"assignor" jsonschema:"nullable"`     // the protocol (assignor) last chosen
+	Coordinator  *string `json:"coordinator" jsonschema:"nullable"`  // host:port FindCoordinator named
 	First        Time    `json:"first"`
 	Last         Time    `json:"last"`
 	// GenerationCount counts the generations (member epochs) seen, kept
@@ -62,38 +62,38 @@ func (d Dropped) Any() bool { return d != Dropped{} }
 type MemberReport struct {
 	MemberID        string  `json:"memberId"`
 	Name            string  `json:"name"` // how the text output names it: its client ID, made unique
-	GroupInstanceID *string `json:"groupInstanceId"`
-	ClientID        *string `json:"clientId"`
-	Client          *string `json:"client"` // host:port of its connection to the coordinator
+	GroupInstanceID *string `json:"groupInstanceId" jsonschema:"nullable"`
+	ClientID        *string `json:"clientId" jsonschema:"nullable"`
+	Client          *string `json:"client" jsonschema:"nullable"` // host:port of its connection to the coordinator
 	First           Time    `json:"first"`
 	Last            Time    `json:"last"`
-	Joined          Time    `json:"joined"` // its first JoinGroup (or heartbeat with epoch 0)
-	Left            Time    `json:"left"`   // its LeaveGroup (or epoch -1/-2 heartbeat)
-	LeaveReason     *string `json:"leaveReason"`
+	Joined          Time    `json:"joinTime"`  // its first JoinGroup (or heartbeat with epoch 0)
+	Left            Time    `json:"leaveTime"` // its LeaveGroup (or epoch -1/-2 heartbeat)
+	LeaveReason     *string `json:"leaveReason" jsonschema:"nullable"`
 	// End is how its membership ended: "left", "static-leave" (KIP-848
 	// epoch -2), "expired" (removed without leaving: session timeout),
 	// "replaced" (a new member took its group.instance.id), "fenced";
 	// null when it was still a member at the end of the capture.
-	End                 *string `json:"end"`
+	End                 *string `json:"end" jsonschema:"nullable"`
 	EndTime             Time    `json:"endTime"`
-	SessionTimeoutMs    *int32  `json:"sessionTimeoutMs"`
-	RebalanceTimeoutMs  *int32  `json:"rebalanceTimeoutMs"`
-	HeartbeatIntervalMs *int32  `json:"heartbeatIntervalMs"` // KIP-848: the broker's
+	SessionTimeoutMs    *int32  `json:"sessionTimeoutMs" jsonschema:"nullable"`
+	RebalanceTimeoutMs  *int32  `json:"rebalanceTimeoutMs" jsonschema:"nullable"`
+	HeartbeatIntervalMs *int32  `json:"heartbeatIntervalMs" jsonschema:"nullable"` // KIP-848: the broker's
 	Heartbeats          int64   `json:"heartbeats"`
 	// MaxHeartbeatGapMs is the longest time between two of its signs of
 	// life (heartbeat requests, join and sync answers); LateHeartbeats
 	// counts gaps of half the session timeout or more (KIP-848: twice the
 	// heartbeat interval), MissedHeartbeats gaps of the session timeout
 	// or more.
-	MaxHeartbeatGapMs *Millis          `json:"maxHeartbeatGapMs"`
+	MaxHeartbeatGapMs *Millis          `json:"maxHeartbeatGapMs" jsonschema:"nullable"`
 	LateHeartbeats    int64            `json:"lateHeartbeats"`
 	MissedHeartbeats  int64            `json:"missedHeartbeats"`
-	LastHeartbeat     Time             `json:"lastHeartbeat"`
-	LastHeartbeatRef  *Ref             `json:"lastHeartbeatRef"`
-	MemberEpoch       *int32           `json:"memberEpoch"` // KIP-848: the latest
-	Generation        *int32           `json:"generation"`  // classic: the latest it joined
-	Assignment        []TopicPartition `json:"assignment"`  // the latest; null when never assigned
-	Subscription      []string         `json:"subscription"`
+	LastHeartbeat     Time             `json:"lastHeartbeatTime"`
+	LastHeartbeatRef  *Ref             `json:"lastHeartbeatRef" jsonschema:"nullable"`
+	MemberEpoch       *int32           `json:"memberEpoch" jsonschema:"nullable"` // KIP-848: the latest
+	Generation        *int32           `json:"generation" jsonschema:"nullable"`  // classic: the latest it joined
+	Assignment        []TopicPartition `json:"assignment" jsonschema:"nullable"`  // the latest; null when never assigned
+	Subscription      []string         `json:"subscription" jsonschema:"nullable"`
 	Errors            []ErrorCount     `json:"errors"`
 }
 
@@ -118,14 +118,14 @@ type GenerationReport struct {
 	Cause        string   `json:"cause"`
 	CauseMembers []string `json:"causeMembers"`
 	CauseDetail  string   `json:"causeDetail"`
-	Leader       *string  `json:"leader"`
-	Protocol     *string  `json:"protocol"`
+	Leader       *string  `json:"leader" jsonschema:"nullable"`
+	Protocol     *string  `json:"protocol" jsonschema:"nullable"`
 	// Start is its first JoinGroup (KIP-848: the first heartbeat answered
 	// with the epoch), End its last SyncGroup response (heartbeat
 	// answer); DurationMs the time between, for a classic rebalance.
-	Start      Time               `json:"start"`
-	End        Time               `json:"end"`
-	DurationMs *Millis            `json:"durationMs"`
+	Start      Time               `json:"startTime"`
+	End        Time               `json:"endTime"`
+	DurationMs *Millis            `json:"durationMs" jsonschema:"nullable"`
 	Members    []GenerationMember `json:"members"`
 	// Moved are the partitions whose owner changed since the previous
 	// entry (from or to null: unowned).
@@ -141,21 +141,21 @@ type GenerationMember struct {
 	// Via is "rebalance" (classic), "heartbeat" (KIP-848) or
 	// "static-rejoin".
 	Via         string `json:"via"`
-	MemberEpoch *int32 `json:"memberEpoch"`
+	MemberEpoch *int32 `json:"memberEpoch" jsonschema:"nullable"`
 	Leader      bool   `json:"leader"`
 	// Assigned is what its SyncGroup response (heartbeat) gave it; Plan
 	// what the leader's SyncGroup request planned for it; null when not
 	// captured.
-	Assigned []TopicPartition `json:"assigned"`
-	Plan     []TopicPartition `json:"plan"`
+	Assigned []TopicPartition `json:"assigned" jsonschema:"nullable"`
+	Plan     []TopicPartition `json:"plan" jsonschema:"nullable"`
 }
 
 // Move is a partition that changed owner between two entries.
 type Move struct {
 	Topic     string  `json:"topic"`
 	Partition int32   `json:"partition"`
-	From      *string `json:"from"`
-	To        *string `json:"to"`
+	From      *string `json:"from" jsonschema:"nullable"`
+	To        *string `json:"to" jsonschema:"nullable"`
 }
 
 // CommitReport is one partition's committed offset.
@@ -163,27 +163,27 @@ type CommitReport struct {
 	Topic     string  `json:"topic"`
 	Partition int32   `json:"partition"`
 	Offset    int64   `json:"offset"`
-	Metadata  *string `json:"metadata"`
+	Metadata  *string `json:"metadata" jsonschema:"nullable"`
 	// Generation is the commit's GenerationIdOrMemberEpoch; null for a
 	// commit outside the group's generations (-1) or an offset known
 	// from an OffsetFetch only.
-	Generation    *int32  `json:"generation"`
-	MemberID      *string `json:"memberId"`
+	Generation    *int32  `json:"generation" jsonschema:"nullable"`
+	MemberID      *string `json:"memberId" jsonschema:"nullable"`
 	Time          Time    `json:"time"`
 	Commits       int64   `json:"commits"`
 	Stale         int64   `json:"stale"`  // commits from a generation (epoch) the group had left behind, or refused as such
 	Errors        int64   `json:"errors"` // commits answered with an error for the partition
-	LastError     *string `json:"lastError"`
+	LastError     *string `json:"lastError" jsonschema:"nullable"`
 	Fetched       bool    `json:"fetched"`       // known from an OffsetFetch answer, not a commit
 	Transactional bool    `json:"transactional"` // by TxnOffsetCommit
 	// HighWatermark is the latest a Fetch response gave for the
 	// partition, and Lag that minus Offset; FetchOffset the latest
 	// position its owner fetched from, FetchLag HighWatermark minus it.
-	HighWatermark     *int64 `json:"highWatermark"`
+	HighWatermark     *int64 `json:"highWatermark" jsonschema:"nullable"`
 	HighWatermarkTime Time   `json:"highWatermarkTime"`
-	Lag               *int64 `json:"lag"`
-	FetchOffset       *int64 `json:"fetchOffset"`
-	FetchLag          *int64 `json:"fetchLag"`
+	Lag               *int64 `json:"lag" jsonschema:"nullable"`
+	FetchOffset       *int64 `json:"fetchOffset" jsonschema:"nullable"`
+	FetchLag          *int64 `json:"fetchLag" jsonschema:"nullable"`
 	Ref               Ref    `json:"ref"`
 }
 
@@ -203,11 +203,11 @@ type Event struct {
 	// failed), "expired", "generation" (a new one began).
 	Kind       string  `json:"kind"`
 	API        string  `json:"api"`
-	MemberID   *string `json:"memberId"`
-	Member     *string `json:"member"` // its name
-	Error      *string `json:"error"`
+	MemberID   *string `json:"memberId" jsonschema:"nullable"`
+	Member     *string `json:"member" jsonschema:"nullable"` // its name
+	Error      *string `json:"error" jsonschema:"nullable"`
 	Detail     string  `json:"detail"`
-	Generation *int32  `json:"generation"`
+	Generation *int32  `json:"generation" jsonschema:"nullable"`
 	Ref        Ref     `json:"ref"`
 }
 
@@ -522,13 +522,6 @@ func (t *groupTracker) report(g *group) GroupReport {
 		r.Timeline = []Event{}
 	}
 	return r
-}
-
-func firstRef(rs []Ref) Ref {
-	if len(rs) > 0 {
-		return rs[0]
-	}
-	return Ref{}
 }
 
 // moves lists the partitions whose owner differs between prev and gn.

@@ -10,6 +10,7 @@ import (
 	"github.com/kwire/kwire/pcaps"
 	"github.com/kwire/kwire/protocol"
 	"github.com/kwire/kwire/reassembly"
+	"github.com/kwire/kwire/tlsdec"
 )
 
 // analyze runs a golden capture through reassembly, the dissector and an
@@ -21,7 +22,19 @@ func analyze(t testing.TB, name string, opts Options) *Analyzer {
 		t.Skipf("%s: %v (make pcaps)", path, err)
 	}
 	a := New(opts)
-	d := dissect.New(dissect.Options{Ports: pcaps.BrokerPorts(), Detect: true, Decoder: dissectDecoder}, a)
+	dopts := dissect.Options{Ports: pcaps.BrokerPorts(), Detect: true, Decoder: dissectDecoder}
+	if kl, ok := pcaps.KeyLog(path); ok {
+		// The TLS captures' key logs: their Kafka is dissected.
+		b, err := os.ReadFile(kl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		keys := &tlsdec.KeyLog{}
+		keys.Write(b)
+		keys.Flush()
+		dopts.TLSKeys = keys
+	}
+	d := dissect.New(dopts, a)
 	if _, err := reassembly.ReadFiles(context.Background(), []string{path}, reassembly.Options{}, d); err != nil {
 		t.Fatalf("%s: %v", name, err)
 	}

@@ -51,12 +51,12 @@ type Split struct {
 	QueuedMs Millis `json:"queuedMs"`
 	// RoundTripMs is the connection's round trip at the capture point;
 	// null when not measured.
-	RoundTripMs *Millis `json:"roundTripMs"`
+	RoundTripMs *Millis `json:"roundTripMs" jsonschema:"nullable"`
 	// RequestMs is the request's first byte to fully sent (with
 	// RetransmittedMs of it waiting for a retransmission); ResponseMs
 	// the response's first byte to last.
 	RequestMs       Millis  `json:"requestMs"`
-	RetransmittedMs *Millis `json:"retransmittedMs"`
+	RetransmittedMs *Millis `json:"retransmittedMs" jsonschema:"nullable"`
 	ResponseMs      Millis  `json:"responseMs"`
 	// The TCP evidence, both frames together.
 	Retransmissions int `json:"retransmissions"`

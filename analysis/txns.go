@@ -667,7 +667,7 @@ func (d TxnsDropped) Any() bool { return d != TxnsDropped{} }
 
 // ProducerReport is one transactional ID, or one idempotent producer ID.
 type ProducerReport struct {
-	TransactionalID *string `json:"transactionalId"`
+	TransactionalID *string `json:"transactionalId" jsonschema:"nullable"`
 	// ProducerIDs are the producer IDs it had, in order.
 	ProducerIDs  []int64          `json:"producerIds"`
 	First        Time             `json:"first"`
@@ -683,8 +683,8 @@ type ProducerReport struct {
 // InstanceReport is one InitProducerId result (or a producer first seen
 // in its requests), followed through its epochs.
 type InstanceReport struct {
-	ClientID *string `json:"clientId"`
-	Client   *string `json:"client"`
+	ClientID *string `json:"clientId" jsonschema:"nullable"`
+	Client   *string `json:"client" jsonschema:"nullable"`
 	Time     Time    `json:"time"`
 	// ProducerID and ProducerEpoch are what it was given (its first);
 	// RequestedProducerID and RequestedEpoch what it asked (KIP-360: a
@@ -693,12 +693,12 @@ type InstanceReport struct {
 	ProducerEpoch       int16         `json:"producerEpoch"`
 	RequestedProducerID int64         `json:"requestedProducerId"`
 	RequestedEpoch      int16         `json:"requestedEpoch"`
-	Error               *string       `json:"error"`
+	Error               *string       `json:"error" jsonschema:"nullable"`
 	Epochs              []EpochChange `json:"epochs"`
 	// FencedBy is the instance (its client ID and epoch) whose
 	// InitProducerId fenced this one; Fences the one it fenced.
-	FencedBy *FenceRef `json:"fencedBy"`
-	Fences   *FenceRef `json:"fences"`
+	FencedBy *FenceRef `json:"fencedBy" jsonschema:"nullable"`
+	Fences   *FenceRef `json:"fences" jsonschema:"nullable"`
 	Ref      Ref       `json:"ref"`
 }
 
@@ -721,24 +721,24 @@ type EpochChange struct {
 
 // TxnReport is one transaction.
 type TxnReport struct {
-	ClientID      *string `json:"clientId"`
+	ClientID      *string `json:"clientId" jsonschema:"nullable"`
 	ProducerID    int64   `json:"producerId"`
 	ProducerEpoch int16   `json:"producerEpoch"`
-	Start         Time    `json:"start"` // its first AddPartitionsToTxn, AddOffsetsToTxn or transactional Produce
-	End           Time    `json:"end"`   // its EndTxn response
-	DurationMs    *Millis `json:"durationMs"`
+	Start         Time    `json:"startTime"` // its first AddPartitionsToTxn, AddOffsetsToTxn or transactional Produce
+	End           Time    `json:"endTime"`   // its EndTxn response
+	DurationMs    *Millis `json:"durationMs" jsonschema:"nullable"`
 	// Outcome is "commit", "abort", "fenced" (refused: another instance
 	// took over), "failed" (another error), "unanswered" or "open".
 	Outcome string `json:"outcome"`
 	// EndTxn is what its EndTxn asked: "COMMIT" or "ABORT"; null when
 	// none was captured.
-	EndTxn       *string            `json:"endTxn"`
-	Error        *string            `json:"error"`        // EndTxn's
-	ProduceError *string            `json:"produceError"` // the first of its Produce responses
-	Added        []TopicPartition   `json:"added"`        // AddPartitionsToTxn (v1 transactions)
-	Groups       []string           `json:"groups"`       // AddOffsetsToTxn, TxnOffsetCommit
-	Offsets      int                `json:"offsets"`      // partitions whose offsets TxnOffsetCommit committed
-	Records      []TxnRecordsReport `json:"records"`      // written (answered without error)
+	EndTxn       *string            `json:"endTxn" jsonschema:"nullable"`
+	Error        *string            `json:"error" jsonschema:"nullable"`        // EndTxn's
+	ProduceError *string            `json:"produceError" jsonschema:"nullable"` // the first of its Produce responses
+	Added        []TopicPartition   `json:"added"`                              // AddPartitionsToTxn (v1 transactions)
+	Groups       []string           `json:"groups"`                             // AddOffsetsToTxn, TxnOffsetCommit
+	Offsets      int                `json:"offsets"`                            // partitions whose offsets TxnOffsetCommit committed
+	Records      []TxnRecordsReport `json:"records"`                            // written (answered without error)
 	Refs         []Ref              `json:"refs"`
 }
 
@@ -748,8 +748,8 @@ type TxnRecordsReport struct {
 	Partition    int32  `json:"partition"`
 	Batches      int64  `json:"batches"`
 	Records      int64  `json:"records"`
-	FirstSeq     *int32 `json:"firstSequence"`
-	LastSequence *int32 `json:"lastSequence"`
+	FirstSeq     *int32 `json:"firstSequence" jsonschema:"nullable"`
+	LastSequence *int32 `json:"lastSequence" jsonschema:"nullable"`
 }
 
 // SeqIssue is a sequence number out of line.
@@ -789,7 +789,7 @@ type AbortedTxnReport struct {
 	Topic           string  `json:"topic"`
 	Partition       int32   `json:"partition"`
 	ProducerID      int64   `json:"producerId"`
-	TransactionalID *string `json:"transactionalId"` // when the capture shows whose producer ID it is
+	TransactionalID *string `json:"transactionalId" jsonschema:"nullable"` // when the capture shows whose producer ID it is
 	FirstOffset     int64   `json:"firstOffset"`
 	Ref             Ref     `json:"ref"`
 }
@@ -800,7 +800,7 @@ type MarkerReport struct {
 	Partition       int32   `json:"partition"`
 	ProducerID      int64   `json:"producerId"`
 	ProducerEpoch   int16   `json:"producerEpoch"`
-	TransactionalID *string `json:"transactionalId"`
+	TransactionalID *string `json:"transactionalId" jsonschema:"nullable"`
 	Offset          int64   `json:"offset"`
 	Commit          bool    `json:"commit"`
 	Ref             Ref     `json:"ref"`

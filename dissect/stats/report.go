@@ -39,7 +39,7 @@ type Report struct {
 	// docs/findings.md), in time order; nil when they were not computed
 	// (the Collector does not: kwire stats adds an analysis.Analyzer's).
 	// FindingsDropped counts those the memory budget left out.
-	Findings        []analysis.Finding `json:"findings"`
+	Findings        []analysis.Finding `json:"findings" jsonschema:"nullable"`
 	FindingsDropped int64              `json:"findingsDropped"`
 }
 
