@@ -527,9 +527,14 @@ func (gn *gen) ref(r Ref) {
 // member m gave generation num: a new one when num is new, a copy of the
 // latest when m is a static member taking its predecessor's place
 // without a rebalance (the coordinator answers with the same generation,
-// KIP-345).
+// KIP-345). Generations only grow: a JoinGroup answered with a number
+// below the latest is a group made anew (deleted once empty, its
+// numbering restarted), and gets an entry of its own.
 func (t *groupTracker) classicGen(g *group, num int32, m *member, at time.Time) *gen {
 	last := g.lastGen()
+	if last != nil && !last.epoch && num < last.num {
+		return t.newGen(g, num, false, at)
+	}
 	if last != nil && !last.epoch && last.num == num && m.instance != "" && last.member(m) == nil && last.complete {
 		for _, old := range last.members {
 			if old.m != m && old.m.instance == m.instance {
@@ -537,8 +542,8 @@ func (t *groupTracker) classicGen(g *group, num int32, m *member, at time.Time) 
 			}
 		}
 	}
-	if gn := g.genNum(num, false); gn != nil {
-		return gn
+	if last != nil && !last.epoch && last.num == num {
+		return last
 	}
 	return t.newGen(g, num, false, at)
 }

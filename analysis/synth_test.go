@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"encoding/binary"
+	"fmt"
 	"hash/crc32"
 	"net/netip"
 	"strconv"
@@ -324,3 +325,30 @@ func TestGroupsBudget(t *testing.T) {
 }
 
 func itoa(i int) string { return strconv.Itoa(i) }
+
+// A group deleted and made anew restarts its generations at 1: the new
+// generations are entries of their own, not the old ones again.
+func TestGroupsRestart(t *testing.T) {
+	s := newSynth(t, Options{Groups: true})
+	at := time.Duration(0)
+	for round := range 2 {
+		for gen := int32(1); gen <= 3; gen++ {
+			at += time.Second
+			id := fmt.Sprintf("m%d-%d", round, gen)
+			j := kmsg.NewPtrJoinGroupRequest()
+			j.Version, j.Group, j.MemberID, j.ProtocolType = 5, "g", id, "consumer"
+			j.Protocols = []kmsg.JoinGroupRequestProtocol{{Name: "range"}}
+			jr := kmsg.NewPtrJoinGroupResponse()
+			jr.Generation, jr.LeaderID, jr.MemberID = gen, id, id
+			s.ex("c", at, time.Millisecond, j, jr)
+		}
+	}
+	g := s.a.Groups().Groups[0]
+	var nums []int32
+	for _, gn := range g.Generations {
+		nums = append(nums, gn.Generation)
+	}
+	if fmt.Sprint(nums) != "[1 2 3 1 2 3]" || g.GenerationCount != 6 {
+		t.Errorf("generations %v (%d)", nums, g.GenerationCount)
+	}
+}
