@@ -692,9 +692,12 @@ func (f *findEngine) fetch(e *xinfo) {
 			k := fetchKey{e.x.ClientID, tpKey{tp.Label(), p.Index}}
 			st := f.fetches[k]
 			if st == nil {
+				if n := costState + int64(len(k.clientID)+len(k.tp.topic)); !f.mem.take(n) {
+					f.mem.give(n) // past the budget: partitions not followed yet are not
+					continue
+				}
 				st = &fetchState{offset: -1}
 				f.fetches[k] = st
-				f.mem.take(costState + int64(len(k.clientID)+len(k.tp.topic)))
 			}
 			if st.failed && st.offset == off {
 				s := subject{clientID: e.x.ClientID, api: "Fetch", topic: k.tp.topic, partition: k.tp.part, hasPartition: true}

@@ -352,3 +352,31 @@ func TestGroupsRestart(t *testing.T) {
 		t.Errorf("generations %v (%d)", nums, g.GenerationCount)
 	}
 }
+
+// Many idempotent producers over a long capture stay within the budget:
+// the oldest, done with, are dropped and counted; KIP-890's epoch bumps
+// do not pile up sequence state.
+func TestTxnsBudget(t *testing.T) {
+	s := newSynth(t, Options{Transactions: true, MaxMemory: 64 << 10})
+	for i := range 2000 {
+		s.ex("p", time.Duration(i)*time.Millisecond, time.Millisecond, produce("t", 30000, batch(10, int64(i+1), 0, 1)), produced("t", 0))
+	}
+	r := s.a.Transactions()
+	if r.Dropped.Producers == 0 || len(r.Producers) == 0 || len(r.Producers) > 1000 {
+		t.Errorf("%d producers kept, %d dropped", len(r.Producers), r.Dropped.Producers)
+	}
+	if used := s.a.mem.used; used > s.a.mem.max+16<<10 {
+		t.Errorf("%d bytes kept, budget %d", used, s.a.mem.max)
+	}
+	// One producer through 500 epochs: one sequence state per partition.
+	s = newSynth(t, Options{Transactions: true})
+	for e := range 500 {
+		b := batch(10, 9, 0, 1)
+		binary.BigEndian.PutUint16(b[51:], uint16(e)) // producer epoch
+		binary.BigEndian.PutUint32(b[17:], crc32.Checksum(b[21:], crc32.MakeTable(crc32.Castagnoli)))
+		s.ex("p", time.Duration(e)*time.Millisecond, time.Millisecond, produce("t", 30000, b), produced("t", 0))
+	}
+	if p := s.a.txns.producers["pid:9"]; p == nil || len(p.seqs) != 1 || len(p.issues) != 0 {
+		t.Errorf("%+v", p)
+	}
+}

@@ -66,6 +66,8 @@ type producer struct {
 	instances []*instance
 	txns      []*txn
 	seqs      map[seqKey]*seqState
+	written   map[tpKey]*txnRecords // batches written outside transactions
+	worder    []tpKey
 	issues    []SeqIssue
 	errs      map[int16]int64
 	nTxns     int64
@@ -119,13 +121,15 @@ type txnRecords struct {
 	hasSeq           bool
 }
 
+// seqKey is a producer ID's partition; seqState its sequences at the
+// latest epoch seen (a new epoch starts again from 0, KIP-98).
 type seqKey struct {
-	pid   int64
-	epoch int16
-	tp    tpKey
+	pid int64
+	tp  tpKey
 }
 
 type seqState struct {
+	epoch             int16
 	lastBase, lastEnd int32 // the last batch written (answered without error)
 	written           bool
 	sentBase          int32 // the last batch sent
@@ -158,6 +162,7 @@ func (t *txnTracker) producer(key, txnID string, hasTxn bool, at time.Time) *pro
 		t.producers[key] = p
 		t.order = append(t.order, p)
 		t.mem.take(costProducer + int64(len(key)))
+		t.evictProducers(p)
 	}
 	if p.first.IsZero() || at.Before(p.first) {
 		p.first = at
@@ -181,7 +186,7 @@ func (t *txnTracker) producerOf(fx *facts.Exchange, pid int64, at time.Time) *pr
 		return t.producer("txn:"+fx.Producer.TransactionalID, fx.Producer.TransactionalID, true, at)
 	}
 	if p := t.byPID[pid]; p != nil && pid >= 0 {
-		return p
+		return t.producer(p.key, p.txnID, p.hasTxn, at)
 	}
 	if pid >= 0 {
 		p := t.producer("pid:"+strconv.FormatInt(pid, 10), "", false, at)
@@ -295,6 +300,52 @@ func (t *txnTracker) initProducer(e *xinfo) {
 	t.mem.take(costProducer + int64(len(in.clientID)))
 }
 
+// evictProducers drops the oldest producers with no open transaction
+// (but keep) while the budget is exceeded, and counts them.
+func (t *txnTracker) evictProducers(keep *producer) {
+	for i := 0; t.mem.over() && i < len(t.order); {
+		p := t.order[i]
+		if p == keep || p.open() {
+			i++
+			continue
+		}
+		t.order = slices.Delete(t.order, i, i+1)
+		delete(t.producers, p.key)
+		for _, pid := range p.pids {
+			if t.byPID[pid] == p {
+				delete(t.byPID, pid)
+			}
+		}
+		for k, in := range t.byPE {
+			if in.p == p {
+				delete(t.byPE, k)
+			}
+		}
+		t.mem.give(p.cost())
+		t.dropped.Producers++
+	}
+}
+
+// open reports whether one of p's instances is in a transaction.
+func (p *producer) open() bool {
+	for _, in := range p.instances {
+		if in.cur != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// cost is what p was charged, about.
+func (p *producer) cost() int64 {
+	n := int64(costProducer+len(p.key)) + int64(len(p.instances))*costProducer + int64(len(p.seqs))*costState +
+		int64(len(p.issues))*costEvent + int64(len(p.worder))*costTP
+	for _, x := range p.txns {
+		n += costTxn + int64(len(x.rorder))*costTP
+	}
+	return n
+}
+
 // txnOf returns the open transaction of instance in, begun by e when none.
 func (t *txnTracker) txnOf(in *instance, e *xinfo, epoch int16) *txn {
 	if in.cur != nil {
@@ -350,6 +401,9 @@ func (t *txnTracker) produce(e *xinfo) {
 			}
 			t.sequence(p, e, k, r, code)
 			if r.Transactional == 0 {
+				if code == 0 && e.answered {
+					t.written(p, k, r)
+				}
 				continue
 			}
 			in := t.instanceOf(p, r.ProducerID, r.ProducerEpoch, e)
@@ -371,18 +425,36 @@ func (t *txnTracker) produce(e *xinfo) {
 				x.rorder = append(x.rorder, k)
 				t.mem.take(costTP)
 			}
-			tr.batches++
-			if r.Count > 0 {
-				tr.records += r.Count
-			}
-			if r.BaseSequence >= 0 {
-				last := r.BaseSequence + max(r.ProducerRecords-1, 0)
-				if !tr.hasSeq {
-					tr.firstSeq, tr.hasSeq = r.BaseSequence, true
-				}
-				tr.lastSeq = last
-			}
+			tr.add(r)
 		}
+	}
+}
+
+// written counts an idempotent batch written outside a transaction.
+func (t *txnTracker) written(p *producer, k tpKey, r *facts.Records) {
+	if p.written == nil {
+		p.written = map[tpKey]*txnRecords{}
+	}
+	w := p.written[k]
+	if w == nil {
+		w = &txnRecords{}
+		p.written[k] = w
+		p.worder = append(p.worder, k)
+		t.mem.take(costTP + int64(len(k.topic)))
+	}
+	w.add(r)
+}
+
+func (w *txnRecords) add(r *facts.Records) {
+	w.batches++
+	if r.Count > 0 {
+		w.records += r.Count
+	}
+	if r.BaseSequence >= 0 {
+		if !w.hasSeq {
+			w.firstSeq, w.hasSeq = r.BaseSequence, true
+		}
+		w.lastSeq = r.BaseSequence + max(r.ProducerRecords-1, 0)
 	}
 }
 
@@ -393,12 +465,15 @@ func (t *txnTracker) sequence(p *producer, e *xinfo, k tpKey, r *facts.Records, 
 	if r.BaseSequence < 0 {
 		return
 	}
-	sk := seqKey{r.ProducerID, r.ProducerEpoch, k}
+	sk := seqKey{r.ProducerID, k}
 	s := p.seqs[sk]
-	if s == nil {
-		s = &seqState{}
+	switch {
+	case s == nil:
+		s = &seqState{epoch: r.ProducerEpoch}
 		p.seqs[sk] = s
 		t.mem.take(costState + int64(len(k.topic)))
+	case s.epoch != r.ProducerEpoch:
+		*s = seqState{epoch: r.ProducerEpoch}
 	}
 	n := max(r.ProducerRecords, 1)
 	end := r.BaseSequence + n - 1
@@ -658,6 +733,7 @@ type TxnsReport struct {
 
 // TxnsDropped counts what the memory budget made the report leave out.
 type TxnsDropped struct {
+	Producers      int64 `json:"producers"`
 	Transactions   int64 `json:"transactions"`
 	SequenceIssues int64 `json:"sequenceIssues"`
 }
@@ -675,9 +751,12 @@ type ProducerReport struct {
 	Instances    []InstanceReport `json:"instances"`
 	Transactions []TxnReport      `json:"transactions"`
 	// TransactionCount counts the transactions seen, kept or dropped.
-	TransactionCount int64        `json:"transactionCount"`
-	Sequences        []SeqIssue   `json:"sequenceIssues"`
-	Errors           []ErrorCount `json:"errors"`
+	TransactionCount int64 `json:"transactionCount"`
+	// Records are the batches it wrote outside transactions (an
+	// idempotent producer's), per partition, with their sequences.
+	Records   []TxnRecordsReport `json:"records"`
+	Sequences []SeqIssue         `json:"sequenceIssues"`
+	Errors    []ErrorCount       `json:"errors"`
 }
 
 // InstanceReport is one InitProducerId result (or a producer first seen
@@ -823,7 +902,7 @@ func (a *Analyzer) Transactions() *TxnsReport {
 		}
 	}
 	for _, p := range t.order {
-		if len(p.instances) == 0 && len(p.txns) == 0 && len(p.issues) == 0 {
+		if len(p.instances) == 0 && len(p.txns) == 0 && len(p.issues) == 0 && len(p.written) == 0 {
 			continue
 		}
 		r.Producers = append(r.Producers, p.report())
@@ -873,6 +952,19 @@ func (a *Analyzer) Transactions() *TxnsReport {
 	return r
 }
 
+func recordsReport(order []tpKey, m map[tpKey]*txnRecords) []TxnRecordsReport {
+	out := []TxnRecordsReport{}
+	for _, k := range order {
+		rr := m[k]
+		tx := TxnRecordsReport{Topic: k.topic, Partition: k.part, Batches: rr.batches, Records: rr.records}
+		if rr.hasSeq {
+			tx.FirstSeq, tx.LastSequence = ptr(rr.firstSeq), ptr(rr.lastSeq)
+		}
+		out = append(out, tx)
+	}
+	return out
+}
+
 func fenceRef(in *instance) *FenceRef {
 	if in == nil {
 		return nil
@@ -886,7 +978,7 @@ func fenceRef(in *instance) *FenceRef {
 
 func (p *producer) report() ProducerReport {
 	r := ProducerReport{ProducerIDs: slices.Clone(p.pids), First: Time(p.first), Last: Time(p.last),
-		Instances: []InstanceReport{}, Transactions: []TxnReport{}, TransactionCount: p.nTxns,
+		Instances: []InstanceReport{}, Transactions: []TxnReport{}, TransactionCount: p.nTxns, Records: recordsReport(p.worder, p.written),
 		Sequences: slices.Clone(p.issues), Errors: errorCounts(p.errs)}
 	if p.hasTxn {
 		r.TransactionalID = &p.txnID
@@ -949,14 +1041,7 @@ func (p *producer) report() ProducerReport {
 			ps := slices.Sorted(slices.Values(byTopic[tn]))
 			tr.Added = append(tr.Added, TopicPartition{Topic: tn, Partitions: ps})
 		}
-		for _, k := range x.rorder {
-			rr := x.records[k]
-			tx := TxnRecordsReport{Topic: k.topic, Partition: k.part, Batches: rr.batches, Records: rr.records}
-			if rr.hasSeq {
-				tx.FirstSeq, tx.LastSequence = ptr(rr.firstSeq), ptr(rr.lastSeq)
-			}
-			tr.Records = append(tr.Records, tx)
-		}
+		tr.Records = recordsReport(x.rorder, x.records)
 		if tr.Refs == nil {
 			tr.Refs = []Ref{}
 		}

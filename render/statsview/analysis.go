@@ -385,7 +385,8 @@ func WriteTxns(out io.Writer, r *analysis.TxnsReport, o Options) error {
 		w.WriteString("COMMITS, ABORTS = transaction markers (control batches) fetched\n")
 	}
 	if r.Dropped.Any() {
-		fmt.Fprintf(&w, "not kept (--max-analysis-memory): %d transactions, %d sequence issues\n", r.Dropped.Transactions, r.Dropped.SequenceIssues)
+		fmt.Fprintf(&w, "not kept (--max-analysis-memory): %d producers, %d transactions, %d sequence issues\n",
+			r.Dropped.Producers, r.Dropped.Transactions, r.Dropped.SequenceIssues)
 	}
 	return flush(out, &w)
 }
@@ -436,19 +437,15 @@ func writeProducer(w *strings.Builder, p *analysis.ProducerReport, o Options) {
 			c(epochs), fenced, c(strconv.FormatInt(in.Ref.Frame, 10)))
 	}
 	it.write(w, o)
+	if len(p.Records) > 0 {
+		w.WriteString("  written outside transactions: " + fitList(recordsText(p.Records), maxDetail) + "\n")
+	}
 	if len(p.Transactions) > 0 {
 		w.WriteString("  EPOCHS: * = bumped by EndTxn (KIP-890)\n")
 		tt := newTable(">#", "START", ">TOOK", "CLIENT ID", ">EPOCH", "OUTCOME", "RECORDS", "ADDED", "GROUPS", "ERRORS")
 		tt.indent = "  "
 		for i, x := range p.Transactions {
-			var recs []string
-			for _, r := range x.Records {
-				s := fmt.Sprintf("%s-%d:%d", r.Topic, r.Partition, r.Records)
-				if r.FirstSeq != nil {
-					s += fmt.Sprintf(" (seq %d-%d)", *r.FirstSeq, *r.LastSequence)
-				}
-				recs = append(recs, s)
-			}
+			recs := recordsText(x.Records)
 			role := roleOK
 			switch x.Outcome {
 			case "abort", "open", "unanswered":
@@ -482,6 +479,19 @@ func writeProducer(w *strings.Builder, p *analysis.ProducerReport, o Options) {
 		}
 		st.write(w, o)
 	}
+}
+
+// recordsText writes records per partition: "t-0:4 (seq 0-3)".
+func recordsText(rs []analysis.TxnRecordsReport) []string {
+	var out []string
+	for _, r := range rs {
+		s := fmt.Sprintf("%s-%d:%d", r.Topic, r.Partition, r.Records)
+		if r.FirstSeq != nil {
+			s += fmt.Sprintf(" (seq %d-%d)", *r.FirstSeq, *r.LastSequence)
+		}
+		out = append(out, s)
+	}
+	return out
 }
 
 // FindingLine is one finding as kwire read --findings prints it:
