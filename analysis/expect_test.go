@@ -5,6 +5,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -23,7 +24,12 @@ type expectation struct {
 	Producers  []expectProducer `json:"producers"`
 	Consumers  []expectConsumer `json:"consumers"`
 	Injections []expectInject   `json:"injections"`
-	Wire       struct {
+	Log        []struct {
+		Ms     int64  `json:"ms"`
+		Source string `json:"source"`
+		Line   string `json:"line"`
+	} `json:"log"`
+	Wire struct {
 		Requests         []string       `json:"requests"`
 		Unadvertised     []string       `json:"unadvertised"`
 		SkipsApiVersions []string       `json:"skipsApiVersions"`
@@ -425,5 +431,79 @@ func checkProducer(t *testing.T, ep *expectProducer, r *TxnsReport) {
 		if tx.Outcome != outcomeOpen && tx.DurationMs == nil {
 			t.Errorf("%s #%d: no duration", ep.ClientID, i)
 		}
+	}
+}
+
+// assignedLine is a client's own log line of an assignment (its rebalance
+// callback, as capgen logged it): "assigned member=ID generation=N
+// topic[0 1 2]" (generation -1 when the library does not say).
+var assignedLine = regexp.MustCompile(`^assigned member=(\S+) generation=(-?\d+) (.*)$`)
+
+var topicParts = regexp.MustCompile(`(\S+)\[([\d ]*)\]`)
+
+// TestGroupsAgainstClientLogs holds each member's assignments, in order,
+// against the lines its own rebalance callback logged (the expectation
+// files' log): the member's generations in kwire groups give the same
+// partitions in the same order, at the generation the client named when
+// it names one.
+func TestGroupsAgainstClientLogs(t *testing.T) {
+	for _, capture := range []string{"group-rebalance-kafkapython.pcap", "group-rebalance-kgo.pcap", "group-rebalance-sarama.pcap",
+		"group-rebalance-kafkajs.pcap", "group-rebalance-kcat.pcap"} {
+		t.Run(capture, func(t *testing.T) {
+			x := readExpect(t, capture)
+			r := analyze(t, capture, Options{Groups: true}).Groups()
+			type assignment struct {
+				gen int32
+				tps map[string][]int32
+			}
+			logged := map[string][]assignment{}
+			var order []string
+			for _, l := range x.Log {
+				m := assignedLine.FindStringSubmatch(l.Line)
+				if m == nil {
+					continue
+				}
+				gen, _ := strconv.Atoi(m[2])
+				tps := map[string][]int32{}
+				for _, tp := range topicParts.FindAllStringSubmatch(m[3], -1) {
+					for _, p := range strings.Fields(tp[2]) {
+						n, _ := strconv.Atoi(p)
+						tps[tp[1]] = append(tps[tp[1]], int32(n))
+					}
+				}
+				if _, ok := logged[m[1]]; !ok {
+					order = append(order, m[1])
+				}
+				logged[m[1]] = append(logged[m[1]], assignment{int32(gen), tps})
+			}
+			if len(logged) == 0 {
+				t.Fatal("no assignment logged")
+			}
+			for _, id := range order {
+				var got []assignment
+				for _, g := range r.Groups {
+					for _, gn := range g.Generations {
+						if gn.Cause == causeStaticRejoin && gn.DurationMs == nil && !slices.Contains(gn.CauseMembers, id) {
+							continue // a static successor took a place: the others kept theirs, told nothing
+						}
+						for _, gm := range gn.Members {
+							if gm.MemberID == id && gm.Assigned != nil {
+								got = append(got, assignment{gn.Generation, assigned(gm.Assigned)})
+							}
+						}
+					}
+				}
+				want := logged[id]
+				if len(got) != len(want) {
+					t.Errorf("%s: %d assignments, the client logged %d", id, len(got), len(want))
+					continue
+				}
+				for i := range want {
+					if !sameAssigned(got[i].tps, want[i].tps) || want[i].gen >= 0 && got[i].gen != want[i].gen {
+						t.Errorf("%s #%d: generation %d %v, the client logged generation %d %v", id, i, got[i].gen, got[i].tps, want[i].gen, want[i].tps)
+					}
+				}
+			}
+		})
 	}
 }

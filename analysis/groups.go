@@ -61,7 +61,8 @@ const (
 	causeLeave        = "leave"         // a member left (LeaveGroup, epoch -1 or -2)
 	causeTimeout      = "timeout"       // a member was removed without leaving: its session timed out
 	causeStaticRejoin = "static-rejoin" // a static member's successor took its place (KIP-345)
-	causeRejoin       = "rejoin"        // the same members joined again (metadata or subscription change, a member's own rejoin)
+	causeSubscription = "subscription"  // the same members, a subscription changed
+	causeRejoin       = "rejoin"        // the same members joined again (metadata change, a member's own rejoin)
 	causeUnknown      = "unknown"       // the previous generation was not captured
 )
 
@@ -115,8 +116,11 @@ type group struct {
 	// joinStart is the earliest JoinGroup since the last generation was
 	// created: when the next rebalance began.
 	joinStart time.Time
-	nGens     int64 // generations (or epochs) seen, kept or dropped
-	dropped   Dropped
+	// signaled are the members told REBALANCE_IN_PROGRESS since the last
+	// generation began.
+	signaled []*member
+	nGens    int64 // generations (or epochs) seen, kept or dropped
+	dropped  Dropped
 }
 
 type member struct {
@@ -163,6 +167,7 @@ type gen struct {
 	listed     bool    // the leader's JoinGroup response listed the members
 	static     *member // static-rejoin: the member replaced
 	staticBy   *member
+	signaled   []*member // told REBALANCE_IN_PROGRESS before it began
 	refs       []Ref
 	startRef   Ref  // the exchange it began with
 	complete   bool // a member got its assignment
@@ -170,13 +175,15 @@ type gen struct {
 }
 
 type genMember struct {
-	m           *member
-	assigned    []facts.TopicPartitions
-	hasAssigned bool
-	plan        []facts.TopicPartitions // the leader's SyncGroup plan
-	hasPlan     bool
-	via         string
-	epoch       int32
+	m            *member
+	assigned     []facts.TopicPartitions
+	hasAssigned  bool
+	plan         []facts.TopicPartitions // the leader's SyncGroup plan
+	hasPlan      bool
+	via          string
+	epoch        int32
+	subscription []string // the topics it subscribed to at this generation
+	hasSub       bool
 }
 
 type commit struct {
@@ -511,6 +518,7 @@ func (t *groupTracker) newGen(g *group, num int32, epoch bool, at time.Time) *ge
 		gn.start = g.joinStart
 	}
 	g.joinStart = time.Time{}
+	gn.signaled, g.signaled = g.signaled, nil
 	g.gens = append(g.gens, gn)
 	g.nGens++
 	t.keep(g, itemGen, gn.cost)
@@ -650,7 +658,10 @@ func (t *groupTracker) joinGroup(g *group, e *xinfo) {
 	if gn.staticBy == m {
 		via = "static-rejoin"
 	}
-	t.addGenMember(g, gn, m, via)
+	own := t.addGenMember(g, gn, m, via)
+	if fg.Subscription != nil {
+		own.subscription, own.hasSub = slices.Sorted(slices.Values(fg.Subscription.Topics)), true
+	}
 	if len(fg.Members) > 0 {
 		gn.listed = true
 		for i := range fg.Members {
@@ -665,7 +676,10 @@ func (t *groupTracker) joinGroup(g *group, e *xinfo) {
 			if fm.Subscription != nil {
 				mm.subscription = slices.Clone(fm.Subscription.Topics)
 			}
-			t.addGenMember(g, gn, mm, "rebalance")
+			gm := t.addGenMember(g, gn, mm, "rebalance")
+			if fm.Subscription != nil && !gm.hasSub {
+				gm.subscription, gm.hasSub = slices.Sorted(slices.Values(fm.Subscription.Topics)), true
+			}
 		}
 	}
 	m.live(e.done, false)
@@ -763,6 +777,9 @@ func (t *groupTracker) heartbeat(g *group, e *xinfo) {
 	switch code {
 	case 0:
 	case errRebalanceInProgress:
+		if !slices.Contains(g.signaled, m) {
+			g.signaled = append(g.signaled, m)
+		}
 		t.event(g, groupEvent(e, m, "heartbeat", fmt.Sprintf("generation %d: %s", fg.Generation, errorMeaning(code))))
 	default:
 		if code == errUnknownMemberID || code == errFencedInstanceID {

@@ -112,9 +112,12 @@ type GenerationReport struct {
 	// Epoch says Generation is a KIP-848 member epoch.
 	Epoch bool `json:"epoch"`
 	// Cause is what started it: "join", "leave", "timeout",
-	// "static-rejoin", "rejoin" (the same members), "unknown" (the
-	// previous one was not captured); CauseMembers the members concerned
-	// (member IDs) and CauseDetail the whole story in words.
+	// "static-rejoin", "subscription" (the same members, a subscription
+	// changed), "rejoin" (the same members: a metadata change, a member's
+	// own rejoin), "unknown" (the previous one was not captured);
+	// CauseMembers the members concerned (member IDs) and CauseDetail the
+	// whole story in words, with the members told REBALANCE_IN_PROGRESS
+	// before it began.
 	Cause        string   `json:"cause"`
 	CauseMembers []string `json:"causeMembers"`
 	CauseDetail  string   `json:"causeDetail"`
@@ -328,6 +331,15 @@ func cause(prev, gn *gen, first bool, alias map[*member]string) (kind string, wh
 		}
 	}
 	joined = slices.DeleteFunc(joined, func(m *member) bool { return slices.Contains(statics, m) })
+	// Members in both whose subscription changed.
+	var changed []*member
+	for _, gm := range gn.members {
+		if old := prev.member(gm.m); old != nil && old.hasSub && gm.hasSub && !slices.Equal(old.subscription, gm.subscription) {
+			changed = append(changed, gm.m)
+			parts = append(parts, fmt.Sprintf("%s's subscription changed from %s to %s", alias[gm.m],
+				strings.Join(old.subscription, ","), strings.Join(gm.subscription, ",")))
+		}
+	}
 	var left []*member
 	for _, m := range gone {
 		if !m.left.IsZero() && !m.left.After(maxTime(gn.end, gn.start)) {
@@ -364,9 +376,14 @@ func cause(prev, gn *gen, first bool, alias map[*member]string) (kind string, wh
 		kind, who = causeTimeout, expired
 	case len(joined) > 0:
 		kind, who = causeJoin, joined
+	case len(changed) > 0:
+		kind, who = causeSubscription, changed
 	default:
 		kind = causeRejoin
-		parts = append(parts, "the same members joined again (a member rejoined: metadata or subscription change, or a lost heartbeat)")
+		parts = append(parts, "the same members joined again (a member rejoined: a metadata change, or a lost heartbeat)")
+	}
+	if len(gn.signaled) > 0 {
+		parts = append(parts, "told by REBALANCE_IN_PROGRESS: "+nameList(gn.signaled, alias))
 	}
 	return kind, who, strings.Join(parts, "; "), expired, replaced
 }

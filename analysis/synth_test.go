@@ -380,3 +380,31 @@ func TestTxnsBudget(t *testing.T) {
 		t.Errorf("%+v", p)
 	}
 }
+
+// The same members joining again with a changed subscription: the cause
+// says so, and names who was told REBALANCE_IN_PROGRESS.
+func TestGroupsSubscriptionCause(t *testing.T) {
+	s := newSynth(t, Options{Groups: true})
+	join := func(at time.Duration, gen int32, topics ...string) {
+		sub := kmsg.NewConsumerMemberMetadata()
+		sub.Topics = topics
+		j := kmsg.NewPtrJoinGroupRequest()
+		j.Version, j.Group, j.MemberID, j.ProtocolType = 5, "g", "m", "consumer"
+		j.Protocols = []kmsg.JoinGroupRequestProtocol{{Name: "range", Metadata: sub.AppendTo(nil)}}
+		jr := kmsg.NewPtrJoinGroupResponse()
+		jr.Generation, jr.LeaderID, jr.MemberID = gen, "m", "m"
+		s.ex("c", at, time.Millisecond, j, jr)
+	}
+	join(0, 1, "a")
+	hb := kmsg.NewPtrHeartbeatRequest()
+	hb.Version, hb.Group, hb.MemberID, hb.Generation = 4, "g", "m", 1
+	hr := kmsg.NewPtrHeartbeatResponse()
+	hr.ErrorCode = 27
+	s.ex("c", time.Second, time.Millisecond, hb, hr)
+	join(2*time.Second, 2, "a", "b")
+	gs := s.a.Groups().Groups[0].Generations
+	if len(gs) != 2 || gs[1].Cause != causeSubscription || !strings.Contains(gs[1].CauseDetail, "c's subscription changed from a to a,b") ||
+		!strings.Contains(gs[1].CauseDetail, "told by REBALANCE_IN_PROGRESS: c") {
+		t.Errorf("%+v", gs)
+	}
+}
