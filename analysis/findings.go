@@ -996,7 +996,8 @@ func (f *findEngine) reportProducers(a *Analyzer) []*finding {
 			name := p.txnID
 			x := &finding{Finding: Finding{Rule: RuleFenced, Severity: r.Severity, Time: Time(in.fencedAt), Last: Time(in.fencedAt),
 				Subject: in.clientID + " transactional ID " + name, ClientID: strp(in.clientID), Count: 1,
-				Packets: []int64{}, Detail: fmt.Sprintf("%s's InitProducerId (epoch %d) fenced %s (at epoch %d)", by.clientID, firstEpoch(by), in.clientID, in.fencedEpoch)}}
+				Packets: []int64{}, Detail: fmt.Sprintf("%s's InitProducerId (epoch %d) fenced %s (at epoch %d)", by.clientID, firstEpoch(by), in.clientID, in.fencedEpoch)},
+				file: in.fencedFile}
 			x.evidence(by.ref.Frame)
 			for _, tx := range p.txns {
 				if tx.inst == in && (fencingCode(tx.endError) || fencingCode(tx.produceErr)) {
@@ -1017,14 +1018,14 @@ func (f *findEngine) reportProducers(a *Analyzer) []*finding {
 			k := rule + "\x00" + s.key()
 			var x *finding
 			for _, o := range out {
-				if o.Rule == rule && o.Subject == s.text() && k != "" {
+				if o.Rule == rule && o.Subject == s.text() && o.file == is.file && k != "" {
 					x = o
 				}
 			}
 			if x == nil {
 				r := ruleOf(rule)
 				x = &finding{Finding: Finding{Rule: rule, Severity: r.Severity, Time: is.Time, Subject: s.text(), ClientID: strp(is.ClientID),
-					API: ptr("Produce"), Topic: strp(is.Topic), Partition: ptr(is.Partition), Packets: []int64{}}}
+					API: ptr("Produce"), Topic: strp(is.Topic), Partition: ptr(is.Partition), Packets: []int64{}}, file: is.file}
 				out = append(out, x)
 			}
 			x.Count++
@@ -1049,22 +1050,24 @@ func (f *findEngine) reportGroups(a *Analyzer) []*finding {
 	for _, g := range gr.Groups {
 		var starts []Time
 		var refs []int64
+		var files []int
 		for i, gn := range g.Generations {
 			if i > 0 && gn.DurationMs != nil {
 				starts = append(starts, gn.Start)
 				refs = append(refs, gn.StartRef.Frame)
+				files = append(files, gn.file)
 			}
 		}
 		for i := range starts {
 			j := i
-			for j+1 < len(starts) && time.Time(starts[j+1]).Sub(time.Time(starts[i])) <= stormWindow {
+			for j+1 < len(starts) && files[j+1] == files[i] && time.Time(starts[j+1]).Sub(time.Time(starts[i])) <= stormWindow {
 				j++
 			}
 			if j-i+1 >= rebalanceStorm {
 				r := ruleOf(RuleRebalanceStorm)
 				x := &finding{Finding: Finding{Rule: RuleRebalanceStorm, Severity: r.Severity, Time: starts[i], Last: starts[j],
 					Subject: "group " + g.GroupID, Group: strp(g.GroupID), Count: int64(j - i + 1), Packets: []int64{},
-					Detail: fmt.Sprintf("%d rebalances within %s", j-i+1, units(time.Time(starts[j]).Sub(time.Time(starts[i]))))}}
+					Detail: fmt.Sprintf("%d rebalances within %s", j-i+1, units(time.Time(starts[j]).Sub(time.Time(starts[i]))))}, file: files[i]}
 				x.evidence(refs[i : j+1]...)
 				out = append(out, x)
 				break
@@ -1076,7 +1079,7 @@ func (f *findEngine) reportGroups(a *Analyzer) []*finding {
 			}
 			r := ruleOf(RuleMemberExpired)
 			x := &finding{Finding: Finding{Rule: RuleMemberExpired, Severity: r.Severity, Time: m.EndTime, Last: m.EndTime,
-				Subject: m.Name + " group " + g.GroupID, ClientID: m.ClientID, Group: strp(g.GroupID), Count: 1, Packets: []int64{}}}
+				Subject: m.Name + " group " + g.GroupID, ClientID: m.ClientID, Group: strp(g.GroupID), Count: 1, Packets: []int64{}}, file: m.file}
 			detail := fmt.Sprintf("member %s left no word", m.MemberID)
 			if !m.LastHeartbeat.IsZero() {
 				detail = fmt.Sprintf("member %s: last heartbeat at %s, removed by %s", m.MemberID, clock(time.Time(m.LastHeartbeat)), clock(time.Time(m.EndTime)))

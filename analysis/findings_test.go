@@ -1,12 +1,17 @@
 package analysis
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/kwire/kwire/dissect"
+	"github.com/kwire/kwire/pcaps"
+	"github.com/kwire/kwire/reassembly"
 )
 
 // wantFindings is, for every golden capture, the rules that must fire on
@@ -326,5 +331,37 @@ func TestRulesDocumented(t *testing.T) {
 		if !strings.Contains(string(doc), "`"+r.ID+"`") {
 			t.Errorf("docs/findings.md does not describe %s", r.ID)
 		}
+	}
+}
+
+// Several files: each finding names the file its evidence is in (packet
+// numbers restart with each file), the findings of a file together.
+func TestFindingsFiles(t *testing.T) {
+	a := New(Options{})
+	var d *dissect.Dissector
+	for _, name := range []string{"throttle.pcap", "txn-fenced.pcap", "group-rebalance-kgo.pcap"} {
+		path := filepath.Join("..", "pcaps", name)
+		if _, err := os.Stat(path); err != nil {
+			t.Skip(err)
+		}
+		a.SetFile(name)
+		d = dissect.New(dissect.Options{Ports: pcaps.BrokerPorts(), Detect: true, Decoder: dissectDecoder}, a)
+		if _, err := reassembly.ReadFiles(context.Background(), []string{path}, reassembly.Options{}, d); err != nil {
+			t.Fatal(err)
+		}
+		d.Finish()
+	}
+	want := map[string]string{RuleThrottled: "throttle.pcap", RuleQuota: "throttle.pcap", RuleFenced: "txn-fenced.pcap",
+		RuleMemberExpired: "group-rebalance-kgo.pcap", RuleRebalanceStorm: "group-rebalance-kgo.pcap"}
+	order := map[string]int{"throttle.pcap": 0, "txn-fenced.pcap": 1, "group-rebalance-kgo.pcap": 2}
+	last := 0
+	for _, f := range a.Findings().Findings {
+		if w, ok := want[f.Rule]; !ok || f.File != w {
+			t.Errorf("%s in %q, want %q", f.Rule, f.File, w)
+		}
+		if order[f.File] < last {
+			t.Errorf("%s's findings after a later file's", f.File)
+		}
+		last = max(last, order[f.File])
 	}
 }

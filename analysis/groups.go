@@ -131,6 +131,7 @@ type member struct {
 	addr     string
 
 	first, last time.Time
+	file        int // the capture file of its latest exchange
 	joined      time.Time
 	left        time.Time
 	leaveReason string
@@ -170,6 +171,7 @@ type gen struct {
 	signaled   []*member // told REBALANCE_IN_PROGRESS before it began
 	refs       []Ref
 	startRef   Ref  // the exchange it began with
+	file       int  // the capture file it began in
 	complete   bool // a member got its assignment
 	cost       int64
 }
@@ -250,6 +252,7 @@ func (t *groupTracker) member(g *group, id string, e *xinfo) *member {
 		if m.first.IsZero() || e.at.Before(m.first) {
 			m.first = e.at
 		}
+		m.file = e.file
 		last := e.at
 		if e.done.After(last) {
 			last = e.done
@@ -643,7 +646,7 @@ func (t *groupTracker) joinGroup(g *group, e *xinfo) {
 	if !e.at.After(gn.start) || gn.startRef.Frame == 0 {
 		gn.start = earliest(gn.start, e.at)
 		if gn.startRef.Frame == 0 || !e.at.After(gn.start) {
-			gn.startRef = e.ref
+			gn.startRef, gn.file = e.ref, e.file
 		}
 	}
 	gn.ref(e.ref)
@@ -919,7 +922,7 @@ func (t *groupTracker) epochHeartbeat(g *group, e *xinfo) {
 	}
 	gn.complete = true
 	if gn.startRef.Frame == 0 {
-		gn.startRef = e.ref
+		gn.startRef, gn.file = e.ref, e.file
 	}
 	if changed {
 		gn.ref(e.ref)

@@ -95,6 +95,7 @@ type MemberReport struct {
 	Assignment        []TopicPartition `json:"assignment" jsonschema:"nullable"`  // the latest; null when never assigned
 	Subscription      []string         `json:"subscription" jsonschema:"nullable"`
 	Errors            []ErrorCount     `json:"errors"`
+	file              int              // the capture file of its latest exchange
 }
 
 // TopicPartition is a topic and some of its partitions.
@@ -135,6 +136,7 @@ type GenerationReport struct {
 	Moved    []Move `json:"moved"`
 	Refs     []Ref  `json:"refs"`     // JoinGroup, SyncGroup (heartbeat) exchanges, the first 16
 	StartRef Ref    `json:"startRef"` // the exchange it began with (its first JoinGroup)
+	file     int    // the capture file it began in
 }
 
 // GenerationMember is one member of a generation and what it was given.
@@ -449,7 +451,7 @@ func (t *groupTracker) report(g *group) GroupReport {
 		}
 		gr := GenerationReport{Generation: gn.num, Epoch: gn.epoch, Cause: kind, CauseMembers: []string{}, CauseDetail: detail,
 			Leader: strp(gn.leader), Protocol: strp(gn.protocol), Start: Time(gn.start), End: Time(gn.end),
-			Members: []GenerationMember{}, Moved: []Move{}, Refs: slices.Clone(gn.refs), StartRef: gn.startRef}
+			Members: []GenerationMember{}, Moved: []Move{}, Refs: slices.Clone(gn.refs), StartRef: gn.startRef, file: gn.file}
 		if gr.Refs == nil {
 			gr.Refs = []Ref{}
 		}
@@ -490,7 +492,7 @@ func (t *groupTracker) report(g *group) GroupReport {
 			LeaveReason: strp(m.leaveReason), EndTime: Time(m.endAt),
 			SessionTimeoutMs: i32p(m.sessionMs), RebalanceTimeoutMs: i32p(m.rebalanceMs), HeartbeatIntervalMs: i32p(m.intervalMs),
 			Heartbeats: m.heartbeats, LateHeartbeats: m.late, MissedHeartbeats: m.missed, LastHeartbeat: Time(m.lastHeartbeat),
-			Subscription: m.subscription, Errors: errorCounts(m.errs)}
+			Subscription: m.subscription, Errors: errorCounts(m.errs), file: m.file}
 		if m.maxGap > 0 {
 			mr.MaxHeartbeatGapMs = ms(m.maxGap)
 		}

@@ -90,6 +90,7 @@ type instance struct {
 	err         int16
 	fencedBy    *instance
 	fencedAt    time.Time
+	fencedFile  int   // the capture file of the fencing InitProducerId
 	fencedEpoch int16 // its epoch when fenced
 	fences      *instance
 	cur         *txn
@@ -287,7 +288,7 @@ func (t *txnTracker) initProducer(e *xinfo) {
 		if p.hasTxn {
 			for _, old := range p.instances {
 				if old.fencedBy == nil && old.pid >= 0 && (old.clientID != in.clientID || old.addr != in.addr) && !in.bump {
-					old.fencedBy, old.fencedAt, old.fencedEpoch = in, e.done, old.epoch
+					old.fencedBy, old.fencedAt, old.fencedEpoch, old.fencedFile = in, e.done, old.epoch, e.file
 					if in.fences == nil {
 						in.fences = old
 					}
@@ -483,7 +484,7 @@ func (t *txnTracker) sequence(p *producer, e *xinfo, k tpKey, r *facts.Records, 
 			return
 		}
 		p.issues = append(p.issues, SeqIssue{Time: Time(e.at), Kind: kind, ClientID: e.x.ClientID, Topic: k.topic, Partition: k.part,
-			ProducerID: r.ProducerID, ProducerEpoch: r.ProducerEpoch, BaseSequence: r.BaseSequence, Records: n, Detail: detail, Ref: e.ref})
+			ProducerID: r.ProducerID, ProducerEpoch: r.ProducerEpoch, BaseSequence: r.BaseSequence, Records: n, Detail: detail, Ref: e.ref, file: e.file})
 		t.mem.take(costEvent)
 	}
 	switch {
@@ -844,6 +845,7 @@ type SeqIssue struct {
 	Records       int32  `json:"records"`
 	Detail        string `json:"detail"`
 	Ref           Ref    `json:"ref"`
+	file          int
 }
 
 // ConsumerReport is what one client ID's Fetch responses said about
