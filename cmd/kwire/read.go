@@ -310,7 +310,7 @@ func runRead(ctx context.Context, o *readOptions, s *ioStreams, color bool, path
 	// One line per exchange shows batch offsets, counts and sizes, not
 	// records: skip decompressing and decoding them (--stats counts
 	// records).
-	dopts.Decoder.BatchHeadersOnly = !o.Tree && !o.HexDump && !o.JSON && col == nil && an == nil
+	dopts.Decoder.BatchHeadersOnly = !o.Tree && !o.HexDump && !o.JSON && col == nil
 
 	w := bufio.NewWriterSize(s.Out, 64<<10)
 	names := facts.NewNames()
