@@ -79,7 +79,7 @@ func analyze(ctx context.Context, s *ioStreams, capture *captureFlags, af *analy
 	ahead := newDecodeAhead(an, max(runtime.GOMAXPROCS(0), 1), int64(capture.MaxDecodeMemory))
 	setMemoryCeiling(af.memoryBound(capture.memoryBound()), s.ErrOut)
 	bar := startProgressFor(s, paths)
-	cr := &captureReader{opts: dopts, ropts: capture.reassemblyOptions(), wrap: bar.wrap}
+	cr := &captureReader{opts: dopts, ropts: capture.reassemblyOptions(), wrap: bar.wrap, drain: ahead.sync}
 	if len(paths) > 1 {
 		cr.onFile = func(path string) {
 			ahead.sync()
