@@ -470,7 +470,7 @@ func (f *findEngine) exchange(e *xinfo) {
 	f.timeout(e, c, base)
 	f.slowness(e, c, base)
 	if c != nil && x.Response != nil {
-		if end := latest(x.Response.End, x.Response.TCP.Latest); end.After(c.answeredUntil) {
+		if end := latest(x.Response.End, x.Response.TCPOf().Latest); end.After(c.answeredUntil) {
 			c.answeredUntil, c.answeredRef = end, e.ref
 		}
 	}
@@ -813,8 +813,8 @@ func (f *findEngine) slowness(e *xinfo, c *connState, s subject) {
 		rule = RuleSlowNetwork
 	}
 	fd := f.raise(rule, s, e.file, e.at, "", e.ref.Frame, e.ref.ResponseFrame)
-	if x.Request.TCP.RetransmissionFrame > 0 {
-		fd.evidence(x.Request.TCP.RetransmissionFrame)
+	if rt := x.Request.TCPOf(); rt.RetransmissionFrame > 0 {
+		fd.evidence(rt.RetransmissionFrame)
 	}
 	if lat > fd.worst {
 		fd.worst = lat

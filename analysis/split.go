@@ -71,12 +71,13 @@ type Split struct {
 // waiting for the broker to answer earlier requests on the connection.
 func splitOf(x *dissect.Exchange, queued time.Duration) Split {
 	req, resp := x.Request, x.Response
-	rt, pt := &req.TCP, &resp.TCP
+	rtv, ptv := req.TCPOf(), resp.TCPOf()
+	rt, pt := &rtv, &ptv
 	reqStart := earliest(req.Time, rt.Earliest)
 	reqDone := latest(req.End, rt.Latest, rt.LastRetransmission)
 	respFirst := earliest(resp.Time, pt.Earliest)
 	respDone := latest(resp.End, pt.Latest)
-	rtt := rt.RTT
+	rtt := req.RTT
 	total := respDone.Sub(reqStart)
 	broker := max(respFirst.Sub(reqDone)-rtt-queued, 0)
 	s := Split{Time: Time(req.Time), Frame: req.FirstFrame, TotalMs: Millis(total), BrokerMs: Millis(broker),

@@ -270,8 +270,9 @@ func TestRuleSequence(t *testing.T) {
 func TestSplit(t *testing.T) {
 	at := func(ms float64) time.Time { return s0.Add(time.Duration(ms * float64(time.Millisecond))) }
 	x := &dissect.Exchange{
-		Request:  &dissect.Frame{Time: at(0), End: at(1), TCP: dissect.TCPTiming{Retransmissions: 1, LastRetransmission: at(301), RTT: 40 * time.Millisecond}},
-		Response: &dissect.Frame{Time: at(342), End: at(345), TCP: dissect.TCPTiming{Earliest: at(342), Latest: at(345)}},
+		Request: &dissect.Frame{Time: at(0), End: at(1), RTT: 40 * time.Millisecond,
+			TCP: &dissect.TCPTiming{Earliest: at(0), Latest: at(1), Retransmissions: 1, LastRetransmission: at(301)}},
+		Response: &dissect.Frame{Time: at(342), End: at(345), TCP: &dissect.TCPTiming{Earliest: at(342), Latest: at(345)}},
 	}
 	sp := splitOf(x, 0)
 	if sp.Verdict != verdictNetwork || sp.BrokerMs.Duration() != time.Millisecond || sp.NetworkMs.Duration() != 344*time.Millisecond ||
@@ -279,7 +280,8 @@ func TestSplit(t *testing.T) {
 		t.Errorf("%+v", sp)
 	}
 	y := &dissect.Exchange{
-		Request:  &dissect.Frame{Time: at(0), End: at(0), TCP: dissect.TCPTiming{RTT: time.Millisecond, ZeroWindows: 1}},
+		Request: &dissect.Frame{Time: at(0), End: at(0), RTT: time.Millisecond,
+			TCP: &dissect.TCPTiming{Earliest: at(0), Latest: at(0), ZeroWindows: 1}},
 		Response: &dissect.Frame{Time: at(301), End: at(301)},
 	}
 	sp = splitOf(y, 0)

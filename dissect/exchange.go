@@ -32,9 +32,17 @@ type Frame struct {
 	// frame was not decoded (e.g. filtered out before decoding).
 	Tree *protocol.Tree
 	// TCP is what the TCP segments say about how the frame travelled
-	// (retransmissions, holes, windows, round trip; tcptiming.go), set
-	// when its exchange is emitted. Zero for frames cut short.
-	TCP TCPTiming
+	// (retransmissions, bytes out of order, windows; tcptiming.go), set
+	// when its exchange is emitted; nil when they say nothing: its
+	// packets came in order and no segment concerned it. A pointer, so
+	// that a pending request holds a word for it, not the whole.
+	TCP *TCPTiming
+	// RTT is the connection's shortest round trip in the frame's
+	// direction at the capture point when its exchange was emitted
+	// (reassembly.ConnStats.MinRTT): for a request captured at the
+	// client, the network's round trip to the broker; 0 when not
+	// measured.
+	RTT time.Duration
 	// tcpEnd is the stream offset after the packet that completed the
 	// frame, -1 unknown.
 	tcpEnd int64

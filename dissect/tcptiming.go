@@ -46,12 +46,15 @@ type TCPTiming struct {
 	// first one's capture time.
 	WindowFull, ZeroWindows int
 	ZeroWindowAt            time.Time
-	// RTT is the connection's shortest round trip in the frame's
-	// direction as seen at the capture point when the exchange was
-	// emitted (reassembly.ConnStats.MinRTT): for a request captured at
-	// the client, the network's round trip to the broker; 0 when not
-	// measured.
-	RTT time.Duration
+}
+
+// TCPOf returns f's TCP timing: f.TCP, or when it is nil (nothing to say)
+// its own packet times.
+func (f *Frame) TCPOf() TCPTiming {
+	if f.TCP != nil {
+		return *f.TCP
+	}
+	return TCPTiming{Earliest: f.Time, Latest: f.End}
 }
 
 // maxMarks bounds the segment marks kept per direction of a connection:
@@ -134,7 +137,9 @@ func (t *tcpState) frameDone(dir reassembly.Dir, fr *Frame, first mark) {
 		lo, hi = earlier(lo, td.lastTime), later(hi, td.lastTime)
 	}
 	lo, hi = earlier(lo, fr.Time), later(hi, fr.End)
-	fr.TCP.Earliest, fr.TCP.Latest = lo, hi
+	if !lo.Equal(fr.Time) || !hi.Equal(fr.End) {
+		fr.TCP = &TCPTiming{Earliest: lo, Latest: hi}
+	}
 	fr.tcpEnd = td.end
 	td.lastFrame, td.lastTime = fr.LastFrame, fr.End
 	td.lo, td.hi = time.Time{}, time.Time{}
@@ -163,14 +168,30 @@ func (c *conn) timing(ex *Exchange) {
 	if req := ex.Request; req != nil {
 		end := c.last
 		if r := ex.Response; r != nil {
-			end = earlier(r.Time, r.TCP.Earliest)
+			end = earlier(r.Time, r.TCPOf().Earliest)
 		}
-		c.tcp.attribute(&req.TCP, cl, earlier(req.Time, req.TCP.Earliest), end, req.tcpEnd)
-		req.TCP.RTT = c.c.Stats.MinRTT[cl]
+		t := req.TCPOf()
+		c.tcp.attribute(&t, cl, earlier(req.Time, t.Earliest), end, req.tcpEnd)
+		req.setTCP(t)
+		req.RTT = c.c.Stats.MinRTT[cl]
 	}
 	if resp := ex.Response; resp != nil {
-		c.tcp.attribute(&resp.TCP, 1-cl, earlier(resp.Time, resp.TCP.Earliest), later(resp.End, resp.TCP.Latest), resp.tcpEnd)
-		resp.TCP.RTT = c.c.Stats.MinRTT[1-cl]
+		t := resp.TCPOf()
+		c.tcp.attribute(&t, 1-cl, earlier(resp.Time, t.Earliest), later(resp.End, t.Latest), resp.tcpEnd)
+		resp.setTCP(t)
+		resp.RTT = c.c.Stats.MinRTT[1-cl]
+	}
+}
+
+// setTCP keeps t as f's timing when it says more than f's packet times.
+func (f *Frame) setTCP(t TCPTiming) {
+	if f.TCP != nil {
+		*f.TCP = t
+		return
+	}
+	if t != (TCPTiming{Earliest: f.Time, Latest: f.End}) {
+		f.TCP = new(TCPTiming) // only then: the common frame costs no allocation
+		*f.TCP = t
 	}
 }
 

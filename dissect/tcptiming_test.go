@@ -53,13 +53,13 @@ func TestTCPTimingCaptures(t *testing.T) {
 		if e.Request == nil {
 			continue
 		}
-		if n := e.Request.TCP.Retransmissions; n > 0 {
-			retrans[e.Client.Port()] += n
-			if !e.Request.TCP.LastRetransmission.After(e.Request.Time) || e.Response != nil && e.Request.TCP.LastRetransmission.After(e.Response.Time) {
-				t.Errorf("%d v%d corr %d: retransmission at %v outside the exchange", e.APIKey, e.APIVersion, e.CorrelationID, e.Request.TCP.LastRetransmission)
+		if rt := e.Request.TCPOf(); rt.Retransmissions > 0 {
+			retrans[e.Client.Port()] += rt.Retransmissions
+			if !rt.LastRetransmission.After(e.Request.Time) || e.Response != nil && rt.LastRetransmission.After(e.Response.Time) {
+				t.Errorf("%d v%d corr %d: retransmission at %v outside the exchange", e.APIKey, e.APIVersion, e.CorrelationID, rt.LastRetransmission)
 			}
 		}
-		if rtt := e.Request.TCP.RTT; e.Response != nil && (rtt < 39*time.Millisecond || rtt > 60*time.Millisecond) {
+		if rtt := e.Request.RTT; e.Response != nil && (rtt < 39*time.Millisecond || rtt > 60*time.Millisecond) {
 			t.Errorf("%d v%d corr %d: RTT %v, want the wire's 40ms", e.APIKey, e.APIVersion, e.CorrelationID, rtt)
 		}
 	}
@@ -76,10 +76,10 @@ func TestTCPTimingCaptures(t *testing.T) {
 	// make later bytes arrive first: some response saw it.
 	ooo := 0
 	for _, e := range lossy.sink.ex {
-		if r := e.Response; r != nil && r.TCP.OutOfOrder > 0 {
+		if r := e.Response; r != nil && r.TCPOf().OutOfOrder > 0 {
 			ooo++
-			if !r.TCP.Latest.After(r.End) && !r.TCP.Earliest.Before(r.Time) {
-				t.Errorf("%d v%d: out of order but packet times %v..%v within %v..%v", e.APIKey, e.APIVersion, r.TCP.Earliest, r.TCP.Latest, r.Time, r.End)
+			if rt := r.TCPOf(); !rt.Latest.After(r.End) && !rt.Earliest.Before(r.Time) {
+				t.Errorf("%d v%d: out of order but packet times %v..%v within %v..%v", e.APIKey, e.APIVersion, rt.Earliest, rt.Latest, r.Time, r.End)
 			}
 		}
 	}
@@ -94,13 +94,13 @@ func TestTCPTimingCaptures(t *testing.T) {
 			if f == nil {
 				continue
 			}
-			if f.TCP.Retransmissions+f.TCP.OutOfOrder+f.TCP.ZeroWindows+f.TCP.WindowFull != 0 || !f.TCP.Earliest.Equal(f.Time) || !f.TCP.Latest.Equal(f.End) {
-				t.Errorf("%d v%d corr %d: %+v (frame %v..%v)", e.APIKey, e.APIVersion, e.CorrelationID, f.TCP, f.Time, f.End)
+			if f.TCP != nil {
+				t.Errorf("%d v%d corr %d: %+v (frame %v..%v): the clean network says something", e.APIKey, e.APIVersion, e.CorrelationID, *f.TCP, f.Time, f.End)
 			}
 		}
 		if e.APIKey == 0 && e.Response != nil {
 			produce++
-			if rtt := e.Request.TCP.RTT; rtt <= 0 || rtt > time.Millisecond {
+			if rtt := e.Request.RTT; rtt <= 0 || rtt > time.Millisecond {
 				t.Errorf("Produce corr %d: RTT %v", e.CorrelationID, rtt)
 			}
 		}
