@@ -56,6 +56,7 @@ type conn struct {
 	tlsSeen bool
 	frames  int64    // frames cut on this connection
 	tls     *tlsConn // the TLS layer, when the connection is TLS
+	tcp     tcpState // segment marks and packet times (tcptiming.go)
 
 	// held are gap events in the broker's bytes waiting for the next
 	// response to tell which pending requests they swallowed (gap);
@@ -120,8 +121,10 @@ func (c *conn) goTLS(dir reassembly.Dir, frame int64, t time.Time) {
 func (c *conn) plain(dir reassembly.Dir, data []byte, frame int64, t time.Time) {
 	switch c.state {
 	case csKafka:
+		c.tcp.packet(dir, t)
 		c.split[dir].feed(data, frame, t)
 	case csUndecided:
+		c.tcp.dir[dir].endSet = false // held: its stream offset is not kept
 		c.pre = append(c.pre, preChunk{dir: dir, data: append([]byte(nil), data...), frame: frame, time: t})
 		c.preBytes += len(data)
 		c.decide(false)
@@ -388,6 +391,7 @@ func (c *conn) kafka(client reassembly.Dir, reqAt0 bool, how string) {
 			continue
 		}
 		c.last = p.time
+		c.tcp.packet(p.dir, p.time)
 		c.split[p.dir].feed(p.data, p.frame, p.time)
 	}
 }
@@ -616,6 +620,7 @@ func (c *conn) frame(s *splitter, b []byte, first, last mark) {
 	c.d.sum.Frames++
 	c.frames++
 	fr := &Frame{FirstFrame: first.frame, LastFrame: last.frame, Time: first.time, End: last.time, Bytes: b, pool: c.d.spill.pool}
+	c.tcp.frameDone(s.dir, fr, first)
 	switch {
 	case s.raw && s.req:
 		if c.saslClient(fr) {
@@ -701,7 +706,11 @@ func (c *conn) close(reason string, t time.Time) {
 		pend[i] = nil // the sink may drop ex (and its decoded trees) now
 		c.emit(ex)
 	}
-	c.event(&Event{Kind: EventClose, Conn: c.c, Time: t, Detail: reason})
+	ev := &Event{Kind: EventClose, Conn: c.c, Time: t, Detail: reason}
+	if c.tcp.closed {
+		ev.ClosedBy, ev.ClosedAt = c.tcp.closer, c.tcp.closedAt
+	}
+	c.event(ev)
 }
 
 // advertised returns the broker's ranges for this connection: from an

@@ -211,6 +211,7 @@ func (d *Dissector) Data(rc *reassembly.Conn, dir reassembly.Dir, ch reassembly.
 		}
 		return
 	}
+	c.tcp.streamEnd(dir, ch.Offset+int64(len(ch.Data)))
 	c.plain(dir, ch.Data, ch.Frame, ch.Time)
 }
 
@@ -263,6 +264,9 @@ func (d *Dissector) event(e *Event) {
 }
 
 func (d *Dissector) emit(ex *Exchange) {
+	if c := d.conns[ex.Conn]; c != nil {
+		c.timing(ex)
+	}
 	if f := ex.Request; f != nil && (f.held || f.spill != nil) {
 		d.unhold(ex, f)
 	}

@@ -31,6 +31,21 @@ type Frame struct {
 	// Tree is the decoded frame (length, header, body), or nil when the
 	// frame was not decoded (e.g. filtered out before decoding).
 	Tree *protocol.Tree
+	// TCP is what the TCP segments say about how the frame travelled
+	// (retransmissions, bytes out of order, windows; tcptiming.go), set
+	// when its exchange is emitted; nil when they say nothing: its
+	// packets came in order and no segment concerned it. A pointer, so
+	// that a pending request holds a word for it, not the whole.
+	TCP *TCPTiming
+	// RTT is the connection's shortest round trip in the frame's
+	// direction at the capture point when its exchange was emitted
+	// (reassembly.ConnStats.MinRTT): for a request captured at the
+	// client, the network's round trip to the broker; 0 when not
+	// measured.
+	RTT time.Duration
+	// tcpEnd is the stream offset after the packet that completed the
+	// frame, -1 unknown.
+	tcpEnd int64
 
 	// lazy, when set, says the request frame is still to be decoded: the
 	// Dissector does it just before its exchange is emitted.
@@ -296,6 +311,12 @@ type Event struct {
 	// scanning are not in it): nothing the capture held is dropped unseen.
 	// Owned by the Event.
 	Data []byte
+	// ClosedBy, for EventClose, is the direction of the side that sent
+	// the connection's first FIN or RST, and ClosedAt that packet's
+	// capture time; ClosedAt is zero when neither was captured (the
+	// capture ended, or the connection went idle).
+	ClosedBy reassembly.Dir
+	ClosedAt time.Time
 	// Withheld says that Data was dropped because the bytes may hold a
 	// secret (skipped inside a raw SASL exchange, unless
 	// Options.Decoder.ShowSecrets): outputs say so instead of showing

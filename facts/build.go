@@ -13,7 +13,7 @@ import (
 // response; topics and partitions named by both are merged.
 func Of(key, ver int16, req, resp *protocol.Tree) *Exchange {
 	fx := &Exchange{Key: key, Version: ver, ThrottleMs: -1, Commit: -1, Isolation: -1, TimeoutMs: -1, MaxWaitMs: -1}
-	fx.Group.SessionTimeoutMs, fx.Group.RebalanceTimeoutMs = -1, -1
+	fx.Group.SessionTimeoutMs, fx.Group.RebalanceTimeoutMs, fx.Group.HeartbeatIntervalMs = -1, -1, -1
 	b := builder{fx: fx}
 	b.tree(req, false)
 	b.tree(resp, true)
@@ -87,6 +87,7 @@ type view struct {
 	errCode, errMsg                                 *protocol.Node
 	group, member, instance, gen, epoch, genOrEpoch *protocol.Node
 	ptype, pname, leader, reason, sessTO, rebTO     *protocol.Node
+	hbInterval, abortedFirst                        *protocol.Node
 	txnID, pid, pepoch, committed                   *protocol.Node
 	broker, host, port, coordKey, coordType         *protocol.Node
 	resType, resName, pattern                       *protocol.Node
@@ -151,6 +152,10 @@ func (v *view) add(c *protocol.Node) {
 		set(&v.sessTO, c)
 	case protocol.RoleRebalanceTimeout:
 		set(&v.rebTO, c)
+	case protocol.RoleHeartbeatInterval:
+		set(&v.hbInterval, c)
+	case protocol.RoleAbortedFirst:
+		set(&v.abortedFirst, c)
 	case protocol.RoleTransactionalID:
 		if !arr {
 			set(&v.txnID, c)
@@ -401,6 +406,17 @@ func (b *builder) leaves(v *view, in scope) {
 		}
 		if v.aborted != nil && p.AbortedTxns < 0 && v.aborted.Flags&protocol.FlagNull == 0 {
 			p.AbortedTxns = int32(len(v.aborted.Children))
+			for _, e := range v.aborted.Children {
+				if len(p.Aborted) == MaxAborted {
+					break
+				}
+				ev := viewOf(e)
+				pid, ok1 := intOf(ev.pid)
+				first, ok2 := intOf(ev.abortedFirst)
+				if ok1 && ok2 {
+					p.Aborted = append(p.Aborted, AbortedTxn{ProducerID: pid, FirstOffset: first})
+				}
+			}
 		}
 	}
 	if in.res >= 0 && v.cfgName != nil {
@@ -562,6 +578,9 @@ func (b *builder) group(v *view) {
 	}
 	if x, ok := intOf(v.rebTO); ok && g.RebalanceTimeoutMs < 0 {
 		g.RebalanceTimeoutMs = int32(x)
+	}
+	if x, ok := intOf(v.hbInterval); ok && b.response {
+		g.HeartbeatIntervalMs = int32(x)
 	}
 }
 

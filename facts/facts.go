@@ -206,6 +206,38 @@ type Partition struct {
 	// response lists for the partition (KIP-98); -1 when the field is
 	// absent or null.
 	AbortedTxns int32
+	// Aborted are the first MaxAborted of them, in wire order: each
+	// aborted transaction's producer and the offset of its first batch
+	// (FetchResponse AbortedTransactions).
+	Aborted []AbortedTxn
+}
+
+// MaxAborted bounds Partition.Aborted and MaxMarkers Records.Markers: a
+// response may list thousands; the counts (AbortedTxns, Commits, Aborts)
+// keep the rest.
+const (
+	MaxAborted = 64
+	MaxMarkers = 64
+)
+
+// AbortedTxn is one aborted transaction a Fetch response lists (KIP-98):
+// a consumer reading read_committed skips that producer's records from
+// FirstOffset up to its ABORT marker.
+type AbortedTxn struct {
+	ProducerID  int64
+	FirstOffset int64
+}
+
+// Marker is one control record (a transaction's COMMIT or ABORT marker,
+// KIP-98) of a control batch.
+type Marker struct {
+	ProducerID    int64
+	ProducerEpoch int16
+	// Offset is the marker's absolute offset (its batch's base offset
+	// plus its offset delta; the batch's base offset when the record's is
+	// unknown).
+	Offset int64
+	Commit bool // COMMIT (control type 1); false: ABORT (0)
 }
 
 // OffsetKind names one of the offsets a partition may carry.
@@ -341,11 +373,19 @@ type Records struct {
 	Transactional, Control int
 	Commits, Aborts        int
 	// The first batch's producer (idempotent or transactional producers;
-	// -1 ID none), when HasProducer.
-	ProducerID    int64
-	ProducerEpoch int16
-	BaseSequence  int32
-	HasProducer   bool
+	// -1 ID none), when HasProducer, and how many records that batch
+	// holds (LastOffsetDelta+1): its sequence numbers are BaseSequence to
+	// BaseSequence+ProducerRecords-1 (wrapping at 2^31, KIP-98). A
+	// Produce request (v3+) carries one batch per partition.
+	ProducerID      int64
+	ProducerEpoch   int16
+	BaseSequence    int32
+	ProducerRecords int32
+	HasProducer     bool
+	// Markers are the first MaxMarkers control records of the control
+	// batches, in wire order: which producer's transaction committed or
+	// aborted where.
+	Markers []Marker
 	// CRCErrors counts batches whose stored CRC does not match; Damaged
 	// those (or their records) with any other decoding problem.
 	CRCErrors, Damaged int
@@ -399,8 +439,10 @@ type Group struct {
 	Protocols              []string
 	Leader                 string // JoinGroupResponse Leader: the leader's member ID
 	Reason                 string // JoinGroup/LeaveGroup reason (KIP-800)
-	// SessionTimeoutMs and RebalanceTimeoutMs are -1 when not stated.
-	SessionTimeoutMs, RebalanceTimeoutMs int32
+	// SessionTimeoutMs and RebalanceTimeoutMs are -1 when not stated;
+	// HeartbeatIntervalMs is a heartbeat response's interval (KIP-848,
+	// share and streams groups), -1 when not stated.
+	SessionTimeoutMs, RebalanceTimeoutMs, HeartbeatIntervalMs int32
 	// Subscription is what this member subscribes to (JoinGroup request;
 	// the KIP-848 heartbeat's subscribed topics).
 	Subscription *Subscription

@@ -98,6 +98,10 @@ func (r *Records) batch(t *protocol.Tree, b *protocol.Node) {
 	}
 	if pid >= 0 && !r.HasProducer {
 		r.ProducerID, r.ProducerEpoch, r.BaseSequence, r.HasProducer = pid, int16(epoch), int32(seq), true
+		r.ProducerRecords = -1
+		if hasLast {
+			r.ProducerRecords = int32(last + 1)
+		}
 	}
 	if recs != nil && recs.Kind == protocol.KindArray {
 		count, hasCount = max(recs.Int, 0), recs.Int >= 0
@@ -140,7 +144,7 @@ func (r *Records) batch(t *protocol.Tree, b *protocol.Node) {
 	}
 	if control && recs != nil {
 		for _, rec := range recs.Children {
-			r.controlRecord(rec)
+			r.controlRecord(rec, pid, int16(epoch), base)
 		}
 	}
 }
@@ -159,22 +163,33 @@ func inflated(t *protocol.Tree, b, recs *protocol.Node) (int64, bool) {
 	return 0, false
 }
 
-// controlRecord counts a control record's type (its key's Type).
-func (r *Records) controlRecord(rec *protocol.Node) {
+// controlRecord counts a control record's type (its key's Type) and
+// keeps it as a Marker of producer pid, epoch, in a batch at offset base.
+func (r *Records) controlRecord(rec *protocol.Node, pid int64, epoch int16, base int64) {
+	off := base
+	typ := int64(-1)
 	for _, c := range rec.Children {
-		if c.Field != protocol.Record.Key {
-			continue
-		}
-		for _, k := range c.Children {
-			if k.Field == protocol.Record.ControlType {
-				switch k.Int {
-				case controlAbort:
-					r.Aborts++
-				case controlCommit:
-					r.Commits++
+		switch c.Field {
+		case protocol.Record.OffsetDelta:
+			off = base + c.Int
+		case protocol.Record.Key:
+			for _, k := range c.Children {
+				if k.Field == protocol.Record.ControlType {
+					typ = k.Int
 				}
 			}
 		}
+	}
+	switch typ {
+	case controlAbort:
+		r.Aborts++
+	case controlCommit:
+		r.Commits++
+	default:
+		return
+	}
+	if len(r.Markers) < MaxMarkers {
+		r.Markers = append(r.Markers, Marker{ProducerID: pid, ProducerEpoch: epoch, Offset: off, Commit: typ == controlCommit})
 	}
 }
 
@@ -276,6 +291,12 @@ func (r *Records) merge(o *Records) {
 	r.Aborts += o.Aborts
 	if !r.HasProducer && o.HasProducer {
 		r.ProducerID, r.ProducerEpoch, r.BaseSequence, r.HasProducer = o.ProducerID, o.ProducerEpoch, o.BaseSequence, true
+		r.ProducerRecords = o.ProducerRecords
+	}
+	for _, m := range o.Markers {
+		if len(r.Markers) < MaxMarkers {
+			r.Markers = append(r.Markers, m)
+		}
 	}
 	r.CRCErrors += o.CRCErrors
 	r.Damaged += o.Damaged

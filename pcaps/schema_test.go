@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/invopop/jsonschema"
+	"github.com/kwire/kwire/analysis"
 	"github.com/kwire/kwire/dissect/stats"
 	"github.com/kwire/kwire/render"
 	"github.com/kwire/kwire/render/statsview"
@@ -37,6 +38,9 @@ var jsonSchemas = map[string]any{
 	"unknown-tag":      &render.UnknownTagDoc{},     // unknownTaggedFields entries
 	"sasl":             &render.SASLDoc{},           // an exchange's "sasl"
 	"message":          &render.MessageDoc{},        // an exchange's "request" and "response"
+	"groups":           &analysis.GroupsReport{},    // groups --json
+	"txns":             &analysis.TxnsReport{},      // txns --json
+	"finding":          &statsview.FindingDoc{},     // read --findings --json: a finding's line
 }
 
 const schemaDir = "../docs/schema"
@@ -45,8 +49,11 @@ func schemaOf(t *testing.T, name string, v any) []byte {
 	t.Helper()
 	r := &jsonschema.Reflector{Mapper: func(t reflect.Type) *jsonschema.Schema {
 		switch t {
-		case reflect.TypeOf(stats.Millis(0)):
+		case reflect.TypeOf(stats.Millis(0)), reflect.TypeOf(analysis.Millis(0)):
 			return &jsonschema.Schema{Type: "number", Description: "milliseconds"}
+		case reflect.TypeOf(analysis.Time{}):
+			return &jsonschema.Schema{OneOf: []*jsonschema.Schema{{Type: "string", Format: "date-time"}, {Type: "null"}},
+				Description: "capture time, RFC 3339 in UTC; null when unknown"}
 		case reflect.TypeOf(json.RawMessage(nil)):
 			return &jsonschema.Schema{Description: "a message in Kafka's JsonConverter form, or null"}
 		}

@@ -71,6 +71,7 @@ const (
 	RoleGroupReason        // JoinGroup/LeaveGroup Reason (KIP-800)
 	RoleSessionTimeout     // SessionTimeoutMs
 	RoleRebalanceTimeout   // RebalanceTimeoutMs
+	RoleHeartbeatInterval  // a heartbeat response's HeartbeatIntervalMs: how often the broker wants heartbeats (KIP-848, KIP-932, KIP-1071)
 	RoleSubscription       // bytes holding a ConsumerProtocolSubscription (JoinGroup metadata)
 	RoleAssignment         // bytes holding a ConsumerProtocolAssignment (SyncGroup)
 	RoleOwnedPartitions    // an array of topic-partitions a member says it owns
@@ -104,6 +105,7 @@ const (
 	RoleListedOffset     // ListOffsetsResponse Offset: the offset answered
 	RoleLeaderEpoch      // a partition leader epoch (KIP-101, KIP-320)
 	RoleAbortedTxns      // FetchResponse AbortedTransactions: the aborted transactions in the range
+	RoleAbortedFirst     // an aborted transaction's FirstOffset: where its first batch is (KIP-98)
 
 	// Request settings.
 	RoleThrottle       // ThrottleTimeMs: how long the broker throttled the client (KIP-219)
@@ -158,6 +160,7 @@ var roleNames = [numRoles]string{
 	RoleGroupReason:        "reason",
 	RoleSessionTimeout:     "session-timeout",
 	RoleRebalanceTimeout:   "rebalance-timeout",
+	RoleHeartbeatInterval:  "heartbeat-interval",
 	RoleSubscription:       "subscription",
 	RoleAssignment:         "assignment",
 	RoleOwnedPartitions:    "owned-partitions",
@@ -183,6 +186,7 @@ var roleNames = [numRoles]string{
 	RoleListedOffset:       "listed-offset",
 	RoleLeaderEpoch:        "leader-epoch",
 	RoleAbortedTxns:        "aborted-transactions",
+	RoleAbortedFirst:       "aborted-first-offset",
 	RoleThrottle:           "throttle",
 	RoleAcks:               "acks",
 	RoleRequestTimeout:     "request-timeout",
@@ -275,6 +279,7 @@ var roleRules = []roleRule{
 	{msg: "LeaveGroupRequest", path: "Members.Reason", kind: TypeString, role: RoleGroupReason},
 	{name: "SessionTimeoutMs", kind: TypeInt32, role: RoleSessionTimeout},
 	{name: "RebalanceTimeoutMs", kind: TypeInt32, role: RoleRebalanceTimeout},
+	{name: "HeartbeatIntervalMs", kind: TypeInt32, role: RoleHeartbeatInterval},
 	{msg: "JoinGroupRequest", path: "Protocols.Metadata", kind: TypeBytes, role: RoleSubscription},
 	{msg: "JoinGroupResponse", path: "Members.Metadata", kind: TypeBytes, role: RoleSubscription},
 	{msg: "SyncGroupRequest", path: "Assignments.Assignment", kind: TypeBytes, role: RoleAssignment},
@@ -317,6 +322,7 @@ var roleRules = []roleRule{
 	{name: "CurrentLeaderEpoch", kind: TypeInt32, role: RoleLeaderEpoch},
 	{name: "CommittedLeaderEpoch", kind: TypeInt32, role: RoleLeaderEpoch},
 	{msg: "FetchResponse", path: "Responses.Partitions.AbortedTransactions", kind: TypeStruct, array: true, role: RoleAbortedTxns},
+	{msg: "FetchResponse", path: "Responses.Partitions.AbortedTransactions.FirstOffset", kind: TypeInt64, role: RoleAbortedFirst},
 
 	// Records.
 	{kind: TypeRecords, role: RoleRecords},

@@ -142,6 +142,13 @@ type ConnStats struct {
 	Gaps            int      // Gap calls
 	GapBytes        int64    // bytes lost in gaps of known size, both directions
 	Bytes           [2]int64 // bytes delivered by Data, indexed by Dir
+	// MinRTT is, per direction, the shortest time seen at the capture
+	// point from a segment of that direction carrying new bytes (or its
+	// SYN) to the peer's first ACK covering it (retransmitted segments
+	// are not timed: Karn's algorithm); 0 when none was timed. Captured at
+	// a client, MinRTT[client's direction] is the network's round trip to
+	// the broker and back, and the other direction's is about zero.
+	MinRTT [2]time.Duration
 }
 
 // Chunk is a contiguous piece of one direction's byte stream that came from

@@ -106,9 +106,10 @@ const (
 type runner struct {
 	opts          Options
 	h             Handler
-	dec           decoder   // the decoding stage (the reader goroutine's when pipelined)
-	p             pkt       // synchronous mode: the current segment
-	rec           *recorder // pipelined mode: where handler calls go
+	segs          SegmentHandler // h, when it wants segment marks (segments.go)
+	dec           decoder        // the decoding stage (the reader goroutine's when pipelined)
+	p             pkt            // synchronous mode: the current segment
+	rec           *recorder      // pipelined mode: where handler calls go
 	pool          *gpr.StreamPool
 	asm           *gpr.Assembler
 	sum           Summary
@@ -205,9 +206,11 @@ func (r *runner) forget(s *stream) {
 }
 
 func newRunner(opts Options, h Handler) *runner {
+	segs, _ := h.(SegmentHandler)
 	r := &runner{
 		opts:          opts,
 		h:             h,
+		segs:          segs,
 		conns:         make(map[connKey]*stream),
 		ctx:           newPktCtx(),
 		synCtx:        newPktCtx(),
@@ -688,6 +691,7 @@ type stream struct {
 	r        *runner
 	key      connKey
 	half     [2]halfState
+	flow     [2]flowState // segment marks and RTT (segments.go)
 	lastSeen time.Time
 	done     bool // Close was called
 }
@@ -748,9 +752,11 @@ func (s *stream) Accept(tcp *layers.TCP, ci gopacket.CaptureInfo, dir gpr.TCPFlo
 		}
 	}
 	if h.closed {
+		s.observe(tcp, ci.Timestamp, d, seq, 0, false, false)
 		return true
 	}
 	n := len(tcp.Payload)
+	var retrans, beyond bool // for the segment marks (segments.go)
 	if nextSeq == invalidSeq {
 		if !h.started {
 			h.started, h.next = true, seq
@@ -766,8 +772,10 @@ func (s *stream) Accept(tcp *layers.TCP, ci gopacket.CaptureInfo, dir gpr.TCPFlo
 			switch {
 			case ahead < 0 || nextSeq.Difference(seq.Add(n)) <= 0:
 				st.Retransmissions++
+				retrans = true
 			case ahead > 0:
 				st.OutOfOrder++
+				beyond = true
 				r.ctxKept = true
 				if !h.holeValid || h.holeEnd.Difference(seq) < 0 {
 					h.holeValid, h.holeEnd = true, seq
@@ -778,6 +786,7 @@ func (s *stream) Accept(tcp *layers.TCP, ci gopacket.CaptureInfo, dir gpr.TCPFlo
 	if tcp.FIN && (nextSeq == invalidSeq || nextSeq.Difference(seq.Add(n)) >= 0) {
 		h.finSeen, h.finEnd = true, seq.Add(n)
 	}
+	s.observe(tcp, ci.Timestamp, d, seq, n, retrans, beyond)
 	return true
 }
 

@@ -40,9 +40,21 @@ type seg struct {
 	v6ext   bool            // IPv6 hop-by-hop + destination options headers
 	raw     []byte          // a ready-made frame instead of a TCP segment
 	nullBE  bool            // NULL link header in big-endian
+	win     int             // the advertised window: 0 means 65535, -1 a zero window
+	opts    []byte          // TCP options (padded to 4 bytes)
 }
 
 func ap(s string) netip.AddrPort { return netip.MustParseAddrPort(s) }
+
+func windowOf(w int) uint16 {
+	switch {
+	case w == 0:
+		return 65535
+	case w < 0:
+		return 0
+	}
+	return uint16(w)
+}
 
 // frame serializes s for link type link.
 func frame(t testing.TB, link layers.LinkType, s seg) []byte {
@@ -55,12 +67,15 @@ func frame(t testing.TB, link layers.LinkType, s seg) []byte {
 		DstPort: layers.TCPPort(s.dst.Port()),
 		Seq:     s.seq,
 		Ack:     s.ack,
-		Window:  65535,
+		Window:  windowOf(s.win),
 		SYN:     strings.Contains(s.flags, "S"),
 		ACK:     strings.Contains(s.flags, "A"),
 		FIN:     strings.Contains(s.flags, "F"),
 		RST:     strings.Contains(s.flags, "R"),
 		PSH:     strings.Contains(s.flags, "P"),
+	}
+	if len(s.opts) > 0 {
+		tcp.Options = []layers.TCPOption{{OptionType: layers.TCPOptionKind(s.opts[0]), OptionLength: uint8(len(s.opts)), OptionData: s.opts[2:]}}
 	}
 	var ls []gopacket.SerializableLayer
 	v6 := s.src.Addr().Is6()

@@ -413,6 +413,7 @@ func within(b, buf []byte) bool {
 const (
 	evOpen uint8 = iota + evClose + 1
 	evStats
+	evSegment
 )
 
 // call is one recorded handler call.
@@ -421,6 +422,7 @@ type call struct {
 	kind   uint8
 	dir    Dir
 	sawSYN bool
+	sk     SegmentKind // evSegment: the segment's kind (its time, frame and offset in ch, length in n)
 	n      int64
 	t      time.Time
 	ch     Chunk // Data in arena or in a pinned pktBatch
@@ -560,6 +562,10 @@ func replay(h Handler, b *callBatch) {
 			h.Gap(c, e.dir, e.n, e.t)
 		case evClose:
 			h.Close(c, e.reason, e.t)
+		case evSegment:
+			if sh, ok := h.(SegmentHandler); ok {
+				sh.Segment(c, e.dir, segmentOf(e))
+			}
 		}
 	}
 }

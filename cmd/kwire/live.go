@@ -188,6 +188,10 @@ func runLive(ctx context.Context, o *liveOptions, s *ioStreams, color bool) erro
 	if err != nil {
 		return err
 	}
+	an, err := r.analyzer()
+	if err != nil {
+		return err
+	}
 	// The key logs are read again as clients append to them.
 	r.capture.follow = true
 	dopts, err := r.capture.dissectOptions(ropts)
@@ -195,7 +199,11 @@ func runLive(ctx context.Context, o *liveOptions, s *ioStreams, color bool) erro
 		return err
 	}
 	defer r.capture.keys.close()
-	setMemoryCeiling(r.capture.memoryBound(), s.ErrOut)
+	bound := r.capture.memoryBound()
+	if an != nil {
+		bound = r.analysis.memoryBound(bound)
+	}
+	setMemoryCeiling(bound, s.ErrOut)
 	if o.CaptureFilter != "" && !o.portSet {
 		// -f chose the traffic: its ports need not be --port's default,
 		// so Kafka is recognised by content, as with --detect.
@@ -229,7 +237,7 @@ func runLive(ctx context.Context, o *liveOptions, s *ioStreams, color bool) erro
 		src.Interface(), live.Backend, src.Filter())
 
 	w := bufio.NewWriterSize(s.Out, 64<<10)
-	sink := &liveSink{readSink: &readSink{o: r, fl: fl, w: w, ropts: ropts, names: facts.NewNames(), col: col, lastFlush: time.Now()}}
+	sink := &liveSink{readSink: &readSink{o: r, fl: fl, w: w, ropts: ropts, names: facts.NewNames(), col: col, an: an, lastFlush: time.Now()}}
 	d := dissect.New(dopts, sink)
 	// Run's own context stays open: the source ends the input (io.EOF)
 	// when ctx is done, so that Run flushes like at the end of a file.

@@ -15,12 +15,14 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kwire/kwire/analysis"
 	"github.com/kwire/kwire/dissect"
 	"github.com/kwire/kwire/dissect/stats"
 	"github.com/kwire/kwire/facts"
 	"github.com/kwire/kwire/protocol"
 	"github.com/kwire/kwire/reassembly"
 	"github.com/kwire/kwire/render"
+	"github.com/kwire/kwire/render/statsview"
 	"github.com/spf13/cobra"
 )
 
@@ -43,6 +45,9 @@ type readOptions struct {
 
 	Stats bool // --stats: kwire stats's report after the summary
 	Top   int  // --top, with --stats
+
+	Findings bool // --findings: one line per finding after the exchanges
+	analysis analysisFlags
 
 	frameSet bool // --frame was given
 	topicSet bool // --topic was given
@@ -156,10 +161,19 @@ stdout in text mode and to stderr with --json, so that stdout stays pure
 NDJSON.
 
 --stats adds kwire stats's report after the summary (APIs, latency,
-errors, clients, partitions, connections; --top N the slowest
+errors, clients, partitions, connections, findings; --top N the slowest
 exchanges). It counts every exchange and event, filtered out or not,
 like the summary: the tables on stdout, or with --json its JSON document
 on stderr.
+
+--findings adds, after the exchanges, one line per finding in time
+order: what an operator should look at, by the rules of
+docs/findings.md, with the packets it rests on (version mismatches,
+throttling, metadata storms, retries, leadership moves, timeouts, slow
+exchanges split between broker and network, batch sizes, connection
+churn, SASL failures, fencing, expired group members...); with --json one
+{"kind":"finding",...} line each. Like --stats it sees every exchange,
+filtered out or not.
 
 Filters (all given ones must hold):
   --api LIST         API names or keys, comma-separated (Produce,Fetch,3)
@@ -265,6 +279,8 @@ func (o *readOptions) addFlags(cmd *cobra.Command, detect bool, idle time.Durati
 	f.StringVar(&o.Filter, "filter", "", "only exchanges for which the `EXPR` is true (see kwire read --help)")
 	f.BoolVar(&o.Stats, "stats", false, "also print kwire stats's report of all the exchanges after the summary (with --json: on stderr)")
 	f.IntVar(&o.Top, "top", 0, "with --stats, list the `N` slowest exchanges with their frame numbers")
+	f.BoolVar(&o.Findings, "findings", false, "also print the findings (docs/findings.md), one line each, after the exchanges")
+	o.analysis.addFlags(f, true)
 	exclusiveFlags(cmd, [2]string{"tree", "json"}, [2]string{"hex", "json"})
 }
 
@@ -286,6 +302,10 @@ func runRead(ctx context.Context, o *readOptions, s *ioStreams, color bool, path
 	if err != nil {
 		return err
 	}
+	an, err := o.analyzer()
+	if err != nil {
+		return err
+	}
 
 	// One line per exchange shows batch offsets, counts and sizes, not
 	// records: skip decompressing and decoding them (--stats counts
@@ -294,12 +314,12 @@ func runRead(ctx context.Context, o *readOptions, s *ioStreams, color bool, path
 
 	w := bufio.NewWriterSize(s.Out, 64<<10)
 	names := facts.NewNames()
-	sink := &readSink{o: o, fl: fl, w: w, ropts: ropts, names: names, col: col, lastFlush: time.Now()}
+	sink := &readSink{o: o, fl: fl, w: w, ropts: ropts, names: names, col: col, an: an, lastFlush: time.Now()}
 	var ds dissect.Sink = sink
 	after := sink.addTotals
 	var par *parallelSink
 	var drain func()
-	if workers := runtime.GOMAXPROCS(0); workers > 1 && (o.Tree || o.JSON) && !o.HexDump && col == nil {
+	if workers := runtime.GOMAXPROCS(0); workers > 1 && (o.Tree || o.JSON) && !o.HexDump && col == nil && an == nil {
 		// Trees and JSON cost far more than reading: decode and render
 		// them on every core, write them in order. Not hex dumps: their
 		// text, several times the frame, is better streamed than held.
@@ -308,11 +328,22 @@ func runRead(ctx context.Context, o *readOptions, s *ioStreams, color bool, path
 		ds = par
 		drain = par.sync // a file's totals once its exchanges are decoded and written
 	}
-	setMemoryCeiling(o.capture.memoryBound(), s.ErrOut)
+	bound := o.capture.memoryBound()
+	if an != nil {
+		bound = o.analysis.memoryBound(bound)
+	}
+	setMemoryCeiling(bound, s.ErrOut)
 	bar := startProgressFor(s, paths)
 	cr := &captureReader{opts: dopts, ropts: o.capture.reassemblyOptions(), wrap: bar.wrap, drain: drain, after: after}
-	if col != nil && len(paths) > 1 {
-		cr.onFile = col.SetFile
+	if (col != nil || an != nil) && len(paths) > 1 {
+		cr.onFile = func(path string) {
+			if col != nil {
+				col.SetFile(path)
+			}
+			if an != nil {
+				an.SetFile(path)
+			}
+		}
 	}
 	run := cr.read(ctx, paths, ds)
 	if par != nil {
@@ -354,6 +385,19 @@ func (k *readSink) addTotals(ds dissect.Summary, rs reassembly.Summary) {
 // statistics report follows, after an empty line: kwire stats's tables,
 // or with --json its JSON document.
 func (k *readSink) summarize(s *ioStreams, color bool, extra func(io.Writer) error) {
+	if k.o.Findings && k.an != nil {
+		// The findings close the exchanges' stream: lines of text, or
+		// NDJSON objects of kind "finding".
+		f := k.an.Findings()
+		if k.o.JSON {
+			k.check(statsview.WriteFindingsNDJSON(k.w, f))
+		} else {
+			if k.counts.Exchanges > 0 || k.shown > 0 {
+				k.check(k.w.WriteByte('\n'))
+			}
+			k.check(statsview.WriteFindings(k.w, f, statsview.Options{Color: k.ropts.Color}))
+		}
+	}
 	out, ropts := io.Writer(k.w), k.ropts
 	if k.o.JSON {
 		k.check(k.w.Flush())
@@ -372,7 +416,7 @@ func (k *readSink) summarize(s *ioStreams, color bool, extra func(io.Writer) err
 	if k.col != nil {
 		_, err := io.WriteString(out, "\n")
 		k.check(err)
-		k.check(writeStatsReport(out, k.col, k.o.JSON, ropts.Color))
+		k.check(writeStatsReport(out, k.col, k.an, k.o.JSON, ropts.Color))
 	}
 }
 
@@ -414,6 +458,20 @@ func (k *readSink) noteUnmatched(w io.Writer, run *captureRun) {
 	default:
 		fmt.Fprintf(w, "kwire: --stream %d matched nothing: the connection carried no Kafka exchange%s\n", fl.stream, filtered)
 	}
+}
+
+// analyzer returns the Analyzer of --findings (and of --stats's
+// findings), nil without them.
+func (o *readOptions) analyzer() (*analysis.Analyzer, error) {
+	if !o.Findings && !o.Stats {
+		return nil, nil
+	}
+	aopts, err := o.analysis.options()
+	if err != nil {
+		return nil, err
+	}
+	aopts.Findings = true
+	return analysis.New(aopts), nil
 }
 
 // statsCollector returns the Collector for --stats, nil without it.
@@ -496,6 +554,7 @@ type readSink struct {
 	err           error                                  // first write error
 	names         *facts.Names                           // topic names by ID, learnt in emit order
 	col           *stats.Collector                       // --stats: every exchange and event, filters or not
+	an            *analysis.Analyzer                     // --findings, --stats: likewise
 	roles         map[*reassembly.Conn][2]netip.AddrPort // --json: client and broker of each open Kafka connection
 
 	lastFlush time.Time
@@ -509,6 +568,9 @@ func (k *readSink) Exchange(ex *dissect.Exchange) {
 	k.counts.Exchange(ex)
 	if k.col != nil {
 		k.col.Exchange(ex)
+	}
+	if k.an != nil {
+		k.an.Exchange(ex)
 	}
 	v, show := k.prepare(ex, false)
 	if show {
@@ -624,6 +686,9 @@ func (k *readSink) Event(ev *dissect.Event) {
 	}
 	if ev.Kind == dissect.EventSkipped && ev.Conn != nil && ev.Conn.Index == k.fl.stream && k.streamSkipped == "" {
 		k.streamSkipped = ev.Detail
+	}
+	if k.an != nil {
+		k.an.Event(ev)
 	}
 	if k.o.JSON {
 		k.jsonEvent(ev)

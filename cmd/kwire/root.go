@@ -130,6 +130,8 @@ Exit status:
 		newReadCmd(s, g),
 		newStatsCmd(s, g),
 		newVersionsCmd(s, g),
+		newGroupsCmd(s, g),
+		newTxnsCmd(s, g),
 		newLiveCmd(s, g),
 	)
 	// cobra's own completion command, with an example like every other.

@@ -6,15 +6,19 @@ import (
 	"io"
 	"runtime"
 
+	"github.com/kwire/kwire/analysis"
+	"github.com/kwire/kwire/dissect"
 	"github.com/kwire/kwire/dissect/stats"
 	"github.com/kwire/kwire/render/statsview"
 	"github.com/spf13/cobra"
 )
 
 type statsOptions struct {
-	capture captureFlags
-	JSON    bool
-	Top     int
+	capture  captureFlags
+	analysis analysisFlags
+	JSON     bool
+	Top      int
+	Findings bool
 }
 
 func newStatsCmd(s *ioStreams, g *globalOptions) *cobra.Command {
@@ -41,6 +45,13 @@ Kafka traffic:
                maximum)
   SLOWEST      with --top N, the N slowest exchanges and their frame
                numbers, for kwire read --frame N
+  FINDINGS     what to look at, one line each in time order, by the rules
+               of docs/findings.md (version mismatches, throttling,
+               metadata storms, retries, leadership moves, timeouts, slow
+               exchanges split between broker and network, batch sizes,
+               connection churn, SASL failures, fencing, expired group
+               members...), with the packets they rest on; first, after
+               the summary lines (--findings=false leaves them out)
 
 Percentiles are exact up to 4096 answered requests per API version, then
 read from log-linear buckets (within 6.25 %, marked "~"). With several
@@ -49,7 +60,8 @@ are totals.
 
 --json prints one JSON document: {"first","last","exchanges","orphans",
 "saslTokens","skippedConnections","apis":[...],"clients":[...],
-"partitions":[...],"connections":[...],"latency":[...],"slowest":[...]},
+"partitions":[...],"connections":[...],"latency":[...],"slowest":[...],
+"findings":[...],"findingsDropped"},
 in kwire's JSON vocabulary (docs/json.md): durations are milliseconds
 (keys ending in Ms), times RFC 3339.
 
@@ -71,8 +83,10 @@ that is not a capture.`,
 	}
 	f := cmd.Flags()
 	o.capture.addFlags(f, true, 0)
+	o.analysis.addFlags(f, true)
 	f.BoolVar(&o.JSON, "json", false, "print one JSON document instead of tables")
 	f.IntVar(&o.Top, "top", 0, "list the `N` slowest exchanges with their frame numbers")
+	f.BoolVar(&o.Findings, "findings", true, "add the findings (docs/findings.md)")
 	return cmd
 }
 
@@ -85,17 +99,35 @@ func runStats(ctx context.Context, o *statsOptions, s *ioStreams, color bool, pa
 	if err != nil {
 		return err
 	}
+	var an *analysis.Analyzer
+	var sink dissect.Sink = col
+	if o.Findings {
+		aopts, err := o.analysis.options()
+		if err != nil {
+			return err
+		}
+		aopts.Findings = true
+		an = analysis.New(aopts)
+		sink = teeSink{col, an}
+	}
 	// Every record is counted: decode the exchanges on every core, feed
 	// them to the collector in order.
 	dopts.DeferDecode = true
-	ahead := newDecodeAhead(col, max(runtime.GOMAXPROCS(0), 1), int64(o.capture.MaxDecodeMemory))
-	setMemoryCeiling(o.capture.memoryBound(), s.ErrOut)
+	ahead := newDecodeAhead(sink, max(runtime.GOMAXPROCS(0), 1), int64(o.capture.MaxDecodeMemory))
+	bound := o.capture.memoryBound()
+	if an != nil {
+		bound = o.analysis.memoryBound(bound)
+	}
+	setMemoryCeiling(bound, s.ErrOut)
 	bar := startProgressFor(s, paths)
 	cr := &captureReader{opts: dopts, ropts: o.capture.reassemblyOptions(), wrap: bar.wrap, drain: ahead.sync}
 	if len(paths) > 1 {
 		cr.onFile = func(path string) {
 			ahead.sync() // the previous file's exchanges are counted to it
 			col.SetFile(path)
+			if an != nil {
+				an.SetFile(path)
+			}
 		}
 	}
 	run := cr.read(ctx, paths, ahead)
@@ -105,7 +137,7 @@ func runStats(ctx context.Context, o *statsOptions, s *ioStreams, color bool, pa
 		return run.status(s.ErrOut)
 	}
 	w := bufio.NewWriter(s.Out)
-	err = writeStatsReport(w, col, o.JSON, color)
+	err = writeStatsReport(w, col, an, o.JSON, color)
 	if err == nil {
 		err = w.Flush()
 	}
@@ -124,11 +156,17 @@ func newStatsCollector(top int) (*stats.Collector, error) {
 	return stats.NewCollector(stats.Options{Top: top}), nil
 }
 
-// writeStatsReport writes col's report so far: the tables of kwire
-// stats, or with asJSON one indented JSON document.
-func writeStatsReport(w io.Writer, col *stats.Collector, asJSON, color bool) error {
-	if asJSON {
-		return statsview.WriteStatsJSON(w, col.Report())
+// writeStatsReport writes col's report so far, with an's findings when
+// an is not nil: the tables of kwire stats, or with asJSON one indented
+// JSON document.
+func writeStatsReport(w io.Writer, col *stats.Collector, an *analysis.Analyzer, asJSON, color bool) error {
+	r := col.Report()
+	if an != nil {
+		f := an.Findings()
+		r.Findings, r.FindingsDropped = f.Findings, f.Dropped
 	}
-	return statsview.WriteStats(w, col.Report(), statsview.Options{Color: color})
+	if asJSON {
+		return statsview.WriteStatsJSON(w, r)
+	}
+	return statsview.WriteStats(w, r, statsview.Options{Color: color})
 }

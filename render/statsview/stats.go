@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kwire/kwire/analysis"
 	"github.com/kwire/kwire/dissect/stats"
 	"github.com/kwire/kwire/render/units"
 )
@@ -125,6 +126,9 @@ func WriteStats(out io.Writer, r *stats.Report, o Options) error {
 		fmt.Fprintf(&w, ", %d TLS (not decrypted)", tls)
 	}
 	fmt.Fprintf(&w, ", %d skipped\n", r.SkippedConn)
+	if r.Findings != nil {
+		writeFindings(&w, &analysis.FindingsReport{Findings: r.Findings, Dropped: r.FindingsDropped}, o, true)
+	}
 
 	heading(&w, o, "APIS")
 	if len(r.APIs) == 0 {

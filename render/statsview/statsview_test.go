@@ -8,7 +8,9 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/kwire/kwire/analysis"
 	"github.com/kwire/kwire/dissect/stats"
 )
 
@@ -36,8 +38,21 @@ func sampleReport() *stats.Report {
 		Slowest: []stats.SlowExchange{{Latency: 5e6, Key: 0, Name: "Produce", Version: 9, CorrelationID: 7,
 			ClientID: "app", Client: "10.0.0.1:5000", Broker: "10.0.0.9:9092", RequestFrame: 12, ResponseFrame: 14,
 			Time: "2026-01-02T03:04:05Z", File: "a.pcap"}},
+		Findings: []analysis.Finding{sampleFinding()},
 	}
 }
+
+func sampleFinding() analysis.Finding {
+	at := analysis.Time(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
+	rtt := analysis.Millis(40e6)
+	return analysis.Finding{Rule: analysis.RuleSlowNetwork, Severity: analysis.SevWarning, Time: at, Last: at,
+		Subject: "app Produce broker 10.0.0.9:9092", ClientID: ptr("app"), Broker: ptr("10.0.0.9:9092"), API: ptr("Produce"),
+		Count: 2, Detail: "2 exchanges of 100ms or more", Packets: []int64{12, 14}, MorePackets: 3, File: "a.pcap",
+		Split: &analysis.Split{Time: at, Frame: 12, TotalMs: 375e6, BrokerMs: 1e6, NetworkMs: 374e6, RoundTripMs: &rtt,
+			RequestMs: 334e6, RetransmittedMs: &rtt, ResponseMs: 0, Retransmissions: 1, Verdict: "network"}}
+}
+
+func ptr[T any](v T) *T { return &v }
 
 func sampleVersions() *stats.VersionsReport {
 	prod := stats.Range{Key: 0, Name: "Produce", Min: 0, Max: 11}
@@ -113,6 +128,14 @@ func TestStatsJSONFields(t *testing.T) {
 		"connections[].responseBytes", "connections[].responseFrames", "connections[].resyncs",
 		"connections[].retransmissions", "connections[].truncated", "connections[].unanswered",
 		"exchanges", "first", "last",
+		"findings", "findings[].api", "findings[].broker", "findings[].clientId", "findings[].count", "findings[].detail",
+		"findings[].file", "findings[].group", "findings[].last", "findings[].morePackets", "findings[].packets",
+		"findings[].partition", "findings[].rule", "findings[].severity", "findings[].split", "findings[].split.brokerMs",
+		"findings[].split.frame", "findings[].split.networkMs", "findings[].split.outOfOrder", "findings[].split.queuedMs",
+		"findings[].split.requestMs", "findings[].split.responseMs", "findings[].split.retransmissions",
+		"findings[].split.retransmittedMs", "findings[].split.roundTripMs", "findings[].split.time", "findings[].split.totalMs",
+		"findings[].split.verdict", "findings[].split.windowFull", "findings[].split.zeroWindows", "findings[].subject",
+		"findings[].time", "findings[].topic", "findingsDropped",
 		"latency", "latency[].binWidthMs", "latency[].count", "latency[].distribution", "latency[].distribution[].count",
 		"latency[].distribution[].hiMs", "latency[].distribution[].loMs", "latency[].key", "latency[].name",
 		"latency[].origin", "latency[].overTime", "latency[].overTime[].count", "latency[].overTime[].maxMs",
@@ -216,6 +239,8 @@ func TestStatsText(t *testing.T) {
 		"       …\n",
 		"  over time, max per 10.0ms from 2026-01-02T03:04:05Z (peak 8.00ms):\n  ▁·█\n",
 		" 5.00ms  Produce    9        7  app        10.0.0.1:5000  10.0.0.9:9092     0         12          14\n",
+		"FINDINGS (docs/findings.md; kwire read --frame N shows a packet's exchange)\n" +
+			"03:04:05.000 warning slow-network app Produce broker 10.0.0.9:9092 ×2\n    2 exchanges of 100ms or more [a.pcap packets 12,14 +3]\n\nAPIS\n",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("missing %q in\n%s", want, out)

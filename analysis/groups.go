@@ -1,0 +1,1218 @@
+package analysis
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/kwire/kwire/facts"
+	"github.com/kwire/kwire/protocol"
+)
+
+// This file follows groups: the classic protocol (JoinGroup, SyncGroup,
+// Heartbeat, LeaveGroup; Kafka protocol guide, "The Consumer Group
+// Protocol"; KIP-345 static members, KIP-394 MEMBER_ID_REQUIRED, KIP-800
+// reasons), KIP-848 consumer groups (ConsumerGroupHeartbeat: member epochs
+// and server-side assignments), share groups (KIP-932) and streams groups
+// (KIP-1071) as their heartbeats show them, and the offsets groups commit
+// (OffsetCommit, TxnOffsetCommit) and fetch (OffsetFetch).
+//
+// Exchanges come in the order they complete; a generation is known by its
+// number (or a member epoch), so the order in which members' JoinGroup
+// and SyncGroup responses arrive does not matter. What started each
+// generation is decided when the report is built, by comparing its
+// members with the previous generation's.
+
+// Kafka error codes the group logic gives meaning to (Errors.java).
+const (
+	errNotCoordinator       = 16
+	errIllegalGeneration    = 22
+	errUnknownMemberID      = 25
+	errRebalanceInProgress  = 27
+	errMemberIDRequired     = 79
+	errFencedInstanceID     = 82
+	errFencedMemberEpoch    = 110
+	errStaleMemberEpoch     = 113
+	errUnreleasedInstanceID = 111
+)
+
+// Group kinds, as the report names them.
+const (
+	kindClassic  = "classic"
+	kindConsumer = "consumer" // KIP-848
+	kindShare    = "share"    // KIP-932
+	kindStreams  = "streams"  // KIP-1071
+)
+
+// Member endings.
+const (
+	endLeft        = "left"         // LeaveGroup, or a KIP-848 heartbeat with member epoch -1
+	endStaticLeave = "static-leave" // KIP-848 member epoch -2: a static member leaves for a restart
+	endExpired     = "expired"      // removed without leaving: its session timed out
+	endReplaced    = "replaced"     // its group.instance.id was taken by a new member (KIP-345)
+	endFenced      = "fenced"       // the coordinator answered it UNKNOWN_MEMBER_ID, FENCED_MEMBER_EPOCH or FENCED_INSTANCE_ID
+)
+
+// Generation causes (GenerationReport.Cause).
+const (
+	causeJoin         = "join"          // a new member joined
+	causeLeave        = "leave"         // a member left (LeaveGroup, epoch -1 or -2)
+	causeTimeout      = "timeout"       // a member was removed without leaving: its session timed out
+	causeStaticRejoin = "static-rejoin" // a static member's successor took its place (KIP-345)
+	causeSubscription = "subscription"  // the same members, a subscription changed
+	causeRejoin       = "rejoin"        // the same members joined again (metadata change, a member's own rejoin)
+	causeUnknown      = "unknown"       // the previous generation was not captured
+)
+
+type tpKey struct {
+	topic string
+	part  int32
+}
+
+type groupTracker struct {
+	mem      *budget
+	groups   map[string]*group
+	byClient map[string][]*member // client ID -> members (fetch positions)
+	hw       map[tpKey]hwMark     // latest high watermark seen per partition
+	coords   map[string]string    // group -> coordinator host:port (FindCoordinator)
+	fifo     []evictItem          // what was kept, oldest first: eviction order
+	head     int
+}
+
+type hwMark struct {
+	hw int64
+	at time.Time
+}
+
+type evictItem struct {
+	g    *group
+	kind uint8
+}
+
+const (
+	itemEvent uint8 = iota
+	itemGen
+	itemMember
+	itemCommit
+)
+
+type group struct {
+	id          string
+	kind        string
+	ptype       string
+	protocol    string
+	first, last time.Time
+
+	members map[string]*member
+	order   []*member // by first appearance
+	gens    []*gen
+	events  []Event
+	errs    map[int16]int64
+	commits map[tpKey]*commit
+	corder  []tpKey
+
+	// joinStart is the earliest JoinGroup since the last generation was
+	// created: when the next rebalance began.
+	joinStart time.Time
+	// signaled are the members told REBALANCE_IN_PROGRESS since the last
+	// generation began.
+	signaled []*member
+	nGens    int64 // generations (or epochs) seen, kept or dropped
+	dropped  Dropped
+}
+
+type member struct {
+	g        *group
+	id       string
+	instance string
+	clientID string
+	addr     string
+
+	first, last time.Time
+	file        int // the capture file of its latest exchange
+	joined      time.Time
+	left        time.Time
+	leaveReason string
+	leaveRef    Ref
+	end         string
+	endAt       time.Time
+
+	sessionMs, rebalanceMs, intervalMs int32
+
+	heartbeats     int64
+	lastLive       time.Time // its last sign of life to the coordinator
+	lastHeartbeat  time.Time
+	lastHBRef      Ref
+	maxGap         time.Duration
+	late, missed   int64
+	assignment     []facts.TopicPartitions
+	hasAssignment  bool
+	epoch          int32
+	hasEpoch       bool
+	errs           map[int16]int64
+	fetch          map[tpKey]int64
+	kept           bool // counted in the budget and the FIFO
+	subscription   []string
+	lastGeneration int32
+}
+
+type gen struct {
+	num        int32
+	epoch      bool // a KIP-848 (share, streams) member epoch, not a classic generation
+	start, end time.Time
+	leader     string
+	protocol   string
+	members    []*genMember
+	listed     bool    // the leader's JoinGroup response listed the members
+	static     *member // static-rejoin: the member replaced
+	staticBy   *member
+	signaled   []*member // told REBALANCE_IN_PROGRESS before it began
+	refs       []Ref
+	startRef   Ref  // the exchange it began with
+	file       int  // the capture file it began in
+	complete   bool // a member got its assignment
+	cost       int64
+}
+
+type genMember struct {
+	m            *member
+	assigned     []facts.TopicPartitions
+	hasAssigned  bool
+	plan         []facts.TopicPartitions // the leader's SyncGroup plan
+	hasPlan      bool
+	via          string
+	epoch        int32
+	subscription []string // the topics it subscribed to at this generation
+	hasSub       bool
+}
+
+type commit struct {
+	tp          tpKey
+	offset      int64
+	metadata    string
+	generation  int32
+	memberID    string
+	at          time.Time
+	ref         Ref
+	commits     int64
+	stale       int64
+	errors      int64
+	fetched     bool // known from an OffsetFetch only
+	txn         bool // by TxnOffsetCommit
+	lastError   int16
+	lastErrorAt time.Time
+}
+
+func newGroupTracker(mem *budget) *groupTracker {
+	return &groupTracker{mem: mem, groups: map[string]*group{}, byClient: map[string][]*member{},
+		hw: map[tpKey]hwMark{}, coords: map[string]string{}}
+}
+
+func (t *groupTracker) group(id string, kind string, at time.Time) *group {
+	g := t.groups[id]
+	if g == nil {
+		g = &group{id: id, members: map[string]*member{}, errs: map[int16]int64{}, commits: map[tpKey]*commit{}}
+		t.groups[id] = g
+		t.mem.take(costMember + int64(len(id)))
+	}
+	if kind != "" && (g.kind == "" || g.kind == kindClassic && kind != kindClassic) {
+		g.kind = kind
+	}
+	if !at.IsZero() {
+		if g.first.IsZero() || at.Before(g.first) {
+			g.first = at
+		}
+		if at.After(g.last) {
+			g.last = at
+		}
+	}
+	return g
+}
+
+// member returns group g's member id, made on first sight from exchange e.
+func (t *groupTracker) member(g *group, id string, e *xinfo) *member {
+	m := g.members[id]
+	if m == nil {
+		m = &member{g: g, id: id, sessionMs: -1, rebalanceMs: -1, intervalMs: -1, epoch: -1, lastGeneration: -1}
+		g.members[id] = m
+		g.order = append(g.order, m)
+		m.kept = true
+		t.keep(g, itemMember, costMember+int64(len(id)))
+	}
+	if e != nil {
+		if m.clientID == "" && !e.x.ClientIDNull {
+			m.clientID = e.x.ClientID
+			t.byClient[m.clientID] = append(t.byClient[m.clientID], m)
+		}
+		if m.addr == "" && e.x.Client.IsValid() {
+			m.addr = e.x.Client.String()
+		}
+		if m.first.IsZero() || e.at.Before(m.first) {
+			m.first = e.at
+		}
+		m.file = e.file
+		last := e.at
+		if e.done.After(last) {
+			last = e.done
+		}
+		if last.After(m.last) {
+			m.last = last
+		}
+	}
+	return m
+}
+
+// keep charges n bytes for an item of g and evicts the oldest items
+// while the budget is exceeded.
+func (t *groupTracker) keep(g *group, kind uint8, n int64) {
+	t.mem.take(n)
+	t.fifo = append(t.fifo, evictItem{g, kind})
+	for t.mem.over() && t.head < len(t.fifo) {
+		if !t.evict() {
+			break
+		}
+	}
+	if t.head > 1024 && t.head*2 > len(t.fifo) {
+		t.fifo = slices.Delete(t.fifo, 0, t.head)
+		t.head = 0
+	}
+}
+
+// evict drops the oldest item that can go; false when none can.
+func (t *groupTracker) evict() bool {
+	for tries := len(t.fifo) - t.head; tries > 0; tries-- {
+		it := t.fifo[t.head]
+		t.fifo[t.head] = evictItem{}
+		t.head++
+		g := it.g
+		switch it.kind {
+		case itemEvent:
+			if len(g.events) > 0 {
+				e := g.events[0]
+				g.events = slices.Delete(g.events, 0, 1)
+				g.dropped.Events++
+				t.mem.give(eventCost(&e))
+				return true
+			}
+		case itemGen:
+			if len(g.gens) > 1 { // the latest stays: it is the group's state
+				t.mem.give(g.gens[0].cost)
+				g.gens = slices.Delete(g.gens, 0, 1)
+				g.dropped.Generations++
+				return true
+			}
+			t.fifo = append(t.fifo, it)
+		case itemMember:
+			// The oldest member that is gone; members still in the group
+			// stay (their item goes to the back).
+			for _, m := range g.order {
+				if m.kept && m.end != "" {
+					t.dropMember(m)
+					return true
+				}
+			}
+			t.fifo = append(t.fifo, it)
+		case itemCommit:
+			if len(g.corder) > 0 {
+				k := g.corder[0]
+				g.corder = g.corder[1:]
+				delete(g.commits, k)
+				g.dropped.Commits++
+				t.mem.give(costCommit + int64(len(k.topic)))
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func (t *groupTracker) dropMember(m *member) {
+	g := m.g
+	m.kept = false
+	delete(g.members, m.id)
+	g.order = slices.DeleteFunc(g.order, func(x *member) bool { return x == m })
+	cs := t.byClient[m.clientID]
+	t.byClient[m.clientID] = slices.DeleteFunc(cs, func(x *member) bool { return x == m })
+	if len(t.byClient[m.clientID]) == 0 {
+		delete(t.byClient, m.clientID)
+	}
+	g.dropped.Members++
+	t.mem.give(costMember + int64(len(m.id)) + tpCost(m.assignment))
+}
+
+func eventCost(e *Event) int64 {
+	n := int64(costEvent + len(e.Detail) + len(e.Kind))
+	if e.MemberID != nil {
+		n += int64(len(*e.MemberID))
+	}
+	return n
+}
+
+func (t *groupTracker) event(g *group, e Event) {
+	g.events = append(g.events, e)
+	t.keep(g, itemEvent, eventCost(&e))
+}
+
+// groupEvent builds an event of exchange x about member m (nil: none).
+func groupEvent(x *xinfo, m *member, kind, detail string) Event {
+	ev := Event{Time: Time(x.at), Kind: kind, Detail: detail, Ref: x.ref, API: protocol.APIName(x.x.APIKey)}
+	if m != nil {
+		ev.MemberID = &m.id
+	}
+	if code := x.topError(); code != 0 {
+		ev.Error = ptr(protocol.KafkaErrorName(code))
+	}
+	return ev
+}
+
+func (t *groupTracker) exchange(e *xinfo) {
+	fx := e.fx
+	switch e.x.APIKey {
+	case protocol.KeyFindCoordinator:
+		for _, c := range fx.Coordinators {
+			if c.KeyType == 0 && c.Found {
+				t.coords[c.Key] = fmt.Sprintf("%s:%d", c.Host, c.Port)
+			}
+		}
+		return
+	case protocol.KeyFetch:
+		t.fetch(e)
+		return
+	}
+	id := fx.Group.ID
+	if id == "" {
+		return
+	}
+	switch e.x.APIKey {
+	case protocol.KeyJoinGroup:
+		t.joinGroup(t.group(id, kindClassic, e.at), e)
+	case protocol.KeySyncGroup:
+		t.syncGroup(t.group(id, kindClassic, e.at), e)
+	case protocol.KeyHeartbeat:
+		t.heartbeat(t.group(id, kindClassic, e.at), e)
+	case protocol.KeyLeaveGroup:
+		t.leaveGroup(t.group(id, kindClassic, e.at), e)
+	case protocol.KeyConsumerGroupHeartbeat:
+		t.epochHeartbeat(t.group(id, kindConsumer, e.at), e)
+	case protocol.KeyShareGroupHeartbeat:
+		t.epochHeartbeat(t.group(id, kindShare, e.at), e)
+	case protocol.KeyStreamsGroupHeartbeat:
+		t.epochHeartbeat(t.group(id, kindStreams, e.at), e)
+	case protocol.KeyOffsetCommit, protocol.KeyTxnOffsetCommit:
+		t.commit(t.group(id, "", e.at), e)
+	case protocol.KeyOffsetFetch:
+		if g := t.groups[id]; g != nil {
+			t.offsetFetch(g, e)
+		}
+	}
+}
+
+// setTimeouts records the timeouts a member's request states.
+func (m *member) setTimeouts(fg *facts.Group) {
+	if fg.SessionTimeoutMs >= 0 {
+		m.sessionMs = fg.SessionTimeoutMs
+	}
+	if fg.RebalanceTimeoutMs >= 0 {
+		m.rebalanceMs = fg.RebalanceTimeoutMs
+	}
+	if fg.HeartbeatIntervalMs > 0 {
+		m.intervalMs = fg.HeartbeatIntervalMs
+	}
+	if fg.InstanceID != "" {
+		m.instance = fg.InstanceID
+	}
+}
+
+func (m *member) err(code int16) {
+	if code == 0 {
+		return
+	}
+	if m.errs == nil {
+		m.errs = map[int16]int64{}
+	}
+	m.errs[code]++
+}
+
+// live records a sign of life of m at time at (a heartbeat request when
+// beat, else the answer to a join or sync): the gap since the previous
+// one is checked against the session timeout (classic) or the heartbeat
+// interval (KIP-848).
+func (m *member) live(at time.Time, beat bool) {
+	if at.IsZero() {
+		return
+	}
+	if beat {
+		m.heartbeats++
+		m.lastHeartbeat = at
+		if !m.lastLive.IsZero() && at.After(m.lastLive) {
+			gap := at.Sub(m.lastLive)
+			m.maxGap = max(m.maxGap, gap)
+			switch {
+			case m.sessionMs > 0 && gap >= time.Duration(m.sessionMs)*time.Millisecond:
+				m.missed++
+			case m.sessionMs > 0 && gap >= time.Duration(m.sessionMs)*time.Millisecond/2:
+				m.late++
+			case m.sessionMs <= 0 && m.intervalMs > 0 && gap >= 2*time.Duration(m.intervalMs)*time.Millisecond:
+				m.late++
+			}
+		}
+	}
+	if at.After(m.lastLive) {
+		m.lastLive = at
+	}
+}
+
+func (g *group) errCount(code int16) {
+	if code != 0 {
+		g.errs[code]++
+	}
+}
+
+func (g *group) lastGen() *gen {
+	if len(g.gens) == 0 {
+		return nil
+	}
+	return g.gens[len(g.gens)-1]
+}
+
+// genNum returns the latest generation entry numbered num.
+func (g *group) genNum(num int32, epoch bool) *gen {
+	for i := len(g.gens) - 1; i >= 0; i-- {
+		if g.gens[i].num == num && g.gens[i].epoch == epoch {
+			return g.gens[i]
+		}
+	}
+	return nil
+}
+
+func (gn *gen) member(m *member) *genMember {
+	for _, gm := range gn.members {
+		if gm.m == m {
+			return gm
+		}
+	}
+	return nil
+}
+
+func (t *groupTracker) addGenMember(g *group, gn *gen, m *member, via string) *genMember {
+	if gm := gn.member(m); gm != nil {
+		return gm
+	}
+	gm := &genMember{m: m, via: via, epoch: -1}
+	gn.members = append(gn.members, gm)
+	gn.cost += costGenMember
+	t.mem.take(costGenMember)
+	return gm
+}
+
+func (t *groupTracker) setAssigned(gn *gen, gm *genMember, tps []facts.TopicPartitions) {
+	n := tpCost(tps)
+	t.mem.give(tpCost(gm.assigned))
+	gn.cost += n - tpCost(gm.assigned)
+	t.mem.take(n)
+	gm.assigned, gm.hasAssigned = cloneTPs(tps), true
+}
+
+func (t *groupTracker) newGen(g *group, num int32, epoch bool, at time.Time) *gen {
+	gn := &gen{num: num, epoch: epoch, start: at, cost: costGeneration}
+	if !epoch && !g.joinStart.IsZero() && g.joinStart.Before(at) {
+		gn.start = g.joinStart
+	}
+	g.joinStart = time.Time{}
+	gn.signaled, g.signaled = g.signaled, nil
+	g.gens = append(g.gens, gn)
+	g.nGens++
+	t.keep(g, itemGen, gn.cost)
+	return gn
+}
+
+func (gn *gen) ref(r Ref) {
+	if len(gn.refs) < 16 {
+		gn.refs = append(gn.refs, r)
+	}
+}
+
+// classicGen returns the generation entry a JoinGroup response of
+// member m gave generation num: a new one when num is new, a copy of the
+// latest when m is a static member taking its predecessor's place
+// without a rebalance (the coordinator answers with the same generation,
+// KIP-345). Generations only grow: a JoinGroup answered with a number
+// below the latest is a group made anew (deleted once empty, its
+// numbering restarted), and gets an entry of its own.
+func (t *groupTracker) classicGen(g *group, num int32, m *member, at time.Time) *gen {
+	last := g.lastGen()
+	if last != nil && !last.epoch && num < last.num {
+		return t.newGen(g, num, false, at)
+	}
+	if last != nil && !last.epoch && last.num == num && m.instance != "" && last.member(m) == nil && last.complete {
+		for _, old := range last.members {
+			if old.m != m && old.m.instance == m.instance {
+				return t.staticCopy(g, last, old, m, at)
+			}
+		}
+	}
+	if last != nil && !last.epoch && last.num == num {
+		return last
+	}
+	return t.newGen(g, num, false, at)
+}
+
+// staticCopy makes the entry in which member by took old's place in last,
+// with its assignment.
+func (t *groupTracker) staticCopy(g *group, last *gen, old *genMember, by *member, at time.Time) *gen {
+	gn := t.newGen(g, last.num, last.epoch, at)
+	gn.start = at
+	gn.leader, gn.protocol = last.leader, last.protocol
+	if gn.leader == old.m.id {
+		gn.leader = by.id
+	}
+	gn.static, gn.staticBy = old.m, by
+	for _, gm := range last.members {
+		if gm == old {
+			continue
+		}
+		c := t.addGenMember(g, gn, gm.m, gm.via)
+		c.epoch = gm.epoch
+		if gm.hasAssigned {
+			t.setAssigned(gn, c, gm.assigned)
+		}
+	}
+	nm := t.addGenMember(g, gn, by, "static-rejoin")
+	nm.epoch = old.epoch
+	if old.hasAssigned {
+		t.setAssigned(gn, nm, old.assigned)
+	}
+	if old.m.end != endStaticLeave {
+		old.m.end, old.m.endAt = endReplaced, at
+	}
+	return gn
+}
+
+func (t *groupTracker) joinGroup(g *group, e *xinfo) {
+	fg := &e.fx.Group
+	code := e.topError()
+	g.errCount(code)
+	if fg.ProtocolType != "" {
+		g.ptype = fg.ProtocolType
+	}
+	id := fg.AssignedMemberID
+	if id == "" {
+		id = fg.MemberID
+	}
+	if id == "" {
+		t.event(g, groupEvent(e, nil, "join", "JoinGroup without a member ID, unanswered"))
+		return
+	}
+	m := t.member(g, id, e)
+	m.setTimeouts(fg)
+	m.err(code)
+	if len(fg.Protocols) > 0 && fg.Subscription != nil {
+		m.subscription = slices.Clone(fg.Subscription.Topics)
+	}
+	if code == errMemberIDRequired && (g.joinStart.IsZero() || e.at.Before(g.joinStart)) {
+		// A new member's first JoinGroup: the rebalance it starts begins
+		// here.
+		g.joinStart = e.at
+	}
+	newMember := m.joined.IsZero()
+	if newMember {
+		m.joined = e.at
+	}
+	why := ""
+	if fg.Reason != "" {
+		why = " (reason: " + fg.Reason + ")"
+	}
+	switch {
+	case code == errMemberIDRequired:
+		t.event(g, groupEvent(e, m, "join", "new member: the coordinator gives it member ID "+id+" and asks it to join again (MEMBER_ID_REQUIRED, KIP-394)"))
+		return
+	case code != 0:
+		t.event(g, groupEvent(e, m, "join", "JoinGroup failed: "+errorMeaning(code)))
+		if code == errFencedInstanceID || code == errUnknownMemberID {
+			m.end, m.endAt = endFenced, e.at
+		}
+		return
+	case !e.answered:
+		t.event(g, groupEvent(e, m, "join", "JoinGroup unanswered"+why))
+		return
+	}
+	if m.end != "" && m.end != endReplaced {
+		m.end, m.endAt = "", time.Time{} // it came back
+	}
+	gn := t.classicGen(g, fg.Generation, m, e.at)
+	m.lastGeneration = fg.Generation
+	if !e.at.After(gn.start) || gn.startRef.Frame == 0 {
+		gn.start = earliest(gn.start, e.at)
+		if gn.startRef.Frame == 0 || !e.at.After(gn.start) {
+			gn.startRef, gn.file = e.ref, e.file
+		}
+	}
+	gn.ref(e.ref)
+	if fg.Leader != "" {
+		gn.leader = fg.Leader
+	}
+	if fg.Protocol != "" {
+		gn.protocol = fg.Protocol
+		g.protocol = fg.Protocol
+	}
+	via := "rebalance"
+	if gn.staticBy == m {
+		via = "static-rejoin"
+	}
+	own := t.addGenMember(g, gn, m, via)
+	if fg.Subscription != nil {
+		own.subscription, own.hasSub = slices.Sorted(slices.Values(fg.Subscription.Topics)), true
+	}
+	if len(fg.Members) > 0 {
+		gn.listed = true
+		for i := range fg.Members {
+			fm := &fg.Members[i]
+			if fm.ID == "" {
+				continue
+			}
+			mm := t.member(g, fm.ID, nil)
+			if fm.InstanceID != "" {
+				mm.instance = fm.InstanceID
+			}
+			if fm.Subscription != nil {
+				mm.subscription = slices.Clone(fm.Subscription.Topics)
+			}
+			gm := t.addGenMember(g, gn, mm, "rebalance")
+			if fm.Subscription != nil && !gm.hasSub {
+				gm.subscription, gm.hasSub = slices.Sorted(slices.Values(fm.Subscription.Topics)), true
+			}
+		}
+	}
+	m.live(e.done, false)
+	detail := fmt.Sprintf("joined generation %d", fg.Generation)
+	if gn.staticBy == m {
+		detail = fmt.Sprintf("static member %s rejoined generation %d in place of %s, without a rebalance (KIP-345)", m.instance, fg.Generation, gn.static.id)
+	}
+	if fg.Leader == m.id {
+		detail += ", as leader of " + plural(len(fg.Members), "member")
+	}
+	if fg.Protocol != "" {
+		detail += ", protocol " + fg.Protocol
+	}
+	t.event(g, groupEvent(e, m, "join", detail+why))
+}
+
+func (t *groupTracker) syncGroup(g *group, e *xinfo) {
+	fg := &e.fx.Group
+	code := e.topError()
+	g.errCount(code)
+	if fg.MemberID == "" {
+		return
+	}
+	m := t.member(g, fg.MemberID, e)
+	m.setTimeouts(fg)
+	m.err(code)
+	if !fg.HasGeneration {
+		return
+	}
+	gn := g.genNum(fg.Generation, false)
+	if gn == nil {
+		gn = t.newGen(g, fg.Generation, false, e.at)
+	}
+	gn.ref(e.ref)
+	if fg.Protocol != "" && gn.protocol == "" {
+		gn.protocol = fg.Protocol
+	}
+	planned := 0
+	for i := range fg.Members {
+		fm := &fg.Members[i]
+		if fm.ID == "" || fm.Assignment == nil {
+			continue
+		}
+		gm := t.addGenMember(g, gn, t.member(g, fm.ID, nil), "rebalance")
+		gm.plan, gm.hasPlan = cloneTPs(fm.Assignment.Partitions), true
+		planned++
+	}
+	if planned > 0 && gn.leader == "" {
+		gn.leader = m.id
+	}
+	switch {
+	case code != 0:
+		t.event(g, groupEvent(e, m, "sync", "SyncGroup failed: "+errorMeaning(code)))
+		return
+	case !e.answered:
+		t.event(g, groupEvent(e, m, "sync", "SyncGroup unanswered"))
+		return
+	}
+	gm := gn.member(m)
+	if gm == nil {
+		gm = t.addGenMember(g, gn, m, "rebalance")
+	}
+	var tps []facts.TopicPartitions
+	if fg.Assignment != nil {
+		tps = fg.Assignment.Partitions
+	}
+	t.setAssigned(gn, gm, tps)
+	t.mem.give(tpCost(m.assignment))
+	m.assignment, m.hasAssignment = cloneTPs(tps), true
+	t.mem.take(tpCost(m.assignment))
+	gn.complete = true
+	if e.done.After(gn.end) {
+		gn.end = e.done
+	}
+	m.live(e.done, false)
+	detail := "assigned " + tpString(tps)
+	if planned > 0 {
+		detail += fmt.Sprintf(" (the leader's plan for %s)", plural(planned, "member"))
+	}
+	t.event(g, groupEvent(e, m, "sync", fmt.Sprintf("generation %d: %s", fg.Generation, detail)))
+}
+
+func (t *groupTracker) heartbeat(g *group, e *xinfo) {
+	fg := &e.fx.Group
+	if fg.MemberID == "" {
+		return
+	}
+	code := e.topError()
+	g.errCount(code)
+	m := t.member(g, fg.MemberID, e)
+	m.setTimeouts(fg)
+	m.err(code)
+	m.live(e.at, true)
+	m.lastHBRef = e.ref
+	switch code {
+	case 0:
+	case errRebalanceInProgress:
+		if !slices.Contains(g.signaled, m) {
+			g.signaled = append(g.signaled, m)
+		}
+		t.event(g, groupEvent(e, m, "heartbeat", fmt.Sprintf("generation %d: %s", fg.Generation, errorMeaning(code))))
+	default:
+		if code == errUnknownMemberID || code == errFencedInstanceID {
+			m.end, m.endAt = endFenced, e.at
+		}
+		t.event(g, groupEvent(e, m, "heartbeat", fmt.Sprintf("generation %d: %s", fg.Generation, errorMeaning(code))))
+	}
+}
+
+func (t *groupTracker) leaveGroup(g *group, e *xinfo) {
+	fg := &e.fx.Group
+	code := e.topError()
+	g.errCount(code)
+	type leaving struct{ id, instance, reason string }
+	var ls []leaving
+	if fg.MemberID != "" {
+		ls = append(ls, leaving{fg.MemberID, fg.InstanceID, fg.Reason})
+	}
+	for i := range fg.Members {
+		fm := &fg.Members[i]
+		ls = append(ls, leaving{fm.ID, fm.InstanceID, fm.Reason})
+	}
+	for _, l := range ls {
+		id := l.id
+		if id == "" && l.instance != "" {
+			for _, m := range g.order {
+				if m.instance == l.instance && m.end == "" {
+					id = m.id
+				}
+			}
+		}
+		if id == "" {
+			continue
+		}
+		m := t.member(g, id, e)
+		m.err(code)
+		m.left, m.leaveReason, m.leaveRef = e.at, l.reason, e.ref
+		m.end, m.endAt = endLeft, e.at
+		detail := "LeaveGroup"
+		switch {
+		case l.reason != "":
+			detail += ", reason: " + l.reason
+		case e.x.APIVersion < 5:
+			detail += fmt.Sprintf(" (v%d: no reason field before v5, KIP-800)", e.x.APIVersion)
+		default:
+			detail += ", no reason given"
+		}
+		if code != 0 {
+			detail += ": " + errorMeaning(code)
+		}
+		t.event(g, groupEvent(e, m, "leave", detail))
+	}
+}
+
+// epochHeartbeat follows a KIP-848 (share, streams) heartbeat: member
+// epoch 0 joins, -1 leaves, -2 leaves for a restart (a static member);
+// the response's member epoch and assignment are the member's state.
+func (t *groupTracker) epochHeartbeat(g *group, e *xinfo) {
+	fg := &e.fx.Group
+	code := e.topError()
+	g.errCount(code)
+	id := fg.AssignedMemberID
+	if id == "" {
+		id = fg.MemberID
+	}
+	if id == "" {
+		if fg.HasEpoch && fg.MemberEpoch == 0 {
+			t.event(g, groupEvent(e, nil, "join", "joins with member epoch 0, unanswered"))
+		}
+		return
+	}
+	m := t.member(g, id, e)
+	m.setTimeouts(fg)
+	m.err(code)
+	reqEpoch := int32(-3)
+	if fg.HasEpoch {
+		reqEpoch = fg.MemberEpoch
+	}
+	switch reqEpoch {
+	case 0:
+		if m.joined.IsZero() {
+			m.joined = e.at
+		}
+		if m.end != "" {
+			m.end, m.endAt = "", time.Time{}
+		}
+		t.event(g, groupEvent(e, m, "join", "joins with member epoch 0"))
+	case -1, -2:
+		m.left, m.leaveRef = e.at, e.ref
+		m.end, m.endAt = endLeft, e.at
+		what := "leaves (member epoch -1)"
+		if reqEpoch == -2 {
+			m.end = endStaticLeave
+			what = "static member leaves for a restart (member epoch -2): its assignment is kept for its successor"
+		}
+		t.event(g, groupEvent(e, m, "leave", what))
+		return
+	default:
+		m.live(e.at, true)
+		m.lastHBRef = e.ref
+	}
+	if code != 0 {
+		if code == errFencedMemberEpoch || code == errUnknownMemberID || code == errFencedInstanceID {
+			m.end, m.endAt = endFenced, e.at
+		}
+		t.event(g, groupEvent(e, m, "heartbeat", errorMeaning(code)))
+		return
+	}
+	if !e.answered || !fg.HasAssigned || fg.AssignedEpoch < 0 {
+		return
+	}
+	epoch := fg.AssignedEpoch
+	changed := !m.hasEpoch || epoch != m.epoch
+	if a := fg.Assignment; a != nil {
+		if !m.hasAssignment || !sameTPs(m.assignment, a.Partitions) {
+			changed = true
+			t.mem.give(tpCost(m.assignment))
+			m.assignment, m.hasAssignment = cloneTPs(a.Partitions), true
+			t.mem.take(tpCost(m.assignment))
+		}
+	}
+	m.epoch, m.hasEpoch = epoch, true
+	gn := t.epochGen(g, epoch, m, e.at)
+	gm := gn.member(m)
+	if gm == nil {
+		gm = t.addGenMember(g, gn, m, "heartbeat")
+	}
+	gm.epoch = epoch
+	// What the member holds at an epoch grows to its target as other
+	// members release partitions, and shrinks while it revokes for the
+	// next epoch: its assignment at the epoch is the union (the target).
+	if u := unionTPs(gm.assigned, m.assignment); !gm.hasAssigned || !sameTPs(u, gm.assigned) {
+		t.setAssigned(gn, gm, u)
+		if e.done.After(gn.end) {
+			gn.end = e.done // reconciled so far
+		}
+	}
+	gn.complete = true
+	if gn.startRef.Frame == 0 {
+		gn.startRef, gn.file = e.ref, e.file
+	}
+	if changed {
+		gn.ref(e.ref)
+		t.event(g, groupEvent(e, m, "epoch", fmt.Sprintf("member epoch %d: assigned %s", epoch, tpString(m.assignment))))
+	}
+}
+
+// epochGen returns the entry of member epoch num for member m: a new one
+// when num is beyond the latest, a static copy when m takes the place of
+// a static member that left with epoch -2.
+func (t *groupTracker) epochGen(g *group, num int32, m *member, at time.Time) *gen {
+	last := g.lastGen()
+	if last == nil || !last.epoch || num > last.num {
+		return t.newGen(g, num, true, at)
+	}
+	gn := g.genNum(num, true)
+	if gn == nil {
+		return t.newGen(g, num, true, at)
+	}
+	if gn == last && m.instance != "" && gn.member(m) == nil {
+		for _, old := range gn.members {
+			if old.m != m && old.m.instance == m.instance && old.m.end == endStaticLeave {
+				return t.staticCopy(g, gn, old, m, at)
+			}
+		}
+	}
+	return gn
+}
+
+func (t *groupTracker) commit(g *group, e *xinfo) {
+	fx := e.fx
+	fg := &fx.Group
+	code := e.topError()
+	g.errCount(code)
+	var m *member
+	if fg.MemberID != "" {
+		m = t.member(g, fg.MemberID, e)
+		m.err(code)
+	}
+	genNum := int32(-1)
+	if fg.HasGeneration {
+		genNum = fg.Generation
+	}
+	txn := e.x.APIKey == protocol.KeyTxnOffsetCommit
+	stale, why := false, ""
+	if code != 0 {
+		stale, why = staleCode(code), errorMeaning(code)
+	}
+	if last := g.lastGen(); !stale && genNum >= 0 && last != nil && !last.epoch && genNum < last.num {
+		stale, why = true, fmt.Sprintf("generation %d while the group is at %d", genNum, last.num)
+	}
+	if !stale && genNum >= 0 && m != nil && m.hasEpoch && genNum < m.epoch {
+		stale, why = true, fmt.Sprintf("member epoch %d while the member is at %d", genNum, m.epoch)
+	}
+	var parts []string
+	perr := 0
+	for i := range fx.Topics {
+		tp := &fx.Topics[i]
+		for j := range tp.Partitions {
+			p := &tp.Partitions[j]
+			off, ok := p.Offsets.Get(facts.OffsetCommitted)
+			if !ok && p.Error == 0 {
+				continue
+			}
+			k := tpKey{tp.Label(), p.Index}
+			c := t.commitOf(g, k)
+			if ok {
+				c.offset, c.metadata, c.generation, c.at, c.ref, c.fetched = off, p.Offsets.CommittedMetadata, genNum, e.at, e.ref, false
+				c.memberID = fg.MemberID
+				c.commits++
+				c.txn = txn
+			}
+			if stale {
+				c.stale++
+			}
+			if p.Error != 0 {
+				c.errors++
+				c.lastError, c.lastErrorAt = p.Error, e.at
+				perr++
+				g.errCount(p.Error)
+				if m != nil {
+					m.err(p.Error)
+				}
+				if staleCode(p.Error) {
+					stale, why = true, errorMeaning(p.Error)
+				}
+			}
+			if len(parts) < 8 {
+				parts = append(parts, fmt.Sprintf("%s-%d@%d", k.topic, k.part, off))
+			}
+		}
+	}
+	switch {
+	case stale:
+		t.event(g, groupEvent(e, m, "commit", fmt.Sprintf("stale commit of %s: %s", strings.Join(parts, ","), why)))
+	case code != 0 || perr > 0:
+		t.event(g, groupEvent(e, m, "commit", fmt.Sprintf("commit of %s failed", strings.Join(parts, ","))))
+	}
+}
+
+// plural writes "1 member", "3 members".
+func plural(n int, what string) string {
+	switch {
+	case n == 1:
+		return "1 " + what
+	case strings.HasSuffix(what, "ch") || strings.HasSuffix(what, "s"):
+		return fmt.Sprintf("%d %ses", n, what)
+	}
+	return fmt.Sprintf("%d %ss", n, what)
+}
+
+// staleCode reports whether an error answers a commit from a member that
+// is no longer part of the current generation (or epoch).
+func staleCode(code int16) bool {
+	switch code {
+	case errIllegalGeneration, errUnknownMemberID, errRebalanceInProgress, errFencedInstanceID, errFencedMemberEpoch, errStaleMemberEpoch:
+		return true
+	}
+	return false
+}
+
+func (t *groupTracker) commitOf(g *group, k tpKey) *commit {
+	c := g.commits[k]
+	if c == nil {
+		c = &commit{tp: k, generation: -1}
+		g.commits[k] = c
+		g.corder = append(g.corder, k)
+		t.keep(g, itemCommit, costCommit+int64(len(k.topic)))
+	}
+	return c
+}
+
+// offsetFetch records committed offsets a member (or an admin) read, for
+// the partitions no commit was seen of.
+func (t *groupTracker) offsetFetch(g *group, e *xinfo) {
+	if !e.answered {
+		return
+	}
+	for i := range e.fx.Topics {
+		tp := &e.fx.Topics[i]
+		for j := range tp.Partitions {
+			p := &tp.Partitions[j]
+			off, ok := p.Offsets.Get(facts.OffsetCommitted)
+			if !ok || off < 0 {
+				continue
+			}
+			k := tpKey{tp.Label(), p.Index}
+			if c := g.commits[k]; c != nil && c.commits > 0 {
+				continue
+			}
+			c := t.commitOf(g, k)
+			c.offset, c.metadata, c.at, c.ref, c.fetched = off, p.Offsets.CommittedMetadata, e.done, e.ref, true
+		}
+	}
+}
+
+// fetch learns high watermarks and the fetch positions of group members.
+func (t *groupTracker) fetch(e *xinfo) {
+	ms := t.byClient[e.x.ClientID]
+	for i := range e.fx.Topics {
+		tp := &e.fx.Topics[i]
+		for j := range tp.Partitions {
+			p := &tp.Partitions[j]
+			k := tpKey{tp.Label(), p.Index}
+			if hw, ok := p.Offsets.Get(facts.OffsetHighWatermark); ok && e.answered && p.Error == 0 {
+				if _, had := t.hw[k]; !had {
+					t.mem.take(costState + int64(len(k.topic)))
+				}
+				t.hw[k] = hwMark{hw, e.done}
+			}
+			if off, ok := p.Offsets.Get(facts.OffsetFetch); ok {
+				for _, m := range ms {
+					if m.end == "" && m.owns(k) {
+						if m.fetch == nil {
+							m.fetch = map[tpKey]int64{}
+						}
+						m.fetch[k] = off
+					}
+				}
+			}
+		}
+	}
+}
+
+func (m *member) owns(k tpKey) bool {
+	for _, tp := range m.assignment {
+		if tp.Label() == k.topic && slices.Contains(tp.Partitions, k.part) {
+			return true
+		}
+	}
+	return false
+}
+
+func cloneTPs(tps []facts.TopicPartitions) []facts.TopicPartitions {
+	out := make([]facts.TopicPartitions, 0, len(tps))
+	for _, tp := range tps {
+		c := tp
+		c.Partitions = slices.Clone(tp.Partitions)
+		slices.Sort(c.Partitions)
+		out = append(out, c)
+	}
+	slices.SortFunc(out, func(a, b facts.TopicPartitions) int { return cmp.Compare(a.Label(), b.Label()) })
+	return out
+}
+
+// unionTPs returns the partitions of a and b together.
+func unionTPs(a, b []facts.TopicPartitions) []facts.TopicPartitions {
+	byTopic := map[string]*facts.TopicPartitions{}
+	var order []string
+	for _, tps := range [2][]facts.TopicPartitions{a, b} {
+		for _, tp := range tps {
+			k := tp.Label()
+			u := byTopic[k]
+			if u == nil {
+				c := tp
+				c.Partitions = nil
+				u = &c
+				byTopic[k] = u
+				order = append(order, k)
+			}
+			for _, p := range tp.Partitions {
+				if !slices.Contains(u.Partitions, p) {
+					u.Partitions = append(u.Partitions, p)
+				}
+			}
+		}
+	}
+	out := make([]facts.TopicPartitions, 0, len(order))
+	for _, k := range order {
+		out = append(out, *byTopic[k])
+	}
+	return cloneTPs(out)
+}
+
+// sameTPs compares two assignments, ignoring order and empty topics.
+func sameTPs(a, b []facts.TopicPartitions) bool {
+	flat := func(tps []facts.TopicPartitions) []tpKey {
+		var out []tpKey
+		for _, tp := range tps {
+			for _, p := range tp.Partitions {
+				out = append(out, tpKey{tp.Label(), p})
+			}
+		}
+		slices.SortFunc(out, func(x, y tpKey) int { return cmp.Or(cmp.Compare(x.topic, y.topic), cmp.Compare(x.part, y.part)) })
+		return out
+	}
+	return slices.Equal(flat(a), flat(b))
+}
+
+// tpString writes an assignment as "t[0,1] u[3]", "nothing" when empty.
+func tpString(tps []facts.TopicPartitions) string {
+	var b strings.Builder
+	for _, tp := range cloneTPs(tps) {
+		if len(tp.Partitions) == 0 {
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(tp.Label())
+		b.WriteByte('[')
+		b.WriteString(partList(tp.Partitions))
+		b.WriteByte(']')
+	}
+	if b.Len() == 0 {
+		return "nothing"
+	}
+	return b.String()
+}
+
+// partList writes sorted partitions compactly: "0-3,7".
+func partList(ps []int32) string {
+	var b strings.Builder
+	for i := 0; i < len(ps); {
+		j := i
+		for j+1 < len(ps) && ps[j+1] == ps[j]+1 {
+			j++
+		}
+		if b.Len() > 0 {
+			b.WriteByte(',')
+		}
+		switch {
+		case j == i:
+			fmt.Fprintf(&b, "%d", ps[i])
+		case j == i+1:
+			fmt.Fprintf(&b, "%d,%d", ps[i], ps[j])
+		default:
+			fmt.Fprintf(&b, "%d-%d", ps[i], ps[j])
+		}
+		i = j + 1
+	}
+	return b.String()
+}

@@ -1,0 +1,628 @@
+package analysis
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/kwire/kwire/facts"
+	"github.com/kwire/kwire/protocol"
+)
+
+// GroupsReport is `kwire groups --json`: every group seen, by group ID.
+type GroupsReport struct {
+	Groups []GroupReport `json:"groups"`
+	// MaxMemoryBytes is the budget the reports were kept within
+	// (--max-analysis-memory).
+	MaxMemoryBytes int64 `json:"maxMemoryBytes"`
+}
+
+// GroupReport is one group.
+type GroupReport struct {
+	GroupID string `json:"groupId"`
+	// Protocol is how the group is run: "classic" (JoinGroup/SyncGroup),
+	// "consumer" (KIP-848 ConsumerGroupHeartbeat), "share" (KIP-932),
+	// "streams" (KIP-1071).
+	Protocol     string  `json:"protocol"`
+	ProtocolType *string `json:"protocolType" jsonschema:"nullable"` // classic: "consumer", "connect", ...
+	Assignor     *string `json:"assignor" jsonschema:"nullable"`     // the protocol (assignor) last chosen
+	Coordinator  *string `json:"coordinator" jsonschema:"nullable"`  // host:port FindCoordinator named
+	First        Time    `json:"first"`
+	Last         Time    `json:"last"`
+	// GenerationCount counts the generations (member epochs) seen, kept
+	// or dropped; Rebalances those kept that followed another one.
+	GenerationCount int64 `json:"generationCount"`
+	Rebalances      int64 `json:"rebalances"`
+	// RebalanceMs is the time all kept rebalances took together (first
+	// JoinGroup to last SyncGroup response of each).
+	RebalanceMs Millis `json:"rebalanceMs"`
+
+	Members     []MemberReport     `json:"members"`
+	Generations []GenerationReport `json:"generations"`
+	Commits     []CommitReport     `json:"commits"`
+	Errors      []ErrorCount       `json:"errors"`
+	Timeline    []Event            `json:"timeline"`
+	Dropped     Dropped            `json:"dropped"`
+}
+
+// Dropped counts what the memory budget made a group's report leave out.
+type Dropped struct {
+	Events      int64 `json:"events"`
+	Generations int64 `json:"generations"`
+	Members     int64 `json:"members"`
+	Commits     int64 `json:"commits"`
+}
+
+// Any reports whether anything was dropped.
+func (d Dropped) Any() bool { return d != Dropped{} }
+
+// MemberReport is one group member (a member ID).
+type MemberReport struct {
+	MemberID        string  `json:"memberId"`
+	Name            string  `json:"name"` // how the text output names it: its client ID, made unique
+	GroupInstanceID *string `json:"groupInstanceId" jsonschema:"nullable"`
+	ClientID        *string `json:"clientId" jsonschema:"nullable"`
+	Client          *string `json:"client" jsonschema:"nullable"` // host:port of its connection to the coordinator
+	First           Time    `json:"first"`
+	Last            Time    `json:"last"`
+	Joined          Time    `json:"joinTime"`  // its first JoinGroup (or heartbeat with epoch 0)
+	Left            Time    `json:"leaveTime"` // its LeaveGroup (or epoch -1/-2 heartbeat)
+	LeaveReason     *string `json:"leaveReason" jsonschema:"nullable"`
+	// End is how its membership ended: "left", "static-leave" (KIP-848
+	// epoch -2), "expired" (removed without leaving: session timeout),
+	// "replaced" (a new member took its group.instance.id), "fenced";
+	// null when it was still a member at the end of the capture.
+	End                 *string `json:"end" jsonschema:"nullable"`
+	EndTime             Time    `json:"endTime"`
+	SessionTimeoutMs    *int32  `json:"sessionTimeoutMs" jsonschema:"nullable"`
+	RebalanceTimeoutMs  *int32  `json:"rebalanceTimeoutMs" jsonschema:"nullable"`
+	HeartbeatIntervalMs *int32  `json:"heartbeatIntervalMs" jsonschema:"nullable"` // KIP-848: the broker's
+	Heartbeats          int64   `json:"heartbeats"`
+	// MaxHeartbeatGapMs is the longest time between two of its signs of
+	// life (heartbeat requests, join and sync answers); LateHeartbeats
+	// counts gaps of half the session timeout or more (KIP-848: twice the
+	// heartbeat interval), MissedHeartbeats gaps of the session timeout
+	// or more.
+	MaxHeartbeatGapMs *Millis          `json:"maxHeartbeatGapMs" jsonschema:"nullable"`
+	LateHeartbeats    int64            `json:"lateHeartbeats"`
+	MissedHeartbeats  int64            `json:"missedHeartbeats"`
+	LastHeartbeat     Time             `json:"lastHeartbeatTime"`
+	LastHeartbeatRef  *Ref             `json:"lastHeartbeatRef" jsonschema:"nullable"`
+	MemberEpoch       *int32           `json:"memberEpoch" jsonschema:"nullable"` // KIP-848: the latest
+	Generation        *int32           `json:"generation" jsonschema:"nullable"`  // classic: the latest it joined
+	Assignment        []TopicPartition `json:"assignment" jsonschema:"nullable"`  // the latest; null when never assigned
+	Subscription      []string         `json:"subscription" jsonschema:"nullable"`
+	Errors            []ErrorCount     `json:"errors"`
+	file              int              // the capture file of its latest exchange
+}
+
+// TopicPartition is a topic and some of its partitions.
+type TopicPartition struct {
+	Topic      string  `json:"topic"` // the name, else the topic ID
+	Partitions []int32 `json:"partitions"`
+}
+
+// GenerationReport is one generation of a classic group, or one member
+// epoch of a KIP-848 (share, streams) group, as a whole: a static member
+// that takes its predecessor's place without a rebalance gives an entry
+// of its own with the same number.
+type GenerationReport struct {
+	Generation int32 `json:"generation"`
+	// Epoch says Generation is a KIP-848 member epoch.
+	Epoch bool `json:"epoch"`
+	// Cause is what started it: "join", "leave", "timeout",
+	// "static-rejoin", "subscription" (the same members, a subscription
+	// changed), "rejoin" (the same members: a metadata change, a member's
+	// own rejoin), "unknown" (the previous one was not captured);
+	// CauseMembers the members concerned (member IDs) and CauseDetail the
+	// whole story in words, with the members told REBALANCE_IN_PROGRESS
+	// before it began.
+	Cause        string   `json:"cause"`
+	CauseMembers []string `json:"causeMembers"`
+	CauseDetail  string   `json:"causeDetail"`
+	Leader       *string  `json:"leader" jsonschema:"nullable"`
+	Protocol     *string  `json:"protocol" jsonschema:"nullable"`
+	// Start is its first JoinGroup (KIP-848: the first heartbeat answered
+	// with the epoch), End its last SyncGroup response (heartbeat
+	// answer); DurationMs the time between, for a classic rebalance.
+	Start      Time               `json:"startTime"`
+	End        Time               `json:"endTime"`
+	DurationMs *Millis            `json:"durationMs" jsonschema:"nullable"`
+	Members    []GenerationMember `json:"members"`
+	// Moved are the partitions whose owner changed since the previous
+	// entry (from or to null: unowned).
+	Moved    []Move `json:"moved"`
+	Refs     []Ref  `json:"refs"`     // JoinGroup, SyncGroup (heartbeat) exchanges, the first 16
+	StartRef Ref    `json:"startRef"` // the exchange it began with (its first JoinGroup)
+	file     int    // the capture file it began in
+}
+
+// GenerationMember is one member of a generation and what it was given.
+type GenerationMember struct {
+	MemberID string `json:"memberId"`
+	Name     string `json:"name"`
+	// Via is "rebalance" (classic), "heartbeat" (KIP-848) or
+	// "static-rejoin".
+	Via         string `json:"via"`
+	MemberEpoch *int32 `json:"memberEpoch" jsonschema:"nullable"`
+	Leader      bool   `json:"leader"`
+	// Assigned is what its SyncGroup response (heartbeat) gave it; Plan
+	// what the leader's SyncGroup request planned for it; null when not
+	// captured.
+	Assigned []TopicPartition `json:"assigned" jsonschema:"nullable"`
+	Plan     []TopicPartition `json:"plan" jsonschema:"nullable"`
+}
+
+// Move is a partition that changed owner between two entries.
+type Move struct {
+	Topic     string  `json:"topic"`
+	Partition int32   `json:"partition"`
+	From      *string `json:"from" jsonschema:"nullable"`
+	To        *string `json:"to" jsonschema:"nullable"`
+}
+
+// CommitReport is one partition's committed offset.
+type CommitReport struct {
+	Topic     string  `json:"topic"`
+	Partition int32   `json:"partition"`
+	Offset    int64   `json:"offset"`
+	Metadata  *string `json:"metadata" jsonschema:"nullable"`
+	// Generation is the commit's GenerationIdOrMemberEpoch; null for a
+	// commit outside the group's generations (-1) or an offset known
+	// from an OffsetFetch only.
+	Generation    *int32  `json:"generation" jsonschema:"nullable"`
+	MemberID      *string `json:"memberId" jsonschema:"nullable"`
+	Time          Time    `json:"time"`
+	Commits       int64   `json:"commits"`
+	Stale         int64   `json:"stale"`  // commits from a generation (epoch) the group had left behind, or refused as such
+	Errors        int64   `json:"errors"` // commits answered with an error for the partition
+	LastError     *string `json:"lastError" jsonschema:"nullable"`
+	Fetched       bool    `json:"fetched"`       // known from an OffsetFetch answer, not a commit
+	Transactional bool    `json:"transactional"` // by TxnOffsetCommit
+	// HighWatermark is the latest a Fetch response gave for the
+	// partition, and Lag that minus Offset; FetchOffset the latest
+	// position its owner fetched from, FetchLag HighWatermark minus it.
+	HighWatermark     *int64 `json:"highWatermark" jsonschema:"nullable"`
+	HighWatermarkTime Time   `json:"highWatermarkTime"`
+	Lag               *int64 `json:"lag" jsonschema:"nullable"`
+	FetchOffset       *int64 `json:"fetchOffset" jsonschema:"nullable"`
+	FetchLag          *int64 `json:"fetchLag" jsonschema:"nullable"`
+	Ref               Ref    `json:"ref"`
+}
+
+// ErrorCount is a Kafka error seen, with what it means here.
+type ErrorCount struct {
+	Name    string `json:"name"`
+	Code    int16  `json:"code"`
+	Count   int64  `json:"count"`
+	Meaning string `json:"meaning"`
+}
+
+// Event is one line of a group's timeline.
+type Event struct {
+	Time Time `json:"time"`
+	// Kind is "join", "sync", "heartbeat", "leave", "epoch" (KIP-848:
+	// the member's epoch or assignment changed), "commit" (stale or
+	// failed), "expired", "generation" (a new one began).
+	Kind       string  `json:"kind"`
+	API        string  `json:"api"`
+	MemberID   *string `json:"memberId" jsonschema:"nullable"`
+	Member     *string `json:"member" jsonschema:"nullable"` // its name
+	Error      *string `json:"error" jsonschema:"nullable"`
+	Detail     string  `json:"detail"`
+	Generation *int32  `json:"generation" jsonschema:"nullable"`
+	Ref        Ref     `json:"ref"`
+}
+
+// Groups returns the groups report so far.
+func (a *Analyzer) Groups() *GroupsReport {
+	r := &GroupsReport{Groups: []GroupReport{}, MaxMemoryBytes: a.opts.MaxMemory}
+	if a.groups == nil {
+		return r
+	}
+	t := a.groups
+	ids := make([]string, 0, len(t.groups))
+	for id := range t.groups {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	for _, id := range ids {
+		r.Groups = append(r.Groups, t.report(t.groups[id]))
+	}
+	return r
+}
+
+func tpsReport(tps []facts.TopicPartitions) []TopicPartition {
+	out := []TopicPartition{}
+	for _, tp := range cloneTPs(tps) {
+		if len(tp.Partitions) == 0 {
+			continue
+		}
+		out = append(out, TopicPartition{Topic: tp.Label(), Partitions: tp.Partitions})
+	}
+	return out
+}
+
+func errorCounts(m map[int16]int64) []ErrorCount {
+	out := []ErrorCount{}
+	for code, n := range m {
+		out = append(out, ErrorCount{Name: protocol.KafkaErrorName(code), Code: code, Count: n, Meaning: errorMeaning(code)})
+	}
+	slices.SortFunc(out, func(a, b ErrorCount) int { return cmp.Or(cmp.Compare(a.Name, b.Name), cmp.Compare(a.Code, b.Code)) })
+	return out
+}
+
+func i32p(v int32) *int32 {
+	if v < 0 {
+		return nil
+	}
+	return &v
+}
+
+// names gives every member a name: its client ID, with "#2", "#3" for
+// later members of the same client ID; its member ID when it has none.
+func names(g *group) map[*member]string {
+	ms := slices.Clone(g.order)
+	slices.SortStableFunc(ms, func(a, b *member) int { return a.first.Compare(b.first) })
+	out := make(map[*member]string, len(ms))
+	seen := map[string]int{}
+	for _, m := range ms {
+		n := m.clientID
+		if n == "" {
+			n = m.id
+		}
+		seen[n]++
+		if seen[n] > 1 {
+			n = fmt.Sprintf("%s#%d", n, seen[n])
+		}
+		out[m] = n
+	}
+	return out
+}
+
+// cause decides what started gn, given the entry before it (nil: none
+// kept), and the members that were removed without a word (expired).
+func cause(prev, gn *gen, first bool, alias map[*member]string) (kind string, who []*member, detail string, expired, replaced []*member) {
+	in := func(x *gen, m *member) bool { return x != nil && x.member(m) != nil }
+	if gn.static != nil {
+		return causeStaticRejoin, []*member{gn.staticBy}, fmt.Sprintf("static member %s: %s took the place of %s without a rebalance (KIP-345)",
+			gn.staticBy.instance, alias[gn.staticBy], alias[gn.static]), nil, nil
+	}
+	var joined, gone []*member
+	for _, gm := range gn.members {
+		if !in(prev, gm.m) {
+			joined = append(joined, gm.m)
+		}
+	}
+	if prev != nil {
+		for _, gm := range prev.members {
+			m := gm.m
+			if in(gn, m) {
+				continue
+			}
+			if gn.epoch && m.last.After(gn.start) && m.end == "" {
+				continue // still heartbeating: its epoch lags the group's
+			}
+			gone = append(gone, m)
+		}
+	}
+	if prev == nil {
+		if first && (gn.num <= 1 || len(joined) > 0 && allJoinedAt(joined, gn)) {
+			return causeJoin, joined, "the group formed: " + nameList(joined, alias) + " joined", nil, nil
+		}
+		return causeUnknown, nil, fmt.Sprintf("the %s before was not captured", genWord(gn)), nil, nil
+	}
+	var parts []string
+	kind = ""
+	// Static members replaced by a newcomer with their instance ID.
+	var statics []*member
+	for _, n := range joined {
+		if n.instance == "" {
+			continue
+		}
+		for i, o := range gone {
+			if o.instance == n.instance {
+				statics = append(statics, n)
+				replaced = append(replaced, o)
+				parts = append(parts, fmt.Sprintf("static member %s: %s replaced %s", n.instance, alias[n], alias[o]))
+				gone = slices.Delete(gone, i, i+1)
+				break
+			}
+		}
+	}
+	joined = slices.DeleteFunc(joined, func(m *member) bool { return slices.Contains(statics, m) })
+	// Members in both whose subscription changed.
+	var changed []*member
+	for _, gm := range gn.members {
+		if old := prev.member(gm.m); old != nil && old.hasSub && gm.hasSub && !slices.Equal(old.subscription, gm.subscription) {
+			changed = append(changed, gm.m)
+			parts = append(parts, fmt.Sprintf("%s's subscription changed from %s to %s", alias[gm.m],
+				strings.Join(old.subscription, ","), strings.Join(gm.subscription, ",")))
+		}
+	}
+	var left []*member
+	for _, m := range gone {
+		if !m.left.IsZero() && !m.left.After(maxTime(gn.end, gn.start)) {
+			left = append(left, m)
+			r := "left"
+			switch {
+			case m.end == endStaticLeave:
+				r = "left for a restart (member epoch -2)"
+			case m.leaveReason != "":
+				r = "left (" + m.leaveReason + ")"
+			}
+			parts = append(parts, alias[m]+" "+r)
+			continue
+		}
+		expired = append(expired, m)
+		w := alias[m] + " was removed without leaving"
+		if !m.lastLive.IsZero() {
+			w += fmt.Sprintf(": its last sign of life was %s before", units(gn.start.Sub(m.lastLive)))
+			if m.sessionMs > 0 {
+				w += fmt.Sprintf(" (session timeout %s)", units(time.Duration(m.sessionMs)*time.Millisecond))
+			}
+		}
+		parts = append(parts, w)
+	}
+	if len(joined) > 0 {
+		parts = append(parts, nameList(joined, alias)+" joined")
+	}
+	switch {
+	case len(statics) > 0:
+		kind, who = causeStaticRejoin, statics
+	case len(left) > 0:
+		kind, who = causeLeave, left
+	case len(expired) > 0:
+		kind, who = causeTimeout, expired
+	case len(joined) > 0:
+		kind, who = causeJoin, joined
+	case len(changed) > 0:
+		kind, who = causeSubscription, changed
+	default:
+		kind = causeRejoin
+		parts = append(parts, "the same members joined again (a member rejoined: a metadata change, or a lost heartbeat)")
+	}
+	if len(gn.signaled) > 0 {
+		parts = append(parts, "told by REBALANCE_IN_PROGRESS: "+nameList(gn.signaled, alias))
+	}
+	return kind, who, strings.Join(parts, "; "), expired, replaced
+}
+
+func allJoinedAt(ms []*member, gn *gen) bool {
+	for _, m := range ms {
+		if m.joined.IsZero() || m.joined.After(maxTime(gn.end, gn.start)) {
+			return false
+		}
+	}
+	return true
+}
+
+func genWord(gn *gen) string {
+	if gn.epoch {
+		return "epoch"
+	}
+	return "generation"
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}
+
+func nameList(ms []*member, alias map[*member]string) string {
+	var ns []string
+	for _, m := range ms {
+		ns = append(ns, alias[m])
+	}
+	return strings.Join(ns, ", ")
+}
+
+func (t *groupTracker) report(g *group) GroupReport {
+	alias := names(g)
+	r := GroupReport{GroupID: g.id, Protocol: g.kind, ProtocolType: strp(g.ptype), Assignor: strp(g.protocol),
+		First: Time(g.first), Last: Time(g.last), GenerationCount: g.nGens,
+		Members: []MemberReport{}, Generations: []GenerationReport{}, Commits: []CommitReport{},
+		Errors: errorCounts(g.errs), Dropped: g.dropped}
+	if r.Protocol == "" {
+		r.Protocol = kindClassic
+	}
+	if c, ok := t.coords[g.id]; ok {
+		r.Coordinator = &c
+	}
+	timeline := slices.Clone(g.events)
+	expiredAt := map[*member]time.Time{}
+	replacedAt := map[*member]time.Time{}
+	var prev *gen
+	for i, gn := range g.gens {
+		kind, who, detail, expired, repl := cause(prev, gn, i == 0 && g.dropped.Generations == 0, alias)
+		for _, m := range expired {
+			if _, ok := expiredAt[m]; !ok {
+				expiredAt[m] = gn.start
+			}
+		}
+		for _, m := range repl {
+			if _, ok := replacedAt[m]; !ok {
+				replacedAt[m] = gn.start
+			}
+		}
+		gr := GenerationReport{Generation: gn.num, Epoch: gn.epoch, Cause: kind, CauseMembers: []string{}, CauseDetail: detail,
+			Leader: strp(gn.leader), Protocol: strp(gn.protocol), Start: Time(gn.start), End: Time(gn.end),
+			Members: []GenerationMember{}, Moved: []Move{}, Refs: slices.Clone(gn.refs), StartRef: gn.startRef, file: gn.file}
+		if gr.Refs == nil {
+			gr.Refs = []Ref{}
+		}
+		for _, m := range who {
+			gr.CauseMembers = append(gr.CauseMembers, m.id)
+		}
+		if !gn.end.IsZero() && !gn.start.IsZero() && gn.static == nil {
+			gr.DurationMs = ms(gn.end.Sub(gn.start))
+			if prev != nil {
+				r.Rebalances++
+				r.RebalanceMs += Millis(gn.end.Sub(gn.start))
+			}
+		}
+		for _, gm := range gn.members {
+			x := GenerationMember{MemberID: gm.m.id, Name: alias[gm.m], Via: gm.via, MemberEpoch: i32p(gm.epoch),
+				Leader: gn.leader != "" && gn.leader == gm.m.id}
+			if gm.hasAssigned {
+				x.Assigned = tpsReport(gm.assigned)
+			}
+			if gm.hasPlan {
+				x.Plan = tpsReport(gm.plan)
+			}
+			gr.Members = append(gr.Members, x)
+		}
+		slices.SortFunc(gr.Members, func(a, b GenerationMember) int { return cmp.Compare(a.Name, b.Name) })
+		if prev != nil {
+			gr.Moved = moves(prev, gn)
+		}
+		r.Generations = append(r.Generations, gr)
+		num := gn.num
+		timeline = append(timeline, Event{Time: Time(gn.start), Kind: "generation", Generation: &num,
+			Detail: fmt.Sprintf("%s %d begins: %s (%s)", genWord(gn), gn.num, kind, detail), Ref: gn.startRef})
+		prev = gn
+	}
+	for _, m := range g.order {
+		mr := MemberReport{MemberID: m.id, Name: alias[m], GroupInstanceID: strp(m.instance), ClientID: strp(m.clientID),
+			Client: strp(m.addr), First: Time(m.first), Last: Time(m.last), Joined: Time(m.joined), Left: Time(m.left),
+			LeaveReason: strp(m.leaveReason), EndTime: Time(m.endAt),
+			SessionTimeoutMs: i32p(m.sessionMs), RebalanceTimeoutMs: i32p(m.rebalanceMs), HeartbeatIntervalMs: i32p(m.intervalMs),
+			Heartbeats: m.heartbeats, LateHeartbeats: m.late, MissedHeartbeats: m.missed, LastHeartbeat: Time(m.lastHeartbeat),
+			Subscription: m.subscription, Errors: errorCounts(m.errs), file: m.file}
+		if m.maxGap > 0 {
+			mr.MaxHeartbeatGapMs = ms(m.maxGap)
+		}
+		if m.lastHBRef.Frame > 0 {
+			mr.LastHeartbeatRef = ptr(m.lastHBRef)
+		}
+		end := m.end
+		if at, ok := expiredAt[m]; ok && (end == "" || end == endFenced) {
+			end = endExpired
+			mr.EndTime = Time(at)
+			id := m.id
+			timeline = append(timeline, Event{Time: Time(at), Kind: "expired", MemberID: &id,
+				Detail: "removed from the group without leaving (session timeout)"})
+		}
+		if at, ok := replacedAt[m]; ok && end == "" {
+			end = endReplaced
+			mr.EndTime = Time(at)
+		}
+		mr.End = strp(end)
+		if m.hasEpoch {
+			mr.MemberEpoch = i32p(m.epoch)
+		}
+		mr.Generation = i32p(m.lastGeneration)
+		if m.hasAssignment {
+			mr.Assignment = tpsReport(m.assignment)
+		}
+		r.Members = append(r.Members, mr)
+	}
+	slices.SortStableFunc(r.Members, func(a, b MemberReport) int {
+		return cmp.Or(time.Time(a.First).Compare(time.Time(b.First)), cmp.Compare(a.Name, b.Name))
+	})
+	r.Commits = t.commitReports(g)
+	for i := range timeline {
+		if id := timeline[i].MemberID; id != nil {
+			if m := g.members[*id]; m != nil {
+				n := alias[m]
+				timeline[i].Member = &n
+			}
+		}
+	}
+	slices.SortStableFunc(timeline, func(a, b Event) int {
+		return cmp.Or(time.Time(a.Time).Compare(time.Time(b.Time)), cmp.Compare(a.Ref.Frame, b.Ref.Frame))
+	})
+	r.Timeline = timeline
+	if r.Timeline == nil {
+		r.Timeline = []Event{}
+	}
+	return r
+}
+
+// moves lists the partitions whose owner differs between prev and gn.
+func moves(prev, gn *gen) []Move {
+	owners := func(x *gen) map[tpKey]string {
+		o := map[tpKey]string{}
+		for _, gm := range x.members {
+			for _, tp := range gm.assigned {
+				for _, p := range tp.Partitions {
+					o[tpKey{tp.Label(), p}] = gm.m.id
+				}
+			}
+		}
+		return o
+	}
+	a, b := owners(prev), owners(gn)
+	keys := map[tpKey]bool{}
+	for k := range a {
+		keys[k] = true
+	}
+	for k := range b {
+		keys[k] = true
+	}
+	out := []Move{}
+	for k := range keys {
+		if a[k] != b[k] {
+			out = append(out, Move{Topic: k.topic, Partition: k.part, From: strp(a[k]), To: strp(b[k])})
+		}
+	}
+	slices.SortFunc(out, func(x, y Move) int {
+		return cmp.Or(cmp.Compare(x.Topic, y.Topic), cmp.Compare(x.Partition, y.Partition))
+	})
+	return out
+}
+
+func (t *groupTracker) commitReports(g *group) []CommitReport {
+	out := []CommitReport{}
+	for _, k := range g.corder {
+		c := g.commits[k]
+		if c == nil {
+			continue
+		}
+		cr := CommitReport{Topic: k.topic, Partition: k.part, Offset: c.offset, Metadata: strp(c.metadata),
+			Generation: i32p(c.generation), MemberID: strp(c.memberID), Time: Time(c.at), Commits: c.commits,
+			Stale: c.stale, Errors: c.errors, Fetched: c.fetched, Transactional: c.txn, Ref: c.ref}
+		if c.fetched {
+			cr.Generation = nil
+		}
+		if c.lastError != 0 {
+			cr.LastError = ptr(protocol.KafkaErrorName(c.lastError))
+		}
+		if hw, ok := t.hw[k]; ok {
+			cr.HighWatermark, cr.HighWatermarkTime = ptr(hw.hw), Time(hw.at)
+			if c.offset >= 0 {
+				cr.Lag = ptr(max(hw.hw-c.offset, 0))
+			}
+		}
+		for _, m := range g.order {
+			if off, ok := m.fetch[k]; ok && m.owns(k) {
+				cr.FetchOffset = ptr(off)
+				if cr.HighWatermark != nil {
+					cr.FetchLag = ptr(max(*cr.HighWatermark-off, 0))
+				}
+			}
+		}
+		out = append(out, cr)
+	}
+	slices.SortFunc(out, func(a, b CommitReport) int {
+		return cmp.Or(cmp.Compare(a.Topic, b.Topic), cmp.Compare(a.Partition, b.Partition))
+	})
+	return out
+}
+
+// units formats a duration as kwire's outputs do ("3.41s", "250ms").
+func units(d time.Duration) string {
+	switch {
+	case d >= 10*time.Second:
+		return fmt.Sprintf("%.1fs", d.Seconds())
+	case d >= time.Second:
+		return fmt.Sprintf("%.2fs", d.Seconds())
+	case d >= 10*time.Millisecond:
+		return fmt.Sprintf("%.0fms", float64(d)/1e6)
+	}
+	return fmt.Sprintf("%.2fms", float64(d)/1e6)
+}

@@ -1,0 +1,412 @@
+package analysis
+
+import (
+	"encoding/binary"
+	"fmt"
+	"hash/crc32"
+	"net/netip"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kwire/kwire/dissect"
+	"github.com/kwire/kwire/protocol"
+	"github.com/kwire/kwire/reassembly"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// Exchanges built from kmsg messages, for the rules no golden capture
+// shows: requests past their timeout, batches near max.message.bytes,
+// SASL re-authentication, idle closes, broken sequences.
+
+var s0 = time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
+
+var recordsDecoder = &protocol.Decoder{Records: true}
+
+type synth struct {
+	t      *testing.T
+	a      *Analyzer
+	frame  int64
+	conn   *reassembly.Conn
+	port   uint16
+	broker netip.AddrPort
+}
+
+func newSynth(t *testing.T, opts Options) *synth {
+	s := &synth{t: t, a: New(opts), broker: netip.MustParseAddrPort("10.0.0.9:9092"), port: 40000}
+	s.newConn()
+	return s
+}
+
+func (s *synth) newConn() *reassembly.Conn {
+	s.port++
+	s.conn = &reassembly.Conn{Index: int(s.port - 40000), A: netip.AddrPortFrom(netip.MustParseAddr("10.0.0.5"), s.port), B: s.broker, SawSYN: true}
+	return s.conn
+}
+
+// ex feeds an exchange of req sent at `at` and answered lat later (resp
+// nil: unanswered).
+func (s *synth) ex(clientID string, at, lat time.Duration, req kmsg.Request, resp kmsg.Response) *dissect.Exchange {
+	s.t.Helper()
+	s.frame++
+	x := &dissect.Exchange{Conn: s.conn, Client: s.conn.A, Broker: s.conn.B, Kind: dissect.KindUnanswered,
+		APIKey: req.Key(), APIVersion: req.GetVersion(), ClientID: clientID}
+	rt := recordsDecoder.DecodeBody(req.Key(), req.GetVersion(), false, req.AppendTo(nil))
+	if rt.Err != nil {
+		s.t.Fatalf("%T: %v", req, rt.Err)
+	}
+	x.Request = &dissect.Frame{FirstFrame: s.frame, LastFrame: s.frame, Time: s0.Add(at), End: s0.Add(at), Tree: rt}
+	if resp != nil {
+		resp.SetVersion(req.GetVersion())
+		s.frame++
+		pt := recordsDecoder.DecodeBody(req.Key(), req.GetVersion(), true, resp.AppendTo(nil))
+		if pt.Err != nil {
+			s.t.Fatalf("%T: %v", resp, pt.Err)
+		}
+		x.Kind = dissect.KindPaired
+		x.Response = &dissect.Frame{FirstFrame: s.frame, LastFrame: s.frame, Time: s0.Add(at + lat), End: s0.Add(at + lat), Tree: pt}
+	}
+	s.a.Exchange(x)
+	return x
+}
+
+// close ends the current connection at `at`, its first FIN from the
+// broker when byBroker.
+func (s *synth) close(at time.Duration, byBroker bool) {
+	s.frame++
+	ev := &dissect.Event{Kind: dissect.EventClose, Conn: s.conn, Time: s0.Add(at), Frame: s.frame, ClosedAt: s0.Add(at), ClosedBy: reassembly.AtoB}
+	if byBroker {
+		ev.ClosedBy = reassembly.BtoA
+	}
+	s.a.Event(ev)
+}
+
+func (s *synth) findings(rule string) []Finding { return findingsOf(s.a.Findings(), rule) }
+
+// batch encodes a magic 2 batch of one record with a value of n bytes
+// (producer pid at sequence seq when pid >= 0).
+func batch(n int, pid int64, seq int32, records int) []byte {
+	var recs []byte
+	for i := range records {
+		val := make([]byte, n/records)
+		var body []byte
+		body = append(body, 0)
+		body = binary.AppendVarint(body, 0)
+		body = binary.AppendVarint(body, int64(i))
+		body = binary.AppendVarint(body, -1)
+		body = binary.AppendVarint(body, int64(len(val)))
+		body = append(body, val...)
+		body = binary.AppendVarint(body, 0)
+		recs = binary.AppendVarint(recs, int64(len(body)))
+		recs = append(recs, body...)
+	}
+	rb := kmsg.RecordBatch{Magic: 2, LastOffsetDelta: int32(records - 1), NumRecords: int32(records),
+		ProducerID: pid, ProducerEpoch: 0, FirstSequence: seq, Records: recs}
+	if pid < 0 {
+		rb.ProducerEpoch, rb.FirstSequence = -1, -1
+	}
+	rb.Length = int32(49 + len(recs))
+	b := rb.AppendTo(nil)
+	binary.BigEndian.PutUint32(b[17:], crc32.Checksum(b[21:], crc32.MakeTable(crc32.Castagnoli)))
+	return b
+}
+
+func produce(topic string, timeoutMs int32, records []byte) *kmsg.ProduceRequest {
+	r := kmsg.NewPtrProduceRequest()
+	r.Version, r.Acks, r.TimeoutMillis = 9, -1, timeoutMs
+	p := kmsg.NewProduceRequestTopicPartition()
+	p.Records = records
+	r.Topics = []kmsg.ProduceRequestTopic{{Topic: topic, Partitions: []kmsg.ProduceRequestTopicPartition{p}}}
+	return r
+}
+
+func produced(topic string, code int16) *kmsg.ProduceResponse {
+	r := kmsg.NewPtrProduceResponse()
+	p := kmsg.NewProduceResponseTopicPartition()
+	p.ErrorCode = code
+	r.Topics = []kmsg.ProduceResponseTopic{{Topic: topic, Partitions: []kmsg.ProduceResponseTopicPartition{p}}}
+	return r
+}
+
+func fetch(maxWait int32) (*kmsg.FetchRequest, *kmsg.FetchResponse) {
+	r := kmsg.NewPtrFetchRequest()
+	r.Version, r.MaxWaitMillis = 11, maxWait
+	p := kmsg.NewFetchRequestTopicPartition()
+	r.Topics = []kmsg.FetchRequestTopic{{Topic: "t", Partitions: []kmsg.FetchRequestTopicPartition{p}}}
+	resp := kmsg.NewPtrFetchResponse()
+	rp := kmsg.NewFetchResponseTopicPartition()
+	resp.Topics = []kmsg.FetchResponseTopic{{Topic: "t", Partitions: []kmsg.FetchResponseTopicPartition{rp}}}
+	return r, resp
+}
+
+func TestRuleRequestTimeout(t *testing.T) {
+	s := newSynth(t, Options{Findings: true})
+	small := batch(10, -1, -1, 1)
+	s.ex("late", 0, 3*time.Second, produce("t", 1000, small), produced("t", 0)) // answered 2 s after its 1 s timeout
+	s.newConn()
+	s.ex("ok", 0, 1500*time.Millisecond, produce("t", 1000, small), produced("t", 0)) // within the grace
+	s.newConn()
+	fr, fresp := fetch(500)
+	s.ex("poll", 0, 600*time.Millisecond, fr, fresp) // a long poll answered on time
+	fr2, _ := fetch(500)
+	s.ex("poll", time.Second, 0, fr2, nil)
+	s.close(5*time.Second, false) // the poll outlived its MaxWaitMs by 3.5 s
+	s.newConn()
+	s.ex("lost", time.Second, 0, produce("t", 1000, small), nil)
+	s.close(5*time.Second, false) // the Produce outlived its timeout
+	s.newConn()
+	fr3, _ := fetch(500)
+	s.ex("closing", 0, 0, fr3, nil)
+	s.close(200*time.Millisecond, false) // a consumer closing mid poll
+	got := map[string]string{}
+	for _, f := range s.findings(RuleTimeout) {
+		got[*f.ClientID] = f.Detail
+	}
+	if len(got) != 3 || !strings.Contains(got["late"], "answered 3.00s after its TimeoutMs of 1.00s") ||
+		!strings.Contains(got["lost"], "never answered") || !strings.Contains(got["poll"], "MaxWaitMs") {
+		t.Errorf("%q", got)
+	}
+}
+
+func TestRuleBatchTooLarge(t *testing.T) {
+	s := newSynth(t, Options{Findings: true})
+	ct := kmsg.NewPtrCreateTopicsRequest()
+	ct.Version = 5
+	v := "100000"
+	ctt := kmsg.NewCreateTopicsRequestTopic()
+	ctt.Topic, ctt.NumPartitions, ctt.ReplicationFactor = "small", 1, 1
+	ctt.Configs = []kmsg.CreateTopicsRequestTopicConfig{{Name: "max.message.bytes", Value: &v}}
+	ct.Topics = []kmsg.CreateTopicsRequestTopic{ctt}
+	s.ex("admin", 0, time.Millisecond, ct, kmsg.NewPtrCreateTopicsResponse())
+	s.ex("p", time.Second, time.Millisecond, produce("small", 30000, batch(95000, -1, -1, 1)), produced("small", 0))    // 95 % of the topic's limit
+	s.ex("p", time.Second, time.Millisecond, produce("small", 30000, batch(50000, -1, -1, 1)), produced("small", 0))    // half
+	s.ex("p", 2*time.Second, time.Millisecond, produce("other", 30000, batch(980000, -1, -1, 1)), produced("other", 0)) // near the default
+	s.ex("p", 3*time.Second, time.Millisecond, produce("big", 30000, batch(980000, -1, -1, 1)), produced("big", 0))
+	s.ex("p", 4*time.Second, time.Millisecond, produce("big", 30000, batch(1500000, -1, -1, 1)), produced("big", 0)) // accepted: big's limit is larger
+	s.ex("p", 5*time.Second, time.Millisecond, produce("refused", 30000, batch(2000, -1, -1, 1)), produced("refused", 10))
+	topics := map[string]string{}
+	for _, f := range s.findings(RuleBatchTooLarge) {
+		topics[*f.Topic] = f.Detail
+	}
+	if len(topics) != 3 || !strings.Contains(topics["small"], "max.message.bytes 100000") || !strings.Contains(topics["other"], "default") ||
+		!strings.Contains(topics["refused"], "MESSAGE_TOO_LARGE") {
+		t.Errorf("%q", topics)
+	}
+	if lb := s.findings(RuleLargeBatch); len(lb) != 2 { // other and big
+		t.Errorf("large batches %+v", lb)
+	}
+}
+
+func saslAuth(code int16) (*kmsg.SASLAuthenticateRequest, *kmsg.SASLAuthenticateResponse) {
+	r := kmsg.NewPtrSASLAuthenticateRequest()
+	r.Version, r.SASLAuthBytes = 2, []byte("\x00u\x00p")
+	resp := kmsg.NewPtrSASLAuthenticateResponse()
+	resp.ErrorCode = code
+	return r, resp
+}
+
+func TestRuleSASL(t *testing.T) {
+	s := newSynth(t, Options{Findings: true})
+	q, p := saslAuth(0)
+	s.ex("app", 0, time.Millisecond, q, p)
+	q, p = saslAuth(58)
+	s.ex("app", time.Hour, time.Millisecond, q, p) // the session's re-authentication (KIP-368)
+	s.newConn()
+	q, p = saslAuth(58)
+	s.ex("other", 0, time.Millisecond, q, p)
+	re, first := s.findings(RuleSASLReauth), s.findings(RuleSASLFailed)
+	if len(re) != 1 || *re[0].ClientID != "app" || len(re[0].Packets) != 3 || len(first) != 1 || *first[0].ClientID != "other" {
+		t.Errorf("re-authentication %+v, first %+v", re, first)
+	}
+}
+
+func TestRuleIdleClose(t *testing.T) {
+	s := newSynth(t, Options{Findings: true})
+	md := kmsg.NewPtrMetadataRequest()
+	md.Version = 7
+	for i, c := range []struct {
+		closeAt  time.Duration
+		byBroker bool
+	}{{30 * time.Second, true}, {30 * time.Second, false}, {2 * time.Second, true}} {
+		if i > 0 {
+			s.newConn()
+		}
+		s.ex("app", 0, time.Millisecond, md, kmsg.NewPtrMetadataResponse())
+		s.close(c.closeAt, c.byBroker)
+	}
+	if ic := s.findings(RuleIdleClose); len(ic) != 1 || ic[0].Count != 1 || !strings.Contains(ic[0].Detail, "after 30.0s") {
+		t.Errorf("%+v", ic)
+	}
+}
+
+func TestRuleSequence(t *testing.T) {
+	s := newSynth(t, Options{Findings: true})
+	s.ex("idem", 0, time.Millisecond, produce("t", 30000, batch(50, 7, 0, 5)), produced("t", 0))               // 0-4
+	s.ex("idem", time.Second, time.Millisecond, produce("t", 30000, batch(50, 7, 5, 5)), produced("t", 0))     // 5-9
+	s.ex("idem", 2*time.Second, time.Millisecond, produce("t", 30000, batch(50, 7, 20, 1)), produced("t", 45)) // a gap, refused
+	s.ex("idem", 3*time.Second, time.Millisecond, produce("t", 30000, batch(50, 7, 10, 1)), nil)
+	s.ex("idem", 4*time.Second, time.Millisecond, produce("t", 30000, batch(50, 7, 10, 1)), produced("t", 0)) // the retry
+	seq, retry := s.findings(RuleSequence), s.findings(RuleProduceRetry)
+	if len(seq) != 1 || seq[0].Count != 2 || len(retry) != 1 || retry[0].Count != 1 || !strings.Contains(retry[0].Detail, "sequence 10 sent again") {
+		t.Errorf("sequence %+v\nretry %+v", seq, retry)
+	}
+	r := s.a.Transactions()
+	if len(r.Producers) != 1 || len(r.Producers[0].Sequences) != 3 {
+		t.Fatalf("%+v", r.Producers)
+	}
+	kinds := []string{}
+	for _, is := range r.Producers[0].Sequences {
+		kinds = append(kinds, is.Kind)
+	}
+	if strings.Join(kinds, ",") != "gap,out-of-order,retry" {
+		t.Errorf("issues %v", kinds)
+	}
+}
+
+// A slow exchange is split from its frames' TCP timing: a request whose
+// segment was retransmitted 300 ms later is the network's, a request
+// answered 300 ms after it arrived the broker's.
+func TestSplit(t *testing.T) {
+	at := func(ms float64) time.Time { return s0.Add(time.Duration(ms * float64(time.Millisecond))) }
+	x := &dissect.Exchange{
+		Request: &dissect.Frame{Time: at(0), End: at(1), RTT: 40 * time.Millisecond,
+			TCP: &dissect.TCPTiming{Earliest: at(0), Latest: at(1), Retransmissions: 1, LastRetransmission: at(301)}},
+		Response: &dissect.Frame{Time: at(342), End: at(345), TCP: &dissect.TCPTiming{Earliest: at(342), Latest: at(345)}},
+	}
+	sp := splitOf(x, 0)
+	if sp.Verdict != verdictNetwork || sp.BrokerMs.Duration() != time.Millisecond || sp.NetworkMs.Duration() != 344*time.Millisecond ||
+		sp.RetransmittedMs.Duration() != 300*time.Millisecond {
+		t.Errorf("%+v", sp)
+	}
+	y := &dissect.Exchange{
+		Request: &dissect.Frame{Time: at(0), End: at(0), RTT: time.Millisecond,
+			TCP: &dissect.TCPTiming{Earliest: at(0), Latest: at(0), ZeroWindows: 1}},
+		Response: &dissect.Frame{Time: at(301), End: at(301)},
+	}
+	sp = splitOf(y, 0)
+	if sp.Verdict != verdictBroker || sp.BrokerMs.Duration() != 300*time.Millisecond || !strings.Contains(sp.Text(), "1 zero window (") {
+		t.Errorf("%+v %s", sp, sp.Text())
+	}
+	// Behind a long poll on the same connection: queued, not the broker.
+	sp = splitOf(y, 250*time.Millisecond)
+	if sp.BrokerMs.Duration() != 50*time.Millisecond || sp.QueuedMs.Duration() != 250*time.Millisecond {
+		t.Errorf("queued: %+v", sp)
+	}
+}
+
+// A long capture of one group's members joining and leaving stays within
+// the memory budget: the oldest events and generations go, and the
+// report says how many.
+func TestGroupsBudget(t *testing.T) {
+	s := newSynth(t, Options{Groups: true, MaxMemory: 256 << 10})
+	for i := range 5000 {
+		at := time.Duration(i) * time.Second
+		j := kmsg.NewPtrJoinGroupRequest()
+		j.Version, j.Group, j.MemberID, j.ProtocolType, j.SessionTimeoutMillis, j.RebalanceTimeoutMillis = 5, "g", "m-"+itoa(i), "consumer", 10000, 30000
+		j.Protocols = []kmsg.JoinGroupRequestProtocol{{Name: "range"}}
+		jr := kmsg.NewPtrJoinGroupResponse()
+		jr.Generation, jr.LeaderID, jr.MemberID, jr.Protocol = int32(i+1), "m-"+itoa(i), "m-"+itoa(i), kmsg.StringPtr("range")
+		s.ex("c", at, time.Millisecond, j, jr)
+		l := kmsg.NewPtrLeaveGroupRequest()
+		l.Version, l.Group, l.MemberID = 2, "g", "m-"+itoa(i)
+		s.ex("c", at+500*time.Millisecond, time.Millisecond, l, kmsg.NewPtrLeaveGroupResponse())
+	}
+	r := s.a.Groups()
+	g := r.Groups[0]
+	if g.GenerationCount != 5000 || g.Dropped.Events == 0 || g.Dropped.Generations == 0 || g.Dropped.Members == 0 {
+		t.Errorf("generations %d, dropped %+v", g.GenerationCount, g.Dropped)
+	}
+	if used := s.a.mem.used; used > s.a.mem.max+64<<10 {
+		t.Errorf("%d bytes kept, budget %d", used, s.a.mem.max)
+	}
+	last := g.Generations[len(g.Generations)-1]
+	if last.Generation != 5000 || last.Cause != causeLeave || len(last.Members) != 1 || last.Members[0].MemberID != "m-4999" {
+		t.Errorf("last generation %+v", last)
+	}
+}
+
+func itoa(i int) string { return strconv.Itoa(i) }
+
+// A group deleted and made anew restarts its generations at 1: the new
+// generations are entries of their own, not the old ones again.
+func TestGroupsRestart(t *testing.T) {
+	s := newSynth(t, Options{Groups: true})
+	at := time.Duration(0)
+	for round := range 2 {
+		for gen := int32(1); gen <= 3; gen++ {
+			at += time.Second
+			id := fmt.Sprintf("m%d-%d", round, gen)
+			j := kmsg.NewPtrJoinGroupRequest()
+			j.Version, j.Group, j.MemberID, j.ProtocolType = 5, "g", id, "consumer"
+			j.Protocols = []kmsg.JoinGroupRequestProtocol{{Name: "range"}}
+			jr := kmsg.NewPtrJoinGroupResponse()
+			jr.Generation, jr.LeaderID, jr.MemberID = gen, id, id
+			s.ex("c", at, time.Millisecond, j, jr)
+		}
+	}
+	g := s.a.Groups().Groups[0]
+	var nums []int32
+	for _, gn := range g.Generations {
+		nums = append(nums, gn.Generation)
+	}
+	if fmt.Sprint(nums) != "[1 2 3 1 2 3]" || g.GenerationCount != 6 {
+		t.Errorf("generations %v (%d)", nums, g.GenerationCount)
+	}
+}
+
+// Many idempotent producers over a long capture stay within the budget:
+// the oldest, done with, are dropped and counted; KIP-890's epoch bumps
+// do not pile up sequence state.
+func TestTxnsBudget(t *testing.T) {
+	s := newSynth(t, Options{Transactions: true, MaxMemory: 64 << 10})
+	for i := range 2000 {
+		s.ex("p", time.Duration(i)*time.Millisecond, time.Millisecond, produce("t", 30000, batch(10, int64(i+1), 0, 1)), produced("t", 0))
+	}
+	r := s.a.Transactions()
+	if r.Dropped.Producers == 0 || len(r.Producers) == 0 || len(r.Producers) > 1000 {
+		t.Errorf("%d producers kept, %d dropped", len(r.Producers), r.Dropped.Producers)
+	}
+	if used := s.a.mem.used; used > s.a.mem.max+16<<10 {
+		t.Errorf("%d bytes kept, budget %d", used, s.a.mem.max)
+	}
+	// One producer through 500 epochs: one sequence state per partition.
+	s = newSynth(t, Options{Transactions: true})
+	for e := range 500 {
+		b := batch(10, 9, 0, 1)
+		binary.BigEndian.PutUint16(b[51:], uint16(e)) // producer epoch
+		binary.BigEndian.PutUint32(b[17:], crc32.Checksum(b[21:], crc32.MakeTable(crc32.Castagnoli)))
+		s.ex("p", time.Duration(e)*time.Millisecond, time.Millisecond, produce("t", 30000, b), produced("t", 0))
+	}
+	if p := s.a.txns.producers["pid:9"]; p == nil || len(p.seqs) != 1 || len(p.issues) != 0 {
+		t.Errorf("%+v", p)
+	}
+}
+
+// The same members joining again with a changed subscription: the cause
+// says so, and names who was told REBALANCE_IN_PROGRESS.
+func TestGroupsSubscriptionCause(t *testing.T) {
+	s := newSynth(t, Options{Groups: true})
+	join := func(at time.Duration, gen int32, topics ...string) {
+		sub := kmsg.NewConsumerMemberMetadata()
+		sub.Topics = topics
+		j := kmsg.NewPtrJoinGroupRequest()
+		j.Version, j.Group, j.MemberID, j.ProtocolType = 5, "g", "m", "consumer"
+		j.Protocols = []kmsg.JoinGroupRequestProtocol{{Name: "range", Metadata: sub.AppendTo(nil)}}
+		jr := kmsg.NewPtrJoinGroupResponse()
+		jr.Generation, jr.LeaderID, jr.MemberID = gen, "m", "m"
+		s.ex("c", at, time.Millisecond, j, jr)
+	}
+	join(0, 1, "a")
+	hb := kmsg.NewPtrHeartbeatRequest()
+	hb.Version, hb.Group, hb.MemberID, hb.Generation = 4, "g", "m", 1
+	hr := kmsg.NewPtrHeartbeatResponse()
+	hr.ErrorCode = 27
+	s.ex("c", time.Second, time.Millisecond, hb, hr)
+	join(2*time.Second, 2, "a", "b")
+	gs := s.a.Groups().Groups[0].Generations
+	if len(gs) != 2 || gs[1].Cause != causeSubscription || !strings.Contains(gs[1].CauseDetail, "c's subscription changed from a to a,b") ||
+		!strings.Contains(gs[1].CauseDetail, "told by REBALANCE_IN_PROGRESS: c") {
+		t.Errorf("%+v", gs)
+	}
+}

@@ -1,0 +1,276 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"runtime"
+	"slices"
+	"time"
+
+	"github.com/kwire/kwire/analysis"
+	"github.com/kwire/kwire/dissect"
+	"github.com/kwire/kwire/render/statsview"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+)
+
+// analysisFlags are the flags of the commands that build package
+// analysis's reports: groups, txns, stats, read --findings.
+type analysisFlags struct {
+	MaxMemory byteSize      // --max-analysis-memory
+	Slow      time.Duration // --slow
+}
+
+func (o *analysisFlags) addFlags(f *pflag.FlagSet, slow bool) {
+	o.MaxMemory = analysis.DefaultMaxMemory
+	f.Var(&o.MaxMemory, "max-analysis-memory",
+		"memory for what the group, transaction and finding reports keep, e.g. 256MiB (K, M, G: powers of 1024); past it the oldest timeline events, generations and transactions, then members that left, are dropped, and the reports count them")
+	if slow {
+		f.DurationVar(&o.Slow, "slow", analysis.DefaultSlow,
+			"latency from which an exchange is slow and split between broker and network (findings slow-broker, slow-network, head-of-line)")
+	}
+}
+
+// memoryBound adds what the reports may keep to the memory bound of the
+// capture flags (captureFlags.memoryBound; 0: none): twice the budget,
+// which counts the reports' content, not the maps and slices around it.
+func (o *analysisFlags) memoryBound(bound int64) int64 {
+	if bound <= 0 {
+		return bound
+	}
+	return bound + 2*int64(o.MaxMemory)
+}
+
+func (o *analysisFlags) options() (analysis.Options, error) {
+	if o.MaxMemory <= 0 {
+		return analysis.Options{}, usageErrorf("--max-analysis-memory must be positive")
+	}
+	if o.Slow < 0 {
+		return analysis.Options{}, usageErrorf("--slow must not be negative")
+	}
+	return analysis.Options{MaxMemory: int64(o.MaxMemory), Slow: o.Slow}, nil
+}
+
+// teeSink passes exchanges and events to every sink in turn.
+type teeSink []dissect.Sink
+
+func (t teeSink) Exchange(x *dissect.Exchange) {
+	for _, s := range t {
+		s.Exchange(x)
+	}
+}
+
+func (t teeSink) Event(e *dissect.Event) {
+	for _, s := range t {
+		s.Event(e)
+	}
+}
+
+// analyze reads the captures into an Analyzer: exchanges decoded on every
+// core (record batch headers only unless records), fed in emit order.
+func analyze(ctx context.Context, s *ioStreams, capture *captureFlags, af *analysisFlags, aopts analysis.Options, records bool, paths []string) (*analysis.Analyzer, captureRun, error) {
+	dopts, err := capture.dissectOptions(valuesNotShown)
+	if err != nil {
+		return nil, captureRun{}, err
+	}
+	dopts.Decoder.BatchHeadersOnly = !records
+	an := analysis.New(aopts)
+	dopts.DeferDecode = true
+	ahead := newDecodeAhead(an, max(runtime.GOMAXPROCS(0), 1), int64(capture.MaxDecodeMemory))
+	setMemoryCeiling(af.memoryBound(capture.memoryBound()), s.ErrOut)
+	bar := startProgressFor(s, paths)
+	cr := &captureReader{opts: dopts, ropts: capture.reassemblyOptions(), wrap: bar.wrap, drain: ahead.sync}
+	if len(paths) > 1 {
+		cr.onFile = func(path string) {
+			ahead.sync()
+			an.SetFile(path)
+		}
+	}
+	run := cr.read(ctx, paths, ahead)
+	ahead.close()
+	bar.finish()
+	return an, run, nil
+}
+
+type groupsOptions struct {
+	capture  captureFlags
+	analysis analysisFlags
+	JSON     bool
+	Groups   []string
+	Timeline bool
+}
+
+func newGroupsCmd(s *ioStreams, g *globalOptions) *cobra.Command {
+	o := &groupsOptions{}
+	cmd := &cobra.Command{
+		Use:   "groups [flags] FILE...",
+		Short: "Show consumer groups: members, generations and assignments, rebalances and their causes, commits",
+		Long: `Read pcap or pcapng captures and follow every consumer group in them: classic
+groups (JoinGroup, SyncGroup, Heartbeat, LeaveGroup), KIP-848 consumer groups
+(ConsumerGroupHeartbeat), and share and streams groups as far as their
+heartbeats show. Per group:
+
+  MEMBERS       member ID, group instance ID (static members, KIP-345),
+                client ID and address, when it joined and how it went
+                (left, with its KIP-800 reason; expired: removed without
+                leaving after its session timeout; replaced by a static
+                successor; fenced), session timeout, heartbeats and the
+                longest gap between them, late (half the session timeout
+                or more; KIP-848: twice the heartbeat interval) and missed
+                (the session timeout or more) heartbeats
+  GENERATIONS   each generation (KIP-848: member epoch): when it began, how
+                long the rebalance took (first JoinGroup to last SyncGroup
+                response), what started it (join, leave, timeout,
+                static-rejoin, rejoin, unknown) and who, the leader, and
+                every member's assignment (its SyncGroup response, else the
+                leader's plan; KIP-848: its heartbeat responses); what moved
+  SWIM LANES    a row per member, a column per generation: its partitions
+  COMMITS       per partition the last committed offset, generation,
+                member, commits, stale ones (from a generation the group
+                had left behind, or refused as such), errors, and lag
+                where a Fetch response gave the high watermark
+  TIMELINE      one line per event with its packet number (--timeline=false
+                leaves it out)
+
+--json prints one JSON document: {"groups":[...],"maxMemoryBytes"}, in kwire's
+JSON vocabulary (docs/json.md). Memory is bounded by --max-analysis-memory:
+past it the oldest events go first; the report counts what it dropped.
+
+Exit status as for kwire read.`,
+		Example: `  kwire groups capture.pcap
+  kwire groups --group orders-consumers --timeline=false capture.pcapng
+  kwire groups --json capture.pcap | jq '.groups[].generations[] | {generation, cause}'`,
+		Args: captureArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runGroups(cmd.Context(), o, s, g.colorEnabled(s), args)
+		},
+	}
+	f := cmd.Flags()
+	o.capture.addFlags(f, true, 0)
+	o.analysis.addFlags(f, false)
+	f.BoolVar(&o.JSON, "json", false, "print one JSON document instead of text")
+	f.StringSliceVar(&o.Groups, "group", nil, "only these `groups` (IDs, comma-separated or repeated)")
+	f.BoolVar(&o.Timeline, "timeline", true, "print each group's timeline, one line per event")
+	return cmd
+}
+
+func runGroups(ctx context.Context, o *groupsOptions, s *ioStreams, color bool, paths []string) error {
+	aopts, err := o.analysis.options()
+	if err != nil {
+		return err
+	}
+	aopts.Groups = true
+	an, run, err := analyze(ctx, s, &o.capture, &o.analysis, aopts, false, paths)
+	if err != nil {
+		return err
+	}
+	if !run.readAny {
+		return run.status(s.ErrOut)
+	}
+	r := an.Groups()
+	if len(o.Groups) > 0 {
+		r.Groups = slices.DeleteFunc(r.Groups, func(g analysis.GroupReport) bool { return !slices.Contains(o.Groups, g.GroupID) })
+	}
+	w := bufio.NewWriter(s.Out)
+	if o.JSON {
+		err = statsview.WriteGroupsJSON(w, r)
+	} else {
+		err = statsview.WriteGroups(w, r, statsview.GroupsOptions{Options: statsview.Options{Color: color}, Timeline: o.Timeline})
+	}
+	if err == nil {
+		err = w.Flush()
+	}
+	if err != nil {
+		return dataErrorf("writing output: %v", err)
+	}
+	return run.status(s.ErrOut)
+}
+
+type txnsOptions struct {
+	capture  captureFlags
+	analysis analysisFlags
+	JSON     bool
+	IDs      []string
+}
+
+func newTxnsCmd(s *ioStreams, g *globalOptions) *cobra.Command {
+	o := &txnsOptions{}
+	cmd := &cobra.Command{
+		Use:   "txns [flags] FILE...",
+		Short: "Show transactional and idempotent producers: epochs, transactions, fencing, sequences",
+		Long: `Read pcap or pcapng captures and follow every transactional ID and idempotent
+producer in them:
+
+  INIT          each InitProducerId: client, producer ID, and every epoch it
+                had (* bumped by EndTxn v5, KIP-890's transactions v2), a
+                KIP-360 bump it asked for, and who fenced it (another
+                client's InitProducerId of the same transactional ID with a
+                newer epoch)
+  transactions  each transaction: start (its first AddPartitionsToTxn,
+                AddOffsetsToTxn or transactional Produce), duration to its
+                EndTxn response, epoch, outcome (commit, abort, fenced,
+                failed, unanswered, open), the records written per
+                partition with their sequence numbers, the partitions and
+                groups added, and the errors of EndTxn and Produce
+  sequences     batches out of line: a base sequence sent again (a
+                retry), a duplicate, a gap, OUT_OF_ORDER_SEQUENCE_NUMBER
+  CONSUMERS     what each client's Fetch responses said of transactions:
+                isolation level, transactional batches, COMMIT and ABORT
+                markers fetched, and the aborted transactions a
+                read_committed fetch was told to skip, by producer
+
+--json prints one JSON document: {"producers":[...],"consumers":[...],
+"dropped","maxMemoryBytes"}, in kwire's JSON vocabulary (docs/json.md).
+
+Exit status as for kwire read.`,
+		Example: `  kwire txns capture.pcap
+  kwire txns --transactional-id payments-tx capture.pcap
+  kwire txns --json capture.pcap | jq '.producers[].transactions[] | select(.outcome != "commit")'`,
+		Args: captureArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runTxns(cmd.Context(), o, s, g.colorEnabled(s), args)
+		},
+	}
+	f := cmd.Flags()
+	o.capture.addFlags(f, true, 0)
+	o.analysis.addFlags(f, false)
+	f.BoolVar(&o.JSON, "json", false, "print one JSON document instead of text")
+	f.StringSliceVar(&o.IDs, "transactional-id", nil, "only these transactional `IDs` (comma-separated or repeated)")
+	return cmd
+}
+
+func runTxns(ctx context.Context, o *txnsOptions, s *ioStreams, color bool, paths []string) error {
+	aopts, err := o.analysis.options()
+	if err != nil {
+		return err
+	}
+	aopts.Transactions = true
+	// Control records (the transaction markers) are inside the batches:
+	// records are decoded.
+	an, run, err := analyze(ctx, s, &o.capture, &o.analysis, aopts, true, paths)
+	if err != nil {
+		return err
+	}
+	if !run.readAny {
+		return run.status(s.ErrOut)
+	}
+	r := an.Transactions()
+	if len(o.IDs) > 0 {
+		r.Producers = slices.DeleteFunc(r.Producers, func(p analysis.ProducerReport) bool {
+			return p.TransactionalID == nil || !slices.Contains(o.IDs, *p.TransactionalID)
+		})
+	}
+	w := bufio.NewWriter(s.Out)
+	if o.JSON {
+		err = statsview.WriteTxnsJSON(w, r)
+	} else {
+		err = statsview.WriteTxns(w, r, statsview.Options{Color: color})
+	}
+	if err == nil {
+		err = w.Flush()
+	}
+	if err != nil {
+		return dataErrorf("writing output: %v", err)
+	}
+	return run.status(s.ErrOut)
+}

@@ -1,0 +1,120 @@
+package reassembly
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/gopacket/gopacket/layers"
+)
+
+// segRec is a rec that also records Segment calls.
+type segRec struct {
+	*rec
+	segs []string
+}
+
+func (r *segRec) Segment(c *Conn, d Dir, s Segment) {
+	r.segs = append(r.segs, fmt.Sprintf("%d %v %s f%d @%d+%d %v", c.Index, d, s.Kind, s.Frame, s.Offset, s.Len, s.Time.Sub(t0)))
+	r.log = append(r.log, "segment "+s.Kind.String())
+}
+
+// TestSegments holds every segment mark, with its packet, stream offset
+// and time, and the round-trip times, in both the synchronous and the
+// pipelined mode.
+func TestSegments(t *testing.T) {
+	c, s := ap("10.0.0.1:40000"), ap("10.0.0.2:9092")
+	ms := time.Millisecond
+	segs := []seg{
+		{at: 1 * ms, src: c, dst: s, seq: 1000, flags: "S", opts: []byte{3, 3, 7, 1}},                         // f1 window scale 7
+		{at: 3 * ms, src: s, dst: c, seq: 5000, ack: 1001, flags: "SA", opts: []byte{3, 3, 2, 1}},             // f2 window scale 2: RTT 2ms
+		{at: 4 * ms, src: c, dst: s, seq: 1001, ack: 5001, flags: "A"},                                        // f3 the broker's RTT sample: 1ms
+		{at: 10 * ms, src: c, dst: s, seq: 1001, ack: 5001, flags: "PA", payload: []byte("hello")},            // f4
+		{at: 12 * ms, src: c, dst: s, seq: 1001, ack: 5001, flags: "PA", payload: []byte("hello")},            // f5 retransmission
+		{at: 20 * ms, src: s, dst: c, seq: 5001, ack: 1006, flags: "A", win: 4},                               // f6 window 4<<2 = 16 bytes; no RTT (Karn)
+		{at: 21 * ms, src: c, dst: s, seq: 1006, ack: 5001, flags: "PA", payload: []byte("0123456789abcdef")}, // f7 fills it
+		{at: 25 * ms, src: s, dst: c, seq: 5001, ack: 1022, flags: "A", win: -1},                              // f8 zero window (RTT 4ms)
+		{at: 26 * ms, src: s, dst: c, seq: 5001, ack: 1022, flags: "A", win: -1},                              // f9 still zero: no mark
+		{at: 30 * ms, src: s, dst: c, seq: 5001, ack: 1022, flags: "A", win: 100},                             // f10 open again
+		{at: 31 * ms, src: c, dst: s, seq: 1025, ack: 5001, flags: "PA", payload: []byte("xyz")},              // f11 ahead of a hole
+		{at: 32 * ms, src: c, dst: s, seq: 1022, ack: 5001, flags: "PA", payload: []byte("abc")},              // f12 fills it
+		{at: 40 * ms, src: c, dst: s, seq: 1028, ack: 5001, flags: "FA"},                                      // f13
+		{at: 41 * ms, src: s, dst: c, seq: 5001, flags: "R"},                                                  // f14
+	}
+	want := []string{
+		"0 A>B retransmission f5 @0+5 12ms",
+		"0 A>B window-full f7 @5+16 21ms",
+		"0 B>A zero-window f8 @0+0 25ms",
+		"0 A>B out-of-order f11 @24+3 31ms",
+		"0 A>B fin f13 @27+0 40ms",
+		"0 B>A rst f14 @0+0 41ms",
+	}
+	for _, sync := range []bool{true, false} {
+		t.Run(fmt.Sprintf("sync=%v", sync), func(t *testing.T) {
+			h := &segRec{rec: newRec()}
+			p := writeFile(t, "capture", pcapBytes(t, layers.LinkTypeEthernet, segs))
+			if _, err := ReadFiles(context.Background(), []string{p}, Options{Synchronous: sync}, h); err != nil {
+				t.Fatal(err)
+			}
+			h.checkSane(t)
+			if !slices.Equal(h.segs, want) {
+				t.Errorf("segments\n%q\nwant\n%q", h.segs, want)
+			}
+			if got := h.stream(0, AtoB); got != "hello0123456789abcdefabcxyz" {
+				t.Errorf("stream %q", got)
+			}
+			// The retransmission's mark comes before nothing is
+			// delivered; the out-of-order one before the bytes that
+			// fill the hole.
+			i := slices.Index(h.log, "segment out-of-order")
+			if i < 0 || !slices.ContainsFunc(h.log[i:], func(l string) bool { return l == `data 0 0 f12 "abc"` }) {
+				t.Errorf("order: %q", h.log)
+			}
+			st := h.conns[0].Stats
+			if st.MinRTT[AtoB] != 2*ms || st.MinRTT[BtoA] != 1*ms {
+				t.Errorf("MinRTT %v, want [2ms 1ms]", st.MinRTT)
+			}
+			if st.Retransmissions != 1 || st.OutOfOrder != 1 {
+				t.Errorf("stats %+v", st)
+			}
+		})
+	}
+}
+
+// A handler that is not a SegmentHandler gets the same calls as before
+// and the round-trip times.
+func TestSegmentsPlainHandler(t *testing.T) {
+	v := newConv("10.0.0.1:40000", "10.0.0.2:9092", 100, 900)
+	v.handshake()
+	v.send(true, "ping")
+	v.send(false, "pong")
+	v.close()
+	h, _ := mustRead(t, pcapBytes(t, layers.LinkTypeEthernet, v.segs), Options{})
+	if got := h.stream(0, AtoB) + h.stream(0, BtoA); got != "pingpong" {
+		t.Errorf("%q", got)
+	}
+	if rtt := h.conns[0].Stats.MinRTT; rtt[AtoB] != time.Millisecond || rtt[BtoA] != time.Millisecond {
+		t.Errorf("MinRTT %v, want 1ms each way (one step per segment)", rtt)
+	}
+}
+
+// windowScale reads the option among others and refuses malformed ones.
+func TestWindowScale(t *testing.T) {
+	for _, c := range []struct {
+		opts []byte
+		want int8
+	}{
+		{[]byte{2, 4, 5, 180, 1, 3, 3, 7}, 7}, // MSS, NOP, window scale
+		{[]byte{1, 1, 3, 3, 20}, 14},          // capped at 14 (RFC 7323)
+		{[]byte{2, 4, 5, 180}, -1},
+		{[]byte{0, 3, 3, 7}, -1},    // end of options first
+		{[]byte{3, 9, 7}, -1},       // length past the end
+		{[]byte{5, 1, 3, 3, 7}, -1}, // length below 2
+	} {
+		if got := windowScale(c.opts); got != c.want {
+			t.Errorf("%v: %d, want %d", c.opts, got, c.want)
+		}
+	}
+}

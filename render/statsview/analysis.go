@@ -1,0 +1,628 @@
+package statsview
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/kwire/kwire/analysis"
+)
+
+// The reports of package analysis: kwire groups (per group its members,
+// generations with every member's assignment, a swim lane of members by
+// generation, commits and a timeline), kwire txns (per transactional ID
+// its producer instances, epochs and transactions; what consumers were
+// told), and the findings (a section of kwire stats, one line each in
+// kwire read --findings). As for the stats, nothing is computed here:
+// the reports are written as given.
+
+// clockOf formats a capture time as the timelines do (15:04:05.000 UTC),
+// "-" when unknown.
+func clockOf(t analysis.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	return time.Time(t).UTC().Format("15:04:05.000")
+}
+
+func millis(m *analysis.Millis) string {
+	if m == nil {
+		return "-"
+	}
+	return Duration(int64(*m))
+}
+
+func deref[T any](p *T, none string, f func(T) string) string {
+	if p == nil {
+		return none
+	}
+	return f(*p)
+}
+
+func str(s string) string { return s }
+
+func i32(v int32) string { return strconv.Itoa(int(v)) }
+
+// tps writes an assignment compactly: "t[0-3] u[1]", "-" when empty.
+func tps(l []analysis.TopicPartition) string {
+	if len(l) == 0 {
+		return "-"
+	}
+	var parts []string
+	for _, tp := range l {
+		parts = append(parts, tp.Topic+"["+partitions(tp.Partitions)+"]")
+	}
+	return strings.Join(parts, " ")
+}
+
+// partitions writes sorted partitions as ranges: "0-3,7".
+func partitions(ps []int32) string {
+	var b strings.Builder
+	for i := 0; i < len(ps); {
+		j := i
+		for j+1 < len(ps) && ps[j+1] == ps[j]+1 {
+			j++
+		}
+		if b.Len() > 0 {
+			b.WriteByte(',')
+		}
+		switch {
+		case j == i:
+			b.WriteString(i32(ps[i]))
+		case j == i+1:
+			b.WriteString(i32(ps[i]) + "," + i32(ps[j]))
+		default:
+			b.WriteString(i32(ps[i]) + "-" + i32(ps[j]))
+		}
+		i = j + 1
+	}
+	return b.String()
+}
+
+// lane writes a member's partitions in a swim-lane cell: the partitions
+// alone when the group has one topic.
+func lane(l []analysis.TopicPartition, oneTopic bool) string {
+	if len(l) == 0 {
+		return "none"
+	}
+	if oneTopic && len(l) == 1 {
+		return partitions(l[0].Partitions)
+	}
+	return tps(l)
+}
+
+// GroupsOptions control kwire groups' text.
+type GroupsOptions struct {
+	Options
+	// Timeline adds each group's timeline, one line per event.
+	Timeline bool
+}
+
+// WriteGroups writes the groups report as text: per group a summary,
+// MEMBERS, GENERATIONS (each member's assignment), SWIM LANES (members
+// by generation), COMMITS and, with o.Timeline, TIMELINE.
+func WriteGroups(out io.Writer, r *analysis.GroupsReport, o GroupsOptions) error {
+	var w strings.Builder
+	if len(r.Groups) == 0 {
+		w.WriteString("no groups\n")
+	}
+	for i := range r.Groups {
+		writeGroup(&w, &r.Groups[i], o)
+	}
+	return flush(out, &w)
+}
+
+func writeGroup(w *strings.Builder, g *analysis.GroupReport, o GroupsOptions) {
+	head := "GROUP " + g.GroupID + "  " + g.Protocol
+	if g.ProtocolType != nil {
+		head += ", protocol type " + *g.ProtocolType
+	}
+	if g.Assignor != nil {
+		head += ", assignor " + *g.Assignor
+	}
+	if g.Coordinator != nil {
+		head += ", coordinator " + *g.Coordinator
+	}
+	heading(w, o.Options, head)
+	word := "generations"
+	if g.Protocol != "classic" {
+		word = "member epochs"
+	}
+	fmt.Fprintf(w, "%s to %s: %d %s, %d rebalances (%s in all), %d members", clockOf(g.First), clockOf(g.Last),
+		g.GenerationCount, word, g.Rebalances, Duration(int64(g.RebalanceMs)), len(g.Members))
+	if len(g.Errors) > 0 {
+		var es []string
+		for _, e := range g.Errors {
+			es = append(es, e.Name+"×"+strconv.FormatInt(e.Count, 10))
+		}
+		w.WriteString("; errors " + paint(o.Color, roleError, strings.Join(es, ", ")))
+	}
+	w.WriteByte('\n')
+	if g.Dropped.Any() {
+		fmt.Fprintf(w, "not kept (--max-analysis-memory): %d events, %d generations, %d members, %d commits\n",
+			g.Dropped.Events, g.Dropped.Generations, g.Dropped.Members, g.Dropped.Commits)
+	}
+
+	heading(w, o.Options, "  MEMBERS")
+	t := newTable("NAME", "MEMBER ID", "INSTANCE", "CLIENT", "JOINED", "END", ">SESSION", ">HEARTBEATS", ">MAX GAP", ">LATE", ">MISSED", "ASSIGNED")
+	t.indent = "  "
+	for _, m := range g.Members {
+		end := "member at end"
+		if m.End != nil {
+			end = *m.End + " " + clockOf(m.EndTime)
+		}
+		endRole := rolePlain
+		if m.End != nil && (*m.End == "expired" || *m.End == "fenced") {
+			endRole = roleError
+		}
+		late := cell{s: strconv.FormatInt(m.LateHeartbeats, 10)}
+		if m.LateHeartbeats > 0 {
+			late.r = roleFlag
+		}
+		missed := cell{s: strconv.FormatInt(m.MissedHeartbeats, 10)}
+		if m.MissedHeartbeats > 0 {
+			missed.r = roleError
+		}
+		t.add(c(m.Name), c(shorten(m.MemberID, 36)), c(deref(m.GroupInstanceID, "-", str)), c(deref(m.Client, "-", str)),
+			c(clockOf(m.Joined)), cr(endRole, end), c(deref(m.SessionTimeoutMs, "-", func(v int32) string { return Duration(int64(v) * 1e6) })),
+			c(strconv.FormatInt(m.Heartbeats, 10)), cr(roleLatency, millis(m.MaxHeartbeatGapMs)), late, missed, c(tps(m.Assignment)))
+		if m.LeaveReason != nil {
+			t.detail("    leave reason: " + *m.LeaveReason)
+		}
+	}
+	t.write(w, o.Options)
+
+	heading(w, o.Options, "  GENERATIONS")
+	label := "GEN"
+	if g.Protocol != "classic" {
+		label = "EPOCH"
+	}
+	gt := newTable(">"+label, "START", ">TOOK", "CAUSE", "LEADER", "MEMBER", "ASSIGNED")
+	gt.indent = "  "
+	names := map[string]string{}
+	for _, m := range g.Members {
+		names[m.MemberID] = m.Name
+	}
+	name := func(id *string) string {
+		if id == nil {
+			return "-"
+		}
+		if n, ok := names[*id]; ok {
+			return n
+		}
+		return *id
+	}
+	for _, gn := range g.Generations {
+		leader := name(gn.Leader)
+		first := true
+		for _, gm := range gn.Members {
+			assigned := "(not captured)"
+			if gm.Assigned != nil {
+				assigned = tps(gm.Assigned)
+			}
+			if gm.Via == "static-rejoin" {
+				assigned += " (static rejoin)"
+			}
+			if first {
+				gt.add(c(i32(gn.Generation)), c(clockOf(gn.Start)), cr(roleLatency, millis(gn.DurationMs)), cr(roleFlag, gn.Cause), c(leader), c(gm.Name), c(assigned))
+				first = false
+			} else {
+				gt.add(c(""), c(""), c(""), c(""), c(""), c(gm.Name), c(assigned))
+			}
+		}
+		if first {
+			gt.add(c(i32(gn.Generation)), c(clockOf(gn.Start)), cr(roleLatency, millis(gn.DurationMs)), cr(roleFlag, gn.Cause), c(leader), c("-"), c("-"))
+		}
+		gt.detail("    " + gn.CauseDetail)
+		if len(gn.Moved) > 0 {
+			var ms []string
+			for _, mv := range gn.Moved {
+				ms = append(ms, fmt.Sprintf("%s-%d %s→%s", mv.Topic, mv.Partition, name(mv.From), name(mv.To)))
+			}
+			gt.detail("    moved: " + fitList(ms, maxDetail))
+		}
+	}
+	gt.write(w, o.Options)
+
+	writeLanes(w, g, o)
+
+	heading(w, o.Options, "  COMMITS")
+	if len(g.Commits) == 0 {
+		w.WriteString("  (none)\n")
+	} else {
+		ct := newTable("PARTITION", ">OFFSET", ">GEN", "MEMBER", ">COMMITS", ">STALE", ">ERRORS", ">HIGH WM", ">LAG", ">FETCHED", "TIME")
+		ct.indent = "  "
+		for _, cm := range g.Commits {
+			stale := cell{s: strconv.FormatInt(cm.Stale, 10)}
+			if cm.Stale > 0 {
+				stale.r = roleFlag
+			}
+			errs := cell{s: strconv.FormatInt(cm.Errors, 10)}
+			if cm.Errors > 0 {
+				errs.r = roleError
+			}
+			memberName := name(cm.MemberID)
+			if cm.Fetched {
+				memberName = "(OffsetFetch)"
+			}
+			i64 := func(v int64) string { return strconv.FormatInt(v, 10) }
+			ct.add(c(fmt.Sprintf("%s-%d", cm.Topic, cm.Partition)), c(i64(cm.Offset)), c(deref(cm.Generation, "-", i32)), c(memberName),
+				c(i64(cm.Commits)), stale, errs, c(deref(cm.HighWatermark, "-", i64)), c(deref(cm.Lag, "-", i64)),
+				c(deref(cm.FetchOffset, "-", i64)), c(clockOf(cm.Time)))
+		}
+		ct.write(w, o.Options)
+		w.WriteString("  LAG = high watermark - committed offset, from the latest Fetch response; FETCHED = the owner's latest fetch offset\n")
+	}
+
+	if o.Timeline {
+		heading(w, o.Options, "  TIMELINE")
+		tt := newTable("TIME", "MEMBER", "EVENT", ">PACKET", "DETAIL")
+		tt.indent, tt.noHead = "  ", true
+		for _, ev := range g.Timeline {
+			role := rolePlain
+			if ev.Error != nil || ev.Kind == "expired" {
+				role = roleError
+			}
+			if ev.Kind == "generation" {
+				role = roleHeader
+			}
+			pkt := "-"
+			if ev.Ref.Frame > 0 {
+				pkt = "#" + strconv.FormatInt(ev.Ref.Frame, 10)
+			}
+			tt.add(c(clockOf(ev.Time)), c(deref(ev.Member, "", str)), cr(role, ev.Kind), c(pkt), c(ev.Detail))
+		}
+		tt.write(w, o.Options)
+	}
+}
+
+// writeLanes writes a row per member, a column per generation: the
+// partitions it had, "·" before it joined, and how it went.
+func writeLanes(w *strings.Builder, g *analysis.GroupReport, o GroupsOptions) {
+	if len(g.Generations) == 0 {
+		return
+	}
+	heading(w, o.Options, "  SWIM LANES (what each member had, generation by generation)")
+	topics := map[string]bool{}
+	for _, gn := range g.Generations {
+		for _, gm := range gn.Members {
+			for _, tp := range gm.Assigned {
+				topics[tp.Topic] = true
+			}
+		}
+	}
+	oneTopic := len(topics) <= 1
+	titles := []string{"MEMBER"}
+	for i, gn := range g.Generations {
+		t := i32(gn.Generation)
+		if i > 0 && g.Generations[i-1].Generation == gn.Generation {
+			t += "'" // the same number again: a static rejoin
+		}
+		titles = append(titles, t)
+	}
+	t := newTable(titles...)
+	t.indent = "  "
+	for _, m := range g.Members {
+		row := []cell{c(m.Name)}
+		in, gone := false, false
+		for _, gn := range g.Generations {
+			var cellText string
+			found := false
+			for _, gm := range gn.Members {
+				if gm.MemberID == m.MemberID {
+					found, in = true, true
+					cellText = "?"
+					if gm.Assigned != nil {
+						cellText = lane(gm.Assigned, oneTopic)
+					}
+				}
+			}
+			switch {
+			case found:
+				row = append(row, c(cellText))
+			case in && !gone:
+				gone = true
+				end := "gone"
+				if m.End != nil {
+					end = *m.End
+				}
+				row = append(row, cr(roleFlag, "✗ "+end))
+			default:
+				row = append(row, c("·"))
+			}
+		}
+		t.add(row...)
+	}
+	t.write(w, o.Options)
+}
+
+// WriteGroupsJSON writes the groups report as one indented JSON document.
+func WriteGroupsJSON(w io.Writer, r *analysis.GroupsReport) error { return writeJSON(w, r) }
+
+// WriteTxnsJSON writes the transactions report as one indented JSON
+// document.
+func WriteTxnsJSON(w io.Writer, r *analysis.TxnsReport) error { return writeJSON(w, r) }
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
+}
+
+// WriteTxns writes the transactions report as text: per transactional ID
+// (or idempotent producer) its instances and epochs, its transactions,
+// its sequence issues; then CONSUMERS: what each was told about
+// transactions.
+func WriteTxns(out io.Writer, r *analysis.TxnsReport, o Options) error {
+	var w strings.Builder
+	if len(r.Producers) == 0 {
+		w.WriteString("no transactional or idempotent producers\n")
+	}
+	for i := range r.Producers {
+		writeProducer(&w, &r.Producers[i], o)
+	}
+	if len(r.Consumers) > 0 {
+		heading(&w, o, "CONSUMERS (what their Fetch responses said of transactions)")
+		t := newTable("CLIENT ID", "ISOLATION", ">FETCHES", ">TXN BATCHES", ">COMMITS", ">ABORTS", "ABORTED TRANSACTIONS LISTED")
+		for _, cn := range r.Consumers {
+			var ab []string
+			for _, a := range cn.AbortedTransactions {
+				who := strconv.FormatInt(a.ProducerID, 10)
+				if a.TransactionalID != nil {
+					who = *a.TransactionalID
+				}
+				ab = append(ab, fmt.Sprintf("%s from %s-%d@%d", who, a.Topic, a.Partition, a.FirstOffset))
+			}
+			t.add(c(cn.ClientID), c(orDash(strings.Join(cn.IsolationLevels, ","))), c(strconv.FormatInt(cn.Fetches, 10)),
+				c(strconv.FormatInt(cn.TransactionalBatches, 10)), c(strconv.FormatInt(cn.Commits, 10)), c(strconv.FormatInt(cn.Aborts, 10)),
+				c(fitList(ab, maxDetail)))
+		}
+		t.write(&w, o)
+		w.WriteString("COMMITS, ABORTS = transaction markers (control batches) fetched\n")
+	}
+	if r.Dropped.Any() {
+		fmt.Fprintf(&w, "not kept (--max-analysis-memory): %d producers, %d transactions, %d sequence issues\n",
+			r.Dropped.Producers, r.Dropped.Transactions, r.Dropped.SequenceIssues)
+	}
+	return flush(out, &w)
+}
+
+func writeProducer(w *strings.Builder, p *analysis.ProducerReport, o Options) {
+	head := "IDEMPOTENT PRODUCER"
+	if p.TransactionalID != nil {
+		head = "TRANSACTIONAL ID " + *p.TransactionalID
+	}
+	var ids []string
+	for _, id := range p.ProducerIDs {
+		ids = append(ids, strconv.FormatInt(id, 10))
+	}
+	head += "  producer ID " + orDash(strings.Join(ids, ", "))
+	heading(w, o, head)
+	fmt.Fprintf(w, "%s to %s: %s, %s", clockOf(p.First), clockOf(p.Last), count(int64(len(p.Instances)), "instance"), count(p.TransactionCount, "transaction"))
+	if len(p.Errors) > 0 {
+		var es []string
+		for _, e := range p.Errors {
+			es = append(es, e.Name+"×"+strconv.FormatInt(e.Count, 10))
+		}
+		w.WriteString("; errors " + paint(o.Color, roleError, strings.Join(es, ", ")))
+	}
+	w.WriteByte('\n')
+	it := newTable("INIT", "CLIENT ID", "CLIENT", ">PRODUCER ID", "EPOCHS", "FENCED BY", ">PACKET")
+	it.indent = "  "
+	for _, in := range p.Instances {
+		var ep []string
+		for _, e := range in.Epochs {
+			s := strconv.Itoa(int(e.Epoch))
+			if e.By == "EndTxn" {
+				s += "*"
+			}
+			ep = append(ep, s)
+		}
+		fenced := cell{s: "-"}
+		if in.FencedBy != nil {
+			fenced = cr(roleError, fmt.Sprintf("%s (epoch %d) %s", in.FencedBy.ClientID, in.FencedBy.ProducerEpoch, clockOf(in.FencedBy.Time)))
+		}
+		epochs := orDash(strings.Join(ep, " "))
+		if in.Error != nil {
+			epochs = *in.Error
+		}
+		if in.RequestedProducerID >= 0 {
+			epochs += fmt.Sprintf(" (asked to bump %d/%d, KIP-360)", in.RequestedProducerID, in.RequestedEpoch)
+		}
+		it.add(c(clockOf(in.Time)), c(deref(in.ClientID, "-", str)), c(deref(in.Client, "-", str)), c(strconv.FormatInt(in.ProducerID, 10)),
+			c(epochs), fenced, c(strconv.FormatInt(in.Ref.Frame, 10)))
+	}
+	it.write(w, o)
+	if len(p.Records) > 0 {
+		w.WriteString("  written outside transactions: " + fitList(recordsText(p.Records), maxDetail) + "\n")
+	}
+	if len(p.Transactions) > 0 {
+		w.WriteString("  EPOCHS: * = bumped by EndTxn (KIP-890)\n")
+		tt := newTable(">#", "START", ">TOOK", "CLIENT ID", ">EPOCH", "OUTCOME", "RECORDS", "ADDED", "GROUPS", "ERRORS")
+		tt.indent = "  "
+		for i, x := range p.Transactions {
+			recs := recordsText(x.Records)
+			role := roleOK
+			switch x.Outcome {
+			case "abort", "open", "unanswered":
+				role = roleFlag
+			case "fenced", "failed":
+				role = roleError
+			}
+			var errs []string
+			if x.Error != nil {
+				errs = append(errs, "EndTxn "+*x.Error)
+			}
+			if x.ProduceError != nil {
+				errs = append(errs, "Produce "+*x.ProduceError)
+			}
+			outcome := x.Outcome
+			if x.EndTxn != nil && x.Outcome != "commit" && x.Outcome != "abort" {
+				outcome += " (" + *x.EndTxn + ")"
+			}
+			tt.add(c(strconv.Itoa(i+1)), c(clockOf(x.Start)), cr(roleLatency, millis(x.DurationMs)), c(deref(x.ClientID, "-", str)),
+				c(strconv.Itoa(int(x.ProducerEpoch))), cr(role, outcome), c(orDash(strings.Join(recs, ", "))), c(tps(x.Added)),
+				c(orDash(strings.Join(x.Groups, ","))), cr(roleError, orDash(strings.Join(errs, ", "))))
+		}
+		tt.write(w, o)
+	}
+	if len(p.Sequences) > 0 {
+		st := newTable("TIME", "KIND", "PARTITION", ">PRODUCER ID", ">EPOCH", "DETAIL", ">PACKET")
+		st.indent = "  "
+		for _, s := range p.Sequences {
+			st.add(c(clockOf(s.Time)), cr(roleFlag, s.Kind), c(fmt.Sprintf("%s-%d", s.Topic, s.Partition)), c(strconv.FormatInt(s.ProducerID, 10)),
+				c(strconv.Itoa(int(s.ProducerEpoch))), c(s.Detail), c(strconv.FormatInt(s.Ref.Frame, 10)))
+		}
+		st.write(w, o)
+	}
+}
+
+// recordsText writes records per partition: "t-0:4 (seq 0-3)".
+func recordsText(rs []analysis.TxnRecordsReport) []string {
+	var out []string
+	for _, r := range rs {
+		s := fmt.Sprintf("%s-%d:%d", r.Topic, r.Partition, r.Records)
+		if r.FirstSeq != nil {
+			s += fmt.Sprintf(" (seq %d-%d)", *r.FirstSeq, *r.LastSequence)
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// FindingLine is one finding as kwire read --findings prints it:
+// time, severity, rule, subject, count, detail and the packets.
+func FindingLine(f *analysis.Finding, o Options) string {
+	return findingHead(f, o) + ": " + f.Detail + " " + findingPackets(f)
+}
+
+// findingHead is a finding's time, severity, rule, subject and count.
+func findingHead(f *analysis.Finding, o Options) string {
+	role := roleFaint
+	switch f.Severity {
+	case analysis.SevError:
+		role = roleError
+	case analysis.SevWarning:
+		role = roleFlag
+	}
+	var b strings.Builder
+	b.WriteString(clockOf(f.Time))
+	b.WriteByte(' ')
+	b.WriteString(paint(o.Color, role, f.Severity))
+	b.WriteByte(' ')
+	b.WriteString(paint(o.Color, roleHeader, f.Rule))
+	b.WriteByte(' ')
+	b.WriteString(f.Subject)
+	if f.Count > 1 {
+		fmt.Fprintf(&b, " ×%d", f.Count)
+	}
+	return b.String()
+}
+
+// findingPackets is a finding's evidence: "[packets 12,14 +3]".
+func findingPackets(f *analysis.Finding) string {
+	var b strings.Builder
+	b.WriteString("[")
+	if f.File != "" {
+		b.WriteString(f.File + " ")
+	}
+	b.WriteString("packets ")
+	for i, p := range f.Packets {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(strconv.FormatInt(p, 10))
+	}
+	if f.MorePackets > 0 {
+		fmt.Fprintf(&b, " +%d", f.MorePackets)
+	}
+	b.WriteString("]")
+	return b.String()
+}
+
+// WriteFindings writes the findings, one line each (FindingLine), under
+// a FINDINGS heading; "(none)" when there are none.
+func WriteFindings(out io.Writer, r *analysis.FindingsReport, o Options) error {
+	var w strings.Builder
+	writeFindings(&w, r, o, false)
+	return flush(out, &w)
+}
+
+// writeFindings writes the FINDINGS section; with wrap (kwire stats) each
+// finding's detail and packets go on indented lines of at most 120
+// columns under its head.
+func writeFindings(w *strings.Builder, r *analysis.FindingsReport, o Options, wrap bool) {
+	heading(w, o, "FINDINGS (docs/findings.md; kwire read --frame N shows a packet's exchange)")
+	if len(r.Findings) == 0 {
+		w.WriteString("(none)\n")
+	}
+	for i := range r.Findings {
+		f := &r.Findings[i]
+		if !wrap {
+			w.WriteString(FindingLine(f, o))
+			w.WriteByte('\n')
+			continue
+		}
+		w.WriteString(findingHead(f, o))
+		w.WriteByte('\n')
+		for _, l := range wrapWords(f.Detail+" "+findingPackets(f), 116) {
+			w.WriteString("    " + l + "\n")
+		}
+	}
+	if r.Dropped > 0 {
+		fmt.Fprintf(w, "%d findings not kept (--max-analysis-memory)\n", r.Dropped)
+	}
+}
+
+// FindingDoc is a finding as one line of kwire read --json: the finding
+// with "kind": "finding".
+type FindingDoc struct {
+	Kind string `json:"kind"`
+	analysis.Finding
+}
+
+// WriteFindingsNDJSON writes each finding as one JSON line (FindingDoc).
+func WriteFindingsNDJSON(w io.Writer, r *analysis.FindingsReport) error {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	for i := range r.Findings {
+		if err := enc.Encode(FindingDoc{Kind: "finding", Finding: r.Findings[i]}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// wrapWords cuts s into lines of at most n characters at spaces (a
+// longer word stays whole).
+func wrapWords(s string, n int) []string {
+	var out []string
+	line := ""
+	for _, word := range strings.Fields(s) {
+		switch {
+		case line == "":
+			line = word
+		case width(line)+1+width(word) <= n:
+			line += " " + word
+		default:
+			out = append(out, line)
+			line = word
+		}
+	}
+	if line != "" {
+		out = append(out, line)
+	}
+	return out
+}
+
+// count writes "1 instance", "3 instances".
+func count(n int64, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return strconv.FormatInt(n, 10) + " " + what + "s"
+}
