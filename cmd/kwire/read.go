@@ -28,6 +28,7 @@ import (
 
 type readOptions struct {
 	capture captureFlags
+	files   fileFlags // --merge, -f (not live)
 
 	Tree    bool // -V
 	HexDump bool // -x
@@ -40,8 +41,20 @@ type readOptions struct {
 	ClientIDs []string
 	Errors    bool
 	Stream    int
-	Frame     int64
+	Frames    []string // --frame
 	Filter    string
+	Since     string
+	Until     string
+	Count     int // -c: stop after this many exchanges shown
+
+	FrameNumbers bool   // --frame-numbers
+	UTC          bool   // --utc
+	Local        bool   // --local
+	Sort         string // --sort: "" (completion) or "time"
+	SortWindow   time.Duration
+	SortMemory   byteSize
+	Normalize    bool
+	Write        string // -w
 
 	Stats bool // --stats: kwire stats's report after the summary
 	Top   int  // --top, with --stats
@@ -49,8 +62,8 @@ type readOptions struct {
 	Findings bool // --findings: one line per finding after the exchanges
 	analysis analysisFlags
 
-	frameSet bool // --frame was given
 	topicSet bool // --topic was given
+	start    *captureStart
 }
 
 func newReadCmd(s *ioStreams, g *globalOptions) *cobra.Command {
@@ -251,12 +264,13 @@ Exit status (the same for stats and versions):
   tcpdump -i any -w - port 9092 | kwire read -`,
 		Args: captureArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			o.frameSet = cmd.Flags().Changed("frame")
 			o.topicSet = cmd.Flags().Changed("topic")
 			return runRead(cmd.Context(), o, s, g.colorEnabled(s), args)
 		},
 	}
 	o.addFlags(cmd, true, 0)
+	o.files.addFlags(cmd.Flags())
+	o.addReadFlags(cmd)
 	return cmd
 }
 
@@ -275,7 +289,12 @@ func (o *readOptions) addFlags(cmd *cobra.Command, detect bool, idle time.Durati
 	f.StringSliceVar(&o.ClientIDs, "client-id", nil, "only requests from these client IDs")
 	f.BoolVar(&o.Errors, "errors", false, "only exchanges whose response has a non-zero error code")
 	f.IntVar(&o.Stream, "stream", -1, "only TCP connection `N` (numbered from 0 as Wireshark's tcp.stream; -1: all)")
-	f.Int64Var(&o.Frame, "frame", 0, "only the exchange holding packet `N` (numbered from 1)")
+	f.StringSliceVar(&o.Frames, "frame", nil, "only the exchanges with a packet in `N[-M]`: packet numbers (from 1) and ranges, comma-separated (12, 100-200, 5000-: to the end)")
+	f.StringVar(&o.Since, "since", "", "only exchanges whose request was captured at or after `TIME`: RFC 3339 (2026-11-29T12:51:40Z) or an offset from the capture's first packet (90s, +1m30s)")
+	f.StringVar(&o.Until, "until", "", "only exchanges whose request was captured before `TIME` (as --since)")
+	f.BoolVar(&o.FrameNumbers, "frame-numbers", false, "start each line with the packet numbers of its request and response (REQ/RESP, as tshark's frame column)")
+	f.BoolVar(&o.UTC, "utc", false, "give each line's date and time in UTC (2026-11-29T12:51:39.752Z), not only the time of day")
+	f.BoolVar(&o.Local, "local", false, "give each line's date, time and zone offset in the local time zone ($TZ)")
 	f.StringVar(&o.Filter, "filter", "", "only exchanges for which the `EXPR` is true (see kwire read --help)")
 	f.BoolVar(&o.Stats, "stats", false, "also print kwire stats's report of all the exchanges after the summary (with --json: on stderr)")
 	f.IntVar(&o.Top, "top", 0, "with --stats, list the `N` slowest exchanges with their frame numbers")
@@ -283,6 +302,15 @@ func (o *readOptions) addFlags(cmd *cobra.Command, detect bool, idle time.Durati
 	o.analysis.addFlags(f, true)
 	exclusiveFlags(cmd, [2]string{"tree", "json"}, [2]string{"hex", "json"})
 }
+
+// addReadFlags adds the flags of read that live has not.
+func (o *readOptions) addReadFlags(cmd *cobra.Command) {
+	f := cmd.Flags()
+	f.IntVarP(&o.Count, "count", "c", 0, "stop after `N` exchanges shown (0: no limit)")
+}
+
+// errCountReached ends a read once -c exchanges were shown.
+var errCountReached = errors.New("the -c count of exchanges was reached")
 
 func runRead(ctx context.Context, o *readOptions, s *ioStreams, color bool, paths []string) error {
 	ropts, err := o.out.renderOptions(color)
@@ -293,6 +321,25 @@ func runRead(ctx context.Context, o *readOptions, s *ioStreams, color bool, path
 	if err != nil {
 		return err
 	}
+	if o.Count < 0 {
+		return usageErrorf("-c must not be negative")
+	}
+	if o.UTC && o.Local {
+		return usageErrorf("--utc and --local cannot be used together")
+	}
+	switch {
+	case o.UTC:
+		ropts.Clock = render.ClockUTC
+	case o.Local:
+		ropts.Clock, ropts.Location = render.ClockLocal, time.Local
+	}
+	ropts.FrameNumbers = o.FrameNumbers
+	pf, err := o.files.packetFilter(o.start)
+	if err != nil {
+		return err
+	}
+	ctx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
 	dopts, err := o.capture.dissectOptions(ropts)
 	if err != nil {
 		return err
@@ -314,7 +361,8 @@ func runRead(ctx context.Context, o *readOptions, s *ioStreams, color bool, path
 
 	w := bufio.NewWriterSize(s.Out, 64<<10)
 	names := facts.NewNames()
-	sink := &readSink{o: o, fl: fl, w: w, ropts: ropts, names: names, col: col, an: an, lastFlush: time.Now()}
+	sink := &readSink{o: o, fl: fl, w: w, ropts: ropts, names: names, col: col, an: an, lastFlush: time.Now(),
+		stop: func() { stop(errCountReached) }}
 	var ds dissect.Sink = sink
 	after := sink.addTotals
 	var par *parallelSink
@@ -334,9 +382,15 @@ func runRead(ctx context.Context, o *readOptions, s *ioStreams, color bool, path
 	}
 	setMemoryCeiling(bound, s.ErrOut)
 	bar := startProgressFor(s, paths)
-	cr := &captureReader{opts: dopts, ropts: o.capture.reassemblyOptions(), wrap: bar.wrap, drain: drain, after: after}
-	if (col != nil || an != nil) && len(paths) > 1 {
+	cr := &captureReader{opts: dopts, ropts: o.capture.reassemblyOptions(), wrap: bar.wrap, drain: drain, after: after,
+		merge: o.files.Merge, start: o.start}
+	cr.ropts.PacketFilter = pf
+	if len(paths) > 1 && !o.files.Merge {
 		cr.onFile = func(path string) {
+			if par != nil {
+				par.sync() // the previous file's exchanges are written with its name
+			}
+			sink.file = path
 			if col != nil {
 				col.SetFile(path)
 			}
@@ -350,6 +404,9 @@ func runRead(ctx context.Context, o *readOptions, s *ioStreams, color bool, path
 		par.close()
 	}
 	bar.finish()
+	if context.Cause(ctx) == errCountReached {
+		fmt.Fprintf(s.ErrOut, "kwire: stopped after %d exchange%s (-c); the summary covers the packets read until then\n", o.Count, plural(o.Count))
+	}
 
 	if run.readAny {
 		sink.summarize(s, color, nil)
@@ -425,11 +482,11 @@ func (k *readSink) summarize(s *ioStreams, color bool, extra func(io.Writer) err
 // that is not Kafka, or no exchange there.
 func (k *readSink) noteUnmatched(w io.Writer, run *captureRun) {
 	fl := k.fl
-	if k.shown > 0 || k.shownEvents > 0 || fl.frame <= 0 && fl.stream < 0 {
+	if k.shown > 0 || k.shownEvents > 0 || len(fl.frames) == 0 && fl.stream < 0 {
 		return
 	}
 	others := *fl
-	others.frame, others.stream = 0, -1
+	others.frames, others.stream = nil, -1
 	filtered := ""
 	if others.active() {
 		filtered = " that the other filters let through"
@@ -442,11 +499,18 @@ func (k *readSink) noteUnmatched(w io.Writer, run *captureRun) {
 	for _, f := range run.rs.Files {
 		packets = max(packets, f.Packets)
 	}
+	past := len(fl.frames) > 0
+	for _, r := range fl.frames {
+		past = past && r.First > packets
+	}
+	one := len(fl.frames) == 1 && fl.frames[0].First == fl.frames[0].Last
 	switch {
-	case fl.frame > packets:
-		fmt.Fprintf(w, "kwire: --frame %d matched nothing: %s %d packet%s\n", fl.frame, the, packets, plural(int(packets)))
-	case fl.frame > 0:
-		fmt.Fprintf(w, "kwire: --frame %d matched nothing: packet %d holds no part of a Kafka exchange%s\n", fl.frame, fl.frame, filtered)
+	case past:
+		fmt.Fprintf(w, "kwire: --frame %s matched nothing: %s %d packet%s\n", describeRanges(fl.frames), the, packets, plural(int(packets)))
+	case one:
+		fmt.Fprintf(w, "kwire: --frame %d matched nothing: packet %d holds no part of a Kafka exchange%s\n", fl.frames[0].First, fl.frames[0].First, filtered)
+	case len(fl.frames) > 0:
+		fmt.Fprintf(w, "kwire: --frame %s matched nothing: those packets hold no part of a Kafka exchange%s\n", describeRanges(fl.frames), filtered)
 	case fl.stream >= run.maxConns:
 		last := ""
 		if run.maxConns > 0 {
@@ -504,12 +568,29 @@ func topicArgs(topics []string) []string {
 
 // filter builds the exchange filter from the flags.
 func (o *readOptions) filter() (*exchangeFilter, error) {
-	fl := &exchangeFilter{topics: o.Topics, clientIDs: o.ClientIDs, errors: o.Errors, stream: o.Stream, frame: o.Frame}
+	fl := &exchangeFilter{topics: o.Topics, clientIDs: o.ClientIDs, errors: o.Errors, stream: o.Stream}
 	if o.Stream < -1 {
 		return nil, usageErrorf("--stream must not be negative")
 	}
-	if o.Frame < 0 || o.frameSet && o.Frame == 0 {
-		return nil, usageErrorf("--frame %d: packets are numbered from 1", o.Frame)
+	frames, err := parseFrameRanges(o.Frames)
+	if err != nil {
+		return nil, err
+	}
+	fl.frames = frames
+	since, err := parseTimeBound("--since", o.Since)
+	if err != nil {
+		return nil, err
+	}
+	until, err := parseTimeBound("--until", o.Until)
+	if err != nil {
+		return nil, err
+	}
+	if since.set || until.set {
+		fl.window = &timeWindow{since: since, until: until}
+		if since.isOff || until.isOff {
+			o.start = &captureStart{}
+			fl.window.start = o.start
+		}
 	}
 	if o.topicSet && (len(o.Topics) == 0 || slices.Contains(o.Topics, "")) {
 		return nil, usageErrorf("--topic: a topic name or ID cannot be empty")
@@ -553,6 +634,10 @@ type readSink struct {
 	streamSkipped string
 	err           error                                  // first write error
 	names         *facts.Names                           // topic names by ID, learnt in emit order
+	file          string                                 // the file being read, when several are read as captures of their own
+	stop          func()                                 // ends the reading (-c)
+	picked        int                                    // exchanges selected so far (-c), in emit order
+	day           string                                 // the UTC date of the last line shown (ClockTime)
 	col           *stats.Collector                       // --stats: every exchange and event, filters or not
 	an            *analysis.Analyzer                     // --findings, --stats: likewise
 	roles         map[*reassembly.Conn][2]netip.AddrPort // --json: client and broker of each open Kafka connection
@@ -588,7 +673,8 @@ func (k *readSink) Exchange(ex *dissect.Exchange) {
 // render options, with the exchange's facts (topic names resolved in emit
 // order) for the tree.
 type exchangeView struct {
-	ropts render.Options
+	ropts   render.Options
+	dayNote string // a line before the exchange's saying that the date changed
 }
 
 // prepare does what must be done in emit order before an exchange is
@@ -609,9 +695,38 @@ func (k *readSink) prepare(ex *dissect.Exchange, snapshot bool) (exchangeView, b
 	if k.fl.active() && !k.fl.match(ex, f) {
 		return exchangeView{}, false
 	}
+	if k.o.Count > 0 {
+		if k.picked >= k.o.Count {
+			return exchangeView{}, false
+		}
+		if k.picked++; k.picked == k.o.Count {
+			k.stop()
+		}
+	}
 	v := exchangeView{ropts: k.ropts}
 	v.ropts.Facts = fx
+	v.ropts.File = k.file
+	if !k.o.JSON {
+		v.dayNote = k.dayChange(exchangeTime(ex))
+	}
 	return v, true
+}
+
+// dayChange returns the line that says the date changed before a line of
+// time t, "" when it did not: lines give only the time of day unless
+// --utc or --local. The first line's date is said only once the capture
+// reaches a second day.
+func (k *readSink) dayChange(t time.Time) string {
+	if k.ropts.Clock != render.ClockTime || t.IsZero() {
+		return ""
+	}
+	day := t.UTC().Format(time.DateOnly)
+	prev := k.day
+	k.day = day
+	if prev == "" || prev == day {
+		return ""
+	}
+	return "--- " + day + " (UTC) begins; the lines above are of " + prev + " or before (--utc gives every line its date) ---\n"
 }
 
 // render writes an exchange in the output mode: a JSON line, or a summary
@@ -621,7 +736,11 @@ func (k *readSink) render(w byteWriter, ex *dissect.Exchange, v exchangeView) er
 	if k.o.JSON {
 		return render.ExchangeJSONLine(w, ex, v.ropts)
 	}
-	err := render.Line(w, ex, v.ropts)
+	var err error
+	if v.dayNote != "" {
+		_, err = io.WriteString(w, v.dayNote)
+	}
+	err = firstError(err, render.Line(w, ex, v.ropts))
 	if k.o.Tree || k.o.HexDump {
 		err = firstError(err, k.frameDetail(w, v.ropts, "request", ex.Request, ex.TLS))
 		resp := "response"
@@ -698,10 +817,12 @@ func (k *readSink) Event(ev *dissect.Event) {
 		return
 	}
 	k.shownEvents++
+	ropts := k.ropts
+	ropts.File = k.file
 	if k.o.HexDump {
-		k.check(render.EventHex(k.w, ev, k.ropts)) // with the bytes a resync skipped
+		k.check(render.EventHex(k.w, ev, ropts)) // with the bytes a resync skipped
 	} else {
-		k.check(render.EventLine(k.w, ev, k.ropts))
+		k.check(render.EventLine(k.w, ev, ropts))
 	}
 	k.maybeFlush()
 }
@@ -727,7 +848,7 @@ func (k *readSink) jsonEvent(ev *dissect.Event) {
 	if k.showEvent(ev) {
 		k.shownEvents++
 		r := k.roles[ev.Conn]
-		k.check(render.EventJSON(k.w, ev, r[0], r[1]))
+		k.check(render.EventJSON(k.w, ev, r[0], r[1], k.file))
 		k.maybeFlush()
 	}
 }

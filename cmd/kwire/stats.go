@@ -15,6 +15,7 @@ import (
 
 type statsOptions struct {
 	capture  captureFlags
+	files    fileFlags
 	analysis analysisFlags
 	JSON     bool
 	Top      int
@@ -84,6 +85,7 @@ that is not a capture.`,
 	f := cmd.Flags()
 	o.capture.addFlags(f, true, 0)
 	o.analysis.addFlags(f, true)
+	o.files.addFlags(f)
 	f.BoolVar(&o.JSON, "json", false, "print one JSON document instead of tables")
 	f.IntVar(&o.Top, "top", 0, "list the `N` slowest exchanges with their frame numbers")
 	f.BoolVar(&o.Findings, "findings", true, "add the findings (docs/findings.md)")
@@ -121,7 +123,10 @@ func runStats(ctx context.Context, o *statsOptions, s *ioStreams, color bool, pa
 	setMemoryCeiling(bound, s.ErrOut)
 	bar := startProgressFor(s, paths)
 	cr := &captureReader{opts: dopts, ropts: o.capture.reassemblyOptions(), wrap: bar.wrap, drain: ahead.sync}
-	if len(paths) > 1 {
+	if err := o.files.apply(cr); err != nil {
+		return err
+	}
+	if len(paths) > 1 && !o.files.Merge {
 		cr.onFile = func(path string) {
 			ahead.sync() // the previous file's exchanges are counted to it
 			col.SetFile(path)
