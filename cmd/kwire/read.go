@@ -307,6 +307,7 @@ func (o *readOptions) addFlags(cmd *cobra.Command, detect bool, idle time.Durati
 func (o *readOptions) addReadFlags(cmd *cobra.Command) {
 	f := cmd.Flags()
 	f.IntVarP(&o.Count, "count", "c", 0, "stop after `N` exchanges shown (0: no limit)")
+	f.StringVarP(&o.Write, "write", "w", "", "also write the packets of the exchanges shown, with their connections' handshakes, to `FILE` as pcapng (a capture cut down to what matters)")
 }
 
 // errCountReached ends a read once -c exchanges were shown.
@@ -338,6 +339,13 @@ func runRead(ctx context.Context, o *readOptions, s *ioStreams, color bool, path
 	if err != nil {
 		return err
 	}
+	var sel *packetSelection
+	if o.Write != "" {
+		if slices.Contains(paths, "-") {
+			return usageErrorf("-w reads the captures twice: it cannot read standard input")
+		}
+		sel = newPacketSelection()
+	}
 	ctx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)
 	dopts, err := o.capture.dissectOptions(ropts)
@@ -362,7 +370,7 @@ func runRead(ctx context.Context, o *readOptions, s *ioStreams, color bool, path
 	w := bufio.NewWriterSize(s.Out, 64<<10)
 	names := facts.NewNames()
 	sink := &readSink{o: o, fl: fl, w: w, ropts: ropts, names: names, col: col, an: an, lastFlush: time.Now(),
-		stop: func() { stop(errCountReached) }}
+		stop: func() { stop(errCountReached) }, sel: sel}
 	var ds dissect.Sink = sink
 	after := sink.addTotals
 	var par *parallelSink
@@ -391,6 +399,9 @@ func runRead(ctx context.Context, o *readOptions, s *ioStreams, color bool, path
 				par.sync() // the previous file's exchanges are written with its name
 			}
 			sink.file = path
+			if sel != nil {
+				sel.nextFile()
+			}
 			if col != nil {
 				col.SetFile(path)
 			}
@@ -408,8 +419,20 @@ func runRead(ctx context.Context, o *readOptions, s *ioStreams, color bool, path
 		fmt.Fprintf(s.ErrOut, "kwire: stopped after %d exchange%s (-c); the summary covers the packets read until then\n", o.Count, plural(o.Count))
 	}
 
+	var extra func(io.Writer) error
+	if sel != nil && run.readAny && !run.interrupted {
+		wctx := context.WithoutCancel(ctx) // -c ended the read, not the writing
+		n, err := writeSelection(wctx, paths, cr.ropts, sel, o.Write)
+		if err != nil {
+			return &exitError{code: exitData, err: fmt.Errorf("-w %s: %w", o.Write, err)}
+		}
+		extra = func(w io.Writer) error {
+			_, err := fmt.Fprintf(w, "written: %d packet%s of %d exchange%s to %s\n", n, plural(int(n)), sel.n, plural(sel.n), o.Write)
+			return err
+		}
+	}
 	if run.readAny {
-		sink.summarize(s, color, nil)
+		sink.summarize(s, color, extra)
 		sink.noteUnmatched(s.ErrOut, &run)
 	} // else nothing was read: the errors say why; no empty summary
 	sink.check(w.Flush())
@@ -638,6 +661,7 @@ type readSink struct {
 	stop          func()                                 // ends the reading (-c)
 	picked        int                                    // exchanges selected so far (-c), in emit order
 	day           string                                 // the UTC date of the last line shown (ClockTime)
+	sel           *packetSelection                       // -w: the packets of the exchanges shown
 	col           *stats.Collector                       // --stats: every exchange and event, filters or not
 	an            *analysis.Analyzer                     // --findings, --stats: likewise
 	roles         map[*reassembly.Conn][2]netip.AddrPort // --json: client and broker of each open Kafka connection
@@ -702,6 +726,9 @@ func (k *readSink) prepare(ex *dissect.Exchange, snapshot bool) (exchangeView, b
 		if k.picked++; k.picked == k.o.Count {
 			k.stop()
 		}
+	}
+	if k.sel != nil {
+		k.sel.add(ex)
 	}
 	v := exchangeView{ropts: k.ropts}
 	v.ropts.Facts = fx
