@@ -307,6 +307,7 @@ func (o *readOptions) addFlags(cmd *cobra.Command, detect bool, idle time.Durati
 func (o *readOptions) addReadFlags(cmd *cobra.Command) {
 	f := cmd.Flags()
 	f.IntVarP(&o.Count, "count", "c", 0, "stop after `N` exchanges shown (0: no limit)")
+	f.BoolVar(&o.Normalize, "normalize", false, "print only what stays the same when the same clients do the same work again (a snapshot for golden-file tests; kwire diff compares them): per client its software, APIs and versions, request sequences, errors, topics, configs, codecs; per broker what it advertised; with --json one JSON document")
 	f.StringVarP(&o.Write, "write", "w", "", "also write the packets of the exchanges shown, with their connections' handshakes, to `FILE` as pcapng (a capture cut down to what matters)")
 }
 
@@ -324,6 +325,9 @@ func runRead(ctx context.Context, o *readOptions, s *ioStreams, color bool, path
 	}
 	if o.Count < 0 {
 		return usageErrorf("-c must not be negative")
+	}
+	if o.Normalize {
+		return runNormalize(ctx, o, s, color, fl, paths)
 	}
 	if o.UTC && o.Local {
 		return usageErrorf("--utc and --local cannot be used together")

@@ -132,6 +132,7 @@ Exit status:
 		newVersionsCmd(s, g),
 		newGroupsCmd(s, g),
 		newTxnsCmd(s, g),
+		newDiffCmd(s, g),
 		newLiveCmd(s, g),
 	)
 	// cobra's own completion command, with an example like every other.

@@ -82,7 +82,7 @@ func scenarios() []scenario {
 		{name: "legacy", file: "sarama-legacy-message-sets.pcap", ports: []int{19104}, run: runLegacy},
 		{name: "kafkapython", file: "kafkapython-produce-consume.pcap", ports: []int{19105}, run: runKafkaPython},
 		{name: "kafkajs", file: "kafkajs-produce-consume.pcap", ports: []int{19106}, run: runKafkaJS},
-	}, tlsScenarios()...), situationScenarios()...)
+	}, tlsScenarios()...), append(situationScenarios(), diffScenarios()...)...)
 }
 
 // tlsScenarios are the TLS captures with key logs (tlskeys.go), on ports
@@ -205,6 +205,9 @@ func runScenario(s scenario, out, tcpdump, iface string) error {
 		return runInNetns(s, out)
 	}
 	file := filepath.Join(out, s.file)
+	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
+		return err
+	}
 	tmp := file + ".tmp"
 	var x *expectation
 	if s.runX != nil {
