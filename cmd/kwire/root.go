@@ -133,6 +133,7 @@ Exit status:
 		newGroupsCmd(s, g),
 		newTxnsCmd(s, g),
 		newDiffCmd(s, g),
+		newCheckCmd(s, g),
 		newLiveCmd(s, g),
 	)
 	// cobra's own completion command, with an example like every other.
