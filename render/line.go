@@ -261,6 +261,7 @@ func appendErrorPlaces(b []byte, fx *facts.Exchange, code int16) []byte {
 	if extra > 0 {
 		b = append(b, " +"...)
 		b = strconv.AppendInt(b, int64(extra), 10)
+		b = append(b, " more"...)
 	}
 	return b
 }

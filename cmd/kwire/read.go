@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -176,8 +177,9 @@ NDJSON.
 --stats adds kwire stats's report after the summary (APIs, latency,
 errors, clients, partitions, connections, findings; --top N the slowest
 exchanges). It counts every exchange and event, filtered out or not,
-like the summary: the tables on stdout, or with --json its JSON document
-on stderr.
+like the summary: the tables on stdout, or with --json a last NDJSON
+record on stdout, {"kind":"stats","stats":{...}} (kwire stats --json's
+document), while the summary's text goes to stderr.
 
 --findings adds, after the exchanges, one line per finding in time
 order: what an operator should look at, by the rules of
@@ -296,7 +298,7 @@ func (o *readOptions) addFlags(cmd *cobra.Command, detect bool, idle time.Durati
 	f.BoolVar(&o.UTC, "utc", false, "give each line's date and time in UTC (2026-11-29T12:51:39.752Z), not only the time of day")
 	f.BoolVar(&o.Local, "local", false, "give each line's date, time and zone offset in the local time zone ($TZ)")
 	f.StringVar(&o.Filter, "filter", "", "only exchanges for which the `EXPR` is true (see kwire read --help)")
-	f.BoolVar(&o.Stats, "stats", false, "also print kwire stats's report of all the exchanges after the summary (with --json: on stderr)")
+	f.BoolVar(&o.Stats, "stats", false, "also print kwire stats's report of all the exchanges after the summary (with --json: a last record {\"kind\":\"stats\",\"stats\":{...}} on stdout)")
 	f.IntVar(&o.Top, "top", 0, "with --stats, list the `N` slowest exchanges with their frame numbers")
 	f.BoolVar(&o.Findings, "findings", false, "also print the findings (docs/findings.md), one line each, after the exchanges")
 	o.analysis.addFlags(f, true)
@@ -497,10 +499,20 @@ func (k *readSink) summarize(s *ioStreams, color bool, extra func(io.Writer) err
 		_, err := fmt.Fprintf(out, "shown: %d of %d exchanges (filtered)\n", k.shown, k.counts.Exchanges)
 		k.check(err)
 	}
-	if k.col != nil {
+	if k.col != nil && k.o.JSON {
+		// A tool reads the report as the stream's last record, not as
+		// JSON mixed with the summary's text on stderr.
+		b, err := json.Marshal(struct {
+			Kind  string        `json:"kind"`
+			Stats *stats.Report `json:"stats"`
+		}{"stats", statsReport(k.col, k.an)})
+		k.check(err)
+		_, err = k.w.Write(append(b, '\n'))
+		k.check(err)
+	} else if k.col != nil {
 		_, err := io.WriteString(out, "\n")
 		k.check(err)
-		k.check(writeStatsReport(out, k.col, k.an, k.o.JSON, ropts.Color))
+		k.check(writeStatsReport(out, k.col, k.an, false, ropts.Color, 0))
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"slices"
 	"strconv"
@@ -291,4 +292,30 @@ func TestSelections(t *testing.T) {
 			t.Errorf("udp filter: exit %d %s", code, errOut)
 		}
 	})
+}
+
+// TestJSONStatsRecord: read --json --stats ends its NDJSON with one
+// record holding kwire stats --json's document.
+func TestJSONStatsRecord(t *testing.T) {
+	pcap := goldenPcap(t, "kgo-produce-consume.pcap")
+	out, errOut, code := kwireRun(t, "read", "--json", "--stats", "--port", "19092", pcap)
+	if code != 0 || strings.Contains(errOut, "{") {
+		t.Fatalf("exit %d, stderr %s", code, errOut)
+	}
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	var last struct {
+		Kind  string
+		Stats any
+	}
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &last); err != nil || last.Kind != "stats" {
+		t.Fatalf("last line %v: %.200s", err, lines[len(lines)-1])
+	}
+	doc, _, _ := kwireRun(t, "stats", "--json", "--port", "19092", pcap)
+	var want any
+	if err := json.Unmarshal([]byte(doc), &want); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(last.Stats, want) {
+		t.Error("the stats record differs from kwire stats --json")
+	}
 }

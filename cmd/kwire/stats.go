@@ -20,6 +20,8 @@ type statsOptions struct {
 	JSON     bool
 	Top      int
 	Findings bool
+	Rows     int
+	All      bool
 }
 
 func newStatsCmd(s *ioStreams, g *globalOptions) *cobra.Command {
@@ -53,6 +55,11 @@ Kafka traffic:
                connection churn, SASL failures, fencing, expired group
                members...), with the packets they rest on; first, after
                the summary lines (--findings=false leaves them out)
+
+The CLIENTS, PARTITIONS and CONNECTIONS tables show --rows rows (20):
+clients with errors, then the busiest; partitions with the most bytes;
+connections with problems, then the busiest. A line under each says how
+many were left out; --all shows every row, --json lists them all.
 
 Percentiles are exact up to 4096 answered requests per API version, then
 read from log-linear buckets (within 6.25 %, marked "~"). With several
@@ -89,6 +96,8 @@ that is not a capture.`,
 	f.BoolVar(&o.JSON, "json", false, "print one JSON document instead of tables")
 	f.IntVar(&o.Top, "top", 0, "list the `N` slowest exchanges with their frame numbers")
 	f.BoolVar(&o.Findings, "findings", true, "add the findings (docs/findings.md)")
+	f.IntVar(&o.Rows, "rows", statsview.DefaultRows, "rows of the CLIENTS, PARTITIONS and CONNECTIONS tables: those with problems or errors first, then the busiest")
+	f.BoolVar(&o.All, "all", false, "every row of every table")
 	return cmd
 }
 
@@ -142,7 +151,11 @@ func runStats(ctx context.Context, o *statsOptions, s *ioStreams, color bool, pa
 		return run.status(s.ErrOut)
 	}
 	w := bufio.NewWriter(s.Out)
-	err = writeStatsReport(w, col, an, o.JSON, color)
+	rows := o.Rows
+	if o.All {
+		rows = -1
+	}
+	err = writeStatsReport(w, col, an, o.JSON, color, rows)
 	if err == nil {
 		err = w.Flush()
 	}
@@ -161,17 +174,25 @@ func newStatsCollector(top int) (*stats.Collector, error) {
 	return stats.NewCollector(stats.Options{Top: top}), nil
 }
 
-// writeStatsReport writes col's report so far, with an's findings when
-// an is not nil: the tables of kwire stats, or with asJSON one indented
-// JSON document.
-func writeStatsReport(w io.Writer, col *stats.Collector, an *analysis.Analyzer, asJSON, color bool) error {
+// statsReport is col's report so far, with an's findings when an is not
+// nil.
+func statsReport(col *stats.Collector, an *analysis.Analyzer) *stats.Report {
 	r := col.Report()
 	if an != nil {
 		f := an.Findings()
 		r.Findings, r.FindingsDropped = f.Findings, f.Dropped
 	}
+	return r
+}
+
+// writeStatsReport writes col's report so far, with an's findings when
+// an is not nil: the tables of kwire stats, or with asJSON one indented
+// JSON document; rows is how many rows the long tables show
+// (statsview.Options.Rows).
+func writeStatsReport(w io.Writer, col *stats.Collector, an *analysis.Analyzer, asJSON, color bool, rows int) error {
+	r := statsReport(col, an)
 	if asJSON {
 		return statsview.WriteStatsJSON(w, r)
 	}
-	return statsview.WriteStats(w, r, statsview.Options{Color: color})
+	return statsview.WriteStats(w, r, statsview.Options{Color: color, Rows: rows})
 }
