@@ -684,4 +684,3 @@ func writeJUnit(path, spec string, captures []string, checks []*check, failed in
 	b = append([]byte(xml.Header), append(b, '\n')...)
 	return os.WriteFile(path, b, 0o644)
 }
-
