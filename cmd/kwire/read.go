@@ -309,6 +309,10 @@ func (o *readOptions) addFlags(cmd *cobra.Command, detect bool, idle time.Durati
 func (o *readOptions) addReadFlags(cmd *cobra.Command) {
 	f := cmd.Flags()
 	f.IntVarP(&o.Count, "count", "c", 0, "stop after `N` exchanges shown (0: no limit)")
+	f.StringVar(&o.Sort, "sort", "", "`time`: print exchanges in the order of their requests' packets (capture order), not as they complete, through a reorder window (--sort-window, --sort-memory)")
+	f.DurationVar(&o.SortWindow, "sort-window", 10*time.Second, "with --sort time, how long (capture time) an exchange waits for earlier requests still unanswered; one answered later than this is printed when it completes, and counted")
+	o.SortMemory = 64 << 20
+	f.Var(&o.SortMemory, "sort-memory", "with --sort time, the memory the reorder window may hold, e.g. 64MiB (K, M, G: powers of 1024); past it the oldest exchange is printed early")
 	f.BoolVar(&o.Normalize, "normalize", false, "print only what stays the same when the same clients do the same work again (a snapshot for golden-file tests; kwire diff compares them): per client its software, APIs and versions, request sequences, errors, topics, configs, codecs; per broker what it advertised; with --json one JSON document")
 	f.StringVarP(&o.Write, "write", "w", "", "also write the packets of the exchanges shown, with their connections' handshakes, to `FILE` as pcapng (a capture cut down to what matters)")
 }
@@ -330,6 +334,14 @@ func runRead(ctx context.Context, o *readOptions, s *ioStreams, color bool, path
 	}
 	if o.Normalize {
 		return runNormalize(ctx, o, s, color, fl, paths)
+	}
+	switch o.Sort {
+	case "", "time":
+	default:
+		return usageErrorf("--sort %q: the only order is time (capture order)", o.Sort)
+	}
+	if o.Sort == "time" && (o.SortWindow < 0 || o.SortMemory <= 0) {
+		return usageErrorf("--sort-window must not be negative and --sort-memory must be positive")
 	}
 	if o.UTC && o.Local {
 		return usageErrorf("--utc and --local cannot be used together")
@@ -394,7 +406,22 @@ func runRead(ctx context.Context, o *readOptions, s *ioStreams, color bool, path
 	if an != nil {
 		bound = o.analysis.memoryBound(bound)
 	}
+	if o.Sort == "time" && bound > 0 {
+		bound += int64(o.SortMemory) // the reorder window's
+	}
 	setMemoryCeiling(bound, s.ErrOut)
+	var sorter *sortSink
+	if o.Sort == "time" {
+		dopts.DeferDecode = true
+		sorter = newSortSink(ds, o.SortWindow, int64(o.SortMemory))
+		sorter.keepDeferred = par != nil
+		ds = sorter
+		inner := after
+		after = func(d dissect.Summary, r reassembly.Summary) {
+			sorter.flush() // a capture's exchanges before its totals
+			inner(d, r)
+		}
+	}
 	bar := startProgressFor(s, paths)
 	cr := &captureReader{opts: dopts, ropts: o.capture.reassemblyOptions(), wrap: bar.wrap, drain: drain, after: after,
 		merge: o.files.Merge, start: o.start}
@@ -420,7 +447,14 @@ func runRead(ctx context.Context, o *readOptions, s *ioStreams, color bool, path
 	if par != nil {
 		par.close()
 	}
+	if sorter != nil {
+		run.lost.decodeCounts.add(sorter.decoded) // likewise
+	}
 	bar.finish()
+	if sorter != nil && sorter.late > 0 {
+		fmt.Fprintf(s.ErrOut, "kwire: --sort time: %d exchange%s or event%s printed after a later one: answered after more than --sort-window %v, or the window was full (--sort-memory, %d time%s)\n",
+			sorter.late, plural(int(sorter.late)), plural(int(sorter.late)), o.SortWindow, sorter.full, plural(int(sorter.full)))
+	}
 	if context.Cause(ctx) == errCountReached {
 		fmt.Fprintf(s.ErrOut, "kwire: stopped after %d exchange%s (-c); the summary covers the packets read until then\n", o.Count, plural(o.Count))
 	}

@@ -56,10 +56,11 @@ Kafka traffic:
                members...), with the packets they rest on; first, after
                the summary lines (--findings=false leaves them out)
 
-The CLIENTS, PARTITIONS and CONNECTIONS tables show --rows rows (20):
+The CLIENTS, PARTITIONS and CONNECTIONS tables show --rows rows (10):
 clients with errors, then the busiest; partitions with the most bytes;
-connections with problems, then the busiest. A line under each says how
-many were left out; --all shows every row, --json lists them all.
+connections with problems, then the busiest; LATENCY draws the 3 APIs
+whose slowest answers took longest. A line under each says how many
+were left out; --all shows everything, --json lists it all.
 
 Percentiles are exact up to 4096 answered requests per API version, then
 read from log-linear buckets (within 6.25 %, marked "~"). With several
@@ -97,7 +98,7 @@ that is not a capture.`,
 	f.IntVar(&o.Top, "top", 0, "list the `N` slowest exchanges with their frame numbers")
 	f.BoolVar(&o.Findings, "findings", true, "add the findings (docs/findings.md)")
 	f.IntVar(&o.Rows, "rows", statsview.DefaultRows, "rows of the CLIENTS, PARTITIONS and CONNECTIONS tables: those with problems or errors first, then the busiest")
-	f.BoolVar(&o.All, "all", false, "every row of every table")
+	f.BoolVar(&o.All, "all", false, "every row of every table, and the latency of every API")
 	return cmd
 }
 

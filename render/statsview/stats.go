@@ -260,8 +260,18 @@ func WriteStats(out io.Writer, r *stats.Report, o Options) error {
 	if len(r.Latency) == 0 {
 		w.WriteString("(no answered requests)\n")
 	}
-	for _, l := range r.Latency {
+	lats := r.Latency
+	if n := o.latencyAPIs(); n >= 0 && len(lats) > n {
+		// The APIs whose slowest answer took longest, in their order.
+		lats = topRows(lats, n, func(a, b stats.LatencyOverAPI) int {
+			return cmp.Compare(distMax(b), distMax(a))
+		})
+	}
+	for _, l := range lats {
 		writeLatency(&w, o, l)
+	}
+	if len(lats) < len(r.Latency) {
+		fmt.Fprintf(&w, "%d of %d APIs shown: the slowest (--all shows every one)\n", len(lats), len(r.Latency))
 	}
 
 	if len(r.Slowest) > 0 {
@@ -278,8 +288,30 @@ func WriteStats(out io.Writer, r *stats.Report, o Options) error {
 }
 
 // DefaultRows is how many rows the CLIENTS, PARTITIONS and CONNECTIONS
-// tables show unless Options.Rows says otherwise.
-const DefaultRows = 20
+// tables show unless Options.Rows says otherwise, and DefaultLatencyAPIs
+// how many APIs the LATENCY section draws: with the APIS table, the
+// report fits two screens (about 110 lines) however many connections,
+// clients and partitions the capture has.
+const (
+	DefaultRows        = 10
+	DefaultLatencyAPIs = 3
+)
+
+// latencyAPIs is how many APIs the LATENCY section shows (negative: all).
+func (o Options) latencyAPIs() int {
+	if o.Rows < 0 {
+		return -1
+	}
+	return DefaultLatencyAPIs
+}
+
+// distMax is the upper end of an API's latency distribution.
+func distMax(l stats.LatencyOverAPI) stats.Millis {
+	if len(l.Distribution) == 0 {
+		return 0
+	}
+	return l.Distribution[len(l.Distribution)-1].Hi
+}
 
 func (o Options) rows() int {
 	if o.Rows == 0 {
