@@ -74,7 +74,7 @@ func (h *copyHeap) Less(i, j int) bool {
 	return h.items[i].copy < h.items[j].copy
 }
 func (h *copyHeap) Swap(i, j int) { h.items[i], h.items[j] = h.items[j], h.items[i] }
-func (h *copyHeap) Push(x any)   { h.items = append(h.items, x.(copyPos)) }
+func (h *copyHeap) Push(x any)    { h.items = append(h.items, x.(copyPos)) }
 func (h *copyHeap) Pop() any {
 	x := h.items[len(h.items)-1]
 	h.items = h.items[:len(h.items)-1]
