@@ -162,8 +162,41 @@ from the withheld span's end (+0004), so that no output gives a secret's
 length but the frame's size does, less the other fields'.
 
 Each file is a capture of its own, as Wireshark opens it: packet and
-stream numbers (--frame, --stream) restart at every file. On a terminal, a
-progress bar on stderr tracks inputs larger than 50 MB.
+stream numbers (--frame, --stream) restart at every file, and with
+several files every line starts with its file's name ("a.pcap: ") and
+every JSON object says it ("file"; null for one capture). --merge reads
+the files as one capture in packet-time order instead: the files of a
+tcpdump -C/-G ring buffer, whose connections span files, or the two
+halves of a capture split by direction; numbers then count through the
+merge. On a terminal, a progress bar on stderr tracks inputs larger than
+50 MB.
+
+Selections, as tshark users have them: -f FILTER reads only the packets a
+tcpdump-syntax filter passes (the pure-Go subset of kwire live -f; the
+others are skipped before numbering); --since and --until keep the
+exchanges whose request was captured in a time window (RFC 3339, or an
+offset from the capture's first packet: 90s, +1m30s); --frame takes
+packet numbers and ranges (12, 100-200, 5000-); -c N stops after N
+exchanges; -w FILE writes the packets of the exchanges shown, with their
+connections' handshakes, as a new pcapng: a 20 GB capture cut down to the
+one slow Fetch for a bug report (read again, the bytes left out between a
+handshake and an exchange are gaps).
+
+Lines: --frame-numbers starts each with the packet numbers of its
+request and response (REQ/RESP, tshark's frame column); --utc and --local
+give each line's date (without them, a line says when the date changes);
+--sort time prints exchanges in capture order (of their requests) rather
+than as they complete, through a reorder window of --sort-window capture
+time and --sort-memory bytes: an exchange answered later than the window
+is printed when it completes, and counted on stderr. When the locale is
+not UTF-8 (LC_ALL=C), text is plain ASCII (-> for →, x for ×; --ascii).
+
+--normalize prints, in place of the exchanges, what stays the same when
+the same clients do the same work again (a snapshot for golden-file tests
+in other projects; kwire diff compares snapshots and captures; see kwire
+diff --help): per client its software, APIs and versions, request
+sequences, errors, topics, configs, codecs; per broker what it
+advertised. With --json it is one JSON document.
 
 A summary follows the exchanges: packets; TCP connections, how many were
 Kafka, how many were skipped and why; frames; exchanges by kind (paired,
@@ -258,6 +291,19 @@ Exit status (the same for stats and versions):
 
   # Every exchange, then the statistics of kwire stats
   kwire read --stats --top 5 kafka.pcap
+
+  # A tcpdump -C 100 -W 10 ring buffer as one capture, in capture order
+  kwire read --merge --sort time ring.pcap*
+
+  # Cut a large capture down to the slow Fetches of one minute, for a bug report
+  kwire read --since 2026-11-29T12:00:00Z --until 2026-11-29T12:01:00Z \
+      --filter 'api == "Fetch" && latencyMs > 500' -w slow-fetch.pcapng big.pcap
+
+  # Only one client's packets, as tcpdump -r big.pcap 'host 10.0.0.5' would read them
+  kwire read -f 'host 10.0.0.5' big.pcap
+
+  # A snapshot for a golden-file test
+  kwire read --normalize --json kafka.pcap > golden.json
 
   # Errors on one topic, as NDJSON
   kwire read --topic orders --errors --json kafka.pcap | jq .
