@@ -582,10 +582,7 @@ func (k *readSink) summarize(s *ioStreams, color bool, extra func(io.Writer) err
 	if k.col != nil && k.o.JSON {
 		// A tool reads the report as the stream's last record, not as
 		// JSON mixed with the summary's text on stderr.
-		b, err := json.Marshal(struct {
-			Kind  string        `json:"kind"`
-			Stats *stats.Report `json:"stats"`
-		}{"stats", statsReport(k.col, k.an)})
+		b, err := json.Marshal(statsview.StatsRecord{Kind: "stats", Stats: statsReport(k.col, k.an)})
 		k.check(err)
 		_, err = k.w.Write(append(b, '\n'))
 		k.check(err)

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/kwire/kwire/dissect/profile"
+	"github.com/kwire/kwire/dissect/stats"
 )
 
 // WriteProfile writes a capture's normalised profile (kwire read
@@ -131,4 +132,11 @@ func WriteDiff(out io.Writer, before, after string, changes []profile.Change, o 
 		w.WriteString("  " + line + "\n")
 	}
 	return flush(out, &w)
+}
+
+// StatsRecord is the last line of kwire read --json --stats (and live
+// --json --stats): the statistics report as one NDJSON record.
+type StatsRecord struct {
+	Kind  string        `json:"kind" jsonschema:"enum=stats"` // "stats"
+	Stats *stats.Report `json:"stats"`
 }
