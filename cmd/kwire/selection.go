@@ -8,7 +8,6 @@ package main
 // an exchange is selected by its request's capture time and packets.
 
 import (
-	"fmt"
 	"math"
 	"strconv"
 	"strings"
@@ -214,22 +213,6 @@ func matchFrames(ranges []frameRange, ex *dissect.Exchange) bool {
 		}
 	}
 	return false
-}
-
-// describeRanges is the ranges as --frame takes them.
-func describeRanges(ranges []frameRange) string {
-	var parts []string
-	for _, r := range ranges {
-		switch {
-		case r.Last == r.First:
-			parts = append(parts, fmt.Sprint(r.First))
-		case r.Last == 0:
-			parts = append(parts, fmt.Sprintf("%d-", r.First))
-		default:
-			parts = append(parts, fmt.Sprintf("%d-%d", r.First, r.Last))
-		}
-	}
-	return strings.Join(parts, ",")
 }
 
 // apply sets --merge and -f on a captureReader.

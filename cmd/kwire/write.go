@@ -137,8 +137,9 @@ func writeSelection(ctx context.Context, paths []string, ropts reassembly.Option
 		return p.File
 	}
 	// Pass 2: each connection's last handshake before its first packet
-	// written.
-	err := reassembly.EachPacket(ctx, paths, ropts, func(p *reassembly.Packet) error {
+	// written. Its only errors are the files' own, which the read
+	// reported.
+	_ = reassembly.EachPacket(ctx, paths, ropts, func(p *reassembly.Packet) error {
 		if !p.TCP || p.Flags&(tcpSYN|tcpACK) == 0 {
 			return nil
 		}

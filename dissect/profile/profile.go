@@ -159,7 +159,6 @@ type brokerAcc struct {
 
 type connAcc struct {
 	client   string
-	software string
 	steps    []string
 	lastKey  int16
 	repeated bool
