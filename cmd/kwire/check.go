@@ -536,7 +536,7 @@ func runCheck(ctx context.Context, o *checkOptions, s *ioStreams, color bool, sp
 	if err != nil {
 		return err
 	}
-	dopts, err := o.capture.dissectOptions(false)
+	dopts, err := o.capture.dissectOptions(valuesNotShown)
 	if err != nil {
 		return err
 	}

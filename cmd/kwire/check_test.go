@@ -49,7 +49,7 @@ func TestCheckGolden(t *testing.T) {
 	pcap := goldenPcap(t, "kgo-produce-consume.pcap")
 	dir := t.TempDir()
 	junit := filepath.Join(dir, "pass.xml")
-	out, errOut, code := kwireRun(t, "check", "--port", "19092", "--junit", junit, "testdata/check/pass.yaml", pcap)
+	out, errOut, code := kwireInProcess(t, "check", "--port", "19092", "--junit", junit, "testdata/check/pass.yaml", pcap)
 	if code != 0 || !strings.HasSuffix(out, "all 8 checks passed\n") || strings.Contains(out, "FAIL") {
 		t.Errorf("pass spec: exit %d\n%s%s", code, out, errOut)
 	}
@@ -59,7 +59,7 @@ func TestCheckGolden(t *testing.T) {
 	}
 
 	junit = filepath.Join(dir, "fail.xml")
-	out, _, code = kwireRun(t, "check", "--port", "19092", "--junit", junit, "testdata/check/fail.yaml", pcap)
+	out, _, code = kwireInProcess(t, "check", "--port", "19092", "--junit", junit, "testdata/check/fail.yaml", pcap)
 	if code != 1 {
 		t.Errorf("fail spec: exit %d", code)
 	}
@@ -108,7 +108,7 @@ func TestCheckSpecErrors(t *testing.T) {
 		if err := os.WriteFile(p, []byte(c.spec), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		_, errOut, code := kwireRun(t, "check", p, pcap)
+		_, errOut, code := kwireInProcess(t, "check", p, pcap)
 		if want := strings.ReplaceAll(c.want, "SPEC", p); code != 2 || !strings.Contains(errOut, want) {
 			t.Errorf("%q: exit %d, %q; want %q", c.spec, code, errOut, want)
 		}

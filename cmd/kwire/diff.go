@@ -171,7 +171,7 @@ func runDiff(ctx context.Context, o *diffOptions, s *ioStreams, color bool, befo
 	if o.LatencyRatio < 0 || o.LatencyMin < 0 {
 		return usageErrorf("--latency-ratio and --latency-min must not be negative")
 	}
-	dopts, err := o.capture.dissectOptions(false)
+	dopts, err := o.capture.dissectOptions(valuesNotShown)
 	if err != nil {
 		return err
 	}

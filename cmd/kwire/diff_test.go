@@ -17,7 +17,7 @@ func diffPcap(t *testing.T, name string) string {
 
 func runDiffJSON(t *testing.T, args ...string) ([]profile.Change, int) {
 	t.Helper()
-	out, errOut, code := kwireRun(t, append([]string{"diff", "--json", "--port", "19390"}, args...)...)
+	out, errOut, code := kwireInProcess(t, append([]string{"diff", "--json", "--port", "19390"}, args...)...)
 	var d struct {
 		Equal   bool
 		Changes []profile.Change
@@ -80,13 +80,13 @@ func TestDiff(t *testing.T) {
 		if len(got) != 0 || code != 0 {
 			t.Errorf("exit %d, changes %v", code, changeStrings(got))
 		}
-		if _, errOut, code := kwireRun(t, "diff", "--ignore", "colour", base, again); code != 2 || !strings.Contains(errOut, "unknown kind") {
+		if _, errOut, code := kwireInProcess(t, "diff", "--ignore", "colour", base, again); code != 2 || !strings.Contains(errOut, "unknown kind") {
 			t.Errorf("bad --ignore: exit %d %s", code, errOut)
 		}
 	})
 	t.Run("snapshot", func(t *testing.T) {
 		// read --normalize --json is a snapshot diff compares with a capture.
-		snap, _, code := kwireRun(t, "read", "--normalize", "--json", "--port", "19390", base)
+		snap, _, code := kwireInProcess(t, "read", "--normalize", "--json", "--port", "19390", base)
 		if code != 0 {
 			t.Fatalf("exit %d", code)
 		}
@@ -101,23 +101,23 @@ func TestDiff(t *testing.T) {
 			t.Errorf("snapshot vs capped: %v", changeStrings(got))
 		}
 		// The text snapshot is the same for both runs.
-		a, _, _ := kwireRun(t, "read", "--normalize", "--port", "19390", base)
-		b, _, _ := kwireRun(t, "read", "--normalize", "--port", "19390", again)
+		a, _, _ := kwireInProcess(t, "read", "--normalize", "--port", "19390", base)
+		b, _, _ := kwireInProcess(t, "read", "--normalize", "--port", "19390", again)
 		if a != b || !strings.Contains(a, "sequence   ApiVersions Produce+\n") {
 			t.Errorf("text snapshots differ or lack the produce sequence:\n%s\n---\n%s", a, b)
 		}
 	})
 	t.Run("text", func(t *testing.T) {
-		out, _, code := kwireRun(t, "diff", "--port", "19390", base, capped)
+		out, _, code := kwireInProcess(t, "diff", "--port", "19390", base, capped)
 		if code != 1 || !strings.Contains(out, "client capgen-diff-app\n  ~ version     ApiVersions: v5 → v3\n") || !strings.Contains(out, "\n  ~ version     Produce: v13 → v9\n") {
 			t.Errorf("exit %d:\n%s", code, out)
 		}
 	})
 	t.Run("usage", func(t *testing.T) {
-		if _, _, code := kwireRun(t, "diff", base); code != 2 {
+		if _, _, code := kwireInProcess(t, "diff", base); code != 2 {
 			t.Errorf("one argument: exit %d", code)
 		}
-		if _, _, code := kwireRun(t, "diff", base, "/nonexistent.pcap"); code != 2 {
+		if _, _, code := kwireInProcess(t, "diff", base, "/nonexistent.pcap"); code != 2 {
 			t.Errorf("missing file: exit %d", code)
 		}
 	})

@@ -17,7 +17,7 @@ func runNormalize(ctx context.Context, o *readOptions, s *ioStreams, color bool,
 	if o.Tree || o.HexDump || o.Stats || o.Write != "" || o.Count > 0 {
 		return usageErrorf("--normalize prints a profile: -V, -x, --stats, -w and -c do not apply")
 	}
-	dopts, err := o.capture.dissectOptions(o.out.ShowSecrets)
+	dopts, err := o.capture.dissectOptions(valuesNotShown)
 	if err != nil {
 		return err
 	}

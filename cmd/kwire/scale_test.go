@@ -84,7 +84,7 @@ func peakHeap(fn func()) uint64 {
 func TestManyConnections(t *testing.T) {
 	pcap := manyConnections(t)
 
-	out, errOut, code := kwireRun(t, "stats", "--port", "19092", pcap)
+	out, errOut, code := kwireInProcess(t, "stats", "--port", "19092", pcap)
 	if code != 0 {
 		t.Fatalf("stats: exit %d: %s", code, errOut)
 	}
@@ -98,13 +98,13 @@ func TestManyConnections(t *testing.T) {
 	var code2 int
 	const budget = 8 << 20
 	peakSorted := peakHeap(func() {
-		sorted, errOut, code2 = kwireRun(t, "read", "--sort", "time", "--sort-memory", "8MiB", "--frame-numbers", "--port", "19092", pcap)
+		sorted, errOut, code2 = kwireInProcess(t, "read", "--sort", "time", "--sort-memory", "8MiB", "--frame-numbers", "--port", "19092", pcap)
 	})
 	if code2 != 0 || strings.Contains(errOut, "printed after a later one") {
 		t.Fatalf("read --sort time: exit %d: %s", code2, errOut)
 	}
 	peakPlain := peakHeap(func() {
-		unsorted, _, _ = kwireRun(t, "read", "--frame-numbers", "--port", "19092", pcap)
+		unsorted, _, _ = kwireInProcess(t, "read", "--frame-numbers", "--port", "19092", pcap)
 	})
 	t.Logf("peak heap: %d MiB sorted, %d MiB not", peakSorted>>20, peakPlain>>20)
 	// The output itself is held by the test (two strings of ~25 MB): the
@@ -156,8 +156,8 @@ func slicesSort(s []string) { slices.Sort(s) }
 // --rows sets how many rows.
 func TestStatsAll(t *testing.T) {
 	pcap := goldenPcap(t, "kgo-produce-consume.pcap")
-	def, _, _ := kwireRun(t, "stats", "--port", "19092", pcap)
-	all, _, _ := kwireRun(t, "stats", "--all", "--port", "19092", pcap)
+	def, _, _ := kwireInProcess(t, "stats", "--port", "19092", pcap)
+	all, _, _ := kwireInProcess(t, "stats", "--all", "--port", "19092", pcap)
 	if !strings.Contains(def, "10 of 41 connections shown: those with problems, then the busiest (--all shows every row, --json lists them all)\n") ||
 		!strings.Contains(def, "3 of 21 APIs shown: the slowest (--all shows every one)\n") {
 		t.Errorf("default stats:\n%s", def)
@@ -165,7 +165,7 @@ func TestStatsAll(t *testing.T) {
 	if strings.Contains(all, " shown: ") || strings.Count(all, "closed") < 41 || strings.Count(all, " answered)\n") != 21 {
 		t.Errorf("stats --all:\n%s", all)
 	}
-	rows, _, _ := kwireRun(t, "stats", "--rows", "2", "--port", "19092", pcap)
+	rows, _, _ := kwireInProcess(t, "stats", "--rows", "2", "--port", "19092", pcap)
 	if !strings.Contains(rows, "2 of 41 connections shown") || !strings.Contains(rows, "2 of 12 clients shown") {
 		t.Errorf("--rows 2:\n%s", rows)
 	}

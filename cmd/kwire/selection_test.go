@@ -20,9 +20,9 @@ import (
 	"github.com/gopacket/gopacket/pcapgo"
 )
 
-// kwireRun runs kwire in-process and returns stdout, stderr and the exit
+// kwireInProcess runs kwire in-process and returns stdout, stderr and the exit
 // code.
-func kwireRun(t *testing.T, args ...string) (string, string, int) {
+func kwireInProcess(t *testing.T, args ...string) (string, string, int) {
 	t.Helper()
 	var out, errOut bytes.Buffer
 	code := run(args, &ioStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut, Getenv: func(string) string { return "" }})
@@ -122,13 +122,13 @@ func TestMergeSplitCaptures(t *testing.T) {
 		writePackets(t, dir, "from-broker.pcap", link, fromBroker),
 		writePackets(t, dir, "to-broker.pcap", link, toBroker),
 	}
-	want, _, code := kwireRun(t, "read", "--json", "--port", "19092", whole)
+	want, _, code := kwireInProcess(t, "read", "--json", "--port", "19092", whole)
 	if code != 0 {
 		t.Fatalf("whole: exit %d", code)
 	}
 	for name, files := range map[string][]string{"ring": ring, "split": split} {
 		t.Run(name, func(t *testing.T) {
-			got, errOut, code := kwireRun(t, append([]string{"read", "--json", "--merge", "--port", "19092"}, files...)...)
+			got, errOut, code := kwireInProcess(t, append([]string{"read", "--json", "--merge", "--port", "19092"}, files...)...)
 			if code != 0 {
 				t.Fatalf("exit %d: %s", code, errOut)
 			}
@@ -138,11 +138,11 @@ func TestMergeSplitCaptures(t *testing.T) {
 		})
 	}
 	// Without --merge every line and object names its file.
-	out, _, _ := kwireRun(t, "read", "--port", "19092", ring[1], ring[2])
+	out, _, _ := kwireInProcess(t, "read", "--port", "19092", ring[1], ring[2])
 	if !strings.HasPrefix(out, ring[1]+": ") || !strings.Contains(out, "\n"+ring[2]+": ") {
 		t.Errorf("lines without their file:\n%.500s", out)
 	}
-	out, _, _ = kwireRun(t, "read", "--json", "--port", "19092", ring[1], ring[2])
+	out, _, _ = kwireInProcess(t, "read", "--json", "--port", "19092", ring[1], ring[2])
 	files := map[string]int{}
 	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
 		var d struct{ File *string }
@@ -203,7 +203,7 @@ func reqField(m map[string]any, key string) any {
 // ranges and -f select what they say.
 func TestSelections(t *testing.T) {
 	pcap := goldenPcap(t, "kgo-produce-consume.pcap")
-	all, _, _ := kwireRun(t, "read", "--json", "--port", "19092", pcap)
+	all, _, _ := kwireInProcess(t, "read", "--json", "--port", "19092", pcap)
 	exs := jsonExchanges(t, all)
 	if len(exs) < 100 {
 		t.Fatalf("%d exchanges", len(exs))
@@ -218,7 +218,7 @@ func TestSelections(t *testing.T) {
 	mid := times[len(times)/2]
 
 	t.Run("since-until", func(t *testing.T) {
-		out, _, code := kwireRun(t, "read", "--json", "--port", "19092", "--since", mid, pcap)
+		out, _, code := kwireInProcess(t, "read", "--json", "--port", "19092", "--since", mid, pcap)
 		got := jsonExchanges(t, out)
 		if code != 0 || len(got) == 0 || len(got) >= len(exs) {
 			t.Fatalf("exit %d, %d of %d exchanges", code, len(got), len(exs))
@@ -228,33 +228,33 @@ func TestSelections(t *testing.T) {
 				t.Errorf("request at %s before --since %s", s, mid)
 			}
 		}
-		out2, _, _ := kwireRun(t, "read", "--json", "--port", "19092", "--until", mid, pcap)
+		out2, _, _ := kwireInProcess(t, "read", "--json", "--port", "19092", "--until", mid, pcap)
 		before := jsonExchanges(t, out2)
 		if len(before)+len(got) != len(exs) {
 			t.Errorf("--until %d + --since %d != %d", len(before), len(got), len(exs))
 		}
 		// An offset: nothing is a day after the start, everything after +0s.
-		out, _, _ = kwireRun(t, "read", "--json", "--port", "19092", "--since", "24h", pcap)
+		out, _, _ = kwireInProcess(t, "read", "--json", "--port", "19092", "--since", "24h", pcap)
 		if n := len(jsonExchanges(t, out)); n != 0 {
 			t.Errorf("--since 24h: %d exchanges", n)
 		}
-		out, _, _ = kwireRun(t, "read", "--json", "--port", "19092", "--since", "+0s", pcap)
+		out, _, _ = kwireInProcess(t, "read", "--json", "--port", "19092", "--since", "+0s", pcap)
 		if n := len(jsonExchanges(t, out)); n != len(exs) {
 			t.Errorf("--since +0s: %d exchanges, want %d", n, len(exs))
 		}
-		if _, errOut, code := kwireRun(t, "read", "--since", "yesterday", pcap); code != 2 || !strings.Contains(errOut, "RFC 3339") {
+		if _, errOut, code := kwireInProcess(t, "read", "--since", "yesterday", pcap); code != 2 || !strings.Contains(errOut, "RFC 3339") {
 			t.Errorf("bad --since: exit %d %s", code, errOut)
 		}
 	})
 	t.Run("count", func(t *testing.T) {
-		out, errOut, code := kwireRun(t, "read", "--port", "19092", "-c", "5", pcap)
+		out, errOut, code := kwireInProcess(t, "read", "--port", "19092", "-c", "5", pcap)
 		lines := regexp.MustCompile(`(?m)^\d\d:\d\d:\d\d\.\d{3} `).FindAllString(out, -1)
 		if code != 0 || len(lines) != 5 || !strings.Contains(errOut, "stopped after 5 exchanges (-c)") {
 			t.Errorf("exit %d, %d lines, stderr %q", code, len(lines), errOut)
 		}
 	})
 	t.Run("frames", func(t *testing.T) {
-		out, _, _ := kwireRun(t, "read", "--json", "--port", "19092", "--frame", "1-60,500-", pcap)
+		out, _, _ := kwireInProcess(t, "read", "--json", "--port", "19092", "--frame", "1-60,500-", pcap)
 		got := jsonExchanges(t, out)
 		if len(got) == 0 {
 			t.Fatal("nothing selected")
@@ -278,7 +278,7 @@ func TestSelections(t *testing.T) {
 		// The first connection's client port: only its exchanges pass.
 		client := exs[0]["client"].(string)
 		port := client[strings.LastIndexByte(client, ':')+1:]
-		out, errOut, code := kwireRun(t, "read", "--json", "--port", "19092", "-f", "tcp port "+port, pcap)
+		out, errOut, code := kwireInProcess(t, "read", "--json", "--port", "19092", "-f", "tcp port "+port, pcap)
 		got := jsonExchanges(t, out)
 		if code != 0 || len(got) == 0 {
 			t.Fatalf("exit %d, %d exchanges: %s", code, len(got), errOut)
@@ -288,7 +288,7 @@ func TestSelections(t *testing.T) {
 				t.Errorf("client %v passed -f 'tcp port %s'", e["client"], port)
 			}
 		}
-		if _, errOut, code := kwireRun(t, "read", "-f", "udp port 53", pcap); code != 2 || !strings.Contains(errOut, "pure-Go") {
+		if _, errOut, code := kwireInProcess(t, "read", "-f", "udp port 53", pcap); code != 2 || !strings.Contains(errOut, "pure-Go") {
 			t.Errorf("udp filter: exit %d %s", code, errOut)
 		}
 	})
@@ -298,7 +298,7 @@ func TestSelections(t *testing.T) {
 // record holding kwire stats --json's document.
 func TestJSONStatsRecord(t *testing.T) {
 	pcap := goldenPcap(t, "kgo-produce-consume.pcap")
-	out, errOut, code := kwireRun(t, "read", "--json", "--stats", "--port", "19092", pcap)
+	out, errOut, code := kwireInProcess(t, "read", "--json", "--stats", "--port", "19092", pcap)
 	if code != 0 || strings.Contains(errOut, "{") {
 		t.Fatalf("exit %d, stderr %s", code, errOut)
 	}
@@ -310,7 +310,7 @@ func TestJSONStatsRecord(t *testing.T) {
 	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &last); err != nil || last.Kind != "stats" {
 		t.Fatalf("last line %v: %.200s", err, lines[len(lines)-1])
 	}
-	doc, _, _ := kwireRun(t, "stats", "--json", "--port", "19092", pcap)
+	doc, _, _ := kwireInProcess(t, "stats", "--json", "--port", "19092", pcap)
 	var want any
 	if err := json.Unmarshal([]byte(doc), &want); err != nil {
 		t.Fatal(err)

@@ -37,7 +37,7 @@ func TestWriteSelection(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "cut.pcapng")
-			sel, errOut, code := kwireRun(t, append([]string{"read", "--json", "--port", "19092", "-w", out, pcap}, c.args...)...)
+			sel, errOut, code := kwireInProcess(t, append([]string{"read", "--json", "--port", "19092", "-w", out, pcap}, c.args...)...)
 			if code != 0 || !strings.Contains(errOut, "written: ") {
 				t.Fatalf("exit %d: %s", code, errOut)
 			}
@@ -45,7 +45,7 @@ func TestWriteSelection(t *testing.T) {
 			if len(want) == 0 {
 				t.Fatal("nothing selected")
 			}
-			back, errOut, _ := kwireRun(t, "read", "--json", "--port", "19092", out)
+			back, errOut, _ := kwireInProcess(t, "read", "--json", "--port", "19092", out)
 			if got := selectedIDs(t, back); !slices.Equal(got, want) {
 				t.Errorf("re-read:\n%v\nwant\n%v\n%s", got, want, errOut)
 			}
@@ -76,7 +76,7 @@ func TestWriteSelection(t *testing.T) {
 			}
 		})
 	}
-	if _, errOut, code := kwireRun(t, "read", "-w", filepath.Join(t.TempDir(), "x"), "-"); code != 2 || !strings.Contains(errOut, "standard input") {
+	if _, errOut, code := kwireInProcess(t, "read", "-w", filepath.Join(t.TempDir(), "x"), "-"); code != 2 || !strings.Contains(errOut, "standard input") {
 		t.Errorf("-w with stdin: exit %d %s", code, errOut)
 	}
 }
