@@ -493,9 +493,6 @@ func runRead(ctx context.Context, o *readOptions, s *ioStreams, color bool, path
 	if par != nil {
 		par.close()
 	}
-	if sorter != nil {
-		run.lost.decodeCounts.add(sorter.decoded) // likewise
-	}
 	bar.finish()
 	if sorter != nil && sorter.late > 0 {
 		fmt.Fprintf(s.ErrOut, "kwire: --sort time: %d exchange%s or event%s printed after a later one: answered after more than --sort-window %v, or the window was full (--sort-memory, %d time%s)\n",

@@ -226,3 +226,19 @@ func (o *fileFlags) apply(cr *captureReader) error {
 	return nil
 }
 
+
+// describeRanges is the ranges as --frame takes them.
+func describeRanges(ranges []frameRange) string {
+	var parts []string
+	for _, r := range ranges {
+		switch {
+		case r.Last == r.First:
+			parts = append(parts, strconv.FormatInt(r.First, 10))
+		case r.Last == 0:
+			parts = append(parts, strconv.FormatInt(r.First, 10)+"-")
+		default:
+			parts = append(parts, strconv.FormatInt(r.First, 10)+"-"+strconv.FormatInt(r.Last, 10))
+		}
+	}
+	return strings.Join(parts, ",")
+}

@@ -36,23 +36,18 @@ type sortSink struct {
 	late    int64     // entries passed on after a later packet's
 	full    int64     // entries passed on early because the buffer was full
 	peak    int64     // most bytes held
-	// decoded counts what decoding found when the sorter decoded the
-	// frames (dissect.Options.DeferDecode: captureReader's problem
-	// counter saw them undecoded).
-	decoded decodeCounts
 	// keepDeferred leaves decoding to the next sink (the parallel one,
 	// which decodes on every core and counts the failures).
 	keepDeferred bool
 }
 
 type sortEntry struct {
-	before decodeCounts // decodeCountsOf when it came
-	frame  int64
-	t      time.Time
-	seq    int64 // arrival, for ties
-	ex     *dissect.Exchange
-	ev     *dissect.Event
-	cost   int64
+	frame int64
+	t     time.Time
+	seq   int64 // arrival, for ties
+	ex    *dissect.Exchange
+	ev    *dissect.Event
+	cost  int64
 }
 
 type sortHeap []sortEntry
@@ -91,7 +86,7 @@ func (s *sortSink) Exchange(ex *dissect.Exchange) {
 	if ex.Response != nil && ex.Response.End.After(done) {
 		done = ex.Response.End
 	}
-	s.add(sortEntry{frame: frame, t: t, ex: ex, cost: sortEntryCost + ex.FrameBytes(), before: decodeCountsOf(ex)}, done)
+	s.add(sortEntry{frame: frame, t: t, ex: ex, cost: sortEntryCost + ex.FrameBytes()}, done)
 }
 
 func (s *sortSink) Event(ev *dissect.Event) {
@@ -137,8 +132,7 @@ func (s *sortSink) pop() {
 		// Held undecoded (its bytes are what the budget counts), decoded
 		// now: trees of many exchanges would cost far more.
 		if !s.keepDeferred {
-			e.ex.Decode()
-			s.decoded.add(decodeCountsOf(e.ex).since(e.before))
+			e.ex.Decode() // its problems count where they are found (dissect.Problems)
 		}
 		s.next.Exchange(e.ex)
 	} else {
