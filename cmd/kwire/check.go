@@ -10,11 +10,13 @@ import (
 	"fmt"
 	"io"
 	"os"
+	pathpkg "path"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/expr-lang/expr"
+	"github.com/kwire/kwire/analysis"
 	"github.com/kwire/kwire/dissect"
 	"github.com/kwire/kwire/dissect/stats"
 	"github.com/kwire/kwire/facts"
@@ -24,10 +26,11 @@ import (
 )
 
 type checkOptions struct {
-	capture captureFlags
-	files   fileFlags
-	JUnit   string
-	Verbose bool
+	capture  captureFlags
+	files    fileFlags
+	analysis analysisFlags
+	JUnit    string
+	Verbose  bool
 }
 
 func newCheckCmd(s *ioStreams, g *globalOptions) *cobra.Command {
@@ -64,6 +67,11 @@ JUnit XML report for CI systems.
       latency: {p99: 600}    # ms; also p50, p90, max
     - name: the capture is whole
       complete: true         # no gaps, resyncs, bad or truncated frames, decode failures
+    - name: no broker was slow
+      noFinding: 'slow-*'    # rules of docs/findings.md, glob patterns
+    - name: nothing alarming
+      noFinding: '*'
+      severity: error        # info, warning or error
 
 Kinds of check (one per item, with name):
   expect EXPR     how many exchanges match: atLeast N (default 1), atMost N,
@@ -78,6 +86,10 @@ Kinds of check (one per item, with name):
   latency         answered exchanges matching where: p50, p90, p99 and max
                   in milliseconds at most these
   complete true   the captures were fully dissected
+  finding RULE, noFinding RULE
+                  a finding of that rule (docs/findings.md; a glob pattern,
+                  with severity: info, warning or error) is, or is not, in
+                  the captures
 Orders go by the requests' packet numbers: with several files, each is a
 capture of its own unless --merge.
 
@@ -101,6 +113,7 @@ warning (and fails "complete").`,
 	f := cmd.Flags()
 	o.capture.addFlags(f, true, 0)
 	o.files.addFlags(f)
+	o.analysis.addFlags(f, true)
 	f.StringVar(&o.JUnit, "junit", "", "also write a JUnit XML report to `FILE` (one testcase per check)")
 	f.BoolVar(&o.Verbose, "verbose", false, "also list the exchanges that made each check pass")
 	return cmd
@@ -127,6 +140,11 @@ type checkItem struct {
 	Per      string             `yaml:"per"`
 	Latency  map[string]float64 `yaml:"latency"`
 	Complete bool               `yaml:"complete"`
+	// Finding and NoFinding are rules of docs/findings.md (glob
+	// patterns: "slow-*"), Severity (info, warning, error) narrows them.
+	Finding   string `yaml:"finding"`
+	NoFinding string `yaml:"noFinding"`
+	Severity  string `yaml:"severity"`
 }
 
 // check is one compiled check with its state.
@@ -201,13 +219,14 @@ func parseSpec(path string) ([]*check, bool, error) {
 		}
 		var kinds []string
 		for k, set := range map[string]bool{"expect": it.Expect != "", "none": it.None != "", "every": it.Every != "",
-			"first": it.First != "", "before": it.Before != "", "latency": len(it.Latency) > 0, "complete": it.Complete} {
+			"first": it.First != "", "before": it.Before != "", "latency": len(it.Latency) > 0, "complete": it.Complete,
+			"finding": it.Finding != "", "noFinding": it.NoFinding != ""} {
 			if set {
 				kinds = append(kinds, k)
 			}
 		}
 		if len(kinds) != 1 {
-			return nil, false, usageErrorf("%s (%s): want exactly one of expect, none, every, first, before (with then), latency, complete; got %d", at, it.Name, len(kinds))
+			return nil, false, usageErrorf("%s (%s): want exactly one of expect, none, every, first, before (with then), latency, complete, finding, noFinding; got %d", at, it.Name, len(kinds))
 		}
 		c.kind = kinds[0]
 		compile := func(what, src string) (*exprProgram, error) {
@@ -248,6 +267,17 @@ func parseSpec(path string) ([]*check, bool, error) {
 		case "", "capture", "connection", "client":
 		default:
 			return nil, false, usageErrorf("%s (%s): per %q: want connection, client or capture", at, it.Name, it.Per)
+		}
+		if pat := it.Finding + it.NoFinding; pat != "" {
+			if _, err := pathpkg.Match(pat, ""); err != nil {
+				return nil, false, usageErrorf("%s (%s): rule pattern %q: %v", at, it.Name, pat, err)
+			}
+		}
+		switch {
+		case it.Severity != "" && c.kind != "finding" && c.kind != "noFinding":
+			return nil, false, usageErrorf("%s (%s): severity goes with finding and noFinding", at, it.Name)
+		case it.Severity != "" && !slices.Contains([]string{"info", "warning", "error"}, it.Severity):
+			return nil, false, usageErrorf("%s (%s): severity %q: want info, warning or error", at, it.Name, it.Severity)
 		}
 		for k, v := range it.Latency {
 			if !slices.Contains(latencyKeys, k) || v < 0 {
@@ -384,8 +414,9 @@ func (k *checkSink) Exchange(ex *dissect.Exchange) {
 
 func (k *checkSink) Event(*dissect.Event) {}
 
-// verdict decides each check once everything was read.
-func (c *check) verdict(run *captureRun) {
+// verdict decides each check once everything was read; findings are the
+// analysis's (docs/findings.md), nil when no check asks for them.
+func (c *check) verdict(run *captureRun, findings []analysis.Finding) {
 	it := &c.item
 	switch c.kind {
 	case "expect":
@@ -491,6 +522,28 @@ func (c *check) verdict(run *captureRun) {
 		}
 		c.pass = bad == 0
 		c.reason = fmt.Sprintf("%d of %d %ss with %s have no %s before it", bad, with, per, it.Then, it.Before)
+	case "finding", "noFinding":
+		pat := it.Finding + it.NoFinding
+		what := pat
+		if it.Severity != "" {
+			what += " (" + it.Severity + ")"
+		}
+		n := 0
+		for _, f := range findings {
+			if ok, _ := pathpkg.Match(pat, f.Rule); !ok || it.Severity != "" && f.Severity != it.Severity {
+				continue
+			}
+			n++
+			if len(c.examples) < maxExamples {
+				c.examples = append(c.examples, fmt.Sprintf("%s %s: %s", f.Severity, f.Rule, f.Subject))
+			}
+		}
+		c.pass = n > 0 == (c.kind == "finding")
+		want := "none"
+		if c.kind == "finding" {
+			want = "at least one"
+		}
+		c.reason = fmt.Sprintf("%d finding%s %s, want %s", n, plural(n), what, want)
 	case "complete":
 		p := run.problems()
 		c.pass = p == "" && len(run.fileErrs) == 0
@@ -542,14 +595,30 @@ func runCheck(ctx context.Context, o *checkOptions, s *ioStreams, color bool, sp
 	}
 	dopts.Decoder.BatchHeadersOnly = !bodies
 	sink := &checkSink{checks: checks, names: facts.NewNames(), bodies: bodies, file: -1}
+	var an *analysis.Analyzer
+	var ds dissect.Sink = sink
+	if slices.ContainsFunc(checks, func(c *check) bool { return c.kind == "finding" || c.kind == "noFinding" }) {
+		aopts, err := o.analysis.options()
+		if err != nil {
+			return err
+		}
+		aopts.Findings = true
+		an = analysis.New(aopts)
+		ds = teeSink{sink, an}
+	}
 	bar := startProgressFor(s, paths)
 	cr := &captureReader{opts: dopts, ropts: o.capture.reassemblyOptions(), wrap: bar.wrap}
 	if err := o.files.apply(cr); err != nil {
 		return err
 	}
-	cr.onFile = func(string) { sink.file++ }
+	cr.onFile = func(p string) {
+		sink.file++
+		if an != nil {
+			an.SetFile(p)
+		}
+	}
 	start := time.Now()
-	run := cr.read(ctx, paths, sink)
+	run := cr.read(ctx, paths, ds)
 	bar.finish()
 	if !run.readAny || hasUnreadable(&run) {
 		if err := run.status(s.ErrOut); err != nil {
@@ -557,9 +626,13 @@ func runCheck(ctx context.Context, o *checkOptions, s *ioStreams, color bool, sp
 		}
 		return silentExit(exitUsage)
 	}
+	var findings []analysis.Finding
+	if an != nil {
+		findings = an.Findings().Findings
+	}
 	failed := 0
 	for _, c := range checks {
-		c.verdict(&run)
+		c.verdict(&run, findings)
 		if !c.pass {
 			failed++
 		}

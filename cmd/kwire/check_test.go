@@ -114,3 +114,40 @@ func TestCheckSpecErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckFindings: finding and noFinding assert the analysis's findings
+// (docs/findings.md) by rule and severity.
+func TestCheckFindings(t *testing.T) {
+	slow, throttle := goldenPcap(t, "slow-broker.pcap"), goldenPcap(t, "throttle.pcap")
+	spec := filepath.Join(t.TempDir(), "findings.yaml")
+	if err := os.WriteFile(spec, []byte(`checks:
+  - name: the slow broker is found
+    finding: 'slow-broker'
+  - name: no error among the findings
+    noFinding: '*'
+    severity: error
+  - name: no throttling
+    noFinding: throttled
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code := kwireInProcess(t, "check", "--port", "19350,19351", spec, slow)
+	if code != 0 || !strings.Contains(out, "PASS the slow broker is found: 1 finding slow-broker, want at least one\n") {
+		t.Errorf("slow-broker: exit %d\n%s%s", code, out, errOut)
+	}
+	out, _, code = kwireInProcess(t, "check", "--port", "19352", spec, throttle)
+	for _, want := range []string{
+		"FAIL the slow broker is found: 0 findings slow-broker, want at least one\n",
+		"FAIL no error among the findings: 1 finding * (error), want none\n    error quota-exceeded: ",
+		"FAIL no throttling: 3 findings throttled, want none\n    warning throttled: ",
+	} {
+		if code != 1 || !strings.Contains(out, want) {
+			t.Errorf("throttle: exit %d, no %q in\n%s", code, want, out)
+		}
+	}
+	bad := filepath.Join(t.TempDir(), "bad.yaml")
+	os.WriteFile(bad, []byte("checks:\n  - name: x\n    noFinding: '*'\n    severity: fatal\n"), 0o644)
+	if _, errOut, code := kwireInProcess(t, "check", bad, slow); code != 2 || !strings.Contains(errOut, "want info, warning or error") {
+		t.Errorf("bad severity: exit %d %s", code, errOut)
+	}
+}
