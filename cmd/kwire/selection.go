@@ -226,7 +226,6 @@ func (o *fileFlags) apply(cr *captureReader) error {
 	return nil
 }
 
-
 // describeRanges is the ranges as --frame takes them.
 func describeRanges(ranges []frameRange) string {
 	var parts []string
