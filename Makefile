@@ -55,6 +55,10 @@ test: vet cross
 	@# The capture generator is a module of its own (it keeps kgo, kfake, sarama
 	@# and kafka-go out of kwire's go.mod): vet and test it too.
 	cd tools/capgen && $(GO) vet . && $(GO) test -count=1 .
+	@# docs/sql.md against a real DuckDB: a module of its own, with cgo (the
+	@# duckdb-go driver); kwire itself builds without cgo.
+	@if command -v cc >/dev/null 2>&1; then cd tools/sqltest && CGO_ENABLED=1 $(GO) vet . && CGO_ENABLED=1 $(GO) test -count=1 .; \
+	 else echo "== no C compiler: tools/sqltest (docs/sql.md on DuckDB) SKIPPED"; fi
 
 generate:
 	$(GO) generate ./protocol

@@ -14,6 +14,7 @@ import (
 
 	"github.com/invopop/jsonschema"
 	"github.com/kwire/kwire/analysis"
+	"github.com/kwire/kwire/dissect/profile"
 	"github.com/kwire/kwire/dissect/stats"
 	"github.com/kwire/kwire/render"
 	"github.com/kwire/kwire/render/statsview"
@@ -41,6 +42,9 @@ var jsonSchemas = map[string]any{
 	"groups":           &analysis.GroupsReport{},    // groups --json
 	"txns":             &analysis.TxnsReport{},      // txns --json
 	"finding":          &statsview.FindingDoc{},     // read --findings --json: a finding's line
+	"stats-record":     &statsview.StatsRecord{},    // read --json --stats: the last line
+	"diff":             &statsview.DiffJSON{},       // diff --json
+	"profile":          &profile.Profile{},          // read --normalize --json: a snapshot diff reads
 }
 
 const schemaDir = "../docs/schema"
@@ -195,7 +199,7 @@ func TestGoldenJSONValid(t *testing.T) {
 // no type has, a wrong type, a missing key.
 func TestSchemasReject(t *testing.T) {
 	schemas := compileSchemas(t)
-	line := []byte(`{"stream":3,"client":"a","broker":"b","kind":"paired","api":"Produce","apiKey":0,"apiVersion":9,"correlationId":7,"clientId":null,` +
+	line := []byte(`{"stream":3,"file":null,"client":"a","broker":"b","kind":"paired","api":"Produce","apiKey":0,"apiVersion":9,"correlationId":7,"clientId":null,` +
 		`"request":null,"response":null,"latencyMs":null,"sasl":null,"guess":null,"subject":"","errors":[],"notes":[],"topics":[],"facts":null}`)
 	ok, _ := sv.UnmarshalJSON(bytes.NewReader(line))
 	if err := schemas["exchange"].Validate(ok); err != nil {
@@ -215,6 +219,33 @@ func TestSchemasReject(t *testing.T) {
 		}
 		if schemas["exchange"].Validate(v) == nil {
 			t.Errorf("%s: accepted %s", what, bad)
+		}
+	}
+}
+
+// TestCIJSONValid: the documents of kwire diff --json, read --normalize
+// --json and read --json --stats's last line validate against their
+// schemas.
+func TestCIJSONValid(t *testing.T) {
+	schemas := compileSchemas(t)
+	base, capped := filepath.Join("diff", "diff-base.pcap"), filepath.Join("diff", "diff-capped.pcap")
+	if _, err := os.Stat(base); err != nil {
+		t.Skipf("%s is missing", base)
+	}
+	r := kwire(t, "diff", "--json", "--port", "19390", base, capped)
+	if r.exit != 1 {
+		t.Fatalf("diff: exit %d: %s", r.exit, r.stderr)
+	}
+	validate(t, schemas["diff"], "diff --json", r.stdout)
+	r = kwire(t, "read", "--normalize", "--json", "--port", "19390", base)
+	validate(t, schemas["profile"], "read --normalize --json", r.stdout)
+	r = kwire(t, "read", "--json", "--stats", "--port", "19092", "kgo-produce-consume.pcap")
+	lines := bytes.Split(bytes.TrimSuffix(r.stdout, []byte("\n")), []byte("\n"))
+	validate(t, schemas["stats-record"], "read --json --stats, last line", lines[len(lines)-1])
+	for i, l := range lines[:len(lines)-1] {
+		var k struct{ Kind string }
+		if json.Unmarshal(l, &k) == nil && k.Kind == "stats" {
+			t.Errorf("line %d of %d is a stats record", i+1, len(lines))
 		}
 	}
 }

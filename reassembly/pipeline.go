@@ -162,7 +162,7 @@ func (d *decoder) decode(data []byte, ci gopacket.CaptureInfo, link layers.LinkT
 	p.frames = frames
 	p.file = d.file
 	if d.files != nil {
-		p.file = d.files.i - 1
+		p.file = d.files.current()
 	}
 	p.src, p.dst = d.dec.srcIP, d.dec.dstIP
 	p.seg = seg[:hl+captured]
@@ -620,9 +620,11 @@ func (r *runner) callClose(s *stream, reason string, t time.Time) {
 // isFile reports whether src is a capture file, whose reads never wait
 // for packets to arrive.
 func isFile(src PacketSource) bool {
-	switch src.(type) {
+	switch s := src.(type) {
 	case *fileSource, *multiSource:
 		return true
+	case *filterSource:
+		return isFile(s.PacketSource)
 	}
 	return false
 }

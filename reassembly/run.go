@@ -112,6 +112,22 @@ type Options struct {
 	// the next and a connection may span files. Otherwise each file is a
 	// capture of its own (see ReadFiles).
 	Concatenate bool
+	// Merge makes ReadFiles treat its files as one capture ordered by
+	// packet time: every file is open at once, and the next packet is the
+	// earliest of the files' next packets (on a tie, the one of the file
+	// given first). Frame numbers and Conn.Index count through the merged
+	// capture, so that a connection spanning the files of a ring buffer
+	// (tcpdump -C/-G) stays one connection and the two halves of a
+	// capture split by direction pair up. Each file's own packets keep
+	// their order. It takes precedence over Concatenate; memory grows
+	// with the number of files (one read buffer, 256 KiB, each).
+	Merge bool
+	// PacketFilter, when set, is called with every packet read, before it
+	// is numbered or decoded (on the reading goroutine): a packet it
+	// rejects is skipped as if it were not in the capture, as a tcpdump
+	// filter on a file does (frame numbers count the packets it keeps).
+	// IPHeader finds the IP header for filters that start there.
+	PacketFilter func(data []byte, ci gopacket.CaptureInfo, link layers.LinkType) bool
 }
 
 // Summary counts what a run read. Counts are of frames (captured packets).
@@ -189,7 +205,7 @@ func (s *Summary) add(o Summary) {
 // happens (see the package documentation, Goroutines).
 func Run(ctx context.Context, src PacketSource, opts Options, h Handler) (Summary, error) {
 	r := newRunner(opts, h)
-	err := r.run(ctx, src)
+	err := r.run(ctx, opts.filtered(src))
 	return r.sum, err
 }
 
@@ -211,11 +227,11 @@ func Run(ctx context.Context, src PacketSource, opts Options, h Handler) (Summar
 // errors.As). A cancelled ctx stops reading and returns ctx's error.
 func ReadFiles(ctx context.Context, paths []string, opts Options, h Handler) (Summary, error) {
 	var errs []error
-	if opts.Concatenate {
-		m := &multiSource{opts: opts, paths: paths, infos: make([]FileInfo, len(paths))}
+	if opts.Concatenate || opts.Merge {
+		m := &multiSource{opts: opts, paths: paths, infos: make([]FileInfo, len(paths)), merge: opts.Merge}
 		r := newRunner(opts, h)
 		r.dec.files = m
-		err := r.run(ctx, m)
+		err := r.run(ctx, opts.filtered(m))
 		m.close()
 		sum := r.sum
 		sum.Files = m.infos
@@ -236,7 +252,7 @@ func ReadFiles(ctx context.Context, paths []string, opts Options, h Handler) (Su
 		if err == nil {
 			r := newRunner(opts, h)
 			r.dec.file = i
-			err = r.run(ctx, src)
+			err = r.run(ctx, opts.filtered(src))
 			src.Close()
 			sum.add(r.sum)
 		}

@@ -375,19 +375,49 @@ func (s *fileSource) Close() error {
 	return s.closer.Close()
 }
 
-// multiSource reads several files as one capture (Options.Concatenate).
-// A file that fails is recorded in its FileInfo and skipped; reading goes on
-// with the next file.
+// multiSource reads several files as one capture: one after the other
+// (Options.Concatenate), or merged by packet time (Options.Merge). A file
+// that fails is recorded in its FileInfo and skipped; reading goes on with
+// the next file (merged: with the others).
 type multiSource struct {
 	opts  Options
 	paths []string
 	infos []FileInfo
-	i     int
+	i     int // Concatenate: the next file to open
 	cur   *fileSource
 	errs  []error
+
+	// Merge: every file is open at once, each with its next packet
+	// waiting in heads (a packet's data stays valid until its own file is
+	// read again); last is the file of the packet returned last, read
+	// again on the next call.
+	merge  bool
+	opened bool
+	heads  []mergeHead
+	last   int
+}
+
+// mergeHead is one merged file and its next packet.
+type mergeHead struct {
+	src  *fileSource // nil once the file has ended
+	data []byte
+	ci   gopacket.CaptureInfo
+	link layers.LinkType
+}
+
+// current is the index of the file of the packet returned last: Conn.File
+// of a connection that packet opens.
+func (m *multiSource) current() int {
+	if m.merge {
+		return m.last
+	}
+	return m.i - 1
 }
 
 func (m *multiSource) ReadPacket() ([]byte, gopacket.CaptureInfo, layers.LinkType, error) {
+	if m.merge {
+		return m.readMerged()
+	}
 	for {
 		if m.cur == nil {
 			if m.i >= len(m.paths) {
@@ -413,11 +443,144 @@ func (m *multiSource) ReadPacket() ([]byte, gopacket.CaptureInfo, layers.LinkTyp
 	}
 }
 
+// readMerged returns the earliest of the files' next packets (the first
+// file's on a tie, so that files of one capture split by time keep their
+// order), then reads that file's next one. Packets out of time order
+// inside one file keep their order: the merge compares the files' heads.
+func (m *multiSource) readMerged() ([]byte, gopacket.CaptureInfo, layers.LinkType, error) {
+	if !m.opened {
+		m.opened = true
+		m.heads = make([]mergeHead, len(m.paths))
+		for i, p := range m.paths {
+			s, err := openFile(p, &m.infos[i], m.opts.sourceOptions(i))
+			if err != nil {
+				m.errs = append(m.errs, err)
+				continue
+			}
+			m.heads[i].src = s
+			m.advance(i)
+		}
+	} else if m.last >= 0 {
+		m.advance(m.last)
+	}
+	m.last = -1
+	for i := range m.heads {
+		h := &m.heads[i]
+		if h.src == nil {
+			continue
+		}
+		if m.last < 0 || h.ci.Timestamp.Before(m.heads[m.last].ci.Timestamp) {
+			m.last = i
+		}
+	}
+	if m.last < 0 {
+		return nil, gopacket.CaptureInfo{}, 0, io.EOF
+	}
+	h := &m.heads[m.last]
+	return h.data, h.ci, h.link, nil
+}
+
+// advance reads file i's next packet into its head, closing the file at
+// its end or error.
+func (m *multiSource) advance(i int) {
+	h := &m.heads[i]
+	data, ci, link, err := h.src.ReadPacket()
+	if err == nil {
+		h.data, h.ci, h.link = data, ci, link
+		return
+	}
+	if err != io.EOF {
+		m.errs = append(m.errs, err)
+	}
+	h.src.Close()
+	*h = mergeHead{}
+}
+
 func (m *multiSource) close() {
 	if m.cur != nil {
 		m.cur.Close()
 		m.cur = nil
 	}
+	for i := range m.heads {
+		if m.heads[i].src != nil {
+			m.heads[i].src.Close()
+			m.heads[i] = mergeHead{}
+		}
+	}
+}
+
+// filterSource passes on the packets of a source that Options.PacketFilter
+// accepts.
+type filterSource struct {
+	PacketSource
+	keep func([]byte, gopacket.CaptureInfo, layers.LinkType) bool
+}
+
+func (f *filterSource) ReadPacket() ([]byte, gopacket.CaptureInfo, layers.LinkType, error) {
+	for {
+		data, ci, link, err := f.PacketSource.ReadPacket()
+		if err != nil || f.keep(data, ci, link) {
+			return data, ci, link, err
+		}
+	}
+}
+
+// filtered wraps src in a filterSource when opts has a PacketFilter.
+func (o *Options) filtered(src PacketSource) PacketSource {
+	if o.PacketFilter == nil {
+		return src
+	}
+	return &filterSource{PacketSource: src, keep: o.PacketFilter}
+}
+
+// IPHeader returns the IP header and what follows it in a packet of link
+// type link (Ethernet with 802.1Q/QinQ tags, Linux cooked v1 and v2, BSD
+// loopback, raw IP), for a filter that reads packets from their IP header
+// as the pure-Go capture filter does; ok is false for other link types and
+// for packets that do not carry IP at the link layer. Tunnels are not
+// opened: a filter sees the outer headers, as tcpdump's does.
+func IPHeader(data []byte, link layers.LinkType) (ip []byte, ok bool) {
+	etherType := func(off int) ([]byte, bool) {
+		for {
+			if len(data) < off+2 {
+				return nil, false
+			}
+			switch binary.BigEndian.Uint16(data[off:]) {
+			case 0x0800, 0x86DD:
+				return data[off+2:], true
+			case 0x8100, 0x88A8, 0x9100: // VLAN tags
+				off += 4
+			default:
+				return nil, false
+			}
+		}
+	}
+	switch link {
+	case layers.LinkTypeEthernet:
+		return etherType(12)
+	case layers.LinkTypeLinuxSLL:
+		return etherType(14)
+	case layers.LinkTypeLinuxSLL2:
+		if len(data) < 20 {
+			return nil, false
+		}
+		if t := binary.BigEndian.Uint16(data); t == 0x0800 || t == 0x86DD {
+			return data[20:], true
+		}
+		return nil, false
+	case layers.LinkTypeNull, layers.LinkTypeLoop:
+		if len(data) < 4 {
+			return nil, false
+		}
+		data = data[4:]
+	case layers.LinkTypeRaw, layers.LinkTypeIPv4, layers.LinkTypeIPv6, 12:
+	default:
+		return nil, false
+	}
+	if len(data) == 0 || data[0]>>4 != 4 && data[0]>>4 != 6 {
+		return nil, false
+	}
+	return data, true
 }
 
 // readBufferSize is the read buffer of a capture file: large enough that

@@ -18,6 +18,7 @@ import (
 type EventDoc struct {
 	Kind   string  `json:"kind"`                        // EventKindName: open, skipped, gap, resync, tls, close, badFrame, truncated, tlsNote
 	Stream int     `json:"stream"`                      // TCP stream index (reassembly.Conn.Index), -1 unknown
+	File   *string `json:"file" jsonschema:"nullable"`  // the capture file, as ExchangeDoc's
 	Client string  `json:"client"`                      // the side sending requests; before the connection is known to be Kafka (tls, skipped), the sender of its first packet (the client when its SYN was captured)
 	Broker string  `json:"broker"`                      // the other side
 	From   string  `json:"from"`                        // the side whose bytes the event concerns
@@ -112,9 +113,13 @@ func NewEventDoc(ev *dissect.Event, client, broker netip.AddrPort) *EventDoc {
 }
 
 // EventJSON writes ev as one line of JSON, an EventDoc (NewEventDoc with
-// client and broker); it returns w's error.
-func EventJSON(w io.Writer, ev *dissect.Event, client, broker netip.AddrPort) error {
-	return writeJSONLine(w, NewEventDoc(ev, client, broker))
+// client and broker, and file as Options.File); it returns w's error.
+func EventJSON(w io.Writer, ev *dissect.Event, client, broker netip.AddrPort, file string) error {
+	d := NewEventDoc(ev, client, broker)
+	if file != "" {
+		d.File = &file
+	}
+	return writeJSONLine(w, d)
 }
 
 // ExchangeJSONLine writes e as one line of JSON (ExchangeJSON), with a

@@ -29,13 +29,13 @@ func TestEventJSONFields(t *testing.T) {
 	ev := &dissect.Event{Kind: dissect.EventResync, Conn: conn, Dir: reassembly.BtoA, Frame: 7,
 		Time: time.Date(2026, 1, 2, 3, 4, 5, 6000, time.UTC), Bytes: 3, Data: []byte{0xde, 0xad, 0x01}, Detail: "skipped"}
 	var b bytes.Buffer
-	if err := EventJSON(&b, ev, conn.B, conn.A); err != nil {
+	if err := EventJSON(&b, ev, conn.B, conn.A, ""); err != nil {
 		t.Fatal(err)
 	}
-	if got, want := sortedKeys(t, b.Bytes()), "broker,bytes,client,detail,frame,from,hex,kind,stream,time,tls"; got != want {
+	if got, want := sortedKeys(t, b.Bytes()), "broker,bytes,client,detail,file,frame,from,hex,kind,stream,time,tls"; got != want {
 		t.Errorf("event keys %s\nwant %s", got, want)
 	}
-	want := `{"kind":"resync","stream":2,"client":"10.0.0.1:5000","broker":"10.0.0.2:9092","from":"10.0.0.1:5000","frame":7,"time":"2026-01-02T03:04:05.000006Z","bytes":3,"detail":"skipped","hex":"dead01","tls":null}` + "\n"
+	want := `{"kind":"resync","stream":2,"file":null,"client":"10.0.0.1:5000","broker":"10.0.0.2:9092","from":"10.0.0.1:5000","frame":7,"time":"2026-01-02T03:04:05.000006Z","bytes":3,"detail":"skipped","hex":"dead01","tls":null}` + "\n"
 	if b.String() != want {
 		t.Errorf("got  %s\nwant %s", b.String(), want)
 	}
@@ -44,20 +44,20 @@ func TestEventJSONFields(t *testing.T) {
 	b.Reset()
 	ev = &dissect.Event{Kind: dissect.EventTLS, Conn: conn, Detail: "TLS 1.3, not decrypted: no key log",
 		TLS: &dissect.TLSStatus{Reason: dissect.TLSNoKey, Version: "TLS 1.3", Suite: "TLS_AES_128_GCM_SHA256", SNI: "b1"}}
-	if err := EventJSON(&b, ev, netip.AddrPort{}, netip.AddrPort{}); err != nil {
+	if err := EventJSON(&b, ev, netip.AddrPort{}, netip.AddrPort{}, ""); err != nil {
 		t.Fatal(err)
 	}
-	want = `{"kind":"tls","stream":2,"client":"10.0.0.2:9092","broker":"10.0.0.1:5000","from":"10.0.0.2:9092","frame":0,"time":null,"bytes":null,"detail":"TLS 1.3, not decrypted: no key log","hex":"",` +
+	want = `{"kind":"tls","stream":2,"file":null,"client":"10.0.0.2:9092","broker":"10.0.0.1:5000","from":"10.0.0.2:9092","frame":0,"time":null,"bytes":null,"detail":"TLS 1.3, not decrypted: no key log","hex":"",` +
 		`"tls":{"decrypted":false,"reason":"no key for the client random","version":"TLS 1.3","suite":"TLS_AES_128_GCM_SHA256","sni":"b1","alpn":"","resumed":false}}` + "\n"
 	if b.String() != want {
 		t.Errorf("got  %s\nwant %s", b.String(), want)
 	}
 	// No connection: stream -1, empty addresses; an unknown kind is "event".
 	b.Reset()
-	if err := EventJSON(&b, &dissect.Event{Kind: dissect.EventTLSNote + 100}, netip.AddrPort{}, netip.AddrPort{}); err != nil {
+	if err := EventJSON(&b, &dissect.Event{Kind: dissect.EventTLSNote + 100}, netip.AddrPort{}, netip.AddrPort{}, ""); err != nil {
 		t.Fatal(err)
 	}
-	want = `{"kind":"event","stream":-1,"client":"","broker":"","from":"","frame":0,"time":null,"bytes":null,"detail":"","hex":"","tls":null}` + "\n"
+	want = `{"kind":"event","stream":-1,"file":null,"client":"","broker":"","from":"","frame":0,"time":null,"bytes":null,"detail":"","hex":"","tls":null}` + "\n"
 	if b.String() != want {
 		t.Errorf("got  %s\nwant %s", b.String(), want)
 	}

@@ -22,6 +22,7 @@ import (
 // pins the key set.
 type ExchangeDoc struct {
 	Stream        int         `json:"stream"`                          // TCP stream index (reassembly.Conn.Index), -1 unknown
+	File          *string     `json:"file" jsonschema:"nullable"`      // the capture file, when several are read as captures of their own (Options.File); null for one capture
 	Client        string      `json:"client"`                          // "ip:port" of the side sending requests
 	Broker        string      `json:"broker"`                          // "ip:port" of the broker
 	Kind          string      `json:"kind"`                            // paired | noResponse | unanswered | orphan | sasl
@@ -185,6 +186,9 @@ func newExchangeDoc(e *dissect.Exchange, opts Options) *ExchangeDoc {
 	}
 	if e.Conn != nil {
 		d.Stream = e.Conn.Index
+	}
+	if opts.File != "" {
+		d.File = strPtr(opts.File)
 	}
 	if d.Kind == "" {
 		d.Kind = "kind(" + itoa(int64(e.Kind)) + ")"

@@ -316,6 +316,12 @@ func appendExchangeDoc(b []byte, d *ExchangeDoc) ([]byte, bool) {
 func appendExchangeDirect(b []byte, d *ExchangeDoc, e *dissect.Exchange, o *Options) ([]byte, bool) {
 	b = append(b, `{"stream":`...)
 	b = strconv.AppendInt(b, int64(d.Stream), 10)
+	b = append(b, `,"file":`...)
+	if d.File == nil {
+		b = append(b, "null"...)
+	} else {
+		b = appendStdString(b, *d.File, false)
+	}
 	b = append(b, `,"client":`...)
 	b = appendStdString(b, d.Client, false)
 	b = append(b, `,"broker":`...)

@@ -60,7 +60,11 @@ func appendLine(b []byte, e *dissect.Exchange, o *Options) []byte {
 	case e.Response != nil:
 		t = e.Response.Time
 	}
-	b = appendClock(b, t, c)
+	b = appendFilePrefix(b, o)
+	if o.FrameNumbers {
+		b = appendFrameNumbers(b, e)
+	}
+	b = appendTime(b, t, o)
 	b = append(b, ' ')
 	b = appendAddr(b, e.Client)
 	b = append(b, " → "...)
@@ -257,6 +261,7 @@ func appendErrorPlaces(b []byte, fx *facts.Exchange, code int16) []byte {
 	if extra > 0 {
 		b = append(b, " +"...)
 		b = strconv.AppendInt(b, int64(extra), 10)
+		b = append(b, " more"...)
 	}
 	return b
 }
@@ -388,6 +393,49 @@ func appendSizes(b []byte, e *dissect.Exchange) []byte {
 	return b
 }
 
+// appendFilePrefix appends "FILE: " when the line is of one of several
+// captures (Options.File).
+func appendFilePrefix(b []byte, o *Options) []byte {
+	if o.File == "" {
+		return b
+	}
+	b = append(b, o.File...)
+	return append(b, ": "...)
+}
+
+// appendFrameNumbers appends "REQ/RESP " packet numbers (the frames' first
+// packets), "-" for a missing side.
+func appendFrameNumbers(b []byte, e *dissect.Exchange) []byte {
+	for i, f := range [...]*dissect.Frame{e.Request, e.Response} {
+		if i > 0 {
+			b = append(b, '/')
+		}
+		if f == nil {
+			b = append(b, '-')
+			continue
+		}
+		b = strconv.AppendInt(b, f.FirstFrame, 10)
+	}
+	return append(b, ' ')
+}
+
+// appendTime appends t as Options.Clock says.
+func appendTime(b []byte, t time.Time, o *Options) []byte {
+	if o.Clock == ClockTime || t.IsZero() {
+		return appendClock(b, t, o.Color)
+	}
+	layout := "2006-01-02T15:04:05.000Z07:00"
+	if o.Clock == ClockUTC {
+		t = t.UTC()
+	} else if o.Location != nil {
+		t = t.In(o.Location)
+	}
+	if o.Color {
+		return paint(b, true, roleOffset, t.Format(layout))
+	}
+	return t.AppendFormat(b, layout)
+}
+
 // appendClock appends t in UTC as 15:04:05.000, or "--:--:--.---" when zero.
 func appendClock(b []byte, t time.Time, c bool) []byte {
 	if t.IsZero() {
@@ -462,7 +510,16 @@ var eventNames = map[dissect.EventKind]string{
 func EventLine(w io.Writer, ev *dissect.Event, opts Options) error {
 	c := opts.Color
 	b := make([]byte, 0, 160)
-	b = appendClock(b, ev.Time, c)
+	b = appendFilePrefix(b, &opts)
+	if opts.FrameNumbers {
+		if ev.Frame > 0 {
+			b = strconv.AppendInt(b, ev.Frame, 10)
+		} else {
+			b = append(b, '-')
+		}
+		b = append(b, ' ')
+	}
+	b = appendTime(b, ev.Time, &opts)
 	if ev.Conn != nil {
 		b = append(b, " stream "...)
 		b = strconv.AppendInt(b, int64(ev.Conn.Index), 10)

@@ -31,6 +31,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 	"unicode"
 	"unicode/utf8"
 
@@ -101,7 +102,31 @@ type Options struct {
 	// rendered (dissect.Exchange.Facts, resolved by the run's
 	// facts.Names): the tree names a TopicId with the topic's name.
 	Facts *facts.Exchange
+	// File names the capture file an exchange or event came from, when
+	// several files are read as captures of their own: a line starts
+	// with it ("a.pcap: "), the JSON's "file" holds it. "" when one
+	// capture is read (a single file, or files merged): "file" is null.
+	File string
+	// FrameNumbers starts a line with the packet numbers of the request's
+	// and the response's first bytes, as tshark's frame column
+	// ("12/15", "-" for a missing side), for --frame and Wireshark.
+	FrameNumbers bool
+	// Clock says how a line gives its capture time (ClockTime: the time
+	// of day in UTC; ClockUTC: date and time in UTC; ClockLocal: date,
+	// time and zone offset in Location).
+	Clock    ClockMode
+	Location *time.Location
 }
+
+// ClockMode is how a line writes its capture time.
+type ClockMode uint8
+
+// Clock modes.
+const (
+	ClockTime  ClockMode = iota // 15:04:05.000 (UTC)
+	ClockUTC                    // 2006-01-02T15:04:05.000Z
+	ClockLocal                  // 2006-01-02T15:04:05.000-07:00 in Options.Location
+)
 
 func (o *Options) maxValue() int {
 	switch {

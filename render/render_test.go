@@ -817,7 +817,7 @@ func TestExchangeJSONFields(t *testing.T) {
 		slices.Sort(k)
 		return strings.Join(k, ",")
 	}
-	if got, want := keys(doc), "api,apiKey,apiVersion,broker,client,clientId,correlationId,errors,facts,guess,kind,latencyMs,notes,request,response,sasl,stream,subject,topics"; got != want {
+	if got, want := keys(doc), "api,apiKey,apiVersion,broker,client,clientId,correlationId,errors,facts,file,guess,kind,latencyMs,notes,request,response,sasl,stream,subject,topics"; got != want {
 		t.Errorf("exchange keys %s\nwant %s", got, want)
 	}
 	var fd map[string]json.RawMessage

@@ -475,6 +475,7 @@ func (s *subjectBuf) coordinators(cs []facts.Coordinator) {
 		if i == maxSubjectList {
 			s.b = append(s.b, " +"...)
 			s.b = strconv.AppendInt(s.b, int64(len(cs)-i), 10)
+			s.b = append(s.b, " more"...)
 			break
 		}
 		if i > 0 {

@@ -1038,6 +1038,11 @@ func (c *Conn) retryKeys(final bool) {
 		c.dropWaiting()
 		return
 	}
+	if !c.lookup() && final {
+		if r, ok := c.opts.Keys.(Refresher); ok {
+			r.Refresh()
+		}
+	}
 	if !c.lookup() {
 		if final {
 			at := Mark{}

@@ -59,6 +59,14 @@ type Keys interface {
 	Len() int
 }
 
+// Refresher is implemented by Keys that can learn secrets later (kwire
+// live re-reads a growing key log at most every few milliseconds): a
+// connection closing while its secrets are still missing calls Refresh
+// once, unthrottled, before it reports that it has no key.
+type Refresher interface {
+	Refresh()
+}
+
 // KeyLog holds the secrets of NSS key log lines. Write and AddLine add
 // lines; Lookup finds them. It is safe for use by several goroutines: in
 // kwire live the key log file is re-read while connections look secrets

@@ -412,6 +412,12 @@ type captureReader struct {
 	// after, when not nil, is called after each file with the
 	// dissector's and the reassembly's totals for it.
 	after func(dissect.Summary, reassembly.Summary)
+	// merge reads the files as one capture, merged by packet time
+	// (--merge): onFile is not called.
+	merge bool
+	// start, when not nil, is reset before each capture (--since and
+	// --until offsets count from each one's first packet).
+	start *captureStart
 }
 
 // read reads every file with a fresh dissector: each file is a capture of
@@ -425,16 +431,28 @@ func (c *captureReader) read(ctx context.Context, paths []string, sink dissect.S
 	if k, ok := c.opts.TLSKeys.(*tlsKeys); ok {
 		run.keys = k
 	}
+	groups := make([][]string, 0, len(paths))
 	for _, path := range paths {
-		if c.onFile != nil {
-			c.onFile(path)
+		groups = append(groups, []string{path})
+	}
+	ropts := c.ropts
+	if c.merge && len(paths) > 1 {
+		groups = [][]string{paths}
+		ropts.Merge = true
+	}
+	for _, group := range groups {
+		if c.onFile != nil && !ropts.Merge {
+			c.onFile(group[0])
+		}
+		if c.start != nil {
+			c.start.reset()
 		}
 		d := dissect.New(c.opts, sink)
 		var h reassembly.Handler = d
 		if c.wrap != nil {
 			h = c.wrap(d)
 		}
-		sum, err := reassembly.ReadFiles(ctx, []string{path}, c.ropts, h)
+		sum, err := reassembly.ReadFiles(ctx, group, ropts, h)
 		d.Finish()
 		if c.drain != nil {
 			c.drain()
@@ -446,6 +464,9 @@ func (c *captureReader) read(ctx context.Context, paths []string, sink dissect.S
 		run.addSummaries(ds, sum)
 		for _, f := range sum.Files {
 			run.readAny = run.readAny || f.Format != ""
+		}
+		if context.Cause(ctx) == errCountReached {
+			break // not a problem: -c asked for no more
 		}
 		if err != nil {
 			run.fileErrs = append(run.fileErrs, err)

@@ -25,7 +25,8 @@ type exchangeFilter struct {
 	clientIDs []string       // --client-id
 	errors    bool           // --errors
 	stream    int            // --stream; -1 for any
-	frame     int64          // --frame; 0 for any
+	frames    []frameRange   // --frame; nil for any
+	window    *timeWindow    // --since, --until; nil for any
 	program   *exprProgram   // --filter
 	bodies    bool           // the --filter expression reads request or response headers or bodies
 }
@@ -33,7 +34,7 @@ type exchangeFilter struct {
 // active reports whether any condition is set.
 func (f *exchangeFilter) active() bool {
 	return len(f.apis) > 0 || len(f.topics) > 0 || len(f.clientIDs) > 0 || f.errors ||
-		f.stream >= 0 || f.frame > 0 || f.program != nil
+		f.stream >= 0 || len(f.frames) > 0 || f.window.active() || f.program != nil
 }
 
 // compileFilter compiles a --filter expression once, typed against
@@ -107,7 +108,10 @@ func (fl *exchangeFilter) match(ex *dissect.Exchange, f *exchangeFields) bool {
 	if fl.stream >= 0 && (ex.Conn == nil || ex.Conn.Index != fl.stream) {
 		return false
 	}
-	if fl.frame > 0 && !frameHas(ex.Request, fl.frame) && !frameHas(ex.Response, fl.frame) {
+	if len(fl.frames) > 0 && !matchFrames(fl.frames, ex) {
+		return false
+	}
+	if fl.window.active() && !fl.window.match(ex) {
 		return false
 	}
 	if len(fl.clientIDs) > 0 && (ex.Request == nil || !slices.Contains(fl.clientIDs, ex.ClientID)) {
@@ -129,11 +133,6 @@ func (fl *exchangeFilter) match(ex *dissect.Exchange, f *exchangeFields) bool {
 		}
 	}
 	return true
-}
-
-// frameHas reports whether packet number n holds part of frame fr.
-func frameHas(fr *dissect.Frame, n int64) bool {
-	return fr != nil && fr.FirstFrame <= n && n <= fr.LastFrame
 }
 
 // oldKindNames lets expressions compare kind with the spelling kwire used

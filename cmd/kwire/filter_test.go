@@ -99,9 +99,12 @@ func TestExchangeFilter(t *testing.T) {
 		{"errors", func(fl *exchangeFilter) { fl.errors = true }, true},
 		{"stream", func(fl *exchangeFilter) { fl.stream = 3 }, true},
 		{"stream differs", func(fl *exchangeFilter) { fl.stream = 0 }, false},
-		{"frame in request", func(fl *exchangeFilter) { fl.frame = 11 }, true},
-		{"frame in response", func(fl *exchangeFilter) { fl.frame = 14 }, true},
-		{"frame between", func(fl *exchangeFilter) { fl.frame = 13 }, false},
+		{"frame in request", func(fl *exchangeFilter) { fl.frames = []frameRange{{11, 11}} }, true},
+		{"frame in response", func(fl *exchangeFilter) { fl.frames = []frameRange{{14, 14}} }, true},
+		{"frame between", func(fl *exchangeFilter) { fl.frames = []frameRange{{13, 13}} }, false},
+		{"frame range over the request", func(fl *exchangeFilter) { fl.frames = []frameRange{{1, 11}} }, true},
+		{"frame range after", func(fl *exchangeFilter) { fl.frames = []frameRange{{16, 0}} }, false},
+		{"frame ranges, one meets", func(fl *exchangeFilter) { fl.frames = []frameRange{{1, 2}, {14, 0}} }, true},
 		{"expr", func(fl *exchangeFilter) {
 			fl.program, fl.bodies = mustCompile(t, `api == "Produce" && latencyMs > 2 && "orders" in topics && "NOT_LEADER_OR_FOLLOWER" in errors`)
 		}, true},

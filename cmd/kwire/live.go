@@ -113,7 +113,6 @@ filter, or no permission to capture.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.portSet = cmd.Flags().Changed("port")
-			o.read.frameSet = cmd.Flags().Changed("frame")
 			o.read.topicSet = cmd.Flags().Changed("topic")
 			return runLive(cmd.Context(), o, s, g.colorEnabled(s))
 		},

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -28,6 +29,7 @@ import (
 
 type readOptions struct {
 	capture captureFlags
+	files   fileFlags // --merge, -f (not live)
 
 	Tree    bool // -V
 	HexDump bool // -x
@@ -40,8 +42,20 @@ type readOptions struct {
 	ClientIDs []string
 	Errors    bool
 	Stream    int
-	Frame     int64
+	Frames    []string // --frame
 	Filter    string
+	Since     string
+	Until     string
+	Count     int // -c: stop after this many exchanges shown
+
+	FrameNumbers bool   // --frame-numbers
+	UTC          bool   // --utc
+	Local        bool   // --local
+	Sort         string // --sort: "" (completion) or "time"
+	SortWindow   time.Duration
+	SortMemory   byteSize
+	Normalize    bool
+	Write        string // -w
 
 	Stats bool // --stats: kwire stats's report after the summary
 	Top   int  // --top, with --stats
@@ -49,8 +63,8 @@ type readOptions struct {
 	Findings bool // --findings: one line per finding after the exchanges
 	analysis analysisFlags
 
-	frameSet bool // --frame was given
 	topicSet bool // --topic was given
+	start    *captureStart
 }
 
 func newReadCmd(s *ioStreams, g *globalOptions) *cobra.Command {
@@ -148,8 +162,41 @@ from the withheld span's end (+0004), so that no output gives a secret's
 length but the frame's size does, less the other fields'.
 
 Each file is a capture of its own, as Wireshark opens it: packet and
-stream numbers (--frame, --stream) restart at every file. On a terminal, a
-progress bar on stderr tracks inputs larger than 50 MB.
+stream numbers (--frame, --stream) restart at every file, and with
+several files every line starts with its file's name ("a.pcap: ") and
+every JSON object says it ("file"; null for one capture). --merge reads
+the files as one capture in packet-time order instead: the files of a
+tcpdump -C/-G ring buffer, whose connections span files, or the two
+halves of a capture split by direction; numbers then count through the
+merge. On a terminal, a progress bar on stderr tracks inputs larger than
+50 MB.
+
+Selections, as tshark users have them: -f FILTER reads only the packets a
+tcpdump-syntax filter passes (the pure-Go subset of kwire live -f; the
+others are skipped before numbering); --since and --until keep the
+exchanges whose request was captured in a time window (RFC 3339, or an
+offset from the capture's first packet: 90s, +1m30s); --frame takes
+packet numbers and ranges (12, 100-200, 5000-); -c N stops after N
+exchanges; -w FILE writes the packets of the exchanges shown, with their
+connections' handshakes, as a new pcapng: a 20 GB capture cut down to the
+one slow Fetch for a bug report (read again, the bytes left out between a
+handshake and an exchange are gaps).
+
+Lines: --frame-numbers starts each with the packet numbers of its
+request and response (REQ/RESP, tshark's frame column); --utc and --local
+give each line's date (without them, a line says when the date changes);
+--sort time prints exchanges in capture order (of their requests) rather
+than as they complete, through a reorder window of --sort-window capture
+time and --sort-memory bytes: an exchange answered later than the window
+is printed when it completes, and counted on stderr. When the locale is
+not UTF-8 (LC_ALL=C), text is plain ASCII (-> for →, x for ×; --ascii).
+
+--normalize prints, in place of the exchanges, what stays the same when
+the same clients do the same work again (a snapshot for golden-file tests
+in other projects; kwire diff compares snapshots and captures; see kwire
+diff --help): per client its software, APIs and versions, request
+sequences, errors, topics, configs, codecs; per broker what it
+advertised. With --json it is one JSON document.
 
 A summary follows the exchanges: packets; TCP connections, how many were
 Kafka, how many were skipped and why; frames; exchanges by kind (paired,
@@ -163,8 +210,9 @@ NDJSON.
 --stats adds kwire stats's report after the summary (APIs, latency,
 errors, clients, partitions, connections, findings; --top N the slowest
 exchanges). It counts every exchange and event, filtered out or not,
-like the summary: the tables on stdout, or with --json its JSON document
-on stderr.
+like the summary: the tables on stdout, or with --json a last NDJSON
+record on stdout, {"kind":"stats","stats":{...}} (kwire stats --json's
+document), while the summary's text goes to stderr.
 
 --findings adds, after the exchanges, one line per finding in time
 order: what an operator should look at, by the rules of
@@ -244,6 +292,19 @@ Exit status (the same for stats and versions):
   # Every exchange, then the statistics of kwire stats
   kwire read --stats --top 5 kafka.pcap
 
+  # A tcpdump -C 100 -W 10 ring buffer as one capture, in capture order
+  kwire read --merge --sort time ring.pcap*
+
+  # Cut a large capture down to the slow Fetches of one minute, for a bug report
+  kwire read --since 2026-11-29T12:00:00Z --until 2026-11-29T12:01:00Z \
+      --filter 'api == "Fetch" && latencyMs > 500' -w slow-fetch.pcapng big.pcap
+
+  # Only one client's packets, as tcpdump -r big.pcap 'host 10.0.0.5' would read them
+  kwire read -f 'host 10.0.0.5' big.pcap
+
+  # A snapshot for a golden-file test
+  kwire read --normalize --json kafka.pcap > golden.json
+
   # Errors on one topic, as NDJSON
   kwire read --topic orders --errors --json kafka.pcap | jq .
 
@@ -251,12 +312,13 @@ Exit status (the same for stats and versions):
   tcpdump -i any -w - port 9092 | kwire read -`,
 		Args: captureArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			o.frameSet = cmd.Flags().Changed("frame")
 			o.topicSet = cmd.Flags().Changed("topic")
 			return runRead(cmd.Context(), o, s, g.colorEnabled(s), args)
 		},
 	}
 	o.addFlags(cmd, true, 0)
+	o.files.addFlags(cmd.Flags())
+	o.addReadFlags(cmd)
 	return cmd
 }
 
@@ -275,14 +337,34 @@ func (o *readOptions) addFlags(cmd *cobra.Command, detect bool, idle time.Durati
 	f.StringSliceVar(&o.ClientIDs, "client-id", nil, "only requests from these client IDs")
 	f.BoolVar(&o.Errors, "errors", false, "only exchanges whose response has a non-zero error code")
 	f.IntVar(&o.Stream, "stream", -1, "only TCP connection `N` (numbered from 0 as Wireshark's tcp.stream; -1: all)")
-	f.Int64Var(&o.Frame, "frame", 0, "only the exchange holding packet `N` (numbered from 1)")
+	f.StringSliceVar(&o.Frames, "frame", nil, "only the exchanges with a packet in `N[-M]`: packet numbers (from 1) and ranges, comma-separated (12, 100-200, 5000-: to the end)")
+	f.StringVar(&o.Since, "since", "", "only exchanges whose request was captured at or after `TIME`: RFC 3339 (2026-11-29T12:51:40Z) or an offset from the capture's first packet (90s, +1m30s)")
+	f.StringVar(&o.Until, "until", "", "only exchanges whose request was captured before `TIME` (as --since)")
+	f.BoolVar(&o.FrameNumbers, "frame-numbers", false, "start each line with the packet numbers of its request and response (REQ/RESP, as tshark's frame column)")
+	f.BoolVar(&o.UTC, "utc", false, "give each line's date and time in UTC (2026-11-29T12:51:39.752Z), not only the time of day")
+	f.BoolVar(&o.Local, "local", false, "give each line's date, time and zone offset in the local time zone ($TZ)")
 	f.StringVar(&o.Filter, "filter", "", "only exchanges for which the `EXPR` is true (see kwire read --help)")
-	f.BoolVar(&o.Stats, "stats", false, "also print kwire stats's report of all the exchanges after the summary (with --json: on stderr)")
+	f.BoolVar(&o.Stats, "stats", false, "also print kwire stats's report of all the exchanges after the summary (with --json: a last record {\"kind\":\"stats\",\"stats\":{...}} on stdout)")
 	f.IntVar(&o.Top, "top", 0, "with --stats, list the `N` slowest exchanges with their frame numbers")
 	f.BoolVar(&o.Findings, "findings", false, "also print the findings (docs/findings.md), one line each, after the exchanges")
 	o.analysis.addFlags(f, true)
 	exclusiveFlags(cmd, [2]string{"tree", "json"}, [2]string{"hex", "json"})
 }
+
+// addReadFlags adds the flags of read that live has not.
+func (o *readOptions) addReadFlags(cmd *cobra.Command) {
+	f := cmd.Flags()
+	f.IntVarP(&o.Count, "count", "c", 0, "stop after `N` exchanges shown (0: no limit)")
+	f.StringVar(&o.Sort, "sort", "", "`time`: print exchanges in the order of their requests' packets (capture order), not as they complete, through a reorder window (--sort-window, --sort-memory)")
+	f.DurationVar(&o.SortWindow, "sort-window", 10*time.Second, "with --sort time, how long (capture time) an exchange waits for earlier requests still unanswered; one answered later than this is printed when it completes, and counted")
+	o.SortMemory = 64 << 20
+	f.Var(&o.SortMemory, "sort-memory", "with --sort time, the memory the reorder window may hold, e.g. 64MiB (K, M, G: powers of 1024); past it the oldest exchange is printed early")
+	f.BoolVar(&o.Normalize, "normalize", false, "print only what stays the same when the same clients do the same work again (a snapshot for golden-file tests; kwire diff compares them): per client its software, APIs and versions, request sequences, errors, topics, configs, codecs; per broker what it advertised; with --json one JSON document")
+	f.StringVarP(&o.Write, "write", "w", "", "also write the packets of the exchanges shown, with their connections' handshakes, to `FILE` as pcapng (a capture cut down to what matters)")
+}
+
+// errCountReached ends a read once -c exchanges were shown.
+var errCountReached = errors.New("the -c count of exchanges was reached")
 
 func runRead(ctx context.Context, o *readOptions, s *ioStreams, color bool, paths []string) error {
 	ropts, err := o.out.renderOptions(color)
@@ -293,6 +375,43 @@ func runRead(ctx context.Context, o *readOptions, s *ioStreams, color bool, path
 	if err != nil {
 		return err
 	}
+	if o.Count < 0 {
+		return usageErrorf("-c must not be negative")
+	}
+	if o.Normalize {
+		return runNormalize(ctx, o, s, color, fl, paths)
+	}
+	switch o.Sort {
+	case "", "time":
+	default:
+		return usageErrorf("--sort %q: the only order is time (capture order)", o.Sort)
+	}
+	if o.Sort == "time" && (o.SortWindow < 0 || o.SortMemory <= 0) {
+		return usageErrorf("--sort-window must not be negative and --sort-memory must be positive")
+	}
+	if o.UTC && o.Local {
+		return usageErrorf("--utc and --local cannot be used together")
+	}
+	switch {
+	case o.UTC:
+		ropts.Clock = render.ClockUTC
+	case o.Local:
+		ropts.Clock, ropts.Location = render.ClockLocal, time.Local
+	}
+	ropts.FrameNumbers = o.FrameNumbers
+	pf, err := o.files.packetFilter(o.start)
+	if err != nil {
+		return err
+	}
+	var sel *packetSelection
+	if o.Write != "" {
+		if slices.Contains(paths, "-") {
+			return usageErrorf("-w reads the captures twice: it cannot read standard input")
+		}
+		sel = newPacketSelection()
+	}
+	ctx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
 	dopts, err := o.capture.dissectOptions(ropts)
 	if err != nil {
 		return err
@@ -314,7 +433,8 @@ func runRead(ctx context.Context, o *readOptions, s *ioStreams, color bool, path
 
 	w := bufio.NewWriterSize(s.Out, 64<<10)
 	names := facts.NewNames()
-	sink := &readSink{o: o, fl: fl, w: w, ropts: ropts, names: names, col: col, an: an, lastFlush: time.Now()}
+	sink := &readSink{o: o, fl: fl, w: w, ropts: ropts, names: names, col: col, an: an, lastFlush: time.Now(),
+		stop: func() { stop(errCountReached) }, sel: sel}
 	var ds dissect.Sink = sink
 	after := sink.addTotals
 	var par *parallelSink
@@ -332,11 +452,35 @@ func runRead(ctx context.Context, o *readOptions, s *ioStreams, color bool, path
 	if an != nil {
 		bound = o.analysis.memoryBound(bound)
 	}
+	if o.Sort == "time" && bound > 0 {
+		bound += int64(o.SortMemory) // the reorder window's
+	}
 	setMemoryCeiling(bound, s.ErrOut)
+	var sorter *sortSink
+	if o.Sort == "time" {
+		dopts.DeferDecode = true
+		sorter = newSortSink(ds, o.SortWindow, int64(o.SortMemory))
+		sorter.keepDeferred = par != nil
+		ds = sorter
+		inner := after
+		after = func(d dissect.Summary, r reassembly.Summary) {
+			sorter.flush() // a capture's exchanges before its totals
+			inner(d, r)
+		}
+	}
 	bar := startProgressFor(s, paths)
-	cr := &captureReader{opts: dopts, ropts: o.capture.reassemblyOptions(), wrap: bar.wrap, drain: drain, after: after}
-	if (col != nil || an != nil) && len(paths) > 1 {
+	cr := &captureReader{opts: dopts, ropts: o.capture.reassemblyOptions(), wrap: bar.wrap, drain: drain, after: after,
+		merge: o.files.Merge, start: o.start}
+	cr.ropts.PacketFilter = pf
+	if len(paths) > 1 && !o.files.Merge {
 		cr.onFile = func(path string) {
+			if par != nil {
+				par.sync() // the previous file's exchanges are written with its name
+			}
+			sink.file = path
+			if sel != nil {
+				sel.nextFile()
+			}
 			if col != nil {
 				col.SetFile(path)
 			}
@@ -350,9 +494,28 @@ func runRead(ctx context.Context, o *readOptions, s *ioStreams, color bool, path
 		par.close()
 	}
 	bar.finish()
+	if sorter != nil && sorter.late > 0 {
+		fmt.Fprintf(s.ErrOut, "kwire: --sort time: %d exchange%s or event%s printed after a later one: answered after more than --sort-window %v, or the window was full (--sort-memory, %d time%s)\n",
+			sorter.late, plural(int(sorter.late)), plural(int(sorter.late)), o.SortWindow, sorter.full, plural(int(sorter.full)))
+	}
+	if context.Cause(ctx) == errCountReached {
+		fmt.Fprintf(s.ErrOut, "kwire: stopped after %d exchange%s (-c); the summary covers the packets read until then\n", o.Count, plural(o.Count))
+	}
 
+	var extra func(io.Writer) error
+	if sel != nil && run.readAny && !run.interrupted {
+		wctx := context.WithoutCancel(ctx) // -c ended the read, not the writing
+		n, err := writeSelection(wctx, paths, cr.ropts, sel, o.Write)
+		if err != nil {
+			return &exitError{code: exitData, err: fmt.Errorf("-w %s: %w", o.Write, err)}
+		}
+		extra = func(w io.Writer) error {
+			_, err := fmt.Fprintf(w, "written: %d packet%s of %d exchange%s to %s\n", n, plural(int(n)), sel.n, plural(sel.n), o.Write)
+			return err
+		}
+	}
 	if run.readAny {
-		sink.summarize(s, color, nil)
+		sink.summarize(s, color, extra)
 		sink.noteUnmatched(s.ErrOut, &run)
 	} // else nothing was read: the errors say why; no empty summary
 	sink.check(w.Flush())
@@ -413,10 +576,17 @@ func (k *readSink) summarize(s *ioStreams, color bool, extra func(io.Writer) err
 		_, err := fmt.Fprintf(out, "shown: %d of %d exchanges (filtered)\n", k.shown, k.counts.Exchanges)
 		k.check(err)
 	}
-	if k.col != nil {
+	if k.col != nil && k.o.JSON {
+		// A tool reads the report as the stream's last record, not as
+		// JSON mixed with the summary's text on stderr.
+		b, err := json.Marshal(statsview.StatsRecord{Kind: "stats", Stats: statsReport(k.col, k.an)})
+		k.check(err)
+		_, err = k.w.Write(append(b, '\n'))
+		k.check(err)
+	} else if k.col != nil {
 		_, err := io.WriteString(out, "\n")
 		k.check(err)
-		k.check(writeStatsReport(out, k.col, k.an, k.o.JSON, ropts.Color))
+		k.check(writeStatsReport(out, k.col, k.an, false, ropts.Color, 0))
 	}
 }
 
@@ -425,11 +595,11 @@ func (k *readSink) summarize(s *ioStreams, color bool, extra func(io.Writer) err
 // that is not Kafka, or no exchange there.
 func (k *readSink) noteUnmatched(w io.Writer, run *captureRun) {
 	fl := k.fl
-	if k.shown > 0 || k.shownEvents > 0 || fl.frame <= 0 && fl.stream < 0 {
+	if k.shown > 0 || k.shownEvents > 0 || len(fl.frames) == 0 && fl.stream < 0 {
 		return
 	}
 	others := *fl
-	others.frame, others.stream = 0, -1
+	others.frames, others.stream = nil, -1
 	filtered := ""
 	if others.active() {
 		filtered = " that the other filters let through"
@@ -442,11 +612,18 @@ func (k *readSink) noteUnmatched(w io.Writer, run *captureRun) {
 	for _, f := range run.rs.Files {
 		packets = max(packets, f.Packets)
 	}
+	past := len(fl.frames) > 0
+	for _, r := range fl.frames {
+		past = past && r.First > packets
+	}
+	one := len(fl.frames) == 1 && fl.frames[0].First == fl.frames[0].Last
 	switch {
-	case fl.frame > packets:
-		fmt.Fprintf(w, "kwire: --frame %d matched nothing: %s %d packet%s\n", fl.frame, the, packets, plural(int(packets)))
-	case fl.frame > 0:
-		fmt.Fprintf(w, "kwire: --frame %d matched nothing: packet %d holds no part of a Kafka exchange%s\n", fl.frame, fl.frame, filtered)
+	case past:
+		fmt.Fprintf(w, "kwire: --frame %s matched nothing: %s %d packet%s\n", describeRanges(fl.frames), the, packets, plural(int(packets)))
+	case one:
+		fmt.Fprintf(w, "kwire: --frame %d matched nothing: packet %d holds no part of a Kafka exchange%s\n", fl.frames[0].First, fl.frames[0].First, filtered)
+	case len(fl.frames) > 0:
+		fmt.Fprintf(w, "kwire: --frame %s matched nothing: those packets hold no part of a Kafka exchange%s\n", describeRanges(fl.frames), filtered)
 	case fl.stream >= run.maxConns:
 		last := ""
 		if run.maxConns > 0 {
@@ -504,12 +681,29 @@ func topicArgs(topics []string) []string {
 
 // filter builds the exchange filter from the flags.
 func (o *readOptions) filter() (*exchangeFilter, error) {
-	fl := &exchangeFilter{topics: o.Topics, clientIDs: o.ClientIDs, errors: o.Errors, stream: o.Stream, frame: o.Frame}
+	fl := &exchangeFilter{topics: o.Topics, clientIDs: o.ClientIDs, errors: o.Errors, stream: o.Stream}
 	if o.Stream < -1 {
 		return nil, usageErrorf("--stream must not be negative")
 	}
-	if o.Frame < 0 || o.frameSet && o.Frame == 0 {
-		return nil, usageErrorf("--frame %d: packets are numbered from 1", o.Frame)
+	frames, err := parseFrameRanges(o.Frames)
+	if err != nil {
+		return nil, err
+	}
+	fl.frames = frames
+	since, err := parseTimeBound("--since", o.Since)
+	if err != nil {
+		return nil, err
+	}
+	until, err := parseTimeBound("--until", o.Until)
+	if err != nil {
+		return nil, err
+	}
+	if since.set || until.set {
+		fl.window = &timeWindow{since: since, until: until}
+		if since.isOff || until.isOff {
+			o.start = &captureStart{}
+			fl.window.start = o.start
+		}
 	}
 	if o.topicSet && (len(o.Topics) == 0 || slices.Contains(o.Topics, "")) {
 		return nil, usageErrorf("--topic: a topic name or ID cannot be empty")
@@ -553,6 +747,11 @@ type readSink struct {
 	streamSkipped string
 	err           error                                  // first write error
 	names         *facts.Names                           // topic names by ID, learnt in emit order
+	file          string                                 // the file being read, when several are read as captures of their own
+	stop          func()                                 // ends the reading (-c)
+	picked        int                                    // exchanges selected so far (-c), in emit order
+	day           string                                 // the UTC date of the last line shown (ClockTime)
+	sel           *packetSelection                       // -w: the packets of the exchanges shown
 	col           *stats.Collector                       // --stats: every exchange and event, filters or not
 	an            *analysis.Analyzer                     // --findings, --stats: likewise
 	roles         map[*reassembly.Conn][2]netip.AddrPort // --json: client and broker of each open Kafka connection
@@ -588,7 +787,8 @@ func (k *readSink) Exchange(ex *dissect.Exchange) {
 // render options, with the exchange's facts (topic names resolved in emit
 // order) for the tree.
 type exchangeView struct {
-	ropts render.Options
+	ropts   render.Options
+	dayNote string // a line before the exchange's saying that the date changed
 }
 
 // prepare does what must be done in emit order before an exchange is
@@ -609,9 +809,41 @@ func (k *readSink) prepare(ex *dissect.Exchange, snapshot bool) (exchangeView, b
 	if k.fl.active() && !k.fl.match(ex, f) {
 		return exchangeView{}, false
 	}
+	if k.o.Count > 0 {
+		if k.picked >= k.o.Count {
+			return exchangeView{}, false
+		}
+		if k.picked++; k.picked == k.o.Count {
+			k.stop()
+		}
+	}
+	if k.sel != nil {
+		k.sel.add(ex)
+	}
 	v := exchangeView{ropts: k.ropts}
 	v.ropts.Facts = fx
+	v.ropts.File = k.file
+	if !k.o.JSON {
+		v.dayNote = k.dayChange(exchangeTime(ex))
+	}
 	return v, true
+}
+
+// dayChange returns the line that says the date changed before a line of
+// time t, "" when it did not: lines give only the time of day unless
+// --utc or --local. The first line's date is said only once the capture
+// reaches a second day.
+func (k *readSink) dayChange(t time.Time) string {
+	if k.ropts.Clock != render.ClockTime || t.IsZero() {
+		return ""
+	}
+	day := t.UTC().Format(time.DateOnly)
+	prev := k.day
+	k.day = day
+	if prev == "" || prev == day {
+		return ""
+	}
+	return "--- " + day + " (UTC) begins; the lines above are of " + prev + " or before (--utc gives every line its date) ---\n"
 }
 
 // render writes an exchange in the output mode: a JSON line, or a summary
@@ -621,7 +853,11 @@ func (k *readSink) render(w byteWriter, ex *dissect.Exchange, v exchangeView) er
 	if k.o.JSON {
 		return render.ExchangeJSONLine(w, ex, v.ropts)
 	}
-	err := render.Line(w, ex, v.ropts)
+	var err error
+	if v.dayNote != "" {
+		_, err = io.WriteString(w, v.dayNote)
+	}
+	err = firstError(err, render.Line(w, ex, v.ropts))
 	if k.o.Tree || k.o.HexDump {
 		err = firstError(err, k.frameDetail(w, v.ropts, "request", ex.Request, ex.TLS))
 		resp := "response"
@@ -698,10 +934,12 @@ func (k *readSink) Event(ev *dissect.Event) {
 		return
 	}
 	k.shownEvents++
+	ropts := k.ropts
+	ropts.File = k.file
 	if k.o.HexDump {
-		k.check(render.EventHex(k.w, ev, k.ropts)) // with the bytes a resync skipped
+		k.check(render.EventHex(k.w, ev, ropts)) // with the bytes a resync skipped
 	} else {
-		k.check(render.EventLine(k.w, ev, k.ropts))
+		k.check(render.EventLine(k.w, ev, ropts))
 	}
 	k.maybeFlush()
 }
@@ -727,7 +965,7 @@ func (k *readSink) jsonEvent(ev *dissect.Event) {
 	if k.showEvent(ev) {
 		k.shownEvents++
 		r := k.roles[ev.Conn]
-		k.check(render.EventJSON(k.w, ev, r[0], r[1]))
+		k.check(render.EventJSON(k.w, ev, r[0], r[1], k.file))
 		k.maybeFlush()
 	}
 }

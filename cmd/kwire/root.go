@@ -55,6 +55,7 @@ func silentExit(code int) error { return &exitError{code: code} }
 // globalOptions are the flags every command shares.
 type globalOptions struct {
 	Color string // auto, always or never
+	ASCII bool   // --ascii (set or not: asciiSet)
 }
 
 // colorEnabled resolves --color: "auto" colours only a terminal, and never
@@ -110,13 +111,22 @@ Exit status:
 		SilenceErrors: true,
 		SilenceUsage:  true,
 		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
-			return g.validate()
+			if err := g.validate(); err != nil {
+				return err
+			}
+			json := false
+			if f := cmd.Flags().Lookup("json"); f != nil {
+				json = f.Value.String() == "true"
+			}
+			useASCII(s, g.ASCII, cmd.Flags().Changed("ascii"), json)
+			return nil
 		},
 	}
 	root.SetIn(s.In)
 	root.SetOut(s.Out)
 	root.SetErr(s.ErrOut)
 	root.PersistentFlags().StringVar(&g.Color, "color", g.Color, "colorize output: auto, always or never (auto honours NO_COLOR)")
+	root.PersistentFlags().BoolVar(&g.ASCII, "ascii", false, "plain ASCII text: -> for →, x for ×, ... for …, other characters as \\u escapes (the default when the locale, LC_ALL/LC_CTYPE/LANG, is set and not UTF-8; --ascii=false: never; JSON stays UTF-8)")
 	_ = root.RegisterFlagCompletionFunc("color", cobra.FixedCompletions(
 		[]string{"auto", "always", "never"}, cobra.ShellCompDirectiveNoFileComp))
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
@@ -132,6 +142,8 @@ Exit status:
 		newVersionsCmd(s, g),
 		newGroupsCmd(s, g),
 		newTxnsCmd(s, g),
+		newDiffCmd(s, g),
+		newCheckCmd(s, g),
 		newLiveCmd(s, g),
 	)
 	// cobra's own completion command, with an example like every other.

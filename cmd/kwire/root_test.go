@@ -106,7 +106,7 @@ func TestHelpAndExamples(t *testing.T) {
 			t.Errorf("%s: no example", c.CommandPath())
 		}
 	}
-	if seen != 11 { // kwire, version, apis, decode, read, stats, versions, groups, txns, live, completion
-		t.Errorf("checked %d commands, want 11", seen)
+	if seen != 13 { // kwire, version, apis, decode, read, stats, versions, groups, txns, diff, check, live, completion
+		t.Errorf("checked %d commands, want 13", seen)
 	}
 }

@@ -15,10 +15,13 @@ import (
 
 type statsOptions struct {
 	capture  captureFlags
+	files    fileFlags
 	analysis analysisFlags
 	JSON     bool
 	Top      int
 	Findings bool
+	Rows     int
+	All      bool
 }
 
 func newStatsCmd(s *ioStreams, g *globalOptions) *cobra.Command {
@@ -53,6 +56,12 @@ Kafka traffic:
                members...), with the packets they rest on; first, after
                the summary lines (--findings=false leaves them out)
 
+The CLIENTS, PARTITIONS and CONNECTIONS tables show --rows rows (10):
+clients with errors, then the busiest; partitions with the most bytes;
+connections with problems, then the busiest; LATENCY draws the 3 APIs
+whose slowest answers took longest. A line under each says how many
+were left out; --all shows everything, --json lists it all.
+
 Percentiles are exact up to 4096 answered requests per API version, then
 read from log-linear buckets (within 6.25 %, marked "~"). With several
 files, each is a capture of its own (frame numbers restart); the numbers
@@ -84,9 +93,12 @@ that is not a capture.`,
 	f := cmd.Flags()
 	o.capture.addFlags(f, true, 0)
 	o.analysis.addFlags(f, true)
+	o.files.addFlags(f)
 	f.BoolVar(&o.JSON, "json", false, "print one JSON document instead of tables")
 	f.IntVar(&o.Top, "top", 0, "list the `N` slowest exchanges with their frame numbers")
 	f.BoolVar(&o.Findings, "findings", true, "add the findings (docs/findings.md)")
+	f.IntVar(&o.Rows, "rows", statsview.DefaultRows, "rows of the CLIENTS, PARTITIONS and CONNECTIONS tables: those with problems or errors first, then the busiest")
+	f.BoolVar(&o.All, "all", false, "every row of every table, and the latency of every API")
 	return cmd
 }
 
@@ -121,7 +133,10 @@ func runStats(ctx context.Context, o *statsOptions, s *ioStreams, color bool, pa
 	setMemoryCeiling(bound, s.ErrOut)
 	bar := startProgressFor(s, paths)
 	cr := &captureReader{opts: dopts, ropts: o.capture.reassemblyOptions(), wrap: bar.wrap, drain: ahead.sync}
-	if len(paths) > 1 {
+	if err := o.files.apply(cr); err != nil {
+		return err
+	}
+	if len(paths) > 1 && !o.files.Merge {
 		cr.onFile = func(path string) {
 			ahead.sync() // the previous file's exchanges are counted to it
 			col.SetFile(path)
@@ -137,7 +152,11 @@ func runStats(ctx context.Context, o *statsOptions, s *ioStreams, color bool, pa
 		return run.status(s.ErrOut)
 	}
 	w := bufio.NewWriter(s.Out)
-	err = writeStatsReport(w, col, an, o.JSON, color)
+	rows := o.Rows
+	if o.All {
+		rows = -1
+	}
+	err = writeStatsReport(w, col, an, o.JSON, color, rows)
 	if err == nil {
 		err = w.Flush()
 	}
@@ -156,17 +175,25 @@ func newStatsCollector(top int) (*stats.Collector, error) {
 	return stats.NewCollector(stats.Options{Top: top}), nil
 }
 
-// writeStatsReport writes col's report so far, with an's findings when
-// an is not nil: the tables of kwire stats, or with asJSON one indented
-// JSON document.
-func writeStatsReport(w io.Writer, col *stats.Collector, an *analysis.Analyzer, asJSON, color bool) error {
+// statsReport is col's report so far, with an's findings when an is not
+// nil.
+func statsReport(col *stats.Collector, an *analysis.Analyzer) *stats.Report {
 	r := col.Report()
 	if an != nil {
 		f := an.Findings()
 		r.Findings, r.FindingsDropped = f.Findings, f.Dropped
 	}
+	return r
+}
+
+// writeStatsReport writes col's report so far, with an's findings when
+// an is not nil: the tables of kwire stats, or with asJSON one indented
+// JSON document; rows is how many rows the long tables show
+// (statsview.Options.Rows).
+func writeStatsReport(w io.Writer, col *stats.Collector, an *analysis.Analyzer, asJSON, color bool, rows int) error {
+	r := statsReport(col, an)
 	if asJSON {
 		return statsview.WriteStatsJSON(w, r)
 	}
-	return statsview.WriteStats(w, r, statsview.Options{Color: color})
+	return statsview.WriteStats(w, r, statsview.Options{Color: color, Rows: rows})
 }

@@ -76,14 +76,30 @@ func (k *tlsKeys) Lookup(cr [32]byte) (tlsdec.Secrets, bool) {
 // Len implements tlsdec.Keys.
 func (k *tlsKeys) Len() int { return k.kl.Len() }
 
-// refresh reads what was appended to the files; it reports whether it
-// looked.
+// Refresh implements tlsdec.Refresher: it reads what was appended to the
+// files now, however recently it last looked.
+func (k *tlsKeys) Refresh() {
+	if !k.follow {
+		return
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.readLocked()
+}
+
+// refresh reads what was appended to the files, at most every
+// followEvery; it reports whether it looked.
 func (k *tlsKeys) refresh() bool {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if time.Since(k.last) < followEvery {
 		return false
 	}
+	k.readLocked()
+	return true
+}
+
+func (k *tlsKeys) readLocked() {
 	k.last = time.Now()
 	for i, p := range k.paths {
 		if k.files[i] == nil {
@@ -95,7 +111,6 @@ func (k *tlsKeys) refresh() bool {
 		}
 		io.Copy(&k.kl, k.files[i])
 	}
-	return true
 }
 
 // secrets takes a Decryption Secrets Block (reassembly.Options.Secrets).

@@ -13,6 +13,7 @@ import (
 
 type versionsOptions struct {
 	capture captureFlags
+	files   fileFlags
 	JSON    bool
 	Against []string
 }
@@ -78,6 +79,7 @@ decode); 2 usage error or a file that is not a capture.`,
 	}
 	f := cmd.Flags()
 	o.capture.addFlags(f, true, 0)
+	o.files.addFlags(f)
 	f.BoolVar(&o.JSON, "json", false, "print one JSON document instead of tables")
 	f.StringSliceVar(&o.Against, "against", nil, "compare with this `FILE` (a capture taken after a change; repeatable)")
 	return cmd
@@ -94,6 +96,9 @@ func runVersions(ctx context.Context, o *versionsOptions, s *ioStreams, color bo
 	setMemoryCeiling(o.capture.memoryBound(), s.ErrOut)
 	bar := startProgressFor(s, append(slices.Clip(paths), o.Against...))
 	cr := &captureReader{opts: dopts, ropts: o.capture.reassemblyOptions(), wrap: bar.wrap}
+	if err := o.files.apply(cr); err != nil {
+		return err
+	}
 	before := stats.NewVersionCollector()
 	run := cr.read(ctx, paths, before)
 	var after *stats.VersionCollector

@@ -41,6 +41,50 @@ type LostVersion struct {
 	API          string   `json:"api"`
 	Versions     []int16  `json:"versions"`                    // used before, outside the range after
 	After        *Range   `json:"after" jsonschema:"nullable"` // nil: the API is gone
+	// Impact says what the client meets after (Impact*): it negotiates a
+	// lower version, the versions it used were removed, or the API was.
+	Impact string `json:"impact"`
+}
+
+// LostVersion impacts.
+const (
+	// ImpactNegotiateDown: every lost version is above the range after;
+	// a client that picks the highest version both sides support (as
+	// Kafka's clients do, KIP-35) goes on with the range's maximum.
+	ImpactNegotiateDown = "negotiateDown"
+	// ImpactVersionRemoved: some lost version is below the range after
+	// (old versions removed, as Kafka 4.0 did, KIP-896): the client needs
+	// one that speaks a newer version.
+	ImpactVersionRemoved = "versionRemoved"
+	// ImpactAPIRemoved: the cluster after no longer has the API.
+	ImpactAPIRemoved = "apiRemoved"
+)
+
+// LostImpact classifies versions used before against the range after
+// (nil: the API is gone).
+func LostImpact(lost []int16, after *Range) string {
+	if after == nil {
+		return ImpactAPIRemoved
+	}
+	for _, v := range lost {
+		if v < after.Min {
+			return ImpactVersionRemoved
+		}
+	}
+	return ImpactNegotiateDown
+}
+
+// ImpactText says an impact in words, for tables.
+func ImpactText(impact string, after *Range) string {
+	switch impact {
+	case ImpactNegotiateDown:
+		return fmt.Sprintf("will negotiate down to v%d", after.Max)
+	case ImpactVersionRemoved:
+		return fmt.Sprintf("version removed: needs v%d or later", after.Min)
+	case ImpactAPIRemoved:
+		return "API removed"
+	}
+	return impact
 }
 
 // ClusterRanges returns a report's cluster range per API key, and how many
@@ -138,6 +182,7 @@ func Compare(before, after *VersionsReport) *Comparison {
 			if ok {
 				l.After = &ra
 			}
+			l.Impact = LostImpact(lost, l.After)
 			c.Lost = append(c.Lost, l)
 		}
 	}

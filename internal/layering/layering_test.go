@@ -141,6 +141,8 @@ var direct = map[string][]string{
 	// Aggregates and never prints: no os or io (output belongs to
 	// render/statsview), no render, no CLI.
 	"dissect/stats": {"os", "io", module + "/render/...", module + "/cmd/...", "github.com/spf13/cobra/..."},
+	// Profiles and compares captures from facts: the same as stats.
+	"dissect/profile": {"os", "io", module + "/render/...", module + "/cmd/...", "github.com/spf13/cobra/..."},
 	// Renders trees; never opens files or sockets or reads captures.
 	"render": {"os", "net", "github.com/spf13/cobra/...", module + "/cmd/...", "github.com/gopacket/gopacket/..."},
 	// Formats stats reports: never decodes or reads captures, so of

@@ -1,6 +1,7 @@
 package statsview
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -497,7 +498,7 @@ func recordsText(rs []analysis.TxnRecordsReport) []string {
 // FindingLine is one finding as kwire read --findings prints it:
 // time, severity, rule, subject, count, detail and the packets.
 func FindingLine(f *analysis.Finding, o Options) string {
-	return findingHead(f, o) + ": " + f.Detail + " " + findingPackets(f)
+	return findingHead(f, o) + ": " + f.Detail + " " + findingPackets(f, -1)
 }
 
 // findingHead is a finding's time, severity, rule, subject and count.
@@ -523,22 +524,28 @@ func findingHead(f *analysis.Finding, o Options) string {
 	return b.String()
 }
 
-// findingPackets is a finding's evidence: "[packets 12,14 +3]".
-func findingPackets(f *analysis.Finding) string {
+// findingPackets is a finding's evidence: "[packets 12,14 +3]", at most
+// max packet numbers (all that the finding keeps when max is negative).
+func findingPackets(f *analysis.Finding, max int) string {
 	var b strings.Builder
 	b.WriteString("[")
 	if f.File != "" {
 		b.WriteString(f.File + " ")
 	}
 	b.WriteString("packets ")
-	for i, p := range f.Packets {
+	pk, more := f.Packets, f.MorePackets
+	if max >= 0 && len(pk) > max {
+		more += int64(len(pk) - max)
+		pk = pk[:max]
+	}
+	for i, p := range pk {
 		if i > 0 {
 			b.WriteByte(',')
 		}
 		b.WriteString(strconv.FormatInt(p, 10))
 	}
-	if f.MorePackets > 0 {
-		fmt.Fprintf(&b, " +%d", f.MorePackets)
+	if more > 0 {
+		fmt.Fprintf(&b, " +%d", more)
 	}
 	b.WriteString("]")
 	return b.String()
@@ -560,8 +567,20 @@ func writeFindings(w *strings.Builder, r *analysis.FindingsReport, o Options, wr
 	if len(r.Findings) == 0 {
 		w.WriteString("(none)\n")
 	}
-	for i := range r.Findings {
-		f := &r.Findings[i]
+	shown := r.Findings
+	if wrap {
+		// kwire stats fits two screens: the errors first, then the
+		// warnings and the findings with the most occurrences, kept in
+		// time order.
+		shown = topRows(r.Findings, o.rows(), func(a, b analysis.Finding) int {
+			if c := severityRank(a.Severity) - severityRank(b.Severity); c != 0 {
+				return c
+			}
+			return cmp.Compare(b.Count, a.Count)
+		})
+	}
+	for i := range shown {
+		f := &shown[i]
 		if !wrap {
 			w.WriteString(FindingLine(f, o))
 			w.WriteByte('\n')
@@ -569,13 +588,30 @@ func writeFindings(w *strings.Builder, r *analysis.FindingsReport, o Options, wr
 		}
 		w.WriteString(findingHead(f, o))
 		w.WriteByte('\n')
-		for _, l := range wrapWords(f.Detail+" "+findingPackets(f), 116) {
+		for _, l := range wrapWords(f.Detail+" "+findingPackets(f, statsPackets), 116) {
 			w.WriteString("    " + l + "\n")
 		}
 	}
+	moreRows(w, len(shown), len(r.Findings), "findings", "the errors, then the most frequent")
 	if r.Dropped > 0 {
 		fmt.Fprintf(w, "%d findings not kept (--max-analysis-memory)\n", r.Dropped)
 	}
+}
+
+// statsPackets is how many evidence packets a finding lists in kwire
+// stats's text (the first ones found; --json and read --findings list
+// all that the finding keeps).
+const statsPackets = 5
+
+// severityRank orders severities for ranking: errors first.
+func severityRank(s string) int {
+	switch s {
+	case analysis.SevError:
+		return 0
+	case analysis.SevWarning:
+		return 1
+	}
+	return 2
 }
 
 // FindingDoc is a finding as one line of kwire read --json: the finding

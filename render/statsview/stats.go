@@ -1,9 +1,11 @@
 package statsview
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -44,9 +46,8 @@ const (
 
 // fitList joins items with ", ", or returns "-" when there are none. When
 // the whole list is wider than maxWidth it keeps the leading items that
-// fit (at least one) and ends with ", +N" for the N left out:
-// "Produce v13, Fetch v18, +14". It reports nothing about the cut beyond
-// the count; callers say where the full list is.
+// fit (at least one) and ends with ", +N more" for the N left out:
+// "Produce v13, Fetch v18, +14 more". Callers say where the full list is.
 func fitList(items []string, maxWidth int) string {
 	if len(items) == 0 {
 		return "-"
@@ -57,8 +58,8 @@ func fitList(items []string, maxWidth int) string {
 	}
 	var b strings.Builder
 	for i, it := range items {
-		rest := ", +" + strconv.Itoa(len(items)-i)
-		if i > 0 && width(b.String())+2+width(it)+width(", +"+strconv.Itoa(len(items)-i-1)) > maxWidth {
+		rest := ", +" + strconv.Itoa(len(items)-i) + " more"
+		if i > 0 && width(b.String())+2+width(it)+width(", +"+strconv.Itoa(len(items)-i-1)+" more") > maxWidth {
 			b.WriteString(rest)
 			return b.String()
 		}
@@ -167,7 +168,10 @@ func WriteStats(out io.Writer, r *stats.Report, o Options) error {
 	} else {
 		// The APIs a client used go on a line of their own under its row.
 		t := newTable("CLIENT ID", "SOFTWARE", "ADDRESSES", ">CONNS", ">REQS", "ERRORS")
-		for _, cl := range r.Clients {
+		shown := topRows(r.Clients, o.rows(), func(a, b stats.ClientStats) int {
+			return cmp.Or(cmp.Compare(errorTotal(b.Errors), errorTotal(a.Errors)), cmp.Compare(b.Requests, a.Requests))
+		})
+		for _, cl := range shown {
 			apis := make([]string, len(cl.APIs))
 			for i, u := range cl.APIs {
 				apis[i] = u.Name + " " + versionList(u.Versions)
@@ -182,8 +186,9 @@ func WriteStats(out io.Writer, r *stats.Report, o Options) error {
 			t.detail("  APIs: " + fitList(apis, maxDetail))
 		}
 		t.write(&w, o)
-		if strings.Contains(t.text(), ", +") {
-			w.WriteString("lists ending in \"+N\" leave N out; --json lists them all\n")
+		moreRows(&w, len(shown), len(r.Clients), "clients", "those with errors, then the busiest")
+		if strings.Contains(t.text(), " more") {
+			w.WriteString("lists ending in \"+N more\" leave N out; --json lists them all\n")
 		}
 	}
 
@@ -193,7 +198,10 @@ func WriteStats(out io.Writer, r *stats.Report, o Options) error {
 	} else {
 		t := newTable("TOPIC", "PART", ">P.BATCH", ">P.RECS", ">P.WIRE", ">P.UNCOMPR",
 			">F.BATCH", ">F.RECS", ">F.WIRE", ">F.UNCOMPR", "CODECS")
-		for _, p := range r.Partitions {
+		shown := topRows(r.Partitions, o.rows(), func(a, b stats.PartitionStats) int {
+			return cmp.Compare(b.Produce.WireBytes+b.Fetch.WireBytes, a.Produce.WireBytes+a.Fetch.WireBytes)
+		})
+		for _, p := range shown {
 			topic := p.Topic
 			if topic == "" {
 				topic = "id:" + p.TopicID
@@ -205,14 +213,25 @@ func WriteStats(out io.Writer, r *stats.Report, o Options) error {
 		}
 		t.write(&w, o)
 		w.WriteString("P. = in Produce requests, F. = in Fetch responses; bytes include batch headers\n")
+		moreRows(&w, len(shown), len(r.Partitions), "partitions", "the most bytes")
 	}
 
 	heading(&w, o, "CONNECTIONS")
 	if len(r.Connections) == 0 {
 		w.WriteString("(none)\n")
 	} else {
-		t := newTable(">#", "CLIENT", "BROKER", ">DURATION", ">REQ FR", ">RESP FR", "STATE", "PROBLEMS")
-		for _, cn := range r.Connections {
+		files := slices.ContainsFunc(r.Connections, func(cn stats.ConnStats) bool { return cn.File != "" })
+		cols := []string{">#", "CLIENT", "BROKER", ">DURATION", ">REQ FR", ">RESP FR", "STATE", "PROBLEMS"}
+		if files {
+			cols = append([]string{"FILE"}, cols...)
+		}
+		t := newTable(cols...)
+		shown := topRows(r.Connections, o.rows(), func(a, b stats.ConnStats) int {
+			return cmp.Or(cmp.Compare(connTrouble(b), connTrouble(a)),
+				cmp.Compare(b.RequestFrames+b.ResponseFrames, a.RequestFrames+a.ResponseFrames),
+				cmp.Compare(b.Duration, a.Duration))
+		})
+		for _, cn := range shown {
 			state := "open at end"
 			switch {
 			case cn.TLS && !cn.TLSDecrypted:
@@ -226,18 +245,33 @@ func WriteStats(out io.Writer, r *stats.Report, o Options) error {
 			if cn.TLSDecrypted {
 				state = strings.TrimSpace(cn.TLSVersion+" "+cn.TLSSuite) + ", " + state
 			}
-			t.add(c(strconv.Itoa(cn.Index)), c(cn.Client), c(cn.Broker), cr(roleLatency, Duration(cn.Duration)),
-				c(itoa(cn.RequestFrames)), c(itoa(cn.ResponseFrames)), c(state), connProblems(cn))
+			row := []cell{c(strconv.Itoa(cn.Index)), c(cn.Client), c(cn.Broker), cr(roleLatency, Duration(cn.Duration)),
+				c(itoa(cn.RequestFrames)), c(itoa(cn.ResponseFrames)), c(state), connProblems(cn)}
+			if files {
+				row = append([]cell{c(cn.File)}, row...)
+			}
+			t.add(row...)
 		}
 		t.write(&w, o)
+		moreRows(&w, len(shown), len(r.Connections), "connections", "those with problems, then the busiest")
 	}
 
 	heading(&w, o, "LATENCY")
 	if len(r.Latency) == 0 {
 		w.WriteString("(no answered requests)\n")
 	}
-	for _, l := range r.Latency {
+	lats := r.Latency
+	if n := o.latencyAPIs(); n >= 0 && len(lats) > n {
+		// The APIs whose slowest answer took longest, in their order.
+		lats = topRows(lats, n, func(a, b stats.LatencyOverAPI) int {
+			return cmp.Compare(distMax(b), distMax(a))
+		})
+	}
+	for _, l := range lats {
 		writeLatency(&w, o, l)
+	}
+	if len(lats) < len(r.Latency) {
+		fmt.Fprintf(&w, "%d of %d APIs shown: the slowest (--all shows every one)\n", len(lats), len(r.Latency))
 	}
 
 	if len(r.Slowest) > 0 {
@@ -251,6 +285,80 @@ func WriteStats(out io.Writer, r *stats.Report, o Options) error {
 		t.write(&w, o)
 	}
 	return flush(out, &w)
+}
+
+// DefaultRows is how many rows the CLIENTS, PARTITIONS and CONNECTIONS
+// tables show unless Options.Rows says otherwise, and DefaultLatencyAPIs
+// how many APIs the LATENCY section draws: with the APIS table, the
+// report fits two screens (about 110 lines) however many connections,
+// clients and partitions the capture has.
+const (
+	DefaultRows        = 10
+	DefaultLatencyAPIs = 3
+)
+
+// latencyAPIs is how many APIs the LATENCY section shows (negative: all).
+func (o Options) latencyAPIs() int {
+	if o.Rows < 0 {
+		return -1
+	}
+	return DefaultLatencyAPIs
+}
+
+// distMax is the upper end of an API's latency distribution.
+func distMax(l stats.LatencyOverAPI) stats.Millis {
+	if len(l.Distribution) == 0 {
+		return 0
+	}
+	return l.Distribution[len(l.Distribution)-1].Hi
+}
+
+func (o Options) rows() int {
+	if o.Rows == 0 {
+		return DefaultRows
+	}
+	return o.Rows
+}
+
+// topRows returns the first n rows by rank (all when n is negative or the
+// rows are fewer), in their own order.
+func topRows[T any](rows []T, n int, rank func(a, b T) int) []T {
+	if n < 0 || len(rows) <= n {
+		return rows
+	}
+	idx := make([]int, len(rows))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortStableFunc(idx, func(a, b int) int { return rank(rows[a], rows[b]) })
+	idx = idx[:n]
+	slices.Sort(idx)
+	out := make([]T, n)
+	for i, j := range idx {
+		out[i] = rows[j]
+	}
+	return out
+}
+
+// moreRows says how many rows a table left out, which it kept and how to
+// see them all.
+func moreRows(w *strings.Builder, shown, total int, what, which string) {
+	if shown < total {
+		fmt.Fprintf(w, "%d of %d %s shown: %s (--all shows every row, --json lists them all)\n", shown, total, what, which)
+	}
+}
+
+func errorTotal(es []stats.ErrorCount) int64 {
+	var n int64
+	for _, e := range es {
+		n += e.Count
+	}
+	return n
+}
+
+// connTrouble counts a connection's problems, for ranking.
+func connTrouble(cn stats.ConnStats) int64 {
+	return cn.Gaps + cn.Orphans + cn.Unanswered + cn.DecodeFailures + cn.Resyncs + cn.BadFrames + cn.Truncated + int64(cn.Retransmissions)
 }
 
 // connProblems lists a connection's non-zero problem counts ("1 gap,

@@ -282,7 +282,7 @@ func TestDuration(t *testing.T) {
 	}
 }
 
-// TestStatsNarrow: long client lists are cut with "+N" and a note, so that
+// TestStatsNarrow: long client lists are cut with "+N more" and a note, so that
 // no line passes 120 columns; the JSON keeps every item.
 func TestStatsNarrow(t *testing.T) {
 	r := sampleReport()
@@ -302,9 +302,9 @@ func TestStatsNarrow(t *testing.T) {
 	}
 	out := b.String()
 	for _, want := range []string{
-		"a-rather-long-client-id-for-width  kgo/1.0   10.0.0.1       1     2  NOT_LEADER_OR_FOLLOWER×2, +2\n",
-		"  APIs: Produce v0,v12, Fetch v1,v12, ListOffsets v2,v12, Metadata v3,v12, OffsetCommit v4,v12, +11\n",
-		"lists ending in \"+N\" leave N out; --json lists them all\n",
+		"a-rather-long-client-id-for-width  kgo/1.0   10.0.0.1       1     2  NOT_LEADER_OR_FOLLOWER×2, +2 more\n",
+		"  APIs: Produce v0,v12, Fetch v1,v12, ListOffsets v2,v12, Metadata v3,v12, OffsetCommit v4,v12, +11 more\n",
+		"lists ending in \"+N more\" leave N out; --json lists them all\n",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("missing %q in\n%s", want, out)
@@ -332,8 +332,8 @@ func TestFitList(t *testing.T) {
 	}{
 		{nil, 10, "-"},
 		{[]string{"Produce", "Fetch"}, 20, "Produce, Fetch"},
-		{[]string{"Produce", "Fetch", "Metadata", "ApiVersions"}, 24, "Produce, Fetch, +2"},
-		{[]string{"AVeryLongApiNameIndeed", "Fetch"}, 10, "AVeryLongApiNameIndeed, +1"},
+		{[]string{"Produce", "Fetch", "Metadata", "ApiVersions"}, 29, "Produce, Fetch, +2 more"},
+		{[]string{"AVeryLongApiNameIndeed", "Fetch"}, 10, "AVeryLongApiNameIndeed, +1 more"},
 	} {
 		if got := fitList(tc.items, tc.max); got != tc.want {
 			t.Errorf("fitList(%q, %d) = %q, want %q", tc.items, tc.max, got, tc.want)

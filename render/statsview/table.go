@@ -31,6 +31,10 @@ type Options struct {
 	// Color adds terminal colors by role; when false no escape code is
 	// written.
 	Color bool
+	// Rows is how many rows the CLIENTS, PARTITIONS and CONNECTIONS
+	// tables show, those of most interest first (DefaultRows when 0, all
+	// when negative); a line says how many were left out.
+	Rows int
 }
 
 type role uint8

@@ -294,14 +294,15 @@ func WriteComparison(out io.Writer, before, after string, cmp *stats.Comparison,
 	if len(cmp.Lost) == 0 {
 		w.WriteString("(none)\n")
 	} else {
-		t := newTable("CLIENT ID", "SOFTWARE", "API", ">USED", ">AFTER")
+		t := newTable("CLIENT ID", "SOFTWARE", "API", ">USED", ">AFTER", "IMPACT")
 		for _, l := range cmp.Lost {
 			after := rangeText(l.After)
 			if l.After == nil {
 				after = "removed"
 			}
 			t.add(c(clientIDText(l.ClientID, l.ClientIDNull)), c(orDash(strings.Join(l.Software, ", "))),
-				cr(roleAPI, l.API), cr(roleError, strings.ReplaceAll(versionList(l.Versions), "v", "")), c(after))
+				cr(roleAPI, l.API), cr(roleError, strings.ReplaceAll(versionList(l.Versions), "v", "")), c(after),
+				c(stats.ImpactText(l.Impact, l.After)))
 		}
 		t.write(&w, o)
 	}

@@ -8,6 +8,7 @@ import (
 	"log"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -52,6 +53,7 @@ func checkCounts(summary string, loopback bool) error {
 type capture struct {
 	cmd   *exec.Cmd
 	file  string
+	ring  bool // tcpdump -C/-W: the files are file0, file1, ...
 	iface string
 	done  chan error
 	errs  strings.Builder
@@ -75,7 +77,22 @@ func startCapture(tcpdump, iface, file string, ports []int) (*capture, error) {
 // startCaptureBuffer is startCapture with the kernel capture buffer size in
 // KiB (tcpdump -B).
 func startCaptureBuffer(tcpdump, iface, file string, ports []int, bufferKiB int) (*capture, error) {
+	return startCaptureArgs(tcpdump, iface, file, ports, bufferKiB)
+}
+
+// startRing captures into a ring buffer of files of sizeMB megabytes,
+// at most count of them (tcpdump -C sizeMB -W count): file0, file1, ...
+func startRing(tcpdump, file string, port, sizeMB, count int) (*capture, error) {
+	c, err := startCaptureArgs(tcpdump, "lo", file, []int{port}, 64<<10, "-C", strconv.Itoa(sizeMB), "-W", strconv.Itoa(count))
+	if c != nil {
+		c.ring = true
+	}
+	return c, err
+}
+
+func startCaptureArgs(tcpdump, iface, file string, ports []int, bufferKiB int, extra ...string) (*capture, error) {
 	args := []string{"-i", iface, "-s", "0", "-U", "--immediate-mode", "-B", strconv.Itoa(bufferKiB), "-n", "-w", file}
+	args = append(args, extra...)
 	if os.Geteuid() == 0 {
 		args = append(args, "-Z", "root") // keep the file ours, not tcpdump's user's
 	}
@@ -134,6 +151,14 @@ func (c *capture) stop() error {
 		if st, err := os.Stat(c.file); err == nil {
 			size = st.Size()
 		}
+		if c.ring {
+			files, _ := filepath.Glob(c.file + "[0-9]*")
+			for _, f := range files {
+				if st, err := os.Stat(f); err == nil {
+					size += st.Size()
+				}
+			}
+		}
 		if size == last {
 			still++
 		} else {
@@ -158,12 +183,16 @@ func (c *capture) stop() error {
 	if err := checkCounts(c.errs.String(), c.iface == "lo"); err != nil {
 		return err
 	}
-	st, err := os.Stat(c.file)
+	file := c.file
+	if c.ring {
+		file += "0"
+	}
+	st, err := os.Stat(file)
 	if err != nil {
 		return err
 	}
 	if st.Size() <= 24 {
-		return fmt.Errorf("%s: no packets captured", c.file)
+		return fmt.Errorf("%s: no packets captured", file)
 	}
 	return nil
 }

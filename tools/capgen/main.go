@@ -82,7 +82,7 @@ func scenarios() []scenario {
 		{name: "legacy", file: "sarama-legacy-message-sets.pcap", ports: []int{19104}, run: runLegacy},
 		{name: "kafkapython", file: "kafkapython-produce-consume.pcap", ports: []int{19105}, run: runKafkaPython},
 		{name: "kafkajs", file: "kafkajs-produce-consume.pcap", ports: []int{19106}, run: runKafkaJS},
-	}, tlsScenarios()...), situationScenarios()...)
+	}, tlsScenarios()...), append(situationScenarios(), diffScenarios()...)...)
 }
 
 // tlsScenarios are the TLS captures with key logs (tlskeys.go), on ports
@@ -118,10 +118,18 @@ func main() {
 	)
 	flag.BoolVar(&verbose, "v", false, "log tcpdump's summary of each capture")
 	summarizeFlag := flag.Bool("summarize", false, "print the Kafka exchanges of the capture files given as arguments and exit")
+	trafficOnly := flag.String("traffic-only", "", "run the traffic of this `SCENARIO` (its broker and clients) without capturing it, on -port if given, and exit: the client under test of an outside capture (scripts/kafka-ci-check.sh)")
+	trafficPort := flag.Int("port", 0, "with -traffic-only, the broker port (a scenario with one port)")
 	bf := benchFlags(flag.CommandLine)
 	flag.Parse()
 	log.SetFlags(log.Ltime)
 
+	if *trafficOnly != "" {
+		if err := runTrafficOnly(*trafficOnly, *trafficPort); err != nil {
+			log.Fatalf("%s: %v", *trafficOnly, err)
+		}
+		return
+	}
 	if *summarizeFlag {
 		for _, f := range flag.Args() {
 			s, err := summarize(f)
@@ -205,6 +213,9 @@ func runScenario(s scenario, out, tcpdump, iface string) error {
 		return runInNetns(s, out)
 	}
 	file := filepath.Join(out, s.file)
+	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
+		return err
+	}
 	tmp := file + ".tmp"
 	var x *expectation
 	if s.runX != nil {
@@ -269,4 +280,25 @@ func runScenario(s scenario, out, tcpdump, iface string) error {
 		return s.post(file)
 	}
 	return nil
+}
+
+// runTrafficOnly runs one scenario's traffic with no capture.
+func runTrafficOnly(name string, port int) error {
+	for _, s := range scenarios() {
+		if s.name != name {
+			continue
+		}
+		if s.run == nil || s.netns {
+			return errors.New("only scenarios without a network namespace or expectation file run alone")
+		}
+		ports := s.ports
+		if port != 0 {
+			if len(ports) != 1 {
+				return fmt.Errorf("-port: the scenario uses %d ports", len(ports))
+			}
+			ports = []int{port}
+		}
+		return s.run(ports)
+	}
+	return fmt.Errorf("no scenario %q (see -list)", name)
 }

@@ -1,0 +1,759 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"cmp"
+	"context"
+	"encoding/xml"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	pathpkg "path"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/expr-lang/expr"
+	"github.com/kwire/kwire/analysis"
+	"github.com/kwire/kwire/dissect"
+	"github.com/kwire/kwire/dissect/stats"
+	"github.com/kwire/kwire/facts"
+	"github.com/kwire/kwire/render"
+	"github.com/spf13/cobra"
+	"go.yaml.in/yaml/v3"
+)
+
+type checkOptions struct {
+	capture  captureFlags
+	files    fileFlags
+	analysis analysisFlags
+	JUnit    string
+	Verbose  bool
+}
+
+func newCheckCmd(s *ioStreams, g *globalOptions) *cobra.Command {
+	o := &checkOptions{}
+	cmd := &cobra.Command{
+		Use:   "check [flags] SPEC CAPTURE...",
+		Short: "Assert what a capture's Kafka traffic must and must not hold, for CI",
+		Long: `Check captures against a spec: a YAML file of assertions over their
+exchanges, each written in kwire read's --filter language (the names of
+kwire read --json: api, apiVersion, clientId, latencyMs, errors, topics,
+facts..., see kwire read --help). Prints PASS or FAIL per check with the
+reason and up to three exchanges at fault; --junit FILE also writes a
+JUnit XML report for CI systems.
+
+  checks:
+    - name: produces with a recent version
+      expect: 'api == "Produce" && apiVersion >= 9'
+      atLeast: 1             # also atMost, exactly; atLeast 1 by default
+    - name: no errors at all
+      none: 'len(errors) > 0'
+    - name: never UNSUPPORTED_VERSION
+      none: '"UNSUPPORTED_VERSION" in errors'
+    - name: ApiVersions first on every connection
+      first: 'api == "ApiVersions"'
+    - name: Metadata before any Produce, per client
+      before: 'api == "Metadata"'
+      then: 'api == "Produce"'
+      per: client            # connection, client or capture (default)
+    - name: every Produce answered within 200 ms
+      where: 'api == "Produce"'
+      every: 'latencyMs != nil && latencyMs < 200'
+    - name: Fetch p99 under 600 ms
+      where: 'api == "Fetch"'
+      latency: {p99: 600}    # ms; also p50, p90, max
+    - name: the capture is whole
+      complete: true         # no gaps, resyncs, bad or truncated frames, decode failures
+    - name: no broker was slow
+      noFinding: 'slow-*'    # rules of docs/findings.md, glob patterns
+    - name: nothing alarming
+      noFinding: '*'
+      severity: error        # info, warning or error
+
+Kinds of check (one per item, with name):
+  expect EXPR     how many exchanges match: atLeast N (default 1), atMost N,
+                  exactly N
+  none EXPR       no exchange matches
+  every EXPR      every exchange matching where (default all) matches EXPR
+  first EXPR      the first request of every Kafka connection matches
+  before A, then B
+                  every exchange matching B has one matching A before it
+                  (by request packet) in the same connection, client (ID)
+                  or capture, as per says
+  latency         answered exchanges matching where: p50, p90, p99 and max
+                  in milliseconds at most these
+  complete true   the captures were fully dissected
+  finding RULE, noFinding RULE
+                  a finding of that rule (docs/findings.md; a glob pattern,
+                  with severity: info, warning or error) is, or is not, in
+                  the captures
+Orders go by the requests' packet numbers: with several files, each is a
+capture of its own unless --merge.
+
+Exit status: 0 every check passed; 1 a check failed; 2 usage error, a
+spec that does not parse (a YAML error, an unknown key, a bad expression)
+or a capture that cannot be read. A capture not fully dissected gives a
+warning (and fails "complete").`,
+		Example: `  # In CI, after the client's tests ran under tcpdump
+  kwire check --port 9092 --junit kwire-junit.xml kafka-checks.yaml client-tests.pcap`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) < 2 {
+				return &exitError{code: exitUsage, full: true,
+					err: fmt.Errorf("%s: want a SPEC file and at least one CAPTURE", cmd.CommandPath())}
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runCheck(cmd.Context(), o, s, g.colorEnabled(s), args[0], args[1:])
+		},
+	}
+	f := cmd.Flags()
+	o.capture.addFlags(f, true, 0)
+	o.files.addFlags(f)
+	o.analysis.addFlags(f, true)
+	f.StringVar(&o.JUnit, "junit", "", "also write a JUnit XML report to `FILE` (one testcase per check)")
+	f.BoolVar(&o.Verbose, "verbose", false, "also list the exchanges that made each check pass")
+	return cmd
+}
+
+// checkSpec is a spec file.
+type checkSpec struct {
+	Checks []checkItem `yaml:"checks"`
+}
+
+// checkItem is one check as written; exactly one kind is set.
+type checkItem struct {
+	Name     string             `yaml:"name"`
+	Expect   string             `yaml:"expect"`
+	AtLeast  *int64             `yaml:"atLeast"`
+	AtMost   *int64             `yaml:"atMost"`
+	Exactly  *int64             `yaml:"exactly"`
+	None     string             `yaml:"none"`
+	Every    string             `yaml:"every"`
+	Where    string             `yaml:"where"`
+	First    string             `yaml:"first"`
+	Before   string             `yaml:"before"`
+	Then     string             `yaml:"then"`
+	Per      string             `yaml:"per"`
+	Latency  map[string]float64 `yaml:"latency"`
+	Complete bool               `yaml:"complete"`
+	// Finding and NoFinding are rules of docs/findings.md (glob
+	// patterns: "slow-*"), Severity (info, warning, error) narrows them.
+	Finding   string `yaml:"finding"`
+	NoFinding string `yaml:"noFinding"`
+	Severity  string `yaml:"severity"`
+}
+
+// check is one compiled check with its state.
+type check struct {
+	item checkItem
+	kind string
+	line int // in the spec
+
+	match, where, then *exprProgram // compiled expressions
+
+	count    int64
+	seen     int64                   // exchanges where matched (every, latency)
+	examples []string                // up to 3 exchanges at fault (or matching)
+	firsts   map[scopeKey]firstState // first: per connection; before/then: per scope
+	orderBad map[scopeKey]bool
+	lat      stats.Latency
+	pass     bool
+	reason   string
+}
+
+type scopeKey struct {
+	file   int
+	conn   int
+	client string
+}
+
+// firstState is the earliest request of a scope: its packet, whether it
+// matched, and its line; for before/then, the earliest A and B.
+type firstState struct {
+	frame, aFrame, bFrame int64
+	ok                    bool
+	line, bLine           string
+}
+
+const maxExamples = 3
+
+var latencyKeys = []string{"p50", "p90", "p99", "max"}
+
+// parseSpec reads and compiles a spec.
+func parseSpec(path string) ([]*check, bool, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, false, usageErrorf("spec: %v", err)
+	}
+	var root yaml.Node
+	if err := yaml.Unmarshal(b, &root); err != nil {
+		return nil, false, usageErrorf("spec %s: %v", path, err)
+	}
+	var spec checkSpec
+	dec := yaml.NewDecoder(bytes.NewReader(b))
+	dec.KnownFields(true)
+	if err := dec.Decode(&spec); err != nil && !errors.Is(err, io.EOF) {
+		return nil, false, usageErrorf("spec %s: %v", path, err)
+	}
+	if len(spec.Checks) == 0 {
+		return nil, false, usageErrorf("spec %s: no checks (want a list under checks:)", path)
+	}
+	lines := checkLines(&root)
+	var out []*check
+	bodies := false
+	for i, it := range spec.Checks {
+		c := &check{item: it, firsts: map[scopeKey]firstState{}, orderBad: map[scopeKey]bool{}}
+		if i < len(lines) {
+			c.line = lines[i]
+		}
+		at := fmt.Sprintf("spec %s, check %d", path, i+1)
+		if c.line > 0 {
+			at = fmt.Sprintf("spec %s:%d", path, c.line)
+		}
+		if it.Name == "" {
+			return nil, false, usageErrorf("%s: a check needs a name", at)
+		}
+		var kinds []string
+		for k, set := range map[string]bool{"expect": it.Expect != "", "none": it.None != "", "every": it.Every != "",
+			"first": it.First != "", "before": it.Before != "", "latency": len(it.Latency) > 0, "complete": it.Complete,
+			"finding": it.Finding != "", "noFinding": it.NoFinding != ""} {
+			if set {
+				kinds = append(kinds, k)
+			}
+		}
+		if len(kinds) != 1 {
+			return nil, false, usageErrorf("%s (%s): want exactly one of expect, none, every, first, before (with then), latency, complete, finding, noFinding; got %d", at, it.Name, len(kinds))
+		}
+		c.kind = kinds[0]
+		compile := func(what, src string) (*exprProgram, error) {
+			if src == "" {
+				return nil, nil
+			}
+			p, b, err := compileFilter(src)
+			if err != nil {
+				return nil, usageErrorf("%s (%s): %s: %s", at, it.Name, what, strings.TrimPrefix(err.Error(), "--filter: "))
+			}
+			bodies = bodies || b
+			return p, nil
+		}
+		var err error
+		src := map[string]string{"expect": it.Expect, "none": it.None, "every": it.Every, "first": it.First, "before": it.Before}[c.kind]
+		if c.match, err = compile(c.kind, src); err != nil {
+			return nil, false, err
+		}
+		if c.where, err = compile("where", it.Where); err != nil {
+			return nil, false, err
+		}
+		if c.then, err = compile("then", it.Then); err != nil {
+			return nil, false, err
+		}
+		switch {
+		case c.kind == "before" && c.then == nil:
+			return nil, false, usageErrorf("%s (%s): before needs then", at, it.Name)
+		case c.kind != "before" && (it.Then != "" || it.Per != ""):
+			return nil, false, usageErrorf("%s (%s): then and per go with before", at, it.Name)
+		case c.kind != "every" && c.kind != "latency" && it.Where != "":
+			return nil, false, usageErrorf("%s (%s): where goes with every and latency", at, it.Name)
+		case c.kind != "expect" && (it.AtLeast != nil || it.AtMost != nil || it.Exactly != nil):
+			return nil, false, usageErrorf("%s (%s): atLeast, atMost and exactly go with expect", at, it.Name)
+		case it.Exactly != nil && (it.AtLeast != nil || it.AtMost != nil):
+			return nil, false, usageErrorf("%s (%s): exactly excludes atLeast and atMost", at, it.Name)
+		}
+		switch it.Per {
+		case "", "capture", "connection", "client":
+		default:
+			return nil, false, usageErrorf("%s (%s): per %q: want connection, client or capture", at, it.Name, it.Per)
+		}
+		if pat := it.Finding + it.NoFinding; pat != "" {
+			if _, err := pathpkg.Match(pat, ""); err != nil {
+				return nil, false, usageErrorf("%s (%s): rule pattern %q: %v", at, it.Name, pat, err)
+			}
+		}
+		switch {
+		case it.Severity != "" && c.kind != "finding" && c.kind != "noFinding":
+			return nil, false, usageErrorf("%s (%s): severity goes with finding and noFinding", at, it.Name)
+		case it.Severity != "" && !slices.Contains([]string{"info", "warning", "error"}, it.Severity):
+			return nil, false, usageErrorf("%s (%s): severity %q: want info, warning or error", at, it.Name, it.Severity)
+		}
+		for k, v := range it.Latency {
+			if !slices.Contains(latencyKeys, k) || v < 0 {
+				return nil, false, usageErrorf("%s (%s): latency %s: want p50, p90, p99 or max with milliseconds", at, it.Name, k)
+			}
+		}
+		out = append(out, c)
+	}
+	return out, bodies, nil
+}
+
+// checkLines returns the line of each item under checks:.
+func checkLines(root *yaml.Node) []int {
+	if root.Kind != yaml.DocumentNode || len(root.Content) == 0 {
+		return nil
+	}
+	m := root.Content[0]
+	if m.Kind != yaml.MappingNode {
+		return nil
+	}
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == "checks" && m.Content[i+1].Kind == yaml.SequenceNode {
+			var out []int
+			for _, it := range m.Content[i+1].Content {
+				out = append(out, it.Line)
+			}
+			return out
+		}
+	}
+	return nil
+}
+
+// checkSink evaluates the checks on every exchange, in emit order.
+type checkSink struct {
+	checks []*check
+	names  *facts.Names
+	bodies bool
+	file   int
+}
+
+func runExpr(p *exprProgram, f *exchangeFields) bool {
+	out, err := expr.Run(p, f)
+	if err != nil {
+		return false
+	}
+	ok, _ := out.(bool)
+	return ok
+}
+
+// exchangeLine is how a report names an exchange: its line, with the
+// packet numbers.
+func exchangeLine(ex *dissect.Exchange) string {
+	var b strings.Builder
+	render.Line(&b, ex, render.Options{FrameNumbers: true})
+	return "packets " + strings.TrimSuffix(b.String(), "\n")
+}
+
+func (k *checkSink) Exchange(ex *dissect.Exchange) {
+	fx := ex.Facts()
+	k.names.Resolve(fx)
+	f := fieldsOf(ex, k.names, true, k.bodies)
+	var line string
+	lineOf := func() string {
+		if line == "" {
+			line = exchangeLine(ex)
+		}
+		return line
+	}
+	frame := int64(0)
+	if ex.Request != nil {
+		frame = ex.Request.FirstFrame
+	} else if ex.Response != nil {
+		frame = ex.Response.FirstFrame
+	}
+	conn := -1
+	if ex.Conn != nil {
+		conn = ex.Conn.Index
+	}
+	for _, c := range k.checks {
+		switch c.kind {
+		case "expect", "none":
+			if runExpr(c.match, f) {
+				c.count++
+				if len(c.examples) < maxExamples {
+					c.examples = append(c.examples, lineOf())
+				}
+			}
+		case "every":
+			if c.where != nil && !runExpr(c.where, f) {
+				continue
+			}
+			c.seen++
+			if !runExpr(c.match, f) {
+				c.count++
+				if len(c.examples) < maxExamples {
+					c.examples = append(c.examples, lineOf())
+				}
+			}
+		case "latency":
+			if (c.where == nil || runExpr(c.where, f)) && ex.Latency() >= 0 {
+				c.lat.Add(ex.Latency())
+			}
+		case "first":
+			if ex.Request == nil || ex.Kind == dissect.KindSASL || conn < 0 {
+				continue
+			}
+			key := scopeKey{file: k.file, conn: conn}
+			st, ok := c.firsts[key]
+			if !ok || frame < st.frame {
+				c.firsts[key] = firstState{frame: frame, ok: runExpr(c.match, f), line: lineOf()}
+			}
+		case "before":
+			if ex.Request == nil {
+				continue
+			}
+			key := scopeKey{file: k.file}
+			switch c.item.Per {
+			case "connection":
+				key.conn = conn
+			case "client":
+				key.client = ex.ClientID
+			}
+			st := c.firsts[key]
+			if runExpr(c.match, f) && (st.aFrame == 0 || frame < st.aFrame) {
+				st.aFrame = frame
+			}
+			if runExpr(c.then, f) && (st.bFrame == 0 || frame < st.bFrame) {
+				st.bFrame, st.bLine = frame, lineOf()
+			}
+			c.firsts[key] = st
+		}
+	}
+}
+
+func (k *checkSink) Event(*dissect.Event) {}
+
+// verdict decides each check once everything was read; findings are the
+// analysis's (docs/findings.md), nil when no check asks for them.
+func (c *check) verdict(run *captureRun, findings []analysis.Finding) {
+	it := &c.item
+	switch c.kind {
+	case "expect":
+		lo, hi := int64(1), int64(-1)
+		if it.AtLeast != nil {
+			lo = *it.AtLeast
+		}
+		if it.AtMost != nil {
+			hi = *it.AtMost
+			if it.AtLeast == nil {
+				lo = 0
+			}
+		}
+		if it.Exactly != nil {
+			lo, hi = *it.Exactly, *it.Exactly
+		}
+		c.pass = c.count >= lo && (hi < 0 || c.count <= hi)
+		want := fmt.Sprintf("at least %d", lo)
+		switch {
+		case hi >= 0 && lo == hi:
+			want = fmt.Sprintf("exactly %d", lo)
+		case hi >= 0 && lo > 0:
+			want = fmt.Sprintf("%d to %d", lo, hi)
+		case hi >= 0:
+			want = fmt.Sprintf("at most %d", hi)
+		}
+		c.reason = fmt.Sprintf("%d exchange%s match %s, want %s", c.count, plural(int(c.count)), it.Expect, want)
+		if c.count == 1 {
+			c.reason = fmt.Sprintf("1 exchange matches %s, want %s", it.Expect, want)
+		}
+	case "none":
+		c.pass = c.count == 0
+		c.reason = fmt.Sprintf("%d exchange%s match %s, want none", c.count, plural(int(c.count)), it.None)
+		if c.count == 1 {
+			c.reason = fmt.Sprintf("1 exchange matches %s, want none", it.None)
+		}
+	case "every":
+		c.pass = c.count == 0
+		scope := "exchanges"
+		if it.Where != "" {
+			scope = "exchanges where " + it.Where
+		}
+		c.reason = fmt.Sprintf("%d of %d %s fail %s", c.count, c.seen, scope, it.Every)
+	case "latency":
+		var parts, bad []string
+		for _, k := range latencyKeys {
+			limit, ok := it.Latency[k]
+			if !ok {
+				continue
+			}
+			var d time.Duration
+			switch k {
+			case "p50":
+				d = c.lat.Percentile(50)
+			case "p90":
+				d = c.lat.Percentile(90)
+			case "p99":
+				d = c.lat.Percentile(99)
+			case "max":
+				d = c.lat.Max()
+			}
+			ms := float64(d) / float64(time.Millisecond)
+			s := fmt.Sprintf("%s %.3gms (at most %gms)", k, ms, limit)
+			parts = append(parts, s)
+			if ms > limit {
+				bad = append(bad, s)
+			}
+		}
+		c.pass = len(bad) == 0
+		c.reason = fmt.Sprintf("%d answered exchange%s: %s", c.lat.Count(), plural(int(c.lat.Count())), strings.Join(parts, ", "))
+		if !c.pass {
+			c.reason = fmt.Sprintf("%d answered exchange%s: %s", c.lat.Count(), plural(int(c.lat.Count())), strings.Join(bad, ", "))
+		}
+	case "first":
+		bad := 0
+		for _, st := range sortedFirsts(c.firsts) {
+			if !st.ok {
+				bad++
+				if len(c.examples) < maxExamples {
+					c.examples = append(c.examples, st.line)
+				}
+			}
+		}
+		c.pass = bad == 0
+		c.reason = fmt.Sprintf("%d of %d connections start otherwise than %s", bad, len(c.firsts), it.First)
+	case "before":
+		bad, with := 0, 0
+		for _, st := range sortedFirsts(c.firsts) {
+			if st.bFrame == 0 {
+				continue
+			}
+			with++
+			if st.aFrame == 0 || st.aFrame > st.bFrame {
+				bad++
+				if len(c.examples) < maxExamples {
+					c.examples = append(c.examples, st.bLine)
+				}
+			}
+		}
+		per := it.Per
+		if per == "" {
+			per = "capture"
+		}
+		c.pass = bad == 0
+		c.reason = fmt.Sprintf("%d of %d %ss with %s have no %s before it", bad, with, per, it.Then, it.Before)
+	case "finding", "noFinding":
+		pat := it.Finding + it.NoFinding
+		what := pat
+		if it.Severity != "" {
+			what += " (" + it.Severity + ")"
+		}
+		n := 0
+		for _, f := range findings {
+			if ok, _ := pathpkg.Match(pat, f.Rule); !ok || it.Severity != "" && f.Severity != it.Severity {
+				continue
+			}
+			n++
+			if len(c.examples) < maxExamples {
+				c.examples = append(c.examples, fmt.Sprintf("%s %s: %s", f.Severity, f.Rule, f.Subject))
+			}
+		}
+		c.pass = n > 0 == (c.kind == "finding")
+		want := "none"
+		if c.kind == "finding" {
+			want = "at least one"
+		}
+		c.reason = fmt.Sprintf("%d finding%s %s, want %s", n, plural(n), what, want)
+	case "complete":
+		p := run.problems()
+		c.pass = p == "" && len(run.fileErrs) == 0
+		c.reason = "fully dissected"
+		if !c.pass {
+			c.reason = "not fully dissected: " + strings.TrimPrefix(p+fileErrList(run), ", ")
+		}
+	}
+}
+
+func fileErrList(r *captureRun) string {
+	var s string
+	for _, e := range r.fileErrs {
+		s += ", " + fileErrorText(e)
+	}
+	return s
+}
+
+// sortedFirsts lists states by their first packet, for stable examples.
+func sortedFirsts(m map[scopeKey]firstState) []firstState {
+	out := make([]firstState, 0, len(m))
+	for _, st := range m {
+		out = append(out, st)
+	}
+	slices.SortStableFunc(out, func(a, b firstState) int {
+		return cmp.Compare(min0(a.frame, a.bFrame), min0(b.frame, b.bFrame))
+	})
+	return out
+}
+
+func min0(a, b int64) int64 {
+	if a == 0 {
+		return b
+	}
+	if b == 0 {
+		return a
+	}
+	return min(a, b)
+}
+
+func runCheck(ctx context.Context, o *checkOptions, s *ioStreams, color bool, specPath string, paths []string) error {
+	checks, bodies, err := parseSpec(specPath)
+	if err != nil {
+		return err
+	}
+	dopts, err := o.capture.dissectOptions(valuesNotShown)
+	if err != nil {
+		return err
+	}
+	dopts.Decoder.BatchHeadersOnly = !bodies
+	sink := &checkSink{checks: checks, names: facts.NewNames(), bodies: bodies, file: -1}
+	var an *analysis.Analyzer
+	var ds dissect.Sink = sink
+	if slices.ContainsFunc(checks, func(c *check) bool { return c.kind == "finding" || c.kind == "noFinding" }) {
+		aopts, err := o.analysis.options()
+		if err != nil {
+			return err
+		}
+		aopts.Findings = true
+		an = analysis.New(aopts)
+		ds = teeSink{sink, an}
+	}
+	bar := startProgressFor(s, paths)
+	cr := &captureReader{opts: dopts, ropts: o.capture.reassemblyOptions(), wrap: bar.wrap}
+	if err := o.files.apply(cr); err != nil {
+		return err
+	}
+	cr.onFile = func(p string) {
+		sink.file++
+		if an != nil {
+			an.SetFile(p)
+		}
+	}
+	start := time.Now()
+	run := cr.read(ctx, paths, ds)
+	bar.finish()
+	if !run.readAny || hasUnreadable(&run) {
+		if err := run.status(s.ErrOut); err != nil {
+			return err
+		}
+		return silentExit(exitUsage)
+	}
+	var findings []analysis.Finding
+	if an != nil {
+		findings = an.Findings().Findings
+	}
+	failed := 0
+	for _, c := range checks {
+		c.verdict(&run, findings)
+		if !c.pass {
+			failed++
+		}
+	}
+	elapsed := time.Since(start)
+
+	w := bufio.NewWriter(s.Out)
+	for _, c := range checks {
+		word := paintRole(color, c.pass)
+		fmt.Fprintf(w, "%s %s: %s\n", word, c.item.Name, c.reason)
+		if !c.pass || o.Verbose {
+			for _, ex := range c.examples {
+				fmt.Fprintf(w, "    %s\n", ex)
+			}
+		}
+	}
+	// Not "N passed, N failed" alone: CI systems read that line as their
+	// own test runner's.
+	if failed == 0 {
+		fmt.Fprintf(w, "all %d checks passed\n", len(checks))
+	} else {
+		fmt.Fprintf(w, "%d of %d checks failed\n", failed, len(checks))
+	}
+	if err := w.Flush(); err != nil {
+		return dataErrorf("writing output: %v", err)
+	}
+	if o.JUnit != "" {
+		if err := writeJUnit(o.JUnit, specPath, paths, checks, failed, elapsed); err != nil {
+			return dataErrorf("--junit: %v", err)
+		}
+	}
+	run.status(s.ErrOut) // warnings only: the checks decide
+	if failed > 0 {
+		return silentExit(exitData)
+	}
+	return nil
+}
+
+func paintRole(color, pass bool) string {
+	switch {
+	case pass && color:
+		return "\x1b[32mPASS\x1b[0m"
+	case pass:
+		return "PASS"
+	case color:
+		return "\x1b[31;1mFAIL\x1b[0m"
+	}
+	return "FAIL"
+}
+
+// JUnit XML, as CI systems read it (the Ant/Surefire schema's subset:
+// testsuites > testsuite > testcase with failure).
+type junitSuites struct {
+	XMLName  xml.Name     `xml:"testsuites"`
+	Name     string       `xml:"name,attr"`
+	Tests    int          `xml:"tests,attr"`
+	Failures int          `xml:"failures,attr"`
+	Time     string       `xml:"time,attr"`
+	Suites   []junitSuite `xml:"testsuite"`
+}
+
+type junitSuite struct {
+	Name      string       `xml:"name,attr"`
+	Tests     int          `xml:"tests,attr"`
+	Failures  int          `xml:"failures,attr"`
+	Errors    int          `xml:"errors,attr"`
+	Time      string       `xml:"time,attr"`
+	Timestamp string       `xml:"timestamp,attr"`
+	Cases     []junitCase  `xml:"testcase"`
+	Props     []junitProp  `xml:"properties>property"`
+	SystemOut *junitOutput `xml:"system-out,omitempty"`
+}
+
+type junitProp struct {
+	Name  string `xml:"name,attr"`
+	Value string `xml:"value,attr"`
+}
+
+type junitCase struct {
+	Name      string        `xml:"name,attr"`
+	Classname string        `xml:"classname,attr"`
+	Time      string        `xml:"time,attr"`
+	Failure   *junitFailure `xml:"failure,omitempty"`
+	SystemOut *junitOutput  `xml:"system-out,omitempty"`
+}
+
+type junitFailure struct {
+	Message string `xml:"message,attr"`
+	Type    string `xml:"type,attr"`
+	Text    string `xml:",chardata"`
+}
+
+type junitOutput struct {
+	Text string `xml:",chardata"`
+}
+
+func writeJUnit(path, spec string, captures []string, checks []*check, failed int, elapsed time.Duration) error {
+	secs := fmt.Sprintf("%.3f", elapsed.Seconds())
+	suite := junitSuite{Name: "kwire check " + spec, Tests: len(checks), Failures: failed, Time: secs,
+		Timestamp: time.Now().UTC().Format("2006-01-02T15:04:05")}
+	for _, cp := range captures {
+		suite.Props = append(suite.Props, junitProp{Name: "capture", Value: cp})
+	}
+	for _, c := range checks {
+		tc := junitCase{Name: c.item.Name, Classname: "kwire.check." + c.kind, Time: "0"}
+		detail := c.reason
+		if len(c.examples) > 0 {
+			detail += "\n" + strings.Join(c.examples, "\n")
+		}
+		if c.pass {
+			tc.SystemOut = &junitOutput{Text: detail}
+		} else {
+			tc.Failure = &junitFailure{Message: c.reason, Type: c.kind, Text: detail}
+		}
+		suite.Cases = append(suite.Cases, tc)
+	}
+	doc := junitSuites{Name: "kwire check", Tests: len(checks), Failures: failed, Time: secs, Suites: []junitSuite{suite}}
+	b, err := xml.MarshalIndent(doc, "", "  ")
+	if err != nil {
+		return err
+	}
+	b = append([]byte(xml.Header), append(b, '\n')...)
+	return os.WriteFile(path, b, 0o644)
+}

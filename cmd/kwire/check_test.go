@@ -1,0 +1,153 @@
+package main
+
+import (
+	"encoding/xml"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// junitDoc is what a CI system reads of --junit's file.
+type junitDoc struct {
+	XMLName  xml.Name `xml:"testsuites"`
+	Tests    int      `xml:"tests,attr"`
+	Failures int      `xml:"failures,attr"`
+	Suites   []struct {
+		Name     string `xml:"name,attr"`
+		Tests    int    `xml:"tests,attr"`
+		Failures int    `xml:"failures,attr"`
+		Cases    []struct {
+			Name    string `xml:"name,attr"`
+			Class   string `xml:"classname,attr"`
+			Failure *struct {
+				Message string `xml:"message,attr"`
+				Type    string `xml:"type,attr"`
+				Text    string `xml:",chardata"`
+			} `xml:"failure"`
+		} `xml:"testcase"`
+	} `xml:"testsuite"`
+}
+
+func readJUnit(t *testing.T, path string) *junitDoc {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d junitDoc
+	if err := xml.Unmarshal(b, &d); err != nil {
+		t.Fatalf("JUnit does not parse: %v\n%s", err, b)
+	}
+	return &d
+}
+
+// TestCheckGolden: a spec that holds for a golden capture passes (exit
+// 0), one whose every check but one fails says why each failed (exit 1),
+// and the JUnit reports parse with one testcase per check.
+func TestCheckGolden(t *testing.T) {
+	pcap := goldenPcap(t, "kgo-produce-consume.pcap")
+	dir := t.TempDir()
+	junit := filepath.Join(dir, "pass.xml")
+	out, errOut, code := kwireInProcess(t, "check", "--port", "19092", "--junit", junit, "testdata/check/pass.yaml", pcap)
+	if code != 0 || !strings.HasSuffix(out, "all 8 checks passed\n") || strings.Contains(out, "FAIL") {
+		t.Errorf("pass spec: exit %d\n%s%s", code, out, errOut)
+	}
+	if d := readJUnit(t, junit); d.Tests != 8 || d.Failures != 0 || len(d.Suites) != 1 || len(d.Suites[0].Cases) != 8 ||
+		d.Suites[0].Cases[0].Name != "ApiVersions first on every connection" || d.Suites[0].Cases[0].Class != "kwire.check.first" {
+		t.Errorf("pass JUnit: %+v", d)
+	}
+
+	junit = filepath.Join(dir, "fail.xml")
+	out, _, code = kwireInProcess(t, "check", "--port", "19092", "--junit", junit, "testdata/check/fail.yaml", pcap)
+	if code != 1 {
+		t.Errorf("fail spec: exit %d", code)
+	}
+	for _, want := range []string{
+		"FAIL no errors at all: 11 exchanges match len(errors) > 0, want none\n    packets 313/314 ",
+		"FAIL Produce v14: 0 exchanges match api == \"Produce\" && apiVersion >= 14, want at least 1\n",
+		"FAIL at most 2 Fetch: 9 exchanges match api == \"Fetch\", want at most 2\n",
+		"FAIL every Produce answered: 1 of 10 exchanges where api == \"Produce\" fail kind == \"paired\"\n    packets 261/- ",
+		"FAIL Metadata first on every connection: 41 of 41 connections start otherwise than api == \"Metadata\"\n",
+		"FAIL JoinGroup before any Fetch, per connection: ",
+		"FAIL Fetch p99 under 1 microsecond: 7 answered exchanges: p99 ",
+		"PASS still passes: 0 exchanges match api == \"SaslHandshake\", want none\n",
+		"7 of 8 checks failed\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("fail spec output lacks %q:\n%s", want, out)
+		}
+	}
+	d := readJUnit(t, junit)
+	if d.Tests != 8 || d.Failures != 7 || d.Suites[0].Failures != 7 {
+		t.Fatalf("fail JUnit: %+v", d)
+	}
+	c := d.Suites[0].Cases[2]
+	if c.Failure == nil || c.Failure.Type != "expect" || c.Failure.Message != `9 exchanges match api == "Fetch", want at most 2` || !strings.Contains(c.Failure.Text, "Fetch v") {
+		t.Errorf("failure %+v", c.Failure)
+	}
+	if d.Suites[0].Cases[7].Failure != nil {
+		t.Errorf("the passing check has a failure")
+	}
+}
+
+// TestCheckSpecErrors: a spec that cannot be used is exit 2 with where.
+func TestCheckSpecErrors(t *testing.T) {
+	pcap := goldenPcap(t, "kgo-produce-consume.pcap")
+	for _, c := range []struct{ spec, want string }{
+		{"checks:\n  - name: x\n    expect: 'api =='\n", "spec SPEC:2 (x): expect: "},
+		{"checks:\n  - name: x\n    expect: 'api == \"Produce\"'\n    none: 'len(errors) > 0'\n", "want exactly one of"},
+		{"checks:\n  - name: x\n    expct: 'true'\n", "field expct not found"},
+		{"checks:\n  - name: x\n    before: 'true'\n", "before needs then"},
+		{"checks:\n  - name: x\n    latency: {p95: 3}\n", "want p50, p90, p99 or max"},
+		{"checks:\n  - expect: 'true'\n", "a check needs a name"},
+		{"nothing: here\n", "field nothing not found"},
+		{"checks: []\n", "no checks"},
+	} {
+		p := filepath.Join(t.TempDir(), "spec.yaml")
+		if err := os.WriteFile(p, []byte(c.spec), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, errOut, code := kwireInProcess(t, "check", p, pcap)
+		if want := strings.ReplaceAll(c.want, "SPEC", p); code != 2 || !strings.Contains(errOut, want) {
+			t.Errorf("%q: exit %d, %q; want %q", c.spec, code, errOut, want)
+		}
+	}
+}
+
+// TestCheckFindings: finding and noFinding assert the analysis's findings
+// (docs/findings.md) by rule and severity.
+func TestCheckFindings(t *testing.T) {
+	slow, throttle := goldenPcap(t, "slow-broker.pcap"), goldenPcap(t, "throttle.pcap")
+	spec := filepath.Join(t.TempDir(), "findings.yaml")
+	if err := os.WriteFile(spec, []byte(`checks:
+  - name: the slow broker is found
+    finding: 'slow-broker'
+  - name: no error among the findings
+    noFinding: '*'
+    severity: error
+  - name: no throttling
+    noFinding: throttled
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code := kwireInProcess(t, "check", "--port", "19350,19351", spec, slow)
+	if code != 0 || !strings.Contains(out, "PASS the slow broker is found: 1 finding slow-broker, want at least one\n") {
+		t.Errorf("slow-broker: exit %d\n%s%s", code, out, errOut)
+	}
+	out, _, code = kwireInProcess(t, "check", "--port", "19352", spec, throttle)
+	for _, want := range []string{
+		"FAIL the slow broker is found: 0 findings slow-broker, want at least one\n",
+		"FAIL no error among the findings: 1 finding * (error), want none\n    error quota-exceeded: ",
+		"FAIL no throttling: 3 findings throttled, want none\n    warning throttled: ",
+	} {
+		if code != 1 || !strings.Contains(out, want) {
+			t.Errorf("throttle: exit %d, no %q in\n%s", code, want, out)
+		}
+	}
+	bad := filepath.Join(t.TempDir(), "bad.yaml")
+	os.WriteFile(bad, []byte("checks:\n  - name: x\n    noFinding: '*'\n    severity: fatal\n"), 0o644)
+	if _, errOut, code := kwireInProcess(t, "check", bad, slow); code != 2 || !strings.Contains(errOut, "want info, warning or error") {
+		t.Errorf("bad severity: exit %d %s", code, errOut)
+	}
+}

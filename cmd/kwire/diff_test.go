@@ -1,0 +1,153 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/kwire/kwire/dissect/profile"
+)
+
+// diffPcap is a capture of pcaps/diff (tools/capgen's diff scenarios).
+func diffPcap(t *testing.T, name string) string {
+	return goldenPcap(t, filepath.Join("diff", name))
+}
+
+func runDiffJSON(t *testing.T, args ...string) ([]profile.Change, int) {
+	t.Helper()
+	out, errOut, code := kwireInProcess(t, append([]string{"diff", "--json", "--port", "19390"}, args...)...)
+	var d struct {
+		Equal   bool
+		Changes []profile.Change
+	}
+	if err := json.Unmarshal([]byte(out), &d); err != nil {
+		t.Fatalf("%v: %s %s", err, out, errOut)
+	}
+	if d.Equal != (len(d.Changes) == 0) {
+		t.Errorf("equal %v with %d changes", d.Equal, len(d.Changes))
+	}
+	return d.Changes, code
+}
+
+func changeStrings(cs []profile.Change) []string {
+	var out []string
+	for _, c := range cs {
+		out = append(out, strings.Join([]string{c.Kind, c.Client, c.Broker, c.Item, c.Before, c.After, c.Note}, "|"))
+	}
+	return out
+}
+
+// TestDiff: two runs of the same client scenario are equal; the client
+// capped at Kafka 2.8's versions, or without its second topic, differs by
+// exactly that.
+func TestDiff(t *testing.T) {
+	base, again := diffPcap(t, "diff-base.pcap"), diffPcap(t, "diff-again.pcap")
+	capped, noAudit := diffPcap(t, "diff-capped.pcap"), diffPcap(t, "diff-no-audit.pcap")
+	for _, c := range []struct {
+		name  string
+		after string
+		want  []string
+	}{
+		{"same", again, nil},
+		{"capped", capped, []string{
+			"version|capgen-diff-app||ApiVersions|v5|v3|",
+			"version|capgen-diff-app||Fetch|v18|v12|",
+			"version|capgen-diff-app||ListOffsets|v10|v6|",
+			"version|capgen-diff-app||Metadata|v13|v11|",
+			"version|capgen-diff-app||Produce|v13|v9|",
+		}},
+		{"topic-missing", noAudit, []string{
+			"topic|capgen-diff-admin||capgen-diff-audit|yes||",
+			"sequence|capgen-diff-app||ApiVersions Produce+|yes||",
+			"sequence|capgen-diff-app||ApiVersions Produce||yes|",
+			"topic|capgen-diff-app||capgen-diff-audit|yes||",
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got, code := runDiffJSON(t, base, c.after)
+			if g := changeStrings(got); strings.Join(g, "\n") != strings.Join(c.want, "\n") {
+				t.Errorf("changes:\n%s\nwant:\n%s", strings.Join(g, "\n"), strings.Join(c.want, "\n"))
+			}
+			if want := map[bool]int{true: 0, false: 1}[len(c.want) == 0]; code != want {
+				t.Errorf("exit %d, want %d", code, want)
+			}
+		})
+	}
+	t.Run("ignore", func(t *testing.T) {
+		got, code := runDiffJSON(t, "--ignore", "topic,sequence:*Produce*", base, noAudit)
+		if len(got) != 0 || code != 0 {
+			t.Errorf("exit %d, changes %v", code, changeStrings(got))
+		}
+		if _, errOut, code := kwireInProcess(t, "diff", "--ignore", "colour", base, again); code != 2 || !strings.Contains(errOut, "unknown kind") {
+			t.Errorf("bad --ignore: exit %d %s", code, errOut)
+		}
+	})
+	t.Run("snapshot", func(t *testing.T) {
+		// read --normalize --json is a snapshot diff compares with a capture.
+		snap, _, code := kwireInProcess(t, "read", "--normalize", "--json", "--port", "19390", base)
+		if code != 0 {
+			t.Fatalf("exit %d", code)
+		}
+		p := filepath.Join(t.TempDir(), "golden.json")
+		if err := os.WriteFile(p, []byte(snap), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if got, code := runDiffJSON(t, p, again); len(got) != 0 || code != 0 {
+			t.Errorf("snapshot vs the same scenario: exit %d, %v", code, changeStrings(got))
+		}
+		if got, _ := runDiffJSON(t, p, capped); len(got) != 5 {
+			t.Errorf("snapshot vs capped: %v", changeStrings(got))
+		}
+		// The text snapshot is the same for both runs.
+		a, _, _ := kwireInProcess(t, "read", "--normalize", "--port", "19390", base)
+		b, _, _ := kwireInProcess(t, "read", "--normalize", "--port", "19390", again)
+		if a != b || !strings.Contains(a, "sequence   ApiVersions Produce+\n") {
+			t.Errorf("text snapshots differ or lack the produce sequence:\n%s\n---\n%s", a, b)
+		}
+	})
+	t.Run("text", func(t *testing.T) {
+		out, _, code := kwireInProcess(t, "diff", "--port", "19390", base, capped)
+		if code != 1 || !strings.Contains(out, "client capgen-diff-app\n  ~ version     ApiVersions: v5 → v3\n") || !strings.Contains(out, "\n  ~ version     Produce: v13 → v9\n") {
+			t.Errorf("exit %d:\n%s", code, out)
+		}
+	})
+	t.Run("usage", func(t *testing.T) {
+		if _, _, code := kwireInProcess(t, "diff", base); code != 2 {
+			t.Errorf("one argument: exit %d", code)
+		}
+		if _, _, code := kwireInProcess(t, "diff", base, "/nonexistent.pcap"); code != 2 {
+			t.Errorf("missing file: exit %d", code)
+		}
+	})
+}
+
+// TestDiffLostVersions: versions --against's comparison, folded into diff,
+// tells a client that will negotiate down from one whose API is gone.
+func TestDiffLostVersions(t *testing.T) {
+	mk := func(advertised []profile.APIRange, used ...profile.APIUse) *profile.Profile {
+		return &profile.Profile{
+			Clients: []profile.Client{{ClientID: "app", APIs: used}},
+			Brokers: []profile.Broker{{Address: "b:9092", Advertised: advertised}},
+		}
+	}
+	before := mk([]profile.APIRange{{API: "Produce", Key: 0, Min: 3, Max: 13}, {API: "Fetch", Key: 1, Min: 4, Max: 17}, {API: "ListGroups", Key: 16, Min: 0, Max: 5}},
+		profile.APIUse{API: "Produce", Key: 0, Versions: []int16{13}}, profile.APIUse{API: "Fetch", Key: 1, Versions: []int16{4}},
+		profile.APIUse{API: "ListGroups", Key: 16, Versions: []int16{2}})
+	after := mk([]profile.APIRange{{API: "Produce", Key: 0, Min: 3, Max: 11}, {API: "Fetch", Key: 1, Min: 5, Max: 17}},
+		profile.APIUse{API: "Produce", Key: 0, Versions: []int16{13}}, profile.APIUse{API: "Fetch", Key: 1, Versions: []int16{4}},
+		profile.APIUse{API: "ListGroups", Key: 16, Versions: []int16{2}})
+	got := changeStrings(profile.Compare(before, after, profile.DefaultOptions))
+	want := []string{
+		"advertised|||Fetch|v4-17|v5-17|",
+		"advertised|||ListGroups|v0-5||",
+		"advertised|||Produce|v3-13|v3-11|",
+		"lostVersion|app||Produce|v13|v3-11|will negotiate down to v11",
+		"lostVersion|app||Fetch|v4|v5-17|version removed: needs v5 or later",
+		"lostVersion|app||ListGroups|v2||API removed",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("changes:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}

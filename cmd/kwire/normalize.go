@@ -1,0 +1,73 @@
+package main
+
+import (
+	"bufio"
+	"context"
+
+	"github.com/kwire/kwire/dissect"
+	"github.com/kwire/kwire/dissect/profile"
+	"github.com/kwire/kwire/facts"
+	"github.com/kwire/kwire/render/statsview"
+)
+
+// runNormalize is kwire read --normalize: the captures' profile (package
+// profile) as text, or with --json the snapshot kwire diff reads. The
+// filters choose the exchanges it is made of.
+func runNormalize(ctx context.Context, o *readOptions, s *ioStreams, color bool, fl *exchangeFilter, paths []string) error {
+	if o.Tree || o.HexDump || o.Stats || o.Write != "" || o.Count > 0 {
+		return usageErrorf("--normalize prints a profile: -V, -x, --stats, -w and -c do not apply")
+	}
+	dopts, err := o.capture.dissectOptions(valuesNotShown)
+	if err != nil {
+		return err
+	}
+	dopts.Decoder.BatchHeadersOnly = !fl.bodies
+	pf, err := o.files.packetFilter(o.start)
+	if err != nil {
+		return err
+	}
+	col := profile.NewCollector()
+	var sink dissect.Sink = col
+	if fl.active() {
+		sink = &filteredSink{next: col, fl: fl, names: facts.NewNames()}
+	}
+	bar := startProgressFor(s, paths)
+	cr := &captureReader{opts: dopts, ropts: o.capture.reassemblyOptions(), wrap: bar.wrap, merge: o.files.Merge, start: o.start}
+	cr.ropts.PacketFilter = pf
+	run := cr.read(ctx, paths, sink)
+	bar.finish()
+	if !run.readAny {
+		return run.status(s.ErrOut)
+	}
+	w := bufio.NewWriter(s.Out)
+	p := col.Profile()
+	if o.JSON {
+		err = statsview.WriteProfileJSON(w, p)
+	} else {
+		err = statsview.WriteProfile(w, p, statsview.Options{Color: color})
+	}
+	if err == nil {
+		err = w.Flush()
+	}
+	if err != nil {
+		return dataErrorf("writing output: %v", err)
+	}
+	return run.status(s.ErrOut)
+}
+
+// filteredSink passes on the exchanges a filter lets through, and every
+// event.
+type filteredSink struct {
+	next  dissect.Sink
+	fl    *exchangeFilter
+	names *facts.Names
+}
+
+func (f *filteredSink) Exchange(ex *dissect.Exchange) {
+	f.names.Resolve(ex.Facts())
+	if f.fl.match(ex, fieldsOf(ex, f.names, f.fl.program != nil, f.fl.bodies)) {
+		f.next.Exchange(ex)
+	}
+}
+
+func (f *filteredSink) Event(ev *dissect.Event) { f.next.Event(ev) }

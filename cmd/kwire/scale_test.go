@@ -1,0 +1,175 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/kwire/kwire/internal/capturetest"
+)
+
+// manyConnections writes pcaps/kgo-produce-consume.pcap 1000 times over,
+// each copy 50 ms after the last with its clients on addresses of their
+// own (capturetest.Multiply): 41,000 connections, up to about 2,500 open
+// at once; 143,000 exchanges in 117 MB.
+func manyConnections(t *testing.T) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("the ×1000 capture takes a while (-short)")
+	}
+	src := goldenPcap(t, "kgo-produce-consume.pcap")
+	_, pkts, err := capturetest.ReadPcap(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(t.TempDir(), "kgo-x1000.pcap")
+	f, err := os.Create(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bw := bufio.NewWriterSize(f, 1<<20)
+	if err := capturetest.Multiply(pkts, 1000, 50*time.Millisecond, 19092, bw); err != nil {
+		t.Fatal(err)
+	}
+	if err := bw.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// peakHeap runs fn while sampling the heap in use, and returns its
+// highest sample.
+func peakHeap(fn func()) uint64 {
+	runtime.GC()
+	var peak atomic.Uint64
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		var ms runtime.MemStats
+		for {
+			runtime.ReadMemStats(&ms)
+			if ms.HeapInuse > peak.Load() {
+				peak.Store(ms.HeapInuse)
+			}
+			select {
+			case <-done:
+				return
+			case <-time.After(20 * time.Millisecond):
+			}
+		}
+	}()
+	fn()
+	close(done)
+	wg.Wait()
+	return peak.Load()
+}
+
+// TestManyConnections: on a capture of 41,000 connections kwire stats
+// fits two screens by default, and read --sort time prints the requests
+// in capture order with a reorder window that stays within its bound.
+func TestManyConnections(t *testing.T) {
+	pcap := manyConnections(t)
+
+	out, errOut, code := kwireInProcess(t, "stats", "--port", "19092", pcap)
+	if code != 0 {
+		t.Fatalf("stats: exit %d: %s", code, errOut)
+	}
+	lines := strings.Count(out, "\n")
+	t.Logf("kwire stats: %d lines", lines)
+	// Two screens (120 lines) and the FINDINGS section: at most 10
+	// findings of two lines each, the heading and the "N of M" line.
+	if lines > 120+22 || !strings.Contains(out, "10 of 41000 connections shown: ") ||
+		!strings.Contains(out, "10 of 1030 findings shown: ") {
+		t.Errorf("kwire stats printed %d lines (want at most two screens, 120, and 22 of findings):\n%s", lines, out)
+	}
+
+	var sorted, unsorted string
+	var code2 int
+	const budget = 8 << 20
+	peakSorted := peakHeap(func() {
+		sorted, errOut, code2 = kwireInProcess(t, "read", "--sort", "time", "--sort-memory", "8MiB", "--frame-numbers", "--port", "19092", pcap)
+	})
+	if code2 != 0 || strings.Contains(errOut, "printed after a later one") {
+		t.Fatalf("read --sort time: exit %d: %s", code2, errOut)
+	}
+	peakPlain := peakHeap(func() {
+		unsorted, _, _ = kwireInProcess(t, "read", "--frame-numbers", "--port", "19092", pcap)
+	})
+	t.Logf("peak heap: %d MiB sorted, %d MiB not", peakSorted>>20, peakPlain>>20)
+	// The output itself is held by the test (two strings of ~25 MB): the
+	// reorder window adds at most its budget and the entries' bookkeeping.
+	if peakSorted > peakPlain+uint64(len(sorted))+4*budget {
+		t.Errorf("peak heap %d MiB with --sort time, %d MiB without (budget %d MiB)", peakSorted>>20, peakPlain>>20, budget>>20)
+	}
+	n, outOfOrder := 0, 0
+	var prev int64
+	sc := bufio.NewScanner(strings.NewReader(sorted))
+	for sc.Scan() {
+		l := sc.Text()
+		req, _, ok := strings.Cut(l, "/")
+		f, err := strconv.ParseInt(req, 10, 64)
+		if !ok || err != nil || !strings.Contains(l, " → ") {
+			continue // the summary
+		}
+		n++
+		if f < prev {
+			outOfOrder++
+		}
+		prev = f
+	}
+	if n != 143000 || outOfOrder != 0 {
+		t.Errorf("--sort time: %d exchange lines (want 143000), %d out of capture order", n, outOfOrder)
+	}
+	// Without --sort the same lines come in completion order.
+	if a, b := sortedLines(sorted), sortedLines(unsorted); !bytes.Equal([]byte(a), []byte(b)) {
+		t.Error("--sort time printed other lines than the completion order")
+	}
+}
+
+// sortedLines returns the exchange lines of out, sorted, for comparing
+// two orders of the same lines.
+func sortedLines(out string) string {
+	var ls []string
+	for _, l := range strings.Split(out, "\n") {
+		if strings.Contains(l, " → ") {
+			ls = append(ls, l)
+		}
+	}
+	slicesSort(ls)
+	return strings.Join(ls, "\n")
+}
+
+func slicesSort(s []string) { slices.Sort(s) }
+
+// TestStatsAll: --all shows every connection and every API's latency;
+// --rows sets how many rows.
+func TestStatsAll(t *testing.T) {
+	pcap := goldenPcap(t, "kgo-produce-consume.pcap")
+	def, _, _ := kwireInProcess(t, "stats", "--port", "19092", pcap)
+	all, _, _ := kwireInProcess(t, "stats", "--all", "--port", "19092", pcap)
+	if !strings.Contains(def, "10 of 41 connections shown: those with problems, then the busiest (--all shows every row, --json lists them all)\n") ||
+		!strings.Contains(def, "3 of 21 APIs shown: the slowest (--all shows every one)\n") {
+		t.Errorf("default stats:\n%s", def)
+	}
+	if strings.Contains(all, " shown: ") || strings.Count(all, "closed") < 41 || strings.Count(all, " answered)\n") != 21 {
+		t.Errorf("stats --all:\n%s", all)
+	}
+	rows, _, _ := kwireInProcess(t, "stats", "--rows", "2", "--port", "19092", pcap)
+	if !strings.Contains(rows, "2 of 41 connections shown") || !strings.Contains(rows, "2 of 12 clients shown") {
+		t.Errorf("--rows 2:\n%s", rows)
+	}
+}

@@ -1,0 +1,142 @@
+package statsview
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/kwire/kwire/dissect/profile"
+	"github.com/kwire/kwire/dissect/stats"
+)
+
+// WriteProfile writes a capture's normalised profile (kwire read
+// --normalize) as text: per client its software, APIs and versions,
+// request sequences, errors, topics, configs, codecs, formats and acks;
+// per broker its advertised ranges and errors. Latency and connection
+// counts, which change from run to run, are left out of the text (the
+// JSON has them).
+func WriteProfile(out io.Writer, p *profile.Profile, o Options) error {
+	var w strings.Builder
+	list := func(name string, items []string) {
+		v := "-"
+		if len(items) > 0 {
+			v = strings.Join(items, ", ")
+		}
+		fmt.Fprintf(&w, "  %-10s %s\n", name, v)
+	}
+	for _, c := range p.Clients {
+		w.WriteString(paint(o.Color, roleHeader, "client "+quoteID(c.ClientID)) + "\n")
+		list("software", c.Software)
+		var apis []string
+		for _, u := range c.APIs {
+			apis = append(apis, u.API+" "+strings.ReplaceAll(versionList(u.Versions), ", ", ","))
+		}
+		list("apis", apis)
+		for _, s := range c.Sequences {
+			fmt.Fprintf(&w, "  %-10s %s\n", "sequence", s.Sequence)
+		}
+		list("errors", c.Errors)
+		list("topics", c.Topics)
+		list("configs", c.Configs)
+		list("codecs", c.Codecs)
+		list("formats", c.Formats)
+		list("acks", c.Acks)
+	}
+	for _, b := range p.Brokers {
+		w.WriteString(paint(o.Color, roleHeader, "broker "+b.Address) + "\n")
+		var rs []string
+		for _, r := range b.Advertised {
+			rs = append(rs, fmt.Sprintf("%s %d-%d", r.API, r.Min, r.Max))
+		}
+		list("advertised", rs)
+		list("errors", b.Errors)
+	}
+	return flush(out, &w)
+}
+
+// quoteID is a client ID for a heading: quoted when empty or spaced.
+func quoteID(id string) string {
+	if id == "" || strings.ContainsAny(id, " \t\"") {
+		return fmt.Sprintf("%q", id)
+	}
+	return id
+}
+
+// WriteProfileJSON writes a profile as one indented JSON document: the
+// snapshot kwire diff can compare with a capture.
+func WriteProfileJSON(w io.Writer, p *profile.Profile) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(p)
+}
+
+// DiffJSON is kwire diff --json's document.
+type DiffJSON struct {
+	Before  []string         `json:"before"` // the captures (or snapshot) of each side
+	After   []string         `json:"after"`
+	Equal   bool             `json:"equal"`
+	Changes []profile.Change `json:"changes"`
+}
+
+// WriteDiffJSON writes kwire diff's JSON document.
+func WriteDiffJSON(w io.Writer, d *DiffJSON) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(d)
+}
+
+// WriteDiff writes kwire diff's changes as text, grouped by client, then
+// brokers, then the cluster: "- " a thing only before, "+ " only after,
+// "~ " a thing on both sides that changed (before → after).
+func WriteDiff(out io.Writer, before, after string, changes []profile.Change, o Options) error {
+	var w strings.Builder
+	if len(changes) == 0 {
+		fmt.Fprintf(&w, "no differences between %s and %s\n", before, after)
+		return flush(out, &w)
+	}
+	fmt.Fprintf(&w, "%d difference%s from %s to %s\n", len(changes), map[bool]string{true: "", false: "s"}[len(changes) == 1], before, after)
+	group := "\x00"
+	for _, c := range changes {
+		g := "cluster"
+		switch {
+		case c.Client != "":
+			g = "client " + quoteID(c.Client)
+		case c.Broker != "":
+			g = "broker " + c.Broker
+		}
+		if g != group {
+			group = g
+			w.WriteString(paint(o.Color, roleHeader, g) + "\n")
+		}
+		var line string
+		switch {
+		case c.After == "":
+			line = paint(o.Color, roleError, "- ") + fmt.Sprintf("%-11s %s", c.Kind, c.Item)
+			if c.Before != "yes" && c.Before != "" {
+				line += ": " + c.Before
+			}
+		case c.Before == "":
+			line = paint(o.Color, roleOK, "+ ") + fmt.Sprintf("%-11s %s", c.Kind, c.Item)
+			if c.After != "yes" {
+				line += ": " + c.After
+			}
+		default:
+			line = paint(o.Color, roleFlag, "~ ") + fmt.Sprintf("%-11s %s: %s → %s", c.Kind, c.Item, c.Before, c.After)
+		}
+		if c.Note != "" {
+			line += " (" + c.Note + ")"
+		}
+		w.WriteString("  " + line + "\n")
+	}
+	return flush(out, &w)
+}
+
+// StatsRecord is the last line of kwire read --json --stats (and live
+// --json --stats): the statistics report as one NDJSON record.
+type StatsRecord struct {
+	Kind  string        `json:"kind" jsonschema:"enum=stats"` // "stats"
+	Stats *stats.Report `json:"stats"`
+}
