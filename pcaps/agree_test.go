@@ -39,9 +39,19 @@ type agreeDoc struct {
 			Partitions []struct {
 				Partition int32 `json:"partition"`
 				Records   *struct {
-					Batches int    `json:"batches"`
-					Count   *int64 `json:"count"`
+					Batches        int    `json:"batches"`
+					Count          *int64 `json:"count"`
+					ControlBatches int    `json:"controlBatches"`
+					Commits        int    `json:"commits"`
+					Aborts         int    `json:"aborts"`
+					Markers        []struct {
+						Type string `json:"type"`
+					} `json:"markers"`
 				} `json:"records"`
+				AbortedTransactions *int32 `json:"abortedTransactions"`
+				Aborted             []struct {
+					ProducerID int64 `json:"producerId"`
+				} `json:"aborted"`
 			} `json:"partitions"`
 		} `json:"topics"`
 		Errors []struct {
@@ -143,8 +153,30 @@ func TestViewsAgree(t *testing.T) {
 						topics = append(topics, name)
 					}
 					for _, p := range tp.Partitions {
+						// The lists are the counts' first 64.
+						if n := len(p.Aborted); (p.AbortedTransactions == nil && n != 0) ||
+							(p.AbortedTransactions != nil && n != min(int(*p.AbortedTransactions), 64)) {
+							t.Errorf("%s %s[%d]: %d aborted transactions listed, abortedTransactions %v", where, name, p.Partition, n, p.AbortedTransactions)
+						}
 						if p.Records == nil {
 							continue
+						}
+						commits, aborts := 0, 0
+						for _, m := range p.Records.Markers {
+							switch m.Type {
+							case "COMMIT":
+								commits++
+							case "ABORT":
+								aborts++
+							default:
+								t.Errorf("%s %s[%d]: marker type %q", where, name, p.Partition, m.Type)
+							}
+						}
+						if r := p.Records; commits+aborts != min(r.Commits+r.Aborts, 64) ||
+							(commits+aborts < 64 && (commits != r.Commits || aborts != r.Aborts)) ||
+							(commits+aborts > 0 && r.ControlBatches == 0) {
+							t.Errorf("%s %s[%d]: markers %d COMMIT %d ABORT, counted %d and %d in %d control batches",
+								where, name, p.Partition, commits, aborts, r.Commits, r.Aborts, r.ControlBatches)
 						}
 						key := fmt.Sprintf("%s/%d", name, p.Partition)
 						var m map[string]flow

@@ -63,6 +63,27 @@ type PartitionDoc struct {
 	LeaderEpoch         *int64      `json:"leaderEpoch" expr:"leaderEpoch" jsonschema:"nullable"`
 	Records             *RecordsDoc `json:"records" expr:"records" jsonschema:"nullable"`
 	AbortedTransactions *int32      `json:"abortedTransactions" expr:"abortedTransactions" jsonschema:"nullable"`
+	// Aborted lists the first 64 aborted transactions of a read_committed
+	// Fetch response (abortedTransactions counts them all); empty when
+	// it lists none.
+	Aborted []AbortedTxnDoc `json:"aborted" expr:"aborted"`
+}
+
+// AbortedTxnDoc is one aborted transaction a Fetch response lists
+// (KIP-98): the consumer skips that producer's records from firstOffset
+// up to its ABORT marker.
+type AbortedTxnDoc struct {
+	ProducerID  int64 `json:"producerId" expr:"producerId"`
+	FirstOffset int64 `json:"firstOffset" expr:"firstOffset"`
+}
+
+// MarkerDoc is one control record of a control batch: a transaction's
+// COMMIT or ABORT marker (KIP-98) at its absolute offset.
+type MarkerDoc struct {
+	Type          string `json:"type" expr:"type"` // COMMIT or ABORT
+	ProducerID    int64  `json:"producerId" expr:"producerId"`
+	ProducerEpoch int16  `json:"producerEpoch" expr:"producerEpoch"`
+	Offset        int64  `json:"offset" expr:"offset"`
 }
 
 // RecordsDoc summarises a partition's record batches.
@@ -84,8 +105,15 @@ type RecordsDoc struct {
 	ProducerID           *int64   `json:"producerId" expr:"producerId" jsonschema:"nullable"`
 	ProducerEpoch        *int16   `json:"producerEpoch" expr:"producerEpoch" jsonschema:"nullable"`
 	BaseSequence         *int32   `json:"baseSequence" expr:"baseSequence" jsonschema:"nullable"`
-	CrcErrors            int      `json:"crcErrors" expr:"crcErrors"`
-	Damaged              int      `json:"damaged" expr:"damaged"`
+	// ProducerRecords is how many records the first batch of the
+	// producer holds: its sequences run baseSequence to
+	// baseSequence+producerRecords-1 (null with producerId).
+	ProducerRecords *int32 `json:"producerRecords" expr:"producerRecords" jsonschema:"nullable"`
+	// Markers are the first 64 control records (commits and aborts
+	// count them all).
+	Markers   []MarkerDoc `json:"markers" expr:"markers"`
+	CrcErrors int         `json:"crcErrors" expr:"crcErrors"`
+	Damaged   int         `json:"damaged" expr:"damaged"`
 }
 
 // ErrorDoc is one non-zero error code of a response.
@@ -107,24 +135,27 @@ type ScopeDoc struct {
 
 // GroupDoc is what an exchange says about its group.
 type GroupDoc struct {
-	GroupID            *string             `json:"groupId" expr:"groupId" jsonschema:"nullable"`
-	MemberID           *string             `json:"memberId" expr:"memberId" jsonschema:"nullable"`
-	AssignedMemberID   *string             `json:"assignedMemberId" expr:"assignedMemberId" jsonschema:"nullable"`
-	GroupInstanceID    *string             `json:"groupInstanceId" expr:"groupInstanceId" jsonschema:"nullable"`
-	GenerationID       *int32              `json:"generationId" expr:"generationId" jsonschema:"nullable"`
-	MemberEpoch        *int32              `json:"memberEpoch" expr:"memberEpoch" jsonschema:"nullable"`
-	AssignedEpoch      *int32              `json:"assignedEpoch" expr:"assignedEpoch" jsonschema:"nullable"`
-	ProtocolType       *string             `json:"protocolType" expr:"protocolType" jsonschema:"nullable"`
-	Protocol           *string             `json:"protocol" expr:"protocol" jsonschema:"nullable"`
-	Protocols          []string            `json:"protocols" expr:"protocols"`
-	Leader             *string             `json:"leader" expr:"leader" jsonschema:"nullable"`
-	Reason             *string             `json:"reason" expr:"reason" jsonschema:"nullable"`
-	SessionTimeoutMs   *int32              `json:"sessionTimeoutMs" expr:"sessionTimeoutMs" jsonschema:"nullable"`
-	RebalanceTimeoutMs *int32              `json:"rebalanceTimeoutMs" expr:"rebalanceTimeoutMs" jsonschema:"nullable"`
-	Subscription       *SubscriptionDoc    `json:"subscription" expr:"subscription" jsonschema:"nullable"`
-	Assignment         []TopicPartitionDoc `json:"assignment" expr:"assignment" jsonschema:"nullable"` // null when not stated
-	Owned              []TopicPartitionDoc `json:"owned" expr:"owned"`
-	Members            []MemberDoc         `json:"members" expr:"members"`
+	GroupID            *string  `json:"groupId" expr:"groupId" jsonschema:"nullable"`
+	MemberID           *string  `json:"memberId" expr:"memberId" jsonschema:"nullable"`
+	AssignedMemberID   *string  `json:"assignedMemberId" expr:"assignedMemberId" jsonschema:"nullable"`
+	GroupInstanceID    *string  `json:"groupInstanceId" expr:"groupInstanceId" jsonschema:"nullable"`
+	GenerationID       *int32   `json:"generationId" expr:"generationId" jsonschema:"nullable"`
+	MemberEpoch        *int32   `json:"memberEpoch" expr:"memberEpoch" jsonschema:"nullable"`
+	AssignedEpoch      *int32   `json:"assignedEpoch" expr:"assignedEpoch" jsonschema:"nullable"`
+	ProtocolType       *string  `json:"protocolType" expr:"protocolType" jsonschema:"nullable"`
+	Protocol           *string  `json:"protocol" expr:"protocol" jsonschema:"nullable"`
+	Protocols          []string `json:"protocols" expr:"protocols"`
+	Leader             *string  `json:"leader" expr:"leader" jsonschema:"nullable"`
+	Reason             *string  `json:"reason" expr:"reason" jsonschema:"nullable"`
+	SessionTimeoutMs   *int32   `json:"sessionTimeoutMs" expr:"sessionTimeoutMs" jsonschema:"nullable"`
+	RebalanceTimeoutMs *int32   `json:"rebalanceTimeoutMs" expr:"rebalanceTimeoutMs" jsonschema:"nullable"`
+	// HeartbeatIntervalMs is the interval a KIP-848, share or streams
+	// group heartbeat response asks for.
+	HeartbeatIntervalMs *int32              `json:"heartbeatIntervalMs" expr:"heartbeatIntervalMs" jsonschema:"nullable"`
+	Subscription        *SubscriptionDoc    `json:"subscription" expr:"subscription" jsonschema:"nullable"`
+	Assignment          []TopicPartitionDoc `json:"assignment" expr:"assignment" jsonschema:"nullable"` // null when not stated
+	Owned               []TopicPartitionDoc `json:"owned" expr:"owned"`
+	Members             []MemberDoc         `json:"members" expr:"members"`
 }
 
 // SubscriptionDoc is a member's subscription.
@@ -400,6 +431,10 @@ func partitionDoc(p *facts.Partition) PartitionDoc {
 	if p.AbortedTxns >= 0 {
 		pd.AbortedTransactions = ptr(p.AbortedTxns)
 	}
+	pd.Aborted = make([]AbortedTxnDoc, len(p.Aborted))
+	for i, a := range p.Aborted {
+		pd.Aborted[i] = AbortedTxnDoc{ProducerID: a.ProducerID, FirstOffset: a.FirstOffset}
+	}
 	if r := p.Records; r != nil {
 		rd := &RecordsDoc{Batches: r.Batches, Bytes: r.Bytes, UncompressedBytes: r.Uncompressed,
 			UnknownSizeBatches: r.UnknownSize, Codecs: r.Codecs.Names(), Magics: []int{}, Partial: r.Partial,
@@ -421,6 +456,15 @@ func partitionDoc(p *facts.Partition) PartitionDoc {
 		}
 		if r.HasProducer {
 			rd.ProducerID, rd.ProducerEpoch, rd.BaseSequence = ptr(r.ProducerID), ptr(r.ProducerEpoch), ptr(r.BaseSequence)
+			rd.ProducerRecords = ptr(r.ProducerRecords)
+		}
+		rd.Markers = make([]MarkerDoc, len(r.Markers))
+		for i, m := range r.Markers {
+			t := "ABORT"
+			if m.Commit {
+				t = "COMMIT"
+			}
+			rd.Markers[i] = MarkerDoc{Type: t, ProducerID: m.ProducerID, ProducerEpoch: m.ProducerEpoch, Offset: m.Offset}
 		}
 		pd.Records = rd
 	}
@@ -446,6 +490,9 @@ func groupDoc(g *facts.Group) *GroupDoc {
 	}
 	if g.RebalanceTimeoutMs >= 0 {
 		d.RebalanceTimeoutMs = ptr(g.RebalanceTimeoutMs)
+	}
+	if g.HeartbeatIntervalMs >= 0 {
+		d.HeartbeatIntervalMs = ptr(g.HeartbeatIntervalMs)
 	}
 	if g.Assignment != nil {
 		d.Assignment = tpDocs(g.Assignment.Partitions)
