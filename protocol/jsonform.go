@@ -211,7 +211,7 @@ func (j jsonForm) structJSON(n *Node, fields []Field, v int16) any {
 		if c == nil {
 			if f.TaggedVersions.Contains(v) && f.Versions.Contains(v) && n.Flags&FlagError == 0 {
 				// Kafka's JsonConverter writes an absent tag's default.
-				obj = append(obj, Member{lowerFirst(f.Name), defaultJSON(f, v)})
+				obj = append(obj, Member{lowerFirst(f.Name), j.defaultJSON(f, v)})
 			}
 			continue // absent in this version, or not decoded
 		}
@@ -283,24 +283,20 @@ func (j jsonForm) nodeJSON(n *Node, f *Field, v int16) any {
 // defaultJSON is the JsonConverter form of field f's default value in
 // version v (the JSON "default", or the type's zero: 0, "", false, an
 // all-zero uuid, empty bytes, an empty array, a struct of defaults).
-func defaultJSON(f *Field, v int16) any {
+// With int64Strings an int64 default is a decimal string, as a decoded
+// int64 would be.
+func (j jsonForm) defaultJSON(f *Field, v int16) any {
 	if f.Default == "null" {
 		return nil
+	}
+	if f.Kind == TypeInt64 && j.int64Strings {
+		return strconv.FormatInt(defaultInt(f), 10)
 	}
 	switch f.Kind {
 	case TypeBool:
 		return f.Default == "true"
 	case TypeInt8, TypeInt16, TypeUint16, TypeInt32, TypeUint32, TypeInt64:
-		if f.Default == "" {
-			return int64(0)
-		}
-		if i, err := strconv.ParseInt(f.Default, 0, 64); err == nil {
-			return i
-		}
-		if u, err := strconv.ParseUint(f.Default, 0, 64); err == nil {
-			return int64(u)
-		}
-		return int64(0)
+		return defaultInt(f)
 	case TypeFloat64:
 		x, _ := strconv.ParseFloat(f.Default, 64)
 		return x
@@ -317,12 +313,27 @@ func defaultJSON(f *Field, v int16) any {
 		for i := range f.Fields {
 			g := &f.Fields[i]
 			if g.Versions.Contains(v) {
-				obj = append(obj, Member{lowerFirst(g.Name), defaultJSON(g, v)})
+				obj = append(obj, Member{lowerFirst(g.Name), j.defaultJSON(g, v)})
 			}
 		}
 		return obj
 	}
 	return nil
+}
+
+// defaultInt is an integer field's default ("" is 0; hex as Kafka's
+// JSON writes some, e.g. "0x7fffffff").
+func defaultInt(f *Field) int64 {
+	if f.Default == "" {
+		return 0
+	}
+	if i, err := strconv.ParseInt(f.Default, 0, 64); err == nil {
+		return i
+	}
+	if u, err := strconv.ParseUint(f.Default, 0, 64); err == nil {
+		return int64(u)
+	}
+	return 0
 }
 
 // redactedMark stands for a withheld secret.

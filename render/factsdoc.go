@@ -3,11 +3,9 @@ package render
 import (
 	"bytes"
 	"encoding/json"
-	"reflect"
-	"strconv"
-	"strings"
 
 	"github.com/kwire/kwire/facts"
+	"github.com/kwire/kwire/internal/jsonint64"
 	"github.com/kwire/kwire/protocol"
 )
 
@@ -559,7 +557,7 @@ func appendFactsDoc(b []byte, d *FactsDoc, int64s bool) ([]byte, bool) {
 	}
 	var v any = d
 	if int64s {
-		v = int64Strings(reflect.ValueOf(d))
+		v = jsonint64.Strings(d)
 	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
@@ -568,42 +566,4 @@ func appendFactsDoc(b []byte, d *FactsDoc, int64s bool) ([]byte, bool) {
 		return b, false
 	}
 	return append(b, bytes.TrimSuffix(buf.Bytes(), []byte("\n"))...), true
-}
-
-// int64Strings returns v (a FactsDoc or a part of it) as values
-// encoding/json writes in the same order and form, except that int64
-// values are decimal strings: structs become protocol.Objects of their
-// JSON-tagged fields.
-func int64Strings(v reflect.Value) any {
-	switch v.Kind() {
-	case reflect.Pointer, reflect.Interface:
-		if v.IsNil() {
-			return nil
-		}
-		return int64Strings(v.Elem())
-	case reflect.Int64:
-		return strconv.FormatInt(v.Int(), 10)
-	case reflect.Slice:
-		if v.IsNil() {
-			return nil
-		}
-		out := make([]any, v.Len())
-		for i := range out {
-			out[i] = int64Strings(v.Index(i))
-		}
-		return out
-	case reflect.Struct:
-		t := v.Type()
-		obj := make(protocol.Object, 0, t.NumField())
-		for i := 0; i < t.NumField(); i++ {
-			f := t.Field(i)
-			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-			if !f.IsExported() || name == "" || name == "-" {
-				continue
-			}
-			obj = append(obj, protocol.Member{Key: name, Value: int64Strings(v.Field(i))})
-		}
-		return obj
-	}
-	return v.Interface()
 }

@@ -38,7 +38,7 @@ func statsReportJSON(t *testing.T, paths []string, workers int) (string, int64) 
 		ahead.close()
 	}
 	var b bytes.Buffer
-	if err := statsview.WriteStatsJSON(&b, col.Report()); err != nil {
+	if err := statsview.WriteStatsJSON(&b, col.Report(), statsview.Options{}); err != nil {
 		t.Fatal(err)
 	}
 	return b.String(), run.lost.DecodeErrors

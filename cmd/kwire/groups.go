@@ -93,11 +93,12 @@ func analyze(ctx context.Context, s *ioStreams, capture *captureFlags, af *analy
 }
 
 type groupsOptions struct {
-	capture  captureFlags
-	analysis analysisFlags
-	JSON     bool
-	Groups   []string
-	Timeline bool
+	capture   captureFlags
+	analysis  analysisFlags
+	JSON      bool
+	JSONInt64 jsonInt64
+	Groups    []string
+	Timeline  bool
 }
 
 func newGroupsCmd(s *ioStreams, g *globalOptions) *cobra.Command {
@@ -149,6 +150,7 @@ Exit status as for kwire read.`,
 	o.capture.addFlags(f, true, 0)
 	o.analysis.addFlags(f, false)
 	f.BoolVar(&o.JSON, "json", false, "print one JSON document instead of text")
+	addJSONInt64Flag(f, &o.JSONInt64)
 	f.StringSliceVar(&o.Groups, "group", nil, "only these `groups` (IDs, comma-separated or repeated)")
 	f.BoolVar(&o.Timeline, "timeline", true, "print each group's timeline, one line per event")
 	return cmd
@@ -173,7 +175,7 @@ func runGroups(ctx context.Context, o *groupsOptions, s *ioStreams, color bool, 
 	}
 	w := bufio.NewWriter(s.Out)
 	if o.JSON {
-		err = statsview.WriteGroupsJSON(w, r)
+		err = statsview.WriteGroupsJSON(w, r, statsview.Options{Int64Strings: bool(o.JSONInt64)})
 	} else {
 		err = statsview.WriteGroups(w, r, statsview.GroupsOptions{Options: statsview.Options{Color: color}, Timeline: o.Timeline})
 	}
@@ -187,10 +189,11 @@ func runGroups(ctx context.Context, o *groupsOptions, s *ioStreams, color bool, 
 }
 
 type txnsOptions struct {
-	capture  captureFlags
-	analysis analysisFlags
-	JSON     bool
-	IDs      []string
+	capture   captureFlags
+	analysis  analysisFlags
+	JSON      bool
+	JSONInt64 jsonInt64
+	IDs       []string
 }
 
 func newTxnsCmd(s *ioStreams, g *globalOptions) *cobra.Command {
@@ -235,6 +238,7 @@ Exit status as for kwire read.`,
 	o.capture.addFlags(f, true, 0)
 	o.analysis.addFlags(f, false)
 	f.BoolVar(&o.JSON, "json", false, "print one JSON document instead of text")
+	addJSONInt64Flag(f, &o.JSONInt64)
 	f.StringSliceVar(&o.IDs, "transactional-id", nil, "only these transactional `IDs` (comma-separated or repeated)")
 	return cmd
 }
@@ -262,7 +266,7 @@ func runTxns(ctx context.Context, o *txnsOptions, s *ioStreams, color bool, path
 	}
 	w := bufio.NewWriter(s.Out)
 	if o.JSON {
-		err = statsview.WriteTxnsJSON(w, r)
+		err = statsview.WriteTxnsJSON(w, r, statsview.Options{Int64Strings: bool(o.JSONInt64)})
 	} else {
 		err = statsview.WriteTxns(w, r, statsview.Options{Color: color})
 	}

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"fmt"
+
 	"github.com/kwire/kwire/render"
 	"github.com/spf13/pflag"
 )
@@ -10,13 +12,43 @@ type outputOptions struct {
 	Values      string // text, hex, base64 or none
 	MaxValue    int
 	ShowSecrets bool
-	JSONInt64   string // number or string
+	JSONInt64   jsonInt64
+}
+
+// jsonInt64 is the value of --json-int64: false for "number", true for
+// "string".
+type jsonInt64 bool
+
+func (j *jsonInt64) String() string {
+	if *j {
+		return "string"
+	}
+	return "number"
+}
+
+func (j *jsonInt64) Set(s string) error {
+	switch s {
+	case "number":
+		*j = false
+	case "string":
+		*j = true
+	default:
+		return fmt.Errorf("%q is neither number nor string", s)
+	}
+	return nil
+}
+
+func (j *jsonInt64) Type() string { return "number|string" }
+
+// addJSONInt64Flag adds --json-int64.
+func addJSONInt64Flag(fs *pflag.FlagSet, j *jsonInt64) {
+	fs.Var(j, "json-int64", "with --json, write 64-bit integers (int64 fields, offsets, timestamps, producer IDs) as a `number` with every digit or as a decimal `string`, for tools that round numbers beyond 2^53 (jq before 1.7, JavaScript)")
 }
 
 func (o *outputOptions) addFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.Values, "values", "text", "show bytes values (record keys and values, BYTES fields) as text, hex, base64 or none")
 	fs.IntVar(&o.MaxValue, "max-value", render.DefaultMaxValue, "cut string and bytes values after this many `bytes` (0 or -1: never)")
-	fs.StringVar(&o.JSONInt64, "json-int64", "number", "with --json, write 64-bit integers (int64 fields, offsets, timestamps, producer IDs) as a `number` with every digit or as a decimal `string`, for tools that round numbers beyond 2^53 (jq before 1.7, JavaScript)")
+	addJSONInt64Flag(fs, &o.JSONInt64)
 	fs.BoolVar(&o.ShowSecrets, "show-secrets", false, "show secrets (SASL passwords, proofs and tokens, delegation-token HMACs, SCRAM credentials, sensitive config values) instead of withholding them")
 }
 
@@ -30,13 +62,5 @@ func (o *outputOptions) renderOptions(color bool) (render.Options, error) {
 	if limit == 0 {
 		limit = -1 // "--max-value 0" reads as "no limit", not "the default"
 	}
-	var int64s bool
-	switch o.JSONInt64 {
-	case "number", "":
-	case "string":
-		int64s = true
-	default:
-		return render.Options{}, usageErrorf("--json-int64: %q is neither number nor string", o.JSONInt64)
-	}
-	return render.Options{Color: color, Values: mode, MaxValue: limit, ShowSecrets: o.ShowSecrets, Int64Strings: int64s}, nil
+	return render.Options{Color: color, Values: mode, MaxValue: limit, ShowSecrets: o.ShowSecrets, Int64Strings: bool(o.JSONInt64)}, nil
 }

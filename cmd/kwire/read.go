@@ -20,6 +20,7 @@ import (
 	"github.com/kwire/kwire/dissect"
 	"github.com/kwire/kwire/dissect/stats"
 	"github.com/kwire/kwire/facts"
+	"github.com/kwire/kwire/internal/jsonint64"
 	"github.com/kwire/kwire/protocol"
 	"github.com/kwire/kwire/reassembly"
 	"github.com/kwire/kwire/render"
@@ -553,7 +554,7 @@ func (k *readSink) summarize(s *ioStreams, color bool, extra func(io.Writer) err
 		// NDJSON objects of kind "finding".
 		f := k.an.Findings()
 		if k.o.JSON {
-			k.check(statsview.WriteFindingsNDJSON(k.w, f))
+			k.check(statsview.WriteFindingsNDJSON(k.w, f, statsview.Options{Int64Strings: k.ropts.Int64Strings}))
 		} else {
 			if k.counts.Exchanges > 0 || k.shown > 0 {
 				k.check(k.w.WriteByte('\n'))
@@ -579,14 +580,18 @@ func (k *readSink) summarize(s *ioStreams, color bool, extra func(io.Writer) err
 	if k.col != nil && k.o.JSON {
 		// A tool reads the report as the stream's last record, not as
 		// JSON mixed with the summary's text on stderr.
-		b, err := json.Marshal(statsview.StatsRecord{Kind: "stats", Stats: statsReport(k.col, k.an)})
+		var v any = statsview.StatsRecord{Kind: "stats", Stats: statsReport(k.col, k.an)}
+		if k.ropts.Int64Strings {
+			v = jsonint64.Strings(v)
+		}
+		b, err := json.Marshal(v)
 		k.check(err)
 		_, err = k.w.Write(append(b, '\n'))
 		k.check(err)
 	} else if k.col != nil {
 		_, err := io.WriteString(out, "\n")
 		k.check(err)
-		k.check(writeStatsReport(out, k.col, k.an, false, ropts.Color, 0))
+		k.check(writeStatsReport(out, k.col, k.an, false, statsview.Options{Color: ropts.Color}))
 	}
 }
 

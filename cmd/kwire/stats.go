@@ -14,14 +14,15 @@ import (
 )
 
 type statsOptions struct {
-	capture  captureFlags
-	files    fileFlags
-	analysis analysisFlags
-	JSON     bool
-	Top      int
-	Findings bool
-	Rows     int
-	All      bool
+	capture   captureFlags
+	files     fileFlags
+	analysis  analysisFlags
+	JSON      bool
+	JSONInt64 jsonInt64
+	Top       int
+	Findings  bool
+	Rows      int
+	All       bool
 }
 
 func newStatsCmd(s *ioStreams, g *globalOptions) *cobra.Command {
@@ -95,6 +96,7 @@ that is not a capture.`,
 	o.analysis.addFlags(f, true)
 	o.files.addFlags(f)
 	f.BoolVar(&o.JSON, "json", false, "print one JSON document instead of tables")
+	addJSONInt64Flag(f, &o.JSONInt64)
 	f.IntVar(&o.Top, "top", 0, "list the `N` slowest exchanges with their frame numbers")
 	f.BoolVar(&o.Findings, "findings", true, "add the findings (docs/findings.md)")
 	f.IntVar(&o.Rows, "rows", statsview.DefaultRows, "rows of the CLIENTS, PARTITIONS and CONNECTIONS tables: those with problems or errors first, then the busiest")
@@ -156,7 +158,7 @@ func runStats(ctx context.Context, o *statsOptions, s *ioStreams, color bool, pa
 	if o.All {
 		rows = -1
 	}
-	err = writeStatsReport(w, col, an, o.JSON, color, rows)
+	err = writeStatsReport(w, col, an, o.JSON, statsview.Options{Color: color, Rows: rows, Int64Strings: bool(o.JSONInt64)})
 	if err == nil {
 		err = w.Flush()
 	}
@@ -190,10 +192,10 @@ func statsReport(col *stats.Collector, an *analysis.Analyzer) *stats.Report {
 // an is not nil: the tables of kwire stats, or with asJSON one indented
 // JSON document; rows is how many rows the long tables show
 // (statsview.Options.Rows).
-func writeStatsReport(w io.Writer, col *stats.Collector, an *analysis.Analyzer, asJSON, color bool, rows int) error {
+func writeStatsReport(w io.Writer, col *stats.Collector, an *analysis.Analyzer, asJSON bool, o statsview.Options) error {
 	r := statsReport(col, an)
 	if asJSON {
-		return statsview.WriteStatsJSON(w, r)
+		return statsview.WriteStatsJSON(w, r, o)
 	}
-	return statsview.WriteStats(w, r, statsview.Options{Color: color, Rows: rows})
+	return statsview.WriteStats(w, r, o)
 }

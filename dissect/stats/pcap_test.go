@@ -140,7 +140,7 @@ func TestGolden(t *testing.T) {
 			}
 			golden(t, base+".stats.txt", b.Bytes())
 			b.Reset()
-			if err := statsview.WriteStatsJSON(&b, rep); err != nil {
+			if err := statsview.WriteStatsJSON(&b, rep, statsview.Options{}); err != nil {
 				t.Fatal(err)
 			}
 			golden(t, base+".stats.json", b.Bytes())

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/kwire/kwire/analysis"
+	"github.com/kwire/kwire/internal/jsonint64"
 )
 
 // The reports of package analysis: kwire groups (per group its members,
@@ -340,14 +341,21 @@ func writeLanes(w *strings.Builder, g *analysis.GroupReport, o GroupsOptions) {
 	t.write(w, o.Options)
 }
 
-// WriteGroupsJSON writes the groups report as one indented JSON document.
-func WriteGroupsJSON(w io.Writer, r *analysis.GroupsReport) error { return writeJSON(w, r) }
+// WriteGroupsJSON writes the groups report as one indented JSON document
+// (with o.Int64Strings, its 64-bit integers as decimal strings).
+func WriteGroupsJSON(w io.Writer, r *analysis.GroupsReport, o Options) error {
+	return writeJSON(w, r, o)
+}
 
 // WriteTxnsJSON writes the transactions report as one indented JSON
-// document.
-func WriteTxnsJSON(w io.Writer, r *analysis.TxnsReport) error { return writeJSON(w, r) }
+// document (with o.Int64Strings, its 64-bit integers — producer IDs,
+// offsets — as decimal strings).
+func WriteTxnsJSON(w io.Writer, r *analysis.TxnsReport, o Options) error { return writeJSON(w, r, o) }
 
-func writeJSON(w io.Writer, v any) error {
+func writeJSON(w io.Writer, v any, o Options) error {
+	if o.Int64Strings {
+		v = jsonint64.Strings(v)
+	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
@@ -621,12 +629,17 @@ type FindingDoc struct {
 	analysis.Finding
 }
 
-// WriteFindingsNDJSON writes each finding as one JSON line (FindingDoc).
-func WriteFindingsNDJSON(w io.Writer, r *analysis.FindingsReport) error {
+// WriteFindingsNDJSON writes each finding as one JSON line (FindingDoc;
+// with o.Int64Strings its 64-bit integers as decimal strings).
+func WriteFindingsNDJSON(w io.Writer, r *analysis.FindingsReport, o Options) error {
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
 	for i := range r.Findings {
-		if err := enc.Encode(FindingDoc{Kind: "finding", Finding: r.Findings[i]}); err != nil {
+		var v any = FindingDoc{Kind: "finding", Finding: r.Findings[i]}
+		if o.Int64Strings {
+			v = jsonint64.Strings(v)
+		}
+		if err := enc.Encode(v); err != nil {
 			return err
 		}
 	}

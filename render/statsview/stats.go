@@ -2,7 +2,6 @@ package statsview
 
 import (
 	"cmp"
-	"encoding/json"
 	"fmt"
 	"io"
 	"slices"
@@ -465,10 +464,8 @@ func writeLatency(w *strings.Builder, o Options, l stats.LatencyOverAPI) {
 }
 
 // WriteStatsJSON writes the report as one indented JSON document: the
-// stats.Report fields as their json tags name them.
-func WriteStatsJSON(w io.Writer, r *stats.Report) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	return enc.Encode(r)
+// stats.Report fields as their json tags name them (with o.Int64Strings,
+// 64-bit integers as decimal strings).
+func WriteStatsJSON(w io.Writer, r *stats.Report, o Options) error {
+	return writeJSON(w, r, o)
 }

@@ -108,7 +108,7 @@ func jsonKeys(t *testing.T, b []byte) []string {
 
 func TestStatsJSONFields(t *testing.T) {
 	var b bytes.Buffer
-	if err := WriteStatsJSON(&b, sampleReport()); err != nil {
+	if err := WriteStatsJSON(&b, sampleReport(), Options{}); err != nil {
 		t.Fatal(err)
 	}
 	want := []string{
@@ -316,7 +316,7 @@ func TestStatsNarrow(t *testing.T) {
 		}
 	}
 	b.Reset()
-	if err := WriteStatsJSON(&b, r); err != nil {
+	if err := WriteStatsJSON(&b, r, Options{}); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(b.String(), `"GetTelemetrySubscriptions"`) || !strings.Contains(b.String(), `"REQUEST_TIMED_OUT"`) {

@@ -35,6 +35,9 @@ type Options struct {
 	// tables show, those of most interest first (DefaultRows when 0, all
 	// when negative); a line says how many were left out.
 	Rows int
+	// Int64Strings writes the JSON documents' 64-bit integers (producer
+	// IDs, offsets, byte counts) as decimal strings (--json-int64 string).
+	Int64Strings bool
 }
 
 type role uint8
