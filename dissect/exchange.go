@@ -259,6 +259,18 @@ func (e *Exchange) Undecode() {
 	e.facts = nil
 }
 
+// Time is when the exchange began: its request's first packet's capture
+// time, else (an orphan) its response's; zero when neither is known.
+func (e *Exchange) Time() time.Time {
+	switch {
+	case e.Request != nil:
+		return e.Request.Time
+	case e.Response != nil:
+		return e.Response.Time
+	}
+	return time.Time{}
+}
+
 // Latency is the response time minus the request time, or -1 when the
 // exchange has no response or either frame has no capture time (a pcapng
 // Simple Packet Block carries none: its packets have the zero time).

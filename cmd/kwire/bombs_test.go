@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/kwire/kwire/internal/bombs"
+	"github.com/kwire/kwire/internal/memtune"
 	"github.com/kwire/kwire/reassembly"
 )
 
@@ -30,7 +31,7 @@ const (
 // rusage of a child counts the parent's memory too, which the child
 // shared until its exec).
 func mainForTest() {
-	limitMemory()
+	memtune.Start()
 	code := run(os.Args[1:], systemIO())
 	if f := os.Getenv(asKwireHWM); f != "" {
 		os.WriteFile(f, []byte(strconv.FormatInt(vmHWM(), 10)), 0o644)

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/kwire/kwire/dissect"
+	"github.com/kwire/kwire/internal/memtune"
+	"github.com/kwire/kwire/pipeline"
 	"github.com/kwire/kwire/protocol"
 	"github.com/kwire/kwire/reassembly"
 	"github.com/kwire/kwire/render"
@@ -151,7 +153,7 @@ func decoderLimits(d *protocol.Decoder, maxDecompressed, maxMemory byteSize, rop
 		return usageErrorf("--max-decode-memory must not be negative")
 	}
 	d.MaxDecompressed = int64(maxDecompressed)
-	d.MaxMemory = frameMemory(int64(maxMemory))
+	d.MaxMemory = pipeline.FrameMemory(int64(maxMemory))
 	if maxMemory == 0 {
 		d.MaxMemory = -1 // no bound
 	} else if d.MaxMemory < 1<<20 {
@@ -757,3 +759,13 @@ func inputSize(paths []string) int64 {
 // valuesNotShown are the output options of the commands that show no
 // record value (stats, versions): the decoder keeps none of their bytes.
 var valuesNotShown = render.Options{Values: render.ValuesNone}
+
+// setMemoryCeiling bounds the process's soft memory limit at bound bytes
+// (memtune.SetCeiling); should the live heap pass it, a warning goes to
+// errw once.
+func setMemoryCeiling(bound int64, errw io.Writer) {
+	memtune.SetCeiling(bound, func(live, ceiling int64) {
+		fmt.Fprintf(errw, "kwire: warning: %d MiB of memory are in use, past the %d MiB the flags bound it to (kwire's estimate of what it holds was short): an allocation may fail; a lower --max-decode-memory keeps it within bounds\n",
+			live>>20, ceiling>>20)
+	})
+}

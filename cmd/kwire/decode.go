@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/kwire/kwire/pipeline"
 	"github.com/kwire/kwire/protocol"
 	"github.com/kwire/kwire/render"
 	"github.com/spf13/cobra"
@@ -142,7 +143,7 @@ func runDecode(o *decodeOptions, s *ioStreams, color bool, args []string) error 
 	}
 	if o.MaxDecodeMemory > 0 {
 		// One frame: its text and bytes, a quarter of the decode memory.
-		setMemoryCeiling(memBase+int64(len(text))+2*int64(len(data))+frameMemory(int64(o.MaxDecodeMemory)), s.ErrOut)
+		setMemoryCeiling(memBase+int64(len(text))+2*int64(len(data))+pipeline.FrameMemory(int64(o.MaxDecodeMemory)), s.ErrOut)
 	}
 	for _, n := range notes {
 		fmt.Fprintf(s.ErrOut, "kwire: %s\n", n)

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/kwire/kwire/dissect/stats"
+	"github.com/kwire/kwire/pipeline"
 	"github.com/kwire/kwire/render/statsview"
 )
 
@@ -31,11 +32,11 @@ func statsReportJSON(t *testing.T, paths []string, workers int) (string, int64) 
 		run = cr.read(context.Background(), paths, col)
 	} else {
 		cr.opts.DeferDecode = true
-		ahead := newDecodeAhead(col, workers, 64<<20)
-		cr.onFile = func(p string) { ahead.sync(); col.SetFile(p) }
-		cr.drain = ahead.sync
+		ahead := pipeline.NewDecodeAhead(col, workers, 64<<20)
+		cr.onFile = func(p string) { ahead.Sync(); col.SetFile(p) }
+		cr.drain = ahead.Sync
 		run = cr.read(context.Background(), paths, ahead)
-		ahead.close()
+		ahead.Close()
 	}
 	var b bytes.Buffer
 	if err := statsview.WriteStatsJSON(&b, col.Report(), statsview.Options{}); err != nil {

@@ -9,48 +9,8 @@ import (
 	"testing"
 
 	"github.com/kwire/kwire/internal/bombs"
+	"github.com/kwire/kwire/pipeline"
 )
-
-// The head may always take memory; the jobs behind it share what is left
-// once the head's part is kept aside, and one refused is aborted until it
-// retries; when the head leaves, the next job's memory stops counting
-// against the share.
-func TestFlightMemory(t *testing.T) {
-	var f flight
-	f.setMemory(400)
-	if f.share != 200 {
-		t.Fatalf("share %d, want 200 (half of 400: the head's two frames take a quarter each)", f.share)
-	}
-	var ma, mb, mc jobMem
-	a, b, c := f.admit(0, &ma), f.admit(0, &mb), f.admit(0, &mc)
-	if !a.Reserve(1000) || a.wasAborted() {
-		t.Error("the head was refused")
-	}
-	if !b.Reserve(150) || !c.Reserve(50) {
-		t.Error("jobs behind the head refused within the share")
-	}
-	if c.Reserve(1) || !c.wasAborted() || c.Reserve(1) {
-		t.Error("a job past the share was not refused and aborted")
-	}
-	c.Reserve(-50)
-	c.retry()
-	if c.wasAborted() {
-		t.Error("retry left the job aborted")
-	}
-	a.Reserve(-1000)
-	f.release(0, a) // b is the head: its 150 bytes are its own
-	if f.used != 0 || !b.head() {
-		t.Errorf("after the head left: share used %d, b head %v", f.used, b.head())
-	}
-	if !c.Reserve(200) {
-		t.Error("c refused the share b no longer takes")
-	}
-	f.release(0, b)
-	f.release(0, c)
-	if len(f.queue) != 0 || f.jobs != 0 {
-		t.Errorf("%d jobs, %d queued after all left", f.jobs, len(f.queue))
-	}
-}
 
 // manyRecordsCapture is a capture of n Produce requests whose batch holds
 // records small records: each frame's decoded fields take megabytes.
@@ -98,7 +58,7 @@ func TestFlightRefusedWorkRedone(t *testing.T) {
 	path := manyRecordsCapture(t, 12, 8000)
 	for _, mode := range []string{"-V", "--json"} {
 		args := []string{"read", mode, "--max-decode-memory", "32MiB", path}
-		before := flightRefusals.Load()
+		before := pipeline.Refusals.Load()
 		code1, out1, err1 := runIn(t, 1, args...)
 		code4, out4, err4 := runIn(t, 4, args...)
 		if code1 != 1 || code4 != 1 {
@@ -110,7 +70,7 @@ func TestFlightRefusedWorkRedone(t *testing.T) {
 		if out1 != out4 || err1 != err4 {
 			t.Errorf("%s: output with four workers differs from one goroutine's", mode)
 		}
-		if flightRefusals.Load() == before {
+		if pipeline.Refusals.Load() == before {
 			t.Errorf("%s: no work was refused memory: the test tests nothing", mode)
 		}
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/kwire/kwire/analysis"
 	"github.com/kwire/kwire/dissect"
+	"github.com/kwire/kwire/pipeline"
 	"github.com/kwire/kwire/render/statsview"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -76,18 +77,18 @@ func analyze(ctx context.Context, s *ioStreams, capture *captureFlags, af *analy
 	dopts.Decoder.BatchHeadersOnly = !records
 	an := analysis.New(aopts)
 	dopts.DeferDecode = true
-	ahead := newDecodeAhead(an, max(runtime.GOMAXPROCS(0), 1), int64(capture.MaxDecodeMemory))
+	ahead := pipeline.NewDecodeAhead(an, max(runtime.GOMAXPROCS(0), 1), int64(capture.MaxDecodeMemory))
 	setMemoryCeiling(af.memoryBound(capture.memoryBound()), s.ErrOut)
 	bar := startProgressFor(s, paths)
-	cr := &captureReader{opts: dopts, ropts: capture.reassemblyOptions(), wrap: bar.wrap, drain: ahead.sync}
+	cr := &captureReader{opts: dopts, ropts: capture.reassemblyOptions(), wrap: bar.wrap, drain: ahead.Sync}
 	if len(paths) > 1 {
 		cr.onFile = func(path string) {
-			ahead.sync()
+			ahead.Sync()
 			an.SetFile(path)
 		}
 	}
 	run := cr.read(ctx, paths, ahead)
-	ahead.close()
+	ahead.Close()
 	bar.finish()
 	return an, run, nil
 }

@@ -14,9 +14,13 @@
 // Everything below main returns errors; only main exits.
 package main
 
-import "os"
+import (
+	"os"
+
+	"github.com/kwire/kwire/internal/memtune"
+)
 
 func main() {
-	limitMemory()
+	memtune.Start()
 	os.Exit(run(os.Args[1:], systemIO()))
 }

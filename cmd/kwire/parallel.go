@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/kwire/kwire/dissect"
+	"github.com/kwire/kwire/pipeline"
 	"github.com/kwire/kwire/protocol"
 	"github.com/kwire/kwire/render"
 )
@@ -38,7 +39,7 @@ type parallelSink struct {
 	wg     sync.WaitGroup
 	done   chan struct{} // closed when the writer is finished
 
-	flight // jobs not yet written and their frame bytes
+	pipeline.Flight // jobs not yet written and their frame bytes
 }
 
 // Bounds of what is in flight: frame bytes (one exchange is always let
@@ -60,8 +61,8 @@ type readJob struct {
 	ev      *dissect.Event
 	barrier chan struct{}
 	size    int64
-	mem     *jobMem // its memory in the flight (nil: not bounded): memv
-	memv    jobMem
+	mem     *pipeline.JobMem // its memory in the flight (nil: not bounded): memv
+	memv    pipeline.JobMem
 	dec     protocol.Decoder
 	redo    bool // stage 1's decode was refused memory: stage 2 decodes again
 	direct  bool // rendered straight to the output, or (not yet) by stage 4
@@ -88,7 +89,8 @@ func newParallelSink(k *readSink, workers int, mem int64) *parallelSink {
 		write:  make(chan *readJob, parallelJobs),
 		done:   make(chan struct{}),
 	}
-	p.setMemory(mem)
+	p.Jobs, p.Bytes = parallelJobs, parallelBudget
+	p.SetMemory(mem)
 	for range workers {
 		p.wg.Add(1)
 		go p.work()
@@ -101,7 +103,7 @@ func newParallelSink(k *readSink, workers int, mem int64) *parallelSink {
 func (p *parallelSink) Exchange(ex *dissect.Exchange) {
 	j := &readJob{ex: ex, decoded: make(chan struct{}), ready: make(chan struct{})}
 	j.size = ex.FrameBytes()
-	j.mem = p.admit(j.size, &j.memv)
+	j.mem = p.Admit(j.size, &j.memv)
 	j.out.mem = j.mem
 	p.seq <- j
 	p.decode <- j
@@ -109,14 +111,14 @@ func (p *parallelSink) Exchange(ex *dissect.Exchange) {
 
 func (p *parallelSink) Event(ev *dissect.Event) {
 	j := &readJob{ev: ev}
-	j.mem = p.admit(0, &j.memv)
+	j.mem = p.Admit(0, &j.memv)
 	p.seq <- j
 }
 
 // sync waits until everything emitted so far is written.
 func (p *parallelSink) sync() {
 	j := &readJob{barrier: make(chan struct{})}
-	j.mem = p.admit(0, &j.memv)
+	j.mem = p.Admit(0, &j.memv)
 	p.seq <- j
 	<-j.barrier
 }
@@ -133,7 +135,7 @@ func (j *readJob) budget() protocol.Budget {
 // memory refused is undone, for stage 2 to do again at the head.
 func (j *readJob) decode() {
 	j.ex.DecodeWith(j.budget(), &j.dec)
-	if j.mem != nil && j.mem.wasAborted() {
+	if j.mem != nil && j.mem.Aborted() {
 		j.ex.Undecode()
 		j.redo = true
 		return
@@ -143,8 +145,8 @@ func (j *readJob) decode() {
 
 // redecode decodes again, at the head, an exchange stage 1 undid.
 func (p *parallelSink) redecode(j *readJob) {
-	p.waitHead(j.mem)
-	j.mem.retry()
+	p.WaitHead(j.mem)
+	j.mem.Retry()
 	j.ex.DecodeWith(j.budget(), &j.dec)
 	j.redo = false
 }
@@ -161,7 +163,7 @@ func (p *parallelSink) redecode(j *readJob) {
 type chunkBuf struct {
 	chunks [][]byte // full chunks
 	cur    []byte
-	mem    *jobMem
+	mem    *pipeline.JobMem
 	taken  int64 // bytes reserved for the chunks
 	err    error
 }
@@ -364,7 +366,7 @@ func (p *parallelSink) work() {
 // writer, in chunks reserved from the flight's memory, or left to the
 // writer to do when it is the head if the memory refused it.
 func (p *parallelSink) renderJob(j *readJob) {
-	if j.mem != nil && j.mem.head() {
+	if j.mem != nil && j.mem.Head() {
 		j.err, j.wrote = p.k.render(p.k.w, j.ex, j.view), true
 		return
 	}
@@ -376,7 +378,7 @@ func (p *parallelSink) renderJob(j *readJob) {
 		// values full of escapes), then set to what it took.
 		var guess int64
 		if j.mem != nil {
-			if guess = j.mem.held() + chunkSize; !j.mem.Reserve(guess) {
+			if guess = j.mem.Held() + chunkSize; !j.mem.Reserve(guess) {
 				j.direct = true
 				return
 			}
@@ -442,7 +444,7 @@ func (p *parallelSink) writeOut() {
 				case j.wrote: // stage 3 wrote it, as the head
 				case j.direct: // the memory refused it a buffer: now it is the head
 					if j.mem != nil {
-						j.mem.retry()
+						j.mem.Retry()
 					}
 					err = k.render(k.w, j.ex, j.view)
 				case j.line != nil:
@@ -472,7 +474,7 @@ func (p *parallelSink) writeOut() {
 			}
 			j.ex.Release()
 		}
-		p.release(j.size, j.mem)
+		p.Release(j.size, j.mem)
 	}
 }
 

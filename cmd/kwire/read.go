@@ -21,6 +21,7 @@ import (
 	"github.com/kwire/kwire/dissect/stats"
 	"github.com/kwire/kwire/facts"
 	"github.com/kwire/kwire/internal/jsonint64"
+	"github.com/kwire/kwire/pipeline"
 	"github.com/kwire/kwire/protocol"
 	"github.com/kwire/kwire/reassembly"
 	"github.com/kwire/kwire/render"
@@ -457,15 +458,15 @@ func runRead(ctx context.Context, o *readOptions, s *ioStreams, color bool, path
 		bound += int64(o.SortMemory) // the reorder window's
 	}
 	setMemoryCeiling(bound, s.ErrOut)
-	var sorter *sortSink
+	var sorter *pipeline.Sorter
 	if o.Sort == "time" {
 		dopts.DeferDecode = true
-		sorter = newSortSink(ds, o.SortWindow, int64(o.SortMemory))
-		sorter.keepDeferred = par != nil
+		sorter = pipeline.NewSorter(ds, o.SortWindow, int64(o.SortMemory))
+		sorter.KeepDeferred = par != nil
 		ds = sorter
 		inner := after
 		after = func(d dissect.Summary, r reassembly.Summary) {
-			sorter.flush() // a capture's exchanges before its totals
+			sorter.Flush() // a capture's exchanges before its totals
 			inner(d, r)
 		}
 	}
@@ -495,9 +496,9 @@ func runRead(ctx context.Context, o *readOptions, s *ioStreams, color bool, path
 		par.close()
 	}
 	bar.finish()
-	if sorter != nil && sorter.late > 0 {
+	if sorter != nil && sorter.Late > 0 {
 		fmt.Fprintf(s.ErrOut, "kwire: --sort time: %d exchange%s or event%s printed after a later one: answered after more than --sort-window %v, or the window was full (--sort-memory, %d time%s)\n",
-			sorter.late, plural(int(sorter.late)), plural(int(sorter.late)), o.SortWindow, sorter.full, plural(int(sorter.full)))
+			sorter.Late, plural(int(sorter.Late)), plural(int(sorter.Late)), o.SortWindow, sorter.Full, plural(int(sorter.Full)))
 	}
 	if context.Cause(ctx) == errCountReached {
 		fmt.Fprintf(s.ErrOut, "kwire: stopped after %d exchange%s (-c); the summary covers the packets read until then\n", o.Count, plural(o.Count))
@@ -829,7 +830,7 @@ func (k *readSink) prepare(ex *dissect.Exchange, snapshot bool) (exchangeView, b
 	v.ropts.Facts = fx
 	v.ropts.File = k.file
 	if !k.o.JSON {
-		v.dayNote = k.dayChange(exchangeTime(ex))
+		v.dayNote = k.dayChange(ex.Time())
 	}
 	return v, true
 }

@@ -138,7 +138,7 @@ type timeWindow struct {
 func (w *timeWindow) active() bool { return w != nil && (w.since.set || w.until.set) }
 
 func (w *timeWindow) match(ex *dissect.Exchange) bool {
-	t := exchangeTime(ex)
+	t := ex.Time()
 	if w.since.set {
 		if b, ok := w.since.resolve(w.start); ok && t.Before(b) {
 			return false
@@ -150,18 +150,6 @@ func (w *timeWindow) match(ex *dissect.Exchange) bool {
 		}
 	}
 	return true
-}
-
-// exchangeTime is the capture time of an exchange's request, or of its
-// response when it has none (an orphan).
-func exchangeTime(ex *dissect.Exchange) time.Time {
-	switch {
-	case ex.Request != nil:
-		return ex.Request.Time
-	case ex.Response != nil:
-		return ex.Response.Time
-	}
-	return time.Time{}
 }
 
 // frameRange is packets First to Last (Last 0: to the end).

@@ -9,6 +9,7 @@ import (
 	"github.com/kwire/kwire/analysis"
 	"github.com/kwire/kwire/dissect"
 	"github.com/kwire/kwire/dissect/stats"
+	"github.com/kwire/kwire/pipeline"
 	"github.com/kwire/kwire/render/statsview"
 	"github.com/spf13/cobra"
 )
@@ -127,20 +128,20 @@ func runStats(ctx context.Context, o *statsOptions, s *ioStreams, color bool, pa
 	// Every record is counted: decode the exchanges on every core, feed
 	// them to the collector in order.
 	dopts.DeferDecode = true
-	ahead := newDecodeAhead(sink, max(runtime.GOMAXPROCS(0), 1), int64(o.capture.MaxDecodeMemory))
+	ahead := pipeline.NewDecodeAhead(sink, max(runtime.GOMAXPROCS(0), 1), int64(o.capture.MaxDecodeMemory))
 	bound := o.capture.memoryBound()
 	if an != nil {
 		bound = o.analysis.memoryBound(bound)
 	}
 	setMemoryCeiling(bound, s.ErrOut)
 	bar := startProgressFor(s, paths)
-	cr := &captureReader{opts: dopts, ropts: o.capture.reassemblyOptions(), wrap: bar.wrap, drain: ahead.sync}
+	cr := &captureReader{opts: dopts, ropts: o.capture.reassemblyOptions(), wrap: bar.wrap, drain: ahead.Sync}
 	if err := o.files.apply(cr); err != nil {
 		return err
 	}
 	if len(paths) > 1 && !o.files.Merge {
 		cr.onFile = func(path string) {
-			ahead.sync() // the previous file's exchanges are counted to it
+			ahead.Sync() // the previous file's exchanges are counted to it
 			col.SetFile(path)
 			if an != nil {
 				an.SetFile(path)
@@ -148,7 +149,7 @@ func runStats(ctx context.Context, o *statsOptions, s *ioStreams, color bool, pa
 		}
 	}
 	run := cr.read(ctx, paths, ahead)
-	ahead.close()
+	ahead.Close()
 	bar.finish()
 	if !run.readAny {
 		return run.status(s.ErrOut)

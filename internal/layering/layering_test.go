@@ -40,6 +40,9 @@ var forbidden = map[string][]string{
 	// Renderers are not CLI code. (They use reassembly's Conn and Dir
 	// types through dissect's Exchange, so reassembly is allowed.)
 	"render": {module + "/cmd", "github.com/spf13/cobra"},
+	// Pipelines of exchanges between the Dissector and its consumers:
+	// no output, no CLI (files only through dissect's spill).
+	"pipeline": {"os/exec", "net/http", "log", module + "/render", module + "/cmd", "github.com/spf13/cobra", "github.com/fatih/color"},
 	// What the exchanges of a capture mean to an operator (groups,
 	// transactions, findings), from facts and frames' TCP timing: no
 	// output, no CLI (files only through dissect's spill).

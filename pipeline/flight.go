@@ -1,20 +1,20 @@
-package main
+package pipeline
 
 import (
 	"sync"
 	"sync/atomic"
 )
 
-// flight bounds what a pipeline of exchanges holds at once:
+// Flight bounds what a pipeline of exchanges holds at once:
 //
-//   - jobs and their frame bytes, at admission: parallelJobs jobs and
-//     parallelBudget frame bytes (one job always enters, however large, so
+//   - jobs and their frame bytes, at admission: at most Jobs jobs and
+//     Bytes frame bytes (one job always enters, however large, so
 //     that a frame above the budget cannot stall the pipeline; the frames
 //     exist already, this only keeps the Dissector from reading ahead);
 //   - memory: what decoding and rendering the exchanges takes (kept
 //     decompressed bytes, decompressor state, trees, rendered output), at
 //     most mem bytes in all (--max-decode-memory), reserved by each job as
-//     it goes (jobMem, a protocol.Budget).
+//     it goes (JobMem, a protocol.Budget).
 //
 // Jobs leave in the order they entered (the writer releases them); the
 // first one not yet released is the head. The head may always take
@@ -23,11 +23,15 @@ import (
 // the output, so it takes at most half of mem. The other jobs share the
 // rest; one that asks for more than is left is refused, and its work (a
 // decode, a rendering) is thrown away and done again once it is the head
-// (jobMem.aborted): what a job produces never depends on what else was in
+// (JobMem.Aborted): what a job produces never depends on what else was in
 // flight, and the head always makes progress.
 //
-// The zero value, with mem 0, bounds jobs and frame bytes only.
-type flight struct {
+// Jobs and Bytes are set before the first Admit (0: DefaultJobs and
+// DefaultBytes); with no SetMemory, only they bound the flight.
+type Flight struct {
+	Jobs  int   // jobs admitted at once
+	Bytes int64 // frame bytes admitted at once (one job always enters)
+
 	mu    sync.Mutex
 	cond  sync.Cond
 	bytes int64 // frame bytes of the jobs admitted and not released
@@ -36,34 +40,46 @@ type flight struct {
 	mem   int64     // memory for all jobs; 0: not bounded
 	share int64     // what the jobs behind the head may hold together (mem - headMax)
 	used  int64     // memory held by the jobs behind the head
-	queue []*jobMem // jobs admitted and not released, head first (with mem)
+	queue []*JobMem // jobs admitted and not released, head first (with mem)
 }
+
+// Defaults of Flight.Jobs and Flight.Bytes.
+const (
+	DefaultJobs  = 256
+	DefaultBytes = 2 << 20
+)
 
 // headShare is the part of the memory bound kept for the head: two frames
-// at the decoder's per-frame cap (frameMemory).
+// at the decoder's per-frame cap (FrameMemory).
 const headShare = 2
 
-// frameMemory is the decoder's cap on one frame's memory under a bound of
+// FrameMemory is the decoder's cap on one frame's memory under a bound of
 // mem for all work in flight: a quarter, so that the head's two frames
 // take at most half and the jobs behind it share the other half.
-func frameMemory(mem int64) int64 { return mem / 4 }
+func FrameMemory(mem int64) int64 { return mem / 4 }
 
-// setMemory bounds the memory of all jobs to mem bytes (0: no bound).
-func (f *flight) setMemory(mem int64) {
+// SetMemory bounds the memory of all jobs to mem bytes (0: no bound).
+func (f *Flight) SetMemory(mem int64) {
 	f.mem = mem
-	f.share = mem - headShare*frameMemory(mem)
+	f.share = mem - headShare*FrameMemory(mem)
 }
 
-// admit waits until a job of size frame bytes may enter, and returns its
+// Admit waits until a job of size frame bytes may enter, and returns its
 // memory account, m set up (the caller's, so that a job costs no
 // allocation of its own), or nil when memory is not bounded.
-func (f *flight) admit(size int64, m *jobMem) *jobMem {
+func (f *Flight) Admit(size int64, m *JobMem) *JobMem {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.cond.L == nil {
 		f.cond.L = &f.mu
 	}
-	for f.jobs >= parallelJobs || f.bytes > 0 && f.bytes+size > parallelBudget {
+	if f.Jobs <= 0 {
+		f.Jobs = DefaultJobs
+	}
+	if f.Bytes <= 0 {
+		f.Bytes = DefaultBytes
+	}
+	for f.jobs >= f.Jobs || f.bytes > 0 && f.bytes+size > f.Bytes {
 		f.cond.Wait()
 	}
 	f.bytes += size
@@ -71,15 +87,15 @@ func (f *flight) admit(size int64, m *jobMem) *jobMem {
 	if f.mem <= 0 {
 		return nil
 	}
-	*m = jobMem{f: f}
+	*m = JobMem{f: f}
 	f.queue = append(f.queue, m)
 	return m
 }
 
-// release lets another job in after the head, of size frame bytes, has
+// Release lets another job in after the head, of size frame bytes, has
 // left: its memory must have been given back (its trees released, its
 // output written). The next job becomes the head.
-func (f *flight) release(size int64, m *jobMem) {
+func (f *Flight) Release(size int64, m *JobMem) {
 	f.mu.Lock()
 	f.bytes -= size
 	f.jobs--
@@ -99,8 +115,8 @@ func (f *flight) release(size int64, m *jobMem) {
 	f.mu.Unlock()
 }
 
-// waitHead waits until m's job is the head.
-func (f *flight) waitHead(m *jobMem) {
+// WaitHead waits until m's job is the head.
+func (f *Flight) WaitHead(m *JobMem) {
 	f.mu.Lock()
 	for len(f.queue) > 0 && f.queue[0] != m {
 		f.cond.Wait()
@@ -108,13 +124,13 @@ func (f *flight) waitHead(m *jobMem) {
 	f.mu.Unlock()
 }
 
-// flightRefusals counts the reservations flights refused (read by tests).
-var flightRefusals atomic.Int64
+// Refusals counts the reservations every flight refused (read by tests).
+var Refusals atomic.Int64
 
-// jobMem is one job's memory in a flight: the protocol.Budget its frames
+// JobMem is one job's memory in a flight: the protocol.Budget its frames
 // are decoded with, and the account of its rendered output.
-type jobMem struct {
-	f       *flight
+type JobMem struct {
+	f       *Flight
 	used    int64 // held by the job
 	aborted bool  // a reservation was refused: the work that asked is to be done again at the head
 }
@@ -123,7 +139,7 @@ type jobMem struct {
 // frames' own caps bound it), the other jobs while what they hold
 // together stays within the flight's share; a refusal marks the job
 // aborted, and refuses every later reservation until reset.
-func (m *jobMem) Reserve(n int64) bool {
+func (m *JobMem) Reserve(n int64) bool {
 	f := m.f
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -134,7 +150,7 @@ func (m *jobMem) Reserve(n int64) bool {
 		return false
 	case !head && f.used+n > f.share:
 		m.aborted = true
-		flightRefusals.Add(1)
+		Refusals.Add(1)
 		return false
 	}
 	m.used += n
@@ -144,30 +160,30 @@ func (m *jobMem) Reserve(n int64) bool {
 	return true
 }
 
-// held is what m's job holds.
-func (m *jobMem) held() int64 {
+// Held is what m's job holds, in bytes.
+func (m *JobMem) Held() int64 {
 	m.f.mu.Lock()
 	defer m.f.mu.Unlock()
 	return m.used
 }
 
-// head reports whether m's job is the head.
-func (m *jobMem) head() bool {
+// Head reports whether m's job is the head.
+func (m *JobMem) Head() bool {
 	f := m.f
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return len(f.queue) > 0 && f.queue[0] == m
 }
 
-// retry clears an abort before the job's work is done again (at the head).
-func (m *jobMem) retry() {
+// Retry clears an abort before the job's work is done again (at the head).
+func (m *JobMem) Retry() {
 	m.f.mu.Lock()
 	m.aborted = false
 	m.f.mu.Unlock()
 }
 
-// wasAborted reports whether a reservation of the job was refused.
-func (m *jobMem) wasAborted() bool {
+// Aborted reports whether a reservation of the job was refused.
+func (m *JobMem) Aborted() bool {
 	m.f.mu.Lock()
 	defer m.f.mu.Unlock()
 	return m.aborted

@@ -1,9 +1,11 @@
-package main
+// Package memtune paces Go's garbage collector for kwire: the heap may grow
+// to about 40 MiB over what is live, a soft memory limit backs that up,
+// and a command can set a ceiling (the bound its flags give) with a
+// warning should the live heap pass it. docs/performance.md has the
+// measurements.
+package memtune
 
 import (
-	"fmt"
-	"io"
-	"math"
 	"os"
 	"runtime"
 	"runtime/debug"
@@ -11,7 +13,6 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
-	"unicode"
 )
 
 // What kwire holds at once is bounded by the captured traffic (requests
@@ -28,8 +29,8 @@ import (
 // the runtime return freed pages to the OS as soon as they are free, and
 // the decoder's short-lived trees then fault them back in (hundreds of
 // thousands of page faults on a 1 GB capture).
-// The commands that read captures also set a ceiling (setMemoryCeiling):
-// the bound their flags give (captureFlags.memoryBound), lowered to the
+// The commands that read captures also set a ceiling (SetCeiling): the
+// bound their flags give, lowered to the
 // container's memory limit when there is one; the soft limit never goes
 // above it. Should the live heap pass it (kwire's accounting of what is
 // in flight is an estimate), a warning says so once: an allocation may
@@ -45,9 +46,9 @@ const (
 	memHeadroom  = 4 // the limit is at least live + live/memHeadroom
 )
 
-// limitMemory sets the adaptive pacing and soft memory limit unless the
-// environment sets GOMEMLIMIT or GOGC.
-func limitMemory() {
+// Start sets the adaptive pacing and soft memory limit unless the
+// environment sets GOMEMLIMIT or GOGC. It is called once, first thing.
+func Start() {
 	if os.Getenv("GOMEMLIMIT") != "" || os.Getenv("GOGC") != "" {
 		return
 	}
@@ -68,16 +69,18 @@ type memTuner struct {
 
 	ceiling atomic.Int64 // the soft limit's ceiling; 0: none
 	warned  atomic.Bool
-	warn    atomic.Pointer[io.Writer] // where the warning goes
+	warn    atomic.Pointer[func(live, ceiling int64)] // says that live passed the ceiling
 }
 
 // tuner is the process's memTuner, nil when the environment turned it off.
 var tuner *memTuner
 
-// setMemoryCeiling caps the soft memory limit at bound bytes (or the
-// container's limit, if lower) and has a warning written to errw if the
-// live heap ever passes it.
-func setMemoryCeiling(bound int64, errw io.Writer) {
+// SetCeiling caps the soft memory limit at bound bytes (or the
+// container's limit, if lower) and has warn called once, with the live
+// heap and the ceiling in bytes, if the live heap ever passes it (warn
+// runs on the runtime's finalizer goroutine). Without Start it does
+// nothing.
+func SetCeiling(bound int64, warn func(live, ceiling int64)) {
 	t := tuner
 	if t == nil || bound <= 0 {
 		return
@@ -85,7 +88,7 @@ func setMemoryCeiling(bound int64, errw io.Writer) {
 	if c := cgroupLimit(); c > 0 && c-c/10 < bound {
 		bound = c - c/10
 	}
-	t.warn.Store(&errw)
+	t.warn.Store(&warn)
 	t.ceiling.Store(bound)
 	if debug.SetMemoryLimit(-1) > bound { // the limit now; the tuner follows at the next collection
 		debug.SetMemoryLimit(bound)
@@ -142,9 +145,8 @@ func (t *memTuner) tune() {
 		if c := t.ceiling.Load(); c > 0 {
 			want = min(want, c)
 			if live > c && !t.warned.Swap(true) {
-				if w := t.warn.Load(); w != nil {
-					fmt.Fprintf(*w, "kwire: warning: %d MiB of memory are in use, past the %d MiB the flags bound it to (kwire's estimate of what it holds was short): an allocation may fail; a lower --max-decode-memory keeps it within bounds\n",
-						live>>20, c>>20)
+				if w := t.warn.Load(); w != nil && *w != nil {
+					(*w)(live, c)
 				}
 			}
 		}
@@ -159,50 +161,3 @@ func (t *memTuner) tune() {
 	}
 	t.arm()
 }
-
-// byteSize is a flag value of a size in bytes, written as a whole number
-// with an optional unit: B, KiB, MiB, GiB (powers of 1024; K, M, G and
-// KB, MB, GB mean the same), e.g. 16MiB, 512KiB, 1048576.
-type byteSize int64
-
-func (b byteSize) String() string {
-	n := int64(b)
-	for _, u := range []struct {
-		name  string
-		shift uint
-	}{{"GiB", 30}, {"MiB", 20}, {"KiB", 10}} {
-		if n != 0 && n%(1<<u.shift) == 0 {
-			return strconv.FormatInt(n>>u.shift, 10) + u.name
-		}
-	}
-	return strconv.FormatInt(n, 10)
-}
-
-func (b *byteSize) Set(s string) error {
-	num := strings.TrimRightFunc(s, unicode.IsLetter)
-	unit := strings.ToLower(strings.TrimSpace(s[len(num):]))
-	num = strings.TrimSpace(num)
-	var shift uint
-	switch unit {
-	case "", "b":
-	case "k", "kb", "kib":
-		shift = 10
-	case "m", "mb", "mib":
-		shift = 20
-	case "g", "gb", "gib":
-		shift = 30
-	default:
-		return fmt.Errorf("unknown unit %q (use B, K/KB/KiB, M/MB/MiB or G/GB/GiB, all powers of 1024)", s[len(num):])
-	}
-	n, err := strconv.ParseInt(num, 10, 64)
-	if err != nil || n < 0 {
-		return fmt.Errorf("%q is not a size: a whole number of bytes with an optional unit, e.g. 16MiB", s)
-	}
-	if n > math.MaxInt64>>shift {
-		return fmt.Errorf("%q is too large", s)
-	}
-	*b = byteSize(n << shift)
-	return nil
-}
-
-func (b *byteSize) Type() string { return "size" }

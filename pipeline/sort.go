@@ -1,15 +1,4 @@
-package main
-
-// read --sort time: exchanges in the order of their requests' packets,
-// not of their completion. A reorder buffer holds each exchange (and
-// event) until every exchange that could still come before it has come:
-// one whose request is older than the latest capture time seen minus the
-// window is printed. An exchange whose response took longer than the
-// window, or that came when the buffer was full (--sort-memory), is
-// printed as late as it came, and counted; the buffer's memory is
-// bounded in bytes (frames held plus a fixed cost per entry): exchanges
-// wait undecoded (dissect.Options.DeferDecode) and are decoded as they
-// leave.
+package pipeline
 
 import (
 	"container/heap"
@@ -22,8 +11,18 @@ import (
 // Exchange or Event, its Frames and trees' headers, the heap slot.
 const sortEntryCost = 512
 
-// sortSink reorders exchanges and events by packet number.
-type sortSink struct {
+// Sorter is a dissect.Sink that passes exchanges and events on by packet
+// number (kwire read --sort time): in the order of their requests'
+// packets, not of their completion. It holds each exchange (and event)
+// until every exchange that could still come before it has come: one
+// whose request is older than the latest capture time seen minus the
+// window is passed on. An exchange whose response took longer than the
+// window, or that came when the buffer was full, is passed on as late as
+// it came, and counted (Late, Full). The buffer's memory is bounded in
+// bytes (frames held plus a fixed cost per entry): exchanges wait
+// undecoded (dissect.Options.DeferDecode) and are decoded as they leave
+// (unless KeepDeferred).
+type Sorter struct {
 	next   dissect.Sink
 	window time.Duration
 	budget int64
@@ -33,12 +32,13 @@ type sortSink struct {
 	seq     int64
 	latest  time.Time // the latest capture time seen
 	emitted int64     // packet number of the last entry passed on
-	late    int64     // entries passed on after a later packet's
-	full    int64     // entries passed on early because the buffer was full
-	peak    int64     // most bytes held
-	// keepDeferred leaves decoding to the next sink (the parallel one,
-	// which decodes on every core and counts the failures).
-	keepDeferred bool
+	// Late counts entries passed on after a later packet's, Full those
+	// passed on early because the buffer was full; Peak is the most
+	// bytes held.
+	Late, Full, Peak int64
+	// KeepDeferred leaves decoding to the next sink (one that decodes
+	// on every core and counts the failures).
+	KeepDeferred bool
 }
 
 type sortEntry struct {
@@ -69,11 +69,14 @@ func (h *sortHeap) Pop() any {
 	return e
 }
 
-func newSortSink(next dissect.Sink, window time.Duration, budget int64) *sortSink {
-	return &sortSink{next: next, window: window, budget: budget}
+// NewSorter returns a Sorter that holds an exchange until the capture
+// has gone window past its request, in at most budget bytes.
+func NewSorter(next dissect.Sink, window time.Duration, budget int64) *Sorter {
+	return &Sorter{next: next, window: window, budget: budget}
 }
 
-func (s *sortSink) Exchange(ex *dissect.Exchange) {
+// Exchange implements dissect.Sink.
+func (s *Sorter) Exchange(ex *dissect.Exchange) {
 	frame := int64(0)
 	switch {
 	case ex.Request != nil:
@@ -81,7 +84,7 @@ func (s *sortSink) Exchange(ex *dissect.Exchange) {
 	case ex.Response != nil:
 		frame = ex.Response.FirstFrame
 	}
-	t := exchangeTime(ex)
+	t := ex.Time()
 	done := t
 	if ex.Response != nil && ex.Response.End.After(done) {
 		done = ex.Response.End
@@ -89,7 +92,8 @@ func (s *sortSink) Exchange(ex *dissect.Exchange) {
 	s.add(sortEntry{frame: frame, t: t, ex: ex, cost: sortEntryCost + ex.FrameBytes()}, done)
 }
 
-func (s *sortSink) Event(ev *dissect.Event) {
+// Event implements dissect.Sink.
+func (s *Sorter) Event(ev *dissect.Event) {
 	frame := ev.Frame
 	if frame == 0 {
 		frame = s.emitted // an event of unknown place goes where the output is
@@ -98,12 +102,12 @@ func (s *sortSink) Event(ev *dissect.Event) {
 }
 
 // add holds an entry; seen is the latest capture time it tells of.
-func (s *sortSink) add(e sortEntry, seen time.Time) {
+func (s *Sorter) add(e sortEntry, seen time.Time) {
 	s.seq++
 	e.seq = s.seq
 	heap.Push(&s.h, e)
 	s.held += e.cost
-	s.peak = max(s.peak, s.held)
+	s.Peak = max(s.Peak, s.held)
 	if seen.After(s.latest) {
 		s.latest = seen
 	}
@@ -113,7 +117,7 @@ func (s *sortSink) add(e sortEntry, seen time.Time) {
 		switch {
 		case !top.t.IsZero() && top.t.Before(horizon):
 		case s.held > s.budget:
-			s.full++
+			s.Full++
 		default:
 			return
 		}
@@ -121,17 +125,17 @@ func (s *sortSink) add(e sortEntry, seen time.Time) {
 	}
 }
 
-func (s *sortSink) pop() {
+func (s *Sorter) pop() {
 	e := heap.Pop(&s.h).(sortEntry)
 	s.held -= e.cost
 	if e.frame < s.emitted {
-		s.late++
+		s.Late++
 	}
 	s.emitted = max(s.emitted, e.frame)
 	if e.ex != nil {
 		// Held undecoded (its bytes are what the budget counts), decoded
 		// now: trees of many exchanges would cost far more.
-		if !s.keepDeferred {
+		if !s.KeepDeferred {
 			e.ex.Decode() // its problems count where they are found (dissect.Problems)
 		}
 		s.next.Exchange(e.ex)
@@ -140,8 +144,8 @@ func (s *sortSink) pop() {
 	}
 }
 
-// flush passes on everything held (the end of a capture).
-func (s *sortSink) flush() {
+// Flush passes on everything held (the end of a capture).
+func (s *Sorter) Flush() {
 	for s.h.Len() > 0 {
 		s.pop()
 	}
