@@ -26,8 +26,8 @@ first that uses compact encodings and tagged fields, KIP-482).
 
 The text output has one row per key: KEY NAME VERSIONS FLEXIBLE, where
 FLEXIBLE is "none" for APIs that never became flexible.
-The JSON output is one array of {"key","name","min_version","max_version",
-"first_flexible"} objects; first_flexible is -1 when none.`,
+The JSON output is one array of {"key","name","minVersion","maxVersion",
+"firstFlexible"} objects; firstFlexible is -1 when none.`,
 		Example: `  kwire apis
   kwire apis --json | jq '.[] | select(.name == "Fetch")'`,
 		Args: cobra.NoArgs,

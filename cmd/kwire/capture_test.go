@@ -1,6 +1,9 @@
 package main
 
 import (
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -40,5 +43,19 @@ func TestReassemblyOptions(t *testing.T) {
 			t.Errorf("--max-out-of-order %d --idle-timeout %v: total %d, per connection %d, idle %v; want %d, %d, %v",
 				c.size, c.idle, got.MaxBufferedPagesTotal, got.MaxBufferedPagesPerConn, got.IdleTimeout, c.total, c.pc, c.idle)
 		}
+	}
+}
+
+// A --tls-keylog file none of whose lines is a key log line is the wrong
+// file: a usage error (exit 2) naming it, not a run as if no key log had
+// been given.
+func TestTLSKeyLogNotAKeyLog(t *testing.T) {
+	wrong := filepath.Join(t.TempDir(), "notes.txt")
+	if err := os.WriteFile(wrong, []byte("# keys\nthese are not keys\nCLIENT_RANDOM zz\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code := kwireInProcess(t, "read", "--tls-keylog", wrong, goldenPcap(t, "kgo-tls13.pcap"))
+	if code != exitUsage || out != "" || !strings.Contains(errOut, "--tls-keylog "+wrong+": none of its 2 lines is an NSS key log line") {
+		t.Errorf("exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
 }

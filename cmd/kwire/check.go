@@ -589,6 +589,11 @@ func runCheck(ctx context.Context, o *checkOptions, s *ioStreams, color bool, sp
 	if err != nil {
 		return err
 	}
+	if o.JUnit != "" {
+		if err := checkWritable("--junit", o.JUnit); err != nil {
+			return err
+		}
+	}
 	dopts, err := o.capture.dissectOptions(valuesNotShown)
 	if err != nil {
 		return err

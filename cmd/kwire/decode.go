@@ -352,7 +352,10 @@ func responseHint(data []byte) string {
 	for _, a := range c[:min(3, len(c))] {
 		some = append(some, fmt.Sprintf("%s v%d", protocol.APIName(a.Key), a.Version))
 	}
-	return fmt.Sprintf("the frame may be a response: the responses of %d API versions decode it whole (%s, ...); give --frame --response --api API --version V",
+	if len(c) > 3 {
+		some = append(some, fmt.Sprintf("%d more", len(c)-3))
+	}
+	return fmt.Sprintf("the frame may be a response: the responses of %d API versions decode it whole (%s); give --frame --response --api API --version V",
 		len(c), strings.Join(some, ", "))
 }
 

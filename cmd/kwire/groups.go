@@ -225,11 +225,13 @@ producer in them:
 
 --json prints one JSON document: {"producers":[...],"consumers":[...],
 "dropped","maxMemoryBytes"}, in kwire's JSON vocabulary (docs/json.md).
+Producer IDs are 64-bit: for jq before 1.7 or JavaScript, which round
+numbers beyond 2^53, add --json-int64 string.
 
 Exit status as for kwire read.`,
 		Example: `  kwire txns capture.pcap
   kwire txns --transactional-id payments-tx capture.pcap
-  kwire txns --json capture.pcap | jq '.producers[].transactions[] | select(.outcome != "commit")'`,
+  kwire txns --json --json-int64 string capture.pcap | jq '.producers[].transactions[] | select(.outcome != "commit")'`,
 		Args: captureArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runTxns(cmd.Context(), o, s, g.colorEnabled(s), args)

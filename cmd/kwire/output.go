@@ -1,7 +1,9 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"os"
 
 	"github.com/kwire/kwire/render"
 	"github.com/spf13/pflag"
@@ -63,4 +65,18 @@ func (o *outputOptions) renderOptions(color bool) (render.Options, error) {
 		limit = -1 // "--max-value 0" reads as "no limit", not "the default"
 	}
 	return render.Options{Color: color, Values: mode, MaxValue: limit, ShowSecrets: o.ShowSecrets, Int64Strings: bool(o.JSONInt64)}, nil
+}
+
+// checkWritable makes sure an output file a flag names can be written
+// before the command does its work: a path in a missing directory or
+// without permission is a usage error (exit 2), not a failure found at
+// the end that would read as "part of the capture could not be
+// dissected" or "a check failed". The file is created if it does not
+// exist (as tcpdump -w does) and left as it is otherwise.
+func checkWritable(flag, path string) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE, 0o644)
+	if err != nil {
+		return usageErrorf("%s %s: %v", flag, path, errors.Unwrap(err))
+	}
+	return f.Close()
 }

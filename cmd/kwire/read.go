@@ -74,8 +74,8 @@ func newReadCmd(s *ioStreams, g *globalOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "read [flags] FILE...",
 		Short: "Dissect the Kafka traffic in pcap or pcapng captures",
-		Long: `Read pcap or pcapng captures (gzip-compressed or not; - reads standard
-input), reassemble their TCP connections, and print every Kafka request and
+		Long: `Read pcap or pcapng captures (plain or compressed with gzip, zstd, xz,
+bzip2 or lz4; - reads standard input), reassemble their TCP connections, and print every Kafka request and
 its response: one line per exchange, with -V the decoded trees, with -x the
 annotated hex dumps, with --json one JSON object per line (NDJSON).
 
@@ -410,6 +410,9 @@ func runRead(ctx context.Context, o *readOptions, s *ioStreams, color bool, path
 		if slices.Contains(paths, "-") {
 			return usageErrorf("-w reads the captures twice: it cannot read standard input")
 		}
+		if err := checkWritable("-w", o.Write); err != nil {
+			return err
+		}
 		sel = newPacketSelection()
 	}
 	ctx, stop := context.WithCancelCause(ctx)
@@ -702,6 +705,9 @@ func (o *readOptions) filter() (*exchangeFilter, error) {
 	}
 	until, err := parseTimeBound("--until", o.Until)
 	if err != nil {
+		return nil, err
+	}
+	if err := checkWindow(since, until); err != nil {
 		return nil, err
 	}
 	if since.set || until.set {

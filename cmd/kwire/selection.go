@@ -116,6 +116,27 @@ func parseTimeBound(flag, s string) (timeBound, error) {
 	return timeBound{set: true, offset: d, isOff: true}, nil
 }
 
+// checkWindow rejects a --since at or after --until when both are of the
+// same kind (two times, or two offsets): the window would select nothing.
+func checkWindow(since, until timeBound) error {
+	switch {
+	case !since.set || !until.set || since.isOff != until.isOff:
+		return nil
+	case since.isOff && since.offset >= until.offset, !since.isOff && !since.at.Before(until.at):
+		return usageErrorf("--since %s is not before --until %s: the window selects nothing", since, until)
+	}
+	return nil
+}
+
+// String is the bound as given back: an offset ("+3s") or an RFC 3339
+// time.
+func (b timeBound) String() string {
+	if b.isOff {
+		return "+" + b.offset.String()
+	}
+	return b.at.Format(time.RFC3339Nano)
+}
+
 // resolve returns the bound's capture time given the capture's start.
 func (b timeBound) resolve(start *captureStart) (time.Time, bool) {
 	if !b.isOff {

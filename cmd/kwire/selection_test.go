@@ -319,3 +319,32 @@ func TestJSONStatsRecord(t *testing.T) {
 		t.Error("the stats record differs from kwire stats --json")
 	}
 }
+
+// A --since at or after --until of the same kind is a usage error; of
+// different kinds (an offset and a time) it is resolved against the
+// capture and not judged in advance.
+func TestCheckWindow(t *testing.T) {
+	b := func(s string) timeBound {
+		v, err := parseTimeBound("--x", s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	for _, c := range []struct {
+		since, until string
+		ok           bool
+	}{
+		{"1s", "3s", true},
+		{"3s", "1s", false},
+		{"2s", "2s", false},
+		{"2026-11-29T12:51:40Z", "2026-11-29T12:51:41Z", true},
+		{"2026-11-29T12:51:41Z", "2026-11-29T12:51:40Z", false},
+		{"30s", "2026-11-29T12:51:40Z", true},
+		{"", "1s", true},
+	} {
+		if err := checkWindow(b(c.since), b(c.until)); (err == nil) != c.ok {
+			t.Errorf("--since %q --until %q: %v, want ok %v", c.since, c.until, err, c.ok)
+		}
+	}
+}

@@ -47,6 +47,7 @@ func loadTLSKeys(paths []string, follow bool) (*tlsKeys, error) {
 			k.close()
 			return nil, usageErrorf("--tls-keylog: %v", err)
 		}
+		lines0, bad0 := k.kl.Lines()
 		if _, err := io.Copy(&k.kl, f); err != nil {
 			f.Close()
 			k.close()
@@ -58,6 +59,12 @@ func loadTLSKeys(paths []string, follow bool) (*tlsKeys, error) {
 		}
 		k.kl.Flush()
 		f.Close()
+		if lines, bad := k.kl.Lines(); lines > lines0 && bad-bad0 == lines-lines0 {
+			// Not a key log at all (a wrong file): saying nothing would
+			// read as "no key log given".
+			k.close()
+			return nil, usageErrorf("--tls-keylog %s: none of its %d lines is an NSS key log line (LABEL CLIENT_RANDOM SECRET, e.g. CLIENT_RANDOM <64 hex digits> <96 hex digits>)", p, lines-lines0)
+		}
 	}
 	return k, nil
 }

@@ -59,8 +59,8 @@ batch whose CRC is valid but whose records are malformed is reported by
 kwire read -V or kwire stats, not here.
 
 --json prints one JSON document: {"brokers","clients","matrix","flags"};
-with --against {"before","after","comparison":{"before_brokers",
-"after_brokers","ranges","lost"},"before_report","after_report"}.
+with --against {"before","after","comparison":{"beforeBrokers",
+"afterBrokers","ranges","lost"},"beforeReport","afterReport"}.
 
 Connections are found as by kwire read: by content on any port (--detect,
 on by default) and on the --port ports (default 9092).

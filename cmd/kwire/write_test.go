@@ -80,3 +80,20 @@ func TestWriteSelection(t *testing.T) {
 		t.Errorf("-w with stdin: exit %d %s", code, errOut)
 	}
 }
+
+// An output file that cannot be created is a usage error before any work
+// (exit 2), for -w and check's --junit: exit 1 would read as a capture
+// not dissected or a check failed.
+func TestOutputFileNotWritable(t *testing.T) {
+	bad := filepath.Join(t.TempDir(), "missing", "out")
+	pcap := goldenPcap(t, "kgo-produce-consume.pcap")
+	for _, args := range [][]string{
+		{"read", "-w", bad, pcap},
+		{"check", "--junit", bad, "../../docs/examples/kafka-checks.yaml", pcap},
+	} {
+		out, errOut, code := kwireInProcess(t, args...)
+		if code != exitUsage || out != "" || !strings.Contains(errOut, bad+": no such file or directory") {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 2 and the path's error before any output", args[:2], code, out, errOut)
+		}
+	}
+}
