@@ -1184,7 +1184,7 @@ func tpString(tps []facts.TopicPartitions) string {
 		}
 		b.WriteString(tp.Label())
 		b.WriteByte('[')
-		b.WriteString(partList(tp.Partitions))
+		b.WriteString(PartitionRanges(tp.Partitions))
 		b.WriteByte(']')
 	}
 	if b.Len() == 0 {
@@ -1193,8 +1193,9 @@ func tpString(tps []facts.TopicPartitions) string {
 	return b.String()
 }
 
-// partList writes sorted partitions compactly: "0-3,7".
-func partList(ps []int32) string {
+// PartitionRanges writes sorted partition indexes compactly, runs of three
+// or more as ranges: "0-3,7,8". Reports and their text share it.
+func PartitionRanges(ps []int32) string {
 	var b strings.Builder
 	for i := 0; i < len(ps); {
 		j := i

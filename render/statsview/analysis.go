@@ -55,33 +55,9 @@ func tps(l []analysis.TopicPartition) string {
 	}
 	var parts []string
 	for _, tp := range l {
-		parts = append(parts, tp.Topic+"["+partitions(tp.Partitions)+"]")
+		parts = append(parts, tp.Topic+"["+analysis.PartitionRanges(tp.Partitions)+"]")
 	}
 	return strings.Join(parts, " ")
-}
-
-// partitions writes sorted partitions as ranges: "0-3,7".
-func partitions(ps []int32) string {
-	var b strings.Builder
-	for i := 0; i < len(ps); {
-		j := i
-		for j+1 < len(ps) && ps[j+1] == ps[j]+1 {
-			j++
-		}
-		if b.Len() > 0 {
-			b.WriteByte(',')
-		}
-		switch {
-		case j == i:
-			b.WriteString(i32(ps[i]))
-		case j == i+1:
-			b.WriteString(i32(ps[i]) + "," + i32(ps[j]))
-		default:
-			b.WriteString(i32(ps[i]) + "-" + i32(ps[j]))
-		}
-		i = j + 1
-	}
-	return b.String()
 }
 
 // lane writes a member's partitions in a swim-lane cell: the partitions
@@ -91,7 +67,7 @@ func lane(l []analysis.TopicPartition, oneTopic bool) string {
 		return "none"
 	}
 	if oneTopic && len(l) == 1 {
-		return partitions(l[0].Partitions)
+		return analysis.PartitionRanges(l[0].Partitions)
 	}
 	return tps(l)
 }
