@@ -31,7 +31,7 @@ var updateSchemas = flag.Bool("update-schemas", false, "rewrite docs/schema/*.sc
 var jsonSchemas = map[string]any{
 	"exchange":         &render.ExchangeDoc{},       // read --json, live --json: an exchange's line
 	"event":            &render.EventDoc{},          // read --json: an event's line
-	"stats":            &stats.Report{},             // stats --json, read --stats --json
+	"stats":            &statsview.StatsDoc{},       // stats --json, read --stats --json
 	"versions":         &stats.VersionsReport{},     // versions --json
 	"versions-against": &statsview.ComparisonJSON{}, // versions --against --json
 	"decode":           &render.TreeDoc{},           // decode --json

@@ -39,7 +39,7 @@ func statsReportJSON(t *testing.T, paths []string, workers int) (string, int64) 
 		ahead.Close()
 	}
 	var b bytes.Buffer
-	if err := statsview.WriteStatsJSON(&b, col.Report(), statsview.Options{}); err != nil {
+	if err := statsview.WriteStatsJSON(&b, &statsview.StatsDoc{Report: *col.Report()}, statsview.Options{}); err != nil {
 		t.Fatal(err)
 	}
 	return b.String(), run.lost.DecodeErrors

@@ -180,13 +180,13 @@ func newStatsCollector(top int) (*stats.Collector, error) {
 
 // statsReport is col's report so far, with an's findings when an is not
 // nil.
-func statsReport(col *stats.Collector, an *analysis.Analyzer) *stats.Report {
-	r := col.Report()
+func statsReport(col *stats.Collector, an *analysis.Analyzer) *statsview.StatsDoc {
+	d := &statsview.StatsDoc{Report: *col.Report()}
 	if an != nil {
 		f := an.Findings()
-		r.Findings, r.FindingsDropped = f.Findings, f.Dropped
+		d.Findings, d.FindingsDropped = f.Findings, f.Dropped
 	}
-	return r
+	return d
 }
 
 // writeStatsReport writes col's report so far, with an's findings when

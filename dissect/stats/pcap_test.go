@@ -135,12 +135,12 @@ func TestGolden(t *testing.T) {
 			rep, vrep := run(t, c)
 			base := strings.TrimSuffix(c.file, ".pcap")
 			var b bytes.Buffer
-			if err := statsview.WriteStats(&b, rep, statsview.Options{}); err != nil {
+			if err := statsview.WriteStats(&b, &statsview.StatsDoc{Report: *rep}, statsview.Options{}); err != nil {
 				t.Fatal(err)
 			}
 			golden(t, base+".stats.txt", b.Bytes())
 			b.Reset()
-			if err := statsview.WriteStatsJSON(&b, rep, statsview.Options{}); err != nil {
+			if err := statsview.WriteStatsJSON(&b, &statsview.StatsDoc{Report: *rep}, statsview.Options{}); err != nil {
 				t.Fatal(err)
 			}
 			golden(t, base+".stats.json", b.Bytes())

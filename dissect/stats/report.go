@@ -6,7 +6,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/kwire/kwire/analysis"
 	"github.com/kwire/kwire/facts"
 )
 
@@ -35,12 +34,6 @@ type Report struct {
 	Connections []ConnStats      `json:"connections"`
 	Latency     []LatencyOverAPI `json:"latency"`
 	Slowest     []SlowExchange   `json:"slowest"`
-	// Findings are what an operator should look at (package analysis,
-	// docs/findings.md), in time order; nil when they were not computed
-	// (the Collector does not: kwire stats adds an analysis.Analyzer's).
-	// FindingsDropped counts those the memory budget left out.
-	Findings        []analysis.Finding `json:"findings" jsonschema:"nullable"`
-	FindingsDropped int64              `json:"findingsDropped"`
 }
 
 // APIStats is one API key and version. Sorted by Key, then Version.

@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/kwire/kwire/dissect/profile"
-	"github.com/kwire/kwire/dissect/stats"
 )
 
 // WriteProfile writes a capture's normalised profile (kwire read
@@ -137,6 +136,6 @@ func WriteDiff(out io.Writer, before, after string, changes []profile.Change, o 
 // StatsRecord is the last line of kwire read --json --stats (and live
 // --json --stats): the statistics report as one NDJSON record.
 type StatsRecord struct {
-	Kind  string        `json:"kind" jsonschema:"enum=stats"` // "stats"
-	Stats *stats.Report `json:"stats"`
+	Kind  string    `json:"kind" jsonschema:"enum=stats"` // "stats"
+	Stats *StatsDoc `json:"stats"`
 }

@@ -96,10 +96,23 @@ func clientIDText(id string, null bool) string {
 	return id
 }
 
-// WriteStats writes the statistics as text tables: a summary line, then
-// APIS, CLIENTS, PARTITIONS, CONNECTIONS, LATENCY and, when the report
-// has them, SLOWEST. Empty sections say "(none)".
-func WriteStats(out io.Writer, r *stats.Report, o Options) error {
+// StatsDoc is kwire stats's report: package stats's statistics and, when
+// they were computed, package analysis's findings. Its JSON form is kwire
+// stats --json (and the "stats" of read --json --stats's last record):
+// the Report's keys, then "findings" (null when not computed) and
+// "findingsDropped" (those the analysis memory budget left out).
+type StatsDoc struct {
+	stats.Report
+	Findings        []analysis.Finding `json:"findings" jsonschema:"nullable"`
+	FindingsDropped int64              `json:"findingsDropped"`
+}
+
+// WriteStats writes the statistics as text tables: a summary line, the
+// FINDINGS when computed, then APIS, CLIENTS, PARTITIONS, CONNECTIONS,
+// LATENCY and, when the report has them, SLOWEST. Empty sections say
+// "(none)".
+func WriteStats(out io.Writer, d *StatsDoc, o Options) error {
+	r := &d.Report
 	var w strings.Builder
 	span := "no Kafka traffic"
 	if r.First != "" {
@@ -126,8 +139,8 @@ func WriteStats(out io.Writer, r *stats.Report, o Options) error {
 		fmt.Fprintf(&w, ", %d TLS (not decrypted)", tls)
 	}
 	fmt.Fprintf(&w, ", %d skipped\n", r.SkippedConn)
-	if r.Findings != nil {
-		writeFindings(&w, &analysis.FindingsReport{Findings: r.Findings, Dropped: r.FindingsDropped}, o, true)
+	if d.Findings != nil {
+		writeFindings(&w, &analysis.FindingsReport{Findings: d.Findings, Dropped: d.FindingsDropped}, o, true)
 	}
 
 	heading(&w, o, "APIS")
@@ -466,6 +479,6 @@ func writeLatency(w *strings.Builder, o Options, l stats.LatencyOverAPI) {
 // WriteStatsJSON writes the report as one indented JSON document: the
 // stats.Report fields as their json tags name them (with o.Int64Strings,
 // 64-bit integers as decimal strings).
-func WriteStatsJSON(w io.Writer, r *stats.Report, o Options) error {
-	return writeJSON(w, r, o)
+func WriteStatsJSON(w io.Writer, d *StatsDoc, o Options) error {
+	return writeJSON(w, d, o)
 }

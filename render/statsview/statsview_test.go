@@ -14,8 +14,8 @@ import (
 	"github.com/kwire/kwire/dissect/stats"
 )
 
-func sampleReport() *stats.Report {
-	return &stats.Report{
+func sampleReport() *StatsDoc {
+	return &StatsDoc{Report: stats.Report{
 		First: "2026-01-02T03:04:05Z", Last: "2026-01-02T03:04:06.5Z",
 		Exchanges: 3, Orphans: 1, SASLTokens: 0, SkippedConn: 2,
 		APIs: []stats.APIStats{{Key: 0, Name: "Produce", Version: 9, Requests: 2, Responses: 1, Unanswered: 1,
@@ -38,8 +38,7 @@ func sampleReport() *stats.Report {
 		Slowest: []stats.SlowExchange{{Latency: 5e6, Key: 0, Name: "Produce", Version: 9, CorrelationID: 7,
 			ClientID: "app", Client: "10.0.0.1:5000", Broker: "10.0.0.9:9092", RequestFrame: 12, ResponseFrame: 14,
 			Time: "2026-01-02T03:04:05Z", File: "a.pcap"}},
-		Findings: []analysis.Finding{sampleFinding()},
-	}
+	}, Findings: []analysis.Finding{sampleFinding()}}
 }
 
 func sampleFinding() analysis.Finding {
