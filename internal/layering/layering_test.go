@@ -33,7 +33,8 @@ var forbidden = map[string][]string{
 	// TCP only: nothing about Kafka.
 	"reassembly": {module + "/protocol", module + "/facts", module + "/dissect", module + "/render", module + "/cmd", "github.com/spf13/cobra"},
 	// Kafka framing and pairing: no output code, no CLI.
-	"dissect": {module + "/render", module + "/cmd", "github.com/spf13/cobra", "github.com/fatih/color"},
+	// (The analysis of a capture builds on dissect, never the reverse.)
+	"dissect": {module + "/render", module + "/cmd", module + "/analysis", module + "/pipeline", "github.com/spf13/cobra", "github.com/fatih/color"},
 	// TLS record decryption: nothing of Kafka, no I/O, no capture code.
 	"tlsdec": {"os", "os/exec", "net", "net/http", "log", "github.com/spf13/cobra",
 		module + "/protocol", module + "/dissect", module + "/render", module + "/reassembly", module + "/cmd"},
