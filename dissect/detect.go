@@ -281,22 +281,27 @@ func isHTTP(b []byte) bool {
 }
 
 // looksPLAIN reports whether a token looks like a SASL PLAIN message
-// (RFC 4616: [authzid] NUL authcid NUL passwd, printable otherwise).
+// (RFC 4616: [authzid] NUL authcid NUL passwd). The identities must be
+// text of at most 255 bytes each (UTF-8, no control character); the
+// password may be anything, a NUL or a control byte inside it included:
+// whatever follows the second NUL is withheld as the password, so the
+// shape is judged by the identities alone (tok may be a token's first
+// bytes only).
 func looksPLAIN(tok []byte) bool {
 	i := bytes.IndexByte(tok, 0)
-	if i < 0 || len(tok) > 1024 {
+	if i < 0 || i > 255 {
 		return false
 	}
 	j := bytes.IndexByte(tok[i+1:], 0)
-	if j <= 0 {
+	if j <= 0 || j > 255 {
 		return false
 	}
-	for _, c := range tok {
+	for _, c := range tok[:i+1+j] {
 		if c != 0 && (c < 0x20 || c == 0x7f) {
 			return false
 		}
 	}
-	return bytes.Count(tok, []byte{0}) == 2
+	return true
 }
 
 // looksSCRAM reports whether a token looks like a SCRAM message (RFC 5802
@@ -309,6 +314,17 @@ func looksSCRAM(tok []byte) bool {
 		}
 	}
 	return false
+}
+
+// looksOAUTHBEARER reports whether a SCRAM-like token is an OAUTHBEARER
+// initial client response (RFC 7628 section 3.1): the same GS2 header
+// ("n,," or "n,a=user,"), then key=value pairs each ended by 0x01.
+func looksOAUTHBEARER(tok []byte) bool {
+	if !bytes.HasPrefix(tok, []byte("n,")) && !bytes.HasPrefix(tok, []byte("y,")) {
+		return false
+	}
+	i := bytes.IndexByte(tok[2:], ',')
+	return i >= 0 && 2+i+1 < len(tok) && tok[2+i+1] == 0x01
 }
 
 // looksSASL reports whether a frame payload is a raw PLAIN or SCRAM token.

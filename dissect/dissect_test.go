@@ -763,3 +763,60 @@ func TestLatencyNeedsBothTimes(t *testing.T) {
 		}
 	}
 }
+
+// TestRawPLAINOddPasswords: raw PLAIN tokens whose SaslHandshake v0 was
+// not captured are told by their identities, whatever the password holds
+// (a NUL, a control byte, non-ASCII, more than 1 KiB): each is a SASL
+// token exchange with its user, and no byte of any password reaches an
+// event (a resync's skipped bytes are shown as hex).
+func TestRawPLAINOddPasswords(t *testing.T) {
+	for name, pw := range map[string]string{
+		"nul":      "SEKRETaa\x00SEKRETbb",
+		"tab":      "SEKRET\tb",
+		"control":  "SEKRET\xc3\xa9\x01",
+		"long":     "SEKRET" + strings.Repeat("z", 1100),
+		"nulfirst": "\x00SEKRETxx",
+	} {
+		t.Run(name, func(t *testing.T) {
+			r := newRig(t, Options{}, true)
+			tok := "\x00alice\x00" + pw
+			r.client(append(binary.BigEndian.AppendUint32(nil, uint32(len(tok))), tok...))
+			r.broker(hx(t, `00 00 00 00 // empty token: success`))
+			r.client(frame(t, metadataV12Req))
+			r.broker(frame(t, metadataV12Resp))
+			r.d.Finish()
+			if got := r.sink.kinds(); len(got) != 2 || got[0] != KindSASL || got[1] != KindPaired {
+				t.Fatalf("kinds %v, events %d", got, len(r.sink.ev))
+			}
+			if ex := r.sink.ex[0]; ex.Mechanism != "PLAIN" || ex.User != "alice" || !hasNote(ex, "SASL secret withheld (PLAIN)") {
+				t.Errorf("token exchange: mechanism %q user %q notes %q", ex.Mechanism, ex.User, ex.Notes)
+			}
+			for _, ev := range r.sink.ev {
+				if bytes.Contains(ev.Data, []byte("SEKRET")) {
+					t.Errorf("%v event shows the password", ev.Kind)
+				}
+			}
+		})
+	}
+}
+
+// TestRawOAUTHBEARERWithoutHandshake: an OAUTHBEARER initial response
+// shares SCRAM's GS2 header; told apart by its 0x01-separated pairs, it
+// is one token exchange, and the Metadata request after it is Kafka (not
+// a second SCRAM round).
+func TestRawOAUTHBEARERWithoutHandshake(t *testing.T) {
+	r := newRig(t, Options{}, true)
+	tok := "n,,\x01auth=Bearer SEKRET.jwt.sig\x01\x01"
+	r.client(append(binary.BigEndian.AppendUint32(nil, uint32(len(tok))), tok...))
+	r.broker(hx(t, `00 00 00 00 // empty token: success`))
+	r.client(frame(t, metadataV12Req))
+	r.broker(frame(t, metadataV12Resp))
+	r.d.Finish()
+	if got := r.sink.kinds(); len(got) != 2 || got[0] != KindSASL || got[1] != KindPaired {
+		t.Fatalf("kinds %v", got)
+	}
+	if ex := r.sink.ex[0]; ex.Mechanism != "OAUTHBEARER" {
+		t.Errorf("mechanism %q, notes %q", ex.Mechanism, ex.Notes)
+	}
+	wantExchange(t, r.sink.ex[1], KindPaired, 3, 12, 2)
+}

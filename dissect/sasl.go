@@ -63,6 +63,8 @@ func (c *conn) saslClient(fr *Frame) bool {
 		switch tok := fr.Bytes[4:]; {
 		case looksPLAIN(tok):
 			c.sasl.mech = "PLAIN"
+		case looksOAUTHBEARER(tok):
+			c.sasl.mech = "OAUTHBEARER"
 		case looksSCRAM(tok):
 			c.sasl.mech = "SCRAM-SHA-256"
 			c.sasl.note = strings.TrimPrefix(c.sasl.note+"; SCRAM-SHA-256 or -512: the mechanism was not captured", "; ")

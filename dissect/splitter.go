@@ -348,15 +348,21 @@ func (s *splitter) rescan() []seg {
 	return nil
 }
 
-// wholeSASLToken reports whether b starts with a whole frame (at most 1 KiB)
-// holding a raw PLAIN or SCRAM token, as after a SaslHandshake v0 that was
-// not captured.
+// maxRawToken bounds the raw SASL tokens a resync recognises: PLAIN is at
+// most 767 bytes (RFC 4616), SCRAM messages are short, but a client may
+// send a longer password or an OAUTHBEARER token of kilobytes; a token
+// not recognised would be shown as skipped bytes.
+const maxRawToken = 64 << 10
+
+// wholeSASLToken reports whether b starts with a whole frame (at most
+// maxRawToken bytes) holding a raw PLAIN or SCRAM token, as after a
+// SaslHandshake v0 that was not captured.
 func wholeSASLToken(b []byte) bool {
 	if len(b) < 4 {
 		return false
 	}
 	n := int(frameLength(b))
-	return n > 0 && n <= 1024 && len(b) >= 4+n && looksSASL(b[4:4+n])
+	return n > 0 && n <= maxRawToken && len(b) >= 4+n && looksSASL(b[4:4+n])
 }
 
 // chained checks a resync candidate against what follows it: when the

@@ -32,7 +32,14 @@ type agreeDoc struct {
 	Subject    string   `json:"subject"`
 	Topics     []string `json:"topics"`
 	Errors     []string `json:"errors"`
-	Facts      *struct {
+	SASL       *struct {
+		Mechanism string `json:"mechanism"`
+		User      string `json:"user"`
+	} `json:"sasl"`
+	Guess *struct {
+		API string `json:"api"`
+	} `json:"guess"`
+	Facts *struct {
 		Topics []struct {
 			Name       *string `json:"name"`
 			TopicID    *string `json:"topicId"`
@@ -267,6 +274,27 @@ func TestViewsAgree(t *testing.T) {
 				}
 				return names[i] < names[j]
 			})
+			// sasl and guess, by the JSON's names in the filter language.
+			sasl, guess := map[string]int{}, 0
+			for _, d := range docs {
+				if d.SASL != nil {
+					sasl[d.SASL.Mechanism+"/"+d.SASL.User]++
+				}
+				if d.Guess != nil {
+					guess++
+				}
+			}
+			for mu, n := range sasl {
+				m, u, _ := strings.Cut(mu, "/")
+				expr := fmt.Sprintf("sasl?.mechanism == %q && sasl?.user == %q", m, u)
+				if got := agreeDocs(t, kwire(t, append(append([]string{"read"}, ports...), "--json", "--filter", expr, c)...).stdout); len(got) != n {
+					t.Errorf("--filter %s selects %d exchanges, the JSON has %d", expr, len(got), n)
+				}
+			}
+			if got := agreeDocs(t, kwire(t, append(append([]string{"read"}, ports...), "--json", "--filter", "guess != nil", c)...).stdout); len(got) != guess {
+				t.Errorf("--filter 'guess != nil' selects %d exchanges, the JSON has %d with a guess", len(got), guess)
+			}
+
 			for _, name := range names[:min(3, len(names))] {
 				byFlag := agreeDocs(t, kwire(t, append(append([]string{"read"}, ports...), "--json", "--topic", name, c)...).stdout)
 				expr := fmt.Sprintf("%q in topics", name)

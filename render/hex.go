@@ -1,11 +1,13 @@
 package render
 
 import (
+	"fmt"
 	"io"
 	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/kwire/kwire/dissect"
 	"github.com/kwire/kwire/protocol"
 )
 
@@ -626,4 +628,22 @@ func trimRight(b []byte) []byte {
 		b = b[:len(b)-1]
 	}
 	return b
+}
+
+// UndecodedFrame writes a frame nothing decoded (dissect.Frame.Tree nil:
+// cut by a gap or the end of the capture, an orphan whose API is not
+// known) for -V and -x: a line saying so, then its captured bytes as
+// HexDump lines, so that nothing the capture holds is lost — or, when the
+// bytes may hold a secret (dissect.Frame.Withheld: a SASL token kwire
+// could not parse), one line marking them withheld, their length hidden
+// (the dissector sets Withheld only without --show-secrets).
+func UndecodedFrame(w io.Writer, fr *dissect.Frame) error {
+	if fr.Withheld {
+		_, err := fmt.Fprintf(w, "not decoded; %s: withheld, it may hold a secret (--show-secrets shows it)\n", redacted)
+		return err
+	}
+	if _, err := fmt.Fprintf(w, "not decoded: %d bytes\n", len(fr.Bytes)); err != nil {
+		return err
+	}
+	return HexDump(w, fr.Bytes, 0)
 }

@@ -2,6 +2,7 @@ package render
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
@@ -13,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/kwire/kwire/dissect"
+	"github.com/kwire/kwire/facts"
 	"github.com/kwire/kwire/protocol"
 )
 
@@ -52,8 +54,33 @@ type ExchangeDoc struct {
 // exchange) and the user a client token carried (dissect.Exchange
 // Mechanism and User); never a password or proof.
 type SASLDoc struct {
-	Mechanism string `json:"mechanism"` // "PLAIN", "SCRAM-SHA-256", "GSSAPI"; "" unknown
-	User      string `json:"user"`      // user name from a PLAIN or SCRAM client token; "" unknown
+	Mechanism string `json:"mechanism" expr:"mechanism"` // "PLAIN", "SCRAM-SHA-256", "GSSAPI"; "" unknown
+	User      string `json:"user" expr:"user"`           // user name from a PLAIN or SCRAM client token; "" unknown
+}
+
+// SASLOf is the exchange's "sasl": the dissector's mechanism and user (a
+// handshake, a raw token), else what a SaslAuthenticate token says (fx,
+// e's facts), as the line shows them; nil when neither is known.
+func SASLOf(e *dissect.Exchange, fx *facts.Exchange) *SASLDoc {
+	m, u := e.Mechanism, e.User
+	if fx != nil {
+		m, u = cmp.Or(m, fx.SASL.Mechanism), cmp.Or(u, fx.SASL.User)
+	}
+	if m == "" && u == "" {
+		return nil
+	}
+	return &SASLDoc{Mechanism: m, User: u}
+}
+
+// GuessOf is the exchange's "guess" (dissect.Exchange.Guess); nil when it
+// has none.
+func GuessOf(e *dissect.Exchange) *GuessDoc {
+	g := e.Guess
+	if g == nil {
+		return nil
+	}
+	return &GuessDoc{API: protocol.APIName(g.APIKey), APIKey: g.APIKey, APIVersion: g.APIVersion,
+		Candidates: g.Candidates, Decoded: g.Decoded, Partial: g.Partial}
 }
 
 // GuessDoc is what an orphan response probably answers (dissect.Guess):
@@ -61,12 +88,12 @@ type SASLDoc struct {
 // the response's header and body are decoded as it ("decoded": true) —
 // a guess, not what a request said.
 type GuessDoc struct {
-	API        string `json:"api"`        // "Metadata": the only candidate, or the likeliest
-	APIKey     int16  `json:"apiKey"`     // its API key
-	APIVersion int16  `json:"apiVersion"` // its version
-	Candidates int    `json:"candidates"` // how many (API key, version) pairs decode the whole frame
-	Decoded    bool   `json:"decoded"`    // the response was decoded as api/apiVersion
-	Partial    bool   `json:"partial"`    // only what earlier orphans on the connection answered was tried
+	API        string `json:"api" expr:"api"`               // "Metadata": the only candidate, or the likeliest
+	APIKey     int16  `json:"apiKey" expr:"apiKey"`         // its API key
+	APIVersion int16  `json:"apiVersion" expr:"apiVersion"` // its version
+	Candidates int    `json:"candidates" expr:"candidates"` // how many (API key, version) pairs decode the whole frame
+	Decoded    bool   `json:"decoded" expr:"decoded"`       // the response was decoded as api/apiVersion
+	Partial    bool   `json:"partial" expr:"partial"`       // only what earlier orphans on the connection answered was tried
 }
 
 // MessageDoc is one frame of an exchange in ExchangeDoc.
@@ -193,13 +220,7 @@ func newExchangeDoc(e *dissect.Exchange, opts Options) *ExchangeDoc {
 	if d.Kind == "" {
 		d.Kind = "kind(" + itoa(int64(e.Kind)) + ")"
 	}
-	if e.Mechanism != "" || e.User != "" {
-		d.SASL = &SASLDoc{Mechanism: e.Mechanism, User: e.User}
-	}
-	if g := e.Guess; g != nil {
-		d.Guess = &GuessDoc{API: protocol.APIName(g.APIKey), APIKey: g.APIKey, APIVersion: g.APIVersion,
-			Candidates: g.Candidates, Decoded: g.Decoded, Partial: g.Partial}
-	}
+	d.Guess = GuessOf(e)
 	if e.Request != nil && !e.ClientIDNull {
 		id := e.ClientID
 		d.ClientID = &id
@@ -209,6 +230,7 @@ func newExchangeDoc(e *dissect.Exchange, opts Options) *ExchangeDoc {
 		d.LatencyMs = &ms
 	}
 	fx := e.Facts()
+	d.SASL = SASLOf(e, fx)
 	for _, er := range errorCounts(nil, fx) {
 		d.Errors = append(d.Errors, er.Name)
 	}

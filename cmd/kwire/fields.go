@@ -33,6 +33,7 @@ type exchangeFields struct {
 	Request       *frameFields     `expr:"request"`       // nil for orphans
 	Response      *frameFields     `expr:"response"`      // nil unless answered (or orphan)
 	SASL          *render.SASLDoc  `expr:"sasl"`          // mechanism and user; nil when neither is known
+	Guess         *render.GuessDoc `expr:"guess"`         // for an orphan, what it probably answers; nil otherwise
 	Subject       string           `expr:"subject"`       // the one-line subject
 	Errors        []string         `expr:"errors"`        // names of the response's non-zero error codes
 	Notes         []string         `expr:"notes"`         // the dissector's notes
@@ -113,9 +114,8 @@ func (f *exchangeFields) fill(ex *dissect.Exchange, bodies bool) {
 	if ex.Broker.IsValid() {
 		f.Broker = ex.Broker.String()
 	}
-	if ex.Mechanism != "" || ex.User != "" {
-		f.SASL = &render.SASLDoc{Mechanism: ex.Mechanism, User: ex.User}
-	}
+	f.SASL = render.SASLOf(ex, f.fx)
+	f.Guess = render.GuessOf(ex)
 	if f.Notes == nil {
 		f.Notes = []string{}
 	}

@@ -902,7 +902,7 @@ func firstError(a, b error) error {
 // offsets and bytes are the plaintext's, the packets those that carried
 // its records).
 func (k *readSink) frameDetail(w io.Writer, ropts render.Options, what string, fr *dissect.Frame, tls bool) error {
-	if fr == nil || fr.Tree == nil {
+	if fr == nil || fr.Tree == nil && len(fr.Bytes) == 0 && !fr.Withheld {
 		return nil
 	}
 	packets := " " + strconv.FormatInt(fr.FirstFrame, 10)
@@ -916,6 +916,9 @@ func (k *readSink) frameDetail(w io.Writer, ropts render.Options, what string, f
 		return err
 	}
 	iw := &indentWriter{w: w, prefix: "    ", bol: true}
+	if fr.Tree == nil {
+		return render.UndecodedFrame(iw, fr)
+	}
 	if k.o.Tree {
 		if err := render.Tree(iw, fr.Tree, ropts); err != nil {
 			return err

@@ -1,12 +1,16 @@
 package main
 
 import (
+	"bytes"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/kwire/kwire/internal/bombs"
 )
 
 // selectedIDs are the exchanges of read --json's output as
@@ -94,6 +98,29 @@ func TestOutputFileNotWritable(t *testing.T) {
 		out, errOut, code := kwireInProcess(t, args...)
 		if code != exitUsage || out != "" || !strings.Contains(errOut, bad+": no such file or directory") {
 			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 2 and the path's error before any output", args[:2], code, out, errOut)
+		}
+	}
+}
+
+// An orphan response that no schema decodes for sure is not decoded; -V
+// and -x still show its bytes (the JSON's "hex" does too): nothing the
+// capture holds is dropped from the output.
+func TestUndecodedOrphanShown(t *testing.T) {
+	resp := []byte{0, 0, 0, 16, 0, 0, 0, 77, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}
+	var buf bytes.Buffer
+	if err := bombs.WritePcap(&buf, []bombs.Exchange{{Response: resp}}); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "orphan.pcap")
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, mode := range []string{"-V", "-x"} {
+		out, errOut, code := kwireInProcess(t, "read", mode, path)
+		want := "  response, packet 4:\n    not decoded: 20 bytes\n" +
+			"    00000000  00 00 00 10 00 00 00 4d  00 00 00 00 00 00 00 00  |.......M........|\n"
+		if code != 0 || !strings.Contains(out, want) {
+			t.Errorf("read %s: exit %d, stderr %q, output:\n%s\nwant it to hold:\n%s", mode, code, errOut, out, want)
 		}
 	}
 }
