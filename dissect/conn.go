@@ -36,6 +36,7 @@ type preChunk struct {
 type conn struct {
 	d            *Dissector
 	c            *reassembly.Conn
+	busyAt       int // index in Dissector.busy; -1 when it holds no pending request
 	state        cstate
 	portA, portB bool // the endpoint is on a Kafka port
 	client       reassembly.Dir

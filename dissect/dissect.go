@@ -64,12 +64,15 @@ type Options struct {
 	// bound. Past it, request frames (of 512 bytes or more) are written
 	// to a temporary file and read back when their exchange is emitted:
 	// the exchanges are the same. When the bookkeeping and the frames
-	// that stay in memory still need more, the oldest pending requests of
-	// a connection with more than 32 are given up (KindUnanswered, with a
-	// note) and counted in Problems.Evicted: with the default 16 MiB that
-	// happens past about 20,000 requests pending at once. The memory
-	// taken is thus at most PendingMemory plus 24 KiB per open
-	// connection. When the file cannot be created or
+	// that stay in memory still need more, pending requests are given up
+	// (KindUnanswered, with a note), oldest first, from the connection
+	// holding the most, and counted in Problems.Evicted: with the default
+	// 16 MiB that happens past about 20,000 requests pending at once.
+	// Each connection keeps up to 32 while their floors fit in 1.5 MiB
+	// (or PendingMemory, when larger), fewer when more connections hold
+	// requests, and at least its newest: the memory taken is thus at most
+	// PendingMemory plus one request (its bookkeeping and, under 512
+	// bytes, its frame) per connection holding requests. When the file cannot be created or
 	// written the frames stay in memory, and the first exchange concerned
 	// has a note saying so.
 	PendingMemory int64
@@ -96,9 +99,14 @@ type Options struct {
 // implements reassembly.Handler; all methods must be called from one
 // goroutine. Call Finish after the last packet.
 type Dissector struct {
-	opts    Options
-	sink    Sink
-	conns   map[*reassembly.Conn]*conn
+	opts  Options
+	sink  Sink
+	conns map[*reassembly.Conn]*conn
+	// busy are the connections holding requests that await their
+	// responses, the one holding the most first: the floors of the
+	// pending bound share its memory, and past it requests are given up
+	// from the fullest.
+	busy    busyHeap
 	sum     Summary
 	reasons map[string]int
 	brokers map[netip.AddrPort]*BrokerVersions
@@ -158,7 +166,8 @@ func (d *Dissector) Open(rc *reassembly.Conn) {
 		return
 	}
 	d.sum.Connections++
-	c := &conn{d: d, c: rc}
+	c := &conn{d: d, c: rc, busyAt: -1}
+	c.pending.c = c
 	c.portA, c.portB = d.isPort(rc.A.Port()), d.isPort(rc.B.Port())
 	d.conns[rc] = c
 	if !c.portA && !c.portB && !d.opts.Detect {

@@ -140,8 +140,8 @@ func (d *Dissector) undecoded(fr *Frame, key int16, response bool) {
 // awaiting responses need more memory than Options.PendingMemory allows
 // (their frames beyond it go to the spill file; their bookkeeping,
 // pendingCost bytes each, cannot), the connection's oldest are given up,
-// counted in Problems.Evicted, until they fit or only pendingFloor are
-// left.
+// counted in Problems.Evicted, until they fit or only the connection's
+// floor is left (floor).
 func (c *conn) register(fr *Frame, h protocol.RequestHeader, notes []string, whole bool) {
 	d := c.d
 	cl, br := c.addrs()
@@ -156,12 +156,20 @@ func (c *conn) register(fr *Frame, h protocol.RequestHeader, notes []string, who
 	}
 	c.pending.push(ex)
 	d.spill.relieve() // its bookkeeping may need the room of held frames
-	for d.spill.over() && c.pending.len() > pendingFloor {
-		old := c.pending.popOldest()
+	for d.spill.over() {
+		// The connection's own oldest, else those of the connection
+		// holding the most: each keeps its floor.
+		v := c
+		if v.pending.len() <= d.floor() {
+			if v = d.busy.most(); v == nil || v.pending.len() <= d.floor() {
+				break
+			}
+		}
+		old := v.pending.popOldest()
 		old.Kind = KindUnanswered
 		old.Notes = append(old.Notes, d.spill.evictNote())
 		d.sum.Evicted++
-		c.emit(old)
+		v.emit(old)
 	}
 }
 
@@ -189,6 +197,10 @@ func (c *conn) take(corr int32) *Exchange {
 type pendingQueue struct {
 	q   []*Exchange
 	ids map[int32]pendingID
+	// c is the queue's connection: the Dissector keeps the connections
+	// holding requests in a heap by how many (Dissector.busy), which the
+	// queue keeps up to date as it changes.
+	c *conn
 	// marked is how many of the oldest were pending when bytes were
 	// lost from the broker (conn.gap): their responses may be lost.
 	marked int
@@ -226,6 +238,7 @@ func (p *pendingQueue) has(corr int32) (packet int64, ok bool) {
 func (p *pendingQueue) oldest() *Exchange { return p.q[0] }
 
 func (p *pendingQueue) push(ex *Exchange) {
+	defer p.changed()
 	if p.ids == nil {
 		p.ids = make(map[int32]pendingID)
 	}
@@ -255,7 +268,15 @@ func (p *pendingQueue) popOldest() *Exchange {
 		p.q = p.q[:0:0] // let the backing array go
 	}
 	p.forget(ex.CorrelationID)
+	p.changed()
 	return ex
+}
+
+// changed tells the Dissector that the queue's length changed.
+func (p *pendingQueue) changed() {
+	if p.c != nil {
+		p.c.d.busy.update(p.c)
+	}
 }
 
 // remove removes and returns the oldest pending request with correlation
@@ -268,13 +289,15 @@ func (p *pendingQueue) remove(corr int32) *Exchange {
 		p.marked--
 	}
 	p.forget(corr)
+	p.changed()
 	return ex
 }
 
 // drain empties the queue and returns what it held, oldest first.
 func (p *pendingQueue) drain() []*Exchange {
 	q := p.q
-	*p = pendingQueue{}
+	*p = pendingQueue{c: p.c}
+	p.changed()
 	return q
 }
 

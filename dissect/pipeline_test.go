@@ -1,6 +1,7 @@
 package dissect
 
 import (
+	"net/netip"
 	"runtime"
 	"testing"
 
@@ -198,4 +199,42 @@ func (d *Dissector) pending() int {
 		n += c.pending.len()
 	}
 	return n
+}
+
+// With many connections each holding requests, the floors share the
+// bound: each connection keeps fewer than pendingFloor (down to its
+// newest), so that what the bound does not cover is one request per
+// connection, not pendingFloor of them (30,000 connections × 32 requests
+// took 870 MB against a 16 MiB bound).
+func TestPendingFloorShared(t *testing.T) {
+	const conns, each = 2000, 32
+	sink := &recSink{}
+	d := New(Options{PendingMemory: 64 << 10, SpillDir: t.TempDir()}, sink)
+	var pkt int64
+	for i := range conns {
+		c := &reassembly.Conn{Index: i, A: netip.AddrPortFrom(clientAddr.Addr(), uint16(10000+i)), B: brokerAddr, SawSYN: true}
+		d.Open(c)
+		for j := range each {
+			pkt++
+			d.Data(c, reassembly.AtoB, reassembly.Chunk{Data: apiVersionsReq(int32(j)), Time: pktTime(pkt), Frame: pkt})
+		}
+	}
+	held := d.spill.held + d.spill.meta
+	// One request per connection: its bookkeeping, its client ID and its
+	// frame (smaller than spillMin, held in memory).
+	one := int64(pendingCost + len("librdkafka") + len(apiVersionsReq(0)))
+	if bound := d.spill.budget + conns*one; held > bound {
+		t.Errorf("pending requests hold %d bytes, past the bound and one request per connection, %d", held, bound)
+	}
+	if len(d.busy) != conns {
+		t.Errorf("%d connections counted holding requests, want %d", len(d.busy), conns)
+	}
+	s := d.Summary()
+	if s.Evicted == 0 || d.floor() != 1 {
+		t.Errorf("evicted %d, floor %d: want requests given up and a floor of 1", s.Evicted, d.floor())
+	}
+	d.Finish()
+	if len(d.busy) != 0 {
+		t.Errorf("%d connections still counted after Finish", len(d.busy))
+	}
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"sync"
 
+	"container/heap"
 	"github.com/kwire/kwire/protocol"
 )
 
@@ -48,11 +49,73 @@ const spillBlock = 4 << 10
 const spillMin = 512
 
 // pendingFloor is how many requests a connection may have pending before
-// any is given up for the bound on pending memory: a client's usual
-// pipeline (max.in.flight.requests.per.connection is 5 by default in the
-// Java client) pairs whatever the bound, and the memory the bound does
-// not cover is at most pendingFloor*pendingCost (24 KiB) per connection.
-const pendingFloor = 32
+// any is given up for the bound on pending memory, while few connections
+// hold requests: a client's usual pipeline
+// (max.in.flight.requests.per.connection is 5 by default in the Java
+// client) pairs whatever the bound. The floors of all connections share
+// floorShare (or the bound, when larger): with many connections holding
+// requests each keeps fewer, down to one (floor), so that the memory the
+// bound does not cover is at most pendingCost per connection holding a
+// request, not 24 KiB.
+const (
+	pendingFloor = 32
+	floorShare   = 64 * pendingFloor * pendingCost // 1.5 MiB: 64 connections at the full floor
+)
+
+// busyHeap is a max-heap of connections by pending requests
+// (container/heap); conn.busyAt is each one's index, -1 when out.
+type busyHeap []*conn
+
+func (h busyHeap) Len() int           { return len(h) }
+func (h busyHeap) Less(i, j int) bool { return h[i].pending.len() > h[j].pending.len() }
+func (h busyHeap) Swap(i, j int) {
+	h[i], h[j] = h[j], h[i]
+	h[i].busyAt, h[j].busyAt = i, j
+}
+func (h *busyHeap) Push(x any) {
+	c := x.(*conn)
+	c.busyAt = len(*h)
+	*h = append(*h, c)
+}
+func (h *busyHeap) Pop() any {
+	old := *h
+	c := old[len(old)-1]
+	old[len(old)-1] = nil
+	*h = old[:len(old)-1]
+	c.busyAt = -1
+	return c
+}
+
+// update puts c in its place after its pending queue changed length.
+func (h *busyHeap) update(c *conn) {
+	switch n := c.pending.len(); {
+	case n == 0 && c.busyAt >= 0:
+		heap.Remove(h, c.busyAt)
+	case n > 0 && c.busyAt < 0:
+		heap.Push(h, c)
+	case c.busyAt >= 0:
+		heap.Fix(h, c.busyAt)
+	}
+}
+
+// most is the connection holding the most pending requests; nil when
+// none holds any.
+func (h busyHeap) most() *conn {
+	if len(h) == 0 {
+		return nil
+	}
+	return h[0]
+}
+
+// floor is how many pending requests each connection keeps however
+// tight the bound: pendingFloor, fewer when the floors of the
+// connections holding requests would need more than floorShare (or the
+// bound), and at least one, the newest.
+func (d *Dissector) floor() int {
+	share := max(floorShare, d.spill.budget)
+	n := int64(max(len(d.busy), 1))
+	return int(min(max(share/(pendingCost*n), 1), pendingFloor))
+}
 
 // pendingCost is the memory, in bytes, that one request awaiting its
 // response takes besides its frame's bytes: the Exchange and Frame structs
