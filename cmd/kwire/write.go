@@ -36,6 +36,7 @@ type selConn struct {
 	ranges    []frameRange // packet ranges of the exchanges shown
 	sorted    bool
 	handshake []int64 // frames of the last handshake before the first range
+	closing   []int64 // its first FIN and RST packets after the last range (at most maxClosing)
 }
 
 // packetSelection collects the exchanges shown for -w. Its memory is a
@@ -117,6 +118,10 @@ func (c *selConn) in(f int64) bool {
 	return found
 }
 
+// maxClosing bounds the close packets kept per connection: a FIN each
+// way, or an RST or two.
+const maxClosing = 4
+
 // TCP flags.
 const (
 	tcpFIN = 0x01
@@ -137,14 +142,24 @@ func writeSelection(ctx context.Context, paths []string, ropts reassembly.Option
 		return p.File
 	}
 	// Pass 2: each connection's last handshake before its first packet
-	// written. Its only errors are the files' own, which the read
-	// reported.
+	// written, and its close after its last (the cut file's connections
+	// end as they did). Its only errors are the files' own, which the
+	// read reported.
 	_ = reassembly.EachPacket(ctx, paths, ropts, func(p *reassembly.Packet) error {
-		if !p.TCP || p.Flags&(tcpSYN|tcpACK) == 0 {
+		if !p.TCP || p.Flags&(tcpSYN|tcpACK|tcpFIN|tcpRST) == 0 {
 			return nil
 		}
 		c := sel.lookup(fileOf(p), p)
-		if c == nil || len(c.ranges) == 0 || p.Frame >= c.ranges[0].First {
+		if c == nil || len(c.ranges) == 0 {
+			return nil
+		}
+		if last := c.ranges[len(c.ranges)-1].Last; p.Frame > last && last > 0 {
+			if p.Flags&(tcpFIN|tcpRST) != 0 && len(c.closing) < maxClosing {
+				c.closing = append(c.closing, p.Frame)
+			}
+			return nil
+		}
+		if p.Frame >= c.ranges[0].First {
 			return nil
 		}
 		switch {
@@ -173,7 +188,7 @@ func writeSelection(ctx context.Context, paths []string, ropts reassembly.Option
 			return nil
 		}
 		c := sel.lookup(fileOf(p), p)
-		if c == nil || !c.in(p.Frame) && !slices.Contains(c.handshake, p.Frame) {
+		if c == nil || !c.in(p.Frame) && !slices.Contains(c.handshake, p.Frame) && !slices.Contains(c.closing, p.Frame) {
 			return nil
 		}
 		id, ok := ifaces[p.Link]

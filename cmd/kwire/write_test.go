@@ -53,6 +53,12 @@ func TestWriteSelection(t *testing.T) {
 			if got := selectedIDs(t, back); !slices.Equal(got, want) {
 				t.Errorf("re-read:\n%v\nwant\n%v\n%s", got, want, errOut)
 			}
+			// Every connection of the capture ends with a FIN: so do the
+			// cut file's, whose close packets are written too.
+			closes, _, _ := kwireInProcess(t, "read", "--verbose", "--port", "19092", out)
+			if fin, eof := strings.Count(closes, " CLOSE (fin)"), strings.Count(closes, " CLOSE (end of capture)"); fin == 0 || eof != 0 {
+				t.Errorf("re-read: %d connections closed by FIN, %d by the end of the capture; want all by FIN", fin, eof)
+			}
 			tshark, err := exec.LookPath("tshark")
 			if err != nil {
 				t.Log("tshark is not installed: the -w output is checked by kwire only")
