@@ -117,9 +117,12 @@ heartbeats show. Per group:
                 (left, with its KIP-800 reason; expired: removed without
                 leaving after its session timeout; replaced by a static
                 successor; fenced), session timeout, heartbeats and the
-                longest gap between them, late (half the session timeout
-                or more; KIP-848: twice the heartbeat interval) and missed
-                (the session timeout or more) heartbeats
+                longest gap between its signs of life (the last one up to
+                its expiry, leave or replacement, or to the end of the
+                capture), late (half the session timeout or more; KIP-848:
+                twice the heartbeat interval) and missed (the session
+                timeout or more, or the silence that ended in its expiry)
+                heartbeats
   GENERATIONS   each generation (KIP-848: member epoch): when it began, how
                 long the rebalance took (first JoinGroup to last SyncGroup
                 response), what started it (join, leave, timeout,
@@ -133,6 +136,11 @@ heartbeats show. Per group:
                 where a Fetch response gave the high watermark
   TIMELINE      one line per event with its packet number (--timeline=false
                 leaves it out)
+
+The heading counts distinct generations (member epochs; a static member's
+rejoin in its predecessor's place, KIP-345, is counted apart), rebalances
+and their time, and members: totals of the whole capture, even when
+--max-analysis-memory drops the detail.
 
 --json prints one JSON document: {"groups":[...],"maxMemoryBytes"}, in kwire's
 JSON vocabulary (docs/json.md). Memory is bounded by --max-analysis-memory:
