@@ -79,6 +79,7 @@ type groupTracker struct {
 	coords   map[string]string    // group -> coordinator host:port (FindCoordinator)
 	fifo     []evictItem          // what was kept, oldest first: eviction order
 	head     int
+	latest   time.Time // the latest exchange seen: the end of the capture, for members still in their group
 }
 
 type hwMark struct {
@@ -119,8 +120,16 @@ type group struct {
 	// signaled are the members told REBALANCE_IN_PROGRESS since the last
 	// generation began.
 	signaled []*member
-	nGens    int64 // generations (or epochs) seen, kept or dropped
-	dropped  Dropped
+	// nGens counts the generations (or epochs) seen, kept or dropped, by
+	// number: a static member's rejoin without a rebalance (KIP-345),
+	// which gives an entry of the same number, counts in nStatic.
+	nGens, nStatic int64
+	// rebalances and rebalanceTime total the rebalances (generations
+	// that followed another one) and the time they took, kept or
+	// dropped (gen.account).
+	rebalances    int64
+	rebalanceTime time.Duration
+	dropped       Dropped
 }
 
 type member struct {
@@ -173,7 +182,12 @@ type gen struct {
 	startRef   Ref  // the exchange it began with
 	file       int  // the capture file it began in
 	complete   bool // a member got its assignment
-	cost       int64
+	// follows says another generation came before it in the group: it
+	// is a rebalance; took is what it added to the group's
+	// rebalanceTime, counted when it has a start and an end.
+	follows, counted bool
+	took             time.Duration
+	cost             int64
 }
 
 type genMember struct {
@@ -369,6 +383,7 @@ func groupEvent(x *xinfo, m *member, kind, detail string) Event {
 
 func (t *groupTracker) exchange(e *xinfo) {
 	fx := e.fx
+	t.latest = maxTime(t.latest, maxTime(e.at, e.done))
 	switch e.x.APIKey {
 	case protocol.KeyFindCoordinator:
 		for _, c := range fx.Coordinators {
@@ -449,19 +464,40 @@ func (m *member) live(at time.Time, beat bool) {
 		if !m.lastLive.IsZero() && at.After(m.lastLive) {
 			gap := at.Sub(m.lastLive)
 			m.maxGap = max(m.maxGap, gap)
-			switch {
-			case m.sessionMs > 0 && gap >= time.Duration(m.sessionMs)*time.Millisecond:
-				m.missed++
-			case m.sessionMs > 0 && gap >= time.Duration(m.sessionMs)*time.Millisecond/2:
-				m.late++
-			case m.sessionMs <= 0 && m.intervalMs > 0 && gap >= 2*time.Duration(m.intervalMs)*time.Millisecond:
-				m.late++
-			}
+			late, missed := m.gapIs(gap, false)
+			m.late += b2i(late)
+			m.missed += b2i(missed)
 		}
 	}
 	if at.After(m.lastLive) {
 		m.lastLive = at
 	}
+}
+
+// gapIs says whether a gap of silence of m is late or missed: late when it
+// is half the session timeout or more (KIP-848, where the session
+// timeout is the broker's and not on the wire: twice the heartbeat
+// interval the broker asked for), missed when it is the session timeout
+// or more, or when it ended in m's expiry (the coordinator's own verdict
+// that the session timed out).
+func (m *member) gapIs(gap time.Duration, expired bool) (late, missed bool) {
+	session := time.Duration(m.sessionMs) * time.Millisecond
+	switch {
+	case expired, m.sessionMs > 0 && gap >= session:
+		return false, true
+	case m.sessionMs > 0:
+		return gap >= session/2, false
+	case m.intervalMs > 0:
+		return gap >= 2*time.Duration(m.intervalMs)*time.Millisecond, false
+	}
+	return false, false
+}
+
+func b2i(b bool) int64 {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 func (g *group) errCount(code int16) {
@@ -522,10 +558,27 @@ func (t *groupTracker) newGen(g *group, num int32, epoch bool, at time.Time) *ge
 	}
 	g.joinStart = time.Time{}
 	gn.signaled, g.signaled = g.signaled, nil
+	gn.follows = g.nGens+g.nStatic > 0
 	g.gens = append(g.gens, gn)
 	g.nGens++
 	t.keep(g, itemGen, gn.cost)
 	return gn
+}
+
+// account keeps the group's rebalance totals as gn's start or end moves:
+// they count every rebalance, whether its entry is kept or dropped
+// (--max-analysis-memory), as GroupReport.Rebalances promises.
+func (g *group) account(gn *gen) {
+	if !gn.follows || gn.static != nil || gn.start.IsZero() || gn.end.IsZero() {
+		return
+	}
+	if !gn.counted {
+		gn.counted = true
+		g.rebalances++
+	}
+	took := max(gn.end.Sub(gn.start), 0)
+	g.rebalanceTime += took - gn.took
+	gn.took = took
 }
 
 func (gn *gen) ref(r Ref) {
@@ -563,6 +616,8 @@ func (t *groupTracker) classicGen(g *group, num int32, m *member, at time.Time) 
 // with its assignment.
 func (t *groupTracker) staticCopy(g *group, last *gen, old *genMember, by *member, at time.Time) *gen {
 	gn := t.newGen(g, last.num, last.epoch, at)
+	g.nGens--
+	g.nStatic++ // the same generation, a member in another's place
 	gn.start = at
 	gn.leader, gn.protocol = last.leader, last.protocol
 	if gn.leader == old.m.id {
@@ -648,6 +703,7 @@ func (t *groupTracker) joinGroup(g *group, e *xinfo) {
 		if gn.startRef.Frame == 0 || !e.at.After(gn.start) {
 			gn.startRef, gn.file = e.ref, e.file
 		}
+		g.account(gn)
 	}
 	gn.ref(e.ref)
 	if fg.Leader != "" {
@@ -756,6 +812,7 @@ func (t *groupTracker) syncGroup(g *group, e *xinfo) {
 	gn.complete = true
 	if e.done.After(gn.end) {
 		gn.end = e.done
+		g.account(gn)
 	}
 	m.live(e.done, false)
 	detail := "assigned " + tpString(tps)
@@ -918,6 +975,7 @@ func (t *groupTracker) epochHeartbeat(g *group, e *xinfo) {
 		t.setAssigned(gn, gm, u)
 		if e.done.After(gn.end) {
 			gn.end = e.done // reconciled so far
+			g.account(gn)
 		}
 	}
 	gn.complete = true

@@ -31,12 +31,20 @@ type GroupReport struct {
 	Coordinator  *string `json:"coordinator" jsonschema:"nullable"`  // host:port FindCoordinator named
 	First        Time    `json:"first"`
 	Last         Time    `json:"last"`
-	// GenerationCount counts the generations (member epochs) seen, kept
-	// or dropped; Rebalances those kept that followed another one.
+	// GenerationCount counts the distinct generations (member epochs)
+	// seen, kept or dropped: a static member taking its predecessor's
+	// place without a rebalance (KIP-345) gives an entry of the same
+	// number in Generations, counted in StaticRejoins instead. A group
+	// deleted and made anew numbers its generations again: those count
+	// again. Rebalances counts the generations, kept or dropped, that
+	// followed another one and were seen to complete.
 	GenerationCount int64 `json:"generationCount"`
+	StaticRejoins   int64 `json:"staticRejoins"`
 	Rebalances      int64 `json:"rebalances"`
-	// RebalanceMs is the time all kept rebalances took together (first
-	// JoinGroup to last SyncGroup response of each).
+	// RebalanceMs is the time all those rebalances took together (first
+	// JoinGroup to last SyncGroup response of each; KIP-848: the first
+	// heartbeat answered with the epoch to the last that reconciled),
+	// kept or dropped.
 	RebalanceMs Millis `json:"rebalanceMs"`
 
 	Members     []MemberReport     `json:"members"`
@@ -81,10 +89,14 @@ type MemberReport struct {
 	HeartbeatIntervalMs *int32  `json:"heartbeatIntervalMs" jsonschema:"nullable"` // KIP-848: the broker's
 	Heartbeats          int64   `json:"heartbeats"`
 	// MaxHeartbeatGapMs is the longest time between two of its signs of
-	// life (heartbeat requests, join and sync answers); LateHeartbeats
-	// counts gaps of half the session timeout or more (KIP-848: twice the
-	// heartbeat interval), MissedHeartbeats gaps of the session timeout
-	// or more.
+	// life (heartbeat requests, join and sync answers), the last of them
+	// included: from its last sign of life to the end of its membership
+	// (EndTime: expired, left, replaced) or, still a member, to the end
+	// of the capture (its latest exchange). LateHeartbeats counts gaps of
+	// half the session timeout or more (KIP-848, whose session timeout
+	// is the broker's and not on the wire: twice the heartbeat interval
+	// the broker asked for), MissedHeartbeats gaps of the session
+	// timeout or more and the gap that ended in its expiry.
 	MaxHeartbeatGapMs *Millis          `json:"maxHeartbeatGapMs" jsonschema:"nullable"`
 	LateHeartbeats    int64            `json:"lateHeartbeats"`
 	MissedHeartbeats  int64            `json:"missedHeartbeats"`
@@ -424,7 +436,8 @@ func nameList(ms []*member, alias map[*member]string) string {
 func (t *groupTracker) report(g *group) GroupReport {
 	alias := names(g)
 	r := GroupReport{GroupID: g.id, Protocol: g.kind, ProtocolType: strp(g.ptype), Assignor: strp(g.protocol),
-		First: Time(g.first), Last: Time(g.last), GenerationCount: g.nGens,
+		First: Time(g.first), Last: Time(g.last), GenerationCount: g.nGens, StaticRejoins: g.nStatic,
+		Rebalances: g.rebalances, RebalanceMs: Millis(g.rebalanceTime),
 		Members: []MemberReport{}, Generations: []GenerationReport{}, Commits: []CommitReport{},
 		Errors: errorCounts(g.errs), Dropped: g.dropped}
 	if r.Protocol == "" {
@@ -460,10 +473,6 @@ func (t *groupTracker) report(g *group) GroupReport {
 		}
 		if !gn.end.IsZero() && !gn.start.IsZero() && gn.static == nil {
 			gr.DurationMs = ms(gn.end.Sub(gn.start))
-			if prev != nil {
-				r.Rebalances++
-				r.RebalanceMs += Millis(gn.end.Sub(gn.start))
-			}
 		}
 		for _, gm := range gn.members {
 			x := GenerationMember{MemberID: gm.m.id, Name: alias[gm.m], Via: gm.via, MemberEpoch: i32p(gm.epoch),
@@ -493,9 +502,6 @@ func (t *groupTracker) report(g *group) GroupReport {
 			SessionTimeoutMs: i32p(m.sessionMs), RebalanceTimeoutMs: i32p(m.rebalanceMs), HeartbeatIntervalMs: i32p(m.intervalMs),
 			Heartbeats: m.heartbeats, LateHeartbeats: m.late, MissedHeartbeats: m.missed, LastHeartbeat: Time(m.lastHeartbeat),
 			Subscription: m.subscription, Errors: errorCounts(m.errs), file: m.file}
-		if m.maxGap > 0 {
-			mr.MaxHeartbeatGapMs = ms(m.maxGap)
-		}
 		if m.lastHBRef.Frame > 0 {
 			mr.LastHeartbeatRef = ptr(m.lastHBRef)
 		}
@@ -512,6 +518,24 @@ func (t *groupTracker) report(g *group) GroupReport {
 			mr.EndTime = Time(at)
 		}
 		mr.End = strp(end)
+		// The silence after its last sign of life, up to how its
+		// membership ended (expiry, leave, replacement) or, still a
+		// member, the end of the capture, is a gap like the others.
+		maxGap := m.maxGap
+		until := time.Time(mr.EndTime)
+		if end == "" || until.IsZero() {
+			until = t.latest
+		}
+		if !m.lastLive.IsZero() && until.After(m.lastLive) {
+			gap := until.Sub(m.lastLive)
+			maxGap = max(maxGap, gap)
+			late, missed := m.gapIs(gap, end == endExpired)
+			mr.LateHeartbeats += b2i(late)
+			mr.MissedHeartbeats += b2i(missed)
+		}
+		if maxGap > 0 {
+			mr.MaxHeartbeatGapMs = ms(maxGap)
+		}
 		if m.hasEpoch {
 			mr.MemberEpoch = i32p(m.epoch)
 		}

@@ -82,9 +82,13 @@ func (c *conn) skip(short, detail string) {
 	c.event(ev)
 }
 
+// firstFrame is the packet number of the first bytes held (gaps have
+// none), 0 when none are.
 func (c *conn) firstFrame() int64 {
-	if len(c.pre) > 0 {
-		return c.pre[0].frame
+	for _, p := range c.pre {
+		if !p.gap {
+			return p.frame
+		}
 	}
 	return 0
 }
@@ -94,6 +98,33 @@ func (c *conn) firstTime() time.Time {
 		return c.pre[0].time
 	}
 	return c.last
+}
+
+// heldGapBytes sums the bytes lost in the gaps held, -1 when one's size
+// is unknown, 0 when none is held.
+func (c *conn) heldGapBytes() int64 {
+	var n int64
+	for _, p := range c.pre {
+		switch {
+		case !p.gap:
+		case p.n < 0:
+			return -1
+		default:
+			n += p.n
+		}
+	}
+	return n
+}
+
+// lostWords words a count of bytes lost (n < 0: unknown).
+func lostWords(n int64) string {
+	if n < 0 {
+		return "bytes (count unknown)"
+	}
+	if n == 1 {
+		return "1 byte"
+	}
+	return fmt.Sprintf("%d bytes", n)
 }
 
 // goTLS marks a Kafka-port connection as TLS, reported once.
@@ -144,7 +175,11 @@ func (c *conn) plainGap(dir reassembly.Dir, n int64, t time.Time, why string) {
 }
 
 // prefix returns direction dir's bytes held so far, up to the first gap
-// (cut says there was one).
+// that follows some of them (cut says there was one). Gaps before the
+// direction's first byte are passed over: a capture cut down to one
+// exchange (read -w) keeps a connection's handshake and then, after the
+// sequence numbers of the exchanges left out, a frame that starts on a
+// frame boundary, which is judged as a connection's first bytes are.
 func (c *conn) prefix(dir reassembly.Dir) (b []byte, frame int64, t time.Time, cut bool) {
 	first := true
 	for _, p := range c.pre {
@@ -152,6 +187,9 @@ func (c *conn) prefix(dir reassembly.Dir) (b []byte, frame int64, t time.Time, c
 			continue
 		}
 		if p.gap {
+			if first {
+				continue // nothing held before it in this direction
+			}
 			cut = true
 			break
 		}
@@ -345,6 +383,12 @@ func (c *conn) skipNotKafka(pfx [2][]byte, why [2]string, first reassembly.Dir) 
 		return
 	}
 	if len(pfx[0]) == 0 && len(pfx[1]) == 0 {
+		if lost := c.heldGapBytes(); lost != 0 {
+			// The sequence numbers say bytes were sent: none was
+			// captured.
+			c.skip("no payload", "no payload captured: "+lostWords(lost)+" lost after the TCP handshake, nothing else")
+			return
+		}
 		c.skip("no payload", "no payload: nothing but the TCP handshake or close was captured")
 		return
 	}

@@ -346,13 +346,12 @@ func (ip *interp) body(n *Node, key, ver int16, response bool, end int) {
 	}
 	if m == nil {
 		n.Name = "UNKNOWN(" + strconv.Itoa(int(key)) + ")"
-		ip.bodyUnknownInto(n, fmt.Sprintf("unknown API key %d", key),
-			fmt.Errorf("%w %d", ErrUnknownAPI, key), ip.r.off, end)
+		ip.bodyUnknownInto(n, fmt.Sprintf("unknown API key %d", key), unknownKey(key), ip.r.off, end)
 		return
 	}
 	n.Name = m.Name
 	ip.bodyUnknownInto(n, fmt.Sprintf("unknown version %d of %s", ver, m.Name),
-		fmt.Errorf("%w %d", ErrUnknownVers, ver), ip.r.off, end)
+		unknownVersion(key, m.Name, ver, fmt.Sprintf("%v %d", ErrUnknownVers, ver)), ip.r.off, end)
 	ip.withholdUnparsed(n, KeyCarriesSecrets(key, response))
 }
 
@@ -399,7 +398,11 @@ func (d *Decoder) DecodeStruct(name string, version int16, b []byte) *Tree {
 	if sentinel == ErrUnknownVers {
 		note = fmt.Sprintf("unknown version %d of %s", version, name)
 	}
-	ip.bodyUnknownInto(root, note, fmt.Errorf("%w: %s", sentinel, note), 0, len(b))
+	var err error = fmt.Errorf("%w: %s", sentinel, note)
+	if sentinel == ErrUnknownVers {
+		err = unknownVersion(-1, name, version, err.Error())
+	}
+	ip.bodyUnknownInto(root, note, err, 0, len(b))
 	ip.t.Err = ip.err
 	return ip.t
 }

@@ -320,7 +320,7 @@ func (d *Decoder) DecodeVersioned(name string, b []byte) *Tree {
 	m := LookupName(name, ver)
 	if m == nil {
 		root.Children = append(root.Children, v)
-		ip.bodyUnknown(root, name, fmt.Errorf("%w: version %d of %s", ErrUnknownVers, ver, name), 2, len(b))
+		ip.bodyUnknown(root, name, unknownVersion(-1, name, ver, fmt.Sprintf("%v: version %d of %s", ErrUnknownVers, ver, name)), 2, len(b))
 		root.Kind, root.Raw = KindStruct, nil
 		ip.t.Err = ip.err
 		return ip.t

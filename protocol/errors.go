@@ -55,3 +55,55 @@ func (e memoryLimitError) Error() string {
 }
 
 func (e memoryLimitError) Unwrap() error { return ErrMemory }
+
+// UnknownError is the cause (DecodeError.Err) when the schema table does
+// not define what the bytes are: an API key it has no message for
+// (ErrUnknownAPI), or a version of a message or versioned struct it does
+// not define (ErrUnknownVers). It is not a failure to decode: the bytes
+// are kept raw, as unknowns are data (the Kafka protocol guide lets a
+// broker answer an ApiVersions version it does not know, KIP-511; a newer
+// client sends versions older schemas lack). Errors.Is sees the sentinel.
+type UnknownError struct {
+	Sentinel error  // ErrUnknownAPI or ErrUnknownVers
+	Key      int16  // the API key; -1 for a struct (DecodeStruct, DecodeVersioned)
+	Name     string // the message or struct ("ApiVersionsRequest"); "" for an unknown API key
+	Version  int16  // the version asked for
+	// Known is the range of versions the schema table defines for Name
+	// (all its definitions together); NoVersions for an unknown key.
+	Known Versions
+	text  string
+}
+
+func (e *UnknownError) Error() string { return e.text }
+
+func (e *UnknownError) Unwrap() error { return e.Sentinel }
+
+// unknownKey is the cause of a body of an API key the table lacks.
+func unknownKey(key int16) *UnknownError {
+	return &UnknownError{Sentinel: ErrUnknownAPI, Key: key, Known: NoVersions, text: fmt.Sprintf("%v %d", ErrUnknownAPI, key)}
+}
+
+// unknownVersion is the cause of version ver of name (a message of key,
+// or a struct when key is -1) that the table does not define; text is
+// the error's words.
+func unknownVersion(key int16, name string, ver int16, text string) *UnknownError {
+	return &UnknownError{Sentinel: ErrUnknownVers, Key: key, Name: name, Version: ver, Known: KnownVersions(name), text: text}
+}
+
+// KnownVersions returns the range from the lowest to the highest version
+// the schema table defines for the message or struct name, over all its
+// definitions; NoVersions when it defines none.
+func KnownVersions(name string) Versions {
+	v, found := NoVersions, false
+	for _, m := range Schemas {
+		if m.Name != name {
+			continue
+		}
+		if !found {
+			v, found = m.ValidVersions, true
+			continue
+		}
+		v.Min, v.Max = min(v.Min, m.ValidVersions.Min), max(v.Max, m.ValidVersions.Max)
+	}
+	return v
+}

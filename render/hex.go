@@ -178,7 +178,8 @@ func Hex(w io.Writer, t *protocol.Tree, opts Options) error {
 		h.flush(false)
 	}
 	if t.Err != nil {
-		h.buf = paint(h.buf, opts.Color, roleError, "error: "+t.Err.Error())
+		line, r := errorLine(t.Err)
+		h.buf = paint(h.buf, opts.Color, r, line)
 		h.buf = append(h.buf, '\n')
 	}
 	h.flush(true)

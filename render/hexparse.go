@@ -211,7 +211,8 @@ func parseDump(lines []string) ([]byte, error) {
 			break // the rest is decompressed records, not the frame's bytes
 		}
 		switch {
-		case l == "" || frameHeading.MatchString(l) || strings.HasPrefix(l, "error: "):
+		case l == "" || frameHeading.MatchString(l) || strings.HasPrefix(l, "error: ") ||
+			strings.HasPrefix(l, "unknown version: ") || strings.HasPrefix(l, "unknown API: "):
 			continue
 		case l == "*":
 			repeat = true

@@ -49,6 +49,8 @@ func TestParseHex(t *testing.T) {
 0000  8c 05                                             Records[0].Length 326
 `, seed},
 		{"kwire -x with an error line", "0000  00 00 00 13 00 12 00 00  01 02 03 04 00 09 77 69  Foo\nerror: unknown API version 99\n0010  72 65 2d 72 65 61 64  Bar\n", seed},
+		{"kwire -x with an unknown version's line", "0000  00 00 00 13 00 12 00 00  01 02 03 04 00 09 77 69  Foo\nunknown version: ApiVersions v99 is beyond what kwire's schemas define (v0-5); body shown raw\n0010  72 65 2d 72 65 61 64  Bar\n", seed},
+		{"kwire -x with an unknown API's line", "0000  00 00 00 13 00 12 00 00  01 02 03 04 00 09 77 69  Foo\nunknown API: key 1234 is not one kwire's schemas define; body shown raw\n0010  72 65 2d 72 65 61 64  Bar\n", seed},
 		{"lone CR line ends", "0000  00 00 00 13 00 12 00 00  01 02 03 04 00 09 77 69\r0010  72 65 2d 72 65 61 64\r", seed},
 		{"xxd -g1, a short row whose ASCII looks like hex", "00000000: 00 00 00 14 00 12 00 00 00 00 00 01 00 0a 78 79  ..............xy\n00000010: 61 62 20 20 63 64 65 66                          ab  cdef\n",
 			[]byte("\x00\x00\x00\x14\x00\x12\x00\x00\x00\x00\x00\x01\x00\x0axyab  cdef")},

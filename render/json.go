@@ -148,8 +148,14 @@ type MessageDoc struct {
 	// padded: --values base64, or text that is not UTF-8) or "hex"; past
 	// Options.MaxValue bytes they are cut and "<name>Truncated": true is
 	// added. "<name>Size" is always the full length.
-	Body                json.RawMessage `json:"body"`
-	Error               string          `json:"error"`               // decoding error, "" when none
+	Body  json.RawMessage `json:"body"`
+	Error string          `json:"error"` // decoding error, "" when none (an unknown API key or version is not one)
+	// Unknown marks a body whose API key or version kwire's schemas do
+	// not define, kept raw in Body ({"undecoded": ...}): not a decode
+	// error, which Error is "" for ("unknown version: ApiVersions v99 is
+	// beyond what kwire's schemas define (v0-4); body shown raw", as the
+	// line says it); null otherwise.
+	Unknown             *string         `json:"unknown" jsonschema:"nullable"`
 	UnknownTaggedFields []UnknownTagDoc `json:"unknownTaggedFields"` // tagged fields no schema names
 }
 
@@ -171,6 +177,7 @@ type TreeDoc struct {
 	Body                json.RawMessage `json:"body"`                                   // JsonConverter form (records as base64)
 	UnknownTaggedFields []UnknownTagDoc `json:"unknownTaggedFields,omitempty"`          // tagged fields no schema names
 	Error               string          `json:"error,omitempty"`                        // the decoding error (protocol.DecodeError text)
+	Unknown             string          `json:"unknown,omitempty"`                      // an API key or version kwire's schemas do not define, shown raw: not an error (MessageDoc.Unknown)
 }
 
 // kindNames are ExchangeDoc's "kind" values.
@@ -271,11 +278,22 @@ func messageDoc(f *dissect.Frame, o *Options) *MessageDoc {
 	if b := bodyOf(f.Tree); b != nil {
 		m.Body = j.converter(b)
 	}
-	if f.Tree.Err != nil {
-		m.Error = f.Tree.Err.Error()
-	}
+	m.setError(f.Tree)
 	m.UnknownTaggedFields = append(m.UnknownTaggedFields, j.unknown...)
 	return m
+}
+
+// setError sets m's Error from t's, or Unknown when it only says the
+// schema table does not define the API key or version.
+func (m *MessageDoc) setError(t *protocol.Tree) {
+	if t.Err == nil {
+		return
+	}
+	if l, ok := unknownLabel(t.Err); ok {
+		m.Unknown = &l
+		return
+	}
+	m.Error = t.Err.Error()
 }
 
 // messageHead is the MessageDoc of f without header, body, error and
@@ -312,9 +330,7 @@ func appendMessageDirect(b []byte, f *dissect.Frame, o *Options) []byte {
 	} else {
 		b = append(b, "null"...)
 	}
-	if f.Tree.Err != nil {
-		m.Error = f.Tree.Err.Error()
-	}
+	m.setError(f.Tree)
 	m.UnknownTaggedFields = append(m.UnknownTaggedFields, j.unknown...)
 	return appendMessageEnd(b, m)
 }
@@ -351,7 +367,11 @@ func TreeJSON(w io.Writer, t *protocol.Tree, opts Options) error {
 		d.Body = json.RawMessage("null")
 	}
 	if t != nil && t.Err != nil {
-		d.Error = t.Err.Error()
+		if l, ok := unknownLabel(t.Err); ok {
+			d.Unknown = l
+		} else {
+			d.Error = t.Err.Error()
+		}
 	}
 	return writeJSONLine(w, d)
 }

@@ -275,6 +275,12 @@ func appendMessageStart(b []byte, m *MessageDoc) []byte {
 func appendMessageEnd(b []byte, m *MessageDoc) []byte {
 	b = append(b, `,"error":`...)
 	b = appendStdString(b, m.Error, false)
+	b = append(b, `,"unknown":`...)
+	if m.Unknown == nil {
+		b = append(b, "null"...)
+	} else {
+		b = appendStdString(b, *m.Unknown, false)
+	}
 	b = append(b, `,"unknownTaggedFields":`...)
 	if m.UnknownTaggedFields == nil {
 		b = append(b, "null"...)

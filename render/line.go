@@ -311,10 +311,18 @@ func appendNotesList(b []byte, e *dissect.Exchange, o *Options) []byte {
 		n++
 		b = paint(b, o.Color, r, s)
 	}
+	var unknown string
 	for _, f := range [...]*dissect.Frame{e.Request, e.Response} {
 		switch {
 		case f == nil || f.Tree == nil:
 		case f.Tree.Err != nil:
+			if l, ok := unknownLabel(f.Tree.Err); ok {
+				if l != unknown { // a response of the same unknown version says it once
+					add(roleNote, l)
+				}
+				unknown = l
+				continue
+			}
 			add(roleError, "decode error: "+f.Tree.Err.Error())
 		default:
 			// Record batches report their problems on their nodes, not

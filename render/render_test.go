@@ -831,7 +831,7 @@ func TestExchangeJSONFields(t *testing.T) {
 	if err := json.Unmarshal(doc["request"], &req); err != nil {
 		t.Fatal(err)
 	}
-	if got, want := keys(req), "body,error,frame,header,lastFrame,size,time,unknownTaggedFields"; got != want {
+	if got, want := keys(req), "body,error,frame,header,lastFrame,size,time,unknown,unknownTaggedFields"; got != want {
 		t.Errorf("request keys %s\nwant %s", got, want)
 	}
 	var d struct {

@@ -44,7 +44,8 @@ func Tree(w io.Writer, t *protocol.Tree, opts Options) error {
 		tw.node(t.Root, 0, nil, 0)
 	}
 	if t != nil && t.Err != nil {
-		tw.buf = paint(tw.buf, opts.Color, roleError, "error: "+t.Err.Error())
+		line, r := errorLine(t.Err)
+		tw.buf = paint(tw.buf, opts.Color, r, line)
 		tw.buf = append(tw.buf, '\n')
 	}
 	tw.flush(true)

@@ -11,8 +11,11 @@ import (
 	"io"
 	"os"
 	pathpkg "path"
+	"reflect"
+	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/expr-lang/expr"
@@ -89,13 +92,14 @@ Kinds of check (one per item, with name):
   finding RULE, noFinding RULE
                   a finding of that rule (docs/findings.md; a glob pattern,
                   with severity: info, warning or error) is, or is not, in
-                  the captures
+                  the captures; a pattern that matches no rule is a spec
+                  error
 Orders go by the requests' packet numbers: with several files, each is a
 capture of its own unless --merge.
 
 Exit status: 0 every check passed; 1 a check failed; 2 usage error, a
-spec that does not parse (a YAML error, an unknown key, a bad expression)
-or a capture that cannot be read. A capture not fully dissected gives a
+spec that does not parse (a YAML error, an unknown key, a bad expression,
+a finding pattern that matches no rule) or a capture that cannot be read. A capture not fully dissected gives a
 warning (and fails "complete").`,
 		Example: `  # In CI, after the client's tests ran under tcpdump
   kwire check --port 9092 --junit kwire-junit.xml kafka-checks.yaml client-tests.pcap`,
@@ -193,11 +197,14 @@ func parseSpec(path string) ([]*check, bool, error) {
 	if err := yaml.Unmarshal(b, &root); err != nil {
 		return nil, false, usageErrorf("spec %s: %v", path, err)
 	}
+	if err := checkSpecKeys(&root); err != nil {
+		return nil, false, usageErrorf("spec %s: %v", path, err)
+	}
 	var spec checkSpec
 	dec := yaml.NewDecoder(bytes.NewReader(b))
 	dec.KnownFields(true)
 	if err := dec.Decode(&spec); err != nil && !errors.Is(err, io.EOF) {
-		return nil, false, usageErrorf("spec %s: %v", path, err)
+		return nil, false, usageErrorf("spec %s: %s", path, specDecodeError(err))
 	}
 	if len(spec.Checks) == 0 {
 		return nil, false, usageErrorf("spec %s: no checks (want a list under checks:)", path)
@@ -272,6 +279,11 @@ func parseSpec(path string) ([]*check, bool, error) {
 			if _, err := pathpkg.Match(pat, ""); err != nil {
 				return nil, false, usageErrorf("%s (%s): rule pattern %q: %v", at, it.Name, pat, err)
 			}
+			if !matchesRule(pat) {
+				// A misspelt rule would pass every noFinding check.
+				return nil, false, usageErrorf("%s (%s): %s %q matches no finding rule; the rules are %s (docs/findings.md)",
+					at, it.Name, c.kind, pat, strings.Join(ruleIDs(), ", "))
+			}
 		}
 		switch {
 		case it.Severity != "" && c.kind != "finding" && c.kind != "noFinding":
@@ -287,6 +299,117 @@ func parseSpec(path string) ([]*check, bool, error) {
 		out = append(out, c)
 	}
 	return out, bodies, nil
+}
+
+// ruleIDs are the IDs of the finding rules (analysis.Rules), in report
+// order.
+func ruleIDs() []string {
+	ids := make([]string, len(analysis.Rules))
+	for i, r := range analysis.Rules {
+		ids[i] = r.ID
+	}
+	return ids
+}
+
+// matchesRule reports whether the glob pattern pat matches the ID of at
+// least one finding rule.
+func matchesRule(pat string) bool {
+	for _, r := range analysis.Rules {
+		if ok, _ := pathpkg.Match(pat, r.ID); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// specKeys are the keys a spec's top level and its checks may have, in
+// the spec's words (the yaml tags of checkSpec and checkItem).
+var specKeys = sync.OnceValues(func() (top, item []string) {
+	tags := func(t reflect.Type) []string {
+		var out []string
+		for i := range t.NumField() {
+			if tag, _, _ := strings.Cut(t.Field(i).Tag.Get("yaml"), ","); tag != "" && tag != "-" {
+				out = append(out, tag)
+			}
+		}
+		return out
+	}
+	return tags(reflect.TypeFor[checkSpec]()), tags(reflect.TypeFor[checkItem]())
+})
+
+// checkSpecKeys reports the first key of the spec that is not one kwire
+// check knows, with its line and the keys known there: the YAML decoder's
+// own message names Go types.
+func checkSpecKeys(root *yaml.Node) error {
+	if root.Kind != yaml.DocumentNode || len(root.Content) == 0 {
+		return nil
+	}
+	top, item := specKeys()
+	unknown := func(m *yaml.Node, known []string, where string) error {
+		if m.Kind != yaml.MappingNode {
+			return nil // the decoder says what is wrong with its type
+		}
+		for i := 0; i+1 < len(m.Content); i += 2 {
+			if k := m.Content[i]; !slices.Contains(known, k.Value) {
+				return fmt.Errorf("line %d: unknown key %q%s; known keys: %s", k.Line, k.Value, where, strings.Join(known, ", "))
+			}
+		}
+		return nil
+	}
+	m := root.Content[0]
+	if err := unknown(m, top, " at the top level"); err != nil {
+		return err
+	}
+	if m.Kind != yaml.MappingNode {
+		return nil
+	}
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value != "checks" || m.Content[i+1].Kind != yaml.SequenceNode {
+			continue
+		}
+		for _, it := range m.Content[i+1].Content {
+			if err := unknown(it, item, " in a check"); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// yamlGoType matches the Go type names of the YAML decoder's messages
+// ("into int64", "in type main.checkItem").
+var yamlGoType = regexp.MustCompile(` (in type|into) (\[\])?(map\[string\])?(main\.)?[A-Za-z0-9]+`)
+
+// specDecodeError words a YAML decoding error in the spec's terms: what
+// was expected (a number, a list, text), not the Go type it was to fill.
+func specDecodeError(err error) string {
+	var te *yaml.TypeError
+	if !errors.As(err, &te) {
+		return err.Error()
+	}
+	msgs := make([]string, len(te.Errors))
+	for i, m := range te.Errors {
+		msgs[i] = yamlGoType.ReplaceAllStringFunc(m, func(g string) string {
+			switch {
+			case strings.HasPrefix(g, " in type"):
+				return ""
+			case strings.Contains(g, "[]"):
+				return " into a list"
+			case strings.Contains(g, "map["):
+				return " into a mapping of numbers"
+			case strings.HasSuffix(g, "int64"):
+				return " into a whole number"
+			case strings.HasSuffix(g, "float64"):
+				return " into a number"
+			case strings.HasSuffix(g, "bool"):
+				return " into true or false"
+			case strings.HasSuffix(g, "string"):
+				return " into text"
+			}
+			return " into a mapping"
+		})
+	}
+	return strings.Join(msgs, "; ")
 }
 
 // checkLines returns the line of each item under checks:.
@@ -657,9 +780,9 @@ func runCheck(ctx context.Context, o *checkOptions, s *ioStreams, color bool, sp
 	// Not "N passed, N failed" alone: CI systems read that line as their
 	// own test runner's.
 	if failed == 0 {
-		fmt.Fprintf(w, "all %d checks passed\n", len(checks))
+		fmt.Fprintf(w, "all %d check%s passed\n", len(checks), plural(len(checks)))
 	} else {
-		fmt.Fprintf(w, "%d of %d checks failed\n", failed, len(checks))
+		fmt.Fprintf(w, "%d of %d check%s failed\n", failed, len(checks), plural(len(checks)))
 	}
 	if err := w.Flush(); err != nil {
 		return dataErrorf("writing output: %v", err)

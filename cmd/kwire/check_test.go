@@ -97,11 +97,15 @@ func TestCheckSpecErrors(t *testing.T) {
 	for _, c := range []struct{ spec, want string }{
 		{"checks:\n  - name: x\n    expect: 'api =='\n", "spec SPEC:2 (x): expect: "},
 		{"checks:\n  - name: x\n    expect: 'api == \"Produce\"'\n    none: 'len(errors) > 0'\n", "want exactly one of"},
-		{"checks:\n  - name: x\n    expct: 'true'\n", "field expct not found"},
+		{"checks:\n  - name: x\n    expct: 'true'\n", `spec SPEC: line 3: unknown key "expct" in a check; known keys: name, expect, atLeast, atMost, exactly, none, every, where, first, before, then, per, latency, complete, finding, noFinding, severity` + "\n"},
+		{"checks:\n  - name: x\n    expect: 'true'\n    atLeast: many\n", "spec SPEC: line 4: cannot unmarshal !!str `many` into a whole number\n"},
+		{"checks:\n  - name: x\n    latency: [1]\n", "spec SPEC: line 3: cannot unmarshal !!seq into a mapping of numbers\n"},
+		{"checks:\n  - name: x\n    noFinding: slow-brokr\n", `spec SPEC:2 (x): noFinding "slow-brokr" matches no finding rule; the rules are unadvertised-version, skipped-apiversions, `},
+		{"checks:\n  - name: x\n    finding: 'sasl-*-failed'\n  - name: y\n    finding: 'zz*'\n", `spec SPEC:4 (y): finding "zz*" matches no finding rule; the rules are `},
 		{"checks:\n  - name: x\n    before: 'true'\n", "before needs then"},
 		{"checks:\n  - name: x\n    latency: {p95: 3}\n", "want p50, p90, p99 or max"},
 		{"checks:\n  - expect: 'true'\n", "a check needs a name"},
-		{"nothing: here\n", "field nothing not found"},
+		{"nothing: here\n", `spec SPEC: line 1: unknown key "nothing" at the top level; known keys: checks` + "\n"},
 		{"checks: []\n", "no checks"},
 	} {
 		p := filepath.Join(t.TempDir(), "spec.yaml")
@@ -111,6 +115,12 @@ func TestCheckSpecErrors(t *testing.T) {
 		_, errOut, code := kwireInProcess(t, "check", p, pcap)
 		if want := strings.ReplaceAll(c.want, "SPEC", p); code != 2 || !strings.Contains(errOut, want) {
 			t.Errorf("%q: exit %d, %q; want %q", c.spec, code, errOut, want)
+		}
+		// The spec's words, never the Go types it is decoded into.
+		for _, goName := range []string{"main.", "int64", "float64", "map[", "in type"} {
+			if strings.Contains(errOut, goName) {
+				t.Errorf("%q: %q names Go's %q", c.spec, errOut, goName)
+			}
 		}
 	}
 }
@@ -149,5 +159,24 @@ func TestCheckFindings(t *testing.T) {
 	os.WriteFile(bad, []byte("checks:\n  - name: x\n    noFinding: '*'\n    severity: fatal\n"), 0o644)
 	if _, errOut, code := kwireInProcess(t, "check", bad, slow); code != 2 || !strings.Contains(errOut, "want info, warning or error") {
 		t.Errorf("bad severity: exit %d %s", code, errOut)
+	}
+}
+
+// TestCheckOneCheck: the summary of a spec with one check is singular,
+// passing and failing.
+func TestCheckOneCheck(t *testing.T) {
+	pcap := goldenPcap(t, "kgo-produce-consume.pcap")
+	for _, c := range []struct{ expect, want string }{
+		{`api == "Produce"`, "all 1 check passed\n"},
+		{`api == "AlterPartitionReassignments"`, "1 of 1 check failed\n"},
+	} {
+		p := filepath.Join(t.TempDir(), "spec.yaml")
+		if err := os.WriteFile(p, []byte("checks:\n  - name: one\n    expect: '"+c.expect+"'\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		out, errOut, _ := kwireInProcess(t, "check", "--port", "19092", p, pcap)
+		if !strings.HasSuffix(out, c.want) {
+			t.Errorf("%s: %q%s, want it to end %q", c.expect, out, errOut, c.want)
+		}
 	}
 }

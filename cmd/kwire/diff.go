@@ -204,10 +204,7 @@ func runDiff(ctx context.Context, o *diffOptions, s *ioStreams, color bool, befo
 	changes := profile.Compare(bp, ap, opts)
 	w := bufio.NewWriter(s.Out)
 	if o.JSON {
-		if changes == nil {
-			changes = []profile.Change{}
-		}
-		err = statsview.WriteDiffJSON(w, &statsview.DiffJSON{Before: before.paths, After: after.paths, Equal: len(changes) == 0, Changes: changes})
+		err = statsview.WriteDiffJSON(w, statsview.NewDiffJSON(before.paths, after.paths, changes))
 	} else {
 		err = statsview.WriteDiff(w, beforeArg, afterArg, changes, statsview.Options{Color: color})
 	}

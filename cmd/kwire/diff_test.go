@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/kwire/kwire/dissect/profile"
+	"github.com/kwire/kwire/render/statsview"
 )
 
 // diffPcap is a capture of pcaps/diff (tools/capgen's diff scenarios).
@@ -15,12 +16,14 @@ func diffPcap(t *testing.T, name string) string {
 	return goldenPcap(t, filepath.Join("diff", name))
 }
 
-func runDiffJSON(t *testing.T, args ...string) ([]profile.Change, int) {
+// runDiffJSON runs kwire diff --json and returns its changes, each as
+// its JSON keys' raw values.
+func runDiffJSON(t *testing.T, args ...string) ([]map[string]json.RawMessage, int) {
 	t.Helper()
 	out, errOut, code := kwireInProcess(t, append([]string{"diff", "--json", "--port", "19390"}, args...)...)
 	var d struct {
 		Equal   bool
-		Changes []profile.Change
+		Changes []map[string]json.RawMessage
 	}
 	if err := json.Unmarshal([]byte(out), &d); err != nil {
 		t.Fatalf("%v: %s %s", err, out, errOut)
@@ -31,10 +34,21 @@ func runDiffJSON(t *testing.T, args ...string) ([]profile.Change, int) {
 	return d.Changes, code
 }
 
-func changeStrings(cs []profile.Change) []string {
+// changeStrings writes each change as the JSON values of its keys, in
+// the schema's order, joined by "|": absent values are null, a thing
+// only present on a side is true (docs/json.md).
+func changeStrings(cs []map[string]json.RawMessage) []string {
 	var out []string
 	for _, c := range cs {
-		out = append(out, strings.Join([]string{c.Kind, c.Client, c.Broker, c.Item, c.Before, c.After, c.Note}, "|"))
+		var vs []string
+		for _, k := range []string{"kind", "client", "broker", "item", "before", "after", "note"} {
+			v, ok := c[k]
+			if !ok {
+				v = json.RawMessage("MISSING")
+			}
+			vs = append(vs, string(v))
+		}
+		out = append(out, strings.Join(vs, "|"))
 	}
 	return out
 }
@@ -52,17 +66,17 @@ func TestDiff(t *testing.T) {
 	}{
 		{"same", again, nil},
 		{"capped", capped, []string{
-			"version|capgen-diff-app||ApiVersions|v5|v3|",
-			"version|capgen-diff-app||Fetch|v18|v12|",
-			"version|capgen-diff-app||ListOffsets|v10|v6|",
-			"version|capgen-diff-app||Metadata|v13|v11|",
-			"version|capgen-diff-app||Produce|v13|v9|",
+			`"version"|"capgen-diff-app"|null|"ApiVersions"|"v5"|"v3"|null`,
+			`"version"|"capgen-diff-app"|null|"Fetch"|"v18"|"v12"|null`,
+			`"version"|"capgen-diff-app"|null|"ListOffsets"|"v10"|"v6"|null`,
+			`"version"|"capgen-diff-app"|null|"Metadata"|"v13"|"v11"|null`,
+			`"version"|"capgen-diff-app"|null|"Produce"|"v13"|"v9"|null`,
 		}},
 		{"topic-missing", noAudit, []string{
-			"topic|capgen-diff-admin||capgen-diff-audit|yes||",
-			"sequence|capgen-diff-app||ApiVersions Produce+|yes||",
-			"sequence|capgen-diff-app||ApiVersions Produce||yes|",
-			"topic|capgen-diff-app||capgen-diff-audit|yes||",
+			`"topic"|"capgen-diff-admin"|null|"capgen-diff-audit"|true|null|null`,
+			`"sequence"|"capgen-diff-app"|null|"ApiVersions Produce+"|true|null|null`,
+			`"sequence"|"capgen-diff-app"|null|"ApiVersions Produce"|null|true|null`,
+			`"topic"|"capgen-diff-app"|null|"capgen-diff-audit"|true|null|null`,
 		}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -138,14 +152,23 @@ func TestDiffLostVersions(t *testing.T) {
 	after := mk([]profile.APIRange{{API: "Produce", Key: 0, Min: 3, Max: 11}, {API: "Fetch", Key: 1, Min: 5, Max: 17}},
 		profile.APIUse{API: "Produce", Key: 0, Versions: []int16{13}}, profile.APIUse{API: "Fetch", Key: 1, Versions: []int16{4}},
 		profile.APIUse{API: "ListGroups", Key: 16, Versions: []int16{2}})
-	got := changeStrings(profile.Compare(before, after, profile.DefaultOptions))
+	// Through diff --json's document.
+	b, err := json.Marshal(statsview.NewDiffJSON(nil, nil, profile.Compare(before, after, profile.DefaultOptions)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct{ Changes []map[string]json.RawMessage }
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	got := changeStrings(doc.Changes)
 	want := []string{
-		"advertised|||Fetch|v4-17|v5-17|",
-		"advertised|||ListGroups|v0-5||",
-		"advertised|||Produce|v3-13|v3-11|",
-		"lostVersion|app||Produce|v13|v3-11|will negotiate down to v11",
-		"lostVersion|app||Fetch|v4|v5-17|version removed: needs v5 or later",
-		"lostVersion|app||ListGroups|v2||API removed",
+		`"advertised"|null|null|"Fetch"|"v4-17"|"v5-17"|null`,
+		`"advertised"|null|null|"ListGroups"|"v0-5"|null|null`,
+		`"advertised"|null|null|"Produce"|"v3-13"|"v3-11"|null`,
+		`"lostVersion"|"app"|null|"Produce"|"v13"|"v3-11"|"will negotiate down to v11"`,
+		`"lostVersion"|"app"|null|"Fetch"|"v4"|"v5-17"|"version removed: needs v5 or later"`,
+		`"lostVersion"|"app"|null|"ListGroups"|"v2"|null|"API removed"`,
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("changes:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))

@@ -3,8 +3,10 @@ package main
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"runtime"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/kwire/kwire/analysis"
@@ -117,9 +119,12 @@ heartbeats show. Per group:
                 (left, with its KIP-800 reason; expired: removed without
                 leaving after its session timeout; replaced by a static
                 successor; fenced), session timeout, heartbeats and the
-                longest gap between them, late (half the session timeout
-                or more; KIP-848: twice the heartbeat interval) and missed
-                (the session timeout or more) heartbeats
+                longest gap between its signs of life (the last one up to
+                its expiry, leave or replacement, or to the end of the
+                capture), late (half the session timeout or more; KIP-848:
+                twice the heartbeat interval) and missed (the session
+                timeout or more, or the silence that ended in its expiry)
+                heartbeats
   GENERATIONS   each generation (KIP-848: member epoch): when it began, how
                 long the rebalance took (first JoinGroup to last SyncGroup
                 response), what started it (join, leave, timeout,
@@ -133,6 +138,11 @@ heartbeats show. Per group:
                 where a Fetch response gave the high watermark
   TIMELINE      one line per event with its packet number (--timeline=false
                 leaves it out)
+
+The heading counts distinct generations (member epochs; a static member's
+rejoin in its predecessor's place, KIP-345, is counted apart), rebalances
+and their time, and members: totals of the whole capture, even when
+--max-analysis-memory drops the detail.
 
 --json prints one JSON document: {"groups":[...],"maxMemoryBytes"}, in kwire's
 JSON vocabulary (docs/json.md). Memory is bounded by --max-analysis-memory:
@@ -171,14 +181,27 @@ func runGroups(ctx context.Context, o *groupsOptions, s *ioStreams, color bool, 
 		return run.status(s.ErrOut)
 	}
 	r := an.Groups()
+	var missing string
 	if len(o.Groups) > 0 {
+		var have []string
+		for _, g := range r.Groups {
+			have = append(have, g.GroupID)
+		}
+		missing = notInCapture("--group", "group", o.Groups, have)
 		r.Groups = slices.DeleteFunc(r.Groups, func(g analysis.GroupReport) bool { return !slices.Contains(o.Groups, g.GroupID) })
 	}
 	w := bufio.NewWriter(s.Out)
-	if o.JSON {
+	switch {
+	case missing != "" && len(r.Groups) == 0 && !o.JSON:
+		// In place of "no groups", which would say the capture has none.
+		_, err = fmt.Fprintln(w, missing)
+	case o.JSON:
 		err = statsview.WriteGroupsJSON(w, r, statsview.Options{Int64Strings: bool(o.JSONInt64)})
-	} else {
+	default:
 		err = statsview.WriteGroups(w, r, statsview.GroupsOptions{Options: statsview.Options{Color: color}, Timeline: o.Timeline})
+	}
+	if missing != "" && (len(r.Groups) > 0 || o.JSON) {
+		fmt.Fprintf(s.ErrOut, "kwire: warning: %s\n", missing)
 	}
 	if err == nil {
 		err = w.Flush()
@@ -262,16 +285,31 @@ func runTxns(ctx context.Context, o *txnsOptions, s *ioStreams, color bool, path
 		return run.status(s.ErrOut)
 	}
 	r := an.Transactions()
+	var missing string
 	if len(o.IDs) > 0 {
+		var have []string
+		for _, p := range r.Producers {
+			if p.TransactionalID != nil && !slices.Contains(have, *p.TransactionalID) {
+				have = append(have, *p.TransactionalID)
+			}
+		}
+		missing = notInCapture("--transactional-id", "transactional ID", o.IDs, have)
 		r.Producers = slices.DeleteFunc(r.Producers, func(p analysis.ProducerReport) bool {
 			return p.TransactionalID == nil || !slices.Contains(o.IDs, *p.TransactionalID)
 		})
 	}
 	w := bufio.NewWriter(s.Out)
-	if o.JSON {
+	switch {
+	case missing != "" && len(r.Producers) == 0 && !o.JSON:
+		// In place of "no transactional or idempotent producers".
+		_, err = fmt.Fprintln(w, missing)
+	case o.JSON:
 		err = statsview.WriteTxnsJSON(w, r, statsview.Options{Int64Strings: bool(o.JSONInt64)})
-	} else {
+	default:
 		err = statsview.WriteTxns(w, r, statsview.Options{Color: color})
+	}
+	if missing != "" && (len(r.Producers) > 0 || o.JSON) {
+		fmt.Fprintf(s.ErrOut, "kwire: warning: %s\n", missing)
 	}
 	if err == nil {
 		err = w.Flush()
@@ -280,4 +318,36 @@ func runTxns(ctx context.Context, o *txnsOptions, s *ioStreams, color bool, path
 		return dataErrorf("writing output: %v", err)
 	}
 	return run.status(s.ErrOut)
+}
+
+// maxNamesListed bounds the IDs notInCapture lists.
+const maxNamesListed = 20
+
+// notInCapture says which of the IDs asked for with flag are not among
+// those the capture has (what names them: "group"), and lists those it
+// has, sorted; "" when all are there.
+func notInCapture(flag, what string, asked, have []string) string {
+	var miss []string
+	for _, a := range asked {
+		if !slices.Contains(have, a) && !slices.Contains(miss, a) {
+			miss = append(miss, a)
+		}
+	}
+	if len(miss) == 0 {
+		return ""
+	}
+	msg := fmt.Sprintf("%s %s: the capture has no such %s", flag, strings.Join(miss, ","), what)
+	if len(miss) > 1 {
+		msg += "s"
+	}
+	have = slices.Sorted(slices.Values(have))
+	switch {
+	case len(have) == 0:
+		return msg + fmt.Sprintf(" (it has no %ss)", what)
+	case len(have) > maxNamesListed:
+		return msg + fmt.Sprintf("; its %d %ss: %s, +%d more", len(have), what, strings.Join(have[:maxNamesListed], ", "), len(have)-maxNamesListed)
+	case len(have) == 1:
+		return msg + fmt.Sprintf("; its one %s: %s", what, have[0])
+	}
+	return msg + fmt.Sprintf("; its %d %ss: %s", len(have), what, strings.Join(have, ", "))
 }

@@ -25,9 +25,9 @@ func selectedIDs(t *testing.T, out string) []string {
 }
 
 // TestWriteSelection: read -w writes the packets of the exchanges shown;
-// read again, the file holds exactly those exchanges (the bytes of the
-// connections left out between a handshake and a selected exchange are
-// gaps), and tshark, when installed, finds the same Kafka requests.
+// read again, with --port or without (by content), the file holds exactly
+// those exchanges (the bytes of the connections left out between a
+// handshake and a selected exchange are gaps), and tshark, when installed, finds the same Kafka requests.
 func TestWriteSelection(t *testing.T) {
 	pcap := goldenPcap(t, "kgo-produce-consume.pcap")
 	for _, c := range []struct {
@@ -58,6 +58,13 @@ func TestWriteSelection(t *testing.T) {
 			closes, _, _ := kwireInProcess(t, "read", "--verbose", "--port", "19092", out)
 			if fin, eof := strings.Count(closes, " CLOSE (fin)"), strings.Count(closes, " CLOSE (end of capture)"); fin == 0 || eof != 0 {
 				t.Errorf("re-read: %d connections closed by FIN, %d by the end of the capture; want all by FIN", fin, eof)
+			}
+			// Without --port, by content: the first bytes after each
+			// connection's gap start a frame, and are recognised as a
+			// connection's first bytes are (read --help's promise).
+			back, errOut, _ = kwireInProcess(t, "read", "--json", out)
+			if got := selectedIDs(t, back); !slices.Equal(got, want) {
+				t.Errorf("re-read without --port:\n%v\nwant\n%v\n%s", got, want, errOut)
 			}
 			tshark, err := exec.LookPath("tshark")
 			if err != nil {

@@ -21,12 +21,17 @@ type Change struct {
 	// ("Produce UNKNOWN_TOPIC_OR_PARTITION"), a sequence, a config.
 	Item string `json:"item"`
 	// Before and After say what it was and is; "" when absent on that
-	// side.
+	// side, Present when the thing is there and that is all there is to
+	// say (an API, a topic or a request sequence used, a broker seen).
 	Before string `json:"before"`
 	After  string `json:"after"`
 	// Note explains, where there is more to say (a lost version's impact).
 	Note string `json:"note"`
 }
+
+// Present is the Before or After of a change in which the thing exists
+// on that side, and nothing more is said of it.
+const Present = "yes"
 
 // Kinds of change.
 const (
@@ -195,9 +200,9 @@ func Compare(before, after *Profile, o Options) []Change {
 		x, y := bb[addr], ab[addr]
 		switch {
 		case x == nil:
-			add(Change{Kind: KindBroker, Broker: addr, Item: addr, After: "seen"})
+			add(Change{Kind: KindBroker, Broker: addr, Item: addr, After: Present})
 		case y == nil:
-			add(Change{Kind: KindBroker, Broker: addr, Item: addr, Before: "seen"})
+			add(Change{Kind: KindBroker, Broker: addr, Item: addr, Before: Present})
 		default:
 			for _, d := range setDiff(KindError, "", x.Errors, y.Errors) {
 				d.Broker = addr
@@ -342,12 +347,12 @@ func setDiff(kind, client string, before, after []string) []Change {
 	var out []Change
 	for _, x := range before {
 		if !slices.Contains(after, x) {
-			out = append(out, Change{Kind: kind, Client: client, Item: x, Before: "yes"})
+			out = append(out, Change{Kind: kind, Client: client, Item: x, Before: Present})
 		}
 	}
 	for _, y := range after {
 		if !slices.Contains(before, y) {
-			out = append(out, Change{Kind: kind, Client: client, Item: y, After: "yes"})
+			out = append(out, Change{Kind: kind, Client: client, Item: y, After: Present})
 		}
 	}
 	return out

@@ -105,12 +105,35 @@ func writeGroup(w *strings.Builder, g *analysis.GroupReport, o GroupsOptions) {
 		head += ", coordinator " + *g.Coordinator
 	}
 	heading(w, o.Options, head)
-	word := "generations"
+	word := "generation"
 	if g.Protocol != "classic" {
-		word = "member epochs"
+		word = "member epoch"
 	}
-	fmt.Fprintf(w, "%s to %s: %d %s, %d rebalances (%s in all), %d members", clockOf(g.First), clockOf(g.Last),
-		g.GenerationCount, word, g.Rebalances, Duration(int64(g.RebalanceMs)), len(g.Members))
+	gens := fmt.Sprintf("%d %s", g.GenerationCount, word)
+	if g.GenerationCount != 1 {
+		gens += "s"
+	}
+	if g.StaticRejoins > 0 {
+		// An entry of the same number: counted apart, not as one more.
+		gens += fmt.Sprintf(" (+%d static rejoin", g.StaticRejoins)
+		if g.StaticRejoins != 1 {
+			gens += "s"
+		}
+		gens += ")"
+	}
+	reb := "rebalances"
+	if g.Rebalances == 1 {
+		reb = "rebalance"
+	}
+	// Members dropped (--max-analysis-memory) count: the totals stay
+	// whole when the detail does not.
+	members := len(g.Members) + int(g.Dropped.Members)
+	mem := "members"
+	if members == 1 {
+		mem = "member"
+	}
+	fmt.Fprintf(w, "%s to %s: %s, %d %s (%s in all), %d %s", clockOf(g.First), clockOf(g.Last),
+		gens, g.Rebalances, reb, Duration(int64(g.RebalanceMs)), members, mem)
 	if len(g.Errors) > 0 {
 		var es []string
 		for _, e := range g.Errors {

@@ -73,10 +73,51 @@ func WriteProfileJSON(w io.Writer, p *profile.Profile) error {
 
 // DiffJSON is kwire diff --json's document.
 type DiffJSON struct {
-	Before  []string         `json:"before"` // the captures (or snapshot) of each side
-	After   []string         `json:"after"`
-	Equal   bool             `json:"equal"`
-	Changes []profile.Change `json:"changes"`
+	Before  []string     `json:"before"` // the captures (or snapshot) of each side
+	After   []string     `json:"after"`
+	Equal   bool         `json:"equal"`
+	Changes []DiffChange `json:"changes"`
+}
+
+// DiffChange is one change of kwire diff --json, in kwire's JSON
+// vocabulary (docs/json.md): what is absent is null.
+type DiffChange struct {
+	Kind   string  `json:"kind"`                         // profile.Kind*: client, api, version, topic, ...
+	Client *string `json:"client" jsonschema:"nullable"` // the client ID it concerns; null: none
+	Broker *string `json:"broker" jsonschema:"nullable"` // the broker address it concerns; null: none
+	Item   string  `json:"item"`                         // what changed: an API, a topic, an error, a sequence
+	// Before and After are what it was and is: a string, true when the
+	// thing is there and nothing more is said (an API, a topic, a
+	// sequence used; a broker seen), null when it is absent on that side.
+	Before any     `json:"before" jsonschema:"oneof_type=string;boolean;null"`
+	After  any     `json:"after" jsonschema:"oneof_type=string;boolean;null"`
+	Note   *string `json:"note" jsonschema:"nullable"` // more to say (a lost version's impact); null: nothing
+}
+
+// NewDiffJSON is the document of the changes from the captures (or
+// snapshots) before to after.
+func NewDiffJSON(before, after []string, changes []profile.Change) *DiffJSON {
+	d := &DiffJSON{Before: before, After: after, Equal: len(changes) == 0, Changes: make([]DiffChange, len(changes))}
+	side := func(v string) any {
+		switch v {
+		case "":
+			return nil
+		case profile.Present:
+			return true
+		}
+		return v
+	}
+	opt := func(v string) *string {
+		if v == "" {
+			return nil
+		}
+		return &v
+	}
+	for i, c := range changes {
+		d.Changes[i] = DiffChange{Kind: c.Kind, Client: opt(c.Client), Broker: opt(c.Broker), Item: c.Item,
+			Before: side(c.Before), After: side(c.After), Note: opt(c.Note)}
+	}
+	return d
 }
 
 // WriteDiffJSON writes kwire diff's JSON document.
@@ -114,12 +155,12 @@ func WriteDiff(out io.Writer, before, after string, changes []profile.Change, o 
 		switch {
 		case c.After == "":
 			line = paint(o.Color, roleError, "- ") + fmt.Sprintf("%-11s %s", c.Kind, c.Item)
-			if c.Before != "yes" && c.Before != "" {
+			if c.Before != profile.Present && c.Before != "" {
 				line += ": " + c.Before
 			}
 		case c.Before == "":
 			line = paint(o.Color, roleOK, "+ ") + fmt.Sprintf("%-11s %s", c.Kind, c.Item)
-			if c.After != "yes" {
+			if c.After != profile.Present {
 				line += ": " + c.After
 			}
 		default:
