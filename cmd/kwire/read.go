@@ -790,8 +790,14 @@ func (k *readSink) Exchange(ex *dissect.Exchange) {
 		k.maybeFlush()
 	}
 	// Nothing holds on to the frames once rendered (the counters and the
-	// stats collector copy what they keep): their buffers can hold the
+	// stats collector copy what they keep, the facts hold no node): their
+	// trees' nodes go back to protocol's pools, their buffers can hold the
 	// next frames.
+	for _, f := range [...]*dissect.Frame{ex.Request, ex.Response} {
+		if f != nil {
+			f.Tree.Release()
+		}
+	}
 	ex.Release()
 }
 
