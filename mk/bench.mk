@@ -1,7 +1,7 @@
 # End-to-end performance: kwire against cat, a read-and-reassemble-only
 # baseline and tshark, on large captures made by tools/capgen's -bench mode
 # (few connections, large batches) and on many-connection captures made by
-# tools/capgen -multiply from pcaps/kgo-produce-consume.pcap (thousands of
+# internal/capturetest/mkmany from pcaps/kgo-produce-consume.pcap (thousands of
 # clients, small exchanges). Included from the top-level Makefile. Method
 # and results: docs/performance.md.
 #
@@ -71,12 +71,12 @@ bench-bombs: $(BOMBS_DIR)/.done
 
 bench-captures: $(foreach c,$(BENCH_MANY) $(BENCH_SMALL) big-1g,$(BENCH_DIR)/$(c).pcap)
 
-# many-N.pcap: N copies of MANY_SOURCE (capgen -multiply; no cluster, no
+# many-N.pcap: N copies of MANY_SOURCE (capturetest.Multiply; no cluster, no
 # tcpdump: the same source always gives the same file). The broker port
 # goes into many-N.ports for bench-e2e.
 $(BENCH_DIR)/many-%.pcap: $(MANY_SOURCE)
 	@mkdir -p $(BENCH_DIR)
-	cd tools/capgen && $(GO) run . -multiply -copies $* -gap $(MANY_GAP) -o $@ $(CURDIR)/$(MANY_SOURCE)
+	$(GO) run ./internal/capturetest/mkmany -copies $* -gap $(MANY_GAP) -o $@ $(MANY_SOURCE)
 	@echo 19092 > $(BENCH_DIR)/many-$*.ports
 
 # One capture per run: capgen's cluster always listens on ports 19200-19202,

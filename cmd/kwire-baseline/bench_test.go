@@ -251,7 +251,7 @@ func smallExchanges(b *testing.B) []*dissect.Exchange {
 type keepSink struct{ ex []*dissect.Exchange }
 
 func (k *keepSink) Exchange(e *dissect.Exchange) { k.ex = append(k.ex, e) }
-func (k *keepSink) Event(*dissect.Event)        {}
+func (k *keepSink) Event(*dissect.Event)         {}
 
 // BenchmarkSmallExchanges decodes the 143 exchanges of
 // kgo-produce-consume.pcap as read's one-line mode does (record batch

@@ -4,7 +4,6 @@ go 1.26.0
 
 require (
 	github.com/IBM/sarama v1.61.1
-	github.com/gopacket/gopacket v1.7.7
 	github.com/klauspost/compress v1.20.3
 	github.com/pierrec/lz4/v4 v4.1.33
 	github.com/segmentio/kafka-go v0.4.51

@@ -19,7 +19,6 @@
 //	go run . -list                            # list scenarios
 //	go run . -summarize ../../pcaps/*.pcap    # check what captures hold
 //	go run . -bench -bench-bytes 210MB -out /tmp/bench   # ~300 MB benchmark capture
-//	go run . -multiply -copies 1000 -o /tmp/bench/many-1000.pcap ../../pcaps/kgo-produce-consume.pcap
 //	CAPGEN_PCAPS_DIR=/tmp/x go test .         # check a fresh run (go run . -out /tmp/x)
 //
 // Capturing on loopback needs root or CAP_NET_RAW; run as root, capgen
@@ -108,10 +107,6 @@ func main() {
 	// traffic on loopback for kwire live's tests, without tcpdump.
 	if len(os.Args) > 1 && (os.Args[1] == "-traffic" || os.Args[1] == "--traffic") {
 		os.Exit(trafficMain(os.Args[2:]))
-	}
-	// -multiply too (multiply.go): many shifted copies of a capture.
-	if len(os.Args) > 1 && (os.Args[1] == "-multiply" || os.Args[1] == "--multiply") {
-		os.Exit(multiplyMain(os.Args[2:]))
 	}
 	var (
 		out     = flag.String("out", "../../pcaps", "directory for the capture files")

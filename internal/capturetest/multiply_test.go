@@ -1,4 +1,4 @@
-package main
+package capturetest
 
 import (
 	"bytes"
@@ -15,24 +15,24 @@ import (
 	"github.com/gopacket/gopacket/pcapgo"
 )
 
-type readPacket struct {
+type multPacket struct {
 	ci   gopacket.CaptureInfo
 	data []byte
 }
 
-func readAll(t *testing.T, b []byte) ([]readPacket, layers.LinkType) {
+func readMult(t *testing.T, b []byte) ([]multPacket, layers.LinkType) {
 	t.Helper()
 	r, err := pcapgo.NewReader(bytes.NewReader(b))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out []readPacket
+	var out []multPacket
 	for {
 		data, ci, err := r.ReadPacketData()
 		if err != nil {
 			break
 		}
-		out = append(out, readPacket{ci, append([]byte(nil), data...)})
+		out = append(out, multPacket{ci, append([]byte(nil), data...)})
 	}
 	return out, r.LinkType()
 }
@@ -48,20 +48,20 @@ func TestMultiply(t *testing.T) {
 	}
 	const copies, gap = 3, 40 * time.Millisecond
 	var out bytes.Buffer
-	st, err := multiply(bytes.NewReader(src), &out, multiplyConfig{copies: copies, gap: gap})
+	st, err := Multiply(bytes.NewReader(src), &out, MultiplyOptions{Copies: copies, Gap: gap})
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, _ := readAll(t, src)
-	got, link := readAll(t, out.Bytes())
-	if st.packets != int64(len(want)) || st.conns != 41 {
+	want, _ := readMult(t, src)
+	got, link := readMult(t, out.Bytes())
+	if st.Packets != int64(len(want)) || st.Conns != 41 {
 		t.Errorf("stats %+v, want %d packets and 41 connections", st, len(want))
 	}
 	if len(got) != copies*len(want) {
 		t.Fatalf("%d packets, want %d", len(got), copies*len(want))
 	}
 	var again bytes.Buffer
-	if _, err := multiply(bytes.NewReader(src), &again, multiplyConfig{copies: copies, gap: gap}); err != nil || !bytes.Equal(again.Bytes(), out.Bytes()) {
+	if _, err := Multiply(bytes.NewReader(src), &again, MultiplyOptions{Copies: copies, Gap: gap}); err != nil || !bytes.Equal(again.Bytes(), out.Bytes()) {
 		t.Errorf("a second run gave other bytes (err %v)", err)
 	}
 
@@ -119,13 +119,13 @@ func TestMultiply(t *testing.T) {
 		}
 		// The checksums are right for the new address.
 		hdr := g.data[14 : 14+int(ip.IHL)*4]
-		if sum := onesSum(hdr); sum != 0xffff {
+		if sum := foldedSum(hdr); sum != 0xffff {
 			t.Fatalf("packet %d: IPv4 header checksum does not verify (%#04x)", i, sum)
 		}
 		pseudo := append(append(append([]byte(nil), ip.SrcIP.To4()...), ip.DstIP.To4()...), 0, 6, 0, 0)
 		seg := g.data[14+int(ip.IHL)*4 : 14+int(ip.Length)]
 		binary.BigEndian.PutUint16(pseudo[10:], uint16(len(seg)))
-		if sum := onesSum(append(pseudo, seg...)); sum != 0xffff {
+		if sum := foldedSum(append(pseudo, seg...)); sum != 0xffff {
 			t.Fatalf("packet %d: TCP checksum does not verify (%#04x)", i, sum)
 		}
 	}
@@ -134,9 +134,9 @@ func TestMultiply(t *testing.T) {
 	}
 }
 
-// onesSum is the folded one's complement sum of b (RFC 1071): 0xffff
+// foldedSum is the folded one's complement sum of b (RFC 1071): 0xffff
 // over data that includes its own correct checksum.
-func onesSum(b []byte) uint16 {
+func foldedSum(b []byte) uint16 {
 	var s uint32
 	for i := 0; i+1 < len(b); i += 2 {
 		s += uint32(b[i])<<8 | uint32(b[i+1])
@@ -151,7 +151,7 @@ func onesSum(b []byte) uint16 {
 }
 
 // TestMultiplyNoSYN: a connection whose start is not in the source is
-// refused without -ports and told apart with them.
+// refused without Ports and told apart with them.
 func TestMultiplyNoSYN(t *testing.T) {
 	var src bytes.Buffer
 	w := pcapgo.NewWriter(&src)
@@ -180,15 +180,15 @@ func TestMultiplyNoSYN(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	_, err := multiply(bytes.NewReader(src.Bytes()), &bytes.Buffer{}, multiplyConfig{copies: 2, gap: time.Second})
+	_, err := Multiply(bytes.NewReader(src.Bytes()), &bytes.Buffer{}, MultiplyOptions{Copies: 2, Gap: time.Second})
 	if err == nil || !strings.Contains(err.Error(), "no SYN") {
-		t.Fatalf("without -ports: err %v, want one about the missing SYN", err)
+		t.Fatalf("without Ports: err %v, want one about the missing SYN", err)
 	}
 	var out bytes.Buffer
-	if _, err := multiply(bytes.NewReader(src.Bytes()), &out, multiplyConfig{copies: 2, gap: time.Second, ports: []uint16{9092}}); err != nil {
+	if _, err := Multiply(bytes.NewReader(src.Bytes()), &out, MultiplyOptions{Copies: 2, Gap: time.Second, Ports: []uint16{9092}}); err != nil {
 		t.Fatal(err)
 	}
-	got, link := readAll(t, out.Bytes())
+	got, link := readMult(t, out.Bytes())
 	var addrs []string
 	for _, g := range got {
 		ip := gopacket.NewPacket(g.data, link, gopacket.Default).Layer(layers.LayerTypeIPv4).(*layers.IPv4)

@@ -1,38 +1,12 @@
-package main
-
-// Multiply mode: a benchmark capture shaped like a broker's real traffic
-// (thousands of client connections, most exchanges small) made from a
-// small capture by copying it many times, each copy from its own client
-// address and shifted in time:
-//
-//	go run . -multiply -copies 1000 -gap 40ms -o many-1000.pcap ../../pcaps/kgo-produce-consume.pcap
-//
-// Copy k (0-based) is the source with every client address replaced by
-// 10.0.0.0 + k + 1 (IPv4; fd00::k+1 for IPv6) and every timestamp moved
-// k × -gap later; the copies are merged in time order (ties by copy), so
-// with a gap shorter than the source's duration many copies are open at
-// once, as clients of a real broker are. Broker addresses and ports, and
-// client ports, are kept; IPv4 header and TCP checksums are recomputed
-// (gopacket's serialization). The client of a connection is the side
-// that sent its SYN; connections whose start is not in the source are
-// told apart by -ports (the broker's ports, default: the ports the
-// source's SYNs went to). Packets other than TCP over IP are copied
-// unchanged. The output is a pcap file with the source's link type,
-// snapshot length and timestamp resolution; the same source and flags
-// always give the same bytes. mk/bench.mk makes the many-250 and
-// many-1000 benchmark captures with it (docs/performance.md).
+package capturetest
 
 import (
 	"container/heap"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
-	"log"
 	"net"
-	"os"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/gopacket/gopacket"
@@ -40,81 +14,45 @@ import (
 	"github.com/gopacket/gopacket/pcapgo"
 )
 
-// multiplyConfig holds the -multiply mode's flags.
-type multiplyConfig struct {
-	copies int
-	gap    time.Duration
-	ports  []uint16 // broker ports; nil: the SYN destinations
-	out    string
+// MultiplyOptions says how Multiply copies a capture.
+type MultiplyOptions struct {
+	Copies int           // copies of the source, 1 to MaxCopies
+	Gap    time.Duration // time between the starts of two consecutive copies, ≥ 0
+	// Ports are the broker's TCP ports, which tell client from broker
+	// on connections whose SYN is not in the source; nil: the ports the
+	// source's SYNs went to.
+	Ports []uint16
 }
 
-// maxCopies keeps copy addresses inside 10.0.0.0/8 (k+1 < 2^24).
-const maxCopies = 1<<24 - 2
+// MaxCopies keeps copy addresses inside 10.0.0.0/8 (k+1 < 2^24).
+const MaxCopies = 1<<24 - 2
 
-func multiplyMain(args []string) int {
-	fs := flag.NewFlagSet("capgen -multiply", flag.ContinueOnError)
-	var cfg multiplyConfig
-	fs.IntVar(&cfg.copies, "copies", 250, "copies of the source capture")
-	fs.DurationVar(&cfg.gap, "gap", 40*time.Millisecond, "time between the starts of two consecutive copies")
-	ports := fs.String("ports", "", "broker TCP ports, comma-separated (default: the destination ports of the source's SYNs)")
-	fs.StringVar(&cfg.out, "o", "", "output pcap `file` (required)")
-	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: capgen -multiply [-copies N] [-gap D] [-ports P,...] -o OUT.pcap SOURCE.pcap")
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
-		return 2
-	}
-	if fs.NArg() != 1 || cfg.out == "" || cfg.copies < 1 || cfg.copies > maxCopies || cfg.gap < 0 {
-		fs.Usage()
-		return 2
-	}
-	for _, p := range strings.Split(*ports, ",") {
-		if p = strings.TrimSpace(p); p == "" {
-			continue
-		}
-		n, err := strconv.ParseUint(p, 10, 16)
-		if err != nil || n == 0 {
-			fmt.Fprintf(os.Stderr, "capgen -multiply: -ports: %q is not a TCP port\n", p)
-			return 2
-		}
-		cfg.ports = append(cfg.ports, uint16(n))
-	}
-	log.SetFlags(log.Ltime)
-	src, err := os.Open(fs.Arg(0))
-	if err != nil {
-		log.Print(err)
-		return 1
-	}
-	defer src.Close()
-	// Written under a temporary name and renamed, so that an interrupted
-	// run leaves no half file that looks finished.
-	tmp := cfg.out + ".tmp"
-	out, err := os.Create(tmp)
-	if err != nil {
-		log.Print(err)
-		return 1
-	}
-	st, err := multiply(src, out, cfg)
-	if cerr := out.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, cfg.out)
-	}
-	if err != nil {
-		os.Remove(tmp)
-		log.Printf("multiply: %v", err)
-		return 1
-	}
-	log.Printf("multiply: wrote %s: %d copies of %d packets (%d TCP connections each), %d packets", cfg.out, cfg.copies, st.packets, st.conns, st.packets*int64(cfg.copies))
-	return 0
-}
+// Multiply writes a capture shaped like a broker's real traffic
+// (thousands of client connections, most exchanges small) made from the
+// small pcap or pcapng capture in src by copying it o.Copies times, each
+// copy from its own client address and shifted in time, as one pcap file
+// to w.
+//
+// Copy k (0-based) is the source with every client address replaced by
+// 10.0.0.0 + k + 1 (IPv4; fd00::k+1 for IPv6) and every timestamp moved
+// k × o.Gap later; the copies are merged in time order (ties by copy), so
+// with a gap shorter than the source's duration many copies are open at
+// once, as clients of a real broker are. Broker addresses and ports, and
+// client ports, are kept; IPv4 header and TCP checksums are recomputed
+// (gopacket's serialization). The client of a connection is the side
+// that sent its SYN; connections whose start is not in the source are
+// told apart by o.Ports (an error names a connection neither tells).
+// Packets other than TCP over IP, IP fragments and IPv6 with extension
+// headers are copied unchanged. The output has the source's link type,
+// snapshot length and timestamp resolution; the same source and options
+// always give the same bytes. Memory is the source's packets, decoded.
+// The many-N benchmark captures (mk/bench.mk, internal/capturetest/mkmany)
+// and cmd/kwire's TestManyConnections are made with it.
 
-// multiplyStats says what the source held.
-type multiplyStats struct {
-	packets int64 // packets per copy
-	conns   int   // TCP connections per copy
+// MultiplyStats says what the source held.
+type MultiplyStats struct {
+	Packets int64 // packets per copy
+	Conns   int   // TCP connections per copy
 }
 
 // srcPacket is one packet of the source, decoded once.
@@ -150,9 +88,11 @@ type packetSource interface {
 	LinkType() layers.LinkType
 }
 
-// multiply writes cfg.copies shifted copies of the capture in src to w.
-func multiply(src io.ReadSeeker, w io.Writer, cfg multiplyConfig) (multiplyStats, error) {
-	var st multiplyStats
+func Multiply(src io.ReadSeeker, w io.Writer, o MultiplyOptions) (MultiplyStats, error) {
+	var st MultiplyStats
+	if o.Copies < 1 || o.Copies > MaxCopies || o.Gap < 0 {
+		return st, fmt.Errorf("%d copies %v apart: want 1 to %d copies, a gap of 0 or more", o.Copies, o.Gap, MaxCopies)
+	}
 	var r packetSource
 	snaplen, nanos := uint32(262144), false
 	if pr, err := pcapgo.NewReader(src); err == nil {
@@ -222,7 +162,7 @@ func multiply(src io.ReadSeeker, w io.Writer, cfg multiplyConfig) (multiplyStats
 		}
 	}
 	brokers := map[uint16]bool{}
-	for _, p := range cfg.ports {
+	for _, p := range o.Ports {
 		brokers[p] = true
 	}
 	if len(brokers) == 0 {
@@ -247,7 +187,7 @@ func multiply(src io.ReadSeeker, w io.Writer, cfg multiplyConfig) (multiplyStats
 		}
 		p.clientIsSrc = aIsClient == srcIsA
 	}
-	st.packets, st.conns = int64(len(pkts)), len(flows)
+	st.Packets, st.Conns = int64(len(pkts)), len(flows)
 
 	pw := pcapgo.NewWriter(w)
 	if nanos {
@@ -261,8 +201,8 @@ func multiply(src io.ReadSeeker, w io.Writer, cfg multiplyConfig) (multiplyStats
 	}
 	buf := gopacket.NewSerializeBuffer()
 	var out []byte
-	m := &mergeHeap{pkts: pkts, gap: cfg.gap}
-	for k := range cfg.copies {
+	m := &mergeHeap{pkts: pkts, gap: o.Gap}
+	for k := range o.Copies {
 		m.c = append(m.c, cursor{copy: k})
 	}
 	heap.Init(m)
@@ -270,7 +210,7 @@ func multiply(src io.ReadSeeker, w io.Writer, cfg multiplyConfig) (multiplyStats
 		c := &m.c[0]
 		p := pkts[c.next]
 		ci := p.ci
-		ci.Timestamp = ci.Timestamp.Add(time.Duration(c.copy) * cfg.gap)
+		ci.Timestamp = ci.Timestamp.Add(time.Duration(c.copy) * o.Gap)
 		data := p.data
 		if p.tcp != nil {
 			var err error
