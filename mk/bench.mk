@@ -28,7 +28,7 @@ KWIRE_BENCH_DIR ?= $(CURDIR)/bench-captures
 BENCH_DIR       := $(abspath $(KWIRE_BENCH_DIR))
 BENCH_BYTES     ?= 210MB
 BENCH_BIG_BYTES ?= 780MB
-BENCH_SMALL     := netns-2.1 netns-newest lo-2.1 lo-newest lo-tls
+BENCH_SMALL     := netns-2.1 netns-newest lo-2.1 lo-newest lo-tls fleet
 # Many clients, small exchanges: kgo-produce-consume.pcap (41 connections,
 # 143 exchanges, 2.9 s) copied 250 and 1000 times, each copy from its own
 # client address, copies 40 ms apart: 10,250 / 41,000 connections, 29 /
@@ -48,6 +48,10 @@ bench_args_netns-newest := -bench-netns -bench-version newest -bench-bytes $(BEN
 bench_args_lo-2.1       := -bench-version 2.1 -bench-bytes $(BENCH_BYTES)
 bench_args_lo-newest    := -bench-version newest -bench-bytes $(BENCH_BYTES)
 bench_args_big-1g       := -bench-netns -bench-version 2.1 -bench-bytes $(BENCH_BIG_BYTES)
+# A fleet of real clients for a minute (tools/capgen/fleet.go): a group of
+# 200 consumers joining one after another, 20 producers with linger 0 and acks=all sending a 100-byte
+# record every 200 ms, 10 admin clients asking for Metadata every 200 ms.
+bench_args_fleet        := -bench-netns -bench-fleet -bench-fleet-members 200 -bench-version newest -bench-value-size 100
 # lo-newest's traffic over TLS 1.3 (AES-128-GCM), its key log beside it:
 # the cost of decryption is lo-tls against lo-newest.
 bench_args_lo-tls       := -bench-tls -bench-version newest -bench-bytes $(BENCH_BYTES)

@@ -38,6 +38,7 @@ type benchConfig struct {
 	batchBytes int
 	tls        bool // TLS 1.3 listeners; the key log beside the capture
 	portBase   int  // the first broker's port
+	fleet      fleetConfig
 }
 
 // byteSize is a flag value such as 300MB, 64KiB or 1000000.
@@ -79,6 +80,7 @@ func benchFlags(fs *flag.FlagSet) *benchConfig {
 	fs.IntVar(&c.batchBytes, "bench-batch-bytes", 0, "bench: producer batch size limit in bytes (0: kgo's default, 1 MB); smaller means more requests")
 	fs.StringVar(&c.file, "bench-file", "", "bench: capture file name (default bench-<version>.pcap)")
 	fs.IntVar(&c.portBase, "bench-port", 19200, "bench: the first broker's port (the others follow)")
+	fleetFlags(c, fs)
 	fs.BoolVar(&c.tls, "bench-tls", false, "bench: brokers listen with TLS 1.3 (AES-128-GCM); the clients' key log is written beside the capture (<file>.keylog)")
 	return c
 }
@@ -158,7 +160,12 @@ func runBench(cfg benchConfig, out, tcpdump string) error {
 		c.stop()
 		return err
 	}
-	runErr := benchTraffic(cfg, names, ports, maxv, tlsOpt)
+	var runErr error
+	if cfg.fleet.on {
+		runErr = fleetTraffic(cfg, ports, maxv, tlsOpt)
+	} else {
+		runErr = benchTraffic(cfg, names, ports, maxv, tlsOpt)
+	}
 	cluster.Close()
 	if err := c.stop(); err != nil && runErr == nil {
 		runErr = err
