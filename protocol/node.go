@@ -5,6 +5,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"unsafe"
+
+	"github.com/kwire/kwire/internal/poison"
 )
 
 // Kind says how a Node's value is held.
@@ -497,6 +499,10 @@ func (m *treeMem) keep(b []byte) {
 }
 
 func (m *treeMem) release() {
+	if poison.Released {
+		m.poison()
+		return
+	}
 	for _, s := range m.slabs {
 		clear((*s.p)[:s.n]) // drop what the nodes point to
 		slabPools[s.class].Put(s.p)
@@ -507,6 +513,37 @@ func (m *treeMem) release() {
 	}
 	for _, b := range m.bufs {
 		putBuf(b)
+	}
+	if m.budget != nil && m.reserved > 0 {
+		m.budget.Reserve(-m.reserved)
+	}
+	*m = treeMem{}
+}
+
+// poisonedNode is what every node of a released tree becomes when
+// released memory is poisoned (internal/poison): a raw span of poisoned
+// bytes named RELEASED, so that a use after release shows in any output.
+var poisonedNode = Node{Name: poison.Marker, Type: poison.Marker, Kind: KindRaw, Flags: FlagError,
+	Str: poison.Marker, Note: poison.Marker + ": used after protocol.Tree.Release", Int: -0x5a5a5a5a,
+	Raw: []byte{poison.Byte, poison.Byte, poison.Byte, poison.Byte}, Len: 4}
+
+// poison overwrites what m holds (every node, every Children pointer,
+// every decompressed byte) with poison instead of pooling it, gives back
+// its reservation, and forgets it.
+func (m *treeMem) poison() {
+	for _, s := range m.slabs {
+		for i := range (*s.p)[:s.n] {
+			(*s.p)[i] = poisonedNode
+			(*s.p)[i].Children = []*Node{&poisonedNode}
+		}
+	}
+	for _, p := range m.ptrs {
+		for i := range (*p.p)[:p.n] {
+			(*p.p)[i] = &poisonedNode
+		}
+	}
+	for _, b := range m.bufs {
+		poison.Fill(b)
 	}
 	if m.budget != nil && m.reserved > 0 {
 		m.budget.Reserve(-m.reserved)
