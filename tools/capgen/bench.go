@@ -181,7 +181,10 @@ func runBench(cfg benchConfig, out, tcpdump string) error {
 	return nil
 }
 
-func benchTraffic(cfg benchConfig, names []string, ports []int, maxv *kversion.Versions, tlsOpt kgo.Opt) error {
+// benchClientOpts are the options every bench client shares: the
+// cluster's brokers as seeds, TLS when the brokers listen with it, and
+// the version ceiling of -bench-version.
+func benchClientOpts(ports []int, maxv *kversion.Versions, tlsOpt kgo.Opt) []kgo.Opt {
 	seeds := make([]string, len(ports))
 	for i, p := range ports {
 		seeds[i] = addr(p)
@@ -191,8 +194,13 @@ func benchTraffic(cfg benchConfig, names []string, ports []int, maxv *kversion.V
 		common = append(common, tlsOpt)
 	}
 	if maxv != nil {
-		common = append(slices.Clip(common), kgo.MaxVersions(maxv))
+		common = append(common, kgo.MaxVersions(maxv))
 	}
+	return slices.Clip(common)
+}
+
+func benchTraffic(cfg benchConfig, names []string, ports []int, maxv *kversion.Versions, tlsOpt kgo.Opt) error {
+	common := benchClientOpts(ports, maxv, tlsOpt)
 	records := int64(cfg.bytes) / int64(cfg.valueSize)
 	if records < 1 {
 		records = 1

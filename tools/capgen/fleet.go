@@ -65,17 +65,7 @@ func fleetTraffic(cfg benchConfig, ports []int, maxv *kversion.Versions, tlsOpt 
 	if f.members < 0 || f.producers < 0 || f.admins < 0 || f.interval <= 0 || f.duration <= 0 {
 		return errors.New("bench-fleet: counts must not be negative, interval and duration must be positive")
 	}
-	seeds := make([]string, len(ports))
-	for i, p := range ports {
-		seeds[i] = addr(p)
-	}
-	common := []kgo.Opt{kgo.SeedBrokers(seeds...)}
-	if tlsOpt != nil {
-		common = append(common, tlsOpt)
-	}
-	if maxv != nil {
-		common = append(slices.Clip(common), kgo.MaxVersions(maxv))
-	}
+	common := benchClientOpts(ports, maxv, tlsOpt)
 	ctx, cancel := context.WithTimeout(context.Background(), f.duration)
 	defer cancel()
 
