@@ -48,10 +48,18 @@ vet:
 	@# staticcheck (honnef.co/go/tools), pinned as a tool in go.mod.
 	$(GO) tool staticcheck ./...
 
+# The packages whose tests read captures end to end (goldens, in-process
+# commands), run again with released memory poisoned.
+POISON_PKGS ?= ./pcaps/ ./dissect/... ./protocol/ ./analysis/ ./cmd/kwire/
+
 test: vet cross
 	@if [ -d "$(SHARED)/kafka-vectors" ]; then echo "== conformance data: $(SHARED)"; \
 	 else echo "== $(SHARED) not found: tests that need Kafka's schemas and vectors will SKIP (set KWIRE_SHARED)"; fi
 	$(GO) test -count=1 ./...
+	@# Once more with released memory poisoned (internal/poison, -tags
+	@# kwirepoison): a tree, node or frame used after its release prints
+	@# RELEASED instead of its value, and the goldens catch it.
+	$(GO) test -count=1 -tags kwirepoison $(POISON_PKGS)
 	@# The capture generator is a module of its own (it keeps kgo, kfake, sarama
 	@# and kafka-go out of kwire's go.mod): vet and test it too.
 	cd tools/capgen && $(GO) vet . && $(GO) test -count=1 .

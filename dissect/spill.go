@@ -8,6 +8,8 @@ import (
 	"sync"
 
 	"container/heap"
+
+	"github.com/kwire/kwire/internal/poison"
 	"github.com/kwire/kwire/protocol"
 )
 
@@ -452,6 +454,10 @@ func (p *framePool) take(n int) []byte {
 
 // put offers a buffer nothing else refers to for reuse.
 func (p *framePool) put(b []byte) {
+	if poison.Released {
+		poison.Fill(b) // a reader of a released frame sees the poison
+		return
+	}
 	c := cap(b)
 	if c < poolMin {
 		return

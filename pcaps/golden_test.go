@@ -26,6 +26,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/kwire/kwire/internal/poison"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in golden/")
@@ -51,7 +53,13 @@ func testMain(m *testing.M) int {
 	}
 	defer os.RemoveAll(dir)
 	kwireBin = filepath.Join(dir, "kwire")
-	build := exec.Command("go", "build", "-o", kwireBin, "./cmd/kwire")
+	args := []string{"build", "-o", kwireBin}
+	if poison.Released {
+		// go test -tags kwirepoison: the kwire under test poisons what it
+		// releases too, so that a use after release changes its output.
+		args = append(args, "-tags", "kwirepoison")
+	}
+	build := exec.Command("go", append(args, "./cmd/kwire")...)
 	build.Dir = root
 	if out, err := build.CombinedOutput(); err != nil {
 		fmt.Fprintf(os.Stderr, "pcaps: building kwire: %v\n%s", err, out)

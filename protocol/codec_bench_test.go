@@ -9,6 +9,8 @@ import (
 
 	"github.com/klauspost/compress/zstd"
 	"github.com/pierrec/lz4/v4"
+
+	"github.com/kwire/kwire/internal/poison"
 )
 
 // lz4Frame compresses in as one LZ4 frame with the given options.
@@ -146,4 +148,45 @@ func dumpTree(n *Node) []string {
 	}
 	walk(n, 0)
 	return out
+}
+
+// TestReleasePoisons: with released memory poisoned (internal/poison, as
+// the kwirepoison golden runs do), a node, a Children slice or a
+// decompressed record value kept past Tree.Release reads as RELEASED
+// instead of a value, so a use after release shows in any output; and
+// nothing poisoned comes back from the pools for the next tree.
+func TestReleasePoisons(t *testing.T) {
+	defer func(was bool) { poison.Released = was }(poison.Released)
+	poison.Released = true
+	var d Decoder
+	b := recBuild(t, CodecGzip, 100, 1700000000000, benchRecords())
+	fresh := fmt.Sprintf("%+v", dumpTree(d.DecodeRecordBatches(b).Root))
+	tr := d.DecodeRecordBatches(b)
+	var value *Node // the first record's Value, in decompressed bytes
+	var find func(n *Node)
+	find = func(n *Node) {
+		if value == nil && n.Name == "Value" && len(n.Raw) > 0 {
+			value = n
+		}
+		for _, c := range n.Children {
+			find(c)
+		}
+	}
+	find(tr.Root)
+	if value == nil {
+		t.Fatal("no record Value in the tree")
+	}
+	raw, kids := value.Raw, tr.Root.Children // the root itself is not pooled
+	tr.Release()
+	if value.Str != poison.Marker || kids[0].Name != poison.Marker {
+		t.Errorf("kept nodes after Release: value %q, child %q; want %q", value.Str, kids[0].Name, poison.Marker)
+	}
+	for i, c := range raw {
+		if c != poison.Byte {
+			t.Fatalf("kept Value byte %d after Release: %#x, want %#x", i, c, poison.Byte)
+		}
+	}
+	if got := fmt.Sprintf("%+v", dumpTree(d.DecodeRecordBatches(b).Root)); got != fresh {
+		t.Error("a tree decoded after a poisoned release differs from a fresh one")
+	}
 }

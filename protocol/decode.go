@@ -248,7 +248,7 @@ func (d *Decoder) decodeFrame(frame []byte, response bool, key, version int16) *
 		ip.capture()
 		ip.undecoded(root, 0, len(frame))
 		ip.t.Err = ip.err
-		return ip.t
+		return ip.tree()
 	}
 	ln := ip.newNode()
 	ln.Name, ln.Type, ln.Kind, ln.Off, ln.Len, ln.Int = NameLength, "int32", KindInt, 0, 4, int64(size)
@@ -260,7 +260,7 @@ func (d *Decoder) decodeFrame(frame []byte, response bool, key, version int16) *
 		ip.capture()
 		ip.undecoded(root, 4, len(frame))
 		ip.t.Err = ip.err
-		return ip.t
+		return ip.tree()
 	case int64(size) > int64(len(frame)-4):
 		ln.Flags |= FlagTruncated
 		root.Flags |= FlagTruncated
@@ -288,14 +288,14 @@ func (d *Decoder) decodeFrame(frame []byte, response bool, key, version int16) *
 		// The schema table lacks the header: nothing more can be read.
 		ip.bodyUnknown(root, hname, fmt.Errorf("%w: no %s v%d in the schema table", ErrUnknownVers, hname, hv), 4, end)
 		ip.finishFrame(root, end)
-		return ip.t
+		return ip.tree()
 	}
 	hn := ip.newNode()
 	ip.message(hs, hv, hn, end, false)
 	root.Children = append(root.Children, hn)
 	if ip.err != nil {
 		ip.finishFrame(root, end)
-		return ip.t
+		return ip.tree()
 	}
 
 	// Body.
@@ -304,7 +304,7 @@ func (d *Decoder) decodeFrame(frame []byte, response bool, key, version int16) *
 	root.Children = append(root.Children, bn)
 	ip.embedded(bn, key, version, response, false)
 	ip.finishFrame(root, end)
-	return ip.t
+	return ip.tree()
 }
 
 // finishFrame reports bytes after the declared length and sets Tree.Err.
@@ -334,7 +334,7 @@ func (d *Decoder) DecodeBody(key, version int16, response bool, body []byte) *Tr
 	ip.body(root, key, version, response, len(body))
 	ip.embedded(root, key, version, response, false)
 	ip.t.Err = ip.err
-	return ip.t
+	return ip.tree()
 }
 
 // body decodes a message body from the reader's offset to end into n.
@@ -384,7 +384,7 @@ func (d *Decoder) DecodeStruct(name string, version int16, b []byte) *Tree {
 	if m := LookupName(name, version); m != nil {
 		ip.message(m, version, root, len(b), true)
 		ip.t.Err = ip.err
-		return ip.t
+		return ip.tree()
 	}
 	root.Name = name
 	sentinel := ErrUnknownAPI
@@ -404,5 +404,5 @@ func (d *Decoder) DecodeStruct(name string, version int16, b []byte) *Tree {
 	}
 	ip.bodyUnknownInto(root, note, err, 0, len(b))
 	ip.t.Err = ip.err
-	return ip.t
+	return ip.tree()
 }

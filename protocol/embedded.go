@@ -256,7 +256,7 @@ func (d *Decoder) decodePayload(b []byte) *Tree {
 	ip.msgName = root.Name
 	if len(b) < 4 {
 		ip.t.Err = &DecodeError{Off: 0, Path: root.Name, Err: fmt.Errorf("%w: %d bytes, want a request header", ErrShort, len(b))}
-		return ip.t
+		return ip.tree()
 	}
 	key := int16(binary.BigEndian.Uint16(b))
 	version := int16(binary.BigEndian.Uint16(b[2:]))
@@ -265,7 +265,7 @@ func (d *Decoder) decodePayload(b []byte) *Tree {
 	hs := LookupName("RequestHeader", hv)
 	if hs == nil {
 		ip.t.Err = &DecodeError{Off: 0, Path: root.Name, Err: fmt.Errorf("%w: no RequestHeader v%d in the schema table", ErrUnknownVers, hv)}
-		return ip.t
+		return ip.tree()
 	}
 	hn := ip.newNode()
 	ip.message(hs, hv, hn, len(b), false)
@@ -277,7 +277,7 @@ func (d *Decoder) decodePayload(b []byte) *Tree {
 		ip.embedded(bn, key, version, false, true)
 	}
 	ip.t.Err = ip.err
-	return ip.t
+	return ip.tree()
 }
 
 // versionPrefixed are the data structs Kafka serializes after an INT16
@@ -313,7 +313,7 @@ func (d *Decoder) DecodeVersioned(name string, b []byte) *Tree {
 		ip.capture()
 		ip.undecoded(root, 0, len(b))
 		ip.t.Err = ip.err
-		return ip.t
+		return ip.tree()
 	}
 	v := ip.newNode()
 	v.Name, v.Type, v.Kind, v.Off, v.Len, v.Int = "Version", "int16", KindInt, 0, 2, int64(ver)
@@ -323,11 +323,11 @@ func (d *Decoder) DecodeVersioned(name string, b []byte) *Tree {
 		ip.bodyUnknown(root, name, unknownVersion(-1, name, ver, fmt.Sprintf("%v: version %d of %s", ErrUnknownVers, ver, name)), 2, len(b))
 		root.Kind, root.Raw = KindStruct, nil
 		ip.t.Err = ip.err
-		return ip.t
+		return ip.tree()
 	}
 	root.Children = append(ip.children(1+len(m.Fields)), v)
 	ip.message(m, ver, root, len(b), true)
 	root.Off, root.Len = 0, len(b)
 	ip.t.Err = ip.err
-	return ip.t
+	return ip.tree()
 }

@@ -100,14 +100,20 @@ func (ip *interp) newNode() *Node {
 		ip.t.Limits |= LimitMemory
 	}
 	if len(ip.slab) == cap(ip.slab) {
-		size := 2 * cap(ip.slab)
-		size = max(16, min(size, 512))
-		ip.slab = make([]Node, 0, size)
+		ip.slab = ip.t.mem.slab(cap(ip.slab))
 	}
 	ip.slab = ip.slab[:len(ip.slab)+1]
 	n := &ip.slab[len(ip.slab)-1]
 	n.Space = ip.space
 	return n
+}
+
+// tree returns the tree decoded, its last slab and Children chunk noted
+// as used as far as they are (Tree.Release clears no more).
+func (ip *interp) tree() *Tree {
+	ip.t.mem.used(ip.slab)
+	ip.t.mem.usedPtrs(ip.ptrs)
+	return ip.t
 }
 
 // children returns an empty Children slice with room for k nodes, carved
@@ -119,8 +125,8 @@ func (ip *interp) children(k int) []*Node {
 		return make([]*Node, 0, k)
 	}
 	if cap(ip.ptrs)-len(ip.ptrs) < k {
-		ip.ptrs = make([]*Node, 0, max(k, min(1024, max(32, 2*cap(ip.ptrs)))))
-		ip.t.mem.reserve(8 * int64(cap(ip.ptrs)))
+		ip.t.mem.usedPtrs(ip.ptrs)
+		ip.ptrs = ip.t.mem.ptrChunk(cap(ip.ptrs), k)
 	}
 	i := len(ip.ptrs)
 	ip.ptrs = ip.ptrs[:i+k]

@@ -5,6 +5,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"unsafe"
+
+	"github.com/kwire/kwire/internal/poison"
 )
 
 // Kind says how a Node's value is held.
@@ -285,22 +287,26 @@ func firstError(n *Node, depth int) *Node {
 	return nil
 }
 
-// Pooled memory. Decoding records takes most of its memory that decoding records takes most of: node
-// slabs, Children chunks and decompressed bytes. A tree notes what it
-// took (treeMem) and Tree.Release hands it back. Without Release nothing
-// comes back and the pools stay empty: decoding then allocates as it
-// always did.
+// Pooled memory. A tree's node slabs, Children chunks and decompressed
+// bytes come from pools; the tree notes what it took (treeMem) and
+// Tree.Release hands it back. Without Release nothing comes back and the
+// pools stay empty: decoding then allocates as it always did. Small
+// frames (a Heartbeat, an OffsetCommit: tens of nodes) take a small slab,
+// large ones grow through the classes, so that many small trees in flight
+// hold little and one large tree makes few slabs.
 
-// Sizes of the pooled node slabs and Children chunks; smaller ones (a
-// tree's first, which grow from 16 nodes) are left to the collector.
-const (
-	slabNodes = 512
-	ptrChunk  = 1024
+// Node slab classes (nodes per slab) and Children chunk classes (pointers
+// per chunk). A tree's first slab is the smallest class; each next one is
+// the next class up, then the largest again.
+var (
+	slabClasses = [...]int{32, 128, 512}
+	ptrClasses  = [...]int{64, 1024}
 )
 
+
 var (
-	slabPool sync.Pool // of *[slabNodes]Node, zeroed
-	ptrPool  sync.Pool // of *[ptrChunk]*Node, zeroed
+	slabPools [len(slabClasses)]sync.Pool // of *[]Node, zeroed, of the class's capacity
+	ptrPools  [len(ptrClasses)]sync.Pool  // of *[]*Node, zeroed, of the class's capacity
 )
 
 // bufClasses pool decompressed buffers by capacity: class c holds buffers
@@ -316,7 +322,7 @@ var bufPools [maxBufClass + 1]sync.Pool // of *[]byte
 // reserved (Decoder.MaxMemory, Decoder.Budget).
 type treeMem struct {
 	slabs []slabUse
-	ptrs  []*[ptrChunk]*Node
+	ptrs  []ptrUse
 	bufs  [][]byte
 
 	budget   Budget
@@ -380,34 +386,50 @@ func (m *treeMem) absorb(sub *treeMem) {
 	*sub = treeMem{}
 }
 
-// slabUse is a pooled slab and how many of its nodes may have been used.
+// slabUse is a pooled slab (its full capacity), its class, and how many
+// of its nodes may have been used.
 type slabUse struct {
-	p *[slabNodes]Node
-	n int
+	p     *[]Node
+	n     int
+	class int
 }
 
-// used notes that the tree's last slab, s, holds len(s) nodes (the rest
-// was never touched, and release need not clear it).
+// ptrUse is a pooled Children chunk and how many of its pointers may
+// have been used.
+type ptrUse struct {
+	p     *[]*Node
+	n     int
+	class int
+}
+
+// used notes that s, the tree's slab last handed out by slab, holds len(s)
+// nodes (the rest was never touched, and release need not clear it).
 func (m *treeMem) used(s []Node) {
-	if k := len(m.slabs) - 1; k >= 0 && len(s) > 0 && &m.slabs[k].p[0] == &s[:1][0] {
-		m.slabs[k].n = len(s)
+	if len(s) == 0 {
+		return
+	}
+	for k := len(m.slabs) - 1; k >= 0; k-- {
+		if u := &m.slabs[k]; &(*u.p)[:1][0] == &s[:1][0] {
+			u.n = len(s)
+			return
+		}
 	}
 }
 
-// slab returns an empty node slab to follow one of capacity last: a pooled
-// one when there is one, else one twice as large (16 to slabNodes nodes).
+// slab returns an empty node slab to follow one of capacity last (0 for
+// a tree's first): a pooled one of the next class.
 func (m *treeMem) slab(last int) []Node {
-	if p, ok := slabPool.Get().(*[slabNodes]Node); ok {
-		m.slabs = append(m.slabs, slabUse{p, slabNodes})
-		return p[:0]
+	class := 0
+	for class < len(slabClasses)-1 && slabClasses[class] <= last {
+		class++
 	}
-	n := max(16, min(2*last, slabNodes))
-	if n < slabNodes {
-		return make([]Node, 0, n)
+	p, ok := slabPools[class].Get().(*[]Node)
+	if !ok {
+		s := make([]Node, slabClasses[class])
+		p = &s
 	}
-	p := new([slabNodes]Node)
-	m.slabs = append(m.slabs, slabUse{p, slabNodes})
-	return p[:0]
+	m.slabs = append(m.slabs, slabUse{p, slabClasses[class], class})
+	return (*p)[:0]
 }
 
 // reserveNodes is how many nodes' memory a tree reserves at a time.
@@ -424,15 +446,34 @@ func (t *Tree) reserveNode() bool {
 	return !t.mem.denied
 }
 
-// ptrChunk returns an empty chunk of ptrChunk Children pointers.
-func (m *treeMem) ptrChunk() []*Node {
-	m.reserve(ptrChunk * 8)
-	p, ok := ptrPool.Get().(*[ptrChunk]*Node)
-	if !ok {
-		p = new([ptrChunk]*Node)
+// ptrChunk returns an empty chunk of Children pointers with room for at
+// least k (k at most the largest class) to follow one of capacity last.
+func (m *treeMem) ptrChunk(last, k int) []*Node {
+	class := 0
+	for class < len(ptrClasses)-1 && (ptrClasses[class] <= last || ptrClasses[class] < k) {
+		class++
 	}
-	m.ptrs = append(m.ptrs, p)
-	return p[:0]
+	m.reserve(8 * int64(ptrClasses[class]))
+	p, ok := ptrPools[class].Get().(*[]*Node)
+	if !ok {
+		s := make([]*Node, ptrClasses[class])
+		p = &s
+	}
+	m.ptrs = append(m.ptrs, ptrUse{p, ptrClasses[class], class})
+	return (*p)[:0]
+}
+
+// usedPtrs is used for a Children chunk.
+func (m *treeMem) usedPtrs(s []*Node) {
+	if cap(s) == 0 {
+		return
+	}
+	for k := len(m.ptrs) - 1; k >= 0; k-- {
+		if u := &m.ptrs[k]; &(*u.p)[:1][0] == &s[:1][0] {
+			u.n = len(s)
+			return
+		}
+	}
 }
 
 // buf returns an empty buffer with room for at least n bytes, pooled when
@@ -458,16 +499,51 @@ func (m *treeMem) keep(b []byte) {
 }
 
 func (m *treeMem) release() {
+	if poison.Released {
+		m.poison()
+		return
+	}
 	for _, s := range m.slabs {
-		clear(s.p[:s.n]) // drop what the nodes point to
-		slabPool.Put(s.p)
+		clear((*s.p)[:s.n]) // drop what the nodes point to
+		slabPools[s.class].Put(s.p)
 	}
 	for _, p := range m.ptrs {
-		clear(p[:])
-		ptrPool.Put(p)
+		clear((*p.p)[:p.n])
+		ptrPools[p.class].Put(p.p)
 	}
 	for _, b := range m.bufs {
 		putBuf(b)
+	}
+	if m.budget != nil && m.reserved > 0 {
+		m.budget.Reserve(-m.reserved)
+	}
+	*m = treeMem{}
+}
+
+// poisonedNode is what every node of a released tree becomes when
+// released memory is poisoned (internal/poison): a raw span of poisoned
+// bytes named RELEASED, so that a use after release shows in any output.
+var poisonedNode = Node{Name: poison.Marker, Type: poison.Marker, Kind: KindRaw, Flags: FlagError,
+	Str: poison.Marker, Note: poison.Marker + ": used after protocol.Tree.Release", Int: -0x5a5a5a5a,
+	Raw: []byte{poison.Byte, poison.Byte, poison.Byte, poison.Byte}, Len: 4}
+
+// poison overwrites what m holds (every node, every Children pointer,
+// every decompressed byte) with poison instead of pooling it, gives back
+// its reservation, and forgets it.
+func (m *treeMem) poison() {
+	for _, s := range m.slabs {
+		for i := range (*s.p)[:s.n] {
+			(*s.p)[i] = poisonedNode
+			(*s.p)[i].Children = []*Node{&poisonedNode}
+		}
+	}
+	for _, p := range m.ptrs {
+		for i := range (*p.p)[:p.n] {
+			(*p.p)[i] = &poisonedNode
+		}
+	}
+	for _, b := range m.bufs {
+		poison.Fill(b)
 	}
 	if m.budget != nil && m.reserved > 0 {
 		m.budget.Reserve(-m.reserved)

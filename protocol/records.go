@@ -154,6 +154,7 @@ func (d *Decoder) decodeRecords(t *Tree, n *Node) {
 	bd := &batchDecoder{d: d, t: t, max: max, budget: max - used}
 	bd.set(n, space, off, off+len(n.Raw), 0, nil)
 	t.mem.used(bd.slab)
+	t.mem.usedPtrs(bd.ptrs)
 }
 
 // batchDecoder holds the state of one decodeRecords call.
@@ -216,7 +217,8 @@ func (bd *batchDecoder) children(n int) []*Node {
 		return make([]*Node, 0, n)
 	}
 	if cap(bd.ptrs)-len(bd.ptrs) < n {
-		bd.ptrs = bd.t.mem.ptrChunk()
+		bd.t.mem.usedPtrs(bd.ptrs)
+		bd.ptrs = bd.t.mem.ptrChunk(cap(bd.ptrs), n)
 	}
 	l := len(bd.ptrs)
 	bd.ptrs = bd.ptrs[:l+n]

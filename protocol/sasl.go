@@ -487,7 +487,7 @@ func (d *Decoder) DecodeSASLToken(frame []byte, mech string, fromClient bool) *T
 			u.Raw = nil
 			root.Children = append(root.Children, u)
 		}
-		return ip.t
+		return ip.tree()
 	}
 	ln := ip.newNode()
 	size := int32(uint32(frame[0])<<24 | uint32(frame[1])<<16 | uint32(frame[2])<<8 | uint32(frame[3]))
@@ -496,7 +496,7 @@ func (d *Decoder) DecodeSASLToken(frame []byte, mech string, fromClient bool) *T
 	tok := frame[4:]
 	if len(tok) == 0 {
 		root.Note = "empty token"
-		return ip.t
+		return ip.tree()
 	}
 	n := ip.newNode()
 	n.Name, n.Type, n.Kind, n.Off, n.Len, n.Raw = "Token", "bytes", KindBytes, 4, len(tok), tok
@@ -510,5 +510,5 @@ func (d *Decoder) DecodeSASLToken(frame []byte, mech string, fromClient bool) *T
 	ip.saslParts(n, t, 4)
 	root.Note = n.Note
 	n.Note = ""
-	return ip.t
+	return ip.tree()
 }

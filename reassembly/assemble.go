@@ -136,7 +136,8 @@ type runner struct {
 	open      int
 
 	// retired keeps the Index of connections closed by FIN or RST and
-	// forgotten from conns closedLinger later, by 4-tuple, for packets that
+	// forgotten from conns (closedLinger later, or once maxClosed others
+	// closed), by 4-tuple, for packets that
 	// come after: for Wireshark a later packet on the 4-tuple other than a
 	// SYN is still the same tcp.stream. At most maxRetired are kept, oldest
 	// out first: retiredRing holds them in retiring order, the oldest at
@@ -176,11 +177,23 @@ type retiredConn struct {
 	gen   int // when it was retired: an older order entry is stale
 }
 
+// maxClosed bounds the connections closed by FIN or RST that stay in the
+// connection table (runner.closed), so that a late packet without bytes
+// (the last ACK, a retransmitted FIN) still counts to its connection's
+// Stats: the oldest is forgotten (moved to runner.retired) once more are
+// closed, or closedLinger after it closed, whichever comes first. A closed
+// stream, its Conn and the handler's copy take about 700 bytes, so these
+// hold under 1 MiB however many connections a capture opens; a late
+// packet without bytes on a forgotten 4-tuple is not counted, one with
+// bytes opens the connection again under its Index.
+const maxClosed = 1024
+
 // maxRetired bounds runner.retired (about 100 bytes an entry): a 4-tuple
 // forgotten before that many others is numbered anew if it shows up again.
 const maxRetired = 1 << 14
 
-// forget removes s, closed by FIN or RST closedLinger ago, from the
+// forget removes s, closed by FIN or RST closedLinger ago (or maxClosed
+// connections ago), from the
 // connection table and remembers its Index for its 4-tuple.
 func (r *runner) forget(s *stream) {
 	if r.conns[s.key] != s {
@@ -978,6 +991,14 @@ func (s *stream) ReassemblyComplete(_ gpr.AssemblerContext) bool {
 	if r.conns[s.key] == s {
 		if reason == CloseFIN || reason == CloseRST {
 			r.closed = append(r.closed, s)
+			// Bounded by count as well as by capture time: a broker's
+			// capture closes thousands of connections a minute, and each
+			// closed stream kept costs about 700 bytes of live heap.
+			for len(r.closed) > maxClosed {
+				r.forget(r.closed[0])
+				r.closed[0] = nil
+				r.closed = r.closed[1:]
+			}
 		} else {
 			r.deleteConn(s.key) // Options.IdleTimeout: later packets start a new connection
 		}

@@ -778,6 +778,49 @@ func TestMemoryBoundedManyConnections(t *testing.T) {
 	}
 }
 
+// TestClosedBoundedByCount: 3000 connections closed within 30 seconds of
+// capture time (far less than closedLinger): the closed ones kept in the
+// connection table are bounded by count (maxClosed), and the last ACK of
+// each FIN exchange still counts to its connection.
+func TestClosedBoundedByCount(t *testing.T) {
+	var segs []seg
+	for i := 0; i < 3000; i++ {
+		v := newConv("10.1."+itoa(i/250)+"."+itoa(i%250+1)+":"+itoa(20000+i), "10.0.0.2:9092", uint32(i*1000), 7)
+		v.at = time.Duration(i) * 10 * time.Millisecond
+		v.handshake()
+		v.send(true, "req")
+		v.send(false, "resp")
+		v.close()
+		segs = append(segs, v.segs...)
+	}
+	slices.SortStableFunc(segs, func(a, b seg) int { return int(a.at - b.at) })
+	src := newSliceSource(t, layers.LinkTypeEthernet, segs)
+	h := newRec()
+	r := newRunner(Options{Synchronous: true}, h)
+	maxTable := 0
+	for {
+		data, ci, link, err := src.ReadPacket()
+		if err == io.EOF {
+			break
+		}
+		r.packet(data, ci, link)
+		maxTable = max(maxTable, len(r.conns))
+	}
+	// maxClosed (1024) closed ones and the one or two open.
+	if maxTable > 1026 {
+		t.Errorf("connection table grew to %d, want at most 1024 closed and the open ones", maxTable)
+	}
+	r.flushAll()
+	if len(h.conns) != 3000 {
+		t.Fatalf("%d connections, want 3000", len(h.conns))
+	}
+	for i, c := range h.conns {
+		if c.Stats.Packets != 8 || h.closed[c.Index] != CloseFIN {
+			t.Fatalf("conn %d: %d packets, closed %q; want 8 (the last ACK included) and FIN", i, c.Stats.Packets, h.closed[c.Index])
+		}
+	}
+}
+
 func TestBufferedPagesBounded(t *testing.T) {
 	// A hole followed by more data than the per-connection buffer holds:
 	// the hole is given up as a gap and everything behind it delivered.

@@ -37,7 +37,8 @@ const (
 
 // closedLinger is how long (capture time) packets on the 4-tuple of a
 // connection closed by FIN or RST are still counted to it rather than
-// starting a new connection: a generous TIME_WAIT (2 × MSL of 2 minutes).
+// starting a new connection: a generous TIME_WAIT (2 × MSL of 2 minutes),
+// for at most maxClosed connections at once.
 const closedLinger = 4 * time.Minute
 
 // Options configure Run and ReadFiles. The zero value is ready to use.

@@ -16,6 +16,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strconv"
 	"testing"
 
@@ -224,3 +225,97 @@ func exchangeLines(golden []byte) int {
 }
 
 var exchangesRE = regexp.MustCompile(`(?m)(?:^|, )exchanges (\d+)(?::|$)`)
+
+// smallExchanges are the exchanges of kgo-produce-consume.pcap (143:
+// ApiVersions, Metadata, Produce, Fetch, group, transaction and telemetry
+// APIs; most frames under 1 KB) as their frames' bytes, for the cost of
+// one exchange's decoding, facts and line apart from reading the capture.
+func smallExchanges(b *testing.B) []*dissect.Exchange {
+	path := filepath.Join("..", "..", "pcaps", "kgo-produce-consume.pcap")
+	if _, err := os.Stat(path); err != nil {
+		b.Skipf("golden capture missing: %v", err)
+	}
+	k := &keepSink{}
+	d := dissect.New(dissect.Options{Ports: []uint16{19092},
+		Decoder: protocol.Decoder{Records: true, BatchHeadersOnly: true}}, k)
+	if _, err := reassembly.ReadFiles(context.Background(), []string{path}, reassembly.Options{}, d); err != nil {
+		b.Fatal(err)
+	}
+	d.Finish()
+	if len(k.ex) != 143 {
+		b.Fatalf("%d exchanges, want 143", len(k.ex))
+	}
+	return k.ex
+}
+
+type keepSink struct{ ex []*dissect.Exchange }
+
+func (k *keepSink) Exchange(e *dissect.Exchange) { k.ex = append(k.ex, e) }
+func (k *keepSink) Event(*dissect.Event)         {}
+
+// BenchmarkSmallExchanges decodes the 143 exchanges of
+// kgo-produce-consume.pcap as read's one-line mode does (record batch
+// headers only): "decode" the frames' trees, "facts" also their facts,
+// "line" also the line, each exchange's trees released after it. It
+// reports ns/exchange, and on Linux cpu-ns/exchange: the CPU time of the
+// benchmark's thread (the garbage collector's work on other threads not
+// included), steadier than wall time on a shared machine.
+//
+//	go test ./cmd/kwire-baseline -run '^$' -bench SmallExchanges -benchmem
+func BenchmarkSmallExchanges(b *testing.B) {
+	exs := smallExchanges(b)
+	dec := protocol.Decoder{Records: true, BatchHeadersOnly: true}
+	for _, stage := range []string{"decode", "facts", "line"} {
+		b.Run(stage, func(b *testing.B) {
+			w := bufio.NewWriterSize(io.Discard, 64<<10)
+			b.ReportAllocs()
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			cpu0, cpuOK := threadCPU()
+			n := 0
+			for b.Loop() {
+				for _, e := range exs {
+					var req, resp *protocol.Tree
+					if f := e.Request; f != nil && f.Bytes != nil {
+						req = dec.DecodeRequest(f.Bytes)
+					}
+					if f := e.Response; f != nil && f.Bytes != nil {
+						resp = dec.DecodeResponse(f.Bytes, e.APIKey, e.APIVersion)
+					}
+					if stage != "decode" {
+						c := *e // facts not computed yet, frames decoded at collection
+						setTrees(&c, req, resp)
+						fx := c.Facts()
+						if stage == "line" {
+							if err := render.Line(w, &c, render.Options{Facts: fx}); err != nil {
+								b.Fatal(err)
+							}
+						}
+					}
+					req.Release()
+					resp.Release()
+					n++
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(n), "ns/exchange")
+			if cpu1, ok := threadCPU(); ok && cpuOK {
+				b.ReportMetric(float64((cpu1-cpu0).Nanoseconds())/float64(n), "cpu-ns/exchange")
+			}
+		})
+	}
+}
+
+// setTrees gives c, a copy of an exchange, frames of its own holding req
+// and resp.
+func setTrees(c *dissect.Exchange, req, resp *protocol.Tree) {
+	if c.Request != nil {
+		f := *c.Request
+		f.Tree = req
+		c.Request = &f
+	}
+	if c.Response != nil {
+		f := *c.Response
+		f.Tree = resp
+		c.Response = &f
+	}
+}

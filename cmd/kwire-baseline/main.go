@@ -5,7 +5,7 @@
 // docs/performance.md): what reading and reassembling costs before any
 // Kafka framing, decoding or output.
 //
-// Usage: kwire-baseline [-sync] [-frames | -inflate] [-port PORTS] FILE...
+// Usage: kwire-baseline [-sync] [-frames | -inflate | -gopacket] [-port PORTS] FILE...
 //
 // -sync reads with reassembly.Options.Synchronous (reading, reassembly and
 // the handler on one goroutine), to compare with the default pipeline.
@@ -20,6 +20,13 @@
 // compressed magic 2 record batch with protocol.Decompress (at most
 // protocol.DefaultMaxDecompressed per frame, as the decoder): the floor
 // of read -V and read --json, which decompress every batch.
+//
+// -gopacket is the floor of the libraries alone (gopacket.go): pcapgo,
+// gopacket's layer parser and its reassembly.Assembler with streams that
+// only count bytes, none of kwire's code.
+//
+// -cpuprofile and -memprofile write pprof profiles (CPU, and the heap's
+// allocations at the end).
 //
 // It prints one line per file. Default and -sync: packets, TCP
 // connections, delivered bytes by direction, gaps. -frames: packets,
@@ -57,14 +64,30 @@ func run(args []string, stdout, stderr io.Writer) int {
 	synchronous := fs.Bool("sync", false, "read with reassembly.Options.Synchronous")
 	frames := fs.Bool("frames", false, "dissect as kwire read's one-line mode does, render nothing")
 	inflate := fs.Bool("inflate", false, "as -frames, and decompress every compressed record batch on every core")
+	gopkt := fs.Bool("gopacket", false, "read and reassemble with pcapgo and gopacket's Assembler alone (no kwire code)")
 	ports := fs.String("port", strconv.Itoa(dissect.DefaultPort), "broker TCP `ports`, comma-separated (with -frames and -inflate)")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: kwire-baseline [-sync] [-frames | -inflate] [-port PORTS] FILE...")
+		fmt.Fprintln(stderr, "usage: kwire-baseline [-sync] [-frames | -inflate | -gopacket] [-port PORTS] FILE...")
 		fs.PrintDefaults()
 	}
 	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile to `file`")
+	memprofile := fs.String("memprofile", "", "write an allocation profile to `file` at the end")
 	if err := fs.Parse(args); err != nil {
 		return 2
+	}
+	if *memprofile != "" {
+		defer func() {
+			f, err := os.Create(*memprofile)
+			if err == nil {
+				err = pprof.Lookup("allocs").WriteTo(f, 0)
+				if cerr := f.Close(); err == nil {
+					err = cerr
+				}
+			}
+			if err != nil {
+				fmt.Fprintf(stderr, "kwire-baseline: %v\n", err)
+			}
+		}()
 	}
 	if *cpuprofile != "" {
 		f, err := os.Create(*cpuprofile)
@@ -80,7 +103,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 			f.Close()
 		}()
 	}
-	if fs.NArg() == 0 || *frames && *inflate {
+	if fs.NArg() == 0 || *frames && *inflate || *gopkt && (*frames || *inflate || *synchronous) {
 		fs.Usage()
 		return 2
 	}
@@ -94,7 +117,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 	status := 0
 	for _, path := range fs.Args() {
 		var err error
-		if *frames || *inflate {
+		if *gopkt {
+			var t gopacketTotals
+			t, err = gopacketFloor(path)
+			printGopacket(stdout, path, t)
+		} else if *frames || *inflate {
 			var t floorTotals
 			var sum reassembly.Summary
 			var ds dissect.Summary

@@ -250,3 +250,32 @@ func TestBatchOfHostile(t *testing.T) {
 		}
 	}
 }
+
+// TestGopacketFloor: gopacket's assembler alone delivers the bytes that
+// kwire's reassembly delivers on a capture without gaps, and counts its
+// packets.
+func TestGopacketFloor(t *testing.T) {
+	path := filepath.Join("..", "..", "pcaps", "kgo-produce-consume.pcap")
+	if _, err := os.Stat(path); err != nil {
+		t.Skip("no capture")
+	}
+	var c counter
+	sum, err := reassembly.ReadFiles(context.Background(), []string{path}, reassembly.Options{}, &c)
+	if err != nil || c.gaps != 0 {
+		t.Fatalf("reassembly: %v, %d gaps", err, c.gaps)
+	}
+	g, err := gopacketFloor(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g.packets != sum.Packets || g.tcp != sum.Packets || g.bytes != c.bytes[0]+c.bytes[1] || g.bytes == 0 {
+		t.Errorf("-gopacket: %d packets (%d TCP), %d bytes; reassembly: %d packets, %d bytes", g.packets, g.tcp, g.bytes, sum.Packets, c.bytes[0]+c.bytes[1])
+	}
+	var out, stderr bytes.Buffer
+	if st := run([]string{"-gopacket", path}, &out, &stderr); st != 0 || !strings.Contains(out.String(), fmt.Sprintf(": %d packets, %d TCP, ", g.packets, g.tcp)) {
+		t.Errorf("-gopacket: status %d, %q %q", st, out.String(), stderr.String())
+	}
+	if st := run([]string{"-gopacket", "-frames", path}, &out, &stderr); st != 2 {
+		t.Errorf("-gopacket -frames: status %d, want 2", st)
+	}
+}

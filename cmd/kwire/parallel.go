@@ -48,10 +48,14 @@ type parallelSink struct {
 // no stage ever blocks on a send). 2 MiB lets the next exchange of 1 MB
 // Produce requests be read and decoded while one is rendered; at 4 MiB
 // the larger heap costs more collections (under kwire's soft memory
-// limit) than the overlap saves.
+// limit) than the overlap saves. 16 jobs keep two cores busy; with 256,
+// on a capture of small exchanges (many-250: 35,750 exchanges, most under
+// 1 KB), -V, --json and stats took 40-50% more CPU time than with 16 and
+// more than on one core: every job's trees, facts and text went cold
+// between the stages, and the collector had more to mark.
 const (
 	parallelBudget = 2 << 20
-	parallelJobs   = 256
+	parallelJobs   = 16
 )
 
 // readJob is one exchange or event on its way to the output, or a
@@ -151,10 +155,10 @@ func (p *parallelSink) redecode(j *readJob) {
 	j.redo = false
 }
 
-// chunkBuf is a worker's output: fixed-size chunks from a free list, so
-// that the text of a large exchange (megabytes for a Produce of a
-// thousand records) costs neither the doublings of one growing buffer nor
-// fresh memory each time.
+// chunkBuf is a worker's output: chunks from free lists, so that the text
+// of a large exchange (megabytes for a Produce of a thousand records)
+// costs neither the doublings of one growing buffer nor fresh memory each
+// time, and the line of a Heartbeat costs a small chunk, not a large one.
 //
 // With mem, every chunk is reserved from the job's memory first; once a
 // reservation is refused the buffer takes nothing more and its Write
@@ -163,6 +167,7 @@ func (p *parallelSink) redecode(j *readJob) {
 type chunkBuf struct {
 	chunks [][]byte // full chunks
 	cur    []byte
+	size   int // bytes in the full chunks
 	mem    *pipeline.JobMem
 	taken  int64 // bytes reserved for the chunks
 	err    error
@@ -171,58 +176,101 @@ type chunkBuf struct {
 // errOverBudget stops a rendering the flight's memory has no room for.
 var errOverBudget = errors.New("rendering refused memory: to be done again at the head")
 
-// Output chunks: their size (larger than the output's 64 KiB buffer, so
-// that bufio writes a full chunk directly rather than copying it), and how
-// many the free list keeps between exchanges (4 MiB); a free list rather
-// than a sync.Pool, which every garbage collection empties.
-const (
-	chunkSize = 128 << 10
-	freeKeep  = 32
-)
-
-var freeChunks = make(chan []byte, freeKeep)
-
-func getChunk() []byte {
-	select {
-	case c := <-freeChunks:
-		return c
-	default:
-		return make([]byte, 0, chunkSize)
-	}
+// Output chunks come in size classes: an exchange's first chunk is the
+// smallest (one line, or the tree of a small exchange, fits), its second
+// the next, its third and later the largest (larger than the output's
+// 64 KiB buffer, so that bufio writes them directly rather than copying
+// them). Each class's free list keeps keep chunks between exchanges (at
+// most 5.5 MiB in all); free lists rather than a sync.Pool, which every
+// garbage collection empties.
+var chunkClasses = [...]struct{ size, keep int }{
+	{2 << 10, 256},
+	{16 << 10, 64},
+	{128 << 10, 32},
 }
 
-func putChunk(c []byte) {
-	select {
-	case freeChunks <- c[:0]:
-	default:
+var freeChunks = func() (f [len(chunkClasses)]chan []byte) {
+	for i, c := range chunkClasses {
+		f[i] = make(chan []byte, c.keep)
 	}
-}
+	return f
+}()
 
-// JSON lines: the free list keeps lineKeep of them, each up to lineMax
-// bytes (the line of a Produce of a thousand 1 KB records is about 600 KB).
-const (
-	lineKeep = 4
-	lineMax  = 4 << 20
-)
-
-var freeLines = make(chan []byte, lineKeep)
-
-func getLine() []byte {
+// getChunk returns an empty chunk of class c.
+func getChunk(c int) []byte {
 	select {
-	case b := <-freeLines:
+	case b := <-freeChunks[c]:
 		return b
 	default:
-		return make([]byte, 0, chunkSize)
+		return make([]byte, 0, chunkClasses[c].size)
 	}
 }
 
+// putChunk hands a chunk back to its class's free list.
+func putChunk(b []byte) {
+	for c := len(chunkClasses) - 1; c >= 0; c-- {
+		if cap(b) == chunkClasses[c].size {
+			select {
+			case freeChunks[c] <- b[:0]:
+			default:
+			}
+			return
+		}
+	}
+}
+
+// JSON lines are built whole (render.AppendExchangeJSON appends to one
+// buffer); a line's buffer starts at the class its frames suggest and
+// grows as append grows it. The free lists keep buffers of at least each
+// class's size: many small ones, a few of the largest, none over lineMax
+// bytes (the line of a Produce of a thousand 1 KB records is about 600 KB).
+// lineGuess is what a line's memory is guessed at before it is built
+// (beside its trees'), with --max-decode-memory.
+var lineClasses = [...]struct{ size, keep int }{
+	{4 << 10, 256},
+	{64 << 10, 16},
+	{1 << 20, 4},
+}
+
+const (
+	lineMax   = 4 << 20
+	lineGuess = 128 << 10
+)
+
+var freeLines = func() (f [len(lineClasses)]chan []byte) {
+	for i, c := range lineClasses {
+		f[i] = make(chan []byte, c.keep)
+	}
+	return f
+}()
+
+// getLine returns an empty buffer for a JSON line of about hint bytes.
+func getLine(hint int64) []byte {
+	c := 0
+	for c < len(lineClasses)-1 && int64(lineClasses[c].size) < hint {
+		c++
+	}
+	select {
+	case b := <-freeLines[c]:
+		return b
+	default:
+		return make([]byte, 0, lineClasses[c].size)
+	}
+}
+
+// putLine hands a line's buffer back to the largest class it can serve.
 func putLine(b []byte) {
 	if cap(b) > lineMax {
 		return
 	}
-	select {
-	case freeLines <- b[:0]:
-	default:
+	for c := len(lineClasses) - 1; c >= 0; c-- {
+		if cap(b) >= lineClasses[c].size {
+			select {
+			case freeLines[c] <- b[:0]:
+			default:
+			}
+			return
+		}
 	}
 }
 
@@ -288,17 +336,23 @@ func (c *chunkBuf) next() {
 	if c.err != nil {
 		return
 	}
+	class := 0 // the first chunk's
+	if c.cur != nil {
+		class = min(len(c.chunks)+1, len(chunkClasses)-1)
+	}
 	if c.mem != nil {
-		if !c.mem.Reserve(chunkSize) {
+		size := int64(chunkClasses[class].size)
+		if !c.mem.Reserve(size) {
 			c.err = errOverBudget
 			return
 		}
-		c.taken += chunkSize
+		c.taken += size
 	}
 	if c.cur != nil {
 		c.chunks = append(c.chunks, c.cur)
+		c.size += len(c.cur)
 	}
-	c.cur = getChunk()
+	c.cur = getChunk(class)
 }
 
 // discard hands the chunks back unwritten, and their memory.
@@ -318,7 +372,7 @@ func (c *chunkBuf) discard() {
 // Full chunks go to w's writer directly, not copied through its buffer.
 func (c *chunkBuf) writeTo(w *bufio.Writer) error {
 	var err error
-	if len(c.chunks) > 0 {
+	if c.size+len(c.cur) >= w.Size() {
 		err = w.Flush()
 	}
 	for _, b := range append(c.chunks, c.cur) {
@@ -378,12 +432,12 @@ func (p *parallelSink) renderJob(j *readJob) {
 		// values full of escapes), then set to what it took.
 		var guess int64
 		if j.mem != nil {
-			if guess = j.mem.Held() + chunkSize; !j.mem.Reserve(guess) {
+			if guess = j.mem.Held() + lineGuess; !j.mem.Reserve(guess) {
 				j.direct = true
 				return
 			}
 		}
-		j.line = render.AppendExchangeJSON(getLine(), j.ex, j.view.ropts)
+		j.line = render.AppendExchangeJSON(getLine(2*j.size), j.ex, j.view.ropts)
 		if j.mem != nil {
 			j.lineMem = guess
 			if d := int64(cap(j.line)) - guess; j.mem.Reserve(d) {

@@ -54,8 +54,11 @@ func silentExit(code int) error { return &exitError{code: code} }
 
 // globalOptions are the flags every command shares.
 type globalOptions struct {
-	Color string // auto, always or never
-	ASCII bool   // --ascii (set or not: asciiSet)
+	Color   string // auto, always or never
+	ASCII   bool   // --ascii (set or not: asciiSet)
+	Profile profileOptions
+
+	prof *profiler // started before the command runs, stopped by run
 }
 
 // colorEnabled resolves --color: "auto" colours only a terminal, and never
@@ -83,7 +86,12 @@ func (g *globalOptions) validate() error {
 }
 
 func newRootCmd(s *ioStreams) *cobra.Command {
-	g := &globalOptions{Color: "auto"}
+	return newRootCmdWith(s, &globalOptions{Color: "auto"})
+}
+
+// newRootCmdWith is newRootCmd with the global options in g, which run
+// reads back once the command has run (to stop the profiles).
+func newRootCmdWith(s *ioStreams, g *globalOptions) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "kwire",
 		Short: "Dissect the Kafka wire protocol",
@@ -119,7 +127,13 @@ Exit status:
 				json = f.Value.String() == "true"
 			}
 			useASCII(s, g.ASCII, cmd.Flags().Changed("ascii"), json)
-			return nil
+			getenv := s.Getenv
+			if getenv == nil {
+				getenv = func(string) string { return "" }
+			}
+			p, err := startProfiles(g.Profile, getenv, cmd.Name())
+			g.prof = p
+			return err
 		},
 	}
 	root.SetIn(s.In)
@@ -129,6 +143,13 @@ Exit status:
 	root.PersistentFlags().BoolVar(&g.ASCII, "ascii", false, "plain ASCII text: -> for →, x for ×, ... for …, other characters as \\u escapes (the default when the locale, LC_ALL/LC_CTYPE/LANG, is set and not UTF-8; --ascii=false: never; JSON stays UTF-8)")
 	_ = root.RegisterFlagCompletionFunc("color", cobra.FixedCompletions(
 		[]string{"auto", "always", "never"}, cobra.ShellCompDirectiveNoFileComp))
+	pf := root.PersistentFlags()
+	pf.StringVar(&g.Profile.CPU, "cpuprofile", "", "write a CPU profile (pprof) of the command to `file` (for bug reports; KWIRE_PPROF=DIR writes one into DIR)")
+	pf.StringVar(&g.Profile.Mem, "memprofile", "", "write an allocation profile (pprof) to `file` when the command ends")
+	pf.StringVar(&g.Profile.Trace, "trace", "", "write a Go execution trace (go tool trace) of the command to `file`")
+	for _, n := range []string{"cpuprofile", "memprofile", "trace"} {
+		_ = root.MarkPersistentFlagFilename(n)
+	}
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
 		return &exitError{code: exitUsage, err: fmt.Errorf("%w\nRun '%s --help' for usage", flagError(err), cmd.CommandPath())}
 	})
@@ -206,9 +227,15 @@ func run(args []string, s *ioStreams) int {
 		<-ctx.Done()
 		stop()
 	}()
-	root := newRootCmd(s)
+	g := &globalOptions{Color: "auto"}
+	root := newRootCmdWith(s, g)
 	root.SetArgs(args)
-	return exitCode(root.ExecuteContext(ctx), s.ErrOut)
+	code := exitCode(root.ExecuteContext(ctx), s.ErrOut)
+	if err := g.prof.stop(); err != nil {
+		fmt.Fprintf(s.ErrOut, "kwire: %v\n", err)
+		code = max(code, exitData)
+	}
+	return code
 }
 
 // exitCode reports err on w and maps it to an exit code.

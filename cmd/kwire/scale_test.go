@@ -26,18 +26,18 @@ func manyConnections(t *testing.T) string {
 	if testing.Short() {
 		t.Skip("the ×1000 capture takes a while (-short)")
 	}
-	src := goldenPcap(t, "kgo-produce-consume.pcap")
-	_, pkts, err := capturetest.ReadPcap(src)
+	src, err := os.Open(goldenPcap(t, "kgo-produce-consume.pcap"))
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer src.Close()
 	p := filepath.Join(t.TempDir(), "kgo-x1000.pcap")
 	f, err := os.Create(p)
 	if err != nil {
 		t.Fatal(err)
 	}
 	bw := bufio.NewWriterSize(f, 1<<20)
-	if err := capturetest.Multiply(pkts, 1000, 50*time.Millisecond, 19092, bw); err != nil {
+	if _, err := capturetest.Multiply(src, bw, capturetest.MultiplyOptions{Copies: 1000, Gap: 50 * time.Millisecond}); err != nil {
 		t.Fatal(err)
 	}
 	if err := bw.Flush(); err != nil {

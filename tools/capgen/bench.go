@@ -38,6 +38,7 @@ type benchConfig struct {
 	batchBytes int
 	tls        bool // TLS 1.3 listeners; the key log beside the capture
 	portBase   int  // the first broker's port
+	fleet      fleetConfig
 }
 
 // byteSize is a flag value such as 300MB, 64KiB or 1000000.
@@ -79,6 +80,7 @@ func benchFlags(fs *flag.FlagSet) *benchConfig {
 	fs.IntVar(&c.batchBytes, "bench-batch-bytes", 0, "bench: producer batch size limit in bytes (0: kgo's default, 1 MB); smaller means more requests")
 	fs.StringVar(&c.file, "bench-file", "", "bench: capture file name (default bench-<version>.pcap)")
 	fs.IntVar(&c.portBase, "bench-port", 19200, "bench: the first broker's port (the others follow)")
+	fleetFlags(c, fs)
 	fs.BoolVar(&c.tls, "bench-tls", false, "bench: brokers listen with TLS 1.3 (AES-128-GCM); the clients' key log is written beside the capture (<file>.keylog)")
 	return c
 }
@@ -158,7 +160,12 @@ func runBench(cfg benchConfig, out, tcpdump string) error {
 		c.stop()
 		return err
 	}
-	runErr := benchTraffic(cfg, names, ports, maxv, tlsOpt)
+	var runErr error
+	if cfg.fleet.on {
+		runErr = fleetTraffic(cfg, ports, maxv, tlsOpt)
+	} else {
+		runErr = benchTraffic(cfg, names, ports, maxv, tlsOpt)
+	}
 	cluster.Close()
 	if err := c.stop(); err != nil && runErr == nil {
 		runErr = err
@@ -174,7 +181,10 @@ func runBench(cfg benchConfig, out, tcpdump string) error {
 	return nil
 }
 
-func benchTraffic(cfg benchConfig, names []string, ports []int, maxv *kversion.Versions, tlsOpt kgo.Opt) error {
+// benchClientOpts are the options every bench client shares: the
+// cluster's brokers as seeds, TLS when the brokers listen with it, and
+// the version ceiling of -bench-version.
+func benchClientOpts(ports []int, maxv *kversion.Versions, tlsOpt kgo.Opt) []kgo.Opt {
 	seeds := make([]string, len(ports))
 	for i, p := range ports {
 		seeds[i] = addr(p)
@@ -184,8 +194,13 @@ func benchTraffic(cfg benchConfig, names []string, ports []int, maxv *kversion.V
 		common = append(common, tlsOpt)
 	}
 	if maxv != nil {
-		common = append(slices.Clip(common), kgo.MaxVersions(maxv))
+		common = append(common, kgo.MaxVersions(maxv))
 	}
+	return slices.Clip(common)
+}
+
+func benchTraffic(cfg benchConfig, names []string, ports []int, maxv *kversion.Versions, tlsOpt kgo.Opt) error {
+	common := benchClientOpts(ports, maxv, tlsOpt)
 	records := int64(cfg.bytes) / int64(cfg.valueSize)
 	if records < 1 {
 		records = 1

@@ -1,0 +1,5 @@
+//go:build !kwirepoison
+
+package poison
+
+const tagged = false
