@@ -690,6 +690,8 @@ func closeWhy(reason string) (why string, closed bool) {
 		return "the connection went idle", false
 	case reassembly.CloseReused:
 		return "the connection's addresses were reused", false
+	case reassembly.CloseFull:
+		return "the connection was closed early, idle longest when the open connections filled their memory bound", false
 	case reassembly.CloseEOF, "":
 		return "the end of the capture", false
 	}

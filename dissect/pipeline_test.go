@@ -238,3 +238,35 @@ func TestPendingFloorShared(t *testing.T) {
 		t.Errorf("%d connections still counted after Finish", len(d.busy))
 	}
 }
+
+// TestConnStateCost: what dissect holds for an open connection (its conn,
+// frame splitters, addresses), besides the data other bounds count (the
+// frame being reassembled, pending requests), stays within half of
+// reassembly.ConnCost: the other half is reassembly's and gopacket's
+// (reassembly's TestConnCost).
+func TestConnStateCost(t *testing.T) {
+	const n = 20000
+	d := New(Options{}, &recSink{})
+	req := apiVersionsReq(1)
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	conns := make([]*reassembly.Conn, n)
+	for i := range conns {
+		c := &reassembly.Conn{Index: i, A: netip.AddrPortFrom(clientAddr.Addr(), uint16(10000+i%50000)), B: brokerAddr, SawSYN: true}
+		conns[i] = c
+		d.Open(c)
+		// A request's first bytes: the connection is Kafka, its splitter
+		// waits for the rest.
+		d.Data(c, reassembly.AtoB, reassembly.Chunk{Data: req[:6], Time: pktTime(int64(i)), Frame: int64(i + 1)})
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	per := (int64(after.HeapAlloc) - int64(before.HeapAlloc)) / n
+	t.Logf("%d bytes per open connection (dissect)", per)
+	if per > reassembly.ConnCost/2 {
+		t.Errorf("%d bytes per open connection, past %d", per, reassembly.ConnCost/2)
+	}
+	runtime.KeepAlive(conns)
+	runtime.KeepAlive(d)
+}

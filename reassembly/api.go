@@ -172,6 +172,7 @@ const (
 	CloseIdle   = "idle"           // no packet for Options.IdleTimeout
 	CloseReused = "reused"         // a SYN with a new sequence number reused the 4-tuple
 	CloseEOF    = "end of capture" // the input ended with the connection open
+	CloseFull   = "table full"     // closed, idle longest, to keep the open connections within Options.MaxConnectionMemory
 )
 
 // Handler receives the reassembled streams. All calls happen on one

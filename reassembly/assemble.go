@@ -134,6 +134,7 @@ type runner struct {
 	pending   pendingConn         // the connection the current packet opens
 	nextIndex int
 	open      int
+	maxOpen   int // Options.MaxConnectionMemory in connections; 0: no bound
 
 	// retired keeps the Index of connections closed by FIN or RST and
 	// forgotten from conns (closedLinger later, or once maxClosed others
@@ -241,6 +242,12 @@ func newRunner(opts Options, h Handler) *runner {
 	if r.dec.flushEvery <= 0 {
 		r.dec.flushEvery = DefaultFlushInterval
 	}
+	switch m := opts.MaxConnectionMemory; {
+	case m == 0:
+		r.maxOpen = int(DefaultMaxConnectionMemory / ConnCost)
+	case m > 0:
+		r.maxOpen = int(max(m/ConnCost, 16))
+	}
 	r.pool = gpr.NewStreamPool(r)
 	r.asm = gpr.NewAssembler(r.pool)
 	r.asm.MaxBufferedPagesPerConnection = limit(opts.MaxBufferedPagesPerConn, DefaultMaxBufferedPagesPerConn)
@@ -299,6 +306,12 @@ func (r *runner) assemble(p *pkt) {
 			r.sum.Filtered++
 			return
 		}
+		if r.maxOpen > 0 && r.open >= r.maxOpen {
+			r.evictIdle(now)
+			s, deletes = r.conns[key], r.deletes
+		}
+	}
+	if s == nil {
 		if rc, ok := r.retired[key]; ok && !syn {
 			// A late packet of a forgotten connection: without bytes (the
 			// last ACK, a retransmitted FIN, a RST) it has nothing to
@@ -591,6 +604,33 @@ func (r *runner) flush(now time.Time) {
 		n++
 	}
 	r.closed = slices.Delete(r.closed, 0, n)
+}
+
+// evictIdle closes the tenth of the open connections idle longest
+// (CloseFull), so that a new one stays within Options.MaxConnectionMemory.
+func (r *runner) evictIdle(now time.Time) {
+	seen := make([]time.Time, 0, r.open)
+	for _, s := range r.conns {
+		if !s.done {
+			seen = append(seen, s.lastSeen)
+		}
+	}
+	if len(seen) == 0 {
+		return
+	}
+	slices.SortFunc(seen, time.Time.Compare)
+	cut := seen[max(len(seen)/10, 1)-1].Add(1) // those last seen up to the tenth's time
+	// Holes older than the cut are given up on the connections closed;
+	// on the others, only those past the buffer timeout, as a flush would.
+	t := now.Add(-r.bufferTimeout)
+	if t.After(cut) {
+		t = cut
+	}
+	before := r.open
+	r.beginDefer(CloseFull)
+	r.asm.FlushWithOptions(gpr.FlushOptions{T: t, TC: cut})
+	r.endDefer()
+	r.sum.Evicted += before - r.open
 }
 
 // flushAll delivers everything buffered and closes every connection.

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/netip"
 	"os"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -1085,3 +1086,102 @@ func TestAckedUnseenSegmentReportedAtTheAck(t *testing.T) {
 		t.Errorf("client data %v (log %v)", got, h.log)
 	}
 }
+
+// TestConnectionMemoryBound: connections that never end (a SYN flood, a
+// capture of a broker's thousands of clients) stay within
+// Options.MaxConnectionMemory: past it the tenth idle longest are closed
+// (CloseFull), counted in Summary.Evicted, and the newest keep their data.
+func TestConnectionMemoryBound(t *testing.T) {
+	const n = 2000
+	var segs []seg
+	for i := 0; i < n; i++ {
+		v := newConv("10.2."+itoa(i/250)+"."+itoa(i%250+1)+":"+itoa(30000+i), "10.0.0.2:9092", uint32(i*1000), 7)
+		v.at = time.Duration(i) * time.Millisecond
+		v.handshake()
+		v.send(true, "req-"+itoa(i))
+		segs = append(segs, v.segs...)
+	}
+	const bound = 100 * ConnCost // 100 connections
+	src := newSliceSource(t, layers.LinkTypeEthernet, segs)
+	h := newRec()
+	r := newRunner(Options{MaxConnectionMemory: bound}, h)
+	peak := 0
+	for {
+		data, ci, link, err := src.ReadPacket()
+		if err == io.EOF {
+			break
+		}
+		r.packet(data, ci, link)
+		peak = max(peak, r.open)
+	}
+	if peak > 100 {
+		t.Errorf("%d connections open at once, past the bound's 100", peak)
+	}
+	r.flushAll()
+	full := 0
+	for i := 0; i < n; i++ {
+		if h.stream(i, AtoB) != "req-"+itoa(i) {
+			t.Fatalf("conn %d delivered %q", i, h.stream(i, AtoB))
+		}
+		if h.closed[i] == CloseFull {
+			full++
+		}
+	}
+	if full != r.sum.Evicted || full < n-100 || full > n-90 {
+		t.Errorf("%d closed as table full, %d counted evicted; want about %d", full, r.sum.Evicted, n-100)
+	}
+	// The newest stay open to the end.
+	if h.closed[n-1] != CloseEOF {
+		t.Errorf("the newest connection closed %q", h.closed[n-1])
+	}
+	// Without a bound none is closed early.
+	h, _ = mustRead(t, pcapBytes(t, layers.LinkTypeEthernet, segs), Options{MaxConnectionMemory: -1})
+	for i := 0; i < n; i++ {
+		if h.closed[i] != CloseEOF {
+			t.Fatalf("conn %d closed %q without a bound", i, h.closed[i])
+		}
+	}
+}
+
+// TestConnCost: what an open connection costs this package and gopacket's
+// assembler (its stream, Conn, half states and pool entry) stays within
+// half of ConnCost: the other half is the Handler's (dissect's
+// TestConnStateCost).
+func TestConnCost(t *testing.T) {
+	const n = 20000
+	var segs []seg
+	for i := 0; i < n; i++ {
+		v := newConv("10.3."+itoa(i/250)+"."+itoa(i%250+1)+":"+itoa(30000+i%30000), "10.0.0.2:9092", uint32(i*1000), 7)
+		v.at = time.Duration(i) * time.Microsecond
+		v.handshake()
+		v.send(true, "x")
+		segs = append(segs, v.segs...)
+	}
+	src := newSliceSource(t, layers.LinkTypeEthernet, segs)
+	r := newRunner(Options{MaxConnectionMemory: -1}, nopHandler{})
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	for {
+		data, ci, link, err := src.ReadPacket()
+		if err == io.EOF {
+			break
+		}
+		r.packet(data, ci, link)
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	per := (int64(after.HeapAlloc) - int64(before.HeapAlloc)) / n
+	t.Logf("%d bytes per open connection (reassembly and gopacket)", per)
+	if r.open != n || per > ConnCost/2 {
+		t.Errorf("%d open, %d bytes each: want %d open within %d bytes", r.open, per, n, ConnCost/2)
+	}
+	runtime.KeepAlive(r)
+}
+
+type nopHandler struct{}
+
+func (nopHandler) Open(*Conn)                       {}
+func (nopHandler) Data(*Conn, Dir, Chunk)           {}
+func (nopHandler) Gap(*Conn, Dir, int64, time.Time) {}
+func (nopHandler) Close(*Conn, string, time.Time)   {}

@@ -67,6 +67,14 @@ type Options struct {
 	// number of connections whose end was not captured. A live capture
 	// should set it.
 	IdleTimeout time.Duration
+	// MaxConnectionMemory bounds, in bytes, the state of the connections
+	// open at once, ConnCost bytes each (this package's, gopacket's
+	// assembler's and the Handler's own per connection: see ConnCost);
+	// when a new connection would pass it, the tenth of the open
+	// connections idle longest are closed (CloseFull), counted in
+	// Summary.Evicted. 0 means DefaultMaxConnectionMemory; negative, no
+	// bound (a capture of a million SYNs then takes gigabytes).
+	MaxConnectionMemory int64
 	// FlushInterval is the capture time between two flush passes (buffer
 	// timeouts, idle timeouts, forgetting closed 4-tuples). 0 means
 	// DefaultFlushInterval.
@@ -170,6 +178,9 @@ type Summary struct {
 	Connections int
 	// PeakOpenConnections is the most connections open at once.
 	PeakOpenConnections int
+	// Evicted counts connections closed early (CloseFull) to keep the
+	// open ones within Options.MaxConnectionMemory.
+	Evicted int
 	// Files describes each input of ReadFiles, in order (nil for Run).
 	Files []FileInfo
 }
@@ -188,6 +199,7 @@ func (s *Summary) add(o Summary) {
 	s.Filtered += o.Filtered
 	s.Connections += o.Connections
 	s.PeakOpenConnections = max(s.PeakOpenConnections, o.PeakOpenConnections)
+	s.Evicted += o.Evicted
 }
 
 // Run reads src to its end, reassembles its TCP connections and calls h
@@ -319,3 +331,16 @@ func eachPacket(ctx context.Context, src PacketSource, fn func([]byte, gopacket.
 
 // errStopped is eachPacket's error when its callback stopped it.
 var errStopped = errors.New("stopped")
+
+// ConnCost is what one open connection costs, in bytes, for
+// Options.MaxConnectionMemory: this package's stream and Conn, gopacket's
+// connection, and the Handler's own state for it (kwire's dissect
+// connection and frame splitters) — not the data a connection holds,
+// which other bounds count (out-of-order pages, the frame being
+// reassembled, pending requests). TestConnCost measures this package's
+// and gopacket's part, dissect's TestConnStateCost the Handler's.
+const ConnCost = 4 << 10
+
+// DefaultMaxConnectionMemory is Options.MaxConnectionMemory's default:
+// 256 MiB, 65,536 connections open at once.
+const DefaultMaxConnectionMemory = 256 << 20

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -41,6 +42,7 @@ type captureFlags struct {
 	// What a hostile capture file can make kwire hold or walk.
 	MaxCaptureWindow  byteSize // --max-capture-window
 	MaxFragmentMemory byteSize // --max-fragment-memory
+	MaxConnMemory     byteSize // --max-connection-memory
 	MaxTunnelDepth    int      // --max-tunnel-depth
 	TLSKeyLogs        []string // --tls-keylog
 
@@ -95,6 +97,9 @@ func (o *captureFlags) addFlags(f *pflag.FlagSet, detect bool, idle time.Duratio
 	o.MaxFragmentMemory = reassembly.DefaultMaxFragmentMemory
 	f.Var(&o.MaxFragmentMemory, "max-fragment-memory",
 		"memory for IP fragments waiting for the rest of their packet, e.g. 64MiB (K, M, G: powers of 1024); past it the oldest incomplete packet is given up")
+	o.MaxConnMemory = reassembly.DefaultMaxConnectionMemory
+	f.Var(&o.MaxConnMemory, "max-connection-memory",
+		fmt.Sprintf("memory for the state of the TCP connections open at once (about %d KiB each, not the data they hold), e.g. 512MiB (K, M, G: powers of 1024); past it the connections idle longest are closed, with a warning (0: no bound)", reassembly.ConnCost>>10))
 	f.IntVar(&o.MaxTunnelDepth, "max-tunnel-depth", reassembly.DefaultMaxTunnelDepth,
 		"most tunnels one packet may nest (VXLAN, Geneve, GRE, ERSPAN, IP in IP), all decapsulated; deeper packets are counted and not dissected (0: no decapsulation)")
 	usage = "decrypt TLS with the secrets of this NSS key log `file` (SSLKEYLOGFILE, Go's KeyLogWriter, openssl -keylogfile; repeatable); TLS 1.2 and 1.3, Kafka recognised inside by content; a pcapng capture's own Decryption Secrets Blocks are used without it"
@@ -119,7 +124,7 @@ const memBase = 64 << 20
 // Frames being reassembled on many connections at once come on top (each
 // up to --max-frame).
 func (o *captureFlags) memoryBound() int64 {
-	if o.MaxPending == 0 || o.MaxOutOfOrder == 0 || o.MaxDecodeMemory == 0 || o.MaxFragmentMemory == 0 || o.MaxCaptureWindow == 0 {
+	if o.MaxPending == 0 || o.MaxOutOfOrder == 0 || o.MaxDecodeMemory == 0 || o.MaxFragmentMemory == 0 || o.MaxCaptureWindow == 0 || o.MaxConnMemory == 0 {
 		return 0
 	}
 	frame := int64(o.MaxFrame)
@@ -127,7 +132,7 @@ func (o *captureFlags) memoryBound() int64 {
 		frame = dissect.DefaultMaxFrame
 	}
 	return memBase + int64(o.MaxPending) + 2*int64(o.MaxOutOfOrder) + int64(o.MaxFragmentMemory) + int64(o.MaxCaptureWindow) +
-		int64(o.MaxDecodeMemory) + 2*frame
+		int64(o.MaxDecodeMemory) + 2*frame + int64(o.MaxConnMemory)
 }
 
 // addDecodeFlags adds --max-decompressed and --max-decode-memory (read,
@@ -264,6 +269,8 @@ func (o *captureFlags) reassemblyOptions() reassembly.Options {
 		MaxCaptureWindow:  max(int64(o.MaxCaptureWindow), 1),
 		MaxFragmentMemory: max(int64(o.MaxFragmentMemory), 1),
 		MaxTunnelDepth:    o.MaxTunnelDepth,
+		// 0 lifts the bound: reassembly's "no bound" is negative.
+		MaxConnectionMemory: cmp.Or(int64(o.MaxConnMemory), -1),
 	}
 	if o.MaxTunnelDepth == 0 {
 		opts.MaxTunnelDepth = -1 // reassembly's "no decapsulation"
@@ -336,6 +343,9 @@ type captureRun struct {
 	// pendingMemory is the bound on pending requests' memory in bytes
 	// (dissect.Options.PendingMemory), for the warning when it was hit.
 	pendingMemory int64
+	// connMemory is the bound on open connections' state in bytes
+	// (reassembly.Options.MaxConnectionMemory).
+	connMemory int64
 	// maxConns is the most TCP connections one file held (stream
 	// numbers restart with each file).
 	maxConns int
@@ -393,6 +403,7 @@ func (r *captureRun) addSummaries(ds dissect.Summary, rs reassembly.Summary) {
 	r.rs.Connections += rs.Connections
 	r.rs.Tunnelled += rs.Tunnelled
 	r.rs.TooDeep += rs.TooDeep
+	r.rs.Evicted += rs.Evicted
 	r.rs.Files = append(r.rs.Files, rs.Files...)
 }
 
@@ -429,7 +440,8 @@ func (c *captureReader) read(ctx context.Context, paths []string, sink dissect.S
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	run := captureRun{detect: c.opts.Detect, ports: c.opts.Ports, dec: c.opts.Decoder, pendingMemory: c.opts.PendingMemory}
+	run := captureRun{detect: c.opts.Detect, ports: c.opts.Ports, dec: c.opts.Decoder, pendingMemory: c.opts.PendingMemory,
+		connMemory: c.ropts.MaxConnectionMemory}
 	if k, ok := c.opts.TLSKeys.(*tlsKeys); ok {
 		run.keys = k
 	}
@@ -537,6 +549,11 @@ func (r *captureRun) status(errw io.Writer) error {
 		fmt.Fprintf(errw, "kwire: warning: requests awaiting responses were kept in memory past --max-pending-memory: %v (set TMPDIR to a writable directory)\n", r.ds.SpillError)
 	}
 	r.limitHints(errw)
+	if n := r.rs.Evicted; n > 0 {
+		fmt.Fprintf(errw, "kwire: warning: %d connection%s closed early, those idle longest: the connections open at once needed more than --max-connection-memory allows (%v, about %d KiB each); raise it, e.g. --max-connection-memory %v, or 0 for no bound\n",
+			n, pluralWas(int64(n)), byteSize(r.connMemory), reassembly.ConnCost>>10, byteSize(4*r.connMemory))
+		code = max(code, exitData)
+	}
 	if n := r.lost.Evicted; n > 0 {
 		fmt.Fprintf(errw, "kwire: warning: %d request%s given up unanswered: the requests awaiting responses needed more memory than --max-pending-memory allows (%s); raise it, e.g. --max-pending-memory %s, or 0 for no bound\n",
 			n, pluralWas(n), r.pendingBound(), r.pendingHint())

@@ -263,6 +263,7 @@ func runLive(ctx context.Context, o *liveOptions, s *ioStreams, color bool) erro
 	}
 	run := captureRun{
 		pendingMemory: dopts.PendingMemory,
+		connMemory:    r.capture.reassemblyOptions().MaxConnectionMemory,
 		detect:        dopts.Detect,
 		ports:         dopts.Ports,
 		readAny:       true,

@@ -137,3 +137,29 @@ func TestUndecodedOrphanShown(t *testing.T) {
 		}
 	}
 }
+
+// Connections whose end is not in the capture stay within
+// --max-connection-memory: past it those idle longest are closed early,
+// with a warning naming the flag and exit 1; every request is still
+// shown.
+func TestConnectionMemoryFlag(t *testing.T) {
+	parts := []bombs.Partition{{Topic: "t", Index: 0}}
+	var buf bytes.Buffer
+	if err := bombs.WriteOpenConnections(&buf, 300, bombs.Exchange{Request: bombs.FetchRequest(1, parts)}); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "open.pcap")
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code := kwireInProcess(t, "read", "--max-connection-memory", "400KiB", path) // 100 connections
+	if code != exitData || !strings.Contains(errOut, "connections were closed early, those idle longest: the connections open at once needed more than --max-connection-memory allows (400KiB, about 4 KiB each)") {
+		t.Errorf("exit %d, stderr %q", code, errOut)
+	}
+	if n := strings.Count(out, " Fetch v4 "); n != 300 {
+		t.Errorf("%d Fetch lines, want 300", n)
+	}
+	if _, errOut, code := kwireInProcess(t, "read", path); code != 0 {
+		t.Errorf("default bound: exit %d, stderr %q", code, errOut)
+	}
+}

@@ -185,15 +185,49 @@ func WritePcap(w io.Writer, exs []Exchange) error {
 	return c.fin()
 }
 
+// WriteOpenConnections writes a classic pcap of n TCP connections to
+// BrokerAddr, each from its own client address (11.(i>>16).(i>>8).i,
+// port 40000), each a handshake and then ex, none closed:
+// the capture of a broker's many clients whose ends were not captured,
+// or of a SYN flood. Packets are 1 ms apart.
+func WriteOpenConnections(w io.Writer, n int, ex Exchange) error {
+	pw := pcapgo.NewWriter(w)
+	if err := pw.WriteFileHeader(262144, layers.LinkTypeEthernet); err != nil {
+		return err
+	}
+	t := time.Unix(1700000000, 0).UTC()
+	for i := range n {
+		client := &net.TCPAddr{IP: net.IPv4(11, byte(i>>16), byte(i>>8), byte(i)), Port: 40000}
+		c := &conn{pw: pw, t: t, seq: [2]uint32{1000, 5000}, client: client}
+		if err := c.handshake(); err != nil {
+			return err
+		}
+		if err := c.send(0, ex.Request); err != nil {
+			return err
+		}
+		if ex.Response != nil {
+			if err := c.send(1, ex.Response); err != nil {
+				return err
+			}
+		}
+		t = c.t
+	}
+	return nil
+}
+
 type conn struct {
-	pw  *pcapgo.Writer
-	t   time.Time
-	seq [2]uint32 // next sequence number: client, broker
-	buf gopacket.SerializeBuffer
+	pw     *pcapgo.Writer
+	t      time.Time
+	seq    [2]uint32 // next sequence number: client, broker
+	buf    gopacket.SerializeBuffer
+	client *net.TCPAddr // nil: ClientAddr
 }
 
 func (c *conn) packet(dir int, flags func(*layers.TCP), payload []byte) error {
 	src, dst := ClientAddr, BrokerAddr
+	if c.client != nil {
+		src = c.client
+	}
 	if dir == 1 {
 		src, dst = dst, src
 	}
