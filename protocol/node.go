@@ -303,7 +303,6 @@ var (
 	ptrClasses  = [...]int{64, 1024}
 )
 
-
 var (
 	slabPools [len(slabClasses)]sync.Pool // of *[]Node, zeroed, of the class's capacity
 	ptrPools  [len(ptrClasses)]sync.Pool  // of *[]*Node, zeroed, of the class's capacity

@@ -489,6 +489,16 @@ func (c *Corpus) rawSASLCases() {
 	n = "raw GSSAPI without a handshake"
 	v0(n, "", Seg{FromClient: true, Data: raw(cat("\x60\x82\x01\x00\x06\x09\x2a\x86\x48\x86\xf7\x12\x01\x02\x02", c.binary(n, 32)))},
 		Seg{Data: raw(cat("\x60\x81\x80\x06\x09\x2a\x86\x48\x86\xf7\x12\x01\x02\x02", c.binary(n, 32)))})
+	// Tokens whose SaslHandshake v0 was not captured, told by their
+	// shape alone, whatever the password holds.
+	n = "raw SASL PLAIN without a handshake, a NUL in the password"
+	v0(n, "", Seg{FromClient: true, Data: raw(cat("\x00kw-raw-user\x00", c.text(n, 16), "\x00", c.text(n, 16)))}, Seg{Data: raw(nil)})
+	n = "raw SASL PLAIN without a handshake, control bytes in the password"
+	v0(n, "", Seg{FromClient: true, Data: raw(cat("\x00kw-raw-user\x00", c.text(n, 16), "\t\x01", c.text(n, 16)))}, Seg{Data: raw(nil)})
+	n = "raw SASL PLAIN without a handshake, a password over 1 KiB"
+	v0(n, "", Seg{FromClient: true, Data: raw(cat("\x00kw-raw-user\x00", c.text(n, 1500)))}, Seg{Data: raw(nil)})
+	n = "raw SASL OAUTHBEARER without a handshake"
+	v0(n, "", Seg{FromClient: true, Data: raw(cat("n,,\x01auth=Bearer ", c.text(n, 40), "\x01\x01"))}, Seg{Data: raw(nil)})
 	n = "raw SASL PLAIN resync"
 	// A length no token has, then bytes that cannot start one (printable
 	// ASCII read as a length is over 100 MiB): skipped to the next token.
