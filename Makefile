@@ -41,6 +41,9 @@ cross:
 	done
 
 vet:
+	@# gofmt: every Go file of the tree, the tools' modules too.
+	@out=$$(gofmt -l $$(find . -name '*.go' -not -path './.git/*')); \
+	 if [ -n "$$out" ]; then echo "gofmt -l (run gofmt -w):"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 	@# go.mod must say what the code imports: direct dependencies not marked
 	@# indirect, no stale go.sum lines.
