@@ -8,7 +8,10 @@
 //   - DecodeAhead decodes exchanges on every core for consumers that
 //     print nothing per exchange (kwire stats, groups, txns);
 //   - Sorter reorders exchanges by their requests' packets (kwire read
-//     --sort time) in a window bounded in capture time and bytes.
+//     --sort time) in a window bounded in capture time and bytes;
+//   - Output holds what a worker rendered, in chunks of size classes from
+//     free lists reserved from its job's memory, until it is written in
+//     order (and GetLine/PutLine the buffers of JSON lines).
 //
 // Nothing here knows of flags or output: package main wires them.
 package pipeline

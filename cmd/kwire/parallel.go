@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
 	"errors"
 	"sync"
 
@@ -76,8 +74,8 @@ type readJob struct {
 	view    exchangeView  // set by stage 2
 	show    bool
 	ready   chan struct{} // closed when out and err are set (stage 3) or nothing is to be rendered
-	out     chunkBuf
-	line    []byte // the JSON line instead of out, from getLine
+	out     pipeline.Output
+	line    []byte // the JSON line instead of out, from pipeline.GetLine
 	lineMem int64  // the memory reserved for it
 	err     error
 }
@@ -108,7 +106,7 @@ func (p *parallelSink) Exchange(ex *dissect.Exchange) {
 	j := &readJob{ex: ex, decoded: make(chan struct{}), ready: make(chan struct{})}
 	j.size = ex.FrameBytes()
 	j.mem = p.Admit(j.size, &j.memv)
-	j.out.mem = j.mem
+	j.out.SetMemory(j.mem)
 	p.seq <- j
 	p.decode <- j
 }
@@ -155,241 +153,6 @@ func (p *parallelSink) redecode(j *readJob) {
 	j.redo = false
 }
 
-// chunkBuf is a worker's output: chunks from free lists, so that the text
-// of a large exchange (megabytes for a Produce of a thousand records)
-// costs neither the doublings of one growing buffer nor fresh memory each
-// time, and the line of a Heartbeat costs a small chunk, not a large one.
-//
-// With mem, every chunk is reserved from the job's memory first; once a
-// reservation is refused the buffer takes nothing more and its Write
-// fails with errOverBudget (the rendering is then done again at the head,
-// straight to the output).
-type chunkBuf struct {
-	chunks [][]byte // full chunks
-	cur    []byte
-	size   int // bytes in the full chunks
-	mem    *pipeline.JobMem
-	taken  int64 // bytes reserved for the chunks
-	err    error
-}
-
-// errOverBudget stops a rendering the flight's memory has no room for.
-var errOverBudget = errors.New("rendering refused memory: to be done again at the head")
-
-// Output chunks come in size classes: an exchange's first chunk is the
-// smallest (one line, or the tree of a small exchange, fits), its second
-// the next, its third and later the largest (larger than the output's
-// 64 KiB buffer, so that bufio writes them directly rather than copying
-// them). Each class's free list keeps keep chunks between exchanges (at
-// most 5.5 MiB in all); free lists rather than a sync.Pool, which every
-// garbage collection empties.
-var chunkClasses = [...]struct{ size, keep int }{
-	{2 << 10, 256},
-	{16 << 10, 64},
-	{128 << 10, 32},
-}
-
-var freeChunks = func() (f [len(chunkClasses)]chan []byte) {
-	for i, c := range chunkClasses {
-		f[i] = make(chan []byte, c.keep)
-	}
-	return f
-}()
-
-// getChunk returns an empty chunk of class c.
-func getChunk(c int) []byte {
-	select {
-	case b := <-freeChunks[c]:
-		return b
-	default:
-		return make([]byte, 0, chunkClasses[c].size)
-	}
-}
-
-// putChunk hands a chunk back to its class's free list.
-func putChunk(b []byte) {
-	for c := len(chunkClasses) - 1; c >= 0; c-- {
-		if cap(b) == chunkClasses[c].size {
-			select {
-			case freeChunks[c] <- b[:0]:
-			default:
-			}
-			return
-		}
-	}
-}
-
-// JSON lines are built whole (render.AppendExchangeJSON appends to one
-// buffer); a line's buffer starts at the class its frames suggest and
-// grows as append grows it. The free lists keep buffers of at least each
-// class's size: many small ones, a few of the largest, none over lineMax
-// bytes (the line of a Produce of a thousand 1 KB records is about 600 KB).
-// lineGuess is what a line's memory is guessed at before it is built
-// (beside its trees'), with --max-decode-memory.
-var lineClasses = [...]struct{ size, keep int }{
-	{4 << 10, 256},
-	{64 << 10, 16},
-	{1 << 20, 4},
-}
-
-const (
-	lineMax   = 4 << 20
-	lineGuess = 128 << 10
-)
-
-var freeLines = func() (f [len(lineClasses)]chan []byte) {
-	for i, c := range lineClasses {
-		f[i] = make(chan []byte, c.keep)
-	}
-	return f
-}()
-
-// getLine returns an empty buffer for a JSON line of about hint bytes.
-func getLine(hint int64) []byte {
-	c := 0
-	for c < len(lineClasses)-1 && int64(lineClasses[c].size) < hint {
-		c++
-	}
-	select {
-	case b := <-freeLines[c]:
-		return b
-	default:
-		return make([]byte, 0, lineClasses[c].size)
-	}
-}
-
-// putLine hands a line's buffer back to the largest class it can serve.
-func putLine(b []byte) {
-	if cap(b) > lineMax {
-		return
-	}
-	for c := len(lineClasses) - 1; c >= 0; c-- {
-		if cap(b) >= lineClasses[c].size {
-			select {
-			case freeLines[c] <- b[:0]:
-			default:
-			}
-			return
-		}
-	}
-}
-
-func (c *chunkBuf) Write(p []byte) (int, error) {
-	n := len(p)
-	for len(p) > 0 {
-		if len(c.cur) == cap(c.cur) {
-			c.next()
-		}
-		if c.err != nil {
-			return 0, c.err
-		}
-		k := copy(c.cur[len(c.cur):cap(c.cur)], p)
-		c.cur = c.cur[:len(c.cur)+k]
-		p = p[k:]
-	}
-	return n, nil
-}
-
-// writePrefixed writes p with prefix before every line that is not
-// empty, as indentWriter does; bol says whether p starts a line, and the
-// result whether the next write does.
-func (c *chunkBuf) writePrefixed(p []byte, prefix string, bol bool) bool {
-	for len(p) > 0 {
-		if bol && p[0] != '\n' {
-			c.writeString(prefix)
-		}
-		i := bytes.IndexByte(p, '\n')
-		if i < 0 {
-			c.Write(p)
-			return false
-		}
-		c.Write(p[:i+1])
-		bol = true
-		p = p[i+1:]
-	}
-	return bol
-}
-
-func (c *chunkBuf) writeString(s string) {
-	if c.err != nil {
-		return
-	}
-	if cap(c.cur)-len(c.cur) < len(s) {
-		c.Write([]byte(s))
-		return
-	}
-	c.cur = append(c.cur, s...)
-}
-
-func (c *chunkBuf) WriteByte(b byte) error {
-	if len(c.cur) == cap(c.cur) {
-		c.next()
-	}
-	if c.err != nil {
-		return c.err
-	}
-	c.cur = append(c.cur, b)
-	return nil
-}
-
-func (c *chunkBuf) next() {
-	if c.err != nil {
-		return
-	}
-	class := 0 // the first chunk's
-	if c.cur != nil {
-		class = min(len(c.chunks)+1, len(chunkClasses)-1)
-	}
-	if c.mem != nil {
-		size := int64(chunkClasses[class].size)
-		if !c.mem.Reserve(size) {
-			c.err = errOverBudget
-			return
-		}
-		c.taken += size
-	}
-	if c.cur != nil {
-		c.chunks = append(c.chunks, c.cur)
-		c.size += len(c.cur)
-	}
-	c.cur = getChunk(class)
-}
-
-// discard hands the chunks back unwritten, and their memory.
-func (c *chunkBuf) discard() {
-	for _, b := range append(c.chunks, c.cur) {
-		if b != nil {
-			putChunk(b)
-		}
-	}
-	if c.mem != nil && c.taken > 0 {
-		c.mem.Reserve(-c.taken)
-	}
-	*c = chunkBuf{mem: c.mem}
-}
-
-// writeTo writes the chunks to w and hands them back to the free list.
-// Full chunks go to w's writer directly, not copied through its buffer.
-func (c *chunkBuf) writeTo(w *bufio.Writer) error {
-	var err error
-	if c.size+len(c.cur) >= w.Size() {
-		err = w.Flush()
-	}
-	for _, b := range append(c.chunks, c.cur) {
-		if err == nil && len(b) > 0 {
-			_, err = w.Write(b)
-		}
-		if b != nil {
-			putChunk(b)
-		}
-	}
-	if c.mem != nil && c.taken > 0 {
-		c.mem.Reserve(-c.taken)
-	}
-	*c = chunkBuf{mem: c.mem}
-	return err
-}
-
 // work decodes and renders exchanges (stages 1 and 3).
 func (p *parallelSink) work() {
 	defer p.wg.Done()
@@ -432,12 +195,12 @@ func (p *parallelSink) renderJob(j *readJob) {
 		// values full of escapes), then set to what it took.
 		var guess int64
 		if j.mem != nil {
-			if guess = j.mem.Held() + lineGuess; !j.mem.Reserve(guess) {
+			if guess = j.mem.Held() + pipeline.LineGuess; !j.mem.Reserve(guess) {
 				j.direct = true
 				return
 			}
 		}
-		j.line = render.AppendExchangeJSON(getLine(2*j.size), j.ex, j.view.ropts)
+		j.line = render.AppendExchangeJSON(pipeline.GetLine(2*j.size), j.ex, j.view.ropts)
 		if j.mem != nil {
 			j.lineMem = guess
 			if d := int64(cap(j.line)) - guess; j.mem.Reserve(d) {
@@ -447,8 +210,8 @@ func (p *parallelSink) renderJob(j *readJob) {
 		return
 	}
 	j.err = p.k.render(&j.out, j.ex, j.view)
-	if errors.Is(j.err, errOverBudget) {
-		j.out.discard()
+	if errors.Is(j.err, pipeline.ErrOverBudget) {
+		j.out.Discard()
 		j.err, j.direct = nil, true
 	}
 }
@@ -510,10 +273,10 @@ func (p *parallelSink) writeOut() {
 					if j.mem != nil {
 						j.mem.Reserve(-j.lineMem)
 					}
-					putLine(j.line)
+					pipeline.PutLine(j.line)
 					j.line = nil
 				default:
-					err = j.out.writeTo(k.w)
+					err = j.out.WriteTo(k.w)
 				}
 				k.check(firstError(j.err, err))
 				k.maybeFlush()

@@ -1058,9 +1058,9 @@ type indentWriter struct {
 
 func (iw *indentWriter) Write(p []byte) (int, error) {
 	n := len(p)
-	if c, ok := iw.w.(*chunkBuf); ok {
+	if c, ok := iw.w.(*pipeline.Output); ok {
 		// A worker's chunks: the lines go straight in, not through buf.
-		iw.bol = c.writePrefixed(p, iw.prefix, iw.bol)
+		iw.bol = c.WritePrefixed(p, iw.prefix, iw.bol)
 		return n, nil
 	}
 	iw.buf = iw.buf[:0]
