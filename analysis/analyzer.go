@@ -104,12 +104,12 @@ func (a *Analyzer) ref(x *dissect.Exchange) Ref {
 		r.File = a.file
 	}
 	if x.Request != nil {
-		r.Frame = x.Request.FirstFrame
+		r.Frame = x.Request.FirstPacket
 	}
 	if x.Response != nil {
-		r.ResponseFrame = x.Response.FirstFrame
+		r.ResponseFrame = x.Response.FirstPacket
 		if r.Frame == 0 {
-			r.Frame = x.Response.FirstFrame
+			r.Frame = x.Response.FirstPacket
 		}
 	}
 	return r

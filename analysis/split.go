@@ -80,7 +80,7 @@ func splitOf(x *dissect.Exchange, queued time.Duration) Split {
 	rtt := req.RTT
 	total := respDone.Sub(reqStart)
 	broker := max(respFirst.Sub(reqDone)-rtt-queued, 0)
-	s := Split{Time: Time(req.Time), Frame: req.FirstFrame, TotalMs: Millis(total), BrokerMs: Millis(broker),
+	s := Split{Time: Time(req.Time), Frame: req.FirstPacket, TotalMs: Millis(total), BrokerMs: Millis(broker),
 		QueuedMs: Millis(queued), NetworkMs: Millis(max(total-broker-queued, 0)), RequestMs: Millis(reqDone.Sub(reqStart)), ResponseMs: Millis(respDone.Sub(respFirst)),
 		Retransmissions: rt.Retransmissions + pt.Retransmissions, OutOfOrder: rt.OutOfOrder + pt.OutOfOrder,
 		ZeroWindows: rt.ZeroWindows + pt.ZeroWindows, WindowFull: rt.WindowFull + pt.WindowFull}

@@ -56,7 +56,7 @@ func (s *synth) ex(clientID string, at, lat time.Duration, req kmsg.Request, res
 	if rt.Err != nil {
 		s.t.Fatalf("%T: %v", req, rt.Err)
 	}
-	x.Request = &dissect.Frame{FirstFrame: s.frame, LastFrame: s.frame, Time: s0.Add(at), End: s0.Add(at), Tree: rt}
+	x.Request = &dissect.Frame{FirstPacket: s.frame, LastPacket: s.frame, Time: s0.Add(at), End: s0.Add(at), Tree: rt}
 	if resp != nil {
 		resp.SetVersion(req.GetVersion())
 		s.frame++
@@ -65,7 +65,7 @@ func (s *synth) ex(clientID string, at, lat time.Duration, req kmsg.Request, res
 			s.t.Fatalf("%T: %v", resp, pt.Err)
 		}
 		x.Kind = dissect.KindPaired
-		x.Response = &dissect.Frame{FirstFrame: s.frame, LastFrame: s.frame, Time: s0.Add(at + lat), End: s0.Add(at + lat), Tree: pt}
+		x.Response = &dissect.Frame{FirstPacket: s.frame, LastPacket: s.frame, Time: s0.Add(at + lat), End: s0.Add(at + lat), Tree: pt}
 	}
 	s.a.Exchange(x)
 	return x

@@ -102,8 +102,8 @@ func TestPipelineStreamsPair(t *testing.T) {
 	}
 	for i, e := range sink.ex {
 		wantExchange(t, e, KindPaired, 0, 7, int32(i))
-		if e.Request.Size() != 4+int(binary.BigEndian.Uint32(e.Request.Bytes)) || e.Request.LastFrame <= e.Request.FirstFrame {
-			t.Fatalf("request %d: %d bytes over packets %d-%d", i, e.Request.Size(), e.Request.FirstFrame, e.Request.LastFrame)
+		if e.Request.Size() != 4+int(binary.BigEndian.Uint32(e.Request.Bytes)) || e.Request.LastPacket <= e.Request.FirstPacket {
+			t.Fatalf("request %d: %d bytes over packets %d-%d", i, e.Request.Size(), e.Request.FirstPacket, e.Request.LastPacket)
 		}
 	}
 	if s := d.Summary(); s.Resyncs != 0 || s.BadFrames != 0 || s.Frames != 100 {
@@ -149,8 +149,8 @@ func fuzzSplit(t *testing.T, data []byte, cut uint8, syn bool) {
 				if fr == nil {
 					continue
 				}
-				if fr.FirstFrame > fr.LastFrame || fr.End.Before(fr.Time) || len(fr.Bytes) < 4 {
-					t.Fatalf("frame packets %d-%d times %v-%v size %d", fr.FirstFrame, fr.LastFrame, fr.Time, fr.End, len(fr.Bytes))
+				if fr.FirstPacket > fr.LastPacket || fr.End.Before(fr.Time) || len(fr.Bytes) < 4 {
+					t.Fatalf("frame packets %d-%d times %v-%v size %d", fr.FirstPacket, fr.LastPacket, fr.Time, fr.End, len(fr.Bytes))
 				}
 				if n := int(binary.BigEndian.Uint32(fr.Bytes)); n != len(fr.Bytes)-4 && !hasNote(e, "incomplete") {
 					t.Fatalf("length prefix %d, %d payload bytes", n, len(fr.Bytes)-4)

@@ -603,7 +603,7 @@ func (c *conn) cut(s *splitter, part []byte, need int, at mark, why string) {
 	if need < 0 || s.raw || len(part) < 8 {
 		return
 	}
-	fr := &Frame{FirstFrame: at.frame, LastFrame: at.frame, Time: at.time, End: at.time, Bytes: append([]byte(nil), part...)}
+	fr := &Frame{FirstPacket: at.frame, LastPacket: at.frame, Time: at.time, End: at.time, Bytes: append([]byte(nil), part...)}
 	note := fmt.Sprintf("frame incomplete (cut by %s): %d of %d bytes captured", why, len(part), need)
 	if s.req {
 		if len(part) < 12 {
@@ -664,7 +664,7 @@ func (c *conn) cut(s *splitter, part []byte, need int, at mark, why string) {
 func (c *conn) frame(s *splitter, b []byte, first, last mark) {
 	c.d.sum.Frames++
 	c.frames++
-	fr := &Frame{FirstFrame: first.frame, LastFrame: last.frame, Time: first.time, End: last.time, Bytes: b, pool: c.d.spill.pool}
+	fr := &Frame{FirstPacket: first.frame, LastPacket: last.frame, Time: first.time, End: last.time, Bytes: b, pool: c.d.spill.pool}
 	c.tcp.frameDone(s.dir, fr, first)
 	switch {
 	case s.raw && s.req:

@@ -55,7 +55,7 @@ func dumpExchange(ex *Exchange) string {
 			b.WriteString("-\n")
 			continue
 		}
-		fmt.Fprintf(&b, "frame %d-%d %d bytes\n", f.FirstFrame, f.LastFrame, len(f.Bytes))
+		fmt.Fprintf(&b, "frame %d-%d %d bytes\n", f.FirstPacket, f.LastPacket, len(f.Bytes))
 		if f.Tree != nil {
 			fmt.Fprintf(&b, "err %v\n", f.Tree.Err)
 			dumpNode(&b, f.Tree.Root, 0)

@@ -86,8 +86,8 @@ func TestApiVersionsThenMetadata(t *testing.T) {
 	if av.ClientID != "kwire" || av.Client != clientAddr || av.Broker != brokerAddr {
 		t.Errorf("client id %q client %v broker %v", av.ClientID, av.Client, av.Broker)
 	}
-	if av.Request.FirstFrame != p1 || av.Response.FirstFrame != p2 || md.Request.FirstFrame != p3 || md.Response.LastFrame != p4 {
-		t.Errorf("packet numbers %d %d %d %d", av.Request.FirstFrame, av.Response.FirstFrame, md.Request.FirstFrame, md.Response.LastFrame)
+	if av.Request.FirstPacket != p1 || av.Response.FirstPacket != p2 || md.Request.FirstPacket != p3 || md.Response.LastPacket != p4 {
+		t.Errorf("packet numbers %d %d %d %d", av.Request.FirstPacket, av.Response.FirstPacket, md.Request.FirstPacket, md.Response.LastPacket)
 	}
 	if got := md.Latency(); got != time.Millisecond {
 		t.Errorf("latency %v, want 1ms", got)
@@ -154,8 +154,8 @@ func TestPipelined(t *testing.T) {
 		}
 	}
 	// The third response spans packets 3 and 4.
-	if f := r.sink.ex[2].Response; f.FirstFrame != 3 || f.LastFrame != 4 || f.End.Sub(f.Time) != time.Millisecond {
-		t.Errorf("split response packets %d-%d times %v-%v", f.FirstFrame, f.LastFrame, f.Time, f.End)
+	if f := r.sink.ex[2].Response; f.FirstPacket != 3 || f.LastPacket != 4 || f.End.Sub(f.Time) != time.Millisecond {
+		t.Errorf("split response packets %d-%d times %v-%v", f.FirstPacket, f.LastPacket, f.Time, f.End)
 	}
 }
 
@@ -209,8 +209,8 @@ func TestResponseSplitAcrossManyChunks(t *testing.T) {
 	e := r.sink.ex[0]
 	wantExchange(t, e, KindPaired, 3, 12, 2)
 	f := e.Response
-	if f.FirstFrame != first || f.LastFrame != first+int64(len(resp))-1 || !bytes.Equal(f.Bytes, resp) {
-		t.Errorf("frame packets %d-%d (want %d-%d), bytes equal %v", f.FirstFrame, f.LastFrame, first, first+int64(len(resp))-1, bytes.Equal(f.Bytes, resp))
+	if f.FirstPacket != first || f.LastPacket != first+int64(len(resp))-1 || !bytes.Equal(f.Bytes, resp) {
+		t.Errorf("frame packets %d-%d (want %d-%d), bytes equal %v", f.FirstPacket, f.LastPacket, first, first+int64(len(resp))-1, bytes.Equal(f.Bytes, resp))
 	}
 	if !f.Time.Equal(pktTime(first)) || !f.End.Equal(pktTime(r.pkt)) {
 		t.Errorf("times %v %v", f.Time, f.End)
@@ -252,8 +252,8 @@ func TestMidStreamResponseDirection(t *testing.T) {
 	}
 	e := r.sink.ex[0]
 	wantExchange(t, e, KindPaired, 3, 12, 2)
-	if e.Response.FirstFrame != 2 || e.Response.LastFrame != 3 {
-		t.Errorf("response packets %d-%d", e.Response.FirstFrame, e.Response.LastFrame)
+	if e.Response.FirstPacket != 2 || e.Response.LastPacket != 3 {
+		t.Errorf("response packets %d-%d", e.Response.FirstPacket, e.Response.LastPacket)
 	}
 	rs := r.sink.events(EventResync)
 	if len(rs) != 1 || rs[0].Bytes != int64(len(tail)) || rs[0].Dir != reassembly.BtoA {
@@ -364,8 +364,8 @@ func TestDuplicateCorrelationID(t *testing.T) {
 		t.Fatalf("kinds %v", r.sink.kinds())
 	}
 	a, b := r.sink.ex[0], r.sink.ex[1]
-	if a.Request.FirstFrame != 1 || a.Response.FirstFrame != 3 || b.Request.FirstFrame != 2 || b.Response.FirstFrame != 4 {
-		t.Errorf("FIFO pairing broken: %d→%d, %d→%d", a.Request.FirstFrame, a.Response.FirstFrame, b.Request.FirstFrame, b.Response.FirstFrame)
+	if a.Request.FirstPacket != 1 || a.Response.FirstPacket != 3 || b.Request.FirstPacket != 2 || b.Response.FirstPacket != 4 {
+		t.Errorf("FIFO pairing broken: %d→%d, %d→%d", a.Request.FirstPacket, a.Response.FirstPacket, b.Request.FirstPacket, b.Response.FirstPacket)
 	}
 	if hasNote(a, "duplicate") || !hasNote(b, "duplicate correlation ID 7 in flight") {
 		t.Errorf("notes %q / %q", a.Notes, b.Notes)

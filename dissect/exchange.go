@@ -12,9 +12,9 @@ import (
 // Frame is one Kafka frame (4-byte length prefix and payload) cut from one
 // direction of a connection.
 type Frame struct {
-	// FirstFrame and LastFrame are the capture's packet numbers (1-based, as
+	// FirstPacket and LastPacket are the capture's packet numbers (1-based, as
 	// Wireshark numbers frames) holding the frame's first and last byte.
-	FirstFrame, LastFrame int64
+	FirstPacket, LastPacket int64
 	// Time is the capture time of the frame's first byte; End of its last.
 	Time, End time.Time
 	// Bytes is the whole frame, length prefix included, as captured.

@@ -344,7 +344,7 @@ func TestMessyStartMidFrame(t *testing.T) {
 				if dir == "response" {
 					f = e.Response
 				}
-				if f != nil && f.LastFrame-f.FirstFrame >= 4 && (big == nil || f.Size() > frameOf(big, dir).Size()) {
+				if f != nil && f.LastPacket-f.FirstPacket >= 4 && (big == nil || f.Size() > frameOf(big, dir).Size()) {
 					big = e
 				}
 			}
@@ -352,12 +352,12 @@ func TestMessyStartMidFrame(t *testing.T) {
 				t.Skip("no frame spanning several packets")
 			}
 			f := frameOf(big, dir)
-			cut := int(f.FirstFrame+f.LastFrame) / 2 // packet numbers are 1-based
+			cut := int(f.FirstPacket+f.LastPacket) / 2 // packet numbers are 1-based
 			got := dissectFile(t, writeCapture(t, pkts[cut-1:], link))
 			// Exchanges whose request starts after the cut pair as before.
 			after := int64(0)
 			for _, e := range base.sink.ex {
-				if e.Request != nil && e.Request.FirstFrame >= int64(cut) && e.Kind == KindPaired {
+				if e.Request != nil && e.Request.FirstPacket >= int64(cut) && e.Kind == KindPaired {
 					after++
 				}
 			}
@@ -517,11 +517,11 @@ func TestMessySameCorrelationIDTwice(t *testing.T) {
 		if e.Kind != KindPaired {
 			continue
 		}
-		if first != nil && e.Conn == first.Conn && e.Request.FirstFrame == e.Request.LastFrame && e.Response.FirstFrame == e.Response.LastFrame {
+		if first != nil && e.Conn == first.Conn && e.Request.FirstPacket == e.Request.LastPacket && e.Response.FirstPacket == e.Response.LastPacket {
 			second = e
 			break
 		}
-		if first == nil && e.Request.FirstFrame == e.Request.LastFrame {
+		if first == nil && e.Request.FirstPacket == e.Request.LastPacket {
 			first = e
 		}
 	}
@@ -538,8 +538,8 @@ func TestMessySameCorrelationIDTwice(t *testing.T) {
 		}
 		binary.BigEndian.PutUint32(p.data[p.payOff+i+off:], uint32(first.CorrelationID))
 	}
-	patchCorr(second.Request.FirstFrame, second.Request.Bytes, 8)
-	patchCorr(second.Response.FirstFrame, second.Response.Bytes, 4)
+	patchCorr(second.Request.FirstPacket, second.Request.Bytes, 8)
+	patchCorr(second.Response.FirstPacket, second.Response.Bytes, 4)
 	got := dissectFile(t, writeCapture(t, re, link))
 	if got.sum.Paired != base.sum.Paired || got.sum.Orphans != 0 || got.sum.DuplicateIDs != 0 {
 		t.Fatalf("summary %+v (baseline paired %d)", got.sum, base.sum.Paired)
@@ -584,11 +584,11 @@ func TestMessyStartAnywhere(t *testing.T) {
 			gk := keys(got)
 			missing := 0
 			for _, e := range base.sink.ex {
-				if e.Kind == KindPaired && e.Request.FirstFrame > int64(cut) && gk[keyOf(e)] == 0 {
+				if e.Kind == KindPaired && e.Request.FirstPacket > int64(cut) && gk[keyOf(e)] == 0 {
 					missing++
 					if missing <= 3 {
 						t.Errorf("%s cut at packet %d: missing %s v%d correlation ID %d (packets %d-%d)", filepath.Base(f), cut+1,
-							protocol.APIName(e.APIKey), e.APIVersion, e.CorrelationID, e.Request.FirstFrame, e.Response.LastFrame)
+							protocol.APIName(e.APIKey), e.APIVersion, e.CorrelationID, e.Request.FirstPacket, e.Response.LastPacket)
 					}
 				}
 			}
@@ -623,11 +623,11 @@ func TestMessyDropAnySegment(t *testing.T) {
 				}
 				touched := false
 				for _, fr := range []*Frame{e.Request, e.Response} {
-					touched = touched || num >= fr.FirstFrame && num <= fr.LastFrame
+					touched = touched || num >= fr.FirstPacket && num <= fr.LastPacket
 				}
 				if !touched && gk[keyOf(e)] == 0 {
 					t.Errorf("%s without packet %d: lost %s v%d correlation ID %d (packets %d-%d)", filepath.Base(f), num,
-						protocol.APIName(e.APIKey), e.APIVersion, e.CorrelationID, e.Request.FirstFrame, e.Response.LastFrame)
+						protocol.APIName(e.APIKey), e.APIVersion, e.CorrelationID, e.Request.FirstPacket, e.Response.LastPacket)
 				}
 			}
 			if got.sum.BadFrames != 0 {

@@ -244,7 +244,7 @@ func (p *pendingQueue) push(ex *Exchange) {
 	}
 	e := p.ids[ex.CorrelationID]
 	e.n++
-	e.packet = ex.Request.FirstFrame
+	e.packet = ex.Request.FirstPacket
 	p.ids[ex.CorrelationID] = e
 	p.q = append(p.q, ex)
 }
@@ -362,7 +362,7 @@ func (c *conn) response(fr *Frame) {
 func (c *conn) learn(ex *Exchange, ranges []APIRange) {
 	sorted := slices.Clone(ranges)
 	slices.SortStableFunc(sorted, func(a, b APIRange) int { return int(a.Key) - int(b.Key) })
-	bv := &BrokerVersions{Broker: ex.Broker, Conn: c.c.Index, Frame: ex.Response.FirstFrame, Time: ex.Response.Time,
+	bv := &BrokerVersions{Broker: ex.Broker, Conn: c.c.Index, Frame: ex.Response.FirstPacket, Time: ex.Response.Time,
 		RequestVersion: ex.APIVersion, Ranges: sorted}
 	c.adv = bv
 	c.d.brokers[ex.Broker] = bv

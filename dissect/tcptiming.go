@@ -141,7 +141,7 @@ func (t *tcpState) frameDone(dir reassembly.Dir, fr *Frame, first mark) {
 		fr.TCP = &TCPTiming{Earliest: lo, Latest: hi}
 	}
 	fr.tcpEnd = td.end
-	td.lastFrame, td.lastTime = fr.LastFrame, fr.End
+	td.lastFrame, td.lastTime = fr.LastPacket, fr.End
 	td.lo, td.hi = time.Time{}, time.Time{}
 }
 

@@ -215,13 +215,13 @@ type kwireDoc struct {
 }
 
 type kwireMsg struct {
-	Frame     int64           `json:"frame"`
-	LastFrame int64           `json:"lastFrame"`
-	Size      int             `json:"size"`
-	Header    json.RawMessage `json:"header"`
-	Body      json.RawMessage `json:"body"`
-	Error     string          `json:"error"`
-	Unknown   *string         `json:"unknown"` // a version kwire's schemas do not define either
+	Frame      int64           `json:"frame"`
+	LastPacket int64           `json:"lastFrame"`
+	Size       int             `json:"size"`
+	Header     json.RawMessage `json:"header"`
+	Body       json.RawMessage `json:"body"`
+	Error      string          `json:"error"`
+	Unknown    *string         `json:"unknown"` // a version kwire's schemas do not define either
 }
 
 // eventKinds are the "kind" values of the events in kwire's --json
@@ -385,9 +385,9 @@ func compareExchange(t *testing.T, ex *indepExchange, d *kwireDoc) bool {
 // comparePlace compares the packets holding a frame's first and last
 // bytes and the frame's size.
 func comparePlace(t *testing.T, label string, packets [2]int, frame []byte, m *kwireMsg) {
-	if m.Frame != int64(packets[0]) || m.LastFrame != int64(packets[1]) || m.Size != len(frame) {
+	if m.Frame != int64(packets[0]) || m.LastPacket != int64(packets[1]) || m.Size != len(frame) {
 		t.Errorf("%s: kwire: packets %d-%d, %d bytes; independent: packets %d-%d, %d bytes",
-			label, m.Frame, m.LastFrame, m.Size, packets[0], packets[1], len(frame))
+			label, m.Frame, m.LastPacket, m.Size, packets[0], packets[1], len(frame))
 	}
 }
 

@@ -274,11 +274,11 @@ func compareWireshark(t *testing.T, tc *tsCapture, docs []*wsDoc) *wsStats {
 				continue
 			}
 			ml := label + " " + m.role
-			if m.msg.Frame > m.msg.LastFrame {
-				t.Errorf("%s: frame %d after lastFrame %d", ml, m.msg.Frame, m.msg.LastFrame)
+			if m.msg.Frame > m.msg.LastPacket {
+				t.Errorf("%s: frame %d after lastFrame %d", ml, m.msg.Frame, m.msg.LastPacket)
 			}
 			inStream(ml+" frame", m.msg.Frame, d.Stream, m.from)
-			inStream(ml+" lastFrame", m.msg.LastFrame, d.Stream, m.from)
+			inStream(ml+" lastFrame", m.msg.LastPacket, d.Stream, m.from)
 			if d.Kind == "sasl" {
 				s.skip("raw SASL tokens have no Kafka header")
 				continue
@@ -288,9 +288,9 @@ func compareWireshark(t *testing.T, tc *tsCapture, docs []*wsDoc) *wsStats {
 				s.skip("tshark decoded no PDU with the correlation ID")
 				continue
 			}
-			if !slices.Contains(pdus, int(m.msg.LastFrame)) {
+			if !slices.Contains(pdus, int(m.msg.LastPacket)) {
 				t.Errorf("%s: lastFrame %d, tshark's Kafka PDUs with correlation ID %d from %s end in packets %v",
-					ml, m.msg.LastFrame, d.CorrelationID, m.from, pdus)
+					ml, m.msg.LastPacket, d.CorrelationID, m.from, pdus)
 				continue
 			}
 			s.matched++

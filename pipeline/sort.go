@@ -80,9 +80,9 @@ func (s *Sorter) Exchange(ex *dissect.Exchange) {
 	frame := int64(0)
 	switch {
 	case ex.Request != nil:
-		frame = ex.Request.FirstFrame
+		frame = ex.Request.FirstPacket
 	case ex.Response != nil:
-		frame = ex.Response.FirstFrame
+		frame = ex.Response.FirstPacket
 	}
 	t := ex.Time()
 	done := t

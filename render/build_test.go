@@ -528,7 +528,7 @@ func produceExchange(errs ...int64) *dissect.Exchange {
 		APIVersion:    9,
 		CorrelationID: 7,
 		ClientID:      "app",
-		Request:       &dissect.Frame{FirstFrame: 10, LastFrame: 11, Time: testT0, End: testT0, Bytes: req.Spaces[0].Data, Tree: req},
-		Response:      &dissect.Frame{FirstFrame: 12, LastFrame: 12, Time: testT0.Add(2412 * time.Microsecond), Bytes: resp.Spaces[0].Data, Tree: resp},
+		Request:       &dissect.Frame{FirstPacket: 10, LastPacket: 11, Time: testT0, End: testT0, Bytes: req.Spaces[0].Data, Tree: req},
+		Response:      &dissect.Frame{FirstPacket: 12, LastPacket: 12, Time: testT0.Add(2412 * time.Microsecond), Bytes: resp.Spaces[0].Data, Tree: resp},
 	}
 }

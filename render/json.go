@@ -98,10 +98,10 @@ type GuessDoc struct {
 
 // MessageDoc is one frame of an exchange in ExchangeDoc.
 type MessageDoc struct {
-	Frame     int64  `json:"frame"`     // capture packet number of the frame's first byte (1-based)
-	LastFrame int64  `json:"lastFrame"` // capture packet number of its last byte
-	Time      string `json:"time"`      // capture time of the first byte, RFC 3339 with nanoseconds, UTC
-	Size      int    `json:"size"`      // frame size in bytes, 4-byte length prefix included
+	Frame      int64  `json:"frame"`     // capture packet number of the frame's first byte (1-based)
+	LastPacket int64  `json:"lastFrame"` // capture packet number of its last byte
+	Time       string `json:"time"`      // capture time of the first byte, RFC 3339 with nanoseconds, UTC
+	Size       int    `json:"size"`      // frame size in bytes, 4-byte length prefix included
 	// Header is the request or response header in Kafka's JsonConverter form
 	// ({"requestApiKey":18,...}); null when not decoded.
 	Header json.RawMessage `json:"header"`
@@ -300,8 +300,8 @@ func (m *MessageDoc) setError(t *protocol.Tree) {
 // unknown tagged fields.
 func messageHead(f *dissect.Frame) *MessageDoc {
 	return &MessageDoc{
-		Frame:               f.FirstFrame,
-		LastFrame:           f.LastFrame,
+		Frame:               f.FirstPacket,
+		LastPacket:          f.LastPacket,
 		Time:                f.Time.UTC().Format(time.RFC3339Nano),
 		Size:                f.Size(),
 		UnknownTaggedFields: []UnknownTagDoc{},

@@ -264,7 +264,7 @@ func appendMessageStart(b []byte, m *MessageDoc) []byte {
 	b = append(b, `{"frame":`...)
 	b = strconv.AppendInt(b, m.Frame, 10)
 	b = append(b, `,"lastFrame":`...)
-	b = strconv.AppendInt(b, m.LastFrame, 10)
+	b = strconv.AppendInt(b, m.LastPacket, 10)
 	b = append(b, `,"time":`...)
 	b = appendStdString(b, m.Time, false)
 	b = append(b, `,"size":`...)

@@ -232,7 +232,7 @@ func FuzzFastJSON(f *testing.F) {
 			}
 		}
 		e := &dissect.Exchange{Kind: dissect.KindNoResponse, APIKey: 0, Notes: []string{"<n>"},
-			Request: &dissect.Frame{FirstFrame: 1, LastFrame: 2, Bytes: frame, Tree: tr}}
+			Request: &dissect.Frame{FirstPacket: 1, LastPacket: 2, Bytes: frame, Tree: tr}}
 		checkExchangeJSON(t, "fuzz", e)
 	})
 }

@@ -422,7 +422,7 @@ func appendFrameNumbers(b []byte, e *dissect.Exchange) []byte {
 			b = append(b, '-')
 			continue
 		}
-		b = strconv.AppendInt(b, f.FirstFrame, 10)
+		b = strconv.AppendInt(b, f.FirstPacket, 10)
 	}
 	return append(b, ' ')
 }

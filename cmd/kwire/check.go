@@ -471,9 +471,9 @@ func (k *checkSink) Exchange(ex *dissect.Exchange) {
 	}
 	frame := int64(0)
 	if ex.Request != nil {
-		frame = ex.Request.FirstFrame
+		frame = ex.Request.FirstPacket
 	} else if ex.Response != nil {
-		frame = ex.Response.FirstFrame
+		frame = ex.Response.FirstPacket
 	}
 	conn := -1
 	if ex.Conn != nil {

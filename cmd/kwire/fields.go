@@ -47,13 +47,13 @@ type exchangeFields struct {
 // frameFields is one frame of an exchange, as "request" and "response"
 // are in the JSON.
 type frameFields struct {
-	Frame     int64  `expr:"frame"`     // capture packet number of the frame's first byte
-	LastFrame int64  `expr:"lastFrame"` // and of its last
-	Time      string `expr:"time"`      // RFC 3339 with nanoseconds, UTC
-	Size      int    `expr:"size"`      // bytes, length prefix included
-	Header    any    `expr:"header"`    // JsonConverter form; only when the expression names it
-	Body      any    `expr:"body"`      // JsonConverter form; only when the expression names it
-	Error     string `expr:"error"`     // the decoding error, "" when none
+	Frame      int64  `expr:"frame"`     // capture packet number of the frame's first byte
+	LastPacket int64  `expr:"lastFrame"` // and of its last
+	Time       string `expr:"time"`      // RFC 3339 with nanoseconds, UTC
+	Size       int    `expr:"size"`      // bytes, length prefix included
+	Header     any    `expr:"header"`    // JsonConverter form; only when the expression names it
+	Body       any    `expr:"body"`      // JsonConverter form; only when the expression names it
+	Error      string `expr:"error"`     // the decoding error, "" when none
 }
 
 // fieldsOf collects an exchange's filterable fields from its facts, which
@@ -129,7 +129,7 @@ func frameOf(fr *dissect.Frame, bodies bool) *frameFields {
 	if fr == nil {
 		return nil
 	}
-	f := &frameFields{Frame: fr.FirstFrame, LastFrame: fr.LastFrame, Time: fr.Time.UTC().Format(time.RFC3339Nano), Size: fr.Size()}
+	f := &frameFields{Frame: fr.FirstPacket, LastPacket: fr.LastPacket, Time: fr.Time.UTC().Format(time.RFC3339Nano), Size: fr.Size()}
 	if fr.Tree == nil {
 		return f
 	}

@@ -48,8 +48,8 @@ func testExchange() *dissect.Exchange {
 		APIVersion:    9,
 		CorrelationID: 42,
 		ClientID:      "producer-1",
-		Request:       &dissect.Frame{FirstFrame: 10, LastFrame: 12, Time: t0, Bytes: make([]byte, 120), Tree: rtree},
-		Response:      &dissect.Frame{FirstFrame: 14, LastFrame: 14, Time: t0.Add(2500 * time.Microsecond), Bytes: make([]byte, 60), Tree: ptree},
+		Request:       &dissect.Frame{FirstPacket: 10, LastPacket: 12, Time: t0, Bytes: make([]byte, 120), Tree: rtree},
+		Response:      &dissect.Frame{FirstPacket: 14, LastPacket: 14, Time: t0.Add(2500 * time.Microsecond), Bytes: make([]byte, 60), Tree: ptree},
 	}
 }
 

@@ -930,9 +930,9 @@ func (k *readSink) frameDetail(w io.Writer, ropts render.Options, what string, f
 	if fr == nil || fr.Tree == nil && len(fr.Bytes) == 0 && !fr.Withheld {
 		return nil
 	}
-	packets := " " + strconv.FormatInt(fr.FirstFrame, 10)
-	if fr.LastFrame != fr.FirstFrame {
-		packets = "s" + packets + "-" + strconv.FormatInt(fr.LastFrame, 10)
+	packets := " " + strconv.FormatInt(fr.FirstPacket, 10)
+	if fr.LastPacket != fr.FirstPacket {
+		packets = "s" + packets + "-" + strconv.FormatInt(fr.LastPacket, 10)
 	}
 	if tls {
 		packets += ", decrypted from TLS"

@@ -210,7 +210,7 @@ func (r frameRange) overlaps(fr *dissect.Frame) bool {
 	if fr == nil {
 		return false
 	}
-	return fr.LastFrame >= r.First && (r.Last == 0 || fr.FirstFrame <= r.Last)
+	return fr.LastPacket >= r.First && (r.Last == 0 || fr.FirstPacket <= r.Last)
 }
 
 // matchFrames reports whether a packet of ex's request or response is in

@@ -67,7 +67,7 @@ func (s *packetSelection) add(ex *dissect.Exchange) {
 		if fr == nil {
 			continue
 		}
-		r := frameRange{First: fr.FirstFrame, Last: fr.LastFrame}
+		r := frameRange{First: fr.FirstPacket, Last: fr.LastPacket}
 		if n := len(c.ranges); n > 0 && c.ranges[n-1].First <= r.First && r.First <= c.ranges[n-1].Last+1 {
 			c.ranges[n-1].Last = max(c.ranges[n-1].Last, r.Last)
 			continue

@@ -98,7 +98,7 @@ func feed(t *testing.T, col *Collector) *scenario {
 	x.ClientIDNull = true
 	col.Exchange(x)
 	orphan := respFrame(t, 9, md2)
-	orphan.FirstFrame, orphan.Time = 22, t0.Add(50*time.Millisecond)
+	orphan.FirstPacket, orphan.Time = 22, t0.Add(50*time.Millisecond)
 	col.Exchange(&dissect.Exchange{Conn: s.c2, Client: s.c2.A, Broker: s.c2.B, Kind: dissect.KindOrphan,
 		APIKey: -1, CorrelationID: 9, Response: orphan})
 	col.Event(&dissect.Event{Kind: dissect.EventSkipped, Detail: "not Kafka"})

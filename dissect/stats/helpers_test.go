@@ -92,10 +92,10 @@ func xchg(c *reassembly.Conn, clientID string, req *dissect.Frame, resp *dissect
 	x := &dissect.Exchange{Conn: c, Client: c.A, Broker: c.B, Kind: dissect.KindPaired,
 		APIKey: key, APIVersion: ver, CorrelationID: cid, ClientID: clientID,
 		Request: req, Response: resp}
-	req.FirstFrame, req.LastFrame = rf, rf
+	req.FirstPacket, req.LastPacket = rf, rf
 	req.Time, req.End = t0.Add(at), t0.Add(at)
 	if resp != nil {
-		resp.FirstFrame, resp.LastFrame = rf+1, rf+1
+		resp.FirstPacket, resp.LastPacket = rf+1, rf+1
 		resp.Time, resp.End = t0.Add(at+lat), t0.Add(at+lat)
 	} else {
 		x.Kind = dissect.KindUnanswered

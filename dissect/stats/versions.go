@@ -100,7 +100,7 @@ type Advertisement struct {
 	SupportedFeatures []Feature `json:"supportedFeatures"`
 	FinalizedFeatures []Feature `json:"finalizedFeatures"`
 	FinalizedEpoch    int64     `json:"finalizedFeaturesEpoch"` // -1 when absent
-	FirstFrame        int64     `json:"firstFrame"`
+	FirstPacket       int64     `json:"firstFrame"`
 	Conn              int       `json:"conn"`
 	Count             int64     `json:"count"` // identical responses seen
 }
@@ -275,7 +275,7 @@ func (v *VersionCollector) Exchange(x *dissect.Exchange) {
 		v.uses[uk] = u
 	}
 	if u.versions[x.APIVersion] == 0 {
-		u.firstFrame[x.APIVersion] = x.Request.FirstFrame
+		u.firstFrame[x.APIVersion] = x.Request.FirstPacket
 	}
 	u.versions[x.APIVersion]++
 
@@ -289,9 +289,9 @@ func (v *VersionCollector) Exchange(x *dissect.Exchange) {
 	k := xKey{client: ck, broker: x.Broker, key: x.APIKey, ver: x.APIVersion}
 	switch {
 	case x.Kind == dissect.KindUnanswered && closedNote(x.Notes) != "":
-		v.seen(v.closed, k, x.Request.FirstFrame)
+		v.seen(v.closed, k, x.Request.FirstPacket)
 	case x.Response != nil && x.APIKey != protocol.KeyApiVersions && topError(fx) == errUnsupportedVersion:
-		v.seen(v.rejected, k, x.Request.FirstFrame)
+		v.seen(v.rejected, k, x.Request.FirstPacket)
 	}
 }
 
@@ -325,7 +325,7 @@ func (v *VersionCollector) apiVersions(x *dissect.Exchange, ck clientKey, fx *fa
 		dk := downgradeKey{ck, x.Broker, st.ver, x.APIVersion}
 		a := v.downgrades[dk]
 		if a == nil {
-			a = &seenAcc{frame: x.Request.FirstFrame, errFrame: st.frame, brokerMax: st.brokerMax}
+			a = &seenAcc{frame: x.Request.FirstPacket, errFrame: st.frame, brokerMax: st.brokerMax}
 			v.downgrades[dk] = a
 		}
 		a.count++
@@ -339,7 +339,7 @@ func (v *VersionCollector) apiVersions(x *dissect.Exchange, ck clientKey, fx *fa
 		return
 	}
 	if ad.Error == protocol.KafkaErrorName(errUnsupportedVersion) {
-		st := retryState{ver: x.APIVersion, frame: x.Request.FirstFrame, brokerMax: -1}
+		st := retryState{ver: x.APIVersion, frame: x.Request.FirstPacket, brokerMax: -1}
 		for _, r := range ad.Ranges {
 			if r.Key == protocol.KeyApiVersions {
 				st.brokerMax = r.Max
@@ -369,7 +369,7 @@ func (v *VersionCollector) apiVersions(x *dissect.Exchange, ck clientKey, fx *fa
 // parseAdvertisement reads an ApiVersions response from its facts, or,
 // when the frame was not decoded, from the dissector's Advertised ranges.
 func parseAdvertisement(x *dissect.Exchange, av *facts.APIVersions) *Advertisement {
-	ad := &Advertisement{RequestVersion: x.APIVersion, FinalizedEpoch: -1, FirstFrame: x.Response.FirstFrame,
+	ad := &Advertisement{RequestVersion: x.APIVersion, FinalizedEpoch: -1, FirstPacket: x.Response.FirstPacket,
 		Count: 1, Ranges: []Range{}, SupportedFeatures: []Feature{}, FinalizedFeatures: []Feature{}}
 	if x.Conn != nil {
 		ad.Conn = x.Conn.Index

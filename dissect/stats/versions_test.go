@@ -85,7 +85,7 @@ func TestVersionsMixedCluster(t *testing.T) {
 	if !reflect.DeepEqual(ad.Ranges, []Range{{0, "Produce", 0, 11}, {3, "Metadata", 0, 12}, {18, "ApiVersions", 0, 4}}) ||
 		!reflect.DeepEqual(ad.SupportedFeatures, []Feature{{"metadata.version", 1, 21}}) ||
 		!reflect.DeepEqual(ad.FinalizedFeatures, []Feature{{"metadata.version", 20, 20}}) || ad.FinalizedEpoch != 7 ||
-		ad.Error != "NONE" || ad.FirstFrame != 2 {
+		ad.Error != "NONE" || ad.FirstPacket != 2 {
 		t.Errorf("advertisement %+v", ad)
 	}
 	mixed := flagsOf(r, FlagMixed)

@@ -60,7 +60,7 @@ func sampleVersions() *stats.VersionsReport {
 			RequestVersion: 3, Error: "NONE", Ranges: []stats.Range{prod},
 			SupportedFeatures: []stats.Feature{{Name: "metadata.version", Min: 1, Max: 20}},
 			FinalizedFeatures: []stats.Feature{{Name: "metadata.version", Min: 20, Max: 20}}, FinalizedEpoch: 3,
-			FirstFrame: 2, Conn: 0, Count: 1}}}},
+			FirstPacket: 2, Conn: 0, Count: 1}}}},
 		Clients: []stats.ClientVersions{{ClientID: "app", Software: []string{"kgo/1.0"},
 			APIs: []stats.APIUse{{Key: 0, Name: "Produce", Versions: []int16{12}, Requests: 1}}}},
 		Matrix: []stats.MatrixRow{{Key: 0, API: "Produce", ClientID: "app", Broker: "10.0.0.9:9092", Versions: []int16{12},
@@ -349,10 +349,10 @@ func TestVersionsReadable(t *testing.T) {
 	r := &stats.VersionsReport{
 		Brokers: []stats.BrokerVersions{
 			{Broker: "10.0.0.8:9092", Effective: 0, Advertisements: []stats.Advertisement{{RequestVersion: 5, Error: "NONE",
-				Ranges: []stats.Range{prod}, FinalizedEpoch: -1, FirstFrame: 2, Count: 1}}},
+				Ranges: []stats.Range{prod}, FinalizedEpoch: -1, FirstPacket: 2, Count: 1}}},
 			{Broker: "10.0.0.9:9092", Effective: 1, Advertisements: []stats.Advertisement{
-				{RequestVersion: 5, Error: "UNSUPPORTED_VERSION", Ranges: []stats.Range{av}, FinalizedEpoch: -1, FirstFrame: 3, Count: 4},
-				{RequestVersion: 2, Error: "NONE", Ranges: []stats.Range{prod2, av, olde}, FinalizedEpoch: -1, FirstFrame: 5, Count: 1}}}},
+				{RequestVersion: 5, Error: "UNSUPPORTED_VERSION", Ranges: []stats.Range{av}, FinalizedEpoch: -1, FirstPacket: 3, Count: 4},
+				{RequestVersion: 2, Error: "NONE", Ranges: []stats.Range{prod2, av, olde}, FinalizedEpoch: -1, FirstPacket: 5, Count: 1}}}},
 		Clients: []stats.ClientVersions{{ClientID: "app"}},
 		Matrix: []stats.MatrixRow{
 			{Key: 0, API: "Produce", ClientID: "app", Broker: "10.0.0.9:9092", Versions: []int16{7}, Advertised: &prod2,

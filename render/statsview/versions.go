@@ -79,7 +79,7 @@ func WriteVersions(out io.Writer, r *stats.VersionsReport, o Options) error {
 				}
 			}
 			fmt.Fprintf(&w, " %s ApiVersions v%d: %s, %s, frame %d, conn %d, seen %d%s\n",
-				mark, ad.RequestVersion, errText, ranges, ad.FirstFrame, ad.Conn, ad.Count, units.Times)
+				mark, ad.RequestVersion, errText, ranges, ad.FirstPacket, ad.Conn, ad.Count, units.Times)
 			if ad.Error != "NONE" && len(ad.Ranges) > 0 {
 				parts := make([]string, len(ad.Ranges))
 				for j, rg := range ad.Ranges {
