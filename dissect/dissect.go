@@ -106,13 +106,16 @@ type Dissector struct {
 	// responses, the one holding the most first: the floors of the
 	// pending bound share its memory, and past it requests are given up
 	// from the fullest.
-	busy    busyHeap
-	sum     Summary
-	reasons map[string]int
-	brokers map[netip.AddrPort]*BrokerVersions
-	guesses int             // orphans guessed in full so far (guessFull)
-	prober  protocol.Prober // what guess tries response schemas with
-	spill   spiller
+	busy busyHeap
+	// eventHeld is what the splitters keep of skipped bytes for their
+	// resync events, in all (maxEventHeld).
+	eventHeld int64
+	sum       Summary
+	reasons   map[string]int
+	brokers   map[netip.AddrPort]*BrokerVersions
+	guesses   int             // orphans guessed in full so far (guessFull)
+	prober    protocol.Prober // what guess tries response schemas with
+	spill     spiller
 
 	sessions   tlsdec.Sessions // TLS 1.2 sessions, for resumed connections
 	tlsReasons map[string]int  // TLS connections not decrypted, by reason

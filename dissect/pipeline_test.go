@@ -1,6 +1,7 @@
 package dissect
 
 import (
+	"bytes"
 	"net/netip"
 	"runtime"
 	"testing"
@@ -269,4 +270,30 @@ func TestConnStateCost(t *testing.T) {
 	}
 	runtime.KeepAlive(conns)
 	runtime.KeepAlive(d)
+}
+
+// TestResyncBytesBounded: connections that resynchronise over garbage
+// keep the skipped bytes they show in their events within maxEventHeld in
+// all, however many there are; each event still counts every byte.
+func TestResyncBytesBounded(t *testing.T) {
+	const conns = 400
+	d := New(Options{Ports: []uint16{brokerAddr.Port()}}, &recSink{})
+	garbage := bytes.Repeat([]byte{0xff}, maxEventData)
+	cs := make([]*reassembly.Conn, conns)
+	for i := range cs {
+		c := &reassembly.Conn{Index: i, A: netip.AddrPortFrom(clientAddr.Addr(), uint16(10000+i)), B: brokerAddr, SawSYN: true}
+		cs[i] = c
+		d.Open(c)
+		d.Data(c, reassembly.AtoB, reassembly.Chunk{Data: garbage, Time: pktTime(int64(i)), Frame: int64(i + 1)})
+	}
+	if d.eventHeld > maxEventHeld {
+		t.Errorf("%d bytes kept for resync events, past %d", d.eventHeld, maxEventHeld)
+	}
+	d.Finish()
+	if d.eventHeld != 0 {
+		t.Errorf("%d bytes still counted after Finish", d.eventHeld)
+	}
+	if s := d.Summary(); s.ResyncBytes != conns*maxEventData {
+		t.Errorf("resync bytes %d, want %d", s.ResyncBytes, conns*maxEventData)
+	}
 }

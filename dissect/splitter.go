@@ -420,13 +420,30 @@ func (s *splitter) checkStartResponse(b []byte) verdict {
 // tail), not a copy of a long run of it.
 const maxEventData = 64 << 10
 
+// maxEventHeld bounds the skipped bytes all connections keep at once for
+// their resync events: with thousands of connections resynchronising
+// (garbage on every one), maxEventData each would be gigabytes. Past it
+// an event shows fewer of its first bytes (its count is still whole).
+const maxEventHeld = 16 << 20
+
 // drop counts b as skipped in the current resync and keeps its bytes while
-// the first maxEventData are not kept yet.
+// the first maxEventData are not kept yet (and all connections keep less
+// than maxEventHeld).
 func (s *splitter) drop(b []byte) {
 	s.skipped += int64(len(b))
-	if room := maxEventData - len(s.skippedData); room > 0 && len(b) > 0 {
-		s.skippedData = append(s.skippedData, b[:min(len(b), room)]...)
+	d := s.c.d
+	room := min(maxEventData-len(s.skippedData), int(maxEventHeld-d.eventHeld))
+	if room > 0 && len(b) > 0 {
+		k := min(len(b), room)
+		s.skippedData = append(s.skippedData, b[:k]...)
+		d.eventHeld += int64(k)
 	}
+}
+
+// forgetSkipped lets the skipped bytes go (their event was emitted).
+func (s *splitter) forgetSkipped() {
+	s.c.d.eventHeld -= int64(len(s.skippedData))
+	s.skippedData = nil
 }
 
 // keep drops the first i bytes of the scan window.
@@ -469,7 +486,7 @@ func (s *splitter) found(i int) []seg {
 	if skipped > 0 && len(ms) > 0 {
 		s.c.resync(s, skipped, ms[0])
 	}
-	s.skippedData = nil
+	s.forgetSkipped()
 	data := append([]byte(nil), s.scan[i:]...)
 	out := make([]seg, 0, len(ms))
 	for k, m := range ms {
@@ -556,7 +573,7 @@ func (s *splitter) end(why string) {
 		if s.skipped > 0 {
 			s.c.trailing(s, s.skipped)
 		}
-		s.skippedData = nil
+		s.forgetSkipped()
 	}
 	s.state = stOff
 	s.scan = nil
