@@ -43,6 +43,7 @@ type conn struct {
 	split        [2]*splitter
 	pre          []preChunk
 	preBytes     int
+	preCounted   int       // of preBytes, what counts in Dissector.partial
 	last         time.Time // time of the latest packet
 
 	pending pendingQueue // requests awaiting responses, oldest first
@@ -73,10 +74,18 @@ func (c *conn) addrs() (client, broker netip.AddrPort) {
 	return c.c.B, c.c.A
 }
 
+// releasePre stops counting the bytes held before the decision in the
+// Dissector's partial bytes (they were passed on or dropped).
+func (c *conn) releasePre() {
+	c.d.partial -= int64(c.preCounted)
+	c.preCounted = 0
+}
+
 func (c *conn) skip(short, detail string) {
 	ev := &Event{Kind: EventSkipped, Conn: c.c, Frame: c.firstFrame(), Time: c.firstTime(), Detail: detail}
 	c.state = csSkipped
 	c.pre = nil
+	c.releasePre()
 	c.d.sum.Skipped++
 	c.d.reasons[short]++
 	c.event(ev)
@@ -135,6 +144,7 @@ func (c *conn) goTLS(dir reassembly.Dir, frame int64, t time.Time) {
 	c.tlsSeen = true
 	c.state = csTLS
 	c.pre = nil
+	c.releasePre()
 	c.d.sum.TLS++
 	for _, s := range c.split {
 		if s != nil {
@@ -159,6 +169,8 @@ func (c *conn) plain(dir reassembly.Dir, data []byte, frame int64, t time.Time) 
 		c.tcp.dir[dir].endSet = false // held: its stream offset is not kept
 		c.pre = append(c.pre, preChunk{dir: dir, data: append([]byte(nil), data...), frame: frame, time: t})
 		c.preBytes += len(data)
+		c.preCounted += len(data)
+		c.d.partial += int64(len(data))
 		c.decide(false)
 	}
 }
@@ -262,7 +274,7 @@ var detectDecoder = protocol.Decoder{MaxNodes: 1 << 12}
 // decide classifies the connection from the bytes held; final forces a
 // decision (connection closing, or too many bytes held).
 func (c *conn) decide(final bool) {
-	final = final || c.preBytes >= preLimit
+	final = final || c.preBytes >= preLimit || c.d.overPartial()
 	var (
 		pfx   [2][]byte
 		frame [2]int64
@@ -427,6 +439,7 @@ func (c *conn) kafka(client reassembly.Dir, reqAt0 bool, how string) {
 		Detail: fmt.Sprintf("Kafka (%s): client %s, broker %s", how, cl, br)})
 	pre := c.pre
 	c.pre = nil
+	c.releasePre()
 	for _, p := range pre {
 		if c.state != csKafka {
 			return

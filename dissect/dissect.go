@@ -22,6 +22,8 @@ const (
 	// DefaultMaxFrame is the largest frame payload accepted: 100 MiB, the
 	// default of the broker's socket.request.max.bytes (104857600).
 	DefaultMaxFrame = 100 << 20
+	// DefaultPartialMemory is Options.PartialMemory's default: 256 MiB.
+	DefaultPartialMemory = 256 << 20
 )
 
 // preLimit bounds the bytes held per connection while deciding whether it
@@ -76,6 +78,16 @@ type Options struct {
 	// written the frames stay in memory, and the first exchange concerned
 	// has a note saying so.
 	PendingMemory int64
+	// PartialMemory bounds, in bytes, what the connections' splitters
+	// hold at once over all connections: frames partly arrived and the
+	// windows of resyncs over bytes that are not Kafka. Past it the
+	// connection whose bytes passed it gives up the frame it is building
+	// (EventTruncated, "cut by the bound on frames being reassembled",
+	// the frame's first bytes kept as a cut frame is, the rest skipped by
+	// its length) or the oldest bytes of its resync window (skipped),
+	// counted in Problems.PartialCapped. 0 means DefaultPartialMemory; a
+	// negative value, no bound.
+	PartialMemory int64
 	// SpillDir is the directory of that file; "" means os.TempDir(). The
 	// file is removed from it at once where the OS allows (else at Finish).
 	SpillDir string
@@ -107,6 +119,9 @@ type Dissector struct {
 	// pending bound share its memory, and past it requests are given up
 	// from the fullest.
 	busy busyHeap
+	// partial is what the splitters hold (frames being built, resync
+	// windows), in all; maxPartial its bound (0: none).
+	partial, maxPartial int64
 	// eventHeld is what the splitters keep of skipped bytes for their
 	// resync events, in all (maxEventHeld).
 	eventHeld int64
@@ -136,13 +151,21 @@ func New(opts Options, sink Sink) *Dissector {
 	if opts.PendingMemory == 0 {
 		opts.PendingMemory = DefaultPendingMemory
 	}
+	maxPartial := opts.PartialMemory
+	switch {
+	case maxPartial == 0:
+		maxPartial = DefaultPartialMemory
+	case maxPartial < 0:
+		maxPartial = 0
+	}
 	return &Dissector{
-		spill:   spiller{budget: opts.PendingMemory, dir: opts.SpillDir, pool: new(framePool)},
-		opts:    opts,
-		sink:    sink,
-		conns:   make(map[*reassembly.Conn]*conn),
-		reasons: make(map[string]int),
-		brokers: make(map[netip.AddrPort]*BrokerVersions),
+		maxPartial: maxPartial,
+		spill:      spiller{budget: opts.PendingMemory, dir: opts.SpillDir, pool: new(framePool)},
+		opts:       opts,
+		sink:       sink,
+		conns:      make(map[*reassembly.Conn]*conn),
+		reasons:    make(map[string]int),
+		brokers:    make(map[netip.AddrPort]*BrokerVersions),
 
 		tlsReasons: make(map[string]int),
 		decodes:    new(decodeCounts),
@@ -391,6 +414,10 @@ type Problems struct {
 	// Evicted counts requests given up unanswered because those awaiting
 	// responses needed more memory than Options.PendingMemory allows.
 	Evicted int64
+	// PartialCapped counts frames given up half-reassembled, and resync
+	// windows cut, because the splitters of all connections needed more
+	// than Options.PartialMemory.
+	PartialCapped int64
 
 	// The decoded frames that reached one of the decoder's bounds
 	// (protocol.Tree.Limits), each also a failure (DecodeErrors):
@@ -415,6 +442,7 @@ func (p *Problems) Add(o Problems) {
 	p.Truncated += o.Truncated
 	p.DecodeErrors += o.DecodeErrors
 	p.Evicted += o.Evicted
+	p.PartialCapped += o.PartialCapped
 	p.DecompressCapped += o.DecompressCapped
 	p.MemoryCapped += o.MemoryCapped
 	p.NodeCapped += o.NodeCapped

@@ -297,3 +297,42 @@ func TestResyncBytesBounded(t *testing.T) {
 		t.Errorf("resync bytes %d, want %d", s.ResyncBytes, conns*maxEventData)
 	}
 }
+
+// TestPartialMemoryBound: frames partly arrived on many connections at
+// once stay within Options.PartialMemory in all: past it the connection
+// whose bytes passed it gives its frame up as cut (counted in
+// Problems.PartialCapped), and skips the rest of it by its length, so the
+// next frame on it is read again.
+func TestPartialMemoryBound(t *testing.T) {
+	const conns, bound = 200, 1 << 20
+	d := New(Options{PartialMemory: bound}, &recSink{})
+	big := reqFrame(3, 12, 1, make([]byte, 60<<10)) // a Metadata request of 60 KiB
+	cs := make([]*reassembly.Conn, conns)
+	for i := range cs {
+		c := &reassembly.Conn{Index: i, A: netip.AddrPortFrom(clientAddr.Addr(), uint16(10000+i)), B: brokerAddr, SawSYN: true}
+		cs[i] = c
+		d.Open(c)
+		d.Data(c, reassembly.AtoB, reassembly.Chunk{Data: big[:30<<10], Time: pktTime(int64(i)), Frame: int64(i + 1)})
+		if d.partial > bound+64<<10 {
+			t.Fatalf("connection %d: %d bytes held, past the bound", i, d.partial)
+		}
+	}
+	s := d.Summary()
+	if s.PartialCapped == 0 || s.Truncated != s.PartialCapped {
+		t.Errorf("partial capped %d, truncated %d: want frames given up, each reported cut", s.PartialCapped, s.Truncated)
+	}
+	// The rest of a frame given up is skipped; the request after it is
+	// read (the last connection's was given up: its bytes passed the
+	// bound).
+	c := cs[conns-1]
+	before := d.Summary().Requests
+	d.Data(c, reassembly.AtoB, reassembly.Chunk{Data: big[30<<10:], Time: pktTime(1000), Frame: 1000})
+	d.Data(c, reassembly.AtoB, reassembly.Chunk{Data: apiVersionsReq(7), Time: pktTime(1001), Frame: 1001})
+	if got := d.Summary(); got.Requests != before+1 || got.BadFrames != 0 || got.Resyncs != 0 {
+		t.Errorf("after the frame given up: %+v", got.Problems)
+	}
+	d.Finish()
+	if d.partial != 0 {
+		t.Errorf("%d bytes still counted after Finish", d.partial)
+	}
+}

@@ -64,6 +64,10 @@ const (
 	floorShare   = 64 * pendingFloor * pendingCost // 1.5 MiB: 64 connections at the full floor
 )
 
+// overPartial reports whether the splitters and undecided connections hold
+// more than Options.PartialMemory.
+func (d *Dissector) overPartial() bool { return d.maxPartial > 0 && d.partial > d.maxPartial }
+
 // busyHeap is a max-heap of connections by pending requests
 // (container/heap); conn.busyAt is each one's index, -1 when out.
 type busyHeap []*conn

@@ -91,6 +91,7 @@ type splitter struct {
 	start       bool  // scanning at a stream start without SYN
 	from        int   // scan window offset to resume scanning at
 	skip        int64 // bytes left to skip in stSkip
+	held        int64 // what buf and scan hold, as counted in Dissector.partial
 }
 
 func newSplitter(c *conn, dir reassembly.Dir, req bool, maxFrame int, synced bool) *splitter {
@@ -104,6 +105,7 @@ func newSplitter(c *conn, dir reassembly.Dir, req bool, maxFrame int, synced boo
 
 // feed runs the state machine over one packet's bytes.
 func (s *splitter) feed(data []byte, frame int64, t time.Time) {
+	defer s.account()
 	rest := s.step(seg{data, frame, t})
 	for len(rest) > 0 {
 		g := rest[0]
@@ -265,6 +267,44 @@ func (s *splitter) headerOK(b []byte) verdict {
 // checkedKind tells whether frames of this direction need no header check
 // (responses, raw SASL tokens).
 func (s *splitter) checkedKind() bool { return !s.req || s.raw }
+
+// account counts what the splitter holds in the Dissector's partial bytes
+// and, past Options.PartialMemory, sheds it: the frame being built is
+// cut (reported as a cut frame is, its first bytes kept) and the rest of
+// it skipped by its length, or a resync window's oldest bytes are
+// skipped.
+func (s *splitter) account() {
+	d := s.c.d
+	n := int64(cap(s.buf) + cap(s.scan))
+	d.partial += n - s.held
+	s.held = n
+	if !d.overPartial() {
+		return
+	}
+	switch {
+	case s.state == stBody && len(s.buf) > 0:
+		part := s.buf
+		s.buf = nil
+		s.c.cut(s, part, s.need, s.first, "the bound on frames being reassembled")
+		d.sum.PartialCapped++
+		if s.skip = int64(s.need - len(part)); s.skip > 0 {
+			s.state = stSkip
+		} else {
+			s.state = stLen
+		}
+		s.nLen, s.checked = 0, false
+		s.marks = s.marks[:0]
+	case s.state == stScan && len(s.scan) > 8:
+		s.keep(len(s.scan) - 8)
+		s.scan = append([]byte(nil), s.scan...) // let the large window go
+		d.sum.PartialCapped++
+	default:
+		return
+	}
+	n = int64(cap(s.buf) + cap(s.scan))
+	d.partial += n - s.held
+	s.held = n
+}
 
 // toScan drops any partial frame and starts resynchronising; callers
 // count the bytes they drop in s.skipped.
@@ -512,6 +552,7 @@ func (s *splitter) found(i int) []seg {
 // bytes lost may hold whole frames: false when they lie inside the frame
 // being built (or the one being skipped) and their number is known.
 func (s *splitter) gap(n int64) (beyond bool) {
+	defer s.account()
 	switch s.state {
 	case stOff:
 		return false
@@ -560,6 +601,7 @@ func (s *splitter) gap(n int64) (beyond bool) {
 // end flushes the splitter when its connection ends: a partial frame is
 // reported as cut, leftover scan bytes as skipped.
 func (s *splitter) end(why string) {
+	defer s.account()
 	switch s.state {
 	case stBody:
 		s.c.cut(s, s.buf, s.need, s.first, why)

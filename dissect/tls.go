@@ -78,6 +78,7 @@ func (c *conn) startTLS() {
 	c.tls = t
 	pre := c.pre
 	c.pre, c.preBytes = nil, 0
+	c.releasePre()
 	for _, p := range pre {
 		if !p.gap && t.first.Time.IsZero() {
 			t.first = tlsdec.Mark{Frame: p.frame, Time: p.time}
@@ -239,6 +240,7 @@ func (t *tlsConn) report(decrypted bool, reason string, ev *tlsdec.Event) {
 		d.tlsReasons[reason]++
 		c.state = csTLS
 		c.pre = nil
+		c.releasePre()
 	}
 	// The event is the connection's: it points at its first TLS bytes.
 	c.event(&Event{Kind: EventTLS, Conn: c.c, Dir: dir, Frame: t.first.Frame, Time: t.time(t.first), Detail: detail, TLS: st})

@@ -88,13 +88,13 @@ func runKwire(t testing.TB, env []string, args ...string) kwireRun {
 // scale, so that every bomb passes them quickly.
 var bombFlags = []string{"--max-decompressed", "16MiB", "--max-decode-memory", "64MiB",
 	"--max-pending-memory", "4MiB", "--max-out-of-order", "1MiB", "--max-frame", "8388608",
-	"--max-fragment-memory", "1MiB", "--max-capture-window", "8MiB", "--max-connection-memory", "1MiB"}
+	"--max-fragment-memory", "1MiB", "--max-capture-window", "8MiB", "--max-connection-memory", "1MiB", "--max-reassembly-memory", "8MiB"}
 
 // bombBound is what bombFlags bound kwire's memory to (memoryBound, the
 // README's formula).
 func bombBound() int64 {
 	o := captureFlags{MaxPending: 4 << 20, MaxOutOfOrder: 1 << 20, MaxDecodeMemory: 64 << 20, MaxFrame: 8 << 20,
-		MaxFragmentMemory: 1 << 20, MaxCaptureWindow: 8 << 20, MaxConnMemory: 1 << 20}
+		MaxFragmentMemory: 1 << 20, MaxCaptureWindow: 8 << 20, MaxConnMemory: 1 << 20, MaxPartial: 8 << 20}
 	return o.memoryBound()
 }
 

@@ -35,6 +35,7 @@ type captureFlags struct {
 	Detect          bool
 	MaxFrame        int
 	MaxPending      byteSize      // --max-pending-memory
+	MaxPartial      byteSize      // --max-reassembly-memory
 	MaxOutOfOrder   byteSize      // --max-out-of-order
 	IdleTimeout     time.Duration // --idle-timeout
 	MaxDecompressed byteSize      // --max-decompressed
@@ -82,6 +83,9 @@ func (o *captureFlags) addFlags(f *pflag.FlagSet, detect bool, idle time.Duratio
 	o.MaxPending = dissect.DefaultPendingMemory
 	f.Var(&o.MaxPending, "max-pending-memory",
 		"memory for requests awaiting their responses, e.g. 64MiB (K, M, G: powers of 1024), counting their frames and about 768 bytes of bookkeeping each; past it their frames wait in a temporary file in $TMPDIR, deleted at once, and are read back when shown: the output is the same. When the bookkeeping alone needs more (about 20,000 requests pending at once for 16MiB), the oldest requests beyond a connection's first 32 are given up as unanswered, with a warning and exit status 1 (0: no bound; if no file can be made they stay in memory with a warning)")
+	o.MaxPartial = dissect.DefaultPartialMemory
+	f.Var(&o.MaxPartial, "max-reassembly-memory",
+		"memory for Kafka frames partly arrived and resync windows, over all connections, e.g. 512MiB (K, M, G: powers of 1024); past it the connection whose bytes passed it gives up the frame it is building (shown cut, the rest skipped by its length), with a warning and exit status 1 (0: no bound)")
 	o.MaxOutOfOrder = defaultMaxOutOfOrder
 	f.Var(&o.MaxOutOfOrder, "max-out-of-order",
 		"TCP segments that arrive ahead of a missing one may wait for it in this much memory, e.g. 64MiB (K, M, G: powers of 1024), counted in pages of 1900 bytes (a segment takes one or more), all connections together; one connection holds at most 2048 pages (3.7 MiB) whatever the bound; past it the oldest missing bytes are given up and reported as a gap, like bytes lost (0: no bound for all together)")
@@ -124,7 +128,7 @@ const memBase = 64 << 20
 // Frames being reassembled on many connections at once come on top (each
 // up to --max-frame).
 func (o *captureFlags) memoryBound() int64 {
-	if o.MaxPending == 0 || o.MaxOutOfOrder == 0 || o.MaxDecodeMemory == 0 || o.MaxFragmentMemory == 0 || o.MaxCaptureWindow == 0 || o.MaxConnMemory == 0 {
+	if o.MaxPending == 0 || o.MaxOutOfOrder == 0 || o.MaxDecodeMemory == 0 || o.MaxFragmentMemory == 0 || o.MaxCaptureWindow == 0 || o.MaxConnMemory == 0 || o.MaxPartial == 0 {
 		return 0
 	}
 	frame := int64(o.MaxFrame)
@@ -132,7 +136,7 @@ func (o *captureFlags) memoryBound() int64 {
 		frame = dissect.DefaultMaxFrame
 	}
 	return memBase + int64(o.MaxPending) + 2*int64(o.MaxOutOfOrder) + int64(o.MaxFragmentMemory) + int64(o.MaxCaptureWindow) +
-		int64(o.MaxDecodeMemory) + 2*frame + int64(o.MaxConnMemory)
+		int64(o.MaxDecodeMemory) + 2*frame + int64(o.MaxConnMemory) + int64(o.MaxPartial)
 }
 
 // addDecodeFlags adds --max-decompressed and --max-decode-memory (read,
@@ -303,6 +307,7 @@ func (o *captureFlags) dissectOptions(ropts render.Options) (dissect.Options, er
 		MaxFrame:      o.MaxFrame,
 		Decoder:       protocol.Decoder{Records: true, ShowSecrets: ropts.ShowSecrets},
 		PendingMemory: int64(o.MaxPending),
+		PartialMemory: cmp.Or(int64(o.MaxPartial), -1), // 0 lifts the bound
 	}
 	if err := decoderLimits(&opts.Decoder, o.MaxDecompressed, o.MaxDecodeMemory, ropts); err != nil {
 		return opts, err
@@ -621,6 +626,7 @@ func (r *captureRun) problems() string {
 	add(l.Truncated, "truncated frame", "truncated frames", "")
 	add(l.DecodeErrors, "frame that failed to decode", "frames that failed to decode", "")
 	add(l.Evicted, "request given up past --max-pending-memory", "requests given up past --max-pending-memory", "")
+	add(l.PartialCapped, "frame given up half-reassembled past --max-reassembly-memory", "frames given up half-reassembled past --max-reassembly-memory", "")
 	if r.keys != nil && r.keys.Len() > 0 {
 		// Keys were given: a TLS connection on a Kafka port that could
 		// not be decrypted is part of the capture not dissected.

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/binary"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -161,5 +162,26 @@ func TestConnectionMemoryFlag(t *testing.T) {
 	}
 	if _, errOut, code := kwireInProcess(t, "read", path); code != 0 {
 		t.Errorf("default bound: exit %d, stderr %q", code, errOut)
+	}
+}
+
+// Frames partly arrived on many connections stay within
+// --max-reassembly-memory: past it frames are given up as cut, with the
+// flag named and exit 1.
+func TestReassemblyMemoryFlag(t *testing.T) {
+	req := bombs.FetchRequest(1, []bombs.Partition{{Topic: "t"}})
+	partial := append(binary.BigEndian.AppendUint32(nil, 1<<20), req[4:]...) // claims 1 MiB
+	partial = append(partial, make([]byte, 60<<10)...)                    // 60 KiB arrive
+	var buf bytes.Buffer
+	if err := bombs.WriteOpenConnections(&buf, 300, bombs.Exchange{Request: partial}); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "partial.pcap")
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, errOut, code := kwireInProcess(t, "read", "--max-reassembly-memory", "4MiB", path)
+	if code != exitData || !strings.Contains(errOut, "frames given up half-reassembled past --max-reassembly-memory") {
+		t.Errorf("exit %d, stderr %q", code, errOut)
 	}
 }
