@@ -171,7 +171,7 @@ func TestConnectionMemoryFlag(t *testing.T) {
 func TestReassemblyMemoryFlag(t *testing.T) {
 	req := bombs.FetchRequest(1, []bombs.Partition{{Topic: "t"}})
 	partial := append(binary.BigEndian.AppendUint32(nil, 1<<20), req[4:]...) // claims 1 MiB
-	partial = append(partial, make([]byte, 60<<10)...)                    // 60 KiB arrive
+	partial = append(partial, make([]byte, 60<<10)...)                       // 60 KiB arrive
 	var buf bytes.Buffer
 	if err := bombs.WriteOpenConnections(&buf, 300, bombs.Exchange{Request: partial}); err != nil {
 		t.Fatal(err)
