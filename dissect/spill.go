@@ -132,6 +132,10 @@ func (d *Dissector) floor() int {
 // this is an upper bound, so that the bound on pending memory holds.
 const pendingCost = 768
 
+// PendingCost is what one request awaiting its response takes besides its
+// frame's bytes, in bytes (Options.PendingMemory counts it).
+const PendingCost = pendingCost
+
 // spillHead is how many of a spilled frame's first bytes stay in memory,
 // for the note when reading the rest back fails.
 const spillHead = 64

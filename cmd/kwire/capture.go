@@ -561,7 +561,7 @@ func (r *captureRun) status(errw io.Writer) error {
 	}
 	if n := r.lost.Evicted; n > 0 {
 		fmt.Fprintf(errw, "kwire: warning: %d request%s given up unanswered: the requests awaiting responses needed more memory than --max-pending-memory allows (%s); raise it, e.g. --max-pending-memory %s, or 0 for no bound\n",
-			n, pluralWas(n), r.pendingBound(), r.pendingHint())
+			n, pluralWas(n), r.pendingBound(), r.pendingHint(n))
 	}
 	if p := r.problems(); p != "" {
 		fmt.Fprintf(errw, "kwire: warning: the capture could not be fully dissected: %s\n", p)
@@ -648,14 +648,21 @@ func (r *captureRun) tlsReasons() string {
 
 // pendingBound words the --max-pending-memory in effect.
 func (r *captureRun) pendingBound() string {
-	return protocol.FormatSize(r.pendingMemory)
+	return byteSize(r.pendingMemory).String()
 }
 
-// pendingHint suggests a --max-pending-memory four times the one in
-// effect, in the flag's own syntax.
-func (r *captureRun) pendingHint() string {
-	b := byteSize(4 * max(r.pendingMemory, 1<<20))
-	return b.String()
+// pendingHint suggests a --max-pending-memory, in the flag's own syntax,
+// for evicted requests given up: the bound plus their bookkeeping (each
+// took at least dissect.PendingCost), rounded up to a power of two
+// mebibytes and at least twice the bound — what the capture needed at
+// the least, as a value to try.
+func (r *captureRun) pendingHint(evicted int64) string {
+	need := max(r.pendingMemory, 1<<20) + evicted*dissect.PendingCost
+	b := int64(1 << 20)
+	for b < need || b < 2*r.pendingMemory {
+		b *= 2
+	}
+	return byteSize(b).String()
 }
 
 func pluralWas(n int64) string {
