@@ -5,6 +5,8 @@
 //   - Flight bounds what a pipeline holds at once: jobs, their frame
 //     bytes, and the memory decoding and rendering them takes
 //     (--max-decode-memory), with the oldest job always able to go on;
+//   - Ordered decodes and renders exchanges on every core and writes
+//     them in emit order, through a Consumer (kwire read's trees and JSON);
 //   - DecodeAhead decodes exchanges on every core for consumers that
 //     print nothing per exchange (kwire stats, groups, txns);
 //   - Sorter reorders exchanges by their requests' packets (kwire read

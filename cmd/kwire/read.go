@@ -442,7 +442,7 @@ func runRead(ctx context.Context, o *readOptions, s *ioStreams, color bool, path
 		stop: func() { stop(errCountReached) }, sel: sel}
 	var ds dissect.Sink = sink
 	after := sink.addTotals
-	var par *parallelSink
+	var par *pipeline.Ordered
 	var ahead *pipeline.DecodeAhead
 	var drain func()
 	workers := runtime.GOMAXPROCS(0)
@@ -451,9 +451,9 @@ func runRead(ctx context.Context, o *readOptions, s *ioStreams, color bool, path
 		// Trees and JSON cost far more than reading: decode and render
 		// them on every core, write them in order.
 		dopts.DeferDecode = true
-		par = newParallelSink(sink, workers, int64(o.capture.MaxDecodeMemory))
+		par = pipeline.NewOrdered(orderedRead{sink}, workers, int64(o.capture.MaxDecodeMemory))
 		ds = par
-		drain = par.sync // a file's totals once its exchanges are decoded and written
+		drain = par.Sync // a file's totals once its exchanges are decoded and written
 	case workers > 1 && col != nil && !o.HexDump:
 		// --stats decodes every record: decode on every core, render and
 		// count in order as the exchanges come (as kwire stats does). Not
@@ -494,7 +494,7 @@ func runRead(ctx context.Context, o *readOptions, s *ioStreams, color bool, path
 		cr.onFile = func(path string) {
 			switch {
 			case par != nil:
-				par.sync() // the previous file's exchanges are written with its name
+				par.Sync() // the previous file's exchanges are written with its name
 			case ahead != nil:
 				ahead.Sync() // and counted to it
 			}
@@ -513,7 +513,7 @@ func runRead(ctx context.Context, o *readOptions, s *ioStreams, color bool, path
 	run := cr.read(ctx, paths, ds)
 	switch {
 	case par != nil:
-		par.close()
+		par.Close()
 	case ahead != nil:
 		ahead.Close()
 	}
@@ -823,6 +823,39 @@ func (k *readSink) Exchange(ex *dissect.Exchange) {
 // exchangeView is what rendering an exchange needs beyond its facts: the
 // render options, with the exchange's facts (topic names resolved in emit
 // order) for the tree.
+// orderedRead is read's sink as the consumer of a pipeline.Ordered: the
+// exchanges decoded and rendered on every core, written in order, byte
+// for byte as the sink alone writes them.
+type orderedRead struct{ k *readSink }
+
+func (r orderedRead) Prepare(ex *dissect.Exchange) (any, bool) { return r.k.prepare(ex, true) }
+
+func (r orderedRead) Render(w pipeline.Writer, ex *dissect.Exchange, view any) error {
+	return r.k.render(w, ex, view.(exchangeView))
+}
+
+func (r orderedRead) Lines() bool { return r.k.o.JSON }
+
+func (r orderedRead) AppendLine(b []byte, ex *dissect.Exchange, view any) []byte {
+	return render.AppendExchangeJSON(b, ex, view.(exchangeView).ropts)
+}
+
+func (r orderedRead) Done(ex *dissect.Exchange, shown bool, err error) {
+	k := r.k
+	k.counts.Exchange(ex)
+	if k.col != nil {
+		k.col.Exchange(ex)
+	}
+	if shown {
+		k.shown++
+		k.check(err)
+		k.maybeFlush()
+	}
+}
+
+func (r orderedRead) Event(ev *dissect.Event) { r.k.Event(ev) }
+func (r orderedRead) Out() *bufio.Writer      { return r.k.w }
+
 type exchangeView struct {
 	ropts   render.Options
 	dayNote string // a line before the exchange's saying that the date changed

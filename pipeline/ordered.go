@@ -1,35 +1,65 @@
-package main
+package pipeline
 
 import (
+	"bufio"
 	"errors"
+	"io"
 	"sync"
 
 	"github.com/kwire/kwire/dissect"
-	"github.com/kwire/kwire/pipeline"
 	"github.com/kwire/kwire/protocol"
-	"github.com/kwire/kwire/render"
 )
 
-// parallelSink is the dissect.Sink of kwire read for trees and JSON: the
+// Writer is what a Consumer renders to: the output itself, or an Output.
+type Writer interface {
+	io.Writer
+	io.ByteWriter
+}
+
+// Consumer is what an Ordered pipeline hands each exchange and event to,
+// stage by stage (kwire read's sink for trees and JSON).
+type Consumer interface {
+	// Prepare runs in emit order once ex is decoded and does what depends
+	// on the exchanges before it (topic IDs learnt, a filter): it returns
+	// what Render needs and whether ex is shown.
+	Prepare(ex *dissect.Exchange) (view any, show bool)
+	// Render writes ex's output to w, on any goroutine: w is Out itself
+	// for the oldest exchange in flight, else an Output.
+	Render(w Writer, ex *dissect.Exchange, view any) error
+	// Lines says the output of an exchange is one line built whole
+	// (JSON), which AppendLine appends to b.
+	Lines() bool
+	AppendLine(b []byte, ex *dissect.Exchange, view any) []byte
+	// Done runs in emit order once ex's output, if shown, is written; err
+	// is the rendering's or the write's.
+	Done(ex *dissect.Exchange, shown bool, err error)
+	// Event takes an event, in emit order.
+	Event(ev *dissect.Event)
+	// Out is the output the pipeline writes to, in emit order.
+	Out() *bufio.Writer
+}
+
+// Ordered is a dissect.Sink that decodes and renders exchanges on every
+// core and writes them in emit order (kwire read's trees and JSON): the
 // Dissector hands over exchanges undecoded (DeferDecode) and they go
 // through four stages:
 //
 //  1. workers decode them (Exchange.Decode), in any order;
 //  2. a sequencer, in emit order, does what depends on the exchanges
-//     before (readSink.prepare: topic IDs learnt, the filter);
+//     before (Consumer.Prepare: topic IDs learnt, the filter);
 //  3. workers render them into buffers, in any order;
-//  4. a writer, in emit order, counts them and writes them and the events
-//     between them to the output.
+//  4. a writer, in emit order, writes them and the events between them
+//     to the output (Consumer.Done, Consumer.Event).
 //
-// The output is byte for byte what readSink alone writes. Exchanges in
-// flight are bounded by their frame bytes (parallelBudget), their number
-// (parallelJobs) and, with --max-decode-memory, the memory decoding and
-// rendering them takes (flight): a job whose decode or rendering the
+// The output is byte for byte what the consumer writes alone. Exchanges
+// in flight are bounded by their frame bytes (OrderedBytes), their number
+// (OrderedJobs) and, with a memory bound, the memory decoding and
+// rendering them takes (Flight): a job whose decode or rendering the
 // memory refuses has that work thrown away and done again when it is the
 // oldest in flight, by stage 2 (decoding) or 4 (rendering straight to the
 // output, as the oldest job's rendering always goes).
-type parallelSink struct {
-	k      *readSink
+type Ordered struct {
+	k      Consumer
 	decode chan *readJob // stage 1
 	seq    chan *readJob // stage 2, emit order
 	render chan *readJob // stage 3
@@ -37,7 +67,7 @@ type parallelSink struct {
 	wg     sync.WaitGroup
 	done   chan struct{} // closed when the writer is finished
 
-	pipeline.Flight // jobs not yet written and their frame bytes
+	Flight // jobs not yet written and their frame bytes
 }
 
 // Bounds of what is in flight: frame bytes (one exchange is always let
@@ -52,8 +82,8 @@ type parallelSink struct {
 // more than on one core: every job's trees, facts and text went cold
 // between the stages, and the collector had more to mark.
 const (
-	parallelBudget = 2 << 20
-	parallelJobs   = 16
+	OrderedBytes = 2 << 20
+	OrderedJobs  = 16
 )
 
 // readJob is one exchange or event on its way to the output, or a
@@ -63,35 +93,36 @@ type readJob struct {
 	ev      *dissect.Event
 	barrier chan struct{}
 	size    int64
-	mem     *pipeline.JobMem // its memory in the flight (nil: not bounded): memv
-	memv    pipeline.JobMem
+	mem     *JobMem // its memory in the flight (nil: not bounded): memv
+	memv    JobMem
 	dec     protocol.Decoder
 	redo    bool // stage 1's decode was refused memory: stage 2 decodes again
 	direct  bool // rendered straight to the output, or (not yet) by stage 4
 	wrote   bool // stage 3 wrote it to the output itself (it was the oldest)
 
 	decoded chan struct{} // closed by stage 1
-	view    exchangeView  // set by stage 2
+	view    any           // set by stage 2
 	show    bool
 	ready   chan struct{} // closed when out and err are set (stage 3) or nothing is to be rendered
-	out     pipeline.Output
-	line    []byte // the JSON line instead of out, from pipeline.GetLine
+	out     Output
+	line    []byte // the JSON line instead of out, from GetLine
 	lineMem int64  // the memory reserved for it
 	err     error
 }
 
-// newParallelSink returns the pipeline, its decoding and rendering
-// memory bounded by mem bytes (0: not bounded).
-func newParallelSink(k *readSink, workers int, mem int64) *parallelSink {
-	p := &parallelSink{
+// NewOrdered returns the pipeline feeding k: workers goroutines decode
+// and render, their memory bounded by mem bytes (0: not bounded). Close
+// ends it.
+func NewOrdered(k Consumer, workers int, mem int64) *Ordered {
+	p := &Ordered{
 		k:      k,
-		decode: make(chan *readJob, parallelJobs),
-		seq:    make(chan *readJob, parallelJobs),
-		render: make(chan *readJob, parallelJobs),
-		write:  make(chan *readJob, parallelJobs),
+		decode: make(chan *readJob, OrderedJobs),
+		seq:    make(chan *readJob, OrderedJobs),
+		render: make(chan *readJob, OrderedJobs),
+		write:  make(chan *readJob, OrderedJobs),
 		done:   make(chan struct{}),
 	}
-	p.Jobs, p.Bytes = parallelJobs, parallelBudget
+	p.Jobs, p.Bytes = OrderedJobs, OrderedBytes
 	p.SetMemory(mem)
 	for range workers {
 		p.wg.Add(1)
@@ -102,7 +133,8 @@ func newParallelSink(k *readSink, workers int, mem int64) *parallelSink {
 	return p
 }
 
-func (p *parallelSink) Exchange(ex *dissect.Exchange) {
+// Exchange implements dissect.Sink: it waits for room in the flight.
+func (p *Ordered) Exchange(ex *dissect.Exchange) {
 	j := &readJob{ex: ex, decoded: make(chan struct{}), ready: make(chan struct{})}
 	j.size = ex.FrameBytes()
 	j.mem = p.Admit(j.size, &j.memv)
@@ -111,14 +143,15 @@ func (p *parallelSink) Exchange(ex *dissect.Exchange) {
 	p.decode <- j
 }
 
-func (p *parallelSink) Event(ev *dissect.Event) {
+// Event implements dissect.Sink.
+func (p *Ordered) Event(ev *dissect.Event) {
 	j := &readJob{ev: ev}
 	j.mem = p.Admit(0, &j.memv)
 	p.seq <- j
 }
 
-// sync waits until everything emitted so far is written.
-func (p *parallelSink) sync() {
+// Sync waits until everything emitted so far is written.
+func (p *Ordered) Sync() {
 	j := &readJob{barrier: make(chan struct{})}
 	j.mem = p.Admit(0, &j.memv)
 	p.seq <- j
@@ -146,7 +179,7 @@ func (j *readJob) decode() {
 }
 
 // redecode decodes again, at the head, an exchange stage 1 undid.
-func (p *parallelSink) redecode(j *readJob) {
+func (p *Ordered) redecode(j *readJob) {
 	p.WaitHead(j.mem)
 	j.mem.Retry()
 	j.ex.DecodeWith(j.budget(), &j.dec)
@@ -154,7 +187,7 @@ func (p *parallelSink) redecode(j *readJob) {
 }
 
 // work decodes and renders exchanges (stages 1 and 3).
-func (p *parallelSink) work() {
+func (p *Ordered) work() {
 	defer p.wg.Done()
 	decode, renders := p.decode, p.render
 	for decode != nil || renders != nil {
@@ -182,12 +215,12 @@ func (p *parallelSink) work() {
 // written everything before it. Another job's rendering is kept for the
 // writer, in chunks reserved from the flight's memory, or left to the
 // writer to do when it is the head if the memory refused it.
-func (p *parallelSink) renderJob(j *readJob) {
+func (p *Ordered) renderJob(j *readJob) {
 	if j.mem != nil && j.mem.Head() {
-		j.err, j.wrote = p.k.render(p.k.w, j.ex, j.view), true
+		j.err, j.wrote = p.k.Render(p.k.Out(), j.ex, j.view), true
 		return
 	}
-	if p.k.o.JSON {
+	if p.k.Lines() {
 		// The line is written as built: no copy into chunks. It is
 		// built whole (an object's keys are checked against each other),
 		// so its memory is reserved first, guessed from the trees' (a
@@ -195,12 +228,12 @@ func (p *parallelSink) renderJob(j *readJob) {
 		// values full of escapes), then set to what it took.
 		var guess int64
 		if j.mem != nil {
-			if guess = j.mem.Held() + pipeline.LineGuess; !j.mem.Reserve(guess) {
+			if guess = j.mem.Held() + LineGuess; !j.mem.Reserve(guess) {
 				j.direct = true
 				return
 			}
 		}
-		j.line = render.AppendExchangeJSON(pipeline.GetLine(2*j.size), j.ex, j.view.ropts)
+		j.line = p.k.AppendLine(GetLine(2*j.size), j.ex, j.view)
 		if j.mem != nil {
 			j.lineMem = guess
 			if d := int64(cap(j.line)) - guess; j.mem.Reserve(d) {
@@ -209,22 +242,22 @@ func (p *parallelSink) renderJob(j *readJob) {
 		}
 		return
 	}
-	j.err = p.k.render(&j.out, j.ex, j.view)
-	if errors.Is(j.err, pipeline.ErrOverBudget) {
+	j.err = p.k.Render(&j.out, j.ex, j.view)
+	if errors.Is(j.err, ErrOverBudget) {
 		j.out.Discard()
 		j.err, j.direct = nil, true
 	}
 }
 
 // sequence is stage 2.
-func (p *parallelSink) sequence() {
+func (p *Ordered) sequence() {
 	for j := range p.seq {
 		if j.ex != nil {
 			<-j.decoded
 			if j.redo {
 				p.redecode(j)
 			}
-			j.view, j.show = p.k.prepare(j.ex, true)
+			j.view, j.show = p.k.Prepare(j.ex)
 			if j.show {
 				p.render <- j
 			} else {
@@ -237,11 +270,11 @@ func (p *parallelSink) sequence() {
 	close(p.write)
 }
 
-// writeOut is stage 4: in emit order, what readSink does with each
+// writeOut is stage 4: in emit order, what the consumer does with each
 // exchange and event, with the rendering already done.
-func (p *parallelSink) writeOut() {
+func (p *Ordered) writeOut() {
 	defer close(p.done)
-	k := p.k
+	k, w := p.k, p.k.Out()
 	for j := range p.write {
 		switch {
 		case j.barrier != nil:
@@ -250,37 +283,35 @@ func (p *parallelSink) writeOut() {
 			k.Event(j.ev)
 		default:
 			<-j.ready
-			k.counts.Exchange(j.ex)
-			if k.col != nil {
-				k.col.Exchange(j.ex)
-			}
+			var err error
 			if j.show {
-				k.shown++
-				var err error
 				switch {
 				case j.wrote: // stage 3 wrote it, as the head
 				case j.direct: // the memory refused it a buffer: now it is the head
 					if j.mem != nil {
 						j.mem.Retry()
 					}
-					err = k.render(k.w, j.ex, j.view)
+					err = k.Render(w, j.ex, j.view)
 				case j.line != nil:
-					if len(j.line) >= k.w.Size() {
-						err = k.w.Flush() // then the line goes out directly
+					if len(j.line) >= w.Size() {
+						err = w.Flush() // then the line goes out directly
 					}
-					_, werr := k.w.Write(j.line)
-					err = firstError(err, werr)
+					if _, werr := w.Write(j.line); err == nil {
+						err = werr
+					}
 					if j.mem != nil {
 						j.mem.Reserve(-j.lineMem)
 					}
-					pipeline.PutLine(j.line)
+					PutLine(j.line)
 					j.line = nil
 				default:
-					err = j.out.WriteTo(k.w)
+					err = j.out.WriteTo(w)
 				}
-				k.check(firstError(j.err, err))
-				k.maybeFlush()
+				if j.err != nil {
+					err = j.err
+				}
 			}
+			k.Done(j.ex, j.show, err)
 			// Nothing reads the exchange once written and counted: its
 			// trees' nodes and decompressed bytes go back to protocol's
 			// pools, its frame buffers to the dissector's.
@@ -295,8 +326,8 @@ func (p *parallelSink) writeOut() {
 	}
 }
 
-// close waits for everything emitted to be written.
-func (p *parallelSink) close() {
+// Close waits for everything emitted to be written.
+func (p *Ordered) Close() {
 	close(p.decode)
 	close(p.seq)
 	p.wg.Wait()
