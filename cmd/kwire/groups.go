@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"io"
 	"runtime"
 	"slices"
 	"strings"
@@ -190,17 +191,33 @@ func runGroups(ctx context.Context, o *groupsOptions, s *ioStreams, color bool, 
 		missing = notInCapture("--group", "group", o.Groups, have)
 		r.Groups = slices.DeleteFunc(r.Groups, func(g analysis.GroupReport) bool { return !slices.Contains(o.Groups, g.GroupID) })
 	}
+	return writeAnalysis(s, &run, missing, len(r.Groups) > 0, o.JSON,
+		func(w io.Writer) error {
+			return statsview.WriteGroupsJSON(w, r, statsview.Options{Int64Strings: bool(o.JSONInt64)})
+		},
+		func(w io.Writer) error {
+			return statsview.WriteGroups(w, r, statsview.GroupsOptions{Options: statsview.Options{Color: color}, Timeline: o.Timeline})
+		})
+}
+
+// writeAnalysis writes a report of kwire groups or txns (asJSON: its
+// JSON document, else its text) and returns the run's status. missing
+// names the IDs asked for that the capture does not have, found says
+// whether the report holds any: in text, missing stands in place of an
+// empty report (which would say the capture has none); otherwise it is a
+// warning on standard error.
+func writeAnalysis(s *ioStreams, run *captureRun, missing string, found, asJSON bool, writeJSON, writeText func(io.Writer) error) error {
 	w := bufio.NewWriter(s.Out)
+	var err error
 	switch {
-	case missing != "" && len(r.Groups) == 0 && !o.JSON:
-		// In place of "no groups", which would say the capture has none.
+	case missing != "" && !found && !asJSON:
 		_, err = fmt.Fprintln(w, missing)
-	case o.JSON:
-		err = statsview.WriteGroupsJSON(w, r, statsview.Options{Int64Strings: bool(o.JSONInt64)})
+	case asJSON:
+		err = writeJSON(w)
 	default:
-		err = statsview.WriteGroups(w, r, statsview.GroupsOptions{Options: statsview.Options{Color: color}, Timeline: o.Timeline})
+		err = writeText(w)
 	}
-	if missing != "" && (len(r.Groups) > 0 || o.JSON) {
+	if missing != "" && (found || asJSON) {
 		fmt.Fprintf(s.ErrOut, "kwire: warning: %s\n", missing)
 	}
 	if err == nil {
@@ -298,26 +315,11 @@ func runTxns(ctx context.Context, o *txnsOptions, s *ioStreams, color bool, path
 			return p.TransactionalID == nil || !slices.Contains(o.IDs, *p.TransactionalID)
 		})
 	}
-	w := bufio.NewWriter(s.Out)
-	switch {
-	case missing != "" && len(r.Producers) == 0 && !o.JSON:
-		// In place of "no transactional or idempotent producers".
-		_, err = fmt.Fprintln(w, missing)
-	case o.JSON:
-		err = statsview.WriteTxnsJSON(w, r, statsview.Options{Int64Strings: bool(o.JSONInt64)})
-	default:
-		err = statsview.WriteTxns(w, r, statsview.Options{Color: color})
-	}
-	if missing != "" && (len(r.Producers) > 0 || o.JSON) {
-		fmt.Fprintf(s.ErrOut, "kwire: warning: %s\n", missing)
-	}
-	if err == nil {
-		err = w.Flush()
-	}
-	if err != nil {
-		return dataErrorf("writing output: %v", err)
-	}
-	return run.status(s.ErrOut)
+	return writeAnalysis(s, &run, missing, len(r.Producers) > 0, o.JSON,
+		func(w io.Writer) error {
+			return statsview.WriteTxnsJSON(w, r, statsview.Options{Int64Strings: bool(o.JSONInt64)})
+		},
+		func(w io.Writer) error { return statsview.WriteTxns(w, r, statsview.Options{Color: color}) })
 }
 
 // maxNamesListed bounds the IDs notInCapture lists.
