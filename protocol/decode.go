@@ -91,6 +91,21 @@ type Decoder struct {
 	// SaslAuthenticate requests and responses are split; when empty the
 	// token's shape decides (ParseSASLToken).
 	SASLMechanism string
+	// Sparse decodes bodies for the facts alone (package facts): a field
+	// whose value means nothing to them (no Role, no secret, not bytes
+	// or records, nothing such inside it) is read and checked as always
+	// but gets no node (sparse.go). Tree.Err, Tree.FirstError and the
+	// nodes kept are those of a full decode, and facts.Of gives the same
+	// facts; the tree is not for rendering (-V, -x, JSON) or for
+	// reading fields by name. Headers are always decoded whole. For
+	// one-line summaries.
+	Sparse bool
+	// SparseDrop, with Sparse, are roles whose facts the caller does not
+	// read: a field with one of them is read without a node, with all it
+	// holds, and the facts built from the tree lack what it says (kwire
+	// read's lines drop the API version ranges and features of every
+	// ApiVersions response, most of a short connection's nodes).
+	SparseDrop RoleSet
 }
 
 // DefaultMaxDecompressed is the default cap on one frame's decompressed bytes (256 MiB).
@@ -341,6 +356,7 @@ func (d *Decoder) DecodeBody(key, version int16, response bool, body []byte) *Tr
 func (ip *interp) body(n *Node, key, ver int16, response bool, end int) {
 	m, known := servingSchema(key, response, ver)
 	if known {
+		ip.sparse = ip.d.Sparse
 		ip.message(m, ver, n, end, true)
 		return
 	}

@@ -57,6 +57,7 @@ type interp struct {
 	ver     int16
 	flex    bool // the message is flexible in ver
 	secret  bool // the message can carry secrets in ver: unparsed bytes are withheld
+	sparse  bool // Decoder.Sparse, in a body: skimmed fields get no node (sparse.go)
 
 	cfgs []configEntry // config entries being decoded, innermost last (secrets.go)
 
@@ -80,6 +81,7 @@ func (ip *interp) reset(d *Decoder, b []byte, spaceName string) {
 	ip.path = ip.path[:0]
 	ip.depth = 0
 	ip.err = nil
+	ip.sparse = false
 }
 
 // newNode returns a zeroed node from the interpreter's slab. Nodes are
@@ -332,7 +334,7 @@ func (ip *interp) structFields(fields []Field, n *Node) bool {
 	if n.Children == nil {
 		k := 0
 		for i := range fields {
-			if fields[i].Versions.Contains(ip.ver) && !fields[i].TaggedVersions.Contains(ip.ver) {
+			if fields[i].Versions.Contains(ip.ver) && !fields[i].TaggedVersions.Contains(ip.ver) && !(ip.sparse && ip.skimmed(&fields[i])) {
 				k++
 			}
 		}
@@ -352,6 +354,15 @@ func (ip *interp) structFields(fields []Field, n *Node) bool {
 			continue
 		}
 		ip.push(f.Name)
+		if ip.sparse && ip.skimmed(f) {
+			ip.skip(f, f.NullableVersions.Contains(ip.ver))
+			ip.pop()
+			if r.err != nil {
+				ip.depth--
+				return false
+			}
+			continue
+		}
 		c := ip.field(f, f.NullableVersions.Contains(ip.ver))
 		ip.pop()
 		if c != nil {
@@ -720,7 +731,20 @@ func (ip *interp) taggedBuffer(fields []Field, parent *Node) {
 		}
 		dataEnd := r.off + int(size)
 		var c *Node
-		if f := taggedField(fields, tag, ip.ver); f != nil {
+		if f := taggedField(fields, tag, ip.ver); f != nil && ip.sparse && ip.skimmed(f) {
+			old := r.end
+			r.end = dataEnd
+			ip.push(f.Name)
+			ip.skip(f, f.NullableVersions.Contains(ip.ver))
+			ip.pop()
+			r.end = old
+			if r.err != nil {
+				break
+			}
+			r.off = max(r.off, dataEnd)
+			prev = int64(tag)
+			continue
+		} else if f != nil {
 			old := r.end
 			r.end = dataEnd
 			ip.push(f.Name)

@@ -102,6 +102,9 @@ type Field struct {
 	// values names the field's values (ValueName), set when the package
 	// initialises; nil when they have no names.
 	values valueNamer
+	// skim says a sparse decode (Decoder.Sparse) reads the field without
+	// a node: nothing in it means anything to the facts (sparse.go).
+	skim bool
 }
 
 // ElemField returns the field describing each element of array field f (a

@@ -18,6 +18,14 @@ import (
 
 var linePool = sync.Pool{New: func() any { b := make([]byte, 0, 256); return &b }}
 
+// LineUnread are the roles whose facts neither Line nor SummaryCounts
+// reads: the API version ranges and features an ApiVersions response
+// advertises (what kwire versions and the findings read). A caller that
+// writes only lines and counts may decode with protocol.Decoder Sparse
+// and SparseDrop LineUnread: the trees keep what the lines need, and an
+// ApiVersions response is a few nodes instead of hundreds.
+var LineUnread = protocol.NewRoleSet(protocol.RoleAPIRanges, protocol.RoleSupportedFeatures, protocol.RoleFinalizedFeatures)
+
 // Line writes e as one line (the default output of kwire read):
 //
 //	12:01:02.345 10.0.0.5:53412 → 10.0.0.9:9092 Produce v9 corr=7 client=app 2.41ms 1234B/56B orders[0@100+3 gzip 512B] errors: NOT_LEADER_OR_FOLLOWER×2

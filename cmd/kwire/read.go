@@ -435,6 +435,13 @@ func runRead(ctx context.Context, o *readOptions, s *ioStreams, color bool, path
 	// records: skip decompressing and decoding them (--stats counts
 	// records).
 	dopts.Decoder.BatchHeadersOnly = !o.Tree && !o.HexDump && !o.JSON && col == nil
+	// Nor does it read fields that mean nothing to the facts, nor the
+	// facts of render.LineUnread: decode bodies sparsely
+	// (protocol.Decoder.Sparse) unless a --filter reads bodies by field
+	// name or facts by expression, or the findings read the facts.
+	if dopts.Decoder.BatchHeadersOnly && an == nil && !fl.bodies && fl.program == nil {
+		dopts.Decoder.Sparse, dopts.Decoder.SparseDrop = true, render.LineUnread
+	}
 
 	w := bufio.NewWriterSize(s.Out, 64<<10)
 	names := facts.NewNames()

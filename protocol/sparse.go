@@ -1,0 +1,220 @@
+package protocol
+
+import (
+	"fmt"
+	"sync"
+)
+
+// This file is the sparse decoding of Decoder.Sparse: a body decoded for
+// what the facts layer reads (package facts) and nothing else. A field
+// whose value means nothing to the facts — no Role, no secret, no config
+// entry part, not bytes or records, and nothing of the kind inside it —
+// is read and checked exactly as the full decoder reads it (the same
+// Reader calls in the same order, the same path pushed for the error's
+// location), but gets no node. The rest of the tree is what the full
+// decoder builds: the same nodes, spans, notes and flags.
+//
+// What a sparse tree keeps, by construction, is every node facts.Of reads:
+// fields with a role, bytes fields (SASL tokens, subscriptions and
+// assignments, embedded requests), RECORDS fields, secret fields and
+// config entry parts (secrets.go), and the structs and arrays above them,
+// arrays with all their elements. TestSparseFactsAgree holds facts.Of of
+// both trees equal, with their errors, on every vector and golden capture.
+
+// RoleSet is a set of roles (Decoder.SparseDrop). The zero set is empty.
+type RoleSet [2]uint64
+
+// NewRoleSet returns the set of roles rs.
+func NewRoleSet(rs ...Role) RoleSet {
+	var s RoleSet
+	for _, r := range rs {
+		s[r>>6&1] |= 1 << (r & 63)
+	}
+	return s
+}
+
+// Has reports whether r is in s.
+func (s *RoleSet) Has(r Role) bool { return s[r>>6&1]&(1<<(r&63)) != 0 }
+
+// compile-time check that every role fits a RoleSet.
+var _ [128 - numRoles]struct{}
+
+// skimmed reports whether a sparse decode reads f without a node.
+func (ip *interp) skimmed(f *Field) bool {
+	return f.skim || f.Role != RoleNone && ip.d.SparseDrop.Has(f.Role)
+}
+
+// skim marks, once, the fields a sparse decode reads without a node.
+var skimOnce sync.Once
+
+func initSkim() {
+	skimOnce.Do(func() {
+		initSecrets() // secrets and config entry parts are kept
+		for _, m := range Schemas {
+			markSkim(m.Fields, 0)
+		}
+	})
+}
+
+func init() { initSkim() }
+
+// markSkim sets skim on fields and below, and reports whether any of them
+// is kept (not skimmed).
+func markSkim(fields []Field, depth int) (anyKept bool) {
+	for i := range fields {
+		f := &fields[i]
+		kept := f.Role != RoleNone || f.Secret != NotSecret || f.cfg != cfgNone
+		switch f.Kind {
+		case TypeBytes, TypeRecords:
+			kept = true
+		case TypeArray:
+			if f.Elem == TypeBytes || f.Elem == TypeRecords {
+				kept = true
+			}
+		}
+		if len(f.Fields) > 0 {
+			if depth >= maxDepth || markSkim(f.Fields, depth+1) {
+				kept = true
+			}
+		}
+		f.skim = !kept
+		if f.elem != nil {
+			f.elem.skim = f.skim
+		}
+		anyKept = anyKept || kept
+	}
+	return anyKept
+}
+
+// skip reads the value of field f (nullable when its version says so) as
+// field does, building no node. A failure is left in the reader, as
+// field leaves it.
+func (ip *interp) skip(f *Field, nullable bool) {
+	r := &ip.r
+	switch f.Kind {
+	case TypeBool, TypeInt8, TypeInt16, TypeUint16, TypeInt32, TypeUint32, TypeInt64, TypeFloat64, TypeUUID:
+		r.take(fixedSize(f.Kind))
+	case TypeString, TypeBytes, TypeRecords:
+		var size int
+		switch {
+		case ip.fieldFlex(f):
+			size = r.CompactLen()
+		case f.Kind == TypeString:
+			size = r.StringLen()
+		default:
+			size = r.BytesLen()
+		}
+		if r.err == nil && size > 0 {
+			r.take(size)
+		}
+	case TypeStruct:
+		if nullable {
+			if marker := r.Int8(); r.err != nil || marker < 0 {
+				return
+			}
+		}
+		ip.skipFields(f.Fields)
+	case TypeArray:
+		ip.skipArray(f)
+	default:
+		r.Fail(r.off, fmt.Errorf("%w: field type %q (kind %d) has no wire form", ErrShort, f.Type, f.Kind))
+	}
+}
+
+// skipFields reads a struct's fields and tagged-field buffer as
+// structFields does, building no node.
+func (ip *interp) skipFields(fields []Field) {
+	r := &ip.r
+	if ip.depth++; ip.depth > maxDepth {
+		r.Fail(r.off, ErrTooDeep)
+		ip.depth--
+		return
+	}
+	for i := range fields {
+		f := &fields[i]
+		if !f.Versions.Contains(ip.ver) || f.TaggedVersions.Contains(ip.ver) {
+			continue
+		}
+		ip.push(f.Name)
+		ip.skip(f, f.NullableVersions.Contains(ip.ver))
+		ip.pop()
+		if r.err != nil {
+			ip.depth--
+			return
+		}
+	}
+	if ip.flex {
+		ip.skipTagged(fields)
+	}
+	ip.depth--
+}
+
+// skipArray reads an array as array does, building no node.
+func (ip *interp) skipArray(f *Field) {
+	r := &ip.r
+	elem := f.elem
+	if elem == nil {
+		elem = elemFieldOf(f)
+	}
+	minElem := ip.minSize(elem, false)
+	var count int
+	if ip.fieldFlex(f) {
+		count = r.CompactArrayLen(minElem)
+	} else {
+		count = r.ArrayLen(minElem)
+	}
+	if r.err != nil || count <= 0 {
+		return
+	}
+	top := len(ip.path) - 1
+	for i := 0; i < count; i++ {
+		ip.path[top].idx = i
+		if f.Elem == TypeStruct {
+			ip.skipFields(f.Fields)
+		} else {
+			ip.skip(elem, false)
+		}
+		if r.err != nil {
+			ip.capture()
+			return
+		}
+	}
+	ip.path[top].idx = -1
+}
+
+// skipTagged reads a tagged-field buffer as taggedBuffer does, building
+// no node.
+func (ip *interp) skipTagged(fields []Field) {
+	r := &ip.r
+	count := r.TaggedFieldCount()
+	if r.err != nil {
+		return
+	}
+	for i := 0; i < count; i++ {
+		tag := r.UnsignedVarint()
+		sizeOff := r.off
+		size := int64(r.UnsignedVarint())
+		if r.err == nil {
+			r.checkLen(sizeOff, size)
+		}
+		if r.err != nil {
+			return
+		}
+		dataEnd := r.off + int(size)
+		f := taggedField(fields, tag, ip.ver)
+		if f == nil {
+			r.take(int(size))
+			continue
+		}
+		old := r.end
+		r.end = dataEnd
+		ip.push(f.Name)
+		ip.skip(f, f.NullableVersions.Contains(ip.ver))
+		ip.pop()
+		r.end = old
+		if r.err != nil {
+			return
+		}
+		r.off = max(r.off, dataEnd)
+	}
+}
