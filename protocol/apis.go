@@ -69,3 +69,24 @@ var apiTable = sync.OnceValue(func() []APIInfo {
 	slices.SortFunc(out, func(a, b APIInfo) int { return int(a.Key) - int(b.Key) })
 	return out
 })
+
+// frameNotes holds frameNote's answers for the API keys the schemas know
+// and versions below 32, made on first use.
+var frameNotes = sync.OnceValue(func() map[int32]string {
+	m := make(map[int32]string)
+	for _, a := range apiTable() {
+		for v := int16(0); v < 32; v++ {
+			m[int32(a.Key)<<16|int32(v)] = a.Name + " " + versionNote(v)
+		}
+	}
+	return m
+})
+
+// frameNote is a decoded frame's root note: the API name and version
+// ("Produce v9"), built once for the usual ones.
+func frameNote(key, ver int16) string {
+	if s, ok := frameNotes()[int32(key)<<16|int32(uint16(ver))]; ok {
+		return s
+	}
+	return APIName(key) + " " + versionNote(ver)
+}

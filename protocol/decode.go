@@ -148,7 +148,10 @@ func (d *Decoder) maxMemory() int64 {
 // newTree returns a tree over b (space 0, named name) whose memory is
 // accounted to d's limits.
 func (d *Decoder) newTree(b []byte, name string) *Tree {
-	t := &Tree{Spaces: []Space{{Name: name, Data: b}}}
+	t := &Tree{}
+	t.space0[0] = Space{Name: name, Data: b}
+	t.Spaces = t.space0[:1:1]
+	t.mem.slabs, t.mem.ptrs = t.mem.slabs0[:0], t.mem.ptrs0[:0]
 	t.mem.budget, t.mem.limit = d.Budget, d.maxMemory()
 	return t
 }
@@ -245,10 +248,12 @@ func (d *Decoder) DecodeResponse(frame []byte, key, version int16) *Tree {
 }
 
 func (d *Decoder) decodeFrame(frame []byte, response bool, key, version int16) *Tree {
-	var ip interp
+	ip := getInterp()
+	defer putInterp(ip)
 	ip.reset(d, frame, "frame")
 	r := &ip.r
 	root := ip.newNode()
+	root.Children = ip.children(3) // length, header, body (and a rare leftover)
 	root.Kind, root.Type, root.Off, root.Len = KindStruct, "frame", 0, len(frame)
 	root.Name = NameRequestFrame
 	if response {
@@ -297,7 +302,7 @@ func (d *Decoder) decodeFrame(frame []byte, response bool, key, version int16) *
 		hv = RequestHeaderVersion(key, version)
 		hname = "RequestHeader"
 	}
-	root.Note = APIName(key) + " " + versionNote(version)
+	root.Note = frameNote(key, version)
 	hs := LookupName(hname, hv)
 	if hs == nil {
 		// The schema table lacks the header: nothing more can be read.
@@ -342,7 +347,8 @@ func (ip *interp) finishFrame(root *Node, end int) {
 // response body of API key key at version version, without length prefix
 // or header. Offsets are relative to body[0].
 func (d *Decoder) DecodeBody(key, version int16, response bool, body []byte) *Tree {
-	var ip interp
+	ip := getInterp()
+	defer putInterp(ip)
 	ip.reset(d, body, "body")
 	root := ip.newNode()
 	ip.t.Root = root

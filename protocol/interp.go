@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // This file is the schema interpreter: it walks a MessageSchema's fields
@@ -71,6 +72,21 @@ type interp struct {
 
 	slab []Node
 	ptrs []*Node // backing store for Children slices
+}
+
+// interps are the interpreters of finished decodes, kept for their path
+// and config stacks: a frame's decode then allocates its tree and nodes
+// only.
+var interps = sync.Pool{New: func() any { return new(interp) }}
+
+func getInterp() *interp { return interps.Get().(*interp) }
+
+// putInterp hands ip back once its tree is taken (interp.tree): ip keeps
+// no reference into the tree or the input.
+func putInterp(ip *interp) {
+	clear(ip.cfgs[:cap(ip.cfgs)])
+	*ip = interp{path: ip.path[:0], cfgs: ip.cfgs[:0]}
+	interps.Put(ip)
 }
 
 func (ip *interp) reset(d *Decoder, b []byte, spaceName string) {

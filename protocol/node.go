@@ -224,6 +224,8 @@ type Tree struct {
 	// read command asks it of every frame three times, and a tree of a
 	// thousand records has ten thousand nodes.
 	firstErr atomic.Value // of *Node; an atomic.Pointer would forbid copying a Tree
+
+	space0 [1]Space // Spaces' first backing array: the input's
 }
 
 // noFirstError is Tree.firstErr when the tree has no error node.
@@ -323,6 +325,11 @@ type treeMem struct {
 	slabs []slabUse
 	ptrs  []ptrUse
 	bufs  [][]byte
+
+	// A small frame's tree takes a slab and a chunk or two: their
+	// records are kept here, not in slices of their own.
+	slabs0 [2]slabUse
+	ptrs0  [2]ptrUse
 
 	budget   Budget
 	limit    int64 // what the tree may reserve (Decoder.MaxMemory)

@@ -302,7 +302,7 @@ func ConfigNameSensitive(name string) bool {
 		return false
 	}
 	for _, p := range passwordConfigs {
-		if n == p || strings.HasSuffix(n, "."+p) {
+		if n == p || len(n) > len(p) && n[len(n)-len(p)-1] == '.' && strings.HasSuffix(n, p) {
 			return true
 		}
 	}
