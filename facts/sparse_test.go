@@ -206,4 +206,16 @@ func TestSparseApiVersions(t *testing.T) {
 	if full := Of(protocol.KeyApiVersions, 3, nil, full); len(full.APIVersions.Ranges) != 60 {
 		t.Errorf("full decode: %d ranges, want 60", len(full.APIVersions.Ranges))
 	}
+
+	// Cut at every byte, and with a tagged field in one range: the
+	// skimmed ranges fail where and as the full decode's do.
+	resp.ApiKeys[30].UnknownTags.Set(9, []byte("tag"))
+	b = resp.AppendTo(nil)
+	drop := protocol.NewRoleSet(protocol.RoleAPIRanges)
+	for n := range len(b) + 1 {
+		full := protocol.DecodeBody(protocol.KeyApiVersions, 3, true, b[:n])
+		prune(full.Root, &drop)
+		agree(t, fmt.Sprintf("ApiVersions v3 cut to %d of %d bytes", n, len(b)), protocol.KeyApiVersions, 3, true,
+			full, d.DecodeBody(protocol.KeyApiVersions, 3, true, b[:n]))
+	}
 }

@@ -167,8 +167,22 @@ func (ip *interp) skipArray(f *Field) {
 		return
 	}
 	top := len(ip.path) - 1
+	fixed := -1 // the bytes of an element of fixed-size fields (its tagged fields apart)
+	if f.Elem == TypeStruct && ip.depth < maxDepth {
+		fixed = fixedFields(f.Fields, ip.ver)
+	}
 	for i := 0; i < count; i++ {
 		ip.path[top].idx = i
+		// An element of fixed-size fields, all there, with no tagged
+		// field: its bytes are passed over at once. Any other reads field
+		// by field, as it fails at the same place.
+		if fixed >= 0 && r.lim-r.off > fixed && (!ip.flex || r.b[r.off-r.shift+fixed] == 0) {
+			r.off += fixed
+			if ip.flex {
+				r.off++
+			}
+			continue
+		}
 		if f.Elem == TypeStruct {
 			ip.skipFields(f.Fields)
 		} else {
@@ -180,6 +194,24 @@ func (ip *interp) skipArray(f *Field) {
 		}
 	}
 	ip.path[top].idx = -1
+}
+
+// fixedFields returns the bytes that fields take in version ver when all
+// that are there (not tagged) are of fixed size, else -1.
+func fixedFields(fields []Field, ver int16) int {
+	n := 0
+	for i := range fields {
+		f := &fields[i]
+		if !f.Versions.Contains(ver) || f.TaggedVersions.Contains(ver) {
+			continue
+		}
+		k := fixedSize(f.Kind)
+		if k == 0 {
+			return -1
+		}
+		n += k
+	}
+	return n
 }
 
 // skipTagged reads a tagged-field buffer as taggedBuffer does, building
