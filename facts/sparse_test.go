@@ -219,3 +219,28 @@ func TestSparseApiVersions(t *testing.T) {
 			full, d.DecodeBody(protocol.KeyApiVersions, 3, true, b[:n]))
 	}
 }
+
+// FuzzSparseAgree holds sparse decodes to full ones on any body of any
+// API key and version: `go test ./facts -fuzz FuzzSparseAgree`. Its seeds
+// are a few bodies kmsg encodes; the vectors' run is TestSparseFactsAgree.
+func FuzzSparseAgree(f *testing.F) {
+	av := kmsg.NewApiVersionsResponse()
+	av.Version = 3
+	av.ApiKeys = []kmsg.ApiVersionsResponseApiKey{{ApiKey: 0, MaxVersion: 11}, {ApiKey: 1, MaxVersion: 17}}
+	f.Add(int16(protocol.KeyApiVersions), int16(3), true, av.AppendTo(nil))
+	md := kmsg.NewMetadataResponse()
+	md.Version = 12
+	md.Topics = []kmsg.MetadataResponseTopic{{Topic: kmsg.StringPtr("t"), Partitions: []kmsg.MetadataResponseTopicPartition{{Partition: 3, Replicas: []int32{1, 2}}}}}
+	f.Add(int16(protocol.KeyMetadata), int16(12), true, md.AppendTo(nil))
+	drop := protocol.NewRoleSet(protocol.RoleAPIRanges, protocol.RoleSupportedFeatures, protocol.RoleFinalizedFeatures)
+	f.Fuzz(func(t *testing.T, key, ver int16, response bool, b []byte) {
+		key, ver = key&127, ver&31
+		full := protocol.Decoder{Records: true}
+		sparse := protocol.Decoder{Records: true, Sparse: true}
+		dropping := protocol.Decoder{Records: true, Sparse: true, SparseDrop: drop}
+		ft := full.DecodeBody(key, ver, response, b)
+		agree(t, "fuzz", key, ver, response, ft, sparse.DecodeBody(key, ver, response, b))
+		prune(ft.Root, &drop)
+		agree(t, "fuzz (SparseDrop)", key, ver, response, ft, dropping.DecodeBody(key, ver, response, b))
+	})
+}
