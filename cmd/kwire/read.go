@@ -435,12 +435,15 @@ func runRead(ctx context.Context, o *readOptions, s *ioStreams, color bool, path
 	// records: skip decompressing and decoding them (--stats counts
 	// records).
 	dopts.Decoder.BatchHeadersOnly = !o.Tree && !o.HexDump && !o.JSON && col == nil
-	// Nor does it read fields that mean nothing to the facts, nor the
-	// facts of render.LineUnread: decode bodies sparsely
-	// (protocol.Decoder.Sparse) unless a --filter reads bodies by field
-	// name or facts by expression, or the findings read the facts.
-	if dopts.Decoder.BatchHeadersOnly && an == nil && !fl.bodies && fl.program == nil {
-		dopts.Decoder.Sparse, dopts.Decoder.SparseDrop = true, render.LineUnread
+	// Lines, --stats and --findings read facts, not fields: decode bodies
+	// sparsely (protocol.Decoder.Sparse) unless a --filter reads bodies
+	// by field name, and lines alone without the facts of
+	// render.LineUnread unless a --filter expression may read them.
+	if !o.Tree && !o.HexDump && !o.JSON && !fl.bodies {
+		dopts.Decoder.Sparse = true
+		if dopts.Decoder.BatchHeadersOnly && an == nil && fl.program == nil {
+			dopts.Decoder.SparseDrop = render.LineUnread
+		}
 	}
 
 	w := bufio.NewWriterSize(s.Out, 64<<10)
