@@ -722,6 +722,7 @@ func runCheck(ctx context.Context, o *checkOptions, s *ioStreams, color bool, sp
 		return err
 	}
 	dopts.Decoder.BatchHeadersOnly = !bodies
+	dopts.Decoder.Sparse = !bodies // the checks read facts unless a rule reads bodies
 	sink := &checkSink{checks: checks, names: facts.NewNames(), bodies: bodies, file: -1}
 	var an *analysis.Analyzer
 	var ds dissect.Sink = sink

@@ -178,6 +178,7 @@ func runDiff(ctx context.Context, o *diffOptions, s *ioStreams, color bool, befo
 	// Record batches are read by header and CRC only: codecs and formats
 	// are in their headers.
 	dopts.Decoder.BatchHeadersOnly = true
+	dopts.Decoder.Sparse = true // profiles are made of facts
 	before, after := splitSide(beforeArg), splitSide(afterArg)
 	bar := startProgressFor(s, append(append([]string{}, before.paths...), after.paths...))
 	bp, run, err := o.profileOf(ctx, before, dopts, bar)

@@ -78,6 +78,7 @@ func analyze(ctx context.Context, s *ioStreams, capture *captureFlags, af *analy
 		return nil, captureRun{}, err
 	}
 	dopts.Decoder.BatchHeadersOnly = !records
+	dopts.Decoder.Sparse = true // the analysis reads facts
 	an := analysis.New(aopts)
 	dopts.DeferDecode = true
 	ahead := pipeline.NewDecodeAhead(an, max(runtime.GOMAXPROCS(0), 1), int64(capture.MaxDecodeMemory))

@@ -22,6 +22,7 @@ func runNormalize(ctx context.Context, o *readOptions, s *ioStreams, color bool,
 		return err
 	}
 	dopts.Decoder.BatchHeadersOnly = !fl.bodies
+	dopts.Decoder.Sparse = !fl.bodies // a profile is made of facts
 	pf, err := o.files.packetFilter(o.start)
 	if err != nil {
 		return err

@@ -93,6 +93,7 @@ func runVersions(ctx context.Context, o *versionsOptions, s *ioStreams, color bo
 	// Versions are in headers and ApiVersions bodies: record batches are
 	// read by header and CRC only, as in kwire read's one-line mode.
 	dopts.Decoder.BatchHeadersOnly = true
+	dopts.Decoder.Sparse = true // versions are facts (ApiVersions ranges included)
 	setMemoryCeiling(o.capture.memoryBound(), s.ErrOut)
 	bar := startProgressFor(s, append(slices.Clip(paths), o.Against...))
 	cr := &captureReader{opts: dopts, ropts: o.capture.reassemblyOptions(), wrap: bar.wrap}
