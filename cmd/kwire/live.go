@@ -199,6 +199,9 @@ func runLive(ctx context.Context, o *liveOptions, s *ioStreams, color bool) erro
 	}
 	defer r.capture.keys.close()
 	bound := r.capture.memoryBound()
+	if col != nil {
+		bound = statsMemoryBound(bound, r.StatsMem)
+	}
 	if an != nil {
 		bound = r.analysis.memoryBound(bound)
 	}

@@ -61,6 +61,8 @@ type readOptions struct {
 
 	Stats bool // --stats: kwire stats's report after the summary
 	Top   int  // --top, with --stats
+	// StatsMem is --max-stats-memory, with --stats.
+	StatsMem byteSize
 
 	Findings bool // --findings: one line per finding after the exchanges
 	analysis analysisFlags
@@ -348,6 +350,7 @@ func (o *readOptions) addFlags(cmd *cobra.Command, detect bool, idle time.Durati
 	f.StringVar(&o.Filter, "filter", "", "only exchanges for which the `EXPR` is true (see kwire read --help)")
 	f.BoolVar(&o.Stats, "stats", false, "also print kwire stats's report of all the exchanges after the summary (with --json: a last record {\"kind\":\"stats\",\"stats\":{...}} on stdout)")
 	f.IntVar(&o.Top, "top", 0, "with --stats, list the `N` slowest exchanges with their frame numbers")
+	addStatsMemoryFlag(f, &o.StatsMem)
 	f.BoolVar(&o.Findings, "findings", false, "also print the findings (docs/findings.md), one line each, after the exchanges")
 	o.analysis.addFlags(f, true)
 	exclusiveFlags(cmd, [2]string{"tree", "json"}, [2]string{"hex", "json"})
@@ -477,6 +480,9 @@ func runRead(ctx context.Context, o *readOptions, s *ioStreams, color bool, path
 		drain = ahead.Sync
 	}
 	bound := o.capture.memoryBound()
+	if col != nil {
+		bound = statsMemoryBound(bound, o.StatsMem)
+	}
 	if an != nil {
 		bound = o.analysis.memoryBound(bound)
 	}
@@ -697,7 +703,7 @@ func (o *readOptions) statsCollector() (*stats.Collector, error) {
 		}
 		return nil, nil
 	}
-	return newStatsCollector(o.Top)
+	return newStatsCollector(o.Top, o.StatsMem)
 }
 
 // topicArgs are the --topic values as exchanges name them: a topic ID

@@ -3,6 +3,8 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"cmp"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -14,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kwire/kwire/dissect/stats"
 	"github.com/kwire/kwire/internal/capturetest"
 )
 
@@ -97,6 +100,12 @@ func TestManyConnections(t *testing.T) {
 		t.Errorf("kwire stats printed %d lines (want at most two screens, 120, and 22 of findings):\n%s", lines, out)
 	}
 
+	if !strings.Contains(out, "10 of 41000 connections shown: those with problems, then the busiest (--all and --json show the ") ||
+		!strings.Contains(out, " connections folded, no row kept (--max-stats-memory 8MiB): ended, ") {
+		t.Errorf("kwire stats does not say that connections were folded:\n%s", out)
+	}
+	statsFolded(t, pcap)
+
 	var sorted, unsorted string
 	var code2 int
 	const budget = 8 << 20
@@ -138,6 +147,80 @@ func TestManyConnections(t *testing.T) {
 	if a, b := sortedLines(sorted), sortedLines(unsorted); !bytes.Equal([]byte(a), []byte(b)) {
 		t.Error("--sort time printed other lines than the completion order")
 	}
+}
+
+// statsFolded: with a budget of 1 MiB kwire stats keeps at most 2,048
+// connection rows (512 bytes each; dissect/stats's
+// TestConnectionRowsBounded counts what the Collector holds); the rows
+// kept are the top of the rows
+// without a bound (problems first, then frames), and rows plus folded
+// totals are the same totals.
+func statsFolded(t *testing.T, pcap string) {
+	t.Helper()
+	var small, all statsJSON
+	var peakSmall, peakAll uint64
+	for _, run := range []struct {
+		mem  string
+		doc  *statsJSON
+		peak *uint64
+	}{{"1MiB", &small, &peakSmall}, {"1GiB", &all, &peakAll}} {
+		var out, errOut string
+		var code int
+		*run.peak = peakHeap(func() {
+			out, errOut, code = kwireInProcess(t, "stats", "--json", "--findings=false", "--max-stats-memory", run.mem, "--port", "19092", pcap)
+		})
+		if code != 0 {
+			t.Fatalf("stats --max-stats-memory %s: exit %d: %s", run.mem, code, errOut)
+		}
+		if err := json.Unmarshal([]byte(out), run.doc); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Logf("peak heap: %d MiB with --max-stats-memory 1MiB, %d MiB with 1GiB", peakSmall>>20, peakAll>>20)
+	if all.Folded != nil || len(all.Connections) != 41000 {
+		t.Fatalf("1GiB: %d rows, folded %+v; want all 41000", len(all.Connections), all.Folded)
+	}
+	f := small.Folded
+	if f == nil || len(small.Connections) > 2048 || len(small.Connections)+int(f.Connections) != 41000 {
+		t.Fatalf("1MiB: %d rows, folded %+v; want at most 2048 rows, 41000 in all", len(small.Connections), f)
+	}
+	var rows, full [4]int64
+	for _, c := range small.Connections {
+		rows = [4]int64{rows[0] + c.RequestFrames, rows[1] + c.ResponseFrames, rows[2] + c.RequestBytes, rows[3] + c.Unanswered}
+	}
+	for _, c := range all.Connections {
+		full = [4]int64{full[0] + c.RequestFrames, full[1] + c.ResponseFrames, full[2] + c.RequestBytes, full[3] + c.Unanswered}
+	}
+	got := [4]int64{rows[0] + f.RequestFrames, rows[1] + f.ResponseFrames, rows[2] + f.RequestBytes, rows[3] + f.Unanswered}
+	if got != full || full[0] != 143000 {
+		t.Errorf("rows + folded: %v, every row: %v (want 143000 request frames)", got, full)
+	}
+	// Kept: the most telling, as stats ranks them (all 1000 copies'
+	// connections with an unanswered request rank first).
+	want := slices.Clone(all.Connections)
+	slices.SortStableFunc(want, func(a, b stats.ConnStats) int { return stats.RankConns(a, b) })
+	want = want[:len(small.Connections)]
+	slices.SortFunc(want, func(a, b stats.ConnStats) int { return cmp.Compare(a.Index, b.Index) })
+	if !slices.EqualFunc(want, small.Connections, func(a, b stats.ConnStats) bool { return a.Index == b.Index }) {
+		t.Errorf("the %d rows kept are not the top ones by stats.RankConns", len(small.Connections))
+	}
+	if f.MaxProblems > 1 || f.Unanswered > 0 && want[len(want)-1].Unanswered == 0 {
+		t.Errorf("folded connections with problems (%+v) while a row kept had none", f)
+	}
+	// The clients count their connections without a set of them.
+	var conns int
+	for _, cl := range small.Clients {
+		conns += cl.Connections
+	}
+	if conns != 41000 {
+		t.Errorf("clients' connections: %d, want 41000", conns)
+	}
+}
+
+type statsJSON struct {
+	Connections []stats.ConnStats   `json:"connections"`
+	Folded      *stats.FoldedConns  `json:"foldedConnections"`
+	Clients     []stats.ClientStats `json:"clients"`
 }
 
 // sortedLines returns the exchange lines of out, sorted, for comparing

@@ -12,6 +12,7 @@ import (
 	"github.com/kwire/kwire/pipeline"
 	"github.com/kwire/kwire/render/statsview"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 type statsOptions struct {
@@ -24,6 +25,7 @@ type statsOptions struct {
 	Findings  bool
 	Rows      int
 	All       bool
+	StatsMem  byteSize // --max-stats-memory
 }
 
 func newStatsCmd(s *ioStreams, g *globalOptions) *cobra.Command {
@@ -44,7 +46,10 @@ Kafka traffic:
                uncompressed bytes in Produce requests and Fetch responses,
                codecs; topic IDs resolved to names through Metadata
   CONNECTIONS  per TCP connection: endpoints, duration, frames, gaps,
-               retransmissions, orphans, unanswered, decode failures
+               retransmissions, orphans, unanswered, decode failures;
+               past --max-stats-memory (8MiB, about 16,000 rows) the
+               connections that ended with the fewest problems, then
+               frames, are folded into one line of totals
   LATENCY      per API a histogram (power-of-two bins) and latency over
                time (one character per time bin, its height the bin's
                maximum)
@@ -71,7 +76,8 @@ are totals.
 
 --json prints one JSON document: {"first","last","exchanges","orphans",
 "saslTokens","skippedConnections","apis":[...],"clients":[...],
-"partitions":[...],"connections":[...],"latency":[...],"slowest":[...],
+"partitions":[...],"connections":[...],"foldedConnections":{...} (when
+some were folded),"latency":[...],"slowest":[...],
 "findings":[...],"findingsDropped"},
 in kwire's JSON vocabulary (docs/json.md): durations are milliseconds
 (keys ending in Ms), times RFC 3339.
@@ -99,6 +105,7 @@ that is not a capture.`,
 	f.BoolVar(&o.JSON, "json", false, "print one JSON document instead of tables")
 	addJSONInt64Flag(f, &o.JSONInt64)
 	f.IntVar(&o.Top, "top", 0, "list the `N` slowest exchanges with their frame numbers")
+	addStatsMemoryFlag(f, &o.StatsMem)
 	f.BoolVar(&o.Findings, "findings", true, "add the findings (docs/findings.md)")
 	f.IntVar(&o.Rows, "rows", statsview.DefaultRows, "rows of the CLIENTS, PARTITIONS and CONNECTIONS tables: those with problems or errors first, then the busiest")
 	f.BoolVar(&o.All, "all", false, "every row of every table, and the latency of every API")
@@ -110,7 +117,7 @@ func runStats(ctx context.Context, o *statsOptions, s *ioStreams, color bool, pa
 	if err != nil {
 		return err
 	}
-	col, err := newStatsCollector(o.Top)
+	col, err := newStatsCollector(o.Top, o.StatsMem)
 	if err != nil {
 		return err
 	}
@@ -129,7 +136,7 @@ func runStats(ctx context.Context, o *statsOptions, s *ioStreams, color bool, pa
 	// them to the collector in order.
 	dopts.DeferDecode = true
 	ahead := pipeline.NewDecodeAhead(sink, max(runtime.GOMAXPROCS(0), 1), int64(o.capture.MaxDecodeMemory))
-	bound := o.capture.memoryBound()
+	bound := statsMemoryBound(o.capture.memoryBound(), o.StatsMem)
 	if an != nil {
 		bound = o.analysis.memoryBound(bound)
 	}
@@ -169,13 +176,34 @@ func runStats(ctx context.Context, o *statsOptions, s *ioStreams, color bool, pa
 	return run.status(s.ErrOut)
 }
 
-// newStatsCollector validates --top and returns an empty Collector that
-// keeps the top slowest exchanges.
-func newStatsCollector(top int) (*stats.Collector, error) {
+// addStatsMemoryFlag adds --max-stats-memory, the budget of the
+// collector's per-connection detail (stats.Options.MaxMemory).
+func addStatsMemoryFlag(f *pflag.FlagSet, v *byteSize) {
+	*v = stats.DefaultMaxMemory
+	f.Var(v, "max-stats-memory",
+		"memory for the per-connection rows of the statistics and the clients' addresses, e.g. 64MiB (K, M, G: powers of 1024); past it the rows of the connections that ended with the fewest problems and frames are folded into totals, which the report gives")
+}
+
+// statsMemoryBound adds the collector's detail to a memory bound
+// (captureFlags.memoryBound; 0: none): twice its budget, which counts
+// the rows, not the runtime's slack around them.
+func statsMemoryBound(bound int64, mem byteSize) int64 {
+	if bound <= 0 {
+		return bound
+	}
+	return bound + 2*int64(mem)
+}
+
+// newStatsCollector validates --top and --max-stats-memory and returns
+// an empty Collector that keeps the top slowest exchanges.
+func newStatsCollector(top int, mem byteSize) (*stats.Collector, error) {
 	if top < 0 {
 		return nil, usageErrorf("--top must not be negative")
 	}
-	return stats.NewCollector(stats.Options{Top: top}), nil
+	if mem <= 0 {
+		return nil, usageErrorf("--max-stats-memory must be positive")
+	}
+	return stats.NewCollector(stats.Options{Top: top, MaxMemory: int64(mem)}), nil
 }
 
 // statsReport is col's report so far, with an's findings when an is not

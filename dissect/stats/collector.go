@@ -2,6 +2,7 @@ package stats
 
 import (
 	"cmp"
+	"container/heap"
 	"net/netip"
 	"slices"
 	"time"
@@ -20,10 +21,41 @@ type Options struct {
 	// with the other readers of its exchanges; nil gives the Collector one
 	// of its own.
 	Names *facts.Names
+	// MaxMemory bounds, in bytes, the per-connection detail the report
+	// keeps (see Collector); 0 means DefaultMaxMemory.
+	MaxMemory int64
 }
+
+// DefaultMaxMemory is Options.MaxMemory's default: 8 MiB, the rows of
+// about 16,000 connections that ended (costConnRow each) and the client
+// addresses (costAddr each, at most a quarter of it).
+const DefaultMaxMemory = 8 << 20
+
+// Costs in bytes of the per-connection detail, counted against
+// Options.MaxMemory: a connection's accumulator (connAcc, about 400
+// bytes in its size class) with its share of the heap and map holding
+// it, plus its TLS strings; a client address in a client's set.
+const (
+	costConnRow = 512
+	costAddr    = 64
+)
 
 // Collector aggregates exchanges and events into a Report. It implements
 // dissect.Sink; calls must come from one goroutine (the dissector's).
+//
+// What it keeps per connection is bounded by Options.MaxMemory: a
+// connection open in the capture has its accumulator (their number is
+// bounded by reassembly's connection memory, --max-connection-memory);
+// when it ends (dissect.EventClose) its row joins the rows kept, and
+// while those cost more than the budget, the row that RankConns puts
+// last (fewest problems, then fewest frames, then the shortest) is
+// folded into Report.FoldedConnections, which keeps its totals; a row
+// ranked after one already folded is folded at once, so the rows kept
+// are always the top of all the connections that ended. Clients
+// count their connections and keep their addresses while the addresses'
+// cost stays under a quarter of the budget (ClientStats.AddressesCapped
+// past it). Every total stays exact: only per-connection rows and
+// addresses are left out, and the report says so.
 type Collector struct {
 	opts Options
 
@@ -36,8 +68,16 @@ type Collector struct {
 	series  map[int16]*Series
 	clients map[clientKey]*clientAcc
 	parts   map[partKey]*partAcc
-	conns   map[*reassembly.Conn]*connAcc
-	slow    []SlowExchange // sorted slowest first, at most opts.Top
+	conns   map[*reassembly.Conn]*connAcc // open connections
+	ended   endedHeap                     // rows of connections that ended, least telling first
+	folded  FoldedConns                   // the ended connections whose rows were folded
+	anyConn bool                          // a connection was seen (SetFile)
+	mem     int64                         // cost of the rows in ended
+	// bestFolded is the most telling row folded (RankConns): a row that
+	// ends ranked after it is folded at once.
+	bestFolded *connAcc
+	addrMem    int64          // cost of the clients' addresses
+	slow       []SlowExchange // sorted slowest first, at most opts.Top
 
 	file    string // the capture being read (SetFile)
 	fileIdx int    // its position among the files read, from 0
@@ -60,7 +100,8 @@ type clientKey struct {
 type clientAcc struct {
 	software map[string]struct{}
 	addrs    map[netip.Addr]struct{}
-	conns    map[*reassembly.Conn]struct{}
+	addrsCap bool  // an address was not kept (Options.MaxMemory)
+	conns    int64 // connections it sent requests on
 	requests int64
 	apis     map[int16]map[int16]int64 // key -> version -> requests
 	errors   map[int16]int64
@@ -79,13 +120,16 @@ type partAcc struct {
 }
 
 type connAcc struct {
-	c              *reassembly.Conn
+	c              *reassembly.Conn // nil once the connection ended
+	index          int              // c.Index
 	file           string
 	fileIdx        int
 	client, broker netip.AddrPort
 	roles          bool // client and broker are known from an exchange
 	first, last    time.Time
 	s              ConnStats
+	clients        []*clientAcc // the clients that sent requests on it, usually one
+	cost           int64
 }
 
 // NewCollector returns an empty Collector.
@@ -103,6 +147,13 @@ func NewCollector(opts Options) *Collector {
 	}
 }
 
+func (c *Collector) maxMemory() int64 {
+	if c.opts.MaxMemory > 0 {
+		return c.opts.MaxMemory
+	}
+	return DefaultMaxMemory
+}
+
 var _ dissect.Sink = (*Collector)(nil)
 
 // SetFile names the capture file whose exchanges and events follow, for
@@ -110,7 +161,7 @@ var _ dissect.Sink = (*Collector)(nil)
 // connection indexes restart with each file). Calls after the first mark
 // the start of a new file.
 func (c *Collector) SetFile(name string) {
-	if c.file != "" || len(c.conns) > 0 {
+	if c.file != "" || c.anyConn {
 		c.fileIdx++
 	}
 	c.file = name
@@ -137,10 +188,42 @@ func (c *Collector) conn(rc *reassembly.Conn) *connAcc {
 	}
 	a := c.conns[rc]
 	if a == nil {
-		a = &connAcc{c: rc, client: rc.A, broker: rc.B, file: c.file, fileIdx: c.fileIdx}
+		a = &connAcc{c: rc, index: rc.Index, client: rc.A, broker: rc.B, file: c.file, fileIdx: c.fileIdx, cost: costConnRow}
 		c.conns[rc] = a
+		c.anyConn = true
 	}
 	return a
+}
+
+// end moves the row of a connection that ended from the open ones to
+// those kept, folding the least telling rows while they cost more than
+// the budget.
+func (c *Collector) end(a *connAcc) {
+	delete(c.conns, a.c)
+	a.s.Retransmissions = a.c.Stats.Retransmissions
+	a.s.OutOfOrder = a.c.Stats.OutOfOrder
+	a.c, a.clients = nil, nil
+	if c.bestFolded != nil && rankAcc(a, c.bestFolded) > 0 {
+		// Less telling than a row already folded: the rows kept stay the
+		// top of all those that ended.
+		c.fold(a)
+		return
+	}
+	heap.Push(&c.ended, a)
+	c.mem += a.cost
+	for c.mem+c.addrMem > c.maxMemory() && c.ended.Len() > 0 {
+		f := heap.Pop(&c.ended).(*connAcc)
+		c.mem -= f.cost
+		c.fold(f)
+	}
+}
+
+// fold adds the row of a connection that ended to the folded totals.
+func (c *Collector) fold(a *connAcc) {
+	c.folded.add(a)
+	if c.bestFolded == nil || rankAcc(a, c.bestFolded) < 0 {
+		c.bestFolded = a
+	}
 }
 
 func (a *connAcc) seen(t time.Time) {
@@ -181,9 +264,11 @@ func (c *Collector) Event(e *dissect.Event) {
 		if st := e.TLS; st != nil {
 			a.s.TLSDecrypted, a.s.TLSReason = st.Decrypted, st.Reason
 			a.s.TLSVersion, a.s.TLSSuite, a.s.TLSSNI, a.s.TLSALPN = st.Version, st.Suite, st.SNI, st.ALPN
+			a.cost += int64(len(st.Reason) + len(st.Version) + len(st.Suite) + len(st.SNI) + len(st.ALPN))
 		}
 	case dissect.EventClose:
 		a.s.Closed = true
+		c.end(a)
 	case dissect.EventBadFrame:
 		a.s.BadFrames++
 	case dissect.EventTruncated:
@@ -243,11 +328,11 @@ func (c *Collector) Exchange(x *dissect.Exchange) {
 	if x.Request == nil {
 		return
 	}
-	c.request(x)
+	c.request(x, a)
 }
 
 // request accounts an exchange that has its request.
-func (c *Collector) request(x *dissect.Exchange) {
+func (c *Collector) request(x *dissect.Exchange, a *connAcc) {
 	k := apiVer{x.APIKey, x.APIVersion}
 	api := c.apis[k]
 	if api == nil {
@@ -264,6 +349,10 @@ func (c *Collector) request(x *dissect.Exchange) {
 	}
 
 	cl := c.client(x)
+	if a != nil && !slices.Contains(a.clients, cl) {
+		a.clients = append(a.clients, cl)
+		cl.conns++
+	}
 	cl.requests++
 	vs := cl.apis[x.APIKey]
 	if vs == nil {
@@ -313,17 +402,20 @@ func (c *Collector) client(x *dissect.Exchange) *clientAcc {
 		cl = &clientAcc{
 			software: make(map[string]struct{}),
 			addrs:    make(map[netip.Addr]struct{}),
-			conns:    make(map[*reassembly.Conn]struct{}),
 			apis:     make(map[int16]map[int16]int64),
 			errors:   make(map[int16]int64),
 		}
 		c.clients[k] = cl
 	}
-	if x.Conn != nil {
-		cl.conns[x.Conn] = struct{}{}
-	}
-	if x.Client.IsValid() {
-		cl.addrs[x.Client.Addr()] = struct{}{}
+	if ad := x.Client.Addr(); x.Client.IsValid() && !cl.addrsCap {
+		if _, ok := cl.addrs[ad]; !ok {
+			if c.addrMem+costAddr > c.maxMemory()/4 {
+				cl.addrsCap = true
+			} else {
+				cl.addrs[ad] = struct{}{}
+				c.addrMem += costAddr
+			}
+		}
 	}
 	return cl
 }
@@ -458,24 +550,99 @@ func (c *Collector) Report() *Report {
 	})
 	r.Partitions = c.partitions()
 	for _, a := range c.conns {
-		s := a.s
-		s.Index = a.c.Index
-		s.File, s.fileIdx = a.file, a.fileIdx
-		s.Client, s.Broker = addrString(a.client), addrString(a.broker)
-		s.First, s.Last = timeString(a.first), timeString(a.last)
-		if !a.first.IsZero() {
-			s.Duration = Millis(a.last.Sub(a.first))
-		}
-		s.Retransmissions = a.c.Stats.Retransmissions
-		s.OutOfOrder = a.c.Stats.OutOfOrder
-		r.Connections = append(r.Connections, s)
+		r.Connections = append(r.Connections, a.stats())
 	}
-	slices.SortFunc(r.Connections, func(a, b ConnStats) int {
-		return cmp.Or(cmp.Compare(a.fileIdx, b.fileIdx), cmp.Compare(a.Index, b.Index), cmp.Compare(a.First, b.First),
-			cmp.Compare(a.Client, b.Client), cmp.Compare(a.Broker, b.Broker))
-	})
+	for _, a := range c.ended {
+		r.Connections = append(r.Connections, a.stats())
+	}
+	slices.SortFunc(r.Connections, compareConnOrder)
+	if c.folded.Connections > 0 {
+		f := c.folded
+		f.First, f.Last = timeString(c.folded.first), timeString(c.folded.last)
+		f.MaxMemory = c.maxMemory()
+		r.FoldedConnections = &f
+	}
 	r.Latency = c.latencyOverAPI()
 	return r
+}
+
+// stats is a's row.
+func (a *connAcc) stats() ConnStats {
+	s := a.s
+	s.Index = a.index
+	s.File, s.fileIdx = a.file, a.fileIdx
+	s.Client, s.Broker = addrString(a.client), addrString(a.broker)
+	s.First, s.Last = timeString(a.first), timeString(a.last)
+	if !a.first.IsZero() {
+		s.Duration = Millis(a.last.Sub(a.first))
+	}
+	if a.c != nil {
+		s.Retransmissions = a.c.Stats.Retransmissions
+		s.OutOfOrder = a.c.Stats.OutOfOrder
+	}
+	return s
+}
+
+// compareConnOrder is the order of Report.Connections: by file, Index,
+// then the first time and endpoints.
+func compareConnOrder(a, b ConnStats) int {
+	return cmp.Or(cmp.Compare(a.fileIdx, b.fileIdx), cmp.Compare(a.Index, b.Index), cmp.Compare(a.First, b.First),
+		cmp.Compare(a.Client, b.Client), cmp.Compare(a.Broker, b.Broker))
+}
+
+// RankConns orders connections most telling first: the most problems
+// (ConnStats.Problems), then the most frames, then the longest. The
+// Collector keeps the rows it ranks first (Options.MaxMemory) and
+// kwire stats shows them in its CONNECTIONS table; ties go by
+// Report.Connections's order.
+func RankConns(a, b ConnStats) int {
+	return cmp.Or(cmp.Compare(b.Problems(), a.Problems()),
+		cmp.Compare(b.RequestFrames+b.ResponseFrames, a.RequestFrames+a.ResponseFrames),
+		cmp.Compare(b.Duration, a.Duration))
+}
+
+// Problems counts what went wrong on the connection: gaps,
+// retransmissions, orphans, unanswered requests, decode failures,
+// resyncs, bad and truncated frames.
+func (s ConnStats) Problems() int64 {
+	return s.Gaps + s.Orphans + s.Unanswered + s.DecodeFailures + s.Resyncs + s.BadFrames + s.Truncated + int64(s.Retransmissions)
+}
+
+// endedHeap holds the rows of connections that ended, the least telling
+// (RankConns last, then the latest in Report.Connections's order) at
+// the top, the next to fold.
+type endedHeap []*connAcc
+
+func (h endedHeap) Len() int           { return len(h) }
+func (h endedHeap) Less(i, j int) bool { return rankAcc(h[i], h[j]) > 0 }
+
+// rankAcc is RankConns, then Report.Connections's order, of two rows
+// that ended, without formatting them (but when file and Index tie).
+func rankAcc(a, b *connAcc) int {
+	if c := cmp.Or(cmp.Compare(b.s.Problems(), a.s.Problems()),
+		cmp.Compare(b.s.RequestFrames+b.s.ResponseFrames, a.s.RequestFrames+a.s.ResponseFrames),
+		cmp.Compare(b.duration(), a.duration()),
+		cmp.Compare(a.fileIdx, b.fileIdx), cmp.Compare(a.index, b.index)); c != 0 {
+		return c
+	}
+	return compareConnOrder(a.stats(), b.stats())
+}
+
+// duration is ConnStats.Duration.
+func (a *connAcc) duration() time.Duration {
+	if a.first.IsZero() {
+		return 0
+	}
+	return a.last.Sub(a.first)
+}
+func (h endedHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *endedHeap) Push(x any)   { *h = append(*h, x.(*connAcc)) }
+func (h *endedHeap) Pop() any {
+	old := *h
+	a := old[len(old)-1]
+	old[len(old)-1] = nil
+	*h = old[:len(old)-1]
+	return a
 }
 
 func summary(l *Latency) LatencySummary {
@@ -505,11 +672,12 @@ func errorCounts(m map[int16]int64) []ErrorCount {
 func (c *Collector) clientStats(k clientKey, a *clientAcc) ClientStats {
 	s := ClientStats{
 		ClientID: k.id, ClientIDNull: k.null,
-		Software:    sortedKeys(a.software),
-		Addresses:   []string{},
-		Connections: len(a.conns),
-		Requests:    a.requests,
-		Errors:      errorCounts(a.errors),
+		Software:        sortedKeys(a.software),
+		Addresses:       []string{},
+		Connections:     int(a.conns),
+		AddressesCapped: a.addrsCap,
+		Requests:        a.requests,
+		Errors:          errorCounts(a.errors),
 	}
 	for ad := range a.addrs {
 		s.Addresses = append(s.Addresses, ad.String())

@@ -14,8 +14,12 @@
 // Memory is bounded per entity: a fixed-size latency structure per API key
 // and version (exact samples up to ExactSamples, then log-linear buckets;
 // see Latency), a fixed number of time bins per API key (Series), the N
-// slowest exchanges, and maps keyed by API, client ID, topic-partition,
-// connection and broker. No exchange or frame is retained.
+// slowest exchanges, and maps keyed by API, client ID, topic-partition
+// and broker. Per connection, in bytes: the rows of connections that
+// ended and the clients' addresses are bounded by Options.MaxMemory,
+// past which the least telling rows are folded into totals
+// (FoldedConns) and addresses are no longer kept; open connections keep
+// an accumulator each. No exchange, frame or reassembly.Conn is retained.
 //
 // Reports are deterministic: every list is sorted, no map is iterated into
 // the output unsorted, and times come from the capture, never the clock.

@@ -32,8 +32,11 @@ type Report struct {
 	Clients     []ClientStats    `json:"clients"`
 	Partitions  []PartitionStats `json:"partitions"`
 	Connections []ConnStats      `json:"connections"`
-	Latency     []LatencyOverAPI `json:"latency"`
-	Slowest     []SlowExchange   `json:"slowest"`
+	// FoldedConnections totals the connections that have no row in
+	// Connections (Options.MaxMemory); absent when every one has.
+	FoldedConnections *FoldedConns     `json:"foldedConnections,omitempty"`
+	Latency           []LatencyOverAPI `json:"latency"`
+	Slowest           []SlowExchange   `json:"slowest"`
 }
 
 // APIStats is one API key and version. Sorted by Key, then Version.
@@ -83,12 +86,15 @@ type ClientStats struct {
 	ClientIDNull bool   `json:"clientIdNull,omitempty"`
 	// Software lists "name/version" pairs from ApiVersions v3+ requests
 	// (ClientSoftwareName, ClientSoftwareVersion; KIP-511). Sorted.
-	Software    []string     `json:"software"`
-	Addresses   []string     `json:"addresses"` // client IP addresses (no port), sorted
-	Connections int          `json:"connections"`
-	Requests    int64        `json:"requests"`
-	APIs        []APIUse     `json:"apis"`
-	Errors      []ErrorCount `json:"errors"`
+	Software  []string `json:"software"`
+	Addresses []string `json:"addresses"` // client IP addresses (no port), sorted
+	// AddressesCapped says Addresses leaves some out: the addresses of all
+	// clients cost more than a quarter of Options.MaxMemory.
+	AddressesCapped bool         `json:"addressesCapped,omitempty"`
+	Connections     int          `json:"connections"`
+	Requests        int64        `json:"requests"`
+	APIs            []APIUse     `json:"apis"`
+	Errors          []ErrorCount `json:"errors"`
 }
 
 // APIUse is one API a client called: the versions it used and how often.
@@ -168,6 +174,73 @@ type ConnStats struct {
 	TLSSuite     string `json:"tlsSuite,omitempty"`
 	TLSSNI       string `json:"tlsSni,omitempty"`
 	TLSALPN      string `json:"tlsAlpn,omitempty"`
+}
+
+// FoldedConns totals the connections whose rows a report does not keep:
+// connections that ended, the least telling by RankConns, folded while
+// the rows kept cost more than MaxMemory bytes (Options.MaxMemory,
+// kwire's --max-stats-memory). Every connection in it is closed; its
+// counts are sums over its connections, so Report.Connections plus
+// FoldedConns give the capture's exact totals.
+type FoldedConns struct {
+	Connections  int64  `json:"connections"`
+	TLS          int64  `json:"tls"`          // of which TLS connections not decrypted
+	TLSDecrypted int64  `json:"tlsDecrypted"` // of which decrypted from TLS
+	MaxMemory    int64  `json:"maxMemory"`    // the budget, in bytes
+	MaxProblems  int64  `json:"maxProblems"`  // the most problems (ConnStats.Problems) of one of them
+	First        string `json:"first"`        // the earliest First of them
+	Last         string `json:"last"`         // the latest Last
+
+	RequestFrames  int64 `json:"requestFrames"`
+	ResponseFrames int64 `json:"responseFrames"`
+	RequestBytes   int64 `json:"requestBytes"`
+	ResponseBytes  int64 `json:"responseBytes"`
+
+	Gaps            int64 `json:"gaps"`
+	GapBytes        int64 `json:"gapBytes"`
+	Retransmissions int64 `json:"retransmissions"`
+	OutOfOrder      int64 `json:"outOfOrder"`
+	Orphans         int64 `json:"orphans"`
+	Unanswered      int64 `json:"unanswered"`
+	DecodeFailures  int64 `json:"decodeFailures"`
+	Resyncs         int64 `json:"resyncs"`
+	BadFrames       int64 `json:"badFrames"`
+	Truncated       int64 `json:"truncated"`
+
+	first, last time.Time
+}
+
+// add folds the row of a connection that ended.
+func (f *FoldedConns) add(a *connAcc) {
+	s := &a.s
+	f.Connections++
+	switch {
+	case s.TLSDecrypted:
+		f.TLSDecrypted++
+	case s.TLS:
+		f.TLS++
+	}
+	f.MaxProblems = max(f.MaxProblems, s.Problems())
+	if !a.first.IsZero() && (f.first.IsZero() || a.first.Before(f.first)) {
+		f.first = a.first
+	}
+	if a.last.After(f.last) {
+		f.last = a.last
+	}
+	f.RequestFrames += s.RequestFrames
+	f.ResponseFrames += s.ResponseFrames
+	f.RequestBytes += s.RequestBytes
+	f.ResponseBytes += s.ResponseBytes
+	f.Gaps += s.Gaps
+	f.GapBytes += s.GapBytes
+	f.Retransmissions += int64(s.Retransmissions)
+	f.OutOfOrder += int64(s.OutOfOrder)
+	f.Orphans += s.Orphans
+	f.Unanswered += s.Unanswered
+	f.DecodeFailures += s.DecodeFailures
+	f.Resyncs += s.Resyncs
+	f.BadFrames += s.BadFrames
+	f.Truncated += s.Truncated
 }
 
 // LatencyOverAPI is one API key's latency distribution and latency over

@@ -130,8 +130,14 @@ func WriteStats(out io.Writer, d *StatsDoc, o Options) error {
 			tls++
 		}
 	}
+	conns := len(r.Connections)
+	if f := r.FoldedConnections; f != nil {
+		conns += int(f.Connections)
+		tls += int(f.TLS)
+		decrypted += int(f.TLSDecrypted)
+	}
 	fmt.Fprintf(&w, "exchanges: %d, orphan responses: %d, SASL token exchanges: %d, connections: %d Kafka",
-		r.Exchanges, r.Orphans, r.SASLTokens, len(r.Connections)-tls)
+		r.Exchanges, r.Orphans, r.SASLTokens, conns-tls)
 	if decrypted > 0 {
 		fmt.Fprintf(&w, " (%d decrypted from TLS)", decrypted)
 	}
@@ -199,6 +205,9 @@ func WriteStats(out io.Writer, d *StatsDoc, o Options) error {
 		}
 		t.write(&w, o)
 		moreRows(&w, len(shown), len(r.Clients), "clients", "those with errors, then the busiest")
+		if n := countFunc(r.Clients, func(cl stats.ClientStats) bool { return cl.AddressesCapped }); n > 0 {
+			fmt.Fprintf(&w, "the addresses of %s are not all kept (--max-stats-memory): ADDRESSES lists those kept\n", plural(n, "client", "clients"))
+		}
 		if strings.Contains(t.text(), " more") {
 			w.WriteString("lists ending in \"+N more\" leave N out; --json lists them all\n")
 		}
@@ -229,7 +238,9 @@ func WriteStats(out io.Writer, d *StatsDoc, o Options) error {
 	}
 
 	heading(&w, o, "CONNECTIONS")
-	if len(r.Connections) == 0 {
+	if len(r.Connections) == 0 && r.FoldedConnections != nil {
+		writeFolded(&w, r.FoldedConnections)
+	} else if len(r.Connections) == 0 {
 		w.WriteString("(none)\n")
 	} else {
 		files := slices.ContainsFunc(r.Connections, func(cn stats.ConnStats) bool { return cn.File != "" })
@@ -238,11 +249,7 @@ func WriteStats(out io.Writer, d *StatsDoc, o Options) error {
 			cols = append([]string{"FILE"}, cols...)
 		}
 		t := newTable(cols...)
-		shown := topRows(r.Connections, o.rows(), func(a, b stats.ConnStats) int {
-			return cmp.Or(cmp.Compare(connTrouble(b), connTrouble(a)),
-				cmp.Compare(b.RequestFrames+b.ResponseFrames, a.RequestFrames+a.ResponseFrames),
-				cmp.Compare(b.Duration, a.Duration))
-		})
+		shown := topRows(r.Connections, o.rows(), stats.RankConns)
 		for _, cn := range shown {
 			state := "open at end"
 			switch {
@@ -265,7 +272,13 @@ func WriteStats(out io.Writer, d *StatsDoc, o Options) error {
 			t.add(row...)
 		}
 		t.write(&w, o)
-		moreRows(&w, len(shown), len(r.Connections), "connections", "those with problems, then the busiest")
+		if f := r.FoldedConnections; f != nil {
+			fmt.Fprintf(&w, "%d of %d connections shown: those with problems, then the busiest (--all and --json show the %d rows kept)\n",
+				len(shown), conns, len(r.Connections))
+			writeFolded(&w, f)
+		} else {
+			moreRows(&w, len(shown), conns, "connections", "those with problems, then the busiest")
+		}
 	}
 
 	heading(&w, o, "LATENCY")
@@ -368,9 +381,49 @@ func errorTotal(es []stats.ErrorCount) int64 {
 	return n
 }
 
-// connTrouble counts a connection's problems, for ranking.
-func connTrouble(cn stats.ConnStats) int64 {
-	return cn.Gaps + cn.Orphans + cn.Unanswered + cn.DecodeFailures + cn.Resyncs + cn.BadFrames + cn.Truncated + int64(cn.Retransmissions)
+// writeFolded says how many connections have no row of their own and
+// what they carried, in two lines:
+//
+//	+40990 connections folded, no row kept (--max-stats-memory 8MiB): ended, at most 1 problem each
+//	  their totals: 123 request frames, 120 response frames, 1.2MiB/800KiB, 3 unanswered
+func writeFolded(w *strings.Builder, f *stats.FoldedConns) {
+	worst := "none with a problem"
+	if f.MaxProblems > 0 {
+		worst = "at most " + plural(int(f.MaxProblems), "problem", "problems") + " each"
+	}
+	fmt.Fprintf(w, "+%d connections folded, no row kept (--max-stats-memory %s): ended, %s\n",
+		f.Connections, flagSize(f.MaxMemory), worst)
+	totals := []string{plural(int(f.RequestFrames), "request frame", "request frames"), plural(int(f.ResponseFrames), "response frame", "response frames"),
+		size(f.RequestBytes) + "/" + size(f.ResponseBytes)}
+	if t := connProblems(stats.ConnStats{Gaps: f.Gaps, Retransmissions: int(f.Retransmissions), Orphans: f.Orphans, Unanswered: f.Unanswered,
+		DecodeFailures: f.DecodeFailures, Resyncs: f.Resyncs, BadFrames: f.BadFrames, Truncated: f.Truncated}); t.s != "-" {
+		totals = append(totals, t.s)
+	}
+	fmt.Fprintf(w, "  their totals: %s\n", strings.Join(totals, ", "))
+}
+
+func countFunc[T any](s []T, f func(T) bool) int {
+	n := 0
+	for _, v := range s {
+		if f(v) {
+			n++
+		}
+	}
+	return n
+}
+
+// flagSize writes n bytes as kwire's size flags take them: "8MiB",
+// "1536KiB", "1000".
+func flagSize(n int64) string {
+	for _, u := range []struct {
+		name  string
+		shift uint
+	}{{"GiB", 30}, {"MiB", 20}, {"KiB", 10}} {
+		if n != 0 && n%(1<<u.shift) == 0 {
+			return itoa(n>>u.shift) + u.name
+		}
+	}
+	return itoa(n)
 }
 
 // connProblems lists a connection's non-zero problem counts ("1 gap,

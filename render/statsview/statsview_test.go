@@ -107,7 +107,10 @@ func jsonKeys(t *testing.T, b []byte) []string {
 
 func TestStatsJSONFields(t *testing.T) {
 	var b bytes.Buffer
-	if err := WriteStatsJSON(&b, sampleReport(), Options{}); err != nil {
+	d := sampleReport()
+	d.FoldedConnections = &stats.FoldedConns{Connections: 1}
+	d.Clients[0].AddressesCapped = true
+	if err := WriteStatsJSON(&b, d, Options{}); err != nil {
 		t.Fatal(err)
 	}
 	want := []string{
@@ -119,7 +122,7 @@ func TestStatsJSONFields(t *testing.T) {
 		"clients", "clients[].addresses", "clients[].apis", "clients[].apis[].key", "clients[].apis[].name",
 		"clients[].apis[].requests", "clients[].apis[].versions", "clients[].clientId", "clients[].connections",
 		"clients[].errors", "clients[].errors[].code", "clients[].errors[].count", "clients[].errors[].name",
-		"clients[].requests", "clients[].software",
+		"clients[].addressesCapped", "clients[].requests", "clients[].software",
 		"connections", "connections[].badFrames", "connections[].broker", "connections[].client", "connections[].closed",
 		"connections[].decodeFailures", "connections[].durationMs", "connections[].file", "connections[].first",
 		"connections[].gapBytes", "connections[].gaps", "connections[].index", "connections[].last",
@@ -127,6 +130,12 @@ func TestStatsJSONFields(t *testing.T) {
 		"connections[].responseBytes", "connections[].responseFrames", "connections[].resyncs",
 		"connections[].retransmissions", "connections[].truncated", "connections[].unanswered",
 		"exchanges", "first", "last",
+		"foldedConnections", "foldedConnections.badFrames", "foldedConnections.connections", "foldedConnections.decodeFailures",
+		"foldedConnections.first", "foldedConnections.gapBytes", "foldedConnections.gaps", "foldedConnections.last",
+		"foldedConnections.maxMemory", "foldedConnections.maxProblems", "foldedConnections.orphans", "foldedConnections.outOfOrder",
+		"foldedConnections.requestBytes", "foldedConnections.requestFrames", "foldedConnections.responseBytes",
+		"foldedConnections.responseFrames", "foldedConnections.resyncs", "foldedConnections.retransmissions",
+		"foldedConnections.tls", "foldedConnections.tlsDecrypted", "foldedConnections.truncated", "foldedConnections.unanswered",
 		"findings", "findings[].api", "findings[].broker", "findings[].clientId", "findings[].count", "findings[].detail",
 		"findings[].file", "findings[].group", "findings[].last", "findings[].morePackets", "findings[].packets",
 		"findings[].partition", "findings[].rule", "findings[].severity", "findings[].split", "findings[].split.brokerMs",
@@ -249,6 +258,38 @@ func TestStatsText(t *testing.T) {
 		if strings.HasSuffix(l, " ") {
 			t.Errorf("trailing space: %q", l)
 		}
+	}
+}
+
+// TestStatsFolded: connections folded by the Collector's budget count in
+// the summary line and the "N of M" line, and their totals are given.
+func TestStatsFolded(t *testing.T) {
+	d := sampleReport()
+	d.FoldedConnections = &stats.FoldedConns{Connections: 40990, TLS: 3, TLSDecrypted: 2, MaxMemory: 8 << 20, MaxProblems: 1,
+		First: "2026-01-02T03:04:05Z", Last: "2026-01-02T03:04:06Z", RequestFrames: 120000, ResponseFrames: 119000,
+		RequestBytes: 12 << 20, ResponseBytes: 30 << 20, Unanswered: 1000, Retransmissions: 1}
+	var b bytes.Buffer
+	if err := WriteStats(&b, d, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, want := range []string{
+		"connections: 40988 Kafka (2 decrypted from TLS), 3 TLS (not decrypted), 2 skipped\n",
+		"1 of 40991 connections shown: those with problems, then the busiest (--all and --json show the 1 rows kept)\n" +
+			"+40990 connections folded, no row kept (--max-stats-memory 8MiB): ended, at most 1 problem each\n" +
+			"  their totals: 120000 request frames, 119000 response frames, 12.0MiB/30.0MiB, 1 retransmission, 1000 unanswered\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("missing %q in\n%s", want, out)
+		}
+	}
+	d.Connections = nil
+	b.Reset()
+	if err := WriteStats(&b, d, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if want := "CONNECTIONS\n+40990 connections folded"; !strings.Contains(b.String(), want) {
+		t.Errorf("missing %q in\n%s", want, b.String())
 	}
 }
 
