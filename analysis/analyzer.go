@@ -75,6 +75,7 @@ func New(opts Options) *Analyzer {
 	if opts.Groups || opts.Findings {
 		// Findings about members rest on the group timelines.
 		a.groups = newGroupTracker(&a.mem)
+		a.groups.noTimeline = !opts.Groups
 	}
 	if opts.Transactions || opts.Findings {
 		a.txns = newTxnTracker(&a.mem)

@@ -80,6 +80,10 @@ type groupTracker struct {
 	fifo     []evictItem          // what was kept, oldest first: eviction order
 	head     int
 	latest   time.Time // the latest exchange seen: the end of the capture, for members still in their group
+	// noTimeline: the groups report is not built (only the findings,
+	// which rest on generations and members): timeline events are not
+	// kept.
+	noTimeline bool
 }
 
 type hwMark struct {
@@ -365,6 +369,9 @@ func eventCost(e *Event) int64 {
 }
 
 func (t *groupTracker) event(g *group, e Event) {
+	if t.noTimeline {
+		return
+	}
 	g.events = append(g.events, e)
 	t.keep(g, itemEvent, eventCost(&e))
 }
