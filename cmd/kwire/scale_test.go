@@ -101,7 +101,7 @@ func TestManyConnections(t *testing.T) {
 	}
 
 	if !strings.Contains(out, "10 of 41000 connections shown: those with problems, then the busiest (--all and --json show the ") ||
-		!strings.Contains(out, " connections folded, no row kept (--max-stats-memory 8MiB): ended, ") {
+		!strings.Contains(out, " connections folded, no row kept (--max-stats-memory 4MiB): ended, ") {
 		t.Errorf("kwire stats does not say that connections were folded:\n%s", out)
 	}
 	statsFolded(t, pcap)

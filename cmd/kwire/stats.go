@@ -47,7 +47,7 @@ Kafka traffic:
                codecs; topic IDs resolved to names through Metadata
   CONNECTIONS  per TCP connection: endpoints, duration, frames, gaps,
                retransmissions, orphans, unanswered, decode failures;
-               past --max-stats-memory (8MiB, about 16,000 rows) the
+               past --max-stats-memory (4MiB, about 8,000 rows) the
                connections that ended with the fewest problems, then
                frames, are folded into one line of totals
   LATENCY      per API a histogram (power-of-two bins) and latency over

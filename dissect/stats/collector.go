@@ -26,10 +26,12 @@ type Options struct {
 	MaxMemory int64
 }
 
-// DefaultMaxMemory is Options.MaxMemory's default: 8 MiB, the rows of
-// about 16,000 connections that ended (costConnRow each) and the client
-// addresses (costAddr each, at most a quarter of it).
-const DefaultMaxMemory = 8 << 20
+// DefaultMaxMemory is Options.MaxMemory's default: 4 MiB, the rows of
+// about 8,000 connections that ended (costConnRow each) and the client
+// addresses (costAddr each, at most a quarter of it). More costs CPU as
+// well as memory: every byte kept is scanned by each garbage collection
+// (docs/performance.md, issue 15).
+const DefaultMaxMemory = 4 << 20
 
 // Costs in bytes of the per-connection detail, counted against
 // Options.MaxMemory: a connection's accumulator (connAcc, about 400
