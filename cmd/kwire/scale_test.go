@@ -251,6 +251,19 @@ func TestStatsAll(t *testing.T) {
 	if strings.Contains(all, " shown: ") || strings.Count(all, "closed") < 41 || strings.Count(all, " answered)\n") != 21 {
 		t.Errorf("stats --all:\n%s", all)
 	}
+	// --max-stats-memory: 4 KiB keep 6 rows (8 of 512 bytes, less the
+	// addresses' quarter); the rest is folded, in stats and read --stats.
+	folded := "6 of 41 connections shown: those with problems, then the busiest (every row kept)\n" +
+		"+35 connections folded, no row kept (--max-stats-memory 4KiB): ended, none with a problem\n" +
+		"  their totals: 98 request frames, 97 response frames, 12.6KiB/32.8KiB\n"
+	small, _, _ := kwireInProcess(t, "stats", "--max-stats-memory", "4KiB", "--port", "19092", pcap)
+	read, _, _ := kwireInProcess(t, "read", "--stats", "--max-stats-memory", "4KiB", "--port", "19092", pcap)
+	if !strings.Contains(small, folded) || !strings.Contains(small, "connections: 41 Kafka") || !strings.Contains(read, folded) {
+		t.Errorf("--max-stats-memory 4KiB: stats\n%s\nread --stats\n%s", small, read)
+	}
+	if _, errOut, code := kwireInProcess(t, "stats", "--max-stats-memory", "0", pcap); code != 2 || !strings.Contains(errOut, "--max-stats-memory must be positive") {
+		t.Errorf("--max-stats-memory 0: exit %d, %q; want 2 and a usage error", code, errOut)
+	}
 	rows, _, _ := kwireInProcess(t, "stats", "--rows", "2", "--port", "19092", pcap)
 	if !strings.Contains(rows, "2 of 41 connections shown") || !strings.Contains(rows, "2 of 12 clients shown") {
 		t.Errorf("--rows 2:\n%s", rows)

@@ -273,8 +273,11 @@ func WriteStats(out io.Writer, d *StatsDoc, o Options) error {
 		}
 		t.write(&w, o)
 		if f := r.FoldedConnections; f != nil {
-			fmt.Fprintf(&w, "%d of %d connections shown: those with problems, then the busiest (--all and --json show the %d rows kept)\n",
-				len(shown), conns, len(r.Connections))
+			kept := fmt.Sprintf("--all and --json show the %d rows kept", len(r.Connections))
+			if len(shown) == len(r.Connections) {
+				kept = "every row kept"
+			}
+			fmt.Fprintf(&w, "%d of %d connections shown: those with problems, then the busiest (%s)\n", len(shown), conns, kept)
 			writeFolded(&w, f)
 		} else {
 			moreRows(&w, len(shown), conns, "connections", "those with problems, then the busiest")
