@@ -117,6 +117,7 @@ func runStats(ctx context.Context, o *statsOptions, s *ioStreams, color bool, pa
 	if err != nil {
 		return err
 	}
+	dopts.Decoder.Sparse = true // the tables and findings are made of facts
 	col, err := newStatsCollector(o.Top, o.StatsMem)
 	if err != nil {
 		return err
