@@ -161,5 +161,15 @@ func TestPrintableFast(t *testing.T) {
 				t.Fatalf("printable with %#x at %d = %v, want %v", c, i, got, want)
 			}
 		}
+		for _, c := range []byte{'\t', '\n', '\r', '"', '\\'} { // escaped in runs of 8 skipped whole
+			b := bytes.Clone(long)
+			b[i] = c
+			for _, max := range []int{7, 256, len(b)} {
+				got := string(appendQuotedPrintable(nil, b, len(b), max))
+				if want := string(appendQuoted(nil, string(b), max)); got != want {
+					t.Fatalf("appendQuotedPrintable with %q at %d, max %d = %s, want %s", c, i, max, got, want)
+				}
+			}
+		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"encoding/base64"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"io"
@@ -605,7 +606,12 @@ func appendJSONString(b []byte, s string) []byte {
 func appendJSONStr(b []byte, s string, safe *[utf8.RuneSelf]bool) []byte {
 	b = append(b, '"')
 	start := 0
+	html := safe == &jsonSafeHTML
 	for i := 0; i < len(s); {
+		if len(s)-i >= 8 && jsonPlain8(load64(s[i:]), html) {
+			i += 8 // printable ASCII with nothing to escape
+			continue
+		}
 		c := s[i]
 		if c < utf8.RuneSelf {
 			if !safe[c] {
@@ -632,7 +638,12 @@ func appendJSONStr(b []byte, s string, safe *[utf8.RuneSelf]bool) []byte {
 func appendJSONBytes(b []byte, s []byte, safe *[utf8.RuneSelf]bool) []byte {
 	b = append(b, '"')
 	start := 0
+	html := safe == &jsonSafeHTML
 	for i := 0; i < len(s); {
+		if len(s)-i >= 8 && jsonPlain8(binary.LittleEndian.Uint64(s[i:]), html) {
+			i += 8 // printable ASCII with nothing to escape
+			continue
+		}
 		c := s[i]
 		if c < utf8.RuneSelf {
 			if !safe[c] {
@@ -653,6 +664,24 @@ func appendJSONBytes(b []byte, s []byte, safe *[utf8.RuneSelf]bool) []byte {
 	}
 	b = append(b, s[start:]...)
 	return append(b, '"')
+}
+
+// jsonPlain8 reports whether the 8 bytes of x are all bytes the safe
+// table (jsonSafe, or jsonSafeHTML when html) copies as they are:
+// printable ASCII but '"' and '\\' (and '<', '>', '&').
+func jsonPlain8(x uint64, html bool) bool {
+	m := notASCIIPrint(x) | hasByte(x, '"') | hasByte(x, '\\')
+	if html {
+		m |= hasByte(x, '<') | hasByte(x, '>') | hasByte(x, '&')
+	}
+	return m == 0
+}
+
+// load64 is the little-endian uint64 of the first 8 bytes of s.
+func load64(s string) uint64 {
+	_ = s[7]
+	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
 }
 
 // jsonSafe tells the ASCII bytes appendJSONString copies as they are;

@@ -9,7 +9,9 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/kwire/kwire/dissect"
 	"github.com/kwire/kwire/pcaps"
@@ -235,4 +237,49 @@ func FuzzFastJSON(f *testing.F) {
 			Request: &dissect.Frame{FirstPacket: 1, LastPacket: 2, Bytes: frame, Tree: tr}}
 		checkExchangeJSON(t, "fuzz", e)
 	})
+}
+
+// appendJSONStr and appendJSONBytes skip runs of 8 plain bytes at a time:
+// they agree with a byte-at-a-time escape of the same table whatever
+// byte breaks a run, wherever it falls.
+func TestJSONStrRuns(t *testing.T) {
+	slow := func(s string, safe *[utf8.RuneSelf]bool) []byte {
+		b := []byte{'"'}
+		for i := 0; i < len(s); {
+			c := s[i]
+			if c < utf8.RuneSelf {
+				if safe[c] {
+					b = append(b, c)
+				} else {
+					b = appendJSONEscape(b, c)
+				}
+				i++
+				continue
+			}
+			r, size := utf8.DecodeRuneInString(s[i:])
+			if r == utf8.RuneError && size == 1 || r == '\u2028' || r == '\u2029' {
+				b = appendRuneEscape(b, r)
+			} else {
+				b = append(b, s[i:i+size]...)
+			}
+			i += size
+		}
+		return append(b, '"')
+	}
+	long := strings.Repeat("capgen benchmark value ", 4)
+	specials := []string{"\x00", "\x1f", "\x7f", "\x80", "\xff", "\n", `"`, `\`, "<", ">", "&", "é", "\u2028", "\xe2\x80"}
+	for i := 0; i <= len(long); i++ {
+		for _, sp := range specials {
+			s := long[:i] + sp + long[i:]
+			for _, safe := range []*[utf8.RuneSelf]bool{&jsonSafe, &jsonSafeHTML} {
+				want := slow(s, safe)
+				if got := appendJSONStr(nil, s, safe); !bytes.Equal(got, want) {
+					t.Fatalf("appendJSONStr(%q) = %s, want %s", s, got, want)
+				}
+				if got := appendJSONBytes(nil, []byte(s), safe); !bytes.Equal(got, want) {
+					t.Fatalf("appendJSONBytes(%q) = %s, want %s", s, got, want)
+				}
+			}
+		}
+	}
 }

@@ -239,6 +239,26 @@ func notASCIIPrint(x uint64) uint64 {
 	return ((x-ones*0x20)&^x | (x + ones) | x) & high
 }
 
+// hasByte is nonzero when one of the 8 bytes of x is c (the "has zero
+// byte" test of x^c in every byte: exact as to whether one is).
+func hasByte(x uint64, c byte) uint64 {
+	const (
+		ones = 0x0101010101010101
+		high = 0x8080808080808080
+	)
+	y := x ^ (ones * uint64(c))
+	return (y - ones) &^ y & high
+}
+
+// hasControl is nonzero when one of the 8 bytes of x is below 0x20.
+func hasControl(x uint64) uint64 {
+	const (
+		ones = 0x0101010101010101
+		high = 0x8080808080808080
+	)
+	return (x - ones*0x20) &^ x & high
+}
+
 // cutText cuts s to at most max bytes on a rune boundary.
 func cutText(s string, max int) (string, bool) {
 	if len(s) <= max {
@@ -271,7 +291,19 @@ func appendQuotedPrintable(b []byte, v []byte, total, max int) []byte {
 	t := shownText(v, max)
 	b = append(b, '"')
 	start := 0
-	for i, c := range t {
+	for i := 0; i < len(t); i++ {
+		// Runs of 8 bytes with nothing to escape are skipped whole.
+		for len(t)-i >= 8 {
+			x := binary.LittleEndian.Uint64(t[i:])
+			if hasControl(x)|hasByte(x, '"')|hasByte(x, '\\') != 0 {
+				break
+			}
+			i += 8
+		}
+		if i == len(t) {
+			break
+		}
+		c := t[i]
 		var esc byte
 		switch c {
 		case '"', '\\':
