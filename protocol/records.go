@@ -52,6 +52,7 @@ import (
 	"hash/crc32"
 	"strconv"
 	"sync"
+	"unsafe"
 )
 
 // Record batch v2 header layout (offsets from the batch start).
@@ -167,6 +168,51 @@ type batchDecoder struct {
 	slab   []Node
 	ptrs   []*Node
 	note   []byte // scratch for building notes
+
+	// Record notes: a batch's records mostly share their timestamp (a
+	// producer stamps many records in one millisecond), so the last
+	// timestamp note is kept and given again for the same instant; the
+	// offset notes are carved from arena, one allocation for many.
+	tsNote      string
+	tsMs, tsMax int64 // the instant and MaxTimestamp tsNote was built for
+	tsLogAppend bool  // and whether under LogAppendTime
+	tsValid     bool
+	arena       []byte
+}
+
+// noteArena is the size of the chunks record notes are carved from.
+const noteArena = 4 << 10
+
+// noteString returns b as a string whose bytes are carved from bd's arena:
+// the arena's bytes are only ever appended to, never written again, so
+// the string is immutable as strings must be; a chunk lives as long as
+// any note carved from it.
+func (bd *batchDecoder) noteString(b []byte) string {
+	if len(b) == 0 || len(b) > noteArena/16 {
+		return string(b)
+	}
+	if cap(bd.arena)-len(bd.arena) < len(b) {
+		bd.arena = make([]byte, 0, noteArena)
+	}
+	start := len(bd.arena)
+	bd.arena = append(bd.arena, b...)
+	return unsafe.String(&bd.arena[start], len(b))
+}
+
+// timestampNote is the note of a record's TimestampDelta whose timestamp
+// is ms in a batch of context ctx.
+func (bd *batchDecoder) timestampNote(ctx recordContext, ms int64) string {
+	if bd.tsValid && bd.tsMs == ms && bd.tsLogAppend == ctx.logAppend && (!ctx.logAppend || bd.tsMax == ctx.maxTS) {
+		return bd.tsNote
+	}
+	bd.note = appendTimestamp(append(bd.note[:0], "timestamp "...), ms)
+	if ctx.logAppend {
+		bd.note = append(bd.note, "; LogAppendTime: the batch's MaxTimestamp "...)
+		bd.note = append(appendTimestamp(bd.note, ctx.maxTS), " applies"...)
+	}
+	bd.tsNote, bd.tsValid = bd.noteString(bd.note), true
+	bd.tsMs, bd.tsMax, bd.tsLogAppend = ms, ctx.maxTS, ctx.logAppend
+	return bd.tsNote
 }
 
 // keepers are the keepers inflate streams through: a decompressor's
@@ -637,19 +683,14 @@ func (bd *batchDecoder) record(recs *Node, space, i, end int, ctx recordContext)
 	o = r.Offset()
 	tsDelta := r.Varlong()
 	if n := bd.num(rec, Record.TimestampDelta, space, o, tsDelta); n != nil {
-		bd.note = appendTimestamp(append(bd.note[:0], "timestamp "...), ctx.baseTS+tsDelta)
-		if ctx.logAppend {
-			bd.note = append(bd.note, "; LogAppendTime: the batch's MaxTimestamp "...)
-			bd.note = append(appendTimestamp(bd.note, ctx.maxTS), " applies"...)
-		}
-		n.Note = string(bd.note)
+		n.Note = bd.timestampNote(ctx, ctx.baseTS+tsDelta)
 	}
 	o = r.Offset()
 	offDelta := r.Varint()
 	if n := bd.num(rec, Record.OffsetDelta, space, o, int64(offDelta)); n != nil {
 		rec.Int = ctx.baseOffset + int64(offDelta)
 		bd.note = strconv.AppendInt(append(bd.note[:0], "offset "...), ctx.baseOffset+int64(offDelta), 10)
-		n.Note = string(bd.note)
+		n.Note = bd.noteString(bd.note)
 	}
 	key := bd.varBytes(rec, Record.Key, space)
 	value := bd.varBytes(rec, Record.Value, space)

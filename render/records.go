@@ -53,6 +53,19 @@ type batchPos struct {
 	batch *protocol.Node
 	ts    int64 // BaseTimestamp, or MaxTimestamp under LogAppendTime
 	logAp bool
+
+	// The last record time formatted (records mostly share their
+	// millisecond), whatever the batch.
+	text   []byte
+	textMs int64
+}
+
+// appendTime appends appendMsTime(ms) to b.
+func (p *batchPos) appendTime(b []byte, ms int64) []byte {
+	if len(p.text) == 0 || p.textMs != ms {
+		p.text, p.textMs = appendMsTime(p.text[:0], ms), ms
+	}
+	return append(b, p.text...)
 }
 
 // position returns record rec's absolute offset (the decoder's, Node.Int

@@ -188,7 +188,7 @@ func (tw *treeWriter) node(n *protocol.Node, depth int, batch *protocol.Node, sp
 			} else {
 				b = strconv.AppendInt(b, off, 10)
 				b = append(b, " timestamp "...)
-				b = appendMsTime(b, ts)
+				b = tw.pos.appendTime(b, ts)
 			}
 			tw.buf = b
 		}
