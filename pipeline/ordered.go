@@ -233,7 +233,7 @@ func (p *Ordered) renderJob(j *readJob) {
 				return
 			}
 		}
-		j.line = p.k.AppendLine(GetLine(2*j.size), j.ex, j.view)
+		j.line = p.k.AppendLine(GetLine(LineHint(j.ex)), j.ex, j.view)
 		if j.mem != nil {
 			j.lineMem = guess
 			if d := int64(cap(j.line)) - guess; j.mem.Reserve(d) {
@@ -247,6 +247,22 @@ func (p *Ordered) renderJob(j *readJob) {
 		j.out.Discard()
 		j.err, j.direct = nil, true
 	}
+}
+
+// LineHint is the size a JSON line of ex is expected to take: three
+// quarters of what its trees hold (frames and inflated records), which the
+// lines of large Produce and Fetch exchanges come to within a quarter
+// (their records' JSON is about the size of the records; the compressed
+// bytes are not shown); small exchanges' lines are several times their
+// frames, and grow from the smallest class.
+func LineHint(ex *dissect.Exchange) int64 {
+	var n int64
+	for _, f := range [...]*dissect.Frame{ex.Request, ex.Response} {
+		if f != nil {
+			n += int64(f.Tree.KeptBytes())
+		}
+	}
+	return n / 4 * 3
 }
 
 // sequence is stage 2.

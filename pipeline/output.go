@@ -95,7 +95,10 @@ var freeLines = func() (f [len(lineClasses)]chan []byte) {
 	return f
 }()
 
-// GetLine returns an empty buffer for a JSON line of about hint bytes.
+// GetLine returns an empty buffer for a JSON line of about hint bytes:
+// one of at least hint bytes when hint is past the largest class (a line
+// grown by append from the class's size would be copied three or four
+// times on the way).
 func GetLine(hint int64) []byte {
 	c := 0
 	for c < len(lineClasses)-1 && int64(lineClasses[c].size) < hint {
@@ -103,10 +106,13 @@ func GetLine(hint int64) []byte {
 	}
 	select {
 	case b := <-freeLines[c]:
-		return b
+		if int64(cap(b)) >= hint || hint > lineMax {
+			return b
+		}
+		PutLine(b) // too small for this one; kept for the next
 	default:
-		return make([]byte, 0, lineClasses[c].size)
 	}
+	return make([]byte, 0, max(int64(lineClasses[c].size), min(hint, lineMax)))
 }
 
 // PutLine hands a line's buffer back to the largest class it can serve.

@@ -228,6 +228,20 @@ type Tree struct {
 	space0 [1]Space // Spaces' first backing array: the input's
 }
 
+// KeptBytes returns the bytes t's spaces hold (the frame, and what its
+// record batches inflated to as far as the decoder kept it: len(Data) of
+// each Space); 0 for a nil tree.
+func (t *Tree) KeptBytes() int {
+	if t == nil {
+		return 0
+	}
+	n := 0
+	for i := range t.Spaces {
+		n += len(t.Spaces[i].Data)
+	}
+	return n
+}
+
 // noFirstError is Tree.firstErr when the tree has no error node.
 var noFirstError = new(Node)
 

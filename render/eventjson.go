@@ -122,15 +122,33 @@ func EventJSON(w io.Writer, ev *dissect.Event, client, broker netip.AddrPort, fi
 	return writeJSONLine(w, d)
 }
 
+// lineHint is the size e's JSON line is expected to take, as
+// pipeline.LineHint reckons it: three quarters of what its trees hold.
+func lineHint(e *dissect.Exchange) int {
+	n := 0
+	for _, f := range [...]*dissect.Frame{e.Request, e.Response} {
+		if f != nil {
+			n += f.Tree.KeptBytes()
+		}
+	}
+	return n / 4 * 3
+}
+
 // ExchangeJSONLine writes e as one line of JSON (ExchangeJSON), with a
 // line buffer from a pool; it returns w's error.
 func ExchangeJSONLine(w io.Writer, e *dissect.Exchange, opts Options) error {
 	bp := jsonLinePool.Get().(*[]byte)
-	b := AppendExchangeJSON((*bp)[:0], e, opts)
-	_, err := w.Write(b)
-	if cap(b) <= jsonLineKeep {
-		*bp = b[:0]
-		jsonLinePool.Put(bp)
+	b := (*bp)[:0]
+	if h := lineHint(e); cap(b) < h {
+		// A large line starts at about its size rather than grow there
+		// from the pool's buffer, copied on the way.
+		b = make([]byte, 0, h)
 	}
+	b = AppendExchangeJSON(b, e, opts)
+	_, err := w.Write(b)
+	if cap(b) <= jsonLineKeep && cap(b) >= cap(*bp) {
+		*bp = b[:0]
+	}
+	jsonLinePool.Put(bp)
 	return err
 }
