@@ -429,10 +429,13 @@ func AppendExchangeJSON(b []byte, e *dissect.Exchange, opts Options) []byte {
 }
 
 // jsonLinePool recycles line buffers of ExchangeJSON; buffers above
-// jsonLineKeep bytes (the line of a large Fetch response) are let go.
+// jsonLineKeep bytes are let go. The line of a Fetch response of 1 MB
+// batches is about 2 MB: such lines are kept (a sync.Pool lets go of
+// what it holds at the next collections, so this holds no memory for
+// long).
 var jsonLinePool = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b }}
 
-const jsonLineKeep = 1 << 20
+const jsonLineKeep = 4 << 20
 
 // writeExchangeJSON writes d as one line, as writeJSONLine would.
 func writeExchangeJSON(w io.Writer, d *ExchangeDoc) error {
