@@ -76,6 +76,7 @@ func TestGolden(t *testing.T) {
 // checkGolden compares Tree, Hex and TreeJSON of tr with testdata/name.golden.
 func checkGolden(t *testing.T, name string, tr *protocol.Tree) {
 	t.Helper()
+	checkIndent(t, name, tr)
 	{
 		var out bytes.Buffer
 		for _, step := range []struct {
@@ -122,4 +123,42 @@ func checkGolden(t *testing.T, name string, tr *protocol.Tree) {
 			}
 		}
 	}
+}
+
+// checkIndent checks that Tree with Options.Indent 2 writes what Tree
+// writes with every non-empty line indented by four spaces, colored or not.
+func checkIndent(t *testing.T, name string, tr *protocol.Tree) {
+	t.Helper()
+	for _, color := range []bool{false, true} {
+		var flat, indented bytes.Buffer
+		if err := Tree(&flat, tr, Options{Color: color}); err != nil {
+			t.Fatal(err)
+		}
+		if err := Tree(&indented, tr, Options{Color: color, Indent: 2}); err != nil {
+			t.Fatal(err)
+		}
+		var want strings.Builder
+		for line := range strings.Lines(flat.String()) {
+			if line != "\n" {
+				want.WriteString("    ")
+			}
+			want.WriteString(line)
+		}
+		if indented.String() != want.String() {
+			t.Errorf("%s: Tree with Indent 2 (color %v) is not the tree indented by four spaces:\n%s", name, color, indented.String())
+		}
+	}
+}
+
+func TestTreeIndent(t *testing.T) {
+	checkIndent(t, "nil tree", nil)
+	d := protocol.Decoder{Records: true}
+	checkIndent(t, "cut batch", d.DecodeRecordBatches([]byte{0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0x30, 0xff}))
+	// A Metadata v1 request cut inside its topic count: the tree ends on
+	// an error line.
+	cut := d.DecodeRequest([]byte{0, 0, 0, 12, 0, 3, 0, 1, 0, 0, 0, 7, 0, 1, 'c', 0, 0})
+	if cut.Err == nil {
+		t.Fatal("the cut request decoded without an error")
+	}
+	checkIndent(t, "cut request", cut)
 }

@@ -116,6 +116,11 @@ type Options struct {
 	// time and zone offset in Location).
 	Clock    ClockMode
 	Location *time.Location
+	// Indent is the levels of indentation (two spaces each) Tree puts
+	// before every line it writes: its top-level fields are at depth
+	// Indent (kwire read shows a frame's tree at 2, under the frame's
+	// line), without an indenting writer copying the text again.
+	Indent int
 }
 
 // ClockMode is how a line writes its capture time.

@@ -6,6 +6,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/kwire/kwire/facts"
 	"github.com/kwire/kwire/protocol"
@@ -33,24 +34,38 @@ import (
 // dump. Empty tagged-field buffers are left out (Hex shows their byte). A
 // decoding error ends the output on a line of its own.
 func Tree(w io.Writer, t *protocol.Tree, opts Options) error {
-	tw := &treeWriter{w: w, o: &opts, t: t}
+	bp := treeBufs.Get().(*[]byte)
+	tw := &treeWriter{w: w, o: &opts, t: t, buf: (*bp)[:0]}
+	base := max(opts.Indent, 0)
 	if t == nil || t.Root == nil {
+		tw.indent(base)
 		tw.buf = append(tw.buf, "(nothing decoded)\n"...)
 	} else if isFrameRoot(t.Root) {
 		for _, c := range t.Root.Children {
-			tw.node(c, 0, nil, 0)
+			tw.node(c, base, nil, 0)
 		}
 	} else {
-		tw.node(t.Root, 0, nil, 0)
+		tw.node(t.Root, base, nil, 0)
 	}
 	if t != nil && t.Err != nil {
 		line, r := errorLine(t.Err)
+		tw.indent(base)
 		tw.buf = paint(tw.buf, opts.Color, r, line)
 		tw.buf = append(tw.buf, '\n')
 	}
 	tw.flush(true)
+	if cap(tw.buf) <= treeBufKeep {
+		*bp = tw.buf[:0]
+	}
+	treeBufs.Put(bp)
 	return tw.err
 }
+
+// treeBufs recycles Tree's line buffers (it writes them out past 32 KiB,
+// so they stay a little above that unless one line is longer).
+var treeBufs = sync.Pool{New: func() any { b := make([]byte, 0, 40<<10); return &b }}
+
+const treeBufKeep = 256 << 10
 
 type treeWriter struct {
 	w   io.Writer

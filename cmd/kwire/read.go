@@ -994,7 +994,9 @@ func (k *readSink) frameDetail(w io.Writer, ropts render.Options, what string, f
 		return render.UndecodedFrame(iw, fr)
 	}
 	if k.o.Tree {
-		if err := render.Tree(iw, fr.Tree, ropts); err != nil {
+		topts := ropts
+		topts.Indent = 2 // the tree indents itself, as iw the rest
+		if err := render.Tree(w, fr.Tree, topts); err != nil {
 			return err
 		}
 	}
