@@ -123,7 +123,9 @@ func EventJSON(w io.Writer, ev *dissect.Event, client, broker netip.AddrPort, fi
 }
 
 // lineHint is the size e's JSON line is expected to take, as
-// pipeline.LineHint reckons it: three quarters of what its trees hold.
+// pipeline.LineHint reckons it: three quarters of what its trees hold,
+// at most lineHintMax (past it a line grows as it must: a guess that
+// large is not worth allocating ahead).
 func lineHint(e *dissect.Exchange) int {
 	n := 0
 	for _, f := range [...]*dissect.Frame{e.Request, e.Response} {
@@ -131,8 +133,10 @@ func lineHint(e *dissect.Exchange) int {
 			n += f.Tree.KeptBytes()
 		}
 	}
-	return n / 4 * 3
+	return min(n/4*3, lineHintMax)
 }
+
+const lineHintMax = 16 << 20
 
 // ExchangeJSONLine writes e as one line of JSON (ExchangeJSON), with a
 // line buffer from a pool; it returns w's error.
