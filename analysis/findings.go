@@ -923,9 +923,14 @@ func (a *Analyzer) Findings() *FindingsReport {
 	if a.groups != nil {
 		out = append(out, f.reportGroups(a)...)
 	}
+	// A total order: findings of one rule at one instant on one subject
+	// (producers fenced together) come out in the same order every run,
+	// whatever order the maps behind them gave.
 	slices.SortFunc(out, func(a, b *finding) int {
 		return cmp.Or(cmp.Compare(a.file, b.file), time.Time(a.Time).Compare(time.Time(b.Time)), cmp.Compare(ruleIndex(a.Rule), ruleIndex(b.Rule)),
-			cmp.Compare(a.Subject, b.Subject))
+			cmp.Compare(a.Subject, b.Subject), cmp.Compare(a.Detail, b.Detail), slices.Compare(a.Packets, b.Packets),
+			cmp.Compare(deref(a.ClientID), deref(b.ClientID)), cmp.Compare(deref(a.Broker), deref(b.Broker)),
+			time.Time(a.Last).Compare(time.Time(b.Last)), cmp.Compare(a.Count, b.Count))
 	})
 	for _, x := range out {
 		fd := x.Finding
@@ -1100,4 +1105,12 @@ func (f *findEngine) reportGroups(a *Analyzer) []*finding {
 		}
 	}
 	return out
+}
+
+// deref is *s, or "" for nil.
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
 }

@@ -12,6 +12,8 @@ import (
 	"github.com/kwire/kwire/dissect"
 	"github.com/kwire/kwire/pcaps"
 	"github.com/kwire/kwire/reassembly"
+	"reflect"
+	"strconv"
 )
 
 // wantFindings is, for every golden capture, the rules that must fire on
@@ -363,5 +365,36 @@ func TestFindingsFiles(t *testing.T) {
 			t.Errorf("%s's findings after a later file's", f.File)
 		}
 		last = max(last, order[f.File])
+	}
+}
+
+// TestFindingsTotalOrder: findings of one rule at one instant on one
+// subject (producers fenced together) come out in one order, whatever
+// order the engine's map gives them: Findings sorts on every field that
+// tells them apart. Run 20 times, each with the map refilled.
+func TestFindingsTotalOrder(t *testing.T) {
+	at := Time(s0)
+	mk := func(detail string, pkt int64, client string) *finding {
+		return &finding{Finding: Finding{Rule: RuleFenced, Severity: "warning", Time: at, Subject: "transactional ID x",
+			ClientID: strp(client), Detail: detail, Packets: []int64{pkt}}}
+	}
+	var first []Finding
+	for run := range 20 {
+		a := New(Options{Findings: true})
+		a.find.found = map[string]*finding{}
+		for i, x := range []*finding{mk("b fenced a", 7, "a"), mk("a fenced b", 7, "b"), mk("a fenced b", 5, "b"), mk("a fenced b", 5, "a")} {
+			a.find.found[strconv.Itoa((i+run)%4)] = x
+		}
+		got := a.Findings().Findings
+		if run == 0 {
+			first = got
+			if len(got) != 4 || got[0].Detail != "a fenced b" || got[0].Packets[0] != 5 || *got[0].ClientID != "a" || got[3].Detail != "b fenced a" {
+				t.Fatalf("order %+v", got)
+			}
+			continue
+		}
+		if !reflect.DeepEqual(got, first) {
+			t.Fatalf("run %d: order %+v, run 0 gave %+v", run, got, first)
+		}
 	}
 }
