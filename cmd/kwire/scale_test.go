@@ -101,7 +101,7 @@ func TestManyConnections(t *testing.T) {
 	}
 
 	if !strings.Contains(out, "10 of 41000 connections shown: those with problems, then the busiest (--all and --json show the ") ||
-		!strings.Contains(out, " connections folded, no row kept (--max-stats-memory 4MiB): ended, ") {
+		!strings.Contains(out, " connections folded into these totals, without rows (--max-stats-memory 4MiB): ended, ") {
 		t.Errorf("kwire stats does not say that connections were folded:\n%s", out)
 	}
 	statsFolded(t, pcap)
@@ -253,9 +253,9 @@ func TestStatsAll(t *testing.T) {
 	}
 	// --max-stats-memory: 4 KiB keep 6 rows (8 of 512 bytes, less the
 	// addresses' quarter); the rest is folded, in stats and read --stats.
-	folded := "6 of 41 connections shown: those with problems, then the busiest (every row kept)\n" +
-		"+35 connections folded, no row kept (--max-stats-memory 4KiB): ended, none with a problem\n" +
-		"  their totals: 98 request frames, 97 response frames, 12.6KiB/32.8KiB\n"
+	folded := "6 of 41 connections shown: those with problems, then the busiest (6 rows kept, all shown)\n" +
+		"+35 connections folded into these totals, without rows (--max-stats-memory 4KiB): ended, none with a problem\n" +
+		"  their totals: 98 request frames, 97 response frames, 12.6KiB in requests/32.8KiB in responses\n"
 	small, _, _ := kwireInProcess(t, "stats", "--max-stats-memory", "4KiB", "--port", "19092", pcap)
 	read, _, _ := kwireInProcess(t, "read", "--stats", "--max-stats-memory", "4KiB", "--port", "19092", pcap)
 	if !strings.Contains(small, folded) || !strings.Contains(small, "connections: 41 Kafka") || !strings.Contains(read, folded) {

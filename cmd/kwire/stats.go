@@ -47,7 +47,7 @@ Kafka traffic:
                codecs; topic IDs resolved to names through Metadata
   CONNECTIONS  per TCP connection: endpoints, duration, frames, gaps,
                retransmissions, orphans, unanswered, decode failures;
-               past --max-stats-memory (4MiB, about 8,000 rows) the
+               past --max-stats-memory (4MiB, 6,000-8,000 rows) the
                connections that ended with the fewest problems, then
                frames, are folded into one line of totals
   LATENCY      per API a histogram (power-of-two bins) and latency over
@@ -182,7 +182,7 @@ func runStats(ctx context.Context, o *statsOptions, s *ioStreams, color bool, pa
 func addStatsMemoryFlag(f *pflag.FlagSet, v *byteSize) {
 	*v = stats.DefaultMaxMemory
 	f.Var(v, "max-stats-memory",
-		"memory for the per-connection rows of the statistics and the clients' addresses, e.g. 64MiB (K, M, G: powers of 1024); past it the rows of the connections that ended with the fewest problems and frames are folded into totals, which the report gives")
+		"memory for the per-connection rows of the statistics and the clients' addresses, e.g. 64MiB (K, M, G: powers of 1024; more than 0); past it the rows of the connections that ended with the fewest problems and frames are folded into totals, which the report gives")
 }
 
 // statsMemoryBound adds the collector's detail to a memory bound

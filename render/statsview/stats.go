@@ -273,9 +273,10 @@ func WriteStats(out io.Writer, d *StatsDoc, o Options) error {
 		}
 		t.write(&w, o)
 		if f := r.FoldedConnections; f != nil {
-			kept := fmt.Sprintf("--all and --json show the %d rows kept", len(r.Connections))
+			rows := plural(len(r.Connections), "row", "rows")
+			kept := "--all and --json show the " + rows + " kept"
 			if len(shown) == len(r.Connections) {
-				kept = "every row kept"
+				kept = rows + " kept, all shown"
 			}
 			fmt.Fprintf(&w, "%d of %d connections shown: those with problems, then the busiest (%s)\n", len(shown), conns, kept)
 			writeFolded(&w, f)
@@ -387,17 +388,17 @@ func errorTotal(es []stats.ErrorCount) int64 {
 // writeFolded says how many connections have no row of their own and
 // what they carried, in two lines:
 //
-//	+40990 connections folded, no row kept (--max-stats-memory 8MiB): ended, at most 1 problem each
-//	  their totals: 123 request frames, 120 response frames, 1.2MiB/800KiB, 3 unanswered
+//	+40990 connections folded into these totals, without rows (--max-stats-memory 8MiB): ended, at most 1 problem each
+//	  their totals: 123 request frames, 120 response frames, 1.2MiB in requests/800KiB in responses, 3 unanswered
 func writeFolded(w *strings.Builder, f *stats.FoldedConns) {
 	worst := "none with a problem"
 	if f.MaxProblems > 0 {
 		worst = "at most " + plural(int(f.MaxProblems), "problem", "problems") + " each"
 	}
-	fmt.Fprintf(w, "+%d connections folded, no row kept (--max-stats-memory %s): ended, %s\n",
+	fmt.Fprintf(w, "+%d connections folded into these totals, without rows (--max-stats-memory %s): ended, %s\n",
 		f.Connections, flagSize(f.MaxMemory), worst)
 	totals := []string{plural(int(f.RequestFrames), "request frame", "request frames"), plural(int(f.ResponseFrames), "response frame", "response frames"),
-		size(f.RequestBytes) + "/" + size(f.ResponseBytes)}
+		size(f.RequestBytes) + " in requests/" + size(f.ResponseBytes) + " in responses"}
 	if t := connProblems(stats.ConnStats{Gaps: f.Gaps, Retransmissions: int(f.Retransmissions), Orphans: f.Orphans, Unanswered: f.Unanswered,
 		DecodeFailures: f.DecodeFailures, Resyncs: f.Resyncs, BadFrames: f.BadFrames, Truncated: f.Truncated}); t.s != "-" {
 		totals = append(totals, t.s)

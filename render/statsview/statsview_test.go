@@ -275,9 +275,9 @@ func TestStatsFolded(t *testing.T) {
 	out := b.String()
 	for _, want := range []string{
 		"connections: 40988 Kafka (2 decrypted from TLS), 3 TLS (not decrypted), 2 skipped\n",
-		"1 of 40991 connections shown: those with problems, then the busiest (every row kept)\n" +
-			"+40990 connections folded, no row kept (--max-stats-memory 8MiB): ended, at most 1 problem each\n" +
-			"  their totals: 120000 request frames, 119000 response frames, 12.0MiB/30.0MiB, 1 retransmission, 1000 unanswered\n",
+		"1 of 40991 connections shown: those with problems, then the busiest (1 row kept, all shown)\n" +
+			"+40990 connections folded into these totals, without rows (--max-stats-memory 8MiB): ended, at most 1 problem each\n" +
+			"  their totals: 120000 request frames, 119000 response frames, 12.0MiB in requests/30.0MiB in responses, 1 retransmission, 1000 unanswered\n",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("missing %q in\n%s", want, out)
