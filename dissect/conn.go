@@ -269,7 +269,10 @@ func bodyFails(frame []byte, cut bool) string {
 
 // detectDecoder decodes first requests for detection: bodies, not record
 // batches, sparsely (only the error is read: a sparse decode fails where
-// and as a full one does, at a fraction of the nodes).
+// and as a full one does, at a fraction of the nodes; its node cap counts
+// the nodes made, so a first request of thousands of array elements that
+// mean nothing to the facts, which a full decode's cap turned away, is
+// recognised as the Kafka it is).
 var detectDecoder = protocol.Decoder{MaxNodes: 1 << 12, Sparse: true}
 
 // decide classifies the connection from the bytes held; final forces a

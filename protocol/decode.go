@@ -96,9 +96,10 @@ type Decoder struct {
 	// or records, nothing such inside it) is read and checked as always
 	// but gets no node (sparse.go). Tree.Err, Tree.FirstError and the
 	// nodes kept are those of a full decode, and facts.Of gives the same
-	// facts; the tree is not for rendering (-V, -x, JSON) or for
-	// reading fields by name. Headers are always decoded whole. For
-	// one-line summaries.
+	// facts, but at MaxNodes and MaxMemory, which count the nodes made
+	// and so are reached later (or not at all); the tree is not for
+	// rendering (-V, -x, JSON) or for reading fields by name. Headers
+	// are always decoded whole. For readers of facts.
 	Sparse bool
 	// SparseDrop, with Sparse, are roles whose facts the caller does not
 	// read: a field with one of them is read without a node, with all it

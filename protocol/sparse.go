@@ -19,7 +19,17 @@ import (
 // assignments, embedded requests), RECORDS fields, secret fields and
 // config entry parts (secrets.go), and the structs and arrays above them,
 // arrays with all their elements. TestSparseFactsAgree holds facts.Of of
-// both trees equal, with their errors, on every vector and golden capture.
+// both trees equal, with their errors, on every vector, and
+// FuzzSparseAgree on any body.
+//
+// The limits on one tree (Decoder.MaxNodes, Decoder.MaxMemory) count what
+// the tree holds, as they bound memory: a field read without a node costs
+// none, so a sparse decode reaches them later than a full one, or not at
+// all — a frame too large to decode whole for -V (an ApiVersions response
+// of millions of ranges) still gives the facts of its line. The time a
+// skimmed span takes is bounded by its bytes (every element of an array
+// takes at least one byte, as array counts are checked against the bytes
+// left). Below the limits the two decodes fail alike.
 
 // RoleSet is a set of roles (Decoder.SparseDrop). The zero set is empty.
 type RoleSet [2]uint64
