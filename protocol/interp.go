@@ -736,28 +736,16 @@ func (ip *interp) taggedBuffer(fields []Field, parent *Node) {
 	prev := int64(-1)
 	for i := 0; i < count; i++ {
 		eoff := r.off
-		tag := r.UnsignedVarint()
-		sizeOff := r.off
-		size := int64(r.UnsignedVarint())
-		if r.err == nil {
-			r.checkLen(sizeOff, size)
-		}
-		if r.err != nil {
+		tag, dataEnd, ok := ip.taggedHead()
+		if !ok {
 			break
 		}
-		dataEnd := r.off + int(size)
+		size := int64(dataEnd - r.off)
 		var c *Node
 		if f := taggedField(fields, tag, ip.ver); f != nil && ip.sparse && ip.skimmed(f) {
-			old := r.end
-			r.end = dataEnd
-			ip.push(f.Name)
-			ip.skip(f, f.NullableVersions.Contains(ip.ver))
-			ip.pop()
-			r.end = old
-			if r.err != nil {
+			if !ip.skipTaggedField(f, dataEnd) {
 				break
 			}
-			r.off = max(r.off, dataEnd)
 			prev = int64(tag)
 			continue
 		} else if f != nil {

@@ -233,30 +233,51 @@ func (ip *interp) skipTagged(fields []Field) {
 		return
 	}
 	for i := 0; i < count; i++ {
-		tag := r.UnsignedVarint()
-		sizeOff := r.off
-		size := int64(r.UnsignedVarint())
-		if r.err == nil {
-			r.checkLen(sizeOff, size)
-		}
-		if r.err != nil {
+		tag, dataEnd, ok := ip.taggedHead()
+		if !ok {
 			return
 		}
-		dataEnd := r.off + int(size)
 		f := taggedField(fields, tag, ip.ver)
 		if f == nil {
-			r.take(int(size))
+			r.take(dataEnd - r.off)
 			continue
 		}
-		old := r.end
-		r.end = dataEnd
-		ip.push(f.Name)
-		ip.skip(f, f.NullableVersions.Contains(ip.ver))
-		ip.pop()
-		r.end = old
-		if r.err != nil {
+		if !ip.skipTaggedField(f, dataEnd) {
 			return
 		}
-		r.off = max(r.off, dataEnd)
 	}
+}
+
+// taggedHead reads a tagged field's tag and size (KIP-482) and returns
+// the tag and where its data ends, or ok false after a failure.
+func (ip *interp) taggedHead() (tag uint32, dataEnd int, ok bool) {
+	r := &ip.r
+	tag = r.UnsignedVarint()
+	sizeOff := r.off
+	size := int64(r.UnsignedVarint())
+	if r.err == nil {
+		r.checkLen(sizeOff, size)
+	}
+	if r.err != nil {
+		return 0, 0, false
+	}
+	return tag, r.off + int(size), true
+}
+
+// skipTaggedField reads the data of known tagged field f, up to dataEnd,
+// without a node, and reports success; bytes of it left unread are
+// passed over, as taggedBuffer passes them.
+func (ip *interp) skipTaggedField(f *Field, dataEnd int) bool {
+	r := &ip.r
+	old := r.end
+	r.end = dataEnd
+	ip.push(f.Name)
+	ip.skip(f, f.NullableVersions.Contains(ip.ver))
+	ip.pop()
+	r.end = old
+	if r.err != nil {
+		return false
+	}
+	r.off = max(r.off, dataEnd)
+	return true
 }
