@@ -76,10 +76,13 @@ type Decoder struct {
 	// once, shared. A refusal is handled as MaxMemory is.
 	Budget Budget
 	// MaxNodes caps the nodes of one decoded tree (one frame), record
-	// batches and records included; 0 means DefaultMaxNodes. Past it the
-	// rest of the input stays raw (ErrTooManyNodes), so that a small
-	// frame of millions of empty records or array elements — or a
-	// compressed batch of them — cannot exhaust memory.
+	// batches and records included; 0 means DefaultMaxNodes, or as many
+	// nodes as MaxMemory pays for (nodeCost bytes each) when that is
+	// more, so that a larger memory bound decodes larger frames (a
+	// Metadata response of 100,000 partitions is about 1.5 million
+	// nodes). Past it the rest of the input stays raw (ErrTooManyNodes),
+	// so that a small frame of millions of empty records or array
+	// elements — or a compressed batch of them — cannot exhaust memory.
 	MaxNodes int
 	// ShowSecrets keeps secrets (secrets.go: SASL passwords, proofs and
 	// tokens, delegation-token HMACs, SCRAM credentials, sensitive config
@@ -164,10 +167,13 @@ func (d *Decoder) newTree(b []byte, name string) *Tree {
 // (fetch.max.bytes' default) of 1 KB records about 400,000.
 const DefaultMaxNodes = 1 << 20
 
+// NodeCap returns the node cap in effect (Decoder.MaxNodes).
+func (d *Decoder) NodeCap() int { return d.maxNodes() }
+
 // maxNodes returns the node cap in effect.
 func (d *Decoder) maxNodes() int {
 	if d.MaxNodes < 1 {
-		return DefaultMaxNodes
+		return int(max(DefaultMaxNodes, d.maxMemory()/nodeCost))
 	}
 	return d.MaxNodes
 }

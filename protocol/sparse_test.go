@@ -32,3 +32,30 @@ func TestSparseLimitsCountNodesMade(t *testing.T) {
 		t.Errorf("sparse decode skimming the ranges: error %v, limits %v, %d nodes; want none, none, a handful", st.Err, st.Limits, st.nodes)
 	}
 }
+
+// TestNodeCapFollowsMemory: the default node cap is DefaultMaxNodes or
+// what MaxMemory pays for at nodeCost a node, whichever is more; an
+// explicit MaxNodes is kept as given.
+func TestNodeCapFollowsMemory(t *testing.T) {
+	for _, c := range []struct {
+		d    Decoder
+		want int
+	}{
+		{Decoder{}, 0}, // DefaultMaxMemory (256 MiB) pays for about 1.3 million: set below
+		{Decoder{MaxMemory: 128 << 20}, DefaultMaxNodes}, // kwire's default quarter: 645,000
+		{Decoder{MaxMemory: 1 << 30}, int((1 << 30) / nodeCost)},
+		{Decoder{MaxMemory: -1}, DefaultMaxNodes},
+		{Decoder{MaxMemory: 1 << 30, MaxNodes: 1000}, 1000},
+	} {
+		want := c.want
+		if c.d.MaxMemory == 0 {
+			want = max(DefaultMaxNodes, int(DefaultMaxMemory/nodeCost))
+		}
+		if got := c.d.NodeCap(); got != want {
+			t.Errorf("MaxMemory %d, MaxNodes %d: cap %d, want %d", c.d.MaxMemory, c.d.MaxNodes, got, want)
+		}
+	}
+	if n := (&Decoder{MaxMemory: 1 << 30}).NodeCap(); n < 5_000_000 {
+		t.Errorf("1 GiB pays for %d nodes, want over 5 million (nodeCost %d)", n, nodeCost)
+	}
+}

@@ -593,8 +593,8 @@ func (r *captureRun) limitHints(errw io.Writer) {
 			frames(l.MemoryCapped, "needs", "need"), byteSize(r.dec.MaxMemory))
 	}
 	if l.NodeCapped > 0 {
-		fmt.Fprintf(errw, "kwire: warning: %s more than %d fields (the decoder's node cap): the rest of them is not decoded\n",
-			frames(l.NodeCapped, "holds", "hold"), protocol.DefaultMaxNodes)
+		fmt.Fprintf(errw, "kwire: warning: %s more than %d fields (the decoder's node cap): the rest of each is not decoded (shown raw); a larger --max-decode-memory raises the cap\n",
+			frames(l.NodeCapped, "holds", "hold"), r.dec.NodeCap())
 	}
 }
 
