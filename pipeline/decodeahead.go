@@ -4,7 +4,6 @@ import (
 	"sync"
 
 	"github.com/kwire/kwire/dissect"
-	"github.com/kwire/kwire/protocol"
 )
 
 // DecodeAhead is a dissect.Sink for consumers that need every exchange
@@ -18,24 +17,12 @@ import (
 // refused is done again, in order, by the consumer).
 type DecodeAhead struct {
 	next  dissect.Sink
-	work  chan *aheadJob // to the workers
-	order chan *aheadJob // emit order, to the consumer
+	work  chan *job      // to the workers
+	order chan *job      // emit order, to the consumer
 	wg    sync.WaitGroup // the workers
 	done  chan struct{}  // closed when the consumer is finished
 
 	fl Flight // jobs not yet passed on and their frame bytes
-}
-
-type aheadJob struct {
-	ex      *dissect.Exchange
-	ev      *dissect.Event
-	barrier chan struct{}
-	size    int64
-	mem     *JobMem // its memory in the flight (nil: not bounded): memv
-	memv    JobMem
-	dec     protocol.Decoder
-	redo    bool          // the worker's decode was refused memory: the consumer decodes again
-	decoded chan struct{} // closed by the worker
 }
 
 // NewDecodeAhead returns the pipeline: workers goroutines decode, at most
@@ -45,8 +32,8 @@ type aheadJob struct {
 func NewDecodeAhead(next dissect.Sink, workers int, mem int64) *DecodeAhead {
 	a := &DecodeAhead{
 		next:  next,
-		work:  make(chan *aheadJob, DefaultJobs),
-		order: make(chan *aheadJob, DefaultJobs),
+		work:  make(chan *job, DefaultJobs),
+		order: make(chan *job, DefaultJobs),
 		done:  make(chan struct{}),
 	}
 	a.fl.SetMemory(mem)
@@ -55,13 +42,7 @@ func NewDecodeAhead(next dissect.Sink, workers int, mem int64) *DecodeAhead {
 		go func() {
 			defer a.wg.Done()
 			for j := range a.work {
-				j.ex.DecodeWith(j.budget(), &j.dec)
-				if j.mem != nil && j.mem.Aborted() {
-					j.ex.Undecode()
-					j.redo = true
-				} else {
-					j.ex.Facts() // computed here, on every core; resolved in emit order
-				}
+				j.decode()
 				close(j.decoded)
 			}
 		}()
@@ -72,32 +53,24 @@ func NewDecodeAhead(next dissect.Sink, workers int, mem int64) *DecodeAhead {
 
 // Exchange implements dissect.Sink: it waits for room in the flight.
 func (a *DecodeAhead) Exchange(ex *dissect.Exchange) {
-	j := &aheadJob{ex: ex, decoded: make(chan struct{})}
+	j := &job{ex: ex, decoded: make(chan struct{})}
 	j.size = ex.FrameBytes()
 	j.mem = a.fl.Admit(j.size, &j.memv)
 	a.order <- j
 	a.work <- j
 }
 
-// budget is the job's memory as a protocol.Budget (nil when not bounded).
-func (j *aheadJob) budget() protocol.Budget {
-	if j.mem == nil {
-		return nil
-	}
-	return j.mem
-}
-
 // Event implements dissect.Sink: next sees it after the exchanges before
 // it.
 func (a *DecodeAhead) Event(ev *dissect.Event) {
-	j := &aheadJob{ev: ev}
+	j := &job{ev: ev}
 	j.mem = a.fl.Admit(0, &j.memv)
 	a.order <- j
 }
 
 // Sync waits until next has seen everything emitted so far.
 func (a *DecodeAhead) Sync() {
-	j := &aheadJob{barrier: make(chan struct{})}
+	j := &job{barrier: make(chan struct{})}
 	j.mem = a.fl.Admit(0, &j.memv)
 	a.order <- j
 	<-j.barrier
@@ -110,9 +83,7 @@ func (a *DecodeAhead) consume() {
 		case j.ex != nil:
 			<-j.decoded
 			if j.redo {
-				a.fl.WaitHead(j.mem) // it is: the jobs before it are passed on
-				j.mem.Retry()
-				j.ex.DecodeWith(j.budget(), &j.dec)
+				j.redecode(&a.fl) // the jobs before it are passed on
 				j.ex.Facts()
 			}
 			a.next.Exchange(j.ex)

@@ -7,7 +7,6 @@ import (
 	"sync"
 
 	"github.com/kwire/kwire/dissect"
-	"github.com/kwire/kwire/protocol"
 )
 
 // Writer is what a Consumer renders to: the output itself, or an Output.
@@ -89,19 +88,11 @@ const (
 // readJob is one exchange or event on its way to the output, or a
 // barrier that sync waits for.
 type readJob struct {
-	ex      *dissect.Exchange
-	ev      *dissect.Event
-	barrier chan struct{}
-	size    int64
-	mem     *JobMem // its memory in the flight (nil: not bounded): memv
-	memv    JobMem
-	dec     protocol.Decoder
-	redo    bool // stage 1's decode was refused memory: stage 2 decodes again
-	direct  bool // rendered straight to the output, or (not yet) by stage 4
-	wrote   bool // stage 3 wrote it to the output itself (it was the oldest)
+	job
+	direct bool // rendered straight to the output, or (not yet) by stage 4
+	wrote  bool // stage 3 wrote it to the output itself (it was the oldest)
 
-	decoded chan struct{} // closed by stage 1
-	view    any           // set by stage 2
+	view    any // set by stage 2
 	show    bool
 	ready   chan struct{} // closed when out and err are set (stage 3) or nothing is to be rendered
 	out     Output
@@ -135,7 +126,7 @@ func NewOrdered(k Consumer, workers int, mem int64) *Ordered {
 
 // Exchange implements dissect.Sink: it waits for room in the flight.
 func (p *Ordered) Exchange(ex *dissect.Exchange) {
-	j := &readJob{ex: ex, decoded: make(chan struct{}), ready: make(chan struct{})}
+	j := &readJob{job: job{ex: ex, decoded: make(chan struct{})}, ready: make(chan struct{})}
 	j.size = ex.FrameBytes()
 	j.mem = p.Admit(j.size, &j.memv)
 	j.out.SetMemory(j.mem)
@@ -145,45 +136,17 @@ func (p *Ordered) Exchange(ex *dissect.Exchange) {
 
 // Event implements dissect.Sink.
 func (p *Ordered) Event(ev *dissect.Event) {
-	j := &readJob{ev: ev}
+	j := &readJob{job: job{ev: ev}}
 	j.mem = p.Admit(0, &j.memv)
 	p.seq <- j
 }
 
 // Sync waits until everything emitted so far is written.
 func (p *Ordered) Sync() {
-	j := &readJob{barrier: make(chan struct{})}
+	j := &readJob{job: job{barrier: make(chan struct{})}}
 	j.mem = p.Admit(0, &j.memv)
 	p.seq <- j
 	<-j.barrier
-}
-
-// budget is the job's memory as a protocol.Budget (nil when not bounded).
-func (j *readJob) budget() protocol.Budget {
-	if j.mem == nil {
-		return nil
-	}
-	return j.mem
-}
-
-// decode decodes the job's exchange (stage 1); a decode the flight's
-// memory refused is undone, for stage 2 to do again at the head.
-func (j *readJob) decode() {
-	j.ex.DecodeWith(j.budget(), &j.dec)
-	if j.mem != nil && j.mem.Aborted() {
-		j.ex.Undecode()
-		j.redo = true
-		return
-	}
-	j.ex.Facts() // computed here, on every core; resolved in emit order
-}
-
-// redecode decodes again, at the head, an exchange stage 1 undid.
-func (p *Ordered) redecode(j *readJob) {
-	p.WaitHead(j.mem)
-	j.mem.Retry()
-	j.ex.DecodeWith(j.budget(), &j.dec)
-	j.redo = false
 }
 
 // work decodes and renders exchanges (stages 1 and 3).
@@ -271,7 +234,7 @@ func (p *Ordered) sequence() {
 		if j.ex != nil {
 			<-j.decoded
 			if j.redo {
-				p.redecode(j)
+				j.redecode(&p.Flight)
 			}
 			j.view, j.show = p.k.Prepare(j.ex)
 			if j.show {
