@@ -114,6 +114,7 @@ filter, or no permission to capture.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.portSet = cmd.Flags().Changed("port")
 			o.read.topicSet = cmd.Flags().Changed("topic")
+			o.read.statsMemSet = cmd.Flags().Changed("max-stats-memory")
 			return runLive(cmd.Context(), o, s, g.colorEnabled(s))
 		},
 	}

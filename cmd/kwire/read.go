@@ -67,8 +67,9 @@ type readOptions struct {
 	Findings bool // --findings: one line per finding after the exchanges
 	analysis analysisFlags
 
-	topicSet bool // --topic was given
-	start    *captureStart
+	topicSet    bool // --topic was given
+	statsMemSet bool // --max-stats-memory was given
+	start       *captureStart
 }
 
 func newReadCmd(s *ioStreams, g *globalOptions) *cobra.Command {
@@ -317,6 +318,7 @@ Exit status (the same for stats and versions):
 		Args: captureArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.topicSet = cmd.Flags().Changed("topic")
+			o.statsMemSet = cmd.Flags().Changed("max-stats-memory")
 			return runRead(cmd.Context(), o, s, g.colorEnabled(s), args)
 		},
 	}
@@ -700,6 +702,9 @@ func (o *readOptions) statsCollector() (*stats.Collector, error) {
 	if !o.Stats {
 		if o.Top != 0 {
 			return nil, usageErrorf("--top needs --stats")
+		}
+		if o.statsMemSet {
+			return nil, usageErrorf("--max-stats-memory needs --stats")
 		}
 		return nil, nil
 	}
