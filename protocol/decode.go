@@ -101,8 +101,10 @@ type Decoder struct {
 	// nodes kept are those of a full decode, and facts.Of gives the same
 	// facts, but at MaxNodes and MaxMemory, which count the nodes made
 	// and so are reached later (or not at all); the tree is not for
-	// rendering (-V, -x, JSON) or for reading fields by name. Headers
-	// are always decoded whole. For readers of facts.
+	// rendering (-V, -x, JSON) or for reading fields by name: record
+	// batch headers also lack their informational notes (codec, times,
+	// last offset; error notes stay). Headers are always decoded whole.
+	// For readers of facts.
 	Sparse bool
 	// SparseDrop, with Sparse, are roles whose facts the caller does not
 	// read: a field with one of them is read without a node, with all it

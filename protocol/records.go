@@ -159,6 +159,12 @@ func (d *Decoder) decodeRecords(t *Tree, n *Node) {
 }
 
 // batchDecoder holds the state of one decodeRecords call.
+// notes reports whether header fields get their informational notes (the
+// codec and timestamp type, times, the last offset): not in a sparse
+// decode (Decoder.Sparse), whose facts never read notes and whose lines
+// show only error notes, which every decode keeps.
+func (bd *batchDecoder) notes() bool { return !bd.d.Sparse }
+
 type batchDecoder struct {
 	d      *Decoder
 	t      *Tree
@@ -407,17 +413,17 @@ func (bd *batchDecoder) batchV2(parent *Node, space, off, total int) {
 	logAppend := attrs&0x08 != 0
 	control := attrs&0x20 != 0
 	horizon := attrs&0x40 != 0
-	if a := bd.num(b, Batch.Attributes, space, o, int64(attrs)); a != nil {
+	if a := bd.num(b, Batch.Attributes, space, o, int64(attrs)); a != nil && bd.notes() {
 		a.Note = batchAttributesNote(attrs)
 	}
 	o = r.Offset()
 	lastDelta := r.Int32()
-	if n := bd.num(b, Batch.LastOffsetDelta, space, o, int64(lastDelta)); n != nil {
+	if n := bd.num(b, Batch.LastOffsetDelta, space, o, int64(lastDelta)); n != nil && bd.notes() {
 		n.Note = fmt.Sprintf("last offset %d", baseOffset+int64(lastDelta))
 	}
 	o = r.Offset()
 	baseTS := r.Int64()
-	if n := bd.num(b, Batch.BaseTimestamp, space, o, baseTS); n != nil {
+	if n := bd.num(b, Batch.BaseTimestamp, space, o, baseTS); n != nil && bd.notes() {
 		n.Note = FormatTimestamp(baseTS)
 		if horizon {
 			n.Note = "delete horizon " + n.Note
@@ -425,7 +431,7 @@ func (bd *batchDecoder) batchV2(parent *Node, space, off, total int) {
 	}
 	o = r.Offset()
 	maxTS := r.Int64()
-	if n := bd.num(b, Batch.MaxTimestamp, space, o, maxTS); n != nil {
+	if n := bd.num(b, Batch.MaxTimestamp, space, o, maxTS); n != nil && bd.notes() {
 		n.Note = FormatTimestamp(maxTS)
 	}
 	o = r.Offset()
@@ -880,8 +886,10 @@ func (bd *batchDecoder) legacy(parent *Node, space, off, total, depth int, w *wr
 			// carries the last inner message's absolute offset (KIP-31).
 			m.Flags |= FlagAbsOffset
 			m.Int = w.offset - w.lastInner + offset
-			n.Note = fmt.Sprintf("relative; offset %d", m.Int)
-		default:
+			if bd.notes() {
+				n.Note = fmt.Sprintf("relative; offset %d", m.Int)
+			}
+		case bd.notes():
 			n.Note = "relative"
 		}
 	}
@@ -899,7 +907,7 @@ func (bd *batchDecoder) legacy(parent *Node, space, off, total, depth int, w *wr
 	attrs := r.Int8()
 	codec := Codec(attrs & 0x07)
 	logAppend := magic >= 1 && attrs&0x08 != 0
-	if a := bd.num(m, Message.Attributes, space, o, int64(attrs)); a != nil {
+	if a := bd.num(m, Message.Attributes, space, o, int64(attrs)); a != nil && bd.notes() {
 		a.Note = "codec=" + codec.String()
 		if magic >= 1 {
 			ts := "CreateTime"
@@ -916,7 +924,7 @@ func (bd *batchDecoder) legacy(parent *Node, space, off, total, depth int, w *wr
 	if magic >= 1 {
 		o = r.Offset()
 		ts = r.Int64()
-		if n := bd.num(m, Message.Timestamp, space, o, ts); n != nil {
+		if n := bd.num(m, Message.Timestamp, space, o, ts); n != nil && bd.notes() {
 			n.Note = "timestamp " + FormatTimestamp(ts)
 			if w != nil && w.logAppend {
 				n.Note += "; LogAppendTime: the wrapper's timestamp " + FormatTimestamp(w.timestamp) + " applies"
