@@ -46,12 +46,13 @@ type conn struct {
 	preCounted   int       // of preBytes, what counts in Dissector.partial
 	last         time.Time // time of the latest packet
 
-	pending pendingQueue // requests awaiting responses, oldest first
-	adv     *BrokerVersions
+	pending  pendingQueue // requests awaiting responses, oldest first
+	clientID string       // the latest request's client id, reused by the next (ParseRequestHeaderReusing)
+	adv      *BrokerVersions
 	// used is the latest version requested of each API key on this
 	// connection, for guessing what orphans answer; guessed are the APIs
 	// and versions earlier orphans on it were found to answer.
-	used    map[int16]int16
+	used    []protocol.APIVersion // one per key, in the order first requested
 	guessed []protocol.APIVersion
 	sasl    saslState
 	mech    string // SASL mechanism negotiated by SaslHandshake
@@ -72,6 +73,21 @@ func (c *conn) addrs() (client, broker netip.AddrPort) {
 		return c.c.A, c.c.B
 	}
 	return c.c.B, c.c.A
+}
+
+// openDetail is the Detail of the connection's EventOpen: "Kafka (how):
+// client ADDR:PORT, broker ADDR:PORT", built with one allocation (an event
+// per connection, most never shown).
+func (c *conn) openDetail(how string) string {
+	cl, br := c.addrs()
+	var buf [128]byte
+	b := append(buf[:0], "Kafka ("...)
+	b = append(b, how...)
+	b = append(b, "): client "...)
+	b = cl.AppendTo(b)
+	b = append(b, ", broker "...)
+	b = br.AppendTo(b)
+	return string(b)
 }
 
 // releasePre stops counting the bytes held before the decision in the
@@ -438,9 +454,8 @@ func (c *conn) kafka(client reassembly.Dir, reqAt0 bool, how string) {
 	c.split[client] = newSplitter(c, client, true, d.opts.MaxFrame, synced || reqAt0)
 	c.split[1-client] = newSplitter(c, 1-client, false, d.opts.MaxFrame, synced)
 	d.sum.Kafka++
-	cl, br := c.addrs()
 	c.event(&Event{Kind: EventOpen, Conn: c.c, Dir: client, Frame: c.firstFrame(), Time: c.firstTime(),
-		Detail: fmt.Sprintf("Kafka (%s): client %s, broker %s", how, cl, br)})
+		Detail: c.openDetail(how)})
 	pre := c.pre
 	c.pre = nil
 	c.releasePre()

@@ -61,12 +61,25 @@ type Guess struct {
 
 // requested notes that version ver of API key key was requested on c.
 func (c *conn) requested(key, ver int16) {
-	if c.used == nil {
-		c.used = make(map[int16]int16)
+	for i := range c.used {
+		if c.used[i].Key == key {
+			c.used[i].Version = ver
+			return
+		}
 	}
 	if len(c.used) < lenientMaxKey {
-		c.used[key] = ver
+		c.used = append(c.used, protocol.APIVersion{Key: key, Version: ver})
 	}
+}
+
+// usedVersion returns the latest version of API key key requested on c.
+func (c *conn) usedVersion(key int16) (ver int16, ok bool) {
+	for _, u := range c.used {
+		if u.Key == key {
+			return u.Version, true
+		}
+	}
+	return 0, false
 }
 
 // guess tries the orphan response fb and returns the guess and the note
@@ -96,7 +109,7 @@ func (d *Dissector) guess(c *conn, fb []byte) (g *Guess, note string, secret boo
 	// Best first: the version used on the connection, other versions of
 	// keys used on it, the rest; then by key and version.
 	score := func(a protocol.APIVersion) int {
-		switch v, ok := c.used[a.Key]; {
+		switch v, ok := c.usedVersion(a.Key); {
 		case ok && v == a.Version:
 			return 2
 		case ok:
@@ -145,7 +158,7 @@ func (g *Guess) note(c *conn) string {
 		if r.Max != r.Min {
 			s += "-v" + fmt.Sprint(r.Max)
 		}
-		if v, ok := c.used[r.Key]; ok {
+		if v, ok := c.usedVersion(r.Key); ok {
 			if v >= r.Min && v <= r.Max {
 				s += fmt.Sprintf(" (v%d requested on this connection)", v)
 			} else {

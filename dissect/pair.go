@@ -45,7 +45,10 @@ func (c *conn) request(fr *Frame) {
 		return
 	}
 	d.sum.Requests++
-	h, err := protocol.ParseRequestHeader(b[4:])
+	h, err := protocol.ParseRequestHeaderReusing(b[4:], c.clientID)
+	if err == nil {
+		c.clientID = h.ClientID
+	}
 	if err != nil && len(b) >= 12 {
 		// The key, version and correlation ID were read; the client id or
 		// the tagged fields were not (e.g. an unknown version whose header
@@ -191,11 +194,14 @@ func (c *conn) take(corr int32) *Exchange {
 }
 
 // pendingQueue is a connection's requests awaiting responses, oldest
-// first, indexed by correlation ID so that finding one costs the same
-// however deep the client pipelines (librdkafka allows a million in
-// flight).
+// first. Most clients keep a few in flight: up to pendingScan, finding one
+// is a look along the queue. Past that the queue is indexed by correlation
+// ID, so that finding one costs the same however deep the client
+// pipelines (librdkafka allows a million in flight).
 type pendingQueue struct {
-	q   []*Exchange
+	q []*Exchange
+	// ids indexes q once it has held more than pendingScan requests; nil
+	// until then, and again once it is empty.
 	ids map[int32]pendingID
 	// c is the queue's connection: the Dissector keeps the connections
 	// holding requests in a heap by how many (Dissector.busy), which the
@@ -206,14 +212,21 @@ type pendingQueue struct {
 	marked int
 }
 
+// pendingScan is how many pending requests a queue searches rather than
+// indexes; a queue no longer than this keeps its backing array when it
+// empties (a connection with requests in flight holds it anyway).
+const pendingScan = 8
+
 // mark marks every pending request as pending at a gap.
 func (p *pendingQueue) mark() { p.marked = len(p.q) }
 
 // index returns the position of the oldest pending request with
 // correlation ID corr, or -1.
 func (p *pendingQueue) index(corr int32) int {
-	if _, ok := p.ids[corr]; !ok {
-		return -1
+	if p.ids != nil {
+		if _, ok := p.ids[corr]; !ok {
+			return -1
+		}
 	}
 	return slices.IndexFunc(p.q, func(e *Exchange) bool { return e.CorrelationID == corr })
 }
@@ -230,8 +243,16 @@ func (p *pendingQueue) len() int { return len(p.q) }
 // has reports whether a request with correlation ID corr is pending, and
 // the packet of the latest such request.
 func (p *pendingQueue) has(corr int32) (packet int64, ok bool) {
-	e, ok := p.ids[corr]
-	return e.packet, ok
+	if p.ids != nil {
+		e, ok := p.ids[corr]
+		return e.packet, ok
+	}
+	for i := len(p.q) - 1; i >= 0; i-- {
+		if e := p.q[i]; e.CorrelationID == corr {
+			return e.Request.FirstPacket, true
+		}
+	}
+	return 0, false
 }
 
 // oldest returns the oldest pending request; the queue must not be empty.
@@ -239,33 +260,56 @@ func (p *pendingQueue) oldest() *Exchange { return p.q[0] }
 
 func (p *pendingQueue) push(ex *Exchange) {
 	defer p.changed()
-	if p.ids == nil {
-		p.ids = make(map[int32]pendingID)
+	p.q = append(p.q, ex)
+	switch {
+	case p.ids != nil:
+		p.index1(ex)
+	case len(p.q) > pendingScan:
+		p.ids = make(map[int32]pendingID, 2*len(p.q))
+		for _, e := range p.q {
+			p.index1(e)
+		}
 	}
+}
+
+// index1 adds ex to ids.
+func (p *pendingQueue) index1(ex *Exchange) {
 	e := p.ids[ex.CorrelationID]
 	e.n++
 	e.packet = ex.Request.FirstPacket
 	p.ids[ex.CorrelationID] = e
-	p.q = append(p.q, ex)
 }
 
 func (p *pendingQueue) forget(corr int32) {
-	if e := p.ids[corr]; e.n > 1 {
-		e.n--
-		p.ids[corr] = e
-	} else {
-		delete(p.ids, corr)
+	switch {
+	case p.ids == nil:
+	case len(p.q) == 0:
+		p.ids = nil
+	default:
+		if e := p.ids[corr]; e.n > 1 {
+			e.n--
+			p.ids[corr] = e
+		} else {
+			delete(p.ids, corr)
+		}
 	}
 }
 
 // popOldest removes and returns the oldest pending request.
 func (p *pendingQueue) popOldest() *Exchange {
 	ex := p.q[0]
-	p.q[0] = nil
-	p.q = p.q[1:]
+	if n := len(p.q); n <= pendingScan {
+		// Shifted down, so that the array is kept from its start.
+		copy(p.q, p.q[1:])
+		p.q[n-1] = nil
+		p.q = p.q[:n-1]
+	} else {
+		p.q[0] = nil
+		p.q = p.q[1:]
+	}
 	p.marked = max(p.marked-1, 0)
-	if len(p.q) == 0 {
-		p.q = p.q[:0:0] // let the backing array go
+	if len(p.q) == 0 && cap(p.q) > pendingScan {
+		p.q = nil // let a large backing array go
 	}
 	p.forget(ex.CorrelationID)
 	p.changed()
@@ -360,8 +404,12 @@ func (c *conn) response(fr *Frame) {
 
 // learn records a broker's advertised ranges.
 func (c *conn) learn(ex *Exchange, ranges []APIRange) {
-	sorted := slices.Clone(ranges)
-	slices.SortStableFunc(sorted, func(a, b APIRange) int { return int(a.Key) - int(b.Key) })
+	byKey := func(a, b APIRange) int { return int(a.Key) - int(b.Key) }
+	sorted := ranges // brokers list them by key; shared, as neither is changed
+	if !slices.IsSortedFunc(ranges, byKey) {
+		sorted = slices.Clone(ranges)
+		slices.SortStableFunc(sorted, byKey)
+	}
 	bv := &BrokerVersions{Broker: ex.Broker, Conn: c.c.Index, Frame: ex.Response.FirstPacket, Time: ex.Response.Time,
 		RequestVersion: ex.APIVersion, Ranges: sorted}
 	c.adv = bv

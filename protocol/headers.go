@@ -118,6 +118,14 @@ func ResponseHeaderVersion(key, ver int16) int16 {
 // allocate beyond the client id. Errors are *DecodeError with offsets
 // relative to payload.
 func ParseRequestHeader(payload []byte) (RequestHeader, error) {
+	return ParseRequestHeaderReusing(payload, "")
+}
+
+// ParseRequestHeaderReusing is ParseRequestHeader, except that when the
+// client id's bytes are those of clientID, ClientID is clientID itself: a
+// connection's requests name the same client, and the caller that passes
+// the previous request's ClientID saves an allocation a request.
+func ParseRequestHeaderReusing(payload []byte, clientID string) (RequestHeader, error) {
 	var h RequestHeader
 	var r Reader
 	r.Reset(payload, 0, len(payload))
@@ -129,7 +137,7 @@ func ParseRequestHeader(payload []byte) (RequestHeader, error) {
 	}
 	h.HeaderVersion = RequestHeaderVersion(h.APIKey, h.APIVersion)
 	if h.HeaderVersion >= 1 {
-		h.ClientID, h.ClientIDNull = r.NullableString()
+		h.ClientID, h.ClientIDNull = r.nullableStringLike(clientID)
 		if r.err != nil {
 			return h, &DecodeError{Off: r.errOff, Path: "RequestHeader v" + itoa16(h.HeaderVersion) + " clientId", Err: r.err}
 		}

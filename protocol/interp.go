@@ -72,6 +72,42 @@ type interp struct {
 
 	slab []Node
 	ptrs []*Node // backing store for Children slices
+
+	strs strTable // string values met before (intern)
+}
+
+// strTable holds string values a decode made, for later decodes by the
+// same interpreter: topic names, group and client IDs and the like come
+// again and again, and a value met before costs no allocation. It holds
+// at most strTableMax values of at most strTableLen bytes each (about
+// 100 KiB), and is emptied when full; values that may be secret are never
+// kept.
+type strTable map[string]string
+
+const (
+	strTableMax = 512
+	strTableLen = 128
+)
+
+// intern returns b as a string, the one made before when b's bytes came
+// before and f's values may be kept (not secret, no part of a config
+// entry).
+func (ip *interp) intern(f *Field, b []byte) string {
+	if ip.probe || len(b) > strTableLen || f.Secret != NotSecret || f.cfg != cfgNone {
+		return string(b) // a probe keeps nothing
+	}
+	if s, ok := ip.strs[string(b)]; ok { // the lookup does not allocate
+		return s
+	}
+	s := string(b)
+	switch {
+	case ip.strs == nil:
+		ip.strs = make(strTable, 64)
+	case len(ip.strs) >= strTableMax:
+		clear(ip.strs)
+	}
+	ip.strs[s] = s
+	return s
 }
 
 // interps are the interpreters of finished decodes, kept for their path
@@ -85,7 +121,7 @@ func getInterp() *interp { return interps.Get().(*interp) }
 // no reference into the tree or the input.
 func putInterp(ip *interp) {
 	clear(ip.cfgs[:cap(ip.cfgs)])
-	*ip = interp{path: ip.path[:0], cfgs: ip.cfgs[:0]}
+	*ip = interp{path: ip.path[:0], cfgs: ip.cfgs[:0], strs: ip.strs}
 	interps.Put(ip)
 }
 
@@ -579,7 +615,7 @@ func (ip *interp) lenValue(f *Field, nullable bool) *Node {
 	b := r.take(size)
 	n.Len = r.off - off
 	if f.Kind == TypeString {
-		n.Str = string(b)
+		n.Str = ip.intern(f, b)
 		return n
 	}
 	n.Raw = b

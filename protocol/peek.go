@@ -193,24 +193,45 @@ func PeekAPIVersions(frame []byte, ver int16) (code int16, ranges []APIRange, ok
 	if r.err != nil {
 		return code, nil, false
 	}
+	// Which of each element's fields go where, worked out once: an
+	// element is then read with no look at the schema.
+	const (
+		skipField = iota
+		keyField
+		minField
+		maxField
+	)
+	var slots [8]uint8
+	k := 0
+	for i := range f.Fields {
+		g := &f.Fields[i]
+		if !g.Versions.Contains(ver) || g.TaggedVersions.Contains(ver) {
+			continue
+		}
+		if g.Kind != TypeInt16 || k == len(slots) {
+			return code, nil, false // not the layout this reads
+		}
+		switch g.Name {
+		case "ApiKey":
+			slots[k] = keyField
+		case "MinVersion":
+			slots[k] = minField
+		case "MaxVersion":
+			slots[k] = maxField
+		}
+		k++
+	}
 	ranges = make([]APIRange, 0, max(n, 0))
 	for range n {
 		var a APIRange
-		for i := range f.Fields {
-			g := &f.Fields[i]
-			if !g.Versions.Contains(ver) || g.TaggedVersions.Contains(ver) {
-				continue
-			}
-			if g.Kind != TypeInt16 {
-				return code, nil, false // not the layout this reads
-			}
+		for _, slot := range slots[:k] {
 			v := r.Int16()
-			switch g.Name {
-			case "ApiKey":
+			switch slot {
+			case keyField:
 				a.Key = v
-			case "MinVersion":
+			case minField:
 				a.Min = v
-			case "MaxVersion":
+			case maxField:
 				a.Max = v
 			}
 		}

@@ -467,6 +467,19 @@ func (r *Reader) NullableString() (s string, null bool) {
 	return string(r.Span(n)), false
 }
 
+// nullableStringLike is NullableString, returning like itself when the
+// string's bytes are like's.
+func (r *Reader) nullableStringLike(like string) (s string, null bool) {
+	n := r.StringLen()
+	if n < 0 {
+		return "", r.err == nil
+	}
+	if b := r.Span(n); string(b) != like {
+		return string(b), false
+	}
+	return like, false
+}
+
 // CompactString reads a COMPACT_STRING (UNSIGNED_VARINT length+1, not
 // nullable).
 func (r *Reader) CompactString() string {

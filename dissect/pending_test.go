@@ -1,0 +1,81 @@
+package dissect
+
+import (
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+// TestPendingQueueModel drives a pendingQueue with random pushes, takes of
+// the oldest, takes by correlation ID (out of order, duplicates included)
+// and drains, across the length where it starts indexing (pendingScan),
+// and checks every answer against a plain slice searched in full.
+func TestPendingQueueModel(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	var p pendingQueue
+	var model []*Exchange
+	packet := int64(0)
+	deepest := 0
+	for step := range 40000 {
+		switch op := rng.IntN(10); {
+		case len(model) == 0 || op < 5 && len(model) < 64:
+			// Few IDs, so that duplicates are common; bursts make the queue deep.
+			for range 1 + rng.IntN(3)*rng.IntN(8) {
+				packet++
+				ex := &Exchange{CorrelationID: int32(rng.IntN(24)), Request: &Frame{FirstPacket: packet}}
+				p.push(ex)
+				model = append(model, ex)
+			}
+		case op < 7:
+			if got := p.popOldest(); got != model[0] {
+				t.Fatalf("step %d: popOldest gave %p, want %p", step, got, model[0])
+			}
+			model = model[1:]
+		case op < 9:
+			corr := int32(rng.IntN(24))
+			i := slices.IndexFunc(model, func(e *Exchange) bool { return e.CorrelationID == corr })
+			if got := p.index(corr); got != i {
+				t.Fatalf("step %d: index(%d) = %d, want %d", step, corr, got, i)
+			}
+			if i >= 0 {
+				if got := p.remove(corr); got != model[i] {
+					t.Fatalf("step %d: remove(%d) gave the wrong request", step, corr)
+				}
+				model = slices.Delete(model, i, i+1)
+			}
+		default:
+			if rng.IntN(20) == 0 {
+				if got := p.drain(); !slices.Equal(got, model) {
+					t.Fatalf("step %d: drain gave %d requests, want %d", step, len(got), len(model))
+				}
+				model = nil
+			}
+		}
+		deepest = max(deepest, len(model))
+		if p.len() != len(model) {
+			t.Fatalf("step %d: len %d, want %d", step, p.len(), len(model))
+		}
+		for corr := range int32(24) {
+			var want int64
+			found := false
+			for _, e := range model {
+				if e.CorrelationID == corr {
+					want, found = e.Request.FirstPacket, true
+				}
+			}
+			got, ok := p.has(corr)
+			if ok != found || got != want {
+				t.Fatalf("step %d: has(%d) = %d, %v; want %d, %v", step, corr, got, ok, want, found)
+			}
+		}
+		if len(model) > 0 && p.oldest() != model[0] {
+			t.Fatalf("step %d: oldest is not the model's", step)
+		}
+		if len(model) == 0 && p.ids != nil {
+			t.Fatalf("step %d: an empty queue keeps its index", step)
+		}
+	}
+	if deepest <= 2*pendingScan {
+		t.Errorf("the queue was never deeper than %d: the index was not exercised", deepest)
+	}
+}
