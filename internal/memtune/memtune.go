@@ -21,8 +21,10 @@ import (
 // of the capture. Go's default garbage collector pacing (GOGC=100) lets
 // the heap grow to twice what is live. After every collection the tuner
 // sets the pacing from the live heap instead: the heap may grow to
-// heapTarget, so by up to 100% of what is live when little is live and by
-// at least minGCPercent when much is. A soft memory limit of memBackstop
+// heapTarget, so by up to 200% of what is live when little is live and by
+// at least minGCPercent when much is. (Up to 100% made the one-line mode
+// on 41,000 connections, with 14 MiB live, collect 38 times where 20
+// suffice: 10% more CPU for 16 MB less peak RSS, 49 against 65 MB.) A soft memory limit of memBackstop
 // (or live + live/memHeadroom when more is live) backs it up.
 //
 // The pacing does the work, not the memory limit: a binding limit makes
@@ -41,7 +43,7 @@ import (
 const (
 	heapTarget   = 40 << 20
 	minGCPercent = 25
-	maxGCPercent = 100
+	maxGCPercent = 200
 	memBackstop  = 72 << 20
 	memHeadroom  = 4 // the limit is at least live + live/memHeadroom
 )

@@ -27,8 +27,10 @@ func TestGCPercentFor(t *testing.T) {
 		want int
 	}{
 		{0, maxGCPercent},
-		{4 << 20, maxGCPercent},   // 8 MiB heap: far below heapTarget
-		{20 << 20, maxGCPercent},  // 40 MiB: exactly heapTarget
+		{4 << 20, maxGCPercent},   // 12 MiB heap: far below heapTarget
+		{10 << 20, maxGCPercent},  // 30 MiB heap: 300% would reach heapTarget
+		{14 << 20, 185},           // 40 MiB: heapTarget
+		{20 << 20, 100},           // 40 MiB: heapTarget
 		{32 << 20, 25},            // 40 MiB: 8 MiB more
 		{30 << 20, 33},            // 40 MiB: 10 MiB more
 		{100 << 20, minGCPercent}, // more live than the target
