@@ -13,13 +13,15 @@
 // -frames runs kwire read's one-line pipeline up to its output: a
 // dissect.Dissector on the reassembled streams (Kafka recognised on
 // -port, default 9092, and by content, as read does), frames cut and
-// paired and decoded with record batch headers and CRCs
-// (protocol.Decoder Records and BatchHeadersOnly), then released. It is
-// the floor of kwire read. -inflate does the same and, on GOMAXPROCS
-// workers fed from a bounded queue, decompresses the records of every
-// compressed magic 2 record batch with protocol.Decompress (at most
-// protocol.DefaultMaxDecompressed per frame, as the decoder): the floor
-// of read -V and read --json, which decompress every batch.
+// paired and decoded as the one-line mode decodes them (sparsely, for
+// the facts alone, without render.LineUnread; record batch headers and
+// CRCs: protocol.Decoder Sparse, SparseDrop, Records and
+// BatchHeadersOnly), then released. It is the floor of kwire read.
+// -inflate decodes every body whole, as -V and --json do, and, on
+// GOMAXPROCS workers fed from a bounded queue, decompresses the records
+// of every compressed magic 2 record batch with protocol.Decompress (at
+// most protocol.DefaultMaxDecompressed per frame, as the decoder): the
+// floor of read -V and read --json, which decompress every batch.
 //
 // -gopacket is the floor of the libraries alone (gopacket.go): pcapgo,
 // gopacket's layer parser and its reassembly.Assembler with streams that
@@ -52,6 +54,7 @@ import (
 	"github.com/kwire/kwire/dissect"
 	"github.com/kwire/kwire/protocol"
 	"github.com/kwire/kwire/reassembly"
+	"github.com/kwire/kwire/render"
 )
 
 func main() {
@@ -125,7 +128,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 			var t floorTotals
 			var sum reassembly.Summary
 			var ds dissect.Summary
-			t, sum, ds, err = readFloor(path, opts, dopts, *inflate)
+			fopts := dopts
+			if !*inflate {
+				fopts.Decoder.Sparse, fopts.Decoder.SparseDrop = true, render.LineUnread
+			}
+			t, sum, ds, err = readFloor(path, opts, fopts, *inflate)
 			printFloor(stdout, path, *inflate, sum.Packets, sum.Connections, ds, &t)
 		} else {
 			var c counter
@@ -152,9 +159,10 @@ func readFloor(path string, opts reassembly.Options, dopts dissect.Options, infl
 	return s.close(), sum, d.Summary(), err
 }
 
-// dissectOptions are kwire read's in its one-line mode with --port ports:
-// Kafka recognised on those ports and by content, default frame and
-// pending-memory bounds, record batches decoded by their headers only.
+// dissectOptions are kwire read's with --port ports: Kafka recognised on
+// those ports and by content, default frame and pending-memory bounds,
+// record batches decoded by their headers only; bodies decoded whole
+// (-frames makes them sparse, as the one-line mode does).
 func dissectOptions(ports string) (dissect.Options, error) {
 	opts := dissect.Options{
 		Detect:  true,
