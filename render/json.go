@@ -396,6 +396,9 @@ type jsonWriter struct {
 	pos          batchPos
 	spans        [][]keySpan // key lists of finished objects, for the next
 	html         bool        // strings escape '<', '>' and '&' (appendAnyJSON's html)
+
+	genericRecords bool // every record through object (tests: the form record must match)
+	fastRecords    int  // records record wrote (tests: the fast form was taken)
 }
 
 // keySpans returns an empty key list for an object.
@@ -861,6 +864,11 @@ func (j *jsonWriter) addUnknown(n *protocol.Node, path string) {
 // tag repeated on the wire) keeps its first value under its name while the
 // others go to "_repeated" as {"name", "value"} objects.
 func (j *jsonWriter) object(b []byte, n *protocol.Node, path string, batch *protocol.Node, rec bool) []byte {
+	if j.typedRecords && batch != nil && isRecord(n) {
+		if out, ok := j.record(b, n, batch); ok {
+			return out
+		}
+	}
 	o := jsonObject{b: append(b, '{'), keys: j.keySpans()}
 	defer j.freeKeySpans(o.keys)
 	typed := j.typedRecords
