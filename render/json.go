@@ -642,7 +642,7 @@ func appendJSONBytes(b []byte, s []byte, safe *[utf8.RuneSelf]bool) []byte {
 	b = append(b, '"')
 	start := 0
 	html := safe == &jsonSafeHTML
-	for i := 0; i < len(s); {
+	for i := plainJSONPrefix(s, safe); i < len(s); {
 		if len(s)-i >= 8 && jsonPlain8(binary.LittleEndian.Uint64(s[i:]), html) {
 			i += 8 // printable ASCII with nothing to escape
 			continue
@@ -667,6 +667,30 @@ func appendJSONBytes(b []byte, s []byte, safe *[utf8.RuneSelf]bool) []byte {
 	}
 	b = append(b, s[start:]...)
 	return append(b, '"')
+}
+
+// plainJSONPrefix is the length of the run of bytes at the start of s
+// that safe copies as they are (printable ASCII but '"' and '\\', and with
+// jsonSafeHTML '<', '>' and '&'), tested 32 and 8 bytes at a time: a
+// record value is mostly such a run.
+func plainJSONPrefix(s []byte, safe *[utf8.RuneSelf]bool) int {
+	html := safe == &jsonSafeHTML
+	i := 0
+	for len(s)-i >= 32 {
+		p := s[i : i+32]
+		if !jsonPlain8(binary.LittleEndian.Uint64(p), html) || !jsonPlain8(binary.LittleEndian.Uint64(p[8:]), html) ||
+			!jsonPlain8(binary.LittleEndian.Uint64(p[16:]), html) || !jsonPlain8(binary.LittleEndian.Uint64(p[24:]), html) {
+			break
+		}
+		i += 32
+	}
+	for len(s)-i >= 8 && jsonPlain8(binary.LittleEndian.Uint64(s[i:]), html) {
+		i += 8
+	}
+	for i < len(s) && s[i] < utf8.RuneSelf && safe[s[i]] {
+		i++
+	}
+	return i
 }
 
 // jsonPlain8 reports whether the 8 bytes of x are all bytes the safe
@@ -1150,8 +1174,15 @@ func (j *jsonWriter) recordBytes(b, v []byte, total int) ([]byte, bool, string) 
 	max := j.o.maxValue()
 	cut := total > max
 	if j.o.Values == ValuesText {
-		if t := shownText(v, max); utf8.Valid(t) {
-			return appendJSONBytes(b, t, j.safe()), cut, "text"
+		t := shownText(v, max)
+		if safe := j.safe(); plainJSONPrefix(t, safe) == len(t) {
+			// Plain ASCII (so valid UTF-8) with nothing to escape: one
+			// pass over the value rather than a validation and an escape.
+			b = append(b, '"')
+			b = append(b, t...)
+			return append(b, '"'), cut, "text"
+		} else if utf8.Valid(t) {
+			return appendJSONBytes(b, t, safe), cut, "text"
 		}
 	}
 	if len(v) > max {

@@ -239,8 +239,8 @@ func FuzzFastJSON(f *testing.F) {
 	})
 }
 
-// appendJSONStr and appendJSONBytes skip runs of 8 plain bytes at a time:
-// they agree with a byte-at-a-time escape of the same table whatever
+// appendJSONStr and appendJSONBytes skip runs of 8 plain bytes at a time
+// (plainJSONPrefix 32 and 8): they agree with a byte-at-a-time escape of the same table whatever
 // byte breaks a run, wherever it falls.
 func TestJSONStrRuns(t *testing.T) {
 	slow := func(s string, safe *[utf8.RuneSelf]bool) []byte {
@@ -278,6 +278,13 @@ func TestJSONStrRuns(t *testing.T) {
 				}
 				if got := appendJSONBytes(nil, []byte(s), safe); !bytes.Equal(got, want) {
 					t.Fatalf("appendJSONBytes(%q) = %s, want %s", s, got, want)
+				}
+				plain := 0
+				for plain < len(s) && s[plain] < utf8.RuneSelf && safe[s[plain]] {
+					plain++
+				}
+				if got := plainJSONPrefix([]byte(s), safe); got != plain {
+					t.Fatalf("plainJSONPrefix(%q) = %d, want %d", s, got, plain)
 				}
 			}
 		}
