@@ -141,6 +141,9 @@ const lineHintMax = 16 << 20
 // ExchangeJSONLine writes e as one line of JSON (ExchangeJSON), with a
 // line buffer from a pool; it returns w's error.
 func ExchangeJSONLine(w io.Writer, e *dissect.Exchange, opts Options) error {
+	if h := lineHint(e); h > bigLineMin {
+		return bigExchangeJSONLine(w, e, opts, h)
+	}
 	bp := jsonLinePool.Get().(*[]byte)
 	b := (*bp)[:0]
 	if h := lineHint(e); cap(b) < h {
@@ -154,5 +157,40 @@ func ExchangeJSONLine(w io.Writer, e *dissect.Exchange, opts Options) error {
 		*bp = b[:0]
 	}
 	jsonLinePool.Put(bp)
+	return err
+}
+
+// bigLine holds one buffer for large lines (the lines of Produce and
+// Fetch exchanges of large batches, a few MB each), kept across
+// collections: a sync.Pool lets its buffers go at every other one, and
+// kwire read --json then made a fresh line of megabytes for an exchange
+// in nine (250 MB of them on big-1g). One is enough: kwire read writes
+// lines of its own one at a time (the head of its pipeline; the others
+// are built into pipeline.GetLine's), and another caller at the same
+// moment makes its own. At most jsonLineKeep bytes stay held.
+var bigLine = make(chan []byte, 1)
+
+// bigLineMin is the hint from which a line takes bigLine's buffer.
+const bigLineMin = 256 << 10
+
+// bigExchangeJSONLine is ExchangeJSONLine for a line expected to take
+// hint bytes, past bigLineMin.
+func bigExchangeJSONLine(w io.Writer, e *dissect.Exchange, opts Options, hint int) error {
+	var b []byte
+	select {
+	case b = <-bigLine:
+	default:
+	}
+	if cap(b) < hint {
+		b = make([]byte, 0, hint) // the smaller one goes
+	}
+	b = AppendExchangeJSON(b[:0], e, opts)
+	_, err := w.Write(b)
+	if cap(b) <= jsonLineKeep {
+		select {
+		case bigLine <- b[:0]:
+		default:
+		}
+	}
 	return err
 }

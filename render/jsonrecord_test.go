@@ -8,6 +8,7 @@ import (
 	"hash/crc32"
 	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
 
 	"github.com/kwire/kwire/dissect"
@@ -210,5 +211,39 @@ func TestJSONRecordFast(t *testing.T) {
 	t.Logf("%d records, %d written the fast way", n.records, n.fast)
 	if n.fast < 1000 || n.records-n.fast < 30 {
 		t.Errorf("%d records, %d of them the fast way: the test no longer exercises both forms", n.records, n.fast)
+	}
+}
+
+// A large line's buffer outlives collections (bigLine): the second line of
+// an exchange of 500 records of 1 KB, after two collections (which empty a
+// sync.Pool), allocates less than a tenth of its size, and both lines are
+// what AppendExchangeJSON writes.
+func TestBigLineKept(t *testing.T) {
+	tr := (&protocol.Decoder{Records: true}).DecodeRecordBatches(benchBatch(500, 1000, false))
+	e := &dissect.Exchange{Kind: dissect.KindNoResponse, Request: &dissect.Frame{FirstPacket: 1, LastPacket: 2, Tree: tr}}
+	if h := lineHint(e); h <= bigLineMin {
+		t.Fatalf("line hint %d: not a big line", h)
+	}
+	want := AppendExchangeJSON(nil, e, Options{})
+	var got bytes.Buffer
+	line := func() uint64 {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		got.Reset()
+		if err := ExchangeJSONLine(&got, e, Options{}); err != nil {
+			t.Fatal(err)
+		}
+		runtime.ReadMemStats(&after)
+		if !bytes.Equal(got.Bytes(), want) {
+			t.Fatalf("ExchangeJSONLine wrote %d bytes unlike AppendExchangeJSON's %d", got.Len(), len(want))
+		}
+		return after.TotalAlloc - before.TotalAlloc
+	}
+	got.Grow(2 * len(want))
+	line()
+	runtime.GC()
+	runtime.GC()
+	if a := line(); a > uint64(len(want)/10) {
+		t.Errorf("a line of %d bytes allocated %d bytes after two collections", len(want), a)
 	}
 }
