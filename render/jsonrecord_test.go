@@ -147,8 +147,9 @@ func compareRecords(t *testing.T, name string, tr *protocol.Tree, n *recordCount
 // object's generic walk writes: on Kafka's own batches (every codec,
 // headers, control records, LogAppendTime), on batches of null keys,
 // values and header keys, on every cut of them, on every one-byte
-// corruption of one (records cut short, lengths beyond the batch,
-// leftovers), and on every batch of the golden captures.
+// corruption of one and of Kafka's compressed batches (records cut short,
+// lengths beyond the batch, leftovers, payloads that inflate part way),
+// and on every batch of the golden captures.
 func TestJSONRecordFast(t *testing.T) {
 	d := protocol.Decoder{Records: true}
 	var n recordCounts
@@ -182,12 +183,24 @@ func TestJSONRecordFast(t *testing.T) {
 			compareRecords(t, "batch "+itoa(int64(i))+" cut at "+itoa(int64(cut)), d.DecodeRecordBatches(b[:cut]), &n)
 		}
 	}
-	for i := 61; i < len(nulls); i++ { // every byte after the batch header
-		b := bytes.Clone(nulls)
-		b[i] ^= 0xff
-		compareRecords(t, "corrupt byte "+itoa(int64(i)), d.DecodeRecordBatches(b), &n)
-		b[i] ^= 0xfe // now 0x01 away from the original
-		compareRecords(t, "corrupt byte "+itoa(int64(i))+"^1", d.DecodeRecordBatches(b), &n)
+	// Every byte after the batch header of the null-laden batch and of
+	// Kafka's compressed ones (a payload that inflates to records cut
+	// short, or not at all), corrupted.
+	corrupt := [][]byte{nulls}
+	for _, b := range whole[3:] {
+		if len(b) > 61 && b[16] == 2 && b[22]&7 != 0 {
+			corrupt = append(corrupt, b)
+		}
+	}
+	for k, src := range corrupt {
+		for i := 61; i < len(src); i++ {
+			b := bytes.Clone(src)
+			b[i] ^= 0xff
+			name := "batch " + itoa(int64(k)) + " corrupt byte " + itoa(int64(i))
+			compareRecords(t, name, d.DecodeRecordBatches(b), &n)
+			b[i] ^= 0xfe // now 0x01 away from the original
+			compareRecords(t, name+"^1", d.DecodeRecordBatches(b), &n)
+		}
 	}
 
 	files, _ := filepath.Glob(filepath.Join("..", "pcaps", "*.pcap"))
