@@ -160,7 +160,7 @@ func TestAPIs(t *testing.T) {
 	if len(apis) != 94 {
 		t.Errorf("len(APIs()) = %d, want 94 (keys 0-93)", len(apis))
 	}
-	for _, k := range []int16{-1, 94, 1000} {
+	for _, k := range []int16{-2, -1, 94, 1000, 32767} {
 		if got, want := APIName(k), "UNKNOWN("+itoa(k)+")"; got != want {
 			t.Errorf("APIName(%d) = %q, want %q", k, got, want)
 		}

@@ -173,3 +173,50 @@ func TestPrintableFast(t *testing.T) {
 		}
 	}
 }
+
+// TestAppendQuotedPlain holds appendQuoted's path for plain ASCII to
+// strconv.AppendQuote: every string of up to three pieces (bytes that need
+// escaping, quotes, backslashes, runes beyond ASCII, runs of 8 that the
+// test skips whole), cut or not.
+func TestAppendQuotedPlain(t *testing.T) {
+	pieces := []string{"a", " ", "~", "\x7f", "\x1f", "\t", "\n", "\x00", "\x80", "\xff", "é", "\u2028",
+		"\U0001F600", "\xe2\x82", "\ufffd", "01234567", "0123456789abcdef", `"`, `\`, "\r"}
+	check := func(s string) {
+		for _, max := range []int{0, 1, 3, 8, 9, 100} {
+			u, cut := cutText(s, max)
+			want := strconv.AppendQuote([]byte("x"), u)
+			if cut {
+				want = append(want, "... ("+strconv.Itoa(len(s))+" bytes)"...)
+			}
+			if got := appendQuoted([]byte("x"), s, max); string(got) != string(want) {
+				t.Fatalf("appendQuoted(%q, %d) = %s, want %s", s, max, got, want)
+			}
+		}
+		plain := true
+		for i := 0; i < len(s); i++ {
+			plain = plain && s[i] >= 0x20 && s[i] < 0x7f && s[i] != '"' && s[i] != '\\'
+		}
+		if got := plainASCII(s); got != plain {
+			t.Fatalf("plainASCII(%q) = %v, want %v", s, got, plain)
+		}
+	}
+	var walk func(s string, depth int)
+	walk = func(s string, depth int) {
+		check(s)
+		if depth == 3 {
+			return
+		}
+		for _, p := range pieces {
+			walk(s+p, depth+1)
+		}
+	}
+	walk("", 0)
+	long := strings.Repeat("capgen-kgo-admin", 5)
+	for i := range long {
+		for _, c := range []byte{0x00, 0x1f, 0x7f, 0x80, 0xff, '"', '\\', '\n'} {
+			b := []byte(long)
+			b[i] = c
+			check(string(b))
+		}
+	}
+}

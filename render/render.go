@@ -280,13 +280,41 @@ func cutText(s string, max int) (string, bool) {
 // characters), cut at max bytes with the full length given.
 func appendQuoted(b []byte, s string, max int) []byte {
 	t, cut := cutText(s, max)
-	b = strconv.AppendQuote(b, t)
+	if plainASCII(t) {
+		// Nothing to escape (client IDs, topics, groups, hosts): the
+		// quotes around it are what strconv.AppendQuote would give.
+		b = append(b, '"')
+		b = append(b, t...)
+		b = append(b, '"')
+	} else {
+		b = strconv.AppendQuote(b, t)
+	}
 	if cut {
 		b = append(b, "... ("...)
 		b = strconv.AppendInt(b, int64(len(s)), 10)
 		b = append(b, " bytes)"...)
 	}
 	return b
+}
+
+// plainASCII reports whether s is printable ASCII (0x20 to 0x7e) without
+// '"' or '\\': Go quoting leaves every byte of it as it is.
+func plainASCII(s string) bool {
+	i := 0
+	for ; len(s)-i >= 8; i += 8 {
+		t := s[i : i+8]
+		x := uint64(t[0]) | uint64(t[1])<<8 | uint64(t[2])<<16 | uint64(t[3])<<24 |
+			uint64(t[4])<<32 | uint64(t[5])<<40 | uint64(t[6])<<48 | uint64(t[7])<<56
+		if notASCIIPrint(x)|hasByte(x, '"')|hasByte(x, '\\') != 0 {
+			return false
+		}
+	}
+	for ; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' {
+			return false
+		}
+	}
+	return true
 }
 
 // appendQuotedPrintable is appendQuoted for bytes that passed printable:

@@ -34,8 +34,10 @@ import (
 // dump. Empty tagged-field buffers are left out (Hex shows their byte). A
 // decoding error ends the output on a line of its own.
 func Tree(w io.Writer, t *protocol.Tree, opts Options) error {
-	bp := treeBufs.Get().(*[]byte)
-	tw := &treeWriter{w: w, o: &opts, t: t, buf: (*bp)[:0]}
+	tw := treeWriters.Get().(*treeWriter)
+	tw.w, tw.opts, tw.t, tw.err = w, opts, t, nil
+	tw.pos = batchPos{text: tw.pos.text[:0]} // an empty text is formatted anew
+	tw.o = &tw.opts
 	base := max(opts.Indent, 0)
 	if t == nil || t.Root == nil {
 		tw.indent(base)
@@ -54,25 +56,33 @@ func Tree(w io.Writer, t *protocol.Tree, opts Options) error {
 		tw.buf = append(tw.buf, '\n')
 	}
 	tw.flush(true)
-	if cap(tw.buf) <= treeBufKeep {
-		*bp = tw.buf[:0]
+	err := tw.err
+	if cap(tw.buf) > treeBufKeep {
+		tw.buf = make([]byte, 0, treeBufSize)
 	}
-	treeBufs.Put(bp)
-	return tw.err
+	tw.w, tw.t, tw.err, tw.opts, tw.o = nil, nil, nil, Options{}, nil
+	tw.pos = batchPos{text: tw.pos.text[:0]}
+	treeWriters.Put(tw)
+	return err
 }
 
-// treeBufs recycles Tree's line buffers (it writes them out past 32 KiB,
-// so they stay a little above that unless one line is longer).
-var treeBufs = sync.Pool{New: func() any { b := make([]byte, 0, 40<<10); return &b }}
+// treeWriters recycles Tree's writers with their line buffers (it writes
+// them out past 32 KiB, so they stay a little above that unless one line
+// is longer) and its copy of the options, which -V would otherwise
+// allocate for every frame.
+var treeWriters = sync.Pool{New: func() any { return &treeWriter{buf: make([]byte, 0, treeBufSize)} }}
+
+const treeBufSize = 40 << 10
 
 const treeBufKeep = 256 << 10
 
 type treeWriter struct {
-	w   io.Writer
-	o   *Options
-	t   *protocol.Tree
-	buf []byte
-	err error
+	w    io.Writer
+	o    *Options // &opts
+	opts Options
+	t    *protocol.Tree
+	buf  []byte
+	err  error
 
 	pos batchPos
 }

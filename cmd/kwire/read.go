@@ -984,29 +984,40 @@ func (k *readSink) frameDetail(w io.Writer, ropts render.Options, what string, f
 	if fr == nil || fr.Tree == nil && len(fr.Bytes) == 0 && !fr.Withheld {
 		return nil
 	}
-	packets := " " + strconv.FormatInt(fr.FirstPacket, 10)
+	// The heading is built on the stack: frameDetail runs twice for
+	// every exchange -V shows.
+	var hb [96]byte
+	h := append(hb[:0], "  "...)
+	h = append(h, what...)
+	h = append(h, ", packet"...)
 	if fr.LastPacket != fr.FirstPacket {
-		packets = "s" + packets + "-" + strconv.FormatInt(fr.LastPacket, 10)
+		h = append(h, 's')
+	}
+	h = append(h, ' ')
+	h = strconv.AppendInt(h, fr.FirstPacket, 10)
+	if fr.LastPacket != fr.FirstPacket {
+		h = append(h, '-')
+		h = strconv.AppendInt(h, fr.LastPacket, 10)
 	}
 	if tls {
-		packets += ", decrypted from TLS"
+		h = append(h, ", decrypted from TLS"...)
 	}
-	if _, err := fmt.Fprintf(w, "  %s, packet%s:\n", what, packets); err != nil {
+	h = append(h, ":\n"...)
+	if _, err := w.Write(h); err != nil {
 		return err
 	}
-	iw := &indentWriter{w: w, prefix: "    ", bol: true}
 	if fr.Tree == nil {
-		return render.UndecodedFrame(iw, fr)
+		return render.UndecodedFrame(&indentWriter{w: w, prefix: "    ", bol: true}, fr)
 	}
 	if k.o.Tree {
 		topts := ropts
-		topts.Indent = 2 // the tree indents itself, as iw the rest
+		topts.Indent = 2 // the tree indents itself, as the indent writer the rest
 		if err := render.Tree(w, fr.Tree, topts); err != nil {
 			return err
 		}
 	}
 	if k.o.HexDump {
-		return render.Hex(iw, fr.Tree, ropts)
+		return render.Hex(&indentWriter{w: w, prefix: "    ", bol: true}, fr.Tree, ropts)
 	}
 	return nil
 }
