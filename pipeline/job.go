@@ -18,7 +18,7 @@ type job struct {
 	memv    JobMem
 	dec     protocol.Decoder
 	redo    bool          // the worker's decode was refused memory: decode again at the head
-	decoded chan struct{} // closed once the worker decoded
+	decoded chan struct{} // closed (DecodeAhead) or sent on (Ordered) once the worker decoded
 }
 
 // budget is the job's memory as a protocol.Budget (nil when not bounded).

@@ -65,6 +65,7 @@ type Ordered struct {
 	write  chan *readJob // stage 4, emit order
 	wg     sync.WaitGroup
 	done   chan struct{} // closed when the writer is finished
+	free   chan *readJob // jobs written, for the next ones (newJob)
 
 	Flight // jobs not yet written and their frame bytes
 }
@@ -94,7 +95,7 @@ type readJob struct {
 
 	view    any // set by stage 2
 	show    bool
-	ready   chan struct{} // closed when out and err are set (stage 3) or nothing is to be rendered
+	ready   chan struct{} // sent on once out and err are set (stage 3) or nothing is to be rendered
 	out     Output
 	line    []byte // the JSON line instead of out, from GetLine
 	lineMem int64  // the memory reserved for it
@@ -112,6 +113,7 @@ func NewOrdered(k Consumer, workers int, mem int64) *Ordered {
 		render: make(chan *readJob, OrderedJobs),
 		write:  make(chan *readJob, OrderedJobs),
 		done:   make(chan struct{}),
+		free:   make(chan *readJob, OrderedJobs),
 	}
 	p.Jobs, p.Bytes = OrderedJobs, OrderedBytes
 	p.SetMemory(mem)
@@ -124,9 +126,33 @@ func NewOrdered(k Consumer, workers int, mem int64) *Ordered {
 	return p
 }
 
+// newJob returns a job from the free list, or a new one: a job is
+// recycled once written (writeOut), with its channels (each signalled by
+// one send and emptied by its one receive) and its output's list of
+// chunks: on a capture of small exchanges a fresh job and two channels
+// for each exchange and event were a tenth of -V's allocated bytes.
+func (p *Ordered) newJob() *readJob {
+	select {
+	case j := <-p.free:
+		return j
+	default:
+		return &readJob{job: job{decoded: make(chan struct{}, 1)}, ready: make(chan struct{}, 1)}
+	}
+}
+
+// recycle puts j, written and released from the flight, on the free list.
+func (p *Ordered) recycle(j *readJob) {
+	*j = readJob{job: job{decoded: j.decoded}, ready: j.ready, out: Output{chunks: j.out.chunks[:0]}}
+	select {
+	case p.free <- j:
+	default:
+	}
+}
+
 // Exchange implements dissect.Sink: it waits for room in the flight.
 func (p *Ordered) Exchange(ex *dissect.Exchange) {
-	j := &readJob{job: job{ex: ex, decoded: make(chan struct{})}, ready: make(chan struct{})}
+	j := p.newJob()
+	j.ex = ex
 	j.size = ex.FrameBytes()
 	j.mem = p.Admit(j.size, &j.memv)
 	j.out.SetMemory(j.mem)
@@ -136,7 +162,8 @@ func (p *Ordered) Exchange(ex *dissect.Exchange) {
 
 // Event implements dissect.Sink.
 func (p *Ordered) Event(ev *dissect.Event) {
-	j := &readJob{job: job{ev: ev}}
+	j := p.newJob()
+	j.ev = ev
 	j.mem = p.Admit(0, &j.memv)
 	p.seq <- j
 }
@@ -161,14 +188,14 @@ func (p *Ordered) work() {
 				continue
 			}
 			j.decode()
-			close(j.decoded)
+			j.decoded <- struct{}{}
 		case j, ok := <-renders:
 			if !ok {
 				renders = nil
 				continue
 			}
 			p.renderJob(j)
-			close(j.ready)
+			j.ready <- struct{}{}
 		}
 	}
 }
@@ -240,7 +267,7 @@ func (p *Ordered) sequence() {
 			if j.show {
 				p.render <- j
 			} else {
-				close(j.ready)
+				j.ready <- struct{}{}
 			}
 		}
 		p.write <- j
@@ -302,6 +329,9 @@ func (p *Ordered) writeOut() {
 			j.ex.Release()
 		}
 		p.Release(j.size, j.mem)
+		if j.barrier == nil {
+			p.recycle(j)
+		}
 	}
 }
 

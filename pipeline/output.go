@@ -218,15 +218,23 @@ func (c *Output) next() {
 
 // Discard hands the chunks back unwritten, and their memory.
 func (c *Output) Discard() {
-	for _, b := range append(c.chunks, c.cur) {
-		if b != nil {
-			putChunk(b)
-		}
+	for _, b := range c.chunks {
+		putChunk(b)
 	}
+	if c.cur != nil {
+		putChunk(c.cur)
+	}
+	c.reset()
+}
+
+// reset empties c once its chunks are handed back, keeping its memory
+// account and its list of chunks for the next use.
+func (c *Output) reset() {
 	if c.mem != nil && c.taken > 0 {
 		c.mem.Reserve(-c.taken)
 	}
-	*c = Output{mem: c.mem}
+	clear(c.chunks)
+	*c = Output{mem: c.mem, chunks: c.chunks[:0]}
 }
 
 // WriteTo writes the chunks to w and hands them back to the free list.
@@ -236,18 +244,19 @@ func (c *Output) WriteTo(w *bufio.Writer) error {
 	if c.size+len(c.cur) >= w.Size() {
 		err = w.Flush()
 	}
-	for _, b := range append(c.chunks, c.cur) {
+	for _, b := range c.chunks {
 		if err == nil && len(b) > 0 {
 			_, err = w.Write(b)
 		}
-		if b != nil {
-			putChunk(b)
+		putChunk(b)
+	}
+	if b := c.cur; b != nil {
+		if err == nil && len(b) > 0 {
+			_, err = w.Write(b)
 		}
+		putChunk(b)
 	}
-	if c.mem != nil && c.taken > 0 {
-		c.mem.Reserve(-c.taken)
-	}
-	*c = Output{mem: c.mem}
+	c.reset()
 	return err
 }
 

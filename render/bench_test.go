@@ -220,3 +220,20 @@ func TestAppendQuotedPlain(t *testing.T) {
 		}
 	}
 }
+
+// TestAppendUUID holds appendUUID and appendUUIDHex to UUIDString and
+// uuidHex, for UUIDs and for the other lengths a damaged field may have.
+func TestAppendUUID(t *testing.T) {
+	for _, raw := range [][]byte{nil, {0xab}, bytes.Repeat([]byte{0xff}, 15), bytes.Repeat([]byte{0x00}, 16),
+		[]byte("\x01\x23\x45\x67\x89\xab\xcd\xef\xfe\xdc\xba\x98\x76\x54\x32\x10"), bytes.Repeat([]byte{0x5a}, 17)} {
+		if got, want := string(appendUUID([]byte("x"), raw)), "x"+UUIDString(raw); got != want {
+			t.Errorf("appendUUID(%x) = %s, want %s", raw, got, want)
+		}
+		if got, want := string(appendUUIDHex([]byte("x"), raw)), "x"+uuidHex(raw); got != want {
+			t.Errorf("appendUUIDHex(%x) = %s, want %s", raw, got, want)
+		}
+	}
+	if got := uuidHex([]byte("\x01\x23\x45\x67\x89\xab\xcd\xef\xfe\xdc\xba\x98\x76\x54\x32\x10")); got != "01234567-89ab-cdef-fedc-ba9876543210" {
+		t.Errorf("uuidHex = %s", got)
+	}
+}

@@ -427,6 +427,27 @@ func uuidHex(raw []byte) string {
 	return h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
 }
 
+// appendUUID appends UUIDString(raw) to b.
+func appendUUID(b, raw []byte) []byte {
+	if len(raw) != 16 {
+		return hex.AppendEncode(b, raw)
+	}
+	return base64.RawURLEncoding.AppendEncode(b, raw)
+}
+
+// appendUUIDHex appends uuidHex(raw) to b.
+func appendUUIDHex(b, raw []byte) []byte {
+	if len(raw) != 16 {
+		return hex.AppendEncode(b, raw)
+	}
+	b = hex.AppendEncode(b, raw[:4])
+	for _, r := range [...][2]int{{4, 6}, {6, 8}, {8, 10}, {10, 16}} {
+		b = append(b, '-')
+		b = hex.AppendEncode(b, raw[r[0]:r[1]])
+	}
+	return b
+}
+
 // isErrorCode reports whether n is a Kafka error code field.
 func isErrorCode(n *protocol.Node) bool {
 	return n.Kind == protocol.KindInt && n.Role() == protocol.RoleErrorCode
@@ -462,10 +483,10 @@ func appendValue(b []byte, n *protocol.Node, o *Options, long bool) []byte {
 	case protocol.KindBytes:
 		return appendBytesValue(b, n.Raw, n.RawLen(), o.Values, max)
 	case protocol.KindUUID:
-		b = append(b, UUIDString(n.Raw)...)
+		b = appendUUID(b, n.Raw)
 		if long {
 			b = append(b, " ("...)
-			b = append(b, uuidHex(n.Raw)...)
+			b = appendUUIDHex(b, n.Raw)
 			b = append(b, ')')
 		}
 		return b
