@@ -237,3 +237,34 @@ func TestAppendUUID(t *testing.T) {
 		t.Errorf("uuidHex = %s", got)
 	}
 }
+
+// apiVersionsV3 is an ApiVersions v3 response frame listing keys API
+// keys (the tree -V prints most of on a capture of many small exchanges:
+// every connection starts with one).
+func apiVersionsV3(keys int) []byte {
+	body := []byte{0, 0, 0, 7, 0, 0, byte(keys + 1)} // CorrelationId 7, ErrorCode 0, ApiKeys
+	for k := range keys {
+		body = append(body, 0, byte(k), 0, 0, 0, byte(k%13+1), 0)
+	}
+	body = append(body, 0, 0, 0, 0, 0) // ThrottleTimeMs, no tagged fields
+	return append(binary.BigEndian.AppendUint32(nil, uint32(len(body))), body...)
+}
+
+// BenchmarkTreeSmall renders a decoded ApiVersions response of 62 API
+// keys as -V does: per-node costs on small frames.
+func BenchmarkTreeSmall(b *testing.B) {
+	var d protocol.Decoder
+	tr := d.DecodeResponse(apiVersionsV3(62), 18, 3)
+	if tr.Err != nil {
+		b.Fatal(tr.Err)
+	}
+	var buf bytes.Buffer
+	b.ReportAllocs()
+	for b.Loop() {
+		buf.Reset()
+		if err := Tree(&buf, tr, Options{Indent: 2}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.SetBytes(int64(buf.Len()))
+}

@@ -554,7 +554,7 @@ func noteOf(n *protocol.Node) string {
 func appendNotes(b []byte, n *protocol.Node, o *Options) []byte {
 	c := o.Color
 	note := noteOf(n)
-	if n.Kind == protocol.KindInt && len(note) > 3 && !isRedacted(n, o) {
+	if n.Kind == protocol.KindInt && len(note) > 3 && (note[0] == '-' || '0' <= note[0] && note[0] <= '9') && !isRedacted(n, o) {
 		// "1700000000000 (2023-11-14T22:13:20.000Z)" beside the value
 		// 1700000000000 says the number twice.
 		var tmp [24]byte

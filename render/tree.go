@@ -88,6 +88,12 @@ type treeWriter struct {
 }
 
 func (tw *treeWriter) flush(force bool) {
+	if force || len(tw.buf) > 32<<10 || tw.err != nil { // inlined: most lines write nothing out
+		tw.flushOut(force)
+	}
+}
+
+func (tw *treeWriter) flushOut(force bool) {
 	if tw.err != nil {
 		tw.buf = tw.buf[:0]
 		return
@@ -321,7 +327,9 @@ func (tw *treeWriter) leaf(n *protocol.Node, depth int) {
 		tw.flush(false)
 		return
 	}
-	if js := jsonText(n, o); js != nil {
+	if n.Kind != protocol.KindString && n.Kind != protocol.KindBytes {
+		// jsonText's answer: nil (numbers, UUIDs, most leaves)
+	} else if js := jsonText(n, o); js != nil {
 		tw.buf = paint(tw.buf, o.Color, roleFaint, "JSON, "+itoa(int64(len(js)))+" bytes")
 		tw.buf = appendNotes(tw.buf, n, o)
 		tw.buf = append(tw.buf, '\n')
@@ -356,8 +364,11 @@ func (tw *treeWriter) leaf(n *protocol.Node, depth int) {
 // appendTopicName appends " (name)" after a topic ID whose name the
 // exchange's facts know (Options.Facts).
 func (tw *treeWriter) appendTopicName(b []byte, n *protocol.Node) []byte {
+	if n.Kind != protocol.KindUUID {
+		return b
+	}
 	fx := tw.o.Facts
-	if fx == nil || n.Kind != protocol.KindUUID || n.Role() != protocol.RoleTopicID || len(n.Raw) != 16 {
+	if fx == nil || n.Role() != protocol.RoleTopicID || len(n.Raw) != 16 {
 		return b
 	}
 	id := facts.TopicID(n.Raw)
