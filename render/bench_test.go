@@ -268,3 +268,58 @@ func BenchmarkTreeSmall(b *testing.B) {
 	}
 	b.SetBytes(int64(buf.Len()))
 }
+
+// TestLeafIntAgrees holds leafInt, the fast path for integers, to
+// leaf's general path: every integer field of every schema (so every
+// enum, role and API key field), with values and notes of every shape,
+// at several depths, and the nodes of the benchmark's ApiVersions tree.
+func TestLeafIntAgrees(t *testing.T) {
+	var nodes []*protocol.Node
+	var walk func(fs []protocol.Field)
+	walk = func(fs []protocol.Field) {
+		for i := range fs {
+			f := &fs[i]
+			walk(f.Fields)
+			switch f.Kind {
+			case protocol.TypeInt8, protocol.TypeInt16, protocol.TypeInt32, protocol.TypeInt64, protocol.TypeUint16, protocol.TypeUint32:
+			default:
+				continue
+			}
+			for _, v := range []int64{0, 1, 2, 3, -1, 18, 62, 1 << 15, 1700000000000, -1700000000000} {
+				for _, note := range []string{"", "x", "NONE", "18 (ApiVersions)", "1700000000000 (2023-11-14T22:13:20.000Z)", "-1700000000000 (then)", "12", "1 ()"} {
+					nodes = append(nodes, &protocol.Node{Name: f.Name, Type: "int", Kind: protocol.KindInt, Field: f, Int: v, Note: note})
+				}
+			}
+		}
+	}
+	for _, m := range protocol.Schemas {
+		walk(m.Fields)
+	}
+	nodes = append(nodes, &protocol.Node{Name: "Fieldless", Kind: protocol.KindInt, Int: 5, Note: "5 (five)"})
+	var d protocol.Decoder
+	tr := d.DecodeResponse(apiVersionsV3(62), 18, 3)
+	var all func(n *protocol.Node)
+	all = func(n *protocol.Node) {
+		if n.Kind == protocol.KindInt && len(n.Children) == 0 {
+			nodes = append(nodes, n)
+		}
+		for _, c := range n.Children {
+			all(c)
+		}
+	}
+	all(tr.Root)
+	if len(nodes) < 1000 {
+		t.Fatalf("only %d nodes", len(nodes))
+	}
+	for _, n := range nodes {
+		for _, depth := range []int{0, 3, 40} {
+			fast := &treeWriter{o: &Options{}}
+			fast.leafInt(n, depth)
+			slow := &treeWriter{o: &Options{}}
+			slow.leafAny(n, depth)
+			if string(fast.buf) != string(slow.buf) {
+				t.Fatalf("%s = %d (%q), depth %d: leafInt wrote %q, leaf's general path %q", n.Name, n.Int, n.Note, depth, fast.buf, slow.buf)
+			}
+		}
+	}
+}

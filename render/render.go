@@ -448,6 +448,12 @@ func appendUUIDHex(b, raw []byte) []byte {
 	return b
 }
 
+// isCRC reports whether n is a record batch's or a legacy message's CRC
+// field, shown in hex.
+func isCRC(n *protocol.Node) bool {
+	return n.Field == protocol.Batch.Crc || n.Field == protocol.Message.Crc
+}
+
 // isErrorCode reports whether n is a Kafka error code field.
 func isErrorCode(n *protocol.Node) bool {
 	return n.Kind == protocol.KindInt && n.Role() == protocol.RoleErrorCode
@@ -466,7 +472,7 @@ func appendValue(b []byte, n *protocol.Node, o *Options, long bool) []byte {
 	max := o.maxValue()
 	switch n.Kind {
 	case protocol.KindInt:
-		if (n.Field == protocol.Batch.Crc || n.Field == protocol.Message.Crc) && n.Int >= 0 && n.Int <= 0xffffffff {
+		if isCRC(n) && n.Int >= 0 && n.Int <= 0xffffffff {
 			b = append(b, "0x"...) // a CRC-32 reads as its 8 hex digits
 			for sh := 28; sh >= 0; sh -= 4 {
 				b = append(b, hexDigits[n.Int>>sh&0xf])
@@ -549,19 +555,28 @@ func noteOf(n *protocol.Node) string {
 	return n.Note
 }
 
+// trimValueNote returns an integer's note without the value v it repeats:
+// "1700000000000 (2023-11-14T22:13:20.000Z)" beside the value
+// 1700000000000 says the number twice.
+func trimValueNote(note string, v int64) string {
+	if len(note) <= 3 || note[0] != '-' && (note[0] < '0' || note[0] > '9') {
+		return note // the usual note (an API or error name) cannot start with v
+	}
+	var tmp [24]byte
+	d := strconv.AppendInt(tmp[:0], v, 10)
+	if k := len(d); len(note) >= k+3 && note[:k] == string(d) && note[k:k+2] == " (" && note[len(note)-1] == ')' {
+		return note[k+2 : len(note)-1]
+	}
+	return note
+}
+
 // appendNotes appends n's note and flag marks, colored by role. A message
 // version note shows bare (" v9"), other notes in parentheses.
 func appendNotes(b []byte, n *protocol.Node, o *Options) []byte {
 	c := o.Color
 	note := noteOf(n)
-	if n.Kind == protocol.KindInt && len(note) > 3 && (note[0] == '-' || '0' <= note[0] && note[0] <= '9') && !isRedacted(n, o) {
-		// "1700000000000 (2023-11-14T22:13:20.000Z)" beside the value
-		// 1700000000000 says the number twice.
-		var tmp [24]byte
-		v := strconv.AppendInt(tmp[:0], n.Int, 10)
-		if k := len(v); len(note) >= k+3 && note[:k] == string(v) && note[k:k+2] == " (" && note[len(note)-1] == ')' {
-			note = note[k+2 : len(note)-1]
-		}
+	if n.Kind == protocol.KindInt && !isRedacted(n, o) {
+		note = trimValueNote(note, n.Int)
 	}
 	if note != "" && isMessage(n) && note == n.Note {
 		b = append(b, ' ')

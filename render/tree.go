@@ -304,6 +304,16 @@ func allScalar(ns []*protocol.Node) bool {
 // leaf writes a field with no children.
 func (tw *treeWriter) leaf(n *protocol.Node, depth int) {
 	o := tw.o
+	if n.Kind == protocol.KindInt && n.Flags == 0 && !o.Color && !isCRC(n) {
+		tw.leafInt(n, depth)
+		return
+	}
+	tw.leafAny(n, depth)
+}
+
+// leafAny is leaf's general path.
+func (tw *treeWriter) leafAny(n *protocol.Node, depth int) {
+	o := tw.o
 	tw.head(n, depth)
 	tw.buf = append(tw.buf, ' ')
 	if n.Kind == protocol.KindUnknownTag {
@@ -357,6 +367,34 @@ func (tw *treeWriter) leaf(n *protocol.Node, depth int) {
 	b = tw.appendEnum(b, n)
 	b = tw.appendTopicName(b, n)
 	b = appendNotes(b, n, o)
+	tw.buf = append(b, '\n')
+	tw.flush(false)
+}
+
+// leafInt is leaf for the most common field of all, an integer with no
+// flag (not null, not redacted, nothing to mark) and no color, which is
+// not a CRC: what leaf's general path writes for it (appendValue,
+// appendEnum, appendNotes; TestLeafIntAgrees holds the two together), in
+// a third of the instructions.
+func (tw *treeWriter) leafInt(n *protocol.Node, depth int) {
+	b := appendIndent(tw.buf, depth)
+	b = append(b, n.Name...)
+	b = append(b, ": "...)
+	b = strconv.AppendInt(b, n.Int, 10)
+	note := n.Note
+	if note == "" {
+		if name := protocol.ValueName(n.Field, n.Int); name != "" {
+			b = append(b, " ("...)
+			b = append(b, name...)
+			b = append(b, ')')
+		}
+		note = noteOf(n)
+	}
+	if note = trimValueNote(note, n.Int); note != "" {
+		b = append(b, " ("...)
+		b = append(b, note...)
+		b = append(b, ')')
+	}
 	tw.buf = append(b, '\n')
 	tw.flush(false)
 }
