@@ -141,6 +141,10 @@ func scalar(n *protocol.Node) bool {
 func (tw *treeWriter) node(n *protocol.Node, depth int, batch *protocol.Node, space int) {
 	o := tw.o
 	c := o.Color
+	if n.Kind == protocol.KindInt && len(n.Children) == 0 && n.Flags == 0 && !c && !isCRC(n) {
+		tw.leafInt(n, depth) // what leaf does for it, without the tests below
+		return
+	}
 	switch {
 	case n.Kind == protocol.KindTaggedFields && len(n.Children) == 0 && n.Note == "" &&
 		n.Flags&^protocol.FlagTagged == 0:
