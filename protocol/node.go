@@ -279,7 +279,10 @@ func (t *Tree) FirstError() *Node {
 		}
 		return v
 	}
-	n := firstError(t.Root, 0)
+	var n *Node
+	if !t.mem.holds(t.Root) || t.mem.anyError() {
+		n = firstError(t.Root, 0)
+	}
 	if n == nil {
 		t.firstErr.Store(noFirstError)
 	} else {
@@ -301,6 +304,38 @@ func firstError(n *Node, depth int) *Node {
 		}
 	}
 	return nil
+}
+
+// holds reports whether n is one of m's nodes. A tree whose root is was
+// made by the decoder, and every node of it then is too (its nodes come
+// from its slabs alone, an embedded tree's included: absorb).
+func (m *treeMem) holds(n *Node) bool {
+	if n == nil {
+		return false
+	}
+	p := uintptr(unsafe.Pointer(n))
+	for _, u := range m.slabs {
+		s := (*u.p)[:cap(*u.p)]
+		if base := uintptr(unsafe.Pointer(&s[0])); p >= base && p < base+uintptr(len(s))*unsafe.Sizeof(Node{}) {
+			return true
+		}
+	}
+	return false
+}
+
+// anyError reports whether one of m's nodes is marked FlagError with a
+// note: when none is, a tree m holds has no first error, which a scan of
+// the slabs, in the order the decoder made them, says faster than a walk
+// of the tree (a fifth of the instructions of an ApiVersions response's).
+func (m *treeMem) anyError() bool {
+	for _, u := range m.slabs {
+		for i := range (*u.p)[:u.n] {
+			if n := &(*u.p)[i]; n.Flags&FlagError != 0 && n.Note != "" {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // Pooled memory. A tree's node slabs, Children chunks and decompressed
