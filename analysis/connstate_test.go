@@ -5,6 +5,8 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -90,5 +92,53 @@ func TestFindingsConnStateReleased(t *testing.T) {
 	if o.maxSt > o.maxOpen || len(a.find.conns) != 0 {
 		t.Errorf("findings held up to %d connection states (%d open at most), %d at the end; want at most the open ones, none at the end",
 			o.maxSt, o.maxOpen, len(a.find.conns))
+	}
+}
+
+// TestFencedOnePerSubject: three copies of txn-fenced.pcap, one after
+// another (the same transactional IDs fenced again in each, and across
+// copies), give one producer-fenced finding per client and transactional
+// ID, counting every instance fenced, as a single copy gives one per
+// fenced producer.
+func TestFencedOnePerSubject(t *testing.T) {
+	src, err := os.Open(filepath.Join("..", "pcaps", "txn-fenced.pcap"))
+	if err != nil {
+		t.Skipf("%v (make pcaps)", err)
+	}
+	defer src.Close()
+	p := filepath.Join(t.TempDir(), "x3.pcap")
+	f, err := os.Create(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bw := bufio.NewWriter(f)
+	if _, err := capturetest.Multiply(src, bw, capturetest.MultiplyOptions{Copies: 3, Gap: time.Second}); err != nil {
+		t.Fatal(err)
+	}
+	if err := bw.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	one := findingsOf(analyze(t, "txn-fenced.pcap", Options{Findings: true}).Findings(), RuleFenced)
+
+	a := New(Options{Findings: true})
+	d := dissect.New(dissect.Options{Ports: pcaps.BrokerPorts(), Detect: true, Decoder: dissectDecoder}, a)
+	if _, err := reassembly.ReadFiles(context.Background(), []string{p}, reassembly.Options{}, d); err != nil {
+		t.Fatal(err)
+	}
+	d.Finish()
+	three := findingsOf(a.Findings(), RuleFenced)
+	if len(one) == 0 || len(three) != len(one) {
+		t.Fatalf("%d fenced findings on three copies, %d on one; want as many, one per subject:\n%+v", len(three), len(one), three)
+	}
+	seen := map[string]bool{}
+	for _, x := range three {
+		if seen[x.Subject] {
+			t.Errorf("two findings for %q", x.Subject)
+		}
+		seen[x.Subject] = true
+		if x.Count < 3 || !strings.HasPrefix(x.Detail, strconv.Itoa(int(x.Count))+" producer instances fenced; the latest: ") {
+			t.Errorf("%s: count %d, detail %q", x.Subject, x.Count, x.Detail)
+		}
 	}
 }

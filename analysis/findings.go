@@ -185,7 +185,9 @@ type Finding struct {
 // stream of kwire read --findings.
 type FindingsReport struct {
 	Findings []Finding `json:"findings"`
-	// Dropped counts findings not kept for the memory budget.
+	// Dropped counts the occurrences of findings not kept for the memory
+	// budget: a finding not kept is counted each time it recurs, as
+	// telling its recurrences apart would mean keeping it.
 	Dropped int64 `json:"dropped"`
 }
 
@@ -990,6 +992,7 @@ func (f *findEngine) reportNear(a *Analyzer) []*finding {
 
 func (f *findEngine) reportProducers(a *Analyzer) []*finding {
 	var out []*finding
+	latest := map[*finding]string{} // a fencing finding's latest instance, described
 	t := a.txns
 	for _, p := range t.order {
 		for _, in := range p.instances {
@@ -997,12 +1000,30 @@ func (f *findEngine) reportProducers(a *Analyzer) []*finding {
 				continue
 			}
 			by := in.fencedBy
-			r := ruleOf(RuleFenced)
-			name := p.txnID
-			x := &finding{Finding: Finding{Rule: RuleFenced, Severity: r.Severity, Time: Time(in.fencedAt), Last: Time(in.fencedAt),
-				Subject: in.clientID + " transactional ID " + name, ClientID: strp(in.clientID), Count: 1,
-				Packets: []int64{}, Detail: fmt.Sprintf("%s's InitProducerId (epoch %d) fenced %s (at epoch %d)", by.clientID, firstEpoch(by), in.clientID, in.fencedEpoch)},
-				file: in.fencedFile}
+			subj := in.clientID + " transactional ID " + p.txnID
+			detail := fmt.Sprintf("%s's InitProducerId (epoch %d) fenced %s (at epoch %d)", by.clientID, firstEpoch(by), in.clientID, in.fencedEpoch)
+			// One finding per subject: the instances of one client fenced
+			// under one transactional ID, counted, the latest described.
+			var x *finding
+			for _, o := range out {
+				if o.Rule == RuleFenced && o.Subject == subj && o.file == in.fencedFile {
+					x = o
+				}
+			}
+			if x == nil {
+				r := ruleOf(RuleFenced)
+				x = &finding{Finding: Finding{Rule: RuleFenced, Severity: r.Severity, Time: Time(in.fencedAt), Last: Time(in.fencedAt),
+					Subject: subj, ClientID: strp(in.clientID), Packets: []int64{}}, file: in.fencedFile}
+				out = append(out, x)
+			}
+			x.Count++
+			if time.Time(x.Time).After(in.fencedAt) {
+				x.Time = Time(in.fencedAt)
+			}
+			if !in.fencedAt.Before(time.Time(x.Last)) || latest[x] == "" {
+				x.Last = Time(in.fencedAt)
+				latest[x] = detail
+			}
 			x.evidence(by.ref.Frame)
 			for _, tx := range p.txns {
 				if tx.inst == in && (fencingCode(tx.endError) || fencingCode(tx.produceErr)) {
@@ -1012,7 +1033,6 @@ func (f *findEngine) reportProducers(a *Analyzer) []*finding {
 					}
 				}
 			}
-			out = append(out, x)
 		}
 		for _, is := range p.issues {
 			rule := RuleSequence
@@ -1035,8 +1055,17 @@ func (f *findEngine) reportProducers(a *Analyzer) []*finding {
 			}
 			x.Count++
 			x.Last = is.Time
+			if is.first > 0 {
+				x.evidence(is.first) // the first send, then the retry
+			}
 			x.evidence(is.Ref.Frame)
 			x.Detail = fmt.Sprintf("%s; the latest: producer %d epoch %d: %s", plural(int(x.Count), "batch"), is.ProducerID, is.ProducerEpoch, is.Detail)
+		}
+	}
+	for x, d := range latest {
+		x.Detail = d
+		if x.Count > 1 {
+			x.Detail = fmt.Sprintf("%d producer instances fenced; the latest: %s", x.Count, d)
 		}
 	}
 	return out

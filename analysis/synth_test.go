@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"net/netip"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -247,19 +248,25 @@ func TestRuleSequence(t *testing.T) {
 	s.ex("idem", 2*time.Second, time.Millisecond, produce("t", 30000, batch(50, 7, 20, 1)), produced("t", 45)) // a gap, refused
 	s.ex("idem", 3*time.Second, time.Millisecond, produce("t", 30000, batch(50, 7, 10, 1)), nil)
 	s.ex("idem", 4*time.Second, time.Millisecond, produce("t", 30000, batch(50, 7, 10, 1)), produced("t", 0)) // the retry
+	s.ex("idem", 5*time.Second, time.Millisecond, produce("t", 30000, batch(50, 7, 10, 1)), produced("t", 0)) // and another
 	seq, retry := s.findings(RuleSequence), s.findings(RuleProduceRetry)
-	if len(seq) != 1 || seq[0].Count != 2 || len(retry) != 1 || retry[0].Count != 1 || !strings.Contains(retry[0].Detail, "sequence 10 sent again") {
-		t.Errorf("sequence %+v\nretry %+v", seq, retry)
+	if len(seq) != 1 || seq[0].Count != 2 || len(retry) != 1 || retry[0].Count != 2 || !strings.Contains(retry[0].Detail, "sequence 10 sent again") {
+		t.Fatalf("sequence %+v\nretry %+v", seq, retry)
+	}
+	// The retries name the first send, not the one before them, and the
+	// evidence starts with it: the first send, then each retry.
+	if ps := retry[0].Packets; len(ps) != 3 || !slices.IsSorted(ps) || !strings.Contains(retry[0].Detail, fmt.Sprintf("(first at packet %d)", ps[0])) {
+		t.Errorf("retry evidence %v, detail %q", retry[0].Packets, retry[0].Detail)
 	}
 	r := s.a.Transactions()
-	if len(r.Producers) != 1 || len(r.Producers[0].Sequences) != 3 {
+	if len(r.Producers) != 1 || len(r.Producers[0].Sequences) != 4 {
 		t.Fatalf("%+v", r.Producers)
 	}
 	kinds := []string{}
 	for _, is := range r.Producers[0].Sequences {
 		kinds = append(kinds, is.Kind)
 	}
-	if strings.Join(kinds, ",") != "gap,out-of-order,retry" {
+	if strings.Join(kinds, ",") != "gap,out-of-order,retry,retry" {
 		t.Errorf("issues %v", kinds)
 	}
 }

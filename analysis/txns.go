@@ -284,10 +284,14 @@ func (t *txnTracker) initProducer(e *xinfo) {
 			t.byPID[pr.NewID] = p
 		}
 		// An older live instance of the same transactional ID, of another
-		// client, is fenced.
+		// client, is fenced by a newer epoch (or another producer ID,
+		// given when the epoch is exhausted). The same epoch again is no
+		// fencing: the same producer seen twice (a capture replayed or
+		// merged with itself), or one that cannot be told from it.
 		if p.hasTxn {
 			for _, old := range p.instances {
-				if old.fencedBy == nil && old.pid >= 0 && (old.clientID != in.clientID || old.addr != in.addr) && !in.bump {
+				newer := in.pid != old.pid || in.epoch > old.epoch
+				if old.fencedBy == nil && old.pid >= 0 && newer && (old.clientID != in.clientID || old.addr != in.addr) && !in.bump {
 					old.fencedBy, old.fencedAt, old.fencedEpoch, old.fencedFile = in, e.done, old.epoch, e.file
 					if in.fences == nil {
 						in.fences = old
@@ -478,30 +482,34 @@ func (t *txnTracker) sequence(p *producer, e *xinfo, k tpKey, r *facts.Records, 
 	}
 	n := max(r.ProducerRecords, 1)
 	end := r.BaseSequence + n - 1
-	issue := func(kind, detail string) {
+	issue := func(kind, detail string, first int64) {
 		if len(p.issues) >= 256 {
 			t.dropped.SequenceIssues++
 			return
 		}
 		p.issues = append(p.issues, SeqIssue{Time: Time(e.at), Kind: kind, ClientID: e.x.ClientID, Topic: k.topic, Partition: k.part,
-			ProducerID: r.ProducerID, ProducerEpoch: r.ProducerEpoch, BaseSequence: r.BaseSequence, Records: n, Detail: detail, Ref: e.ref, file: e.file})
+			ProducerID: r.ProducerID, ProducerEpoch: r.ProducerEpoch, BaseSequence: r.BaseSequence, Records: n, Detail: detail, Ref: e.ref, file: e.file, first: first})
 		t.mem.take(costEvent)
 	}
 	switch {
 	case s.sent && r.BaseSequence == s.sentBase:
-		issue(seqRetry, fmt.Sprintf("sequence %d sent again (first at packet %d)", r.BaseSequence, s.sentFrame))
+		issue(seqRetry, fmt.Sprintf("sequence %d sent again (first at packet %d)", r.BaseSequence, s.sentFrame), s.sentFrame)
 	case s.written && r.BaseSequence <= s.lastEnd && r.BaseSequence >= 0:
-		issue(seqDuplicate, fmt.Sprintf("sequence %d-%d overlaps what was written (up to %d)", r.BaseSequence, end, s.lastEnd))
+		issue(seqDuplicate, fmt.Sprintf("sequence %d-%d overlaps what was written (up to %d)", r.BaseSequence, end, s.lastEnd), 0)
 	case s.written && r.BaseSequence > s.lastEnd+1:
-		issue(seqGap, fmt.Sprintf("sequence %d follows %d: %d missing (lost, or sent on a connection not captured)", r.BaseSequence, s.lastEnd, r.BaseSequence-s.lastEnd-1))
+		issue(seqGap, fmt.Sprintf("sequence %d follows %d: %d missing (lost, or sent on a connection not captured)", r.BaseSequence, s.lastEnd, r.BaseSequence-s.lastEnd-1), 0)
 	}
 	switch code {
 	case errOutOfOrderSequence:
-		issue(seqOutOfOrder, fmt.Sprintf("the broker refused sequence %d: %s", r.BaseSequence, errorMeaning(code)))
+		issue(seqOutOfOrder, fmt.Sprintf("the broker refused sequence %d: %s", r.BaseSequence, errorMeaning(code)), 0)
 	case errDuplicateSequence:
-		issue(seqDuplicate, fmt.Sprintf("the broker had sequence %d already: %s", r.BaseSequence, errorMeaning(code)))
+		issue(seqDuplicate, fmt.Sprintf("the broker had sequence %d already: %s", r.BaseSequence, errorMeaning(code)), 0)
 	}
-	s.sent, s.sentBase, s.sentFrame = true, r.BaseSequence, e.ref.Frame
+	if !s.sent || r.BaseSequence != s.sentBase {
+		// A new sequence: its first send. A retry keeps the first's packet.
+		s.sentBase, s.sentFrame = r.BaseSequence, e.ref.Frame
+	}
+	s.sent = true
 	if code == 0 && e.answered {
 		s.written, s.lastBase, s.lastEnd = true, r.BaseSequence, end
 	}
@@ -846,6 +854,7 @@ type SeqIssue struct {
 	Detail        string `json:"detail"`
 	Ref           Ref    `json:"ref"`
 	file          int
+	first         int64 // a retry's first send: its packet (0 for other kinds)
 }
 
 // ConsumerReport is what one client ID's Fetch responses said about

@@ -601,7 +601,7 @@ func writeFindings(w *strings.Builder, r *analysis.FindingsReport, o Options, wr
 	}
 	moreRows(w, len(shown), len(r.Findings), "findings", "the errors, then the most frequent")
 	if r.Dropped > 0 {
-		fmt.Fprintf(w, "%d findings not kept (--max-analysis-memory)\n", r.Dropped)
+		fmt.Fprintf(w, "%d occurrences of findings not kept (--max-analysis-memory)\n", r.Dropped)
 	}
 }
 

@@ -100,7 +100,8 @@ func clientIDText(id string, null bool) string {
 // they were computed, package analysis's findings. Its JSON form is kwire
 // stats --json (and the "stats" of read --json --stats's last record):
 // the Report's keys, then "findings" (null when not computed) and
-// "findingsDropped" (those the analysis memory budget left out).
+// "findingsDropped" (the occurrences of findings the analysis memory
+// budget left out, analysis.FindingsReport.Dropped).
 type StatsDoc struct {
 	stats.Report
 	Findings        []analysis.Finding `json:"findings" jsonschema:"nullable"`
