@@ -33,7 +33,7 @@ import (
 type captureFlags struct {
 	Ports           portsFlag // --port
 	Detect          bool
-	MaxFrame        int
+	MaxFrame        byteSize
 	MaxPending      byteSize      // --max-pending-memory
 	MaxPartial      byteSize      // --max-reassembly-memory
 	MaxOutOfOrder   byteSize      // --max-out-of-order
@@ -78,8 +78,8 @@ func (o *captureFlags) addFlags(f *pflag.FlagSet, detect bool, idle time.Duratio
 		usage += " (--detect=false: only on --port)"
 	}
 	f.BoolVar(&o.Detect, "detect", detect, usage)
-	f.IntVar(&o.MaxFrame, "max-frame", 0, fmt.Sprintf(
-		"largest frame accepted as Kafka, in `bytes` (0: %d, the broker's default socket.request.max.bytes)", dissect.DefaultMaxFrame))
+	f.Var(&o.MaxFrame, "max-frame", fmt.Sprintf(
+		"largest frame accepted as Kafka, e.g. 200MiB (K, M, G: powers of 1024; 0: %s, the broker's default socket.request.max.bytes)", byteSize(dissect.DefaultMaxFrame)))
 	o.MaxPending = dissect.DefaultPendingMemory
 	f.Var(&o.MaxPending, "max-pending-memory",
 		"memory for requests awaiting their responses, e.g. 64MiB (K, M, G: powers of 1024), counting their frames and about 768 bytes of bookkeeping each; past it their frames wait in a temporary file in $TMPDIR, deleted at once, and are read back when shown: the output is the same. When the bookkeeping alone needs more (about 20,000 requests pending at once for 16MiB), the oldest requests beyond a connection's first 32 are given up as unanswered, with a warning and exit status 1 (0: no bound; if no file can be made they stay in memory with a warning)")
@@ -304,7 +304,7 @@ func (o *captureFlags) dissectOptions(ropts render.Options) (dissect.Options, er
 	opts := dissect.Options{
 		Ports:         slices.Clone(o.Ports.ports),
 		Detect:        o.Detect,
-		MaxFrame:      o.MaxFrame,
+		MaxFrame:      int(o.MaxFrame),
 		Decoder:       protocol.Decoder{Records: true, ShowSecrets: ropts.ShowSecrets},
 		PendingMemory: int64(o.MaxPending),
 		PartialMemory: cmp.Or(int64(o.MaxPartial), -1), // 0 lifts the bound
@@ -315,8 +315,8 @@ func (o *captureFlags) dissectOptions(ropts render.Options) (dissect.Options, er
 	if o.MaxPending == 0 {
 		opts.PendingMemory = -1 // no bound
 	}
-	if o.MaxFrame < 0 {
-		return opts, usageErrorf("--max-frame must not be negative")
+	if o.MaxFrame > math.MaxInt32 {
+		return opts, usageErrorf("--max-frame %s is past what a frame's INT32 length can say (%s)", o.MaxFrame, byteSize(math.MaxInt32))
 	}
 	if o.IdleTimeout < 0 {
 		return opts, usageErrorf("--idle-timeout must not be negative")

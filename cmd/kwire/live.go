@@ -115,6 +115,9 @@ filter, or no permission to capture.`,
 			o.portSet = cmd.Flags().Changed("port")
 			o.read.topicSet = cmd.Flags().Changed("topic")
 			o.read.statsMemSet = cmd.Flags().Changed("max-stats-memory")
+			if err := o.read.flagsNeeded(cmd.Flags()); err != nil {
+				return err
+			}
 			return runLive(cmd.Context(), o, s, g.colorEnabled(s))
 		},
 	}

@@ -61,6 +61,9 @@ func (o *outputOptions) renderOptions(color bool) (render.Options, error) {
 		return render.Options{}, usageErrorf("--values: %v", err)
 	}
 	limit := o.MaxValue
+	if limit < -1 {
+		return render.Options{}, usageErrorf("--max-value must be a number of bytes, or 0 or -1 for values never cut")
+	}
 	if limit == 0 {
 		limit = -1 // "--max-value 0" reads as "no limit", not "the default"
 	}

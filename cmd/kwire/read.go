@@ -27,6 +27,7 @@ import (
 	"github.com/kwire/kwire/render"
 	"github.com/kwire/kwire/render/statsview"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 type readOptions struct {
@@ -319,6 +320,9 @@ Exit status (the same for stats and versions):
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.topicSet = cmd.Flags().Changed("topic")
 			o.statsMemSet = cmd.Flags().Changed("max-stats-memory")
+			if err := o.flagsNeeded(cmd.Flags()); err != nil {
+				return err
+			}
 			return runRead(cmd.Context(), o, s, g.colorEnabled(s), args)
 		},
 	}
@@ -697,6 +701,27 @@ func (o *readOptions) analyzer() (*analysis.Analyzer, error) {
 	return analysis.New(aopts), nil
 }
 
+// flagsNeeded refuses a flag given without the flag it works with: it
+// would change nothing, and saying so beats a silent no-op (--top and
+// --max-stats-memory without --stats are refused in statsCollector).
+func (o *readOptions) flagsNeeded(fs *pflag.FlagSet) error {
+	for _, c := range []struct {
+		flag, needs string
+		ok          bool
+	}{
+		{"sort-window", "--sort time", o.Sort == "time"},
+		{"sort-memory", "--sort time", o.Sort == "time"},
+		{"json-int64", "--json", o.JSON},
+		{"slow", "--findings or --stats", o.Findings || o.Stats},
+		{"max-analysis-memory", "--findings or --stats", o.Findings || o.Stats},
+	} {
+		if fs.Lookup(c.flag) != nil && fs.Changed(c.flag) && !c.ok {
+			return usageErrorf("--%s needs %s", c.flag, c.needs)
+		}
+	}
+	return nil
+}
+
 // statsCollector returns the Collector for --stats, nil without it.
 func (o *readOptions) statsCollector() (*stats.Collector, error) {
 	if !o.Stats {
@@ -732,7 +757,7 @@ func topicArgs(topics []string) []string {
 func (o *readOptions) filter() (*exchangeFilter, error) {
 	fl := &exchangeFilter{topics: o.Topics, clientIDs: o.ClientIDs, errors: o.Errors, stream: o.Stream}
 	if o.Stream < -1 {
-		return nil, usageErrorf("--stream must not be negative")
+		return nil, usageErrorf("--stream must be a connection's number (0 or more), or -1 for all")
 	}
 	frames, err := parseFrameRanges(o.Frames)
 	if err != nil {

@@ -47,7 +47,7 @@ Kafka traffic:
                codecs; topic IDs resolved to names through Metadata
   CONNECTIONS  per TCP connection: endpoints, duration, frames, gaps,
                retransmissions, orphans, unanswered, decode failures;
-               past --max-stats-memory (4MiB, 6,000-8,000 rows) the
+               past --max-stats-memory (4MiB, 6,000-8,192 rows) the
                connections that ended with the fewest problems, then
                frames, are folded into one line of totals
   LATENCY      per API a histogram (power-of-two bins) and latency over
@@ -107,7 +107,7 @@ that is not a capture.`,
 	f.IntVar(&o.Top, "top", 0, "list the `N` slowest exchanges with their frame numbers")
 	addStatsMemoryFlag(f, &o.StatsMem)
 	f.BoolVar(&o.Findings, "findings", true, "add the findings (docs/findings.md)")
-	f.IntVar(&o.Rows, "rows", statsview.DefaultRows, "rows of the CLIENTS, PARTITIONS and CONNECTIONS tables: those with problems or errors first, then the busiest")
+	f.IntVar(&o.Rows, "rows", statsview.DefaultRows, "rows of the CLIENTS, PARTITIONS, CONNECTIONS and FINDINGS tables: those with problems or errors first, then the busiest (-1: all, as --all)")
 	f.BoolVar(&o.All, "all", false, "every row of every table, and the latency of every API")
 	return cmd
 }
@@ -118,6 +118,9 @@ func runStats(ctx context.Context, o *statsOptions, s *ioStreams, color bool, pa
 		return err
 	}
 	dopts.Decoder.Sparse = true // the tables and findings are made of facts
+	if o.Rows == 0 || o.Rows < -1 {
+		return usageErrorf("--rows must be 1 or more, or -1 for all")
+	}
 	col, err := newStatsCollector(o.Top, o.StatsMem)
 	if err != nil {
 		return err
