@@ -158,9 +158,13 @@ func New(opts Options, sink Sink) *Dissector {
 	case maxPartial < 0:
 		maxPartial = 0
 	}
+	pool := &framePool{max: poolBytes}
+	if opts.Decoder.BatchHeadersOnly {
+		pool.max = poolBytesHeaders
+	}
 	return &Dissector{
 		maxPartial: maxPartial,
-		spill:      spiller{budget: opts.PendingMemory, dir: opts.SpillDir, pool: new(framePool)},
+		spill:      spiller{budget: opts.PendingMemory, dir: opts.SpillDir, pool: pool},
 		opts:       opts,
 		sink:       sink,
 		conns:      make(map[*reassembly.Conn]*conn),

@@ -820,3 +820,57 @@ func TestRawOAUTHBEARERWithoutHandshake(t *testing.T) {
 	}
 	wantExchange(t, r.sink.ex[1], KindPaired, 3, 12, 2)
 }
+
+// A large frame that arrives in pieces gets its buffer at most twice: the
+// first holds allocAhead bytes beyond the first piece, the second, once
+// that is full, the whole frame (up to frameOnce, and when the bound on
+// partial frames has room for it); otherwise it grows in steps, and past
+// the bound it is cut as before.
+func TestFrameBufferSizedOnce(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		size    int
+		partial int64
+		allocs  int  // buffers the frame was built in; 0: more than 2
+		cut     bool // cut by the bound on partial frames (before its whole buffer)
+	}{
+		{"room", 1 << 20, 0, 2, false},
+		{"room within the bound", 1 << 20, 1<<20 + 64, 2, false},
+		{"no room", 1 << 20, 512 << 10, 2, true},
+		{"above frameOnce", frameOnce + 1, 0, 0, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newRig(t, Options{PartialMemory: tc.partial}, true)
+			resp := respFrame(1, false, bytes.Repeat([]byte{7}, tc.size))
+			r.client(reqFrame(3, 1, 1, nil))
+			s := r.d.conns[r.c].split[reassembly.BtoA]
+			caps := map[int]bool{}
+			for off := 0; off < len(resp); off += 1500 {
+				r.broker(resp[off:min(off+1500, len(resp))])
+				if s.state == stBody {
+					caps[cap(s.buf)] = true
+				}
+				if r.d.partial > r.d.maxPartial && r.d.maxPartial > 0 {
+					t.Fatalf("partial frames hold %d bytes, bound %d", r.d.partial, r.d.maxPartial)
+				}
+			}
+			if capped := r.d.sum.PartialCapped; tc.cut != (capped > 0) {
+				t.Fatalf("cut by the bound %d times, want cut %v", capped, tc.cut)
+			}
+			if !tc.cut && (len(r.sink.ex) != 1 || !bytes.Equal(r.sink.ex[0].Response.Bytes, resp)) {
+				t.Fatalf("%d exchanges (kinds %v), or the response is not its bytes", len(r.sink.ex), r.sink.kinds())
+			}
+			if tc.allocs > 0 && len(caps) != tc.allocs || tc.allocs == 0 && len(caps) <= 2 {
+				t.Errorf("the frame was built in %d buffers (capacities %v), want %d (0: more than 2)", len(caps), caps, tc.allocs)
+			}
+			if tc.allocs > 0 && tc.cut == caps[len(resp)] {
+				t.Errorf("a buffer of the frame's size %d: %v, want %v", len(resp), caps, !tc.cut)
+			}
+			for c := range caps {
+				if c > len(resp) {
+					t.Errorf("a buffer of %d bytes for a frame of %d", c, len(resp))
+				}
+			}
+		})
+	}
+}

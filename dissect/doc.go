@@ -27,8 +27,11 @@
 //     Options.Decoder.ShowSecrets), and a frame not decoded that may
 //     hold one has Frame.Withheld set; outputs show bytes through them.
 //   - Bytes are buffered per direction only as far as needed: the frame
-//     being built (grown as bytes arrive, never allocated from a claimed
-//     length beyond 64 KiB ahead) or a short scan window.
+//     being built or a short scan window. A frame's buffer is a reused
+//     one (Exchange.Release) or allocated at most 64 KiB beyond the bytes
+//     at hand; once those are filled, a frame of at most 16 MiB gets its
+//     whole buffer when Options.PartialMemory has room for it, a larger
+//     one grows as bytes arrive.
 //   - Pairing state is bounded in bytes by Options.PendingMemory, all
 //     connections together: frames past it wait in a temporary file
 //     (spill.go); requests given up past it are reported and counted

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/kwire/kwire/internal/poison"
+	"github.com/kwire/kwire/protocol"
 )
 
 // Every golden capture dissects to the same exchanges and events whether
@@ -223,7 +224,7 @@ func TestSpillPoolFits(t *testing.T) {
 	if poison.Released {
 		t.Skip("kwirepoison: released buffers are poisoned, never pooled")
 	}
-	var sp framePool
+	sp := framePool{max: poolBytes}
 	sp.put(make([]byte, 100))        // too small to pool
 	sp.put(make([]byte, 10, 1<<20))  // 1 MiB
 	sp.put(make([]byte, 0, 100<<10)) // 100 KiB
@@ -247,6 +248,35 @@ func TestSpillPoolFits(t *testing.T) {
 	}
 	if len(sp.bufs) != poolMax {
 		t.Errorf("pool holds %d buffers, at most %d", len(sp.bufs), poolMax)
+	}
+	// Bounded in bytes: 1 MiB buffers up to poolBytes.
+	sp = framePool{max: poolBytes}
+	for range poolBytes>>20 + 2 {
+		sp.put(make([]byte, 0, 1<<20))
+	}
+	if sp.bytes != poolBytes || len(sp.bufs) != poolBytes>>20 {
+		t.Errorf("pool holds %d buffers of %d bytes, at most %d bytes", len(sp.bufs), sp.bytes, poolBytes)
+	}
+	// The smallest buffer that fits is taken.
+	sp = framePool{max: poolBytes}
+	for _, c := range []int{190 << 10, 120 << 10, 150 << 10} {
+		sp.put(make([]byte, 0, c))
+	}
+	if b := sp.take(100 << 10); cap(b) != 120<<10 {
+		t.Errorf("a 100 KiB frame got a buffer of %d bytes, want the smallest that fits (120 KiB)", cap(b))
+	}
+}
+
+// The pool holds more when only batch headers are decoded.
+func TestPoolBound(t *testing.T) {
+	for _, tc := range []struct {
+		headers bool
+		want    int
+	}{{false, poolBytes}, {true, poolBytesHeaders}} {
+		d := New(Options{Decoder: protocol.Decoder{BatchHeadersOnly: tc.headers}}, &recSink{})
+		if got := d.spill.pool.max; got != tc.want {
+			t.Errorf("BatchHeadersOnly %v: pool bound %d, want %d", tc.headers, got, tc.want)
+		}
 	}
 }
 

@@ -62,6 +62,11 @@ const (
 // allocated from a (validated) length: a hostile length costs at most this.
 const allocAhead = 64 << 10
 
+// frameOnce is the largest frame whose buffer is sized once from its
+// length (see grow): a claimed length costs at most 256 times the bytes
+// that arrived for it, within Options.PartialMemory.
+const frameOnce = 16 << 20
+
 // startWindow bounds the frame a response stream may start with when the
 // capture began mid-stream and no pending request vouches for it.
 const startWindow = 1 << 20
@@ -188,7 +193,7 @@ func (s *splitter) step(g seg) []seg {
 			if !s.checked {
 				s.marks = append(s.marks, mark{len(s.buf), g.frame, g.time})
 			}
-			s.buf = grow(s.buf, k, s.need)
+			s.grow(k)
 			s.buf = append(s.buf, data[:k]...)
 			data = data[k:]
 			if !s.checked {
@@ -622,14 +627,23 @@ func (s *splitter) end(why string) {
 	s.smarks = nil
 }
 
-// grow makes room for k more bytes in b, quadrupling (fewer copies of
-// large frames than doubling) but never beyond need.
-func grow(b []byte, k, need int) []byte {
+// grow makes room for k more bytes in the frame being built. A frame of
+// at most frameOnce bytes gets its whole buffer at once, when the
+// partial bound has room for it: by then its first allocAhead bytes
+// arrived (the first buffer holds them), so a length that no bytes
+// follow costs no more than before, and a real frame is copied once
+// more, its first allocAhead bytes. Larger frames (or with no room)
+// quadruple (fewer copies than doubling), never beyond the frame's size.
+func (s *splitter) grow(k int) {
+	b := s.buf
 	if len(b)+k <= cap(b) {
-		return b
+		return
 	}
-	c := min(max(4*cap(b), len(b)+k), need)
+	c := min(max(4*cap(b), len(b)+k), s.need)
+	if d := s.c.d; s.need <= frameOnce && (d.maxPartial == 0 || d.partial+int64(s.need-cap(b)) <= d.maxPartial) {
+		c = s.need
+	}
 	nb := make([]byte, len(b), c)
 	copy(nb, b)
-	return nb
+	s.buf = nb
 }

@@ -17,7 +17,10 @@
 #
 # Rows without tshark columns are kwire-baseline's floors: gopacket is
 # the libraries alone (pcapgo, gopacket's layer parser and Assembler with
-# streams that count bytes); baseline reads and reassembles with kwire's
+# streams that count bytes); copy is gopacket with every reassembled byte
+# copied once into a reused buffer and CRC-32C'd (the least work kwire
+# read adds: a frame is decoded whole, a batch's CRC covers its bytes);
+# baseline reads and reassembles with kwire's
 # reassembly package only; frames adds kwire read's one-line dissection
 # (frames cut, paired, decoded with record batch headers and CRCs) and
 # renders nothing: the floor of read; inflate adds the decompression of
@@ -36,7 +39,7 @@
 #   BASELINE      kwire-baseline binary (default bin/kwire-baseline)
 #   KWIRE_PORTS   broker ports of captures without X.ports (default
 #                 19200,19201,19202: tools/capgen -bench)
-#   BENCH_MODES   modes to run, space-separated (default all): cat gopacket baseline
+#   BENCH_MODES   modes to run, space-separated (default all): cat gopacket copy baseline
 #                 frames inflate read read-V read-json stats read@1
 #                 read-V@1 read-json@1 stats@1 tshark tshark-O tshark-json
 #   BENCH_TSHARK  0: skip the tshark modes
@@ -57,7 +60,7 @@ BENCH_TSHARK=${BENCH_TSHARK:-1}
 BENCH_TSHARK_MAX_MB=${BENCH_TSHARK_MAX_MB:-600}
 BENCH_RUNS=${BENCH_RUNS:-3}
 BENCH_LOG=${BENCH_LOG:-}
-ALL_MODES="cat gopacket baseline frames inflate read read-V read-json stats read@1 read-V@1 read-json@1 stats@1 tshark tshark-O tshark-json"
+ALL_MODES="cat gopacket copy baseline frames inflate read read-V read-json stats read@1 read-V@1 read-json@1 stats@1 tshark tshark-O tshark-json"
 [ -n "$BENCH_MODES" ] || BENCH_MODES=$ALL_MODES
 
 if [ $# -eq 0 ]; then
@@ -117,6 +120,7 @@ command_for() {
 	case $m in
 	cat) cmd+=(cat "$f") ;;
 	gopacket) cmd+=("$BASELINE" -gopacket "$f") ;;
+	copy) cmd+=("$BASELINE" -gopacket -copy "$f") ;;
 	baseline) cmd+=("$BASELINE" "$f") ;;
 	frames) cmd+=("$BASELINE" -frames -port "$ports" "$f") ;;
 	inflate) cmd+=("$BASELINE" -inflate -port "$ports" "$f") ;;
@@ -256,12 +260,13 @@ for f in "$@"; do
 	echo "load average $load0 before, $(loadavg) after"
 	printf '  %-11s %6s %11s %6s %11s %8s %8s %8s %7s %6s %6s %3s\n' \
 		mode wall range cpu range MB/s pkt/s ex/s us/ex ns/B RSS ex
-	for m in cat gopacket baseline frames inflate read read-V read-json stats read@1 read-V@1 read-json@1 stats@1 tshark tshark-O tshark-json; do
+	for m in cat gopacket copy baseline frames inflate read read-V read-json stats read@1 read-V@1 read-json@1 stats@1 tshark tshark-O tshark-json; do
 		row "$m"
 	done
 	printf '  %-18s %11s %11s %11s %11s\n' "ratio" read read-V read-json stats
 	printf '  %-18s %11s %11s %11s %11s\n' "tshark/kwire" "$(ratio tshark read)" "$(ratio tshark-O read-V)" "$(ratio tshark-json read-json)" ""
 	printf '  %-18s %11s %11s %11s %11s\n' "kwire/gopacket" "$(ratio read gopacket)" "$(ratio read-V gopacket)" "$(ratio read-json gopacket)" "$(ratio stats gopacket)"
+	printf '  %-18s %11s %11s %11s %11s\n' "kwire/copy" "$(ratio read copy)" "$(ratio read-V copy)" "$(ratio read-json copy)" "$(ratio stats copy)"
 	printf '  %-18s %11s %11s %11s %11s\n' "kwire/baseline" "$(ratio read baseline)" "$(ratio read-V baseline)" "$(ratio read-json baseline)" "$(ratio stats baseline)"
 	printf '  %-18s %11s %11s %11s %11s\n' "kwire/floor" "$(ratio read frames)" "$(ratio read-V inflate)" "$(ratio read-json inflate)" "$(ratio stats inflate)"
 	printf '  %-18s %11s %11s %11s %11s\n' "1 core/all cores" "$(ratio read@1 read)" "$(ratio read-V@1 read-V)" "$(ratio read-json@1 read-json)" "$(ratio stats@1 stats)"

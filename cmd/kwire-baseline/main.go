@@ -5,7 +5,7 @@
 // docs/performance.md): what reading and reassembling costs before any
 // Kafka framing, decoding or output.
 //
-// Usage: kwire-baseline [-sync] [-frames | -inflate | -gopacket] [-port PORTS] FILE...
+// Usage: kwire-baseline [-sync] [-frames | -inflate | -gopacket [-copy]] [-port PORTS] FILE...
 //
 // -sync reads with reassembly.Options.Synchronous (reading, reassembly and
 // the handler on one goroutine), to compare with the default pipeline.
@@ -25,7 +25,9 @@
 //
 // -gopacket is the floor of the libraries alone (gopacket.go): pcapgo,
 // gopacket's layer parser and its reassembly.Assembler with streams that
-// only count bytes, none of kwire's code.
+// only count bytes, none of kwire's code. -gopacket -copy also copies
+// every reassembled byte once into a reused buffer and computes its
+// CRC-32C: the least work kwire read adds to the libraries.
 //
 // -cpuprofile and -memprofile write pprof profiles (CPU, and the heap's
 // allocations at the end).
@@ -68,9 +70,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 	frames := fs.Bool("frames", false, "dissect as kwire read's one-line mode does, render nothing")
 	inflate := fs.Bool("inflate", false, "as -frames, and decompress every compressed record batch on every core")
 	gopkt := fs.Bool("gopacket", false, "read and reassemble with pcapgo and gopacket's Assembler alone (no kwire code)")
+	copyBytes := fs.Bool("copy", false, "with -gopacket, copy every reassembled byte once into a reused buffer and compute its CRC-32C")
 	ports := fs.String("port", strconv.Itoa(dissect.DefaultPort), "broker TCP `ports`, comma-separated (with -frames and -inflate)")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: kwire-baseline [-sync] [-frames | -inflate | -gopacket] [-port PORTS] FILE...")
+		fmt.Fprintln(stderr, "usage: kwire-baseline [-sync] [-frames | -inflate | -gopacket [-copy]] [-port PORTS] FILE...")
 		fs.PrintDefaults()
 	}
 	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile to `file`")
@@ -106,7 +109,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 			f.Close()
 		}()
 	}
-	if fs.NArg() == 0 || *frames && *inflate || *gopkt && (*frames || *inflate || *synchronous) {
+	if fs.NArg() == 0 || *frames && *inflate || *gopkt && (*frames || *inflate || *synchronous) || *copyBytes && !*gopkt {
 		fs.Usage()
 		return 2
 	}
@@ -122,7 +125,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		var err error
 		if *gopkt {
 			var t gopacketTotals
-			t, err = gopacketFloor(path)
+			t, err = gopacketFloor(path, *copyBytes)
 			printGopacket(stdout, path, t)
 		} else if *frames || *inflate {
 			var t floorTotals

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"hash/crc32"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -264,9 +265,13 @@ func TestGopacketFloor(t *testing.T) {
 	if err != nil || c.gaps != 0 {
 		t.Fatalf("reassembly: %v, %d gaps", err, c.gaps)
 	}
-	g, err := gopacketFloor(path)
+	g, err := gopacketFloor(path, false)
 	if err != nil {
 		t.Fatal(err)
+	}
+	gc, err := gopacketFloor(path, true)
+	if err != nil || gc.bytes != g.bytes || gc.crc == 0 {
+		t.Errorf("-gopacket -copy: %d bytes (want %d), CRC %08x, %v", gc.bytes, g.bytes, gc.crc, err)
 	}
 	if g.packets != sum.Packets || g.tcp != sum.Packets || g.bytes != c.bytes[0]+c.bytes[1] || g.bytes == 0 {
 		t.Errorf("-gopacket: %d packets (%d TCP), %d bytes; reassembly: %d packets, %d bytes", g.packets, g.tcp, g.bytes, sum.Packets, c.bytes[0]+c.bytes[1])
@@ -277,5 +282,30 @@ func TestGopacketFloor(t *testing.T) {
 	}
 	if st := run([]string{"-gopacket", "-frames", path}, &out, &stderr); st != 2 {
 		t.Errorf("-gopacket -frames: status %d, want 2", st)
+	}
+	if st := run([]string{"-copy", path}, &out, &stderr); st != 2 {
+		t.Errorf("-copy without -gopacket: status %d, want 2", st)
+	}
+}
+
+// -copy's copy wraps around its buffer and checksums every byte once, in
+// order.
+func TestGopacketCopy(t *testing.T) {
+	all := make([]byte, 100)
+	for i := range all {
+		all[i] = byte(i * 7)
+	}
+	g := gopacketTotals{copy: true, buf: make([]byte, 7)}
+	rest := all
+	for _, n := range []int{3, 10, 0, 1, 50, 36} {
+		g.take(rest[:n])
+		rest = rest[n:]
+	}
+	if want := crc32.Checksum(all, castagnoli); g.crc != want {
+		t.Errorf("CRC-32C %08x, want %08x", g.crc, want)
+	}
+	// 100 bytes through 7: the last 2 at the start, after 14 turns.
+	if g.off != 2 || !bytes.Equal(g.buf[:2], all[98:]) || !bytes.Equal(g.buf[2:], all[93:98]) {
+		t.Errorf("buffer %v at %d, want the last bytes %v", g.buf, g.off, all[93:])
 	}
 }
