@@ -637,11 +637,16 @@ func (r *captureRun) problems() string {
 }
 
 // tlsReasons lists why TLS connections were not decrypted: "2 no key for
-// the client random, 1 handshake not captured".
+// the client random, 1 handshake not captured"; with no key log given,
+// "no key log", as the connections' lines say.
 func (r *captureRun) tlsReasons() string {
 	var s []string
 	for _, tr := range r.ds.TLSReasons {
-		s = append(s, fmt.Sprintf("%d %s", tr.Count, tr.Reason))
+		reason := tr.Reason
+		if reason == dissect.TLSNoKey && (r.keys == nil || r.keys.Len() == 0) {
+			reason = "no key log"
+		}
+		s = append(s, fmt.Sprintf("%d %s", tr.Count, reason))
 	}
 	return strings.Join(s, ", ")
 }
