@@ -595,10 +595,26 @@ func (c *conn) trailing(s *splitter, n int64) {
 	c.event(ev)
 }
 
-// withholdSkipped drops the bytes a resync skipped in raw SASL mode:
-// they are (parts of) SASL tokens, which kwire cannot parse.
+// saslSeen reports whether the connection's client sent a SaslHandshake
+// or a SaslAuthenticate request, answered or not.
+func (c *conn) saslSeen() bool {
+	_, hs := c.usedVersion(keySaslHandshake)
+	_, au := c.usedVersion(keySaslAuthenticate)
+	return hs || au
+}
+
+// withholdSkipped drops the bytes a resync skipped when they may hold a
+// secret: in raw SASL mode (parts of SASL tokens, which kwire cannot
+// parse), on a connection that negotiated a SASL mechanism (a cut or
+// corrupt SaslAuthenticate, of the first authentication or a KIP-368
+// re-authentication, is skipped in pieces whose start is unknown), and
+// where a request header of an API whose requests carry secrets starts
+// in them (protocol.SwallowedMayHoldSecrets).
 func (c *conn) withholdSkipped(s *splitter, ev *Event) {
-	if s.raw && !c.d.opts.Decoder.ShowSecrets && len(ev.Data) > 0 {
+	if c.d.opts.Decoder.ShowSecrets || len(ev.Data) == 0 {
+		return
+	}
+	if s.raw || c.mech != "" || c.sasl.active || c.saslSeen() || protocol.SwallowedMayHoldSecrets(-1, false, ev.Data) {
 		ev.Data, ev.Withheld = nil, true
 	}
 }

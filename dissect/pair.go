@@ -134,9 +134,11 @@ func (d *Dissector) finishRequest(fr *Frame) {
 
 // undecoded notes that frame fr, a request (response false) or response
 // of API key key, stays without a tree: it is withheld when its messages
-// can carry secrets.
+// can carry secrets, or when its bytes may hold a later frame's
+// (protocol.SwallowedMayHoldSecrets: a length field too large).
 func (d *Dissector) undecoded(fr *Frame, key int16, response bool) {
-	fr.Withheld = !d.opts.Decoder.ShowSecrets && protocol.KeyCarriesSecrets(key, response)
+	fr.Withheld = !d.opts.Decoder.ShowSecrets &&
+		(protocol.KeyCarriesSecrets(key, response) || protocol.SwallowedMayHoldSecrets(key, response, fr.Bytes))
 }
 
 // register adds a request to the pending queue. When the requests

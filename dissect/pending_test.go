@@ -1,6 +1,7 @@
 package dissect
 
 import (
+	"bytes"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -77,5 +78,31 @@ func TestPendingQueueModel(t *testing.T) {
 	}
 	if deepest <= 2*pendingScan {
 		t.Errorf("the queue was never deeper than %d: the index was not exercised", deepest)
+	}
+}
+
+// TestResyncWithheldOnSASLConnection: bytes a resync skips on a connection
+// whose client sent a SaslHandshake are withheld (a cut or corrupt
+// SaslAuthenticate is skipped in pieces whose start is unknown: its
+// token may be among them); on another connection they are kept.
+func TestResyncWithheldOnSASLConnection(t *testing.T) {
+	garbage := append(bytes.Repeat([]byte{0xff}, 16), "n=alice,r=abc,p=SECRETPROOF"...)
+	for _, sasl := range []bool{true, false} {
+		r := newRig(t, Options{}, true)
+		if sasl {
+			r.client(reqFrame(17, 1, 1, []byte{0, 5, 'P', 'L', 'A', 'I', 'N'}))
+		} else {
+			r.client(reqFrame(3, 1, 1, []byte{0, 0, 0, 0}))
+		}
+		r.client(garbage, reqFrame(3, 1, 2, []byte{0, 0, 0, 0}))
+		evs := r.sink.events(EventResync)
+		if len(evs) == 0 {
+			t.Fatalf("sasl %v: no resync", sasl)
+		}
+		for _, ev := range evs {
+			if ev.Withheld != sasl || sasl && len(ev.Data) > 0 || !sasl && !bytes.Contains(ev.Data, []byte("SECRETPROOF")) {
+				t.Errorf("sasl %v: withheld %v, %d bytes kept", sasl, ev.Withheld, len(ev.Data))
+			}
+		}
 	}
 }

@@ -301,6 +301,7 @@ func (ip *interp) message(m *MessageSchema, ver int16, n *Node, end int, whole b
 		ip.undecoded(n, r.errOff, end)
 		if k := len(n.Children); k > 0 && n.Children[k-1].Name == nameUndecoded {
 			ip.withholdUnparsed(n.Children[k-1], ip.secret)
+			ip.withholdSwallowed(n.Children[k-1], m.APIKey)
 		}
 		return
 	}
@@ -327,6 +328,7 @@ func (ip *interp) message(m *MessageSchema, ver int16, n *Node, end int, whole b
 		}
 		left.Note = fmt.Sprintf("%d bytes left over after %s %s", end-r.off, m.Name, versionNote(ver))
 		ip.withholdUnparsed(left, ip.secret)
+		ip.withholdSwallowed(left, m.APIKey)
 		n.Children = append(n.Children, left)
 		if ip.err == nil {
 			ip.err = &DecodeError{Off: r.off, Space: ip.space, Path: ip.pathString(),

@@ -447,6 +447,22 @@ func (ip *interp) secretField(f *Field, c *Node) {
 	}
 }
 
+// withholdSwallowed marks n, a span of message bytes of API key key that
+// kwire could not decode, as withholdUnparsed does when the bytes may hold
+// a later frame's secrets (swallowedMayHoldSecrets), unless already
+// withheld.
+func (ip *interp) withholdSwallowed(n *Node, key int16) {
+	if n == nil || ip.d.ShowSecrets || n.Flags&FlagRedacted != 0 || !swallowedMayHoldSecrets(key, n.Raw) {
+		return
+	}
+	n.Flags |= FlagRedacted
+	n.Raw = nil
+	if n.Note != "" {
+		n.Note += "; "
+	}
+	n.Note += "withheld: the bytes may hold a later frame's credentials (a length field too large swallows the frames after it)"
+}
+
 // withholdUnparsed marks n, a span of message bytes kwire could not
 // decode (an unknown version's body, the rest after a failure, a
 // leftover, an unknown tagged field), when the message carries secrets.
@@ -461,3 +477,66 @@ func (ip *interp) withholdUnparsed(n *Node, secret bool) {
 	}
 	n.Note += "withheld: the message can carry secrets"
 }
+
+// keySaslAuthenticate is SaslAuthenticate's API key (KIP-152).
+const keySaslAuthenticate = 36
+
+// swallowedMayHoldSecrets reports whether b, bytes that a message of API
+// key key left undecoded (after its body, or where decoding failed), may
+// hold a later frame's secrets: a frame whose length field is too large
+// swallows the frames after it. It does for the messages of
+// authentication (SaslHandshake, SaslAuthenticate, KIP-43 and KIP-152:
+// what follows them is authentication, raw SASL v0 tokens included,
+// which carry no header), and for any other message when a request
+// header of SaslHandshake or of an API whose requests carry secrets (a
+// KIP-368 re-authentication's SaslAuthenticate, CreateDelegationToken,
+// AlterConfigs...) starts anywhere in b: a length of at least 8, then an
+// API key and one of its versions. (An ApiVersions request of a version
+// kwire does not know, KIP-511's usual case, is still shown.)
+func swallowedMayHoldSecrets(key int16, b []byte) bool {
+	switch key {
+	case keySaslHandshake, keySaslAuthenticate:
+		return true
+	}
+	secretKeys := secretRequestKeys()
+	for i := 0; i+12 <= len(b); i++ {
+		size := int32(uint32(b[i])<<24 | uint32(b[i+1])<<16 | uint32(b[i+2])<<8 | uint32(b[i+3]))
+		k := int(int16(uint16(b[i+4])<<8 | uint16(b[i+5])))
+		v := int16(uint16(b[i+6])<<8 | uint16(b[i+7]))
+		if size >= 8 && k >= 0 && k < len(secretKeys) && secretKeys[k] && v >= 0 && Lookup(int16(k), false, v) != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// SwallowedMayHoldSecrets reports whether frame, a request (response
+// false) or response of API key key that stays undecoded (cut short, or
+// not decoded at all), may hold a later frame's secrets swallowed by a
+// length field too large: always for the messages of authentication
+// (SaslHandshake, SaslAuthenticate), and for other requests when a
+// request header of SaslHandshake or of an API whose requests carry
+// secrets starts anywhere in frame. Responses carry no API key to look
+// for.
+func SwallowedMayHoldSecrets(key int16, response bool, frame []byte) bool {
+	switch key {
+	case keySaslHandshake, keySaslAuthenticate:
+		return true
+	}
+	return !response && swallowedMayHoldSecrets(key, frame)
+}
+
+// secretRequestKeys says, by API key, whether the key's requests can carry
+// secrets (KeyCarriesSecrets), or come right before some (SaslHandshake).
+var secretRequestKeys = sync.OnceValue(func() []bool {
+	var t []bool
+	for _, m := range Schemas {
+		if m.APIKey >= 0 && (KeyCarriesSecrets(m.APIKey, false) || m.APIKey == keySaslHandshake) {
+			for int(m.APIKey) >= len(t) {
+				t = append(t, false)
+			}
+			t[m.APIKey] = true
+		}
+	}
+	return t
+})
