@@ -835,7 +835,8 @@ func TestFrameBufferSizedOnce(t *testing.T) {
 		cut     bool // cut by the bound on partial frames (before its whole buffer)
 	}{
 		{"room", 1 << 20, 0, 2, false},
-		{"room within the bound", 1 << 20, 1<<20 + 64, 2, false},
+		{"room within half the bound", 1 << 20, 2<<20 + 128, 2, false},
+		{"room, but not half the bound: grown as it arrives", 1 << 20, 1<<20 + 64, 0, false},
 		{"no room", 1 << 20, 512 << 10, 2, true},
 		{"above frameOnce", frameOnce + 1, 0, 0, false},
 	} {

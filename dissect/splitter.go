@@ -629,7 +629,10 @@ func (s *splitter) end(why string) {
 
 // grow makes room for k more bytes in the frame being built. A frame of
 // at most frameOnce bytes gets its whole buffer at once, when the
-// partial bound has room for it: by then its first allocAhead bytes
+// partial bound keeps half its room after it (so that frames whose bytes
+// stopped coming cannot take what arriving frames need: 16 stalled
+// connections claiming 16 MiB each would fill the default bound, and
+// every later large frame would be cut): by then its first allocAhead bytes
 // arrived (the first buffer holds them), so a length that no bytes
 // follow costs no more than before, and a real frame is copied once
 // more, its first allocAhead bytes. Larger frames (or with no room)
@@ -640,7 +643,7 @@ func (s *splitter) grow(k int) {
 		return
 	}
 	c := min(max(4*cap(b), len(b)+k), s.need)
-	if d := s.c.d; s.need <= frameOnce && (d.maxPartial == 0 || d.partial+int64(s.need-cap(b)) <= d.maxPartial) {
+	if d := s.c.d; s.need <= frameOnce && (d.maxPartial == 0 || d.partial+int64(s.need-cap(b)) <= d.maxPartial/2) {
 		c = s.need
 	}
 	nb := make([]byte, len(b), c)
