@@ -104,6 +104,9 @@ number of digits, no input, a frame shorter than its 4-byte length prefix).`,
   kwire decode '[12:00:01] DEBUG payload=0000001300120000010203040009776972652d72656164'`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.versionSet = cmd.Flags().Changed("version")
+			if err := jsonInt64Needs(cmd, o.JSON); err != nil {
+				return err
+			}
 			return runDecode(o, s, g.colorEnabled(s), args)
 		},
 	}

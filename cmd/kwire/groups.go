@@ -156,6 +156,9 @@ Exit status as for kwire read.`,
   kwire groups --json capture.pcap | jq '.groups[].generations[] | {generation, cause}'`,
 		Args: captureArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := jsonInt64Needs(cmd, o.JSON); err != nil {
+				return err
+			}
 			return runGroups(cmd.Context(), o, s, g.colorEnabled(s), args)
 		},
 	}
@@ -275,6 +278,9 @@ Exit status as for kwire read.`,
   kwire txns --json --json-int64 string capture.pcap | jq '.producers[].transactions[] | select(.outcome != "commit")'`,
 		Args: captureArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := jsonInt64Needs(cmd, o.JSON); err != nil {
+				return err
+			}
 			return runTxns(cmd.Context(), o, s, g.colorEnabled(s), args)
 		},
 	}

@@ -6,6 +6,7 @@ import (
 	"os"
 
 	"github.com/kwire/kwire/render"
+	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
 
@@ -41,6 +42,15 @@ func (j *jsonInt64) Set(s string) error {
 }
 
 func (j *jsonInt64) Type() string { return "number|string" }
+
+// jsonInt64Needs refuses --json-int64 given without --json (json false):
+// it would change nothing.
+func jsonInt64Needs(cmd *cobra.Command, json bool) error {
+	if !json && cmd.Flags().Changed("json-int64") {
+		return usageErrorf("--json-int64 needs --json")
+	}
+	return nil
+}
 
 // addJSONInt64Flag adds --json-int64.
 func addJSONInt64Flag(fs *pflag.FlagSet, j *jsonInt64) {

@@ -95,6 +95,9 @@ that is not a capture.`,
   kwire stats --json kafka.pcap | jq '.apis[] | select(.name == "Produce") | .latency'`,
 		Args: captureArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := jsonInt64Needs(cmd, o.JSON); err != nil {
+				return err
+			}
 			return runStats(cmd.Context(), o, s, g.colorEnabled(s), args)
 		},
 	}
