@@ -452,22 +452,26 @@ func (ip *interp) secretField(f *Field, c *Node) {
 // a later frame's secrets (swallowedMayHoldSecrets), unless already
 // withheld.
 func (ip *interp) withholdSwallowed(n *Node, key int16) {
-	if n == nil || ip.d.ShowSecrets || n.Flags&FlagRedacted != 0 || !swallowedMayHoldSecrets(key, n.Raw) {
+	if n == nil || n.Flags&FlagRedacted != 0 || !swallowedMayHoldSecrets(key, n.Raw) {
 		return
 	}
-	n.Flags |= FlagRedacted
-	n.Raw = nil
-	if n.Note != "" {
-		n.Note += "; "
-	}
-	n.Note += "withheld: the bytes may hold a later frame's credentials (a length field too large swallows the frames after it)"
+	ip.withhold(n, "the bytes may hold a later frame's credentials (a length field too large swallows the frames after it)")
 }
 
 // withholdUnparsed marks n, a span of message bytes kwire could not
 // decode (an unknown version's body, the rest after a failure, a
 // leftover, an unknown tagged field), when the message carries secrets.
 func (ip *interp) withholdUnparsed(n *Node, secret bool) {
-	if n == nil || ip.d.ShowSecrets || !secret {
+	if n == nil || !secret {
+		return
+	}
+	ip.withhold(n, "the message can carry secrets")
+}
+
+// withhold marks n redacted, drops its bytes and says why in its note,
+// unless --show-secrets.
+func (ip *interp) withhold(n *Node, why string) {
+	if ip.d.ShowSecrets {
 		return
 	}
 	n.Flags |= FlagRedacted
@@ -475,7 +479,7 @@ func (ip *interp) withholdUnparsed(n *Node, secret bool) {
 	if n.Note != "" {
 		n.Note += "; "
 	}
-	n.Note += "withheld: the message can carry secrets"
+	n.Note += "withheld: " + why
 }
 
 // keySaslAuthenticate is SaslAuthenticate's API key (KIP-152).
