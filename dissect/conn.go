@@ -595,12 +595,13 @@ func (c *conn) trailing(s *splitter, n int64) {
 	c.event(ev)
 }
 
-// saslSeen reports whether the connection's client sent a SaslHandshake
-// or a SaslAuthenticate request, answered or not.
-func (c *conn) saslSeen() bool {
+// usesSASL reports whether the connection negotiated a SASL mechanism, is
+// in a raw SASL exchange, or its client sent a SaslHandshake or a
+// SaslAuthenticate request, answered or not.
+func (c *conn) usesSASL() bool {
 	_, hs := c.usedVersion(keySaslHandshake)
 	_, au := c.usedVersion(keySaslAuthenticate)
-	return hs || au
+	return hs || au || c.mech != "" || c.sasl.active
 }
 
 // withholdSkipped drops the bytes a resync skipped when they may hold a
@@ -614,7 +615,7 @@ func (c *conn) withholdSkipped(s *splitter, ev *Event) {
 	if c.d.opts.Decoder.ShowSecrets || len(ev.Data) == 0 {
 		return
 	}
-	if s.raw || c.mech != "" || c.sasl.active || c.saslSeen() || protocol.SwallowedMayHoldSecrets(-1, false, ev.Data) {
+	if s.raw || c.usesSASL() || protocol.SwallowedMayHoldSecrets(-1, false, ev.Data) {
 		ev.Data, ev.Withheld = nil, true
 	}
 }

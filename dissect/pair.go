@@ -91,7 +91,7 @@ func (c *conn) request(fr *Frame) {
 	// pending request then holds its bytes only, not a tree that can be
 	// hundreds of times larger (decompressed records and their nodes), so
 	// that many pipelined requests cannot exhaust memory.
-	fr.lazy = lazyRequest{set: true, h: h, mech: c.mech}
+	fr.lazy = lazyRequest{set: true, h: h, mech: c.mech, sasl: c.usesSASL()}
 	if h.APIKey == keyProduce {
 		if acks, ok := protocol.PeekProduceAcks(b); ok && acks == 0 {
 			cl, br := c.addrs()
@@ -110,6 +110,7 @@ type lazyRequest struct {
 	set  bool
 	h    protocol.RequestHeader
 	mech string // the connection's SASL mechanism when the request arrived
+	sasl bool   // the connection used SASL by then (conn.usesSASL)
 }
 
 // finishRequest decodes a request frame registered with a lazyRequest;
@@ -118,6 +119,9 @@ func (d *Dissector) finishRequest(fr *Frame) {
 	l := fr.lazy
 	fr.lazy = lazyRequest{}
 	h, b := l.h, fr.Bytes
+	if l.sasl && d.unknownOnSASL(fr, h.APIKey) {
+		return
+	}
 	if d.wantDecode(h.APIKey, h.APIVersion) {
 		dec := &d.opts.Decoder
 		if h.APIKey == keySaslAuthenticate && l.mech != "" && dec.SASLMechanism == "" {
@@ -139,6 +143,18 @@ func (d *Dissector) finishRequest(fr *Frame) {
 func (d *Dissector) undecoded(fr *Frame, key int16, response bool) {
 	fr.Withheld = !d.opts.Decoder.ShowSecrets &&
 		(protocol.KeyCarriesSecrets(key, response) || protocol.SwallowedMayHoldSecrets(key, response, fr.Bytes))
+}
+
+// unknownOnSASL withholds frame fr, of API key key on a connection that
+// used SASL, undecoded when no schema knows the key, and reports whether
+// it did: a SaslAuthenticate whose key was damaged reads as an unknown
+// API, whose body kwire would show raw, its token with it.
+func (d *Dissector) unknownOnSASL(fr *Frame, key int16) bool {
+	if d.opts.Decoder.ShowSecrets || knownKey(key) {
+		return false
+	}
+	fr.Withheld = true
+	return true
 }
 
 // register adds a request to the pending queue. When the requests
@@ -381,6 +397,10 @@ func (c *conn) response(fr *Frame) {
 				c.enterSASL(ex.Mechanism, "")
 			}
 		}
+	}
+	if c.usesSASL() && d.unknownOnSASL(fr, key) {
+		c.emit(ex)
+		return
 	}
 	if d.wantDecode(key, ver) {
 		if key == keySaslAuthenticate {

@@ -106,3 +106,32 @@ func TestResyncWithheldOnSASLConnection(t *testing.T) {
 		}
 	}
 }
+
+// TestUnknownKeyWithheldOnSASLConnection: a request of an API key no
+// schema knows (a SaslAuthenticate whose key was damaged reads as one) is
+// withheld undecoded on a connection that used SASL, and decoded (shown
+// raw) on another.
+func TestUnknownKeyWithheldOnSASLConnection(t *testing.T) {
+	for _, sasl := range []bool{true, false} {
+		r := newRig(t, Options{}, true)
+		if sasl {
+			r.client(reqFrame(17, 1, 1, []byte{0, 5, 'P', 'L', 'A', 'I', 'N'}))
+		} else {
+			r.client(reqFrame(3, 1, 1, []byte{0, 0, 0, 0}))
+		}
+		r.client(reqFrame(250, 2, 2, []byte("\x00\x00\x00\x0d\x00alice\x00SECRET")))
+		r.d.Finish()
+		var got *Exchange
+		for _, ex := range r.sink.ex {
+			if ex.APIKey == 250 {
+				got = ex
+			}
+		}
+		if got == nil || got.Request == nil {
+			t.Fatalf("sasl %v: no exchange of key 250 (%v)", sasl, r.sink.kinds())
+		}
+		if got.Request.Withheld != sasl || sasl == (got.Request.Tree != nil) {
+			t.Errorf("sasl %v: withheld %v, tree %v", sasl, got.Request.Withheld, got.Request.Tree != nil)
+		}
+	}
+}
