@@ -88,12 +88,7 @@ func TestPendingQueueModel(t *testing.T) {
 func TestResyncWithheldOnSASLConnection(t *testing.T) {
 	garbage := append(bytes.Repeat([]byte{0xff}, 16), "n=alice,r=abc,p=SECRETPROOF"...)
 	for _, sasl := range []bool{true, false} {
-		r := newRig(t, Options{}, true)
-		if sasl {
-			r.client(reqFrame(17, 1, 1, []byte{0, 5, 'P', 'L', 'A', 'I', 'N'}))
-		} else {
-			r.client(reqFrame(3, 1, 1, []byte{0, 0, 0, 0}))
-		}
+		r := rigFirstRequest(t, sasl)
 		r.client(garbage, reqFrame(3, 1, 2, []byte{0, 0, 0, 0}))
 		evs := r.sink.events(EventResync)
 		if len(evs) == 0 {
@@ -113,12 +108,7 @@ func TestResyncWithheldOnSASLConnection(t *testing.T) {
 // raw) on another.
 func TestUnknownKeyWithheldOnSASLConnection(t *testing.T) {
 	for _, sasl := range []bool{true, false} {
-		r := newRig(t, Options{}, true)
-		if sasl {
-			r.client(reqFrame(17, 1, 1, []byte{0, 5, 'P', 'L', 'A', 'I', 'N'}))
-		} else {
-			r.client(reqFrame(3, 1, 1, []byte{0, 0, 0, 0}))
-		}
+		r := rigFirstRequest(t, sasl)
 		r.client(reqFrame(250, 2, 2, []byte("\x00\x00\x00\x0d\x00alice\x00SECRET")))
 		r.d.Finish()
 		var got *Exchange
@@ -134,4 +124,16 @@ func TestUnknownKeyWithheldOnSASLConnection(t *testing.T) {
 			t.Errorf("sasl %v: withheld %v, tree %v", sasl, got.Request.Withheld, got.Request.Tree != nil)
 		}
 	}
+}
+
+// rigFirstRequest is a rig whose client sent its first request: a
+// SaslHandshake (PLAIN) when sasl, else a Metadata request.
+func rigFirstRequest(t *testing.T, sasl bool) *rig {
+	r := newRig(t, Options{}, true)
+	if sasl {
+		r.client(reqFrame(17, 1, 1, []byte{0, 5, 'P', 'L', 'A', 'I', 'N'}))
+	} else {
+		r.client(reqFrame(3, 1, 1, []byte{0, 0, 0, 0}))
+	}
+	return r
 }
