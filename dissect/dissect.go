@@ -314,7 +314,7 @@ func (d *Dissector) emit(ex *Exchange) {
 			// The mechanism that SaslHandshake negotiated on this connection.
 			ex.Mechanism = f.lazy.mech
 		}
-		if h := f.lazy.h; f.lazy.sasl && d.unknownOnSASL(f, h.APIKey) {
+		if h := f.lazy.h; f.lazy.unknownOnSASL && d.withholdUnknown(f) {
 			f.lazy = lazyRequest{}
 		} else if d.opts.DeferDecode && h.APIKey != keySaslAuthenticate && d.wantDecode(h.APIKey, h.APIVersion) {
 			// Left to Exchange.Decode (SaslAuthenticate requests are

@@ -91,7 +91,7 @@ func (c *conn) request(fr *Frame) {
 	// pending request then holds its bytes only, not a tree that can be
 	// hundreds of times larger (decompressed records and their nodes), so
 	// that many pipelined requests cannot exhaust memory.
-	fr.lazy = lazyRequest{set: true, h: h, mech: c.mech, sasl: c.usesSASL()}
+	fr.lazy = lazyRequest{set: true, h: h, mech: c.mech, unknownOnSASL: !knownKey(h.APIKey) && c.usesSASL()}
 	if h.APIKey == keyProduce {
 		if acks, ok := protocol.PeekProduceAcks(b); ok && acks == 0 {
 			cl, br := c.addrs()
@@ -110,7 +110,9 @@ type lazyRequest struct {
 	set  bool
 	h    protocol.RequestHeader
 	mech string // the connection's SASL mechanism when the request arrived
-	sasl bool   // the connection used SASL by then (conn.usesSASL)
+	// unknownOnSASL: no schema knows the key, and the connection used
+	// SASL by then (conn.usesSASL): the frame is withheld undecoded.
+	unknownOnSASL bool
 }
 
 // finishRequest decodes a request frame registered with a lazyRequest;
@@ -119,7 +121,7 @@ func (d *Dissector) finishRequest(fr *Frame) {
 	l := fr.lazy
 	fr.lazy = lazyRequest{}
 	h, b := l.h, fr.Bytes
-	if l.sasl && d.unknownOnSASL(fr, h.APIKey) {
+	if l.unknownOnSASL && d.withholdUnknown(fr) {
 		return
 	}
 	if d.wantDecode(h.APIKey, h.APIVersion) {
@@ -145,12 +147,12 @@ func (d *Dissector) undecoded(fr *Frame, key int16, response bool) {
 		(protocol.KeyCarriesSecrets(key, response) || protocol.SwallowedMayHoldSecrets(key, response, fr.Bytes))
 }
 
-// unknownOnSASL withholds frame fr, of API key key on a connection that
-// used SASL, undecoded when no schema knows the key, and reports whether
-// it did: a SaslAuthenticate whose key was damaged reads as an unknown
-// API, whose body kwire would show raw, its token with it.
-func (d *Dissector) unknownOnSASL(fr *Frame, key int16) bool {
-	if d.opts.Decoder.ShowSecrets || knownKey(key) {
+// withholdUnknown withholds frame fr, of an API key no schema knows on a
+// connection that used SASL, undecoded, and reports whether it did (not
+// with --show-secrets): a SaslAuthenticate whose key was damaged reads as
+// an unknown API, whose body kwire would show raw, its token with it.
+func (d *Dissector) withholdUnknown(fr *Frame) bool {
+	if d.opts.Decoder.ShowSecrets {
 		return false
 	}
 	fr.Withheld = true
@@ -398,7 +400,7 @@ func (c *conn) response(fr *Frame) {
 			}
 		}
 	}
-	if c.usesSASL() && d.unknownOnSASL(fr, key) {
+	if !knownKey(key) && c.usesSASL() && d.withholdUnknown(fr) {
 		c.emit(ex)
 		return
 	}
