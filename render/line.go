@@ -1,6 +1,7 @@
 package render
 
 import (
+	"github.com/kwire/kwire/render/termsafe"
 	"io"
 	"net/netip"
 	"slices"
@@ -113,7 +114,7 @@ func appendLine(b []byte, e *dissect.Exchange, o *Options) []byte {
 		switch {
 		case e.ClientIDNull:
 			b = append(b, "null"...)
-		case strings.ContainsAny(e.ClientID, " \t\n\"") || !printable([]byte(e.ClientID)):
+		case strings.ContainsAny(e.ClientID, " \"") || !termsafe.Safe(e.ClientID):
 			b = strconv.AppendQuote(b, e.ClientID)
 		default:
 			b = append(b, e.ClientID...)
@@ -243,7 +244,7 @@ func appendErrorPlaces(b []byte, fx *facts.Exchange, code int16) []byte {
 			if e.Topic < 0 {
 				b = appendScope(b, e.Scope)
 			} else {
-				b = append(b, fx.Topics[e.Topic].Label()...)
+				b = termsafe.AppendQuote(b, fx.Topics[e.Topic].Label())
 			}
 		} else if skipping {
 			continue
@@ -297,7 +298,7 @@ func appendSASL(b []byte, e *dissect.Exchange) []byte {
 	}
 	if e.User != "" {
 		b = append(b, " user="...)
-		if strings.ContainsAny(e.User, " \t\n\"") || !printable([]byte(e.User)) {
+		if strings.ContainsAny(e.User, " \"") || !termsafe.Safe(e.User) {
 			b = strconv.AppendQuote(b, e.User)
 		} else {
 			b = append(b, e.User...)
@@ -317,7 +318,7 @@ func appendNotesList(b []byte, e *dissect.Exchange, o *Options) []byte {
 			b = append(b, "; "...)
 		}
 		n++
-		b = paint(b, o.Color, r, s)
+		b = paint(b, o.Color, r, termsafe.Escape(s))
 	}
 	var unknown string
 	for _, f := range [...]*dissect.Frame{e.Request, e.Response} {

@@ -29,6 +29,7 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"fmt"
+	"github.com/kwire/kwire/render/termsafe"
 	"strconv"
 	"strings"
 	"time"
@@ -580,7 +581,7 @@ func appendNotes(b []byte, n *protocol.Node, o *Options) []byte {
 	}
 	if note != "" && isMessage(n) && note == n.Note {
 		b = append(b, ' ')
-		b = paint(b, c, roleAPI, note)
+		b = paint(b, c, roleAPI, termsafe.Escape(note))
 	} else if note != "" {
 		b = append(b, ' ')
 		r := roleNote
@@ -594,7 +595,7 @@ func appendNotes(b []byte, n *protocol.Node, o *Options) []byte {
 			}
 		}
 		b = append(b, '(')
-		b = paint(b, c, r, note)
+		b = paint(b, c, r, termsafe.Escape(note))
 		b = append(b, ')')
 	}
 	const marked = protocol.FlagTagged | protocol.FlagUnknown | protocol.FlagTruncated |

@@ -1,6 +1,7 @@
 package render
 
 import (
+	"github.com/kwire/kwire/render/termsafe"
 	"strconv"
 	"strings"
 	"time"
@@ -67,7 +68,7 @@ type subjectBuf struct {
 func (s *subjectBuf) word(k, v string) {
 	s.sep()
 	s.b = append(s.b, k...)
-	if strings.ContainsAny(v, " \t\n\"") || !printable([]byte(v)) {
+	if strings.ContainsAny(v, " \"") || !termsafe.Safe(v) {
 		s.b = strconv.AppendQuote(s.b, v)
 		return
 	}
@@ -101,7 +102,7 @@ func appendList(b []byte, items []string) []byte {
 			b = append(b, '+')
 			return strconv.AppendInt(b, int64(len(items)-i), 10)
 		}
-		b = append(b, it...)
+		b = termsafe.AppendQuote(b, it)
 	}
 	return b
 }
@@ -162,7 +163,7 @@ func (s *subjectBuf) topics(fx *facts.Exchange) {
 	for i := range fx.Topics {
 		t := &fx.Topics[i]
 		s.sep()
-		s.b = append(s.b, t.Label()...)
+		s.b = termsafe.AppendQuote(s.b, t.Label())
 		if len(t.Partitions) == 0 {
 			continue
 		}
@@ -251,7 +252,7 @@ func (s *subjectBuf) topicPartitions(k string, tps []facts.TopicPartitions) {
 			s.b = append(s.b, ' ')
 		}
 		tp := &tps[i]
-		s.b = append(s.b, tp.Label()...)
+		s.b = termsafe.AppendQuote(s.b, tp.Label())
 		s.b = append(s.b, '[')
 		for j, p := range tp.Partitions {
 			if j > 0 {
@@ -496,7 +497,7 @@ func (s *subjectBuf) coordinators(cs []facts.Coordinator) {
 			s.b = append(s.b, " → node "...)
 			s.b = strconv.AppendInt(s.b, int64(c.NodeID), 10)
 			s.b = append(s.b, ' ')
-			s.b = append(s.b, c.Host...)
+			s.b = termsafe.AppendQuote(s.b, c.Host)
 			s.b = append(s.b, ':')
 			s.b = strconv.AppendInt(s.b, int64(c.Port), 10)
 		}
@@ -657,7 +658,7 @@ func errorCounts(out []ErrorCount, fx *facts.Exchange) []ErrorCount {
 	for k := range out {
 		var topicPlaces []string
 		for _, w := range wheres[k] {
-			p := fx.Topics[w.topic].Label()
+			p := termsafe.Quote(fx.Topics[w.topic].Label())
 			if len(w.parts) > 0 {
 				var b []byte
 				b = append(b, p...)

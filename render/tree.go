@@ -3,6 +3,7 @@ package render
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/kwire/kwire/render/termsafe"
 	"io"
 	"strconv"
 	"strings"
@@ -417,7 +418,7 @@ func (tw *treeWriter) appendTopicName(b []byte, n *protocol.Node) []byte {
 	for i := range fx.Topics {
 		if t := &fx.Topics[i]; t.HasID && t.ID == id && t.Name != "" {
 			b = append(b, " ("...)
-			b = paint(b, tw.o.Color, roleNote, t.Name)
+			b = paint(b, tw.o.Color, roleNote, termsafe.Quote(t.Name))
 			return append(b, ')')
 		}
 	}

@@ -13,6 +13,9 @@ type ioStreams struct {
 	In     io.Reader
 	Out    io.Writer
 	ErrOut io.Writer
+	// Progress is where the progress bar is drawn: ErrOut as it was
+	// before useTermSafe (nil: ErrOut).
+	Progress io.Writer
 
 	// InTTY, OutTTY and ErrTTY report whether In, Out and ErrOut are
 	// terminals.

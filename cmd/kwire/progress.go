@@ -19,7 +19,11 @@ func startProgressFor(s *ioStreams, paths []string) *progressBar {
 	if !s.ErrTTY || total <= progressThreshold {
 		return nil
 	}
-	bar := newBar(total).SetWriter(s.ErrOut)
+	out := s.Progress
+	if out == nil {
+		out = s.ErrOut
+	}
+	bar := newBar(total).SetWriter(out)
 	bar.Start()
 	return &progressBar{bar: bar}
 }

@@ -127,6 +127,7 @@ Exit status:
 				json = f.Value.String() == "true"
 			}
 			useASCII(s, g.ASCII, cmd.Flags().Changed("ascii"), json)
+			useTermSafe(s, cmd, json, g.colorEnabled(s))
 			getenv := s.Getenv
 			if getenv == nil {
 				getenv = func(string) string { return "" }
@@ -235,6 +236,7 @@ func run(args []string, s *ioStreams) int {
 		fmt.Fprintf(s.ErrOut, "kwire: %v\n", err)
 		code = max(code, exitData)
 	}
+	flushOut(s)
 	return code
 }
 

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
+	"github.com/kwire/kwire/render/termsafe"
 	"io"
 	"strconv"
 	"strings"
@@ -505,7 +506,7 @@ func recordsText(rs []analysis.TxnRecordsReport) []string {
 // FindingLine is one finding as kwire read --findings prints it:
 // time, severity, rule, subject, count, detail and the packets.
 func FindingLine(f *analysis.Finding, o Options) string {
-	return findingHead(f, o) + ": " + f.Detail + " " + findingPackets(f, -1)
+	return findingHead(f, o) + ": " + termsafe.Escape(f.Detail) + " " + findingPackets(f, -1)
 }
 
 // findingHead is a finding's time, severity, rule, subject and count.
@@ -524,7 +525,7 @@ func findingHead(f *analysis.Finding, o Options) string {
 	b.WriteByte(' ')
 	b.WriteString(paint(o.Color, roleHeader, f.Rule))
 	b.WriteByte(' ')
-	b.WriteString(f.Subject)
+	b.WriteString(termsafe.Escape(f.Subject))
 	if f.Count > 1 {
 		fmt.Fprintf(&b, " ×%d", f.Count)
 	}
@@ -595,7 +596,7 @@ func writeFindings(w *strings.Builder, r *analysis.FindingsReport, o Options, wr
 		}
 		w.WriteString(findingHead(f, o))
 		w.WriteByte('\n')
-		for _, l := range wrapWords(f.Detail+" "+findingPackets(f, statsPackets), 116) {
+		for _, l := range wrapWords(termsafe.Escape(f.Detail)+" "+findingPackets(f, statsPackets), 116) {
 			w.WriteString("    " + l + "\n")
 		}
 	}

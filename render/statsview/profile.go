@@ -3,6 +3,7 @@ package statsview
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/kwire/kwire/render/termsafe"
 	"io"
 	"strings"
 
@@ -56,7 +57,7 @@ func WriteProfile(out io.Writer, p *profile.Profile, o Options) error {
 
 // quoteID is a client ID for a heading: quoted when empty or spaced.
 func quoteID(id string) string {
-	if id == "" || strings.ContainsAny(id, " \t\"") {
+	if id == "" || strings.ContainsAny(id, " \"") || !termsafe.Safe(id) {
 		return fmt.Sprintf("%q", id)
 	}
 	return id

@@ -24,6 +24,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/fatih/color"
+	"github.com/kwire/kwire/render/termsafe"
 )
 
 // Options control the text output.
@@ -90,8 +91,11 @@ type cell struct {
 	detail bool // a detail line (table.detail), not a column
 }
 
-func c(s string) cell              { return cell{s: s} }
-func cr(r role, s string) cell     { return cell{s: s, r: r} }
+// c and cr make cells; what a cell says is escaped (termsafe.Escape): a
+// value from the capture keeps no control character, so no newline of
+// its own breaks the table.
+func c(s string) cell              { return cell{s: termsafe.Escape(s)} }
+func cr(r role, s string) cell     { return cell{s: termsafe.Escape(s), r: r} }
 func width(s string) int           { return utf8.RuneCountInString(s) }
 func pad(n int) string             { return strings.Repeat(" ", max(n, 0)) }
 func (t *table) add(cells ...cell) { t.rows = append(t.rows, cells) }
@@ -110,7 +114,9 @@ func (t *table) text() string {
 
 // detail adds a line written as is (after the indent) under the last row;
 // it takes no part in the column widths.
-func (t *table) detail(s string) { t.rows = append(t.rows, []cell{{s: s, detail: true}}) }
+func (t *table) detail(s string) {
+	t.rows = append(t.rows, []cell{{s: termsafe.Escape(s), detail: true}})
+}
 
 // table is a text table: columns separated by two spaces, numeric
 // columns (right) aligned right, no trailing spaces.
@@ -194,7 +200,7 @@ func heading(w *strings.Builder, o Options, s string) {
 	if w.Len() > 0 {
 		w.WriteByte('\n')
 	}
-	w.WriteString(paint(o.Color, roleHeader, s))
+	w.WriteString(paint(o.Color, roleHeader, termsafe.Escape(s)))
 	w.WriteByte('\n')
 }
 

@@ -3,6 +3,7 @@ package statsview
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/kwire/kwire/render/termsafe"
 	"io"
 	"slices"
 	"strconv"
@@ -186,7 +187,7 @@ func WriteVersions(out io.Writer, r *stats.VersionsReport, o Options) error {
 		if len(where) > 0 {
 			loc = " [" + strings.Join(where, ", ") + "]"
 		}
-		fmt.Fprintf(&w, "%s %s: %s%s\n", paint(o.Color, roleFlag, string(f.Kind)), paint(o.Color, roleAPI, f.API), f.Detail, loc)
+		fmt.Fprintf(&w, "%s %s: %s%s\n", paint(o.Color, roleFlag, string(f.Kind)), paint(o.Color, roleAPI, f.API), termsafe.Escape(f.Detail), loc)
 	}
 	if len(unused) > 0 {
 		fmt.Fprintf(&w, "%s: brokers also differ on %s no captured client used (ADVERTISED has them all): %s\n",
