@@ -581,7 +581,7 @@ func (c *conn) resync(s *splitter, n int64, at mark) {
 	ev := &Event{Kind: EventResync, Conn: c.c, Dir: s.dir, Frame: at.frame, Time: at.time, Bytes: n,
 		Data:   s.skippedData,
 		Detail: fmt.Sprintf("skipped %d bytes to the next plausible %s", n, s.what())}
-	c.withholdSkipped(s, ev)
+	c.withholdSkipped(ev)
 	c.event(ev)
 }
 
@@ -591,33 +591,20 @@ func (c *conn) trailing(s *splitter, n int64) {
 	ev := &Event{Kind: EventResync, Conn: c.c, Dir: s.dir, Time: c.last, Bytes: n,
 		Data:   s.skippedData,
 		Detail: fmt.Sprintf("%d bytes at the end never formed a plausible %s", n, s.what())}
-	c.withholdSkipped(s, ev)
+	c.withholdSkipped(ev)
 	c.event(ev)
 }
 
-// usesSASL reports whether the connection negotiated a SASL mechanism, is
-// in a raw SASL exchange, or its client sent a SaslHandshake or a
-// SaslAuthenticate request, answered or not.
-func (c *conn) usesSASL() bool {
-	_, hs := c.usedVersion(keySaslHandshake)
-	_, au := c.usedVersion(keySaslAuthenticate)
-	return hs || au || c.mech != "" || c.sasl.active
-}
-
-// withholdSkipped drops the bytes a resync skipped when they may hold a
-// secret: in raw SASL mode (parts of SASL tokens, which kwire cannot
-// parse), on a connection that negotiated a SASL mechanism (a cut or
-// corrupt SaslAuthenticate, of the first authentication or a KIP-368
-// re-authentication, is skipped in pieces whose start is unknown), and
-// where a request header of an API whose requests carry secrets starts
-// in them (protocol.SwallowedMayHoldSecrets).
-func (c *conn) withholdSkipped(s *splitter, ev *Event) {
+// withholdSkipped drops the bytes a resync skipped, unless --show-secrets:
+// they are the rest of frames whose start was lost or damaged, and any
+// frame's bytes may hold a credential (a SaslAuthenticate token, an
+// AlterConfigs password, a delegation token's HMAC) that kwire can no
+// longer place. The event still says how many bytes, from where.
+func (c *conn) withholdSkipped(ev *Event) {
 	if c.d.opts.Decoder.ShowSecrets || len(ev.Data) == 0 {
 		return
 	}
-	if s.raw || c.usesSASL() || protocol.SwallowedMayHoldSecrets(-1, false, ev.Data) {
-		ev.Data, ev.Withheld = nil, true
-	}
+	ev.Data, ev.Withheld = nil, true
 }
 
 func (s *splitter) what() string {
@@ -670,7 +657,7 @@ func (c *conn) cut(s *splitter, part []byte, need int, at mark, why string) {
 		if !knownVersion(h.APIKey, h.APIVersion) && h.APIKey != keyApiVersions {
 			return
 		}
-		d.undecoded(fr, h.APIKey, false)
+		d.undecoded(fr)
 		d.sum.Requests++
 		if h.APIKey == keyProduce && err == nil {
 			if acks, ok := protocol.PeekProduceAcks(part); ok && acks == 0 {
@@ -687,7 +674,7 @@ func (c *conn) cut(s *splitter, part []byte, need int, at mark, why string) {
 	d.sum.Responses++
 	corr := int32At(part, 4)
 	if ex := c.take(corr); ex != nil {
-		d.undecoded(fr, ex.APIKey, true)
+		d.undecoded(fr)
 		ex.Response = fr
 		ex.Kind = KindPaired
 		ex.Notes = append(ex.Notes, "response "+note)

@@ -314,7 +314,7 @@ func (d *Dissector) emit(ex *Exchange) {
 			// The mechanism that SaslHandshake negotiated on this connection.
 			ex.Mechanism = f.lazy.mech
 		}
-		if h := f.lazy.h; f.lazy.unknownOnSASL && d.withholdUnknown(f) {
+		if h := f.lazy.h; f.lazy.unknown && d.withholdUnknown(f) {
 			f.lazy = lazyRequest{}
 		} else if d.opts.DeferDecode && h.APIKey != keySaslAuthenticate && d.wantDecode(h.APIKey, h.APIVersion) {
 			// Left to Exchange.Decode (SaslAuthenticate requests are
@@ -385,7 +385,7 @@ type Summary struct {
 	Problems
 
 	// Unknown counts decoded frames of an API key or version the schema
-	// table does not know (Frame.Unknown): shown raw, data rather than a
+	// table does not know (Frame.Unknown): kept raw, data rather than a
 	// problem.
 	Unknown int64
 
@@ -499,7 +499,7 @@ type outcome uint8
 const (
 	outcomeNone    outcome = iota // not decoded
 	outcomeOK                     // decoded without error
-	outcomeUnknown                // an API key or version the schema table does not know: shown raw
+	outcomeUnknown                // an API key or version the schema table does not know: kept raw
 	outcomeFailed                 // an error in the tree (Tree.Err) or in a record batch (Tree.FirstError)
 )
 

@@ -24,8 +24,9 @@
 //     by the Frame until Exchange.Release hands it back to the Dissector's
 //     pool (then neither Bytes nor Tree may be used); it is as captured: secrets
 //     are marked in the frame's Tree (protocol.FlagRedacted, unless
-//     Options.Decoder.ShowSecrets), and a frame not decoded that may
-//     hold one has Frame.Withheld set; outputs show bytes through them.
+//     Options.Decoder.ShowSecrets), and a frame not decoded has
+//     Frame.Withheld set (its bytes may hold any frame's secrets);
+//     outputs show bytes through them.
 //   - Bytes are buffered per direction only as far as needed: the frame
 //     being built or a short scan window. A frame's buffer is a reused
 //     one (Exchange.Release) or allocated at most 64 KiB beyond the bytes

@@ -22,11 +22,12 @@ type Frame struct {
 	// capture holds only the bytes captured (a note on its exchange says
 	// so) and is not decoded.
 	Bytes []byte
-	// Withheld says that the frame was not decoded (Tree is nil: cut, or
-	// an orphan response) and may hold a secret: its API key's messages
-	// can carry one (protocol.KeyCarriesSecrets), or, for an orphan, one
-	// of the APIs it probably answers can. Outputs show none of its
-	// bytes. Never set with Options.Decoder.ShowSecrets.
+	// Withheld says that the frame was not decoded (Tree is nil: cut, an
+	// orphan response kwire cannot place, an API key no schema knows):
+	// bytes not decoded may hold a secret, whatever the API (a length
+	// field too large swallows the frames after it; a damaged one starts
+	// a frame inside another). Outputs show none of its bytes. Never set
+	// with Options.Decoder.ShowSecrets.
 	Withheld bool
 	// Tree is the decoded frame (length, header, body), or nil when the
 	// frame was not decoded (e.g. filtered out before decoding).

@@ -83,11 +83,8 @@ func (c *conn) usedVersion(key int16) (ver int16, ok bool) {
 }
 
 // guess tries the orphan response fb and returns the guess and the note
-// that words it, a nil Guess and "" when nothing fits; secret says that
-// the responses of some candidate can carry secrets
-// (protocol.KeyCarriesSecrets), so that the bytes are withheld unless the
-// frame is decoded as its guess.
-func (d *Dissector) guess(c *conn, fb []byte) (g *Guess, note string, secret bool) {
+// that words it, a nil Guess and "" when nothing fits.
+func (d *Dissector) guess(c *conn, fb []byte) (g *Guess, note string) {
 	var cands []protocol.APIVersion
 	partial := d.guesses >= guessFull || len(fb) > guessMaxFrame
 	if partial {
@@ -101,10 +98,7 @@ func (d *Dissector) guess(c *conn, fb []byte) (g *Guess, note string, secret boo
 		cands = d.prober.Candidates(fb)
 	}
 	if len(cands) == 0 {
-		return nil, "", false
-	}
-	for _, a := range cands {
-		secret = secret || protocol.KeyCarriesSecrets(a.Key, true)
+		return nil, ""
 	}
 	// Best first: the version used on the connection, other versions of
 	// keys used on it, the rest; then by key and version.
@@ -131,7 +125,7 @@ func (d *Dissector) guess(c *conn, fb []byte) (g *Guess, note string, secret boo
 			c.guessed = append(c.guessed, cands[0])
 		}
 	}
-	return g, g.note(c), secret
+	return g, g.note(c)
 }
 
 // ranges groups sorted candidates into at most n API version ranges,

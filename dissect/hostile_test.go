@@ -78,9 +78,11 @@ func TestPendingRequestsNotDecoded(t *testing.T) {
 }
 
 // The bytes a resync skips travel with its event (the first 64 KiB), so
-// that they can be shown: garbage between frames, and garbage at the end.
+// that they can be shown with --show-secrets: garbage between frames, and
+// garbage at the end. (By default they are withheld:
+// TestResyncWithheld.)
 func TestResyncEventCarriesBytes(t *testing.T) {
-	r := newRig(t, Options{}, true)
+	r := newRig(t, Options{Decoder: protocol.Decoder{ShowSecrets: true}}, true)
 	req := frame(t, apiVersionsV3Req)
 	garbage := bytes.Repeat([]byte{0xff, 0xfe, 0x01}, 4) // a negative length, then noise
 	second := append([]byte(nil), req...)

@@ -61,7 +61,7 @@ func (c *conn) request(fr *Frame) {
 			d.decoded(fr)
 			notes = nil // the tree's error says it, with frame offsets
 		} else {
-			d.undecoded(fr, h.APIKey, false)
+			d.undecoded(fr)
 		}
 		c.register(fr, h, notes, false)
 		return
@@ -91,7 +91,7 @@ func (c *conn) request(fr *Frame) {
 	// pending request then holds its bytes only, not a tree that can be
 	// hundreds of times larger (decompressed records and their nodes), so
 	// that many pipelined requests cannot exhaust memory.
-	fr.lazy = lazyRequest{set: true, h: h, mech: c.mech, unknownOnSASL: !knownKey(h.APIKey) && c.usesSASL()}
+	fr.lazy = lazyRequest{set: true, h: h, mech: c.mech, unknown: !knownKey(h.APIKey)}
 	if h.APIKey == keyProduce {
 		if acks, ok := protocol.PeekProduceAcks(b); ok && acks == 0 {
 			cl, br := c.addrs()
@@ -110,9 +110,8 @@ type lazyRequest struct {
 	set  bool
 	h    protocol.RequestHeader
 	mech string // the connection's SASL mechanism when the request arrived
-	// unknownOnSASL: no schema knows the key, and the connection used
-	// SASL by then (conn.usesSASL): the frame is withheld undecoded.
-	unknownOnSASL bool
+	// unknown: no schema knows the key: the frame is withheld undecoded.
+	unknown bool
 }
 
 // finishRequest decodes a request frame registered with a lazyRequest;
@@ -121,7 +120,7 @@ func (d *Dissector) finishRequest(fr *Frame) {
 	l := fr.lazy
 	fr.lazy = lazyRequest{}
 	h, b := l.h, fr.Bytes
-	if l.unknownOnSASL && d.withholdUnknown(fr) {
+	if l.unknown && d.withholdUnknown(fr) {
 		return
 	}
 	if d.wantDecode(h.APIKey, h.APIVersion) {
@@ -134,23 +133,23 @@ func (d *Dissector) finishRequest(fr *Frame) {
 		fr.Tree = dec.DecodeRequest(b)
 		d.decoded(fr)
 	} else {
-		d.undecoded(fr, h.APIKey, false)
+		d.undecoded(fr)
 	}
 }
 
-// undecoded notes that frame fr, a request (response false) or response
-// of API key key, stays without a tree: it is withheld when its messages
-// can carry secrets, or when its bytes may hold a later frame's
-// (protocol.SwallowedMayHoldSecrets: a length field too large).
-func (d *Dissector) undecoded(fr *Frame, key int16, response bool) {
-	fr.Withheld = !d.opts.Decoder.ShowSecrets &&
-		(protocol.KeyCarriesSecrets(key, response) || protocol.SwallowedMayHoldSecrets(key, response, fr.Bytes))
+// undecoded notes that frame fr stays without a tree (cut short, or not
+// decoded): its bytes are withheld unless --show-secrets, as every span
+// kwire does not decode is (protocol's withholdRaw): whatever its API, a
+// frame's bytes may hold another frame's credentials (a length field too
+// large swallows the frames after it).
+func (d *Dissector) undecoded(fr *Frame) {
+	fr.Withheld = !d.opts.Decoder.ShowSecrets
 }
 
-// withholdUnknown withholds frame fr, of an API key no schema knows on a
-// connection that used SASL, undecoded, and reports whether it did (not
-// with --show-secrets): a SaslAuthenticate whose key was damaged reads as
-// an unknown API, whose body kwire would show raw, its token with it.
+// withholdUnknown withholds frame fr, of an API key no schema knows,
+// undecoded, and reports whether it did (not with --show-secrets): its
+// body would be shown raw, and a SaslAuthenticate whose key was damaged
+// reads as an unknown API, its token with it.
 func (d *Dissector) withholdUnknown(fr *Frame) bool {
 	if d.opts.Decoder.ShowSecrets {
 		return false
@@ -400,7 +399,7 @@ func (c *conn) response(fr *Frame) {
 			}
 		}
 	}
-	if !knownKey(key) && c.usesSASL() && d.withholdUnknown(fr) {
+	if !knownKey(key) && d.withholdUnknown(fr) {
 		c.emit(ex)
 		return
 	}
@@ -421,7 +420,7 @@ func (c *conn) response(fr *Frame) {
 			d.decoded(fr)
 		}
 	} else {
-		d.undecoded(fr, key, true)
+		d.undecoded(fr)
 	}
 	c.emit(ex)
 }
@@ -448,7 +447,7 @@ func (c *conn) orphan(fr *Frame, corr int32) {
 	cl, br := c.addrs()
 	ex := &Exchange{Conn: c.c, Client: cl, Broker: br, Kind: KindOrphan, APIKey: -1, APIVersion: -1,
 		CorrelationID: corr, Response: fr, Notes: []string{"response without a captured request"}}
-	g, note, secret := d.guess(c, fr.Bytes)
+	g, note := d.guess(c, fr.Bytes)
 	decoded := false
 	if note != "" {
 		ex.Guess = g
@@ -463,8 +462,10 @@ func (c *conn) orphan(fr *Frame, corr int32) {
 			}
 		}
 	}
-	// Not decoded, an orphan some candidate of which can carry secrets is
-	// withheld; decoded as its guess, its tree marks them.
-	fr.Withheld = secret && !decoded && !d.opts.Decoder.ShowSecrets
+	// Not decoded, an orphan is withheld (undecoded); decoded as its
+	// guess, its tree marks its secrets.
+	if !decoded {
+		d.undecoded(fr)
+	}
 	c.emit(ex)
 }

@@ -2,6 +2,7 @@ package dissect
 
 import (
 	"bytes"
+	"github.com/kwire/kwire/protocol"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -81,55 +82,60 @@ func TestPendingQueueModel(t *testing.T) {
 	}
 }
 
-// TestResyncWithheldOnSASLConnection: bytes a resync skips on a connection
-// whose client sent a SaslHandshake are withheld (a cut or corrupt
-// SaslAuthenticate is skipped in pieces whose start is unknown: its
-// token may be among them); on another connection they are kept.
-func TestResyncWithheldOnSASLConnection(t *testing.T) {
+// TestResyncWithheld: bytes a resync skips are withheld, on a connection
+// whose client sent a SaslHandshake (a cut or corrupt SaslAuthenticate is
+// skipped in pieces whose start is unknown) and on any other (a lost
+// segment leaves an AlterConfigs request without its header, its
+// password among the bytes skipped); --show-secrets keeps them.
+func TestResyncWithheld(t *testing.T) {
 	garbage := append(bytes.Repeat([]byte{0xff}, 16), "n=alice,r=abc,p=SECRETPROOF"...)
-	for _, sasl := range []bool{true, false} {
-		r := rigFirstRequest(t, sasl)
-		r.client(garbage, reqFrame(3, 1, 2, []byte{0, 0, 0, 0}))
-		evs := r.sink.events(EventResync)
-		if len(evs) == 0 {
-			t.Fatalf("sasl %v: no resync", sasl)
-		}
-		for _, ev := range evs {
-			if ev.Withheld != sasl || sasl && len(ev.Data) > 0 || !sasl && !bytes.Contains(ev.Data, []byte("SECRETPROOF")) {
-				t.Errorf("sasl %v: withheld %v, %d bytes kept", sasl, ev.Withheld, len(ev.Data))
+	for _, show := range []bool{false, true} {
+		for _, sasl := range []bool{true, false} {
+			r := rigFirstRequest(t, sasl, show)
+			r.client(garbage, reqFrame(3, 1, 2, []byte{0, 0, 0, 0}))
+			evs := r.sink.events(EventResync)
+			if len(evs) == 0 {
+				t.Fatalf("sasl %v: no resync", sasl)
+			}
+			for _, ev := range evs {
+				if ev.Withheld == show || !show && len(ev.Data) > 0 || show && !bytes.Contains(ev.Data, []byte("SECRETPROOF")) {
+					t.Errorf("sasl %v, --show-secrets %v: withheld %v, %d bytes kept", sasl, show, ev.Withheld, len(ev.Data))
+				}
 			}
 		}
 	}
 }
 
-// TestUnknownKeyWithheldOnSASLConnection: a request of an API key no
-// schema knows (a SaslAuthenticate whose key was damaged reads as one) is
-// withheld undecoded on a connection that used SASL, and decoded (shown
-// raw) on another.
-func TestUnknownKeyWithheldOnSASLConnection(t *testing.T) {
-	for _, sasl := range []bool{true, false} {
-		r := rigFirstRequest(t, sasl)
-		r.client(reqFrame(250, 2, 2, []byte("\x00\x00\x00\x0d\x00alice\x00SECRET")))
-		r.d.Finish()
-		var got *Exchange
-		for _, ex := range r.sink.ex {
-			if ex.APIKey == 250 {
-				got = ex
+// TestUnknownKeyWithheld: a request of an API key no schema knows (a
+// SaslAuthenticate whose key was damaged reads as one) is withheld
+// undecoded, on any connection; --show-secrets decodes it (shown raw).
+func TestUnknownKeyWithheld(t *testing.T) {
+	for _, show := range []bool{false, true} {
+		for _, sasl := range []bool{true, false} {
+			r := rigFirstRequest(t, sasl, show)
+			r.client(reqFrame(250, 2, 2, []byte("\x00\x00\x00\x0d\x00alice\x00SECRET")))
+			r.d.Finish()
+			var got *Exchange
+			for _, ex := range r.sink.ex {
+				if ex.APIKey == 250 {
+					got = ex
+				}
 			}
-		}
-		if got == nil || got.Request == nil {
-			t.Fatalf("sasl %v: no exchange of key 250 (%v)", sasl, r.sink.kinds())
-		}
-		if got.Request.Withheld != sasl || sasl == (got.Request.Tree != nil) {
-			t.Errorf("sasl %v: withheld %v, tree %v", sasl, got.Request.Withheld, got.Request.Tree != nil)
+			if got == nil || got.Request == nil {
+				t.Fatalf("sasl %v: no exchange of key 250 (%v)", sasl, r.sink.kinds())
+			}
+			if got.Request.Withheld == show || show != (got.Request.Tree != nil) {
+				t.Errorf("sasl %v, --show-secrets %v: withheld %v, tree %v", sasl, show, got.Request.Withheld, got.Request.Tree != nil)
+			}
 		}
 	}
 }
 
 // rigFirstRequest is a rig whose client sent its first request: a
-// SaslHandshake (PLAIN) when sasl, else a Metadata request.
-func rigFirstRequest(t *testing.T, sasl bool) *rig {
-	r := newRig(t, Options{}, true)
+// SaslHandshake (PLAIN) when sasl, else a Metadata request; show is
+// --show-secrets.
+func rigFirstRequest(t *testing.T, sasl, show bool) *rig {
+	r := newRig(t, Options{Decoder: protocol.Decoder{ShowSecrets: show}}, true)
 	if sasl {
 		r.client(reqFrame(17, 1, 1, []byte{0, 5, 'P', 'L', 'A', 'I', 'N'}))
 	} else {

@@ -323,14 +323,10 @@ func (d *Decoder) decodeFrame(frame []byte, response bool, key, version int16) *
 	ip.message(hs, hv, hn, end, false)
 	root.Children = append(root.Children, hn)
 	if ip.err != nil {
-		// What the header left undecoded is the body too: withheld when
-		// the frame's messages carry secrets, or may hold a later frame's.
+		// What the header left undecoded is the body too: withheld, as
+		// every span not decoded (withholdRaw) is.
 		if k := len(hn.Children); k > 0 && hn.Children[k-1].Name == nameUndecoded {
-			u := hn.Children[k-1]
-			ip.withholdUnparsed(u, KeyCarriesSecrets(key, response))
-			if u.Flags&FlagRedacted == 0 && SwallowedMayHoldSecrets(key, response, u.Raw) {
-				ip.withholdUnparsed(u, true)
-			}
+			ip.withholdRaw(hn.Children[k-1])
 		}
 		ip.finishFrame(root, end)
 		return ip.tree()
@@ -352,11 +348,7 @@ func (ip *interp) finishFrame(root *Node, end int) {
 		ip.r.end = len(b)
 		left := ip.rawNode(nameLeftover, end, len(b))
 		left.Note = fmt.Sprintf("%d bytes after the frame's declared length", len(b)-end)
-		key := int16(-1)
-		if ip.msg != nil {
-			key = ip.msg.APIKey
-		}
-		ip.withholdSwallowed(left, key)
+		ip.withholdRaw(left)
 		root.Children = append(root.Children, left)
 		if ip.err == nil {
 			ip.err = &DecodeError{Off: end, Path: root.Name,
@@ -392,14 +384,11 @@ func (ip *interp) body(n *Node, key, ver int16, response bool, end int) {
 	if m == nil {
 		n.Name = "UNKNOWN(" + strconv.Itoa(int(key)) + ")"
 		ip.bodyUnknownInto(n, fmt.Sprintf("unknown API key %d", key), unknownKey(key), ip.r.off, end)
-		ip.withholdSwallowed(n, key)
 		return
 	}
 	n.Name = m.Name
 	ip.bodyUnknownInto(n, fmt.Sprintf("unknown version %d of %s", ver, m.Name),
 		unknownVersion(key, m.Name, ver, fmt.Sprintf("%v %d", ErrUnknownVers, ver)), ip.r.off, end)
-	ip.withholdUnparsed(n, KeyCarriesSecrets(key, response))
-	ip.withholdSwallowed(n, key)
 }
 
 // bodyUnknown appends a FlagUnknown raw node named name to parent.
@@ -417,6 +406,7 @@ func (ip *interp) bodyUnknownInto(n *Node, note string, err error, from, end int
 		ip.err = &DecodeError{Off: from, Space: ip.space, Path: n.Name, Err: err}
 	}
 	ip.r.off = end
+	ip.withholdRaw(n)
 }
 
 // DecodeStruct decodes b as version version of the named header or data

@@ -155,7 +155,14 @@ func TestUnknownTagV4(t *testing.T) {
 	// ApiVersions v4 body: compact "u03-app" | compact "1.0" |
 	// 1 tagged field: tag 99, size 5, "hello".
 	body := unhex(t, "08 7530332d617070 04 312e30 01 63 05 68656c6c6f")
-	tree := DecodeBody(18, 4, false, body)
+	// Withheld by default, as every span not decoded is; shown with
+	// --show-secrets.
+	if u := DecodeBody(18, 4, false, body).Root.Child(nameTagged).Children[0]; u.Raw != nil || u.Flags&FlagRedacted == 0 ||
+		u.Note != "unknown tag 99; withheld: bytes not decoded may hold credentials" {
+		t.Errorf("unknown tag by default: %+v", u)
+	}
+	show := Decoder{ShowSecrets: true}
+	tree := show.DecodeBody(18, 4, false, body)
 	if tree.Err != nil {
 		t.Fatal(tree.Err)
 	}
@@ -325,13 +332,19 @@ func TestDecodeErrorPathAndOffset(t *testing.T) {
 
 func TestUnknownAPIAndVersion(t *testing.T) {
 	body := []byte{1, 2, 3}
-	tree := DecodeBody(1234, 0, false, body)
+	// Withheld by default, as every span not decoded is.
+	if tree := DecodeBody(1234, 0, false, body); tree.Root.Raw != nil || tree.Root.Flags&FlagRedacted == 0 ||
+		tree.Root.Note != "unknown API key 1234; withheld: bytes not decoded may hold credentials" {
+		t.Errorf("unknown key by default: %+v", tree.Root)
+	}
+	d := Decoder{ShowSecrets: true}
+	tree := d.DecodeBody(1234, 0, false, body)
 	if !errors.Is(tree.Err, ErrUnknownAPI) || tree.Root.Flags&FlagUnknown == 0 || tree.Root.Kind != KindRaw ||
 		tree.Root.Note != "unknown API key 1234" || tree.Root.Name != "UNKNOWN(1234)" || string(tree.Root.Raw) != string(body) {
 		t.Errorf("unknown key: err %v root %+v", tree.Err, tree.Root)
 	}
 	checkSpans(t, tree)
-	tree = DecodeBody(0, 99, true, body)
+	tree = d.DecodeBody(0, 99, true, body)
 	if !errors.Is(tree.Err, ErrUnknownVers) || tree.Root.Name != "ProduceResponse" || tree.Root.Flags&FlagUnknown == 0 {
 		t.Errorf("unknown version: err %v root %+v", tree.Err, tree.Root)
 	}
@@ -339,7 +352,7 @@ func TestUnknownAPIAndVersion(t *testing.T) {
 
 	// A whole request with an unknown key: header v1 still decoded.
 	frame := unhex(t, "0000000d 04d2 0000 00000009 0001 41 abcd")
-	tree = DecodeRequest(frame)
+	tree = d.DecodeRequest(frame)
 	checkSpans(t, tree)
 	_, hdr, b := FrameParts(tree.Root)
 	if hdr == nil || hdr.Child("ClientId").Str != "A" || hdr.Child("CorrelationId").Int != 9 {

@@ -300,9 +300,9 @@ func (ip *interp) message(m *MessageSchema, ver int16, n *Node, end int, whole b
 		ip.capture()
 		ip.undecoded(n, r.errOff, end)
 		if k := len(n.Children); k > 0 && n.Children[k-1].Name == nameUndecoded {
-			ip.withholdUnparsed(n.Children[k-1], ip.secret)
-			ip.withholdSwallowed(n.Children[k-1], m.APIKey)
+			ip.withholdRaw(n.Children[k-1])
 		}
+		ip.withholdMisplaced(n)
 		return
 	}
 	if !whole {
@@ -327,8 +327,8 @@ func (ip *interp) message(m *MessageSchema, ver int16, n *Node, end int, whole b
 			return
 		}
 		left.Note = fmt.Sprintf("%d bytes left over after %s %s", end-r.off, m.Name, versionNote(ver))
-		ip.withholdUnparsed(left, ip.secret)
-		ip.withholdSwallowed(left, m.APIKey)
+		ip.withholdRaw(left)
+		ip.withholdMisplaced(n)
 		n.Children = append(n.Children, left)
 		if ip.err == nil {
 			ip.err = &DecodeError{Off: r.off, Space: ip.space, Path: ip.pathString(),
@@ -821,9 +821,9 @@ func (ip *interp) taggedBuffer(fields []Field, parent *Node) {
 			c.Raw = r.take(int(size))
 			c.Off, c.Len = eoff, dataEnd-eoff
 			c.Note = fmt.Sprintf("unknown tag %d, %d bytes", tag, size)
-			if ip.secret && !ip.d.ShowSecrets {
+			if !ip.d.ShowSecrets {
 				c.Note = fmt.Sprintf("unknown tag %d", tag)
-				ip.withholdUnparsed(c, true)
+				ip.withholdRaw(c)
 			}
 		}
 		if int64(tag) <= prev {

@@ -447,25 +447,54 @@ func (ip *interp) secretField(f *Field, c *Node) {
 	}
 }
 
-// withholdSwallowed marks n, a span of message bytes of API key key that
-// kwire could not decode, as withholdUnparsed does when the bytes may hold
-// a later frame's secrets (swallowedMayHoldSecrets), unless already
-// withheld.
-func (ip *interp) withholdSwallowed(n *Node, key int16) {
-	if n == nil || n.Flags&FlagRedacted != 0 || !swallowedMayHoldSecrets(key, n.Raw) {
+// withholdRaw marks n, a span of bytes kwire did not decode into fields
+// (the rest of a message after a failure, a leftover, an unknown tagged
+// field, the body of an API key or version no schema knows), as withheld,
+// unless --show-secrets. Whatever the message, such bytes may hold a
+// credential: a length field too large swallows the frames after it, a
+// damaged one starts a frame inside another, a lost segment leaves a
+// frame without its header, so any request's bytes (a SaslAuthenticate
+// token, an AlterConfigs password, a delegation token's HMAC) can end up
+// in a span of any frame. The span itself (where, how long, why it was
+// not decoded) is still shown.
+func (ip *interp) withholdRaw(n *Node) {
+	if n == nil || n.Flags&FlagRedacted != 0 {
 		return
 	}
-	ip.withhold(n, "the bytes may hold a later frame's credentials (a length field too large swallows the frames after it)")
+	ip.withhold(n, "bytes not decoded may hold credentials")
 }
 
-// withholdUnparsed marks n, a span of message bytes kwire could not
-// decode (an unknown version's body, the rest after a failure, a
-// leftover, an unknown tagged field), when the message carries secrets.
-func (ip *interp) withholdUnparsed(n *Node, secret bool) {
-	if n == nil || !secret {
+// withholdMisplaced withholds every string and bytes value of message n,
+// which can carry secrets in its version (ip.secret) and failed to decode
+// or left bytes over: a length or count that does not fit its bytes means
+// the fields after it, or before it, were not read where the sender wrote
+// them, and a config value or an HMAC can then sit in any string (a
+// DescribeConfigs response whose ErrorMessage length was damaged shows a
+// sensitive value as its ResourceName). A frame stopped by kwire's own
+// limits (node cap, memory) was read where it was written, and keeps its
+// values.
+func (ip *interp) withholdMisplaced(n *Node) {
+	if !ip.secret || ip.d.ShowSecrets || ip.t.Limits != 0 {
 		return
 	}
-	ip.withhold(n, "the message can carry secrets")
+	ip.withholdValues(n, 0)
+}
+
+func (ip *interp) withholdValues(n *Node, depth int) {
+	if n == nil || depth > 4*maxDepth {
+		return
+	}
+	switch n.Kind {
+	case KindString, KindBytes, KindRecords:
+		if n.Flags&(FlagRedacted|FlagNull) == 0 {
+			withhold(n)
+			n.Note = strings.TrimPrefix(n.Note+"; withheld: the message did not decode, so a credential may be misplaced here", "; ")
+		}
+		return
+	}
+	for _, c := range n.Children {
+		ip.withholdValues(c, depth+1)
+	}
 }
 
 // withhold marks n redacted, drops its bytes and says why in its note,
@@ -481,66 +510,3 @@ func (ip *interp) withhold(n *Node, why string) {
 	}
 	n.Note += "withheld: " + why
 }
-
-// keySaslAuthenticate is SaslAuthenticate's API key (KIP-152).
-const keySaslAuthenticate = 36
-
-// swallowedMayHoldSecrets reports whether b, bytes that a message of API
-// key key left undecoded (after its body, or where decoding failed), may
-// hold a later frame's secrets: a frame whose length field is too large
-// swallows the frames after it. It does for the messages of
-// authentication (SaslHandshake, SaslAuthenticate, KIP-43 and KIP-152:
-// what follows them is authentication, raw SASL v0 tokens included,
-// which carry no header), and for any other message when a request
-// header of SaslHandshake or of an API whose requests carry secrets (a
-// KIP-368 re-authentication's SaslAuthenticate, CreateDelegationToken,
-// AlterConfigs...) starts anywhere in b: a length of at least 8, then an
-// API key and one of its versions. (An ApiVersions request of a version
-// kwire does not know, KIP-511's usual case, is still shown.)
-func swallowedMayHoldSecrets(key int16, b []byte) bool {
-	switch key {
-	case keySaslHandshake, keySaslAuthenticate:
-		return true
-	}
-	secretKeys := secretRequestKeys()
-	for i := 0; i+12 <= len(b); i++ {
-		size := int32(uint32(b[i])<<24 | uint32(b[i+1])<<16 | uint32(b[i+2])<<8 | uint32(b[i+3]))
-		k := int(int16(uint16(b[i+4])<<8 | uint16(b[i+5])))
-		v := int16(uint16(b[i+6])<<8 | uint16(b[i+7]))
-		if size >= 8 && k >= 0 && k < len(secretKeys) && secretKeys[k] && v >= 0 && Lookup(int16(k), false, v) != nil {
-			return true
-		}
-	}
-	return false
-}
-
-// SwallowedMayHoldSecrets reports whether frame, a request (response
-// false) or response of API key key that stays undecoded (cut short, or
-// not decoded at all), may hold a later frame's secrets swallowed by a
-// length field too large: always for the messages of authentication
-// (SaslHandshake, SaslAuthenticate), and for other requests when a
-// request header of SaslHandshake or of an API whose requests carry
-// secrets starts anywhere in frame. Responses carry no API key to look
-// for.
-func SwallowedMayHoldSecrets(key int16, response bool, frame []byte) bool {
-	switch key {
-	case keySaslHandshake, keySaslAuthenticate:
-		return true
-	}
-	return !response && swallowedMayHoldSecrets(key, frame)
-}
-
-// secretRequestKeys says, by API key, whether the key's requests can carry
-// secrets (KeyCarriesSecrets), or come right before some (SaslHandshake).
-var secretRequestKeys = sync.OnceValue(func() []bool {
-	var t []bool
-	for _, m := range Schemas {
-		if m.APIKey >= 0 && (KeyCarriesSecrets(m.APIKey, false) || m.APIKey == keySaslHandshake) {
-			for int(m.APIKey) >= len(t) {
-				t = append(t, false)
-			}
-			t[m.APIKey] = true
-		}
-	}
-	return t
-})

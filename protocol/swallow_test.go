@@ -34,12 +34,10 @@ func swallowing(first, next []byte) []byte {
 
 // TestSwallowedSecretsWithheld: a frame whose length is too large
 // swallows the frames after it, which its decode shows as leftover
-// bytes. They are withheld when they may hold a later frame's secrets: any
-// leftover of SaslHandshake (what follows it is authentication), a
-// leftover holding a SaslHandshake or SaslAuthenticate request header
-// whatever the frame, the undecoded rest of a SaslAuthenticate response
-// whose header failed; other leftovers are shown. --show-secrets shows
-// them all.
+// bytes. They are withheld, as every span kwire does not decode is,
+// whatever the frame and whatever they hold (a SaslAuthenticate token,
+// or bytes that look harmless: a lost segment or a damaged length can put
+// any frame's secrets in any span); --show-secrets shows them all.
 func TestSwallowedSecretsWithheld(t *testing.T) {
 	secret := []byte("\x00alice\x00hunter2-SECRET")
 	auth := kmsg.NewPtrSASLAuthenticateRequest()
@@ -63,9 +61,9 @@ func TestSwallowedSecretsWithheld(t *testing.T) {
 	}{
 		{"SaslHandshake swallowing SaslAuthenticate", swallowing(kmsgRequestFrame(hs, 2), authFrame), true},
 		{"ApiVersions swallowing SaslHandshake and a raw token", swallowing(kmsgRequestFrame(av, 1), append(kmsgRequestFrame(hs, 2), secret...)), true},
-		{"ApiVersions with plain leftover", swallowing(kmsgRequestFrame(av, 1), []byte("trailing")), false},
+		{"ApiVersions with plain leftover", swallowing(kmsgRequestFrame(av, 1), []byte("trailing")), true},
 		{"Metadata swallowing SaslAuthenticate", swallowing(kmsgRequestFrame(md, 9), authFrame), true},
-		{"Metadata with plain leftover", swallowing(kmsgRequestFrame(md, 9), []byte("just some trailing bytes")), false},
+		{"Metadata with plain leftover", swallowing(kmsgRequestFrame(md, 9), []byte("just some trailing bytes")), true},
 	} {
 		var d Decoder
 		tr := d.DecodeRequest(c.frame)
@@ -99,4 +97,74 @@ func TestSwallowedSecretsWithheld(t *testing.T) {
 			t.Error("the signature is in the tree")
 		}
 	}
+}
+
+// TestMisplacedSecretsWithheld: a message that can carry secrets and fails
+// to decode has every string and bytes value withheld, not only the rest
+// after the failure: a damaged length moves the fields after it, and a
+// sensitive config value then reads as a ResourceName (the adversarial
+// tester's describeconfigs-v4-set-16-02). Every one-byte change of the
+// ErrorMessage length prefix is tried; --show-secrets shows the values.
+func TestMisplacedSecretsWithheld(t *testing.T) {
+	const secret = "Qz-SENSITIVE-VALUE-9758ec5c"
+	resp := kmsg.NewPtrDescribeConfigsResponse()
+	resp.Version = 4
+	res := kmsg.NewDescribeConfigsResponseResource()
+	res.ErrorMessage = kmsg.StringPtr("")
+	res.ResourceType = kmsg.ConfigResourceTypeBroker
+	res.ResourceName = "1"
+	for _, c := range []struct {
+		name, value string
+		sensitive   bool
+	}{{"neutral.x", "plain", false}, {"ssl.keystore.password", secret, true}, {"neutral.y", "plain", false}} {
+		cfg := kmsg.NewDescribeConfigsResponseResourceConfig()
+		cfg.Name, cfg.Value, cfg.IsSensitive = c.name, kmsg.StringPtr(c.value), c.sensitive
+		res.Configs = append(res.Configs, cfg)
+	}
+	resp.Resources = append(resp.Resources, res)
+	frame := kmsgResponseFrame(resp, 1)
+	// Offset of the ErrorMessage's compact length: length 4, correlation
+	// ID 4, header tags 1, ThrottleTimeMs 4, results count 1, ErrorCode 2.
+	const at = 4 + 4 + 1 + 4 + 1 + 2
+	if frame[at] != 1 { // compact: length+1, empty string
+		t.Fatalf("byte %d is %#x, not the empty ErrorMessage's length", at, frame[at])
+	}
+	leaks := 0
+	for v := 0; v < 256; v++ {
+		b := append([]byte(nil), frame...)
+		b[at] = byte(v)
+		var d Decoder
+		tr := d.DecodeResponse(b, 32, 4)
+		if tr.Err == nil {
+			continue // decoded (a length that fits): read where written
+		}
+		if n := findValue(tr.Root, secret); n != nil {
+			leaks++
+			t.Errorf("ErrorMessage length %#x: the secret shows in %s (%q)", v, n.Name, n.Note)
+		}
+	}
+	// The tester's byte: the secret lands in ResourceName; shown with
+	// --show-secrets.
+	b := append([]byte(nil), frame...)
+	b[at] = 0x04
+	show := Decoder{ShowSecrets: true}
+	if findValue(show.DecodeResponse(b, 32, 4).Root, secret) == nil {
+		t.Error("--show-secrets does not show the misplaced value")
+	}
+}
+
+// findValue returns a node under n whose string or bytes value holds s.
+func findValue(n *Node, s string) *Node {
+	if n == nil {
+		return nil
+	}
+	if bytes.Contains([]byte(n.Str), []byte(s)) || bytes.Contains(n.Raw, []byte(s)) {
+		return n
+	}
+	for _, c := range n.Children {
+		if f := findValue(c, s); f != nil {
+			return f
+		}
+	}
+	return nil
 }

@@ -178,7 +178,7 @@ func Hex(w io.Writer, t *protocol.Tree, opts Options) error {
 		h.flush(false)
 	}
 	if t.Err != nil {
-		line, r := errorLine(t.Err)
+		line, r := errorLine(t)
 		h.buf = paint(h.buf, opts.Color, r, line)
 		h.buf = append(h.buf, '\n')
 	}
@@ -634,10 +634,11 @@ func trimRight(b []byte) []byte {
 // UndecodedFrame writes a frame nothing decoded (dissect.Frame.Tree nil:
 // cut by a gap or the end of the capture, an orphan whose API is not
 // known) for -V and -x: a line saying so, then its captured bytes as
-// HexDump lines, so that nothing the capture holds is lost — or, when the
-// bytes may hold a secret (dissect.Frame.Withheld: a SASL token kwire
-// could not parse), one line marking them withheld, their length hidden
-// (the dissector sets Withheld only without --show-secrets).
+// HexDump lines, so that nothing the capture holds is lost — or, as the
+// bytes may hold a secret (dissect.Frame.Withheld: bytes not decoded
+// are withheld, whatever the API), one line marking them withheld, their
+// length hidden (the dissector sets Withheld only without
+// --show-secrets).
 func UndecodedFrame(w io.Writer, fr *dissect.Frame) error {
 	if fr.Withheld {
 		_, err := fmt.Fprintf(w, "not decoded; %s: withheld, it may hold a secret (--show-secrets shows it)\n", redacted)

@@ -154,7 +154,7 @@ type MessageDoc struct {
 	// Unknown marks a body whose API key or version kwire's schemas do
 	// not define, kept raw in Body ({"undecoded": ...}): not a decode
 	// error, which Error is "" for ("unknown version: ApiVersions v99 is
-	// beyond what kwire's schemas define (v0-4); body shown raw", as the
+	// beyond what kwire's schemas define (v0-4); body withheld (...)", as the
 	// line says it); null otherwise.
 	Unknown             *string         `json:"unknown" jsonschema:"nullable"`
 	UnknownTaggedFields []UnknownTagDoc `json:"unknownTaggedFields"` // tagged fields no schema names
@@ -178,7 +178,7 @@ type TreeDoc struct {
 	Body                json.RawMessage `json:"body"`                                   // JsonConverter form (records as base64)
 	UnknownTaggedFields []UnknownTagDoc `json:"unknownTaggedFields,omitempty"`          // tagged fields no schema names
 	Error               string          `json:"error,omitempty"`                        // the decoding error (protocol.DecodeError text)
-	Unknown             string          `json:"unknown,omitempty"`                      // an API key or version kwire's schemas do not define, shown raw: not an error (MessageDoc.Unknown)
+	Unknown             string          `json:"unknown,omitempty"`                      // an API key or version kwire's schemas do not define, kept raw: not an error (MessageDoc.Unknown)
 }
 
 // kindNames are ExchangeDoc's "kind" values.
@@ -290,7 +290,7 @@ func (m *MessageDoc) setError(t *protocol.Tree) {
 	if t.Err == nil {
 		return
 	}
-	if l, ok := unknownLabel(t.Err); ok {
+	if l, ok := unknownLabel(t); ok {
 		m.Unknown = &l
 		return
 	}
@@ -368,7 +368,7 @@ func TreeJSON(w io.Writer, t *protocol.Tree, opts Options) error {
 		d.Body = json.RawMessage("null")
 	}
 	if t != nil && t.Err != nil {
-		if l, ok := unknownLabel(t.Err); ok {
+		if l, ok := unknownLabel(t); ok {
 			d.Unknown = l
 		} else {
 			d.Error = t.Err.Error()
@@ -785,6 +785,10 @@ func (j *jsonWriter) value(b []byte, n *protocol.Node, path string, batch *proto
 		return appendBase64String(b, withheldBytes(n, j.o))
 	}
 	if isRedacted(n, j.o) {
+		if n.Kind == protocol.KindRaw {
+			// A span not decoded, withheld: what it is, without its bytes.
+			return undecodedJSON(b, n.Name, n.Note, nil, n.Len, j.safe())
+		}
 		return appendJSONStr(b, redacted, j.safe())
 	}
 	if n.Flags&protocol.FlagNull != 0 {
@@ -851,7 +855,8 @@ func (j *jsonWriter) appendInt64(b []byte, v int64) []byte {
 // undecodedJSON appends {"undecoded": name, "note": note, "size", "hex"}
 // ("note" left out when empty) for size bytes of which raw holds the
 // first (all unless the decoder omitted the rest: then "truncated": true
-// follows, as for a record value cut short).
+// follows, as for a record value cut short); raw nil is a withheld span,
+// whose "hex" is "<redacted>".
 func undecodedJSON(b []byte, name, note string, raw []byte, size int, safe *[utf8.RuneSelf]bool) []byte {
 	b = append(b, `{"undecoded":`...)
 	b = appendJSONStr(b, name, safe)
@@ -861,6 +866,11 @@ func undecodedJSON(b []byte, name, note string, raw []byte, size int, safe *[utf
 	}
 	b = append(b, `,"size":`...)
 	b = strconv.AppendInt(b, int64(size), 10)
+	if raw == nil && size > 0 {
+		b = append(b, `,"hex":`...)
+		b = appendJSONStr(b, redacted, safe)
+		return append(b, '}')
+	}
 	b = append(b, `,"hex":"`...)
 	b = hex.AppendEncode(b, raw)
 	if len(raw) < size {

@@ -325,7 +325,7 @@ func appendNotesList(b []byte, e *dissect.Exchange, o *Options) []byte {
 		switch {
 		case f == nil || f.Tree == nil:
 		case f.Tree.Err != nil:
-			if l, ok := unknownLabel(f.Tree.Err); ok {
+			if l, ok := unknownLabel(f.Tree); ok {
 				if l != unknown { // a response of the same unknown version says it once
 					add(roleNote, l)
 				}

@@ -794,7 +794,7 @@ func TestEventLineAndSummary(t *testing.T) {
 		"packets 1200, connections 3 (2 Kafka, 1 skipped: 1 HTTP, 1 TLS, 3 not on a Kafka port)",
 		"frames 6, exchanges 3: 2 paired, 1 unanswered",
 		"errors: NOT_LEADER_OR_FOLLOWER×3",
-		"anomalies: 2 frames of unknown API keys or versions (shown raw), 1 gap (1460 bytes), 1 resync (7 bytes skipped), 1 truncated frame, 1 out-of-order response, 2 duplicate correlation IDs",
+		"anomalies: 2 frames of unknown API keys or versions (kept raw), 1 gap (1460 bytes), 1 resync (7 bytes skipped), 1 truncated frame, 1 out-of-order response, 2 duplicate correlation IDs",
 	})
 }
 
@@ -1057,17 +1057,24 @@ func TestRedaction(t *testing.T) {
 	}
 }
 
-// A decoding error and undecoded bytes are shown, nothing lost.
+// A decoding error and undecoded bytes are shown, nothing lost: the
+// bytes withheld by default (they may hold credentials), shown with
+// --show-secrets.
 func TestDecodeErrorShown(t *testing.T) {
 	frame := mustHex(t, apiVersionsHex)
 	frame = append(frame, 0xde, 0xad) // leftover after an empty v0 body
 	frame[3] += 2
-	tr := protocol.DecodeRequest(frame)
+	if tree := render(t, func(w *bytes.Buffer) error { return Tree(w, protocol.DecodeRequest(frame), Options{}) }); !strings.Contains(tree,
+		"leftover: <redacted> (2 bytes left over after ApiVersionsRequest v0; withheld: bytes not decoded may hold credentials)") ||
+		strings.Contains(tree, "de ad") || !strings.Contains(tree, "error: ") {
+		t.Errorf("tree by default:\n%s", tree)
+	}
+	tr := (&protocol.Decoder{ShowSecrets: true}).DecodeRequest(frame)
 	if tr.Err == nil {
 		t.Fatal("decoder accepted leftover bytes")
 	}
 	checkCoverage(t, "leftover", tr)
-	tree := render(t, func(w *bytes.Buffer) error { return Tree(w, tr, Options{}) })
+	tree := render(t, func(w *bytes.Buffer) error { return Tree(w, tr, Options{ShowSecrets: true}) })
 	if !strings.Contains(tree, "00000017  de ad") || !strings.Contains(tree, "error: ") {
 		t.Errorf("tree:\n%s", tree)
 	}

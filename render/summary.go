@@ -33,7 +33,7 @@ type SummaryCounts struct {
 	// counted once, by the dissector, where it happened (the exit status
 	// reads the same numbers).
 	dissect.Problems
-	Unknown      int64            // frames of an API key or version the schema does not know (shown raw)
+	Unknown      int64            // frames of an API key or version the schema does not know (kept raw)
 	Frames       int64            // frames cut (requests, responses, raw SASL tokens)
 	OutOfOrder   int64            // responses that did not answer the oldest pending request
 	DuplicateIDs int64            // requests sent while another with the same correlation ID was pending
@@ -221,9 +221,9 @@ func Summary(w io.Writer, s *SummaryCounts, opts Options) error {
 	if s.Unknown > 0 {
 		item(int(s.Unknown), "frame", roleNote)
 		if s.Unknown == 1 {
-			b = append(b, " of an unknown API key or version (shown raw)"...)
+			b = append(b, " of an unknown API key or version (kept raw)"...)
 		} else {
-			b = append(b, " of unknown API keys or versions (shown raw)"...)
+			b = append(b, " of unknown API keys or versions (kept raw)"...)
 		}
 	}
 	if s.Gaps > 0 {

@@ -51,7 +51,7 @@ func Tree(w io.Writer, t *protocol.Tree, opts Options) error {
 		tw.node(t.Root, base, nil, 0)
 	}
 	if t != nil && t.Err != nil {
-		line, r := errorLine(t.Err)
+		line, r := errorLine(t)
 		tw.indent(base)
 		tw.buf = paint(tw.buf, opts.Color, r, line)
 		tw.buf = append(tw.buf, '\n')

@@ -26,8 +26,10 @@ func undecodedOf(t *testing.T, body json.RawMessage) []map[string]any {
 
 // Bytes the decoder could not read are in the JSON too: the rest of a body
 // after a failure, a leftover after the message, and a frame that was not
-// decoded at all.
+// decoded at all; withheld by default (what, where and how many bytes,
+// "hex": "<redacted>"), their bytes with --show-secrets.
 func TestJSONKeepsUndecodedBytes(t *testing.T) {
+	show := &protocol.Decoder{ShowSecrets: true}
 	// FetchRequest v1 cut inside MaxWaitMs:
 	//	0000001b                 Length 27
 	//	0001 0001 00000007       Fetch v1, correlation ID 7
@@ -35,13 +37,18 @@ func TestJSONKeepsUndecodedBytes(t *testing.T) {
 	//	ffffffff                 ReplicaId -1
 	//	218265                   MaxWaitMs: 3 of 4 bytes
 	frame := mustHex(t, "0000001a"+"00010001"+"00000007"+"0007686f7374696c65"+"ffffffff"+"218265")
-	tr := protocol.DecodeRequest(frame)
+	e := &dissect.Exchange{Kind: dissect.KindUnanswered, APIKey: 1, APIVersion: 1, CorrelationID: 7,
+		Request: &dissect.Frame{Tree: protocol.DecodeRequest(frame), Bytes: frame}}
+	if u := undecodedOf(t, NewExchangeDoc(e, Options{}).Request.Body); len(u) != 1 || u[0]["hex"] != "<redacted>" || u[0]["size"] != 3.0 ||
+		u[0]["undecoded"] != "undecoded" {
+		t.Fatalf("request body by default: %v", u)
+	}
+	tr := show.DecodeRequest(frame)
 	if tr.Err == nil {
 		t.Fatal("cut body decoded without error")
 	}
-	e := &dissect.Exchange{Kind: dissect.KindUnanswered, APIKey: 1, APIVersion: 1, CorrelationID: 7,
-		Request: &dissect.Frame{Tree: tr, Bytes: frame}}
-	doc := NewExchangeDoc(e, Options{})
+	e.Request = &dissect.Frame{Tree: tr, Bytes: frame}
+	doc := NewExchangeDoc(e, Options{ShowSecrets: true})
 	u := undecodedOf(t, doc.Request.Body)
 	if len(u) != 1 || u[0]["hex"] != "218265" || u[0]["size"] != 3.0 || u[0]["undecoded"] != "undecoded" {
 		t.Fatalf("request body %s", doc.Request.Body)
@@ -71,7 +78,7 @@ func TestJSONKeepsUndecodedBytes(t *testing.T) {
 	frame = mustHex(t, apiVersionsHex+"dead")
 	frame[3] += 2
 	var td TreeDoc
-	out := render(t, func(w *bytes.Buffer) error { return TreeJSON(w, protocol.DecodeRequest(frame), Options{}) })
+	out := render(t, func(w *bytes.Buffer) error { return TreeJSON(w, show.DecodeRequest(frame), Options{ShowSecrets: true}) })
 	if err := json.Unmarshal([]byte(out), &td); err != nil {
 		t.Fatal(err)
 	}

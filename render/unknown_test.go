@@ -26,47 +26,57 @@ func versionedRequest(key, ver int16, body []byte) []byte {
 	return b
 }
 
-// An API version or key the schemas do not define is data shown raw,
+// An API version or key the schemas do not define is data kept raw,
 // labelled as what it is in the line, -V, -x and the JSON, never as a
-// decode error; a real decode error keeps its label.
+// decode error: its bytes withheld by default (they may hold credentials),
+// shown with --show-secrets; a real decode error keeps its label.
 func TestUnknownVersionLabel(t *testing.T) {
 	known := protocol.KnownVersions("MetadataRequest")
 	if known.Max < 12 {
 		t.Fatalf("MetadataRequest versions %+v", known)
 	}
 	body := []byte{0xde, 0xad, 0xbe, 0xef}
+	const withheld = "withheld (bytes not decoded may hold credentials; --show-secrets shows them)"
 	for _, c := range []struct {
 		name      string
 		key, ver  int16
 		label     string
+		show      bool
 		errorWant string
 	}{
-		{"version", 3, 99, fmt.Sprintf("unknown version: Metadata v99 is beyond what kwire's schemas define (v%d-%d); body shown raw", known.Min, known.Max), ""},
-		{"key", 1234, 0, "unknown API: key 1234 is not one kwire's schemas define; body shown raw", ""},
+		{"version", 3, 99, fmt.Sprintf("unknown version: Metadata v99 is beyond what kwire's schemas define (v%d-%d); body shown raw", known.Min, known.Max), true, ""},
+		{"key", 1234, 0, "unknown API: key 1234 is not one kwire's schemas define; body shown raw", true, ""},
+		{"version withheld", 3, 99, fmt.Sprintf("unknown version: Metadata v99 is beyond what kwire's schemas define (v%d-%d); body %s", known.Min, known.Max, withheld), false, ""},
+		{"key withheld", 1234, 0, "unknown API: key 1234 is not one kwire's schemas define; body " + withheld, false, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			frame := versionedRequest(c.key, c.ver, body)
-			tr := protocol.DecodeRequest(frame)
+			tr := (&protocol.Decoder{ShowSecrets: c.show}).DecodeRequest(frame)
 			if tr.Err == nil {
 				t.Fatal("decoded an unknown body")
 			}
-			tree := render(t, func(w *bytes.Buffer) error { return Tree(w, tr, Options{}) })
-			if !strings.Contains(tree, "\n"+c.label+"\n") || strings.Contains(tree, "error: ") || !strings.Contains(tree, "de ad be ef") {
-				t.Errorf("-V:\n%s\nwant the line %q and the bytes", tree, c.label)
+			o := Options{ShowSecrets: c.show}
+			hexWant := "deadbeef"
+			if !c.show {
+				hexWant = "<redacted>"
 			}
-			hx := render(t, func(w *bytes.Buffer) error { return Hex(w, tr, Options{}) })
+			tree := render(t, func(w *bytes.Buffer) error { return Tree(w, tr, o) })
+			if !strings.Contains(tree, "\n"+c.label+"\n") || strings.Contains(tree, "error: ") || strings.Contains(tree, "de ad be ef") != c.show {
+				t.Errorf("-V:\n%s\nwant the line %q and the bytes %v", tree, c.label, c.show)
+			}
+			hx := render(t, func(w *bytes.Buffer) error { return Hex(w, tr, o) })
 			if !strings.Contains(hx, "\n"+c.label+"\n") || strings.Contains(hx, "error: ") {
 				t.Errorf("-x:\n%s", hx)
 			}
 			e := &dissect.Exchange{Kind: dissect.KindUnanswered, APIKey: c.key, APIVersion: c.ver, CorrelationID: 0x01020304,
 				Request: &dissect.Frame{Tree: tr, Bytes: frame}}
-			line := render(t, func(w *bytes.Buffer) error { return Line(w, e, Options{}) })
+			line := render(t, func(w *bytes.Buffer) error { return Line(w, e, o) })
 			if !strings.Contains(line, "["+c.label+"]") || strings.Contains(line, "decode error") {
 				t.Errorf("line: %s", line)
 			}
 			for name, write := range map[string]func(w *bytes.Buffer) error{
-				"ExchangeJSON":     func(w *bytes.Buffer) error { return ExchangeJSON(w, e, Options{}) },
-				"ExchangeJSONLine": func(w *bytes.Buffer) error { return ExchangeJSONLine(w, e, Options{}) },
+				"ExchangeJSON":     func(w *bytes.Buffer) error { return ExchangeJSON(w, e, o) },
+				"ExchangeJSONLine": func(w *bytes.Buffer) error { return ExchangeJSONLine(w, e, o) },
 			} {
 				var doc struct {
 					Request struct {
@@ -78,12 +88,12 @@ func TestUnknownVersionLabel(t *testing.T) {
 				if err := json.Unmarshal([]byte(render(t, write)), &doc); err != nil {
 					t.Fatal(err)
 				}
-				if r := doc.Request; r.Error != "" || r.Unknown == nil || *r.Unknown != c.label || r.Body.Hex != "deadbeef" {
+				if r := doc.Request; r.Error != "" || r.Unknown == nil || *r.Unknown != c.label || r.Body.Hex != hexWant {
 					t.Errorf("%s: request error %q, unknown %v, body %+v", name, r.Error, r.Unknown, r.Body)
 				}
 			}
 			var td struct{ Error, Unknown string }
-			if err := json.Unmarshal([]byte(render(t, func(w *bytes.Buffer) error { return TreeJSON(w, tr, Options{}) })), &td); err != nil {
+			if err := json.Unmarshal([]byte(render(t, func(w *bytes.Buffer) error { return TreeJSON(w, tr, o) })), &td); err != nil {
 				t.Fatal(err)
 			}
 			if td.Error != "" || td.Unknown != c.label {

@@ -589,11 +589,11 @@ func (r *captureRun) limitHints(errw io.Writer) {
 			frames(l.DecompressCapped, "inflates", "inflate"), byteSize(r.dec.MaxDecompressed))
 	}
 	if l.MemoryCapped > 0 {
-		fmt.Fprintf(errw, "kwire: warning: %s more than the %v of memory one frame may take (a quarter of --max-decode-memory): the rest of each is not decoded (shown raw); a larger --max-decode-memory decodes more\n",
+		fmt.Fprintf(errw, "kwire: warning: %s more than the %v of memory one frame may take (a quarter of --max-decode-memory): the rest of each is not decoded (kept raw); a larger --max-decode-memory decodes more\n",
 			frames(l.MemoryCapped, "needs", "need"), byteSize(r.dec.MaxMemory))
 	}
 	if l.NodeCapped > 0 {
-		fmt.Fprintf(errw, "kwire: warning: %s more than %d fields (the decoder's node cap): the rest of each is not decoded (shown raw); a larger --max-decode-memory raises the cap\n",
+		fmt.Fprintf(errw, "kwire: warning: %s more than %d fields (the decoder's node cap): the rest of each is not decoded (kept raw); a larger --max-decode-memory raises the cap\n",
 			frames(l.NodeCapped, "holds", "hold"), r.dec.NodeCap())
 	}
 }

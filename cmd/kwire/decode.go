@@ -81,7 +81,7 @@ JSON document.
 
 Exit status: 0 decoded; 1 decoded with errors (everything decoded before the
 error is still printed, the error goes to stderr), an --api key kwire does
-not know among them (the bytes are shown raw); 2 usage error (an unknown
+not know among them (the bytes are kept raw); 2 usage error (an unknown
 API name, struct or version among them) or unusable input (bad hex, an odd
 number of digits, no input, a frame shorter than its 4-byte length prefix).`,
 		Example: `  # A request frame: ApiVersions v0 from client "wire-read"
@@ -172,7 +172,11 @@ func runDecode(o *decodeOptions, s *ioStreams, color bool, args []string) error 
 	}
 	if tree.Err != nil {
 		if errors.Is(tree.Err, protocol.ErrUnknownAPI) && o.API != "" {
-			return dataErrorf("--api %s: API key %s is unknown (see 'kwire apis'); the bytes are shown raw", o.API, strings.TrimSpace(o.API))
+			shown := "withheld (--show-secrets shows them)"
+			if o.out.ShowSecrets {
+				shown = "shown raw"
+			}
+			return dataErrorf("--api %s: API key %s is unknown (see 'kwire apis'); the bytes are %s", o.API, strings.TrimSpace(o.API), shown)
 		}
 		if o.hint != "" {
 			return dataErrorf("decode error: %v\nkwire: %s", tree.Err, o.hint)

@@ -265,7 +265,7 @@ name.
 Exit status (the same for stats and versions):
   0  the captures were fully dissected; also when no Kafka connection was
      found (a note on stderr says why), when frames name an unknown API
-     key or version (they are data, shown raw), and when Ctrl-C stopped
+     key or version (they are data, kept raw), and when Ctrl-C stopped
      the reading (at the next packet: press it twice to stop an idle live
      capture at once)
   1  the captures could not be fully dissected: a file cut short or

@@ -117,8 +117,9 @@ func TestOutputFileNotWritable(t *testing.T) {
 }
 
 // An orphan response that no schema decodes for sure is not decoded; -V
-// and -x still show its bytes (the JSON's "hex" does too): nothing the
-// capture holds is dropped from the output.
+// and -x say so, its bytes withheld by default (they may hold any frame's
+// credentials) and shown with --show-secrets (the JSON's "hex" too):
+// nothing the capture holds is dropped from the output.
 func TestUndecodedOrphanShown(t *testing.T) {
 	resp := []byte{0, 0, 0, 16, 0, 0, 0, 77, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}
 	var buf bytes.Buffer
@@ -131,10 +132,15 @@ func TestUndecodedOrphanShown(t *testing.T) {
 	}
 	for _, mode := range []string{"-V", "-x"} {
 		out, errOut, code := kwireInProcess(t, "read", mode, path)
-		want := "  response, packet 4:\n    not decoded: 20 bytes\n" +
+		want := "  response, packet 4:\n    not decoded; <redacted>: withheld, it may hold a secret (--show-secrets shows it)\n"
+		if code != 0 || !strings.Contains(out, want) || strings.Contains(out, "00 00 00 4d") {
+			t.Errorf("read %s: exit %d, stderr %q, output:\n%s\nwant it to hold:\n%s", mode, code, errOut, out, want)
+		}
+		out, errOut, code = kwireInProcess(t, "read", mode, "--show-secrets", path)
+		want = "  response, packet 4:\n    not decoded: 20 bytes\n" +
 			"    00000000  00 00 00 10 00 00 00 4d  00 00 00 00 00 00 00 00  |.......M........|\n"
 		if code != 0 || !strings.Contains(out, want) {
-			t.Errorf("read %s: exit %d, stderr %q, output:\n%s\nwant it to hold:\n%s", mode, code, errOut, out, want)
+			t.Errorf("read %s --show-secrets: exit %d, stderr %q, output:\n%s\nwant it to hold:\n%s", mode, code, errOut, out, want)
 		}
 	}
 }
