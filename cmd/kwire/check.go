@@ -742,7 +742,7 @@ func runCheck(ctx context.Context, o *checkOptions, s *ioStreams, color bool, sp
 	}
 	cr.onFile = func(p string) {
 		sink.file++
-		if an != nil {
+		if an != nil && len(paths) > 1 {
 			an.SetFile(p)
 		}
 	}
