@@ -199,3 +199,30 @@ func TestAPIVersionsFacts(t *testing.T) {
 		t.Errorf("features %+v", av)
 	}
 }
+
+// TestPartitionResult: an offset that answers the request is no result
+// when the partition has an error; offsets asked are kept; Get keeps what
+// the wire said.
+func TestPartitionResult(t *testing.T) {
+	var p Partition
+	for k, v := range map[OffsetKind]int64{OffsetBase: 0, OffsetFetch: 5, OffsetHighWatermark: 9, OffsetLastStable: 9, OffsetLogStart: 1,
+		OffsetCommitted: 4, OffsetListed: 3, OffsetListTimestamp: -1, OffsetLeaderEpoch: 2} {
+		p.Offsets.Set(k, v)
+	}
+	for _, k := range OffsetKinds() {
+		if _, ok := p.Result(k); !ok {
+			t.Errorf("no error: %v is no result", k)
+		}
+	}
+	p.Error = 6 // NOT_LEADER_OR_FOLLOWER
+	for _, k := range OffsetKinds() {
+		v, ok := p.Result(k)
+		asked := k == OffsetFetch || k == OffsetListTimestamp || k == OffsetLeaderEpoch
+		if ok != asked {
+			t.Errorf("error: %v: result %v (%d)", k, ok, v)
+		}
+		if _, ok := p.Offsets.Get(k); !ok {
+			t.Errorf("error: Get(%v) lost the wire's value", k)
+		}
+	}
+}

@@ -306,6 +306,29 @@ func (o *Offsets) Set(k OffsetKind, v int64) {
 // Any reports whether any offset is present.
 func (o *Offsets) Any() bool { return o.has != 0 }
 
+// answers marks the kinds that answer the request: what the broker
+// wrote (a Produce's base offset), has (a Fetch's watermarks and log
+// start, ListOffsets' offset, OffsetFetch's committed offset) or took
+// (the offset an OffsetCommit or TxnOffsetCommit commits). The others are
+// asked (FetchOffset, ListOffsets' timestamp) or are epochs.
+const answers = 1<<OffsetBase | 1<<OffsetHighWatermark | 1<<OffsetLastStable | 1<<OffsetLogStart |
+	1<<OffsetCommitted | 1<<OffsetListed
+
+// Result returns offset k as a result of the exchange for the partition:
+// as Offsets.Get, except that an offset that answers the request (a
+// base offset, watermark, listed or committed offset) is no result when
+// the partition has an error. A broker refusing a Produce partition
+// (NOT_LEADER_OR_FOLLOWER) still sends a BaseOffset, -1 or 0; a refused
+// commit's offset was not committed; a failed ListOffsets' or
+// OffsetFetch's offset is a placeholder. Get still gives what the wire
+// said.
+func (p *Partition) Result(k OffsetKind) (int64, bool) {
+	if p.Error != 0 && k < numOffsetKinds && answers&(1<<k) != 0 {
+		return 0, false
+	}
+	return p.Offsets.Get(k)
+}
+
 // Codecs is a set of compression codecs, one bit per protocol.Codec.
 type Codecs uint8
 
