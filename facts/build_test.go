@@ -226,3 +226,40 @@ func TestPartitionResult(t *testing.T) {
 		}
 	}
 }
+
+// TestZeroTopicID: Kafka's all-zero topic ID is "no ID". Alone (a
+// Produce v13 from a client that does not know the topic's ID) it is no
+// topic's: Label says so, ZeroID tells it; beside a name (Metadata by
+// name) the name names the topic.
+func TestZeroTopicID(t *testing.T) {
+	prod := kmsg.NewPtrProduceRequest()
+	prod.Version = 13
+	x := kmsg.NewProduceRequestTopic()
+	x.Partitions = []kmsg.ProduceRequestTopicPartition{{Partition: 0}}
+	prod.Topics = append(prod.Topics, x)
+	resp := kmsg.NewPtrProduceResponse()
+	resp.Version = 13
+	rt := kmsg.NewProduceResponseTopic()
+	rt.Partitions = []kmsg.ProduceResponseTopicPartition{{Partition: 0, ErrorCode: 100}} // UNKNOWN_TOPIC_ID
+	resp.Topics = append(resp.Topics, rt)
+	fx := Of(0, 13, request(t, prod), response(t, resp))
+	if len(fx.Topics) != 1 || !fx.Topics[0].ZeroID() || fx.Topics[0].Label() != ZeroIDLabel || fx.Topics[0].Label() != "(zero topic ID)" {
+		t.Fatalf("topics %+v", fx.Topics)
+	}
+	if got := fx.AllTopics(); !slices.Equal(got, []string{"(zero topic ID)"}) {
+		t.Errorf("AllTopics %q", got)
+	}
+	md := kmsg.NewPtrMetadataRequest()
+	md.Version = 12
+	mt := kmsg.NewMetadataRequestTopic()
+	mt.Topic = kmsg.StringPtr("orders")
+	md.Topics = append(md.Topics, mt)
+	fx = Of(3, 12, request(t, md), nil)
+	if len(fx.Topics) != 1 || fx.Topics[0].ZeroID() || fx.Topics[0].Label() != "orders" || fx.Topics[0].HasID {
+		t.Errorf("topics %+v", fx.Topics)
+	}
+	tp := TopicPartitions{HasID: true}
+	if tp.Label() != ZeroIDLabel {
+		t.Errorf("TopicPartitions label %q", tp.Label())
+	}
+}
