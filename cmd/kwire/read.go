@@ -257,7 +257,9 @@ Filters (all given ones must hold):
     facts.throttleMs, facts.isolationLevel, facts.acks
   request.body and response.body: the message in Kafka's JsonConverter
   form (request.body.acks == 0); read only when the expression names
-  them.
+  them. A path no API's schema has, in any version (a misspelt field),
+  is refused with the nearest names; an expression that is not true or
+  false (latencyMs) is refused with what to compare.
 A comparison through null is false (facts.group.groupId == "g" where the
 exchange has no group); facts.group?.groupId reads it as nil. The filter names of
 earlier kwire (latency_ms, client_id, ...) are refused with the new
