@@ -237,7 +237,9 @@ Filters (all given ones must hold):
   --client-id ID     requests from the client ID (repeatable)
   --errors           responses with a non-zero error code anywhere
   --stream N         TCP connection N (Wireshark's tcp.stream)
-  --frame N          the exchange holding packet N
+  --frame N          the exchange holding packet N (for a TCP
+                     retransmission whose bytes came first in another
+                     packet, the exchange that waited for it is named)
   --filter EXPR      an expression (https://expr-lang.org) over the
                      exchange's --json object, by the same names
 
@@ -673,6 +675,9 @@ func (k *readSink) noteUnmatched(w io.Writer, run *captureRun) {
 	switch {
 	case past:
 		fmt.Fprintf(w, "kwire: --frame %s matched nothing: %s %d packet%s\n", describeRanges(fl.frames), the, packets, plural(int(packets)))
+	case one && k.waitedFor[0] == fl.frames[0].First:
+		fmt.Fprintf(w, "kwire: --frame %d matched nothing: packet %d is a TCP retransmission (its bytes were delivered from their first copy) that the exchange at packet %d waited for; kwire read --frame %d shows it\n",
+			fl.frames[0].First, fl.frames[0].First, k.waitedFor[1], k.waitedFor[1])
 	case one:
 		fmt.Fprintf(w, "kwire: --frame %d matched nothing: packet %d holds no part of a Kafka exchange%s\n", fl.frames[0].First, fl.frames[0].First, filtered)
 	case len(fl.frames) > 0:
@@ -837,11 +842,45 @@ type readSink struct {
 	roles         map[*reassembly.Conn][2]netip.AddrPort // --json: client and broker of each open Kafka connection
 
 	lastFlush time.Time
+
+	// waitedFor is, when --frame names a TCP retransmission that no
+	// exchange's frames hold (the packet's bytes were delivered from
+	// their first copy), the first retransmission seen in --frame's
+	// ranges that an exchange the other filters let through waited for
+	// (dissect.TCPTiming.RetransmissionFrame) and that exchange's first
+	// packet: what "matched nothing" points to.
+	waitedFor [2]int64
 }
 
 // flushEvery bounds how long output may sit in the buffer, so that
 // reading a live capture from stdin shows exchanges as they happen.
 const flushEvery = 200 * time.Millisecond
+
+// retransmissionIn records in k.waitedFor a retransmission in --frame's
+// ranges that ex, which --frame did not select, waited for, when the
+// other filters let ex through (f: its fields, when they need them).
+func (k *readSink) retransmissionIn(ex *dissect.Exchange, f *exchangeFields) {
+	for _, fr := range [...]*dissect.Frame{ex.Request, ex.Response} {
+		if fr == nil || fr.TCP == nil || fr.TCP.RetransmissionFrame <= 0 {
+			continue
+		}
+		n := fr.TCP.RetransmissionFrame
+		if !slices.ContainsFunc(k.fl.frames, func(r frameRange) bool { return n >= r.First && (r.Last == 0 || n <= r.Last) }) {
+			continue
+		}
+		others := *k.fl
+		others.frames = nil
+		if others.active() && !others.match(ex, f) {
+			return
+		}
+		first := ex.Request
+		if first == nil {
+			first = ex.Response
+		}
+		k.waitedFor = [2]int64{n, first.FirstPacket}
+		return
+	}
+}
 
 func (k *readSink) Exchange(ex *dissect.Exchange) {
 	k.counts.Exchange(ex)
@@ -926,6 +965,9 @@ func (k *readSink) prepare(ex *dissect.Exchange, snapshot bool) (exchangeView, b
 		f = fieldsOf(ex, k.names, k.fl.program != nil, k.fl.bodies)
 	}
 	if k.fl.active() && !k.fl.match(ex, f) {
+		if len(k.fl.frames) > 0 && k.waitedFor[0] == 0 {
+			k.retransmissionIn(ex, f)
+		}
 		return exchangeView{}, false
 	}
 	if k.o.Count > 0 {
