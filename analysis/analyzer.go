@@ -86,12 +86,21 @@ func New(opts Options) *Analyzer {
 	return a
 }
 
-// SetFile names the capture file whose exchanges and events follow
-// (packet numbers restart with each file); references name it when more
-// than one file is read.
+// SetFile names the capture file whose exchanges and events follow,
+// a capture of its own: packet numbers restart, and its groups,
+// producers and consumers are its own (a group seen in two files is two
+// groups, each reported with its file). Call it before every file when
+// more than one is read this way, never for one file or files merged
+// into one capture: references name the file when it was called.
 func (a *Analyzer) SetFile(name string) {
 	if a.files > 0 {
 		a.fileIdx++
+		if a.groups != nil {
+			a.groups.nextFile(a.fileIdx)
+		}
+		if a.txns != nil {
+			a.txns.nextFile(a.fileIdx)
+		}
 	}
 	a.files++
 	a.file = name
@@ -101,7 +110,7 @@ func (a *Analyzer) SetFile(name string) {
 // ref returns the reference of exchange x.
 func (a *Analyzer) ref(x *dissect.Exchange) Ref {
 	r := Ref{}
-	if a.files > 1 {
+	if a.files > 0 {
 		r.File = a.file
 	}
 	if x.Request != nil {

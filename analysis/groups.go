@@ -3,6 +3,7 @@ package analysis
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -72,18 +73,33 @@ type tpKey struct {
 }
 
 type groupTracker struct {
-	mem      *budget
-	groups   map[string]*group
-	byClient map[string][]*member // client ID -> members (fetch positions)
-	hw       map[tpKey]hwMark     // latest high watermark seen per partition
-	coords   map[string]string    // group -> coordinator host:port (FindCoordinator)
-	fifo     []evictItem          // what was kept, oldest first: eviction order
-	head     int
-	latest   time.Time // the latest exchange seen: the end of the capture, for members still in their group
+	mem    *budget
+	groups map[string]*group // the groups of the capture being read
+	// done are the groups of the captures read before (Analyzer.SetFile:
+	// each file a capture of its own), in file order, by group ID.
+	done []*group
+	cur  *groupScope
+	fifo []evictItem // what was kept, oldest first: eviction order
+	head int
 	// noTimeline: the groups report is not built (only the findings,
 	// which rest on generations and members): timeline events are not
 	// kept.
 	noTimeline bool
+}
+
+// groupScope is what the groups of one capture share: one file, or
+// every file with --merge. Read without --merge, each file is a capture
+// of its own: its connections, packet numbers and groups are its own.
+type groupScope struct {
+	file     int                  // its capture file (Analyzer.SetFile), 0 for one
+	byClient map[string][]*member // client ID -> members (fetch positions)
+	hw       map[tpKey]hwMark     // latest high watermark seen per partition
+	coords   map[string]string    // group -> coordinator host:port (FindCoordinator)
+	latest   time.Time            // the latest exchange seen: the end of the capture, for members still in their group
+}
+
+func newGroupScope(file int) *groupScope {
+	return &groupScope{file: file, byClient: map[string][]*member{}, hw: map[tpKey]hwMark{}, coords: map[string]string{}}
 }
 
 type hwMark struct {
@@ -104,6 +120,7 @@ const (
 )
 
 type group struct {
+	sc          *groupScope
 	id          string
 	kind        string
 	ptype       string
@@ -224,14 +241,34 @@ type commit struct {
 }
 
 func newGroupTracker(mem *budget) *groupTracker {
-	return &groupTracker{mem: mem, groups: map[string]*group{}, byClient: map[string][]*member{},
-		hw: map[tpKey]hwMark{}, coords: map[string]string{}}
+	return &groupTracker{mem: mem, groups: map[string]*group{}, cur: newGroupScope(0)}
+}
+
+// nextFile starts capture file number file, a capture of its own: the
+// groups so far are done (still in the eviction order, still reported).
+func (t *groupTracker) nextFile(file int) {
+	ids := slices.Sorted(maps.Keys(t.groups))
+	for _, id := range ids {
+		t.done = append(t.done, t.groups[id])
+	}
+	t.groups = map[string]*group{}
+	t.cur = newGroupScope(file)
+}
+
+// all returns every group: those of earlier capture files first, then
+// the current one's, each by ID.
+func (t *groupTracker) all() []*group {
+	out := slices.Clone(t.done)
+	for _, id := range slices.Sorted(maps.Keys(t.groups)) {
+		out = append(out, t.groups[id])
+	}
+	return out
 }
 
 func (t *groupTracker) group(id string, kind string, at time.Time) *group {
 	g := t.groups[id]
 	if g == nil {
-		g = &group{id: id, members: map[string]*member{}, errs: map[int16]int64{}, commits: map[tpKey]*commit{}}
+		g = &group{sc: t.cur, id: id, members: map[string]*member{}, errs: map[int16]int64{}, commits: map[tpKey]*commit{}}
 		t.groups[id] = g
 		t.mem.take(costMember + int64(len(id)))
 	}
@@ -262,7 +299,7 @@ func (t *groupTracker) member(g *group, id string, e *xinfo) *member {
 	if e != nil {
 		if m.clientID == "" && !e.x.ClientIDNull {
 			m.clientID = e.x.ClientID
-			t.byClient[m.clientID] = append(t.byClient[m.clientID], m)
+			g.sc.byClient[m.clientID] = append(g.sc.byClient[m.clientID], m)
 		}
 		if m.addr == "" && e.x.Client.IsValid() {
 			m.addr = e.x.Client.String()
@@ -351,10 +388,10 @@ func (t *groupTracker) dropMember(m *member) {
 	m.kept = false
 	delete(g.members, m.id)
 	g.order = slices.DeleteFunc(g.order, func(x *member) bool { return x == m })
-	cs := t.byClient[m.clientID]
-	t.byClient[m.clientID] = slices.DeleteFunc(cs, func(x *member) bool { return x == m })
-	if len(t.byClient[m.clientID]) == 0 {
-		delete(t.byClient, m.clientID)
+	bc := g.sc.byClient
+	bc[m.clientID] = slices.DeleteFunc(bc[m.clientID], func(x *member) bool { return x == m })
+	if len(bc[m.clientID]) == 0 {
+		delete(bc, m.clientID)
 	}
 	g.dropped.Members++
 	t.mem.give(costMember + int64(len(m.id)) + tpCost(m.assignment))
@@ -390,12 +427,12 @@ func groupEvent(x *xinfo, m *member, kind, detail string) Event {
 
 func (t *groupTracker) exchange(e *xinfo) {
 	fx := e.fx
-	t.latest = maxTime(t.latest, maxTime(e.at, e.done))
+	t.cur.latest = maxTime(t.cur.latest, maxTime(e.at, e.done))
 	switch e.x.APIKey {
 	case protocol.KeyFindCoordinator:
 		for _, c := range fx.Coordinators {
 			if c.KeyType == 0 && c.Found {
-				t.coords[c.Key] = fmt.Sprintf("%s:%d", c.Host, c.Port)
+				t.cur.coords[c.Key] = fmt.Sprintf("%s:%d", c.Host, c.Port)
 			}
 		}
 		return
@@ -1146,17 +1183,17 @@ func (t *groupTracker) offsetFetch(g *group, e *xinfo) {
 
 // fetch learns high watermarks and the fetch positions of group members.
 func (t *groupTracker) fetch(e *xinfo) {
-	ms := t.byClient[e.x.ClientID]
+	ms := t.cur.byClient[e.x.ClientID]
 	for i := range e.fx.Topics {
 		tp := &e.fx.Topics[i]
 		for j := range tp.Partitions {
 			p := &tp.Partitions[j]
 			k := tpKey{tp.Label(), p.Index}
 			if hw, ok := p.Offsets.Get(facts.OffsetHighWatermark); ok && e.answered && p.Error == 0 {
-				if _, had := t.hw[k]; !had {
+				if _, had := t.cur.hw[k]; !had {
 					t.mem.take(costState + int64(len(k.topic)))
 				}
-				t.hw[k] = hwMark{hw, e.done}
+				t.cur.hw[k] = hwMark{hw, e.done}
 			}
 			if off, ok := p.Offsets.Get(facts.OffsetFetch); ok {
 				for _, m := range ms {

@@ -22,6 +22,10 @@ type GroupsReport struct {
 // GroupReport is one group.
 type GroupReport struct {
 	GroupID string `json:"groupId"`
+	// File is the capture file the group was seen in when several were
+	// read, each a capture of its own (without --merge): a group in two
+	// files is two reports, their packet numbers each its file's.
+	File string `json:"file,omitempty"`
 	// Protocol is how the group is run: "classic" (JoinGroup/SyncGroup),
 	// "consumer" (KIP-848 ConsumerGroupHeartbeat), "share" (KIP-932),
 	// "streams" (KIP-1071).
@@ -235,13 +239,12 @@ func (a *Analyzer) Groups() *GroupsReport {
 		return r
 	}
 	t := a.groups
-	ids := make([]string, 0, len(t.groups))
-	for id := range t.groups {
-		ids = append(ids, id)
-	}
-	slices.Sort(ids)
-	for _, id := range ids {
-		r.Groups = append(r.Groups, t.report(t.groups[id]))
+	for _, g := range t.all() {
+		gr := t.report(g)
+		if a.files > 1 {
+			gr.File = a.fileNames[g.sc.file]
+		}
+		r.Groups = append(r.Groups, gr)
 	}
 	return r
 }
@@ -443,7 +446,7 @@ func (t *groupTracker) report(g *group) GroupReport {
 	if r.Protocol == "" {
 		r.Protocol = kindClassic
 	}
-	if c, ok := t.coords[g.id]; ok {
+	if c, ok := g.sc.coords[g.id]; ok {
 		r.Coordinator = &c
 	}
 	timeline := slices.Clone(g.events)
@@ -524,7 +527,7 @@ func (t *groupTracker) report(g *group) GroupReport {
 		maxGap := m.maxGap
 		until := time.Time(mr.EndTime)
 		if end == "" || until.IsZero() {
-			until = t.latest
+			until = g.sc.latest
 		}
 		if !m.lastLive.IsZero() && until.After(m.lastLive) {
 			gap := until.Sub(m.lastLive)
@@ -616,7 +619,7 @@ func (t *groupTracker) commitReports(g *group) []CommitReport {
 		if c.lastError != 0 {
 			cr.LastError = ptr(protocol.KafkaErrorName(c.lastError))
 		}
-		if hw, ok := t.hw[k]; ok {
+		if hw, ok := g.sc.hw[k]; ok {
 			cr.HighWatermark, cr.HighWatermarkTime = ptr(hw.hw), Time(hw.at)
 			if c.offset >= 0 {
 				cr.Lag = ptr(max(hw.hw-c.offset, 0))

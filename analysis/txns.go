@@ -48,17 +48,32 @@ type pe struct {
 }
 
 type txnTracker struct {
-	mem       *budget
+	mem *budget
+	// file is the capture file being read (Analyzer.SetFile); producers,
+	// byPE, byPID and consumers find what it has seen, each file a
+	// capture of its own: order and corder keep every file's.
+	file      int
 	producers map[string]*producer
 	order     []*producer
 	byPE      map[pe]*instance
 	byPID     map[int64]*producer
 	consumers map[string]*consumerAcc
-	corder    []string
+	corder    []*consumerAcc
 	dropped   TxnsDropped
 }
 
+// nextFile starts capture file number file, a capture of its own: its
+// producer IDs, transactional IDs and consumers are new ones.
+func (t *txnTracker) nextFile(file int) {
+	t.file = file
+	t.producers = map[string]*producer{}
+	t.byPE = map[pe]*instance{}
+	t.byPID = map[int64]*producer{}
+	t.consumers = map[string]*consumerAcc{}
+}
+
 type producer struct {
+	file      int // its capture file (Analyzer.SetFile)
 	key       string
 	txnID     string
 	hasTxn    bool
@@ -139,6 +154,7 @@ type seqState struct {
 }
 
 type consumerAcc struct {
+	file      int // its capture file (Analyzer.SetFile)
 	clientID  string
 	isolation map[string]bool
 	fetches   int64
@@ -159,7 +175,7 @@ func newTxnTracker(mem *budget) *txnTracker {
 func (t *txnTracker) producer(key, txnID string, hasTxn bool, at time.Time) *producer {
 	p := t.producers[key]
 	if p == nil {
-		p = &producer{key: key, txnID: txnID, hasTxn: hasTxn, seqs: map[seqKey]*seqState{}, errs: map[int16]int64{}}
+		p = &producer{file: t.file, key: key, txnID: txnID, hasTxn: hasTxn, seqs: map[seqKey]*seqState{}, errs: map[int16]int64{}}
 		t.producers[key] = p
 		t.order = append(t.order, p)
 		t.mem.take(costProducer + int64(len(key)))
@@ -315,7 +331,9 @@ func (t *txnTracker) evictProducers(keep *producer) {
 			continue
 		}
 		t.order = slices.Delete(t.order, i, i+1)
-		delete(t.producers, p.key)
+		if t.producers[p.key] == p { // not another file's
+			delete(t.producers, p.key)
+		}
 		for _, pid := range p.pids {
 			if t.byPID[pid] == p {
 				delete(t.byPID, pid)
@@ -654,9 +672,9 @@ func (t *txnTracker) fetch(e *xinfo) {
 			id := e.x.ClientID
 			c = t.consumers[id]
 			if c == nil {
-				c = &consumerAcc{clientID: id, isolation: map[string]bool{}, topics: map[string]bool{}, first: e.at}
+				c = &consumerAcc{file: t.file, clientID: id, isolation: map[string]bool{}, topics: map[string]bool{}, first: e.at}
 				t.consumers[id] = c
-				t.corder = append(t.corder, id)
+				t.corder = append(t.corder, c)
 				t.mem.take(costProducer + int64(len(id)))
 			}
 		}
@@ -753,6 +771,9 @@ func (d TxnsDropped) Any() bool { return d != TxnsDropped{} }
 // ProducerReport is one transactional ID, or one idempotent producer ID.
 type ProducerReport struct {
 	TransactionalID *string `json:"transactionalId" jsonschema:"nullable"`
+	// File is the capture file the producer was seen in when several
+	// were read, each a capture of its own (without --merge).
+	File string `json:"file,omitempty"`
 	// ProducerIDs are the producer IDs it had, in order.
 	ProducerIDs  []int64          `json:"producerIds"`
 	First        Time             `json:"first"`
@@ -861,6 +882,9 @@ type SeqIssue struct {
 // transactions.
 type ConsumerReport struct {
 	ClientID string `json:"clientId"`
+	// File is the capture file of these fetches when several were read,
+	// each a capture of its own (without --merge).
+	File string `json:"file,omitempty"`
 	// IsolationLevels are the Fetch isolation levels it used
 	// ("read_committed", "read_uncommitted").
 	IsolationLevels      []string           `json:"isolationLevels"`
@@ -904,33 +928,45 @@ func (a *Analyzer) Transactions() *TxnsReport {
 	}
 	t := a.txns
 	r.Dropped = t.dropped
-	txnOfPID := map[int64]string{}
+	// A producer ID names a transactional ID within its capture file.
+	type filePID struct {
+		file int
+		pid  int64
+	}
+	txnOfPID := map[filePID]string{}
 	for _, p := range t.order {
 		if p.hasTxn {
 			for _, pid := range p.pids {
-				txnOfPID[pid] = p.txnID
+				txnOfPID[filePID{p.file, pid}] = p.txnID
 			}
 		}
 	}
-	for _, p := range t.order {
+	fileName := func(i int) string {
+		if a.files > 1 {
+			return a.fileNames[i]
+		}
+		return ""
+	}
+	// By file, then transactional ID (idempotent producers first), then
+	// first sight.
+	ps := slices.Clone(t.order)
+	slices.SortStableFunc(ps, func(a, b *producer) int {
+		return cmp.Or(cmp.Compare(a.file, b.file), cmp.Compare(a.txnID, b.txnID), a.first.Compare(b.first))
+	})
+	for _, p := range ps {
 		if len(p.instances) == 0 && len(p.txns) == 0 && len(p.issues) == 0 && len(p.written) == 0 {
 			continue
 		}
-		r.Producers = append(r.Producers, p.report())
+		pr := p.report()
+		pr.File = fileName(p.file)
+		r.Producers = append(r.Producers, pr)
 	}
-	slices.SortFunc(r.Producers, func(a, b ProducerReport) int {
-		ka, kb := "", ""
-		if a.TransactionalID != nil {
-			ka = *a.TransactionalID
-		}
-		if b.TransactionalID != nil {
-			kb = *b.TransactionalID
-		}
-		return cmp.Or(cmp.Compare(ka, kb), time.Time(a.First).Compare(time.Time(b.First)))
+	cs := slices.Clone(t.corder)
+	slices.SortStableFunc(cs, func(a, b *consumerAcc) int {
+		return cmp.Or(cmp.Compare(a.file, b.file), cmp.Compare(a.clientID, b.clientID))
 	})
-	for _, id := range t.corder {
-		c := t.consumers[id]
-		cr := ConsumerReport{ClientID: c.clientID, IsolationLevels: []string{}, Fetches: c.fetches, Topics: []string{},
+	for _, c := range cs {
+		cr := ConsumerReport{ClientID: c.clientID, File: fileName(c.file), IsolationLevels: []string{}, Fetches: c.fetches, Topics: []string{},
 			TransactionalBatches: c.txnBatch, Commits: c.commits, Aborts: c.aborts,
 			AbortedTransactions: slices.Clone(c.aborted), Markers: slices.Clone(c.markers)}
 		for k := range c.isolation {
@@ -942,12 +978,12 @@ func (a *Analyzer) Transactions() *TxnsReport {
 		}
 		slices.Sort(cr.Topics)
 		for i := range cr.AbortedTransactions {
-			if id, ok := txnOfPID[cr.AbortedTransactions[i].ProducerID]; ok {
+			if id, ok := txnOfPID[filePID{c.file, cr.AbortedTransactions[i].ProducerID}]; ok {
 				cr.AbortedTransactions[i].TransactionalID = &id
 			}
 		}
 		for i := range cr.Markers {
-			if id, ok := txnOfPID[cr.Markers[i].ProducerID]; ok {
+			if id, ok := txnOfPID[filePID{c.file, cr.Markers[i].ProducerID}]; ok {
 				cr.Markers[i].TransactionalID = &id
 			}
 		}
@@ -959,7 +995,6 @@ func (a *Analyzer) Transactions() *TxnsReport {
 		}
 		r.Consumers = append(r.Consumers, cr)
 	}
-	slices.SortFunc(r.Consumers, func(a, b ConsumerReport) int { return cmp.Compare(a.ClientID, b.ClientID) })
 	return r
 }
 

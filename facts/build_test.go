@@ -199,3 +199,67 @@ func TestAPIVersionsFacts(t *testing.T) {
 		t.Errorf("features %+v", av)
 	}
 }
+
+// TestPartitionResult: an offset that answers the request is no result
+// when the partition has an error; offsets asked are kept; Get keeps what
+// the wire said.
+func TestPartitionResult(t *testing.T) {
+	var p Partition
+	for k, v := range map[OffsetKind]int64{OffsetBase: 0, OffsetFetch: 5, OffsetHighWatermark: 9, OffsetLastStable: 9, OffsetLogStart: 1,
+		OffsetCommitted: 4, OffsetListed: 3, OffsetListTimestamp: -1, OffsetLeaderEpoch: 2} {
+		p.Offsets.Set(k, v)
+	}
+	for _, k := range OffsetKinds() {
+		if _, ok := p.Result(k); !ok {
+			t.Errorf("no error: %v is no result", k)
+		}
+	}
+	p.Error = 6 // NOT_LEADER_OR_FOLLOWER
+	for _, k := range OffsetKinds() {
+		v, ok := p.Result(k)
+		asked := k == OffsetFetch || k == OffsetListTimestamp || k == OffsetLeaderEpoch
+		if ok != asked {
+			t.Errorf("error: %v: result %v (%d)", k, ok, v)
+		}
+		if _, ok := p.Offsets.Get(k); !ok {
+			t.Errorf("error: Get(%v) lost the wire's value", k)
+		}
+	}
+}
+
+// TestZeroTopicID: Kafka's all-zero topic ID is "no ID". Alone (a
+// Produce v13 from a client that does not know the topic's ID) it is no
+// topic's: Label says so, ZeroID tells it; beside a name (Metadata by
+// name) the name names the topic.
+func TestZeroTopicID(t *testing.T) {
+	prod := kmsg.NewPtrProduceRequest()
+	prod.Version = 13
+	x := kmsg.NewProduceRequestTopic()
+	x.Partitions = []kmsg.ProduceRequestTopicPartition{{Partition: 0}}
+	prod.Topics = append(prod.Topics, x)
+	resp := kmsg.NewPtrProduceResponse()
+	resp.Version = 13
+	rt := kmsg.NewProduceResponseTopic()
+	rt.Partitions = []kmsg.ProduceResponseTopicPartition{{Partition: 0, ErrorCode: 100}} // UNKNOWN_TOPIC_ID
+	resp.Topics = append(resp.Topics, rt)
+	fx := Of(0, 13, request(t, prod), response(t, resp))
+	if len(fx.Topics) != 1 || !fx.Topics[0].ZeroID() || fx.Topics[0].Label() != ZeroIDLabel || fx.Topics[0].Label() != "(zero topic ID)" {
+		t.Fatalf("topics %+v", fx.Topics)
+	}
+	if got := fx.AllTopics(); !slices.Equal(got, []string{"(zero topic ID)"}) {
+		t.Errorf("AllTopics %q", got)
+	}
+	md := kmsg.NewPtrMetadataRequest()
+	md.Version = 12
+	mt := kmsg.NewMetadataRequestTopic()
+	mt.Topic = kmsg.StringPtr("orders")
+	md.Topics = append(md.Topics, mt)
+	fx = Of(3, 12, request(t, md), nil)
+	if len(fx.Topics) != 1 || fx.Topics[0].ZeroID() || fx.Topics[0].Label() != "orders" || fx.Topics[0].HasID {
+		t.Errorf("topics %+v", fx.Topics)
+	}
+	tp := TopicPartitions{HasID: true}
+	if tp.Label() != ZeroIDLabel {
+		t.Errorf("TopicPartitions label %q", tp.Label())
+	}
+}

@@ -184,12 +184,29 @@ type Topic struct {
 }
 
 // Label is how output names the topic: its name, else its ID
-// (TopicID.String).
+// (TopicID.String), else ZeroIDLabel.
 func (t *Topic) Label() string {
-	if t.Name != "" || !t.HasID {
-		return t.Name
+	return idLabel(t.Name, t.ID, t.HasID)
+}
+
+// ZeroID reports whether only the all-zero topic ID names the topic (no
+// name): Label gives ZeroIDLabel, and the topic has no ID to key by.
+func (t *Topic) ZeroID() bool { return t.Name == "" && t.HasID && t.ID.IsZero() }
+
+// ZeroIDLabel names a topic that only the all-zero topic ID names:
+// Kafka's Uuid.ZERO_UUID is "no ID" (a client that does not know the
+// topic's ID: the broker answers UNKNOWN_TOPIC_ID), not a topic. Beside a
+// name the zero ID is ignored (the name names the topic).
+const ZeroIDLabel = "(zero topic ID)"
+
+func idLabel(name string, id TopicID, hasID bool) string {
+	switch {
+	case name != "" || !hasID:
+		return name
+	case id.IsZero():
+		return ZeroIDLabel
 	}
-	return t.ID.String()
+	return id.String()
 }
 
 // Partition is one partition of a topic an exchange names.
@@ -305,6 +322,29 @@ func (o *Offsets) Set(k OffsetKind, v int64) {
 
 // Any reports whether any offset is present.
 func (o *Offsets) Any() bool { return o.has != 0 }
+
+// answers marks the kinds that answer the request: what the broker
+// wrote (a Produce's base offset), has (a Fetch's watermarks and log
+// start, ListOffsets' offset, OffsetFetch's committed offset) or took
+// (the offset an OffsetCommit or TxnOffsetCommit commits). The others are
+// asked (FetchOffset, ListOffsets' timestamp) or are epochs.
+const answers = 1<<OffsetBase | 1<<OffsetHighWatermark | 1<<OffsetLastStable | 1<<OffsetLogStart |
+	1<<OffsetCommitted | 1<<OffsetListed
+
+// Result returns offset k as a result of the exchange for the partition:
+// as Offsets.Get, except that an offset that answers the request (a
+// base offset, watermark, listed or committed offset) is no result when
+// the partition has an error. A broker refusing a Produce partition
+// (NOT_LEADER_OR_FOLLOWER) still sends a BaseOffset, -1 or 0; a refused
+// commit's offset was not committed; a failed ListOffsets' or
+// OffsetFetch's offset is a placeholder. Get still gives what the wire
+// said.
+func (p *Partition) Result(k OffsetKind) (int64, bool) {
+	if p.Error != 0 && k < numOffsetKinds && answers&(1<<k) != 0 {
+		return 0, false
+	}
+	return p.Offsets.Get(k)
+}
 
 // Codecs is a set of compression codecs, one bit per protocol.Codec.
 type Codecs uint8
@@ -502,12 +542,9 @@ type TopicPartitions struct {
 	Partitions []int32
 }
 
-// Label is the topic's name, else its ID.
+// Label is the topic's name, else its ID, else ZeroIDLabel.
 func (tp *TopicPartitions) Label() string {
-	if tp.Topic != "" || !tp.HasID {
-		return tp.Topic
-	}
-	return tp.ID.String()
+	return idLabel(tp.Topic, tp.ID, tp.HasID)
 }
 
 // Producer is a transactional ID and producer ID and epoch.
@@ -580,7 +617,7 @@ type Config struct {
 // AllTopics returns every topic the exchange names, each once, in order:
 // Topics, then the topics only a group's subscriptions, assignments or
 // owned partitions name, then those only a transaction names. Each is a
-// name, or the ID (TopicID.String) where no name is known.
+// name, or the ID (TopicID.String) where no name is known (Label).
 func (fx *Exchange) AllTopics() []string {
 	var out []string
 	var seen map[string]bool

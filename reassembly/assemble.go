@@ -148,9 +148,10 @@ type runner struct {
 	retiredNext int
 	retiredGen  int
 
-	// reset holds connections one direction of which ended with a RST:
-	// the next flush closes the other direction too (the delay lets
-	// packets already in flight from the peer be delivered).
+	// reset holds connections one direction of which ended with a RST,
+	// in RST order: resetLinger later (or at the next flush) the other
+	// direction is closed too (the delay lets packets already in flight
+	// from the peer be delivered).
 	reset []*stream
 
 	synthetic   bool // feeding the assembler a packet of our own
@@ -292,6 +293,8 @@ func (r *runner) assemble(p *pkt) {
 	r.now = now
 	if p.flush {
 		r.flush(now)
+	} else if len(r.reset) > 0 {
+		r.closeReset(now.Add(-resetLinger))
 	}
 
 	src := netip.AddrPortFrom(addrFrom(p.src), uint16(r.tcp.SrcPort))
@@ -578,16 +581,34 @@ func (r *runner) inject(s *stream, d Dir, seq gpr.Sequence, flags byte) {
 	r.synthetic = false
 }
 
+// resetLinger is how long, in capture time, a connection one direction of
+// which a RST ended waits before its other direction is closed too: the
+// peer's segments already in flight when the RST left (sent before it
+// arrived) are captured within about a round trip, and are delivered.
+// Later, the connection is closed when it was (its close is stamped with
+// its last packet's time) and its exchanges left unanswered are printed
+// then, not at the next flush (DefaultFlushInterval) or the end of the
+// capture.
+const resetLinger = 200 * time.Millisecond
+
+// closeReset closes the other direction of the connections in r.reset
+// whose RST came at or before cut (r.reset is in RST order).
+func (r *runner) closeReset(cut time.Time) {
+	n := 0
+	for n < len(r.reset) && !r.reset[n].resetAt.After(cut) {
+		if s := r.reset[n]; !s.done {
+			r.abort(s)
+		}
+		r.reset[n] = nil
+		n++
+	}
+	r.reset = slices.Delete(r.reset, 0, n)
+}
+
 // flush gives up holes older than BufferTimeout, closes idle connections
 // and forgets closed 4-tuples, by capture time now.
 func (r *runner) flush(now time.Time) {
-	for i, s := range r.reset {
-		if !s.done {
-			r.abort(s)
-		}
-		r.reset[i] = nil
-	}
-	r.reset = r.reset[:0]
+	r.closeReset(now)
 	opt := gpr.FlushOptions{T: now.Add(-r.bufferTimeout)}
 	if r.opts.IdleTimeout > 0 {
 		opt.TC = now.Add(-r.opts.IdleTimeout)
@@ -746,7 +767,8 @@ type stream struct {
 	half     [2]halfState
 	flow     [2]flowState // segment marks and RTT (segments.go)
 	lastSeen time.Time
-	done     bool // Close was called
+	resetAt  time.Time // the capture time of the RST that put it in runner.reset
+	done     bool      // Close was called
 }
 
 func dirOf(d gpr.TCPFlowDirection) Dir {
@@ -805,6 +827,20 @@ func (s *stream) Accept(tcp *layers.TCP, ci gopacket.CaptureInfo, dir gpr.TCPFlo
 		}
 	}
 	if h.closed {
+		// A RST after this direction's FIN (a client that closed, then
+		// got data it no longer reads: Linux answers with a RST) aborts
+		// the connection, the peer's direction too (RFC 9293 3.10.7.4);
+		// the assembler drops it, the half being closed. At the FIN's
+		// sequence number or the one after (RFC 5961: in the window),
+		// it closes the other direction resetLinger later, as a RST at
+		// the stream's next byte does (ReassembledSG).
+		if tcp.RST && h.finSeen && !h.rst && (seq == h.finEnd || seq == h.finEnd.Add(1)) {
+			h.rst = true
+			if !s.half[1-d].closed {
+				s.resetAt = r.now
+				r.reset = append(r.reset, s)
+			}
+		}
 		s.observe(tcp, ci.Timestamp, d, seq, 0, false, false)
 		return true
 	}
@@ -884,6 +920,7 @@ func (s *stream) ReassembledSG(sg gpr.ScatterGather, ac gpr.AssemblerContext) {
 		if c := asCtx(ac); c != nil && c.rst {
 			h.rst = true
 			if !s.half[1-d].closed && !s.r.synthetic {
+				s.resetAt = s.r.now
 				s.r.reset = append(s.r.reset, s)
 			}
 		}

@@ -274,6 +274,7 @@ type rec struct {
 	chunks       []recChunk
 	bytes        map[int]*[2]bytes.Buffer
 	closed       map[int]string
+	closedAt     map[int]time.Time
 }
 
 type recChunk struct {
@@ -287,7 +288,7 @@ type recChunk struct {
 }
 
 func newRec() *rec {
-	return &rec{bytes: map[int]*[2]bytes.Buffer{}, closed: map[int]string{}}
+	return &rec{bytes: map[int]*[2]bytes.Buffer{}, closed: map[int]string{}, closedAt: map[int]time.Time{}}
 }
 
 func (r *rec) Open(c *Conn) {
@@ -318,6 +319,7 @@ func (r *rec) Close(c *Conn, reason string, t time.Time) {
 		r.log = append(r.log, fmt.Sprintf("DOUBLE CLOSE %d", c.Index))
 	}
 	r.closed[c.Index] = reason
+	r.closedAt[c.Index] = t
 	r.log = append(r.log, fmt.Sprintf("close %d %s", c.Index, reason))
 }
 

@@ -919,7 +919,7 @@ func TestAckedHoleSkippedOnlyWhenFullyAcked(t *testing.T) {
 	}
 }
 
-func TestOneSidedRSTClosesAtNextFlush(t *testing.T) {
+func TestOneSidedRSTCloses(t *testing.T) {
 	v := newConv("10.0.0.1:1", "10.0.0.2:2", 100, 900)
 	v.handshake()
 	v.send(true, "req")
@@ -933,6 +933,50 @@ func TestOneSidedRSTClosesAtNextFlush(t *testing.T) {
 		"open 1 10.0.0.3:1>10.0.0.2:2", `data 1 0 f7 "x"`, "close 1 end of capture"}
 	if !slices.Equal(h.log, want) {
 		t.Errorf("log\n%s\nwant\n%s", strings.Join(h.log, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// TestFINThenRSTCloses: a client that closed (FIN) and then got data it
+// no longer reads answers with a RST (pcaps/group-rebalance-kafkapython:
+// packets 296 and 299). The assembler drops a RST on a direction its FIN
+// closed; the connection still ends there, by RST, with the peer's bytes
+// sent before it delivered, and is closed resetLinger later, not at the
+// next flush (10 s) or the end of the capture.
+func TestFINThenRSTCloses(t *testing.T) {
+	v := newConv("10.0.0.1:1", "10.0.0.2:2", 100, 900)
+	v.handshake()
+	v.send(true, "req")
+	v.fin(true)
+	v.add(seg{src: v.s, dst: v.c, seq: v.sseq, ack: v.cseq, flags: "A"})
+	v.send(false, "late answer")
+	v.add(seg{src: v.c, dst: v.s, seq: v.cseq, flags: "R"})
+	rstAt := v.at
+	other := newConv("10.0.0.3:1", "10.0.0.2:2", 1, 1)
+	other.at = v.at + resetLinger/2
+	other.send(true, "x") // within the linger: the connection stays
+	other.at = v.at + resetLinger + time.Millisecond
+	other.send(true, "y") // past it: closed before this is delivered
+	h, _ := mustRead(t, pcapBytes(t, layers.LinkTypeEthernet, append(v.segs, other.segs...)), Options{})
+	want := []string{"open 0 10.0.0.1:1>10.0.0.2:2", `data 0 0 f4 "req"`, `data 0 1 f7 "late answer"`,
+		"open 1 10.0.0.3:1>10.0.0.2:2", `data 1 0 f9 "x"`, "close 0 rst", `data 1 0 f10 "y"`, "close 1 end of capture"}
+	if !slices.Equal(h.log, want) {
+		t.Errorf("log\n%s\nwant\n%s", strings.Join(h.log, "\n"), strings.Join(want, "\n"))
+	}
+	if closedAt := h.closedAt[0]; !closedAt.Equal(t0.Add(rstAt)) {
+		t.Errorf("closed at %v, the RST at %v", closedAt, t0.Add(rstAt))
+	}
+	// A RST out of the window (not at the FIN's sequence number or the
+	// one after) is dropped by the receiver: the connection goes on.
+	v = newConv("10.0.0.1:1", "10.0.0.2:2", 100, 900)
+	v.handshake()
+	v.send(true, "req")
+	v.fin(true)
+	v.add(seg{src: v.c, dst: v.s, seq: v.cseq + 5000, flags: "R"})
+	v.at += 2 * resetLinger
+	v.send(false, "answer")
+	h, _ = mustRead(t, pcapBytes(t, layers.LinkTypeEthernet, v.segs), Options{})
+	if got := h.stream(0, BtoA); got != "answer" || h.closed[0] != CloseEOF {
+		t.Errorf("B>A %q, close %q", got, h.closed[0])
 	}
 }
 

@@ -284,6 +284,26 @@ func (s *fileSource) fail(e *FileError) error {
 	return e
 }
 
+// Sniff names what a file starting with head is, by its magic number as
+// the readers tell it: "pcap", "pcapng", a compression a capture may be
+// in ("gzip-compressed", ...), or "" for none of these (head: at least
+// its first 6 bytes, when it has them).
+func Sniff(head []byte) string {
+	if c := codecOf(head); c != "" {
+		return c + "-compressed"
+	}
+	if len(head) < 4 {
+		return ""
+	}
+	switch binary.BigEndian.Uint32(head) {
+	case magicPcapMicroLE, magicPcapMicroBE, magicPcapNanoLE, magicPcapNanoBE, magicModifiedLE, magicModifiedBE:
+		return "pcap"
+	case magicPcapNG:
+		return "pcapng"
+	}
+	return ""
+}
+
 func (s *fileSource) notCapture(err error) error {
 	return s.fail(&FileError{Kind: ErrNotCapture, Err: err})
 }

@@ -356,7 +356,7 @@ func appendNotesList(b []byte, e *dissect.Exchange, o *Options) []byte {
 // hexdump -C lines indented under it, offsets from the first skipped byte,
 // and a last line counting the skipped bytes that were not kept:
 //
-//	12:01:02.345 stream 3 10.0.0.5:53412 → 10.0.0.9:9092 RESYNC 12 bytes frame 7 (...)
+//	12:01:02.345 stream 3 10.0.0.5:53412 → 10.0.0.9:9092 RESYNC 12 bytes packet 7 (...)
 //	    0000  ff fe 01 ff fe 01 ff fe  01 ff fe 01              |............|
 //
 // It is what kwire read -x shows for an event, so that no captured byte
@@ -519,7 +519,7 @@ var eventNames = map[dissect.EventKind]string{
 
 // EventLine writes a connection event as one line:
 //
-//	12:01:02.345 stream 3 10.0.0.5:53412 → 10.0.0.9:9092 GAP 1460 bytes frame 57 (detail)
+//	12:01:02.345 stream 3 10.0.0.5:53412 → 10.0.0.9:9092 GAP 1460 bytes packet 57 (detail)
 //
 // time (UTC, ms), the TCP stream index, the direction the event concerns,
 // the kind (OPEN, SKIPPED, GAP, RESYNC, TLS, CLOSE, BAD-FRAME, TRUNCATED, TLS-NOTE), the bytes
@@ -569,7 +569,7 @@ func EventLine(w io.Writer, ev *dissect.Event, opts Options) error {
 		b = append(b, " bytes"...)
 	}
 	if ev.Frame > 0 {
-		b = append(b, " frame "...)
+		b = append(b, " packet "...)
 		b = strconv.AppendInt(b, ev.Frame, 10)
 	}
 	if ev.Detail != "" {

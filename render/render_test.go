@@ -763,7 +763,7 @@ func TestEventLineAndSummary(t *testing.T) {
 	conn := &reassembly.Conn{Index: 4, A: testClient, B: testBroker}
 	ev := &dissect.Event{Kind: dissect.EventGap, Conn: conn, Dir: reassembly.BtoA, Frame: 57, Time: testT0, Bytes: 1460, Detail: "lost segment"}
 	got := render(t, func(b *bytes.Buffer) error { return EventLine(b, ev, Options{}) })
-	if want := "12:01:02.345 stream 4 10.0.0.9:9092 → 10.0.0.5:53412 GAP 1460 bytes frame 57 (lost segment)\n"; got != want {
+	if want := "12:01:02.345 stream 4 10.0.0.9:9092 → 10.0.0.5:53412 GAP 1460 bytes packet 57 (lost segment)\n"; got != want {
 		t.Errorf("EventLine:\n got  %s want %s", got, want)
 	}
 

@@ -24,7 +24,10 @@ import (
 //	                  "partial" for a batch cut at a fetch's end,
 //	                  "aborted=N" for the aborted transactions a fetch
 //	                  lists; ListOffsets "0 latest→42" (the time asked, the
-//	                  offset answered). Topics known only by ID show the ID
+//	                  offset answered). An offset that comes with the
+//	                  partition's error is no result and is left out
+//	                  (facts.Partition.Result: a refused Produce shows
+//	                  orders[0+3 512B]). Topics known only by ID show the ID
 //	                  (base64url) until a response of the capture names it.
 //	group             JoinGroup leads with the topics subscribed and adds
 //	                  owned=t[0,1] (cooperative rebalancing, KIP-429);
@@ -186,17 +189,20 @@ func appendPartition(b []byte, p *facts.Partition, committed bool) []byte {
 		b = append(b, ' ')
 		b = append(b, ListOffsetsTimestamp(ts)...)
 	}
-	if off, ok := o.Get(facts.OffsetListed); ok {
+	// Offsets that come with the partition's error are no result
+	// (facts.Partition.Result): a refused Produce wrote nothing.
+	if off, ok := p.Result(facts.OffsetListed); ok {
 		b = append(b, "→"...)
 		b = strconv.AppendInt(b, off, 10)
 	}
 	r := p.Records
-	switch base, ok := o.Get(facts.OffsetBase); {
+	_, based := o.Get(facts.OffsetBase)
+	switch base, ok := p.Result(facts.OffsetBase); {
 	case ok && base >= 0:
 		b = append(b, '@')
 		b = strconv.AppendInt(b, base, 10)
 	case committed:
-		if c, ok := o.Get(facts.OffsetCommitted); ok {
+		if c, ok := p.Result(facts.OffsetCommitted); ok {
 			b = append(b, '@')
 			if c < 0 {
 				b = append(b, "none"...)
@@ -204,8 +210,8 @@ func appendPartition(b []byte, p *facts.Partition, committed bool) []byte {
 				b = strconv.AppendInt(b, c, 10)
 			}
 		}
-	case r != nil && r.HasOffsets && !ok:
-		if _, fetched := o.Get(facts.OffsetHighWatermark); fetched {
+	case r != nil && r.HasOffsets && !based:
+		if _, fetched := p.Result(facts.OffsetHighWatermark); fetched {
 			b = append(b, '@') // a fetch: where its records start
 			b = strconv.AppendInt(b, r.FirstOffset, 10)
 		}

@@ -274,6 +274,43 @@ func TestSubjectPerAPI(t *testing.T) {
 	ofr.Topics = append(ofr.Topics, oft)
 	check("OffsetFetch offsets", of2, ofr, "t[0@42,1@none] group=g")
 
+	// An offset that comes with the partition's error is no result: a
+	// refused Produce wrote nothing at its BaseOffset (a broker sends -1,
+	// kfake and others 0: pcaps/leader-move), a refused commit committed
+	// nothing, a failed ListOffsets or OffsetFetch found nothing.
+	pr := kmsg.NewPtrProduceRequest()
+	pr.Version, pr.Acks = 9, -1
+	prt := kmsg.NewProduceRequestTopic()
+	prt.Topic = "t"
+	prr := kmsg.NewPtrProduceResponse()
+	prrt := kmsg.NewProduceResponseTopic()
+	prrt.Topic = "t"
+	for i, c := range [][2]int64{{0, 17}, {6, 0}} { // error code, base offset
+		p := kmsg.NewProduceRequestTopicPartition()
+		p.Partition = int32(i)
+		prt.Partitions = append(prt.Partitions, p)
+		rp := kmsg.NewProduceResponseTopicPartition()
+		rp.Partition, rp.ErrorCode, rp.BaseOffset = int32(i), int16(c[0]), c[1]
+		prrt.Partitions = append(prrt.Partitions, rp)
+	}
+	pr.Topics = append(pr.Topics, prt)
+	prr.Topics = append(prr.Topics, prrt)
+	check("Produce refused", pr, prr, "t[0@17,1] errors: NOT_LEADER_OR_FOLLOWER t[1]")
+	for i := range rt.Partitions {
+		rt.Partitions[i].ErrorCode = int16(6 * (i % 2))
+	}
+	lor.Topics = []kmsg.ListOffsetsResponseTopic{rt}
+	check("ListOffsets refused", lo, lor, "orders[0 latest→42,1 earliest,2 max-timestamp→7,3 2023-11-14T22:13:20.000Z] errors: NOT_LEADER_OR_FOLLOWER×2 orders[1,3]")
+	ocr := kmsg.NewPtrOffsetCommitResponse()
+	ocrt := kmsg.NewOffsetCommitResponseTopic()
+	ocrt.Topic = "t"
+	ocrt.Partitions = []kmsg.OffsetCommitResponseTopicPartition{{Partition: 0}, {Partition: 1, ErrorCode: 22}}
+	ocr.Topics = append(ocr.Topics, ocrt)
+	check("OffsetCommit refused", oc2, ocr, "t[0@42,1] group=g member=m-abc gen=7 errors: ILLEGAL_GENERATION t[1]")
+	oft.Partitions[0].ErrorCode = 3
+	ofr.Topics = []kmsg.OffsetFetchResponseTopic{oft}
+	check("OffsetFetch refused", of2, ofr, "t[0,1@none] group=g errors: UNKNOWN_TOPIC_OR_PARTITION t[0]")
+
 	// Which topic an error belongs to.
 	md := kmsg.NewPtrMetadataRequest()
 	md.Version = 12

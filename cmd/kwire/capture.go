@@ -108,7 +108,9 @@ func (o *captureFlags) addFlags(f *pflag.FlagSet, detect bool, idle time.Duratio
 		"most tunnels one packet may nest (VXLAN, Geneve, GRE, ERSPAN, IP in IP), all decapsulated; deeper packets are counted and not dissected (0: no decapsulation)")
 	usage = "decrypt TLS with the secrets of this NSS key log `file` (SSLKEYLOGFILE, Go's KeyLogWriter, openssl -keylogfile; repeatable); TLS 1.2 and 1.3, Kafka recognised inside by content; a pcapng capture's own Decryption Secrets Blocks are used without it"
 	if idle != 0 {
-		usage += "; read again as clients append to it (it may not exist yet)"
+		usage += "; read again as clients append to it (it may be empty or not exist yet)"
+	} else {
+		usage += "; one with no key (empty) is refused"
 	}
 	f.StringArrayVar(&o.TLSKeyLogs, "tls-keylog", nil, usage)
 	addDecodeFlags(f, &o.MaxDecompressed, &o.MaxDecodeMemory)

@@ -9,6 +9,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"math"
 	"os"
 	pathpkg "path"
 	"reflect"
@@ -23,6 +25,7 @@ import (
 	"github.com/kwire/kwire/dissect"
 	"github.com/kwire/kwire/dissect/stats"
 	"github.com/kwire/kwire/facts"
+	"github.com/kwire/kwire/reassembly"
 	"github.com/kwire/kwire/render"
 	"github.com/spf13/cobra"
 	"go.yaml.in/yaml/v3"
@@ -45,7 +48,8 @@ func newCheckCmd(s *ioStreams, g *globalOptions) *cobra.Command {
 exchanges, each written in kwire read's --filter language (the names of
 kwire read --json: api, apiVersion, clientId, latencyMs, errors, topics,
 facts..., see kwire read --help). Prints PASS or FAIL per check with the
-reason and up to three exchanges at fault; --junit FILE also writes a
+reason and up to three exchanges at fault (each after its capture file's
+name when several are read without --merge); --junit FILE also writes a
 JUnit XML report for CI systems.
 
   checks:
@@ -99,8 +103,9 @@ capture of its own unless --merge.
 
 Exit status: 0 every check passed; 1 a check failed; 2 usage error, a
 spec that does not parse (a YAML error, an unknown key, a bad expression,
-a finding pattern that matches no rule) or a capture that cannot be read. A capture not fully dissected gives a
-warning (and fails "complete").`,
+a finding pattern that matches no rule, a count or latency below 0, a
+capture given as the spec) or a capture that cannot be read. A capture
+not fully dissected gives a warning (and fails "complete").`,
 		Example: `  # In CI, after the client's tests ran under tcpdump
   kwire check --port 9092 --junit kwire-junit.xml kafka-checks.yaml client-tests.pcap`,
 		Args: func(cmd *cobra.Command, args []string) error {
@@ -192,6 +197,11 @@ func parseSpec(path string) ([]*check, bool, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, false, usageErrorf("spec: %v", err)
+	}
+	if kind := reassembly.Sniff(b); kind != "" {
+		// The arguments swapped: YAML would fail on the bytes ("invalid
+		// trailing UTF-8 octet"), which says nothing of the mistake.
+		return nil, false, usageErrorf("spec %s: this is a capture (%s), not a spec; usage: kwire check SPEC CAPTURE...", path, kind)
 	}
 	var root yaml.Node
 	if err := yaml.Unmarshal(b, &root); err != nil {
@@ -291,10 +301,25 @@ func parseSpec(path string) ([]*check, bool, error) {
 		case it.Severity != "" && !slices.Contains([]string{"info", "warning", "error"}, it.Severity):
 			return nil, false, usageErrorf("%s (%s): severity %q: want info, warning or error", at, it.Name, it.Severity)
 		}
-		for k, v := range it.Latency {
-			if !slices.Contains(latencyKeys, k) || v < 0 {
+		for _, k := range slices.Sorted(maps.Keys(it.Latency)) {
+			v := it.Latency[k]
+			switch {
+			case !slices.Contains(latencyKeys, k):
 				return nil, false, usageErrorf("%s (%s): latency %s: want p50, p90, p99 or max with milliseconds", at, it.Name, k)
+			case v < 0 || math.IsNaN(v):
+				return nil, false, usageErrorf("%s (%s): latency %s: %g is not a ceiling: want 0 or more milliseconds", at, it.Name, k, v)
 			}
+		}
+		for _, n := range []struct {
+			key string
+			v   *int64
+		}{{"atLeast", it.AtLeast}, {"atMost", it.AtMost}, {"exactly", it.Exactly}} {
+			if n.v != nil && *n.v < 0 {
+				return nil, false, usageErrorf("%s (%s): %s: %d is not a count of exchanges: want 0 or more", at, it.Name, n.key, *n.v)
+			}
+		}
+		if it.AtLeast != nil && it.AtMost != nil && *it.AtLeast > *it.AtMost {
+			return nil, false, usageErrorf("%s (%s): atLeast %d is above atMost %d: no count passes", at, it.Name, *it.AtLeast, *it.AtMost)
 		}
 		out = append(out, c)
 	}
@@ -439,6 +464,10 @@ type checkSink struct {
 	names  *facts.Names
 	bodies bool
 	file   int
+	// path is the capture file being read when several are, each a
+	// capture of its own (not --merge): the lines of exchanges name it,
+	// their packet numbers being that file's.
+	path string
 }
 
 func runExpr(p *exprProgram, f *exchangeFields) bool {
@@ -451,11 +480,16 @@ func runExpr(p *exprProgram, f *exchangeFields) bool {
 }
 
 // exchangeLine is how a report names an exchange: its line, with the
-// packet numbers.
-func exchangeLine(ex *dissect.Exchange) string {
+// packet numbers, after the name of its capture file when several are
+// read each as a capture of its own (file).
+func exchangeLine(ex *dissect.Exchange, file string) string {
 	var b strings.Builder
+	if file != "" {
+		b.WriteString(file + ": ")
+	}
+	b.WriteString("packets ")
 	render.Line(&b, ex, render.Options{FrameNumbers: true})
-	return "packets " + strings.TrimSuffix(b.String(), "\n")
+	return strings.TrimSuffix(b.String(), "\n")
 }
 
 func (k *checkSink) Exchange(ex *dissect.Exchange) {
@@ -465,7 +499,7 @@ func (k *checkSink) Exchange(ex *dissect.Exchange) {
 	var line string
 	lineOf := func() string {
 		if line == "" {
-			line = exchangeLine(ex)
+			line = exchangeLine(ex, k.path)
 		}
 		return line
 	}
@@ -658,7 +692,11 @@ func (c *check) verdict(run *captureRun, findings []analysis.Finding) {
 			}
 			n++
 			if len(c.examples) < maxExamples {
-				c.examples = append(c.examples, fmt.Sprintf("%s %s: %s", f.Severity, f.Rule, f.Subject))
+				ex := fmt.Sprintf("%s %s: %s", f.Severity, f.Rule, f.Subject)
+				if f.File != "" {
+					ex = f.File + ": " + ex
+				}
+				c.examples = append(c.examples, ex)
 			}
 		}
 		c.pass = n > 0 == (c.kind == "finding")
@@ -742,8 +780,11 @@ func runCheck(ctx context.Context, o *checkOptions, s *ioStreams, color bool, sp
 	}
 	cr.onFile = func(p string) {
 		sink.file++
-		if an != nil {
-			an.SetFile(p)
+		if len(paths) > 1 {
+			sink.path = p
+			if an != nil {
+				an.SetFile(p)
+			}
 		}
 	}
 	start := time.Now()

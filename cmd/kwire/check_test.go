@@ -107,6 +107,13 @@ func TestCheckSpecErrors(t *testing.T) {
 		{"checks:\n  - expect: 'true'\n", "a check needs a name"},
 		{"nothing: here\n", `spec SPEC: line 1: unknown key "nothing" at the top level; known keys: checks` + "\n"},
 		{"checks: []\n", "no checks"},
+		// Counts and ceilings below zero hold nothing.
+		{"checks:\n  - name: x\n    expect: 'true'\n    atLeast: -3\n", "spec SPEC:2 (x): atLeast: -3 is not a count of exchanges: want 0 or more\n"},
+		{"checks:\n  - name: x\n    expect: 'true'\n    atMost: -1\n", "spec SPEC:2 (x): atMost: -1 is not a count of exchanges: want 0 or more\n"},
+		{"checks:\n  - name: x\n    expect: 'true'\n    exactly: -2\n", "spec SPEC:2 (x): exactly: -2 is not a count of exchanges: want 0 or more\n"},
+		{"checks:\n  - name: x\n    expect: 'true'\n    atLeast: 5\n    atMost: 3\n", "spec SPEC:2 (x): atLeast 5 is above atMost 3: no count passes\n"},
+		{"checks:\n  - name: x\n    latency: {p99: -5}\n", "spec SPEC:2 (x): latency p99: -5 is not a ceiling: want 0 or more milliseconds\n"},
+		{"checks:\n  - name: x\n    latency: {max: .nan}\n", "spec SPEC:2 (x): latency max: NaN is not a ceiling: want 0 or more milliseconds\n"},
 	} {
 		p := filepath.Join(t.TempDir(), "spec.yaml")
 		if err := os.WriteFile(p, []byte(c.spec), 0o644); err != nil {
@@ -178,5 +185,41 @@ func TestCheckOneCheck(t *testing.T) {
 		if !strings.HasSuffix(out, c.want) {
 			t.Errorf("%s: %q%s, want it to end %q", c.expect, out, errOut, c.want)
 		}
+	}
+}
+
+// TestCheckArguments: a capture given as the spec (the arguments swapped)
+// is named as such, with the usage, not read as YAML ("invalid trailing
+// UTF-8 octet"); with several captures and no --merge, every exchange a
+// failing check lists names its file (each a capture of its own, its
+// packet numbers its own).
+func TestCheckArguments(t *testing.T) {
+	pcap := goldenPcap(t, "kgo-produce-consume.pcap")
+	spec := filepath.Join(t.TempDir(), "spec.yaml")
+	if err := os.WriteFile(spec, []byte("checks:\n  - name: no errors\n    none: 'len(errors) > 0'\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, errOut, code := kwireInProcess(t, "check", pcap, spec)
+	if want := "kwire: spec " + pcap + ": this is a capture (pcap), not a spec; usage: kwire check SPEC CAPTURE...\n"; code != 2 || errOut != want {
+		t.Errorf("swapped: exit %d, %q; want %q", code, errOut, want)
+	}
+	leader := goldenPcap(t, "leader-move.pcap")
+	out, _, code := kwireInProcess(t, "check", spec, leader, pcap)
+	var listed int
+	for _, l := range strings.Split(out, "\n") {
+		if strings.HasPrefix(l, "    ") {
+			listed++
+			if !strings.HasPrefix(l, "    "+leader+": packets ") && !strings.HasPrefix(l, "    "+pcap+": packets ") {
+				t.Errorf("an exchange without its file: %q", l)
+			}
+		}
+	}
+	if code != 1 || listed != 3 || !strings.Contains(out, "    "+leader+": packets 212/213 ") {
+		t.Errorf("exit %d, %d listed:\n%s", code, listed, out)
+	}
+	// One capture, or several merged: packet numbers need no file.
+	out, _, _ = kwireInProcess(t, "check", "--merge", spec, leader, pcap)
+	if !strings.Contains(out, "\n    packets ") || strings.Contains(out, leader+":") {
+		t.Errorf("--merge:\n%s", out)
 	}
 }

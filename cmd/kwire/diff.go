@@ -133,7 +133,14 @@ func readSnapshot(path string) (*profile.Profile, error) {
 	defer f.Close()
 	br := bufio.NewReader(f)
 	head, _ := br.Peek(64)
-	if t := bytes.TrimLeft(head, " \t\r\n"); len(t) == 0 || t[0] != '{' {
+	t := bytes.TrimLeft(head, " \t\r\n")
+	if bytes.HasPrefix(t, []byte("client ")) || bytes.HasPrefix(t, []byte("broker ")) {
+		// kwire read --normalize's text (statsview.WriteProfile): what
+		// it leaves out (latency, counts) a diff needs; read as a
+		// capture it would be "not a pcap or pcapng file (magic ...)".
+		return nil, usageErrorf("%s: a kwire read --normalize text snapshot; kwire diff reads the JSON one: write it with kwire read --normalize --json", path)
+	}
+	if len(t) == 0 || t[0] != '{' {
 		return nil, nil
 	}
 	var p profile.Profile

@@ -120,6 +120,17 @@ func TestDiff(t *testing.T) {
 		if a != b || !strings.Contains(a, "sequence   ApiVersions Produce+\n") {
 			t.Errorf("text snapshots differ or lack the produce sequence:\n%s\n---\n%s", a, b)
 		}
+		// Given to diff, the text snapshot is named as one, with the JSON
+		// to write instead (it said: not a pcap or pcapng file, magic
+		// 0x636c6965, "clie").
+		txt := filepath.Join(t.TempDir(), "golden.txt")
+		if err := os.WriteFile(txt, []byte(a), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, errOut, code := kwireInProcess(t, "diff", txt, again)
+		if want := "kwire: " + txt + ": a kwire read --normalize text snapshot; kwire diff reads the JSON one: write it with kwire read --normalize --json\n"; code != 2 || errOut != want {
+			t.Errorf("text snapshot: exit %d, %q, want %q", code, errOut, want)
+		}
 	})
 	t.Run("text", func(t *testing.T) {
 		out, _, code := kwireInProcess(t, "diff", "--port", "19390", base, capped)

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 
@@ -50,11 +51,24 @@ func compileFilter(src string) (*exprProgram, bool, error) {
 			return nil, false, fmt.Errorf("--filter: %s is now %s (--filter uses the names of kwire read --json; see kwire read --help)",
 				old.found, renamedFields[old.found])
 		}
+		var paths messagePaths
+		ast.Walk(&tree.Node, &paths)
+		if paths.err != nil {
+			return nil, false, paths.err
+		}
 	}
 	var uses bodyUse
 	p, err := expr.Compile(src, expr.Env(exchangeFields{}), expr.AsBool(), expr.Patch(oldKindNames{}), expr.Patch(&uses))
 	if err == nil {
 		return p, uses.found, nil
+	}
+	// Not true or false: say what the expression is, in the filter's
+	// words, and how to make a condition of it (expr's own message names
+	// Go types: "expected bool, but got *float64").
+	if q, err2 := expr.Compile(src, expr.Env(exchangeFields{}), expr.Patch(oldKindNames{})); err2 == nil {
+		if msg := notACondition(strings.TrimSpace(src), q.Node().Type()); msg != "" {
+			return nil, false, errors.New("--filter: " + msg)
+		}
 	}
 	var fe *file.Error
 	if !errors.As(err, &fe) {
@@ -67,6 +81,35 @@ func compileFilter(src string) (*exprProgram, bool, error) {
 	col := max(fe.Column, 0)
 	return nil, false, fmt.Errorf("--filter: %s (line %d, column %d)\n  %s\n  %s^",
 		fe.Message, fe.Line, col+1, line, strings.Repeat(" ", min(col, len(line))))
+}
+
+// notACondition says what an expression whose value has type t is, when
+// not true or false, and how to make a filter of it; "" when t may be a
+// condition (bool, or unknown until run: a body's field).
+func notACondition(src string, t reflect.Type) string {
+	if t == nil {
+		return ""
+	}
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	what, hint := "", ""
+	switch t.Kind() {
+	case reflect.Bool, reflect.Interface:
+		return ""
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64, reflect.Uint, reflect.Uint8,
+		reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Float32, reflect.Float64:
+		what, hint = "a number", src+" > 100"
+	case reflect.String:
+		what, hint = "text", src+` == "..."`
+	case reflect.Slice, reflect.Array:
+		what, hint = "a list", "len("+src+") > 0, or \"...\" in "+src
+	case reflect.Map, reflect.Struct:
+		what, hint = "an object", src+".NAME == ..., one of its fields (kwire read --json shows them)"
+	default:
+		return ""
+	}
+	return fmt.Sprintf("%s is %s; a filter must be true or false: compare it, e.g. %s", src, what, hint)
 }
 
 // renamedFields are the names --filter used before it took the JSON's.

@@ -160,7 +160,20 @@ func TestCompileFilterErrors(t *testing.T) {
 		want []string // substrings of the error, in order
 	}{
 		{`api == "Fetch" && latncyMs > 5`, []string{"unknown name latncyMs", "column 19", "\n  api == \"Fetch\" && latncyMs > 5\n                    ^"}},
-		{`apiKey + 1`, []string{"expected bool"}},
+		// Not a condition: what it is, in the filter's words, and how to
+		// make one of it (expr said "expected bool, but got *float64").
+		{`apiKey + 1`, []string{"--filter: apiKey + 1 is a number; a filter must be true or false: compare it, e.g. apiKey + 1 > 100"}},
+		{`latencyMs`, []string{"--filter: latencyMs is a number; a filter must be true or false: compare it, e.g. latencyMs > 100"}},
+		{` clientId `, []string{"--filter: clientId is text; a filter must be true or false: compare it, e.g. clientId == \"...\""}},
+		{`errors`, []string{"--filter: errors is a list; a filter must be true or false: compare it, e.g. len(errors) > 0, or \"...\" in errors"}},
+		{`facts.group`, []string{"--filter: facts.group is an object; a filter must be true or false"}},
+		// A path into a body or header that no schema has (any API, any
+		// version): refused, with the nearest names there.
+		{`request.body.foo.bar == 1`, []string{"--filter: request.body.foo: no API's request has a field foo there (in any version); the nearest: request.body."}},
+		{`request.body.topicData[0].nme == "x"`, []string{"request.body.topicData[...].nme: no API's request has a field nme there", "the nearest: request.body.topicData[...].name, "}},
+		{`response.body.responses[0].partitionResponses[0].errCode != 0`, []string{"the nearest: response.body.responses[...].partitionResponses[...].errorCode, "}},
+		{`request.header.clientID == "x"`, []string{"request.header.clientID: no API's request has a field clientID there", "the nearest: request.header.clientId, "}},
+		{`request.body.acks.value == 1`, []string{"--filter: request.body.acks.value: request.body.acks holds a value, not fields, in every API's request"}},
 		{`apiVersion >`, []string{"column", "\n  apiVersion >\n"}},
 		{`latency_ms > 5`, []string{"latency_ms is now latencyMs"}},
 		{`client_id == "x" || request_size > 3`, []string{"client_id is now clientId"}},
@@ -180,6 +193,26 @@ func TestCompileFilterErrors(t *testing.T) {
 				break
 			}
 			rest = rest[i+len(w):]
+		}
+	}
+}
+
+// TestFilterBodyPathsKnown: paths that some API's schema has, in any
+// version, compile (Produce's acks; Fetch's; a response header; through
+// ?. and indexes; a closure's own paths are not checked).
+func TestFilterBodyPathsKnown(t *testing.T) {
+	for _, src := range []string{
+		`request.body.acks == 0`,
+		`request.body.topicData[1].name == "audit"`,
+		`request.body?.topics[0].partitions[0].fetchOffset > 0`,
+		`response.body.responses[0].partitionResponses[0].errorCode != 0`,
+		`response.header.correlationId == 1`,
+		`request.body["transactionalId"] == "tx"`,
+		`any(request.body.topicData, .name == "audit")`,
+		`request.body.groupInstanceId == nil`,
+	} {
+		if _, bodies, err := compileFilter(src); err != nil || !bodies {
+			t.Errorf("compileFilter(%q): bodies %v, %v", src, bodies, err)
 		}
 	}
 }
@@ -232,8 +265,8 @@ func TestTopicIDs(t *testing.T) {
 	ex := kexchange(t, prod, nil)
 	names.Resolve(ex.Facts())
 	f := fieldsOf(ex, names, false, false)
-	if got, want := f.Topics, []string{"orders", "AQIDBAUGBwgJCgsMDQ4PEA", "AAAAAAAAAAAAAAAAAAAAAA"}; !slices.Equal(got, want) {
-		t.Errorf("topics = %q, want %q (resolved name, the unknown ID, the zero ID that alone names a topic)", got, want)
+	if got, want := f.Topics, []string{"orders", "AQIDBAUGBwgJCgsMDQ4PEA", "(zero topic ID)"}; !slices.Equal(got, want) {
+		t.Errorf("topics = %q, want %q (resolved name, the unknown ID, the zero ID: Kafka's no ID, said as such)", got, want)
 	}
 	// Beside a name, the zero ID is "no ID": not a topic.
 	mreq2 := kmsg.NewPtrMetadataRequest()

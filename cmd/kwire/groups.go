@@ -72,20 +72,26 @@ func (t teeSink) Event(e *dissect.Event) {
 
 // analyze reads the captures into an Analyzer: exchanges decoded on every
 // core (record batch headers only unless records), fed in emit order.
-func analyze(ctx context.Context, s *ioStreams, capture *captureFlags, af *analysisFlags, aopts analysis.Options, records bool, paths []string) (*analysis.Analyzer, captureRun, error) {
+// Several files are each a capture of its own, unless files says
+// --merge.
+func analyze(ctx context.Context, s *ioStreams, capture *captureFlags, files *fileFlags, af *analysisFlags, aopts analysis.Options, records bool, paths []string) (*analysis.Analyzer, captureRun, error) {
 	dopts, err := capture.dissectOptions(valuesNotShown)
 	if err != nil {
 		return nil, captureRun{}, err
 	}
 	dopts.Decoder.BatchHeadersOnly = !records
 	dopts.Decoder.Sparse = true // the analysis reads facts
+	cr := &captureReader{opts: dopts, ropts: capture.reassemblyOptions()}
+	if err := files.apply(cr); err != nil {
+		return nil, captureRun{}, err
+	}
 	an := analysis.New(aopts)
-	dopts.DeferDecode = true
+	cr.opts.DeferDecode = true
 	ahead := pipeline.NewDecodeAhead(an, max(runtime.GOMAXPROCS(0), 1), int64(capture.MaxDecodeMemory))
 	setMemoryCeiling(af.memoryBound(capture.memoryBound()), s.ErrOut)
 	bar := startProgressFor(s, paths)
-	cr := &captureReader{opts: dopts, ropts: capture.reassemblyOptions(), wrap: bar.wrap, drain: ahead.Sync}
-	if len(paths) > 1 {
+	cr.wrap, cr.drain = bar.wrap, ahead.Sync
+	if len(paths) > 1 && !files.Merge {
 		cr.onFile = func(path string) {
 			ahead.Sync()
 			an.SetFile(path)
@@ -99,6 +105,7 @@ func analyze(ctx context.Context, s *ioStreams, capture *captureFlags, af *analy
 
 type groupsOptions struct {
 	capture   captureFlags
+	files     fileFlags
 	analysis  analysisFlags
 	JSON      bool
 	JSONInt64 jsonInt64
@@ -146,12 +153,20 @@ rejoin in its predecessor's place, KIP-345, is counted apart), rebalances
 and their time, and members: totals of the whole capture, even when
 --max-analysis-memory drops the detail.
 
+Several files are each a capture of its own (as stats and read take
+them): a group is reported per file, its heading naming the file whose
+packet numbers it gives, and a note on stderr names a group seen in
+several files. The files of a ring buffer (tcpdump -C/-G) are pieces of
+one capture: --merge reads them as one, by packet time, so that
+rebalances and members spanning files are followed whole.
+
 --json prints one JSON document: {"groups":[...],"maxMemoryBytes"}, in kwire's
 JSON vocabulary (docs/json.md). Memory is bounded by --max-analysis-memory:
 past it the oldest events go first; the report counts what it dropped.
 
 Exit status as for kwire read.`,
 		Example: `  kwire groups capture.pcap
+  kwire groups --merge ring_*.pcap
   kwire groups --group orders-consumers --timeline=false capture.pcapng
   kwire groups --json capture.pcap | jq '.groups[].generations[] | {generation, cause}'`,
 		Args: captureArgs,
@@ -164,6 +179,7 @@ Exit status as for kwire read.`,
 	}
 	f := cmd.Flags()
 	o.capture.addFlags(f, true, 0)
+	o.files.addFlags(f)
 	o.analysis.addFlags(f, false)
 	f.BoolVar(&o.JSON, "json", false, "print one JSON document instead of text")
 	addJSONInt64Flag(f, &o.JSONInt64)
@@ -178,7 +194,7 @@ func runGroups(ctx context.Context, o *groupsOptions, s *ioStreams, color bool, 
 		return err
 	}
 	aopts.Groups = true
-	an, run, err := analyze(ctx, s, &o.capture, &o.analysis, aopts, false, paths)
+	an, run, err := analyze(ctx, s, &o.capture, &o.files, &o.analysis, aopts, false, paths)
 	if err != nil {
 		return err
 	}
@@ -195,6 +211,11 @@ func runGroups(ctx context.Context, o *groupsOptions, s *ioStreams, color bool, 
 		missing = notInCapture("--group", "group", o.Groups, have)
 		r.Groups = slices.DeleteFunc(r.Groups, func(g analysis.GroupReport) bool { return !slices.Contains(o.Groups, g.GroupID) })
 	}
+	var ids []string
+	for _, g := range r.Groups {
+		ids = append(ids, g.GroupID)
+	}
+	inSeveralFiles(s, "group", ids)
 	return writeAnalysis(s, &run, missing, len(r.Groups) > 0, o.JSON,
 		func(w io.Writer) error {
 			return statsview.WriteGroupsJSON(w, r, statsview.Options{Int64Strings: bool(o.JSONInt64)})
@@ -235,6 +256,7 @@ func writeAnalysis(s *ioStreams, run *captureRun, missing string, found, asJSON 
 
 type txnsOptions struct {
 	capture   captureFlags
+	files     fileFlags
 	analysis  analysisFlags
 	JSON      bool
 	JSONInt64 jsonInt64
@@ -267,6 +289,12 @@ producer in them:
                 markers fetched, and the aborted transactions a
                 read_committed fetch was told to skip, by producer
 
+Several files are each a capture of its own (as stats and read take
+them): a transactional ID or consumer is reported per file, naming the
+file whose packet numbers it gives, and a note on stderr names a
+transactional ID seen in several files. The files of a ring buffer
+(tcpdump -C/-G) are pieces of one capture: --merge reads them as one.
+
 --json prints one JSON document: {"producers":[...],"consumers":[...],
 "dropped","maxMemoryBytes"}, in kwire's JSON vocabulary (docs/json.md).
 Producer IDs are 64-bit: for jq before 1.7 or JavaScript, which round
@@ -274,6 +302,7 @@ numbers beyond 2^53, add --json-int64 string.
 
 Exit status as for kwire read.`,
 		Example: `  kwire txns capture.pcap
+  kwire txns --merge ring_*.pcap
   kwire txns --transactional-id payments-tx capture.pcap
   kwire txns --json --json-int64 string capture.pcap | jq '.producers[].transactions[] | select(.outcome != "commit")'`,
 		Args: captureArgs,
@@ -286,6 +315,7 @@ Exit status as for kwire read.`,
 	}
 	f := cmd.Flags()
 	o.capture.addFlags(f, true, 0)
+	o.files.addFlags(f)
 	o.analysis.addFlags(f, false)
 	f.BoolVar(&o.JSON, "json", false, "print one JSON document instead of text")
 	addJSONInt64Flag(f, &o.JSONInt64)
@@ -301,7 +331,7 @@ func runTxns(ctx context.Context, o *txnsOptions, s *ioStreams, color bool, path
 	aopts.Transactions = true
 	// Control records (the transaction markers) are inside the batches:
 	// records are decoded.
-	an, run, err := analyze(ctx, s, &o.capture, &o.analysis, aopts, true, paths)
+	an, run, err := analyze(ctx, s, &o.capture, &o.files, &o.analysis, aopts, true, paths)
 	if err != nil {
 		return err
 	}
@@ -322,11 +352,47 @@ func runTxns(ctx context.Context, o *txnsOptions, s *ioStreams, color bool, path
 			return p.TransactionalID == nil || !slices.Contains(o.IDs, *p.TransactionalID)
 		})
 	}
+	var ids []string
+	for _, p := range r.Producers {
+		if p.TransactionalID != nil {
+			ids = append(ids, *p.TransactionalID)
+		}
+	}
+	inSeveralFiles(s, "transactional ID", ids)
 	return writeAnalysis(s, &run, missing, len(r.Producers) > 0, o.JSON,
 		func(w io.Writer) error {
 			return statsview.WriteTxnsJSON(w, r, statsview.Options{Int64Strings: bool(o.JSONInt64)})
 		},
 		func(w io.Writer) error { return statsview.WriteTxns(w, r, statsview.Options{Color: color}) })
+}
+
+// inSeveralFiles notes on standard error the IDs (of what: "group")
+// that more than one report has: read without --merge, each file is a
+// capture of its own, and an ID in several files is reported once per
+// file, which is right for captures of different brokers and wrong for
+// the pieces of one capture (a ring buffer), which --merge reads as one.
+func inSeveralFiles(s *ioStreams, what string, ids []string) {
+	n := map[string]int{}
+	var several []string
+	for _, id := range ids {
+		n[id]++
+		if n[id] == 2 {
+			several = append(several, id)
+		}
+	}
+	var subject string
+	switch {
+	case len(several) == 0:
+		return
+	case len(several) == 1:
+		subject = fmt.Sprintf("%s %s is in %d files", what, several[0], n[several[0]])
+	case len(several) > maxNamesListed:
+		subject = fmt.Sprintf("%d %ss (%s, +%d more) are each in several files", len(several), what,
+			strings.Join(several[:maxNamesListed], ", "), len(several)-maxNamesListed)
+	default:
+		subject = fmt.Sprintf("%ss %s are each in several files", what, strings.Join(several, ", "))
+	}
+	fmt.Fprintf(s.ErrOut, "kwire: note: %s, each file read as a capture of its own (its own connections and packet numbers); if they are pieces of one capture (tcpdump -C/-G), --merge reads them as one\n", subject)
 }
 
 // maxNamesListed bounds the IDs notInCapture lists.

@@ -202,6 +202,7 @@ func runLive(ctx context.Context, o *liveOptions, s *ioStreams, color bool) erro
 		return err
 	}
 	defer r.capture.keys.close()
+	r.capture.keys.followNotes(s.ErrOut)
 	bound := r.capture.memoryBound()
 	if col != nil {
 		bound = statsMemoryBound(bound, r.StatsMem)

@@ -691,18 +691,34 @@ func TestLiveStats(t *testing.T) {
 }
 
 // TestLiveTLS captures kfake over TLS while its clients append their
-// secrets to a key log that does not exist when kwire starts: kwire live
-// reads it as it grows, holds the records until their keys are there, and
-// decrypts every connection.
+// secrets to a key log that does not exist, or is empty, when kwire
+// starts: kwire live says so once, reads it as it grows, holds the
+// records until their keys are there, and decrypts every connection.
 func TestLiveTLS(t *testing.T) {
 	requireCapture(t)
+	for _, start := range []string{"missing", "empty"} {
+		t.Run(start, func(t *testing.T) { liveTLS(t, start) })
+	}
+}
+
+func liveTLS(t *testing.T, start string) {
 	keylog := filepath.Join(t.TempDir(), "keys.log")
+	note := "kwire: note: --tls-keylog " + keylog + " does not exist yet: it is read once it does, as it grows (TLS connections are decrypted once their keys are in it)\n"
+	if start == "empty" {
+		if err := os.WriteFile(keylog, nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		note = "kwire: note: --tls-keylog " + keylog + " is empty: it is read again as it grows (TLS connections are decrypted once their keys are in it)\n"
+	}
 	port, traffic := startTraffic(t, "-records", "4", "-keylog", keylog)
 	r := startLive(t, "live", "-i", "lo", "--port", port, "--json", "--tls-keylog", keylog)
 	rep := traffic()
 	time.Sleep(150 * time.Millisecond)
 	if code := r.stop(t); code != exitOK {
 		t.Fatalf("exit %d after Ctrl-C, want 0; stderr:\n%s", code, r.errOut.String())
+	}
+	if n := strings.Count(r.errOut.String(), note); n != 1 {
+		t.Errorf("the note %q %d times in:\n%s", note, n, r.errOut.String())
 	}
 	out := r.out.String()
 	decrypted, notDecrypted := 0, 0

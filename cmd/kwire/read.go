@@ -92,7 +92,8 @@ the request's capture time (UTC), client → broker, API and version,
 correlation ID, client ID, latency (response time − request time), request
 and response sizes, then the subject: here topic "orders", partition 0 with
 2 records in 132 bytes written at base offset 100 (@: the base offset the
-response gave, or a fetch's first batch), partition 3 with 2
+response gave, or a fetch's first batch; none for a partition answered
+with an error, whose offsets are no result), partition 3 with 2
 gzip-compressed records in 145 bytes; other APIs name their groups,
 members, transactional IDs, offsets asked and answered. Kafka's error names
 follow, with counts (×N) and the broker's error message. Lines come in the
@@ -236,7 +237,9 @@ Filters (all given ones must hold):
   --client-id ID     requests from the client ID (repeatable)
   --errors           responses with a non-zero error code anywhere
   --stream N         TCP connection N (Wireshark's tcp.stream)
-  --frame N          the exchange holding packet N
+  --frame N          the exchange holding packet N (for a TCP
+                     retransmission whose bytes came first in another
+                     packet, the exchange that waited for it is named)
   --filter EXPR      an expression (https://expr-lang.org) over the
                      exchange's --json object, by the same names
 
@@ -256,7 +259,9 @@ Filters (all given ones must hold):
     facts.throttleMs, facts.isolationLevel, facts.acks
   request.body and response.body: the message in Kafka's JsonConverter
   form (request.body.acks == 0); read only when the expression names
-  them.
+  them. A path no API's schema has, in any version (a misspelt field),
+  is refused with the nearest names; an expression that is not true or
+  false (latencyMs) is refused with what to compare.
 A comparison through null is false (facts.group.groupId == "g" where the
 exchange has no group); facts.group?.groupId reads it as nil. The filter names of
 earlier kwire (latency_ms, client_id, ...) are refused with the new
@@ -355,7 +360,7 @@ func (o *readOptions) addFlags(cmd *cobra.Command, detect bool, idle time.Durati
 	f.BoolVar(&o.Local, "local", false, "give each line's date, time and zone offset in the local time zone ($TZ)")
 	f.StringVar(&o.Filter, "filter", "", "only exchanges for which the `EXPR` is true (see kwire read --help)")
 	f.BoolVar(&o.Stats, "stats", false, "also print kwire stats's report of all the exchanges after the summary (with --json: a last record {\"kind\":\"stats\",\"stats\":{...}} on stdout)")
-	f.IntVar(&o.Top, "top", 0, "with --stats, list the `N` slowest exchanges with their frame numbers")
+	f.IntVar(&o.Top, "top", 0, "with --stats, list the `N` slowest exchanges with their packet numbers")
 	addStatsMemoryFlag(f, &o.StatsMem)
 	f.BoolVar(&o.Findings, "findings", false, "also print the findings (docs/findings.md), one line each, after the exchanges")
 	o.analysis.addFlags(f, true)
@@ -670,6 +675,9 @@ func (k *readSink) noteUnmatched(w io.Writer, run *captureRun) {
 	switch {
 	case past:
 		fmt.Fprintf(w, "kwire: --frame %s matched nothing: %s %d packet%s\n", describeRanges(fl.frames), the, packets, plural(int(packets)))
+	case one && k.waitedFor[0] == fl.frames[0].First:
+		fmt.Fprintf(w, "kwire: --frame %d matched nothing: packet %d is a TCP retransmission (its bytes were delivered from their first copy) that the exchange at packet %d waited for; kwire read --frame %d shows it\n",
+			fl.frames[0].First, fl.frames[0].First, k.waitedFor[1], k.waitedFor[1])
 	case one:
 		fmt.Fprintf(w, "kwire: --frame %d matched nothing: packet %d holds no part of a Kafka exchange%s\n", fl.frames[0].First, fl.frames[0].First, filtered)
 	case len(fl.frames) > 0:
@@ -834,11 +842,45 @@ type readSink struct {
 	roles         map[*reassembly.Conn][2]netip.AddrPort // --json: client and broker of each open Kafka connection
 
 	lastFlush time.Time
+
+	// waitedFor is, when --frame names a TCP retransmission that no
+	// exchange's frames hold (the packet's bytes were delivered from
+	// their first copy), the first retransmission seen in --frame's
+	// ranges that an exchange the other filters let through waited for
+	// (dissect.TCPTiming.RetransmissionFrame) and that exchange's first
+	// packet: what "matched nothing" points to.
+	waitedFor [2]int64
 }
 
 // flushEvery bounds how long output may sit in the buffer, so that
 // reading a live capture from stdin shows exchanges as they happen.
 const flushEvery = 200 * time.Millisecond
+
+// retransmissionIn records in k.waitedFor a retransmission in --frame's
+// ranges that ex, which --frame did not select, waited for, when the
+// other filters let ex through (f: its fields, when they need them).
+func (k *readSink) retransmissionIn(ex *dissect.Exchange, f *exchangeFields) {
+	for _, fr := range [...]*dissect.Frame{ex.Request, ex.Response} {
+		if fr == nil || fr.TCP == nil || fr.TCP.RetransmissionFrame <= 0 {
+			continue
+		}
+		n := fr.TCP.RetransmissionFrame
+		if !slices.ContainsFunc(k.fl.frames, func(r frameRange) bool { return n >= r.First && (r.Last == 0 || n <= r.Last) }) {
+			continue
+		}
+		others := *k.fl
+		others.frames = nil
+		if others.active() && !others.match(ex, f) {
+			return
+		}
+		first := ex.Request
+		if first == nil {
+			first = ex.Response
+		}
+		k.waitedFor = [2]int64{n, first.FirstPacket}
+		return
+	}
+}
 
 func (k *readSink) Exchange(ex *dissect.Exchange) {
 	k.counts.Exchange(ex)
@@ -923,6 +965,9 @@ func (k *readSink) prepare(ex *dissect.Exchange, snapshot bool) (exchangeView, b
 		f = fieldsOf(ex, k.names, k.fl.program != nil, k.fl.bodies)
 	}
 	if k.fl.active() && !k.fl.match(ex, f) {
+		if len(k.fl.frames) > 0 && k.waitedFor[0] == 0 {
+			k.retransmissionIn(ex, f)
+		}
 		return exchangeView{}, false
 	}
 	if k.o.Count > 0 {

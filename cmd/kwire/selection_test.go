@@ -348,3 +348,102 @@ func TestCheckWindow(t *testing.T) {
 		}
 	}
 }
+
+// TestGroupsTxnsRing: groups and txns over a capture cut every 100
+// packets (editcap -c 100, as a tcpdump ring leaves it). With --merge the
+// reports are the whole capture's, rebalance times and join times
+// included (cut apart, kafka-python's third member joined at 15:44:58.343
+// in one file and its generation formed in the next); without it each
+// file is a capture of its own: every group and producer names its file,
+// its packet numbers are that file's, and a note suggests --merge. (The
+// whole txn-fenced.pcap: capgen-kgo-txn-a, initialised at packet 61 at
+// epoch 0, fenced by capgen-kgo-txn-b; cut apart, neither file has both.)
+func TestGroupsTxnsRing(t *testing.T) {
+	for _, tc := range []struct {
+		cmd, pcap, want, what string
+	}{
+		{"groups", "group-rebalance-kafkapython.pcap", ": 5 generations, 4 rebalances (450ms in all), 3 members;", "group capgen-kafkapython-rebalance is in 4 files"},
+		{"txns", "txn-fenced.pcap", "0       capgen-kgo-txn-b (epoch 1) 15:45:25.479      61\n", "transactional ID capgen-txn-fenced is in 2 files"},
+	} {
+		t.Run(tc.cmd, func(t *testing.T) {
+			whole := goldenPcap(t, tc.pcap)
+			pkts, link := readPackets(t, whole)
+			dir := t.TempDir()
+			var ring []string
+			for i := 0; i < len(pkts); i += 100 {
+				ring = append(ring, writePackets(t, dir, "ring_"+strconv.Itoa(i/100)+".pcap", link, pkts[i:min(i+100, len(pkts))]))
+			}
+			want, _, code := kwireInProcess(t, tc.cmd, whole)
+			if code != 0 || !strings.Contains(want, tc.want) {
+				t.Fatalf("whole capture: exit %d, no %q:\n%s", code, tc.want, want)
+			}
+			got, errOut, code := kwireInProcess(t, append([]string{tc.cmd, "--merge"}, ring...)...)
+			if code != 0 || errOut != "" {
+				t.Fatalf("--merge: exit %d: %s", code, errOut)
+			}
+			if got != want {
+				t.Errorf("--merge differs from the whole capture:\n%s", firstLineDiff(want, got))
+			}
+
+			out, errOut, _ := kwireInProcess(t, append([]string{tc.cmd}, ring...)...)
+			if !strings.Contains(errOut, "kwire: note: "+tc.what+", each file read as a capture of its own") || !strings.Contains(errOut, "--merge reads them as one") {
+				t.Errorf("no note suggesting --merge: %q", errOut)
+			}
+			if strings.Contains(out, tc.want) {
+				t.Errorf("without --merge, a file's report claims the whole capture's %q", tc.want)
+			}
+			heads := regexp.MustCompile(`(?m)^(GROUP|TRANSACTIONAL ID|IDEMPOTENT PRODUCER) .*\nin (\S+) \(a capture of its own: packet numbers are this file's\)$`).FindAllStringSubmatch(out, -1)
+			if len(heads) < 2 || len(heads) != strings.Count(out, "\nin ")+b2i(strings.HasPrefix(out, "in ")) {
+				t.Errorf("reports without their file (%d):\n%s", len(heads), out)
+			}
+
+			out, _, _ = kwireInProcess(t, append([]string{tc.cmd, "--json"}, ring...)...)
+			var doc struct {
+				Groups, Producers []struct {
+					File     string
+					Timeline []struct {
+						Ref struct {
+							Frame, ResponseFrame int64
+							File                 string
+						}
+					}
+					Instances []struct {
+						Ref struct {
+							Frame, ResponseFrame int64
+							File                 string
+						}
+					}
+				}
+			}
+			if err := json.Unmarshal([]byte(out), &doc); err != nil {
+				t.Fatal(err)
+			}
+			reports := append(doc.Groups, doc.Producers...)
+			if len(reports) < 2 {
+				t.Fatalf("%d reports", len(reports))
+			}
+			events := 0
+			for _, r := range reports {
+				if !slices.Contains(ring, r.File) {
+					t.Errorf("report of file %q", r.File)
+				}
+				for _, e := range append(r.Timeline, r.Instances...) {
+					events++
+					if e.Ref.Frame > 0 && (e.Ref.File != r.File || e.Ref.Frame > 100 || e.Ref.ResponseFrame > 100) {
+						t.Errorf("a report of %s cites packet %d/%d of %q", r.File, e.Ref.Frame, e.Ref.ResponseFrame, e.Ref.File)
+					}
+				}
+			}
+			if events == 0 {
+				t.Error("no timeline events or instances")
+			}
+		})
+	}
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}

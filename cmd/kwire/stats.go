@@ -53,7 +53,7 @@ Kafka traffic:
   LATENCY      per API a histogram (power-of-two bins) and latency over
                time (one character per time bin, its height the bin's
                maximum)
-  SLOWEST      with --top N, the N slowest exchanges and their frame
+  SLOWEST      with --top N, the N slowest exchanges and their packet
                numbers, for kwire read --frame N
   FINDINGS     what to look at, one line each in time order, by the rules
                of docs/findings.md (version mismatches, throttling,
@@ -71,7 +71,7 @@ were left out; --all shows everything, --json lists it all.
 
 Percentiles are exact up to 4096 answered requests per API version, then
 read from log-linear buckets (within 6.25 %, marked "~"). With several
-files, each is a capture of its own (frame numbers restart); the numbers
+files, each is a capture of its own (packet numbers restart); the numbers
 are totals.
 
 --json prints one JSON document: {"first","last","exchanges","orphans",
@@ -107,7 +107,7 @@ that is not a capture.`,
 	o.files.addFlags(f)
 	f.BoolVar(&o.JSON, "json", false, "print one JSON document instead of tables")
 	addJSONInt64Flag(f, &o.JSONInt64)
-	f.IntVar(&o.Top, "top", 0, "list the `N` slowest exchanges with their frame numbers")
+	f.IntVar(&o.Top, "top", 0, "list the `N` slowest exchanges with their packet numbers")
 	addStatsMemoryFlag(f, &o.StatsMem)
 	f.BoolVar(&o.Findings, "findings", true, "add the findings (docs/findings.md)")
 	f.IntVar(&o.Rows, "rows", statsview.DefaultRows, "rows of the CLIENTS, PARTITIONS, CONNECTIONS and FINDINGS tables: those with problems or errors first, then the busiest (-1: all, as --all)")

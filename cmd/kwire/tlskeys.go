@@ -28,37 +28,57 @@ type tlsKeys struct {
 	files []*os.File // follow: open files, nil until a path exists
 	last  time.Time
 	dsb   int // Decryption Secrets Blocks read
+
+	// waiting are the follow notes for files empty or missing at the
+	// start (followNotes).
+	waiting []string
 }
 
 // followEvery bounds how often kwire live re-reads the key log files.
 const followEvery = 20 * time.Millisecond
 
-// loadTLSKeys reads the key log files. A file that cannot be read is a
-// usage error, except with follow when it does not exist yet (a client
-// will create it).
+// loadTLSKeys reads the key log files. A file that cannot be read, or
+// holds no key log line (empty), is a usage error, except with follow
+// (kwire live): a file that does not exist yet or is empty is read again
+// as it grows (a client will write to it), and followNotes says so.
 func loadTLSKeys(paths []string, follow bool) (*tlsKeys, error) {
 	k := &tlsKeys{paths: paths, follow: follow, files: make([]*os.File, len(paths))}
 	for i, p := range paths {
 		f, err := os.Open(p)
 		if err != nil {
 			if follow && errors.Is(err, fs.ErrNotExist) {
+				k.waiting = append(k.waiting, fmt.Sprintf("--tls-keylog %s does not exist yet: it is read once it does, as it grows", p))
 				continue
 			}
 			k.close()
 			return nil, usageErrorf("--tls-keylog: %v", err)
 		}
 		lines0, bad0 := k.kl.Lines()
-		if _, err := io.Copy(&k.kl, f); err != nil {
+		n, err := io.Copy(&k.kl, f)
+		if err != nil {
 			f.Close()
 			k.close()
 			return nil, usageErrorf("--tls-keylog %s: %v", p, err)
 		}
 		if follow {
 			k.files[i] = f
+			if lines, _ := k.kl.Lines(); lines == lines0 {
+				k.waiting = append(k.waiting, fmt.Sprintf("--tls-keylog %s is empty: it is read again as it grows", p))
+			}
 			continue
 		}
 		k.kl.Flush()
 		f.Close()
+		if lines, _ := k.kl.Lines(); lines == lines0 {
+			// No key at all: saying nothing would read as "no key log
+			// given", and every TLS connection would stay encrypted.
+			k.close()
+			what := "is empty"
+			if n > 0 {
+				what = "holds no key log line (only comments and blank lines)"
+			}
+			return nil, usageErrorf("--tls-keylog %s %s: no key to decrypt with; give the file the clients wrote their keys to (SSLKEYLOGFILE, tls.Config.KeyLogWriter) once they had connected", p, what)
+		}
 		if lines, bad := k.kl.Lines(); lines > lines0 && bad-bad0 == lines-lines0 {
 			// Not a key log at all (a wrong file): saying nothing would
 			// read as "no key log given".
@@ -117,6 +137,18 @@ func (k *tlsKeys) readLocked() {
 			k.files[i] = f
 		}
 		io.Copy(&k.kl, k.files[i])
+	}
+}
+
+// followNotes says once, at the start of kwire live, which key log files
+// are empty or missing: they are read again as clients write to them,
+// and TLS connections are decrypted once their keys are there.
+func (k *tlsKeys) followNotes(w io.Writer) {
+	if k == nil {
+		return
+	}
+	for _, n := range k.waiting {
+		fmt.Fprintf(w, "kwire: note: %s (TLS connections are decrypted once their keys are in it)\n", n)
 	}
 }
 

@@ -442,7 +442,11 @@ func (c *Collector) records(fx *facts.Exchange, flow func(*partAcc) *FlowStats) 
 			if p.Records == nil {
 				continue
 			}
-			a := c.part(t.Name, t.ID, t.HasID, p.Index)
+			name, id, hasID := t.Name, t.ID, t.HasID
+			if t.ZeroID() {
+				name, hasID = t.Label(), false // Kafka's "no ID" is no topic's
+			}
+			a := c.part(name, id, hasID, p.Index)
 			flow(a).add(p.Records)
 			for _, cd := range p.Records.Codecs.Names() {
 				a.codecs[cd] = struct{}{}

@@ -28,7 +28,7 @@ type RangeChange struct {
 	API    string `json:"api"`
 	Before *Range `json:"before" jsonschema:"nullable"`
 	After  *Range `json:"after" jsonschema:"nullable"`
-	Change string `json:"change"` // e.g. "min 0 -> 3, max 12 -> 13", "removed", "added"
+	Change string `json:"change"` // e.g. "min 0 → 3, max 12 → 13" (--ascii: ->), "removed", "added"
 }
 
 // LostVersion is a client that used versions of an API that the second
@@ -152,10 +152,10 @@ func Compare(before, after *VersionsReport) *Comparison {
 			ch.API, ch.Before, ch.After = rb.Name, &rb, &ra
 			var parts []string
 			if rb.Min != ra.Min {
-				parts = append(parts, fmt.Sprintf("min %d -> %d", rb.Min, ra.Min))
+				parts = append(parts, fmt.Sprintf("min %d → %d", rb.Min, ra.Min))
 			}
 			if rb.Max != ra.Max {
-				parts = append(parts, fmt.Sprintf("max %d -> %d", rb.Max, ra.Max))
+				parts = append(parts, fmt.Sprintf("max %d → %d", rb.Max, ra.Max))
 			}
 			ch.Change = joinComma(parts)
 		case okb:

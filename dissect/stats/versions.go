@@ -197,7 +197,8 @@ type retryKey struct {
 
 type retryState struct {
 	ver       int16
-	frame     int64
+	frame     int64 // packet of the request answered UNSUPPORTED_VERSION
+	respFrame int64 // packet of that answer
 	brokerMax int16 // the ApiVersions max the error response advertised, -1
 }
 
@@ -218,7 +219,8 @@ type downgradeKey struct {
 type seenAcc struct {
 	count     int64
 	frame     int64 // packet of the first request concerned
-	errFrame  int64 // downgrades: the first UNSUPPORTED_VERSION request
+	errFrame  int64 // downgrades: the first request answered UNSUPPORTED_VERSION
+	errResp   int64 // downgrades: that answer's packet
 	brokerMax int16 // downgrades: the broker's ApiVersions maximum, -1
 }
 
@@ -325,7 +327,7 @@ func (v *VersionCollector) apiVersions(x *dissect.Exchange, ck clientKey, fx *fa
 		dk := downgradeKey{ck, x.Broker, st.ver, x.APIVersion}
 		a := v.downgrades[dk]
 		if a == nil {
-			a = &seenAcc{frame: x.Request.FirstPacket, errFrame: st.frame, brokerMax: st.brokerMax}
+			a = &seenAcc{frame: x.Request.FirstPacket, errFrame: st.frame, errResp: st.respFrame, brokerMax: st.brokerMax}
 			v.downgrades[dk] = a
 		}
 		a.count++
@@ -339,7 +341,7 @@ func (v *VersionCollector) apiVersions(x *dissect.Exchange, ck clientKey, fx *fa
 		return
 	}
 	if ad.Error == protocol.KafkaErrorName(errUnsupportedVersion) {
-		st := retryState{ver: x.APIVersion, frame: x.Request.FirstPacket, brokerMax: -1}
+		st := retryState{ver: x.APIVersion, frame: x.Request.FirstPacket, respFrame: x.Response.FirstPacket, brokerMax: -1}
 		for _, r := range ad.Ranges {
 			if r.Key == protocol.KeyApiVersions {
 				st.brokerMax = r.Max
@@ -672,7 +674,7 @@ func (v *VersionCollector) mixed(addrs []netip.AddrPort) []Flag {
 func (v *VersionCollector) downgradeFlags() []Flag {
 	flags := []Flag{}
 	for k, a := range v.downgrades {
-		detail := fmt.Sprintf("ApiVersions v%d was answered UNSUPPORTED_VERSION (frame %d); retried with v%d", k.from, a.errFrame, k.to)
+		detail := fmt.Sprintf("ApiVersions v%d (packet %d) was answered UNSUPPORTED_VERSION (packet %d); retried with v%d", k.from, a.errFrame, a.errResp, k.to)
 		if a.brokerMax >= 0 {
 			detail += fmt.Sprintf(", the broker's maximum being v%d", a.brokerMax)
 		}

@@ -236,8 +236,8 @@ func TestCompare(t *testing.T) {
 	}
 	want := []RangeChange{
 		// Before, the cluster (two brokers) accepted Produce 0-9 only.
-		{Key: 0, API: "Produce", Before: &Range{0, "Produce", 0, 9}, After: &Range{0, "Produce", 3, 12}, Change: "min 0 -> 3, max 9 -> 12"},
-		{Key: 3, API: "Metadata", Before: &Range{3, "Metadata", 0, 12}, After: &Range{3, "Metadata", 5, 13}, Change: "min 0 -> 5, max 12 -> 13"},
+		{Key: 0, API: "Produce", Before: &Range{0, "Produce", 0, 9}, After: &Range{0, "Produce", 3, 12}, Change: "min 0 → 3, max 9 → 12"},
+		{Key: 3, API: "Metadata", Before: &Range{3, "Metadata", 0, 12}, After: &Range{3, "Metadata", 5, 13}, Change: "min 0 → 5, max 12 → 13"},
 		{Key: 57, API: "UpdateFeatures", Before: &Range{57, "UpdateFeatures", 0, 1}, Change: "removed"},
 		{Key: 60, API: "DescribeCluster", After: &Range{60, "DescribeCluster", 0, 1}, Change: "added"},
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"github.com/kwire/kwire/render/termsafe"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -106,6 +107,7 @@ func writeGroup(w *strings.Builder, g *analysis.GroupReport, o GroupsOptions) {
 		head += ", coordinator " + *g.Coordinator
 	}
 	heading(w, o.Options, head)
+	fileLine(w, g.File)
 	word := "generation"
 	if g.Protocol != "classic" {
 		word = "member epoch"
@@ -362,6 +364,25 @@ func writeJSON(w io.Writer, v any, o Options) error {
 	return enc.Encode(v)
 }
 
+// packetText is a packet number, "-" for none (an instance whose
+// InitProducerId the capture does not have).
+func packetText(n int64) string {
+	if n <= 0 {
+		return "-"
+	}
+	return strconv.FormatInt(n, 10)
+}
+
+// fileLine says, under a group's or producer's heading, which capture
+// file its report is of when several were read each as a capture of its
+// own (file: its name; "" writes nothing): the packet numbers that
+// follow are that file's.
+func fileLine(w *strings.Builder, file string) {
+	if file != "" {
+		fmt.Fprintf(w, "in %s (a capture of its own: packet numbers are this file's)\n", file)
+	}
+}
+
 // WriteTxns writes the transactions report as text: per transactional ID
 // (or idempotent producer) its instances and epochs, its transactions,
 // its sequence issues; then CONSUMERS: what each was told about
@@ -376,7 +397,12 @@ func WriteTxns(out io.Writer, r *analysis.TxnsReport, o Options) error {
 	}
 	if len(r.Consumers) > 0 {
 		heading(&w, o, "CONSUMERS (what their Fetch responses said of transactions)")
-		t := newTable("CLIENT ID", "ISOLATION", ">FETCHES", ">TXN BATCHES", ">COMMITS", ">ABORTS", "ABORTED TRANSACTIONS LISTED")
+		cols := []string{"CLIENT ID", "ISOLATION", ">FETCHES", ">TXN BATCHES", ">COMMITS", ">ABORTS", "ABORTED TRANSACTIONS LISTED"}
+		files := slices.ContainsFunc(r.Consumers, func(cn analysis.ConsumerReport) bool { return cn.File != "" })
+		if files {
+			cols = append([]string{"FILE"}, cols...)
+		}
+		t := newTable(cols...)
 		for _, cn := range r.Consumers {
 			var ab []string
 			for _, a := range cn.AbortedTransactions {
@@ -386,9 +412,13 @@ func WriteTxns(out io.Writer, r *analysis.TxnsReport, o Options) error {
 				}
 				ab = append(ab, fmt.Sprintf("%s from %s-%d@%d", who, a.Topic, a.Partition, a.FirstOffset))
 			}
-			t.add(c(cn.ClientID), c(orDash(strings.Join(cn.IsolationLevels, ","))), c(strconv.FormatInt(cn.Fetches, 10)),
+			row := []cell{c(cn.ClientID), c(orDash(strings.Join(cn.IsolationLevels, ","))), c(strconv.FormatInt(cn.Fetches, 10)),
 				c(strconv.FormatInt(cn.TransactionalBatches, 10)), c(strconv.FormatInt(cn.Commits, 10)), c(strconv.FormatInt(cn.Aborts, 10)),
-				c(fitList(ab, maxDetail)))
+				c(fitList(ab, maxDetail))}
+			if files {
+				row = append([]cell{c(cn.File)}, row...)
+			}
+			t.add(row...)
 		}
 		t.write(&w, o)
 		w.WriteString("COMMITS, ABORTS = transaction markers (control batches) fetched\n")
@@ -411,6 +441,7 @@ func writeProducer(w *strings.Builder, p *analysis.ProducerReport, o Options) {
 	}
 	head += "  producer ID " + orDash(strings.Join(ids, ", "))
 	heading(w, o, head)
+	fileLine(w, p.File)
 	fmt.Fprintf(w, "%s to %s: %s, %s", clockOf(p.First), clockOf(p.Last), count(int64(len(p.Instances)), "instance"), count(p.TransactionCount, "transaction"))
 	if len(p.Errors) > 0 {
 		var es []string
@@ -443,7 +474,7 @@ func writeProducer(w *strings.Builder, p *analysis.ProducerReport, o Options) {
 			epochs += fmt.Sprintf(" (asked to bump %d/%d, KIP-360)", in.RequestedProducerID, in.RequestedEpoch)
 		}
 		it.add(c(clockOf(in.Time)), c(deref(in.ClientID, "-", str)), c(deref(in.Client, "-", str)), c(strconv.FormatInt(in.ProducerID, 10)),
-			c(epochs), fenced, c(strconv.FormatInt(in.Ref.Frame, 10)))
+			c(epochs), fenced, c(packetText(in.Ref.Frame)))
 	}
 	it.write(w, o)
 	if len(p.Records) > 0 {

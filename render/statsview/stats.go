@@ -306,7 +306,7 @@ func WriteStats(out io.Writer, d *StatsDoc, o Options) error {
 
 	if len(r.Slowest) > 0 {
 		heading(&w, o, fmt.Sprintf("SLOWEST %d (kwire read --frame N shows one)", len(r.Slowest)))
-		t := newTable(">LATENCY", "API", ">VER", ">CORR ID", "CLIENT ID", "CLIENT", "BROKER", ">CONN", ">REQ FRAME", ">RESP FRAME")
+		t := newTable(">LATENCY", "API", ">VER", ">CORR ID", "CLIENT ID", "CLIENT", "BROKER", ">CONN", ">REQ PACKET", ">RESP PACKET")
 		for _, s := range r.Slowest {
 			t.add(cr(roleLatency, Duration(s.Latency)), cr(roleAPI, s.Name), c(strconv.Itoa(int(s.Version))),
 				c(strconv.Itoa(int(s.CorrelationID))), c(orDash(s.ClientID)), c(s.Client), c(s.Broker),

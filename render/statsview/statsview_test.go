@@ -246,7 +246,7 @@ func TestStatsText(t *testing.T) {
 		"  1.05ms  < 2.10ms  ██████████████████████████████  2\n",
 		"       …\n",
 		"  over time, max per 10.0ms from 2026-01-02T03:04:05Z (peak 8.00ms):\n  ▁·█\n",
-		" 5.00ms  Produce    9        7  app        10.0.0.1:5000  10.0.0.9:9092     0         12          14\n",
+		" 5.00ms  Produce    9        7  app        10.0.0.1:5000  10.0.0.9:9092     0          12           14\n",
 		"FINDINGS (docs/findings.md; kwire read --frame N shows a packet's exchange)\n" +
 			"03:04:05.000 warning slow-network app Produce broker 10.0.0.9:9092 ×2\n    2 exchanges of 100ms or more [a.pcap packets 12,14 +3]\n\nAPIS\n",
 	} {
@@ -300,11 +300,11 @@ func TestVersionsText(t *testing.T) {
 	}
 	out := b.String()
 	for _, want := range []string{
-		" * ApiVersions v3: no error, 1 API range, frame 2, conn 0, seen 1×\n",
+		" * ApiVersions v3: no error, 1 API range, packet 2, conn 0, seen 1×\n",
 		"     supported features: metadata.version 1-20\n",
 		"     finalized features (epoch 3): metadata.version 20-20\n",
 		"Produce  app        10.0.0.9:9092    12        0-11  outside  out-of-range\n",
-		"out-of-range Produce: Produce v12 used, the broker advertises v0-11 [client app, broker 10.0.0.9:9092, frame 5]\n",
+		"out-of-range Produce: Produce v12 used, the broker advertises v0-11 [client app, broker 10.0.0.9:9092, packet 5]\n",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("missing %q in\n%s", want, out)
@@ -411,8 +411,8 @@ func TestVersionsReadable(t *testing.T) {
 	}
 	out := b.String()
 	for _, want := range []string{
-		" * ApiVersions v5: no error, 1 API range, frame 2, conn 0, seen 1×\n",
-		"   ApiVersions v5: UNSUPPORTED_VERSION, 1 API range (KIP-511: the broker's own ApiVersions range, for the client to retry lower), frame 3, conn 0, seen 4×\n",
+		" * ApiVersions v5: no error, 1 API range, packet 2, conn 0, seen 1×\n",
+		"   ApiVersions v5: UNSUPPORTED_VERSION, 1 API range (KIP-511: the broker's own ApiVersions range, for the client to retry lower), packet 3, conn 0, seen 4×\n",
 		" 23  OffsetForLeaderEpoch              -  3-2 (none usable)  *\n",
 		"Produce      app        10.0.0.9:9092     7        3-7*  ok\n",
 		"ApiVersions  app        10.0.0.9:9092   2,5         0-2  downgraded (KIP-511)  apiversions-downgrade\n",

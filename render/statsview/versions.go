@@ -79,7 +79,7 @@ func WriteVersions(out io.Writer, r *stats.VersionsReport, o Options) error {
 					ranges += " (KIP-511: the broker's own ApiVersions range, for the client to retry lower)"
 				}
 			}
-			fmt.Fprintf(&w, " %s ApiVersions v%d: %s, %s, frame %d, conn %d, seen %d%s\n",
+			fmt.Fprintf(&w, " %s ApiVersions v%d: %s, %s, packet %d, conn %d, seen %d%s\n",
 				mark, ad.RequestVersion, errText, ranges, ad.FirstPacket, ad.Conn, ad.Count, units.Times)
 			if ad.Error != "NONE" && len(ad.Ranges) > 0 {
 				parts := make([]string, len(ad.Ranges))
@@ -178,7 +178,7 @@ func WriteVersions(out io.Writer, r *stats.VersionsReport, o Options) error {
 			where = append(where, "broker "+f.Broker)
 		}
 		if f.Frame > 0 {
-			where = append(where, "frame "+itoa(f.Frame))
+			where = append(where, "packet "+itoa(f.Frame))
 		}
 		if f.Count > 1 {
 			where = append(where, "seen "+itoa(f.Count)+units.Times)
