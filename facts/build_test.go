@@ -263,3 +263,18 @@ func TestZeroTopicID(t *testing.T) {
 		t.Errorf("TopicPartitions label %q", tp.Label())
 	}
 }
+
+// TestMetadataTopicID: the KRaft metadata log's topic ID, Uuid(0, 1),
+// names __cluster_metadata though no exchange states the pair; another
+// unknown ID stays unnamed.
+func TestMetadataTopicID(t *testing.T) {
+	names := NewNames()
+	fx := &Exchange{Topics: []Topic{{ID: MetadataTopicID, HasID: true}, {ID: TopicID{1}, HasID: true}}}
+	names.Resolve(fx)
+	if fx.Topics[0].Name != "__cluster_metadata" || fx.Topics[1].Name != "" {
+		t.Errorf("topics %+v", fx.Topics)
+	}
+	if names.Len() != 0 {
+		t.Errorf("the well-known ID was learnt as a name: %d", names.Len())
+	}
+}

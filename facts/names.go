@@ -53,14 +53,14 @@ func (n *Names) Resolve(fx *Exchange) {
 			n.m[p.ID] = p.Name
 		}
 	}
-	if len(n.m) == 0 {
-		return
-	}
 	for i := range fx.Topics {
 		t := &fx.Topics[i]
 		if t.Name == "" && t.HasID {
-			t.Name = n.m[t.ID]
+			t.Name = n.lookup(t.ID)
 		}
+	}
+	if len(n.m) == 0 {
+		return
 	}
 	n.resolveAll(fx.Group.Owned)
 	if a := fx.Group.Assignment; a != nil {
@@ -79,9 +79,29 @@ func (n *Names) Resolve(fx *Exchange) {
 func (n *Names) resolveAll(tps []TopicPartitions) {
 	for i := range tps {
 		if tp := &tps[i]; tp.Topic == "" && tp.HasID {
-			tp.Topic = n.m[tp.ID]
+			tp.Topic = n.lookup(tp.ID)
 		}
 	}
+}
+
+// MetadataTopicID is the KRaft metadata log's topic ID, Uuid(0, 1)
+// (Uuid.METADATA_TOPIC_ID, KIP-595), which no exchange names beside its
+// name in Fetch v13+ between controllers and brokers.
+var MetadataTopicID = TopicID{15: 1}
+
+// MetadataTopic is the KRaft metadata log's topic name.
+const MetadataTopic = "__cluster_metadata"
+
+// lookup returns the name learnt for id, or the metadata log's for its
+// well-known ID; "" when neither.
+func (n *Names) lookup(id TopicID) string {
+	if s, ok := n.m[id]; ok {
+		return s
+	}
+	if id == MetadataTopicID {
+		return MetadataTopic
+	}
+	return ""
 }
 
 // Range calls f for every ID known and its name, in no particular order.

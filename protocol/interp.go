@@ -58,6 +58,7 @@ type interp struct {
 	ver     int16
 	flex    bool // the message is flexible in ver
 	secret  bool // the message can carry secrets in ver: unparsed bytes are withheld
+	metaLog bool // inside a topic of the KRaft metadata log: its records are withheld (secrets.go)
 	sparse  bool // Decoder.Sparse, in a body: skimmed fields get no node (sparse.go)
 
 	cfgs []configEntry // config entries being decoded, innermost last (secrets.go)
@@ -402,6 +403,7 @@ func (ip *interp) structFields(fields []Field, n *Node) bool {
 		cfg = ip.beginConfig()
 		defer ip.endConfig()
 	}
+	defer func(m bool) { ip.metaLog = m }(ip.metaLog) // a topic's records only
 	for i := range fields {
 		f := &fields[i]
 		if !f.Versions.Contains(ip.ver) || f.TaggedVersions.Contains(ip.ver) {
@@ -423,6 +425,9 @@ func (ip *interp) structFields(fields []Field, n *Node) bool {
 			n.Children = append(n.Children, c)
 			if f.Secret != NotSecret {
 				ip.secretField(f, c)
+			}
+			if f.Role == RoleTopicName || f.Role == RoleTopicID || f.Kind == TypeRecords {
+				ip.metadataLog(f, c)
 			}
 			if cfg >= 0 && f.cfg != cfgNone {
 				ip.cfgs[cfg].note(f, c)

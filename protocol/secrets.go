@@ -497,6 +497,55 @@ func (ip *interp) withholdValues(n *Node, depth int) {
 	}
 }
 
+// The KRaft metadata log (KIP-500, KIP-595): the topic __cluster_metadata,
+// whose topic ID is Uuid(0, 1) (Uuid.METADATA_TOPIC_ID), carried by Fetch
+// and FetchSnapshot between controllers and brokers. Its records are the
+// cluster's metadata records, ConfigRecord values of sensitive configs
+// (sasl.jaas.config, ssl.*.password) and UserScramCredentialRecord's
+// StoredKey and ServerKey among them, which kwire's schemas do not
+// describe: every key, value and header of its records is withheld, and
+// the batches' bytes (a compressed batch holds them too); the batches'
+// headers (offsets, counts, epochs) are shown.
+const metadataLogTopic = "__cluster_metadata"
+
+var metadataLogTopicID = [16]byte{15: 1}
+
+// metadataLog follows, in the struct being decoded, the topic its fields
+// name (c, just decoded for field f): a topic name or ID of the metadata
+// log makes the struct's records (ip.metaLog, restored when the struct
+// ends) withheld, and withholds c when it is records.
+func (ip *interp) metadataLog(f *Field, c *Node) {
+	switch {
+	case f.Role == RoleTopicName && c.Kind == KindString:
+		ip.metaLog = c.Str == metadataLogTopic
+	case f.Role == RoleTopicID && c.Kind == KindUUID:
+		ip.metaLog = [16]byte(c.Raw) == metadataLogTopicID
+	case f.Kind == TypeRecords && ip.metaLog && !ip.d.ShowSecrets:
+		ip.withholdRecords(c, 0)
+	}
+}
+
+// withholdRecords withholds the keys, values and headers of every record
+// under n, and every span of batch bytes (a batch not decoded, a
+// compressed payload), keeping the batches' and records' integer fields.
+func (ip *interp) withholdRecords(n *Node, depth int) {
+	if n == nil || depth > 4*maxDepth || n.Flags&(FlagRedacted|FlagNull) != 0 {
+		return
+	}
+	switch {
+	case n.Kind == KindString || n.Kind == KindBytes || n.Kind == KindRaw || n.Kind == KindRecords && len(n.Children) == 0:
+		withhold(n)
+		n.Note = strings.TrimPrefix(n.Note+"; withheld: a record of the KRaft metadata log (it holds configs and SCRAM credentials)", "; ")
+		return
+	case n.Kind == KindRecords:
+		n.Raw = nil // its batches are shown as decoded
+		n.Flags |= FlagRedacted
+	}
+	for _, c := range n.Children {
+		ip.withholdRecords(c, depth+1)
+	}
+}
+
 // withhold marks n redacted, drops its bytes and says why in its note,
 // unless --show-secrets.
 func (ip *interp) withhold(n *Node, why string) {

@@ -168,3 +168,71 @@ func findValue(n *Node, s string) *Node {
 	}
 	return nil
 }
+
+// TestMetadataLogRecordsWithheld: the records of the KRaft metadata log
+// (__cluster_metadata, topic ID Uuid(0, 1)), in Fetch responses by name
+// (v12) or by ID (v16) and in FetchSnapshot responses, have every key,
+// value and header withheld, their batch bytes too (compressed or not);
+// the batch headers stay; another topic's records are shown, and
+// --show-secrets shows these.
+func TestMetadataLogRecordsWithheld(t *testing.T) {
+	const secret = `password="Qz-jaas-secret-77"`
+	rec := func(body []byte) []byte { return append(binary.AppendVarint(nil, int64(len(body))), body...) }
+	var payload []byte
+	payload = append(payload, rec(append([]byte{0, 0, 0, 1 /* key null */, byte(2 * len(secret))}, append([]byte(secret), 2, 2, 'k', 2, 'v')...))...)
+	fetch := func(ver int16, name string, id [16]byte, codec Codec) []byte {
+		r := kmsg.NewPtrFetchResponse()
+		r.Version = ver
+		tp := kmsg.NewFetchResponseTopic()
+		tp.Topic, tp.TopicID = name, id
+		p := kmsg.NewFetchResponseTopicPartition()
+		p.RecordBatches = rawBatch(t, codec, 1, payload)
+		tp.Partitions = append(tp.Partitions, p)
+		r.Topics = append(r.Topics, tp)
+		return kmsgResponseFrame(r, 1)
+	}
+	snapshot := func(name string) []byte {
+		r := kmsg.NewPtrFetchSnapshotResponse()
+		tp := kmsg.NewFetchSnapshotResponseTopic()
+		tp.Topic = name
+		p := kmsg.NewFetchSnapshotResponseTopicPartition()
+		p.Bytes = rawBatch(t, CodecNone, 1, payload)
+		tp.Partitions = append(tp.Partitions, p)
+		r.Topics = append(r.Topics, tp)
+		return kmsgResponseFrame(r, 1)
+	}
+	meta := [16]byte{15: 1}
+	other := [16]byte{1, 2, 3}
+	for _, c := range []struct {
+		name     string
+		frame    []byte
+		key, ver int16
+		withheld bool
+	}{
+		{"Fetch v12 __cluster_metadata", fetch(12, "__cluster_metadata", [16]byte{}, CodecNone), 1, 12, true},
+		{"Fetch v16 metadata topic ID", fetch(16, "", meta, CodecNone), 1, 16, true},
+		{"Fetch v16 metadata topic ID, gzip", fetch(16, "", meta, CodecGzip), 1, 16, true},
+		{"FetchSnapshot __cluster_metadata", snapshot("__cluster_metadata"), 59, 1, true},
+		{"Fetch v12 another topic", fetch(12, "orders", [16]byte{}, CodecNone), 1, 12, false},
+		{"Fetch v16 another topic ID", fetch(16, "", other, CodecNone), 1, 16, false},
+	} {
+		for _, records := range []bool{true, false} {
+			d := Decoder{Records: records}
+			tr := d.DecodeResponse(c.frame, c.key, c.ver)
+			if tr.Err != nil {
+				t.Fatalf("%s: %v", c.name, tr.Err)
+			}
+			leak := findValue(tr.Root, secret) != nil
+			if leak == c.withheld {
+				t.Errorf("%s (records decoded %v): secret shown %v", c.name, records, leak)
+			}
+			if c.withheld && records && findNamed(tr.Root, "BaseOffset") == nil {
+				t.Errorf("%s: the batch header is not shown", c.name)
+			}
+			show := Decoder{Records: records, ShowSecrets: true}
+			if findValue(show.DecodeResponse(c.frame, c.key, c.ver).Root, secret) == nil {
+				t.Errorf("%s (records decoded %v): --show-secrets does not show the record", c.name, records)
+			}
+		}
+	}
+}

@@ -1,8 +1,11 @@
 package secretcorpus
 
 import (
+	"bytes"
+	"compress/gzip"
 	"encoding/binary"
 	"fmt"
+	"hash/crc32"
 	"math/rand/v2"
 	"strings"
 
@@ -75,6 +78,8 @@ func Build() *Corpus {
 	c.envelopeCases()
 	c.unparsedCases()
 	c.cutCases()
+	c.lossCases()
+	c.metadataLogCases()
 	return c
 }
 
@@ -634,4 +639,145 @@ func (c *Corpus) cutCases() {
 	})
 	md, mdr := pair(3, 1, nil, nil)
 	c.Conns = append(c.Conns, Conn{Name: n, Segs: []Seg{{FromClient: true, Data: md}, {Data: mdr}, {Data: dresp}}})
+}
+
+// lossCases: credentials whose frame lost its start or whose lengths were
+// damaged, so that kwire cannot say where they are: an AlterConfigs
+// request and a RenewDelegationToken request whose first segment was not
+// captured (the rest is skipped by a resync), and a DescribeConfigs
+// response whose ErrorMessage length was damaged (a sensitive value then
+// reads as a ResourceName).
+func (c *Corpus) lossCases() {
+	n := "AlterConfigs whose first segment was lost"
+	password := c.text(n, 24)
+	ac := RequestFrame(33, 2, 2, "kwire-corpus", encode(33, 2, false, func(p string, f *protocol.Field) (any, bool) {
+		switch {
+		case f.Name == "Configs":
+			return 1, true
+		case strings.HasSuffix(p, "Configs[0].Name"):
+			return "ssl.keystore.password", true
+		case strings.HasSuffix(p, "Configs[0].Value"):
+			return string(password), true
+		}
+		return nil, false
+	}))
+	n = "RenewDelegationToken whose first segment was lost"
+	hmac := c.binary(n, 24)
+	rn := RequestFrame(39, 2, 3, "kwire-corpus", encode(39, 2, false, func(p string, f *protocol.Field) (any, bool) {
+		return hmac, f.Name == "Hmac"
+	}))
+	md, mdr := pair(3, 1, nil, nil)
+	next := RequestFrame(3, 1, 4, "kwire-corpus", encode(3, 1, false, nil))
+	nextResp := ResponseFrame(3, 1, 4, encode(3, 1, true, nil))
+	c.Conns = append(c.Conns, Conn{Name: n, Segs: []Seg{{FromClient: true, Data: md}, {Data: mdr},
+		{FromClient: true, Lost: 20}, {FromClient: true, Data: ac[20:]},
+		{FromClient: true, Lost: 16}, {FromClient: true, Data: rn[16:]},
+		{FromClient: true, Data: next}, {Data: nextResp}}})
+
+	n = "DescribeConfigs response with a damaged ErrorMessage length"
+	value := c.text(n, 24)
+	req, resp := pair(32, 4, nil, func(p string, f *protocol.Field) (any, bool) {
+		switch {
+		case f.Name == "ErrorMessage":
+			return "", true
+		case f.Name == "Configs":
+			return 1, true
+		case strings.HasSuffix(p, "Configs[0].Name"):
+			return "ssl.key.password", true
+		case strings.HasSuffix(p, "Configs[0].Value"):
+			return string(value), true
+		case strings.HasSuffix(p, "Configs[0].IsSensitive"):
+			return true, true
+		}
+		return nil, false
+	})
+	// The ErrorMessage's compact length (1: empty) follows the length,
+	// correlation ID, header tags, ThrottleTimeMs, the results' count and
+	// ErrorCode: 4+4+1+4+1+2 bytes.
+	if resp[16] != 1 {
+		panic("secretcorpus: DescribeConfigs v4 response layout changed")
+	}
+	resp[16] = 0x04
+	c.exchange(n, 32, 4, req, resp)
+}
+
+// metadataLogCases: Fetch responses of the KRaft metadata log
+// (__cluster_metadata, topic ID Uuid(0, 1)) whose records hold a
+// sasl.jaas.config password and a SCRAM credential, by topic ID (v16),
+// by name (v12), and gzip-compressed.
+func (c *Corpus) metadataLogCases() {
+	for _, k := range []struct {
+		name  string
+		ver   int16
+		codec byte
+	}{
+		{"KRaft metadata log Fetch v16", 16, 0},
+		{"KRaft metadata log Fetch v12", 12, 0},
+		{"KRaft metadata log Fetch v16 gzip", 16, 1},
+	} {
+		n := k.name
+		value := cat(`listener.name.sasl_ssl.plain.sasl.jaas.config=... password="`, c.text(n, 24), `";`)
+		key := c.binary(n+" key", 16)
+		batch := recordBatch(k.codec, record(key, value, [2][]byte{[]byte("h"), c.text(n+" header", 20)}))
+		req, resp := pair(1, k.ver, nil, func(p string, f *protocol.Field) (any, bool) {
+			switch {
+			case strings.HasSuffix(p, "Responses[0].Topic"):
+				return "__cluster_metadata", true
+			case strings.HasSuffix(p, "Responses[0].TopicId"):
+				return []byte{15: 1}, true
+			case f.Kind == protocol.TypeRecords:
+				return batch, true
+			}
+			return nil, false
+		})
+		c.exchange(n, 1, k.ver, req, resp)
+	}
+}
+
+// record encodes one record of a v2 batch (offset and timestamp deltas
+// 0) with key, value and headers.
+func record(key, value []byte, headers ...[2][]byte) []byte {
+	var b []byte
+	b = append(b, 0, 0, 0) // attributes, timestamp delta, offset delta
+	b = binary.AppendVarint(b, int64(len(key)))
+	b = append(b, key...)
+	b = binary.AppendVarint(b, int64(len(value)))
+	b = append(b, value...)
+	b = binary.AppendVarint(b, int64(len(headers)))
+	for _, h := range headers {
+		b = binary.AppendVarint(b, int64(len(h[0])))
+		b = append(b, h[0]...)
+		b = binary.AppendVarint(b, int64(len(h[1])))
+		b = append(b, h[1]...)
+	}
+	return append(binary.AppendVarint(nil, int64(len(b))), b...)
+}
+
+// recordBatch wraps records (one) in a v2 batch, compressed with codec 0
+// (none) or 1 (gzip).
+func recordBatch(codec byte, records []byte) []byte {
+	if codec == 1 {
+		var z bytes.Buffer
+		w := gzip.NewWriter(&z)
+		w.Write(records)
+		w.Close()
+		records = z.Bytes()
+	}
+	b := binary.BigEndian.AppendUint64(nil, 0) // BaseOffset
+	b = binary.BigEndian.AppendUint32(b, 0)    // BatchLength, set below
+	b = binary.BigEndian.AppendUint32(b, 0)    // PartitionLeaderEpoch
+	b = append(b, 2)                           // Magic
+	b = binary.BigEndian.AppendUint32(b, 0)    // Crc, set below
+	b = binary.BigEndian.AppendUint16(b, uint16(codec))
+	b = binary.BigEndian.AppendUint32(b, 0)          // LastOffsetDelta
+	b = binary.BigEndian.AppendUint64(b, 0)          // BaseTimestamp
+	b = binary.BigEndian.AppendUint64(b, 0)          // MaxTimestamp
+	b = binary.BigEndian.AppendUint64(b, ^uint64(0)) // ProducerId -1
+	b = binary.BigEndian.AppendUint16(b, 0xffff)     // ProducerEpoch -1
+	b = binary.BigEndian.AppendUint32(b, 0xffffffff) // BaseSequence -1
+	b = binary.BigEndian.AppendUint32(b, 1)          // one record
+	b = append(b, records...)
+	binary.BigEndian.PutUint32(b[8:], uint32(len(b)-12))
+	binary.BigEndian.PutUint32(b[17:], crc32.Checksum(b[21:], crc32.MakeTable(crc32.Castagnoli)))
+	return b
 }
