@@ -296,6 +296,7 @@ func (d *Decoder) decodeFrame(frame []byte, response bool, key, version int16) *
 		ln.Note = fmt.Sprintf("frame truncated: %d of %d bytes present", len(frame)-4, size)
 	default:
 		end = 4 + int(size)
+		ip.short = false
 	}
 
 	// Header.

@@ -59,7 +59,11 @@ type interp struct {
 	flex    bool // the message is flexible in ver
 	secret  bool // the message can carry secrets in ver: unparsed bytes are withheld
 	metaLog bool // inside a topic of the KRaft metadata log: its records are withheld (secrets.go)
-	sparse  bool // Decoder.Sparse, in a body: skimmed fields get no node (sparse.go)
+	// short: the input may end before the message does (a frame whose
+	// length says more than it holds, a body or struct given alone), so a
+	// failure for want of bytes may be only that (withholdMisplaced).
+	short  bool
+	sparse bool // Decoder.Sparse, in a body: skimmed fields get no node (sparse.go)
 
 	cfgs []configEntry // config entries being decoded, innermost last (secrets.go)
 
@@ -135,6 +139,7 @@ func (ip *interp) reset(d *Decoder, b []byte, spaceName string) {
 	ip.depth = 0
 	ip.err = nil
 	ip.sparse = false
+	ip.short = true // until decodeFrame reads a length that the frame holds
 }
 
 // newNode returns a zeroed node from the interpreter's slab. Nodes are

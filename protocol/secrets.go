@@ -465,16 +465,20 @@ func (ip *interp) withholdRaw(n *Node) {
 }
 
 // withholdMisplaced withholds every string and bytes value of message n,
-// which can carry secrets in its version (ip.secret) and failed to decode
-// or left bytes over: a length or count that does not fit its bytes means
-// the fields after it, or before it, were not read where the sender wrote
-// them, and a config value or an HMAC can then sit in any string (a
-// DescribeConfigs response whose ErrorMessage length was damaged shows a
-// sensitive value as its ResourceName). A frame stopped by kwire's own
-// limits (node cap, memory) was read where it was written, and keeps its
-// values.
+// which failed to decode or left bytes over: a length or count that does
+// not fit its bytes means the fields after it, or before it, were not read
+// where the sender wrote them, and a config value or an HMAC can then sit
+// in any string (a DescribeConfigs response whose ErrorMessage length was
+// damaged shows a sensitive value as its ResourceName; an AlterConfigs
+// request whose API key was damaged reads as a DescribeConfigs request
+// whose ConfigurationKeys hold the password). Integers are kept, and the
+// message's shape. A frame stopped by kwire's own limits (node cap,
+// memory) was read where it was written, and keeps its values; so does a
+// message of an API that carries no secret in input that may simply end
+// early (ip.short: kwire decode of a frame or body cut short; frames of
+// a capture are decoded only whole).
 func (ip *interp) withholdMisplaced(n *Node) {
-	if !ip.secret || ip.d.ShowSecrets || ip.t.Limits != 0 {
+	if ip.d.ShowSecrets || ip.t.Limits != 0 || ip.probe || ip.short && !ip.secret {
 		return
 	}
 	ip.withholdValues(n, 0)

@@ -236,3 +236,52 @@ func TestMetadataLogRecordsWithheld(t *testing.T) {
 		}
 	}
 }
+
+// TestMisframedSecretsWithheld: an AlterConfigs request whose API key was
+// damaged reads as another API's request (DescribeConfigs, Metadata,
+// ListOffsets, ...) that fails or leaves bytes over; none of its strings
+// may show the password it holds, whichever key the damage made. A frame
+// that decodes cleanly as another API is read as that API. --show-secrets
+// shows the values.
+func TestMisframedSecretsWithheld(t *testing.T) {
+	const secret = "Qz-misframed-password-3510d7e4"
+	req := kmsg.NewPtrAlterConfigsRequest()
+	req.Version = 1
+	res := kmsg.NewAlterConfigsRequestResource()
+	res.ResourceType, res.ResourceName = kmsg.ConfigResourceTypeBroker, "1"
+	for _, c := range [][2]string{{"listener.name.a.sasl.jaas.config", secret}, {"neutral", "plain"}} {
+		cfg := kmsg.NewAlterConfigsRequestResourceConfig()
+		cfg.Name, cfg.Value = c[0], kmsg.StringPtr(c[1])
+		res.Configs = append(res.Configs, cfg)
+	}
+	req.Resources = append(req.Resources, res)
+	frame := kmsgRequestFrame(req, 1)
+	checked := 0
+	for key := range int16(80) {
+		for ver := range int16(4) {
+			b := append([]byte(nil), frame...)
+			binary.BigEndian.PutUint16(b[4:], uint16(key))
+			binary.BigEndian.PutUint16(b[6:], uint16(ver))
+			if Lookup(key, false, ver) == nil || RequestHeaderVersion(key, ver) != 1 {
+				continue // unknown (withheld raw) or another header
+			}
+			var d Decoder
+			tr := d.DecodeRequest(b)
+			if tr.Err == nil {
+				continue
+			}
+			checked++
+			if n := findValue(tr.Root, secret); n != nil {
+				t.Errorf("key %d v%d: the password shows in %s (%v)", key, ver, n.Name, tr.Err)
+			}
+		}
+	}
+	if checked < 20 {
+		t.Fatalf("only %d misframed decodes failed: the test checks little", checked)
+	}
+	b := append([]byte(nil), frame...)
+	binary.BigEndian.PutUint16(b[4:], 32) // DescribeConfigs v1
+	if findValue((&Decoder{ShowSecrets: true}).DecodeRequest(b).Root, secret) == nil {
+		t.Error("--show-secrets does not show the misframed values")
+	}
+}
