@@ -827,6 +827,30 @@ func TestRawOAUTHBEARERWithoutHandshake(t *testing.T) {
 	wantExchange(t, r.sink.ex[1], KindPaired, 3, 12, 2)
 }
 
+// TestRawTokenTwoMechanisms: a raw token whose SaslHandshake v0 was not
+// captured, told PLAIN by its two NULs though it starts as a SCRAM
+// client-final, is parsed as of an unknown mechanism and withheld whole
+// (split as PLAIN, its authzid would show the proof), and framing goes on.
+func TestRawTokenTwoMechanisms(t *testing.T) {
+	r := newRig(t, Options{}, true)
+	tok := "c=biws,r=abc,p=SEKRETcHJvb2Y=\x00alice\x00x"
+	r.client(append(binary.BigEndian.AppendUint32(nil, uint32(len(tok))), tok...))
+	r.broker(hx(t, `00 00 00 00 // empty token: success`))
+	r.client(frame(t, metadataV12Req))
+	r.broker(frame(t, metadataV12Resp))
+	r.d.Finish()
+	if got := r.sink.kinds(); len(got) != 2 || got[0] != KindSASL || got[1] != KindPaired {
+		t.Fatalf("kinds %v", got)
+	}
+	ex := r.sink.ex[0]
+	if ex.User != "" || !hasNote(ex, "SASL secret withheld (a token that could be PLAIN or SCRAM (the SaslHandshake was not captured))") {
+		t.Errorf("token exchange: user %q notes %q", ex.User, ex.Notes)
+	}
+	if n := ex.Request.Tree.Root.Child("Token"); n == nil || n.Flags&protocol.FlagRedacted == 0 || len(n.Children) != 0 {
+		t.Errorf("token not withheld whole: %+v", n)
+	}
+}
+
 // A large frame that arrives in pieces gets its buffer at most twice: the
 // first holds allocAhead bytes beyond the first piece, the second, once
 // that is full, the whole frame (up to frameOnce, and when the bound on
