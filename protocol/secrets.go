@@ -3,6 +3,8 @@ package protocol
 import (
 	"strings"
 	"sync"
+	"unicode"
+	"unicode/utf8"
 )
 
 // This file says which schema fields hold secrets: one table
@@ -259,6 +261,7 @@ func KeyCarriesSecrets(key int16, response bool) bool {
 // "NAME.MECHANISM."), server-common/.../PasswordEncoderConfigs.java,
 // server/.../DelegationTokenManagerConfigs.java and ZkConfigs.java; the
 // OAuth client-credentials secret and assertion passphrase of KIP-1139.
+// Names are normalised (normalizeConfigName) before they are matched.
 var passwordConfigs = []string{
 	"ssl.keystore.password",
 	"ssl.key.password",
@@ -275,6 +278,13 @@ var passwordConfigs = []string{
 	"zookeeper.ssl.truststore.password",
 	"sasl.oauthbearer.client.credentials.client.secret",
 	"sasl.oauthbearer.assertion.private.key.passphrase",
+	// Credentials of the clients around Kafka, PASSWORD configs of their
+	// own, behind any prefix ("schema.registry.", "producer.override.",
+	// "source.cluster." in MirrorMaker 2, "CONNECT_" in environment
+	// variables):
+	"user.info",        // Schema Registry's client (SchemaRegistryClientConfig, AbstractKafkaSchemaSerDeConfig): basic.auth.user.info, "user:password"
+	"credentials.json", // Confluent's GCS connectors: gcs.credentials.json, the service account's key
+	"keyfile",          // Confluent's BigQuery sink: a service account key (or its path)
 }
 
 // sensitiveLast are last name segments that make a config sensitive
@@ -286,18 +296,43 @@ var sensitiveLast = []string{
 	"password", "passwd", "pwd", "passphrase", "secret", "secrets",
 	"credential", "credentials", "token", "key", "apikey",
 	"certificates", // Kafka's ssl.truststore.certificates is a PASSWORD
+	"userinfo",     // "user:password" (http.auth.basic.userinfo, a URL's userinfo)
+}
+
+// normalizeConfigName returns the form of a config name that
+// ConfigNameSensitive matches: lower case, "_" and "-" read as ".", as
+// configs given by environment variables (KAFKA_SSL_KEYSTORE_PASSWORD,
+// CONNECT_SASL_JAAS_CONFIG) or by a mechanism's name
+// ("scram-sha-256.") spell them, without NULs, whitespace or other control
+// characters (a name padded with a NUL or a space is the same config to
+// whoever reads it loosely, and no real config name has one).
+func normalizeConfigName(name string) string {
+	b := make([]byte, 0, len(name))
+	for _, r := range name {
+		switch {
+		case r == '_' || r == '-':
+			b = append(b, '.')
+		case unicode.IsSpace(r) || unicode.IsControl(r) || r == utf8.RuneError:
+		default:
+			b = utf8.AppendRune(b, unicode.ToLower(r))
+		}
+	}
+	return string(b)
 }
 
 // ConfigNameSensitive reports whether a config name names a secret: one
-// of Kafka's PASSWORD configs (also behind a prefix, "listener.name.x."
-// or "x.scram-sha-256."), a name ending in ".jaas.config" or
-// ".certificate.chain", or whose last dot-, dash- or
-// underscore-separated segment is a secret's word (password, secret,
-// credentials, token, key, passphrase, ...). Case does not matter.
-// "delegation.token.max.lifetime.ms" is not sensitive: only the last
-// segment counts.
+// of Kafka's PASSWORD configs or the credentials of Schema Registry's
+// and Connect's clients (passwordConfigs; also behind a prefix,
+// "listener.name.x.", "x.scram-sha-256.", "schema.registry.",
+// "producer.override."), a name ending in ".jaas.config" or
+// ".certificate.chain", or whose last segment is a secret's word
+// (password, secret, credentials, token, key, passphrase, userinfo, ...)
+// or ends in one ("clientSecret"). The name is normalised first
+// (normalizeConfigName): case, "_" and "-" against ".", NULs, whitespace
+// and control characters do not matter. "delegation.token.max.lifetime.ms"
+// is not sensitive: only the last segment counts.
 func ConfigNameSensitive(name string) bool {
-	n := strings.ToLower(strings.TrimSpace(name))
+	n := normalizeConfigName(name)
 	if n == "" {
 		return false
 	}
@@ -310,7 +345,7 @@ func ConfigNameSensitive(name string) bool {
 		return true
 	}
 	last := n
-	if i := strings.LastIndexAny(n, "._-"); i >= 0 {
+	if i := strings.LastIndexByte(n, '.'); i >= 0 {
 		last = n[i+1:]
 	}
 	for _, s := range sensitiveLast {
@@ -318,8 +353,9 @@ func ConfigNameSensitive(name string) bool {
 			return true
 		}
 	}
-	// "keystorepassword", "clientSecret": a word at the end of the segment.
-	for _, s := range [...]string{"password", "passwd", "secret", "passphrase", "credentials", "apikey", "privatekey"} {
+	// "keystorepassword", "clientSecret", "basicAuthUserInfo": a word at
+	// the end of the segment.
+	for _, s := range [...]string{"password", "passwd", "secret", "passphrase", "credentials", "apikey", "privatekey", "userinfo"} {
 		if strings.HasSuffix(last, s) {
 			return true
 		}
