@@ -363,6 +363,50 @@ func ConfigNameSensitive(name string) bool {
 	return false
 }
 
+// configURLSecret reports whether v, a config's value, is a URL or a JDBC
+// connection string that carries a password: a userinfo with a password
+// ("jdbc:postgresql://admin:PW@db:5432/x", "mongodb://u:PW@h",
+// "https://u:PW@h"; RFC 3986 section 3.2.1: "user:password" in userinfo
+// is deprecated, and still used), Oracle's "jdbc:oracle:thin:user/PW@host",
+// or a parameter named like a secret ("?user=u&password=PW",
+// ";password=PW", "&sslpassword=PW"). Such a value is withheld whole
+// (endConfig): the config is no secret by its name, its value holds one.
+func configURLSecret(v string) bool {
+	l := strings.ToLower(v)
+	i := strings.Index(l, "://")
+	jdbc := strings.HasPrefix(l, "jdbc:")
+	if i < 0 && !jdbc {
+		return false
+	}
+	if i >= 0 {
+		// A userinfo with a ":" before an "@": looked for up to the query,
+		// not only up to the path, as a password may hold a "/".
+		rest := l[i+3:]
+		if q := strings.IndexAny(rest, "?#"); q >= 0 {
+			rest = rest[:q]
+		}
+		if at := strings.LastIndexByte(rest, '@'); at >= 0 && strings.IndexByte(rest[:at], ':') >= 0 {
+			return true
+		}
+	}
+	if rest, ok := strings.CutPrefix(l, "jdbc:oracle:"); ok {
+		// jdbc:oracle:thin:user/password@host:1521:sid (and oci, oci8).
+		if c := strings.IndexByte(rest, ':'); c >= 0 {
+			if at := strings.IndexByte(rest[c+1:], '@'); at > 0 && strings.IndexByte(rest[c+1:c+1+at], '/') >= 0 {
+				return true
+			}
+		}
+	}
+	// Parameters: name=value separated by "?", "&", ";" or ":" (JDBC
+	// drivers' properties).
+	for _, p := range strings.FieldsFunc(l, func(r rune) bool { return r == '?' || r == '&' || r == ';' }) {
+		if k, _, ok := strings.Cut(p, "="); ok && k != "" && ConfigNameSensitive(k) {
+			return true
+		}
+	}
+	return false
+}
+
 // configEntry collects, while a config entry struct is decoded, the nodes
 // its value's secrecy depends on. Entries nest (DescribeConfigs synonyms
 // inside their config): an inner entry's values go to its outer entry too,
@@ -417,9 +461,10 @@ func (ip *interp) beginConfig() int {
 }
 
 // endConfig ends the innermost config entry: its values are withheld when
-// it is sensitive, and handed to the enclosing entry, whose sensitivity
-// (a DescribeConfigs entry's IsSensitive covers its synonyms) may withhold
-// them still.
+// it is sensitive, each value that is a URL holding a password
+// (configURLSecret) when it is not, and handed to the enclosing entry,
+// whose sensitivity (a DescribeConfigs entry's IsSensitive covers its
+// synonyms) may withhold them still.
 func (ip *interp) endConfig() {
 	e := ip.cfgs[len(ip.cfgs)-1]
 	ip.cfgs = ip.cfgs[:len(ip.cfgs)-1]
@@ -429,6 +474,16 @@ func (ip *interp) endConfig() {
 	if e.isSensitive() {
 		for _, v := range e.values {
 			withhold(v)
+		}
+	} else {
+		for _, v := range e.values {
+			if v.Kind == KindString && v.Flags&FlagRedacted == 0 && configURLSecret(v.Str) {
+				withhold(v)
+				if v.Note != "" {
+					v.Note += "; "
+				}
+				v.Note += "withheld: a URL or connection string holding a password"
+			}
 		}
 	}
 	if k := len(ip.cfgs); k > 0 {

@@ -555,3 +555,67 @@ func TestParseSASLTokenAmbiguous(t *testing.T) {
 		}
 	}
 }
+
+// A config value that is a URL or connection string with a password is
+// withheld whatever the config's name; other URLs are shown.
+func TestConfigURLSecret(t *testing.T) {
+	for v, want := range map[string]bool{
+		"jdbc:postgresql://admin:Qz8c424f@db:5432/x":                true,
+		"JDBC:MYSQL://admin:pw@db/x":                                true,
+		"mongodb://u:p%40ss@h1:27017,h2:27017/?replicaSet=r":        true,
+		"mongodb+srv://u:pw@cluster.example.com/db":                 true,
+		"https://u:pa/ss@host/path":                                 true,
+		"jdbc:mysql://db/x?user=u&password=pw":                      true,
+		"jdbc:sqlserver://h:1433;databaseName=x;user=u;password=pw": true,
+		"jdbc:postgresql://db/x?sslpassword=pw":                     true,
+		"jdbc:oracle:thin:scott/tiger@host:1521:orcl":               true,
+		"jdbc:oracle:thin:scott/tiger@//host:1521/svc":              true,
+		"https://host/api?api_key=abc":                              true,
+		"jdbc:postgresql://db:5432/x":                               false,
+		"jdbc:postgresql://admin@db:5432/x":                         false,
+		"jdbc:oracle:thin:@host:1521:orcl":                          false,
+		"mongodb://h1:27017/?replicaSet=r&authSource=admin":         false,
+		"https://idp.example.com/oauth2/token":                      false,
+		"PLAINTEXT://:9092,SSL://broker:9093":                       false,
+		"http://sr:8081?x=y":                                        false,
+		"admin:pw@host":                                             false, // no URL: the name decides
+		"604800000":                                                 false,
+	} {
+		if got := configURLSecret(v); got != want {
+			t.Errorf("configURLSecret(%q) = %v, want %v", v, got, want)
+		}
+	}
+}
+
+// An AlterConfigs request whose config, not secret by its name, holds a
+// URL with a password has that value withheld and marked; a URL without
+// one is shown.
+func TestConfigURLWithheld(t *testing.T) {
+	// AlterConfigsRequest v0: Resources [1]: ResourceType 2, ResourceName
+	// "t", Configs [2]: "connection.url" = a JDBC URL with a password,
+	// "schema.registry.url" = a URL without; ValidateOnly false.
+	str := func(s string) string { return fmt.Sprintf("%04x%x", len(s), s) }
+	body := "00000001" + "02" + str("t") + "00000002" +
+		str("connection.url") + str("jdbc:postgresql://admin:kwSecretPW@db:5432/x") +
+		str("schema.registry.url") + str("https://sr:8081") + "00"
+	for _, show := range []bool{false, true} {
+		tr := (&Decoder{ShowSecrets: show}).DecodeBody(33, 0, false, unhex(t, body))
+		if tr.Err != nil {
+			t.Fatal(tr.Err)
+		}
+		cfgs := tr.Root.Child("Resources").Child("[0]").Child("Configs")
+		url, sr := cfgs.Child("[0]").Child("Value"), cfgs.Child("[1]").Child("Value")
+		if show {
+			if url.Flags&FlagRedacted != 0 || !strings.Contains(url.Str, "kwSecretPW") {
+				t.Errorf("shown: %+v", url)
+			}
+			continue
+		}
+		if url.Flags&FlagRedacted == 0 || url.Str != "" || !strings.Contains(url.Note, "withheld") {
+			t.Errorf("not withheld: %+v", url)
+		}
+		if sr.Flags&FlagRedacted != 0 || sr.Str != "https://sr:8081" {
+			t.Errorf("schema.registry.url: %+v", sr)
+		}
+	}
+}
