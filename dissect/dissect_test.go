@@ -767,8 +767,10 @@ func TestLatencyNeedsBothTimes(t *testing.T) {
 // TestRawPLAINOddPasswords: raw PLAIN tokens whose SaslHandshake v0 was
 // not captured are told by their identities, whatever the password holds
 // (a NUL, a control byte, non-ASCII, more than 1 KiB): each is a SASL
-// token exchange with its user, and no byte of any password reaches an
-// event (a resync's skipped bytes are shown as hex).
+// token exchange, with its user when the token is a well-formed PLAIN
+// message (RFC 4616: a password with a NUL is not one, and is withheld
+// whole), and no byte of any password reaches an event (a resync's
+// skipped bytes are shown as hex).
 func TestRawPLAINOddPasswords(t *testing.T) {
 	for name, pw := range map[string]string{
 		"nul":      "SEKRETaa\x00SEKRETbb",
@@ -778,6 +780,10 @@ func TestRawPLAINOddPasswords(t *testing.T) {
 		"nulfirst": "\x00SEKRETxx",
 	} {
 		t.Run(name, func(t *testing.T) {
+			user, note := "alice", "SASL secret withheld (PLAIN)"
+			if strings.Contains(pw, "\x00") {
+				user, note = "", "SASL secret withheld (not a PLAIN message (more than two NULs))"
+			}
 			r := newRig(t, Options{}, true)
 			tok := "\x00alice\x00" + pw
 			r.client(append(binary.BigEndian.AppendUint32(nil, uint32(len(tok))), tok...))
@@ -788,7 +794,7 @@ func TestRawPLAINOddPasswords(t *testing.T) {
 			if got := r.sink.kinds(); len(got) != 2 || got[0] != KindSASL || got[1] != KindPaired {
 				t.Fatalf("kinds %v, events %d", got, len(r.sink.ev))
 			}
-			if ex := r.sink.ex[0]; ex.Mechanism != "PLAIN" || ex.User != "alice" || !hasNote(ex, "SASL secret withheld (PLAIN)") {
+			if ex := r.sink.ex[0]; ex.Mechanism != "PLAIN" || ex.User != user || !hasNote(ex, note) {
 				t.Errorf("token exchange: mechanism %q user %q notes %q", ex.Mechanism, ex.User, ex.Notes)
 			}
 			for _, ev := range r.sink.ev {
@@ -819,6 +825,30 @@ func TestRawOAUTHBEARERWithoutHandshake(t *testing.T) {
 		t.Errorf("mechanism %q, notes %q", ex.Mechanism, ex.Notes)
 	}
 	wantExchange(t, r.sink.ex[1], KindPaired, 3, 12, 2)
+}
+
+// TestRawTokenTwoMechanisms: a raw token whose SaslHandshake v0 was not
+// captured, told PLAIN by its two NULs though it starts as a SCRAM
+// client-final, is parsed as of an unknown mechanism and withheld whole
+// (split as PLAIN, its authzid would show the proof), and framing goes on.
+func TestRawTokenTwoMechanisms(t *testing.T) {
+	r := newRig(t, Options{}, true)
+	tok := "c=biws,r=abc,p=SEKRETcHJvb2Y=\x00alice\x00x"
+	r.client(append(binary.BigEndian.AppendUint32(nil, uint32(len(tok))), tok...))
+	r.broker(hx(t, `00 00 00 00 // empty token: success`))
+	r.client(frame(t, metadataV12Req))
+	r.broker(frame(t, metadataV12Resp))
+	r.d.Finish()
+	if got := r.sink.kinds(); len(got) != 2 || got[0] != KindSASL || got[1] != KindPaired {
+		t.Fatalf("kinds %v", got)
+	}
+	ex := r.sink.ex[0]
+	if ex.User != "" || !hasNote(ex, "SASL secret withheld (a token that could be PLAIN or SCRAM (the SaslHandshake was not captured))") {
+		t.Errorf("token exchange: user %q notes %q", ex.User, ex.Notes)
+	}
+	if n := ex.Request.Tree.Root.Child("Token"); n == nil || n.Flags&protocol.FlagRedacted == 0 || len(n.Children) != 0 {
+		t.Errorf("token not withheld whole: %+v", n)
+	}
 }
 
 // A large frame that arrives in pieces gets its buffer at most twice: the

@@ -29,9 +29,14 @@ import (
 type saslState struct {
 	active bool
 	mech   string
-	note   string
-	rounds int
-	tok    *Exchange // client token awaiting the broker's
+	// guessed says mech was told from the first token's shape, the
+	// handshake not captured: tokens are parsed as of an unknown
+	// mechanism (protocol.ParseSASLToken), which withholds one that
+	// another mechanism could claim too.
+	guessed bool
+	note    string
+	rounds  int
+	tok     *Exchange // client token awaiting the broker's
 }
 
 func (c *conn) enterSASL(mech, note string) {
@@ -60,6 +65,7 @@ func (c *conn) saslClient(fr *Frame) bool {
 	if c.sasl.mech == "" {
 		// The handshake's mechanism was not captured: tell it by the
 		// first token's shape.
+		c.sasl.guessed = true
 		switch tok := fr.Bytes[4:]; {
 		case looksPLAIN(tok):
 			c.sasl.mech = "PLAIN"
@@ -121,8 +127,8 @@ func (c *conn) saslServer(fr *Frame) {
 // client's PLAIN or SCRAM client-first message.
 func (c *conn) token(ex *Exchange, fr *Frame, client bool) {
 	mech := c.sasl.mech
-	if isSCRAM(mech) && !strings.HasPrefix(strings.ToUpper(mech), "SCRAM-SHA-") {
-		mech = "SCRAM-" // guessed from the shape: either hash
+	if c.sasl.guessed {
+		mech = "" // told by the shape: each token is parsed as of an unknown mechanism
 	}
 	fr.Tree = c.d.opts.Decoder.DecodeSASLToken(fr.Bytes, mech, client)
 	message := "" // the message, or why the token is withheld

@@ -3,6 +3,8 @@ package protocol
 import (
 	"strings"
 	"sync"
+	"unicode"
+	"unicode/utf8"
 )
 
 // This file says which schema fields hold secrets: one table
@@ -259,6 +261,7 @@ func KeyCarriesSecrets(key int16, response bool) bool {
 // "NAME.MECHANISM."), server-common/.../PasswordEncoderConfigs.java,
 // server/.../DelegationTokenManagerConfigs.java and ZkConfigs.java; the
 // OAuth client-credentials secret and assertion passphrase of KIP-1139.
+// Names are normalised (normalizeConfigName) before they are matched.
 var passwordConfigs = []string{
 	"ssl.keystore.password",
 	"ssl.key.password",
@@ -275,6 +278,13 @@ var passwordConfigs = []string{
 	"zookeeper.ssl.truststore.password",
 	"sasl.oauthbearer.client.credentials.client.secret",
 	"sasl.oauthbearer.assertion.private.key.passphrase",
+	// Credentials of the clients around Kafka, PASSWORD configs of their
+	// own, behind any prefix ("schema.registry.", "producer.override.",
+	// "source.cluster." in MirrorMaker 2, "CONNECT_" in environment
+	// variables):
+	"user.info",        // Schema Registry's client (SchemaRegistryClientConfig, AbstractKafkaSchemaSerDeConfig): basic.auth.user.info, "user:password"
+	"credentials.json", // Confluent's GCS connectors: gcs.credentials.json, the service account's key
+	"keyfile",          // Confluent's BigQuery sink: a service account key (or its path)
 }
 
 // sensitiveLast are last name segments that make a config sensitive
@@ -286,18 +296,43 @@ var sensitiveLast = []string{
 	"password", "passwd", "pwd", "passphrase", "secret", "secrets",
 	"credential", "credentials", "token", "key", "apikey",
 	"certificates", // Kafka's ssl.truststore.certificates is a PASSWORD
+	"userinfo",     // "user:password" (http.auth.basic.userinfo, a URL's userinfo)
+}
+
+// normalizeConfigName returns the form of a config name that
+// ConfigNameSensitive matches: lower case, "_" and "-" read as ".", as
+// configs given by environment variables (KAFKA_SSL_KEYSTORE_PASSWORD,
+// CONNECT_SASL_JAAS_CONFIG) or by a mechanism's name
+// ("scram-sha-256.") spell them, without NULs, whitespace or other control
+// characters (a name padded with a NUL or a space is the same config to
+// whoever reads it loosely, and no real config name has one).
+func normalizeConfigName(name string) string {
+	b := make([]byte, 0, len(name))
+	for _, r := range name {
+		switch {
+		case r == '_' || r == '-':
+			b = append(b, '.')
+		case unicode.IsSpace(r) || unicode.IsControl(r) || r == utf8.RuneError:
+		default:
+			b = utf8.AppendRune(b, unicode.ToLower(r))
+		}
+	}
+	return string(b)
 }
 
 // ConfigNameSensitive reports whether a config name names a secret: one
-// of Kafka's PASSWORD configs (also behind a prefix, "listener.name.x."
-// or "x.scram-sha-256."), a name ending in ".jaas.config" or
-// ".certificate.chain", or whose last dot-, dash- or
-// underscore-separated segment is a secret's word (password, secret,
-// credentials, token, key, passphrase, ...). Case does not matter.
-// "delegation.token.max.lifetime.ms" is not sensitive: only the last
-// segment counts.
+// of Kafka's PASSWORD configs or the credentials of Schema Registry's
+// and Connect's clients (passwordConfigs; also behind a prefix,
+// "listener.name.x.", "x.scram-sha-256.", "schema.registry.",
+// "producer.override."), a name ending in ".jaas.config" or
+// ".certificate.chain", or whose last segment is a secret's word
+// (password, secret, credentials, token, key, passphrase, userinfo, ...)
+// or ends in one ("clientSecret"). The name is normalised first
+// (normalizeConfigName): case, "_" and "-" against ".", NULs, whitespace
+// and control characters do not matter. "delegation.token.max.lifetime.ms"
+// is not sensitive: only the last segment counts.
 func ConfigNameSensitive(name string) bool {
-	n := strings.ToLower(strings.TrimSpace(name))
+	n := normalizeConfigName(name)
 	if n == "" {
 		return false
 	}
@@ -310,7 +345,7 @@ func ConfigNameSensitive(name string) bool {
 		return true
 	}
 	last := n
-	if i := strings.LastIndexAny(n, "._-"); i >= 0 {
+	if i := strings.LastIndexByte(n, '.'); i >= 0 {
 		last = n[i+1:]
 	}
 	for _, s := range sensitiveLast {
@@ -318,9 +353,54 @@ func ConfigNameSensitive(name string) bool {
 			return true
 		}
 	}
-	// "keystorepassword", "clientSecret": a word at the end of the segment.
-	for _, s := range [...]string{"password", "passwd", "secret", "passphrase", "credentials", "apikey", "privatekey"} {
+	// "keystorepassword", "clientSecret", "basicAuthUserInfo": a word at
+	// the end of the segment.
+	for _, s := range [...]string{"password", "passwd", "secret", "passphrase", "credentials", "apikey", "privatekey", "userinfo"} {
 		if strings.HasSuffix(last, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// configURLSecret reports whether v, a config's value, is a URL or a JDBC
+// connection string that carries a password: a userinfo with a password
+// ("jdbc:postgresql://admin:PW@db:5432/x", "mongodb://u:PW@h",
+// "https://u:PW@h"; RFC 3986 section 3.2.1: "user:password" in userinfo
+// is deprecated, and still used), Oracle's "jdbc:oracle:thin:user/PW@host",
+// or a parameter named like a secret ("?user=u&password=PW",
+// ";password=PW", "&sslpassword=PW"). Such a value is withheld whole
+// (endConfig): the config is no secret by its name, its value holds one.
+func configURLSecret(v string) bool {
+	l := strings.ToLower(v)
+	i := strings.Index(l, "://")
+	jdbc := strings.HasPrefix(l, "jdbc:")
+	if i < 0 && !jdbc {
+		return false
+	}
+	if i >= 0 {
+		// A userinfo with a ":" before an "@": looked for up to the query,
+		// not only up to the path, as a password may hold a "/".
+		rest := l[i+3:]
+		if q := strings.IndexAny(rest, "?#"); q >= 0 {
+			rest = rest[:q]
+		}
+		if at := strings.LastIndexByte(rest, '@'); at >= 0 && strings.IndexByte(rest[:at], ':') >= 0 {
+			return true
+		}
+	}
+	if rest, ok := strings.CutPrefix(l, "jdbc:oracle:"); ok {
+		// jdbc:oracle:thin:user/password@host:1521:sid (and oci, oci8).
+		if c := strings.IndexByte(rest, ':'); c >= 0 {
+			if at := strings.IndexByte(rest[c+1:], '@'); at > 0 && strings.IndexByte(rest[c+1:c+1+at], '/') >= 0 {
+				return true
+			}
+		}
+	}
+	// Parameters: name=value separated by "?", "&", ";" or ":" (JDBC
+	// drivers' properties).
+	for _, p := range strings.FieldsFunc(l, func(r rune) bool { return r == '?' || r == '&' || r == ';' }) {
+		if k, _, ok := strings.Cut(p, "="); ok && k != "" && ConfigNameSensitive(k) {
 			return true
 		}
 	}
@@ -381,9 +461,10 @@ func (ip *interp) beginConfig() int {
 }
 
 // endConfig ends the innermost config entry: its values are withheld when
-// it is sensitive, and handed to the enclosing entry, whose sensitivity
-// (a DescribeConfigs entry's IsSensitive covers its synonyms) may withhold
-// them still.
+// it is sensitive, each value that is a URL holding a password
+// (configURLSecret) when it is not, and handed to the enclosing entry,
+// whose sensitivity (a DescribeConfigs entry's IsSensitive covers its
+// synonyms) may withhold them still.
 func (ip *interp) endConfig() {
 	e := ip.cfgs[len(ip.cfgs)-1]
 	ip.cfgs = ip.cfgs[:len(ip.cfgs)-1]
@@ -393,6 +474,16 @@ func (ip *interp) endConfig() {
 	if e.isSensitive() {
 		for _, v := range e.values {
 			withhold(v)
+		}
+	} else {
+		for _, v := range e.values {
+			if v.Kind == KindString && v.Flags&FlagRedacted == 0 && configURLSecret(v.Str) {
+				withhold(v)
+				if v.Note != "" {
+					v.Note += "; "
+				}
+				v.Note += "withheld: a URL or connection string holding a password"
+			}
 		}
 	}
 	if k := len(ip.cfgs); k > 0 {

@@ -256,14 +256,58 @@ func TestConfigNameSensitive(t *testing.T) {
 		"my.plugin.api_token":                                   true,
 		"aws.secret.access.key":                                 true,
 		"db.clientSecret":                                       true,
-		"retention.ms":                                          false,
-		"delegation.token.max.lifetime.ms":                      false,
-		"ssl.keystore.type":                                     false,
-		"ssl.keystore.location":                                 false,
-		"sasl.oauthbearer.token.endpoint.url":                   false,
-		"key.converter":                                         false,
-		"cleanup.policy":                                        false,
-		"":                                                      false,
+		// Normalised: case, "_" and "-" as ".", NUL, whitespace and
+		// control characters dropped.
+		"sasl_jaas_config":                  true,
+		"SSL_KEYSTORE_PASSWORD":             true,
+		"KAFKA_SASL_JAAS_CONFIG":            true,
+		"CONNECT_PRODUCER_SSL_KEY_PASSWORD": true,
+		"sasl.jaas.config\x00":              true,
+		" sasl.jaas.config":                 true,
+		"ssl.keystore.password ":            true,
+		"sasl.jaas\x00.config":              true,
+		"ssl-truststore-password":           true,
+		"Ssl.KeyStore.Password":             true,
+		"sasl.jaas.config\t\r\n":            true,
+		"SSL_KEYSTORE_TYPE":                 false,
+		"retention_ms\x00":                  false,
+		// The user-info family ("user:password") and the credentials of
+		// Schema Registry's and Connect's clients.
+		"basic.auth.user.info":                      true,
+		"schema.registry.basic.auth.user.info":      true,
+		"BASIC_AUTH_USER_INFO":                      true,
+		"http.auth.basic.userinfo":                  true,
+		"basicAuthUserInfo":                         true,
+		"confluent.metadata.basic.auth.user.info":   true,
+		"bearer.auth.token":                         true,
+		"schema.registry.bearer.auth.client.secret": true,
+		"schema.registry.ssl.key.password":          true,
+		"gcs.credentials.json":                      true,
+		"keyfile":                                   true,
+		"source.cluster.sasl.jaas.config":           true,
+		"target.cluster.ssl.truststore.password":    true,
+		"producer.override.sasl.jaas.config":        true,
+		"mqtt.password":                             true,
+		"salesforce.password.token":                 true,
+		"snowflake.private.key.passphrase":          true,
+		"basic.auth.credentials.source":             false,
+		"bearer.auth.credentials.source":            false,
+		"schema.registry.url":                       false,
+		"connection.url":                            false,
+		"connection.user":                           false,
+		"gcs.credentials.path":                      false,
+		"key.converter.schema.registry.url":         false,
+		"ssl.truststore.type":                       false,
+		"sasl.mechanism":                            false,
+		"user.info.topic":                           false,
+		"retention.ms":                              false,
+		"delegation.token.max.lifetime.ms":          false,
+		"ssl.keystore.type":                         false,
+		"ssl.keystore.location":                     false,
+		"sasl.oauthbearer.token.endpoint.url":       false,
+		"key.converter":                             false,
+		"cleanup.policy":                            false,
+		"":                                          false,
 	} {
 		if got := ConfigNameSensitive(name); got != want {
 			t.Errorf("ConfigNameSensitive(%q) = %v, want %v", name, got, want)
@@ -284,7 +328,15 @@ func TestParseSASLToken(t *testing.T) {
 		parts  []part // nil: withheld whole
 	}{
 		{"PLAIN", true, "\x00alice\x00pw", SASLPlain, []part{{"authzid", "", false}, {"username", "alice", false}, {"password", "pw", true}}},
-		{"PLAIN", true, "admin\x00alice\x00p\x00w", SASLPlain, []part{{"authzid", "admin", false}, {"username", "alice", false}, {"password", "p\x00w", true}}},
+		{"PLAIN", true, "admin\x00alice\x00p\x01w\t", SASLPlain, []part{{"authzid", "admin", false}, {"username", "alice", false}, {"password", "p\x01w\t", true}}},
+		{"PLAIN", true, "\x00al\u00efce\x00p\u00e4ss", SASLPlain, []part{{"authzid", "", false}, {"username", "al\u00efce", false}, {"password", "p\u00e4ss", true}}},
+		// RFC 4616: exactly two NULs, a user name, a password, UTF-8.
+		{"PLAIN", true, "admin\x00alice\x00p\x00w", SASLNotParsed, nil},
+		{"PLAIN", true, "\x00alice\x00pw\x00\x00\x00\x19\x00\x24", SASLNotParsed, nil}, // a next frame swallowed
+		{"PLAIN", true, "\x00\x00pw", SASLNotParsed, nil},
+		{"PLAIN", true, "\x00alice\x00", SASLNotParsed, nil},
+		{"PLAIN", true, "\x00alice\x00p\xffw", SASLNotParsed, nil},
+		{"PLAIN", true, "\x00alice", SASLNotParsed, nil},
 		{"PLAIN", true, "alice-pw", SASLNotParsed, nil},
 		{"PLAIN", false, "x", SASLNotParsed, nil},
 		{"plain", true, "", SASLEmpty, []part{}},
@@ -298,6 +350,57 @@ func TestParseSASLToken(t *testing.T) {
 		{"SCRAM-SHA-256", true, "n,,n=alice,r=abc,zz=secret", SASLScramClientFirst, []part{{"gs2Header", "n,,", false}, {"username", "alice", false}, {"nonce", "abc", false}, {"zz", "secret", true}}},
 		{"SCRAM-SHA-256", true, "c=biws,,p=cHJvb2Y=", SASLNotParsed, nil},
 		{"SCRAM-SHA-256", true, "c=biws,r=x,", SASLNotParsed, nil},
+		// Valid SCRAM messages of every form.
+		{"SCRAM-SHA-256", true, "y,a=ad=2Cmin,n=al=3Dice,r=a!b~", SASLScramClientFirst,
+			[]part{{"gs2Header", "y,a=ad=2Cmin,", false}, {"username", "al=3Dice", false}, {"nonce", "a!b~", false}}},
+		{"SCRAM-SHA-256", true, "p=tls-unique,,n=alice,r=abc", SASLScramClientFirst, []part{{"gs2Header", "p=tls-unique,,", false}, {"username", "alice", false}, {"nonce", "abc", false}}},
+		{"SCRAM-SHA-256", true, "n,,m=x,n=alice,r=abc", SASLScramClientFirst,
+			[]part{{"gs2Header", "n,,", false}, {"reserved", "x", true}, {"username", "alice", false}, {"nonce", "abc", false}}},
+		{"SCRAM-SHA-256", true, "n,,n=alice,r=abc,tokenauth=x", SASLScramClientFirst,
+			[]part{{"gs2Header", "n,,", false}, {"username", "alice", false}, {"nonce", "abc", false}, {"tokenauth", "x", true}}},
+		{"SCRAM-SHA-256", false, "r=abcdef,s=c2FsdA==,i=4096,ext=x", SASLScramServerFirst,
+			[]part{{"nonce", "abcdef", false}, {"salt", "c2FsdA==", false}, {"iterations", "4096", false}, {"ext", "x", true}}},
+		{"SCRAM-SHA-256", true, "c=biws,r=abcdef,ext=y,p=cHJvb2Y=", SASLScramClientFinal,
+			[]part{{"channelBinding", "biws", false}, {"nonce", "abcdef", false}, {"ext", "y", true}, {"proof", "cHJvb2Y=", true}}},
+		{"SCRAM-SHA-256", false, "e=other-error=x", SASLScramServerFinal, []part{{"error", "other-error=x", false}}},
+		// SCRAM grammar violations: each withheld whole.
+		{"SCRAM-SHA-256", true, "c=\x00\x00\x000\x00$\x00\x01alice\x00Qz1bf98,r=abc,p=cHJvb2Y=", SASLNotParsed, nil}, // c= not base64
+		{"SCRAM-SHA-256", true, "c=\x00\x00\x000\x00$\x00\x01\x00\x03adv\x00alice\x00Qz1bf98ff", SASLNotParsed, nil}, // a next frame swallowed
+		{"SCRAM-SHA-256", true, "c=biws,r=abcdefghijklmnop\x00p=VDB8Kh7U", SASLNotParsed, nil},                       // the comma before p= damaged
+		{"SCRAM-SHA-256", true, "c=biws,r=abc,p=cHJvb2Y=\x00\x00\x00\x19", SASLNotParsed, nil},                       // trailing garbage
+		{"SCRAM-SHA-256", true, "c=biws,r=abc,p=cHJvb2Y", SASLNotParsed, nil},                                        // proof not base64 (padding)
+		{"SCRAM-SHA-256", true, "c=biws,r=abc", SASLNotParsed, nil},                                                  // no proof
+		{"SCRAM-SHA-256", true, "c=biws,p=cHJvb2Y=", SASLNotParsed, nil},                                             // no nonce
+		{"SCRAM-SHA-256", true, "r=abc,c=biws,p=cHJvb2Y=", SASLNotParsed, nil},                                       // order
+		{"SCRAM-SHA-256", true, "c=biws,r=abc,p=cHJvb2Y=,p=cHJvb2Y=", SASLNotParsed, nil},                            // an attribute twice
+		{"SCRAM-SHA-256", true, "c=biws,r=a,b,p=cHJvb2Y=", SASLNotParsed, nil},                                       // an extension without "="
+		{"SCRAM-SHA-256", true, "c=biws,r=,p=cHJvb2Y=", SASLNotParsed, nil},                                          // empty nonce
+		{"SCRAM-SHA-256", true, "c=biws,r=a b,p=cHJvb2Y=", SASLNotParsed, nil},                                       // nonce not printable
+		{"SCRAM-SHA-256", true, "c=biws,r=abc,e\x00t=v,p=cHJvb2Y=", SASLNotParsed, nil},                              // extension key not ALPHA
+		{"SCRAM-SHA-256", true, "c=biws,r=abc,ext=v\x00w,p=cHJvb2Y=", SASLNotParsed, nil},                            // NUL in an extension
+		{"SCRAM-SHA-256", true, "n,,n=alice,r=abc\x00\x00\x00\x1f\x00\x03", SASLNotParsed, nil},                      // nonce swallowed a frame
+		{"SCRAM-SHA-256", true, "n,,n=al,ice,r=abc", SASLNotParsed, nil},                                             // a comma in the user name
+		{"SCRAM-SHA-256", true, "n,,n=al=ice,r=abc", SASLNotParsed, nil},                                             // "=" not =2C or =3D
+		{"SCRAM-SHA-256", true, "n,,n=,r=abc", SASLNotParsed, nil},                                                   // empty user name
+		{"SCRAM-SHA-256", true, "n,,r=abc,n=alice", SASLNotParsed, nil},                                              // order
+		{"SCRAM-SHA-256", true, "n,,n=alice", SASLNotParsed, nil},                                                    // no nonce
+		{"SCRAM-SHA-256", true, "x,,n=alice,r=abc", SASLNotParsed, nil},                                              // gs2 flag
+		{"SCRAM-SHA-256", true, "n,b=x,n=alice,r=abc", SASLNotParsed, nil},                                           // gs2 authzid
+		{"SCRAM-SHA-256", true, "p=,,n=alice,r=abc", SASLNotParsed, nil},                                             // empty cb-name
+		{"SCRAM-SHA-256", true, "n,,n=alice,r=abc,p=cHJvb2Y=", SASLNotParsed, nil},                                   // an attribute of RFC 5802 as an extension
+		{"SCRAM-SHA-256", true, "n,,n=alice,r=abc,tokenauth=true,", SASLNotParsed, nil},                              // trailing comma
+		{"SCRAM-SHA-256", false, "r=abc,s=c2FsdA==,i=0", SASLNotParsed, nil},                                         // iteration count not posit-number
+		{"SCRAM-SHA-256", false, "r=abc,s=c2FsdA==,i=4096x", SASLNotParsed, nil},                                     // iteration count not digits
+		{"SCRAM-SHA-256", false, "r=abc,s=c2Fsd!==,i=4096", SASLNotParsed, nil},                                      // salt not base64
+		{"SCRAM-SHA-256", false, "r=abc,i=4096,s=c2FsdA==", SASLNotParsed, nil},                                      // order
+		{"SCRAM-SHA-256", false, "r=abc,s=c2FsdA==", SASLNotParsed, nil},                                             // no iteration count
+		{"SCRAM-SHA-256", false, "r=abc,s=c2FsdA==,i=4096\x00\x00\x00\x2e", SASLNotParsed, nil},                      // trailing garbage
+		{"SCRAM-SHA-256", false, "v=c2ln\x00\x00\x00\x1f", SASLNotParsed, nil},                                       // verifier swallowed a frame
+		{"SCRAM-SHA-256", false, "v=c2l", SASLNotParsed, nil},                                                        // verifier not base64
+		{"SCRAM-SHA-256", false, "v=c2ln,e=x", SASLNotParsed, nil},                                                   // both
+		{"SCRAM-SHA-256", false, "e=", SASLNotParsed, nil},                                                           // empty error
+		{"SCRAM-SHA-256", false, "e=bad\x00", SASLNotParsed, nil},                                                    // NUL in the error
+		{"SCRAM-SHA-256", false, "v=c2ln,ext", SASLNotParsed, nil},                                                   // extension without "="
 		{"SCRAM-SHA-256", true, "\x00alice\x00pw", SASLNotParsed, nil},
 		{"SCRAM-SHA-256", false, "garbage", SASLNotParsed, nil},
 		{"OAUTHBEARER", true, "n,,\x01auth=Bearer abc.def\x01\x01", SASLOAuthClient, []part{{"gs2Header", "n,,", false}, {"auth", "Bearer abc.def", true}}},
@@ -306,6 +409,29 @@ func TestParseSASLToken(t *testing.T) {
 		{"OAUTHBEARER", true, "\x01", SASLOAuthClientAck, []part{}},
 		{"OAUTHBEARER", true, "n,,\x01auth=Bearer t", SASLNotParsed, nil},
 		{"OAUTHBEARER", true, "n,,\x01=x\x01\x01", SASLNotParsed, nil},
+		{"OAUTHBEARER", true, "y,,\x01auth=bearer  a-b.c_d~e+f/g==\x01host=h k\x01\x01", SASLOAuthClient,
+			[]part{{"gs2Header", "y,,", false}, {"auth", "bearer  a-b.c_d~e+f/g==", true}, {"host", "h k", false}}},
+		// RFC 7628 grammar violations: each withheld whole.
+		{"OAUTHBEARER", true, "n,,\x01host=h\x00auth=Bearer Qz7cafc0d9\x01ext=v\x01\x01", SASLNotParsed, nil}, // the ^A after host=h damaged
+		{"OAUTHBEARER", true, "n,,\x01auth=Bearer t\x01\x01\x00\x00\x00\x19", SASLNotParsed, nil},             // trailing garbage
+		{"OAUTHBEARER", true, "n,,\x01auth=Bearer t\x01auth=Bearer u\x01\x01", SASLNotParsed, nil},            // two auth
+		{"OAUTHBEARER", true, "n,,\x01host=h\x01\x01", SASLNotParsed, nil},                                    // no auth
+		{"OAUTHBEARER", true, "n,,\x01auth=Basic dTpw\x01\x01", SASLNotParsed, nil},                           // not Bearer
+		{"OAUTHBEARER", true, "n,,\x01auth=Bearer\x01\x01", SASLNotParsed, nil},                               // no token
+		{"OAUTHBEARER", true, "n,,\x01auth=Bearer a b\x01\x01", SASLNotParsed, nil},                           // not a b64token
+		{"OAUTHBEARER", true, "n,,\x01auth=Bearer t\x01host=a\x01host=b\x01\x01", SASLNotParsed, nil},         // a key twice
+		{"OAUTHBEARER", true, "n,,\x01auth=Bearer t\x01port=09\x01\x01", SASLNotParsed, nil},                  // port with a leading zero
+		{"OAUTHBEARER", true, "n,,\x01auth=Bearer t\x01e1=v\x01\x01", SASLNotParsed, nil},                     // key not ALPHA
+		{"OAUTHBEARER", true, "n,,\x01auth=Bearer t\x01host=h\xc3\xa9\x01\x01", SASLNotParsed, nil},           // value not VCHAR
+		{"OAUTHBEARER", true, "n,,\x01auth=Bearer t\x01hostname\x01\x01", SASLNotParsed, nil},                 // no "="
+		{"OAUTHBEARER", true, "p=tls-unique,,\x01auth=Bearer t\x01\x01", SASLNotParsed, nil},                  // channel binding
+		{"OAUTHBEARER", true, "n,,auth=Bearer t\x01\x01", SASLNotParsed, nil},                                 // no kvsep after the gs2 header
+		{"OAUTHBEARER", true, "n,,\x01auth=Bearer t\x01", SASLNotParsed, nil},                                 // no final kvsep
+		{"OAUTHBEARER", true, "\x01\x01", SASLNotParsed, nil},
+		{"OAUTHBEARER", false, `{"scope":"kafka"}`, SASLNotParsed, nil},                      // no status
+		{"OAUTHBEARER", false, `{"status":1}`, SASLNotParsed, nil},                           // not a string
+		{"OAUTHBEARER", false, `{"status":"invalid_token"} x`, SASLNotParsed, nil},           // trailing garbage
+		{"OAUTHBEARER", false, "{\"status\":\"invalid_token\"}\x00\x00", SASLNotParsed, nil}, // trailing garbage
 		{"OAUTHBEARER", false, `{"status":"invalid_token"}`, SASLOAuthServerError, []part{{"error", `{"status":"invalid_token"}`, false}}},
 		{"OAUTHBEARER", false, `{"status":"invalid_token","x":"y"}`, SASLNotParsed, nil},
 		{"GSSAPI", true, "\x60\x01\x02", SASLGSSAPI, nil},
@@ -317,7 +443,20 @@ func TestParseSASLToken(t *testing.T) {
 		{"", false, "v=c2ln", SASLScramServerFinal, []part{{"verifier", "c2ln", true}}},
 		{"", true, "\x60\x01", SASLGSSAPI, nil},
 		{"", true, "\xde\xad\xbe\xef", SASLNotParsed, nil},
-		{"", false, `{"status":"invalid_token"}`, SASLNotParsed, nil},
+		{"", false, `{"status":"invalid_token"}`, SASLOAuthServerError, []part{{"error", `{"status":"invalid_token"}`, false}}},
+		{"", false, `{"version":"2020_10_22","request-id":"x"}`, SASLNotParsed, nil}, // another mechanism's JSON
+		{"", true, "c=biws,r=abc,p=cHJvb2Y=", SASLScramClientFinal, []part{{"channelBinding", "biws", false}, {"nonce", "abc", false}, {"proof", "cHJvb2Y=", true}}},
+		{"", false, "r=abc,s=c2FsdA==,i=4096", SASLScramServerFirst, []part{{"nonce", "abc", false}, {"salt", "c2FsdA==", false}, {"iterations", "4096", false}}},
+		{"", true, "\x01", SASLOAuthClientAck, []part{}},
+		// Unknown mechanism: a token two mechanisms claim, or that the one
+		// claiming it does not parse, is withheld whole.
+		{"", true, "n,,\x01auth=Bearer eyJhbGciOiJIUzI1NiJ9.Oauth-4\x01ext=a\x00b\x00c\x01\x01", SASLNotParsed, nil}, // OAUTHBEARER with two NULs
+		{"", true, "n,,n=alice,r=abc\x00bob\x00pw", SASLNotParsed, nil},                                              // SCRAM with two NULs
+		{"", true, "c=biws,r=abc,p=cHJvb2Y=\x00\x00\x00\x19", SASLNotParsed, nil},                                    // SCRAM and PLAIN
+		{"", true, "`x\x00alice\x00pw", SASLNotParsed, nil},                                                          // PLAIN, or GSSAPI's 0x60
+		{"", true, "c=biws,r=a b,p=cHJvb2Y=", SASLNotParsed, nil},                                                    // SCRAM's, not well-formed
+		{"", true, "n,,\x01host=h\x00auth=Bearer t\x01\x01", SASLNotParsed, nil},                                     // OAUTHBEARER's (one NUL), not well-formed
+		{"", false, "v=c2ln\x00\x00\x00\x1f", SASLNotParsed, nil},
 	} {
 		got := ParseSASLToken(c.mech, c.client, []byte(c.tok))
 		name := fmt.Sprintf("%s client=%v %q", c.mech, c.client, c.tok)
@@ -396,6 +535,87 @@ func TestSecretFieldsDecoded(t *testing.T) {
 					t.Errorf("%s: synonym show=%v: %+v", c.name, show, syn)
 				}
 			}
+		}
+	}
+}
+
+// A token of an unknown mechanism that two mechanisms claim is withheld
+// with a reason naming both (the capture started after the handshake, or
+// kwire decode).
+func TestParseSASLTokenAmbiguous(t *testing.T) {
+	for tok, want := range map[string]string{
+		"n,,\x01auth=Bearer eyJ.x\x01ext=a\x00b\x00c\x01\x01": "could be PLAIN or OAUTHBEARER",
+		"n,,n=alice,r=abc\x00bob\x00pw":                       "could be PLAIN or SCRAM",
+		"`x\x00alice\x00pw":                                   "could be PLAIN or GSSAPI",
+		"\xde\xad":                                            "cannot tell",
+	} {
+		got := ParseSASLToken("", true, []byte(tok))
+		if !got.Withheld || got.Parts != nil || !strings.Contains(got.Reason, want) {
+			t.Errorf("%q: %+v, want withheld: %q", tok, got, want)
+		}
+	}
+}
+
+// A config value that is a URL or connection string with a password is
+// withheld whatever the config's name; other URLs are shown.
+func TestConfigURLSecret(t *testing.T) {
+	for v, want := range map[string]bool{
+		"jdbc:postgresql://admin:Qz8c424f@db:5432/x":                true,
+		"JDBC:MYSQL://admin:pw@db/x":                                true,
+		"mongodb://u:p%40ss@h1:27017,h2:27017/?replicaSet=r":        true,
+		"mongodb+srv://u:pw@cluster.example.com/db":                 true,
+		"https://u:pa/ss@host/path":                                 true,
+		"jdbc:mysql://db/x?user=u&password=pw":                      true,
+		"jdbc:sqlserver://h:1433;databaseName=x;user=u;password=pw": true,
+		"jdbc:postgresql://db/x?sslpassword=pw":                     true,
+		"jdbc:oracle:thin:scott/tiger@host:1521:orcl":               true,
+		"jdbc:oracle:thin:scott/tiger@//host:1521/svc":              true,
+		"https://host/api?api_key=abc":                              true,
+		"jdbc:postgresql://db:5432/x":                               false,
+		"jdbc:postgresql://admin@db:5432/x":                         false,
+		"jdbc:oracle:thin:@host:1521:orcl":                          false,
+		"mongodb://h1:27017/?replicaSet=r&authSource=admin":         false,
+		"https://idp.example.com/oauth2/token":                      false,
+		"PLAINTEXT://:9092,SSL://broker:9093":                       false,
+		"http://sr:8081?x=y":                                        false,
+		"admin:pw@host":                                             false, // no URL: the name decides
+		"604800000":                                                 false,
+	} {
+		if got := configURLSecret(v); got != want {
+			t.Errorf("configURLSecret(%q) = %v, want %v", v, got, want)
+		}
+	}
+}
+
+// An AlterConfigs request whose config, not secret by its name, holds a
+// URL with a password has that value withheld and marked; a URL without
+// one is shown.
+func TestConfigURLWithheld(t *testing.T) {
+	// AlterConfigsRequest v0: Resources [1]: ResourceType 2, ResourceName
+	// "t", Configs [2]: "connection.url" = a JDBC URL with a password,
+	// "schema.registry.url" = a URL without; ValidateOnly false.
+	str := func(s string) string { return fmt.Sprintf("%04x%x", len(s), s) }
+	body := "00000001" + "02" + str("t") + "00000002" +
+		str("connection.url") + str("jdbc:postgresql://admin:kwSecretPW@db:5432/x") +
+		str("schema.registry.url") + str("https://sr:8081") + "00"
+	for _, show := range []bool{false, true} {
+		tr := (&Decoder{ShowSecrets: show}).DecodeBody(33, 0, false, unhex(t, body))
+		if tr.Err != nil {
+			t.Fatal(tr.Err)
+		}
+		cfgs := tr.Root.Child("Resources").Child("[0]").Child("Configs")
+		url, sr := cfgs.Child("[0]").Child("Value"), cfgs.Child("[1]").Child("Value")
+		if show {
+			if url.Flags&FlagRedacted != 0 || !strings.Contains(url.Str, "kwSecretPW") {
+				t.Errorf("shown: %+v", url)
+			}
+			continue
+		}
+		if url.Flags&FlagRedacted == 0 || url.Str != "" || !strings.Contains(url.Note, "withheld") {
+			t.Errorf("not withheld: %+v", url)
+		}
+		if sr.Flags&FlagRedacted != 0 || sr.Str != "https://sr:8081" {
+			t.Errorf("schema.registry.url: %+v", sr)
 		}
 	}
 }

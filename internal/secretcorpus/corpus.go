@@ -190,6 +190,8 @@ type configEntry struct {
 	sensitive bool   // the broker says so: IsSensitive
 	password  bool   // the broker says so: ConfigType PASSWORD
 	synonym   string // its synonym's name (DescribeConfigs)
+	url       bool   // its value is a JDBC URL whose userinfo holds the secret
+	value     string // a benign value to show (a URL without a password)
 }
 
 // configEntries are the configs of every config case. Which are secrets
@@ -204,6 +206,21 @@ var configEntries = []configEntry{
 	{name: "ssl.keystore.key", byName: true},
 	{name: "kwire.custom.setting", sensitive: true, synonym: "kwire.custom.setting"},
 	{name: "kwire.other.setting", password: true},
+	// Names that normalise to a secret's (case, "_" and "-" as ".", a NUL
+	// or whitespace around), and the user-info family ("user:password":
+	// Schema Registry's and Connect's clients).
+	{name: "sasl_jaas_config", byName: true},
+	{name: "SSL_KEYSTORE_PASSWORD", byName: true},
+	{name: "sasl.jaas.config\x00", byName: true},
+	{name: " ssl.key.password\t", byName: true},
+	{name: "basic.auth.user.info", byName: true},
+	{name: "schema.registry.basic.auth.user.info", byName: true},
+	{name: "http.auth.basic.userinfo", byName: true},
+	{name: "bearer.auth.token", byName: true},
+	// A value that holds a password in its URL form, and one that does
+	// not.
+	{name: "connection.url", url: true},
+	{name: "schema.registry.url", value: "https://kw-registry.example.com:8081"},
 }
 
 // configCases: configs in every message that carries them, in every
@@ -212,7 +229,8 @@ var configEntries = []configEntry{
 // broker's IsSensitive and by ConfigType PASSWORD, and benign ones, whose
 // values stay visible.
 func (c *Corpus) configCases() {
-	c.Visible = append(c.Visible, "retention.ms", "604800000", "kwire.custom.setting", "ssl.keystore.password")
+	c.Visible = append(c.Visible, "retention.ms", "604800000", "kwire.custom.setting", "ssl.keystore.password",
+		"basic.auth.user.info", "connection.url", "https://kw-registry.example.com:8081")
 	for _, m := range protocol.Schemas {
 		if m.APIKey < 0 {
 			continue
@@ -252,7 +270,7 @@ func (c *Corpus) configCases() {
 					}
 					field = rest[strings.IndexByte(rest, ']')+2:]
 					e := configEntries[k]
-					secret := e.byName || e.sensitive && flags.sensitive || e.password && flags.ctype
+					secret := e.byName || e.sensitive && flags.sensitive || e.password && flags.ctype || e.url
 					synonym := strings.HasPrefix(field, "Synonyms[0].")
 					field = strings.TrimPrefix(field, "Synonyms[0].")
 					switch field {
@@ -263,6 +281,12 @@ func (c *Corpus) configCases() {
 						return e.name, true
 					case "Value":
 						switch {
+						case e.url:
+							// The password in the URL is the secret; the
+							// whole value is withheld.
+							return "jdbc:postgresql://kwadmin:" + string(c.text(name+" "+path, 24)) + "@db.example.com:5432/orders", true
+						case e.value != "":
+							return e.value, true
 						case secret && strings.HasSuffix(e.name, "jaas.config") && !synonym:
 							// The password inside a JAAS line is the
 							// secret; the whole value is withheld.
@@ -373,6 +397,30 @@ func (c *Corpus) saslCases() {
 		})
 		add("OAUTHBEARER unknown broker JSON", "OAUTHBEARER", func(n string) []saslStep {
 			return []saslStep{{client: []byte("n,,\x01auth=Bearer x\x01\x01"), broker: cat(`{"status":"invalid_token","session":"`, c.text(n, 24), `"}`)}}
+		})
+		// Tokens that are not well-formed messages of their mechanism,
+		// secrets in parts that would be shown if they were split
+		// leniently: withheld whole.
+		add("SCRAM client-final whose channel binding swallowed a frame", "SCRAM-SHA-256", func(n string) []saslStep {
+			return []saslStep{{client: cat("c=\x00\x00\x000\x00$\x00\x01\x00\x00\x00\x04\x00\x03adv\x00\x00\x00\x1f\x00alice\x00", c.text(n, 24), ",r=abc,p=cHJvb2Y=")}}
+		})
+		add("SCRAM client-final with a damaged comma", "SCRAM-SHA-256", func(n string) []saslStep {
+			return []saslStep{{client: cat("c=biws,r=cnonce0123456789snonce\x00p=", c.text(n, 44))}}
+		})
+		add("SCRAM server-final swallowing a frame", "SCRAM-SHA-256", func(n string) []saslStep {
+			return []saslStep{{client: []byte("n,,n=kw-scram-user,r=abc"), broker: cat("e=x\x00\x00\x00\x19\x00\x24\x00\x01", c.text(n, 24))}}
+		})
+		add("OAUTHBEARER with a damaged separator", "OAUTHBEARER", func(n string) []saslStep {
+			return []saslStep{{client: cat("n,,\x01host=h\x00auth=Bearer ", c.text(n, 40), "\x01ext=v\x01\x01")}}
+		})
+		add("PLAIN swallowing a frame", "PLAIN", func(n string) []saslStep {
+			return []saslStep{{client: cat("\x00kw-plain-user\x00x\x00\x00\x00\x19\x00\x24\x00\x01\x00\x00\x00\x03\x00\x03adv\x00\x00\x00\x1f\x00alice\x00", c.text(n, 24))}}
+		})
+		add("OAUTHBEARER with two NULs without a captured handshake", "", func(n string) []saslStep {
+			return []saslStep{{client: cat("n,,\x01auth=Bearer eyJhbGciOiJIUzI1NiJ9.", c.text(n, 40), "\x01ext=a\x00b\x00c\x01\x01")}}
+		})
+		add("SCRAM client-final with two NULs without a captured handshake", "", func(n string) []saslStep {
+			return []saslStep{{client: cat("c=biws,r=abc,p=", c.text(n, 44), "\x00kw-plain-user\x00x")}}
 		})
 		add("GSSAPI", "GSSAPI", func(n string) []saslStep {
 			return []saslStep{{client: cat("\x60\x82\x01\x00\x06\x09\x2a\x86\x48\x86\xf7\x12\x01\x02\x02", c.binary(n, 32)),
@@ -504,6 +552,10 @@ func (c *Corpus) rawSASLCases() {
 	v0(n, "", Seg{FromClient: true, Data: raw(cat("\x00kw-raw-user\x00", c.text(n, 1500)))}, Seg{Data: raw(nil)})
 	n = "raw SASL OAUTHBEARER without a handshake"
 	v0(n, "", Seg{FromClient: true, Data: raw(cat("n,,\x01auth=Bearer ", c.text(n, 40), "\x01\x01"))}, Seg{Data: raw(nil)})
+	n = "raw SASL OAUTHBEARER with two NULs without a handshake"
+	v0(n, "", Seg{FromClient: true, Data: raw(cat("n,,\x01auth=Bearer eyJhbGciOiJIUzI1NiJ9.", c.text(n, 40), "\x01ext=a\x00b\x00c\x01\x01"))}, Seg{Data: raw(nil)})
+	n = "raw SASL SCRAM client-final with two NULs without a handshake"
+	v0(n, "", Seg{FromClient: true, Data: raw(cat("c=biws,r=abc,p=", c.text(n, 44), "\x00kw-raw-user\x00x"))}, Seg{Data: raw(nil)})
 	n = "raw SASL PLAIN resync"
 	// A length no token has, then bytes that cannot start one (printable
 	// ASCII read as a length is over 100 MiB): skipped to the next token.
