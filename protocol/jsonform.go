@@ -162,6 +162,32 @@ func bodyJSON(n *Node, j jsonForm) any {
 	return j.nodeJSON(n, nil, 0)
 }
 
+// setJSONNames sets the JSON name (Field.JSONName) of fields, of the
+// fields below them and of their arrays' element fields, once when the
+// package initialises (initRoles, after the element fields are made).
+func setJSONNames(fields []Field, depth int) {
+	if depth > maxDepth {
+		return
+	}
+	for i := range fields {
+		f := &fields[i]
+		f.jsonName = lowerFirst(f.Name)
+		if f.elem != nil {
+			f.elem.jsonName = lowerFirst(f.elem.Name)
+		}
+		setJSONNames(f.Fields, depth+1)
+	}
+}
+
+// nodeJSONName is the JsonConverter name of node n: its field's, made
+// once, when the node is named after it (as the decoder names them).
+func nodeJSONName(n *Node) string {
+	if f := n.Field; f != nil && f.Name == n.Name {
+		return f.JSONName()
+	}
+	return lowerFirst(n.Name)
+}
+
 // isMessageNode reports whether n is a message, header or data struct
 // node as the decoder builds them (its Ver is its version).
 func isMessageNode(n *Node) bool {
@@ -189,12 +215,12 @@ func (j jsonForm) structJSON(n *Node, fields []Field, v int16) any {
 			if c.Kind == KindTaggedFields || c.Kind == KindRaw {
 				continue
 			}
-			obj = append(obj, Member{lowerFirst(c.Name), j.nodeJSON(c, nil, v)})
+			obj = append(obj, Member{nodeJSONName(c), j.nodeJSON(c, nil, v)})
 		}
 		if tagged != nil {
 			for _, c := range tagged.Children {
 				if c.Kind != KindUnknownTag {
-					obj = append(obj, Member{lowerFirst(c.Name), j.nodeJSON(c, nil, v)})
+					obj = append(obj, Member{nodeJSONName(c), j.nodeJSON(c, nil, v)})
 				}
 			}
 		}
@@ -211,11 +237,11 @@ func (j jsonForm) structJSON(n *Node, fields []Field, v int16) any {
 		if c == nil {
 			if f.TaggedVersions.Contains(v) && f.Versions.Contains(v) && n.Flags&FlagError == 0 {
 				// Kafka's JsonConverter writes an absent tag's default.
-				obj = append(obj, Member{lowerFirst(f.Name), j.defaultJSON(f, v)})
+				obj = append(obj, Member{f.JSONName(), j.defaultJSON(f, v)})
 			}
 			continue // absent in this version, or not decoded
 		}
-		obj = append(obj, Member{lowerFirst(f.Name), j.nodeJSON(c, f, v)})
+		obj = append(obj, Member{f.JSONName(), j.nodeJSON(c, f, v)})
 	}
 	return obj
 }
@@ -313,7 +339,7 @@ func (j jsonForm) defaultJSON(f *Field, v int16) any {
 		for i := range f.Fields {
 			g := &f.Fields[i]
 			if g.Versions.Contains(v) {
-				obj = append(obj, Member{lowerFirst(g.Name), j.defaultJSON(g, v)})
+				obj = append(obj, Member{g.JSONName(), j.defaultJSON(g, v)})
 			}
 		}
 		return obj

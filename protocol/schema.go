@@ -105,6 +105,20 @@ type Field struct {
 	// skim says a sparse decode (Decoder.Sparse) reads the field without
 	// a node: nothing in it means anything to the facts (sparse.go).
 	skim bool
+	// jsonName is the field's JsonConverter name (JSONName), set once
+	// when the package initialises (setJSONNames).
+	jsonName string
+}
+
+// JSONName returns the field's name in Kafka's JsonConverter form: its
+// schema name with the first letter lower-cased ("ClientId" → "clientId").
+// The names of the schema table's fields are made once, when the package
+// initialises; a field built elsewhere gets its name made at each call.
+func (f *Field) JSONName() string {
+	if f.jsonName == "" {
+		return lowerFirst(f.Name)
+	}
+	return f.jsonName
 }
 
 // ElemField returns the field describing each element of array field f (a
