@@ -399,6 +399,10 @@ type jsonWriter struct {
 
 	genericRecords bool // every record through object (tests: the form record must match)
 	fastRecords    int  // records record wrote (tests: the fast form was taken)
+
+	odd         bool // direct met a tree it leaves to the value path (jsonconv.go)
+	valuePath   bool // converter takes the value path (tests: the oracle)
+	valueWrites int  // converters written by the value path (tests)
 }
 
 // keySpans returns an empty key list for an object.
@@ -430,6 +434,12 @@ func (j *jsonWriter) appendConverter(b []byte, n *protocol.Node) []byte {
 	if n.Kind == protocol.KindRaw {
 		return j.value(b, n, n.Name, nil, false)
 	}
+	if !j.valuePath {
+		if out, ok := j.direct(b, n); ok {
+			return out
+		}
+	}
+	j.valueWrites++
 	// patch puts the typed form in place of the base64 of decoded
 	// records: encoding them would be wasted.
 	v := j.patch(protocol.BodyJSONWith(n, protocol.JSONOptions{LazyRecords: j.typedRecords, Int64Strings: j.o.Int64Strings}), n, n.Name, 0)
