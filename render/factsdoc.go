@@ -257,11 +257,14 @@ type FeatureDoc struct {
 
 func ptr[T any](v T) *T { return &v }
 
+// strPtr is s's address, nil for "". (&s itself would move s to the heap
+// where the call is inlined, "" or not: an allocation for every empty
+// string.)
 func strPtr(s string) *string {
 	if s == "" {
 		return nil
 	}
-	return &s
+	return ptr(s)
 }
 
 func errName(code int16) *string {
@@ -279,9 +282,16 @@ func NewFactsDoc(fx *facts.Exchange) *FactsDoc {
 	if fx == nil {
 		return d
 	}
+	// Every list is made at its length (an ApiVersions response's 60 API
+	// ranges grew its slice seven times).
+	d.Topics = make([]TopicDoc, 0, len(fx.Topics))
+	d.Errors = make([]ErrorDoc, 0, len(fx.Errors))
+	d.Transactions = make([]TransactionDoc, 0, len(fx.Transactions))
+	d.Coordinators = make([]CoordinatorDoc, 0, len(fx.Coordinators))
+	d.Resources = make([]ResourceDoc, 0, len(fx.Resources))
 	for i := range fx.Topics {
 		t := &fx.Topics[i]
-		td := TopicDoc{Name: strPtr(t.Name), Error: errName(t.Error), Resource: t.Resource, Partitions: []PartitionDoc{}}
+		td := TopicDoc{Name: strPtr(t.Name), Error: errName(t.Error), Resource: t.Resource, Partitions: make([]PartitionDoc, 0, len(t.Partitions))}
 		if t.HasID {
 			td.TopicID = ptr(t.ID.String())
 		}
@@ -354,7 +364,7 @@ func NewFactsDoc(fx *facts.Exchange) *FactsDoc {
 	}
 	for i := range fx.Resources {
 		r := &fx.Resources[i]
-		rd := ResourceDoc{Type: r.TypeName, Name: r.Name, Configs: []ConfigDoc{}}
+		rd := ResourceDoc{Type: r.TypeName, Name: r.Name, Configs: make([]ConfigDoc, 0, len(r.Configs))}
 		if rd.Type == "" {
 			rd.Type = "type(" + itoa(int64(r.Type)) + ")"
 		}
@@ -392,8 +402,8 @@ func NewFactsDoc(fx *facts.Exchange) *FactsDoc {
 		d.ClientSoftware = &SoftwareDoc{Name: s.Name, Version: s.Version}
 	}
 	if av := fx.APIVersions; av != nil {
-		ad := &APIVersionsDoc{Error: errName(av.Error), Ranges: []APIRangeDoc{}, SupportedFeatures: []FeatureDoc{},
-			FinalizedFeatures: []FeatureDoc{}}
+		ad := &APIVersionsDoc{Error: errName(av.Error), Ranges: make([]APIRangeDoc, 0, len(av.Ranges)),
+			SupportedFeatures: make([]FeatureDoc, 0, len(av.SupportedFeatures)), FinalizedFeatures: make([]FeatureDoc, 0, len(av.FinalizedFeatures))}
 		for _, r := range av.Ranges {
 			ad.Ranges = append(ad.Ranges, APIRangeDoc{APIKey: r.Key, API: protocol.APIName(r.Key), MinVersion: r.Min, MaxVersion: r.Max})
 		}
@@ -414,14 +424,17 @@ func NewFactsDoc(fx *facts.Exchange) *FactsDoc {
 func partitionDoc(p *facts.Partition) PartitionDoc {
 	pd := PartitionDoc{Partition: p.Index, Error: errName(p.Error), CommittedMetadata: strPtr(p.Offsets.CommittedMetadata)}
 	o := &p.Offsets
-	for k, dst := range map[facts.OffsetKind]**int64{
-		facts.OffsetBase: &pd.BaseOffset, facts.OffsetFetch: &pd.FetchOffset, facts.OffsetHighWatermark: &pd.HighWatermark,
-		facts.OffsetLastStable: &pd.LastStableOffset, facts.OffsetLogStart: &pd.LogStartOffset,
-		facts.OffsetCommitted: &pd.CommittedOffset, facts.OffsetListed: &pd.ListedOffset,
-		facts.OffsetListTimestamp: &pd.ListTimestamp, facts.OffsetLeaderEpoch: &pd.LeaderEpoch,
+	for _, k := range [...]struct {
+		kind facts.OffsetKind
+		dst  **int64
+	}{
+		{facts.OffsetBase, &pd.BaseOffset}, {facts.OffsetFetch, &pd.FetchOffset}, {facts.OffsetHighWatermark, &pd.HighWatermark},
+		{facts.OffsetLastStable, &pd.LastStableOffset}, {facts.OffsetLogStart, &pd.LogStartOffset},
+		{facts.OffsetCommitted, &pd.CommittedOffset}, {facts.OffsetListed, &pd.ListedOffset},
+		{facts.OffsetListTimestamp, &pd.ListTimestamp}, {facts.OffsetLeaderEpoch, &pd.LeaderEpoch},
 	} {
-		if v, ok := o.Get(k); ok {
-			*dst = ptr(v)
+		if v, ok := o.Get(k.kind); ok {
+			*k.dst = ptr(v)
 		}
 	}
 	if p.AbortedTxns >= 0 {
@@ -471,7 +484,7 @@ func groupDoc(g *facts.Group) *GroupDoc {
 	d := &GroupDoc{GroupID: strPtr(g.ID), MemberID: strPtr(g.MemberID), AssignedMemberID: strPtr(g.AssignedMemberID),
 		GroupInstanceID: strPtr(g.InstanceID), ProtocolType: strPtr(g.ProtocolType), Protocol: strPtr(g.Protocol),
 		Protocols: append([]string{}, g.Protocols...), Leader: strPtr(g.Leader), Reason: strPtr(g.Reason),
-		Subscription: subscriptionDoc(g.Subscription), Owned: tpDocs(g.Owned), Members: []MemberDoc{}}
+		Subscription: subscriptionDoc(g.Subscription), Owned: tpDocs(g.Owned), Members: make([]MemberDoc, 0, len(g.Members))}
 	if g.HasGeneration {
 		d.GenerationID = ptr(g.Generation)
 	}
@@ -517,7 +530,7 @@ func subscriptionDoc(s *facts.Subscription) *SubscriptionDoc {
 }
 
 func tpDocs(tps []facts.TopicPartitions) []TopicPartitionDoc {
-	out := []TopicPartitionDoc{}
+	out := make([]TopicPartitionDoc, 0, len(tps))
 	for i := range tps {
 		tp := &tps[i]
 		d := TopicPartitionDoc{Topic: strPtr(tp.Topic), Partitions: append([]int32{}, tp.Partitions...)}

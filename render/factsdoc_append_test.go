@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/kwire/kwire/facts"
 	"github.com/kwire/kwire/internal/jsonint64"
 )
 
@@ -118,4 +119,53 @@ func TestFactsDocAppendAllocs(t *testing.T) {
 			t.Errorf("appendFactsDoc (int64 strings %v): %.0f allocations for %d documents, want 0", int64s, allocs, len(docs))
 		}
 	}
+}
+
+// partitionDoc allocates one value for each offset a partition states,
+// and nothing else for a partition without records or aborted
+// transactions (ranging over a map of the offset kinds allocated the map
+// for every partition).
+func TestPartitionDocAllocs(t *testing.T) {
+	p := &facts.Partition{Index: 3, AbortedTxns: -1}
+	p.Offsets.Set(facts.OffsetFetch, 100)
+	p.Offsets.Set(facts.OffsetHighWatermark, 1<<40)
+	p.Offsets.Set(facts.OffsetLeaderEpoch, 7)
+	var pd PartitionDoc
+	if a := testing.AllocsPerRun(100, func() { pd = partitionDoc(p) }); a != 3 {
+		t.Errorf("partitionDoc of a partition with 3 offsets: %.0f allocations, want 3", a)
+	}
+	if *pd.FetchOffset != 100 || *pd.HighWatermark != 1<<40 || *pd.LeaderEpoch != 7 || pd.BaseOffset != nil || pd.Partition != 3 {
+		t.Errorf("partitionDoc = %+v", pd)
+	}
+}
+
+// NewFactsDoc makes each list at its length: an ApiVersions response's
+// document (60-odd API ranges, its features) takes a handful of
+// allocations, not one more for every doubling of each list.
+func TestNewFactsDocAllocs(t *testing.T) {
+	for _, e := range captureExchanges(t, filepath.Join("..", "pcaps", "kgo-produce-consume.pcap"), false) {
+		fx := e.Facts()
+		if fx == nil || fx.APIVersions == nil || len(fx.APIVersions.Ranges) < 40 {
+			continue
+		}
+		var d *FactsDoc
+		a := testing.AllocsPerRun(100, func() { d = NewFactsDoc(fx) })
+		if len(d.APIVersions.Ranges) != len(fx.APIVersions.Ranges) || d.APIVersions.Ranges[0].API != "Produce" {
+			t.Fatalf("ranges %+v", d.APIVersions.Ranges[:1])
+		}
+		// The document, its ApiVersions object, its three lists, and
+		// each value it states behind a pointer.
+		want := 5.0
+		for _, set := range []bool{d.ThrottleMs != nil, d.ClientSoftware != nil, d.APIVersions.FinalizedEpoch != nil} {
+			if set {
+				want++
+			}
+		}
+		if a != want || want != 8 {
+			t.Errorf("NewFactsDoc of an ApiVersions response (%d ranges, %d+%d features): %.0f allocations, want %.0f",
+				len(fx.APIVersions.Ranges), len(fx.APIVersions.SupportedFeatures), len(fx.APIVersions.FinalizedFeatures), a, want)
+		}
+		return
+	}
+	t.Fatal("no ApiVersions response in kgo-produce-consume.pcap")
 }

@@ -31,6 +31,10 @@ func appendStdString(b []byte, s string, html bool) []byte {
 	b = append(b, '"')
 	start := 0
 	for i := 0; i < len(s); {
+		if len(s)-i >= 8 && jsonPlain8(load64(s[i:]), html) {
+			i += 8 // printable ASCII with nothing to escape
+			continue
+		}
 		c := s[i]
 		if c < utf8.RuneSelf {
 			if c >= 0x20 && c != '"' && c != '\\' && (!html || c != '<' && c != '>' && c != '&') {
