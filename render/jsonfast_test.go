@@ -57,6 +57,9 @@ func TestFastJSONStrings(t *testing.T) {
 		}
 	}
 	for _, s := range cases {
+		if plain := string(stdJSON(t, s, false)) == `"`+s+`"`; stdPlain([]byte(s)) != plain {
+			t.Errorf("stdPlain(%q) = %v, want %v", s, !plain, plain)
+		}
 		for _, html := range []bool{true, false} {
 			want := stdJSON(t, s, html)
 			if got := appendStdString(nil, s, html); !bytes.Equal(got, want) {
