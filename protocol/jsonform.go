@@ -183,12 +183,26 @@ func setJSONNames(fields []Field, depth int) {
 	}
 	for i := range fields {
 		f := &fields[i]
-		f.jsonName = lowerFirst(f.Name)
+		f.jsonName, f.jsonKey = lowerFirst(f.Name), jsonKeyOf(f.Name)
 		if f.elem != nil {
-			f.elem.jsonName = lowerFirst(f.elem.Name)
+			f.elem.jsonName, f.elem.jsonKey = lowerFirst(f.elem.Name), jsonKeyOf(f.elem.Name)
 		}
 		setJSONNames(f.Fields, depth+1)
 	}
+}
+
+// jsonKeyOf is name's JsonConverter name quoted, with a colon, when it is
+// letters, digits and underscores; "" otherwise.
+func jsonKeyOf(name string) string {
+	if name == "" {
+		return ""
+	}
+	for i := 0; i < len(name); i++ {
+		if c := name[i]; !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_') {
+			return ""
+		}
+	}
+	return `"` + lowerFirst(name) + `":`
 }
 
 // nodeJSONName is the JsonConverter name of node n: its field's, made
@@ -444,7 +458,11 @@ func AppendDefaultJSON(b []byte, f *Field, v int16, int64Strings, html bool) []b
 				b = append(b, ',')
 			}
 			first = false
-			b = appendJSONKey(b, g.JSONName(), html)
+			if k := g.JSONKey(); k != "" {
+				b = append(b, k...)
+			} else {
+				b = appendJSONKey(b, g.JSONName(), html)
+			}
 			b = AppendDefaultJSON(b, g, v, int64Strings, html)
 		}
 		return append(b, '}')

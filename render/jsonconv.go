@@ -276,7 +276,7 @@ func (j *jsonWriter) directStruct(b []byte, n *protocol.Node, fields []protocol.
 						b = append(b, ',')
 					}
 					first = false
-					b = appendJSONKeyHTML(b, f.JSONName())
+					b = appendFieldKey(b, f)
 					b = protocol.AppendDefaultJSON(b, f, v, j.o.Int64Strings, true)
 				}
 				continue
@@ -317,9 +317,9 @@ func (j *jsonWriter) directMember(b []byte, c *protocol.Node, f *protocol.Field,
 		b = append(b, ',')
 	}
 	if f != nil {
-		b = appendJSONKeyHTML(b, f.JSONName())
+		b = appendFieldKey(b, f)
 	} else if g := c.Field; g != nil && g.Name == c.Name {
-		b = appendJSONKeyHTML(b, g.JSONName())
+		b = appendFieldKey(b, g)
 	} else if name := c.Name; name != "" && plainKey(name) {
 		b = append(b, '"')
 		if k := name[0]; k >= 'A' && k <= 'Z' {
@@ -387,6 +387,14 @@ func lowerFirst(s string) string {
 		return s
 	}
 	return string(s[0]+('a'-'A')) + s[1:]
+}
+
+// appendFieldKey appends field f's JSON name as a key, and its colon.
+func appendFieldKey(b []byte, f *protocol.Field) []byte {
+	if k := f.JSONKey(); k != "" {
+		return append(b, k...) // made once: nothing to escape
+	}
+	return appendJSONKeyHTML(b, f.JSONName())
 }
 
 // appendJSONKeyHTML appends key k, as appendAnyJSON writes an Object's
