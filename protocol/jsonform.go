@@ -154,12 +154,64 @@ func bodyJSON(n *Node, j jsonForm) any {
 	if n == nil {
 		return nil
 	}
-	if n.Kind == KindStruct && n.Field == nil && isMessageNode(n) {
-		if m := LookupName(n.Name, n.Ver); m != nil {
-			return j.structJSON(n, m.Fields, n.Ver)
-		}
+	if fields, ok := JSONFields(n); ok {
+		return j.structJSON(n, fields, n.Ver)
 	}
 	return j.nodeJSON(n, nil, 0)
+}
+
+// JSONFields returns the schema fields in whose order BodyJSON gives the
+// members of n's object (its version is n.Ver), and true, when n is a
+// message, header or data struct node named after a schema the table
+// holds for its version; otherwise nil and false (BodyJSON then gives
+// n's children in wire order, as version 0).
+func JSONFields(n *Node) ([]Field, bool) {
+	if n.Kind == KindStruct && n.Field == nil && isMessageNode(n) {
+		if m := LookupName(n.Name, n.Ver); m != nil {
+			return m.Fields, true
+		}
+	}
+	return nil, false
+}
+
+// setJSONNames sets the JSON name (Field.JSONName) of fields, of the
+// fields below them and of their arrays' element fields, once when the
+// package initialises (initRoles, after the element fields are made).
+func setJSONNames(fields []Field, depth int) {
+	if depth > maxDepth {
+		return
+	}
+	for i := range fields {
+		f := &fields[i]
+		f.jsonName, f.jsonKey = lowerFirst(f.Name), jsonKeyOf(f.Name)
+		if f.elem != nil {
+			f.elem.jsonName, f.elem.jsonKey = lowerFirst(f.elem.Name), jsonKeyOf(f.elem.Name)
+		}
+		setJSONNames(f.Fields, depth+1)
+	}
+}
+
+// jsonKeyOf is name's JsonConverter name quoted, with a colon, when it is
+// letters, digits and underscores; "" otherwise.
+func jsonKeyOf(name string) string {
+	if name == "" {
+		return ""
+	}
+	for i := 0; i < len(name); i++ {
+		if c := name[i]; !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_') {
+			return ""
+		}
+	}
+	return `"` + lowerFirst(name) + `":`
+}
+
+// nodeJSONName is the JsonConverter name of node n: its field's, made
+// once, when the node is named after it (as the decoder names them).
+func nodeJSONName(n *Node) string {
+	if f := n.Field; f != nil && f.Name == n.Name {
+		return f.JSONName()
+	}
+	return lowerFirst(n.Name)
 }
 
 // isMessageNode reports whether n is a message, header or data struct
@@ -189,12 +241,12 @@ func (j jsonForm) structJSON(n *Node, fields []Field, v int16) any {
 			if c.Kind == KindTaggedFields || c.Kind == KindRaw {
 				continue
 			}
-			obj = append(obj, Member{lowerFirst(c.Name), j.nodeJSON(c, nil, v)})
+			obj = append(obj, Member{nodeJSONName(c), j.nodeJSON(c, nil, v)})
 		}
 		if tagged != nil {
 			for _, c := range tagged.Children {
 				if c.Kind != KindUnknownTag {
-					obj = append(obj, Member{lowerFirst(c.Name), j.nodeJSON(c, nil, v)})
+					obj = append(obj, Member{nodeJSONName(c), j.nodeJSON(c, nil, v)})
 				}
 			}
 		}
@@ -211,11 +263,11 @@ func (j jsonForm) structJSON(n *Node, fields []Field, v int16) any {
 		if c == nil {
 			if f.TaggedVersions.Contains(v) && f.Versions.Contains(v) && n.Flags&FlagError == 0 {
 				// Kafka's JsonConverter writes an absent tag's default.
-				obj = append(obj, Member{lowerFirst(f.Name), j.defaultJSON(f, v)})
+				obj = append(obj, Member{f.JSONName(), j.defaultJSON(f, v)})
 			}
 			continue // absent in this version, or not decoded
 		}
-		obj = append(obj, Member{lowerFirst(f.Name), j.nodeJSON(c, f, v)})
+		obj = append(obj, Member{f.JSONName(), j.nodeJSON(c, f, v)})
 	}
 	return obj
 }
@@ -313,7 +365,7 @@ func (j jsonForm) defaultJSON(f *Field, v int16) any {
 		for i := range f.Fields {
 			g := &f.Fields[i]
 			if g.Versions.Contains(v) {
-				obj = append(obj, Member{lowerFirst(g.Name), j.defaultJSON(g, v)})
+				obj = append(obj, Member{g.JSONName(), j.defaultJSON(g, v)})
 			}
 		}
 		return obj
@@ -365,4 +417,81 @@ func redacted(n *Node) []byte {
 		return []byte(redactedMark)
 	}
 	return append(out, n.Raw[pos:]...)
+}
+
+// AppendDefaultJSON appends the value BodyJSON gives field f when it is a
+// tagged field absent in version v (Kafka's JsonConverter writes its
+// default: the JSON "default", or the type's zero) as encoding/json writes
+// that value; int64Strings as JSONOptions has it, html as json.Marshal
+// escapes '<', '>' and '&' in strings.
+func AppendDefaultJSON(b []byte, f *Field, v int16, int64Strings, html bool) []byte {
+	if f.Default == "null" {
+		return append(b, "null"...)
+	}
+	switch f.Kind {
+	case TypeBool:
+		return strconv.AppendBool(b, f.Default == "true")
+	case TypeInt64:
+		if int64Strings {
+			b = append(b, '"')
+			b = strconv.AppendInt(b, defaultInt(f), 10)
+			return append(b, '"')
+		}
+		return strconv.AppendInt(b, defaultInt(f), 10)
+	case TypeInt8, TypeInt16, TypeUint16, TypeInt32, TypeUint32:
+		return strconv.AppendInt(b, defaultInt(f), 10)
+	case TypeUUID:
+		return append(b, `"AAAAAAAAAAAAAAAAAAAAAA"`...) // 16 zero bytes, base64url
+	case TypeBytes, TypeRecords:
+		return append(b, `""`...)
+	case TypeArray:
+		return append(b, "[]"...)
+	case TypeStruct:
+		b = append(b, '{')
+		first := true
+		for i := range f.Fields {
+			g := &f.Fields[i]
+			if !g.Versions.Contains(v) {
+				continue
+			}
+			if !first {
+				b = append(b, ',')
+			}
+			first = false
+			if k := g.JSONKey(); k != "" {
+				b = append(b, k...)
+			} else {
+				b = appendJSONKey(b, g.JSONName(), html)
+			}
+			b = AppendDefaultJSON(b, g, v, int64Strings, html)
+		}
+		return append(b, '}')
+	}
+	// float64 and string defaults (no field of the table has one that is
+	// not null): encoding/json writes them.
+	return appendMarshaled(b, jsonForm{int64Strings: int64Strings}.defaultJSON(f, v), html)
+}
+
+// appendJSONKey appends name as a JSON object key and its colon.
+func appendJSONKey(b []byte, name string, html bool) []byte {
+	for i := 0; i < len(name); i++ {
+		if c := name[i]; !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_') {
+			return append(appendMarshaled(b, name, html), ':')
+		}
+	}
+	b = append(b, '"')
+	b = append(b, name...)
+	return append(b, '"', ':')
+}
+
+// appendMarshaled appends v as encoding/json writes it, without a
+// newline; html as json.Marshal escapes '<', '>' and '&'.
+func appendMarshaled(b []byte, v any, html bool) []byte {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(html)
+	if err := enc.Encode(v); err != nil {
+		return append(b, "null"...) // no default value fails
+	}
+	return append(b, bytes.TrimSuffix(buf.Bytes(), []byte("\n"))...)
 }

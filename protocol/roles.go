@@ -511,6 +511,7 @@ func initRoles() {
 	rolesOnce.Do(func() {
 		for _, m := range Schemas {
 			assignRoles(m.Name, "", m.Fields, false, 0)
+			setJSONNames(m.Fields, 0)
 		}
 	})
 }

@@ -105,7 +105,29 @@ type Field struct {
 	// skim says a sparse decode (Decoder.Sparse) reads the field without
 	// a node: nothing in it means anything to the facts (sparse.go).
 	skim bool
+	// jsonName is the field's JsonConverter name (JSONName), set once
+	// when the package initialises (setJSONNames); jsonKey that name as
+	// a JSON object's key (JSONKey).
+	jsonName, jsonKey string
 }
+
+// JSONName returns the field's name in Kafka's JsonConverter form: its
+// schema name with the first letter lower-cased ("ClientId" → "clientId").
+// The names of the schema table's fields are made once, when the package
+// initialises; a field built elsewhere gets its name made at each call.
+func (f *Field) JSONName() string {
+	if f.jsonName == "" {
+		return lowerFirst(f.Name)
+	}
+	return f.jsonName
+}
+
+// JSONKey returns the field's JSON name quoted and followed by a colon
+// ("\"clientId\":"), ready to append to a JSON object, when the name is
+// letters, digits and underscores (every name of the schema table), which
+// no JSON encoder escapes; "" for a field outside the table or another
+// name.
+func (f *Field) JSONKey() string { return f.jsonKey }
 
 // ElemField returns the field describing each element of array field f (a
 // node for an array element has it as its Field), or nil when f is not an

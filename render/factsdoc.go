@@ -1,11 +1,9 @@
 package render
 
 import (
-	"bytes"
-	"encoding/json"
+	"strconv"
 
 	"github.com/kwire/kwire/facts"
-	"github.com/kwire/kwire/internal/jsonint64"
 	"github.com/kwire/kwire/protocol"
 )
 
@@ -259,11 +257,14 @@ type FeatureDoc struct {
 
 func ptr[T any](v T) *T { return &v }
 
+// strPtr is s's address, nil for "". (&s itself would move s to the heap
+// where the call is inlined, "" or not: an allocation for every empty
+// string.)
 func strPtr(s string) *string {
 	if s == "" {
 		return nil
 	}
-	return &s
+	return ptr(s)
 }
 
 func errName(code int16) *string {
@@ -281,9 +282,16 @@ func NewFactsDoc(fx *facts.Exchange) *FactsDoc {
 	if fx == nil {
 		return d
 	}
+	// Every list is made at its length (an ApiVersions response's 60 API
+	// ranges grew its slice seven times).
+	d.Topics = make([]TopicDoc, 0, len(fx.Topics))
+	d.Errors = make([]ErrorDoc, 0, len(fx.Errors))
+	d.Transactions = make([]TransactionDoc, 0, len(fx.Transactions))
+	d.Coordinators = make([]CoordinatorDoc, 0, len(fx.Coordinators))
+	d.Resources = make([]ResourceDoc, 0, len(fx.Resources))
 	for i := range fx.Topics {
 		t := &fx.Topics[i]
-		td := TopicDoc{Name: strPtr(t.Name), Error: errName(t.Error), Resource: t.Resource, Partitions: []PartitionDoc{}}
+		td := TopicDoc{Name: strPtr(t.Name), Error: errName(t.Error), Resource: t.Resource, Partitions: make([]PartitionDoc, 0, len(t.Partitions))}
 		if t.HasID {
 			td.TopicID = ptr(t.ID.String())
 		}
@@ -356,7 +364,7 @@ func NewFactsDoc(fx *facts.Exchange) *FactsDoc {
 	}
 	for i := range fx.Resources {
 		r := &fx.Resources[i]
-		rd := ResourceDoc{Type: r.TypeName, Name: r.Name, Configs: []ConfigDoc{}}
+		rd := ResourceDoc{Type: r.TypeName, Name: r.Name, Configs: make([]ConfigDoc, 0, len(r.Configs))}
 		if rd.Type == "" {
 			rd.Type = "type(" + itoa(int64(r.Type)) + ")"
 		}
@@ -394,8 +402,8 @@ func NewFactsDoc(fx *facts.Exchange) *FactsDoc {
 		d.ClientSoftware = &SoftwareDoc{Name: s.Name, Version: s.Version}
 	}
 	if av := fx.APIVersions; av != nil {
-		ad := &APIVersionsDoc{Error: errName(av.Error), Ranges: []APIRangeDoc{}, SupportedFeatures: []FeatureDoc{},
-			FinalizedFeatures: []FeatureDoc{}}
+		ad := &APIVersionsDoc{Error: errName(av.Error), Ranges: make([]APIRangeDoc, 0, len(av.Ranges)),
+			SupportedFeatures: make([]FeatureDoc, 0, len(av.SupportedFeatures)), FinalizedFeatures: make([]FeatureDoc, 0, len(av.FinalizedFeatures))}
 		for _, r := range av.Ranges {
 			ad.Ranges = append(ad.Ranges, APIRangeDoc{APIKey: r.Key, API: protocol.APIName(r.Key), MinVersion: r.Min, MaxVersion: r.Max})
 		}
@@ -416,14 +424,17 @@ func NewFactsDoc(fx *facts.Exchange) *FactsDoc {
 func partitionDoc(p *facts.Partition) PartitionDoc {
 	pd := PartitionDoc{Partition: p.Index, Error: errName(p.Error), CommittedMetadata: strPtr(p.Offsets.CommittedMetadata)}
 	o := &p.Offsets
-	for k, dst := range map[facts.OffsetKind]**int64{
-		facts.OffsetBase: &pd.BaseOffset, facts.OffsetFetch: &pd.FetchOffset, facts.OffsetHighWatermark: &pd.HighWatermark,
-		facts.OffsetLastStable: &pd.LastStableOffset, facts.OffsetLogStart: &pd.LogStartOffset,
-		facts.OffsetCommitted: &pd.CommittedOffset, facts.OffsetListed: &pd.ListedOffset,
-		facts.OffsetListTimestamp: &pd.ListTimestamp, facts.OffsetLeaderEpoch: &pd.LeaderEpoch,
+	for _, k := range [...]struct {
+		kind facts.OffsetKind
+		dst  **int64
+	}{
+		{facts.OffsetBase, &pd.BaseOffset}, {facts.OffsetFetch, &pd.FetchOffset}, {facts.OffsetHighWatermark, &pd.HighWatermark},
+		{facts.OffsetLastStable, &pd.LastStableOffset}, {facts.OffsetLogStart, &pd.LogStartOffset},
+		{facts.OffsetCommitted, &pd.CommittedOffset}, {facts.OffsetListed, &pd.ListedOffset},
+		{facts.OffsetListTimestamp, &pd.ListTimestamp}, {facts.OffsetLeaderEpoch, &pd.LeaderEpoch},
 	} {
-		if v, ok := o.Get(k); ok {
-			*dst = ptr(v)
+		if v, ok := o.Get(k.kind); ok {
+			*k.dst = ptr(v)
 		}
 	}
 	if p.AbortedTxns >= 0 {
@@ -473,7 +484,7 @@ func groupDoc(g *facts.Group) *GroupDoc {
 	d := &GroupDoc{GroupID: strPtr(g.ID), MemberID: strPtr(g.MemberID), AssignedMemberID: strPtr(g.AssignedMemberID),
 		GroupInstanceID: strPtr(g.InstanceID), ProtocolType: strPtr(g.ProtocolType), Protocol: strPtr(g.Protocol),
 		Protocols: append([]string{}, g.Protocols...), Leader: strPtr(g.Leader), Reason: strPtr(g.Reason),
-		Subscription: subscriptionDoc(g.Subscription), Owned: tpDocs(g.Owned), Members: []MemberDoc{}}
+		Subscription: subscriptionDoc(g.Subscription), Owned: tpDocs(g.Owned), Members: make([]MemberDoc, 0, len(g.Members))}
 	if g.HasGeneration {
 		d.GenerationID = ptr(g.Generation)
 	}
@@ -519,7 +530,7 @@ func subscriptionDoc(s *facts.Subscription) *SubscriptionDoc {
 }
 
 func tpDocs(tps []facts.TopicPartitions) []TopicPartitionDoc {
-	out := []TopicPartitionDoc{}
+	out := make([]TopicPartitionDoc, 0, len(tps))
 	for i := range tps {
 		tp := &tps[i]
 		d := TopicPartitionDoc{Topic: strPtr(tp.Topic), Partitions: append([]int32{}, tp.Partitions...)}
@@ -550,20 +561,496 @@ func scopeKind(r protocol.Role) string {
 
 // appendFactsDoc appends d as json.Encoder with SetEscapeHTML(false)
 // writes it, without the newline; with int64s, its 64-bit integers as
-// decimal strings (Options.Int64Strings).
+// decimal strings, as json.Encoder writes jsonint64.Strings(d)
+// (Options.Int64Strings). It writes each document's keys itself, in
+// their fields' order, rather than through encoding/json's reflection
+// (a tenth of kwire read --json's CPU on small exchanges);
+// TestFactsDocAppend holds it to encoding/json on every golden capture and
+// on documents with every field set.
 func appendFactsDoc(b []byte, d *FactsDoc, int64s bool) ([]byte, bool) {
 	if d == nil {
 		return append(b, "null"...), true
 	}
-	var v any = d
+	w := factsWriter{b: b, int64s: int64s}
+	w.facts(d)
+	return w.b, true
+}
+
+// factsWriter appends a FactsDoc's JSON.
+type factsWriter struct {
+	b      []byte
+	int64s bool // 64-bit integers as decimal strings
+}
+
+func (w *factsWriter) key(first bool, k string) {
+	if !first {
+		w.b = append(w.b, ',')
+	}
+	w.b = append(w.b, '"')
+	w.b = append(w.b, k...)
+	w.b = append(w.b, '"', ':')
+}
+
+func (w *factsWriter) null()         { w.b = append(w.b, "null"...) }
+func (w *factsWriter) str(s string)  { w.b = appendStdString(w.b, s, false) }
+func (w *factsWriter) int(v int64)   { w.b = strconv.AppendInt(w.b, v, 10) }
+func (w *factsWriter) bool(v bool)   { w.b = strconv.AppendBool(w.b, v) }
+func (w *factsWriter) int64(v int64) { w.b = appendInt64Doc(w.b, v, w.int64s) }
+func (w *factsWriter) punct(c byte)  { w.b = append(w.b, c) }
+
+func (w *factsWriter) comma(i int) {
+	if i > 0 {
+		w.b = append(w.b, ',')
+	}
+}
+
+// appendInt64Doc appends a 64-bit integer: a number, or with int64s a
+// decimal string.
+func appendInt64Doc(b []byte, v int64, int64s bool) []byte {
 	if int64s {
-		v = jsonint64.Strings(d)
+		b = append(b, '"')
+		b = strconv.AppendInt(b, v, 10)
+		return append(b, '"')
 	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return b, false
+	return strconv.AppendInt(b, v, 10)
+}
+
+func (w *factsWriter) optStr(p *string) {
+	if p == nil {
+		w.null()
+		return
 	}
-	return append(b, bytes.TrimSuffix(buf.Bytes(), []byte("\n"))...), true
+	w.str(*p)
+}
+
+func (w *factsWriter) optInt64(p *int64) {
+	if p == nil {
+		w.null()
+		return
+	}
+	w.int64(*p)
+}
+
+func optInt[T int16 | int32](w *factsWriter, p *T) {
+	if p == nil {
+		w.null()
+		return
+	}
+	w.int(int64(*p))
+}
+
+// list appends a JSON array of the n elements elem appends; nil is null.
+func list[T any](w *factsWriter, s []T, elem func(*T)) {
+	if s == nil {
+		w.null()
+		return
+	}
+	w.punct('[')
+	for i := range s {
+		w.comma(i)
+		elem(&s[i])
+	}
+	w.punct(']')
+}
+
+func (w *factsWriter) strs(s []string) { list(w, s, func(v *string) { w.str(*v) }) }
+
+func ints[T int | int32](w *factsWriter, s []T) { list(w, s, func(v *T) { w.int(int64(*v)) }) }
+
+func (w *factsWriter) facts(d *FactsDoc) {
+	w.punct('{')
+	w.key(true, "topics")
+	list(w, d.Topics, w.topic)
+	w.key(false, "errors")
+	list(w, d.Errors, w.error)
+	w.key(false, "throttleMs")
+	optInt(w, d.ThrottleMs)
+	w.key(false, "group")
+	w.group(d.Group)
+	w.key(false, "groups")
+	w.strs(d.Groups)
+	w.key(false, "producer")
+	w.producer(d.Producer)
+	w.key(false, "transactions")
+	list(w, d.Transactions, w.transaction)
+	w.key(false, "commit")
+	if d.Commit == nil {
+		w.null()
+	} else {
+		w.bool(*d.Commit)
+	}
+	w.key(false, "coordinators")
+	list(w, d.Coordinators, w.coordinator)
+	w.key(false, "resources")
+	list(w, d.Resources, w.resource)
+	w.key(false, "isolationLevel")
+	w.optStr(d.IsolationLevel)
+	w.key(false, "acks")
+	optInt(w, d.Acks)
+	w.key(false, "timeoutMs")
+	optInt(w, d.TimeoutMs)
+	w.key(false, "maxWaitMs")
+	optInt(w, d.MaxWaitMs)
+	w.key(false, "clientSoftware")
+	if s := d.ClientSoftware; s == nil {
+		w.null()
+	} else {
+		w.punct('{')
+		w.key(true, "name")
+		w.str(s.Name)
+		w.key(false, "version")
+		w.str(s.Version)
+		w.punct('}')
+	}
+	w.key(false, "apiVersions")
+	w.apiVersions(d.APIVersions)
+	w.punct('}')
+}
+
+func (w *factsWriter) topic(t *TopicDoc) {
+	w.punct('{')
+	w.key(true, "name")
+	w.optStr(t.Name)
+	w.key(false, "topicId")
+	w.optStr(t.TopicID)
+	w.key(false, "error")
+	w.optStr(t.Error)
+	w.key(false, "resource")
+	w.bool(t.Resource)
+	w.key(false, "partitions")
+	list(w, t.Partitions, w.partition)
+	w.punct('}')
+}
+
+func (w *factsWriter) partition(p *PartitionDoc) {
+	w.punct('{')
+	w.key(true, "partition")
+	w.int(int64(p.Partition))
+	w.key(false, "error")
+	w.optStr(p.Error)
+	w.key(false, "baseOffset")
+	w.optInt64(p.BaseOffset)
+	w.key(false, "fetchOffset")
+	w.optInt64(p.FetchOffset)
+	w.key(false, "highWatermark")
+	w.optInt64(p.HighWatermark)
+	w.key(false, "lastStableOffset")
+	w.optInt64(p.LastStableOffset)
+	w.key(false, "logStartOffset")
+	w.optInt64(p.LogStartOffset)
+	w.key(false, "committedOffset")
+	w.optInt64(p.CommittedOffset)
+	w.key(false, "committedMetadata")
+	w.optStr(p.CommittedMetadata)
+	w.key(false, "listedOffset")
+	w.optInt64(p.ListedOffset)
+	w.key(false, "listTimestamp")
+	w.optInt64(p.ListTimestamp)
+	w.key(false, "leaderEpoch")
+	w.optInt64(p.LeaderEpoch)
+	w.key(false, "records")
+	w.records(p.Records)
+	w.key(false, "abortedTransactions")
+	optInt(w, p.AbortedTransactions)
+	w.key(false, "aborted")
+	list(w, p.Aborted, func(a *AbortedTxnDoc) {
+		w.punct('{')
+		w.key(true, "producerId")
+		w.int64(a.ProducerID)
+		w.key(false, "firstOffset")
+		w.int64(a.FirstOffset)
+		w.punct('}')
+	})
+	w.punct('}')
+}
+
+func (w *factsWriter) records(r *RecordsDoc) {
+	if r == nil {
+		w.null()
+		return
+	}
+	w.punct('{')
+	w.key(true, "batches")
+	w.int(int64(r.Batches))
+	w.key(false, "count")
+	w.optInt64(r.Count)
+	w.key(false, "bytes")
+	w.int64(r.Bytes)
+	w.key(false, "uncompressedBytes")
+	w.int64(r.UncompressedBytes)
+	w.key(false, "unknownSizeBatches")
+	w.int(int64(r.UnknownSizeBatches))
+	w.key(false, "codecs")
+	w.strs(r.Codecs)
+	w.key(false, "magics")
+	ints(w, r.Magics)
+	w.key(false, "firstOffset")
+	w.optInt64(r.FirstOffset)
+	w.key(false, "lastOffset")
+	w.optInt64(r.LastOffset)
+	w.key(false, "partial")
+	w.bool(r.Partial)
+	w.key(false, "transactionalBatches")
+	w.int(int64(r.TransactionalBatches))
+	w.key(false, "controlBatches")
+	w.int(int64(r.ControlBatches))
+	w.key(false, "commits")
+	w.int(int64(r.Commits))
+	w.key(false, "aborts")
+	w.int(int64(r.Aborts))
+	w.key(false, "producerId")
+	w.optInt64(r.ProducerID)
+	w.key(false, "producerEpoch")
+	optInt(w, r.ProducerEpoch)
+	w.key(false, "baseSequence")
+	optInt(w, r.BaseSequence)
+	w.key(false, "producerRecords")
+	optInt(w, r.ProducerRecords)
+	w.key(false, "markers")
+	list(w, r.Markers, func(m *MarkerDoc) {
+		w.punct('{')
+		w.key(true, "type")
+		w.str(m.Type)
+		w.key(false, "producerId")
+		w.int64(m.ProducerID)
+		w.key(false, "producerEpoch")
+		w.int(int64(m.ProducerEpoch))
+		w.key(false, "offset")
+		w.int64(m.Offset)
+		w.punct('}')
+	})
+	w.key(false, "crcErrors")
+	w.int(int64(r.CrcErrors))
+	w.key(false, "damaged")
+	w.int(int64(r.Damaged))
+	w.punct('}')
+}
+
+func (w *factsWriter) error(e *ErrorDoc) {
+	w.punct('{')
+	w.key(true, "code")
+	w.int(int64(e.Code))
+	w.key(false, "name")
+	w.str(e.Name)
+	w.key(false, "message")
+	w.optStr(e.Message)
+	w.key(false, "topic")
+	w.optStr(e.Topic)
+	w.key(false, "partition")
+	optInt(w, e.Partition)
+	w.key(false, "scope")
+	if s := e.Scope; s == nil {
+		w.null()
+	} else {
+		w.punct('{')
+		w.key(true, "kind")
+		w.str(s.Kind)
+		w.key(false, "id")
+		w.str(s.ID)
+		w.punct('}')
+	}
+	w.punct('}')
+}
+
+func (w *factsWriter) group(g *GroupDoc) {
+	if g == nil {
+		w.null()
+		return
+	}
+	w.punct('{')
+	w.key(true, "groupId")
+	w.optStr(g.GroupID)
+	w.key(false, "memberId")
+	w.optStr(g.MemberID)
+	w.key(false, "assignedMemberId")
+	w.optStr(g.AssignedMemberID)
+	w.key(false, "groupInstanceId")
+	w.optStr(g.GroupInstanceID)
+	w.key(false, "generationId")
+	optInt(w, g.GenerationID)
+	w.key(false, "memberEpoch")
+	optInt(w, g.MemberEpoch)
+	w.key(false, "assignedEpoch")
+	optInt(w, g.AssignedEpoch)
+	w.key(false, "protocolType")
+	w.optStr(g.ProtocolType)
+	w.key(false, "protocol")
+	w.optStr(g.Protocol)
+	w.key(false, "protocols")
+	w.strs(g.Protocols)
+	w.key(false, "leader")
+	w.optStr(g.Leader)
+	w.key(false, "reason")
+	w.optStr(g.Reason)
+	w.key(false, "sessionTimeoutMs")
+	optInt(w, g.SessionTimeoutMs)
+	w.key(false, "rebalanceTimeoutMs")
+	optInt(w, g.RebalanceTimeoutMs)
+	w.key(false, "heartbeatIntervalMs")
+	optInt(w, g.HeartbeatIntervalMs)
+	w.key(false, "subscription")
+	w.subscription(g.Subscription)
+	w.key(false, "assignment")
+	list(w, g.Assignment, w.topicPartitions)
+	w.key(false, "owned")
+	list(w, g.Owned, w.topicPartitions)
+	w.key(false, "members")
+	list(w, g.Members, func(m *MemberDoc) {
+		w.punct('{')
+		w.key(true, "memberId")
+		w.str(m.MemberID)
+		w.key(false, "groupInstanceId")
+		w.optStr(m.GroupInstanceID)
+		w.key(false, "reason")
+		w.optStr(m.Reason)
+		w.key(false, "subscription")
+		w.subscription(m.Subscription)
+		w.key(false, "assignment")
+		list(w, m.Assignment, w.topicPartitions)
+		w.key(false, "error")
+		w.optStr(m.Error)
+		w.punct('}')
+	})
+	w.punct('}')
+}
+
+func (w *factsWriter) subscription(s *SubscriptionDoc) {
+	if s == nil {
+		w.null()
+		return
+	}
+	w.punct('{')
+	w.key(true, "version")
+	w.int(int64(s.Version))
+	w.key(false, "topics")
+	w.strs(s.Topics)
+	w.key(false, "owned")
+	list(w, s.Owned, w.topicPartitions)
+	w.key(false, "generationId")
+	optInt(w, s.GenerationID)
+	w.punct('}')
+}
+
+func (w *factsWriter) topicPartitions(tp *TopicPartitionDoc) {
+	w.punct('{')
+	w.key(true, "topic")
+	w.optStr(tp.Topic)
+	w.key(false, "topicId")
+	w.optStr(tp.TopicID)
+	w.key(false, "partitions")
+	ints(w, tp.Partitions)
+	w.punct('}')
+}
+
+func (w *factsWriter) producer(p *ProducerDoc) {
+	if p == nil {
+		w.null()
+		return
+	}
+	w.punct('{')
+	w.key(true, "transactionalId")
+	w.optStr(p.TransactionalID)
+	w.key(false, "producerId")
+	w.optInt64(p.ProducerID)
+	w.key(false, "producerEpoch")
+	optInt(w, p.ProducerEpoch)
+	w.key(false, "newProducerId")
+	w.optInt64(p.NewProducerID)
+	w.key(false, "newProducerEpoch")
+	optInt(w, p.NewProducerEpoch)
+	w.punct('}')
+}
+
+func (w *factsWriter) transaction(t *TransactionDoc) {
+	w.punct('{')
+	w.key(true, "transactionalId")
+	w.str(t.TransactionalID)
+	w.key(false, "producerId")
+	w.optInt64(t.ProducerID)
+	w.key(false, "producerEpoch")
+	optInt(w, t.ProducerEpoch)
+	w.key(false, "topics")
+	list(w, t.Topics, w.topicPartitions)
+	w.punct('}')
+}
+
+func (w *factsWriter) coordinator(c *CoordinatorDoc) {
+	w.punct('{')
+	w.key(true, "keyType")
+	w.str(c.KeyType)
+	w.key(false, "key")
+	w.str(c.Key)
+	w.key(false, "nodeId")
+	optInt(w, c.NodeID)
+	w.key(false, "host")
+	w.optStr(c.Host)
+	w.key(false, "port")
+	optInt(w, c.Port)
+	w.key(false, "error")
+	w.optStr(c.Error)
+	w.punct('}')
+}
+
+func (w *factsWriter) resource(r *ResourceDoc) {
+	w.punct('{')
+	w.key(true, "type")
+	w.str(r.Type)
+	w.key(false, "name")
+	w.str(r.Name)
+	w.key(false, "pattern")
+	w.optStr(r.Pattern)
+	w.key(false, "configs")
+	list(w, r.Configs, func(c *ConfigDoc) {
+		w.punct('{')
+		w.key(true, "name")
+		w.str(c.Name)
+		w.key(false, "value")
+		w.optStr(c.Value)
+		w.key(false, "sensitive")
+		w.bool(c.Sensitive)
+		w.key(false, "redacted")
+		w.bool(c.Redacted)
+		w.punct('}')
+	})
+	w.punct('}')
+}
+
+func (w *factsWriter) apiVersions(a *APIVersionsDoc) {
+	if a == nil {
+		w.null()
+		return
+	}
+	feature := func(f *FeatureDoc) {
+		w.punct('{')
+		w.key(true, "name")
+		w.str(f.Name)
+		w.key(false, "min")
+		w.int(int64(f.Min))
+		w.key(false, "max")
+		w.int(int64(f.Max))
+		w.punct('}')
+	}
+	w.punct('{')
+	w.key(true, "error")
+	w.optStr(a.Error)
+	w.key(false, "ranges")
+	list(w, a.Ranges, func(r *APIRangeDoc) {
+		w.punct('{')
+		w.key(true, "apiKey")
+		w.int(int64(r.APIKey))
+		w.key(false, "api")
+		w.str(r.API)
+		w.key(false, "minVersion")
+		w.int(int64(r.MinVersion))
+		w.key(false, "maxVersion")
+		w.int(int64(r.MaxVersion))
+		w.punct('}')
+	})
+	w.key(false, "supportedFeatures")
+	list(w, a.SupportedFeatures, feature)
+	w.key(false, "finalizedFeatures")
+	list(w, a.FinalizedFeatures, feature)
+	w.key(false, "finalizedFeaturesEpoch")
+	w.optInt64(a.FinalizedEpoch)
+	w.punct('}')
 }

@@ -11,6 +11,7 @@ import (
 	"math"
 	"net/netip"
 	"strconv"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -196,16 +197,9 @@ var kindNames = map[dissect.Kind]string{
 func KindName(k dissect.Kind) string { return kindNames[k] }
 
 // NewExchangeDoc builds the document ExchangeJSON writes for e.
+// (AppendExchangeJSON writes the same document without building it:
+// appendExchange.)
 func NewExchangeDoc(e *dissect.Exchange, opts Options) *ExchangeDoc {
-	d := newExchangeDoc(e, opts)
-	d.Request = messageDoc(e.Request, &opts)
-	d.Response = messageDoc(e.Response, &opts)
-	return d
-}
-
-// newExchangeDoc is NewExchangeDoc without Request and Response, which
-// appendExchangeDirect writes straight from the frames.
-func newExchangeDoc(e *dissect.Exchange, opts Options) *ExchangeDoc {
 	d := &ExchangeDoc{
 		Stream:        -1,
 		Client:        addrString(e.Client),
@@ -247,6 +241,8 @@ func newExchangeDoc(e *dissect.Exchange, opts Options) *ExchangeDoc {
 		d.Topics = []string{}
 	}
 	d.Facts = NewFactsDoc(fx)
+	d.Request = messageDoc(e.Request, &opts)
+	d.Response = messageDoc(e.Response, &opts)
 	return d
 }
 
@@ -272,7 +268,8 @@ func messageDoc(f *dissect.Frame, o *Options) *MessageDoc {
 		}
 		return m
 	}
-	j := &jsonWriter{o: o, typedRecords: true}
+	j := getJSONWriter(o, true)
+	defer putJSONWriter(j)
 	if h := headerOf(f.Tree); h != nil {
 		m.Header = j.converter(h)
 	}
@@ -311,14 +308,22 @@ func messageHead(f *dissect.Frame) *MessageDoc {
 
 // appendMessageDirect appends the JSON of messageDoc(f, o) as
 // appendMessageDoc writes it, with the header and body rendered straight
-// into b rather than into a json.RawMessage first.
+// into b rather than into a json.RawMessage first, and the rest written
+// from f rather than from a MessageDoc (its time formatted into b).
 func appendMessageDirect(b []byte, f *dissect.Frame, o *Options) []byte {
 	if f == nil || f.Tree == nil {
 		return appendMessageDoc(b, messageDoc(f, o))
 	}
-	m := messageHead(f)
-	j := &jsonWriter{o: o, typedRecords: true}
-	b = appendMessageStart(b, m)
+	j := getJSONWriter(o, true)
+	defer putJSONWriter(j)
+	b = append(b, `{"frame":`...)
+	b = strconv.AppendInt(b, f.FirstPacket, 10)
+	b = append(b, `,"lastFrame":`...)
+	b = strconv.AppendInt(b, f.LastPacket, 10)
+	b = append(b, `,"time":"`...)
+	b = f.Time.UTC().AppendFormat(b, time.RFC3339Nano) // digits and -:.TZ, nothing to escape
+	b = append(b, `","size":`...)
+	b = strconv.AppendInt(b, int64(f.Size()), 10)
 	b = append(b, `,"header":`...)
 	if h := headerOf(f.Tree); h != nil {
 		b = j.appendConverter(b, h)
@@ -331,9 +336,35 @@ func appendMessageDirect(b []byte, f *dissect.Frame, o *Options) []byte {
 	} else {
 		b = append(b, "null"...)
 	}
+	var m MessageDoc
 	m.setError(f.Tree)
-	m.UnknownTaggedFields = append(m.UnknownTaggedFields, j.unknown...)
-	return appendMessageEnd(b, m)
+	m.UnknownTaggedFields = j.unknown
+	if m.UnknownTaggedFields == nil {
+		m.UnknownTaggedFields = []UnknownTagDoc{} // [], not null
+	}
+	return appendMessageEnd(b, &m)
+}
+
+// jsonWriters recycles the jsonWriters of appendMessageDirect, with the
+// key lists and unknown tagged fields they grew.
+var jsonWriters = sync.Pool{New: func() any { return new(jsonWriter) }}
+
+// getJSONWriter returns a jsonWriter for a copy of o from the pool (o
+// itself, kept by a pooled writer, would be moved to the heap with every
+// line's options).
+func getJSONWriter(o *Options, typedRecords bool) *jsonWriter {
+	j := jsonWriters.Get().(*jsonWriter)
+	j.opts = *o
+	j.o, j.typedRecords = &j.opts, typedRecords
+	return j
+}
+
+// putJSONWriter clears j, keeping what it grew, and gives it back to the
+// pool.
+func putJSONWriter(j *jsonWriter) {
+	clear(j.unknown) // their strings
+	*j = jsonWriter{unknown: j.unknown[:0], spans: j.spans, pos: batchPos{text: j.pos.text[:0]}}
+	jsonWriters.Put(j)
 }
 
 // ExchangeJSON writes e as one line of JSON: an ExchangeDoc.
@@ -391,6 +422,7 @@ func writeJSONLine(w io.Writer, v any) error {
 // jsonWriter turns nodes into JSON text.
 type jsonWriter struct {
 	o            *Options
+	opts         Options // what o points to in a pooled writer (getJSONWriter)
 	typedRecords bool
 	unknown      []UnknownTagDoc
 	pos          batchPos
@@ -399,6 +431,10 @@ type jsonWriter struct {
 
 	genericRecords bool // every record through object (tests: the form record must match)
 	fastRecords    int  // records record wrote (tests: the fast form was taken)
+
+	odd         bool // direct met a tree it leaves to the value path (jsonconv.go)
+	valuePath   bool // converter takes the value path (tests: the oracle)
+	valueWrites int  // converters written by the value path (tests)
 }
 
 // keySpans returns an empty key list for an object.
@@ -430,6 +466,12 @@ func (j *jsonWriter) appendConverter(b []byte, n *protocol.Node) []byte {
 	if n.Kind == protocol.KindRaw {
 		return j.value(b, n, n.Name, nil, false)
 	}
+	if !j.valuePath {
+		if out, ok := j.direct(b, n); ok {
+			return out
+		}
+	}
+	j.valueWrites++
 	// patch puts the typed form in place of the base64 of decoded
 	// records: encoding them would be wasted.
 	v := j.patch(protocol.BodyJSONWith(n, protocol.JSONOptions{LazyRecords: j.typedRecords, Int64Strings: j.o.Int64Strings}), n, n.Name, 0)
@@ -904,7 +946,7 @@ func (j *jsonWriter) object(b []byte, n *protocol.Node, path string, batch *prot
 		}
 	}
 	o := jsonObject{b: append(b, '{'), keys: j.keySpans()}
-	defer j.freeKeySpans(o.keys)
+	defer func() { j.freeKeySpans(o.keys) }() // grown, if it did
 	typed := j.typedRecords
 	if typed && isBatch(n) {
 		batch = n

@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"io"
 	"math"
+	"net/netip"
 	"strconv"
 	"sync"
+	"time"
 	"unicode/utf8"
 
 	"github.com/kwire/kwire/dissect"
@@ -31,6 +33,10 @@ func appendStdString(b []byte, s string, html bool) []byte {
 	b = append(b, '"')
 	start := 0
 	for i := 0; i < len(s); {
+		if len(s)-i >= 8 && jsonPlain8(load64(s[i:]), html) {
+			i += 8 // printable ASCII with nothing to escape
+			continue
+		}
 		c := s[i]
 		if c < utf8.RuneSelf {
 			if c >= 0x20 && c != '"' && c != '\\' && (!html || c != '<' && c != '>' && c != '&') {
@@ -313,13 +319,6 @@ func appendMessageEnd(b []byte, m *MessageDoc) []byte {
 // SetEscapeHTML(false) encodes it; false when a value cannot be written
 // here (the caller then uses encoding/json).
 func appendExchangeDoc(b []byte, d *ExchangeDoc) ([]byte, bool) {
-	return appendExchangeDirect(b, d, nil, nil)
-}
-
-// appendExchangeDirect is appendExchangeDoc; with e set, d has no
-// Request and Response (newExchangeDoc) and e's frames are written
-// straight (appendMessageDirect) with o.
-func appendExchangeDirect(b []byte, d *ExchangeDoc, e *dissect.Exchange, o *Options) ([]byte, bool) {
 	b = append(b, `{"stream":`...)
 	b = strconv.AppendInt(b, int64(d.Stream), 10)
 	b = append(b, `,"file":`...)
@@ -349,17 +348,9 @@ func appendExchangeDirect(b []byte, d *ExchangeDoc, e *dissect.Exchange, o *Opti
 		b = appendStdString(b, *d.ClientID, false)
 	}
 	b = append(b, `,"request":`...)
-	if e != nil {
-		b = appendMessageDirect(b, e.Request, o)
-	} else {
-		b = appendMessageDoc(b, d.Request)
-	}
+	b = appendMessageDoc(b, d.Request)
 	b = append(b, `,"response":`...)
-	if e != nil {
-		b = appendMessageDirect(b, e.Response, o)
-	} else {
-		b = appendMessageDoc(b, d.Response)
-	}
+	b = appendMessageDoc(b, d.Response)
 	b = append(b, `,"latencyMs":`...)
 	if d.LatencyMs == nil {
 		b = append(b, "null"...)
@@ -370,33 +361,9 @@ func appendExchangeDirect(b []byte, d *ExchangeDoc, e *dissect.Exchange, o *Opti
 		}
 	}
 	b = append(b, `,"sasl":`...)
-	if d.SASL == nil {
-		b = append(b, "null"...)
-	} else {
-		b = append(b, `{"mechanism":`...)
-		b = appendStdString(b, d.SASL.Mechanism, false)
-		b = append(b, `,"user":`...)
-		b = appendStdString(b, d.SASL.User, false)
-		b = append(b, '}')
-	}
+	b = appendSASLDoc(b, d.SASL)
 	b = append(b, `,"guess":`...)
-	if g := d.Guess; g == nil {
-		b = append(b, "null"...)
-	} else {
-		b = append(b, `{"api":`...)
-		b = appendStdString(b, g.API, false)
-		b = append(b, `,"apiKey":`...)
-		b = strconv.AppendInt(b, int64(g.APIKey), 10)
-		b = append(b, `,"apiVersion":`...)
-		b = strconv.AppendInt(b, int64(g.APIVersion), 10)
-		b = append(b, `,"candidates":`...)
-		b = strconv.AppendInt(b, int64(g.Candidates), 10)
-		b = append(b, `,"decoded":`...)
-		b = strconv.AppendBool(b, g.Decoded)
-		b = append(b, `,"partial":`...)
-		b = strconv.AppendBool(b, g.Partial)
-		b = append(b, '}')
-	}
+	b = appendGuessDoc(b, d.Guess)
 	b = append(b, `,"subject":`...)
 	b = appendStdString(b, d.Subject, false)
 	b = append(b, `,"errors":`...)
@@ -407,18 +374,20 @@ func appendExchangeDirect(b []byte, d *ExchangeDoc, e *dissect.Exchange, o *Opti
 	b = appendStrings(b, d.Topics)
 	b = append(b, `,"facts":`...)
 	var ok bool
-	int64s := o != nil && o.Int64Strings
-	if b, ok = appendFactsDoc(b, d.Facts, int64s); !ok {
+	if b, ok = appendFactsDoc(b, d.Facts, false); !ok {
 		return b, false
 	}
 	return append(b, "}\n"...), true
 }
 
 // AppendExchangeJSON appends what ExchangeJSON writes to b: for callers
-// that write the line themselves.
+// that write the line themselves. It writes the ExchangeDoc's keys
+// straight from e (appendExchange) rather than from a document built
+// first; TestExchangeLineMatchesEncodingJSON holds the two to the same
+// bytes.
 func AppendExchangeJSON(b []byte, e *dissect.Exchange, opts Options) []byte {
 	start := len(b)
-	out, ok := appendExchangeDirect(b, newExchangeDoc(e, opts), e, &opts)
+	out, ok := appendExchange(b, e, &opts)
 	if !ok {
 		// A value only encoding/json writes (none in practice).
 		var buf bytes.Buffer
@@ -426,6 +395,173 @@ func AppendExchangeJSON(b []byte, e *dissect.Exchange, opts Options) []byte {
 		return append(out[:start], buf.Bytes()...)
 	}
 	return out
+}
+
+// appendExchange appends e's ExchangeDoc and a newline as
+// appendExchangeDoc writes NewExchangeDoc(e, *o) (with the facts' 64-bit
+// integers as o says), each value written from e, its frames by
+// appendMessageDirect; false when a value cannot be written here.
+func appendExchange(b []byte, e *dissect.Exchange, o *Options) ([]byte, bool) {
+	b = append(b, `{"stream":`...)
+	stream := -1
+	if e.Conn != nil {
+		stream = e.Conn.Index
+	}
+	b = strconv.AppendInt(b, int64(stream), 10)
+	b = append(b, `,"file":`...)
+	if o.File == "" {
+		b = append(b, "null"...)
+	} else {
+		b = appendStdString(b, o.File, false)
+	}
+	b = append(b, `,"client":`...)
+	b = appendAddrJSON(b, e.Client)
+	b = append(b, `,"broker":`...)
+	b = appendAddrJSON(b, e.Broker)
+	b = append(b, `,"kind":`...)
+	if k := kindNames[e.Kind]; k != "" {
+		b = appendStdString(b, k, false)
+	} else {
+		b = append(b, `"kind(`...)
+		b = strconv.AppendInt(b, int64(e.Kind), 10)
+		b = append(b, `)"`...)
+	}
+	b = append(b, `,"api":`...)
+	b = appendStdString(b, APIName(e), false)
+	b = append(b, `,"apiKey":`...)
+	b = strconv.AppendInt(b, int64(e.APIKey), 10)
+	b = append(b, `,"apiVersion":`...)
+	b = strconv.AppendInt(b, int64(e.APIVersion), 10)
+	b = append(b, `,"correlationId":`...)
+	b = strconv.AppendInt(b, int64(e.CorrelationID), 10)
+	b = append(b, `,"clientId":`...)
+	if e.Request != nil && !e.ClientIDNull {
+		b = appendStdString(b, e.ClientID, false)
+	} else {
+		b = append(b, "null"...)
+	}
+	b = append(b, `,"request":`...)
+	b = appendMessageDirect(b, e.Request, o)
+	b = append(b, `,"response":`...)
+	b = appendMessageDirect(b, e.Response, o)
+	b = append(b, `,"latencyMs":`...)
+	if l := e.Latency(); l >= 0 {
+		var ok bool
+		if b, ok = appendStdFloat(b, float64(l)/float64(time.Millisecond)); !ok {
+			return b, false
+		}
+	} else {
+		b = append(b, "null"...)
+	}
+	fx := e.Facts()
+	b = append(b, `,"sasl":`...)
+	b = appendSASLDoc(b, SASLOf(e, fx))
+	b = append(b, `,"guess":`...)
+	b = appendGuessDoc(b, GuessOf(e))
+	b = append(b, `,"subject":"`...)
+	start := len(b)
+	b = appendSubject(b, e)
+	if !stdPlain(b[start:]) {
+		s := string(b[start:])
+		b = appendStdString(b[:start-1], s, false)
+	} else {
+		b = append(b, '"')
+	}
+	b = append(b, `,"errors":[`...)
+	for i := range fx.Errors {
+		er := &fx.Errors[i]
+		first := true // the first error of its code: errorCounts' name for it
+		for j := range fx.Errors[:i] {
+			if fx.Errors[j].Code == er.Code {
+				first = false
+				break
+			}
+		}
+		if first {
+			if b[len(b)-1] != '[' {
+				b = append(b, ',')
+			}
+			b = appendStdString(b, er.Name, false)
+		}
+	}
+	b = append(b, `],"notes":`...)
+	if len(e.Notes) == 0 {
+		b = append(b, "[]"...)
+	} else {
+		b = appendStrings(b, e.Notes)
+	}
+	b = append(b, `,"topics":`...)
+	if topics := fx.AllTopics(); topics == nil {
+		b = append(b, "[]"...)
+	} else {
+		b = appendStrings(b, topics)
+	}
+	b = append(b, `,"facts":`...)
+	var ok bool
+	if b, ok = appendFactsDoc(b, NewFactsDoc(fx), o.Int64Strings); !ok {
+		return b, false
+	}
+	return append(b, "}\n"...), true
+}
+
+// stdPlain reports whether appendStdString without html writes s as it
+// is: valid UTF-8 without control bytes, '"', '\\', U+2028 or U+2029 (a
+// subject's "×" and "→" are).
+func stdPlain(s []byte) bool {
+	i := plainJSONPrefix(s, &jsonSafe)
+	for ; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c == '"' || c == '\\' || c == 0xe2 && i+2 < len(s) && s[i+1] == 0x80 && s[i+2]&^1 == 0xa8 {
+			return false
+		}
+	}
+	return utf8.Valid(s)
+}
+
+// appendAddrJSON appends a as a JSON string as ExchangeDoc gives it
+// (addrString: "" when not valid).
+func appendAddrJSON(b []byte, a netip.AddrPort) []byte {
+	if !a.IsValid() {
+		return append(b, `""`...)
+	}
+	b = append(b, '"')
+	start := len(b)
+	b = a.AppendTo(b)
+	if plainJSONPrefix(b[start:], &jsonSafe) < len(b)-start {
+		return appendStdString(b[:start-1], a.String(), false) // a zone to escape
+	}
+	return append(b, '"')
+}
+
+// appendSASLDoc appends s as encoding/json writes it.
+func appendSASLDoc(b []byte, s *SASLDoc) []byte {
+	if s == nil {
+		return append(b, "null"...)
+	}
+	b = append(b, `{"mechanism":`...)
+	b = appendStdString(b, s.Mechanism, false)
+	b = append(b, `,"user":`...)
+	b = appendStdString(b, s.User, false)
+	return append(b, '}')
+}
+
+// appendGuessDoc appends g as encoding/json writes it.
+func appendGuessDoc(b []byte, g *GuessDoc) []byte {
+	if g == nil {
+		return append(b, "null"...)
+	}
+	b = append(b, `{"api":`...)
+	b = appendStdString(b, g.API, false)
+	b = append(b, `,"apiKey":`...)
+	b = strconv.AppendInt(b, int64(g.APIKey), 10)
+	b = append(b, `,"apiVersion":`...)
+	b = strconv.AppendInt(b, int64(g.APIVersion), 10)
+	b = append(b, `,"candidates":`...)
+	b = strconv.AppendInt(b, int64(g.Candidates), 10)
+	b = append(b, `,"decoded":`...)
+	b = strconv.AppendBool(b, g.Decoded)
+	b = append(b, `,"partial":`...)
+	b = strconv.AppendBool(b, g.Partial)
+	return append(b, '}')
 }
 
 // jsonLinePool recycles line buffers of ExchangeJSON; buffers above

@@ -48,7 +48,18 @@ func TestFastJSONStrings(t *testing.T) {
 		}
 		cases = append(cases, string(b))
 	}
+	// appendStdString skips 8 plain bytes at a time: a byte to escape (or
+	// not) at every place of a long plain run.
+	long := strings.Repeat("kgo client 1.2 ", 3)
+	for i := 0; i <= len(long); i++ {
+		for _, sp := range []string{"\x00", "\x1f", " ", "~", "\x7f", "\x80", "\xff", `"`, `\\`, "<", ">", "&", "é", "\u2028", "\xe2\x80"} {
+			cases = append(cases, long[:i]+sp+long[i:])
+		}
+	}
 	for _, s := range cases {
+		if plain := string(stdJSON(t, s, false)) == `"`+s+`"`; stdPlain([]byte(s)) != plain {
+			t.Errorf("stdPlain(%q) = %v, want %v", s, !plain, plain)
+		}
 		for _, html := range []bool{true, false} {
 			want := stdJSON(t, s, html)
 			if got := appendStdString(nil, s, html); !bytes.Equal(got, want) {
