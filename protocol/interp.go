@@ -23,6 +23,9 @@ import (
 //     fields whose TaggedVersions contain v are read from it by tag.
 //   - A nullable struct is preceded by an INT8 marker: -1 null, 1 present.
 //
+// These rules are applied once per message version, into its plan
+// (plan.go), which the walk follows.
+//
 // Span rules: a node's span is the bytes it was read from, prefixes
 // included (a string's length, an array's count). A known tagged field's
 // span covers its tag and size varints and its data; its children (for a
@@ -295,7 +298,7 @@ func (ip *interp) message(m *MessageSchema, ver int16, n *Node, end int, whole b
 	n.Ver = ver
 	n.Off = r.off
 	n.Space = ip.space
-	ip.structFields(m.Fields, n)
+	ip.structFields(planOf(m, ver), n)
 	if r.err != nil {
 		ip.capture()
 		ip.undecoded(n, r.errOff, end)
@@ -376,9 +379,11 @@ func messageTypeName(t MessageType) string {
 	return "data"
 }
 
-// structFields decodes the fields of one struct into n's children, then
-// its tagged-field buffer in flexible versions. It reports success.
-func (ip *interp) structFields(fields []Field, n *Node) bool {
+// structFields decodes the fields of one struct, by its plan p for the
+// message version, into n's children, then its tagged-field buffer in
+// flexible versions. It reports success. p is nil only past maxDepth,
+// which fails before it is read.
+func (ip *interp) structFields(p *structPlan, n *Node) bool {
 	r := &ip.r
 	if ip.depth++; ip.depth > maxDepth {
 		r.Fail(r.off, ErrTooDeep)
@@ -386,30 +391,18 @@ func (ip *interp) structFields(fields []Field, n *Node) bool {
 		return false
 	}
 	if n.Children == nil {
-		k := 0
-		for i := range fields {
-			if fields[i].Versions.Contains(ip.ver) && !fields[i].TaggedVersions.Contains(ip.ver) && !(ip.sparse && ip.skimmed(&fields[i])) {
-				k++
-			}
-		}
-		if ip.flex {
-			k++
-		}
-		n.Children = ip.children(k)
+		n.Children = ip.children(ip.kids(p))
 	}
 	cfg := -1
-	if ip.secret && isConfigEntry(fields) {
+	if ip.secret && p.config {
 		cfg = ip.beginConfig()
 		defer ip.endConfig()
 	}
-	for i := range fields {
-		f := &fields[i]
-		if !f.Versions.Contains(ip.ver) || f.TaggedVersions.Contains(ip.ver) {
-			continue
-		}
-		ip.push(f.Name)
-		if ip.sparse && ip.skimmed(f) {
-			ip.skip(f, f.NullableVersions.Contains(ip.ver))
+	for i := range p.fields {
+		fp := &p.fields[i]
+		ip.push(fp.f.Name)
+		if ip.sparse && ip.skimmed(fp) {
+			ip.skip(fp)
 			ip.pop()
 			if r.err != nil {
 				ip.depth--
@@ -417,15 +410,15 @@ func (ip *interp) structFields(fields []Field, n *Node) bool {
 			}
 			continue
 		}
-		c := ip.field(f, f.NullableVersions.Contains(ip.ver))
+		c := ip.field(fp)
 		ip.pop()
 		if c != nil {
 			n.Children = append(n.Children, c)
-			if f.Secret != NotSecret {
+			if f := fp.f; f.Secret != NotSecret {
 				ip.secretField(f, c)
 			}
-			if cfg >= 0 && f.cfg != cfgNone {
-				ip.cfgs[cfg].note(f, c)
+			if cfg >= 0 && fp.f.cfg != cfgNone {
+				ip.cfgs[cfg].note(fp.f, c)
 			}
 		}
 		if r.err != nil {
@@ -434,14 +427,11 @@ func (ip *interp) structFields(fields []Field, n *Node) bool {
 		}
 	}
 	if ip.flex {
-		ip.taggedBuffer(fields, n)
+		ip.taggedBuffer(p, n)
 	}
 	ip.depth--
 	return r.err == nil
 }
-
-// fieldFlex reports whether f is encoded compactly in the current version.
-func (ip *interp) fieldFlex(f *Field) bool { return compactIn(f, ip.flex, ip.ver) }
 
 // compactIn reports whether f is encoded compactly in version ver of a
 // message that is flexible in ver when flex: by the field's own flexible
@@ -470,11 +460,12 @@ func fixedSize(k TypeKind) int {
 	return 0
 }
 
-// field decodes one field's value. It returns nil when nothing of the
-// field could be read; a struct or array that failed part-way is returned
-// with the children decoded before the failure.
-func (ip *interp) field(f *Field, nullable bool) *Node {
+// field decodes the value of the field of fp. It returns nil when
+// nothing of the field could be read; a struct or array that failed
+// part-way is returned with the children decoded before the failure.
+func (ip *interp) field(fp *fieldPlan) *Node {
 	r := &ip.r
+	f := fp.f
 	off := r.off
 	var n *Node
 	leaf := func(k Kind) *Node {
@@ -536,11 +527,11 @@ func (ip *interp) field(f *Field, nullable bool) *Node {
 			n.Raw = b
 		}
 	case TypeString, TypeBytes, TypeRecords:
-		return ip.lenValue(f, nullable)
+		return ip.lenValue(fp)
 	case TypeStruct:
-		return ip.structField(f, nullable)
+		return ip.structField(fp)
 	case TypeArray:
-		return ip.array(f, nullable)
+		return ip.array(fp)
 	default:
 		r.Fail(off, fmt.Errorf("%w: field type %q (kind %d) has no wire form", ErrShort, f.Type, f.Kind))
 	}
@@ -579,13 +570,13 @@ func wireTypeName(k TypeKind, compact, nullable bool) string {
 
 // lenValue decodes a STRING, BYTES or RECORDS field in any of its forms.
 // A null where the field is not nullable decodes as null with FlagLenient.
-func (ip *interp) lenValue(f *Field, nullable bool) *Node {
+func (ip *interp) lenValue(fp *fieldPlan) *Node {
 	r := &ip.r
+	f := fp.f
 	off := r.off
-	compact := ip.fieldFlex(f)
 	var size int
 	switch {
-	case compact:
+	case fp.compact:
 		size = r.CompactLen()
 	case f.Kind == TypeString:
 		size = r.StringLen()
@@ -596,7 +587,7 @@ func (ip *interp) lenValue(f *Field, nullable bool) *Node {
 		return nil
 	}
 	n := ip.newNode()
-	n.Name, n.Type, n.Off, n.Field = f.Name, wireTypeName(f.Kind, compact, nullable), off, f
+	n.Name, n.Type, n.Off, n.Field = f.Name, fp.typ, off, f
 	switch f.Kind {
 	case TypeString:
 		n.Kind = KindString
@@ -607,7 +598,7 @@ func (ip *interp) lenValue(f *Field, nullable bool) *Node {
 	}
 	if size < 0 {
 		n.Flags |= FlagNull
-		if !nullable {
+		if !fp.nullable {
 			n.Flags |= FlagLenient
 			n.Note = noteLenientNul
 		}
@@ -628,10 +619,11 @@ func (ip *interp) lenValue(f *Field, nullable bool) *Node {
 }
 
 // structField decodes a single (non-array) struct field.
-func (ip *interp) structField(f *Field, nullable bool) *Node {
+func (ip *interp) structField(fp *fieldPlan) *Node {
 	r := &ip.r
+	f := fp.f
 	off := r.off
-	if nullable {
+	if fp.nullable {
 		marker := r.Int8()
 		if r.err != nil {
 			return nil
@@ -645,7 +637,7 @@ func (ip *interp) structField(f *Field, nullable bool) *Node {
 	}
 	n := ip.newNode()
 	n.Name, n.Type, n.Kind, n.Off, n.Field = f.Name, f.Type, KindStruct, off, f
-	if !ip.structFields(f.Fields, n) {
+	if !ip.structFields(fp.sub, n) {
 		n.Len = max(0, r.errOff-off)
 		return n
 	}
@@ -656,20 +648,16 @@ func (ip *interp) structField(f *Field, nullable bool) *Node {
 // array decodes an array field: a count (classic INT32 or compact
 // UNSIGNED_VARINT) checked against the bytes left for the elements' minimal
 // size, then the elements.
-func (ip *interp) array(f *Field, nullable bool) *Node {
+func (ip *interp) array(fp *fieldPlan) *Node {
 	r := &ip.r
+	f := fp.f
 	off := r.off
-	compact := ip.fieldFlex(f)
-	elem := f.elem
-	if elem == nil { // a field built outside the schema table
-		elem = elemFieldOf(f)
-	}
-	minElem := ip.minSize(elem, false)
+	elem := fp.elem
 	var count int
-	if compact {
-		count = r.CompactArrayLen(minElem)
+	if fp.compact {
+		count = r.CompactArrayLen(fp.minElem)
 	} else {
-		count = r.ArrayLen(minElem)
+		count = r.ArrayLen(fp.minElem)
 	}
 	if r.err != nil {
 		return nil
@@ -678,7 +666,7 @@ func (ip *interp) array(f *Field, nullable bool) *Node {
 	n.Name, n.Type, n.Kind, n.Off, n.Int, n.Field = f.Name, f.Type, KindArray, off, int64(count), f
 	if count < 0 {
 		n.Flags |= FlagNull
-		if !nullable {
+		if !fp.nullable {
 			n.Flags |= FlagLenient
 			n.Note = noteLenientNul
 		}
@@ -693,12 +681,12 @@ func (ip *interp) array(f *Field, nullable bool) *Node {
 		if f.Elem == TypeStruct {
 			c = ip.newNode()
 			c.Name, c.Type, c.Kind, c.Off, c.Field = indexName(i), elem.Type, KindStruct, r.off, elem
-			if !ip.structFields(f.Fields, c) {
+			if !ip.structFields(fp.sub, c) {
 				c.Len = max(0, r.errOff-c.Off)
 			} else {
 				c.Len = r.off - c.Off
 			}
-		} else if c = ip.field(elem, false); c != nil {
+		} else if c = ip.field(fp.elemPlan); c != nil {
 			c.Name = indexName(i)
 		}
 		if c != nil {
@@ -715,10 +703,12 @@ func (ip *interp) array(f *Field, nullable bool) *Node {
 	return n
 }
 
-// minSize is the fewest bytes a value of field f can take in the current
-// version: the bound that array counts are checked against.
-func (ip *interp) minSize(f *Field, nullable bool) int {
-	compact := ip.fieldFlex(f)
+// minSize is the fewest bytes a value of field f (nullable when so) can
+// take in version ver of a message flexible in ver when flex, in a struct
+// decoded at depth: the bound that array counts are checked against. A
+// struct past maxDepth counts as one byte.
+func minSize(f *Field, nullable bool, ver int16, flex bool, depth int) int {
+	compact := compactIn(f, flex, ver)
 	if n := fixedSize(f.Kind); n > 0 {
 		return n
 	}
@@ -737,19 +727,17 @@ func (ip *interp) minSize(f *Field, nullable bool) int {
 		if nullable {
 			return 1
 		}
-		if ip.depth >= maxDepth {
+		if depth >= maxDepth {
 			return 1
 		}
-		ip.depth++
 		total := 0
 		for i := range f.Fields {
 			g := &f.Fields[i]
-			if g.Versions.Contains(ip.ver) && !g.TaggedVersions.Contains(ip.ver) {
-				total += ip.minSize(g, g.NullableVersions.Contains(ip.ver))
+			if g.Versions.Contains(ver) && !g.TaggedVersions.Contains(ver) {
+				total += minSize(g, g.NullableVersions.Contains(ver), ver, flex, depth+1)
 			}
 		}
-		ip.depth--
-		if ip.flex {
+		if flex {
 			total++ // the tagged-field buffer's count
 		}
 		return total
@@ -761,7 +749,7 @@ func (ip *interp) minSize(f *Field, nullable bool) int {
 // KindTaggedFields child of parent. Known tags are decoded by name (with
 // FlagTagged); unknown ones become KindUnknownTag nodes named
 // "UNKNOWN(tag)" holding the tag in Int and the data in Raw.
-func (ip *interp) taggedBuffer(fields []Field, parent *Node) {
+func (ip *interp) taggedBuffer(p *structPlan, parent *Node) {
 	r := &ip.r
 	off := r.off
 	count := r.TaggedFieldCount()
@@ -780,17 +768,18 @@ func (ip *interp) taggedBuffer(fields []Field, parent *Node) {
 		}
 		size := int64(dataEnd - r.off)
 		var c *Node
-		if f := taggedField(fields, tag, ip.ver); f != nil && ip.sparse && ip.skimmed(f) {
-			if !ip.skipTaggedField(f, dataEnd) {
+		if fp := p.taggedField(tag); fp != nil && ip.sparse && ip.skimmed(fp) {
+			if !ip.skipTaggedField(fp, dataEnd) {
 				break
 			}
 			prev = int64(tag)
 			continue
-		} else if f != nil {
+		} else if fp != nil {
+			f := fp.f
 			old := r.end
 			r.end = dataEnd
 			ip.push(f.Name)
-			c = ip.field(f, f.NullableVersions.Contains(ip.ver))
+			c = ip.field(fp)
 			ip.pop()
 			r.end = old
 			if c != nil {
@@ -838,15 +827,4 @@ func (ip *interp) taggedBuffer(fields []Field, parent *Node) {
 		return
 	}
 	tn.Len = r.off - off
-}
-
-// taggedField returns the field with the given tag in version v, or nil.
-func taggedField(fields []Field, tag uint32, v int16) *Field {
-	for i := range fields {
-		f := &fields[i]
-		if f.Tag == int32(tag) && f.Tag >= 0 && f.TaggedVersions.Contains(v) && f.Versions.Contains(v) {
-			return f
-		}
-	}
-	return nil
 }
