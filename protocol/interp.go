@@ -65,9 +65,13 @@ type interp struct {
 
 	cfgs []configEntry // config entries being decoded, innermost last (secrets.go)
 
-	path  []pathElem
-	depth int
-	err   *DecodeError
+	// path holds, innermost first, the fields a failure unwound through
+	// (failedIn): nothing is kept while decoding succeeds, and capture
+	// turns it into DecodeError.Path.
+	path    []pathElem
+	failIdx int // the element of the array the failure is in, plus one; 0 for none
+	depth   int
+	err     *DecodeError
 
 	// probe says only whether the input decodes matters (guess.go): no
 	// error text is built.
@@ -134,6 +138,7 @@ func (ip *interp) reset(d *Decoder, b []byte, spaceName string) {
 	ip.r.Reset(b, 0, len(b))
 	ip.space = 0
 	ip.path = ip.path[:0]
+	ip.failIdx = 0
 	ip.depth = 0
 	ip.err = nil
 	ip.sparse = false
@@ -190,20 +195,21 @@ func (ip *interp) children(k int) []*Node {
 	return ip.ptrs[i : i : i+k]
 }
 
-func (ip *interp) push(name string) {
-	ip.path = append(ip.path, pathElem{name: name, idx: -1})
+// failedIn records, on the way out of a failure, that it happened in
+// the field named name (in its element failIdx-1 when failIdx is set by
+// an array; Kafka has no arrays of arrays): each field on the way adds
+// itself, innermost first, so the path costs nothing while decoding
+// succeeds. The fields that unwind are those open when the failure was
+// first noticed: the path names them as a stack kept for every field
+// entered did (ProduceRequest v9 topicData[0].partitionData[2].records).
+func (ip *interp) failedIn(name string) {
+	ip.path = append(ip.path, pathElem{name: name, idx: ip.failIdx - 1})
+	ip.failIdx = 0
 }
 
-// pop leaves a field; the first pop after a failure records the path,
-// which is then the innermost field's.
-func (ip *interp) pop() {
-	if ip.r.err != nil && ip.err == nil {
-		ip.capture()
-	}
-	ip.path = ip.path[:len(ip.path)-1]
-}
-
-// capture turns the reader's failure into ip.err with the current path.
+// capture turns the reader's failure into ip.err with the path it
+// unwound through (failedIn): message captures once its fields are
+// decoded, when every field the failure was in has added itself.
 func (ip *interp) capture() {
 	if ip.err == nil && ip.r.err != nil {
 		if ip.probe {
@@ -214,8 +220,8 @@ func (ip *interp) capture() {
 	}
 }
 
-// pathString formats the current path as
-// "ProduceRequest v9 topicData[0].partitionData[2].records".
+// pathString formats the path a failure unwound through, outermost
+// first, as "ProduceRequest v9 topicData[0].partitionData[2].records".
 func (ip *interp) pathString() string {
 	var b strings.Builder
 	b.WriteString(ip.msgName)
@@ -223,7 +229,8 @@ func (ip *interp) pathString() string {
 		b.WriteString(" v")
 		b.WriteString(strconv.Itoa(int(ip.ver)))
 	}
-	for i, e := range ip.path {
+	for i := range ip.path {
+		e := ip.path[len(ip.path)-1-i]
 		if i == 0 {
 			b.WriteByte(' ')
 		} else {
@@ -290,7 +297,7 @@ func (ip *interp) message(m *MessageSchema, ver int16, n *Node, end int, whole b
 	ip.flex = m.FlexibleVersions.Contains(ver)
 	ip.secret = m.carriesSecrets(ver)
 	ip.cfgs = ip.cfgs[:0]
-	ip.path = ip.path[:0]
+	ip.path, ip.failIdx = ip.path[:0], 0
 	n.Kind = KindStruct
 	n.Name = m.Name
 	n.Type = messageTypeName(m.Type)
@@ -400,18 +407,16 @@ func (ip *interp) structFields(p *structPlan, n *Node) bool {
 	}
 	for i := range p.fields {
 		fp := &p.fields[i]
-		ip.push(fp.f.Name)
 		if ip.sparse && ip.skimmed(fp) {
 			ip.skip(fp)
-			ip.pop()
 			if r.err != nil {
+				ip.failedIn(fp.f.Name)
 				ip.depth--
 				return false
 			}
 			continue
 		}
 		c := ip.field(fp)
-		ip.pop()
 		if c != nil {
 			n.Children = append(n.Children, c)
 			if f := fp.f; f.Secret != NotSecret {
@@ -422,6 +427,7 @@ func (ip *interp) structFields(p *structPlan, n *Node) bool {
 			}
 		}
 		if r.err != nil {
+			ip.failedIn(fp.f.Name)
 			ip.depth--
 			return false
 		}
@@ -647,7 +653,8 @@ func (ip *interp) structField(fp *fieldPlan) *Node {
 
 // array decodes an array field: a count (classic INT32 or compact
 // UNSIGNED_VARINT) checked against the bytes left for the elements' minimal
-// size, then the elements.
+// size, then the elements. A failure in an element leaves its index in
+// failIdx for the path.
 func (ip *interp) array(fp *fieldPlan) *Node {
 	r := &ip.r
 	f := fp.f
@@ -674,9 +681,7 @@ func (ip *interp) array(fp *fieldPlan) *Node {
 		return n
 	}
 	n.Children = ip.children(count)
-	top := len(ip.path) - 1
 	for i := 0; i < count; i++ {
-		ip.path[top].idx = i
 		var c *Node
 		if f.Elem == TypeStruct {
 			c = ip.newNode()
@@ -693,12 +698,11 @@ func (ip *interp) array(fp *fieldPlan) *Node {
 			n.Children = append(n.Children, c)
 		}
 		if r.err != nil {
-			ip.capture()
+			ip.failIdx = i + 1
 			n.Len = max(0, r.errOff-off)
 			return n
 		}
 	}
-	ip.path[top].idx = -1
 	n.Len = r.off - off
 	return n
 }
@@ -778,9 +782,10 @@ func (ip *interp) taggedBuffer(p *structPlan, parent *Node) {
 			f := fp.f
 			old := r.end
 			r.end = dataEnd
-			ip.push(f.Name)
 			c = ip.field(fp)
-			ip.pop()
+			if r.err != nil {
+				ip.failedIn(f.Name)
+			}
 			r.end = old
 			if c != nil {
 				c.Flags |= FlagTagged

@@ -155,10 +155,9 @@ func (ip *interp) skipFields(p *structPlan) {
 	}
 	for i := range p.fields {
 		fp := &p.fields[i]
-		ip.push(fp.f.Name)
 		ip.skip(fp)
-		ip.pop()
 		if r.err != nil {
+			ip.failedIn(fp.f.Name)
 			ip.depth--
 			return
 		}
@@ -182,13 +181,11 @@ func (ip *interp) skipArray(fp *fieldPlan) {
 	if r.err != nil || count <= 0 {
 		return
 	}
-	top := len(ip.path) - 1
 	fixed := -1 // the bytes of an element of fixed-size fields (its tagged fields apart)
 	if f.Elem == TypeStruct && fp.sub != nil {
 		fixed = fp.sub.fixed
 	}
 	for i := 0; i < count; i++ {
-		ip.path[top].idx = i
 		// An element of fixed-size fields, all there, with no tagged
 		// field: its bytes are passed over at once. Any other reads field
 		// by field, as it fails at the same place.
@@ -205,11 +202,10 @@ func (ip *interp) skipArray(fp *fieldPlan) {
 			ip.skip(fp.elemPlan)
 		}
 		if r.err != nil {
-			ip.capture()
+			ip.failIdx = i + 1
 			return
 		}
 	}
-	ip.path[top].idx = -1
 }
 
 // fixedFields returns the bytes that fields take in version ver when all
@@ -277,11 +273,10 @@ func (ip *interp) skipTaggedField(fp *fieldPlan, dataEnd int) bool {
 	r := &ip.r
 	old := r.end
 	r.end = dataEnd
-	ip.push(fp.f.Name)
 	ip.skip(fp)
-	ip.pop()
 	r.end = old
 	if r.err != nil {
+		ip.failedIn(fp.f.Name)
 		return false
 	}
 	r.off = max(r.off, dataEnd)
