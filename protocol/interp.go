@@ -77,8 +77,9 @@ type interp struct {
 	// error text is built.
 	probe bool
 
-	slab []Node
-	ptrs []*Node // backing store for Children slices
+	slab    []Node
+	ptrs    []*Node // backing store for Children slices
+	nodeCap int     // Decoder.maxNodes, 0 until a node is made (countNode)
 
 	strs strTable // string values met before (intern)
 }
@@ -133,7 +134,7 @@ func putInterp(ip *interp) {
 }
 
 func (ip *interp) reset(d *Decoder, b []byte, spaceName string) {
-	ip.d = d
+	ip.d, ip.nodeCap = d, 0
 	ip.t = d.newTree(b, spaceName)
 	ip.r.Reset(b, 0, len(b))
 	ip.space = 0
@@ -149,10 +150,31 @@ func (ip *interp) reset(d *Decoder, b []byte, spaceName string) {
 // per node. The node that passes the tree's cap (Decoder.MaxNodes) fails
 // the reader, so decoding stops there as after any error and the rest of
 // the input becomes an "undecoded" node; the few nodes made after that
-// only describe the failure.
+// only describe the failure. Most nodes are past no bound and start no
+// reservation: countNode's tests are skipped for them.
 func (ip *interp) newNode() *Node {
-	if ip.t.nodes++; ip.t.nodes > ip.d.maxNodes() && ip.r.err == nil {
-		ip.r.Fail(ip.r.off, nodeLimitError{ip.d.maxNodes()})
+	t := ip.t
+	if t.nodes++; t.nodes > ip.nodeCap || uint(t.nodes)%reserveNodes == 1 || t.mem.denied {
+		ip.countNode()
+	}
+	if len(ip.slab) == cap(ip.slab) {
+		ip.slab = t.mem.slab(cap(ip.slab))
+	}
+	ip.slab = ip.slab[:len(ip.slab)+1]
+	n := &ip.slab[len(ip.slab)-1]
+	n.Space = ip.space
+	return n
+}
+
+// countNode holds the node just counted to the tree's cap and memory
+// (reserveNode), as newNode does for the node past a bound or starting a
+// reservation (nodeCap, 0 until then, is set at a tree's first node).
+func (ip *interp) countNode() {
+	if ip.nodeCap == 0 {
+		ip.nodeCap = ip.d.maxNodes()
+	}
+	if ip.t.nodes > ip.nodeCap && ip.r.err == nil {
+		ip.r.Fail(ip.r.off, nodeLimitError{ip.nodeCap})
 		ip.t.Limits |= LimitNodes
 	}
 	if !ip.t.reserveNode() && ip.r.err == nil {
@@ -161,13 +183,6 @@ func (ip *interp) newNode() *Node {
 		ip.r.Fail(ip.r.off, memoryLimitError{ip.t.mem.limit})
 		ip.t.Limits |= LimitMemory
 	}
-	if len(ip.slab) == cap(ip.slab) {
-		ip.slab = ip.t.mem.slab(cap(ip.slab))
-	}
-	ip.slab = ip.slab[:len(ip.slab)+1]
-	n := &ip.slab[len(ip.slab)-1]
-	n.Space = ip.space
-	return n
 }
 
 // tree returns the tree decoded, its last slab and Children chunk noted
