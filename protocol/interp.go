@@ -771,9 +771,11 @@ func minSize(f *Field, nullable bool, ver int16, flex bool, depth int) int {
 func (ip *interp) taggedBuffer(p *structPlan, parent *Node) {
 	r := &ip.r
 	off := r.off
-	count := r.TaggedFieldCount()
-	if r.err != nil {
-		return
+	count := 0
+	if !r.noTags() {
+		if count = r.TaggedFieldCount(); r.err != nil {
+			return
+		}
 	}
 	tn := ip.newNode()
 	tn.Name, tn.Type, tn.Kind, tn.Off, tn.Int = nameTagged, "tagged_fields", KindTaggedFields, off, int64(count)

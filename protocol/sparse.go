@@ -230,6 +230,9 @@ func fixedFields(fields []Field, ver int16) int {
 // taggedBuffer does, building no node.
 func (ip *interp) skipTagged(p *structPlan) {
 	r := &ip.r
+	if r.noTags() {
+		return
+	}
 	count := r.TaggedFieldCount()
 	if r.err != nil {
 		return
