@@ -10,9 +10,10 @@ import (
 // whose value means nothing to the facts — no Role, no secret, no config
 // entry part, not bytes or records, and nothing of the kind inside it —
 // is read and checked exactly as the full decoder reads it (the same
-// Reader calls in the same order, the same path pushed for the error's
-// location), but gets no node. The rest of the tree is what the full
-// decoder builds: the same nodes, spans, notes and flags.
+// Reader calls in the same order, by the same plan, the same path
+// recorded for the error's location), but gets no node. The rest of the
+// tree is what the full decoder builds: the same nodes, spans, notes and
+// flags.
 //
 // What a sparse tree keeps, by construction, is every node facts.Of reads:
 // fields with a role, bytes fields (SASL tokens, subscriptions and
