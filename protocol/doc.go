@@ -21,7 +21,8 @@
 //     and count is checked against the bytes that remain before anything
 //     is allocated, and a failure is sticky with its offset.
 //   - interp.go walks a MessageSchema for one version and builds a Tree
-//     of Nodes with byte-exact spans (node.go); decode.go is the entry
+//     of Nodes with byte-exact spans (node.go), following the version's
+//     plan (plan.go: its fields resolved once); decode.go is the entry
 //     points (DecodeRequest, DecodeResponse, DecodeBody, DecodeStruct).
 //     A failure leaves the tree built so far, an "undecoded" span for the
 //     rest and a *DecodeError with the offset and the field path; unknown

@@ -23,6 +23,9 @@ import (
 //     fields whose TaggedVersions contain v are read from it by tag.
 //   - A nullable struct is preceded by an INT8 marker: -1 null, 1 present.
 //
+// These rules are applied once per message version, into its plan
+// (plan.go), which the walk follows.
+//
 // Span rules: a node's span is the bytes it was read from, prefixes
 // included (a string's length, an array's count). A known tagged field's
 // span covers its tag and size varints and its data; its children (for a
@@ -67,16 +70,21 @@ type interp struct {
 
 	cfgs []configEntry // config entries being decoded, innermost last (secrets.go)
 
-	path  []pathElem
-	depth int
-	err   *DecodeError
+	// path holds, innermost first, the fields a failure unwound through
+	// (failedIn): nothing is kept while decoding succeeds, and capture
+	// turns it into DecodeError.Path.
+	path    []pathElem
+	failIdx int // the element of the array the failure is in, plus one; 0 for none
+	depth   int
+	err     *DecodeError
 
 	// probe says only whether the input decodes matters (guess.go): no
 	// error text is built.
 	probe bool
 
-	slab []Node
-	ptrs []*Node // backing store for Children slices
+	slab    []Node
+	ptrs    []*Node // backing store for Children slices
+	nodeCap int     // Decoder.maxNodes, 0 until a node is made (countNode)
 
 	strs strTable // string values met before (intern)
 }
@@ -131,11 +139,12 @@ func putInterp(ip *interp) {
 }
 
 func (ip *interp) reset(d *Decoder, b []byte, spaceName string) {
-	ip.d = d
+	ip.d, ip.nodeCap = d, 0
 	ip.t = d.newTree(b, spaceName)
 	ip.r.Reset(b, 0, len(b))
 	ip.space = 0
 	ip.path = ip.path[:0]
+	ip.failIdx = 0
 	ip.depth = 0
 	ip.err = nil
 	ip.sparse = false
@@ -147,10 +156,31 @@ func (ip *interp) reset(d *Decoder, b []byte, spaceName string) {
 // per node. The node that passes the tree's cap (Decoder.MaxNodes) fails
 // the reader, so decoding stops there as after any error and the rest of
 // the input becomes an "undecoded" node; the few nodes made after that
-// only describe the failure.
+// only describe the failure. Most nodes are past no bound and start no
+// reservation: countNode's tests are skipped for them.
 func (ip *interp) newNode() *Node {
-	if ip.t.nodes++; ip.t.nodes > ip.d.maxNodes() && ip.r.err == nil {
-		ip.r.Fail(ip.r.off, nodeLimitError{ip.d.maxNodes()})
+	t := ip.t
+	if t.nodes++; t.nodes > ip.nodeCap || uint(t.nodes)%reserveNodes == 1 || t.mem.denied {
+		ip.countNode()
+	}
+	if len(ip.slab) == cap(ip.slab) {
+		ip.slab = t.mem.slab(cap(ip.slab))
+	}
+	ip.slab = ip.slab[:len(ip.slab)+1]
+	n := &ip.slab[len(ip.slab)-1]
+	n.Space = ip.space
+	return n
+}
+
+// countNode holds the node just counted to the tree's cap and memory
+// (reserveNode), as newNode does for the node past a bound or starting a
+// reservation (nodeCap, 0 until then, is set at a tree's first node).
+func (ip *interp) countNode() {
+	if ip.nodeCap == 0 {
+		ip.nodeCap = ip.d.maxNodes()
+	}
+	if ip.t.nodes > ip.nodeCap && ip.r.err == nil {
+		ip.r.Fail(ip.r.off, nodeLimitError{ip.nodeCap})
 		ip.t.Limits |= LimitNodes
 	}
 	if !ip.t.reserveNode() && ip.r.err == nil {
@@ -159,13 +189,6 @@ func (ip *interp) newNode() *Node {
 		ip.r.Fail(ip.r.off, memoryLimitError{ip.t.mem.limit})
 		ip.t.Limits |= LimitMemory
 	}
-	if len(ip.slab) == cap(ip.slab) {
-		ip.slab = ip.t.mem.slab(cap(ip.slab))
-	}
-	ip.slab = ip.slab[:len(ip.slab)+1]
-	n := &ip.slab[len(ip.slab)-1]
-	n.Space = ip.space
-	return n
 }
 
 // tree returns the tree decoded, its last slab and Children chunk noted
@@ -193,20 +216,21 @@ func (ip *interp) children(k int) []*Node {
 	return ip.ptrs[i : i : i+k]
 }
 
-func (ip *interp) push(name string) {
-	ip.path = append(ip.path, pathElem{name: name, idx: -1})
+// failedIn records, on the way out of a failure, that it happened in
+// the field named name (in its element failIdx-1 when failIdx is set by
+// an array; Kafka has no arrays of arrays): each field on the way adds
+// itself, innermost first, so the path costs nothing while decoding
+// succeeds. The fields that unwind are those open when the failure was
+// first noticed: the path names them as a stack kept for every field
+// entered did (ProduceRequest v9 topicData[0].partitionData[2].records).
+func (ip *interp) failedIn(name string) {
+	ip.path = append(ip.path, pathElem{name: name, idx: ip.failIdx - 1})
+	ip.failIdx = 0
 }
 
-// pop leaves a field; the first pop after a failure records the path,
-// which is then the innermost field's.
-func (ip *interp) pop() {
-	if ip.r.err != nil && ip.err == nil {
-		ip.capture()
-	}
-	ip.path = ip.path[:len(ip.path)-1]
-}
-
-// capture turns the reader's failure into ip.err with the current path.
+// capture turns the reader's failure into ip.err with the path it
+// unwound through (failedIn): message captures once its fields are
+// decoded, when every field the failure was in has added itself.
 func (ip *interp) capture() {
 	if ip.err == nil && ip.r.err != nil {
 		if ip.probe {
@@ -217,8 +241,8 @@ func (ip *interp) capture() {
 	}
 }
 
-// pathString formats the current path as
-// "ProduceRequest v9 topicData[0].partitionData[2].records".
+// pathString formats the path a failure unwound through, outermost
+// first, as "ProduceRequest v9 topicData[0].partitionData[2].records".
 func (ip *interp) pathString() string {
 	var b strings.Builder
 	b.WriteString(ip.msgName)
@@ -226,7 +250,8 @@ func (ip *interp) pathString() string {
 		b.WriteString(" v")
 		b.WriteString(strconv.Itoa(int(ip.ver)))
 	}
-	for i, e := range ip.path {
+	for i := range ip.path {
+		e := ip.path[len(ip.path)-1-i]
 		if i == 0 {
 			b.WriteByte(' ')
 		} else {
@@ -293,7 +318,7 @@ func (ip *interp) message(m *MessageSchema, ver int16, n *Node, end int, whole b
 	ip.flex = m.FlexibleVersions.Contains(ver)
 	ip.secret = m.carriesSecrets(ver)
 	ip.cfgs = ip.cfgs[:0]
-	ip.path = ip.path[:0]
+	ip.path, ip.failIdx = ip.path[:0], 0
 	n.Kind = KindStruct
 	n.Name = m.Name
 	n.Type = messageTypeName(m.Type)
@@ -301,7 +326,7 @@ func (ip *interp) message(m *MessageSchema, ver int16, n *Node, end int, whole b
 	n.Ver = ver
 	n.Off = r.off
 	n.Space = ip.space
-	ip.structFields(m.Fields, n)
+	ip.structFields(planOf(m, ver), n)
 	if r.err != nil {
 		ip.capture()
 		ip.undecoded(n, r.errOff, end)
@@ -382,9 +407,11 @@ func messageTypeName(t MessageType) string {
 	return "data"
 }
 
-// structFields decodes the fields of one struct into n's children, then
-// its tagged-field buffer in flexible versions. It reports success.
-func (ip *interp) structFields(fields []Field, n *Node) bool {
+// structFields decodes the fields of one struct, by its plan p for the
+// message version, into n's children, then its tagged-field buffer in
+// flexible versions. It reports success. p is nil only past maxDepth,
+// which fails before it is read.
+func (ip *interp) structFields(p *structPlan, n *Node) bool {
 	r := &ip.r
 	if ip.depth++; ip.depth > maxDepth {
 		r.Fail(r.off, ErrTooDeep)
@@ -392,66 +419,53 @@ func (ip *interp) structFields(fields []Field, n *Node) bool {
 		return false
 	}
 	if n.Children == nil {
-		k := 0
-		for i := range fields {
-			if fields[i].Versions.Contains(ip.ver) && !fields[i].TaggedVersions.Contains(ip.ver) && !(ip.sparse && ip.skimmed(&fields[i])) {
-				k++
-			}
-		}
-		if ip.flex {
-			k++
-		}
-		n.Children = ip.children(k)
+		n.Children = ip.children(ip.kids(p))
 	}
 	cfg := -1
-	if ip.secret && isConfigEntry(fields) {
+	if ip.secret && p.config {
 		cfg = ip.beginConfig()
 		defer ip.endConfig()
 	}
-	defer func(m bool) { ip.metaLog = m }(ip.metaLog) // a topic's records only
-	for i := range fields {
-		f := &fields[i]
-		if !f.Versions.Contains(ip.ver) || f.TaggedVersions.Contains(ip.ver) {
-			continue
-		}
-		ip.push(f.Name)
-		if ip.sparse && ip.skimmed(f) {
-			ip.skip(f, f.NullableVersions.Contains(ip.ver))
-			ip.pop()
+	metaLog := ip.metaLog // a topic's records only: restored when the struct ends
+	for i := range p.fields {
+		fp := &p.fields[i]
+		if ip.sparse && ip.skimmed(fp) {
+			ip.skip(fp)
 			if r.err != nil {
+				ip.failedIn(fp.f.Name)
 				ip.depth--
+				ip.metaLog = metaLog
 				return false
 			}
 			continue
 		}
-		c := ip.field(f, f.NullableVersions.Contains(ip.ver))
-		ip.pop()
+		c := ip.field(fp)
 		if c != nil {
 			n.Children = append(n.Children, c)
-			if f.Secret != NotSecret {
+			if f := fp.f; f.Secret != NotSecret {
 				ip.secretField(f, c)
 			}
-			if f.Role == RoleTopicName || f.Role == RoleTopicID || f.Kind == TypeRecords {
-				ip.metadataLog(f, c)
+			if fp.role == RoleTopicName || fp.role == RoleTopicID || fp.f.Kind == TypeRecords {
+				ip.metadataLog(fp.f, c)
 			}
-			if cfg >= 0 && f.cfg != cfgNone {
-				ip.cfgs[cfg].note(f, c)
+			if cfg >= 0 && fp.f.cfg != cfgNone {
+				ip.cfgs[cfg].note(fp.f, c)
 			}
 		}
 		if r.err != nil {
+			ip.failedIn(fp.f.Name)
 			ip.depth--
+			ip.metaLog = metaLog
 			return false
 		}
 	}
 	if ip.flex {
-		ip.taggedBuffer(fields, n)
+		ip.taggedBuffer(p, n)
 	}
 	ip.depth--
+	ip.metaLog = metaLog
 	return r.err == nil
 }
-
-// fieldFlex reports whether f is encoded compactly in the current version.
-func (ip *interp) fieldFlex(f *Field) bool { return compactIn(f, ip.flex, ip.ver) }
 
 // compactIn reports whether f is encoded compactly in version ver of a
 // message that is flexible in ver when flex: by the field's own flexible
@@ -480,11 +494,12 @@ func fixedSize(k TypeKind) int {
 	return 0
 }
 
-// field decodes one field's value. It returns nil when nothing of the
-// field could be read; a struct or array that failed part-way is returned
-// with the children decoded before the failure.
-func (ip *interp) field(f *Field, nullable bool) *Node {
+// field decodes the value of the field of fp. It returns nil when
+// nothing of the field could be read; a struct or array that failed
+// part-way is returned with the children decoded before the failure.
+func (ip *interp) field(fp *fieldPlan) *Node {
 	r := &ip.r
+	f := fp.f
 	off := r.off
 	var n *Node
 	leaf := func(k Kind) *Node {
@@ -546,11 +561,11 @@ func (ip *interp) field(f *Field, nullable bool) *Node {
 			n.Raw = b
 		}
 	case TypeString, TypeBytes, TypeRecords:
-		return ip.lenValue(f, nullable)
+		return ip.lenValue(fp)
 	case TypeStruct:
-		return ip.structField(f, nullable)
+		return ip.structField(fp)
 	case TypeArray:
-		return ip.array(f, nullable)
+		return ip.array(fp)
 	default:
 		r.Fail(off, fmt.Errorf("%w: field type %q (kind %d) has no wire form", ErrShort, f.Type, f.Kind))
 	}
@@ -589,13 +604,13 @@ func wireTypeName(k TypeKind, compact, nullable bool) string {
 
 // lenValue decodes a STRING, BYTES or RECORDS field in any of its forms.
 // A null where the field is not nullable decodes as null with FlagLenient.
-func (ip *interp) lenValue(f *Field, nullable bool) *Node {
+func (ip *interp) lenValue(fp *fieldPlan) *Node {
 	r := &ip.r
+	f := fp.f
 	off := r.off
-	compact := ip.fieldFlex(f)
 	var size int
 	switch {
-	case compact:
+	case fp.compact:
 		size = r.CompactLen()
 	case f.Kind == TypeString:
 		size = r.StringLen()
@@ -606,7 +621,7 @@ func (ip *interp) lenValue(f *Field, nullable bool) *Node {
 		return nil
 	}
 	n := ip.newNode()
-	n.Name, n.Type, n.Off, n.Field = f.Name, wireTypeName(f.Kind, compact, nullable), off, f
+	n.Name, n.Type, n.Off, n.Field = f.Name, fp.typ, off, f
 	switch f.Kind {
 	case TypeString:
 		n.Kind = KindString
@@ -617,7 +632,7 @@ func (ip *interp) lenValue(f *Field, nullable bool) *Node {
 	}
 	if size < 0 {
 		n.Flags |= FlagNull
-		if !nullable {
+		if !fp.nullable {
 			n.Flags |= FlagLenient
 			n.Note = noteLenientNul
 		}
@@ -638,10 +653,11 @@ func (ip *interp) lenValue(f *Field, nullable bool) *Node {
 }
 
 // structField decodes a single (non-array) struct field.
-func (ip *interp) structField(f *Field, nullable bool) *Node {
+func (ip *interp) structField(fp *fieldPlan) *Node {
 	r := &ip.r
+	f := fp.f
 	off := r.off
-	if nullable {
+	if fp.nullable {
 		marker := r.Int8()
 		if r.err != nil {
 			return nil
@@ -655,7 +671,7 @@ func (ip *interp) structField(f *Field, nullable bool) *Node {
 	}
 	n := ip.newNode()
 	n.Name, n.Type, n.Kind, n.Off, n.Field = f.Name, f.Type, KindStruct, off, f
-	if !ip.structFields(f.Fields, n) {
+	if !ip.structFields(fp.sub, n) {
 		n.Len = max(0, r.errOff-off)
 		return n
 	}
@@ -665,21 +681,18 @@ func (ip *interp) structField(f *Field, nullable bool) *Node {
 
 // array decodes an array field: a count (classic INT32 or compact
 // UNSIGNED_VARINT) checked against the bytes left for the elements' minimal
-// size, then the elements.
-func (ip *interp) array(f *Field, nullable bool) *Node {
+// size, then the elements. A failure in an element leaves its index in
+// failIdx for the path.
+func (ip *interp) array(fp *fieldPlan) *Node {
 	r := &ip.r
+	f := fp.f
 	off := r.off
-	compact := ip.fieldFlex(f)
-	elem := f.elem
-	if elem == nil { // a field built outside the schema table
-		elem = elemFieldOf(f)
-	}
-	minElem := ip.minSize(elem, false)
+	elem := fp.elem
 	var count int
-	if compact {
-		count = r.CompactArrayLen(minElem)
+	if fp.compact {
+		count = r.CompactArrayLen(fp.minElem)
 	} else {
-		count = r.ArrayLen(minElem)
+		count = r.ArrayLen(fp.minElem)
 	}
 	if r.err != nil {
 		return nil
@@ -688,7 +701,7 @@ func (ip *interp) array(f *Field, nullable bool) *Node {
 	n.Name, n.Type, n.Kind, n.Off, n.Int, n.Field = f.Name, f.Type, KindArray, off, int64(count), f
 	if count < 0 {
 		n.Flags |= FlagNull
-		if !nullable {
+		if !fp.nullable {
 			n.Flags |= FlagLenient
 			n.Note = noteLenientNul
 		}
@@ -696,39 +709,38 @@ func (ip *interp) array(f *Field, nullable bool) *Node {
 		return n
 	}
 	n.Children = ip.children(count)
-	top := len(ip.path) - 1
 	for i := 0; i < count; i++ {
-		ip.path[top].idx = i
 		var c *Node
 		if f.Elem == TypeStruct {
 			c = ip.newNode()
 			c.Name, c.Type, c.Kind, c.Off, c.Field = indexName(i), elem.Type, KindStruct, r.off, elem
-			if !ip.structFields(f.Fields, c) {
+			if !ip.structFields(fp.sub, c) {
 				c.Len = max(0, r.errOff-c.Off)
 			} else {
 				c.Len = r.off - c.Off
 			}
-		} else if c = ip.field(elem, false); c != nil {
+		} else if c = ip.field(fp.elemPlan); c != nil {
 			c.Name = indexName(i)
 		}
 		if c != nil {
 			n.Children = append(n.Children, c)
 		}
 		if r.err != nil {
-			ip.capture()
+			ip.failIdx = i + 1
 			n.Len = max(0, r.errOff-off)
 			return n
 		}
 	}
-	ip.path[top].idx = -1
 	n.Len = r.off - off
 	return n
 }
 
-// minSize is the fewest bytes a value of field f can take in the current
-// version: the bound that array counts are checked against.
-func (ip *interp) minSize(f *Field, nullable bool) int {
-	compact := ip.fieldFlex(f)
+// minSize is the fewest bytes a value of field f (nullable when so) can
+// take in version ver of a message flexible in ver when flex, in a struct
+// decoded at depth: the bound that array counts are checked against. A
+// struct past maxDepth counts as one byte.
+func minSize(f *Field, nullable bool, ver int16, flex bool, depth int) int {
+	compact := compactIn(f, flex, ver)
 	if n := fixedSize(f.Kind); n > 0 {
 		return n
 	}
@@ -747,19 +759,17 @@ func (ip *interp) minSize(f *Field, nullable bool) int {
 		if nullable {
 			return 1
 		}
-		if ip.depth >= maxDepth {
+		if depth >= maxDepth {
 			return 1
 		}
-		ip.depth++
 		total := 0
 		for i := range f.Fields {
 			g := &f.Fields[i]
-			if g.Versions.Contains(ip.ver) && !g.TaggedVersions.Contains(ip.ver) {
-				total += ip.minSize(g, g.NullableVersions.Contains(ip.ver))
+			if g.Versions.Contains(ver) && !g.TaggedVersions.Contains(ver) {
+				total += minSize(g, g.NullableVersions.Contains(ver), ver, flex, depth+1)
 			}
 		}
-		ip.depth--
-		if ip.flex {
+		if flex {
 			total++ // the tagged-field buffer's count
 		}
 		return total
@@ -771,12 +781,14 @@ func (ip *interp) minSize(f *Field, nullable bool) int {
 // KindTaggedFields child of parent. Known tags are decoded by name (with
 // FlagTagged); unknown ones become KindUnknownTag nodes named
 // "UNKNOWN(tag)" holding the tag in Int and the data in Raw.
-func (ip *interp) taggedBuffer(fields []Field, parent *Node) {
+func (ip *interp) taggedBuffer(p *structPlan, parent *Node) {
 	r := &ip.r
 	off := r.off
-	count := r.TaggedFieldCount()
-	if r.err != nil {
-		return
+	count := 0
+	if !r.noTags() {
+		if count = r.TaggedFieldCount(); r.err != nil {
+			return
+		}
 	}
 	tn := ip.newNode()
 	tn.Name, tn.Type, tn.Kind, tn.Off, tn.Int = nameTagged, "tagged_fields", KindTaggedFields, off, int64(count)
@@ -790,18 +802,20 @@ func (ip *interp) taggedBuffer(fields []Field, parent *Node) {
 		}
 		size := int64(dataEnd - r.off)
 		var c *Node
-		if f := taggedField(fields, tag, ip.ver); f != nil && ip.sparse && ip.skimmed(f) {
-			if !ip.skipTaggedField(f, dataEnd) {
+		if fp := p.taggedField(tag); fp != nil && ip.sparse && ip.skimmed(fp) {
+			if !ip.skipTaggedField(fp, dataEnd) {
 				break
 			}
 			prev = int64(tag)
 			continue
-		} else if f != nil {
+		} else if fp != nil {
+			f := fp.f
 			old := r.end
 			r.end = dataEnd
-			ip.push(f.Name)
-			c = ip.field(f, f.NullableVersions.Contains(ip.ver))
-			ip.pop()
+			c = ip.field(fp)
+			if r.err != nil {
+				ip.failedIn(f.Name)
+			}
 			r.end = old
 			if c != nil {
 				c.Flags |= FlagTagged
@@ -848,15 +862,4 @@ func (ip *interp) taggedBuffer(fields []Field, parent *Node) {
 		return
 	}
 	tn.Len = r.off - off
-}
-
-// taggedField returns the field with the given tag in version v, or nil.
-func taggedField(fields []Field, tag uint32, v int16) *Field {
-	for i := range fields {
-		f := &fields[i]
-		if f.Tag == int32(tag) && f.Tag >= 0 && f.TaggedVersions.Contains(v) && f.Versions.Contains(v) {
-			return f
-		}
-	}
-	return nil
 }

@@ -579,12 +579,30 @@ func (r *Reader) countResult(off int, n int64, minElem int) int {
 // field buffer (KIP-482) and checks that each can fit in two bytes at least
 // (a tag and a size).
 func (r *Reader) TaggedFieldCount() int {
+	if r.noTags() {
+		return 0
+	}
 	off := r.off
 	n := int64(r.UnsignedVarint())
 	if r.err != nil || !r.checkCount(off, "tagged field count", n, 2) {
 		return 0
 	}
 	return int(n)
+}
+
+// noTags reads a count of 0 tagged fields, the one byte most buffers
+// are, and reports whether it did; on any other byte, after a failure,
+// or where TaggedFieldCount would fail (no byte before lim, or none
+// before end: inside a tagged field, whose data end narrows end but
+// not lim, a read may have passed end), it reads nothing. It is small
+// enough to be inlined where every struct of a flexible version ends
+// with a buffer.
+func (r *Reader) noTags() bool {
+	if r.err == nil && r.off < r.lim && r.off < r.end && r.b[r.off-r.shift] == 0 {
+		r.off++
+		return true
+	}
+	return false
 }
 
 // TaggedField reads one tagged field's UNSIGNED_VARINT tag and size and
@@ -602,6 +620,9 @@ func (r *Reader) TaggedField() (tag uint32, data []byte) {
 // TaggedFields reads a whole tagged field buffer, calling fn for each
 // field in wire order. It stops at the first failure.
 func (r *Reader) TaggedFields(fn func(tag uint32, data []byte)) {
+	if r.noTags() {
+		return
+	}
 	n := r.TaggedFieldCount()
 	for i := 0; i < n && r.err == nil; i++ {
 		tag, data := r.TaggedField()

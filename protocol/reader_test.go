@@ -54,6 +54,7 @@ func TestReaderPrimitives(t *testing.T) {
 	cnbyt := func(r *Reader) any { b := r.CompactNullableBytes(); return [2]any{hex.EncodeToString(b), b == nil} }
 	arr4 := func(r *Reader) any { return r.ArrayLen(4) }
 	carr4 := func(r *Reader) any { return r.CompactArrayLen(4) }
+	tfc := func(r *Reader) any { return r.TaggedFieldCount() }
 	tf := func(r *Reader) any {
 		var got []string
 		r.TaggedFields(func(tag uint32, data []byte) {
@@ -139,6 +140,10 @@ func TestReaderPrimitives(t *testing.T) {
 			errText: "array count 2 needs at least 8 bytes, 4 left"},
 
 		// Tagged fields.
+		{name: "tagged count 0", in: "00 05", read: tfc, want: 0, used: 1},
+		{name: "tagged count 1", in: "01 0000", read: tfc, want: 1, used: 1},
+		{name: "tagged count 128", in: "8001" + strings.Repeat("0000", 128), read: tfc, want: 128, used: 2},
+		{name: "tagged count short", in: "", read: tfc, err: ErrVarint, errText: "runs past the end"},
 		{name: "tagged none", in: "00", read: tf, want: "", used: 1},
 		{name: "tagged two", in: "02 0002cafe 6305 68656c6c6f", read: tf, want: "00:cafe,63:68656c6c6f", used: 12},
 		{name: "tagged hostile count", in: "7f 0000", read: tf, err: ErrLength, errText: "tagged field count 127"},
@@ -230,5 +235,29 @@ func TestReaderNoAllocs(t *testing.T) {
 	})
 	if allocs != 0 {
 		t.Errorf("fixed-size reads allocate %v times per run", allocs)
+	}
+}
+
+// TestNoTagsPastEnd: the one-byte read of an empty tagged-field buffer
+// (Reader.noTags) fails where TaggedFieldCount's check does. Inside a
+// known tagged field, the field's data end narrows the reader's end but
+// not its limit, so an ApiVersions v3 response whose SupportedFeatures
+// tag says 22 bytes for its 23 reads the element's last int16 up to
+// that end and then finds its empty buffer past it: the decode fails
+// there, full and sparse, as it did before the one-byte read.
+func TestNoTagsPastEnd(t *testing.T) {
+	body := unhex(t, "0000 02 0012 0000 0005 00"+ // error, ApiKeys: ApiVersions 0-5
+		"00000000"+ // throttle
+		"04"+ // 4 tagged fields
+		"00 16 02 11 6d657461646174612e76657273696f6e 0001 0014 00"+ // tag 0: 22 bytes declared, 23 written
+		"01 08 000000000000002a"+ // tag 1: epoch 42
+		"02 17 02 11 6d657461646174612e76657273696f6e 0014 0001 00"+ // tag 2
+		"03 01 01") // tag 3
+	want := "ApiVersionsResponse v3 supportedFeatures[0]: tagged field count 0 needs at least 0 bytes, -1 left (offset 0x27)"
+	for _, d := range []Decoder{{}, {Sparse: true}, {Sparse: true, SparseDrop: NewRoleSet(RoleAPIRanges)}} {
+		tr := d.DecodeBody(KeyApiVersions, 3, true, body)
+		if tr.Err == nil || tr.Err.Error() != want {
+			t.Errorf("sparse %v: error %v, want %s", d.Sparse, tr.Err, want)
+		}
 	}
 }

@@ -3,6 +3,7 @@ package protocol
 import (
 	"math"
 	"sync"
+	"sync/atomic"
 )
 
 // This file defines the shape of kwire's schema table: the facts that Apache
@@ -178,6 +179,11 @@ type MessageSchema struct {
 	// smallest range of versions holding every version with a field that
 	// can carry a secret; nil when none has one.
 	secretVers *Versions
+
+	// plans holds the interpreter's plan of each version (plan.go),
+	// indexed from ValidVersions.Min, built at the version's first
+	// decode; nil for a schema built outside the table.
+	plans []atomic.Pointer[structPlan]
 }
 
 // Lookup returns the definition that serves version v of the message with

@@ -10,9 +10,10 @@ import (
 // whose value means nothing to the facts — no Role, no secret, no config
 // entry part, not bytes or records, and nothing of the kind inside it —
 // is read and checked exactly as the full decoder reads it (the same
-// Reader calls in the same order, the same path pushed for the error's
-// location), but gets no node. The rest of the tree is what the full
-// decoder builds: the same nodes, spans, notes and flags.
+// Reader calls in the same order, by the same plan, the same path
+// recorded for the error's location), but gets no node. The rest of the
+// tree is what the full decoder builds: the same nodes, spans, notes and
+// flags.
 //
 // What a sparse tree keeps, by construction, is every node facts.Of reads:
 // fields with a role, bytes fields (SASL tokens, subscriptions and
@@ -48,11 +49,6 @@ func (s *RoleSet) Has(r Role) bool { return s[r>>6&1]&(1<<(r&63)) != 0 }
 
 // compile-time check that every role fits a RoleSet.
 var _ [128 - numRoles]struct{}
-
-// skimmed reports whether a sparse decode reads f without a node.
-func (ip *interp) skimmed(f *Field) bool {
-	return f.skim || f.Role != RoleNone && ip.d.SparseDrop.Has(f.Role)
-}
 
 // skim marks, once, the fields a sparse decode reads without a node.
 var skimOnce sync.Once
@@ -114,18 +110,18 @@ func idList(f *Field) bool {
 	return false
 }
 
-// skip reads the value of field f (nullable when its version says so) as
-// field does, building no node. A failure is left in the reader, as
-// field leaves it.
-func (ip *interp) skip(f *Field, nullable bool) {
+// skip reads the value of the field of fp as field does, building no
+// node. A failure is left in the reader, as field leaves it.
+func (ip *interp) skip(fp *fieldPlan) {
 	r := &ip.r
+	f := fp.f
 	switch f.Kind {
 	case TypeBool, TypeInt8, TypeInt16, TypeUint16, TypeInt32, TypeUint32, TypeInt64, TypeFloat64, TypeUUID:
 		r.take(fixedSize(f.Kind))
 	case TypeString, TypeBytes, TypeRecords:
 		var size int
 		switch {
-		case ip.fieldFlex(f):
+		case fp.compact:
 			size = r.CompactLen()
 		case f.Kind == TypeString:
 			size = r.StringLen()
@@ -136,71 +132,61 @@ func (ip *interp) skip(f *Field, nullable bool) {
 			r.take(size)
 		}
 	case TypeStruct:
-		if nullable {
+		if fp.nullable {
 			if marker := r.Int8(); r.err != nil || marker < 0 {
 				return
 			}
 		}
-		ip.skipFields(f.Fields)
+		ip.skipFields(fp.sub)
 	case TypeArray:
-		ip.skipArray(f)
+		ip.skipArray(fp)
 	default:
 		r.Fail(r.off, fmt.Errorf("%w: field type %q (kind %d) has no wire form", ErrShort, f.Type, f.Kind))
 	}
 }
 
-// skipFields reads a struct's fields and tagged-field buffer as
+// skipFields reads a struct's fields (plan p) and tagged-field buffer as
 // structFields does, building no node.
-func (ip *interp) skipFields(fields []Field) {
+func (ip *interp) skipFields(p *structPlan) {
 	r := &ip.r
 	if ip.depth++; ip.depth > maxDepth {
 		r.Fail(r.off, ErrTooDeep)
 		ip.depth--
 		return
 	}
-	for i := range fields {
-		f := &fields[i]
-		if !f.Versions.Contains(ip.ver) || f.TaggedVersions.Contains(ip.ver) {
-			continue
-		}
-		ip.push(f.Name)
-		ip.skip(f, f.NullableVersions.Contains(ip.ver))
-		ip.pop()
+	for i := range p.fields {
+		fp := &p.fields[i]
+		ip.skip(fp)
 		if r.err != nil {
+			ip.failedIn(fp.f.Name)
 			ip.depth--
 			return
 		}
 	}
 	if ip.flex {
-		ip.skipTagged(fields)
+		ip.skipTagged(p)
 	}
 	ip.depth--
 }
 
 // skipArray reads an array as array does, building no node.
-func (ip *interp) skipArray(f *Field) {
+func (ip *interp) skipArray(fp *fieldPlan) {
 	r := &ip.r
-	elem := f.elem
-	if elem == nil {
-		elem = elemFieldOf(f)
-	}
-	minElem := ip.minSize(elem, false)
+	f := fp.f
 	var count int
-	if ip.fieldFlex(f) {
-		count = r.CompactArrayLen(minElem)
+	if fp.compact {
+		count = r.CompactArrayLen(fp.minElem)
 	} else {
-		count = r.ArrayLen(minElem)
+		count = r.ArrayLen(fp.minElem)
 	}
 	if r.err != nil || count <= 0 {
 		return
 	}
-	top := len(ip.path) - 1
 	fixed := -1 // the bytes of an element of fixed-size fields (its tagged fields apart)
-	if f.Elem == TypeStruct && ip.depth < maxDepth {
-		fixed = fixedFields(f.Fields, ip.ver)
+	if f.Elem == TypeStruct && fp.sub != nil {
+		fixed = fp.sub.fixed
 	}
 	for i := 0; i < count; i++ {
-		ip.path[top].idx = i
 		// An element of fixed-size fields, all there, with no tagged
 		// field: its bytes are passed over at once. Any other reads field
 		// by field, as it fails at the same place.
@@ -212,16 +198,15 @@ func (ip *interp) skipArray(f *Field) {
 			continue
 		}
 		if f.Elem == TypeStruct {
-			ip.skipFields(f.Fields)
+			ip.skipFields(fp.sub)
 		} else {
-			ip.skip(elem, false)
+			ip.skip(fp.elemPlan)
 		}
 		if r.err != nil {
-			ip.capture()
+			ip.failIdx = i + 1
 			return
 		}
 	}
-	ip.path[top].idx = -1
 }
 
 // fixedFields returns the bytes that fields take in version ver when all
@@ -242,10 +227,13 @@ func fixedFields(fields []Field, ver int16) int {
 	return n
 }
 
-// skipTagged reads a tagged-field buffer as taggedBuffer does, building
-// no node.
-func (ip *interp) skipTagged(fields []Field) {
+// skipTagged reads a tagged-field buffer of a struct of plan p as
+// taggedBuffer does, building no node.
+func (ip *interp) skipTagged(p *structPlan) {
 	r := &ip.r
+	if r.noTags() {
+		return
+	}
 	count := r.TaggedFieldCount()
 	if r.err != nil {
 		return
@@ -255,12 +243,12 @@ func (ip *interp) skipTagged(fields []Field) {
 		if !ok {
 			return
 		}
-		f := taggedField(fields, tag, ip.ver)
-		if f == nil {
+		fp := p.taggedField(tag)
+		if fp == nil {
 			r.take(dataEnd - r.off)
 			continue
 		}
-		if !ip.skipTaggedField(f, dataEnd) {
+		if !ip.skipTaggedField(fp, dataEnd) {
 			return
 		}
 	}
@@ -282,18 +270,17 @@ func (ip *interp) taggedHead() (tag uint32, dataEnd int, ok bool) {
 	return tag, r.off + int(size), true
 }
 
-// skipTaggedField reads the data of known tagged field f, up to dataEnd,
-// without a node, and reports success; bytes of it left unread are
-// passed over, as taggedBuffer passes them.
-func (ip *interp) skipTaggedField(f *Field, dataEnd int) bool {
+// skipTaggedField reads the data of the known tagged field of fp, up to
+// dataEnd, without a node, and reports success; bytes of it left unread
+// are passed over, as taggedBuffer passes them.
+func (ip *interp) skipTaggedField(fp *fieldPlan, dataEnd int) bool {
 	r := &ip.r
 	old := r.end
 	r.end = dataEnd
-	ip.push(f.Name)
-	ip.skip(f, f.NullableVersions.Contains(ip.ver))
-	ip.pop()
+	ip.skip(fp)
 	r.end = old
 	if r.err != nil {
+		ip.failedIn(fp.f.Name)
 		return false
 	}
 	r.off = max(r.off, dataEnd)
