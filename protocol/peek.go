@@ -25,6 +25,8 @@ package protocol
 // call skimTo with them, read the field with the Reader, and test it on a
 // frame of every version range the field has.
 
+import "encoding/binary"
+
 // API keys the peeks read.
 const (
 	keyProduce       = 0
@@ -194,46 +196,50 @@ func PeekAPIVersions(frame []byte, ver int16) (code int16, ranges []APIRange, ok
 		return code, nil, false
 	}
 	// Which of each element's fields go where, worked out once: an
-	// element is then read with no look at the schema.
-	const (
-		skipField = iota
-		keyField
-		minField
-		maxField
-	)
-	var slots [8]uint8
+	// element is then read with no look at the schema. An element's k
+	// INT16s are read into vals; ApiKey, MinVersion and MaxVersion are
+	// vals[keyAt], vals[minAt] and vals[maxAt], or the last slot, which
+	// stays 0, when the version lacks one.
+	var vals [9]int16
+	keyAt, minAt, maxAt := len(vals)-1, len(vals)-1, len(vals)-1
 	k := 0
 	for i := range f.Fields {
 		g := &f.Fields[i]
 		if !g.Versions.Contains(ver) || g.TaggedVersions.Contains(ver) {
 			continue
 		}
-		if g.Kind != TypeInt16 || k == len(slots) {
+		if g.Kind != TypeInt16 || k == len(vals)-1 {
 			return code, nil, false // not the layout this reads
 		}
 		switch g.Name {
 		case "ApiKey":
-			slots[k] = keyField
+			keyAt = k
 		case "MinVersion":
-			slots[k] = minField
+			minAt = k
 		case "MaxVersion":
-			slots[k] = maxField
+			maxAt = k
 		}
 		k++
 	}
+	// An element of the layout of every version so far (ApiKey,
+	// MinVersion, MaxVersion) without tagged fields (their count a single
+	// 0 byte, as brokers send them) is read from its bytes at once, with
+	// one bound check; others field by field with the Reader.
+	width := 2 * k
+	if flex {
+		width++
+	}
+	std := k == 3 && keyAt == 0 && minAt == 1 && maxAt == 2
 	ranges = make([]APIRange, 0, max(n, 0))
 	for range n {
-		var a APIRange
-		for _, slot := range slots[:k] {
-			v := r.Int16()
-			switch slot {
-			case keyField:
-				a.Key = v
-			case minField:
-				a.Min = v
-			case maxField:
-				a.Max = v
-			}
+		if b := r.ahead(width); std && b != nil && (!flex || b[width-1] == 0) {
+			r.take(width)
+			ranges = append(ranges, APIRange{Key: int16(binary.BigEndian.Uint16(b)),
+				Min: int16(binary.BigEndian.Uint16(b[2:])), Max: int16(binary.BigEndian.Uint16(b[4:]))})
+			continue
+		}
+		for i := range k {
+			vals[i] = r.Int16()
 		}
 		if flex {
 			r.TaggedFields(nil)
@@ -241,7 +247,7 @@ func PeekAPIVersions(frame []byte, ver int16) (code int16, ranges []APIRange, ok
 		if r.err != nil {
 			return code, nil, false
 		}
-		ranges = append(ranges, a)
+		ranges = append(ranges, APIRange{Key: vals[keyAt], Min: vals[minAt], Max: vals[maxAt]})
 	}
 	return code, ranges, true
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -147,6 +148,40 @@ func TestPeekAPIVersions(t *testing.T) {
 	}
 }
 
+// TestPeekAPIVersionsTagged: elements with tagged fields, read field by
+// field, and elements without, read at once, give the same ranges in
+// any mix, and a frame cut anywhere before the end of ApiKeys is not ok.
+func TestPeekAPIVersionsTagged(t *testing.T) {
+	for _, v := range []int16{3, 4} {
+		resp := kmsg.NewPtrApiVersionsResponse()
+		resp.Version = v
+		var want []APIRange
+		for i := range int16(9) {
+			ak := kmsg.NewApiVersionsResponseApiKey()
+			ak.ApiKey, ak.MinVersion, ak.MaxVersion = 3*i, i, 20+i
+			if i%3 == 1 {
+				ak.UnknownTags.Set(uint32(i), []byte{byte(i), 0xff, 0}) // a 0 byte that is not a count
+			}
+			resp.ApiKeys = append(resp.ApiKeys, ak)
+			want = append(want, APIRange{Key: 3 * i, Min: i, Max: 20 + i})
+		}
+		fb := kmsgResponseFrame(resp, 1)
+		code, ranges, ok := PeekAPIVersions(fb, v)
+		if !ok || code != 0 || !slices.Equal(ranges, want) {
+			t.Fatalf("v%d: code %d ranges %v ok %v, want %v", v, code, ranges, ok, want)
+		}
+		// ApiKeys ends before ThrottleTimeMs (4 bytes) and the tagged
+		// fields after it (1 byte: none).
+		end := len(fb) - 5
+		for cut := range len(fb) {
+			_, ranges, ok := PeekAPIVersions(fb[:cut], v)
+			if ok != (cut >= end) || ok && !slices.Equal(ranges, want) {
+				t.Errorf("v%d cut at %d of %d: ok %v, ranges %v", v, cut, len(fb), ok, ranges)
+			}
+		}
+	}
+}
+
 // TestPeekAllocs: the dissector peeks at every Produce request.
 func TestPeekAllocs(t *testing.T) {
 	r := kmsg.NewPtrProduceRequest()
@@ -155,6 +190,19 @@ func TestPeekAllocs(t *testing.T) {
 	PeekProduceAcks(fb)
 	if n := testing.AllocsPerRun(100, func() { PeekProduceAcks(fb) }); n > 0 {
 		t.Errorf("%.1f allocations per peek", n)
+	}
+	// Every connection's ApiVersions response is peeked: its ranges are
+	// the one allocation.
+	av := kmsg.NewPtrApiVersionsResponse()
+	av.Version = 3
+	for i := range int16(60) {
+		ak := kmsg.NewApiVersionsResponseApiKey()
+		ak.ApiKey, ak.MaxVersion = i, 9
+		av.ApiKeys = append(av.ApiKeys, ak)
+	}
+	fb = kmsgResponseFrame(av, 1)
+	if n := testing.AllocsPerRun(100, func() { PeekAPIVersions(fb, 3) }); n != 1 {
+		t.Errorf("%.1f allocations per ApiVersions peek, want 1 (the ranges)", n)
 	}
 }
 
