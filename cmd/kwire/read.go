@@ -828,6 +828,7 @@ type readSink struct {
 	stop          func()                                 // ends the reading (-c)
 	picked        int                                    // exchanges selected so far (-c), in emit order
 	day           string                                 // the UTC date of the last line shown (ClockTime)
+	dayNum        int64                                  // that date as days since 1970-01-01, when day is set
 	sel           *packetSelection                       // -w: the packets of the exchanges shown
 	col           *stats.Collector                       // --stats: every exchange and event, filters or not
 	an            *analysis.Analyzer                     // --findings, --stats: likewise
@@ -945,6 +946,8 @@ func (k *readSink) prepare(ex *dissect.Exchange, snapshot bool) (exchangeView, b
 	return v, true
 }
 
+const secondsPerDay = 24 * 60 * 60
+
 // dayChange returns the line that says the date changed before a line of
 // time t, "" when it did not: lines give only the time of day unless
 // --utc or --local. The first line's date is said only once the capture
@@ -953,9 +956,19 @@ func (k *readSink) dayChange(t time.Time) string {
 	if k.ropts.Clock != render.ClockTime || t.IsZero() {
 		return ""
 	}
+	// The date is formatted only when it changes: the day's number says
+	// whether it did (a line's Format cost as much as the rest of its
+	// time of day).
+	n := t.Unix() / secondsPerDay
+	if t.Unix() < 0 && t.Unix()%secondsPerDay != 0 {
+		n-- // before 1970: the day that began before t
+	}
+	if k.day != "" && n == k.dayNum {
+		return ""
+	}
 	day := t.UTC().Format(time.DateOnly)
 	prev := k.day
-	k.day = day
+	k.day, k.dayNum = day, n
 	if prev == "" || prev == day {
 		return ""
 	}
