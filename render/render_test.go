@@ -1372,3 +1372,29 @@ func checkNoDuplicateKeys(doc []byte) error {
 	}
 	return walk()
 }
+
+// TestSummaryErrorCounts: the summary counts every error code, in order
+// of first appearance, whether an exchange brings a new code or only
+// codes counted before; the latter costs no allocation.
+func TestSummaryErrorCounts(t *testing.T) {
+	var s SummaryCounts
+	s.Exchange(produceExchange(6, 0, 6))
+	s.Exchange(produceExchange(6, 3)) // one new code
+	seen := produceExchange(3, 6, 6)  // none new
+	s.Exchange(seen)
+	want := []ErrorCount{{Name: "NOT_LEADER_OR_FOLLOWER", Code: 6, Count: 5}, {Name: "UNKNOWN_TOPIC_OR_PARTITION", Code: 3, Count: 2}}
+	if len(s.Errors) != len(want) {
+		t.Fatalf("errors %+v", s.Errors)
+	}
+	for i, w := range want {
+		if g := s.Errors[i]; g.Name != w.Name || g.Code != w.Code || g.Count != w.Count {
+			t.Errorf("error %d: %+v, want %+v", i, g, w)
+		}
+	}
+	if n := testing.AllocsPerRun(100, func() { s.Exchange(seen) }); n != 0 {
+		t.Errorf("%.1f allocations to count an exchange of codes counted before", n)
+	}
+	if s.Errors[0].Count != 5+2*101 || s.Errors[1].Count != 2+101 {
+		t.Errorf("after 101 more: %+v", s.Errors)
+	}
+}
