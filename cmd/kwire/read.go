@@ -532,6 +532,7 @@ func runRead(ctx context.Context, o *readOptions, s *ioStreams, color bool, path
 			}
 		}
 	}
+	sink.recycle = ds == dissect.Sink(sink) // not behind a pipeline that reads the exchange after
 	run := cr.read(ctx, paths, ds)
 	switch {
 	case par != nil:
@@ -829,6 +830,7 @@ type readSink struct {
 	picked        int                                    // exchanges selected so far (-c), in emit order
 	day           string                                 // the UTC date of the last line shown (ClockTime)
 	dayNum        int64                                  // that date as days since 1970-01-01, when day is set
+	recycle       bool                                   // the Dissector calls Exchange itself: the exchange may be recycled after
 	sel           *packetSelection                       // -w: the packets of the exchanges shown
 	col           *stats.Collector                       // --stats: every exchange and event, filters or not
 	an            *analysis.Analyzer                     // --findings, --stats: likewise
@@ -858,7 +860,14 @@ func (k *readSink) Exchange(ex *dissect.Exchange) {
 	// Nothing holds on to the frames once rendered (the counters and the
 	// stats collector copy what they keep, the facts hold no node): their
 	// trees' nodes go back to protocol's pools, their buffers can hold the
-	// next frames.
+	// next frames. When the Dissector hands exchanges to this sink itself
+	// (recycle), nothing holds on to the exchange either (the analyzer
+	// keeps its facts, which are not reused): it and its frames and trees
+	// are reused for the next ones.
+	if k.recycle {
+		ex.Recycle()
+		return
+	}
 	for _, f := range [...]*dissect.Frame{ex.Request, ex.Response} {
 		if f != nil {
 			f.Tree.Release()
