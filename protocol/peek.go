@@ -196,8 +196,9 @@ func PeekAPIVersions(frame []byte, ver int16) (code int16, ranges []APIRange, ok
 		return code, nil, false
 	}
 	// Which of each element's fields go where, worked out once: an
-	// element is then read with no look at the schema. An element's k
-	// INT16s are read into vals; ApiKey, MinVersion and MaxVersion are
+	// element is then read with no look at the schema, at once with the
+	// others when the layout is the usual one (readStdRanges), else its k
+	// INT16s into vals; ApiKey, MinVersion and MaxVersion are
 	// vals[keyAt], vals[minAt] and vals[maxAt], or the last slot, which
 	// stays 0, when the version lacks one.
 	var vals [9]int16
@@ -221,23 +222,11 @@ func PeekAPIVersions(frame []byte, ver int16) (code int16, ranges []APIRange, ok
 		}
 		k++
 	}
-	// An element of the layout of every version so far (ApiKey,
-	// MinVersion, MaxVersion) without tagged fields (their count a single
-	// 0 byte, as brokers send them) is read from its bytes at once, with
-	// one bound check; others field by field with the Reader.
-	width := 2 * k
-	if flex {
-		width++
-	}
-	std := k == 3 && keyAt == 0 && minAt == 1 && maxAt == 2
 	ranges = make([]APIRange, 0, max(n, 0))
+	if k == 3 && keyAt == 0 && minAt == 1 && maxAt == 2 && readStdRanges(&r, n, flex, &ranges) {
+		return code, ranges, true
+	}
 	for range n {
-		if b := r.ahead(width); std && b != nil && (!flex || b[width-1] == 0) {
-			r.take(width)
-			ranges = append(ranges, APIRange{Key: int16(binary.BigEndian.Uint16(b)),
-				Min: int16(binary.BigEndian.Uint16(b[2:])), Max: int16(binary.BigEndian.Uint16(b[4:]))})
-			continue
-		}
 		for i := range k {
 			vals[i] = r.Int16()
 		}
@@ -250,4 +239,35 @@ func PeekAPIVersions(frame []byte, ver int16) (code int16, ranges []APIRange, ok
 		ranges = append(ranges, APIRange{Key: vals[keyAt], Min: vals[minAt], Max: vals[maxAt]})
 	}
 	return code, ranges, true
+}
+
+// readStdRanges reads n ApiKeys elements of the layout of every version
+// so far (ApiKey, MinVersion, MaxVersion: 6 bytes, and when flexible a
+// tagged-field count) into *ranges from their bytes at once, when all of
+// them are there and none has tagged fields (the count a single 0 byte,
+// as brokers send them), and reports whether it did; otherwise it reads
+// nothing and the caller reads them field by field.
+func readStdRanges(r *Reader, n int, flex bool, ranges *[]APIRange) bool {
+	if n < 0 {
+		return false // null: nothing to read
+	}
+	width := 6
+	if flex {
+		width = 7
+	}
+	b := r.ahead(n * width)
+	if b == nil {
+		return false
+	}
+	out := (*ranges)[:n]
+	for i := range out {
+		e := b[i*width : i*width+width]
+		if flex && e[6] != 0 {
+			return false
+		}
+		out[i] = APIRange{Key: int16(binary.BigEndian.Uint16(e)), Min: int16(binary.BigEndian.Uint16(e[2:])), Max: int16(binary.BigEndian.Uint16(e[4:]))}
+	}
+	r.take(n * width)
+	*ranges = out
+	return true
 }

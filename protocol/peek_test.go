@@ -148,18 +148,20 @@ func TestPeekAPIVersions(t *testing.T) {
 	}
 }
 
-// TestPeekAPIVersionsTagged: elements with tagged fields, read field by
-// field, and elements without, read at once, give the same ranges in
-// any mix, and a frame cut anywhere before the end of ApiKeys is not ok.
+// TestPeekAPIVersionsTagged: ApiKeys whose elements have no tagged
+// fields, read at once, and ApiKeys with some elements that have, read
+// field by field, give their ranges, and a frame cut anywhere before the
+// end of ApiKeys is not ok.
 func TestPeekAPIVersionsTagged(t *testing.T) {
-	for _, v := range []int16{3, 4} {
+	for _, c := range []struct{ v, taggedEvery int16 }{{3, 0}, {3, 3}, {4, 0}, {4, 3}, {4, 9}} {
+		v := c.v
 		resp := kmsg.NewPtrApiVersionsResponse()
 		resp.Version = v
 		var want []APIRange
 		for i := range int16(9) {
 			ak := kmsg.NewApiVersionsResponseApiKey()
 			ak.ApiKey, ak.MinVersion, ak.MaxVersion = 3*i, i, 20+i
-			if i%3 == 1 {
+			if c.taggedEvery > 0 && i%c.taggedEvery == c.taggedEvery-1 {
 				ak.UnknownTags.Set(uint32(i), []byte{byte(i), 0xff, 0}) // a 0 byte that is not a count
 			}
 			resp.ApiKeys = append(resp.ApiKeys, ak)
@@ -177,6 +179,42 @@ func TestPeekAPIVersionsTagged(t *testing.T) {
 			_, ranges, ok := PeekAPIVersions(fb[:cut], v)
 			if ok != (cut >= end) || ok && !slices.Equal(ranges, want) {
 				t.Errorf("v%d cut at %d of %d: ok %v, ranges %v", v, cut, len(fb), ok, ranges)
+			}
+		}
+	}
+}
+
+// TestPeekAPIVersionsNull: a null ApiKeys (length -1, or compact 0)
+// gives no ranges and ok, an empty one too.
+func TestPeekAPIVersionsNull(t *testing.T) {
+	for _, v := range []int16{0, 2, 3, 4} {
+		resp := kmsg.NewPtrApiVersionsResponse()
+		resp.Version = v
+		empty := kmsg.NewApiVersionsResponseApiKey()
+		empty.ApiKey = 7
+		for _, keys := range [][]kmsg.ApiVersionsResponseApiKey{nil, {empty}} {
+			resp.ApiKeys = keys
+			fb := kmsgResponseFrame(resp, 1)
+			// ErrorCode at 8, ApiKeys' length at 10 (the response
+			// header of ApiVersions is v0: no tagged fields).
+			null := slices.Clone(fb)
+			if v >= 3 {
+				null[10] = 0 // compact: null
+			} else {
+				binary.BigEndian.PutUint32(null[10:], 0xffffffff)
+			}
+			for _, c := range []struct {
+				name string
+				fb   []byte
+				want int
+			}{{"as sent", fb, len(keys)}, {"null", null, 0}} {
+				if c.name == "null" && len(keys) > 0 {
+					continue // the element's bytes would follow a null array
+				}
+				code, ranges, ok := PeekAPIVersions(c.fb, v)
+				if !ok || code != 0 || len(ranges) != c.want {
+					t.Errorf("v%d %s with %d keys: code %d ranges %v ok %v", v, c.name, len(keys), code, ranges, ok)
+				}
 			}
 		}
 	}

@@ -237,9 +237,9 @@ func (r *Reader) take(n int) []byte {
 }
 
 // ahead returns the next n bytes without reading them, or nil (recording
-// nothing) when fewer are left or r has failed.
+// nothing) when fewer are left, n is negative or r has failed.
 func (r *Reader) ahead(n int) []byte {
-	if r.err != nil || r.lim-r.off < n {
+	if r.err != nil || n < 0 || r.lim-r.off < n {
 		return nil
 	}
 	p := r.off - r.shift
