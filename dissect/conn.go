@@ -733,8 +733,10 @@ func (c *conn) frame(s *splitter, b []byte, first, last mark) {
 // closeWhy words a Close reason (reassembly.Close*) for notes.
 func closeWhy(reason string) (why string, closed bool) {
 	switch reason {
-	case reassembly.CloseFIN, reassembly.CloseRST:
-		return "the connection closed (" + strings.ToUpper(reason) + ")", true
+	case reassembly.CloseFIN:
+		return "the connection closed (FIN)", true
+	case reassembly.CloseRST:
+		return "the connection closed (RST)", true
 	case reassembly.CloseIdle:
 		return "the connection went idle", false
 	case reassembly.CloseReused:
@@ -801,6 +803,9 @@ func (c *conn) close(reason string, t time.Time) {
 		}
 		pend[i] = nil // the sink may drop ex (and its decoded trees) now
 		c.emit(ex)
+	}
+	if cap(pend) <= pendingScan {
+		c.pending.q = pend[:0] // for the connection that reuses c (recycle)
 	}
 	ev := &Event{Kind: EventClose, Conn: c.c, Time: t, Detail: reason}
 	if c.tcp.closed {

@@ -4,6 +4,7 @@ import (
 	"sync"
 
 	"github.com/kwire/kwire/internal/poison"
+	"github.com/kwire/kwire/reassembly"
 )
 
 // Recycled exchanges and frames. A sink that is the last to see an
@@ -18,6 +19,8 @@ import (
 var (
 	exchangePool    sync.Pool // of *Exchange, zeroed
 	frameStructPool sync.Pool // of *Frame, zeroed
+	connPool        sync.Pool // of *conn, zeroed but for the capacity of its slices
+	splitterPool    sync.Pool // of *splitter, likewise
 )
 
 // newExchange returns x in a recycled Exchange when there is one.
@@ -88,3 +91,41 @@ var (
 		ClientID: poison.Marker, Mechanism: poison.Marker, User: poison.Marker,
 		Request: &poisonedFrame, Response: &poisonedFrame, Notes: []string{poison.Marker + ": used after dissect.Exchange.Recycle"}}
 )
+
+// Recycled connections. A capture of many short connections (a client
+// that connects, asks for ApiVersions and Metadata and goes) costs as much
+// per connection as per exchange: its state (conn, two splitters) and
+// their first slices are reused from a connection that closed instead of
+// allocated (Dissector.Close; not for TLS connections, whose decryption
+// state refers to them). Nothing refers to a conn once closed: the
+// Dissector forgets it, its pending requests are emitted, its events
+// name the reassembly.Conn.
+
+// newConn returns the state of a new connection, recycled when there is
+// some.
+func (d *Dissector) newConn(rc *reassembly.Conn) *conn {
+	c, ok := connPool.Get().(*conn)
+	if !ok {
+		c = new(conn)
+	}
+	c.d, c.c, c.busyAt = d, rc, -1
+	c.pending.c = c
+	return c
+}
+
+// recycle hands back the state of a connection that closed, when
+// nothing can still refer to it.
+func (c *conn) recycle() {
+	if poison.Released || c.tls != nil || c.busyAt >= 0 || c.pending.len() > 0 {
+		return
+	}
+	for _, s := range c.split {
+		if s != nil {
+			*s = splitter{marks: s.marks[:0], smarks: s.smarks[:0]}
+			splitterPool.Put(s)
+		}
+	}
+	clear(c.pending.q[:cap(c.pending.q)])
+	*c = conn{used: c.used[:0], pending: pendingQueue{q: c.pending.q[:0]}, pre: c.pre[:0]}
+	connPool.Put(c)
+}

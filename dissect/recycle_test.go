@@ -91,3 +91,35 @@ func TestRecyclePoisoned(t *testing.T) {
 		}
 	}
 }
+
+// TestConnRecycleAllocBudget pins the allocations of a short connection
+// (an ApiVersions and a Metadata exchange, then a FIN) whose state is
+// recycled when it closes: the conn and its two splitters, with their
+// first slices, are those of the connection before.
+func TestConnRecycleAllocBudget(t *testing.T) {
+	if poison.Released {
+		t.Skip("kwirepoison: released memory is poisoned, never reused")
+	}
+	const n = 100
+	avReq, avResp := frame(t, apiVersionsV3Req), frame(t, apiVersionsV3Resp)
+	mdReq, mdResp := frame(t, metadataV12Req), frame(t, metadataV12Resp)
+	d := New(Options{}, &recycleSink{})
+	conns := make([]reassembly.Conn, n)
+	for i := range conns {
+		conns[i] = reassembly.Conn{Index: i, A: clientAddr, B: brokerAddr, SawSYN: true}
+	}
+	i := 0
+	per := testing.AllocsPerRun(n-1, func() {
+		c := &conns[i]
+		i++
+		d.Open(c)
+		for k, b := range [][]byte{avReq, avResp, mdReq, mdResp} {
+			d.Data(c, reassembly.Dir(k%2), reassembly.Chunk{Data: b, Frame: int64(k), Time: pktTime(int64(k))})
+		}
+		d.Close(c, reassembly.CloseFIN, pktTime(5))
+	})
+	t.Logf("%.2f allocations per connection", per)
+	if per > 13 {
+		t.Errorf("%.2f allocations per connection of two exchanges, budget 13 (20 before connections were recycled)", per)
+	}
+}
