@@ -33,7 +33,7 @@ func (s *releaseSink) Event(*Event) {}
 // pairing and decoding small exchanges (ApiVersions and Metadata, taken
 // in turn on one connection) when the sink recycles them: the Exchange,
 // its two Frames and their two Trees are reused, 5 allocations fewer
-// than when the sink releases them.
+// than when the sink releases them (both reuse the frames' buffers).
 func TestRecycleAllocBudget(t *testing.T) {
 	if poison.Released {
 		t.Skip("kwirepoison: released memory is poisoned, never reused")
@@ -55,8 +55,8 @@ func TestRecycleAllocBudget(t *testing.T) {
 	}
 	released, recycled := run(&releaseSink{}), run(&recycleSink{})
 	t.Logf("%.2f allocations per exchange released, %.2f recycled", released, recycled)
-	if recycled > released-5 || recycled > 4 {
-		t.Errorf("%.2f allocations per exchange recycled (%.2f released): want 5 fewer (the Exchange, two Frames, two Trees), at most 4", recycled, released)
+	if recycled > released-5 || recycled > 1.5 {
+		t.Errorf("%.2f allocations per exchange recycled (%.2f released): want 5 fewer (the Exchange, two Frames, two Trees), at most 1.5", recycled, released)
 	}
 }
 
@@ -119,7 +119,7 @@ func TestConnRecycleAllocBudget(t *testing.T) {
 		d.Close(c, reassembly.CloseFIN, pktTime(5))
 	})
 	t.Logf("%.2f allocations per connection", per)
-	if per > 13 {
-		t.Errorf("%.2f allocations per connection of two exchanges, budget 13 (20 before connections were recycled)", per)
+	if per > 9 {
+		t.Errorf("%.2f allocations per connection of two exchanges, budget 9 (20 before connections were recycled, 13 before small frame buffers were pooled)", per)
 	}
 }
