@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"hash/crc32"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -1396,5 +1397,33 @@ func TestSummaryErrorCounts(t *testing.T) {
 	}
 	if s.Errors[0].Count != 5+2*101 || s.Errors[1].Count != 2+101 {
 		t.Errorf("after 101 more: %+v", s.Errors)
+	}
+}
+
+// TestAppendClockAgrees: a line's time of day is what
+// t.UTC().Format("15:04:05.000") gives (milliseconds truncated), with
+// and without color, for times in any zone, before 1970 and far ahead.
+func TestAppendClockAgrees(t *testing.T) {
+	zone := time.FixedZone("X", -(9*3600 + 30*60))
+	times := []time.Time{
+		time.Date(2026, 12, 1, 23, 59, 59, 999_999_999, time.UTC),
+		time.Date(2026, 12, 2, 0, 0, 0, 0, time.UTC),
+		time.Date(1969, 12, 31, 23, 59, 59, 1_000_000, time.UTC),
+		time.Date(1, 1, 1, 0, 0, 0, 1, time.UTC),
+		time.Date(9999, 12, 31, 12, 34, 56, 789_123_456, zone),
+		time.Unix(-1, 999_999), time.Unix(1733011262, 345_678_901).In(zone),
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	for range 2000 {
+		times = append(times, time.Unix(r.Int64N(1<<36)-1<<35, r.Int64N(1e9)).In(zone))
+	}
+	for _, tm := range times {
+		want := tm.UTC().Format("15:04:05.000")
+		if got := string(appendClock(nil, tm, false)); got != want {
+			t.Fatalf("%v: %q, want %q", tm, got, want)
+		}
+		if got, want := string(appendClock(nil, tm, true)), string(paint(nil, true, roleOffset, want)); got != want {
+			t.Fatalf("%v in color: %q, want %q", tm, got, want)
+		}
 	}
 }
