@@ -3,6 +3,7 @@ package dissect
 import (
 	"sync"
 
+	"github.com/kwire/kwire/facts"
 	"github.com/kwire/kwire/internal/poison"
 	"github.com/kwire/kwire/reassembly"
 )
@@ -45,13 +46,14 @@ func newFrame(f Frame) *Frame {
 
 // Recycle is Release for a sink that is the last to see e: the frames'
 // buffers go back to the Dissector that made them, their trees to
-// protocol's pools (protocol.Tree.Recycle), and e and its frames
-// themselves are reused for later exchanges. Nothing may refer to e, its
-// frames or their trees afterwards; e's facts (Facts) are not reused and
-// may be kept. A sink calls it once, after everything it passes e to is
-// done with it (Release may come before it; nothing after). When released
-// memory is poisoned (internal/poison), e and its frames are overwritten
-// instead, so that a late reader shows it, and never reused.
+// protocol's pools (protocol.Tree.Recycle), e's facts to facts.Recycle,
+// and e and its frames themselves are reused for later exchanges.
+// Nothing may refer to e, its frames, their trees or e's facts
+// afterwards (what the facts hold, their slices and strings, may be
+// kept). A sink calls it once, after everything it passes e to is done
+// with it (Release may come before it; nothing after). When released
+// memory is poisoned (internal/poison), e, its frames and its facts are
+// overwritten instead, so that a late reader shows it, and never reused.
 func (e *Exchange) Recycle() {
 	frames := [...]*Frame{e.Request, e.Response}
 	for _, f := range frames {
@@ -61,15 +63,16 @@ func (e *Exchange) Recycle() {
 		}
 	}
 	e.Release()
+	facts.Recycle(e.facts)
 	if poison.Released {
 		for _, f := range frames {
 			if f != nil {
 				*f = poisonedFrame
 			}
 		}
-		facts := e.facts
+		fx := e.facts
 		*e = poisonedExchange
-		e.facts = facts
+		e.facts = fx
 		return
 	}
 	for _, f := range frames {
