@@ -261,11 +261,12 @@ func readStdRanges(r *Reader, n int, flex bool, ranges *[]APIRange) bool {
 	}
 	out := (*ranges)[:n]
 	for i := range out {
-		e := b[i*width : i*width+width]
-		if flex && e[6] != 0 {
+		e := (*[6]byte)(b[i*width:]) // one bound check; none for its bytes
+		if flex && b[i*width+6] != 0 {
 			return false
 		}
-		out[i] = APIRange{Key: int16(binary.BigEndian.Uint16(e)), Min: int16(binary.BigEndian.Uint16(e[2:])), Max: int16(binary.BigEndian.Uint16(e[4:]))}
+		out[i] = APIRange{Key: int16(binary.BigEndian.Uint16(e[0:])), Min: int16(binary.BigEndian.Uint16(e[2:])),
+			Max: int16(binary.BigEndian.Uint16(e[4:]))}
 	}
 	r.take(n * width)
 	*ranges = out
