@@ -113,7 +113,7 @@ func appendLine(b []byte, e *dissect.Exchange, o *Options) []byte {
 		switch {
 		case e.ClientIDNull:
 			b = append(b, "null"...)
-		case strings.ContainsAny(e.ClientID, " \t\n\"") || !printable([]byte(e.ClientID)):
+		case needsQuote(e.ClientID):
 			b = strconv.AppendQuote(b, e.ClientID)
 		default:
 			b = append(b, e.ClientID...)
@@ -297,7 +297,7 @@ func appendSASL(b []byte, e *dissect.Exchange) []byte {
 	}
 	if e.User != "" {
 		b = append(b, " user="...)
-		if strings.ContainsAny(e.User, " \t\n\"") || !printable([]byte(e.User)) {
+		if needsQuote(e.User) {
 			b = strconv.AppendQuote(b, e.User)
 		} else {
 			b = append(b, e.User...)

@@ -201,6 +201,19 @@ func isRedacted(n *protocol.Node, o *Options) bool {
 // and without control characters other than tab, newline and carriage return.
 // Runs of printable ASCII are checked 32 and 8 bytes at a time: record
 // values are often kilobytes long.
+// needsQuote reports whether a word's value must be quoted: it has
+// spaces, tabs, newlines, quotes or unprintable bytes. A value of printable
+// ASCII without spaces and quotes (most client ids, users, group and
+// member ids) is told at once, byte by byte, before any other test.
+func needsQuote(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c <= ' ' || c >= 0x7f || c == '"' {
+			return strings.ContainsAny(s, " \t\n\"") || !printable([]byte(s))
+		}
+	}
+	return false
+}
+
 func printable(b []byte) bool {
 	i := 0
 	for len(b)-i >= 32 {

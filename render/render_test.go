@@ -1427,3 +1427,33 @@ func TestAppendClockAgrees(t *testing.T) {
 		}
 	}
 }
+
+// TestNeedsQuoteAgrees: the quick test of plain ASCII words agrees with
+// the full one (spaces, tabs, newlines, quotes, unprintable bytes) on
+// every string of one and two bytes, on UTF-8 and on random strings.
+func TestNeedsQuoteAgrees(t *testing.T) {
+	full := func(s string) bool { return strings.ContainsAny(s, " \t\n\"") || !printable([]byte(s)) }
+	words := []string{"", "capgen-kgo-admin", "rdkafka", "consumer-1-0b9c", "a b", "x\"y", "é", "\u200b", "日本", "\xff", "a\x7f", "tab\t"}
+	for c := range 256 {
+		words = append(words, string([]byte{byte(c)}), string([]byte{'a', byte(c)}), string([]byte{byte(c), 'z'}))
+		for d := range 256 {
+			words = append(words, string([]byte{byte(c), byte(d)}))
+		}
+	}
+	r := rand.New(rand.NewPCG(3, 4))
+	for range 5000 {
+		b := make([]byte, r.IntN(40))
+		for i := range b {
+			b[i] = byte(0x20 + r.IntN(0x60))
+			if r.IntN(20) == 0 {
+				b[i] = byte(r.IntN(256))
+			}
+		}
+		words = append(words, string(b))
+	}
+	for _, w := range words {
+		if got, want := needsQuote(w), full(w); got != want {
+			t.Fatalf("needsQuote(%q) = %v, want %v", w, got, want)
+		}
+	}
+}

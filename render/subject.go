@@ -67,7 +67,7 @@ type subjectBuf struct {
 func (s *subjectBuf) word(k, v string) {
 	s.sep()
 	s.b = append(s.b, k...)
-	if strings.ContainsAny(v, " \t\n\"") || !printable([]byte(v)) {
+	if needsQuote(v) {
 		s.b = strconv.AppendQuote(s.b, v)
 		return
 	}
