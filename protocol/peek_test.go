@@ -282,3 +282,104 @@ func TestQuirkLibrdkafkaAPIVersionsV0(t *testing.T) {
 		}
 	}
 }
+
+// FuzzPeekAPIVersions: PeekAPIVersions, which reads the usual elements at
+// once, gives what reading every element field by field (as it did
+// before, peekAPIVersionsFieldwise) gives, on any bytes.
+func FuzzPeekAPIVersions(f *testing.F) {
+	for _, v := range []int16{0, 1, 2, 3, 4} {
+		resp := kmsg.NewPtrApiVersionsResponse()
+		resp.Version = v
+		for i := range int16(5) {
+			ak := kmsg.NewApiVersionsResponseApiKey()
+			ak.ApiKey, ak.MaxVersion = i, 2*i
+			if v >= 3 && i == 3 {
+				ak.UnknownTags.Set(9, []byte{1, 2})
+			}
+			resp.ApiKeys = append(resp.ApiKeys, ak)
+		}
+		f.Add(kmsgResponseFrame(resp, 1), v)
+	}
+	f.Fuzz(func(t *testing.T, frame []byte, ver int16) {
+		code, ranges, ok := PeekAPIVersions(frame, ver)
+		wcode, wranges, wok := peekAPIVersionsFieldwise(frame, ver)
+		if code != wcode || ok != wok || !slices.Equal(ranges, wranges) {
+			t.Fatalf("v%d: %d %v %v, field by field %d %v %v", ver, code, ranges, ok, wcode, wranges, wok)
+		}
+	})
+}
+
+// peekAPIVersionsFieldwise is PeekAPIVersions as it was before it read
+// elements at once: every element field by field.
+func peekAPIVersionsFieldwise(frame []byte, ver int16) (code int16, ranges []APIRange, ok bool) {
+	var r Reader
+	if _, _, ok := skimTo(&r, frame, true, keyApiVersions, ver, "ErrorCode"); !ok {
+		return 0, nil, false
+	}
+	code = r.Int16()
+	f, compact, ok := skimTo(&r, frame, true, keyApiVersions, ver, "ApiKeys")
+	if !ok || f.Kind != TypeArray || f.Elem != TypeStruct {
+		return code, nil, false
+	}
+	flex := Lookup(keyApiVersions, true, ver).FlexibleVersions.Contains(ver)
+	var n int
+	if compact {
+		n = r.CompactArrayLen(6)
+	} else {
+		n = r.ArrayLen(6)
+	}
+	if r.err != nil {
+		return code, nil, false
+	}
+	// Which of each element's fields go where, worked out once: an
+	// element is then read with no look at the schema.
+	const (
+		skipField = iota
+		keyField
+		minField
+		maxField
+	)
+	var slots [8]uint8
+	k := 0
+	for i := range f.Fields {
+		g := &f.Fields[i]
+		if !g.Versions.Contains(ver) || g.TaggedVersions.Contains(ver) {
+			continue
+		}
+		if g.Kind != TypeInt16 || k == len(slots) {
+			return code, nil, false // not the layout this reads
+		}
+		switch g.Name {
+		case "ApiKey":
+			slots[k] = keyField
+		case "MinVersion":
+			slots[k] = minField
+		case "MaxVersion":
+			slots[k] = maxField
+		}
+		k++
+	}
+	ranges = make([]APIRange, 0, max(n, 0))
+	for range n {
+		var a APIRange
+		for _, slot := range slots[:k] {
+			v := r.Int16()
+			switch slot {
+			case keyField:
+				a.Key = v
+			case minField:
+				a.Min = v
+			case maxField:
+				a.Max = v
+			}
+		}
+		if flex {
+			r.TaggedFields(nil)
+		}
+		if r.err != nil {
+			return code, nil, false
+		}
+		ranges = append(ranges, a)
+	}
+	return code, ranges, true
+}
