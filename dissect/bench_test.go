@@ -2,6 +2,9 @@ package dissect
 
 import (
 	"encoding/binary"
+	"fmt"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/kwire/kwire/reassembly"
@@ -167,6 +170,76 @@ func fuzzSplit(t *testing.T, data []byte, cut uint8, syn bool) {
 			}
 		}
 	}
+	fuzzRecycled(t, data, cut, syn)
+}
+
+// fuzzRecycled: recycling exchanges and connections changes nothing the
+// sink sees. The bytes go through a connection that is then closed, with
+// a sink that keeps every exchange; and through two such connections one
+// after the other, with a sink that recycles each exchange once it has
+// noted what it holds (exchangeDigest), so that the second connection
+// reuses the first one's state and both reuse recycled exchanges, frames,
+// trees and facts.
+func fuzzRecycled(t *testing.T, data []byte, cut uint8, syn bool) {
+	feed := func(d *Dissector, index int) {
+		c := &reassembly.Conn{Index: index, A: clientAddr, B: brokerAddr, SawSYN: syn}
+		d.Open(c)
+		step := int(cut%32) + 1
+		var pkt int64
+		for i := 0; i < len(data); i += step {
+			end := min(i+step, len(data))
+			pkt++
+			dir := reassembly.Dir((i / step) % 2 & int(cut>>7))
+			if cut&0x40 != 0 && pkt%5 == 0 {
+				d.Gap(c, dir, int64(cut%9)-1, pktTime(pkt))
+			}
+			d.Data(c, dir, reassembly.Chunk{Data: data[i:end], Frame: pkt, Time: pktTime(pkt)})
+		}
+		d.Close(c, reassembly.CloseFIN, pktTime(pkt+1))
+	}
+	kept := &recSink{}
+	feed(New(Options{PendingMemory: 8 * pendingCost}, kept), 0)
+	var want []string
+	for _, e := range kept.ex {
+		want = append(want, exchangeDigest(e))
+	}
+	rec := &digestSink{}
+	d := New(Options{PendingMemory: 8 * pendingCost}, rec)
+	for round := range 2 {
+		rec.got = rec.got[:0]
+		feed(d, round)
+		if !slices.Equal(rec.got, want) {
+			t.Fatalf("connection %d, exchanges recycled:\n%s\nkept:\n%s", round, strings.Join(rec.got, "\n"), strings.Join(want, "\n"))
+		}
+	}
+}
+
+// digestSink notes each exchange's digest, then recycles it.
+type digestSink struct{ got []string }
+
+func (s *digestSink) Exchange(e *Exchange) { s.got = append(s.got, exchangeDigest(e)); e.Recycle() }
+func (s *digestSink) Event(*Event)         {}
+
+// exchangeDigest says what an exchange holds: its kind, header, notes,
+// frames (packets, times, bytes, how they decoded) and facts.
+func exchangeDigest(e *Exchange) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d %d v%d corr=%d client=%q/%v mech=%q user=%q tls=%v adv=%v guess=%+v notes=%q",
+		e.Kind, e.APIKey, e.APIVersion, e.CorrelationID, e.ClientID, e.ClientIDNull, e.Mechanism, e.User, e.TLS, e.Advertised, e.Guess, e.Notes)
+	for _, f := range [...]*Frame{e.Request, e.Response} {
+		if f == nil {
+			b.WriteString(" -")
+			continue
+		}
+		fmt.Fprintf(&b, " [%d-%d %v %v %x withheld=%v failed=%v unknown=%v", f.FirstPacket, f.LastPacket, f.Time, f.End, f.Bytes, f.Withheld, f.Failed(), f.Unknown())
+		if f.Tree != nil {
+			fmt.Fprintf(&b, " err=%v first=%v", f.Tree.Err, f.Tree.FirstError() != nil)
+		}
+		b.WriteString("]")
+	}
+	fx := e.Facts()
+	fmt.Fprintf(&b, " facts=%d/%d topics=%+v errors=%+v group=%q", fx.Key, fx.Version, fx.Topics, fx.Errors, fx.Group.ID)
+	return b.String()
 }
 
 // TestSplitterAllocBudget pins the allocations per exchange of splitting

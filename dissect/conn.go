@@ -639,7 +639,7 @@ func (c *conn) cut(s *splitter, part []byte, need int, at mark, why string) {
 	if need < 0 || s.raw || len(part) < 8 {
 		return
 	}
-	fr := &Frame{FirstPacket: at.frame, LastPacket: at.frame, Time: at.time, End: at.time, Bytes: append([]byte(nil), part...)}
+	fr := newFrame(Frame{FirstPacket: at.frame, LastPacket: at.frame, Time: at.time, End: at.time, Bytes: append([]byte(nil), part...)})
 	note := fmt.Sprintf("frame incomplete (cut by %s): %d of %d bytes captured", why, len(part), need)
 	if s.req {
 		if len(part) < 12 {
@@ -662,9 +662,9 @@ func (c *conn) cut(s *splitter, part []byte, need int, at mark, why string) {
 		if h.APIKey == keyProduce && err == nil {
 			if acks, ok := protocol.PeekProduceAcks(part); ok && acks == 0 {
 				cl, br := c.addrs()
-				c.emit(&Exchange{Conn: c.c, Client: cl, Broker: br, Kind: KindNoResponse, APIKey: h.APIKey, APIVersion: h.APIVersion,
+				c.emit(newExchange(Exchange{Conn: c.c, Client: cl, Broker: br, Kind: KindNoResponse, APIKey: h.APIKey, APIVersion: h.APIVersion,
 					CorrelationID: h.CorrelationID, ClientID: h.ClientID, ClientIDNull: h.ClientIDNull, Request: fr,
-					Notes: append(notes, "acks=0: the broker sends no response")})
+					Notes: append(notes, "acks=0: the broker sends no response")}))
 				return
 			}
 		}
@@ -692,15 +692,15 @@ func (c *conn) cut(s *splitter, part []byte, need int, at mark, why string) {
 		return
 	}
 	cl, br := c.addrs()
-	c.emit(&Exchange{Conn: c.c, Client: cl, Broker: br, Kind: KindOrphan, APIKey: -1, APIVersion: -1,
-		CorrelationID: corr, Response: fr, Notes: []string{"no request with this correlation ID was recognised", "response " + note}})
+	c.emit(newExchange(Exchange{Conn: c.c, Client: cl, Broker: br, Kind: KindOrphan, APIKey: -1, APIVersion: -1,
+		CorrelationID: corr, Response: fr, Notes: []string{"no request with this correlation ID was recognised", "response " + note}}))
 }
 
 // frame receives a complete frame from a splitter.
 func (c *conn) frame(s *splitter, b []byte, first, last mark) {
 	c.d.sum.Frames++
 	c.frames++
-	fr := &Frame{FirstPacket: first.frame, LastPacket: last.frame, Time: first.time, End: last.time, Bytes: b, pool: c.d.spill.pool}
+	fr := newFrame(Frame{FirstPacket: first.frame, LastPacket: last.frame, Time: first.time, End: last.time, Bytes: b, pool: c.d.spill.pool})
 	c.tcp.frameDone(s.dir, fr, first)
 	switch {
 	case s.raw && s.req:
@@ -720,8 +720,10 @@ func (c *conn) frame(s *splitter, b []byte, first, last mark) {
 // closeWhy words a Close reason (reassembly.Close*) for notes.
 func closeWhy(reason string) (why string, closed bool) {
 	switch reason {
-	case reassembly.CloseFIN, reassembly.CloseRST:
-		return "the connection closed (" + strings.ToUpper(reason) + ")", true
+	case reassembly.CloseFIN:
+		return "the connection closed (FIN)", true
+	case reassembly.CloseRST:
+		return "the connection closed (RST)", true
 	case reassembly.CloseIdle:
 		return "the connection went idle", false
 	case reassembly.CloseReused:
@@ -788,6 +790,9 @@ func (c *conn) close(reason string, t time.Time) {
 		}
 		pend[i] = nil // the sink may drop ex (and its decoded trees) now
 		c.emit(ex)
+	}
+	if cap(pend) <= pendingScan {
+		c.pending.q = pend[:0] // for the connection that reuses c (recycle)
 	}
 	ev := &Event{Kind: EventClose, Conn: c.c, Time: t, Detail: reason}
 	if c.tcp.closed {

@@ -196,8 +196,7 @@ func (d *Dissector) Open(rc *reassembly.Conn) {
 		return
 	}
 	d.sum.Connections++
-	c := &conn{d: d, c: rc, busyAt: -1}
-	c.pending.c = c
+	c := d.newConn(rc)
 	c.portA, c.portB = d.isPort(rc.A.Port()), d.isPort(rc.B.Port())
 	d.conns[rc] = c
 	if !c.portA && !c.portB && !d.opts.Detect {
@@ -274,6 +273,7 @@ func (d *Dissector) Close(rc *reassembly.Conn, reason string, t time.Time) {
 	}
 	c.close(reason, t)
 	delete(d.conns, rc)
+	c.recycle()
 }
 
 // Finish flushes every connection still open at the end of the input: a

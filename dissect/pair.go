@@ -68,8 +68,8 @@ func (c *conn) request(fr *Frame) {
 	}
 	if err != nil {
 		cl, br := c.addrs()
-		ex := &Exchange{Conn: c.c, Client: cl, Broker: br, Kind: KindUnanswered, APIKey: h.APIKey, APIVersion: h.APIVersion,
-			CorrelationID: h.CorrelationID, Request: fr, Notes: []string{"request header does not parse: " + err.Error()}}
+		ex := newExchange(Exchange{Conn: c.c, Client: cl, Broker: br, Kind: KindUnanswered, APIKey: h.APIKey, APIVersion: h.APIVersion,
+			CorrelationID: h.CorrelationID, Request: fr, Notes: []string{"request header does not parse: " + err.Error()}})
 		c.emit(ex)
 		return
 	}
@@ -95,9 +95,9 @@ func (c *conn) request(fr *Frame) {
 	if h.APIKey == keyProduce {
 		if acks, ok := protocol.PeekProduceAcks(b); ok && acks == 0 {
 			cl, br := c.addrs()
-			ex := &Exchange{Conn: c.c, Client: cl, Broker: br, Kind: KindNoResponse, APIKey: h.APIKey, APIVersion: h.APIVersion,
+			ex := newExchange(Exchange{Conn: c.c, Client: cl, Broker: br, Kind: KindNoResponse, APIKey: h.APIKey, APIVersion: h.APIVersion,
 				CorrelationID: h.CorrelationID, ClientID: h.ClientID, ClientIDNull: h.ClientIDNull, Request: fr,
-				Notes: append(notes, "acks=0: the broker sends no response")}
+				Notes: append(notes, "acks=0: the broker sends no response")})
 			c.emit(ex)
 			return
 		}
@@ -167,8 +167,8 @@ func (d *Dissector) withholdUnknown(fr *Frame) bool {
 func (c *conn) register(fr *Frame, h protocol.RequestHeader, notes []string, whole bool) {
 	d := c.d
 	cl, br := c.addrs()
-	ex := &Exchange{Conn: c.c, Client: cl, Broker: br, Kind: KindPaired, APIKey: h.APIKey, APIVersion: h.APIVersion,
-		CorrelationID: h.CorrelationID, ClientID: h.ClientID, ClientIDNull: h.ClientIDNull, Request: fr, Notes: notes}
+	ex := newExchange(Exchange{Conn: c.c, Client: cl, Broker: br, Kind: KindPaired, APIKey: h.APIKey, APIVersion: h.APIVersion,
+		CorrelationID: h.CorrelationID, ClientID: h.ClientID, ClientIDNull: h.ClientIDNull, Request: fr, Notes: notes})
 	if h.APIKey == keySaslHandshake && whole {
 		ex.Mechanism, _ = protocol.PeekSaslHandshake(fr.Bytes)
 	}
@@ -445,8 +445,8 @@ func (c *conn) learn(ex *Exchange, ranges []APIRange) {
 func (c *conn) orphan(fr *Frame, corr int32) {
 	d := c.d
 	cl, br := c.addrs()
-	ex := &Exchange{Conn: c.c, Client: cl, Broker: br, Kind: KindOrphan, APIKey: -1, APIVersion: -1,
-		CorrelationID: corr, Response: fr, Notes: []string{"response without a captured request"}}
+	ex := newExchange(Exchange{Conn: c.c, Client: cl, Broker: br, Kind: KindOrphan, APIKey: -1, APIVersion: -1,
+		CorrelationID: corr, Response: fr, Notes: []string{"response without a captured request"}})
 	g, note := d.guess(c, fr.Bytes)
 	decoded := false
 	if note != "" {

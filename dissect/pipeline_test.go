@@ -180,7 +180,10 @@ func TestPendingCost(t *testing.T) {
 		if r.d.pending() != n {
 			t.Fatalf("%d pending", r.d.pending())
 		}
-		kept := r.d.spill.held // frame bytes in memory
+		// Frame bytes in memory, and the small buffers the spilled
+		// frames left in the pool (at most smallPoolBytes in all, not
+		// per request).
+		kept := r.d.spill.held + int64(r.d.spill.pool.smallBytes)
 		per := (int64(after.HeapAlloc) - int64(before.HeapAlloc) - kept) / n
 		t.Logf("spill %v: %d bytes per pending request besides its frame", spill, per)
 		if per > pendingCost {

@@ -92,8 +92,8 @@ func (c *conn) saslClient(fr *Frame) bool {
 		c.emit(tok)
 	}
 	cl, br := c.addrs()
-	ex := &Exchange{Conn: c.c, Client: cl, Broker: br, Kind: KindSASL, APIKey: -1, APIVersion: -1, CorrelationID: -1,
-		Mechanism: c.sasl.mech, Request: fr}
+	ex := newExchange(Exchange{Conn: c.c, Client: cl, Broker: br, Kind: KindSASL, APIKey: -1, APIVersion: -1, CorrelationID: -1,
+		Mechanism: c.sasl.mech, Request: fr})
 	if c.sasl.note != "" {
 		ex.Notes = append(ex.Notes, c.sasl.note)
 		c.sasl.note = ""
@@ -109,8 +109,8 @@ func (c *conn) saslServer(fr *Frame) {
 	c.sasl.tok = nil
 	if ex == nil {
 		cl, br := c.addrs()
-		ex = &Exchange{Conn: c.c, Client: cl, Broker: br, Kind: KindSASL, APIKey: -1, APIVersion: -1, CorrelationID: -1,
-			Mechanism: c.sasl.mech, Notes: []string{"broker token without a client token"}}
+		ex = newExchange(Exchange{Conn: c.c, Client: cl, Broker: br, Kind: KindSASL, APIKey: -1, APIVersion: -1, CorrelationID: -1,
+			Mechanism: c.sasl.mech, Notes: []string{"broker token without a client token"}})
 	}
 	ex.Response = fr
 	c.token(ex, fr, false)

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/bits"
 	"os"
 	"sync"
 
@@ -163,6 +164,36 @@ const (
 	poolMin          = 32 << 10 // smaller frames are not worth pooling
 )
 
+// Small frames (under poolMin: most of a broker's, a few hundred bytes
+// each) are pooled too, in size classes: 16, 32, 48 and 64 bytes, then
+// four to a power of two (80, 96, 112, 128, 160, ... 32768), so that a
+// frame's buffer holds at most a quarter more than the frame (or 15
+// bytes); what is pooled of them is at most smallPoolBytes. A frame that
+// takes a small buffer when none is pooled gets a new one of its class's
+// size, to be pooled in that class when released. On many small
+// exchanges with read's one-line mode (each exchange's buffers back as
+// soon as its line is written) this spares an allocation per frame, a
+// sixth of what read allocated on many-1000.
+const (
+	smallPoolBytes = 1 << 20
+	smallMin       = 16 // the smallest class
+	smallClasses   = 4 + 4*(15-6)
+)
+
+// smallClass returns the smallest small class whose buffers hold n
+// bytes (0 < n < poolMin) and their size: 16·k up to 64, then for n in
+// (2^(e-1), 2^e] the four sizes 2^(e-1) + k·2^(e-3), k = 1..4.
+func smallClass(n int) (class, size int) {
+	if n <= 64 {
+		k := max(n+15, smallMin) / 16
+		return k - 1, 16 * k
+	}
+	e := bits.Len(uint(n - 1)) // 2^(e-1) < n <= 2^e
+	step := 1 << (e - 3)
+	k := (n - 1<<(e-1) + step - 1) / step
+	return 4 + 4*(e-7) + k - 1, 1<<(e-1) + k*step
+}
+
 // framePool holds reusable frame buffers. Sinks may release exchanges on
 // other goroutines than the Dissector's.
 type framePool struct {
@@ -170,6 +201,9 @@ type framePool struct {
 	bufs  [][]byte
 	bytes int
 	max   int // bytes the pool may hold: poolBytes or poolBytesHeaders
+
+	small      [smallClasses][][]byte // small buffers by class (smallClass)
+	smallBytes int                    // their capacity in all
 }
 
 // spillRun is n blocks of the spill file from block start on.
@@ -453,10 +487,11 @@ func (p *framePool) get(n int) []byte {
 }
 
 // take returns the smallest pooled buffer (length 0) whose capacity is at
-// least n and at most twice n, or nil.
+// least n and at most twice n, or nil; for a small frame (n < poolMin), a
+// buffer of n's class, pooled or new.
 func (p *framePool) take(n int) []byte {
 	if n < poolMin {
-		return nil
+		return p.takeSmall(n)
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -478,6 +513,22 @@ func (p *framePool) take(n int) []byte {
 	return b[:0]
 }
 
+// takeSmall returns a buffer of length 0 of n's small class.
+func (p *framePool) takeSmall(n int) []byte {
+	class, size := smallClass(n)
+	p.mu.Lock()
+	if l := p.small[class]; len(l) > 0 {
+		b := l[len(l)-1]
+		l[len(l)-1] = nil
+		p.small[class] = l[:len(l)-1]
+		p.smallBytes -= cap(b)
+		p.mu.Unlock()
+		return b
+	}
+	p.mu.Unlock()
+	return make([]byte, 0, size)
+}
+
 // put offers a buffer nothing else refers to for reuse.
 func (p *framePool) put(b []byte) {
 	if poison.Released {
@@ -486,6 +537,7 @@ func (p *framePool) put(b []byte) {
 	}
 	c := cap(b)
 	if c < poolMin {
+		p.putSmall(b)
 		return
 	}
 	p.mu.Lock()
@@ -523,4 +575,23 @@ func (sp *spiller) close() {
 		sp.f, sp.name = nil, ""
 	}
 	sp.free, sp.blocks, sp.used = nil, 0, 0
+}
+
+// putSmall pools b, a small buffer, in the largest class its capacity
+// serves, while the small buffers pooled stay within smallPoolBytes.
+func (p *framePool) putSmall(b []byte) {
+	c := cap(b)
+	if c < smallMin {
+		return
+	}
+	class, size := smallClass(c)
+	if size > c {
+		class-- // c is between two sizes: it serves the lower one
+	}
+	p.mu.Lock()
+	if p.smallBytes+c <= smallPoolBytes {
+		p.small[class] = append(p.small[class], b[:0])
+		p.smallBytes += c
+	}
+	p.mu.Unlock()
 }

@@ -225,7 +225,7 @@ func TestSpillPoolFits(t *testing.T) {
 		t.Skip("kwirepoison: released buffers are poisoned, never pooled")
 	}
 	sp := framePool{max: poolBytes}
-	sp.put(make([]byte, 100))        // too small to pool
+	sp.put(make([]byte, 100))        // small: pooled apart (TestSmallPool)
 	sp.put(make([]byte, 10, 1<<20))  // 1 MiB
 	sp.put(make([]byte, 0, 100<<10)) // 100 KiB
 	if len(sp.bufs) != 2 {
@@ -268,6 +268,53 @@ func TestSpillPoolFits(t *testing.T) {
 }
 
 // The pool holds more when only batch headers are decoded.
+// TestSmallPool: small frames take buffers of their size class, which
+// hold them with at most a quarter (or 15 bytes) to spare; a
+// released buffer serves the frames of the largest class its capacity
+// holds; what is pooled stays within smallPoolBytes.
+func TestSmallPool(t *testing.T) {
+	for _, c := range []struct{ n, class, size int }{
+		{1, 0, 16}, {4, 0, 16}, {16, 0, 16}, {17, 1, 32}, {48, 2, 48}, {64, 3, 64}, {65, 4, 80}, {80, 4, 80},
+		{81, 5, 96}, {128, 7, 128}, {129, 8, 160}, {1000, 19, 1024}, {1025, 20, 1280}, {poolMin - 1, smallClasses - 1, poolMin},
+	} {
+		if class, size := smallClass(c.n); class != c.class || size != c.size {
+			t.Errorf("smallClass(%d) = %d, %d; want %d, %d", c.n, class, size, c.class, c.size)
+		}
+	}
+	last := 0
+	for n := 1; n < poolMin; n++ {
+		class, size := smallClass(n)
+		if size < n || size > max(n+15, n+n/4) || class < last || class >= smallClasses {
+			t.Fatalf("smallClass(%d) = %d, %d", n, class, size)
+		}
+		last = class
+	}
+	if poison.Released {
+		t.Skip("kwirepoison: released buffers are poisoned, never pooled")
+	}
+	var p framePool
+	if b := p.take(90); len(b) != 0 || cap(b) != 96 {
+		t.Errorf("a 90-byte frame from an empty pool: len %d cap %d, want a new 96-byte buffer", len(b), cap(b))
+	}
+	b100 := make([]byte, 7, 100)
+	p.put(b100) // serves 96 bytes
+	if b := p.take(97); cap(b) != 112 {
+		t.Errorf("a 97-byte frame got cap %d, want a new 112-byte buffer", cap(b))
+	}
+	if b := p.take(90); len(b) != 0 || cap(b) != 100 || &b[:1][0] != &b100[0] {
+		t.Errorf("a 90-byte frame got len %d cap %d, want the 100-byte buffer released", len(b), cap(b))
+	}
+	if p.smallBytes != 0 {
+		t.Errorf("%d bytes left pooled", p.smallBytes)
+	}
+	for range smallPoolBytes/1024 + 10 {
+		p.put(make([]byte, 0, 1024))
+	}
+	if p.smallBytes != smallPoolBytes || len(p.small[19]) != smallPoolBytes/1024 {
+		t.Errorf("%d bytes in %d buffers pooled, bound %d", p.smallBytes, len(p.small[19]), smallPoolBytes)
+	}
+}
+
 func TestPoolBound(t *testing.T) {
 	for _, tc := range []struct {
 		headers bool

@@ -100,7 +100,11 @@ type splitter struct {
 }
 
 func newSplitter(c *conn, dir reassembly.Dir, req bool, maxFrame int, synced bool) *splitter {
-	s := &splitter{c: c, dir: dir, req: req, max: maxFrame}
+	s, ok := splitterPool.Get().(*splitter)
+	if !ok {
+		s = new(splitter)
+	}
+	s.c, s.dir, s.req, s.max = c, dir, req, maxFrame
 	if !synced {
 		s.state = stScan
 		s.start = true

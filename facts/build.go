@@ -2,7 +2,9 @@ package facts
 
 import (
 	"strings"
+	"sync"
 
+	"github.com/kwire/kwire/internal/poison"
 	"github.com/kwire/kwire/protocol"
 )
 
@@ -12,13 +14,43 @@ import (
 // decode, which contributes nothing). The request is read first, then the
 // response; topics and partitions named by both are merged.
 func Of(key, ver int16, req, resp *protocol.Tree) *Exchange {
-	fx := &Exchange{Key: key, Version: ver, ThrottleMs: -1, Commit: -1, Isolation: -1, TimeoutMs: -1, MaxWaitMs: -1}
+	fx, ok := exchanges.Get().(*Exchange)
+	if !ok {
+		fx = new(Exchange)
+	}
+	*fx = Exchange{Key: key, Version: ver, ThrottleMs: -1, Commit: -1, Isolation: -1, TimeoutMs: -1, MaxWaitMs: -1}
 	fx.Group.SessionTimeoutMs, fx.Group.RebalanceTimeoutMs, fx.Group.HeartbeatIntervalMs = -1, -1, -1
 	b := builder{fx: fx}
 	b.tree(req, false)
 	b.tree(resp, true)
 	return fx
 }
+
+// Recycle hands fx, which nothing refers to any more, back for a later Of
+// to fill: the Exchange itself (about 600 bytes, most of them the group's
+// fields, which most exchanges leave empty) is reused, not what it holds
+// (its slices, strings and the structs it points to may be kept: they are
+// never reused). kwire read's one-line mode recycles every exchange's.
+// When released memory is poisoned (internal/poison), fx is overwritten
+// with values no exchange states, its topic named RELEASED, and not
+// reused.
+func Recycle(fx *Exchange) {
+	if fx == nil {
+		return
+	}
+	if poison.Released {
+		*fx = Exchange{Key: -0x5a5a, Version: -0x5a5a, Topics: []Topic{{Name: poison.Marker}},
+			Errors: []Error{{Code: -0x5a5a, Name: poison.Marker, Message: poison.Marker, Topic: -1, Partition: -1}}}
+		return
+	}
+	*fx = Exchange{}
+	exchanges.Put(fx)
+}
+
+// exchanges holds recycled Exchanges (Recycle) for Of. As every
+// sync.Pool, it holds them at most until the second garbage collection
+// after: no more than were in use.
+var exchanges sync.Pool // of *Exchange, zeroed
 
 // maxDepth bounds the walk; the decoder nests far less.
 const maxDepth = 64

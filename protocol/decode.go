@@ -154,7 +154,10 @@ func (d *Decoder) maxMemory() int64 {
 // newTree returns a tree over b (space 0, named name) whose memory is
 // accounted to d's limits.
 func (d *Decoder) newTree(b []byte, name string) *Tree {
-	t := &Tree{}
+	t, ok := treePool.Get().(*Tree)
+	if !ok {
+		t = &Tree{}
+	}
 	t.space0[0] = Space{Name: name, Data: b}
 	t.Spaces = t.space0[:1:1]
 	t.mem.slabs, t.mem.ptrs = t.mem.slabs0[:0], t.mem.ptrs0[:0]

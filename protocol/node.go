@@ -263,6 +263,31 @@ func (t *Tree) Release() {
 	t.mem.release()
 }
 
+// Recycle is Release for a caller that gives up t itself too: nothing may
+// refer to t afterwards (nor to its nodes, as after Release), for a later
+// decode may hand out the same Tree. It spares the garbage collector the
+// Tree, which a frame of a few nodes costs as much as its nodes (kwire
+// read's one-line mode recycles every frame's). When released memory is
+// poisoned (internal/poison), t is not reused: its Root becomes a
+// poisoned node, so that a late reader shows it.
+func (t *Tree) Recycle() {
+	if t == nil {
+		return
+	}
+	t.Release()
+	if poison.Released {
+		t.Root = &poisonedNode
+		return
+	}
+	*t = Tree{}
+	treePool.Put(t)
+}
+
+// treePool holds recycled Trees (Tree.Recycle) for newTree. As every
+// sync.Pool, it holds them at most until the second garbage collection
+// after their Recycle: no more than were in use.
+var treePool sync.Pool // of *Tree, zeroed
+
 // FirstError returns the first node of t, depth first, marked FlagError
 // with a Note saying why, or nil. Record batches report their problems on
 // their nodes (a corrupt or oversized compressed batch, a bad CRC, records

@@ -25,6 +25,8 @@ package protocol
 // call skimTo with them, read the field with the Reader, and test it on a
 // frame of every version range the field has.
 
+import "encoding/binary"
+
 // API keys the peeks read.
 const (
 	keyProduce       = 0
@@ -194,46 +196,39 @@ func PeekAPIVersions(frame []byte, ver int16) (code int16, ranges []APIRange, ok
 		return code, nil, false
 	}
 	// Which of each element's fields go where, worked out once: an
-	// element is then read with no look at the schema.
-	const (
-		skipField = iota
-		keyField
-		minField
-		maxField
-	)
-	var slots [8]uint8
+	// element is then read with no look at the schema, at once with the
+	// others when the layout is the usual one (readStdRanges), else its k
+	// INT16s into vals; ApiKey, MinVersion and MaxVersion are
+	// vals[keyAt], vals[minAt] and vals[maxAt], or the last slot, which
+	// stays 0, when the version lacks one.
+	var vals [9]int16
+	keyAt, minAt, maxAt := len(vals)-1, len(vals)-1, len(vals)-1
 	k := 0
 	for i := range f.Fields {
 		g := &f.Fields[i]
 		if !g.Versions.Contains(ver) || g.TaggedVersions.Contains(ver) {
 			continue
 		}
-		if g.Kind != TypeInt16 || k == len(slots) {
+		if g.Kind != TypeInt16 || k == len(vals)-1 {
 			return code, nil, false // not the layout this reads
 		}
 		switch g.Name {
 		case "ApiKey":
-			slots[k] = keyField
+			keyAt = k
 		case "MinVersion":
-			slots[k] = minField
+			minAt = k
 		case "MaxVersion":
-			slots[k] = maxField
+			maxAt = k
 		}
 		k++
 	}
 	ranges = make([]APIRange, 0, max(n, 0))
+	if k == 3 && keyAt == 0 && minAt == 1 && maxAt == 2 && readStdRanges(&r, n, flex, &ranges) {
+		return code, ranges, true
+	}
 	for range n {
-		var a APIRange
-		for _, slot := range slots[:k] {
-			v := r.Int16()
-			switch slot {
-			case keyField:
-				a.Key = v
-			case minField:
-				a.Min = v
-			case maxField:
-				a.Max = v
-			}
+		for i := range k {
+			vals[i] = r.Int16()
 		}
 		if flex {
 			r.TaggedFields(nil)
@@ -241,7 +236,39 @@ func PeekAPIVersions(frame []byte, ver int16) (code int16, ranges []APIRange, ok
 		if r.err != nil {
 			return code, nil, false
 		}
-		ranges = append(ranges, a)
+		ranges = append(ranges, APIRange{Key: vals[keyAt], Min: vals[minAt], Max: vals[maxAt]})
 	}
 	return code, ranges, true
+}
+
+// readStdRanges reads n ApiKeys elements of the layout of every version
+// so far (ApiKey, MinVersion, MaxVersion: 6 bytes, and when flexible a
+// tagged-field count) into *ranges from their bytes at once, when all of
+// them are there and none has tagged fields (the count a single 0 byte,
+// as brokers send them), and reports whether it did; otherwise it reads
+// nothing and the caller reads them field by field.
+func readStdRanges(r *Reader, n int, flex bool, ranges *[]APIRange) bool {
+	if n < 0 {
+		return false // null: nothing to read
+	}
+	width := 6
+	if flex {
+		width = 7
+	}
+	b := r.ahead(n * width)
+	if b == nil {
+		return false
+	}
+	out := (*ranges)[:n]
+	for i := range out {
+		e := (*[6]byte)(b[i*width:]) // one bound check; none for its bytes
+		if flex && b[i*width+6] != 0 {
+			return false
+		}
+		out[i] = APIRange{Key: int16(binary.BigEndian.Uint16(e[0:])), Min: int16(binary.BigEndian.Uint16(e[2:])),
+			Max: int16(binary.BigEndian.Uint16(e[4:]))}
+	}
+	r.take(n * width)
+	*ranges = out
+	return true
 }

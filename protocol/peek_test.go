@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -147,6 +148,78 @@ func TestPeekAPIVersions(t *testing.T) {
 	}
 }
 
+// TestPeekAPIVersionsTagged: ApiKeys whose elements have no tagged
+// fields, read at once, and ApiKeys with some elements that have, read
+// field by field, give their ranges, and a frame cut anywhere before the
+// end of ApiKeys is not ok.
+func TestPeekAPIVersionsTagged(t *testing.T) {
+	for _, c := range []struct{ v, taggedEvery int16 }{{3, 0}, {3, 3}, {4, 0}, {4, 3}, {4, 9}} {
+		v := c.v
+		resp := kmsg.NewPtrApiVersionsResponse()
+		resp.Version = v
+		var want []APIRange
+		for i := range int16(9) {
+			ak := kmsg.NewApiVersionsResponseApiKey()
+			ak.ApiKey, ak.MinVersion, ak.MaxVersion = 3*i, i, 20+i
+			if c.taggedEvery > 0 && i%c.taggedEvery == c.taggedEvery-1 {
+				ak.UnknownTags.Set(uint32(i), []byte{byte(i), 0xff, 0}) // a 0 byte that is not a count
+			}
+			resp.ApiKeys = append(resp.ApiKeys, ak)
+			want = append(want, APIRange{Key: 3 * i, Min: i, Max: 20 + i})
+		}
+		fb := kmsgResponseFrame(resp, 1)
+		code, ranges, ok := PeekAPIVersions(fb, v)
+		if !ok || code != 0 || !slices.Equal(ranges, want) {
+			t.Fatalf("v%d: code %d ranges %v ok %v, want %v", v, code, ranges, ok, want)
+		}
+		// ApiKeys ends before ThrottleTimeMs (4 bytes) and the tagged
+		// fields after it (1 byte: none).
+		end := len(fb) - 5
+		for cut := range len(fb) {
+			_, ranges, ok := PeekAPIVersions(fb[:cut], v)
+			if ok != (cut >= end) || ok && !slices.Equal(ranges, want) {
+				t.Errorf("v%d cut at %d of %d: ok %v, ranges %v", v, cut, len(fb), ok, ranges)
+			}
+		}
+	}
+}
+
+// TestPeekAPIVersionsNull: a null ApiKeys (length -1, or compact 0)
+// gives no ranges and ok, an empty one too.
+func TestPeekAPIVersionsNull(t *testing.T) {
+	for _, v := range []int16{0, 2, 3, 4} {
+		resp := kmsg.NewPtrApiVersionsResponse()
+		resp.Version = v
+		empty := kmsg.NewApiVersionsResponseApiKey()
+		empty.ApiKey = 7
+		for _, keys := range [][]kmsg.ApiVersionsResponseApiKey{nil, {empty}} {
+			resp.ApiKeys = keys
+			fb := kmsgResponseFrame(resp, 1)
+			// ErrorCode at 8, ApiKeys' length at 10 (the response
+			// header of ApiVersions is v0: no tagged fields).
+			null := slices.Clone(fb)
+			if v >= 3 {
+				null[10] = 0 // compact: null
+			} else {
+				binary.BigEndian.PutUint32(null[10:], 0xffffffff)
+			}
+			for _, c := range []struct {
+				name string
+				fb   []byte
+				want int
+			}{{"as sent", fb, len(keys)}, {"null", null, 0}} {
+				if c.name == "null" && len(keys) > 0 {
+					continue // the element's bytes would follow a null array
+				}
+				code, ranges, ok := PeekAPIVersions(c.fb, v)
+				if !ok || code != 0 || len(ranges) != c.want {
+					t.Errorf("v%d %s with %d keys: code %d ranges %v ok %v", v, c.name, len(keys), code, ranges, ok)
+				}
+			}
+		}
+	}
+}
+
 // TestPeekAllocs: the dissector peeks at every Produce request.
 func TestPeekAllocs(t *testing.T) {
 	r := kmsg.NewPtrProduceRequest()
@@ -155,6 +228,19 @@ func TestPeekAllocs(t *testing.T) {
 	PeekProduceAcks(fb)
 	if n := testing.AllocsPerRun(100, func() { PeekProduceAcks(fb) }); n > 0 {
 		t.Errorf("%.1f allocations per peek", n)
+	}
+	// Every connection's ApiVersions response is peeked: its ranges are
+	// the one allocation.
+	av := kmsg.NewPtrApiVersionsResponse()
+	av.Version = 3
+	for i := range int16(60) {
+		ak := kmsg.NewApiVersionsResponseApiKey()
+		ak.ApiKey, ak.MaxVersion = i, 9
+		av.ApiKeys = append(av.ApiKeys, ak)
+	}
+	fb = kmsgResponseFrame(av, 1)
+	if n := testing.AllocsPerRun(100, func() { PeekAPIVersions(fb, 3) }); n != 1 {
+		t.Errorf("%.1f allocations per ApiVersions peek, want 1 (the ranges)", n)
 	}
 }
 
@@ -195,4 +281,105 @@ func TestQuirkLibrdkafkaAPIVersionsV0(t *testing.T) {
 			t.Errorf("%s: error %v, want ErrLeftover", tc.name, tr.Err)
 		}
 	}
+}
+
+// FuzzPeekAPIVersions: PeekAPIVersions, which reads the usual elements at
+// once, gives what reading every element field by field (as it did
+// before, peekAPIVersionsFieldwise) gives, on any bytes.
+func FuzzPeekAPIVersions(f *testing.F) {
+	for _, v := range []int16{0, 1, 2, 3, 4} {
+		resp := kmsg.NewPtrApiVersionsResponse()
+		resp.Version = v
+		for i := range int16(5) {
+			ak := kmsg.NewApiVersionsResponseApiKey()
+			ak.ApiKey, ak.MaxVersion = i, 2*i
+			if v >= 3 && i == 3 {
+				ak.UnknownTags.Set(9, []byte{1, 2})
+			}
+			resp.ApiKeys = append(resp.ApiKeys, ak)
+		}
+		f.Add(kmsgResponseFrame(resp, 1), v)
+	}
+	f.Fuzz(func(t *testing.T, frame []byte, ver int16) {
+		code, ranges, ok := PeekAPIVersions(frame, ver)
+		wcode, wranges, wok := peekAPIVersionsFieldwise(frame, ver)
+		if code != wcode || ok != wok || !slices.Equal(ranges, wranges) {
+			t.Fatalf("v%d: %d %v %v, field by field %d %v %v", ver, code, ranges, ok, wcode, wranges, wok)
+		}
+	})
+}
+
+// peekAPIVersionsFieldwise is PeekAPIVersions as it was before it read
+// elements at once: every element field by field.
+func peekAPIVersionsFieldwise(frame []byte, ver int16) (code int16, ranges []APIRange, ok bool) {
+	var r Reader
+	if _, _, ok := skimTo(&r, frame, true, keyApiVersions, ver, "ErrorCode"); !ok {
+		return 0, nil, false
+	}
+	code = r.Int16()
+	f, compact, ok := skimTo(&r, frame, true, keyApiVersions, ver, "ApiKeys")
+	if !ok || f.Kind != TypeArray || f.Elem != TypeStruct {
+		return code, nil, false
+	}
+	flex := Lookup(keyApiVersions, true, ver).FlexibleVersions.Contains(ver)
+	var n int
+	if compact {
+		n = r.CompactArrayLen(6)
+	} else {
+		n = r.ArrayLen(6)
+	}
+	if r.err != nil {
+		return code, nil, false
+	}
+	// Which of each element's fields go where, worked out once: an
+	// element is then read with no look at the schema.
+	const (
+		skipField = iota
+		keyField
+		minField
+		maxField
+	)
+	var slots [8]uint8
+	k := 0
+	for i := range f.Fields {
+		g := &f.Fields[i]
+		if !g.Versions.Contains(ver) || g.TaggedVersions.Contains(ver) {
+			continue
+		}
+		if g.Kind != TypeInt16 || k == len(slots) {
+			return code, nil, false // not the layout this reads
+		}
+		switch g.Name {
+		case "ApiKey":
+			slots[k] = keyField
+		case "MinVersion":
+			slots[k] = minField
+		case "MaxVersion":
+			slots[k] = maxField
+		}
+		k++
+	}
+	ranges = make([]APIRange, 0, max(n, 0))
+	for range n {
+		var a APIRange
+		for _, slot := range slots[:k] {
+			v := r.Int16()
+			switch slot {
+			case keyField:
+				a.Key = v
+			case minField:
+				a.Min = v
+			case maxField:
+				a.Max = v
+			}
+		}
+		if flex {
+			r.TaggedFields(nil)
+		}
+		if r.err != nil {
+			return code, nil, false
+		}
+		ranges = append(ranges, a)
+	}
+	return code, ranges, true
 }

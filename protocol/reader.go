@@ -236,6 +236,16 @@ func (r *Reader) take(n int) []byte {
 	return b
 }
 
+// ahead returns the next n bytes without reading them, or nil (recording
+// nothing) when fewer are left, n is negative or r has failed.
+func (r *Reader) ahead(n int) []byte {
+	if r.err != nil || n < 0 || r.lim-r.off < n {
+		return nil
+	}
+	p := r.off - r.shift
+	return r.b[p : p+n : p+n]
+}
+
 // Int8 reads an INT8.
 func (r *Reader) Int8() int8 {
 	if b := r.take(1); b != nil {

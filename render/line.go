@@ -114,7 +114,7 @@ func appendLine(b []byte, e *dissect.Exchange, o *Options) []byte {
 		switch {
 		case e.ClientIDNull:
 			b = append(b, "null"...)
-		case strings.ContainsAny(e.ClientID, " \"") || !termsafe.Safe(e.ClientID):
+		case needsQuote(e.ClientID):
 			b = strconv.AppendQuote(b, e.ClientID)
 		default:
 			b = append(b, e.ClientID...)
@@ -298,7 +298,7 @@ func appendSASL(b []byte, e *dissect.Exchange) []byte {
 	}
 	if e.User != "" {
 		b = append(b, " user="...)
-		if strings.ContainsAny(e.User, " \"") || !termsafe.Safe(e.User) {
+		if needsQuote(e.User) {
 			b = strconv.AppendQuote(b, e.User)
 		} else {
 			b = append(b, e.User...)
@@ -459,9 +459,19 @@ func appendClock(b []byte, t time.Time, c bool) []byte {
 		return paint(b, c, roleOffset, "--:--:--.---")
 	}
 	if c {
-		return paint(b, c, roleOffset, t.UTC().Format("15:04:05.000"))
+		b = append(b, escapes[roleOffset][0]...)
 	}
-	return t.UTC().AppendFormat(b, "15:04:05.000")
+	// As t.UTC().AppendFormat(b, "15:04:05.000") writes it (the
+	// milliseconds truncated), at a fifth of its instructions: every line
+	// starts with it.
+	h, m, sec := t.UTC().Clock()
+	ms := t.Nanosecond() / int(time.Millisecond)
+	b = append(b, byte('0'+h/10), byte('0'+h%10), ':', byte('0'+m/10), byte('0'+m%10), ':',
+		byte('0'+sec/10), byte('0'+sec%10), '.', byte('0'+ms/100), byte('0'+ms/10%10), byte('0'+ms%10))
+	if c {
+		b = append(b, escapes[roleOffset][1]...)
+	}
+	return b
 }
 
 func appendAddr(b []byte, a netip.AddrPort) []byte {

@@ -198,6 +198,21 @@ func isRedacted(n *protocol.Node, o *Options) bool {
 	return n.Flags&protocol.FlagRedacted != 0 && !o.ShowSecrets
 }
 
+// needsQuote reports whether a word's value must be quoted: it has
+// spaces or quotes, or is not printable text (termsafe.Safe: control
+// characters, tabs and newlines included, or bytes that are not UTF-8). A
+// value of printable ASCII without spaces and quotes (most client ids,
+// users, group and member ids) is told at once, byte by byte, before any
+// other test.
+func needsQuote(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c <= ' ' || c >= 0x7f || c == '"' {
+			return strings.ContainsAny(s, " \"") || !termsafe.Safe(s)
+		}
+	}
+	return false
+}
+
 // printable reports whether b is UTF-8 text worth showing as text: valid,
 // and without control characters other than tab, newline and carriage return.
 // Runs of printable ASCII are checked 32 and 8 bytes at a time: record

@@ -7,7 +7,9 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"github.com/kwire/kwire/render/termsafe"
 	"hash/crc32"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -1378,4 +1380,88 @@ func checkNoDuplicateKeys(doc []byte) error {
 		return nil
 	}
 	return walk()
+}
+
+// TestSummaryErrorCounts: the summary counts every error code, in order
+// of first appearance, whether an exchange brings a new code or only
+// codes counted before; the latter costs no allocation.
+func TestSummaryErrorCounts(t *testing.T) {
+	var s SummaryCounts
+	s.Exchange(produceExchange(6, 0, 6))
+	s.Exchange(produceExchange(6, 3)) // one new code
+	seen := produceExchange(3, 6, 6)  // none new
+	s.Exchange(seen)
+	want := []ErrorCount{{Name: "NOT_LEADER_OR_FOLLOWER", Code: 6, Count: 5}, {Name: "UNKNOWN_TOPIC_OR_PARTITION", Code: 3, Count: 2}}
+	if len(s.Errors) != len(want) {
+		t.Fatalf("errors %+v", s.Errors)
+	}
+	for i, w := range want {
+		if g := s.Errors[i]; g.Name != w.Name || g.Code != w.Code || g.Count != w.Count {
+			t.Errorf("error %d: %+v, want %+v", i, g, w)
+		}
+	}
+	if n := testing.AllocsPerRun(100, func() { s.Exchange(seen) }); n != 0 {
+		t.Errorf("%.1f allocations to count an exchange of codes counted before", n)
+	}
+	if s.Errors[0].Count != 5+2*101 || s.Errors[1].Count != 2+101 {
+		t.Errorf("after 101 more: %+v", s.Errors)
+	}
+}
+
+// TestAppendClockAgrees: a line's time of day is what
+// t.UTC().Format("15:04:05.000") gives (milliseconds truncated), with
+// and without color, for times in any zone, before 1970 and far ahead.
+func TestAppendClockAgrees(t *testing.T) {
+	zone := time.FixedZone("X", -(9*3600 + 30*60))
+	times := []time.Time{
+		time.Date(2026, 12, 1, 23, 59, 59, 999_999_999, time.UTC),
+		time.Date(2026, 12, 2, 0, 0, 0, 0, time.UTC),
+		time.Date(1969, 12, 31, 23, 59, 59, 1_000_000, time.UTC),
+		time.Date(1, 1, 1, 0, 0, 0, 1, time.UTC),
+		time.Date(9999, 12, 31, 12, 34, 56, 789_123_456, zone),
+		time.Unix(-1, 999_999), time.Unix(1733011262, 345_678_901).In(zone),
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	for range 2000 {
+		times = append(times, time.Unix(r.Int64N(1<<36)-1<<35, r.Int64N(1e9)).In(zone))
+	}
+	for _, tm := range times {
+		want := tm.UTC().Format("15:04:05.000")
+		if got := string(appendClock(nil, tm, false)); got != want {
+			t.Fatalf("%v: %q, want %q", tm, got, want)
+		}
+		if got, want := string(appendClock(nil, tm, true)), string(paint(nil, true, roleOffset, want)); got != want {
+			t.Fatalf("%v in color: %q, want %q", tm, got, want)
+		}
+	}
+}
+
+// TestNeedsQuoteAgrees: the quick test of plain ASCII words agrees with
+// the full one (spaces, tabs, newlines, quotes, unprintable bytes) on
+// every string of one and two bytes, on UTF-8 and on random strings.
+func TestNeedsQuoteAgrees(t *testing.T) {
+	full := func(s string) bool { return strings.ContainsAny(s, " \"") || !termsafe.Safe(s) }
+	words := []string{"", "capgen-kgo-admin", "rdkafka", "consumer-1-0b9c", "a b", "x\"y", "é", "\u200b", "日本", "\xff", "a\x7f", "tab\t", "cr\r", "c1\u009b", "bidi\u202e"}
+	for c := range 256 {
+		words = append(words, string([]byte{byte(c)}), string([]byte{'a', byte(c)}), string([]byte{byte(c), 'z'}))
+		for d := range 256 {
+			words = append(words, string([]byte{byte(c), byte(d)}))
+		}
+	}
+	r := rand.New(rand.NewPCG(3, 4))
+	for range 5000 {
+		b := make([]byte, r.IntN(40))
+		for i := range b {
+			b[i] = byte(0x20 + r.IntN(0x60))
+			if r.IntN(20) == 0 {
+				b[i] = byte(r.IntN(256))
+			}
+		}
+		words = append(words, string(b))
+	}
+	for _, w := range words {
+		if got, want := needsQuote(w), full(w); got != want {
+			t.Fatalf("needsQuote(%q) = %v, want %v", w, got, want)
+		}
+	}
 }

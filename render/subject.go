@@ -71,7 +71,7 @@ type subjectBuf struct {
 func (s *subjectBuf) word(k, v string) {
 	s.sep()
 	s.b = append(s.b, k...)
-	if strings.ContainsAny(v, " \"") || !termsafe.Safe(v) {
+	if needsQuote(v) {
 		s.b = strconv.AppendQuote(s.b, v)
 		return
 	}

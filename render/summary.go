@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/kwire/kwire/dissect"
+	"github.com/kwire/kwire/facts"
 	"github.com/kwire/kwire/render/units"
 )
 
@@ -72,6 +73,9 @@ func (s *SummaryCounts) Exchange(e *dissect.Exchange) {
 	case dissect.KindSASL:
 		s.SASL++
 	}
+	if s.countSeen(e.Facts().Errors) {
+		return
+	}
 	for _, er := range Errors(e) {
 		found := false
 		for i := range s.Errors {
@@ -85,6 +89,31 @@ func (s *SummaryCounts) Exchange(e *dissect.Exchange) {
 			s.Errors = append(s.Errors, er)
 		}
 	}
+}
+
+// countSeen counts errs when every code in them was counted before (as
+// Errors would count them, without grouping their places: the summary
+// keeps the first exchange's) and reports whether it did; it counts
+// nothing when one is new.
+func (s *SummaryCounts) countSeen(errs []facts.Error) bool {
+	for i := range errs {
+		if s.errorIndex(errs[i].Code) < 0 {
+			return false
+		}
+	}
+	for i := range errs {
+		s.Errors[s.errorIndex(errs[i].Code)].Count++
+	}
+	return true
+}
+
+func (s *SummaryCounts) errorIndex(code int16) int {
+	for i := range s.Errors {
+		if s.Errors[i].Code == int64(code) {
+			return i
+		}
+	}
+	return -1
 }
 
 // Event counts ev.

@@ -537,6 +537,7 @@ func runRead(ctx context.Context, o *readOptions, s *ioStreams, color bool, path
 			}
 		}
 	}
+	sink.recycle = ds == dissect.Sink(sink) // not behind a pipeline that reads the exchange after
 	run := cr.read(ctx, paths, ds)
 	switch {
 	case par != nil:
@@ -836,6 +837,8 @@ type readSink struct {
 	stop          func()                                 // ends the reading (-c)
 	picked        int                                    // exchanges selected so far (-c), in emit order
 	day           string                                 // the UTC date of the last line shown (ClockTime)
+	dayNum        int64                                  // that date as days since 1970-01-01, when day is set
+	recycle       bool                                   // the Dissector calls Exchange itself: the exchange may be recycled after
 	sel           *packetSelection                       // -w: the packets of the exchanges shown
 	col           *stats.Collector                       // --stats: every exchange and event, filters or not
 	an            *analysis.Analyzer                     // --findings, --stats: likewise
@@ -899,7 +902,14 @@ func (k *readSink) Exchange(ex *dissect.Exchange) {
 	// Nothing holds on to the frames once rendered (the counters and the
 	// stats collector copy what they keep, the facts hold no node): their
 	// trees' nodes go back to protocol's pools, their buffers can hold the
-	// next frames.
+	// next frames. When the Dissector hands exchanges to this sink itself
+	// (recycle), nothing holds on to the exchange either (the analyzer
+	// keeps its facts, which are not reused): it and its frames and trees
+	// are reused for the next ones.
+	if k.recycle {
+		ex.Recycle()
+		return
+	}
 	for _, f := range [...]*dissect.Frame{ex.Request, ex.Response} {
 		if f != nil {
 			f.Tree.Release()
@@ -990,6 +1000,8 @@ func (k *readSink) prepare(ex *dissect.Exchange, snapshot bool) (exchangeView, b
 	return v, true
 }
 
+const secondsPerDay = 24 * 60 * 60
+
 // dayChange returns the line that says the date changed before a line of
 // time t, "" when it did not: lines give only the time of day unless
 // --utc or --local. The first line's date is said only once the capture
@@ -998,9 +1010,19 @@ func (k *readSink) dayChange(t time.Time) string {
 	if k.ropts.Clock != render.ClockTime || t.IsZero() {
 		return ""
 	}
+	// The date is formatted only when it changes: the day's number says
+	// whether it did (a line's Format cost as much as the rest of its
+	// time of day).
+	n := t.Unix() / secondsPerDay
+	if t.Unix() < 0 && t.Unix()%secondsPerDay != 0 {
+		n-- // before 1970: the day that began before t
+	}
+	if k.day != "" && n == k.dayNum {
+		return ""
+	}
 	day := t.UTC().Format(time.DateOnly)
 	prev := k.day
-	k.day = day
+	k.day, k.dayNum = day, n
 	if prev == "" || prev == day {
 		return ""
 	}
