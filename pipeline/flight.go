@@ -115,6 +115,14 @@ func (f *Flight) Release(size int64, m *JobMem) {
 	f.mu.Unlock()
 }
 
+// Idle reports whether no job is in flight: every job admitted was
+// released, so the stages that handled them are done with them.
+func (f *Flight) Idle() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.jobs == 0
+}
+
 // WaitHead waits until m's job is the head.
 func (f *Flight) WaitHead(m *JobMem) {
 	f.mu.Lock()
