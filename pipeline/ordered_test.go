@@ -39,9 +39,9 @@ func (c *recConsumer) Render(w Writer, ex *dissect.Exchange, _ any) error {
 	_, err := fmt.Fprintf(w, "%s v%d corr=%d nodes=%d topics=%d\n", protocol.APIName(ex.APIKey), ex.APIVersion, ex.CorrelationID, nodes, len(ex.Facts().Topics))
 	return err
 }
-func (c *recConsumer) Lines() bool                                           { return false }
+func (c *recConsumer) Lines() bool                                            { return false }
 func (c *recConsumer) AppendLine(b []byte, _ *dissect.Exchange, _ any) []byte { return b }
-func (c *recConsumer) Done(*dissect.Exchange, bool, error)                   { c.done++ }
+func (c *recConsumer) Done(*dissect.Exchange, bool, error)                    { c.done++ }
 func (c *recConsumer) Event(ev *dissect.Event) {
 	fmt.Fprintf(c.out, "event %v packet %d\n", ev.Kind, ev.Frame)
 }
