@@ -197,3 +197,51 @@ func BenchmarkWriterText(b *testing.B) {
 		w.Write(p)
 	}
 }
+
+// TestClean holds clean, in both modes, to a byte-at-a-time scan on
+// every string of up to 20 bytes over an alphabet of its cases (plain,
+// newline, tab, DEL, a control, a byte above 0x7f) at a few positions:
+// a newline or tab anywhere, then a byte to stop at anywhere after it.
+func TestClean(t *testing.T) {
+	stop := func(p []byte) int {
+		for i, c := range p {
+			if c < 0x20 && c != '\n' && c != '\t' || c >= 0x80 {
+				return i
+			}
+		}
+		return len(p)
+	}
+	for _, json := range []bool{false, true} {
+		w := &Writer{JSON: json}
+		for n := 0; n <= 20; n++ {
+			for i := 0; i <= n; i++ {
+				for j := i; j <= n; j++ {
+					for _, soft := range []byte{'\n', '\t', 0x7f} {
+						for _, hard := range []byte{0x1b, 0x00, 0x80, 0xc2, 'z'} {
+							p := bytes.Repeat([]byte{'a'}, n)
+							if i < n {
+								p[i] = soft
+							}
+							if j < n && j != i {
+								p[j] = hard
+							}
+							if got, want := w.clean(p), stop(p); got != want {
+								t.Fatalf("clean(%q) json=%v = %d, want %d", p, json, got, want)
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+func BenchmarkWriterJSON(b *testing.B) {
+	line := []byte(`{"ts":"2026-12-07T04:00:00.000Z","api":"Heartbeat","request":{"groupId":"g","generationId":7},"response":{"errorCode":0}}` + "\n")
+	p := bytes.Repeat(line, 64<<10/len(line))
+	w := &Writer{W: writerFunc(func([]byte) {}), JSON: true}
+	b.SetBytes(int64(len(p)))
+	for b.Loop() {
+		w.Write(p)
+	}
+}

@@ -209,25 +209,30 @@ func (w *Writer) appendRune(b []byte, r rune) []byte {
 // ignore); it stops at the first other byte (a control, or a byte above
 // 0x7f, which the slow path decodes: most are characters). Eight bytes at
 // a time (dirty; in JSON, where a newline ends each line only, any
-// control character stops the eight-byte test).
+// control character stops the eight-byte test); a word that holds a
+// newline or a tab is looked at a byte at a time, and the eight-byte
+// test takes up again after it.
 func (w *Writer) clean(p []byte) int {
 	i := 0
-	if w.JSON {
-		for len(p)-i >= 8 && dirtyJSON(binary.LittleEndian.Uint64(p[i:])) == 0 {
-			i += 8
+	for {
+		if w.JSON {
+			for len(p)-i >= 8 && dirtyJSON(binary.LittleEndian.Uint64(p[i:])) == 0 {
+				i += 8
+			}
+		} else {
+			for len(p)-i >= 8 && dirty(binary.LittleEndian.Uint64(p[i:])) == 0 {
+				i += 8
+			}
 		}
-	} else {
-		for len(p)-i >= 8 && dirty(binary.LittleEndian.Uint64(p[i:])) == 0 {
-			i += 8
+		for end := min(i+8, len(p)); i < end; i++ {
+			if c := p[i]; c < 0x20 && c != '\n' && c != '\t' || c >= 0x80 {
+				return i
+			}
+		}
+		if i == len(p) {
+			return i
 		}
 	}
-	for i < len(p) {
-		if c := p[i]; c < 0x20 && c != '\n' && c != '\t' || c >= 0x80 {
-			break
-		}
-		i++
-	}
-	return i
 }
 
 const (
