@@ -95,8 +95,11 @@ func knownKey(key int16) bool {
 // checks (a stream already in sync) accept unknown keys below 512 and
 // versions below 128, as Kafka adds APIs faster than captures age; strict
 // checks accept any ApiVersions version below 128 (KIP-511). Both
-// require the client id to fit in the frame and to be printable. It reads
-// only the bytes it needs and never allocates.
+// require the client id to fit in the frame; strict checks also require
+// its first bytes to be printable (no control character), which Kafka
+// does not: a broker takes any string as a client id, so in a stream in
+// sync a client id with a tab or an ESC is a request like another (shown
+// quoted). It reads only the bytes it needs and never allocates.
 func checkRequest(b []byte, maxFrame int, strict bool) verdict {
 	v, _ := requestVerdict(b, maxFrame, strict)
 	return v
@@ -214,7 +217,7 @@ func requestVerdict(b []byte, maxFrame int, strict bool) (verdict, rejection) {
 	if rej.clen < -1 || 10+max(rej.clen, 0) > rej.n {
 		return no(rejClientID)
 	}
-	if rej.clen <= 0 {
+	if rej.clen <= 0 || !strict {
 		return vYes, rej
 	}
 	check := int(min(rej.clen, clientIDCheck))

@@ -192,6 +192,42 @@ func TestCheckRequestStrict(t *testing.T) {
 	}
 }
 
+// TestClientIDControlInSync: Kafka takes any string as a client id, so on
+// a connection in sync (seen from its SYN on a broker port) a request
+// whose client id holds a tab, an ESC or a DEL is decoded and paired like
+// another; only detection and resynchronisation, which must tell a
+// request from other bytes, require a printable client id.
+func TestClientIDControlInSync(t *testing.T) {
+	ok := frame(t, metadataV12Req)
+	bad := patch(ok, 15, 0x1b)
+	if got := checkRequest(bad, DefaultMaxFrame, false); got != vYes {
+		t.Errorf("lenient check of a client id with ESC: verdict %d, want %d", got, vYes)
+	}
+	for _, c := range []byte{'\t', 0x1b, 0x7f, 0x00} {
+		r := newRig(t, Options{}, true)
+		body := []byte{0, 0, 0, 0} // MetadataRequest v1: Topics, empty array
+		req := reqFrame(3, 1, 7, body)
+		req[4+8+2+1] = c // "kwire" -> "k?ire"
+		r.client(req)
+		r.broker(respFrame(7, false, []byte{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}))
+		r.d.Finish()
+		if len(r.sink.ex) != 1 || r.sink.ex[0].Kind != KindPaired {
+			t.Fatalf("client id with %#x: exchanges %v, events %+v", c, r.sink.kinds(), r.sink.ev)
+		}
+		e := r.sink.ex[0]
+		e.Decode()
+		if e.Request.Tree == nil || e.Request.Tree.Err != nil {
+			t.Fatalf("client id with %#x: request not decoded: %+v", c, e.Request)
+		}
+		if got, want := e.ClientID, "k"+string(c)+"ire"; got != want {
+			t.Errorf("client id %q, want %q", got, want)
+		}
+		if bad := r.sink.events(EventBadFrame); len(bad) != 0 {
+			t.Errorf("client id with %#x: bad frame %+v", c, bad[0])
+		}
+	}
+}
+
 func patch(b []byte, off int, v ...byte) []byte {
 	out := append([]byte(nil), b...)
 	copy(out[off:], v)
