@@ -295,7 +295,7 @@ Exit status (the same for stats and versions):
   kwire read --filter 'api == "Produce" && clientId startsWith "billing" && "orders" in topics && len(errors) > 0' kafka.pcap
 
   # Fetches that returned records from partition 0 of orders
-  kwire read --filter 'any(facts.topics, {.name == "orders" && any(.partitions, {.partition == 0 && .records?.count > 0})})' kafka.pcap
+  kwire read --filter 'api == "Fetch" && any(facts.topics, {.name == "orders" && any(.partitions, {.partition == 0 && .records?.count > 0})})' kafka.pcap
 
   # Produce requests sent with acks=0, by their body
   kwire read --filter 'api == "Produce" && request.body.acks == 0' kafka.pcap
@@ -551,7 +551,7 @@ func runRead(ctx context.Context, o *readOptions, s *ioStreams, color bool, path
 			sorter.Late, plural(int(sorter.Late)), plural(int(sorter.Late)), o.SortWindow, sorter.Full, plural(int(sorter.Full)))
 	}
 	if context.Cause(ctx) == errCountReached {
-		fmt.Fprintf(s.ErrOut, "kwire: stopped after %d exchange%s (-c); the summary covers the packets read until then\n", o.Count, plural(o.Count))
+		fmt.Fprintf(s.ErrOut, "kwire: stopped after %d exchange%s (-c); the summary counts every packet read by then, which may go past the last exchange shown\n", o.Count, plural(o.Count))
 	}
 
 	var extra func(io.Writer) error

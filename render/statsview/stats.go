@@ -137,7 +137,7 @@ func WriteStats(out io.Writer, d *StatsDoc, o Options) error {
 		tls += int(f.TLS)
 		decrypted += int(f.TLSDecrypted)
 	}
-	fmt.Fprintf(&w, "exchanges: %d, orphan responses: %d, SASL token exchanges: %d, connections: %d Kafka",
+	fmt.Fprintf(&w, "exchanges: %d (of which orphan responses: %d, SASL token exchanges: %d), connections: %d Kafka",
 		r.Exchanges, r.Orphans, r.SASLTokens, conns-tls)
 	if decrypted > 0 {
 		fmt.Fprintf(&w, " (%d decrypted from TLS)", decrypted)

@@ -235,7 +235,7 @@ func TestStatsText(t *testing.T) {
 	out := b.String()
 	for _, want := range []string{
 		"capture: 2026-01-02T03:04:05Z to 2026-01-02T03:04:06.5Z (1.50s)\n",
-		"exchanges: 3, orphan responses: 1, SASL token exchanges: 0, connections: 1 Kafka, 2 skipped\n",
+		"exchanges: 3 (of which orphan responses: 1, SASL token exchanges: 0), connections: 1 Kafka, 2 skipped\n",
 		"API      VER  REQ/RESP  UNANS  NO-RESP     BYTES     P50     P99     MAX  ERRORS\n",
 		"Produce    9       2/1      1        0  300B/60B  5.00ms  5.00ms  5.00ms  NOT_LEADER_OR_FOLLOWER×2\n",
 		"CLIENT ID  SOFTWARE  ADDRESSES  CONNS  REQS  ERRORS\n",
@@ -434,8 +434,8 @@ func TestVersionsNoBrokers(t *testing.T) {
 		r    *stats.VersionsReport
 		want string
 	}{
-		{&stats.VersionsReport{}, "(no ApiVersions response captured: no Kafka exchange was found at all.\n" +
-			" kwire looks at port 9092 unless told otherwise: try --port PORT or --detect)\n"},
+		{&stats.VersionsReport{}, "(no ApiVersions response captured: no Kafka exchange was found at all;\n" +
+			" the note on standard error says what the capture holds instead)\n"},
 		{&stats.VersionsReport{Clients: []stats.ClientVersions{{ClientID: "old"}}},
 			"(no ApiVersions response captured: the clients did not ask for one.\n" +
 				" SASL v0 clients and clients older than Kafka 0.10 skip it, or the capture\n" +

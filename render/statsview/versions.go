@@ -37,8 +37,8 @@ func plural(n int, one, many string) string {
 // noBrokersText says why no ApiVersions response is in the report.
 func noBrokersText(r *stats.VersionsReport) string {
 	if len(r.Clients) == 0 {
-		return "(no ApiVersions response captured: no Kafka exchange was found at all.\n" +
-			" kwire looks at port 9092 unless told otherwise: try --port PORT or --detect)\n"
+		return "(no ApiVersions response captured: no Kafka exchange was found at all;\n" +
+			" the note on standard error says what the capture holds instead)\n"
 	}
 	return "(no ApiVersions response captured: the clients did not ask for one.\n" +
 		" SASL v0 clients and clients older than Kafka 0.10 skip it, or the capture\n" +
