@@ -857,7 +857,8 @@ func (j *jsonWriter) value(b []byte, n *protocol.Node, path string, batch *proto
 		case math.IsInf(n.Float, -1):
 			return append(b, `"-Infinity"`...)
 		}
-		return strconv.AppendFloat(b, n.Float, 'g', -1, 64)
+		b, _ = appendStdFloat(b, n.Float)
+		return b
 	case protocol.KindString:
 		return appendJSONStr(b, n.Str, j.safe())
 	case protocol.KindBytes:

@@ -499,6 +499,11 @@ func appendValue(b []byte, n *protocol.Node, o *Options, long bool) []byte {
 	case protocol.KindBool:
 		return strconv.AppendBool(b, n.Int != 0)
 	case protocol.KindFloat:
+		// As JSON writes it (a quota of 1048576 bytes/s reads 1048576,
+		// not 1.048576e+06); NaN and the infinities by their names.
+		if out, ok := appendStdFloat(b, n.Float); ok {
+			return out
+		}
 		return strconv.AppendFloat(b, n.Float, 'g', -1, 64)
 	case protocol.KindString:
 		return appendQuoted(b, n.Str, max)
