@@ -114,10 +114,8 @@ func appendLine(b []byte, e *dissect.Exchange, o *Options) []byte {
 		switch {
 		case e.ClientIDNull:
 			b = append(b, "null"...)
-		case needsQuote(e.ClientID):
-			b = strconv.AppendQuote(b, e.ClientID)
 		default:
-			b = append(b, e.ClientID...)
+			b = appendWordValue(b, e.ClientID)
 		}
 	}
 	b = append(b, ' ')
@@ -279,30 +277,24 @@ func appendErrorPlaces(b []byte, fx *facts.Exchange, code int16) []byte {
 func appendScope(b []byte, sc facts.Scope) []byte {
 	switch sc.Role {
 	case protocol.RoleMemberID:
-		return append(append(b, "member="...), shortID(sc.ID)...)
+		return appendWordValue(append(b, "member="...), shortID(sc.ID))
 	case protocol.RoleGroupID:
-		return append(append(b, "group="...), sc.ID...)
+		return appendWordValue(append(b, "group="...), sc.ID)
 	case protocol.RoleTransactionalID:
-		return append(append(b, "txn="...), sc.ID...)
+		return appendWordValue(append(b, "txn="...), sc.ID)
 	case protocol.RoleCoordinatorKey:
-		return append(append(b, "key="...), sc.ID...)
+		return appendWordValue(append(b, "key="...), sc.ID)
 	}
-	return append(b, sc.ID...)
+	return appendWordValue(b, sc.ID)
 }
 
 // appendSASL appends the SASL mechanism and user the dissector found.
 func appendSASL(b []byte, e *dissect.Exchange) []byte {
 	if e.Mechanism != "" {
-		b = append(b, " mechanism="...)
-		b = append(b, e.Mechanism...)
+		b = appendWordValue(append(b, " mechanism="...), e.Mechanism)
 	}
 	if e.User != "" {
-		b = append(b, " user="...)
-		if needsQuote(e.User) {
-			b = strconv.AppendQuote(b, e.User)
-		} else {
-			b = append(b, e.User...)
-		}
+		b = appendWordValue(append(b, " user="...), e.User)
 	}
 	return b
 }

@@ -213,6 +213,18 @@ func needsQuote(s string) bool {
 	return false
 }
 
+// appendWordValue appends a word's value from the wire (a client id, a
+// SASL mechanism or user, a group, member or transactional id): as it is
+// when it is printable text without spaces or quotes, else quoted Go's way
+// (needsQuote), so that it can neither act on the terminal nor pass for
+// more words of the line.
+func appendWordValue(b []byte, v string) []byte {
+	if needsQuote(v) {
+		return strconv.AppendQuote(b, v)
+	}
+	return append(b, v...)
+}
+
 // printable reports whether b is UTF-8 text worth showing as text: valid,
 // and without control characters other than tab, newline and carriage return.
 // Runs of printable ASCII are checked 32 and 8 bytes at a time: record

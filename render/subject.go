@@ -70,12 +70,7 @@ type subjectBuf struct {
 // when it has spaces, quotes or unprintable bytes.
 func (s *subjectBuf) word(k, v string) {
 	s.sep()
-	s.b = append(s.b, k...)
-	if needsQuote(v) {
-		s.b = strconv.AppendQuote(s.b, v)
-		return
-	}
-	s.b = append(s.b, v...)
+	s.b = appendWordValue(append(s.b, k...), v)
 }
 
 func (s *subjectBuf) sep() {

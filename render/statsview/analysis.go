@@ -525,7 +525,7 @@ func writeProducer(w *strings.Builder, p *analysis.ProducerReport, o Options) {
 func recordsText(rs []analysis.TxnRecordsReport) []string {
 	var out []string
 	for _, r := range rs {
-		s := fmt.Sprintf("%s-%d:%d", r.Topic, r.Partition, r.Records)
+		s := fmt.Sprintf("%s-%d:%d", termsafe.Escape(r.Topic), r.Partition, r.Records)
 		if r.FirstSeq != nil {
 			s += fmt.Sprintf(" (seq %d-%d)", *r.FirstSeq, *r.LastSequence)
 		}

@@ -18,10 +18,13 @@ import (
 // JSON has them).
 func WriteProfile(out io.Writer, p *profile.Profile, o Options) error {
 	var w strings.Builder
+	// Items come from the wire (software names, topics, config names and
+	// values, error places): written escaped (termsafe.Escape), so that
+	// none acts on the terminal or reorders what is shown.
 	list := func(name string, items []string) {
 		v := "-"
 		if len(items) > 0 {
-			v = strings.Join(items, ", ")
+			v = termsafe.Escape(strings.Join(items, ", "))
 		}
 		fmt.Fprintf(&w, "  %-10s %s\n", name, v)
 	}
@@ -34,7 +37,7 @@ func WriteProfile(out io.Writer, p *profile.Profile, o Options) error {
 		}
 		list("apis", apis)
 		for _, s := range c.Sequences {
-			fmt.Fprintf(&w, "  %-10s %s\n", "sequence", s.Sequence)
+			fmt.Fprintf(&w, "  %-10s %s\n", "sequence", termsafe.Escape(s.Sequence))
 		}
 		list("errors", c.Errors)
 		list("topics", c.Topics)
@@ -153,22 +156,23 @@ func WriteDiff(out io.Writer, before, after string, changes []profile.Change, o 
 			w.WriteString(paint(o.Color, roleHeader, g) + "\n")
 		}
 		var line string
+		item, before, after := termsafe.Escape(c.Item), termsafe.Escape(c.Before), termsafe.Escape(c.After) // from the wire
 		switch {
 		case c.After == "":
-			line = paint(o.Color, roleError, "- ") + fmt.Sprintf("%-11s %s", c.Kind, c.Item)
+			line = paint(o.Color, roleError, "- ") + fmt.Sprintf("%-11s %s", c.Kind, item)
 			if c.Before != profile.Present && c.Before != "" {
-				line += ": " + c.Before
+				line += ": " + before
 			}
 		case c.Before == "":
-			line = paint(o.Color, roleOK, "+ ") + fmt.Sprintf("%-11s %s", c.Kind, c.Item)
+			line = paint(o.Color, roleOK, "+ ") + fmt.Sprintf("%-11s %s", c.Kind, item)
 			if c.After != profile.Present {
-				line += ": " + c.After
+				line += ": " + after
 			}
 		default:
-			line = paint(o.Color, roleFlag, "~ ") + fmt.Sprintf("%-11s %s: %s → %s", c.Kind, c.Item, c.Before, c.After)
+			line = paint(o.Color, roleFlag, "~ ") + fmt.Sprintf("%-11s %s: %s → %s", c.Kind, item, before, after)
 		}
 		if c.Note != "" {
-			line += " (" + c.Note + ")"
+			line += " (" + termsafe.Escape(c.Note) + ")"
 		}
 		w.WriteString("  " + line + "\n")
 	}

@@ -25,11 +25,12 @@
 //     JSON output.
 //
 // What is unsafe: the C0 controls (U+0000 to U+001F) but where a layer
-// allows tab and newline, the C1 controls (U+0080 to U+009F), bytes that
-// are not UTF-8, and, for Quote and Escape, DEL (U+007F, which terminals
-// ignore: Writer lets it through) and every other character Go does not
-// count as printable (unicode.IsPrint: the bidirectional overrides U+202A
-// to U+202E among them, which reorder what is shown).
+// allows tab and newline, DEL (U+007F), the C1 controls (U+0080 to
+// U+009F), bytes that are not UTF-8, and, for Quote and Escape, every
+// other character Go does not count as printable (unicode.IsPrint: the
+// bidirectional overrides U+202A to U+202E among them, which reorder what
+// is shown; the renderers quote or escape the values they write, Writer
+// lets such characters through, as JSON and record values may hold them).
 package termsafe
 
 import (

@@ -92,9 +92,9 @@ func TestWriter(t *testing.T) {
 		{"unterminated sgr", "\x1b[31", false, true, `\x1b[31`},
 		{"c1", "a\u009b2Jb\u0085", false, false, `a\u009b2Jb\u0085`},
 		{"invalid", "a\xffb\xc3", false, false, `a\xffb\xc3`},
-		{"del passes", "a\x7f", false, false, "a\x7f"},
+		{"del escaped", "a\x7f", false, false, `a\x7f`},
 		{"json", `{"v":"a` + "\u009b" + `b","w":"é→"}` + "\n", true, false, `{"v":"a\u009bb","w":"é→"}` + "\n"},
-		{"json controls", "{\"v\":\"\x1b\x7f\xff\"}", true, false, `{"v":"\u001b` + "\x7f" + `\ufffd"}`},
+		{"json controls", "{\"v\":\"\x1b\x7f\xff\"}", true, false, `{"v":"\u001b\u007f\ufffd"}`},
 	} {
 		for _, n := range []int{0, 1, 2, 3, 5, 7} {
 			if got := write(t, c.in, n, c.json, c.colors); got != c.want {
@@ -145,7 +145,7 @@ func FuzzWriter(f *testing.F) {
 				rest = rest[i+1:]
 			}
 			for _, r := range whole {
-				if r < 0x20 && r != '\n' && r != '\t' && r != 0x1b || r >= 0x80 && r < 0xa0 {
+				if r < 0x20 && r != '\n' && r != '\t' && r != 0x1b || r == 0x7f || r >= 0x80 && r < 0xa0 {
 					t.Fatalf("control %U left in %q", r, whole)
 				}
 			}
@@ -156,7 +156,7 @@ func FuzzWriter(f *testing.F) {
 // TestDirty holds the 8-byte test to the byte test for every byte value
 // at every position, beside every other kind of byte.
 func TestDirty(t *testing.T) {
-	bad := func(c byte) bool { return c < 0x20 && c != '\n' || c >= 0x80 }
+	bad := func(c byte) bool { return c < 0x20 && c != '\n' || c >= 0x7f }
 	for _, fill := range []byte{'a', '\n', '\t', 0x1f, 0x7f, 0x80, 0xff, ' '} {
 		for c := 0; c < 256; c++ {
 			for pos := 0; pos < 8; pos++ {
@@ -205,7 +205,7 @@ func BenchmarkWriterText(b *testing.B) {
 func TestClean(t *testing.T) {
 	stop := func(p []byte) int {
 		for i, c := range p {
-			if c < 0x20 && c != '\n' && c != '\t' || c >= 0x80 {
+			if c < 0x20 && c != '\n' && c != '\t' || c >= 0x7f {
 				return i
 			}
 		}
@@ -216,8 +216,8 @@ func TestClean(t *testing.T) {
 		for n := 0; n <= 20; n++ {
 			for i := 0; i <= n; i++ {
 				for j := i; j <= n; j++ {
-					for _, soft := range []byte{'\n', '\t', 0x7f} {
-						for _, hard := range []byte{0x1b, 0x00, 0x80, 0xc2, 'z'} {
+					for _, soft := range []byte{'\n', '\t', ' '} {
+						for _, hard := range []byte{0x1b, 0x00, 0x7f, 0x80, 0xc2, 'z'} {
 							p := bytes.Repeat([]byte{'a'}, n)
 							if i < n {
 								p[i] = soft

@@ -143,9 +143,6 @@ func (w *Writer) escape(p []byte) (out, rest []byte) {
 			flush(i)
 			w.buf = w.appendByte(w.buf, c)
 			i++
-		case c == 0x7f:
-			i++
-			continue
 		case c < utf8.RuneSelf:
 			flush(i)
 			w.buf = w.appendByte(w.buf, c)
@@ -205,8 +202,8 @@ func (w *Writer) appendRune(b []byte, r rune) []byte {
 }
 
 // clean returns the length of the prefix of p that needs no escape and
-// no look: printable ASCII, newline, tab and DEL (which terminals
-// ignore); it stops at the first other byte (a control, or a byte above
+// no look: printable ASCII, newline and tab; it stops at the first other
+// byte (a control, or a byte above
 // 0x7f, which the slow path decodes: most are characters). Eight bytes at
 // a time (dirty; in JSON, where a newline ends each line only, any
 // control character stops the eight-byte test); a word that holds a
@@ -225,7 +222,7 @@ func (w *Writer) clean(p []byte) int {
 			}
 		}
 		for end := min(i+8, len(p)); i < end; i++ {
-			if c := p[i]; c < 0x20 && c != '\n' && c != '\t' || c >= 0x80 {
+			if c := p[i]; c < 0x20 && c != '\n' && c != '\t' || c >= 0x7f {
 				return i
 			}
 		}
@@ -242,17 +239,18 @@ const (
 )
 
 // dirtyJSON has the high bit set of every byte of x that is a control
-// character or above 0x7f.
-func dirtyJSON(x uint64) uint64 { return (^(x&low7 + ones*0x60) | x) & high }
+// character, DEL or above 0x7f.
+func dirtyJSON(x uint64) uint64 { return (^(x&low7 + ones*0x60) | (x&low7 + ones) | x) & high }
 
 // dirty has the high bit set of every byte of x that clean stops at: a
 // control character other than newline (a tab stops it too, and is then
-// let through one byte at a time), or a byte above 0x7f. The tests are
+// let through one byte at a time), DEL, or a byte above 0x7f. The tests are
 // exact per byte: no carry crosses into the next byte, as the low seven
 // bits are added to at most 0x7f (Hacker's Delight, 6-1).
 func dirty(x uint64) uint64 {
 	below := ^(x&low7 + ones*0x60) // low seven bits below 0x20
 	y := x ^ (ones * '\n')
 	nl := ^((y&low7 + low7) | y) // newline
-	return (below&^nl | x) & high
+	del := x&low7 + ones         // low seven bits 0x7f
+	return (below&^nl | del | x) & high
 }
