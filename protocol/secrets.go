@@ -1,10 +1,13 @@
 package protocol
 
 import (
+	"net/url"
 	"strings"
 	"sync"
 	"unicode"
 	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
 )
 
 // This file says which schema fields hold secrets: one table
@@ -295,8 +298,16 @@ var passwordConfigs = []string{
 var sensitiveLast = []string{
 	"password", "passwd", "pwd", "passphrase", "secret", "secrets",
 	"credential", "credentials", "token", "key", "apikey",
-	"certificates", // Kafka's ssl.truststore.certificates is a PASSWORD
-	"userinfo",     // "user:password" (http.auth.basic.userinfo, a URL's userinfo)
+	"certificates",     // Kafka's ssl.truststore.certificates is a PASSWORD
+	"userinfo",         // "user:password" (http.auth.basic.userinfo, a URL's userinfo)
+	"sig", "signature", // an Azure SAS token's signature (?sig=), a request signature
+}
+
+// genericLast are last segments that say how a value is written, not what
+// it is: the segment before them names the config's kind.
+var genericLast = map[string]bool{
+	"value": true, "string": true, "data": true, "text": true, "content": true,
+	"base64": true, "b64": true, "hex": true, "raw": true, "encoded": true, "plain": true,
 }
 
 // normalizeConfigName returns the form of a config name that
@@ -305,19 +316,23 @@ var sensitiveLast = []string{
 // CONNECT_SASL_JAAS_CONFIG) or by a mechanism's name
 // ("scram-sha-256.") spell them, without NULs, whitespace or other control
 // characters (a name padded with a NUL or a space is the same config to
-// whoever reads it loosely, and no real config name has one).
+// whoever reads it loosely, and no real config name has one), without
+// format characters (Unicode Cf: a zero-width space or a soft hyphen
+// inside "pass\u200bword" hides nothing from a reader), in Unicode's
+// compatibility form (NFKC: a fullwidth "ｐａｓｓｗｏｒｄ" is "password"),
+// and without dots at either end ("ssl.key.password.").
 func normalizeConfigName(name string) string {
 	b := make([]byte, 0, len(name))
-	for _, r := range name {
+	for _, r := range norm.NFKC.String(name) {
 		switch {
 		case r == '_' || r == '-':
 			b = append(b, '.')
-		case unicode.IsSpace(r) || unicode.IsControl(r) || r == utf8.RuneError:
+		case unicode.IsSpace(r) || unicode.IsControl(r) || unicode.Is(unicode.Cf, r) || r == utf8.RuneError:
 		default:
 			b = utf8.AppendRune(b, unicode.ToLower(r))
 		}
 	}
-	return string(b)
+	return strings.Trim(string(b), ".")
 }
 
 // ConfigNameSensitive reports whether a config name names a secret: one
@@ -347,15 +362,24 @@ func ConfigNameSensitive(name string) bool {
 	last := n
 	if i := strings.LastIndexByte(n, '.'); i >= 0 {
 		last = n[i+1:]
+		// "oauth.client.secret.value", "api.token.base64": a last segment
+		// that only says how the value is written leaves the word before it
+		// to decide.
+		if genericLast[last] {
+			n = n[:i]
+			last = n[strings.LastIndexByte(n, '.')+1:]
+		}
 	}
 	for _, s := range sensitiveLast {
 		if last == s {
 			return true
 		}
 	}
-	// "keystorepassword", "clientSecret", "basicAuthUserInfo": a word at
-	// the end of the segment.
-	for _, s := range [...]string{"password", "passwd", "secret", "passphrase", "credentials", "apikey", "privatekey", "userinfo"} {
+	// "keystorepassword", "clientSecret", "basicAuthUserInfo",
+	// "accessToken", "secretAccessKey": a word at the end of the segment
+	// (a bare "key" or "token" only as a segment of its own, above).
+	for _, s := range [...]string{"password", "passwd", "secret", "passphrase", "credentials", "apikey", "privatekey", "userinfo",
+		"token", "secretkey", "accesskey", "accountkey", "signingkey", "encryptionkey", "masterkey", "sessionkey", "sharedkey"} {
 		if strings.HasSuffix(last, s) {
 			return true
 		}
@@ -363,22 +387,21 @@ func ConfigNameSensitive(name string) bool {
 	return false
 }
 
-// configURLSecret reports whether v, a config's value, is a URL or a JDBC
+// configURLSecret reports whether v, a config's value, is a URL or a
 // connection string that carries a password: a userinfo with a password
 // ("jdbc:postgresql://admin:PW@db:5432/x", "mongodb://u:PW@h",
 // "https://u:PW@h"; RFC 3986 section 3.2.1: "user:password" in userinfo
 // is deprecated, and still used), Oracle's "jdbc:oracle:thin:user/PW@host",
-// or a parameter named like a secret ("?user=u&password=PW",
-// ";password=PW", "&sslpassword=PW"). Such a value is withheld whole
-// (endConfig): the config is no secret by its name, its value holds one.
+// or, in any value, a parameter named like a secret (ConfigNameSensitive)
+// among parameters separated by "?", "&", ";" or white space
+// ("?user=u&password=PW", ";password=PW", ADO.NET's and Azure's
+// "Server=db;User Id=sa;Password=PW;", "AccountKey=K", libpq's "host=db
+// password=PW", a JAAS line's password="PW"). Such a value is withheld
+// whole (endConfig): the config is no secret by its name, its value holds
+// one.
 func configURLSecret(v string) bool {
 	l := strings.ToLower(v)
-	i := strings.Index(l, "://")
-	jdbc := strings.HasPrefix(l, "jdbc:")
-	if i < 0 && !jdbc {
-		return false
-	}
-	if i >= 0 {
+	if i := strings.Index(l, "://"); i >= 0 {
 		// A userinfo with a ":" before an "@": looked for up to the query,
 		// not only up to the path, as a password may hold a "/".
 		rest := l[i+3:]
@@ -397,11 +420,29 @@ func configURLSecret(v string) bool {
 			}
 		}
 	}
-	// Parameters: name=value separated by "?", "&", ";" or ":" (JDBC
-	// drivers' properties).
-	for _, p := range strings.FieldsFunc(l, func(r rune) bool { return r == '?' || r == '&' || r == ';' }) {
-		if k, _, ok := strings.Cut(p, "="); ok && k != "" && ConfigNameSensitive(k) {
+	// Parameters: name=value separated by "?", "&", ";" (JDBC drivers'
+	// properties, connection strings) or white space (libpq, JAAS); a
+	// name may hold spaces ("User Id"), which normalisation drops, so the
+	// name is what comes after the last space before the "=".
+	if strings.IndexByte(l, '%') >= 0 {
+		// "password%3DPW": parameters percent-encoded once more.
+		if d, err := url.QueryUnescape(l); err == nil && d != l && configURLSecret(d) {
 			return true
+		}
+	}
+	for _, p := range strings.FieldsFunc(l, func(r rune) bool { return r == '?' || r == '&' || r == ';' }) {
+		for {
+			k, rest, ok := strings.Cut(p, "=")
+			if !ok {
+				break
+			}
+			if i := strings.LastIndexFunc(k, unicode.IsSpace); i >= 0 {
+				k = k[i+1:]
+			}
+			if k != "" && ConfigNameSensitive(k) {
+				return true
+			}
+			p = rest
 		}
 	}
 	return false
