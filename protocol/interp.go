@@ -61,7 +61,12 @@ type interp struct {
 	ver     int16
 	flex    bool // the message is flexible in ver
 	secret  bool // the message can carry secrets in ver: unparsed bytes are withheld
-	metaLog bool // inside a topic of the KRaft metadata log: its records are withheld (secrets.go)
+	// violations counts the protocol violations decoded leniently in the
+	// message (a null where the field is not nullable, tags out of order,
+	// bytes unread in a tagged field): in a message that can carry
+	// secrets its values are then withheld (withholdMisplaced).
+	violations int
+	metaLog    bool // inside a topic of the KRaft metadata log: its records are withheld (secrets.go)
 	// short: the input may end before the message does (a frame whose
 	// length says more than it holds, a body or struct given alone), so a
 	// failure for want of bytes may be only that (withholdMisplaced).
@@ -317,6 +322,7 @@ func (ip *interp) message(m *MessageSchema, ver int16, n *Node, end int, whole b
 	ip.msg, ip.msgName, ip.ver = m, m.Name, ver
 	ip.flex = m.FlexibleVersions.Contains(ver)
 	ip.secret = m.carriesSecrets(ver)
+	ip.violations = 0
 	ip.cfgs = ip.cfgs[:0]
 	ip.path, ip.failIdx = ip.path[:0], 0
 	n.Kind = KindStruct
@@ -368,6 +374,12 @@ func (ip *interp) message(m *MessageSchema, ver int16, n *Node, end int, whole b
 		r.off = end
 	}
 	n.Len = end - n.Off
+	if ip.violations > 0 && ip.secret && n.Flags&FlagRedacted == 0 {
+		// Read despite a violation: a length or a null where none may be
+		// can as well be bytes out of place (a frame cut and filled by the
+		// next one), so a credential may sit in any string.
+		ip.withholdMisplacedAs(n, "withheld: the message broke the protocol, so a credential may be misplaced here")
+	}
 }
 
 // undecoded appends to n a KindRaw node for [from, end) after a failure
@@ -635,6 +647,7 @@ func (ip *interp) lenValue(fp *fieldPlan) *Node {
 		if !fp.nullable {
 			n.Flags |= FlagLenient
 			n.Note = noteLenientNul
+			ip.violations++
 		}
 		n.Len = r.off - off
 		return n
@@ -704,6 +717,7 @@ func (ip *interp) array(fp *fieldPlan) *Node {
 		if !fp.nullable {
 			n.Flags |= FlagLenient
 			n.Note = noteLenientNul
+			ip.violations++
 		}
 		n.Len = r.off - off
 		return n
@@ -834,6 +848,7 @@ func (ip *interp) taggedBuffer(p *structPlan, parent *Node) {
 			if r.off < dataEnd {
 				c.Flags |= FlagLenient
 				c.Note = fmt.Sprintf("%d unread bytes at the end of tagged field %d", dataEnd-r.off, tag)
+				ip.violations++
 				r.off = dataEnd
 			}
 			c.Len = dataEnd - eoff
@@ -851,6 +866,7 @@ func (ip *interp) taggedBuffer(p *structPlan, parent *Node) {
 			}
 		}
 		if int64(tag) <= prev {
+			ip.violations++
 			c.Flags |= FlagLenient
 			c.Note = strings.TrimPrefix(c.Note+"; tags out of order", "; ")
 		}

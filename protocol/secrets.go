@@ -1,7 +1,6 @@
 package protocol
 
 import (
-	"net/url"
 	"strings"
 	"sync"
 	"unicode"
@@ -426,7 +425,7 @@ func configURLSecret(v string) bool {
 	// name is what comes after the last space before the "=".
 	if strings.IndexByte(l, '%') >= 0 {
 		// "password%3DPW": parameters percent-encoded once more.
-		if d, err := url.QueryUnescape(l); err == nil && d != l && configURLSecret(d) {
+		if d := percentDecode(l); d != l && configURLSecret(d) {
 			return true
 		}
 	}
@@ -446,6 +445,36 @@ func configURLSecret(v string) bool {
 		}
 	}
 	return false
+}
+
+// percentDecode decodes the %XX escapes of s (RFC 3986 section 2.1),
+// leaving a "%" not followed by two hex digits as it is.
+func percentDecode(s string) string {
+	unhex := func(c byte) (byte, bool) {
+		switch {
+		case '0' <= c && c <= '9':
+			return c - '0', true
+		case 'a' <= c && c <= 'f':
+			return c - 'a' + 10, true
+		case 'A' <= c && c <= 'F':
+			return c - 'A' + 10, true
+		}
+		return 0, false
+	}
+	b := make([]byte, 0, len(s))
+	for i := 0; i < len(s); i++ {
+		if s[i] == '%' && i+2 < len(s) {
+			hi, ok1 := unhex(s[i+1])
+			lo, ok2 := unhex(s[i+2])
+			if ok1 && ok2 {
+				b = append(b, hi<<4|lo)
+				i += 2
+				continue
+			}
+		}
+		b = append(b, s[i])
+	}
+	return string(b)
 }
 
 // configEntry collects, while a config entry struct is decoded, the nodes
@@ -610,13 +639,18 @@ func (ip *interp) withholdRaw(n *Node) {
 // early (ip.short: kwire decode of a frame or body cut short; frames of
 // a capture are decoded only whole).
 func (ip *interp) withholdMisplaced(n *Node) {
+	ip.withholdMisplacedAs(n, "withheld: the message did not decode, so a credential may be misplaced here")
+}
+
+// withholdMisplacedAs is withholdMisplaced with note on each value withheld.
+func (ip *interp) withholdMisplacedAs(n *Node, note string) {
 	if ip.d.ShowSecrets || ip.t.Limits != 0 || ip.probe || ip.short && !ip.secret {
 		return
 	}
-	ip.withholdValues(n, 0)
+	ip.withholdValues(n, note, 0)
 }
 
-func (ip *interp) withholdValues(n *Node, depth int) {
+func (ip *interp) withholdValues(n *Node, note string, depth int) {
 	if n == nil || depth > 4*maxDepth {
 		return
 	}
@@ -624,12 +658,12 @@ func (ip *interp) withholdValues(n *Node, depth int) {
 	case KindString, KindBytes, KindRecords:
 		if n.Flags&(FlagRedacted|FlagNull) == 0 {
 			withhold(n)
-			n.Note = strings.TrimPrefix(n.Note+"; withheld: the message did not decode, so a credential may be misplaced here", "; ")
+			n.Note = strings.TrimPrefix(n.Note+"; "+note, "; ")
 		}
 		return
 	}
 	for _, c := range n.Children {
-		ip.withholdValues(c, depth+1)
+		ip.withholdValues(c, note, depth+1)
 	}
 }
 

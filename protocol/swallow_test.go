@@ -285,3 +285,47 @@ func TestMisframedSecretsWithheld(t *testing.T) {
 		t.Error("--show-secrets does not show the misframed values")
 	}
 }
+
+// TestLenientSecretsWithheld: a message that can carry secrets and was
+// read only by tolerating a protocol violation (here a null Synonyms
+// array, which is not nullable: a frame cut and filled by the next one's
+// bytes reads so) has its values withheld, as one that failed to decode:
+// the bytes that said "sensitive" may be the ones out of place. The same
+// message without the violation shows its values (the config is not
+// sensitive by name or flag), and --show-secrets shows them either way.
+func TestLenientSecretsWithheld(t *testing.T) {
+	const value = "Qz-NOT-MARKED-0b7a1f"
+	resp := kmsg.NewPtrDescribeConfigsResponse()
+	resp.Version = 4
+	res := kmsg.NewDescribeConfigsResponseResource()
+	res.ResourceType = kmsg.ConfigResourceTypeBroker
+	res.ResourceName = "1"
+	cfg := kmsg.NewDescribeConfigsResponseResourceConfig()
+	cfg.Name, cfg.Value = "neutral.z", kmsg.StringPtr(value)
+	res.Configs = append(res.Configs, cfg)
+	resp.Resources = append(resp.Resources, res)
+	frame := kmsgResponseFrame(resp, 1)
+	// After the value: ReadOnly, ConfigSource, IsSensitive, then the
+	// Synonyms' compact count (1: empty; 0: null).
+	at := bytes.Index(frame, []byte(value)) + len(value) + 3
+	if frame[at] != 1 {
+		t.Fatalf("byte %d is %#x, not the empty Synonyms' count", at, frame[at])
+	}
+	var d Decoder
+	if tr := d.DecodeResponse(frame, 32, 4); tr.Err != nil || findValue(tr.Root, value) == nil {
+		t.Fatalf("intact response: err %v, value shown %v", tr.Err, findValue(tr.Root, value) != nil)
+	}
+	b := append([]byte(nil), frame...)
+	b[at] = 0
+	tr := d.DecodeResponse(b, 32, 4)
+	if tr.Err != nil {
+		t.Fatalf("a null Synonyms does not decode leniently: %v", tr.Err)
+	}
+	if n := findValue(tr.Root, value); n != nil {
+		t.Errorf("the value shows in %s (%q) after a violation", n.Name, n.Note)
+	}
+	show := Decoder{ShowSecrets: true}
+	if findValue(show.DecodeResponse(b, 32, 4).Root, value) == nil {
+		t.Error("--show-secrets does not show the value")
+	}
+}
