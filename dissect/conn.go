@@ -66,6 +66,10 @@ type conn struct {
 	// gapNote names the gap for the requests lost in it.
 	held    []*Event
 	gapNote string
+	// lossy: bytes were lost, skipped or cut on the connection, or its
+	// requests given up, so an orphan response may be explained by that
+	// (Problems.Unexplained).
+	lossy bool
 }
 
 func (c *conn) addrs() (client, broker netip.AddrPort) {
@@ -502,6 +506,7 @@ func (c *conn) gapWhy(dir reassembly.Dir, n int64, t time.Time, why string) {
 		detail += ": " + why
 	}
 	ev := &Event{Kind: EventGap, Conn: c.c, Dir: dir, Time: t, Bytes: n, Detail: detail}
+	c.lossy = true
 	if dir == c.client || c.pending.len() == 0 || c.split[dir].raw {
 		c.event(ev)
 		c.split[dir].gap(n)
@@ -557,6 +562,10 @@ func (c *conn) emit(ex *Exchange) {
 
 // event emits an event of the connection, after any held gap events.
 func (c *conn) event(ev *Event) {
+	switch ev.Kind {
+	case EventGap, EventResync, EventBadFrame, EventTruncated:
+		c.lossy = true
+	}
 	c.flushHeld()
 	c.d.event(ev)
 }

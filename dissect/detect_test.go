@@ -281,3 +281,36 @@ func TestTLSStartsConnectionOnly(t *testing.T) {
 		t.Errorf("bad frames %+v", bad)
 	}
 }
+
+// TestUnexplainedOrphans: an orphan response counts as a problem
+// (Problems.Unexplained) only where every request should have been
+// captured: on a connection seen from its SYN with nothing lost before it.
+// Caught mid-stream, or after a gap in the client's bytes, its request
+// went before the capture or in the gap.
+func TestUnexplainedOrphans(t *testing.T) {
+	req := reqFrame(3, 1, 7, []byte{0, 0, 0, 0})
+	stray := respFrame(99, false, []byte{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0})
+	for _, tc := range []struct {
+		name string
+		syn  bool
+		gap  bool
+		want int64
+	}{
+		{"from the SYN", true, false, 1},
+		{"mid-stream", false, false, 0},
+		{"after a gap in the requests", true, true, 0},
+	} {
+		r := newRig(t, Options{}, tc.syn)
+		r.client(req)
+		if tc.gap {
+			r.d.Gap(r.c, reassembly.AtoB, 40, pktTime(r.pkt))
+		}
+		r.broker(respFrame(7, false, []byte{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}))
+		r.broker(stray)
+		r.d.Finish()
+		s := r.d.Summary()
+		if s.Orphans != 1 || s.Unexplained != tc.want {
+			t.Errorf("%s: %d orphans, %d unexplained, want 1 and %d", tc.name, s.Orphans, s.Unexplained, tc.want)
+		}
+	}
+}

@@ -424,6 +424,14 @@ type Problems struct {
 	// windows cut, because the splitters of all connections needed more
 	// than Options.PartialMemory.
 	PartialCapped int64
+	// Unexplained counts orphan responses on connections captured from
+	// their SYN with nothing lost, skipped or given up before them: a
+	// response that no captured request explains where every request
+	// should have been captured (a correlation ID the client never sent, a
+	// response sent twice). Orphans of connections caught mid-stream, or
+	// after a gap, are not counted: their requests went before the capture
+	// began, or in the gap.
+	Unexplained int64
 
 	// The decoded frames that reached one of the decoder's bounds
 	// (protocol.Tree.Limits), each also a failure (DecodeErrors):
@@ -449,6 +457,7 @@ func (p *Problems) Add(o Problems) {
 	p.DecodeErrors += o.DecodeErrors
 	p.Evicted += o.Evicted
 	p.PartialCapped += o.PartialCapped
+	p.Unexplained += o.Unexplained
 	p.DecompressCapped += o.DecompressCapped
 	p.MemoryCapped += o.MemoryCapped
 	p.NodeCapped += o.NodeCapped

@@ -191,6 +191,7 @@ func (c *conn) register(fr *Frame, h protocol.RequestHeader, notes []string, who
 		old.Kind = KindUnanswered
 		old.Notes = append(old.Notes, d.spill.evictNote())
 		d.sum.Evicted++
+		v.lossy = true
 		v.emit(old)
 	}
 }
@@ -447,6 +448,9 @@ func (c *conn) orphan(fr *Frame, corr int32) {
 	cl, br := c.addrs()
 	ex := newExchange(Exchange{Conn: c.c, Client: cl, Broker: br, Kind: KindOrphan, APIKey: -1, APIVersion: -1,
 		CorrelationID: corr, Response: fr, Notes: []string{"response without a captured request"}})
+	if c.c.SawSYN && !c.lossy {
+		d.sum.Unexplained++
+	}
 	g, note := d.guess(c, fr.Bytes)
 	decoded := false
 	if note != "" {

@@ -629,6 +629,7 @@ func (r *captureRun) problems() string {
 	add(l.DecodeErrors, "frame that failed to decode", "frames that failed to decode", "")
 	add(l.Evicted, "request given up past --max-pending-memory", "requests given up past --max-pending-memory", "")
 	add(l.PartialCapped, "frame given up half-reassembled past --max-reassembly-memory", "frames given up half-reassembled past --max-reassembly-memory", "")
+	add(l.Unexplained, "response no captured request explains", "responses no captured request explains", " (orphans on connections captured from their start)")
 	if r.keys != nil && r.keys.Len() > 0 {
 		// Keys were given: a TLS connection on a Kafka port that could
 		// not be decrypted is part of the capture not dissected.

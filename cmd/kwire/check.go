@@ -92,7 +92,9 @@ Kinds of check (one per item, with name):
                   or capture, as per says
   latency         answered exchanges matching where: p50, p90, p99 and max
                   in milliseconds at most these
-  complete true   the captures were fully dissected
+  complete true   the captures were fully dissected: nothing lost, cut,
+                  skipped or malformed, and no response that no captured
+                  request explains on a connection captured from its SYN
   finding RULE, noFinding RULE
                   a finding of that rule (docs/findings.md; a glob pattern,
                   with severity: info, warning or error) is, or is not, in

@@ -207,9 +207,12 @@ func pcapHeader(link uint32) []byte {
 	return h
 }
 
-func newTCPCapture(port uint16) *tcpCapture {
+func newTCPCapture(port uint16, handshake bool) *tcpCapture {
 	c := &tcpCapture{port: port, buf: pcapHeader(1), secs: 1_700_000_000, seq: [2]uint32{1000, 5000},
 		client: [4]byte{10, 0, 0, 1}, broker: [4]byte{10, 0, 0, 2}}
+	if !handshake {
+		return c
+	}
 	const syn, ack = 0x02, 0x10
 	c.packet(true, syn, nil)
 	c.packet(false, syn|ack, nil)
@@ -281,9 +284,15 @@ func (c *tcpCapture) stream(fromClient bool, b []byte) {
 
 func cmdTCPPcap(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) < 2 {
-		ts.Fatalf("usage: tcppcap OUT [link=N] PORT SEG...")
+		ts.Fatalf("usage: tcppcap OUT [link=N] [mid] PORT SEG...")
 	}
 	out, args := args[0], args[1:]
+	// mid: no handshake, as a capture that began after the connection
+	// opened.
+	mid := args[0] == "mid"
+	if mid {
+		args = args[1:]
+	}
 	if l, ok := strings.CutPrefix(args[0], "link="); ok {
 		link, err := strconv.Atoi(l)
 		ts.Check(err)
@@ -295,7 +304,7 @@ func cmdTCPPcap(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	port, err := strconv.Atoi(args[0])
 	ts.Check(err)
-	c := newTCPCapture(uint16(port))
+	c := newTCPCapture(uint16(port), !mid)
 	for _, seg := range args[1:] {
 		kind, val, _ := strings.Cut(seg, ":")
 		switch kind {
@@ -351,7 +360,7 @@ func cmdPipelinePcap(ts *testscript.TestScript, neg bool, args []string) {
 		be.PutUint32(r, uint32(len(r)-4))
 		resp = append(resp, r...)
 	}
-	c := newTCPCapture(uint16(port))
+	c := newTCPCapture(uint16(port), true)
 	c.stream(true, req)
 	c.stream(false, resp)
 	c.packet(true, 0x11, nil) // FIN, ACK
