@@ -2,6 +2,9 @@ package protocol
 
 import (
 	"bytes"
+	"encoding/binary"
+	"hash/crc32"
+	"strings"
 	"testing"
 )
 
@@ -40,6 +43,36 @@ func TestBatchHeadersOnly(t *testing.T) {
 		n := (&Decoder{Records: true, BatchHeadersOnly: true}).DecodeRecordBatches(bad).FirstError()
 		if n == nil || n.Name != "Crc" {
 			t.Errorf("%v: damaged batch: first error %+v, want the Crc", codec, n)
+		}
+	}
+}
+
+// A count the records' bytes cannot hold is an error in BatchHeadersOnly
+// too (the one-line mode shows counts without decoding records): an
+// uncompressed batch of three records claiming 2^30 or 2^31-1 records,
+// its CRC made right. A compressed batch's count is not bounded by its
+// wire bytes (a hundred thousand empty records compress to little).
+func TestBatchHeadersOnlyCount(t *testing.T) {
+	recs := []recRecord{{}, {}, {}}
+	for _, c := range []struct {
+		codec Codec
+		count int32
+		bad   bool
+	}{
+		{CodecNone, 3, false},
+		{CodecNone, 1 << 30, true},
+		{CodecNone, 2147483647, true},
+		{CodecGzip, 2147483647, false},
+	} {
+		b := recBuild(t, c.codec, 0, 0, recs)
+		binary.BigEndian.PutUint32(b[v2HeaderLen-4:], uint32(c.count))
+		binary.BigEndian.PutUint32(b[17:], crc32.Checksum(b[v2OffAttributes:], castagnoli))
+		n := (&Decoder{Records: true, BatchHeadersOnly: true}).DecodeRecordBatches(b).FirstError()
+		if got := n != nil; got != c.bad {
+			t.Errorf("%v count %d: first error %+v, want an error %v", c.codec, c.count, n, c.bad)
+		}
+		if c.bad && (n.Name != "Records" || !strings.Contains(n.Note, "does not fit")) {
+			t.Errorf("%v count %d: error on %s %q, want the Records' count", c.codec, c.count, n.Name, n.Note)
 		}
 	}
 }

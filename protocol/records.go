@@ -455,6 +455,13 @@ func (bd *batchDecoder) batchV2(parent *Node, space, off, total int) {
 		return
 	}
 	if bd.d.BatchHeadersOnly {
+		// Records not decoded: a count that the records' bytes cannot
+		// hold (uncompressed, each record takes at least minRecordLen
+		// bytes) is still an error, not a count to show.
+		if have := int64(end - (off + v2HeaderLen)); codec == CodecNone && int64(count) > have/minRecordLen {
+			recs.Flags |= FlagError
+			recs.Note = fmt.Sprintf("record count %d does not fit the %d bytes of records (each takes at least %d)", count, have, minRecordLen)
+		}
 		return
 	}
 	ctx := recordContext{baseOffset: baseOffset, baseTS: baseTS, maxTS: maxTS, logAppend: logAppend, control: control}
