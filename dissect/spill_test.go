@@ -363,3 +363,36 @@ func TestReleaseReusesBuffers(t *testing.T) {
 		t.Error("a buffer still in use was reused")
 	}
 }
+
+// Large request frames (spillLarge bytes or more) stay in memory only
+// while those held take at most a quarter of the budget, however much room
+// the budget has; small ones fill it. Every frame comes back byte for byte.
+func TestSpillLargeShare(t *testing.T) {
+	const n = 8
+	size := spillLarge + 1000
+	budget := int64(2 << 20) // room for 8 large frames, a quarter for 3
+	r := newRig(t, Options{PendingMemory: budget, SpillDir: t.TempDir()}, true)
+	sent := pipelined(r, 1, n, size)
+	sp := &r.d.spill
+	// Frames of about 66.5 KiB: 7 fit in a quarter of 2 MiB (524,288
+	// bytes), the 8th goes to the file.
+	per := int64(len(sent[0]))
+	kept := budget / largeShare / per
+	if want := n - kept; sp.frames != want {
+		t.Errorf("%d large frames spilled, want %d (%d kept in a quarter of the budget)", sp.frames, want, kept)
+	}
+	for i, e := range r.sink.ex {
+		if !bytes.Equal(e.Request.Bytes, sent[i]) {
+			t.Fatalf("request %d: %d bytes back, differ from the %d sent", i, len(e.Request.Bytes), len(sent[i]))
+		}
+	}
+	if sp.held != 0 || sp.large != 0 {
+		t.Errorf("after the last response: %d bytes held, %d of them large", sp.held, sp.large)
+	}
+	// Small frames fill the whole budget: none spilled.
+	r = newRig(t, Options{PendingMemory: budget, SpillDir: t.TempDir()}, true)
+	pipelined(r, 1, 64, 20000)
+	if r.d.spill.frames != 0 {
+		t.Errorf("%d small frames spilled with the budget's room", r.d.spill.frames)
+	}
+}
