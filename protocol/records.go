@@ -710,6 +710,10 @@ func (bd *batchDecoder) record(recs *Node, space, i, end int, ctx recordContext)
 	if ctx.control && key != nil && value != nil {
 		bd.control(key, value)
 	}
+	if !bd.d.ShowSecrets && key != nil && value != nil && connectConfigRecord(key.Raw, value.Raw) {
+		withhold(value)
+		value.Note = joinNote(value.Note, "withheld: a Kafka Connect configuration record (connector and task configs hold credentials; --show-secrets shows it)")
+	}
 	o = r.Offset()
 	nh := r.Varint()
 	switch {

@@ -1,6 +1,7 @@
 package protocol
 
 import (
+	"bytes"
 	"strings"
 	"sync"
 	"unicode"
@@ -679,6 +680,31 @@ func (ip *interp) withholdValues(n *Node, note string, depth int) {
 const metadataLogTopic = "__cluster_metadata"
 
 var metadataLogTopicID = [16]byte{15: 1}
+
+// connectConfigRecord reports whether a record is one of Kafka Connect's
+// configuration records, by its own shape rather than its topic's name
+// (config.storage.topic is the worker's to choose): a key
+// "connector-NAME" or "task-NAME-N" whose value is a JSON object holding
+// "properties" (a connector's or task's config, its database.password,
+// sasl.jaas.config and the like in the clear unless a config provider
+// hides them), or the key "session-key" (the key that signs the
+// workers' internal requests). Such a record's value is withheld;
+// Connect's other records (commit-, target-state-, restart-) hold no
+// secret. Source: Kafka's KafkaConfigBackingStore.
+func connectConfigRecord(key, value []byte) bool {
+	if len(key) < 5 || len(value) < 2 {
+		return false
+	}
+	session := string(key) == "session-key"
+	if !session && !bytes.HasPrefix(key, []byte("connector-")) && !bytes.HasPrefix(key, []byte("task-")) {
+		return false
+	}
+	v := bytes.TrimLeft(value, " \t\r\n")
+	if len(v) == 0 || v[0] != '{' {
+		return false
+	}
+	return session || bytes.Contains(v, []byte(`"properties"`))
+}
 
 // metadataLog follows, in the struct being decoded, the topic its fields
 // name (c, just decoded for field f): a topic name or ID of the metadata
