@@ -95,11 +95,14 @@ func knownKey(key int16) bool {
 // checks (a stream already in sync) accept unknown keys below 512 and
 // versions below 128, as Kafka adds APIs faster than captures age; strict
 // checks accept any ApiVersions version below 128 (KIP-511). Both
-// require the client id to fit in the frame; strict checks also require
-// its first bytes to be printable (no control character), which Kafka
-// does not: a broker takes any string as a client id, so in a stream in
-// sync a client id with a tab or an ESC is a request like another (shown
-// quoted). It reads only the bytes it needs and never allocates.
+// require the client id to fit in the frame and its first bytes to hold
+// no control character; lenient checks let tabs, newlines and carriage
+// returns through (a broker takes any string as a client id, and people
+// write those), strict checks none. Other controls are refused even in
+// sync, though Kafka would take them: a client id whose length was
+// damaged swallows the binary fields after it (their lengths' zero
+// bytes), a SASL token's password or bearer token among them, and shows
+// them as its text. It reads only the bytes it needs and never allocates.
 func checkRequest(b []byte, maxFrame int, strict bool) verdict {
 	v, _ := requestVerdict(b, maxFrame, strict)
 	return v
@@ -217,13 +220,13 @@ func requestVerdict(b []byte, maxFrame int, strict bool) (verdict, rejection) {
 	if rej.clen < -1 || 10+max(rej.clen, 0) > rej.n {
 		return no(rejClientID)
 	}
-	if rej.clen <= 0 || !strict {
+	if rej.clen <= 0 {
 		return vYes, rej
 	}
 	check := int(min(rej.clen, clientIDCheck))
 	have := min(check, r.Remaining())
 	for _, c := range r.Span(have) {
-		if c < 0x20 || c == 0x7f {
+		if c < 0x20 && (strict || c != '\t' && c != '\n' && c != '\r') || c == 0x7f {
 			return no(rejClientText)
 		}
 	}

@@ -1,6 +1,7 @@
 package dissect
 
 import (
+	"encoding/binary"
 	"math/rand/v2"
 	"net/netip"
 	"strings"
@@ -192,18 +193,27 @@ func TestCheckRequestStrict(t *testing.T) {
 	}
 }
 
-// TestClientIDControlInSync: Kafka takes any string as a client id, so on
-// a connection in sync (seen from its SYN on a broker port) a request
-// whose client id holds a tab, an ESC or a DEL is decoded and paired like
-// another; only detection and resynchronisation, which must tell a
-// request from other bytes, require a printable client id.
+// TestClientIDControlInSync: on a connection in sync (seen from its SYN
+// on a broker port) a request whose client id holds a tab, a newline or a
+// carriage return is decoded and paired like another; other control
+// characters are refused, in sync too, as a damaged client id length
+// swallowing binary fields (and a SASL token with them) would show them;
+// detection and resynchronisation refuse them all.
 func TestClientIDControlInSync(t *testing.T) {
 	ok := frame(t, metadataV12Req)
-	bad := patch(ok, 15, 0x1b)
-	if got := checkRequest(bad, DefaultMaxFrame, false); got != vYes {
-		t.Errorf("lenient check of a client id with ESC: verdict %d, want %d", got, vYes)
+	for _, c := range []struct {
+		b               byte
+		lenient, strict verdict
+	}{{'\t', vYes, vNo}, {'\n', vYes, vNo}, {'\r', vYes, vNo}, {0x1b, vNo, vNo}, {0x00, vNo, vNo}, {0x01, vNo, vNo}, {0x7f, vNo, vNo}} {
+		b := patch(ok, 15, c.b)
+		if got := checkRequest(b, DefaultMaxFrame, false); got != c.lenient {
+			t.Errorf("lenient check of a client id with %#x: verdict %d, want %d", c.b, got, c.lenient)
+		}
+		if got := checkRequest(b, DefaultMaxFrame, true); got != c.strict {
+			t.Errorf("strict check of a client id with %#x: verdict %d, want %d", c.b, got, c.strict)
+		}
 	}
-	for _, c := range []byte{'\t', 0x1b, 0x7f, 0x00} {
+	for _, c := range []byte{'\t', '\n', '\r'} {
 		r := newRig(t, Options{}, true)
 		body := []byte{0, 0, 0, 0} // MetadataRequest v1: Topics, empty array
 		req := reqFrame(3, 1, 7, body)
@@ -311,6 +321,32 @@ func TestUnexplainedOrphans(t *testing.T) {
 		s := r.d.Summary()
 		if s.Orphans != 1 || s.Unexplained != tc.want {
 			t.Errorf("%s: %d orphans, %d unexplained, want 1 and %d", tc.name, s.Orphans, s.Unexplained, tc.want)
+		}
+	}
+}
+
+// TestDamagedClientIDSwallowsNoToken: an OAUTHBEARER SaslAuthenticate
+// whose client id length was damaged to take in the token after it (an
+// adversarial mutant: the client id read "adv\x00Wn,,\x01host=h\x01auth=Bearer
+// ...") is refused as a header, not shown as a client id.
+func TestDamagedClientIDSwallowsNoToken(t *testing.T) {
+	const token = "Qz-BEARER-7cafc0d9a915"
+	auth := []byte("n,,\x01host=h\x01auth=Bearer " + token + "\x01\x01")
+	b := []byte{0, 0, 0, 0, 0, 36, 0, 2, 0, 0, 0, 2, 0, 3, 'a', 'd', 'v', 0} // length, SaslAuthenticate v2, corr 2, client id "adv", header tags
+	b = append(b, byte(len(auth)+1))
+	b = append(b, auth...)
+	b = append(b, 0)
+	binary.BigEndian.PutUint32(b, uint32(len(b)-4))
+	bad := patch(b, 13, byte(3+1+1+len("n,,\x01host=h\x01auth=Bearer ")+8)) // the client id runs into the token
+	for _, f := range [][]byte{b, bad} {
+		r := newRig(t, Options{}, true)
+		r.client(f)
+		r.d.Finish()
+		for _, e := range r.sink.ex {
+			e.Decode()
+			if strings.Contains(e.ClientID, "Bearer") || strings.Contains(e.ClientID, token[:8]) {
+				t.Errorf("client id %q shows the token", e.ClientID)
+			}
 		}
 	}
 }
