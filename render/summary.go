@@ -272,6 +272,7 @@ func Summary(w io.Writer, s *SummaryCounts, opts Options) error {
 	item(int(s.OutOfOrder), "out-of-order response", roleNote)
 	item(int(s.DuplicateIDs), "duplicate correlation ID", roleNote)
 	item(int(s.Evicted), "evicted request", roleNote)
+	item(int(s.Unexplained), "unexplained orphan response", roleError)
 	item(int(s.Unsupported), "unsupported version", roleNote)
 	item(s.TLS, "TLS connection", roleNote)
 	if s.TLS > 0 && s.TLSDecrypted > 0 {
