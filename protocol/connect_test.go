@@ -20,8 +20,12 @@ func TestConnectConfigRecordsWithheld(t *testing.T) {
 		{Key: []byte("target-state-pg"), Value: []byte(`{"state":"STARTED"}`)},
 		{Key: []byte("connector-pg"), Value: []byte(`not json properties`)},
 		{Key: []byte("order-17"), Value: []byte(`{"properties":{"colour":"blue"}}`)},
+		// The same key spelled with a JSON escape, or after a byte order
+		// mark: a JSON reader takes them for Connect's own.
+		{Key: []byte("connector-pg"), Value: []byte(`{"\u0070roperties":{"database.password":"` + pw + `"}}`)},
+		{Key: []byte("connector-pg"), Value: []byte("\xef\xbb\xbf" + `{"properties":{"database.password":"` + pw + `"}}`)},
 	}
-	withheld := []bool{true, true, true, false, false, false, false}
+	withheld := []bool{true, true, true, false, false, false, false, true, true}
 	for _, codec := range []Codec{CodecNone, CodecGzip} {
 		b := recBuild(t, codec, 0, 0, recs)
 		for _, show := range []bool{false, true} {
@@ -51,6 +55,65 @@ func TestConnectConfigRecordsWithheld(t *testing.T) {
 				if !red && !bytes.Equal(v.Raw, recs[i].Value) {
 					t.Errorf("%v show=%v record %q: value %q, want %q", codec, show, recs[i].Key, v.Raw, recs[i].Value)
 				}
+			}
+		}
+	}
+}
+
+// TestConnectConfigLegacyWithheld: in a legacy message set (magic 0 and
+// 1) too, a Connect configuration record's value is withheld.
+func TestConnectConfigLegacyWithheld(t *testing.T) {
+	const pw = "Qz-LEGACY-PW-93c1"
+	for _, magic := range []int8{0, 1} {
+		b := append(legacyMessage(0, magic, 0, 0, []byte("connector-db"), []byte(`{"properties":{"database.password":"`+pw+`"}}`)),
+			legacyMessage(1, magic, 0, 0, []byte("order-1"), []byte(`{"properties":{"x":"`+pw+`"}}`))...)
+		tr := (&Decoder{Records: true}).DecodeRecordBatches(b)
+		var values []*Node
+		var walk func(n *Node)
+		walk = func(n *Node) {
+			if n.Field == Message.Value {
+				values = append(values, n)
+			}
+			for _, c := range n.Children {
+				walk(c)
+			}
+		}
+		walk(tr.Root)
+		if len(values) != 2 {
+			t.Fatalf("magic %d: %d values", magic, len(values))
+		}
+		if values[0].Flags&FlagRedacted == 0 || bytes.Contains(values[0].Raw, []byte(pw)) {
+			t.Errorf("magic %d: the connector's config is shown: %q", magic, values[0].Raw)
+		}
+		if values[1].Flags&FlagRedacted != 0 {
+			t.Errorf("magic %d: an ordinary record is withheld", magic)
+		}
+	}
+}
+
+// TestConnectConfigCompressedPayloadWithheld: a compressed batch holding a
+// Kafka Connect configuration record has its compressed bytes withheld
+// (the Records node redacted; a codec's literals carry the record as it
+// is), its records still decoded; a batch without one keeps its bytes.
+func TestConnectConfigCompressedPayloadWithheld(t *testing.T) {
+	cfg := []recRecord{{Key: []byte("connector-pg"), Value: []byte(`{"properties":{"database.password":"Qz-PAYLOAD"}}`)}}
+	plain := []recRecord{{Key: []byte("order-1"), Value: []byte(`{"properties":{"colour":"blue"}}`)}}
+	for _, codec := range []Codec{CodecGzip, CodecSnappy, CodecLZ4, CodecZstd} {
+		for _, c := range []struct {
+			recs []recRecord
+			want bool
+		}{{cfg, true}, {plain, false}} {
+			tr := (&Decoder{Records: true}).DecodeRecordBatches(recBuild(t, codec, 0, 0, c.recs))
+			recs := tr.Root.Children[0].Child("Records")
+			if recs == nil || len(recs.Children) != 1 {
+				t.Fatalf("%v: Records %+v", codec, recs)
+			}
+			if got := recs.Flags&FlagRedacted != 0; got != c.want {
+				t.Errorf("%v key %q: compressed bytes withheld %v, want %v (%q)", codec, c.recs[0].Key, got, c.want, recs.Note)
+			}
+			shown := (&Decoder{Records: true, ShowSecrets: true}).DecodeRecordBatches(recBuild(t, codec, 0, 0, c.recs))
+			if shown.Root.Children[0].Child("Records").Flags&FlagRedacted != 0 {
+				t.Errorf("%v: withheld with --show-secrets", codec)
 			}
 		}
 	}

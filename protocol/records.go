@@ -174,6 +174,10 @@ type batchDecoder struct {
 	slab   []Node
 	ptrs   []*Node
 	note   []byte // scratch for building notes
+	// connect counts the Kafka Connect configuration records withheld
+	// (connectConfig): a compressed payload that held one is withheld too,
+	// as its bytes may carry the record in the clear (literals).
+	connect int
 
 	// Record notes: a batch's records mostly share their timestamp (a
 	// producer stamps many records in one millisecond), so the last
@@ -476,7 +480,21 @@ func (bd *batchDecoder) batchV2(parent *Node, space, off, total int) {
 	if !ok {
 		return
 	}
+	before := bd.connect
 	bd.records(recs, inner, 0, bd.t.Spaces[inner].Size(), int(count), ctx)
+	bd.withholdPayload(recs, before)
+}
+
+// withholdPayload withholds the compressed bytes of n (a batch's records
+// or a legacy wrapper message's value, decoded in another space) when a
+// Kafka Connect configuration record was withheld among them since the
+// count was before: a codec's literals carry a record's bytes as they
+// are. The records stay shown as decoded.
+func (bd *batchDecoder) withholdPayload(n *Node, before int) {
+	if bd.connect > before && !bd.d.ShowSecrets {
+		n.Flags |= FlagRedacted
+		n.Note = joinNote(n.Note, "compressed bytes withheld: they hold a Kafka Connect configuration record")
+	}
 }
 
 // inflate decompresses payload (at payOff in space) for node n, appending
@@ -710,10 +728,7 @@ func (bd *batchDecoder) record(recs *Node, space, i, end int, ctx recordContext)
 	if ctx.control && key != nil && value != nil {
 		bd.control(key, value)
 	}
-	if !bd.d.ShowSecrets && key != nil && value != nil && connectConfigRecord(key.Raw, value.Raw) {
-		withhold(value)
-		value.Note = joinNote(value.Note, "withheld: a Kafka Connect configuration record (connector and task configs hold credentials; --show-secrets shows it)")
-	}
+	bd.connectConfig(key, value)
 	o = r.Offset()
 	nh := r.Varint()
 	switch {
@@ -750,6 +765,16 @@ func (bd *batchDecoder) record(recs *Node, space, i, end int, ctx recordContext)
 			fmt.Sprintf("%d bytes after the headers, inside the record length", recEnd-r.Offset()))
 	}
 	return recEnd
+}
+
+// connectConfig withholds value when key and value are those of a Kafka
+// Connect configuration record (connectConfigRecord), unless ShowSecrets.
+func (bd *batchDecoder) connectConfig(key, value *Node) {
+	if !bd.d.ShowSecrets && key != nil && value != nil && connectConfigRecord(key.Raw, value.Raw) {
+		withhold(value)
+		value.Note = joinNote(value.Note, "withheld: a Kafka Connect configuration record (connector and task configs hold credentials; --show-secrets shows it)")
+		bd.connect++
+	}
 }
 
 // varBytes reads a varint-length byte string (-1 for null) as a KindBytes
@@ -942,11 +967,14 @@ func (bd *batchDecoder) legacy(parent *Node, space, off, total, depth int, w *wr
 			}
 		}
 	}
-	bd.int32Bytes(m, Message.Key, space)
+	key := bd.int32Bytes(m, Message.Key, space)
 	value := bd.int32Bytes(m, Message.Value, space)
 	if r.Err() != nil {
 		bd.fail(m, space, end)
 		return
+	}
+	if codec == CodecNone {
+		bd.connectConfig(key, value)
 	}
 	if r.Offset() < end {
 		bd.raw(m, nameLeftover, space, r.Offset(), end, FlagError,

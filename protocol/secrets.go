@@ -699,11 +699,46 @@ func connectConfigRecord(key, value []byte) bool {
 	if !session && !bytes.HasPrefix(key, []byte("connector-")) && !bytes.HasPrefix(key, []byte("task-")) {
 		return false
 	}
-	v := bytes.TrimLeft(value, " \t\r\n")
+	v := bytes.TrimLeft(bytes.TrimPrefix(bytes.TrimLeft(value, " \t\r\n"), []byte("\xef\xbb\xbf")), " \t\r\n")
 	if len(v) == 0 || v[0] != '{' {
 		return false
 	}
-	return session || bytes.Contains(v, []byte(`"properties"`))
+	// "properties" as Connect writes it, or spelled with JSON escapes
+	// ("\u0070roperties"), which a JSON reader takes for the same key.
+	return session || bytes.Contains(v, []byte(`"properties"`)) ||
+		bytes.Contains(v, []byte(`\u`)) && bytes.Contains(unescapeJSONText(v), []byte(`"properties"`))
+}
+
+// unescapeJSONText replaces the \uXXXX escapes of JSON text b by the
+// characters they stand for (below U+0080; others, and a lone "\u", are
+// left as they are): enough to read a key spelled with escapes.
+func unescapeJSONText(b []byte) []byte {
+	out := make([]byte, 0, len(b))
+	for i := 0; i < len(b); i++ {
+		if b[i] == '\\' && i+5 < len(b) && b[i+1] == 'u' {
+			var r int
+			ok := true
+			for _, c := range b[i+2 : i+6] {
+				switch {
+				case '0' <= c && c <= '9':
+					r = r<<4 | int(c-'0')
+				case 'a' <= c && c <= 'f':
+					r = r<<4 | int(c-'a'+10)
+				case 'A' <= c && c <= 'F':
+					r = r<<4 | int(c-'A'+10)
+				default:
+					ok = false
+				}
+			}
+			if ok && r < 0x80 {
+				out = append(out, byte(r))
+				i += 5
+				continue
+			}
+		}
+		out = append(out, b[i])
+	}
+	return out
 }
 
 // metadataLog follows, in the struct being decoded, the topic its fields

@@ -310,7 +310,8 @@ func (h *hexWalker) otherSpace(n *protocol.Node) string {
 // A redacted node without children has its bytes masked, and so has
 // everything under it; a redacted node with children (SASL AuthBytes split
 // into authzid, username and password) leaves masking to the children
-// flagged themselves.
+// flagged themselves, but for its own bytes when none of its children is
+// in this space (a compressed payload).
 func (h *hexWalker) walk(n *protocol.Node, path string, red, isRoot bool) {
 	if len(n.Children) == 0 && isRedacted(n, h.o) {
 		red = true
@@ -324,7 +325,10 @@ func (h *hexWalker) walk(n *protocol.Node, path string, red, isRoot bool) {
 		}
 	}
 	if kids == 0 {
-		h.leaf(n, path, red)
+		// Withheld, with its parts in another space (a compressed payload
+		// whose records are decoded in their own section): its own bytes
+		// here are masked too.
+		h.leaf(n, path, red || isRedacted(n, h.o))
 		return
 	}
 	first := true

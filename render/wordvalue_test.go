@@ -46,3 +46,24 @@ func TestWireWordsQuoted(t *testing.T) {
 		t.Errorf("plain group: %q", got)
 	}
 }
+
+// TestHexMasksWithheldPayload: in -x, a withheld node whose parts lie in
+// another space (a compressed payload, its records decoded in their own
+// section) has its own bytes masked.
+func TestHexMasksWithheldPayload(t *testing.T) {
+	secret := []byte("Qz-LITERAL-SECRET")
+	tr := &protocol.Tree{Spaces: []protocol.Space{{Name: "frame", Data: secret}, {Name: "inner", Data: []byte("xy")}}}
+	inner := &protocol.Node{Name: "[0]", Kind: protocol.KindBytes, Space: 1, Off: 0, Len: 2, Raw: []byte("xy")}
+	payload := &protocol.Node{Name: "Records", Kind: protocol.KindArray, Space: 0, Off: 0, Len: len(secret), Flags: protocol.FlagRedacted, Children: []*protocol.Node{inner}}
+	tr.Root = &protocol.Node{Name: "root", Kind: protocol.KindStruct, Space: 0, Off: 0, Len: len(secret), Children: []*protocol.Node{payload}}
+	var b strings.Builder
+	if err := Hex(&b, tr, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(b.String(), "51 7a 2d 4c") || strings.Contains(b.String(), "LITERAL") {
+		t.Errorf("the withheld payload's bytes are shown:\n%s", b.String())
+	}
+	if !strings.Contains(b.String(), "<redacted>") {
+		t.Errorf("no redaction marked:\n%s", b.String())
+	}
+}
