@@ -118,3 +118,17 @@ func TestConnectConfigCompressedPayloadWithheld(t *testing.T) {
 		}
 	}
 }
+
+// A legacy wrapper message whose compressed message set holds a Connect
+// configuration record has its value (the compressed bytes) withheld.
+func TestConnectConfigLegacyWrapperWithheld(t *testing.T) {
+	inner := legacyMessage(0, 1, 0, 0, []byte("connector-db"), []byte(`{"properties":{"database.password":"Qz-WRAPPED"}}`))
+	for _, codec := range []Codec{CodecGzip, CodecSnappy, CodecLZ4} {
+		b := legacyMessage(0, 1, int8(codec), 0, nil, recCompress(t, codec, inner))
+		tr := (&Decoder{Records: true}).DecodeRecordBatches(b)
+		v := tr.Root.Children[0].Child("Value")
+		if v == nil || v.Flags&FlagRedacted == 0 {
+			t.Errorf("%v: the wrapper's compressed value is shown: %+v", codec, v)
+		}
+	}
+}

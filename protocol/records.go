@@ -1007,7 +1007,13 @@ func (bd *batchDecoder) legacy(parent *Node, space, off, total, depth int, w *wr
 	set := bd.add(m, Node{Name: "MessageSet", Type: "MessageSet", Kind: KindStruct, Field: Message.MessageSet, Space: inner, Len: len(innerData)})
 	iw := &wrapper{offset: offset, magic: magic, logAppend: logAppend, timestamp: ts}
 	iw.lastInner, iw.hasLastOff = lastOffset(innerData)
+	before := bd.connect
 	bd.set(set, inner, 0, len(innerData), depth+1, iw)
+	if bd.connect > before && !bd.d.ShowSecrets {
+		// The wrapper's value is the compressed message set.
+		withhold(value)
+		value.Note = joinNote(value.Note, "compressed bytes withheld: they hold a Kafka Connect configuration record")
+	}
 }
 
 // bytesNode adds the KindBytes child of parent that varBytes or
