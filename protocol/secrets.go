@@ -301,13 +301,18 @@ var sensitiveLast = []string{
 	"certificates",     // Kafka's ssl.truststore.certificates is a PASSWORD
 	"userinfo",         // "user:password" (http.auth.basic.userinfo, a URL's userinfo)
 	"sig", "signature", // an Azure SAS token's signature (?sig=), a request signature
+	"authorization", // an HTTP Authorization header's value
+	// Short and other names of credentials: a password (pass, pw), a PIN
+	// or one-time password, a JSON Web Token, a bearer token, a client
+	// assertion (a signed JWT, RFC 7523), a cookie.
+	"pass", "pw", "pin", "otp", "jwt", "bearer", "assertion", "cookie",
 }
 
 // genericLast are last segments that say how a value is written, not what
 // it is: the segment before them names the config's kind.
 var genericLast = map[string]bool{
 	"value": true, "string": true, "data": true, "text": true, "content": true,
-	"base64": true, "b64": true, "hex": true, "raw": true, "encoded": true, "plain": true,
+	"base64": true, "b64": true, "hex": true, "raw": true, "encoded": true, "plain": true, "pem": true,
 }
 
 // normalizeConfigName returns the form of a config name that
@@ -420,29 +425,47 @@ func configURLSecret(v string) bool {
 			}
 		}
 	}
-	// Parameters: name=value separated by "?", "&", ";" (JDBC drivers'
-	// properties, connection strings) or white space (libpq, JAAS); a
-	// name may hold spaces ("User Id"), which normalisation drops, so the
-	// name is what comes after the last space before the "=".
 	if strings.IndexByte(l, '%') >= 0 {
 		// "password%3DPW": parameters percent-encoded once more.
 		if d := percentDecode(l); d != l && configURLSecret(d) {
 			return true
 		}
 	}
-	for _, p := range strings.FieldsFunc(l, func(r rune) bool { return r == '?' || r == '&' || r == ';' }) {
-		for {
-			k, rest, ok := strings.Cut(p, "=")
-			if !ok {
-				break
-			}
-			if i := strings.LastIndexFunc(k, unicode.IsSpace); i >= 0 {
-				k = k[i+1:]
-			}
-			if k != "" && ConfigNameSensitive(k) {
-				return true
-			}
-			p = rest
+	// A private key in PEM ("-----BEGIN PRIVATE KEY-----", RSA, EC,
+	// ENCRYPTED, OPENSSH ...), whatever the config's name.
+	if i := strings.Index(l, "-----begin "); i >= 0 && strings.Contains(l[i:], "private key-----") {
+		return true
+	}
+	// Parameters named like a secret, in any of the forms a value holds
+	// them: name=value separated by "?", "&", ";" or white space (JDBC
+	// drivers' properties, connection strings, libpq, JAAS), with spaces
+	// around the "=" (ADO.NET), name: value (YAML, HTTP headers), and
+	// "name": "value" (JSON).
+	return secretParam(l)
+}
+
+// secretParam reports whether l (lower case) holds a name that
+// ConfigNameSensitive takes for a secret's, right before an "=" or a ":"
+// (white space and quotes between them allowed): the name is the run of
+// letters, digits, ".", "_" and "-" that ends there.
+func secretParam(l string) bool {
+	for i := 0; i < len(l); i++ {
+		if c := l[i]; c != '=' && c != ':' {
+			continue
+		}
+		if l[i] == ':' && strings.HasPrefix(l[i:], "://") {
+			continue // a URL's scheme
+		}
+		j := i
+		for j > 0 && (l[j-1] == ' ' || l[j-1] == '\t' || l[j-1] == '"' || l[j-1] == '\'') {
+			j--
+		}
+		k := j
+		for k > 0 && (l[k-1] >= 'a' && l[k-1] <= 'z' || l[k-1] >= '0' && l[k-1] <= '9' || l[k-1] == '.' || l[k-1] == '_' || l[k-1] == '-') {
+			k--
+		}
+		if k < j && ConfigNameSensitive(l[k:j]) {
+			return true
 		}
 	}
 	return false
