@@ -93,6 +93,8 @@ func TestWriter(t *testing.T) {
 		{"c1", "a\u009b2Jb\u0085", false, false, `a\u009b2Jb\u0085`},
 		{"invalid", "a\xffb\xc3", false, false, `a\xffb\xc3`},
 		{"del escaped", "a\x7f", false, false, `a\x7f`},
+		{"json bidi escaped", "{\"v\":\"E8\u202egnp.exe\u2066\"}", true, false, `{"v":"E8\u202egnp.exe\u2066"}`},
+		{"text bidi left to the renderers", "E8\u202egnp", false, false, "E8\u202egnp"},
 		{"json", `{"v":"a` + "\u009b" + `b","w":"é→"}` + "\n", true, false, `{"v":"a\u009bb","w":"é→"}` + "\n"},
 		{"json controls", "{\"v\":\"\x1b\x7f\xff\"}", true, false, `{"v":"\u001b\u007f\ufffd"}`},
 	} {

@@ -159,6 +159,11 @@ func (w *Writer) escape(p []byte) (out, rest []byte) {
 			case r < 0xa0: // C1
 				flush(i)
 				w.buf = w.appendRune(w.buf, r)
+			case w.JSON && bidi(r):
+				// JSON allows them raw; escaped they mean the same
+				// characters and no longer reorder what a terminal shows.
+				flush(i)
+				w.buf = appendJSONEscape(w.buf, r)
 			default:
 				i += size
 				continue
@@ -190,6 +195,20 @@ func (w *Writer) appendByte(b []byte, c byte) []byte {
 		return w.appendRune(b, rune(c))
 	}
 	return appendHexByte(b, c)
+}
+
+// bidi reports whether r is one of Unicode's bidirectional formatting
+// characters (UAX #9: the marks U+061C, U+200E and U+200F, the embeddings,
+// overrides and isolates U+202A to U+202E and U+2066 to U+2069), which
+// reorder the text around them as it is shown.
+func bidi(r rune) bool {
+	return r == 0x061c || r == 0x200e || r == 0x200f || r >= 0x202a && r <= 0x202e || r >= 0x2066 && r <= 0x2069
+}
+
+// appendJSONEscape appends r as a JSON \uXXXX escape (r below U+10000).
+func appendJSONEscape(b []byte, r rune) []byte {
+	const digits = "0123456789abcdef"
+	return append(b, '\\', 'u', digits[r>>12&15], digits[r>>8&15], digits[r>>4&15], digits[r&15])
 }
 
 // appendRune appends the escape of control character r (below U+00A0).
