@@ -250,8 +250,11 @@ type spiller struct {
 	name   string  // the file's name while it could not be removed
 	blocks int32   // blocks in the file
 	free   []int32 // free blocks, the next to use last
-	err    error   // the file could not be created or written
-	noted  bool    // err was noted on an exchange
+	err    error   // the file could not be created or written, and frames stayed in memory past the bound
+	// fileErr: the file could not be created or written (the first
+	// error); no frame goes to it any more.
+	fileErr error
+	noted   bool // err was noted on an exchange
 
 	frames, bytes int64 // spilled so far (tests)
 	peak          int32 // most blocks in use at once (tests)
@@ -281,14 +284,22 @@ func (d *Dissector) hold(fr *Frame, key int16, clientID int) string {
 		}
 		return ""
 	}
-	if sp.err == nil {
+	if sp.err == nil && sp.fileErr == nil {
 		err := sp.write(fr)
 		if err == nil {
 			return ""
 		}
-		sp.err = err
+		sp.fileErr = err
 	}
+	// The file failed. Within the bound (a large frame past its share
+	// only), the frame stays in memory with nothing to say; past it, the
+	// bound is passed, which the first exchange concerned and the run's
+	// warning (Summary.SpillError) say.
 	sp.keep(fr, n)
+	if sp.held+sp.meta <= sp.budget {
+		return ""
+	}
+	sp.err = sp.fileErr
 	if sp.noted {
 		return ""
 	}
@@ -309,7 +320,13 @@ func (sp *spiller) relieve() {
 			return
 		}
 		n := int64(len(fr.Bytes))
+		if sp.fileErr != nil {
+			sp.err = sp.fileErr // past the bound: over is false from now on
+			sp.spillable.push(fr)
+			return
+		}
 		if err := sp.write(fr); err != nil {
+			sp.fileErr = err
 			sp.err = err // over is false from now on
 			sp.spillable.push(fr)
 			return

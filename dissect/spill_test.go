@@ -396,3 +396,32 @@ func TestSpillLargeShare(t *testing.T) {
 		t.Errorf("%d small frames spilled with the budget's room", r.d.spill.frames)
 	}
 }
+
+// With the spill file unusable, large frames past their share of the bound
+// but within it stay in memory with nothing said: the bound was not
+// passed (no note, no SpillError); past the bound it is said, once.
+func TestSpillUnusableDirWithinBound(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "missing")
+	size := spillLarge + 1000
+	r := newRig(t, Options{PendingMemory: 2 << 20, SpillDir: dir}, true)
+	pipelined(r, 1, 8, size) // 8 × 66.5 KiB: past a quarter of 2 MiB, within 2 MiB
+	for i, e := range r.sink.ex {
+		if hasNote(e, "spill file failed") {
+			t.Errorf("exchange %d says the spill file failed within the bound", i)
+		}
+	}
+	if r.d.spill.err != nil || r.d.spill.fileErr == nil {
+		t.Errorf("within the bound: err %v, fileErr %v", r.d.spill.err, r.d.spill.fileErr)
+	}
+	r = newRig(t, Options{PendingMemory: 256 << 10, SpillDir: dir}, true)
+	pipelined(r, 1, 8, size) // past 256 KiB
+	noted := 0
+	for _, e := range r.sink.ex {
+		if hasNote(e, "spill file failed") {
+			noted++
+		}
+	}
+	if noted != 1 || r.d.spill.err == nil {
+		t.Errorf("past the bound: %d notes, err %v; want 1 and the error", noted, r.d.spill.err)
+	}
+}
