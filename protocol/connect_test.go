@@ -2,6 +2,8 @@ package protocol
 
 import (
 	"bytes"
+	"encoding/binary"
+	"hash/crc32"
 	"testing"
 )
 
@@ -129,6 +131,26 @@ func TestConnectConfigLegacyWrapperWithheld(t *testing.T) {
 		v := tr.Root.Children[0].Child("Value")
 		if v == nil || v.Flags&FlagRedacted == 0 {
 			t.Errorf("%v: the wrapper's compressed value is shown: %+v", codec, v)
+		}
+	}
+}
+
+// TestRecordLeftoverWithheld: record bytes a failure left undecoded (a
+// count too low leaves the records over) are withheld by default, as every
+// span kwire failed to decode is; --show-secrets shows them.
+func TestRecordLeftoverWithheld(t *testing.T) {
+	const pw = "Qz-LEFTOVER-PW"
+	b := recBuild(t, CodecNone, 0, 0, []recRecord{{Key: []byte("connector-db"), Value: []byte(`{"properties":{"database.password":"` + pw + `"}}`)}})
+	binary.BigEndian.PutUint32(b[v2HeaderLen-4:], 0) // record count 0: the record is left over
+	binary.BigEndian.PutUint32(b[17:], crc32.Checksum(b[v2OffAttributes:], castagnoli))
+	for _, show := range []bool{false, true} {
+		tr := (&Decoder{Records: true, ShowSecrets: show}).DecodeRecordBatches(b)
+		n := tr.FirstError()
+		if n == nil || n.Kind != KindRaw {
+			t.Fatalf("show=%v: first error %+v, want the leftover", show, n)
+		}
+		if got := bytes.Contains(n.Raw, []byte(pw)); got != show {
+			t.Errorf("show=%v: leftover shows the record's bytes: %v", show, got)
 		}
 	}
 }

@@ -348,8 +348,19 @@ func (bd *batchDecoder) set(parent *Node, space, off, end, depth int, w *wrapper
 // raw appends a KindRaw node over [off, end) of space (its Raw the bytes
 // kept of them: up to the first omitted one).
 func (bd *batchDecoder) raw(parent *Node, name string, space, off, end int, f Flags, note string) *Node {
-	return bd.add(parent, Node{Name: name, Type: "bytes", Kind: KindRaw, Flags: f, Space: space, Off: off, Len: end - off,
+	n := bd.add(parent, Node{Name: name, Type: "bytes", Kind: KindRaw, Flags: f, Space: space, Off: off, Len: end - off,
 		Raw: bd.t.Spaces[space].Kept(off, end), Note: note})
+	if f&FlagError != 0 && !bd.d.ShowSecrets {
+		// Bytes a failure left undecoded may be records all the same (a
+		// count too low leaves them over), of a store that holds
+		// credentials (Kafka Connect's configs, the KRaft metadata log):
+		// withheld as every span kwire failed to decode is. A fetch's
+		// partial batch at the end (normal) is shown as its complete
+		// batches are.
+		withhold(n)
+		n.Note = joinNote(n.Note, "withheld: bytes not decoded may hold credentials")
+	}
+	return n
 }
 
 // num appends a KindInt node holding v over [off, r.Offset()) of space
