@@ -841,24 +841,8 @@ func (j *jsonWriter) value(b []byte, n *protocol.Node, path string, batch *proto
 		return j.object(b, n, path, batch, rec)
 	case protocol.KindArray:
 		return j.array(b, n.Children, path, batch, rec)
-	case protocol.KindInt:
-		if j.o.Int64Strings && n.Field != nil && n.Field.Kind == protocol.TypeInt64 {
-			return j.appendInt64(b, n.Int)
-		}
-		return strconv.AppendInt(b, n.Int, 10)
-	case protocol.KindBool:
-		return strconv.AppendBool(b, n.Int != 0)
-	case protocol.KindFloat:
-		switch {
-		case math.IsNaN(n.Float):
-			return append(b, `"NaN"`...)
-		case math.IsInf(n.Float, 1):
-			return append(b, `"Infinity"`...)
-		case math.IsInf(n.Float, -1):
-			return append(b, `"-Infinity"`...)
-		}
-		b, _ = appendStdFloat(b, n.Float)
-		return b
+	case protocol.KindInt, protocol.KindBool, protocol.KindFloat:
+		return j.appendScalar(b, n)
 	case protocol.KindString:
 		return appendJSONStr(b, n.Str, j.safe())
 	case protocol.KindBytes:
@@ -886,6 +870,32 @@ func (j *jsonWriter) value(b []byte, n *protocol.Node, path string, batch *proto
 
 // appendInt64 appends a 64-bit integer: a number, or with
 // Options.Int64Strings a decimal string.
+// appendScalar appends the JSON of an integer, boolean or FLOAT64 node:
+// an INT64 as a string with Options.Int64Strings, a float as
+// encoding/json writes a float64, NaN and the infinities as the strings
+// Kafka's JsonConverter writes for them.
+func (j *jsonWriter) appendScalar(b []byte, n *protocol.Node) []byte {
+	switch n.Kind {
+	case protocol.KindInt:
+		if n.Field != nil && n.Field.Kind == protocol.TypeInt64 {
+			return j.appendInt64(b, n.Int)
+		}
+		return strconv.AppendInt(b, n.Int, 10)
+	case protocol.KindBool:
+		return strconv.AppendBool(b, n.Int != 0)
+	}
+	switch {
+	case math.IsNaN(n.Float):
+		return append(b, `"NaN"`...)
+	case math.IsInf(n.Float, 1):
+		return append(b, `"Infinity"`...)
+	case math.IsInf(n.Float, -1):
+		return append(b, `"-Infinity"`...)
+	}
+	b, _ = appendStdFloat(b, n.Float)
+	return b
+}
+
 func (j *jsonWriter) appendInt64(b []byte, v int64) []byte {
 	if j.o.Int64Strings {
 		b = append(b, '"')

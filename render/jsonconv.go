@@ -2,8 +2,6 @@ package render
 
 import (
 	"encoding/base64"
-	"math"
-	"strconv"
 
 	"github.com/kwire/kwire/protocol"
 )
@@ -141,26 +139,8 @@ func (j *jsonWriter) directNode(b []byte, n *protocol.Node, f *protocol.Field, v
 			}
 		}
 		return append(b, ']')
-	case protocol.KindInt:
-		if j.o.Int64Strings && n.Field != nil && n.Field.Kind == protocol.TypeInt64 {
-			b = append(b, '"')
-			b = strconv.AppendInt(b, n.Int, 10)
-			return append(b, '"')
-		}
-		return strconv.AppendInt(b, n.Int, 10)
-	case protocol.KindBool:
-		return strconv.AppendBool(b, n.Int != 0)
-	case protocol.KindFloat:
-		switch {
-		case math.IsNaN(n.Float):
-			return append(b, `"NaN"`...)
-		case math.IsInf(n.Float, 1):
-			return append(b, `"Infinity"`...)
-		case math.IsInf(n.Float, -1):
-			return append(b, `"-Infinity"`...)
-		}
-		b, _ = appendStdFloat(b, n.Float)
-		return b
+	case protocol.KindInt, protocol.KindBool, protocol.KindFloat:
+		return j.appendScalar(b, n)
 	case protocol.KindString:
 		return appendStdString(b, n.Str, true)
 	case protocol.KindUUID:
