@@ -32,17 +32,7 @@ func TestConnectConfigRecordsWithheld(t *testing.T) {
 		b := recBuild(t, codec, 0, 0, recs)
 		for _, show := range []bool{false, true} {
 			tr := (&Decoder{Records: true, ShowSecrets: show}).DecodeRecordBatches(b)
-			var values []*Node
-			var walk func(n *Node)
-			walk = func(n *Node) {
-				if n.Field == Record.Value {
-					values = append(values, n)
-				}
-				for _, c := range n.Children {
-					walk(c)
-				}
-			}
-			walk(tr.Root)
+			values := nodesOfField(tr.Root, Record.Value)
 			if len(values) != len(recs) {
 				t.Fatalf("%v: %d values, want %d", codec, len(values), len(recs))
 			}
@@ -70,17 +60,7 @@ func TestConnectConfigLegacyWithheld(t *testing.T) {
 		b := append(legacyMessage(0, magic, 0, 0, []byte("connector-db"), []byte(`{"properties":{"database.password":"`+pw+`"}}`)),
 			legacyMessage(1, magic, 0, 0, []byte("order-1"), []byte(`{"properties":{"x":"`+pw+`"}}`))...)
 		tr := (&Decoder{Records: true}).DecodeRecordBatches(b)
-		var values []*Node
-		var walk func(n *Node)
-		walk = func(n *Node) {
-			if n.Field == Message.Value {
-				values = append(values, n)
-			}
-			for _, c := range n.Children {
-				walk(c)
-			}
-		}
-		walk(tr.Root)
+		values := nodesOfField(tr.Root, Message.Value)
 		if len(values) != 2 {
 			t.Fatalf("magic %d: %d values", magic, len(values))
 		}
@@ -153,4 +133,16 @@ func TestRecordLeftoverWithheld(t *testing.T) {
 			t.Errorf("show=%v: leftover shows the record's bytes: %v", show, got)
 		}
 	}
+}
+
+// nodesOfField returns the nodes under n decoded for field f, in order.
+func nodesOfField(n *Node, f *Field) []*Node {
+	var out []*Node
+	if n.Field == f {
+		out = append(out, n)
+	}
+	for _, c := range n.Children {
+		out = append(out, nodesOfField(c, f)...)
+	}
+	return out
 }
