@@ -314,7 +314,7 @@ func (bd *batchDecoder) set(parent *Node, space, off, end, depth int, w *wrapper
 			return
 		case left < logOverhead || logOverhead+size > int64(left):
 			if w == nil {
-				bd.raw(parent, "PartialBatch", space, off, end, FlagPartial, "partial batch (normal)")
+				bd.partial(parent, space, off, end, size)
 			} else {
 				bd.raw(parent, "Truncated", space, off, end, FlagTruncated|FlagError,
 					fmt.Sprintf("message cut short: %d of %d bytes", left, logOverhead+max(size, 0)))
@@ -345,6 +345,27 @@ func (bd *batchDecoder) set(parent *Node, space, off, end, depth int, w *wrapper
 	}
 }
 
+// partial appends the partial batch that ends a fetch's records, over [off,
+// end) of space: size is the batch length its header claims (-1 when its
+// first 12 bytes are not all there). Its records are cut short, so
+// whether they hold credentials (a Kafka Connect configuration record, a
+// KRaft metadata record's SCRAM credential) cannot be told from them:
+// its bytes are withheld unless ShowSecrets, and the note says what of
+// the batch is there.
+func (bd *batchDecoder) partial(parent *Node, space, off, end int, size int64) {
+	note := "partial batch (normal)"
+	if size >= 0 {
+		data := bd.t.Spaces[space].Data
+		note = fmt.Sprintf("partial batch (normal): %d of %d bytes, base offset %d",
+			end-off, logOverhead+size, int64(binary.BigEndian.Uint64(data[off:])))
+	}
+	n := bd.raw(parent, "PartialBatch", space, off, end, FlagPartial, note)
+	if !bd.d.ShowSecrets && end > off {
+		withhold(n)
+		n.Note = joinNote(n.Note, "withheld: records cut short cannot be told free of credentials (--show-secrets shows them)")
+	}
+}
+
 // raw appends a KindRaw node over [off, end) of space (its Raw the bytes
 // kept of them: up to the first omitted one).
 func (bd *batchDecoder) raw(parent *Node, name string, space, off, end int, f Flags, note string) *Node {
@@ -354,9 +375,8 @@ func (bd *batchDecoder) raw(parent *Node, name string, space, off, end int, f Fl
 		// Bytes a failure left undecoded may be records all the same (a
 		// count too low leaves them over), of a store that holds
 		// credentials (Kafka Connect's configs, the KRaft metadata log):
-		// withheld as every span kwire failed to decode is. A fetch's
-		// partial batch at the end (normal) is shown as its complete
-		// batches are.
+		// withheld as every span kwire failed to decode is, and as a
+		// fetch's partial batch at the end is (partial).
 		withhold(n)
 		n.Note = joinNote(n.Note, "withheld: bytes not decoded may hold credentials")
 	}

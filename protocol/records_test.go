@@ -442,21 +442,39 @@ func TestRecordPartialTail(t *testing.T) {
 	vs := recVectors(t)
 	first := recVectorByName(t, vs, "one_record_with_key")
 	second := recVectorByName(t, vs, "three_records_with_deltas")
-	var d Decoder
-	for _, cut := range []int{1, 11, 12, 30, len(second) - 1} {
-		in := append(bytes.Clone(first), second[:cut]...)
-		tr := recDecode(t, &d, in)
-		kids := tr.Root.Children
-		if len(kids) != 2 || kids[0].Name != "RecordBatch" {
-			t.Fatalf("cut %d: %d nodes", cut, len(kids))
-		}
-		tail := kids[1]
-		if tail.Kind != KindRaw || tail.Flags != FlagPartial || tail.Note != "partial batch (normal)" ||
-			tail.Off != len(first) || tail.Len != cut {
-			t.Errorf("cut %d: tail %+v", cut, tail)
-		}
-		if errs := recErrors(tr.Root); len(errs) > 0 {
-			t.Errorf("cut %d: a partial tail is not an error: %v", cut, errs)
+	// The note says what of the batch is there once its length is.
+	const withheldNote = "; withheld: records cut short cannot be told free of credentials (--show-secrets shows them)"
+	wantNote := map[int]string{
+		1:  "partial batch (normal)",
+		11: "partial batch (normal)",
+		12: fmt.Sprintf("partial batch (normal): 12 of %d bytes, base offset 100", len(second)),
+		30: fmt.Sprintf("partial batch (normal): 30 of %d bytes, base offset 100", len(second)),
+	}
+	wantNote[len(second)-1] = fmt.Sprintf("partial batch (normal): %d of %d bytes, base offset 100", len(second)-1, len(second))
+	if got := int64(binary.BigEndian.Uint64(second)); got != 100 {
+		t.Fatalf("three_records_with_deltas' base offset %d, want 100", got)
+	}
+	for _, show := range []bool{false, true} {
+		d := Decoder{ShowSecrets: show}
+		for _, cut := range []int{1, 11, 12, 30, len(second) - 1} {
+			in := append(bytes.Clone(first), second[:cut]...)
+			tr := recDecode(t, &d, in)
+			kids := tr.Root.Children
+			if len(kids) != 2 || kids[0].Name != "RecordBatch" {
+				t.Fatalf("cut %d: %d nodes", cut, len(kids))
+			}
+			tail := kids[1]
+			flags, note, raw := FlagPartial, wantNote[cut], second[:cut]
+			if !show {
+				flags, note, raw = FlagPartial|FlagRedacted, note+withheldNote, nil
+			}
+			if tail.Kind != KindRaw || tail.Flags != flags || tail.Note != note ||
+				tail.Off != len(first) || tail.Len != cut || !bytes.Equal(tail.Raw, raw) {
+				t.Errorf("show=%v cut %d: tail %+v", show, cut, tail)
+			}
+			if errs := recErrors(tr.Root); len(errs) > 0 {
+				t.Errorf("show=%v cut %d: a partial tail is not an error: %v", show, cut, errs)
+			}
 		}
 	}
 }
@@ -1126,8 +1144,8 @@ var recFixtures = []recFixture{
 		b := recBuild(t, CodecNone, 40, 1700000000000, []recRecord{{Value: []byte("whole")}})
 		return append(b, recBuild(t, CodecNone, 41, 1700000000000, []recRecord{{Value: []byte("cut")}})[:30]...)
 	}, func(t *testing.T, tr *Tree) {
-		if k := tr.Root.Children; len(k) != 2 || k[1].Flags != FlagPartial || k[1].Note != "partial batch (normal)" {
-			t.Errorf("children %+v", k)
+		if k := tr.Root.Children; len(k) != 2 || k[1].Flags&FlagPartial == 0 || !strings.HasPrefix(k[1].Note, "partial batch (normal): 30 of 71 bytes, base offset 41") {
+			t.Errorf("children %+v", k[len(k)-1])
 		}
 	}},
 }

@@ -539,6 +539,9 @@ func (j *jsonWriter) patch(v any, n *protocol.Node, path string, depth int) any 
 	}
 	switch n.Kind {
 	case protocol.KindRecords:
+		if !j.typedRecords && !holdsWithheld(n, j.o, 0) {
+			return v // the base64 of their bytes, as JsonConverter writes them
+		}
 		return typedRecords{j: j, n: n, path: path}
 	case protocol.KindArray:
 		arr, ok := v.([]any)
@@ -611,6 +614,23 @@ func withheldBytes(n *protocol.Node, o *Options) []byte {
 		return []byte(redacted)
 	}
 	return append(out, n.Raw[pos:]...)
+}
+
+// holdsWithheld reports whether n or a node under it is withheld
+// (isRedacted): the base64 of a RECORDS field's bytes would show it.
+func holdsWithheld(n *protocol.Node, o *Options, depth int) bool {
+	if isRedacted(n, o) {
+		return true
+	}
+	if depth > 4*128 {
+		return true // deeper than any decoder nests: assume the worst
+	}
+	for _, c := range n.Children {
+		if holdsWithheld(c, o, depth+1) {
+			return true
+		}
+	}
+	return false
 }
 
 // needsPatch reports whether n is or holds a RECORDS node with decoded
@@ -854,8 +874,12 @@ func (j *jsonWriter) value(b []byte, n *protocol.Node, path string, batch *proto
 	case protocol.KindUUID:
 		return appendJSONString(b, UUIDString(n.Raw))
 	case protocol.KindRecords:
-		if j.typedRecords && len(n.Children) > 0 {
-			return j.array(b, n.Children, path, nil, false) // batches and legacy messages
+		// Batches and legacy messages typed, as patch types them: always
+		// with typedRecords, and otherwise when they hold what the base64
+		// of their bytes would show (a withheld record value, a partial
+		// batch, bytes not decoded).
+		if len(n.Children) > 0 && (j.typedRecords || holdsWithheld(n, j.o, 0)) {
+			return j.array(b, n.Children, path, nil, false)
 		}
 		return appendBase64String(b, n.Raw)
 	case protocol.KindTaggedFields:

@@ -3,6 +3,7 @@ package render
 import (
 	"bytes"
 	"compress/gzip"
+	"encoding/base64"
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
@@ -1223,12 +1224,27 @@ func TestLegacyAndPartialRecords(t *testing.T) {
 		"Records 109 bytes, 1 batch and a partial one",
 		"  RecordBatch offset 0, 1 record, uncompressed, 2023-11-14T22:13:20.000Z, crc ok",
 		"      [0] offset 0 timestamp 2023-11-14T22:13:20.000Z",
-		"  PartialBatch: 30 bytes not decoded (partial batch (normal))",
+		"  PartialBatch: <redacted> (partial batch (normal): 30 of 79 bytes, base offset 0; withheld: records cut short cannot be told free of credentials (--show-secrets shows them))",
+	} {
+		if !strings.Contains(tree, want+"\n") {
+			t.Errorf("tree lacks %q:\n%s", want, tree)
+		}
+	}
+	if strings.Contains(tree, "0000004f") {
+		t.Errorf("the withheld partial batch's bytes are shown:\n%s", tree)
+	}
+
+	// --show-secrets shows its bytes, up to the value limit.
+	d.ShowSecrets = true
+	tr = d.DecodeRecordBatches(append(slices.Clip(batch), batch[:30]...))
+	tree = render(t, func(w *bytes.Buffer) error { return Tree(w, tr, Options{MaxValue: 16, ShowSecrets: true}) })
+	for _, want := range []string{
+		"  PartialBatch: 30 bytes not decoded (partial batch (normal): 30 of 79 bytes, base offset 0)",
 		"    0000004f  00 00 00 00 00 00 00 00  00 00 00 43 ff ff ff ff  |...........C....|",
 		"    ... (30 bytes)",
 	} {
 		if !strings.Contains(tree, want+"\n") {
-			t.Errorf("tree lacks %q:\n%s", want, tree)
+			t.Errorf("tree with secrets shown lacks %q:\n%s", want, tree)
 		}
 	}
 }
@@ -1464,4 +1480,91 @@ func TestNeedsQuoteAgrees(t *testing.T) {
 			t.Fatalf("needsQuote(%q) = %v, want %v", w, got, want)
 		}
 	}
+}
+
+// oneRecordBatch returns an uncompressed record batch (magic 2) at base
+// offset 7 holding one record with key and value, its CRC-32C right.
+func oneRecordBatch(key, value []byte) []byte {
+	varint := func(b []byte, v int64) []byte { return binary.AppendVarint(b, v) }
+	rec := []byte{0}     // attributes
+	rec = varint(rec, 0) // timestamp delta
+	rec = varint(rec, 0) // offset delta
+	rec = varint(rec, int64(len(key)))
+	rec = append(rec, key...)
+	rec = varint(rec, int64(len(value)))
+	rec = append(rec, value...)
+	rec = varint(rec, 0) // headers
+	b := binary.BigEndian.AppendUint64(nil, 7)
+	b = binary.BigEndian.AppendUint32(b, 0) // batch length, below
+	b = binary.BigEndian.AppendUint32(b, 0xffffffff)
+	b = append(b, 2, 0, 0, 0, 0)    // magic, crc (below)
+	b = append(b, 0, 0, 0, 0, 0, 0) // attributes, last offset delta
+	b = binary.BigEndian.AppendUint64(b, 0)
+	b = binary.BigEndian.AppendUint64(b, 0)
+	b = append(b, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff) // producer id, epoch, base sequence
+	b = binary.BigEndian.AppendUint32(b, 1)
+	b = varint(b, int64(len(rec)))
+	b = append(b, rec...)
+	binary.BigEndian.PutUint32(b[8:], uint32(len(b)-12))
+	binary.BigEndian.PutUint32(b[17:], crc32.Checksum(b[21:], crc32.MakeTable(crc32.Castagnoli)))
+	return b
+}
+
+// A RECORDS field written as JsonConverter writes it (the base64 of its
+// bytes, kwire decode --json) holding a withheld record value (a Kafka
+// Connect configuration record) or a partial batch is written typed
+// instead, so that the base64 does not carry what the tree withholds; with
+// the secrets shown it is the base64 again.
+func TestTreeJSONRecordsWithheld(t *testing.T) {
+	const pw = "Qz-JSON-RECORDS-PW"
+	batch := oneRecordBatch([]byte("connector-db"), []byte(`{"properties":{"database.password":"`+pw+`"}}`))
+	for _, tc := range []struct {
+		name string
+		in   []byte
+	}{
+		{"connect record", batch},
+		{"partial batch", append(oneRecordBatch([]byte("k"), []byte("v")), batch[:len(batch)-4]...)},
+	} {
+		for _, show := range []bool{false, true} {
+			tr := (&protocol.Decoder{Records: true, ShowSecrets: show}).DecodeRecordBatches(tc.in)
+			js := render(t, func(b *bytes.Buffer) error { return TreeJSON(b, tr, Options{ShowSecrets: show}) })
+			var doc TreeDoc
+			if err := json.Unmarshal([]byte(js), &doc); err != nil {
+				t.Fatalf("%s: %v\n%s", tc.name, err, js)
+			}
+			var b64 string
+			isB64 := json.Unmarshal(doc.Body, &b64) == nil
+			if show {
+				if got, _ := base64.StdEncoding.DecodeString(b64); !isB64 || !bytes.Equal(got, tc.in) {
+					t.Errorf("%s, secrets shown: body %s, want the base64 of the bytes", tc.name, doc.Body)
+				}
+				continue
+			}
+			if isB64 || !strings.Contains(js, "<redacted>") && !strings.Contains(js, `\u003credacted\u003e`) && !strings.Contains(js, "PHJlZGFjdGVkPg==") {
+				t.Errorf("%s: body %s, want typed records with the withheld part marked", tc.name, doc.Body)
+			}
+			for _, form := range []string{pw, base64.StdEncoding.EncodeToString([]byte(pw))[:16], hex.EncodeToString([]byte(pw))} {
+				if strings.Contains(js, form) {
+					t.Errorf("%s: the JSON shows the password (%q):\n%s", tc.name, form, js)
+				}
+			}
+			// The base64 of the password may start anywhere in a base64
+			// run: decode every string and look in the bytes.
+			if strings.Contains(decodeAllBase64(js), pw) {
+				t.Errorf("%s: a base64 string in the JSON holds the password:\n%s", tc.name, js)
+			}
+		}
+	}
+}
+
+// decodeAllBase64 returns the concatenated decodings of every JSON string
+// of s that is valid standard base64.
+func decodeAllBase64(s string) string {
+	var out []byte
+	for _, m := range regexp.MustCompile(`"([A-Za-z0-9+/=]{4,})"`).FindAllStringSubmatch(s, -1) {
+		if b, err := base64.StdEncoding.DecodeString(m[1]); err == nil {
+			out = append(out, b...)
+		}
+	}
+	return string(out)
 }
