@@ -211,13 +211,13 @@ func newFileSource(path string, r io.ReadCloser, info *FileInfo, opts sourceOpti
 	br := bufio.NewReaderSize(r, bufferSize(r))
 	head, err := br.Peek(6)
 	if codec := codecOf(head); codec != "" {
+		info.Compression, info.Compressed = codec, true // by its magic, whether or not it opens
 		zr, release, zerr := openCodec(codec, br, opts.window)
 		if zerr != nil {
 			return nil, s.fail(&FileError{Kind: (&codecError{codec: codec, err: zerr}).kind(),
 				Err: &readError{msg: (&codecError{codec: codec, err: zerr}).text(), cause: zerr}})
 		}
 		s.release = release
-		info.Compression, info.Compressed = codec, true
 		if opts.maxExpanded > 0 {
 			zr = io.LimitReader(zr, opts.maxExpanded)
 		}

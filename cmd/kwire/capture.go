@@ -484,7 +484,12 @@ func (c *captureReader) read(ctx context.Context, paths []string, sink dissect.S
 		}
 		run.addSummaries(ds, sum)
 		for _, f := range sum.Files {
-			run.readAny = run.readAny || f.Format != ""
+			// A capture, or a compressed file cut short or damaged before
+			// its format could be told (its first bytes): read as a
+			// capture that holds no packets, as a plain file cut inside
+			// its header is.
+			damaged := f.Compressed && (errors.Is(f.Err, reassembly.ErrTruncated) || errors.Is(f.Err, reassembly.ErrCorrupt))
+			run.readAny = run.readAny || f.Format != "" || damaged
 		}
 		if context.Cause(ctx) == errCountReached {
 			break // not a problem: -c asked for no more
