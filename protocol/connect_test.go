@@ -146,3 +146,116 @@ func nodesOfField(n *Node, f *Field) []*Node {
 	}
 	return out
 }
+
+// TestCompressedBytesWithheldUnlessAllDecoded: the compressed bytes of a
+// batch (or of a legacy wrapper's message set) are shown only when every
+// record they hold was decoded and checked: a count too low (the Connect
+// record left over), the decompression cap reached before it, a key that
+// may be Connect's with its value kept only in part (KeepValue), an inner
+// message set cut short, and a legacy wrapper whose codec is unknown
+// each withhold them; --show-secrets shows them all.
+func TestCompressedBytesWithheldUnlessAllDecoded(t *testing.T) {
+	const pw = "Qz-NOT-ALL-DECODED"
+	cfg := recRecord{Key: []byte("connector-db"), Value: []byte(`{"properties":{"database.password":"` + pw + `"}}`)}
+	plain := recRecord{Key: []byte("order-1"), Value: bytes.Repeat([]byte("x"), 4096)}
+	lowCount := func(t *testing.T, codec Codec) []byte {
+		b := recBuild(t, codec, 0, 0, []recRecord{plain, cfg})
+		binary.BigEndian.PutUint32(b[v2HeaderLen-4:], 1) // one record: the Connect record is left over
+		binary.BigEndian.PutUint32(b[17:], crc32.Checksum(b[v2OffAttributes:], castagnoli))
+		return b
+	}
+	for _, codec := range []Codec{CodecGzip, CodecSnappy, CodecLZ4, CodecZstd} {
+		for _, c := range []struct {
+			name     string
+			b        []byte
+			d        Decoder
+			withheld bool
+		}{
+			{"all decoded", recBuild(t, codec, 0, 0, []recRecord{plain}), Decoder{}, false},
+			{"values kept in part, no Connect key", recBuild(t, codec, 0, 0, []recRecord{plain}), Decoder{KeepValue: 8}, false},
+			{"count too low", lowCount(t, codec), Decoder{}, true},
+			{"cap before the Connect record", recBuild(t, codec, 0, 0, []recRecord{plain, cfg}), Decoder{MaxDecompressed: 4000}, true},
+			{"Connect key, value kept in part", recBuild(t, codec, 0, 0, []recRecord{cfg}), Decoder{KeepValue: 8}, true},
+			{"values not kept", recBuild(t, codec, 0, 0, []recRecord{cfg}), Decoder{KeepValue: -1}, true},
+		} {
+			for _, show := range []bool{false, true} {
+				d := c.d
+				d.Records, d.ShowSecrets = true, show
+				tr := d.DecodeRecordBatches(c.b)
+				recs := tr.Root.Children[0].Child("Records")
+				// Withheld as the Records node's own bytes, or as the raw
+				// span covering a payload that was not decompressed.
+				got := recs.Flags&FlagRedacted != 0 ||
+					len(recs.Children) == 1 && recs.Children[0].Kind == KindRaw && recs.Children[0].Flags&FlagRedacted != 0
+				if got != (c.withheld && !show) {
+					t.Errorf("%v %s show=%v: compressed bytes withheld %v (%q)", codec, c.name, show, got, recs.Note)
+				}
+			}
+		}
+	}
+
+	// A Connect key whose value was kept in part: the value is withheld
+	// too (what was kept cannot say it is not a config).
+	tr := (&Decoder{Records: true, KeepValue: 8}).DecodeRecordBatches(recBuild(t, CodecGzip, 0, 0, []recRecord{cfg}))
+	if v := nodesOfField(tr.Root, Record.Value); len(v) != 1 || v[0].Flags&FlagRedacted == 0 {
+		t.Errorf("a Connect key's value kept in part is shown: %+v", v)
+	}
+
+	// Legacy wrappers: an inner message set cut short, an unknown codec.
+	inner := legacyMessage(0, 1, 0, 0, []byte("connector-db"), []byte(`{"properties":{"database.password":"`+pw+`"}}`))
+	for _, c := range []struct {
+		name  string
+		codec int8
+		set   []byte
+	}{
+		{"inner set cut short", int8(CodecSnappy), recCompress(t, CodecSnappy, inner[:len(inner)-4])},
+		{"unknown codec", 5, inner},
+	} {
+		for _, show := range []bool{false, true} {
+			tr := (&Decoder{Records: true, ShowSecrets: show}).DecodeRecordBatches(legacyMessage(0, 1, c.codec, 0, nil, c.set))
+			v := tr.Root.Children[0].Child("Value")
+			if v == nil {
+				t.Fatalf("%s: no wrapper value", c.name)
+			}
+			if got := v.Flags&FlagRedacted != 0; got != !show {
+				t.Errorf("%s show=%v: the wrapper's value withheld %v (%q)", c.name, show, got, v.Note)
+			}
+			if !show && bytes.Contains(v.Raw, []byte(pw)) {
+				t.Errorf("%s: withheld but its bytes are kept", c.name)
+			}
+		}
+	}
+}
+
+// TestRecordsNotDecodedWithheld: with Records off (decode --records=false)
+// a RECORDS field's bytes, which may hold a Connect configuration record,
+// are withheld; --show-secrets shows them.
+func TestRecordsNotDecodedWithheld(t *testing.T) {
+	const pw = "Qz-RAW-RECORDS"
+	batch := recBuild(t, CodecNone, 0, 0, []recRecord{{Key: []byte("connector-db"), Value: []byte(`{"properties":{"database.password":"` + pw + `"}}`)}})
+	body := produceBody(t, batch)
+	for _, show := range []bool{false, true} {
+		tr := (&Decoder{ShowSecrets: show}).DecodeBody(0, 3, false, body)
+		if tr.Err != nil {
+			t.Fatal(tr.Err)
+		}
+		if got := findValue(tr.Root, pw) != nil; got != show {
+			t.Errorf("show=%v: the records' bytes shown %v", show, got)
+		}
+	}
+}
+
+// produceBody returns a Produce v3 request body sending records to
+// partition 0 of topic "configs".
+func produceBody(t *testing.T, records []byte) []byte {
+	t.Helper()
+	b := []byte{0xff, 0xff, 0xff, 0xff} // transactional_id null (int16 -1), acks -1
+	b = binary.BigEndian.AppendUint32(b, 1000)
+	b = binary.BigEndian.AppendUint32(b, 1) // one topic
+	b = binary.BigEndian.AppendUint16(b, uint16(len("configs")))
+	b = append(b, "configs"...)
+	b = binary.BigEndian.AppendUint32(b, 1) // one partition
+	b = binary.BigEndian.AppendUint32(b, 0)
+	b = binary.BigEndian.AppendUint32(b, uint32(len(records)))
+	return append(b, records...)
+}

@@ -659,8 +659,17 @@ func (ip *interp) lenValue(fp *fieldPlan) *Node {
 		return n
 	}
 	n.Raw = b
-	if f.Kind == TypeRecords && ip.d.Records {
-		ip.d.decodeRecords(ip.t, n)
+	if f.Kind == TypeRecords {
+		switch {
+		case ip.d.Records:
+			ip.d.decodeRecords(ip.t, n)
+		case !ip.d.ShowSecrets && len(b) > 0:
+			// Records not decoded cannot be told free of credentials
+			// (a Kafka Connect configuration record, the KRaft metadata
+			// log's): withheld as every span kwire did not decode is.
+			withhold(n)
+			n.Note = joinNote(n.Note, "withheld: records not decoded cannot be told free of credentials (--show-secrets shows them)")
+		}
 	}
 	return n
 }

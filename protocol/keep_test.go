@@ -53,7 +53,9 @@ func keepRecords() []recRecord {
 	}
 }
 
-// With KeepValue, a compressed batch decodes to the same tree as without,
+// With KeepValue, a compressed batch decodes to the same tree as without
+// (secrets shown: what is withheld depends on what is kept,
+// TestCompressedBytesWithheldUnlessAllDecoded),
 // in every codec, but for the tails of its long values, which are not in
 // memory: the decompressed space keeps little more than KeepValue bytes a
 // value, and its size is the stream's.
@@ -62,8 +64,8 @@ func TestKeepValueSameTree(t *testing.T) {
 		for _, keep := range []int{1, 16, 256, 4096} {
 			t.Run(fmt.Sprintf("%s/%d", c, keep), func(t *testing.T) {
 				b := recBuild(t, c, 100, 1700000000000, keepRecords())
-				whole := (&Decoder{}).DecodeRecordBatches(b)
-				kept := (&Decoder{KeepValue: keep}).DecodeRecordBatches(b)
+				whole := (&Decoder{ShowSecrets: true}).DecodeRecordBatches(b)
+				kept := (&Decoder{KeepValue: keep, ShowSecrets: true}).DecodeRecordBatches(b)
 				sameButOmitted(t, whole.Root, kept.Root, keep, "")
 				if len(whole.Spaces) != len(kept.Spaces) {
 					t.Fatalf("%d spaces, want %d", len(kept.Spaces), len(whole.Spaces))
@@ -87,8 +89,8 @@ func TestKeepValueSameTree(t *testing.T) {
 // the same.
 func TestKeepValueNone(t *testing.T) {
 	b := recBuild(t, CodecGzip, 0, 0, keepRecords())
-	whole := (&Decoder{}).DecodeRecordBatches(b)
-	kept := (&Decoder{KeepValue: -1}).DecodeRecordBatches(b)
+	whole := (&Decoder{ShowSecrets: true}).DecodeRecordBatches(b)
+	kept := (&Decoder{KeepValue: -1, ShowSecrets: true}).DecodeRecordBatches(b)
 	sameButOmitted(t, whole.Root, kept.Root, 0, "")
 	if n := len(kept.Spaces[1].Data); n > 200 {
 		t.Errorf("%d bytes kept", n)
@@ -116,8 +118,8 @@ func TestKeepValueHostile(t *testing.T) {
 		for c := CodecGzip; c <= CodecZstd; c++ {
 			t.Run(name+"/"+c.String(), func(t *testing.T) {
 				b := rawBatch(t, c, 1, payload)
-				whole := (&Decoder{}).DecodeRecordBatches(b)
-				kept := (&Decoder{KeepValue: 100}).DecodeRecordBatches(b)
+				whole := (&Decoder{ShowSecrets: true}).DecodeRecordBatches(b)
+				kept := (&Decoder{KeepValue: 100, ShowSecrets: true}).DecodeRecordBatches(b)
 				if recErrors(whole.Root) == nil && name != "cut short" {
 					t.Logf("no error in %q", name)
 				}
@@ -176,8 +178,8 @@ func TestKeepValueRandom(t *testing.T) {
 		c := Codec(1 + i%4)
 		b := recBuild(t, c, 0, 0, recs)
 		keep := []int{1, 7, 256, 1000}[i%4]
-		whole := (&Decoder{}).DecodeRecordBatches(b)
-		kept := (&Decoder{KeepValue: keep}).DecodeRecordBatches(b)
+		whole := (&Decoder{ShowSecrets: true}).DecodeRecordBatches(b)
+		kept := (&Decoder{KeepValue: keep, ShowSecrets: true}).DecodeRecordBatches(b)
 		sameButOmitted(t, whole.Root, kept.Root, keep, fmt.Sprintf("case %d (%s, keep %d)", i, c, keep))
 	}
 }
@@ -297,7 +299,7 @@ func TestBudgetRefuses(t *testing.T) {
 // size is whole, one more byte is a bomb decoded up to the cap.
 func TestDecompressedCapExact(t *testing.T) {
 	b := recBuild(t, CodecLZ4, 0, 0, []recRecord{{Value: make([]byte, 100000)}})
-	whole := (&Decoder{}).DecodeRecordBatches(b)
+	whole := (&Decoder{ShowSecrets: true}).DecodeRecordBatches(b)
 	size := int64(whole.Spaces[1].Size())
 	if tr := (&Decoder{MaxDecompressed: size, KeepValue: 10}).DecodeRecordBatches(b); tr.Limits != 0 || recErrors(tr.Root) != nil {
 		t.Errorf("at the cap: limits %b, %v", tr.Limits, recErrors(tr.Root))

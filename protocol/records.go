@@ -513,19 +513,45 @@ func (bd *batchDecoder) batchV2(parent *Node, space, off, total int) {
 	}
 	before := bd.connect
 	bd.records(recs, inner, 0, bd.t.Spaces[inner].Size(), int(count), ctx)
-	bd.withholdPayload(recs, before)
+	if note := bd.payloadWithheld(recs, recs, before); note != "" {
+		recs.Flags |= FlagRedacted // its compressed bytes; the records stay shown as decoded
+		recs.Note = joinNote(recs.Note, note)
+	}
 }
 
-// withholdPayload withholds the compressed bytes of n (a batch's records
-// or a legacy wrapper message's value, decoded in another space) when a
-// Kafka Connect configuration record was withheld among them since the
-// count was before: a codec's literals carry a record's bytes as they
-// are. The records stay shown as decoded.
-func (bd *batchDecoder) withholdPayload(n *Node, before int) {
-	if bd.connect > before && !bd.d.ShowSecrets {
-		n.Flags |= FlagRedacted
-		n.Note = joinNote(n.Note, "compressed bytes withheld: they hold a Kafka Connect configuration record")
+// payloadWithheld says why the compressed bytes that decoded is decoded
+// from (a batch's records, a legacy wrapper message's message set, in
+// another space) are to be withheld, or "" when they may be shown: a
+// codec's literals carry the records' bytes as they are, so the
+// compressed bytes are shown only when every record they hold was decoded
+// and checked, none withheld: no Kafka Connect configuration record
+// (withheld, or maybe one: counted since before), no failure or cut
+// (noted, inflate's node, marked an error: the decompression cap, a
+// stream cut short), no span left undecoded, no record cut short.
+func (bd *batchDecoder) payloadWithheld(noted, decoded *Node, before int) string {
+	switch {
+	case bd.d.ShowSecrets:
+		return ""
+	case bd.connect > before:
+		return "compressed bytes withheld: they hold a Kafka Connect configuration record"
+	case noted.Flags&(FlagError|FlagTruncated) != 0 || !decodedWhole(decoded, 0):
+		return "compressed bytes withheld: what they hold was not all decoded, so it cannot be told free of credentials"
 	}
+	return ""
+}
+
+// decodedWhole reports whether nothing under n failed, was cut short or
+// was left undecoded.
+func decodedWhole(n *Node, depth int) bool {
+	if n.Kind == KindRaw || n.Flags&(FlagError|FlagTruncated) != 0 || depth > 4*maxDepth {
+		return false
+	}
+	for _, c := range n.Children {
+		if !decodedWhole(c, depth+1) {
+			return false
+		}
+	}
+	return true
 }
 
 // inflate decompresses payload (at payOff in space) for node n, appending
@@ -799,13 +825,26 @@ func (bd *batchDecoder) record(recs *Node, space, i, end int, ctx recordContext)
 }
 
 // connectConfig withholds value when key and value are those of a Kafka
-// Connect configuration record (connectConfigRecord), unless ShowSecrets.
+// Connect configuration record (connectConfigRecord), unless ShowSecrets,
+// or may be: values inflated from a compressed batch are kept only in
+// part (Decoder.KeepValue), and a key that is or may be Connect's with a
+// value not all kept cannot be told apart.
 func (bd *batchDecoder) connectConfig(key, value *Node) {
-	if !bd.d.ShowSecrets && key != nil && value != nil && connectConfigRecord(key.Raw, value.Raw) {
-		withhold(value)
-		value.Note = joinNote(value.Note, "withheld: a Kafka Connect configuration record (connector and task configs hold credentials; --show-secrets shows it)")
-		bd.connect++
+	if bd.d.ShowSecrets || key == nil || value == nil || key.Flags&FlagNull != 0 {
+		return
 	}
+	note := "withheld: a Kafka Connect configuration record (connector and task configs hold credentials; --show-secrets shows it)"
+	switch {
+	case connectConfigRecord(key.Raw, value.Raw):
+	case (key.Flags|value.Flags)&FlagOmitted != 0 && value.Flags&FlagNull == 0 &&
+		maybeConnectKey(key.Raw, key.Flags&FlagOmitted == 0):
+		note = "withheld: maybe a Kafka Connect configuration record (its key is Connect's and its value, not all kept, cannot be checked; --show-secrets shows it)"
+	default:
+		return
+	}
+	withhold(value)
+	value.Note = joinNote(value.Note, note)
+	bd.connect++
 }
 
 // varBytes reads a varint-length byte string (-1 for null) as a KindBytes
@@ -1017,6 +1056,7 @@ func (bd *batchDecoder) legacy(parent *Node, space, off, total, depth int, w *wr
 	if codec > CodecLZ4 {
 		m.Flags |= FlagError
 		m.Note = joinNote(m.Note, fmt.Sprintf("%v %d for magic %d", ErrUnknownCodec, codec, magic))
+		bd.withholdUndecoded(value)
 		return
 	}
 	if value.Flags&FlagNull != 0 {
@@ -1027,11 +1067,13 @@ func (bd *batchDecoder) legacy(parent *Node, space, off, total, depth int, w *wr
 	if depth >= maxLegacyDepth {
 		m.Flags |= FlagError
 		m.Note = joinNote(m.Note, fmt.Sprintf("%v: compressed messages nested more than %d deep", ErrTooDeep, maxLegacyDepth))
+		bd.withholdUndecoded(value)
 		return
 	}
 	valOff := value.End() - len(value.Raw)
 	inner, ok := bd.inflate(m, codec, value.Raw, magic, space, valOff, "message set of message", off, 0, true)
 	if !ok {
+		bd.withholdUndecoded(value)
 		return
 	}
 	innerData := bd.t.Spaces[inner].Data
@@ -1040,10 +1082,21 @@ func (bd *batchDecoder) legacy(parent *Node, space, off, total, depth int, w *wr
 	iw.lastInner, iw.hasLastOff = lastOffset(innerData)
 	before := bd.connect
 	bd.set(set, inner, 0, len(innerData), depth+1, iw)
-	if bd.connect > before && !bd.d.ShowSecrets {
+	if note := bd.payloadWithheld(m, set, before); note != "" {
 		// The wrapper's value is the compressed message set.
 		withhold(value)
-		value.Note = joinNote(value.Note, "compressed bytes withheld: they hold a Kafka Connect configuration record")
+		value.Note = joinNote(value.Note, note)
+	}
+}
+
+// withholdUndecoded withholds value, the compressed message set of a
+// legacy wrapper message that was not decompressed (an unknown codec,
+// nested too deep, corrupt data): bytes not decoded may hold credentials
+// as every such span may, and a codec's literals carry them as they are.
+func (bd *batchDecoder) withholdUndecoded(value *Node) {
+	if !bd.d.ShowSecrets {
+		withhold(value)
+		value.Note = joinNote(value.Note, "compressed bytes withheld: not decoded, so they cannot be told free of credentials")
 	}
 }
 

@@ -732,6 +732,20 @@ func connectConfigRecord(key, value []byte) bool {
 		bytes.Contains(v, []byte(`\u`)) && bytes.Contains(unescapeJSONText(v), []byte(`"properties"`))
 }
 
+// maybeConnectKey reports whether key, the bytes kept of a record's key
+// (all of it when whole), is or may be the key of a Kafka Connect
+// configuration record (connectConfigRecord): "connector-", "task-" or
+// "session-key", or a beginning of one when the rest was not kept.
+func maybeConnectKey(key []byte, whole bool) bool {
+	for _, k := range [...]string{"connector-", "task-", "session-key"} {
+		if bytes.HasPrefix(key, []byte(k)) && (k != "session-key" || len(key) == len(k)) ||
+			!whole && strings.HasPrefix(k, string(key)) {
+			return true
+		}
+	}
+	return false
+}
+
 // unescapeJSONText replaces the \uXXXX escapes of JSON text b by the
 // characters they stand for (below U+0080; others, and a lone "\u", are
 // left as they are): enough to read a key spelled with escapes.

@@ -222,8 +222,9 @@ func TestMetadataLogRecordsWithheld(t *testing.T) {
 			if tr.Err != nil {
 				t.Fatalf("%s: %v", c.name, tr.Err)
 			}
+			// Records not decoded are withheld whatever their topic.
 			leak := findValue(tr.Root, secret) != nil
-			if leak == c.withheld {
+			if leak == (c.withheld || !records) {
 				t.Errorf("%s (records decoded %v): secret shown %v", c.name, records, leak)
 			}
 			if c.withheld && records && findNamed(tr.Root, "BaseOffset") == nil {
