@@ -1568,3 +1568,31 @@ func decodeAllBase64(s string) string {
 	}
 	return string(out)
 }
+
+// A JSON record value is indented in -V only when every line of it is
+// printable text: one holding a C1 control, a bidirectional override or a
+// byte that is not UTF-8 inside a string is shown as any other value is,
+// escaped, never raw on the terminal.
+func TestTreeJSONValueTerminalSafe(t *testing.T) {
+	for _, c := range []struct {
+		value  string
+		pretty bool
+	}{
+		{`{"a":"b"}`, true},
+		{`{"a":"\u001b]0;x\u0007"}`, true}, // JSON's own escapes are text
+		{"{\"k\xc2\x9b31m\":1}", false},     // U+009B, the C1 CSI
+		{"{\"a\":\"x\u202egnp.exe\"}", false},
+		{"{\"a\x9b\":\"b\"}", false}, // not UTF-8
+	} {
+		tr := (&protocol.Decoder{Records: true}).DecodeRecordBatches(oneRecordBatch([]byte("k"), []byte(c.value)))
+		out := render(t, func(w *bytes.Buffer) error { return Tree(w, tr, Options{}) })
+		if got := strings.Contains(out, "Value: JSON, "); got != c.pretty {
+			t.Errorf("%q: indented %v, want %v:\n%s", c.value, got, c.pretty, out)
+		}
+		for _, bad := range []string{"\u009b", "\u202e", "\x9b"} {
+			if strings.Contains(out, bad) {
+				t.Errorf("%q: the tree holds %q raw:\n%s", c.value, bad, out)
+			}
+		}
+	}
+}

@@ -344,17 +344,14 @@ func (tw *treeWriter) leafAny(n *protocol.Node, depth int) {
 	}
 	if n.Kind != protocol.KindString && n.Kind != protocol.KindBytes {
 		// jsonText's answer: nil (numbers, UUIDs, most leaves)
-	} else if js := jsonText(n, o); js != nil {
-		tw.buf = paint(tw.buf, o.Color, roleFaint, "JSON, "+itoa(int64(len(js)))+" bytes")
+	} else if lines := jsonLines(n, o); lines != nil {
+		tw.buf = paint(tw.buf, o.Color, roleFaint, "JSON, "+itoa(int64(lines.size))+" bytes")
 		tw.buf = appendNotes(tw.buf, n, o)
 		tw.buf = append(tw.buf, '\n')
-		var ind bytes.Buffer
-		if json.Indent(&ind, js, "", "  ") == nil {
-			for line := range strings.SplitSeq(ind.String(), "\n") {
-				tw.indent(depth + 1)
-				tw.buf = paint(tw.buf, o.Color, roleValue, line)
-				tw.buf = append(tw.buf, '\n')
-			}
+		for _, line := range lines.lines {
+			tw.indent(depth + 1)
+			tw.buf = paint(tw.buf, o.Color, roleValue, line)
+			tw.buf = append(tw.buf, '\n')
 		}
 		tw.flush(false)
 		return
@@ -439,6 +436,36 @@ func (tw *treeWriter) appendEnum(b []byte, n *protocol.Node) []byte {
 	b = append(b, " ("...)
 	b = paint(b, tw.o.Color, roleNote, name)
 	return append(b, ')')
+}
+
+// prettyJSON is a JSON value indented for -V: its lines, and the size of
+// the text it was made from.
+type prettyJSON struct {
+	lines []string
+	size  int
+}
+
+// jsonLines returns n's value indented (jsonText), or nil when it is not
+// JSON or a line of it is not printable text (termsafe.Safe: a string
+// holding bytes that are not UTF-8, a C1 control, a bidirectional
+// override): such a value is shown quoted, as any other is.
+func jsonLines(n *protocol.Node, o *Options) *prettyJSON {
+	js := jsonText(n, o)
+	if js == nil {
+		return nil
+	}
+	var ind bytes.Buffer
+	if json.Indent(&ind, js, "", "  ") != nil {
+		return nil
+	}
+	p := &prettyJSON{size: len(js)}
+	for line := range strings.SplitSeq(ind.String(), "\n") {
+		if !termsafe.Safe(line) {
+			return nil
+		}
+		p.lines = append(p.lines, line)
+	}
+	return p
 }
 
 // jsonText returns the value of a string or printable bytes field when it
