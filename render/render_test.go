@@ -1580,7 +1580,7 @@ func TestTreeJSONValueTerminalSafe(t *testing.T) {
 	}{
 		{`{"a":"b"}`, true},
 		{`{"a":"\u001b]0;x\u0007"}`, true}, // JSON's own escapes are text
-		{"{\"k\xc2\x9b31m\":1}", false},     // U+009B, the C1 CSI
+		{"{\"k\xc2\x9b31m\":1}", false},    // U+009B, the C1 CSI
 		{"{\"a\":\"x\u202egnp.exe\"}", false},
 		{"{\"a\x9b\":\"b\"}", false}, // not UTF-8
 	} {
