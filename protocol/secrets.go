@@ -2,6 +2,7 @@ package protocol
 
 import (
 	"bytes"
+	"encoding/base64"
 	"strings"
 	"sync"
 	"unicode"
@@ -436,12 +437,67 @@ func configURLSecret(v string) bool {
 	if i := strings.Index(l, "-----begin "); i >= 0 && strings.Contains(l[i:], "private key-----") {
 		return true
 	}
+	if httpCredential(v, l) {
+		return true
+	}
 	// Parameters named like a secret, in any of the forms a value holds
 	// them: name=value separated by "?", "&", ";" or white space (JDBC
 	// drivers' properties, connection strings, libpq, JAAS), with spaces
 	// around the "=" (ADO.NET), name: value (YAML, HTTP headers), and
 	// "name": "value" (JSON).
 	return secretParam(l)
+}
+
+// httpCredential reports whether v (l its lower case) holds an HTTP
+// credential as an Authorization header's value writes it, with or
+// without the header's name ("Bearer T" in a config "http.auth.header"):
+// a bearer token (RFC 6750 section 2.1: "Bearer" and a token68 of at
+// least 8 characters) or Basic credentials (RFC 7617: "Basic" and the
+// base64 of "user:password").
+func httpCredential(v, l string) bool {
+	for _, scheme := range [...]string{"bearer ", "basic "} {
+		for i := 0; ; {
+			j := strings.Index(l[i:], scheme)
+			if j < 0 {
+				break
+			}
+			start := i + j
+			i = start + len(scheme)
+			if start > 0 && isWordByte(l[start-1]) {
+				continue // "unbearer ": not the scheme
+			}
+			k := i
+			for k < len(v) && v[k] == ' ' {
+				k++
+			}
+			end := k
+			for end < len(v) && isToken68(v[end]) {
+				end++
+			}
+			tok := v[k:end]
+			switch scheme {
+			case "bearer ":
+				if len(tok) >= 8 {
+					return true
+				}
+			case "basic ":
+				if b, err := base64.StdEncoding.DecodeString(tok); err == nil && bytes.IndexByte(b, ':') > 0 {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// isWordByte reports whether c is an ASCII letter or digit.
+func isWordByte(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
+}
+
+// isToken68 reports whether c may be in a token68 (RFC 7235 section 2.1).
+func isToken68(c byte) bool {
+	return isWordByte(c) || strings.IndexByte("-._~+/=", c) >= 0
 }
 
 // secretParam reports whether l (lower case) holds a name that

@@ -609,6 +609,12 @@ func TestConfigURLSecret(t *testing.T) {
 		`{"password":"Qz9"}`:                                                                          true,
 		`{"client_secret": "Qz9"}`:                                                                    true,
 		"Authorization: Bearer Qz9":                                                                   true,
+		"Bearer eyJhbGciOiJIUzI1NiJ9.e30.Qz9sig":                                                      true, // the header's value alone
+		"bearer Qz9Qz9Qz9Qz9":                                                                         true,
+		"X-Token=1, Basic dXNlcjpRejk=":                                                               true, // user:Qz9
+		"Basic auth is enabled":                                                                       false,
+		"Bearer token":                                                                                false, // a word, not a token
+		"unbearer Qz9Qz9Qz9Qz9":                                                                       false,
 		"-----BEGIN PRIVATE KEY-----\nMIIE\n-----END PRIVATE KEY-----":                                true,
 		"-----BEGIN RSA PRIVATE KEY-----\nMIIE":                                                       true,
 		"-----BEGIN CERTIFICATE-----\nMIIE\n-----END CERTIFICATE-----":                                false,
