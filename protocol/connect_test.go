@@ -259,3 +259,31 @@ func produceBody(t *testing.T, records []byte) []byte {
 	b = binary.BigEndian.AppendUint32(b, uint32(len(records)))
 	return append(b, records...)
 }
+
+// TestMetadataLogShapeStandalone: record batches decoded on their own (no
+// topic to say so) whose records have the KRaft metadata log's shape
+// (null keys, values framed with a frame version, an API key and a
+// version) are withheld as that log's are; other batches are not, and
+// --show-secrets shows them.
+func TestMetadataLogShapeStandalone(t *testing.T) {
+	const pw = "Qz-KRAFT-JAAS"
+	config := append([]byte{1, 4, 0}, `sasl.jaas.config password="`+pw+`"`...) // ConfigRecord v0, framed
+	for _, c := range []struct {
+		name     string
+		recs     []recRecord
+		withheld bool
+	}{
+		{"metadata records", []recRecord{{Value: config}, {Value: []byte{1, 11, 0, 5, 'a'}}}, true},
+		{"2.8 preview framing", []recRecord{{Value: append([]byte{0}, config[1:]...)}}, true},
+		{"a keyed record", []recRecord{{Key: []byte("k"), Value: config}}, false},
+		{"text values", []recRecord{{Value: []byte(`password="` + pw + `"`)}}, false},
+	} {
+		b := recBuild(t, CodecNone, 0, 0, c.recs)
+		for _, show := range []bool{false, true} {
+			tr := (&Decoder{Records: true, ShowSecrets: show}).DecodeRecordBatches(b)
+			if got := findValue(tr.Root, pw) == nil; got != (c.withheld && !show) {
+				t.Errorf("%s show=%v: withheld %v", c.name, show, got)
+			}
+		}
+	}
+}

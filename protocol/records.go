@@ -120,6 +120,11 @@ func (d *Decoder) DecodeRecordBatches(b []byte) *Tree {
 	t := d.newTree(b, "records")
 	t.Root = &Node{Name: "Records", Type: "records", Kind: KindRecords, Len: len(b), Raw: b}
 	d.decodeRecords(t, t.Root)
+	if !d.ShowSecrets && d.Records && metadataLogShape(t.Root) {
+		// No topic says whether these are the KRaft metadata log's
+		// records: their shape does.
+		withholdMetadataRecords(t.Root, 0)
+	}
 	return t
 }
 

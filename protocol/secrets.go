@@ -845,14 +845,54 @@ func (ip *interp) metadataLog(f *Field, c *Node) {
 	case f.Role == RoleTopicID && c.Kind == KindUUID:
 		ip.metaLog = [16]byte(c.Raw) == metadataLogTopicID
 	case f.Kind == TypeRecords && ip.metaLog && !ip.d.ShowSecrets:
-		ip.withholdRecords(c, 0)
+		withholdMetadataRecords(c, 0)
 	}
 }
 
-// withholdRecords withholds the keys, values and headers of every record
+// metadataLogShape reports whether the records under n (record batches
+// decoded on their own, whose topic is not known: kwire decode --type
+// RecordBatch) have the KRaft metadata log's shape: at least one record,
+// every one with a null key and a value framed as the metadata log frames
+// its records (AbstractApiMessageSerde: an unsigned varint frame version,
+// 1, or 0 as KRaft's 2.8 preview wrote it, then the record's API key and
+// version, small unsigned varints), or a control record. Records of
+// another topic can have that shape (null keys, values in Confluent's
+// framing start 00 00 00): withheld too, which --show-secrets undoes.
+func metadataLogShape(n *Node) bool {
+	records := 0
+	var walk func(n *Node, depth int) bool
+	walk = func(n *Node, depth int) bool {
+		if depth > 4*maxDepth {
+			return false
+		}
+		if n.Field == Batch.Records.elem {
+			key, value := n.Child("Key"), n.Child("Value")
+			if key == nil || value == nil || key.Flags&FlagNull == 0 {
+				return false
+			}
+			records++
+			v := value.Raw
+			return len(v) >= 3 && v[0] <= 1 && v[1] < 0x80 && v[2] < 0x40
+		}
+		if n.Field == Batch.Batch {
+			if a := n.Child("Attributes"); a != nil && a.Int&0x20 != 0 {
+				return true // a control batch (LeaderChange, snapshot markers)
+			}
+		}
+		for _, c := range n.Children {
+			if !walk(c, depth+1) {
+				return false
+			}
+		}
+		return true
+	}
+	return walk(n, 0) && records > 0
+}
+
+// withholdMetadataRecords withholds the keys, values and headers of every record
 // under n, and every span of batch bytes (a batch not decoded, a
 // compressed payload), keeping the batches' and records' integer fields.
-func (ip *interp) withholdRecords(n *Node, depth int) {
+func withholdMetadataRecords(n *Node, depth int) {
 	if n == nil || depth > 4*maxDepth || n.Flags&(FlagRedacted|FlagNull) != 0 {
 		return
 	}
@@ -866,7 +906,7 @@ func (ip *interp) withholdRecords(n *Node, depth int) {
 		n.Flags |= FlagRedacted
 	}
 	for _, c := range n.Children {
-		ip.withholdRecords(c, depth+1)
+		withholdMetadataRecords(c, depth+1)
 	}
 }
 
