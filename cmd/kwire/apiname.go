@@ -27,7 +27,16 @@ func parseAPI(s string) (int16, error) {
 			return a.Key, nil
 		}
 	}
-	return 0, fmt.Errorf("unknown API %q (see 'kwire apis')", s)
+	return 0, fmt.Errorf("unknown API %q; the nearest: %s (see 'kwire apis')", s, strings.Join(nearest(s, apiNameList()), ", "))
+}
+
+// apiNameList returns the names of every API key, as Kafka names them.
+func apiNameList() []string {
+	var names []string
+	for _, a := range protocol.APIs() {
+		names = append(names, a.Name)
+	}
+	return names
 }
 
 // parseAPIList parses a comma-separated list of APIs for --api.

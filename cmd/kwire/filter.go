@@ -1,9 +1,11 @@
 package main
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"reflect"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -56,6 +58,11 @@ func compileFilter(src string) (*exprProgram, bool, error) {
 		if paths.err != nil {
 			return nil, false, paths.err
 		}
+		var apis apiLiterals
+		ast.Walk(&tree.Node, &apis)
+		if apis.err != nil {
+			return nil, false, apis.err
+		}
 	}
 	var uses bodyUse
 	p, err := expr.Compile(src, expr.Env(exchangeFields{}), expr.AsBool(), expr.Patch(oldKindNames{}), expr.Patch(&uses))
@@ -80,7 +87,75 @@ func compileFilter(src string) (*exprProgram, bool, error) {
 	}
 	col := max(fe.Column, 0)
 	return nil, false, fmt.Errorf("--filter: %s (line %d, column %d)\n  %s\n  %s^",
-		fe.Message, fe.Line, col+1, line, strings.Repeat(" ", min(col, len(line))))
+		nearestNames(fe.Message), fe.Line, col+1, line, strings.Repeat(" ", min(col, len(line))))
+}
+
+// Messages of expr's for a name that is not there: at the top, or in a
+// typed document (facts.group.groupid).
+var (
+	unknownNameRE = regexp.MustCompile(`^unknown name (\S+)$`)
+	noFieldRE     = regexp.MustCompile(`^type (\S+) has no field (\S+)$`)
+)
+
+// nearestNames rewrites expr's message for a misspelt name in the filter's
+// words, with the nearest names where the name was looked for (the names
+// of kwire read --json, from the documents' expr tags); other messages are
+// returned as they are.
+func nearestNames(msg string) string {
+	if m := unknownNameRE.FindStringSubmatch(msg); m != nil {
+		return fmt.Sprintf("unknown name %s; the nearest: %s (kwire read --json shows the names)",
+			m[1], strings.Join(nearest(m[1], exprNames(reflect.TypeFor[exchangeFields]())), ", "))
+	}
+	if m := noFieldRE.FindStringSubmatch(msg); m != nil {
+		if t := docType(reflect.TypeFor[exchangeFields](), m[1], 0); t != nil {
+			return fmt.Sprintf("no field %s there; the nearest: %s (kwire read --json shows the names)",
+				m[2], strings.Join(nearest(m[2], exprNames(t)), ", "))
+		}
+	}
+	return msg
+}
+
+// exprNames returns the names --filter knows t's fields by (their expr
+// tags).
+func exprNames(t reflect.Type) []string {
+	var names []string
+	for f := range t.Fields() {
+		if name, _, _ := strings.Cut(f.Tag.Get("expr"), ","); name != "" && name != "-" {
+			names = append(names, name)
+		}
+	}
+	return names
+}
+
+// docType finds the struct type named name (as reflect prints it:
+// "render.GroupDoc") among those reachable from t's fields.
+func docType(t reflect.Type, name string, depth int) reflect.Type {
+	for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice || t.Kind() == reflect.Array || t.Kind() == reflect.Map {
+		t = t.Elem()
+	}
+	if t.Kind() != reflect.Struct || depth > 8 {
+		return nil
+	}
+	if t.String() == name {
+		return t
+	}
+	for f := range t.Fields() {
+		if f.IsExported() {
+			if found := docType(f.Type, name, depth+1); found != nil {
+				return found
+			}
+		}
+	}
+	return nil
+}
+
+// nearest returns the three names closest to name by edit distance
+// (case aside), closest first.
+func nearest(name string, names []string) []string {
+	slices.SortStableFunc(names, func(a, b string) int {
+		return cmp.Or(cmp.Compare(editDistance(strings.ToLower(name), strings.ToLower(a)), editDistance(strings.ToLower(name), strings.ToLower(b))), cmp.Compare(a, b))
+	})
+	return names[:min(len(names), 3)]
 }
 
 // notACondition says what an expression whose value has type t is, when

@@ -159,7 +159,17 @@ func TestCompileFilterErrors(t *testing.T) {
 		src  string
 		want []string // substrings of the error, in order
 	}{
-		{`api == "Fetch" && latncyMs > 5`, []string{"unknown name latncyMs", "column 19", "\n  api == \"Fetch\" && latncyMs > 5\n                    ^"}},
+		{`api == "Fetch" && latncyMs > 5`, []string{"unknown name latncyMs; the nearest: latencyMs", "column 19", "\n  api == \"Fetch\" && latncyMs > 5\n                    ^"}},
+		// A misspelt name at the top or in a typed document: the nearest
+		// names there.
+		{`clientid == "x"`, []string{"unknown name clientid; the nearest: clientId, "}},
+		{`facts.group.groupid == "x"`, []string{"no field groupid there; the nearest: groupId, ", "column 13"}},
+		{`facts.topics[0].nme == "x"`, []string{"no field nme there; the nearest: name, "}},
+		// api compared with a text that names no API as api holds it.
+		{`api == "produce"`, []string{`--filter: api is "Produce" as Kafka names it, not "produce"`}},
+		{`"metdata" == api`, []string{`--filter: no API is named "metdata"; the nearest: Metadata, `}},
+		{`api in ["Fetch", "joingroup"]`, []string{`api is "JoinGroup" as Kafka names it, not "joingroup"`}},
+		{`api != "3"`, []string{"api holds an API's name, not its key: compare apiKey with 3"}},
 		// Not a condition: what it is, in the filter's words, and how to
 		// make one of it (expr said "expected bool, but got *float64").
 		{`apiKey + 1`, []string{"--filter: apiKey + 1 is a number; a filter must be true or false: compare it, e.g. apiKey + 1 > 100"}},

@@ -183,3 +183,60 @@ func editDistance(a, b string) int {
 	}
 	return prev[len(b)]
 }
+
+// apiLiterals refuses a comparison of api with a text that names no API
+// as the exchanges name them (api == "produce" matched nothing, silently:
+// api holds Kafka's name, "Produce"), with the name meant or the nearest.
+// The empty text (an orphan whose API is not known) and "UNKNOWN(N)" are
+// names api can hold.
+type apiLiterals struct{ err error }
+
+func (v *apiLiterals) Visit(n *ast.Node) {
+	b, ok := (*n).(*ast.BinaryNode)
+	if !ok || v.err != nil {
+		return
+	}
+	var lits []string
+	switch b.Operator {
+	case "==", "!=":
+		id, str := b.Left, b.Right
+		if _, ok := id.(*ast.IdentifierNode); !ok {
+			id, str = str, id
+		}
+		if i, ok := id.(*ast.IdentifierNode); ok && i.Value == "api" {
+			if s, ok := str.(*ast.StringNode); ok {
+				lits = append(lits, s.Value)
+			}
+		}
+	case "in", "not in":
+		if i, ok := b.Left.(*ast.IdentifierNode); ok && i.Value == "api" {
+			if arr, ok := b.Right.(*ast.ArrayNode); ok {
+				for _, e := range arr.Nodes {
+					if s, ok := e.(*ast.StringNode); ok {
+						lits = append(lits, s.Value)
+					}
+				}
+			}
+		}
+	}
+	names := apiNameList()
+	for _, l := range lits {
+		if l == "" || slices.Contains(names, l) || strings.HasPrefix(l, "UNKNOWN(") {
+			continue
+		}
+		if isDigits(l) {
+			v.err = fmt.Errorf("--filter: api holds an API's name, not its key: compare apiKey with %s", l)
+		} else if k, err := parseAPI(l); err == nil {
+			v.err = fmt.Errorf("--filter: api is %q as Kafka names it, not %q (api holds the name as written; --api takes any case)", protocol.APIName(k), l)
+		} else {
+			v.err = fmt.Errorf("--filter: no API is named %q; the nearest: %s (api holds the name as Kafka writes it; see 'kwire apis')", l, strings.Join(nearest(l, names), ", "))
+		}
+		return
+	}
+}
+
+// isDigits reports whether s is a decimal number (an API key, which api
+// does not hold: apiKey does).
+func isDigits(s string) bool {
+	return s != "" && strings.Trim(s, "0123456789") == ""
+}
