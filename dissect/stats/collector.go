@@ -460,8 +460,13 @@ func (c *Collector) top(x *dissect.Exchange, d time.Duration) {
 	if c.opts.Top <= 0 {
 		return
 	}
+	var wait time.Duration
+	if fx := x.Facts(); x.APIKey == protocol.KeyFetch && fx.MaxWaitMs > 0 {
+		wait = min(d, time.Duration(fx.MaxWaitMs)*time.Millisecond)
+	}
 	s := SlowExchange{
 		Latency:       Millis(d),
+		WaitMs:        Millis(wait),
 		Key:           x.APIKey,
 		Name:          protocol.APIName(x.APIKey),
 		Version:       x.APIVersion,
@@ -488,8 +493,12 @@ func (c *Collector) top(x *dissect.Exchange, d time.Duration) {
 	}
 }
 
-// compareSlow orders slowest first, then by request frame.
+// compareSlow orders by the latency beyond the wait asked for, longest
+// first, then slowest first, then by request frame.
 func compareSlow(a, b SlowExchange) int {
+	if c := cmp.Compare(b.Latency-b.WaitMs, a.Latency-a.WaitMs); c != 0 {
+		return c
+	}
 	if c := cmp.Compare(b.Latency, a.Latency); c != 0 {
 		return c
 	}

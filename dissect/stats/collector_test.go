@@ -2,6 +2,7 @@ package stats
 
 import (
 	"reflect"
+	"slices"
 	"testing"
 	"time"
 
@@ -370,5 +371,27 @@ func TestCollectorAllocs(t *testing.T) {
 	}
 	if n := testing.AllocsPerRun(200, func() { col.Exchange(x) }); n > 6 {
 		t.Errorf("%v allocations per exchange, want at most 6", n)
+	}
+}
+
+// TestCompareSlowBeyondWait: --top ranks by the time beyond the wait the
+// request asked for: a Fetch answered at its MaxWaitMs (a long poll) comes
+// after a slower-than-it-asked Produce, then by latency, then by frame.
+func TestCompareSlowBeyondWait(t *testing.T) {
+	ms := func(n int64) Millis { return Millis(n * 1e6) }
+	s := []SlowExchange{
+		{Name: "Fetch", Latency: ms(501), WaitMs: ms(500), RequestFrame: 1},
+		{Name: "Produce", Latency: ms(281), RequestFrame: 2},
+		{Name: "Fetch", Latency: ms(900), WaitMs: ms(500), RequestFrame: 3},
+		{Name: "Metadata", Latency: ms(1), RequestFrame: 4},
+		{Name: "Produce", Latency: ms(281), RequestFrame: 0},
+	}
+	slices.SortFunc(s, compareSlow)
+	var got []int64
+	for _, e := range s {
+		got = append(got, e.RequestFrame)
+	}
+	if want := []int64{3, 0, 2, 1, 4}; !slices.Equal(got, want) {
+		t.Errorf("order by request frame %v, want %v", got, want)
 	}
 }

@@ -269,10 +269,15 @@ type TimeBin struct {
 	Max   Millis `json:"maxMs"`
 }
 
-// SlowExchange is one of the N slowest answered exchanges (--top N),
-// slowest first; ties by request frame.
+// SlowExchange is one of the N slowest answered exchanges (--top N):
+// those whose latency beyond the wait their request asked for is longest
+// (a Fetch answered at its MaxWaitMs is a long poll that found nothing,
+// not a slow one), then the slowest; ties by request frame.
 type SlowExchange struct {
-	Latency       Millis `json:"latencyMs"`
+	Latency Millis `json:"latencyMs"`
+	// WaitMs is the wait the request asked for, at most its latency: a
+	// Fetch's MaxWaitMs (facts.Exchange.MaxWaitMs); 0 for other requests.
+	WaitMs        Millis `json:"waitMs"`
 	Key           int16  `json:"key"`
 	Name          string `json:"name"`
 	Version       int16  `json:"version"`

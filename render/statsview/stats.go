@@ -306,9 +306,13 @@ func WriteStats(out io.Writer, d *StatsDoc, o Options) error {
 
 	if len(r.Slowest) > 0 {
 		heading(&w, o, fmt.Sprintf("SLOWEST %d (kwire read --frame N shows one)", len(r.Slowest)))
-		t := newTable(">LATENCY", "API", ">VER", ">CORR ID", "CLIENT ID", "CLIENT", "BROKER", ">CONN", ">REQ PACKET", ">RESP PACKET")
+		t := newTable(">LATENCY", ">WAIT ASKED", "API", ">VER", ">CORR ID", "CLIENT ID", "CLIENT", "BROKER", ">CONN", ">REQ PACKET", ">RESP PACKET")
 		for _, s := range r.Slowest {
-			t.add(cr(roleLatency, Duration(s.Latency)), cr(roleAPI, s.Name), c(strconv.Itoa(int(s.Version))),
+			wait := "-"
+			if s.WaitMs > 0 {
+				wait = Duration(s.WaitMs)
+			}
+			t.add(cr(roleLatency, Duration(s.Latency)), c(wait), cr(roleAPI, s.Name), c(strconv.Itoa(int(s.Version))),
 				c(strconv.Itoa(int(s.CorrelationID))), c(orDash(s.ClientID)), c(s.Client), c(s.Broker),
 				c(strconv.Itoa(s.Conn)), c(itoa(s.RequestFrame)), c(itoa(s.ResponseFrame)))
 		}

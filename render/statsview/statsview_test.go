@@ -157,7 +157,7 @@ func TestStatsJSONFields(t *testing.T) {
 		"saslTokens", "skippedConnections",
 		"slowest", "slowest[].broker", "slowest[].client", "slowest[].clientId", "slowest[].conn",
 		"slowest[].correlationId", "slowest[].file", "slowest[].key", "slowest[].latencyMs", "slowest[].name",
-		"slowest[].requestFrame", "slowest[].responseFrame", "slowest[].time", "slowest[].version",
+		"slowest[].requestFrame", "slowest[].responseFrame", "slowest[].time", "slowest[].version", "slowest[].waitMs",
 	}
 	sort.Strings(want)
 	if got := jsonKeys(t, b.Bytes()); !reflect.DeepEqual(got, want) {
@@ -246,7 +246,7 @@ func TestStatsText(t *testing.T) {
 		"  1.05ms  < 2.10ms  ██████████████████████████████  2\n",
 		"       …\n",
 		"  over time, max per 10.0ms from 2026-01-02T03:04:05Z (peak 8.00ms):\n  ▁·█\n",
-		" 5.00ms  Produce    9        7  app        10.0.0.1:5000  10.0.0.9:9092     0          12           14\n",
+		" 5.00ms           -  Produce    9        7  app        10.0.0.1:5000  10.0.0.9:9092     0          12           14\n",
 		"FINDINGS (docs/findings.md; kwire read --frame N shows a packet's exchange)\n" +
 			"03:04:05.000 warning slow-network app Produce broker 10.0.0.9:9092 ×2\n    2 exchanges of 100ms or more [a.pcap packets 12,14 +3]\n\nAPIS\n",
 	} {
