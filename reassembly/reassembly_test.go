@@ -498,10 +498,14 @@ func TestNotACapture(t *testing.T) {
 	for _, c := range []struct {
 		name, data, want string
 	}{
-		{"text", "hello, this is a text file\n", "not a pcap or pcapng file (magic 0x68656c6c)"},
+		{"text", "hello, this is a text file\n", "not a pcap or pcapng file (magic 0x68656c6c, which starts as text: \"hello, this is a text fi\")"},
 		{"short", "ab", "not a pcap or pcapng file (the file holds only 2 bytes)"},
 		{"empty", "", "not a pcap or pcapng file (the file is empty)"},
-		{"gzip-text", string(gzipBytes(t, []byte("plain text inside gzip"))), "magic 0x706c6169"},
+		{"gzip-text", string(gzipBytes(t, []byte("plain text inside gzip"))), "magic 0x706c6169, which starts as text: \"plain text inside gzip\""},
+		// Bytes that are not text get no hint: 7 printable bytes are not
+		// enough to call them text.
+		{"binary", "\x01\x02\x03\x04\x05\x06\x07\x08", "not a pcap or pcapng file (magic 0x01020304)"},
+		{"short text run", "abcdefg\x00\x01", "not a pcap or pcapng file (magic 0x61626364)"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			h, sum, err := readBytes(t, []byte(c.data), Options{})

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/gopacket/gopacket"
@@ -268,11 +269,27 @@ func newFileSource(path string, r io.ReadCloser, info *FileInfo, opts sourceOpti
 			if _, perr := br.Peek(br.Size()); errors.As(perr, &ce) {
 				return nil, s.fail(&FileError{Kind: ce.kind(), Err: &readError{msg: ce.text(), cause: perr}})
 			}
-			return nil, s.notCapture(fmt.Errorf("%s-compressed, then magic 0x%08x", info.Compression, magic))
+			return nil, s.notCapture(fmt.Errorf("%s-compressed, then magic 0x%08x%s", info.Compression, magic, textHint(br)))
 		}
-		return nil, s.notCapture(fmt.Errorf("magic 0x%08x", magic))
+		return nil, s.notCapture(fmt.Errorf("magic 0x%08x%s", magic, textHint(br)))
 	}
 	return s, nil
+}
+
+// textHint says, for input that is not a capture, that it starts with
+// text when its first 8 bytes or more are printable ASCII (a log, a hex
+// dump, a document given by mistake): ", which starts as text: \"...\"",
+// those bytes quoted, at most 24; "" otherwise.
+func textHint(br *bufio.Reader) string {
+	head, _ := br.Peek(24)
+	n := 0
+	for n < len(head) && head[n] >= 0x20 && head[n] <= 0x7e {
+		n++
+	}
+	if n < 8 {
+		return "" // random bytes start with so many printable ones once in 3,000
+	}
+	return ", which starts as text: " + strconv.Quote(string(head[:n]))
 }
 
 // fail records e (a *FileError without its path and count) as the
