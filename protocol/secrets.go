@@ -3,6 +3,7 @@ package protocol
 import (
 	"bytes"
 	"encoding/base64"
+	"github.com/mtibben/confusables"
 	"strings"
 	"sync"
 	"unicode"
@@ -307,6 +308,7 @@ var sensitiveLast = []string{
 	// or one-time password, a JSON Web Token, a bearer token, a client
 	// assertion (a signed JWT, RFC 7523), a cookie.
 	"pass", "pw", "pin", "otp", "jwt", "bearer", "assertion", "cookie",
+	"keytab", // a Kerberos keytab: the principal's keys (or the path to them)
 }
 
 // genericLast are last segments that say how a value is written, not what
@@ -357,6 +359,25 @@ func ConfigNameSensitive(name string) bool {
 	if n == "" {
 		return false
 	}
+	if nameSensitive(n) {
+		return true
+	}
+	// Letters that only look like others (a Cyrillic "а" in "pаssword"):
+	// the name's skeleton (Unicode TR39 confusables, as the secret
+	// words' own skeletons compare) decides too.
+	sk := confusables.Skeleton(n)
+	return sk != n && nameSensitive(confusableForm(sk))
+}
+
+// confusableForm undoes the skeleton's multi-letter prototypes that no
+// secret word needs ("rn" for "m": "masterkey"), so that a skeleton is
+// matched against the words as written.
+func confusableForm(sk string) string {
+	return strings.ReplaceAll(sk, "rn", "m")
+}
+
+// nameSensitive is ConfigNameSensitive for a normalised name n.
+func nameSensitive(n string) bool {
 	for _, p := range passwordConfigs {
 		if n == p || len(n) > len(p) && n[len(n)-len(p)-1] == '.' && strings.HasSuffix(n, p) {
 			return true
@@ -376,8 +397,12 @@ func ConfigNameSensitive(name string) bool {
 			last = n[strings.LastIndexByte(n, '.')+1:]
 		}
 	}
+	prev := "" // the segment before last: "pass" in "pass-word"
+	if i := strings.LastIndexByte(n, '.'); i >= 0 {
+		prev = n[strings.LastIndexByte(n[:i], '.')+1 : i]
+	}
 	for _, s := range sensitiveLast {
-		if last == s {
+		if last == s || prev != "" && prev+last == s {
 			return true
 		}
 	}
@@ -386,7 +411,9 @@ func ConfigNameSensitive(name string) bool {
 	// (a bare "key" or "token" only as a segment of its own, above).
 	for _, s := range [...]string{"password", "passwd", "secret", "passphrase", "credentials", "apikey", "privatekey", "userinfo",
 		"token", "secretkey", "accesskey", "accountkey", "signingkey", "encryptionkey", "masterkey", "sessionkey", "sharedkey"} {
-		if strings.HasSuffix(last, s) {
+		// The word may straddle the last separator: "pass-word",
+		// "client_sec.ret".
+		if strings.HasSuffix(last, s) || prev != "" && len(last) < len(s) && strings.HasSuffix(prev+last, s) {
 			return true
 		}
 	}
@@ -437,7 +464,7 @@ func configURLSecret(v string) bool {
 	if i := strings.Index(l, "-----begin "); i >= 0 && strings.Contains(l[i:], "private key-----") {
 		return true
 	}
-	if httpCredential(v, l) {
+	if httpCredential(v, l) || bareUserinfo(l) {
 		return true
 	}
 	// Parameters named like a secret, in any of the forms a value holds
@@ -488,6 +515,35 @@ func httpCredential(v, l string) bool {
 		}
 	}
 	return false
+}
+
+// bareUserinfo reports whether l is a URL's authority without its scheme
+// that holds a password, "user:password@host", "user:pw@db:5432/x": no
+// white space, a user and a password (neither with a "/", the password
+// without a ":") before the one "@", a host name after it (letters,
+// digits, "." and "-"), a port and a path allowed.
+func bareUserinfo(l string) bool {
+	at := strings.IndexByte(l, '@')
+	if at < 0 || strings.IndexByte(l[at+1:], '@') >= 0 || strings.ContainsAny(l, " \t\r\n") || strings.Contains(l, "://") {
+		return false // a URL with its scheme is configURLSecret's own case
+	}
+	user, pw, ok := strings.Cut(l[:at], ":")
+	if !ok || user == "" || pw == "" || strings.ContainsAny(user, "/") || strings.ContainsAny(pw, ":/") {
+		return false // "jdbc:oracle:thin:@host": no user and password
+	}
+	host := l[at+1:]
+	if i := strings.IndexAny(host, ":/"); i >= 0 {
+		host = host[:i]
+	}
+	if host == "" {
+		return false
+	}
+	for i := 0; i < len(host); i++ {
+		if c := host[i]; !isWordByte(c) && c != '.' && c != '-' {
+			return false
+		}
+	}
+	return true
 }
 
 // isWordByte reports whether c is an ASCII letter or digit.

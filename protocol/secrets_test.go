@@ -251,11 +251,25 @@ func TestConfigNameSensitive(t *testing.T) {
 		"password.encoder.secret":                               true,
 		"delegation.token.secret.key":                           true,
 		"delegation.token.master.key":                           true,
-		"sasl.oauthbearer.client.credentials.client.secret":     true,
-		"connection.password":                                   true,
-		"my.plugin.api_token":                                   true,
-		"aws.secret.access.key":                                 true,
-		"db.clientSecret":                                       true,
+		// Letters that only look like others (TR39 skeletons): Cyrillic
+		// "а", "о", "р", "ѕ" in a secret word.
+		"ssl.key.pаsswоrd":            true,
+		"db.раssword":                 true,
+		"api.ѕecret":                  true,
+		"ssl.keystore.tyре":           false, // a confusable, but not a secret word
+		"delegation.token.mаster.key": true,
+		// A secret word split across the last separator.
+		"pass-word":                  true,
+		"db.pass_word":               true,
+		"oauth.client.sec.ret":       true,
+		"ssl.enabled.protocols":      false,
+		"sasl.kerberos.keytab":       true, // a principal's keys (or their path)
+		"sasl.kerberos.service.name": false,
+		"sasl.oauthbearer.client.credentials.client.secret": true,
+		"connection.password":                               true,
+		"my.plugin.api_token":                               true,
+		"aws.secret.access.key":                             true,
+		"db.clientSecret":                                   true,
 		// Normalised: case, "_" and "-" as ".", NUL, whitespace and
 		// control characters dropped.
 		"sasl_jaas_config":                  true,
@@ -630,7 +644,10 @@ func TestConfigURLSecret(t *testing.T) {
 		"https://idp.example.com/oauth2/token":                                                        false,
 		"PLAINTEXT://:9092,SSL://broker:9093":                                                         false,
 		"http://sr:8081?x=y":                                                                          false,
-		"admin:pw@host":                                                                               false, // no URL: the name decides
+		"admin:pw@host":                                                                               true, // a URL's authority without its scheme
+		"user:Qz9@db:5432/x":                                                                          true,
+		"alice@example.com":                                                                           false, // no password
+		"a:b@c d":                                                                                     false, // text, not an authority
 		"604800000":                                                                                   false,
 	} {
 		if got := configURLSecret(v); got != want {
