@@ -365,7 +365,7 @@ func ConfigNameSensitive(name string) bool {
 	// Letters that only look like others (a Cyrillic "а" in "pаssword"):
 	// the name's skeleton (Unicode TR39 confusables, as the secret
 	// words' own skeletons compare) decides too.
-	sk := confusables.Skeleton(n)
+	sk := strings.ToLower(confusables.Skeleton(n)) // "passw0rd": the skeleton's "O" for a 0
 	return sk != n && nameSensitive(confusableForm(sk))
 }
 

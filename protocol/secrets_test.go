@@ -254,6 +254,7 @@ func TestConfigNameSensitive(t *testing.T) {
 		// Letters that only look like others (TR39 skeletons): Cyrillic
 		// "а", "о", "р", "ѕ" in a secret word.
 		"ssl.key.pаsswоrd":            true,
+		"db.passw0rd":                 true, // a digit for a letter
 		"db.раssword":                 true,
 		"api.ѕecret":                  true,
 		"ssl.keystore.tyре":           false, // a confusable, but not a secret word
