@@ -91,6 +91,9 @@ func newRootCmd(s *ioStreams) *cobra.Command {
 
 // newRootCmdWith is newRootCmd with the global options in g, which run
 // reads back once the command has run (to stop the profiles).
+// helpWidth is the width --help wraps flag descriptions at.
+const helpWidth = 100
+
 func newRootCmdWith(s *ioStreams, g *globalOptions) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "kwire",
@@ -140,6 +143,14 @@ Exit status:
 	root.SetIn(s.In)
 	root.SetOut(s.Out)
 	root.SetErr(s.ErrOut)
+	// Flag descriptions wrapped at helpWidth columns, their continuation
+	// lines aligned under the first (cobra's template writes each on one
+	// line, some of 600 characters).
+	cobra.AddTemplateFunc("wrapFlags", func(fs *pflag.FlagSet) string { return fs.FlagUsagesWrapped(helpWidth) })
+	root.SetUsageTemplate(strings.NewReplacer(
+		".LocalFlags.FlagUsages", "(wrapFlags .LocalFlags)",
+		".InheritedFlags.FlagUsages", "(wrapFlags .InheritedFlags)",
+	).Replace(root.UsageTemplate()))
 	root.PersistentFlags().StringVar(&g.Color, "color", g.Color, "colorize output: auto, always or never (auto honours NO_COLOR)")
 	root.PersistentFlags().BoolVar(&g.ASCII, "ascii", false, "plain ASCII text: -> for →, x for ×, ... for …, other characters as \\u escapes (the default when the locale, LC_ALL/LC_CTYPE/LANG, is set and not UTF-8; --ascii=false: never; JSON stays UTF-8)")
 	_ = root.RegisterFlagCompletionFunc("color", cobra.FixedCompletions(
