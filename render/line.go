@@ -34,7 +34,8 @@ var LineUnread = protocol.NewRoleSet(protocol.RoleAPIRanges, protocol.RoleSuppor
 // Fields, space-separated: the request's capture time (the response's for
 // orphans) in UTC with milliseconds; client → broker; the API name and
 // version; the correlation ID; the client ID ("client=null" when null,
-// quoted when it has spaces); the latency (units.Duration: ms with three
+// client="" when empty, quoted when it has spaces or is the string
+// "null"); the latency (units.Duration: ms with three
 // significant digits below 1s, "1.25s" above); request/response sizes
 // (units.Size), length prefix included; the
 // Subject; the SASL mechanism and user when the dissector found them; the
@@ -114,6 +115,8 @@ func appendLine(b []byte, e *dissect.Exchange, o *Options) []byte {
 		switch {
 		case e.ClientIDNull:
 			b = append(b, "null"...)
+		case e.ClientID == "" || e.ClientID == "null":
+			b = strconv.AppendQuote(b, e.ClientID) // not null: "" and "null" as themselves
 		default:
 			b = appendWordValue(b, e.ClientID)
 		}
@@ -242,7 +245,11 @@ func appendErrorPlaces(b []byte, fx *facts.Exchange, code int16) []byte {
 			if e.Topic < 0 {
 				b = appendScope(b, e.Scope)
 			} else {
-				b = termsafe.AppendQuote(b, fx.Topics[e.Topic].Label())
+				t := &fx.Topics[e.Topic]
+				if t.Owner.Role != protocol.RoleNone && fx.Owners() {
+					b = append(appendScope(b, t.Owner), ' ') // which entry of a batch
+				}
+				b = termsafe.AppendQuote(b, t.Label())
 			}
 		} else if skipping {
 			continue

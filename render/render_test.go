@@ -639,6 +639,14 @@ func TestLine(t *testing.T) {
 		t.Errorf("unanswered:\n got  %s want %s", got, want)
 	}
 
+	// An empty client ID and one spelled "null" are not a null one.
+	for id, want := range map[string]string{"": `client="" unanswered`, "null": `client="null" unanswered`, "app 1": `client="app 1" unanswered`} {
+		un.ClientIDNull, un.ClientID = false, id
+		if got = render(t, func(b *bytes.Buffer) error { return Line(b, un, Options{}) }); !strings.Contains(got, " corr=7 "+want+" ") {
+			t.Errorf("client ID %q: %s", id, got)
+		}
+	}
+
 	orphan := produceExchange(0)
 	orphan.Kind, orphan.Request = dissect.KindOrphan, nil
 	got = render(t, func(b *bytes.Buffer) error { return Line(b, orphan, Options{}) })
