@@ -462,9 +462,7 @@ func (t *groupTracker) exchange(e *xinfo) {
 	case protocol.KeyOffsetCommit, protocol.KeyTxnOffsetCommit:
 		t.commit(t.group(id, "", e.at), e)
 	case protocol.KeyOffsetFetch:
-		if g := t.groups[id]; g != nil {
-			t.offsetFetch(g, e)
-		}
+		t.offsetFetch(e)
 	}
 }
 
@@ -1159,12 +1157,22 @@ func (t *groupTracker) commitOf(g *group, k tpKey) *commit {
 
 // offsetFetch records committed offsets a member (or an admin) read, for
 // the partitions no commit was seen of.
-func (t *groupTracker) offsetFetch(g *group, e *xinfo) {
+// OffsetFetch v8+ batches groups: each topic counts for the group whose
+// entry lists it (facts.Topic.Owner).
+func (t *groupTracker) offsetFetch(e *xinfo) {
 	if !e.answered {
 		return
 	}
 	for i := range e.fx.Topics {
 		tp := &e.fx.Topics[i]
+		id := e.fx.Group.ID
+		if tp.Owner.Role == protocol.RoleGroupID {
+			id = tp.Owner.ID
+		}
+		g := t.groups[id]
+		if g == nil {
+			continue
+		}
 		for j := range tp.Partitions {
 			p := &tp.Partitions[j]
 			off, ok := p.Offsets.Get(facts.OffsetCommitted)

@@ -125,6 +125,7 @@ type txn struct {
 	outcome     string
 	endError    int16
 	produceErr  int16
+	addErr      *TxnError
 	commitAsked int8 // EndTxn's request: 1 commit, 0 abort, -1 none
 	refs        []Ref
 	endRef      Ref
@@ -552,7 +553,9 @@ func (t *txnTracker) txnRequest(e *xinfo) (*instance, *producer) {
 
 func (t *txnTracker) addPartitions(e *xinfo) {
 	fx := e.fx
-	// v4+ batches transactions (from brokers, KIP-890): each names its own.
+	// v4+ batches transactions (from brokers, KIP-890): each names its own,
+	// and its topics, errors and partitions are its entry's
+	// (facts.Topic.Owner, facts.Error.Scope).
 	for i := range fx.Transactions {
 		tr := &fx.Transactions[i]
 		sub := *fx
@@ -564,14 +567,23 @@ func (t *txnTracker) addPartitions(e *xinfo) {
 		if in == nil {
 			continue
 		}
+		owner := facts.Scope{Role: protocol.RoleTransactionalID, ID: tr.TransactionalID}
 		x := t.txnOf(in, e, in.epoch)
 		x.ref(e.ref)
-		for _, tp := range tr.Topics {
-			for _, part := range tp.Partitions {
-				x.add(tpKey{tp.Label(), part})
+		for j := range fx.Topics {
+			if tp := &fx.Topics[j]; tp.Owner == owner {
+				x.addTopic(tp)
 			}
 		}
-		p.countErrs(e)
+		for j := range fx.Errors {
+			if er := &fx.Errors[j]; er.Scope == owner || er.Topic >= 0 && fx.Topics[er.Topic].Owner == owner {
+				p.errs[er.Code]++
+				x.addError(e, er.Code)
+			}
+		}
+	}
+	if len(fx.Transactions) > 0 {
+		return
 	}
 	in, p := t.txnRequest(e)
 	if in == nil {
@@ -581,10 +593,28 @@ func (t *txnTracker) addPartitions(e *xinfo) {
 	x := t.txnOf(in, e, e.fx.Producer.Epoch)
 	x.ref(e.ref)
 	for i := range fx.Topics {
-		tp := &fx.Topics[i]
-		for _, part := range tp.Partitions {
+		x.addTopic(&fx.Topics[i])
+	}
+	for i := range fx.Errors {
+		x.addError(e, fx.Errors[i].Code)
+	}
+}
+
+// addTopic adds the partitions of tp its AddPartitionsToTxn did not
+// refuse: a partition with an error was not added.
+func (x *txn) addTopic(tp *facts.Topic) {
+	for _, part := range tp.Partitions {
+		if part.Error == 0 && tp.Error == 0 {
 			x.add(tpKey{tp.Label(), part.Index})
 		}
+	}
+}
+
+// addError keeps the first error a request adding to the transaction
+// (AddPartitionsToTxn, AddOffsetsToTxn, TxnOffsetCommit) was answered.
+func (x *txn) addError(e *xinfo, code int16) {
+	if code != 0 && x.addErr == nil {
+		x.addErr = &TxnError{API: protocol.APIName(e.x.APIKey), Error: protocol.KafkaErrorName(code), Ref: e.ref}
 	}
 }
 
@@ -610,6 +640,9 @@ func (t *txnTracker) addOffsets(e *xinfo) {
 	x.ref(e.ref)
 	if g := e.fx.Group.ID; g != "" && !slices.Contains(x.groups, g) {
 		x.groups = append(x.groups, g)
+	}
+	for i := range e.fx.Errors {
+		x.addError(e, e.fx.Errors[i].Code)
 	}
 	if e.x.APIKey == protocol.KeyTxnOffsetCommit {
 		for i := range e.fx.Topics {
@@ -844,11 +877,21 @@ type TxnReport struct {
 	EndTxn       *string            `json:"endTxn" jsonschema:"nullable"`
 	Error        *string            `json:"error" jsonschema:"nullable"`        // EndTxn's
 	ProduceError *string            `json:"produceError" jsonschema:"nullable"` // the first of its Produce responses
+	AddError     *TxnError          `json:"addError" jsonschema:"nullable"`     // the first error adding to it
 	Added        []TopicPartition   `json:"added"`                              // AddPartitionsToTxn (v1 transactions)
 	Groups       []string           `json:"groups"`                             // AddOffsetsToTxn, TxnOffsetCommit
 	Offsets      int                `json:"offsets"`                            // partitions whose offsets TxnOffsetCommit committed
 	Records      []TxnRecordsReport `json:"records"`                            // written (answered without error)
 	Refs         []Ref              `json:"refs"`
+}
+
+// TxnError is the first error a request adding to a transaction was
+// answered: AddPartitionsToTxn (its partition was not added),
+// AddOffsetsToTxn or TxnOffsetCommit (the offsets were not committed).
+type TxnError struct {
+	API   string `json:"api"`   // Kafka's name for the request: "AddPartitionsToTxn"
+	Error string `json:"error"` // the error's name: "INVALID_TXN_STATE"
+	Ref   Ref    `json:"ref"`
 }
 
 // TxnRecordsReport is what a transaction wrote to one partition.
@@ -1071,6 +1114,9 @@ func (p *producer) report() ProducerReport {
 		}
 		if x.produceErr != 0 {
 			tr.ProduceError = ptr(protocol.KafkaErrorName(x.produceErr))
+		}
+		if x.addErr != nil {
+			tr.AddError = ptr(*x.addErr)
 		}
 		if tr.Groups == nil {
 			tr.Groups = []string{}

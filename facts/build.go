@@ -64,8 +64,8 @@ type builder struct {
 	t        *protocol.Tree
 	response bool
 
-	topicByName map[string]int
-	topicByID   map[TopicID]int
+	topicByName map[ownedName]int
+	topicByID   map[ownedID]int
 	groupSeen   map[string]bool
 
 	keyType     int8 // FindCoordinator's KeyType, for the keys of v4+'s CoordinatorKeys
@@ -88,6 +88,7 @@ type scope struct {
 	// is the exchange's group's entry in a batch (OffsetFetch v8+).
 	foreign, groupTop bool
 	ent               Scope
+	owner             Scope // the batch entry topics below belong to (Topic.Owner)
 }
 
 func (b *builder) tree(t *protocol.Tree, response bool) {
@@ -337,10 +338,12 @@ func (b *builder) walk(n *protocol.Node, sc scope, depth int) {
 				b.addGroup(g)
 				in.groupTop = true
 				in.ent = Scope{Role: protocol.RoleGroupID, ID: g}
+				in.owner = in.ent
 			default:
 				b.addGroup(g)
 				in.foreign = g != fx.Group.ID
 				in.ent = Scope{Role: protocol.RoleGroupID, ID: g}
+				in.owner = in.ent
 			}
 		}
 	}
@@ -351,6 +354,7 @@ func (b *builder) walk(n *protocol.Node, sc scope, depth int) {
 			} else {
 				in.txn = b.transaction(id)
 				in.ent = Scope{Role: protocol.RoleTransactionalID, ID: id}
+				in.owner = in.ent
 			}
 		}
 	}
@@ -382,7 +386,7 @@ func (b *builder) walk(n *protocol.Node, sc scope, depth int) {
 			if okName && okID && id.IsZero() {
 				okID = false // beside a name, the all-zero ID is "no ID" (Metadata by name)
 			}
-			in.topic = b.topic(name, okName, id, okID)
+			in.topic = b.topic(name, okName, id, okID, in.owner)
 			in.part = -1
 			if okName && name != "" && okID && !id.IsZero() {
 				fx.IDNames = append(fx.IDNames, IDName{ID: id, Name: name})
@@ -686,7 +690,7 @@ func (b *builder) child(c *protocol.Node, in, child scope, depth int) {
 			}
 			return
 		case len(els) > 0 && els[0].Kind != protocol.KindStruct:
-			b.primitives(r, els)
+			b.primitives(r, els, in.owner)
 			return
 		}
 		for _, e := range els {
@@ -726,13 +730,13 @@ func (b *builder) child(c *protocol.Node, in, child scope, depth int) {
 }
 
 // primitives reads an array of primitive values with role r.
-func (b *builder) primitives(r protocol.Role, els []*protocol.Node) {
+func (b *builder) primitives(r protocol.Role, els []*protocol.Node, owner Scope) {
 	for _, e := range els {
 		s, ok := strOf(e)
 		switch r {
 		case protocol.RoleTopicName:
 			if ok && s != "" {
-				b.topic(s, true, TopicID{}, false)
+				b.topic(s, true, TopicID{}, false, owner)
 			}
 		case protocol.RoleGroupID:
 			if ok {
@@ -753,10 +757,13 @@ func (b *builder) primitives(r protocol.Role, els []*protocol.Node) {
 // Entity lookups: each returns the index of the entry, adding it first
 // when new.
 
-func (b *builder) topic(name string, okName bool, id TopicID, okID bool) int {
+// topic returns the index of the topic named by name (when okName) and
+// id (when okID) in batch entry owner (Topic.Owner), adding it first when
+// new.
+func (b *builder) topic(name string, okName bool, id TopicID, okID bool, owner Scope) int {
 	fx := b.fx
 	if okName && name != "" {
-		if i, ok := b.findTopicName(name); ok {
+		if i, ok := b.findTopicName(name, owner); ok {
 			t := &fx.Topics[i]
 			if okID && !t.HasID && !id.IsZero() {
 				t.ID, t.HasID = id, true
@@ -767,7 +774,7 @@ func (b *builder) topic(name string, okName bool, id TopicID, okID bool) int {
 		}
 	}
 	if okID {
-		if i, ok := b.findTopicID(id); ok && (!okName || name == "" || fx.Topics[i].Name == "") {
+		if i, ok := b.findTopicID(id, owner); ok && (!okName || name == "" || fx.Topics[i].Name == "") {
 			t := &fx.Topics[i]
 			if okName && name != "" {
 				t.Name = name
@@ -777,7 +784,7 @@ func (b *builder) topic(name string, okName bool, id TopicID, okID bool) int {
 			return i
 		}
 	}
-	t := Topic{}
+	t := Topic{Owner: owner}
 	if okName {
 		t.Name = name
 	}
@@ -791,7 +798,7 @@ func (b *builder) topic(name string, okName bool, id TopicID, okID bool) int {
 		b.indexName(i)
 		b.indexID(i)
 	case len(fx.Topics) >= indexFrom:
-		b.topicByName, b.topicByID = map[string]int{}, map[TopicID]int{}
+		b.topicByName, b.topicByID = map[ownedName]int{}, map[ownedID]int{}
 		for j := range fx.Topics {
 			b.indexName(j)
 			b.indexID(j)
@@ -800,42 +807,56 @@ func (b *builder) topic(name string, okName bool, id TopicID, okID bool) int {
 	return i
 }
 
+// ownedName and ownedID key the topic indexes: a name or ID within a
+// batch entry (Topic.Owner).
+type ownedName struct {
+	owner Scope
+	name  string
+}
+
+type ownedID struct {
+	owner Scope
+	id    TopicID
+}
+
 func (b *builder) indexName(i int) {
-	if b.topicByName != nil && b.fx.Topics[i].Name != "" {
-		if _, ok := b.topicByName[b.fx.Topics[i].Name]; !ok {
-			b.topicByName[b.fx.Topics[i].Name] = i
+	if t := &b.fx.Topics[i]; b.topicByName != nil && t.Name != "" {
+		k := ownedName{t.Owner, t.Name}
+		if _, ok := b.topicByName[k]; !ok {
+			b.topicByName[k] = i
 		}
 	}
 }
 
 func (b *builder) indexID(i int) {
-	if b.topicByID != nil && b.fx.Topics[i].HasID {
-		if _, ok := b.topicByID[b.fx.Topics[i].ID]; !ok {
-			b.topicByID[b.fx.Topics[i].ID] = i
+	if t := &b.fx.Topics[i]; b.topicByID != nil && t.HasID {
+		k := ownedID{t.Owner, t.ID}
+		if _, ok := b.topicByID[k]; !ok {
+			b.topicByID[k] = i
 		}
 	}
 }
 
-func (b *builder) findTopicName(name string) (int, bool) {
+func (b *builder) findTopicName(name string, owner Scope) (int, bool) {
 	if b.topicByName != nil {
-		i, ok := b.topicByName[name]
+		i, ok := b.topicByName[ownedName{owner, name}]
 		return i, ok
 	}
 	for i := range b.fx.Topics {
-		if b.fx.Topics[i].Name == name {
+		if t := &b.fx.Topics[i]; t.Name == name && t.Owner == owner {
 			return i, true
 		}
 	}
 	return 0, false
 }
 
-func (b *builder) findTopicID(id TopicID) (int, bool) {
+func (b *builder) findTopicID(id TopicID, owner Scope) (int, bool) {
 	if b.topicByID != nil {
-		i, ok := b.topicByID[id]
+		i, ok := b.topicByID[ownedID{owner, id}]
 		return i, ok
 	}
 	for i := range b.fx.Topics {
-		if t := &b.fx.Topics[i]; t.HasID && t.ID == id {
+		if t := &b.fx.Topics[i]; t.HasID && t.ID == id && t.Owner == owner {
 			return i, true
 		}
 	}
@@ -949,8 +970,8 @@ func (b *builder) resource(typ, name, pattern *protocol.Node) int {
 	if t == resourceTopic && ok2 && s != "" && s != "*" && (pt < 0 || pt == patternLiteral) {
 		// A topic named as a resource ("*" is every topic; a prefix or
 		// match pattern names none).
-		if _, found := b.findTopicName(s); !found {
-			ti := b.topic(s, true, TopicID{}, false)
+		if _, found := b.findTopicName(s, Scope{}); !found {
+			ti := b.topic(s, true, TopicID{}, false, Scope{})
 			b.fx.Topics[ti].Resource = true
 		}
 	}

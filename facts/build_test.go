@@ -93,7 +93,7 @@ func TestAllTopicsStringArrays(t *testing.T) {
 func TestTopicIndexMany(t *testing.T) {
 	b := builder{fx: &Exchange{}}
 	for i := range 200 {
-		ti := b.topic(strings.Repeat("x", i%100+1), true, TopicID{}, false)
+		ti := b.topic(strings.Repeat("x", i%100+1), true, TopicID{}, false, Scope{})
 		b.partition(ti, int32(i%3))
 		for p := range 50 {
 			b.partition(ti, int32(p))

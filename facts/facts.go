@@ -179,8 +179,27 @@ type Topic struct {
 	Error int16
 	// Resource says the topic is named only as a config or ACL resource.
 	Resource bool
+	// Owner is the batch entry that lists the topic, when the message
+	// batches entries of several groups or transactions: the group
+	// (OffsetFetch v8+ Groups, KIP-709; ConsumerGroupDescribe Groups) or
+	// the transactional ID (AddPartitionsToTxn v4+ Transactions, KIP-890).
+	// Topics of two entries are kept apart even when they share a name:
+	// each entry's partitions, offsets and errors are its own. The zero
+	// Scope for a topic of the exchange as a whole.
+	Owner Scope
 
 	partAt map[int32]int // index in Partitions by partition, once there are many
+}
+
+// Owners reports whether the exchange's topics belong to more than one
+// batch entry (Topic.Owner): output then names each topic's entry.
+func (fx *Exchange) Owners() bool {
+	for i := 1; i < len(fx.Topics); i++ {
+		if fx.Topics[i].Owner != fx.Topics[0].Owner {
+			return true
+		}
+	}
+	return false
 }
 
 // Label is how output names the topic: its name, else its ID

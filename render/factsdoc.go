@@ -36,10 +36,14 @@ type FactsDoc struct {
 
 // TopicDoc is one topic an exchange names.
 type TopicDoc struct {
-	Name       *string        `json:"name" expr:"name" jsonschema:"nullable"`       // null when only an ID names it and its name is unknown
-	TopicID    *string        `json:"topicId" expr:"topicId" jsonschema:"nullable"` // Kafka's base64url form; null when the wire named it by name
-	Error      *string        `json:"error" expr:"error" jsonschema:"nullable"`     // the topic-level error's name
-	Resource   bool           `json:"resource" expr:"resource"`
+	Name     *string `json:"name" expr:"name" jsonschema:"nullable"`       // null when only an ID names it and its name is unknown
+	TopicID  *string `json:"topicId" expr:"topicId" jsonschema:"nullable"` // Kafka's base64url form; null when the wire named it by name
+	Error    *string `json:"error" expr:"error" jsonschema:"nullable"`     // the topic-level error's name
+	Resource bool    `json:"resource" expr:"resource"`
+	// Owner is the batch entry listing the topic (facts.Topic.Owner): kind
+	// group (OffsetFetch v8+, ConsumerGroupDescribe) or transactionalId
+	// (AddPartitionsToTxn v4+); null for a topic of the exchange as a whole.
+	Owner      *ScopeDoc      `json:"owner" expr:"owner" jsonschema:"nullable"`
 	Partitions []PartitionDoc `json:"partitions" expr:"partitions"`
 }
 
@@ -294,6 +298,9 @@ func NewFactsDoc(fx *facts.Exchange) *FactsDoc {
 		td := TopicDoc{Name: strPtr(t.Name), Error: errName(t.Error), Resource: t.Resource, Partitions: make([]PartitionDoc, 0, len(t.Partitions))}
 		if t.HasID {
 			td.TopicID = ptr(t.ID.String())
+		}
+		if k := scopeKind(t.Owner.Role); k != "" {
+			td.Owner = &ScopeDoc{Kind: k, ID: t.Owner.ID}
 		}
 		for j := range t.Partitions {
 			td.Partitions = append(td.Partitions, partitionDoc(&t.Partitions[j]))
@@ -717,6 +724,8 @@ func (w *factsWriter) topic(t *TopicDoc) {
 	w.optStr(t.Error)
 	w.key(false, "resource")
 	w.bool(t.Resource)
+	w.key(false, "owner")
+	w.scope(t.Owner)
 	w.key(false, "partitions")
 	list(w, t.Partitions, w.partition)
 	w.punct('}')
@@ -839,16 +848,20 @@ func (w *factsWriter) error(e *ErrorDoc) {
 	w.key(false, "partition")
 	optInt(w, e.Partition)
 	w.key(false, "scope")
-	if s := e.Scope; s == nil {
+	w.scope(e.Scope)
+	w.punct('}')
+}
+
+func (w *factsWriter) scope(s *ScopeDoc) {
+	if s == nil {
 		w.null()
-	} else {
-		w.punct('{')
-		w.key(true, "kind")
-		w.str(s.Kind)
-		w.key(false, "id")
-		w.str(s.ID)
-		w.punct('}')
+		return
 	}
+	w.punct('{')
+	w.key(true, "kind")
+	w.str(s.Kind)
+	w.key(false, "id")
+	w.str(s.ID)
 	w.punct('}')
 }
 

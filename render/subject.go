@@ -1,7 +1,7 @@
 package render
 
 import (
-	"github.com/kwire/kwire/render/termsafe"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -9,6 +9,7 @@ import (
 	"github.com/kwire/kwire/dissect"
 	"github.com/kwire/kwire/facts"
 	"github.com/kwire/kwire/protocol"
+	"github.com/kwire/kwire/render/termsafe"
 	"github.com/kwire/kwire/render/units"
 )
 
@@ -43,7 +44,10 @@ import (
 //	producer          txn=T pid=P epoch=E (the request's; →new when the
 //	                  response gives new ones: InitProducerId, EndTxn v5+),
 //	                  for Produce from its batches; batched
-//	                  AddPartitionsToTxn txn=T,+N; ListTransactions txns: N.
+//	                  AddPartitionsToTxn txn=T1 t[0] txn=T2 u[1] (each
+//	                  entry before its topics, as OffsetFetch v8+'s
+//	                  group=G1 t[0@5] group=G2 t[0@7]; facts.Topic.Owner);
+//	                  ListTransactions txns: N.
 //	API-specific      FindCoordinator group=G → node 0 host:port (txn= /
 //	                  share= by key type); EndTxn COMMIT | ABORT; Fetch
 //	                  read_committed | read_uncommitted; config and ACL
@@ -64,6 +68,10 @@ const maxSubjectList = 3
 type subjectBuf struct {
 	b     []byte
 	start int
+	// owners are the batch entries named before their topics
+	// (facts.Exchange.Owners); the group and transaction lists leave them
+	// out.
+	owners []facts.Scope
 }
 
 // word appends " k=v" (or "k=v" at the start of the subject), quoting v
@@ -87,6 +95,21 @@ func (s *subjectBuf) list(k string, items []string) {
 	s.sep()
 	s.b = append(s.b, k...)
 	s.b = appendList(s.b, items)
+}
+
+// unnamed returns the IDs of ids no batch entry of role r named before
+// its topics (s.owners).
+func (s *subjectBuf) unnamed(r protocol.Role, ids []string) []string {
+	if len(s.owners) == 0 {
+		return ids
+	}
+	var out []string
+	for _, id := range ids {
+		if !slices.Contains(s.owners, facts.Scope{Role: r, ID: id}) {
+			out = append(out, id)
+		}
+	}
+	return out
 }
 
 // appendList appends up to maxSubjectList items joined by ",", then
@@ -158,8 +181,17 @@ func appendSubject(b []byte, e *dissect.Exchange) []byte {
 // topics appends the exchange's topics with their partitions.
 func (s *subjectBuf) topics(fx *facts.Exchange) {
 	committed := fx.Key == protocol.KeyOffsetCommit || fx.Key == protocol.KeyTxnOffsetCommit || fx.Key == protocol.KeyOffsetFetch
+	owners := fx.Owners()
 	for i := range fx.Topics {
 		t := &fx.Topics[i]
+		if owners && t.Owner.Role != protocol.RoleNone && (i == 0 || t.Owner != fx.Topics[i-1].Owner) {
+			// Entries of a batch: each before its topics (group=g1 t[0] group=g2 t[0]).
+			s.sep()
+			s.b = appendScope(s.b, t.Owner)
+			if !slices.Contains(s.owners, t.Owner) {
+				s.owners = append(s.owners, t.Owner)
+			}
+		}
 		s.sep()
 		s.b = termsafe.AppendQuote(s.b, t.Label())
 		if len(t.Partitions) == 0 {
@@ -281,7 +313,7 @@ func (s *subjectBuf) group(fx *facts.Exchange) {
 	g := &fx.Group
 	switch {
 	case g.ID != "" && len(fx.Groups) > 1:
-		s.list("group=", fx.Groups) // OffsetFetch v8+: a batch of groups
+		s.list("group=", s.unnamed(protocol.RoleGroupID, fx.Groups)) // OffsetFetch v8+: a batch of groups
 	case g.ID != "":
 		s.word("group=", g.ID)
 	case len(fx.Groups) > 0 && fx.Key == protocol.KeyListGroups:
@@ -373,7 +405,7 @@ func (s *subjectBuf) producer(fx *facts.Exchange) {
 	case len(ids) == 1 && !p.HasTxnID:
 		s.word("txn=", ids[0])
 	case len(ids) > 0:
-		s.list("txns=", ids)
+		s.list("txns=", s.unnamed(protocol.RoleTransactionalID, ids))
 	}
 	id, epoch := p.ID, p.Epoch
 	hasID, hasEpoch := p.HasID && p.ID >= 0, p.HasEpoch && p.Epoch >= 0

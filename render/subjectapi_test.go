@@ -244,7 +244,7 @@ func TestSubjectPerAPI(t *testing.T) {
 	}
 	ap4r := kmsg.NewPtrAddPartitionsToTxnResponse()
 	ap4r.Version = 4
-	check("AddPartitionsToTxn v4", ap4, ap4r, "ttx1[0] ttx2[1] txns=tx1,tx2")
+	check("AddPartitionsToTxn v4", ap4, ap4r, "txn=tx1 ttx1[0] txn=tx2 ttx2[1]")
 	ap4.Transactions = ap4.Transactions[:1]
 	check("AddPartitionsToTxn v4, one", ap4, ap4r, "ttx1[0] txn=tx1 pid=10 epoch=1")
 
@@ -273,6 +273,28 @@ func TestSubjectPerAPI(t *testing.T) {
 	}
 	ofr.Topics = append(ofr.Topics, oft)
 	check("OffsetFetch offsets", of2, ofr, "t[0@42,1@none] group=g")
+	// OffsetFetch v8+ batches groups (KIP-709): each group before its
+	// topics, its own offsets and errors; a group asking for every topic
+	// and answered none stays in the list.
+	of8 := kmsg.NewPtrOffsetFetchRequest()
+	of8.Version = 8
+	of8r := kmsg.NewPtrOffsetFetchResponse()
+	of8r.Version = 8
+	for i, g := range []string{"g1", "g2", "g3"} {
+		rg := kmsg.NewOffsetFetchRequestGroup()
+		rg.Group = g
+		if i < 2 {
+			rg.Topics = []kmsg.OffsetFetchRequestGroupTopic{{Topic: "alpha", Partitions: []int32{0}}}
+			rsg := kmsg.NewOffsetFetchResponseGroup()
+			rsg.Group = g
+			p := kmsg.NewOffsetFetchResponseGroupTopicPartition()
+			p.Partition, p.Offset, p.ErrorCode = 0, int64(104-97*i), int16(i*25) // g2: UNKNOWN_MEMBER_ID
+			rsg.Topics = []kmsg.OffsetFetchResponseGroupTopic{{Topic: "alpha", Partitions: []kmsg.OffsetFetchResponseGroupTopicPartition{p}}}
+			of8r.Groups = append(of8r.Groups, rsg)
+		}
+		of8.Groups = append(of8.Groups, rg)
+	}
+	check("OffsetFetch v8 groups", of8, of8r, "group=g1 alpha[0@104] group=g2 alpha[0] group=g3 errors: UNKNOWN_MEMBER_ID group=g2 alpha[0]")
 
 	// An offset that comes with the partition's error is no result: a
 	// refused Produce wrote nothing at its BaseOffset (a broker sends -1,

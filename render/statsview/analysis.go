@@ -497,6 +497,9 @@ func writeProducer(w *strings.Builder, p *analysis.ProducerReport, o Options) {
 			if x.Error != nil {
 				errs = append(errs, "EndTxn "+*x.Error)
 			}
+			if x.AddError != nil {
+				errs = append(errs, x.AddError.API+" "+x.AddError.Error)
+			}
 			if x.ProduceError != nil {
 				errs = append(errs, "Produce "+*x.ProduceError)
 			}

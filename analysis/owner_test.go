@@ -1,0 +1,104 @@
+package analysis
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// AddPartitionsToTxn v4+ batches transactions (KIP-890): the error of one
+// entry is that transaction's alone, and a partition refused is not
+// listed as added. v3's single transaction likewise.
+func TestTxnsBatchedAddPartitions(t *testing.T) {
+	s := newSynth(t, Options{Transactions: true})
+	req := kmsg.NewPtrAddPartitionsToTxnRequest()
+	req.Version = 4
+	resp := kmsg.NewPtrAddPartitionsToTxnResponse()
+	for i, id := range []string{"tx-a", "tx-b"} {
+		tx := kmsg.NewAddPartitionsToTxnRequestTransaction()
+		tx.TransactionalID, tx.ProducerID, tx.ProducerEpoch = id, int64(1000+i), 3
+		tx.Topics = []kmsg.AddPartitionsToTxnRequestTransactionTopic{{Topic: "alpha", Partitions: []int32{0, 1}}}
+		req.Transactions = append(req.Transactions, tx)
+		rt := kmsg.NewAddPartitionsToTxnResponseTransaction()
+		rt.TransactionalID = id
+		rtt := kmsg.NewAddPartitionsToTxnResponseTransactionTopic()
+		rtt.Topic = "alpha"
+		for p := range int32(2) {
+			rp := kmsg.NewAddPartitionsToTxnResponseTransactionTopicPartition()
+			rp.Partition = p
+			if i == 1 && p == 1 {
+				rp.ErrorCode = 48 // INVALID_TXN_STATE
+			}
+			rtt.Partitions = append(rtt.Partitions, rp)
+		}
+		rt.Topics = []kmsg.AddPartitionsToTxnResponseTransactionTopic{rtt}
+		resp.Transactions = append(resp.Transactions, rt)
+	}
+	s.ex("broker", 0, time.Millisecond, req, resp)
+
+	v3 := kmsg.NewPtrAddPartitionsToTxnRequest()
+	v3.Version, v3.TransactionalID, v3.ProducerID, v3.ProducerEpoch = 3, "tx-c", 3000, 1
+	v3.Topics = []kmsg.AddPartitionsToTxnRequestTopic{{Topic: "gamma", Partitions: []int32{0}}}
+	v3r := kmsg.NewPtrAddPartitionsToTxnResponse()
+	v3r.Topics = []kmsg.AddPartitionsToTxnResponseTopic{{Topic: "gamma", Partitions: []kmsg.AddPartitionsToTxnResponseTopicPartition{{Partition: 0, ErrorCode: 48}}}}
+	s.ex("app", time.Second, time.Millisecond, v3, v3r)
+
+	got := map[string]string{}
+	for _, p := range s.a.Transactions().Producers {
+		if p.TransactionalID == nil || len(p.Transactions) != 1 {
+			t.Fatalf("%+v", p)
+		}
+		x := p.Transactions[0]
+		e := "-"
+		if x.AddError != nil {
+			e = x.AddError.API + " " + x.AddError.Error
+		}
+		got[*p.TransactionalID] = fmt.Sprintf("added %v errors %v add error %s", x.Added, len(p.Errors), e)
+	}
+	want := map[string]string{
+		"tx-a": "added [{alpha [0 1]}] errors 0 add error -",
+		"tx-b": "added [{alpha [0]}] errors 1 add error AddPartitionsToTxn INVALID_TXN_STATE",
+		"tx-c": "added [] errors 1 add error AddPartitionsToTxn INVALID_TXN_STATE",
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("got  %v\nwant %v", got, want)
+	}
+}
+
+// OffsetFetch v8+ batches groups (KIP-709): each group's committed
+// offsets are its own, however many groups ask for the same partition.
+func TestGroupsBatchedOffsetFetch(t *testing.T) {
+	s := newSynth(t, Options{Groups: true})
+	for _, g := range []string{"g1", "g2"} {
+		hb := kmsg.NewPtrHeartbeatRequest()
+		hb.Version, hb.Group, hb.Generation, hb.MemberID = 4, g, 1, "m-"+g
+		s.ex("c", 0, time.Millisecond, hb, kmsg.NewPtrHeartbeatResponse())
+	}
+	req := kmsg.NewPtrOffsetFetchRequest()
+	req.Version = 8
+	resp := kmsg.NewPtrOffsetFetchResponse()
+	for i, g := range []string{"g1", "g2"} {
+		rg := kmsg.NewOffsetFetchRequestGroup()
+		rg.Group = g
+		rg.Topics = []kmsg.OffsetFetchRequestGroupTopic{{Topic: "alpha", Partitions: []int32{0}}}
+		req.Groups = append(req.Groups, rg)
+		sg := kmsg.NewOffsetFetchResponseGroup()
+		sg.Group = g
+		p := kmsg.NewOffsetFetchResponseGroupTopicPartition()
+		p.Partition, p.Offset = 0, int64(104-97*i)
+		sg.Topics = []kmsg.OffsetFetchResponseGroupTopic{{Topic: "alpha", Partitions: []kmsg.OffsetFetchResponseGroupTopicPartition{p}}}
+		resp.Groups = append(resp.Groups, sg)
+	}
+	s.ex("c", time.Second, time.Millisecond, req, resp)
+	got := map[string]string{}
+	for _, g := range s.a.Groups().Groups {
+		for _, c := range g.Commits {
+			got[g.GroupID] += fmt.Sprintf("%s[%d]@%d fetched=%v ", c.Topic, c.Partition, c.Offset, c.Fetched)
+		}
+	}
+	if want := map[string]string{"g1": "alpha[0]@104 fetched=true ", "g2": "alpha[0]@7 fetched=true "}; fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("got  %v\nwant %v", got, want)
+	}
+}
