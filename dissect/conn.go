@@ -28,6 +28,7 @@ type preChunk struct {
 	frame int64
 	time  time.Time
 	gap   bool
+	cut   bool // the gap is a cut (Dissector.Cut)
 	n     int64
 }
 
@@ -468,7 +469,7 @@ func (c *conn) kafka(client reassembly.Dir, reqAt0 bool, how string) {
 			return
 		}
 		if p.gap {
-			c.gap(p.dir, p.n, p.time)
+			c.gapOf(p.dir, p.n, p.time, "", p.cut)
 			continue
 		}
 		c.last = p.time
@@ -477,9 +478,13 @@ func (c *conn) kafka(client reassembly.Dir, reqAt0 bool, how string) {
 	}
 }
 
-func (c *conn) gap(dir reassembly.Dir, n int64, t time.Time) { c.gapWhy(dir, n, t, "") }
+func (c *conn) gap(dir reassembly.Dir, n int64, t time.Time) { c.gapOf(dir, n, t, "", false) }
 
-// gapWhy handles n bytes lost in direction dir (n < 0: unknown); why,
+func (c *conn) gapWhy(dir reassembly.Dir, n int64, t time.Time, why string) {
+	c.gapOf(dir, n, t, why, false)
+}
+
+// gapOf handles n bytes lost in direction dir (n < 0: unknown); why,
 // when not "", says what lost them.
 //
 // Bytes lost from the broker while requests are pending may have held
@@ -492,20 +497,30 @@ func (c *conn) gap(dir reassembly.Dir, n int64, t time.Time) { c.gapWhy(dir, n, 
 // answer. Anything else happening on the connection meanwhile lets the
 // event go first; requests still marked at the close are said to be
 // probably lost in it.
-func (c *conn) gapWhy(dir reassembly.Dir, n int64, t time.Time, why string) {
+//
+// A cut (Dissector.Cut) is handled the same way but reported as EventCut
+// and counted in Summary.Cuts: the capture's writer left the bytes out.
+func (c *conn) gapOf(dir reassembly.Dir, n int64, t time.Time, why string, cut bool) {
 	d := c.d
-	d.sum.Gaps++
-	if n > 0 {
-		d.sum.GapBytes += n
+	var ev *Event
+	if cut {
+		d.sum.Cuts++
+		d.sum.CutBytes += n
+		ev = &Event{Kind: EventCut, Conn: c.c, Dir: dir, Time: t, Bytes: n, Detail: "left out on purpose by the capture's writer, kwire read -w: exchanges not selected"}
+	} else {
+		d.sum.Gaps++
+		if n > 0 {
+			d.sum.GapBytes += n
+		}
+		detail := fmt.Sprintf("%d bytes lost", n)
+		if n < 0 {
+			detail = "bytes lost (count unknown)"
+		}
+		if why != "" {
+			detail += ": " + why
+		}
+		ev = &Event{Kind: EventGap, Conn: c.c, Dir: dir, Time: t, Bytes: n, Detail: detail}
 	}
-	detail := fmt.Sprintf("%d bytes lost", n)
-	if n < 0 {
-		detail = "bytes lost (count unknown)"
-	}
-	if why != "" {
-		detail += ": " + why
-	}
-	ev := &Event{Kind: EventGap, Conn: c.c, Dir: dir, Time: t, Bytes: n, Detail: detail}
 	c.lossy = true
 	if dir == c.client || c.pending.len() == 0 || c.split[dir].raw {
 		c.event(ev)

@@ -265,6 +265,26 @@ func (d *Dissector) Gap(rc *reassembly.Conn, dir reassembly.Dir, n int64, t time
 	c.plainGap(dir, n, t, "")
 }
 
+// Cut implements reassembly.CutHandler: n bytes of direction dir left out
+// of the capture on purpose are handled as a gap (the next frame is found
+// after them) but reported as EventCut, and counted in Summary.Cuts, not
+// as a loss.
+func (d *Dissector) Cut(rc *reassembly.Conn, dir reassembly.Dir, n int64, t time.Time) {
+	c := d.conn(rc)
+	if c.tls != nil {
+		if c.state == csUndecided || c.state == csKafka {
+			c.tls.dec.Gap(tlsdec.Dir(dir), n, t) // records cannot be followed across it
+		}
+		return
+	}
+	switch c.state {
+	case csKafka:
+		c.gapOf(dir, n, t, "", true)
+	case csUndecided:
+		c.pre = append(c.pre, preChunk{dir: dir, gap: true, cut: true, n: n, time: t})
+	}
+}
+
 // Close implements reassembly.Handler.
 func (d *Dissector) Close(rc *reassembly.Conn, reason string, t time.Time) {
 	c := d.conns[rc]
@@ -388,6 +408,11 @@ type Summary struct {
 	// table does not know (Frame.Unknown): kept raw, data rather than a
 	// problem.
 	Unknown int64
+
+	// Cuts count the holes the capture's writer left on purpose
+	// (EventCut: kwire read -w wrote only the exchanges it selected),
+	// CutBytes their bytes: data, not a problem.
+	Cuts, CutBytes int64
 
 	OutOfOrder   int64 // responses that did not answer the oldest pending request
 	DuplicateIDs int64 // requests sent while another with the same correlation ID was pending

@@ -309,6 +309,7 @@ const (
 	EventBadFrame                   // a frame length was diagnosed as not Kafka (Detail: TLS, HTTP, SASL token, garbage)
 	EventTruncated                  // a frame cut off by the end of the connection or capture, or by a gap (Bytes captured, Detail says which)
 	EventTLSNote                    // the TLS layer: an alert, a KeyUpdate, bytes not decrypted after a failure (Bytes), 0-RTT data
+	EventCut                        // bytes of one direction the capture's writer left out on purpose (Bytes; reassembly.CutComment: kwire read -w), not lost
 )
 
 // Event is a connection-level happening worth telling the user.

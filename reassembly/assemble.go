@@ -101,6 +101,7 @@ const (
 	evData uint8 = iota
 	evGap
 	evClose
+	evCut
 )
 
 type runner struct {
@@ -336,12 +337,24 @@ func (r *runner) assemble(p *pkt) {
 		r.deleteConn(key)
 	} else if syn && s.reusedBy(src, gpr.Sequence(r.tcp.Seq)) {
 		r.closeReused(s)
-	} else if r.tcp.ACK {
-		d := BtoA // the direction this packet acknowledges
-		if src != s.conn.A {
-			d = AtoB
+	} else {
+		if p.cut != nil {
+			// Cuts before this packet (CutComment): known before its
+			// ACK passes over its peer's.
+			d := AtoB
+			if src != s.conn.A {
+				d = BtoA
+			}
+			s.half[d].setCut(p.cut.sent)
+			s.half[1-d].setCut(p.cut.received)
 		}
-		r.skipAckedHoles(s, d, gpr.Sequence(r.tcp.Ack))
+		if r.tcp.ACK {
+			d := BtoA // the direction this packet acknowledges
+			if src != s.conn.A {
+				d = AtoB
+			}
+			r.skipAckedHoles(s, d, gpr.Sequence(r.tcp.Ack))
+		}
 	}
 	r.pending = pendingConn{key: key, src: src, dst: dst, index: index, file: p.file}
 	cur := s // nil for a new connection
@@ -687,6 +700,8 @@ func (r *runner) endDefer() {
 			r.callData(e.s, e.dir, e.ch)
 		case evGap:
 			r.callGap(e.s, e.dir, e.n, e.t)
+		case evCut:
+			r.callCut(e.s, e.dir, e.n, e.t)
 		case evClose:
 			r.callClose(e.s, e.reason, e.t)
 		}
@@ -713,6 +728,14 @@ func (r *runner) emitGap(s *stream, d Dir, n int64, t time.Time) {
 		return
 	}
 	r.events = append(r.events, event{s: s, kind: evGap, dir: d, n: n, t: t})
+}
+
+func (r *runner) emitCut(s *stream, d Dir, n int64, t time.Time) {
+	if !r.deferring {
+		r.callCut(s, d, n, t)
+		return
+	}
+	r.events = append(r.events, event{s: s, kind: evCut, dir: d, n: n, t: t})
 }
 
 func (r *runner) emitClose(s *stream, reason string, t time.Time) {
@@ -749,6 +772,10 @@ type halfState struct {
 	holeEnd   gpr.Sequence
 	ackSeen   bool
 	maxAck    gpr.Sequence // highest ACK this direction's sender sent
+	// cutFrom and cutBytes are the sequence numbers a cut left out
+	// (CutComment), if cutBytes > 0: a hole within them is the cut.
+	cutFrom  gpr.Sequence
+	cutBytes int64
 }
 
 // stream is one connection; it implements gpr.Stream.
@@ -1009,11 +1036,17 @@ func (s *stream) data(d Dir, b []byte, seq gpr.Sequence, c *pktCtx) {
 }
 
 func (s *stream) gap(d Dir, n int64, t time.Time) {
+	h := &s.half[d]
+	if h.isCut(n) {
+		h.offset += n // left out on purpose (CutComment), not lost
+		s.r.emitCut(s, d, n, t)
+		return
+	}
 	st := &s.conn.Stats
 	st.Gaps++
 	if n > 0 {
 		st.GapBytes += n
-		s.half[d].offset += n
+		h.offset += n
 	}
 	s.r.emitGap(s, d, n, t)
 }

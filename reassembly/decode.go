@@ -93,6 +93,7 @@ type fragment struct {
 }
 
 func be16(b []byte) uint16 { return binary.BigEndian.Uint16(b) }
+func be32(b []byte) uint32 { return binary.BigEndian.Uint32(b) }
 
 // decodeFrame strips link and IP headers from one frame of the given link
 // type.

@@ -121,7 +121,7 @@ func (f *ngFile) next(s *fileSource) ([]byte, gopacket.CaptureInfo, layers.LinkT
 	if f.r == nil {
 		return nil, gopacket.CaptureInfo{}, 0, io.EOF
 	}
-	data, ci, err := f.r.ZeroCopyReadPacketData()
+	data, ci, opts, err := f.r.ZeroCopyReadPacketDataWithOptions()
 	if err != nil {
 		return nil, ci, 0, err
 	}
@@ -130,6 +130,12 @@ func (f *ngFile) next(s *fileSource) ([]byte, gopacket.CaptureInfo, layers.LinkT
 		link, _ = ci.AncillaryData[0].(layers.LinkType)
 	}
 	ci.AncillaryData = nil
+	for _, c := range opts.Comments {
+		if m, ok := cutOf(c); ok {
+			ci.AncillaryData = []any{&m} // a packet after a cut (CutComment)
+			break
+		}
+	}
 	if ci.CaptureLength > ci.Length {
 		// The reader leaves it so; read as captured, as for pcap.
 		s.quirk(QuirkCapLenAboveLen)

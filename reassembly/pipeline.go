@@ -50,6 +50,7 @@ type pkt struct {
 	hl     int                  // TCP header length
 	plen   int                  // payload length declared by the IP header; 0 for a RST
 	flush  bool                 // a flush pass is due before it
+	cut    *cutMark             // the cuts before it (CutComment), nil none
 }
 
 // decoder is the reading stage: it numbers frames, decodes link, IP and
@@ -158,6 +159,10 @@ func (d *decoder) decode(data []byte, ci gopacket.CaptureInfo, link layers.LinkT
 	}
 
 	p.ci = gopacket.CaptureInfo{Timestamp: now, CaptureLength: ci.CaptureLength, Length: ci.Length, InterfaceIndex: ci.InterfaceIndex}
+	p.cut = nil
+	if len(ci.AncillaryData) > 0 {
+		p.cut, _ = markedCut(&ci)
+	}
 	p.frame = d.frame
 	p.frames = frames
 	p.file = d.file
@@ -409,9 +414,9 @@ func within(b, buf []byte) bool {
 	return p >= lo && p+uintptr(len(b)) <= lo+uintptr(cap(buf))
 }
 
-// Kinds of recorded calls, beside evData, evGap and evClose.
+// Kinds of recorded calls, beside evData, evGap, evClose and evCut.
 const (
-	evOpen uint8 = iota + evClose + 1
+	evOpen uint8 = iota + evCut + 1
 	evStats
 	evSegment
 )
@@ -560,6 +565,8 @@ func replay(h Handler, b *callBatch) {
 			h.Data(c, e.dir, e.ch)
 		case evGap:
 			h.Gap(c, e.dir, e.n, e.t)
+		case evCut:
+			cut(h, c, e.dir, e.n, e.t)
 		case evClose:
 			h.Close(c, e.reason, e.t)
 		case evSegment:
@@ -607,6 +614,23 @@ func (r *runner) callGap(s *stream, d Dir, n int64, t time.Time) {
 		return
 	}
 	r.rec.add(s, call{kind: evGap, dir: d, n: n, t: t}, nil)
+}
+
+func (r *runner) callCut(s *stream, d Dir, n int64, t time.Time) {
+	if r.rec == nil {
+		cut(r.h, s.conn, d, n, t)
+		return
+	}
+	r.rec.add(s, call{kind: evCut, dir: d, n: n, t: t}, nil)
+}
+
+// cut reports a cut to h: as a Cut when h is a CutHandler, else as a Gap.
+func cut(h Handler, c *Conn, d Dir, n int64, t time.Time) {
+	if ch, ok := h.(CutHandler); ok {
+		ch.Cut(c, d, n, t)
+		return
+	}
+	h.Gap(c, d, n, t)
 }
 
 func (r *runner) callClose(s *stream, reason string, t time.Time) {

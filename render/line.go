@@ -524,6 +524,7 @@ var eventNames = map[dissect.EventKind]string{
 	dissect.EventBadFrame:  "BAD-FRAME",
 	dissect.EventTruncated: "TRUNCATED",
 	dissect.EventTLSNote:   "TLS-NOTE",
+	dissect.EventCut:       "CUT",
 }
 
 // EventLine writes a connection event as one line:
@@ -531,7 +532,7 @@ var eventNames = map[dissect.EventKind]string{
 //	12:01:02.345 stream 3 10.0.0.5:53412 → 10.0.0.9:9092 GAP 1460 bytes packet 57 (detail)
 //
 // time (UTC, ms), the TCP stream index, the direction the event concerns,
-// the kind (OPEN, SKIPPED, GAP, RESYNC, TLS, CLOSE, BAD-FRAME, TRUNCATED, TLS-NOTE), the bytes
+// the kind (OPEN, SKIPPED, GAP, RESYNC, TLS, CLOSE, BAD-FRAME, TRUNCATED, TLS-NOTE, CUT), the bytes
 // involved when any, the packet number when known and the detail.
 func EventLine(w io.Writer, ev *dissect.Event, opts Options) error {
 	c := opts.Color

@@ -107,7 +107,7 @@ the lines (exchanges as they complete); consumers tell them apart by
 unanswered, orphan or sasl (with "topics", names where a Metadata or
 CreateTopics response of the capture gave a topic ID's name); an event's
 is gap, resync, badFrame, tls or truncated (and, with --verbose, open,
-close, skipped and tlsNote), with "stream", "client", "broker", "from" (the
+close, skipped, tlsNote and cut: bytes a -w file left out), with "stream", "client", "broker", "from" (the
 side whose bytes it concerns), "frame", "time", "bytes", "detail", "hex"
 (the bytes a resync skipped) and "tls" (a tls event's status: decrypted,
 reason, version, suite, sni, alpn, resumed; null for other events). E.g.
@@ -376,7 +376,7 @@ func (o *readOptions) addReadFlags(cmd *cobra.Command) {
 	o.SortMemory = 64 << 20
 	f.Var(&o.SortMemory, "sort-memory", "with --sort time, the memory the reorder window may hold, e.g. 64MiB (K, M, G: powers of 1024); past it the oldest exchange is printed early")
 	f.BoolVar(&o.Normalize, "normalize", false, "print only what stays the same when the same clients do the same work again (a snapshot for golden-file tests; kwire diff compares them): per client its software, APIs and versions, request sequences, errors, topics, configs, codecs; per broker what it advertised; with --json one JSON document")
-	f.StringVarP(&o.Write, "write", "w", "", "also write the packets of the exchanges shown, with their connections' handshakes, to `FILE` as pcapng (a capture cut down to what matters)")
+	f.StringVarP(&o.Write, "write", "w", "", "also write the packets of the exchanges shown, with their connections' handshakes, to `FILE` as pcapng (a capture cut down to what matters; the first packet after bytes left out says so in a packet comment, and kwire reads those holes as cuts, not losses)")
 }
 
 // errCountReached ends a read once -c exchanges were shown.
@@ -1170,8 +1170,9 @@ func (k *readSink) jsonEvent(ev *dissect.Event) {
 }
 
 // showEvent decides whether an event is printed. With --verbose every
-// event is (on the --stream asked for); otherwise opens, closes and
-// skipped connections are not, and anomalies (gaps, resyncs, TLS, frames
+// event is (on the --stream asked for); otherwise opens, closes,
+// skipped connections and cuts (kwire read -w's: the summary counts them)
+// are not, and anomalies (gaps, resyncs, TLS, frames
 // that are not Kafka) are unless a filter other than --stream narrows the
 // output to some exchanges.
 func (k *readSink) showEvent(ev *dissect.Event) bool {
@@ -1182,7 +1183,7 @@ func (k *readSink) showEvent(ev *dissect.Event) bool {
 		return true
 	}
 	switch ev.Kind {
-	case dissect.EventOpen, dissect.EventClose, dissect.EventSkipped:
+	case dissect.EventOpen, dissect.EventClose, dissect.EventSkipped, dissect.EventCut:
 		return false
 	case dissect.EventTLSNote:
 		if ev.Note == dissect.TLSNoteClose || ev.Note == dissect.TLSNoteKeyUpdate {

@@ -35,8 +35,59 @@ type selKey struct {
 type selConn struct {
 	ranges    []frameRange // packet ranges of the exchanges shown
 	sorted    bool
-	handshake []int64 // frames of the last handshake before the first range
-	closing   []int64 // its first FIN and RST packets after the last range (at most maxClosing)
+	handshake []int64     // frames of the last handshake before the first range
+	closing   []int64     // its first FIN and RST packets after the last range (at most maxClosing)
+	cut       [2]cutState // per direction, client's first, while writing
+}
+
+// cutState follows one direction of a connection while it is written, to
+// mark the packet written after bytes left out (reassembly.CutComment):
+// what was written up to, and the payload left out since.
+type cutState struct {
+	written    bool   // end is where the written bytes end (SYN: its sequence number + 1)
+	end        uint32 // next sequence number after what was written
+	left       bool   // payload was left out since
+	from, upTo uint32 // its sequence numbers: from the first to past the last
+}
+
+// skip notes payload of n bytes at seq that is not written.
+func (c *cutState) skip(seq uint32, n int) {
+	if n <= 0 {
+		return
+	}
+	end := seq + uint32(n)
+	switch {
+	case !c.left:
+		c.left, c.from, c.upTo = true, seq, end
+		if c.written {
+			c.from = c.end
+		}
+	case int32(end-c.upTo) > 0:
+		c.upTo = end
+	}
+}
+
+// take returns the cut to mark on the next packet written, and clears it.
+func (c *cutState) take() reassembly.Cut {
+	if !c.left {
+		return reassembly.Cut{}
+	}
+	c.left = false
+	if n := int32(c.upTo - c.from); n > 0 {
+		return reassembly.Cut{From: c.from, Bytes: int64(n)}
+	}
+	return reassembly.Cut{} // only bytes written already (retransmissions)
+}
+
+// wrote notes a packet written: payload of n bytes at seq, SYN set or not.
+func (c *cutState) wrote(seq uint32, n int, syn bool) {
+	end := seq + uint32(n)
+	if syn {
+		end++
+	}
+	if !c.written || int32(end-c.end) > 0 {
+		c.written, c.end = true, end
+	}
 }
 
 // packetSelection collects the exchanges shown for -w. Its memory is a
@@ -80,10 +131,17 @@ func (s *packetSelection) add(ex *dissect.Exchange) {
 
 // lookup returns the selected connection of a TCP packet, if any.
 func (s *packetSelection) lookup(file int, p *reassembly.Packet) *selConn {
+	c, _ := s.lookupDir(file, p)
+	return c
+}
+
+// lookupDir is lookup, with the packet's direction: 0 from the client, 1
+// from the broker.
+func (s *packetSelection) lookupDir(file int, p *reassembly.Packet) (*selConn, int) {
 	if c := s.conns[selKey{file, p.Src, p.Dst}]; c != nil {
-		return c
+		return c, 0
 	}
-	return s.conns[selKey{file, p.Dst, p.Src}]
+	return s.conns[selKey{file, p.Dst, p.Src}], 1
 }
 
 // prepare sorts and merges each connection's ranges.
@@ -187,10 +245,22 @@ func writeSelection(ctx context.Context, paths []string, ropts reassembly.Option
 		if !p.TCP {
 			return nil
 		}
-		c := sel.lookup(fileOf(p), p)
-		if c == nil || !c.in(p.Frame) && !slices.Contains(c.handshake, p.Frame) && !slices.Contains(c.closing, p.Frame) {
+		c, dir := sel.lookupDir(fileOf(p), p)
+		if c == nil {
 			return nil
 		}
+		if !c.in(p.Frame) && !slices.Contains(c.handshake, p.Frame) && !slices.Contains(c.closing, p.Frame) {
+			c.cut[dir].skip(p.Seq, p.Payload)
+			return nil
+		}
+		// The first packet written after payload left out says so, for
+		// both directions (its ACK passes over its peer's), so that
+		// kwire reads the holes as cuts, not losses.
+		var opts pcapgo.NgPacketOptions
+		if sent, received := c.cut[dir].take(), c.cut[1-dir].take(); sent.Bytes > 0 || received.Bytes > 0 {
+			opts.Comments = []string{reassembly.CutComment(sent, received)}
+		}
+		c.cut[dir].wrote(p.Seq, p.Payload, p.Flags&tcpSYN != 0)
 		id, ok := ifaces[p.Link]
 		if !ok {
 			var err error
@@ -211,7 +281,7 @@ func writeSelection(ctx context.Context, paths []string, ropts reassembly.Option
 		ci.InterfaceIndex = id
 		ci.AncillaryData = nil
 		written++
-		if err := w.WritePacket(ci, p.Data); err != nil {
+		if err := w.WritePacketWithOptions(ci, p.Data, opts); err != nil {
 			return &writeError{err}
 		}
 		return nil

@@ -28,7 +28,8 @@ func selectedIDs(t *testing.T, out string) []string {
 // TestWriteSelection: read -w writes the packets of the exchanges shown;
 // read again, with --port or without (by content), the file holds exactly
 // those exchanges (the bytes of the connections left out between a
-// handshake and a selected exchange are gaps), and tshark, when installed, finds the same Kafka requests.
+// handshake and a selected exchange are cuts, marked by packet comments),
+// and tshark, when installed, finds the same Kafka requests.
 func TestWriteSelection(t *testing.T) {
 	pcap := goldenPcap(t, "kgo-produce-consume.pcap")
 	for _, c := range []struct {
@@ -50,9 +51,18 @@ func TestWriteSelection(t *testing.T) {
 			if len(want) == 0 {
 				t.Fatal("nothing selected")
 			}
-			back, errOut, _ := kwireInProcess(t, "read", "--json", "--port", "19092", out)
+			back, errOut, code := kwireInProcess(t, "read", "--json", "--port", "19092", out)
 			if got := selectedIDs(t, back); !slices.Equal(got, want) {
 				t.Errorf("re-read:\n%v\nwant\n%v\n%s", got, want, errOut)
+			}
+			// The holes the selection left are marked (reassembly.CutComment)
+			// and read back as cuts: no gap, no warning, exit status 0.
+			if code != 0 || strings.Contains(errOut, "warning") {
+				t.Errorf("re-read: exit %d: %s", code, errOut)
+			}
+			text, _, _ := kwireInProcess(t, "read", "--verbose", "--port", "19092", out)
+			if gaps, cuts := strings.Count(text, " GAP "), strings.Count(text, " CUT "); gaps != 0 || cuts == 0 || !strings.Contains(text, "\ncut: ") {
+				t.Errorf("re-read: %d gaps, %d cuts; want none and some, and the summary's cut line:\n%s", gaps, cuts, text)
 			}
 			// Every connection of the capture ends with a FIN: so do the
 			// cut file's, whose close packets are written too.
