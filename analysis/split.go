@@ -145,7 +145,9 @@ func (s *Split) Text() string {
 		net = append(net, plural(s.WindowFull, "full window"))
 	}
 	if s.Retransmissions+s.OutOfOrder+s.ZeroWindows+s.WindowFull == 0 {
-		net = append(net, "no retransmission")
+		// A response lost beyond the capture point and sent again arrives
+		// once, late: it looks like broker time (docs/findings.md).
+		net = append(net, "no retransmission seen at the capture point; one beyond it would count as broker time")
 	}
 	q := ""
 	if s.QueuedMs > 0 {

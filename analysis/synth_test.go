@@ -295,6 +295,15 @@ func TestSplit(t *testing.T) {
 	if sp.Verdict != verdictBroker || sp.BrokerMs.Duration() != 300*time.Millisecond || !strings.Contains(sp.Text(), "1 zero window (") {
 		t.Errorf("%+v %s", sp, sp.Text())
 	}
+	// Nothing seen on the wire: the text does not claim more than the
+	// capture point can tell.
+	z := &dissect.Exchange{
+		Request:  &dissect.Frame{Time: at(0), End: at(0), RTT: time.Millisecond, TCP: &dissect.TCPTiming{Earliest: at(0), Latest: at(0)}},
+		Response: &dissect.Frame{Time: at(250), End: at(250)},
+	}
+	if sz := splitOf(z, 0); !strings.Contains(sz.Text(), "no retransmission seen at the capture point; one beyond it would count as broker time") {
+		t.Errorf("no retransmission: %s", sz.Text())
+	}
 	// Behind a long poll on the same connection: queued, not the broker.
 	sp = splitOf(y, 250*time.Millisecond)
 	if sp.BrokerMs.Duration() != 50*time.Millisecond || sp.QueuedMs.Duration() != 250*time.Millisecond {

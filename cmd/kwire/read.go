@@ -92,8 +92,9 @@ the request's capture time (UTC), client → broker, API and version,
 correlation ID, client ID, latency (response time − request time), request
 and response sizes, then the subject: here topic "orders", partition 0 with
 2 records in 132 bytes written at base offset 100 (@: the base offset the
-response gave, or a fetch's first batch; none for a partition answered
-with an error, whose offsets are no result), partition 3 with 2
+response gave, a fetch's first batch, or an offset committed or fetched
+for a group, @none when the group has none committed; no @ for a
+partition answered with an error, whose offsets are no result), partition 3 with 2
 gzip-compressed records in 145 bytes; other APIs name their groups,
 members, transactional IDs, offsets asked and answered. Kafka's error names
 follow, with counts (×N) and the broker's error message. Lines come in the
