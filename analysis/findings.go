@@ -467,7 +467,7 @@ func (f *findEngine) exchange(e *xinfo) {
 	case protocol.KeySaslAuthenticate:
 		f.sasl(e, c, base)
 	case protocol.KeyCreateTopics, protocol.KeyDescribeConfigs, protocol.KeyAlterConfigs, protocol.KeyIncrementalAlterConfigs:
-		f.configs(fx)
+		f.configs(e)
 	}
 	f.timeout(e, c, base)
 	f.slowness(e, c, base)
@@ -664,10 +664,17 @@ func bytesText(n int64) string {
 	return fmt.Sprintf("%d bytes", n)
 }
 
-// configs learns topics' max.message.bytes from config resources.
-func (f *findEngine) configs(fx *facts.Exchange) {
+// configs learns topics' max.message.bytes from config resources: those
+// a DescribeConfigs response states, and those a CreateTopics or
+// AlterConfigs request set and its response accepted (not ValidateOnly,
+// not refused for the resource or as a whole).
+func (f *findEngine) configs(e *xinfo) {
+	fx := e.fx
+	if e.x.APIKey != protocol.KeyDescribeConfigs && (fx.ValidateOnly || !e.answered) {
+		return
+	}
 	for _, r := range fx.Resources {
-		if r.Type != 2 || r.Name == "" {
+		if r.Type != 2 || r.Name == "" || refused(fx, r.Name) {
 			continue
 		}
 		for _, c := range r.Configs {
@@ -678,6 +685,21 @@ func (f *findEngine) configs(fx *facts.Exchange) {
 			}
 		}
 	}
+}
+
+// refused reports whether fx's response refused the topic named name: an
+// error of the resource, of the topic, or of the whole request.
+func refused(fx *facts.Exchange, name string) bool {
+	for i := range fx.Errors {
+		er := &fx.Errors[i]
+		switch {
+		case er.Scope.Role == protocol.RoleResourceName && er.Scope.ID == name,
+			er.Topic >= 0 && fx.Topics[er.Topic].Name == name,
+			er.Topic < 0 && er.Scope.Role == protocol.RoleNone:
+			return true
+		}
+	}
+	return false
 }
 
 // fetch follows each client's fetch offsets per partition.

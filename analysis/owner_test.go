@@ -102,3 +102,95 @@ func TestGroupsBatchedOffsetFetch(t *testing.T) {
 		t.Errorf("got  %v\nwant %v", got, want)
 	}
 }
+
+// A config change that only validated, or that the broker refused, did
+// not change max.message.bytes: batches past it raise nothing.
+func TestBatchTooLargeUnchangedConfigs(t *testing.T) {
+	s := newSynth(t, Options{Findings: true})
+	v := "1000"
+	ac := kmsg.NewPtrAlterConfigsRequest()
+	ac.Version, ac.ValidateOnly = 2, true
+	ac.Resources = []kmsg.AlterConfigsRequestResource{{ResourceType: 2, ResourceName: "alpha",
+		Configs: []kmsg.AlterConfigsRequestResourceConfig{{Name: "max.message.bytes", Value: &v}}}}
+	s.ex("admin", 0, time.Millisecond, ac, kmsg.NewPtrAlterConfigsResponse())
+	ic := kmsg.NewPtrIncrementalAlterConfigsRequest()
+	ic.Version = 1
+	ic.Resources = []kmsg.IncrementalAlterConfigsRequestResource{{ResourceType: 2, ResourceName: "beta",
+		Configs: []kmsg.IncrementalAlterConfigsRequestResourceConfig{{Name: "max.message.bytes", Value: &v}}}}
+	icr := kmsg.NewPtrIncrementalAlterConfigsResponse()
+	icr.Resources = []kmsg.IncrementalAlterConfigsResponseResource{{ResourceType: 2, ResourceName: "beta", ErrorCode: 44}} // POLICY_VIOLATION
+	s.ex("admin", time.Millisecond, time.Millisecond, ic, icr)
+	ok := kmsg.NewPtrIncrementalAlterConfigsRequest()
+	ok.Version = 1
+	ok.Resources = []kmsg.IncrementalAlterConfigsRequestResource{{ResourceType: 2, ResourceName: "gamma",
+		Configs: []kmsg.IncrementalAlterConfigsRequestResourceConfig{{Name: "max.message.bytes", Value: &v}}}}
+	okr := kmsg.NewPtrIncrementalAlterConfigsResponse()
+	okr.Resources = []kmsg.IncrementalAlterConfigsResponseResource{{ResourceType: 2, ResourceName: "gamma"}}
+	s.ex("admin", 2*time.Millisecond, time.Millisecond, ok, okr)
+	for i, topic := range []string{"alpha", "beta", "gamma"} {
+		s.ex("p", time.Second+time.Duration(i)*time.Millisecond, time.Millisecond, produce(topic, 30000, batch(5000, -1, -1, 1)), produced(topic, 0))
+	}
+	var got []string
+	for _, f := range s.findings(RuleBatchTooLarge) {
+		got = append(got, *f.Topic)
+	}
+	if fmt.Sprint(got) != "[gamma]" {
+		t.Errorf("batch-too-large on %v, want gamma only (alpha only validated, beta refused)", got)
+	}
+}
+
+// EndTxn answered CONCURRENT_TRANSACTIONS (or not answered) is retried:
+// one transaction, committed by the retry.
+func TestTxnsEndTxnRetried(t *testing.T) {
+	for _, first := range []kmsg.Response{nil, &kmsg.EndTxnResponse{ErrorCode: 51}} {
+		s := newSynth(t, Options{Transactions: true})
+		ip := kmsg.NewPtrInitProducerIDRequest()
+		ip.Version, ip.TransactionalID = 4, kmsg.StringPtr("tx-r")
+		ipr := kmsg.NewPtrInitProducerIDResponse()
+		ipr.ProducerID, ipr.ProducerEpoch = 7000, 0
+		s.ex("app", 0, time.Millisecond, ip, ipr)
+		ap := kmsg.NewPtrAddPartitionsToTxnRequest()
+		ap.Version, ap.TransactionalID, ap.ProducerID, ap.ProducerEpoch = 3, "tx-r", 7000, 0
+		ap.Topics = []kmsg.AddPartitionsToTxnRequestTopic{{Topic: "alpha", Partitions: []int32{0}}}
+		apr := kmsg.NewPtrAddPartitionsToTxnResponse()
+		apr.Topics = []kmsg.AddPartitionsToTxnResponseTopic{{Topic: "alpha", Partitions: []kmsg.AddPartitionsToTxnResponseTopicPartition{{Partition: 0}}}}
+		s.ex("app", time.Millisecond, time.Millisecond, ap, apr)
+		for i, resp := range []kmsg.Response{first, kmsg.NewPtrEndTxnResponse()} {
+			et := kmsg.NewPtrEndTxnRequest()
+			et.Version, et.TransactionalID, et.ProducerID, et.ProducerEpoch, et.Commit = 3, "tx-r", 7000, 0, true
+			s.ex("app", time.Duration(10+i)*time.Millisecond, time.Millisecond, et, resp)
+		}
+		r := s.a.Transactions()
+		if len(r.Producers) != 1 || len(r.Producers[0].Transactions) != 1 || r.Producers[0].Transactions[0].Outcome != "commit" {
+			t.Errorf("first EndTxn %T: %+v", first, r.Producers)
+		}
+	}
+}
+
+// A broker's AddPartitionsToTxn v4 with VerifyOnly adds nothing and starts
+// no transaction; a whole-request error is every transaction's and adds
+// nothing either.
+func TestTxnsVerifyOnlyAndWholeError(t *testing.T) {
+	s := newSynth(t, Options{Transactions: true})
+	req := kmsg.NewPtrAddPartitionsToTxnRequest()
+	req.Version = 4
+	tx := kmsg.NewAddPartitionsToTxnRequestTransaction()
+	tx.TransactionalID, tx.ProducerID, tx.ProducerEpoch, tx.VerifyOnly = "tx-v", 500, 0, true
+	tx.Topics = []kmsg.AddPartitionsToTxnRequestTransactionTopic{{Topic: "alpha", Partitions: []int32{0}}}
+	req.Transactions = []kmsg.AddPartitionsToTxnRequestTransaction{tx}
+	s.ex("broker-3", 0, time.Millisecond, req, kmsg.NewPtrAddPartitionsToTxnResponse())
+	if r := s.a.Transactions(); len(r.Producers) != 0 {
+		t.Errorf("a verification made %+v", r.Producers)
+	}
+	req.Transactions[0].VerifyOnly = false
+	resp := kmsg.NewPtrAddPartitionsToTxnResponse()
+	resp.ErrorCode = 31 // CLUSTER_AUTHORIZATION_FAILED
+	s.ex("broker-3", time.Second, time.Millisecond, req, resp)
+	r := s.a.Transactions()
+	if len(r.Producers) != 1 || len(r.Producers[0].Transactions) != 1 {
+		t.Fatalf("%+v", r.Producers)
+	}
+	if x := r.Producers[0].Transactions[0]; len(x.Added) != 0 || x.AddError == nil || x.AddError.Error != "CLUSTER_AUTHORIZATION_FAILED" {
+		t.Errorf("added %v, error %+v", x.Added, x.AddError)
+	}
+}

@@ -37,6 +37,27 @@ const (
 	errTxnAuthorization   = 53
 )
 
+// Errors a transactional producer retries its EndTxn on (Kafka's
+// TransactionManager: the coordinator moved, is loading, or is still
+// completing the transaction before).
+const (
+	errCoordinatorLoading      = 14
+	errCoordinatorNotAvailable = 15
+	errConcurrentTransactions  = 51
+) // and errNotCoordinator (groups.go)
+
+// endRetried reports whether an EndTxn answered code (or not answered)
+// leaves its transaction to a retry: the transaction is not over.
+func endRetried(answered bool, code int16) bool {
+	switch {
+	case !answered:
+		return true
+	case code == errCoordinatorLoading, code == errCoordinatorNotAvailable, code == errNotCoordinator, code == errConcurrentTransactions:
+		return true
+	}
+	return false
+}
+
 // fencingCode reports whether an error tells a producer it was fenced.
 func fencingCode(code int16) bool {
 	return code == errProducerFenced || code == errInvalidEpoch || code == errInvalidTxnState
@@ -558,6 +579,21 @@ func (t *txnTracker) addPartitions(e *xinfo) {
 	// (facts.Topic.Owner, facts.Error.Scope).
 	for i := range fx.Transactions {
 		tr := &fx.Transactions[i]
+		if tr.VerifyOnly {
+			// A broker checking a produce against the transaction
+			// (KIP-890): it adds nothing and starts no transaction; its
+			// errors (INVALID_TXN_STATE: a late or zombie produce) count
+			// for the producer when it is known.
+			if p := t.producers["txn:"+tr.TransactionalID]; p != nil {
+				owner := facts.Scope{Role: protocol.RoleTransactionalID, ID: tr.TransactionalID}
+				for j := range fx.Errors {
+					if er := &fx.Errors[j]; er.Scope == owner || er.Topic >= 0 && fx.Topics[er.Topic].Owner == owner {
+						p.errs[er.Code]++
+					}
+				}
+			}
+			continue
+		}
 		sub := *fx
 		sub.Producer = facts.Producer{TransactionalID: tr.TransactionalID, HasTxnID: true, ID: tr.ProducerID, HasID: tr.HasProducer,
 			Epoch: tr.ProducerEpoch, HasEpoch: tr.HasProducer}
@@ -570,15 +606,21 @@ func (t *txnTracker) addPartitions(e *xinfo) {
 		owner := facts.Scope{Role: protocol.RoleTransactionalID, ID: tr.TransactionalID}
 		x := t.txnOf(in, e, in.epoch)
 		x.ref(e.ref)
-		for j := range fx.Topics {
-			if tp := &fx.Topics[j]; tp.Owner == owner {
-				x.addTopic(tp)
-			}
-		}
+		// An error of the whole request (v4's top-level ErrorCode) is
+		// every transaction's, and adds nothing.
+		whole := false
 		for j := range fx.Errors {
-			if er := &fx.Errors[j]; er.Scope == owner || er.Topic >= 0 && fx.Topics[er.Topic].Owner == owner {
+			er := &fx.Errors[j]
+			top := er.Topic < 0 && er.Scope.Role == protocol.RoleNone
+			if top || er.Scope == owner || er.Topic >= 0 && fx.Topics[er.Topic].Owner == owner {
 				p.errs[er.Code]++
 				x.addError(e, er.Code)
+				whole = whole || top
+			}
+		}
+		for j := range fx.Topics {
+			if tp := &fx.Topics[j]; tp.Owner == owner && !whole {
+				x.addTopic(tp)
 			}
 		}
 	}
@@ -677,6 +719,12 @@ func (t *txnTracker) endTxn(e *xinfo) {
 		x.outcome = outcomeFenced
 	default:
 		x.outcome = outcomeFailed
+	}
+	if endRetried(e.answered, code) {
+		// Not over: the producer sends EndTxn again (on this connection or
+		// another), and the transaction goes on to that answer.
+		t.trim(p)
+		return
 	}
 	in.cur = nil
 	// KIP-890: EndTxn v5+ answers with the epoch of the next transaction.

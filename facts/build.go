@@ -122,6 +122,7 @@ type view struct {
 	ptype, pname, leader, reason, sessTO, rebTO     *protocol.Node
 	hbInterval, abortedFirst                        *protocol.Node
 	txnID, pid, pepoch, committed                   *protocol.Node
+	verifyOnly, validateOnly                        *protocol.Node
 	broker, host, port, coordKey, coordType         *protocol.Node
 	resType, resName, pattern                       *protocol.Node
 	cfgName, cfgValue, cfgSens, cfgType             *protocol.Node
@@ -201,6 +202,10 @@ func (v *view) add(c *protocol.Node) {
 		set(&v.pepoch, c)
 	case protocol.RoleTxnCommitted:
 		set(&v.committed, c)
+	case protocol.RoleTxnVerifyOnly:
+		set(&v.verifyOnly, c)
+	case protocol.RoleValidateOnly:
+		set(&v.validateOnly, c)
 	case protocol.RoleBrokerID:
 		if !arr {
 			set(&v.broker, c)
@@ -472,6 +477,9 @@ func (b *builder) leaves(v *view, in scope) {
 		if id, ok := intOf(v.pid); ok {
 			t.ProducerID, t.HasProducer = id, true
 		}
+		if x, ok := intOf(v.verifyOnly); ok && x != 0 {
+			t.VerifyOnly = true
+		}
 		if e, ok := intOf(v.pepoch); ok {
 			t.ProducerEpoch = int16(e)
 		}
@@ -515,6 +523,9 @@ func (b *builder) leaves(v *view, in scope) {
 	}
 	if x, ok := intOf(v.committed); ok && !b.response {
 		fx.Commit = int8(x)
+	}
+	if x, ok := intOf(v.validateOnly); ok && x != 0 && !b.response {
+		fx.ValidateOnly = true
 	}
 	if x, ok := intOf(v.coordType); ok && !b.response {
 		b.keyType, b.hasKeyType = int8(x), true
@@ -646,6 +657,11 @@ func (b *builder) child(c *protocol.Node, in, child scope, depth int) {
 	case protocol.KindArray:
 		els := elements(c)
 		switch r := c.Role(); {
+		case r == protocol.RoleForgotten:
+			// An incremental fetch's partitions to forget (KIP-227):
+			// not fetched, so not the exchange's topics.
+			fx.Forgotten = append(fx.Forgotten, topicPartitions(els)...)
+			return
 		case r == protocol.RoleOwnedPartitions:
 			tps := topicPartitions(els)
 			if in.top || depth <= 1 {

@@ -69,6 +69,14 @@ type Exchange struct {
 	// Commit is an EndTxn request's outcome: 1 COMMIT, 0 ABORT, -1 not an
 	// EndTxn (or not captured).
 	Commit int8
+	// ValidateOnly: the request asked the broker only to check it
+	// (ValidateOnly of CreateTopics, AlterConfigs, IncrementalAlterConfigs,
+	// CreatePartitions, ...): nothing it names was changed.
+	ValidateOnly bool
+	// Forgotten are the partitions an incremental Fetch tells the broker
+	// to drop from its session (FetchRequest ForgottenTopicsData,
+	// KIP-227): not fetched, and not among Topics.
+	Forgotten []TopicPartitions
 
 	// Coordinators are the FindCoordinator keys asked and what each
 	// resolved to.
@@ -589,6 +597,10 @@ type Transaction struct {
 	ProducerEpoch   int16
 	HasProducer     bool
 	Topics          []TopicPartitions
+	// VerifyOnly: a broker asked whether the partitions are in the
+	// transaction (AddPartitionsToTxn v4+ VerifyOnly, KIP-890), adding
+	// none.
+	VerifyOnly bool
 }
 
 // Coordinator is a FindCoordinator key and what it resolved to.

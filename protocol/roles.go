@@ -82,6 +82,7 @@ const (
 	RoleProducerID      // a producer ID (entityType producerId)
 	RoleProducerEpoch   // a producer epoch (KIP-98; bumped per transaction by KIP-890)
 	RoleTxnCommitted    // EndTxn Committed: true commits, false aborts
+	RoleTxnVerifyOnly   // AddPartitionsToTxn v4+ VerifyOnly: a broker checks the partitions are in the transaction, adds none (KIP-890)
 
 	// Brokers and coordinators.
 	RoleBrokerID       // a broker (node) ID (entityType brokerId)
@@ -113,6 +114,8 @@ const (
 	RoleRequestTimeout // a request's TimeoutMs (Produce, CreateTopics, ...)
 	RoleMaxWait        // FetchRequest MaxWaitMs
 	RoleIsolation      // IsolationLevel (Fetch, ListOffsets; KIP-98)
+	RoleValidateOnly   // ValidateOnly (CreateTopics, AlterConfigs, CreatePartitions, ...): the broker only checks, changes nothing
+	RoleForgotten      // FetchRequest ForgottenTopicsData: partitions an incremental fetch session drops (KIP-227), not fetched
 
 	// Config and ACL resources.
 	RoleResourceType    // a config or ACL resource type (or ACL filter)
@@ -169,6 +172,7 @@ var roleNames = [numRoles]string{
 	RoleProducerID:         "producer-id",
 	RoleProducerEpoch:      "producer-epoch",
 	RoleTxnCommitted:       "txn-committed",
+	RoleTxnVerifyOnly:      "txn-verify-only",
 	RoleBrokerID:           "broker-id",
 	RoleHost:               "host",
 	RolePort:               "port",
@@ -192,6 +196,8 @@ var roleNames = [numRoles]string{
 	RoleRequestTimeout:     "request-timeout",
 	RoleMaxWait:            "max-wait",
 	RoleIsolation:          "isolation-level",
+	RoleValidateOnly:       "validate-only",
+	RoleForgotten:          "forgotten-topics",
 	RoleResourceType:       "resource-type",
 	RoleResourceName:       "resource-name",
 	RolePatternType:        "pattern-type",
@@ -297,6 +303,7 @@ var roleRules = []roleRule{
 	{name: "V3AndBelowProducerEpoch", kind: TypeInt16, role: RoleProducerEpoch},
 	{name: "OngoingTxnProducerEpoch", kind: TypeInt16, role: RoleProducerEpoch},
 	{msg: "EndTxnRequest", path: "Committed", kind: TypeBool, role: RoleTxnCommitted},
+	{msg: "AddPartitionsToTxnRequest", path: "Transactions.VerifyOnly", kind: TypeBool, role: RoleTxnVerifyOnly},
 
 	// Brokers and coordinators.
 	{name: "Host", kind: TypeString, role: RoleHost},
@@ -334,6 +341,9 @@ var roleRules = []roleRule{
 	{name: "timeoutMs", kind: TypeInt32, role: RoleRequestTimeout},
 	{msg: "FetchRequest", path: "MaxWaitMs", kind: TypeInt32, role: RoleMaxWait},
 	{name: "IsolationLevel", kind: TypeInt8, role: RoleIsolation},
+	{name: "ValidateOnly", kind: TypeBool, role: RoleValidateOnly},
+	{name: "validateOnly", kind: TypeBool, role: RoleValidateOnly}, // CreateTopicsRequest
+	{msg: "FetchRequest", path: "ForgottenTopicsData", kind: TypeStruct, array: true, role: RoleForgotten},
 
 	// Config and ACL resources.
 	{name: "ResourceType", kind: TypeInt8, role: RoleResourceType},

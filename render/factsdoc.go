@@ -15,15 +15,21 @@ import (
 // TestFactsDocFields pins the key set; docs/schema/exchange.json
 // describes it.
 type FactsDoc struct {
-	Topics       []TopicDoc       `json:"topics" expr:"topics"`
-	Errors       []ErrorDoc       `json:"errors" expr:"errors"`
-	ThrottleMs   *int32           `json:"throttleMs" expr:"throttleMs" jsonschema:"nullable"`
-	Group        *GroupDoc        `json:"group" expr:"group" jsonschema:"nullable"`
-	Groups       []string         `json:"groups" expr:"groups"`
-	Producer     *ProducerDoc     `json:"producer" expr:"producer" jsonschema:"nullable"`
-	Transactions []TransactionDoc `json:"transactions" expr:"transactions"`
+	Topics []TopicDoc `json:"topics" expr:"topics"`
+	// Forgotten are the partitions an incremental Fetch drops from its
+	// session (ForgottenTopicsData, KIP-227): not fetched, not in topics.
+	Forgotten    []TopicPartitionDoc `json:"forgotten" expr:"forgotten"`
+	Errors       []ErrorDoc          `json:"errors" expr:"errors"`
+	ThrottleMs   *int32              `json:"throttleMs" expr:"throttleMs" jsonschema:"nullable"`
+	Group        *GroupDoc           `json:"group" expr:"group" jsonschema:"nullable"`
+	Groups       []string            `json:"groups" expr:"groups"`
+	Producer     *ProducerDoc        `json:"producer" expr:"producer" jsonschema:"nullable"`
+	Transactions []TransactionDoc    `json:"transactions" expr:"transactions"`
 	// Commit is an EndTxn request's outcome: true COMMIT, false ABORT.
-	Commit         *bool            `json:"commit" expr:"commit" jsonschema:"nullable"`
+	Commit *bool `json:"commit" expr:"commit" jsonschema:"nullable"`
+	// ValidateOnly: the request only asked the broker to check it
+	// (ValidateOnly of CreateTopics, AlterConfigs, ...): nothing changed.
+	ValidateOnly   bool             `json:"validateOnly" expr:"validateOnly"`
 	Coordinators   []CoordinatorDoc `json:"coordinators" expr:"coordinators"`
 	Resources      []ResourceDoc    `json:"resources" expr:"resources"`
 	IsolationLevel *string          `json:"isolationLevel" expr:"isolationLevel" jsonschema:"nullable"` // "read_committed"
@@ -200,6 +206,7 @@ type TransactionDoc struct {
 	ProducerID      *int64              `json:"producerId" expr:"producerId" jsonschema:"nullable"`
 	ProducerEpoch   *int16              `json:"producerEpoch" expr:"producerEpoch" jsonschema:"nullable"`
 	Topics          []TopicPartitionDoc `json:"topics" expr:"topics"`
+	VerifyOnly      bool                `json:"verifyOnly" expr:"verifyOnly"` // AddPartitionsToTxn v4+: a broker's check, adding nothing (KIP-890)
 }
 
 // CoordinatorDoc is a FindCoordinator key and its coordinator.
@@ -346,7 +353,7 @@ func NewFactsDoc(fx *facts.Exchange) *FactsDoc {
 	}
 	for i := range fx.Transactions {
 		t := &fx.Transactions[i]
-		td := TransactionDoc{TransactionalID: t.TransactionalID, Topics: tpDocs(t.Topics)}
+		td := TransactionDoc{TransactionalID: t.TransactionalID, Topics: tpDocs(t.Topics), VerifyOnly: t.VerifyOnly}
 		if t.HasProducer {
 			td.ProducerID, td.ProducerEpoch = ptr(t.ProducerID), ptr(t.ProducerEpoch)
 		}
@@ -358,6 +365,8 @@ func NewFactsDoc(fx *facts.Exchange) *FactsDoc {
 	case 1:
 		d.Commit = ptr(true)
 	}
+	d.ValidateOnly = fx.ValidateOnly
+	d.Forgotten = tpDocs(fx.Forgotten)
 	for i := range fx.Coordinators {
 		c := &fx.Coordinators[i]
 		cd := CoordinatorDoc{KeyType: c.KeyTypeName, Key: c.Key, Error: errName(c.Error)}
@@ -668,6 +677,8 @@ func (w *factsWriter) facts(d *FactsDoc) {
 	w.punct('{')
 	w.key(true, "topics")
 	list(w, d.Topics, w.topic)
+	w.key(false, "forgotten")
+	list(w, d.Forgotten, w.topicPartitions)
 	w.key(false, "errors")
 	list(w, d.Errors, w.error)
 	w.key(false, "throttleMs")
@@ -686,6 +697,8 @@ func (w *factsWriter) facts(d *FactsDoc) {
 	} else {
 		w.bool(*d.Commit)
 	}
+	w.key(false, "validateOnly")
+	w.bool(d.ValidateOnly)
 	w.key(false, "coordinators")
 	list(w, d.Coordinators, w.coordinator)
 	w.key(false, "resources")
@@ -984,6 +997,8 @@ func (w *factsWriter) transaction(t *TransactionDoc) {
 	optInt(w, t.ProducerEpoch)
 	w.key(false, "topics")
 	list(w, t.Topics, w.topicPartitions)
+	w.key(false, "verifyOnly")
+	w.bool(t.VerifyOnly)
 	w.punct('}')
 }
 

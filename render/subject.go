@@ -25,7 +25,9 @@ import (
 //	                  "partial" for a batch cut at a fetch's end,
 //	                  "aborted=N" for the aborted transactions a fetch
 //	                  lists; ListOffsets "0 latest→42" (the time asked, the
-//	                  offset answered). An offset that comes with the
+//	                  offset answered); an incremental Fetch's
+//	                  forgot=t[1,2] (ForgottenTopicsData, KIP-227: not
+//	                  fetched). An offset that comes with the
 //	                  partition's error is no result and is left out
 //	                  (facts.Partition.Result: a refused Produce shows
 //	                  orders[0+3 512B]). Topics known only by ID show the ID
@@ -163,6 +165,8 @@ func appendSubject(b []byte, e *dissect.Exchange) []byte {
 				s.b = append(s.b, 's')
 			}
 		}
+	case protocol.KeyFetch:
+		s.topicPartitions("forgot=", fx.Forgotten) // KIP-227: dropped from the session, not fetched
 	case protocol.KeyConsumerGroupHeartbeat, protocol.KeyShareGroupHeartbeat, protocol.KeyStreamsGroupHeartbeat:
 		s.topicPartitions("owned=", g.Owned)
 		if a := g.Assignment; a != nil {

@@ -188,6 +188,13 @@ func TestSubjectPerAPI(t *testing.T) {
 	fe := kmsg.NewPtrFetchRequest()
 	fe.Version, fe.IsolationLevel = 11, 1
 	check("Fetch", fe, kmsg.NewPtrFetchResponse(), "read_committed")
+	// An incremental fetch (KIP-227) that drops partitions from its
+	// session: they are not fetched.
+	fe = kmsg.NewPtrFetchRequest()
+	fe.Version = 12
+	fe.Topics = []kmsg.FetchRequestTopic{{Topic: "alpha", Partitions: []kmsg.FetchRequestTopicPartition{{Partition: 0, FetchOffset: 10}}}}
+	fe.ForgottenTopics = []kmsg.FetchRequestForgottenTopic{{Topic: "beta", Partitions: []int32{0, 1}}}
+	check("Fetch forgetting", fe, kmsg.NewPtrFetchResponse(), "alpha[0] forgot=beta[0,1] read_uncommitted")
 
 	// SaslAuthenticate: the user from a PLAIN token, the failure's message.
 	sa := kmsg.NewPtrSASLAuthenticateRequest()
