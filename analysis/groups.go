@@ -79,6 +79,9 @@ type groupTracker struct {
 	// each file a capture of its own), in file order, by group ID.
 	done []*group
 	cur  *groupScope
+	// held are the commits holding a TxnOffsetCommit's offset, by
+	// transactional ID, until its EndTxn.
+	held map[string][]*commit
 	fifo []evictItem // what was kept, oldest first: eviction order
 	head int
 	// noTimeline: the groups report is not built (only the findings,
@@ -238,6 +241,31 @@ type commit struct {
 	txn         bool // by TxnOffsetCommit
 	lastError   int16
 	lastErrorAt time.Time
+	// held is an offset a TxnOffsetCommit wrote in a transaction not yet
+	// ended: it is the group's when the transaction commits (EndTxn), and
+	// is dropped when it aborts; at the report, held offsets whose end
+	// the capture did not hold are shown as committed (transactional).
+	held *heldOffset
+}
+
+// heldOffset is a TxnOffsetCommit's offset, held until its transaction
+// ends.
+type heldOffset struct {
+	txnID      string
+	offset     int64
+	metadata   string
+	generation int32
+	memberID   string
+	at         time.Time
+	ref        Ref
+}
+
+// apply makes h the committed offset of c.
+func (c *commit) apply(h *heldOffset) {
+	c.offset, c.metadata, c.generation, c.at, c.ref, c.fetched = h.offset, h.metadata, h.generation, h.at, h.ref, false
+	c.memberID = h.memberID
+	c.commits++
+	c.txn = h.txnID != ""
 }
 
 func newGroupTracker(mem *budget) *groupTracker {
@@ -438,6 +466,9 @@ func (t *groupTracker) exchange(e *xinfo) {
 		return
 	case protocol.KeyFetch:
 		t.fetch(e)
+		return
+	case protocol.KeyEndTxn:
+		t.endTxn(e)
 		return
 	}
 	id := fx.Group.ID
@@ -1089,11 +1120,23 @@ func (t *groupTracker) commit(g *group, e *xinfo) {
 			}
 			k := tpKey{tp.Label(), p.Index}
 			c := t.commitOf(g, k)
-			if ok {
-				c.offset, c.metadata, c.generation, c.at, c.ref, c.fetched = off, p.Offsets.CommittedMetadata, genNum, e.at, e.ref, false
-				c.memberID = fg.MemberID
-				c.commits++
-				c.txn = txn
+			// Only an answer without error commits: an unanswered or
+			// refused commit leaves the group's offset as it was, and a
+			// TxnOffsetCommit's waits for its transaction's end.
+			if ok && e.answered && code == 0 && p.Error == 0 {
+				h := &heldOffset{offset: off, metadata: p.Offsets.CommittedMetadata, generation: genNum, memberID: fg.MemberID, at: e.at, ref: e.ref}
+				if id := fx.Producer.TransactionalID; txn && fx.Producer.HasTxnID && id != "" {
+					h.txnID = id
+					if c.held == nil {
+						if t.held == nil {
+							t.held = map[string][]*commit{}
+						}
+						t.held[id] = append(t.held[id], c)
+					}
+					c.held = h
+				} else {
+					c.apply(h)
+				}
 			}
 			if stale {
 				c.stale++
@@ -1144,10 +1187,30 @@ func staleCode(code int16) bool {
 	return false
 }
 
+// endTxn ends the transaction of an EndTxn answered without error: the
+// offsets its TxnOffsetCommits held become the groups' on COMMIT and are
+// dropped on ABORT. An EndTxn unanswered or refused ends nothing (the
+// producer retries it or aborts).
+func (t *groupTracker) endTxn(e *xinfo) {
+	pr := &e.fx.Producer
+	if !e.answered || e.topError() != 0 || !pr.HasTxnID || t.held[pr.TransactionalID] == nil {
+		return
+	}
+	for _, c := range t.held[pr.TransactionalID] {
+		if h := c.held; h != nil && h.txnID == pr.TransactionalID {
+			if e.fx.Commit == 1 {
+				c.apply(h)
+			}
+			c.held = nil
+		}
+	}
+	delete(t.held, pr.TransactionalID)
+}
+
 func (t *groupTracker) commitOf(g *group, k tpKey) *commit {
 	c := g.commits[k]
 	if c == nil {
-		c = &commit{tp: k, generation: -1}
+		c = &commit{tp: k, generation: -1, offset: -1}
 		g.commits[k] = c
 		g.corder = append(g.corder, k)
 		t.keep(g, itemCommit, costCommit+int64(len(k.topic)))

@@ -610,6 +610,11 @@ func (t *groupTracker) commitReports(g *group) []CommitReport {
 		if c == nil {
 			continue
 		}
+		if c.held != nil {
+			cv := *c
+			cv.apply(c.held) // its transaction's end is not in the capture
+			c = &cv
+		}
 		cr := CommitReport{Topic: k.topic, Partition: k.part, Offset: c.offset, Metadata: strp(c.metadata),
 			Generation: i32p(c.generation), MemberID: strp(c.memberID), Time: Time(c.at), Commits: c.commits,
 			Stale: c.stale, Errors: c.errors, Fetched: c.fetched, Transactional: c.txn, Ref: c.ref}

@@ -194,3 +194,47 @@ func TestTxnsVerifyOnlyAndWholeError(t *testing.T) {
 		t.Errorf("added %v, error %+v", x.Added, x.AddError)
 	}
 }
+
+// The COMMITS table holds what the group committed: not an OffsetCommit
+// unanswered or refused, not a TxnOffsetCommit whose transaction aborted;
+// a TxnOffsetCommit's offset is the group's once its transaction commits.
+func TestGroupsCommittedOnly(t *testing.T) {
+	s := newSynth(t, Options{Groups: true})
+	commit := func(at time.Duration, topic string, off int64, resp kmsg.Response) {
+		oc := kmsg.NewPtrOffsetCommitRequest()
+		oc.Version, oc.Group, oc.Generation, oc.MemberID = 8, "g1", 1, "m1"
+		oc.Topics = []kmsg.OffsetCommitRequestTopic{{Topic: topic, Partitions: []kmsg.OffsetCommitRequestTopicPartition{{Partition: 0, Offset: off}}}}
+		s.ex("c", at, time.Millisecond, oc, resp)
+	}
+	ok := func(topic string, code int16) kmsg.Response {
+		r := kmsg.NewPtrOffsetCommitResponse()
+		r.Topics = []kmsg.OffsetCommitResponseTopic{{Topic: topic, Partitions: []kmsg.OffsetCommitResponseTopicPartition{{Partition: 0, ErrorCode: code}}}}
+		return r
+	}
+	commit(0, "a", 10, ok("a", 0))
+	commit(time.Millisecond, "a", 99, nil)           // unanswered
+	commit(2*time.Millisecond, "a", 22, ok("a", 22)) // ILLEGAL_GENERATION
+	txnCommit := func(at time.Duration, txn, topic string, off int64, commit bool) {
+		tc := kmsg.NewPtrTxnOffsetCommitRequest()
+		tc.Version, tc.TransactionalID, tc.Group, tc.ProducerID, tc.ProducerEpoch = 3, txn, "g1", 7, 0
+		tc.Topics = []kmsg.TxnOffsetCommitRequestTopic{{Topic: topic, Partitions: []kmsg.TxnOffsetCommitRequestTopicPartition{{Partition: 0, Offset: off}}}}
+		tr := kmsg.NewPtrTxnOffsetCommitResponse()
+		tr.Topics = []kmsg.TxnOffsetCommitResponseTopic{{Topic: topic, Partitions: []kmsg.TxnOffsetCommitResponseTopicPartition{{Partition: 0}}}}
+		s.ex("p", at, time.Millisecond, tc, tr)
+		et := kmsg.NewPtrEndTxnRequest()
+		et.Version, et.TransactionalID, et.ProducerID, et.ProducerEpoch, et.Commit = 3, txn, 7, 0, commit
+		s.ex("p", at+time.Millisecond, time.Millisecond, et, kmsg.NewPtrEndTxnResponse())
+	}
+	txnCommit(10*time.Millisecond, "tx", "b", 500, false) // aborted
+	txnCommit(20*time.Millisecond, "tx", "c", 700, true)  // committed
+	got := map[string]string{}
+	for _, g := range s.a.Groups().Groups {
+		for _, c := range g.Commits {
+			got[c.Topic] = fmt.Sprintf("%d commits=%d errors=%d txn=%v", c.Offset, c.Commits, c.Errors, c.Transactional)
+		}
+	}
+	want := map[string]string{"a": "10 commits=1 errors=1 txn=false", "b": "-1 commits=0 errors=0 txn=false", "c": "700 commits=1 errors=0 txn=true"}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("got  %v\nwant %v", got, want)
+	}
+}
