@@ -924,16 +924,33 @@ func (t *groupTracker) heartbeat(g *group, e *xinfo) {
 
 func (t *groupTracker) leaveGroup(g *group, e *xinfo) {
 	fg := &e.fx.Group
-	code := e.topError()
+	// The request's own error (not a member's: v3+ answers each member
+	// of its batch with its own).
+	code := int16(0)
+	for i := range e.fx.Errors {
+		if er := &e.fx.Errors[i]; er.Topic < 0 && er.Scope.Role == protocol.RoleNone {
+			code = er.Code
+			break
+		}
+	}
 	g.errCount(code)
-	type leaving struct{ id, instance, reason string }
+	type leaving struct {
+		id, instance, reason string
+		code                 int16
+	}
 	var ls []leaving
 	if fg.MemberID != "" {
-		ls = append(ls, leaving{fg.MemberID, fg.InstanceID, fg.Reason})
+		ls = append(ls, leaving{fg.MemberID, fg.InstanceID, fg.Reason, code})
 	}
 	for i := range fg.Members {
 		fm := &fg.Members[i]
-		ls = append(ls, leaving{fm.ID, fm.InstanceID, fm.Reason})
+		c := fm.Error
+		if c == 0 {
+			c = code
+		} else {
+			g.errCount(c)
+		}
+		ls = append(ls, leaving{fm.ID, fm.InstanceID, fm.Reason, c})
 	}
 	for _, l := range ls {
 		id := l.id
@@ -947,10 +964,16 @@ func (t *groupTracker) leaveGroup(g *group, e *xinfo) {
 		if id == "" {
 			continue
 		}
+		if l.code != 0 && g.members[id] == nil {
+			continue // refused for a member the capture never saw: none left
+		}
 		m := t.member(g, id, e)
-		m.err(code)
-		m.left, m.leaveReason, m.leaveRef = e.at, l.reason, e.ref
-		m.end, m.endAt = endLeft, e.at
+		m.err(l.code)
+		code := l.code
+		if code == 0 { // unanswered too: a client leaving often closes at once
+			m.left, m.leaveReason, m.leaveRef = e.at, l.reason, e.ref
+			m.end, m.endAt = endLeft, e.at
+		}
 		detail := "LeaveGroup"
 		switch {
 		case l.reason != "":

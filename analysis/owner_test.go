@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -236,5 +237,49 @@ func TestGroupsCommittedOnly(t *testing.T) {
 	want := map[string]string{"a": "10 commits=1 errors=1 txn=false", "b": "-1 commits=0 errors=0 txn=false", "c": "700 commits=1 errors=0 txn=true"}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("got  %v\nwant %v", got, want)
+	}
+}
+
+// LeaveGroup v3+ batches members: an admin removing static members by
+// instance ID (KIP-345). Each member's answer is its own: the one removed
+// leaves once, without the error of the one the broker did not know, and
+// no member is made up for the refused entry.
+func TestGroupsLeaveBatch(t *testing.T) {
+	s := newSynth(t, Options{Groups: true})
+	for _, m := range []struct{ id, inst string }{{"m1", "i-1"}, {"m2", "i-2"}} {
+		hb := kmsg.NewPtrHeartbeatRequest()
+		hb.Version, hb.Group, hb.Generation, hb.MemberID, hb.InstanceID = 4, "g", 1, m.id, kmsg.StringPtr(m.inst)
+		s.ex("c-"+m.id, 0, time.Millisecond, hb, kmsg.NewPtrHeartbeatResponse())
+	}
+	lg := kmsg.NewPtrLeaveGroupRequest()
+	lg.Version, lg.Group = 4, "g"
+	lg.Members = []kmsg.LeaveGroupRequestMember{{InstanceID: kmsg.StringPtr("i-9")}, {InstanceID: kmsg.StringPtr("i-2")}}
+	lgr := kmsg.NewPtrLeaveGroupResponse()
+	lgr.Members = []kmsg.LeaveGroupResponseMember{{InstanceID: kmsg.StringPtr("i-9"), ErrorCode: 25}, {MemberID: "m2", InstanceID: kmsg.StringPtr("i-2")}}
+	s.ex("admin", time.Second, time.Millisecond, lg, lgr)
+	r := s.a.Groups()
+	if len(r.Groups) != 1 {
+		t.Fatalf("%+v", r.Groups)
+	}
+	g := r.Groups[0]
+	var members, leaves []string
+	for _, m := range g.Members {
+		end := "-"
+		if m.End != nil {
+			end = *m.End
+		}
+		members = append(members, m.MemberID+" "+end)
+	}
+	for _, ev := range g.Timeline {
+		if ev.Kind == "leave" {
+			id := "-"
+			if ev.MemberID != nil {
+				id = *ev.MemberID
+			}
+			leaves = append(leaves, id+" "+ev.Detail)
+		}
+	}
+	if fmt.Sprint(members) != "[m1 - m2 left]" || len(leaves) != 1 || strings.Contains(leaves[0], "UNKNOWN_MEMBER_ID") {
+		t.Errorf("members %q\nleaves %q", members, leaves)
 	}
 }

@@ -377,7 +377,8 @@ func (b *builder) walk(n *protocol.Node, sc scope, depth int) {
 	}
 	if v.member != nil && !sc.top && !in.foreign {
 		if id, ok := strOf(v.member); ok {
-			in.member = b.member(id)
+			inst, _ := strOf(v.instance)
+			in.member = b.member(id, inst)
 			in.ent = Scope{Role: protocol.RoleMemberID, ID: id}
 		}
 	}
@@ -917,14 +918,26 @@ func (b *builder) addGroup(g string) {
 	b.fx.Groups = append(b.fx.Groups, g)
 }
 
-func (b *builder) member(id string) int {
+// member returns the index of the member named by id or, when one side
+// does not know its member ID, by its static instance ID (an admin's
+// LeaveGroup removes members by group.instance.id, KIP-345, and the
+// response names their member IDs): a request's entry and its response's
+// are one member.
+func (b *builder) member(id, instance string) int {
 	g := &b.fx.Group
 	for i := range g.Members {
-		if g.Members[i].ID == id && id != "" {
+		m := &g.Members[i]
+		if id != "" && m.ID == id || instance != "" && m.InstanceID == instance && (id == "" || m.ID == "") {
+			if m.ID == "" {
+				m.ID = id
+			}
+			if m.InstanceID == "" {
+				m.InstanceID = instance
+			}
 			return i
 		}
 	}
-	g.Members = append(g.Members, Member{ID: id})
+	g.Members = append(g.Members, Member{ID: id, InstanceID: instance})
 	return len(g.Members) - 1
 }
 
