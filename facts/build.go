@@ -1,6 +1,7 @@
 package facts
 
 import (
+	"strconv"
 	"strings"
 	"sync"
 
@@ -361,6 +362,13 @@ func (b *builder) walk(n *protocol.Node, sc scope, depth int) {
 				in.ent = Scope{Role: protocol.RoleTransactionalID, ID: id}
 				in.owner = in.ent
 			}
+		}
+	}
+	if v.pid != nil && v.txnID == nil && !sc.top && in.owner.Role == protocol.RoleNone {
+		// A batch entry named by its producer (WriteTxnMarkers v1+
+		// Markers): the topics below are that producer's markers.
+		if id, ok := intOf(v.pid); ok {
+			in.owner = Scope{Role: protocol.RoleProducerID, ID: strconv.FormatInt(id, 10)}
 		}
 	}
 	if v.resType != nil && v.resName != nil {

@@ -190,7 +190,9 @@ type Topic struct {
 	// Owner is the batch entry that lists the topic, when the message
 	// batches entries of several groups or transactions: the group
 	// (OffsetFetch v8+ Groups, KIP-709; ConsumerGroupDescribe Groups) or
-	// the transactional ID (AddPartitionsToTxn v4+ Transactions, KIP-890).
+	// the transactional ID (AddPartitionsToTxn v4+ Transactions, KIP-890),
+	// or the producer ID (WriteTxnMarkers Markers: Role RoleProducerID, ID
+	// the decimal producer ID).
 	// Topics of two entries are kept apart even when they share a name:
 	// each entry's partitions, offsets and errors are its own. The zero
 	// Scope for a topic of the exchange as a whole.
@@ -481,7 +483,7 @@ type Error struct {
 // Scope is an entity an error belongs to: the value of the field with
 // role Role in the struct holding the error code or one enclosing it.
 type Scope struct {
-	Role protocol.Role // protocol.RoleGroupID, RoleMemberID, RoleTransactionalID, RoleResourceName, RoleCoordinatorKey; RoleNone: none
+	Role protocol.Role // protocol.RoleGroupID, RoleMemberID, RoleTransactionalID, RoleResourceName, RoleCoordinatorKey, RoleProducerID (Topic.Owner); RoleNone: none
 	ID   string
 }
 

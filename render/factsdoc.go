@@ -571,6 +571,8 @@ func scopeKind(r protocol.Role) string {
 		return "resource"
 	case protocol.RoleCoordinatorKey:
 		return "coordinatorKey"
+	case protocol.RoleProducerID:
+		return "producerId"
 	}
 	return ""
 }

@@ -291,6 +291,8 @@ func appendScope(b []byte, sc facts.Scope) []byte {
 		return appendWordValue(append(b, "txn="...), sc.ID)
 	case protocol.RoleCoordinatorKey:
 		return appendWordValue(append(b, "key="...), sc.ID)
+	case protocol.RoleProducerID:
+		return appendWordValue(append(b, "pid="...), sc.ID)
 	}
 	return appendWordValue(b, sc.ID)
 }

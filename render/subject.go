@@ -735,6 +735,8 @@ func scopePlace(sc facts.Scope) string {
 		return "txn=" + sc.ID
 	case protocol.RoleCoordinatorKey:
 		return "key=" + sc.ID
+	case protocol.RoleProducerID:
+		return "pid=" + sc.ID
 	}
 	return sc.ID
 }

@@ -252,6 +252,18 @@ func TestSubjectPerAPI(t *testing.T) {
 	ap4r := kmsg.NewPtrAddPartitionsToTxnResponse()
 	ap4r.Version = 4
 	check("AddPartitionsToTxn v4", ap4, ap4r, "txn=tx1 ttx1[0] txn=tx2 ttx2[1]")
+	// WriteTxnMarkers: each producer's markers are its own, however many
+	// name the same partition.
+	wm := kmsg.NewPtrWriteTxnMarkersRequest()
+	wm.Version = 1
+	wmr := kmsg.NewPtrWriteTxnMarkersResponse()
+	for i, pid := range []int64{100, 200} {
+		wm.Markers = append(wm.Markers, kmsg.WriteTxnMarkersRequestMarker{ProducerID: pid, ProducerEpoch: 1, Committed: i == 0,
+			Topics: []kmsg.WriteTxnMarkersRequestMarkerTopic{{Topic: "alpha", Partitions: []int32{0}}}})
+		wmr.Markers = append(wmr.Markers, kmsg.WriteTxnMarkersResponseMarker{ProducerID: pid,
+			Topics: []kmsg.WriteTxnMarkersResponseMarkerTopic{{Topic: "alpha", Partitions: []kmsg.WriteTxnMarkersResponseMarkerTopicPartition{{Partition: 0, ErrorCode: int16(47 * i)}}}}})
+	}
+	check("WriteTxnMarkers", wm, wmr, "pid=100 alpha[0] pid=200 alpha[0] errors: INVALID_PRODUCER_EPOCH pid=200 alpha[0]")
 	ap4.Transactions = ap4.Transactions[:1]
 	check("AddPartitionsToTxn v4, one", ap4, ap4r, "ttx1[0] txn=tx1 pid=10 epoch=1")
 
