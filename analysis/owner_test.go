@@ -283,3 +283,23 @@ func TestGroupsLeaveBatch(t *testing.T) {
 		t.Errorf("members %q\nleaves %q", members, leaves)
 	}
 }
+
+// InitProducerId put off twice (CONCURRENT_TRANSACTIONS) then answered:
+// one instance of the producer, not three.
+func TestTxnsInitRetried(t *testing.T) {
+	s := newSynth(t, Options{Transactions: true})
+	for i, code := range []int16{51, 51, 0} {
+		ip := kmsg.NewPtrInitProducerIDRequest()
+		ip.Version, ip.TransactionalID = 4, kmsg.StringPtr("tx-i")
+		ipr := kmsg.NewPtrInitProducerIDResponse()
+		ipr.ErrorCode, ipr.ProducerID, ipr.ProducerEpoch = code, -1, -1
+		if code == 0 {
+			ipr.ProducerID, ipr.ProducerEpoch = 600, 3
+		}
+		s.ex("app", time.Duration(i)*time.Millisecond, time.Millisecond, ip, ipr)
+	}
+	r := s.a.Transactions()
+	if len(r.Producers) != 1 || len(r.Producers[0].Instances) != 1 || r.Producers[0].Instances[0].ProducerID != 600 {
+		t.Errorf("%+v", r.Producers)
+	}
+}

@@ -305,8 +305,21 @@ func (t *txnTracker) initProducer(e *xinfo) {
 	if code != 0 {
 		p.errs[code]++
 	}
-	in := &instance{p: p, clientID: e.x.ClientID, addr: addrOf(e), at: e.at, pid: -1, epoch: -1, reqPID: -1, reqEpoch: -1,
-		ref: e.ref, err: code, timeoutMs: -1}
+	// A retry of an attempt the coordinator put off (CONCURRENT_TRANSACTIONS,
+	// a coordinator moving or loading) or left unanswered is the same
+	// instance, not another one.
+	var in *instance
+	if n := len(p.instances); n > 0 {
+		if last := p.instances[n-1]; last.pid < 0 && last.clientID == e.x.ClientID && last.addr == addrOf(e) && endRetried(last.err != 0, last.err) {
+			in = last
+			in.ref, in.err = e.ref, code
+		}
+	}
+	fresh := in == nil
+	if fresh {
+		in = &instance{p: p, clientID: e.x.ClientID, addr: addrOf(e), at: e.at, pid: -1, epoch: -1, reqPID: -1, reqEpoch: -1,
+			ref: e.ref, err: code, timeoutMs: -1}
+	}
 	if pr.HasID {
 		in.reqPID = pr.ID
 	}
@@ -339,8 +352,10 @@ func (t *txnTracker) initProducer(e *xinfo) {
 		}
 		t.byPE[pe{in.pid, in.epoch}] = in
 	}
-	p.instances = append(p.instances, in)
-	t.mem.take(costProducer + int64(len(in.clientID)))
+	if fresh {
+		p.instances = append(p.instances, in)
+		t.mem.take(costProducer + int64(len(in.clientID)))
+	}
 }
 
 // evictProducers drops the oldest producers with no open transaction
