@@ -1112,15 +1112,24 @@ func (t *groupTracker) commit(g *group, e *xinfo) {
 	code := e.topError()
 	g.errCount(code)
 	var m *member
-	if fg.MemberID != "" {
+	txn := e.x.APIKey == protocol.KeyTxnOffsetCommit
+	switch {
+	case fg.MemberID == "":
+	case txn:
+		// A transactional producer commits for a member (KIP-447): the
+		// client is the producer's, not the member's; a member not seen
+		// yet is left to its own requests.
+		m = g.members[fg.MemberID]
+	default:
 		m = t.member(g, fg.MemberID, e)
+	}
+	if m != nil {
 		m.err(code)
 	}
 	genNum := int32(-1)
 	if fg.HasGeneration {
 		genNum = fg.Generation
 	}
-	txn := e.x.APIKey == protocol.KeyTxnOffsetCommit
 	stale, why := false, ""
 	if code != 0 {
 		stale, why = staleCode(code), errorMeaning(code)

@@ -303,3 +303,25 @@ func TestTxnsInitRetried(t *testing.T) {
 		t.Errorf("%+v", r.Producers)
 	}
 }
+
+// A TxnOffsetCommit names the member a transactional producer commits for
+// (KIP-447): the member's client is the one of its own requests, not the
+// producer's, whichever comes first.
+func TestGroupsTxnCommitNotMember(t *testing.T) {
+	s := newSynth(t, Options{Groups: true})
+	tc := kmsg.NewPtrTxnOffsetCommitRequest()
+	tc.Version, tc.TransactionalID, tc.Group, tc.ProducerID, tc.MemberID, tc.Generation = 3, "tx", "g1", 7, "m1", 1
+	tc.Topics = []kmsg.TxnOffsetCommitRequestTopic{{Topic: "a", Partitions: []kmsg.TxnOffsetCommitRequestTopicPartition{{Partition: 0, Offset: 5}}}}
+	s.ex("producer", 0, time.Millisecond, tc, kmsg.NewPtrTxnOffsetCommitResponse())
+	s.newConn()
+	hb := kmsg.NewPtrHeartbeatRequest()
+	hb.Version, hb.Group, hb.Generation, hb.MemberID = 4, "g1", 1, "m1"
+	s.ex("consumer", time.Second, time.Millisecond, hb, kmsg.NewPtrHeartbeatResponse())
+	r := s.a.Groups()
+	if len(r.Groups) != 1 || len(r.Groups[0].Members) != 1 {
+		t.Fatalf("%+v", r.Groups)
+	}
+	if m := r.Groups[0].Members[0]; m.ClientID == nil || *m.ClientID != "consumer" {
+		t.Errorf("member m1's client ID %v, want consumer", m.ClientID)
+	}
+}
