@@ -685,7 +685,7 @@ func TestLiveStats(t *testing.T) {
 			t.Errorf("%s: %d requests in APIS, %d exchange lines; want equal and > 0\n%s", api, requests[api], shown[api], out)
 		}
 	}
-	if !strings.Contains(out, "\nSLOWEST 2 ") {
+	if !strings.Contains(out, "\nSLOWEST 2, ") {
 		t.Errorf("no SLOWEST 2 table for --top 2:\n%s", out)
 	}
 }

@@ -55,9 +55,10 @@ Kafka traffic:
                maximum)
   SLOWEST      with --top N, the N slowest exchanges and their packet
                numbers, for kwire read --frame N: ranked by the time
-               beyond the wait the request asked for (WAIT ASKED: a
-               Fetch's MaxWaitMs, so a long poll answered at its wait
-               comes after a slow Produce), then by latency
+               beyond the wait the request asked for (BEYOND: LATENCY
+               less WAIT ASKED, a Fetch's MaxWaitMs, so a long poll
+               answered at its wait comes after a slow Produce), then by
+               latency
   FINDINGS     what to look at, one line each in time order, by the rules
                of docs/findings.md (version mismatches, throttling,
                metadata storms, retries, leadership moves, timeouts, slow
