@@ -80,6 +80,12 @@ type Collector struct {
 	bestFolded *connAcc
 	addrMem    int64          // cost of the clients' addresses
 	slow       []SlowExchange // sorted slowest first, at most opts.Top
+	// errPlaces count errors by code, API and place, at most
+	// maxMemory()/8 bytes of them (errPlaceMem); errFolded the errors of
+	// places past it.
+	errPlaces   map[errPlace]int64
+	errPlaceMem int64
+	errFolded   int64
 
 	file    string // the capture being read (SetFile)
 	fileIdx int    // its position among the files read, from 0
@@ -391,10 +397,79 @@ func (c *Collector) request(x *dissect.Exchange, a *connAcc) {
 		code := fx.Errors[i].Code
 		api.errors[code]++
 		cl.errors[code]++
+		c.errorPlace(x.APIKey, fx, &fx.Errors[i])
 	}
 	if x.APIKey == protocol.KeyFetch {
 		c.records(fx, func(a *partAcc) *FlowStats { return &a.fetch })
 	}
+}
+
+// errPlace is where an error was answered: its code, API, topic (its
+// label, "" for none) and partition (-1 for none).
+type errPlace struct {
+	code, api int16
+	topic     string
+	part      int32
+}
+
+// costErrPlace is what an errPlace costs beside its topic name: the map
+// entry and its count.
+const costErrPlace = 64
+
+// errorPlace counts e, an error of fx's response to API key.
+func (c *Collector) errorPlace(key int16, fx *facts.Exchange, e *facts.Error) {
+	k := errPlace{code: e.Code, api: key, part: -1}
+	if e.Topic >= 0 && e.Topic < len(fx.Topics) {
+		k.topic, k.part = fx.Topics[e.Topic].Label(), e.Partition
+	}
+	if n, ok := c.errPlaces[k]; ok {
+		c.errPlaces[k] = n + 1
+		return
+	}
+	cost := costErrPlace + int64(len(k.topic))
+	if c.errPlaceMem+cost > c.maxMemory()/8 {
+		c.errFolded++
+		return
+	}
+	if c.errPlaces == nil {
+		c.errPlaces = make(map[errPlace]int64)
+	}
+	c.errPlaceMem += cost
+	c.errPlaces[k] = 1
+}
+
+// errorPlaces returns the places counted, most frequent first.
+func (c *Collector) errorPlaces() []ErrorPlace {
+	out := make([]ErrorPlace, 0, len(c.errPlaces))
+	for k, n := range c.errPlaces {
+		ep := ErrorPlace{Name: protocol.KafkaErrorName(k.code), Code: k.code, API: protocol.APIName(k.api), Count: n}
+		if k.topic != "" {
+			ep.Topic = &k.topic
+			if k.part >= 0 {
+				ep.Partition = &k.part
+			}
+		}
+		out = append(out, ep)
+	}
+	slices.SortFunc(out, func(a, b ErrorPlace) int {
+		return cmp.Or(cmp.Compare(b.Count, a.Count), cmp.Compare(a.Name, b.Name), cmp.Compare(a.API, b.API),
+			cmp.Compare(deref(a.Topic), deref(b.Topic)), cmp.Compare(derefInt(a.Partition), derefInt(b.Partition)))
+	})
+	return out
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+func derefInt(p *int32) int32 {
+	if p == nil {
+		return -1
+	}
+	return *p
 }
 
 func (c *Collector) client(x *dissect.Exchange) *clientAcc {
@@ -564,6 +639,7 @@ func (c *Collector) Report() *Report {
 		return cmp.Compare(a.ClientID, b.ClientID)
 	})
 	r.Partitions = c.partitions()
+	r.ErrorPlaces, r.ErrorPlacesFolded = c.errorPlaces(), c.errFolded
 	for _, a := range c.conns {
 		r.Connections = append(r.Connections, a.stats())
 	}

@@ -37,6 +37,25 @@ type Report struct {
 	FoldedConnections *FoldedConns     `json:"foldedConnections,omitempty"`
 	Latency           []LatencyOverAPI `json:"latency"`
 	Slowest           []SlowExchange   `json:"slowest"`
+	// ErrorPlaces counts every non-zero error code of the responses by
+	// API and where it was: topic and partition (facts.Error), most
+	// frequent first. ErrorPlacesFolded counts the errors of places not
+	// kept (Options.MaxMemory/8 bounds them); they are still in the APIs'
+	// and clients' Errors.
+	ErrorPlaces       []ErrorPlace `json:"errorPlaces"`
+	ErrorPlacesFolded int64        `json:"errorPlacesFolded"`
+}
+
+// ErrorPlace is how often one error code was answered to one API at one
+// place: a partition, a topic (Partition null), or no topic (Topic null:
+// the request, a group, a member, a transaction, a resource).
+type ErrorPlace struct {
+	Name      string  `json:"name"` // protocol.KafkaErrorName
+	Code      int16   `json:"code"`
+	API       string  `json:"api"`
+	Topic     *string `json:"topic" jsonschema:"nullable"` // the name, else the topic ID
+	Partition *int32  `json:"partition" jsonschema:"nullable"`
+	Count     int64   `json:"count"`
 }
 
 // APIStats is one API key and version. Sorted by Key, then Version.

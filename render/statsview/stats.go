@@ -109,7 +109,7 @@ type StatsDoc struct {
 }
 
 // WriteStats writes the statistics as text tables: a summary line, the
-// FINDINGS when computed, then APIS, CLIENTS, PARTITIONS, CONNECTIONS,
+// FINDINGS when computed, then APIS, CLIENTS, ERRORS, PARTITIONS, CONNECTIONS,
 // LATENCY and, when the report has them, SLOWEST. Empty sections say
 // "(none)".
 func WriteStats(out io.Writer, d *StatsDoc, o Options) error {
@@ -211,6 +211,31 @@ func WriteStats(out io.Writer, d *StatsDoc, o Options) error {
 		}
 		if strings.Contains(t.text(), " more") {
 			w.WriteString("lists ending in \"+N more\" leave N out; --json lists them all\n")
+		}
+	}
+
+	heading(&w, o, "ERRORS")
+	if len(r.ErrorPlaces) == 0 && r.ErrorPlacesFolded == 0 {
+		w.WriteString("(none)\n")
+	} else {
+		// Where each error was answered: the partition, else the topic,
+		// else "-" (the request, a group, member, transaction, resource).
+		t := newTable("ERROR", "API", "TOPIC", ">PART", ">COUNT")
+		shown := topRows(r.ErrorPlaces, o.rows(), func(a, b stats.ErrorPlace) int { return cmp.Compare(b.Count, a.Count) })
+		for _, ep := range shown {
+			topic, part := "-", "-"
+			if ep.Topic != nil {
+				topic = *ep.Topic
+			}
+			if ep.Partition != nil {
+				part = strconv.Itoa(int(*ep.Partition))
+			}
+			t.add(cr(roleError, ep.Name), cr(roleAPI, ep.API), c(topic), c(part), c(itoa(ep.Count)))
+		}
+		t.write(&w, o)
+		moreRows(&w, len(shown), len(r.ErrorPlaces), "error places", "the most frequent")
+		if r.ErrorPlacesFolded > 0 {
+			fmt.Fprintf(&w, "%s at places not kept (--max-stats-memory): the APIS and CLIENTS counts hold them\n", plural(int(r.ErrorPlacesFolded), "error", "errors"))
 		}
 	}
 
