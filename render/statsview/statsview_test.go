@@ -129,7 +129,7 @@ func TestStatsJSONFields(t *testing.T) {
 		"connections[].orphans", "connections[].outOfOrder", "connections[].requestBytes", "connections[].requestFrames",
 		"connections[].responseBytes", "connections[].responseFrames", "connections[].resyncs",
 		"connections[].retransmissions", "connections[].truncated", "connections[].unanswered",
-		"exchanges", "first", "last",
+		"errorPlaces", "errorPlacesFolded", "exchanges", "first", "last",
 		"foldedConnections", "foldedConnections.badFrames", "foldedConnections.connections", "foldedConnections.decodeFailures",
 		"foldedConnections.first", "foldedConnections.gapBytes", "foldedConnections.gaps", "foldedConnections.last",
 		"foldedConnections.maxMemory", "foldedConnections.maxProblems", "foldedConnections.orphans", "foldedConnections.outOfOrder",
@@ -246,7 +246,7 @@ func TestStatsText(t *testing.T) {
 		"  1.05ms  < 2.10ms  ██████████████████████████████  2\n",
 		"       …\n",
 		"  over time, max per 10.0ms from 2026-01-02T03:04:05Z (peak 8.00ms):\n  ▁·█\n",
-		" 5.00ms           -  Produce    9        7  app        10.0.0.1:5000  10.0.0.9:9092     0          12           14\n",
+		"5.00ms   5.00ms           -  Produce    9        7  app        10.0.0.1:5000  10.0.0.9:9092     0       12        14\n",
 		"FINDINGS (docs/findings.md; kwire read --frame N shows a packet's exchange)\n" +
 			"03:04:05.000 warning slow-network app Produce broker 10.0.0.9:9092 ×2\n    2 exchanges of 100ms or more [a.pcap packets 12,14 +3]\n\nAPIS\n",
 	} {
