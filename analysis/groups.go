@@ -325,6 +325,11 @@ func (t *groupTracker) member(g *group, id string, e *xinfo) *member {
 		t.keep(g, itemMember, costMember+int64(len(id)))
 	}
 	if e != nil {
+		if (m.end == endLeft || m.end == endStaticLeave) && e.answered && e.topError() == 0 && e.at.After(m.endAt) {
+			// A leave the member went on from (one unanswered: the
+			// broker never took it): it is a member again.
+			m.end, m.endAt, m.left = "", time.Time{}, time.Time{}
+		}
 		if m.clientID == "" && !e.x.ClientIDNull {
 			m.clientID = e.x.ClientID
 			g.sc.byClient[m.clientID] = append(g.sc.byClient[m.clientID], m)
@@ -1219,18 +1224,24 @@ func staleCode(code int16) bool {
 	return false
 }
 
-// endTxn ends the transaction of an EndTxn answered without error: the
-// offsets its TxnOffsetCommits held become the groups' on COMMIT and are
-// dropped on ABORT. An EndTxn unanswered or refused ends nothing (the
-// producer retries it or aborts).
+// endTxn ends the transaction of an EndTxn: the offsets its
+// TxnOffsetCommits held become the groups' on a COMMIT answered without
+// error, and are dropped otherwise. An EndTxn unanswered or put off
+// (CONCURRENT_TRANSACTIONS, a coordinator moving) ends nothing: the
+// producer retries it.
 func (t *groupTracker) endTxn(e *xinfo) {
 	pr := &e.fx.Producer
-	if !e.answered || e.topError() != 0 || !pr.HasTxnID || t.held[pr.TransactionalID] == nil {
-		return
+	code := e.topError()
+	if endRetried(e.answered, code) || !pr.HasTxnID || t.held[pr.TransactionalID] == nil {
+		return // retried: the transaction is not over
 	}
+	// Committed only when the COMMIT is answered without error: a COMMIT
+	// refused (PRODUCER_FENCED, INVALID_PRODUCER_EPOCH, ...) leaves the
+	// transaction to be aborted.
+	commit := code == 0 && e.fx.Commit == 1
 	for _, c := range t.held[pr.TransactionalID] {
 		if h := c.held; h != nil && h.txnID == pr.TransactionalID {
-			if e.fx.Commit == 1 {
+			if commit {
 				c.apply(h)
 			}
 			c.held = nil

@@ -228,13 +228,24 @@ func TestGroupsCommittedOnly(t *testing.T) {
 	}
 	txnCommit(10*time.Millisecond, "tx", "b", 500, false) // aborted
 	txnCommit(20*time.Millisecond, "tx", "c", 700, true)  // committed
+	// A COMMIT refused: the producer was fenced, its transaction aborts.
+	tc := kmsg.NewPtrTxnOffsetCommitRequest()
+	tc.Version, tc.TransactionalID, tc.Group, tc.ProducerID = 3, "tx2", "g1", 8
+	tc.Topics = []kmsg.TxnOffsetCommitRequestTopic{{Topic: "d", Partitions: []kmsg.TxnOffsetCommitRequestTopicPartition{{Partition: 0, Offset: 900}}}}
+	tcr := kmsg.NewPtrTxnOffsetCommitResponse()
+	tcr.Topics = []kmsg.TxnOffsetCommitResponseTopic{{Topic: "d", Partitions: []kmsg.TxnOffsetCommitResponseTopicPartition{{Partition: 0}}}}
+	s.ex("p", 30*time.Millisecond, time.Millisecond, tc, tcr)
+	et := kmsg.NewPtrEndTxnRequest()
+	et.Version, et.TransactionalID, et.ProducerID, et.Commit = 3, "tx2", 8, true
+	s.ex("p", 31*time.Millisecond, time.Millisecond, et, &kmsg.EndTxnResponse{ErrorCode: 90}) // PRODUCER_FENCED
 	got := map[string]string{}
 	for _, g := range s.a.Groups().Groups {
 		for _, c := range g.Commits {
 			got[c.Topic] = fmt.Sprintf("%d commits=%d errors=%d txn=%v", c.Offset, c.Commits, c.Errors, c.Transactional)
 		}
 	}
-	want := map[string]string{"a": "10 commits=1 errors=1 txn=false", "b": "-1 commits=0 errors=0 txn=false", "c": "700 commits=1 errors=0 txn=true"}
+	want := map[string]string{"a": "10 commits=1 errors=1 txn=false", "b": "-1 commits=0 errors=0 txn=false", "c": "700 commits=1 errors=0 txn=true",
+		"d": "-1 commits=0 errors=0 txn=false"}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("got  %v\nwant %v", got, want)
 	}
@@ -323,5 +334,26 @@ func TestGroupsTxnCommitNotMember(t *testing.T) {
 	}
 	if m := r.Groups[0].Members[0]; m.ClientID == nil || *m.ClientID != "consumer" {
 		t.Errorf("member m1's client ID %v, want consumer", m.ClientID)
+	}
+}
+
+// A LeaveGroup left unanswered, after which the member heartbeats on
+// successfully: it did not leave.
+func TestGroupsLeaveNotTaken(t *testing.T) {
+	s := newSynth(t, Options{Groups: true})
+	hb := func(at time.Duration) {
+		r := kmsg.NewPtrHeartbeatRequest()
+		r.Version, r.Group, r.Generation, r.MemberID = 4, "g", 1, "m1"
+		s.ex("c", at, time.Millisecond, r, kmsg.NewPtrHeartbeatResponse())
+	}
+	hb(0)
+	lg := kmsg.NewPtrLeaveGroupRequest()
+	lg.Version, lg.Group = 4, "g"
+	lg.Members = []kmsg.LeaveGroupRequestMember{{MemberID: "m1"}}
+	s.ex("c", time.Second, time.Millisecond, lg, nil)
+	hb(2 * time.Second)
+	m := s.a.Groups().Groups[0].Members[0]
+	if m.End != nil && *m.End == "left" {
+		t.Errorf("m1 left, though it heartbeat on after an unanswered LeaveGroup: %+v", m)
 	}
 }
