@@ -340,13 +340,16 @@ func (r *runner) assemble(p *pkt) {
 	} else {
 		if p.cut != nil {
 			// Cuts before this packet (CutComment): known before its
-			// ACK passes over its peer's.
+			// ACK passes over its peer's. Its own end by its sequence
+			// number, its peer's by what it acknowledges.
 			d := AtoB
 			if src != s.conn.A {
 				d = BtoA
 			}
-			s.half[d].setCut(p.cut.sent)
-			s.half[1-d].setCut(p.cut.received)
+			s.half[d].addCuts(p.cut.sent, gpr.Sequence(r.tcp.Seq))
+			if r.tcp.ACK {
+				s.half[1-d].addCuts(p.cut.received, gpr.Sequence(r.tcp.Ack))
+			}
 		}
 		if r.tcp.ACK {
 			d := BtoA // the direction this packet acknowledges
@@ -772,10 +775,10 @@ type halfState struct {
 	holeEnd   gpr.Sequence
 	ackSeen   bool
 	maxAck    gpr.Sequence // highest ACK this direction's sender sent
-	// cutFrom and cutBytes are the sequence numbers a cut left out
-	// (CutComment), if cutBytes > 0: a hole within them is the cut.
-	cutFrom  gpr.Sequence
-	cutBytes int64
+	// cuts are the spans of sequence numbers a marked packet says were
+	// left out (CutComment), until a hole passes them: a hole within one
+	// is a cut.
+	cuts []cutSpan
 }
 
 // stream is one connection; it implements gpr.Stream.
@@ -1037,18 +1040,20 @@ func (s *stream) data(d Dir, b []byte, seq gpr.Sequence, c *pktCtx) {
 
 func (s *stream) gap(d Dir, n int64, t time.Time) {
 	h := &s.half[d]
-	if h.isCut(n) {
-		h.offset += n // left out on purpose (CutComment), not lost
-		s.r.emitCut(s, d, n, t)
-		return
-	}
-	st := &s.conn.Stats
-	st.Gaps++
-	if n > 0 {
-		st.GapBytes += n
-		h.offset += n
-	}
-	s.r.emitGap(s, d, n, t)
+	h.holeParts(n, func(n int64, cut bool) {
+		if cut {
+			h.offset += n // left out on purpose (CutComment), not lost
+			s.r.emitCut(s, d, n, t)
+			return
+		}
+		st := &s.conn.Stats
+		st.Gaps++
+		if n > 0 {
+			st.GapBytes += n
+			h.offset += n
+		}
+		s.r.emitGap(s, d, n, t)
+	})
 }
 
 // endGap reports bytes of direction d that were never captured at its end:

@@ -12,75 +12,82 @@ import (
 
 // Cuts: a capture cut down by a tool (kwire read -w writes the packets of
 // the exchanges it selected) has holes in its TCP sequence space that no
-// loss explains. The tool marks the first packet it writes after a hole
-// with a pcapng packet comment (opt_comment; the pcapng specification,
-// draft-ietf-opsawg-pcapng, "Enhanced Packet Block"): CutComment names
-// the sequence numbers left out in each direction, the packet's own
-// (sent) and its peer's (received), and those holes are reported to a
-// CutHandler rather than as gaps. Both directions ride on one packet
-// because its acknowledgement number already passes over the peer's hole.
+// loss explains. The tool marks the first packet it writes after bytes
+// it left out with a pcapng packet comment (opt_comment; the pcapng
+// specification, draft-ietf-opsawg-pcapng, "Enhanced Packet Block"):
+// CutComment names the sequence numbers left out, of the packet's own
+// direction (sent: all before its sequence number) and of its peer's
+// (received: all its acknowledgement number covers), and holes within
+// them are reported to a CutHandler rather than as gaps. Both directions
+// ride on one packet because its acknowledgement number may already pass
+// over its peer's hole. A hole only partly within a cut is a gap for the
+// rest: bytes the original capture had lost stay lost.
 
 // cutPrefix starts CutComment.
 const cutPrefix = "kwire-cut:"
 
-// Cut is the sequence space a cut left out of one direction: Bytes bytes
-// from sequence number From.
+// Cut is a span of sequence numbers left out of one direction: Bytes
+// bytes (a FIN counts one) from sequence number From.
 type Cut struct {
 	From  uint32
 	Bytes int64
 }
 
+// maxCutBytes bounds a Cut: a TCP window is at most 1 GiB (RFC 7323), and
+// a writer marks cuts as it goes, packet by packet.
+const maxCutBytes = 1 << 30
+
+// maxCuts bounds the cuts of a comment, and those a direction of a stream
+// keeps waiting for their holes.
+const maxCuts = 16
+
 // CutComment is the pcapng packet comment that marks a packet written
-// after a cut: sent is what was left out of the packet's own direction
-// just before it, received what was of its peer's (Bytes 0: nothing).
-// An example: "kwire-cut: sent 1003+63 received 2001+794 (sequence
+// after bytes left out: sent are the spans of the packet's own direction
+// (each ending at or before its sequence number), received those of its
+// peer's (each ending at or before its acknowledgement number). An
+// example: "kwire-cut: sent 1003+63 received 2001+794 (sequence
 // numbers+bytes left out before this packet by kwire read -w)".
-func CutComment(sent, received Cut) string {
+func CutComment(sent, received []Cut) string {
 	var b strings.Builder
 	b.WriteString(cutPrefix)
-	for _, c := range [...]struct {
-		name string
-		cut  Cut
-	}{{"sent", sent}, {"received", received}} {
-		if c.cut.Bytes > 0 {
-			fmt.Fprintf(&b, " %s %d+%d", c.name, c.cut.From, c.cut.Bytes)
-		}
+	for _, c := range sent {
+		fmt.Fprintf(&b, " sent %d+%d", c.From, c.Bytes)
+	}
+	for _, c := range received {
+		fmt.Fprintf(&b, " received %d+%d", c.From, c.Bytes)
 	}
 	b.WriteString(" (sequence numbers+bytes left out before this packet by kwire read -w)")
 	return b.String()
 }
 
-// cutOf parses a comment made by CutComment.
+// cutOf parses a comment made by CutComment; a comment that is not one,
+// or that breaks its bounds, is none.
 func cutOf(comment string) (m cutMark, ok bool) {
 	rest, found := strings.CutPrefix(comment, cutPrefix)
 	if !found {
 		return m, false
 	}
 	f := strings.Fields(rest)
-	for i := 0; i+1 < len(f); i += 2 {
-		var c *Cut
-		switch f[i] {
-		case "sent":
-			c = &m.sent
-		case "received":
-			c = &m.received
-		default:
-			return m, m.sent.Bytes > 0 || m.received.Bytes > 0
-		}
+	for i := 0; i+1 < len(f) && (f[i] == "sent" || f[i] == "received"); i += 2 {
 		from, n, found := strings.Cut(f[i+1], "+")
 		seq, err1 := strconv.ParseUint(from, 10, 32)
 		bytes, err2 := strconv.ParseInt(n, 10, 64)
-		if !found || err1 != nil || err2 != nil || bytes <= 0 || bytes >= 1<<30 {
+		if !found || err1 != nil || err2 != nil || bytes <= 0 || bytes >= maxCutBytes || len(m.sent)+len(m.received) == maxCuts {
 			return cutMark{}, false
 		}
-		*c = Cut{From: uint32(seq), Bytes: bytes}
+		c := Cut{From: uint32(seq), Bytes: bytes}
+		if f[i] == "sent" {
+			m.sent = append(m.sent, c)
+		} else {
+			m.received = append(m.received, c)
+		}
 	}
-	return m, m.sent.Bytes > 0 || m.received.Bytes > 0
+	return m, len(m.sent)+len(m.received) > 0
 }
 
 // cutMark rides in a packet's CaptureInfo.AncillaryData from the pcapng
 // reader to the assembly, on a packet CutComment marks.
-type cutMark struct{ sent, received Cut }
+type cutMark struct{ sent, received []Cut }
 
 // markedCut returns the cut a packet's capture info carries.
 func markedCut(ci *gopacket.CaptureInfo) (*cutMark, bool) {
@@ -92,20 +99,62 @@ func markedCut(ci *gopacket.CaptureInfo) (*cutMark, bool) {
 	return nil, false
 }
 
-// setCut notes in h the cut c of its direction.
-func (h *halfState) setCut(c Cut) {
-	if c.Bytes > 0 {
-		h.cutFrom, h.cutBytes = gpr.Sequence(c.From), c.Bytes
+// cutSpan is a Cut in the stream's sequence space.
+type cutSpan struct{ from, end gpr.Sequence }
+
+// addCuts notes in h the cuts cs of its direction that end at or before
+// upTo (a marked packet's sequence number, or its acknowledgement number
+// for its peer's): a cut past what the packet vouches for is not one.
+func (h *halfState) addCuts(cs []Cut, upTo gpr.Sequence) {
+	for _, c := range cs {
+		sp := cutSpan{gpr.Sequence(c.From), gpr.Sequence(c.From).Add(int(c.Bytes))}
+		if sp.end.Difference(upTo) < 0 {
+			continue
+		}
+		if len(h.cuts) == maxCuts {
+			h.cuts = h.cuts[1:] // the oldest: its hole was settled or never came
+		}
+		h.cuts = append(h.cuts, sp)
 	}
 }
 
-// isCut reports whether the n bytes from h.next lie within h's cut.
-func (h *halfState) isCut(n int64) bool {
-	if h.cutBytes <= 0 || n <= 0 {
-		return false
+// holeParts splits the hole of n bytes from h.next into the parts a cut
+// covers and the rest, in order, calling part for each (cut or not), and
+// forgets the cuts the hole passes.
+func (h *halfState) holeParts(n int64, part func(n int64, cut bool)) {
+	if len(h.cuts) == 0 || n <= 0 || n >= maxCutBytes {
+		part(n, false)
+		return
 	}
-	start := int64(h.cutFrom.Difference(h.next)) // where the hole starts within the cut
-	return start >= 0 && start+n <= h.cutBytes
+	pos, end := h.next, h.next.Add(int(n))
+	for pos != end {
+		// The cut covering pos, else the nearest starting after it.
+		next, cover := end, false
+		for _, sp := range h.cuts {
+			switch {
+			case sp.from.Difference(pos) >= 0 && pos.Difference(sp.end) > 0: // from <= pos < end
+				next = end
+				if e := sp.end; e.Difference(end) > 0 { // the cut ends inside the hole
+					next = e
+				}
+				cover = true
+			case !cover && pos.Difference(sp.from) > 0 && sp.from.Difference(next) > 0: // pos < from < next
+				next = sp.from
+			}
+			if cover {
+				break
+			}
+		}
+		part(int64(pos.Difference(next)), cover)
+		pos = next
+	}
+	kept := h.cuts[:0]
+	for _, sp := range h.cuts {
+		if sp.end.Difference(end) < 0 { // the hole ends before the cut does
+			kept = append(kept, sp)
+		}
+	}
+	h.cuts = kept
 }
 
 // CutHandler is a Handler that is told of cuts apart from gaps: Cut

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -20,17 +21,18 @@ func (r cutRec) Cut(c *Conn, d Dir, n int64, t time.Time) {
 }
 
 func TestCutCommentRoundTrip(t *testing.T) {
-	for _, c := range []struct{ sent, received Cut }{
-		{Cut{1003, 63}, Cut{2001, 794}},
-		{Cut{4294967290, 20}, Cut{}},
-		{Cut{}, Cut{7, 1}},
+	for _, c := range []struct{ sent, received []Cut }{
+		{[]Cut{{1003, 63}}, []Cut{{2001, 794}}},
+		{[]Cut{{4294967290, 20}, {5, 7}}, nil},
+		{nil, []Cut{{7, 1}}},
 	} {
 		m, ok := cutOf(CutComment(c.sent, c.received))
-		if !ok || m.sent != c.sent || m.received != c.received {
+		if !ok || fmt.Sprint(m.sent) != fmt.Sprint(c.sent) || fmt.Sprint(m.received) != fmt.Sprint(c.received) {
 			t.Errorf("%+v: parsed %+v %v", c, m, ok)
 		}
 	}
-	for _, s := range []string{"", "a comment", "kwire-cut:", "kwire-cut: sent x+1", "kwire-cut: sent 5+0", "kwire-cut: sent 5+-3", "kwire-cut: sent 99999999999+3"} {
+	for _, s := range []string{"", "a comment", "kwire-cut:", "kwire-cut: sent x+1", "kwire-cut: sent 5+0", "kwire-cut: sent 5+-3",
+		"kwire-cut: sent 99999999999+3", "kwire-cut: sent 5+1073741824"} {
 		if m, ok := cutOf(s); ok {
 			t.Errorf("%q parsed as a cut: %+v", s, m)
 		}
@@ -56,26 +58,8 @@ func TestCutMarkedHoles(t *testing.T) {
 	v.send(false, "resp-3.")
 	v.close()
 
-	var buf bytes.Buffer
-	w, err := pcapgo.NewNgWriterInterface(&buf, pcapgo.NgInterface{LinkType: layers.LinkTypeEthernet, TimestampResolution: 9}, pcapgo.DefaultNgWriterOptions)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i, s := range v.segs {
-		b := frame(t, layers.LinkTypeEthernet, s)
-		ci := gopacket.CaptureInfo{Timestamp: t0.Add(s.at), CaptureLength: len(b), Length: len(b)}
-		var opts pcapgo.NgPacketOptions
-		if i == marked {
-			opts.Comments = []string{"an analyst's note", CutComment(Cut{cutC, int64(len("left-out-request"))}, Cut{cutS, int64(len("left-out-response"))})}
-		}
-		if err := w.WritePacketWithOptions(ci, b, opts); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := w.Flush(); err != nil {
-		t.Fatal(err)
-	}
-	p := writeFile(t, "cut.pcapng", buf.Bytes())
+	p := ngWithComments(t, v.segs, map[int][]string{marked: {"an analyst's note",
+		CutComment([]Cut{{cutC, int64(len("left-out-request"))}}, []Cut{{cutS, int64(len("left-out-response"))}})}})
 
 	h := cutRec{newRec()}
 	if _, err := ReadFiles(context.Background(), []string{p}, Options{}, h); err != nil {
@@ -94,5 +78,67 @@ func TestCutMarkedHoles(t *testing.T) {
 	}
 	if got := fmt.Sprint(plain.filter("gap ")); got != "[gap 0 1 17 gap 0 0 16 gap 0 1 5]" {
 		t.Errorf("a Handler without Cut: %s", got)
+	}
+}
+
+// ngWithComments writes segs as a pcapng, the packets at the indexes of
+// comments with those comments.
+func ngWithComments(t *testing.T, segs []seg, comments map[int][]string) string {
+	t.Helper()
+	var buf bytes.Buffer
+	w, err := pcapgo.NewNgWriterInterface(&buf, pcapgo.NgInterface{LinkType: layers.LinkTypeEthernet, TimestampResolution: 9}, pcapgo.DefaultNgWriterOptions)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, s := range segs {
+		b := frame(t, layers.LinkTypeEthernet, s)
+		ci := gopacket.CaptureInfo{Timestamp: t0.Add(s.at), CaptureLength: len(b), Length: len(b)}
+		if err := w.WritePacketWithOptions(ci, b, pcapgo.NgPacketOptions{Comments: comments[i]}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	return writeFile(t, "cut.pcapng", buf.Bytes())
+}
+
+// A cut is only what the comment names, up to the marked packet: a hole
+// partly lost before the writer left bytes out is a gap for that part; a
+// span claimed past the marked packet (a forged or broken comment) is no
+// cut; a span is used once, not for a later hole.
+func TestCutBounds(t *testing.T) {
+	v := newConv("10.0.0.1:40000", "10.0.0.2:9092", 1000, 5000)
+	v.handshake()
+	v.send(true, "req-1.")
+	v.next(true, "lost")             // lost in the original capture
+	from := v.cseq                   // the writer left out from here
+	v.next(true, "left-out-request") // 16 bytes, not written
+	marked := len(v.segs)
+	v.send(true, "req-2.")
+	v.next(true, "gone!") // a later loss: the old span must not cover it
+	forged := len(v.segs)
+	v.send(true, "req-3.")
+	v.next(true, "xyz") // claimed by a span past the packet's own sequence number
+	bad := len(v.segs)
+	v.send(true, "req-4.")
+	v.close()
+	p := ngWithComments(t, v.segs, map[int][]string{
+		marked: {CutComment([]Cut{{from, 16}}, nil)},
+		forged: {CutComment([]Cut{{from, 16}}, nil)}, // already passed
+		bad:    {CutComment([]Cut{{v.segs[bad].seq - 3, 1000}}, nil)},
+	})
+	h := cutRec{newRec()}
+	if _, err := ReadFiles(context.Background(), []string{p}, Options{}, h); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, l := range h.log {
+		if strings.HasPrefix(l, "cut ") || strings.HasPrefix(l, "gap ") {
+			got = append(got, l)
+		}
+	}
+	if want := "[gap 0 0 4 cut 0 0 16 gap 0 0 5 gap 0 0 3]"; fmt.Sprint(got) != want {
+		t.Errorf("got %v, want %s", got, want)
 	}
 }

@@ -28,9 +28,11 @@ type Packet struct {
 	TCP, Fragment bool
 	Src, Dst      netip.AddrPort
 	Flags         uint8
-	// Seq is a TCP segment's sequence number and Payload the bytes of
-	// payload its IP header declares (0 when its header is damaged).
+	// Seq and Ack are a TCP segment's sequence and acknowledgement
+	// numbers, Payload the bytes of payload its IP header declares (0
+	// when its header is damaged).
 	Seq     uint32
+	Ack     uint32
 	Payload int
 }
 
@@ -59,7 +61,7 @@ func EachPacket(ctx context.Context, paths []string, opts Options, fn func(*Pack
 					p.Src = netip.AddrPortFrom(addrOf(d.srcIP), be16(d.seg[0:2]))
 					p.Dst = netip.AddrPortFrom(addrOf(d.dstIP), be16(d.seg[2:4]))
 					p.Flags = d.seg[13]
-					p.Seq = be32(d.seg[4:8])
+					p.Seq, p.Ack = be32(d.seg[4:8]), be32(d.seg[8:12])
 					if hl, res := tcpHeaderLen(d.seg, d.segLen); res == resTCP {
 						p.Payload = d.segLen - hl
 					}

@@ -392,6 +392,8 @@ func (r *captureRun) addSummaries(ds dissect.Summary, rs reassembly.Summary) {
 	}
 	t.Frames += ds.Frames
 	t.Exchanges += ds.Exchanges
+	t.Cuts += ds.Cuts
+	t.CutBytes += ds.CutBytes
 	if t.SpillError == nil {
 		t.SpillError = ds.SpillError
 	}

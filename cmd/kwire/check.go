@@ -92,9 +92,11 @@ Kinds of check (one per item, with name):
                   or capture, as per says
   latency         answered exchanges matching where: p50, p90, p99 and max
                   in milliseconds at most these
-  complete true   the captures were fully dissected: nothing lost, cut,
-                  skipped or malformed, and no response that no captured
-                  request explains on a connection captured from its SYN
+  complete true   the captures were fully dissected: nothing lost,
+                  truncated, skipped or malformed, and no response that no
+                  captured request explains on a connection captured from
+                  its SYN (the holes a kwire read -w file marks as left
+                  out are not losses: the reason says how many bytes)
   finding RULE, noFinding RULE
                   a finding of that rule (docs/findings.md; a glob pattern,
                   with severity: info, warning or error) is, or is not, in
@@ -711,6 +713,10 @@ func (c *check) verdict(run *captureRun, findings []analysis.Finding) {
 		p := run.problems()
 		c.pass = p == "" && len(run.fileErrs) == 0
 		c.reason = "fully dissected"
+		if n := run.ds.CutBytes; n > 0 {
+			// Holes a cut file declares (kwire read -w): not losses.
+			c.reason += fmt.Sprintf(" (%d bytes left out by the capture's writer, kwire read -w)", n)
+		}
 		if !c.pass {
 			c.reason = "not fully dissected: " + strings.TrimPrefix(p+fileErrList(run), ", ")
 		}

@@ -187,8 +187,12 @@ offset from the capture's first packet: 90s, +1m30s); --frame takes
 packet numbers and ranges (12, 100-200, 5000-); -c N stops after N
 exchanges; -w FILE writes the packets of the exchanges shown, with their
 connections' handshakes, as a new pcapng: a 20 GB capture cut down to the
-one slow Fetch for a bug report (read again, the bytes left out between a
-handshake and an exchange are gaps).
+one slow Fetch for a bug report. The first packet written after bytes
+left out says so in a packet comment ("kwire-cut: ..."), and read again
+those holes are cuts, not losses (a summary line counts them; --verbose
+shows each); bytes the original capture had lost stay gaps. TLS
+connections are written without their handshake's keys: a cut TLS capture
+is not decrypted again.
 
 Lines: --frame-numbers starts each with the packet numbers of its
 request and response (REQ/RESP, tshark's frame column); --utc and --local
@@ -558,7 +562,9 @@ func runRead(ctx context.Context, o *readOptions, s *ioStreams, color bool, path
 	var extra func(io.Writer) error
 	if sel != nil && run.readAny && !run.interrupted {
 		wctx := context.WithoutCancel(ctx) // -c ended the read, not the writing
-		n, err := writeSelection(wctx, paths, cr.ropts, sel, o.Write)
+		wopts := cr.ropts
+		wopts.Merge = cr.merge && len(paths) > 1 // numbered as the read numbered them
+		n, err := writeSelection(wctx, paths, wopts, sel, o.Write)
 		if err != nil {
 			return &exitError{code: exitData, err: fmt.Errorf("-w %s: %w", o.Write, err)}
 		}

@@ -38,54 +38,106 @@ type selConn struct {
 	handshake []int64     // frames of the last handshake before the first range
 	closing   []int64     // its first FIN and RST packets after the last range (at most maxClosing)
 	cut       [2]cutState // per direction, client's first, while writing
+	// hulls are, per direction, the sequence numbers the packets of each
+	// range span, first to last byte: a packet outside the ranges whose
+	// bytes lie within one (a segment that arrived out of order, or was
+	// sent again after a loss, numbered before or after the range) holds
+	// bytes of a frame written, and is written too.
+	hulls [2][]span
 }
 
 // cutState follows one direction of a connection while it is written, to
-// mark the packet written after bytes left out (reassembly.CutComment):
-// what was written up to, and the payload left out since.
+// mark the packets written after bytes left out (reassembly.CutComment):
+// where the written bytes end, and the spans of sequence numbers left out
+// since, each exactly what skipped packets carried (a hole the original
+// capture had stays a hole: the reader reports it as a gap).
 type cutState struct {
-	written    bool   // end is where the written bytes end (SYN: its sequence number + 1)
-	end        uint32 // next sequence number after what was written
-	left       bool   // payload was left out since
-	from, upTo uint32 // its sequence numbers: from the first to past the last
+	written bool   // end is where the written bytes end
+	end     uint32 // next sequence number after what was written (SYN, FIN count one)
+	spans   []span // left out, not yet marked, in sequence order, disjoint
 }
 
-// skip notes payload of n bytes at seq that is not written.
-func (c *cutState) skip(seq uint32, n int) {
-	if n <= 0 {
+// span is sequence numbers [from, to).
+type span struct{ from, to uint32 }
+
+// before reports a < b in sequence space (RFC 9293 section 3.4).
+func before(a, b uint32) bool { return int32(a-b) < 0 }
+
+// skip notes a packet not written: n bytes of payload at seq, and its FIN.
+func (c *cutState) skip(seq uint32, n int, fin bool) {
+	to := seq + uint32(n)
+	if fin {
+		to++
+	}
+	if c.written && before(seq, c.end) {
+		seq = c.end // what was written already: a retransmission
+	}
+	if !before(seq, to) {
 		return
 	}
-	end := seq + uint32(n)
-	switch {
-	case !c.left:
-		c.left, c.from, c.upTo = true, seq, end
-		if c.written {
-			c.from = c.end
+	// Merge into the spans (few: a writer marks them at its next packet).
+	out := c.spans[:0:0]
+	added := false
+	for _, sp := range c.spans {
+		switch {
+		case before(sp.to, seq): // wholly before
+			out = append(out, sp)
+		case before(to, sp.from): // wholly after
+			if !added {
+				out, added = append(out, span{seq, to}), true
+			}
+			out = append(out, sp)
+		default: // touching or overlapping: merge
+			if before(sp.from, seq) {
+				seq = sp.from
+			}
+			if before(to, sp.to) {
+				to = sp.to
+			}
 		}
-	case int32(end-c.upTo) > 0:
-		c.upTo = end
 	}
+	if !added {
+		out = append(out, span{seq, to})
+	}
+	if len(out) > reassemblyMaxCuts {
+		out = out[len(out)-reassemblyMaxCuts:] // the oldest are left as gaps
+	}
+	c.spans = out
 }
 
-// take returns the cut to mark on the next packet written, and clears it.
-func (c *cutState) take() reassembly.Cut {
-	if !c.left {
-		return reassembly.Cut{}
+// reassemblyMaxCuts is how many spans one comment carries (reassembly's
+// bound on a comment's cuts is 16 for both directions together).
+const reassemblyMaxCuts = 8
+
+// take returns the spans that end at or before upTo, as cuts to mark,
+// and forgets them.
+func (c *cutState) take(upTo uint32) []reassembly.Cut {
+	var out []reassembly.Cut
+	kept := c.spans[:0]
+	for _, sp := range c.spans {
+		if before(upTo, sp.to) {
+			kept = append(kept, sp)
+			continue
+		}
+		if n := int64(sp.to - sp.from); n > 0 && n < 1<<30 {
+			out = append(out, reassembly.Cut{From: sp.from, Bytes: n})
+		}
 	}
-	c.left = false
-	if n := int32(c.upTo - c.from); n > 0 {
-		return reassembly.Cut{From: c.from, Bytes: int64(n)}
-	}
-	return reassembly.Cut{} // only bytes written already (retransmissions)
+	c.spans = kept
+	return out
 }
 
-// wrote notes a packet written: payload of n bytes at seq, SYN set or not.
-func (c *cutState) wrote(seq uint32, n int, syn bool) {
+// wrote notes a packet written: payload of n bytes at seq, SYN and FIN
+// set or not.
+func (c *cutState) wrote(seq uint32, n int, syn, fin bool) {
 	end := seq + uint32(n)
 	if syn {
 		end++
 	}
-	if !c.written || int32(end-c.end) > 0 {
+	if fin {
+		end++
+	}
+	if !c.written || before(c.end, end) {
 		c.written, c.end = true, end
 	}
 }
@@ -163,6 +215,51 @@ func (s *packetSelection) prepare() {
 
 // in reports whether frame f is in one of c's ranges.
 func (c *selConn) in(f int64) bool {
+	return c.rangeOf(f) >= 0
+}
+
+// inHull reports whether payload of n bytes at seq of direction dir lies
+// within the bytes a range's packets span.
+func (c *selConn) inHull(dir int, seq uint32, n int) bool {
+	if n <= 0 {
+		return false
+	}
+	end := seq + uint32(n)
+	for _, h := range c.hulls[dir] {
+		if h.from != h.to && before(seq, h.to) && before(h.from, end) {
+			return true
+		}
+	}
+	return false
+}
+
+// hull widens direction dir's hull of range r to payload of n bytes at
+// seq.
+func (c *selConn) hull(dir, r int, seq uint32, n int) {
+	if n <= 0 {
+		return
+	}
+	hs := c.hulls[dir]
+	for len(hs) <= r {
+		hs = append(hs, span{})
+	}
+	end := seq + uint32(n)
+	switch h := &hs[r]; {
+	case h.from == h.to:
+		*h = span{seq, end}
+	default:
+		if before(seq, h.from) {
+			h.from = seq
+		}
+		if before(h.to, end) {
+			h.to = end
+		}
+	}
+	c.hulls[dir] = hs
+}
+
+// rangeOf returns the index of the range holding frame f, -1 when none.
+func (c *selConn) rangeOf(f int64) int {
 	i, found := slices.BinarySearchFunc(c.ranges, f, func(r frameRange, f int64) int {
 		switch {
 		case r.Last < f:
@@ -172,8 +269,10 @@ func (c *selConn) in(f int64) bool {
 		}
 		return 0
 	})
-	_ = i
-	return found
+	if !found {
+		return -1
+	}
+	return i
 }
 
 // maxClosing bounds the close packets kept per connection: a FIN each
@@ -200,15 +299,21 @@ func writeSelection(ctx context.Context, paths []string, ropts reassembly.Option
 		return p.File
 	}
 	// Pass 2: each connection's last handshake before its first packet
-	// written, and its close after its last (the cut file's connections
-	// end as they did). Its only errors are the files' own, which the
+	// written, its close after its last (the cut file's connections end
+	// as they did), and the sequence numbers each range's packets span. Its only errors are the files' own, which the
 	// read reported.
 	_ = reassembly.EachPacket(ctx, paths, ropts, func(p *reassembly.Packet) error {
-		if !p.TCP || p.Flags&(tcpSYN|tcpACK|tcpFIN|tcpRST) == 0 {
+		if !p.TCP {
 			return nil
 		}
-		c := sel.lookup(fileOf(p), p)
+		c, dir := sel.lookupDir(fileOf(p), p)
 		if c == nil || len(c.ranges) == 0 {
+			return nil
+		}
+		if r := c.rangeOf(p.Frame); r >= 0 {
+			c.hull(dir, r, p.Seq, p.Payload)
+		}
+		if p.Flags&(tcpSYN|tcpACK|tcpFIN|tcpRST) == 0 {
 			return nil
 		}
 		if last := c.ranges[len(c.ranges)-1].Last; p.Frame > last && last > 0 {
@@ -249,18 +354,24 @@ func writeSelection(ctx context.Context, paths []string, ropts reassembly.Option
 		if c == nil {
 			return nil
 		}
-		if !c.in(p.Frame) && !slices.Contains(c.handshake, p.Frame) && !slices.Contains(c.closing, p.Frame) {
-			c.cut[dir].skip(p.Seq, p.Payload)
+		if !c.in(p.Frame) && !c.inHull(dir, p.Seq, p.Payload) && !slices.Contains(c.handshake, p.Frame) && !slices.Contains(c.closing, p.Frame) {
+			c.cut[dir].skip(p.Seq, p.Payload, p.Flags&tcpFIN != 0)
 			return nil
 		}
-		// The first packet written after payload left out says so, for
-		// both directions (its ACK passes over its peer's), so that
-		// kwire reads the holes as cuts, not losses.
+		// A packet written after bytes left out says so, for its own
+		// direction (up to its sequence number) and its peer's (up to
+		// what it acknowledges), so that kwire reads the holes as cuts,
+		// not losses.
 		var opts pcapgo.NgPacketOptions
-		if sent, received := c.cut[dir].take(), c.cut[1-dir].take(); sent.Bytes > 0 || received.Bytes > 0 {
+		sent := c.cut[dir].take(p.Seq)
+		var received []reassembly.Cut
+		if p.Flags&tcpACK != 0 {
+			received = c.cut[1-dir].take(p.Ack)
+		}
+		if len(sent) > 0 || len(received) > 0 {
 			opts.Comments = []string{reassembly.CutComment(sent, received)}
 		}
-		c.cut[dir].wrote(p.Seq, p.Payload, p.Flags&tcpSYN != 0)
+		c.cut[dir].wrote(p.Seq, p.Payload, p.Flags&tcpSYN != 0, p.Flags&tcpFIN != 0)
 		id, ok := ifaces[p.Link]
 		if !ok {
 			var err error
