@@ -91,7 +91,7 @@ Kinds of check (one per item, with name):
                   (by request packet) in the same connection, client (ID)
                   or capture, as per says
   latency         answered exchanges matching where: p50, p90, p99 and max
-                  in milliseconds at most these
+                  in milliseconds at most these (fails when none matches)
   complete true   the captures were fully dissected: nothing lost,
                   truncated, skipped or malformed, and no response that no
                   captured request explains on a connection captured from
@@ -646,7 +646,14 @@ func (c *check) verdict(run *captureRun, findings []analysis.Finding) {
 				bad = append(bad, s)
 			}
 		}
-		c.pass = len(bad) == 0
+		c.pass = len(bad) == 0 && c.lat.Count() > 0
+		if c.lat.Count() == 0 {
+			// Nothing to measure is no pass: a where that matches
+			// nothing (a typo, a capture of something else) would
+			// otherwise guard nothing.
+			c.reason = "no answered exchange matches: no latency to check"
+			break
+		}
 		c.reason = fmt.Sprintf("%d answered exchange%s: %s", c.lat.Count(), plural(int(c.lat.Count())), strings.Join(parts, ", "))
 		if !c.pass {
 			c.reason = fmt.Sprintf("%d answered exchange%s: %s", c.lat.Count(), plural(int(c.lat.Count())), strings.Join(bad, ", "))

@@ -174,11 +174,14 @@ func TestCheckFindings(t *testing.T) {
 func TestCheckOneCheck(t *testing.T) {
 	pcap := goldenPcap(t, "kgo-produce-consume.pcap")
 	for _, c := range []struct{ expect, want string }{
-		{`api == "Produce"`, "all 1 check passed\n"},
-		{`api == "AlterPartitionReassignments"`, "1 of 1 check failed\n"},
+		{`expect: 'api == "Produce"'`, "all 1 check passed\n"},
+		{`expect: 'api == "AlterPartitionReassignments"'`, "1 of 1 check failed\n"},
+		// A latency over nothing guards nothing: it fails.
+		{"where: 'api == \"Produce\"'\n    latency: {max: 10000}", "all 1 check passed\n"},
+		{"where: 'api == \"AlterPartitionReassignments\"'\n    latency: {max: 10000}", "FAIL one: no answered exchange matches: no latency to check\n1 of 1 check failed\n"},
 	} {
 		p := filepath.Join(t.TempDir(), "spec.yaml")
-		if err := os.WriteFile(p, []byte("checks:\n  - name: one\n    expect: '"+c.expect+"'\n"), 0o644); err != nil {
+		if err := os.WriteFile(p, []byte("checks:\n  - name: one\n    "+c.expect+"\n"), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		out, errOut, _ := kwireInProcess(t, "check", "--port", "19092", p, pcap)
