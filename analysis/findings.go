@@ -315,7 +315,7 @@ func (s subject) text() string {
 	if s.topic != "" {
 		tp := s.topic
 		if s.hasPartition {
-			tp += "-" + strconv.Itoa(int(s.partition))
+			tp += "[" + strconv.Itoa(int(s.partition)) + "]" // as a line writes it
 		}
 		parts = append(parts, tp)
 	}

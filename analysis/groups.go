@@ -1191,7 +1191,7 @@ func (t *groupTracker) commit(g *group, e *xinfo) {
 				}
 			}
 			if len(parts) < 8 {
-				parts = append(parts, fmt.Sprintf("%s-%d@%d", k.topic, k.part, off))
+				parts = append(parts, fmt.Sprintf("%s[%d@%d]", k.topic, k.part, off))
 			}
 		}
 	}

@@ -224,7 +224,7 @@ func writeGroup(w *strings.Builder, g *analysis.GroupReport, o GroupsOptions) {
 		if len(gn.Moved) > 0 {
 			var ms []string
 			for _, mv := range gn.Moved {
-				ms = append(ms, fmt.Sprintf("%s-%d %s→%s", mv.Topic, mv.Partition, name(mv.From), name(mv.To)))
+				ms = append(ms, fmt.Sprintf("%s[%d] %s→%s", mv.Topic, mv.Partition, name(mv.From), name(mv.To)))
 			}
 			gt.detail("    moved: " + fitList(ms, maxDetail))
 		}
@@ -253,7 +253,7 @@ func writeGroup(w *strings.Builder, g *analysis.GroupReport, o GroupsOptions) {
 				memberName = "(OffsetFetch)"
 			}
 			i64 := func(v int64) string { return strconv.FormatInt(v, 10) }
-			ct.add(c(fmt.Sprintf("%s-%d", cm.Topic, cm.Partition)), c(i64(cm.Offset)), c(deref(cm.Generation, "-", i32)), c(memberName),
+			ct.add(c(fmt.Sprintf("%s[%d]", cm.Topic, cm.Partition)), c(i64(cm.Offset)), c(deref(cm.Generation, "-", i32)), c(memberName),
 				c(i64(cm.Commits)), stale, errs, c(deref(cm.HighWatermark, "-", i64)), c(deref(cm.Lag, "-", i64)),
 				c(deref(cm.FetchOffset, "-", i64)), c(clockOf(cm.Time)))
 		}
@@ -517,7 +517,7 @@ func writeProducer(w *strings.Builder, p *analysis.ProducerReport, o Options) {
 		st := newTable("TIME", "KIND", "PARTITION", ">PRODUCER ID", ">EPOCH", "DETAIL", ">PACKET")
 		st.indent = "  "
 		for _, s := range p.Sequences {
-			st.add(c(clockOf(s.Time)), cr(roleFlag, s.Kind), c(fmt.Sprintf("%s-%d", s.Topic, s.Partition)), c(strconv.FormatInt(s.ProducerID, 10)),
+			st.add(c(clockOf(s.Time)), cr(roleFlag, s.Kind), c(fmt.Sprintf("%s[%d]", s.Topic, s.Partition)), c(strconv.FormatInt(s.ProducerID, 10)),
 				c(strconv.Itoa(int(s.ProducerEpoch))), c(s.Detail), c(strconv.FormatInt(s.Ref.Frame, 10)))
 		}
 		st.write(w, o)
@@ -528,7 +528,7 @@ func writeProducer(w *strings.Builder, p *analysis.ProducerReport, o Options) {
 func recordsText(rs []analysis.TxnRecordsReport) []string {
 	var out []string
 	for _, r := range rs {
-		s := fmt.Sprintf("%s-%d:%d", termsafe.Escape(r.Topic), r.Partition, r.Records)
+		s := fmt.Sprintf("%s[%d+%d]", termsafe.Escape(r.Topic), r.Partition, r.Records) // as a line writes records
 		if r.FirstSeq != nil {
 			s += fmt.Sprintf(" (seq %d-%d)", *r.FirstSeq, *r.LastSequence)
 		}
