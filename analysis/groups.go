@@ -227,13 +227,8 @@ type genMember struct {
 }
 
 type commit struct {
-	tp          tpKey
-	offset      int64
-	metadata    string
-	generation  int32
-	memberID    string
-	at          time.Time
-	ref         Ref
+	tp tpKey
+	committed
 	commits     int64
 	stale       int64
 	errors      int64
@@ -248,10 +243,9 @@ type commit struct {
 	held *heldOffset
 }
 
-// heldOffset is a TxnOffsetCommit's offset, held until its transaction
-// ends.
-type heldOffset struct {
-	txnID      string
+// committed is an offset committed for a partition: by whom, when, in
+// which generation (or member epoch), with its metadata.
+type committed struct {
 	offset     int64
 	metadata   string
 	generation int32
@@ -260,10 +254,16 @@ type heldOffset struct {
 	ref        Ref
 }
 
+// heldOffset is a TxnOffsetCommit's offset, held until its transaction
+// ends.
+type heldOffset struct {
+	txnID string
+	committed
+}
+
 // apply makes h the committed offset of c.
 func (c *commit) apply(h *heldOffset) {
-	c.offset, c.metadata, c.generation, c.at, c.ref, c.fetched = h.offset, h.metadata, h.generation, h.at, h.ref, false
-	c.memberID = h.memberID
+	c.committed, c.fetched = h.committed, false
 	c.commits++
 	c.txn = h.txnID != ""
 }
@@ -1161,7 +1161,7 @@ func (t *groupTracker) commit(g *group, e *xinfo) {
 			// refused commit leaves the group's offset as it was, and a
 			// TxnOffsetCommit's waits for its transaction's end.
 			if ok && e.answered && code == 0 && p.Error == 0 {
-				h := &heldOffset{offset: off, metadata: p.Offsets.CommittedMetadata, generation: genNum, memberID: fg.MemberID, at: e.at, ref: e.ref}
+				h := &heldOffset{committed: committed{offset: off, metadata: p.Offsets.CommittedMetadata, generation: genNum, memberID: fg.MemberID, at: e.at, ref: e.ref}}
 				if id := fx.Producer.TransactionalID; txn && fx.Producer.HasTxnID && id != "" {
 					h.txnID = id
 					if c.held == nil {
@@ -1253,7 +1253,7 @@ func (t *groupTracker) endTxn(e *xinfo) {
 func (t *groupTracker) commitOf(g *group, k tpKey) *commit {
 	c := g.commits[k]
 	if c == nil {
-		c = &commit{tp: k, generation: -1, offset: -1}
+		c = &commit{tp: k, committed: committed{generation: -1, offset: -1}}
 		g.commits[k] = c
 		g.corder = append(g.corder, k)
 		t.keep(g, itemCommit, costCommit+int64(len(k.topic)))
