@@ -478,8 +478,6 @@ func (c *conn) kafka(client reassembly.Dir, reqAt0 bool, how string) {
 	}
 }
 
-func (c *conn) gap(dir reassembly.Dir, n int64, t time.Time) { c.gapOf(dir, n, t, "", false) }
-
 func (c *conn) gapWhy(dir reassembly.Dir, n int64, t time.Time, why string) {
 	c.gapOf(dir, n, t, why, false)
 }

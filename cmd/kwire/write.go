@@ -181,14 +181,8 @@ func (s *packetSelection) add(ex *dissect.Exchange) {
 	s.n++
 }
 
-// lookup returns the selected connection of a TCP packet, if any.
-func (s *packetSelection) lookup(file int, p *reassembly.Packet) *selConn {
-	c, _ := s.lookupDir(file, p)
-	return c
-}
-
-// lookupDir is lookup, with the packet's direction: 0 from the client, 1
-// from the broker.
+// lookupDir returns the selected connection of a TCP packet, if any, and
+// the packet's direction: 0 from the client, 1 from the broker.
 func (s *packetSelection) lookupDir(file int, p *reassembly.Packet) (*selConn, int) {
 	if c := s.conns[selKey{file, p.Src, p.Dst}]; c != nil {
 		return c, 0
