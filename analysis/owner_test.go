@@ -313,6 +313,23 @@ func TestTxnsInitRetried(t *testing.T) {
 	if len(r.Producers) != 1 || len(r.Producers[0].Instances) != 1 || r.Producers[0].Instances[0].ProducerID != 600 {
 		t.Errorf("%+v", r.Producers)
 	}
+	// NOT_COORDINATOR, and the retry goes to the new coordinator: another
+	// connection, the same client.
+	s = newSynth(t, Options{Transactions: true})
+	for i, code := range []int16{16, 0} {
+		ip := kmsg.NewPtrInitProducerIDRequest()
+		ip.Version, ip.TransactionalID = 4, kmsg.StringPtr("tx-j")
+		ipr := kmsg.NewPtrInitProducerIDResponse()
+		ipr.ErrorCode, ipr.ProducerID, ipr.ProducerEpoch = code, -1, -1
+		if code == 0 {
+			ipr.ProducerID, ipr.ProducerEpoch = 700, 0
+		}
+		s.ex("app", time.Duration(i)*time.Millisecond, time.Millisecond, ip, ipr)
+		s.newConn()
+	}
+	if r := s.a.Transactions(); len(r.Producers) != 1 || len(r.Producers[0].Instances) != 1 {
+		t.Errorf("retried on a new connection: %+v", r.Producers)
+	}
 }
 
 // A TxnOffsetCommit names the member a transactional producer commits for

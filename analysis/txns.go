@@ -3,6 +3,7 @@ package analysis
 import (
 	"cmp"
 	"fmt"
+	"net/netip"
 	"slices"
 	"strconv"
 	"time"
@@ -260,6 +261,15 @@ func (t *txnTracker) instanceOf(p *producer, pid int64, epoch int16, e *xinfo) *
 	return in
 }
 
+// hostOf is the address of "host:port" (the string itself when it is
+// none).
+func hostOf(addr string) string {
+	if ap, err := netip.ParseAddrPort(addr); err == nil {
+		return ap.Addr().String()
+	}
+	return addr
+}
+
 func addrOf(e *xinfo) string {
 	if e.x.Client.IsValid() {
 		return e.x.Client.String()
@@ -310,7 +320,9 @@ func (t *txnTracker) initProducer(e *xinfo) {
 	// instance, not another one.
 	var in *instance
 	if n := len(p.instances); n > 0 {
-		if last := p.instances[n-1]; last.pid < 0 && last.clientID == e.x.ClientID && last.addr == addrOf(e) && endRetried(last.err != 0, last.err) {
+		// The retry goes to another broker when the coordinator moved: the
+		// same client is the same client ID from the same host.
+		if last := p.instances[n-1]; last.pid < 0 && last.clientID == e.x.ClientID && hostOf(last.addr) == hostOf(addrOf(e)) && endRetried(last.err != 0, last.err) {
 			in = last
 			in.ref, in.err = e.ref, code
 		}

@@ -520,18 +520,24 @@ func (c *conn) gapOf(dir reassembly.Dir, n int64, t time.Time, why string, cut b
 		ev = &Event{Kind: EventGap, Conn: c.c, Dir: dir, Time: t, Bytes: n, Detail: detail}
 	}
 	c.lossy = true
-	if dir == c.client || c.pending.len() == 0 || c.split[dir].raw {
+	sp := c.split[dir]
+	sp.cutting = cut // a frame it leaves incomplete was cut by the writer (conn.cut)
+	defer func() { sp.cutting = false }()
+	if dir == c.client || c.pending.len() == 0 || sp.raw {
 		c.event(ev)
-		c.split[dir].gap(n)
+		sp.gap(n)
 		return
 	}
 	c.flushHeld()
 	c.held = append(c.held, ev)
-	if c.split[dir].gap(n) { // past the frame being built: whole responses may be in it
+	if sp.gap(n) { // past the frame being built: whole responses may be in it
 		c.pending.mark()
-		if n < 0 {
+		switch {
+		case cut:
+			c.gapNote = fmt.Sprintf("the broker's bytes the capture's writer left out (kwire read -w: %d bytes)", n)
+		case n < 0:
 			c.gapNote = "the gap of unknown size in the broker's bytes"
-		} else {
+		default:
 			c.gapNote = fmt.Sprintf("the gap of %d bytes in the broker's bytes", n)
 		}
 	}
@@ -645,7 +651,14 @@ func (s *splitter) what() string {
 // correlation ID. Neither is decoded.
 func (c *conn) cut(s *splitter, part []byte, need int, at mark, why string) {
 	d := c.d
-	d.sum.Truncated++
+	kind := EventTruncated
+	if s.cutting {
+		// A frame that shares a packet with one written, the rest left
+		// out by the capture's writer: data, not a problem.
+		why, kind = "the capture's writer, kwire read -w", EventCut
+	} else {
+		d.sum.Truncated++
+	}
 	if !s.req && !s.raw && len(part) >= 8 {
 		c.resolveGap(int32At(part, 4))
 	}
@@ -653,7 +666,7 @@ func (c *conn) cut(s *splitter, part []byte, need int, at mark, why string) {
 	if need < 0 {
 		detail = fmt.Sprintf("%s frame cut by %s inside its length prefix", s.what(), why)
 	}
-	c.event(&Event{Kind: EventTruncated, Conn: c.c, Dir: s.dir, Frame: at.frame, Time: at.time, Bytes: int64(len(part)), Detail: detail})
+	c.event(&Event{Kind: kind, Conn: c.c, Dir: s.dir, Frame: at.frame, Time: at.time, Bytes: int64(len(part)), Detail: detail})
 	if s.raw && s.req && len(part) >= 12 && c.sasl.mech != "PLAIN" && !isSCRAM(c.sasl.mech) &&
 		checkRequest(part, c.d.opts.MaxFrame, true) != vNo {
 		c.leaveSASL() // a Kafka request: raw SASL is over

@@ -76,7 +76,10 @@ type splitter struct {
 	dir reassembly.Dir
 	req bool // carries requests (client to broker)
 	raw bool // SASL tokens after SaslHandshake v0: length prefix only
-	max int  // maximum payload length
+	// cutting says the gap being handled is a cut (Dissector.Cut): a
+	// frame it leaves incomplete is no problem (conn.cut).
+	cutting bool
+	max     int // maximum payload length
 
 	state   sstate
 	lenBuf  [4]byte

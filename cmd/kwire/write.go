@@ -170,7 +170,10 @@ func (s *packetSelection) add(ex *dissect.Exchange) {
 		if fr == nil {
 			continue
 		}
-		r := frameRange{First: fr.FirstPacket, Last: fr.LastPacket}
+		// A frame whose bytes came out of order ends in a packet numbered
+		// before its first (corr 2's second half first): its range is
+		// both.
+		r := frameRange{First: min(fr.FirstPacket, fr.LastPacket), Last: max(fr.FirstPacket, fr.LastPacket)}
 		if n := len(c.ranges); n > 0 && c.ranges[n-1].First <= r.First && r.First <= c.ranges[n-1].Last+1 {
 			c.ranges[n-1].Last = max(c.ranges[n-1].Last, r.Last)
 			continue

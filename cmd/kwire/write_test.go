@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kwire/kwire/dissect"
 	"github.com/kwire/kwire/internal/bombs"
 )
 
@@ -214,5 +215,20 @@ func TestReassemblyMemoryFlag(t *testing.T) {
 	_, errOut, code := kwireInProcess(t, "read", "--max-reassembly-memory", "4MiB", path)
 	if code != exitData || !strings.Contains(errOut, "frames given up half-reassembled past --max-reassembly-memory") {
 		t.Errorf("exit %d, stderr %q", code, errOut)
+	}
+}
+
+// A frame whose bytes came out of order ends in a packet numbered before
+// its first: the range written holds both.
+func TestSelectionOutOfOrderFrame(t *testing.T) {
+	sel := newPacketSelection()
+	sel.add(&dissect.Exchange{Request: &dissect.Frame{FirstPacket: 7, LastPacket: 6}, Response: &dissect.Frame{FirstPacket: 9, LastPacket: 9}})
+	sel.prepare()
+	for _, c := range sel.conns {
+		for f, want := range map[int64]bool{5: false, 6: true, 7: true, 8: false, 9: true} {
+			if c.in(f) != want {
+				t.Errorf("packet %d in the selection: %v, want %v (ranges %v)", f, c.in(f), want, c.ranges)
+			}
+		}
 	}
 }
