@@ -190,9 +190,11 @@ connections' handshakes, as a new pcapng: a 20 GB capture cut down to the
 one slow Fetch for a bug report. The first packet written after bytes
 left out says so in a packet comment ("kwire-cut: ..."), and read again
 those holes are cuts, not losses (a summary line counts them; --verbose
-shows each); bytes the original capture had lost stay gaps. TLS
-connections are written without their handshake's keys: a cut TLS capture
-is not decrypted again.
+shows each); bytes the original capture had lost stay gaps. A TLS
+connection is written whole up to its last exchange shown (a record is
+decrypted with the ones before it), without its keys (a pcapng's
+decryption secrets are not copied: a file for a bug report carries no
+keys); read it again with --tls-keylog.
 
 Lines: --frame-numbers starts each with the packet numbers of its
 request and response (REQ/RESP, tshark's frame column); --utc and --local

@@ -38,6 +38,10 @@ type selConn struct {
 	handshake []int64     // frames of the last handshake before the first range
 	closing   []int64     // its first FIN and RST packets after the last range (at most maxClosing)
 	cut       [2]cutState // per direction, client's first, while writing
+	// whole says the connection is TLS: its records cannot be cut (each
+	// is decrypted with the ones before it), so every packet up to its
+	// last range is written.
+	whole bool
 	// hulls are, per direction, the sequence numbers the packets of each
 	// range span, first to last byte: a packet outside the ranges whose
 	// bytes lie within one (a segment that arrived out of order, or was
@@ -166,6 +170,7 @@ func (s *packetSelection) add(ex *dissect.Exchange) {
 		c = &selConn{}
 		s.conns[k] = c
 	}
+	c.whole = c.whole || ex.TLS
 	for _, fr := range [...]*dissect.Frame{ex.Request, ex.Response} {
 		if fr == nil {
 			continue
@@ -351,7 +356,11 @@ func writeSelection(ctx context.Context, paths []string, ropts reassembly.Option
 		if c == nil {
 			return nil
 		}
-		if !c.in(p.Frame) && !c.inHull(dir, p.Seq, p.Payload) && !slices.Contains(c.handshake, p.Frame) && !slices.Contains(c.closing, p.Frame) {
+		// A TLS connection ends at its last range: its close after a cut
+		// would be a hole the records cannot be followed across.
+		whole := c.whole && len(c.ranges) > 0 && p.Frame <= c.ranges[len(c.ranges)-1].Last
+		closing := !c.whole && slices.Contains(c.closing, p.Frame)
+		if !whole && !c.in(p.Frame) && !c.inHull(dir, p.Seq, p.Payload) && !slices.Contains(c.handshake, p.Frame) && !closing {
 			c.cut[dir].skip(p.Seq, p.Payload, p.Flags&tcpFIN != 0)
 			return nil
 		}

@@ -232,3 +232,20 @@ func TestSelectionOutOfOrderFrame(t *testing.T) {
 		}
 	}
 }
+
+// A TLS connection is written whole up to its last exchange shown (its
+// records cannot be cut) and without its close: read again with the key
+// log, the exchanges shown are there, decrypted, with no gap.
+func TestWriteSelectionTLS(t *testing.T) {
+	pcap, keys := goldenPcap(t, "kgo-tls13.pcap"), goldenPcap(t, "kgo-tls13.keylog")
+	out := filepath.Join(t.TempDir(), "cut.pcapng")
+	sel, errOut, code := kwireInProcess(t, "read", "--json", "--tls-keylog", keys, "--api", "Produce", "-w", out, pcap)
+	if code != 0 || !strings.Contains(errOut, "written: ") {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	want := selectedIDs(t, sel)
+	back, errOut, code := kwireInProcess(t, "read", "--json", "--tls-keylog", keys, "--api", "Produce", out)
+	if got := selectedIDs(t, back); len(want) == 0 || !slices.Equal(got, want) || code != 0 || strings.Contains(errOut, "warning") {
+		t.Errorf("re-read: exit %d\n%v\nwant\n%v\n%s", code, got, want, errOut)
+	}
+}
