@@ -197,6 +197,7 @@ type finding struct {
 	file    int
 	errs    map[string]int64 // leadership-change: errors by name
 	clients []string         // leadership-change: the clients told
+	first   string           // skipped-apiversions: the first connection's first request
 }
 
 type connState struct {
@@ -883,8 +884,12 @@ func (f *findEngine) event(ev *dissect.Event, file int, name string) {
 			fs := s
 			fs.clientID = c.first.clientID
 			fd := f.raise(RuleSkippedAPIVer, fs, file, c.first.at, "", c.first.ref.Frame)
-			fd.Detail = fmt.Sprintf("%s began with a request other than ApiVersions (the first: %s v%d) before the client had asked this broker's versions",
-				plural(int(fd.Count), "connection"), protocol.APIName(c.first.key), c.first.ver)
+			if fd.first == "" {
+				// The first connection's, whose packet the finding lists first.
+				fd.first = fmt.Sprintf("%s v%d", protocol.APIName(c.first.key), c.first.ver)
+			}
+			fd.Detail = fmt.Sprintf("%s began with a request other than ApiVersions (the first: %s) before the client had asked this broker's versions",
+				plural(int(fd.Count), "connection"), fd.first)
 		}
 	}
 	// Short-lived connections, by client.

@@ -244,6 +244,13 @@ func TestFindingsExpectations(t *testing.T) {
 				t.Errorf("%s skipped ApiVersions: no finding", c)
 			}
 		}
+		// The request the detail names is the first connection's, whose
+		// packet the finding lists first (packet 4: Metadata v7).
+		for _, f := range findingsOf(r, RuleSkippedAPIVer) {
+			if len(f.Packets) > 0 && f.Packets[0] == 4 && !strings.Contains(f.Detail, "(the first: Metadata v7)") {
+				t.Errorf("%s", f.Detail)
+			}
+		}
 		for _, u := range x.Wire.Unadvertised {
 			found := false
 			for _, f := range findingsOf(r, RuleUnadvertised) {

@@ -410,7 +410,7 @@ func WriteTxns(out io.Writer, r *analysis.TxnsReport, o Options) error {
 				if a.TransactionalID != nil {
 					who = *a.TransactionalID
 				}
-				ab = append(ab, fmt.Sprintf("%s from %s-%d@%d", who, a.Topic, a.Partition, a.FirstOffset))
+				ab = append(ab, fmt.Sprintf("%s from %s[%d@%d]", who, a.Topic, a.Partition, a.FirstOffset))
 			}
 			row := []cell{c(cn.ClientID), c(orDash(strings.Join(cn.IsolationLevels, ","))), c(strconv.FormatInt(cn.Fetches, 10)),
 				c(strconv.FormatInt(cn.TransactionalBatches, 10)), c(strconv.FormatInt(cn.Commits, 10)), c(strconv.FormatInt(cn.Aborts, 10)),
