@@ -23,8 +23,26 @@ func Of(key, ver int16, req, resp *protocol.Tree) *Exchange {
 	fx.Group.SessionTimeoutMs, fx.Group.RebalanceTimeoutMs, fx.Group.HeartbeatIntervalMs = -1, -1, -1
 	b := builder{fx: fx}
 	b.tree(req, false)
+	if key == protocol.KeyProduce && !fx.Producer.HasID {
+		// A Produce names its producer in its record batches (KIP-98):
+		// the first batch's producer ID and epoch, as the line shows them.
+		fx.Producer.fromRecords(fx.Topics)
+	}
 	b.tree(resp, true)
 	return fx
+}
+
+// fromRecords sets p's ID and epoch from the first record batch of topics
+// that has a producer (an idempotent or transactional one).
+func (p *Producer) fromRecords(topics []Topic) {
+	for i := range topics {
+		for j := range topics[i].Partitions {
+			if r := topics[i].Partitions[j].Records; r != nil && r.HasProducer && r.ProducerID >= 0 {
+				p.ID, p.HasID, p.Epoch, p.HasEpoch = r.ProducerID, true, r.ProducerEpoch, true
+				return
+			}
+		}
+	}
 }
 
 // Recycle hands fx, which nothing refers to any more, back for a later Of

@@ -580,7 +580,8 @@ func (tp *TopicPartitions) Label() string {
 type Producer struct {
 	TransactionalID string
 	HasTxnID        bool
-	// ID and Epoch are the request's (-1 when it asks for new ones);
+	// ID and Epoch are the request's (-1 when it asks for new ones; a
+	// Produce's are its first record batch's with a producer);
 	// NewID and NewEpoch the response's (InitProducerId; EndTxn v5+,
 	// KIP-890), when HasNew.
 	ID, NewID       int64
