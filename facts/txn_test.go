@@ -110,3 +110,20 @@ func TestHeartbeatInterval(t *testing.T) {
 		t.Errorf("%+v", fx.Group)
 	}
 }
+
+// A Produce's producer is its first record batch's with one.
+func TestProduceProducer(t *testing.T) {
+	req := kmsg.NewProduceRequest()
+	req.Version, req.Acks, req.TimeoutMillis = 9, -1, 1000
+	p := kmsg.NewProduceRequestTopicPartition()
+	p.Partition, p.Records = 0, producerBatch(0, 7001, 3, 40, 2)
+	req.Topics = []kmsg.ProduceRequestTopic{{Topic: "t", Partitions: []kmsg.ProduceRequestTopicPartition{p}}}
+	tr := dec.DecodeBody(protocol.KeyProduce, 9, false, req.AppendTo(nil))
+	if tr.Err != nil {
+		t.Fatal(tr.Err)
+	}
+	fx := Of(protocol.KeyProduce, 9, tr, nil)
+	if pr := fx.Producer; !pr.HasID || pr.ID != 7001 || !pr.HasEpoch || pr.Epoch != 3 {
+		t.Errorf("%+v", pr)
+	}
+}
