@@ -42,6 +42,10 @@ Kafka traffic:
                Kafka error counts by name, per-partition errors included
   CLIENTS      per client ID: software name/version (ApiVersions v3+),
                addresses, connections, APIs and versions used, errors
+  ERRORS       each Kafka error by API and where it was answered: topic
+               and partition (or "-": the request, a group, a member...),
+               most frequent first; past an eighth of --max-stats-memory
+               the places not kept are counted in one line
   PARTITIONS   per topic-partition: record batches, records, wire and
                uncompressed bytes in Produce requests and Fetch responses,
                codecs; topic IDs resolved to names through Metadata
@@ -67,8 +71,9 @@ Kafka traffic:
                members...), with the packets they rest on; first, after
                the summary lines (--findings=false leaves them out)
 
-The CLIENTS, PARTITIONS and CONNECTIONS tables show --rows rows (10):
-clients with errors, then the busiest; partitions with the most bytes;
+The CLIENTS, ERRORS, PARTITIONS and CONNECTIONS tables show --rows rows
+(10): clients with errors, then the busiest; the most frequent errors;
+partitions with the most bytes;
 connections with problems, then the busiest; LATENCY draws the 3 APIs
 whose slowest answers took longest. A line under each says how many
 were left out; --all shows everything, --json lists it all.
@@ -81,8 +86,8 @@ are totals.
 --json prints one JSON document: {"first","last","exchanges","orphans",
 "saslTokens","skippedConnections","apis":[...],"clients":[...],
 "partitions":[...],"connections":[...],"foldedConnections":{...} (when
-some were folded),"latency":[...],"slowest":[...],
-"findings":[...],"findingsDropped"},
+some were folded),"latency":[...],"slowest":[...] (empty without --top),
+"errorPlaces":[...],"errorPlacesFolded","findings":[...],"findingsDropped"},
 in kwire's JSON vocabulary (docs/json.md): durations are milliseconds
 (keys ending in Ms), times RFC 3339.
 
