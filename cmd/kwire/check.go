@@ -105,7 +105,8 @@ Kinds of check (one per item, with name):
 Orders go by the requests' packet numbers: with several files, each is a
 capture of its own unless --merge.
 
-Exit status: 0 every check passed; 1 a check failed; 2 usage error, a
+Captures that hold no Kafka exchange fail (a "captures" line): every
+check would pass on them. Exit status: 0 every check passed; 1 a check failed; 2 usage error, a
 spec that does not parse (a YAML error, an unknown key, a bad expression,
 a finding pattern that matches no rule, a count or latency below 0, a
 capture given as the spec) or a capture that cannot be read. A capture
@@ -821,6 +822,14 @@ func runCheck(ctx context.Context, o *checkOptions, s *ioStreams, color bool, sp
 		if !c.pass {
 			failed++
 		}
+	}
+	if run.ds.Exchanges == 0 {
+		// Checks over no Kafka traffic pass by default (none, every,
+		// complete, ...): a capture of the wrong interface, port or
+		// filter would go green. It is a failure of its own.
+		checks = append(checks, &check{item: checkItem{Name: "captures"}, kind: "captures",
+			reason: "no Kafka exchange in the captures: nothing was checked (the wrong interface, port or capture filter?)"})
+		failed++
 	}
 	elapsed := time.Since(start)
 

@@ -226,3 +226,25 @@ func TestCheckArguments(t *testing.T) {
 		t.Errorf("--merge:\n%s", out)
 	}
 }
+
+// TestCheckNoKafka: a capture with no Kafka exchange (the wrong interface
+// or port in CI) fails with a line of its own, though every check of a
+// "none" or "every" kind passes on it.
+func TestCheckNoKafka(t *testing.T) {
+	dir := t.TempDir()
+	pcap := filepath.Join(dir, "empty.pcap")
+	// A pcap file header (little-endian, version 2.4, snap length 65535,
+	// Ethernet) and no packet.
+	hdr := []byte{0xd4, 0xc3, 0xb2, 0xa1, 2, 0, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0, 0, 1, 0, 0, 0}
+	spec := filepath.Join(dir, "spec.yaml")
+	if err := os.WriteFile(pcap, hdr, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(spec, []byte("checks:\n  - name: no errors\n    none: 'len(errors) > 0'\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code := kwireInProcess(t, "check", spec, pcap)
+	if code != 1 || !strings.Contains(out, "PASS no errors") || !strings.Contains(out, "FAIL captures: no Kafka exchange in the captures") || !strings.HasSuffix(out, "1 of 2 checks failed\n") {
+		t.Errorf("exit %d:\n%s%s", code, out, errOut)
+	}
+}
