@@ -156,6 +156,9 @@ func (a *Analyzer) Exchange(x *dissect.Exchange) {
 
 // Event implements dissect.Sink.
 func (a *Analyzer) Event(ev *dissect.Event) {
+	if ev != nil && ev.Kind == dissect.EventCut && a.txns != nil {
+		a.txns.cut = true // sequences may have been left out with the exchanges
+	}
 	if ev == nil || a.find == nil {
 		return
 	}

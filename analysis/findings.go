@@ -263,6 +263,7 @@ type findEngine struct {
 	fetches  map[fetchKey]*fetchState      // the last fetch of each partition by each client
 	limits   map[string]int64              // topic -> max.message.bytes from configs
 	accepted map[string]int64              // topic -> largest batch accepted
+	cut      map[*reassembly.Conn]bool     // open connections a cut left holes in (dissect.EventCut)
 	nearCand map[string][]nearCandidate    // topic -> batches near the default limit
 	churn    map[string]*churnState        // client -> its short connections
 	rates    map[string]*rateState         // rate rules' windows, by finding key
@@ -852,9 +853,20 @@ func (f *findEngine) slowness(e *xinfo, c *connState, s subject) {
 // event follows connections' ends: their first requests, lifetimes,
 // idle closes and requests left unanswered past their timeout.
 func (f *findEngine) event(ev *dissect.Event, file int, name string) {
+	if ev.Kind == dissect.EventCut && ev.Conn != nil {
+		// A connection a cut file holds in part (kwire read -w): its
+		// first request and its answers may have been left out.
+		if f.cut == nil {
+			f.cut = map[*reassembly.Conn]bool{}
+		}
+		f.cut[ev.Conn] = true
+		return
+	}
 	if ev.Kind != dissect.EventClose || ev.Conn == nil {
 		return
 	}
+	cut := f.cut[ev.Conn]
+	delete(f.cut, ev.Conn)
 	c := f.conns[ev.Conn]
 	if c == nil {
 		return
@@ -869,7 +881,7 @@ func (f *findEngine) event(ev *dissect.Event, file int, name string) {
 	// Requests unanswered past their own timeout while the connection
 	// lived on.
 	for _, p := range c.pending {
-		if end.Sub(p.at) > p.timeout+timeoutGrace {
+		if end.Sub(p.at) > p.timeout+timeoutGrace && !cut {
 			ps := s
 			ps.api = protocol.APIName(p.key)
 			fd := f.raise(RuleTimeout, ps, file, p.at, "", p.ref.Frame)
@@ -878,7 +890,7 @@ func (f *findEngine) event(ev *dissect.Event, file int, name string) {
 		}
 	}
 	// The first request, when the connection's start was captured.
-	if c.sawSYN && c.first != nil && c.first.key != protocol.KeyApiVersions {
+	if c.sawSYN && c.first != nil && c.first.key != protocol.KeyApiVersions && !cut {
 		k := clientBroker{c.first.clientID, c.broker}
 		if t, ok := f.learnt[k]; !ok || t.After(c.first.at) {
 			fs := s

@@ -324,8 +324,13 @@ func cause(prev, gn *gen, first bool, alias map[*member]string) (kind string, wh
 		}
 	}
 	if prev == nil {
-		if first && (gn.num <= 1 || len(joined) > 0 && allJoinedAt(joined, gn)) {
+		if first && gn.num <= 1 {
 			return causeJoin, joined, "the group formed: " + nameList(joined, alias) + " joined", nil, nil
+		}
+		if first && len(joined) > 0 && allJoinedAt(joined, gn) {
+			// Its members all joined here, but a group at generation N
+			// had N-1 before it: it did not form here.
+			return causeJoin, joined, fmt.Sprintf("the %ss before were not captured; %s joined", genWord(gn), nameList(joined, alias)), nil, nil
 		}
 		return causeUnknown, nil, fmt.Sprintf("the %s before was not captured", genWord(gn)), nil, nil
 	}

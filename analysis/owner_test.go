@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kwire/kwire/dissect"
+
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -372,5 +374,23 @@ func TestGroupsLeaveNotTaken(t *testing.T) {
 	m := s.a.Groups().Groups[0].Members[0]
 	if m.End != nil && *m.End == "left" {
 		t.Errorf("m1 left, though it heartbeat on after an unanswered LeaveGroup: %+v", m)
+	}
+}
+
+// In a cut file (kwire read -w), what the writer left out is no finding:
+// a producer's sequences skipping the batches of Produce requests left
+// out, a connection whose ApiVersions was left out.
+func TestCutFileFindings(t *testing.T) {
+	s := newSynth(t, Options{Findings: true, Transactions: true})
+	conn := s.conn
+	s.a.Event(&dissect.Event{Kind: dissect.EventCut, Conn: conn, Time: s0, Bytes: 120})
+	s.ex("p", 0, time.Millisecond, produce("t", 30000, batch(10, 9, 0, 1)), produced("t", 0))
+	s.ex("p", time.Second, time.Millisecond, produce("t", 30000, batch(10, 9, 5, 1)), produced("t", 0)) // 1-4 left out
+	s.close(2*time.Second, false)
+	if f := s.findings(RuleSequence); len(f) != 0 {
+		t.Errorf("sequence findings in a cut file: %+v", f)
+	}
+	if f := s.findings(RuleSkippedAPIVer); len(f) != 0 {
+		t.Errorf("skipped-apiversions in a cut file: %+v", f)
 	}
 }
