@@ -104,6 +104,18 @@ func (n *Names) lookup(id TopicID) string {
 	return ""
 }
 
+// Learn records name for id, as an exchange stating both would (a cut
+// file's own record of the names the exchanges it left out stated:
+// cmd/kwire's read -w). It keeps the bound MaxNames.
+func (n *Names) Learn(id TopicID, name string) {
+	if n == nil || name == "" {
+		return
+	}
+	if _, ok := n.m[id]; ok || len(n.m) < MaxNames {
+		n.m[id] = name
+	}
+}
+
 // Range calls f for every ID known and its name, in no particular order.
 func (n *Names) Range(f func(id TopicID, name string)) {
 	if n == nil {

@@ -194,6 +194,7 @@ func runGroups(ctx context.Context, o *groupsOptions, s *ioStreams, color bool, 
 		return err
 	}
 	aopts.Groups = true
+	aopts.Names = cutNames(paths)
 	an, run, err := analyze(ctx, s, &o.capture, &o.files, &o.analysis, aopts, false, paths)
 	if err != nil {
 		return err
@@ -329,6 +330,7 @@ func runTxns(ctx context.Context, o *txnsOptions, s *ioStreams, color bool, path
 		return err
 	}
 	aopts.Transactions = true
+	aopts.Names = cutNames(paths)
 	// Control records (the transaction markers) are inside the batches:
 	// records are decoded.
 	an, run, err := analyze(ctx, s, &o.capture, &o.files, &o.analysis, aopts, true, paths)

@@ -194,7 +194,9 @@ shows each); bytes the original capture had lost stay gaps. A TLS
 connection is written whole up to its last exchange shown (a record is
 decrypted with the ones before it), without its keys (a pcapng's
 decryption secrets are not copied: a file for a bug report carries no
-keys); read it again with --tls-keylog.
+keys); read it again with --tls-keylog. The file's section comment
+keeps the names of the topic IDs its exchanges use ("kwire-topic-ids:
+..."), which the Metadata left out stated; kwire reads them back.
 
 Lines: --frame-numbers starts each with the packet numbers of its
 request and response (REQ/RESP, tshark's frame column); --utc and --local
@@ -468,7 +470,7 @@ func runRead(ctx context.Context, o *readOptions, s *ioStreams, color bool, path
 	}
 
 	w := bufio.NewWriterSize(s.Out, 64<<10)
-	names := facts.NewNames()
+	names := cutNames(paths) // a cut file's own record of its topics' names
 	sink := &readSink{o: o, fl: fl, w: w, ropts: ropts, names: names, col: col, an: an, lastFlush: time.Now(),
 		stop: func() { stop(errCountReached) }, sel: sel}
 	var ds dissect.Sink = sink
@@ -566,7 +568,7 @@ func runRead(ctx context.Context, o *readOptions, s *ioStreams, color bool, path
 		wctx := context.WithoutCancel(ctx) // -c ended the read, not the writing
 		wopts := cr.ropts
 		wopts.Merge = cr.merge && len(paths) > 1 // numbered as the read numbered them
-		n, err := writeSelection(wctx, paths, wopts, sel, o.Write)
+		n, err := writeSelection(wctx, paths, wopts, sel, sink.names, o.Write)
 		if err != nil {
 			return &exitError{code: exitData, err: fmt.Errorf("-w %s: %w", o.Write, err)}
 		}
@@ -751,7 +753,7 @@ func (o *readOptions) statsCollector() (*stats.Collector, error) {
 		}
 		return nil, nil
 	}
-	return newStatsCollector(o.Top, o.StatsMem)
+	return newStatsCollector(o.Top, o.StatsMem, nil)
 }
 
 // topicArgs are the --topic values as exchanges name them: a topic ID
@@ -998,7 +1000,7 @@ func (k *readSink) prepare(ex *dissect.Exchange, snapshot bool) (exchangeView, b
 		}
 	}
 	if k.sel != nil {
-		k.sel.add(ex)
+		k.sel.add(ex, fx)
 	}
 	v := exchangeView{ropts: k.ropts}
 	v.ropts.Facts = fx

@@ -9,6 +9,7 @@ import (
 	"github.com/kwire/kwire/analysis"
 	"github.com/kwire/kwire/dissect"
 	"github.com/kwire/kwire/dissect/stats"
+	"github.com/kwire/kwire/facts"
 	"github.com/kwire/kwire/pipeline"
 	"github.com/kwire/kwire/render/statsview"
 	"github.com/spf13/cobra"
@@ -133,7 +134,7 @@ func runStats(ctx context.Context, o *statsOptions, s *ioStreams, color bool, pa
 	if o.Rows == 0 || o.Rows < -1 {
 		return usageErrorf("--rows must be 1 or more, or -1 for all")
 	}
-	col, err := newStatsCollector(o.Top, o.StatsMem)
+	col, err := newStatsCollector(o.Top, o.StatsMem, cutNames(paths))
 	if err != nil {
 		return err
 	}
@@ -145,6 +146,7 @@ func runStats(ctx context.Context, o *statsOptions, s *ioStreams, color bool, pa
 			return err
 		}
 		aopts.Findings = true
+		aopts.Names = cutNames(paths)
 		an = analysis.New(aopts)
 		sink = teeSink{col, an}
 	}
@@ -212,14 +214,14 @@ func statsMemoryBound(bound int64, mem byteSize) int64 {
 
 // newStatsCollector validates --top and --max-stats-memory and returns
 // an empty Collector that keeps the top slowest exchanges.
-func newStatsCollector(top int, mem byteSize) (*stats.Collector, error) {
+func newStatsCollector(top int, mem byteSize, names *facts.Names) (*stats.Collector, error) {
 	if top < 0 {
 		return nil, usageErrorf("--top must not be negative")
 	}
 	if mem <= 0 {
 		return nil, usageErrorf("--max-stats-memory must be positive")
 	}
-	return stats.NewCollector(stats.Options{Top: top, MaxMemory: int64(mem)}), nil
+	return stats.NewCollector(stats.Options{Top: top, MaxMemory: int64(mem), Names: names}), nil
 }
 
 // statsReport is col's report so far, with an's findings when an is not

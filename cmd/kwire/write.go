@@ -21,6 +21,7 @@ import (
 	"github.com/gopacket/gopacket/layers"
 	"github.com/gopacket/gopacket/pcapgo"
 	"github.com/kwire/kwire/dissect"
+	"github.com/kwire/kwire/facts"
 	"github.com/kwire/kwire/reassembly"
 )
 
@@ -151,8 +152,11 @@ func (c *cutState) wrote(seq uint32, n int, syn, fin bool) {
 // merged), not per packet.
 type packetSelection struct {
 	conns map[selKey]*selConn
-	file  int // the file being read (-1 before the first)
-	n     int // exchanges added
+	// topicIDs are the topic IDs the exchanges shown name (at most
+	// maxCutNames): their names go in the file (topicIDsComment).
+	topicIDs map[facts.TopicID]bool
+	file     int // the file being read (-1 before the first)
+	n        int // exchanges added
 }
 
 func newPacketSelection() *packetSelection {
@@ -163,7 +167,17 @@ func newPacketSelection() *packetSelection {
 func (s *packetSelection) nextFile() { s.file++ }
 
 // add notes the packets of an exchange shown.
-func (s *packetSelection) add(ex *dissect.Exchange) {
+func (s *packetSelection) add(ex *dissect.Exchange, fx *facts.Exchange) {
+	if fx != nil {
+		for i := range fx.Topics {
+			if t := &fx.Topics[i]; t.HasID && !t.ID.IsZero() && len(s.topicIDs) < maxCutNames {
+				if s.topicIDs == nil {
+					s.topicIDs = map[facts.TopicID]bool{}
+				}
+				s.topicIDs[t.ID] = true
+			}
+		}
+	}
 	k := selKey{file: max(s.file, 0), client: ex.Client, broker: ex.Broker}
 	c := s.conns[k]
 	if c == nil {
@@ -292,7 +306,8 @@ const (
 // writeSelection writes the selected packets of the captures to path as
 // pcapng and returns how many it wrote. merge says the files were read
 // as one capture (file indexes are then 0 in the selection).
-func writeSelection(ctx context.Context, paths []string, ropts reassembly.Options, sel *packetSelection, path string) (int64, error) {
+func writeSelection(ctx context.Context, paths []string, ropts reassembly.Options, sel *packetSelection, names *facts.Names, path string) (int64, error) {
+	section := pcapgo.NgSectionInfo{Application: "kwire read -w", Comment: topicIDsComment(sel.topicIDs, names)}
 	sel.prepare()
 	fileOf := func(p *reassembly.Packet) int {
 		if ropts.Merge && len(paths) > 1 {
@@ -385,7 +400,7 @@ func writeSelection(ctx context.Context, paths []string, ropts reassembly.Option
 				Comment: "packets of the exchanges kwire read selected", TimestampResolution: 9}
 			if w == nil {
 				w, err = pcapgo.NewNgWriterInterface(bw, intf, pcapgo.NgWriterOptions{
-					SectionInfo: pcapgo.NgSectionInfo{Application: "kwire read -w"}})
+					SectionInfo: section})
 			} else {
 				id, err = w.AddInterface(intf)
 			}
@@ -410,7 +425,7 @@ func writeSelection(ctx context.Context, paths []string, ropts reassembly.Option
 	if err == nil && w == nil {
 		// Nothing selected: still a valid, empty capture.
 		w, err = pcapgo.NewNgWriterInterface(bw, pcapgo.NgInterface{LinkType: layers.LinkTypeEthernet, TimestampResolution: 9},
-			pcapgo.NgWriterOptions{SectionInfo: pcapgo.NgSectionInfo{Application: "kwire read -w"}})
+			pcapgo.NgWriterOptions{SectionInfo: section})
 	}
 	if err == nil {
 		err = w.Flush()

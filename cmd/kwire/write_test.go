@@ -26,6 +26,22 @@ func selectedIDs(t *testing.T, out string) []string {
 	return ids
 }
 
+// topicsOf is the topics of read --json's exchanges, sorted, each once.
+func topicsOf(t *testing.T, out string) []string {
+	var ts []string
+	for _, e := range jsonExchanges(t, out) {
+		if l, ok := e["topics"].([]any); ok {
+			for _, x := range l {
+				if s, ok := x.(string); ok && !slices.Contains(ts, s) {
+					ts = append(ts, s)
+				}
+			}
+		}
+	}
+	slices.Sort(ts)
+	return ts
+}
+
 // TestWriteSelection: read -w writes the packets of the exchanges shown;
 // read again, with --port or without (by content), the file holds exactly
 // those exchanges (the bytes of the connections left out between a
@@ -65,6 +81,11 @@ func TestWriteSelection(t *testing.T) {
 			back, errOut, code := kwireInProcess(t, read("--json", out)...)
 			if got := selectedIDs(t, back); !slices.Equal(got, want) {
 				t.Errorf("re-read:\n%v\nwant\n%v\n%s", got, want, errOut)
+			}
+			// Topics named only by ID keep the names the original's
+			// Metadata stated (the file's kwire-topic-ids comment).
+			if got, want := topicsOf(t, back), topicsOf(t, sel); !slices.Equal(got, want) {
+				t.Errorf("re-read topics %v, want %v", got, want)
 			}
 			// The holes the selection left are marked (reassembly.CutComment)
 			// and read back as cuts: no gap, no warning, exit status 0.
@@ -222,7 +243,7 @@ func TestReassemblyMemoryFlag(t *testing.T) {
 // its first: the range written holds both.
 func TestSelectionOutOfOrderFrame(t *testing.T) {
 	sel := newPacketSelection()
-	sel.add(&dissect.Exchange{Request: &dissect.Frame{FirstPacket: 7, LastPacket: 6}, Response: &dissect.Frame{FirstPacket: 9, LastPacket: 9}})
+	sel.add(&dissect.Exchange{Request: &dissect.Frame{FirstPacket: 7, LastPacket: 6}, Response: &dissect.Frame{FirstPacket: 9, LastPacket: 9}}, nil)
 	sel.prepare()
 	for _, c := range sel.conns {
 		for f, want := range map[int64]bool{5: false, 6: true, 7: true, 8: false, 9: true} {

@@ -1,0 +1,102 @@
+package main
+
+// A cut file's topic names: a capture cut down by read -w keeps topics
+// named only by ID (Produce and Fetch v13+, KIP-516) whose names the
+// Metadata exchanges it left out stated. The writer records those names
+// in the file's section header comment (pcapng's opt_comment on the
+// Section Header Block), topicIDsComment, and kwire reading the file back
+// learns them before its first exchange, as from a Metadata response.
+
+import (
+	"bufio"
+	"encoding/base64"
+	"io"
+	"os"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/gopacket/gopacket/pcapgo"
+	"github.com/kwire/kwire/facts"
+)
+
+// topicIDsPrefix starts the section comment that names topic IDs.
+const topicIDsPrefix = "kwire-topic-ids:"
+
+// maxCutNames bounds the names a cut file records: the topics of the
+// exchanges it holds.
+const maxCutNames = 4096
+
+// legalTopic is a legal Kafka topic name (Topic.java: ASCII letters,
+// digits, '.', '_' and '-', at most 249 characters).
+var legalTopic = regexp.MustCompile(`^[a-zA-Z0-9._-]{1,249}$`)
+
+// topicIDsComment is the section comment naming the topic IDs ids by
+// names: "kwire-topic-ids: ID=name ...", IDs in base64url as Kafka writes
+// them, sorted; "" when none has a name.
+func topicIDsComment(ids map[facts.TopicID]bool, names *facts.Names) string {
+	var pairs []string
+	for id := range ids {
+		if name, ok := names.Name(id); ok && legalTopic.MatchString(name) {
+			pairs = append(pairs, id.String()+"="+name)
+		}
+	}
+	if len(pairs) == 0 {
+		return ""
+	}
+	slices.Sort(pairs)
+	return topicIDsPrefix + " " + strings.Join(pairs, " ")
+}
+
+// cutNames returns a Names that knows the topic names the cut files among
+// paths record (learnCutNames): one per consumer, each resolving in its
+// own order.
+func cutNames(paths []string) *facts.Names {
+	n := facts.NewNames()
+	learnCutNames(paths, n)
+	return n
+}
+
+// learnCutNames reads the section comments of the pcapng files among
+// paths that name topic IDs (topicIDsComment) into names. Files that are
+// not plain pcapng (pcap, compressed, standard input) are passed over:
+// read -w writes plain pcapng.
+func learnCutNames(paths []string, names *facts.Names) {
+	for _, p := range paths {
+		if p == "-" {
+			continue
+		}
+		learnCutNamesFile(p, names)
+	}
+}
+
+func learnCutNamesFile(path string, names *facts.Names) {
+	f, err := os.Open(path)
+	if err != nil {
+		return // the read reports it
+	}
+	defer f.Close()
+	br := bufio.NewReader(f)
+	if magic, err := br.Peek(4); err != nil || string(magic) != "\x0a\x0d\x0d\x0a" {
+		return
+	}
+	r, err := pcapgo.NewNgReader(io.LimitReader(br, 1<<20), pcapgo.NgReaderOptions{SkipUnknownVersion: true})
+	if err != nil {
+		return
+	}
+	rest, ok := strings.CutPrefix(r.SectionInfo().Comment, topicIDsPrefix)
+	if !ok {
+		return
+	}
+	for i, pair := range strings.Fields(rest) {
+		if i == maxCutNames {
+			break
+		}
+		id, name, ok := strings.Cut(pair, "=")
+		b, err := base64.RawURLEncoding.DecodeString(id)
+		if !ok || err != nil || len(b) != len(facts.TopicID{}) || !legalTopic.MatchString(name) {
+			continue
+		}
+		names.Learn(facts.TopicID(b), name)
+	}
+}
