@@ -59,8 +59,8 @@ func cutNames(paths []string) *facts.Names {
 
 // learnCutNames reads the section comments of the pcapng files among
 // paths that name topic IDs (topicIDsComment) into names. Files that are
-// not plain pcapng (pcap, compressed, standard input) are passed over:
-// read -w writes plain pcapng.
+// not plain pcapng (pcap, compressed, standard input, pipes) are passed
+// over: read -w writes plain pcapng.
 func learnCutNames(paths []string, names *facts.Names) {
 	for _, p := range paths {
 		if p == "-" {
@@ -71,9 +71,14 @@ func learnCutNames(paths []string, names *facts.Names) {
 }
 
 func learnCutNamesFile(path string, names *facts.Names) {
+	// Regular files only: a pipe or a device (<(zcat ...), /dev/stdin)
+	// would lose the bytes read here.
+	if st, err := os.Stat(path); err != nil || !st.Mode().IsRegular() {
+		return // the read reports an error
+	}
 	f, err := os.Open(path)
 	if err != nil {
-		return // the read reports it
+		return
 	}
 	defer f.Close()
 	br := bufio.NewReader(f)
