@@ -635,8 +635,13 @@ func (k *readSink) summarize(s *ioStreams, color bool, extra func(io.Writer) err
 	if extra != nil {
 		k.check(extra(out))
 	}
-	if k.fl.active() {
+	switch {
+	case k.fl.active():
 		_, err := fmt.Fprintf(out, "shown: %d of %d exchanges (filtered)\n", k.shown, k.counts.Exchanges)
+		k.check(err)
+	case k.o.Count > 0 && int64(k.shown) < int64(k.counts.Exchanges):
+		// -c stopped the lines; the totals count what was read by then.
+		_, err := fmt.Fprintf(out, "shown: %d of %d exchanges (-c %d)\n", k.shown, k.counts.Exchanges, k.o.Count)
 		k.check(err)
 	}
 	if k.col != nil && k.o.JSON {

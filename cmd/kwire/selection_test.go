@@ -252,6 +252,11 @@ func TestSelections(t *testing.T) {
 		if code != 0 || len(lines) != 5 || !strings.Contains(errOut, "stopped after 5 exchanges (-c)") {
 			t.Errorf("exit %d, %d lines, stderr %q", code, len(lines), errOut)
 		}
+		// The summary counts what was read by then; a line says how
+		// many of those were shown.
+		if !regexp.MustCompile(`\nshown: 5 of \d+ exchanges \(-c 5\)\n`).MatchString(out) {
+			t.Errorf("no shown line for -c:\n%s", out)
+		}
 	})
 	t.Run("frames", func(t *testing.T) {
 		out, _, _ := kwireInProcess(t, "read", "--json", "--port", "19092", "--frame", "1-60,500-", pcap)
