@@ -135,8 +135,12 @@ func writeGroup(w *strings.Builder, g *analysis.GroupReport, o GroupsOptions) {
 	if members == 1 {
 		mem = "member"
 	}
-	fmt.Fprintf(w, "%s to %s: %s, %d %s (%s in all), %d %s", clockOf(g.First), clockOf(g.Last),
-		gens, g.Rebalances, reb, Duration(int64(g.RebalanceMs)), members, mem)
+	took := ""
+	if g.Rebalances > 0 {
+		took = " (" + Duration(int64(g.RebalanceMs)) + " in all)"
+	}
+	fmt.Fprintf(w, "%s to %s: %s, %d %s%s, %d %s", clockOf(g.First), clockOf(g.Last),
+		gens, g.Rebalances, reb, took, members, mem)
 	if len(g.Errors) > 0 {
 		var es []string
 		for _, e := range g.Errors {
