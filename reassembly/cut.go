@@ -99,6 +99,16 @@ func markedCut(ci *gopacket.CaptureInfo) (*cutMark, bool) {
 	return nil, false
 }
 
+// PacketCuts returns the cuts a packet's comment names (CutComment), as
+// EachPacket gives the packet: what a cut file being cut again must mark
+// in its turn. None when the packet carries no such comment.
+func PacketCuts(p *Packet) (sent, received []Cut) {
+	if m, ok := markedCut(&p.CI); ok {
+		return m.sent, m.received
+	}
+	return nil, nil
+}
+
 // cutSpan is a Cut in the stream's sequence space.
 type cutSpan struct{ from, end gpr.Sequence }
 

@@ -31,13 +31,17 @@ const maxCutNames = 4096
 // digits, '.', '_' and '-', at most 249 characters).
 var legalTopic = regexp.MustCompile(`^[a-zA-Z0-9._-]{1,249}$`)
 
+// legalName reports whether name is a legal Kafka topic name: "." and
+// ".." are not (Topic.validate).
+func legalName(name string) bool { return name != "." && name != ".." && legalTopic.MatchString(name) }
+
 // topicIDsComment is the section comment naming the topic IDs ids by
 // names: "kwire-topic-ids: ID=name ...", IDs in base64url as Kafka writes
 // them, sorted; "" when none has a name.
 func topicIDsComment(ids map[facts.TopicID]bool, names *facts.Names) string {
 	var pairs []string
 	for id := range ids {
-		if name, ok := names.Name(id); ok && legalTopic.MatchString(name) {
+		if name, ok := names.Name(id); ok && legalName(name) {
 			pairs = append(pairs, id.String()+"="+name)
 		}
 	}
@@ -45,8 +49,21 @@ func topicIDsComment(ids map[facts.TopicID]bool, names *facts.Names) string {
 		return ""
 	}
 	slices.Sort(pairs)
-	return topicIDsPrefix + " " + strings.Join(pairs, " ")
+	// One pcapng option holds at most 65,535 bytes (its length is 16
+	// bits): the names past what fits are left out, not the file broken.
+	b := []byte(topicIDsPrefix)
+	for _, pr := range pairs {
+		if len(b)+1+len(pr) > maxCommentBytes {
+			break
+		}
+		b = append(append(b, ' '), pr...)
+	}
+	return string(b)
 }
+
+// maxCommentBytes is the longest section comment written: under the
+// 65,535 bytes a pcapng option's 16-bit length holds.
+const maxCommentBytes = 60000
 
 // cutNames returns a Names that knows the topic names the cut files among
 // paths record (learnCutNames): one per consumer, each resolving in its
@@ -89,7 +106,11 @@ func learnCutNamesFile(path string, names *facts.Names) {
 	if err != nil {
 		return
 	}
-	rest, ok := strings.CutPrefix(r.SectionInfo().Comment, topicIDsPrefix)
+	si := r.SectionInfo()
+	if si.Application != "kwire read -w" {
+		return // names a file kwire did not write claims are not taken
+	}
+	rest, ok := strings.CutPrefix(si.Comment, topicIDsPrefix)
 	if !ok {
 		return
 	}
@@ -99,7 +120,7 @@ func learnCutNamesFile(path string, names *facts.Names) {
 		}
 		id, name, ok := strings.Cut(pair, "=")
 		b, err := base64.RawURLEncoding.DecodeString(id)
-		if !ok || err != nil || len(b) != len(facts.TopicID{}) || !legalTopic.MatchString(name) {
+		if !ok || err != nil || len(b) != len(facts.TopicID{}) || !legalName(name) {
 			continue
 		}
 		names.Learn(facts.TopicID(b), name)

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/gopacket/gopacket/layers"
@@ -26,7 +28,7 @@ func TestCutNames(t *testing.T) {
 	}
 	var buf bytes.Buffer
 	w, err := pcapgo.NewNgWriterInterface(&buf, pcapgo.NgInterface{LinkType: layers.LinkTypeEthernet},
-		pcapgo.NgWriterOptions{SectionInfo: pcapgo.NgSectionInfo{Comment: comment + " AAAA=short " + b.String() + "=evil\x1b"}})
+		pcapgo.NgWriterOptions{SectionInfo: pcapgo.NgSectionInfo{Application: "kwire read -w", Comment: comment + " AAAA=short " + b.String() + "=evil\x1b"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,5 +42,39 @@ func TestCutNames(t *testing.T) {
 	got := cutNames([]string{p, "-", filepath.Join(t.TempDir(), "missing")})
 	if n, ok := got.Name(a); !ok || n != "orders" || got.Len() != 1 {
 		t.Errorf("learnt %d names, %q for %s", got.Len(), n, a)
+	}
+
+	// A file another tool wrote: its claims are not taken.
+	buf.Reset()
+	w, err = pcapgo.NewNgWriterInterface(&buf, pcapgo.NgInterface{LinkType: layers.LinkTypeEthernet},
+		pcapgo.NgWriterOptions{SectionInfo: pcapgo.NgSectionInfo{Application: "editcap", Comment: comment}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := cutNames([]string{p}); got.Len() != 0 {
+		t.Errorf("learnt %d names from another tool's file", got.Len())
+	}
+
+	// Thousands of long names: the comment stays within one pcapng
+	// option (65,535 bytes); "." and ".." are no names.
+	ids := map[facts.TopicID]bool{}
+	many := facts.NewNames()
+	for i := range 2000 {
+		var id facts.TopicID
+		id[0], id[1] = byte(i), byte(i>>8)
+		ids[id] = true
+		many.Learn(id, strings.Repeat("t", 240)+strconv.Itoa(i))
+	}
+	if c := topicIDsComment(ids, many); len(c) > 65535 || len(c) < 50000 {
+		t.Errorf("comment of %d bytes", len(c))
+	}
+	if legalName("..") || legalName(".") || !legalName("a..b") {
+		t.Error("legalName")
 	}
 }

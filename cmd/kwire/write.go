@@ -11,6 +11,7 @@ package main
 
 import (
 	"bufio"
+	"encoding/base64"
 	"context"
 	"errors"
 	"fmt"
@@ -169,12 +170,19 @@ func (s *packetSelection) nextFile() { s.file++ }
 // add notes the packets of an exchange shown.
 func (s *packetSelection) add(ex *dissect.Exchange, fx *facts.Exchange) {
 	if fx != nil {
-		for i := range fx.Topics {
-			if t := &fx.Topics[i]; t.HasID && !t.ID.IsZero() && len(s.topicIDs) < maxCutNames {
+		// Every topic ID it names: its topics', its group's assignments'
+		// and owned partitions' (KIP-848), its transactions'.
+		for _, s64 := range fx.TopicIDs() {
+			var id facts.TopicID
+			if b, err := base64.RawURLEncoding.DecodeString(s64); err == nil && len(b) == len(id) && len(s.topicIDs) < maxCutNames {
+				copy(id[:], b)
+				if id.IsZero() {
+					continue
+				}
 				if s.topicIDs == nil {
 					s.topicIDs = map[facts.TopicID]bool{}
 				}
-				s.topicIDs[t.ID] = true
+				s.topicIDs[id] = true
 			}
 		}
 	}
@@ -370,6 +378,16 @@ func writeSelection(ctx context.Context, paths []string, ropts reassembly.Option
 		c, dir := sel.lookupDir(fileOf(p), p)
 		if c == nil {
 			return nil
+		}
+		// A cut file cut again: the holes it marks are holes of this
+		// one too, marked on the next packet written.
+		if sent, received := reassembly.PacketCuts(p); sent != nil || received != nil {
+			for _, cu := range sent {
+				c.cut[dir].skip(cu.From, int(cu.Bytes), false)
+			}
+			for _, cu := range received {
+				c.cut[1-dir].skip(cu.From, int(cu.Bytes), false)
+			}
 		}
 		// A TLS connection ends at its last range: its close after a cut
 		// would be a hole the records cannot be followed across.

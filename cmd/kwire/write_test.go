@@ -270,3 +270,22 @@ func TestWriteSelectionTLS(t *testing.T) {
 		t.Errorf("re-read: exit %d\n%v\nwant\n%v\n%s", code, got, want, errOut)
 	}
 }
+
+// A cut file cut again keeps its holes as cuts: the marks of the first
+// cut are carried to the packets the second writes.
+func TestWriteSelectionRecut(t *testing.T) {
+	pcap := goldenPcap(t, "kgo-produce-consume.pcap")
+	dir := t.TempDir()
+	first, second := filepath.Join(dir, "first.pcapng"), filepath.Join(dir, "second.pcapng")
+	if _, errOut, code := kwireInProcess(t, "read", "--port", "19092", "--api", "Produce,Fetch", "-w", first, pcap); code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	sel, errOut, code := kwireInProcess(t, "read", "--json", "--port", "19092", "--api", "Fetch", "-w", second, first)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	back, errOut, code := kwireInProcess(t, "read", "--json", "--port", "19092", second)
+	if got, want := selectedIDs(t, back), selectedIDs(t, sel); len(want) == 0 || !slices.Equal(got, want) || code != 0 || strings.Contains(errOut, "warning") {
+		t.Errorf("re-read: exit %d\n%v\nwant\n%v\n%s", code, got, want, errOut)
+	}
+}
