@@ -473,6 +473,9 @@ type checkSink struct {
 	// capture of its own (not --merge): the lines of exchanges name it,
 	// their packet numbers being that file's.
 	path string
+	// perFile counts the exchanges of each file read on its own (by
+	// file, from 0): one without Kafka fails the run ("captures").
+	perFile map[int]int64
 }
 
 func runExpr(p *exprProgram, f *exchangeFields) bool {
@@ -498,6 +501,10 @@ func exchangeLine(ex *dissect.Exchange, file string) string {
 }
 
 func (k *checkSink) Exchange(ex *dissect.Exchange) {
+	if k.perFile == nil {
+		k.perFile = map[int]int64{}
+	}
+	k.perFile[max(k.file, 0)]++
 	fx := ex.Facts()
 	k.names.Resolve(fx)
 	f := fieldsOf(ex, k.names, true, k.bodies)
@@ -823,12 +830,26 @@ func runCheck(ctx context.Context, o *checkOptions, s *ioStreams, color bool, sp
 			failed++
 		}
 	}
-	if run.ds.Exchanges == 0 {
-		// Checks over no Kafka traffic pass by default (none, every,
-		// complete, ...): a capture of the wrong interface, port or
-		// filter would go green. It is a failure of its own.
+	// Checks over no Kafka traffic pass by default (none, every,
+	// complete, ...): a capture of the wrong interface, port or filter
+	// would go green. It is a failure of its own, for the captures, or
+	// for each file of several read on their own (a host's).
+	var empty []string
+	if len(paths) > 1 && !o.files.Merge && run.ds.Exchanges > 0 {
+		for i, p := range paths {
+			if sink.perFile[i] == 0 {
+				empty = append(empty, p)
+			}
+		}
+	}
+	switch {
+	case run.ds.Exchanges == 0:
 		checks = append(checks, &check{item: checkItem{Name: "captures"}, kind: "captures",
 			reason: "no Kafka exchange in the captures: nothing was checked (the wrong interface, port or capture filter?)"})
+		failed++
+	case len(empty) > 0:
+		checks = append(checks, &check{item: checkItem{Name: "captures"}, kind: "captures",
+			reason: "no Kafka exchange in " + strings.Join(empty, ", ") + ": nothing of it was checked (the wrong interface, port or capture filter?)"})
 		failed++
 	}
 	elapsed := time.Since(start)

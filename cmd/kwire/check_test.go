@@ -247,4 +247,10 @@ func TestCheckNoKafka(t *testing.T) {
 	if code != 1 || !strings.Contains(out, "PASS no errors") || !strings.Contains(out, "FAIL captures: no Kafka exchange in the captures") || !strings.HasSuffix(out, "1 of 2 checks failed\n") {
 		t.Errorf("exit %d:\n%s%s", code, out, errOut)
 	}
+	// Several captures of their own (hosts): the one without Kafka fails.
+	good := goldenPcap(t, "kgo-produce-consume.pcap")
+	out, errOut, code = kwireInProcess(t, "check", spec, good, pcap)
+	if code != 1 || !strings.Contains(out, "FAIL captures: no Kafka exchange in "+pcap+":") {
+		t.Errorf("two captures, one empty: exit %d:\n%s%s", code, out, errOut)
+	}
 }
