@@ -8,6 +8,7 @@ import (
 
 	"github.com/kwire/kwire/dissect"
 	"github.com/kwire/kwire/facts"
+	"github.com/kwire/kwire/reassembly"
 )
 
 // DefaultMaxMemory is Options.MaxMemory's default: 64 MiB for every
@@ -156,8 +157,18 @@ func (a *Analyzer) Exchange(x *dissect.Exchange) {
 
 // Event implements dissect.Sink.
 func (a *Analyzer) Event(ev *dissect.Event) {
-	if ev != nil && ev.Kind == dissect.EventCut && a.txns != nil {
-		a.txns.cut = true // sequences may have been left out with the exchanges
+	if ev != nil && a.txns != nil && ev.Conn != nil {
+		switch {
+		case ev.Kind == dissect.EventCut:
+			// Sequences may have been left out with the exchanges.
+			a.txns.cut = true
+			if a.txns.cuts == nil {
+				a.txns.cuts = map[*reassembly.Conn]int{}
+			}
+			a.txns.cuts[ev.Conn]++
+		case ev.Kind == dissect.EventClose && a.txns.cuts != nil:
+			delete(a.txns.cuts, ev.Conn)
+		}
 	}
 	if ev == nil || a.find == nil {
 		return

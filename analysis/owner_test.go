@@ -383,8 +383,9 @@ func TestGroupsLeaveNotTaken(t *testing.T) {
 func TestCutFileFindings(t *testing.T) {
 	s := newSynth(t, Options{Findings: true, Transactions: true})
 	conn := s.conn
-	s.a.Event(&dissect.Event{Kind: dissect.EventCut, Conn: conn, Time: s0, Bytes: 120})
+	s.a.Event(&dissect.Event{Kind: dissect.EventCut, Conn: conn, Time: s0, Bytes: 120}) // its ApiVersions left out
 	s.ex("p", 0, time.Millisecond, produce("t", 30000, batch(10, 9, 0, 1)), produced("t", 0))
+	s.a.Event(&dissect.Event{Kind: dissect.EventCut, Conn: conn, Time: s0.Add(time.Millisecond), Bytes: 400})
 	s.ex("p", time.Second, time.Millisecond, produce("t", 30000, batch(10, 9, 5, 1)), produced("t", 0)) // 1-4 left out
 	s.close(2*time.Second, false)
 	if f := s.findings(RuleSequence); len(f) != 0 {
@@ -392,5 +393,13 @@ func TestCutFileFindings(t *testing.T) {
 	}
 	if f := s.findings(RuleSkippedAPIVer); len(f) != 0 {
 		t.Errorf("skipped-apiversions in a cut file: %+v", f)
+	}
+	// A gap between two Produce on one connection with no cut between
+	// them is real, cut file or not.
+	s.newConn()
+	s.ex("p", 3*time.Second, time.Millisecond, produce("u", 30000, batch(10, 11, 0, 1)), produced("u", 0))
+	s.ex("p", 4*time.Second, time.Millisecond, produce("u", 30000, batch(10, 11, 3, 1)), produced("u", 0)) // 1-2 missing
+	if f := s.findings(RuleSequence); len(f) != 1 || *f[0].Topic != "u" {
+		t.Errorf("sequence findings %+v, want one on u", f)
 	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/kwire/kwire/facts"
 	"github.com/kwire/kwire/protocol"
+	"github.com/kwire/kwire/reassembly"
 )
 
 // This file follows producers: transactional IDs (KIP-98) and idempotent
@@ -70,8 +71,9 @@ type pe struct {
 }
 
 type txnTracker struct {
-	mem *budget
-	cut bool // the capture is a cut file (dissect.EventCut): sequence gaps tell nothing
+	mem  *budget
+	cut  bool                     // the capture is a cut file (dissect.EventCut)
+	cuts map[*reassembly.Conn]int // cuts per open connection, in a cut file
 	// file is the capture file being read (Analyzer.SetFile); producers,
 	// byPE, byPID and consumers find what it has seen, each file a
 	// capture of its own: order and corder keep every file's.
@@ -175,6 +177,11 @@ type seqState struct {
 	sentBase          int32 // the last batch sent
 	sentFrame         int64
 	sent              bool
+	// conn and cuts are the connection of the last batch written and the
+	// cuts it had then (txnTracker.cuts): in a cut file, a gap after it
+	// on the same connection with no cut since is a real one.
+	conn *reassembly.Conn
+	cuts int
 }
 
 type consumerAcc struct {
@@ -564,9 +571,9 @@ func (t *txnTracker) sequence(p *producer, e *xinfo, k tpKey, r *facts.Records, 
 		issue(seqRetry, fmt.Sprintf("sequence %d sent again (first at packet %d)", r.BaseSequence, s.sentFrame), s.sentFrame)
 	case s.written && r.BaseSequence <= s.lastEnd && r.BaseSequence >= 0:
 		issue(seqDuplicate, fmt.Sprintf("sequence %d-%d overlaps what was written (up to %d)", r.BaseSequence, end, s.lastEnd), 0)
-	case s.written && r.BaseSequence > s.lastEnd+1 && !t.cut:
+	case s.written && r.BaseSequence > s.lastEnd+1 && (!t.cut || s.conn == e.x.Conn && s.cuts == t.cuts[e.x.Conn]):
 		// (In a cut file, kwire read -w's, the batches between may be
-		// in exchanges it left out: no gap to tell.)
+		// in exchanges it left out, unless none was cut between them.)
 		issue(seqGap, fmt.Sprintf("sequence %d follows %d: %d missing (lost, or sent on a connection not captured)", r.BaseSequence, s.lastEnd, r.BaseSequence-s.lastEnd-1), 0)
 	}
 	switch code {
@@ -582,6 +589,7 @@ func (t *txnTracker) sequence(p *producer, e *xinfo, k tpKey, r *facts.Records, 
 	s.sent = true
 	if code == 0 && e.answered {
 		s.written, s.lastBase, s.lastEnd = true, r.BaseSequence, end
+		s.conn, s.cuts = e.x.Conn, t.cuts[e.x.Conn]
 	}
 }
 
