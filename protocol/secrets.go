@@ -3,12 +3,14 @@ package protocol
 import (
 	"bytes"
 	"encoding/base64"
-	"github.com/mtibben/confusables"
+	"hash/maphash"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/mtibben/confusables"
 	"golang.org/x/text/unicode/norm"
 )
 
@@ -355,6 +357,40 @@ func normalizeConfigName(name string) string {
 // and control characters do not matter. "delegation.token.max.lifetime.ms"
 // is not sensitive: only the last segment counts.
 func ConfigNameSensitive(name string) bool {
+	if len(name) > sensitiveMemoName {
+		return configNameSensitive(name)
+	}
+	slot := &sensitiveMemo[maphash.String(sensitiveSeed, name)%uint64(len(sensitiveMemo))]
+	if m := slot.Load(); m != nil && m.name == name {
+		return m.sensitive
+	}
+	s := configNameSensitive(name)
+	slot.Store(&sensitiveAnswer{name: strings.Clone(name), sensitive: s})
+	return s
+}
+
+// The answers ConfigNameSensitive gave lately, in a fixed table: a capture
+// names the same few hundred configs again and again, and each answer
+// costs a Unicode normalisation and a confusables skeleton. A slot holds
+// one name of at most sensitiveMemoName bytes (longer names are not kept),
+// so the table never holds more than about len(sensitiveMemo) ×
+// (sensitiveMemoName + 40) bytes (about 0.7 MiB), whatever the peers send;
+// a name that collides with another's slot replaces it. Safe for
+// concurrent use: slots are replaced whole, atomically.
+const sensitiveMemoName = 128
+
+var (
+	sensitiveMemo [4096]atomic.Pointer[sensitiveAnswer]
+	sensitiveSeed = maphash.MakeSeed()
+)
+
+type sensitiveAnswer struct {
+	name      string
+	sensitive bool
+}
+
+// configNameSensitive is ConfigNameSensitive, computed.
+func configNameSensitive(name string) bool {
 	n := normalizeConfigName(name)
 	if n == "" {
 		return false

@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -351,11 +352,40 @@ func TestConfigNameSensitive(t *testing.T) {
 		"key.converter":                       false,
 		"cleanup.policy":                      false,
 		"":                                    false,
+		// Past the memo's longest name: computed every time.
+		strings.Repeat("producer.override.", 8) + "ssl.key.password": true,
+		strings.Repeat("producer.override.", 8) + "ssl.key.location": false,
 	} {
-		if got := ConfigNameSensitive(name); got != want {
-			t.Errorf("ConfigNameSensitive(%q) = %v, want %v", name, got, want)
+		// Twice: the second answer comes from the memo.
+		for range 2 {
+			if got := ConfigNameSensitive(name); got != want {
+				t.Errorf("ConfigNameSensitive(%q) = %v, want %v", name, got, want)
+			}
 		}
 	}
+}
+
+// TestConfigNameSensitiveMemo checks that the memo never answers for a
+// name another name's answer: more names than slots, so that slots are
+// shared and replaced, asked from several goroutines at once.
+func TestConfigNameSensitiveMemo(t *testing.T) {
+	names := make([]string, 0, 3*len(sensitiveMemo))
+	for i := range cap(names) / 2 {
+		names = append(names, fmt.Sprintf("c%d.ssl.key.password", i), fmt.Sprintf("c%d.ssl.key.location", i))
+	}
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Go(func() {
+			for k := range names {
+				name := names[(k+g*997)%len(names)]
+				if got, want := ConfigNameSensitive(name), strings.HasSuffix(name, "password"); got != want {
+					t.Errorf("ConfigNameSensitive(%q) = %v, want %v", name, got, want)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
 }
 
 func TestParseSASLToken(t *testing.T) {
