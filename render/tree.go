@@ -384,15 +384,20 @@ func (tw *treeWriter) leafInt(n *protocol.Node, depth int) {
 	b = append(b, ": "...)
 	b = strconv.AppendInt(b, n.Int, 10)
 	note := n.Note
-	if note == "" {
+	if note == "" && n.Field != nil { // a field with no note (most): its value's name, or an API key's
 		if name := protocol.ValueName(n.Field, n.Int); name != "" {
 			b = append(b, " ("...)
 			b = append(b, name...)
 			b = append(b, ')')
 		}
-		note = noteOf(n)
+		if n.Field.Role == protocol.RoleAPIKey {
+			note = noteOf(n)
+		}
 	}
-	if note = trimValueNote(note, n.Int); note != "" {
+	if note != "" {
+		note = trimValueNote(note, n.Int)
+	}
+	if note != "" {
 		b = append(b, " ("...)
 		b = append(b, note...)
 		b = append(b, ')')
