@@ -1145,7 +1145,9 @@ func (t *groupTracker) commit(g *group, e *xinfo) {
 	if !stale && genNum >= 0 && m != nil && m.hasEpoch && genNum < m.epoch {
 		stale, why = true, fmt.Sprintf("member epoch %d while the member is at %d", genNum, m.epoch)
 	}
-	var parts []string
+	// A commit is stale as a whole (the request's error, generation or
+	// epoch), or partition by partition (each partition's own error).
+	var parts, staleParts []string
 	perr := 0
 	for i := range fx.Topics {
 		tp := &fx.Topics[i]
@@ -1175,9 +1177,7 @@ func (t *groupTracker) commit(g *group, e *xinfo) {
 					c.apply(h)
 				}
 			}
-			if stale {
-				c.stale++
-			}
+			pStale := stale
 			if p.Error != 0 {
 				c.errors++
 				c.lastError, c.lastErrorAt = p.Error, e.at
@@ -1186,18 +1186,30 @@ func (t *groupTracker) commit(g *group, e *xinfo) {
 				if m != nil {
 					m.err(p.Error)
 				}
-				if staleCode(p.Error) {
-					stale, why = true, errorMeaning(p.Error)
+				if !stale && staleCode(p.Error) {
+					pStale = true
+					if len(staleParts) == 0 {
+						why = errorMeaning(p.Error)
+					}
+				}
+			}
+			part := fmt.Sprintf("%s[%d@%d]", k.topic, k.part, off)
+			if pStale {
+				c.stale++
+				if !stale && len(staleParts) < 8 {
+					staleParts = append(staleParts, part)
 				}
 			}
 			if len(parts) < 8 {
-				parts = append(parts, fmt.Sprintf("%s[%d@%d]", k.topic, k.part, off))
+				parts = append(parts, part)
 			}
 		}
 	}
 	switch {
 	case stale:
 		t.event(g, groupEvent(e, m, "commit", fmt.Sprintf("stale commit of %s: %s", strings.Join(parts, ","), why)))
+	case len(staleParts) > 0:
+		t.event(g, groupEvent(e, m, "commit", fmt.Sprintf("stale commit of %s: %s", strings.Join(staleParts, ","), why)))
 	case code != 0 || perr > 0:
 		t.event(g, groupEvent(e, m, "commit", fmt.Sprintf("commit of %s failed", strings.Join(parts, ","))))
 	}

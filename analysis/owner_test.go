@@ -403,3 +403,58 @@ func TestCutFileFindings(t *testing.T) {
 		t.Errorf("sequence findings %+v, want one on u", f)
 	}
 }
+
+// A commit refused as stale counts as stale on the partitions it was
+// refused for: all of them when the broker refuses the whole generation,
+// only those whose own error says so otherwise (the flag went to the
+// partitions after the refused one).
+func TestGroupsStaleCommitPartitions(t *testing.T) {
+	s := newSynth(t, Options{Groups: true})
+	commit := func(at time.Duration, codes map[string][]int16) {
+		oc := kmsg.NewPtrOffsetCommitRequest()
+		oc.Version, oc.Group, oc.Generation, oc.MemberID = 8, "g1", 1, "m1"
+		r := kmsg.NewPtrOffsetCommitResponse()
+		for _, topic := range []string{"alpha", "beta"} {
+			ot := kmsg.OffsetCommitRequestTopic{Topic: topic}
+			rt := kmsg.OffsetCommitResponseTopic{Topic: topic}
+			for i, code := range codes[topic] {
+				ot.Partitions = append(ot.Partitions, kmsg.OffsetCommitRequestTopicPartition{Partition: int32(i), Offset: 100})
+				rt.Partitions = append(rt.Partitions, kmsg.OffsetCommitResponseTopicPartition{Partition: int32(i), ErrorCode: code})
+			}
+			if len(ot.Partitions) > 0 {
+				oc.Topics = append(oc.Topics, ot)
+				r.Topics = append(r.Topics, rt)
+			}
+		}
+		s.ex("c", at, time.Millisecond, oc, r)
+	}
+	stale := func() string {
+		var got []string
+		for _, g := range s.a.Groups().Groups {
+			for _, c := range g.Commits {
+				got = append(got, fmt.Sprintf("%s[%d] stale=%d errors=%d", c.Topic, c.Partition, c.Stale, c.Errors))
+			}
+		}
+		return strings.Join(got, ", ")
+	}
+	commit(0, map[string][]int16{"alpha": {22, 22, 22, 22}}) // ILLEGAL_GENERATION, as Kafka answers every partition
+	if got, want := stale(), "alpha[0] stale=1 errors=1, alpha[1] stale=1 errors=1, alpha[2] stale=1 errors=1, alpha[3] stale=1 errors=1"; got != want {
+		t.Errorf("refused generation:\n got %s\nwant %s", got, want)
+	}
+	s = newSynth(t, Options{Groups: true})
+	commit(0, map[string][]int16{"alpha": {0, 22}, "beta": {3}}) // one stale partition, one unknown
+	if got, want := stale(), "alpha[0] stale=0 errors=0, alpha[1] stale=1 errors=1, beta[0] stale=0 errors=1"; got != want {
+		t.Errorf("mixed:\n got %s\nwant %s", got, want)
+	}
+	var ev []string
+	for _, g := range s.a.Groups().Groups {
+		for _, e := range g.Timeline {
+			if e.Kind == "commit" {
+				ev = append(ev, e.Detail)
+			}
+		}
+	}
+	if len(ev) != 1 || !strings.HasPrefix(ev[0], "stale commit of alpha[1@100]:") {
+		t.Errorf("timeline %q", ev)
+	}
+}
