@@ -458,7 +458,11 @@ func (b *builder) leaves(v *view, in scope) {
 		p := &fx.Topics[in.topic].Partitions[in.part]
 		for k, n := range v.offsets {
 			if x, ok := intOf(n); ok {
-				p.Offsets.Set(OffsetKind(k), x)
+				if b.response && (answers|1<<OffsetLeaderEpoch)&(1<<k) != 0 {
+					p.Offsets.Answer(OffsetKind(k), x)
+				} else {
+					p.Offsets.Set(OffsetKind(k), x)
+				}
 			}
 		}
 		if m, ok := strOf(v.meta); ok && p.Offsets.CommittedMetadata == "" {

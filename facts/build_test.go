@@ -278,3 +278,43 @@ func TestMetadataTopicID(t *testing.T) {
 		t.Errorf("the well-known ID was learnt as a name: %d", names.Len())
 	}
 }
+
+// An offset or leader epoch both sides state is the response's: a Fetch
+// request's LogStartOffset is a follower's (-1 from a consumer) and its
+// CurrentLeaderEpoch the client's belief; the broker's answer is the
+// fact. A response's epoch of -1 (none known) leaves the request's.
+func TestResponseOffsetsWin(t *testing.T) {
+	fetch := func(respEpoch int32) Partition {
+		req := kmsg.NewPtrFetchRequest()
+		req.Version = 12
+		rp := kmsg.NewFetchRequestTopicPartition()
+		rp.Partition, rp.CurrentLeaderEpoch, rp.FetchOffset, rp.LogStartOffset = 0, 7, 20, -1
+		req.Topics = []kmsg.FetchRequestTopic{{Topic: "t", Partitions: []kmsg.FetchRequestTopicPartition{rp}}}
+		resp := kmsg.NewPtrFetchResponse()
+		resp.Version = 12
+		p := kmsg.NewFetchResponseTopicPartition()
+		p.Partition, p.HighWatermark, p.LastStableOffset, p.LogStartOffset = 0, 30, 30, 5
+		p.ErrorCode = 6 // NOT_LEADER_OR_FOLLOWER: the response names the leader (KIP-951)
+		p.CurrentLeader.LeaderID, p.CurrentLeader.LeaderEpoch = 2, respEpoch
+		resp.Topics = []kmsg.FetchResponseTopic{{Topic: "t", Partitions: []kmsg.FetchResponseTopicPartition{p}}}
+		fx := Of(protocol.KeyFetch, 12, request(t, req), response(t, resp))
+		if len(fx.Topics) != 1 || len(fx.Topics[0].Partitions) != 1 {
+			t.Fatalf("topics %+v", fx.Topics)
+		}
+		return fx.Topics[0].Partitions[0]
+	}
+	get := func(p Partition, k OffsetKind) int64 {
+		v, ok := p.Offsets.Get(k)
+		if !ok {
+			t.Fatalf("no %v", k)
+		}
+		return v
+	}
+	p := fetch(9)
+	if ls, ep, fo := get(p, OffsetLogStart), get(p, OffsetLeaderEpoch), get(p, OffsetFetch); ls != 5 || ep != 9 || fo != 20 {
+		t.Errorf("logStartOffset %d (want 5), leaderEpoch %d (want 9), fetchOffset %d (want 20)", ls, ep, fo)
+	}
+	if ep := get(fetch(-1), OffsetLeaderEpoch); ep != 7 {
+		t.Errorf("a response's epoch -1: leaderEpoch %d, want the request's 7", ep)
+	}
+}

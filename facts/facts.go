@@ -325,8 +325,9 @@ func OffsetKinds() []OffsetKind {
 
 // Offsets are the offsets a partition carries, each present or not.
 type Offsets struct {
-	has  uint16
-	vals [numOffsetKinds]int64
+	has      uint16
+	answered uint16 // kinds the response stated (Answer)
+	vals     [numOffsetKinds]int64
 	// CommittedMetadata is the metadata string committed or fetched with
 	// the committed offset; "" when none.
 	CommittedMetadata string
@@ -346,6 +347,21 @@ func (o *Offsets) Set(k OffsetKind, v int64) {
 		return
 	}
 	o.has |= 1 << k
+	o.vals[k] = v
+}
+
+// Answer records the offset of kind k as the response states it: it
+// replaces what the request said of the same kind (a Fetch request's
+// LogStartOffset is a follower's, -1 from a consumer; its
+// CurrentLeaderEpoch is what the client believes, the response's
+// LeaderEpoch the broker's), and the response's first statement wins.
+// A leader epoch of -1 (none known) replaces nothing.
+func (o *Offsets) Answer(k OffsetKind, v int64) {
+	if k >= numOffsetKinds || o.answered&(1<<k) != 0 || k == OffsetLeaderEpoch && v < 0 && o.has&(1<<k) != 0 {
+		return
+	}
+	o.has |= 1 << k
+	o.answered |= 1 << k
 	o.vals[k] = v
 }
 

@@ -55,12 +55,16 @@ type TopicDoc struct {
 
 // PartitionDoc is one partition of a topic.
 type PartitionDoc struct {
-	Partition           int32       `json:"partition" expr:"partition"`
-	Error               *string     `json:"error" expr:"error" jsonschema:"nullable"`
-	BaseOffset          *int64      `json:"baseOffset" expr:"baseOffset" jsonschema:"nullable"`
-	FetchOffset         *int64      `json:"fetchOffset" expr:"fetchOffset" jsonschema:"nullable"`
-	HighWatermark       *int64      `json:"highWatermark" expr:"highWatermark" jsonschema:"nullable"`
-	LastStableOffset    *int64      `json:"lastStableOffset" expr:"lastStableOffset" jsonschema:"nullable"`
+	Partition        int32   `json:"partition" expr:"partition"`
+	Error            *string `json:"error" expr:"error" jsonschema:"nullable"`
+	BaseOffset       *int64  `json:"baseOffset" expr:"baseOffset" jsonschema:"nullable"`
+	FetchOffset      *int64  `json:"fetchOffset" expr:"fetchOffset" jsonschema:"nullable"`
+	HighWatermark    *int64  `json:"highWatermark" expr:"highWatermark" jsonschema:"nullable"`
+	LastStableOffset *int64  `json:"lastStableOffset" expr:"lastStableOffset" jsonschema:"nullable"`
+	// LogStartOffset and LeaderEpoch are the response's when it states
+	// them (a Fetch request's LogStartOffset is a follower's, -1 from a
+	// consumer; its CurrentLeaderEpoch is what the client believes), the
+	// request's otherwise; a response's leader epoch -1 leaves the request's.
 	LogStartOffset      *int64      `json:"logStartOffset" expr:"logStartOffset" jsonschema:"nullable"`
 	CommittedOffset     *int64      `json:"committedOffset" expr:"committedOffset" jsonschema:"nullable"`
 	CommittedMetadata   *string     `json:"committedMetadata" expr:"committedMetadata" jsonschema:"nullable"`
