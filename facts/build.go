@@ -137,6 +137,7 @@ func bodyOf(root *protocol.Node) *protocol.Node {
 type view struct {
 	topicName, topicID, part, partList              *protocol.Node
 	errCode, errMsg                                 *protocol.Node
+	errCode2, errMsg2                               *protocol.Node // a struct's second error (ShareFetch's AcknowledgeErrorCode)
 	group, member, instance, gen, epoch, genOrEpoch *protocol.Node
 	ptype, pname, leader, reason, sessTO, rebTO     *protocol.Node
 	hbInterval, abortedFirst                        *protocol.Node
@@ -176,9 +177,18 @@ func (v *view) add(c *protocol.Node) {
 			set(&v.part, c)
 		}
 	case protocol.RoleErrorCode:
-		set(&v.errCode, c)
+		if v.errCode == nil {
+			v.errCode = c
+		} else {
+			set(&v.errCode2, c)
+		}
 	case protocol.RoleErrorMessage:
-		set(&v.errMsg, c)
+		// A message follows its code in every schema.
+		if v.errCode2 != nil {
+			set(&v.errMsg2, c)
+		} else {
+			set(&v.errMsg, c)
+		}
 	case protocol.RoleGroupID:
 		if !arr {
 			set(&v.group, c)
@@ -452,6 +462,9 @@ func (b *builder) leaves(v *view, in scope) {
 	if v.errCode != nil && b.response {
 		if code, ok := intOf(v.errCode); ok && code != 0 {
 			b.addError(int16(code), v.errMsg, in)
+		}
+		if code, ok := intOf(v.errCode2); ok && code != 0 {
+			b.addError(int16(code), v.errMsg2, in)
 		}
 	}
 	if in.part >= 0 {

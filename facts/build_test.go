@@ -1,6 +1,7 @@
 package facts
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -316,5 +317,30 @@ func TestResponseOffsetsWin(t *testing.T) {
 	}
 	if ep := get(fetch(-1), OffsetLeaderEpoch); ep != 7 {
 		t.Errorf("a response's epoch -1: leaderEpoch %d, want the request's 7", ep)
+	}
+}
+
+// A ShareFetch partition answers two things, the fetch (ErrorCode) and
+// the acknowledgements the request carried (AcknowledgeErrorCode,
+// KIP-932): a refused acknowledgement is an error of the partition even
+// when the fetch succeeded.
+func TestShareFetchAcknowledgeError(t *testing.T) {
+	resp := kmsg.NewPtrShareFetchResponse()
+	resp.Version = 0
+	ok := kmsg.NewShareFetchResponseTopicPartition()
+	ok.Partition = 0
+	bad := kmsg.NewShareFetchResponseTopicPartition()
+	bad.Partition, bad.AcknowledgeErrorCode, bad.AcknowledgeErrorMessage = 1, 121, kmsg.StringPtr("bad state") // INVALID_RECORD_STATE
+	both := kmsg.NewShareFetchResponseTopicPartition()
+	both.Partition, both.ErrorCode, both.ErrorMessage, both.AcknowledgeErrorCode = 2, 6, kmsg.StringPtr("moved"), 121
+	resp.Topics = []kmsg.ShareFetchResponseTopic{{TopicID: [16]byte{1}, Partitions: []kmsg.ShareFetchResponseTopicPartition{ok, bad, both}}}
+	fx := Of(protocol.KeyShareFetch, 0, nil, response(t, resp))
+	var got []string
+	for _, e := range fx.Errors {
+		got = append(got, fmt.Sprintf("%s[%d] %s %q", fx.Topics[e.Topic].Label(), e.Partition, e.Name, e.Message))
+	}
+	want := `[AQAAAAAAAAAAAAAAAAAAAA[1] INVALID_RECORD_STATE "bad state" AQAAAAAAAAAAAAAAAAAAAA[2] NOT_LEADER_OR_FOLLOWER "moved" AQAAAAAAAAAAAAAAAAAAAA[2] INVALID_RECORD_STATE ""]`
+	if fmt.Sprint(got) != want {
+		t.Errorf("errors %v\nwant   %s", got, want)
 	}
 }

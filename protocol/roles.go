@@ -263,6 +263,7 @@ var roleRules = []roleRule{
 	{name: "*ErrorCode", kind: TypeInt16, role: RoleErrorCode},
 	{name: "ErrorMessage", kind: TypeString, role: RoleErrorMessage},
 	{name: "BatchIndexErrorMessage", kind: TypeString, role: RoleErrorMessage},
+	{name: "AcknowledgeErrorMessage", kind: TypeString, role: RoleErrorMessage},
 
 	// Topics. ConsumerProtocolSubscription.Topics is the one list of topic
 	// names without an entityType.
