@@ -276,7 +276,15 @@ func (v *view) add(c *protocol.Node) {
 	case protocol.RoleCommittedOffset:
 		set(&v.offsets[OffsetCommitted], c)
 	case protocol.RoleListedOffset:
-		set(&v.offsets[OffsetListed], c)
+		if arr {
+			// ListOffsets v0's OldStyleOffsets: the offsets asked for,
+			// latest first; the first is the answer a later version gives.
+			if es := elements(c); len(es) > 0 {
+				set(&v.offsets[OffsetListed], es[0])
+			}
+		} else {
+			set(&v.offsets[OffsetListed], c)
+		}
 	case protocol.RoleListTimestamp:
 		set(&v.offsets[OffsetListTimestamp], c)
 	case protocol.RoleLeaderEpoch:

@@ -344,3 +344,28 @@ func TestShareFetchAcknowledgeError(t *testing.T) {
 		t.Errorf("errors %v\nwant   %s", got, want)
 	}
 }
+
+// ListOffsets v0 answers with OldStyleOffsets, the offsets asked for,
+// latest first: the first is the listed offset, as Offset is in v1+.
+func TestListOffsetsV0Listed(t *testing.T) {
+	req := kmsg.NewPtrListOffsetsRequest()
+	req.Version = 0
+	rp := kmsg.NewListOffsetsRequestTopicPartition()
+	rp.Partition, rp.Timestamp, rp.MaxNumOffsets = 0, -1, 1
+	req.Topics = []kmsg.ListOffsetsRequestTopic{{Topic: "t", Partitions: []kmsg.ListOffsetsRequestTopicPartition{rp}}}
+	resp := kmsg.NewPtrListOffsetsResponse()
+	resp.Version = 0
+	p := kmsg.NewListOffsetsResponseTopicPartition()
+	p.Partition, p.OldStyleOffsets = 0, []int64{4242, 17}
+	resp.Topics = []kmsg.ListOffsetsResponseTopic{{Topic: "t", Partitions: []kmsg.ListOffsetsResponseTopicPartition{p}}}
+	for _, d := range []protocol.Decoder{{}, {Sparse: true}} {
+		rt := d.DecodeBody(protocol.KeyListOffsets, 0, true, resp.AppendTo(nil))
+		fx := Of(protocol.KeyListOffsets, 0, request(t, req), rt)
+		if len(fx.Topics) != 1 || len(fx.Topics[0].Partitions) != 1 {
+			t.Fatalf("sparse %v: topics %+v", d.Sparse, fx.Topics)
+		}
+		if v, ok := fx.Topics[0].Partitions[0].Offsets.Get(OffsetListed); !ok || v != 4242 {
+			t.Errorf("sparse %v: listed offset %d, %v; want 4242", d.Sparse, v, ok)
+		}
+	}
+}
