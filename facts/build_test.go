@@ -369,3 +369,18 @@ func TestListOffsetsV0Listed(t *testing.T) {
 		}
 	}
 }
+
+// The topics an incremental Fetch v13+ forgets are named by ID, and named
+// as the fetched ones are once a Metadata named the ID.
+func TestForgottenResolved(t *testing.T) {
+	names := NewNames()
+	names.Resolve(&Exchange{IDNames: []IDName{{ID: TopicID{2}, Name: "beta"}}})
+	req := kmsg.NewPtrFetchRequest()
+	req.Version = 13
+	req.ForgottenTopics = []kmsg.FetchRequestForgottenTopic{{TopicID: [16]byte{2}, Partitions: []int32{0, 1}}}
+	fx := Of(protocol.KeyFetch, 13, request(t, req), nil)
+	names.Resolve(fx)
+	if len(fx.Forgotten) != 1 || fx.Forgotten[0].Topic != "beta" || fmt.Sprint(fx.Forgotten[0].Partitions) != "[0 1]" {
+		t.Errorf("forgotten %+v", fx.Forgotten)
+	}
+}

@@ -74,6 +74,7 @@ func (n *Names) Resolve(fx *Exchange) {
 	for i := range fx.Transactions {
 		n.resolveAll(fx.Transactions[i].Topics)
 	}
+	n.resolveAll(fx.Forgotten)
 }
 
 func (n *Names) resolveAll(tps []TopicPartitions) {
