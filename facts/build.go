@@ -405,6 +405,7 @@ func (b *builder) walk(n *protocol.Node, sc scope, depth int) {
 		// Markers): the topics below are that producer's markers.
 		if id, ok := intOf(v.pid); ok {
 			in.owner = Scope{Role: protocol.RoleProducerID, ID: strconv.FormatInt(id, 10)}
+			in.ent = in.owner // its errors are that producer's
 		}
 	}
 	if v.resType != nil && v.resName != nil {

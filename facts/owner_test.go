@@ -135,3 +135,28 @@ func TestOneOwner(t *testing.T) {
 		t.Errorf("topics %+v owners %v", fx.Topics, fx.Owners())
 	}
 }
+
+// WriteTxnMarkers batches producers' markers: an error is the producer's
+// whose marker the broker refused, as the topic is (Error.Scope), so that
+// one producer's failure on a partition is told from another's success
+// on it.
+func TestWriteTxnMarkersErrorScope(t *testing.T) {
+	req := kmsg.NewPtrWriteTxnMarkersRequest()
+	req.Version = 1
+	resp := kmsg.NewPtrWriteTxnMarkersResponse()
+	resp.Version = 1
+	for i, pid := range []int64{5000, 7000} {
+		req.Markers = append(req.Markers, kmsg.WriteTxnMarkersRequestMarker{ProducerID: pid, ProducerEpoch: 1, Committed: true,
+			Topics: []kmsg.WriteTxnMarkersRequestMarkerTopic{{Topic: "alpha", Partitions: []int32{0}}}})
+		resp.Markers = append(resp.Markers, kmsg.WriteTxnMarkersResponseMarker{ProducerID: pid,
+			Topics: []kmsg.WriteTxnMarkersResponseMarkerTopic{{Topic: "alpha", Partitions: []kmsg.WriteTxnMarkersResponseMarkerTopicPartition{{Partition: 0, ErrorCode: int16(6 * i)}}}}})
+	}
+	fx := Of(27, 1, // WriteTxnMarkers
+		request(t, req), response(t, resp))
+	if len(fx.Errors) != 1 {
+		t.Fatalf("errors %+v", fx.Errors)
+	}
+	if e := fx.Errors[0]; e.Scope != (Scope{protocol.RoleProducerID, "7000"}) || e.Name != "NOT_LEADER_OR_FOLLOWER" || ownedLabel(&fx.Topics[e.Topic]) != "7000/alpha" {
+		t.Errorf("error %+v on %s", e, ownedLabel(&fx.Topics[e.Topic]))
+	}
+}

@@ -136,8 +136,9 @@ type ErrorDoc struct {
 	Scope     *ScopeDoc `json:"scope" expr:"scope" jsonschema:"nullable"` // the member, group, transaction, resource or key it belongs to
 }
 
-// ScopeDoc is an entity an error belongs to: kind is member, group,
-// transactionalId, resource or coordinatorKey.
+// ScopeDoc is an entity an error or a topic belongs to: kind is member,
+// group, transactionalId, producerId (a WriteTxnMarkers entry), resource
+// or coordinatorKey.
 type ScopeDoc struct {
 	Kind string `json:"kind" expr:"kind"`
 	ID   string `json:"id" expr:"id"`
