@@ -425,6 +425,11 @@ func (b *builder) walk(n *protocol.Node, sc scope, depth int) {
 			inst, _ := strOf(v.instance)
 			in.member = b.member(id, inst)
 			in.ent = Scope{Role: protocol.RoleMemberID, ID: id}
+			if id == "" && inst != "" {
+				// A LeaveGroup entry the broker did not know, named by
+				// the instance ID an admin asked to remove (KIP-345).
+				in.ent = Scope{Role: protocol.RoleGroupInstanceID, ID: inst}
+			}
 		}
 	}
 	if v.topicName != nil || v.topicID != nil {

@@ -137,8 +137,9 @@ type ErrorDoc struct {
 }
 
 // ScopeDoc is an entity an error or a topic belongs to: kind is member,
-// group, transactionalId, producerId (a WriteTxnMarkers entry), resource
-// or coordinatorKey.
+// groupInstanceId (a LeaveGroup entry named by instance alone), group,
+// transactionalId, producerId (a WriteTxnMarkers entry), resource or
+// coordinatorKey.
 type ScopeDoc struct {
 	Kind string `json:"kind" expr:"kind"`
 	ID   string `json:"id" expr:"id"`
@@ -568,6 +569,8 @@ func scopeKind(r protocol.Role) string {
 	switch r {
 	case protocol.RoleMemberID:
 		return "member"
+	case protocol.RoleGroupInstanceID:
+		return "groupInstanceId"
 	case protocol.RoleGroupID:
 		return "group"
 	case protocol.RoleTransactionalID:

@@ -285,6 +285,8 @@ func appendScope(b []byte, sc facts.Scope) []byte {
 	switch sc.Role {
 	case protocol.RoleMemberID:
 		return appendWordValue(append(b, "member="...), shortID(sc.ID))
+	case protocol.RoleGroupInstanceID:
+		return appendWordValue(append(b, "instance="...), sc.ID)
 	case protocol.RoleGroupID:
 		return appendWordValue(append(b, "group="...), sc.ID)
 	case protocol.RoleTransactionalID:

@@ -333,7 +333,24 @@ func (s *subjectBuf) group(fx *facts.Exchange) {
 		member = g.AssignedMemberID // a first JoinGroup: assigned by the broker
 	}
 	if member == "" && len(g.Members) > 0 && fx.Key == protocol.KeyLeaveGroup {
-		member = g.Members[0].ID // LeaveGroup v3+ names its members in a batch
+		// LeaveGroup v3+ names its members in a batch: by member ID, or
+		// by instance ID alone (an admin removing static members, KIP-345).
+		var ids, insts []string
+		for i := range g.Members {
+			if m := &g.Members[i]; m.ID != "" {
+				ids = append(ids, shortID(m.ID))
+			} else if m.InstanceID != "" {
+				insts = append(insts, m.InstanceID)
+			}
+		}
+		if len(ids) == 1 {
+			s.word("member=", ids[0])
+		} else {
+			s.list("members=", ids)
+		}
+		if g.InstanceID == "" {
+			s.list("instances=", insts)
+		}
 	}
 	if member != "" {
 		s.word("member=", shortID(member))
@@ -729,6 +746,8 @@ func scopePlace(sc facts.Scope) string {
 	switch sc.Role {
 	case protocol.RoleMemberID:
 		return "member=" + shortID(sc.ID)
+	case protocol.RoleGroupInstanceID:
+		return "instance=" + sc.ID
 	case protocol.RoleGroupID:
 		return "group=" + sc.ID
 	case protocol.RoleTransactionalID:

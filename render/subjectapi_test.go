@@ -145,6 +145,27 @@ func TestSubjectPerAPI(t *testing.T) {
 	m.MemberID = "short"
 	lv.Members = append(lv.Members, m)
 	check("LeaveGroup", lv, kmsg.NewPtrLeaveGroupResponse(), "group=g member=short")
+	// A batch names every member: an admin removing static members by
+	// instance ID (KIP-345), the broker answering with the member IDs it
+	// knew.
+	lvb := kmsg.NewPtrLeaveGroupRequest()
+	lvb.Version, lvb.Group = 5, "g"
+	lvbr := kmsg.NewPtrLeaveGroupResponse()
+	lvbr.Version = 5
+	for _, inst := range []string{"i-1", "i-2", "i-9"} {
+		m := kmsg.NewLeaveGroupRequestMember()
+		m.InstanceID = kmsg.StringPtr(inst)
+		lvb.Members = append(lvb.Members, m)
+		rm := kmsg.NewLeaveGroupResponseMember()
+		rm.InstanceID = kmsg.StringPtr(inst)
+		if inst == "i-9" {
+			rm.ErrorCode = 25 // UNKNOWN_MEMBER_ID
+		} else {
+			rm.MemberID = "m" + inst[2:]
+		}
+		lvbr.Members = append(lvbr.Members, rm)
+	}
+	check("LeaveGroup batch", lvb, lvbr, "group=g members=m1,m2 instances=i-9 errors: UNKNOWN_MEMBER_ID instance=i-9")
 
 	of := kmsg.NewPtrOffsetFetchRequest()
 	of.Version = 8
