@@ -254,3 +254,23 @@ func TestCheckNoKafka(t *testing.T) {
 		t.Errorf("two captures, one empty: exit %d:\n%s%s", code, out, errOut)
 	}
 }
+
+// TestCheckFirstMidStream: a first check judges only connections whose
+// start the capture holds. A capture begun mid-stream (packets 300 on of
+// kgo-produce-consume.pcap) holds connections whose first request went
+// before it: they are said to be left out, not failed for a request
+// that was not their first.
+func TestCheckFirstMidStream(t *testing.T) {
+	dir := t.TempDir()
+	pkts, link := readPackets(t, goldenPcap(t, "kgo-produce-consume.pcap"))
+	mid := writePackets(t, dir, "mid.pcap", link, pkts[299:])
+	spec := filepath.Join(dir, "spec.yaml")
+	if err := os.WriteFile(spec, []byte("checks:\n  - name: first\n    first: 'api == \"ApiVersions\"'\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code := kwireInProcess(t, "check", spec, mid)
+	want := "PASS first: 0 of 18 connections start otherwise than api == \"ApiVersions\" (5 connections whose start the capture does not hold not checked)\n"
+	if code != 0 || !strings.HasPrefix(out, want) {
+		t.Errorf("exit %d:\n%s%s\nwant it to start %q", code, out, errOut, want)
+	}
+}
