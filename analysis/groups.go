@@ -52,6 +52,7 @@ const (
 	endLeft        = "left"         // LeaveGroup, or a KIP-848 heartbeat with member epoch -1
 	endStaticLeave = "static-leave" // KIP-848 member epoch -2: a static member leaves for a restart
 	endExpired     = "expired"      // removed without leaving: its session timed out
+	endGone        = "gone"         // removed without a leave captured before its session could time out (a LeaveGroup not captured, an admin's removal)
 	endReplaced    = "replaced"     // its group.instance.id was taken by a new member (KIP-345)
 	endFenced      = "fenced"       // the coordinator answered it UNKNOWN_MEMBER_ID, FENCED_MEMBER_EPOCH or FENCED_INSTANCE_ID
 )

@@ -84,7 +84,10 @@ type MemberReport struct {
 	LeaveReason     *string `json:"leaveReason" jsonschema:"nullable"`
 	// End is how its membership ended: "left", "static-leave" (KIP-848
 	// epoch -2), "expired" (removed without leaving: session timeout),
-	// "replaced" (a new member took its group.instance.id), "fenced";
+	// "gone" (removed before its session could time out, without a
+	// leave the capture holds: a LeaveGroup not captured, an admin's
+	// removal), "replaced" (a new member took its group.instance.id),
+	// "fenced";
 	// null when it was still a member at the end of the capture.
 	End                 *string `json:"end" jsonschema:"nullable"`
 	EndTime             Time    `json:"endTime"`
@@ -299,11 +302,11 @@ func names(g *group) map[*member]string {
 
 // cause decides what started gn, given the entry before it (nil: none
 // kept), and the members that were removed without a word (expired).
-func cause(prev, gn *gen, first bool, alias map[*member]string) (kind string, who []*member, detail string, expired, replaced []*member) {
+func cause(prev, gn *gen, first bool, alias map[*member]string) (kind string, who []*member, detail string, expired, replaced, quiet []*member) {
 	in := func(x *gen, m *member) bool { return x != nil && x.member(m) != nil }
 	if gn.static != nil {
 		return causeStaticRejoin, []*member{gn.staticBy}, fmt.Sprintf("static member %s: %s took the place of %s without a rebalance (KIP-345)",
-			gn.staticBy.instance, alias[gn.staticBy], alias[gn.static]), nil, nil
+			gn.staticBy.instance, alias[gn.staticBy], alias[gn.static]), nil, nil, nil
 	}
 	var joined, gone []*member
 	for _, gm := range gn.members {
@@ -325,14 +328,14 @@ func cause(prev, gn *gen, first bool, alias map[*member]string) (kind string, wh
 	}
 	if prev == nil {
 		if first && gn.num <= 1 {
-			return causeJoin, joined, "the group formed: " + nameList(joined, alias) + " joined", nil, nil
+			return causeJoin, joined, "the group formed: " + nameList(joined, alias) + " joined", nil, nil, nil
 		}
 		if first && len(joined) > 0 && allJoinedAt(joined, gn) {
 			// Its members all joined here, but a group at generation N
 			// had N-1 before it: it did not form here.
-			return causeJoin, joined, fmt.Sprintf("the %ss before were not captured; %s joined", genWord(gn), nameList(joined, alias)), nil, nil
+			return causeJoin, joined, fmt.Sprintf("the %ss before were not captured; %s joined", genWord(gn), nameList(joined, alias)), nil, nil, nil
 		}
-		return causeUnknown, nil, fmt.Sprintf("the %s before was not captured", genWord(gn)), nil, nil
+		return causeUnknown, nil, fmt.Sprintf("the %s before was not captured", genWord(gn)), nil, nil, nil
 	}
 	var parts []string
 	kind = ""
@@ -376,6 +379,15 @@ func cause(prev, gn *gen, first bool, alias map[*member]string) (kind string, wh
 			parts = append(parts, alias[m]+" "+r)
 			continue
 		}
+		if session := time.Duration(m.sessionMs) * time.Millisecond; m.sessionMs > 0 && !m.lastLive.IsZero() && gn.start.Sub(m.lastLive) < session {
+			// Gone before its session could time out: it left, or an
+			// admin removed it, by a request the capture does not hold.
+			left = append(left, m)
+			quiet = append(quiet, m)
+			parts = append(parts, fmt.Sprintf("%s left without a LeaveGroup captured (its last sign of life %s before, within its session timeout %s)",
+				alias[m], units(gn.start.Sub(m.lastLive)), units(session)))
+			continue
+		}
 		expired = append(expired, m)
 		w := alias[m] + " was removed without leaving"
 		if !m.lastLive.IsZero() {
@@ -407,7 +419,7 @@ func cause(prev, gn *gen, first bool, alias map[*member]string) (kind string, wh
 	if len(gn.signaled) > 0 {
 		parts = append(parts, "told by REBALANCE_IN_PROGRESS: "+nameList(gn.signaled, alias))
 	}
-	return kind, who, strings.Join(parts, "; "), expired, replaced
+	return kind, who, strings.Join(parts, "; "), expired, replaced, quiet
 }
 
 func allJoinedAt(ms []*member, gn *gen) bool {
@@ -456,10 +468,16 @@ func (t *groupTracker) report(g *group) GroupReport {
 	}
 	timeline := slices.Clone(g.events)
 	expiredAt := map[*member]time.Time{}
+	goneAt := map[*member]time.Time{} // left without a leave captured, within its session timeout
 	replacedAt := map[*member]time.Time{}
 	var prev *gen
 	for i, gn := range g.gens {
-		kind, who, detail, expired, repl := cause(prev, gn, i == 0 && g.dropped.Generations == 0, alias)
+		kind, who, detail, expired, repl, quiet := cause(prev, gn, i == 0 && g.dropped.Generations == 0, alias)
+		for _, m := range quiet {
+			if _, ok := goneAt[m]; !ok {
+				goneAt[m] = gn.start
+			}
+		}
 		for _, m := range expired {
 			if _, ok := expiredAt[m]; !ok {
 				expiredAt[m] = gn.start
@@ -520,6 +538,10 @@ func (t *groupTracker) report(g *group) GroupReport {
 			id := m.id
 			timeline = append(timeline, Event{Time: Time(at), Kind: "expired", MemberID: &id,
 				Detail: "removed from the group without leaving (session timeout)"})
+		}
+		if at, ok := goneAt[m]; ok && end == "" {
+			end = endGone
+			mr.EndTime = Time(at)
 		}
 		if at, ok := replacedAt[m]; ok && end == "" {
 			end = endReplaced

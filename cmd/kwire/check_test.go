@@ -1,7 +1,9 @@
 package main
 
 import (
+	"encoding/json"
 	"encoding/xml"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -272,5 +274,49 @@ func TestCheckFirstMidStream(t *testing.T) {
 	want := "PASS first: 0 of 18 connections start otherwise than api == \"ApiVersions\" (5 connections whose start the capture does not hold not checked)\n"
 	if code != 0 || !strings.HasPrefix(out, want) {
 		t.Errorf("exit %d:\n%s%s\nwant it to start %q", code, out, errOut, want)
+	}
+}
+
+// TestGroupsGoneNotExpired: a member the group rebalanced without 301 ms
+// after its last heartbeat, with a session timeout of 3 s, did not expire:
+// it left, or was removed, by a request the capture does not hold (here
+// capgen-kgo-b's LeaveGroup packet is dropped). It ends "gone", with no
+// member-expired finding, and the generation's cause is a leave.
+func TestGroupsGoneNotExpired(t *testing.T) {
+	dir := t.TempDir()
+	pkts, link := readPackets(t, goldenPcap(t, "group-rebalance-kgo.pcap"))
+	pkts = append(pkts[:286:286], pkts[287:]...) // packet 287: capgen-kgo-b's LeaveGroup
+	pcap := writePackets(t, dir, "noleave.pcap", link, pkts)
+	out, errOut, _ := kwireInProcess(t, "groups", "--json", pcap)
+	var rep struct {
+		Groups []struct {
+			Members []struct {
+				Name string  `json:"name"`
+				End  *string `json:"end"`
+			} `json:"members"`
+			Generations []struct {
+				Cause string `json:"cause"`
+			} `json:"generations"`
+		} `json:"groups"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil || len(rep.Groups) != 1 {
+		t.Fatalf("%v: %s%s", err, out, errOut)
+	}
+	ends := map[string]string{}
+	for _, m := range rep.Groups[0].Members {
+		if m.End != nil {
+			ends[m.Name] = *m.End
+		}
+	}
+	var causes []string
+	for _, g := range rep.Groups[0].Generations {
+		causes = append(causes, g.Cause)
+	}
+	if ends["capgen-kgo-b"] != "gone" || ends["capgen-kgo-a"] != "expired" || fmt.Sprint(causes) != "[join join join leave static-rejoin timeout]" {
+		t.Errorf("ends %v, causes %v", ends, causes)
+	}
+	out, _, _ = kwireInProcess(t, "read", "--findings", pcap)
+	if strings.Contains(out, "member-expired capgen-kgo-b") || !strings.Contains(out, "member-expired capgen-kgo-a") {
+		t.Errorf("findings:\n%s", out)
 	}
 }

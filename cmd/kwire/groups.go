@@ -126,7 +126,9 @@ heartbeats show. Per group:
   MEMBERS       member ID, group instance ID (static members, KIP-345),
                 client ID and address, when it joined and how it went
                 (left, with its KIP-800 reason; expired: removed without
-                leaving after its session timeout; replaced by a static
+                leaving after its session timeout; gone: removed before
+                its session could time out, by a leave or an admin's
+                removal the capture does not hold; replaced by a static
                 successor; fenced), session timeout, heartbeats and the
                 longest gap between its signs of life (the last one up to
                 its expiry, leave or replacement, or to the end of the
