@@ -214,6 +214,9 @@ func Compare(before, after *Profile, o Options) []Change {
 	// The cluster's version ranges (what every broker accepts), and the
 	// versions clients used before that the cluster after refuses: what
 	// kwire versions --against reports.
+	// Ranges moved need both sides' ranges; a version lost needs only
+	// the ranges after (a client that never sent ApiVersions, a capture
+	// begun after it did, still used versions).
 	rb, nb := clusterRanges(before.Brokers)
 	ra, na := clusterRanges(after.Brokers)
 	if nb > 0 && na > 0 {
@@ -224,6 +227,8 @@ func Compare(before, after *Profile, o Options) []Change {
 			}
 			add(Change{Kind: KindAdvertised, Item: api, Before: rangeText(x), After: rangeText(y)})
 		}
+	}
+	if na > 0 {
 		for _, c := range before.Clients {
 			for _, u := range c.APIs {
 				r := ra[u.API]

@@ -127,9 +127,22 @@ func Compare(before, after *VersionsReport) *Comparison {
 	b, nb := ClusterRanges(before)
 	a, na := ClusterRanges(after)
 	c := &Comparison{BeforeBrokers: nb, AfterBrokers: na, Ranges: []RangeChange{}, Lost: []LostVersion{}}
-	if nb == 0 || na == 0 {
+	if na == 0 {
 		return c
 	}
+	// With no ranges before there is nothing to compare them with, but
+	// the versions the clients used (clients that never sent ApiVersions
+	// among them, old ones most often) still meet the ranges after.
+	if nb > 0 {
+		c.Ranges = rangeChanges(b, a)
+	}
+	c.Lost = lostVersions(before, a)
+	return c
+}
+
+// rangeChanges lists the APIs whose cluster range moved from b to a.
+func rangeChanges(b, a map[int16]Range) []RangeChange {
+	out := []RangeChange{}
 	keys := make([]int16, 0, len(a)+len(b))
 	for k := range b {
 		keys = append(keys, k)
@@ -163,8 +176,15 @@ func Compare(before, after *VersionsReport) *Comparison {
 		default:
 			ch.API, ch.After, ch.Change = ra.Name, &ra, "added"
 		}
-		c.Ranges = append(c.Ranges, ch)
+		out = append(out, ch)
 	}
+	return out
+}
+
+// lostVersions lists the versions the clients of before used that the
+// cluster ranges a refuse.
+func lostVersions(before *VersionsReport, a map[int16]Range) []LostVersion {
+	out := []LostVersion{}
 	for _, cl := range before.Clients {
 		for _, u := range cl.APIs {
 			ra, ok := a[u.Key]
@@ -183,13 +203,13 @@ func Compare(before, after *VersionsReport) *Comparison {
 				l.After = &ra
 			}
 			l.Impact = LostImpact(lost, l.After)
-			c.Lost = append(c.Lost, l)
+			out = append(out, l)
 		}
 	}
-	slices.SortStableFunc(c.Lost, func(x, y LostVersion) int {
+	slices.SortStableFunc(out, func(x, y LostVersion) int {
 		return cmp.Or(compareClient(x.ClientIDNull, y.ClientIDNull, x.ClientID, y.ClientID), cmp.Compare(x.Key, y.Key))
 	})
-	return c
+	return out
 }
 
 func joinComma(parts []string) string {

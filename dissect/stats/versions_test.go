@@ -250,6 +250,29 @@ func TestCompare(t *testing.T) {
 	}
 }
 
+// TestCompareNoRangesBefore: a capture before with no ApiVersions (an old
+// client that never sends it, or a capture begun after it did) has no
+// ranges to compare, but its clients' versions still meet the ranges
+// after: the old client losing Metadata v4 is reported.
+func TestCompareNoRangesBefore(t *testing.T) {
+	c1 := &reassembly.Conn{Index: 0, A: ap("10.0.0.1:1000"), B: ap("10.0.0.8:9092")}
+	before := NewVersionCollector()
+	before.Exchange(metadataX(t, c1, "old", 4, 5, true))
+	after := NewVersionCollector()
+	after.Exchange(apiVersionsX(t, c1, "app", 3, 0, [][3]int16{{3, 5, 13}, {18, 0, 4}}, 1))
+	cmp := Compare(before.Report(), after.Report())
+	if cmp.BeforeBrokers != 0 || cmp.AfterBrokers != 1 || len(cmp.Ranges) != 0 {
+		t.Errorf("brokers %d %d, ranges %+v", cmp.BeforeBrokers, cmp.AfterBrokers, cmp.Ranges)
+	}
+	if len(cmp.Lost) != 1 || cmp.Lost[0].ClientID != "old" || !reflect.DeepEqual(cmp.Lost[0].Versions, []int16{4}) || cmp.Lost[0].Impact != ImpactVersionRemoved {
+		t.Errorf("lost %+v", cmp.Lost)
+	}
+	// Nothing after: nothing to compare with.
+	if cmp := Compare(after.Report(), before.Report()); cmp.AfterBrokers != 0 || len(cmp.Lost) != 0 || len(cmp.Ranges) != 0 {
+		t.Errorf("no ranges after: %+v", cmp)
+	}
+}
+
 // TestVersionsNoUsable: a range with its minimum above its maximum is
 // flagged once, as unusable.
 func TestVersionsNoUsable(t *testing.T) {

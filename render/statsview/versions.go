@@ -277,12 +277,14 @@ func WriteComparison(out io.Writer, before, after string, cmp *stats.Comparison,
 	var w strings.Builder
 	fmt.Fprintf(&w, "before: %s (%s advertising)\nafter:  %s (%s advertising)\n",
 		before, plural(cmp.BeforeBrokers, "broker", "brokers"), after, plural(cmp.AfterBrokers, "broker", "brokers"))
-	if cmp.BeforeBrokers == 0 || cmp.AfterBrokers == 0 {
-		w.WriteString("nothing to compare: a capture holds no error-free ApiVersions response\n")
+	if cmp.AfterBrokers == 0 {
+		w.WriteString("nothing to compare: the after capture holds no error-free ApiVersions response, so what its brokers accept is not known\n")
 		return flush(out, &w)
 	}
 	heading(&w, o, "RANGES MOVED (what every broker accepts)")
-	if len(cmp.Ranges) == 0 {
+	if cmp.BeforeBrokers == 0 {
+		w.WriteString("(not known: the before capture holds no error-free ApiVersions response; its clients' versions are still checked below)\n")
+	} else if len(cmp.Ranges) == 0 {
 		w.WriteString("(none)\n")
 	} else {
 		t := newTable(">KEY", "API", ">BEFORE", ">AFTER", "CHANGE")
