@@ -160,7 +160,7 @@ func (o *diffOptions) profileOf(ctx context.Context, sd side, dopts dissect.Opti
 			return p, captureRun{readAny: true, ds: dissect.Summary{Kafka: 1}}, err
 		}
 	}
-	col := profile.NewCollector()
+	col := profile.NewCollector(cutNames(sd.paths))
 	cr := &captureReader{opts: dopts, ropts: o.capture.reassemblyOptions(), wrap: bar.wrap}
 	if err := o.files.apply(cr); err != nil {
 		return nil, captureRun{}, err

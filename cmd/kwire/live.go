@@ -187,11 +187,11 @@ func runLive(ctx context.Context, o *liveOptions, s *ioStreams, color bool) erro
 	if err != nil {
 		return err
 	}
-	col, err := r.statsCollector()
+	col, err := r.statsCollector(nil)
 	if err != nil {
 		return err
 	}
-	an, err := r.analyzer()
+	an, err := r.analyzer(nil)
 	if err != nil {
 		return err
 	}

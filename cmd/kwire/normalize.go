@@ -27,10 +27,10 @@ func runNormalize(ctx context.Context, o *readOptions, s *ioStreams, color bool,
 	if err != nil {
 		return err
 	}
-	col := profile.NewCollector()
+	col := profile.NewCollector(cutNames(paths))
 	var sink dissect.Sink = col
 	if fl.active() {
-		sink = &filteredSink{next: col, fl: fl, names: facts.NewNames()}
+		sink = &filteredSink{next: col, fl: fl, names: cutNames(paths)}
 	}
 	bar := startProgressFor(s, paths)
 	cr := &captureReader{opts: dopts, ropts: o.capture.reassemblyOptions(), wrap: bar.wrap, merge: o.files.Merge, start: o.start}

@@ -445,11 +445,11 @@ func runRead(ctx context.Context, o *readOptions, s *ioStreams, color bool, path
 		return err
 	}
 
-	col, err := o.statsCollector()
+	col, err := o.statsCollector(paths)
 	if err != nil {
 		return err
 	}
-	an, err := o.analyzer()
+	an, err := o.analyzer(paths)
 	if err != nil {
 		return err
 	}
@@ -713,8 +713,9 @@ func (k *readSink) noteUnmatched(w io.Writer, run *captureRun) {
 }
 
 // analyzer returns the Analyzer of --findings (and of --stats's
-// findings), nil without them.
-func (o *readOptions) analyzer() (*analysis.Analyzer, error) {
+// findings), nil without them; it learns the topic names the cut files
+// among paths record (cutNames).
+func (o *readOptions) analyzer(paths []string) (*analysis.Analyzer, error) {
 	if !o.Findings && !o.Stats {
 		return nil, nil
 	}
@@ -723,6 +724,7 @@ func (o *readOptions) analyzer() (*analysis.Analyzer, error) {
 		return nil, err
 	}
 	aopts.Findings = true
+	aopts.Names = cutNames(paths)
 	return analysis.New(aopts), nil
 }
 
@@ -747,8 +749,9 @@ func (o *readOptions) flagsNeeded(fs *pflag.FlagSet) error {
 	return nil
 }
 
-// statsCollector returns the Collector for --stats, nil without it.
-func (o *readOptions) statsCollector() (*stats.Collector, error) {
+// statsCollector returns the Collector for --stats, nil without it; it
+// learns the topic names the cut files among paths record (cutNames).
+func (o *readOptions) statsCollector(paths []string) (*stats.Collector, error) {
 	if !o.Stats {
 		if o.Top != 0 {
 			return nil, usageErrorf("--top needs --stats")
@@ -758,7 +761,7 @@ func (o *readOptions) statsCollector() (*stats.Collector, error) {
 		}
 		return nil, nil
 	}
-	return newStatsCollector(o.Top, o.StatsMem, nil)
+	return newStatsCollector(o.Top, o.StatsMem, cutNames(paths))
 }
 
 // topicArgs are the --topic values as exchanges name them: a topic ID

@@ -289,3 +289,35 @@ func TestWriteSelectionRecut(t *testing.T) {
 		t.Errorf("re-read: exit %d\n%v\nwant\n%v\n%s", code, got, want, errOut)
 	}
 }
+
+// TestCutNamesEveryMode: every command and mode that names topics learns
+// a cut file's topic names (its kwire-topic-ids comment), not only read's
+// lines: the Produce v13 requests of lossy-network.pcap name their topic
+// by ID alone, and the Metadata that named it is left out by the cut.
+func TestCutNamesEveryMode(t *testing.T) {
+	dir := t.TempDir()
+	cut := filepath.Join(dir, "cut.pcapng")
+	if _, errOut, code := kwireInProcess(t, "read", "--filter", `api == "Produce" && latencyMs > 300`, "-w", cut, goldenPcap(t, "lossy-network.pcap")); code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	spec := filepath.Join(dir, "spec.yaml")
+	if err := os.WriteFile(spec, []byte("checks:\n  - name: topic\n    expect: '\"capgen-net\" in topics'\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"read", cut}, " capgen-net[0@"},
+		{[]string{"read", "--findings", cut}, " capgen-net[0@"},
+		{[]string{"read", "--stats", cut}, "\ncapgen-net  0 "},
+		{[]string{"stats", cut}, "\ncapgen-net  0 "},
+		{[]string{"check", spec, cut}, "PASS topic: 2 exchanges match"},
+		{[]string{"read", "--normalize", cut}, "topics     capgen-net\n"},
+	} {
+		out, errOut, _ := kwireInProcess(t, c.args...)
+		if !strings.Contains(out, c.want) || strings.Contains(out, "ObKBQbR9b5_BfAAEF3mWzA") {
+			t.Errorf("%v: want %q, and no topic ID:\n%s%s", c.args, c.want, out, errOut)
+		}
+	}
+}

@@ -164,9 +164,14 @@ type connAcc struct {
 	repeated bool
 }
 
-// NewCollector returns an empty Collector.
-func NewCollector() *Collector {
-	return &Collector{names: facts.NewNames(), clients: map[string]*clientAcc{},
+// NewCollector returns an empty Collector that resolves topic IDs with
+// names (the names a Metadata of the capture states are learnt into it);
+// nil: a Names of its own.
+func NewCollector(names *facts.Names) *Collector {
+	if names == nil {
+		names = facts.NewNames()
+	}
+	return &Collector{names: names, clients: map[string]*clientAcc{},
 		brokers: map[string]*brokerAcc{}, conns: map[*reassembly.Conn]*connAcc{}}
 }
 
