@@ -242,6 +242,7 @@ func (a *Analyzer) Groups() *GroupsReport {
 		return r
 	}
 	t := a.groups
+	t.resolveNames(a.opts.Names)
 	for _, g := range t.all() {
 		gr := t.report(g)
 		if a.files > 1 {

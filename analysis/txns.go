@@ -1124,6 +1124,7 @@ func (a *Analyzer) Transactions() *TxnsReport {
 		}
 		r.Consumers = append(r.Consumers, cr)
 	}
+	r.resolveNames(a.opts.Names)
 	return r
 }
 

@@ -1,5 +1,7 @@
 package facts
 
+import "encoding/base64"
+
 // Names maps topic IDs to the names that exchanges stated beside them
 // (Exchange.IDNames: Metadata, CreateTopics, DescribeTopicPartitions...),
 // so that topics named only by ID (Produce and Fetch v13+, KIP-516;
@@ -78,11 +80,42 @@ func (n *Names) Resolve(fx *Exchange) {
 }
 
 func (n *Names) resolveAll(tps []TopicPartitions) {
+	n.ResolvePartitions(tps)
+}
+
+// ResolvePartitions names the entries of tps that only an ID names and
+// whose name n knows, and reports whether it named any: a report made at
+// the end of a capture names what a Metadata stated after the exchanges
+// it kept.
+func (n *Names) ResolvePartitions(tps []TopicPartitions) bool {
+	if n == nil {
+		return false
+	}
+	named := false
 	for i := range tps {
 		if tp := &tps[i]; tp.Topic == "" && tp.HasID {
 			tp.Topic = n.lookup(tp.ID)
+			named = named || tp.Topic != ""
 		}
 	}
+	return named
+}
+
+// NameOfLabel returns the name of the topic an ID label stands for (the
+// base64url of a topic ID, as Topic.Label writes a topic known by ID
+// alone), when n knows it; label itself otherwise.
+func (n *Names) NameOfLabel(label string) string {
+	if n == nil || len(label) != 22 {
+		return label
+	}
+	var id TopicID
+	if k, err := base64.RawURLEncoding.Decode(id[:], []byte(label)); err != nil || k != len(id) {
+		return label
+	}
+	if name := n.lookup(id); name != "" {
+		return name
+	}
+	return label
 }
 
 // MetadataTopicID is the KRaft metadata log's topic ID, Uuid(0, 1)

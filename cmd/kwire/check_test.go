@@ -320,3 +320,28 @@ func TestGroupsGoneNotExpired(t *testing.T) {
 		t.Errorf("findings:\n%s", out)
 	}
 }
+
+// TestReportsLaterNames: groups and txns, made at the end of a capture,
+// name the topics their exchanges named by ID alone with the names a
+// Metadata stated later, as stats does. Captures begun after the clients'
+// first Metadata (packets 300 on of kgo-produce-consume.pcap, 60 on of
+// group-kip848.pcap, 40 on of txn-read-committed.pcap).
+func TestReportsLaterNames(t *testing.T) {
+	dir := t.TempDir()
+	from := func(name string, first int) string {
+		pkts, link := readPackets(t, goldenPcap(t, name))
+		return writePackets(t, dir, name, link, pkts[first-1:])
+	}
+	out, errOut, _ := kwireInProcess(t, "groups", "--group", "capgen-kgo-group", "--timeline=false", from("kgo-produce-consume.pcap", 300))
+	if !strings.Contains(out, "\n  capgen-codecs[0]      30    1  capgen-kgo-group        1 ") || strings.Contains(out, "TPmVKIH5EnVP0PVya1sZSg") {
+		t.Errorf("classic group: one row for capgen-codecs[0], its commit:\n%s%s", out, errOut)
+	}
+	out, errOut, _ = kwireInProcess(t, "groups", "--timeline=false", from("group-kip848.pcap", 60))
+	if !strings.Contains(out, "join           -       capgen-kgo-848-a   capgen-rebalance[0-3]\n") || strings.Contains(out, "uMWW_OB1TeFEdMAw-1udkw") || strings.Contains(out, "-→") {
+		t.Errorf("KIP-848 group: epoch 1 assigned capgen-rebalance[0-3] alone, no move from nobody:\n%s%s", out, errOut)
+	}
+	out, errOut, _ = kwireInProcess(t, "txns", from("txn-read-committed.pcap", 40))
+	if !strings.Contains(out, "commit   capgen-txn-rc[0+3] (seq 0-2)") || strings.Contains(out, "_Mg8rGtBKCsNopCy8TWbYw") {
+		t.Errorf("txns: records named capgen-txn-rc:\n%s%s", out, errOut)
+	}
+}
