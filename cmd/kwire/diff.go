@@ -49,6 +49,8 @@ with its software, KIP-511) and per broker:
   format      a record format (v0, v1, v2: the batch magic) it produced
   acks        a Produce acks setting
   latency     an API's p99 latency, beyond --latency-ratio and --latency-min
+              (an API answered at least 10 times on each side: a p99 of
+              fewer says little)
   broker      a broker address seen on one side only (its errors too)
   advertised  an API's cluster version range (what every broker accepts)
   lostVersion versions a client used before that the cluster after refuses,

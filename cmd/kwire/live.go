@@ -82,8 +82,9 @@ narrow the filter).
 --stats also feeds every exchange and event, filtered out or not, to the
 statistics of kwire stats (APIs, latency, errors, clients, partitions,
 connections; --top N the slowest exchanges) and prints its report after
-the summary: the tables on stdout, or with --json its JSON document on
-stderr, so that stdout stays NDJSON.
+the summary: the tables on stdout, or with --json one last NDJSON line
+on stdout, {"kind":"stats","stats":{...}}, as kwire read --json --stats
+writes it.
 
 Capturing needs root or the CAP_NET_RAW capability:
   sudo setcap cap_net_raw+ep "$(command -v kwire)"
