@@ -459,8 +459,15 @@ func writeProducer(w *strings.Builder, p *analysis.ProducerReport, o Options) {
 	it.indent = "  "
 	for _, in := range p.Instances {
 		var ep []string
+		pid := in.ProducerID
 		for _, e := range in.Epochs {
 			s := strconv.Itoa(int(e.Epoch))
+			if e.ProducerID != pid && e.ProducerID >= 0 {
+				// A new producer ID (EndTxn v5 past the last epoch,
+				// KIP-890): its epochs follow it.
+				pid = e.ProducerID
+				s = "pid " + strconv.FormatInt(pid, 10) + ": " + s
+			}
 			if e.By == "EndTxn" {
 				s += "*"
 			}

@@ -464,3 +464,23 @@ func TestLatencySparkExtremes(t *testing.T) {
 		t.Errorf("over-time line: %q", w.String())
 	}
 }
+
+// TestTxnsEpochsNewProducerID: an EndTxn v5 past the last epoch gives the
+// producer a new producer ID (KIP-890); the EPOCHS column names it before
+// the epochs that follow, not as epochs of the first ID.
+func TestTxnsEpochsNewProducerID(t *testing.T) {
+	r := &analysis.TxnsReport{Producers: []analysis.ProducerReport{{
+		TransactionalID: ptrTo("tx-a"),
+		Instances: []analysis.InstanceReport{{ProducerID: 5000, Epochs: []analysis.EpochChange{
+			{ProducerID: 5000, Epoch: 3, By: "InitProducerId"}, {ProducerID: 5000, Epoch: 4, By: "EndTxn"}, {ProducerID: 5001, Epoch: 0, By: "EndTxn"}}}},
+	}}}
+	var b strings.Builder
+	if err := WriteTxns(&b, r, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), " 3 4* pid 5001: 0* ") {
+		t.Errorf("epochs:\n%s", b.String())
+	}
+}
+
+func ptrTo[T any](v T) *T { return &v }
