@@ -1036,9 +1036,16 @@ func (bd *batchDecoder) legacy(parent *Node, space, off, total, depth int, w *wr
 		o = r.Offset()
 		ts = r.Int64()
 		if n := bd.num(m, Message.Timestamp, space, o, ts); n != nil && bd.notes() {
-			n.Note = "timestamp " + FormatTimestamp(ts)
+			// A message's timestamp is absolute: its note is its date, as
+			// a batch's BaseTimestamp's ("1700000000000 (date)", which a
+			// tree shows after the value as "(date)").
+			n.Note = FormatTimestamp(ts)
 			if w != nil && w.logAppend {
-				n.Note += "; LogAppendTime: the wrapper's timestamp " + FormatTimestamp(w.timestamp) + " applies"
+				date := "none"
+				if ts != -1 {
+					date = string(AppendMillisUTC(nil, ts))
+				}
+				n.Note = date + "; LogAppendTime: the wrapper's timestamp " + FormatTimestamp(w.timestamp) + " applies"
 			}
 		}
 	}
