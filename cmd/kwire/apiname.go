@@ -21,6 +21,9 @@ func parseAPI(s string) (int16, error) {
 		}
 		return int16(n), nil
 	}
+	if _, err := strconv.ParseInt(s, 10, 64); err == nil || strings.Trim(s, "0123456789+-") == "" && s != "" {
+		return 0, fmt.Errorf("API key %s is out of range: keys are 0 to 32767 (see 'kwire apis')", s)
+	}
 	name := strings.TrimSuffix(strings.TrimSuffix(strings.ToLower(s), "request"), "response")
 	for _, a := range protocol.APIs() {
 		if strings.ToLower(a.Name) == name {

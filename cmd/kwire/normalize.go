@@ -14,8 +14,8 @@ import (
 // profile) as text, or with --json the snapshot kwire diff reads. The
 // filters choose the exchanges it is made of.
 func runNormalize(ctx context.Context, o *readOptions, s *ioStreams, color bool, fl *exchangeFilter, paths []string) error {
-	if o.Tree || o.HexDump || o.Stats || o.Write != "" || o.Count > 0 {
-		return usageErrorf("--normalize prints a profile: -V, -x, --stats, -w and -c do not apply")
+	if o.Tree || o.HexDump || o.Stats || o.Findings || o.Write != "" || o.Count > 0 {
+		return usageErrorf("--normalize prints a profile: -V, -x, --stats, --findings, -w and -c do not apply")
 	}
 	dopts, err := o.capture.dissectOptions(valuesNotShown)
 	if err != nil {
