@@ -33,7 +33,7 @@ func (o *fileFlags) addFlags(f *pflag.FlagSet) {
 	f.BoolVar(&o.Merge, "merge", false,
 		"read the files as one capture, merged by packet time: a connection spanning the files of a ring buffer (tcpdump -C/-G) is one connection, captures split by direction pair up; packet and stream numbers count through the merge")
 	f.StringVarP(&o.ReadFilter, "read-filter", "f", "",
-		"read only the packets that pass this `FILTER`, in tcpdump syntax ("+live.FilterSyntax+"), as tcpdump -r FILE FILTER does: the others are skipped before numbering")
+		"read only the packets that pass this `FILTER`, in tcpdump syntax ("+live.FilterSyntax+"), as tcpdump -r FILE FILTER does (each packet as captured: a tunnel's outer headers, each IP fragment): the others are skipped before numbering")
 }
 
 // packetFilter returns the reassembly.Options.PacketFilter for -f and
@@ -59,7 +59,10 @@ func (o *fileFlags) packetFilter(start *captureStart) (func([]byte, gopacket.Cap
 			return true
 		}
 		ip, ok := reassembly.IPHeader(data, link)
-		return ok && keep(ip)
+		if !ok {
+			ip = nil // no IP: only a filter such as not host X passes it
+		}
+		return keep(ip)
 	}, nil
 }
 

@@ -48,3 +48,63 @@ func TestFileFilter(t *testing.T) {
 		t.Error("a cut packet passed")
 	}
 }
+
+// TestFileFilterAsCaptured: a file's filter sees each packet as it was
+// captured, as tcpdump -r FILE FILTER does: a tunnel's outer headers (a
+// UDP, GRE or IP-in-IP packet), every IPv4 fragment, and packets without
+// IP. The wants are tcpdump 4.99's (libpcap 1.10) on the same packets.
+func TestFileFilterAsCaptured(t *testing.T) {
+	outer := func(proto byte, sport, dport uint16) []byte {
+		p := ipv4TCP([4]byte{10, 0, 0, 1}, [4]byte{10, 0, 0, 2}, sport, dport)
+		p[9] = proto
+		return p
+	}
+	vxlan := outer(17, 54321, 4789)
+	gre := outer(47, 0, 0x0800) // GRE flags, then the protocol: IPv4
+	ipip := outer(4, 0, 0)
+	first := ipv4TCP([4]byte{127, 0, 0, 1}, [4]byte{127, 0, 0, 1}, 40000, 19092)
+	first[6] = 0x20 // more fragments
+	later := ipv4TCP([4]byte{127, 0, 0, 1}, [4]byte{127, 0, 0, 1}, 0x4142, 0x4344)
+	later[7] = 25 // fragment offset 200 bytes: what follows is payload, not ports
+	v6 := make([]byte, 60)
+	v6[0], v6[6] = 0x60, 44 // a fragment header
+	v6[40] = ipProtoTCP     // the fragment header's next header
+	for _, c := range []struct {
+		expr string
+		pkt  []byte
+		name string
+		want bool
+	}{
+		{"ip", vxlan, "VXLAN", true},
+		{"ip", gre, "GRE", true},
+		{"ip", ipip, "IP in IP", true},
+		{"not host 1.2.3.4", vxlan, "VXLAN", true},
+		{"host 10.0.0.1", gre, "GRE", true},
+		{"host 127.0.0.1", ipip, "IP in IP", false}, // the inner address is not looked at
+		{"port 4789", vxlan, "VXLAN", true},         // a UDP port
+		{"tcp port 4789", vxlan, "VXLAN", false},
+		{"tcp", vxlan, "VXLAN", false},
+		{"tcp", ipip, "IP in IP", false},
+		{"port 19092", gre, "GRE", false},
+		{"host 127.0.0.1", first, "a first fragment", true},
+		{"host 127.0.0.1", later, "a later fragment", true},
+		{"tcp", later, "a later fragment", true},
+		{"port 19092", first, "a first fragment", true},
+		{"port 16708", later, "a later fragment", false}, // 0x4142: not a port
+		{"not port 16708", later, "a later fragment", true},
+		{"tcp", v6, "IPv6 fragment of TCP", true},
+		{"ip6 and not ip", v6, "IPv6 fragment of TCP", true},
+		{"ip", nil, "no IP", false},
+		{"not host 1.2.3.4", nil, "no IP", true},
+		{"not (ip or ip6)", nil, "no IP", true},
+		{"not ip and port 1", nil, "no IP", false},
+	} {
+		f, err := FileFilter(c.expr)
+		if err != nil {
+			t.Fatalf("%q: %v", c.expr, err)
+		}
+		if got := f(c.pkt); got != c.want {
+			t.Errorf("-f %q on %s: %v, want %v", c.expr, c.name, got, c.want)
+		}
+	}
+}

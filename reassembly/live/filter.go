@@ -100,6 +100,10 @@ type node struct {
 	side   side
 	lo, hi uint16
 	prefix netip.Prefix
+	// tcp marks a port or portrange written after tcp. Without it a
+	// capture file's filter (program.file) takes UDP and SCTP ports too,
+	// as tcpdump does; the live capture passes TCP only either way.
+	tcp bool
 }
 
 // String renders the tree in the filter language, fully parenthesised
@@ -369,7 +373,7 @@ func (p *filterParser) primitive() (*node, error) {
 		if !ok || err != nil {
 			return nil, p.fail(v.off, "port needs a number from 0 to 65535 (service names are not supported)", ok && !isKeyword(v.s) && err != nil && !isNumberish(v.s))
 		}
-		return &node{op: opPort, side: sd, lo: port, hi: port}, nil
+		return &node{op: opPort, side: sd, lo: port, hi: port, tcp: sawTCP}, nil
 	case "portrange":
 		v, ok := p.next()
 		a, b, found := strings.Cut(v.s, "-")
@@ -381,7 +385,7 @@ func (p *filterParser) primitive() (*node, error) {
 		if lo > hi {
 			lo, hi = hi, lo // as tcpdump does
 		}
-		return &node{op: opPortRange, side: sd, lo: lo, hi: hi}, nil
+		return &node{op: opPortRange, side: sd, lo: lo, hi: hi, tcp: sawTCP}, nil
 	case "host":
 		if sawTCP {
 			return nil, p.fail(t.off, "tcp host (a protocol before host)", true)
@@ -450,6 +454,9 @@ const (
 	ethPIPv6       = 0x86DD // ETH_P_IPV6
 	packetOutgoing = 4      // PACKET_OUTGOING, skb->pkt_type of a packet the host sends
 	ipProtoTCP     = 6
+	ipProtoUDP     = 17
+	ipProtoSCTP    = 132
+	ipProtoFrag    = 44 // IPv6 fragment header
 )
 
 // program describes the BPF program to build.
@@ -466,6 +473,14 @@ type program struct {
 	// loopbacks are interface indexes whose outgoing packets are dropped
 	// (capturing on all interfaces).
 	loopbacks []int
+	// file builds the filter of packets read from a capture file, which
+	// sees every IP packet as it was captured, as libpcap's does: any
+	// protocol (a tunnel's outer headers), each IPv4 fragment. tcp tests
+	// the protocol (IPv6: the next header, or the one after a fragment
+	// header); a port is a TCP, UDP or SCTP port (TCP's after tcp) of a
+	// packet that is not a later fragment. Without it only TCP packets
+	// reach the expression, and those are the live capture's.
+	file bool
 }
 
 // compile builds the filter for a SOCK_DGRAM packet socket, where every
@@ -478,6 +493,9 @@ type program struct {
 //	      expression; ret #snaplen; ret #0
 //	IPv6: next header TCP (no extension headers); the expression;
 //	      ret #snaplen; ret #0
+//
+// A file's program (pr.file) has no TCP and fragment tests before the
+// expression: its primitives test the protocol themselves.
 //
 // Each family ends with its own returns, so that the expression's
 // conditional jumps (at most 255 instructions forward) only span that
@@ -526,7 +544,13 @@ func (pr program) compile() ([]bpf.Instruction, error) {
 	for _, fam := range []family{famIPv4, famIPv6} {
 		accept, drop := c.label(), c.label()
 		ok1, ok2 := c.label(), c.label()
-		if fam == famIPv4 {
+		switch {
+		case fam == famIPv4 && pr.file:
+			c.place(v4)
+			c.emit(bpf.LoadMemShift{Off: 0}) // X = IHL*4
+		case fam == famIPv6 && pr.file:
+			c.place(v6)
+		case fam == famIPv4:
 			c.place(v4)
 			c.emit(bpf.LoadAbsolute{Off: 9, Size: 1}) // protocol
 			c.jumpIf(bpf.JumpEqual, ipProtoTCP, ok1, drop)
@@ -535,12 +559,13 @@ func (pr program) compile() ([]bpf.Instruction, error) {
 			c.jumpIf(bpf.JumpBitsSet, 0x1FFF, drop, ok2)
 			c.place(ok2)
 			c.emit(bpf.LoadMemShift{Off: 0}) // X = IHL*4
-		} else {
+		default:
 			c.place(v6)
 			c.emit(bpf.LoadAbsolute{Off: 6, Size: 1}) // next header
 			c.jumpIf(bpf.JumpEqual, ipProtoTCP, ok1, drop)
 			c.place(ok1)
 		}
+		c.file = pr.file
 		c.gen(pr.expr, fam, accept, drop)
 		c.place(accept)
 		c.emit(bpf.RetConstant{Val: pr.snaplen})
@@ -573,6 +598,7 @@ type compiler struct {
 	places []int // label → instruction index, -1 until placed
 	fixups []fixup
 	err    error
+	file   bool // program.file: primitives test the protocol
 }
 
 func (c *compiler) label() label {
@@ -664,12 +690,33 @@ func (c *compiler) gen(n *node, fam family, t, f label) {
 	case opNot:
 		c.gen(n.l, fam, f, t)
 	case opTCP:
-		c.jump(t)
+		if !c.file {
+			c.jump(t)
+			return
+		}
+		if fam == famIPv4 {
+			c.emit(bpf.LoadAbsolute{Off: 9, Size: 1})
+			c.jumpIf(bpf.JumpEqual, ipProtoTCP, t, f)
+			return
+		}
+		// As libpcap: TCP, or a fragment header followed by TCP.
+		frag := c.label()
+		c.emit(bpf.LoadAbsolute{Off: 6, Size: 1})
+		c.jumpIf(bpf.JumpEqual, ipProtoTCP, t, frag)
+		c.place(frag)
+		after := c.label()
+		c.jumpIf(bpf.JumpEqual, ipProtoFrag, after, f)
+		c.place(after)
+		c.emit(bpf.LoadAbsolute{Off: ipv6TCP, Size: 1})
+		c.jumpIf(bpf.JumpEqual, ipProtoTCP, t, f)
 	case opIPv4:
 		c.jump(pick(fam == famIPv4, t, f))
 	case opIPv6:
 		c.jump(pick(fam == famIPv6, t, f))
 	case opPort, opPortRange:
+		if c.file {
+			c.transport(n.tcp, fam, f)
+		}
 		c.sides(n.side, t, f, func(src bool, t, f label) {
 			off := uint32(0)
 			if !src {
@@ -705,6 +752,33 @@ func (c *compiler) gen(n *node, fam family, t, f label) {
 	default:
 		// Unreachable: the parser makes no other ops.
 		c.err = fmt.Errorf("internal error: unknown filter op %d", n.op)
+	}
+}
+
+// transport emits the tests of a file's port primitive that the live
+// program makes before the expression: the protocol is TCP (tcpOnly) or
+// one with ports (TCP, UDP, SCTP), and an IPv4 packet is not a later
+// fragment; falls through when they hold, jumps to f when not. IPv6
+// ports are read after the fixed header, as libpcap reads them.
+func (c *compiler) transport(tcpOnly bool, fam family, f label) {
+	ok := c.label()
+	c.emit(bpf.LoadAbsolute{Off: pick[uint32](fam == famIPv4, 9, 6), Size: 1})
+	if tcpOnly {
+		c.jumpIf(bpf.JumpEqual, ipProtoTCP, ok, f)
+	} else {
+		notTCP, notUDP := c.label(), c.label()
+		c.jumpIf(bpf.JumpEqual, ipProtoTCP, ok, notTCP)
+		c.place(notTCP)
+		c.jumpIf(bpf.JumpEqual, ipProtoUDP, ok, notUDP)
+		c.place(notUDP)
+		c.jumpIf(bpf.JumpEqual, ipProtoSCTP, ok, f)
+	}
+	c.place(ok)
+	if fam == famIPv4 {
+		first := c.label()
+		c.emit(bpf.LoadAbsolute{Off: 6, Size: 2}) // flags, fragment offset
+		c.jumpIf(bpf.JumpBitsSet, 0x1FFF, f, first)
+		c.place(first)
 	}
 }
 
