@@ -174,6 +174,10 @@ type Summary struct {
 	UnsupportedLink int64
 	// Filtered counts TCP frames of connections Options.Filter rejected.
 	Filtered int64
+	// FilteredOut counts the packets Options.PacketFilter rejected:
+	// skipped before numbering, they are not in Packets (nor in any
+	// other count here).
+	FilteredOut int64
 	// Connections counts connections opened (Handler.Open calls).
 	Connections int
 	// PeakOpenConnections is the most connections open at once.
@@ -197,6 +201,7 @@ func (s *Summary) add(o Summary) {
 	s.Truncated += o.Truncated
 	s.UnsupportedLink += o.UnsupportedLink
 	s.Filtered += o.Filtered
+	s.FilteredOut += o.FilteredOut
 	s.Connections += o.Connections
 	s.PeakOpenConnections = max(s.PeakOpenConnections, o.PeakOpenConnections)
 	s.Evicted += o.Evicted
@@ -218,7 +223,7 @@ func (s *Summary) add(o Summary) {
 // happens (see the package documentation, Goroutines).
 func Run(ctx context.Context, src PacketSource, opts Options, h Handler) (Summary, error) {
 	r := newRunner(opts, h)
-	err := r.run(ctx, opts.filtered(src))
+	err := r.runFiltered(ctx, src)
 	return r.sum, err
 }
 
@@ -244,7 +249,7 @@ func ReadFiles(ctx context.Context, paths []string, opts Options, h Handler) (Su
 		m := &multiSource{opts: opts, paths: paths, infos: make([]FileInfo, len(paths)), merge: opts.Merge}
 		r := newRunner(opts, h)
 		r.dec.files = m
-		err := r.run(ctx, opts.filtered(m))
+		err := r.runFiltered(ctx, m)
 		m.close()
 		sum := r.sum
 		sum.Files = m.infos
@@ -265,7 +270,7 @@ func ReadFiles(ctx context.Context, paths []string, opts Options, h Handler) (Su
 		if err == nil {
 			r := newRunner(opts, h)
 			r.dec.file = i
-			err = r.run(ctx, opts.filtered(src))
+			err = r.runFiltered(ctx, src)
 			src.Close()
 			sum.add(r.sum)
 		}
@@ -288,6 +293,17 @@ func joinErrors(errs []error) error {
 		return errs[0]
 	}
 	return errors.Join(errs...)
+}
+
+// runFiltered runs src through Options.PacketFilter, counting the packets
+// it rejected in Summary.FilteredOut.
+func (r *runner) runFiltered(ctx context.Context, src PacketSource) error {
+	fs := r.opts.filtered(src)
+	err := r.run(ctx, fs)
+	if f, ok := fs.(*filterSource); ok {
+		r.sum.FilteredOut += f.skipped // its reader has returned
+	}
+	return err
 }
 
 // run feeds every packet of src to the assembler, then flushes.

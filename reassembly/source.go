@@ -547,10 +547,11 @@ func (m *multiSource) close() {
 }
 
 // filterSource passes on the packets of a source that Options.PacketFilter
-// accepts.
+// accepts, and counts the others.
 type filterSource struct {
 	PacketSource
-	keep func([]byte, gopacket.CaptureInfo, layers.LinkType) bool
+	keep    func([]byte, gopacket.CaptureInfo, layers.LinkType) bool
+	skipped int64 // packets keep rejected
 }
 
 func (f *filterSource) ReadPacket() ([]byte, gopacket.CaptureInfo, layers.LinkType, error) {
@@ -559,6 +560,7 @@ func (f *filterSource) ReadPacket() ([]byte, gopacket.CaptureInfo, layers.LinkTy
 		if err != nil || f.keep(data, ci, link) {
 			return data, ci, link, err
 		}
+		f.skipped++
 	}
 }
 
@@ -575,7 +577,9 @@ func (o *Options) filtered(src PacketSource) PacketSource {
 // loopback, raw IP), for a filter that reads packets from their IP header
 // as the pure-Go capture filter does; ok is false for other link types and
 // for packets that do not carry IP at the link layer. Tunnels are not
-// opened: a filter sees the outer headers, as tcpdump's does.
+// opened and fragments not reassembled: a filter sees the outer headers
+// and each fragment, as tcpdump's does (which, unlike this, does not look
+// through VLAN tags unless told to with vlan).
 func IPHeader(data []byte, link layers.LinkType) (ip []byte, ok bool) {
 	etherType := func(off int) ([]byte, bool) {
 		for {

@@ -52,6 +52,7 @@ type SummaryCounts struct {
 	// dissector, so that a capture of an unsupported link type or of IP
 	// fragments does not look like one without Kafka.
 	UnsupportedLink int64 // packets of a link type kwire does not read (Summary.UnsupportedLink)
+	FilteredOut     int64 // packets -f skipped before numbering, not in Packets (Summary.FilteredOut)
 	Fragments       int64 // IP fragments, not reassembled (Summary.Fragments)
 	BadPackets      int64 // malformed link, IP or TCP headers (Summary.DecodeErrors)
 	// TruncatedFiles counts capture files that end inside a packet
@@ -169,6 +170,7 @@ var _ dissect.Sink = (*SummaryCounts)(nil)
 // Summary writes the totals as a few lines:
 //
 //	packets 1200, connections 3 (2 Kafka, 1 skipped: 1 not on a Kafka port)
+//	(with -f: "packets 1200 (300 more skipped by -f), ...")
 //	(with TLS: "connections 4 (4 Kafka, 3 decrypted from TLS)" and the
 //	anomaly "1 TLS connection not decrypted")
 //	frames 113, exchanges 57: 54 paired, 1 no-response, 1 unanswered, 1 orphan
@@ -183,6 +185,11 @@ func Summary(w io.Writer, s *SummaryCounts, opts Options) error {
 	var b []byte
 	b = append(b, "packets "...)
 	b = strconv.AppendInt(b, s.Packets, 10)
+	if s.FilteredOut > 0 {
+		b = append(b, " ("...)
+		b = strconv.AppendInt(b, s.FilteredOut, 10)
+		b = append(b, " more skipped by -f)"...)
+	}
 	b = append(b, ", connections "...)
 	b = strconv.AppendInt(b, int64(s.Connections), 10)
 	b = append(b, " ("...)

@@ -406,6 +406,7 @@ func (r *captureRun) addSummaries(ds dissect.Summary, rs reassembly.Summary) {
 		}
 	}
 	r.rs.Packets += rs.Packets
+	r.rs.FilteredOut += rs.FilteredOut
 	r.rs.TCPPackets += rs.TCPPackets
 	r.rs.NonTCP += rs.NonTCP
 	r.rs.UnsupportedLink += rs.UnsupportedLink
@@ -690,6 +691,8 @@ func pluralWas(n int64) string {
 // noKafkaHint says why no Kafka connection was found.
 func (r *captureRun) noKafkaHint() string {
 	switch {
+	case r.rs.Packets == 0 && r.rs.FilteredOut > 0:
+		return fmt.Sprintf("no Kafka connections found: -f passed none of the %d packet%s read", r.rs.FilteredOut, plural(int(r.rs.FilteredOut)))
 	case r.rs.Packets == 0:
 		return "no Kafka connections found: the capture holds no packets"
 	case r.rs.UnsupportedLink == r.rs.Packets:

@@ -181,7 +181,11 @@ merge. On a terminal, a progress bar on stderr tracks inputs larger than
 
 Selections, as tshark users have them: -f FILTER reads only the packets a
 tcpdump-syntax filter passes (the pure-Go subset of kwire live -f; the
-others are skipped before numbering); --since and --until keep the
+others are skipped before numbering, and the summary counts them). As
+tcpdump -r's, it sees each packet as captured: a tunnel's outer headers
+(-f 'port 4789' passes VXLAN, host takes the outer addresses), each IP
+fragment (host passes every fragment, port only the first, which holds
+the ports); unlike tcpdump's it looks through VLAN tags; --since and --until keep the
 exchanges whose request was captured in a time window (RFC 3339, or an
 offset from the capture's first packet: 90s, +1m30s); --frame takes
 packet numbers and ranges (12, 100-200, 5000-); -c N stops after N
@@ -278,7 +282,7 @@ name.
 
 Exit status (the same for stats and versions):
   0  the captures were fully dissected; also when no Kafka connection was
-     found (a note on stderr says why), when frames name an unknown API
+     found (a note on stderr says why: also when -f passed no packet), when frames name an unknown API
      key or version (they are data, kept raw), and when Ctrl-C stopped
      the reading (at the next packet: press it twice to stop an idle live
      capture at once)
@@ -594,6 +598,7 @@ func (k *readSink) addTotals(ds dissect.Summary, rs reassembly.Summary) {
 	c := &k.counts
 	c.AddDissect(ds)
 	c.Packets += rs.Packets
+	c.FilteredOut += rs.FilteredOut
 	c.Connections += rs.Connections
 	c.UnsupportedLink += rs.UnsupportedLink
 	c.Fragments += rs.Fragments

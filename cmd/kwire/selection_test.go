@@ -18,6 +18,7 @@ import (
 	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
 	"github.com/gopacket/gopacket/pcapgo"
+	"github.com/kwire/kwire/internal/capturetest"
 )
 
 // kwireInProcess runs kwire in-process and returns stdout, stderr and the exit
@@ -451,4 +452,38 @@ func b2i(b bool) int {
 		return 1
 	}
 	return 0
+}
+
+// TestReadFilterTunnels: -f sees each packet of a file as captured, as
+// tcpdump -r FILE FILTER does: a VXLAN-wrapped capture passes ip, not
+// host X and its outer address whole (it passed nothing: the program let
+// TCP through only), its inner address not; a filter that passes none
+// says so, not that the capture is empty, with exit status 0 (as when no
+// Kafka is found; tcpdump exits 0 too).
+func TestReadFilterTunnels(t *testing.T) {
+	link, pkts, err := capturetest.ReadPcap(goldenPcap(t, "kgo-produce-consume.pcap"))
+	if err != nil || link != 1 {
+		t.Fatalf("link %d: %v", link, err)
+	}
+	for i := range pkts {
+		w, err := capturetest.Wrap(pkts[i].Data, capturetest.VXLAN)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pkts[i].Data, pkts[i].Length = w, len(w)
+	}
+	path := writeTemp(t, "vxlan.pcap", pcapOf(pkts).Bytes)
+	for _, f := range []string{"ip", "not host 1.2.3.4", "host 192.0.2.1", "port 4789"} {
+		out, errOut, code := kwireInProcess(t, "read", "-f", f, path)
+		if want := "packets 648, connections 41 (41 Kafka)\n"; code != 0 || errOut != "" || !strings.Contains(out, want) {
+			t.Errorf("-f %q: exit %d, stderr %q, stdout does not hold %q:\n%s", f, code, errOut, want, out)
+		}
+	}
+	out, errOut, code := kwireInProcess(t, "read", "-f", "host 127.0.0.1", path)
+	if want := "packets 0 (648 more skipped by -f), connections 0 (0 Kafka)\n"; !strings.HasPrefix(out, want) {
+		t.Errorf("-f 'host 127.0.0.1': stdout %q, want it to start %q", out, want)
+	}
+	if want := "kwire: no Kafka connections found: -f passed none of the 648 packets read\n"; code != 0 || errOut != want {
+		t.Errorf("-f 'host 127.0.0.1': exit %d, stderr %q, want 0, %q", code, errOut, want)
+	}
 }
