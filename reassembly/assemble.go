@@ -95,6 +95,7 @@ type event struct {
 	start  int   // arena span of the data
 	end    int
 	reason string
+	snap   SnapCut // evSnapped
 }
 
 const (
@@ -102,6 +103,7 @@ const (
 	evGap
 	evClose
 	evCut
+	evSnapped
 )
 
 type runner struct {
@@ -705,6 +707,8 @@ func (r *runner) endDefer() {
 			r.callGap(e.s, e.dir, e.n, e.t)
 		case evCut:
 			r.callCut(e.s, e.dir, e.n, e.t)
+		case evSnapped:
+			r.callSnapped(e.s, e.dir, e.n, e.t, e.snap)
 		case evClose:
 			r.callClose(e.s, e.reason, e.t)
 		}
@@ -1008,7 +1012,7 @@ func (s *stream) deliver(sg gpr.ScatterGather, d Dir, off, total int) {
 			s.data(d, data[off:off+have], seq, c)
 		}
 		if n > have {
-			s.gap(d, int64(n-have), c.ci.Timestamp)
+			s.snapGap(d, int64(n-have), c) // only padding is ever missing here
 		}
 		off += n
 		seq = seq.Add(n)

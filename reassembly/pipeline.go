@@ -79,6 +79,7 @@ func (d *decoder) decode(data []byte, ci gopacket.CaptureInfo, link layers.LinkT
 	d.sum.Bytes += int64(len(data))
 	if ci.Length > len(data) {
 		d.sum.Truncated++
+		d.sum.TruncatedAt = max(d.sum.TruncatedAt, len(data))
 	}
 	res := decodeFrame(link, data, &d.dec)
 	frames := int64(1) // the frames this segment came in: its fragments
@@ -414,9 +415,10 @@ func within(b, buf []byte) bool {
 	return p >= lo && p+uintptr(len(b)) <= lo+uintptr(cap(buf))
 }
 
-// Kinds of recorded calls, beside evData, evGap, evClose and evCut.
+// Kinds of recorded calls, beside evData, evGap, evClose, evCut and
+// evSnapped.
 const (
-	evOpen uint8 = iota + evCut + 1
+	evOpen uint8 = iota + evSnapped + 1
 	evStats
 	evSegment
 )
@@ -433,6 +435,7 @@ type call struct {
 	ch     Chunk // Data in arena or in a pinned pktBatch
 	reason string
 	stats  ConnStats
+	snap   SnapCut // evSnapped
 }
 
 // callBatch is a batch of calls with their Data bytes: copied into
@@ -567,6 +570,8 @@ func replay(h Handler, b *callBatch) {
 			h.Gap(c, e.dir, e.n, e.t)
 		case evCut:
 			cut(h, c, e.dir, e.n, e.t)
+		case evSnapped:
+			snapped(h, c, e.dir, e.n, e.t, e.snap)
 		case evClose:
 			h.Close(c, e.reason, e.t)
 		case evSegment:

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/netip"
 	"os"
@@ -1233,3 +1234,40 @@ func (nopHandler) Open(*Conn)                       {}
 func (nopHandler) Data(*Conn, Dir, Chunk)           {}
 func (nopHandler) Gap(*Conn, Dir, int64, time.Time) {}
 func (nopHandler) Close(*Conn, string, time.Time)   {}
+
+// snapRec is a rec that is a SnapHandler.
+type snapRec struct{ *rec }
+
+func (r snapRec) Snapped(c *Conn, d Dir, n int64, t time.Time, sc SnapCut) {
+	r.log = append(r.log, fmt.Sprintf("snapped %d %d %d f%d %d/%d", c.Index, d, n, sc.Frame, sc.Captured, sc.Length))
+}
+
+// TestSnapLengthCutSnapped: a SnapHandler is told the bytes a snap
+// length kept out apart from bytes lost (they were a plain Gap), with the
+// packet that carried them, its captured and its wire length; they still
+// count as a gap of the connection. The lost segment after it stays a Gap.
+func TestSnapLengthCutSnapped(t *testing.T) {
+	v := newConv("10.0.0.1:1", "10.0.0.2:2", 100, 900)
+	v.handshake()
+	v.send(true, "0123456789abcdefghij") // 20 bytes; 12 captured
+	v.segs[len(v.segs)-1].snap = 14 + 20 + 20 + 12
+	v.next(true, "lost")
+	v.send(true, "next")
+	for _, sync := range []bool{true, false} {
+		h := snapRec{newRec()}
+		sum, err := ReadFiles(context.Background(), []string{writeFile(t, "capture", pcapBytes(t, layers.LinkTypeEthernet, v.segs))}, Options{Synchronous: sync}, h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := []string{`data 0 0 f4 "0123456789ab"`, "snapped 0 0 8 f4 66/74", "gap 0 0 4", `data 0 0 f5 "next"`}
+		got := slices.DeleteFunc(slices.Clone(h.log), func(l string) bool {
+			return !strings.HasPrefix(l, "data") && !strings.HasPrefix(l, "gap") && !strings.HasPrefix(l, "snapped")
+		})
+		if !slices.Equal(got, want) {
+			t.Errorf("synchronous %v: log %v, want %v", sync, got, want)
+		}
+		if st := h.conns[0].Stats; sum.Truncated != 1 || sum.TruncatedAt != 66 || st.Gaps != 2 || st.GapBytes != 12 {
+			t.Errorf("synchronous %v: truncated %d at %d, conn gaps %d (%d bytes), want 1 at 66, 2 (12 bytes)", sync, sum.Truncated, sum.TruncatedAt, st.Gaps, st.GapBytes)
+		}
+	}
+}

@@ -167,8 +167,12 @@ type Summary struct {
 	TooDeep int64
 	// Truncated counts frames cut short by the snap length (captured
 	// length below the length on the wire). Missing TCP payload bytes are
-	// reported with Handler.Gap.
+	// reported with SnapHandler.Snapped (or Handler.Gap).
 	Truncated int64
+	// TruncatedAt is the largest captured length of those frames: the
+	// snap length they were cut at (the largest, when a pcapng file's
+	// interfaces had different ones).
+	TruncatedAt int
 	// UnsupportedLink counts frames of link types this package does not
 	// read (see FileInfo.LinkTypes).
 	UnsupportedLink int64
@@ -199,6 +203,7 @@ func (s *Summary) add(o Summary) {
 	s.Tunnelled += o.Tunnelled
 	s.TooDeep += o.TooDeep
 	s.Truncated += o.Truncated
+	s.TruncatedAt = max(s.TruncatedAt, o.TruncatedAt)
 	s.UnsupportedLink += o.UnsupportedLink
 	s.Filtered += o.Filtered
 	s.FilteredOut += o.FilteredOut
