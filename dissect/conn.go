@@ -28,9 +28,19 @@ type preChunk struct {
 	frame int64
 	time  time.Time
 	gap   bool
-	cut   bool // the gap is a cut (Dissector.Cut)
+	kind  gapKind // the gap's
+	why   string  // the gap's, for gapSnapped (snapWhy)
 	n     int64
 }
+
+// gapKind says what made a gap.
+type gapKind uint8
+
+const (
+	gapLost    gapKind = iota // bytes lost, or not known why they are missing
+	gapCut                    // left out by the capture's writer (Dissector.Cut)
+	gapSnapped                // kept out of the capture by its snap length (Dissector.Snapped)
+)
 
 // conn is the per-connection state: classification, both splitters,
 // pending requests, advertised versions and SASL state.
@@ -469,7 +479,7 @@ func (c *conn) kafka(client reassembly.Dir, reqAt0 bool, how string) {
 			return
 		}
 		if p.gap {
-			c.gapOf(p.dir, p.n, p.time, "", p.cut)
+			c.gapOf(p.dir, p.n, p.time, p.why, p.kind)
 			continue
 		}
 		c.last = p.time
@@ -479,7 +489,7 @@ func (c *conn) kafka(client reassembly.Dir, reqAt0 bool, how string) {
 }
 
 func (c *conn) gapWhy(dir reassembly.Dir, n int64, t time.Time, why string) {
-	c.gapOf(dir, n, t, why, false)
+	c.gapOf(dir, n, t, why, gapLost)
 }
 
 // gapOf handles n bytes lost in direction dir (n < 0: unknown); why,
@@ -498,14 +508,24 @@ func (c *conn) gapWhy(dir reassembly.Dir, n int64, t time.Time, why string) {
 //
 // A cut (Dissector.Cut) is handled the same way but reported as EventCut
 // and counted in Summary.Cuts: the capture's writer left the bytes out.
-func (c *conn) gapOf(dir reassembly.Dir, n int64, t time.Time, why string, cut bool) {
+// Bytes the snap length kept out (kind gapSnapped, why from snapWhy) are
+// a gap whose detail says so, counted in Problems.Snapped too.
+func (c *conn) gapOf(dir reassembly.Dir, n int64, t time.Time, why string, kind gapKind) {
 	d := c.d
 	var ev *Event
-	if cut {
+	cut := kind == gapCut
+	switch {
+	case kind == gapSnapped:
+		d.sum.Gaps++
+		d.sum.GapBytes += n
+		d.sum.Snapped++
+		d.sum.SnappedBytes += n
+		ev = &Event{Kind: EventGap, Conn: c.c, Dir: dir, Time: t, Bytes: n, Detail: why}
+	case cut:
 		d.sum.Cuts++
 		d.sum.CutBytes += n
 		ev = &Event{Kind: EventCut, Conn: c.c, Dir: dir, Time: t, Bytes: n, Detail: "left out on purpose by the capture's writer, kwire read -w: exchanges not selected"}
-	} else {
+	default:
 		d.sum.Gaps++
 		if n > 0 {
 			d.sum.GapBytes += n

@@ -186,7 +186,7 @@ func portSet(ports []uint16) *[1024]uint64 {
 	return s
 }
 
-var _ reassembly.Handler = (*Dissector)(nil)
+var _ reassembly.SnapHandler = (*Dissector)(nil)
 
 func (d *Dissector) isPort(p uint16) bool { return d.ports[p/64]&(1<<(p%64)) != 0 }
 
@@ -265,6 +265,34 @@ func (d *Dissector) Gap(rc *reassembly.Conn, dir reassembly.Dir, n int64, t time
 	c.plainGap(dir, n, t, "")
 }
 
+// Snapped implements reassembly.SnapHandler: n bytes of direction dir
+// that the capture's snap length kept out of packet sc.Frame are handled
+// as a gap (EventGap, counted in Problems.Gaps), whose detail says they
+// were not captured, not lost: "740 bytes not captured: the snap length
+// cut packet 6 to 120 of its 874 bytes". TLS records cannot be followed
+// across them either.
+func (d *Dissector) Snapped(rc *reassembly.Conn, dir reassembly.Dir, n int64, t time.Time, sc reassembly.SnapCut) {
+	c := d.conn(rc)
+	if c.tls != nil {
+		if c.state == csUndecided || c.state == csKafka {
+			c.tls.dec.Gap(tlsdec.Dir(dir), n, t)
+		}
+		return
+	}
+	why := snapWhy(n, sc)
+	switch c.state {
+	case csKafka:
+		c.gapOf(dir, n, t, why, gapSnapped)
+	case csUndecided:
+		c.pre = append(c.pre, preChunk{dir: dir, gap: true, kind: gapSnapped, why: why, n: n, time: t})
+	}
+}
+
+// snapWhy is the detail of a gap the snap length made.
+func snapWhy(n int64, sc reassembly.SnapCut) string {
+	return fmt.Sprintf("%s not captured: the snap length cut packet %d to %d of its %d bytes", lostWords(n), sc.Frame, sc.Captured, sc.Length)
+}
+
 // Cut implements reassembly.CutHandler: n bytes of direction dir left out
 // of the capture on purpose are handled as a gap (the next frame is found
 // after them) but reported as EventCut, and counted in Summary.Cuts, not
@@ -279,9 +307,9 @@ func (d *Dissector) Cut(rc *reassembly.Conn, dir reassembly.Dir, n int64, t time
 	}
 	switch c.state {
 	case csKafka:
-		c.gapOf(dir, n, t, "", true)
+		c.gapOf(dir, n, t, "", gapCut)
 	case csUndecided:
-		c.pre = append(c.pre, preChunk{dir: dir, gap: true, cut: true, n: n, time: t})
+		c.pre = append(c.pre, preChunk{dir: dir, gap: true, kind: gapCut, n: n, time: t})
 	}
 }
 
@@ -436,6 +464,11 @@ type Problems struct {
 	ResyncBytes int64 // bytes skipped while resynchronising
 	BadFrames   int64 // EventBadFrame: lengths or headers diagnosed as not Kafka
 	Truncated   int64 // EventTruncated: frames cut by a gap or by the end of a connection
+	// Snapped counts the gaps of bytes the capture's snap length kept
+	// out (Dissector.Snapped), SnappedBytes their bytes; they count in
+	// Gaps and GapBytes too. They were not lost on the network.
+	Snapped      int64
+	SnappedBytes int64
 
 	// DecodeErrors counts frames whose decoding failed (Frame.Failed: the
 	// tree has an error, or a record batch in it has), whoever decoded
@@ -479,6 +512,8 @@ func (p *Problems) Add(o Problems) {
 	p.ResyncBytes += o.ResyncBytes
 	p.BadFrames += o.BadFrames
 	p.Truncated += o.Truncated
+	p.Snapped += o.Snapped
+	p.SnappedBytes += o.SnappedBytes
 	p.DecodeErrors += o.DecodeErrors
 	p.Evicted += o.Evicted
 	p.PartialCapped += o.PartialCapped

@@ -1,6 +1,7 @@
 package render
 
 import (
+	"fmt"
 	"io"
 	"slices"
 	"strconv"
@@ -54,7 +55,13 @@ type SummaryCounts struct {
 	UnsupportedLink int64 // packets of a link type kwire does not read (Summary.UnsupportedLink)
 	FilteredOut     int64 // packets -f skipped before numbering, not in Packets (Summary.FilteredOut)
 	Fragments       int64 // IP fragments, not reassembled (Summary.Fragments)
-	BadPackets      int64 // malformed link, IP or TCP headers (Summary.DecodeErrors)
+	// SnapCut counts the packets the capture's snap length cut short
+	// (Summary.Truncated), SnapLen the length they were cut to
+	// (Summary.TruncatedAt): the gaps of Problems.Snapped are their
+	// bytes past it.
+	SnapCut    int64
+	SnapLen    int
+	BadPackets int64 // malformed link, IP or TCP headers (Summary.DecodeErrors)
 	// TruncatedFiles counts capture files that end inside a packet
 	// record (FileInfo.Err is reassembly.ErrTruncated): what follows the
 	// last whole packet is not read.
@@ -167,6 +174,29 @@ func (s *SummaryCounts) AddDissect(d dissect.Summary) {
 
 var _ dissect.Sink = (*SummaryCounts)(nil)
 
+// GapBytes words the bytes of the gaps p counts, telling those the snap
+// length kept out of the capture (p.Snapped: snapCut packets cut to
+// snapLen bytes) from those lost (said as lost, "" for just "bytes"):
+//
+//	1460 bytes[ lost]
+//	49741 bytes not captured: the snap length cut 431 packets to 120 bytes
+//	50000 bytes: 259[ lost], 49741 not captured: the snap length cut ...
+func GapBytes(p dissect.Problems, snapCut int64, snapLen int, lost string) string {
+	n := strconv.FormatInt(p.GapBytes, 10)
+	if p.Snapped == 0 {
+		return n + " bytes" + lost
+	}
+	packets := "packets"
+	if snapCut == 1 {
+		packets = "packet"
+	}
+	why := fmt.Sprintf("not captured: the snap length cut %d %s to %d bytes", snapCut, packets, snapLen)
+	if p.SnappedBytes == p.GapBytes && p.Snapped == p.Gaps {
+		return n + " bytes " + why
+	}
+	return fmt.Sprintf("%s bytes: %d%s, %d %s", n, p.GapBytes-p.SnappedBytes, lost, p.SnappedBytes, why)
+}
+
 // Summary writes the totals as a few lines:
 //
 //	packets 1200, connections 3 (2 Kafka, 1 skipped: 1 not on a Kafka port)
@@ -176,6 +206,8 @@ var _ dissect.Sink = (*SummaryCounts)(nil)
 //	frames 113, exchanges 57: 54 paired, 1 no-response, 1 unanswered, 1 orphan
 //	errors: NOT_LEADER_OR_FOLLOWER×3
 //	anomalies: 1 gap (1460 bytes), 1 resync
+//	(with a snap length: "200 gaps (49741 bytes not captured: the snap
+//	length cut 431 packets to 120 bytes)", see GapBytes)
 //	cut: 5147 bytes in 12 holes left out by the capture's writer (kwire read -w: ...)
 //
 // Zero counts are left out of the exchange and anomaly lines, and the
@@ -270,8 +302,8 @@ func Summary(w io.Writer, s *SummaryCounts, opts Options) error {
 	if s.Gaps > 0 {
 		item(int(s.Gaps), "gap", roleError)
 		b = append(b, " ("...)
-		b = strconv.AppendInt(b, s.GapBytes, 10)
-		b = append(b, " bytes)"...)
+		b = append(b, GapBytes(s.Problems, s.SnapCut, s.SnapLen, "")...)
+		b = append(b, ')')
 	}
 	item(int(s.Resyncs), "resync", roleNote)
 	if s.ResyncBytes > 0 {

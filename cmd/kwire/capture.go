@@ -413,6 +413,8 @@ func (r *captureRun) addSummaries(ds dissect.Summary, rs reassembly.Summary) {
 	r.rs.Connections += rs.Connections
 	r.rs.Tunnelled += rs.Tunnelled
 	r.rs.TooDeep += rs.TooDeep
+	r.rs.Truncated += rs.Truncated
+	r.rs.TruncatedAt = max(r.rs.TruncatedAt, rs.TruncatedAt)
 	r.rs.Evicted += rs.Evicted
 	r.rs.Files = append(r.rs.Files, rs.Files...)
 }
@@ -624,7 +626,7 @@ func (r *captureRun) problems() string {
 	l := &r.lost
 	gapBytes := ""
 	if l.GapBytes > 0 {
-		gapBytes = fmt.Sprintf(" (%d bytes lost)", l.GapBytes)
+		gapBytes = " (" + render.GapBytes(*l, r.rs.Truncated, r.rs.TruncatedAt, " lost") + ")"
 	}
 	skipped := ""
 	if l.ResyncBytes > 0 {

@@ -130,6 +130,13 @@ connections that were skipped and why, naming the protocol where its
 first bytes tell (ZooKeeper, PostgreSQL, Redis, Cassandra, AMQP, MQTT,
 Java RMI, Thrift, HTTP and the REST services around Kafka, gRPC, TLS).
 
+Bytes missing from a connection are a GAP: lost ("740 bytes lost"), or,
+in a capture taken with a snap length (tcpdump -s 120), not captured: the
+packet that carried them was cut ("740 bytes not captured: the snap
+length cut packet 6 to 120 of its 860 bytes"); the summary counts both
+("200 gaps (49741 bytes not captured: the snap length cut 200 packets to
+120 bytes)"). Capture with -s 0 to keep whole packets.
+
 A response whose request was not captured is an orphan; when exactly one
 API and version decode its whole frame, it is decoded as that guess and
 says so ("orphan response DescribeGroups v5 (guess)", "guess" in JSON).
@@ -287,7 +294,8 @@ Exit status (the same for stats and versions):
      the reading (at the next packet: press it twice to stop an idle live
      capture at once)
   1  the captures could not be fully dissected: a file cut short or
-     corrupt, bytes lost (GAP), garbage skipped (RESYNC, BAD-FRAME),
+     corrupt, bytes lost (GAP) or not captured (a GAP whose packet the
+     snap length cut), garbage skipped (RESYNC, BAD-FRAME),
      TRUNCATED frames, or a frame that failed to decode; everything else
      is still printed, and a warning on stderr says what happened
   2  usage error, a bad --filter, or a file that cannot be read or is not
@@ -602,6 +610,8 @@ func (k *readSink) addTotals(ds dissect.Summary, rs reassembly.Summary) {
 	c.Connections += rs.Connections
 	c.UnsupportedLink += rs.UnsupportedLink
 	c.Fragments += rs.Fragments
+	c.SnapCut += rs.Truncated
+	c.SnapLen = max(c.SnapLen, rs.TruncatedAt)
 	c.BadPackets += rs.DecodeErrors
 	for _, f := range rs.Files {
 		if errors.Is(f.Err, reassembly.ErrTruncated) && f.Packets > 0 {

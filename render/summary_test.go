@@ -1,0 +1,29 @@
+package render
+
+import (
+	"testing"
+
+	"github.com/kwire/kwire/dissect"
+)
+
+// TestGapBytes: the bytes of gaps are said as lost, as not captured
+// (the snap length cut their packets), or as both.
+func TestGapBytes(t *testing.T) {
+	for _, c := range []struct {
+		p    dissect.Problems
+		want string
+	}{
+		{dissect.Problems{Gaps: 2, GapBytes: 1460}, "1460 bytes lost"},
+		{dissect.Problems{Gaps: 200, GapBytes: 49741, Snapped: 200, SnappedBytes: 49741},
+			"49741 bytes not captured: the snap length cut 431 packets to 120 bytes"},
+		{dissect.Problems{Gaps: 201, GapBytes: 50000, Snapped: 200, SnappedBytes: 49741},
+			"50000 bytes: 259 lost, 49741 not captured: the snap length cut 431 packets to 120 bytes"},
+	} {
+		if got := GapBytes(c.p, 431, 120, " lost"); got != c.want {
+			t.Errorf("%+v: %q, want %q", c.p, got, c.want)
+		}
+	}
+	if got := GapBytes(dissect.Problems{Gaps: 1, GapBytes: 8, Snapped: 1, SnappedBytes: 8}, 1, 66, ""); got != "8 bytes not captured: the snap length cut 1 packet to 66 bytes" {
+		t.Errorf("one packet: %q", got)
+	}
+}
