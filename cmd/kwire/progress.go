@@ -1,6 +1,8 @@
 package main
 
 import (
+	"time"
+
 	"github.com/cheggaaa/pb/v3"
 	"github.com/kwire/kwire/reassembly"
 )
@@ -74,4 +76,24 @@ type progressHandler struct {
 func (h *progressHandler) Data(c *reassembly.Conn, d reassembly.Dir, ch reassembly.Chunk) {
 	h.bar.bar.Add(len(ch.Data))
 	h.Handler.Data(c, d, ch)
+}
+
+// Snapped passes on bytes the snap length kept out as such, not as a
+// Gap: the embedded Handler's method set hides the dissector's.
+func (h *progressHandler) Snapped(c *reassembly.Conn, d reassembly.Dir, n int64, t time.Time, sc reassembly.SnapCut) {
+	if sh, ok := h.Handler.(reassembly.SnapHandler); ok {
+		sh.Snapped(c, d, n, t, sc)
+		return
+	}
+	h.Handler.Gap(c, d, n, t)
+}
+
+// Cut passes on bytes the capture's writer left out as such (see
+// Snapped).
+func (h *progressHandler) Cut(c *reassembly.Conn, d reassembly.Dir, n int64, t time.Time) {
+	if ch, ok := h.Handler.(reassembly.CutHandler); ok {
+		ch.Cut(c, d, n, t)
+		return
+	}
+	h.Handler.Gap(c, d, n, t)
 }

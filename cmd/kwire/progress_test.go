@@ -1,11 +1,15 @@
 package main
 
 import (
+	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 	"unicode/utf8"
+
+	"github.com/kwire/kwire/reassembly"
 )
 
 // The bar speaks bytes per second ("MiB/s", never pb's "p/s"), shows a
@@ -40,4 +44,40 @@ func TestProgressBarLayout(t *testing.T) {
 		t.Errorf("the finished bar has no speed in bytes per second or time taken: %q", last)
 	}
 	t.Logf("\n%s", strings.Join(lines, "\n"))
+}
+
+// holeKinds records how holes reach a Handler.
+type holeKinds struct {
+	reassembly.Handler
+	got []string
+}
+
+func (h *holeKinds) Gap(c *reassembly.Conn, d reassembly.Dir, n int64, t time.Time) {
+	h.got = append(h.got, fmt.Sprintf("gap %d", n))
+}
+
+func (h *holeKinds) Cut(c *reassembly.Conn, d reassembly.Dir, n int64, t time.Time) {
+	h.got = append(h.got, fmt.Sprintf("cut %d", n))
+}
+
+func (h *holeKinds) Snapped(c *reassembly.Conn, d reassembly.Dir, n int64, t time.Time, sc reassembly.SnapCut) {
+	h.got = append(h.got, fmt.Sprintf("snapped %d f%d", n, sc.Frame))
+}
+
+// TestProgressHandlerHoles: behind the progress bar the dissector still
+// hears cuts and snap cuts as such; the wrapper hid them, and the
+// reassembly, finding no CutHandler or SnapHandler, sent Gaps.
+func TestProgressHandlerHoles(t *testing.T) {
+	in := &holeKinds{}
+	var h reassembly.Handler = (&progressBar{bar: newBar(1).SetWriter(io.Discard)}).wrap(in)
+	c := &reassembly.Conn{}
+	if ch, ok := h.(reassembly.CutHandler); ok {
+		ch.Cut(c, reassembly.AtoB, 10, time.Time{})
+	}
+	if sh, ok := h.(reassembly.SnapHandler); ok {
+		sh.Snapped(c, reassembly.AtoB, 740, time.Time{}, reassembly.SnapCut{Frame: 6, Captured: 120, Length: 860})
+	}
+	if want := []string{"cut 10", "snapped 740 f6"}; !slices.Equal(in.got, want) {
+		t.Errorf("got %q, want %q", in.got, want)
+	}
 }
