@@ -21,6 +21,9 @@ import (
 func FileFilter(expr string) (func(ip []byte) bool, error) {
 	n, err := parseFilter(expr)
 	if err != nil {
+		if fe, ok := err.(*FilterError); ok {
+			fe.File = true
+		}
 		return nil, err
 	}
 	ins, err := program{expr: n, snaplen: 1, file: true}.compile()

@@ -2,6 +2,7 @@ package live
 
 import (
 	"errors"
+	"strings"
 	"testing"
 )
 
@@ -40,7 +41,8 @@ func TestFileFilter(t *testing.T) {
 			t.Errorf("%q: %v, want %v", c.expr, got, c.want)
 		}
 	}
-	if _, err := FileFilter("udp port 53"); !errors.Is(err, ErrUnsupportedFilter) {
+	if _, err := FileFilter("udp port 53"); !errors.Is(err, ErrUnsupportedFilter) || strings.Contains(err.Error(), "-tags pcap") || !strings.HasSuffix(err.Error(), "(in every build: files never go through libpcap)") {
+		// Files never go through libpcap: the pcap build would not help.
 		t.Errorf("udp: %v", err)
 	}
 	f, _ := FileFilter("port 9092")

@@ -33,6 +33,9 @@ type FilterError struct {
 	Offset      int    // byte offset in Expr of the token at fault (len(Expr) at the end)
 	Msg         string
 	Unsupported bool // tcpdump syntax outside the supported subset
+	// File marks a filter for capture files (FileFilter), which no build
+	// hands to libpcap: its message does not suggest the pcap build.
+	File bool
 }
 
 // FilterSyntax lists what the pure-Go filter understands, for messages and
@@ -47,7 +50,10 @@ func (e *FilterError) Error() string {
 		at = fmt.Sprintf("at %q (offset %d)", tokenAt(e.Expr, e.Offset), e.Offset)
 	}
 	s := fmt.Sprintf("capture filter %q: %s: %s", e.Expr, at, e.Msg)
-	if e.Unsupported {
+	switch {
+	case e.Unsupported && e.File:
+		s += "; the pure-Go filter of capture files supports " + FilterSyntax + " (in every build: files never go through libpcap)"
+	case e.Unsupported:
 		s += "; the pure-Go capture supports " + FilterSyntax +
 			"; build kwire with -tags pcap (libpcap) for full tcpdump syntax"
 	}
