@@ -407,6 +407,7 @@ func (r *captureRun) addSummaries(ds dissect.Summary, rs reassembly.Summary) {
 	}
 	r.rs.Packets += rs.Packets
 	r.rs.FilteredOut += rs.FilteredOut
+	r.rs.Fragments += rs.Fragments
 	r.rs.TCPPackets += rs.TCPPackets
 	r.rs.NonTCP += rs.NonTCP
 	r.rs.UnsupportedLink += rs.UnsupportedLink
@@ -555,6 +556,12 @@ func (r *captureRun) status(errw io.Writer) error {
 	if r.rs.TooDeep > 0 {
 		fmt.Fprintf(errw, "kwire: warning: %d packet%s nest tunnels deeper than --max-tunnel-depth: not dissected (raise it to read them)\n", r.rs.TooDeep, plural(int(r.rs.TooDeep)))
 		code = max(code, exitData)
+	}
+	if r.rs.FilteredOut > 0 && r.rs.Fragments > 0 {
+		// -f 'port N' on fragmented datagrams: tcpdump's semantics, but
+		// the fragments it skips leave the others incomplete.
+		fmt.Fprintf(errw, "kwire: note: %d IP fragment%s could not be reassembled, and -f skipped %d packet%s: a port filter passes the first fragment of a datagram only (the later ones hold no ports), as tcpdump's does; filter by host or net to keep every fragment\n",
+			r.rs.Fragments, plural(int(r.rs.Fragments)), r.rs.FilteredOut, plural(int(r.rs.FilteredOut)))
 	}
 	if r.ds.Kafka == 0 && code != exitUsage && r.readAny && !saidEmpty {
 		fmt.Fprintf(errw, "kwire: %s\n", r.noKafkaHint())
