@@ -176,11 +176,12 @@ var _ dissect.Sink = (*SummaryCounts)(nil)
 
 // GapBytes words the bytes of the gaps p counts, telling those the snap
 // length kept out of the capture (p.Snapped: snapCut packets cut to
-// snapLen bytes) from those lost (said as lost, "" for just "bytes"):
+// snapLen bytes) from those lost; lost follows the count when all were
+// lost (" lost", or "" for just "bytes"):
 //
 //	1460 bytes[ lost]
 //	49741 bytes not captured: the snap length cut 431 packets to 120 bytes
-//	50000 bytes: 259[ lost], 49741 not captured: the snap length cut ...
+//	50000 bytes: 259 lost, 49741 not captured: the snap length cut ...
 func GapBytes(p dissect.Problems, snapCut int64, snapLen int, lost string) string {
 	n := strconv.FormatInt(p.GapBytes, 10)
 	if p.Snapped == 0 {
@@ -194,7 +195,7 @@ func GapBytes(p dissect.Problems, snapCut int64, snapLen int, lost string) strin
 	if p.SnappedBytes == p.GapBytes && p.Snapped == p.Gaps {
 		return n + " bytes " + why
 	}
-	return fmt.Sprintf("%s bytes: %d%s, %d %s", n, p.GapBytes-p.SnappedBytes, lost, p.SnappedBytes, why)
+	return fmt.Sprintf("%s bytes: %d lost, %d %s", n, p.GapBytes-p.SnappedBytes, p.SnappedBytes, why)
 }
 
 // Summary writes the totals as a few lines:

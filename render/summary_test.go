@@ -26,4 +26,9 @@ func TestGapBytes(t *testing.T) {
 	if got := GapBytes(dissect.Problems{Gaps: 1, GapBytes: 8, Snapped: 1, SnappedBytes: 8}, 1, 66, ""); got != "8 bytes not captured: the snap length cut 1 packet to 66 bytes" {
 		t.Errorf("one packet: %q", got)
 	}
+	// The summary line says just "bytes" when all were lost, "lost" when
+	// some were not captured.
+	if got := GapBytes(dissect.Problems{Gaps: 64, GapBytes: 33699, Snapped: 63, SnappedBytes: 33634}, 63, 300, ""); got != "33699 bytes: 65 lost, 33634 not captured: the snap length cut 63 packets to 300 bytes" {
+		t.Errorf("summary line: %q", got)
+	}
 }
