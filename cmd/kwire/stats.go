@@ -42,7 +42,10 @@ Kafka traffic:
                latency min/p50/p90/p99/max from capture timestamps, and
                Kafka error counts by name, per-partition errors included
   CLIENTS      per client ID: software name/version (ApiVersions v3+),
-               addresses, connections, APIs and versions used, errors
+               addresses, connections, APIs and versions used, errors;
+               past --max-stats-memory (the clients' and partitions' own
+               share, as large) further client IDs are counted in one
+               line, as further partitions are under PARTITIONS
   ERRORS       each Kafka error by API and where it was answered: topic
                and partition (or "-": the request, a group, a member...),
                most frequent first; past an eighth of --max-stats-memory
@@ -199,17 +202,18 @@ func runStats(ctx context.Context, o *statsOptions, s *ioStreams, color bool, pa
 func addStatsMemoryFlag(f *pflag.FlagSet, v *byteSize) {
 	*v = stats.DefaultMaxMemory
 	f.Var(v, "max-stats-memory",
-		"memory for the per-connection rows of the statistics and the clients' addresses, e.g. 64MiB (K, M, G: powers of 1024; more than 0); past it the rows of the connections that ended with the fewest problems and frames are folded into totals, which the report gives")
+		"memory for the per-connection rows of the statistics and the clients' addresses, e.g. 64MiB (K, M, G: powers of 1024; more than 0), and as much again for the rows of clients and partitions; past it the rows of the connections that ended with the fewest problems and frames are folded into totals, and further client IDs and partitions are counted without rows, which the report says")
 }
 
 // statsMemoryBound adds the collector's detail to a memory bound
-// (captureFlags.memoryBound; 0: none): twice its budget, which counts
-// the rows, not the runtime's slack around them.
+// (captureFlags.memoryBound; 0: none): twice its budgets (the
+// connections' rows and the clients' and partitions' rows, each mem),
+// which count the rows, not the runtime's slack around them.
 func statsMemoryBound(bound int64, mem byteSize) int64 {
 	if bound <= 0 {
 		return bound
 	}
-	return bound + 2*int64(mem)
+	return bound + 4*int64(mem)
 }
 
 // newStatsCollector validates --top and --max-stats-memory and returns

@@ -42,6 +42,24 @@ const (
 	costAddr    = 64
 )
 
+// Costs in bytes of the clients' and partitions' rows, counted against a
+// budget of their own as large as Options.MaxMemory (tableMem): a
+// client's accumulator with its four maps (and its ID), an API a client
+// used and each version of it, an error code or a software name it got
+// or gave, a partition's accumulator (and its topic name), a codec of a
+// partition. A capture naming more clients or partitions than that holds
+// has the rest folded into totals (Report.FoldedClients,
+// Report.FoldedPartitions), whatever the peers send: client IDs and
+// topic-partitions are theirs to make up.
+const (
+	costClient    = 640
+	costClientAPI = 96
+	costAPIVer    = 32
+	costCode      = 32
+	costPart      = 320
+	costCodec     = 32
+)
+
 // Collector aggregates exchanges and events into a Report. It implements
 // dissect.Sink; calls must come from one goroutine (the dissector's).
 //
@@ -56,8 +74,13 @@ const (
 // are always the top of all the connections that ended. Clients
 // count their connections and keep their addresses while the addresses'
 // cost stays under a quarter of the budget (ClientStats.AddressesCapped
-// past it). Every total stays exact: only per-connection rows and
-// addresses are left out, and the report says so.
+// past it). Clients and partitions keep their rows while those cost at
+// most as much again (costClient, costPart); past it a new client ID's
+// or partition's counts are folded into Report.FoldedClients or
+// Report.FoldedPartitions, and a kept client's new API versions, errors
+// and software are left out (ClientStats.DetailCapped). Every total
+// stays exact: only rows and detail are left out, and the report says
+// so.
 type Collector struct {
 	opts Options
 
@@ -86,6 +109,12 @@ type Collector struct {
 	errPlaces   map[errPlace]int64
 	errPlaceMem int64
 	errFolded   int64
+	// tableMem is the cost of the clients' and partitions' rows, at most
+	// maxMemory(); otherClient and otherPart take the counts of those
+	// past it.
+	tableMem    int64
+	otherClient *clientAcc
+	otherPart   *partAcc
 
 	file    string // the capture being read (SetFile)
 	fileIdx int    // its position among the files read, from 0
@@ -109,6 +138,7 @@ type clientAcc struct {
 	software map[string]struct{}
 	addrs    map[netip.Addr]struct{}
 	addrsCap bool  // an address was not kept (Options.MaxMemory)
+	capped   bool  // an API version, error or software was not kept (tableMem)
 	conns    int64 // connections it sent requests on
 	requests int64
 	apis     map[int16]map[int16]int64 // key -> version -> requests
@@ -136,7 +166,8 @@ type connAcc struct {
 	roles          bool // client and broker are known from an exchange
 	first, last    time.Time
 	s              ConnStats
-	clients        []*clientAcc // the clients that sent requests on it, usually one
+	clients        []*clientAcc // the clients that sent requests on it, usually one; clientSet past 8
+	clientSet      map[*clientAcc]struct{}
 	cost           int64
 }
 
@@ -210,7 +241,7 @@ func (c *Collector) end(a *connAcc) {
 	delete(c.conns, a.c)
 	a.s.Retransmissions = a.c.Stats.Retransmissions
 	a.s.OutOfOrder = a.c.Stats.OutOfOrder
-	a.c, a.clients = nil, nil
+	a.c, a.clients, a.clientSet = nil, nil, nil
 	if c.bestFolded != nil && rankAcc(a, c.bestFolded) > 0 {
 		// Less telling than a row already folded: the rows kept stay the
 		// top of all those that ended.
@@ -357,22 +388,28 @@ func (c *Collector) request(x *dissect.Exchange, a *connAcc) {
 	}
 
 	cl := c.client(x)
-	if a != nil && !slices.Contains(a.clients, cl) {
-		a.clients = append(a.clients, cl)
+	if a != nil && a.addClient(cl) {
 		cl.conns++
 	}
 	cl.requests++
 	vs := cl.apis[x.APIKey]
-	if vs == nil {
+	if vs == nil && c.take(costClientAPI, cl) {
 		vs = make(map[int16]int64)
 		cl.apis[x.APIKey] = vs
 	}
-	vs[x.APIVersion]++
+	if vs != nil {
+		if _, ok := vs[x.APIVersion]; ok || c.take(costAPIVer, cl) {
+			vs[x.APIVersion]++
+		}
+	}
 
 	fx := x.Facts()
 	c.opts.Names.Resolve(fx)
 	if sw := fx.Software; sw.Name != "" {
-		cl.software[sw.Name+"/"+sw.Version] = struct{}{}
+		k := sw.Name + "/" + sw.Version
+		if _, ok := cl.software[k]; ok || c.take(costCode+int64(len(k)), cl) {
+			cl.software[k] = struct{}{}
+		}
 	}
 	if x.APIKey == protocol.KeyProduce {
 		c.records(fx, func(a *partAcc) *FlowStats { return &a.produce })
@@ -396,7 +433,9 @@ func (c *Collector) request(x *dissect.Exchange, a *connAcc) {
 	for i := range fx.Errors {
 		code := fx.Errors[i].Code
 		api.errors[code]++
-		cl.errors[code]++
+		if _, ok := cl.errors[code]; ok || c.take(costCode, cl) {
+			cl.errors[code]++
+		}
 		c.errorPlace(x.APIKey, fx, &fx.Errors[i])
 	}
 	if x.APIKey == protocol.KeyFetch {
@@ -472,16 +511,40 @@ func derefInt(p *int32) int32 {
 	return *p
 }
 
+func newClientAcc() *clientAcc {
+	return &clientAcc{
+		software: make(map[string]struct{}),
+		addrs:    make(map[netip.Addr]struct{}),
+		apis:     make(map[int16]map[int16]int64),
+		errors:   make(map[int16]int64),
+	}
+}
+
+// take charges cost to the clients' and partitions' rows, and reports
+// whether it fit; when it did not, cl (if any) is marked capped.
+func (c *Collector) take(cost int64, cl *clientAcc) bool {
+	if c.tableMem+cost > c.maxMemory() {
+		if cl != nil {
+			cl.capped = true
+		}
+		return false
+	}
+	c.tableMem += cost
+	return true
+}
+
 func (c *Collector) client(x *dissect.Exchange) *clientAcc {
 	k := clientKey{x.ClientID, x.ClientIDNull}
 	cl := c.clients[k]
 	if cl == nil {
-		cl = &clientAcc{
-			software: make(map[string]struct{}),
-			addrs:    make(map[netip.Addr]struct{}),
-			apis:     make(map[int16]map[int16]int64),
-			errors:   make(map[int16]int64),
+		if !c.take(costClient+int64(len(k.id)), nil) {
+			// Past the budget: the client's counts go to the folded row.
+			if c.otherClient == nil {
+				c.otherClient = newClientAcc()
+			}
+			return c.otherClient
 		}
+		cl = newClientAcc()
 		c.clients[k] = cl
 	}
 	if ad := x.Client.Addr(); x.Client.IsValid() && !cl.addrsCap {
@@ -501,10 +564,43 @@ func (c *Collector) part(topic string, id [16]byte, hasID bool, p int32) *partAc
 	k := partKey{topic, id, hasID, p}
 	a := c.parts[k]
 	if a == nil {
+		if !c.take(costPart+int64(len(topic)), nil) {
+			if c.otherPart == nil {
+				c.otherPart = &partAcc{codecs: make(map[string]struct{})}
+			}
+			return c.otherPart
+		}
 		a = &partAcc{codecs: make(map[string]struct{})}
 		c.parts[k] = a
 	}
 	return a
+}
+
+// addClient records that cl sent requests on the connection, and reports
+// whether it is the first time: a slice for the usual one or few, a set
+// past 8 (a connection may carry many client IDs).
+func (a *connAcc) addClient(cl *clientAcc) bool {
+	if a.clientSet != nil {
+		if _, ok := a.clientSet[cl]; ok {
+			return false
+		}
+		a.clientSet[cl] = struct{}{}
+		return true
+	}
+	if slices.Contains(a.clients, cl) {
+		return false
+	}
+	if len(a.clients) < 8 {
+		a.clients = append(a.clients, cl)
+		return true
+	}
+	a.clientSet = make(map[*clientAcc]struct{}, 16)
+	for _, x := range a.clients {
+		a.clientSet[x] = struct{}{}
+	}
+	a.clients = nil
+	a.clientSet[cl] = struct{}{}
+	return true
 }
 
 // records counts the record batches of each partition of fx into the
@@ -524,7 +620,9 @@ func (c *Collector) records(fx *facts.Exchange, flow func(*partAcc) *FlowStats) 
 			a := c.part(name, id, hasID, p.Index)
 			flow(a).add(p.Records)
 			for _, cd := range p.Records.Codecs.Names() {
-				a.codecs[cd] = struct{}{}
+				if _, ok := a.codecs[cd]; ok || c.take(costCodec, nil) {
+					a.codecs[cd] = struct{}{}
+				}
 			}
 		}
 	}
@@ -639,6 +737,13 @@ func (c *Collector) Report() *Report {
 		return cmp.Compare(a.ClientID, b.ClientID)
 	})
 	r.Partitions = c.partitions()
+	if c.otherClient != nil {
+		f := c.clientStats(clientKey{}, c.otherClient)
+		r.FoldedClients = &f
+	}
+	if a := c.otherPart; a != nil {
+		r.FoldedPartitions = &PartitionStats{Partition: -1, Produce: a.produce, Fetch: a.fetch, Codecs: sortedKeys(a.codecs)}
+	}
 	r.ErrorPlaces, r.ErrorPlacesFolded = c.errorPlaces(), c.errFolded
 	for _, a := range c.conns {
 		r.Connections = append(r.Connections, a.stats())
@@ -767,6 +872,7 @@ func (c *Collector) clientStats(k clientKey, a *clientAcc) ClientStats {
 		Addresses:       []string{},
 		Connections:     int(a.conns),
 		AddressesCapped: a.addrsCap,
+		DetailCapped:    a.capped,
 		Requests:        a.requests,
 		Errors:          errorCounts(a.errors),
 	}

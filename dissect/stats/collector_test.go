@@ -1,6 +1,7 @@
 package stats
 
 import (
+	"fmt"
 	"reflect"
 	"slices"
 	"testing"
@@ -393,5 +394,46 @@ func TestCompareSlowBeyondWait(t *testing.T) {
 	}
 	if want := []int64{3, 0, 2, 1, 4}; !slices.Equal(got, want) {
 		t.Errorf("order by request frame %v, want %v", got, want)
+	}
+}
+
+// TestClientsPartitionsBounded: client IDs and topic-partitions are the
+// peers' to make up; past MaxMemory their rows are not kept, their counts
+// are (FoldedClients, FoldedPartitions), and the totals stay exact.
+func TestClientsPartitionsBounded(t *testing.T) {
+	const n = 2000
+	col := NewCollector(Options{MaxMemory: 64 << 10})
+	c := &reassembly.Conn{Index: 0, A: ap("10.0.0.1:1000"), B: ap("10.0.0.8:9092")}
+	b, _ := batch(1, "x", false)
+	for i := range n {
+		req := kmsg.NewPtrProduceRequest()
+		req.Version, req.Acks = 9, -1
+		req.Topics = []kmsg.ProduceRequestTopic{{Topic: fmt.Sprintf("t%d", i), Partitions: []kmsg.ProduceRequestTopicPartition{{Partition: int32(i), Records: b}}}}
+		resp := kmsg.NewPtrProduceResponse()
+		resp.Version = 9
+		id := fmt.Sprintf("client-%d", i)
+		col.Exchange(xchg(c, id, reqFrame(t, int32(i), id, req), respFrame(t, int32(i), resp), 0, 9, int32(i), int64(2*i+1), time.Duration(i)*time.Millisecond, time.Millisecond))
+	}
+	r := col.Report()
+	if len(r.Clients) == 0 || len(r.Clients) >= n/4 || r.FoldedClients == nil || int(r.FoldedClients.Requests)+len(r.Clients) != n {
+		t.Fatalf("%d client rows, folded %+v", len(r.Clients), r.FoldedClients)
+	}
+	if r.FoldedPartitions == nil || int(r.FoldedPartitions.Produce.Batches)+len(r.Partitions) != n {
+		t.Fatalf("%d partition rows, folded %+v", len(r.Partitions), r.FoldedPartitions)
+	}
+	if len(r.APIs) != 1 || r.APIs[0].Requests != n {
+		t.Errorf("APIs %+v", r.APIs)
+	}
+	// The budget itself: the rows kept cost at most MaxMemory.
+	if col.tableMem > 64<<10 {
+		t.Errorf("tables cost %d", col.tableMem)
+	}
+	// A connection with many client IDs counts each once.
+	conns := 0
+	for _, cl := range r.Clients {
+		conns += cl.Connections
+	}
+	if conns != len(r.Clients) || r.FoldedClients.Connections != 1 {
+		t.Errorf("connections %d over %d clients, folded %d", conns, len(r.Clients), r.FoldedClients.Connections)
 	}
 }

@@ -34,9 +34,18 @@ type Report struct {
 	Connections []ConnStats      `json:"connections"`
 	// FoldedConnections totals the connections that have no row in
 	// Connections (Options.MaxMemory); absent when every one has.
-	FoldedConnections *FoldedConns     `json:"foldedConnections,omitempty"`
-	Latency           []LatencyOverAPI `json:"latency"`
-	Slowest           []SlowExchange   `json:"slowest"`
+	FoldedConnections *FoldedConns `json:"foldedConnections,omitempty"`
+	// FoldedClients totals the requests of the client IDs that have no
+	// row in Clients, and FoldedPartitions the record batches of the
+	// partitions that have none in Partitions: past Options.MaxMemory
+	// the rows of clients and partitions (client IDs and topic-partitions
+	// are the peers' to make up) are not kept, their counts are. Absent
+	// when every one has its row. Their ClientID and Topic are empty,
+	// Partition -1.
+	FoldedClients    *ClientStats     `json:"foldedClients,omitempty"`
+	FoldedPartitions *PartitionStats  `json:"foldedPartitions,omitempty"`
+	Latency          []LatencyOverAPI `json:"latency"`
+	Slowest          []SlowExchange   `json:"slowest"`
 	// ErrorPlaces counts every non-zero error code of the responses by
 	// API and where it was: topic and partition (facts.Error), most
 	// frequent first. ErrorPlacesFolded counts the errors of places not
@@ -109,11 +118,15 @@ type ClientStats struct {
 	Addresses []string `json:"addresses"` // client IP addresses (no port), sorted
 	// AddressesCapped says Addresses leaves some out: the addresses of all
 	// clients cost more than a quarter of Options.MaxMemory.
-	AddressesCapped bool         `json:"addressesCapped,omitempty"`
-	Connections     int          `json:"connections"`
-	Requests        int64        `json:"requests"`
-	APIs            []APIUse     `json:"apis"`
-	Errors          []ErrorCount `json:"errors"`
+	AddressesCapped bool `json:"addressesCapped,omitempty"`
+	// DetailCapped says APIs, Errors or Software leave some out: the
+	// rows of all clients and partitions cost more than
+	// Options.MaxMemory (Requests stays exact).
+	DetailCapped bool         `json:"detailCapped,omitempty"`
+	Connections  int          `json:"connections"`
+	Requests     int64        `json:"requests"`
+	APIs         []APIUse     `json:"apis"`
+	Errors       []ErrorCount `json:"errors"`
 }
 
 // APIUse is one API a client called: the versions it used and how often.

@@ -209,9 +209,16 @@ func WriteStats(out io.Writer, d *StatsDoc, o Options) error {
 		if n := countFunc(r.Clients, func(cl stats.ClientStats) bool { return cl.AddressesCapped }); n > 0 {
 			fmt.Fprintf(&w, "the addresses of %s are not all kept (--max-stats-memory): ADDRESSES lists those kept\n", plural(n, "client", "clients"))
 		}
+		if n := countFunc(r.Clients, func(cl stats.ClientStats) bool { return cl.DetailCapped }); n > 0 {
+			fmt.Fprintf(&w, "the APIs, errors or software of %s are not all kept (--max-stats-memory): REQS counts them all\n", plural(n, "client", "clients"))
+		}
 		if strings.Contains(t.text(), " more") {
 			w.WriteString("lists ending in \"+N more\" leave N out; --json lists them all\n")
 		}
+	}
+	if f := r.FoldedClients; f != nil {
+		fmt.Fprintf(&w, "%s of further client IDs have no row (--max-stats-memory: clients and partitions past it are counted, not listed)\n",
+			plural(int(f.Requests), "request", "requests"))
 	}
 
 	heading(&w, o, "ERRORS")
@@ -261,6 +268,14 @@ func WriteStats(out io.Writer, d *StatsDoc, o Options) error {
 		t.write(&w, o)
 		w.WriteString("P. = in Produce requests, F. = in Fetch responses; bytes include batch headers\n")
 		moreRows(&w, len(shown), len(r.Partitions), "partitions", "the most bytes")
+	}
+	if f := r.FoldedPartitions; f != nil {
+		if f.Produce.Batches+f.Fetch.Batches == 0 {
+			w.WriteString("further partitions (no record batch) have no row (--max-stats-memory)\n")
+		} else {
+			fmt.Fprintf(&w, "%s in Produce requests and %s in Fetch responses of further partitions have no row (--max-stats-memory)\n",
+				plural(int(f.Produce.Batches), "batch", "batches"), plural(int(f.Fetch.Batches), "batch", "batches"))
+		}
 	}
 
 	heading(&w, o, "CONNECTIONS")
