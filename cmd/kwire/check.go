@@ -819,7 +819,7 @@ func runCheck(ctx context.Context, o *checkOptions, s *ioStreams, color bool, sp
 		return err
 	}
 	if o.JUnit != "" {
-		if err := checkWritable("--junit", o.JUnit); err != nil {
+		if err := checkWritable("--junit", o.JUnit, append([]string{specPath}, paths...)...); err != nil {
 			return err
 		}
 	}

@@ -86,7 +86,28 @@ func (o *outputOptions) renderOptions(color bool) (render.Options, error) {
 // the end that would read as "part of the capture could not be
 // dissected" or "a check failed". The file is created if it does not
 // exist (as tcpdump -w does) and left as it is otherwise.
-func checkWritable(flag, path string) error {
+//
+// An output that is one of the command's inputs (a capture, a spec) is a
+// usage error too, found before anything is opened for writing: writing
+// it would truncate what is still to be read (read -w reads its captures
+// again). Inputs are compared by file identity (os.SameFile), so another
+// path to the same file, a symbolic or hard link, is caught; "-"
+// (standard input) and inputs that cannot be stated (the read reports
+// them) are passed over.
+func checkWritable(flag, path string, inputs ...string) error {
+	if out, err := os.Stat(path); err == nil {
+		for _, in := range inputs {
+			if in == "-" {
+				continue
+			}
+			if st, err := os.Stat(in); err == nil && os.SameFile(out, st) {
+				if in == path {
+					return usageErrorf("%s %s: the output is an input file: writing it would destroy it", flag, path)
+				}
+				return usageErrorf("%s %s: the output is the input file %s: writing it would destroy it", flag, path, in)
+			}
+		}
+	}
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE, 0o644)
 	if err != nil {
 		return usageErrorf("%s %s: %v", flag, path, errors.Unwrap(err))

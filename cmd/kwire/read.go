@@ -445,7 +445,7 @@ func runRead(ctx context.Context, o *readOptions, s *ioStreams, color bool, path
 		if slices.Contains(paths, "-") {
 			return usageErrorf("-w reads the captures twice: it cannot read standard input")
 		}
-		if err := checkWritable("-w", o.Write); err != nil {
+		if err := checkWritable("-w", o.Write, paths...); err != nil {
 			return err
 		}
 		sel = newPacketSelection()

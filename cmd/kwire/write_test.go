@@ -161,6 +161,59 @@ func TestOutputFileNotWritable(t *testing.T) {
 	}
 }
 
+// An output file that is one of the inputs is refused before anything is
+// written (exit 2): by the same path, another path to it, a symbolic or a
+// hard link, with --merge, and for check's --junit; the capture is left
+// as it was. Writing it would truncate the capture the write reads again.
+func TestOutputFileIsInput(t *testing.T) {
+	orig, err := os.ReadFile(goldenPcap(t, "kgo-produce-consume.pcap"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	victim, other := filepath.Join(dir, "victim.pcap"), filepath.Join(dir, "other.pcap")
+	for _, p := range []string{victim, other} {
+		if err := os.WriteFile(p, orig, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	symlink, hardlink := filepath.Join(dir, "sym.pcap"), filepath.Join(dir, "hard.pcap")
+	if err := os.Symlink(victim, symlink); err != nil {
+		t.Skipf("no symbolic links here: %v", err)
+	}
+	if err := os.Link(victim, hardlink); err != nil {
+		t.Skipf("no hard links here: %v", err)
+	}
+	spec := filepath.Join("..", "..", "docs", "examples", "kafka-checks.yaml")
+	for _, c := range []struct {
+		name string
+		args []string
+	}{
+		{"same path", []string{"read", "--api", "Produce", "-w", victim, victim}},
+		{"another path", []string{"read", "--api", "Produce", "-w", filepath.Join(dir, ".", "..", filepath.Base(dir), "victim.pcap"), victim}},
+		{"symbolic link", []string{"read", "--api", "Produce", "-w", symlink, victim}},
+		{"hard link", []string{"read", "--api", "Produce", "-w", hardlink, victim}},
+		{"second file", []string{"read", "-w", victim, other, victim}},
+		{"merge", []string{"read", "--merge", "-w", hardlink, other, victim}},
+		{"junit", []string{"check", "--junit", symlink, spec, victim}},
+	} {
+		out, errOut, code := kwireInProcess(t, c.args...)
+		if code != exitUsage || out != "" || !strings.Contains(errOut, "the output is") || !strings.Contains(errOut, "input file") {
+			t.Errorf("%s: exit %d, stdout %q, stderr %q; want exit 2 and the output named an input", c.name, code, out, errOut)
+		}
+		for _, p := range []string{victim, other} {
+			if b, err := os.ReadFile(p); err != nil || !bytes.Equal(b, orig) {
+				t.Fatalf("%s: %s changed: %d bytes, want %d (%v)", c.name, filepath.Base(p), len(b), len(orig), err)
+			}
+		}
+	}
+	// A new file beside the inputs is written as before.
+	out := filepath.Join(dir, "cut.pcapng")
+	if text, errOut, code := kwireInProcess(t, "read", "--api", "Produce", "-w", out, victim); code != 0 || !strings.Contains(text, "written: ") {
+		t.Errorf("a new output: exit %d, stderr %q, output:\n%s", code, errOut, text)
+	}
+}
+
 // An orphan response that no schema decodes for sure is not decoded; -V
 // and -x say so, its bytes withheld by default (they may hold any frame's
 // credentials) and shown with --show-secrets (the JSON's "hex" too):
