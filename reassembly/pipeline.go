@@ -68,6 +68,10 @@ type decoder struct {
 
 	flushEvery    time.Duration
 	bufferTimeout time.Duration
+
+	// addrs holds the addresses of a fragment found inside a rebuilt
+	// datagram (source, then destination, 16 bytes each).
+	addrs [32]byte
 }
 
 // decode reads one frame. It reports whether the frame completes a TCP
@@ -91,6 +95,14 @@ func (d *decoder) decode(data []byte, ci gopacket.CaptureInfo, link layers.LinkT
 		default:
 			d.sum.Fragments++
 			return false
+		}
+		if whole {
+			// A fragment inside a tunnel datagram just rebuilt: its
+			// addresses lie in the defragmenter's buffer, which
+			// rebuilding its own datagram reuses.
+			n := copy(d.addrs[:16], d.dec.srcIP)
+			m := copy(d.addrs[16:], d.dec.dstIP)
+			d.dec.srcIP, d.dec.dstIP = d.addrs[:n:n], d.addrs[16:16+m:16+m]
 		}
 		seg, n, ok := d.defrag.add(d.dec.srcIP, d.dec.dstIP, &d.dec.frag, ci.Timestamp)
 		d.sum.Fragments += d.defrag.takeLost()

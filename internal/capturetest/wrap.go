@@ -347,3 +347,41 @@ func Compress(codec string, b []byte) ([]byte, error) {
 	}
 	return out.Bytes(), nil
 }
+
+// FragmentIPv4 splits the IPv4 packet of an Ethernet frame (no VLAN tag)
+// into IP fragments (RFC 791 section 3.2) of its payload at the offsets
+// cuts, each a multiple of 8, increasing, inside the payload; each
+// fragment keeps the packet's identification, its don't-fragment flag is
+// cleared and its header's checksum computed again. A frame that is not
+// IPv4, or whose payload the cuts do not fit, is an error.
+func FragmentIPv4(frame []byte, cuts ...int) ([][]byte, error) {
+	if len(frame) < 14+20 || be.Uint16(frame[12:]) != 0x0800 || frame[14]>>4 != 4 {
+		return nil, errors.New("not an IPv4 packet in an Ethernet frame")
+	}
+	ip := frame[14:]
+	ihl, total := int(ip[0]&0x0f)*4, int(be.Uint16(ip[2:]))
+	if ihl < 20 || total < ihl || total > len(ip) {
+		return nil, errors.New("IPv4 header and captured bytes disagree")
+	}
+	payload := ip[ihl:total]
+	bounds := append(append([]int{0}, cuts...), len(payload))
+	var out [][]byte
+	for i := 0; i+1 < len(bounds); i++ {
+		off, end := bounds[i], bounds[i+1]
+		if off%8 != 0 || end <= off {
+			return nil, fmt.Errorf("fragment [%d, %d) of a %d-byte payload", off, end, len(payload))
+		}
+		f := append([]byte(nil), frame[:14+ihl]...)
+		h := f[14:]
+		be.PutUint16(h[2:], uint16(ihl+end-off))
+		ff := uint16(off / 8) // don't-fragment clear
+		if i+2 < len(bounds) {
+			ff |= 0x2000 // more fragments
+		}
+		be.PutUint16(h[6:], ff)
+		be.PutUint16(h[10:], 0)
+		be.PutUint16(h[10:], checksum(h))
+		out = append(out, append(f, payload[off:end]...))
+	}
+	return out, nil
+}
