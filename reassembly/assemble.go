@@ -237,15 +237,7 @@ func newRunner(opts Options, h Handler) *runner {
 	if r.bufferTimeout <= 0 {
 		r.bufferTimeout = DefaultBufferTimeout
 	}
-	r.dec.bufferTimeout, r.dec.flushEvery = r.bufferTimeout, opts.FlushInterval
-	r.dec.dec.tun = opts.tunnelConfig()
-	r.dec.defrag.maxBytes = opts.MaxFragmentMemory
-	if r.dec.defrag.maxBytes <= 0 {
-		r.dec.defrag.maxBytes = DefaultMaxFragmentMemory
-	}
-	if r.dec.flushEvery <= 0 {
-		r.dec.flushEvery = DefaultFlushInterval
-	}
+	r.dec.configure(opts, r.bufferTimeout)
 	switch m := opts.MaxConnectionMemory; {
 	case m == 0:
 		r.maxOpen = int(DefaultMaxConnectionMemory / ConnCost)

@@ -90,6 +90,10 @@ type fragment struct {
 	// cut is set when the snap length cut the fragment: the datagram
 	// cannot be rebuilt.
 	cut bool
+	// frames are the frame numbers the fragment came in, when the caller
+	// keeps them (decoder.keepFrames): its own, or those of the
+	// fragments of the tunnel datagram it was inside; nil otherwise.
+	frames []int64
 }
 
 func be16(b []byte) uint16 { return binary.BigEndian.Uint16(b) }

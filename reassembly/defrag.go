@@ -48,6 +48,12 @@ type fragDatagram struct {
 	frags int       // fragments held
 	first time.Time // capture time of its first fragment
 	dead  bool      // given up (a cut or oversized fragment): drop the rest
+	// frames are its fragments' fragment.frames, in the order they came
+	// (nil unless the caller keeps them). They are not counted in bytes:
+	// 8 bytes a fragment, against the fragment's own bytes and
+	// fragPartCost, and a count that differed from the reader's would
+	// give up other datagrams than the reader does.
+	frames []int64
 }
 
 type fragPart struct {
@@ -61,6 +67,10 @@ type defragmenter struct {
 	order   []*fragDatagram // by first fragment, oldest first
 	bytes   int
 	out     []byte // the last datagram rebuilt, reused
+	// frames are the frame numbers of the last datagram rebuilt
+	// (fragment.frames of its fragments), in increasing order, each
+	// once, reused; nil unless the caller keeps them.
+	frames []int64
 	// maxBytes bounds bytes (fragments and their costs), all datagrams
 	// together: Options.MaxFragmentMemory (0: the default).
 	maxBytes int64
@@ -71,7 +81,8 @@ type defragmenter struct {
 }
 
 // add takes one fragment and returns the datagram's payload when it is
-// complete (valid until the next call) and how many fragments it took.
+// complete (valid until the next call, as f.frames then is) and how many
+// fragments it took.
 func (f *defragmenter) add(src, dst []byte, fr *fragment, now time.Time) ([]byte, int, bool) {
 	if f.pending == nil {
 		f.pending = make(map[fragKey]*fragDatagram)
@@ -96,7 +107,7 @@ func (f *defragmenter) add(src, dst []byte, fr *fragment, now time.Time) ([]byte
 		// fragments until it expires.
 		f.lost += int64(dg.frags) + 1
 		f.bytes -= dg.bytes - fragDatagramCost
-		dg.dead, dg.parts, dg.bytes, dg.frags = true, nil, fragDatagramCost, 0
+		dg.dead, dg.parts, dg.bytes, dg.frags, dg.frames = true, nil, fragDatagramCost, 0, nil
 		return nil, 0, false
 	}
 	cost := len(fr.data) + fragPartCost
@@ -117,6 +128,7 @@ func (f *defragmenter) add(src, dst []byte, fr *fragment, now time.Time) ([]byte
 		dg.end = fr.off + len(fr.data)
 	}
 	dg.parts = append(dg.parts, fragPart{off: fr.off, data: slices.Clone(fr.data)})
+	dg.frames = append(dg.frames, fr.frames...)
 	dg.bytes += cost
 	dg.frags++
 	f.bytes += cost
@@ -141,6 +153,9 @@ func (f *defragmenter) add(src, dst []byte, fr *fragment, now time.Time) ([]byte
 			copy(f.out[p.off:min(p.off+len(p.data), dg.end)], p.data)
 		}
 	}
+	f.frames = append(f.frames[:0], dg.frames...)
+	slices.Sort(f.frames)
+	f.frames = slices.Compact(f.frames)
 	f.remove(dg)
 	return f.out, dg.frags, true
 }

@@ -1,13 +1,16 @@
 package reassembly
 
 import (
+	"context"
 	"encoding/binary"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/gopacket/gopacket/layers"
+	"github.com/kwire/kwire/internal/capturetest"
 )
 
 // fragments splits a raw IPv4 or IPv6 packet (LinkTypeRaw, no extension
@@ -226,5 +229,105 @@ func TestDefragMemoryBound(t *testing.T) {
 	fr := fragment{id: 1, proto: 6, off: 0, more: true, data: make([]byte, 2000)}
 	if _, _, ok := small.add(src, dst, &fr, t0); ok || len(small.pending) != 0 || small.bytes != 0 || small.takeLost() != 1 {
 		t.Errorf("oversized fragment: %d pending, %d bytes", len(small.pending), small.bytes)
+	}
+}
+
+// TestEachPacketFragments: EachPacket rebuilds IP fragments as a read
+// does and gives a segment that came in fragments under its last one,
+// with the frame numbers of all of them (a tunnel datagram's fragments
+// around an inner fragment's too); the fragments before it are no TCP
+// segment. The segments are those of the capture unfragmented.
+func TestEachPacketFragments(t *testing.T) {
+	pkts := goldenPackets(t)["kgo-produce-consume.pcap"]
+	type segment struct {
+		src, dst       string
+		seq, ack       uint32
+		flags          uint8
+		payload        int
+		frame          int64
+		fragments      []int64
+		fragmentedFrom int // the original packet, 1-based; 0: not fragmented
+	}
+	var frags []capturetest.Packet
+	var want []segment
+	fragmented := 0
+	for i, p := range pkts {
+		var parts [][]byte
+		if len(p.Data) > 14+20+400 {
+			var err error
+			if parts, err = capturetest.FragmentIPv4(p.Data, 200); err != nil {
+				t.Fatal(err)
+			}
+			switch fragmented % 3 {
+			case 1: // the last fragment first
+				parts[0], parts[1] = parts[1], parts[0]
+			case 2: // each fragment in IPIP, whose packet is fragmented
+				var outer [][]byte
+				for _, inner := range parts {
+					w, err := capturetest.Wrap(inner, capturetest.IPIP)
+					if err != nil {
+						t.Fatal(err)
+					}
+					o, err := capturetest.FragmentIPv4(w, 104)
+					if err != nil {
+						t.Fatal(err)
+					}
+					outer = append(outer, o...)
+				}
+				parts = outer
+			}
+			fragmented++
+		} else {
+			parts = [][]byte{p.Data}
+		}
+		first := int64(len(frags)) + 1
+		for _, f := range parts {
+			frags = append(frags, capturetest.Packet{Time: p.Time, Data: f, Length: len(f)})
+		}
+		s := segment{frame: int64(len(frags))}
+		if len(parts) > 1 {
+			s.fragmentedFrom = i + 1
+			for f := first; f <= int64(len(frags)); f++ {
+				s.fragments = append(s.fragments, f)
+			}
+		}
+		want = append(want, s)
+	}
+	if fragmented < 9 {
+		t.Fatalf("only %d packets fragmented", fragmented)
+	}
+	orig := writeFile(t, "orig.pcap", capturetest.Pcap(capturetest.PcapOptions{Link: 1, Snaplen: 262144}, pkts).Bytes)
+	i := 0
+	if err := EachPacket(context.Background(), []string{orig}, Options{}, func(p *Packet) error {
+		if !p.TCP || p.Fragments != nil {
+			t.Fatalf("original packet %d: TCP %v, fragments %v", p.Frame, p.TCP, p.Fragments)
+		}
+		w := &want[i]
+		w.src, w.dst, w.seq, w.ack, w.flags, w.payload = p.Src.String(), p.Dst.String(), p.Seq, p.Ack, p.Flags, p.Payload
+		i++
+		return nil
+	}); err != nil || i != len(pkts) {
+		t.Fatalf("%d packets of %d: %v", i, len(pkts), err)
+	}
+	path := writeFile(t, "frag.pcap", capturetest.Pcap(capturetest.PcapOptions{Link: 1, Snaplen: 262144}, frags).Bytes)
+	var got []segment
+	if err := EachPacket(context.Background(), []string{path}, Options{}, func(p *Packet) error {
+		if p.TCP {
+			got = append(got, segment{src: p.Src.String(), dst: p.Dst.String(), seq: p.Seq, ack: p.Ack, flags: p.Flags,
+				payload: p.Payload, frame: p.Frame, fragments: slices.Clone(p.Fragments)})
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(want) {
+		t.Fatalf("%d TCP segments, want %d", len(got), len(want))
+	}
+	for i := range want {
+		w := want[i]
+		w.fragmentedFrom = 0
+		if !reflect.DeepEqual(got[i], w) {
+			t.Errorf("segment %d (packet %d fragmented): got %+v, want %+v", i+1, want[i].fragmentedFrom, got[i], w)
+		}
 	}
 }

@@ -20,20 +20,27 @@ type Packet struct {
 	Data []byte
 	CI   gopacket.CaptureInfo
 	Link layers.LinkType
-	// TCP says the packet is a TCP segment (tunnels opened, as the
-	// reassembly opens them); Src and Dst are its endpoints, Flags the
-	// TCP header's flags byte (FIN 0x01, SYN 0x02, RST 0x04, ACK 0x10).
-	// Fragment says it is an IP fragment: Src and Dst carry the addresses
-	// (port 0).
-	TCP, Fragment bool
-	Src, Dst      netip.AddrPort
-	Flags         uint8
+	// TCP says the packet is a TCP segment the reassembly reads: tunnels
+	// opened and IP fragments rebuilt as the reassembly does both, a
+	// segment that came in fragments given under its last fragment's
+	// frame (that packet's Data), a segment whose TCP header is damaged
+	// not one. Src and Dst are its endpoints, Flags the TCP header's
+	// flags byte (FIN 0x01, SYN 0x02, RST 0x04, ACK 0x10).
+	TCP      bool
+	Src, Dst netip.AddrPort
+	Flags    uint8
 	// Seq and Ack are a TCP segment's sequence and acknowledgement
 	// numbers, Payload the bytes of payload its IP header declares (0
-	// when its header is damaged).
+	// for a RST, whose payload is no stream data).
 	Seq     uint32
 	Ack     uint32
 	Payload int
+	// Fragments are, for a TCP segment that came in IP fragments, the
+	// frame numbers of every one of them (those of a tunnel datagram it
+	// was inside too), in increasing order, Frame the last: a cut file
+	// that holds the segment holds them all. Nil for a segment that came
+	// whole; valid only during the call.
+	Fragments []int64
 }
 
 // EachPacket reads the files as ReadFiles reads them with opts (Merge,
@@ -46,30 +53,33 @@ type Packet struct {
 func EachPacket(ctx context.Context, paths []string, opts Options, fn func(*Packet) error) error {
 	var errs []error
 	var fnFailed bool
+	bufferTimeout := opts.BufferTimeout
+	if bufferTimeout <= 0 {
+		bufferTimeout = DefaultBufferTimeout
+	}
 	each := func(src PacketSource, file func() int) error {
 		var p Packet
-		d := decoded{tun: opts.tunnelConfig()}
-		var frame int64
+		var pk pkt
+		// The reassembly's decoder, configured as a reading's, so that
+		// fragments are rebuilt (or given up) as the read rebuilt them.
+		var d decoder
+		d.configure(opts, bufferTimeout)
+		d.keepFrames = true
 		var fnErr error
 		err := eachPacket(ctx, opts.filtered(src), func(data []byte, ci gopacket.CaptureInfo, link layers.LinkType) bool {
-			frame++
-			p = Packet{Frame: frame, File: file(), Data: data, CI: ci, Link: link}
-			switch decodeFrame(link, data, &d) {
-			case resTCP:
-				if len(d.seg) >= 14 {
-					p.TCP = true
-					p.Src = netip.AddrPortFrom(addrOf(d.srcIP), be16(d.seg[0:2]))
-					p.Dst = netip.AddrPortFrom(addrOf(d.dstIP), be16(d.seg[2:4]))
-					p.Flags = d.seg[13]
-					p.Seq, p.Ack = be32(d.seg[4:8]), be32(d.seg[8:12])
-					if hl, res := tcpHeaderLen(d.seg, d.segLen); res == resTCP {
-						p.Payload = d.segLen - hl
-					}
+			tcp := d.decode(data, ci, link, &pk)
+			p = Packet{Frame: d.frame, File: file(), Data: data, CI: ci, Link: link}
+			if tcp {
+				seg := pk.seg
+				p.TCP = true
+				p.Src = netip.AddrPortFrom(addrOf(pk.src), be16(seg[0:2]))
+				p.Dst = netip.AddrPortFrom(addrOf(pk.dst), be16(seg[2:4]))
+				p.Flags = seg[13]
+				p.Seq, p.Ack = be32(seg[4:8]), be32(seg[8:12])
+				p.Payload = pk.plen
+				if len(d.frames) > 0 {
+					p.Fragments = d.frames
 				}
-			case resFragment:
-				p.Fragment = true
-				p.Src = netip.AddrPortFrom(addrOf(d.srcIP), 0)
-				p.Dst = netip.AddrPortFrom(addrOf(d.dstIP), 0)
 			}
 			fnErr = fn(&p)
 			return fnErr == nil

@@ -69,9 +69,29 @@ type decoder struct {
 	flushEvery    time.Duration
 	bufferTimeout time.Duration
 
+	// keepFrames has decode note, in frames, the frame numbers of the
+	// IP fragments a segment came in (EachPacket: a cut file writes them
+	// all); own is the frame of the fragment at hand.
+	keepFrames bool
+	frames     []int64
+	own        [1]int64
 	// addrs holds the addresses of a fragment found inside a rebuilt
 	// datagram (source, then destination, 16 bytes each).
 	addrs [32]byte
+}
+
+// configure sets up a decoder as a runner with opts and bufferTimeout
+// (Options.BufferTimeout or its default) decodes.
+func (d *decoder) configure(opts Options, bufferTimeout time.Duration) {
+	d.bufferTimeout, d.flushEvery = bufferTimeout, opts.FlushInterval
+	d.dec.tun = opts.tunnelConfig()
+	d.defrag.maxBytes = opts.MaxFragmentMemory
+	if d.defrag.maxBytes <= 0 {
+		d.defrag.maxBytes = DefaultMaxFragmentMemory
+	}
+	if d.flushEvery <= 0 {
+		d.flushEvery = DefaultFlushInterval
+	}
 }
 
 // decode reads one frame. It reports whether the frame completes a TCP
@@ -88,6 +108,7 @@ func (d *decoder) decode(data []byte, ci gopacket.CaptureInfo, link layers.LinkT
 	res := decodeFrame(link, data, &d.dec)
 	frames := int64(1) // the frames this segment came in: its fragments
 	whole := false     // the frame completes a fragmented datagram
+	d.frames = d.frames[:0]
 	for res == resFragment {
 		proto := d.dec.frag.proto
 		switch proto {
@@ -104,6 +125,14 @@ func (d *decoder) decode(data []byte, ci gopacket.CaptureInfo, link layers.LinkT
 			m := copy(d.addrs[16:], d.dec.dstIP)
 			d.dec.srcIP, d.dec.dstIP = d.addrs[:n:n], d.addrs[16:16+m:16+m]
 		}
+		if d.keepFrames {
+			// An inner fragment came in its tunnel datagram's frames.
+			d.own[0] = d.frame
+			d.dec.frag.frames = d.own[:]
+			if whole {
+				d.dec.frag.frames = d.frames
+			}
+		}
 		seg, n, ok := d.defrag.add(d.dec.srcIP, d.dec.dstIP, &d.dec.frag, ci.Timestamp)
 		d.sum.Fragments += d.defrag.takeLost()
 		if !ok {
@@ -111,6 +140,9 @@ func (d *decoder) decode(data []byte, ci gopacket.CaptureInfo, link layers.LinkT
 		}
 		frames = int64(n)
 		whole = true
+		if d.keepFrames {
+			d.frames = append(d.frames[:0], d.defrag.frames...)
+		}
 		// The segment belongs to the frame of its last fragment, where
 		// Wireshark shows it. A tunnel's datagram is decapsulated now,
 		// which may end in a fragment of the inner packet.

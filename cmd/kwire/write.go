@@ -7,7 +7,11 @@ package main
 // second pass over the files finds each connection's last handshake
 // (SYN, SYN-ACK, ACK) before its first selected packet, and a third
 // writes, in capture order, the packets of those connections inside the
-// ranges and the handshakes.
+// ranges and the handshakes. A segment that came in IP fragments is
+// written with all its fragments: when the second pass met one, a pass
+// between the second and the third finds the fragments of the segments
+// written (a segment is known whole only at its last fragment, too late
+// to write the ones before it).
 
 import (
 	"bufio"
@@ -158,6 +162,17 @@ type packetSelection struct {
 	topicIDs map[facts.TopicID]bool
 	file     int // the file being read (-1 before the first)
 	n        int // exchanges added
+	// fragmented says a selected connection has a segment that came in
+	// IP fragments; fragments are the frames of the fragments of those
+	// written, each but the last (which is the segment's own packet).
+	fragmented bool
+	fragments  map[fileFrame]bool
+}
+
+// fileFrame is a packet: its file (as selKey's) and frame number.
+type fileFrame struct {
+	file  int
+	frame int64
 }
 
 func newPacketSelection() *packetSelection {
@@ -282,6 +297,19 @@ func (c *selConn) hull(dir, r int, seq uint32, n int) {
 	c.hulls[dir] = hs
 }
 
+// keeps reports whether TCP packet p of direction dir of c is written:
+// inside a range or its hull, part of the handshake or the close, or of
+// a TLS connection up to its last range.
+func (c *selConn) keeps(p *reassembly.Packet, dir int) bool {
+	if c.whole && len(c.ranges) > 0 && p.Frame <= c.ranges[len(c.ranges)-1].Last {
+		// A TLS connection ends at its last range: its close after a
+		// cut would be a hole the records cannot be followed across.
+		return true
+	}
+	return c.in(p.Frame) || c.inHull(dir, p.Seq, p.Payload) || slices.Contains(c.handshake, p.Frame) ||
+		!c.whole && slices.Contains(c.closing, p.Frame)
+}
+
 // rangeOf returns the index of the range holding frame f, -1 when none.
 func (c *selConn) rangeOf(f int64) int {
 	i, found := slices.BinarySearchFunc(c.ranges, f, func(r frameRange, f int64) int {
@@ -335,6 +363,9 @@ func writeSelection(ctx context.Context, paths []string, ropts reassembly.Option
 		if c == nil || len(c.ranges) == 0 {
 			return nil
 		}
+		if len(p.Fragments) > 0 {
+			sel.fragmented = true
+		}
 		if r := c.rangeOf(p.Frame); r >= 0 {
 			c.hull(dir, r, p.Seq, p.Payload)
 		}
@@ -363,6 +394,29 @@ func writeSelection(ctx context.Context, paths []string, ropts reassembly.Option
 	if ctx.Err() != nil {
 		return 0, ctx.Err()
 	}
+	if sel.fragmented {
+		// The fragments of the segments written, known now that the
+		// hulls are.
+		_ = reassembly.EachPacket(ctx, paths, ropts, func(p *reassembly.Packet) error {
+			if !p.TCP || len(p.Fragments) == 0 {
+				return nil
+			}
+			if c, dir := sel.lookupDir(fileOf(p), p); c != nil && c.keeps(p, dir) {
+				if sel.fragments == nil {
+					sel.fragments = map[fileFrame]bool{}
+				}
+				for _, fr := range p.Fragments {
+					if fr != p.Frame {
+						sel.fragments[fileFrame{fileOf(p), fr}] = true
+					}
+				}
+			}
+			return nil
+		})
+		if ctx.Err() != nil {
+			return 0, ctx.Err()
+		}
+	}
 	f, err := os.Create(path)
 	if err != nil {
 		return 0, err
@@ -371,46 +425,8 @@ func writeSelection(ctx context.Context, paths []string, ropts reassembly.Option
 	var w *pcapgo.NgWriter
 	ifaces := map[layers.LinkType]int{}
 	var written int64
-	err = reassembly.EachPacket(ctx, paths, ropts, func(p *reassembly.Packet) error {
-		if !p.TCP {
-			return nil
-		}
-		c, dir := sel.lookupDir(fileOf(p), p)
-		if c == nil {
-			return nil
-		}
-		// A cut file cut again: the holes it marks are holes of this
-		// one too, marked on the next packet written.
-		if sent, received := reassembly.PacketCuts(p); sent != nil || received != nil {
-			for _, cu := range sent {
-				c.cut[dir].skip(cu.From, int(cu.Bytes), false)
-			}
-			for _, cu := range received {
-				c.cut[1-dir].skip(cu.From, int(cu.Bytes), false)
-			}
-		}
-		// A TLS connection ends at its last range: its close after a cut
-		// would be a hole the records cannot be followed across.
-		whole := c.whole && len(c.ranges) > 0 && p.Frame <= c.ranges[len(c.ranges)-1].Last
-		closing := !c.whole && slices.Contains(c.closing, p.Frame)
-		if !whole && !c.in(p.Frame) && !c.inHull(dir, p.Seq, p.Payload) && !slices.Contains(c.handshake, p.Frame) && !closing {
-			c.cut[dir].skip(p.Seq, p.Payload, p.Flags&tcpFIN != 0)
-			return nil
-		}
-		// A packet written after bytes left out says so, for its own
-		// direction (up to its sequence number) and its peer's (up to
-		// what it acknowledges), so that kwire reads the holes as cuts,
-		// not losses.
-		var opts pcapgo.NgPacketOptions
-		sent := c.cut[dir].take(p.Seq)
-		var received []reassembly.Cut
-		if p.Flags&tcpACK != 0 {
-			received = c.cut[1-dir].take(p.Ack)
-		}
-		if len(sent) > 0 || len(received) > 0 {
-			opts.Comments = []string{reassembly.CutComment(sent, received)}
-		}
-		c.cut[dir].wrote(p.Seq, p.Payload, p.Flags&tcpSYN != 0, p.Flags&tcpFIN != 0)
+	// write writes a packet, with its options.
+	write := func(p *reassembly.Packet, opts pcapgo.NgPacketOptions) error {
 		id, ok := ifaces[p.Link]
 		if !ok {
 			var err error
@@ -435,6 +451,49 @@ func writeSelection(ctx context.Context, paths []string, ropts reassembly.Option
 			return &writeError{err}
 		}
 		return nil
+	}
+	err = reassembly.EachPacket(ctx, paths, ropts, func(p *reassembly.Packet) error {
+		if !p.TCP {
+			if sel.fragments[fileFrame{fileOf(p), p.Frame}] {
+				// A fragment of a segment written (the segment's
+				// own packet, its last, is written below, marked).
+				return write(p, pcapgo.NgPacketOptions{})
+			}
+			return nil
+		}
+		c, dir := sel.lookupDir(fileOf(p), p)
+		if c == nil {
+			return nil
+		}
+		// A cut file cut again: the holes it marks are holes of this
+		// one too, marked on the next packet written.
+		if sent, received := reassembly.PacketCuts(p); sent != nil || received != nil {
+			for _, cu := range sent {
+				c.cut[dir].skip(cu.From, int(cu.Bytes), false)
+			}
+			for _, cu := range received {
+				c.cut[1-dir].skip(cu.From, int(cu.Bytes), false)
+			}
+		}
+		if !c.keeps(p, dir) {
+			c.cut[dir].skip(p.Seq, p.Payload, p.Flags&tcpFIN != 0)
+			return nil
+		}
+		// A packet written after bytes left out says so, for its own
+		// direction (up to its sequence number) and its peer's (up to
+		// what it acknowledges), so that kwire reads the holes as cuts,
+		// not losses.
+		var opts pcapgo.NgPacketOptions
+		sent := c.cut[dir].take(p.Seq)
+		var received []reassembly.Cut
+		if p.Flags&tcpACK != 0 {
+			received = c.cut[1-dir].take(p.Ack)
+		}
+		if len(sent) > 0 || len(received) > 0 {
+			opts.Comments = []string{reassembly.CutComment(sent, received)}
+		}
+		c.cut[dir].wrote(p.Seq, p.Payload, p.Flags&tcpSYN != 0, p.Flags&tcpFIN != 0)
+		return write(p, opts)
 	})
 	var we *writeError
 	if err != nil && !errors.As(err, &we) {
