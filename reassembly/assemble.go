@@ -130,6 +130,10 @@ type runner struct {
 	// finHalf is set by Accept to the direction of a FIN segment (see
 	// halfState.bias).
 	finHalf *halfState
+	// pastCut is set by Accept for a segment beyond a hole its
+	// direction's cuts cover whole (CutComment): the hole is given up
+	// once the assembler has buffered it.
+	pastCut bool
 
 	conns     map[connKey]*stream // open connections and recently closed ones
 	deletes   int                 // deletions from conns (deleteConn), to know a lookup is still good
@@ -391,6 +395,7 @@ func (r *runner) assemble(p *pkt) {
 
 	r.ctxKept = false
 	r.finHalf = nil
+	r.pastCut = false
 	sgs := 0
 	if cur != nil {
 		sgs = cur.half[0].sgs + cur.half[1].sgs
@@ -401,6 +406,19 @@ func (r *runner) assemble(p *pkt) {
 	}
 	if h := r.finHalf; h != nil && !h.closed && cur != nil && cur.half[0].sgs+cur.half[1].sgs != sgs {
 		h.bias++
+	}
+	if cur != nil && r.pastCut && !cur.done {
+		// A segment after bytes the capture's writer left out: they
+		// will not come, the segment is the next to deliver. The hole
+		// is a cut (gap, holeParts), given up now rather than when the
+		// peer acknowledges it or a flush, so that the segment's bytes
+		// are delivered with its own time and frame, not with those of
+		// a copy of it that comes before then (a retransmission).
+		d := AtoB
+		if src != cur.conn.A {
+			d = BtoA
+		}
+		r.skipHoles(cur, d, c.seq, true)
 	}
 	if cur != nil && r.ctxKept && !cur.done {
 		// A segment right at our next byte that the assembler buffered
@@ -773,8 +791,11 @@ type halfState struct {
 	maxAck    gpr.Sequence // highest ACK this direction's sender sent
 	// cuts are the spans of sequence numbers a marked packet says were
 	// left out (CutComment), until a hole passes them: a hole within one
-	// is a cut.
-	cuts []cutSpan
+	// is a cut. cutEnd is where the last hole given up as a cut ended,
+	// when cutEndOK.
+	cuts     []cutSpan
+	cutEnd   gpr.Sequence
+	cutEndOK bool
 }
 
 // stream is one connection; it implements gpr.Stream.
@@ -888,6 +909,21 @@ func (s *stream) Accept(tcp *layers.TCP, ci gopacket.CaptureInfo, dir gpr.TCPFlo
 			case ahead < 0 || nextSeq.Difference(seq.Add(n)) <= 0:
 				st.Retransmissions++
 				retrans = true
+			case ahead > 0 && h.bias < 0 && seq == h.next && h.cutEndOK && h.cutEnd == seq:
+				// Right after a hole given up as a cut without the
+				// assembler (skipAckedHoles): in order, as it was in
+				// the capture cut; the assembler buffers it, packet
+				// delivers it.
+				r.ctxKept = true
+			case ahead > 0 && h.cutCovers(h.next, seq):
+				// Beyond bytes left out on purpose, not lost: in
+				// order, as it was in the capture cut; assemble
+				// gives the hole up once the assembler buffered it.
+				r.pastCut = true
+				r.ctxKept = true
+				if !h.holeValid || h.holeEnd.Difference(seq) < 0 {
+					h.holeValid, h.holeEnd = true, seq
+				}
 			case ahead > 0:
 				st.OutOfOrder++
 				beyond = true

@@ -22,6 +22,13 @@ import (
 // ride on one packet because its acknowledgement number may already pass
 // over its peer's hole. A hole only partly within a cut is a gap for the
 // rest: bytes the original capture had lost stay lost.
+//
+// A segment right after a hole its cuts cover whole is in order, as it
+// was in the capture cut: the hole is given up as it arrives, not when
+// the peer acknowledges it, so that its bytes keep its time and frame
+// (a retransmission of it written after it is one, not the copy that
+// delivers them), and neither it nor the next segment after a cut of
+// the peer's bytes counts as out of order.
 
 // cutPrefix starts CutComment.
 const cutPrefix = "kwire-cut:"
@@ -156,6 +163,9 @@ func (h *halfState) holeParts(n int64, part func(n int64, cut bool)) {
 			}
 		}
 		part(int64(pos.Difference(next)), cover)
+		if cover {
+			h.cutEnd, h.cutEndOK = next, true
+		}
 		pos = next
 	}
 	kept := h.cuts[:0]
@@ -165,6 +175,34 @@ func (h *halfState) holeParts(n int64, part func(n int64, cut bool)) {
 		}
 	}
 	h.cuts = kept
+}
+
+// cutCovers reports whether h's cuts cover every sequence number of
+// [from, to): a hole the capture's writer left out whole, with no byte
+// the original capture lost.
+func (h *halfState) cutCovers(from, to gpr.Sequence) bool {
+	if len(h.cuts) == 0 {
+		return false
+	}
+	if n := from.Difference(to); n <= 0 || n >= maxCutBytes {
+		return false
+	}
+	// Each step goes to the end of a cut covering pos: at most one step
+	// a cut.
+	for pos := from; pos.Difference(to) > 0; {
+		next := pos
+		for _, sp := range h.cuts {
+			if sp.from.Difference(pos) >= 0 && pos.Difference(sp.end) > 0 { // from <= pos < end
+				next = sp.end
+				break
+			}
+		}
+		if next == pos {
+			return false
+		}
+		pos = next
+	}
+	return true
 }
 
 // CutHandler is a Handler that is told of cuts apart from gaps: Cut

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"errors"
 	"io"
@@ -20,6 +21,7 @@ import (
 	"github.com/kwire/kwire/dissect"
 	"github.com/kwire/kwire/internal/bombs"
 	"github.com/kwire/kwire/internal/capturetest"
+	"github.com/kwire/kwire/reassembly"
 )
 
 // selectedIDs are the exchanges of read --json's output as
@@ -251,6 +253,121 @@ func TestWriteSelectionFragments(t *testing.T) {
 	for id, n := range written {
 		if n != 2 {
 			t.Errorf("datagram %x: %d of its 2 fragments written", id, n)
+		}
+	}
+}
+
+// frameTiming is what a frame's packets and TCP segments say of its
+// travel: its first and last byte's capture times and dissect.TCPTiming.
+type frameTiming struct {
+	Time, End time.Time
+	TCP       dissect.TCPTiming
+}
+
+// exchangeTiming is an exchange's latency and its frames' timing.
+type exchangeTiming struct {
+	Latency           time.Duration
+	Request, Response frameTiming
+}
+
+// timingOf is a frame's timing; packet numbers left out (they differ
+// between a capture and its cut).
+func timingOf(f *dissect.Frame) frameTiming {
+	if f == nil {
+		return frameTiming{}
+	}
+	t := frameTiming{f.Time, f.End, f.TCPOf()}
+	t.TCP.RetransmissionFrame = 0
+	return t
+}
+
+// timingSink keeps the timing of every exchange with a request, by
+// client, API key, correlation ID and request time.
+type timingSink map[string]exchangeTiming
+
+func (s timingSink) Exchange(e *dissect.Exchange) {
+	if e.Request == nil {
+		return
+	}
+	k := e.Client.String() + " " + strconv.Itoa(int(e.APIKey)) + " " + strconv.Itoa(int(e.CorrelationID)) + " " + e.Request.Time.Format(time.RFC3339Nano)
+	s[k] = exchangeTiming{e.Latency(), timingOf(e.Request), timingOf(e.Response)}
+}
+
+func (timingSink) Event(*dissect.Event) {}
+
+// timingsOf dissects a capture whose broker listens on port and returns
+// its exchanges' timing.
+func timingsOf(t *testing.T, path string, port uint16) timingSink {
+	t.Helper()
+	s := timingSink{}
+	d := dissect.New(dissect.Options{Ports: []uint16{port}}, s)
+	if _, err := reassembly.ReadFiles(context.Background(), []string{path}, reassembly.Options{}, d); err != nil {
+		t.Fatal(err)
+	}
+	d.Finish()
+	return s
+}
+
+// TestWriteSelectionTCPTiming: the exchanges of a cut file travelled as
+// they did in the capture: the same latency, first and last bytes'
+// times, retransmissions (and the last one's time), segments out of
+// order and full windows. A packet written after bytes left out was
+// held as out of order until the peer acknowledged the hole, so a
+// retransmission of it written after it delivered the bytes (a Fetch of
+// lossy-network stamped 42.0ms, not 290ms, with no slow-network
+// finding), and the segments after a cut counted as out of order (a
+// Produce's 1 retransmission read as 4 segments out of order).
+func TestWriteSelectionTCPTiming(t *testing.T) {
+	pcap := goldenPcap(t, "lossy-network.pcap")
+	orig := timingsOf(t, pcap, 19353)
+	slowFetch := `api == "Fetch" && latencyMs > 200 && clientId == "capgen-kgo-net-consumer"`
+	for _, c := range []struct {
+		filter string
+		n      int // exchanges selected
+		// retransmissions and out-of-order segments of the selected
+		// requests in the capture: the cut must have what was there.
+		retrans, ooo int
+	}{
+		{slowFetch, 2, 1, 0},
+		{`api == "Produce" && latencyMs > 300`, 2, 2, 0},
+		{`api == "Produce" || api == "Fetch"`, 24, 5, 0},
+		{`latencyMs > 200`, 10, 6, 0},
+	} {
+		out := filepath.Join(t.TempDir(), "cut.pcapng")
+		sel, errOut, code := kwireInProcess(t, "read", "--json", "--filter", c.filter, "-w", out, pcap)
+		if code != 0 {
+			t.Fatalf("%s: exit %d: %s", c.filter, code, errOut)
+		}
+		cut := timingsOf(t, out, 19353)
+		n, retrans, ooo := 0, 0, 0
+		for _, e := range jsonExchanges(t, sel) {
+			req := e["request"].(map[string]any)
+			k := e["client"].(string) + " " + strconv.Itoa(int(e["apiKey"].(float64))) + " " + strconv.Itoa(int(e["correlationId"].(float64))) + " " + req["time"].(string)
+			want, ok := orig[k]
+			if !ok {
+				t.Fatalf("%s: exchange %s not in the capture's", c.filter, k)
+			}
+			n++
+			retrans += want.Request.TCP.Retransmissions
+			ooo += want.Request.TCP.OutOfOrder
+			if got := cut[k]; got != want {
+				t.Errorf("%s: exchange %s in the cut:\n%+v\nwant\n%+v", c.filter, k, got, want)
+			}
+		}
+		if n != c.n || retrans != c.retrans || ooo != c.ooo {
+			t.Errorf("%s: %d exchanges, %d retransmissions, %d out of order in the capture; want %d, %d, %d", c.filter, n, retrans, ooo, c.n, c.retrans, c.ooo)
+		}
+	}
+	// The slow Fetch's finding reads back as it was.
+	out := filepath.Join(t.TempDir(), "cut.pcapng")
+	if _, errOut, code := kwireInProcess(t, "read", "--filter", slowFetch, "-w", out, pcap); code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	want := "290ms at 15:45:57.274: broker 0.21ms (request fully sent → first response byte, less the round trip), network 289ms (round trip 42ms; the request waited 248ms for a retransmission; 1 retransmitted segment)"
+	for _, path := range []string{pcap, out} {
+		text, _, _ := kwireInProcess(t, "read", "--findings", path)
+		if !strings.Contains(text, "slow-network capgen-kgo-net-consumer Fetch broker 127.0.5.2:19353: 1 exchange of 100ms or more; the slowest, "+want) {
+			t.Errorf("%s: no slow-network finding of the Fetch, or another one:\n%s", filepath.Base(path), text)
 		}
 	}
 }
