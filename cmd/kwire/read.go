@@ -201,13 +201,18 @@ connections' handshakes, as a new pcapng: a 20 GB capture cut down to the
 one slow Fetch for a bug report. The first packet written after bytes
 left out says so in a packet comment ("kwire-cut: ..."), and read again
 those holes are cuts, not losses (a summary line counts them; --verbose
-shows each); bytes the original capture had lost stay gaps. A TLS
-connection is written whole up to its last exchange shown (a record is
-decrypted with the ones before it), without its keys (a pcapng's
-decryption secrets are not copied: a file for a bug report carries no
-keys); read it again with --tls-keylog. The file's section comment
-keeps the names of the topic IDs its exchanges use ("kwire-topic-ids:
-..."), which the Metadata left out stated; kwire reads them back.
+shows each); bytes the original capture had lost stay gaps; the
+exchanges keep their times, retransmissions and segments out of order
+(the round trip and the windows advertised are measured from the
+packets written). A segment that came in IP fragments is written with
+all of them. FILE must not be one of the captures read (exit status
+2). A TLS connection is written whole up to its last exchange shown (a
+record is decrypted with the ones before it), without its keys (a
+pcapng's decryption secrets are not copied: a file for a bug report
+carries no keys); read it again with --tls-keylog. The file's section
+comment keeps the names of the topic IDs its exchanges use
+("kwire-topic-ids: ..."), which the Metadata left out stated; kwire
+reads them back.
 
 Lines: --frame-numbers starts each with the packet numbers of its
 request and response (REQ/RESP, tshark's frame column); --utc and --local
