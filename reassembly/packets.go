@@ -46,10 +46,11 @@ type Packet struct {
 // EachPacket reads the files as ReadFiles reads them with opts (Merge,
 // Concatenate, PacketFilter; otherwise each file on its own) and calls fn
 // with every packet, numbered as ReadFiles numbers them, without
-// reassembling anything: a second pass over a capture that picks packets
-// by what a first pass found (kwire read -w). fn's error, or ctx's, stops
-// the reading and is returned, joined with the files' errors (as
-// ReadFiles returns them).
+// reassembling TCP (IP fragments are rebuilt, as ReadFiles rebuilds them,
+// to tell their segments): a second pass over a capture that picks
+// packets by what a first pass found (kwire read -w). fn's error, or
+// ctx's, stops the reading and is returned, joined with the files'
+// errors (as ReadFiles returns them).
 func EachPacket(ctx context.Context, paths []string, opts Options, fn func(*Packet) error) error {
 	var errs []error
 	var fnFailed bool
