@@ -212,7 +212,11 @@ pcapng's decryption secrets are not copied: a file for a bug report
 carries no keys); read it again with --tls-keylog. The file's section
 comment keeps the names of the topic IDs its exchanges use
 ("kwire-topic-ids: ..."), which the Metadata left out stated; kwire
-reads them back.
+reads them back. The packets are written as captured, credentials in
+them included (a capture, unlike kwire's output, is not safe to paste):
+a note says when packets written also carry frames of exchanges not
+shown that can hold credentials (a SaslAuthenticate sharing a segment
+with the request shown).
 
 Lines: --frame-numbers starts each with the packet numbers of its
 request and response (REQ/RESP, tshark's frame column); --utc and --local
@@ -581,6 +585,7 @@ func runRead(ctx context.Context, o *readOptions, s *ioStreams, color bool, path
 	}
 
 	var extra func(io.Writer) error
+	var neighbours string // -w's note of credentials written beside the selection
 	if sel != nil && run.readAny && !run.interrupted {
 		wctx := context.WithoutCancel(ctx) // -c ended the read, not the writing
 		wopts := cr.ropts
@@ -593,6 +598,10 @@ func runRead(ctx context.Context, o *readOptions, s *ioStreams, color bool, path
 			_, err := fmt.Fprintf(w, "written: %d packet%s of %d exchange%s to %s\n", n, plural(int(n)), sel.n, plural(sel.n), o.Write)
 			return err
 		}
+		if apis, k := sel.neighbours(); k > 0 {
+			neighbours = fmt.Sprintf("kwire: note: -w %s: packets written also carry %d frame%s of exchanges not selected that can hold credentials (%s): they share TCP segments with those selected, and the file holds every packet as captured\n",
+				o.Write, k, plural(k), strings.Join(apis, ", "))
+		}
 	}
 	if run.readAny {
 		sink.summarize(s, color, extra)
@@ -602,6 +611,7 @@ func runRead(ctx context.Context, o *readOptions, s *ioStreams, color bool, path
 	if sink.err != nil {
 		return &exitError{code: exitData, err: fmt.Errorf("writing output: %w", sink.err)}
 	}
+	io.WriteString(s.ErrOut, neighbours)
 	return run.status(s.ErrOut)
 }
 
@@ -1004,6 +1014,15 @@ type exchangeView struct {
 // (rendering on other goroutines) the view's topic names are a copy that
 // later learning leaves alone.
 func (k *readSink) prepare(ex *dissect.Exchange, snapshot bool) (exchangeView, bool) {
+	v, shown := k.choose(ex, snapshot)
+	if !shown && k.sel != nil {
+		k.sel.passOver(ex)
+	}
+	return v, shown
+}
+
+// choose is prepare but for -w's note of the exchanges passed over.
+func (k *readSink) choose(ex *dissect.Exchange, snapshot bool) (exchangeView, bool) {
 	// Topic IDs are learnt from every exchange, in emit order, so that the
 	// line, the trees and the JSON name the topics of Produce v13+ and
 	// Fetch v13+ alike (facts.Names).

@@ -27,6 +27,7 @@ import (
 	"github.com/gopacket/gopacket/pcapgo"
 	"github.com/kwire/kwire/dissect"
 	"github.com/kwire/kwire/facts"
+	"github.com/kwire/kwire/protocol"
 	"github.com/kwire/kwire/reassembly"
 )
 
@@ -167,6 +168,78 @@ type packetSelection struct {
 	// written, each but the last (which is the segment's own packet).
 	fragmented bool
 	fragments  map[fileFrame]bool
+	// secrets are the packet ranges of exchanges not selected that can
+	// hold credentials (SASL tokens, sensitive configs, delegation
+	// tokens, SCRAM credentials: protocol.KeyCarriesSecrets), at most
+	// maxSecretRanges of them (secretsCapped past it): a packet written
+	// for a selected exchange may carry their bytes too (a segment
+	// holding two frames), which the file then holds as captured.
+	secrets       []secretRange
+	secretsCapped bool
+}
+
+// secretRange is the packets of a frame not selected that can hold
+// credentials, on the connection of key.
+type secretRange struct {
+	key selKey
+	r   frameRange
+	api string
+}
+
+// maxSecretRanges bounds the ranges secrets keeps (40 bytes each).
+const maxSecretRanges = 1 << 14
+
+// passOver notes an exchange not selected: when it can hold credentials,
+// the packets of its frames, to tell whether the file also holds them
+// (neighbours).
+func (s *packetSelection) passOver(ex *dissect.Exchange) {
+	if ex.Kind != dissect.KindSASL && !protocol.KeyCarriesSecrets(ex.APIKey, false) && !protocol.KeyCarriesSecrets(ex.APIKey, true) {
+		return
+	}
+	api := protocol.APIName(ex.APIKey)
+	if ex.Kind == dissect.KindSASL {
+		api = "a raw SASL token"
+	}
+	k := selKey{file: max(s.file, 0), client: ex.Client, broker: ex.Broker}
+	for _, fr := range [...]*dissect.Frame{ex.Request, ex.Response} {
+		if fr == nil {
+			continue
+		}
+		if len(s.secrets) >= maxSecretRanges {
+			s.secretsCapped = true
+			return
+		}
+		s.secrets = append(s.secrets, secretRange{k, frameRange{First: min(fr.FirstPacket, fr.LastPacket), Last: max(fr.FirstPacket, fr.LastPacket)}, api})
+	}
+}
+
+// neighbours returns the APIs of the exchanges not selected that can hold
+// credentials and share packets with those written (after prepare), and
+// how many such frames.
+func (s *packetSelection) neighbours() (apis []string, n int) {
+	for _, sr := range s.secrets {
+		c := s.conns[sr.key]
+		if c == nil || !c.overlaps(sr.r) {
+			continue
+		}
+		n++
+		if !slices.Contains(apis, sr.api) {
+			apis = append(apis, sr.api)
+		}
+	}
+	return apis, n
+}
+
+// overlaps reports whether some packet of r is in one of c's ranges
+// (sorted and merged: prepare).
+func (c *selConn) overlaps(r frameRange) bool {
+	i, _ := slices.BinarySearchFunc(c.ranges, r.First, func(x frameRange, f int64) int {
+		if x.Last < f {
+			return -1
+		}
+		return 1
+	})
+	return i < len(c.ranges) && c.ranges[i].First <= r.Last
 }
 
 // fileFrame is a packet: its file (as selKey's) and frame number.

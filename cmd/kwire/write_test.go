@@ -22,6 +22,7 @@ import (
 	"github.com/kwire/kwire/internal/bombs"
 	"github.com/kwire/kwire/internal/capturetest"
 	"github.com/kwire/kwire/reassembly"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // selectedIDs are the exchanges of read --json's output as
@@ -601,4 +602,61 @@ func TestCutNamesEveryMode(t *testing.T) {
 			t.Errorf("%v: want %q, and no topic ID:\n%s%s", c.args, c.want, out, errOut)
 		}
 	}
+}
+
+// TestWriteNeighbourCredentials: -w writes packets as captured; when one
+// holds, beside a frame shown, a frame of an exchange not shown that can
+// hold credentials (a SaslAuthenticate PLAIN token in the segment of a
+// Metadata request), a note says so; a selection sharing no packet with
+// such a frame gets none.
+func TestWriteNeighbourCredentials(t *testing.T) {
+	dir := t.TempDir()
+	c := newTCPCapture(9092, true)
+	auth := kmsg.NewPtrSASLAuthenticateRequest()
+	auth.SASLAuthBytes = []byte("\x00alice\x00s3cret-pw")
+	md := kmsg.NewPtrMetadataRequest()
+	md.Version = 12
+	c.stream(true, append(kreqFrame(auth, 3, "app"), kreqFrame(md, 4, "app")...))
+	mdResp := kmsg.NewPtrMetadataResponse()
+	mdResp.Version = 12
+	c.stream(false, append(krespFrame(kmsg.NewPtrSASLAuthenticateResponse(), 3), krespFrame(mdResp, 4)...))
+	pcap := filepath.Join(dir, "coalesced.pcap")
+	if err := os.WriteFile(pcap, c.buf, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "cut.pcapng")
+	_, errOut, code := kwireInProcess(t, "read", "--filter", "correlationId == 4", "-w", out, pcap)
+	if code != 0 || !strings.Contains(errOut, "kwire: note: -w "+out+": packets written also carry 2 frames of exchanges not selected that can hold credentials (SaslAuthenticate)") {
+		t.Errorf("exit %d: %s", code, errOut)
+	}
+	_, errOut, _ = kwireInProcess(t, "read", "--api", "SaslAuthenticate", "-w", out, goldenPcap(t, "sasl-plain.pcap"))
+	if _, errOut2, _ := kwireInProcess(t, "read", "--api", "Metadata", "-w", out, goldenPcap(t, "sasl-plain.pcap")); strings.Contains(errOut+errOut2, "can hold credentials") {
+		t.Errorf("no packet shared: %s%s", errOut, errOut2)
+	}
+}
+
+// kreqFrame is r as a request frame: length, header v1 or v2 (r's flexible
+// versions use v2), body.
+func kreqFrame(r kmsg.Request, corr int32, clientID string) []byte {
+	b := binary.BigEndian.AppendUint16(nil, uint16(r.Key()))
+	b = binary.BigEndian.AppendUint16(b, uint16(r.GetVersion()))
+	b = binary.BigEndian.AppendUint32(b, uint32(corr))
+	b = binary.BigEndian.AppendUint16(b, uint16(len(clientID)))
+	b = append(b, clientID...)
+	if r.IsFlexible() {
+		b = append(b, 0) // no tagged fields
+	}
+	b = r.AppendTo(b)
+	return append(binary.BigEndian.AppendUint32(nil, uint32(len(b))), b...)
+}
+
+// krespFrame is r as a response frame: length, header v0 (v1 for
+// flexible versions but ApiVersions'), body.
+func krespFrame(r kmsg.Response, corr int32) []byte {
+	b := binary.BigEndian.AppendUint32(nil, uint32(corr))
+	if r.IsFlexible() && r.Key() != 18 {
+		b = append(b, 0)
+	}
+	b = r.AppendTo(b)
+	return append(binary.BigEndian.AppendUint32(nil, uint32(len(b))), b...)
 }
