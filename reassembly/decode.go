@@ -53,7 +53,20 @@ const (
 	etherTypeDot1AD = 0x88A8 // 802.1ad S-tag (QinQ)
 	etherTypeQinQ1  = 0x9100 // pre-standard QinQ
 	etherTypeQinQ2  = 0x9200
+	etherTypeMPLS   = 0x8847 // MPLS unicast (RFC 3032)
+	etherTypeMPLSMC = 0x8848 // MPLS multicast
+	etherTypePPPoE  = 0x8864 // PPPoE session stage (RFC 2516)
 )
+
+// PPP protocol numbers (RFC 1661, RFC 5072) of the IP a PPPoE session
+// carries.
+const (
+	pppIPv4 = 0x0021
+	pppIPv6 = 0x0057
+)
+
+// maxMPLSLabels bounds the label stack walked.
+const maxMPLSLabels = 16
 
 // maxVLANTags bounds the tag stack we walk; real networks use one or two.
 const maxVLANTags = 8
@@ -172,11 +185,70 @@ func decodeEtherType(et uint16, data []byte, d *decoded) decodeResult {
 				return resShort
 			}
 			et, data = be16(data[2:4]), data[4:]
+		case etherTypeMPLS, etherTypeMPLSMC:
+			return decodeMPLS(data, d)
+		case etherTypePPPoE:
+			// ver/type(1) code(1) session(2) length(2), then the PPP
+			// protocol(2) of a session packet (code 0).
+			if len(data) < 8 {
+				return resShort
+			}
+			if data[0] != 0x11 || data[1] != 0 {
+				return resNotTCP // discovery, or a version this is not
+			}
+			switch be16(data[6:8]) {
+			case pppIPv4:
+				return decodeIPv4(data[8:], d)
+			case pppIPv6:
+				return decodeIPv6(data[8:], d)
+			}
+			return resNotTCP
 		default:
 			return resNotTCP
 		}
 	}
 	return resMalformed
+}
+
+// decodeMPLS walks an MPLS label stack (RFC 3032: 4 bytes a label, the
+// bottom one with its S bit set) to the IP packet under it, told by its
+// version nibble (RFC 4385's pseudowire control word, first nibble 0, is
+// not IP).
+func decodeMPLS(data []byte, d *decoded) decodeResult {
+	for range maxMPLSLabels {
+		if len(data) < 4 {
+			return resShort
+		}
+		bottom := data[2]&0x01 != 0
+		data = data[4:]
+		if !bottom {
+			continue
+		}
+		if len(data) < 1 {
+			return resShort
+		}
+		switch data[0] >> 4 {
+		case 4:
+			return decodeIPv4(data, d)
+		case 6:
+			return decodeIPv6(data, d)
+		}
+		return resNotTCP
+	}
+	return resMalformed
+}
+
+// decodeLLC reads an IEEE 802.3 frame's LLC header: with SNAP (DSAP and
+// SSAP 0xAA, control 0x03, an OUI, RFC 1042) its EtherType follows; other
+// LLC frames carry no IP this decoder reads.
+func decodeLLC(data []byte, d *decoded) decodeResult {
+	if len(data) < 8 {
+		return resShort
+	}
+	if data[0] != 0xAA || data[1] != 0xAA || data[2] != 0x03 {
+		return resNotTCP
+	}
+	return decodeEtherType(be16(data[6:8]), data[8:], d)
 }
 
 // decodeIPv4 reads an IPv4 header (RFC 791).

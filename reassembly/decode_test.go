@@ -162,3 +162,47 @@ func FuzzDecodeFrame(f *testing.F) {
 		}
 	})
 }
+
+// TestDecodeEncapsulations: MPLS (RFC 3032, a stack of two labels), a
+// PPPoE session (RFC 2516, PPP IPv4 and IPv6) and IEEE 802.3 LLC/SNAP
+// (RFC 1042) frames reach the TCP segment inside; what they carry that is
+// not IP is no TCP, and cut short is short.
+func TestDecodeEncapsulations(t *testing.T) {
+	eth := func(et ...byte) []byte { return append(make([]byte, 12), et...) }
+	mpls := append(eth(0x88, 0x47, 0, 0x01, 0x00, 64, 0, 0x02, 0x01, 64), ipv4TCP()...) // labels 16 and 32, the second the bottom
+	pppoe := append(eth(0x88, 0x64, 0x11, 0, 0x12, 0x34, 0, 46, 0x00, 0x21), ipv4TCP()...)
+	snapFrame := eth(0, 52, 0xAA, 0xAA, 0x03, 0, 0, 0, 0x08, 0x00)
+	snap := append(snapFrame, ipv4TCP()...)
+	for _, c := range []struct {
+		name string
+		data []byte
+		want decodeResult
+	}{
+		{"mpls", mpls, resTCP},
+		{"mpls cut in its stack", mpls[:17], resShort},
+		{"mpls no bottom", append(eth(0x88, 0x47), bytes.Repeat([]byte{0, 0x01, 0x00, 64}, 17)...), resMalformed},
+		{"mpls control word", append(eth(0x88, 0x47, 0, 0x01, 0x01, 64), 0, 0, 0, 0), resNotTCP},
+		{"pppoe", pppoe, resTCP},
+		{"pppoe discovery", eth(0x88, 0x64, 0x11, 0x09, 0, 0, 0, 0, 0, 0), resNotTCP},
+		{"pppoe lcp", eth(0x88, 0x64, 0x11, 0, 0x12, 0x34, 0, 4, 0xc0, 0x21), resNotTCP},
+		{"llc snap", snap, resTCP},
+		{"llc snap padded", append(snap, 0, 0, 0, 0), resTCP},
+		{"llc not snap", eth(0, 3, 0x42, 0x42, 0x03), resShort},
+		{"llc stp", eth(0, 38, 0x42, 0x42, 0x03, 0, 0, 0, 0, 0), resNotTCP},
+	} {
+		var d decoded
+		got := decodeFrame(layers.LinkTypeEthernet, c.data, &d)
+		if got != c.want {
+			t.Errorf("%s: result %d, want %d", c.name, got, c.want)
+			continue
+		}
+		if got == resTCP && (d.segLen != 24 || !bytes.Equal(d.srcIP, []byte{10, 0, 0, 1})) {
+			t.Errorf("%s: segment of %d bytes from %v", c.name, d.segLen, d.srcIP)
+		}
+	}
+	v6 := append(eth(0x88, 0x64, 0x11, 0, 0, 1, 0, 2, 0x00, 0x57), 0x60)
+	var d decoded
+	if got := decodeFrame(layers.LinkTypeEthernet, v6, &d); got != resShort {
+		t.Errorf("pppoe ipv6 cut: %d", got)
+	}
+}

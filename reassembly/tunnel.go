@@ -224,5 +224,10 @@ func decodeEthernet(p []byte, d *decoded) decodeResult {
 	if len(p) < 14 {
 		return resShort
 	}
+	if n := int(be16(p[12:14])); n <= 1500 {
+		// An IEEE 802.3 length, not an EtherType: LLC (and SNAP) follows,
+		// within those n bytes (the frame may be padded past them).
+		return decodeLLC(p[14:min(len(p), 14+n)], d)
+	}
 	return decodeEtherType(be16(p[12:14]), p[14:], d)
 }
