@@ -287,6 +287,10 @@ func (v *view) add(c *protocol.Node) {
 		}
 	case protocol.RoleListTimestamp:
 		set(&v.offsets[OffsetListTimestamp], c)
+	case protocol.RoleEndOffset:
+		set(&v.offsets[OffsetEnd], c)
+	case protocol.RoleLowWatermark:
+		set(&v.offsets[OffsetLowWatermark], c)
 	case protocol.RoleLeaderEpoch:
 		set(&v.offsets[OffsetLeaderEpoch], c)
 	case protocol.RoleCommittedMeta:

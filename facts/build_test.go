@@ -207,7 +207,7 @@ func TestAPIVersionsFacts(t *testing.T) {
 func TestPartitionResult(t *testing.T) {
 	var p Partition
 	for k, v := range map[OffsetKind]int64{OffsetBase: 0, OffsetFetch: 5, OffsetHighWatermark: 9, OffsetLastStable: 9, OffsetLogStart: 1,
-		OffsetCommitted: 4, OffsetListed: 3, OffsetListTimestamp: -1, OffsetLeaderEpoch: 2} {
+		OffsetCommitted: 4, OffsetListed: 3, OffsetListTimestamp: -1, OffsetLeaderEpoch: 2, OffsetEnd: 7, OffsetLowWatermark: 6} {
 		p.Offsets.Set(k, v)
 	}
 	for _, k := range OffsetKinds() {
@@ -382,5 +382,35 @@ func TestForgottenResolved(t *testing.T) {
 	names.Resolve(fx)
 	if len(fx.Forgotten) != 1 || fx.Forgotten[0].Topic != "beta" || fmt.Sprint(fx.Forgotten[0].Partitions) != "[0 1]" {
 		t.Errorf("forgotten %+v", fx.Forgotten)
+	}
+}
+
+// OffsetForLeaderEpoch answers where the epoch asked for ends, and
+// DeleteRecords the log start after the deletion: each partition's
+// answer, none for a partition refused.
+func TestEndOffsetLowWatermark(t *testing.T) {
+	oe := kmsg.NewPtrOffsetForLeaderEpochResponse()
+	oe.Version = 4
+	oe.Topics = []kmsg.OffsetForLeaderEpochResponseTopic{{Topic: "alpha", Partitions: []kmsg.OffsetForLeaderEpochResponseTopicPartition{
+		{Partition: 0, LeaderEpoch: 4, EndOffset: 999}, {Partition: 1, ErrorCode: 75, LeaderEpoch: -1, EndOffset: -1}}}}
+	fx := Of(23, 4, nil, response(t, oe)) // OffsetForLeaderEpoch
+	dr := kmsg.NewPtrDeleteRecordsResponse()
+	dr.Version = 2
+	dr.Topics = []kmsg.DeleteRecordsResponseTopic{{Topic: "beta", Partitions: []kmsg.DeleteRecordsResponseTopicPartition{{Partition: 3, LowWatermark: 100}}}}
+	fd := Of(21, 2, nil, response(t, dr)) // DeleteRecords
+	var got []string
+	for _, c := range []struct {
+		fx *Exchange
+		k  OffsetKind
+	}{{fx, OffsetEnd}, {fd, OffsetLowWatermark}} {
+		for _, tp := range c.fx.Topics {
+			for _, p := range tp.Partitions {
+				v, ok := p.Result(c.k)
+				got = append(got, fmt.Sprintf("%s[%d] %v=%d,%v", tp.Label(), p.Index, c.k, v, ok))
+			}
+		}
+	}
+	if want := "[alpha[0] endOffset=999,true alpha[1] endOffset=0,false beta[3] lowWatermark=100,true]"; fmt.Sprint(got) != want {
+		t.Errorf("got  %v\nwant %s", got, want)
 	}
 }

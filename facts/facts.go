@@ -300,11 +300,13 @@ const (
 	OffsetListed                          // ListOffsetsResponse Offset
 	OffsetListTimestamp                   // ListOffsetsRequest Timestamp: the time asked
 	OffsetLeaderEpoch                     // a leader epoch (CurrentLeaderEpoch, LeaderEpoch, ...)
+	OffsetEnd                             // OffsetForLeaderEpochResponse EndOffset: where the epoch ends (KIP-101)
+	OffsetLowWatermark                    // DeleteRecordsResponse LowWatermark: the log start after the deletion (KIP-107)
 	numOffsetKinds
 )
 
 var offsetNames = [numOffsetKinds]string{"baseOffset", "fetchOffset", "highWatermark", "lastStableOffset",
-	"logStartOffset", "committedOffset", "listedOffset", "listTimestamp", "leaderEpoch"}
+	"logStartOffset", "committedOffset", "listedOffset", "listTimestamp", "leaderEpoch", "endOffset", "lowWatermark"}
 
 // String names the kind as the JSON does ("highWatermark").
 func (k OffsetKind) String() string {
@@ -374,7 +376,7 @@ func (o *Offsets) Any() bool { return o.has != 0 }
 // (the offset an OffsetCommit or TxnOffsetCommit commits). The others are
 // asked (FetchOffset, ListOffsets' timestamp) or are epochs.
 const answers = 1<<OffsetBase | 1<<OffsetHighWatermark | 1<<OffsetLastStable | 1<<OffsetLogStart |
-	1<<OffsetCommitted | 1<<OffsetListed
+	1<<OffsetCommitted | 1<<OffsetListed | 1<<OffsetEnd | 1<<OffsetLowWatermark
 
 // Result returns offset k as a result of the exchange for the partition:
 // as Offsets.Get, except that an offset that answers the request (a

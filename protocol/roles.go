@@ -104,6 +104,8 @@ const (
 	RoleCommittedMeta    // the metadata string committed with it
 	RoleListTimestamp    // ListOffsetsRequest Timestamp: the time asked (-1 latest, -2 earliest, ...)
 	RoleListedOffset     // ListOffsetsResponse Offset: the offset answered
+	RoleEndOffset        // OffsetForLeaderEpochResponse EndOffset: where the epoch asked for ends (KIP-101)
+	RoleLowWatermark     // DeleteRecordsResponse LowWatermark: the log start after the deletion (KIP-107)
 	RoleLeaderEpoch      // a partition leader epoch (KIP-101, KIP-320)
 	RoleAbortedTxns      // FetchResponse AbortedTransactions: the aborted transactions in the range
 	RoleAbortedFirst     // an aborted transaction's FirstOffset: where its first batch is (KIP-98)
@@ -188,6 +190,8 @@ var roleNames = [numRoles]string{
 	RoleCommittedMeta:      "committed-metadata",
 	RoleListTimestamp:      "list-timestamp",
 	RoleListedOffset:       "listed-offset",
+	RoleEndOffset:          "end-offset",
+	RoleLowWatermark:       "low-watermark",
 	RoleLeaderEpoch:        "leader-epoch",
 	RoleAbortedTxns:        "aborted-transactions",
 	RoleAbortedFirst:       "aborted-first-offset",
@@ -326,6 +330,8 @@ var roleRules = []roleRule{
 	{msg: "ListOffsetsRequest", path: "Topics.Partitions.Timestamp", kind: TypeInt64, role: RoleListTimestamp},
 	{msg: "ListOffsetsResponse", path: "Topics.Partitions.Offset", kind: TypeInt64, role: RoleListedOffset},
 	{msg: "ListOffsetsResponse", path: "Topics.Partitions.OldStyleOffsets", kind: TypeInt64, array: true, role: RoleListedOffset},
+	{msg: "OffsetForLeaderEpochResponse", path: "Topics.Partitions.EndOffset", kind: TypeInt64, role: RoleEndOffset},
+	{msg: "DeleteRecordsResponse", path: "Topics.Partitions.LowWatermark", kind: TypeInt64, role: RoleLowWatermark},
 	{name: "LeaderEpoch", kind: TypeInt32, role: RoleLeaderEpoch},
 	{name: "CurrentLeaderEpoch", kind: TypeInt32, role: RoleLeaderEpoch},
 	{name: "CommittedLeaderEpoch", kind: TypeInt32, role: RoleLeaderEpoch},

@@ -65,12 +65,17 @@ type PartitionDoc struct {
 	// them (a Fetch request's LogStartOffset is a follower's, -1 from a
 	// consumer; its CurrentLeaderEpoch is what the client believes), the
 	// request's otherwise; a response's leader epoch -1 leaves the request's.
-	LogStartOffset      *int64      `json:"logStartOffset" expr:"logStartOffset" jsonschema:"nullable"`
-	CommittedOffset     *int64      `json:"committedOffset" expr:"committedOffset" jsonschema:"nullable"`
-	CommittedMetadata   *string     `json:"committedMetadata" expr:"committedMetadata" jsonschema:"nullable"`
-	ListedOffset        *int64      `json:"listedOffset" expr:"listedOffset" jsonschema:"nullable"`
-	ListTimestamp       *int64      `json:"listTimestamp" expr:"listTimestamp" jsonschema:"nullable"`
-	LeaderEpoch         *int64      `json:"leaderEpoch" expr:"leaderEpoch" jsonschema:"nullable"`
+	LogStartOffset    *int64  `json:"logStartOffset" expr:"logStartOffset" jsonschema:"nullable"`
+	CommittedOffset   *int64  `json:"committedOffset" expr:"committedOffset" jsonschema:"nullable"`
+	CommittedMetadata *string `json:"committedMetadata" expr:"committedMetadata" jsonschema:"nullable"`
+	ListedOffset      *int64  `json:"listedOffset" expr:"listedOffset" jsonschema:"nullable"`
+	ListTimestamp     *int64  `json:"listTimestamp" expr:"listTimestamp" jsonschema:"nullable"`
+	LeaderEpoch       *int64  `json:"leaderEpoch" expr:"leaderEpoch" jsonschema:"nullable"`
+	// EndOffset is where the leader epoch asked for ends
+	// (OffsetForLeaderEpoch, KIP-101); LowWatermark the log start after a
+	// DeleteRecords (KIP-107).
+	EndOffset           *int64      `json:"endOffset" expr:"endOffset" jsonschema:"nullable"`
+	LowWatermark        *int64      `json:"lowWatermark" expr:"lowWatermark" jsonschema:"nullable"`
 	Records             *RecordsDoc `json:"records" expr:"records" jsonschema:"nullable"`
 	AbortedTransactions *int32      `json:"abortedTransactions" expr:"abortedTransactions" jsonschema:"nullable"`
 	// Aborted lists the first 64 aborted transactions of a read_committed
@@ -454,6 +459,7 @@ func partitionDoc(p *facts.Partition) PartitionDoc {
 		{facts.OffsetLastStable, &pd.LastStableOffset}, {facts.OffsetLogStart, &pd.LogStartOffset},
 		{facts.OffsetCommitted, &pd.CommittedOffset}, {facts.OffsetListed, &pd.ListedOffset},
 		{facts.OffsetListTimestamp, &pd.ListTimestamp}, {facts.OffsetLeaderEpoch, &pd.LeaderEpoch},
+		{facts.OffsetEnd, &pd.EndOffset}, {facts.OffsetLowWatermark, &pd.LowWatermark},
 	} {
 		if v, ok := o.Get(k.kind); ok {
 			*k.dst = ptr(v)
@@ -780,6 +786,10 @@ func (w *factsWriter) partition(p *PartitionDoc) {
 	w.optInt64(p.ListTimestamp)
 	w.key(false, "leaderEpoch")
 	w.optInt64(p.LeaderEpoch)
+	w.key(false, "endOffset")
+	w.optInt64(p.EndOffset)
+	w.key(false, "lowWatermark")
+	w.optInt64(p.LowWatermark)
 	w.key(false, "records")
 	w.records(p.Records)
 	w.key(false, "abortedTransactions")

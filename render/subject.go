@@ -222,9 +222,13 @@ func appendPartition(b []byte, p *facts.Partition, committed bool) []byte {
 	}
 	// Offsets that come with the partition's error are no result
 	// (facts.Partition.Result): a refused Produce wrote nothing.
-	if off, ok := p.Result(facts.OffsetListed); ok {
-		b = append(b, "→"...)
-		b = strconv.AppendInt(b, off, 10)
+	// The offset the broker answered: ListOffsets', where the epoch asked
+	// ends (OffsetForLeaderEpoch), the log start after a DeleteRecords.
+	for _, k := range [...]facts.OffsetKind{facts.OffsetListed, facts.OffsetEnd, facts.OffsetLowWatermark} {
+		if off, ok := p.Result(k); ok {
+			b = append(b, "→"...)
+			b = strconv.AppendInt(b, off, 10)
+		}
 	}
 	r := p.Records
 	_, based := o.Get(facts.OffsetBase)
