@@ -645,7 +645,7 @@ func writeFindings(w *strings.Builder, r *analysis.FindingsReport, o Options, wr
 			w.WriteString("    " + l + "\n")
 		}
 	}
-	moreRows(w, len(shown), len(r.Findings), "findings", "the errors, then the most frequent")
+	moreRows(w, len(shown), len(r.Findings), "findings", "by severity (errors, warnings, then information), then the most frequent")
 	if r.Dropped > 0 {
 		fmt.Fprintf(w, "%d occurrences of findings not kept (--max-analysis-memory)\n", r.Dropped)
 	}
