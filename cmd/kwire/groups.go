@@ -288,9 +288,12 @@ producer in them:
   sequences     batches out of line: a base sequence sent again (a
                 retry), a duplicate, a gap, OUT_OF_ORDER_SEQUENCE_NUMBER
   CONSUMERS     what each client's Fetch responses said of transactions:
-                isolation level, transactional batches, COMMIT and ABORT
-                markers fetched, and the aborted transactions a
-                read_committed fetch was told to skip, by producer
+                isolation level, the fetches counted (every read_committed
+                one; a read_uncommitted one only when it carried
+                transactional batches or markers), transactional batches,
+                COMMIT and ABORT markers fetched, and the aborted
+                transactions a read_committed fetch was told to skip, by
+                producer
 
 Several files are each a capture of its own (as stats and read take
 them): a transactional ID or consumer is reported per file, naming the
