@@ -16,6 +16,7 @@ type versionsOptions struct {
 	files   fileFlags
 	JSON    bool
 	Against []string
+	MaxMem  byteSize // --max-versions-memory
 }
 
 func newVersionsCmd(s *ioStreams, g *globalOptions) *cobra.Command {
@@ -62,6 +63,12 @@ kwire read -V or kwire stats, not here.
 with --against {"before","after","comparison":{"beforeBrokers",
 "afterBrokers","ranges","lost"},"beforeReport","afterReport"}.
 
+--max-versions-memory (16MiB) bounds what the report keeps: brokers'
+advertisements (about 5 KiB for 90 API ranges), client IDs and matrix
+cells (about 600 bytes each, beside the ID). Past it new ones are not
+kept: a last line (and "folded" in --json) counts the ApiVersions
+responses and requests left out; what is listed stays exact.
+
 Connections are found as by kwire read: by content on any port (--detect,
 on by default) and on the --port ports (default 9092).
 
@@ -82,6 +89,9 @@ decode); 2 usage error or a file that is not a capture.`,
 	o.files.addFlags(f)
 	f.BoolVar(&o.JSON, "json", false, "print one JSON document instead of tables")
 	f.StringSliceVar(&o.Against, "against", nil, "compare with this `FILE` (a capture taken after a change; repeatable)")
+	o.MaxMem = stats.DefaultVersionsMemory
+	f.Var(&o.MaxMem, "max-versions-memory",
+		"memory for the brokers' advertisements, client IDs and matrix cells the report keeps (each side of --against), e.g. 64MiB (K, M, G: powers of 1024; more than 0); past it new ones are not kept and the report counts the responses and requests left out")
 	return cmd
 }
 
@@ -94,17 +104,26 @@ func runVersions(ctx context.Context, o *versionsOptions, s *ioStreams, color bo
 	// read by header and CRC only, as in kwire read's one-line mode.
 	dopts.Decoder.BatchHeadersOnly = true
 	dopts.Decoder.Sparse = true // versions are facts (ApiVersions ranges included)
-	setMemoryCeiling(o.capture.memoryBound(), s.ErrOut)
+	if o.MaxMem <= 0 {
+		return usageErrorf("--max-versions-memory must be positive")
+	}
+	bound := o.capture.memoryBound()
+	if bound > 0 {
+		// Each side's collector keeps up to its budget; twice that
+		// counts the maps around what the budget counts.
+		bound += 4 * int64(o.MaxMem)
+	}
+	setMemoryCeiling(bound, s.ErrOut)
 	bar := startProgressFor(s, append(slices.Clip(paths), o.Against...))
 	cr := &captureReader{opts: dopts, ropts: o.capture.reassemblyOptions(), wrap: bar.wrap}
 	if err := o.files.apply(cr); err != nil {
 		return err
 	}
-	before := stats.NewVersionCollector()
+	before := stats.NewBoundedVersionCollector(int64(o.MaxMem))
 	run := cr.read(ctx, paths, before)
 	var after *stats.VersionCollector
 	if len(o.Against) > 0 {
-		after = stats.NewVersionCollector()
+		after = stats.NewBoundedVersionCollector(int64(o.MaxMem))
 		run2 := cr.read(ctx, o.Against, after)
 		kafka := min(run.ds.Kafka, run2.ds.Kafka) // note when either side has no Kafka
 		readAny := run.readAny && run2.readAny

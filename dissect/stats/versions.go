@@ -79,6 +79,35 @@ type VersionsReport struct {
 	Clients []ClientVersions `json:"clients"` // sorted by client ID, null last
 	Matrix  []MatrixRow      `json:"matrix"`  // sorted by API key, client ID, broker
 	Flags   []Flag           `json:"flags"`   // sorted by kind (FlagKind order), key, broker, client, version
+	// Folded counts what the collector's memory budget left out; absent
+	// when it left nothing out (VersionCollector).
+	Folded *VersionsFolded `json:"folded,omitempty"`
+}
+
+// VersionsFolded counts what a VersionsReport does not list because its
+// memory budget (NewBoundedVersionCollector, --max-versions-memory) was
+// spent: the requests and responses concerned are counted, not listed.
+// Brokers, clients, matrix rows and flags that are listed are exact.
+type VersionsFolded struct {
+	MaxMemory int64 `json:"maxMemory"` // the budget, in bytes
+	// Advertisements counts the ApiVersions responses whose content was
+	// not kept: of brokers not listed, or differing from the ones a
+	// listed broker's advertisements keep. BrokerResponses is how many of them
+	// came from brokers not listed (responses, not distinct brokers:
+	// telling those apart would take the memory saved).
+	Advertisements  int64 `json:"advertisements"`
+	BrokerResponses int64 `json:"brokerResponses"`
+	// ClientRequests counts the requests of client IDs not listed in
+	// Clients; MatrixRequests the requests of API × client × broker cells
+	// not in Matrix (their versions were not checked against the
+	// broker's range: no out-of-range flag is raised for them).
+	ClientRequests int64 `json:"clientRequests"`
+	MatrixRequests int64 `json:"matrixRequests"`
+	// Anomalies counts the requests whose anomaly (an ApiVersions retry
+	// after UNSUPPORTED_VERSION, a close after an unknown version, an
+	// in-range UNSUPPORTED_VERSION) could not be recorded: no flag says
+	// them.
+	Anomalies int64 `json:"anomalies"`
 }
 
 // BrokerVersions is one broker endpoint and every distinct ApiVersions
@@ -128,6 +157,9 @@ type ClientVersions struct {
 	ClientIDNull bool     `json:"clientIdNull,omitempty"`
 	Software     []string `json:"software"`
 	APIs         []APIUse `json:"apis"`
+	// Capped says Software or APIs leave out some of what the client
+	// sent: kept past the collector's memory budget, they were not.
+	Capped bool `json:"capped,omitempty"`
 }
 
 // MatrixRow is one API × (client, broker) cell: the versions used and the
@@ -149,18 +181,52 @@ type MatrixRow struct {
 	// "downgraded" (ApiVersions only: the versions outside the range were
 	// answered UNSUPPORTED_VERSION and the client retried lower, the
 	// normal KIP-511 negotiation; no out-of-range flag is raised for them),
-	// or "unknown" (no advertisement captured for the broker).
+	// or "unknown" (no advertisement captured for the broker, or, when
+	// VersionsReport.Folded counts brokers' responses, none kept).
 	Status string     `json:"status"`
 	Flags  []FlagKind `json:"flags"`
 }
 
+// DefaultVersionsMemory is the default budget of a VersionCollector:
+// 16 MiB, the advertisements of about 2,600 brokers listing 90 APIs each
+// (about 6 KiB apiece: costAdvertisement, a costRange and a name per
+// range, the signature), or about 20,000 client IDs each with one matrix
+// row (costVClient + costAPIVersions + costUse, about 800 bytes with
+// their strings): far more than a cluster has.
+const DefaultVersionsMemory = 16 << 20
+
+// Costs in bytes of what a VersionCollector keeps, counted against its
+// budget beside the strings they hold (client IDs, names, signatures):
+// each struct's size class with its map entry and the maps' share of
+// buckets.
+const (
+	costBrokerAcc     = 192 // brokerAcc, its map entry (AddrPort key)
+	costAdvertisement = 256 // Advertisement, its pointer and signature slots
+	costRange         = 40  // a Range (its Name is APIName's, usually static)
+	costFeature       = 40  // a Feature, beside its name
+	costVClient       = 320 // vclientAcc with its two maps, its map entry
+	costAPIVersions   = 112 // a client's per-API version map
+	costVersionCount  = 24  // an entry of a version -> count map
+	costUse           = 288 // useAcc with its two maps, its useKey entry
+	costSeen          = 160 // a seenAcc or retryState with its map entry
+	costSoftware      = 48  // a software string's set entry, beside it
+)
+
 // VersionCollector gathers what `kwire versions` reports. It implements
 // dissect.Sink; calls must come from one goroutine.
+//
+// What it keeps is bounded in bytes by its budget (the costs above,
+// counted as entries are added, never released): past it, a new broker's
+// advertisement, a new client ID, matrix cell, software name, version or
+// anomaly is not kept, and Report's Folded counts the requests and
+// responses concerned. Entries already kept go on counting exactly.
 type VersionCollector struct {
-	brokers map[netip.AddrPort]*brokerAcc
-	clients map[clientKey]*vclientAcc
-	uses    map[useKey]*useAcc
-	retry   map[retryKey]retryState
+	maxMem, mem int64
+	folded      VersionsFolded
+	brokers     map[netip.AddrPort]*brokerAcc
+	clients     map[clientKey]*vclientAcc
+	uses        map[useKey]*useAcc
+	retry       map[retryKey]retryState
 	// Anomalies are aggregated per client, broker, API and version(s), so
 	// memory grows with those, not with the number of requests.
 	downgrades map[downgradeKey]*seenAcc
@@ -177,6 +243,7 @@ type brokerAcc struct {
 type vclientAcc struct {
 	software map[string]struct{}
 	apis     map[int16]map[int16]int64
+	capped   bool // a software name, API or version was not kept (the budget)
 }
 
 type useKey struct {
@@ -227,15 +294,41 @@ type seenAcc struct {
 func (v *VersionCollector) seen(m map[xKey]*seenAcc, k xKey, frame int64) {
 	a := m[k]
 	if a == nil {
+		if !v.take(costSeen + int64(len(k.client.id))) {
+			v.folded.Anomalies++
+			return
+		}
 		a = &seenAcc{frame: frame}
 		m[k] = a
 	}
 	a.count++
 }
 
-// NewVersionCollector returns an empty VersionCollector.
+// take charges n bytes to the budget and reports whether they fit; when
+// they do not, nothing is charged.
+func (v *VersionCollector) take(n int64) bool {
+	if v.mem+n > v.maxMem {
+		return false
+	}
+	v.mem += n
+	return true
+}
+
+// NewVersionCollector returns an empty VersionCollector with the
+// default budget (DefaultVersionsMemory).
 func NewVersionCollector() *VersionCollector {
+	return NewBoundedVersionCollector(DefaultVersionsMemory)
+}
+
+// NewBoundedVersionCollector returns an empty VersionCollector that keeps
+// at most maxMemory bytes (the costs above; 0 or less:
+// DefaultVersionsMemory).
+func NewBoundedVersionCollector(maxMemory int64) *VersionCollector {
+	if maxMemory <= 0 {
+		maxMemory = DefaultVersionsMemory
+	}
 	return &VersionCollector{
+		maxMem:  maxMemory,
 		brokers: make(map[netip.AddrPort]*brokerAcc),
 		clients: make(map[clientKey]*vclientAcc),
 		uses:    make(map[useKey]*useAcc),
@@ -259,32 +352,22 @@ func (v *VersionCollector) Exchange(x *dissect.Exchange) {
 		return
 	}
 	ck := clientKey{x.ClientID, x.ClientIDNull}
-	cl := v.clients[ck]
-	if cl == nil {
-		cl = &vclientAcc{software: make(map[string]struct{}), apis: make(map[int16]map[int16]int64)}
-		v.clients[ck] = cl
+	cl := v.client(ck, x.APIKey, x.APIVersion)
+	if cl != nil {
+		v.use(ck, x)
+	} else {
+		v.folded.MatrixRequests++ // a row whose client CLIENTS does not list would puzzle
 	}
-	vs := cl.apis[x.APIKey]
-	if vs == nil {
-		vs = make(map[int16]int64)
-		cl.apis[x.APIKey] = vs
-	}
-	vs[x.APIVersion]++
-	uk := useKey{ck, x.Broker, x.APIKey}
-	u := v.uses[uk]
-	if u == nil {
-		u = &useAcc{versions: make(map[int16]int64), firstFrame: make(map[int16]int64)}
-		v.uses[uk] = u
-	}
-	if u.versions[x.APIVersion] == 0 {
-		u.firstFrame[x.APIVersion] = x.Request.FirstPacket
-	}
-	u.versions[x.APIVersion]++
 
 	fx := x.Facts()
 	if x.APIKey == protocol.KeyApiVersions {
-		if sw := fx.Software; sw.Name != "" {
-			cl.software[sw.Name+"/"+sw.Version] = struct{}{}
+		if sw := fx.Software; sw.Name != "" && cl != nil {
+			s := sw.Name + "/" + sw.Version
+			if _, ok := cl.software[s]; !ok && v.take(costSoftware+int64(len(s))) {
+				cl.software[s] = struct{}{}
+			} else if !ok {
+				cl.capped = true
+			}
 		}
 		v.apiVersions(x, ck, fx)
 	}
@@ -295,6 +378,59 @@ func (v *VersionCollector) Exchange(x *dissect.Exchange) {
 	case x.Response != nil && x.APIKey != protocol.KeyApiVersions && topError(fx) == errUnsupportedVersion:
 		v.seen(v.rejected, k, x.Request.FirstPacket)
 	}
+}
+
+// client counts a request of client ck, API key and version ver, and
+// returns the client's accumulator, nil when the client ID is not kept.
+func (v *VersionCollector) client(ck clientKey, key, ver int16) *vclientAcc {
+	cl := v.clients[ck]
+	if cl == nil {
+		if !v.take(costVClient + int64(len(ck.id))) {
+			v.folded.ClientRequests++
+			return nil
+		}
+		cl = &vclientAcc{software: make(map[string]struct{}), apis: make(map[int16]map[int16]int64)}
+		v.clients[ck] = cl
+	}
+	vs := cl.apis[key]
+	if vs == nil {
+		if !v.take(costAPIVersions + costVersionCount) {
+			cl.capped = true
+			return cl
+		}
+		vs = make(map[int16]int64)
+		cl.apis[key] = vs
+	}
+	if _, ok := vs[ver]; !ok && !v.take(costVersionCount) {
+		cl.capped = true
+		return cl
+	}
+	vs[ver]++
+	return cl
+}
+
+// use counts x in its API × client × broker cell, when the cell is kept.
+func (v *VersionCollector) use(ck clientKey, x *dissect.Exchange) {
+	uk := useKey{ck, x.Broker, x.APIKey}
+	u := v.uses[uk]
+	if u == nil {
+		if !v.take(costUse + int64(len(ck.id))) {
+			v.folded.MatrixRequests++
+			return
+		}
+		u = &useAcc{versions: make(map[int16]int64), firstFrame: make(map[int16]int64)}
+		v.uses[uk] = u
+	}
+	if u.versions[x.APIVersion] == 0 {
+		if !v.take(2 * costVersionCount) {
+			// A version the row cannot list: the row is left as it was,
+			// and the request counted as folded.
+			v.folded.MatrixRequests++
+			return
+		}
+		u.firstFrame[x.APIVersion] = x.Request.FirstPacket
+	}
+	u.versions[x.APIVersion]++
 }
 
 // closedNote returns the dissector's note saying the connection closed
@@ -326,12 +462,16 @@ func (v *VersionCollector) apiVersions(x *dissect.Exchange, ck clientKey, fx *fa
 	if st, ok := v.retry[rk]; ok && x.APIVersion < st.ver {
 		dk := downgradeKey{ck, x.Broker, st.ver, x.APIVersion}
 		a := v.downgrades[dk]
-		if a == nil {
-			a = &seenAcc{frame: x.Request.FirstPacket, errFrame: st.frame, errResp: st.respFrame, brokerMax: st.brokerMax}
+		switch {
+		case a != nil:
+			a.count++
+		case v.take(costSeen + int64(len(ck.id))):
+			a = &seenAcc{frame: x.Request.FirstPacket, errFrame: st.frame, errResp: st.respFrame, brokerMax: st.brokerMax, count: 1}
 			v.downgrades[dk] = a
+		default:
+			v.folded.Anomalies++
 		}
-		a.count++
-		delete(v.retry, rk)
+		delete(v.retry, rk) // its cost stays charged: the budget counts what was ever kept
 	}
 	if x.Response == nil {
 		return
@@ -347,21 +487,36 @@ func (v *VersionCollector) apiVersions(x *dissect.Exchange, ck clientKey, fx *fa
 				st.brokerMax = r.Max
 			}
 		}
-		v.retry[rk] = st
-	}
-	b := v.brokers[x.Broker]
-	if b == nil {
-		b = &brokerAcc{latest: -1}
-		v.brokers[x.Broker] = b
+		if _, ok := v.retry[rk]; ok || v.take(costSeen+int64(len(ck.id))) {
+			v.retry[rk] = st
+		} else {
+			v.folded.Anomalies++
+		}
 	}
 	sig := ad.signature()
-	i := slices.Index(b.sigs, sig)
-	if i < 0 {
+	b := v.brokers[x.Broker]
+	i := -1
+	switch {
+	case b == nil && !v.take(costBrokerAcc+ad.cost(sig)):
+		v.folded.Advertisements++
+		v.folded.BrokerResponses++
+		return
+	case b == nil:
+		b = &brokerAcc{latest: -1}
+		v.brokers[x.Broker] = b
+	default:
+		i = slices.Index(b.sigs, sig)
+	}
+	switch {
+	case i >= 0:
+		b.ads[i].Count++
+	case len(b.ads) == 0 || v.take(ad.cost(sig)):
 		b.ads = append(b.ads, ad)
 		b.sigs = append(b.sigs, sig)
 		i = len(b.ads) - 1
-	} else {
-		b.ads[i].Count++
+	default:
+		v.folded.Advertisements++
+		return
 	}
 	if ad.Error == "NONE" {
 		b.latest = i
@@ -417,6 +572,21 @@ func sortFeatures(fs []Feature) {
 	slices.SortStableFunc(fs, func(a, b Feature) int { return cmp.Compare(a.Name, b.Name) })
 }
 
+// cost is what keeping a, with its signature sig, costs.
+func (a *Advertisement) cost(sig string) int64 {
+	n := costAdvertisement + int64(len(sig)) + costRange*int64(len(a.Ranges))
+	for _, r := range a.Ranges {
+		n += int64(len(r.Name))
+	}
+	for _, f := range a.SupportedFeatures {
+		n += costFeature + int64(len(f.Name))
+	}
+	for _, f := range a.FinalizedFeatures {
+		n += costFeature + int64(len(f.Name))
+	}
+	return n
+}
+
 // signature identifies an advertisement's content (not where it was seen).
 func (a *Advertisement) signature() string {
 	var b strings.Builder
@@ -469,7 +639,7 @@ func (v *VersionCollector) Report() *VersionsReport {
 		r.Brokers = append(r.Brokers, bv)
 	}
 	for k, c := range v.clients {
-		cv := ClientVersions{ClientID: k.id, ClientIDNull: k.null, Software: sortedKeys(c.software), APIs: apiUses(c.apis)}
+		cv := ClientVersions{ClientID: k.id, ClientIDNull: k.null, Software: sortedKeys(c.software), APIs: apiUses(c.apis), Capped: c.capped}
 		r.Clients = append(r.Clients, cv)
 	}
 	slices.SortFunc(r.Clients, func(a, b ClientVersions) int {
@@ -483,6 +653,11 @@ func (v *VersionCollector) Report() *VersionsReport {
 	r.Flags = append(r.Flags, v.rejectedFlags(addrs)...)
 	slices.SortStableFunc(r.Flags, compareFlags)
 	v.markMatrix(r)
+	if v.folded != (VersionsFolded{}) {
+		f := v.folded
+		f.MaxMemory = v.maxMem
+		r.Folded = &f
+	}
 	return r
 }
 
@@ -507,6 +682,7 @@ func compareFlags(a, b Flag) int {
 // matrix fills r.Matrix and returns the out-of-range flags.
 func (v *VersionCollector) matrix(r *VersionsReport) []Flag {
 	var flags []Flag
+	from := v.downgradedSet()
 	for k, u := range v.uses {
 		row := MatrixRow{Key: k.key, API: protocol.APIName(k.key), ClientID: k.client.id, ClientIDNull: k.client.null,
 			Broker: addrString(k.broker), Versions: []int16{}, Status: "unknown", Flags: []FlagKind{}}
@@ -526,7 +702,7 @@ func (v *VersionCollector) matrix(r *VersionsReport) []Flag {
 				if ok && rg.Min <= ver && ver <= rg.Max {
 					continue
 				}
-				if k.key == protocol.KeyApiVersions && v.downgradedFrom(k.client, k.broker, ver) {
+				if k.key == protocol.KeyApiVersions && downgradedFrom(from, k.client, k.broker, ver) {
 					if row.Status == "ok" {
 						row.Status = "downgraded"
 					}
@@ -548,14 +724,28 @@ func (v *VersionCollector) matrix(r *VersionsReport) []Flag {
 }
 
 // downgradedFrom reports whether the client retried a lower ApiVersions
-// version after the broker answered version ver with UNSUPPORTED_VERSION.
-func (v *VersionCollector) downgradedFrom(c clientKey, broker netip.AddrPort, ver int16) bool {
+// version after the broker answered version ver with UNSUPPORTED_VERSION;
+// from is the set of (client, broker, version) so answered
+// (downgradedSet).
+func downgradedFrom(from map[retryKeyVer]bool, c clientKey, broker netip.AddrPort, ver int16) bool {
+	return from[retryKeyVer{retryKey{c, broker}, ver}]
+}
+
+// retryKeyVer is a client, a broker and the ApiVersions version it
+// answered UNSUPPORTED_VERSION.
+type retryKeyVer struct {
+	retryKey
+	ver int16
+}
+
+// downgradedSet indexes the downgrades by client, broker and the version
+// retried from.
+func (v *VersionCollector) downgradedSet() map[retryKeyVer]bool {
+	m := make(map[retryKeyVer]bool, len(v.downgrades))
 	for k := range v.downgrades {
-		if k.client == c && k.broker == broker && k.from == ver {
-			return true
-		}
+		m[retryKeyVer{retryKey{k.client, k.broker}, k.from}] = true
 	}
-	return false
+	return m
 }
 
 // noUsableFlags flags every advertised range whose minimum is above its
@@ -593,18 +783,39 @@ func rangeText(r Range, listed bool) string {
 	return fmt.Sprintf("v%d-%d", r.Min, r.Max)
 }
 
+// flagScope is the API, broker and client ID a flag concerns ("": every
+// broker, every client).
+type flagScope struct {
+	key            int16
+	broker, client string
+}
+
 // markMatrix copies each flag's kind onto the matrix rows it concerns.
+// The flags are indexed by their scope, so that each row looks up only
+// those that may concern it: time grows with rows plus flags (and the
+// flags of one scope), not with their product.
 func (v *VersionCollector) markMatrix(r *VersionsReport) {
+	byScope := map[flagScope][]int{}
+	for i, f := range r.Flags {
+		s := flagScope{f.Key, f.Broker, f.ClientID}
+		byScope[s] = append(byScope[s], i)
+	}
+	var cands []int
 	for i := range r.Matrix {
 		row := &r.Matrix[i]
-		for _, f := range r.Flags {
-			if f.Key != row.Key || slices.Contains(row.Flags, f.Kind) {
-				continue
-			}
-			if f.Broker != "" && f.Broker != row.Broker {
-				continue
-			}
-			if f.ClientID != "" && f.ClientID != row.ClientID {
+		// A flag whose broker or client is "" concerns every broker or
+		// client; a row whose broker or client ID is "" looks up a scope
+		// twice, hence the Compact.
+		cands = cands[:0]
+		for _, s := range []flagScope{{row.Key, row.Broker, row.ClientID}, {row.Key, "", row.ClientID},
+			{row.Key, row.Broker, ""}, {row.Key, "", ""}} {
+			cands = append(cands, byScope[s]...)
+		}
+		slices.Sort(cands)
+		cands = slices.Compact(cands)
+		for _, fi := range cands {
+			f := &r.Flags[fi]
+			if slices.Contains(row.Flags, f.Kind) {
 				continue
 			}
 			if f.Version >= 0 && !slices.Contains(row.Versions, f.Version) {

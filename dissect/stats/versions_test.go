@@ -1,7 +1,10 @@
 package stats
 
 import (
+	"fmt"
+	"net/netip"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -283,5 +286,139 @@ func TestVersionsNoUsable(t *testing.T) {
 	if len(f) != 1 || f[0].Key != 23 || f[0].Broker != "10.0.0.8:9092" ||
 		f[0].Detail != "the broker advertises v3-2: no usable version (min 3 > max 2)" {
 		t.Errorf("no-usable flags %+v", f)
+	}
+}
+
+// TestVersionsBudget: past its budget a VersionCollector keeps no new
+// broker, client ID or matrix cell, and counts what it left out; what it
+// lists stays exact and every request is either listed or counted.
+func TestVersionsBudget(t *testing.T) {
+	const brokers, clients = 200, 500
+	var xs []*dissect.Exchange
+	ranges := make([][3]int16, 30)
+	for k := range ranges {
+		ranges[k] = [3]int16{int16(k), 0, 11}
+	}
+	for i := range brokers {
+		c := &reassembly.Conn{Index: i, A: ap("10.0.0.1:1000"), B: netip.AddrPortFrom(netip.AddrFrom4([4]byte{10, 1, byte(i >> 8), byte(i)}), 9092)}
+		xs = append(xs, apiVersionsX(t, c, "app", 3, 0, ranges, int64(2*i+1)))
+		if i > 0 {
+			continue
+		}
+		for j := range clients {
+			// Metadata v12 against a broker advertising 0-11: out of range.
+			xs = append(xs, metadataX(t, c, fmt.Sprintf("client-%04d", j), 12, int64(1000+2*j), true))
+		}
+	}
+
+	all := NewVersionCollector()
+	const budget = 64 << 10
+	v := NewBoundedVersionCollector(budget)
+	for _, x := range xs {
+		all.Exchange(x)
+		v.Exchange(x)
+	}
+	if r := all.Report(); r.Folded != nil || len(r.Brokers) != brokers || len(r.Clients) != clients+1 || len(flagsOf(r, FlagOutOfRange)) != clients {
+		t.Fatalf("default budget: folded %+v, %d brokers, %d clients", r.Folded, len(r.Brokers), len(r.Clients))
+	}
+	if v.mem > budget {
+		t.Errorf("kept %d bytes, budget %d", v.mem, budget)
+	}
+	r := v.Report()
+	f := r.Folded
+	if f == nil || f.MaxMemory != budget {
+		t.Fatalf("folded %+v", f)
+	}
+	// The first broker is kept, then client IDs while they fit, then no
+	// broker more: each is counted.
+	if len(r.Brokers) == 0 || len(r.Brokers) == brokers || int64(len(r.Brokers))+f.BrokerResponses != brokers || f.Advertisements != f.BrokerResponses {
+		t.Errorf("%d brokers kept, folded %+v", len(r.Brokers), f)
+	}
+	for _, b := range r.Brokers {
+		if len(b.Advertisements) != 1 || len(b.Advertisements[0].Ranges) != 30 || b.Advertisements[0].Count != 1 {
+			t.Errorf("broker %s: %+v", b.Broker, b.Advertisements)
+		}
+	}
+	var listed, inRows int64
+	for _, cl := range r.Clients {
+		for _, u := range cl.APIs {
+			listed += u.Requests
+		}
+	}
+	for _, row := range r.Matrix {
+		inRows += row.Requests
+	}
+	if n := int64(brokers + clients); listed+f.ClientRequests != n || inRows+f.MatrixRequests != n || f.ClientRequests == 0 {
+		t.Errorf("requests: %d listed + %d folded, %d in rows + %d folded; want %d", listed, f.ClientRequests, inRows, f.MatrixRequests, n)
+	}
+	// The client IDs kept are the first ones, each with its exact row
+	// and out-of-range flag.
+	oor := flagsOf(r, FlagOutOfRange)
+	if len(r.Clients) < 2 || r.Clients[0].ClientID != "app" || r.Clients[1].ClientID != "client-0000" || len(oor) == 0 {
+		t.Fatalf("clients %d, first %+v; %d out-of-range flags", len(r.Clients), r.Clients[:min(2, len(r.Clients))], len(oor))
+	}
+	for _, row := range r.Matrix {
+		if row.Key == 3 && (row.Status != "outside" || row.Requests != 1 || !reflect.DeepEqual(row.Flags, []FlagKind{FlagOutOfRange})) {
+			t.Errorf("row %+v", row)
+		}
+	}
+}
+
+// TestMarkMatrixScopes: a flag reaches the rows of its API whose broker
+// and client it names, or every broker or client when it names none.
+func TestMarkMatrixScopes(t *testing.T) {
+	r := &VersionsReport{
+		Matrix: []MatrixRow{
+			{Key: 3, ClientID: "a", Broker: "b1", Versions: []int16{12}},
+			{Key: 3, ClientID: "b", Broker: "b1", Versions: []int16{12}},
+			{Key: 3, ClientID: "a", Broker: "b2", Versions: []int16{11}},
+			{Key: 0, ClientID: "", Broker: "b1", Versions: []int16{2}},
+		},
+		Flags: []Flag{
+			{Kind: FlagOutOfRange, Key: 3, Version: 12, ClientID: "a", Broker: "b1"},
+			{Kind: FlagMixed, Key: 3, Version: -1},
+			{Kind: FlagNoUsable, Key: 3, Version: -1, Broker: "b2"},
+			{Kind: FlagRejected, Key: 0, Version: -1, Broker: "b1"},
+			{Kind: FlagClosedUnknown, Key: 0, Version: 2, ClientID: "", Broker: "b1"},
+		},
+	}
+	(&VersionCollector{}).markMatrix(r)
+	want := [][]FlagKind{
+		{FlagOutOfRange, FlagMixed},
+		{FlagMixed},
+		{FlagNoUsable, FlagMixed},
+		{FlagClosedUnknown, FlagRejected},
+	}
+	for i, row := range r.Matrix {
+		if !slices.Equal(row.Flags, want[i]) {
+			t.Errorf("row %d: %v, want %v", i, row.Flags, want[i])
+		}
+	}
+}
+
+// BenchmarkVersionsReport: a report of n clients, each with an
+// out-of-range flag, costs time in proportion to n (it grew with n²: each
+// matrix row was checked against every flag).
+func BenchmarkVersionsReport(b *testing.B) {
+	for _, n := range []int{1000, 10000} {
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			t := &testing.T{}
+			v := NewBoundedVersionCollector(1 << 30)
+			c := &reassembly.Conn{Index: 0, A: ap("10.0.0.1:1000"), B: ap("10.0.0.8:9092")}
+			v.Exchange(apiVersionsX(t, c, "app", 3, 0, [][3]int16{{3, 0, 11}, {18, 0, 4}}, 1))
+			x := metadataX(t, c, "", 12, 3, true)
+			for i := range n {
+				y := *x
+				y.ClientID = fmt.Sprintf("client-%06d", i)
+				v.Exchange(&y)
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for range b.N {
+				if r := v.Report(); len(r.Matrix) != n+1 {
+					b.Fatalf("%d rows", len(r.Matrix))
+				}
+			}
+		})
 	}
 }

@@ -167,7 +167,10 @@ func TestStatsJSONFields(t *testing.T) {
 
 func TestVersionsJSONFields(t *testing.T) {
 	var b bytes.Buffer
-	if err := WriteVersionsJSON(&b, sampleVersions()); err != nil {
+	r := sampleVersions()
+	r.Folded = &stats.VersionsFolded{MaxMemory: 1}
+	r.Clients[0].Capped = true
+	if err := WriteVersionsJSON(&b, r); err != nil {
 		t.Fatal(err)
 	}
 	want := []string{
@@ -182,9 +185,11 @@ func TestVersionsJSONFields(t *testing.T) {
 		"brokers[].advertisements[].supportedFeatures[].max", "brokers[].advertisements[].supportedFeatures[].min",
 		"brokers[].advertisements[].supportedFeatures[].name", "brokers[].broker", "brokers[].effective",
 		"clients", "clients[].apis", "clients[].apis[].key", "clients[].apis[].name", "clients[].apis[].requests",
-		"clients[].apis[].versions", "clients[].clientId", "clients[].software",
+		"clients[].apis[].versions", "clients[].capped", "clients[].clientId", "clients[].software",
 		"flags", "flags[].api", "flags[].broker", "flags[].clientId", "flags[].count", "flags[].detail", "flags[].frame",
 		"flags[].key", "flags[].kind", "flags[].version",
+		"folded", "folded.advertisements", "folded.anomalies", "folded.brokerResponses", "folded.clientRequests",
+		"folded.matrixRequests", "folded.maxMemory",
 		"matrix", "matrix[].advertised", "matrix[].advertised.key", "matrix[].advertised.max", "matrix[].advertised.min",
 		"matrix[].advertised.name", "matrix[].api", "matrix[].broker", "matrix[].clientId", "matrix[].flags",
 		"matrix[].key", "matrix[].listed", "matrix[].requests", "matrix[].status", "matrix[].versions",

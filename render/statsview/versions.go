@@ -193,7 +193,45 @@ func WriteVersions(out io.Writer, r *stats.VersionsReport, o Options) error {
 		fmt.Fprintf(&w, "%s: brokers also differ on %s no captured client used (ADVERTISED has them all): %s\n",
 			paint(o.Color, roleFlag, string(stats.FlagMixed)), plural(len(unused), "API", "APIs"), fitList(unused, 60))
 	}
+	writeVersionsFolded(&w, r, o)
 	return flush(out, &w)
+}
+
+// writeVersionsFolded says what the report left out past its memory
+// budget, under a heading of its own:
+//
+//	NOT KEPT (--max-versions-memory 16MiB: counted, not listed)
+//	29000 ApiVersions responses (28990 from brokers not listed above)
+//	...
+func writeVersionsFolded(w *strings.Builder, r *stats.VersionsReport, o Options) {
+	f := r.Folded
+	n := countFunc(r.Clients, func(cl stats.ClientVersions) bool { return cl.Capped })
+	if f == nil && n == 0 {
+		return
+	}
+	budget := "--max-versions-memory"
+	if f != nil {
+		budget += " " + flagSize(f.MaxMemory)
+	}
+	heading(w, o, "NOT KEPT ("+budget+": counted, not listed; what is listed is exact)")
+	if f != nil {
+		if f.Advertisements > 0 {
+			fmt.Fprintf(w, "%s not kept (%d from brokers not listed in BROKERS: a MATRIX row of theirs says unknown)\n",
+				plural(int(f.Advertisements), "ApiVersions response", "ApiVersions responses"), f.BrokerResponses)
+		}
+		if f.ClientRequests > 0 {
+			fmt.Fprintf(w, "%s of client IDs not listed in CLIENTS\n", plural(int(f.ClientRequests), "request", "requests"))
+		}
+		if f.MatrixRequests > 0 {
+			fmt.Fprintf(w, "%s in MATRIX cells not kept: not checked against their brokers' ranges\n", plural(int(f.MatrixRequests), "request", "requests"))
+		}
+		if f.Anomalies > 0 {
+			fmt.Fprintf(w, "%s whose anomaly (downgrade, close, rejection) was not recorded in FLAGS\n", plural(int(f.Anomalies), "request", "requests"))
+		}
+	}
+	if n > 0 {
+		fmt.Fprintf(w, "%s marked capped: their software or versions are not all listed\n", plural(n, "client", "clients"))
+	}
 }
 
 // writeAdvertised writes the effective ranges, one column per broker.
