@@ -25,6 +25,7 @@ type diffOptions struct {
 
 	LatencyRatio float64
 	LatencyMin   float64
+	ProfileMem   byteSize // --max-profile-memory
 }
 
 func newDiffCmd(s *ioStreams, g *globalOptions) *cobra.Command {
@@ -75,7 +76,12 @@ changes by client: "- " only before, "+ " only after, "~ " changed.
 
 Exit status, as diff(1): 0 no differences, 1 differences, 2 usage error
 or a capture that cannot be read. A capture that is not fully dissected
-gives a warning and is compared as far as it was read.`,
+gives a warning and is compared as far as it was read.
+
+--max-profile-memory (64MiB) bounds what each side's profile keeps: a
+client seen on one side only, when the other side folded client IDs
+past it, and a change of a client whose profile is capped, carry a note
+saying the difference may be only what the budget left out.`,
 		Example: `  # Before and after a client library upgrade
   kwire diff --port 9092 before.pcap after.pcap
 
@@ -103,6 +109,7 @@ gives a warning and is compared as far as it was read.`,
 	f.StringSliceVar(&o.Ignore, "ignore", nil, "leave out changes of this `KIND[:ITEM]` (item a glob pattern), or client:ID; repeatable, comma-separated")
 	f.Float64Var(&o.LatencyRatio, "latency-ratio", o.LatencyRatio, "report an API's p99 latency when it changed by more than this `FACTOR` (0: never)")
 	f.Float64Var(&o.LatencyMin, "latency-min", o.LatencyMin, "... and by more than this many `ms`")
+	addProfileMemoryFlag(f, &o.ProfileMem)
 	return cmd
 }
 
@@ -162,7 +169,7 @@ func (o *diffOptions) profileOf(ctx context.Context, sd side, dopts dissect.Opti
 			return p, captureRun{readAny: true, ds: dissect.Summary{Kafka: 1}}, err
 		}
 	}
-	col := profile.NewCollector(cutNames(sd.paths))
+	col := profile.NewBoundedCollector(cutNames(sd.paths), int64(o.ProfileMem))
 	cr := &captureReader{opts: dopts, ropts: o.capture.reassemblyOptions(), wrap: bar.wrap}
 	if err := o.files.apply(cr); err != nil {
 		return nil, captureRun{}, err
@@ -180,6 +187,10 @@ func runDiff(ctx context.Context, o *diffOptions, s *ioStreams, color bool, befo
 	if o.LatencyRatio < 0 || o.LatencyMin < 0 {
 		return usageErrorf("--latency-ratio and --latency-min must not be negative")
 	}
+	if o.ProfileMem <= 0 {
+		return usageErrorf("--max-profile-memory must be positive")
+	}
+	setMemoryCeiling(profileMemoryBound(o.capture.memoryBound(), o.ProfileMem, 2), s.ErrOut)
 	dopts, err := o.capture.dissectOptions(valuesNotShown)
 	if err != nil {
 		return err

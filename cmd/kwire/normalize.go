@@ -8,7 +8,26 @@ import (
 	"github.com/kwire/kwire/dissect/profile"
 	"github.com/kwire/kwire/facts"
 	"github.com/kwire/kwire/render/statsview"
+	"github.com/spf13/pflag"
 )
+
+// addProfileMemoryFlag adds --max-profile-memory, the budget of the
+// profile's clients and brokers (profile.NewBoundedCollector).
+func addProfileMemoryFlag(f *pflag.FlagSet, v *byteSize) {
+	*v = profile.DefaultMaxMemory
+	f.Var(v, "max-profile-memory",
+		"with --normalize (and in kwire diff, each side), memory for the clients and brokers of the profile, e.g. 256MiB (K, M, G: powers of 1024; more than 0); past it new client IDs and brokers are not kept and the profile counts their requests, connections and exchanges, and a client kept that adds more is marked capped")
+}
+
+// profileMemoryBound adds n profiles' budgets to a memory bound
+// (captureFlags.memoryBound; 0: none): twice each, which counts the
+// entries, not the maps around them.
+func profileMemoryBound(bound int64, mem byteSize, n int) int64 {
+	if bound <= 0 {
+		return bound
+	}
+	return bound + 2*int64(n)*int64(mem)
+}
 
 // runNormalize is kwire read --normalize: the captures' profile (package
 // profile) as text, or with --json the snapshot kwire diff reads. The
@@ -27,7 +46,11 @@ func runNormalize(ctx context.Context, o *readOptions, s *ioStreams, color bool,
 	if err != nil {
 		return err
 	}
-	col := profile.NewCollector(cutNames(paths))
+	if o.ProfileMem <= 0 {
+		return usageErrorf("--max-profile-memory must be positive")
+	}
+	setMemoryCeiling(profileMemoryBound(o.capture.memoryBound(), o.ProfileMem, 1), s.ErrOut)
+	col := profile.NewBoundedCollector(cutNames(paths), int64(o.ProfileMem))
 	var sink dissect.Sink = col
 	if fl.active() {
 		sink = &filteredSink{next: col, fl: fl, names: cutNames(paths)}

@@ -64,6 +64,8 @@ type readOptions struct {
 	Top   int  // --top, with --stats
 	// StatsMem is --max-stats-memory, with --stats.
 	StatsMem byteSize
+	// ProfileMem is --max-profile-memory, with --normalize.
+	ProfileMem byteSize
 
 	Findings bool // --findings: one line per finding after the exchanges
 	analysis analysisFlags
@@ -232,7 +234,11 @@ the same clients do the same work again (a snapshot for golden-file tests
 in other projects; kwire diff compares snapshots and captures; see kwire
 diff --help): per client its software, APIs and versions, request
 sequences, errors, topics, configs, codecs; per broker what it
-advertised. With --json it is one JSON document.
+advertised. With --json it is one JSON document. --max-profile-memory
+(64MiB) bounds what it keeps: past it new client IDs and brokers are
+not kept, a client already kept that adds more is marked capped, and a
+last line ("folded" in --json) counts the requests, connections and
+exchanges left out.
 
 A summary follows the exchanges: packets; TCP connections, how many were
 Kafka, how many were skipped and why; frames; exchanges by kind (paired,
@@ -406,6 +412,7 @@ func (o *readOptions) addReadFlags(cmd *cobra.Command) {
 	o.SortMemory = 64 << 20
 	f.Var(&o.SortMemory, "sort-memory", "with --sort time, the memory the reorder window may hold, e.g. 64MiB (K, M, G: powers of 1024); past it the oldest exchange is printed early")
 	f.BoolVar(&o.Normalize, "normalize", false, "print only what stays the same when the same clients do the same work again (a snapshot for golden-file tests; kwire diff compares them): per client its software, APIs and versions, request sequences, errors, topics, configs, codecs; per broker what it advertised; with --json one JSON document")
+	addProfileMemoryFlag(f, &o.ProfileMem)
 	f.StringVarP(&o.Write, "write", "w", "", "also write the packets of the exchanges shown, with their connections' handshakes, to `FILE` as pcapng (a capture cut down to what matters; the first packet after bytes left out says so in a packet comment, and kwire reads those holes as cuts, not losses)")
 }
 

@@ -136,12 +136,13 @@ func Compare(before, after *Profile, o Options) []Change {
 		b, a := bc[id], ac[id]
 		switch {
 		case a == nil:
-			add(Change{Kind: KindClient, Client: id, Item: id, Before: clientSummary(b)})
+			add(Change{Kind: KindClient, Client: id, Item: id, Before: clientSummary(b), Note: foldedNote(after, "after")})
 			continue
 		case b == nil:
-			add(Change{Kind: KindClient, Client: id, Item: id, After: clientSummary(a)})
+			add(Change{Kind: KindClient, Client: id, Item: id, After: clientSummary(a), Note: foldedNote(before, "before")})
 			continue
 		}
+		first := len(out)
 		if !slices.Equal(b.Software, a.Software) {
 			add(Change{Kind: KindSoftware, Client: id, Item: "software", Before: strings.Join(b.Software, ", "), After: strings.Join(a.Software, ", ")})
 		}
@@ -190,6 +191,14 @@ func Compare(before, after *Profile, o Options) []Change {
 					add(Change{Kind: KindLatency, Client: id, Item: api,
 						Before: fmt.Sprintf("p99 %.3gms (%d requests)", x.P99Ms, x.Count),
 						After:  fmt.Sprintf("p99 %.3gms (%d requests)", y.P99Ms, y.Count)})
+				}
+			}
+		}
+		if b.Capped || a.Capped {
+			// What a capped side lacks may be what its budget left out.
+			for i := first; i < len(out); i++ {
+				if out[i].Note == "" {
+					out[i].Note = CappedNote
 				}
 			}
 		}
@@ -252,6 +261,21 @@ func Compare(before, after *Profile, o Options) []Change {
 		}
 	}
 	return out
+}
+
+// CappedNote is the Note of a change of a client whose profile, on
+// either side, is capped (Client.Capped): the difference may be only what
+// the budget left out.
+const CappedNote = "a profile of this client is capped (--max-profile-memory): what it lacks may be what the budget left out"
+
+// foldedNote is the Note of a client seen on one side only when the
+// other side's profile folded client IDs (Profile.Folded): it may be
+// among them.
+func foldedNote(p *Profile, side string) string {
+	if p.Folded == nil || p.Folded.Requests+p.Folded.Connections == 0 {
+		return ""
+	}
+	return "the " + side + " profile folded client IDs past its budget (--max-profile-memory): this one may be among them"
 }
 
 func clientSummary(c *Client) string {

@@ -15,6 +15,9 @@
 // call Profile. Memory grows with the clients, connections open at once
 // and the distinct values seen (APIs, topics, errors), not with the
 // exchanges: a connection's sequence keeps at most MaxSequence steps.
+// What clients and brokers keep is bounded in bytes by the Collector's
+// budget (NewBoundedCollector); past it the profile counts what it left
+// out (Profile.Folded, Client.Capped).
 package profile
 
 import (
@@ -42,6 +45,23 @@ const MaxSequence = 64
 type Profile struct {
 	Clients []Client `json:"clients"` // by client ID
 	Brokers []Broker `json:"brokers"` // by address
+	// Folded counts what the Collector's memory budget left out; absent
+	// when it left nothing out.
+	Folded *Folded `json:"folded,omitempty"`
+}
+
+// Folded counts the exchanges and connections of client IDs and brokers
+// a Profile does not list, its Collector's budget (--max-profile-memory)
+// being spent: counted, not listed (telling the client IDs apart would
+// take the memory saved). What is listed is exact, but for clients
+// marked Capped.
+type Folded struct {
+	MaxMemory int64 `json:"maxMemory"` // the budget, in bytes
+	// Requests and Connections are those of client IDs not in Clients.
+	Requests    int64 `json:"requests"`
+	Connections int64 `json:"connections"`
+	// BrokerExchanges are the exchanges with brokers not in Brokers.
+	BrokerExchanges int64 `json:"brokerExchanges"`
 }
 
 // Client is what one client ID did.
@@ -76,6 +96,12 @@ type Client struct {
 	Acks []string `json:"acks"`
 	// Latency is per API (answered requests only).
 	Latency []LatencyStat `json:"latency"`
+	// Capped says the lists above (and Latency's counts) leave out some
+	// of what the client did: past the Collector's budget, a new API,
+	// version, sequence, error, topic, config, codec, format, acks,
+	// software name or latency sample of a client already listed is not
+	// kept.
+	Capped bool `json:"capped,omitempty"`
 }
 
 // APIUse is one API and the versions used.
@@ -109,6 +135,9 @@ type Broker struct {
 	Advertised []APIRange `json:"advertised"`
 	// Errors are the Kafka errors it answered with, per API.
 	Errors []string `json:"errors"`
+	// Capped says Errors leaves some out (the Collector's budget), or
+	// that a newer advertisement than Advertised did not fit.
+	Capped bool `json:"capped,omitempty"`
 }
 
 // APIRange is one API key's advertised versions.
@@ -134,15 +163,47 @@ func Periodic(key int16) (repeats, timed bool) {
 	return false, false
 }
 
+// DefaultMaxMemory is a Collector's default budget: 64 MiB, about
+// 100,000 client IDs that each sent one API on one connection (about
+// 600 bytes each with a short ID and sequence), or 500 busy clients with
+// 10 APIs' latency kept exactly (4096 samples, 64 KiB an API, counted
+// with the slack of the slice that holds them).
+const DefaultMaxMemory = 64 << 20
+
+// Costs in bytes of what a Collector keeps, beside the strings: each
+// struct in its size class, with its map entry and its share of the
+// map's buckets.
+const (
+	costClient     = 400 // clientAcc and its three maps
+	costBroker     = 160 // brokerAcc, beside its address
+	costSetItem    = 48  // an entry of a string set or count map, beside the string
+	costAPI        = 112 // an API's version set
+	costVersion    = 16  // a version in it
+	costLatency    = 128 // a stats.Latency and its map entry
+	costSample     = 16  // a latency sample kept exactly: 8 bytes, with the slice's growth slack
+	costRangeEntry = 8   // a facts.APIRange
+)
+
 // Collector builds a Profile from exchanges and events (a dissect.Sink).
+//
+// What it keeps of clients and brokers is counted against its budget
+// (the costs above, charged as entries are added): past it, a new client
+// ID or broker is not kept (Profile.Folded counts their requests,
+// connections and exchanges), and a client or broker already kept adds
+// nothing new to its lists (Capped). Open connections' sequences are
+// bounded by the connections reassembly keeps open
+// (--max-connection-memory) and MaxSequence.
 type Collector struct {
-	names   *facts.Names
-	clients map[string]*clientAcc
-	brokers map[string]*brokerAcc
-	conns   map[*reassembly.Conn]*connAcc
+	names       *facts.Names
+	clients     map[string]*clientAcc
+	brokers     map[string]*brokerAcc
+	conns       map[*reassembly.Conn]*connAcc
+	maxMem, mem int64
+	folded      Folded
 }
 
 type clientAcc struct {
+	capped                bool
 	software              map[string]bool
 	connections           int
 	apis                  map[int16]map[int16]bool
@@ -155,6 +216,7 @@ type clientAcc struct {
 type brokerAcc struct {
 	advertised []facts.APIRange
 	errors     map[string]bool
+	capped     bool
 }
 
 type connAcc struct {
@@ -168,14 +230,41 @@ type connAcc struct {
 // names (the names a Metadata of the capture states are learnt into it);
 // nil: a Names of its own.
 func NewCollector(names *facts.Names) *Collector {
+	return NewBoundedCollector(names, DefaultMaxMemory)
+}
+
+// NewBoundedCollector is NewCollector with a budget of maxMemory bytes
+// (0 or less: DefaultMaxMemory).
+func NewBoundedCollector(names *facts.Names, maxMemory int64) *Collector {
 	if names == nil {
 		names = facts.NewNames()
 	}
+	if maxMemory <= 0 {
+		maxMemory = DefaultMaxMemory
+	}
 	return &Collector{names: names, clients: map[string]*clientAcc{},
-		brokers: map[string]*brokerAcc{}, conns: map[*reassembly.Conn]*connAcc{}}
+		brokers: map[string]*brokerAcc{}, conns: map[*reassembly.Conn]*connAcc{}, maxMem: maxMemory}
 }
 
-func set(m map[string]bool, k string) map[string]bool {
+// take charges n bytes and reports whether they fit; when they do not,
+// nothing is charged.
+func (c *Collector) take(n int64) bool {
+	if c.mem+n > c.maxMem {
+		return false
+	}
+	c.mem += n
+	return true
+}
+
+// set adds k to m when it fits the budget, or sets *capped.
+func (c *Collector) set(m map[string]bool, k string, capped *bool) map[string]bool {
+	if m[k] {
+		return m
+	}
+	if !c.take(costSetItem + int64(len(k))) {
+		*capped = true
+		return m
+	}
 	if m == nil {
 		m = map[string]bool{}
 	}
@@ -183,18 +272,27 @@ func set(m map[string]bool, k string) map[string]bool {
 	return m
 }
 
+// client returns the accumulator of client ID id, nil when it is not
+// kept (the budget).
 func (c *Collector) client(id string) *clientAcc {
 	cl := c.clients[id]
 	if cl == nil {
+		if !c.take(costClient + int64(len(id))) {
+			return nil
+		}
 		cl = &clientAcc{apis: map[int16]map[int16]bool{}, sequences: map[string]int{}, latency: map[int16]*stats.Latency{}}
 		c.clients[id] = cl
 	}
 	return cl
 }
 
+// broker returns the accumulator of a broker, nil when it is not kept.
 func (c *Collector) broker(addr string) *brokerAcc {
 	b := c.brokers[addr]
 	if b == nil {
+		if !c.take(costBroker + int64(len(addr))) {
+			return nil
+		}
 		b = &brokerAcc{}
 		c.brokers[addr] = b
 	}
@@ -212,24 +310,63 @@ func (c *Collector) Exchange(ex *dissect.Exchange) {
 	if ex.Request == nil || ex.Kind == dissect.KindSASL {
 		return // an orphan or a raw SASL token: no client, API or version to speak of
 	}
-	cl := c.client(ex.ClientID)
-	name := apiName(ex.APIKey)
-	if cl.apis[ex.APIKey] == nil {
-		cl.apis[ex.APIKey] = map[int16]bool{}
-	}
-	cl.apis[ex.APIKey][ex.APIVersion] = true
 	broker := ""
 	if ex.Broker.IsValid() {
 		broker = ex.Broker.String()
 	}
 	b := c.broker(broker)
+	if b == nil {
+		c.folded.BrokerExchanges++
+	}
+	name := apiName(ex.APIKey)
+	if b != nil {
+		for _, e := range fx.Errors {
+			b.errors = c.set(b.errors, name+" "+e.Name, &b.capped)
+		}
+		if fx.APIVersions != nil && fx.APIVersions.Error == 0 && len(fx.APIVersions.Ranges) > 0 {
+			if n := len(fx.APIVersions.Ranges) - cap(b.advertised); n <= 0 || c.take(costRangeEntry*int64(n)) {
+				b.advertised = append(b.advertised[:0], fx.APIVersions.Ranges...)
+			} else {
+				b.capped = true
+			}
+		}
+	}
+	if ex.Conn != nil {
+		cn := c.conns[ex.Conn]
+		if cn == nil {
+			cn = &connAcc{client: ex.ClientID, lastKey: -1}
+			c.conns[ex.Conn] = cn
+		}
+		cn.step(ex.APIKey)
+	}
+	cl := c.client(ex.ClientID)
+	if cl == nil {
+		c.folded.Requests++
+		return
+	}
+	c.clientExchange(cl, ex, fx, name)
+}
+
+// clientExchange adds what one exchange says of its client.
+func (c *Collector) clientExchange(cl *clientAcc, ex *dissect.Exchange, fx *facts.Exchange, name string) {
+	vs := cl.apis[ex.APIKey]
+	switch {
+	case vs == nil && !c.take(costAPI+costVersion):
+		cl.capped = true
+	case vs == nil:
+		cl.apis[ex.APIKey] = map[int16]bool{ex.APIVersion: true}
+	case vs[ex.APIVersion]:
+	case c.take(costVersion):
+		vs[ex.APIVersion] = true
+	default:
+		cl.capped = true
+	}
 	for _, e := range fx.Errors {
-		cl.errors = set(cl.errors, name+" "+e.Name)
-		b.errors = set(b.errors, name+" "+e.Name)
+		cl.errors = c.set(cl.errors, name+" "+e.Name, &cl.capped)
 	}
 	for _, t := range fx.AllTopics() {
 		if !isTopicID(fx, t) {
-			cl.topics = set(cl.topics, t)
+			cl.topics = c.set(cl.topics, t, &cl.capped)
 		}
 	}
 	for _, r := range fx.Resources {
@@ -241,9 +378,9 @@ func (c *Collector) Exchange(ex *dissect.Exchange) {
 		if r.Pattern >= 0 {
 			res += " (" + r.PatternName + ")"
 		}
-		cl.confs = set(cl.confs, res)
+		cl.confs = c.set(cl.confs, res, &cl.capped)
 		for _, cf := range r.Configs {
-			cl.confs = set(cl.confs, res+": "+cf.Name)
+			cl.confs = c.set(cl.confs, res+": "+cf.Name, &cl.capped)
 		}
 	}
 	if ex.APIKey == 0 { // Produce: what it wrote
@@ -253,11 +390,11 @@ func (c *Collector) Exchange(ex *dissect.Exchange) {
 					continue
 				}
 				for _, n := range p.Records.Codecs.Names() {
-					cl.codecs = set(cl.codecs, n)
+					cl.codecs = c.set(cl.codecs, n, &cl.capped)
 				}
 				for m := 0; m < 3; m++ {
 					if p.Records.Magics&(1<<m) != 0 {
-						cl.formats = set(cl.formats, "v"+itoa(int64(m)))
+						cl.formats = c.set(cl.formats, "v"+itoa(int64(m)), &cl.capped)
 					}
 				}
 			}
@@ -267,30 +404,29 @@ func (c *Collector) Exchange(ex *dissect.Exchange) {
 			if fx.Acks == -1 {
 				a = "all"
 			}
-			cl.acks = set(cl.acks, a)
+			cl.acks = c.set(cl.acks, a, &cl.capped)
 		}
 	}
 	if fx.Software.Name != "" {
-		cl.software = set(cl.software, fx.Software.Name+"/"+fx.Software.Version)
-	}
-	if fx.APIVersions != nil && fx.APIVersions.Error == 0 && len(fx.APIVersions.Ranges) > 0 {
-		b.advertised = append(b.advertised[:0], fx.APIVersions.Ranges...)
+		cl.software = c.set(cl.software, fx.Software.Name+"/"+fx.Software.Version, &cl.capped)
 	}
 	if l := ex.Latency(); l >= 0 {
 		acc := cl.latency[ex.APIKey]
-		if acc == nil {
+		if acc == nil && c.take(costLatency) {
 			acc = &stats.Latency{}
 			cl.latency[ex.APIKey] = acc
 		}
-		acc.Add(l)
-	}
-	if ex.Conn != nil {
-		cn := c.conns[ex.Conn]
-		if cn == nil {
-			cn = &connAcc{client: ex.ClientID, lastKey: -1}
-			c.conns[ex.Conn] = cn
+		// A sample kept exactly costs its 8 bytes (and the slice's
+		// slack); past stats.ExactSamples the Latency keeps fixed
+		// buckets instead, which the samples' charge covers.
+		switch {
+		case acc == nil:
+			cl.capped = true
+		case acc.Count() >= stats.ExactSamples || c.take(costSample):
+			acc.Add(l)
+		default:
+			cl.capped = true
 		}
-		cn.step(ex.APIKey)
 	}
 }
 
@@ -335,12 +471,20 @@ func (c *Collector) Event(ev *dissect.Event) {
 
 func (c *Collector) fold(cn *connAcc) {
 	cl := c.client(cn.client)
+	if cl == nil {
+		c.folded.Connections++
+		return
+	}
 	cl.connections++
 	seq := strings.Join(cn.steps, " ")
 	if seq == "" {
 		seq = "(periodic requests only)"
 	}
-	cl.sequences[seq]++
+	if _, ok := cl.sequences[seq]; ok || c.take(costSetItem+int64(len(seq))) {
+		cl.sequences[seq]++
+	} else {
+		cl.capped = true
+	}
 }
 
 func sortedSet(m map[string]bool) []string {
@@ -366,7 +510,7 @@ func (c *Collector) Profile() *Profile {
 		out := Client{ClientID: id, Software: sortedSet(cl.software), Connections: cl.connections,
 			Errors: sortedSet(cl.errors), Topics: sortedSet(cl.topics), Configs: sortedSet(cl.confs),
 			Codecs: sortedSet(cl.codecs), Formats: sortedSet(cl.formats), Acks: sortedSet(cl.acks),
-			APIs: []APIUse{}, Sequences: []SequenceCount{}, Latency: []LatencyStat{}}
+			APIs: []APIUse{}, Sequences: []SequenceCount{}, Latency: []LatencyStat{}, Capped: cl.capped}
 		for key, vs := range cl.apis {
 			u := APIUse{API: apiName(key), Key: key}
 			for v := range vs {
@@ -394,7 +538,7 @@ func (c *Collector) Profile() *Profile {
 	}
 	slices.SortFunc(p.Clients, func(a, b Client) int { return strings.Compare(a.ClientID, b.ClientID) })
 	for addr, b := range c.brokers {
-		out := Broker{Address: addr, Errors: sortedSet(b.errors), Advertised: []APIRange{}}
+		out := Broker{Address: addr, Errors: sortedSet(b.errors), Advertised: []APIRange{}, Capped: b.capped}
 		for _, r := range b.advertised {
 			out.Advertised = append(out.Advertised, APIRange{API: apiName(r.Key), Key: r.Key, Min: r.Min, Max: r.Max})
 		}
@@ -402,6 +546,11 @@ func (c *Collector) Profile() *Profile {
 		p.Brokers = append(p.Brokers, out)
 	}
 	slices.SortFunc(p.Brokers, func(a, b Broker) int { return strings.Compare(a.Address, b.Address) })
+	if c.folded != (Folded{}) {
+		f := c.folded
+		f.MaxMemory = c.maxMem
+		p.Folded = &f
+	}
 	return p
 }
 

@@ -45,6 +45,9 @@ func WriteProfile(out io.Writer, p *profile.Profile, o Options) error {
 		list("codecs", c.Codecs)
 		list("formats", c.Formats)
 		list("acks", c.Acks)
+		if c.Capped {
+			fmt.Fprintf(&w, "  %-10s %s\n", "capped", "past --max-profile-memory: these lists and latency leave out some of what it did")
+		}
 	}
 	for _, b := range p.Brokers {
 		w.WriteString(paint(o.Color, roleHeader, "broker "+b.Address) + "\n")
@@ -54,6 +57,16 @@ func WriteProfile(out io.Writer, p *profile.Profile, o Options) error {
 		}
 		list("advertised", rs)
 		list("errors", b.Errors)
+		if b.Capped {
+			fmt.Fprintf(&w, "  %-10s %s\n", "capped", "past --max-profile-memory: its errors or latest advertisement are not all kept")
+		}
+	}
+	if f := p.Folded; f != nil {
+		fmt.Fprintf(&w, "%s\n", paint(o.Color, roleHeader, "not kept (--max-profile-memory "+flagSize(f.MaxMemory)+": counted, not listed)"))
+		fmt.Fprintf(&w, "  %-10s %d requests, %d connections of client IDs not listed\n", "clients", f.Requests, f.Connections)
+		if f.BrokerExchanges > 0 {
+			fmt.Fprintf(&w, "  %-10s %d exchanges with brokers not listed\n", "brokers", f.BrokerExchanges)
+		}
 	}
 	return flush(out, &w)
 }
