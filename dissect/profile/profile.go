@@ -174,14 +174,17 @@ const DefaultMaxMemory = 64 << 20
 // struct in its size class, with its map entry and its share of the
 // map's buckets.
 const (
-	costClient     = 400 // clientAcc and its three maps
-	costBroker     = 160 // brokerAcc, beside its address
-	costSetItem    = 48  // an entry of a string set or count map, beside the string
-	costAPI        = 112 // an API's version set
-	costVersion    = 16  // a version in it
-	costLatency    = 128 // a stats.Latency and its map entry
-	costSample     = 16  // a latency sample kept exactly: 8 bytes, with the slice's growth slack
-	costRangeEntry = 8   // a facts.APIRange
+	costClient  = 400 // clientAcc and its three maps
+	costBroker  = 160 // brokerAcc, beside its address
+	costSetItem = 48  // an entry of a string set or count map, beside the string
+	costAPI     = 112 // an API's version set
+	costVersion = 16  // a version in it
+	costLatency = 128 // a stats.Latency and its map entry
+	costSample  = 16  // a latency sample kept exactly: 8 bytes, with the slice's growth slack
+	// costRangeEntry is an advertised range: its facts.APIRange (8) and
+	// the APIRange the Profile turns it into (24, in a slice grown by
+	// append: up to 48), which lives as long as the collector's.
+	costRangeEntry = 64
 )
 
 // Collector builds a Profile from exchanges and events (a dissect.Sink).

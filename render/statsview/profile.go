@@ -1,6 +1,7 @@
 package statsview
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"github.com/kwire/kwire/render/termsafe"
@@ -28,7 +29,20 @@ func WriteProfile(out io.Writer, p *profile.Profile, o Options) error {
 		}
 		fmt.Fprintf(&w, "  %-10s %s\n", name, v)
 	}
+	// The text goes out a client or broker at a time: a profile of many
+	// is not held twice, as itself and as its text.
+	spill := func() error {
+		if w.Len() < 64<<10 {
+			return nil
+		}
+		err := flush(out, &w)
+		w.Reset()
+		return err
+	}
 	for _, c := range p.Clients {
+		if err := spill(); err != nil {
+			return err
+		}
 		w.WriteString(paint(o.Color, roleHeader, "client "+quoteID(c.ClientID)) + "\n")
 		list("software", c.Software)
 		var apis []string
@@ -50,6 +64,9 @@ func WriteProfile(out io.Writer, p *profile.Profile, o Options) error {
 		}
 	}
 	for _, b := range p.Brokers {
+		if err := spill(); err != nil {
+			return err
+		}
 		w.WriteString(paint(o.Color, roleHeader, "broker "+b.Address) + "\n")
 		var rs []string
 		for _, r := range b.Advertised {
@@ -81,11 +98,96 @@ func quoteID(id string) string {
 
 // WriteProfileJSON writes a profile as one indented JSON document: the
 // snapshot kwire diff can compare with a capture.
+//
+// It is written a client or broker at a time (writeJSONObject), as
+// json.Encoder would write the whole Profile: its members are clients,
+// brokers and folded, in this order.
 func WriteProfileJSON(w io.Writer, p *profile.Profile) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
+	ms := []jsonMember{
+		arrayMember("clients", p.Clients),
+		arrayMember("brokers", p.Brokers),
+	}
+	if p.Folded != nil {
+		ms = append(ms, jsonMember{name: "folded", value: p.Folded})
+	}
+	return writeJSONObject(w, ms)
+}
+
+// jsonMember is a member of a JSON object written by writeJSONObject: an
+// array of n elements (elem returns each; null when nil is set, as
+// encoding/json writes a nil slice), or one value.
+type jsonMember struct {
+	name  string
+	n     int
+	elem  func(i int) any
+	null  bool
+	value any
+}
+
+func arrayMember[T any](name string, s []T) jsonMember {
+	return jsonMember{name: name, n: len(s), elem: func(i int) any { return &s[i] }, null: s == nil}
+}
+
+// writeJSONObject writes an object of members one array element at a
+// time, byte for byte what json.Encoder (two-space indent, no HTML
+// escaping) writes of a struct with those members in that order:
+// encoding/json builds a document whole, twice when indenting, which for
+// a report of many clients or brokers would take several times the
+// report's own memory.
+func writeJSONObject(w io.Writer, ms []jsonMember) error {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
-	return enc.Encode(p)
+	var err error
+	put := func(s string) {
+		if err == nil {
+			_, err = io.WriteString(w, s)
+		}
+	}
+	// value writes v indented at the depth prefix gives.
+	value := func(v any, prefix string) {
+		if err != nil {
+			return
+		}
+		buf.Reset()
+		enc.SetIndent(prefix, "  ")
+		if err = enc.Encode(v); err == nil {
+			_, err = w.Write(bytes.TrimSuffix(buf.Bytes(), []byte("\n")))
+		}
+	}
+	if len(ms) == 0 {
+		put("{}\n")
+		return err
+	}
+	put("{\n")
+	for k, m := range ms {
+		put(`  "` + m.name + `": `)
+		switch {
+		case m.elem == nil:
+			value(m.value, "  ")
+		case m.null:
+			put("null")
+		case m.n == 0:
+			put("[]")
+		default:
+			put("[\n")
+			for i := range m.n {
+				put("    ")
+				value(m.elem(i), "    ")
+				if i < m.n-1 {
+					put(",")
+				}
+				put("\n")
+			}
+			put("  ]")
+		}
+		if k < len(ms)-1 {
+			put(",")
+		}
+		put("\n")
+	}
+	put("}\n")
+	return err
 }
 
 // DiffJSON is kwire diff --json's document.

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/kwire/kwire/analysis"
+	"github.com/kwire/kwire/dissect/profile"
 	"github.com/kwire/kwire/dissect/stats"
 )
 
@@ -489,3 +490,64 @@ func TestTxnsEpochsNewProducerID(t *testing.T) {
 }
 
 func ptrTo[T any](v T) *T { return &v }
+
+// TestProfileJSONStreamed: WriteProfileJSON, which writes a client or
+// broker at a time, writes what json.Encoder writes of the whole
+// profile, with and without clients, brokers and Folded.
+func TestProfileJSONStreamed(t *testing.T) {
+	full := &profile.Profile{
+		Clients: []profile.Client{
+			{ClientID: "a<b>&", Software: []string{"kgo/1.0"}, Connections: 2, APIs: []profile.APIUse{{API: "Produce", Key: 0, Versions: []int16{9, 11}}},
+				Sequences: []profile.SequenceCount{{Sequence: "ApiVersions Produce+", Connections: 2}}, Errors: []string{}, Topics: []string{"t"},
+				Latency: []profile.LatencyStat{{API: "Produce", Count: 3, P50Ms: 1.5, P99Ms: 2, MaxMs: 2}}, Capped: true},
+			{ClientID: "", Software: []string{}, APIs: []profile.APIUse{}},
+		},
+		Brokers: []profile.Broker{{Address: "10.0.0.1:9092", Advertised: []profile.APIRange{{API: "Produce", Key: 0, Min: 3, Max: 11}}, Errors: []string{"Produce NOT_LEADER_OR_FOLLOWER"}}},
+	}
+	folded := *full
+	folded.Folded = &profile.Folded{MaxMemory: 1 << 20, Requests: 3, Connections: 1, BrokerExchanges: 2}
+	for name, p := range map[string]*profile.Profile{
+		"empty": {Clients: []profile.Client{}, Brokers: []profile.Broker{}}, "full": full, "folded": &folded,
+		"no brokers, folded": {Clients: full.Clients, Brokers: []profile.Broker{}, Folded: folded.Folded},
+	} {
+		var want, got bytes.Buffer
+		enc := json.NewEncoder(&want)
+		enc.SetIndent("", "  ")
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(p); err != nil {
+			t.Fatal(err)
+		}
+		if err := WriteProfileJSON(&got, p); err != nil {
+			t.Fatal(err)
+		}
+		if got.String() != want.String() {
+			t.Errorf("%s:\n got %s\nwant %s", name, got.String(), want.String())
+		}
+	}
+}
+
+// TestVersionsJSONStreamed: WriteVersionsJSON writes what json.Encoder
+// writes of the whole report.
+func TestVersionsJSONStreamed(t *testing.T) {
+	folded := sampleVersions()
+	folded.Folded = &stats.VersionsFolded{MaxMemory: 1 << 20, Advertisements: 2, BrokerResponses: 1}
+	folded.Clients[0].Capped = true
+	for name, r := range map[string]*stats.VersionsReport{
+		"sample": sampleVersions(), "folded": folded, "nil lists": {},
+		"empty": {Brokers: []stats.BrokerVersions{}, Clients: []stats.ClientVersions{}, Matrix: []stats.MatrixRow{}, Flags: []stats.Flag{}},
+	} {
+		var want, got bytes.Buffer
+		enc := json.NewEncoder(&want)
+		enc.SetIndent("", "  ")
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(r); err != nil {
+			t.Fatal(err)
+		}
+		if err := WriteVersionsJSON(&got, r); err != nil {
+			t.Fatal(err)
+		}
+		if got.String() != want.String() {
+			t.Errorf("%s:\n got %s\nwant %s", name, got.String(), want.String())
+		}
+	}
+}

@@ -293,11 +293,20 @@ func writeAdvertised(w *strings.Builder, r *stats.VersionsReport, o Options) {
 }
 
 // WriteVersionsJSON writes the report as one indented JSON document.
+//
+// It is written a broker, client, row or flag at a time
+// (writeJSONObject), as json.Encoder would write the whole report.
 func WriteVersionsJSON(w io.Writer, r *stats.VersionsReport) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	return enc.Encode(r)
+	ms := []jsonMember{
+		arrayMember("brokers", r.Brokers),
+		arrayMember("clients", r.Clients),
+		arrayMember("matrix", r.Matrix),
+		arrayMember("flags", r.Flags),
+	}
+	if r.Folded != nil {
+		ms = append(ms, jsonMember{name: "folded", value: r.Folded})
+	}
+	return writeJSONObject(w, ms)
 }
 
 // ComparisonJSON is the `kwire versions --against --json` document.
