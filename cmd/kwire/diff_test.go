@@ -132,6 +132,31 @@ func TestDiff(t *testing.T) {
 			t.Errorf("text snapshot: exit %d, %q, want %q", code, errOut, want)
 		}
 	})
+	t.Run("budget", func(t *testing.T) {
+		// Past --max-profile-memory the profile counts the client IDs
+		// it does not keep, and a diff against it says a client missing
+		// may be one of them.
+		snap, _, code := kwireInProcess(t, "read", "--normalize", "--json", "--port", "19390", "--max-profile-memory", "2KiB", base)
+		if code != 0 || !strings.Contains(snap, "\n  \"folded\": {\n    \"maxMemory\": 2048,\n    \"requests\": 14,\n    \"connections\": 6,\n") {
+			t.Errorf("exit %d: %s", code, snap)
+		}
+		full, _, _ := kwireInProcess(t, "read", "--normalize", "--json", "--port", "19390", base)
+		if strings.Contains(full, "folded") {
+			t.Errorf("default budget folded: %s", full)
+		}
+		p := filepath.Join(t.TempDir(), "full.json")
+		if err := os.WriteFile(p, []byte(full), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		got, code := runDiffJSON(t, "--max-profile-memory", "2KiB", p, again)
+		want := `"client"|"capgen-diff-app"|null|"capgen-diff-app"|"kgo/v1.22.3, 6 connections"|null|"the after profile folded client IDs past its budget (--max-profile-memory): this one may be among them"`
+		if g := changeStrings(got); code != 1 || strings.Join(g, "\n") != want {
+			t.Errorf("exit %d, changes:\n%s\nwant:\n%s", code, strings.Join(g, "\n"), want)
+		}
+		if _, errOut, code := kwireInProcess(t, "diff", "--max-profile-memory", "0", base, again); code != 2 || !strings.Contains(errOut, "--max-profile-memory must be positive") {
+			t.Errorf("--max-profile-memory 0: exit %d %s", code, errOut)
+		}
+	})
 	t.Run("text", func(t *testing.T) {
 		out, _, code := kwireInProcess(t, "diff", "--port", "19390", base, capped)
 		if code != 1 || !strings.Contains(out, "client capgen-diff-app\n  ~ version     ApiVersions: v5 → v3\n") || !strings.Contains(out, "\n  ~ version     Produce: v13 → v9\n") {
