@@ -64,8 +64,8 @@ with --against {"before","after","comparison":{"beforeBrokers",
 "afterBrokers","ranges","lost"},"beforeReport","afterReport"}.
 
 --max-versions-memory (16MiB) bounds what the report keeps: brokers'
-advertisements (about 5 KiB for 90 API ranges), client IDs and matrix
-cells (about 600 bytes each, beside the ID). Past it new ones are not
+advertisements (about 6 KiB for 90 API ranges), client IDs and matrix
+cells (about 800 bytes for a client with one cell, beside the ID). Past it new ones are not
 kept: a last line (and "folded" in --json) counts the ApiVersions
 responses and requests left out; what is listed stays exact.
 
