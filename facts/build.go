@@ -149,7 +149,7 @@ type view struct {
 	offsets                                         [numOffsetKinds]*protocol.Node
 	meta, records, aborted                          *protocol.Node
 	throttle, acks, timeout, maxWait, isolation     *protocol.Node
-	swName, swVersion, featEpoch                    *protocol.Node
+	swName, swVersion, featEpoch, clusterID         *protocol.Node
 	apiKey, minVer, maxVer, featName                *protocol.Node
 }
 
@@ -309,6 +309,8 @@ func (v *view) add(c *protocol.Node) {
 		set(&v.maxWait, c)
 	case protocol.RoleIsolation:
 		set(&v.isolation, c)
+	case protocol.RoleClusterID:
+		set(&v.clusterID, c)
 	case protocol.RoleClientSoftwareName:
 		set(&v.swName, c)
 	case protocol.RoleClientSoftwareVersion:
@@ -598,6 +600,9 @@ func (b *builder) leaves(v *view, in scope) {
 	}
 	b.producer(v)
 	b.group(v)
+	if x, ok := strOf(v.clusterID); ok && b.response && in.top {
+		fx.ClusterID = x
+	}
 	if x, ok := strOf(v.swName); ok && !b.response {
 		fx.Software.Name = x
 	}

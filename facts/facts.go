@@ -107,6 +107,9 @@ type Exchange struct {
 	// Software is the client software an ApiVersions request names
 	// (KIP-511); zero otherwise.
 	Software Software
+	// ClusterID is the cluster a Metadata (v2+) or DescribeCluster
+	// response says the broker belongs to; "" otherwise.
+	ClusterID string
 	// APIVersions is what an ApiVersions response advertises; nil for
 	// other exchanges and when the response was not decoded.
 	APIVersions *APIVersions

@@ -129,6 +129,7 @@ const (
 	RoleConfigType      // DescribeConfigs ConfigType (KIP-336; 9 is PASSWORD)
 
 	// ApiVersions (KIP-35, KIP-511, KIP-584).
+	RoleClusterID             // MetadataResponse, DescribeClusterResponse ClusterId: the cluster the broker belongs to
 	RoleClientSoftwareName    // ApiVersionsRequest ClientSoftwareName
 	RoleClientSoftwareVersion // ApiVersionsRequest ClientSoftwareVersion
 	RoleAPIRanges             // ApiVersionsResponse ApiKeys: the versions the broker supports per key
@@ -210,6 +211,7 @@ var roleNames = [numRoles]string{
 	RoleConfigSensitive:    "config-sensitive",
 	RoleConfigType:         "config-type",
 
+	RoleClusterID:             "cluster-id",
 	RoleClientSoftwareName:    "client-software-name",
 	RoleClientSoftwareVersion: "client-software-version",
 	RoleAPIRanges:             "api-ranges",
@@ -330,6 +332,8 @@ var roleRules = []roleRule{
 	{msg: "ListOffsetsRequest", path: "Topics.Partitions.Timestamp", kind: TypeInt64, role: RoleListTimestamp},
 	{msg: "ListOffsetsResponse", path: "Topics.Partitions.Offset", kind: TypeInt64, role: RoleListedOffset},
 	{msg: "ListOffsetsResponse", path: "Topics.Partitions.OldStyleOffsets", kind: TypeInt64, array: true, role: RoleListedOffset},
+	{msg: "MetadataResponse", path: "ClusterId", kind: TypeString, role: RoleClusterID},
+	{msg: "DescribeClusterResponse", path: "ClusterId", kind: TypeString, role: RoleClusterID},
 	{msg: "OffsetForLeaderEpochResponse", path: "Topics.Partitions.EndOffset", kind: TypeInt64, role: RoleEndOffset},
 	{msg: "DeleteRecordsResponse", path: "Topics.Partitions.LowWatermark", kind: TypeInt64, role: RoleLowWatermark},
 	{name: "LeaderEpoch", kind: TypeInt32, role: RoleLeaderEpoch},

@@ -41,7 +41,10 @@ and the requests in them:
               closed-after-unknown-version
                                        the broker closed the connection after
                                        a request it does not support
-              mixed-cluster            brokers advertising different ranges
+              mixed-cluster            brokers of one cluster advertising
+                                       different ranges (clusters are told
+                                       apart by the ClusterId their Metadata
+                                       responses name)
               no-usable-version        a broker advertised a range whose
                                        minimum is above its maximum (e.g.
                                        3-2): no version can be used with it

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"encoding/binary"
 	"fmt"
+	"maps"
 	"net/netip"
 	"slices"
 	"strings"
@@ -41,8 +42,10 @@ const (
 	// request whose version it does not support (or that no Kafka release
 	// defines), without answering.
 	FlagClosedUnknown FlagKind = "closed-after-unknown-version"
-	// FlagMixed: brokers advertised different ranges for the same API (a
-	// mixed, mid-upgrade cluster).
+	// FlagMixed: brokers of one cluster advertised different ranges for
+	// the same API (a mixed, mid-upgrade cluster); brokers whose Metadata
+	// or DescribeCluster responses name different ClusterIds are
+	// different clusters (facts.Exchange.ClusterID).
 	FlagMixed FlagKind = "mixed-cluster"
 	// FlagRejected: a version the broker advertises but rejects: answered
 	// with a top-level UNSUPPORTED_VERSION while inside the advertised
@@ -238,6 +241,9 @@ type brokerAcc struct {
 	ads    []*Advertisement
 	sigs   []string
 	latest int // index into ads of the latest error-free response, -1
+	// cluster is the cluster ID the broker's latest Metadata or
+	// DescribeCluster response stated; "" when none was captured.
+	cluster string
 }
 
 type vclientAcc struct {
@@ -360,6 +366,11 @@ func (v *VersionCollector) Exchange(x *dissect.Exchange) {
 	}
 
 	fx := x.Facts()
+	if fx.ClusterID != "" {
+		if b := v.brokers[x.Broker]; b != nil && b.cluster != fx.ClusterID && v.take(int64(len(fx.ClusterID))) {
+			b.cluster = fx.ClusterID
+		}
+	}
 	if x.APIKey == protocol.KeyApiVersions {
 		if sw := fx.Software; sw.Name != "" && cl != nil {
 			s := sw.Name + "/" + sw.Version
@@ -836,8 +847,44 @@ func usesRejected(row *MatrixRow) bool {
 	return row.Key == protocol.KeyProduce && slices.ContainsFunc(row.Versions, func(v int16) bool { return v <= 2 })
 }
 
-// mixed flags APIs whose effective ranges differ between brokers.
+// mixed flags APIs whose effective ranges differ between brokers of one
+// cluster: brokers whose Metadata or DescribeCluster responses name
+// different cluster IDs are different clusters (a capture of two
+// clusters is no cluster mid-upgrade); a broker whose cluster was not
+// captured counts in the one cluster named, when only one was.
 func (v *VersionCollector) mixed(addrs []netip.AddrPort) []Flag {
+	byCluster := map[string][]netip.AddrPort{}
+	for _, a := range addrs {
+		c := ""
+		if b := v.brokers[a]; b != nil {
+			c = b.cluster
+		}
+		byCluster[c] = append(byCluster[c], a)
+	}
+	if len(byCluster) == 2 && byCluster[""] != nil {
+		for c, as := range byCluster {
+			if c != "" {
+				byCluster[c] = append(as, byCluster[""]...)
+			}
+		}
+		delete(byCluster, "")
+	}
+	var flags []Flag
+	for _, c := range slices.Sorted(maps.Keys(byCluster)) {
+		fs := v.mixedIn(byCluster[c])
+		if len(byCluster) > 1 && c != "" {
+			for i := range fs {
+				fs[i].Detail = "cluster " + c + ": " + fs[i].Detail
+			}
+		}
+		flags = append(flags, fs...)
+	}
+	return flags
+}
+
+// mixedIn flags APIs whose effective ranges differ between the brokers
+// addrs.
+func (v *VersionCollector) mixedIn(addrs []netip.AddrPort) []Flag {
 	type brokerAd struct {
 		addr netip.AddrPort
 		ad   *Advertisement

@@ -422,3 +422,36 @@ func BenchmarkVersionsReport(b *testing.B) {
 		})
 	}
 }
+
+// TestVersionsMixedTwoClusters: brokers whose Metadata responses name
+// different cluster IDs are two clusters, not one mid-upgrade: their
+// different ranges are no mixed-cluster flag; two brokers of one of them
+// that differ are, named by the cluster.
+func TestVersionsMixedTwoClusters(t *testing.T) {
+	clusterMD := func(c *reassembly.Conn, id string, rf int64) *dissect.Exchange {
+		req := kmsg.NewPtrMetadataRequest()
+		req.Version = 12
+		r := kmsg.NewPtrMetadataResponse()
+		r.Version, r.ClusterID = 12, kmsg.StringPtr(id)
+		return xchg(c, "app", reqFrame(t, int32(rf), "app", req), respFrame(t, int32(rf), r), 3, 12, int32(rf), rf, time.Duration(rf)*time.Millisecond, time.Millisecond)
+	}
+	conn := func(i int, broker string) *reassembly.Conn {
+		return &reassembly.Conn{Index: i, A: ap(fmt.Sprintf("10.0.0.1:%d", 1000+i)), B: ap(broker)}
+	}
+	v := NewVersionCollector()
+	a, b, c := conn(0, "10.0.0.8:9092"), conn(1, "10.0.1.8:9092"), conn(2, "10.0.1.9:9092")
+	v.Exchange(apiVersionsX(t, a, "app", 3, 0, [][3]int16{{0, 0, 11}, {3, 0, 12}, {18, 0, 4}}, 1))
+	v.Exchange(clusterMD(a, "cluster-old", 3))
+	v.Exchange(apiVersionsX(t, b, "app", 3, 0, [][3]int16{{0, 3, 13}, {3, 0, 13}, {18, 0, 4}}, 5))
+	v.Exchange(clusterMD(b, "cluster-new", 7))
+	if f := flagsOf(v.Report(), FlagMixed); len(f) != 0 {
+		t.Errorf("two clusters: %+v", f)
+	}
+	// A third broker, of cluster-new, advertising less than its peer.
+	v.Exchange(apiVersionsX(t, c, "app", 3, 0, [][3]int16{{0, 3, 12}, {3, 0, 13}, {18, 0, 4}}, 9))
+	v.Exchange(clusterMD(c, "cluster-new", 11))
+	f := flagsOf(v.Report(), FlagMixed)
+	if len(f) != 1 || f[0].API != "Produce" || f[0].Detail != "cluster cluster-new: brokers advertise different ranges: 10.0.1.8:9092 v3-13, 10.0.1.9:9092 v3-12" {
+		t.Errorf("one cluster's brokers differ: %+v", f)
+	}
+}
