@@ -2,12 +2,15 @@ package analysis
 
 import (
 	"context"
+	"net/netip"
 	"path/filepath"
+	"strconv"
 	"testing"
 
 	"github.com/kwire/kwire/dissect"
 	"github.com/kwire/kwire/pcaps"
 	"github.com/kwire/kwire/reassembly"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // recorded is a capture's exchanges and events, dissected once.
@@ -62,6 +65,44 @@ func BenchmarkAnalyzer(b *testing.B) {
 				a.Findings()
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(r.ex)), "ns/exchange")
+		})
+	}
+}
+
+// BenchmarkJoinGroupMembers measures the groups report over one JoinGroup
+// v5 exchange whose response lists n members, per member: finding a
+// member in its generation must not scan the generation.
+func BenchmarkJoinGroupMembers(b *testing.B) {
+	for _, n := range []int{1000, 4000, 16000} {
+		b.Run(strconv.Itoa(n), func(b *testing.B) {
+			conn := &reassembly.Conn{A: netip.MustParseAddrPort("10.0.0.5:40001"), B: netip.MustParseAddrPort("10.0.0.9:9092"), SawSYN: true}
+			req := kmsg.NewPtrJoinGroupRequest()
+			req.SetVersion(5)
+			req.Group, req.MemberID, req.ProtocolType = "g", "m-0", "consumer"
+			req.Protocols = []kmsg.JoinGroupRequestProtocol{{Name: "range", Metadata: []byte{0, 1, 0, 0, 0, 0, 0, 0, 0, 0}}}
+			resp := kmsg.NewPtrJoinGroupResponse()
+			resp.SetVersion(5)
+			resp.Generation, resp.Protocol, resp.LeaderID, resp.MemberID = 1, kmsg.StringPtr("range"), "m-0", "m-0"
+			for i := range n {
+				m := kmsg.NewJoinGroupResponseMember()
+				m.MemberID = "m-" + strconv.Itoa(i)
+				m.ProtocolMetadata = []byte{0, 1, 0, 0, 0, 0, 0, 0, 0, 0}
+				resp.Members = append(resp.Members, m)
+			}
+			x := &dissect.Exchange{Conn: conn, Client: conn.A, Broker: conn.B, Kind: dissect.KindPaired,
+				APIKey: req.Key(), APIVersion: 5, ClientID: "c",
+				Request:  &dissect.Frame{FirstPacket: 1, LastPacket: 1, Time: s0, End: s0, Tree: recordsDecoder.DecodeBody(req.Key(), 5, false, req.AppendTo(nil))},
+				Response: &dissect.Frame{FirstPacket: 2, LastPacket: 2, Time: s0, End: s0, Tree: recordsDecoder.DecodeBody(req.Key(), 5, true, resp.AppendTo(nil))}}
+			x.Facts()
+			b.ReportAllocs()
+			for b.Loop() {
+				a := New(Options{})
+				a.Exchange(x)
+				if r := a.Groups(); len(r.Groups) != 1 || len(r.Groups[0].Generations) != 1 || len(r.Groups[0].Generations[0].Members) != n {
+					b.Fatalf("report: %+v", r.Groups)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/member")
 		})
 	}
 }

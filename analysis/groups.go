@@ -199,8 +199,9 @@ type gen struct {
 	leader     string
 	protocol   string
 	members    []*genMember
-	listed     bool    // the leader's JoinGroup response listed the members
-	static     *member // static-rejoin: the member replaced
+	byMember   map[*member]*genMember // members, once there are memberIndexFrom
+	listed     bool                   // the leader's JoinGroup response listed the members
+	static     *member                // static-rejoin: the member replaced
 	staticBy   *member
 	signaled   []*member // told REBALANCE_IN_PROGRESS before it began
 	refs       []Ref
@@ -602,7 +603,15 @@ func (g *group) genNum(num int32, epoch bool) *gen {
 	return nil
 }
 
+// memberIndexFrom is the count of a generation's members from which
+// they are found by map: a JoinGroup response may list 100,000, and a
+// scan per member made that quadratic.
+const memberIndexFrom = 32
+
 func (gn *gen) member(m *member) *genMember {
+	if gn.byMember != nil {
+		return gn.byMember[m]
+	}
 	for _, gm := range gn.members {
 		if gm.m == m {
 			return gm
@@ -617,6 +626,17 @@ func (t *groupTracker) addGenMember(g *group, gn *gen, m *member, via string) *g
 	}
 	gm := &genMember{m: m, via: via, epoch: -1}
 	gn.members = append(gn.members, gm)
+	switch {
+	case gn.byMember != nil:
+		gn.byMember[m] = gm
+	case len(gn.members) >= memberIndexFrom:
+		gn.byMember = make(map[*member]*genMember, 2*len(gn.members))
+		for _, x := range gn.members {
+			if _, ok := gn.byMember[x.m]; !ok {
+				gn.byMember[x.m] = x
+			}
+		}
+	}
 	gn.cost += costGenMember
 	t.mem.take(costGenMember)
 	return gm

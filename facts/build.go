@@ -1,6 +1,7 @@
 package facts
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -86,6 +87,7 @@ type builder struct {
 	topicByName map[ownedName]int
 	topicByID   map[ownedID]int
 	groupSeen   map[string]bool
+	members     *memberIndex // past indexFrom members of fx.Group
 
 	keyType     int8 // FindCoordinator's KeyType, for the keys of v4+'s CoordinatorKeys
 	keyTypeName string
@@ -555,8 +557,8 @@ func (b *builder) leaves(v *view, in scope) {
 	}
 	if in.member >= 0 && !in.top {
 		m := &fx.Group.Members[in.member]
-		if s, ok := strOf(v.instance); ok && m.InstanceID == "" {
-			m.InstanceID = s
+		if s, ok := strOf(v.instance); ok && s != "" && m.InstanceID == "" {
+			b.setInstance(in.member, s)
 		}
 		if s, ok := strOf(v.reason); ok && m.Reason == "" {
 			m.Reason = s
@@ -988,23 +990,140 @@ func (b *builder) addGroup(g string) {
 // does not know its member ID, by its static instance ID (an admin's
 // LeaveGroup removes members by group.instance.id, KIP-345, and the
 // response names their member IDs): a request's entry and its response's
-// are one member.
+// are one member. It is the first member that matches, as a scan in order
+// would find it; past indexFrom members (a JoinGroup response may list
+// 100,000) it is found by the index in members, not by a scan.
 func (b *builder) member(id, instance string) int {
 	g := &b.fx.Group
-	for i := range g.Members {
-		m := &g.Members[i]
-		if id != "" && m.ID == id || instance != "" && m.InstanceID == instance && (id == "" || m.ID == "") {
-			if m.ID == "" {
-				m.ID = id
+	i := -1
+	if b.members != nil {
+		i = b.members.find(g.Members, id, instance)
+	} else {
+		for j := range g.Members {
+			m := &g.Members[j]
+			if id != "" && m.ID == id || instance != "" && m.InstanceID == instance && (id == "" || m.ID == "") {
+				i = j
+				break
 			}
-			if m.InstanceID == "" {
-				m.InstanceID = instance
-			}
-			return i
 		}
 	}
+	if i >= 0 {
+		m := &g.Members[i]
+		if m.ID == "" && id != "" {
+			m.ID = id
+			b.members.setID(i, id)
+		}
+		if m.InstanceID == "" && instance != "" {
+			b.setInstance(i, instance)
+		}
+		return i
+	}
 	g.Members = append(g.Members, Member{ID: id, InstanceID: instance})
-	return len(g.Members) - 1
+	i = len(g.Members) - 1
+	switch {
+	case b.members != nil:
+		b.members.add(g.Members, i)
+	case len(g.Members) >= indexFrom:
+		b.members = &memberIndex{byID: map[string]int{}, byInstance: map[string]int{}, noID: map[string][]int{}}
+		for j := range g.Members {
+			b.members.add(g.Members, j)
+		}
+	}
+	return i
+}
+
+// setInstance sets the static instance ID of member i, which had none.
+func (b *builder) setInstance(i int, instance string) {
+	m := &b.fx.Group.Members[i]
+	m.InstanceID = instance
+	b.members.setInstance(b.fx.Group.Members, i, instance)
+}
+
+// memberIndex finds a group's members by member ID and by instance ID,
+// the first in order of each, as builder.member's scan would. A member's
+// ID and instance ID are set once, from empty, never changed after: so
+// byID and byInstance only take smaller indexes, and an entry of noID
+// that got its member ID (or, impossible, another instance) is stale for
+// good and dropped when found at the head.
+type memberIndex struct {
+	byID       map[string]int   // member ID → first member with it
+	byInstance map[string]int   // instance ID → first member with it
+	noID       map[string][]int // instance ID → members with it and no member ID, ascending
+}
+
+// find returns the first member that id or instance names, -1 if none:
+// the first with member ID id, or with instance ID instance and (when id
+// is set) no member ID of its own.
+func (x *memberIndex) find(ms []Member, id, instance string) int {
+	i := -1
+	if id != "" {
+		if j, ok := x.byID[id]; ok {
+			i = j
+		}
+	}
+	if instance != "" {
+		j, ok := x.byInstance[instance]
+		if id != "" {
+			j, ok = x.firstNoID(ms, instance)
+		}
+		if ok && (i < 0 || j < i) {
+			i = j
+		}
+	}
+	return i
+}
+
+// firstNoID returns the first member with instance ID instance and no
+// member ID, dropping the stale entries before it.
+func (x *memberIndex) firstNoID(ms []Member, instance string) (int, bool) {
+	l := x.noID[instance]
+	for len(l) > 0 && (ms[l[0]].ID != "" || ms[l[0]].InstanceID != instance) {
+		l = l[1:]
+	}
+	if len(l) == 0 {
+		delete(x.noID, instance)
+		return 0, false
+	}
+	x.noID[instance] = l
+	return l[0], true
+}
+
+// add indexes member i, the last of ms.
+func (x *memberIndex) add(ms []Member, i int) {
+	m := &ms[i]
+	if m.ID != "" {
+		x.setID(i, m.ID)
+	}
+	if m.InstanceID != "" {
+		x.setInstance(ms, i, m.InstanceID)
+	}
+}
+
+// setID indexes member i under the member ID it got; x may be nil (no
+// index yet).
+func (x *memberIndex) setID(i int, id string) {
+	if x == nil {
+		return
+	}
+	if j, ok := x.byID[id]; !ok || i < j {
+		x.byID[id] = i
+	}
+}
+
+// setInstance indexes member i under the instance ID it got; x may be
+// nil (no index yet).
+func (x *memberIndex) setInstance(ms []Member, i int, instance string) {
+	if x == nil {
+		return
+	}
+	if j, ok := x.byInstance[instance]; !ok || i < j {
+		x.byInstance[instance] = i
+	}
+	if ms[i].ID == "" {
+		l := x.noID[instance]
+		k, _ := slices.BinarySearch(l, i)
+		x.noID[instance] = slices.Insert(l, k, i)
+	}
 }
 
 func (b *builder) transaction(id string) int {

@@ -3,6 +3,7 @@ package facts
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -412,5 +413,87 @@ func TestEndOffsetLowWatermark(t *testing.T) {
 	}
 	if want := "[alpha[0] endOffset=999,true alpha[1] endOffset=0,false beta[3] lowWatermark=100,true]"; fmt.Sprint(got) != want {
 		t.Errorf("got  %v\nwant %s", got, want)
+	}
+}
+
+// TestMemberIndexMany: past indexFrom members the builder finds them by
+// index, as the scan would: by member ID, by instance ID when one side has
+// no member ID (KIP-345), the first that matches.
+func TestMemberIndexMany(t *testing.T) {
+	for _, n := range []int{indexFrom - 1, 5 * indexFrom} {
+		b := builder{fx: &Exchange{}}
+		for i := range n {
+			b.member("m"+strconv.Itoa(i), "")
+		}
+		// Static members: known by instance ID first, then both.
+		a := b.member("", "inst-a")
+		if got := b.member("ma", "inst-a"); got != a {
+			t.Errorf("%d members: the instance's member ID found member %d, want %d", n, got, a)
+		}
+		if got := b.member("ma", ""); got != a {
+			t.Errorf("%d members: its member ID found member %d, want %d", n, got, a)
+		}
+		// Two with one instance ID and no member ID: the first is found,
+		// and once it has its member ID, the second.
+		c, d := len(b.fx.Group.Members), len(b.fx.Group.Members)+1
+		b.fx.Group.Members = append(b.fx.Group.Members, Member{InstanceID: "inst-c"}, Member{InstanceID: "inst-c"})
+		if b.members != nil {
+			b.members.add(b.fx.Group.Members, c)
+			b.members.add(b.fx.Group.Members, d)
+		}
+		if got := b.member("mc", "inst-c"); got != c {
+			t.Errorf("%d members: found member %d, want %d", n, got, c)
+		}
+		if got := b.member("md", "inst-c"); got != d {
+			t.Errorf("%d members: found member %d, want %d", n, got, d)
+		}
+		if got := b.member("", "inst-c"); got != c {
+			t.Errorf("%d members: the instance ID alone found member %d, want the first %d", n, got, c)
+		}
+		if got := b.member("m7", ""); got != 7 {
+			t.Errorf("%d members: m7 is member %d", n, got)
+		}
+		if got, want := len(b.fx.Group.Members), n+3; got != want {
+			t.Errorf("%d members: %d after the lookups, want %d", n, got, want)
+		}
+		if ms := b.fx.Group.Members; ms[a].ID != "ma" || ms[a].InstanceID != "inst-a" || ms[c].ID != "mc" || ms[d].ID != "md" {
+			t.Errorf("%d members: %+v %+v %+v", n, ms[a], ms[c], ms[d])
+		}
+		if indexed := b.members != nil; indexed != (len(b.fx.Group.Members) >= indexFrom) {
+			t.Errorf("%d members: indexed %v", n, indexed)
+		}
+	}
+}
+
+// BenchmarkMembers: the facts of a JoinGroup v5 response listing n
+// members, per member. A member is found by index, not by a scan of
+// those before it: the cost of one does not grow with n.
+func BenchmarkMembers(b *testing.B) {
+	for _, n := range []int{1000, 4000, 16000} {
+		b.Run(strconv.Itoa(n), func(b *testing.B) {
+			resp := kmsg.NewPtrJoinGroupResponse()
+			resp.SetVersion(5)
+			resp.Generation, resp.Protocol, resp.LeaderID, resp.MemberID = 1, kmsg.StringPtr("range"), "m0", "m0"
+			for i := range n {
+				m := kmsg.NewJoinGroupResponseMember()
+				m.MemberID = "consumer-" + strconv.Itoa(i) + "-0b5c2f1e-6a7d-4e8f-9a0b-1c2d3e4f5a6b"
+				m.InstanceID = kmsg.StringPtr("instance-" + strconv.Itoa(i))
+				m.ProtocolMetadata = []byte{0, 1, 0, 0, 0, 0, 0, 0, 0, 0}
+				resp.Members = append(resp.Members, m)
+			}
+			tree := (&protocol.Decoder{}).DecodeBody(resp.Key(), 5, true, resp.AppendTo(nil))
+			if tree.Err != nil {
+				b.Fatal(tree.Err)
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				fx := Of(resp.Key(), 5, nil, tree)
+				if len(fx.Group.Members) != n {
+					b.Fatalf("%d members, want %d", len(fx.Group.Members), n)
+				}
+				Recycle(fx)
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/member")
+		})
 	}
 }

@@ -311,21 +311,29 @@ func writeLanes(w *strings.Builder, g *analysis.GroupReport, o GroupsOptions) {
 		}
 		titles = append(titles, t)
 	}
+	// A generation's members by member ID (the last entry of one, should
+	// it be listed twice), so that a row is found once per generation, not
+	// by a scan of all of its members: a JoinGroup may list 100,000.
+	byID := make([]map[string]int, len(g.Generations))
+	for i, gn := range g.Generations {
+		byID[i] = make(map[string]int, len(gn.Members))
+		for j, gm := range gn.Members {
+			byID[i][gm.MemberID] = j
+		}
+	}
 	t := newTable(titles...)
 	t.indent = "  "
 	for _, m := range g.Members {
 		row := []cell{c(m.Name)}
 		in, gone := false, false
-		for _, gn := range g.Generations {
+		for i, gn := range g.Generations {
 			var cellText string
-			found := false
-			for _, gm := range gn.Members {
-				if gm.MemberID == m.MemberID {
-					found, in = true, true
-					cellText = "?"
-					if gm.Assigned != nil {
-						cellText = lane(gm.Assigned, oneTopic)
-					}
+			j, found := byID[i][m.MemberID]
+			if found {
+				in = true
+				cellText = "?"
+				if gm := gn.Members[j]; gm.Assigned != nil {
+					cellText = lane(gm.Assigned, oneTopic)
 				}
 			}
 			switch {
