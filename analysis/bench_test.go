@@ -2,10 +2,12 @@ package analysis
 
 import (
 	"context"
+	"fmt"
 	"net/netip"
 	"path/filepath"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/kwire/kwire/dissect"
 	"github.com/kwire/kwire/pcaps"
@@ -66,6 +68,55 @@ func BenchmarkAnalyzer(b *testing.B) {
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(r.ex)), "ns/exchange")
 		})
+	}
+}
+
+// initProducers is n InitProducerId v1 exchanges of n transactional IDs,
+// their facts computed.
+func initProducers(n int) []*dissect.Exchange {
+	conn := &reassembly.Conn{A: netip.MustParseAddrPort("10.0.0.5:40001"), B: netip.MustParseAddrPort("10.0.0.9:9092"), SawSYN: true}
+	xs := make([]*dissect.Exchange, n)
+	for i := range xs {
+		req := kmsg.NewPtrInitProducerIDRequest()
+		req.SetVersion(1)
+		id := fmt.Sprintf("tx%07d", i)
+		req.TransactionalID = &id
+		resp := kmsg.NewPtrInitProducerIDResponse()
+		resp.SetVersion(1)
+		resp.ProducerID, resp.ProducerEpoch = int64(1000+i), 0
+		at := s0.Add(time.Duration(i) * time.Millisecond)
+		xs[i] = &dissect.Exchange{Conn: conn, Client: conn.A, Broker: conn.B, Kind: dissect.KindPaired,
+			APIKey: req.Key(), APIVersion: 1, ClientID: "adv",
+			Request:  &dissect.Frame{FirstPacket: int64(2*i + 1), LastPacket: int64(2*i + 1), Time: at, End: at, Tree: recordsDecoder.DecodeBody(req.Key(), 1, false, req.AppendTo(nil))},
+			Response: &dissect.Frame{FirstPacket: int64(2*i + 2), LastPacket: int64(2*i + 2), Time: at, End: at, Tree: recordsDecoder.DecodeBody(req.Key(), 1, true, resp.AppendTo(nil))}}
+		xs[i].Facts()
+	}
+	return xs
+}
+
+// BenchmarkManyProducers measures the transactions report over n
+// InitProducerId exchanges of n transactional IDs, per exchange, with the
+// default budget (which keeps them all) and with 1 MiB (which keeps about
+// 2,500, the oldest dropped as each new one comes): the cost of one must
+// not grow with n (a hostile capture names 100,000).
+func BenchmarkManyProducers(b *testing.B) {
+	for _, budget := range []int64{0, 1 << 20} {
+		for _, n := range []int{10_000, 20_000, 40_000} {
+			b.Run(fmt.Sprintf("budget=%d/n=%d", budget, n), func(b *testing.B) {
+				xs := initProducers(n)
+				b.ReportAllocs()
+				for b.Loop() {
+					a := New(Options{MaxMemory: budget})
+					for _, x := range xs {
+						a.Exchange(x)
+					}
+					if r := a.Transactions(); int64(len(r.Producers))+r.Dropped.Producers != int64(n) {
+						b.Fatalf("%d producers and %d dropped, want %d", len(r.Producers), r.Dropped.Producers, n)
+					}
+				}
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/exchange")
+			})
+		}
 	}
 }
 

@@ -426,3 +426,41 @@ func TestGroupsSubscriptionCause(t *testing.T) {
 		t.Errorf("%+v", gs)
 	}
 }
+
+// TestTxnsEvictProducers: past the budget, each new transactional ID
+// drops the oldest producer: the report keeps the newest, in first-seen
+// order, counts the others, and no index (byPE, byPID, producers) keeps
+// a dropped one.
+func TestTxnsEvictProducers(t *testing.T) {
+	const n = 3000
+	a := New(Options{Transactions: true, MaxMemory: 256 << 10})
+	for _, x := range initProducers(n) {
+		a.Exchange(x)
+	}
+	tr := a.txns
+	kept := tr.order.all()
+	if len(kept) == 0 || len(kept) >= n || tr.dropped.Producers != int64(n-len(kept)) || tr.order.n != len(kept) {
+		t.Fatalf("%d kept (list of %d), %d dropped, of %d", len(kept), tr.order.n, tr.dropped.Producers, n)
+	}
+	for i, p := range kept {
+		if want := fmt.Sprintf("tx%07d", n-len(kept)+i); p.txnID != want {
+			t.Fatalf("kept producer %d is %s, want %s (the newest, in order)", i, p.txnID, want)
+		}
+	}
+	live := map[*producer]bool{}
+	for _, p := range kept {
+		live[p] = true
+	}
+	if len(tr.producers) != len(kept) || len(tr.byPE) != len(kept) {
+		t.Errorf("%d producers and %d (producer ID, epoch) keys indexed, want %d", len(tr.producers), len(tr.byPE), len(kept))
+	}
+	for k, in := range tr.byPE {
+		if !live[in.p] {
+			t.Errorf("byPE %v: a dropped producer's instance", k)
+		}
+	}
+	r := a.Transactions()
+	if len(r.Producers) != len(kept) || r.Dropped.Producers != int64(n-len(kept)) || r.Producers[0].TransactionalID == nil || *r.Producers[0].TransactionalID != kept[0].txnID {
+		t.Errorf("report: %d producers, %d dropped", len(r.Producers), r.Dropped.Producers)
+	}
+}
