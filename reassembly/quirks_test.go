@@ -6,7 +6,10 @@ package reassembly
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
+	"fmt"
 	"io"
+	"strings"
 	"testing"
 	"time"
 
@@ -245,3 +248,36 @@ func TestQuirkCapLenAboveLenCountedOnce(t *testing.T) {
 		t.Errorf("quirk text %q", info.Quirks[0].Quirk)
 	}
 }
+
+// TestPcapngManyInterfaces: a section may describe maxInterfaces
+// interfaces; one more is refused there as a damaged file, naming the
+// block, after the packets before it (pcapgo keeps every description
+// of a section: a million took 648 MB).
+func TestPcapngManyInterfaces(t *testing.T) {
+	pkts := firstPackets(t, 2)
+	for _, extra := range []int{0, 1} {
+		w := capturetest.NewNg()
+		w.SHB(false, 1)
+		w.IDB(1, 0, 6)
+		w.EPB(0, pkts[0])
+		for range maxInterfaces - 1 + extra {
+			w.IDB(1, 0, 6)
+		}
+		w.EPB(0, pkts[1])
+		times, err := packetTimes(w.File().Bytes)
+		if extra == 0 {
+			if err != nil || len(times) != 2 {
+				t.Errorf("%d interfaces: %d packets, %v", maxInterfaces, len(times), err)
+			}
+			continue
+		}
+		want := fmt.Sprintf("block %d (an interface description block, at byte %d) describes interface 4096 of its section, more than the 4096",
+			maxInterfaces+3, 28+20+epbLen(pkts[0])+(maxInterfaces-1)*20)
+		if len(times) != 1 || !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), want) {
+			t.Errorf("%d interfaces: %d packets, %v; want 1 packet, then ErrCorrupt %q", maxInterfaces+1, len(times), err, want)
+		}
+	}
+}
+
+// epbLen is the length of the enhanced packet block of p.
+func epbLen(p capturetest.Packet) int { return 12 + len(epbAt(p, 0)) }
