@@ -67,6 +67,9 @@ type interp struct {
 	// secrets its values are then withheld (withholdMisplaced).
 	violations int
 	metaLog    bool // inside a topic of the KRaft metadata log: its records are withheld (secrets.go)
+	// snapPos is the Position of the FetchSnapshot partition being
+	// decoded (snapshot.go), -1 outside one: restored when a struct ends.
+	snapPos int64
 	// short: the input may end before the message does (a frame whose
 	// length says more than it holds, a body or struct given alone), so a
 	// failure for want of bytes may be only that (withholdMisplaced).
@@ -439,6 +442,8 @@ func (ip *interp) structFields(p *structPlan, n *Node) bool {
 		defer ip.endConfig()
 	}
 	metaLog := ip.metaLog // a topic's records only: restored when the struct ends
+	snapPos := ip.snapPos
+	ip.snapPos = -1
 	for i := range p.fields {
 		fp := &p.fields[i]
 		if ip.sparse && ip.skimmed(fp) {
@@ -446,7 +451,7 @@ func (ip *interp) structFields(p *structPlan, n *Node) bool {
 			if r.err != nil {
 				ip.failedIn(fp.f.Name)
 				ip.depth--
-				ip.metaLog = metaLog
+				ip.metaLog, ip.snapPos = metaLog, snapPos
 				return false
 			}
 			continue
@@ -460,6 +465,9 @@ func (ip *interp) structFields(p *structPlan, n *Node) bool {
 			if fp.role == RoleTopicName || fp.role == RoleTopicID || fp.f.Kind == TypeRecords {
 				ip.metadataLog(fp.f, c)
 			}
+			if fp.f.snap == snapPosition && c.Kind == KindInt {
+				ip.snapPos = c.Int
+			}
 			if cfg >= 0 && fp.f.cfg != cfgNone {
 				ip.cfgs[cfg].note(fp.f, c)
 			}
@@ -467,7 +475,7 @@ func (ip *interp) structFields(p *structPlan, n *Node) bool {
 		if r.err != nil {
 			ip.failedIn(fp.f.Name)
 			ip.depth--
-			ip.metaLog = metaLog
+			ip.metaLog, ip.snapPos = metaLog, snapPos
 			return false
 		}
 	}
@@ -475,7 +483,7 @@ func (ip *interp) structFields(p *structPlan, n *Node) bool {
 		ip.taggedBuffer(p, n)
 	}
 	ip.depth--
-	ip.metaLog = metaLog
+	ip.metaLog, ip.snapPos = metaLog, snapPos
 	return r.err == nil
 }
 
@@ -661,6 +669,9 @@ func (ip *interp) lenValue(fp *fieldPlan) *Node {
 	n.Raw = b
 	if f.Kind == TypeRecords {
 		switch {
+		case f.snap == snapChunk && ip.snapPos > 0 && len(b) > 0:
+			// A snapshot chunk past its start: not record batches.
+			ip.d.unalignedChunk(ip.t, n, ip.snapPos)
 		case ip.d.Records:
 			ip.d.decodeRecords(ip.t, n)
 		case !ip.d.ShowSecrets && len(b) > 0:

@@ -136,11 +136,24 @@ func (d *Decoder) DecodeRecordBatches(b []byte) *Tree {
 // frame full of small bombs is bounded too. A batch cut short at the end is
 // marked partial (normal in Fetch responses; the caller knows the context).
 func (d *Decoder) decodeRecords(t *Tree, n *Node) {
-	if n == nil || len(t.Spaces) == 0 {
+	bd, space, off := d.recordsDecoder(t, n)
+	if bd == nil {
 		return
 	}
+	bd.set(n, space, off, off+len(n.Raw), 0, nil)
+	t.mem.used(bd.slab)
+	t.mem.usedPtrs(bd.ptrs)
+}
+
+// recordsDecoder returns a batch decoder for the RECORDS node n of t and
+// where n's bytes are (space, offset); nil when n is nil or t has no
+// spaces.
+func (d *Decoder) recordsDecoder(t *Tree, n *Node) (bd *batchDecoder, space, off int) {
+	if n == nil || len(t.Spaces) == 0 {
+		return nil, 0, 0
+	}
 	// n's span may start with the field's length; Raw is its tail.
-	space, off := n.Space, n.End()-len(n.Raw)
+	space, off = n.Space, n.End()-len(n.Raw)
 	if space < 0 || space >= len(t.Spaces) || off < n.Off || n.Off < 0 ||
 		n.End() > len(t.Spaces[space].Data) ||
 		len(n.Raw) > 0 && &t.Spaces[space].Data[off] != &n.Raw[0] {
@@ -157,10 +170,7 @@ func (d *Decoder) decodeRecords(t *Tree, n *Node) {
 	for i := range t.Spaces[1:] {
 		used += int64(t.Spaces[1+i].Size())
 	}
-	bd := &batchDecoder{d: d, t: t, max: max, budget: max - used}
-	bd.set(n, space, off, off+len(n.Raw), 0, nil)
-	t.mem.used(bd.slab)
-	t.mem.usedPtrs(bd.ptrs)
+	return &batchDecoder{d: d, t: t, max: max, budget: max - used}, space, off
 }
 
 // batchDecoder holds the state of one decodeRecords call.

@@ -82,7 +82,8 @@ type Field struct {
 	// Secret says whether the field's value is a secret, set once when
 	// the package initialises from the table in secrets.go.
 	Secret Secrecy
-	cfg    cfgPart // the field's part in a config entry (secrets.go)
+	cfg    cfgPart  // the field's part in a config entry (secrets.go)
+	snap   snapPart // the field's part in a FetchSnapshot chunk (snapshot.go)
 
 	// StructName is the struct type's name for struct and array-of-struct
 	// fields ("TopicData"); Fields are its fields, with common structs

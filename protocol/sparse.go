@@ -55,7 +55,8 @@ var skimOnce sync.Once
 
 func initSkim() {
 	skimOnce.Do(func() {
-		initSecrets() // secrets and config entry parts are kept
+		initSecrets()  // secrets and config entry parts are kept
+		initSnapshot() // and a snapshot chunk's position
 		for _, m := range Schemas {
 			markSkim(m.Fields, 0)
 		}
@@ -69,7 +70,7 @@ func init() { initSkim() }
 func markSkim(fields []Field, depth int) (anyKept bool) {
 	for i := range fields {
 		f := &fields[i]
-		kept := f.Role != RoleNone && !idList(f) || f.Secret != NotSecret || f.cfg != cfgNone
+		kept := f.Role != RoleNone && !idList(f) || f.Secret != NotSecret || f.cfg != cfgNone || f.snap != snapNone
 		switch f.Kind {
 		case TypeBytes, TypeRecords:
 			kept = true
