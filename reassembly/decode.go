@@ -153,16 +153,7 @@ func decodeFrame(link layers.LinkType, data []byte, d *decoded) decodeResult {
 		}
 		return resNotTCP
 	case layers.LinkTypeRaw, linkTypeRawDLT12, linkTypeRawDLT14:
-		if len(data) < 1 {
-			return resShort
-		}
-		switch data[0] >> 4 {
-		case 4:
-			return decodeIPv4(data, d)
-		case 6:
-			return decodeIPv6(data, d)
-		}
-		return resMalformed
+		return decodeIPVersion(data, d, resMalformed)
 	case linkTypeIPv4:
 		return decodeIPv4(data, d)
 	case linkTypeIPv6:
@@ -224,18 +215,24 @@ func decodeMPLS(data []byte, d *decoded) decodeResult {
 		if !bottom {
 			continue
 		}
-		if len(data) < 1 {
-			return resShort
-		}
-		switch data[0] >> 4 {
-		case 4:
-			return decodeIPv4(data, d)
-		case 6:
-			return decodeIPv6(data, d)
-		}
-		return resNotTCP
+		return decodeIPVersion(data, d, resNotTCP)
 	}
 	return resMalformed
+}
+
+// decodeIPVersion reads an IPv4 or IPv6 packet told by its version
+// nibble; other, when the nibble is neither.
+func decodeIPVersion(data []byte, d *decoded, other decodeResult) decodeResult {
+	if len(data) < 1 {
+		return resShort
+	}
+	switch data[0] >> 4 {
+	case 4:
+		return decodeIPv4(data, d)
+	case 6:
+		return decodeIPv6(data, d)
+	}
+	return other
 }
 
 // decodeLLC reads an IEEE 802.3 frame's LLC header: with SNAP (DSAP and
