@@ -67,6 +67,11 @@ type conn struct {
 	guessed []protocol.APIVersion
 	sasl    saslState
 	mech    string // SASL mechanism negotiated by SaslHandshake
+	// hsV0: the latest request is a SaslHandshake v0 awaiting its
+	// response, asking for mechanism hsMech: the client's next bytes are
+	// its first raw token (KIP-43), whether or not the broker has answered.
+	hsV0    bool
+	hsMech  string
 	tlsSeen bool
 	frames  int64    // frames cut on this connection
 	tls     *tlsConn // the TLS layer, when the connection is TLS

@@ -905,3 +905,60 @@ func TestFrameBufferSizedOnce(t *testing.T) {
 		})
 	}
 }
+
+// TestSASLv0TokenBeforeHandshakeResponse: a client's first raw token seen
+// before the broker's SaslHandshake v0 response (sent with the request in
+// one segment, or ahead of a response delayed or retransmitted) is a
+// token, and the response still pairs with the handshake.
+func TestSASLv0TokenBeforeHandshakeResponse(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		send func(r *rig, hs, tok []byte)
+	}{
+		{"one segment", func(r *rig, hs, tok []byte) { r.client(append(append([]byte(nil), hs...), tok...)) }},
+		{"two segments", func(r *rig, hs, tok []byte) { r.client(hs); r.client(tok) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newRig(t, Options{}, true)
+			tc.send(r, frame(t, saslHandshakeV0Req), frame(t, plainToken))
+			r.broker(frame(t, saslHandshakeV0Resp))
+			r.broker(hx(t, `00 00 00 00 // empty token: success`))
+			r.client(frame(t, metadataV12Req))
+			r.broker(frame(t, metadataV12Resp))
+			r.d.Finish()
+			if got := r.sink.kinds(); len(got) != 3 || got[0] != KindPaired || got[1] != KindSASL || got[2] != KindPaired {
+				t.Fatalf("kinds %v", got)
+			}
+			hs, tok := r.sink.ex[0], r.sink.ex[1]
+			wantExchange(t, hs, KindPaired, 17, 0, 3)
+			if tok.Mechanism != "PLAIN" || tok.User != "alice" || tok.Response == nil || len(tok.Response.Bytes) != 4 {
+				t.Errorf("token exchange %+v", tok)
+			}
+			if hasNote(tok, "not captured") || !hasNote(tok, "SASL secret withheld (PLAIN)") {
+				t.Errorf("token notes %q", tok.Notes)
+			}
+			wantExchange(t, r.sink.ex[2], KindPaired, 3, 12, 2)
+			if s := r.d.Summary(); s.SASL != 1 || s.BadFrames != 0 || s.Resyncs != 0 || s.OutOfOrder != 0 {
+				t.Errorf("summary %+v", s)
+			}
+		})
+	}
+	t.Run("refused", func(t *testing.T) {
+		// UNSUPPORTED_SASL_MECHANISM: the token was sent in vain and Kafka
+		// framing resumes on both sides.
+		r := newRig(t, Options{}, true)
+		r.client(append(frame(t, saslHandshakeV0Req), frame(t, plainToken)...))
+		r.broker(respFrame(3, false, hx(t, `00 21 00 00 00 01 00 05 47 53 53 41 50 49 // error 33, [GSSAPI]`)))
+		r.client(frame(t, metadataV12Req))
+		r.broker(frame(t, metadataV12Resp))
+		r.d.Finish()
+		if got := r.sink.kinds(); len(got) != 3 || got[0] != KindSASL || got[1] != KindPaired || got[2] != KindPaired {
+			t.Fatalf("kinds %v", got)
+		}
+		if tok := r.sink.ex[0]; tok.Response != nil || !hasNote(tok, "no broker token") {
+			t.Errorf("token %+v", tok)
+		}
+		wantExchange(t, r.sink.ex[1], KindPaired, 17, 0, 3)
+		wantExchange(t, r.sink.ex[2], KindPaired, 3, 12, 2)
+	})
+}

@@ -31,6 +31,14 @@ const errUnsupportedVersion = 35
 func (c *conn) request(fr *Frame) {
 	d := c.d
 	b := fr.Bytes
+	if c.hsV0 && checkRequest(b, d.opts.MaxFrame, true) != vYes {
+		// The client's first token after its SaslHandshake v0, sent
+		// before the broker's answer was seen.
+		c.hsV0 = false
+		c.enterSASLEarly(c.hsMech)
+		c.saslClient(fr)
+		return
+	}
 	if b[4] == 0x60 {
 		// A GSSAPI token (RFC 2743 section 3.1 InitialContextToken) where
 		// a header is expected: Kafka 0.9 clients sent Kerberos tokens
@@ -172,6 +180,7 @@ func (c *conn) register(fr *Frame, h protocol.RequestHeader, notes []string, who
 	if h.APIKey == keySaslHandshake && whole {
 		ex.Mechanism, _ = protocol.PeekSaslHandshake(fr.Bytes)
 	}
+	c.hsV0, c.hsMech = h.APIKey == keySaslHandshake && h.APIVersion == 0 && whole, ex.Mechanism
 	c.requested(h.APIKey, h.APIVersion)
 	if note := d.hold(fr, h.APIKey, len(h.ClientID)); note != "" {
 		ex.Notes = append(ex.Notes, note)
@@ -393,11 +402,12 @@ func (c *conn) response(fr *Frame) {
 			c.learn(ex, ranges)
 		}
 	case key == keySaslHandshake:
-		if code, ok := protocol.PeekErrorCode(b, key, ver); ok && code == 0 {
+		code, ok := protocol.PeekErrorCode(b, key, ver)
+		if ok && code == 0 {
 			c.mech = ex.Mechanism
-			if ver == 0 {
-				c.enterSASL(ex.Mechanism, "")
-			}
+		}
+		if ok && ver == 0 {
+			c.handshakeAnswered(ex.Mechanism, code)
 		}
 	}
 	if !knownKey(key) && d.withholdUnknown(fr) {

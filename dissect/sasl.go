@@ -37,12 +37,45 @@ type saslState struct {
 	note    string
 	rounds  int
 	tok     *Exchange // client token awaiting the broker's
+	// early: the client sent its first token before the broker answered
+	// its SaslHandshake v0 (in one segment with the request, or ahead of
+	// a late response): the client's bytes are raw, the broker's stay
+	// Kafka until that response pairs (handshakeAnswered).
+	early bool
 }
 
 func (c *conn) enterSASL(mech, note string) {
 	c.sasl = saslState{active: true, mech: mech, note: note}
 	for _, s := range c.split {
 		s.raw = true
+	}
+}
+
+// enterSASLEarly switches the client's bytes to raw SASL tokens while the
+// SaslHandshake v0 request asking for mech still awaits its response.
+func (c *conn) enterSASLEarly(mech string) {
+	c.sasl = saslState{active: true, mech: mech, early: true}
+	for _, s := range c.split {
+		s.raw = s.req
+	}
+}
+
+// handshakeAnswered takes the response to a SaslHandshake v0 request
+// (code its error code): accepted, the broker's bytes are raw tokens from
+// here on, as the client's are; refused, a client that went raw early
+// sent its token in vain, and Kafka framing resumes.
+func (c *conn) handshakeAnswered(mech string, code int16) {
+	c.hsV0 = false
+	switch {
+	case code == 0 && c.sasl.active && c.sasl.early:
+		c.sasl.early = false
+		for _, s := range c.split {
+			s.raw = true
+		}
+	case code == 0:
+		c.enterSASL(mech, "")
+	case c.sasl.early:
+		c.leaveSASL()
 	}
 }
 
