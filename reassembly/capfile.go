@@ -76,6 +76,11 @@ const (
 	// QuirkUnknownSection: pcapng sections of a major version other
 	// than 1, which the format says to skip: their packets are not read.
 	QuirkUnknownSection
+	// QuirkJoinedFiles: pcap file headers where a packet record was
+	// expected: files joined end to end (cat a.pcap b.pcap), read on
+	// under each header's byte order, time unit and link type, as if the
+	// files were given one after the other.
+	QuirkJoinedFiles
 )
 
 // String says what the quirk is, after a count of Unit: "20 packets
@@ -90,14 +95,19 @@ func (q Quirk) String() string {
 		return "have their captured and original lengths swapped (pcap before version 2.4); read swapped back"
 	case QuirkUnknownSection:
 		return "are of a pcapng version this reader does not know (major version other than 1): skipped, their packets are not read"
+	case QuirkJoinedFiles:
+		return "found where a packet record was expected (pcap files joined end to end); read on under each"
 	}
 	return fmt.Sprintf("have quirk %d", uint8(q))
 }
 
 // Unit is what a quirk counts: "packet" or "section".
 func (q Quirk) Unit() string {
-	if q == QuirkUnknownSection {
+	switch q {
+	case QuirkUnknownSection:
 		return "section"
+	case QuirkJoinedFiles:
+		return "pcap file header"
 	}
 	return "packet"
 }
@@ -176,6 +186,14 @@ func (in *input) read(n int) ([]byte, error) {
 		}
 	}
 	return in.big, nil
+}
+
+// peek returns up to the next n bytes (n at most the buffer's size)
+// without consuming them, valid until the next call; fewer at the end of
+// the stream or on a read error.
+func (in *input) peek(n int) []byte {
+	b, _ := in.r.Peek(n)
+	return b
 }
 
 // readOrEnd is read where the stream may end cleanly: it returns io.EOF

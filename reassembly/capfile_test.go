@@ -11,8 +11,10 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/kwire/kwire/internal/capturetest"
 )
@@ -528,5 +530,54 @@ func TestPcapngInnerLengths(t *testing.T) {
 		if !errors.Is(err, ErrCorrupt) || !errors.As(err, &fe) || fe.Err.Error() != want || n != 1 {
 			t.Errorf("%s: %d packets, %v\nwant 1 packet and %q", c.name, n, err, want)
 		}
+	}
+}
+
+// TestPcapJoinedFiles: pcap files joined end to end (cat a.pcap b.pcap)
+// are read on under each header, in its byte order and time unit, as
+// tcpdump reading them one after the other would; the join is a quirk
+// counted once per header. A record whose first bytes happen to be a
+// magic number (stamped 2055-12-17 in a little-endian file) stays a
+// record.
+func TestPcapJoinedFiles(t *testing.T) {
+	pkts := firstPackets(t, 6)
+	a := capturetest.Pcap(capturetest.PcapOptions{Link: 1, Snaplen: 262144}, pkts[:2])
+	b := capturetest.Pcap(capturetest.PcapOptions{Link: 1, Snaplen: 65535, BigEndian: true, Nano: true, Minor: 2, SwapLengths: true}, pkts[2:4])
+	odd := slices.Clone(pkts[4:6])
+	odd[0].Time = time.Unix(0xA1B2C3D4, 262146*1000) // little-endian bytes d4 c3 b2 a1 02 00 04 00: a magic and version 2.4
+	c := capturetest.Pcap(capturetest.PcapOptions{Link: 1, Snaplen: 262144}, odd)
+	joined := slices.Concat(a.Bytes, b.Bytes, c.Bytes)
+	var info FileInfo
+	src, err := newFileSource("capture", memFile{bytes.NewReader(joined)}, &info, sourceOptions{window: DefaultMaxCaptureWindow})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	var got []capturetest.Packet
+	for {
+		data, ci, _, err := src.ReadPacket()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatalf("after %d packets: %v", len(got), err)
+		}
+		got = append(got, capturetest.Packet{Time: ci.Timestamp, Data: slices.Clone(data), Length: ci.Length})
+	}
+	if len(got) != 6 {
+		t.Fatalf("%d packets, want 6", len(got))
+	}
+	for i, p := range got {
+		want := pkts[i]
+		if i == 4 {
+			want = odd[0]
+		}
+		if !p.Time.Equal(want.Time) || !bytes.Equal(p.Data, want.Data) || p.Length != want.Length {
+			t.Errorf("packet %d: %v %d bytes (%d), want %v %d bytes (%d)", i+1, p.Time, len(p.Data), p.Length, want.Time, len(want.Data), want.Length)
+		}
+	}
+	want := []QuirkCount{{Quirk: QuirkLengthsSwapped, Count: 2, First: 3}, {Quirk: QuirkJoinedFiles, Count: 2, First: 3}}
+	if !slices.ContainsFunc(info.Quirks, func(q QuirkCount) bool { return q == want[0] }) || !slices.ContainsFunc(info.Quirks, func(q QuirkCount) bool { return q == want[1] }) || len(info.Quirks) != 2 {
+		t.Errorf("quirks %+v, want %+v", info.Quirks, want)
 	}
 }

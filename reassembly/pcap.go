@@ -7,6 +7,7 @@ package reassembly
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 
@@ -37,6 +38,11 @@ type pcapShim struct {
 	swapped int8
 	records int64 // records handed over
 	at      int64 // the offset of the last record read
+	// joined is the header of a pcap file found where the next record
+	// should be (files joined end to end), and its magic number: next
+	// returns errJoined and the reader is opened again after it.
+	joined      []byte
+	joinedMagic uint32
 }
 
 // newPcap checks the 24-byte file header and opens pcapgo's reader on it.
@@ -45,8 +51,19 @@ func newPcap(s *fileSource, magic uint32) (*pcapFile, error) {
 	if err != nil {
 		return nil, s.cut(err, "the file ends inside its %d-byte pcap file header (%d bytes are there)", 24, len(h))
 	}
-	p := &pcapFile{shim: pcapShim{s: s, order: binary.LittleEndian}}
-	sh := &p.shim
+	p := &pcapFile{shim: pcapShim{s: s}}
+	if err := p.open(h, magic); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// open reads file header h (24 bytes, its magic number magic) and opens
+// a pcapgo reader after it: for the file's first header, and again for
+// each header of a file joined after it (pcapShim.joined).
+func (p *pcapFile) open(h []byte, magic uint32) error {
+	sh, s := &p.shim, p.shim.s
+	sh.order, sh.swapped = binary.ByteOrder(binary.LittleEndian), 0
 	switch magic {
 	case magicPcapMicroBE, magicPcapNanoBE:
 		sh.order = binary.BigEndian
@@ -54,10 +71,10 @@ func newPcap(s *fileSource, magic uint32) (*pcapFile, error) {
 	major, minor := sh.order.Uint16(h[4:6]), sh.order.Uint16(h[6:8])
 	switch {
 	case major != 2:
-		return nil, s.notCapture(fmt.Errorf("pcap version %d.%d: only version 2 exists", major, minor))
+		return s.notCapture(fmt.Errorf("pcap version %d.%d: only version 2 exists", major, minor))
 	case minor > 4:
 		// libpcap refuses them too: no such version was written.
-		return nil, s.notCapture(fmt.Errorf("pcap version %d.%d: versions 2.0 to 2.4 exist", major, minor))
+		return s.notCapture(fmt.Errorf("pcap version %d.%d: versions 2.0 to 2.4 exist", major, minor))
 	case minor < 3:
 		sh.swapped = 1
 	case minor == 3:
@@ -70,19 +87,45 @@ func newPcap(s *fileSource, magic uint32) (*pcapFile, error) {
 	// in each record header it hands over: to the reader the file is a
 	// 2.4 file.
 	sh.order.PutUint16(sh.u.lead[6:8], 4)
-	sh.u.next = sh.next
+	sh.u.next, sh.u.err = sh.next, nil
 	r, err := pcapgo.NewReader(&sh.u)
 	if err != nil {
 		if s.info.Err != nil {
-			return nil, s.info.Err
+			return s.info.Err
 		}
-		return nil, s.notCapture(fmt.Errorf("pcapgo cannot read its header: %v", err))
+		return s.notCapture(fmt.Errorf("pcapgo cannot read its header: %v", err))
 	}
 	// The link type is the low 16 bits (pcapgo keeps those); bits 26-31
 	// may say that frames end with a frame check sequence, which the IP
 	// header's length leaves out anyway.
 	p.r, p.link = r, r.LinkType()
-	return p, nil
+	return nil
+}
+
+// errJoined is what the shim gives the reader when a pcap file header
+// stands where a record's header should (pcapShim.joined).
+var errJoined = errors.New("a pcap file header follows")
+
+// joinedHeader reports whether the 24 bytes at h are the header of a
+// pcap file joined after the one read (cat a.pcap b.pcap > c.pcap), and
+// its magic number. A record header can begin with a magic number's
+// bytes (a record stamped 2011-01-23 22:58:41 in seconds can), so the
+// header must also say version 2.0 to 2.4 with the time zone and
+// accuracy fields zero, as every writer sets them: read as a record,
+// those eight bytes would be a record of no bytes, neither captured nor
+// on the wire, which no writer writes.
+func joinedHeader(h []byte) (uint32, bool) {
+	magic := binary.BigEndian.Uint32(h)
+	var order binary.ByteOrder = binary.LittleEndian
+	switch magic {
+	case magicPcapMicroLE, magicPcapNanoLE:
+	case magicPcapMicroBE, magicPcapNanoBE:
+		order = binary.BigEndian
+	default:
+		return 0, false
+	}
+	major, minor := order.Uint16(h[4:6]), order.Uint16(h[6:8])
+	return magic, major == 2 && minor <= 4 && order.Uint64(h[8:16]) == 0
 }
 
 // next reads the next record, checks it and corrects its header, and
@@ -100,6 +143,15 @@ func (sh *pcapShim) next() error {
 	}
 	sh.u.set(h, nil) // copied: reading the data may move the input's buffer
 	hdr := sh.u.lead
+	if binary.BigEndian.Uint32(hdr) != 0 {
+		if magic, ok := joinedHeader(append(hdr[:16:16], s.in.peek(8)...)); ok && len(s.in.peek(8)) == 8 {
+			more, _ := s.in.read(8)
+			sh.joined, sh.joinedMagic = append(append([]byte(nil), hdr...), more...), magic
+			sh.u.lead = nil
+			s.quirkAt(QuirkJoinedFiles, rec)
+			return errJoined
+		}
+	}
 	caplen, length := sh.order.Uint32(hdr[8:12]), sh.order.Uint32(hdr[12:16])
 	if sh.swapped == 1 || (sh.swapped == 2 && caplen > length) {
 		caplen, length = length, caplen
@@ -132,8 +184,19 @@ func (sh *pcapShim) next() error {
 }
 
 func (p *pcapFile) next(*fileSource) ([]byte, gopacket.CaptureInfo, layers.LinkType, error) {
-	data, ci, err := p.r.ZeroCopyReadPacketData()
-	return data, ci, p.link, err
+	for {
+		data, ci, err := p.r.ZeroCopyReadPacketData()
+		if h := p.shim.joined; err != nil && h != nil {
+			// Read on under the joined file's header: its byte order,
+			// time unit, snap length and link type.
+			p.shim.joined = nil
+			if err := p.open(h, p.shim.joinedMagic); err != nil {
+				return nil, ci, 0, err
+			}
+			continue
+		}
+		return data, ci, p.link, err
+	}
 }
 
 func (p *pcapFile) where(s *fileSource) string {
