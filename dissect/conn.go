@@ -875,7 +875,7 @@ func (c *conn) advertised() *BrokerVersions {
 // unsupported tells whether a request version is outside the broker's
 // advertised range or, with no ApiVersions seen, unknown to the schema.
 func (c *conn) unsupported(key, ver int16) bool {
-	if adv := c.advertised(); adv != nil {
+	if adv := c.advertised(); adv != nil && adv.Holds(key) {
 		r, ok := adv.Range(key)
 		return !ok || !r.Contains(ver)
 	}

@@ -625,7 +625,16 @@ type BrokerVersions struct {
 	Time   time.Time // capture time of the response
 	// RequestVersion is the ApiVersions version the client asked with.
 	RequestVersion int16
-	Ranges         []APIRange // sorted by API key
+	Ranges         []APIRange // sorted by API key, one a key (see maxKeptRanges)
+	// Capped says the broker listed more keys than were kept: keys above
+	// the last of Ranges are not known (Holds).
+	Capped bool
+}
+
+// Holds reports whether the ranges kept answer for key: it is not above
+// the last key kept of an advertisement Capped.
+func (b *BrokerVersions) Holds(key int16) bool {
+	return !b.Capped || len(b.Ranges) > 0 && key <= b.Ranges[len(b.Ranges)-1].Key
 }
 
 // Range returns the advertised range for key, and false when the broker did

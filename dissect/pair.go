@@ -3,6 +3,7 @@ package dissect
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/kwire/kwire/protocol"
 )
@@ -55,7 +56,10 @@ func (c *conn) request(fr *Frame) {
 	d.sum.Requests++
 	h, err := protocol.ParseRequestHeaderReusing(b[4:], c.clientID)
 	if err == nil {
-		c.clientID = h.ClientID
+		c.clientID = ""
+		if len(h.ClientID) <= maxKeptClientID {
+			c.clientID = h.ClientID
+		}
 	}
 	if err != nil && len(b) >= 12 {
 		// The key, version and correlation ID were read; the client id or
@@ -82,7 +86,7 @@ func (c *conn) request(fr *Frame) {
 		return
 	}
 	var notes []string
-	if adv := c.advertised(); adv != nil && h.APIKey != keyApiVersions {
+	if adv := c.advertised(); adv != nil && h.APIKey != keyApiVersions && adv.Holds(h.APIKey) {
 		if r, ok := adv.Range(h.APIKey); !ok {
 			d.sum.Unsupported++
 			notes = append(notes, fmt.Sprintf("API key %d (%s) not advertised by the broker", h.APIKey, protocol.APIName(h.APIKey)))
@@ -180,7 +184,7 @@ func (c *conn) register(fr *Frame, h protocol.RequestHeader, notes []string, who
 	if h.APIKey == keySaslHandshake && whole {
 		ex.Mechanism, _ = protocol.PeekSaslHandshake(fr.Bytes)
 	}
-	c.hsV0, c.hsMech = h.APIKey == keySaslHandshake && h.APIVersion == 0 && whole, ex.Mechanism
+	c.hsV0, c.hsMech = h.APIKey == keySaslHandshake && h.APIVersion == 0 && whole, keptMechanism(ex.Mechanism)
 	c.requested(h.APIKey, h.APIVersion)
 	if note := d.hold(fr, h.APIKey, len(h.ClientID)); note != "" {
 		ex.Notes = append(ex.Notes, note)
@@ -404,10 +408,10 @@ func (c *conn) response(fr *Frame) {
 	case key == keySaslHandshake:
 		code, ok := protocol.PeekErrorCode(b, key, ver)
 		if ok && code == 0 {
-			c.mech = ex.Mechanism
+			c.mech = keptMechanism(ex.Mechanism)
 		}
 		if ok && ver == 0 {
-			c.handshakeAnswered(ex.Mechanism, code)
+			c.handshakeAnswered(keptMechanism(ex.Mechanism), code)
 		}
 	}
 	if !knownKey(key) && d.withholdUnknown(fr) {
@@ -436,19 +440,93 @@ func (c *conn) response(fr *Frame) {
 	c.emit(ex)
 }
 
-// learn records a broker's advertised ranges.
+// What a connection and the broker table keep of an advertisement, whose
+// size is the broker's to choose (an ApiVersions response may list a
+// range a hundred thousand times): the ranges of the API keys a request
+// can have (0 to lenientMaxKey-1), one a key (the first listed), at most
+// maxKeptRanges of them (the lowest keys; brokers advertise about 90), so
+// that a connection's advertisement fits in its share of
+// reassembly.ConnCost; and the advertisements of at most maxBrokersKept
+// brokers (a capture's later brokers are checked against their own
+// connections' ApiVersions only). Exchange.Advertised keeps every range
+// listed: the versions report and the profile bound theirs.
+const (
+	maxKeptRanges  = 128
+	maxBrokersKept = 1024
+)
+
+// learn records a broker's advertised ranges (see maxKeptRanges).
 func (c *conn) learn(ex *Exchange, ranges []APIRange) {
-	byKey := func(a, b APIRange) int { return int(a.Key) - int(b.Key) }
-	sorted := ranges // brokers list them by key; shared, as neither is changed
-	if !slices.IsSortedFunc(ranges, byKey) {
-		sorted = slices.Clone(ranges)
-		slices.SortStableFunc(sorted, byKey)
+	if keepAsListed(ranges) {
+		c.keep(&BrokerVersions{Broker: ex.Broker, Conn: c.c.Index, Frame: ex.Response.FirstPacket, Time: ex.Response.Time,
+			RequestVersion: ex.APIVersion, Ranges: ranges}) // as brokers list them: shared, as neither is changed
+		return
 	}
-	bv := &BrokerVersions{Broker: ex.Broker, Conn: c.c.Index, Frame: ex.Response.FirstPacket, Time: ex.Response.Time,
-		RequestVersion: ex.APIVersion, Ranges: sorted}
-	c.adv = bv
-	c.d.brokers[ex.Broker] = bv
+	var seen [lenientMaxKey]bool
+	var first [lenientMaxKey]APIRange
+	distinct := 0
+	for _, r := range ranges {
+		if r.Key < 0 || r.Key >= lenientMaxKey || seen[r.Key] {
+			continue
+		}
+		seen[r.Key], first[r.Key] = true, r
+		distinct++
+	}
+	kept := make([]APIRange, 0, min(distinct, maxKeptRanges))
+	for k := range first {
+		if seen[k] && len(kept) < maxKeptRanges {
+			kept = append(kept, first[k])
+		}
+	}
+	c.keep(&BrokerVersions{Broker: ex.Broker, Conn: c.c.Index, Frame: ex.Response.FirstPacket, Time: ex.Response.Time,
+		RequestVersion: ex.APIVersion, Ranges: kept, Capped: distinct > len(kept)})
 }
+
+// keepAsListed reports whether ranges are kept as the broker listed them:
+// at most maxKeptRanges, by key, one a key, each a key a request can have,
+// in a slice no larger than they are.
+func keepAsListed(ranges []APIRange) bool {
+	if len(ranges) > maxKeptRanges || cap(ranges) > maxKeptRanges {
+		return false
+	}
+	for i, r := range ranges {
+		if r.Key < 0 || r.Key >= lenientMaxKey || i > 0 && ranges[i-1].Key >= r.Key {
+			return false
+		}
+	}
+	return true
+}
+
+// keep makes bv the connection's advertisement, and its broker's while the
+// table has room (maxBrokersKept).
+func (c *conn) keep(bv *BrokerVersions) {
+	c.adv = bv
+	if _, ok := c.d.brokers[bv.Broker]; ok || len(c.d.brokers) < maxBrokersKept {
+		c.d.brokers[bv.Broker] = bv
+	}
+}
+
+// keptMechanism is what a connection keeps of the SASL mechanism a
+// SaslHandshake named: the name, or its first maxKeptMechanism bytes and
+// "…" when longer (SASL mechanism names have at most 20 characters, RFC
+// 4422 section 3.1; the peer may send 32 KiB): a name cut so is no
+// mechanism kwire parses tokens of, and keeps the "SCRAM-" prefix that
+// tells SCRAM's rounds.
+func keptMechanism(m string) string {
+	if len(m) <= maxKeptMechanism {
+		return m
+	}
+	return strings.Clone(m[:maxKeptMechanism]) + "…"
+}
+
+// maxKeptMechanism bounds the mechanism name a connection keeps
+// (keptMechanism); maxKeptClientID the client id it keeps for its next
+// request to reuse (ParseRequestHeaderReusing): a longer one is parsed
+// anew by each request, not kept between them.
+const (
+	maxKeptMechanism = 64
+	maxKeptClientID  = 256
+)
 
 // orphan emits a response whose request was not captured, with a guess
 // at what it answers (guess.go); when exactly one API and version fit,

@@ -2,6 +2,7 @@ package dissect
 
 import (
 	"bytes"
+	"encoding/binary"
 	"net/netip"
 	"runtime"
 	"testing"
@@ -338,4 +339,89 @@ func TestPartialMemoryBound(t *testing.T) {
 	if d.partial != 0 {
 		t.Errorf("%d bytes still counted after Finish", d.partial)
 	}
+}
+
+// TestConnStatePeerSized: what an open connection keeps of what its peers
+// chose the size of (the client id reused by its next request, the SASL
+// mechanism a SaslHandshake named, the ranges an ApiVersions response
+// advertised, also kept per broker) stays within ConnCost's half that is
+// dissect's, however long the peers made them: 32 KiB client ids and
+// mechanisms and an advertisement of 20,000 ranges cost 200 KiB a
+// connection (an adversarial trial: 4,000 such connections took 312 MB
+// where the flags bounded kwire to 104 MiB).
+func TestConnStatePeerSized(t *testing.T) {
+	connStateCost(t, 5, 90) // the allocations made once (schemas, pools)
+	normal, _, _ := connStateCost(t, 5, 90)
+	per, d, conns := connStateCost(t, 30000, 20000)
+	t.Logf("%d bytes per open connection (dissect), %d with a client id and mechanism of 5 bytes and 90 ranges", per, normal)
+	if per > normal+peerSizedSlack {
+		t.Errorf("%d bytes per open connection, past %d (%d with a client id and mechanism of 5 bytes and 90 ranges)", per, normal+peerSizedSlack, normal)
+	}
+	// What is kept still answers: the mechanism's kind, the ranges of the
+	// keys a request can have.
+	cs := d.conns[conns[0]]
+	if cs == nil {
+		t.Fatal("no state for the first connection")
+	}
+	if got := len(cs.mech); got > maxKeptMechanism+len("…") {
+		t.Errorf("mechanism kept: %d bytes", got)
+	}
+	if adv := cs.advertised(); adv == nil || !adv.Holds(3) || !adv.Holds(0) {
+		t.Errorf("advertisement kept: %+v", adv)
+	} else if r, ok := adv.Range(3); !ok || r.Max != 3 {
+		t.Errorf("Metadata range kept: %v %v", r, ok)
+	} else if adv.Holds(lenientMaxKey - 1) {
+		t.Errorf("a capped advertisement answers for key %d past its last kept key %d", lenientMaxKey-1, adv.Ranges[len(adv.Ranges)-1].Key)
+	}
+	runtime.KeepAlive(conns)
+	runtime.KeepAlive(d)
+}
+
+// peerSizedSlack is what a connection's peers may add to its state by
+// making their strings and advertisements long: the mechanism's kept
+// bytes and the ranges kept past the 90 a broker advertises.
+const peerSizedSlack = maxKeptMechanism + 16 + (maxKeptRanges-90)*6
+
+// connStateCost opens 300 connections, each to a broker of its own (the
+// broker table keeps its advertisement too) and on each a SaslHandshake
+// v1 naming a mechanism of strLen bytes with a client id as long, answered
+// with no error, and an ApiVersions v0 answered with nRanges ranges (every
+// key repeated), and returns the heap each connection holds.
+func connStateCost(t *testing.T, strLen, nRanges int) (int64, *Dissector, []*reassembly.Conn) {
+	const n = 300
+	long := bytes.Repeat([]byte{'x'}, strLen)
+	hs := []byte{0, 0, 0, 0, 0, 17, 0, 1, 0, 0, 0, 1, byte(len(long) >> 8), byte(len(long))}
+	hs = append(hs, long...)
+	hs = append(hs, byte(len(long)>>8), byte(len(long)))
+	hs = append(hs, long...)
+	binary.BigEndian.PutUint32(hs, uint32(len(hs)-4))
+	hsResp := respFrame(1, false, []byte{0, 0, 0, 0, 0, 1, 0, 5, 'P', 'L', 'A', 'I', 'N'})
+	body := binary.BigEndian.AppendUint16(nil, 0)
+	body = binary.BigEndian.AppendUint32(body, uint32(nRanges))
+	for i := range nRanges {
+		body = binary.BigEndian.AppendUint16(body, uint16(i%lenientMaxKey))
+		body = append(body, 0, 0, 0, 3)
+	}
+	avReq := reqFrame(18, 0, 2, nil)
+	avResp := respFrame(2, false, body)
+
+	d := New(Options{}, &countSink{})
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	conns := make([]*reassembly.Conn, n)
+	for i := range conns {
+		br := netip.AddrPortFrom(netip.AddrFrom4([4]byte{10, 9, byte(i >> 8), byte(i)}), 9092)
+		c := &reassembly.Conn{Index: i, A: netip.AddrPortFrom(clientAddr.Addr(), uint16(10000+i)), B: br, SawSYN: true}
+		conns[i] = c
+		d.Open(c)
+		f := int64(4 * i)
+		d.Data(c, reassembly.AtoB, reassembly.Chunk{Data: hs, Time: pktTime(f), Frame: f + 1})
+		d.Data(c, reassembly.BtoA, reassembly.Chunk{Data: hsResp, Time: pktTime(f + 1), Frame: f + 2})
+		d.Data(c, reassembly.AtoB, reassembly.Chunk{Data: avReq, Time: pktTime(f + 2), Frame: f + 3})
+		d.Data(c, reassembly.BtoA, reassembly.Chunk{Data: avResp, Time: pktTime(f + 3), Frame: f + 4})
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	return (int64(after.HeapAlloc) - int64(before.HeapAlloc)) / n, d, conns
 }
