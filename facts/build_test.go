@@ -2,6 +2,7 @@ package facts
 
 import (
 	"fmt"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -127,6 +128,48 @@ func TestNamesBounded(t *testing.T) {
 	if n.Len() != MaxNames {
 		t.Errorf("%d topic IDs remembered, want the bound %d", n.Len(), MaxNames)
 	}
+}
+
+// TestNamesBytesBounded: names are the peers' to make long (the wire
+// carries 32 KiB strings where Kafka allows 249 characters): what Names
+// holds is bounded in bytes, MaxNamesBytes, not only in IDs. 10,000
+// Metadata topics of 30 KB names held 300 MB where the flags bounded kwire
+// read to 146 MiB (an adversarial trial). The names kept are copies: a
+// name does not hold the buffer it was read from.
+func TestNamesBytesBounded(t *testing.T) {
+	long := strings.Repeat("n", 30000)
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	n := NewNames()
+	const ids = 2000
+	for i := range ids {
+		var id TopicID
+		id[0], id[1], id[15] = byte(i>>8), byte(i), 1
+		buf := []byte(fmt.Sprintf("t%d-", i) + long + "-and-the-rest-of-the-frame" + long)
+		name := string(buf)[:len(long)+8] // a name inside a larger string, as decoding gives
+		if i%2 == 0 {
+			n.Resolve(&Exchange{IDNames: []IDName{{ID: id, Name: name}}})
+		} else {
+			n.Learn(id, name)
+		}
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	held := int64(after.HeapAlloc) - int64(before.HeapAlloc)
+	t.Logf("%d IDs of %d remembered, %d bytes held", n.Len(), ids, held)
+	if held > MaxNamesBytes*5/4 {
+		t.Errorf("%d bytes held by %d names, past %d", held, n.Len(), MaxNamesBytes)
+	}
+	if n.Len() == 0 || n.Len() == ids {
+		t.Errorf("%d of %d IDs remembered: want some, not all", n.Len(), ids)
+	}
+	var first TopicID
+	first[15] = 1
+	if got, ok := n.Name(first); !ok || !strings.HasPrefix(got, "t0-nnn") || len(got) != len(long)+8 {
+		t.Errorf("first name: %d bytes, %v", len(got), ok)
+	}
+	runtime.KeepAlive(n)
 }
 
 // TestGroupFacts: a leader's SyncGroup holds its plan for every member

@@ -1,6 +1,9 @@
 package facts
 
-import "encoding/base64"
+import (
+	"encoding/base64"
+	"strings"
+)
 
 // Names maps topic IDs to the names that exchanges stated beside them
 // (Exchange.IDNames: Metadata, CreateTopics, DescribeTopicPartitions...),
@@ -9,14 +12,23 @@ import "encoding/base64"
 // readers all see the same name for the same ID. It is not safe for
 // concurrent use: Resolve runs in the order exchanges are emitted.
 type Names struct {
-	m map[TopicID]string
+	m     map[TopicID]string
+	bytes int64 // what m holds, by nameCost
 }
 
 // MaxNames bounds the IDs a Names remembers: a cluster has at most a few
 // hundred thousand partitions and far fewer topics; past the bound, new
 // IDs stay unresolved (shown as the ID) rather than grow memory without
-// end. At about 100 bytes an entry, the bound is about 10 MB.
-const MaxNames = 100_000
+// end. MaxNamesBytes bounds the bytes they hold: names are the peers' to
+// make long (Kafka allows 249 characters, Topic.MAX_NAME_LENGTH; the
+// wire carries strings of 32 KiB), each entry costing its name's length
+// and nameOverhead; past it, new IDs stay unresolved too. Each name kept
+// is a copy, not a part of the buffer it was read from.
+const (
+	MaxNames      = 100_000
+	MaxNamesBytes = 16 << 20
+	nameOverhead  = 64 // the ID, the string's header and the map's share
+)
 
 // NewNames returns an empty Names.
 func NewNames() *Names { return &Names{m: make(map[TopicID]string)} }
@@ -51,9 +63,7 @@ func (n *Names) Resolve(fx *Exchange) {
 		return
 	}
 	for _, p := range fx.IDNames {
-		if _, ok := n.m[p.ID]; ok || len(n.m) < MaxNames {
-			n.m[p.ID] = p.Name
-		}
+		n.learn(p.ID, p.Name)
 	}
 	for i := range fx.Topics {
 		t := &fx.Topics[i]
@@ -140,14 +150,33 @@ func (n *Names) lookup(id TopicID) string {
 
 // Learn records name for id, as an exchange stating both would (a cut
 // file's own record of the names the exchanges it left out stated:
-// cmd/kwire's read -w). It keeps the bound MaxNames.
+// cmd/kwire's read -w). It keeps the bounds MaxNames and MaxNamesBytes.
 func (n *Names) Learn(id TopicID, name string) {
 	if n == nil || name == "" {
 		return
 	}
-	if _, ok := n.m[id]; ok || len(n.m) < MaxNames {
-		n.m[id] = name
+	n.learn(id, name)
+}
+
+// learn records name for id within MaxNames and MaxNamesBytes: a new ID
+// past them stays unresolved, a known one keeps its name when the new one
+// would pass MaxNamesBytes.
+func (n *Names) learn(id TopicID, name string) {
+	old, ok := n.m[id]
+	if ok && old == name {
+		return
 	}
+	cost := int64(len(name))
+	if ok {
+		cost -= int64(len(old))
+	} else {
+		cost += nameOverhead
+	}
+	if !ok && len(n.m) >= MaxNames || n.bytes+cost > MaxNamesBytes {
+		return
+	}
+	n.m[id] = strings.Clone(name)
+	n.bytes += cost
 }
 
 // Range calls f for every ID known and its name, in no particular order.
