@@ -216,9 +216,10 @@ comment keeps the names of the topic IDs its exchanges use
 ("kwire-topic-ids: ..."), which the Metadata left out stated; kwire
 reads them back. The packets are written as captured, credentials in
 them included (a capture, unlike kwire's output, is not safe to paste):
-a note says when packets written also carry frames of exchanges not
-shown that can hold credentials (a SaslAuthenticate sharing a segment
-with the request shown).
+a note says when exchanges written can hold credentials (SASL tokens,
+sensitive configs, delegation tokens, SCRAM credentials), and when
+packets written also carry frames of exchanges not shown that can (a
+SaslAuthenticate sharing a segment with the request shown).
 
 Lines: --frame-numbers starts each with the packet numbers of its
 request and response (REQ/RESP, tshark's frame column); --utc and --local
@@ -605,8 +606,12 @@ func runRead(ctx context.Context, o *readOptions, s *ioStreams, color bool, path
 			_, err := fmt.Fprintf(w, "written: %d packet%s of %d exchange%s to %s\n", n, plural(int(n)), sel.n, plural(sel.n), o.Write)
 			return err
 		}
+		if sel.held > 0 {
+			neighbours = fmt.Sprintf("kwire: note: -w %s: %d exchange%s written can hold credentials (%s), which the file holds as captured: kwire's output withholds them, the file does not\n",
+				o.Write, sel.held, plural(sel.held), strings.Join(sel.heldAPIs, ", "))
+		}
 		if apis, k := sel.neighbours(); k > 0 {
-			neighbours = fmt.Sprintf("kwire: note: -w %s: packets written also carry %d frame%s of exchanges not selected that can hold credentials (%s): they share TCP segments with those selected, and the file holds every packet as captured\n",
+			neighbours += fmt.Sprintf("kwire: note: -w %s: packets written also carry %d frame%s of exchanges not selected that can hold credentials (%s): they share TCP segments with those selected, and the file holds every packet as captured\n",
 				o.Write, k, plural(k), strings.Join(apis, ", "))
 		}
 	}

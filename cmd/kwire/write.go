@@ -176,6 +176,11 @@ type packetSelection struct {
 	// holding two frames), which the file then holds as captured.
 	secrets       []secretRange
 	secretsCapped bool
+	// held counts the exchanges selected that can hold credentials (as
+	// passOver's), heldAPIs names their APIs: the file holds them as
+	// captured.
+	held     int
+	heldAPIs []string
 }
 
 // secretRange is the packets of a frame not selected that can hold
@@ -193,12 +198,9 @@ const maxSecretRanges = 1 << 14
 // the packets of its frames, to tell whether the file also holds them
 // (neighbours).
 func (s *packetSelection) passOver(ex *dissect.Exchange) {
-	if ex.Kind != dissect.KindSASL && !protocol.KeyCarriesSecrets(ex.APIKey, false) && !protocol.KeyCarriesSecrets(ex.APIKey, true) {
+	api, ok := credentialAPI(ex)
+	if !ok {
 		return
-	}
-	api := protocol.APIName(ex.APIKey)
-	if ex.Kind == dissect.KindSASL {
-		api = "a raw SASL token"
 	}
 	k := selKey{file: max(s.file, 0), client: ex.Client, broker: ex.Broker}
 	for _, fr := range [...]*dissect.Frame{ex.Request, ex.Response} {
@@ -211,6 +213,19 @@ func (s *packetSelection) passOver(ex *dissect.Exchange) {
 		}
 		s.secrets = append(s.secrets, secretRange{k, frameRange{First: min(fr.FirstPacket, fr.LastPacket), Last: max(fr.FirstPacket, fr.LastPacket)}, api})
 	}
+}
+
+// credentialAPI names the API of an exchange that can hold credentials (a
+// raw SASL token, or an API key protocol.KeyCarriesSecrets says can), and
+// reports whether it can.
+func credentialAPI(ex *dissect.Exchange) (string, bool) {
+	switch {
+	case ex.Kind == dissect.KindSASL:
+		return "a raw SASL token", true
+	case protocol.KeyCarriesSecrets(ex.APIKey, false) || protocol.KeyCarriesSecrets(ex.APIKey, true):
+		return protocol.APIName(ex.APIKey), true
+	}
+	return "", false
 }
 
 // neighbours returns the APIs of the exchanges not selected that can hold
@@ -272,6 +287,12 @@ func (s *packetSelection) add(ex *dissect.Exchange, fx *facts.Exchange) {
 				}
 				s.topicIDs[id] = true
 			}
+		}
+	}
+	if api, ok := credentialAPI(ex); ok {
+		s.held++
+		if !slices.Contains(s.heldAPIs, api) {
+			s.heldAPIs = append(s.heldAPIs, api)
 		}
 	}
 	k := selKey{file: max(s.file, 0), client: ex.Client, broker: ex.Broker}

@@ -630,8 +630,26 @@ func TestWriteNeighbourCredentials(t *testing.T) {
 		t.Errorf("exit %d: %s", code, errOut)
 	}
 	_, errOut, _ = kwireInProcess(t, "read", "--api", "SaslAuthenticate", "-w", out, goldenPcap(t, "sasl-plain.pcap"))
-	if _, errOut2, _ := kwireInProcess(t, "read", "--api", "Metadata", "-w", out, goldenPcap(t, "sasl-plain.pcap")); strings.Contains(errOut+errOut2, "can hold credentials") {
+	if _, errOut2, _ := kwireInProcess(t, "read", "--api", "Metadata", "-w", out, goldenPcap(t, "sasl-plain.pcap")); strings.Contains(errOut+errOut2, "not selected that can hold credentials") {
 		t.Errorf("no packet shared: %s%s", errOut, errOut2)
+	}
+}
+
+// TestWriteSelectedCredentials: exchanges selected that can hold
+// credentials are written as captured, their passwords in the clear,
+// and a note says so, as it does of those not selected that share their
+// packets (TestWriteNeighbourCredentials): read --api SaslAuthenticate -w
+// wrote the PLAIN passwords of sasl-plain.pcap unsaid (an adversarial
+// trial). A selection without any says nothing.
+func TestWriteSelectedCredentials(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "cut.pcapng")
+	_, errOut, code := kwireInProcess(t, "read", "--api", "SaslAuthenticate", "-w", out, goldenPcap(t, "sasl-plain.pcap"))
+	want := "kwire: note: -w " + out + ": 7 exchanges written can hold credentials (SaslAuthenticate), which the file holds as captured"
+	if code != 0 || !strings.Contains(errOut, want) {
+		t.Errorf("exit %d: %s\nwant %q", code, errOut, want)
+	}
+	if _, errOut, _ := kwireInProcess(t, "read", "--api", "Metadata", "-w", out, goldenPcap(t, "sasl-plain.pcap")); strings.Contains(errOut, "credentials") {
+		t.Errorf("Metadata alone: %s", errOut)
 	}
 }
 
