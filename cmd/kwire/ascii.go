@@ -9,7 +9,8 @@ import (
 
 // Plain ASCII output when the locale's character set is not UTF-8
 // (LC_ALL=C, POSIX, ISO-8859-1...): kwire's own glyphs become ASCII ("→"
-// "->", "×" "x", "…" "...", the latency bars "▁▂▃▄▅▆▇█" ".:-=+*%#"), and any
+// "->", "×" "x", "…" "...", the swim lanes' "✗" "x", the latency bars
+// "▁▂▃▄▅▆▇█" ".:-=+*%#"), and any
 // other non-ASCII character, from the capture (a client ID, a record
 // value shown as text), is written as a Go escape (\u00e9), so that
 // nothing is lost. JSON is left alone: it is UTF-8 by definition (RFC
@@ -17,7 +18,7 @@ import (
 
 // asciiGlyphs are kwire's own non-ASCII characters and their ASCII forms.
 var asciiGlyphs = map[rune]string{
-	'→': "->", '×': "x", '…': "...", '–': "-", '—': "-", '·': ".",
+	'→': "->", '×': "x", '…': "...", '–': "-", '—': "-", '·': ".", '✗': "x",
 	'▁': ".", '▂': ":", '▃': "-", '▄': "=", '▅': "+", '▆': "*", '▇': "%", '█': "#",
 	'≤': "<=", '≥': ">=", 'µ': "u",
 }

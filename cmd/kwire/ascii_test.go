@@ -67,6 +67,24 @@ func TestASCIILocale(t *testing.T) {
 			t.Errorf("%v: no -> arrows", args)
 		}
 	}
+	// kwire's own glyphs have ASCII forms: a \u escape is kept for the
+	// capture's characters (these captures' IDs are ASCII). The groups
+	// report's swim lanes mark a member's end with "✗": as "\u2717" it
+	// pushed its column out of line.
+	groups := goldenPcap(t, "group-rebalance-kgo.pcap")
+	for _, args := range [][]string{
+		{"groups", "--port", "19340", groups},
+		{"txns", "--port", "19092", pcap},
+		{"stats", "--port", "19092", pcap},
+	} {
+		out := runEnv(args...)
+		if i := strings.Index(out, `\u`); i >= 0 {
+			t.Errorf("%v: a glyph written as an escape: %.80q", args, out[max(i-40, 0):])
+		}
+		if args[0] == "groups" && !strings.Contains(out, "x expired") {
+			t.Errorf("%v: no \"x expired\" in the swim lanes:\n%s", args, out)
+		}
+	}
 	if out := runEnv("read", "--json", "--port", "19092", pcap); !strings.Contains(out, "→") {
 		t.Error("--json was transliterated")
 	}
