@@ -62,6 +62,32 @@ func tps(l []analysis.TopicPartition) string {
 	return strings.Join(parts, " ")
 }
 
+// movedText gives a generation's moves, one item per topic and pair of
+// members, in the order of their first move: "t[2,3] a→b", not
+// "t[2] a→b, t[3] a→b" (a rebalance moves partitions in sets; one item
+// each hid all but the first behind "+N more"). name gives a member's
+// name from its ID ("-" for none).
+func movedText(moved []analysis.Move, name func(*string) string) []string {
+	type key struct{ topic, from, to string }
+	var order []key
+	parts := map[key][]int32{}
+	for _, mv := range moved {
+		k := key{mv.Topic, name(mv.From), name(mv.To)}
+		if _, ok := parts[k]; !ok {
+			order = append(order, k)
+		}
+		parts[k] = append(parts[k], mv.Partition)
+	}
+	ms := make([]string, 0, len(order))
+	for _, k := range order {
+		ps := parts[k]
+		slices.Sort(ps)
+		ps = slices.Compact(ps)
+		ms = append(ms, fmt.Sprintf("%s[%s] %s→%s", k.topic, analysis.PartitionRanges(ps), k.from, k.to))
+	}
+	return ms
+}
+
 // lane writes a member's partitions in a swim-lane cell: the partitions
 // alone when the group has one topic.
 func lane(l []analysis.TopicPartition, oneTopic bool) string {
@@ -226,11 +252,7 @@ func writeGroup(w *strings.Builder, g *analysis.GroupReport, o GroupsOptions) {
 		}
 		gt.detail("    " + gn.CauseDetail)
 		if len(gn.Moved) > 0 {
-			var ms []string
-			for _, mv := range gn.Moved {
-				ms = append(ms, fmt.Sprintf("%s[%d] %s→%s", mv.Topic, mv.Partition, name(mv.From), name(mv.To)))
-			}
-			gt.detail("    moved: " + fitList(ms, maxDetail))
+			gt.detail("    moved: " + fitList(movedText(gn.Moved, name), maxDetail))
 		}
 	}
 	gt.write(w, o.Options)

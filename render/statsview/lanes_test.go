@@ -66,3 +66,30 @@ func BenchmarkWriteLanes(b *testing.B) {
 		})
 	}
 }
+
+// TestMovedText: a generation's moves are one item per topic and pair of
+// members, partitions as ranges, in the order of their first move; a
+// partition with no owner before or after says "-".
+func TestMovedText(t *testing.T) {
+	s := func(v string) *string { return &v }
+	names := map[string]string{"m-a": "a", "m-b": "b", "m-c": "c"}
+	name := func(id *string) string {
+		if id == nil {
+			return "-"
+		}
+		return names[*id]
+	}
+	moved := []analysis.Move{
+		{Topic: "t", Partition: 3, From: s("m-a"), To: s("m-b")},
+		{Topic: "t", Partition: 0, From: s("m-c"), To: s("m-b")},
+		{Topic: "t", Partition: 2, From: s("m-a"), To: s("m-b")},
+		{Topic: "u", Partition: 2, From: s("m-a"), To: s("m-b")},
+		{Topic: "t", Partition: 4, From: s("m-a"), To: s("m-b")},
+		{Topic: "t", Partition: 7, From: nil, To: s("m-c")},
+	}
+	got := strings.Join(movedText(moved, name), ", ")
+	want := "t[2-4] a→b, t[0] c→b, u[2] a→b, t[7] -→c"
+	if got != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+}
