@@ -2,10 +2,12 @@ package statsview
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"github.com/kwire/kwire/render/termsafe"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/kwire/kwire/dissect/profile"
@@ -257,6 +259,15 @@ func WriteDiff(out io.Writer, before, after string, changes []profile.Change, o 
 		return flush(out, &w)
 	}
 	fmt.Fprintf(&w, "%d difference%s from %s to %s\n", len(changes), map[bool]string{true: "", false: "s"}[len(changes) == 1], before, after)
+	// profile.Compare lists the versions a client loses (lostVersion)
+	// after the cluster's ranges: each client's changes are brought
+	// together here, so that a client has one heading.
+	changes = slices.Clone(changes)
+	slices.SortStableFunc(changes, func(x, y profile.Change) int {
+		cx, kx := diffHeading(x)
+		cy, ky := diffHeading(y)
+		return cmp.Or(cmp.Compare(cx, cy), cmp.Compare(kx, ky))
+	})
 	group := "\x00"
 	for _, c := range changes {
 		g := "cluster"
@@ -292,6 +303,19 @@ func WriteDiff(out io.Writer, before, after string, changes []profile.Change, o 
 		w.WriteString("  " + line + "\n")
 	}
 	return flush(out, &w)
+}
+
+// diffHeading says under which heading kwire diff's text lists a
+// change, and in what order: its client (0), else its broker (1), else
+// the cluster (2).
+func diffHeading(c profile.Change) (class int, key string) {
+	switch {
+	case c.Client != "":
+		return 0, c.Client
+	case c.Broker != "":
+		return 1, c.Broker
+	}
+	return 2, ""
 }
 
 // StatsRecord is the last line of kwire read --json --stats (and live
