@@ -102,8 +102,9 @@ type MemberReport struct {
 	// of the capture (its latest exchange). LateHeartbeats counts gaps of
 	// half the session timeout or more (KIP-848, whose session timeout
 	// is the broker's and not on the wire: twice the heartbeat interval
-	// the broker asked for), MissedHeartbeats gaps of the session
-	// timeout or more and the gap that ended in its expiry.
+	// the broker asked for) that are not missed, MissedHeartbeats gaps of
+	// the session timeout or more and the gap that ended in its expiry:
+	// each gap is counted in one of them at most.
 	MaxHeartbeatGapMs *Millis          `json:"maxHeartbeatGapMs" jsonschema:"nullable"`
 	LateHeartbeats    int64            `json:"lateHeartbeats"`
 	MissedHeartbeats  int64            `json:"missedHeartbeats"`

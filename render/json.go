@@ -37,7 +37,7 @@ type ExchangeDoc struct {
 	ClientID      *string     `json:"clientId" jsonschema:"nullable"`  // request header ClientId; null when null or no request
 	Request       *MessageDoc `json:"request" jsonschema:"nullable"`   // null for orphans
 	Response      *MessageDoc `json:"response" jsonschema:"nullable"`  // null unless answered (or orphan)
-	LatencyMs     *float64    `json:"latencyMs" jsonschema:"nullable"` // response time - request time in ms; null without both
+	LatencyMs     *float64    `json:"latencyMs" jsonschema:"nullable"` // ms from the request's first packet to the response's first; null without both
 	SASL          *SASLDoc    `json:"sasl" jsonschema:"nullable"`      // SASL mechanism and user; null when neither is known
 	Guess         *GuessDoc   `json:"guess" jsonschema:"nullable"`     // for an orphan, what it probably answers; null otherwise
 	Subject       string      `json:"subject"`                         // Subject(e)

@@ -135,7 +135,8 @@ heartbeats show. Per group:
                 capture), late (half the session timeout or more; KIP-848:
                 twice the heartbeat interval) and missed (the session
                 timeout or more, or the silence that ended in its expiry)
-                heartbeats
+                heartbeats: a gap counts once, as missed or as late, so a
+                member that expired may show LATE 0, MISSED 1
   GENERATIONS   each generation (KIP-848: member epoch): when it began, how
                 long the rebalance took (first JoinGroup to last SyncGroup
                 response), what started it (join, leave, timeout,

@@ -91,18 +91,20 @@ A line reads:
       2.41ms 327B/90B orders[0@100+2 132B,3+2 gzip 145B] errors: ...
 
 the request's capture time (UTC), client → broker, API and version,
-correlation ID, client ID, latency (response time − request time), request
-and response sizes, then the subject: here topic "orders", partition 0 with
-2 records in 132 bytes written at base offset 100 (@: the base offset the
-response gave, a fetch's first batch, or an offset committed or fetched
-for a group, @none when the group has none committed; no @ for a
-partition answered with an error, whose offsets are no result), partition 3 with 2
-gzip-compressed records in 145 bytes; other APIs name their groups,
-members, transactional IDs, offsets asked and answered. Kafka's error names
-follow, with counts (×N) and the broker's error message. Lines come in the
-order exchanges complete: a long-polling Fetch follows the requests sent
-while it waited, and requests never answered come when their connection
-ends.
+correlation ID, client ID, latency (from the request's first packet to the
+response's first packet: a large request's sending is in it, a large
+response's receiving is not; Wireshark shows each message at the packet
+that completes it), request and response sizes, then the subject: here
+topic "orders", partition 0 with 2 records in 132 bytes written at base
+offset 100 (@: the base offset the response gave, a fetch's first batch, or
+an offset committed or fetched for a group, @none when the group has none
+committed; no @ for a partition answered with an error, whose offsets are
+no result), partition 3 with 2 gzip-compressed records in 145 bytes; other
+APIs name their groups, members, transactional IDs, offsets asked and
+answered. Kafka's error names follow, with counts (×N) and the broker's
+error message. Lines come in the order exchanges complete: a long-polling
+Fetch follows the requests sent while it waited, and requests never
+answered come when their connection ends.
 
 The --json stream mixes exchanges and connection events, in the order of
 the lines (exchanges as they complete); consumers tell them apart by

@@ -75,12 +75,14 @@ Kafka traffic:
                members...), with the packets they rest on; first, after
                the summary lines (--findings=false leaves them out)
 
-The CLIENTS, ERRORS, PARTITIONS and CONNECTIONS tables show --rows rows
-(10): clients with errors, then the busiest; the most frequent errors;
-partitions with the most bytes;
-connections with problems, then the busiest; LATENCY draws the 3 APIs
-whose slowest answers took longest. A line under each says how many
-were left out; --all shows everything, --json lists it all.
+The CLIENTS, ERRORS, PARTITIONS, CONNECTIONS and FINDINGS tables show
+--rows rows (10): clients with errors, then the busiest; the most
+frequent errors; partitions with the most bytes; connections with
+problems, then the busiest; findings by severity, then the most frequent
+(each with its first 5 packets, "+N" counting the packets not listed);
+LATENCY draws the 3 APIs whose slowest answers took longest. A line
+under each says how many were left out; --all shows everything, --json
+lists it all.
 
 Percentiles are exact up to 4096 answered requests per API version, then
 read from log-linear buckets (within 6.25 %, marked "~"). With several
@@ -123,7 +125,7 @@ that is not a capture.`,
 	f.IntVar(&o.Top, "top", 0, "list the `N` slowest exchanges with their packet numbers")
 	addStatsMemoryFlag(f, &o.StatsMem)
 	f.BoolVar(&o.Findings, "findings", true, "add the findings (docs/findings.md)")
-	f.IntVar(&o.Rows, "rows", statsview.DefaultRows, "rows of the CLIENTS, PARTITIONS, CONNECTIONS and FINDINGS tables: those with problems or errors first, then the busiest (-1: all, as --all)")
+	f.IntVar(&o.Rows, "rows", statsview.DefaultRows, "rows of the CLIENTS, ERRORS, PARTITIONS, CONNECTIONS and FINDINGS tables: those with problems or errors first, then the busiest (-1: all, as --all)")
 	f.BoolVar(&o.All, "all", false, "every row of every table, and the latency of every API")
 	return cmd
 }
