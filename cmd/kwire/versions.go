@@ -55,7 +55,12 @@ and the requests in them:
 --against FILE compares with a second capture (before: the FILE arguments;
 after: the --against files, e.g. after an upgrade): which APIs' cluster
 ranges (what every broker accepts) moved, and which clients of the first
-capture would lose a version they use.
+capture would lose a version they use. "removed" is said of that
+intersection: an API that one broker of a mixed cluster lacks shows as
+removed, although the other brokers serve it. The exit status stays
+kwire read's (0 when the captures were read whole, whatever was lost);
+to fail a CI job on it, use kwire diff BEFORE AFTER, which reports the
+same lost versions (lostVersion) and exits 1.
 
 Record batches are read as in kwire read's one-line mode: header and CRC,
 not the records (versions are in headers and ApiVersions bodies), so a
