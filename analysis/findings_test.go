@@ -35,7 +35,7 @@ var wantFindings = map[string][]string{
 	"kgo-produce-consume.pcap":         nil,
 	"kgo-tls.pcap":                     nil,
 	"leader-move.pcap":                 {RuleTinyBatches, RuleLeadership, RuleProduceRetry, RuleFetchRetry}, // one record a request every 50 ms; the moves
-	"lossy-network.pcap":               {RuleSlowNetwork, RuleSlowBroker},                                   // retransmissions; responses lost before the capture point look like a late broker
+	"lossy-network.pcap":               {RuleSlowNetwork},                                                   // retransmissions; responses lost before the capture point told by the broker's IP ID gaps
 	"metadata-storm.pcap":              {RuleMetadataStorm, RuleChurn, RuleTinyBatches},                     // sarama's 50 ms refresh; a client per record
 	"mixed-versions.pcap":              {RuleDowngrade},
 	"sarama-legacy-message-sets.pcap":  {RuleSkippedAPIVer}, // clients of brokers before 0.10: no ApiVersions
@@ -187,12 +187,14 @@ func TestFindingsExpectations(t *testing.T) {
 			}
 		}
 		// A response lost before the capture point (the client's side)
-		// looks like a late broker: at most as many as the wire dropped.
+		// arrives once, late, as its retransmission: the broker (Linux)
+		// numbers its packets one by one, and the number the lost copy
+		// took is missing before it, so its time is the network's.
 		var broker int64
 		for _, f := range findingsOf(r, RuleSlowBroker) {
 			broker += f.Count
 		}
-		hidden := 0
+		hidden, told := 0, 0
 		for _, in := range x.Injections {
 			for _, s := range in.Segments {
 				if !s.Captured {
@@ -200,8 +202,16 @@ func TestFindingsExpectations(t *testing.T) {
 				}
 			}
 		}
-		if net < 3 || broker > int64(hidden) {
-			t.Errorf("%d slow-network, %d slow-broker (%d segments lost before the capture point)", net, broker, hidden)
+		for _, f := range findingsOf(r, RuleSlowNetwork) {
+			if sp := f.Split; sp.Uncaptured > 0 {
+				told++
+				if sp.BrokerMs.Duration() > 10*time.Millisecond || sp.NetworkMs.Duration() < 200*time.Millisecond {
+					t.Errorf("%s: a response lost beyond the capture point: split %+v", f.Subject, sp)
+				}
+			}
+		}
+		if net < 3 || broker != 0 || hidden == 0 || told == 0 {
+			t.Errorf("%d slow-network (%d told by an IP ID gap), %d slow-broker (%d segments lost before the capture point)", net, told, broker, hidden)
 		}
 	})
 	t.Run("leader-move", func(t *testing.T) {

@@ -24,12 +24,18 @@ import (
 //	response    first response byte → last
 //
 // The network's share is the request's and the response's spread plus
-// the round trip; the broker's the rest. What one capture point cannot
-// tell: a response lost beyond it and sent again by the broker looks,
-// from the client's side, like a broker that answered late (a capture at
-// the broker shows it); a client that writes its request slowly looks
-// like a spread request (without a retransmission, full or zero window,
-// the text says so).
+// the round trip; the broker's the rest. A response lost beyond the
+// capture point and sent again by the broker arrives once, late: it
+// looks, from the client's side, like a broker that answered late (a
+// capture at the broker shows it), unless the broker numbers its
+// packets one by one in their IPv4 identification (Linux does, for TCP)
+// and the capture holds the packet it sent before: a number skipped
+// before the response (reassembly.SegUncaptured) says a packet left
+// then, and the broker's time is counted only to the packet before the
+// gap (a lower bound: the skipped packet may have been something else,
+// an ACK). A client that writes its request slowly looks like a spread
+// request (without a retransmission, full or zero window, the text says
+// so).
 
 // Verdicts of a split.
 const (
@@ -63,6 +69,13 @@ type Split struct {
 	OutOfOrder      int `json:"outOfOrder"`
 	ZeroWindows     int `json:"zeroWindows"`
 	WindowFull      int `json:"windowFull"`
+	// Uncaptured counts the broker's packets sent before the response's
+	// first captured byte that the capture does not hold (told by their
+	// IPv4 identifications; dissect.TCPTiming.Uncaptured): the response
+	// may have left before, its first copy lost beyond the capture point.
+	// The broker's time is then counted to the earliest it can have left
+	// (after the broker's packet before them), a lower bound.
+	Uncaptured int `json:"uncaptured"`
 	// Verdict is "broker" or "network": where most of the time went.
 	Verdict string `json:"verdict"`
 }
@@ -77,13 +90,21 @@ func splitOf(x *dissect.Exchange, queued time.Duration) Split {
 	reqDone := latest(req.End, rt.Latest, rt.LastRetransmission)
 	respFirst := earliest(resp.Time, pt.Earliest)
 	respDone := latest(resp.End, pt.Latest)
+	respLeft := respFirst // the earliest the response can have left the broker, as seen
+	if pt.Uncaptured > 0 {
+		// After the broker's last packet captured before the gap, and
+		// after the request.
+		if at := latest(pt.UncapturedSince, reqDone); at.Before(respFirst) {
+			respLeft = at
+		}
+	}
 	rtt := req.RTT
 	total := respDone.Sub(reqStart)
-	broker := max(respFirst.Sub(reqDone)-rtt-queued, 0)
+	broker := max(respLeft.Sub(reqDone)-rtt-queued, 0)
 	s := Split{Time: Time(req.Time), Frame: req.FirstPacket, TotalMs: Millis(total), BrokerMs: Millis(broker),
 		QueuedMs: Millis(queued), NetworkMs: Millis(max(total-broker-queued, 0)), RequestMs: Millis(reqDone.Sub(reqStart)), ResponseMs: Millis(respDone.Sub(respFirst)),
 		Retransmissions: rt.Retransmissions + pt.Retransmissions, OutOfOrder: rt.OutOfOrder + pt.OutOfOrder,
-		ZeroWindows: rt.ZeroWindows + pt.ZeroWindows, WindowFull: rt.WindowFull + pt.WindowFull}
+		ZeroWindows: rt.ZeroWindows + pt.ZeroWindows, WindowFull: rt.WindowFull + pt.WindowFull, Uncaptured: pt.Uncaptured}
 	if rtt > 0 {
 		s.RoundTripMs = ms(rtt)
 	}
@@ -144,7 +165,10 @@ func (s *Split) Text() string {
 	if s.WindowFull > 0 {
 		net = append(net, plural(s.WindowFull, "full window"))
 	}
-	if s.Retransmissions+s.OutOfOrder+s.ZeroWindows+s.WindowFull == 0 {
+	if s.Uncaptured > 0 {
+		net = append(net, fmt.Sprintf("%s of the broker's before the response not captured (its IP ID skipped): the response's first copy may have been lost beyond the capture point; broker time counted to the earliest it can have left", plural(s.Uncaptured, "packet")))
+	}
+	if s.Retransmissions+s.OutOfOrder+s.ZeroWindows+s.WindowFull+s.Uncaptured == 0 {
 		// A response lost beyond the capture point and sent again arrives
 		// once, late: it looks like broker time (docs/findings.md).
 		net = append(net, "no retransmission seen at the capture point; one beyond it would count as broker time")

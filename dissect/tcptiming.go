@@ -46,6 +46,15 @@ type TCPTiming struct {
 	// first one's capture time.
 	WindowFull, ZeroWindows int
 	ZeroWindowAt            time.Time
+	// Uncaptured counts the packets its sender sent within the window,
+	// before bytes of the frame, that the capture does not hold, told by
+	// their IPv4 identifications (reassembly.SegUncaptured);
+	// UncapturedSince is the capture time of the sender's packet before
+	// the earliest of them (they left after it). A response whose first
+	// copy was lost beyond the capture point arrives once, as its
+	// retransmission, with such a gap before it.
+	Uncaptured      int
+	UncapturedSince time.Time
 }
 
 // TCPOf returns f's TCP timing: f.TCP, or when it is nil (nothing to say)
@@ -222,6 +231,13 @@ func (t *tcpState) attribute(tt *TCPTiming, dir reassembly.Dir, from, until time
 			}
 		case reassembly.SegWindowFull:
 			tt.WindowFull++
+		case reassembly.SegUncaptured:
+			if before(s) {
+				if tt.Uncaptured == 0 || s.Since.Before(tt.UncapturedSince) {
+					tt.UncapturedSince = s.Since
+				}
+				tt.Uncaptured += s.Len
+			}
 		}
 	}
 	for i := range t.dir[1-dir].marks {

@@ -119,6 +119,7 @@ type runner struct {
 	bufferTimeout time.Duration
 
 	frame int64
+	ipID  int32     // the current packet's IPv4 identification, -1 none
 	now   time.Time // capture time of the current packet
 	tcp   layers.TCP
 	hdr   [20]byte // the fixed TCP header of the current packet
@@ -268,7 +269,7 @@ func limit(v, def int) int {
 // assemble hands one decoded TCP segment (see decoder.decode) to the
 // assembler, after a flush pass when one is due.
 func (r *runner) assemble(p *pkt) {
-	r.frame = p.frame
+	r.frame, r.ipID = p.frame, p.ipID
 	// The fixed header only: the assembler uses no option, and parsing
 	// them (layers.TCP.DecodeFromBytes) is a good part of its cost.
 	copy(r.hdr[:], p.seg[:20])

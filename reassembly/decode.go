@@ -85,6 +85,11 @@ type decoded struct {
 	segLen int
 	// frag describes an IP fragment (resFragment); srcIP and dstIP are set.
 	frag fragment
+	// ipID is the IPv4 identification of the (innermost) header before
+	// the TCP segment, -1 for IPv6 and for a datagram rebuilt from
+	// fragments (segments.go: packets a sender sent and the capture
+	// missed).
+	ipID int32
 	// depth counts the tunnels the frame came through (tunnel.go).
 	depth int
 	tunnelLayers
@@ -277,6 +282,7 @@ func decodeIPv4(data []byte, d *decoded) decodeResult {
 		return resFragment
 	}
 	d.srcIP, d.dstIP = data[12:16], data[16:20]
+	d.ipID = int32(be16(data[4:6]))
 	end := min(total, len(data)) // drops link-layer padding
 	return decodeIPPayload(data[9], data[ihl:end], total-ihl, d)
 }
@@ -296,6 +302,7 @@ func decodeIPPayload(proto byte, p []byte, plen int, d *decoded) decodeResult {
 
 // decodeIPv6 reads an IPv6 header and its extension headers (RFC 8200).
 func decodeIPv6(data []byte, d *decoded) decodeResult {
+	d.ipID = -1
 	if len(data) < 40 {
 		return resShort
 	}

@@ -42,6 +42,7 @@ type seg struct {
 	nullBE  bool            // NULL link header in big-endian
 	win     int             // the advertised window: 0 means 65535, -1 a zero window
 	opts    []byte          // TCP options (padded to 4 bytes)
+	id      uint16          // the IPv4 identification
 }
 
 func ap(s string) netip.AddrPort { return netip.MustParseAddrPort(s) }
@@ -96,7 +97,7 @@ func frame(t testing.TB, link layers.LinkType, s seg) []byte {
 		}
 		et = layers.EthernetTypeIPv6
 	} else {
-		ip := &layers.IPv4{Version: 4, IHL: 5, TTL: 64, Protocol: layers.IPProtocolTCP, Flags: layers.IPv4DontFragment,
+		ip := &layers.IPv4{Version: 4, IHL: 5, TTL: 64, Protocol: layers.IPProtocolTCP, Flags: layers.IPv4DontFragment, Id: s.id,
 			SrcIP: net.IP(s.src.Addr().AsSlice()), DstIP: net.IP(s.dst.Addr().AsSlice())}
 		if err := tcp.SetNetworkLayerForChecksum(ip); err != nil {
 			t.Fatal(err)

@@ -48,6 +48,7 @@ type pkt struct {
 	dst    []byte               // destination IP address
 	seg    []byte               // TCP header and captured payload
 	hl     int                  // TCP header length
+	ipID   int32                // IPv4 identification, -1 none (decoded.ipID)
 	plen   int                  // payload length declared by the IP header; 0 for a RST
 	flush  bool                 // a flush pass is due before it
 	cut    *cutMark             // the cuts before it (CutComment), nil none
@@ -105,6 +106,7 @@ func (d *decoder) decode(data []byte, ci gopacket.CaptureInfo, link layers.LinkT
 		d.sum.Truncated++
 		d.sum.TruncatedAt = max(d.sum.TruncatedAt, len(data))
 	}
+	d.dec.ipID = -1
 	res := decodeFrame(link, data, &d.dec)
 	frames := int64(1) // the frames this segment came in: its fragments
 	whole := false     // the frame completes a fragmented datagram
@@ -218,6 +220,10 @@ func (d *decoder) decode(data []byte, ci gopacket.CaptureInfo, link layers.LinkT
 	p.seg = seg[:hl+captured]
 	p.hl = hl
 	p.plen = plen
+	p.ipID = d.dec.ipID
+	if whole {
+		p.ipID = -1
+	}
 	return true
 }
 

@@ -51,9 +51,20 @@ const (
 	// sender ends the connection.
 	SegFIN
 	SegRST
+	// SegUncaptured: the segment's sender sent Len packets on the
+	// connection just before it that the capture does not hold, told by
+	// the IPv4 identification: a sender that numbers each connection's
+	// packets one by one (Linux, for TCP with DF set) skipped Len numbers
+	// since its previous packet, captured at Since. Lost beyond the
+	// capture point (a segment dropped there is sent again, later), or
+	// dropped by the capture itself. Reported only once the direction's
+	// identifications have gone up one a packet (idInOrder), and never
+	// after a packet larger than the peer's MSS (a TSO/GSO packet
+	// captured before segmentation takes one number a segment).
+	SegUncaptured
 )
 
-var segmentNames = [...]string{"", "retransmission", "out-of-order", "zero-window", "window-full", "fin", "rst"}
+var segmentNames = [...]string{"", "retransmission", "out-of-order", "zero-window", "window-full", "fin", "rst", "uncaptured"}
 
 // String names the kind ("retransmission", "zero-window").
 func (k SegmentKind) String() string {
@@ -73,6 +84,10 @@ type Segment struct {
 	// deliver when it carries none; Len is its payload length.
 	Offset int64
 	Len    int
+	// Since is, for SegUncaptured, the capture time of the sender's
+	// packet before the ones missing: they were sent between it and
+	// Time.
+	Since time.Time
 }
 
 // SegmentHandler is a Handler that is also told of noteworthy segments.
@@ -100,6 +115,87 @@ type flowState struct {
 	rttOn  bool
 	rttEnd gpr.Sequence
 	rttAt  time.Time
+	// mss is the maximum segment size this direction's SYN offered (RFC
+	// 9293 section 3.7.1, option kind 2): the most the peer sends in one
+	// segment; 0 when not seen.
+	mss uint16
+	// The IPv4 identification of this direction's last packet (idKnown),
+	// its capture time, and whether it took one number (idOne: its
+	// payload fit in one segment); idInOrder counts the packets that
+	// came one number after the one before, idOther those that did not
+	// (SegUncaptured).
+	idLast    uint16
+	idKnown   bool
+	idOne     bool
+	idAt      time.Time
+	idInOrder int32
+	idGaps    int32
+	idOther   int32
+}
+
+// Identification steps (SegUncaptured): a gap of at most idMaxGap
+// numbers is reported while at most one step in idOtherRatio of the
+// direction's was neither one nor a gap reported (a larger jump, a number
+// repeated or going back: a counter shared with other traffic, or none),
+// and while the gaps reported, this one included, are at most one more
+// than one in idGapRatio of the steps that were one (a sender whose
+// numbers often skip a few shares its counter). The first step after
+// the SYN may be a gap: Linux starts a connection's numbers anew after
+// its SYN-ACK (numbered 0).
+const (
+	idOtherRatio = 16
+	idGapRatio   = 4
+	idMaxGap     = 64
+)
+
+// minMSS is the segment size assumed when the peer's SYN was not captured
+// (RFC 9293 section 3.7.1: 536 bytes unless told otherwise).
+const minMSS = 536
+
+// maxSegment returns the maximum segment size a SYN's options give (RFC
+// 9293 section 3.7.1, kind 2), 0 when none.
+func maxSegment(opts []byte) uint16 {
+	for len(opts) > 0 {
+		switch opts[0] {
+		case 0:
+			return 0
+		case 1:
+			opts = opts[1:]
+			continue
+		}
+		if len(opts) < 2 || int(opts[1]) < 2 || int(opts[1]) > len(opts) {
+			return 0
+		}
+		if opts[0] == 2 && opts[1] == 4 {
+			return uint16(opts[2])<<8 | uint16(opts[3])
+		}
+		opts = opts[opts[1]:]
+	}
+	return 0
+}
+
+// identify follows direction d's IPv4 identifications: id of a packet
+// captured at ts with n payload bytes. It reports the numbers skipped
+// before it (SegUncaptured) and the capture time of the packet before.
+func (s *stream) identify(d Dir, id uint16, n int, ts time.Time) (skipped int, since time.Time) {
+	f := &s.flow[d]
+	if f.idKnown && f.idOne {
+		switch step := id - f.idLast; {
+		case step == 1:
+			f.idInOrder++
+		case step > 1 && step <= idMaxGap && f.idOther*idOtherRatio <= f.idInOrder && f.idGaps <= f.idInOrder/idGapRatio:
+			skipped, since = int(step-1), f.idAt
+			f.idGaps++
+		default:
+			f.idOther++
+		}
+	}
+	mss := int(s.flow[1-d].mss)
+	if mss == 0 {
+		mss = minMSS
+	}
+	f.idLast, f.idKnown, f.idOne, f.idAt = id, true, n <= mss, ts
+	return skipped, since
 }
 
 // windowScale returns the window scale shift a SYN's options give
@@ -148,9 +244,18 @@ func (s *stream) observe(tcp *layers.TCP, ts time.Time, d Dir, seq gpr.Sequence,
 	if tcp.SYN {
 		if len(tcp.Contents) > 20 {
 			f.wscale = windowScale(tcp.Contents[20:])
+			f.mss = maxSegment(tcp.Contents[20:])
 		} else {
 			f.wscale = -1
 		}
+	}
+	var skipped int
+	var since time.Time
+	switch {
+	case tcp.SYN:
+		f.idKnown = false // a SYN's number may come from elsewhere (Linux: 0 for a SYN-ACK)
+	case r.ipID >= 0 && r.segs != nil:
+		skipped, since = s.identify(d, uint16(r.ipID), n, ts)
 	}
 	// The peer's RTT sample, acknowledged by this segment.
 	if tcp.ACK && peer.rttOn && peer.rttEnd.Difference(gpr.Sequence(tcp.Ack)) >= 0 {
@@ -176,6 +281,9 @@ func (s *stream) observe(tcp *layers.TCP, ts time.Time, d Dir, seq gpr.Sequence,
 		return
 	}
 	off := h.offset + int64(h.next.Difference(seq))
+	if skipped > 0 {
+		r.emitSegment(s, d, Segment{Kind: SegUncaptured, Time: ts, Frame: r.frame, Offset: off, Len: skipped, Since: since})
+	}
 	switch {
 	case n > 0 && retrans:
 		r.emitSegment(s, d, Segment{Kind: SegRetransmission, Time: ts, Frame: r.frame, Offset: off, Len: n})
@@ -226,11 +334,11 @@ func (r *runner) emitSegment(s *stream, d Dir, sg Segment) {
 		r.segs.Segment(s.conn, d, sg)
 		return
 	}
-	r.rec.add(s, call{kind: evSegment, dir: d, sk: sg.Kind, n: int64(sg.Len),
+	r.rec.add(s, call{kind: evSegment, dir: d, sk: sg.Kind, n: int64(sg.Len), t: sg.Since,
 		ch: Chunk{Time: sg.Time, Frame: sg.Frame, Offset: sg.Offset}}, nil)
 }
 
 // segmentOf rebuilds a recorded segment call.
 func segmentOf(e *call) Segment {
-	return Segment{Kind: e.sk, Time: e.ch.Time, Frame: e.ch.Frame, Offset: e.ch.Offset, Len: int(e.n)}
+	return Segment{Kind: e.sk, Time: e.ch.Time, Frame: e.ch.Frame, Offset: e.ch.Offset, Len: int(e.n), Since: e.t}
 }

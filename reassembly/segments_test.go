@@ -1,6 +1,7 @@
 package reassembly
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"slices"
@@ -116,5 +117,49 @@ func TestWindowScale(t *testing.T) {
 		if got := windowScale(c.opts); got != c.want {
 			t.Errorf("%v: %d, want %d", c.opts, got, c.want)
 		}
+	}
+}
+
+// TestSegmentsUncaptured: a sender that numbers its packets one by one in
+// their IPv4 identification and skips numbers sent packets the capture
+// does not hold; not after its SYN (Linux numbers a SYN-ACK 0), nor after
+// a packet larger than the peer's MSS (one number a segment), nor for a
+// jump too large to be a few packets.
+func TestSegmentsUncaptured(t *testing.T) {
+	c, s := ap("10.0.0.1:40000"), ap("10.0.0.2:9092")
+	ms := time.Millisecond
+	big := bytes.Repeat([]byte("b"), 1200)
+	segs := []seg{
+		{at: 1 * ms, src: c, dst: s, seq: 1000, flags: "S", opts: []byte{2, 4, 3, 0xe8}, id: 100},          // f1 MSS 1000
+		{at: 2 * ms, src: s, dst: c, seq: 5000, ack: 1001, flags: "SA", id: 0},                             // f2
+		{at: 3 * ms, src: c, dst: s, seq: 1001, ack: 5001, flags: "A", id: 101},                            // f3
+		{at: 4 * ms, src: c, dst: s, seq: 1001, ack: 5001, flags: "PA", payload: []byte("r1"), id: 102},    // f4
+		{at: 5 * ms, src: s, dst: c, seq: 5001, ack: 1003, flags: "A", id: 7000},                           // f5 after the SYN-ACK's 0: no mark
+		{at: 6 * ms, src: s, dst: c, seq: 5001, ack: 1003, flags: "PA", payload: []byte("a1"), id: 7001},   // f6
+		{at: 7 * ms, src: c, dst: s, seq: 1003, ack: 5003, flags: "PA", payload: []byte("r2"), id: 103},    // f7
+		{at: 8 * ms, src: s, dst: c, seq: 5003, ack: 1005, flags: "A", id: 7002},                           // f8
+		{at: 300 * ms, src: s, dst: c, seq: 5003, ack: 1005, flags: "PA", payload: []byte("a2"), id: 7004}, // f9 7003 not captured
+		{at: 301 * ms, src: s, dst: c, seq: 5005, ack: 1005, flags: "PA", payload: big, id: 7005},          // f10 larger than the MSS: two numbers
+		{at: 302 * ms, src: s, dst: c, seq: 6205, ack: 1005, flags: "PA", payload: []byte("a3"), id: 7007}, // f11 no mark
+		{at: 303 * ms, src: s, dst: c, seq: 6207, ack: 1005, flags: "PA", payload: []byte("a4"), id: 7008}, // f12
+		{at: 304 * ms, src: s, dst: c, seq: 6209, ack: 1005, flags: "PA", payload: []byte("a5"), id: 7011}, // f13 two skipped: 4 steps of one, 1 gap before
+		{at: 305 * ms, src: s, dst: c, seq: 6211, ack: 1005, flags: "PA", payload: []byte("a6"), id: 7013}, // f14 a third gap, too soon: no mark
+		{at: 306 * ms, src: s, dst: c, seq: 6213, ack: 1005, flags: "PA", payload: []byte("a7"), id: 9000}, // f15 a jump: no mark
+	}
+	want := []string{
+		"0 B>A uncaptured f9 @2+1 300ms",
+		"0 B>A uncaptured f13 @1208+2 304ms",
+	}
+	for _, sync := range []bool{true, false} {
+		t.Run(fmt.Sprintf("sync=%v", sync), func(t *testing.T) {
+			h := &segRec{rec: newRec()}
+			p := writeFile(t, "capture", pcapBytes(t, layers.LinkTypeEthernet, segs))
+			if _, err := ReadFiles(context.Background(), []string{p}, Options{Synchronous: sync}, h); err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(h.segs, want) {
+				t.Errorf("segments\n%q\nwant\n%q", h.segs, want)
+			}
+		})
 	}
 }
