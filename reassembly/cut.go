@@ -96,21 +96,38 @@ func cutOf(comment string) (m cutMark, ok bool) {
 // reader to the assembly, on a packet CutComment marks.
 type cutMark struct{ sent, received []Cut }
 
-// markedCut returns the cut a packet's capture info carries.
-func markedCut(ci *gopacket.CaptureInfo) (*cutMark, bool) {
+// CutApplication is the shb_userappl of the files kwire read -w writes.
+const CutApplication = "kwire read -w"
+
+// cutFile rides in the CaptureInfo.AncillaryData of every packet of a
+// section CutApplication wrote: the packets left out were not lost, so
+// the numbers their IPv4 identifications skip say nothing
+// (SegUncaptured).
+type cutFile struct{}
+
+// inCutFile is the AncillaryData of a packet of a cut file with no cut
+// before it, shared.
+var inCutFile = []any{cutFile{}}
+
+// markedCut returns the cut a packet's capture info carries, and whether
+// the packet is of a cut file.
+func markedCut(ci *gopacket.CaptureInfo) (m *cutMark, written bool) {
 	for _, a := range ci.AncillaryData {
-		if m, ok := a.(*cutMark); ok {
-			return m, true
+		switch a := a.(type) {
+		case *cutMark:
+			m, written = a, true
+		case cutFile:
+			written = true
 		}
 	}
-	return nil, false
+	return m, written
 }
 
 // PacketCuts returns the cuts a packet's comment names (CutComment), as
 // EachPacket gives the packet: what a cut file being cut again must mark
 // in its turn. None when the packet carries no such comment.
 func PacketCuts(p *Packet) (sent, received []Cut) {
-	if m, ok := markedCut(&p.CI); ok {
+	if m, _ := markedCut(&p.CI); m != nil {
 		return m.sent, m.received
 	}
 	return nil, nil

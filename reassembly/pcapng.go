@@ -141,9 +141,16 @@ func (f *ngFile) next(s *fileSource) ([]byte, gopacket.CaptureInfo, layers.LinkT
 		link, _ = ci.AncillaryData[0].(layers.LinkType)
 	}
 	ci.AncillaryData = nil
+	written := f.r.SectionInfo().Application == CutApplication
+	if written {
+		ci.AncillaryData = inCutFile
+	}
 	for _, c := range opts.Comments {
 		if m, ok := cutOf(c); ok {
 			ci.AncillaryData = []any{&m} // a packet after a cut (CutComment)
+			if written {
+				ci.AncillaryData = append(ci.AncillaryData, cutFile{})
+			}
 			break
 		}
 	}

@@ -207,8 +207,9 @@ func (d *decoder) decode(data []byte, ci gopacket.CaptureInfo, link layers.LinkT
 
 	p.ci = gopacket.CaptureInfo{Timestamp: now, CaptureLength: ci.CaptureLength, Length: ci.Length, InterfaceIndex: ci.InterfaceIndex}
 	p.cut = nil
+	written := false
 	if len(ci.AncillaryData) > 0 {
-		p.cut, _ = markedCut(&ci)
+		p.cut, written = markedCut(&ci)
 	}
 	p.frame = d.frame
 	p.frames = frames
@@ -221,7 +222,7 @@ func (d *decoder) decode(data []byte, ci gopacket.CaptureInfo, link layers.LinkT
 	p.hl = hl
 	p.plen = plen
 	p.ipID = d.dec.ipID
-	if whole {
+	if whole || written {
 		p.ipID = -1
 	}
 	return true

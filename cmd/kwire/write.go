@@ -437,7 +437,7 @@ const (
 // pcapng and returns how many it wrote. merge says the files were read
 // as one capture (file indexes are then 0 in the selection).
 func writeSelection(ctx context.Context, paths []string, ropts reassembly.Options, sel *packetSelection, names *facts.Names, path string) (int64, error) {
-	section := pcapgo.NgSectionInfo{Application: "kwire read -w", Comment: topicIDsComment(sel.topicIDs, names)}
+	section := pcapgo.NgSectionInfo{Application: reassembly.CutApplication, Comment: topicIDsComment(sel.topicIDs, names)}
 	sel.prepare()
 	fileOf := func(p *reassembly.Packet) int {
 		if ropts.Merge && len(paths) > 1 {

@@ -351,6 +351,12 @@ func TestWriteSelectionTCPTiming(t *testing.T) {
 			n++
 			retrans += want.Request.TCP.Retransmissions
 			ooo += want.Request.TCP.OutOfOrder
+			// Packets the capture missed, told by the numbers their
+			// IPv4 identifications skip, are not told in a cut: the
+			// packets it leaves out skip numbers too.
+			for _, tt := range []*dissect.TCPTiming{&want.Request.TCP, &want.Response.TCP} {
+				tt.Uncaptured, tt.UncapturedSince = 0, time.Time{}
+			}
 			if got := cut[k]; got != want {
 				t.Errorf("%s: exchange %s in the cut:\n%+v\nwant\n%+v", c.filter, k, got, want)
 			}
