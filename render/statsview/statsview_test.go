@@ -142,7 +142,7 @@ func TestStatsJSONFields(t *testing.T) {
 		"findings[].partition", "findings[].rule", "findings[].severity", "findings[].split", "findings[].split.brokerMs",
 		"findings[].split.frame", "findings[].split.networkMs", "findings[].split.outOfOrder", "findings[].split.queuedMs",
 		"findings[].split.requestMs", "findings[].split.responseMs", "findings[].split.retransmissions",
-		"findings[].split.retransmittedMs", "findings[].split.roundTripMs", "findings[].split.time", "findings[].split.totalMs",
+		"findings[].split.retransmittedMs", "findings[].split.roundTripMs", "findings[].split.time", "findings[].split.totalMs", "findings[].split.uncaptured",
 		"findings[].split.verdict", "findings[].split.windowFull", "findings[].split.zeroWindows", "findings[].subject",
 		"findings[].time", "findings[].topic", "findingsDropped",
 		"latency", "latency[].binWidthMs", "latency[].count", "latency[].distribution", "latency[].distribution[].count",
