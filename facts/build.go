@@ -293,6 +293,8 @@ func (v *view) add(c *protocol.Node) {
 		set(&v.offsets[OffsetEnd], c)
 	case protocol.RoleLowWatermark:
 		set(&v.offsets[OffsetLowWatermark], c)
+	case protocol.RoleDeletionOffset:
+		set(&v.offsets[OffsetDeletion], c)
 	case protocol.RoleLeaderEpoch:
 		set(&v.offsets[OffsetLeaderEpoch], c)
 	case protocol.RoleCommittedMeta:

@@ -251,7 +251,7 @@ func TestAPIVersionsFacts(t *testing.T) {
 func TestPartitionResult(t *testing.T) {
 	var p Partition
 	for k, v := range map[OffsetKind]int64{OffsetBase: 0, OffsetFetch: 5, OffsetHighWatermark: 9, OffsetLastStable: 9, OffsetLogStart: 1,
-		OffsetCommitted: 4, OffsetListed: 3, OffsetListTimestamp: -1, OffsetLeaderEpoch: 2, OffsetEnd: 7, OffsetLowWatermark: 6} {
+		OffsetCommitted: 4, OffsetListed: 3, OffsetListTimestamp: -1, OffsetLeaderEpoch: 2, OffsetEnd: 7, OffsetLowWatermark: 6, OffsetDeletion: 8} {
 		p.Offsets.Set(k, v)
 	}
 	for _, k := range OffsetKinds() {
@@ -262,7 +262,7 @@ func TestPartitionResult(t *testing.T) {
 	p.Error = 6 // NOT_LEADER_OR_FOLLOWER
 	for _, k := range OffsetKinds() {
 		v, ok := p.Result(k)
-		asked := k == OffsetFetch || k == OffsetListTimestamp || k == OffsetLeaderEpoch
+		asked := k == OffsetFetch || k == OffsetListTimestamp || k == OffsetLeaderEpoch || k == OffsetDeletion
 		if ok != asked {
 			t.Errorf("error: %v: result %v (%d)", k, ok, v)
 		}
@@ -538,5 +538,33 @@ func BenchmarkMembers(b *testing.B) {
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/member")
 		})
+	}
+}
+
+// DeleteRecords asks each partition's records before an offset deleted
+// (-1: before the high watermark): the request's Offset is the
+// partition's deletion offset, asked and not answered, so it stays with
+// a partition the broker refused.
+func TestDeletionOffset(t *testing.T) {
+	rq := kmsg.NewPtrDeleteRecordsRequest()
+	rq.Version = 1
+	rq.Topics = []kmsg.DeleteRecordsRequestTopic{{Topic: "beta", Partitions: []kmsg.DeleteRecordsRequestTopicPartition{
+		{Partition: 3, Offset: 100}, {Partition: 4, Offset: -1}}}}
+	rp := kmsg.NewPtrDeleteRecordsResponse()
+	rp.Version = 1
+	rp.Topics = []kmsg.DeleteRecordsResponseTopic{{Topic: "beta", Partitions: []kmsg.DeleteRecordsResponseTopicPartition{
+		{Partition: 3, LowWatermark: 100}, {Partition: 4, LowWatermark: -1, ErrorCode: 1}}}}
+	fx := Of(21, 1, request(t, rq), response(t, rp))
+	var got []string
+	for _, p := range fx.Topics[0].Partitions {
+		d, okD := p.Result(OffsetDeletion)
+		lw, okL := p.Result(OffsetLowWatermark)
+		got = append(got, fmt.Sprintf("%d:%d,%v/%d,%v", p.Index, d, okD, lw, okL))
+	}
+	if want := "[3:100,true/100,true 4:-1,true/0,false]"; fmt.Sprint(got) != want {
+		t.Errorf("got  %v\nwant %s", got, want)
+	}
+	if OffsetDeletion.String() != "deletionOffset" {
+		t.Errorf("name %q", OffsetDeletion)
 	}
 }

@@ -305,11 +305,12 @@ const (
 	OffsetLeaderEpoch                     // a leader epoch (CurrentLeaderEpoch, LeaderEpoch, ...)
 	OffsetEnd                             // OffsetForLeaderEpochResponse EndOffset: where the epoch ends (KIP-101)
 	OffsetLowWatermark                    // DeleteRecordsResponse LowWatermark: the log start after the deletion (KIP-107)
+	OffsetDeletion                        // DeleteRecordsRequest Offset: delete the records before it (-1: before the high watermark; KIP-107)
 	numOffsetKinds
 )
 
 var offsetNames = [numOffsetKinds]string{"baseOffset", "fetchOffset", "highWatermark", "lastStableOffset",
-	"logStartOffset", "committedOffset", "listedOffset", "listTimestamp", "leaderEpoch", "endOffset", "lowWatermark"}
+	"logStartOffset", "committedOffset", "listedOffset", "listTimestamp", "leaderEpoch", "endOffset", "lowWatermark", "deletionOffset"}
 
 // String names the kind as the JSON does ("highWatermark").
 func (k OffsetKind) String() string {

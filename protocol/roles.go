@@ -106,6 +106,7 @@ const (
 	RoleListedOffset     // ListOffsetsResponse Offset: the offset answered
 	RoleEndOffset        // OffsetForLeaderEpochResponse EndOffset: where the epoch asked for ends (KIP-101)
 	RoleLowWatermark     // DeleteRecordsResponse LowWatermark: the log start after the deletion (KIP-107)
+	RoleDeletionOffset   // DeleteRecordsRequest Offset: the records before it are deleted (-1: the high watermark; KIP-107)
 	RoleLeaderEpoch      // a partition leader epoch (KIP-101, KIP-320)
 	RoleAbortedTxns      // FetchResponse AbortedTransactions: the aborted transactions in the range
 	RoleAbortedFirst     // an aborted transaction's FirstOffset: where its first batch is (KIP-98)
@@ -193,6 +194,7 @@ var roleNames = [numRoles]string{
 	RoleListedOffset:       "listed-offset",
 	RoleEndOffset:          "end-offset",
 	RoleLowWatermark:       "low-watermark",
+	RoleDeletionOffset:     "deletion-offset",
 	RoleLeaderEpoch:        "leader-epoch",
 	RoleAbortedTxns:        "aborted-transactions",
 	RoleAbortedFirst:       "aborted-first-offset",
@@ -336,6 +338,7 @@ var roleRules = []roleRule{
 	{msg: "DescribeClusterResponse", path: "ClusterId", kind: TypeString, role: RoleClusterID},
 	{msg: "OffsetForLeaderEpochResponse", path: "Topics.Partitions.EndOffset", kind: TypeInt64, role: RoleEndOffset},
 	{msg: "DeleteRecordsResponse", path: "Topics.Partitions.LowWatermark", kind: TypeInt64, role: RoleLowWatermark},
+	{msg: "DeleteRecordsRequest", path: "Topics.Partitions.Offset", kind: TypeInt64, role: RoleDeletionOffset},
 	{name: "LeaderEpoch", kind: TypeInt32, role: RoleLeaderEpoch},
 	{name: "CurrentLeaderEpoch", kind: TypeInt32, role: RoleLeaderEpoch},
 	{name: "CommittedLeaderEpoch", kind: TypeInt32, role: RoleLeaderEpoch},

@@ -74,8 +74,11 @@ type PartitionDoc struct {
 	// EndOffset is where the leader epoch asked for ends
 	// (OffsetForLeaderEpoch, KIP-101); LowWatermark the log start after a
 	// DeleteRecords (KIP-107).
-	EndOffset           *int64      `json:"endOffset" expr:"endOffset" jsonschema:"nullable"`
-	LowWatermark        *int64      `json:"lowWatermark" expr:"lowWatermark" jsonschema:"nullable"`
+	EndOffset    *int64 `json:"endOffset" expr:"endOffset" jsonschema:"nullable"`
+	LowWatermark *int64 `json:"lowWatermark" expr:"lowWatermark" jsonschema:"nullable"`
+	// DeletionOffset is what a DeleteRecords request asks: delete the
+	// records before it (-1: before the high watermark; KIP-107).
+	DeletionOffset      *int64      `json:"deletionOffset" expr:"deletionOffset" jsonschema:"nullable"`
 	Records             *RecordsDoc `json:"records" expr:"records" jsonschema:"nullable"`
 	AbortedTransactions *int32      `json:"abortedTransactions" expr:"abortedTransactions" jsonschema:"nullable"`
 	// Aborted lists the first 64 aborted transactions of a read_committed
@@ -460,6 +463,7 @@ func partitionDoc(p *facts.Partition) PartitionDoc {
 		{facts.OffsetCommitted, &pd.CommittedOffset}, {facts.OffsetListed, &pd.ListedOffset},
 		{facts.OffsetListTimestamp, &pd.ListTimestamp}, {facts.OffsetLeaderEpoch, &pd.LeaderEpoch},
 		{facts.OffsetEnd, &pd.EndOffset}, {facts.OffsetLowWatermark, &pd.LowWatermark},
+		{facts.OffsetDeletion, &pd.DeletionOffset},
 	} {
 		if v, ok := o.Get(k.kind); ok {
 			*k.dst = ptr(v)
@@ -790,6 +794,8 @@ func (w *factsWriter) partition(p *PartitionDoc) {
 	w.optInt64(p.EndOffset)
 	w.key(false, "lowWatermark")
 	w.optInt64(p.LowWatermark)
+	w.key(false, "deletionOffset")
+	w.optInt64(p.DeletionOffset)
 	w.key(false, "records")
 	w.records(p.Records)
 	w.key(false, "abortedTransactions")

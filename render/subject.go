@@ -25,7 +25,11 @@ import (
 //	                  "partial" for a batch cut at a fetch's end,
 //	                  "aborted=N" for the aborted transactions a fetch
 //	                  lists; ListOffsets "0 latest→42" (the time asked, the
-//	                  offset answered); an incremental Fetch's
+//	                  offset answered); OffsetForLeaderEpoch "0→40" (where
+//	                  the epoch asked ends); DeleteRecords "0 before
+//	                  100→100" (the records before 100 deleted, the log
+//	                  start after; "before high-watermark" for -1); an
+//	                  incremental Fetch's
 //	                  forgot=t[1,2] (ForgottenTopicsData, KIP-227: not
 //	                  fetched). An offset that comes with the
 //	                  partition's error is no result and is left out
@@ -219,6 +223,15 @@ func appendPartition(b []byte, p *facts.Partition, committed bool) []byte {
 	if ts, ok := o.Get(facts.OffsetListTimestamp); ok {
 		b = append(b, ' ')
 		b = append(b, ListOffsetsTimestamp(ts)...)
+	}
+	if d, ok := o.Get(facts.OffsetDeletion); ok {
+		// DeleteRecords: the records before this offset go.
+		b = append(b, " before "...)
+		if d == -1 {
+			b = append(b, "high-watermark"...)
+		} else {
+			b = strconv.AppendInt(b, d, 10)
+		}
 	}
 	// Offsets that come with the partition's error are no result
 	// (facts.Partition.Result): a refused Produce wrote nothing.

@@ -1,0 +1,101 @@
+package render
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/kwire/kwire/dissect"
+	"github.com/kwire/kwire/reassembly"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// kexchange builds the paired exchange of req and resp (resp at req's
+// version), both encoded by kmsg and decoded by kwire.
+func kexchange(t *testing.T, req kmsg.Request, resp kmsg.Response) *dissect.Exchange {
+	t.Helper()
+	resp.SetVersion(req.GetVersion())
+	return &dissect.Exchange{Conn: &reassembly.Conn{A: testClient, B: testBroker}, Client: testClient, Broker: testBroker,
+		Kind: dissect.KindPaired, APIKey: req.Key(), APIVersion: req.GetVersion(), CorrelationID: 1, ClientID: "app",
+		Request: kreq(t, req), Response: kresp(t, resp)}
+}
+
+// lineSubject returns the subject part of e's line: what follows its sizes.
+func lineSubject(t *testing.T, e *dissect.Exchange) string {
+	t.Helper()
+	var b bytes.Buffer
+	if err := Line(&b, e, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	line := strings.TrimSuffix(b.String(), "\n")
+	// "... 1.25ms 60B/40B subject": the subject follows the sizes.
+	i := strings.Index(line, "ms ")
+	if i < 0 {
+		t.Fatalf("no latency in %q", line)
+	}
+	rest := line[i+3:]
+	if j := strings.IndexByte(rest, ' '); j >= 0 {
+		return rest[j+1:]
+	}
+	return ""
+}
+
+// factsOf returns e's JSON line's facts, decoded into v.
+func factsOf(t *testing.T, e *dissect.Exchange, v any) {
+	t.Helper()
+	var out bytes.Buffer
+	if err := ExchangeJSONLine(&out, e, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	var d struct {
+		Facts json.RawMessage
+	}
+	if err := json.Unmarshal(out.Bytes(), &d); err != nil {
+		t.Fatalf("%v: %s", err, out.Bytes())
+	}
+	if err := json.Unmarshal(d.Facts, v); err != nil {
+		t.Fatalf("%v: %s", err, d.Facts)
+	}
+}
+
+// DeleteRecords: the offset each partition is cut at (the request's
+// Offset, -1 the high watermark) and the log start after (the response's
+// LowWatermark), on the line and in JSON.
+func TestDeleteRecordsDeletionOffset(t *testing.T) {
+	req := kmsg.NewPtrDeleteRecordsRequest()
+	req.Version = 2
+	req.Topics = []kmsg.DeleteRecordsRequestTopic{{Topic: "logs", Partitions: []kmsg.DeleteRecordsRequestTopicPartition{
+		{Partition: 0, Offset: 100}, {Partition: 1, Offset: -1}, {Partition: 2, Offset: 7}}}}
+	resp := kmsg.NewPtrDeleteRecordsResponse()
+	resp.Topics = []kmsg.DeleteRecordsResponseTopic{{Topic: "logs", Partitions: []kmsg.DeleteRecordsResponseTopicPartition{
+		{Partition: 0, LowWatermark: 100}, {Partition: 1, LowWatermark: 57}, {Partition: 2, LowWatermark: -1, ErrorCode: 1}}}}
+	e := kexchange(t, req, resp)
+	if got, want := lineSubject(t, e), "logs[0 before 100→100,1 before high-watermark→57,2 before 7] errors: OFFSET_OUT_OF_RANGE logs[2]"; got != want {
+		t.Errorf("line\n got  %s\n want %s", got, want)
+	}
+	var fx struct {
+		Topics []struct {
+			Partitions []struct {
+				Partition      int32
+				DeletionOffset *int64
+				LowWatermark   *int64
+			}
+		}
+	}
+	factsOf(t, e, &fx)
+	var got []string
+	for _, p := range fx.Topics[0].Partitions {
+		got = append(got, itoa(int64(p.Partition))+":"+optI64(p.DeletionOffset)+"/"+optI64(p.LowWatermark))
+	}
+	if g, want := strings.Join(got, " "), "0:100/100 1:-1/57 2:7/-1"; g != want {
+		t.Errorf("JSON deletionOffset/lowWatermark %s, want %s", g, want)
+	}
+}
+
+func optI64(p *int64) string {
+	if p == nil {
+		return "null"
+	}
+	return itoa(*p)
+}
