@@ -1152,8 +1152,13 @@ func (t *groupTracker) commit(g *group, e *xinfo) {
 	if m != nil {
 		m.err(code)
 	}
+	// The commit's GenerationIdOrMemberEpoch as sent: the group's kind
+	// and the member's epoch below say which it is.
 	genNum := int32(-1)
-	if fg.HasGeneration {
+	switch {
+	case fg.HasGenOrEpoch:
+		genNum = fg.GenerationOrEpoch
+	case fg.HasGeneration:
 		genNum = fg.Generation
 	}
 	stale, why := false, ""

@@ -667,8 +667,12 @@ func (b *builder) group(v *view) {
 	if s, ok := strOf(v.instance); ok && g.InstanceID == "" {
 		g.InstanceID = s
 	}
-	for _, n := range [...]*protocol.Node{v.gen, v.genOrEpoch} {
-		if x, ok := intOf(n); ok && !g.HasGeneration {
+	if x, ok := intOf(v.gen); ok && !g.HasGeneration {
+		g.Generation, g.HasGeneration = int32(x), true
+	}
+	if x, ok := intOf(v.genOrEpoch); ok && !g.HasGenOrEpoch {
+		g.GenerationOrEpoch, g.HasGenOrEpoch = int32(x), true
+		if !mayBeEpoch(b.fx.Key, b.fx.Version) && !g.HasGeneration {
 			g.Generation, g.HasGeneration = int32(x), true
 		}
 	}
@@ -700,6 +704,22 @@ func (b *builder) group(v *view) {
 	if x, ok := intOf(v.hbInterval); ok && b.response {
 		g.HeartbeatIntervalMs = int32(x)
 	}
+}
+
+// mayBeEpoch reports whether the GenerationIdOrMemberEpoch of API key
+// at version ver may be a KIP-848 member epoch: OffsetCommit from v9
+// ("the first version that can be used with the new consumer group
+// protocol", OffsetCommitRequest.json), TxnOffsetCommit in every version
+// that has the field (v3+: its versions did not change with KIP-848).
+// Before, it is a classic group's generation.
+func mayBeEpoch(key, ver int16) bool {
+	switch key {
+	case protocol.KeyOffsetCommit:
+		return ver >= 9
+	case protocol.KeyTxnOffsetCommit:
+		return true
+	}
+	return false
 }
 
 // children walks the structs below n and reads its role-bearing arrays

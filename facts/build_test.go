@@ -568,3 +568,76 @@ func TestDeletionOffset(t *testing.T) {
 		t.Errorf("name %q", OffsetDeletion)
 	}
 }
+
+// An OffsetCommit's GenerationIdOrMemberEpoch is a generation before v9;
+// from v9 (and in TxnOffsetCommit) it is a generation or a KIP-848
+// member epoch as the group's protocol is, which Names learns from the
+// group's own exchanges: a ConsumerGroupHeartbeat makes it an epoch, a
+// JoinGroup a generation; a group never seen leaves it undecided.
+func TestGenerationOrMemberEpoch(t *testing.T) {
+	commit := func(ver int16, group string, gen int32) *Exchange {
+		oc := kmsg.NewPtrOffsetCommitRequest()
+		oc.Version, oc.Group, oc.Generation, oc.MemberID = ver, group, gen, "m"
+		oc.Topics = []kmsg.OffsetCommitRequestTopic{{Topic: "t", Partitions: []kmsg.OffsetCommitRequestTopicPartition{{Partition: 0, Offset: 5}}}}
+		return Of(8, ver, request(t, oc), nil)
+	}
+	hb := kmsg.NewPtrConsumerGroupHeartbeatRequest()
+	hb.Group, hb.MemberID, hb.MemberEpoch = "new", "m", 3
+	jg := kmsg.NewPtrJoinGroupRequest()
+	jg.Version, jg.Group, jg.ProtocolType = 5, "old", "consumer"
+	jg.Protocols = []kmsg.JoinGroupRequestProtocol{{Name: "range"}}
+	tc := kmsg.NewPtrTxnOffsetCommitRequest()
+	tc.Version, tc.Group, tc.Generation, tc.MemberID, tc.TransactionalID = 3, "new", 6, "m", "tx"
+
+	n := NewNames()
+	say := func(fx *Exchange) string {
+		g := &fx.Group
+		return fmt.Sprintf("gen=%d,%v epoch=%d,%v raw=%d,%v", g.Generation, g.HasGeneration, g.MemberEpoch, g.HasEpoch,
+			g.GenerationOrEpoch, g.HasGenOrEpoch)
+	}
+	var got []string
+	for _, fx := range []*Exchange{
+		commit(8, "new", 2),  // classic only: a generation whatever the group
+		commit(10, "new", 3), // not yet known
+		Of(68, 0, request(t, hb), nil),
+		commit(10, "new", 4), // a consumer group: an epoch
+		Of(28, 3, request(t, tc), nil),
+		Of(11, 5, request(t, jg), nil),
+		commit(9, "old", 7), // a classic group: a generation
+		commit(9, "other", 8),
+	} {
+		n.Resolve(fx)
+		if fx.Key == 8 || fx.Key == 28 {
+			got = append(got, say(fx))
+		}
+	}
+	want := []string{
+		"gen=2,true epoch=0,false raw=2,true",
+		"gen=0,false epoch=0,false raw=3,true",
+		"gen=0,false epoch=4,true raw=4,true",
+		"gen=0,false epoch=6,true raw=6,true",
+		"gen=7,true epoch=0,false raw=7,true",
+		"gen=0,false epoch=0,false raw=8,true",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+
+	// The groups learnt are bounded in bytes: past MaxGroupBytes a
+	// further group stays unknown.
+	n = NewNames()
+	big := strings.Repeat("g", MaxGroupBytes/3)
+	for i := range 4 {
+		hb := kmsg.NewPtrConsumerGroupHeartbeatRequest()
+		hb.Group, hb.MemberID = big+strconv.Itoa(i), "m"
+		n.Resolve(Of(68, 0, request(t, hb), nil))
+	}
+	if n.groupBytes > MaxGroupBytes || len(n.epochGroups) != 2 {
+		t.Errorf("%d groups in %d bytes", len(n.epochGroups), n.groupBytes)
+	}
+	fx := commit(10, big+"3", 9)
+	n.Resolve(fx)
+	if fx.Group.HasEpoch || fx.Group.HasGeneration {
+		t.Errorf("a group past the bound was decided: %s", say(fx))
+	}
+}

@@ -523,6 +523,18 @@ type Group struct {
 	// AssignedEpoch the response's), when HasEpoch.
 	Generation, MemberEpoch, AssignedEpoch int32
 	HasGeneration, HasEpoch, HasAssigned   bool
+	// GenerationOrEpoch is an OffsetCommit's or TxnOffsetCommit's
+	// GenerationIdOrMemberEpoch as the wire gives it, when HasGenOrEpoch:
+	// the generation of a classic group's member or the member epoch of
+	// a KIP-848 consumer (or KIP-1071 streams) group's. OffsetCommit
+	// before v9 is classic only (OffsetCommitRequest.json: v9 is the
+	// first a consumer-protocol member may use), so there it is also
+	// Generation; from v9, and in TxnOffsetCommit (v3+), the exchange
+	// alone does not say which: Names.Resolve makes it Generation or
+	// MemberEpoch once an exchange of the group showed the group's
+	// protocol, and leaves it undecided otherwise.
+	GenerationOrEpoch int32
+	HasGenOrEpoch     bool
 	// ProtocolType is "consumer", "connect", ...; Protocol the assignor
 	// chosen (JoinGroup/SyncGroup response, SyncGroup request) and
 	// Protocols those a JoinGroup request offers.

@@ -3,6 +3,8 @@ package facts
 import (
 	"encoding/base64"
 	"strings"
+
+	"github.com/kwire/kwire/protocol"
 )
 
 // Names maps topic IDs to the names that exchanges stated beside them
@@ -11,10 +13,33 @@ import (
 // KIP-848 assignments) get their names. One Names serves a whole run; its
 // readers all see the same name for the same ID. It is not safe for
 // concurrent use: Resolve runs in the order exchanges are emitted.
+//
+// Names also learns which protocol each group's members follow, from the
+// APIs they use: a classic group's (JoinGroup, SyncGroup, Heartbeat)
+// commit with their generation, a KIP-848 consumer group's
+// (ConsumerGroupHeartbeat) and a KIP-1071 streams group's
+// (StreamsGroupHeartbeat) with their member epoch. Resolve then reads an
+// OffsetCommit v9+'s or TxnOffsetCommit's GenerationIdOrMemberEpoch
+// (Group.GenerationOrEpoch) as the one or the other.
 type Names struct {
 	m     map[TopicID]string
 	bytes int64 // what m holds, by nameCost
+	// epochGroups maps a group ID to whether its members count member
+	// epochs (true) or generations (false); groupBytes is what it holds
+	// (MaxGroupBytes).
+	epochGroups map[string]bool
+	groupBytes  int
 }
+
+// MaxGroupBytes bounds, in bytes, the groups whose protocol a Names
+// remembers: a group ID is the client's to make up, of any length; each
+// costs its length and groupEntryBytes. Past the bound, further groups'
+// GenerationIdOrMemberEpoch stays undecided (the line's gen/epoch=).
+const MaxGroupBytes = 4 << 20
+
+// groupEntryBytes is what a map entry of epochGroups costs beside its
+// key's bytes (the string header, the bool, the map's slot).
+const groupEntryBytes = 48
 
 // MaxNames bounds the IDs a Names remembers: a cluster has at most a few
 // hundred thousand partitions and far fewer topics; past the bound, new
@@ -62,6 +87,8 @@ func (n *Names) Resolve(fx *Exchange) {
 	if n == nil {
 		return
 	}
+	n.learnGroup(fx)
+	n.genOrEpoch(&fx.Group)
 	for _, p := range fx.IDNames {
 		n.learn(p.ID, p.Name)
 	}
@@ -87,6 +114,54 @@ func (n *Names) Resolve(fx *Exchange) {
 		n.resolveAll(fx.Transactions[i].Topics)
 	}
 	n.resolveAll(fx.Forgotten)
+}
+
+// learnGroup learns the protocol of fx's group from the API fx is, when
+// the broker did not refuse it. A classic member of a consumer group
+// (KIP-848's upgrade path) commits with its member epoch too: a group
+// once seen with member epochs keeps them.
+func (n *Names) learnGroup(fx *Exchange) {
+	id := fx.Group.ID
+	if id == "" || len(fx.Errors) > 0 {
+		return
+	}
+	var epochs bool
+	switch fx.Key {
+	case protocol.KeyJoinGroup, protocol.KeySyncGroup, protocol.KeyHeartbeat:
+	case protocol.KeyConsumerGroupHeartbeat, protocol.KeyStreamsGroupHeartbeat:
+		epochs = true
+	default:
+		return
+	}
+	old, known := n.epochGroups[id]
+	switch {
+	case known:
+		if epochs && !old {
+			n.epochGroups[id] = true
+		}
+	case n.groupBytes+len(id)+groupEntryBytes <= MaxGroupBytes:
+		if n.epochGroups == nil {
+			n.epochGroups = map[string]bool{}
+		}
+		n.epochGroups[id] = epochs
+		n.groupBytes += len(id) + groupEntryBytes
+	}
+}
+
+// genOrEpoch decides an undecided GenerationIdOrMemberEpoch by the
+// protocol learnt for the group.
+func (n *Names) genOrEpoch(g *Group) {
+	if !g.HasGenOrEpoch || g.HasGeneration || g.HasEpoch {
+		return
+	}
+	epochs, known := n.epochGroups[g.ID]
+	switch {
+	case !known:
+	case epochs:
+		g.MemberEpoch, g.HasEpoch = g.GenerationOrEpoch, true
+	default:
+		g.Generation, g.HasGeneration = g.GenerationOrEpoch, true
+	}
 }
 
 func (n *Names) resolveAll(tps []TopicPartitions) {

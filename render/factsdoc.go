@@ -155,20 +155,25 @@ type ScopeDoc struct {
 
 // GroupDoc is what an exchange says about its group.
 type GroupDoc struct {
-	GroupID            *string  `json:"groupId" expr:"groupId" jsonschema:"nullable"`
-	MemberID           *string  `json:"memberId" expr:"memberId" jsonschema:"nullable"`
-	AssignedMemberID   *string  `json:"assignedMemberId" expr:"assignedMemberId" jsonschema:"nullable"`
-	GroupInstanceID    *string  `json:"groupInstanceId" expr:"groupInstanceId" jsonschema:"nullable"`
-	GenerationID       *int32   `json:"generationId" expr:"generationId" jsonschema:"nullable"`
-	MemberEpoch        *int32   `json:"memberEpoch" expr:"memberEpoch" jsonschema:"nullable"`
-	AssignedEpoch      *int32   `json:"assignedEpoch" expr:"assignedEpoch" jsonschema:"nullable"`
-	ProtocolType       *string  `json:"protocolType" expr:"protocolType" jsonschema:"nullable"`
-	Protocol           *string  `json:"protocol" expr:"protocol" jsonschema:"nullable"`
-	Protocols          []string `json:"protocols" expr:"protocols"`
-	Leader             *string  `json:"leader" expr:"leader" jsonschema:"nullable"`
-	Reason             *string  `json:"reason" expr:"reason" jsonschema:"nullable"`
-	SessionTimeoutMs   *int32   `json:"sessionTimeoutMs" expr:"sessionTimeoutMs" jsonschema:"nullable"`
-	RebalanceTimeoutMs *int32   `json:"rebalanceTimeoutMs" expr:"rebalanceTimeoutMs" jsonschema:"nullable"`
+	GroupID          *string `json:"groupId" expr:"groupId" jsonschema:"nullable"`
+	MemberID         *string `json:"memberId" expr:"memberId" jsonschema:"nullable"`
+	AssignedMemberID *string `json:"assignedMemberId" expr:"assignedMemberId" jsonschema:"nullable"`
+	GroupInstanceID  *string `json:"groupInstanceId" expr:"groupInstanceId" jsonschema:"nullable"`
+	GenerationID     *int32  `json:"generationId" expr:"generationId" jsonschema:"nullable"`
+	MemberEpoch      *int32  `json:"memberEpoch" expr:"memberEpoch" jsonschema:"nullable"`
+	AssignedEpoch    *int32  `json:"assignedEpoch" expr:"assignedEpoch" jsonschema:"nullable"`
+	// GenerationIDOrMemberEpoch is an OffsetCommit's or TxnOffsetCommit's
+	// GenerationIdOrMemberEpoch as sent; generationId or memberEpoch says
+	// which it is when the API version or an exchange of the group before
+	// showed its protocol (KIP-848; both null otherwise).
+	GenerationIDOrMemberEpoch *int32   `json:"generationIdOrMemberEpoch" expr:"generationIdOrMemberEpoch" jsonschema:"nullable"`
+	ProtocolType              *string  `json:"protocolType" expr:"protocolType" jsonschema:"nullable"`
+	Protocol                  *string  `json:"protocol" expr:"protocol" jsonschema:"nullable"`
+	Protocols                 []string `json:"protocols" expr:"protocols"`
+	Leader                    *string  `json:"leader" expr:"leader" jsonschema:"nullable"`
+	Reason                    *string  `json:"reason" expr:"reason" jsonschema:"nullable"`
+	SessionTimeoutMs          *int32   `json:"sessionTimeoutMs" expr:"sessionTimeoutMs" jsonschema:"nullable"`
+	RebalanceTimeoutMs        *int32   `json:"rebalanceTimeoutMs" expr:"rebalanceTimeoutMs" jsonschema:"nullable"`
 	// HeartbeatIntervalMs is the interval a KIP-848, share or streams
 	// group heartbeat response asks for.
 	HeartbeatIntervalMs *int32              `json:"heartbeatIntervalMs" expr:"heartbeatIntervalMs" jsonschema:"nullable"`
@@ -525,6 +530,9 @@ func groupDoc(g *facts.Group) *GroupDoc {
 	}
 	if g.HasAssigned {
 		d.AssignedEpoch = ptr(g.AssignedEpoch)
+	}
+	if g.HasGenOrEpoch {
+		d.GenerationIDOrMemberEpoch = ptr(g.GenerationOrEpoch)
 	}
 	if g.SessionTimeoutMs >= 0 {
 		d.SessionTimeoutMs = ptr(g.SessionTimeoutMs)
@@ -924,6 +932,8 @@ func (w *factsWriter) group(g *GroupDoc) {
 	optInt(w, g.MemberEpoch)
 	w.key(false, "assignedEpoch")
 	optInt(w, g.AssignedEpoch)
+	w.key(false, "generationIdOrMemberEpoch")
+	optInt(w, g.GenerationIDOrMemberEpoch)
 	w.key(false, "protocolType")
 	w.optStr(g.ProtocolType)
 	w.key(false, "protocol")

@@ -99,3 +99,38 @@ func optI64(p *int64) string {
 	}
 	return itoa(*p)
 }
+
+// An OffsetCommit v9+ of a group no exchange before showed the protocol
+// of says gen/epoch=: a classic generation or a KIP-848 member epoch;
+// before v9 it is a generation. JSON keeps the value as sent in
+// generationIdOrMemberEpoch and says which it is when it is known.
+func TestOffsetCommitGenOrEpoch(t *testing.T) {
+	for _, c := range []struct {
+		ver  int16
+		line string
+		gen  string
+	}{
+		{8, "t[0@5] group=g member=m gen=4", "4 null 4"},
+		{9, "t[0@5] group=g member=m gen/epoch=4", "null null 4"},
+	} {
+		oc := kmsg.NewPtrOffsetCommitRequest()
+		oc.Version, oc.Group, oc.Generation, oc.MemberID = c.ver, "g", 4, "m"
+		oc.Topics = []kmsg.OffsetCommitRequestTopic{{Topic: "t", Partitions: []kmsg.OffsetCommitRequestTopicPartition{{Partition: 0, Offset: 5}}}}
+		resp := kmsg.NewPtrOffsetCommitResponse()
+		resp.Topics = []kmsg.OffsetCommitResponseTopic{{Topic: "t", Partitions: []kmsg.OffsetCommitResponseTopicPartition{{Partition: 0}}}}
+		e := kexchange(t, oc, resp)
+		if got := lineSubject(t, e); got != c.line {
+			t.Errorf("v%d: line %q, want %q", c.ver, got, c.line)
+		}
+		var fx struct {
+			Group struct {
+				GenerationID, MemberEpoch, GenerationIDOrMemberEpoch *int64
+			}
+		}
+		factsOf(t, e, &fx)
+		g := &fx.Group
+		if got := optI64(g.GenerationID) + " " + optI64(g.MemberEpoch) + " " + optI64(g.GenerationIDOrMemberEpoch); got != c.gen {
+			t.Errorf("v%d: JSON generationId memberEpoch generationIdOrMemberEpoch = %s, want %s", c.ver, got, c.gen)
+		}
+	}
+}

@@ -44,6 +44,9 @@ import (
 //	                  Then group=G member=03353442… (short) instance=I
 //	                  gen=N (classic) or epoch=E (KIP-848; epoch=0→1 when
 //	                  the response moves it; -1 "leave", -2 "static leave"),
+//	                  gen/epoch=N for an OffsetCommit v9+ or
+//	                  TxnOffsetCommit of a group no exchange before showed
+//	                  the protocol of (facts.Group.GenerationOrEpoch),
 //	                  "leader" on the leader's JoinGroup, reason="...";
 //	                  group lists (DescribeGroups, DeleteGroups, ...)
 //	                  groups=a,b,+3, ListGroups groups: 12.
@@ -384,6 +387,10 @@ func (s *subjectBuf) group(fx *facts.Exchange) {
 		s.epoch(g)
 	case g.HasEpoch && g.MemberEpoch >= 0:
 		s.word("epoch=", strconv.FormatInt(int64(g.MemberEpoch), 10)) // -1: not a member (an admin's OffsetFetch)
+	case g.HasGenOrEpoch && g.GenerationOrEpoch >= 0:
+		// OffsetCommit v9+, TxnOffsetCommit: a generation or a member
+		// epoch, and no exchange of the group said which.
+		s.word("gen/epoch=", strconv.FormatInt(int64(g.GenerationOrEpoch), 10))
 	}
 	if fx.Key == protocol.KeyJoinGroup && g.Leader != "" && g.Leader == member {
 		s.word("leader", "")
