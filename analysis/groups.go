@@ -477,6 +477,15 @@ func (t *groupTracker) exchange(e *xinfo) {
 	case protocol.KeyEndTxn:
 		t.endTxn(e)
 		return
+	case protocol.KeyConsumerGroupDescribe:
+		t.described(e, kindConsumer)
+		return
+	case protocol.KeyShareGroupDescribe:
+		t.described(e, kindShare)
+		return
+	case protocol.KeyStreamsGroupDescribe:
+		t.described(e, kindStreams)
+		return
 	}
 	id := fx.Group.ID
 	if id == "" {
@@ -1107,6 +1116,60 @@ func (t *groupTracker) epochHeartbeat(g *group, e *xinfo) {
 	if changed {
 		gn.ref(e.ref)
 		t.event(g, groupEvent(e, m, "epoch", fmt.Sprintf("member epoch %d: assigned %s", epoch, tpString(m.assignment))))
+	}
+}
+
+// described takes what a KIP-848 (share, streams) describe response
+// says of the members of the groups it describes (facts.DescribedGroup),
+// groups of kind kind: each member is one of its group's, with its
+// instance ID, and its member epoch and assignment when newer than what
+// its own heartbeats said (the coordinator's view at the time of the
+// describe). A describe is an admin's question, not the members' sign of
+// life: their heartbeat gaps and generations are their own exchanges'.
+// Each group described gets a "describe" event.
+func (t *groupTracker) described(e *xinfo, kind string) {
+	if !e.answered {
+		return
+	}
+	for i := range e.fx.Described {
+		d := &e.fx.Described[i]
+		if d.ID == "" || d.Error != 0 {
+			continue
+		}
+		g := t.group(d.ID, kind, e.at)
+		for j := range d.Members {
+			dm := &d.Members[j]
+			if dm.ID == "" {
+				continue
+			}
+			m := t.member(g, dm.ID, nil)
+			if m.first.IsZero() {
+				m.first = e.at
+			}
+			if dm.InstanceID != "" && m.instance == "" {
+				m.instance = dm.InstanceID
+			}
+			if s := dm.Subscription; s != nil && m.subscription == nil {
+				m.subscription = slices.Clone(s.Topics)
+			}
+			if !dm.HasEpoch || dm.Epoch < 0 || m.hasEpoch && dm.Epoch < m.epoch {
+				continue
+			}
+			m.epoch, m.hasEpoch = dm.Epoch, true
+			if a := dm.Assignment; a != nil && (!m.hasAssignment || !sameTPs(m.assignment, a.Partitions)) {
+				t.mem.give(tpCost(m.assignment))
+				m.assignment, m.hasAssignment = cloneTPs(a.Partitions), true
+				t.mem.take(tpCost(m.assignment))
+			}
+		}
+		detail := plural(len(d.Members), "member")
+		if d.Epoch >= 0 {
+			detail += fmt.Sprintf(" at group epoch %d", d.Epoch)
+		}
+		if d.AssignmentEpoch >= 0 {
+			detail += fmt.Sprintf(", target assignment epoch %d", d.AssignmentEpoch)
+		}
+		t.event(g, groupEvent(e, nil, "describe", "described: "+detail))
 	}
 }
 

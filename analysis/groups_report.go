@@ -225,7 +225,8 @@ type Event struct {
 	Time Time `json:"time"`
 	// Kind is "join", "sync", "heartbeat", "leave", "epoch" (KIP-848:
 	// the member's epoch or assignment changed), "commit" (stale or
-	// failed), "expired", "generation" (a new one began).
+	// failed), "expired", "generation" (a new one began), "describe"
+	// (an admin's ConsumerGroupDescribe, KIP-848, listed the members).
 	Kind       string  `json:"kind"`
 	API        string  `json:"api"`
 	MemberID   *string `json:"memberId" jsonschema:"nullable"`

@@ -464,3 +464,62 @@ func TestTxnsEvictProducers(t *testing.T) {
 		t.Errorf("report: %d producers, %d dropped", len(r.Producers), r.Dropped.Producers)
 	}
 }
+
+// A ConsumerGroupDescribe's members are the group's: one its own
+// heartbeats never showed is a member with its epoch and assignment, one
+// they did takes the newer epoch and assignment the coordinator states;
+// the describe is an event of the group.
+func TestGroupsDescribedMembers(t *testing.T) {
+	s := newSynth(t, Options{Groups: true})
+	hb := kmsg.NewPtrConsumerGroupHeartbeatRequest()
+	hb.Group, hb.MemberID, hb.MemberEpoch, hb.SubscribedTopicNames = "g", "m1", 0, []string{"t"}
+	hbr := kmsg.NewPtrConsumerGroupHeartbeatResponse()
+	hbr.MemberID, hbr.MemberEpoch = kmsg.StringPtr("m1"), 5
+	hbr.Assignment = &kmsg.ConsumerGroupHeartbeatResponseAssignment{Topics: []kmsg.ConsumerGroupHeartbeatResponseAssignmentTopic{
+		{TopicID: [16]byte{1}, Partitions: []int32{0}}}}
+	s.ex("c1", time.Second, time.Millisecond, hb, hbr)
+
+	m1 := kmsg.NewConsumerGroupDescribeResponseGroupMember()
+	m1.MemberID, m1.MemberEpoch = "m1", 7
+	m1.Assignment.TopicPartitions = []kmsg.AssignmentTopicPartition{{TopicID: [16]byte{1}, Topic: "t", Partitions: []int32{0, 1}}}
+	m2 := kmsg.NewConsumerGroupDescribeResponseGroupMember()
+	m2.MemberID, m2.MemberEpoch, m2.InstanceID = "m2", 6, kmsg.StringPtr("i2")
+	m2.Assignment.TopicPartitions = []kmsg.AssignmentTopicPartition{{TopicID: [16]byte{1}, Topic: "t", Partitions: []int32{2}}}
+	g := kmsg.NewConsumerGroupDescribeResponseGroup()
+	g.Group, g.Epoch, g.AssignmentEpoch, g.Members = "g", 7, 7, []kmsg.ConsumerGroupDescribeResponseGroupMember{m1, m2}
+	dq := kmsg.NewPtrConsumerGroupDescribeRequest()
+	dq.Groups = []string{"g"}
+	dr := kmsg.NewPtrConsumerGroupDescribeResponse()
+	dr.Groups = []kmsg.ConsumerGroupDescribeResponseGroup{g}
+	s.ex("admin", 2*time.Second, time.Millisecond, dq, dr)
+
+	rep := s.a.Groups()
+	if len(rep.Groups) != 1 {
+		t.Fatalf("%d groups", len(rep.Groups))
+	}
+	gr := rep.Groups[0]
+	var got []string
+	for _, m := range gr.Members {
+		x := m.MemberID + " epoch=" + fmt.Sprint(*m.MemberEpoch) + " assigned="
+		for _, tp := range m.Assignment {
+			x += fmt.Sprint(tp.Topic, tp.Partitions)
+		}
+		if m.GroupInstanceID != nil {
+			x += " instance=" + *m.GroupInstanceID
+		}
+		got = append(got, x)
+	}
+	slices.Sort(got)
+	if want := []string{"m1 epoch=7 assigned=t[0 1]", "m2 epoch=6 assigned=t[2] instance=i2"}; !slices.Equal(got, want) {
+		t.Errorf("members\n got  %q\n want %q", got, want)
+	}
+	var described []string
+	for _, ev := range gr.Timeline {
+		if ev.Kind == "describe" {
+			described = append(described, ev.Detail)
+		}
+	}
+	if want := []string{"described: 2 members at group epoch 7, target assignment epoch 7"}; !slices.Equal(described, want) {
+		t.Errorf("describe events %q, want %q", described, want)
+	}
+}

@@ -102,6 +102,8 @@ type scope struct {
 	member int  // index in fx.Group.Members, -1
 	txn    int  // index in fx.Transactions, -1
 	res    int  // index in fx.Resources, -1
+	desc   int  // index in fx.Described, -1
+	dmem   int  // index in that group's Members, -1
 	coord  int  // index in fx.Coordinators, -1
 	// foreign says an enclosing struct named a group other than the
 	// exchange's (DescribeGroups results, OffsetFetch v8+ batches): its
@@ -121,7 +123,7 @@ func (b *builder) tree(t *protocol.Tree, response bool) {
 		return
 	}
 	b.t, b.response = t, response
-	b.walk(body, scope{top: true, topic: -1, part: -1, member: -1, txn: -1, res: -1, coord: -1}, 0)
+	b.walk(body, scope{top: true, topic: -1, part: -1, member: -1, txn: -1, res: -1, coord: -1, desc: -1, dmem: -1}, 0)
 }
 
 // bodyOf returns the message body of a decoded frame, or the root itself
@@ -143,6 +145,7 @@ type view struct {
 	group, member, instance, gen, epoch, genOrEpoch *protocol.Node
 	ptype, pname, leader, reason, sessTO, rebTO     *protocol.Node
 	hbInterval, abortedFirst                        *protocol.Node
+	groupEpoch, assignEpoch                         *protocol.Node
 	txnID, pid, pepoch, committed                   *protocol.Node
 	verifyOnly, validateOnly                        *protocol.Node
 	broker, host, port, coordKey, coordType         *protocol.Node
@@ -219,6 +222,10 @@ func (v *view) add(c *protocol.Node) {
 		set(&v.rebTO, c)
 	case protocol.RoleHeartbeatInterval:
 		set(&v.hbInterval, c)
+	case protocol.RoleGroupEpoch:
+		set(&v.groupEpoch, c)
+	case protocol.RoleAssignmentEpoch:
+		set(&v.assignEpoch, c)
 	case protocol.RoleAbortedFirst:
 		set(&v.abortedFirst, c)
 	case protocol.RoleTransactionalID:
@@ -396,6 +403,9 @@ func (b *builder) walk(n *protocol.Node, sc scope, depth int) {
 				in.foreign = g != fx.Group.ID
 				in.ent = Scope{Role: protocol.RoleGroupID, ID: g}
 				in.owner = in.ent
+				if b.response && depth == 1 && describes(fx.Key) {
+					in.desc = b.described(g, &v)
+				}
 			}
 		}
 	}
@@ -430,7 +440,20 @@ func (b *builder) walk(n *protocol.Node, sc scope, depth int) {
 			in.ent = Scope{Role: protocol.RoleCoordinatorKey, ID: k}
 		}
 	}
-	if v.member != nil && !sc.top && !in.foreign {
+	if v.member != nil && in.desc >= 0 && in.dmem < 0 && !sc.top {
+		// A member of a group described.
+		if id, ok := strOf(v.member); ok {
+			d := &fx.Described[in.desc]
+			m := Member{ID: id}
+			m.InstanceID, _ = strOf(v.instance)
+			if x, ok := intOf(v.epoch); ok {
+				m.Epoch, m.HasEpoch = int32(x), true
+			}
+			d.Members = append(d.Members, m)
+			in.dmem = len(d.Members) - 1
+			in.ent = Scope{Role: protocol.RoleMemberID, ID: id}
+		}
+	} else if v.member != nil && !sc.top && !in.foreign {
 		if id, ok := strOf(v.member); ok {
 			inst, _ := strOf(v.instance)
 			in.member = b.member(id, inst)
@@ -706,6 +729,34 @@ func (b *builder) group(v *view) {
 	}
 }
 
+// describes reports whether API key's response describes groups with
+// their members (Exchange.Described).
+func describes(key int16) bool {
+	switch key {
+	case protocol.KeyDescribeGroups, protocol.KeyConsumerGroupDescribe, protocol.KeyShareGroupDescribe,
+		protocol.KeyStreamsGroupDescribe:
+		return true
+	}
+	return false
+}
+
+// described adds the group g a describe response describes, from the
+// view v of its struct, and returns its index in fx.Described.
+func (b *builder) described(g string, v *view) int {
+	d := DescribedGroup{ID: g, Epoch: -1, AssignmentEpoch: -1}
+	if x, ok := intOf(v.groupEpoch); ok {
+		d.Epoch = int32(x)
+	}
+	if x, ok := intOf(v.assignEpoch); ok {
+		d.AssignmentEpoch = int32(x)
+	}
+	if x, ok := intOf(v.errCode); ok {
+		d.Error = int16(x)
+	}
+	b.fx.Described = append(b.fx.Described, d)
+	return len(b.fx.Described) - 1
+}
+
 // mayBeEpoch reports whether the GenerationIdOrMemberEpoch of API key
 // at version ver may be a KIP-848 member epoch: OffsetCommit from v9
 // ("the first version that can be used with the new consumer group
@@ -759,6 +810,16 @@ func (b *builder) child(c *protocol.Node, in, child scope, depth int) {
 				fx.Group.Owned = append(fx.Group.Owned, tps...)
 			}
 			return
+		case (r == protocol.RoleAssignedPartitions || r == protocol.RoleTargetPartitions) && in.dmem >= 0:
+			// A described member's assignment, or its target (KIP-848).
+			m := &fx.Described[in.desc].Members[in.dmem]
+			a := &Assignment{Version: -1, Partitions: topicPartitions(els)}
+			if r == protocol.RoleAssignedPartitions {
+				m.Assignment = a
+			} else {
+				m.Target = a
+			}
+			return
 		case r == protocol.RoleAssignedPartitions:
 			if in.top || depth <= 1 {
 				if fx.Group.Assignment == nil {
@@ -797,6 +858,18 @@ func (b *builder) child(c *protocol.Node, in, child scope, depth int) {
 			}
 			return
 		case len(els) > 0 && els[0].Kind != protocol.KindStruct:
+			if r == protocol.RoleTopicName && in.dmem >= 0 {
+				// A described member's SubscribedTopicNames (KIP-848).
+				m := &fx.Described[in.desc].Members[in.dmem]
+				if m.Subscription == nil {
+					m.Subscription = &Subscription{Version: -1, Generation: -1}
+				}
+				for _, e := range els {
+					if t, ok := strOf(e); ok {
+						m.Subscription.Topics = append(m.Subscription.Topics, t)
+					}
+				}
+			}
 			b.primitives(r, els, in.owner)
 			return
 		}

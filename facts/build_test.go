@@ -641,3 +641,80 @@ func TestGenerationOrMemberEpoch(t *testing.T) {
 		t.Errorf("a group past the bound was decided: %s", say(fx))
 	}
 }
+
+// describeResponse is a ConsumerGroupDescribe response describing group
+// g (epoch 7, target assignment epoch 6) with two members, and group
+// "gone", refused.
+func describeResponse() *kmsg.ConsumerGroupDescribeResponse {
+	tid := [16]byte{9: 7}
+	r := kmsg.NewPtrConsumerGroupDescribeResponse()
+	m1 := kmsg.NewConsumerGroupDescribeResponseGroupMember()
+	m1.MemberID, m1.InstanceID, m1.MemberEpoch, m1.SubscribedTopics = "m1", kmsg.StringPtr("i1"), 7, []string{"t"}
+	m1.Assignment.TopicPartitions = []kmsg.AssignmentTopicPartition{{TopicID: tid, Topic: "t", Partitions: []int32{0, 1}}}
+	m1.TargetAssignment.TopicPartitions = []kmsg.AssignmentTopicPartition{{TopicID: tid, Topic: "t", Partitions: []int32{0, 1, 2}}}
+	m2 := kmsg.NewConsumerGroupDescribeResponseGroupMember()
+	m2.MemberID, m2.MemberEpoch = "m2", 6
+	m2.Assignment.TopicPartitions = []kmsg.AssignmentTopicPartition{{TopicID: tid, Topic: "t", Partitions: []int32{2}}}
+	g := kmsg.NewConsumerGroupDescribeResponseGroup()
+	g.Group, g.Epoch, g.AssignmentEpoch, g.Members = "g", 7, 6, []kmsg.ConsumerGroupDescribeResponseGroupMember{m1, m2}
+	gone := kmsg.NewConsumerGroupDescribeResponseGroup()
+	gone.Group, gone.ErrorCode = "gone", 69
+	r.Groups = []kmsg.ConsumerGroupDescribeResponseGroup{g, gone}
+	return r
+}
+
+// sayDescribed writes the groups a describe response describes.
+func sayDescribed(ds []DescribedGroup) string {
+	var b strings.Builder
+	tps := func(a *Assignment) string {
+		if a == nil {
+			return "-"
+		}
+		var s []string
+		for _, tp := range a.Partitions {
+			s = append(s, fmt.Sprintf("%s%v", tp.Label(), tp.Partitions))
+		}
+		return strings.Join(s, " ")
+	}
+	for _, d := range ds {
+		fmt.Fprintf(&b, "%s err=%d epoch=%d/%d:", d.ID, d.Error, d.Epoch, d.AssignmentEpoch)
+		for _, m := range d.Members {
+			var sub []string
+			if m.Subscription != nil {
+				sub = m.Subscription.Topics
+			}
+			fmt.Fprintf(&b, " [%s inst=%s epoch=%d,%v sub=%v has=%s target=%s]", m.ID, m.InstanceID, m.Epoch, m.HasEpoch, sub,
+				tps(m.Assignment), tps(m.Target))
+		}
+		b.WriteString("; ")
+	}
+	return b.String()
+}
+
+// A describe response's groups are facts with their members: a KIP-848
+// member's epoch, instance, subscription, assignment and target; a
+// classic DescribeGroups' members; none for a group refused.
+func TestDescribedGroups(t *testing.T) {
+	rq := kmsg.NewPtrConsumerGroupDescribeRequest()
+	rq.Groups = []string{"g", "gone"}
+	fx := Of(69, 0, request(t, rq), response(t, describeResponse()))
+	want := "g err=0 epoch=7/6: [m1 inst=i1 epoch=7,true sub=[t] has=t[0 1] target=t[0 1 2]] [m2 inst= epoch=6,true sub=[] has=t[2] target=]; gone err=69 epoch=0/0:; "
+	if got := sayDescribed(fx.Described); got != want {
+		t.Errorf("ConsumerGroupDescribe\n got  %s\n want %s", got, want)
+	}
+	if got, want := fmt.Sprint(fx.AllTopics(), fx.TopicIDs(), fx.Groups), fmt.Sprint([]string{"t"}, []string{TopicID{9: 7}.String()}, []string{"g", "gone"}); got != want {
+		t.Errorf("topics, IDs, groups: %s, want %s", got, want)
+	}
+
+	dq := kmsg.NewPtrDescribeGroupsRequest()
+	dq.Version, dq.Groups = 5, []string{"c"}
+	dr := kmsg.NewPtrDescribeGroupsResponse()
+	dr.Version = 5
+	dr.Groups = []kmsg.DescribeGroupsResponseGroup{{Group: "c", Members: []kmsg.DescribeGroupsResponseGroupMember{
+		{MemberID: "a", InstanceID: kmsg.StringPtr("ia")}, {MemberID: "b"}}}}
+	fx = Of(15, 5, request(t, dq), response(t, dr))
+	want = "c err=0 epoch=-1/-1: [a inst=ia epoch=0,false sub=[] has=- target=-] [b inst= epoch=0,false sub=[] has=- target=-]; "
+	if got := sayDescribed(fx.Described); got != want {
+		t.Errorf("DescribeGroups\n got  %s\n want %s", got, want)
+	}
+}

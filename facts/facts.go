@@ -58,6 +58,11 @@ type Exchange struct {
 	// ConsumerGroupDescribe lists, OffsetFetch v8+ batches, ListGroups
 	// answers; each once, in order.
 	Groups []string
+	// Described are the groups a describe response describes, with their
+	// members: DescribeGroups (classic), ConsumerGroupDescribe (KIP-848),
+	// ShareGroupDescribe (KIP-932), StreamsGroupDescribe (KIP-1071); in
+	// wire order.
+	Described []DescribedGroup
 
 	// Producer is the transactional ID, producer ID and epoch the
 	// exchange names at its top level (Produce, InitProducerId,
@@ -558,7 +563,8 @@ type Group struct {
 	// Members are the members the exchange lists: a JoinGroup response's
 	// (the leader's view, with subscriptions), a SyncGroup request's plan
 	// (the leader's, with each member's assignment), LeaveGroup v3+'s
-	// members, DescribeGroups' members.
+	// members. (The members of groups a describe response describes are
+	// in Exchange.Described.)
 	Members []Member
 }
 
@@ -575,6 +581,33 @@ type Member struct {
 	Subscription   *Subscription
 	Assignment     *Assignment
 	Error          int16
+	// Epoch is a KIP-848 (share, streams) member's epoch as a describe
+	// response states it (MemberEpoch), when HasEpoch.
+	Epoch    int32
+	HasEpoch bool
+	// Target is the assignment a KIP-848 member is to have once the
+	// partitions it is given are released by the others (the describe
+	// response's TargetAssignment, whose epoch is the group's
+	// AssignmentEpoch); Assignment is what it has now. nil when not
+	// stated.
+	Target *Assignment
+}
+
+// DescribedGroup is one group of a describe response (DescribeGroups,
+// ConsumerGroupDescribe, ShareGroupDescribe, StreamsGroupDescribe).
+type DescribedGroup struct {
+	ID string
+	// Error is the group's error code (GROUP_ID_NOT_FOUND, ...); 0 when
+	// none.
+	Error int16
+	// Epoch is a KIP-848 (share, streams) group's epoch (GroupEpoch) and
+	// AssignmentEpoch its target assignment's; -1 when not stated (a
+	// classic group).
+	Epoch, AssignmentEpoch int32
+	// Members are its members, in wire order; a KIP-848 member with its
+	// epoch, its assignment and its target, a subscription of its
+	// SubscribedTopicNames.
+	Members []Member
 }
 
 // Subscription is a member's subscription (ConsumerProtocolSubscription,
@@ -729,6 +762,17 @@ func (fx *Exchange) AllTopics() []string {
 			addTPs(a.Partitions)
 		}
 	}
+	for i := range fx.Described {
+		for j := range fx.Described[i].Members {
+			m := &fx.Described[i].Members[j]
+			addSub(m.Subscription)
+			for _, a := range [...]*Assignment{m.Assignment, m.Target} {
+				if a != nil {
+					addTPs(a.Partitions)
+				}
+			}
+		}
+	}
 	for i := range fx.Transactions {
 		addTPs(fx.Transactions[i].Topics)
 	}
@@ -753,9 +797,18 @@ func (fx *Exchange) TopicIDs() []string {
 	for i := range g.Owned {
 		add(g.Owned[i].HasID, g.Owned[i].ID)
 	}
-	if a := g.Assignment; a != nil {
-		for i := range a.Partitions {
-			add(a.Partitions[i].HasID, a.Partitions[i].ID)
+	addTPs := func(a *Assignment) {
+		if a != nil {
+			for i := range a.Partitions {
+				add(a.Partitions[i].HasID, a.Partitions[i].ID)
+			}
+		}
+	}
+	addTPs(g.Assignment)
+	for i := range fx.Described {
+		for j := range fx.Described[i].Members {
+			addTPs(fx.Described[i].Members[j].Assignment)
+			addTPs(fx.Described[i].Members[j].Target)
 		}
 	}
 	return out

@@ -77,7 +77,7 @@ func (n *Names) Len() int {
 
 // Resolve learns the ID-name pairs fx states, then names fx's topics that
 // only an ID named (in Topics, the group's assignments and owned
-// partitions, and transactions). It does its work once per Exchange;
+// partitions, the members' of groups described, and transactions). It does its work once per Exchange;
 // later calls return at once. n may be nil (nothing is learnt or named).
 func (n *Names) Resolve(fx *Exchange) {
 	if fx == nil || fx.resolved {
@@ -108,6 +108,16 @@ func (n *Names) Resolve(fx *Exchange) {
 	for i := range fx.Group.Members {
 		if a := fx.Group.Members[i].Assignment; a != nil {
 			n.resolveAll(a.Partitions)
+		}
+	}
+	for i := range fx.Described {
+		for j := range fx.Described[i].Members {
+			m := &fx.Described[i].Members[j]
+			for _, a := range [...]*Assignment{m.Assignment, m.Target} {
+				if a != nil {
+					n.resolveAll(a.Partitions)
+				}
+			}
 		}
 	}
 	for i := range fx.Transactions {

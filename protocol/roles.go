@@ -76,6 +76,9 @@ const (
 	RoleAssignment         // bytes holding a ConsumerProtocolAssignment (SyncGroup)
 	RoleOwnedPartitions    // an array of topic-partitions a member says it owns
 	RoleAssignedPartitions // an array of topic-partitions assigned to a member
+	RoleTargetPartitions   // ConsumerGroupDescribe TargetAssignment's: the topic-partitions a member is to have once others released them (KIP-848)
+	RoleGroupEpoch         // a KIP-848 (share, streams) group's epoch, as a describe response states it
+	RoleAssignmentEpoch    // the epoch of such a group's target assignment
 
 	// Transactions and producers.
 	RoleTransactionalID // a transactional ID (entityType transactionalId)
@@ -172,6 +175,9 @@ var roleNames = [numRoles]string{
 	RoleAssignment:         "assignment",
 	RoleOwnedPartitions:    "owned-partitions",
 	RoleAssignedPartitions: "assigned-partitions",
+	RoleTargetPartitions:   "target-partitions",
+	RoleGroupEpoch:         "group-epoch",
+	RoleAssignmentEpoch:    "assignment-epoch",
 	RoleTransactionalID:    "transactional-id",
 	RoleProducerID:         "producer-id",
 	RoleProducerEpoch:      "producer-epoch",
@@ -283,6 +289,10 @@ var roleRules = []roleRule{
 	{name: "GroupInstanceId", kind: TypeString, role: RoleGroupInstanceID},
 	{msg: "ConsumerGroupHeartbeatRequest", name: "InstanceId", kind: TypeString, role: RoleGroupInstanceID},
 	{msg: "StreamsGroupHeartbeatRequest", name: "InstanceId", kind: TypeString, role: RoleGroupInstanceID},
+	{msg: "ConsumerGroupDescribeResponse", path: "Groups.Members.InstanceId", kind: TypeString, role: RoleGroupInstanceID},
+	{msg: "StreamsGroupDescribeResponse", path: "Groups.Members.InstanceId", kind: TypeString, role: RoleGroupInstanceID},
+	{path: "Groups.GroupEpoch", kind: TypeInt32, role: RoleGroupEpoch},
+	{path: "Groups.AssignmentEpoch", kind: TypeInt32, role: RoleAssignmentEpoch},
 	{name: "GenerationId", kind: TypeInt32, role: RoleGenerationID},
 	{name: "MemberEpoch", kind: TypeInt32, role: RoleMemberEpoch},
 	{name: "GenerationIdOrMemberEpoch", kind: TypeInt32, role: RoleGenerationOrEpoch},
@@ -306,6 +316,11 @@ var roleRules = []roleRule{
 	{msg: "ConsumerGroupHeartbeatRequest", path: "TopicPartitions", kind: TypeStruct, array: true, role: RoleOwnedPartitions},
 	{msg: "ConsumerGroupHeartbeatResponse", path: "Assignment.TopicPartitions", kind: TypeStruct, array: true, role: RoleAssignedPartitions},
 	{msg: "ShareGroupHeartbeatResponse", path: "Assignment.TopicPartitions", kind: TypeStruct, array: true, role: RoleAssignedPartitions},
+	// A describe response's members: what each has, and (KIP-848) what
+	// it is to have.
+	{msg: "ConsumerGroupDescribeResponse", path: "Groups.Members.Assignment.TopicPartitions", kind: TypeStruct, array: true, role: RoleAssignedPartitions},
+	{msg: "ConsumerGroupDescribeResponse", path: "Groups.Members.TargetAssignment.TopicPartitions", kind: TypeStruct, array: true, role: RoleTargetPartitions},
+	{msg: "ShareGroupDescribeResponse", path: "Groups.Members.Assignment.TopicPartitions", kind: TypeStruct, array: true, role: RoleAssignedPartitions},
 
 	// Transactions and producers.
 	{name: "ProducerEpoch", kind: TypeInt16, role: RoleProducerEpoch},

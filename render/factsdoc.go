@@ -18,11 +18,15 @@ type FactsDoc struct {
 	Topics []TopicDoc `json:"topics" expr:"topics"`
 	// Forgotten are the partitions an incremental Fetch drops from its
 	// session (ForgottenTopicsData, KIP-227): not fetched, not in topics.
-	Forgotten    []TopicPartitionDoc `json:"forgotten" expr:"forgotten"`
-	Errors       []ErrorDoc          `json:"errors" expr:"errors"`
-	ThrottleMs   *int32              `json:"throttleMs" expr:"throttleMs" jsonschema:"nullable"`
-	Group        *GroupDoc           `json:"group" expr:"group" jsonschema:"nullable"`
-	Groups       []string            `json:"groups" expr:"groups"`
+	Forgotten  []TopicPartitionDoc `json:"forgotten" expr:"forgotten"`
+	Errors     []ErrorDoc          `json:"errors" expr:"errors"`
+	ThrottleMs *int32              `json:"throttleMs" expr:"throttleMs" jsonschema:"nullable"`
+	Group      *GroupDoc           `json:"group" expr:"group" jsonschema:"nullable"`
+	Groups     []string            `json:"groups" expr:"groups"`
+	// Described are the groups a describe response describes, with their
+	// members (DescribeGroups, ConsumerGroupDescribe, ShareGroupDescribe,
+	// StreamsGroupDescribe).
+	Described    []DescribedGroupDoc `json:"described" expr:"described"`
 	Producer     *ProducerDoc        `json:"producer" expr:"producer" jsonschema:"nullable"`
 	Transactions []TransactionDoc    `json:"transactions" expr:"transactions"`
 	// Commit is an EndTxn request's outcome: true COMMIT, false ABORT.
@@ -199,6 +203,22 @@ type MemberDoc struct {
 	Subscription    *SubscriptionDoc    `json:"subscription" expr:"subscription" jsonschema:"nullable"`
 	Assignment      []TopicPartitionDoc `json:"assignment" expr:"assignment" jsonschema:"nullable"`
 	Error           *string             `json:"error" expr:"error" jsonschema:"nullable"`
+	// MemberEpoch is a KIP-848 (share, streams) member's epoch and
+	// TargetAssignment what it is to have (ConsumerGroupDescribe);
+	// null when not stated.
+	MemberEpoch      *int32              `json:"memberEpoch" expr:"memberEpoch" jsonschema:"nullable"`
+	TargetAssignment []TopicPartitionDoc `json:"targetAssignment" expr:"targetAssignment" jsonschema:"nullable"`
+}
+
+// DescribedGroupDoc is one group of a describe response.
+type DescribedGroupDoc struct {
+	GroupID string  `json:"groupId" expr:"groupId"`
+	Error   *string `json:"error" expr:"error" jsonschema:"nullable"` // the group's error's name
+	// GroupEpoch and AssignmentEpoch are a KIP-848 (share, streams)
+	// group's epoch and its target assignment's; null for a classic group.
+	GroupEpoch      *int32      `json:"groupEpoch" expr:"groupEpoch" jsonschema:"nullable"`
+	AssignmentEpoch *int32      `json:"assignmentEpoch" expr:"assignmentEpoch" jsonschema:"nullable"`
+	Members         []MemberDoc `json:"members" expr:"members"`
 }
 
 // TopicPartitionDoc is a topic and some of its partitions.
@@ -307,7 +327,7 @@ func errName(code int16) *string {
 // NewFactsDoc builds the FactsDoc of fx (resolved by the run's
 // facts.Names).
 func NewFactsDoc(fx *facts.Exchange) *FactsDoc {
-	d := &FactsDoc{Topics: []TopicDoc{}, Errors: []ErrorDoc{}, Groups: []string{}, Transactions: []TransactionDoc{},
+	d := &FactsDoc{Topics: []TopicDoc{}, Errors: []ErrorDoc{}, Groups: []string{}, Described: []DescribedGroupDoc{}, Transactions: []TransactionDoc{},
 		Coordinators: []CoordinatorDoc{}, Resources: []ResourceDoc{}}
 	if fx == nil {
 		return d
@@ -354,6 +374,20 @@ func NewFactsDoc(fx *facts.Exchange) *FactsDoc {
 		d.Group = groupDoc(&fx.Group)
 	}
 	d.Groups = append(d.Groups, fx.Groups...)
+	for i := range fx.Described {
+		g := &fx.Described[i]
+		gd := DescribedGroupDoc{GroupID: g.ID, Error: errName(g.Error), Members: make([]MemberDoc, 0, len(g.Members))}
+		if g.Epoch >= 0 {
+			gd.GroupEpoch = ptr(g.Epoch)
+		}
+		if g.AssignmentEpoch >= 0 {
+			gd.AssignmentEpoch = ptr(g.AssignmentEpoch)
+		}
+		for j := range g.Members {
+			gd.Members = append(gd.Members, memberDoc(&g.Members[j]))
+		}
+		d.Described = append(d.Described, gd)
+	}
 	if p := &fx.Producer; !p.IsZero() {
 		pd := &ProducerDoc{}
 		if p.HasTxnID {
@@ -547,15 +581,24 @@ func groupDoc(g *facts.Group) *GroupDoc {
 		d.Assignment = tpDocs(g.Assignment.Partitions)
 	}
 	for i := range g.Members {
-		m := &g.Members[i]
-		md := MemberDoc{MemberID: m.ID, GroupInstanceID: strPtr(m.InstanceID), Reason: strPtr(m.Reason),
-			Subscription: subscriptionDoc(m.Subscription), Error: errName(m.Error)}
-		if m.Assignment != nil {
-			md.Assignment = tpDocs(m.Assignment.Partitions)
-		}
-		d.Members = append(d.Members, md)
+		d.Members = append(d.Members, memberDoc(&g.Members[i]))
 	}
 	return d
+}
+
+func memberDoc(m *facts.Member) MemberDoc {
+	md := MemberDoc{MemberID: m.ID, GroupInstanceID: strPtr(m.InstanceID), Reason: strPtr(m.Reason),
+		Subscription: subscriptionDoc(m.Subscription), Error: errName(m.Error)}
+	if m.Assignment != nil {
+		md.Assignment = tpDocs(m.Assignment.Partitions)
+	}
+	if m.HasEpoch {
+		md.MemberEpoch = ptr(m.Epoch)
+	}
+	if m.Target != nil {
+		md.TargetAssignment = tpDocs(m.Target.Partitions)
+	}
+	return md
 }
 
 func subscriptionDoc(s *facts.Subscription) *SubscriptionDoc {
@@ -715,6 +758,8 @@ func (w *factsWriter) facts(d *FactsDoc) {
 	w.group(d.Group)
 	w.key(false, "groups")
 	w.strs(d.Groups)
+	w.key(false, "described")
+	list(w, d.Described, w.described)
 	w.key(false, "producer")
 	w.producer(d.Producer)
 	w.key(false, "transactions")
@@ -957,22 +1002,43 @@ func (w *factsWriter) group(g *GroupDoc) {
 	w.key(false, "owned")
 	list(w, g.Owned, w.topicPartitions)
 	w.key(false, "members")
-	list(w, g.Members, func(m *MemberDoc) {
-		w.punct('{')
-		w.key(true, "memberId")
-		w.str(m.MemberID)
-		w.key(false, "groupInstanceId")
-		w.optStr(m.GroupInstanceID)
-		w.key(false, "reason")
-		w.optStr(m.Reason)
-		w.key(false, "subscription")
-		w.subscription(m.Subscription)
-		w.key(false, "assignment")
-		list(w, m.Assignment, w.topicPartitions)
-		w.key(false, "error")
-		w.optStr(m.Error)
-		w.punct('}')
-	})
+	list(w, g.Members, w.member)
+	w.punct('}')
+}
+
+func (w *factsWriter) member(m *MemberDoc) {
+	w.punct('{')
+	w.key(true, "memberId")
+	w.str(m.MemberID)
+	w.key(false, "groupInstanceId")
+	w.optStr(m.GroupInstanceID)
+	w.key(false, "reason")
+	w.optStr(m.Reason)
+	w.key(false, "subscription")
+	w.subscription(m.Subscription)
+	w.key(false, "assignment")
+	list(w, m.Assignment, w.topicPartitions)
+	w.key(false, "error")
+	w.optStr(m.Error)
+	w.key(false, "memberEpoch")
+	optInt(w, m.MemberEpoch)
+	w.key(false, "targetAssignment")
+	list(w, m.TargetAssignment, w.topicPartitions)
+	w.punct('}')
+}
+
+func (w *factsWriter) described(g *DescribedGroupDoc) {
+	w.punct('{')
+	w.key(true, "groupId")
+	w.str(g.GroupID)
+	w.key(false, "error")
+	w.optStr(g.Error)
+	w.key(false, "groupEpoch")
+	optInt(w, g.GroupEpoch)
+	w.key(false, "assignmentEpoch")
+	optInt(w, g.AssignmentEpoch)
+	w.key(false, "members")
+	list(w, g.Members, w.member)
 	w.punct('}')
 }
 

@@ -134,3 +134,86 @@ func TestOffsetCommitGenOrEpoch(t *testing.T) {
 		}
 	}
 }
+
+// A ConsumerGroupDescribe (KIP-848) lists its groups' members: the line
+// counts them per group ("-" for a group refused) with the group's epoch
+// when it describes one; JSON facts.described has each member with its
+// epoch, assignment and target.
+func TestConsumerGroupDescribeMembers(t *testing.T) {
+	tid := [16]byte{9: 7}
+	m1 := kmsg.NewConsumerGroupDescribeResponseGroupMember()
+	m1.MemberID, m1.MemberEpoch = "m1", 7
+	m1.Assignment.TopicPartitions = []kmsg.AssignmentTopicPartition{{TopicID: tid, Topic: "t", Partitions: []int32{0, 1}}}
+	m1.TargetAssignment.TopicPartitions = []kmsg.AssignmentTopicPartition{{TopicID: tid, Topic: "t", Partitions: []int32{0, 1, 2}}}
+	m2 := kmsg.NewConsumerGroupDescribeResponseGroupMember()
+	m2.MemberID, m2.MemberEpoch = "m2", 6
+	g := kmsg.NewConsumerGroupDescribeResponseGroup()
+	g.Group, g.Epoch, g.AssignmentEpoch, g.Members = "g", 7, 6, []kmsg.ConsumerGroupDescribeResponseGroupMember{m1, m2}
+	gone := kmsg.NewConsumerGroupDescribeResponseGroup()
+	gone.Group, gone.ErrorCode = "gone", 69
+
+	for _, c := range []struct {
+		groups []kmsg.ConsumerGroupDescribeResponseGroup
+		line   string
+	}{
+		{[]kmsg.ConsumerGroupDescribeResponseGroup{g}, "groups=g members: 2 group-epoch=7"},
+		{[]kmsg.ConsumerGroupDescribeResponseGroup{g, gone}, "groups=g,gone members: 2,- errors: GROUP_ID_NOT_FOUND group=gone"},
+	} {
+		req := kmsg.NewPtrConsumerGroupDescribeRequest()
+		resp := kmsg.NewPtrConsumerGroupDescribeResponse()
+		for _, x := range c.groups {
+			req.Groups = append(req.Groups, x.Group)
+		}
+		resp.Groups = c.groups
+		e := kexchange(t, req, resp)
+		if got := lineSubject(t, e); got != c.line {
+			t.Errorf("line %q, want %q", got, c.line)
+		}
+		var fx struct {
+			Described []struct {
+				GroupID                     string
+				Error                       *string
+				GroupEpoch, AssignmentEpoch *int64
+				Members                     []struct {
+					MemberID         string
+					MemberEpoch      *int64
+					Assignment       []struct{ Partitions []int32 }
+					TargetAssignment []struct{ Partitions []int32 }
+				}
+			}
+		}
+		factsOf(t, e, &fx)
+		var got []string
+		for _, d := range fx.Described {
+			s := d.GroupID + " " + optI64(d.GroupEpoch) + "/" + optI64(d.AssignmentEpoch)
+			if d.Error != nil {
+				s += " " + *d.Error
+			}
+			for _, m := range d.Members {
+				s += " " + m.MemberID + "@" + optI64(m.MemberEpoch)
+				for _, a := range m.Assignment {
+					s += " has" + fmtInts(a.Partitions)
+				}
+				for _, a := range m.TargetAssignment {
+					s += " to" + fmtInts(a.Partitions)
+				}
+			}
+			got = append(got, s)
+		}
+		want := "g 7/6 m1@7 has0,1 to0,1,2 m2@6"
+		if len(c.groups) == 2 {
+			want += "|gone 0/0 GROUP_ID_NOT_FOUND"
+		}
+		if g := strings.Join(got, "|"); g != want {
+			t.Errorf("JSON described %s, want %s", g, want)
+		}
+	}
+}
+
+func fmtInts(xs []int32) string {
+	var s []string
+	for _, x := range xs {
+		s = append(s, itoa(int64(x)))
+	}
+	return strings.Join(s, ",")
+}

@@ -49,7 +49,10 @@ import (
 //	                  the protocol of (facts.Group.GenerationOrEpoch),
 //	                  "leader" on the leader's JoinGroup, reason="...";
 //	                  group lists (DescribeGroups, DeleteGroups, ...)
-//	                  groups=a,b,+3, ListGroups groups: 12.
+//	                  groups=a,b,+3, ListGroups groups: 12; describe
+//	                  responses the members of each group described
+//	                  (members: 3,2; "-" for a group refused) and, for
+//	                  one KIP-848 group, its epoch (group-epoch=5).
 //	producer          txn=T pid=P epoch=E (the request's; →new when the
 //	                  response gives new ones: InitProducerId, EndTxn v5+),
 //	                  for Produce from its batches; batched
@@ -345,6 +348,7 @@ func (s *subjectBuf) group(fx *facts.Exchange) {
 	case len(fx.Groups) > 0:
 		s.list("groups=", fx.Groups)
 	}
+	s.described(fx.Described)
 	if !groupAPI(fx.Key) {
 		return
 	}
@@ -403,6 +407,33 @@ func (s *subjectBuf) group(fx *facts.Exchange) {
 		s.sep()
 		s.b = append(s.b, "reason="...)
 		s.b = strconv.AppendQuote(s.b, reason)
+	}
+}
+
+// described appends how many members each group a describe response
+// describes has, in its order ("members: 3,2"; "-" for a group the
+// broker answered with an error), and when it describes one KIP-848
+// (share, streams) group, the group's epoch ("group-epoch=5").
+func (s *subjectBuf) described(ds []facts.DescribedGroup) {
+	if len(ds) == 0 {
+		return
+	}
+	counts := make([]string, 0, len(ds))
+	ok := false
+	for i := range ds {
+		if ds[i].Error != 0 {
+			counts = append(counts, "-")
+			continue
+		}
+		ok = true
+		counts = append(counts, strconv.Itoa(len(ds[i].Members)))
+	}
+	if !ok {
+		return
+	}
+	s.list("members: ", counts)
+	if len(ds) == 1 && ds[0].Epoch >= 0 {
+		s.word("group-epoch=", strconv.FormatInt(int64(ds[0].Epoch), 10))
 	}
 }
 

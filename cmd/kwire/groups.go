@@ -121,7 +121,9 @@ func newGroupsCmd(s *ioStreams, g *globalOptions) *cobra.Command {
 		Long: `Read pcap or pcapng captures and follow every consumer group in them: classic
 groups (JoinGroup, SyncGroup, Heartbeat, LeaveGroup), KIP-848 consumer groups
 (ConsumerGroupHeartbeat), and share and streams groups as far as their
-heartbeats show. Per group:
+heartbeats show; an admin's ConsumerGroupDescribe (share, streams: their
+describes) adds the members it lists, with their member epochs and
+assignments where newer than their heartbeats said. Per group:
 
   MEMBERS       member ID, group instance ID (static members, KIP-345),
                 client ID and address, when it joined and how it went

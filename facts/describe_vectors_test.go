@@ -1,0 +1,114 @@
+package facts
+
+import (
+	"encoding/hex"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/kwire/kwire/protocol"
+)
+
+// TestDescribedVectors holds the described groups' facts of the
+// ConsumerGroupDescribe responses Kafka's own code encoded
+// (../shared/kafka-vectors) to the values Kafka's JSON says they carry:
+// every group, member, member epoch and assigned partition.
+func TestDescribedVectors(t *testing.T) {
+	dir := os.Getenv("KWIRE_SHARED")
+	if dir == "" {
+		dir = filepath.Join("..", "..", "shared")
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, "kafka-vectors", "messages", "ConsumerGroupDescribeResponse", "v*.json"))
+	if len(files) == 0 {
+		t.Skipf("../shared not found at %q (set KWIRE_SHARED): skipping the test over Kafka's vectors", dir)
+	}
+	type tps struct {
+		TopicName  string  `json:"topicName"`
+		Partitions []int32 `json:"partitions"`
+	}
+	n := 0
+	for _, f := range files {
+		raw, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var doc struct {
+			Vectors []struct {
+				Name      string `json:"name"`
+				Version   int16  `json:"version"`
+				Hex       string `json:"hex"`
+				JSONValue struct {
+					Groups []struct {
+						GroupID    string `json:"groupId"`
+						ErrorCode  int16  `json:"errorCode"`
+						GroupEpoch int32  `json:"groupEpoch"`
+						Members    []struct {
+							MemberID    string `json:"memberId"`
+							MemberEpoch int32  `json:"memberEpoch"`
+							Assignment  struct {
+								TopicPartitions []tps `json:"topicPartitions"`
+							} `json:"assignment"`
+							TargetAssignment struct {
+								TopicPartitions []tps `json:"topicPartitions"`
+							} `json:"targetAssignment"`
+						} `json:"members"`
+					} `json:"groups"`
+				} `json:"json_value"`
+			} `json:"vectors"`
+		}
+		if err := json.Unmarshal(raw, &doc); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		for _, v := range doc.Vectors {
+			body, err := hex.DecodeString(v.Hex)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tr := protocol.DecodeBody(protocol.KeyConsumerGroupDescribe, v.Version, true, body)
+			if tr.Err != nil {
+				t.Fatalf("%s: %v", v.Name, tr.Err)
+			}
+			fx := Of(protocol.KeyConsumerGroupDescribe, v.Version, nil, tr)
+			want := v.JSONValue.Groups
+			if len(fx.Described) != len(want) {
+				t.Errorf("%s: %d groups described, want %d", v.Name, len(fx.Described), len(want))
+				continue
+			}
+			for i, wg := range want {
+				d := &fx.Described[i]
+				if d.ID != wg.GroupID || d.Error != wg.ErrorCode || d.Epoch != wg.GroupEpoch || len(d.Members) != len(wg.Members) {
+					t.Errorf("%s: group %+v, want %+v", v.Name, *d, wg)
+					continue
+				}
+				for j, wm := range wg.Members {
+					m := &d.Members[j]
+					same := func(a *Assignment, w []tps) bool {
+						if a == nil || len(a.Partitions) != len(w) {
+							return false
+						}
+						for k := range w {
+							if a.Partitions[k].Topic != w[k].TopicName || len(a.Partitions[k].Partitions) != len(w[k].Partitions) {
+								return false
+							}
+							for x := range w[k].Partitions {
+								if a.Partitions[k].Partitions[x] != w[k].Partitions[x] {
+									return false
+								}
+							}
+						}
+						return true
+					}
+					if m.ID != wm.MemberID || !m.HasEpoch || m.Epoch != wm.MemberEpoch ||
+						!same(m.Assignment, wm.Assignment.TopicPartitions) || !same(m.Target, wm.TargetAssignment.TopicPartitions) {
+						t.Errorf("%s: member %+v, want %+v", v.Name, *m, wm)
+					}
+					n++
+				}
+			}
+		}
+	}
+	if n == 0 {
+		t.Errorf("no vector had a member")
+	}
+}
