@@ -146,6 +146,7 @@ type view struct {
 	ptype, pname, leader, reason, sessTO, rebTO     *protocol.Node
 	hbInterval, abortedFirst                        *protocol.Node
 	groupEpoch, assignEpoch                         *protocol.Node
+	lastSeq, lastTS, coordEpoch, txnStart           *protocol.Node
 	txnID, pid, pepoch, committed                   *protocol.Node
 	verifyOnly, validateOnly                        *protocol.Node
 	broker, host, port, coordKey, coordType         *protocol.Node
@@ -242,6 +243,14 @@ func (v *view) add(c *protocol.Node) {
 		set(&v.committed, c)
 	case protocol.RoleTxnVerifyOnly:
 		set(&v.verifyOnly, c)
+	case protocol.RoleLastSequence:
+		set(&v.lastSeq, c)
+	case protocol.RoleLastTimestamp:
+		set(&v.lastTS, c)
+	case protocol.RoleCoordinatorEpoch:
+		set(&v.coordEpoch, c)
+	case protocol.RoleTxnStartOffset:
+		set(&v.txnStart, c)
 	case protocol.RoleValidateOnly:
 		set(&v.validateOnly, c)
 	case protocol.RoleBrokerID:
@@ -729,6 +738,46 @@ func (b *builder) group(v *view) {
 	}
 }
 
+// activeProducers records the producers a DescribeProducers response
+// lists on partition p (the elements of its ActiveProducers).
+func (b *builder) activeProducers(p *Partition, els []*protocol.Node) {
+	if p.ActiveProducers < 0 {
+		p.ActiveProducers = 0
+	}
+	p.ActiveProducers += int32(len(els))
+	for _, e := range els {
+		if len(p.Producers) == MaxProducers {
+			break
+		}
+		if e.Kind != protocol.KindStruct {
+			continue
+		}
+		v := viewOf(e)
+		pid, ok := intOf(v.pid)
+		if !ok {
+			continue
+		}
+		ap := ActiveProducer{ProducerID: pid, ProducerEpoch: -1, LastSequence: -1, LastTimestamp: -1, CoordinatorEpoch: -1,
+			CurrentTxnStartOffset: -1}
+		if x, ok := intOf(v.pepoch); ok {
+			ap.ProducerEpoch = int32(x)
+		}
+		if x, ok := intOf(v.lastSeq); ok {
+			ap.LastSequence = int32(x)
+		}
+		if x, ok := intOf(v.lastTS); ok {
+			ap.LastTimestamp = x
+		}
+		if x, ok := intOf(v.coordEpoch); ok {
+			ap.CoordinatorEpoch = int32(x)
+		}
+		if x, ok := intOf(v.txnStart); ok {
+			ap.CurrentTxnStartOffset = x
+		}
+		p.Producers = append(p.Producers, ap)
+	}
+}
+
 // describes reports whether API key's response describes groups with
 // their members (Exchange.Described).
 func describes(key int16) bool {
@@ -830,6 +879,13 @@ func (b *builder) child(c *protocol.Node, in, child scope, depth int) {
 			return
 		case r == protocol.RoleAbortedTxns:
 			return // counted per partition; their producer IDs are not the exchange's
+		case r == protocol.RoleActiveProducers:
+			// DescribeProducers: the partition's producers, not the
+			// exchange's.
+			if in.part >= 0 && b.response && c.Flags&protocol.FlagNull == 0 {
+				b.activeProducers(&fx.Topics[in.topic].Partitions[in.part], els)
+			}
+			return
 		case r == protocol.RoleAPIRanges && b.response:
 			av := b.apiVersions()
 			for _, e := range els {
@@ -1056,7 +1112,7 @@ func (b *builder) partition(ti int, idx int32) int {
 			}
 		}
 	}
-	t.Partitions = append(t.Partitions, Partition{Index: idx, AbortedTxns: -1})
+	t.Partitions = append(t.Partitions, Partition{Index: idx, AbortedTxns: -1, ActiveProducers: -1})
 	i := len(t.Partitions) - 1
 	switch {
 	case t.partAt != nil:

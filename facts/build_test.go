@@ -718,3 +718,40 @@ func TestDescribedGroups(t *testing.T) {
 		t.Errorf("DescribeGroups\n got  %s\n want %s", got, want)
 	}
 }
+
+// describeProducers is a DescribeProducers response: t[0] with two
+// active producers (100 in a transaction begun at offset 500, 200
+// idempotent), t[1] with none, t[2] refused (NOT_LEADER_OR_FOLLOWER).
+func describeProducers() *kmsg.DescribeProducersResponse {
+	r := kmsg.NewPtrDescribeProducersResponse()
+	r.Topics = []kmsg.DescribeProducersResponseTopic{{Topic: "t", Partitions: []kmsg.DescribeProducersResponseTopicPartition{
+		{Partition: 0, ActiveProducers: []kmsg.DescribeProducersResponseTopicPartitionActiveProducer{
+			{ProducerID: 100, ProducerEpoch: 3, LastSequence: 41, LastTimestamp: 1700000000123, CoordinatorEpoch: 2, CurrentTxnStartOffset: 500},
+			{ProducerID: 200, ProducerEpoch: 0, LastSequence: 9, LastTimestamp: 1700000000456, CoordinatorEpoch: -1, CurrentTxnStartOffset: -1}}},
+		{Partition: 1, ActiveProducers: []kmsg.DescribeProducersResponseTopicPartitionActiveProducer{}},
+		{Partition: 2, ErrorCode: 6}}}}
+	return r
+}
+
+// DescribeProducers' active producers are facts of their partition
+// (KIP-664), not the exchange's producer.
+func TestActiveProducers(t *testing.T) {
+	rq := kmsg.NewPtrDescribeProducersRequest()
+	rq.Topics = []kmsg.DescribeProducersRequestTopic{{Topic: "t", Partitions: []int32{0, 1, 2}}}
+	fx := Of(61, 0, request(t, rq), response(t, describeProducers()))
+	var got []string
+	for _, p := range fx.Topics[0].Partitions {
+		got = append(got, fmt.Sprintf("%d err=%d n=%d %v", p.Index, p.Error, p.ActiveProducers, p.Producers))
+	}
+	want := []string{
+		"0 err=0 n=2 [{100 3 41 1700000000123 2 500} {200 0 9 1700000000456 -1 -1}]",
+		"1 err=0 n=0 []",
+		"2 err=6 n=0 []",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if !fx.Producer.IsZero() || len(fx.Topics) != 1 || fx.Topics[0].Owner != (Scope{}) {
+		t.Errorf("producer %+v, topics %+v", fx.Producer, fx.Topics)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/kwire/kwire/protocol"
@@ -110,5 +111,79 @@ func TestDescribedVectors(t *testing.T) {
 	}
 	if n == 0 {
 		t.Errorf("no vector had a member")
+	}
+}
+
+// TestActiveProducersVectors holds the active producers of the
+// DescribeProducers responses Kafka's own code encoded to the values
+// Kafka's JSON says they carry.
+func TestActiveProducersVectors(t *testing.T) {
+	dir := os.Getenv("KWIRE_SHARED")
+	if dir == "" {
+		dir = filepath.Join("..", "..", "shared")
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, "kafka-vectors", "messages", "DescribeProducersResponse", "v*.json"))
+	if len(files) == 0 {
+		t.Skipf("../shared not found at %q (set KWIRE_SHARED): skipping the test over Kafka's vectors", dir)
+	}
+	n := 0
+	for _, f := range files {
+		raw, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var doc struct {
+			Vectors []struct {
+				Name      string `json:"name"`
+				Version   int16  `json:"version"`
+				Hex       string `json:"hex"`
+				JSONValue struct {
+					Topics []struct {
+						Name       string `json:"name"`
+						Partitions []struct {
+							PartitionIndex  int32            `json:"partitionIndex"`
+							ActiveProducers []ActiveProducer `json:"activeProducers"`
+						} `json:"partitions"`
+					} `json:"topics"`
+				} `json:"json_value"`
+			} `json:"vectors"`
+		}
+		if err := json.Unmarshal(raw, &doc); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		for _, v := range doc.Vectors {
+			body, err := hex.DecodeString(v.Hex)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tr := protocol.DecodeBody(protocol.KeyDescribeProducers, v.Version, true, body)
+			if tr.Err != nil {
+				t.Fatalf("%s: %v", v.Name, tr.Err)
+			}
+			fx := Of(protocol.KeyDescribeProducers, v.Version, nil, tr)
+			for _, wt := range v.JSONValue.Topics {
+				for _, wp := range wt.Partitions {
+					var p *Partition
+					for i := range fx.Topics {
+						for j := range fx.Topics[i].Partitions {
+							if fx.Topics[i].Name == wt.Name && fx.Topics[i].Partitions[j].Index == wp.PartitionIndex {
+								p = &fx.Topics[i].Partitions[j]
+							}
+						}
+					}
+					if p == nil {
+						t.Errorf("%s: no partition %s[%d]", v.Name, wt.Name, wp.PartitionIndex)
+						continue
+					}
+					if int(p.ActiveProducers) != len(wp.ActiveProducers) || !slices.Equal(p.Producers, wp.ActiveProducers) {
+						t.Errorf("%s: %s[%d]: %d %+v, want %+v", v.Name, wt.Name, wp.PartitionIndex, p.ActiveProducers, p.Producers, wp.ActiveProducers)
+					}
+					n += len(wp.ActiveProducers)
+				}
+			}
+		}
+	}
+	if n == 0 {
+		t.Errorf("no vector had an active producer")
 	}
 }

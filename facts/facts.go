@@ -264,14 +264,41 @@ type Partition struct {
 	// aborted transaction's producer and the offset of its first batch
 	// (FetchResponse AbortedTransactions).
 	Aborted []AbortedTxn
+	// ActiveProducers is how many producers a DescribeProducers response
+	// lists as active on the partition (ActiveProducers, KIP-664: the
+	// producers with state in its log, an open transaction or not); -1
+	// when not stated. Producers are the first MaxProducers of them, in
+	// wire order.
+	ActiveProducers int32
+	Producers       []ActiveProducer
 }
 
-// MaxAborted bounds Partition.Aborted and MaxMarkers Records.Markers: a
-// response may list thousands; the counts (AbortedTxns, Commits, Aborts)
-// keep the rest.
+// ActiveProducer is one producer a DescribeProducers response lists on a
+// partition (DescribeProducersResponse ProducerState, KIP-664).
+type ActiveProducer struct {
+	ProducerID int64
+	// ProducerEpoch is its epoch (an int32 on this wire; epochs are
+	// int16 elsewhere).
+	ProducerEpoch int32
+	// LastSequence is the last sequence number it wrote, LastTimestamp
+	// the timestamp of that write (ms since the epoch); -1 when none.
+	LastSequence  int32
+	LastTimestamp int64
+	// CoordinatorEpoch is the epoch of its transaction coordinator (-1:
+	// none); CurrentTxnStartOffset the offset its open transaction began
+	// at, -1 when it has none: a transaction open long is one KIP-664
+	// calls hanging.
+	CoordinatorEpoch      int32
+	CurrentTxnStartOffset int64
+}
+
+// MaxAborted bounds Partition.Aborted, MaxMarkers Records.Markers and
+// MaxProducers Partition.Producers: a response may list thousands; the
+// counts (AbortedTxns, Commits, Aborts, ActiveProducers) keep the rest.
 const (
-	MaxAborted = 64
-	MaxMarkers = 64
+	MaxAborted   = 64
+	MaxMarkers   = 64
+	MaxProducers = 64
 )
 
 // AbortedTxn is one aborted transaction a Fetch response lists (KIP-98):

@@ -81,11 +81,16 @@ const (
 	RoleAssignmentEpoch    // the epoch of such a group's target assignment
 
 	// Transactions and producers.
-	RoleTransactionalID // a transactional ID (entityType transactionalId)
-	RoleProducerID      // a producer ID (entityType producerId)
-	RoleProducerEpoch   // a producer epoch (KIP-98; bumped per transaction by KIP-890)
-	RoleTxnCommitted    // EndTxn Committed: true commits, false aborts
-	RoleTxnVerifyOnly   // AddPartitionsToTxn v4+ VerifyOnly: a broker checks the partitions are in the transaction, adds none (KIP-890)
+	RoleTransactionalID  // a transactional ID (entityType transactionalId)
+	RoleProducerID       // a producer ID (entityType producerId)
+	RoleProducerEpoch    // a producer epoch (KIP-98; bumped per transaction by KIP-890)
+	RoleTxnCommitted     // EndTxn Committed: true commits, false aborts
+	RoleTxnVerifyOnly    // AddPartitionsToTxn v4+ VerifyOnly: a broker checks the partitions are in the transaction, adds none (KIP-890)
+	RoleActiveProducers  // DescribeProducersResponse ActiveProducers: the producers with state on a partition (KIP-664)
+	RoleLastSequence     // an active producer's LastSequence: the last sequence number it wrote
+	RoleLastTimestamp    // an active producer's LastTimestamp: the timestamp of its last write
+	RoleCoordinatorEpoch // an active producer's CoordinatorEpoch: the epoch of its transaction coordinator
+	RoleTxnStartOffset   // an active producer's CurrentTxnStartOffset: where its open transaction began (-1: none)
 
 	// Brokers and coordinators.
 	RoleBrokerID       // a broker (node) ID (entityType brokerId)
@@ -183,6 +188,11 @@ var roleNames = [numRoles]string{
 	RoleProducerEpoch:      "producer-epoch",
 	RoleTxnCommitted:       "txn-committed",
 	RoleTxnVerifyOnly:      "txn-verify-only",
+	RoleActiveProducers:    "active-producers",
+	RoleLastSequence:       "last-sequence",
+	RoleLastTimestamp:      "last-timestamp",
+	RoleCoordinatorEpoch:   "coordinator-epoch",
+	RoleTxnStartOffset:     "txn-start-offset",
 	RoleBrokerID:           "broker-id",
 	RoleHost:               "host",
 	RolePort:               "port",
@@ -328,6 +338,12 @@ var roleRules = []roleRule{
 	{name: "OngoingTxnProducerEpoch", kind: TypeInt16, role: RoleProducerEpoch},
 	{msg: "EndTxnRequest", path: "Committed", kind: TypeBool, role: RoleTxnCommitted},
 	{msg: "AddPartitionsToTxnRequest", path: "Transactions.VerifyOnly", kind: TypeBool, role: RoleTxnVerifyOnly},
+	{msg: "DescribeProducersResponse", path: "Topics.Partitions.ActiveProducers", kind: TypeStruct, array: true, role: RoleActiveProducers},
+	{msg: "DescribeProducersResponse", path: "Topics.Partitions.ActiveProducers.ProducerEpoch", kind: TypeInt32, role: RoleProducerEpoch},
+	{msg: "DescribeProducersResponse", path: "Topics.Partitions.ActiveProducers.LastSequence", kind: TypeInt32, role: RoleLastSequence},
+	{msg: "DescribeProducersResponse", path: "Topics.Partitions.ActiveProducers.LastTimestamp", kind: TypeInt64, role: RoleLastTimestamp},
+	{msg: "DescribeProducersResponse", path: "Topics.Partitions.ActiveProducers.CoordinatorEpoch", kind: TypeInt32, role: RoleCoordinatorEpoch},
+	{msg: "DescribeProducersResponse", path: "Topics.Partitions.ActiveProducers.CurrentTxnStartOffset", kind: TypeInt64, role: RoleTxnStartOffset},
 
 	// Brokers and coordinators.
 	{name: "Host", kind: TypeString, role: RoleHost},

@@ -82,9 +82,14 @@ type PartitionDoc struct {
 	LowWatermark *int64 `json:"lowWatermark" expr:"lowWatermark" jsonschema:"nullable"`
 	// DeletionOffset is what a DeleteRecords request asks: delete the
 	// records before it (-1: before the high watermark; KIP-107).
-	DeletionOffset      *int64      `json:"deletionOffset" expr:"deletionOffset" jsonschema:"nullable"`
-	Records             *RecordsDoc `json:"records" expr:"records" jsonschema:"nullable"`
-	AbortedTransactions *int32      `json:"abortedTransactions" expr:"abortedTransactions" jsonschema:"nullable"`
+	DeletionOffset *int64 `json:"deletionOffset" expr:"deletionOffset" jsonschema:"nullable"`
+	// ActiveProducers counts the producers a DescribeProducers response
+	// lists on the partition (KIP-664), Producers the first 64 of them;
+	// null for other exchanges.
+	ActiveProducers     *int32              `json:"activeProducers" expr:"activeProducers" jsonschema:"nullable"`
+	Producers           []ActiveProducerDoc `json:"producers" expr:"producers" jsonschema:"nullable"`
+	Records             *RecordsDoc         `json:"records" expr:"records" jsonschema:"nullable"`
+	AbortedTransactions *int32              `json:"abortedTransactions" expr:"abortedTransactions" jsonschema:"nullable"`
 	// Aborted lists the first 64 aborted transactions of a read_committed
 	// Fetch response (abortedTransactions counts them all); empty when
 	// it lists none.
@@ -208,6 +213,19 @@ type MemberDoc struct {
 	// null when not stated.
 	MemberEpoch      *int32              `json:"memberEpoch" expr:"memberEpoch" jsonschema:"nullable"`
 	TargetAssignment []TopicPartitionDoc `json:"targetAssignment" expr:"targetAssignment" jsonschema:"nullable"`
+}
+
+// ActiveProducerDoc is one producer a DescribeProducers response lists
+// (KIP-664): its ID and epoch, the last sequence it wrote and that
+// write's timestamp, its coordinator's epoch, and where its open
+// transaction began (-1: none).
+type ActiveProducerDoc struct {
+	ProducerID            int64 `json:"producerId" expr:"producerId"`
+	ProducerEpoch         int32 `json:"producerEpoch" expr:"producerEpoch"`
+	LastSequence          int32 `json:"lastSequence" expr:"lastSequence"`
+	LastTimestamp         int64 `json:"lastTimestamp" expr:"lastTimestamp"`
+	CoordinatorEpoch      int32 `json:"coordinatorEpoch" expr:"coordinatorEpoch"`
+	CurrentTxnStartOffset int64 `json:"currentTxnStartOffset" expr:"currentTxnStartOffset"`
 }
 
 // DescribedGroupDoc is one group of a describe response.
@@ -510,6 +528,14 @@ func partitionDoc(p *facts.Partition) PartitionDoc {
 	}
 	if p.AbortedTxns >= 0 {
 		pd.AbortedTransactions = ptr(p.AbortedTxns)
+	}
+	if p.ActiveProducers >= 0 {
+		pd.ActiveProducers = ptr(p.ActiveProducers)
+		pd.Producers = make([]ActiveProducerDoc, len(p.Producers))
+		for i, a := range p.Producers {
+			pd.Producers[i] = ActiveProducerDoc{ProducerID: a.ProducerID, ProducerEpoch: a.ProducerEpoch, LastSequence: a.LastSequence,
+				LastTimestamp: a.LastTimestamp, CoordinatorEpoch: a.CoordinatorEpoch, CurrentTxnStartOffset: a.CurrentTxnStartOffset}
+		}
 	}
 	pd.Aborted = make([]AbortedTxnDoc, len(p.Aborted))
 	for i, a := range p.Aborted {
@@ -849,6 +875,25 @@ func (w *factsWriter) partition(p *PartitionDoc) {
 	w.optInt64(p.LowWatermark)
 	w.key(false, "deletionOffset")
 	w.optInt64(p.DeletionOffset)
+	w.key(false, "activeProducers")
+	optInt(w, p.ActiveProducers)
+	w.key(false, "producers")
+	list(w, p.Producers, func(a *ActiveProducerDoc) {
+		w.punct('{')
+		w.key(true, "producerId")
+		w.int64(a.ProducerID)
+		w.key(false, "producerEpoch")
+		w.int(int64(a.ProducerEpoch))
+		w.key(false, "lastSequence")
+		w.int(int64(a.LastSequence))
+		w.key(false, "lastTimestamp")
+		w.int64(a.LastTimestamp)
+		w.key(false, "coordinatorEpoch")
+		w.int(int64(a.CoordinatorEpoch))
+		w.key(false, "currentTxnStartOffset")
+		w.int64(a.CurrentTxnStartOffset)
+		w.punct('}')
+	})
 	w.key(false, "records")
 	w.records(p.Records)
 	w.key(false, "abortedTransactions")

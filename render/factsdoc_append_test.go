@@ -126,7 +126,7 @@ func TestFactsDocAppendAllocs(t *testing.T) {
 // transactions (ranging over a map of the offset kinds allocated the map
 // for every partition).
 func TestPartitionDocAllocs(t *testing.T) {
-	p := &facts.Partition{Index: 3, AbortedTxns: -1}
+	p := &facts.Partition{Index: 3, AbortedTxns: -1, ActiveProducers: -1}
 	p.Offsets.Set(facts.OffsetFetch, 100)
 	p.Offsets.Set(facts.OffsetHighWatermark, 1<<40)
 	p.Offsets.Set(facts.OffsetLeaderEpoch, 7)

@@ -217,3 +217,39 @@ func fmtInts(xs []int32) string {
 	}
 	return strings.Join(s, ",")
 }
+
+// DescribeProducers (KIP-664): each partition's active producers are
+// counted on the line (none for a partition refused) and listed in JSON.
+func TestDescribeProducersLine(t *testing.T) {
+	req := kmsg.NewPtrDescribeProducersRequest()
+	req.Topics = []kmsg.DescribeProducersRequestTopic{{Topic: "t", Partitions: []int32{0, 1, 2}}}
+	resp := kmsg.NewPtrDescribeProducersResponse()
+	resp.Topics = []kmsg.DescribeProducersResponseTopic{{Topic: "t", Partitions: []kmsg.DescribeProducersResponseTopicPartition{
+		{Partition: 0, ActiveProducers: []kmsg.DescribeProducersResponseTopicPartitionActiveProducer{
+			{ProducerID: 100, ProducerEpoch: 3, LastSequence: 41, LastTimestamp: 1700000000123, CoordinatorEpoch: 2, CurrentTxnStartOffset: 500},
+			{ProducerID: 200, ProducerEpoch: 0, LastSequence: 9, LastTimestamp: 1700000000456, CoordinatorEpoch: -1, CurrentTxnStartOffset: -1}}},
+		{Partition: 1},
+		{Partition: 2, ErrorCode: 6}}}}
+	e := kexchange(t, req, resp)
+	if got, want := lineSubject(t, e), "t[0 producers=2,1 producers=0,2] errors: NOT_LEADER_OR_FOLLOWER t[2]"; got != want {
+		t.Errorf("line\n got  %s\n want %s", got, want)
+	}
+	var fx struct {
+		Topics []struct {
+			Partitions []struct {
+				ActiveProducers *int64
+				Producers       []map[string]int64
+			}
+		}
+	}
+	factsOf(t, e, &fx)
+	ps := fx.Topics[0].Partitions
+	if len(ps) != 3 || optI64(ps[0].ActiveProducers) != "2" || len(ps[0].Producers) != 2 || optI64(ps[1].ActiveProducers) != "0" {
+		t.Fatalf("partitions %+v", ps)
+	}
+	p := ps[0].Producers[0]
+	if p["producerId"] != 100 || p["producerEpoch"] != 3 || p["lastSequence"] != 41 || p["lastTimestamp"] != 1700000000123 ||
+		p["coordinatorEpoch"] != 2 || p["currentTxnStartOffset"] != 500 || ps[0].Producers[1]["currentTxnStartOffset"] != -1 {
+		t.Errorf("producers %v", ps[0].Producers)
+	}
+}

@@ -24,7 +24,8 @@ import (
 //	                  codecs ("gzip/lz4" when several), the batches' bytes,
 //	                  "partial" for a batch cut at a fetch's end,
 //	                  "aborted=N" for the aborted transactions a fetch
-//	                  lists; ListOffsets "0 latest→42" (the time asked, the
+//	                  lists, "producers=N" for the active producers a
+//	                  DescribeProducers lists (KIP-664); ListOffsets "0 latest→42" (the time asked, the
 //	                  offset answered); OffsetForLeaderEpoch "0→40" (where
 //	                  the epoch asked ends); DeleteRecords "0 before
 //	                  100→100" (the records before 100 deleted, the log
@@ -295,6 +296,10 @@ func appendPartition(b []byte, p *facts.Partition, committed bool) []byte {
 	if p.AbortedTxns > 0 {
 		b = append(b, " aborted="...)
 		b = strconv.AppendInt(b, int64(p.AbortedTxns), 10)
+	}
+	if p.ActiveProducers >= 0 && p.Error == 0 {
+		b = append(b, " producers="...)
+		b = strconv.AppendInt(b, int64(p.ActiveProducers), 10)
 	}
 	return b
 }
