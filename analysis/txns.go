@@ -371,6 +371,16 @@ func (t *txnTracker) initProducer(e *xinfo) {
 				}
 			}
 		}
+		// KIP-939: asked to keep the transaction it had prepared, the
+		// coordinator names it (OngoingTxnProducerId and Epoch): the
+		// producer that fenced its preparer completes it, with its own
+		// ID and epoch. It is that instance's open transaction now, not
+		// one left open by the one fenced.
+		if pr.KeepPrepared && pr.HasOngoing && pr.OngoingID >= 0 {
+			if old := t.byPE[pe{pr.OngoingID, pr.OngoingEpoch}]; old != nil && old != in && old.p == p && old.cur != nil && in.cur == nil {
+				in.cur, old.cur = old.cur, nil
+			}
+		}
 		t.byPE[pe{in.pid, in.epoch}] = in
 	}
 	if fresh {

@@ -147,6 +147,7 @@ type view struct {
 	hbInterval, abortedFirst                        *protocol.Node
 	groupEpoch, assignEpoch                         *protocol.Node
 	lastSeq, lastTS, coordEpoch, txnStart           *protocol.Node
+	enable2PC, keepPrepared, ongoingID, ongoingEp   *protocol.Node
 	txnID, pid, pepoch, committed                   *protocol.Node
 	verifyOnly, validateOnly                        *protocol.Node
 	broker, host, port, coordKey, coordType         *protocol.Node
@@ -243,6 +244,14 @@ func (v *view) add(c *protocol.Node) {
 		set(&v.committed, c)
 	case protocol.RoleTxnVerifyOnly:
 		set(&v.verifyOnly, c)
+	case protocol.RoleTxnEnable2PC:
+		set(&v.enable2PC, c)
+	case protocol.RoleTxnKeepPrepared:
+		set(&v.keepPrepared, c)
+	case protocol.RoleOngoingProducerID:
+		set(&v.ongoingID, c)
+	case protocol.RoleOngoingProducerEpoch:
+		set(&v.ongoingEp, c)
 	case protocol.RoleLastSequence:
 		set(&v.lastSeq, c)
 	case protocol.RoleLastTimestamp:
@@ -672,7 +681,24 @@ func (b *builder) producer(v *view) {
 		if okEp && !p.HasEpoch {
 			p.Epoch, p.HasEpoch = int16(ep), true
 		}
+		if x, ok := intOf(v.enable2PC); ok && x != 0 {
+			p.Enable2PC = true
+		}
+		if x, ok := intOf(v.keepPrepared); ok && x != 0 {
+			p.KeepPrepared = true
+		}
 		return
+	}
+	oid, okOID := intOf(v.ongoingID)
+	oep, okOEp := intOf(v.ongoingEp)
+	if okOID || okOEp {
+		p.HasOngoing, p.OngoingID, p.OngoingEpoch = true, -1, -1
+		if okOID {
+			p.OngoingID = oid
+		}
+		if okOEp {
+			p.OngoingEpoch = int16(oep)
+		}
 	}
 	if okID || okEp {
 		p.HasNew = true

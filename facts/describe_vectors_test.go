@@ -187,3 +187,56 @@ func TestActiveProducersVectors(t *testing.T) {
 		t.Errorf("no vector had an active producer")
 	}
 }
+
+// TestInitProducerIdV6Vectors holds the producer facts of the
+// InitProducerId v6 requests Kafka's own code encoded (KIP-939) to the
+// values Kafka's JSON gives: the transactional ID, producer ID and
+// epoch, Enable2Pc and KeepPreparedTxn.
+func TestInitProducerIdV6Vectors(t *testing.T) {
+	dir := os.Getenv("KWIRE_SHARED")
+	if dir == "" {
+		dir = filepath.Join("..", "..", "shared")
+	}
+	f := filepath.Join(dir, "kafka-vectors", "messages", "InitProducerIdRequest", "v6.json")
+	raw, err := os.ReadFile(f)
+	if err != nil {
+		t.Skipf("../shared not found at %q (set KWIRE_SHARED): skipping the test over Kafka's vectors", dir)
+	}
+	var doc struct {
+		Vectors []struct {
+			Name      string `json:"name"`
+			Hex       string `json:"hex"`
+			JSONValue struct {
+				TransactionalID *string `json:"transactionalId"`
+				ProducerID      int64   `json:"producerId"`
+				ProducerEpoch   int16   `json:"producerEpoch"`
+				Enable2Pc       bool    `json:"enable2Pc"`
+				KeepPreparedTxn bool    `json:"keepPreparedTxn"`
+			} `json:"json_value"`
+		} `json:"vectors"`
+	}
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		t.Fatalf("%s: %v", f, err)
+	}
+	both := false
+	for _, v := range doc.Vectors {
+		body, err := hex.DecodeString(v.Hex)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tr := protocol.DecodeBody(protocol.KeyInitProducerId, 6, false, body)
+		if tr.Err != nil {
+			t.Fatalf("%s: %v", v.Name, tr.Err)
+		}
+		p := Of(protocol.KeyInitProducerId, 6, tr, nil).Producer
+		w := v.JSONValue
+		if p.HasTxnID != (w.TransactionalID != nil) || w.TransactionalID != nil && p.TransactionalID != *w.TransactionalID ||
+			p.ID != w.ProducerID || p.Epoch != w.ProducerEpoch || p.Enable2PC != w.Enable2Pc || p.KeepPrepared != w.KeepPreparedTxn || p.HasOngoing {
+			t.Errorf("%s: producer %+v, want %+v", v.Name, p, w)
+		}
+		both = both || w.Enable2Pc && w.KeepPreparedTxn
+	}
+	if !both {
+		t.Errorf("no vector set Enable2Pc and KeepPreparedTxn")
+	}
+}

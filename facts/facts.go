@@ -682,6 +682,19 @@ type Producer struct {
 	Epoch, NewEpoch int16
 	HasID, HasEpoch bool
 	HasNew          bool
+	// Enable2PC and KeepPrepared are an InitProducerId v6+ request's
+	// Enable2Pc and KeepPreparedTxn (KIP-939): the producer takes part in
+	// two-phase commits, and asks that the transaction it prepared be
+	// kept for it to complete, not aborted.
+	Enable2PC, KeepPrepared bool
+	// OngoingID and OngoingEpoch are an InitProducerId v6+ response's
+	// OngoingTxnProducerId and OngoingTxnProducerEpoch, when HasOngoing:
+	// the producer ID and epoch of the prepared transaction kept (-1:
+	// none), which the producer completes with NewID and NewEpoch. They
+	// are not the producer's new ID and epoch.
+	OngoingID    int64
+	OngoingEpoch int16
+	HasOngoing   bool
 }
 
 // IsZero reports whether no producer is named.

@@ -81,16 +81,20 @@ const (
 	RoleAssignmentEpoch    // the epoch of such a group's target assignment
 
 	// Transactions and producers.
-	RoleTransactionalID  // a transactional ID (entityType transactionalId)
-	RoleProducerID       // a producer ID (entityType producerId)
-	RoleProducerEpoch    // a producer epoch (KIP-98; bumped per transaction by KIP-890)
-	RoleTxnCommitted     // EndTxn Committed: true commits, false aborts
-	RoleTxnVerifyOnly    // AddPartitionsToTxn v4+ VerifyOnly: a broker checks the partitions are in the transaction, adds none (KIP-890)
-	RoleActiveProducers  // DescribeProducersResponse ActiveProducers: the producers with state on a partition (KIP-664)
-	RoleLastSequence     // an active producer's LastSequence: the last sequence number it wrote
-	RoleLastTimestamp    // an active producer's LastTimestamp: the timestamp of its last write
-	RoleCoordinatorEpoch // an active producer's CoordinatorEpoch: the epoch of its transaction coordinator
-	RoleTxnStartOffset   // an active producer's CurrentTxnStartOffset: where its open transaction began (-1: none)
+	RoleTransactionalID      // a transactional ID (entityType transactionalId)
+	RoleProducerID           // a producer ID (entityType producerId)
+	RoleProducerEpoch        // a producer epoch (KIP-98; bumped per transaction by KIP-890)
+	RoleTxnCommitted         // EndTxn Committed: true commits, false aborts
+	RoleTxnVerifyOnly        // AddPartitionsToTxn v4+ VerifyOnly: a broker checks the partitions are in the transaction, adds none (KIP-890)
+	RoleActiveProducers      // DescribeProducersResponse ActiveProducers: the producers with state on a partition (KIP-664)
+	RoleLastSequence         // an active producer's LastSequence: the last sequence number it wrote
+	RoleLastTimestamp        // an active producer's LastTimestamp: the timestamp of its last write
+	RoleCoordinatorEpoch     // an active producer's CoordinatorEpoch: the epoch of its transaction coordinator
+	RoleTxnStartOffset       // an active producer's CurrentTxnStartOffset: where its open transaction began (-1: none)
+	RoleTxnEnable2PC         // InitProducerId v6+ Enable2Pc: the producer takes part in two-phase commits (KIP-939)
+	RoleTxnKeepPrepared      // InitProducerId v6+ KeepPreparedTxn: keep the transaction it prepared, not abort it (KIP-939)
+	RoleOngoingProducerID    // InitProducerIdResponse OngoingTxnProducerId: the producer ID of the prepared transaction kept (KIP-939)
+	RoleOngoingProducerEpoch // InitProducerIdResponse OngoingTxnProducerEpoch: its epoch
 
 	// Brokers and coordinators.
 	RoleBrokerID       // a broker (node) ID (entityType brokerId)
@@ -157,77 +161,81 @@ const (
 )
 
 var roleNames = [numRoles]string{
-	RoleNone:               "",
-	RoleTopicName:          "topic-name",
-	RoleTopicID:            "topic-id",
-	RolePartition:          "partition",
-	RoleErrorCode:          "error-code",
-	RoleErrorMessage:       "error-message",
-	RoleGroupID:            "group-id",
-	RoleMemberID:           "member-id",
-	RoleGroupInstanceID:    "group-instance-id",
-	RoleGenerationID:       "generation-id",
-	RoleMemberEpoch:        "member-epoch",
-	RoleGenerationOrEpoch:  "generation-or-member-epoch",
-	RoleGroupProtocolType:  "protocol-type",
-	RoleGroupProtocolName:  "protocol-name",
-	RoleGroupLeader:        "group-leader",
-	RoleGroupReason:        "reason",
-	RoleSessionTimeout:     "session-timeout",
-	RoleRebalanceTimeout:   "rebalance-timeout",
-	RoleHeartbeatInterval:  "heartbeat-interval",
-	RoleSubscription:       "subscription",
-	RoleAssignment:         "assignment",
-	RoleOwnedPartitions:    "owned-partitions",
-	RoleAssignedPartitions: "assigned-partitions",
-	RoleTargetPartitions:   "target-partitions",
-	RoleGroupEpoch:         "group-epoch",
-	RoleAssignmentEpoch:    "assignment-epoch",
-	RoleTransactionalID:    "transactional-id",
-	RoleProducerID:         "producer-id",
-	RoleProducerEpoch:      "producer-epoch",
-	RoleTxnCommitted:       "txn-committed",
-	RoleTxnVerifyOnly:      "txn-verify-only",
-	RoleActiveProducers:    "active-producers",
-	RoleLastSequence:       "last-sequence",
-	RoleLastTimestamp:      "last-timestamp",
-	RoleCoordinatorEpoch:   "coordinator-epoch",
-	RoleTxnStartOffset:     "txn-start-offset",
-	RoleBrokerID:           "broker-id",
-	RoleHost:               "host",
-	RolePort:               "port",
-	RoleCoordinatorKey:     "coordinator-key",
-	RoleCoordinatorType:    "coordinator-type",
-	RoleRecords:            "records",
-	RoleBaseOffset:         "base-offset",
-	RoleFetchOffset:        "fetch-offset",
-	RoleHighWatermark:      "high-watermark",
-	RoleLastStableOffset:   "last-stable-offset",
-	RoleLogStartOffset:     "log-start-offset",
-	RoleCommittedOffset:    "committed-offset",
-	RoleCommittedMeta:      "committed-metadata",
-	RoleListTimestamp:      "list-timestamp",
-	RoleListedOffset:       "listed-offset",
-	RoleEndOffset:          "end-offset",
-	RoleLowWatermark:       "low-watermark",
-	RoleDeletionOffset:     "deletion-offset",
-	RoleLeaderEpoch:        "leader-epoch",
-	RoleAbortedTxns:        "aborted-transactions",
-	RoleAbortedFirst:       "aborted-first-offset",
-	RoleThrottle:           "throttle",
-	RoleAcks:               "acks",
-	RoleRequestTimeout:     "request-timeout",
-	RoleMaxWait:            "max-wait",
-	RoleIsolation:          "isolation-level",
-	RoleValidateOnly:       "validate-only",
-	RoleForgotten:          "forgotten-topics",
-	RoleResourceType:       "resource-type",
-	RoleResourceName:       "resource-name",
-	RolePatternType:        "pattern-type",
-	RoleConfigName:         "config-name",
-	RoleConfigValue:        "config-value",
-	RoleConfigSensitive:    "config-sensitive",
-	RoleConfigType:         "config-type",
+	RoleNone:                 "",
+	RoleTopicName:            "topic-name",
+	RoleTopicID:              "topic-id",
+	RolePartition:            "partition",
+	RoleErrorCode:            "error-code",
+	RoleErrorMessage:         "error-message",
+	RoleGroupID:              "group-id",
+	RoleMemberID:             "member-id",
+	RoleGroupInstanceID:      "group-instance-id",
+	RoleGenerationID:         "generation-id",
+	RoleMemberEpoch:          "member-epoch",
+	RoleGenerationOrEpoch:    "generation-or-member-epoch",
+	RoleGroupProtocolType:    "protocol-type",
+	RoleGroupProtocolName:    "protocol-name",
+	RoleGroupLeader:          "group-leader",
+	RoleGroupReason:          "reason",
+	RoleSessionTimeout:       "session-timeout",
+	RoleRebalanceTimeout:     "rebalance-timeout",
+	RoleHeartbeatInterval:    "heartbeat-interval",
+	RoleSubscription:         "subscription",
+	RoleAssignment:           "assignment",
+	RoleOwnedPartitions:      "owned-partitions",
+	RoleAssignedPartitions:   "assigned-partitions",
+	RoleTargetPartitions:     "target-partitions",
+	RoleGroupEpoch:           "group-epoch",
+	RoleAssignmentEpoch:      "assignment-epoch",
+	RoleTransactionalID:      "transactional-id",
+	RoleProducerID:           "producer-id",
+	RoleProducerEpoch:        "producer-epoch",
+	RoleTxnCommitted:         "txn-committed",
+	RoleTxnVerifyOnly:        "txn-verify-only",
+	RoleActiveProducers:      "active-producers",
+	RoleLastSequence:         "last-sequence",
+	RoleLastTimestamp:        "last-timestamp",
+	RoleCoordinatorEpoch:     "coordinator-epoch",
+	RoleTxnStartOffset:       "txn-start-offset",
+	RoleTxnEnable2PC:         "txn-enable-2pc",
+	RoleTxnKeepPrepared:      "txn-keep-prepared",
+	RoleOngoingProducerID:    "ongoing-producer-id",
+	RoleOngoingProducerEpoch: "ongoing-producer-epoch",
+	RoleBrokerID:             "broker-id",
+	RoleHost:                 "host",
+	RolePort:                 "port",
+	RoleCoordinatorKey:       "coordinator-key",
+	RoleCoordinatorType:      "coordinator-type",
+	RoleRecords:              "records",
+	RoleBaseOffset:           "base-offset",
+	RoleFetchOffset:          "fetch-offset",
+	RoleHighWatermark:        "high-watermark",
+	RoleLastStableOffset:     "last-stable-offset",
+	RoleLogStartOffset:       "log-start-offset",
+	RoleCommittedOffset:      "committed-offset",
+	RoleCommittedMeta:        "committed-metadata",
+	RoleListTimestamp:        "list-timestamp",
+	RoleListedOffset:         "listed-offset",
+	RoleEndOffset:            "end-offset",
+	RoleLowWatermark:         "low-watermark",
+	RoleDeletionOffset:       "deletion-offset",
+	RoleLeaderEpoch:          "leader-epoch",
+	RoleAbortedTxns:          "aborted-transactions",
+	RoleAbortedFirst:         "aborted-first-offset",
+	RoleThrottle:             "throttle",
+	RoleAcks:                 "acks",
+	RoleRequestTimeout:       "request-timeout",
+	RoleMaxWait:              "max-wait",
+	RoleIsolation:            "isolation-level",
+	RoleValidateOnly:         "validate-only",
+	RoleForgotten:            "forgotten-topics",
+	RoleResourceType:         "resource-type",
+	RoleResourceName:         "resource-name",
+	RolePatternType:          "pattern-type",
+	RoleConfigName:           "config-name",
+	RoleConfigValue:          "config-value",
+	RoleConfigSensitive:      "config-sensitive",
+	RoleConfigType:           "config-type",
 
 	RoleClusterID:             "cluster-id",
 	RoleClientSoftwareName:    "client-software-name",
@@ -274,12 +282,16 @@ var entityRoles = map[string]Role{
 // array set). msg, when set, limits the rule to messages of that name;
 // path, when set, to that dotted path of field names within the message
 // (the field's own name last). The first matching rule wins; an
-// entityType wins over every rule.
+// entityType wins over every rule but those with overEntity, which name
+// a field whose entityType is too broad for its meaning (KIP-939's
+// OngoingTxnProducerId is a producer ID, but not the one the response
+// gives the producer).
 type roleRule struct {
 	msg, path, name string
 	kind            TypeKind
 	array           bool
 	role            Role
+	overEntity      bool
 }
 
 var roleRules = []roleRule{
@@ -335,7 +347,10 @@ var roleRules = []roleRule{
 	// Transactions and producers.
 	{name: "ProducerEpoch", kind: TypeInt16, role: RoleProducerEpoch},
 	{name: "V3AndBelowProducerEpoch", kind: TypeInt16, role: RoleProducerEpoch},
-	{name: "OngoingTxnProducerEpoch", kind: TypeInt16, role: RoleProducerEpoch},
+	{msg: "InitProducerIdResponse", path: "OngoingTxnProducerId", kind: TypeInt64, role: RoleOngoingProducerID, overEntity: true},
+	{msg: "InitProducerIdResponse", path: "OngoingTxnProducerEpoch", kind: TypeInt16, role: RoleOngoingProducerEpoch},
+	{msg: "InitProducerIdRequest", path: "Enable2Pc", kind: TypeBool, role: RoleTxnEnable2PC},
+	{msg: "InitProducerIdRequest", path: "KeepPreparedTxn", kind: TypeBool, role: RoleTxnKeepPrepared},
 	{msg: "EndTxnRequest", path: "Committed", kind: TypeBool, role: RoleTxnCommitted},
 	{msg: "AddPartitionsToTxnRequest", path: "Transactions.VerifyOnly", kind: TypeBool, role: RoleTxnVerifyOnly},
 	{msg: "DescribeProducersResponse", path: "Topics.Partitions.ActiveProducers", kind: TypeStruct, array: true, role: RoleActiveProducers},
@@ -469,6 +484,11 @@ func (r *roleRule) match(msg, path string, f *Field) bool {
 // in message msg.
 func ruleRole(msg, path string, f *Field) Role {
 	if r, ok := entityRoles[f.EntityType]; ok {
+		for i := range roleRules {
+			if roleRules[i].overEntity && roleRules[i].match(msg, path, f) {
+				return roleRules[i].role
+			}
+		}
 		return r
 	}
 	for i := range roleRules {

@@ -255,6 +255,14 @@ type ProducerDoc struct {
 	ProducerEpoch    *int16  `json:"producerEpoch" expr:"producerEpoch" jsonschema:"nullable"`
 	NewProducerID    *int64  `json:"newProducerId" expr:"newProducerId" jsonschema:"nullable"`
 	NewProducerEpoch *int16  `json:"newProducerEpoch" expr:"newProducerEpoch" jsonschema:"nullable"`
+	// Enable2Pc and KeepPreparedTxn are an InitProducerId v6+ request's
+	// (KIP-939); OngoingTxnProducerID and OngoingTxnProducerEpoch its
+	// response's: the prepared transaction kept (-1: none), not the
+	// producer's new ID and epoch; null when not stated.
+	Enable2Pc               bool   `json:"enable2Pc" expr:"enable2Pc"`
+	KeepPreparedTxn         bool   `json:"keepPreparedTxn" expr:"keepPreparedTxn"`
+	OngoingTxnProducerID    *int64 `json:"ongoingTxnProducerId" expr:"ongoingTxnProducerId" jsonschema:"nullable"`
+	OngoingTxnProducerEpoch *int16 `json:"ongoingTxnProducerEpoch" expr:"ongoingTxnProducerEpoch" jsonschema:"nullable"`
 }
 
 // TransactionDoc is one transaction of a batch or listing.
@@ -419,6 +427,10 @@ func NewFactsDoc(fx *facts.Exchange) *FactsDoc {
 		}
 		if p.HasNew {
 			pd.NewProducerID, pd.NewProducerEpoch = ptr(p.NewID), ptr(p.NewEpoch)
+		}
+		pd.Enable2Pc, pd.KeepPreparedTxn = p.Enable2PC, p.KeepPrepared
+		if p.HasOngoing {
+			pd.OngoingTxnProducerID, pd.OngoingTxnProducerEpoch = ptr(p.OngoingID), ptr(p.OngoingEpoch)
 		}
 		d.Producer = pd
 	}
@@ -1131,6 +1143,14 @@ func (w *factsWriter) producer(p *ProducerDoc) {
 	w.optInt64(p.NewProducerID)
 	w.key(false, "newProducerEpoch")
 	optInt(w, p.NewProducerEpoch)
+	w.key(false, "enable2Pc")
+	w.bool(p.Enable2Pc)
+	w.key(false, "keepPreparedTxn")
+	w.bool(p.KeepPreparedTxn)
+	w.key(false, "ongoingTxnProducerId")
+	w.optInt64(p.OngoingTxnProducerID)
+	w.key(false, "ongoingTxnProducerEpoch")
+	optInt(w, p.OngoingTxnProducerEpoch)
 	w.punct('}')
 }
 

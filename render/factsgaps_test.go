@@ -2,11 +2,15 @@ package render
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/kwire/kwire/dissect"
+	"github.com/kwire/kwire/internal/secretcorpus"
+	"github.com/kwire/kwire/protocol"
 	"github.com/kwire/kwire/reassembly"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -251,5 +255,75 @@ func TestDescribeProducersLine(t *testing.T) {
 	if p["producerId"] != 100 || p["producerEpoch"] != 3 || p["lastSequence"] != 41 || p["lastTimestamp"] != 1700000000123 ||
 		p["coordinatorEpoch"] != 2 || p["currentTxnStartOffset"] != 500 || ps[0].Producers[1]["currentTxnStartOffset"] != -1 {
 		t.Errorf("producers %v", ps[0].Producers)
+	}
+}
+
+// rawExchange builds a paired exchange of a flexible API version from
+// its request and response bodies (request header v2, response header
+// v1).
+func rawExchange(t *testing.T, key, ver int16, req, resp []byte) *dissect.Exchange {
+	t.Helper()
+	rb := binary.BigEndian.AppendUint32(nil, 0)
+	rb = binary.BigEndian.AppendUint16(rb, uint16(key))
+	rb = binary.BigEndian.AppendUint16(rb, uint16(ver))
+	rb = binary.BigEndian.AppendUint32(rb, 1)
+	rb = binary.BigEndian.AppendUint16(rb, 3)
+	rb = append(append(rb, "app"...), 0)
+	rb = append(rb, req...)
+	binary.BigEndian.PutUint32(rb, uint32(len(rb)-4))
+	rt := kdec.DecodeRequest(rb)
+	pb := binary.BigEndian.AppendUint32(nil, 0)
+	pb = binary.BigEndian.AppendUint32(pb, 1)
+	pb = append(append(pb, 0), resp...)
+	binary.BigEndian.PutUint32(pb, uint32(len(pb)-4))
+	pt := kdec.DecodeResponse(pb, key, ver)
+	if rt.Err != nil || pt.Err != nil {
+		t.Fatalf("decoding key %d v%d: %v, %v", key, ver, rt.Err, pt.Err)
+	}
+	at := testT0.Add(1250 * time.Microsecond)
+	return &dissect.Exchange{Conn: &reassembly.Conn{A: testClient, B: testBroker}, Client: testClient, Broker: testBroker,
+		Kind: dissect.KindPaired, APIKey: key, APIVersion: ver, CorrelationID: 1, ClientID: "app",
+		Request:  &dissect.Frame{Bytes: rb, Tree: rt, Time: testT0, End: testT0},
+		Response: &dissect.Frame{Bytes: pb, Tree: pt, Time: at, End: at}}
+}
+
+// encodeBody encodes message key at version ver from kwire's schemas
+// with the top-level values vals.
+func encodeBody(t *testing.T, key int16, response bool, ver int16, vals map[string]any) []byte {
+	t.Helper()
+	m := protocol.Lookup(key, response, ver)
+	if m == nil {
+		t.Fatalf("no schema for key %d v%d", key, ver)
+	}
+	return secretcorpus.Encode(m, ver, func(path string, f *protocol.Field) (any, bool) {
+		v, ok := vals[path]
+		return v, ok
+	})
+}
+
+// InitProducerId v6 (KIP-939): the line names a two-phase-commit
+// producer keeping its prepared transaction and that transaction's ID
+// and epoch, apart from the new ones; JSON has them under Kafka's names.
+func TestInitProducerIdV6(t *testing.T) {
+	e := rawExchange(t, protocol.KeyInitProducerId, 6,
+		encodeBody(t, protocol.KeyInitProducerId, false, 6, map[string]any{"TransactionalId": "tx", "TransactionTimeoutMs": int64(60000),
+			"ProducerId": int64(-1), "ProducerEpoch": int64(-1), "Enable2Pc": true, "KeepPreparedTxn": true}),
+		encodeBody(t, protocol.KeyInitProducerId, true, 6, map[string]any{"ProducerId": int64(100), "ProducerEpoch": int64(8),
+			"OngoingTxnProducerId": int64(77), "OngoingTxnProducerEpoch": int64(7)}))
+	if got, want := lineSubject(t, e), "txn=tx pid=100 epoch=8 2pc keep-prepared ongoing-pid=77 ongoing-epoch=7"; got != want {
+		t.Errorf("line\n got  %s\n want %s", got, want)
+	}
+	var fx struct {
+		Producer struct {
+			NewProducerID, NewProducerEpoch               *int64
+			Enable2Pc, KeepPreparedTxn                    bool
+			OngoingTxnProducerID, OngoingTxnProducerEpoch *int64
+		}
+	}
+	factsOf(t, e, &fx)
+	p := &fx.Producer
+	if got := optI64(p.NewProducerID) + "/" + optI64(p.NewProducerEpoch) + " " + optI64(p.OngoingTxnProducerID) + "/" +
+		optI64(p.OngoingTxnProducerEpoch); got != "100/8 77/7" || !p.Enable2Pc || !p.KeepPreparedTxn {
+		t.Errorf("JSON producer %s %+v", got, *p)
 	}
 }

@@ -56,7 +56,10 @@ import (
 //	                  one KIP-848 group, its epoch (group-epoch=5).
 //	producer          txn=T pid=P epoch=E (the request's; →new when the
 //	                  response gives new ones: InitProducerId, EndTxn v5+),
-//	                  for Produce from its batches; batched
+//	                  for Produce from its batches; InitProducerId v6
+//	                  (KIP-939) adds 2pc, keep-prepared and the prepared
+//	                  transaction kept, ongoing-pid=P ongoing-epoch=E;
+//	                  batched
 //	                  AddPartitionsToTxn txn=T1 t[0] txn=T2 u[1] (each
 //	                  entry before its topics, as OffsetFetch v8+'s
 //	                  group=G1 t[0@5] group=G2 t[0@7]; facts.Topic.Owner);
@@ -517,6 +520,20 @@ func (s *subjectBuf) producer(fx *facts.Exchange) {
 		s.word("epoch=", strconv.FormatInt(int64(epoch), 10))
 	case newEpoch:
 		s.word("epoch=", strconv.FormatInt(int64(p.NewEpoch), 10))
+	}
+	// KIP-939: a two-phase-commit producer, one keeping the transaction
+	// it prepared, and the ID and epoch of that transaction.
+	if p.Enable2PC {
+		s.word("2pc", "")
+	}
+	if p.KeepPrepared {
+		s.word("keep-prepared", "")
+	}
+	if p.HasOngoing && p.OngoingID >= 0 {
+		s.word("ongoing-pid=", strconv.FormatInt(p.OngoingID, 10))
+		if p.OngoingEpoch >= 0 {
+			s.word("ongoing-epoch=", strconv.FormatInt(int64(p.OngoingEpoch), 10))
+		}
 	}
 }
 

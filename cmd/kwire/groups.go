@@ -281,7 +281,9 @@ producer in them:
                 had (* bumped by EndTxn v5, KIP-890's transactions v2), a
                 KIP-360 bump it asked for, and who fenced it (another
                 client's InitProducerId of the same transactional ID with a
-                newer epoch)
+                newer epoch); one that asked to keep the transaction its
+                predecessor prepared (InitProducerId v6 KeepPreparedTxn,
+                KIP-939) completes that transaction
   transactions  each transaction: start (its first AddPartitionsToTxn,
                 AddOffsetsToTxn or transactional Produce), duration to its
                 EndTxn response, epoch, outcome (commit, abort, fenced,
