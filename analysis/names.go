@@ -157,6 +157,9 @@ func (r *TxnsReport) resolveNames(n *facts.Names) {
 		for j := range p.Sequences {
 			p.Sequences[j].Topic = name(p.Sequences[j].Topic)
 		}
+		for j := range p.Described {
+			p.Described[j].Topic = name(p.Described[j].Topic)
+		}
 		for j := range p.Transactions {
 			x := &p.Transactions[j]
 			records(x.Records)

@@ -101,3 +101,48 @@ func TestTxnsKeepPreparedTxn(t *testing.T) {
 		t.Errorf("instances\n got  %q\n want %q", inst, want)
 	}
 }
+
+// An admin's DescribeProducers (KIP-664) is what the broker holds of each
+// producer on a partition: the transactional producer with that ID and
+// epoch gets it (its open transaction's start offset), a producer ID the
+// capture shows nothing else of is a producer of its own, and a
+// partition refused says nothing.
+func TestTxnsDescribedProducers(t *testing.T) {
+	s := newSynth(t, Options{Transactions: true})
+	init5 := kmsg.NewPtrInitProducerIDRequest()
+	init5.Version, init5.TransactionalID, init5.ProducerID, init5.ProducerEpoch = 5, kmsg.StringPtr("tx"), -1, -1
+	init5r := kmsg.NewPtrInitProducerIDResponse()
+	init5r.ProducerID, init5r.ProducerEpoch = 100, 3
+	s.ex("a", time.Second, time.Millisecond, init5, init5r)
+
+	s.newConn()
+	dq := kmsg.NewPtrDescribeProducersRequest()
+	dq.Topics = []kmsg.DescribeProducersRequestTopic{{Topic: "t", Partitions: []int32{0, 1}}}
+	dr := kmsg.NewPtrDescribeProducersResponse()
+	dr.Topics = []kmsg.DescribeProducersResponseTopic{{Topic: "t", Partitions: []kmsg.DescribeProducersResponseTopicPartition{
+		{Partition: 0, ActiveProducers: []kmsg.DescribeProducersResponseTopicPartitionActiveProducer{
+			{ProducerID: 100, ProducerEpoch: 3, LastSequence: 41, LastTimestamp: 1700000000123, CoordinatorEpoch: 2, CurrentTxnStartOffset: 500},
+			{ProducerID: 200, ProducerEpoch: 0, LastSequence: 9, LastTimestamp: 1700000000456, CoordinatorEpoch: -1, CurrentTxnStartOffset: -1}}},
+		{Partition: 1, ErrorCode: 6, ActiveProducers: []kmsg.DescribeProducersResponseTopicPartitionActiveProducer{{ProducerID: 300}}}}}}
+	s.ex("admin", 2*time.Second, time.Millisecond, dq, dr)
+
+	var got []string
+	for _, p := range s.a.Transactions().Producers {
+		id := fmt.Sprint(p.ProducerIDs)
+		if p.TransactionalID != nil {
+			id = *p.TransactionalID
+		}
+		for _, d := range p.Described {
+			got = append(got, fmt.Sprintf("%s: %s %s[%d] pid=%d epoch=%d seq=%d ts=%d coord=%d open=%d", id, d.ClientID, d.Topic, d.Partition,
+				d.ProducerID, d.ProducerEpoch, d.LastSequence, d.LastTimestamp, d.CoordinatorEpoch, d.CurrentTxnStartOffset))
+		}
+	}
+	slices.Sort(got)
+	want := []string{
+		"[200]: admin t[0] pid=200 epoch=0 seq=9 ts=1700000000456 coord=-1 open=-1",
+		"tx: admin t[0] pid=100 epoch=3 seq=41 ts=1700000000123 coord=2 open=500",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("described\n got  %q\n want %q", got, want)
+	}
+}

@@ -3,6 +3,7 @@ package analysis
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"net/netip"
 	"slices"
 	"strconv"
@@ -110,6 +111,7 @@ type producer struct {
 	written    map[tpKey]*txnRecords // batches written outside transactions
 	worder     []tpKey
 	issues     []SeqIssue
+	described  []DescribedState // what DescribeProducers responses said of it (KIP-664), the first maxDescribed
 	errs       map[int16]int64
 	nTxns      int64
 	first      time.Time
@@ -301,6 +303,8 @@ func (t *txnTracker) exchange(e *xinfo) {
 		t.endTxn(e)
 	case protocol.KeyFetch:
 		t.fetch(e)
+	case protocol.KeyDescribeProducers:
+		t.describeProducers(e)
 	}
 	_ = fx
 }
@@ -478,11 +482,62 @@ func (p *producer) open() bool {
 // cost is what p was charged, about.
 func (p *producer) cost() int64 {
 	n := int64(costProducer+len(p.key)) + int64(len(p.instances))*costProducer + int64(len(p.seqs))*costState +
-		int64(len(p.issues))*costEvent + int64(len(p.worder))*costTP
+		int64(len(p.issues))*costEvent + int64(len(p.worder))*costTP + int64(len(p.described))*costEvent
 	for _, x := range p.txns {
 		n += costTxn + int64(len(x.rorder))*costTP
 	}
 	return n
+}
+
+// maxDescribed bounds a producer's DescribedState entries: an admin may
+// describe its partitions over and over.
+const maxDescribed = 16
+
+// describeProducers takes what a DescribeProducers response (KIP-664)
+// says of each producer active on a partition: the producer instance
+// with that ID and epoch, else the producer of that ID, else a producer
+// of its own (one the capture holds no other exchange of) gets the
+// partition's state as the broker holds it — its epoch, last sequence
+// and, when it has one, where its open transaction began.
+func (t *txnTracker) describeProducers(e *xinfo) {
+	if !e.answered {
+		return
+	}
+	fx := e.fx
+	for i := range fx.Topics {
+		tp := &fx.Topics[i]
+		for j := range tp.Partitions {
+			part := &tp.Partitions[j]
+			if part.Error != 0 {
+				continue
+			}
+			for _, ap := range part.Producers {
+				if ap.ProducerID < 0 {
+					continue
+				}
+				var p *producer
+				if ap.ProducerEpoch >= 0 && ap.ProducerEpoch <= math.MaxInt16 {
+					if in := t.byPE[pe{ap.ProducerID, int16(ap.ProducerEpoch)}]; in != nil {
+						p = in.p
+					}
+				}
+				if p == nil {
+					p = t.byPID[ap.ProducerID]
+				}
+				if p == nil {
+					p = t.producerOf(&facts.Exchange{}, ap.ProducerID, e.at)
+				}
+				if p == nil || len(p.described) >= maxDescribed {
+					continue
+				}
+				p.described = append(p.described, DescribedState{Time: Time(e.at), ClientID: e.x.ClientID, Topic: tp.Label(),
+					Partition: part.Index, ProducerID: ap.ProducerID, ProducerEpoch: ap.ProducerEpoch, LastSequence: ap.LastSequence,
+					LastTimestamp: ap.LastTimestamp, CoordinatorEpoch: ap.CoordinatorEpoch, CurrentTxnStartOffset: ap.CurrentTxnStartOffset,
+					Ref: e.ref})
+				t.mem.take(costEvent + int64(len(tp.Label())+len(e.x.ClientID)))
+			}
+		}
+	}
 }
 
 // txnOf returns the open transaction of instance in, begun by e when none.
@@ -964,7 +1019,32 @@ type ProducerReport struct {
 	// idempotent producer's), per partition, with their sequences.
 	Records   []TxnRecordsReport `json:"records"`
 	Sequences []SeqIssue         `json:"sequenceIssues"`
-	Errors    []ErrorCount       `json:"errors"`
+	// Described is what an admin's DescribeProducers responses (KIP-664)
+	// said of it, partition by partition: the first 16.
+	Described []DescribedState `json:"described"`
+	Errors    []ErrorCount     `json:"errors"`
+}
+
+// DescribedState is a producer's state on a partition as a
+// DescribeProducers response gives it (KIP-664).
+type DescribedState struct {
+	Time      Time   `json:"time"`
+	ClientID  string `json:"clientId"` // the admin's
+	Topic     string `json:"topic"`
+	Partition int32  `json:"partition"`
+	// ProducerID and ProducerEpoch are the broker's; LastSequence is the
+	// last sequence number it wrote there and LastTimestamp that write's
+	// time (ms since the epoch), -1 none; CoordinatorEpoch its
+	// transaction coordinator's epoch (-1 none); CurrentTxnStartOffset
+	// the offset its open transaction began at, -1 when none (one open
+	// long is what KIP-664 calls hanging).
+	ProducerID            int64 `json:"producerId"`
+	ProducerEpoch         int32 `json:"producerEpoch"`
+	LastSequence          int32 `json:"lastSequence"`
+	LastTimestamp         int64 `json:"lastTimestamp"`
+	CoordinatorEpoch      int32 `json:"coordinatorEpoch"`
+	CurrentTxnStartOffset int64 `json:"currentTxnStartOffset"`
+	Ref                   Ref   `json:"ref"`
 }
 
 // InstanceReport is one InitProducerId result (or a producer first seen
@@ -1142,7 +1222,7 @@ func (a *Analyzer) Transactions() *TxnsReport {
 		return cmp.Or(cmp.Compare(a.file, b.file), cmp.Compare(a.txnID, b.txnID), a.first.Compare(b.first))
 	})
 	for _, p := range ps {
-		if len(p.instances) == 0 && len(p.txns) == 0 && len(p.issues) == 0 && len(p.written) == 0 {
+		if len(p.instances) == 0 && len(p.txns) == 0 && len(p.issues) == 0 && len(p.written) == 0 && len(p.described) == 0 {
 			continue
 		}
 		pr := p.report()
@@ -1214,7 +1294,10 @@ func fenceRef(in *instance) *FenceRef {
 func (p *producer) report() ProducerReport {
 	r := ProducerReport{ProducerIDs: slices.Clone(p.pids), First: Time(p.first), Last: Time(p.last),
 		Instances: []InstanceReport{}, Transactions: []TxnReport{}, TransactionCount: p.nTxns, Records: recordsReport(p.worder, p.written),
-		Sequences: slices.Clone(p.issues), Errors: errorCounts(p.errs)}
+		Sequences: slices.Clone(p.issues), Described: slices.Clone(p.described), Errors: errorCounts(p.errs)}
+	if r.Described == nil {
+		r.Described = []DescribedState{}
+	}
 	if p.hasTxn {
 		r.TransactionalID = &p.txnID
 	}

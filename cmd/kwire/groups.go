@@ -292,6 +292,10 @@ producer in them:
                 groups added, and the errors of EndTxn and Produce
   sequences     batches out of line: a base sequence sent again (a
                 retry), a duplicate, a gap, OUT_OF_ORDER_SEQUENCE_NUMBER
+  described     what an admin's DescribeProducers (KIP-664) said of the
+                producer on a partition: its epoch, last sequence and
+                where its open transaction began (a producer ID seen only
+                there is a producer of its own)
   CONSUMERS     what each client's Fetch responses said of transactions:
                 isolation level, the fetches counted (every read_committed
                 one; a read_uncommitted one only when it carried

@@ -563,6 +563,21 @@ func writeProducer(w *strings.Builder, p *analysis.ProducerReport, o Options) {
 		}
 		st.write(w, o)
 	}
+	if len(p.Described) > 0 {
+		// An admin's DescribeProducers (KIP-664): the broker's view.
+		dt := newTable("TIME", "DESCRIBED BY", "PARTITION", ">PRODUCER ID", ">EPOCH", ">LAST SEQ", "OPEN TXN FROM", ">PACKET")
+		dt.indent = "  "
+		for _, d := range p.Described {
+			open := "-"
+			if d.CurrentTxnStartOffset >= 0 {
+				open = "offset " + strconv.FormatInt(d.CurrentTxnStartOffset, 10)
+			}
+			dt.add(c(clockOf(d.Time)), c(orDash(d.ClientID)), c(fmt.Sprintf("%s[%d]", d.Topic, d.Partition)),
+				c(strconv.FormatInt(d.ProducerID, 10)), c(strconv.Itoa(int(d.ProducerEpoch))), c(strconv.Itoa(int(d.LastSequence))),
+				c(open), c(strconv.FormatInt(d.Ref.Frame, 10)))
+		}
+		dt.write(w, o)
+	}
 }
 
 // recordsText writes records per partition: "t-0:4 (seq 0-3)".
