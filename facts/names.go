@@ -153,7 +153,7 @@ func (n *Names) learnGroup(fx *Exchange) {
 		if n.epochGroups == nil {
 			n.epochGroups = map[string]bool{}
 		}
-		n.epochGroups[id] = epochs
+		n.epochGroups[strings.Clone(id)] = epochs // a copy: id may be part of a larger string
 		n.groupBytes += len(id) + groupEntryBytes
 	}
 }
