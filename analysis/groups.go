@@ -83,8 +83,16 @@ type groupTracker struct {
 	// held are the commits holding a TxnOffsetCommit's offset, by
 	// transactional ID, until its EndTxn.
 	held map[string][]*commit
-	fifo []evictItem // what was kept, oldest first: eviction order
-	head int
+	// fifo holds an item per event, generation and commit kept, oldest
+	// first; ended the members kept that are done with their group
+	// (memberList). The two together, by seq, are the eviction order:
+	// past the budget the oldest item or ended member goes first. Members
+	// still in their group are in neither: keeping one costs no eviction
+	// pass, and a budget full of them evicts nothing.
+	fifo  []evictItem
+	head  int
+	ended memberList
+	seq   uint64
 	// noTimeline: the groups report is not built (only the findings,
 	// which rest on generations and members): timeline events are not
 	// kept.
@@ -95,15 +103,15 @@ type groupTracker struct {
 // every file with --merge. Read without --merge, each file is a capture
 // of its own: its connections, packet numbers and groups are its own.
 type groupScope struct {
-	file     int                  // its capture file (Analyzer.SetFile), 0 for one
-	byClient map[string][]*member // client ID -> members (fetch positions)
-	hw       map[tpKey]hwMark     // latest high watermark seen per partition
-	coords   map[string]string    // group -> coordinator host:port (FindCoordinator)
-	latest   time.Time            // the latest exchange seen: the end of the capture, for members still in their group
+	file     int                       // its capture file (Analyzer.SetFile), 0 for one
+	byClient map[string]*clientMembers // client ID -> members (fetch positions)
+	hw       map[tpKey]hwMark          // latest high watermark seen per partition
+	coords   map[string]string         // group -> coordinator host:port (FindCoordinator)
+	latest   time.Time                 // the latest exchange seen: the end of the capture, for members still in their group
 }
 
 func newGroupScope(file int) *groupScope {
-	return &groupScope{file: file, byClient: map[string][]*member{}, hw: map[tpKey]hwMark{}, coords: map[string]string{}}
+	return &groupScope{file: file, byClient: map[string]*clientMembers{}, hw: map[tpKey]hwMark{}, coords: map[string]string{}}
 }
 
 type hwMark struct {
@@ -111,15 +119,25 @@ type hwMark struct {
 	at time.Time
 }
 
+// clientMembers are the members of a client ID, in the order they got
+// it; dead counts those dropped since (still in ms until it is compacted,
+// once they are half of it: a drop costs O(1) amortised).
+type clientMembers struct {
+	ms   []*member
+	dead int
+}
+
+// evictItem is an event, generation or commit of g kept at seq: the
+// oldest of its kind in g, as those go in the order they came.
 type evictItem struct {
 	g    *group
 	kind uint8
+	seq  uint64
 }
 
 const (
 	itemEvent uint8 = iota
 	itemGen
-	itemMember
 	itemCommit
 )
 
@@ -132,7 +150,11 @@ type group struct {
 	first, last time.Time
 
 	members map[string]*member
-	order   []*member // by first appearance
+	// order are the members by first appearance; a member dropped stays
+	// in it (kept false) until the dropped are half of it (dead counts
+	// them), when it is compacted.
+	order   []*member
+	dead    int
 	gens    []*gen
 	events  []Event
 	errs    map[int16]int64
@@ -155,6 +177,10 @@ type group struct {
 	rebalances    int64
 	rebalanceTime time.Duration
 	dropped       Dropped
+	// genParked: the item of its only generation came up for eviction
+	// (the latest stays); it goes back in the eviction order with the
+	// next generation.
+	genParked bool
 }
 
 type member struct {
@@ -187,9 +213,27 @@ type member struct {
 	hasEpoch       bool
 	errs           map[int16]int64
 	fetch          map[tpKey]int64
-	kept           bool // counted in the budget and the FIFO
 	subscription   []string
 	lastGeneration int32
+
+	// kept: the member is in its group's members (and order), counted in
+	// the budget. unfollowed: it never was, the budget being full of
+	// members still in their groups (groupTracker.member): it is in no
+	// list and no generation.
+	kept, unfollowed bool
+	// out: the leader's JoinGroup response listed the group's latest
+	// generation without it (classic): it is done with the group, as a
+	// member whose end is set is, until a generation lists it again.
+	out bool
+	// In groupTracker.ended while evictable (kept, and ended or out):
+	// prev and next link it, seq is when it got there, queued that it
+	// is there.
+	prev, next *member
+	seq        uint64
+	queued     bool
+	// signaled: it is in its group's signaled; inClient: in its
+	// client ID's byClient list.
+	signaled, inClient bool
 }
 
 type gen struct {
@@ -201,13 +245,22 @@ type gen struct {
 	members    []*genMember
 	byMember   map[*member]*genMember // members, once there are memberIndexFrom
 	listed     bool                   // the leader's JoinGroup response listed the members
-	static     *member                // static-rejoin: the member replaced
-	staticBy   *member
-	signaled   []*member // told REBALANCE_IN_PROGRESS before it began
-	refs       []Ref
-	startRef   Ref  // the exchange it began with
-	file       int  // the capture file it began in
-	complete   bool // a member got its assignment
+	// notKept counts the members it was given that were not followed
+	// (member.unfollowed): past the budget, with no room made.
+	notKept int64
+	// outMarked: markOut looked at it. before is the generation that
+	// was the latest when it began, until then (or until another
+	// begins): markOut compares their members even when before was
+	// evicted since. Only a group's latest holds one.
+	outMarked bool
+	before    *gen
+	static    *member // static-rejoin: the member replaced
+	staticBy  *member
+	signaled  []*member // told REBALANCE_IN_PROGRESS before it began
+	refs      []Ref
+	startRef  Ref  // the exchange it began with
+	file      int  // the capture file it began in
+	complete  bool // a member got its assignment
 	// follows says another generation came before it in the group: it
 	// is a rebalance; took is what it added to the group's
 	// rebalanceTime, counted when it has a start and an end.
@@ -226,6 +279,7 @@ type genMember struct {
 	epoch        int32
 	subscription []string // the topics it subscribed to at this generation
 	hasSub       bool
+	unfollowed   bool // of a member not followed: in no generation
 }
 
 type commit struct {
@@ -292,6 +346,9 @@ func (t *groupTracker) all() []*group {
 	for _, id := range slices.Sorted(maps.Keys(t.groups)) {
 		out = append(out, t.groups[id])
 	}
+	for _, g := range out {
+		g.compact() // order: the members kept
+	}
 	return out
 }
 
@@ -317,24 +374,42 @@ func (t *groupTracker) group(id string, kind string, at time.Time) *group {
 }
 
 // member returns group g's member id, made on first sight from exchange e.
+// A new member is kept when it fits in the budget, once what can go (the
+// oldest events, generations, commits and ended members) has gone; when
+// it does not (the budget full of members still in their groups), it is
+// counted as unfollowed and returned unkept: the caller's updates of it
+// go nowhere, and a later exchange of it counts again.
 func (t *groupTracker) member(g *group, id string, e *xinfo) *member {
 	m := g.members[id]
 	if m == nil {
 		m = &member{g: g, id: id, sessionMs: -1, rebalanceMs: -1, intervalMs: -1, epoch: -1, lastGeneration: -1}
-		g.members[id] = m
-		g.order = append(g.order, m)
-		m.kept = true
-		t.keep(g, itemMember, costMember+int64(len(id)))
+		if n := costMember + int64(len(id)); t.fits(n) {
+			g.members[id] = m
+			g.order = append(g.order, m)
+			m.kept = true
+		} else {
+			m.unfollowed = true
+			g.dropped.Unfollowed++
+		}
 	}
 	if e != nil {
 		if (m.end == endLeft || m.end == endStaticLeave) && e.answered && e.topError() == 0 && e.at.After(m.endAt) {
 			// A leave the member went on from (one unanswered: the
 			// broker never took it): it is a member again.
-			m.end, m.endAt, m.left = "", time.Time{}, time.Time{}
+			t.setEnd(m, "", time.Time{})
+			m.left = time.Time{}
 		}
 		if m.clientID == "" && !e.x.ClientIDNull {
 			m.clientID = e.x.ClientID
-			g.sc.byClient[m.clientID] = append(g.sc.byClient[m.clientID], m)
+			if m.kept && !m.inClient {
+				m.inClient = true
+				cm := g.sc.byClient[m.clientID]
+				if cm == nil {
+					cm = &clientMembers{}
+					g.sc.byClient[m.clientID] = cm
+				}
+				cm.ms = append(cm.ms, m)
+			}
 		}
 		if m.addr == "" && e.x.Client.IsValid() {
 			m.addr = e.x.Client.String()
@@ -354,15 +429,72 @@ func (t *groupTracker) member(g *group, id string, e *xinfo) *member {
 	return m
 }
 
+// setEnd sets how m's membership ended ("" : it is a member again), and
+// puts it in the eviction order (t.ended) when it is done with its group,
+// or takes it out when it is a member again. A member whose end changes
+// (left, then fenced) keeps its place: it ended at the first.
+func (t *groupTracker) setEnd(m *member, end string, at time.Time) {
+	m.end, m.endAt = end, at
+	t.reconsider(m)
+}
+
+// setOut marks m out of its group's latest generation (or back in it).
+func (t *groupTracker) setOut(m *member, out bool) {
+	if m.out != out {
+		m.out = out
+		t.reconsider(m)
+	}
+}
+
+// reconsider puts m in t.ended, at the back, when it became evictable,
+// and takes it out when it is not any more.
+func (t *groupTracker) reconsider(m *member) {
+	switch done := m.kept && (m.end != "" || m.out); {
+	case done && !m.queued:
+		t.seq++
+		m.seq = t.seq
+		t.ended.push(m)
+	case !done && m.queued:
+		t.ended.remove(m)
+	}
+}
+
+// minMembers is the memory members still in their groups may take
+// whatever the budget (--max-analysis-memory 1 keeps a small group's
+// members, and the totals that rest on them: static rejoins, rebalance
+// times): past the budget or this, whichever is more, a new member is not
+// followed.
+const minMembers = 1 << 20
+
+// fits charges n bytes for a new member, making room by evicting what can
+// go, and reports whether they fit (within the budget, or minMembers);
+// when they do not they are given back.
+func (t *groupTracker) fits(n int64) bool {
+	t.mem.take(n)
+	t.shed()
+	if t.mem.used > max(t.mem.max, minMembers) {
+		t.mem.give(n)
+		return false
+	}
+	return true
+}
+
 // keep charges n bytes for an item of g and evicts the oldest items
 // while the budget is exceeded.
 func (t *groupTracker) keep(g *group, kind uint8, n int64) {
 	t.mem.take(n)
-	t.fifo = append(t.fifo, evictItem{g, kind})
-	for t.mem.over() && t.head < len(t.fifo) {
-		if !t.evict() {
-			break
-		}
+	t.seq++
+	t.fifo = append(t.fifo, evictItem{g, kind, t.seq})
+	t.shed()
+}
+
+// shed evicts while the budget is exceeded and something can go. Each
+// eviction is O(1) amortised: an item leaves the fifo once (a
+// generation's twice, when it was its group's only one), an ended member
+// leaves its list in constant time; nothing evictable is an empty fifo
+// and list, not a pass over what is kept.
+func (t *groupTracker) shed() {
+	for t.mem.over() && t.evict() {
 	}
 	if t.head > 1024 && t.head*2 > len(t.fifo) {
 		t.fifo = slices.Delete(t.fifo, 0, t.head)
@@ -370,9 +502,18 @@ func (t *groupTracker) keep(g *group, kind uint8, n int64) {
 	}
 }
 
-// evict drops the oldest item that can go; false when none can.
+// evict drops the oldest item or ended member that can go; false when
+// none can.
 func (t *groupTracker) evict() bool {
-	for tries := len(t.fifo) - t.head; tries > 0; tries-- {
+	for {
+		m := t.ended.first
+		if t.head == len(t.fifo) || m != nil && m.seq < t.fifo[t.head].seq {
+			if m == nil {
+				return false
+			}
+			t.dropMember(m)
+			return true
+		}
 		it := t.fifo[t.head]
 		t.fifo[t.head] = evictItem{}
 		t.head++
@@ -381,7 +522,8 @@ func (t *groupTracker) evict() bool {
 		case itemEvent:
 			if len(g.events) > 0 {
 				e := g.events[0]
-				g.events = slices.Delete(g.events, 0, 1)
+				g.events[0] = Event{}
+				g.events = g.events[1:]
 				g.dropped.Events++
 				t.mem.give(eventCost(&e))
 				return true
@@ -389,21 +531,12 @@ func (t *groupTracker) evict() bool {
 		case itemGen:
 			if len(g.gens) > 1 { // the latest stays: it is the group's state
 				t.mem.give(g.gens[0].cost)
-				g.gens = slices.Delete(g.gens, 0, 1)
+				g.gens[0] = nil
+				g.gens = g.gens[1:]
 				g.dropped.Generations++
 				return true
 			}
-			t.fifo = append(t.fifo, it)
-		case itemMember:
-			// The oldest member that is gone; members still in the group
-			// stay (their item goes to the back).
-			for _, m := range g.order {
-				if m.kept && m.end != "" {
-					t.dropMember(m)
-					return true
-				}
-			}
-			t.fifo = append(t.fifo, it)
+			g.genParked = true
 		case itemCommit:
 			if len(g.corder) > 0 {
 				k := g.corder[0]
@@ -415,21 +548,76 @@ func (t *groupTracker) evict() bool {
 			}
 		}
 	}
-	return false
 }
 
+// dropMember drops m, evictable, in O(1) amortised: it leaves the
+// members map and t.ended at once, order and its client's list by
+// tombstone (compacted once the dropped are half of it).
 func (t *groupTracker) dropMember(m *member) {
 	g := m.g
+	t.ended.remove(m)
 	m.kept = false
-	delete(g.members, m.id)
-	g.order = slices.DeleteFunc(g.order, func(x *member) bool { return x == m })
-	bc := g.sc.byClient
-	bc[m.clientID] = slices.DeleteFunc(bc[m.clientID], func(x *member) bool { return x == m })
-	if len(bc[m.clientID]) == 0 {
-		delete(bc, m.clientID)
+	if g.members[m.id] == m {
+		delete(g.members, m.id)
+	}
+	if g.dead++; g.dead > 32 && 2*g.dead > len(g.order) {
+		g.compact()
+	}
+	if cm := g.sc.byClient[m.clientID]; cm != nil && m.inClient {
+		if cm.dead++; 2*cm.dead > len(cm.ms) {
+			cm.ms = slices.DeleteFunc(cm.ms, func(x *member) bool { return !x.kept })
+			cm.dead = 0
+			if len(cm.ms) == 0 {
+				delete(g.sc.byClient, m.clientID)
+			}
+		}
 	}
 	g.dropped.Members++
 	t.mem.give(costMember + int64(len(m.id)) + tpCost(m.assignment))
+}
+
+// compact takes the dropped members out of g.order.
+func (g *group) compact() {
+	if g.dead > 0 {
+		g.order = slices.DeleteFunc(g.order, func(x *member) bool { return !x.kept })
+		g.dead = 0
+	}
+}
+
+// memberList is a list of members linked by their prev and next.
+type memberList struct {
+	first, last *member
+	n           int
+}
+
+func (l *memberList) push(m *member) {
+	m.prev, m.next = l.last, nil
+	if l.last != nil {
+		l.last.next = m
+	} else {
+		l.first = m
+	}
+	l.last = m
+	l.n++
+	m.queued = true
+}
+
+func (l *memberList) remove(m *member) {
+	if !m.queued {
+		return
+	}
+	if m.prev != nil {
+		m.prev.next = m.next
+	} else {
+		l.first = m.next
+	}
+	if m.next != nil {
+		m.next.prev = m.prev
+	} else {
+		l.last = m.prev
+	}
+	m.prev, m.next, m.queued = nil, nil, false
+	l.n--
 }
 
 func eventCost(e *Event) int64 {
@@ -629,7 +817,17 @@ func (gn *gen) member(m *member) *genMember {
 	return nil
 }
 
+// addGenMember returns m's entry in gn, made when it has none. A member
+// not followed (member.unfollowed) gets none: gn counts it in notKept,
+// and the entry returned, in no generation, takes the caller's updates.
 func (t *groupTracker) addGenMember(g *group, gn *gen, m *member, via string) *genMember {
+	if m.unfollowed {
+		gn.notKept++
+		return &genMember{m: m, via: via, epoch: -1, unfollowed: true}
+	}
+	if m.out && gn == g.lastGen() {
+		t.setOut(m, false) // in the latest generation again
+	}
 	if gm := gn.member(m); gm != nil {
 		return gm
 	}
@@ -651,7 +849,21 @@ func (t *groupTracker) addGenMember(g *group, gn *gen, m *member, via string) *g
 	return gm
 }
 
+// assign makes tps m's assignment, charged to the budget while m is kept.
+func (t *groupTracker) assign(m *member, tps []facts.TopicPartitions) {
+	if m.kept {
+		t.mem.give(tpCost(m.assignment))
+	}
+	m.assignment, m.hasAssignment = cloneTPs(tps), true
+	if m.kept {
+		t.mem.take(tpCost(m.assignment))
+	}
+}
+
 func (t *groupTracker) setAssigned(gn *gen, gm *genMember, tps []facts.TopicPartitions) {
+	if gm.unfollowed {
+		return
+	}
 	n := tpCost(tps)
 	t.mem.give(tpCost(gm.assigned))
 	gn.cost += n - tpCost(gm.assigned)
@@ -666,9 +878,22 @@ func (t *groupTracker) newGen(g *group, num int32, epoch bool, at time.Time) *ge
 	}
 	g.joinStart = time.Time{}
 	gn.signaled, g.signaled = g.signaled, nil
+	for _, m := range gn.signaled {
+		m.signaled = false
+	}
 	gn.follows = g.nGens+g.nStatic > 0
+	if last := g.lastGen(); last != nil {
+		last.before, gn.before = nil, last
+	}
 	g.gens = append(g.gens, gn)
 	g.nGens++
+	if g.genParked {
+		// Its only generation's item came up while it was the only
+		// one: it can go now, after those kept before this one.
+		g.genParked = false
+		t.seq++
+		t.fifo = append(t.fifo, evictItem{g, itemGen, t.seq})
+	}
 	t.keep(g, itemGen, gn.cost)
 	return gn
 }
@@ -748,7 +973,7 @@ func (t *groupTracker) staticCopy(g *group, last *gen, old *genMember, by *membe
 		t.setAssigned(gn, nm, old.assigned)
 	}
 	if old.m.end != endStaticLeave {
-		old.m.end, old.m.endAt = endReplaced, at
+		t.setEnd(old.m, endReplaced, at)
 	}
 	return gn
 }
@@ -794,7 +1019,7 @@ func (t *groupTracker) joinGroup(g *group, e *xinfo) {
 	case code != 0:
 		t.event(g, groupEvent(e, m, "join", "JoinGroup failed: "+errorMeaning(code)))
 		if code == errFencedInstanceID || code == errUnknownMemberID {
-			m.end, m.endAt = endFenced, e.at
+			t.setEnd(m, endFenced, e.at)
 		}
 		return
 	case !e.answered:
@@ -802,7 +1027,7 @@ func (t *groupTracker) joinGroup(g *group, e *xinfo) {
 		return
 	}
 	if m.end != "" && m.end != endReplaced {
-		m.end, m.endAt = "", time.Time{} // it came back
+		t.setEnd(m, "", time.Time{}) // it came back
 	}
 	gn := t.classicGen(g, fg.Generation, m, e.at)
 	m.lastGeneration = fg.Generation
@@ -831,6 +1056,15 @@ func (t *groupTracker) joinGroup(g *group, e *xinfo) {
 	}
 	if len(fg.Members) > 0 {
 		gn.listed = true
+		if gn.before != nil && !gn.outMarked && g.lastGen() == gn {
+			// Before its members are made: those that are out can make
+			// room for them.
+			listed := make(map[string]bool, len(fg.Members))
+			for i := range fg.Members {
+				listed[fg.Members[i].ID] = true
+			}
+			t.markOut(g, gn, func(m *member) bool { return listed[m.id] || gn.member(m) != nil })
+		}
 		for i := range fg.Members {
 			fm := &fg.Members[i]
 			if fm.ID == "" {
@@ -861,6 +1095,27 @@ func (t *groupTracker) joinGroup(g *group, e *xinfo) {
 		detail += ", protocol " + fg.Protocol
 	}
 	t.event(g, groupEvent(e, m, "join", detail+why))
+}
+
+// markOut marks out, when gn (the latest generation) is listed by its
+// leader, the members of the generation before it not in gn (in):
+// they are done with the group (left, expired or replaced: the report
+// decides which), and can be evicted as an ended member can. Each
+// generation is looked at once.
+func (t *groupTracker) markOut(g *group, gn *gen, in func(*member) bool) {
+	prev := gn.before
+	if gn.outMarked || prev == nil || g.lastGen() != gn {
+		return
+	}
+	gn.outMarked, gn.before = true, nil
+	if prev.epoch {
+		return
+	}
+	for _, gm := range prev.members {
+		if gm.m.kept && !in(gm.m) {
+			t.setOut(gm.m, true)
+		}
+	}
 }
 
 func (t *groupTracker) syncGroup(g *group, e *xinfo) {
@@ -914,9 +1169,7 @@ func (t *groupTracker) syncGroup(g *group, e *xinfo) {
 		tps = fg.Assignment.Partitions
 	}
 	t.setAssigned(gn, gm, tps)
-	t.mem.give(tpCost(m.assignment))
-	m.assignment, m.hasAssignment = cloneTPs(tps), true
-	t.mem.take(tpCost(m.assignment))
+	t.assign(m, tps)
 	gn.complete = true
 	if e.done.After(gn.end) {
 		gn.end = e.done
@@ -945,13 +1198,14 @@ func (t *groupTracker) heartbeat(g *group, e *xinfo) {
 	switch code {
 	case 0:
 	case errRebalanceInProgress:
-		if !slices.Contains(g.signaled, m) {
+		if !m.signaled && m.kept {
+			m.signaled = true
 			g.signaled = append(g.signaled, m)
 		}
 		t.event(g, groupEvent(e, m, "heartbeat", fmt.Sprintf("generation %d: %s", fg.Generation, errorMeaning(code))))
 	default:
 		if code == errUnknownMemberID || code == errFencedInstanceID {
-			m.end, m.endAt = endFenced, e.at
+			t.setEnd(m, endFenced, e.at)
 		}
 		t.event(g, groupEvent(e, m, "heartbeat", fmt.Sprintf("generation %d: %s", fg.Generation, errorMeaning(code))))
 	}
@@ -991,7 +1245,7 @@ func (t *groupTracker) leaveGroup(g *group, e *xinfo) {
 		id := l.id
 		if id == "" && l.instance != "" {
 			for _, m := range g.order {
-				if m.instance == l.instance && m.end == "" {
+				if m.kept && m.instance == l.instance && m.end == "" {
 					id = m.id
 				}
 			}
@@ -1007,7 +1261,7 @@ func (t *groupTracker) leaveGroup(g *group, e *xinfo) {
 		code := l.code
 		if code == 0 { // unanswered too: a client leaving often closes at once
 			m.left, m.leaveReason, m.leaveRef = e.at, l.reason, e.ref
-			m.end, m.endAt = endLeft, e.at
+			t.setEnd(m, endLeft, e.at)
 		}
 		detail := "LeaveGroup"
 		switch {
@@ -1055,12 +1309,12 @@ func (t *groupTracker) epochHeartbeat(g *group, e *xinfo) {
 			m.joined = e.at
 		}
 		if m.end != "" {
-			m.end, m.endAt = "", time.Time{}
+			t.setEnd(m, "", time.Time{})
 		}
 		t.event(g, groupEvent(e, m, "join", "joins with member epoch 0"))
 	case -1, -2:
 		m.left, m.leaveRef = e.at, e.ref
-		m.end, m.endAt = endLeft, e.at
+		t.setEnd(m, endLeft, e.at)
 		what := "leaves (member epoch -1)"
 		if reqEpoch == -2 {
 			m.end = endStaticLeave
@@ -1074,7 +1328,7 @@ func (t *groupTracker) epochHeartbeat(g *group, e *xinfo) {
 	}
 	if code != 0 {
 		if code == errFencedMemberEpoch || code == errUnknownMemberID || code == errFencedInstanceID {
-			m.end, m.endAt = endFenced, e.at
+			t.setEnd(m, endFenced, e.at)
 		}
 		t.event(g, groupEvent(e, m, "heartbeat", errorMeaning(code)))
 		return
@@ -1087,9 +1341,7 @@ func (t *groupTracker) epochHeartbeat(g *group, e *xinfo) {
 	if a := fg.Assignment; a != nil {
 		if !m.hasAssignment || !sameTPs(m.assignment, a.Partitions) {
 			changed = true
-			t.mem.give(tpCost(m.assignment))
-			m.assignment, m.hasAssignment = cloneTPs(a.Partitions), true
-			t.mem.take(tpCost(m.assignment))
+			t.assign(m, a.Partitions)
 		}
 	}
 	m.epoch, m.hasEpoch = epoch, true
@@ -1398,7 +1650,10 @@ func (t *groupTracker) offsetFetch(e *xinfo) {
 
 // fetch learns high watermarks and the fetch positions of group members.
 func (t *groupTracker) fetch(e *xinfo) {
-	ms := t.cur.byClient[e.x.ClientID]
+	var ms []*member
+	if cm := t.cur.byClient[e.x.ClientID]; cm != nil {
+		ms = cm.ms
+	}
 	for i := range e.fx.Topics {
 		tp := &e.fx.Topics[i]
 		for j := range tp.Partitions {
@@ -1412,7 +1667,7 @@ func (t *groupTracker) fetch(e *xinfo) {
 			}
 			if off, ok := p.Offsets.Get(facts.OffsetFetch); ok {
 				for _, m := range ms {
-					if m.end == "" && m.owns(k) {
+					if m.kept && m.end == "" && m.owns(k) {
 						if m.fetch == nil {
 							m.fetch = map[tpKey]int64{}
 						}

@@ -59,12 +59,21 @@ type GroupReport struct {
 	Dropped     Dropped            `json:"dropped"`
 }
 
-// Dropped counts what the memory budget made a group's report leave out.
+// Dropped counts what the memory budget made a group's report leave out:
+// the oldest events, generations (all but the latest) and commits, and
+// members done with the group (ended, or left out of the latest
+// generation's listing), oldest first. Unfollowed counts the sightings of
+// members not followed at all: new members still in their group met
+// with the budget full of members still in theirs (nothing left to
+// evict); they are in no list and no generation, and one seen in several
+// exchanges counts once per exchange (its ID is not kept either), so it
+// is a count of sightings, not of members; absent when none.
 type Dropped struct {
 	Events      int64 `json:"events"`
 	Generations int64 `json:"generations"`
 	Members     int64 `json:"members"`
 	Commits     int64 `json:"commits"`
+	Unfollowed  int64 `json:"unfollowed,omitempty"`
 }
 
 // Any reports whether anything was dropped.
@@ -458,10 +467,24 @@ func nameList(ms []*member, alias map[*member]string) string {
 
 func (t *groupTracker) report(g *group) GroupReport {
 	alias := names(g)
+	// A member dropped (--max-analysis-memory) that a generation kept
+	// still names: by its member ID.
+	for _, gn := range g.gens {
+		for _, gm := range gn.members {
+			if _, ok := alias[gm.m]; !ok {
+				alias[gm.m] = gm.m.id
+			}
+		}
+		for _, m := range append([]*member{gn.static, gn.staticBy}, gn.signaled...) {
+			if _, ok := alias[m]; !ok && m != nil {
+				alias[m] = m.id
+			}
+		}
+	}
 	r := GroupReport{GroupID: g.id, Protocol: g.kind, ProtocolType: strp(g.ptype), Assignor: strp(g.protocol),
 		First: Time(g.first), Last: Time(g.last), GenerationCount: g.nGens, StaticRejoins: g.nStatic,
 		Rebalances: g.rebalances, RebalanceMs: Millis(g.rebalanceTime),
-		Members: []MemberReport{}, Generations: []GenerationReport{}, Commits: []CommitReport{},
+		Members: make([]MemberReport, 0, len(g.order)), Generations: []GenerationReport{}, Commits: []CommitReport{},
 		Errors: errorCounts(g.errs), Dropped: g.dropped}
 	if r.Protocol == "" {
 		r.Protocol = kindClassic
@@ -476,6 +499,9 @@ func (t *groupTracker) report(g *group) GroupReport {
 	var prev *gen
 	for i, gn := range g.gens {
 		kind, who, detail, expired, repl, quiet := cause(prev, gn, i == 0 && g.dropped.Generations == 0, alias)
+		if gn.notKept > 0 {
+			detail += fmt.Sprintf("; %d sightings of members not followed (--max-analysis-memory)", gn.notKept)
+		}
 		for _, m := range quiet {
 			if _, ok := goneAt[m]; !ok {
 				goneAt[m] = gn.start
@@ -493,7 +519,7 @@ func (t *groupTracker) report(g *group) GroupReport {
 		}
 		gr := GenerationReport{Generation: gn.num, Epoch: gn.epoch, Cause: kind, CauseMembers: []string{}, CauseDetail: detail,
 			Leader: strp(gn.leader), Protocol: strp(gn.protocol), Start: Time(gn.start), End: Time(gn.end),
-			Members: []GenerationMember{}, Moved: []Move{}, Refs: slices.Clone(gn.refs), StartRef: gn.startRef, file: gn.file}
+			Members: make([]GenerationMember, 0, len(gn.members)), Moved: []Move{}, Refs: slices.Clone(gn.refs), StartRef: gn.startRef, file: gn.file}
 		if gr.Refs == nil {
 			gr.Refs = []Ref{}
 		}

@@ -28,7 +28,7 @@ type analysisFlags struct {
 func (o *analysisFlags) addFlags(f *pflag.FlagSet, slow bool) {
 	o.MaxMemory = analysis.DefaultMaxMemory
 	f.Var(&o.MaxMemory, "max-analysis-memory",
-		"memory for what the group, transaction and finding reports keep, e.g. 256MiB (K, M, G: powers of 1024); past it the oldest timeline events, generations and transactions, then members that left, are dropped, and the reports count them")
+		"memory for what the group, transaction and finding reports keep, e.g. 256MiB (K, M, G: powers of 1024); past it the oldest timeline events, generations and transactions, then members that left, are dropped, and the reports count them; a new member still in its group that does not fit (nor in 1MiB) is not followed, and counted")
 	if slow {
 		f.DurationVar(&o.Slow, "slow", analysis.DefaultSlow,
 			"latency from which an exchange is slow and split between broker and network (findings slow-broker, slow-network, head-of-line)")

@@ -176,8 +176,13 @@ func writeGroup(w *strings.Builder, g *analysis.GroupReport, o GroupsOptions) {
 	}
 	w.WriteByte('\n')
 	if g.Dropped.Any() {
-		fmt.Fprintf(w, "not kept (--max-analysis-memory): %d events, %d generations, %d members, %d commits\n",
+		fmt.Fprintf(w, "not kept (--max-analysis-memory): %d events, %d generations, %d members, %d commits",
 			g.Dropped.Events, g.Dropped.Generations, g.Dropped.Members, g.Dropped.Commits)
+		if n := g.Dropped.Unfollowed; n > 0 {
+			// Their IDs are not kept: a member seen twice counts twice.
+			fmt.Fprintf(w, "; %d sightings of members still in the group not followed, not in the member count", n)
+		}
+		w.WriteByte('\n')
 	}
 
 	heading(w, o.Options, "  MEMBERS")

@@ -1,0 +1,215 @@
+package analysis
+
+import (
+	"fmt"
+	"net/netip"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kwire/kwire/dissect"
+	"github.com/kwire/kwire/reassembly"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// joinListing is a JoinGroup v5 exchange of group whose response, to
+// its leader ids[0], lists ids as the members of generation gen; frame
+// numbers its packets.
+func joinListing(group string, gen int32, ids []string, at time.Time, frame int64) *dissect.Exchange {
+	conn := &reassembly.Conn{A: netip.MustParseAddrPort("10.0.0.5:40001"), B: netip.MustParseAddrPort("10.0.0.9:9092"), SawSYN: true}
+	meta := []byte{0, 1, 0, 0, 0, 1, 0, 1, 't', 0, 0, 0, 0}
+	req := kmsg.NewPtrJoinGroupRequest()
+	req.SetVersion(5)
+	req.Group, req.MemberID, req.ProtocolType = group, ids[0], "consumer"
+	req.SessionTimeoutMillis, req.RebalanceTimeoutMillis = 10000, 30000
+	req.Protocols = []kmsg.JoinGroupRequestProtocol{{Name: "range", Metadata: meta}}
+	resp := kmsg.NewPtrJoinGroupResponse()
+	resp.SetVersion(5)
+	resp.Generation, resp.Protocol, resp.LeaderID, resp.MemberID = gen, kmsg.StringPtr("range"), ids[0], ids[0]
+	for _, id := range ids {
+		m := kmsg.NewJoinGroupResponseMember()
+		m.MemberID, m.ProtocolMetadata = id, meta
+		resp.Members = append(resp.Members, m)
+	}
+	x := &dissect.Exchange{Conn: conn, Client: conn.A, Broker: conn.B, Kind: dissect.KindPaired,
+		APIKey: req.Key(), APIVersion: 5, ClientID: "c",
+		Request:  &dissect.Frame{FirstPacket: frame, LastPacket: frame, Time: at, End: at, Tree: recordsDecoder.DecodeBody(req.Key(), 5, false, req.AppendTo(nil))},
+		Response: &dissect.Frame{FirstPacket: frame + 1, LastPacket: frame + 1, Time: at, End: at, Tree: recordsDecoder.DecodeBody(req.Key(), 5, true, resp.AppendTo(nil))}}
+	x.Facts()
+	return x
+}
+
+// memberIDs are n member IDs "m<i>-<tag>".
+func memberIDs(n int, tag string) []string {
+	ids := make([]string, n)
+	for i := range ids {
+		ids[i] = "m" + strconv.Itoa(i) + "-" + tag
+	}
+	return ids
+}
+
+// TestGroupsLiveMembersBounded: a JoinGroup response listing more members
+// than the budget holds keeps the first ones listed, within the budget,
+// and counts the others as unfollowed sightings, in the group and in the
+// generation: it does not keep them all past the budget, and it does not
+// pass over every member kept for each one that comes (a budget full of
+// members still in their group made 100,000 take longer than minutes).
+func TestGroupsLiveMembersBounded(t *testing.T) {
+	const n = 10000
+	a := New(Options{Groups: true, MaxMemory: 2 << 20})
+	a.Exchange(joinListing("g", 1, memberIDs(n, "a"), s0, 1))
+	if a.mem.used > a.mem.max {
+		t.Errorf("%d bytes kept, budget %d", a.mem.used, a.mem.max)
+	}
+	g := a.Groups().Groups[0]
+	kept := len(g.Members)
+	if kept < 100 || kept >= n || g.Dropped.Unfollowed != int64(n-kept) || g.Dropped.Members != 0 {
+		t.Fatalf("%d members kept, dropped %+v, of %d", kept, g.Dropped, n)
+	}
+	// The first listed, all still in the group.
+	ids := map[string]bool{}
+	for _, m := range g.Members {
+		if m.End != nil {
+			t.Errorf("%s ended %s", m.MemberID, *m.End)
+		}
+		ids[m.MemberID] = true
+	}
+	for _, id := range memberIDs(kept, "a") {
+		if !ids[id] {
+			t.Fatalf("%s not kept", id)
+		}
+	}
+	gn := g.Generations[0]
+	if len(gn.Members) != kept || !strings.Contains(gn.CauseDetail, fmt.Sprintf("; %d sightings of members not followed (--max-analysis-memory)", n-kept)) {
+		t.Errorf("generation: %d members, %q", len(gn.Members), gn.CauseDetail)
+	}
+}
+
+// TestGroupsChurnEvictsOut: generations that each list new member IDs,
+// without a LeaveGroup, leave the members of the generation before out:
+// past the budget those go (the oldest first), not the new ones, which are
+// all kept; nothing is unfollowed.
+func TestGroupsChurnEvictsOut(t *testing.T) {
+	const gens, n = 30, 1000
+	a := New(Options{Groups: true, MaxMemory: 1 << 20})
+	for k := 1; k <= gens; k++ {
+		a.Exchange(joinListing("g", int32(k), memberIDs(n, strconv.Itoa(k)), s0.Add(time.Duration(k)*time.Second), int64(2*k)))
+		if a.mem.used > a.mem.max {
+			t.Fatalf("generation %d: %d bytes kept, budget %d", k, a.mem.used, a.mem.max)
+		}
+	}
+	g := a.Groups().Groups[0]
+	if g.GenerationCount != gens || g.Dropped.Unfollowed != 0 || int64(len(g.Members))+g.Dropped.Members != gens*n {
+		t.Fatalf("%d generations, %d members kept, dropped %+v", g.GenerationCount, len(g.Members), g.Dropped)
+	}
+	last := g.Generations[len(g.Generations)-1]
+	if last.Generation != gens || len(last.Members) != n {
+		t.Fatalf("last generation %d with %d members", last.Generation, len(last.Members))
+	}
+	// The latest generation's members are all kept; what else is kept
+	// is the newest of the one before.
+	seen := map[string]bool{}
+	for _, m := range g.Members {
+		seen[m.MemberID] = true
+	}
+	for _, id := range memberIDs(n, strconv.Itoa(gens)) {
+		if !seen[id] {
+			t.Fatalf("%s of the latest generation not kept", id)
+		}
+	}
+	for _, m := range g.Members {
+		if !strings.HasSuffix(m.MemberID, "-"+strconv.Itoa(gens)) && !strings.HasSuffix(m.MemberID, "-"+strconv.Itoa(gens-1)) {
+			t.Errorf("%s kept: older than the generation before the latest", m.MemberID)
+		}
+	}
+}
+
+// TestGroupsEvictOldestEndedFirst: members that ended go in the order
+// they ended (not the order they joined), one that came back stays, and
+// members still in the group stay however small the budget.
+func TestGroupsEvictOldestEndedFirst(t *testing.T) {
+	s := newSynth(t, Options{Findings: true}) // no timeline: members only
+	s.a.Exchange(joinListing("g", 1, memberIDs(6, "a"), s0, 1))
+	leave := func(at time.Duration, id string) {
+		l := kmsg.NewPtrLeaveGroupRequest()
+		l.Version, l.Group, l.MemberID = 2, "g", id
+		s.ex("c", at, time.Millisecond, l, kmsg.NewPtrLeaveGroupResponse())
+	}
+	for i, id := range []string{"m3-a", "m1-a", "m5-a", "m4-a"} {
+		leave(time.Duration(i+1)*time.Second, id)
+	}
+	// m4 comes back: a JoinGroup answered after its leave.
+	j := kmsg.NewPtrJoinGroupRequest()
+	j.Version, j.Group, j.MemberID, j.ProtocolType = 5, "g", "m4-a", "consumer"
+	j.Protocols = []kmsg.JoinGroupRequestProtocol{{Name: "range"}}
+	jr := kmsg.NewPtrJoinGroupResponse()
+	jr.Generation, jr.LeaderID, jr.MemberID = 1, "m0-a", "m4-a"
+	s.ex("c", 10*time.Second, time.Millisecond, j, jr)
+
+	gt := s.a.groups
+	var order []string
+	for {
+		before := s.a.groups.groups["g"].dropped.Members
+		s.a.mem.max = s.a.mem.used - 1
+		gt.shed()
+		g := gt.groups["g"]
+		if g.dropped.Members == before {
+			break
+		}
+		for _, m := range g.order {
+			if !m.kept && !slices.Contains(order, m.id) {
+				order = append(order, m.id)
+			}
+		}
+	}
+	if fmt.Sprint(order) != "[m3-a m1-a m5-a]" {
+		t.Errorf("dropped in order %v, want [m3-a m1-a m5-a] (the order they left)", order)
+	}
+	r := s.a.Groups().Groups[0]
+	var kept []string
+	for _, m := range r.Members {
+		kept = append(kept, m.MemberID)
+	}
+	slices.Sort(kept)
+	if fmt.Sprint(kept) != "[m0-a m2-a m4-a]" || r.Dropped.Members != 3 || gt.ended.n != 0 {
+		t.Errorf("kept %v, dropped %+v, %d still evictable", kept, r.Dropped, gt.ended.n)
+	}
+}
+
+// BenchmarkGroupsBudget measures the groups report, per member, over one
+// JoinGroup response listing n members (live members past the budget) and
+// over generations of 1,000 new members each (members out of the latest
+// generation evicted), with 1 MiB: the cost of one must not grow with n.
+func BenchmarkGroupsBudget(b *testing.B) {
+	for _, n := range []int{10_000, 40_000, 160_000} {
+		b.Run(fmt.Sprintf("listing/n=%d", n), func(b *testing.B) {
+			x := joinListing("g", 1, memberIDs(n, "a"), s0, 1)
+			for b.Loop() {
+				a := New(Options{Groups: true, MaxMemory: 1 << 20})
+				a.Exchange(x)
+				if g := a.Groups().Groups[0]; int64(len(g.Members))+g.Dropped.Unfollowed != int64(n) {
+					b.Fatalf("%d kept, dropped %+v", len(g.Members), g.Dropped)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/member")
+		})
+		b.Run(fmt.Sprintf("churn/n=%d", n), func(b *testing.B) {
+			var xs []*dissect.Exchange
+			for k := 1; k <= n/1000; k++ {
+				xs = append(xs, joinListing("g", int32(k), memberIDs(1000, strconv.Itoa(k)), s0.Add(time.Duration(k)*time.Second), int64(2*k)))
+			}
+			for b.Loop() {
+				a := New(Options{Groups: true, MaxMemory: 1 << 20})
+				for _, x := range xs {
+					a.Exchange(x)
+				}
+				if g := a.Groups().Groups[0]; int64(len(g.Members))+g.Dropped.Members != int64(n) {
+					b.Fatalf("%d kept, dropped %+v", len(g.Members), g.Dropped)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/member")
+		})
+	}
+}
