@@ -224,7 +224,12 @@ type member struct {
 	// out: the leader's JoinGroup response listed the group's latest
 	// generation without it (classic): it is done with the group, as a
 	// member whose end is set is, until a generation lists it again.
-	out bool
+	// outIdx is that generation (gen.idx), outAt its start: the report
+	// decides how it went from them (and its own last sign of life) when
+	// the generation before was dropped.
+	out    bool
+	outIdx int64
+	outAt  time.Time
 	// In groupTracker.ended while evictable (kept, and ended or out):
 	// prev and next link it, seq is when it got there, queued that it
 	// is there.
@@ -254,13 +259,16 @@ type gen struct {
 	// evicted since. Only a group's latest holds one.
 	outMarked bool
 	before    *gen
-	static    *member // static-rejoin: the member replaced
-	staticBy  *member
-	signaled  []*member // told REBALANCE_IN_PROGRESS before it began
-	refs      []Ref
-	startRef  Ref  // the exchange it began with
-	file      int  // the capture file it began in
-	complete  bool // a member got its assignment
+	// idx numbers the group's entries in the order they began, kept or
+	// dropped.
+	idx      int64
+	static   *member // static-rejoin: the member replaced
+	staticBy *member
+	signaled []*member // told REBALANCE_IN_PROGRESS before it began
+	refs     []Ref
+	startRef Ref  // the exchange it began with
+	file     int  // the capture file it began in
+	complete bool // a member got its assignment
 	// follows says another generation came before it in the group: it
 	// is a rebalance; took is what it added to the group's
 	// rebalanceTime, counted when it has a start and an end.
@@ -872,7 +880,7 @@ func (t *groupTracker) setAssigned(gn *gen, gm *genMember, tps []facts.TopicPart
 }
 
 func (t *groupTracker) newGen(g *group, num int32, epoch bool, at time.Time) *gen {
-	gn := &gen{num: num, epoch: epoch, start: at, cost: costGeneration}
+	gn := &gen{num: num, epoch: epoch, start: at, cost: costGeneration, idx: g.nGens + g.nStatic}
 	if !epoch && !g.joinStart.IsZero() && g.joinStart.Before(at) {
 		gn.start = g.joinStart
 	}
@@ -1113,6 +1121,7 @@ func (t *groupTracker) markOut(g *group, gn *gen, in func(*member) bool) {
 	}
 	for _, gm := range prev.members {
 		if gm.m.kept && !in(gm.m) {
+			gm.m.outIdx, gm.m.outAt = gn.idx, gn.start
 			t.setOut(gm.m, true)
 		}
 	}

@@ -213,3 +213,45 @@ func BenchmarkGroupsBudget(b *testing.B) {
 		})
 	}
 }
+
+// TestGroupsOutcomeWhenGenerationDropped: a member the next generation
+// leaves out ends as it does with every generation kept (gone within its
+// session timeout, expired past it), when the budget dropped the
+// generation it was in: decided from what the member kept, not from the
+// pair of generations no longer there.
+func TestGroupsOutcomeWhenGenerationDropped(t *testing.T) {
+	for _, c := range []struct {
+		after time.Duration
+		want  string
+	}{{5 * time.Second, endGone}, {60 * time.Second, endExpired}} {
+		run := func(cut bool) MemberReport {
+			a := New(Options{Groups: true})
+			a.Exchange(joinListing("g", 1, []string{"a", "b"}, s0, 1))
+			a.Exchange(joinListing("g", 2, []string{"b"}, s0.Add(c.after), 3))
+			if cut {
+				// A budget just short: the oldest goes, generation 1.
+				a.mem.max = a.mem.used - 1
+				a.groups.shed()
+			}
+			g := a.Groups().Groups[0]
+			if cut && (g.Dropped != Dropped{Generations: 1}) {
+				t.Fatalf("dropped %+v, want the first generation only", g.Dropped)
+			}
+			for _, m := range g.Members {
+				if m.MemberID == "a" {
+					return m
+				}
+			}
+			t.Fatalf("member a not kept")
+			return MemberReport{}
+		}
+		full, cut := run(false), run(true)
+		if full.End == nil || *full.End != c.want {
+			t.Fatalf("%v: every generation kept: a ends %v, want %s", c.after, full.End, c.want)
+		}
+		if cut.End == nil || *cut.End != *full.End || cut.EndTime != full.EndTime || cut.MissedHeartbeats != full.MissedHeartbeats {
+			t.Errorf("%v: first generation dropped: a ends %v at %v (missed %d), want %s at %v (missed %d)",
+				c.after, cut.End, cut.EndTime, cut.MissedHeartbeats, *full.End, full.EndTime, full.MissedHeartbeats)
+		}
+	}
+}

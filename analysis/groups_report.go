@@ -550,6 +550,36 @@ func (t *groupTracker) report(g *group) GroupReport {
 			Detail: fmt.Sprintf("%s %d begins: %s (%s)", genWord(gn), gn.num, kind, detail), Ref: gn.startRef})
 		prev = gn
 	}
+	// A member a generation left out whose generation before was
+	// dropped (--max-analysis-memory): no kept pair of generations says
+	// how it went; what it kept does, as cause would have.
+	if len(g.gens) > 0 {
+		instances := map[string]bool{} // of the first entry kept: static successors
+		for _, gm := range g.gens[0].members {
+			if gm.m.instance != "" {
+				instances[gm.m.instance] = true
+			}
+		}
+		for _, m := range g.order {
+			if !m.out || m.end != "" || m.outIdx > g.gens[0].idx {
+				continue
+			}
+			_, e := expiredAt[m]
+			_, q := goneAt[m]
+			_, r := replacedAt[m]
+			if e || q || r {
+				continue
+			}
+			switch session := time.Duration(m.sessionMs) * time.Millisecond; {
+			case m.instance != "" && m.outIdx == g.gens[0].idx && instances[m.instance]:
+				replacedAt[m] = m.outAt
+			case m.sessionMs > 0 && !m.lastLive.IsZero() && m.outAt.Sub(m.lastLive) < session:
+				goneAt[m] = m.outAt
+			default:
+				expiredAt[m] = m.outAt
+			}
+		}
+	}
 	for _, m := range g.order {
 		mr := MemberReport{MemberID: m.id, Name: alias[m], GroupInstanceID: strp(m.instance), ClientID: strp(m.clientID),
 			Client: strp(m.addr), First: Time(m.first), Last: Time(m.last), Joined: Time(m.joined), Left: Time(m.left),
