@@ -1078,6 +1078,9 @@ func (t *groupTracker) joinGroup(g *group, e *xinfo) {
 			if fm.ID == "" {
 				continue
 			}
+			if fm.ID == m.id && m.unfollowed {
+				continue // counted once, as the member answered
+			}
 			mm := t.member(g, fm.ID, nil)
 			if fm.InstanceID != "" {
 				mm.instance = fm.InstanceID

@@ -18,6 +18,12 @@ import (
 // its leader ids[0], lists ids as the members of generation gen; frame
 // numbers its packets.
 func joinListing(group string, gen int32, ids []string, at time.Time, frame int64) *dissect.Exchange {
+	return joinListingStatic(group, gen, ids, nil, at, frame)
+}
+
+// joinListingStatic is joinListing with the members' group instance IDs
+// (KIP-345): instances[i] is ids[i]'s, none when nil.
+func joinListingStatic(group string, gen int32, ids, instances []string, at time.Time, frame int64) *dissect.Exchange {
 	conn := &reassembly.Conn{A: netip.MustParseAddrPort("10.0.0.5:40001"), B: netip.MustParseAddrPort("10.0.0.9:9092"), SawSYN: true}
 	meta := []byte{0, 1, 0, 0, 0, 1, 0, 1, 't', 0, 0, 0, 0}
 	req := kmsg.NewPtrJoinGroupRequest()
@@ -28,9 +34,12 @@ func joinListing(group string, gen int32, ids []string, at time.Time, frame int6
 	resp := kmsg.NewPtrJoinGroupResponse()
 	resp.SetVersion(5)
 	resp.Generation, resp.Protocol, resp.LeaderID, resp.MemberID = gen, kmsg.StringPtr("range"), ids[0], ids[0]
-	for _, id := range ids {
+	for i, id := range ids {
 		m := kmsg.NewJoinGroupResponseMember()
 		m.MemberID, m.ProtocolMetadata = id, meta
+		if instances != nil {
+			m.InstanceID = &instances[i]
+		}
 		resp.Members = append(resp.Members, m)
 	}
 	x := &dissect.Exchange{Conn: conn, Client: conn.A, Broker: conn.B, Kind: dissect.KindPaired,
@@ -253,5 +262,38 @@ func TestGroupsOutcomeWhenGenerationDropped(t *testing.T) {
 			t.Errorf("%v: first generation dropped: a ends %v at %v (missed %d), want %s at %v (missed %d)",
 				c.after, cut.End, cut.EndTime, cut.MissedHeartbeats, *full.End, full.EndTime, full.MissedHeartbeats)
 		}
+	}
+}
+
+// TestGroupsStaticReplacedMany: a generation whose members all took the
+// places of the previous one's static members (their group instance IDs)
+// is a static rejoin of them all, each predecessor replaced, matched by
+// instance ID in order (two members of one instance ID each side pair up
+// first with first).
+func TestGroupsStaticReplacedMany(t *testing.T) {
+	const n = 2000
+	inst := make([]string, n)
+	for i := range inst {
+		inst[i] = "i" + strconv.Itoa(i%(n-1)) // i0 twice each side
+	}
+	a := New(Options{Groups: true})
+	a.Exchange(joinListingStatic("g", 1, memberIDs(n, "a"), inst, s0, 1))
+	a.Exchange(joinListingStatic("g", 2, memberIDs(n, "b"), inst, s0.Add(time.Second), 3))
+	g := a.Groups().Groups[0]
+	gn := g.Generations[1]
+	if gn.Cause != causeStaticRejoin || len(gn.CauseMembers) != n {
+		t.Fatalf("generation 2: %s, %d members", gn.Cause, len(gn.CauseMembers))
+	}
+	if !strings.Contains(gn.CauseDetail, "static member i0: c#2 replaced c; ") || !strings.Contains(gn.CauseDetail, "static member i0: m1999-b replaced m1999-a") {
+		t.Errorf("detail %.200s...", gn.CauseDetail)
+	}
+	ends := 0
+	for _, m := range g.Members {
+		if strings.HasSuffix(m.MemberID, "-a") && m.End != nil && *m.End == endReplaced {
+			ends++
+		}
+	}
+	if ends != n {
+		t.Errorf("%d members replaced, want %d", ends, n)
 	}
 }

@@ -352,22 +352,36 @@ func cause(prev, gn *gen, first bool, alias map[*member]string) (kind string, wh
 	var parts []string
 	kind = ""
 	// Static members replaced by a newcomer with their instance ID.
+	// Each newcomer takes the first gone member of its instance ID not
+	// taken yet (found by map: thousands of static members each side
+	// made a scan of gone per newcomer quadratic).
 	var statics []*member
-	for _, n := range joined {
-		if n.instance == "" {
-			continue
-		}
-		for i, o := range gone {
-			if o.instance == n.instance {
-				statics = append(statics, n)
-				replaced = append(replaced, o)
-				parts = append(parts, fmt.Sprintf("static member %s: %s replaced %s", n.instance, alias[n], alias[o]))
-				gone = slices.Delete(gone, i, i+1)
-				break
+	var byInstance map[string][]int // gone members by instance ID, in order
+	for i, o := range gone {
+		if o.instance != "" {
+			if byInstance == nil {
+				byInstance = map[string][]int{}
 			}
+			byInstance[o.instance] = append(byInstance[o.instance], i)
 		}
 	}
-	joined = slices.DeleteFunc(joined, func(m *member) bool { return slices.Contains(statics, m) })
+	taken := map[*member]bool{} // gone members replaced, and their successors
+	for _, n := range joined {
+		idx := byInstance[n.instance]
+		if n.instance == "" || len(idx) == 0 {
+			continue
+		}
+		o := gone[idx[0]]
+		byInstance[n.instance] = idx[1:]
+		statics = append(statics, n)
+		replaced = append(replaced, o)
+		parts = append(parts, fmt.Sprintf("static member %s: %s replaced %s", n.instance, alias[n], alias[o]))
+		taken[o], taken[n] = true, true
+	}
+	if len(taken) > 0 {
+		gone = slices.DeleteFunc(gone, func(m *member) bool { return taken[m] })
+		joined = slices.DeleteFunc(joined, func(m *member) bool { return taken[m] })
+	}
 	// Members in both whose subscription changed.
 	var changed []*member
 	for _, gm := range gn.members {
@@ -691,6 +705,20 @@ func moves(prev, gn *gen) []Move {
 
 func (t *groupTracker) commitReports(g *group) []CommitReport {
 	out := []CommitReport{}
+	// The fetch position of each partition: its owner's, the last
+	// member in order that owns it (once over the members, not once per
+	// commit: 100,000 members times 10,000 partitions).
+	var fetched map[tpKey]int64
+	for _, m := range g.order {
+		for k, off := range m.fetch {
+			if m.owns(k) {
+				if fetched == nil {
+					fetched = map[tpKey]int64{}
+				}
+				fetched[k] = off
+			}
+		}
+	}
 	for _, k := range g.corder {
 		c := g.commits[k]
 		if c == nil {
@@ -716,12 +744,10 @@ func (t *groupTracker) commitReports(g *group) []CommitReport {
 				cr.Lag = ptr(max(hw.hw-c.offset, 0))
 			}
 		}
-		for _, m := range g.order {
-			if off, ok := m.fetch[k]; ok && m.owns(k) {
-				cr.FetchOffset = ptr(off)
-				if cr.HighWatermark != nil {
-					cr.FetchLag = ptr(max(*cr.HighWatermark-off, 0))
-				}
+		if off, ok := fetched[k]; ok {
+			cr.FetchOffset = ptr(off)
+			if cr.HighWatermark != nil {
+				cr.FetchLag = ptr(max(*cr.HighWatermark-off, 0))
 			}
 		}
 		out = append(out, cr)
