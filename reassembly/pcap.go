@@ -102,6 +102,16 @@ func (p *pcapFile) open(h []byte, magic uint32) error {
 	return nil
 }
 
+// isPcapMagic reports whether m, read big-endian, is a classic pcap
+// file's magic number in either byte order and time unit.
+func isPcapMagic(m uint32) bool {
+	switch m {
+	case magicPcapMicroLE, magicPcapMicroBE, magicPcapNanoLE, magicPcapNanoBE:
+		return true
+	}
+	return false
+}
+
 // errJoined is what the shim gives the reader when a pcap file header
 // stands where a record's header should (pcapShim.joined).
 var errJoined = errors.New("a pcap file header follows")
@@ -143,13 +153,16 @@ func (sh *pcapShim) next() error {
 	}
 	sh.u.set(h, nil) // copied: reading the data may move the input's buffer
 	hdr := sh.u.lead
-	if binary.BigEndian.Uint32(hdr) != 0 {
-		if magic, ok := joinedHeader(append(hdr[:16:16], s.in.peek(8)...)); ok && len(s.in.peek(8)) == 8 {
-			more, _ := s.in.read(8)
-			sh.joined, sh.joinedMagic = append(append([]byte(nil), hdr...), more...), magic
-			sh.u.lead = nil
-			s.quirkAt(QuirkJoinedFiles, rec)
-			return errJoined
+	if isPcapMagic(binary.BigEndian.Uint32(hdr)) {
+		if more := s.in.peek(8); len(more) == 8 {
+			h := append(append(make([]byte, 0, 24), hdr...), more...)
+			if magic, ok := joinedHeader(h); ok {
+				s.in.read(8)
+				sh.joined, sh.joinedMagic = h, magic
+				sh.u.lead = nil
+				s.quirkAt(QuirkJoinedFiles, rec)
+				return errJoined
+			}
 		}
 	}
 	caplen, length := sh.order.Uint32(hdr[8:12]), sh.order.Uint32(hdr[12:16])
