@@ -917,6 +917,13 @@ func TestSASLv0TokenBeforeHandshakeResponse(t *testing.T) {
 	}{
 		{"one segment", func(r *rig, hs, tok []byte) { r.client(append(append([]byte(nil), hs...), tok...)) }},
 		{"two segments", func(r *rig, hs, tok []byte) { r.client(hs); r.client(tok) }},
+		{"token across segments", func(r *rig, hs, tok []byte) {
+			// A token longer than a segment (an OAUTHBEARER JWT, a long
+			// PLAIN password): the first part of it rides with the
+			// handshake and fails a request header's check.
+			r.client(append(append([]byte(nil), hs...), tok[:10]...))
+			r.client(tok[10:])
+		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := newRig(t, Options{}, true)
@@ -943,6 +950,27 @@ func TestSASLv0TokenBeforeHandshakeResponse(t *testing.T) {
 			}
 		})
 	}
+	t.Run("response inside the token", func(t *testing.T) {
+		// The broker answers while the rest of the token is in flight.
+		r := newRig(t, Options{}, true)
+		tok := frame(t, plainToken)
+		r.client(append(frame(t, saslHandshakeV0Req), tok[:10]...))
+		r.broker(frame(t, saslHandshakeV0Resp))
+		r.client(tok[10:])
+		r.broker(hx(t, `00 00 00 00 // empty token: success`))
+		r.client(frame(t, metadataV12Req))
+		r.broker(frame(t, metadataV12Resp))
+		r.d.Finish()
+		if got := r.sink.kinds(); len(got) != 3 || got[0] != KindPaired || got[1] != KindSASL || got[2] != KindPaired {
+			t.Fatalf("kinds %v", got)
+		}
+		if tok := r.sink.ex[1]; tok.User != "alice" || tok.Response == nil || !hasNote(tok, "SASL secret withheld (PLAIN)") {
+			t.Errorf("token %+v", tok)
+		}
+		if s := r.d.Summary(); s.BadFrames != 0 || s.Resyncs != 0 {
+			t.Errorf("summary %+v", s)
+		}
+	})
 	t.Run("refused", func(t *testing.T) {
 		// UNSUPPORTED_SASL_MECHANISM: the token was sent in vain and Kafka
 		// framing resumes on both sides.

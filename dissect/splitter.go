@@ -273,6 +273,12 @@ func (s *splitter) headerOK(b []byte) verdict {
 	if v == vNo && int64(len(b)) == 4+frameLength(b) && looksSASL(b[4:]) {
 		return vYes // a raw SASL token whose SaslHandshake was not captured
 	}
+	if v == vNo && s.c.hsV0 {
+		// The client's first raw token after its SaslHandshake v0, sent
+		// before the broker's answer and not all here yet (a token longer
+		// than a segment): conn.request reads it as one when it is whole.
+		return vYes
+	}
 	return v
 }
 
