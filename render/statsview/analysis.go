@@ -1,6 +1,7 @@
 package statsview
 
 import (
+	"bytes"
 	"cmp"
 	"encoding/json"
 	"fmt"
@@ -383,9 +384,66 @@ func writeLanes(w *strings.Builder, g *analysis.GroupReport, o GroupsOptions) {
 }
 
 // WriteGroupsJSON writes the groups report as one indented JSON document
-// (with o.Int64Strings, its 64-bit integers as decimal strings).
+// (with o.Int64Strings, its 64-bit integers as decimal strings), one
+// group at a time: the document is what encoding/json writes for r, but
+// only one group's encoding is held at once. (Encoded whole, a report
+// that --max-analysis-memory bounds took about six times its budget, in
+// the encoder's buffer and its indented copy.)
 func WriteGroupsJSON(w io.Writer, r *analysis.GroupsReport, o Options) error {
-	return writeJSON(w, r, o)
+	if len(r.Groups) == 0 {
+		return writeJSON(w, r, o)
+	}
+	// The document around the groups, from the encoder: an empty list
+	// stands where they go.
+	rest := *r
+	rest.Groups = []analysis.GroupReport{}
+	var frame bytes.Buffer
+	if err := writeJSON(&frame, &rest, o); err != nil {
+		return err
+	}
+	const slot = `"groups": []`
+	head, tail, ok := bytes.Cut(frame.Bytes(), []byte(slot))
+	if !ok {
+		return writeJSON(w, r, o)
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetIndent("    ", "  ")
+	enc.SetEscapeHTML(false)
+	ew := &errWriter{w: w}
+	ew.write(head)
+	ew.write([]byte(`"groups": [` + "\n"))
+	for i := range r.Groups {
+		buf.Reset()
+		var v any = &r.Groups[i]
+		if o.Int64Strings {
+			v = jsonint64.Strings(v)
+		}
+		if err := enc.Encode(v); err != nil {
+			return err
+		}
+		ew.write([]byte("    "))
+		ew.write(bytes.TrimSuffix(buf.Bytes(), []byte("\n")))
+		if i < len(r.Groups)-1 {
+			ew.write([]byte(","))
+		}
+		ew.write([]byte("\n"))
+	}
+	ew.write([]byte("  ]"))
+	ew.write(tail)
+	return ew.err
+}
+
+// errWriter writes until a write fails, then keeps the error.
+type errWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (e *errWriter) write(b []byte) {
+	if e.err == nil {
+		_, e.err = e.w.Write(b)
+	}
 }
 
 // WriteTxnsJSON writes the transactions report as one indented JSON

@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -549,5 +550,54 @@ func TestVersionsJSONStreamed(t *testing.T) {
 		if got.String() != want.String() {
 			t.Errorf("%s:\n got %s\nwant %s", name, got.String(), want.String())
 		}
+	}
+}
+
+// maxWriter records the longest single write it was given.
+type maxWriter struct {
+	bytes.Buffer
+	max int
+}
+
+func (m *maxWriter) Write(b []byte) (int, error) {
+	m.max = max(m.max, len(b))
+	return m.Buffer.Write(b)
+}
+
+// TestGroupsJSONStreamed: the groups document is written a group at a
+// time, as encoding/json encodes it whole: a report that
+// --max-analysis-memory bounds is never held encoded all at once.
+func TestGroupsJSONStreamed(t *testing.T) {
+	r := &analysis.GroupsReport{MaxMemoryBytes: 1 << 40}
+	for i := range 200 {
+		r.Groups = append(r.Groups, analysis.GroupReport{GroupID: "g" + strconv.Itoa(i) + "-" + strings.Repeat("x", 500) + "<&>", Protocol: "consumer",
+			Rebalances: int64(i) << 40})
+	}
+	for _, o := range []Options{{}, {Int64Strings: true}} {
+		var whole bytes.Buffer
+		if err := writeJSON(&whole, r, o); err != nil {
+			t.Fatal(err)
+		}
+		var got maxWriter
+		if err := WriteGroupsJSON(&got, r, o); err != nil {
+			t.Fatal(err)
+		}
+		if got.String() != whole.String() {
+			t.Fatalf("Int64Strings=%v: streamed document differs from the encoder's:\n%.600s\nwant\n%.600s", o.Int64Strings, got.String(), whole.String())
+		}
+		var one bytes.Buffer
+		if err := writeJSON(&one, &r.Groups[0], o); err != nil {
+			t.Fatal(err)
+		}
+		if got.max > 2*one.Len() {
+			t.Errorf("Int64Strings=%v: a write of %d bytes, one group encodes to %d (the document: %d)", o.Int64Strings, got.max, one.Len(), whole.Len())
+		}
+		if !strings.Contains(got.String(), `"maxMemoryBytes": `) || strings.Count(got.String(), `"groupId": "g`) != 200 {
+			t.Errorf("document %.300s", got.String())
+		}
+	}
+	var empty bytes.Buffer
+	if err := WriteGroupsJSON(&empty, &analysis.GroupsReport{MaxMemoryBytes: 5}, Options{}); err != nil || empty.String() != "{\n  \"groups\": null,\n  \"maxMemoryBytes\": 5\n}\n" {
+		t.Errorf("empty report %q %v", empty.String(), err)
 	}
 }
