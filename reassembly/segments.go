@@ -59,8 +59,9 @@ const (
 	// capture point (a segment dropped there is sent again, later), or
 	// dropped by the capture itself. Reported only once the direction's
 	// identifications have gone up one a packet (idInOrder), and never
-	// after a packet larger than the peer's MSS (a TSO/GSO packet
-	// captured before segmentation takes one number a segment).
+	// after a packet larger than the peer's MSS, or than the sender's own
+	// when its SYN announced less (a TSO/GSO packet captured before
+	// segmentation takes one number a segment).
 	SegUncaptured
 )
 
@@ -190,7 +191,13 @@ func (s *stream) identify(d Dir, id uint16, n int, ts time.Time) (skipped int, s
 			f.idOther++
 		}
 	}
+	// A segment is at most the MSS the peer announced, and in practice at
+	// most the sender's own (both come of their links' MTUs): a packet
+	// captured above it is a TSO/GSO send of several numbers.
 	mss := int(s.flow[1-d].mss)
+	if own := int(f.mss); own != 0 && own < mss {
+		mss = own
+	}
 	if mss == 0 {
 		mss = minMSS
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -125,6 +126,41 @@ func TestWindowScale(t *testing.T) {
 // does not hold; not after its SYN (Linux numbers a SYN-ACK 0), nor after
 // a packet larger than the peer's MSS (one number a segment), nor for a
 // jump too large to be a few packets.
+// TestSegmentsUncapturedOwnMSS: a sender's segments are no longer than
+// the MSS its own SYN announced, when the peer's is larger (a jumbo-frame
+// client, a broker on a 1500-byte path): a packet captured above it is a
+// TSO/GSO send of several numbers (a capture on the broker's host), and
+// the next number's step is no gap.
+func TestSegmentsUncapturedOwnMSS(t *testing.T) {
+	c, s := ap("10.0.0.1:40000"), ap("10.0.0.2:9092")
+	ms := time.Millisecond
+	tso := bytes.Repeat([]byte("t"), 2920) // two segments of 1460
+	segs := []seg{
+		{at: 1 * ms, src: c, dst: s, seq: 1000, flags: "S", opts: []byte{2, 4, 0x23, 0x00}, id: 100},           // MSS 8960
+		{at: 2 * ms, src: s, dst: c, seq: 5000, ack: 1001, flags: "SA", opts: []byte{2, 4, 0x05, 0xb4}, id: 0}, // MSS 1460
+		{at: 3 * ms, src: c, dst: s, seq: 1001, ack: 5001, flags: "A", id: 101},
+		{at: 4 * ms, src: c, dst: s, seq: 1001, ack: 5001, flags: "PA", payload: []byte("r1"), id: 102},
+		{at: 5 * ms, src: s, dst: c, seq: 5001, ack: 1003, flags: "A", id: 7000},
+		{at: 6 * ms, src: s, dst: c, seq: 5001, ack: 1003, flags: "PA", payload: []byte("a1"), id: 7001},
+		{at: 7 * ms, src: s, dst: c, seq: 5003, ack: 1003, flags: "PA", payload: []byte("a2"), id: 7002},
+		{at: 8 * ms, src: s, dst: c, seq: 5005, ack: 1003, flags: "PA", payload: []byte("a3"), id: 7003},
+		{at: 9 * ms, src: s, dst: c, seq: 5007, ack: 1003, flags: "PA", payload: []byte("a4"), id: 7004},
+		{at: 10 * ms, src: s, dst: c, seq: 5009, ack: 1003, flags: "PA", payload: []byte("a5"), id: 7005},
+		{at: 11 * ms, src: s, dst: c, seq: 5011, ack: 1003, flags: "PA", payload: tso, id: 7006},           // two numbers
+		{at: 300 * ms, src: s, dst: c, seq: 7931, ack: 1003, flags: "PA", payload: []byte("a6"), id: 7008}, // no mark
+	}
+	h := &segRec{rec: newRec()}
+	p := writeFile(t, "capture", pcapBytes(t, layers.LinkTypeEthernet, segs))
+	if _, err := ReadFiles(context.Background(), []string{p}, Options{Synchronous: true}, h); err != nil {
+		t.Fatal(err)
+	}
+	for _, sg := range h.segs {
+		if strings.Contains(sg, "uncaptured") {
+			t.Errorf("segment %q: the TSO send's second number read as a packet not captured", sg)
+		}
+	}
+}
+
 func TestSegmentsUncaptured(t *testing.T) {
 	c, s := ap("10.0.0.1:40000"), ap("10.0.0.2:9092")
 	ms := time.Millisecond
