@@ -119,12 +119,14 @@ type runner struct {
 	bufferTimeout time.Duration
 
 	frame int64
-	ipID  int32     // the current packet's IPv4 identification, -1 none
-	now   time.Time // capture time of the current packet
-	tcp   layers.TCP
-	hdr   [20]byte // the fixed TCP header of the current packet
-	pad   []byte   // payload padded to its IP length after a snap-length cut
-	ctx   *pktCtx  // context for the next packet
+	ipID  int32 // the current packet's IPv4 identification, -1 none
+	// hostIDs are the hosts' latest identifications (segments.go).
+	hostIDs hostIDs
+	now     time.Time // capture time of the current packet
+	tcp     layers.TCP
+	hdr     [20]byte // the fixed TCP header of the current packet
+	pad     []byte   // payload padded to its IP length after a snap-length cut
+	ctx     *pktCtx  // context for the next packet
 	// ctxKept is set by Accept when the assembler may buffer the packet
 	// (and keep its context): the next packet then gets a new one.
 	ctxKept bool

@@ -1,6 +1,7 @@
 package reassembly
 
 import (
+	"net/netip"
 	"time"
 
 	"github.com/gopacket/gopacket/layers"
@@ -57,11 +58,15 @@ const (
 	// packets one by one (Linux, for TCP with DF set) skipped Len numbers
 	// since its previous packet, captured at Since. Lost beyond the
 	// capture point (a segment dropped there is sent again, later), or
-	// dropped by the capture itself. Reported only once the direction's
-	// identifications have gone up one a packet (idInOrder), and never
-	// after a packet larger than the peer's MSS, or than the sender's own
-	// when its SYN announced less (a TSO/GSO packet captured before
-	// segmentation takes one number a segment).
+	// dropped by the capture itself. A direction's first gap is taken on
+	// trust (a connection's first response may be the one lost); later
+	// ones while its steps have mostly been one (idOtherRatio,
+	// idGapRatio). Never after a packet larger than the peer's MSS, or
+	// than the sender's own when its SYN announced less (a TSO/GSO packet
+	// captured before segmentation takes one number a segment), nor when a
+	// packet of the same host on another connection took a number inside
+	// the gap (one counter for all its traffic, as Windows keeps; on a
+	// capture of one connection such a counter cannot be told from loss).
 	SegUncaptured
 )
 
@@ -149,6 +154,40 @@ const (
 	idMaxGap     = 64
 )
 
+// hostID is the latest IPv4 identification seen from a host, and on which
+// connection: a number another connection of the same host took inside a
+// gap tells a counter shared by all the host's traffic.
+type hostID struct {
+	addr netip.Addr
+	conn int
+	id   uint16
+	set  bool
+}
+
+// shared reports whether h, the latest packet of host addr before one of
+// connection conn numbered to, came from another connection and took a
+// number between from and to.
+func (h *hostID) shared(addr netip.Addr, conn int, from, to uint16) bool {
+	return h.set && h.addr == addr && h.conn != conn && h.id-from < to-from && h.id != from
+}
+
+// hostIDs keeps the latest identification of the hosts seen, in a fixed
+// table (hostSlots entries, about 64 KiB; a host whose slot another took
+// is forgotten, and its gaps read as without it).
+type hostIDs [hostSlots]hostID
+
+const hostSlots = 1024
+
+// at returns addr's slot.
+func (t *hostIDs) at(addr netip.Addr) *hostID {
+	b := addr.As16()
+	h := uint32(2166136261)
+	for _, c := range b[12:] {
+		h = (h ^ uint32(c)) * 16777619
+	}
+	return &t[h%hostSlots]
+}
+
 // minMSS is the segment size assumed when the peer's SYN was not captured
 // (RFC 9293 section 3.7.1: 536 bytes unless told otherwise).
 const minMSS = 536
@@ -180,10 +219,20 @@ func maxSegment(opts []byte) uint16 {
 // before it (SegUncaptured) and the capture time of the packet before.
 func (s *stream) identify(d Dir, id uint16, n int, ts time.Time) (skipped int, since time.Time) {
 	f := &s.flow[d]
+	src := s.conn.A.Addr()
+	if d == BtoA {
+		src = s.conn.B.Addr()
+	}
+	host := s.r.hostIDs.at(src)
 	if f.idKnown && f.idOne {
 		switch step := id - f.idLast; {
 		case step == 1:
 			f.idInOrder++
+		case step > 1 && step <= idMaxGap && host.shared(src, s.conn.Index, f.idLast, id):
+			// The sender's packet on another connection took a number
+			// in between: one counter for all its traffic (Windows,
+			// some BSDs), which says nothing of this connection's.
+			f.idOther = idOtherRatio * (f.idInOrder + 1)
 		case step > 1 && step <= idMaxGap && f.idOther*idOtherRatio <= f.idInOrder && f.idGaps <= f.idInOrder/idGapRatio:
 			skipped, since = int(step-1), f.idAt
 			f.idGaps++
@@ -191,6 +240,7 @@ func (s *stream) identify(d Dir, id uint16, n int, ts time.Time) (skipped int, s
 			f.idOther++
 		}
 	}
+	*host = hostID{addr: src, conn: s.conn.Index, id: id, set: true}
 	// A segment is at most the MSS the peer announced, and in practice at
 	// most the sender's own (both come of their links' MTUs): a packet
 	// captured above it is a TSO/GSO send of several numbers.

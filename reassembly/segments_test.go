@@ -199,3 +199,40 @@ func TestSegmentsUncaptured(t *testing.T) {
 		})
 	}
 }
+
+// TestSegmentsSharedCounter: a host that numbers all its packets from one
+// counter skips, on each connection, the numbers its other connections
+// took: a gap with a number of another connection of the host inside is
+// no packet missed, and the direction's later gaps are not taken either.
+func TestSegmentsSharedCounter(t *testing.T) {
+	c1, c2, s := ap("10.0.0.1:40000"), ap("10.0.0.1:40001"), ap("10.0.0.2:9092")
+	ms := time.Millisecond
+	segs := []seg{
+		{at: 1 * ms, src: c1, dst: s, seq: 1000, ack: 5000, flags: "PA", payload: []byte("r1"), id: 10},
+		{at: 2 * ms, src: s, dst: c1, seq: 5000, ack: 1002, flags: "PA", payload: []byte("a1"), id: 300}, // f2
+		{at: 3 * ms, src: c2, dst: s, seq: 2000, ack: 6000, flags: "PA", payload: []byte("q1"), id: 20},
+		{at: 4 * ms, src: s, dst: c2, seq: 6000, ack: 2002, flags: "PA", payload: []byte("b1"), id: 301}, // f4: the host's next number
+		{at: 5 * ms, src: s, dst: c1, seq: 5002, ack: 1002, flags: "PA", payload: []byte("a2"), id: 302}, // f5: 301 went to c2
+		{at: 6 * ms, src: s, dst: c1, seq: 5004, ack: 1002, flags: "PA", payload: []byte("a3"), id: 304}, // f6: no longer trusted
+	}
+	h := &segRec{rec: newRec()}
+	p := writeFile(t, "capture", pcapBytes(t, layers.LinkTypeEthernet, segs))
+	if _, err := ReadFiles(context.Background(), []string{p}, Options{}, h); err != nil {
+		t.Fatal(err)
+	}
+	for _, sg := range h.segs {
+		if strings.Contains(sg, "uncaptured") {
+			t.Errorf("segment %s", sg)
+		}
+	}
+	// The same two connections with a counter each: c1's gap is one.
+	segs[3].id, segs[4].id, segs[5].id = 9000, 302, 303
+	h = &segRec{rec: newRec()}
+	p = writeFile(t, "capture", pcapBytes(t, layers.LinkTypeEthernet, segs))
+	if _, err := ReadFiles(context.Background(), []string{p}, Options{}, h); err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"0 B>A uncaptured f5 @2+1 5ms"}; !slices.Equal(h.segs, want) {
+		t.Errorf("segments %q, want %q", h.segs, want)
+	}
+}
