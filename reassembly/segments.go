@@ -137,6 +137,7 @@ type flowState struct {
 	idInOrder int32
 	idGaps    int32
 	idOther   int32
+	idShared  bool // a gap was numbered into by another connection of the host
 }
 
 // Identification steps (SegUncaptured): a gap of at most idMaxGap
@@ -232,8 +233,8 @@ func (s *stream) identify(d Dir, id uint16, n int, ts time.Time) (skipped int, s
 			// The sender's packet on another connection took a number
 			// in between: one counter for all its traffic (Windows,
 			// some BSDs), which says nothing of this connection's.
-			f.idOther = idOtherRatio * (f.idInOrder + 1)
-		case step > 1 && step <= idMaxGap && f.idOther*idOtherRatio <= f.idInOrder && f.idGaps <= f.idInOrder/idGapRatio:
+			f.idShared = true
+		case step > 1 && step <= idMaxGap && !f.idShared && f.idOther*idOtherRatio <= f.idInOrder && f.idGaps <= f.idInOrder/idGapRatio:
 			skipped, since = int(step-1), f.idAt
 			f.idGaps++
 		default:
