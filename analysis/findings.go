@@ -1033,7 +1033,7 @@ func (f *findEngine) reportProducers(a *Analyzer) []*finding {
 	var out []*finding
 	latest := map[*finding]string{} // a fencing finding's latest instance, described
 	t := a.txns
-	for p := t.order.first; p != nil; p = p.next {
+	for p := t.order.first; p != nil; p = next[producer](p) {
 		for _, in := range p.instances {
 			if in.fencedBy == nil {
 				continue

@@ -231,11 +231,9 @@ type member struct {
 	outIdx int64
 	outAt  time.Time
 	// In groupTracker.ended while evictable (kept, and ended or out):
-	// prev and next link it, seq is when it got there, queued that it
-	// is there.
-	prev, next *member
-	seq        uint64
-	queued     bool
+	// lk links it there, seq is when it got there.
+	lk  link[member]
+	seq uint64
 	// signaled: it is in its group's signaled; inClient: in its
 	// client ID's byClient list.
 	signaled, inClient bool
@@ -458,11 +456,11 @@ func (t *groupTracker) setOut(m *member, out bool) {
 // and takes it out when it is not any more.
 func (t *groupTracker) reconsider(m *member) {
 	switch done := m.kept && (m.end != "" || m.out); {
-	case done && !m.queued:
+	case done && !m.lk.on:
 		t.seq++
 		m.seq = t.seq
 		t.ended.push(m)
-	case !done && m.queued:
+	case !done && m.lk.on:
 		t.ended.remove(m)
 	}
 }
@@ -592,41 +590,10 @@ func (g *group) compact() {
 	}
 }
 
-// memberList is a list of members linked by their prev and next.
-type memberList struct {
-	first, last *member
-	n           int
-}
+// memberList is the list of members groupTracker.ended holds.
+type memberList = list[member, *member]
 
-func (l *memberList) push(m *member) {
-	m.prev, m.next = l.last, nil
-	if l.last != nil {
-		l.last.next = m
-	} else {
-		l.first = m
-	}
-	l.last = m
-	l.n++
-	m.queued = true
-}
-
-func (l *memberList) remove(m *member) {
-	if !m.queued {
-		return
-	}
-	if m.prev != nil {
-		m.prev.next = m.next
-	} else {
-		l.first = m.next
-	}
-	if m.next != nil {
-		m.next.prev = m.prev
-	} else {
-		l.last = m.prev
-	}
-	m.prev, m.next, m.queued = nil, nil, false
-	l.n--
-}
+func (m *member) link() *link[member] { return &m.lk }
 
 func eventCost(e *Event) int64 {
 	n := int64(costEvent + len(e.Detail) + len(e.Kind))

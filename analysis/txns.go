@@ -99,23 +99,23 @@ func (t *txnTracker) nextFile(file int) {
 }
 
 type producer struct {
-	prev, next *producer // in txnTracker.order
-	file       int       // its capture file (Analyzer.SetFile)
-	key        string
-	txnID      string
-	hasTxn     bool
-	pids       []int64
-	instances  []*instance
-	txns       []*txn
-	seqs       map[seqKey]*seqState
-	written    map[tpKey]*txnRecords // batches written outside transactions
-	worder     []tpKey
-	issues     []SeqIssue
-	described  []DescribedState // what DescribeProducers responses said of it (KIP-664), the first maxDescribed
-	errs       map[int16]int64
-	nTxns      int64
-	first      time.Time
-	last       time.Time
+	lk        link[producer] // in txnTracker.order
+	file      int            // its capture file (Analyzer.SetFile)
+	key       string
+	txnID     string
+	hasTxn    bool
+	pids      []int64
+	instances []*instance
+	txns      []*txn
+	seqs      map[seqKey]*seqState
+	written   map[tpKey]*txnRecords // batches written outside transactions
+	worder    []tpKey
+	issues    []SeqIssue
+	described []DescribedState // what DescribeProducers responses said of it (KIP-664), the first maxDescribed
+	errs      map[int16]int64
+	nTxns     int64
+	first     time.Time
+	last      time.Time
 }
 
 type instance struct {
@@ -403,7 +403,7 @@ func (t *txnTracker) initProducer(e *xinfo) {
 // InitProducerIds take 470 s.
 func (t *txnTracker) evictProducers(keep *producer) {
 	for p := t.order.first; t.mem.over() && p != nil; {
-		next := p.next
+		next := next[producer](p)
 		if p == keep || p.open() {
 			p = next
 			continue
@@ -428,46 +428,10 @@ func (t *txnTracker) evictProducers(keep *producer) {
 	}
 }
 
-// producerList is a list of producers linked by their prev and next.
-type producerList struct {
-	first, last *producer
-	n           int
-}
+// producerList is the list of producers txnTracker.order holds.
+type producerList = list[producer, *producer]
 
-func (l *producerList) push(p *producer) {
-	p.prev, p.next = l.last, nil
-	if l.last != nil {
-		l.last.next = p
-	} else {
-		l.first = p
-	}
-	l.last = p
-	l.n++
-}
-
-func (l *producerList) remove(p *producer) {
-	if p.prev != nil {
-		p.prev.next = p.next
-	} else {
-		l.first = p.next
-	}
-	if p.next != nil {
-		p.next.prev = p.prev
-	} else {
-		l.last = p.prev
-	}
-	p.prev, p.next = nil, nil
-	l.n--
-}
-
-// all returns the producers in order.
-func (l *producerList) all() []*producer {
-	ps := make([]*producer, 0, l.n)
-	for p := l.first; p != nil; p = p.next {
-		ps = append(ps, p)
-	}
-	return ps
-}
+func (p *producer) link() *link[producer] { return &p.lk }
 
 // open reports whether one of p's instances is in a transaction.
 func (p *producer) open() bool {
@@ -1202,7 +1166,7 @@ func (a *Analyzer) Transactions() *TxnsReport {
 		pid  int64
 	}
 	txnOfPID := map[filePID]string{}
-	for p := t.order.first; p != nil; p = p.next {
+	for p := t.order.first; p != nil; p = next[producer](p) {
 		if p.hasTxn {
 			for _, pid := range p.pids {
 				txnOfPID[filePID{p.file, pid}] = p.txnID
