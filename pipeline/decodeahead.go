@@ -23,6 +23,12 @@ type DecodeAhead struct {
 	done  chan struct{}  // closed when the consumer is finished
 
 	fl Flight // jobs not yet passed on and their frame bytes
+
+	// Recycle says next keeps nothing of an exchange once its Exchange
+	// returns but what the exchange's facts hold (set before the first
+	// Exchange): the exchange, its frames, trees and facts are then
+	// reused for later ones (dissect.Exchange.Recycle).
+	Recycle bool
 }
 
 // NewDecodeAhead returns the pipeline: workers goroutines decode, at most
@@ -87,12 +93,7 @@ func (a *DecodeAhead) consume() {
 				j.ex.Facts()
 			}
 			a.next.Exchange(j.ex)
-			for _, f := range [...]*dissect.Frame{j.ex.Request, j.ex.Response} {
-				if f != nil {
-					f.Tree.Release()
-				}
-			}
-			j.ex.Release()
+			finished(j.ex, a.Recycle)
 		case j.ev != nil:
 			a.next.Event(j.ev)
 		default:

@@ -74,6 +74,12 @@ type Ordered struct {
 	InlineBytes int64
 	inlined     atomic.Int64 // exchanges done inline (Inlined)
 
+	// Recycle says the consumer keeps nothing of an exchange once Done
+	// returns but what its facts hold (set before the first Exchange):
+	// the exchange, its frames, trees and facts are then reused for later
+	// ones (dissect.Exchange.Recycle).
+	Recycle bool
+
 	Flight // jobs not yet written and their frame bytes
 }
 
@@ -228,12 +234,7 @@ func (p *Ordered) inline(j *readJob) {
 		err = p.k.Render(p.k.Out(), j.ex, j.view)
 	}
 	p.k.Done(j.ex, j.show, err)
-	for _, f := range [...]*dissect.Frame{j.ex.Request, j.ex.Response} {
-		if f != nil {
-			f.Tree.Release()
-		}
-	}
-	j.ex.Release()
+	finished(j.ex, p.Recycle)
 	p.Release(j.size, j.mem)
 	p.recycle(j)
 }
@@ -388,15 +389,8 @@ func (p *Ordered) writeOut() {
 				}
 			}
 			k.Done(j.ex, j.show, err)
-			// Nothing reads the exchange once written and counted: its
-			// trees' nodes and decompressed bytes go back to protocol's
-			// pools, its frame buffers to the dissector's.
-			for _, f := range [...]*dissect.Frame{j.ex.Request, j.ex.Response} {
-				if f != nil {
-					f.Tree.Release()
-				}
-			}
-			j.ex.Release()
+			// Nothing reads the exchange once written and counted.
+			finished(j.ex, p.Recycle)
 		}
 		p.Release(j.size, j.mem)
 		if j.barrier == nil {

@@ -88,6 +88,7 @@ func analyze(ctx context.Context, s *ioStreams, capture *captureFlags, files *fi
 	an := analysis.New(aopts)
 	cr.opts.DeferDecode = true
 	ahead := pipeline.NewDecodeAhead(an, max(runtime.GOMAXPROCS(0), 1), int64(capture.MaxDecodeMemory))
+	ahead.Recycle = true // the analysis keeps what the facts hold, not the exchange
 	setMemoryCeiling(af.memoryBound(capture.memoryBound()), s.ErrOut)
 	bar := startProgressFor(s, paths)
 	cr.wrap, cr.drain = bar.wrap, ahead.Sync

@@ -516,6 +516,7 @@ func runRead(ctx context.Context, o *readOptions, s *ioStreams, color bool, path
 		// them on every core, write them in order.
 		dopts.DeferDecode = true
 		par = pipeline.NewOrdered(orderedRead{sink}, workers, int64(o.capture.MaxDecodeMemory))
+		par.Recycle = true // the sink keeps nothing of an exchange (as when it recycles itself)
 		ds = par
 		drain = par.Sync // a file's totals once its exchanges are decoded and written
 	case workers > 1 && col != nil && !o.HexDump:
@@ -527,6 +528,7 @@ func runRead(ctx context.Context, o *readOptions, s *ioStreams, color bool, path
 		// nor for hex dumps, whose text is rendered in order anyway.
 		dopts.DeferDecode = true
 		ahead = pipeline.NewDecodeAhead(sink, workers, int64(o.capture.MaxDecodeMemory))
+		ahead.Recycle = true
 		ds = ahead
 		drain = ahead.Sync
 	}

@@ -159,6 +159,7 @@ func runStats(ctx context.Context, o *statsOptions, s *ioStreams, color bool, pa
 	// them to the collector in order.
 	dopts.DeferDecode = true
 	ahead := pipeline.NewDecodeAhead(sink, max(runtime.GOMAXPROCS(0), 1), int64(o.capture.MaxDecodeMemory))
+	ahead.Recycle = true // the collector and the analysis copy what they keep (as in kwire read --stats)
 	bound := statsMemoryBound(o.capture.memoryBound(), o.StatsMem)
 	if an != nil {
 		bound = o.analysis.memoryBound(bound)
