@@ -914,6 +914,7 @@ func (b *builder) child(c *protocol.Node, in, child scope, depth int) {
 			return
 		case r == protocol.RoleAPIRanges && b.response:
 			av := b.apiVersions()
+			av.Ranges = slices.Grow(av.Ranges, len(els)) // one allocation, not eight (a broker advertises about 90)
 			for _, e := range els {
 				v := viewOf(e)
 				k, ok1 := intOf(v.apiKey)
@@ -926,6 +927,11 @@ func (b *builder) child(c *protocol.Node, in, child scope, depth int) {
 			return
 		case (r == protocol.RoleSupportedFeatures || r == protocol.RoleFinalizedFeatures) && b.response:
 			av := b.apiVersions()
+			if r == protocol.RoleSupportedFeatures {
+				av.SupportedFeatures = slices.Grow(av.SupportedFeatures, len(els))
+			} else {
+				av.FinalizedFeatures = slices.Grow(av.FinalizedFeatures, len(els))
+			}
 			for _, e := range els {
 				v := viewOf(e)
 				name, _ := strOf(v.featName)
