@@ -755,3 +755,74 @@ func TestActiveProducers(t *testing.T) {
 		t.Errorf("producer %+v, topics %+v", fx.Producer, fx.Topics)
 	}
 }
+
+// TestNamesSetMemory: SetMemory (kwire's --max-names-memory) bounds what
+// a Names learns: four fifths of it for topic names, a fifth for group
+// IDs; past each, further IDs stay unresolved and further groups
+// undecided, and the names and groups kept before stay.
+func TestNamesSetMemory(t *testing.T) {
+	n := NewNames()
+	n.SetMemory(10 << 10) // 8 KiB of names, 2 KiB of groups
+	name := strings.Repeat("n", 1000)
+	for i := range 20 {
+		var id TopicID
+		id[0], id[15] = byte(i), 1
+		n.Learn(id, fmt.Sprintf("%02d", i)+name)
+	}
+	// Each costs 1002 bytes and nameOverhead: seven fit in 8,192 bytes.
+	if n.Len() != 7 || n.bytes > 8<<10 {
+		t.Errorf("%d names in %d bytes, want 7 in at most 8192", n.Len(), n.bytes)
+	}
+	var first, eighth TopicID
+	first[15], eighth[0], eighth[15] = 1, 7, 1
+	if got, ok := n.Name(first); !ok || got != "00"+name {
+		t.Errorf("first name %q, %v", got[:min(len(got), 8)], ok)
+	}
+	if _, ok := n.Name(eighth); ok {
+		t.Error("the eighth name was learnt past the bound")
+	}
+	commit := func(group string, gen int32) *Exchange {
+		oc := kmsg.NewPtrOffsetCommitRequest()
+		oc.Version, oc.Group, oc.Generation, oc.MemberID = 10, group, gen, "m"
+		return Of(8, 10, request(t, oc), nil)
+	}
+	say := func(fx *Exchange) string {
+		g := &fx.Group
+		return fmt.Sprintf("gen=%d,%v epoch=%d,%v", g.Generation, g.HasGeneration, g.MemberEpoch, g.HasEpoch)
+	}
+	big := strings.Repeat("g", 900)
+	for i := range 4 {
+		hb := kmsg.NewPtrConsumerGroupHeartbeatRequest()
+		hb.Group, hb.MemberID = big+strconv.Itoa(i), "m"
+		n.Resolve(Of(68, 0, request(t, hb), nil))
+	}
+	// Each group costs 901 bytes and groupEntryBytes: two fit in 2,048.
+	if len(n.epochGroups) != 2 || n.groupBytes > 2<<10 {
+		t.Errorf("%d groups in %d bytes, want 2 in at most 2048", len(n.epochGroups), n.groupBytes)
+	}
+	fx := commit(big+"1", 9)
+	n.Resolve(fx)
+	if !fx.Group.HasEpoch || fx.Group.MemberEpoch != 9 {
+		t.Errorf("a group kept was not decided: %s", say(fx))
+	}
+	fx = commit(big+"2", 9)
+	n.Resolve(fx)
+	if fx.Group.HasEpoch || fx.Group.HasGeneration {
+		t.Errorf("a group past the bound was decided: %s", say(fx))
+	}
+	// 0 lifts the bounds in bytes.
+	u := NewNames()
+	u.SetMemory(0)
+	for i := range 20 {
+		var id TopicID
+		id[0], id[15] = byte(i), 1
+		u.Learn(id, fmt.Sprintf("%02d", i)+name)
+	}
+	if u.Len() != 20 {
+		t.Errorf("SetMemory(0): %d of 20 names learnt", u.Len())
+	}
+	// Without SetMemory the defaults hold.
+	if d := NewNames(); d.nameBudget() != MaxNamesBytes || d.groupBudget() != MaxGroupBytes || DefaultMaxMemory != MaxNamesBytes+MaxGroupBytes {
+		t.Errorf("default budgets %d/%d", d.nameBudget(), d.groupBudget())
+	}
+}

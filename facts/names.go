@@ -2,6 +2,7 @@ package facts
 
 import (
 	"encoding/base64"
+	"math"
 	"strings"
 
 	"github.com/kwire/kwire/protocol"
@@ -29,6 +30,46 @@ type Names struct {
 	// (MaxGroupBytes).
 	epochGroups map[string]bool
 	groupBytes  int
+
+	// The bounds SetMemory set (unless bounded: MaxNamesBytes and
+	// MaxGroupBytes).
+	maxNameBytes, maxGroupBytes int64
+	bounded                     bool
+}
+
+// DefaultMaxMemory is what a Names keeps at most unless SetMemory says
+// otherwise (kwire's --max-names-memory): MaxNamesBytes of topic names and
+// MaxGroupBytes of group IDs.
+const DefaultMaxMemory = MaxNamesBytes + MaxGroupBytes
+
+// SetMemory bounds what n keeps to max bytes: four fifths for the names of
+// topic IDs, a fifth for the group IDs whose protocol it learns; 0 lifts
+// the bounds in bytes (MaxNames still bounds the IDs). Names already kept
+// stay; what passes the new bounds is not learnt.
+func (n *Names) SetMemory(max int64) {
+	if n == nil {
+		return
+	}
+	if max <= 0 {
+		max = math.MaxInt64 / 2
+	}
+	n.maxGroupBytes = max / 5
+	n.maxNameBytes = max - n.maxGroupBytes
+	n.bounded = true
+}
+
+func (n *Names) nameBudget() int64 {
+	if n.bounded {
+		return n.maxNameBytes
+	}
+	return MaxNamesBytes
+}
+
+func (n *Names) groupBudget() int64 {
+	if n.bounded {
+		return n.maxGroupBytes
+	}
+	return MaxGroupBytes
 }
 
 // MaxGroupBytes bounds, in bytes, the groups whose protocol a Names
@@ -149,7 +190,7 @@ func (n *Names) learnGroup(fx *Exchange) {
 		if epochs && !old {
 			n.epochGroups[id] = true
 		}
-	case n.groupBytes+len(id)+groupEntryBytes <= MaxGroupBytes:
+	case int64(n.groupBytes+len(id)+groupEntryBytes) <= n.groupBudget():
 		if n.epochGroups == nil {
 			n.epochGroups = map[string]bool{}
 		}
@@ -235,7 +276,8 @@ func (n *Names) lookup(id TopicID) string {
 
 // Learn records name for id, as an exchange stating both would (a cut
 // file's own record of the names the exchanges it left out stated:
-// cmd/kwire's read -w). It keeps the bounds MaxNames and MaxNamesBytes.
+// cmd/kwire's read -w). It keeps the bounds MaxNames and MaxNamesBytes
+// (or SetMemory's).
 func (n *Names) Learn(id TopicID, name string) {
 	if n == nil || name == "" {
 		return
@@ -257,7 +299,7 @@ func (n *Names) learn(id TopicID, name string) {
 	} else {
 		cost += nameOverhead
 	}
-	if !ok && len(n.m) >= MaxNames || n.bytes+cost > MaxNamesBytes {
+	if !ok && len(n.m) >= MaxNames || n.bytes+cost > n.nameBudget() {
 		return
 	}
 	n.m[id] = strings.Clone(name)

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kwire/kwire/dissect"
+	"github.com/kwire/kwire/facts"
 	"github.com/kwire/kwire/internal/bombs"
 	"github.com/kwire/kwire/internal/memtune"
 	"github.com/kwire/kwire/reassembly"
@@ -88,13 +90,13 @@ func runKwire(t testing.TB, env []string, args ...string) kwireRun {
 // scale, so that every bomb passes them quickly.
 var bombFlags = []string{"--max-decompressed", "16MiB", "--max-decode-memory", "64MiB",
 	"--max-pending-memory", "4MiB", "--max-out-of-order", "1MiB", "--max-frame", "8388608",
-	"--max-fragment-memory", "1MiB", "--max-capture-window", "8MiB", "--max-connection-memory", "1MiB", "--max-reassembly-memory", "8MiB"}
+	"--max-fragment-memory", "1MiB", "--max-capture-window", "8MiB", "--max-connection-memory", "1MiB", "--max-reassembly-memory", "8MiB", "--max-names-memory", "1MiB"}
 
 // bombBound is what bombFlags bound kwire's memory to (memoryBound, the
 // README's formula).
 func bombBound() int64 {
 	o := captureFlags{MaxPending: 4 << 20, MaxOutOfOrder: 1 << 20, MaxDecodeMemory: 64 << 20, MaxFrame: 8 << 20,
-		MaxFragmentMemory: 1 << 20, MaxCaptureWindow: 8 << 20, MaxConnMemory: 1 << 20, MaxPartial: 8 << 20}
+		MaxFragmentMemory: 1 << 20, MaxCaptureWindow: 8 << 20, MaxConnMemory: 1 << 20, MaxPartial: 8 << 20, MaxNamesMemory: 1 << 20}
 	return o.memoryBound()
 }
 
@@ -247,7 +249,8 @@ func TestBombCorpus(t *testing.T) {
 func BenchmarkBombs(b *testing.B) {
 	dir := b.TempDir()
 	o := captureFlags{MaxPending: 16 << 20, MaxOutOfOrder: defaultMaxOutOfOrder, MaxDecodeMemory: defaultMaxDecodeMemory,
-		MaxFragmentMemory: reassembly.DefaultMaxFragmentMemory, MaxCaptureWindow: reassembly.DefaultMaxCaptureWindow}
+		MaxFragmentMemory: reassembly.DefaultMaxFragmentMemory, MaxCaptureWindow: reassembly.DefaultMaxCaptureWindow,
+		MaxConnMemory: reassembly.DefaultMaxConnectionMemory, MaxPartial: dissect.DefaultPartialMemory, MaxNamesMemory: facts.DefaultMaxMemory}
 	bound := o.memoryBound()
 	want := map[string]bool{"zstd-4GiB": true, "lz4-4GiB": true, "gzip-250MiB-x4": true}
 	for _, c := range bombs.Corpus(bombs.Full) {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/kwire/kwire/facts"
 	"io"
 	"io/fs"
 	"math"
@@ -44,6 +45,7 @@ type captureFlags struct {
 	MaxCaptureWindow  byteSize // --max-capture-window
 	MaxFragmentMemory byteSize // --max-fragment-memory
 	MaxConnMemory     byteSize // --max-connection-memory
+	MaxNamesMemory    byteSize // --max-names-memory
 	MaxTunnelDepth    int      // --max-tunnel-depth
 	TLSKeyLogs        []string // --tls-keylog
 
@@ -104,6 +106,9 @@ func (o *captureFlags) addFlags(f *pflag.FlagSet, detect bool, idle time.Duratio
 	o.MaxConnMemory = reassembly.DefaultMaxConnectionMemory
 	f.Var(&o.MaxConnMemory, "max-connection-memory",
 		fmt.Sprintf("memory for the state of the TCP connections open at once (about %d KiB each, not the data they hold), e.g. 512MiB (K, M, G: powers of 1024); past it the connections idle longest are closed, with a warning (0: no bound)", reassembly.ConnCost>>10))
+	o.MaxNamesMemory = facts.DefaultMaxMemory
+	f.Var(&o.MaxNamesMemory, "max-names-memory",
+		"memory for the names of topic IDs learnt from Metadata (and, a fifth of it, the group IDs whose protocol tells a GenerationIdOrMemberEpoch's meaning), for each report that resolves them, e.g. 64MiB (K, M, G: powers of 1024); past it further IDs are shown unresolved and further groups' commits read gen/epoch= (0: no bound)")
 	f.IntVar(&o.MaxTunnelDepth, "max-tunnel-depth", reassembly.DefaultMaxTunnelDepth,
 		"most tunnels one packet may nest (VXLAN, Geneve, GRE, ERSPAN, IP in IP), all decapsulated; deeper packets are counted and not dissected (0: no decapsulation)")
 	usage = "decrypt TLS with the secrets of this NSS key log `file` (SSLKEYLOGFILE, Go's KeyLogWriter, openssl -keylogfile; repeatable); TLS 1.2 and 1.3, Kafka recognised inside by content; a pcapng capture's own Decryption Secrets Blocks are used without it"
@@ -126,11 +131,12 @@ const memBase = 64 << 20
 // "Memory"): memBase + --max-pending-memory + 2 × --max-out-of-order (a
 // page costs about twice its bytes) + --max-fragment-memory +
 // --max-capture-window + --max-decode-memory + 2 × --max-frame (the
-// frames of one exchange in transit); 0 when a flag lifts its bound.
-// Frames being reassembled on many connections at once come on top (each
-// up to --max-frame).
+// frames of one exchange in transit) + --max-connection-memory +
+// --max-reassembly-memory + 3 × --max-names-memory (the lines, --stats
+// and the findings each resolve topic IDs with names of their own); 0
+// when a flag lifts its bound.
 func (o *captureFlags) memoryBound() int64 {
-	if o.MaxPending == 0 || o.MaxOutOfOrder == 0 || o.MaxDecodeMemory == 0 || o.MaxFragmentMemory == 0 || o.MaxCaptureWindow == 0 || o.MaxConnMemory == 0 || o.MaxPartial == 0 {
+	if o.MaxPending == 0 || o.MaxOutOfOrder == 0 || o.MaxDecodeMemory == 0 || o.MaxFragmentMemory == 0 || o.MaxCaptureWindow == 0 || o.MaxConnMemory == 0 || o.MaxPartial == 0 || o.MaxNamesMemory == 0 {
 		return 0
 	}
 	frame := int64(o.MaxFrame)
@@ -138,7 +144,7 @@ func (o *captureFlags) memoryBound() int64 {
 		frame = dissect.DefaultMaxFrame
 	}
 	return memBase + int64(o.MaxPending) + 2*int64(o.MaxOutOfOrder) + int64(o.MaxFragmentMemory) + int64(o.MaxCaptureWindow) +
-		int64(o.MaxDecodeMemory) + 2*frame + int64(o.MaxConnMemory) + int64(o.MaxPartial)
+		int64(o.MaxDecodeMemory) + 2*frame + int64(o.MaxConnMemory) + int64(o.MaxPartial) + 3*int64(o.MaxNamesMemory)
 }
 
 // addDecodeFlags adds --max-decompressed and --max-decode-memory (read,

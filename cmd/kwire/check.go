@@ -829,7 +829,7 @@ func runCheck(ctx context.Context, o *checkOptions, s *ioStreams, color bool, sp
 	}
 	dopts.Decoder.BatchHeadersOnly = !bodies
 	dopts.Decoder.Sparse = !bodies // the checks read facts unless a rule reads bodies
-	sink := &checkSink{checks: checks, names: cutNames(paths), bodies: bodies, file: -1}
+	sink := &checkSink{checks: checks, names: cutNames(paths, o.capture.MaxNamesMemory), bodies: bodies, file: -1}
 	var an *analysis.Analyzer
 	var ds dissect.Sink = sink
 	if slices.ContainsFunc(checks, func(c *check) bool { return c.kind == "finding" || c.kind == "noFinding" }) {
@@ -838,7 +838,7 @@ func runCheck(ctx context.Context, o *checkOptions, s *ioStreams, color bool, sp
 			return err
 		}
 		aopts.Findings = true
-		aopts.Names = cutNames(paths)
+		aopts.Names = cutNames(paths, o.capture.MaxNamesMemory)
 		an = analysis.New(aopts)
 		ds = teeSink{sink, an}
 	}

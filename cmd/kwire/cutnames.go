@@ -65,11 +65,12 @@ func topicIDsComment(ids map[facts.TopicID]bool, names *facts.Names) string {
 // 65,535 bytes a pcapng option's 16-bit length holds.
 const maxCommentBytes = 60000
 
-// cutNames returns a Names that knows the topic names the cut files among
-// paths record (learnCutNames): one per consumer, each resolving in its
-// own order.
-func cutNames(paths []string) *facts.Names {
+// cutNames returns a Names, bounded to mem bytes (--max-names-memory),
+// that knows the topic names the cut files among paths record
+// (learnCutNames): one per consumer, each resolving in its own order.
+func cutNames(paths []string, mem byteSize) *facts.Names {
 	n := facts.NewNames()
+	n.SetMemory(int64(mem))
 	learnCutNames(paths, n)
 	return n
 }

@@ -39,7 +39,7 @@ func TestCutNames(t *testing.T) {
 	if err := os.WriteFile(p, buf.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	got := cutNames([]string{p, "-", filepath.Join(t.TempDir(), "missing")})
+	got := cutNames([]string{p, "-", filepath.Join(t.TempDir(), "missing")}, facts.DefaultMaxMemory)
 	if n, ok := got.Name(a); !ok || n != "orders" || got.Len() != 1 {
 		t.Errorf("learnt %d names, %q for %s", got.Len(), n, a)
 	}
@@ -57,7 +57,7 @@ func TestCutNames(t *testing.T) {
 	if err := os.WriteFile(p, buf.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if got := cutNames([]string{p}); got.Len() != 0 {
+	if got := cutNames([]string{p}, facts.DefaultMaxMemory); got.Len() != 0 {
 		t.Errorf("learnt %d names from another tool's file", got.Len())
 	}
 
@@ -76,5 +76,40 @@ func TestCutNames(t *testing.T) {
 	}
 	if legalName("..") || legalName(".") || !legalName("a..b") {
 		t.Error("legalName")
+	}
+}
+
+// TestMaxNamesMemory: --max-names-memory bounds the names of topic IDs
+// every report learns: kgo-produce-consume's Fetch v18 names its topic by
+// ID, resolved from the Metadata before it by default and left as the ID
+// when the names may take one byte; stats' partitions likewise. Zero lifts
+// the bound.
+func TestMaxNamesMemory(t *testing.T) {
+	const capture = "../../pcaps/kgo-produce-consume.pcap"
+	const id = "TPmVKIH5EnVP0PVya1sZSg"
+	fetch := func(out string) string {
+		for l := range strings.Lines(out) {
+			if strings.Contains(l, " Fetch v18 corr=1 ") {
+				return l
+			}
+		}
+		t.Fatalf("no Fetch v18 corr=1 line in\n%s", out)
+		return ""
+	}
+	code, out, errOut := runWith(t, "", "read", capture)
+	if l := fetch(out); code != exitOK || !strings.Contains(l, " capgen-codecs[0@0+30 ") || strings.Contains(l, id) {
+		t.Fatalf("default: exit %d (%s), line %q", code, errOut, l)
+	}
+	code, out, errOut = runWith(t, "", "read", "--max-names-memory", "1", capture)
+	if l := fetch(out); code != exitOK || !strings.Contains(l, " "+id+"[0@0+30 ") || strings.Contains(l, "capgen-codecs") {
+		t.Fatalf("1 byte: exit %d (%s), line %q", code, errOut, l)
+	}
+	_, out, _ = runWith(t, "", "stats", "--max-names-memory", "1", capture)
+	if !strings.Contains(out, id) {
+		t.Errorf("stats with 1 byte of names does not show the topic ID:\n%s", out)
+	}
+	code, out, errOut = runWith(t, "", "read", "--max-names-memory", "0", capture)
+	if l := fetch(out); code != exitOK || !strings.Contains(l, " capgen-codecs[0@0+30 ") {
+		t.Errorf("0 (no bound): exit %d (%s), line %q", code, errOut, l)
 	}
 }

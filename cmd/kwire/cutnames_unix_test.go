@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"syscall"
 	"testing"
+
+	"github.com/kwire/kwire/facts"
 )
 
 // A pipe given as a capture (<(zcat cut.pcapng.gz)) is not read ahead for
@@ -17,7 +19,7 @@ func TestCutNamesLeavesPipes(t *testing.T) {
 	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
 		t.Skipf("mkfifo: %v", err)
 	}
-	cutNames([]string{fifo}) // must not open it: nothing writes to it yet
+	cutNames([]string{fifo}, facts.DefaultMaxMemory) // must not open it: nothing writes to it yet
 	done := make(chan []byte)
 	go func() {
 		f, err := os.Open(fifo)

@@ -169,7 +169,7 @@ func (o *diffOptions) profileOf(ctx context.Context, sd side, dopts dissect.Opti
 			return p, captureRun{readAny: true, ds: dissect.Summary{Kafka: 1}}, err
 		}
 	}
-	col := profile.NewBoundedCollector(cutNames(sd.paths), int64(o.ProfileMem))
+	col := profile.NewBoundedCollector(cutNames(sd.paths, o.capture.MaxNamesMemory), int64(o.ProfileMem))
 	cr := &captureReader{opts: dopts, ropts: o.capture.reassemblyOptions(), wrap: bar.wrap}
 	if err := o.files.apply(cr); err != nil {
 		return nil, captureRun{}, err

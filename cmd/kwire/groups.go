@@ -200,7 +200,7 @@ func runGroups(ctx context.Context, o *groupsOptions, s *ioStreams, color bool, 
 		return err
 	}
 	aopts.Groups = true
-	aopts.Names = cutNames(paths)
+	aopts.Names = cutNames(paths, o.capture.MaxNamesMemory)
 	an, run, err := analyze(ctx, s, &o.capture, &o.files, &o.analysis, aopts, false, paths)
 	if err != nil {
 		return err
@@ -345,7 +345,7 @@ func runTxns(ctx context.Context, o *txnsOptions, s *ioStreams, color bool, path
 		return err
 	}
 	aopts.Transactions = true
-	aopts.Names = cutNames(paths)
+	aopts.Names = cutNames(paths, o.capture.MaxNamesMemory)
 	// Control records (the transaction markers) are inside the batches:
 	// records are decoded.
 	an, run, err := analyze(ctx, s, &o.capture, &o.files, &o.analysis, aopts, true, paths)

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/kwire/kwire/dissect"
-	"github.com/kwire/kwire/facts"
 	"github.com/kwire/kwire/reassembly"
 	"github.com/kwire/kwire/reassembly/live"
 	"github.com/spf13/cobra"
@@ -245,7 +244,7 @@ func runLive(ctx context.Context, o *liveOptions, s *ioStreams, color bool) erro
 		src.Interface(), live.Backend, src.Filter())
 
 	w := bufio.NewWriterSize(s.Out, 64<<10)
-	sink := &liveSink{readSink: &readSink{o: r, fl: fl, w: w, ropts: ropts, names: facts.NewNames(), col: col, an: an, lastFlush: time.Now()}}
+	sink := &liveSink{readSink: &readSink{o: r, fl: fl, w: w, ropts: ropts, names: cutNames(nil, r.capture.MaxNamesMemory), col: col, an: an, lastFlush: time.Now()}}
 	d := dissect.New(dopts, sink)
 	// Run's own context stays open: the source ends the input (io.EOF)
 	// when ctx is done, so that Run flushes like at the end of a file.

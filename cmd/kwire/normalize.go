@@ -50,10 +50,10 @@ func runNormalize(ctx context.Context, o *readOptions, s *ioStreams, color bool,
 		return usageErrorf("--max-profile-memory must be positive")
 	}
 	setMemoryCeiling(profileMemoryBound(o.capture.memoryBound(), o.ProfileMem, 1), s.ErrOut)
-	col := profile.NewBoundedCollector(cutNames(paths), int64(o.ProfileMem))
+	col := profile.NewBoundedCollector(cutNames(paths, o.capture.MaxNamesMemory), int64(o.ProfileMem))
 	var sink dissect.Sink = col
 	if fl.active() {
-		sink = &filteredSink{next: col, fl: fl, names: cutNames(paths)}
+		sink = &filteredSink{next: col, fl: fl, names: cutNames(paths, o.capture.MaxNamesMemory)}
 	}
 	bar := startProgressFor(s, paths)
 	cr := &captureReader{opts: dopts, ropts: o.capture.reassemblyOptions(), wrap: bar.wrap, merge: o.files.Merge, start: o.start}

@@ -501,7 +501,7 @@ func runRead(ctx context.Context, o *readOptions, s *ioStreams, color bool, path
 	}
 
 	w := bufio.NewWriterSize(s.Out, 64<<10)
-	names := cutNames(paths) // a cut file's own record of its topics' names
+	names := cutNames(paths, o.capture.MaxNamesMemory) // a cut file's own record of its topics' names
 	sink := &readSink{o: o, fl: fl, w: w, ropts: ropts, names: names, col: col, an: an, lastFlush: time.Now(),
 		stop: func() { stop(errCountReached) }, sel: sel}
 	var ds dissect.Sink = sink
@@ -770,7 +770,7 @@ func (o *readOptions) analyzer(paths []string) (*analysis.Analyzer, error) {
 		return nil, err
 	}
 	aopts.Findings = true
-	aopts.Names = cutNames(paths)
+	aopts.Names = cutNames(paths, o.capture.MaxNamesMemory)
 	return analysis.New(aopts), nil
 }
 
@@ -807,7 +807,7 @@ func (o *readOptions) statsCollector(paths []string) (*stats.Collector, error) {
 		}
 		return nil, nil
 	}
-	return newStatsCollector(o.Top, o.StatsMem, cutNames(paths))
+	return newStatsCollector(o.Top, o.StatsMem, cutNames(paths, o.capture.MaxNamesMemory))
 }
 
 // topicArgs are the --topic values as exchanges name them: a topic ID

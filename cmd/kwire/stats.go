@@ -139,7 +139,7 @@ func runStats(ctx context.Context, o *statsOptions, s *ioStreams, color bool, pa
 	if o.Rows == 0 || o.Rows < -1 {
 		return usageErrorf("--rows must be 1 or more, or -1 for all")
 	}
-	col, err := newStatsCollector(o.Top, o.StatsMem, cutNames(paths))
+	col, err := newStatsCollector(o.Top, o.StatsMem, cutNames(paths, o.capture.MaxNamesMemory))
 	if err != nil {
 		return err
 	}
@@ -151,7 +151,7 @@ func runStats(ctx context.Context, o *statsOptions, s *ioStreams, color bool, pa
 			return err
 		}
 		aopts.Findings = true
-		aopts.Names = cutNames(paths)
+		aopts.Names = cutNames(paths, o.capture.MaxNamesMemory)
 		an = analysis.New(aopts)
 		sink = teeSink{col, an}
 	}
