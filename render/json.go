@@ -904,7 +904,7 @@ func (j *jsonWriter) appendScalar(b []byte, n *protocol.Node) []byte {
 		if n.Field != nil && n.Field.Kind == protocol.TypeInt64 {
 			return j.appendInt64(b, n.Int)
 		}
-		return strconv.AppendInt(b, n.Int, 10)
+		return appendInt(b, n.Int)
 	case protocol.KindBool:
 		return strconv.AppendBool(b, n.Int != 0)
 	}

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"github.com/kwire/kwire/render/termsafe"
 	"hash/crc32"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -1601,6 +1602,21 @@ func TestTreeJSONValueTerminalSafe(t *testing.T) {
 			if strings.Contains(out, bad) {
 				t.Errorf("%q: the tree holds %q raw:\n%s", c.value, bad, out)
 			}
+		}
+	}
+}
+
+// TestAppendInt: appendInt writes what strconv.AppendInt does, around
+// its direct cases (0 to 99) and at the extremes.
+func TestAppendInt(t *testing.T) {
+	vals := []int64{math.MinInt64, math.MaxInt64, -100, -99, -10, -9, -1}
+	for v := int64(0); v <= 1000; v++ {
+		vals = append(vals, v)
+	}
+	for _, v := range vals {
+		want := strconv.AppendInt([]byte("x="), v, 10)
+		if got := appendInt([]byte("x="), v); string(got) != string(want) {
+			t.Errorf("appendInt(%d) = %q, want %q", v, got, want)
 		}
 	}
 }

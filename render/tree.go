@@ -324,7 +324,7 @@ func (tw *treeWriter) leafAny(n *protocol.Node, depth int) {
 	if n.Kind == protocol.KindUnknownTag {
 		tw.buf = paint(tw.buf, o.Color, roleNote, "unknown ")
 		tw.buf = append(tw.buf, "tag "...)
-		tw.buf = strconv.AppendInt(tw.buf, n.Int, 10)
+		tw.buf = appendInt(tw.buf, n.Int)
 		if isRedacted(n, o) {
 			tw.buf = append(tw.buf, " at 0x"...)
 			tw.buf = strconv.AppendInt(tw.buf, int64(n.Off), 16)
@@ -382,7 +382,7 @@ func (tw *treeWriter) leafInt(n *protocol.Node, depth int) {
 	b := appendIndent(tw.buf, depth)
 	b = append(b, n.Name...)
 	b = append(b, ": "...)
-	b = strconv.AppendInt(b, n.Int, 10)
+	b = appendInt(b, n.Int)
 	note := n.Note
 	if note == "" && n.Field != nil { // a field with no note (most): its value's name, or an API key's
 		if name := protocol.ValueName(n.Field, n.Int); name != "" {
