@@ -12,11 +12,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kwire/kwire/dissect"
-	"github.com/kwire/kwire/facts"
 	"github.com/kwire/kwire/internal/bombs"
 	"github.com/kwire/kwire/internal/memtune"
-	"github.com/kwire/kwire/reassembly"
 )
 
 // asKwire in the environment makes the test binary run as kwire
@@ -248,10 +245,11 @@ func TestBombCorpus(t *testing.T) {
 // "Memory").
 func BenchmarkBombs(b *testing.B) {
 	dir := b.TempDir()
-	o := captureFlags{MaxPending: 16 << 20, MaxOutOfOrder: defaultMaxOutOfOrder, MaxDecodeMemory: defaultMaxDecodeMemory,
-		MaxFragmentMemory: reassembly.DefaultMaxFragmentMemory, MaxCaptureWindow: reassembly.DefaultMaxCaptureWindow,
-		MaxConnMemory: reassembly.DefaultMaxConnectionMemory, MaxPartial: dissect.DefaultPartialMemory, MaxNamesMemory: facts.DefaultMaxMemory}
+	o := defaultCaptureFlags()
 	bound := o.memoryBound()
+	if bound <= 0 {
+		b.Fatalf("the default flags give no memory bound (%d)", bound)
+	}
 	want := map[string]bool{"zstd-4GiB": true, "lz4-4GiB": true, "gzip-250MiB-x4": true}
 	for _, c := range bombs.Corpus(bombs.Full) {
 		if !want[c.Name] {

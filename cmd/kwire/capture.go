@@ -132,9 +132,10 @@ const memBase = 64 << 20
 // page costs about twice its bytes) + --max-fragment-memory +
 // --max-capture-window + --max-decode-memory + 2 × --max-frame (the
 // frames of one exchange in transit) + --max-connection-memory +
-// --max-reassembly-memory + 3 × --max-names-memory (the lines, --stats
-// and the findings each resolve topic IDs with names of their own); 0
-// when a flag lifts its bound.
+// --max-reassembly-memory (the frames partly arrived on every
+// connection) + 3 × --max-names-memory (the lines, --stats and the
+// findings each resolve topic IDs with names of their own); 0 when a flag
+// lifts its bound. 1540 MiB with the defaults (TestDefaultMemoryBound).
 func (o *captureFlags) memoryBound() int64 {
 	if o.MaxPending == 0 || o.MaxOutOfOrder == 0 || o.MaxDecodeMemory == 0 || o.MaxFragmentMemory == 0 || o.MaxCaptureWindow == 0 || o.MaxConnMemory == 0 || o.MaxPartial == 0 || o.MaxNamesMemory == 0 {
 		return 0

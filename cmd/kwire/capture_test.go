@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/kwire/kwire/reassembly"
+	"github.com/spf13/pflag"
 )
 
 // TestReassemblyOptions checks how --max-out-of-order and --idle-timeout
@@ -57,5 +58,45 @@ func TestTLSKeyLogNotAKeyLog(t *testing.T) {
 	out, errOut, code := kwireInProcess(t, "read", "--tls-keylog", wrong, goldenPcap(t, "kgo-tls13.pcap"))
 	if code != exitUsage || out != "" || !strings.Contains(errOut, "--tls-keylog "+wrong+": none of its 2 lines is an NSS key log line") {
 		t.Errorf("exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+}
+
+// defaultCaptureFlags is captureFlags as a command's flag set leaves it
+// when no flag is given: every default of addFlags.
+func defaultCaptureFlags() captureFlags {
+	var o captureFlags
+	o.addFlags(pflag.NewFlagSet("defaults", pflag.ContinueOnError), true, 0)
+	return o
+}
+
+// TestDefaultMemoryBound checks the bound the default flags give against
+// the README's ("Memory": 1540 MiB, 64 MiB + P + 2·O + G + W + D + 2·F + C
+// + R + 3·T), and that every term of it is counted: a flag added to the formula
+// but left out of a hand-built captureFlags made memoryBound 0 ("no
+// bound"), and BenchmarkBombs failed every run against a 0 MiB bound.
+func TestDefaultMemoryBound(t *testing.T) {
+	o := defaultCaptureFlags()
+	if got, want := o.memoryBound(), int64(1540)<<20; got != want {
+		t.Fatalf("default memory bound %d MiB, README says %d MiB", got>>20, want>>20)
+	}
+	// Each term lifted alone (0: no bound) lifts the whole bound.
+	for name, f := range map[string]*byteSize{
+		"--max-pending-memory": &o.MaxPending, "--max-out-of-order": &o.MaxOutOfOrder,
+		"--max-decode-memory": &o.MaxDecodeMemory, "--max-fragment-memory": &o.MaxFragmentMemory,
+		"--max-capture-window": &o.MaxCaptureWindow, "--max-connection-memory": &o.MaxConnMemory,
+		"--max-reassembly-memory": &o.MaxPartial,
+		"--max-names-memory":      &o.MaxNamesMemory,
+	} {
+		old := *f
+		*f = 0
+		if b := o.memoryBound(); b != 0 {
+			t.Errorf("%s 0: bound %d MiB, want 0 (none)", name, b>>20)
+		}
+		*f = old
+	}
+	// --max-frame 0 is its default, 100 MiB, counted twice.
+	o.MaxFrame = 200 << 20
+	if got, want := o.memoryBound(), int64(1540+200)<<20; got != want {
+		t.Errorf("--max-frame 200MiB: bound %d MiB, want %d", got>>20, want>>20)
 	}
 }
