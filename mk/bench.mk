@@ -77,8 +77,22 @@ bench-captures: $(foreach c,$(BENCH_MANY) $(BENCH_SMALL) big-1g,$(BENCH_DIR)/$(c
 
 # many-N.pcap: N copies of MANY_SOURCE (capturetest.Multiply; no cluster, no
 # tcpdump: the same source always gives the same file). The broker port
-# goes into many-N.ports for bench-e2e.
-$(BENCH_DIR)/many-%.pcap: $(MANY_SOURCE)
+# goes into many-N.ports for bench-e2e. They are made again when the
+# source's content changes, told by its checksum in many-source.cksum, not
+# by its time: a fresh clone's pcaps/ are newer than the captures of a
+# shared KWIRE_BENCH_DIR, which make bench-e2e would otherwise rewrite
+# under other users' runs.
+MANY_STAMP := $(BENCH_DIR)/many-source.cksum
+
+$(MANY_STAMP): bench-force
+	@mkdir -p $(BENCH_DIR)
+	@sum=$$(cksum < $(MANY_SOURCE)); \
+	 if [ "$$(cat $@ 2>/dev/null)" != "$$sum" ]; then echo "$$sum" > $@; fi
+
+.PHONY: bench-force
+bench-force: ;
+
+$(BENCH_DIR)/many-%.pcap: $(MANY_STAMP)
 	@mkdir -p $(BENCH_DIR)
 	$(GO) run ./internal/capturetest/mkmany -copies $* -gap $(MANY_GAP) -o $@ $(MANY_SOURCE)
 	@echo 19092 > $(BENCH_DIR)/many-$*.ports
