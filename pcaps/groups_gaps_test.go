@@ -123,3 +123,23 @@ func TestGroupsTotalsWhenDropped(t *testing.T) {
 		t.Errorf("header:\n%s", r.stdout)
 	}
 }
+
+// TestGroupsCommitsColumn: the COMMITS table's third column is the
+// commit's GenerationIdOrMemberEpoch, headed as the GENERATIONS table
+// heads it: GEN for a classic group, EPOCH for a KIP-848 one (it read GEN
+// under an EPOCH table).
+func TestGroupsCommitsColumn(t *testing.T) {
+	for _, c := range []struct{ capture, head, row string }{
+		{"group-kip848.pcap", "  PARTITION            OFFSET  EPOCH  MEMBER ",
+			"  capgen-rebalance[1]       2      4  capgen-kgo-848-s2 "},
+		{"group-rebalance-kafkapython.pcap", "  PARTITION            OFFSET  GEN  MEMBER ",
+			"  capgen-rebalance[0]       2    5  capgen-kafkapython-c "},
+	} {
+		r := kwire(t, "groups", "--timeline=false", "--port", info(t, c.capture).ports, c.capture)
+		out := string(r.stdout)
+		_, commits, ok := strings.Cut(out, "  COMMITS\n")
+		if !ok || !strings.HasPrefix(commits, c.head) || !strings.Contains(commits, "\n"+c.row) {
+			t.Errorf("%s: want COMMITS headed %q with row %q:\n%s", c.capture, c.head, c.row, out)
+		}
+	}
+}

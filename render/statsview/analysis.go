@@ -269,7 +269,7 @@ func writeGroup(w *strings.Builder, g *analysis.GroupReport, o GroupsOptions) {
 	if len(g.Commits) == 0 {
 		w.WriteString("  (none)\n")
 	} else {
-		ct := newTable("PARTITION", ">OFFSET", ">GEN", "MEMBER", ">COMMITS", ">STALE", ">ERRORS", ">HIGH WM", ">LAG", ">FETCHED", "TIME")
+		ct := newTable("PARTITION", ">OFFSET", ">"+label, "MEMBER", ">COMMITS", ">STALE", ">ERRORS", ">HIGH WM", ">LAG", ">FETCHED", "TIME")
 		ct.indent = "  "
 		for _, cm := range g.Commits {
 			stale := cell{s: strconv.FormatInt(cm.Stale, 10)}
