@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -54,5 +55,30 @@ func TestAnalysisJSONValid(t *testing.T) {
 	}
 	if findings == 0 {
 		t.Error("no finding validated")
+	}
+}
+
+// TestTxnsEpochLegend: the legend of EPOCHS' * (an epoch bumped by EndTxn,
+// KIP-890) follows a table that shows one, and only such a table:
+// txn-fenced's capgen-txn-fenced (epochs 0 and 1 from InitProducerId)
+// printed it with no * in sight, capgen-txn-v2 (0 1* 2* 3*) needs it.
+func TestTxnsEpochLegend(t *testing.T) {
+	const capture = "txn-fenced.pcap"
+	r := kwire(t, "txns", "--port", info(t, capture).ports, capture)
+	out := string(r.stdout)
+	const legend = "  EPOCHS: * = bumped by EndTxn (KIP-890)\n"
+	sections := strings.Split(out, "\nTRANSACTIONAL ID ")
+	var seen []string
+	for _, s := range sections[1:] {
+		id, _, _ := strings.Cut(s, " ")
+		has := strings.Contains(s, legend)
+		star := strings.Contains(s, "1* 2* 3*")
+		seen = append(seen, id)
+		if has != star {
+			t.Errorf("%s: legend %v, bumped epochs shown %v:\n%s", id, has, star, s)
+		}
+	}
+	if strings.Join(seen, ",") != "capgen-txn-fenced,capgen-txn-v2" || strings.Count(out, legend) != 1 {
+		t.Errorf("want the legend once, under capgen-txn-v2 of capgen-txn-fenced,capgen-txn-v2 (%v):\n%s", seen, out)
 	}
 }

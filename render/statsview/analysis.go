@@ -550,6 +550,7 @@ func writeProducer(w *strings.Builder, p *analysis.ProducerReport, o Options) {
 	w.WriteByte('\n')
 	it := newTable("INIT", "CLIENT ID", "CLIENT", ">PRODUCER ID", "EPOCHS", "FENCED BY", ">PACKET")
 	it.indent = "  "
+	bumped := false // an epoch shown with the * the legend explains
 	for _, in := range p.Instances {
 		var ep []string
 		pid := in.ProducerID
@@ -563,6 +564,7 @@ func writeProducer(w *strings.Builder, p *analysis.ProducerReport, o Options) {
 			}
 			if e.By == "EndTxn" {
 				s += "*"
+				bumped = bumped || in.Error == nil
 			}
 			ep = append(ep, s)
 		}
@@ -584,8 +586,10 @@ func writeProducer(w *strings.Builder, p *analysis.ProducerReport, o Options) {
 	if len(p.Records) > 0 {
 		w.WriteString("  written outside transactions: " + fitList(recordsText(p.Records), maxDetail) + "\n")
 	}
-	if len(p.Transactions) > 0 {
+	if bumped {
 		w.WriteString("  EPOCHS: * = bumped by EndTxn (KIP-890)\n")
+	}
+	if len(p.Transactions) > 0 {
 		tt := newTable(">#", "START", ">TOOK", "CLIENT ID", ">EPOCH", "OUTCOME", "RECORDS", "ADDED", "GROUPS", "ERRORS")
 		tt.indent = "  "
 		for i, x := range p.Transactions {
