@@ -683,7 +683,13 @@ func (k *readSink) summarize(s *ioStreams, color bool, extra func(io.Writer) err
 	}
 	switch {
 	case k.fl.active():
-		_, err := fmt.Fprintf(out, "shown: %d of %d exchanges (filtered)\n", k.shown, k.counts.Exchanges)
+		why := "filtered"
+		if k.o.Count > 0 && int64(k.shown) >= int64(k.o.Count) {
+			// -c stopped the lines too: the totals count what was read
+			// by then, not the whole capture.
+			why += fmt.Sprintf(", -c %d", k.o.Count)
+		}
+		_, err := fmt.Fprintf(out, "shown: %d of %d exchanges (%s)\n", k.shown, k.counts.Exchanges, why)
 		k.check(err)
 	case k.o.Count > 0 && int64(k.shown) < int64(k.counts.Exchanges):
 		// -c stopped the lines; the totals count what was read by then.

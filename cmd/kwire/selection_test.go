@@ -259,6 +259,16 @@ func TestSelections(t *testing.T) {
 		if !regexp.MustCompile(`\nshown: 5 of \d+ exchanges \(-c 5\)\n`).MatchString(out) {
 			t.Errorf("no shown line for -c:\n%s", out)
 		}
+		// With a filter, -c still says it stopped the lines (it read
+		// "(filtered)" alone); a filter that passes fewer than N does not.
+		out, _, _ = kwireInProcess(t, "read", "--port", "19092", "--api", "ApiVersions", "-c", "2", pcap)
+		if !regexp.MustCompile(`\nshown: 2 of \d+ exchanges \(filtered, -c 2\)\n`).MatchString(out) {
+			t.Errorf("no -c in the shown line of a filtered read:\n%s", out)
+		}
+		out, _, _ = kwireInProcess(t, "read", "--port", "19092", "--api", "ApiVersions", "-c", "100000", pcap)
+		if !regexp.MustCompile(`\nshown: \d+ of \d+ exchanges \(filtered\)\n`).MatchString(out) {
+			t.Errorf("-c not reached, yet named in the shown line:\n%s", out)
+		}
 	})
 	t.Run("frames", func(t *testing.T) {
 		out, _, _ := kwireInProcess(t, "read", "--json", "--port", "19092", "--frame", "1-60,500-", pcap)
