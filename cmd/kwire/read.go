@@ -244,11 +244,14 @@ last line ("folded" in --json) counts the requests, connections and
 exchanges left out.
 
 A summary follows the exchanges: packets; TCP connections, how many were
-Kafka, how many were skipped and why; frames; exchanges by kind (paired,
-no-response, unanswered, orphan responses whose request was not captured,
-SASL); the Kafka error codes seen; anomalies (decode errors, gaps,
-resyncs, bad or truncated frames, out-of-order responses, TLS, packets
-that could not be read); with filters, how many exchanges were shown. It goes to
+Kafka, how many were skipped and why; frames; exchanges by kind (paired;
+no-response: a Produce with acks=0, which the broker never answers;
+unanswered: a request whose response the capture does not hold when its
+connection or the capture ends; orphan responses whose request was not
+captured; SASL: raw tokens after a SaslHandshake v0); the Kafka error
+codes seen; anomalies (decode errors, gaps, resyncs, bad or truncated
+frames, out-of-order responses, TLS, packets that could not be read);
+with filters or -c, how many exchanges were shown. It goes to
 stdout in text mode and to stderr with --json, so that stdout stays pure
 NDJSON.
 
