@@ -147,10 +147,11 @@ assignments where newer than their heartbeats said. Per group:
                 every member's assignment (its SyncGroup response, else the
                 leader's plan; KIP-848: its heartbeat responses); what moved
   SWIM LANES    a row per member, a column per generation: its partitions
-  COMMITS       per partition the last committed offset, generation,
-                member, commits, stale ones (from a generation the group
-                had left behind, or refused as such), errors, and lag
-                where a Fetch response gave the high watermark
+  COMMITS       per partition the last committed offset, generation
+                (GEN; KIP-848: the member epoch, EPOCH), member,
+                commits, stale ones (from a generation the group had
+                left behind, or refused as such), errors, and lag where
+                a Fetch response gave the high watermark
   TIMELINE      one line per event with its packet number (--timeline=false
                 leaves it out)
 
