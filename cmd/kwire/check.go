@@ -921,7 +921,7 @@ func runCheck(ctx context.Context, o *checkOptions, s *ioStreams, color bool, sp
 		fmt.Fprintf(w, "%d of %d check%s failed\n", failed, len(checks), plural(len(checks)))
 	}
 	if err := w.Flush(); err != nil {
-		return dataErrorf("writing output: %v", err)
+		return dataErrorf("writing output: %w", err)
 	}
 	if o.JUnit != "" {
 		if err := writeJUnit(o.JUnit, specPath, paths, checks, failed, elapsed); err != nil {

@@ -233,7 +233,7 @@ func runDiff(ctx context.Context, o *diffOptions, s *ioStreams, color bool, befo
 		err = w.Flush()
 	}
 	if err != nil {
-		return dataErrorf("writing output: %v", err)
+		return dataErrorf("writing output: %w", err)
 	}
 	// Problems reading the captures are warnings here: the exit status
 	// says whether they differ.

@@ -257,7 +257,7 @@ func writeAnalysis(s *ioStreams, run *captureRun, missing string, found, asJSON 
 		err = w.Flush()
 	}
 	if err != nil {
-		return dataErrorf("writing output: %v", err)
+		return dataErrorf("writing output: %w", err)
 	}
 	return run.status(s.ErrOut)
 }

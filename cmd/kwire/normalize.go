@@ -74,7 +74,7 @@ func runNormalize(ctx context.Context, o *readOptions, s *ioStreams, color bool,
 		err = w.Flush()
 	}
 	if err != nil {
-		return dataErrorf("writing output: %v", err)
+		return dataErrorf("writing output: %w", err)
 	}
 	return run.status(s.ErrOut)
 }

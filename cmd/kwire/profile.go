@@ -11,7 +11,10 @@ package main
 // (go tool trace), for where cores wait. Read them with
 // `go tool pprof -top kwire FILE`. A profile that cannot be started is a
 // usage error before the command runs; one that cannot be written at the
-// end is reported and makes the exit status at least 1.
+// end is reported and makes the exit status at least 1. A reader that
+// goes away (kwire read ... | head, a pager quit) ends kwire as it ends
+// any command, by SIGPIPE, once the profiles are written
+// (watchBrokenPipe): they were left empty.
 
 import (
 	"errors"
@@ -22,6 +25,7 @@ import (
 	"runtime/pprof"
 	"runtime/trace"
 	"strconv"
+	"sync"
 )
 
 // profileOptions are the profiling flags every command shares.
@@ -31,8 +35,10 @@ type profileOptions struct {
 
 // profiler holds the profiles being written.
 type profiler struct {
+	mu         sync.Mutex // stop may come from the broken-pipe watch too
 	cpu, trace *os.File
 	mem        string
+	unwatch    func() // ends watchBrokenPipe's watch
 }
 
 // startProfiles starts what opts and KWIRE_PPROF (read through getenv)
@@ -80,6 +86,9 @@ func startProfiles(opts profileOptions, getenv func(string) string, name string)
 		}
 		p.trace = f
 	}
+	if p.cpu != nil || p.trace != nil || p.mem != "" {
+		p.unwatch = p.watchBrokenPipe()
+	}
 	return p, nil
 }
 
@@ -89,6 +98,30 @@ func (p *profiler) stop() error {
 	if p == nil {
 		return nil
 	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.unwatch != nil {
+		p.unwatch()
+		p.unwatch = nil
+	}
+	return p.stopLocked()
+}
+
+// watching reports whether watchBrokenPipe watches for p (profiles are
+// being written).
+func (p *profiler) watching() bool {
+	if p == nil {
+		return false
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.unwatch != nil
+}
+
+// stopLocked ends the profiles with p.mu held; the broken-pipe watch
+// calls it as it is (still watching: a write after the watch ended would
+// end the process before the profiles are written).
+func (p *profiler) stopLocked() error {
 	var errs []error
 	if p.cpu != nil {
 		pprof.StopCPUProfile()

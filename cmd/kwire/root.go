@@ -242,7 +242,17 @@ func run(args []string, s *ioStreams) int {
 	g := &globalOptions{Color: "auto"}
 	root := newRootCmdWith(s, g)
 	root.SetArgs(args)
-	code := exitCode(root.ExecuteContext(ctx), s.ErrOut)
+	err := root.ExecuteContext(ctx)
+	if g.prof.watching() && brokenPipe(err) {
+		// The output's reader went away while profiles were written
+		// (watchBrokenPipe): end as an unprofiled kwire ends, by the
+		// status of a SIGPIPE, without a message.
+		if err := g.prof.stop(); err != nil {
+			fmt.Fprintf(s.ErrOut, "kwire: %v\n", err)
+		}
+		return exitBrokenPipe
+	}
+	code := exitCode(err, s.ErrOut)
 	if err := g.prof.stop(); err != nil {
 		fmt.Fprintf(s.ErrOut, "kwire: %v\n", err)
 		code = max(code, exitData)

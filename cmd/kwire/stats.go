@@ -195,7 +195,7 @@ func runStats(ctx context.Context, o *statsOptions, s *ioStreams, color bool, pa
 		err = w.Flush()
 	}
 	if err != nil {
-		return dataErrorf("writing output: %v", err)
+		return dataErrorf("writing output: %w", err)
 	}
 	return run.status(s.ErrOut)
 }

@@ -165,7 +165,7 @@ func runVersions(ctx context.Context, o *versionsOptions, s *ioStreams, color bo
 		err = w.Flush()
 	}
 	if err != nil {
-		return dataErrorf("writing output: %v", err)
+		return dataErrorf("writing output: %w", err)
 	}
 	return run.status(s.ErrOut)
 }
