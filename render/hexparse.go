@@ -22,6 +22,8 @@ package render
 //     (ParseHexNoting says what it skipped).
 
 import (
+	"encoding/base64"
+	"errors"
 	"fmt"
 	"regexp"
 	"slices"
@@ -66,6 +68,34 @@ var (
 	frameHeading = regexp.MustCompile(`^(?:(?:request|response), packets? [0-9-]+:|\d\d:\d\d:\d\d\.\d{3} .* → .*)$`)
 )
 
+// base64Hint adds to a hex error on text that is base64 as a whole (as
+// JSON carries bytes: kwire read --json's bodies, Kafka's JsonConverter)
+// a hint to turn it into hex first; it is err as it was otherwise. Hex
+// with a stray character or two is not taken for base64.
+func base64Hint(err error, text string) error {
+	var he *hexError
+	t := strings.Join(strings.Fields(text), "")
+	// Hex with a typo or two is not base64, though its digits are in
+	// base64's alphabet: want several characters hex has not.
+	other := 0
+	for _, r := range t {
+		if !strings.ContainsRune("0123456789abcdefABCDEF", r) {
+			other++
+		}
+	}
+	if !errors.As(err, &he) || len(t) < 8 || other < 3 || other*10 < len(t) {
+		return err
+	}
+	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.URLEncoding, base64.RawStdEncoding, base64.RawURLEncoding} {
+		if _, derr := enc.DecodeString(t); derr == nil {
+			h := *he
+			h.Msg += " (the input looks like base64, as JSON gives bytes: decode takes hex; base64 -d | xxd -p turns one into the other)"
+			return &h
+		}
+	}
+	return err
+}
+
 // maxRepeat bounds the bytes a hexdump "*" line may stand for: Kafka's
 // largest frame by default (socket.request.max.bytes, 100 MiB).
 const maxRepeat = 100 << 20
@@ -103,7 +133,7 @@ func ParseHexNoting(text string) ([]byte, []string, error) {
 			if err != nil {
 				at, ok := hexTail(l)
 				if !ok {
-					return nil, nil, err
+					return nil, nil, base64Hint(err, text)
 				}
 				if b, err = appendHexDigits(out, l[at:], i+1, at+1); err != nil {
 					return nil, nil, err

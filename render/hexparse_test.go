@@ -175,3 +175,33 @@ func TestParseHexLogPrefix(t *testing.T) {
 		}
 	}
 }
+
+// TestParseHexBase64Hint: input that is base64 as a whole (bytes as JSON
+// gives them) gets a hint to turn it into hex; hex with a stray character
+// or two, and text that is not base64, do not.
+func TestParseHexBase64Hint(t *testing.T) {
+	const hint = "the input looks like base64"
+	for _, c := range []struct {
+		in, msg string
+		hint    bool
+	}{
+		// ApiVersions v0 from "wire-read", as base64 (padded, and as one
+		// of several lines of a JSON pretty-printer's output).
+		{"AAAAEwASAAABAgMEAAl3aXJlLXJlYWQ=", "line 1, column 6: 'w' is not a hex digit", true},
+		{"  AAAAEwASAAABAgMEAAl3aXJl\n  LXJlYWQ=\n", "line 1, column 8: 'w' is not a hex digit", true},
+		// A hex frame with one typo ('g'): all of its characters are in
+		// base64's alphabet, yet it is hex.
+		{"0000001300120000010203040009776972652d7265616g", "column 46: 'g' is not a hex digit", false},
+		{"00 13 zz", "column 7: 'z' is not a hex digit", false},
+		{"not hex, not base64 either!", "is not a hex digit", false},
+	} {
+		_, err := ParseHex(c.in)
+		if err == nil || !strings.Contains(err.Error(), c.msg) || strings.Contains(err.Error(), hint) != c.hint {
+			t.Errorf("ParseHex(%q): error %v; want %q, hint %v", c.in, err, c.msg, c.hint)
+		}
+		var he *hexError
+		if !errors.As(err, &he) {
+			t.Errorf("ParseHex(%q): error %T is not a *hexError", c.in, err)
+		}
+	}
+}

@@ -52,7 +52,9 @@ input. Spaces, newlines, commas, 0x prefixes and \x escapes are ignored, and
 dumps are understood: hexdump -C, xxd, Wireshark's "Copy as Hex Dump" and
 one frame of kwire read -x or decode -x (offsets, ASCII columns and field
 names are dropped). Text before the hex on a line, as in a log line
-("... payload=00000013..."), is skipped with a note on stderr.
+("... payload=00000013..."), is skipped with a note on stderr. Base64
+(bytes as JSON carries them, kwire read --json's bodies among them) is
+not hex: base64 -d | xxd -p turns it into hex, and the error says so.
 
 A frame that does not decode as a request but does as a response (which
 names no API) gets a hint naming the responses it fits.
