@@ -214,7 +214,8 @@ ratio() { # numerator-mode denominator-mode: median wall ratio/median cpu ratio
 
 echo "$("$KWIRE" version 2>/dev/null | head -1), $(nproc) cores, $(date -u '+%Y-%m-%d %H:%M UTC'), load average $(loadavg)"
 [ $have_tshark = 1 ] && tshark --version 2>/dev/null | head -1
-echo "$BENCH_RUNS runs of each mode, interleaved; wall, cpu: median seconds and range over the runs (cpu: user+system);"
+runs=runs; [ "$BENCH_RUNS" = 1 ] && runs=run
+echo "$BENCH_RUNS $runs of each mode, interleaved; wall, cpu: median seconds and range over the runs (cpu: user+system);"
 echo "MB/s, pkt/s, ex/s: capture bytes (10^6), packets, Kafka exchanges per median wall second;"
 echo "us/ex, ns/B: median cpu microseconds per exchange, nanoseconds per capture byte;"
 echo "RSS: largest peak resident set size of the runs in MiB; ex: largest exit status;"
