@@ -3,6 +3,7 @@ package analysis
 import (
 	"cmp"
 	"fmt"
+	"hash/maphash"
 	"maps"
 	"slices"
 	"strings"
@@ -77,9 +78,12 @@ type groupTracker struct {
 	mem    *budget
 	groups map[string]*group // the groups of the capture being read
 	// done are the groups of the captures read before (Analyzer.SetFile:
-	// each file a capture of its own), in file order, by group ID.
-	done []*group
-	cur  *groupScope
+	// each file a capture of its own), in file order, by group ID; a
+	// group evicted whole stays in it (evicted, emptied) until those are
+	// half of it (doneDead counts them).
+	done     []*group
+	doneDead int
+	cur      *groupScope
 	// held are the commits holding a TxnOffsetCommit's offset, by
 	// transactional ID, until its EndTxn.
 	held map[string][]*commit
@@ -93,6 +97,27 @@ type groupTracker struct {
 	head  int
 	ended memberList
 	seq   uint64
+	// lru are the groups kept, least recently active first (by
+	// group.seq: the seq of its latest exchange, item or ended member).
+	// Past the budget, and past minKept, the first goes whole when it
+	// is older than the oldest item and ended member: by then those of
+	// its own have gone. active is the group of the exchange being
+	// taken, which does not go.
+	lru    groupList
+	active *group
+	// notKept counts the groups evicted whole. evictedIDs counts them by
+	// a 64-bit hash of their ID (maphash, seed), for the groups of the
+	// current capture, at most maxEvictedIDs of them (charged): a group
+	// made again under an ID evicted before says so
+	// (Dropped.Evicted). forgot: an ID evicted was not remembered, the
+	// table being full; evictedBloom, a Bloom filter of every ID evicted
+	// (charged), then says which new groups may have been evicted before
+	// (Dropped.MaybeEvicted), and which were not.
+	notKept      int64
+	seed         maphash.Seed
+	evictedIDs   map[uint64]int64
+	evictedBloom []uint64
+	forgot       bool
 	// noTimeline: the groups report is not built (only the findings,
 	// which rest on generations and members): timeline events are not
 	// kept.
@@ -181,6 +206,11 @@ type group struct {
 	// (the latest stays); it goes back in the eviction order with the
 	// next generation.
 	genParked bool
+	// lk links it in groupTracker.lru, seq its place there. evicted: it
+	// went whole (groupTracker.evictGroup); it is emptied, in no map.
+	lk      link[group]
+	seq     uint64
+	evicted bool
 }
 
 type member struct {
@@ -331,7 +361,89 @@ func (c *commit) apply(h *heldOffset) {
 }
 
 func newGroupTracker(mem *budget) *groupTracker {
-	return &groupTracker{mem: mem, groups: map[string]*group{}, cur: newGroupScope(0)}
+	return &groupTracker{mem: mem, groups: map[string]*group{}, cur: newGroupScope(0), seed: maphash.MakeSeed()}
+}
+
+// groupList is the list of groups groupTracker.lru holds.
+type groupList = list[group, *group]
+
+func (g *group) link() *link[group] { return &g.lk }
+
+// costEvictedID is what remembering the ID of a group evicted whole
+// costs (groupTracker.evictedIDs: a map entry of a hash and a count); a
+// thirty-second of the budget (or of minKept) goes to them, and a
+// sixteenth to the Bloom filter of them all.
+const costEvictedID = 40
+
+func (t *groupTracker) maxEvictedIDs() int {
+	return int(max(t.mem.max, minKept) / 32 / costEvictedID)
+}
+
+// bloomBits are the 4 bits of evictedBloom that hash h sets.
+func (t *groupTracker) bloomBits(h uint64) [4]uint64 {
+	n := uint64(len(t.evictedBloom)) * 64
+	a, b := h&0xffffffff, h>>32|1
+	var out [4]uint64
+	for i := range out {
+		out[i] = (a + uint64(i)*b) % n
+	}
+	return out
+}
+
+// evictedBefore says how often a group of ID id was evicted whole
+// before (0: never, as far as is known), and whether it may have been
+// (counts forgotten).
+func (t *groupTracker) evictedBefore(id string) (int64, bool) {
+	if t.evictedIDs == nil {
+		return 0, false
+	}
+	h := maphash.String(t.seed, id)
+	if n := t.evictedIDs[h]; n > 0 || !t.forgot {
+		return n, false
+	}
+	for _, b := range t.bloomBits(h) {
+		if t.evictedBloom[b/64]&(1<<(b%64)) == 0 {
+			return 0, false
+		}
+	}
+	return 0, true
+}
+
+// rememberEvicted remembers that a group of ID id, evicted n times
+// before, was evicted again.
+func (t *groupTracker) rememberEvicted(id string, n int64) {
+	if t.evictedIDs == nil {
+		t.evictedIDs = map[uint64]int64{}
+		words := max(max(t.mem.max, minKept)/16/8, 1)
+		t.evictedBloom = make([]uint64, words)
+		t.mem.take(8 * words)
+	}
+	h := maphash.String(t.seed, id)
+	for _, b := range t.bloomBits(h) {
+		t.evictedBloom[b/64] |= 1 << (b % 64)
+	}
+	_, had := t.evictedIDs[h]
+	switch {
+	case had:
+		t.evictedIDs[h] = n + 1
+	case len(t.evictedIDs) < t.maxEvictedIDs():
+		t.evictedIDs[h] = n + 1
+		t.mem.take(costEvictedID)
+	default:
+		t.forgot = true
+	}
+}
+
+// bump makes now g's latest activity: it goes to the back of t.lru.
+// It returns the seq it took.
+func (t *groupTracker) bump(g *group) uint64 {
+	t.seq++
+	g.seq = t.seq
+	if !g.evicted {
+		t.lru.remove(g)
+		t.lru.push(g)
+	}
+	return t.seq
 }
 
 // nextFile starts capture file number file, a capture of its own: the
@@ -343,12 +455,16 @@ func (t *groupTracker) nextFile(file int) {
 	}
 	t.groups = map[string]*group{}
 	t.cur = newGroupScope(file)
+	// A group of the files before is not met again: their IDs need not
+	// be remembered.
+	t.mem.give(int64(len(t.evictedIDs))*costEvictedID + 8*int64(len(t.evictedBloom)))
+	t.evictedIDs, t.evictedBloom, t.forgot = nil, nil, false
 }
 
 // all returns every group: those of earlier capture files first, then
 // the current one's, each by ID.
 func (t *groupTracker) all() []*group {
-	out := slices.Clone(t.done)
+	out := slices.DeleteFunc(slices.Clone(t.done), func(g *group) bool { return g.evicted })
 	for _, id := range slices.Sorted(maps.Keys(t.groups)) {
 		out = append(out, t.groups[id])
 	}
@@ -362,8 +478,13 @@ func (t *groupTracker) group(id string, kind string, at time.Time) *group {
 	g := t.groups[id]
 	if g == nil {
 		g = &group{sc: t.cur, id: id, members: map[string]*member{}, errs: map[int16]int64{}, commits: map[tpKey]*commit{}}
+		g.dropped.Evicted, g.dropped.MaybeEvicted = t.evictedBefore(id)
 		t.groups[id] = g
 		t.mem.take(costMember + int64(len(id)))
+		t.touch(g)
+		t.shed() // others may go for it, not it
+	} else {
+		t.touch(g)
 	}
 	if kind != "" && (g.kind == "" || g.kind == kindClassic && kind != kindClassic) {
 		g.kind = kind
@@ -377,6 +498,13 @@ func (t *groupTracker) group(id string, kind string, at time.Time) *group {
 		}
 	}
 	return g
+}
+
+// touch makes g the group of the exchange being taken: its latest
+// activity, not to be evicted while it is taken.
+func (t *groupTracker) touch(g *group) {
+	t.active = g
+	t.bump(g)
 }
 
 // member returns group g's member id, made on first sight from exchange e.
@@ -457,20 +585,19 @@ func (t *groupTracker) setOut(m *member, out bool) {
 func (t *groupTracker) reconsider(m *member) {
 	switch done := m.kept && (m.end != "" || m.out); {
 	case done && !m.lk.on:
-		t.seq++
-		m.seq = t.seq
+		m.seq = t.bump(m.g)
 		t.ended.push(m)
 	case !done && m.lk.on:
 		t.ended.remove(m)
 	}
 }
 
-// minMembers is the memory members still in their groups may take
-// whatever the budget (--max-analysis-memory 1 keeps a small group's
-// members, and the totals that rest on them: static rejoins, rebalance
-// times): past the budget or this, whichever is more, a new member is not
-// followed.
-const minMembers = 1 << 20
+// minKept is the memory members still in their groups, and whole
+// groups, may take whatever the budget (--max-analysis-memory 1 keeps a
+// small group's members, and the totals that rest on them: static
+// rejoins, rebalance times): past the budget or this, whichever is more,
+// a new member is not followed, and only then is a group evicted whole.
+const minKept = 1 << 20
 
 // fits charges n bytes for a new member, making room by evicting what can
 // go, and reports whether they fit (within the budget, or minMembers);
@@ -478,7 +605,7 @@ const minMembers = 1 << 20
 func (t *groupTracker) fits(n int64) bool {
 	t.mem.take(n)
 	t.shed()
-	if t.mem.used > max(t.mem.max, minMembers) {
+	if t.mem.used > max(t.mem.max, minKept) {
 		t.mem.give(n)
 		return false
 	}
@@ -489,8 +616,7 @@ func (t *groupTracker) fits(n int64) bool {
 // while the budget is exceeded.
 func (t *groupTracker) keep(g *group, kind uint8, n int64) {
 	t.mem.take(n)
-	t.seq++
-	t.fifo = append(t.fifo, evictItem{g, kind, t.seq})
+	t.fifo = append(t.fifo, evictItem{g, kind, t.bump(g)})
 	t.shed()
 }
 
@@ -508,11 +634,24 @@ func (t *groupTracker) shed() {
 	}
 }
 
-// evict drops the oldest item or ended member that can go; false when
-// none can.
+// evict drops the oldest item or ended member that can go, or, past
+// minKept too, the least recently active group when it is older than
+// both (whole: evictGroup); false when none can.
 func (t *groupTracker) evict() bool {
 	for {
+		for t.head < len(t.fifo) && t.fifo[t.head].g.evicted {
+			t.fifo[t.head] = evictItem{} // given back with its group
+			t.head++
+		}
 		m := t.ended.first
+		g := t.lru.first
+		if g == t.active || t.mem.used <= max(t.mem.max, minKept) {
+			g = nil
+		}
+		if g != nil && (t.head == len(t.fifo) || g.seq < t.fifo[t.head].seq) && (m == nil || g.seq < m.seq) {
+			t.evictGroup(g)
+			return true
+		}
 		if t.head == len(t.fifo) || m != nil && m.seq < t.fifo[t.head].seq {
 			if m == nil {
 				return false
@@ -523,7 +662,7 @@ func (t *groupTracker) evict() bool {
 		it := t.fifo[t.head]
 		t.fifo[t.head] = evictItem{}
 		t.head++
-		g := it.g
+		g = it.g
 		switch it.kind {
 		case itemEvent:
 			if len(g.events) > 0 {
@@ -561,14 +700,23 @@ func (t *groupTracker) evict() bool {
 // tombstone (compacted once the dropped are half of it).
 func (t *groupTracker) dropMember(m *member) {
 	g := m.g
-	t.ended.remove(m)
-	m.kept = false
+	t.unkeep(m)
 	if g.members[m.id] == m {
 		delete(g.members, m.id)
 	}
 	if g.dead++; g.dead > 32 && 2*g.dead > len(g.order) {
 		g.compact()
 	}
+	g.dropped.Members++
+	t.mem.give(costMember + int64(len(m.id)) + tpCost(m.assignment))
+}
+
+// unkeep makes m, kept, not kept: off t.ended, and off its client's list
+// by tombstone.
+func (t *groupTracker) unkeep(m *member) {
+	g := m.g
+	t.ended.remove(m)
+	m.kept = false
 	if cm := g.sc.byClient[m.clientID]; cm != nil && m.inClient {
 		if cm.dead++; 2*cm.dead > len(cm.ms) {
 			cm.ms = slices.DeleteFunc(cm.ms, func(x *member) bool { return !x.kept })
@@ -578,8 +726,41 @@ func (t *groupTracker) dropMember(m *member) {
 			}
 		}
 	}
-	g.dropped.Members++
-	t.mem.give(costMember + int64(len(m.id)) + tpCost(m.assignment))
+}
+
+// evictGroup drops g whole, in time linear in what it keeps (each
+// thing kept is given back once): its members, generations, events and
+// commits, and the group itself. It is counted (t.notKept) and its ID
+// remembered, so that a group made again under it says it was evicted
+// before: its history is not whole.
+func (t *groupTracker) evictGroup(g *group) {
+	t.lru.remove(g)
+	g.evicted = true
+	n := costMember + int64(len(g.id))
+	for _, m := range g.members {
+		t.unkeep(m)
+		n += costMember + int64(len(m.id)) + tpCost(m.assignment)
+		m.assignment, m.fetch = nil, nil
+	}
+	for _, gn := range g.gens {
+		n += gn.cost
+	}
+	for i := range g.events {
+		n += eventCost(&g.events[i])
+	}
+	for _, k := range g.corder {
+		n += costCommit + int64(len(k.topic))
+	}
+	t.mem.give(n)
+	t.notKept++
+	if g.sc == t.cur && t.groups[g.id] == g {
+		delete(t.groups, g.id)
+		t.rememberEvicted(g.id, g.dropped.Evicted)
+	} else if t.doneDead++; 2*t.doneDead > len(t.done) {
+		t.done = slices.DeleteFunc(t.done, func(x *group) bool { return x.evicted })
+		t.doneDead = 0
+	}
+	g.members, g.order, g.gens, g.events, g.commits, g.corder, g.signaled = nil, nil, nil, nil, nil, nil, nil
 }
 
 // compact takes the dropped members out of g.order.
@@ -866,8 +1047,7 @@ func (t *groupTracker) newGen(g *group, num int32, epoch bool, at time.Time) *ge
 		// Its only generation's item came up while it was the only
 		// one: it can go now, after those kept before this one.
 		g.genParked = false
-		t.seq++
-		t.fifo = append(t.fifo, evictItem{g, itemGen, t.seq})
+		t.fifo = append(t.fifo, evictItem{g, itemGen, t.bump(g)})
 	}
 	t.keep(g, itemGen, gn.cost)
 	return gn
@@ -1388,9 +1568,7 @@ func (t *groupTracker) described(e *xinfo, kind string) {
 			}
 			m.epoch, m.hasEpoch = dm.Epoch, true
 			if a := dm.Assignment; a != nil && (!m.hasAssignment || !sameTPs(m.assignment, a.Partitions)) {
-				t.mem.give(tpCost(m.assignment))
-				m.assignment, m.hasAssignment = cloneTPs(a.Partitions), true
-				t.mem.take(tpCost(m.assignment))
+				t.assign(m, a.Partitions)
 			}
 		}
 		detail := plural(len(d.Members), "member")
@@ -1611,6 +1789,7 @@ func (t *groupTracker) offsetFetch(e *xinfo) {
 		if g == nil {
 			continue
 		}
+		t.touch(g)
 		for j := range tp.Partitions {
 			p := &tp.Partitions[j]
 			off, ok := p.Offsets.Get(facts.OffsetCommitted)

@@ -297,3 +297,140 @@ func TestGroupsStaticReplacedMany(t *testing.T) {
 		t.Errorf("%d members replaced, want %d", ends, n)
 	}
 }
+
+// churnID is the ID of the i-th group of a churn of groups, 300 bytes.
+func churnID(i int) string { return fmt.Sprintf("g%05d-%s", i, strings.Repeat("z", 293)) }
+
+// TestGroupsEvictWhole: thousands of groups each with a member still in
+// it do not keep them all past the budget (each kept whole before): the
+// least recently active go whole, counted, and what is kept stays within
+// the budget; a group heard from all along stays, however old.
+func TestGroupsEvictWhole(t *testing.T) {
+	const n = 3000
+	s := newSynth(t, Options{Groups: true, MaxMemory: 1 << 20})
+	hb := func(at time.Duration) {
+		h := kmsg.NewPtrHeartbeatRequest()
+		h.Version, h.Group, h.Generation, h.MemberID = 4, "steady", 1, "s0"
+		s.ex("c", at, time.Millisecond, h, kmsg.NewPtrHeartbeatResponse())
+	}
+	s.a.Exchange(joinListing("steady", 1, []string{"s0"}, s0, 1))
+	for i := range n {
+		at := time.Duration(i+1) * time.Millisecond
+		s.a.Exchange(joinListing(churnID(i), 1, []string{"m" + strconv.Itoa(i)}, s0.Add(at), int64(10+2*i)))
+		if i%50 == 0 {
+			hb(at)
+		}
+		if s.a.mem.used > 1<<20 {
+			t.Fatalf("group %d: %d bytes kept, budget %d", i, s.a.mem.used, 1<<20)
+		}
+	}
+	r := s.a.Groups()
+	kept := len(r.Groups)
+	if kept < 100 || kept > 1000 || r.GroupsNotKept != int64(n+1-kept) {
+		t.Fatalf("%d groups kept, %d not kept, of %d", kept, r.GroupsNotKept, n+1)
+	}
+	// Kept: the newest churn groups, by ID here, and "steady" last.
+	if r.Groups[kept-1].GroupID != "steady" {
+		t.Fatalf("last group kept %.20s, want steady (heard from every 50 groups)", r.Groups[kept-1].GroupID)
+	}
+	for j, g := range r.Groups[:kept-1] {
+		if want := churnID(n - (kept - 1) + j); g.GroupID != want {
+			t.Fatalf("group %d kept is %.10s, want %.10s: the newest", j, g.GroupID, want)
+		}
+		if len(g.Members) != 1 || g.GenerationCount != 1 || len(g.Generations) != 1 || g.Dropped.Evicted != 0 || g.Dropped.MaybeEvicted {
+			t.Fatalf("%.10s: %d members, %d generations, dropped %+v", g.GroupID, len(g.Members), g.GenerationCount, g.Dropped)
+		}
+	}
+	if g := r.Groups[kept-1]; len(g.Members) != 1 || g.Members[0].Heartbeats != n/50 {
+		t.Errorf("steady: %d members, %d heartbeats, want 1 and %d", len(g.Members), g.Members[0].Heartbeats, n/50)
+	}
+	if newest := r.Groups[kept-2]; newest.Dropped != (Dropped{}) || len(newest.Timeline) != 2 {
+		t.Errorf("newest group: dropped %+v, %d events", newest.Dropped, len(newest.Timeline))
+	}
+	// What evicted groups kept is all given back: with nothing but the
+	// IDs remembered, the budget holds the kept groups alone.
+	gt := s.a.groups
+	for gt.lru.n > 1 {
+		gt.evictGroup(gt.lru.first)
+	}
+	gt.evictGroup(gt.lru.first)
+	rest := int64(len(gt.evictedIDs))*costEvictedID + 8*int64(len(gt.evictedBloom))
+	if s.a.mem.used != rest || len(gt.groups) != 0 || gt.ended.n != 0 {
+		t.Errorf("every group evicted: %d bytes kept, want %d (the IDs remembered); %d groups, %d ended members", s.a.mem.used, rest, len(gt.groups), gt.ended.n)
+	}
+}
+
+// TestGroupsEvictedSeenAgain: a group evicted whole and seen again starts
+// afresh, and says how often it was evicted before, its counts those of
+// what came after; past the IDs remembered exactly, one evicted is still
+// said to maybe have been, and a new one is not.
+func TestGroupsEvictedSeenAgain(t *testing.T) {
+	a := New(Options{Groups: true, MaxMemory: 1 << 20})
+	frame := int64(1)
+	at := s0
+	join := func(id string, gen int32) {
+		at = at.Add(time.Millisecond)
+		frame += 2
+		a.Exchange(joinListing(id, gen, []string{"m-" + id[:min(6, len(id))]}, at, frame))
+	}
+	churn := func(from, to int) {
+		for i := from; i < to; i++ {
+			join(churnID(i), 1)
+		}
+	}
+	find := func(id string) *GroupReport {
+		for _, g := range a.Groups().Groups {
+			if g.GroupID == id {
+				return &g
+			}
+		}
+		return nil
+	}
+	join("again", 5)
+	join("again", 6)
+	churn(0, 1000)
+	if find("again") != nil {
+		t.Fatal("again kept after 1,000 newer groups")
+	}
+	join("again", 7)
+	first := at
+	g := find("again")
+	if g == nil || g.Dropped.Evicted != 1 || g.Dropped.MaybeEvicted || g.GenerationCount != 1 || g.Generations[0].Generation != 7 || time.Time(g.First) != first {
+		t.Fatalf("again seen again: %+v", g)
+	}
+	churn(1000, 2000)
+	join("again", 8)
+	if g := find("again"); g == nil || g.Dropped.Evicted != 2 || g.GenerationCount != 1 || g.Generations[0].Generation != 8 {
+		t.Fatalf("again seen a third time: %+v", g)
+	}
+	// Past the IDs remembered exactly (a 32nd of 1 MiB: 819), a group
+	// evicted and seen again may have been; new groups were not.
+	gt := a.groups
+	churn(2000, 4000)
+	if !gt.forgot || len(gt.evictedIDs) != gt.maxEvictedIDs() {
+		t.Fatalf("%d IDs remembered of %d evicted, forgot %v", len(gt.evictedIDs), gt.notKept, gt.forgot)
+	}
+	late := churnID(3990 - gt.lru.n - 100) // evicted after the table filled
+	join(late, 2)
+	join(churnID(10), 2) // evicted before: remembered
+	for i := 5000; i < 5100; i++ {
+		join(churnID(i), 1)
+	}
+	maybe, counted, fresh := 0, 0, 0
+	for _, g := range a.Groups().Groups {
+		switch {
+		case g.Dropped.MaybeEvicted:
+			maybe++
+			if g.GroupID != late {
+				t.Errorf("%.10s said to maybe have been evicted", g.GroupID)
+			}
+		case g.Dropped.Evicted > 0:
+			counted++
+		default:
+			fresh++
+		}
+	}
+	if maybe != 1 || counted != 1 {
+		t.Errorf("%d groups said to maybe have been evicted, %d counted, want 1 each", maybe, counted)
+	}
+}

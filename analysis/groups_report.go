@@ -3,6 +3,7 @@ package analysis
 import (
 	"cmp"
 	"fmt"
+	"iter"
 	"slices"
 	"strings"
 	"time"
@@ -17,6 +18,11 @@ type GroupsReport struct {
 	// MaxMemoryBytes is the budget the reports were kept within
 	// (--max-analysis-memory).
 	MaxMemoryBytes int64 `json:"maxMemoryBytes"`
+	// GroupsNotKept counts the groups evicted whole to stay within it
+	// (the least recently active first; Dropped.Evicted): they are not
+	// in Groups, and one seen again after is a report of what came
+	// after.
+	GroupsNotKept int64 `json:"groupsNotKept"`
 }
 
 // GroupReport is one group.
@@ -68,12 +74,28 @@ type GroupReport struct {
 // evict); they are in no list and no generation, and one seen in several
 // exchanges counts once per exchange (its ID is not kept either), so it
 // is a count of sightings, not of members; absent when none.
+//
+// Evicted counts the times a group of its ID (in its capture) was
+// evicted whole before this one was made: past the budget, and past
+// 1 MiB, the least recently active group goes whole once its own oldest
+// events, generations, commits and ended members have (GroupsReport's
+// GroupsNotKept counts them all); seen again, it starts afresh. This
+// report then holds what came after only: its counts, generations,
+// members and commits are not the group's whole history. The IDs
+// evicted are remembered by a 64-bit hash, in a thirty-second of the
+// budget (of 1 MiB at least); past that, a Bloom filter of them all (in
+// a sixteenth) says which may have been: MaybeEvicted, how often
+// unknown (a group never evicted is said to maybe have been in a few
+// cases, more as evictions pass the filter's size; never the other way
+// round). Both absent when not.
 type Dropped struct {
-	Events      int64 `json:"events"`
-	Generations int64 `json:"generations"`
-	Members     int64 `json:"members"`
-	Commits     int64 `json:"commits"`
-	Unfollowed  int64 `json:"unfollowed,omitempty"`
+	Events       int64 `json:"events"`
+	Generations  int64 `json:"generations"`
+	Members      int64 `json:"members"`
+	Commits      int64 `json:"commits"`
+	Unfollowed   int64 `json:"unfollowed,omitempty"`
+	Evicted      int64 `json:"evicted,omitempty"`
+	MaybeEvicted bool  `json:"maybeEvicted,omitempty"`
 }
 
 // Any reports whether anything was dropped.
@@ -246,22 +268,65 @@ type Event struct {
 	Ref        Ref     `json:"ref"`
 }
 
-// Groups returns the groups report so far.
+// Groups returns the groups report so far, every group's report built
+// and held at once (GroupReports builds them one at a time).
 func (a *Analyzer) Groups() *GroupsReport {
-	r := &GroupsReport{Groups: []GroupReport{}, MaxMemoryBytes: a.opts.MaxMemory}
-	if a.groups == nil {
-		return r
-	}
-	t := a.groups
-	t.resolveNames(a.opts.Names)
-	for _, g := range t.all() {
-		gr := t.report(g)
-		if a.files > 1 {
-			gr.File = a.fileNames[g.sc.file]
-		}
-		r.Groups = append(r.Groups, gr)
+	r := a.GroupsFrame()
+	for gr := range a.GroupReports(nil) {
+		r.Groups = append(r.Groups, *gr)
 	}
 	return r
+}
+
+// GroupsFrame returns the groups report so far without its groups
+// (Groups empty): what is said of them all.
+func (a *Analyzer) GroupsFrame() *GroupsReport {
+	r := &GroupsReport{Groups: []GroupReport{}, MaxMemoryBytes: a.opts.MaxMemory}
+	if a.groups != nil {
+		r.GroupsNotKept = a.groups.notKept
+	}
+	return r
+}
+
+// GroupIDs returns the IDs of the groups kept, in the order of their
+// reports (GroupReports): those of earlier capture files first, then by
+// ID; an ID is there once per file it is in.
+func (a *Analyzer) GroupIDs() []string {
+	if a.groups == nil {
+		return nil
+	}
+	gs := a.groups.all()
+	ids := make([]string, len(gs))
+	for i, g := range gs {
+		ids[i] = g.id
+	}
+	return ids
+}
+
+// GroupReports yields the report of every group kept whose ID keep
+// accepts (nil: all), in the order of GroupIDs, each built when it is
+// asked for: a writer that writes each before asking for the next holds
+// one at a time.
+func (a *Analyzer) GroupReports(keep func(id string) bool) iter.Seq[*GroupReport] {
+	return func(yield func(*GroupReport) bool) {
+		if a.groups == nil {
+			return
+		}
+		t := a.groups
+		t.resolveNames(a.opts.Names)
+		for _, g := range t.all() {
+			if keep != nil && !keep(g.id) {
+				continue
+			}
+			gr := t.report(g)
+			if a.files > 1 {
+				gr.File = a.fileNames[g.sc.file]
+			}
+			if !yield(&gr) {
+				return
+			}
+		}
+	}
 }
 
 func tpsReport(tps []facts.TopicPartitions) []TopicPartition {

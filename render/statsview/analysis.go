@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"github.com/kwire/kwire/render/termsafe"
 	"io"
+	"iter"
 	"slices"
 	"strconv"
 	"strings"
@@ -112,14 +113,50 @@ type GroupsOptions struct {
 // MEMBERS, GENERATIONS (each member's assignment), SWIM LANES (members
 // by generation), COMMITS and, with o.Timeline, TIMELINE.
 func WriteGroups(out io.Writer, r *analysis.GroupsReport, o GroupsOptions) error {
+	return WriteGroupsSeq(out, r, groupsOf(r), o)
+}
+
+// WriteGroupsSeq is WriteGroups for the groups groups yields (r's own
+// Groups not looked at), each written out before the next is asked for:
+// one group's report and text are held at a time
+// (analysis.Analyzer.GroupReports builds them as they are asked for).
+// After the groups, the count of those not kept, when some were.
+func WriteGroupsSeq(out io.Writer, r *analysis.GroupsReport, groups iter.Seq[*analysis.GroupReport], o GroupsOptions) error {
 	var w strings.Builder
-	if len(r.Groups) == 0 {
+	n := 0
+	for g := range groups {
+		w.Reset()
+		if n > 0 {
+			// The blank line heading writes after what came before.
+			if _, err := io.WriteString(out, "\n"); err != nil {
+				return err
+			}
+		}
+		n++
+		writeGroup(&w, g, o)
+		if err := flush(out, &w); err != nil {
+			return err
+		}
+	}
+	w.Reset()
+	if n == 0 {
 		w.WriteString("no groups\n")
 	}
-	for i := range r.Groups {
-		writeGroup(&w, &r.Groups[i], o)
+	if r.GroupsNotKept > 0 {
+		fmt.Fprintf(&w, "not kept (--max-analysis-memory): %d groups, evicted whole, the least recently active first\n", r.GroupsNotKept)
 	}
 	return flush(out, &w)
+}
+
+// groupsOf yields r's groups.
+func groupsOf(r *analysis.GroupsReport) iter.Seq[*analysis.GroupReport] {
+	return func(yield func(*analysis.GroupReport) bool) {
+		for i := range r.Groups {
+			if !yield(&r.Groups[i]) {
+				return
+			}
+		}
+	}
 }
 
 func writeGroup(w *strings.Builder, g *analysis.GroupReport, o GroupsOptions) {
@@ -176,7 +213,19 @@ func writeGroup(w *strings.Builder, g *analysis.GroupReport, o GroupsOptions) {
 		w.WriteString("; errors " + paint(o.Color, roleError, strings.Join(es, ", ")))
 	}
 	w.WriteByte('\n')
-	if g.Dropped.Any() {
+	switch d := g.Dropped; {
+	case d.Evicted > 0:
+		times := "once"
+		if d.Evicted > 1 {
+			times = fmt.Sprintf("%d times", d.Evicted)
+		}
+		fmt.Fprintf(w, "%s: a group of this ID was evicted whole %s before %s (--max-analysis-memory); this report, its counts included, holds what came after\n",
+			paint(o.Color, roleFlag, "history partial"), times, clockOf(g.First))
+	case d.MaybeEvicted:
+		fmt.Fprintf(w, "%s: more groups were evicted whole (--max-analysis-memory) than their IDs could be remembered; this one may have been, before %s\n",
+			paint(o.Color, roleFlag, "history may be partial"), clockOf(g.First))
+	}
+	if d := g.Dropped; d.Events > 0 || d.Generations > 0 || d.Members > 0 || d.Commits > 0 || d.Unfollowed > 0 {
 		fmt.Fprintf(w, "not kept (--max-analysis-memory): %d events, %d generations, %d members, %d commits",
 			g.Dropped.Events, g.Dropped.Generations, g.Dropped.Members, g.Dropped.Commits)
 		if n := g.Dropped.Unfollowed; n > 0 {
@@ -393,6 +442,13 @@ func WriteGroupsJSON(w io.Writer, r *analysis.GroupsReport, o Options) error {
 	if len(r.Groups) == 0 {
 		return writeJSON(w, r, o)
 	}
+	return WriteGroupsJSONSeq(w, r, groupsOf(r), o)
+}
+
+// WriteGroupsJSONSeq is WriteGroupsJSON for the groups groups yields
+// (r's own Groups not looked at), each encoded and written before the
+// next is asked for; none: an empty list.
+func WriteGroupsJSONSeq(w io.Writer, r *analysis.GroupsReport, groups iter.Seq[*analysis.GroupReport], o Options) error {
 	// The document around the groups, from the encoder: an empty list
 	// stands where they go.
 	rest := *r
@@ -404,7 +460,7 @@ func WriteGroupsJSON(w io.Writer, r *analysis.GroupsReport, o Options) error {
 	const slot = `"groups": []`
 	head, tail, ok := bytes.Cut(frame.Bytes(), []byte(slot))
 	if !ok {
-		return writeJSON(w, r, o)
+		return fmt.Errorf("groups report: no %s in the encoder's document", slot)
 	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
@@ -412,24 +468,33 @@ func WriteGroupsJSON(w io.Writer, r *analysis.GroupsReport, o Options) error {
 	enc.SetEscapeHTML(false)
 	ew := &errWriter{w: w}
 	ew.write(head)
-	ew.write([]byte(`"groups": [` + "\n"))
-	for i := range r.Groups {
+	n := 0
+	for g := range groups {
 		buf.Reset()
-		var v any = &r.Groups[i]
+		var v any = g
 		if o.Int64Strings {
 			v = jsonint64.Strings(v)
 		}
 		if err := enc.Encode(v); err != nil {
 			return err
 		}
+		if n == 0 {
+			ew.write([]byte(`"groups": [` + "\n"))
+		} else {
+			ew.write([]byte(",\n"))
+		}
+		n++
 		ew.write([]byte("    "))
 		ew.write(bytes.TrimSuffix(buf.Bytes(), []byte("\n")))
-		if i < len(r.Groups)-1 {
-			ew.write([]byte(","))
+		if ew.err != nil {
+			return ew.err
 		}
-		ew.write([]byte("\n"))
 	}
-	ew.write([]byte("  ]"))
+	if n == 0 {
+		ew.write([]byte(slot))
+	} else {
+		ew.write([]byte("\n  ]"))
+	}
 	ew.write(tail)
 	return ew.err
 }

@@ -3,6 +3,7 @@ package statsview
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"regexp"
 	"sort"
@@ -559,6 +560,8 @@ type maxWriter struct {
 	max int
 }
 
+func (m *maxWriter) WriteString(s string) (int, error) { return m.Write([]byte(s)) }
+
 func (m *maxWriter) Write(b []byte) (int, error) {
 	m.max = max(m.max, len(b))
 	return m.Buffer.Write(b)
@@ -568,7 +571,7 @@ func (m *maxWriter) Write(b []byte) (int, error) {
 // time, as encoding/json encodes it whole: a report that
 // --max-analysis-memory bounds is never held encoded all at once.
 func TestGroupsJSONStreamed(t *testing.T) {
-	r := &analysis.GroupsReport{MaxMemoryBytes: 1 << 40}
+	r := &analysis.GroupsReport{MaxMemoryBytes: 1 << 40, GroupsNotKept: 12}
 	for i := range 200 {
 		r.Groups = append(r.Groups, analysis.GroupReport{GroupID: "g" + strconv.Itoa(i) + "-" + strings.Repeat("x", 500) + "<&>", Protocol: "consumer",
 			Rebalances: int64(i) << 40})
@@ -592,12 +595,79 @@ func TestGroupsJSONStreamed(t *testing.T) {
 		if got.max > 2*one.Len() {
 			t.Errorf("Int64Strings=%v: a write of %d bytes, one group encodes to %d (the document: %d)", o.Int64Strings, got.max, one.Len(), whole.Len())
 		}
-		if !strings.Contains(got.String(), `"maxMemoryBytes": `) || strings.Count(got.String(), `"groupId": "g`) != 200 {
+		if !strings.Contains(got.String(), `"maxMemoryBytes": 1099511627776,
+  "groupsNotKept": 12
+}`) && !strings.Contains(got.String(), `"maxMemoryBytes": "1099511627776",
+  "groupsNotKept": "12"
+}`) || strings.Count(got.String(), `"groupId": "g`) != 200 {
 			t.Errorf("document %.300s", got.String())
 		}
 	}
 	var empty bytes.Buffer
-	if err := WriteGroupsJSON(&empty, &analysis.GroupsReport{MaxMemoryBytes: 5}, Options{}); err != nil || empty.String() != "{\n  \"groups\": null,\n  \"maxMemoryBytes\": 5\n}\n" {
+	if err := WriteGroupsJSON(&empty, &analysis.GroupsReport{MaxMemoryBytes: 5}, Options{}); err != nil || empty.String() != "{\n  \"groups\": null,\n  \"maxMemoryBytes\": 5,\n  \"groupsNotKept\": 0\n}\n" {
 		t.Errorf("empty report %q %v", empty.String(), err)
+	}
+}
+
+// TestGroupsTextStreamed: the groups text is written a group at a time,
+// the same bytes as the text built whole: a report of 100,000 members
+// is never held as text all at once. After the groups, those not kept;
+// a group evicted before says so (its history is partial).
+func TestGroupsTextStreamed(t *testing.T) {
+	r := &analysis.GroupsReport{MaxMemoryBytes: 1 << 20, GroupsNotKept: 3977}
+	for i := range 50 {
+		g := analysis.GroupReport{GroupID: "g" + strconv.Itoa(i), Protocol: "classic", First: analysis.Time(time.Date(2026, 5, 1, 12, 0, i, 0, time.UTC))}
+		for j := range 40 {
+			g.Members = append(g.Members, analysis.MemberReport{MemberID: fmt.Sprintf("m%d-%d", i, j), Name: fmt.Sprintf("c%d", j)})
+		}
+		switch i {
+		case 1:
+			g.Dropped.Evicted = 2
+		case 2:
+			g.Dropped.MaybeEvicted = true
+		case 3:
+			g.Dropped.Evicted, g.Dropped.Events = 1, 7
+		}
+		r.Groups = append(r.Groups, g)
+	}
+	o := GroupsOptions{Timeline: true}
+	var whole strings.Builder
+	for i := range r.Groups {
+		writeGroup(&whole, &r.Groups[i], o)
+	}
+	var got maxWriter
+	if err := WriteGroups(&got, r, o); err != nil {
+		t.Fatal(err)
+	}
+	const notKept = "not kept (--max-analysis-memory): 3977 groups, evicted whole, the least recently active first\n"
+	if got.String() != whole.String()+notKept {
+		g, w := got.String(), whole.String()+notKept
+		i := 0
+		for i < min(len(g), len(w)) && g[i] == w[i] {
+			i++
+		}
+		t.Fatalf("streamed text differs from the whole at byte %d:\n%.300s\nwant\n%.300s", i, g[max(i-100, 0):], w[max(i-100, 0):])
+	}
+	var one strings.Builder
+	writeGroup(&one, &r.Groups[0], o)
+	if got.max > one.Len()+300 || got.max < one.Len() { // + a history line
+		t.Errorf("a write of %d bytes, one group's text is %d (all: %d)", got.max, one.Len(), got.Len())
+	}
+	text := got.String()
+	for _, want := range []string{
+		"GROUP g1  classic\n12:00:01.000 to -: 0 generations, 0 rebalances, 40 members\nhistory partial: a group of this ID was evicted whole 2 times before 12:00:01.000 (--max-analysis-memory); this report, its counts included, holds what came after\n\n  MEMBERS",
+		"\nhistory may be partial: more groups were evicted whole (--max-analysis-memory) than their IDs could be remembered; this one may have been, before 12:00:02.000\n\n",
+		"\nhistory partial: a group of this ID was evicted whole once before 12:00:03.000 (--max-analysis-memory); this report, its counts included, holds what came after\nnot kept (--max-analysis-memory): 7 events, 0 generations, 0 members, 0 commits\n",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("text lacks %q", want)
+		}
+	}
+	if n := strings.Count(text, "history"); n != 3 {
+		t.Errorf("%d history lines, want 3", n)
+	}
+	var none bytes.Buffer
+	if err := WriteGroups(&none, &analysis.GroupsReport{GroupsNotKept: 2}, o); err != nil || none.String() != "no groups\nnot kept (--max-analysis-memory): 2 groups, evicted whole, the least recently active first\n" {
+		t.Errorf("no groups: %q %v", none.String(), err)
 	}
 }
