@@ -1119,8 +1119,7 @@ func firstEpoch(in *instance) int16 {
 
 func (f *findEngine) reportGroups(a *Analyzer) []*finding {
 	var out []*finding
-	gr := a.Groups()
-	for _, g := range gr.Groups {
+	for g := range a.GroupReports(nil) { // one at a time
 		var starts []Time
 		var refs []int64
 		var files []int

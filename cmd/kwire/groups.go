@@ -209,27 +209,25 @@ func runGroups(ctx context.Context, o *groupsOptions, s *ioStreams, color bool, 
 	if !run.readAny {
 		return run.status(s.ErrOut)
 	}
-	r := an.Groups()
+	// The reports are built and written a group at a time: a report of
+	// 100,000 members is not held whole, nor its text.
+	r := an.GroupsFrame()
+	ids := an.GroupIDs()
 	var missing string
+	var keep func(string) bool
 	if len(o.Groups) > 0 {
-		var have []string
-		for _, g := range r.Groups {
-			have = append(have, g.GroupID)
-		}
-		missing = notInCapture("--group", "group", o.Groups, have)
-		r.Groups = slices.DeleteFunc(r.Groups, func(g analysis.GroupReport) bool { return !slices.Contains(o.Groups, g.GroupID) })
-	}
-	var ids []string
-	for _, g := range r.Groups {
-		ids = append(ids, g.GroupID)
+		missing = notInCapture("--group", "group", o.Groups, ids)
+		keep = func(id string) bool { return slices.Contains(o.Groups, id) }
+		ids = slices.DeleteFunc(ids, func(id string) bool { return !keep(id) })
 	}
 	inSeveralFiles(s, "group", ids)
-	return writeAnalysis(s, &run, missing, len(r.Groups) > 0, o.JSON,
+	groups := an.GroupReports(keep)
+	return writeAnalysis(s, &run, missing, len(ids) > 0, o.JSON,
 		func(w io.Writer) error {
-			return statsview.WriteGroupsJSON(w, r, statsview.Options{Int64Strings: bool(o.JSONInt64)})
+			return statsview.WriteGroupsJSONSeq(w, r, groups, statsview.Options{Int64Strings: bool(o.JSONInt64)})
 		},
 		func(w io.Writer) error {
-			return statsview.WriteGroups(w, r, statsview.GroupsOptions{Options: statsview.Options{Color: color}, Timeline: o.Timeline})
+			return statsview.WriteGroupsSeq(w, r, groups, statsview.GroupsOptions{Options: statsview.Options{Color: color}, Timeline: o.Timeline})
 		})
 }
 
