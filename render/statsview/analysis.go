@@ -124,6 +124,9 @@ func WriteGroups(out io.Writer, r *analysis.GroupsReport, o GroupsOptions) error
 func WriteGroupsSeq(out io.Writer, r *analysis.GroupsReport, groups iter.Seq[*analysis.GroupReport], o GroupsOptions) error {
 	var w strings.Builder
 	n := 0
+	// A group of 100,000 members is written out a table (and 1,024 rows)
+	// at a time, not held as text whole.
+	sp := &spiller{out: out, min: 1 << 16}
 	for g := range groups {
 		w.Reset()
 		if n > 0 {
@@ -133,7 +136,10 @@ func WriteGroupsSeq(out io.Writer, r *analysis.GroupsReport, groups iter.Seq[*an
 			}
 		}
 		n++
-		writeGroup(&w, g, o)
+		writeGroup(&w, g, o, sp)
+		if sp.err != nil {
+			return sp.err
+		}
 		if err := flush(out, &w); err != nil {
 			return err
 		}
@@ -159,7 +165,9 @@ func groupsOf(r *analysis.GroupsReport) iter.Seq[*analysis.GroupReport] {
 	}
 }
 
-func writeGroup(w *strings.Builder, g *analysis.GroupReport, o GroupsOptions) {
+// writeGroup writes g's text to w; sp, when not nil, writes out what w
+// holds as it grows (spiller).
+func writeGroup(w *strings.Builder, g *analysis.GroupReport, o GroupsOptions, sp *spiller) {
 	head := "GROUP " + g.GroupID + "  " + g.Protocol
 	if g.ProtocolType != nil {
 		head += ", protocol type " + *g.ProtocolType
@@ -262,7 +270,9 @@ func writeGroup(w *strings.Builder, g *analysis.GroupReport, o GroupsOptions) {
 			t.detail("    leave reason: " + *m.LeaveReason)
 		}
 	}
+	t.spill = sp.spill
 	t.write(w, o.Options)
+	sp.spill(w)
 
 	heading(w, o.Options, "  GENERATIONS")
 	label := "GEN"
@@ -310,9 +320,12 @@ func writeGroup(w *strings.Builder, g *analysis.GroupReport, o GroupsOptions) {
 			gt.detail("    moved: " + fitList(movedText(gn.Moved, name), maxDetail))
 		}
 	}
+	gt.spill = sp.spill
 	gt.write(w, o.Options)
+	sp.spill(w)
 
-	writeLanes(w, g, o)
+	writeLanes(w, g, o, sp)
+	sp.spill(w)
 
 	heading(w, o.Options, "  COMMITS")
 	if len(g.Commits) == 0 {
@@ -338,6 +351,7 @@ func writeGroup(w *strings.Builder, g *analysis.GroupReport, o GroupsOptions) {
 				c(i64(cm.Commits)), stale, errs, c(deref(cm.HighWatermark, "-", i64)), c(deref(cm.Lag, "-", i64)),
 				c(deref(cm.FetchOffset, "-", i64)), c(clockOf(cm.Time)))
 		}
+		ct.spill = sp.spill
 		ct.write(w, o.Options)
 		w.WriteString("  LAG = high watermark - committed offset, from the latest Fetch response; FETCHED = the owner's latest fetch offset\n")
 	}
@@ -360,13 +374,14 @@ func writeGroup(w *strings.Builder, g *analysis.GroupReport, o GroupsOptions) {
 			}
 			tt.add(c(clockOf(ev.Time)), c(deref(ev.Member, "", str)), cr(role, ev.Kind), c(pkt), c(ev.Detail))
 		}
+		tt.spill = sp.spill
 		tt.write(w, o.Options)
 	}
 }
 
 // writeLanes writes a row per member, a column per generation: the
 // partitions it had, "·" before it joined, and how it went.
-func writeLanes(w *strings.Builder, g *analysis.GroupReport, o GroupsOptions) {
+func writeLanes(w *strings.Builder, g *analysis.GroupReport, o GroupsOptions, sp *spiller) {
 	if len(g.Generations) == 0 {
 		return
 	}
@@ -400,6 +415,7 @@ func writeLanes(w *strings.Builder, g *analysis.GroupReport, o GroupsOptions) {
 	}
 	t := newTable(titles...)
 	t.indent = "  "
+	t.spill = sp.spill
 	for _, m := range g.Members {
 		row := []cell{c(m.Name)}
 		in, gone := false, false

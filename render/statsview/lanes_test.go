@@ -41,7 +41,7 @@ func TestWriteLanes(t *testing.T) {
 	g.Generations[2].Members = append(g.Generations[2].Members, late,
 		analysis.GenerationMember{MemberID: "m-0", Assigned: []analysis.TopicPartition{{Topic: "t", Partitions: []int32{9}}}})
 	var w strings.Builder
-	writeLanes(&w, g, GroupsOptions{})
+	writeLanes(&w, g, GroupsOptions{}, nil)
 	got := strings.Fields(strings.ReplaceAll(w.String(), "\n", " | "))
 	want := strings.Fields("SWIM LANES (what each member had, generation by generation) | " +
 		"MEMBER 1 2 3 | c0 0 0 9 | c1 1 1 ✗ gone | c2 2 2 2 | late · · 7 |")
@@ -60,7 +60,7 @@ func BenchmarkWriteLanes(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				var w strings.Builder
-				writeLanes(&w, g, GroupsOptions{})
+				writeLanes(&w, g, GroupsOptions{}, nil)
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/member")
 		})

@@ -633,7 +633,7 @@ func TestGroupsTextStreamed(t *testing.T) {
 	o := GroupsOptions{Timeline: true}
 	var whole strings.Builder
 	for i := range r.Groups {
-		writeGroup(&whole, &r.Groups[i], o)
+		writeGroup(&whole, &r.Groups[i], o, nil)
 	}
 	var got maxWriter
 	if err := WriteGroups(&got, r, o); err != nil {
@@ -649,7 +649,7 @@ func TestGroupsTextStreamed(t *testing.T) {
 		t.Fatalf("streamed text differs from the whole at byte %d:\n%.300s\nwant\n%.300s", i, g[max(i-100, 0):], w[max(i-100, 0):])
 	}
 	var one strings.Builder
-	writeGroup(&one, &r.Groups[0], o)
+	writeGroup(&one, &r.Groups[0], o, nil)
 	if got.max > one.Len()+300 || got.max < one.Len() { // + a history line
 		t.Errorf("a write of %d bytes, one group's text is %d (all: %d)", got.max, one.Len(), got.Len())
 	}
@@ -665,6 +665,29 @@ func TestGroupsTextStreamed(t *testing.T) {
 	}
 	if n := strings.Count(text, "history"); n != 3 {
 		t.Errorf("%d history lines, want 3", n)
+	}
+	// One group of 10,000 members, in one generation: written a table,
+	// and 1,024 rows, at a time, the same bytes.
+	big := analysis.GroupReport{GroupID: "big", Protocol: "classic"}
+	gn := analysis.GenerationReport{Generation: 1, Cause: "join"}
+	for j := range 10000 {
+		id := fmt.Sprintf("m%05d", j)
+		big.Members = append(big.Members, analysis.MemberReport{MemberID: id, Name: "c" + id})
+		gn.Members = append(gn.Members, analysis.GenerationMember{MemberID: id, Name: "c" + id, Assigned: []analysis.TopicPartition{{Topic: "t", Partitions: []int32{int32(j)}}}})
+		big.Timeline = append(big.Timeline, analysis.Event{Kind: "join", MemberID: &id, Member: &id, Detail: "joined generation 1"})
+	}
+	big.Generations = []analysis.GenerationReport{gn}
+	var bigWhole strings.Builder
+	writeGroup(&bigWhole, &big, o, nil)
+	var bigGot maxWriter
+	if err := WriteGroups(&bigGot, &analysis.GroupsReport{Groups: []analysis.GroupReport{big}}, o); err != nil {
+		t.Fatal(err)
+	}
+	if bigGot.String() != bigWhole.String() {
+		t.Fatalf("a group of 10,000 members: the text written in pieces differs from the whole")
+	}
+	if bigGot.max > 200<<10 || bigWhole.Len() < 2<<20 {
+		t.Errorf("a group of 10,000 members: a write of %d bytes of %d", bigGot.max, bigWhole.Len())
 	}
 	var none bytes.Buffer
 	if err := WriteGroups(&none, &analysis.GroupsReport{GroupsNotKept: 2}, o); err != nil || none.String() != "no groups\nnot kept (--max-analysis-memory): 2 groups, evicted whole, the least recently active first\n" {

@@ -126,7 +126,13 @@ type table struct {
 	rows   [][]cell
 	indent string
 	noHead bool // write no title line
+	// spill, when set, is called every spillRows rows written: it may
+	// write out what w holds (spiller).
+	spill func(*strings.Builder)
 }
+
+// spillRows is how often table.write calls its spill.
+const spillRows = 1024
 
 // newTable makes a table; a title starting with ">" is right-aligned (the
 // ">" is not printed).
@@ -186,13 +192,36 @@ func (t *table) write(w *strings.Builder, o Options) {
 	if !t.noHead {
 		line(hdr)
 	}
-	for _, row := range t.rows {
+	for i, row := range t.rows {
+		if t.spill != nil && i%spillRows == spillRows-1 {
+			t.spill(w)
+		}
 		if len(row) == 1 && row[0].detail {
 			w.WriteString(t.indent + paint(o.Color, roleFaint, row[0].s) + "\n")
 			continue
 		}
 		line(row)
 	}
+}
+
+// spiller writes out what a text being built holds, past min bytes,
+// all but its last byte (what heading looks at: that something came
+// before it): the text is the same, written in pieces. err is the
+// first write's error; none is tried after it.
+type spiller struct {
+	out io.Writer
+	min int
+	err error
+}
+
+func (s *spiller) spill(w *strings.Builder) {
+	if s == nil || s.err != nil || w.Len() < max(s.min, 1) {
+		return
+	}
+	text := w.String()
+	_, s.err = io.WriteString(s.out, text[:len(text)-1])
+	w.Reset()
+	w.WriteString(text[len(text)-1:])
 }
 
 // heading writes a section title.
