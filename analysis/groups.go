@@ -206,11 +206,23 @@ type group struct {
 	// (the latest stays); it goes back in the eviction order with the
 	// next generation.
 	genParked bool
+	// byInstance is the member kept that last took each group instance
+	// ID (KIP-345), for a LeaveGroup by instance ID; byNum the latest
+	// entry of each generation (member epoch) number kept, for
+	// genNum: neither a scan per request.
+	byInstance map[string]*member
+	byNum      map[genKey]*gen
 	// lk links it in groupTracker.lru, seq its place there. evicted: it
 	// went whole (groupTracker.evictGroup); it is emptied, in no map.
 	lk      link[group]
 	seq     uint64
 	evicted bool
+}
+
+// genKey is a generation's number, or a member epoch's (KIP-848).
+type genKey struct {
+	num   int32
+	epoch bool
 }
 
 type member struct {
@@ -675,6 +687,9 @@ func (t *groupTracker) evict() bool {
 			}
 		case itemGen:
 			if len(g.gens) > 1 { // the latest stays: it is the group's state
+				if k := (genKey{g.gens[0].num, g.gens[0].epoch}); g.byNum[k] == g.gens[0] {
+					delete(g.byNum, k)
+				}
 				t.mem.give(g.gens[0].cost)
 				g.gens[0] = nil
 				g.gens = g.gens[1:]
@@ -703,6 +718,9 @@ func (t *groupTracker) dropMember(m *member) {
 	t.unkeep(m)
 	if g.members[m.id] == m {
 		delete(g.members, m.id)
+	}
+	if m.instance != "" && g.byInstance[m.instance] == m {
+		delete(g.byInstance, m.instance)
 	}
 	if g.dead++; g.dead > 32 && 2*g.dead > len(g.order) {
 		g.compact()
@@ -761,6 +779,7 @@ func (t *groupTracker) evictGroup(g *group) {
 		t.doneDead = 0
 	}
 	g.members, g.order, g.gens, g.events, g.commits, g.corder, g.signaled = nil, nil, nil, nil, nil, nil, nil
+	g.byInstance, g.byNum = nil, nil
 }
 
 // compact takes the dropped members out of g.order.
@@ -869,8 +888,21 @@ func (m *member) setTimeouts(fg *facts.Group) {
 		m.intervalMs = fg.HeartbeatIntervalMs
 	}
 	if fg.InstanceID != "" {
-		m.instance = fg.InstanceID
+		m.setInstance(fg.InstanceID)
 	}
+}
+
+// setInstance makes id m's group instance ID; kept, m is its group's
+// member of that ID (group.byInstance).
+func (m *member) setInstance(id string) {
+	m.instance = id
+	if !m.kept {
+		return
+	}
+	if m.g.byInstance == nil {
+		m.g.byInstance = map[string]*member{}
+	}
+	m.g.byInstance[id] = m
 }
 
 func (m *member) err(code int16) {
@@ -947,14 +979,7 @@ func (g *group) lastGen() *gen {
 }
 
 // genNum returns the latest generation entry numbered num.
-func (g *group) genNum(num int32, epoch bool) *gen {
-	for i := len(g.gens) - 1; i >= 0; i-- {
-		if g.gens[i].num == num && g.gens[i].epoch == epoch {
-			return g.gens[i]
-		}
-	}
-	return nil
-}
+func (g *group) genNum(num int32, epoch bool) *gen { return g.byNum[genKey{num, epoch}] }
 
 // memberIndexFrom is the count of a generation's members from which
 // they are found by map: a JoinGroup response may list 100,000, and a
@@ -1042,6 +1067,10 @@ func (t *groupTracker) newGen(g *group, num int32, epoch bool, at time.Time) *ge
 		last.before, gn.before = nil, last
 	}
 	g.gens = append(g.gens, gn)
+	if g.byNum == nil {
+		g.byNum = map[genKey]*gen{}
+	}
+	g.byNum[genKey{num, epoch}] = gn
 	g.nGens++
 	if g.genParked {
 		// Its only generation's item came up while it was the only
@@ -1230,7 +1259,7 @@ func (t *groupTracker) joinGroup(g *group, e *xinfo) {
 			}
 			mm := t.member(g, fm.ID, nil)
 			if fm.InstanceID != "" {
-				mm.instance = fm.InstanceID
+				mm.setInstance(fm.InstanceID)
 			}
 			if fm.Subscription != nil {
 				mm.subscription = slices.Clone(fm.Subscription.Topics)
@@ -1403,10 +1432,8 @@ func (t *groupTracker) leaveGroup(g *group, e *xinfo) {
 	for _, l := range ls {
 		id := l.id
 		if id == "" && l.instance != "" {
-			for _, m := range g.order {
-				if m.kept && m.instance == l.instance && m.end == "" {
-					id = m.id
-				}
+			if m := g.byInstance[l.instance]; m != nil && m.kept && m.end == "" {
+				id = m.id
 			}
 		}
 		if id == "" {
@@ -1558,7 +1585,7 @@ func (t *groupTracker) described(e *xinfo, kind string) {
 				m.first = e.at
 			}
 			if dm.InstanceID != "" && m.instance == "" {
-				m.instance = dm.InstanceID
+				m.setInstance(dm.InstanceID)
 			}
 			if s := dm.Subscription; s != nil && m.subscription == nil {
 				m.subscription = slices.Clone(s.Topics)

@@ -434,3 +434,50 @@ func TestGroupsEvictedSeenAgain(t *testing.T) {
 		t.Errorf("%d groups said to maybe have been evicted, %d counted, want 1 each", maybe, counted)
 	}
 }
+
+// TestGroupsLeaveByInstanceMany: a LeaveGroup v3 batch naming 1,000 of
+// 2,000 static members by group instance ID alone (KIP-345) ends those,
+// found by map (it was a pass over every member per member leaving), and
+// no other; a SyncGroup of the older generation finds it by number.
+func TestGroupsLeaveByInstanceMany(t *testing.T) {
+	const n = 2000
+	ids := memberIDs(n, "a")
+	inst := make([]string, n)
+	for i := range inst {
+		inst[i] = "i" + strconv.Itoa(i)
+	}
+	s := newSynth(t, Options{Groups: true})
+	s.a.Exchange(joinListingStatic("g", 1, ids, inst, s0, 101))
+	s.a.Exchange(joinListingStatic("g", 2, ids, inst, s0.Add(time.Second), 103))
+	l := kmsg.NewPtrLeaveGroupRequest()
+	l.Version, l.Group = 3, "g"
+	lr := kmsg.NewPtrLeaveGroupResponse()
+	for i := 0; i < n; i += 2 {
+		lm := kmsg.NewLeaveGroupRequestMember()
+		lm.InstanceID = &inst[i]
+		l.Members = append(l.Members, lm)
+		rm := kmsg.NewLeaveGroupResponseMember()
+		rm.InstanceID = &inst[i]
+		lr.Members = append(lr.Members, rm)
+	}
+	s.ex("c", 2*time.Second, time.Millisecond, l, lr)
+	sg := kmsg.NewPtrSyncGroupRequest()
+	sg.Version, sg.Group, sg.Generation, sg.MemberID = 3, "g", 1, ids[1]
+	s.ex("c", 3*time.Second, time.Millisecond, sg, kmsg.NewPtrSyncGroupResponse())
+	g := s.a.Groups().Groups[0]
+	left := 0
+	for _, m := range g.Members {
+		i, _ := strconv.Atoi(strings.TrimSuffix(strings.TrimPrefix(m.MemberID, "m"), "-a"))
+		switch {
+		case i%2 == 0 && (m.End == nil || *m.End != endLeft):
+			t.Fatalf("%s (instance i%d) did not leave: end %v", m.MemberID, i, m.End)
+		case i%2 == 1 && m.End != nil:
+			t.Fatalf("%s ended %s", m.MemberID, *m.End)
+		case i%2 == 0:
+			left++
+		}
+	}
+	if left != n/2 || len(g.Generations) != 2 || g.GenerationCount != 2 || len(g.Generations[0].Refs) != 2 || g.Generations[0].Refs[1].Frame != 3 { // the SyncGroup: frames 3, 4
+		t.Errorf("%d left, %d generations (%d counted), generation 1 refs %v", left, len(g.Generations), g.GenerationCount, g.Generations[0].Refs)
+	}
+}
