@@ -481,3 +481,77 @@ func TestGroupsLeaveByInstanceMany(t *testing.T) {
 		t.Errorf("%d left, %d generations (%d counted), generation 1 refs %v", left, len(g.Generations), g.GenerationCount, g.Generations[0].Refs)
 	}
 }
+
+// TestGroupsEvictAccounting: hundreds of groups in 1 MiB, each joined,
+// synced with assignments, committed to, left and rejoined at random,
+// most evicted whole on the way: within the budget after every
+// exchange, and, every group evicted at the end, every byte they were
+// charged given back (only the IDs remembered stay).
+func TestGroupsEvictAccounting(t *testing.T) {
+	s := newSynth(t, Options{Groups: true, MaxMemory: 1 << 20})
+	rng := uint64(7)
+	rand := func(n int) int {
+		rng = rng*6364136223846793005 + 1442695040888963407
+		return int(rng>>33) % n
+	}
+	gens := map[int]int32{}
+	at := time.Duration(0)
+	for i := range 6000 {
+		at += time.Millisecond
+		k := rand(400)
+		id := fmt.Sprintf("grp%03d-%s", k, strings.Repeat("q", 100+k))
+		ids := memberIDs(1+rand(40), strconv.Itoa(k))
+		switch op := rand(5); op {
+		case 0, 1:
+			gens[k]++
+			s.frame += 2
+			s.a.Exchange(joinListing(id, gens[k], ids, s0.Add(at), s.frame-1))
+		case 2:
+			sg := kmsg.NewPtrSyncGroupRequest()
+			sg.Version, sg.Group, sg.Generation, sg.MemberID = 3, id, gens[k], ids[0]
+			a := kmsg.NewConsumerMemberAssignment()
+			a.Topics = []kmsg.ConsumerMemberAssignmentTopic{{Topic: "t" + strconv.Itoa(rand(5)), Partitions: []int32{int32(rand(64)), int32(rand(64))}}}
+			sr := kmsg.NewPtrSyncGroupResponse()
+			sr.MemberAssignment = a.AppendTo(nil)
+			s.ex("c", at, time.Millisecond, sg, sr)
+		case 3:
+			oc := kmsg.NewPtrOffsetCommitRequest()
+			oc.Version, oc.Group, oc.Generation, oc.MemberID = 8, id, gens[k], ids[0]
+			ot := kmsg.NewOffsetCommitRequestTopic()
+			ot.Topic = "t" + strconv.Itoa(rand(5))
+			for p := range 1 + rand(8) {
+				pp := kmsg.NewOffsetCommitRequestTopicPartition()
+				pp.Partition, pp.Offset = int32(p), int64(i)
+				ot.Partitions = append(ot.Partitions, pp)
+			}
+			oc.Topics = []kmsg.OffsetCommitRequestTopic{ot}
+			s.ex("c", at, time.Millisecond, oc, kmsg.NewPtrOffsetCommitResponse())
+		case 4:
+			l := kmsg.NewPtrLeaveGroupRequest()
+			l.Version, l.Group, l.MemberID = 2, id, ids[rand(len(ids))]
+			s.ex("c", at, time.Millisecond, l, kmsg.NewPtrLeaveGroupResponse())
+		}
+		if s.a.mem.used > 1<<20 {
+			t.Fatalf("exchange %d: %d bytes kept, budget %d", i, s.a.mem.used, 1<<20)
+		}
+	}
+	gt := s.a.groups
+	r := s.a.Groups()
+	marked := 0
+	for _, g := range r.Groups {
+		if g.Dropped.Evicted > 0 {
+			marked++
+		}
+	}
+	t.Logf("%d groups kept (%d marked evicted before), %d not kept, %d bytes", len(r.Groups), marked, r.GroupsNotKept, s.a.mem.used)
+	if r.GroupsNotKept < 400 || len(r.Groups) < 20 || marked == 0 {
+		t.Fatalf("%d groups kept (%d marked evicted before), %d not kept", len(r.Groups), marked, r.GroupsNotKept)
+	}
+	for gt.lru.n > 0 {
+		gt.evictGroup(gt.lru.first)
+	}
+	rest := int64(len(gt.evictedIDs))*costEvictedID + 8*int64(len(gt.evictedBloom))
+	if s.a.mem.used != rest || gt.ended.n != 0 || len(gt.groups) != 0 {
+		t.Errorf("every group evicted: %d bytes kept, want %d; %d ended members, %d groups", s.a.mem.used, rest, gt.ended.n, len(gt.groups))
+	}
+}
