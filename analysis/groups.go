@@ -264,8 +264,10 @@ type member struct {
 	// list and no generation.
 	kept, unfollowed bool
 	// out: the leader's JoinGroup response listed the group's latest
-	// generation without it (classic): it is done with the group, as a
-	// member whose end is set is, until a generation lists it again.
+	// generation without it (classic), or a describe (KIP-848) did not
+	// list it, silent since before (outIdx -1): it is done with the
+	// group, as a member whose end is set is, until a generation lists
+	// it again (or it heartbeats again).
 	// outIdx is that generation (gen.idx), outAt its start: the report
 	// decides how it went from them (and its own last sign of life) when
 	// the generation before was dropped.
@@ -1512,6 +1514,9 @@ func (t *groupTracker) epochHeartbeat(g *group, e *xinfo) {
 		m.live(e.at, true)
 		m.lastHBRef = e.ref
 	}
+	if m.out && code == 0 {
+		t.setOut(m, false) // heartbeating again: a describe missed it
+	}
 	if code != 0 {
 		if code == errFencedMemberEpoch || code == errUnknownMemberID || code == errFencedInstanceID {
 			t.setEnd(m, endFenced, e.at)
@@ -1575,6 +1580,22 @@ func (t *groupTracker) described(e *xinfo, kind string) {
 			continue
 		}
 		g := t.group(d.ID, kind, e.at)
+		listed := make(map[string]bool, len(d.Members))
+		for j := range d.Members {
+			listed[d.Members[j].ID] = true
+		}
+		// A member the coordinator no longer lists, silent since before
+		// the describe was sent, is no longer in the group: the group
+		// moved on without it (its session expired; for KIP-848 only the
+		// broker knows it). It is out, done with the group, and ends as
+		// the report decides from what it kept (expired by the
+		// describe's time, as it had no session timeout on the wire).
+		for _, m := range g.order {
+			if m.kept && m.end == "" && !m.out && !listed[m.id] && m.last.Before(e.at) {
+				m.outIdx, m.outAt = -1, e.at
+				t.setOut(m, true)
+			}
+		}
 		for j := range d.Members {
 			dm := &d.Members[j]
 			if dm.ID == "" {

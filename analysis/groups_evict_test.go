@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"fmt"
+	"maps"
 	"net/netip"
 	"slices"
 	"strconv"
@@ -553,5 +554,54 @@ func TestGroupsEvictAccounting(t *testing.T) {
 	rest := int64(len(gt.evictedIDs))*costEvictedID + 8*int64(len(gt.evictedBloom))
 	if s.a.mem.used != rest || gt.ended.n != 0 || len(gt.groups) != 0 {
 		t.Errorf("every group evicted: %d bytes kept, want %d; %d ended members, %d groups", s.a.mem.used, rest, gt.ended.n, len(gt.groups))
+	}
+}
+
+// TestGroupsKIP848DescribedOut: a KIP-848 member that stops heartbeating
+// without leaving, which a ConsumerGroupDescribe sent after its last
+// exchange no longer lists, is out of the group (evictable, as a member
+// that left is) and ends expired by the describe; one that heartbeats
+// again after it is a member again.
+func TestGroupsKIP848DescribedOut(t *testing.T) {
+	for _, back := range []bool{false, true} {
+		s := newSynth(t, Options{Groups: true})
+		beat := func(id string, at time.Duration, epoch int32) {
+			hb := kmsg.NewPtrConsumerGroupHeartbeatRequest()
+			hb.Group, hb.MemberID, hb.MemberEpoch, hb.SubscribedTopicNames = "g", id, epoch, []string{"t"}
+			hbr := kmsg.NewPtrConsumerGroupHeartbeatResponse()
+			hbr.MemberID, hbr.MemberEpoch, hbr.HeartbeatIntervalMillis = kmsg.StringPtr(id), 3, 5000
+			s.ex("c-"+id, at, time.Millisecond, hb, hbr)
+		}
+		beat("m1", time.Second, 0)
+		beat("m2", time.Second, 0)
+		beat("m1", 30*time.Second, 3)
+		dm := kmsg.NewConsumerGroupDescribeResponseGroupMember()
+		dm.MemberID, dm.MemberEpoch = "m1", 4
+		dg := kmsg.NewConsumerGroupDescribeResponseGroup()
+		dg.Group, dg.Epoch, dg.AssignmentEpoch, dg.Members = "g", 4, 4, []kmsg.ConsumerGroupDescribeResponseGroupMember{dm}
+		dq := kmsg.NewPtrConsumerGroupDescribeRequest()
+		dq.Groups = []string{"g"}
+		dr := kmsg.NewPtrConsumerGroupDescribeResponse()
+		dr.Groups = []kmsg.ConsumerGroupDescribeResponseGroup{dg}
+		s.ex("admin", 31*time.Second, time.Millisecond, dq, dr)
+		if back {
+			beat("m2", 32*time.Second, 3)
+		}
+		ends := map[string]string{}
+		for _, m := range s.a.Groups().Groups[0].Members {
+			e := "member"
+			if m.End != nil {
+				e = *m.End + "@" + m.EndTime.String()
+			}
+			ends[m.MemberID] = e
+		}
+		want := map[string]string{"m1": "member", "m2": "expired@12:00:31.000"}
+		evictable := 1
+		if back {
+			want["m2"], evictable = "member", 0
+		}
+		if !maps.Equal(ends, want) || s.a.groups.ended.n != evictable {
+			t.Errorf("back=%v: ends %v, want %v; %d evictable, want %d", back, ends, want, s.a.groups.ended.n, evictable)
+		}
 	}
 }
