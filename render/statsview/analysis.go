@@ -478,22 +478,10 @@ func WriteGroupsJSONSeq(w io.Writer, r *analysis.GroupsReport, groups iter.Seq[*
 	if !ok {
 		return fmt.Errorf("groups report: no %s in the encoder's document", slot)
 	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetIndent("    ", "  ")
-	enc.SetEscapeHTML(false)
 	ew := &errWriter{w: w}
 	ew.write(head)
 	n := 0
 	for g := range groups {
-		buf.Reset()
-		var v any = g
-		if o.Int64Strings {
-			v = jsonint64.Strings(v)
-		}
-		if err := enc.Encode(v); err != nil {
-			return err
-		}
 		if n == 0 {
 			ew.write([]byte(`"groups": [` + "\n"))
 		} else {
@@ -501,7 +489,9 @@ func WriteGroupsJSONSeq(w io.Writer, r *analysis.GroupsReport, groups iter.Seq[*
 		}
 		n++
 		ew.write([]byte("    "))
-		ew.write(bytes.TrimSuffix(buf.Bytes(), []byte("\n")))
+		if err := writeGroupJSON(ew, g, o); err != nil {
+			return err
+		}
 		if ew.err != nil {
 			return ew.err
 		}
@@ -513,6 +503,80 @@ func WriteGroupsJSONSeq(w io.Writer, r *analysis.GroupsReport, groups iter.Seq[*
 	}
 	ew.write(tail)
 	return ew.err
+}
+
+// writeGroupJSON writes g as encoding/json does at the depth of an
+// element of the document's groups (without its last newline), its
+// members, generations, commits and timeline an element at a time: one
+// group of 100,000 members is not held encoded whole (the group's other
+// fields come from the encoder, the lists emptied).
+func writeGroupJSON(ew *errWriter, g *analysis.GroupReport, o Options) error {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	encode := func(v any, prefix string) ([]byte, error) {
+		buf.Reset()
+		enc.SetIndent(prefix, "  ")
+		if o.Int64Strings {
+			v = jsonint64.Strings(v)
+		}
+		if err := enc.Encode(v); err != nil {
+			return nil, err
+		}
+		return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+	}
+	frameOf := *g
+	frameOf.Members, frameOf.Generations, frameOf.Commits, frameOf.Timeline = []analysis.MemberReport{}, []analysis.GenerationReport{}, []analysis.CommitReport{}, []analysis.Event{}
+	b, err := encode(&frameOf, "    ")
+	if err != nil {
+		return err
+	}
+	frame := bytes.Clone(b)
+	// Each list in the order of the fields, each element at the depth of
+	// a list of a group's.
+	const in, at = "        ", "      " // an element's indent, the list's closing bracket's
+	lists := []struct {
+		slot string
+		nil  bool
+		n    int
+		elem func(i int) any
+	}{
+		{`"members": []`, g.Members == nil, len(g.Members), func(i int) any { return &g.Members[i] }},
+		{`"generations": []`, g.Generations == nil, len(g.Generations), func(i int) any { return &g.Generations[i] }},
+		{`"commits": []`, g.Commits == nil, len(g.Commits), func(i int) any { return &g.Commits[i] }},
+		{`"timeline": []`, g.Timeline == nil, len(g.Timeline), func(i int) any { return &g.Timeline[i] }},
+	}
+	for _, l := range lists {
+		before, after, ok := bytes.Cut(frame, []byte(l.slot))
+		if !ok {
+			return fmt.Errorf("groups report: no %s in the encoder's group", l.slot)
+		}
+		ew.write(before)
+		key, _, _ := strings.Cut(l.slot, " ")
+		switch {
+		case l.nil:
+			ew.write([]byte(key + " null"))
+		case l.n == 0:
+			ew.write([]byte(l.slot))
+		default:
+			ew.write([]byte(key + " [\n"))
+			for i := range l.n {
+				e, err := encode(l.elem(i), in)
+				if err != nil {
+					return err
+				}
+				if i > 0 {
+					ew.write([]byte(",\n"))
+				}
+				ew.write([]byte(in))
+				ew.write(e)
+			}
+			ew.write([]byte("\n" + at + "]"))
+		}
+		frame = after
+	}
+	ew.write(frame)
+	return nil
 }
 
 // errWriter writes until a write fails, then keeps the error.

@@ -603,6 +603,46 @@ func TestGroupsJSONStreamed(t *testing.T) {
 			t.Errorf("document %.300s", got.String())
 		}
 	}
+	// One group of 5,000 members, with generations, commits and a
+	// timeline (and one with its lists nil): written an element at a
+	// time, the same bytes.
+	big := analysis.GroupReport{GroupID: "big", Protocol: "consumer", Rebalances: 1 << 40}
+	gn := analysis.GenerationReport{Generation: 3, Cause: "join", Refs: []analysis.Ref{{Frame: 9}}}
+	for j := range 5000 {
+		id := fmt.Sprintf("m%05d", j)
+		big.Members = append(big.Members, analysis.MemberReport{MemberID: id, Name: "c" + id, Heartbeats: int64(j) << 33})
+		gn.Members = append(gn.Members, analysis.GenerationMember{MemberID: id, Name: "c" + id})
+		big.Timeline = append(big.Timeline, analysis.Event{Kind: "join", MemberID: &id, Detail: "joined <&>"})
+		big.Commits = append(big.Commits, analysis.CommitReport{Topic: "t", Partition: int32(j), Offset: int64(j) << 35})
+	}
+	big.Generations = []analysis.GenerationReport{gn, gn}
+	nilLists := analysis.GroupReport{GroupID: "nil"}
+	br := &analysis.GroupsReport{Groups: []analysis.GroupReport{big, nilLists}, GroupsNotKept: 1}
+	for _, o := range []Options{{}, {Int64Strings: true}} {
+		var whole bytes.Buffer
+		if err := writeJSON(&whole, br, o); err != nil {
+			t.Fatal(err)
+		}
+		var got maxWriter
+		if err := WriteGroupsJSON(&got, br, o); err != nil {
+			t.Fatal(err)
+		}
+		if got.String() != whole.String() {
+			g, w := got.String(), whole.String()
+			i := 0
+			for i < min(len(g), len(w)) && g[i] == w[i] {
+				i++
+			}
+			t.Fatalf("Int64Strings=%v: a group of 5,000 members differs from the encoder's at byte %d:\n%.300s\nwant\n%.300s", o.Int64Strings, i, g[max(i-100, 0):], w[max(i-100, 0):])
+		}
+		var gen bytes.Buffer
+		if err := writeJSON(&gen, &gn, o); err != nil {
+			t.Fatal(err)
+		}
+		if got.max > gen.Len()*3/2 || whole.Len() < 6*gen.Len() {
+			t.Errorf("Int64Strings=%v: a write of %d bytes, a generation encodes to %d, the document to %d", o.Int64Strings, got.max, gen.Len(), whole.Len())
+		}
+	}
 	var empty bytes.Buffer
 	if err := WriteGroupsJSON(&empty, &analysis.GroupsReport{MaxMemoryBytes: 5}, Options{}); err != nil || empty.String() != "{\n  \"groups\": null,\n  \"maxMemoryBytes\": 5,\n  \"groupsNotKept\": 0\n}\n" {
 		t.Errorf("empty report %q %v", empty.String(), err)
