@@ -146,7 +146,8 @@ type DecryptionSecrets struct {
 	// Type is the secrets type, e.g. SecretsTLSKeyLog.
 	Type uint32
 	// Data is the secrets as written (for SecretsTLSKeyLog, key log
-	// lines); it belongs to the callee.
+	// lines), valid only until the callee returns: it is the block as
+	// read (up to 65 MiB), not copied; the callee copies what it keeps.
 	Data []byte
 }
 

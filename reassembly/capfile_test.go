@@ -342,7 +342,7 @@ func TestPcapngEveryBlock(t *testing.T) {
 	ng := capturetest.Every(1, pkts)
 	plain := capturetest.Pcap(capturetest.PcapOptions{Link: 1, Snaplen: 262144}, pkts)
 	var secrets []DecryptionSecrets
-	hn, sn, err := readBytes(t, ng.Bytes, Options{Secrets: func(s DecryptionSecrets) { secrets = append(secrets, s) }, Synchronous: true})
+	hn, sn, err := readBytes(t, ng.Bytes, Options{Secrets: func(s DecryptionSecrets) { s.Data = slices.Clone(s.Data); secrets = append(secrets, s) }, Synchronous: true})
 	if err != nil {
 		t.Fatal(err)
 	}

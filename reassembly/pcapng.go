@@ -12,7 +12,6 @@ import (
 	"io"
 	"math"
 	"math/bits"
-	"slices"
 
 	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
@@ -362,7 +361,7 @@ func (g *ngShim) check(typ uint32, body []byte, at int64) (hand bool, err error)
 		}
 		s.info.SecretsBlocks++
 		if s.secrets != nil {
-			s.secrets(DecryptionSecrets{File: s.file, Frames: s.info.Packets, Type: kind, Data: slices.Clone(body[8 : 8+size])})
+			s.secrets(DecryptionSecrets{File: s.file, Frames: s.info.Packets, Type: kind, Data: body[8 : 8+size]})
 		}
 		return false, nil
 	default:

@@ -919,6 +919,9 @@ func (c *Conn) noKey(at Mark) {
 		n = c.opts.Keys.Len()
 	}
 	detail := fmt.Sprintf("no key for client random %s (%d key%s loaded)", hex.EncodeToString(c.info.ClientRandom[:4])+"…", n, plural(n))
+	if d, ok := c.opts.Keys.(Dropper); ok && d.Dropped() > 0 {
+		detail = fmt.Sprintf("no key for client random %s (%d key%s loaded, %d older ones dropped past the key log's memory bound)", hex.EncodeToString(c.info.ClientRandom[:4])+"…", n, plural(n), d.Dropped())
+	}
 	if n > 0 {
 		if s, ok := c.opts.Keys.Lookup(c.info.ClientRandom); ok {
 			switch {

@@ -59,6 +59,14 @@ type Keys interface {
 	Len() int
 }
 
+// Dropper is implemented by Keys that drop secrets past a memory bound
+// (KeyLog.MaxBytes): a connection with no key says how many were
+// dropped, its own maybe among them.
+type Dropper interface {
+	// Dropped is the number of client randoms dropped with their secrets.
+	Dropped() int
+}
+
 // Refresher is implemented by Keys that can learn secrets later (kwire
 // live re-reads a growing key log at most every few milliseconds): a
 // connection closing while its secrets are still missing calls Refresh
@@ -70,15 +78,34 @@ type Refresher interface {
 // KeyLog holds the secrets of NSS key log lines. Write and AddLine add
 // lines; Lookup finds them. It is safe for use by several goroutines: in
 // kwire live the key log file is re-read while connections look secrets
-// up. The zero value is an empty key log.
+// up. The zero value is an empty key log with no memory bound.
 type KeyLog struct {
+	// MaxBytes bounds the memory the secrets take, in bytes: KeyCost for
+	// each client random plus the bytes of its secrets. Past it the
+	// client randoms added first are dropped, their secrets with them
+	// (Dropped counts them): a key log, or a capture's Decryption
+	// Secrets Blocks, of millions of lines (a few megabytes compressed)
+	// would otherwise hold hundreds of bytes a line for the whole run.
+	// 0: no bound. Set it before the first line is added.
+	MaxBytes int64
+
 	mu        sync.RWMutex
 	m         map[[32]byte]*Secrets
+	order     [][32]byte // the client randoms of m, oldest first from head
+	head      int
+	used      int64 // KeyCost a client random in m, plus its secrets
+	dropped   int
 	partial   []byte // an unfinished line of Write
 	long      bool   // the unfinished line is over maxKeyLogLine: dropped
 	malformed int
 	lines     int
 }
+
+// KeyCost is what KeyLog.MaxBytes counts for a client random besides its
+// secrets' bytes: its map entry, its Secrets and its place in the
+// eviction order (32 bytes, up to twice as the order grows), about 240
+// bytes as TestKeyLogCost measures them.
+const KeyCost = 320
 
 // Write adds the lines in p: it implements io.Writer so that a key log
 // file can be copied into it as it grows. A line may arrive in pieces; an
@@ -160,7 +187,8 @@ func (k *KeyLog) addLocked(line []byte) error {
 		k.m = make(map[[32]byte]*Secrets)
 	}
 	s := k.m[cr]
-	if s == nil {
+	added := s == nil
+	if added {
 		s = new(Secrets)
 	}
 	switch label {
@@ -177,9 +205,46 @@ func (k *KeyLog) addLocked(line []byte) error {
 	default:
 		return nil // a label kwire does not use
 	}
+	k.used += int64(len(secret) - len(*slot))
 	*slot = secret
-	k.m[cr] = s
+	if added {
+		k.m[cr] = s
+		k.used += KeyCost
+		k.order = append(k.order, cr)
+	}
+	k.evictLocked()
 	return nil
+}
+
+// evictLocked drops the oldest client randoms while the secrets take more
+// than MaxBytes.
+func (k *KeyLog) evictLocked() {
+	for k.MaxBytes > 0 && k.used > k.MaxBytes && k.head < len(k.order) {
+		cr := k.order[k.head]
+		k.order[k.head] = [32]byte{}
+		k.head++
+		if s := k.m[cr]; s != nil {
+			k.used -= KeyCost + int64(len(s.Master)+len(s.ClientHandshake)+len(s.ServerHandshake)+len(s.ClientTraffic)+len(s.ServerTraffic))
+			delete(k.m, cr)
+			k.dropped++
+		}
+	}
+	if k.head > 1024 && k.head > len(k.order)/2 {
+		// Compact the order: its dropped half would otherwise stay
+		// allocated for ever.
+		n := copy(k.order, k.order[k.head:])
+		clear(k.order[n:])
+		k.order = k.order[:n]
+		k.head = 0
+	}
+}
+
+// Dropped returns how many client randoms were dropped, with their
+// secrets, past MaxBytes.
+func (k *KeyLog) Dropped() int {
+	k.mu.RLock()
+	defer k.mu.RUnlock()
+	return k.dropped
 }
 
 // parseKeyLogLine splits "LABEL CLIENTRANDOM SECRET".

@@ -14,6 +14,7 @@ import (
 
 	"github.com/kwire/kwire/internal/bombs"
 	"github.com/kwire/kwire/internal/memtune"
+	"github.com/spf13/pflag"
 )
 
 // asKwire in the environment makes the test binary run as kwire
@@ -87,13 +88,21 @@ func runKwire(t testing.TB, env []string, args ...string) kwireRun {
 // scale, so that every bomb passes them quickly.
 var bombFlags = []string{"--max-decompressed", "16MiB", "--max-decode-memory", "64MiB",
 	"--max-pending-memory", "4MiB", "--max-out-of-order", "1MiB", "--max-frame", "8388608",
-	"--max-fragment-memory", "1MiB", "--max-capture-window", "8MiB", "--max-connection-memory", "1MiB", "--max-reassembly-memory", "8MiB", "--max-names-memory", "1MiB"}
+	"--max-fragment-memory", "1MiB", "--max-capture-window", "8MiB", "--max-connection-memory", "1MiB", "--max-reassembly-memory", "8MiB", "--max-names-memory", "1MiB", "--max-tls-key-memory", "1MiB"}
 
 // bombBound is what bombFlags bound kwire's memory to (memoryBound, the
-// README's formula).
+// README's formula), the flags parsed as the command parses them.
 func bombBound() int64 {
-	o := captureFlags{MaxPending: 4 << 20, MaxOutOfOrder: 1 << 20, MaxDecodeMemory: 64 << 20, MaxFrame: 8 << 20,
-		MaxFragmentMemory: 1 << 20, MaxCaptureWindow: 8 << 20, MaxConnMemory: 1 << 20, MaxPartial: 8 << 20, MaxNamesMemory: 1 << 20}
+	return flagsBound(bombFlags...)
+}
+
+// flagsBound is memoryBound of the capture flags args give, the others at
+// their defaults.
+func flagsBound(args ...string) int64 {
+	var o captureFlags
+	fs := pflag.NewFlagSet("bound", pflag.PanicOnError)
+	o.addFlags(fs, true, 0)
+	fs.Parse(args)
 	return o.memoryBound()
 }
 
@@ -245,8 +254,7 @@ func TestBombCorpus(t *testing.T) {
 // "Memory").
 func BenchmarkBombs(b *testing.B) {
 	dir := b.TempDir()
-	o := defaultCaptureFlags()
-	bound := o.memoryBound()
+	bound := flagsBound() // the default flags
 	if bound <= 0 {
 		b.Fatalf("the default flags give no memory bound (%d)", bound)
 	}
@@ -275,5 +283,17 @@ func BenchmarkBombs(b *testing.B) {
 				}
 			})
 		}
+	}
+}
+
+// TestFlagsBound: the bound of the default flags is the README's (1588
+// MiB), and bombFlags' what docs/performance.md says TestBombCorpus
+// checks against (172 MiB).
+func TestFlagsBound(t *testing.T) {
+	if got := flagsBound() >> 20; got != 1588 {
+		t.Errorf("default flags bound memory to %d MiB, README says 1588", got)
+	}
+	if got := bombBound() >> 20; got != 172 {
+		t.Errorf("bombFlags bound memory to %d MiB, docs/performance.md says 172", got)
 	}
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/kwire/kwire/protocol"
 	"github.com/kwire/kwire/reassembly"
 	"github.com/kwire/kwire/render"
+	"github.com/kwire/kwire/tlsdec"
 	"github.com/spf13/pflag"
 )
 
@@ -48,6 +49,7 @@ type captureFlags struct {
 	MaxNamesMemory    byteSize // --max-names-memory
 	MaxTunnelDepth    int      // --max-tunnel-depth
 	TLSKeyLogs        []string // --tls-keylog
+	MaxTLSKeyMemory   byteSize // --max-tls-key-memory
 
 	keys   *tlsKeys // loaded by dissectOptions
 	follow bool     // re-read the key logs as they grow (live)
@@ -118,6 +120,10 @@ func (o *captureFlags) addFlags(f *pflag.FlagSet, detect bool, idle time.Duratio
 		usage += "; one with no key (empty) is refused"
 	}
 	f.StringArrayVar(&o.TLSKeyLogs, "tls-keylog", nil, usage)
+	o.MaxTLSKeyMemory = defaultMaxTLSKeyMemory
+	f.Var(&o.MaxTLSKeyMemory, "max-tls-key-memory", fmt.Sprintf(
+		"memory for the TLS secrets of the key logs and of a pcapng capture's Decryption Secrets Blocks, e.g. 256MiB (K, M, G: powers of 1024), about %d bytes a TLS 1.2 connection's and %d a TLS 1.3 one's; past it the secrets read first are dropped, with a warning, and the connections that needed them are not decrypted (0: no bound)",
+		tlsdec.KeyCost+48, tlsdec.KeyCost+4*48))
 	addDecodeFlags(f, &o.MaxDecompressed, &o.MaxDecodeMemory)
 }
 
@@ -127,6 +133,11 @@ func (o *captureFlags) addFlags(f *pflag.FlagSet, detect bool, idle time.Duratio
 // pipeline, connection state, and the collector's slack.
 const memBase = 64 << 20
 
+// defaultMaxTLSKeyMemory is --max-tls-key-memory's default: the secrets
+// of about 90,000 TLS 1.3 connections (a key log a client appended to for
+// months), 140,000 TLS 1.2 ones.
+const defaultMaxTLSKeyMemory = 48 << 20
+
 // memoryBound is what the flags bound kwire's memory to, in bytes (README
 // "Memory"): memBase + --max-pending-memory + 2 × --max-out-of-order (a
 // page costs about twice its bytes) + --max-fragment-memory +
@@ -134,10 +145,11 @@ const memBase = 64 << 20
 // frames of one exchange in transit) + --max-connection-memory +
 // --max-reassembly-memory (the frames partly arrived on every
 // connection) + 3 × --max-names-memory (the lines, --stats and the
-// findings each resolve topic IDs with names of their own); 0 when a flag
-// lifts its bound. 1540 MiB with the defaults (TestDefaultMemoryBound).
+// findings each resolve topic IDs with names of their own) +
+// --max-tls-key-memory; 0 when a flag lifts its bound. 1588 MiB with the
+// defaults (TestDefaultMemoryBound).
 func (o *captureFlags) memoryBound() int64 {
-	if o.MaxPending == 0 || o.MaxOutOfOrder == 0 || o.MaxDecodeMemory == 0 || o.MaxFragmentMemory == 0 || o.MaxCaptureWindow == 0 || o.MaxConnMemory == 0 || o.MaxPartial == 0 || o.MaxNamesMemory == 0 {
+	if o.MaxPending == 0 || o.MaxOutOfOrder == 0 || o.MaxDecodeMemory == 0 || o.MaxFragmentMemory == 0 || o.MaxCaptureWindow == 0 || o.MaxConnMemory == 0 || o.MaxPartial == 0 || o.MaxNamesMemory == 0 || o.MaxTLSKeyMemory == 0 {
 		return 0
 	}
 	frame := int64(o.MaxFrame)
@@ -145,7 +157,7 @@ func (o *captureFlags) memoryBound() int64 {
 		frame = dissect.DefaultMaxFrame
 	}
 	return memBase + int64(o.MaxPending) + 2*int64(o.MaxOutOfOrder) + int64(o.MaxFragmentMemory) + int64(o.MaxCaptureWindow) +
-		int64(o.MaxDecodeMemory) + 2*frame + int64(o.MaxConnMemory) + int64(o.MaxPartial) + 3*int64(o.MaxNamesMemory)
+		int64(o.MaxDecodeMemory) + 2*frame + int64(o.MaxConnMemory) + int64(o.MaxPartial) + 3*int64(o.MaxNamesMemory) + int64(o.MaxTLSKeyMemory)
 }
 
 // addDecodeFlags adds --max-decompressed and --max-decode-memory (read,
@@ -336,7 +348,10 @@ func (o *captureFlags) dissectOptions(ropts render.Options) (dissect.Options, er
 	if len(opts.Ports) == 0 && !o.Detect {
 		return opts, usageErrorf("no --port given: add one or use --detect")
 	}
-	keys, err := loadTLSKeys(o.TLSKeyLogs, o.follow)
+	if o.MaxTLSKeyMemory < 0 {
+		return opts, usageErrorf("--max-tls-key-memory must not be negative")
+	}
+	keys, err := loadTLSKeys(o.TLSKeyLogs, o.follow, int64(o.MaxTLSKeyMemory))
 	if err != nil {
 		return opts, err
 	}

@@ -1,8 +1,10 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -70,13 +72,13 @@ func defaultCaptureFlags() captureFlags {
 }
 
 // TestDefaultMemoryBound checks the bound the default flags give against
-// the README's ("Memory": 1540 MiB, 64 MiB + P + 2·O + G + W + D + 2·F + C
-// + R + 3·T), and that every term of it is counted: a flag added to the formula
+// the README's ("Memory": 1588 MiB, 64 MiB + P + 2·O + G + W + D + 2·F + C
+// + R + 3·T + K), and that every term of it is counted: a flag added to the formula
 // but left out of a hand-built captureFlags made memoryBound 0 ("no
 // bound"), and BenchmarkBombs failed every run against a 0 MiB bound.
 func TestDefaultMemoryBound(t *testing.T) {
 	o := defaultCaptureFlags()
-	if got, want := o.memoryBound(), int64(1540)<<20; got != want {
+	if got, want := o.memoryBound(), int64(1588)<<20; got != want {
 		t.Fatalf("default memory bound %d MiB, README says %d MiB", got>>20, want>>20)
 	}
 	// Each term lifted alone (0: no bound) lifts the whole bound.
@@ -86,6 +88,7 @@ func TestDefaultMemoryBound(t *testing.T) {
 		"--max-capture-window": &o.MaxCaptureWindow, "--max-connection-memory": &o.MaxConnMemory,
 		"--max-reassembly-memory": &o.MaxPartial,
 		"--max-names-memory":      &o.MaxNamesMemory,
+		"--max-tls-key-memory":    &o.MaxTLSKeyMemory,
 	} {
 		old := *f
 		*f = 0
@@ -96,7 +99,49 @@ func TestDefaultMemoryBound(t *testing.T) {
 	}
 	// --max-frame 0 is its default, 100 MiB, counted twice.
 	o.MaxFrame = 200 << 20
-	if got, want := o.memoryBound(), int64(1540+200)<<20; got != want {
+	if got, want := o.memoryBound(), int64(1588+200)<<20; got != want {
 		t.Errorf("--max-frame 200MiB: bound %d MiB, want %d", got>>20, want>>20)
+	}
+}
+
+// TestTLSKeyMemoryBound: the secrets kept are bounded by
+// --max-tls-key-memory; past it those read first are dropped, and a
+// connection that needed them says so (exit status 1), with a warning that
+// names the flag. Read last, the same keys decrypt every connection.
+func TestTLSKeyMemoryBound(t *testing.T) {
+	real, err := os.ReadFile(goldenPcap(t, "kgo-tls13.keylog"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var junk strings.Builder
+	for i := range 2000 {
+		fmt.Fprintf(&junk, "CLIENT_RANDOM %064x %s\n", i, strings.Repeat("11", 48))
+	}
+	dir := t.TempDir()
+	first, last := filepath.Join(dir, "first.keylog"), filepath.Join(dir, "last.keylog")
+	os.WriteFile(first, append(slices.Clone(real), junk.String()...), 0o644)
+	os.WriteFile(last, append([]byte(junk.String()), real...), 0o644)
+	capture := goldenPcap(t, "kgo-tls13.pcap")
+
+	out, errOut, code := kwireInProcess(t, "read", "--max-tls-key-memory", "64KiB", "--tls-keylog", first, capture)
+	// 64 KiB keep 178 client randoms (368 bytes each): the capture's 20
+	// and 1,842 of the others, those read first, are dropped.
+	if code != exitData || !strings.Contains(out, "not decrypted: no key for client random") || !strings.Contains(out, "(178 keys loaded, 1842 older ones dropped past the key log's memory bound)") {
+		t.Errorf("keys first: exit %d, stdout %q", code, out)
+	}
+	if !strings.Contains(errOut, "kwire: warning: the secrets of 1842 TLS client randoms, those read first, were dropped: the key logs and Decryption Secrets Blocks hold more than --max-tls-key-memory keeps (64KiB, 178 client randoms)") ||
+		!strings.Contains(errOut, "raise it, e.g. --max-tls-key-memory 1MiB") {
+		t.Errorf("keys first: stderr %q", errOut)
+	}
+
+	out, errOut, code = kwireInProcess(t, "read", "--max-tls-key-memory", "64KiB", "--tls-keylog", last, capture)
+	if code != exitOK || !strings.Contains(out, "connections 20 (20 Kafka, 20 decrypted from TLS)") || !strings.Contains(errOut, "the secrets of 1847 TLS client randoms") { // the capture's TLS 1.3 randoms take more room each
+		t.Errorf("keys last: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+
+	// No bound: nothing dropped, no warning.
+	out, errOut, code = kwireInProcess(t, "read", "--max-tls-key-memory", "0", "--tls-keylog", first, capture)
+	if code != exitOK || !strings.Contains(out, "20 decrypted from TLS") || strings.Contains(errOut, "dropped") {
+		t.Errorf("no bound: exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
 }

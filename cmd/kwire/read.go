@@ -154,7 +154,8 @@ times of the records that carried each byte ("decrypted from TLS" in -V
 and -x headings). Each TLS connection has one tls event: decrypted
 (version, cipher suite, SNI, ALPN) or why not (no key for its client
 random and how many keys were loaded, handshake not captured, wrong key,
-unsupported version or suite); in --json its "tls" object says the same.
+unsupported version or suite; its secrets dropped past
+--max-tls-key-memory); in --json its "tls" object says the same.
 --verbose adds alerts (close_notify) and key updates (tlsNote). A record
 that fails authentication once decryption began is a gap: the rest of that
 direction is lost, never shown as garbage. When keys were given, a TLS

@@ -29,6 +29,8 @@ type tlsKeys struct {
 	last  time.Time
 	dsb   int // Decryption Secrets Blocks read
 
+	maxBytes int64 // --max-tls-key-memory (kl.MaxBytes), for messages
+
 	// waiting are the follow notes for files empty or missing at the
 	// start (followNotes).
 	waiting []string
@@ -41,8 +43,11 @@ const followEvery = 20 * time.Millisecond
 // holds no key log line (empty), is a usage error, except with follow
 // (kwire live): a file that does not exist yet or is empty is read again
 // as it grows (a client will write to it), and followNotes says so.
-func loadTLSKeys(paths []string, follow bool) (*tlsKeys, error) {
-	k := &tlsKeys{paths: paths, follow: follow, files: make([]*os.File, len(paths))}
+// maxBytes bounds the secrets kept, the files' and the Decryption Secrets
+// Blocks' together (tlsdec.KeyLog.MaxBytes; 0: no bound).
+func loadTLSKeys(paths []string, follow bool, maxBytes int64) (*tlsKeys, error) {
+	k := &tlsKeys{paths: paths, follow: follow, files: make([]*os.File, len(paths)), maxBytes: maxBytes}
+	k.kl.MaxBytes = maxBytes
 	for i, p := range paths {
 		f, err := os.Open(p)
 		if err != nil {
@@ -102,6 +107,9 @@ func (k *tlsKeys) Lookup(cr [32]byte) (tlsdec.Secrets, bool) {
 
 // Len implements tlsdec.Keys.
 func (k *tlsKeys) Len() int { return k.kl.Len() }
+
+// Dropped implements tlsdec.Dropper.
+func (k *tlsKeys) Dropped() int { return k.kl.Dropped() }
 
 // Refresh implements tlsdec.Refresher: it reads what was appended to the
 // files now, however recently it last looked.
@@ -164,6 +172,18 @@ func (k *tlsKeys) secrets(s reassembly.DecryptionSecrets) {
 	k.kl.Write([]byte{'\n'})
 }
 
+// keyMemoryHint is a --max-tls-key-memory that would have kept the
+// dropped client randoms too: a power of two past what the kept ones took
+// a random, times all of them.
+func (k *tlsKeys) keyMemoryHint(dropped, kept int) byteSize {
+	need := k.maxBytes / int64(max(kept, 1)) * int64(dropped+kept)
+	b := int64(1 << 20)
+	for b < need || b < 2*k.maxBytes {
+		b *= 2
+	}
+	return byteSize(b)
+}
+
 func (k *tlsKeys) close() {
 	for _, f := range k.files {
 		if f != nil {
@@ -179,5 +199,10 @@ func (k *tlsKeys) warnings(w io.Writer) {
 	}
 	if lines, bad := k.kl.Lines(); bad > 0 {
 		fmt.Fprintf(w, "kwire: warning: %d of %d key log lines are not NSS key log lines (LABEL CLIENT_RANDOM SECRET) and were skipped\n", bad, lines)
+	}
+	if n := k.kl.Dropped(); n > 0 {
+		kept := k.kl.Len()
+		fmt.Fprintf(w, "kwire: warning: the secrets of %d TLS client random%s, those read first, were dropped: the key logs and Decryption Secrets Blocks hold more than --max-tls-key-memory keeps (%v, %d client random%s); a TLS connection that needed them is not decrypted; raise it, e.g. --max-tls-key-memory %v, or 0 for no bound\n",
+			n, plural(n), byteSize(k.maxBytes), kept, plural(kept), k.keyMemoryHint(n, kept))
 	}
 }
