@@ -214,7 +214,8 @@ all of them. FILE must not be one of the captures read (exit status
 2). A TLS connection is written whole up to its last exchange shown (a
 record is decrypted with the ones before it), without its keys (a
 pcapng's decryption secrets are not copied: a file for a bug report
-carries no keys); read it again with --tls-keylog. The file's section
+carries no keys, and a note says so when they decrypted exchanges
+written); read it again with --tls-keylog. The file's section
 comment keeps the names of the topic IDs its exchanges use
 ("kwire-topic-ids: ..."), which the Metadata left out stated; kwire
 reads them back. The packets are written as captured, credentials in
@@ -617,6 +618,12 @@ func runRead(ctx context.Context, o *readOptions, s *ioStreams, color bool, path
 		if sel.held > 0 {
 			neighbours = fmt.Sprintf("kwire: note: -w %s: %d exchange%s written can hold credentials (%s), which the file holds as captured: kwire's output withholds them, the file does not\n",
 				o.Write, sel.held, plural(sel.held), strings.Join(sel.heldAPIs, ", "))
+		}
+		if sel.tls > 0 && o.capture.keys.blocks() > 0 {
+			// The keys came with the input, not from a file the user
+			// has: read back, the file's TLS stays encrypted.
+			neighbours += fmt.Sprintf("kwire: note: -w %s: %d exchange%s written came decrypted from TLS with the keys of the input's Decryption Secrets Blocks (%d), which are not copied (a file for a bug report carries no keys): the file holds those exchanges encrypted; read it back with --tls-keylog and the clients' key log\n",
+				o.Write, sel.tls, plural(sel.tls), o.capture.keys.blocks())
 		}
 		if apis, k := sel.neighbours(); k > 0 {
 			neighbours += fmt.Sprintf("kwire: note: -w %s: packets written also carry %d frame%s of exchanges not selected that can hold credentials (%s): they share TCP segments with those selected, and the file holds every packet as captured\n",

@@ -184,6 +184,17 @@ func (k *tlsKeys) keyMemoryHint(dropped, kept int) byteSize {
 	return byteSize(b)
 }
 
+// blocks returns how many Decryption Secrets Blocks of TLS keys were read
+// (0 for a nil k).
+func (k *tlsKeys) blocks() int {
+	if k == nil {
+		return 0
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.dsb
+}
+
 func (k *tlsKeys) close() {
 	for _, f := range k.files {
 		if f != nil {

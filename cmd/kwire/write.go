@@ -181,6 +181,10 @@ type packetSelection struct {
 	// captured.
 	held     int
 	heldAPIs []string
+	// tls counts the exchanges selected that were decrypted from TLS:
+	// the file holds them encrypted, and no keys (read's note when the
+	// keys came from the input's Decryption Secrets Blocks).
+	tls int
 }
 
 // secretRange is the packets of a frame not selected that can hold
@@ -302,6 +306,9 @@ func (s *packetSelection) add(ex *dissect.Exchange, fx *facts.Exchange) {
 		s.conns[k] = c
 	}
 	c.whole = c.whole || ex.TLS
+	if ex.TLS {
+		s.tls++
+	}
 	for _, fr := range [...]*dissect.Frame{ex.Request, ex.Response} {
 		if fr == nil {
 			continue

@@ -684,3 +684,25 @@ func krespFrame(r kmsg.Response, corr int32) []byte {
 	b = r.AppendTo(b)
 	return append(binary.BigEndian.AppendUint32(nil, uint32(len(b))), b...)
 }
+
+// TestWriteTLSFromSecretsBlocks: exchanges decrypted with the keys of the
+// input's Decryption Secrets Blocks are written encrypted and without the
+// keys; a note says so (read back, the connection is TLS not decrypted).
+// With the keys from --tls-keylog there is no such note: the user has
+// them.
+func TestWriteTLSFromSecretsBlocks(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "cut.pcapng")
+	_, errOut, code := kwireInProcess(t, "read", "--api", "Fetch", "-w", out, goldenPcap(t, "kgo-tls-dsb.pcapng"))
+	want := "kwire: note: -w " + out + ": 2 exchanges written came decrypted from TLS with the keys of the input's Decryption Secrets Blocks (3), which are not copied"
+	if code != 0 || !strings.Contains(errOut, want) {
+		t.Errorf("exit %d: %s\nwant %q", code, errOut, want)
+	}
+	back, _, _ := kwireInProcess(t, "read", out)
+	if !strings.Contains(back, "connections 1 (0 Kafka, 1 skipped: 1 TLS)") {
+		t.Errorf("read back: %s", back)
+	}
+	_, errOut, code = kwireInProcess(t, "read", "--api", "Fetch", "-w", out, "--tls-keylog", goldenPcap(t, "kgo-tls13.keylog"), goldenPcap(t, "kgo-tls13.pcap"))
+	if code != 0 || strings.Contains(errOut, "Decryption Secrets") {
+		t.Errorf("--tls-keylog: exit %d: %s", code, errOut)
+	}
+}
