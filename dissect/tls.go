@@ -177,9 +177,9 @@ type TLSNote uint8
 const (
 	TLSNoteAlert       TLSNote = iota + 1 // an alert other than close_notify (Detail names it and its level)
 	TLSNoteClose                          // close_notify: the side is done sending
-	TLSNoteKeyUpdate                      // a TLS 1.3 KeyUpdate: the side's next records use the next traffic secret
+	TLSNoteKeyUpdate                      // a TLS 1.3 KeyUpdate: the side's next records use the next traffic secret; or a TLS 1.2 renegotiation followed: each side's records after its next ChangeCipherSpec use its keys
 	TLSNoteUndecrypted                    // Bytes of TLS records not decrypted after a failure the gap reported
-	TLSNoteUnsupported                    // 0-RTT early data, renegotiation: not followed
+	TLSNoteUnsupported                    // 0-RTT early data, a renegotiation with no key or in TLS 1.3: not followed
 )
 
 func (t *tlsConn) time(m tlsdec.Mark) time.Time {

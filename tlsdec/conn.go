@@ -79,8 +79,9 @@ const (
 	// EventMalformed: bytes that break the record layer (a length over
 	// MaxRecord, a bad handshake message); the rest of Dir is lost.
 	EventMalformed
-	// EventKeyUpdate: a TLS 1.3 KeyUpdate; Dir's next records use the next
-	// traffic secret.
+	// EventKeyUpdate: a TLS 1.3 KeyUpdate, Dir's next records use the
+	// next traffic secret; or a TLS 1.2 renegotiation followed, each
+	// direction's records after its next ChangeCipherSpec use its keys.
 	EventKeyUpdate
 	// EventGapLost: a TCP gap could not be resynchronised on; the rest of
 	// Dir is lost.
@@ -168,11 +169,17 @@ type Conn struct {
 	h    Handler
 	half [2]half
 
-	info     Info
-	state    connState
-	ch, sh   *hello
-	secrets  Secrets
-	keyed    bool // secrets were found
+	info    Info
+	state   connState
+	ch, sh  *hello
+	secrets Secrets
+	keyed   bool // secrets were found
+	// reCH is the ClientHello of a TLS 1.2 renegotiation (sent under the
+	// connection's keys) until its ServerHello; reNoKey says the last
+	// renegotiation's keys are not in the key log: each direction's
+	// records after its next ChangeCipherSpec are not decrypted.
+	reCH     *hello
+	reNoKey  bool
 	told     bool // EventDecrypting or the reason it cannot come was reported
 	waiting  []held
 	waitSize int64
@@ -527,8 +534,80 @@ func (c *Conn) record(h *half, hdr [5]byte, frag []byte, marks []pmark, owned bo
 	case ctAlert:
 		c.alert(h, pt, at)
 	case ctChangeCipherSpec:
-		// TLS 1.3 never encrypts one; ignored.
+		// TLS 1.3 never encrypts one (ignored); in TLS 1.2 it ends a
+		// renegotiation: its keys take over.
+		if c.info.Version != VersionTLS12 {
+			break
+		}
+		switch {
+		case h.next != nil:
+			h.prot, h.next = h.next, nil
+		case c.reNoKey:
+			c.kill(h, EventUnsupported, "TLS renegotiation with no key for its client random: the records after its ChangeCipherSpec are not decrypted", at)
+		}
 	}
+}
+
+// renegotiated takes the ServerHello of a TLS 1.2 renegotiation (c.reCH
+// its ClientHello): the new keys, from the key log's master secret for
+// the new client random, wait in each half's next for its
+// ChangeCipherSpec. With no key, or a version or suite kwire does not
+// decrypt, the records after it are not decrypted (reNoKey), and an event
+// says why.
+func (c *Conn) renegotiated(h *half, body []byte, at Mark) {
+	ch := c.reCH
+	c.reCH = nil
+	sh, err := parseHello(body, false)
+	if err != nil {
+		c.kill(h, EventMalformed, "malformed TLS ServerHello (renegotiation)", at)
+		return
+	}
+	cr := hex.EncodeToString(ch.random[:4]) + "…"
+	s := suiteByID(sh.suite)
+	var master []byte
+	if c.opts.Keys != nil {
+		if sec, ok := c.opts.Keys.Lookup(ch.random); ok {
+			master = sec.Master
+		}
+	}
+	if master == nil && len(sh.sessionID) > 0 && string(sh.sessionID) == string(ch.sessionID) {
+		master = c.opts.Sessions.get(sessionKey('i', sh.sessionID)) // resumed
+	}
+	detail := ""
+	switch {
+	case sh.version != VersionTLS12 || s == nil || s.tls13:
+		detail = fmt.Sprintf("TLS renegotiation to %s %s, which kwire does not decrypt", VersionName(sh.version), SuiteName(sh.suite))
+	case master == nil:
+		detail = fmt.Sprintf("TLS renegotiation: no key for its client random %s", cr)
+	}
+	if detail != "" {
+		c.reNoKey = true
+		for i := range c.half {
+			c.half[i].next = nil
+		}
+		c.event(&Event{Kind: EventUnsupported, Dir: h.dir, At: at, Detail: detail + ": the records after its ChangeCipherSpec are not decrypted"})
+		return
+	}
+	cl, sv := &c.half[c.info.Client], &c.half[1-c.info.Client]
+	etm := sh.etm && ch.etm
+	cMAC, sMAC, cKey, sKey, cIV, sIV := keyBlock12(s, master, ch.random, sh.random)
+	cp, err := newProtection(s, false, cKey, cIV, cMAC, etm)
+	var sp *protection
+	if err == nil {
+		sp, err = newProtection(s, false, sKey, sIV, sMAC, etm)
+	}
+	if err != nil {
+		c.reNoKey = true
+		c.event(&Event{Kind: EventUnsupported, Dir: h.dir, At: at, Detail: "TLS renegotiation: cipher setup failed: " + err.Error()})
+		return
+	}
+	cl.next, sv.next = cp, sp
+	c.reNoKey = false
+	if len(sh.sessionID) > 0 {
+		c.opts.Sessions.add(sessionKey('i', sh.sessionID), master)
+	}
+	c.event(&Event{Kind: EventKeyUpdate, Dir: h.dir, At: at,
+		Detail: fmt.Sprintf("TLS renegotiation (client random %s, %s): each side's records after its next ChangeCipherSpec use the new keys", cr, SuiteName(sh.suite))})
 }
 
 // killQuiet stops h without an event of its own (the connection-level
@@ -748,6 +827,18 @@ func keepMessage(typ byte) bool {
 func (c *Conn) message(h *half, typ byte, body []byte, at Mark, encrypted bool) {
 	switch typ {
 	case hsClientHello:
+		if encrypted && c.info.Version == VersionTLS12 && c.keyed && h.dir == c.info.Client {
+			// A renegotiation (RFC 5246 section 7.4.1.2, RFC 5746): a
+			// new handshake under the current keys, whose keys take
+			// over at each side's next ChangeCipherSpec.
+			ch, err := parseHello(body, true)
+			if err != nil {
+				c.kill(h, EventMalformed, "malformed TLS ClientHello (renegotiation)", at)
+				return
+			}
+			c.reCH = ch
+			return
+		}
 		if encrypted || c.state >= csNegotiate {
 			c.event(&Event{Kind: EventUnsupported, Dir: h.dir, At: at, Detail: "TLS renegotiation is not followed"})
 			return
@@ -767,6 +858,10 @@ func (c *Conn) message(h *half, typ byte, body []byte, at Mark, encrypted bool) 
 		c.info.SNI = ch.sni
 		c.info.OfferedALPN = ch.alpn
 	case hsServerHello:
+		if encrypted && c.reCH != nil && h.dir != c.info.Client {
+			c.renegotiated(h, body, at)
+			return
+		}
 		if encrypted || c.ch == nil || h.dir == c.info.Client {
 			if c.ch == nil {
 				c.state = csBroken

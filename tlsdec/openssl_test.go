@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"crypto/x509"
 	"encoding/pem"
+	"fmt"
 	"io"
 	"net"
 	"os"
@@ -31,6 +32,12 @@ type opensslCase struct {
 }
 
 var opensslCases = []opensslCase{
+	// s_client's R between the lines: a renegotiation, the second line
+	// under its keys.
+	{"TLS12-RENEG", []string{"-tls1_2", "-cipher", "ECDHE-ECDSA-AES128-GCM-SHA256", "-client_renegotiation"}, nil, 0xc02b, VersionTLS12, false},
+	// The client's key share (X25519) is not the server's group: a
+	// HelloRetryRequest.
+	{"TLS13-HRR", []string{"-tls1_3", "-groups", "P-384"}, []string{"-groups", "X25519:P-384"}, 0x1302, VersionTLS13, false},
 	{"TLS13-AES256", []string{"-tls1_3", "-ciphersuites", "TLS_AES_256_GCM_SHA384"}, nil, 0x1302, VersionTLS13, false},
 	{"TLS13-CHACHA20", []string{"-tls1_3", "-ciphersuites", "TLS_CHACHA20_POLY1305_SHA256"}, nil, 0x1303, VersionTLS13, false},
 	{"TLS13-CCM", []string{"-tls1_3", "-ciphersuites", "TLS_AES_128_CCM_SHA256"}, []string{"-ciphersuites", "TLS_AES_128_CCM_SHA256"}, 0x1304, VersionTLS13, false},
@@ -57,6 +64,20 @@ func TestOpenSSL(t *testing.T) {
 	for _, tc := range opensslCases {
 		t.Run(tc.name, func(t *testing.T) {
 			pkts, kl := runOpenSSL(t, dir, tc)
+			if tc.name == "TLS13-HRR" {
+				// The server asks for another key share (RFC 8446
+				// section 4.1.4): a HelloRetryRequest, then a second
+				// ClientHello, with the same random.
+				var server []byte
+				for _, p := range pkts {
+					if p.dir == 1 {
+						server = append(server, p.data...)
+					}
+				}
+				if !bytes.Contains(server, helloRetryRandom[:]) {
+					t.Fatal("no HelloRetryRequest in the session")
+				}
+			}
 			col := replay(pkts, Options{Keys: kl})
 			ev := col.event(EventDecrypting)
 			if ev == nil {
@@ -83,11 +104,67 @@ func TestOpenSSL(t *testing.T) {
 			if tc.version == VersionTLS13 && updates != [2]int{1, 1} {
 				t.Errorf("key updates %v, want one each way (s_client's K)", updates)
 			}
+			if tc.name == "TLS12-RENEG" {
+				checkRenegotiation(t, pkts, kl, col, updates)
+			}
 		})
 	}
 }
 
 // runOpenSSL runs s_server and s_client through a recording proxy.
+// checkRenegotiation: a TLS 1.2 renegotiation is followed with the key
+// log's master secret for its client random (one event, the lines after
+// it decrypted, checked by the caller); without that key, the records
+// after each side's ChangeCipherSpec are not decrypted, and an event says
+// why (not "wrong key").
+func checkRenegotiation(t *testing.T, pkts []pkt, kl *KeyLog, col *collector, updates [2]int) {
+	t.Helper()
+	if kl.Len() != 2 {
+		t.Fatalf("key log of %d client randoms, want 2 (the handshake and the renegotiation)", kl.Len())
+	}
+	if updates[0]+updates[1] != 1 || !strings.Contains(col.event(EventKeyUpdate).Detail, "TLS renegotiation (client random ") {
+		t.Errorf("events %s, want one renegotiation", describe(col.events))
+	}
+	// The first handshake's key alone.
+	var first KeyLog
+	var firstRandom [32]byte
+	var client []byte
+	for _, p := range pkts {
+		if p.dir == 0 {
+			client = append(client, p.data...)
+		}
+	}
+	if len(client) < 43 || client[0] != ctHandshake || client[5] != hsClientHello {
+		t.Fatalf("the client's first bytes % x are no ClientHello", client[:min(len(client), 8)])
+	}
+	copy(firstRandom[:], client[11:43]) // record header 5, handshake header 4, version 2
+	s, ok := kl.Lookup(firstRandom)
+	if !ok {
+		t.Fatalf("no key for the first ClientHello's random %x", firstRandom)
+	}
+	first.AddLine([]byte(fmt.Sprintf("CLIENT_RANDOM %x %x", firstRandom, s.Master)))
+	col = replay(pkts, Options{Keys: &first})
+	if got := string(col.pt[0]); got != "hello world\n" {
+		t.Errorf("renegotiation without its key: client sent %q, want the first line only", got)
+	}
+	if col.lost != [2]int{1, 1} {
+		t.Errorf("renegotiation without its key: losses %v, want one each way", col.lost)
+	}
+	var why []string
+	for _, e := range col.events {
+		if e.Kind == EventAuthFailed {
+			t.Errorf("renegotiation without its key: %s", e.Detail)
+		}
+		if e.Kind == EventUnsupported {
+			why = append(why, e.Detail)
+		}
+	}
+	if len(why) != 3 || !strings.HasPrefix(why[0], "TLS renegotiation: no key for its client random ") ||
+		why[1] != "TLS renegotiation with no key for its client random: the records after its ChangeCipherSpec are not decrypted" || why[2] != why[1] {
+		t.Errorf("renegotiation without its key: events %q", why)
+	}
+}
+
 func runOpenSSL(t *testing.T, dir string, tc opensslCase) ([]pkt, *KeyLog) {
 	t.Helper()
 	srv := exec.Command("openssl", append([]string{"s_server", "-accept", "127.0.0.1:0", "-naccept", "1", "-rev",
@@ -187,8 +264,17 @@ func runOpenSSL(t *testing.T, dir string, tc opensslCase) ([]pkt, *KeyLog) {
 		}
 	}
 	drain() // the handshake
-	for _, line := range []string{"hello world\n", "K\n", "second line\n"} {
+	for _, line := range []string{"hello world\n", "K\n", "R\n", "second line\n"} {
 		if line == "K\n" && tc.version != VersionTLS13 {
+			continue
+		}
+		if line == "R\n" && tc.name != "TLS12-RENEG" {
+			continue
+		}
+		if line == "R\n" {
+			io.WriteString(in, line)
+			time.Sleep(300 * time.Millisecond)
+			drain()
 			continue
 		}
 		io.WriteString(in, line)

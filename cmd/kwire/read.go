@@ -156,7 +156,8 @@ and -x headings). Each TLS connection has one tls event: decrypted
 random and how many keys were loaded, handshake not captured, wrong key,
 unsupported version or suite; its secrets dropped past
 --max-tls-key-memory); in --json its "tls" object says the same.
---verbose adds alerts (close_notify) and key updates (tlsNote). A record
+--verbose adds alerts (close_notify), key updates and renegotiations
+(tlsNote). A record
 that fails authentication once decryption began is a gap: the rest of that
 direction is lost, never shown as garbage. When keys were given, a TLS
 connection that could not be decrypted makes the exit status 1.
