@@ -172,6 +172,7 @@ func (k *KeyLog) AddLine(line []byte) error {
 
 func (k *KeyLog) addLocked(line []byte) error {
 	line = bytes.TrimRight(line, "\r")
+	line = bytes.TrimPrefix(line, utf8BOM) // a file saved by a Windows editor
 	line = bytes.TrimSpace(line)
 	if len(line) == 0 || line[0] == '#' {
 		return nil
@@ -246,6 +247,10 @@ func (k *KeyLog) Dropped() int {
 	defer k.mu.RUnlock()
 	return k.dropped
 }
+
+// utf8BOM is the byte order mark some Windows tools write at the start of
+// a UTF-8 text file.
+var utf8BOM = []byte("\ufeff")
 
 // parseKeyLogLine splits "LABEL CLIENTRANDOM SECRET".
 func parseKeyLogLine(line []byte) (label string, cr [32]byte, secret []byte, err error) {

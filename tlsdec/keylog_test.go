@@ -185,3 +185,18 @@ func TestKeyLogBounded(t *testing.T) {
 			kb.Len(), kb.Dropped(), len(kb.order)-kb.head, kb.head, cap(kb.order))
 	}
 }
+
+// TestKeyLogBOM: a UTF-8 byte order mark before a line (a key log saved
+// by a Windows editor, at the start of each file appended) is not part of
+// its label.
+func TestKeyLogBOM(t *testing.T) {
+	var k KeyLog
+	k.Write([]byte("\ufeffCLIENT_RANDOM " + fmt.Sprintf("%064x", 1) + " " + strings.Repeat("11", 48) + "\r\n" +
+		"\ufeff# a comment\n" + "CLIENT_RANDOM " + fmt.Sprintf("%064x", 2) + " " + strings.Repeat("22", 48) + "\n"))
+	if lines, bad := k.Lines(); lines != 2 || bad != 0 || k.Len() != 2 {
+		t.Fatalf("lines %d, malformed %d, keys %d; want 2, 0, 2", lines, bad, k.Len())
+	}
+	if s, ok := k.Lookup(clientRandom(1)); !ok || s.Master[0] != 0x11 {
+		t.Errorf("the line after the mark: %v %x", ok, s.Master)
+	}
+}

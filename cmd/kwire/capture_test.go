@@ -145,3 +145,29 @@ func TestTLSKeyMemoryBound(t *testing.T) {
 		t.Errorf("no bound: exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
 }
+
+// TestTLSKeyLogUTF16: a key log that Windows PowerShell's > wrote as
+// UTF-16 with a byte order mark (or a UTF-8 one) is read as the mark says.
+func TestTLSKeyLogUTF16(t *testing.T) {
+	keys, err := os.ReadFile(goldenPcap(t, "kgo-tls12.keylog"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	le := []byte{0xff, 0xfe}
+	for _, r := range string(keys) {
+		le = append(le, byte(r), byte(r>>8))
+	}
+	be := []byte{0xfe, 0xff}
+	for _, r := range string(keys) {
+		be = append(be, byte(r>>8), byte(r))
+	}
+	dir := t.TempDir()
+	for name, b := range map[string][]byte{"utf16le": le, "utf16be": be, "utf8bom": append([]byte("\ufeff"), keys...)} {
+		path := filepath.Join(dir, name+".keylog")
+		os.WriteFile(path, b, 0o644)
+		out, errOut, code := kwireInProcess(t, "read", "--tls-keylog", path, goldenPcap(t, "kgo-tls12.pcap"))
+		if code != exitOK || !strings.Contains(out, "(20 Kafka, 20 decrypted from TLS)") {
+			t.Errorf("%s: exit %d, stdout %q, stderr %q", name, code, out, errOut)
+		}
+	}
+}

@@ -11,6 +11,9 @@ import (
 
 	"github.com/kwire/kwire/reassembly"
 	"github.com/kwire/kwire/tlsdec"
+	"golang.org/x/text/encoding"
+	"golang.org/x/text/encoding/unicode"
+	"golang.org/x/text/transform"
 )
 
 // tlsKeys is a run's TLS key material: the --tls-keylog files (NSS key
@@ -59,7 +62,15 @@ func loadTLSKeys(paths []string, follow bool, maxBytes int64) (*tlsKeys, error) 
 			return nil, usageErrorf("--tls-keylog: %v", err)
 		}
 		lines0, bad0 := k.kl.Lines()
-		n, err := io.Copy(&k.kl, f)
+		var r io.Reader = f
+		if !follow {
+			// A key log passed through Windows PowerShell's > is UTF-16
+			// with a byte order mark: read as the mark says (growing
+			// files, read again from where they ended, are taken as
+			// written: UTF-8 or ASCII).
+			r = transform.NewReader(f, unicode.BOMOverride(encoding.Nop.NewDecoder()))
+		}
+		n, err := io.Copy(&k.kl, r)
 		if err != nil {
 			f.Close()
 			k.close()
