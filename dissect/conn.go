@@ -40,6 +40,7 @@ const (
 	gapLost    gapKind = iota // bytes lost, or not known why they are missing
 	gapCut                    // left out by the capture's writer (Dissector.Cut)
 	gapSnapped                // kept out of the capture by its snap length (Dissector.Snapped)
+	gapGivenUp                // given up by the out-of-order budget (Dissector.GivenUp)
 )
 
 // conn is the per-connection state: classification, both splitters,
@@ -514,7 +515,9 @@ func (c *conn) gapWhy(dir reassembly.Dir, n int64, t time.Time, why string) {
 // A cut (Dissector.Cut) is handled the same way but reported as EventCut
 // and counted in Summary.Cuts: the capture's writer left the bytes out.
 // Bytes the snap length kept out (kind gapSnapped, why from snapWhy) are
-// a gap whose detail says so, counted in Problems.Snapped too.
+// a gap whose detail says so, counted in Problems.Snapped too; so are
+// bytes the out-of-order budget gave up (kind gapGivenUp, why from
+// givenUpWhy), counted in Problems.GivenUp.
 func (c *conn) gapOf(dir reassembly.Dir, n int64, t time.Time, why string, kind gapKind) {
 	d := c.d
 	var ev *Event
@@ -525,6 +528,12 @@ func (c *conn) gapOf(dir reassembly.Dir, n int64, t time.Time, why string, kind 
 		d.sum.GapBytes += n
 		d.sum.Snapped++
 		d.sum.SnappedBytes += n
+		ev = &Event{Kind: EventGap, Conn: c.c, Dir: dir, Time: t, Bytes: n, Detail: why}
+	case kind == gapGivenUp:
+		d.sum.Gaps++
+		d.sum.GapBytes += n
+		d.sum.GivenUp++
+		d.sum.GivenUpBytes += n
 		ev = &Event{Kind: EventGap, Conn: c.c, Dir: dir, Time: t, Bytes: n, Detail: why}
 	case cut:
 		d.sum.Cuts++

@@ -186,7 +186,10 @@ func portSet(ports []uint16) *[1024]uint64 {
 	return s
 }
 
-var _ reassembly.SnapHandler = (*Dissector)(nil)
+var (
+	_ reassembly.SnapHandler   = (*Dissector)(nil)
+	_ reassembly.BudgetHandler = (*Dissector)(nil)
+)
 
 func (d *Dissector) isPort(p uint16) bool { return d.ports[p/64]&(1<<(p%64)) != 0 }
 
@@ -291,6 +294,36 @@ func (d *Dissector) Snapped(rc *reassembly.Conn, dir reassembly.Dir, n int64, t 
 // snapWhy is the detail of a gap the snap length made.
 func snapWhy(n int64, sc reassembly.SnapCut) string {
 	return fmt.Sprintf("%s not captured: the snap length cut packet %d to %d of its %d bytes", lostWords(n), sc.Frame, sc.Captured, sc.Length)
+}
+
+// GivenUp implements reassembly.BudgetHandler: n bytes of direction dir
+// that the out-of-order budget gave up (the segments buffered behind them
+// reached it) are handled as a gap (EventGap, counted in Problems.Gaps
+// and Problems.GivenUp), whose detail says they were given up, not lost,
+// and which flag raises the budget (givenUpWhy).
+func (d *Dissector) GivenUp(rc *reassembly.Conn, dir reassembly.Dir, n int64, t time.Time) {
+	c := d.conn(rc)
+	if c.tls != nil {
+		if c.state == csUndecided || c.state == csKafka {
+			c.tls.dec.Gap(tlsdec.Dir(dir), n, t)
+		}
+		return
+	}
+	why := givenUpWhy(n)
+	switch c.state {
+	case csKafka:
+		c.gapOf(dir, n, t, why, gapGivenUp)
+	case csUndecided:
+		c.pre = append(c.pre, preChunk{dir: dir, gap: true, kind: gapGivenUp, why: why, n: n, time: t})
+	}
+}
+
+// givenUpWhy is the detail of a gap of n bytes the out-of-order budget
+// gave up: "3728 bytes given up (budget): the segments that arrived ahead
+// of them filled the out-of-order budget before they came (maybe captured
+// later); a larger --max-out-of-order waits for them".
+func givenUpWhy(n int64) string {
+	return fmt.Sprintf("%s given up (budget): the segments that arrived ahead of them filled the out-of-order budget before they came (maybe captured later); a larger --max-out-of-order waits for them", lostWords(n))
 }
 
 // Cut implements reassembly.CutHandler: n bytes of direction dir left out
@@ -469,6 +502,11 @@ type Problems struct {
 	// Gaps and GapBytes too. They were not lost on the network.
 	Snapped      int64
 	SnappedBytes int64
+	// GivenUp counts the gaps the out-of-order budget gave up
+	// (Dissector.GivenUp: --max-out-of-order), GivenUpBytes their bytes;
+	// they count in Gaps and GapBytes too. They may have been captured.
+	GivenUp      int64
+	GivenUpBytes int64
 
 	// DecodeErrors counts frames whose decoding failed (Frame.Failed: the
 	// tree has an error, or a record batch in it has), whoever decoded
@@ -514,6 +552,8 @@ func (p *Problems) Add(o Problems) {
 	p.Truncated += o.Truncated
 	p.Snapped += o.Snapped
 	p.SnappedBytes += o.SnappedBytes
+	p.GivenUp += o.GivenUp
+	p.GivenUpBytes += o.GivenUpBytes
 	p.DecodeErrors += o.DecodeErrors
 	p.Evicted += o.Evicted
 	p.PartialCapped += o.PartialCapped

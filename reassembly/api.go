@@ -41,7 +41,9 @@
 // cannot be filled — the peer acknowledged the missing bytes, or they
 // waited longer than Options.BufferTimeout, or the buffer limits were
 // reached, or the input ended — is reported with Gap and its exact size,
-// never papered over; so are payload bytes cut by the snap length.
+// never papered over; so are payload bytes cut by the snap length (to a
+// SnapHandler as Snapped) and holes the buffer limits gave up (to a
+// BudgetHandler as GivenUp).
 // Captures that start mid-connection are accepted: the first byte seen
 // starts the stream.
 //
@@ -141,6 +143,7 @@ type ConnStats struct {
 	OutOfOrder      int      // segments that arrived ahead of a hole and were buffered
 	Gaps            int      // Gap calls
 	GapBytes        int64    // bytes lost in gaps of known size, both directions
+	GivenUp         int      // of the Gaps, holes the out-of-order budget gave up (BudgetHandler): maybe captured later, not waited for
 	Bytes           [2]int64 // bytes delivered by Data, indexed by Dir
 	// MinRTT is, per direction, the shortest time seen at the capture
 	// point from a segment of that direction carrying new bytes (or its

@@ -104,6 +104,7 @@ const (
 	evClose
 	evCut
 	evSnapped
+	evGivenUp
 )
 
 type runner struct {
@@ -165,6 +166,7 @@ type runner struct {
 	reset []*stream
 
 	synthetic   bool // feeding the assembler a packet of our own
+	feeding     bool // feeding the assembler a captured packet (assemble): a skip then is the budget's (budget.go)
 	synTCP      layers.TCP
 	synCtx      *pktCtx
 	forceReason string
@@ -403,8 +405,17 @@ func (r *runner) assemble(p *pkt) {
 	if cur != nil {
 		sgs = cur.half[0].sgs + cur.half[1].sgs
 	}
+	r.feeding = true
 	r.asm.AssembleWithContext(flowOf(p.src, p.dst), &r.tcp, c)
+	r.feeding = false
 	if r.ctxKept {
+		if cur != nil && !cur.done {
+			d := AtoB
+			if src != cur.conn.A {
+				d = BtoA
+			}
+			cur.keep(d, c)
+		}
 		r.ctx = newPktCtx()
 	}
 	if h := r.finHalf; h != nil && !h.closed && cur != nil && cur.half[0].sgs+cur.half[1].sgs != sgs {
@@ -722,6 +733,8 @@ func (r *runner) endDefer() {
 			r.callCut(e.s, e.dir, e.n, e.t)
 		case evSnapped:
 			r.callSnapped(e.s, e.dir, e.n, e.t, e.snap)
+		case evGivenUp:
+			r.callGivenUp(e.s, e.dir, e.n, e.t)
 		case evClose:
 			r.callClose(e.s, e.reason, e.t)
 		}
@@ -790,6 +803,11 @@ type halfState struct {
 	// holeValid: where the first hole ends.
 	holeValid bool
 	holeEnd   gpr.Sequence
+	// kept are the contexts of segments the assembler buffered, by their
+	// first sequence number, until deliver hands their bytes on (or
+	// finds them behind next once more than keptPurge are kept).
+	kept      map[gpr.Sequence]*pktCtx
+	keptPurge int
 	ackSeen   bool
 	maxAck    gpr.Sequence // highest ACK this direction's sender sent
 	// cuts are the spans of sequence numbers a marked packet says were
@@ -966,7 +984,11 @@ func (s *stream) ReassembledSG(sg gpr.ScatterGather, ac gpr.AssemblerContext) {
 		if c := s.ctxOf(sg, total, ac); c != nil {
 			t = c.ci.Timestamp
 		}
-		s.gap(d, int64(n), t)
+		// A skip during a captured packet's assembly is the assembler
+		// giving up the oldest hole: the out-of-order budget was
+		// reached (budget.go). Our own skips (inject) and flushes are
+		// not made while feeding.
+		s.gapBy(d, int64(n), t, skip > 0 && s.r.feeding && !s.r.synthetic)
 		h.next = first
 	case n < 0:
 		// Bytes before the next expected one: delivered already, or
@@ -1008,9 +1030,37 @@ func (s *stream) deliver(sg gpr.ScatterGather, d Dir, off, total int) {
 	h := &s.half[d]
 	seq := h.next
 	// One piece (the usual in-order packet): every byte is its packet's.
-	single := sg.Stats().Chunks == 1
+	chunks := sg.Stats().Chunks
+	single := chunks == 1
+	// Many pieces (the segments buffered behind a hole): ctxAt walks the
+	// pieces from the first, so looking each up costs time quadratic in
+	// their number (minutes for 256 MiB behind a hole). The contexts of
+	// buffered segments are found by their first sequence number
+	// (halfState.kept) instead, ctxAt only for a piece that starts
+	// elsewhere (a segment trimmed by an overlap).
+	many := chunks > keptLookup && len(h.kept) > 0
 	for off < total {
-		c := ctxAt(sg, off)
+		var c *pktCtx
+		if many {
+			if k := h.kept[seq]; k != nil && k.length > 0 {
+				delete(h.kept, seq)
+				n := min(k.length, total-off)
+				have := n
+				if k.captured < k.length {
+					have = min(k.captured, n)
+				}
+				if have > 0 {
+					s.data(d, data[off:off+have], seq, k)
+				}
+				if n > have {
+					s.snapGap(d, int64(n-have), k)
+				}
+				off += n
+				seq = seq.Add(n)
+				continue
+			}
+		}
+		c = ctxAt(sg, off)
 		if c == nil {
 			// Not a packet of ours: cannot happen. Deliver unattributed.
 			s.data(d, data[off:total], seq, &pktCtx{ci: gopacket.CaptureInfo{Timestamp: s.lastSeen}})
@@ -1049,6 +1099,34 @@ func (s *stream) deliver(sg gpr.ScatterGather, d Dir, off, total int) {
 		seq = seq.Add(n)
 	}
 	h.next = seq
+	if len(h.kept) > h.keptPurge {
+		// Contexts of segments delivered otherwise, or dropped as
+		// overlaps: those behind the stream are of no more use.
+		for k := range h.kept {
+			if h.next.Difference(k) < 0 {
+				delete(h.kept, k)
+			}
+		}
+		h.keptPurge = 2*len(h.kept) + keptLookup
+	}
+}
+
+// keptLookup is the number of pieces of a scatter-gather past which
+// deliver finds the packets of buffered segments by sequence number
+// (halfState.kept) rather than by ctxAt.
+const keptLookup = 64
+
+// keep records c, the context of a segment of direction d that the
+// assembler buffered, for deliver.
+func (s *stream) keep(d Dir, c *pktCtx) {
+	h := &s.half[d]
+	if c.length == 0 {
+		return
+	}
+	if h.kept == nil {
+		h.kept = make(map[gpr.Sequence]*pktCtx)
+	}
+	h.kept[c.seq] = c
 }
 
 // runEnd returns the end of the run of bytes from off that belong to c.
@@ -1074,6 +1152,13 @@ func (s *stream) data(d Dir, b []byte, seq gpr.Sequence, c *pktCtx) {
 }
 
 func (s *stream) gap(d Dir, n int64, t time.Time) {
+	s.gapBy(d, n, t, false)
+}
+
+// gapBy reports a hole of n bytes of direction d: given up by the
+// out-of-order budget when budget (BudgetHandler), else lost; the parts
+// of it that the capture's writer left out are cuts either way.
+func (s *stream) gapBy(d Dir, n int64, t time.Time, budget bool) {
 	h := &s.half[d]
 	h.holeParts(n, func(n int64, cut bool) {
 		if cut {
@@ -1086,6 +1171,11 @@ func (s *stream) gap(d Dir, n int64, t time.Time) {
 		if n > 0 {
 			st.GapBytes += n
 			h.offset += n
+		}
+		if budget {
+			st.GivenUp++
+			s.r.emitGivenUp(s, d, n, t)
+			return
 		}
 		s.r.emitGap(s, d, n, t)
 	})

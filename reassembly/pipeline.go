@@ -466,10 +466,10 @@ func within(b, buf []byte) bool {
 	return p >= lo && p+uintptr(len(b)) <= lo+uintptr(cap(buf))
 }
 
-// Kinds of recorded calls, beside evData, evGap, evClose, evCut and
-// evSnapped.
+// Kinds of recorded calls, beside evData, evGap, evClose, evCut,
+// evSnapped and evGivenUp.
 const (
-	evOpen uint8 = iota + evSnapped + 1
+	evOpen uint8 = iota + evGivenUp + 1
 	evStats
 	evSegment
 )
@@ -623,6 +623,8 @@ func replay(h Handler, b *callBatch) {
 			cut(h, c, e.dir, e.n, e.t)
 		case evSnapped:
 			snapped(h, c, e.dir, e.n, e.t, e.snap)
+		case evGivenUp:
+			givenUp(h, c, e.dir, e.n, e.t)
 		case evClose:
 			h.Close(c, e.reason, e.t)
 		case evSegment:

@@ -22,7 +22,8 @@ const (
 	// DefaultMaxBufferedPagesPerConn bounds the out-of-order data held for
 	// one connection: 2048 pages, about 3.7 MiB, enough for a lost segment
 	// in the middle of a multi-megabyte Kafka fetch response to be
-	// retransmitted before the data behind it is given up as a gap.
+	// retransmitted before the data behind it is given up (BudgetHandler).
+	// kwire's --max-out-of-order sets both bounds to its bytes.
 	DefaultMaxBufferedPagesPerConn = 2048
 	// DefaultMaxBufferedPagesTotal bounds all buffered out-of-order data:
 	// 32768 pages, about 59 MiB.
@@ -45,7 +46,8 @@ const closedLinger = 4 * time.Minute
 type Options struct {
 	// MaxBufferedPagesPerConn bounds the pages (PageSize bytes each) of
 	// out-of-order data buffered for one connection. When it is reached,
-	// the oldest hole is given up: a Gap, then the data behind it. 0 means
+	// the oldest hole is given up: a GivenUp (BudgetHandler) or Gap, then
+	// the data behind it. 0 means
 	// DefaultMaxBufferedPagesPerConn, negative means no limit.
 	MaxBufferedPagesPerConn int
 	// MaxBufferedPagesTotal bounds the buffered pages of all connections.

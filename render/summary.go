@@ -5,6 +5,7 @@ import (
 	"io"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/kwire/kwire/dissect"
 	"github.com/kwire/kwire/facts"
@@ -176,26 +177,42 @@ var _ dissect.Sink = (*SummaryCounts)(nil)
 
 // GapBytes words the bytes of the gaps p counts, telling those the snap
 // length kept out of the capture (p.Snapped: snapCut packets cut to
-// snapLen bytes) from those lost; lost follows the count when all were
-// lost (" lost", or "" for just "bytes"):
+// snapLen bytes) and those the out-of-order budget gave up (p.GivenUp,
+// which --max-out-of-order raises) from those lost; lost follows the count
+// when all were lost (" lost", or "" for just "bytes"):
 //
 //	1460 bytes[ lost]
 //	49741 bytes not captured: the snap length cut 431 packets to 120 bytes
+//	3728 bytes given up (budget: --max-out-of-order)
 //	50000 bytes: 259 lost, 49741 not captured: the snap length cut ...
 func GapBytes(p dissect.Problems, snapCut int64, snapLen int, lost string) string {
 	n := strconv.FormatInt(p.GapBytes, 10)
-	if p.Snapped == 0 {
+	if p.Snapped == 0 && p.GivenUp == 0 {
 		return n + " bytes" + lost
 	}
+	const budget = "given up (budget: --max-out-of-order)"
 	packets := "packets"
 	if snapCut == 1 {
 		packets = "packet"
 	}
 	why := fmt.Sprintf("not captured: the snap length cut %d %s to %d bytes", snapCut, packets, snapLen)
-	if p.SnappedBytes == p.GapBytes && p.Snapped == p.Gaps {
+	switch {
+	case p.SnappedBytes == p.GapBytes && p.Snapped == p.Gaps:
 		return n + " bytes " + why
+	case p.GivenUpBytes == p.GapBytes && p.GivenUp == p.Gaps:
+		return n + " bytes " + budget
 	}
-	return fmt.Sprintf("%s bytes: %d lost, %d %s", n, p.GapBytes-p.SnappedBytes, p.SnappedBytes, why)
+	var parts []string
+	if l := p.GapBytes - p.SnappedBytes - p.GivenUpBytes; l > 0 || p.Gaps > p.Snapped+p.GivenUp {
+		parts = append(parts, fmt.Sprintf("%d lost", l))
+	}
+	if p.GivenUp > 0 {
+		parts = append(parts, fmt.Sprintf("%d %s", p.GivenUpBytes, budget))
+	}
+	if p.Snapped > 0 {
+		parts = append(parts, fmt.Sprintf("%d %s", p.SnappedBytes, why))
+	}
+	return n + " bytes: " + strings.Join(parts, ", ")
 }
 
 // Summary writes the totals as a few lines:

@@ -7,7 +7,8 @@ import (
 )
 
 // TestGapBytes: the bytes of gaps are said as lost, as not captured
-// (the snap length cut their packets), or as both.
+// (the snap length cut their packets), as given up by the out-of-order
+// budget, or as a mix.
 func TestGapBytes(t *testing.T) {
 	for _, c := range []struct {
 		p    dissect.Problems
@@ -18,6 +19,12 @@ func TestGapBytes(t *testing.T) {
 			"49741 bytes not captured: the snap length cut 431 packets to 120 bytes"},
 		{dissect.Problems{Gaps: 201, GapBytes: 50000, Snapped: 200, SnappedBytes: 49741},
 			"50000 bytes: 259 lost, 49741 not captured: the snap length cut 431 packets to 120 bytes"},
+		{dissect.Problems{Gaps: 1, GapBytes: 3728, GivenUp: 1, GivenUpBytes: 3728},
+			"3728 bytes given up (budget: --max-out-of-order)"},
+		{dissect.Problems{Gaps: 4, GapBytes: 4000, GivenUp: 2, GivenUpBytes: 3000, Snapped: 1, SnappedBytes: 700},
+			"4000 bytes: 300 lost, 3000 given up (budget: --max-out-of-order), 700 not captured: the snap length cut 431 packets to 120 bytes"},
+		{dissect.Problems{Gaps: 2, GapBytes: 3000, GivenUp: 1, GivenUpBytes: 2000, Snapped: 1, SnappedBytes: 1000},
+			"3000 bytes: 2000 given up (budget: --max-out-of-order), 1000 not captured: the snap length cut 431 packets to 120 bytes"},
 	} {
 		if got := GapBytes(c.p, 431, 120, " lost"); got != c.want {
 			t.Errorf("%+v: %q, want %q", c.p, got, c.want)

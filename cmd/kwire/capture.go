@@ -92,7 +92,7 @@ func (o *captureFlags) addFlags(f *pflag.FlagSet, detect bool, idle time.Duratio
 		"memory for Kafka frames partly arrived and resync windows, over all connections, e.g. 512MiB (K, M, G: powers of 1024); past it the connection whose bytes passed it gives up the frame it is building (shown cut, the rest skipped by its length), with a warning and exit status 1 (0: no bound)")
 	o.MaxOutOfOrder = defaultMaxOutOfOrder
 	f.Var(&o.MaxOutOfOrder, "max-out-of-order",
-		"TCP segments that arrive ahead of a missing one may wait for it in this much memory, e.g. 64MiB (K, M, G: powers of 1024), counted in pages of 1900 bytes (a segment takes one or more), all connections together; one connection holds at most 2048 pages (3.7 MiB) whatever the bound; past it the oldest missing bytes are given up and reported as a gap, like bytes lost (0: no bound for all together)")
+		"TCP segments that arrive ahead of a missing one may wait for it in this much memory, e.g. 64MiB (K, M, G: powers of 1024), counted in pages of 1900 bytes (a segment takes one or more), all connections together (one may take it all); past it the oldest missing bytes of the connection that gets the next segment are given up and reported as a gap \"given up (budget)\", with exit status 1 (0: no bound)")
 	o.IdleTimeout = idle
 	usage = "close a connection after this long without a packet, in capture time (e.g. 10m; checked every half timeout, but at least every 10s and no more often than every 1ms); a later packet starts a new connection, with a stream number of its own unlike Wireshark's tcp.stream (0: never"
 	if idle == 0 {
@@ -309,11 +309,15 @@ func (o *captureFlags) reassemblyOptions() reassembly.Options {
 	switch n := int64(o.MaxOutOfOrder); {
 	case n == 0:
 		opts.MaxBufferedPagesTotal = -1
-		opts.MaxBufferedPagesPerConn = reassembly.DefaultMaxBufferedPagesPerConn
+		opts.MaxBufferedPagesPerConn = -1
 	default:
+		// The bound is the flag's bytes, for one connection as for all:
+		// a fixed count of pages per connection gave up holes that a
+		// budget of any size would have waited for (thousands of tiny
+		// segments reordered).
 		pages := int(min((n+reassembly.PageSize-1)/reassembly.PageSize, math.MaxInt32))
 		opts.MaxBufferedPagesTotal = pages
-		opts.MaxBufferedPagesPerConn = min(pages, reassembly.DefaultMaxBufferedPagesPerConn)
+		opts.MaxBufferedPagesPerConn = pages
 	}
 	return opts
 }

@@ -15,8 +15,9 @@ import (
 
 // TestReassemblyOptions checks how --max-out-of-order and --idle-timeout
 // become reassembly bounds: bytes round up to whole pages, one connection
-// holds no more than all nor than 2048 pages, 0 lifts the bound for all
-// together; short idle timeouts are checked every half timeout.
+// may hold them all (a fixed count of pages per connection gave up holes
+// whatever the flag said), 0 lifts the bound; short idle timeouts are
+// checked every half timeout.
 func TestReassemblyOptions(t *testing.T) {
 	const page = reassembly.PageSize
 	for _, c := range []struct {
@@ -25,17 +26,17 @@ func TestReassemblyOptions(t *testing.T) {
 		total, pc int
 		flush     time.Duration // 0: reassembly's default (10s)
 	}{
-		{defaultMaxOutOfOrder, 0, 8831, 2048, 0}, // 16 MiB / 1900 = 8830.1
+		{defaultMaxOutOfOrder, 0, 8831, 8831, 0}, // 16 MiB / 1900 = 8830.1
 		{1, time.Minute, 1, 1, 0},
 		{1, 100 * time.Millisecond, 1, 1, 50 * time.Millisecond},
 		{1, 10 * time.Second, 1, 1, 5 * time.Second},
 		{1, time.Microsecond, 1, 1, time.Millisecond},
 		{page, 0, 1, 1, 0},
 		{4*page + 1, 0, 5, 5, 0},
-		{1 << 20, 0, 552, 552, 0},          // 1 MiB / 1900 = 551.9
-		{1 << 30, 0, 565_128, 2048, 0},     // 1 GiB: one connection still 2048 pages
-		{1 << 40, 0, 578_690_331, 2048, 0}, // 1 TiB / 1900, rounded up
-		{0, 0, -1, 2048, 0},
+		{1 << 20, 0, 552, 552, 0},                 // 1 MiB / 1900 = 551.9
+		{1 << 30, 0, 565_128, 565_128, 0},         // 1 GiB
+		{1 << 40, 0, 578_690_331, 578_690_331, 0}, // 1 TiB / 1900, rounded up
+		{0, 0, -1, -1, 0},
 	} {
 		o := captureFlags{MaxOutOfOrder: byteSize(c.size), IdleTimeout: c.idle}
 		got := o.reassemblyOptions()

@@ -97,3 +97,13 @@ func (h *progressHandler) Cut(c *reassembly.Conn, d reassembly.Dir, n int64, t t
 	}
 	h.Handler.Gap(c, d, n, t)
 }
+
+// GivenUp passes on holes the out-of-order budget gave up as such (see
+// Snapped).
+func (h *progressHandler) GivenUp(c *reassembly.Conn, d reassembly.Dir, n int64, t time.Time) {
+	if bh, ok := h.Handler.(reassembly.BudgetHandler); ok {
+		bh.GivenUp(c, d, n, t)
+		return
+	}
+	h.Handler.Gap(c, d, n, t)
+}

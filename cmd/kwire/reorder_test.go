@@ -1,0 +1,99 @@
+package main
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/gopacket/gopacket"
+	"github.com/gopacket/gopacket/layers"
+
+	"github.com/kwire/kwire/internal/capturetest"
+)
+
+// splitReversed replaces packet i of pkts (Ethernet, IPv4, TCP with a
+// payload) by segments of size payload bytes each, in reverse order: the
+// first bytes arrive last.
+func splitReversed(t *testing.T, pkts []capturetest.Packet, i, size int) []capturetest.Packet {
+	t.Helper()
+	p := gopacket.NewPacket(pkts[i].Data, layers.LayerTypeEthernet, gopacket.Default)
+	eth, _ := p.Layer(layers.LayerTypeEthernet).(*layers.Ethernet)
+	ip, _ := p.Layer(layers.LayerTypeIPv4).(*layers.IPv4)
+	tcp, _ := p.Layer(layers.LayerTypeTCP).(*layers.TCP)
+	if eth == nil || ip == nil || tcp == nil || len(tcp.Payload) <= size {
+		t.Fatalf("packet %d: no TCP payload of more than %d bytes over IPv4", i+1, size)
+	}
+	payload := tcp.Payload
+	var segs []capturetest.Packet
+	for off := 0; off < len(payload); off += size {
+		e, ip4, tc := *eth, *ip, *tcp
+		tc.Seq = tcp.Seq + uint32(off)
+		if err := tc.SetNetworkLayerForChecksum(&ip4); err != nil {
+			t.Fatal(err)
+		}
+		buf := gopacket.NewSerializeBuffer()
+		opts := gopacket.SerializeOptions{FixLengths: true, ComputeChecksums: true}
+		if err := gopacket.SerializeLayers(buf, opts, &e, &ip4, &tc, gopacket.Payload(payload[off:min(off+size, len(payload))])); err != nil {
+			t.Fatal(err)
+		}
+		b := buf.Bytes()
+		segs = append([]capturetest.Packet{{Time: pkts[i].Time, Data: b, Length: len(b)}}, segs...)
+	}
+	return append(append(append([]capturetest.Packet{}, pkts[:i]...), segs...), pkts[i+1:]...)
+}
+
+// TestReadOutOfOrderBudget: segments that arrive ahead of the first bytes
+// of a request wait for them within --max-out-of-order. A budget too
+// small for them gives the hole up, and says so — "given up (budget:
+// --max-out-of-order)", naming the flag that raises it — not "lost": the
+// bytes are in the capture, they came after the budget was full. Exit
+// status 1 all the same: the request could not be read.
+func TestReadOutOfOrderBudget(t *testing.T) {
+	link, pkts, err := capturetest.ReadPcap(goldenPcap(t, "kgo-produce-consume.pcap"))
+	if err != nil || link != 1 {
+		t.Fatalf("link %d: %v", link, err)
+	}
+	// The first request of more than 330 bytes (packet 54: 1599 bytes, 200 segments),
+	// as segments of 8 bytes, the first last.
+	big, n := -1, 0
+	for i := range pkts {
+		p := gopacket.NewPacket(pkts[i].Data, layers.LayerTypeEthernet, gopacket.Default)
+		if tcp, _ := p.Layer(layers.LayerTypeTCP).(*layers.TCP); tcp != nil && tcp.DstPort == 19092 && len(tcp.Payload) > 330 {
+			big, n = i, len(tcp.Payload)
+			break
+		}
+	}
+	if big != 53 || n != 1599 {
+		t.Fatalf("packet %d of %d bytes; want 54 of 1599", big+1, n)
+	}
+	path := writeTemp(t, "reversed.pcap", pcapOf(splitReversed(t, pkts, big, 8)).Bytes)
+
+	whole, _, code := kwireInProcess(t, "read", goldenPcap(t, "kgo-produce-consume.pcap"))
+	if code != exitOK {
+		t.Fatalf("golden capture: exit %d", code)
+	}
+	out, errOut, code := kwireInProcess(t, "read", path)
+	if code != exitOK || errOut != "" || !strings.Contains(out, " Produce v13 corr=1 client=capgen-kgo-gzip ") {
+		t.Errorf("default budget: exit %d, stderr %q, stdout\n%s", code, errOut, out)
+	}
+	if wl, ol := strings.Count(whole, "\n"), strings.Count(out, "\n"); wl != ol {
+		t.Errorf("default budget: %d lines, want the %d of the capture in order", ol, wl)
+	}
+
+	// 10 pages: the 10th segment buffered gives up the 190 segments'
+	// 1520 bytes before the 10 last (79 bytes).
+	out, errOut, code = kwireInProcess(t, "read", "--verbose", "--max-out-of-order", "19000", path)
+	gap := " GAP 1520 bytes (1520 bytes given up (budget): the segments that arrived ahead of them filled the out-of-order budget before they came (maybe captured later); a larger --max-out-of-order waits for them)\n"
+	if !strings.Contains(out, gap) {
+		t.Errorf("no %q in\n%s", gap, out)
+	}
+	if want := "kwire: warning: the capture could not be fully dissected: 1 gap (1520 bytes given up (budget: --max-out-of-order))"; code != exitData || !strings.HasPrefix(errOut, want) {
+		t.Errorf("exit %d, stderr %q; want %d, %q…", code, errOut, exitData, want)
+	}
+	if strings.Contains(out+errOut, "lost") {
+		t.Errorf("bytes given up said to be lost:\n%s%s", out, errOut)
+	}
+	out, _, _ = kwireInProcess(t, "read", "--json", "--max-out-of-order", "19000", path)
+	if want := `"bytes":1520,"detail":"1520 bytes given up (budget): `; !strings.Contains(out, want) {
+		t.Errorf("--json holds no %q", want)
+	}
+}
