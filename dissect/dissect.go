@@ -187,8 +187,9 @@ func portSet(ports []uint16) *[1024]uint64 {
 }
 
 var (
-	_ reassembly.SnapHandler   = (*Dissector)(nil)
-	_ reassembly.BudgetHandler = (*Dissector)(nil)
+	_ reassembly.SnapHandler     = (*Dissector)(nil)
+	_ reassembly.BudgetHandler   = (*Dissector)(nil)
+	_ reassembly.ConflictHandler = (*Dissector)(nil)
 )
 
 func (d *Dissector) isPort(p uint16) bool { return d.ports[p/64]&(1<<(p%64)) != 0 }
@@ -324,6 +325,21 @@ func (d *Dissector) GivenUp(rc *reassembly.Conn, dir reassembly.Dir, n int64, t 
 // later); a larger --max-out-of-order waits for them".
 func givenUpWhy(n int64) string {
 	return fmt.Sprintf("%s given up (budget): the segments that arrived ahead of them filled the out-of-order budget before they came (maybe captured later); a larger --max-out-of-order waits for them", lostWords(n))
+}
+
+// Conflict implements reassembly.ConflictHandler: a retransmission on a
+// Kafka connection (or one not yet decided) whose bytes differ from those
+// delivered before is an EventConflict, counted in Problems.Conflicts: the
+// exchange shown holds the first copy, which the receiver may not have
+// kept. Connections that are not Kafka are not told.
+func (d *Dissector) Conflict(rc *reassembly.Conn, dir reassembly.Dir, cf reassembly.Conflict) {
+	c := d.conn(rc)
+	if c.state != csKafka && c.state != csUndecided {
+		return
+	}
+	d.sum.Conflicts++
+	c.event(&Event{Kind: EventConflict, Conn: rc, Dir: dir, Frame: cf.Frame, Time: cf.Time, Bytes: int64(cf.Bytes), Offset: cf.Offset,
+		Detail: fmt.Sprintf("retransmission with different data: packet %d resends %s at stream offset %d that packet %d carried, with other bytes; the first copy is decoded", cf.Frame, lostWords(int64(cf.Bytes)), cf.Offset, cf.First)})
 }
 
 // Cut implements reassembly.CutHandler: n bytes of direction dir left out
@@ -502,6 +518,9 @@ type Problems struct {
 	// Gaps and GapBytes too. They were not lost on the network.
 	Snapped      int64
 	SnappedBytes int64
+	// Conflicts counts retransmissions whose bytes differ from those
+	// delivered (EventConflict): the exchanges show the first copy.
+	Conflicts int64
 	// GivenUp counts the gaps the out-of-order budget gave up
 	// (Dissector.GivenUp: --max-out-of-order), GivenUpBytes their bytes;
 	// they count in Gaps and GapBytes too. They may have been captured.
@@ -553,6 +572,7 @@ func (p *Problems) Add(o Problems) {
 	p.Snapped += o.Snapped
 	p.SnappedBytes += o.SnappedBytes
 	p.GivenUp += o.GivenUp
+	p.Conflicts += o.Conflicts
 	p.GivenUpBytes += o.GivenUpBytes
 	p.DecodeErrors += o.DecodeErrors
 	p.Evicted += o.Evicted

@@ -310,6 +310,7 @@ const (
 	EventTruncated                  // a frame cut off by the end of the connection or capture, or by a gap (Bytes captured, Detail says which)
 	EventTLSNote                    // the TLS layer: an alert, a KeyUpdate, bytes not decrypted after a failure (Bytes), 0-RTT data
 	EventCut                        // bytes of one direction the capture's writer left out on purpose (Bytes; reassembly.CutComment: kwire read -w), not lost
+	EventConflict                   // a retransmission whose bytes differ from those delivered (Bytes: the piece compared; Offset its stream offset; Frame the retransmission): the first copy is decoded
 )
 
 // Event is a connection-level happening worth telling the user.
@@ -320,6 +321,10 @@ type Event struct {
 	Frame int64            // packet number where it happened, 0 if unknown
 	Time  time.Time        // capture time; zero if unknown
 	Bytes int64            // bytes lost, skipped or captured, as Kind says; 0 unknown or none
+	// Offset, for EventConflict, is the stream offset of the bytes
+	// whose retransmission differs (reassembly.Chunk.Offset's count: 0
+	// is the direction's first byte).
+	Offset int64
 	// Data, for EventResync, holds the bytes skipped, in stream order (the
 	// first 64 KiB of them when Bytes is larger; bytes lost in a gap while
 	// scanning are not in it): nothing the capture held is dropped unseen.

@@ -140,6 +140,7 @@ type Conn struct {
 type ConnStats struct {
 	Packets         int      // TCP packets of the connection, both directions
 	Retransmissions int      // segments carrying bytes that were already delivered (all or some)
+	Conflicts       int      // of the Retransmissions, those whose bytes differ from those delivered (ConflictHandler)
 	OutOfOrder      int      // segments that arrived ahead of a hole and were buffered
 	Gaps            int      // Gap calls
 	GapBytes        int64    // bytes lost in gaps of known size, both directions

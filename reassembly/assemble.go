@@ -24,6 +24,7 @@ package reassembly
 //     differs from ours.
 
 import (
+	"hash/maphash"
 	"net/netip"
 	"slices"
 	"time"
@@ -105,6 +106,7 @@ const (
 	evCut
 	evSnapped
 	evGivenUp
+	evConflict
 )
 
 type runner struct {
@@ -165,8 +167,9 @@ type runner struct {
 	// from the peer be delivered).
 	reset []*stream
 
-	synthetic   bool // feeding the assembler a packet of our own
-	feeding     bool // feeding the assembler a captured packet (assemble): a skip then is the budget's (budget.go)
+	synthetic   bool         // feeding the assembler a packet of our own
+	seed        maphash.Seed // hashes of delivered pieces (conflict.go)
+	feeding     bool         // feeding the assembler a captured packet (assemble): a skip then is the budget's (budget.go)
 	synTCP      layers.TCP
 	synCtx      *pktCtx
 	forceReason string
@@ -242,6 +245,7 @@ func newRunner(opts Options, h Handler) *runner {
 		ctx:           newPktCtx(),
 		synCtx:        newPktCtx(),
 		bufferTimeout: opts.BufferTimeout,
+		seed:          maphash.MakeSeed(),
 	}
 	if r.bufferTimeout <= 0 {
 		r.bufferTimeout = DefaultBufferTimeout
@@ -735,6 +739,8 @@ func (r *runner) endDefer() {
 			r.callSnapped(e.s, e.dir, e.n, e.t, e.snap)
 		case evGivenUp:
 			r.callGivenUp(e.s, e.dir, e.n, e.t)
+		case evConflict:
+			r.callConflict(e.s, e.dir, Conflict{Offset: e.ch.Offset, Bytes: int(e.n), Frame: e.ch.Frame, First: e.snap.Frame, Time: e.t})
 		case evClose:
 			r.callClose(e.s, e.reason, e.t)
 		}
@@ -808,8 +814,12 @@ type halfState struct {
 	// finds them behind next once more than keptPurge are kept).
 	kept      map[gpr.Sequence]*pktCtx
 	keptPurge int
-	ackSeen   bool
-	maxAck    gpr.Sequence // highest ACK this direction's sender sent
+	// recent are the last pieces delivered, recentAt the next to
+	// replace: retransmissions are compared with them (conflict.go).
+	recent   [recentPieces]piece
+	recentAt int
+	ackSeen  bool
+	maxAck   gpr.Sequence // highest ACK this direction's sender sent
 	// cuts are the spans of sequence numbers a marked packet says were
 	// left out (CutComment), until a hole passes them: a hole within one
 	// is a cut. cutEnd is where the last hole given up as a cut ended,
@@ -863,7 +873,7 @@ func (s *stream) reusedBy(src netip.AddrPort, seq gpr.Sequence) bool {
 // Accept implements gpr.Stream. It accepts every packet (and forces the
 // start of a direction at its first packet, SYN or not) and keeps the
 // counters.
-func (s *stream) Accept(tcp *layers.TCP, ci gopacket.CaptureInfo, dir gpr.TCPFlowDirection, nextSeq gpr.Sequence, start *bool, _ gpr.AssemblerContext) bool {
+func (s *stream) Accept(tcp *layers.TCP, ci gopacket.CaptureInfo, dir gpr.TCPFlowDirection, nextSeq gpr.Sequence, start *bool, ac gpr.AssemblerContext) bool {
 	if nextSeq == invalidSeq {
 		*start = true
 	}
@@ -930,6 +940,10 @@ func (s *stream) Accept(tcp *layers.TCP, ci gopacket.CaptureInfo, dir gpr.TCPFlo
 			case ahead < 0 || nextSeq.Difference(seq.Add(n)) <= 0:
 				st.Retransmissions++
 				retrans = true
+				if c := asCtx(ac); c != nil {
+					// Its captured bytes, not the padding of a snap cut.
+					s.compare(d, seq, tcp.Payload[:min(n, c.captured)], c.frame, ci.Timestamp)
+				}
 			case ahead > 0 && h.bias < 0 && seq == h.next && h.cutEndOK && h.cutEnd == seq:
 				// Right after a hole given up as a cut without the
 				// assembler (skipAckedHoles): in order, as it was in
@@ -1146,6 +1160,7 @@ func runEnd(sg gpr.ScatterGather, off, total int, c *pktCtx) int {
 func (s *stream) data(d Dir, b []byte, seq gpr.Sequence, c *pktCtx) {
 	h := &s.half[d]
 	ch := Chunk{Data: b, Time: c.ci.Timestamp, Frame: c.frame, Seq: uint32(seq), Offset: h.offset}
+	h.remember(s.r.seed, seq, b, c.frame)
 	h.offset += int64(len(b))
 	s.conn.Stats.Bytes[d] += int64(len(b))
 	s.r.emitData(s, d, ch)

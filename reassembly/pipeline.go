@@ -467,9 +467,10 @@ func within(b, buf []byte) bool {
 }
 
 // Kinds of recorded calls, beside evData, evGap, evClose, evCut,
-// evSnapped and evGivenUp.
+// evSnapped, evGivenUp and evConflict (its Conflict in n, t, ch and
+// snap: conflictOf).
 const (
-	evOpen uint8 = iota + evGivenUp + 1
+	evOpen uint8 = iota + evConflict + 1
 	evStats
 	evSegment
 )
@@ -625,6 +626,8 @@ func replay(h Handler, b *callBatch) {
 			snapped(h, c, e.dir, e.n, e.t, e.snap)
 		case evGivenUp:
 			givenUp(h, c, e.dir, e.n, e.t)
+		case evConflict:
+			conflict(h, c, e.dir, conflictOf(e))
 		case evClose:
 			h.Close(c, e.reason, e.t)
 		case evSegment:

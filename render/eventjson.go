@@ -16,7 +16,7 @@ import (
 // present, addresses are "ip:port", times RFC 3339 with nanoseconds, UTC.
 // TestEventJSONFields pins the key set.
 type EventDoc struct {
-	Kind   string  `json:"kind"`                        // EventKindName: open, skipped, gap, resync, tls, close, badFrame, truncated, tlsNote, cut
+	Kind   string  `json:"kind"`                        // EventKindName: open, skipped, gap, resync, tls, close, badFrame, truncated, tlsNote, cut, conflict
 	Stream int     `json:"stream"`                      // TCP stream index (reassembly.Conn.Index), -1 unknown
 	File   *string `json:"file" jsonschema:"nullable"`  // the capture file, as ExchangeDoc's
 	Client string  `json:"client"`                      // the side sending requests; before the connection is known to be Kafka (tls, skipped), the sender of its first packet (the client when its SYN was captured)
@@ -62,6 +62,7 @@ var eventKinds = map[dissect.EventKind]string{
 	dissect.EventTruncated: "truncated",
 	dissect.EventTLSNote:   "tlsNote",
 	dissect.EventCut:       "cut",
+	dissect.EventConflict:  "conflict",
 }
 
 // EventKindName returns k's "kind" in EventDoc ("gap", "badFrame"), and

@@ -529,6 +529,7 @@ var eventNames = map[dissect.EventKind]string{
 	dissect.EventTruncated: "TRUNCATED",
 	dissect.EventTLSNote:   "TLS-NOTE",
 	dissect.EventCut:       "CUT",
+	dissect.EventConflict:  "CONFLICT",
 }
 
 // EventLine writes a connection event as one line:
@@ -536,7 +537,7 @@ var eventNames = map[dissect.EventKind]string{
 //	12:01:02.345 stream 3 10.0.0.5:53412 → 10.0.0.9:9092 GAP 1460 bytes packet 57 (detail)
 //
 // time (UTC, ms), the TCP stream index, the direction the event concerns,
-// the kind (OPEN, SKIPPED, GAP, RESYNC, TLS, CLOSE, BAD-FRAME, TRUNCATED, TLS-NOTE, CUT), the bytes
+// the kind (OPEN, SKIPPED, GAP, RESYNC, TLS, CLOSE, BAD-FRAME, TRUNCATED, TLS-NOTE, CUT, CONFLICT), the bytes
 // involved when any, the packet number when known and the detail.
 func EventLine(w io.Writer, ev *dissect.Event, opts Options) error {
 	c := opts.Color
@@ -569,7 +570,7 @@ func EventLine(w io.Writer, ev *dissect.Event, opts Options) error {
 		name = "EVENT(" + itoa(int64(ev.Kind)) + ")"
 	}
 	r := roleNote
-	if ev.Kind == dissect.EventGap || ev.Kind == dissect.EventBadFrame || ev.Kind == dissect.EventTruncated {
+	if ev.Kind == dissect.EventGap || ev.Kind == dissect.EventBadFrame || ev.Kind == dissect.EventTruncated || ev.Kind == dissect.EventConflict {
 		r = roleError
 	}
 	b = paint(b, c, r, name)

@@ -331,6 +331,10 @@ func Summary(w io.Writer, s *SummaryCounts, opts Options) error {
 	}
 	item(int(s.BadFrames), "bad frame", roleNote)
 	item(int(s.Truncated), "truncated frame", roleNote)
+	if s.Conflicts > 0 {
+		item(int(s.Conflicts), "retransmission", roleError)
+		b = append(b, " with different data"...)
+	}
 	item(int(s.OutOfOrder), "out-of-order response", roleNote)
 	item(int(s.DuplicateIDs), "duplicate correlation ID", roleNote)
 	item(int(s.Evicted), "evicted request", roleNote)

@@ -669,6 +669,7 @@ func (r *captureRun) problems() string {
 	add(l.Resyncs, "resync", "resyncs", skipped)
 	add(l.BadFrames, "bad frame", "bad frames", "")
 	add(l.Truncated, "truncated frame", "truncated frames", "")
+	add(l.Conflicts, "retransmission with different data (the first copy is decoded)", "retransmissions with different data (the first copy is decoded)", "")
 	add(l.DecodeErrors, "frame that failed to decode", "frames that failed to decode", "")
 	add(l.Evicted, "request given up past --max-pending-memory", "requests given up past --max-pending-memory", "")
 	add(l.PartialCapped, "frame given up half-reassembled past --max-reassembly-memory", "frames given up half-reassembled past --max-reassembly-memory", "")

@@ -111,7 +111,8 @@ the lines (exchanges as they complete); consumers tell them apart by
 "kind": an exchange's is paired, noResponse,
 unanswered, orphan or sasl (with "topics", names where a Metadata or
 CreateTopics response of the capture gave a topic ID's name); an event's
-is gap, resync, badFrame, tls or truncated (and, with --verbose, open,
+is gap, resync, badFrame, tls, truncated or conflict (a TCP retransmission
+with different data) (and, with --verbose, open,
 close, skipped, tlsNote and cut: bytes a -w file left out), with "stream", "client", "broker", "from" (the
 side whose bytes it concerns), "frame", "time", "bytes", "detail", "hex"
 (the bytes a resync skipped) and "tls" (a tls event's status: decrypted,
@@ -139,7 +140,14 @@ in a capture taken with a snap length (tcpdump -s 120), not captured: the
 packet that carried them was cut ("740 bytes not captured: the snap
 length cut packet 6 to 120 of its 860 bytes"); the summary counts both
 ("200 gaps (49741 bytes not captured: the snap length cut 200 packets to
-120 bytes)"). Capture with -s 0 to keep whole packets.
+120 bytes)"). Capture with -s 0 to keep whole packets. Bytes still missing
+when the segments behind them fill --max-out-of-order are given up ("3728
+bytes given up (budget)"): a larger --max-out-of-order waits for them.
+
+A TCP retransmission whose bytes differ from those it resends is a
+CONFLICT naming both packets and the stream offset: the first copy is
+decoded (as Linux's receiver keeps it), but the receiver may have kept the
+other; exit status 1.
 
 A response whose request was not captured is an orphan; when exactly one
 API and version decode its whole frame, it is decoded as that guess and

@@ -97,3 +97,49 @@ func TestReadOutOfOrderBudget(t *testing.T) {
 		t.Errorf("--json holds no %q", want)
 	}
 }
+
+// TestReadConflict: a TCP retransmission whose bytes differ from those
+// it resends (here the broker's packet 29, 318 bytes of a response, again
+// as packet 30 with a topic renamed) is told — a CONFLICT naming both packets and
+// the stream offset, the summary's count, the connection's in stats
+// --json — and sets exit status 1: the exchange shown decodes the first
+// copy, which the broker may not have kept. It was counted as a plain
+// retransmission, exit 0.
+func TestReadConflict(t *testing.T) {
+	link, pkts, err := capturetest.ReadPcap(goldenPcap(t, "kgo-produce-consume.pcap"))
+	if err != nil || link != 1 {
+		t.Fatalf("link %d: %v", link, err)
+	}
+	const i = 28 // packet 29: 318 bytes the broker sends on stream 2
+	p := gopacket.NewPacket(pkts[i].Data, layers.LayerTypeEthernet, gopacket.Default)
+	tcp, _ := p.Layer(layers.LayerTypeTCP).(*layers.TCP)
+	if tcp == nil || len(tcp.Payload) != 318 {
+		t.Fatalf("packet 29: %v", p.Layers())
+	}
+	re := capturetest.Packet{Time: pkts[i].Time, Data: []byte(strings.Replace(string(pkts[i].Data), "capgen-codecs", "capgen-CODECS", 1)), Length: pkts[i].Length}
+	if string(re.Data) == string(pkts[i].Data) {
+		t.Fatal("no topic name in packet 29")
+	}
+	mod := append(append(append([]capturetest.Packet{}, pkts[:i+1]...), re), pkts[i+1:]...)
+	path := writeTemp(t, "conflict.pcap", pcapOf(mod).Bytes)
+
+	out, errOut, code := kwireInProcess(t, "read", path)
+	line := " stream 2 127.0.0.1:19092 → 127.0.0.1:44320 CONFLICT 318 bytes packet 30 (retransmission with different data: packet 30 resends 318 bytes at stream offset 794 that packet 29 carried, with other bytes; the first copy is decoded)\n"
+	if !strings.Contains(out, line) || strings.Contains(out, "capgen-CODECS") {
+		t.Errorf("no %q, or not the first copy, in\n%s", line, out)
+	}
+	if want := "anomalies: 1 retransmission with different data\n"; !strings.HasSuffix(out, want) {
+		t.Errorf("stdout ends %q, want %q", out[max(len(out)-200, 0):], want)
+	}
+	if want := "kwire: warning: the capture could not be fully dissected: 1 retransmission with different data (the first copy is decoded)\n"; code != exitData || errOut != want {
+		t.Errorf("exit %d, stderr %q; want %d, %q", code, errOut, exitData, want)
+	}
+	out, _, _ = kwireInProcess(t, "read", "--json", path)
+	if want := `{"kind":"conflict","stream":2,"file":null,"client":"127.0.0.1:44320","broker":"127.0.0.1:19092","from":"127.0.0.1:19092","frame":30,`; !strings.Contains(out, want) {
+		t.Errorf("--json holds no %q", want)
+	}
+	out, _, _ = kwireInProcess(t, "stats", "--json", path)
+	if want := `"conflicts": 1,`; strings.Count(out, want) != 1 {
+		t.Errorf("stats --json: %d connections with %q, want 1", strings.Count(out, want), want)
+	}
+}

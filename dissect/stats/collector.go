@@ -240,6 +240,7 @@ func (c *Collector) conn(rc *reassembly.Conn) *connAcc {
 func (c *Collector) end(a *connAcc) {
 	delete(c.conns, a.c)
 	a.s.Retransmissions = a.c.Stats.Retransmissions
+	a.s.Conflicts = a.c.Stats.Conflicts
 	a.s.OutOfOrder = a.c.Stats.OutOfOrder
 	a.c, a.clients, a.clientSet = nil, nil, nil
 	if c.bestFolded != nil && rankAcc(a, c.bestFolded) > 0 {
@@ -774,6 +775,7 @@ func (a *connAcc) stats() ConnStats {
 	}
 	if a.c != nil {
 		s.Retransmissions = a.c.Stats.Retransmissions
+		s.Conflicts = a.c.Stats.Conflicts
 		s.OutOfOrder = a.c.Stats.OutOfOrder
 	}
 	return s

@@ -188,6 +188,7 @@ type ConnStats struct {
 	Gaps            int64 `json:"gaps"`
 	GapBytes        int64 `json:"gapBytes"`
 	Retransmissions int   `json:"retransmissions"`
+	Conflicts       int   `json:"conflicts"` // retransmissions whose bytes differ from those delivered (reassembly.ConnStats.Conflicts, dissect.EventConflict)
 	OutOfOrder      int   `json:"outOfOrder"`
 	Orphans         int64 `json:"orphans"`
 	Unanswered      int64 `json:"unanswered"`
@@ -231,6 +232,7 @@ type FoldedConns struct {
 	Gaps            int64 `json:"gaps"`
 	GapBytes        int64 `json:"gapBytes"`
 	Retransmissions int64 `json:"retransmissions"`
+	Conflicts       int64 `json:"conflicts"`
 	OutOfOrder      int64 `json:"outOfOrder"`
 	Orphans         int64 `json:"orphans"`
 	Unanswered      int64 `json:"unanswered"`
@@ -266,6 +268,7 @@ func (f *FoldedConns) add(a *connAcc) {
 	f.Gaps += s.Gaps
 	f.GapBytes += s.GapBytes
 	f.Retransmissions += int64(s.Retransmissions)
+	f.Conflicts += int64(s.Conflicts)
 	f.OutOfOrder += int64(s.OutOfOrder)
 	f.Orphans += s.Orphans
 	f.Unanswered += s.Unanswered

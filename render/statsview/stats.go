@@ -446,7 +446,7 @@ func writeFolded(w *strings.Builder, f *stats.FoldedConns) {
 		f.Connections, flagSize(f.MaxMemory), worst)
 	totals := []string{plural(int(f.RequestFrames), "request frame", "request frames"), plural(int(f.ResponseFrames), "response frame", "response frames"),
 		size(f.RequestBytes) + " in requests/" + size(f.ResponseBytes) + " in responses"}
-	if t := connProblems(stats.ConnStats{Gaps: f.Gaps, Retransmissions: int(f.Retransmissions), Orphans: f.Orphans, Unanswered: f.Unanswered,
+	if t := connProblems(stats.ConnStats{Gaps: f.Gaps, Retransmissions: int(f.Retransmissions), Conflicts: int(f.Conflicts), Orphans: f.Orphans, Unanswered: f.Unanswered,
 		DecodeFailures: f.DecodeFailures, Resyncs: f.Resyncs, BadFrames: f.BadFrames, Truncated: f.Truncated}); t.s != "-" {
 		totals = append(totals, t.s)
 	}
@@ -491,6 +491,7 @@ func connProblems(cn stats.ConnStats) cell {
 	}
 	add(cn.Gaps, "gap", "gaps")
 	add(int64(cn.Retransmissions), "retransmission", "retransmissions")
+	add(int64(cn.Conflicts), "with different data", "with different data")
 	add(cn.Orphans, "orphan", "orphans")
 	add(cn.Unanswered, "unanswered", "unanswered")
 	add(cn.DecodeFailures, "decode failure", "decode failures")

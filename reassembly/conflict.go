@@ -1,0 +1,138 @@
+package reassembly
+
+import (
+	"hash/maphash"
+	"time"
+
+	gpr "github.com/gopacket/gopacket/reassembly"
+)
+
+// Retransmissions with different bytes: a segment that carries bytes
+// already delivered is a retransmission, dropped (the receiver keeps the
+// first copy, as Linux does). When its bytes differ from those delivered
+// (Wireshark: "retransmission with different data"), the stream kwire
+// shows may not be the one the receiver used: the peers disagree, or the
+// capture mixes two streams. To tell without keeping delivered bytes,
+// each direction remembers a hash of the last recentPieces pieces
+// delivered (their sequence numbers, lengths, packets); a retransmission
+// is compared with the pieces it covers whole, only then. A piece it
+// covers in part, or one older than those remembered, is not compared.
+// To keep the cost of delivery low, a piece of more than 2 × sampleEdge
+// bytes is hashed by its first and last sampleEdge bytes and one 8-byte
+// word in every sampleEdge between (a difference confined to fewer
+// bytes in its middle may pass unseen); smaller ones whole.
+
+// recentPieces is how many delivered pieces a direction remembers.
+const recentPieces = 8
+
+// piece is one delivered piece remembered: its first sequence number,
+// its length, the packet that carried it and a hash of its bytes.
+type piece struct {
+	seq   gpr.Sequence
+	n     int32
+	frame int64
+	sum   uint64
+}
+
+// Conflict is a retransmission whose bytes differ from the bytes
+// delivered before at the same sequence numbers.
+type Conflict struct {
+	Offset int64     // stream offset (as Chunk.Offset) of the delivered piece whose bytes differ
+	Bytes  int       // its length
+	Frame  int64     // the retransmitted packet, numbered as Chunk.Frame
+	First  int64     // the packet whose bytes were delivered
+	Time   time.Time // the retransmitted packet's capture time
+}
+
+// ConflictHandler is a Handler that is told of retransmissions whose
+// bytes differ from those delivered (counted in ConnStats.Conflicts
+// either way): the delivered bytes stay, the retransmitted ones are
+// dropped. Conflict is called in capture order with the other calls.
+type ConflictHandler interface {
+	Handler
+	Conflict(c *Conn, d Dir, cf Conflict)
+}
+
+// sampleEdge is the length of the head and tail of a piece that are
+// hashed whole, and the stride of the words sampled between them.
+const sampleEdge = 128
+
+// sum hashes b, or a sample of it when it is longer than 2×sampleEdge.
+func sum(seed maphash.Seed, b []byte) uint64 {
+	if len(b) <= 2*sampleEdge {
+		return maphash.Bytes(seed, b)
+	}
+	var buf [2*sampleEdge + 8*64]byte
+	s := append(buf[:0], b[:sampleEdge]...)
+	mid := b[sampleEdge : len(b)-sampleEdge]
+	// At most 64 words: pieces of up to 64 KiB are sampled every
+	// sampleEdge bytes, longer ones more sparsely.
+	stride := max(sampleEdge, (len(mid)+63)/64)
+	for i := 0; i+8 <= len(mid) && len(s)+8 <= len(buf)-sampleEdge; i += stride {
+		s = append(s, mid[i:i+8]...)
+	}
+	s = append(s, b[len(b)-sampleEdge:]...)
+	return maphash.Bytes(seed, s) ^ uint64(len(b))
+}
+
+// remember records a delivered piece of direction d.
+func (h *halfState) remember(seed maphash.Seed, seq gpr.Sequence, b []byte, frame int64) {
+	h.recent[h.recentAt] = piece{seq: seq, n: int32(len(b)), frame: frame, sum: sum(seed, b)}
+	h.recentAt = (h.recentAt + 1) % recentPieces
+}
+
+// compare compares the captured bytes b of a retransmitted segment of
+// direction d starting at seq with the remembered pieces it covers whole,
+// and reports the first that differs.
+func (s *stream) compare(d Dir, seq gpr.Sequence, b []byte, frame int64, t time.Time) {
+	h := &s.half[d]
+	for i := range h.recent {
+		p := &h.recent[i]
+		if p.n == 0 {
+			continue
+		}
+		off := seq.Difference(p.seq)
+		if off < 0 || off+int(p.n) > len(b) || sum(s.r.seed, b[off:off+int(p.n)]) == p.sum {
+			continue
+		}
+		s.conn.Stats.Conflicts++
+		s.r.emitConflict(s, d, Conflict{
+			Offset: h.offset - int64(p.seq.Difference(h.next)),
+			Bytes:  int(p.n),
+			Frame:  frame,
+			First:  p.frame,
+			Time:   t,
+		})
+		return
+	}
+}
+
+// conflict reports cf to h when h is a ConflictHandler.
+func conflict(h Handler, c *Conn, d Dir, cf Conflict) {
+	if ch, ok := h.(ConflictHandler); ok {
+		ch.Conflict(c, d, cf)
+	}
+}
+
+func (r *runner) callConflict(s *stream, d Dir, cf Conflict) {
+	if r.rec == nil {
+		conflict(r.h, s.conn, d, cf)
+		return
+	}
+	r.rec.add(s, call{kind: evConflict, dir: d, n: int64(cf.Bytes), t: cf.Time,
+		ch: Chunk{Frame: cf.Frame, Offset: cf.Offset}, snap: SnapCut{Frame: cf.First}}, nil)
+}
+
+// conflictOf rebuilds the Conflict callConflict recorded in e.
+func conflictOf(e *call) Conflict {
+	return Conflict{Offset: e.ch.Offset, Bytes: int(e.n), Frame: e.ch.Frame, First: e.snap.Frame, Time: e.t}
+}
+
+func (r *runner) emitConflict(s *stream, d Dir, cf Conflict) {
+	if !r.deferring {
+		r.callConflict(s, d, cf)
+		return
+	}
+	r.events = append(r.events, event{s: s, kind: evConflict, dir: d, n: int64(cf.Bytes), t: cf.Time,
+		ch: Chunk{Frame: cf.Frame, Offset: cf.Offset}, snap: SnapCut{Frame: cf.First}})
+}
