@@ -43,6 +43,9 @@ const (
 	resMalformed                           // a header contradicts itself
 	resUnsupportedLink                     // a link type this package does not read
 	resTooDeep                             // tunnels nest deeper than Options.MaxTunnelDepth
+	resTooManyTags                         // more VLAN tags than maxVLANTags
+	resTooManyLabels                       // more MPLS labels than maxMPLSLabels
+	resTooManyHeaders                      // more IPv6 extension headers than maxIPv6ExtHeaders
 )
 
 // EtherTypes (IEEE 802 numbers) this decoder follows.
@@ -65,13 +68,24 @@ const (
 	pppIPv6 = 0x0057
 )
 
-// maxMPLSLabels bounds the label stack walked.
+// maxMPLSLabels bounds the label stack walked; a frame with more is
+// counted in Summary.TooManyLabels.
 const maxMPLSLabels = 16
 
+// The parsing limits, for messages about the frames past them
+// (Summary.TooManyTags, TooManyLabels, TooManyHeaders).
+const (
+	MaxVLANTags       = maxVLANTags
+	MaxMPLSLabels     = maxMPLSLabels
+	MaxIPv6ExtHeaders = maxIPv6ExtHeaders
+)
+
 // maxVLANTags bounds the tag stack we walk; real networks use one or two.
+// A frame with more is counted in Summary.TooManyTags.
 const maxVLANTags = 8
 
-// maxIPv6ExtHeaders bounds the extension header chain we walk.
+// maxIPv6ExtHeaders bounds the extension header chain we walk; a packet
+// with more is counted in Summary.TooManyHeaders.
 const maxIPv6ExtHeaders = 16
 
 // decoded is what decodeFrame found. The slices alias the frame bytes.
@@ -169,7 +183,7 @@ func decodeFrame(link layers.LinkType, data []byte, d *decoded) decodeResult {
 
 // decodeEtherType follows VLAN tags to an IP header.
 func decodeEtherType(et uint16, data []byte, d *decoded) decodeResult {
-	for range maxVLANTags {
+	for range maxVLANTags + 1 { // the tags, then what they carry
 		switch et {
 		case etherTypeIPv4:
 			return decodeIPv4(data, d)
@@ -203,7 +217,7 @@ func decodeEtherType(et uint16, data []byte, d *decoded) decodeResult {
 			return resNotTCP
 		}
 	}
-	return resMalformed
+	return resTooManyTags
 }
 
 // decodeMPLS walks an MPLS label stack (RFC 3032: 4 bytes a label, the
@@ -222,7 +236,7 @@ func decodeMPLS(data []byte, d *decoded) decodeResult {
 		}
 		return decodeIPVersion(data, d, resNotTCP)
 	}
-	return resMalformed
+	return resTooManyLabels
 }
 
 // decodeIPVersion reads an IPv4 or IPv6 packet told by its version
@@ -321,7 +335,7 @@ func decodeIPv6(data []byte, d *decoded) decodeResult {
 		rest = rest[:plen]
 	}
 	d.srcIP, d.dstIP = data[8:24], data[24:40]
-	for range maxIPv6ExtHeaders {
+	for range maxIPv6ExtHeaders + 1 { // the headers, then what they carry
 		var hlen int
 		switch next {
 		case 6, ipprotoIPIP, ipprotoIPv6, ipprotoGRE, ipprotoUDP: // TCP, tunnels
@@ -359,7 +373,7 @@ func decodeIPv6(data []byte, d *decoded) decodeResult {
 		rest = rest[hlen:]
 		plen -= hlen
 	}
-	return resMalformed
+	return resTooManyHeaders
 }
 
 // tcpHeaderLen checks the TCP header in seg (RFC 9293 section 3.1) and

@@ -73,7 +73,8 @@ func TestDecodeFrameHostile(t *testing.T) {
 		{"fragment offset", layers.LinkTypeRaw, mod(func(b []byte) []byte { b[7] = 1; return b }), resFragment},
 		{"udp", layers.LinkTypeRaw, mod(func(b []byte) []byte { b[9] = 17; return b }), resNotTCP},
 		{"unknown link", layers.LinkType(147), ipv4TCP(), resUnsupportedLink},
-		{"vlan stack too deep", layers.LinkTypeEthernet, append(make([]byte, 12), bytes.Repeat([]byte{0x81, 0x00, 0, 1}, 9)...), resMalformed},
+		{"vlan stack too deep", layers.LinkTypeEthernet, append(make([]byte, 12), bytes.Repeat([]byte{0x81, 0x00, 0, 1}, 10)...), resTooManyTags},
+		{"vlan stack of 8, then short IPv4", layers.LinkTypeEthernet, append(append(make([]byte, 12), bytes.Repeat([]byte{0x81, 0x00, 0, 1}, 7)...), 0x81, 0x00, 0, 1, 0x08, 0x00), resShort},
 		{"vlan cut", layers.LinkTypeEthernet, append(make([]byte, 12), 0x81, 0x00, 0), resShort},
 		{"arp", layers.LinkTypeEthernet, append(make([]byte, 12), 0x08, 0x06), resNotTCP},
 		{"ipv6 short", layers.LinkTypeRaw, append([]byte{0x60}, make([]byte, 38)...), resShort},
@@ -132,6 +133,24 @@ func TestDecodeIPv6ExtensionsAndFragments(t *testing.T) {
 	if r := decodeFrame(linkTypeIPv6, hdr(59, nil), &d); r != resNotTCP {
 		t.Errorf("no next header: %d", r)
 	}
+	// 16 destination options headers are read, 17 are past the limit.
+	chain := func(n int) []byte {
+		var b []byte
+		for i := range n {
+			next := byte(60)
+			if i == n-1 {
+				next = 6
+			}
+			b = append(b, next, 0, 1, 4, 0, 0, 0, 0)
+		}
+		return b
+	}
+	if r := decodeFrame(linkTypeIPv6, hdr(60, chain(maxIPv6ExtHeaders)), &d); r != resTCP || d.segLen != 20 {
+		t.Errorf("%d extension headers: result %d, segLen %d", maxIPv6ExtHeaders, r, d.segLen)
+	}
+	if r := decodeFrame(linkTypeIPv6, hdr(60, chain(maxIPv6ExtHeaders+1)), &d); r != resTooManyHeaders {
+		t.Errorf("%d extension headers: result %d, want %d", maxIPv6ExtHeaders+1, r, resTooManyHeaders)
+	}
 }
 
 func FuzzDecodeFrame(f *testing.F) {
@@ -180,7 +199,7 @@ func TestDecodeEncapsulations(t *testing.T) {
 	}{
 		{"mpls", mpls, resTCP},
 		{"mpls cut in its stack", mpls[:17], resShort},
-		{"mpls no bottom", append(eth(0x88, 0x47), bytes.Repeat([]byte{0, 0x01, 0x00, 64}, 17)...), resMalformed},
+		{"mpls no bottom", append(eth(0x88, 0x47), bytes.Repeat([]byte{0, 0x01, 0x00, 64}, 17)...), resTooManyLabels},
 		{"mpls control word", append(eth(0x88, 0x47, 0, 0x01, 0x01, 64), 0, 0, 0, 0), resNotTCP},
 		{"pppoe", pppoe, resTCP},
 		{"pppoe discovery", eth(0x88, 0x64, 0x11, 0x09, 0, 0, 0, 0, 0, 0), resNotTCP},

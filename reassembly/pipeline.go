@@ -176,6 +176,18 @@ func (d *decoder) decode(data []byte, ci gopacket.CaptureInfo, link layers.LinkT
 		d.sum.TooDeep++
 		d.sum.DecodeErrors++
 		return false
+	case res == resTooManyTags:
+		d.sum.TooManyTags++
+		d.sum.DecodeErrors++
+		return false
+	case res == resTooManyLabels:
+		d.sum.TooManyLabels++
+		d.sum.DecodeErrors++
+		return false
+	case res == resTooManyHeaders:
+		d.sum.TooManyHeaders++
+		d.sum.DecodeErrors++
+		return false
 	default:
 		d.sum.DecodeErrors++
 		return false

@@ -159,8 +159,14 @@ type Summary struct {
 	Fragments int64
 	// DecodeErrors counts frames whose link, IP, tunnel or TCP header
 	// is malformed, or cut by the snap length before the TCP payload,
-	// and those of TooDeep.
+	// and those of TooDeep, TooManyTags, TooManyLabels and
+	// TooManyHeaders.
 	DecodeErrors int64
+	// TooManyTags, TooManyLabels and TooManyHeaders count the frames
+	// past this package's own parsing limits: more than MaxVLANTags
+	// VLAN tags, MaxMPLSLabels MPLS labels, MaxIPv6ExtHeaders IPv6
+	// extension headers. They are not read.
+	TooManyTags, TooManyLabels, TooManyHeaders int64
 	// Tunnelled counts the TCP frames that came out of a tunnel (see
 	// Options.MaxTunnelDepth); they count in TCPPackets too.
 	Tunnelled int64
@@ -204,6 +210,9 @@ func (s *Summary) add(o Summary) {
 	s.DecodeErrors += o.DecodeErrors
 	s.Tunnelled += o.Tunnelled
 	s.TooDeep += o.TooDeep
+	s.TooManyTags += o.TooManyTags
+	s.TooManyLabels += o.TooManyLabels
+	s.TooManyHeaders += o.TooManyHeaders
 	s.Truncated += o.Truncated
 	s.TruncatedAt = max(s.TruncatedAt, o.TruncatedAt)
 	s.UnsupportedLink += o.UnsupportedLink

@@ -63,10 +63,42 @@ type SummaryCounts struct {
 	SnapCut    int64
 	SnapLen    int
 	BadPackets int64 // malformed link, IP or TCP headers (Summary.DecodeErrors)
+	// Unparsed says why packets could not be parsed, for the anomalies
+	// line ("6006 packets could not be parsed (6006 with more than 8 VLAN
+	// tags)"): set by the caller, it words BadPackets and UnsupportedLink
+	// when it is not empty.
+	Unparsed []Unparsed
 	// TruncatedFiles counts capture files that end inside a packet
 	// record (FileInfo.Err is reassembly.ErrTruncated): what follows the
 	// last whole packet is not read.
 	TruncatedFiles int64
+}
+
+// Unparsed is a count of packets that could not be parsed and why: "with
+// more than 8 VLAN tags", "of an unsupported link type".
+type Unparsed struct {
+	Count int64
+	Why   string
+}
+
+// UnparsedText words the packets us counts: "6006 packets could not be
+// parsed (6000 with more than 8 VLAN tags, 6 malformed)"; "" for none.
+func UnparsedText(us []Unparsed) string {
+	var n int64
+	var parts []string
+	for _, u := range us {
+		if u.Count > 0 {
+			n += u.Count
+			parts = append(parts, strconv.FormatInt(u.Count, 10)+" "+u.Why)
+		}
+	}
+	switch n {
+	case 0:
+		return ""
+	case 1:
+		return "1 packet could not be parsed (" + strings.Join(parts, ", ") + ")"
+	}
+	return strconv.FormatInt(n, 10) + " packets could not be parsed (" + strings.Join(parts, ", ") + ")"
 }
 
 // Exchange counts e.
@@ -344,7 +376,11 @@ func Summary(w io.Writer, s *SummaryCounts, opts Options) error {
 	if s.TLS > 0 && s.TLSDecrypted > 0 {
 		b = append(b, " not decrypted"...)
 	}
-	if s.UnsupportedLink > 0 {
+	if t := UnparsedText(s.Unparsed); t != "" {
+		b = append(b, sep...)
+		sep = ", "
+		b = paint(b, c, roleError, t)
+	} else if s.UnsupportedLink > 0 {
 		item(int(s.UnsupportedLink), "packet", roleError)
 		b = append(b, " of an unsupported link type (not read)"...)
 	}
@@ -352,7 +388,9 @@ func Summary(w io.Writer, s *SummaryCounts, opts Options) error {
 		item(int(s.Fragments), "IP fragment", roleError)
 		b = append(b, " (not reassembled)"...)
 	}
-	item(int(s.BadPackets), "malformed packet", roleError)
+	if len(s.Unparsed) == 0 {
+		item(int(s.BadPackets), "malformed packet", roleError)
+	}
 	if s.TruncatedFiles > 0 {
 		item(int(s.TruncatedFiles), "capture file", roleError)
 		b = append(b, " cut short (the rest not read)"...)

@@ -440,6 +440,10 @@ func (r *captureRun) addSummaries(ds dissect.Summary, rs reassembly.Summary) {
 	r.rs.Connections += rs.Connections
 	r.rs.Tunnelled += rs.Tunnelled
 	r.rs.TooDeep += rs.TooDeep
+	r.rs.TooManyTags += rs.TooManyTags
+	r.rs.TooManyLabels += rs.TooManyLabels
+	r.rs.TooManyHeaders += rs.TooManyHeaders
+	r.rs.DecodeErrors += rs.DecodeErrors
 	r.rs.Truncated += rs.Truncated
 	r.rs.TruncatedAt = max(r.rs.TruncatedAt, rs.TruncatedAt)
 	r.rs.Evicted += rs.Evicted
@@ -541,9 +545,11 @@ func (c *captureReader) read(ctx context.Context, paths []string, sink dissect.S
 //
 //   - 2 when a file could not be read at all (missing, not a capture);
 //   - 1 when the captures could not be fully dissected: a file cut short
-//     or corrupt, bytes lost in a gap, garbage skipped (resync, bad
-//     frame), a truncated frame, or a frame that failed to decode
-//     (unknown API keys and versions are data, not failures);
+//     or corrupt, packets that could not be parsed (malformed, past a
+//     parsing limit, of a link type kwire does not read), bytes lost in a
+//     gap, garbage skipped (resync, bad frame), a truncated frame, or a
+//     frame that failed to decode (unknown API keys and versions are
+//     data, not failures);
 //   - 0 otherwise, with a note saying why when no Kafka connection was
 //     found, and after Ctrl-C (the way a live capture ends).
 func (r *captureRun) status(errw io.Writer) error {
@@ -579,8 +585,16 @@ func (r *captureRun) status(errw io.Writer) error {
 			fmt.Fprintf(errw, "kwire: %s: %s: %d %s%s %s%s\n", what, fileName(f.Path), q.Count, q.Quirk.Unit(), plural(int(q.Count)), q.Quirk, first)
 		}
 	}
-	if r.rs.TooDeep > 0 {
-		fmt.Fprintf(errw, "kwire: warning: %d packet%s nest tunnels deeper than --max-tunnel-depth: not dissected (raise it to read them)\n", r.rs.TooDeep, plural(int(r.rs.TooDeep)))
+	if t := render.UnparsedText(unparsed(r.rs)); t != "" {
+		// Packets kwire could not read: whatever they carried is not in
+		// the output, and a capture all of whose packets are past a limit
+		// of kwire's own (a deep VLAN stack) would otherwise read as one
+		// without Kafka.
+		hint := ""
+		if r.rs.TooDeep > 0 {
+			hint = "; raise --max-tunnel-depth to read those in deeper tunnels"
+		}
+		fmt.Fprintf(errw, "kwire: warning: %s: not dissected%s\n", t, hint)
 		code = max(code, exitData)
 	}
 	if r.rs.FilteredOut > 0 && r.rs.Fragments > 0 {
@@ -734,6 +748,8 @@ func (r *captureRun) noKafkaHint() string {
 	case r.rs.UnsupportedLink == r.rs.Packets:
 		return fmt.Sprintf("no Kafka connections found: the %d packet%s are of link type %s, which kwire does not read",
 			r.rs.Packets, plural(int(r.rs.Packets)), r.linkTypes())
+	case r.rs.Connections == 0 && r.rs.DecodeErrors+r.rs.UnsupportedLink > 0:
+		return fmt.Sprintf("no Kafka connections found: no TCP connections in %d packet%s, %d of which could not be parsed", r.rs.Packets, plural(int(r.rs.Packets)), r.rs.DecodeErrors+r.rs.UnsupportedLink)
 	case r.rs.Connections == 0:
 		return fmt.Sprintf("no Kafka connections found: no TCP connections in %d packet%s", r.rs.Packets, plural(int(r.rs.Packets)))
 	}
@@ -852,4 +868,31 @@ func setMemoryCeiling(bound int64, errw io.Writer) {
 		fmt.Fprintf(errw, "kwire: warning: %d MiB of memory are in use, past the %d MiB the flags bound it to (kwire's estimate of what it holds was short): an allocation may fail; a lower --max-decode-memory keeps it within bounds\n",
 			live>>20, ceiling>>20)
 	})
+}
+
+// unparsed says why packets of rs could not be parsed: past a limit of
+// the reassembly's own, tunnels nested past --max-tunnel-depth,
+// malformed, of a link type kwire does not read.
+func unparsed(rs reassembly.Summary) []render.Unparsed {
+	limits := rs.TooManyTags + rs.TooManyLabels + rs.TooManyHeaders + rs.TooDeep
+	return []render.Unparsed{
+		{Count: rs.TooManyTags, Why: fmt.Sprintf("with more than %d VLAN tags", reassembly.MaxVLANTags)},
+		{Count: rs.TooManyLabels, Why: fmt.Sprintf("with more than %d MPLS labels", reassembly.MaxMPLSLabels)},
+		{Count: rs.TooManyHeaders, Why: fmt.Sprintf("with more than %d IPv6 extension headers", reassembly.MaxIPv6ExtHeaders)},
+		{Count: rs.TooDeep, Why: "with tunnels nested deeper than --max-tunnel-depth"},
+		{Count: rs.DecodeErrors - limits, Why: "malformed (a link, IP, tunnel or TCP header that contradicts itself or is cut short)"},
+		{Count: rs.UnsupportedLink, Why: "of a link type kwire does not read"},
+	}
+}
+
+// addUnparsed adds the counts of b to those of a (the same reasons in
+// the same order, as unparsed gives them).
+func addUnparsed(a, b []render.Unparsed) []render.Unparsed {
+	if a == nil {
+		return b
+	}
+	for i := range a {
+		a[i].Count += b[i].Count
+	}
+	return a
 }

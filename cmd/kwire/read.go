@@ -664,6 +664,7 @@ func (k *readSink) addTotals(ds dissect.Summary, rs reassembly.Summary) {
 	c.SnapCut += rs.Truncated
 	c.SnapLen = max(c.SnapLen, rs.TruncatedAt)
 	c.BadPackets += rs.DecodeErrors
+	c.Unparsed = addUnparsed(c.Unparsed, unparsed(rs))
 	for _, f := range rs.Files {
 		if errors.Is(f.Err, reassembly.ErrTruncated) && f.Packets > 0 {
 			c.TruncatedFiles++

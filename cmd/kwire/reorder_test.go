@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -141,5 +142,43 @@ func TestReadConflict(t *testing.T) {
 	out, _, _ = kwireInProcess(t, "stats", "--json", path)
 	if want := `"conflicts": 1,`; strings.Count(out, want) != 1 {
 		t.Errorf("stats --json: %d connections with %q, want 1", strings.Count(out, want), want)
+	}
+}
+
+// TestReadUnparsedPackets: packets past a parsing limit of kwire's own
+// (here more than 8 VLAN tags) are counted and said — "N packets could
+// not be parsed (N with more than 8 VLAN tags)" — with exit status 1: a
+// Kafka capture all of whose packets are past it read as one without
+// Kafka, exit 0. At the limit (8 tags) everything is read.
+func TestReadUnparsedPackets(t *testing.T) {
+	golden := goldenPcap(t, "kgo-produce-consume.pcap")
+	link, pkts, err := capturetest.ReadPcap(golden)
+	if err != nil || link != 1 {
+		t.Fatalf("link %d: %v", link, err)
+	}
+	tagged := func(n int) string {
+		out := make([]capturetest.Packet, len(pkts))
+		for i, p := range pkts {
+			d := append([]byte{}, p.Data[:12]...)
+			for range n {
+				d = append(d, 0x81, 0x00, 0x00, 0x01)
+			}
+			d = append(d, p.Data[12:]...)
+			out[i] = capturetest.Packet{Time: p.Time, Data: d, Length: p.Length + 4*n}
+		}
+		return writeTemp(t, fmt.Sprintf("vlan%d.pcap", n), pcapOf(out).Bytes)
+	}
+	want, _, _ := kwireInProcess(t, "read", golden)
+	out, errOut, code := kwireInProcess(t, "read", tagged(8))
+	if code != exitOK || errOut != "" || out != want {
+		t.Errorf("8 tags: exit %d, stderr %q, output the same as untagged: %v", code, errOut, out == want)
+	}
+	out, errOut, code = kwireInProcess(t, "read", tagged(9))
+	n := len(pkts)
+	if want := fmt.Sprintf("anomalies: %d packets could not be parsed (%d with more than 8 VLAN tags)\n", n, n); !strings.HasSuffix(out, want) {
+		t.Errorf("9 tags: stdout\n%s\nwant it to end %q", out, want)
+	}
+	if want := fmt.Sprintf("kwire: warning: %d packets could not be parsed (%d with more than 8 VLAN tags): not dissected\nkwire: no Kafka connections found: no TCP connections in %d packets, %d of which could not be parsed\n", n, n, n, n); code != exitData || errOut != want {
+		t.Errorf("9 tags: exit %d, stderr %q; want %d, %q", code, errOut, exitData, want)
 	}
 }
