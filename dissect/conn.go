@@ -53,10 +53,15 @@ type conn struct {
 	portA, portB bool // the endpoint is on a Kafka port
 	client       reassembly.Dir
 	split        [2]*splitter
-	pre          []preChunk
-	preBytes     int
-	preCounted   int       // of preBytes, what counts in Dissector.partial
-	last         time.Time // time of the latest packet
+	// lastCorr is the correlation ID of the latest request whose header
+	// was read, if corrSeen: a resync weighs its candidates by it
+	// (splitter.corrFits).
+	lastCorr   int32
+	corrSeen   bool
+	pre        []preChunk
+	preBytes   int
+	preCounted int       // of preBytes, what counts in Dissector.partial
+	last       time.Time // time of the latest packet
 
 	pending  pendingQueue // requests awaiting responses, oldest first
 	clientID string       // the latest request's client id, reused by the next (ParseRequestHeaderReusing)

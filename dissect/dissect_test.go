@@ -3,6 +3,7 @@ package dissect
 import (
 	"bytes"
 	"encoding/binary"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -989,4 +990,46 @@ func TestSASLv0TokenBeforeHandshakeResponse(t *testing.T) {
 		wantExchange(t, r.sink.ex[1], KindPaired, 17, 0, 3)
 		wantExchange(t, r.sink.ex[2], KindPaired, 3, 12, 2)
 	})
+}
+
+// TestResyncCandidateMustFitCorrelation: a request frame declaring 2 GB
+// (past --max-frame) is a bad frame; the resync after it used to stop 6
+// bytes in, where the bad header's key, version and correlation ID read
+// as a ListOffsets v3 request of 65,536 bytes (correlation ID 0x61647600,
+// the client id "adv"), which swallowed every request after it: 1
+// paired, 1 unanswered, the responses orphans. A candidate the window
+// cannot check against the frame after it must follow the connection's
+// correlation IDs; the bad frame's 117 bytes are skipped and the 5
+// requests after it pair.
+func TestResyncCandidateMustFitCorrelation(t *testing.T) {
+	r := newRig(t, Options{}, true)
+	body := hx(t, `00 00 00 01 00 06 6f 72 64 65 72 73 // Topics: [orders]`)
+	resp := hx(t, `00 00 00 00 00 00 00 00`)
+	r.client(reqFrame(3, 1, 1, body))
+	r.broker(respFrame(1, false, resp))
+	bad := hx(t, `7f ff ff ff 00 03 00 01 00 00 00 02 00 03 61 64 76`)
+	bad = append(bad, make([]byte, 100)...)
+	r.client(bad)
+	for corr := int32(3); corr <= 7; corr++ {
+		r.client(reqFrame(3, 1, corr, body))
+		r.broker(respFrame(corr, false, resp))
+	}
+	r.d.Finish()
+	if got := r.sink.kinds(); len(got) != 6 || slices.ContainsFunc(got, func(k Kind) bool { return k != KindPaired }) {
+		t.Fatalf("kinds %v, want 6 paired", got)
+	}
+	for i, e := range r.sink.ex {
+		want := int32(1)
+		if i > 0 {
+			want = int32(i) + 2
+		}
+		wantExchange(t, e, KindPaired, 3, 1, want)
+	}
+	if rs := r.sink.events(EventResync); len(rs) != 1 || rs[0].Bytes != 117 {
+		t.Errorf("resyncs %+v", rs)
+	}
+	if bf := r.sink.events(EventBadFrame); len(bf) != 1 {
+		t.Errorf("bad frames %+v", bf)
+	}
+
 }

@@ -55,6 +55,9 @@ func (c *conn) request(fr *Frame) {
 	}
 	d.sum.Requests++
 	h, err := protocol.ParseRequestHeaderReusing(b[4:], c.clientID)
+	if err == nil || len(b) >= 12 {
+		c.lastCorr, c.corrSeen = h.CorrelationID, true
+	}
 	if err == nil {
 		c.clientID = ""
 		if len(h.ClientID) <= maxKeptClientID {

@@ -393,7 +393,7 @@ func (s *splitter) rescan() []seg {
 			s.keep(i)
 			return nil
 		case vYes:
-			if s.chained(b[i:]) {
+			if s.chained(b[i:]) && (!s.req || s.corrFits(b[i:])) {
 				return s.found(i)
 			}
 		}
@@ -433,6 +433,27 @@ func (s *splitter) chained(b []byte) bool {
 		return true
 	}
 	return s.lengthOK(frameLength(b[end:]))
+}
+
+// maxCorrStep is how far past the connection's latest correlation ID a
+// resync candidate's may be when nothing after it can vouch for it:
+// clients number their requests one by one (a gap may hide thousands).
+const maxCorrStep = 1 << 16
+
+// corrFits weighs a request candidate of a resync whose frame the window
+// does not hold whole with its next frame's length (chained cannot check
+// it): on a connection whose requests were read, its correlation ID must
+// follow the latest one, by at most maxCorrStep. A plausible header
+// inside a bad frame's bytes (a length of 65,536 read from a header's
+// key and version) swallowed the requests after it, the frame it
+// claimed never ending.
+func (s *splitter) corrFits(b []byte) bool {
+	c := s.c
+	if !c.corrSeen || len(b) < 12 || int64(len(b)) >= 4+frameLength(b)+4 {
+		return true
+	}
+	step := int64(int32At(b, 8)) - int64(c.lastCorr)
+	return step > 0 && step <= maxCorrStep
 }
 
 // checkStartResponse accepts a response at the very start of a stream
