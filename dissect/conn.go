@@ -690,6 +690,9 @@ func (s *splitter) what() string {
 // correlation ID. Neither is decoded.
 func (c *conn) cut(s *splitter, part []byte, need int, at mark, why string) {
 	d := c.d
+	if d.stopping {
+		return // cut by the stop of the read, not by the capture (Stop)
+	}
 	kind := EventTruncated
 	if s.cutting {
 		// A frame that shares a packet with one written, the rest left
@@ -806,6 +809,8 @@ func closeWhy(reason string) (why string, closed bool) {
 		return "the connection was closed early, idle longest when the open connections filled their memory bound", false
 	case reassembly.CloseEOF, "":
 		return "the end of the capture", false
+	case closeStopped:
+		return "the read stopped (-c)", false
 	}
 	return "the end of the connection (" + reason + ")", false
 }
@@ -855,6 +860,9 @@ func (c *conn) close(reason string, t time.Time) {
 	for i, ex := range pend {
 		ex.Kind = KindUnanswered
 		switch {
+		case reason == closeStopped:
+			ex.InFlight = true
+			ex.Notes = append(ex.Notes, "in flight when the read stopped (-c): its response may come later in the capture")
 		case !closed:
 			ex.Notes = append(ex.Notes, "no response before "+why)
 		case i == len(pend)-1 && c.unsupported(ex.APIKey, ex.APIVersion):

@@ -105,6 +105,11 @@ type Options struct {
 	// handshake). The records held count against PendingMemory; past it
 	// the connection is reported without a key.
 	TLSWait bool
+	// Stopped, when not nil, reports whether the read was stopped before
+	// the end of its input (kwire read -c): connections that end of the
+	// input closes (reassembly.CloseEOF) are then closed as by Stop.
+	// Called on the Dissector's goroutine.
+	Stopped func() bool
 }
 
 // Dissector turns reassembled TCP streams into Kafka exchanges. It
@@ -136,8 +141,9 @@ type Dissector struct {
 	tlsReasons map[string]int  // TLS connections not decrypted, by reason
 	// decodes counts the frames decoded so far, on any goroutine
 	// (Exchange.Decode): Summary's DecodeErrors and Unknown.
-	decodes *decodeCounts
-	ports   *[1024]uint64 // Options.Ports as a set
+	decodes  *decodeCounts
+	ports    *[1024]uint64 // Options.Ports as a set
+	stopping bool          // Stop: partial frames are the stop's, not the capture's
 }
 
 // New returns a Dissector that reports to sink.
@@ -368,6 +374,9 @@ func (d *Dissector) Close(rc *reassembly.Conn, reason string, t time.Time) {
 	if c == nil {
 		return
 	}
+	if reason == reassembly.CloseEOF && d.opts.Stopped != nil && d.opts.Stopped() {
+		d.stopping, reason = true, closeStopped
+	}
 	c.close(reason, t)
 	delete(d.conns, rc)
 	c.recycle()
@@ -379,6 +388,23 @@ func (d *Dissector) Close(rc *reassembly.Conn, reason string, t time.Time) {
 // EventClose. Connections are flushed in order of Conn.File, Conn.Index.
 // The spill file (Options.PendingMemory), if any, is closed and removed.
 func (d *Dissector) Finish() {
+	d.finish(reassembly.CloseEOF)
+}
+
+// closeStopped is the close reason of the connections open when the read
+// was stopped (Stop).
+const closeStopped = "stopped"
+
+// Stop is Finish for a read stopped before the end of its input (kwire
+// read -c): requests still awaiting a response are in flight, not
+// unanswered (Exchange.InFlight, with a note), and a frame partly
+// arrived is dropped without an event: the stop cut it, not the capture.
+func (d *Dissector) Stop() {
+	d.stopping = true
+	d.finish(closeStopped)
+}
+
+func (d *Dissector) finish(reason string) {
 	open := make([]*conn, 0, len(d.conns))
 	for _, c := range d.conns {
 		open = append(open, c)
@@ -387,7 +413,7 @@ func (d *Dissector) Finish() {
 		return cmp.Or(cmp.Compare(a.c.File, b.c.File), cmp.Compare(a.c.Index, b.c.Index))
 	})
 	for _, c := range open {
-		c.close(reassembly.CloseEOF, c.last)
+		c.close(reason, c.last)
 		delete(d.conns, c.c)
 	}
 	d.spill.close()

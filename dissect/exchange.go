@@ -145,6 +145,11 @@ type Exchange struct {
 	Client netip.AddrPort   // the side that sends requests
 	Broker netip.AddrPort   // the other side
 	Kind   Kind
+	// InFlight marks a KindUnanswered exchange whose request was still
+	// waiting for its response when the read was stopped (Dissector.Stop:
+	// kwire read -c): not unanswered, its response may come later in the
+	// capture.
+	InFlight bool
 
 	// The request header's RequestApiKey, RequestApiVersion,
 	// CorrelationId and ClientId (Kafka protocol guide, "Headers";

@@ -29,7 +29,7 @@ type ExchangeDoc struct {
 	File          *string     `json:"file" jsonschema:"nullable"`      // the capture file, when several are read as captures of their own (Options.File); null for one capture
 	Client        string      `json:"client"`                          // "ip:port" of the side sending requests
 	Broker        string      `json:"broker"`                          // "ip:port" of the broker
-	Kind          string      `json:"kind"`                            // paired | noResponse | unanswered | orphan | sasl
+	Kind          string      `json:"kind"`                            // paired | noResponse | unanswered | orphan | sasl | inFlight (ExchangeKind)
 	API           string      `json:"api"`                             // "Produce"; "" when unknown (orphans)
 	APIKey        int16       `json:"apiKey"`                          // request header RequestApiKey
 	APIVersion    int16       `json:"apiVersion"`                      // request header RequestApiVersion
@@ -196,6 +196,15 @@ var kindNames = map[dissect.Kind]string{
 // (ExchangeDoc then writes "kind(N)").
 func KindName(k dissect.Kind) string { return kindNames[k] }
 
+// ExchangeKind is e's "kind" in ExchangeDoc: KindName's, or "inFlight"
+// for a request in flight when the read stopped (Exchange.InFlight).
+func ExchangeKind(e *dissect.Exchange) string {
+	if e.Kind == dissect.KindUnanswered && e.InFlight {
+		return "inFlight"
+	}
+	return kindNames[e.Kind]
+}
+
 // NewExchangeDoc builds the document ExchangeJSON writes for e.
 // (AppendExchangeJSON writes the same document without building it:
 // appendExchange.)
@@ -204,7 +213,7 @@ func NewExchangeDoc(e *dissect.Exchange, opts Options) *ExchangeDoc {
 		Stream:        -1,
 		Client:        addrString(e.Client),
 		Broker:        addrString(e.Broker),
-		Kind:          kindNames[e.Kind],
+		Kind:          ExchangeKind(e),
 		API:           APIName(e),
 		APIKey:        e.APIKey,
 		APIVersion:    e.APIVersion,

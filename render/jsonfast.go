@@ -419,7 +419,7 @@ func appendExchange(b []byte, e *dissect.Exchange, o *Options) ([]byte, bool) {
 	b = append(b, `,"broker":`...)
 	b = appendAddrJSON(b, e.Broker)
 	b = append(b, `,"kind":`...)
-	if k := kindNames[e.Kind]; k != "" {
+	if k := ExchangeKind(e); k != "" {
 		b = appendStdString(b, k, false)
 	} else {
 		b = append(b, `"kind(`...)

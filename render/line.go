@@ -128,7 +128,11 @@ func appendLine(b []byte, e *dissect.Exchange, o *Options) []byte {
 	case dissect.KindNoResponse:
 		b = paint(b, c, roleFaint, "no-response")
 	case dissect.KindUnanswered:
-		b = paint(b, c, roleError, "unanswered")
+		if e.InFlight {
+			b = paint(b, c, roleFaint, "in-flight-at-stop")
+		} else {
+			b = paint(b, c, roleError, "unanswered")
+		}
 	case dissect.KindOrphan:
 		b = paint(b, c, roleFaint, "-")
 	}

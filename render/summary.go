@@ -25,6 +25,7 @@ type SummaryCounts struct {
 	Paired     int // by dissect.Kind: KindPaired
 	NoResponse int // KindNoResponse (Produce acks=0)
 	Unanswered int // KindUnanswered
+	InFlight   int // KindUnanswered in flight when the read stopped (dissect.Exchange.InFlight: -c)
 	Orphans    int // KindOrphan
 	SASL       int // KindSASL
 
@@ -110,7 +111,11 @@ func (s *SummaryCounts) Exchange(e *dissect.Exchange) {
 	case dissect.KindNoResponse:
 		s.NoResponse++
 	case dissect.KindUnanswered:
-		s.Unanswered++
+		if e.InFlight {
+			s.InFlight++
+		} else {
+			s.Unanswered++
+		}
 	case dissect.KindOrphan:
 		s.Orphans++
 	case dissect.KindSASL:
@@ -313,7 +318,7 @@ func Summary(w io.Writer, s *SummaryCounts, opts Options) error {
 		}
 		b = append(b, sep...)
 		sep = ", "
-		if n != 1 && what != "paired" && what != "unanswered" && what != "no-response" && what != "SASL" {
+		if n != 1 && what != "paired" && what != "unanswered" && what != "in flight at stop" && what != "no-response" && what != "SASL" {
 			what += "s" // orphans, gaps, resyncs, decode errors, ...
 		}
 		b = paint(b, c, r, itoa(int64(n))+" "+what)
@@ -321,6 +326,7 @@ func Summary(w io.Writer, s *SummaryCounts, opts Options) error {
 	item(s.Paired, "paired", roleValue)
 	item(s.NoResponse, "no-response", roleValue)
 	item(s.Unanswered, "unanswered", roleNote)
+	item(s.InFlight, "in flight at stop", roleNote)
 	item(s.Orphans, "orphan", roleNote)
 	item(s.SASL, "SASL", roleValue)
 	b = append(b, '\n')

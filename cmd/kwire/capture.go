@@ -504,13 +504,19 @@ func (c *captureReader) read(ctx context.Context, paths []string, sink dissect.S
 		if c.start != nil {
 			c.start.reset()
 		}
-		d := dissect.New(c.opts, sink)
+		dopts := c.opts
+		dopts.Stopped = func() bool { return context.Cause(ctx) == errCountReached }
+		d := dissect.New(dopts, sink)
 		var h reassembly.Handler = d
 		if c.wrap != nil {
 			h = c.wrap(d)
 		}
 		sum, err := reassembly.ReadFiles(ctx, group, ropts, h)
-		d.Finish()
+		if context.Cause(ctx) == errCountReached {
+			d.Stop() // -c: what was in flight is not unanswered
+		} else {
+			d.Finish()
+		}
 		if c.drain != nil {
 			c.drain()
 		}

@@ -78,7 +78,7 @@ func fieldsOf(ex *dissect.Exchange, names *facts.Names, full, bodies bool) *exch
 // fill sets the fields expressions read beyond Topics and Errors.
 func (f *exchangeFields) fill(ex *dissect.Exchange, bodies bool) {
 	*f = exchangeFields{
-		Kind:          render.KindName(ex.Kind), // as --json spells it
+		Kind:          render.ExchangeKind(ex), // as --json spells it
 		Stream:        -1,
 		API:           render.APIName(ex),
 		APIKey:        int(ex.APIKey),

@@ -109,7 +109,8 @@ answered come when their connection ends.
 The --json stream mixes exchanges and connection events, in the order of
 the lines (exchanges as they complete); consumers tell them apart by
 "kind": an exchange's is paired, noResponse,
-unanswered, orphan or sasl (with "topics", names where a Metadata or
+unanswered, orphan or sasl (inFlight: waiting for its response when -c
+stopped the read) (with "topics", names where a Metadata or
 CreateTopics response of the capture gave a topic ID's name); an event's
 is gap, resync, badFrame, tls, truncated or conflict (a TCP retransmission
 with different data) (and, with --verbose, open,
@@ -624,8 +625,13 @@ func runRead(ctx context.Context, o *readOptions, s *ioStreams, color bool, path
 			_, err := fmt.Fprintf(w, "written: %d packet%s of %d exchange%s to %s\n", n, plural(int(n)), sel.n, plural(sel.n), o.Write)
 			return err
 		}
+		if sel.n == 0 {
+			// An empty file is what was asked for, but most likely not
+			// what was meant: say so rather than leave it to be found.
+			neighbours = fmt.Sprintf("kwire: warning: -w %s: no exchange was selected: the file holds no packets\n", o.Write)
+		}
 		if sel.held > 0 {
-			neighbours = fmt.Sprintf("kwire: note: -w %s: %d exchange%s written can hold credentials (%s), which the file holds as captured: kwire's output withholds them, the file does not\n",
+			neighbours += fmt.Sprintf("kwire: note: -w %s: %d exchange%s written can hold credentials (%s), which the file holds as captured: kwire's output withholds them, the file does not\n",
 				o.Write, sel.held, plural(sel.held), strings.Join(sel.heldAPIs, ", "))
 		}
 		if sel.tls > 0 && o.capture.keys.blocks() > 0 {

@@ -1,14 +1,19 @@
 package main
 
 import (
+	"encoding/binary"
+	"encoding/hex"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
 
+	"github.com/kwire/kwire/dissect"
 	"github.com/kwire/kwire/internal/capturetest"
+	"github.com/kwire/kwire/render"
 )
 
 // splitReversed replaces packet i of pkts (Ethernet, IPv4, TCP with a
@@ -180,5 +185,85 @@ func TestReadUnparsedPackets(t *testing.T) {
 	}
 	if want := fmt.Sprintf("kwire: warning: %d packets could not be parsed (%d with more than 8 VLAN tags): not dissected\nkwire: no Kafka connections found: no TCP connections in %d packets, %d of which could not be parsed\n", n, n, n, n); code != exitData || errOut != want {
 		t.Errorf("9 tags: exit %d, stderr %q; want %d, %q", code, errOut, exitData, want)
+	}
+}
+
+// TestReadCountInFlight: -c stops the read; a request then waiting for
+// its response is in flight, not unanswered — its response may come
+// later in the capture (here it does) — and a frame partly read when the
+// read stopped (connection 1's 4 MiB request) was cut by the stop, not by
+// the capture: dropped, no truncated frame, exit 0. They were "1
+// unanswered", "1 truncated frame", exit 1.
+func TestReadCountInFlight(t *testing.T) {
+	apiReq := func(corr byte) []byte {
+		b, _ := hex.DecodeString("0000001300120000000000" + fmt.Sprintf("%02x", corr) + "0009776972652d72656164")
+		return b
+	}
+	apiResp := func(corr byte) []byte {
+		b, _ := hex.DecodeString("0000000a000000" + fmt.Sprintf("%02x", corr) + "000000000000")
+		return b
+	}
+	c := newTCPCapture(19092, true) // connection 0: 10.0.0.1
+	c.data(true, apiReq(1))
+	a := c.seq
+	// Connection 1 (10.0.0.3): an exchange (the one -c 1 shows), then a
+	// request of 4 MiB, far more than the reader reads ahead.
+	c.client, c.seq = [4]byte{10, 0, 0, 3}, [2]uint32{7000, 9000}
+	const syn, ack = 0x02, 0x10
+	c.packet(true, syn, nil)
+	c.packet(false, syn|ack, nil)
+	c.packet(true, ack, nil)
+	c.data(true, apiReq(7))
+	c.data(false, apiResp(7))
+	big := make([]byte, 4<<20)
+	copy(big, apiReq(8))
+	binary.BigEndian.PutUint32(big, uint32(len(big)-4))
+	c.stream(true, big)
+	c.data(false, apiResp(8))
+	// Connection 0's response, at the end.
+	c.client, c.seq = [4]byte{10, 0, 0, 1}, a
+	c.data(false, apiResp(1))
+	path := writeTemp(t, "inflight.pcap", c.buf)
+
+	for _, procs := range []int{1, 2} {
+		code, out, errOut := runIn(t, procs, "read", "-c", "1", path)
+		if !strings.Contains(out, "ApiVersions v0 corr=7 client=wire-read") {
+			t.Errorf("procs %d: the first exchange is not shown:\n%s", procs, out)
+		}
+		if want := "frames 3, exchanges 2: 1 paired, 1 in flight at stop\n"; code != exitOK || !strings.Contains(out, want) || strings.Contains(out, "truncated") || strings.Contains(out, "unanswered") {
+			t.Errorf("procs %d: exit %d, stdout\n%s\nstderr %q; want %q, exit 0", procs, code, out, errOut, want)
+		}
+	}
+}
+
+// TestWriteEmptySelection: -w with a selection that holds no exchange
+// writes a file of no packets, as asked, and warns: it used to say only
+// "written: 0 packets of 0 exchanges" among the summary's lines.
+func TestWriteEmptySelection(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "none.pcapng")
+	_, errOut, code := kwireInProcess(t, "read", "-f", "host 192.0.2.1", "-w", out, goldenPcap(t, "kgo-produce-consume.pcap"))
+	if want := "kwire: warning: -w " + out + ": no exchange was selected: the file holds no packets\n"; code != exitOK || !strings.Contains(errOut, want) {
+		t.Errorf("exit %d, stderr %q; want %q", code, errOut, want)
+	}
+	_, errOut, _ = kwireInProcess(t, "read", "-c", "2", "-w", out, goldenPcap(t, "kgo-produce-consume.pcap"))
+	if strings.Contains(errOut, "no exchange was selected") {
+		t.Errorf("warned of a selection of 2 exchanges: %q", errOut)
+	}
+}
+
+// The JSON kind of a request in flight when -c stopped the read.
+func TestExchangeKindInFlight(t *testing.T) {
+	e := &dissect.Exchange{Kind: dissect.KindUnanswered}
+	if k := render.ExchangeKind(e); k != "unanswered" {
+		t.Errorf("unanswered: %q", k)
+	}
+	e.InFlight = true
+	if k := render.ExchangeKind(e); k != "inFlight" {
+		t.Errorf("in flight: %q", k)
+	}
+	var f exchangeFields
+	f.fill(e, false)
+	if f.Kind != "inFlight" {
+		t.Errorf("--filter's kind: %q", f.Kind)
 	}
 }

@@ -361,7 +361,7 @@ func (c *Collector) Exchange(x *dissect.Exchange) {
 		c.sasl++
 		return
 	case dissect.KindUnanswered:
-		if a != nil {
+		if a != nil && !x.InFlight { // in flight when -c stopped the read: not unanswered
 			a.s.Unanswered++
 		}
 	}
@@ -383,7 +383,9 @@ func (c *Collector) request(x *dissect.Exchange, a *connAcc) {
 	api.reqBytes += int64(x.Request.Size())
 	switch x.Kind {
 	case dissect.KindUnanswered:
-		api.unanswered++
+		if !x.InFlight {
+			api.unanswered++
+		}
 	case dissect.KindNoResponse:
 		api.noResponse++
 	}
