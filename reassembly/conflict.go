@@ -2,6 +2,7 @@ package reassembly
 
 import (
 	"hash/maphash"
+	"math/bits"
 	"time"
 
 	gpr "github.com/gopacket/gopacket/reassembly"
@@ -54,25 +55,20 @@ type ConflictHandler interface {
 }
 
 // sampleEdge is the length of the head and tail of a piece that are
-// hashed whole, and the stride of the words sampled between them.
-const sampleEdge = 128
+// hashed whole (sum).
+const sampleEdge = 64
 
-// sum hashes b, or a sample of it when it is longer than 2×sampleEdge.
+// sum hashes b, or, when it is longer than 2×sampleEdge, its length and
+// its head and tail of sampleEdge bytes each. It runs on every piece
+// delivered: a sample of the words between too (one every sampleEdge
+// bytes) cost 5-7% of kwire read's instructions on a capture of
+// 1448-byte segments, for differences a head and tail miss only when all
+// of them lie in the middle of the piece.
 func sum(seed maphash.Seed, b []byte) uint64 {
 	if len(b) <= 2*sampleEdge {
 		return maphash.Bytes(seed, b)
 	}
-	var buf [2*sampleEdge + 8*64]byte
-	s := append(buf[:0], b[:sampleEdge]...)
-	mid := b[sampleEdge : len(b)-sampleEdge]
-	// At most 64 words: pieces of up to 64 KiB are sampled every
-	// sampleEdge bytes, longer ones more sparsely.
-	stride := max(sampleEdge, (len(mid)+63)/64)
-	for i := 0; i+8 <= len(mid) && len(s)+8 <= len(buf)-sampleEdge; i += stride {
-		s = append(s, mid[i:i+8]...)
-	}
-	s = append(s, b[len(b)-sampleEdge:]...)
-	return maphash.Bytes(seed, s) ^ uint64(len(b))
+	return maphash.Bytes(seed, b[:sampleEdge]) ^ bits.RotateLeft64(maphash.Bytes(seed, b[len(b)-sampleEdge:]), 29) ^ uint64(len(b))
 }
 
 // remember records a delivered piece of direction d.
