@@ -19,11 +19,11 @@ func (r conflictRec) Conflict(c *Conn, d Dir, cf Conflict) {
 // TestConflicts: a retransmission is compared with the pieces delivered
 // that it covers whole: one whose bytes differ is a Conflict naming the
 // stream offset and both packets, the first copy staying delivered. A
-// piece covered in part is not compared, nor are the bytes of a long
-// piece between its sampled words (f11: a known limit, the price of a
-// delivery that hashes at most about 800 bytes a piece).
+// piece covered in part is not compared, nor are the bytes of a piece
+// over wholeMax between its head and tail (f11: a known limit, the price
+// of a delivery that hashes at most wholeMax bytes a piece).
 func TestConflicts(t *testing.T) {
-	big := func(c byte) string { return string(slices.Repeat([]byte{c}, 1000)) }
+	big := func(c byte) string { return string(slices.Repeat([]byte{c}, 3000)) }
 	v := newConv("10.0.0.1:1", "10.0.0.2:2", 100, 900)
 	v.handshake()              // frames 1-3
 	a := v.send(true, "hello") // f4, offset 0
@@ -37,15 +37,15 @@ func TestConflicts(t *testing.T) {
 	v.add(part) // f8: covers part of a piece only: not compared
 	both := seg{src: v.c, dst: v.s, seq: a.seq, ack: v.sseq, flags: "PA", payload: []byte("helloWORLD")}
 	v.add(both)                    // f9: covers both pieces, the second differs
-	long := v.send(true, big('a')) // f10, offset 10: sampled
+	long := v.send(true, big('a')) // f10, offset 10: head and tail hashed
 	mid := long
-	p := slices.Repeat([]byte{'a'}, 1000)
-	p[500] = 'b'
+	p := slices.Repeat([]byte{'a'}, 3000)
+	p[1500] = 'b'
 	mid.payload = p
-	v.add(mid) // f11: differs in one byte the sample skips
+	v.add(mid) // f11: differs in one byte between its head and tail
 	end := long
-	q := slices.Repeat([]byte{'a'}, 1000)
-	q[999] = 'z'
+	q := slices.Repeat([]byte{'a'}, 3000)
+	q[2999] = 'z'
 	end.payload = q
 	v.add(end) // f12: differs in its last byte
 	v.send(false, "ok")
@@ -61,7 +61,7 @@ func TestConflicts(t *testing.T) {
 		want := []string{
 			"conflict 0 0 off=0 n=5 f5 first=f4",
 			"conflict 0 0 off=5 n=5 f9 first=f7",
-			"conflict 0 0 off=10 n=1000 f12 first=f10",
+			"conflict 0 0 off=10 n=3000 f12 first=f10",
 		}
 		if got := h.filter("conflict"); !slices.Equal(got, want) {
 			t.Errorf("sync %v: %q, want %q", sync, got, want)
