@@ -3,6 +3,8 @@ package dissect
 import (
 	"bytes"
 	"encoding/binary"
+	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -792,6 +794,12 @@ func TestRawPLAINOddPasswords(t *testing.T) {
 			r.client(frame(t, metadataV12Req))
 			r.broker(frame(t, metadataV12Resp))
 			r.d.Finish()
+			for _, e := range r.sink.ex {
+				t.Logf("ex kind %d corr %d notes %q", e.Kind, e.CorrelationID, e.Notes)
+			}
+			for _, e := range r.sink.ev {
+				t.Logf("ev %+v", *e)
+			}
 			if got := r.sink.kinds(); len(got) != 2 || got[0] != KindSASL || got[1] != KindPaired {
 				t.Fatalf("kinds %v, events %d", got, len(r.sink.ev))
 			}
@@ -1032,4 +1040,53 @@ func TestResyncCandidateMustFitCorrelation(t *testing.T) {
 		t.Errorf("bad frames %+v", bf)
 	}
 
+}
+
+// TestResyncCorrelationWraps: clients number their requests around the
+// int32 range, to 0 after 2^31-1 (Java's NetworkClient, kafka-python): a resync after a bad frame whose
+// candidate is a request too long for the window to check by the frame
+// after it must accept a correlation ID that wrapped since the latest
+// one read. Before, the step from 2^31-1 to 0 read as going backwards:
+// the Metadata request of 3,000 bytes was skipped as garbage, with its
+// response an orphan.
+func TestResyncCorrelationWraps(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		last, next int32
+	}{
+		{"to-zero", math.MaxInt32, 0},
+		{"to-zero-after-gap", math.MaxInt32 - 5, 3},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newRig(t, Options{}, true)
+			small := hx(t, `00 00 00 01 00 06 6f 72 64 65 72 73 // Topics: [orders]`)
+			resp := hx(t, `00 00 00 00 00 00 00 00`)
+			r.client(reqFrame(3, 1, tc.last, small))
+			r.broker(respFrame(tc.last, false, resp))
+			bad := hx(t, `7f ff ff ff 00 03 00 01 00 00 00 02 00 03 61 64 76`)
+			bad = append(bad, bytes.Repeat([]byte{0xff}, 100)...) // not zeros: a correlation ID 0 follows 2^31-1
+			r.client(bad)
+			// a Metadata v1 request of 500 topics sent in pieces: the
+			// window never holds it whole with the next frame's length
+			var big []byte
+			big = binary.BigEndian.AppendUint32(big, 500)
+			for i := range 500 {
+				big = binary.BigEndian.AppendUint16(big, 4)
+				big = fmt.Appendf(big, "t%03d", i)
+			}
+			f := reqFrame(3, 1, tc.next, big)
+			for off := 0; off < len(f); off += 512 {
+				r.client(f[off:min(off+512, len(f))])
+			}
+			r.broker(respFrame(tc.next, false, resp))
+			r.d.Finish()
+			if got := r.sink.kinds(); len(got) != 2 || slices.ContainsFunc(got, func(k Kind) bool { return k != KindPaired }) {
+				t.Fatalf("kinds %v, want 2 paired", got)
+			}
+			wantExchange(t, r.sink.ex[1], KindPaired, 3, 1, tc.next)
+			if rs := r.sink.events(EventResync); len(rs) != 1 || rs[0].Bytes != 117 {
+				t.Errorf("resyncs %+v", rs)
+			}
+		})
+	}
 }

@@ -1,6 +1,7 @@
 package dissect
 
 import (
+	"math"
 	"time"
 
 	"github.com/kwire/kwire/reassembly"
@@ -443,16 +444,27 @@ const maxCorrStep = 1 << 16
 // corrFits weighs a request candidate of a resync whose frame the window
 // does not hold whole with its next frame's length (chained cannot check
 // it): on a connection whose requests were read, its correlation ID must
-// follow the latest one, by at most maxCorrStep. A plausible header
-// inside a bad frame's bytes (a length of 65,536 read from a header's
-// key and version) swallowed the requests after it, the frame it
+// follow the latest one, by at most maxCorrStep (corrStep: past 2^31-1
+// to 0 too). A plausible header inside a bad frame's bytes (a length of
+// 65,536 read from a header's key and version) swallowed the requests after it, the frame it
 // claimed never ending.
 func (s *splitter) corrFits(b []byte) bool {
 	c := s.c
 	if !c.corrSeen || len(b) < 12 || int64(len(b)) >= 4+frameLength(b)+4 {
 		return true
 	}
-	step := int64(int32At(b, 8)) - int64(c.lastCorr)
+	return corrStep(c.lastCorr, int32At(b, 8))
+}
+
+// corrStep reports whether next may follow last on one connection: after
+// it by 1 to maxCorrStep, counting past 2^31-1 to 0 as clients wrap
+// (Java's NetworkClient, kafka-python). A resync takes no negative
+// correlation ID (rejCorr), so one numbered through -2^31 is not weighed.
+func corrStep(last, next int32) bool {
+	step := int64(next) - int64(last)
+	if step <= 0 {
+		step += math.MaxInt32 + 1
+	}
 	return step > 0 && step <= maxCorrStep
 }
 
