@@ -2,8 +2,9 @@ package analysis
 
 import (
 	"cmp"
+	"crypto/sha256"
+	"encoding/binary"
 	"fmt"
-	"hash/maphash"
 	"maps"
 	"slices"
 	"strings"
@@ -106,7 +107,7 @@ type groupTracker struct {
 	lru    groupList
 	active *group
 	// notKept counts the groups evicted whole. evictedIDs counts them by
-	// a 64-bit hash of their ID (maphash, seed), for the groups of the
+	// a 64-bit hash of their ID (idHash), for the groups of the
 	// current capture, at most maxEvictedIDs of them (charged): a group
 	// made again under an ID evicted before says so
 	// (Dropped.Evicted). forgot: an ID evicted was not remembered, the
@@ -114,7 +115,6 @@ type groupTracker struct {
 	// (charged), then says which new groups may have been evicted before
 	// (Dropped.MaybeEvicted), and which were not.
 	notKept      int64
-	seed         maphash.Seed
 	evictedIDs   map[uint64]int64
 	evictedBloom []uint64
 	forgot       bool
@@ -375,7 +375,18 @@ func (c *commit) apply(h *heldOffset) {
 }
 
 func newGroupTracker(mem *budget) *groupTracker {
-	return &groupTracker{mem: mem, groups: map[string]*group{}, cur: newGroupScope(0), seed: maphash.MakeSeed()}
+	return &groupTracker{mem: mem, groups: map[string]*group{}, cur: newGroupScope(0)}
+}
+
+// idHash is the 64 bits of an evicted group's ID that evictedIDs and
+// evictedBloom keep: the first 8 bytes of its SHA-256, the same on every
+// run (a seeded hash made which new groups the Bloom filter's false
+// positives marked "may have been evicted" differ from run to run on
+// the same capture), and costly to collide (a capture's group ID made
+// to hash as another's would read as evicted before).
+func idHash(id string) uint64 {
+	sum := sha256.Sum256([]byte(id))
+	return binary.LittleEndian.Uint64(sum[:8])
 }
 
 // groupList is the list of groups groupTracker.lru holds.
@@ -411,7 +422,7 @@ func (t *groupTracker) evictedBefore(id string) (int64, bool) {
 	if t.evictedIDs == nil {
 		return 0, false
 	}
-	h := maphash.String(t.seed, id)
+	h := idHash(id)
 	if n := t.evictedIDs[h]; n > 0 || !t.forgot {
 		return n, false
 	}
@@ -432,7 +443,7 @@ func (t *groupTracker) rememberEvicted(id string, n int64) {
 		t.evictedBloom = make([]uint64, words)
 		t.mem.take(8 * words)
 	}
-	h := maphash.String(t.seed, id)
+	h := idHash(id)
 	for _, b := range t.bloomBits(h) {
 		t.evictedBloom[b/64] |= 1 << (b % 64)
 	}
