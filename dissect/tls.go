@@ -53,7 +53,23 @@ type tlsConn struct {
 
 // tlsKeys reports whether keys may be available: a key source was given.
 func (d *Dissector) tlsKeys() bool {
-	return d.opts.TLSKeys != nil && (d.opts.TLSWait || d.opts.TLSKeys.Len() > 0)
+	return d.opts.TLSKeys != nil && (d.opts.TLSWait || d.keysGiven())
+}
+
+// keysGiven reports whether secrets were given: some are kept, or all
+// were dropped past their memory bound (tlsdec.Dropper): a connection
+// then has no key because it was dropped, not because no key log was
+// given, and its handshake is still read to say so.
+func (d *Dissector) keysGiven() bool {
+	k := d.opts.TLSKeys
+	if k == nil {
+		return false
+	}
+	if k.Len() > 0 {
+		return true
+	}
+	dr, ok := k.(tlsdec.Dropper)
+	return ok && dr.Dropped() > 0
 }
 
 // reserveTLS counts the TLS layer's buffers with the pending requests'
@@ -213,7 +229,7 @@ func (t *tlsConn) report(decrypted bool, reason string, ev *tlsdec.Event) {
 	}
 	detail := ev.Detail
 	if !decrypted {
-		if reason == TLSNoKey && (d.opts.TLSKeys == nil || d.opts.TLSKeys.Len() == 0) {
+		if reason == TLSNoKey && !d.keysGiven() {
 			detail = "no key log"
 		}
 		detail = "not decrypted: " + detail

@@ -694,7 +694,7 @@ func (r *captureRun) problems() string {
 	add(l.Evicted, "request given up past --max-pending-memory", "requests given up past --max-pending-memory", "")
 	add(l.PartialCapped, "frame given up half-reassembled past --max-reassembly-memory", "frames given up half-reassembled past --max-reassembly-memory", "")
 	add(l.Unexplained, "response no captured request explains", "responses no captured request explains", " (orphans on connections captured from their start)")
-	if r.keys != nil && r.keys.Len() > 0 {
+	if r.keys.given() {
 		// Keys were given: a TLS connection on a Kafka port that could
 		// not be decrypted is part of the capture not dissected.
 		undone := int64(r.ds.TLS - r.ds.TLSDecrypted)
@@ -710,7 +710,7 @@ func (r *captureRun) tlsReasons() string {
 	var s []string
 	for _, tr := range r.ds.TLSReasons {
 		reason := tr.Reason
-		if reason == dissect.TLSNoKey && (r.keys == nil || r.keys.Len() == 0) {
+		if reason == dissect.TLSNoKey && !r.keys.given() {
 			reason = "no key log"
 		}
 		s = append(s, fmt.Sprintf("%d %s", tr.Count, reason))
@@ -795,7 +795,7 @@ func (r *captureRun) noKafkaHint() string {
 		return slices.ContainsFunc(r.ds.SkipReasons, func(x dissect.Reason) bool { return x.Reason == reason })
 	}
 	switch {
-	case tls > 0 && (r.keys == nil || r.keys.Len() == 0):
+	case tls > 0 && !r.keys.given():
 		hint += "; give the clients' TLS key log with --tls-keylog to decrypt them"
 	case has("not on a Kafka port"):
 		hint += "; drop --detect=false to recognise Kafka by content, or give its broker ports with --port"

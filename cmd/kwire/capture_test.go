@@ -140,6 +140,18 @@ func TestTLSKeyMemoryBound(t *testing.T) {
 		t.Errorf("keys last: exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
 
+	// A bound that keeps none: the key log was given and its keys
+	// dropped, not missing. It read as a capture with no key log: "give
+	// the clients' TLS key log with --tls-keylog", the handshakes not read
+	// (no reason), exit status 0.
+	out, errOut, code = kwireInProcess(t, "read", "--max-tls-key-memory", "1", "--tls-keylog", first, capture)
+	if code != exitData || !strings.Contains(out, "(0 keys loaded, 2080 older ones dropped past the key log's memory bound)") ||
+		!strings.Contains(errOut, "no Kafka connections found: 20 TLS connections (not decrypted: 20 no key for the client random)") ||
+		!strings.Contains(errOut, "the capture could not be fully dissected: 20 TLS connections not decrypted") ||
+		strings.Contains(errOut, "give the clients' TLS key log") {
+		t.Errorf("none kept: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+
 	// No bound: nothing dropped, no warning.
 	out, errOut, code = kwireInProcess(t, "read", "--max-tls-key-memory", "0", "--tls-keylog", first, capture)
 	if code != exitOK || !strings.Contains(out, "20 decrypted from TLS") || strings.Contains(errOut, "dropped") {

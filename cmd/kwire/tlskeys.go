@@ -119,6 +119,11 @@ func (k *tlsKeys) Lookup(cr [32]byte) (tlsdec.Secrets, bool) {
 // Len implements tlsdec.Keys.
 func (k *tlsKeys) Len() int { return k.kl.Len() }
 
+// given says whether secrets were given at all: some are kept, or all
+// were dropped past --max-tls-key-memory (then a TLS connection not
+// decrypted is one whose key was given and lost, not one with no key log).
+func (k *tlsKeys) given() bool { return k != nil && (k.kl.Len() > 0 || k.kl.Dropped() > 0) }
+
 // Dropped implements tlsdec.Dropper.
 func (k *tlsKeys) Dropped() int { return k.kl.Dropped() }
 
