@@ -35,6 +35,17 @@ type Names struct {
 	// MaxGroupBytes).
 	maxNameBytes, maxGroupBytes int64
 	bounded                     bool
+	refused                     int64 // names not learnt past the bounds (Refused)
+}
+
+// Refused returns how many times a name was not learnt because the bounds
+// (MaxNames, the bytes SetMemory allows) were reached: its ID stays
+// unresolved.
+func (n *Names) Refused() int64 {
+	if n == nil {
+		return 0
+	}
+	return n.refused
 }
 
 // DefaultMaxMemory is what a Names keeps at most unless SetMemory says
@@ -300,6 +311,7 @@ func (n *Names) learn(id TopicID, name string) {
 		cost += nameOverhead
 	}
 	if !ok && len(n.m) >= MaxNames || n.bytes+cost > n.nameBudget() {
+		n.refused++
 		return
 	}
 	n.m[id] = strings.Clone(name)

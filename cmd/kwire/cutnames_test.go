@@ -97,12 +97,15 @@ func TestMaxNamesMemory(t *testing.T) {
 		return ""
 	}
 	code, out, errOut := runWith(t, "", "read", capture)
-	if l := fetch(out); code != exitOK || !strings.Contains(l, " capgen-codecs[0@0+30 ") || strings.Contains(l, id) {
+	if l := fetch(out); code != exitOK || !strings.Contains(l, " capgen-codecs[0@0+30 ") || strings.Contains(l, id) || strings.Contains(errOut, "not kept") {
 		t.Fatalf("default: exit %d (%s), line %q", code, errOut, l)
 	}
 	code, out, errOut = runWith(t, "", "read", "--max-names-memory", "1", capture)
 	if l := fetch(out); code != exitOK || !strings.Contains(l, " "+id+"[0@0+30 ") || strings.Contains(l, "capgen-codecs") {
 		t.Fatalf("1 byte: exit %d (%s), line %q", code, errOut, l)
+	}
+	if !strings.Contains(errOut, "topic names not kept past --max-names-memory (1): their topic IDs are shown unresolved; raise it, e.g. --max-names-memory 64MiB") {
+		t.Errorf("1 byte: no warning in %q", errOut)
 	}
 	_, out, _ = runWith(t, "", "stats", "--max-names-memory", "1", capture)
 	if !strings.Contains(out, id) {
