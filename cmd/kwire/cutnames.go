@@ -10,6 +10,7 @@ package main
 import (
 	"bufio"
 	"encoding/base64"
+	"fmt"
 	"io"
 	"os"
 	"regexp"
@@ -125,5 +126,19 @@ func learnCutNamesFile(path string, names *facts.Names) {
 			continue
 		}
 		names.Learn(facts.TopicID(b), name)
+	}
+}
+
+// warnNamesRefused says, once, when names kept topic names from being
+// learnt past --max-names-memory (mem): their topic IDs are shown
+// unresolved.
+func warnNamesRefused(w io.Writer, mem byteSize, names ...*facts.Names) {
+	var n int64
+	for _, ns := range names {
+		n += ns.Refused()
+	}
+	if n > 0 {
+		fmt.Fprintf(w, "kwire: warning: %d topic name%s not kept past --max-names-memory (%s): their topic IDs are shown unresolved; raise it, e.g. --max-names-memory %s\n",
+			n, plural(int(min(n, 2))), mem, max(4*mem, 64<<20))
 	}
 }

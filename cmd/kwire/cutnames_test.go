@@ -116,3 +116,20 @@ func TestMaxNamesMemory(t *testing.T) {
 		t.Errorf("0 (no bound): exit %d (%s), line %q", code, errOut, l)
 	}
 }
+
+// TestMaxNamesMemoryWarns: stats, groups and txns, whose reports keep
+// names of their own, warn as read does when --max-names-memory kept
+// topic names from being learnt, and say nothing at the default.
+func TestMaxNamesMemoryWarns(t *testing.T) {
+	const capture = "../../pcaps/kgo-produce-consume.pcap"
+	const warning = "topic names not kept past --max-names-memory (1): their topic IDs are shown unresolved"
+	for _, cmd := range []string{"stats", "groups", "txns"} {
+		_, _, errOut := runWith(t, "", cmd, "--max-names-memory", "1", capture)
+		if !strings.Contains(errOut, warning) {
+			t.Errorf("%s --max-names-memory 1: stderr %q", cmd, errOut)
+		}
+		if _, _, errOut := runWith(t, "", cmd, capture); strings.Contains(errOut, "not kept past --max-names-memory") {
+			t.Errorf("%s at the default: stderr %q", cmd, errOut)
+		}
+	}
+}

@@ -209,6 +209,7 @@ func runGroups(ctx context.Context, o *groupsOptions, s *ioStreams, color bool, 
 	if !run.readAny {
 		return run.status(s.ErrOut)
 	}
+	warnNamesRefused(s.ErrOut, o.capture.MaxNamesMemory, aopts.Names)
 	// The reports are built and written a group at a time: a report of
 	// 100,000 members is not held whole, nor its text.
 	r := an.GroupsFrame()
@@ -354,6 +355,7 @@ func runTxns(ctx context.Context, o *txnsOptions, s *ioStreams, color bool, path
 	if !run.readAny {
 		return run.status(s.ErrOut)
 	}
+	warnNamesRefused(s.ErrOut, o.capture.MaxNamesMemory, aopts.Names)
 	r := an.Transactions()
 	var missing string
 	if len(o.IDs) > 0 {

@@ -607,10 +607,7 @@ func runRead(ctx context.Context, o *readOptions, s *ioStreams, color bool, path
 		fmt.Fprintf(s.ErrOut, "kwire: --sort time: %d exchange%s or event%s printed after a later one: answered after more than --sort-window %v, or the window was full (--sort-memory, %d time%s)\n",
 			sorter.Late, plural(int(sorter.Late)), plural(int(sorter.Late)), o.SortWindow, sorter.Full, plural(int(sorter.Full)))
 	}
-	if n := sink.names.Refused(); n > 0 {
-		fmt.Fprintf(s.ErrOut, "kwire: warning: %d topic name%s not kept past --max-names-memory (%s): their topic IDs are shown unresolved; raise it, e.g. --max-names-memory %s\n",
-			n, plural(int(min(n, 2))), o.capture.MaxNamesMemory, max(4*o.capture.MaxNamesMemory, 64<<20))
-	}
+	warnNamesRefused(s.ErrOut, o.capture.MaxNamesMemory, sink.names)
 	if context.Cause(ctx) == errCountReached {
 		fmt.Fprintf(s.ErrOut, "kwire: stopped after %d exchange%s (-c); the summary counts every packet read by then, which may go past the last exchange shown\n", o.Count, plural(o.Count))
 	}

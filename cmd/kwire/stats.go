@@ -139,11 +139,13 @@ func runStats(ctx context.Context, o *statsOptions, s *ioStreams, color bool, pa
 	if o.Rows == 0 || o.Rows < -1 {
 		return usageErrorf("--rows must be 1 or more, or -1 for all")
 	}
-	col, err := newStatsCollector(o.Top, o.StatsMem, cutNames(paths, o.capture.MaxNamesMemory))
+	colNames := cutNames(paths, o.capture.MaxNamesMemory)
+	col, err := newStatsCollector(o.Top, o.StatsMem, colNames)
 	if err != nil {
 		return err
 	}
 	var an *analysis.Analyzer
+	var anNames *facts.Names // the findings'
 	var sink dissect.Sink = col
 	if o.Findings {
 		aopts, err := o.analysis.options()
@@ -152,6 +154,7 @@ func runStats(ctx context.Context, o *statsOptions, s *ioStreams, color bool, pa
 		}
 		aopts.Findings = true
 		aopts.Names = cutNames(paths, o.capture.MaxNamesMemory)
+		anNames = aopts.Names
 		an = analysis.New(aopts)
 		sink = teeSink{col, an}
 	}
@@ -190,6 +193,7 @@ func runStats(ctx context.Context, o *statsOptions, s *ioStreams, color bool, pa
 	if o.All {
 		rows = -1
 	}
+	warnNamesRefused(s.ErrOut, o.capture.MaxNamesMemory, colNames, anNames)
 	err = writeStatsReport(w, col, an, o.JSON, statsview.Options{Color: color, Rows: rows, Int64Strings: bool(o.JSONInt64)})
 	if err == nil {
 		err = w.Flush()
