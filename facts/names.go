@@ -31,10 +31,8 @@ type Names struct {
 	epochGroups map[string]bool
 	groupBytes  int
 
-	// The bounds SetMemory set (unless bounded: MaxNamesBytes and
-	// MaxGroupBytes).
+	// The bounds in bytes: MaxNamesBytes and MaxGroupBytes, or SetMemory's.
 	maxNameBytes, maxGroupBytes int64
-	bounded                     bool
 	refused                     int64 // names not learnt past the bounds (Refused)
 }
 
@@ -66,22 +64,10 @@ func (n *Names) SetMemory(max int64) {
 	}
 	n.maxGroupBytes = max / 5
 	n.maxNameBytes = max - n.maxGroupBytes
-	n.bounded = true
 }
 
-func (n *Names) nameBudget() int64 {
-	if n.bounded {
-		return n.maxNameBytes
-	}
-	return MaxNamesBytes
-}
-
-func (n *Names) groupBudget() int64 {
-	if n.bounded {
-		return n.maxGroupBytes
-	}
-	return MaxGroupBytes
-}
+func (n *Names) nameBudget() int64  { return n.maxNameBytes }
+func (n *Names) groupBudget() int64 { return n.maxGroupBytes }
 
 // MaxGroupBytes bounds, in bytes, the groups whose protocol a Names
 // remembers: a group ID is the client's to make up, of any length; each
@@ -108,7 +94,9 @@ const (
 )
 
 // NewNames returns an empty Names.
-func NewNames() *Names { return &Names{m: make(map[TopicID]string)} }
+func NewNames() *Names {
+	return &Names{m: make(map[TopicID]string), maxNameBytes: MaxNamesBytes, maxGroupBytes: MaxGroupBytes}
+}
 
 // Name returns the name learnt for id.
 func (n *Names) Name(id TopicID) (string, bool) {
