@@ -144,6 +144,19 @@ func TestPrintableFast(t *testing.T) {
 				}
 			}
 		}
+		// A value in text mode: quoted when the part shown is printable,
+		// else hex (appendBytesValue scans a plain run once, then printable
+		// looks at the rest).
+		for _, max := range []int{0, 1, 2, 3, 5, 100} {
+			got := string(appendBytesValue(nil, b, len(b), ValuesText, max))
+			want := string(appendBytesValue(nil, b, len(b), ValuesHex, max))
+			if printable(shownText(b, max)) {
+				want = string(appendQuoted(nil, string(b), max))
+			}
+			if got != want {
+				t.Fatalf("appendBytesValue(%q, text, %d) = %s, want %s", b, max, got, want)
+			}
+		}
 		if depth == 3 {
 			return
 		}
@@ -159,6 +172,16 @@ func TestPrintableFast(t *testing.T) {
 			b[i] = c
 			if got, want := printable(b), slow(b); got != want {
 				t.Fatalf("printable with %#x at %d = %v, want %v", c, i, got, want)
+			}
+			for _, max := range []int{7, 256, len(b)} {
+				got := string(appendBytesValue(nil, b, len(b), ValuesText, max))
+				want := string(appendBytesValue(nil, b, len(b), ValuesHex, max))
+				if slow(shownText(b, max)) {
+					want = string(appendQuoted(nil, string(b), max))
+				}
+				if got != want {
+					t.Fatalf("appendBytesValue with %#x at %d, max %d = %s, want %s", c, i, max, got, want)
+				}
 			}
 		}
 		for _, c := range []byte{'\t', '\n', '\r', '"', '\\'} { // escaped in runs of 8 skipped whole

@@ -745,18 +745,33 @@ func appendJSONBytes(b []byte, s []byte, safe *[utf8.RuneSelf]bool) []byte {
 // jsonSafeHTML '<', '>' and '&'), tested 32 and 8 bytes at a time: a
 // record value is mostly such a run.
 func plainJSONPrefix(s []byte, safe *[utf8.RuneSelf]bool) int {
-	html := safe == &jsonSafeHTML
 	i := 0
-	for len(s)-i >= 32 {
-		p := s[i : i+32]
-		if !jsonPlain8(binary.LittleEndian.Uint64(p), html) || !jsonPlain8(binary.LittleEndian.Uint64(p[8:]), html) ||
-			!jsonPlain8(binary.LittleEndian.Uint64(p[16:]), html) || !jsonPlain8(binary.LittleEndian.Uint64(p[24:]), html) {
-			break
+	if safe == &jsonSafeHTML {
+		// As below, with '<', '>' and '&'.
+		for len(s)-i >= 32 {
+			p := s[i : i+32]
+			if notPlainHTML(binary.LittleEndian.Uint64(p))|notPlainHTML(binary.LittleEndian.Uint64(p[8:]))|
+				notPlainHTML(binary.LittleEndian.Uint64(p[16:]))|notPlainHTML(binary.LittleEndian.Uint64(p[24:])) != 0 {
+				break
+			}
+			i += 32
 		}
-		i += 32
-	}
-	for len(s)-i >= 8 && jsonPlain8(binary.LittleEndian.Uint64(s[i:]), html) {
-		i += 8
+		for len(s)-i >= 8 && notPlainHTML(binary.LittleEndian.Uint64(s[i:])) == 0 {
+			i += 8
+		}
+	} else {
+		// notQuotedPlain inlines (jsonPlain8 does not): four words, one test.
+		for len(s)-i >= 32 {
+			p := s[i : i+32]
+			if notQuotedPlain(binary.LittleEndian.Uint64(p))|notQuotedPlain(binary.LittleEndian.Uint64(p[8:]))|
+				notQuotedPlain(binary.LittleEndian.Uint64(p[16:]))|notQuotedPlain(binary.LittleEndian.Uint64(p[24:])) != 0 {
+				break
+			}
+			i += 32
+		}
+		for len(s)-i >= 8 && notQuotedPlain(binary.LittleEndian.Uint64(s[i:])) == 0 {
+			i += 8
+		}
 	}
 	for i < len(s) && s[i] < utf8.RuneSelf && safe[s[i]] {
 		i++
@@ -764,15 +779,30 @@ func plainJSONPrefix(s []byte, safe *[utf8.RuneSelf]bool) int {
 	return i
 }
 
+// notPlainHTML is zero when the 8 bytes of x are printable ASCII but '"',
+// '\\', '<', '>' and '&': what jsonSafeHTML copies as it is. '"' (0x22)
+// and '&' (0x26) differ in one bit, as '<' (0x3c) and '>' (0x3e) do: one
+// test with that bit cleared finds either (and no other byte).
+// It is notASCIIPrint and three hasByte tests written out, to inline.
+func notPlainHTML(x uint64) uint64 {
+	const (
+		ones = 0x0101010101010101
+		high = 0x8080808080808080
+	)
+	q := x&^(ones*4) ^ ones*'"' // zero bytes: '"' and '&'
+	b := x ^ ones*'\\'          // zero bytes: '\\'
+	a := x&^(ones*2) ^ ones*'<' // zero bytes: '<' and '>'
+	return ((x-ones*0x20)&^x | (x + ones) | x | (q-ones)&^q | (b-ones)&^b | (a-ones)&^a) & high
+}
+
 // jsonPlain8 reports whether the 8 bytes of x are all bytes the safe
 // table (jsonSafe, or jsonSafeHTML when html) copies as they are:
 // printable ASCII but '"' and '\\' (and '<', '>', '&').
 func jsonPlain8(x uint64, html bool) bool {
-	m := notASCIIPrint(x) | hasByte(x, '"') | hasByte(x, '\\')
 	if html {
-		m |= hasByte(x, '<') | hasByte(x, '>') | hasByte(x, '&')
+		return notPlainHTML(x) == 0
 	}
-	return m == 0
+	return notQuotedPlain(x) == 0
 }
 
 // load64 is the little-endian uint64 of the first 8 bytes of s.

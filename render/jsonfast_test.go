@@ -301,3 +301,58 @@ func TestJSONStrRuns(t *testing.T) {
 		}
 	}
 }
+
+// TestPlainWords holds the eight-byte tests of the plain runs (the ones
+// record values are scanned with: notQuotedPlain for text and JSON,
+// notPlainHTML for JSON's HTML-safe strings) to their byte-at-a-time
+// definitions: every byte value at every position of a plain word, and
+// random words with several odd bytes (carries between bytes must not
+// hide one).
+func TestPlainWords(t *testing.T) {
+	plain := func(x uint64, html bool) bool {
+		for i := range 8 {
+			c := byte(x >> (8 * i))
+			if c < 0x20 || c > 0x7e || c == '"' || c == '\\' {
+				return false
+			}
+			if html && (c == '<' || c == '>' || c == '&') {
+				return false
+			}
+		}
+		return true
+	}
+	check := func(x uint64) {
+		if got, want := notQuotedPlain(x) == 0, plain(x, false); got != want {
+			t.Fatalf("notQuotedPlain(%#016x) == 0 is %v, want %v", x, got, want)
+		}
+		if got, want := notPlainHTML(x) == 0, plain(x, true); got != want {
+			t.Fatalf("notPlainHTML(%#016x) == 0 is %v, want %v", x, got, want)
+		}
+		if got, want := jsonPlain8(x, true), plain(x, true); got != want {
+			t.Fatalf("jsonPlain8(%#016x, html) = %v, want %v", x, got, want)
+		}
+		if got, want := notQuotedPlain(x) == 0, jsonPlain8(x, false); got != want {
+			t.Fatalf("notQuotedPlain and jsonPlain8 disagree on %#016x", x)
+		}
+	}
+	const base = 0x6162636465666768 // "hgfedcba"
+	for pos := range 8 {
+		for c := range 256 {
+			x := base&^(0xff<<(8*pos)) | uint64(c)<<(8*pos)
+			check(x)
+		}
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	odd := []byte{0, 0x1f, 0x20, 0x21, '"', '&', '\'', '<', '=', '>', '\\', 0x7e, 0x7f, 0x80, 0xff, 0x22 ^ 4, 0x3c ^ 2}
+	for range 200000 {
+		var x uint64
+		for i := range 8 {
+			c := byte('a' + r.IntN(26))
+			if r.IntN(4) == 0 {
+				c = odd[r.IntN(len(odd))]
+			}
+			x |= uint64(c) << (8 * i)
+		}
+		check(x)
+	}
+}

@@ -350,9 +350,16 @@ func plainASCII(s string) bool {
 // strconv's quoting reduces to escaping those three, '"' and '\\'.
 func appendQuotedPrintable(b []byte, v []byte, total, max int) []byte {
 	t := shownText(v, max)
+	return appendQuotedText(b, t, plainQuotedPrefix(t), total)
+}
+
+// appendQuotedText appends t, shown text of a value of total bytes that
+// passed printable, quoted as appendQuotedPrintable does; t[:plain]
+// needs no escape (plainQuotedPrefix).
+func appendQuotedText(b []byte, t []byte, plain, total int) []byte {
 	b = append(b, '"')
 	start := 0
-	for i := 0; i < len(t); i++ {
+	for i := plain; i < len(t); i++ {
 		// Runs of 8 bytes with nothing to escape are skipped whole.
 		for len(t)-i >= 8 {
 			x := binary.LittleEndian.Uint64(t[i:])
@@ -392,6 +399,33 @@ func appendQuotedPrintable(b []byte, v []byte, total, max int) []byte {
 	return b
 }
 
+// notQuotedPlain is zero when the 8 bytes of x are printable ASCII other
+// than '"' and '\\': bytes that Go quoting leaves as they are.
+func notQuotedPlain(x uint64) uint64 {
+	return notASCIIPrint(x) | hasByte(x, '"') | hasByte(x, '\\')
+}
+
+// plainQuotedPrefix is the length of the run at the start of t that is
+// printable ASCII without '"' or '\\' (printable, and left as it is by
+// quoting), tested 32 and 8 bytes at a time: record values are mostly
+// such a run, which is then scanned once, not once by printable and again
+// by the quoting.
+func plainQuotedPrefix(t []byte) int {
+	i := 0
+	for len(t)-i >= 32 {
+		p := t[i : i+32]
+		if notQuotedPlain(binary.LittleEndian.Uint64(p))|notQuotedPlain(binary.LittleEndian.Uint64(p[8:]))|
+			notQuotedPlain(binary.LittleEndian.Uint64(p[16:]))|notQuotedPlain(binary.LittleEndian.Uint64(p[24:])) != 0 {
+			break
+		}
+		i += 32
+	}
+	for len(t)-i >= 8 && notQuotedPlain(binary.LittleEndian.Uint64(t[i:])) == 0 {
+		i += 8
+	}
+	return i
+}
+
 // shownText is the part of v shown as text when cut at max bytes: its
 // first max bytes, less the start of a rune they cut.
 func shownText(v []byte, max int) []byte {
@@ -415,8 +449,13 @@ func appendBytesValue(b []byte, v []byte, total int, m ValueMode, max int) []byt
 		b = strconv.AppendInt(b, int64(total), 10)
 		return append(b, " bytes"...)
 	}
-	if m == ValuesText && printable(shownText(v, max)) {
-		return appendQuotedPrintable(b, v, total, max)
+	if m == ValuesText {
+		// One scan for the plain run that starts most values; printable
+		// looks at the rest only (the run is ASCII: it ends on a rune).
+		t := shownText(v, max)
+		if n := plainQuotedPrefix(t); n == len(t) || printable(t[n:]) {
+			return appendQuotedText(b, t, n, total)
+		}
 	}
 	t := v
 	if len(t) > max {

@@ -201,7 +201,8 @@ func BenchmarkWriterText(b *testing.B) {
 }
 
 // TestClean holds clean, in both modes, to a byte-at-a-time scan on
-// every string of up to 20 bytes over an alphabet of its cases (plain,
+// every string of up to 20 bytes, and of 64 to 80 (JSON's four-word
+// test), over an alphabet of its cases (plain,
 // newline, tab, DEL, a control, a byte above 0x7f) at a few positions:
 // a newline or tab anywhere, then a byte to stop at anywhere after it.
 func TestClean(t *testing.T) {
@@ -215,7 +216,10 @@ func TestClean(t *testing.T) {
 	}
 	for _, json := range []bool{false, true} {
 		w := &Writer{JSON: json}
-		for n := 0; n <= 20; n++ {
+		for n := 0; n <= 80; n++ {
+			if n == 21 {
+				n = 64
+			}
 			for i := 0; i <= n; i++ {
 				for j := i; j <= n; j++ {
 					for _, soft := range []byte{'\n', '\t', ' '} {

@@ -232,6 +232,16 @@ func (w *Writer) clean(p []byte) int {
 	i := 0
 	for {
 		if w.JSON {
+			// JSON's output is mostly long runs (record values): four
+			// words, one test.
+			for len(p)-i >= 32 {
+				q := p[i : i+32]
+				if dirtyJSON(binary.LittleEndian.Uint64(q))|dirtyJSON(binary.LittleEndian.Uint64(q[8:]))|
+					dirtyJSON(binary.LittleEndian.Uint64(q[16:]))|dirtyJSON(binary.LittleEndian.Uint64(q[24:])) != 0 {
+					break
+				}
+				i += 32
+			}
 			for len(p)-i >= 8 && dirtyJSON(binary.LittleEndian.Uint64(p[i:])) == 0 {
 				i += 8
 			}
