@@ -826,3 +826,37 @@ func TestNamesSetMemory(t *testing.T) {
 		t.Errorf("default budgets %d/%d", d.nameBudget(), d.groupBudget())
 	}
 }
+
+// TestUnnamed: an exchange is unnamed when a topic it names is known by a
+// non-zero ID alone, wherever AllTopics finds it; a name beside the ID,
+// learnt or stated, or the all-zero ID (no topic) is not.
+func TestUnnamed(t *testing.T) {
+	id := TopicID{1, 2, 3}
+	byID := []TopicPartitions{{ID: id, HasID: true, Partitions: []int32{0}}}
+	for _, c := range []struct {
+		name string
+		fx   Exchange
+		want bool
+	}{
+		{"nothing", Exchange{}, false},
+		{"topic by ID", Exchange{Topics: []Topic{{ID: id, HasID: true}}}, true},
+		{"topic by ID and name", Exchange{Topics: []Topic{{Name: "orders", ID: id, HasID: true}}}, false},
+		{"zero ID", Exchange{Topics: []Topic{{HasID: true}}}, false},
+		{"topic by name", Exchange{Topics: []Topic{{Name: "orders"}}}, false},
+		{"assignment", Exchange{Group: Group{Assignment: &Assignment{Partitions: byID}}}, true},
+		{"owned", Exchange{Group: Group{Owned: byID}}, true},
+		{"member's subscription", Exchange{Group: Group{Members: []Member{{Subscription: &Subscription{Owned: byID}}}}}, true},
+		{"described target", Exchange{Described: []DescribedGroup{{Members: []Member{{Target: &Assignment{Partitions: byID}}}}}}, true},
+		{"transaction", Exchange{Transactions: []Transaction{{Topics: byID}}}, true},
+		{"forgotten", Exchange{Forgotten: byID}, true},
+	} {
+		if got := c.fx.Unnamed(); got != c.want {
+			t.Errorf("%s: Unnamed %v, want %v", c.name, got, c.want)
+		}
+	}
+	fx := Exchange{Topics: []Topic{{ID: id, HasID: true}}, IDNames: []IDName{{ID: id, Name: "orders"}}}
+	NewNames().Resolve(&fx)
+	if fx.Unnamed() {
+		t.Errorf("resolved: still unnamed: %+v", fx.Topics)
+	}
+}

@@ -819,6 +819,51 @@ func (fx *Exchange) AllTopics() []string {
 	return out
 }
 
+// Unnamed reports whether a topic the exchange names where AllTopics
+// looks (and in a fetch session's forgotten topics) is known by a
+// non-zero topic ID alone: no name beside it, none learnt (Names). Its
+// label in AllTopics is then the ID, not the name.
+func (fx *Exchange) Unnamed() bool {
+	byID := func(tps []TopicPartitions) bool {
+		for i := range tps {
+			if tp := &tps[i]; tp.Topic == "" && tp.HasID && !tp.ID.IsZero() {
+				return true
+			}
+		}
+		return false
+	}
+	for i := range fx.Topics {
+		if t := &fx.Topics[i]; t.Name == "" && t.HasID && !t.ID.IsZero() {
+			return true
+		}
+	}
+	sub := func(s *Subscription) bool { return s != nil && byID(s.Owned) }
+	assigned := func(a *Assignment) bool { return a != nil && byID(a.Partitions) }
+	g := &fx.Group
+	if sub(g.Subscription) || assigned(g.Assignment) || byID(g.Owned) || byID(fx.Forgotten) {
+		return true
+	}
+	for i := range g.Members {
+		if sub(g.Members[i].Subscription) || assigned(g.Members[i].Assignment) {
+			return true
+		}
+	}
+	for i := range fx.Described {
+		for j := range fx.Described[i].Members {
+			m := &fx.Described[i].Members[j]
+			if sub(m.Subscription) || assigned(m.Assignment) || assigned(m.Target) {
+				return true
+			}
+		}
+	}
+	for i := range fx.Transactions {
+		if byID(fx.Transactions[i].Topics) {
+			return true
+		}
+	}
+	return false
+}
+
 // TopicIDs returns the topic IDs the exchange names (TopicID.String),
 // each once, resolved to a name or not.
 func (fx *Exchange) TopicIDs() []string {

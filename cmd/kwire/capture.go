@@ -110,7 +110,7 @@ func (o *captureFlags) addFlags(f *pflag.FlagSet, detect bool, idle time.Duratio
 		fmt.Sprintf("memory for the state of the TCP connections open at once (about %d KiB each, not the data they hold), e.g. 512MiB (K, M, G: powers of 1024); past it the connections idle longest are closed, with a warning (0: no bound)", reassembly.ConnCost>>10))
 	o.MaxNamesMemory = facts.DefaultMaxMemory
 	f.Var(&o.MaxNamesMemory, "max-names-memory",
-		"memory for the names of topic IDs learnt from Metadata (and, a fifth of it, the group IDs whose protocol tells a GenerationIdOrMemberEpoch's meaning), for each report that resolves them, e.g. 64MiB (K, M, G: powers of 1024); past it further IDs are shown unresolved and further groups' commits read gen/epoch= (0: no bound)")
+		"memory for the names of topic IDs learnt from Metadata (and, a fifth of it, the group IDs whose protocol tells a GenerationIdOrMemberEpoch's meaning), e.g. 64MiB (K, M, G: powers of 1024); past it further IDs are shown unresolved (with a warning), check fails the checks that read topic names as undecided, and further groups' commits read gen/epoch= (0: no bound)")
 	f.IntVar(&o.MaxTunnelDepth, "max-tunnel-depth", reassembly.DefaultMaxTunnelDepth,
 		"most tunnels one packet may nest (VXLAN, Geneve, GRE, ERSPAN, IP in IP), all decapsulated; deeper packets are counted and not dissected (0: no decapsulation)")
 	usage = "decrypt TLS with the secrets of this NSS key log `file` (SSLKEYLOGFILE, Go's KeyLogWriter, openssl -keylogfile; repeatable); TLS 1.2 and 1.3, Kafka recognised inside by content; a pcapng capture's own Decryption Secrets Blocks are used without it"
@@ -144,8 +144,8 @@ const defaultMaxTLSKeyMemory = 48 << 20
 // --max-capture-window + --max-decode-memory + 2 × --max-frame (the
 // frames of one exchange in transit) + --max-connection-memory +
 // --max-reassembly-memory (the frames partly arrived on every
-// connection) + 3 × --max-names-memory (the lines, --stats and the
-// findings each resolve topic IDs with names of their own) +
+// connection) + 3 × --max-names-memory (a run's readers share one
+// facts.Names, diff's sides one each: the count is an upper bound) +
 // --max-tls-key-memory; 0 when a flag lifts its bound. 1588 MiB with the
 // defaults (TestDefaultMemoryBound).
 func (o *captureFlags) memoryBound() int64 {

@@ -21,6 +21,8 @@ import (
 	"time"
 
 	"github.com/expr-lang/expr"
+	"github.com/expr-lang/expr/ast"
+	"github.com/expr-lang/expr/parser"
 	"github.com/kwire/kwire/analysis"
 	"github.com/kwire/kwire/dissect"
 	"github.com/kwire/kwire/dissect/stats"
@@ -170,6 +172,12 @@ type check struct {
 	line int // in the spec
 
 	match, where, then *exprProgram // compiled expressions
+	// readsNames says an expression reads topic names (readsTopicNames);
+	// unnamed counts the exchanges it saw that named a topic by an ID
+	// left unresolved once --max-names-memory had refused names: their
+	// topics read as IDs, so the verdict is not decided.
+	readsNames bool
+	unnamed    int64
 
 	count     int64
 	seen      int64                   // exchanges where matched (every, latency)
@@ -276,6 +284,7 @@ func parseSpec(path string) ([]*check, bool, error) {
 		if c.then, err = compile("then", it.Then); err != nil {
 			return nil, false, err
 		}
+		c.readsNames = readsTopicNames(src) || readsTopicNames(it.Where) || readsTopicNames(it.Then)
 		switch {
 		case c.kind == "before" && c.then == nil:
 			return nil, false, usageErrorf("%s (%s): before needs then", at, it.Name)
@@ -518,6 +527,15 @@ func (k *checkSink) Exchange(ex *dissect.Exchange) {
 	fx := ex.Facts()
 	k.names.Resolve(fx)
 	f := fieldsOf(ex, k.names, true, k.bodies)
+	// A topic known by ID alone after names were refused may be one a
+	// check looks for by name: the checks that read names cannot tell.
+	if k.names.Refused() > 0 && fx.Unnamed() {
+		for _, c := range k.checks {
+			if c.readsNames {
+				c.unnamed++
+			}
+		}
+	}
 	var line string
 	lineOf := func() string {
 		if line == "" {
@@ -627,6 +645,47 @@ func (c *check) dropUnstarted(k *checkSink) {
 
 // verdict decides each check once everything was read; findings are the
 // analysis's (docs/findings.md), nil when no check asks for them.
+// undecided fails a check that reads topic names and saw exchanges
+// naming a topic by an ID that --max-names-memory (mem) kept unresolved:
+// a name it looks for may be behind the ID, so neither its pass nor its
+// count can be trusted. The reason says so before the count it had.
+func (c *check) undecided(mem byteSize) {
+	if c.unnamed == 0 {
+		return
+	}
+	c.pass = false
+	c.reason = fmt.Sprintf("undecided: %d exchange%s named a topic by an ID whose name was not kept past --max-names-memory (%s), and the check reads topic names: raise it, e.g. --max-names-memory %s (counted: %s)",
+		c.unnamed, plural(int(c.unnamed)), mem, namesMemoryHint(mem), c.reason)
+}
+
+// readsTopicNames reports whether the expression src reads what holds
+// topic names: topics, subject or the facts document. "" reads nothing.
+func readsTopicNames(src string) bool {
+	if src == "" {
+		return false
+	}
+	tree, err := parser.Parse(src)
+	if err != nil {
+		return true // compiled before: cannot happen; assume it does
+	}
+	var v topicNameUse
+	ast.Walk(&tree.Node, &v)
+	return v.found
+}
+
+// topicNameUse notes an identifier that holds topic names (an
+// ast.Visitor).
+type topicNameUse struct{ found bool }
+
+func (u *topicNameUse) Visit(n *ast.Node) {
+	if id, ok := (*n).(*ast.IdentifierNode); ok {
+		switch id.Value {
+		case "topics", "subject", "facts":
+			u.found = true
+		}
+	}
+}
+
 func (c *check) verdict(run *captureRun, findings []analysis.Finding) {
 	it := &c.item
 	switch c.kind {
@@ -838,7 +897,7 @@ func runCheck(ctx context.Context, o *checkOptions, s *ioStreams, color bool, sp
 			return err
 		}
 		aopts.Findings = true
-		aopts.Names = cutNames(paths, o.capture.MaxNamesMemory)
+		aopts.Names = sink.names // an exchange is resolved once, by the first to read it
 		an = analysis.New(aopts)
 		ds = teeSink{sink, an}
 	}
@@ -875,6 +934,7 @@ func runCheck(ctx context.Context, o *checkOptions, s *ioStreams, color bool, sp
 			c.dropUnstarted(sink)
 		}
 		c.verdict(&run, findings)
+		c.undecided(o.capture.MaxNamesMemory)
 		if !c.pass {
 			failed++
 		}
@@ -928,6 +988,7 @@ func runCheck(ctx context.Context, o *checkOptions, s *ioStreams, color bool, sp
 			return dataErrorf("--junit: %v", err)
 		}
 	}
+	warnNamesRefusedFor(s.ErrOut, o.capture.MaxNamesMemory, "the checks that read topic names fail as undecided", sink.names)
 	run.status(s.ErrOut) // warnings only: the checks decide
 	if failed > 0 {
 		return silentExit(exitData)

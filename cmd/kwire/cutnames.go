@@ -131,14 +131,36 @@ func learnCutNamesFile(path string, names *facts.Names) {
 
 // warnNamesRefused says, once, when names kept topic names from being
 // learnt past --max-names-memory (mem): their topic IDs are shown
-// unresolved.
+// unresolved. Each Names of a run learns the same names, each in its own
+// order: the count said is the largest.
 func warnNamesRefused(w io.Writer, mem byteSize, names ...*facts.Names) {
+	warnNamesRefusedFor(w, mem, "", names...)
+}
+
+// warnNamesRefusedFor is warnNamesRefused with what else the unresolved
+// IDs mean for the command's answer (consequence, after "shown
+// unresolved"; "" for nothing).
+func warnNamesRefusedFor(w io.Writer, mem byteSize, consequence string, names ...*facts.Names) {
+	n := namesRefused(names...)
+	if n == 0 {
+		return
+	}
+	if consequence != "" {
+		consequence = ": " + consequence
+	}
+	fmt.Fprintf(w, "kwire: warning: %d topic name%s not kept past --max-names-memory (%s): their topic IDs are shown unresolved%s; raise it, e.g. --max-names-memory %s\n",
+		n, plural(int(min(n, 2))), mem, consequence, namesMemoryHint(mem))
+}
+
+// namesMemoryHint is the --max-names-memory to suggest past mem: four
+// times it, 64 MiB at least.
+func namesMemoryHint(mem byteSize) byteSize { return max(4*mem, 64<<20) }
+
+// namesRefused is the largest Refused of names (nil ones count 0).
+func namesRefused(names ...*facts.Names) int64 {
 	var n int64
 	for _, ns := range names {
-		n += ns.Refused()
+		n = max(n, ns.Refused())
 	}
-	if n > 0 {
-		fmt.Fprintf(w, "kwire: warning: %d topic name%s not kept past --max-names-memory (%s): their topic IDs are shown unresolved; raise it, e.g. --max-names-memory %s\n",
-			n, plural(int(min(n, 2))), mem, max(4*mem, 64<<20))
-	}
+	return n
 }

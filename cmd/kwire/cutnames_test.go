@@ -117,19 +117,106 @@ func TestMaxNamesMemory(t *testing.T) {
 	}
 }
 
-// TestMaxNamesMemoryWarns: stats, groups and txns, whose reports keep
-// names of their own, warn as read does when --max-names-memory kept
-// topic names from being learnt, and say nothing at the default.
+// TestMaxNamesMemoryWarns: every command that resolves topic IDs warns
+// as read does when --max-names-memory kept topic names from being
+// learnt (read's --stats and --findings reports, check, diff and
+// --normalize included: each says what the unresolved IDs mean for its
+// answer), and says nothing at the default.
 func TestMaxNamesMemoryWarns(t *testing.T) {
 	const capture = "../../pcaps/kgo-produce-consume.pcap"
-	const warning = "topic names not kept past --max-names-memory (1): their topic IDs are shown unresolved"
-	for _, cmd := range []string{"stats", "groups", "txns"} {
-		_, _, errOut := runWith(t, "", cmd, "--max-names-memory", "1", capture)
-		if !strings.Contains(errOut, warning) {
-			t.Errorf("%s --max-names-memory 1: stderr %q", cmd, errOut)
+	const warning = "19 topic names not kept past --max-names-memory (1): their topic IDs are shown unresolved"
+	spec := filepath.Join(t.TempDir(), "spec.yaml")
+	if err := os.WriteFile(spec, []byte("checks:\n  - name: fetches\n    expect: 'api == \"Fetch\"'\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		args        []string
+		consequence string
+	}{
+		{[]string{"stats"}, "; raise it"},
+		{[]string{"stats", "--findings"}, "; raise it"},
+		{[]string{"groups"}, "; raise it"},
+		{[]string{"txns"}, "; raise it"},
+		{[]string{"read"}, "; raise it"},
+		{[]string{"read", "--stats"}, "; raise it"},
+		{[]string{"read", "--findings"}, "; raise it"},
+		{[]string{"read", "--stats", "--findings", "--json"}, "; raise it"},
+		{[]string{"read", "--normalize"}, ": the snapshot holds those IDs, which kwire diff compares as topics other than their names; raise it"},
+		{[]string{"diff", capture}, ": a topic one side names and the other does not reads as changed; raise it"},
+		{[]string{"check", spec}, ": the checks that read topic names fail as undecided; raise it"},
+	} {
+		args := append(append(c.args[:1:1], "--max-names-memory", "1"), append(c.args[1:], capture)...)
+		_, _, errOut := runWith(t, "", args...)
+		if strings.Count(errOut, "not kept past --max-names-memory") != 1 || !strings.Contains(errOut, warning+c.consequence) {
+			t.Errorf("%s: stderr %q", strings.Join(args, " "), errOut)
 		}
-		if _, _, errOut := runWith(t, "", cmd, capture); strings.Contains(errOut, "not kept past --max-names-memory") {
-			t.Errorf("%s at the default: stderr %q", cmd, errOut)
+		args = append(c.args[:1:1], append(c.args[1:], capture)...)
+		if _, _, errOut := runWith(t, "", args...); strings.Contains(errOut, "not kept past --max-names-memory") {
+			t.Errorf("%s at the default: stderr %q", strings.Join(args, " "), errOut)
+		}
+	}
+}
+
+// TestCheckUndecidedNames: a check that reads topic names cannot pass on
+// exchanges whose topic IDs --max-names-memory kept unresolved:
+// kgo-produce-consume fetches capgen-codecs by ID (Fetch v18), so "none
+// fetches capgen-codecs" fails at the default, and with 1 byte of names
+// the ID hides the name: undecided, a failure, not a pass. A check that
+// reads no topic names (the count of Fetches) is not touched.
+func TestCheckUndecidedNames(t *testing.T) {
+	const capture = "../../pcaps/kgo-produce-consume.pcap"
+	spec := filepath.Join(t.TempDir(), "spec.yaml")
+	if err := os.WriteFile(spec, []byte(`checks:
+  - name: no fetch of capgen-codecs
+    none: 'api == "Fetch" && "capgen-codecs" in topics'
+  - name: no subject naming capgen-codecs in a Fetch
+    every: 'subject not contains "capgen-codecs"'
+    where: 'api == "Fetch"'
+  - name: fetches
+    expect: 'api == "Fetch"'
+    exactly: 9
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := runWith(t, "", "check", spec, capture)
+	if code != exitData || !strings.Contains(out, "FAIL no fetch of capgen-codecs: 5 exchanges match") ||
+		!strings.Contains(out, "FAIL no subject naming capgen-codecs in a Fetch: 5 of 9 exchanges") ||
+		!strings.Contains(out, "PASS fetches: 9 exchanges match") || strings.Contains(errOut, "not kept") {
+		t.Fatalf("default: exit %d\n%s%s", code, out, errOut)
+	}
+	code, out, _ = runWith(t, "", "check", "--max-names-memory", "1", spec, capture)
+	want := []string{
+		"FAIL no fetch of capgen-codecs: undecided: 21 exchanges named a topic by an ID whose name was not kept past --max-names-memory (1), and the check reads topic names: raise it, e.g. --max-names-memory 64MiB (counted: 0 exchanges match api == \"Fetch\" && \"capgen-codecs\" in topics, want none)",
+		"FAIL no subject naming capgen-codecs in a Fetch: undecided: 21 exchanges",
+		"PASS fetches: 9 exchanges match api == \"Fetch\", want exactly 9",
+		"2 of 3 checks failed",
+	}
+	for _, w := range want {
+		if !strings.Contains(out, w) {
+			t.Errorf("1 byte of names: exit %d, no %q in\n%s", code, w, out)
+		}
+	}
+	if code != exitData {
+		t.Errorf("1 byte of names: exit %d", code)
+	}
+}
+
+// TestWriteNamesWithReports: read -w records the names of the topic IDs
+// it writes also when --stats or --findings read the exchanges first:
+// they resolve them with the run's one Names, where each had a Names of
+// its own before and the first to read an exchange learnt its names
+// alone (the cut read back showed the Fetch's topic ID, not
+// capgen-codecs).
+func TestWriteNamesWithReports(t *testing.T) {
+	const capture = "../../pcaps/kgo-produce-consume.pcap"
+	for _, flag := range []string{"--stats", "--findings"} {
+		cut := filepath.Join(t.TempDir(), "cut.pcapng")
+		if code, _, errOut := runWith(t, "", "read", flag, "--api", "Fetch", "-w", cut, capture); code != exitOK {
+			t.Fatalf("read %s -w: exit %d: %s", flag, code, errOut)
+		}
+		_, out, _ := runWith(t, "", "read", cut)
+		if !strings.Contains(out, " Fetch v18 corr=1 client=capgen-kgo-group 0.099ms 107B/2819B capgen-codecs[0@0+30 ") {
+			t.Errorf("read %s -w, read back:\n%s", flag, out)
 		}
 	}
 }

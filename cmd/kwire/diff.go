@@ -13,6 +13,7 @@ import (
 
 	"github.com/kwire/kwire/dissect"
 	"github.com/kwire/kwire/dissect/profile"
+	"github.com/kwire/kwire/facts"
 	"github.com/kwire/kwire/render/statsview"
 	"github.com/spf13/cobra"
 )
@@ -161,21 +162,23 @@ func readSnapshot(path string) (*profile.Profile, error) {
 	return &p, nil
 }
 
-// profileOf reads one side.
-func (o *diffOptions) profileOf(ctx context.Context, sd side, dopts dissect.Options, bar *progressBar) (*profile.Profile, captureRun, error) {
+// profileOf reads one side; names is the Names its topic IDs were
+// resolved with (nil for a snapshot).
+func (o *diffOptions) profileOf(ctx context.Context, sd side, dopts dissect.Options, bar *progressBar) (*profile.Profile, *facts.Names, captureRun, error) {
 	if len(sd.paths) == 1 {
 		p, err := readSnapshot(sd.paths[0])
 		if err != nil || p != nil {
-			return p, captureRun{readAny: true, ds: dissect.Summary{Kafka: 1}}, err
+			return p, nil, captureRun{readAny: true, ds: dissect.Summary{Kafka: 1}}, err
 		}
 	}
-	col := profile.NewBoundedCollector(cutNames(sd.paths, o.capture.MaxNamesMemory), int64(o.ProfileMem))
+	names := cutNames(sd.paths, o.capture.MaxNamesMemory)
+	col := profile.NewBoundedCollector(names, int64(o.ProfileMem))
 	cr := &captureReader{opts: dopts, ropts: o.capture.reassemblyOptions(), wrap: bar.wrap}
 	if err := o.files.apply(cr); err != nil {
-		return nil, captureRun{}, err
+		return nil, nil, captureRun{}, err
 	}
 	run := cr.read(ctx, sd.paths, col)
-	return col.Profile(), run, nil
+	return col.Profile(), names, run, nil
 }
 
 func runDiff(ctx context.Context, o *diffOptions, s *ioStreams, color bool, beforeArg, afterArg string) error {
@@ -201,15 +204,18 @@ func runDiff(ctx context.Context, o *diffOptions, s *ioStreams, color bool, befo
 	dopts.Decoder.Sparse = true // profiles are made of facts
 	before, after := splitSide(beforeArg), splitSide(afterArg)
 	bar := startProgressFor(s, append(append([]string{}, before.paths...), after.paths...))
-	bp, run, err := o.profileOf(ctx, before, dopts, bar)
+	bp, bnames, run, err := o.profileOf(ctx, before, dopts, bar)
 	if err != nil {
 		return err
 	}
-	ap, run2, err := o.profileOf(ctx, after, dopts, bar)
+	ap, anames, run2, err := o.profileOf(ctx, after, dopts, bar)
 	if err != nil {
 		return err
 	}
 	bar.finish()
+	// A topic one side names and the other knows by its ID alone differs
+	// by that only: said before the changes, which may hold such topics.
+	warnNamesRefusedFor(s.ErrOut, o.capture.MaxNamesMemory, "a topic one side names and the other does not reads as changed", bnames, anames)
 	kafka := min(run.ds.Kafka, run2.ds.Kafka)
 	readAll := run.readAny && run2.readAny
 	run.add(run2)

@@ -187,11 +187,12 @@ func runLive(ctx context.Context, o *liveOptions, s *ioStreams, color bool) erro
 	if err != nil {
 		return err
 	}
-	col, err := r.statsCollector(nil)
+	names := cutNames(nil, r.capture.MaxNamesMemory) // the run's: the lines', --stats' and --findings'
+	col, err := r.statsCollector(names)
 	if err != nil {
 		return err
 	}
-	an, err := r.analyzer(nil)
+	an, err := r.analyzer(names)
 	if err != nil {
 		return err
 	}
@@ -244,7 +245,7 @@ func runLive(ctx context.Context, o *liveOptions, s *ioStreams, color bool) erro
 		src.Interface(), live.Backend, src.Filter())
 
 	w := bufio.NewWriterSize(s.Out, 64<<10)
-	sink := &liveSink{readSink: &readSink{o: r, fl: fl, w: w, ropts: ropts, names: cutNames(nil, r.capture.MaxNamesMemory), col: col, an: an, lastFlush: time.Now()}}
+	sink := &liveSink{readSink: &readSink{o: r, fl: fl, w: w, ropts: ropts, names: names, col: col, an: an, lastFlush: time.Now()}}
 	d := dissect.New(dopts, sink)
 	// Run's own context stays open: the source ends the input (io.EOF)
 	// when ctx is done, so that Run flushes like at the end of a file.

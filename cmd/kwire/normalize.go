@@ -50,10 +50,11 @@ func runNormalize(ctx context.Context, o *readOptions, s *ioStreams, color bool,
 		return usageErrorf("--max-profile-memory must be positive")
 	}
 	setMemoryCeiling(profileMemoryBound(o.capture.memoryBound(), o.ProfileMem, 1), s.ErrOut)
-	col := profile.NewBoundedCollector(cutNames(paths, o.capture.MaxNamesMemory), int64(o.ProfileMem))
+	names := cutNames(paths, o.capture.MaxNamesMemory) // the filter's and the profile's: an exchange is resolved once
+	col := profile.NewBoundedCollector(names, int64(o.ProfileMem))
 	var sink dissect.Sink = col
 	if fl.active() {
-		sink = &filteredSink{next: col, fl: fl, names: cutNames(paths, o.capture.MaxNamesMemory)}
+		sink = &filteredSink{next: col, fl: fl, names: names}
 	}
 	bar := startProgressFor(s, paths)
 	cr := &captureReader{opts: dopts, ropts: o.capture.reassemblyOptions(), wrap: bar.wrap, merge: o.files.Merge, start: o.start}
@@ -63,6 +64,7 @@ func runNormalize(ctx context.Context, o *readOptions, s *ioStreams, color bool,
 	if !run.readAny {
 		return run.status(s.ErrOut)
 	}
+	warnNamesRefusedFor(s.ErrOut, o.capture.MaxNamesMemory, "the snapshot holds those IDs, which kwire diff compares as topics other than their names", names)
 	w := bufio.NewWriter(s.Out)
 	p := col.Profile()
 	if o.JSON {

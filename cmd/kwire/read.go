@@ -491,11 +491,15 @@ func runRead(ctx context.Context, o *readOptions, s *ioStreams, color bool, path
 		return err
 	}
 
-	col, err := o.statsCollector(paths)
+	// One Names for the run: the lines, --stats, --findings and -w's
+	// record of the names all read the topic names learnt from the same
+	// exchanges in the same order (an exchange is resolved once).
+	names := cutNames(paths, o.capture.MaxNamesMemory) // a cut file's own record of its topics' names
+	col, err := o.statsCollector(names)
 	if err != nil {
 		return err
 	}
-	an, err := o.analyzer(paths)
+	an, err := o.analyzer(names)
 	if err != nil {
 		return err
 	}
@@ -516,7 +520,6 @@ func runRead(ctx context.Context, o *readOptions, s *ioStreams, color bool, path
 	}
 
 	w := bufio.NewWriterSize(s.Out, 64<<10)
-	names := cutNames(paths, o.capture.MaxNamesMemory) // a cut file's own record of its topics' names
 	sink := &readSink{o: o, fl: fl, w: w, ropts: ropts, names: names, col: col, an: an, lastFlush: time.Now(),
 		stop: func() { stop(errCountReached) }, sel: sel}
 	var ds dissect.Sink = sink
@@ -793,9 +796,8 @@ func (k *readSink) noteUnmatched(w io.Writer, run *captureRun) {
 }
 
 // analyzer returns the Analyzer of --findings (and of --stats's
-// findings), nil without them; it learns the topic names the cut files
-// among paths record (cutNames).
-func (o *readOptions) analyzer(paths []string) (*analysis.Analyzer, error) {
+// findings), nil without them; it names topic IDs with names, the run's.
+func (o *readOptions) analyzer(names *facts.Names) (*analysis.Analyzer, error) {
 	if !o.Findings && !o.Stats {
 		return nil, nil
 	}
@@ -804,7 +806,7 @@ func (o *readOptions) analyzer(paths []string) (*analysis.Analyzer, error) {
 		return nil, err
 	}
 	aopts.Findings = true
-	aopts.Names = cutNames(paths, o.capture.MaxNamesMemory)
+	aopts.Names = names
 	return analysis.New(aopts), nil
 }
 
@@ -830,8 +832,8 @@ func (o *readOptions) flagsNeeded(fs *pflag.FlagSet) error {
 }
 
 // statsCollector returns the Collector for --stats, nil without it; it
-// learns the topic names the cut files among paths record (cutNames).
-func (o *readOptions) statsCollector(paths []string) (*stats.Collector, error) {
+// names topic IDs with names, the run's.
+func (o *readOptions) statsCollector(names *facts.Names) (*stats.Collector, error) {
 	if !o.Stats {
 		if o.Top != 0 {
 			return nil, usageErrorf("--top needs --stats")
@@ -841,7 +843,7 @@ func (o *readOptions) statsCollector(paths []string) (*stats.Collector, error) {
 		}
 		return nil, nil
 	}
-	return newStatsCollector(o.Top, o.StatsMem, cutNames(paths, o.capture.MaxNamesMemory))
+	return newStatsCollector(o.Top, o.StatsMem, names)
 }
 
 // topicArgs are the --topic values as exchanges name them: a topic ID

@@ -139,13 +139,14 @@ func runStats(ctx context.Context, o *statsOptions, s *ioStreams, color bool, pa
 	if o.Rows == 0 || o.Rows < -1 {
 		return usageErrorf("--rows must be 1 or more, or -1 for all")
 	}
-	colNames := cutNames(paths, o.capture.MaxNamesMemory)
-	col, err := newStatsCollector(o.Top, o.StatsMem, colNames)
+	// One Names for the tables and the findings: an exchange is resolved
+	// once, by the first to read it.
+	names := cutNames(paths, o.capture.MaxNamesMemory)
+	col, err := newStatsCollector(o.Top, o.StatsMem, names)
 	if err != nil {
 		return err
 	}
 	var an *analysis.Analyzer
-	var anNames *facts.Names // the findings'
 	var sink dissect.Sink = col
 	if o.Findings {
 		aopts, err := o.analysis.options()
@@ -153,8 +154,7 @@ func runStats(ctx context.Context, o *statsOptions, s *ioStreams, color bool, pa
 			return err
 		}
 		aopts.Findings = true
-		aopts.Names = cutNames(paths, o.capture.MaxNamesMemory)
-		anNames = aopts.Names
+		aopts.Names = names
 		an = analysis.New(aopts)
 		sink = teeSink{col, an}
 	}
@@ -193,7 +193,7 @@ func runStats(ctx context.Context, o *statsOptions, s *ioStreams, color bool, pa
 	if o.All {
 		rows = -1
 	}
-	warnNamesRefused(s.ErrOut, o.capture.MaxNamesMemory, colNames, anNames)
+	warnNamesRefused(s.ErrOut, o.capture.MaxNamesMemory, names)
 	err = writeStatsReport(w, col, an, o.JSON, statsview.Options{Color: color, Rows: rows, Int64Strings: bool(o.JSONInt64)})
 	if err == nil {
 		err = w.Flush()
