@@ -124,7 +124,22 @@ func (c *conn) releasePre() {
 }
 
 func (c *conn) skip(short, detail string) {
-	ev := &Event{Kind: EventSkipped, Conn: c.c, Frame: c.firstFrame(), Time: c.firstTime(), Detail: detail}
+	c.skipWith(short, detail, nil)
+}
+
+// SkipTLS is the reason (Summary.SkipReasons) of a TLS connection
+// skipped as not Kafka: not on a Kafka port and not decrypted; its
+// EventSkipped's TLS says why not.
+const SkipTLS = "TLS"
+
+// skipTLS skips a TLS connection not decrypted (st says why) as not
+// Kafka (SkipTLS).
+func (c *conn) skipTLS(st *TLSStatus, detail string) {
+	c.skipWith(SkipTLS, detail, st)
+}
+
+func (c *conn) skipWith(short, detail string, st *TLSStatus) {
+	ev := &Event{Kind: EventSkipped, Conn: c.c, Frame: c.firstFrame(), Time: c.firstTime(), Detail: detail, TLS: st}
 	c.state = csSkipped
 	c.pre = nil
 	c.releasePre()
@@ -348,7 +363,7 @@ func (c *conn) decide(final bool) {
 			if port || c.d.tlsKeys() {
 				c.startTLS()
 			} else {
-				c.skip("TLS", "TLS on a port not in the Kafka port list (no key log to decrypt it)")
+				c.skipTLS(&TLSStatus{Reason: TLSNoKeyLog}, "TLS on a port not in the Kafka port list (no key log to decrypt it)")
 			}
 			return
 		}

@@ -347,7 +347,9 @@ type Event struct {
 	// them.
 	Withheld bool
 	Detail   string // what happened in plain words, as the text output shows it
-	// TLS, for EventTLS, is the connection's TLS status.
+	// TLS, for EventTLS, is the connection's TLS status; for an
+	// EventSkipped of a TLS connection (SkipTLS), why it was not
+	// decrypted (Reason, and what its handshake said when it was read).
 	TLS *TLSStatus
 	// Note, for EventTLSNote, says what it reports.
 	Note TLSNote

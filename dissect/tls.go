@@ -19,9 +19,15 @@ import (
 // plaintext stream, reported as EventGap.
 
 // Reasons a TLS connection was not decrypted (TLSStatus.Reason; the
-// Summary's TLSReasons).
+// Summary's TLSReasons). Without a key for its client random, the reason
+// says where the key would have come from: no key source was given
+// (TLSNoKeyLog: no key log, no Decryption Secrets Block), the keys given
+// lack it (TLSNoKey), or secrets were dropped past their memory bound
+// before it came (TLSKeyDropped: it may be one of them).
 const (
+	TLSNoKeyLog    = "no key log"
 	TLSNoKey       = "no key for the client random"
+	TLSKeyDropped  = "no key for the client random, with secrets dropped past --max-tls-key-memory"
 	TLSNoHandshake = "handshake not captured"
 	TLSWrongKey    = "wrong key"
 	TLSUnsupported = "unsupported"
@@ -70,6 +76,22 @@ func (d *Dissector) keysGiven() bool {
 	}
 	dr, ok := k.(tlsdec.Dropper)
 	return ok && dr.Dropped() > 0
+}
+
+// noKeyReason is why a connection with no key for its client random was
+// not decrypted: TLSNoKeyLog when no key source was given (nor awaited:
+// Options.TLSWait), TLSKeyDropped when secrets were dropped past their
+// memory bound (tlsdec.Dropper), TLSNoKey otherwise.
+func (d *Dissector) noKeyReason() string {
+	switch k := d.opts.TLSKeys; {
+	case !d.keysGiven() && !d.opts.TLSWait:
+		return TLSNoKeyLog
+	case k != nil:
+		if dr, ok := k.(tlsdec.Dropper); ok && dr.Dropped() > 0 {
+			return TLSKeyDropped
+		}
+	}
+	return TLSNoKey
 }
 
 // reserveTLS counts the TLS layer's buffers with the pending requests'
@@ -140,7 +162,7 @@ func (t *tlsConn) Event(ev *tlsdec.Event) {
 		t.report(true, "", ev)
 		return
 	case tlsdec.EventNoKey:
-		t.report(false, TLSNoKey, ev)
+		t.report(false, t.c.d.noKeyReason(), ev)
 		return
 	case tlsdec.EventNoHandshake:
 		t.report(false, TLSNoHandshake, ev)
@@ -229,8 +251,8 @@ func (t *tlsConn) report(decrypted bool, reason string, ev *tlsdec.Event) {
 	}
 	detail := ev.Detail
 	if !decrypted {
-		if reason == TLSNoKey && !d.keysGiven() {
-			detail = "no key log"
+		if reason == TLSNoKeyLog {
+			detail = TLSNoKeyLog
 		}
 		detail = "not decrypted: " + detail
 		if what := statusWords(st); what != "" {
@@ -246,7 +268,7 @@ func (t *tlsConn) report(decrypted bool, reason string, ev *tlsdec.Event) {
 		// offered as HTTPS: nothing says it is Kafka. With keys, other
 		// TLS is reported like TLS on a Kafka port: the user asked to
 		// decrypt it.
-		c.skip("TLS", "TLS on a port not in the Kafka port list, "+detail)
+		c.skipTLS(st, "TLS on a port not in the Kafka port list, "+detail)
 		return
 	}
 	d.sum.TLS++

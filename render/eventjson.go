@@ -30,15 +30,18 @@ type EventDoc struct {
 	// 64 KiB), lowercase hex; "<redacted>" when they were withheld as
 	// possibly secret (dissect.Event.Withheld); "" for other events.
 	Hex string `json:"hex"`
-	// TLS is a tls event's connection status (dissect.TLSStatus); null
-	// for other events.
+	// TLS is a tls event's connection status (dissect.TLSStatus), or a
+	// skipped TLS connection's; null for other events.
 	TLS *TLSDoc `json:"tls" jsonschema:"nullable"`
 }
 
 // TLSDoc is a TLS connection's status in EventDoc: decrypted, or the
-// reason it was not (dissect.TLSNoKey...: "no key for the client random",
-// "handshake not captured", "wrong key", "unsupported", "not TLS",
-// "handshake incomplete"), with what the handshake said. Every key is
+// reason it was not (dissect.TLSNoKeyLog...: "no key log", "no key for
+// the client random", "no key for the client random, with secrets
+// dropped past --max-tls-key-memory", "handshake not captured", "wrong
+// key", "unsupported", "not TLS", "handshake incomplete"), with what the
+// handshake said. A skipped event of a TLS connection (not on a Kafka
+// port, not decrypted) has one too, saying why. Every key is
 // always present; "" where unknown.
 type TLSDoc struct {
 	Decrypted bool   `json:"decrypted"`

@@ -32,6 +32,11 @@ type SummaryCounts struct {
 	TLS          int // EventTLS of connections not decrypted
 	TLSDecrypted int // EventTLS of connections decrypted
 	Skipped      int // EventSkipped: connections that are not Kafka
+	// TLSReasons counts the connections of TLS by why they were not
+	// decrypted (dissect.TLSStatus.Reason: dissect.TLSNoKeyLog...), and
+	// SkippedTLS those of the EventSkipped of TLS connections
+	// (dissect.SkipTLS), sorted by reason.
+	TLSReasons, SkippedTLS []dissect.Reason
 
 	// Filled by AddDissect from dissect.Summary: what went wrong is
 	// counted once, by the dissector, where it happened (the exit status
@@ -174,10 +179,42 @@ func (s *SummaryCounts) Event(ev *dissect.Event) {
 			s.TLSDecrypted++
 		} else {
 			s.TLS++
+			if ev.TLS != nil {
+				s.TLSReasons = AddReason(s.TLSReasons, dissect.Reason{Reason: ev.TLS.Reason, Count: 1})
+			}
 		}
 	case dissect.EventSkipped:
 		s.Skipped++
+		if ev.TLS != nil {
+			s.SkippedTLS = AddReason(s.SkippedTLS, dissect.Reason{Reason: ev.TLS.Reason, Count: 1})
+		}
 	}
+}
+
+// AddReason adds r's count to rs, sorted by reason, and returns it.
+func AddReason(rs []dissect.Reason, r dissect.Reason) []dissect.Reason {
+	i, found := slices.BinarySearchFunc(rs, r.Reason, func(x dissect.Reason, reason string) int { return strings.Compare(x.Reason, reason) })
+	if found {
+		rs[i].Count += r.Count
+		return rs
+	}
+	return slices.Insert(rs, i, r)
+}
+
+// TLSReasonsText words why TLS connections were not decrypted, as their
+// events say (dissect.TLSNoKeyLog...): "2 no key for the client random, 1
+// handshake not captured"; "" for none.
+func TLSReasonsText(rs []dissect.Reason) string {
+	var b []byte
+	for _, r := range rs {
+		if len(b) > 0 {
+			b = append(b, ", "...)
+		}
+		b = strconv.AppendInt(b, int64(r.Count), 10)
+		b = append(b, ' ')
+		b = append(b, r.Reason...)
+	}
+	return string(b)
 }
 
 // AddDissect adds the counts of one dissector run that Exchange and Event
@@ -257,7 +294,9 @@ func GapBytes(p dissect.Problems, snapCut int64, snapLen int, lost string) strin
 //	packets 1200, connections 3 (2 Kafka, 1 skipped: 1 not on a Kafka port)
 //	(with -f: "packets 1200 (300 more skipped by -f), ...")
 //	(with TLS: "connections 4 (4 Kafka, 3 decrypted from TLS)" and the
-//	anomaly "1 TLS connection not decrypted")
+//	anomaly "1 TLS connection not decrypted (1 no key for the client
+//	random)"; TLS skipped as not on a Kafka port: "2 skipped: 2 TLS not
+//	decrypted (2 no key log)")
 //	frames 113, exchanges 57: 54 paired, 1 no-response, 1 unanswered, 1 orphan
 //	errors: NOT_LEADER_OR_FOLLOWER×3
 //	anomalies: 1 gap (1460 bytes), 1 resync
@@ -300,6 +339,13 @@ func Summary(w io.Writer, s *SummaryCounts, opts Options) error {
 			b = strconv.AppendInt(b, int64(r.Count), 10)
 			b = append(b, ' ')
 			b = append(b, r.Reason...)
+			if r.Reason == dissect.SkipTLS && len(s.SkippedTLS) > 0 {
+				// TLS not on a Kafka port: why it was not decrypted
+				// says whether it may be Kafka.
+				b = append(b, " not decrypted ("...)
+				b = append(b, TLSReasonsText(s.SkippedTLS)...)
+				b = append(b, ')')
+			}
 		}
 	}
 	b = append(b, ")\n"...)
@@ -378,9 +424,14 @@ func Summary(w io.Writer, s *SummaryCounts, opts Options) error {
 	item(int(s.Evicted), "evicted request", roleNote)
 	item(int(s.Unexplained), "unexplained orphan response", roleError)
 	item(int(s.Unsupported), "unsupported version", roleNote)
-	item(s.TLS, "TLS connection", roleNote)
-	if s.TLS > 0 && s.TLSDecrypted > 0 {
+	if s.TLS > 0 {
+		item(s.TLS, "TLS connection", roleNote)
 		b = append(b, " not decrypted"...)
+		if t := TLSReasonsText(s.TLSReasons); t != "" {
+			b = append(b, " ("...)
+			b = append(b, t...)
+			b = append(b, ')')
+		}
 	}
 	if t := UnparsedText(s.Unparsed); t != "" {
 		b = append(b, sep...)

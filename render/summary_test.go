@@ -1,6 +1,7 @@
 package render
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/kwire/kwire/dissect"
@@ -37,5 +38,32 @@ func TestGapBytes(t *testing.T) {
 	// some were not captured.
 	if got := GapBytes(dissect.Problems{Gaps: 64, GapBytes: 33699, Snapped: 63, SnappedBytes: 33634}, 63, 300, ""); got != "33699 bytes: 65 lost, 33634 not captured: the snap length cut 63 packets to 300 bytes" {
 		t.Errorf("summary line: %q", got)
+	}
+}
+
+// TestSummaryTLS: the summary says how many TLS connections were
+// decrypted and why the others were not, counted from their events: on a
+// Kafka port (anomalies), and skipped as not on one (the connections
+// line), each by reason.
+func TestSummaryTLS(t *testing.T) {
+	var s SummaryCounts
+	s.Connections = 6
+	for _, st := range []*dissect.TLSStatus{{Decrypted: true}, {Decrypted: true}, {Reason: dissect.TLSNoKey}, {Reason: dissect.TLSNoHandshake}, {Reason: dissect.TLSNoKey}} {
+		s.Event(&dissect.Event{Kind: dissect.EventTLS, TLS: st})
+	}
+	s.Event(&dissect.Event{Kind: dissect.EventSkipped, TLS: &dissect.TLSStatus{Reason: dissect.TLSNoKeyLog}})
+	s.SkipReasons = []dissect.Reason{{Reason: dissect.SkipTLS, Count: 1}}
+	var b strings.Builder
+	if err := Summary(&b, &s, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	want := "packets 0, connections 6 (0 Kafka, 2 decrypted from TLS, 1 skipped: 1 TLS not decrypted (1 no key log))\n" +
+		"exchanges 0\n" +
+		"anomalies: 3 TLS connections not decrypted (1 handshake not captured, 2 no key for the client random)\n"
+	if b.String() != want {
+		t.Errorf("summary:\n%s\nwant:\n%s", b.String(), want)
+	}
+	if got := TLSReasonsText(s.TLSReasons); got != "1 handshake not captured, 2 no key for the client random" {
+		t.Errorf("TLSReasonsText %q", got)
 	}
 }

@@ -703,19 +703,11 @@ func (r *captureRun) problems() string {
 	return strings.Join(p, ", ")
 }
 
-// tlsReasons lists why TLS connections were not decrypted: "2 no key for
-// the client random, 1 handshake not captured"; with no key log given,
-// "no key log", as the connections' lines say.
+// tlsReasons lists why TLS connections were not decrypted, as the
+// connections' lines say (dissect.TLSNoKeyLog...): "2 no key for the
+// client random, 1 handshake not captured".
 func (r *captureRun) tlsReasons() string {
-	var s []string
-	for _, tr := range r.ds.TLSReasons {
-		reason := tr.Reason
-		if reason == dissect.TLSNoKey && !r.keys.given() {
-			reason = "no key log"
-		}
-		s = append(s, fmt.Sprintf("%d %s", tr.Count, reason))
-	}
-	return strings.Join(s, ", ")
+	return render.TLSReasonsText(r.ds.TLSReasons)
 }
 
 // pendingBound words the --max-pending-memory in effect.
@@ -764,7 +756,7 @@ func (r *captureRun) noKafkaHint() string {
 	var parts []string
 	tls := r.ds.TLS - r.ds.TLSDecrypted
 	for _, sr := range r.ds.SkipReasons {
-		if sr.Reason == "TLS" {
+		if sr.Reason == dissect.SkipTLS {
 			tls += sr.Count
 		}
 	}
@@ -780,7 +772,7 @@ func (r *captureRun) noKafkaHint() string {
 	}
 	for _, sr := range r.ds.SkipReasons {
 		switch sr.Reason {
-		case "TLS":
+		case dissect.SkipTLS:
 		case "not on a Kafka port":
 			parts = append(parts, fmt.Sprintf("%d connection%s not on port %s", sr.Count, plural(sr.Count), r.portList()))
 		default:

@@ -1,14 +1,17 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/kwire/kwire/dissect/stats"
 	"github.com/kwire/kwire/reassembly"
 	"github.com/spf13/pflag"
 )
@@ -146,7 +149,8 @@ func TestTLSKeyMemoryBound(t *testing.T) {
 	// (no reason), exit status 0.
 	out, errOut, code = kwireInProcess(t, "read", "--max-tls-key-memory", "1", "--tls-keylog", first, capture)
 	if code != exitData || !strings.Contains(out, "(0 keys loaded, 2080 older ones dropped past the key log's memory bound)") ||
-		!strings.Contains(errOut, "no Kafka connections found: 20 TLS connections (not decrypted: 20 no key for the client random)") ||
+		!strings.Contains(out, "\nanomalies: 20 TLS connections not decrypted (20 no key for the client random, with secrets dropped past --max-tls-key-memory)\n") ||
+		!strings.Contains(errOut, "no Kafka connections found: 20 TLS connections (not decrypted: 20 no key for the client random, with secrets dropped past --max-tls-key-memory)") ||
 		!strings.Contains(errOut, "the capture could not be fully dissected: 20 TLS connections not decrypted") ||
 		strings.Contains(errOut, "give the clients' TLS key log") {
 		t.Errorf("none kept: exit %d, stdout %q, stderr %q", code, out, errOut)
@@ -182,5 +186,65 @@ func TestTLSKeyLogUTF16(t *testing.T) {
 		if code != exitOK || !strings.Contains(out, "(20 Kafka, 20 decrypted from TLS)") {
 			t.Errorf("%s: exit %d, stdout %q, stderr %q", name, code, out, errOut)
 		}
+	}
+}
+
+// TestTLSSummarySaysWhy: the summary and stats say how many TLS
+// connections were decrypted and, by reason, how many were not, in text
+// and JSON: a key log holding the keys of 10 of kgo-tls13's 20 client
+// randoms decrypts 10, and the other 10 have no key for their client
+// random (exit status 1: keys were given).
+func TestTLSSummarySaysWhy(t *testing.T) {
+	real, err := os.ReadFile(goldenPcap(t, "kgo-tls13.keylog"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var randoms []string
+	var half strings.Builder
+	for l := range strings.Lines(string(real)) {
+		f := strings.Fields(l)
+		if len(f) != 3 {
+			continue
+		}
+		if !slices.Contains(randoms, f[1]) {
+			if len(randoms) == 10 {
+				continue
+			}
+			randoms = append(randoms, f[1])
+		}
+		half.WriteString(l)
+	}
+	keys := filepath.Join(t.TempDir(), "half.keylog")
+	if err := os.WriteFile(keys, []byte(half.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	capture := goldenPcap(t, "kgo-tls13.pcap")
+	out, errOut, code := kwireInProcess(t, "read", "--tls-keylog", keys, capture)
+	if code != exitData || !strings.Contains(out, "\npackets 386, connections 20 (10 Kafka, 10 decrypted from TLS)\n") ||
+		!strings.Contains(out, "\nanomalies: 10 TLS connections not decrypted (10 no key for the client random)\n") ||
+		!strings.Contains(errOut, "the capture could not be fully dissected: 10 TLS connections not decrypted (10 no key for the client random)") {
+		t.Errorf("read: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	out, _, _ = kwireInProcess(t, "stats", "--tls-keylog", keys, capture)
+	if !strings.Contains(out, "\ntls: 20 connections, 10 decrypted, 10 not decrypted (10 no key for the client random)\n") {
+		t.Errorf("stats:\n%s", out)
+	}
+	out, _, _ = kwireInProcess(t, "stats", "--json", "--tls-keylog", keys, capture)
+	var doc struct{ TLS *stats.TLSCounts }
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatal(err)
+	}
+	want := &stats.TLSCounts{Connections: 20, Decrypted: 10, NotDecrypted: 10, Reasons: []stats.TLSReason{{Reason: "no key for the client random", Count: 10}}}
+	if !reflect.DeepEqual(doc.TLS, want) {
+		t.Errorf("stats --json tls = %+v, want %+v", doc.TLS, want)
+	}
+	// All of them: no reason, and no anomaly.
+	out, _, _ = kwireInProcess(t, "stats", "--json", "--tls-keylog", goldenPcap(t, "kgo-tls13.keylog"), capture)
+	doc.TLS = nil
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if want := (&stats.TLSCounts{Connections: 20, Decrypted: 20, Reasons: []stats.TLSReason{}}); !reflect.DeepEqual(doc.TLS, want) {
+		t.Errorf("stats --json tls with every key = %+v, want %+v", doc.TLS, want)
 	}
 }

@@ -161,10 +161,12 @@ Secrets Blocks of a pcapng capture (editcap --inject-secrets), TLS 1.2 and
 is recognised inside by content, lines and -x keep the packet numbers and
 times of the records that carried each byte ("decrypted from TLS" in -V
 and -x headings). Each TLS connection has one tls event: decrypted
-(version, cipher suite, SNI, ALPN) or why not (no key for its client
-random and how many keys were loaded, handshake not captured, wrong key,
-unsupported version or suite; its secrets dropped past
---max-tls-key-memory); in --json its "tls" object says the same.
+(version, cipher suite, SNI, ALPN) or why not (no key log; no key for
+its client random and how many keys were loaded, with secrets dropped
+past --max-tls-key-memory or not; handshake not captured, wrong key,
+unsupported version or suite); in --json its "tls" object says the same
+(its "reason": "no key log", "no key for the client random", ...), as
+does the skipped event of TLS not on a Kafka port.
 --verbose adds alerts (close_notify), key updates and renegotiations
 (tlsNote). A record
 that fails authentication once decryption began is a gap: the rest of that
@@ -262,7 +264,8 @@ unanswered: a request whose response the capture does not hold when its
 connection or the capture ends; orphan responses whose request was not
 captured; SASL: raw tokens after a SaslHandshake v0); the Kafka error
 codes seen; anomalies (decode errors, gaps, resyncs, bad or truncated
-frames, out-of-order responses, TLS, packets that could not be read);
+frames, out-of-order responses, TLS connections not decrypted and why,
+packets that could not be read);
 with filters or -c, how many exchanges were shown. It goes to
 stdout in text mode and to stderr with --json, so that stdout stays pure
 NDJSON.

@@ -698,7 +698,7 @@ func TestWriteTLSFromSecretsBlocks(t *testing.T) {
 		t.Errorf("exit %d: %s\nwant %q", code, errOut, want)
 	}
 	back, _, _ := kwireInProcess(t, "read", out)
-	if !strings.Contains(back, "connections 1 (0 Kafka, 1 skipped: 1 TLS)") {
+	if !strings.Contains(back, "connections 1 (0 Kafka, 1 skipped: 1 TLS not decrypted (1 no key log))") {
 		t.Errorf("read back: %s", back)
 	}
 	_, errOut, code = kwireInProcess(t, "read", "--api", "Fetch", "-w", out, "--tls-keylog", goldenPcap(t, "kgo-tls13.keylog"), goldenPcap(t, "kgo-tls13.pcap"))

@@ -5,6 +5,7 @@ import (
 	"container/heap"
 	"net/netip"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/kwire/kwire/dissect"
@@ -83,6 +84,7 @@ const (
 // so.
 type Collector struct {
 	opts Options
+	tls  *TLSCounts // Report.TLS; nil until a TLS connection
 
 	origin      time.Time // first capture time seen: the series' origin
 	first, last time.Time
@@ -285,7 +287,13 @@ func (c *Collector) Event(e *dissect.Event) {
 	}
 	if e.Kind == dissect.EventSkipped {
 		c.skipped++
+		if e.TLS != nil {
+			c.countTLS(e.TLS)
+		}
 		return
+	}
+	if e.Kind == dissect.EventTLS {
+		c.countTLS(e.TLS)
 	}
 	c.seen(e.Time)
 	a := c.conn(e.Conn)
@@ -314,6 +322,30 @@ func (c *Collector) Event(e *dissect.Event) {
 	case dissect.EventTruncated:
 		a.s.Truncated++
 	}
+}
+
+// countTLS counts a TLS connection's status (Report.TLS): decrypted, or
+// not by its reason (one of dissect's few: no budget needed).
+func (c *Collector) countTLS(st *dissect.TLSStatus) {
+	if c.tls == nil {
+		c.tls = &TLSCounts{Reasons: []TLSReason{}}
+	}
+	t := c.tls
+	t.Connections++
+	if st != nil && st.Decrypted {
+		t.Decrypted++
+		return
+	}
+	t.NotDecrypted++
+	reason := ""
+	if st != nil {
+		reason = st.Reason
+	}
+	i, found := slices.BinarySearchFunc(t.Reasons, reason, func(r TLSReason, s string) int { return strings.Compare(r.Reason, s) })
+	if !found {
+		t.Reasons = slices.Insert(t.Reasons, i, TLSReason{Reason: reason})
+	}
+	t.Reasons[i].Count++
 }
 
 // Exchange records one exchange.
@@ -694,6 +726,16 @@ func addrString(a netip.AddrPort) string {
 	return a.String()
 }
 
+// tlsReport is a copy of the TLS counts, nil without TLS.
+func (c *Collector) tlsReport() *TLSCounts {
+	if c.tls == nil {
+		return nil
+	}
+	t := *c.tls
+	t.Reasons = slices.Clone(t.Reasons)
+	return &t
+}
+
 // Report returns the statistics so far. It may be called more than once
 // (kwire live prints one at the end); the Collector keeps counting.
 func (c *Collector) Report() *Report {
@@ -704,6 +746,7 @@ func (c *Collector) Report() *Report {
 		Orphans:     c.orphans,
 		SASLTokens:  c.sasl,
 		SkippedConn: c.skipped,
+		TLS:         c.tlsReport(),
 		APIs:        []APIStats{},
 		Clients:     []ClientStats{},
 		Partitions:  []PartitionStats{},

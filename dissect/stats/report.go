@@ -27,6 +27,10 @@ type Report struct {
 	Orphans     int64 `json:"orphans"`    // responses whose request was not captured
 	SASLTokens  int64 `json:"saslTokens"` // raw SASL token exchanges (after SaslHandshake v0)
 	SkippedConn int64 `json:"skippedConnections"`
+	// TLS counts the capture's TLS connections, those skipped as not
+	// Kafka (dissect.SkipTLS: not on a Kafka port, not decrypted)
+	// included; absent when it had none.
+	TLS *TLSCounts `json:"tls,omitempty"`
 
 	APIs        []APIStats       `json:"apis"`
 	Clients     []ClientStats    `json:"clients"`
@@ -53,6 +57,27 @@ type Report struct {
 	// and clients' Errors.
 	ErrorPlaces       []ErrorPlace `json:"errorPlaces"`
 	ErrorPlacesFolded int64        `json:"errorPlacesFolded"`
+}
+
+// TLSCounts says how many TLS connections were decrypted and how many
+// were not, by why (dissect.TLSStatus.Reason: "no key log", "no key for
+// the client random", "no key for the client random, with secrets
+// dropped past --max-tls-key-memory", "handshake not captured", "wrong
+// key", "unsupported", "not TLS", "handshake incomplete").
+type TLSCounts struct {
+	Connections  int64 `json:"connections"`  // Decrypted + NotDecrypted
+	Decrypted    int64 `json:"decrypted"`    // read like plaintext
+	NotDecrypted int64 `json:"notDecrypted"` // the sum of Reasons' counts
+	// Reasons are the connections not decrypted by reason, sorted by
+	// reason; [] when all were decrypted.
+	Reasons []TLSReason `json:"reasons"`
+}
+
+// TLSReason is how many TLS connections were not decrypted for one
+// reason.
+type TLSReason struct {
+	Reason string `json:"reason"`
+	Count  int64  `json:"count"`
 }
 
 // ErrorPlace is how often one error code was answered to one API at one

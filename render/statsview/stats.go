@@ -146,6 +146,22 @@ func WriteStats(out io.Writer, d *StatsDoc, o Options) error {
 		fmt.Fprintf(&w, ", %d TLS (not decrypted)", tls)
 	}
 	fmt.Fprintf(&w, ", %d skipped\n", r.SkippedConn)
+	if t := r.TLS; t != nil {
+		// Every TLS connection, those skipped as not Kafka too: how many
+		// were read and why the others were not.
+		fmt.Fprintf(&w, "tls: %s, %d decrypted, %d not decrypted", plural(int(t.Connections), "connection", "connections"), t.Decrypted, t.NotDecrypted)
+		for i, rs := range t.Reasons {
+			sep := ", "
+			if i == 0 {
+				sep = " ("
+			}
+			fmt.Fprintf(&w, "%s%d %s", sep, rs.Count, rs.Reason)
+		}
+		if len(t.Reasons) > 0 {
+			w.WriteString(")")
+		}
+		w.WriteString("\n")
+	}
 	if d.Findings != nil {
 		writeFindings(&w, &analysis.FindingsReport{Findings: d.Findings, Dropped: d.FindingsDropped}, o, true)
 	}
