@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -179,12 +180,87 @@ func TestTLSKeyLogUTF16(t *testing.T) {
 		be = append(be, byte(r>>8), byte(r))
 	}
 	dir := t.TempDir()
-	for name, b := range map[string][]byte{"utf16le": le, "utf16be": be, "utf8bom": append([]byte("\ufeff"), keys...)} {
+	// Without the mark (Out-File -Encoding Unicode in some versions,
+	// editors saving "UTF-16 LE"), both byte orders: every other byte
+	// NUL tells it; it was refused ("none of its 40 lines is an NSS key
+	// log line").
+	files := map[string][]byte{"utf16le": le, "utf16be": be, "utf8bom": append([]byte("\ufeff"), keys...),
+		"utf16le-nobom": le[2:], "utf16be-nobom": be[2:]}
+	for name, b := range files {
 		path := filepath.Join(dir, name+".keylog")
 		os.WriteFile(path, b, 0o644)
 		out, errOut, code := kwireInProcess(t, "read", "--tls-keylog", path, goldenPcap(t, "kgo-tls12.pcap"))
-		if code != exitOK || !strings.Contains(out, "(20 Kafka, 20 decrypted from TLS)") {
+		if code != exitOK || !strings.Contains(out, "(20 Kafka, 20 decrypted from TLS)") || errOut != "" {
 			t.Errorf("%s: exit %d, stdout %q, stderr %q", name, code, out, errOut)
+		}
+	}
+	// kwire live reads a growing key log as written: a UTF-16 one is
+	// refused at the start with how to convert it, rather than read as
+	// lines of NULs.
+	for name, want := range map[string]string{
+		"utf16le-nobom": "is UTF-16 (little-endian, no byte order mark), which kwire live does not read as it grows: convert it to UTF-8 (iconv -f UTF-16LE -t UTF-8 ",
+		"utf16be-nobom": "is UTF-16 (big-endian, no byte order mark), which kwire live does not read as it grows: convert it to UTF-8 (iconv -f UTF-16BE -t UTF-8 ",
+		"utf16le":       "is UTF-16 (little-endian, with a byte order mark), which kwire live does not read as it grows: convert it to UTF-8 (iconv -f UTF-16 -t UTF-8 ",
+	} {
+		path := filepath.Join(dir, name+".keylog")
+		k, err := loadTLSKeys([]string{path}, true, 0)
+		var ee *exitError
+		if !errors.As(err, &ee) || ee.code != exitUsage || !strings.Contains(err.Error(), "--tls-keylog "+path+" "+want) {
+			t.Errorf("live, %s: %v", name, err)
+		}
+		if k != nil {
+			k.close()
+		}
+	}
+	k, err := loadTLSKeys([]string{filepath.Join(dir, "utf8bom.keylog")}, true, 0)
+	if err != nil || k.Len() != 1 { // kgo-tls12.keylog holds one line
+		t.Errorf("live, utf8bom: %v", err)
+	} else {
+		k.close()
+	}
+}
+
+// TestKeyLogUTF16Sniff: a key log is UTF-16 by its byte order mark, or
+// without one by a NUL in every other byte (nine in ten 16-bit units at
+// least: a comment may hold a character past U+00FF); UTF-8, ASCII, a
+// capture given by mistake and a file too short to tell are not.
+func TestKeyLogUTF16Sniff(t *testing.T) {
+	utf16 := func(s string, big bool) []byte {
+		var b []byte
+		for _, u := range s {
+			if big {
+				b = append(b, byte(u>>8), byte(u))
+			} else {
+				b = append(b, byte(u), byte(u>>8))
+			}
+		}
+		return b
+	}
+	line := "CLIENT_RANDOM 0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef 00112233\n"
+	for _, c := range []struct {
+		name string
+		head []byte
+		want string // utf16Form.String, "" for not UTF-16
+	}{
+		{"ascii", []byte(line), ""},
+		{"utf-8 comment", []byte("# clé € " + line), ""},
+		{"utf-16le", utf16(line, false), "little-endian, no byte order mark"},
+		{"utf-16be", utf16(line, true), "big-endian, no byte order mark"},
+		{"utf-16le with a mark", append([]byte{0xff, 0xfe}, utf16(line, false)...), "little-endian, with a byte order mark"},
+		{"utf-16be with a mark", append([]byte{0xfe, 0xff}, utf16(line, true)...), "big-endian, with a byte order mark"},
+		{"utf-16le, a euro sign in a comment", utf16("# € "+line, false), "little-endian, no byte order mark"},
+		{"one unit", []byte("C\x00"), ""},
+		{"two units", []byte("#\x00\n\x00"), "little-endian, no byte order mark"},
+		{"pcap header", []byte{0xd4, 0xc3, 0xb2, 0xa1, 0x02, 0x00, 0x04, 0x00, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0, 0, 1, 0, 0, 0}, ""},
+		{"empty", nil, ""},
+	} {
+		e, ok := keyLogUTF16(c.head)
+		got := ""
+		if ok {
+			got = e.String()
+		}
+		if got != c.want {
+			t.Errorf("%s: %q, want %q", c.name, got, c.want)
 		}
 	}
 }

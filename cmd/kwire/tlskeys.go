@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
 	"io"
@@ -62,13 +63,26 @@ func loadTLSKeys(paths []string, follow bool, maxBytes int64) (*tlsKeys, error) 
 			return nil, usageErrorf("--tls-keylog: %v", err)
 		}
 		lines0, bad0 := k.kl.Lines()
-		var r io.Reader = f
-		if !follow {
-			// A key log passed through Windows PowerShell's > is UTF-16
-			// with a byte order mark: read as the mark says (growing
-			// files, read again from where they ended, are taken as
-			// written: UTF-8 or ASCII).
-			r = transform.NewReader(f, unicode.BOMOverride(encoding.Nop.NewDecoder()))
+		br := bufio.NewReader(f)
+		head, _ := br.Peek(utf16Sniff)
+		var r io.Reader = br
+		switch e, ok := keyLogUTF16(head); {
+		case ok && follow:
+			// Growing files are read again from where they ended, as
+			// written: a UTF-16 one would be lines of NULs, none a key.
+			f.Close()
+			k.close()
+			return nil, usageErrorf("--tls-keylog %s is UTF-16 (%s), which kwire live does not read as it grows: convert it to UTF-8 (iconv -f %s -t UTF-8 %s > keys.log, or in PowerShell Get-Content %s | Set-Content -Encoding ascii keys.log) or give the clients' own key log (SSLKEYLOGFILE writes UTF-8)",
+				p, e, e.iconv, p, p)
+		case ok:
+			// A key log passed through Windows PowerShell's > is UTF-16,
+			// with a byte order mark or (Out-File -Encoding Unicode in
+			// some versions, editors) without: read as what it is.
+			r = transform.NewReader(br, e.decoder())
+		case !follow:
+			// UTF-8 with a byte order mark (a Windows editor): the mark
+			// is dropped.
+			r = transform.NewReader(br, unicode.BOMOverride(encoding.Nop.NewDecoder()))
 		}
 		n, err := io.Copy(&k.kl, r)
 		if err != nil {
@@ -103,6 +117,73 @@ func loadTLSKeys(paths []string, follow bool, maxBytes int64) (*tlsKeys, error) 
 		}
 	}
 	return k, nil
+}
+
+// utf16Sniff is how many bytes of a key log keyLogUTF16 looks at.
+const utf16Sniff = 512
+
+// utf16Form is a UTF-16 key log's byte order and whether it starts with a
+// byte order mark.
+type utf16Form struct {
+	big, bom bool
+	iconv    string // iconv's name of it: UTF-16LE, UTF-16BE, or UTF-16 with a mark
+}
+
+func (e utf16Form) String() string {
+	s := "little-endian"
+	if e.big {
+		s = "big-endian"
+	}
+	if e.bom {
+		return s + ", with a byte order mark"
+	}
+	return s + ", no byte order mark"
+}
+
+// decoder decodes the form to UTF-8, dropping a byte order mark.
+func (e utf16Form) decoder() transform.Transformer {
+	if e.bom {
+		return unicode.BOMOverride(encoding.Nop.NewDecoder())
+	}
+	order := unicode.LittleEndian
+	if e.big {
+		order = unicode.BigEndian
+	}
+	return unicode.UTF16(order, unicode.IgnoreBOM).NewDecoder()
+}
+
+// keyLogUTF16 reports whether a key log that starts with head is UTF-16,
+// and in which form. A byte order mark (FF FE, FE FF) says so; without
+// one, a key log is text of ASCII (labels, hex, '#' comments) in which
+// UTF-8 has no NUL byte and UTF-16 one in every other byte: little-endian
+// when nine in ten of head's 16-bit units are a non-zero byte then a NUL
+// (and none the other way), big-endian the other way round. Two units at
+// least are needed.
+func keyLogUTF16(head []byte) (utf16Form, bool) {
+	switch {
+	case len(head) >= 2 && head[0] == 0xff && head[1] == 0xfe:
+		return utf16Form{bom: true, iconv: "UTF-16"}, true
+	case len(head) >= 2 && head[0] == 0xfe && head[1] == 0xff:
+		return utf16Form{big: true, bom: true, iconv: "UTF-16"}, true
+	}
+	units := len(head) / 2
+	var le, be int
+	for i := 0; i+1 < len(head); i += 2 {
+		switch a, b := head[i], head[i+1]; {
+		case a != 0 && b == 0:
+			le++
+		case a == 0 && b != 0:
+			be++
+		}
+	}
+	switch {
+	case units < 2:
+	case le >= 2 && be == 0 && le*10 >= units*9:
+		return utf16Form{iconv: "UTF-16LE"}, true
+	case be >= 2 && le == 0 && be*10 >= units*9:
+		return utf16Form{big: true, iconv: "UTF-16BE"}, true
+	}
+	return utf16Form{}, false
 }
 
 // Lookup implements tlsdec.Keys.
