@@ -145,7 +145,9 @@ type Options struct {
 	// Wait holds records whose keys are not yet in Keys, looking them up
 	// again with each new record and at Close, instead of reporting
 	// EventNoKey at once: a live capture sees a handshake before the
-	// client appends its secrets to the key log file.
+	// client appends its secrets to the key log file. So for a TLS 1.2
+	// renegotiation: the records after each side's ChangeCipherSpec wait
+	// for the key log's line of its client random.
 	Wait bool
 	// Reserve, when not nil, accounts the bytes a Conn holds: the record
 	// being reassembled, a handshake message reassembled across records,
@@ -178,8 +180,12 @@ type Conn struct {
 	// connection's keys) until its ServerHello; reNoKey says the last
 	// renegotiation's keys are not in the key log: each direction's
 	// records after its next ChangeCipherSpec are not decrypted.
-	reCH     *hello
-	reNoKey  bool
+	reCH    *hello
+	reNoKey bool
+	// reWait is a renegotiation whose key is awaited (Options.Wait): the
+	// records after a side's ChangeCipherSpec are held (half.reHold)
+	// until it is in Keys, or Close gives up.
+	reWait   *reneg
 	told     bool // EventDecrypting or the reason it cannot come was reported
 	waiting  []held
 	waitSize int64
@@ -197,12 +203,26 @@ const (
 	csBroken                     // no handshake, unsupported: not decrypted
 )
 
-// held is a record waiting for its keys.
+// held is a record waiting for its keys; lost marks a record lost in a
+// gap while they were awaited (its length in n), whose sequence number
+// counts.
 type held struct {
 	dir   Dir
 	hdr   [5]byte
 	frag  []byte
 	marks []pmark
+	lost  bool
+	n     int
+	at    Mark
+}
+
+// reneg is a TLS 1.2 renegotiation's handshake: its hellos and where its
+// ServerHello was (for the event told when its keys come).
+type reneg struct {
+	ch, sh *hello
+	s      *suite
+	dir    Dir
+	at     Mark
 }
 
 // pmark says which packet carried a record's fragment bytes from off on.
@@ -242,6 +262,7 @@ type half struct {
 	deadSize int64
 	earlyOK  bool // TLS 1.3 client: the first handshake-key record decrypted
 	waitCCS  bool // TLS 1.2: a ChangeCipherSpec is held: so are the records after it
+	reHold   bool // TLS 1.2: past a renegotiation's ChangeCipherSpec whose keys are awaited (Conn.reWait)
 	pt       []byte
 	one      [1]pmark
 }
@@ -415,6 +436,12 @@ func (c *Conn) Gap(dir Dir, n int64, t time.Time) {
 // lostRecord accounts a record lost in a gap: its sequence number is
 // used; its plaintext is lost to the handler.
 func (c *Conn) lostRecord(h *half, hdr [5]byte, n int, at Mark) {
+	if h.reHold {
+		// Under a renegotiation's keys still awaited: its sequence
+		// number counts when they come, in its place among those held.
+		c.waiting = append(c.waiting, held{dir: h.dir, hdr: hdr, lost: true, n: n, at: at})
+		return
+	}
 	h.records++
 	if h.prot == nil || c.info.Version == VersionTLS13 && hdr[0] != ctApplicationData {
 		// A record in the clear: a handshake message it continued is
@@ -454,7 +481,7 @@ func (p *protection) overheadAfter() int {
 // Close ends the connection: records still waiting for keys are given a
 // last chance, then reported.
 func (c *Conn) Close() {
-	if len(c.waiting) > 0 {
+	if len(c.waiting) > 0 || c.reWait != nil {
 		c.retryKeys(true)
 	}
 	for i := range c.half {
@@ -487,6 +514,22 @@ func (c *Conn) record(h *half, hdr [5]byte, frag []byte, marks []pmark, owned bo
 		c.noKey(at)
 		c.killQuiet(h, int64(hdrLen+len(frag)))
 		return
+	}
+	if h.reHold {
+		// Under a renegotiation's keys: once they are in the key log,
+		// the records held before this one are read first.
+		if len(c.waiting) > 0 {
+			c.retryRenegKeys(false)
+		} else {
+			c.renegKeys()
+		}
+		if h.reHold {
+			if c.hold(h, hdr, frag, marks) {
+				return
+			}
+			c.renegNoKey(h, at, int64(hdrLen+len(frag)))
+			return
+		}
 	}
 	if h.prot == nil || c.info.Version == VersionTLS13 && hdr[0] != ctApplicationData {
 		// In the clear; TLS 1.3 protects only application_data records.
@@ -540,54 +583,87 @@ func (c *Conn) record(h *half, hdr [5]byte, frag []byte, marks []pmark, owned bo
 			break
 		}
 		switch {
+		case h.next == nil && c.reWait != nil && !c.renegKeys():
+			// Its key is awaited: the records after are held.
+			h.reHold = true
 		case h.next != nil:
 			h.prot, h.next = h.next, nil
 		case c.reNoKey:
-			c.kill(h, EventUnsupported, "TLS renegotiation with no key for its client random: the records after its ChangeCipherSpec are not decrypted", at)
+			c.kill(h, EventUnsupported, renegNoKeyDetail, at)
 		}
 	}
 }
+
+// renegNoKeyDetail is the event of a side's records after a
+// renegotiation's ChangeCipherSpec when its key is not in the key log.
+const renegNoKeyDetail = "TLS renegotiation with no key for its client random: the records after its ChangeCipherSpec are not decrypted"
 
 // renegotiated takes the ServerHello of a TLS 1.2 renegotiation (c.reCH
 // its ClientHello): the new keys, from the key log's master secret for
 // the new client random, wait in each half's next for its
 // ChangeCipherSpec. With no key, or a version or suite kwire does not
 // decrypt, the records after it are not decrypted (reNoKey), and an event
-// says why.
+// says why; with no key and Options.Wait, the key is awaited (reWait) as
+// a connection's first is: the records after each side's
+// ChangeCipherSpec are held until it comes or Close gives up.
 func (c *Conn) renegotiated(h *half, body []byte, at Mark) {
 	ch := c.reCH
 	c.reCH = nil
+	c.reWait = nil
 	sh, err := parseHello(body, false)
 	if err != nil {
 		c.kill(h, EventMalformed, "malformed TLS ServerHello (renegotiation)", at)
 		return
 	}
-	cr := hex.EncodeToString(ch.random[:4]) + "…"
 	s := suiteByID(sh.suite)
-	var master []byte
-	if c.opts.Keys != nil {
-		if sec, ok := c.opts.Keys.Lookup(ch.random); ok {
-			master = sec.Master
-		}
+	if sh.version != VersionTLS12 || s == nil || s.tls13 {
+		c.renegFails(fmt.Sprintf("TLS renegotiation to %s %s, which kwire does not decrypt", VersionName(sh.version), SuiteName(sh.suite)), h.dir, at)
+		return
 	}
-	if master == nil && len(sh.sessionID) > 0 && string(sh.sessionID) == string(ch.sessionID) {
-		master = c.opts.Sessions.get(sessionKey('i', sh.sessionID)) // resumed
+	r := &reneg{ch: ch, sh: sh, s: s, dir: h.dir, at: at}
+	if master := c.renegMaster(r); master != nil {
+		c.renegSetKeys(r, master)
+		return
 	}
-	detail := ""
-	switch {
-	case sh.version != VersionTLS12 || s == nil || s.tls13:
-		detail = fmt.Sprintf("TLS renegotiation to %s %s, which kwire does not decrypt", VersionName(sh.version), SuiteName(sh.suite))
-	case master == nil:
-		detail = fmt.Sprintf("TLS renegotiation: no key for its client random %s", cr)
-	}
-	if detail != "" {
-		c.reNoKey = true
+	if c.opts.Wait {
+		c.reNoKey = false
 		for i := range c.half {
 			c.half[i].next = nil
 		}
-		c.event(&Event{Kind: EventUnsupported, Dir: h.dir, At: at, Detail: detail + ": the records after its ChangeCipherSpec are not decrypted"})
+		c.reWait = r
 		return
 	}
+	c.renegFails(fmt.Sprintf("TLS renegotiation: no key for its client random %s", hex.EncodeToString(ch.random[:4])+"…"), h.dir, at)
+}
+
+// renegMaster is the master secret of a renegotiation: the key log's for
+// its client random, or a resumed session's; nil when neither is known.
+func (c *Conn) renegMaster(r *reneg) []byte {
+	if c.opts.Keys != nil {
+		if sec, ok := c.opts.Keys.Lookup(r.ch.random); ok && sec.Master != nil {
+			return sec.Master
+		}
+	}
+	if len(r.sh.sessionID) > 0 && string(r.sh.sessionID) == string(r.ch.sessionID) {
+		return c.opts.Sessions.get(sessionKey('i', r.sh.sessionID)) // resumed
+	}
+	return nil
+}
+
+// renegFails says why a renegotiation's records are not decrypted: those
+// after each side's ChangeCipherSpec are not (reNoKey).
+func (c *Conn) renegFails(detail string, dir Dir, at Mark) {
+	c.reNoKey = true
+	for i := range c.half {
+		c.half[i].next = nil
+	}
+	c.event(&Event{Kind: EventUnsupported, Dir: dir, At: at, Detail: detail + ": the records after its ChangeCipherSpec are not decrypted"})
+}
+
+// renegSetKeys puts a renegotiation's keys in each half's next, for its
+// ChangeCipherSpec, and tells the renegotiation.
+func (c *Conn) renegSetKeys(r *reneg, master []byte) bool {
+	ch, sh, s := r.ch, r.sh, r.s
 	cl, sv := &c.half[c.info.Client], &c.half[1-c.info.Client]
 	etm := sh.etm && ch.etm
 	cMAC, sMAC, cKey, sKey, cIV, sIV := keyBlock12(s, master, ch.random, sh.random)
@@ -598,16 +674,79 @@ func (c *Conn) renegotiated(h *half, body []byte, at Mark) {
 	}
 	if err != nil {
 		c.reNoKey = true
-		c.event(&Event{Kind: EventUnsupported, Dir: h.dir, At: at, Detail: "TLS renegotiation: cipher setup failed: " + err.Error()})
-		return
+		c.event(&Event{Kind: EventUnsupported, Dir: r.dir, At: r.at, Detail: "TLS renegotiation: cipher setup failed: " + err.Error()})
+		return false
 	}
 	cl.next, sv.next = cp, sp
 	c.reNoKey = false
 	if len(sh.sessionID) > 0 {
 		c.opts.Sessions.add(sessionKey('i', sh.sessionID), master)
 	}
-	c.event(&Event{Kind: EventKeyUpdate, Dir: h.dir, At: at,
-		Detail: fmt.Sprintf("TLS renegotiation (client random %s, %s): each side's records after its next ChangeCipherSpec use the new keys", cr, SuiteName(sh.suite))})
+	c.event(&Event{Kind: EventKeyUpdate, Dir: r.dir, At: r.at,
+		Detail: fmt.Sprintf("TLS renegotiation (client random %s, %s): each side's records after its next ChangeCipherSpec use the new keys", hex.EncodeToString(ch.random[:4])+"…", SuiteName(sh.suite))})
+	return true
+}
+
+// renegKeys looks an awaited renegotiation's key up (c.reWait): once it
+// is there, the keys are set, and each side past its ChangeCipherSpec
+// switches to them. It reports whether they were set.
+func (c *Conn) renegKeys() bool {
+	r := c.reWait
+	if r == nil {
+		return false
+	}
+	master := c.renegMaster(r)
+	if master == nil {
+		return false
+	}
+	c.reWait = nil
+	if !c.renegSetKeys(r, master) {
+		for i := range c.half {
+			if h := &c.half[i]; h.reHold {
+				h.reHold = false
+				c.kill(h, 0, "TLS renegotiation: cipher setup failed", r.at)
+			}
+		}
+		return false
+	}
+	for i := range c.half {
+		if h := &c.half[i]; h.reHold {
+			h.reHold = false
+			h.prot, h.next = h.next, nil
+		}
+	}
+	return true
+}
+
+// renegNoKey gives up an awaited renegotiation's key (at Close, or when
+// a record of h, n bytes, passes the bound on those held; h nil at
+// Close): as without Options.Wait, an event says so, and each side past
+// its ChangeCipherSpec is not decrypted, its records held (and the n
+// bytes) counted as such.
+func (c *Conn) renegNoKey(h0 *half, at Mark, n int64) {
+	r := c.reWait
+	if r == nil {
+		return
+	}
+	c.reWait = nil
+	c.renegFails(fmt.Sprintf("TLS renegotiation: no key for its client random %s", hex.EncodeToString(r.ch.random[:4])+"…"), r.dir, r.at)
+	held := [2]int64{}
+	for _, w := range c.waiting {
+		if !w.lost {
+			held[w.dir&1] += int64(hdrLen + len(w.frag))
+		}
+	}
+	c.dropWaiting()
+	for i := range c.half {
+		if h := &c.half[i]; h.reHold {
+			h.reHold = false
+			c.kill(h, EventUnsupported, renegNoKeyDetail, at)
+			h.deadSize += held[i]
+		}
+	}
+	if h0 != nil {
+		h0.deadSize += n
+	}
 }
 
 // killQuiet stops h without an event of its own (the connection-level
@@ -1123,6 +1262,55 @@ func (c *Conn) hold(h *half, hdr [5]byte, frag []byte, marks []pmark) bool {
 	return true
 }
 
+// retryRenegKeys is retryKeys for the records held past a
+// renegotiation's ChangeCipherSpec (c.reWait): once its key is in Keys
+// they are decrypted in order; final gives up when it is still missing.
+func (c *Conn) retryRenegKeys(final bool) {
+	if !c.renegKeys() && final {
+		if r, ok := c.opts.Keys.(Refresher); ok {
+			r.Refresh()
+		}
+	}
+	if c.reWait != nil && !c.renegKeys() {
+		if final {
+			at := c.reWait.at
+			if len(c.waiting) > 0 && len(c.waiting[0].marks) > 0 {
+				at = c.waiting[0].marks[0].at
+			}
+			c.renegNoKey(nil, at, 0)
+		}
+		return
+	}
+	c.replayWaiting()
+}
+
+// replayWaiting reads the records held, in order, now that their keys
+// are known.
+func (c *Conn) replayWaiting() {
+	w := c.waiting
+	c.waiting = nil
+	size := c.waitSize
+	c.waitSize = 0
+	for _, r := range w {
+		h := &c.half[r.dir]
+		switch {
+		case h.dead:
+			// Given up meanwhile (a renegotiation's cipher setup).
+			if !r.lost {
+				h.deadSize += int64(hdrLen + len(r.frag))
+			}
+		case r.lost:
+			c.lostRecord(h, r.hdr, r.n, r.at)
+		case r.hdr[0] == ctChangeCipherSpec && len(r.marks) == 0:
+			h.waitCCS = false
+			c.changeCipherSpec(h, Mark{})
+		default:
+			c.record(h, r.hdr, r.frag, r.marks, true)
+		}
+	}
+	c.reserve(-size)
+}
+
 func (c *Conn) dropWaiting() {
 	c.reserve(-c.waitSize)
 	c.waitSize = 0
@@ -1134,6 +1322,10 @@ func (c *Conn) dropWaiting() {
 func (c *Conn) retryKeys(final bool) {
 	if c.state != csNegotiate {
 		c.dropWaiting()
+		return
+	}
+	if c.reWait != nil {
+		c.retryRenegKeys(final)
 		return
 	}
 	if !c.lookup() && final {
@@ -1154,18 +1346,5 @@ func (c *Conn) retryKeys(final bool) {
 	if c.info.Version == VersionTLS13 && c.half[0].prot == nil {
 		c.setKeys()
 	}
-	w := c.waiting
-	c.waiting = nil
-	size := c.waitSize
-	c.waitSize = 0
-	for _, r := range w {
-		h := &c.half[r.dir]
-		if r.hdr[0] == ctChangeCipherSpec && len(r.marks) == 0 {
-			h.waitCCS = false
-			c.changeCipherSpec(h, Mark{})
-			continue
-		}
-		c.record(h, r.hdr, r.frag, r.marks, true)
-	}
-	c.reserve(-size)
+	c.replayWaiting()
 }

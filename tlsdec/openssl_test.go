@@ -163,6 +163,72 @@ func checkRenegotiation(t *testing.T, pkts []pkt, kl *KeyLog, col *collector, up
 		why[1] != "TLS renegotiation with no key for its client random: the records after its ChangeCipherSpec are not decrypted" || why[2] != why[1] {
 		t.Errorf("renegotiation without its key: events %q", why)
 	}
+
+	// Live (Options.Wait): the renegotiation's line comes to the key log
+	// later than its handshake, after any packet or only at Close; the
+	// records after each side's ChangeCipherSpec wait for it, and the
+	// session reads as with every key at the start. It was looked up once,
+	// at the ServerHello: missing then, the rest was not decrypted.
+	var reneg [32]byte
+	for cr := range kl.m {
+		if cr != firstRandom {
+			reneg = cr
+		}
+	}
+	rs, _ := kl.Lookup(reneg)
+	line := []byte(fmt.Sprintf("CLIENT_RANDOM %x %x", reneg, rs.Master))
+	full := replay(pkts, Options{Keys: kl})
+	for at := range len(pkts) + 1 {
+		var late KeyLog
+		late.AddLine([]byte(fmt.Sprintf("CLIENT_RANDOM %x %x", firstRandom, s.Master)))
+		m := &meter{}
+		col := replayLate(pkts, Options{Keys: &late, Wait: true, Reserve: m.reserve}, &late, line, at)
+		for dir := range 2 {
+			if !bytes.Equal(col.pt[dir], full.pt[dir]) {
+				t.Errorf("key after packet %d: dir %d: %q, want %q", at, dir, col.pt[dir], full.pt[dir])
+			}
+		}
+		if col.lost != [2]int{} || m.cur != 0 {
+			t.Errorf("key after packet %d: losses %v, %d bytes still reserved", at, col.lost, m.cur)
+		}
+		if e := col.event(EventKeyUpdate); e == nil || !strings.Contains(e.Detail, "TLS renegotiation (client random ") ||
+			col.event(EventUnsupported) != nil || col.event(EventAuthFailed) != nil {
+			t.Errorf("key after packet %d: events %s", at, describe(col.events))
+		}
+	}
+	// Never there: given up at Close, as without Wait.
+	var never KeyLog
+	never.AddLine([]byte(fmt.Sprintf("CLIENT_RANDOM %x %x", firstRandom, s.Master)))
+	col = replay(pkts, Options{Keys: &never, Wait: true})
+	why = why[:0]
+	for _, e := range col.events {
+		if e.Kind == EventUnsupported {
+			why = append(why, e.Detail)
+		}
+	}
+	if got := string(col.pt[0]); got != "hello world\n" || col.lost != [2]int{1, 1} || len(why) != 3 ||
+		!strings.HasPrefix(why[0], "TLS renegotiation: no key for its client random ") ||
+		why[1] != "TLS renegotiation with no key for its client random: the records after its ChangeCipherSpec are not decrypted" || why[2] != why[1] {
+		t.Errorf("live, renegotiation key never in the key log: client sent %q, losses %v, events %q", got, col.lost, why)
+	}
+}
+
+// replayLate is replay with line added to kl before packet at (after the
+// last, before Close, for len(pkts)): a key log file a client appends to.
+func replayLate(pkts []pkt, opts Options, kl *KeyLog, line []byte, at int) *collector {
+	col := &collector{}
+	c := NewConn(opts, col)
+	for i, p := range pkts {
+		if i == at {
+			kl.AddLine(line)
+		}
+		c.Data(p.dir, p.data, Mark{Frame: p.frame, Time: time.Unix(p.frame, 0)})
+	}
+	if at >= len(pkts) {
+		kl.AddLine(line)
+	}
+	c.Close()
+	return col
 }
 
 func runOpenSSL(t *testing.T, dir string, tc opensslCase) ([]pkt, *KeyLog) {
