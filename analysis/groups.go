@@ -172,6 +172,7 @@ type group struct {
 	kind        string
 	ptype       string
 	protocol    string
+	state       string // as its latest describe said (maxStateLen bytes at most)
 	first, last time.Time
 
 	members map[string]*member
@@ -558,17 +559,8 @@ func (t *groupTracker) member(g *group, id string, e *xinfo) *member {
 			t.setEnd(m, "", time.Time{})
 			m.left = time.Time{}
 		}
-		if m.clientID == "" && !e.x.ClientIDNull {
-			m.clientID = e.x.ClientID
-			if m.kept && !m.inClient {
-				m.inClient = true
-				cm := g.sc.byClient[m.clientID]
-				if cm == nil {
-					cm = &clientMembers{}
-					g.sc.byClient[m.clientID] = cm
-				}
-				cm.ms = append(cm.ms, m)
-			}
+		if !e.x.ClientIDNull {
+			t.setClientID(m, e.x.ClientID)
 		}
 		if m.addr == "" && e.x.Client.IsValid() {
 			m.addr = e.x.Client.String()
@@ -586,6 +578,25 @@ func (t *groupTracker) member(g *group, id string, e *xinfo) *member {
 		}
 	}
 	return m
+}
+
+// setClientID gives m the client ID id, the first it is told (its own
+// requests', or a describe's), and files it under it (groupScope.byClient)
+// when it is kept.
+func (t *groupTracker) setClientID(m *member, id string) {
+	if m.clientID != "" || m.inClient {
+		return // filed under the first (possibly "")
+	}
+	m.clientID = id
+	if m.kept && !m.inClient {
+		m.inClient = true
+		cm := m.g.sc.byClient[m.clientID]
+		if cm == nil {
+			cm = &clientMembers{}
+			m.g.sc.byClient[m.clientID] = cm
+		}
+		cm.ms = append(cm.ms, m)
+	}
 }
 
 // setEnd sets how m's membership ended ("" : it is a member again), and
@@ -852,6 +863,9 @@ func (t *groupTracker) exchange(e *xinfo) {
 		return
 	case protocol.KeyEndTxn:
 		t.endTxn(e)
+		return
+	case protocol.KeyDescribeGroups:
+		t.described(e, kindClassic)
 		return
 	case protocol.KeyConsumerGroupDescribe:
 		t.described(e, kindConsumer)
@@ -1573,14 +1587,27 @@ func (t *groupTracker) epochHeartbeat(g *group, e *xinfo) {
 	}
 }
 
-// described takes what a KIP-848 (share, streams) describe response
-// says of the members of the groups it describes (facts.DescribedGroup),
-// groups of kind kind: each member is one of its group's, with its
-// instance ID, and its member epoch and assignment when newer than what
-// its own heartbeats said (the coordinator's view at the time of the
-// describe). A describe is an admin's question, not the members' sign of
-// life: their heartbeat gaps and generations are their own exchanges'.
-// Each group described gets a "describe" event.
+// maxStateLen bounds a group state kept: Kafka's are at most 19 bytes
+// ("CompletingRebalance"); a longer one is the peer's and is not kept.
+const maxStateLen = 64
+
+// maxDescribedClientID bounds a client ID a describe gives a member, and
+// a classic group's protocol type and assignor: a longer one (the peer's
+// to make up) is not taken, the member's and group's own exchanges give
+// theirs.
+const maxDescribedClientID = 256
+
+// described takes what a describe response says of the groups it
+// describes (facts.DescribedGroup), groups of kind kind: their state,
+// and each member as one of its group's, with its instance ID and client
+// ID; a KIP-848 (share, streams) member's epoch and assignment when newer
+// than what its own heartbeats said (the coordinator's view at the time
+// of the describe); a classic consumer group's (DescribeGroups) member's
+// subscription, and its assignment when none was seen or the describe is
+// later than the member's last exchange, and the group's protocol type
+// and assignor. A describe is an admin's question, not the members' sign
+// of life: their heartbeat gaps and generations are their own
+// exchanges'. Each group described gets a "describe" event.
 func (t *groupTracker) described(e *xinfo, kind string) {
 	if !e.answered {
 		return
@@ -1591,6 +1618,17 @@ func (t *groupTracker) described(e *xinfo, kind string) {
 			continue
 		}
 		g := t.group(d.ID, kind, e.at)
+		if d.State != "" && len(d.State) <= maxStateLen {
+			g.state = strings.Clone(d.State)
+		}
+		if kind == kindClassic {
+			if d.ProtocolType != "" && len(d.ProtocolType) <= maxDescribedClientID {
+				g.ptype = strings.Clone(d.ProtocolType)
+			}
+			if d.Protocol != "" && len(d.Protocol) <= maxDescribedClientID {
+				g.protocol = strings.Clone(d.Protocol)
+			}
+		}
 		listed := make(map[string]bool, len(d.Members))
 		for j := range d.Members {
 			listed[d.Members[j].ID] = true
@@ -1619,10 +1657,21 @@ func (t *groupTracker) described(e *xinfo, kind string) {
 			if dm.InstanceID != "" && m.instance == "" {
 				m.setInstance(dm.InstanceID)
 			}
+			if dm.ClientID != "" && len(dm.ClientID) <= maxDescribedClientID {
+				t.setClientID(m, strings.Clone(dm.ClientID))
+			}
 			if s := dm.Subscription; s != nil && m.subscription == nil {
 				m.subscription = slices.Clone(s.Topics)
 			}
-			if !dm.HasEpoch || dm.Epoch < 0 || m.hasEpoch && dm.Epoch < m.epoch {
+			if !dm.HasEpoch {
+				// Classic: no epoch says which is newer; the describe
+				// is, when it came after the member's last exchange.
+				if a := dm.Assignment; a != nil && (!m.hasAssignment || e.at.After(m.last) && !sameTPs(m.assignment, a.Partitions)) {
+					t.assign(m, a.Partitions)
+				}
+				continue
+			}
+			if dm.Epoch < 0 || m.hasEpoch && dm.Epoch < m.epoch {
 				continue
 			}
 			m.epoch, m.hasEpoch = dm.Epoch, true
@@ -1636,6 +1685,15 @@ func (t *groupTracker) described(e *xinfo, kind string) {
 		}
 		if d.AssignmentEpoch >= 0 {
 			detail += fmt.Sprintf(", target assignment epoch %d", d.AssignmentEpoch)
+		}
+		if g.state != "" && g.state == d.State {
+			detail += ", state " + g.state
+		}
+		if kind == kindClassic && d.ProtocolType != "" {
+			detail += ", protocol type " + d.ProtocolType
+		}
+		if kind == kindClassic && d.Protocol != "" {
+			detail += ", assignor " + d.Protocol
 		}
 		t.event(g, groupEvent(e, nil, "describe", "described: "+detail))
 	}

@@ -39,8 +39,12 @@ type GroupReport struct {
 	ProtocolType *string `json:"protocolType" jsonschema:"nullable"` // classic: "consumer", "connect", ...
 	Assignor     *string `json:"assignor" jsonschema:"nullable"`     // the protocol (assignor) last chosen
 	Coordinator  *string `json:"coordinator" jsonschema:"nullable"`  // host:port FindCoordinator named
-	First        Time    `json:"first"`
-	Last         Time    `json:"last"`
+	// State is the group's state as the latest describe of it said
+	// (DescribeGroups, ConsumerGroupDescribe...: "Stable",
+	// "PreparingRebalance", "Empty", ...); null when none was captured.
+	State *string `json:"state" jsonschema:"nullable"`
+	First Time    `json:"first"`
+	Last  Time    `json:"last"`
 	// GenerationCount counts the distinct generations (member epochs)
 	// seen, kept or dropped: a static member taking its predecessor's
 	// place without a rebalance (KIP-345) gives an entry of the same
@@ -560,7 +564,7 @@ func (t *groupTracker) report(g *group) GroupReport {
 			}
 		}
 	}
-	r := GroupReport{GroupID: g.id, Protocol: g.kind, ProtocolType: strp(g.ptype), Assignor: strp(g.protocol),
+	r := GroupReport{GroupID: g.id, Protocol: g.kind, ProtocolType: strp(g.ptype), Assignor: strp(g.protocol), State: strp(g.state),
 		First: Time(g.first), Last: Time(g.last), GenerationCount: g.nGens, StaticRejoins: g.nStatic,
 		Rebalances: g.rebalances, RebalanceMs: Millis(g.rebalanceTime),
 		Members: make([]MemberReport, 0, len(g.order)), Generations: []GenerationReport{}, Commits: []CommitReport{},

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"hash/crc32"
+	"maps"
 	"net/netip"
 	"slices"
 	"strconv"
@@ -521,5 +522,98 @@ func TestGroupsDescribedMembers(t *testing.T) {
 	}
 	if want := []string{"described: 2 members at group epoch 7, target assignment epoch 7"}; !slices.Equal(described, want) {
 		t.Errorf("describe events %q, want %q", described, want)
+	}
+}
+
+// A classic group seen only through an admin's DescribeGroups: its
+// members (client ID, instance ID, the subscription and assignment their
+// MemberMetadata and MemberAssignment hold), state, protocol type and
+// assignor are the group's report, and the describe is an event. Before,
+// kwire groups followed classic groups through JoinGroup, SyncGroup,
+// Heartbeat and LeaveGroup alone: such a group was not in the report. A
+// Connect group's member bytes are not the consumer protocol's: its
+// members are listed without subscription or assignment; a group the
+// broker did not find is no group.
+func TestGroupsDescribedClassic(t *testing.T) {
+	s := newSynth(t, Options{Groups: true})
+	meta := func(topics ...string) []byte {
+		m := kmsg.ConsumerMemberMetadata{Version: 1, Topics: topics, Generation: -1}
+		return m.AppendTo(nil)
+	}
+	assign := func(topic string, parts ...int32) []byte {
+		a := kmsg.ConsumerMemberAssignment{Version: 1, Topics: []kmsg.ConsumerMemberAssignmentTopic{{Topic: topic, Partitions: parts}}}
+		return a.AppendTo(nil)
+	}
+	m1 := kmsg.NewDescribeGroupsResponseGroupMember()
+	m1.MemberID, m1.ClientID, m1.ClientHost = "c1-1b2f", "c1", "/10.0.0.5"
+	m1.ProtocolMetadata, m1.MemberAssignment = meta("orders", "payments"), assign("orders", 0, 1)
+	m2 := kmsg.NewDescribeGroupsResponseGroupMember()
+	m2.MemberID, m2.ClientID, m2.InstanceID = "c2-77aa", "c2", kmsg.StringPtr("i2")
+	m2.ProtocolMetadata, m2.MemberAssignment = meta("orders", "payments"), assign("payments", 0)
+	cg := kmsg.NewDescribeGroupsResponseGroup()
+	cg.Group, cg.State, cg.ProtocolType, cg.Protocol = "cg", "Stable", "consumer", "range"
+	cg.Members = []kmsg.DescribeGroupsResponseGroupMember{m1, m2}
+	w1 := kmsg.NewDescribeGroupsResponseGroupMember()
+	w1.MemberID, w1.ClientID = "connect-1-aa", "connect-1"
+	w1.ProtocolMetadata, w1.MemberAssignment = []byte{0, 1, 0, 0, 0, 1, 'x'}, []byte{0, 1, 0}
+	wg := kmsg.NewDescribeGroupsResponseGroup()
+	wg.Group, wg.State, wg.ProtocolType, wg.Protocol = "connect-cluster", "Stable", "connect", "sessioned"
+	wg.Members = []kmsg.DescribeGroupsResponseGroupMember{w1}
+	gone := kmsg.NewDescribeGroupsResponseGroup()
+	gone.Group, gone.ErrorCode = "nope", 69 // GROUP_ID_NOT_FOUND
+	dq := kmsg.NewPtrDescribeGroupsRequest()
+	dq.SetVersion(5)
+	dq.Groups = []string{"cg", "connect-cluster", "nope"}
+	dr := kmsg.NewPtrDescribeGroupsResponse()
+	dr.Groups = []kmsg.DescribeGroupsResponseGroup{cg, wg, gone}
+	s.ex("admin", time.Second, time.Millisecond, dq, dr)
+
+	rep := s.a.Groups()
+	byID := map[string]*GroupReport{}
+	for i := range rep.Groups {
+		byID[rep.Groups[i].GroupID] = &rep.Groups[i]
+	}
+	if len(rep.Groups) != 2 || byID["cg"] == nil || byID["connect-cluster"] == nil {
+		t.Fatalf("groups %v", slices.Collect(maps.Keys(byID)))
+	}
+	str := func(p *string) string {
+		if p == nil {
+			return "<nil>"
+		}
+		return *p
+	}
+	members := func(g *GroupReport) []string {
+		var out []string
+		for _, m := range g.Members {
+			x := m.MemberID + " client=" + str(m.ClientID) + " instance=" + str(m.GroupInstanceID) + " subscribed=" + fmt.Sprint(m.Subscription) + " assigned="
+			for _, tp := range m.Assignment {
+				x += fmt.Sprint(tp.Topic, tp.Partitions)
+			}
+			out = append(out, x)
+		}
+		return out
+	}
+	g := byID["cg"]
+	if g.Protocol != "classic" || str(g.ProtocolType) != "consumer" || str(g.Assignor) != "range" || str(g.State) != "Stable" {
+		t.Errorf("cg: protocol %s, type %s, assignor %s, state %s", g.Protocol, str(g.ProtocolType), str(g.Assignor), str(g.State))
+	}
+	if got, want := members(g), []string{
+		"c1-1b2f client=c1 instance=<nil> subscribed=[orders payments] assigned=orders[0 1]",
+		"c2-77aa client=c2 instance=i2 subscribed=[orders payments] assigned=payments[0]",
+	}; !slices.Equal(got, want) {
+		t.Errorf("cg members\n got  %q\n want %q", got, want)
+	}
+	var described []string
+	for _, ev := range g.Timeline {
+		if ev.Kind == "describe" {
+			described = append(described, ev.Detail)
+		}
+	}
+	if want := []string{"described: 2 members, state Stable, protocol type consumer, assignor range"}; !slices.Equal(described, want) {
+		t.Errorf("cg describe events %q, want %q", described, want)
+	}
+	w := byID["connect-cluster"]
+	if got, want := members(w), []string{"connect-1-aa client=connect-1 instance=<nil> subscribed=[] assigned="}; !slices.Equal(got, want) || str(w.ProtocolType) != "connect" || str(w.State) != "Stable" {
+		t.Errorf("connect-cluster: type %s, state %s, members %q, want %q", str(w.ProtocolType), str(w.State), got, want)
 	}
 }

@@ -145,7 +145,7 @@ type view struct {
 	group, member, instance, gen, epoch, genOrEpoch *protocol.Node
 	ptype, pname, leader, reason, sessTO, rebTO     *protocol.Node
 	hbInterval, abortedFirst                        *protocol.Node
-	groupEpoch, assignEpoch                         *protocol.Node
+	groupEpoch, assignEpoch, groupState, clientID   *protocol.Node
 	lastSeq, lastTS, coordEpoch, txnStart           *protocol.Node
 	enable2PC, keepPrepared, ongoingID, ongoingEp   *protocol.Node
 	txnID, pid, pepoch, committed                   *protocol.Node
@@ -214,6 +214,10 @@ func (v *view) add(c *protocol.Node) {
 		set(&v.ptype, c)
 	case protocol.RoleGroupProtocolName:
 		set(&v.pname, c)
+	case protocol.RoleGroupState:
+		set(&v.groupState, c)
+	case protocol.RoleMemberClientID:
+		set(&v.clientID, c)
 	case protocol.RoleGroupLeader:
 		set(&v.leader, c)
 	case protocol.RoleGroupReason:
@@ -464,6 +468,7 @@ func (b *builder) walk(n *protocol.Node, sc scope, depth int) {
 			d := &fx.Described[in.desc]
 			m := Member{ID: id}
 			m.InstanceID, _ = strOf(v.instance)
+			m.ClientID, _ = strOf(v.clientID)
 			if x, ok := intOf(v.epoch); ok {
 				m.Epoch, m.HasEpoch = int32(x), true
 			}
@@ -819,6 +824,9 @@ func describes(key int16) bool {
 // view v of its struct, and returns its index in fx.Described.
 func (b *builder) described(g string, v *view) int {
 	d := DescribedGroup{ID: g, Epoch: -1, AssignmentEpoch: -1}
+	d.State, _ = strOf(v.groupState)
+	d.ProtocolType, _ = strOf(v.ptype)
+	d.Protocol, _ = strOf(v.pname)
 	if x, ok := intOf(v.groupEpoch); ok {
 		d.Epoch = int32(x)
 	}
@@ -974,6 +982,11 @@ func (b *builder) child(c *protocol.Node, in, child scope, depth int) {
 		case protocol.RoleSubscription:
 			if s := subscriptionOf(c); s != nil {
 				switch {
+				case in.dmem >= 0:
+					// A classic group's member described (DescribeGroups).
+					if m := &fx.Described[in.desc].Members[in.dmem]; m.Subscription == nil {
+						m.Subscription = s
+					}
 				case in.member >= 0:
 					if m := &fx.Group.Members[in.member]; m.Subscription == nil {
 						m.Subscription = s
@@ -985,6 +998,10 @@ func (b *builder) child(c *protocol.Node, in, child scope, depth int) {
 		case protocol.RoleAssignment:
 			if a := assignmentOf(c); a != nil {
 				switch {
+				case in.dmem >= 0:
+					if m := &fx.Described[in.desc].Members[in.dmem]; m.Assignment == nil {
+						m.Assignment = a
+					}
 				case in.member >= 0:
 					if m := &fx.Group.Members[in.member]; m.Assignment == nil {
 						m.Assignment = a

@@ -860,3 +860,55 @@ func TestUnnamed(t *testing.T) {
 		t.Errorf("resolved: still unnamed: %+v", fx.Topics)
 	}
 }
+
+// TestDescribeGroupsFacts: a classic DescribeGroups response's groups are
+// Described, from their fields' roles: state, protocol type and assignor
+// (ProtocolData), and members with client ID, instance ID and, for the
+// "consumer" protocol type, the subscription and assignment their
+// MemberMetadata and MemberAssignment hold; a "connect" group's bytes are
+// not read as the consumer protocol's.
+func TestDescribeGroupsFacts(t *testing.T) {
+	sub := kmsg.ConsumerMemberMetadata{Version: 1, Topics: []string{"orders"}, Generation: -1,
+		OwnedPartitions: []kmsg.ConsumerMemberMetadataOwnedPartition{{Topic: "orders", Partitions: []int32{2}}}}
+	asg := kmsg.ConsumerMemberAssignment{Version: 1, Topics: []kmsg.ConsumerMemberAssignmentTopic{{Topic: "orders", Partitions: []int32{2, 3}}}}
+	m := kmsg.NewDescribeGroupsResponseGroupMember()
+	m.MemberID, m.ClientID, m.InstanceID = "c1-1", "c1", kmsg.StringPtr("i1")
+	m.ProtocolMetadata, m.MemberAssignment = sub.AppendTo(nil), asg.AppendTo(nil)
+	g := kmsg.NewDescribeGroupsResponseGroup()
+	g.Group, g.State, g.ProtocolType, g.Protocol = "cg", "Stable", "consumer", "cooperative-sticky"
+	g.Members = []kmsg.DescribeGroupsResponseGroupMember{m}
+	wm := m
+	wm.MemberID, wm.InstanceID = "w-1", nil
+	wg := g
+	wg.Group, wg.ProtocolType, wg.Protocol = "wg", "connect", "sessioned"
+	wg.Members = []kmsg.DescribeGroupsResponseGroupMember{wm}
+	req := kmsg.NewPtrDescribeGroupsRequest()
+	req.Version = 5
+	req.Groups = []string{"cg", "wg"}
+	resp := kmsg.NewPtrDescribeGroupsResponse()
+	resp.Version = 5
+	resp.Groups = []kmsg.DescribeGroupsResponseGroup{g, wg}
+	fx := Of(protocol.KeyDescribeGroups, 5, request(t, req), response(t, resp))
+	if len(fx.Described) != 2 {
+		t.Fatalf("described %+v", fx.Described)
+	}
+	d := fx.Described[0]
+	if d.ID != "cg" || d.State != "Stable" || d.ProtocolType != "consumer" || d.Protocol != "cooperative-sticky" || d.Epoch != -1 || len(d.Members) != 1 {
+		t.Fatalf("cg: %+v", d)
+	}
+	dm := d.Members[0]
+	if dm.ID != "c1-1" || dm.ClientID != "c1" || dm.InstanceID != "i1" || dm.HasEpoch ||
+		dm.Subscription == nil || !slices.Equal(dm.Subscription.Topics, []string{"orders"}) ||
+		len(dm.Subscription.Owned) != 1 || dm.Subscription.Owned[0].Topic != "orders" || !slices.Equal(dm.Subscription.Owned[0].Partitions, []int32{2}) ||
+		dm.Assignment == nil || len(dm.Assignment.Partitions) != 1 || !slices.Equal(dm.Assignment.Partitions[0].Partitions, []int32{2, 3}) {
+		t.Errorf("cg member: %+v (subscription %+v, assignment %+v)", dm, dm.Subscription, dm.Assignment)
+	}
+	w := fx.Described[1]
+	if w.ID != "wg" || w.ProtocolType != "connect" || len(w.Members) != 1 || w.Members[0].ClientID != "c1" ||
+		w.Members[0].Subscription != nil || w.Members[0].Assignment != nil {
+		t.Errorf("wg: %+v", w)
+	}
+	if got := fx.AllTopics(); !slices.Equal(got, []string{"orders"}) {
+		t.Errorf("topics %q", got)
+	}
+}

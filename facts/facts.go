@@ -604,10 +604,13 @@ func (g *Group) IsZero() bool {
 // Member is one member a group exchange lists.
 type Member struct {
 	ID, InstanceID string
-	Reason         string
-	Subscription   *Subscription
-	Assignment     *Assignment
-	Error          int16
+	// ClientID is a described member's client ID (the describe response's
+	// ClientId); "" elsewhere.
+	ClientID     string
+	Reason       string
+	Subscription *Subscription
+	Assignment   *Assignment
+	Error        int16
 	// Epoch is a KIP-848 (share, streams) member's epoch as a describe
 	// response states it (MemberEpoch), when HasEpoch.
 	Epoch    int32
@@ -627,13 +630,25 @@ type DescribedGroup struct {
 	// Error is the group's error code (GROUP_ID_NOT_FOUND, ...); 0 when
 	// none.
 	Error int16
+	// State is the group's state as the coordinator describes it
+	// (GroupState: classic "Stable", "PreparingRebalance",
+	// "CompletingRebalance", "Empty", "Dead"; KIP-848 "Stable",
+	// "Assigning", "Reconciling", "Empty"); "" when not stated.
+	State string
+	// ProtocolType and Protocol are a classic group's (DescribeGroups
+	// ProtocolType, ProtocolData): "consumer", "connect"...; the assignor
+	// chosen ("range", "cooperative-sticky"...). "" when not stated or
+	// empty.
+	ProtocolType, Protocol string
 	// Epoch is a KIP-848 (share, streams) group's epoch (GroupEpoch) and
 	// AssignmentEpoch its target assignment's; -1 when not stated (a
 	// classic group).
 	Epoch, AssignmentEpoch int32
 	// Members are its members, in wire order; a KIP-848 member with its
 	// epoch, its assignment and its target, a subscription of its
-	// SubscribedTopicNames.
+	// SubscribedTopicNames; a classic consumer group's (DescribeGroups,
+	// ProtocolType "consumer") with the subscription and assignment its
+	// MemberMetadata and MemberAssignment hold.
 	Members []Member
 }
 

@@ -20,6 +20,10 @@ import (
 //	JoinGroupResponse Members[i].Metadata      ConsumerProtocolSubscription
 //	SyncGroupRequest Assignments[i].Assignment ConsumerProtocolAssignment
 //	SyncGroupResponse Assignment               ConsumerProtocolAssignment
+//	DescribeGroupsResponse Groups[i].Members[j].MemberMetadata
+//	                                           ConsumerProtocolSubscription
+//	DescribeGroupsResponse Groups[i].Members[j].MemberAssignment
+//	                                           ConsumerProtocolAssignment
 //	  children: Version int16 (the leading version), then the struct's
 //	  fields at that version (Topics, UserData, OwnedPartitions, ... or
 //	  AssignedPartitions, UserData)
@@ -31,7 +35,8 @@ import (
 //
 // The consumer structs are decoded when the group's protocol type is
 // "consumer" (JoinGroupRequest ProtocolType, JoinGroupResponse v7+ and
-// SyncGroup v5+ ProtocolType). When the message does not say, they are
+// SyncGroup v5+ ProtocolType; each described group's ProtocolType, which
+// DescribeGroups always states: only then). When the message does not say, they are
 // decoded only if the bytes decode completely at the version their first
 // two bytes give and that version is one the struct defines; another
 // protocol type ("connect", ...) leaves them raw. Empty bytes stay empty.
@@ -80,6 +85,19 @@ func (ip *interp) embedded(body *Node, key, ver int16, response, nested bool) {
 			return
 		}
 		ip.embedStruct(body.Child("Assignment"), "ConsumerProtocolAssignment", force)
+	case key == 15 && response: // DescribeGroupsResponse
+		// Each group says its own protocol type; "" (an empty or dead
+		// group) or another type leaves its members' bytes raw.
+		for _, g := range arrayElems(body.Child("Groups")) {
+			pt := g.Child("ProtocolType")
+			if pt == nil || pt.Kind != KindString || pt.Str != consumerProtocolType {
+				continue
+			}
+			for _, m := range arrayElems(g.Child("Members")) {
+				ip.embedStruct(m.Child("MemberMetadata"), "ConsumerProtocolSubscription", true)
+				ip.embedStruct(m.Child("MemberAssignment"), "ConsumerProtocolAssignment", true)
+			}
+		}
 	case key == 58 && !response && !nested: // EnvelopeRequest
 		ip.embedRequest(body.Child("RequestData"))
 		ip.embedStruct(body.Child("RequestPrincipal"), "DefaultPrincipalData", true)

@@ -79,6 +79,8 @@ const (
 	RoleTargetPartitions   // ConsumerGroupDescribe TargetAssignment's: the topic-partitions a member is to have once others released them (KIP-848)
 	RoleGroupEpoch         // a KIP-848 (share, streams) group's epoch, as a describe response states it
 	RoleAssignmentEpoch    // the epoch of such a group's target assignment
+	RoleGroupState         // a group's state as the coordinator states it (GroupState: "Stable", "PreparingRebalance", "Empty", ...)
+	RoleMemberClientID     // a described member's ClientId: the client ID of its latest join (or heartbeat)
 
 	// Transactions and producers.
 	RoleTransactionalID      // a transactional ID (entityType transactionalId)
@@ -187,6 +189,8 @@ var roleNames = [numRoles]string{
 	RoleTargetPartitions:     "target-partitions",
 	RoleGroupEpoch:           "group-epoch",
 	RoleAssignmentEpoch:      "assignment-epoch",
+	RoleGroupState:           "group-state",
+	RoleMemberClientID:       "member-client-id",
 	RoleTransactionalID:      "transactional-id",
 	RoleProducerID:           "producer-id",
 	RoleProducerEpoch:        "producer-epoch",
@@ -315,6 +319,15 @@ var roleRules = []roleRule{
 	{msg: "StreamsGroupDescribeResponse", path: "Groups.Members.InstanceId", kind: TypeString, role: RoleGroupInstanceID},
 	{path: "Groups.GroupEpoch", kind: TypeInt32, role: RoleGroupEpoch},
 	{path: "Groups.AssignmentEpoch", kind: TypeInt32, role: RoleAssignmentEpoch},
+	{path: "Groups.GroupState", kind: TypeString, role: RoleGroupState},
+	{path: "Groups.Members.ClientId", kind: TypeString, role: RoleMemberClientID},
+	// A classic group described (DescribeGroups): the assignor chosen is
+	// its ProtocolData; each member's metadata and assignment are its
+	// consumer-protocol subscription and assignment (for ProtocolType
+	// "consumer", protocol/embedded.go).
+	{msg: "DescribeGroupsResponse", path: "Groups.ProtocolData", kind: TypeString, role: RoleGroupProtocolName},
+	{msg: "DescribeGroupsResponse", path: "Groups.Members.MemberMetadata", kind: TypeBytes, role: RoleSubscription},
+	{msg: "DescribeGroupsResponse", path: "Groups.Members.MemberAssignment", kind: TypeBytes, role: RoleAssignment},
 	{name: "GenerationId", kind: TypeInt32, role: RoleGenerationID},
 	{name: "MemberEpoch", kind: TypeInt32, role: RoleMemberEpoch},
 	{name: "GenerationIdOrMemberEpoch", kind: TypeInt32, role: RoleGenerationOrEpoch},

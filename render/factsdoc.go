@@ -234,9 +234,13 @@ type DescribedGroupDoc struct {
 	Error   *string `json:"error" expr:"error" jsonschema:"nullable"` // the group's error's name
 	// GroupEpoch and AssignmentEpoch are a KIP-848 (share, streams)
 	// group's epoch and its target assignment's; null for a classic group.
-	GroupEpoch      *int32      `json:"groupEpoch" expr:"groupEpoch" jsonschema:"nullable"`
-	AssignmentEpoch *int32      `json:"assignmentEpoch" expr:"assignmentEpoch" jsonschema:"nullable"`
-	Members         []MemberDoc `json:"members" expr:"members"`
+	GroupEpoch      *int32 `json:"groupEpoch" expr:"groupEpoch" jsonschema:"nullable"`
+	AssignmentEpoch *int32 `json:"assignmentEpoch" expr:"assignmentEpoch" jsonschema:"nullable"`
+	// State is the group's state as the coordinator describes it
+	// (GroupState: "Stable", "PreparingRebalance", "Empty", ...); null
+	// when not stated.
+	State   *string     `json:"state" expr:"state" jsonschema:"nullable"`
+	Members []MemberDoc `json:"members" expr:"members"`
 }
 
 // TopicPartitionDoc is a topic and some of its partitions.
@@ -408,6 +412,9 @@ func NewFactsDoc(fx *facts.Exchange) *FactsDoc {
 		}
 		if g.AssignmentEpoch >= 0 {
 			gd.AssignmentEpoch = ptr(g.AssignmentEpoch)
+		}
+		if g.State != "" {
+			gd.State = ptr(g.State)
 		}
 		for j := range g.Members {
 			gd.Members = append(gd.Members, memberDoc(&g.Members[j]))
@@ -1094,6 +1101,8 @@ func (w *factsWriter) described(g *DescribedGroupDoc) {
 	optInt(w, g.GroupEpoch)
 	w.key(false, "assignmentEpoch")
 	optInt(w, g.AssignmentEpoch)
+	w.key(false, "state")
+	w.optStr(g.State)
 	w.key(false, "members")
 	list(w, g.Members, w.member)
 	w.punct('}')

@@ -178,6 +178,9 @@ func writeGroup(w *strings.Builder, g *analysis.GroupReport, o GroupsOptions, sp
 	if g.Coordinator != nil {
 		head += ", coordinator " + *g.Coordinator
 	}
+	if g.State != nil {
+		head += ", state " + *g.State + " (described)"
+	}
 	heading(w, o.Options, head)
 	fileLine(w, g.File)
 	word := "generation"
@@ -320,8 +323,14 @@ func writeGroup(w *strings.Builder, g *analysis.GroupReport, o GroupsOptions, sp
 			gt.detail("    moved: " + fitList(movedText(gn.Moved, name), maxDetail))
 		}
 	}
-	gt.spill = sp.spill
-	gt.write(w, o.Options)
+	if len(g.Generations) == 0 {
+		// A group seen through describes or commits alone: no header
+		// over no rows.
+		w.WriteString("  (none captured)\n")
+	} else {
+		gt.spill = sp.spill
+		gt.write(w, o.Options)
+	}
 	sp.spill(w)
 
 	writeLanes(w, g, o, sp)

@@ -734,3 +734,28 @@ func TestGroupsTextStreamed(t *testing.T) {
 		t.Errorf("no groups: %q %v", none.String(), err)
 	}
 }
+
+// TestWriteGroupDescribedOnly: a group an admin's DescribeGroups alone
+// showed says its state in its heading and that no generation was
+// captured, rather than a table header over no rows.
+func TestWriteGroupDescribedOnly(t *testing.T) {
+	str := func(s string) *string { return &s }
+	r := &analysis.GroupsReport{Groups: []analysis.GroupReport{{GroupID: "cg", Protocol: "classic", ProtocolType: str("consumer"),
+		Assignor: str("range"), State: str("Stable"), Members: []analysis.MemberReport{{MemberID: "c1-aaaa", Name: "c1", ClientID: str("c1"),
+			Assignment: []analysis.TopicPartition{{Topic: "orders", Partitions: []int32{0, 1}}}}},
+		Generations: []analysis.GenerationReport{}, Commits: []analysis.CommitReport{}}}}
+	var b strings.Builder
+	if err := WriteGroups(&b, r, GroupsOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, want := range []string{
+		"GROUP cg  classic, protocol type consumer, assignor range, state Stable (described)\n",
+		"\n  GENERATIONS\n  (none captured)\n",
+		"  c1    c1-aaaa ",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("no %q in\n%s", want, out)
+		}
+	}
+}
