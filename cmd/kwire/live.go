@@ -257,6 +257,7 @@ func runLive(ctx context.Context, o *liveOptions, s *ioStreams, color bool) erro
 	}
 	stats := src.Stats()
 	sink.addTotals(d.Summary(), sum)
+	warnNamesRefused(s.ErrOut, r.capture.MaxNamesMemory, names)
 
 	sink.summarize(s, color, func(w io.Writer) error { return captureStats(w, stats) })
 	sink.check(w.Flush())

@@ -741,3 +741,20 @@ func liveTLS(t *testing.T, start string) {
 		t.Errorf("%d TLS connections decrypted, paired exchanges %v, report %+v\nstderr:\n%s", decrypted, apis, rep, r.errOut.String())
 	}
 }
+
+// TestLiveNamesWarning: kwire live warns, as read does, when
+// --max-names-memory kept topic names from being learnt: the consumer's
+// Fetch v13+ names its topic by ID, shown unresolved.
+func TestLiveNamesWarning(t *testing.T) {
+	requireCapture(t)
+	port, traffic := startTraffic(t, "-duration", "300ms", "-interval", "100ms", "-records", "5")
+	r := startLive(t, "live", "-i", "lo", "--port", port, "--max-names-memory", "1")
+	traffic()
+	time.Sleep(150 * time.Millisecond) // the last packets reach the capture
+	if code := r.stop(t); code != exitOK {
+		t.Fatalf("exit %d after Ctrl-C, want 0; stderr:\n%s", code, r.errOut.String())
+	}
+	if errOut := r.errOut.String(); !strings.Contains(errOut, "not kept past --max-names-memory (1): their topic IDs are shown unresolved; raise it") {
+		t.Errorf("stderr:\n%s", errOut)
+	}
+}
