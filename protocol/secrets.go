@@ -3,6 +3,7 @@ package protocol
 import (
 	"bytes"
 	"encoding/base64"
+	"errors"
 	"hash/maphash"
 	"strings"
 	"sync"
@@ -809,17 +810,28 @@ func (ip *interp) withholdRaw(n *Node) {
 // memory) was read where it was written, and keeps its values; so does a
 // message of an API that carries no secret in input that may simply end
 // early (ip.short: kwire decode of a frame or body cut short; frames of
-// a capture are decoded only whole).
+// a capture are decoded only whole) when it failed for want of bytes
+// (cutShort). Bytes left over, a negative length or a broken varint are
+// no early end, and withhold the values there too.
 func (ip *interp) withholdMisplaced(n *Node) {
 	ip.withholdMisplacedAs(n, "withheld: the message did not decode, so a credential may be misplaced here")
 }
 
 // withholdMisplacedAs is withholdMisplaced with note on each value withheld.
 func (ip *interp) withholdMisplacedAs(n *Node, note string) {
-	if ip.d.ShowSecrets || ip.t.Limits != 0 || ip.probe || ip.short && !ip.secret {
+	if ip.d.ShowSecrets || ip.t.Limits != 0 || ip.probe || ip.short && !ip.secret && ip.cutShort() {
 		return
 	}
 	ip.withholdValues(n, note, 0)
+}
+
+// cutShort reports whether the message failed for want of bytes: a value,
+// or a length or count, running past the end of the input (ErrShort,
+// ErrLength, a varint unterminated at the end), as input cut short does.
+func (ip *interp) cutShort() bool {
+	err := ip.r.Err()
+	var v *varintError
+	return errors.Is(err, ErrShort) || errors.Is(err, ErrLength) || errors.As(err, &v) && v.ended
 }
 
 func (ip *interp) withholdValues(n *Node, note string, depth int) {

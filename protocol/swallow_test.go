@@ -3,6 +3,7 @@ package protocol
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -328,5 +329,65 @@ func TestLenientSecretsWithheld(t *testing.T) {
 	show := Decoder{ShowSecrets: true}
 	if findValue(show.DecodeResponse(b, 32, 4).Root, value) == nil {
 		t.Error("--show-secrets does not show the value")
+	}
+}
+
+// TestDecodeAloneMisplacedWithheld: input given alone (kwire decode of a
+// body, or of a frame whose length says more than it holds) may end
+// early, so a message of an API that carries no secret keeps the values
+// read before a failure for want of bytes. Bytes left over, or a length
+// that is not one (negative, a broken varint), are no such end: the
+// fields were not read where they were written, and a credential may sit
+// in any string, as in a capture's frames. Here the body of a
+// SaslAuthenticate v1 response (the server's SCRAM signature) given as a
+// FindCoordinator v0 response: its Host holds the signature, with 4 bytes
+// left over.
+func TestDecodeAloneMisplacedWithheld(t *testing.T) {
+	const sig = "v=Qz-SERVER-SIGNATURE-4d1e"
+	resp := kmsg.NewPtrSASLAuthenticateResponse()
+	resp.Version = 1
+	resp.SASLAuthBytes = []byte(sig)
+	body := resp.AppendTo(nil)
+	var d Decoder
+	tr := d.DecodeBody(10, 0, true, body) // FindCoordinator v0
+	if tr.Err == nil || !errors.Is(tr.Err, ErrLeftover) {
+		t.Fatalf("FindCoordinator v0: err %v, want bytes left over", tr.Err)
+	}
+	if n := findValue(tr.Root, sig); n != nil {
+		t.Errorf("bytes left over: the signature shows in %s (%q)", n.Name, n.Note)
+	}
+	show := Decoder{ShowSecrets: true}
+	if findValue(show.DecodeBody(10, 0, true, body).Root, sig) == nil {
+		t.Error("--show-secrets does not show the Host")
+	}
+
+	// A negative length (not -1) after a string: not an early end.
+	md := kmsg.NewPtrMetadataRequest()
+	md.Version = 1
+	for _, name := range []string{sig, "next"} {
+		mt := kmsg.NewMetadataRequestTopic()
+		mt.Topic = kmsg.StringPtr(name)
+		md.Topics = append(md.Topics, mt)
+	}
+	mb := md.AppendTo(nil)
+	at := bytes.Index(mb, []byte("next")) - 2
+	neg := append([]byte(nil), mb...)
+	neg[at], neg[at+1] = 0xff, 0xf0
+	tr = d.DecodeBody(3, 1, false, neg)
+	if tr.Err == nil || !errors.Is(tr.Err, ErrNegative) {
+		t.Fatalf("Metadata v1 with a negative length: err %v", tr.Err)
+	}
+	if n := findValue(tr.Root, sig); n != nil {
+		t.Errorf("negative length: the first topic shows in %s (%q)", n.Name, n.Note)
+	}
+
+	// Cut short: the values read before the end are kept (a log line cut
+	// at its length limit).
+	tr = d.DecodeBody(3, 1, false, mb[:at+3])
+	if tr.Err == nil || !errors.Is(tr.Err, ErrLength) && !errors.Is(tr.Err, ErrShort) {
+		t.Fatalf("Metadata v1 cut short: err %v", tr.Err)
+	}
+	if findValue(tr.Root, sig) == nil {
+		t.Error("cut short: the first topic, read before the end, is not shown")
 	}
 }
