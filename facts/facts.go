@@ -209,6 +209,25 @@ type Topic struct {
 	partAt map[int32]int // index in Partitions by partition, once there are many
 }
 
+// MetadataLogRecords reports whether the exchange carries record batches
+// of the KRaft metadata log (protocol.MetadataLogTopic: by name or by
+// ID), whose records hold the cluster's sensitive configs and SCRAM
+// credentials: its topic named, and a partition with a RECORDS field.
+func (x *Exchange) MetadataLogRecords() bool {
+	for i := range x.Topics {
+		t := &x.Topics[i]
+		if !protocol.MetadataLogTopic(t.Name, t.ID, t.HasID) {
+			continue
+		}
+		for j := range t.Partitions {
+			if t.Partitions[j].Records != nil {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // Owners reports whether the exchange's topics belong to more than one
 // batch entry (Topic.Owner): output then names each topic's entry.
 func (fx *Exchange) Owners() bool {

@@ -864,6 +864,15 @@ const metadataLogTopic = "__cluster_metadata"
 
 var metadataLogTopicID = [16]byte{15: 1}
 
+// MetadataLogTopic reports whether a topic named name, or with ID id
+// (hasID), is the KRaft metadata log, whose records the decoder withholds
+// (they carry the cluster's sensitive configs and SCRAM credentials): for
+// what says an exchange's records can hold credentials without decoding
+// them (kwire read -w's note).
+func MetadataLogTopic(name string, id [16]byte, hasID bool) bool {
+	return name == metadataLogTopic || hasID && id == metadataLogTopicID
+}
+
 // connectConfigRecord reports whether a record is one of Kafka Connect's
 // configuration records, by its own shape rather than its topic's name
 // (config.storage.topic is the worker's to choose): a key

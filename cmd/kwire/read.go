@@ -233,7 +233,9 @@ comment keeps the names of the topic IDs its exchanges use
 reads them back. The packets are written as captured, credentials in
 them included (a capture, unlike kwire's output, is not safe to paste):
 a note says when exchanges written can hold credentials (SASL tokens,
-sensitive configs, delegation tokens, SCRAM credentials), and when
+sensitive configs, delegation tokens, SCRAM credentials, the KRaft
+metadata log's records; not Kafka Connect's configuration records,
+which only decoding the records tells), and when
 packets written also carry frames of exchanges not shown that can (a
 SaslAuthenticate sharing a segment with the request shown).
 

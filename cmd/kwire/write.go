@@ -170,7 +170,8 @@ type packetSelection struct {
 	fragments  map[fileFrame]bool
 	// secrets are the packet ranges of exchanges not selected that can
 	// hold credentials (SASL tokens, sensitive configs, delegation
-	// tokens, SCRAM credentials: protocol.KeyCarriesSecrets), at most
+	// tokens, SCRAM credentials, the KRaft metadata log's records:
+	// credentialAPI), at most
 	// maxSecretRanges of them (secretsCapped past it): a packet written
 	// for a selected exchange may carry their bytes too (a segment
 	// holding two frames), which the file then holds as captured.
@@ -220,14 +221,17 @@ func (s *packetSelection) passOver(ex *dissect.Exchange) {
 }
 
 // credentialAPI names the API of an exchange that can hold credentials (a
-// raw SASL token, or an API key protocol.KeyCarriesSecrets says can), and
-// reports whether it can.
+// raw SASL token, an API key protocol.KeyCarriesSecrets says can, or
+// records of the KRaft metadata log: facts.Exchange.MetadataLogRecords),
+// and reports whether it can.
 func credentialAPI(ex *dissect.Exchange) (string, bool) {
 	switch {
 	case ex.Kind == dissect.KindSASL:
 		return "a raw SASL token", true
 	case protocol.KeyCarriesSecrets(ex.APIKey, false) || protocol.KeyCarriesSecrets(ex.APIKey, true):
 		return protocol.APIName(ex.APIKey), true
+	case ex.Facts().MetadataLogRecords():
+		return protocol.APIName(ex.APIKey) + " of the KRaft metadata log's records", true
 	}
 	return "", false
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"hash/crc32"
 	"io"
 	"os"
 	"os/exec"
@@ -657,6 +658,76 @@ func TestWriteSelectedCredentials(t *testing.T) {
 	if _, errOut, _ := kwireInProcess(t, "read", "--api", "Metadata", "-w", out, goldenPcap(t, "sasl-plain.pcap")); strings.Contains(errOut, "credentials") {
 		t.Errorf("Metadata alone: %s", errOut)
 	}
+}
+
+// TestWriteMetadataLogCredentials: the records of the KRaft metadata log
+// (__cluster_metadata) carry the cluster's sensitive configs and SCRAM
+// credentials, which kwire's output withholds; -w writes them as
+// captured, and says so, as of the APIs that carry credentials in their
+// fields (a controller's Fetch of the log was written unsaid: an
+// adversarial trial). A Fetch of another topic says nothing.
+func TestWriteMetadataLogCredentials(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct {
+		topic string
+		note  bool
+	}{{"__cluster_metadata", true}, {"orders", false}} {
+		cp := newTCPCapture(9092, true)
+		req := kmsg.NewPtrFetchRequest()
+		req.Version = 12
+		rt := kmsg.NewFetchRequestTopic()
+		rt.Topic = c.topic
+		rt.Partitions = append(rt.Partitions, kmsg.NewFetchRequestTopicPartition())
+		req.Topics = append(req.Topics, rt)
+		cp.stream(true, kreqFrame(req, 1, "broker-1"))
+		resp := kmsg.NewPtrFetchResponse()
+		resp.Version = 12
+		p := kmsg.NewFetchResponseTopicPartition()
+		p.HighWatermark = 1
+		p.RecordBatches = oneRecordBatch([]byte("ssl.keystore.password=Qz-metadata-secret"))
+		resp.Topics = []kmsg.FetchResponseTopic{{Topic: c.topic, Partitions: []kmsg.FetchResponseTopicPartition{p}}}
+		cp.stream(false, krespFrame(resp, 1))
+		pcap := filepath.Join(dir, c.topic+".pcap")
+		if err := os.WriteFile(pcap, cp.buf, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		out := filepath.Join(dir, c.topic+"-cut.pcapng")
+		want := "kwire: note: -w " + out + ": 1 exchange written can hold credentials (Fetch of the KRaft metadata log's records), which the file holds as captured"
+		for _, mode := range [][]string{nil, {"-V"}, {"--json"}} {
+			args := append(append([]string{"read"}, mode...), "--api", "Fetch", "-w", out, pcap)
+			_, errOut, code := kwireInProcess(t, args...)
+			if code != 0 || strings.Contains(errOut, want) != c.note || !c.note && strings.Contains(errOut, "credentials") {
+				t.Errorf("%s %v: exit %d, note %v wanted:\n%s", c.topic, mode, code, c.note, errOut)
+			}
+		}
+	}
+}
+
+// oneRecordBatch is a magic 2 record batch of one record whose key is
+// null and whose value is value.
+func oneRecordBatch(value []byte) []byte {
+	rec := []byte{0, 0, 0, 1} // attributes, timestamp delta, offset delta, key length -1
+	rec = binary.AppendVarint(rec, int64(len(value)))
+	rec = append(rec, value...)
+	rec = append(rec, 0) // no headers
+	recs := append(binary.AppendVarint(nil, int64(len(rec))), rec...)
+	b := binary.BigEndian.AppendUint64(nil, 0)          // base offset
+	b = binary.BigEndian.AppendUint32(b, 0)             // length, below
+	b = binary.BigEndian.AppendUint32(b, 0)             // partition leader epoch
+	b = append(b, 2)                                    // magic
+	b = binary.BigEndian.AppendUint32(b, 0)             // CRC, below
+	b = binary.BigEndian.AppendUint16(b, 0)             // attributes
+	b = binary.BigEndian.AppendUint32(b, 0)             // last offset delta
+	b = binary.BigEndian.AppendUint64(b, 1700000000000) // first timestamp
+	b = binary.BigEndian.AppendUint64(b, 1700000000000) // max timestamp
+	b = binary.BigEndian.AppendUint64(b, ^uint64(0))    // producer ID -1
+	b = binary.BigEndian.AppendUint16(b, ^uint16(0))    // producer epoch -1
+	b = binary.BigEndian.AppendUint32(b, ^uint32(0))    // base sequence -1
+	b = binary.BigEndian.AppendUint32(b, 1)             // records
+	b = append(b, recs...)
+	binary.BigEndian.PutUint32(b[8:], uint32(len(b)-12))
+	binary.BigEndian.PutUint32(b[17:], crc32.Checksum(b[21:], crc32.MakeTable(crc32.Castagnoli)))
+	return b
 }
 
 // kreqFrame is r as a request frame: length, header v1 or v2 (r's flexible
