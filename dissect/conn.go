@@ -819,7 +819,7 @@ func closeWhy(reason string) (why string, closed bool) {
 	case reassembly.CloseIdle:
 		return "the connection went idle", false
 	case reassembly.CloseReused:
-		return "the connection's addresses were reused", false
+		return "the reuse of the connection's addresses", false
 	case reassembly.CloseFull:
 		return "the connection was closed early, idle longest when the open connections filled their memory bound", false
 	case reassembly.CloseEOF, "":

@@ -513,6 +513,11 @@ func (r *runner) deleteConn(k connKey) {
 // captured).
 func (r *runner) closeReused(s *stream) {
 	r.forceReason = CloseReused
+	if s.half[AtoB].rst || s.half[BtoA].rst {
+		// Reset, and reused before the reset's linger ran out: the RST
+		// ended it (abort's own RSTs come after this).
+		r.forceReason = CloseRST
+	}
 	r.abort(s)
 	r.forceReason = ""
 	if !s.done {

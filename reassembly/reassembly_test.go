@@ -1001,6 +1001,26 @@ func TestReuseDeliversBufferedData(t *testing.T) {
 	}
 }
 
+// TestResetThenReuse: a connection reset mid-frame and reconnected on
+// the same addresses before the reset's linger ran out closed as "reused",
+// so its frame cut short and its requests read as ended by the reuse, not
+// by the RST that ended them.
+func TestResetThenReuse(t *testing.T) {
+	v := newConv("10.0.0.1:1", "10.0.0.2:2", 100, 900)
+	v.handshake()
+	v.send(true, "half")
+	v.add(seg{src: v.c, dst: v.s, seq: v.cseq, flags: "R"})
+	v.cseq, v.sseq = 777777, 888888
+	v.handshake()
+	v.send(true, "new")
+	h, _ := mustRead(t, pcapBytes(t, layers.LinkTypeEthernet, v.segs), Options{})
+	want := []string{"open 0 10.0.0.1:1>10.0.0.2:2", `data 0 0 f4 "half"`, "close 0 rst",
+		"open 1 10.0.0.1:1>10.0.0.2:2", `data 1 0 f9 "new"`, "close 1 end of capture"}
+	if !slices.Equal(h.log, want) {
+		t.Errorf("log\n%s\nwant\n%s", strings.Join(h.log, "\n"), strings.Join(want, "\n"))
+	}
+}
+
 func TestLargeSegmentsReorderedOneDataPerPacket(t *testing.T) {
 	// Segments larger than a buffer page, reordered, one cut by the snap
 	// length, across the 2^32 sequence wrap.
