@@ -236,6 +236,24 @@ type pendingTimeout struct {
 	ref     Ref
 }
 
+// learntAt is when a client learnt a broker's versions: the ApiVersions
+// response's file, packet and time.
+type learntAt struct {
+	file  int
+	frame int64
+	at    time.Time
+}
+
+// before reports whether l came before the packet frame of file at time
+// at: by packet number in the same file (packet times may step back),
+// else by time.
+func (l learntAt) before(file int, frame int64, at time.Time) bool {
+	if l.file == file && l.frame > 0 && frame > 0 {
+		return l.frame < frame
+	}
+	return l.at.Before(at)
+}
+
 type clientBroker struct {
 	clientID string
 	broker   netip.AddrPort
@@ -258,7 +276,7 @@ type findEngine struct {
 	found    map[string]*finding
 	dropped  int64
 	conns    map[*reassembly.Conn]*connState
-	learnt   map[clientBroker]time.Time    // an ApiVersions answered to the client by the broker, first at
+	learnt   map[clientBroker]learntAt     // an ApiVersions answered to the client by the broker, first
 	brokerAd map[netip.AddrPort]*connState // the latest ApiVersions of each broker
 	fetches  map[fetchKey]*fetchState      // the last fetch of each partition by each client
 	limits   map[string]int64              // topic -> max.message.bytes from configs
@@ -287,7 +305,7 @@ type nearCandidate struct {
 
 func newFindEngine(mem *budget, slow time.Duration) *findEngine {
 	return &findEngine{mem: mem, slow: slow, found: map[string]*finding{}, conns: map[*reassembly.Conn]*connState{},
-		learnt: map[clientBroker]time.Time{}, brokerAd: map[netip.AddrPort]*connState{}, fetches: map[fetchKey]*fetchState{},
+		learnt: map[clientBroker]learntAt{}, brokerAd: map[netip.AddrPort]*connState{}, fetches: map[fetchKey]*fetchState{},
 		limits: map[string]int64{}, accepted: map[string]int64{}, nearCand: map[string][]nearCandidate{}, churn: map[string]*churnState{},
 		rates: map[string]*rateState{}}
 }
@@ -419,7 +437,10 @@ func (f *findEngine) exchange(e *xinfo) {
 	base := subject{clientID: x.ClientID, broker: broker, api: api}
 	if c != nil {
 		c.exchanges++
-		if c.first == nil || e.at.Before(c.first.at) {
+		// The first on the wire, by packet number: exchanges come as they
+		// complete, and packet times may step back (a clock step,
+		// interfaces merged unsorted).
+		if c.first == nil || e.ref.Frame < c.first.ref.Frame || e.ref.Frame == c.first.ref.Frame && e.at.Before(c.first.at) {
 			c.first = &xinfoLite{key: x.APIKey, ver: x.APIVersion, at: e.at, ref: e.ref, clientID: x.ClientID}
 		}
 		end := e.at
@@ -573,8 +594,8 @@ func (f *findEngine) versions(e *xinfo, c *connState, s subject) {
 			c.ranges, c.adRef = av.Ranges, e.ref
 			f.brokerAd[x.Broker] = c
 			k := clientBroker{x.ClientID, x.Broker}
-			if t, ok := f.learnt[k]; !ok || e.done.Before(t) {
-				f.learnt[k] = e.done
+			if l, ok := f.learnt[k]; !ok || (learntAt{e.file, e.ref.ResponseFrame, e.done}).before(l.file, l.frame, l.at) {
+				f.learnt[k] = learntAt{e.file, e.ref.ResponseFrame, e.done}
 				f.mem.take(costState + int64(len(x.ClientID)))
 			}
 		}
@@ -892,7 +913,7 @@ func (f *findEngine) event(ev *dissect.Event, file int, name string) {
 	// The first request, when the connection's start was captured.
 	if c.sawSYN && c.first != nil && c.first.key != protocol.KeyApiVersions && !cut {
 		k := clientBroker{c.first.clientID, c.broker}
-		if t, ok := f.learnt[k]; !ok || t.After(c.first.at) {
+		if l, ok := f.learnt[k]; !ok || !l.before(file, c.first.ref.Frame, c.first.at) {
 			fs := s
 			fs.clientID = c.first.clientID
 			fd := f.raise(RuleSkippedAPIVer, fs, file, c.first.at, "", c.first.ref.Frame)

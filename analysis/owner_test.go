@@ -404,6 +404,36 @@ func TestCutFileFindings(t *testing.T) {
 	}
 }
 
+// A connection's first request is the first on the wire (by packet
+// number), not the earliest stamped: a Metadata request stamped before
+// the ApiVersions sent ahead of it (a clock step, interfaces merged
+// unsorted) read as the connection's first, and skipped-apiversions
+// fired on a client that had asked.
+func TestFirstRequestByPacketOrder(t *testing.T) {
+	s := newSynth(t, Options{Findings: true})
+	av := kmsg.NewPtrApiVersionsRequest()
+	av.Version = 3
+	avr := kmsg.NewPtrApiVersionsResponse()
+	avr.ApiKeys = []kmsg.ApiVersionsResponseApiKey{{ApiKey: 3, MaxVersion: 12}, {ApiKey: 18, MaxVersion: 3}}
+	s.ex("c", 2*time.Second, time.Millisecond, av, avr)
+	md := kmsg.NewPtrMetadataRequest()
+	md.Version = 1
+	s.ex("c", 0, time.Millisecond, md, kmsg.NewPtrMetadataResponse()) // after it on the wire, stamped 2 s before
+	s.close(3*time.Second, false)
+	if f := s.findings(RuleSkippedAPIVer); len(f) != 0 {
+		t.Errorf("skipped-apiversions after an ApiVersions: %+v", f)
+	}
+	// Its first request on the wire not ApiVersions: the finding stands,
+	// naming that request, whatever came stamped later or earlier.
+	s = newSynth(t, Options{Findings: true})
+	s.ex("d", 2*time.Second, time.Millisecond, md, kmsg.NewPtrMetadataResponse())
+	s.ex("d", 0, time.Millisecond, av, avr)
+	s.close(3*time.Second, false)
+	if f := s.findings(RuleSkippedAPIVer); len(f) != 1 || len(f[0].Packets) == 0 || f[0].Packets[0] != 1 {
+		t.Errorf("skipped-apiversions %+v, want one on packet 1", f)
+	}
+}
+
 // A commit refused as stale counts as stale on the partitions it was
 // refused for: all of them when the broker refuses the whole generation,
 // only those whose own error says so otherwise (the flag went to the
