@@ -7,6 +7,7 @@ package reassembly
 // and given up after Options.BufferTimeout of capture time.
 
 import (
+	"bytes"
 	"net/netip"
 	"slices"
 	"time"
@@ -78,6 +79,10 @@ type defragmenter struct {
 	// timeout, evicted by the bounds, or holding a fragment the snap
 	// length cut), until takeLost.
 	lost int64
+	// conflicts counts, of lost, the fragments of datagrams given up
+	// because two of their fragments overlap with different bytes, until
+	// takeConflicts.
+	conflicts int64
 }
 
 // add takes one fragment and returns the datagram's payload when it is
@@ -147,10 +152,25 @@ func (f *defragmenter) add(src, dst []byte, fr *fragment, now time.Time) ([]byte
 	if covered < dg.end {
 		return nil, 0, false
 	}
+	// Overlaps must repeat the bytes already there (a duplicate
+	// fragment): a datagram two of whose fragments overlap with different
+	// bytes is discarded whole, as Linux (4.19+) and RFC 5722 (IPv6) have
+	// receivers do, since which copy a receiver keeps differs between
+	// systems (the overlapping-fragment evasions). Its bytes become a gap
+	// of the TCP stream, unless a retransmission fills it.
 	f.out = slices.Grow(f.out[:0], dg.end)[:dg.end]
-	for _, p := range dg.parts { // overlaps: the later offset's bytes win
-		if p.off < dg.end {
-			copy(f.out[p.off:min(p.off+len(p.data), dg.end)], p.data)
+	covered = 0
+	for _, p := range dg.parts {
+		d := p.data[:max(0, min(len(p.data), dg.end-p.off))]
+		if n := min(covered-p.off, len(d)); n > 0 && !bytes.Equal(d[:n], f.out[p.off:p.off+n]) {
+			f.lost += int64(dg.frags)
+			f.conflicts += int64(dg.frags)
+			f.remove(dg)
+			return nil, 0, false
+		}
+		if p.off+len(d) > covered {
+			copy(f.out[covered:p.off+len(d)], d[covered-p.off:])
+			covered = p.off + len(d)
 		}
 	}
 	f.frames = append(f.frames[:0], dg.frames...)
@@ -178,6 +198,15 @@ func (f *defragmenter) dropAll() {
 func (f *defragmenter) drop(dg *fragDatagram) {
 	f.lost += int64(dg.frags)
 	f.remove(dg)
+}
+
+// takeConflicts returns the fragments given up since the last call
+// because their datagram's fragments overlap with different bytes (they
+// are counted by takeLost too).
+func (f *defragmenter) takeConflicts() int64 {
+	n := f.conflicts
+	f.conflicts = 0
+	return n
 }
 
 // takeLost returns the fragments lost since the last call.

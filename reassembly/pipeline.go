@@ -137,6 +137,7 @@ func (d *decoder) decode(data []byte, ci gopacket.CaptureInfo, link layers.LinkT
 		}
 		seg, n, ok := d.defrag.add(d.dec.srcIP, d.dec.dstIP, &d.dec.frag, ci.Timestamp)
 		d.sum.Fragments += d.defrag.takeLost()
+		d.sum.FragmentConflicts += d.defrag.takeConflicts()
 		if !ok {
 			return false
 		}

@@ -157,6 +157,11 @@ type Summary struct {
 	// captured is rebuilt and handled as the packet of its last fragment,
 	// as Wireshark numbers it; its fragments count in TCPPackets.
 	Fragments int64
+	// FragmentConflicts counts, of Fragments, those of datagrams
+	// discarded because two of their fragments overlap with different
+	// bytes (as Linux and RFC 5722 discard them: which copy a receiver
+	// would keep differs between systems).
+	FragmentConflicts int64
 	// DecodeErrors counts frames whose link, IP, tunnel or TCP header
 	// is malformed, or cut by the snap length before the TCP payload,
 	// and those of TooDeep, TooManyTags, TooManyLabels and
@@ -207,6 +212,7 @@ func (s *Summary) add(o Summary) {
 	s.TCPPackets += o.TCPPackets
 	s.NonTCP += o.NonTCP
 	s.Fragments += o.Fragments
+	s.FragmentConflicts += o.FragmentConflicts
 	s.DecodeErrors += o.DecodeErrors
 	s.Tunnelled += o.Tunnelled
 	s.TooDeep += o.TooDeep

@@ -62,6 +62,9 @@ type SummaryCounts struct {
 	UnsupportedLink int64 // packets of a link type kwire does not read (Summary.UnsupportedLink)
 	FilteredOut     int64 // packets -f skipped before numbering, not in Packets (Summary.FilteredOut)
 	Fragments       int64 // IP fragments, not reassembled (Summary.Fragments)
+	// FragmentConflicts counts, of Fragments, those discarded because
+	// they overlap with different bytes (Summary.FragmentConflicts).
+	FragmentConflicts int64
 	// SnapCut counts the packets the capture's snap length cut short
 	// (Summary.Truncated), SnapLen the length they were cut to
 	// (Summary.TruncatedAt): the gaps of Problems.Snapped are their
@@ -443,7 +446,11 @@ func Summary(w io.Writer, s *SummaryCounts, opts Options) error {
 	}
 	if s.Fragments > 0 {
 		item(int(s.Fragments), "IP fragment", roleError)
-		b = append(b, " (not reassembled)"...)
+		if s.FragmentConflicts > 0 {
+			b = fmt.Appendf(b, " (not reassembled; %d of datagrams whose fragments overlap with different bytes, discarded)", s.FragmentConflicts)
+		} else {
+			b = append(b, " (not reassembled)"...)
+		}
 	}
 	if len(s.Unparsed) == 0 {
 		item(int(s.BadPackets), "malformed packet", roleError)

@@ -434,6 +434,7 @@ func (r *captureRun) addSummaries(ds dissect.Summary, rs reassembly.Summary) {
 	r.rs.Packets += rs.Packets
 	r.rs.FilteredOut += rs.FilteredOut
 	r.rs.Fragments += rs.Fragments
+	r.rs.FragmentConflicts += rs.FragmentConflicts
 	r.rs.TCPPackets += rs.TCPPackets
 	r.rs.NonTCP += rs.NonTCP
 	r.rs.UnsupportedLink += rs.UnsupportedLink
@@ -608,6 +609,14 @@ func (r *captureRun) status(errw io.Writer) error {
 		// the fragments it skips leave the others incomplete.
 		fmt.Fprintf(errw, "kwire: note: %d IP fragment%s could not be reassembled, and -f skipped %d packet%s: a port filter passes the first fragment of a datagram only (the later ones hold no ports), as tcpdump's does; filter by host or net to keep every fragment\n",
 			r.rs.Fragments, plural(int(r.rs.Fragments)), r.rs.FilteredOut, plural(int(r.rs.FilteredOut)))
+	}
+	if n := r.rs.FragmentConflicts; n > 0 {
+		// Which copy of an overlap a receiver keeps differs between
+		// systems: the stream kwire would rebuild may not be the one the
+		// receiver read.
+		fmt.Fprintf(errw, "kwire: warning: %d IP fragment%s discarded: fragments of their datagrams overlap with different bytes, and receivers discard such datagrams (Linux, RFC 5722), since which copy one would keep differs between systems; their bytes are a gap unless a retransmission carried them\n",
+			n, pluralWas(n))
+		code = max(code, exitData)
 	}
 	if r.ds.Kafka == 0 && code != exitUsage && r.readAny && !saidEmpty {
 		fmt.Fprintf(errw, "kwire: %s\n", r.noKafkaHint())

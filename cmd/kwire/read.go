@@ -676,6 +676,7 @@ func (k *readSink) addTotals(ds dissect.Summary, rs reassembly.Summary) {
 	c.Connections += rs.Connections
 	c.UnsupportedLink += rs.UnsupportedLink
 	c.Fragments += rs.Fragments
+	c.FragmentConflicts += rs.FragmentConflicts
 	c.SnapCut += rs.Truncated
 	c.SnapLen = max(c.SnapLen, rs.TruncatedAt)
 	c.BadPackets += rs.DecodeErrors

@@ -532,6 +532,42 @@ func fragment(t *testing.T, pkts []capturetest.Packet) []capturetest.Packet {
 	return out
 }
 
+// TestReadFragmentOverlap: an IP fragment sent again with other bytes
+// (an overlapping-fragment evasion, a broken middlebox) gets its
+// datagram discarded, as a receiver does, and said, exit status 1: kwire
+// rebuilt the segment from the later copy, unsaid, exit 0.
+func TestReadFragmentOverlap(t *testing.T) {
+	_, pkts, err := capturetest.ReadPcap(goldenPcap(t, "kgo-produce-consume.pcap"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	frags := fragment(t, pkts)
+	// A first fragment (more fragments, offset 0), sent again before the
+	// datagram's last.
+	i := slices.IndexFunc(frags, func(p capturetest.Packet) bool { return binary.BigEndian.Uint16(p.Data[14+6:]) == 0x2000 })
+	if i < 0 {
+		t.Fatal("no first fragment")
+	}
+	changed := slices.Clone(frags[i].Data)
+	changed[len(changed)-1] ^= 0xff
+	dup := frags[i]
+	frags = slices.Insert(frags, i+1, capturetest.Packet{Time: dup.Time, Data: changed, Length: len(changed)})
+	path := writeTemp(t, "overlap.pcap", pcapOf(frags).Bytes)
+	out, errOut, code := kwireInProcess(t, "read", path)
+	if want := "3 IP fragments (not reassembled; 3 of datagrams whose fragments overlap with different bytes, discarded)"; code != exitData || !strings.Contains(out, want) {
+		t.Errorf("exit %d, stdout does not hold %q:\n%s", code, want, out)
+	}
+	if want := "kwire: warning: 3 IP fragments were discarded: fragments of their datagrams overlap with different bytes"; !strings.Contains(errOut, want) {
+		t.Errorf("stderr %q, want %q", errOut, want)
+	}
+	// The same fragment repeated as it was is a duplicate: read as before.
+	frags[i+1] = dup
+	path = writeTemp(t, "dup.pcap", pcapOf(frags).Bytes)
+	if out, errOut, code := kwireInProcess(t, "read", path); code != 0 || errOut != "" || strings.Contains(out, "anomalies") {
+		t.Errorf("duplicate fragment: exit %d, stderr %q:\n%s", code, errOut, out)
+	}
+}
+
 // TestReadFilterFragments: -f host passes every IP fragment, as tcpdump
 // -r does (it passed the first fragments only: 49 gaps, exit 1); -f port
 // passes the first fragments only, as tcpdump's does, and a note says
