@@ -70,7 +70,9 @@ With -f and no --port, Kafka is recognised by content (as with --detect)
 in whatever the filter captures.
 
 -w FILE also writes the captured packets to a pcapng file, for kwire read
-or Wireshark later.
+or Wireshark later: every byte as captured, credentials included (SASL
+passwords, sensitive configs, delegation tokens: a capture, unlike
+kwire's output, is not safe to paste).
 
 The capture runs until Ctrl-C (or SIGTERM), --duration or --count. Then
 pending data is flushed, requests still awaiting a response are listed
