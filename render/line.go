@@ -593,7 +593,10 @@ func EventLine(w io.Writer, ev *dissect.Event, opts Options) error {
 	}
 	if ev.Detail != "" {
 		b = append(b, " ("...)
-		b = append(b, ev.Detail...)
+		// Details quote what the wire said in kwire's words (a TLS
+		// ClientHello's SNI): escaped, a right-to-left override or a
+		// control character in it cannot act on the terminal.
+		b = termsafe.AppendEscape(b, ev.Detail)
 		b = append(b, ')')
 	}
 	b = append(b, '\n')

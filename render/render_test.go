@@ -778,6 +778,15 @@ func TestEventLineAndSummary(t *testing.T) {
 	if want := "12:01:02.345 stream 4 10.0.0.9:9092 → 10.0.0.5:53412 GAP 1460 bytes packet 57 (lost segment)\n"; got != want {
 		t.Errorf("EventLine:\n got  %s want %s", got, want)
 	}
+	// A detail holding what the wire said (a TLS ClientHello's SNI) has
+	// its unprintable characters escaped: a right-to-left override
+	// reordered the line on the terminal (an adversarial trial).
+	tls := &dissect.Event{Kind: dissect.EventTLS, Conn: conn, Frame: 4, Time: testT0,
+		Detail: "SNI evil\u202egnp.exe\x1b]0;t\x07, not decrypted: no key log"}
+	got = render(t, func(b *bytes.Buffer) error { return EventLine(b, tls, Options{}) })
+	if want := `12:01:02.345 stream 4 10.0.0.5:53412 → 10.0.0.9:9092 TLS packet 4 (SNI evil\u202egnp.exe\x1b]0;t\a, not decrypted: no key log)` + "\n"; got != want {
+		t.Errorf("EventLine of a TLS event:\n got  %s want %s", got, want)
+	}
 
 	var s SummaryCounts
 	s.Packets, s.Connections = 1200, 3
