@@ -248,18 +248,65 @@ func httpDetail(b []byte) string {
 	if len(f) < 2 || strings.HasPrefix(f[0], "HTTP/") {
 		return "HTTP/1.x"
 	}
-	path := f[1]
+	path := httpTarget(f[1])
 	for _, s := range []struct{ prefix, service string }{
 		{"/subjects", "Schema Registry"}, {"/schemas", "Schema Registry"}, {"/config", "Schema Registry"},
 		{"/compatibility", "Schema Registry"}, {"/mode", "Schema Registry"},
 		{"/connectors", "Kafka Connect REST"}, {"/connector-plugins", "Kafka Connect REST"},
 		{"/topics", "REST Proxy"}, {"/consumers", "REST Proxy"}, {"/brokers", "REST Proxy"}, {"/v3/clusters", "REST Proxy"},
 	} {
-		if strings.HasPrefix(path, s.prefix) {
-			return fmt.Sprintf("HTTP/1.x %s %s: probably %s", f[0], clip(path, 40), s.service)
+		if strings.HasPrefix(path.path, s.prefix) {
+			return fmt.Sprintf("HTTP/1.x %s %s: probably %s", f[0], path.clip(40), s.service)
 		}
 	}
-	return fmt.Sprintf("HTTP/1.x %s %s", f[0], clip(path, 40))
+	return fmt.Sprintf("HTTP/1.x %s %s", f[0], path.clip(40))
+}
+
+// target is an HTTP request-target as shown: its path, with a userinfo
+// and a query withheld.
+type target struct {
+	path     string
+	userinfo bool
+	rest     byte // '?' or '#' when a query or fragment was withheld, else 0
+}
+
+// httpTarget splits an HTTP request-target (RFC 9112 section 3.2) into
+// what is shown and what is withheld: the userinfo of an absolute-form
+// URL ("http://user:password@host/", RFC 3986 section 3.2.1) and the
+// query and fragment ("?access_token=T&client_secret=S": tokens, API
+// keys and signatures travel there) are credentials as often as not, and
+// are withheld whole, marked (<redacted>); the path is shown.
+func httpTarget(t string) target {
+	var tg target
+	if q := strings.IndexAny(t, "?#"); q >= 0 {
+		t, tg.rest = t[:q], t[q]
+	}
+	if i := strings.Index(t, "://"); i >= 0 {
+		auth := t[i+3:]
+		if slash := strings.IndexByte(auth, '/'); slash >= 0 {
+			auth = auth[:slash]
+		}
+		if at := strings.LastIndexByte(auth, '@'); at >= 0 {
+			t, tg.userinfo = t[:i+3]+t[i+3+at+1:], true
+		}
+	}
+	tg.path = t
+	return tg
+}
+
+// clip is the target shown, cut to n bytes of its path (clip), with the
+// parts withheld marked.
+func (tg target) clip(n int) string {
+	p := clip(tg.path, n)
+	if tg.userinfo {
+		if i := strings.Index(p, "://"); i >= 0 {
+			p = p[:i+3] + "<redacted>@" + p[i+3:]
+		}
+	}
+	if tg.rest != 0 {
+		p += string(tg.rest) + "<redacted>"
+	}
+	return p
 }
 
 // clip cuts s to n bytes, marking the cut, with anything but printable

@@ -281,3 +281,22 @@ func randBytes(rng *rand.Rand, n int) []byte {
 	}
 	return b
 }
+
+// TestHTTPDetailWithholdsCredentials: the skipped HTTP connection's
+// detail (read --verbose) shows the request's method and path, not the
+// userinfo of an absolute-form URL nor the query, where tokens and API
+// keys travel (both were shown: an adversarial trial).
+func TestHTTPDetailWithholdsCredentials(t *testing.T) {
+	for _, c := range []struct{ line, want string }{
+		{"GET /topics?access_token=Qz-TOKEN-1&x=1 HTTP/1.1", "HTTP/1.x GET /topics?<redacted>: probably REST Proxy"},
+		{"GET http://admin:Qz-PASS-2@registry:8081/subjects HTTP/1.1", "HTTP/1.x GET http://<redacted>@registry:8081/subjects"},
+		{"POST /oauth/token#client_secret=Qz-CS-3 HTTP/1.1", "HTTP/1.x POST /oauth/token#<redacted>"},
+		{"GET /subjects/orders-value/versions HTTP/1.1", "HTTP/1.x GET /subjects/orders-value/versions: probably Schema Registry"},
+		{"GET http://registry:8081/subjects HTTP/1.1", "HTTP/1.x GET http://registry:8081/subjects"},
+	} {
+		got := httpDetail([]byte(c.line + "\r\nHost: x\r\n\r\n"))
+		if got != c.want || strings.Contains(got, "Qz-") {
+			t.Errorf("%q: detail %q, want %q", c.line, got, c.want)
+		}
+	}
+}
