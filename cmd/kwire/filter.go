@@ -15,6 +15,8 @@ import (
 	"github.com/expr-lang/expr/parser"
 	"github.com/expr-lang/expr/vm"
 	"github.com/kwire/kwire/dissect"
+	"github.com/kwire/kwire/protocol"
+	"github.com/kwire/kwire/reassembly/live"
 )
 
 // exprProgram is a compiled --filter expression.
@@ -86,8 +88,14 @@ func compileFilter(src string) (*exprProgram, bool, error) {
 		line = lines[fe.Line-1]
 	}
 	col := max(fe.Column, 0)
-	return nil, false, fmt.Errorf("--filter: %s (line %d, column %d)\n  %s\n  %s^",
+	msg := fmt.Sprintf("--filter: %s (line %d, column %d)\n  %s\n  %s^",
 		nearestNames(fe.Message), fe.Line, col+1, line, strings.Repeat(" ", min(col, len(line))))
+	if _, err := live.FileFilter(src); err == nil {
+		// tcpdump syntax (port 9092, host 10.0.0.5): a packet filter,
+		// which is -f's.
+		msg += fmt.Sprintf("\nkwire: '%s' is a capture filter in tcpdump syntax: give it with -f (--filter is an expression over exchanges, e.g. api == \"Fetch\")", strings.TrimSpace(src))
+	}
+	return nil, false, errors.New(msg)
 }
 
 // Messages of expr's for a name that is not there: at the top, or in a
@@ -103,6 +111,11 @@ var (
 // returned as they are.
 func nearestNames(msg string) string {
 	if m := unknownNameRE.FindStringSubmatch(msg); m != nil {
+		if what := kafkaWord(m[1]); what != "" {
+			// api == Produce, UNSUPPORTED_VERSION in errors: a text
+			// written without its quotes reads as a name.
+			return fmt.Sprintf("unknown name %s; %s is %s: write it in quotes, \"%s\" (a text value needs them)", m[1], m[1], what, m[1])
+		}
 		return fmt.Sprintf("unknown name %s; the nearest: %s (kwire read --json shows the names)",
 			m[1], strings.Join(nearest(m[1], exprNames(reflect.TypeFor[exchangeFields]())), ", "))
 	}
@@ -113,6 +126,28 @@ func nearestNames(msg string) string {
 		}
 	}
 	return msg
+}
+
+// kafkaWord says what word is when it is a value the filter compares
+// with, not a name it knows: an API's name (api), a Kafka error's
+// (errors), an exchange's kind or a codec; "" otherwise.
+func kafkaWord(word string) string {
+	switch {
+	case slices.Contains(apiNameList(), word):
+		return "an API's name"
+	case word != "NONE" && isKafkaError(word):
+		return "a Kafka error's name"
+	case slices.Contains([]string{"paired", "noResponse", "unanswered", "orphan", "sasl", "inFlight"}, word):
+		return "an exchange's kind"
+	case slices.Contains([]string{"gzip", "snappy", "lz4", "zstd"}, word):
+		return "a codec's name"
+	}
+	return ""
+}
+
+func isKafkaError(name string) bool {
+	_, ok := protocol.KafkaErrorCode(name)
+	return ok
 }
 
 // exprNames returns the names --filter knows t's fields by (their expr

@@ -185,6 +185,14 @@ func TestCompileFilterErrors(t *testing.T) {
 		{`request.header.clientID == "x"`, []string{"request.header.clientID: no API's request has a field clientID there", "the nearest: request.header.clientId, "}},
 		{`request.body.acks.value == 1`, []string{"--filter: request.body.acks.value: request.body.acks holds a value, not fields, in every API's request"}},
 		{`apiVersion >`, []string{"column", "\n  apiVersion >\n"}},
+		// A Kafka word without its quotes reads as a name: say to quote
+		// it, not the nearest names (errors, broker, ...).
+		{`api == Produce`, []string{`unknown name Produce; Produce is an API's name: write it in quotes, "Produce"`, "column 8"}},
+		{`UNSUPPORTED_VERSION in errors`, []string{`UNSUPPORTED_VERSION is a Kafka error's name: write it in quotes, "UNSUPPORTED_VERSION"`}},
+		{`kind != noResponse`, []string{`noResponse is an exchange's kind: write it in quotes, "noResponse"`}},
+		// tcpdump syntax is -f's, said after expr's own message.
+		{`port 9092`, []string{`unexpected token`, "\nkwire: 'port 9092' is a capture filter in tcpdump syntax: give it with -f"}},
+		{`host 10.0.0.5 and tcp port 9092`, []string{"'host 10.0.0.5 and tcp port 9092' is a capture filter in tcpdump syntax: give it with -f"}},
 		{`latency_ms > 5`, []string{"latency_ms is now latencyMs"}},
 		{`client_id == "x" || request_size > 3`, []string{"client_id is now clientId"}},
 	}

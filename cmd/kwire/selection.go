@@ -44,6 +44,11 @@ func (o *fileFlags) packetFilter(start *captureStart) (func([]byte, gopacket.Cap
 	if o.ReadFilter != "" {
 		f, err := live.FileFilter(o.ReadFilter)
 		if err != nil {
+			if _, _, ferr := compileFilter(o.ReadFilter); ferr == nil {
+				// api == "Produce": an expression over exchanges,
+				// which is --filter's.
+				return nil, usageErrorf("-f: %v\nkwire: '%s' is an expression over exchanges: give it with --filter (-f, --read-filter, takes a packet filter in tcpdump syntax)", err, o.ReadFilter)
+			}
 			return nil, usageErrorf("-f: %v", err)
 		}
 		keep = f

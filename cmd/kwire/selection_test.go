@@ -308,6 +308,14 @@ func TestSelections(t *testing.T) {
 		if _, errOut, code := kwireInProcess(t, "read", "-f", "udp port 53", pcap); code != 2 || !strings.Contains(errOut, "pure-Go") {
 			t.Errorf("udp filter: exit %d %s", code, errOut)
 		}
+		// An exchange expression given to -f: said to be --filter's.
+		// One that is neither only lists the tcpdump syntax.
+		if _, errOut, code := kwireInProcess(t, "read", "-f", `api == "Produce"`, pcap); code != 2 || !strings.Contains(errOut, `kwire: 'api == "Produce"' is an expression over exchanges: give it with --filter`) {
+			t.Errorf("an exchange expression given to -f: exit %d %s", code, errOut)
+		}
+		if _, errOut, code := kwireInProcess(t, "read", "-f", "prot 9092", pcap); code != 2 || !strings.Contains(errOut, "pure-Go") || strings.Contains(errOut, "--filter") {
+			t.Errorf("a misspelt -f: exit %d %s", code, errOut)
+		}
 	})
 }
 
