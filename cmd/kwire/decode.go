@@ -1,9 +1,13 @@
 package main
 
 import (
+	"cmp"
+	"encoding/binary"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"slices"
 	"strings"
@@ -57,7 +61,9 @@ names are dropped). Text before the hex on a line, as in a log line
 not hex: base64 -d | xxd -p turns it into hex, and the error says so.
 
 A frame that does not decode as a request but does as a response (which
-names no API) gets a hint naming the responses it fits.
+names no API) gets a hint naming the responses it fits; so do bytes
+copied without the frame's 4-byte length (the hint gives the length that
+makes them decode) and a whole frame given as a bare body (--frame).
 
 What the bytes are:
   (no flags)                          a whole request frame: length, header, body
@@ -284,7 +290,7 @@ func (o *decodeOptions) decode(data []byte, ropts render.Options) (*protocol.Tre
 		}
 		t := d.DecodeRequest(data)
 		if t.Err != nil {
-			o.hint = responseHint(data)
+			o.hint = cmp.Or(noLengthHint(d, data), responseHint(data))
 		}
 		return t, nil
 	}
@@ -304,7 +310,11 @@ func (o *decodeOptions) decode(data []byte, ropts render.Options) (*protocol.Tre
 		return nil, usageErrorf("--version %d: %s", ver, knownVersions(key))
 	}
 	if !o.Frame {
-		return d.DecodeBody(key, ver, o.Response, data), nil
+		t := d.DecodeBody(key, ver, o.Response, data)
+		if t.Err != nil {
+			o.hint = wholeFrameHint(d, data, key, ver, o.Response)
+		}
+		return t, nil
 	}
 	if o.Request {
 		return nil, usageErrorf("a request frame names its own API and version: drop --api and --version")
@@ -366,6 +376,65 @@ func responseHint(data []byte) string {
 	}
 	return fmt.Sprintf("the frame may be a response: the responses of %d API versions decode it whole (%s); give --frame --response --api API --version V",
 		len(c), strings.Join(some, ", "))
+}
+
+// frameLength reports whether data starts with a frame's length: its
+// first 4 bytes count the bytes after them.
+func frameLength(data []byte) bool {
+	return len(data) >= 4 && int64(binary.BigEndian.Uint32(data)) == int64(len(data))-4
+}
+
+// noLengthHint says, for input that fails to decode as a request frame
+// and whose first 4 bytes are not its length, what it decodes whole as
+// once its length is put before it: a frame copied without its length
+// prefix, as a client's log may give one (header and body). "" when it
+// does not.
+func noLengthHint(d *protocol.Decoder, data []byte) string {
+	if frameLength(data) || len(data) < 8 || len(data) > math.MaxInt32 {
+		return ""
+	}
+	framed := binary.BigEndian.AppendUint32(make([]byte, 0, 4+len(data)), uint32(len(data)))
+	framed = append(framed, data...)
+	prefix := hex.EncodeToString(framed[:4])
+	t := d.DecodeRequest(framed)
+	whole := t.Err == nil && t.FirstError() == nil
+	t.Release()
+	if whole {
+		key, ver := int16(binary.BigEndian.Uint16(data)), int16(binary.BigEndian.Uint16(data[2:]))
+		return fmt.Sprintf("the bytes lack a frame's 4-byte length: with %s (the %d bytes given) before them, they decode whole as a request frame, %s v%d",
+			prefix, len(data), protocol.APIName(key), ver)
+	}
+	if h := responseHint(framed); h != "" {
+		return fmt.Sprintf("the bytes lack a frame's 4-byte length: with %s (the %d bytes given) before them, %s", prefix, len(data), h)
+	}
+	return ""
+}
+
+// wholeFrameHint says, for input that fails to decode as the bare body
+// --request or --response --api --version say, whether it is a whole
+// frame of that API instead (its first 4 bytes its length, then a
+// header): "" when it is not.
+func wholeFrameHint(d *protocol.Decoder, data []byte, key, ver int16, response bool) string {
+	if !frameLength(data) {
+		return ""
+	}
+	var t *protocol.Tree
+	if response {
+		t = d.DecodeResponse(data, key, ver)
+	} else {
+		t = d.DecodeRequest(data)
+	}
+	whole := t.Err == nil && t.FirstError() == nil
+	t.Release()
+	if !whole {
+		return ""
+	}
+	lead := fmt.Sprintf("the bytes are a whole frame, not a bare body: their first 4 bytes (%s) count the %d after them, and as a frame they decode whole", hex.EncodeToString(data[:4]), len(data)-4)
+	if response {
+		return lead + "; add --frame"
+	}
+	return fmt.Sprintf("%s (a request, %s v%d); drop --request, --api and --version (a request frame names its API and version)",
+		lead, protocol.APIName(int16(binary.BigEndian.Uint16(data[4:]))), int16(binary.BigEndian.Uint16(data[6:])))
 }
 
 // checkFrame rejects input too short to be a frame. A frame whose length
