@@ -62,6 +62,9 @@ JUnit XML report for CI systems.
       none: 'len(errors) > 0'
     - name: never UNSUPPORTED_VERSION
       none: '"UNSUPPORTED_VERSION" in errors'
+    - name: never a version the broker did not advertise
+      noFinding: unadvertised-version   # the broker closes the connection
+                                        # on one, with no error to match
     - name: ApiVersions first on every connection
       first: 'api == "ApiVersions"'
     - name: Metadata before any Produce, per client

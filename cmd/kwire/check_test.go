@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"encoding/xml"
 	"fmt"
@@ -8,6 +10,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/kwire/kwire/internal/bombs"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // junitDoc is what a CI system reads of --junit's file.
@@ -343,5 +348,55 @@ func TestReportsLaterNames(t *testing.T) {
 	out, errOut, _ = kwireInProcess(t, "txns", from("txn-read-committed.pcap", 40))
 	if !strings.Contains(out, "commit   capgen-txn-rc[0+3] (seq 0-2)") || strings.Contains(out, "_Mg8rGtBKCsNopCy8TWbYw") {
 		t.Errorf("txns: records named capgen-txn-rc:\n%s%s", out, errOut)
+	}
+}
+
+// TestCheckExampleUnadvertisedVersion: docs/examples/kafka-checks.yaml
+// fails a client that sends a version its broker did not advertise
+// (Produce v2 to a broker of Kafka 4, 3-12). The broker closes the
+// connection on it with no UNSUPPORTED_VERSION to match, so the
+// "never an UNSUPPORTED_VERSION" check passes; the unadvertised-version
+// finding is what catches it.
+func TestCheckExampleUnadvertisedVersion(t *testing.T) {
+	f := kmsg.NewRequestFormatter(kmsg.FormatterClientID("legacy-app"))
+	av := kmsg.NewPtrApiVersionsRequest()
+	av.Version = 0
+	avResp := kmsg.NewPtrApiVersionsResponse()
+	avResp.Version = 0
+	for _, k := range [][3]int16{{0, 3, 12}, {3, 0, 12}, {18, 0, 4}} {
+		avResp.ApiKeys = append(avResp.ApiKeys, kmsg.ApiVersionsResponseApiKey{ApiKey: k[0], MinVersion: k[1], MaxVersion: k[2]})
+	}
+	md := kmsg.NewPtrMetadataRequest()
+	md.Version = 1
+	mdResp := kmsg.NewPtrMetadataResponse()
+	mdResp.Version = 1
+	prod := kmsg.NewPtrProduceRequest()
+	prod.Version, prod.Acks, prod.TimeoutMillis = 2, -1, 1000
+	respFrame := func(corr int32, r kmsg.Response) []byte {
+		b := binary.BigEndian.AppendUint32(make([]byte, 4), uint32(corr))
+		b = r.AppendTo(b)
+		binary.BigEndian.PutUint32(b, uint32(len(b)-4))
+		return b
+	}
+	var buf bytes.Buffer
+	if err := bombs.WritePcap(&buf, []bombs.Exchange{
+		{Request: f.AppendRequest(nil, av, 1), Response: respFrame(1, avResp)},
+		{Request: f.AppendRequest(nil, md, 2), Response: respFrame(2, mdResp)},
+		{Request: f.AppendRequest(nil, prod, 3)}, // the broker closes the connection
+	}); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "after-upgrade.pcap")
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code := kwireInProcess(t, "check", filepath.Join("..", "..", "docs", "examples", "kafka-checks.yaml"), path)
+	for _, want := range []string{
+		"PASS never an UNSUPPORTED_VERSION: 0 exchanges match",
+		"FAIL never a version the broker did not advertise: 1 finding unadvertised-version, want none\n    warning unadvertised-version: legacy-app Produce v2 broker 10.0.0.2:9092\n",
+	} {
+		if code != 1 || !strings.Contains(out, want) {
+			t.Errorf("exit %d, no %q in\n%s%s", code, want, out, errOut)
+		}
 	}
 }

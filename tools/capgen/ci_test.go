@@ -45,7 +45,7 @@ func TestCIExample(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the example job failed: %v\n%s", err, b)
 	}
-	if !strings.Contains(string(b), "all 9 checks passed") {
+	if !strings.Contains(string(b), "all 10 checks passed") {
 		t.Errorf("output:\n%s", b)
 	}
 	type junit struct {
@@ -69,7 +69,7 @@ func TestCIExample(t *testing.T) {
 		}
 		return j
 	}
-	if j := read(filepath.Join(out, "kwire-junit.xml")); j.Tests != 9 || j.Failures != 0 || len(j.Suites) != 1 || len(j.Suites[0].Cases) != 9 {
+	if j := read(filepath.Join(out, "kwire-junit.xml")); j.Tests != 10 || j.Failures != 0 || len(j.Suites) != 1 || len(j.Suites[0].Cases) != 10 {
 		t.Errorf("JUnit %+v", j)
 	}
 
