@@ -387,6 +387,10 @@ type captureRun struct {
 	fileErrs    []error
 	interrupted bool
 	keys        *tlsKeys // the TLS keys, when any source could give some
+	// liveCapture names, for kwire live, the interface and the capture
+	// filter the packets had to pass ("lo", "tcp port 9092"); "" for
+	// files.
+	liveIface, liveFilter string
 }
 
 // add merges another run's totals (kwire versions --against).
@@ -750,6 +754,10 @@ func (r *captureRun) noKafkaHint() string {
 	switch {
 	case r.rs.Packets == 0 && r.rs.FilteredOut > 0:
 		return fmt.Sprintf("no Kafka connections found: -f passed none of the %d packet%s read", r.rs.FilteredOut, plural(int(r.rs.FilteredOut)))
+	case r.rs.Packets == 0 && r.liveFilter != "":
+		// kwire live: nothing came through the filter on the interface.
+		return fmt.Sprintf("no Kafka connections found: no packet on %s passed the capture filter %q: a broker on other ports needs --port (9092,9093) or -f, one reached through another interface -i (any: all of them)",
+			r.liveIface, r.liveFilter)
 	case r.rs.Packets == 0:
 		return "no Kafka connections found: the capture holds no packets"
 	case r.rs.UnsupportedLink == r.rs.Packets:

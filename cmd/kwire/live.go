@@ -281,6 +281,8 @@ func runLive(ctx context.Context, o *liveOptions, s *ioStreams, color bool) erro
 		readAny:       true,
 		interrupted:   src.Stopped() == live.StopContext,
 		keys:          r.capture.keys,
+		liveIface:     src.Interface(),
+		liveFilter:    src.Filter(),
 	}
 	run.addSummaries(d.Summary(), sum)
 	return run.status(s.ErrOut)
