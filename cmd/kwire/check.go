@@ -402,6 +402,11 @@ func checkSpecKeys(root *yaml.Node) error {
 		return nil
 	}
 	m := root.Content[0]
+	if m.Kind == yaml.SequenceNode {
+		// The checks without their key: the decoder would say "cannot
+		// unmarshal !!seq into a mapping".
+		return fmt.Errorf("line %d: a list at the top level; the checks go in a list under checks: (checks:, then each check as  - name: ...)", m.Line)
+	}
 	if err := unknown(m, top, " at the top level"); err != nil {
 		return err
 	}

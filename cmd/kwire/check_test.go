@@ -114,6 +114,9 @@ func TestCheckSpecErrors(t *testing.T) {
 		{"checks:\n  - expect: 'true'\n", "a check needs a name"},
 		{"nothing: here\n", `spec SPEC: line 1: unknown key "nothing" at the top level; known keys: checks` + "\n"},
 		{"checks: []\n", "no checks"},
+		// The checks without checks: above them (the YAML decoder said
+		// "cannot unmarshal !!seq into a mapping").
+		{"- name: x\n  none: 'len(errors) > 0'\n", "spec SPEC: line 1: a list at the top level; the checks go in a list under checks:"},
 		// Counts and ceilings below zero hold nothing.
 		{"checks:\n  - name: x\n    expect: 'true'\n    atLeast: -3\n", "spec SPEC:2 (x): atLeast: -3 is not a count of exchanges: want 0 or more\n"},
 		{"checks:\n  - name: x\n    expect: 'true'\n    atMost: -1\n", "spec SPEC:2 (x): atMost: -1 is not a count of exchanges: want 0 or more\n"},
