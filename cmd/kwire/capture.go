@@ -803,9 +803,15 @@ func (r *captureRun) noKafkaHint() string {
 	has := func(reason string) bool {
 		return slices.ContainsFunc(r.ds.SkipReasons, func(x dissect.Reason) bool { return x.Reason == reason })
 	}
+	noKey := len(r.ds.TLSReasons) > 0 && !slices.ContainsFunc(r.ds.TLSReasons, func(x dissect.Reason) bool { return x.Reason != dissect.TLSNoKey })
 	switch {
 	case tls > 0 && !r.keys.given():
 		hint += "; give the clients' TLS key log with --tls-keylog to decrypt them"
+	case tls > 0 && r.ds.TLSDecrypted == 0 && noKey && r.keys.kl.Dropped() == 0:
+		// Keys were loaded, but none is for these connections: the key
+		// log of another run, or of other clients (none dropped past
+		// --max-tls-key-memory, whose own warning says what to do).
+		hint += "; the key log holds none of their client randoms: give the one their clients wrote while this capture was taken"
 	case has("not on a Kafka port"):
 		hint += "; drop --detect=false to recognise Kafka by content, or give its broker ports with --port"
 	case has("not Kafka"):
