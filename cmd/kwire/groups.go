@@ -126,8 +126,12 @@ heartbeats show; an admin's ConsumerGroupDescribe (share, streams: their
 describes) adds the members it lists, with their member epochs and
 assignments where newer than their heartbeats said. Per group:
 
-  MEMBERS       member ID, group instance ID (static members, KIP-345),
-                client ID and address, when it joined and how it went
+  MEMBERS       each member under the name every table gives it (MEMBER:
+                its client ID, #2, #3 for further members with the same
+                one; without one, its member ID), its member ID, group
+                instance ID (static members, KIP-345), address (CLIENT:
+                its connection to the coordinator), when it joined and
+                how it went
                 (left, with its KIP-800 reason; expired: removed without
                 leaving after its session timeout; gone: removed before
                 its session could time out, by a leave or an admin's

@@ -247,7 +247,7 @@ func writeGroup(w *strings.Builder, g *analysis.GroupReport, o GroupsOptions, sp
 	}
 
 	heading(w, o.Options, "  MEMBERS")
-	t := newTable("NAME", "MEMBER ID", "INSTANCE", "CLIENT", "JOINED", "END", ">SESSION", ">HEARTBEATS", ">MAX GAP", ">LATE", ">MISSED", "ASSIGNED")
+	t := newTable("MEMBER", "MEMBER ID", "INSTANCE", "CLIENT", "JOINED", "END", ">SESSION", ">HEARTBEATS", ">MAX GAP", ">LATE", ">MISSED", "ASSIGNED")
 	t.indent = "  "
 	for _, m := range g.Members {
 		end := "member at end"
