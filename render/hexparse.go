@@ -18,8 +18,13 @@ package render
 //     ASCII column read as hex;
 //   - lines of bare hex after some text, as a log line writes them
 //     ("[2026-05-01 12:00:00,123] DEBUG payload=00000013..."): the text
-//     before a space, '=' or ':' that only hex follows is skipped
-//     (ParseHexNoting says what it skipped).
+//     before a space, '=' or ':' that only hex follows is skipped, a
+//     port or offset and its colon with it ("10.0.0.5:9092: 0000...")
+//     (ParseHexNoting says what it skipped);
+//   - a dump whose lines a logger prefixed with its own text, after a
+//     heading line or not ("... [thrd:b1]: 00000000: 00 00 00 2a ...  ...*"):
+//     the text before each dump line, and lines with no bytes before
+//     and after the dump, are skipped (logDumpLines).
 
 import (
 	"encoding/base64"
@@ -133,6 +138,15 @@ func ParseHexNoting(text string) ([]byte, []string, error) {
 			if err != nil {
 				at, ok := hexTail(l)
 				if !ok {
+					if stripped, logNotes, ok := logDumpLines(lines); ok {
+						// A dump inside log lines: each line's log text
+						// before it, and lines with no bytes, left out.
+						b, err := parseDump(stripped)
+						if err != nil {
+							return nil, nil, err
+						}
+						return b, logNotes, nil
+					}
 					return nil, nil, base64Hint(err, text)
 				}
 				if b, err = appendHexDigits(out, l[at:], i+1, at+1); err != nil {
@@ -149,6 +163,80 @@ func ParseHexNoting(text string) ([]byte, []string, error) {
 	return b, nil, err
 }
 
+// logDumpLines finds a dump (as dumpLineRE reads its lines) written
+// inside log lines, each behind the logger's own text
+// ("%7|1700000000.123|PROTOHEXDUMP|rdkafka#producer-1| [thrd:b]: 0000: 00 00 00 2a ...  ...*"):
+// on each line, the dump line starts after a space, ':', '=', '|' or
+// ']', where the rest reads as one; the first such place, or the same
+// place as on the line before when that reads as one too, and on the
+// first line one with offset 0 (a frame's dump starts there) when there
+// is one. The text before is turned into spaces, so that the columns
+// of errors stay the line's. Lines without a dump line before the first
+// and after the last (a heading: "Sent MetadataRequest (v12, 46
+// bytes)") are left out; one between two is kept, for parseDump to
+// refuse. parseDump's check that each line's offset follows from the
+// bytes before it catches a place chosen wrong. ok is false when no
+// line holds a dump line after some text.
+func logDumpLines(lines []string) (out []string, notes []string, ok bool) {
+	// Each place tried reads the rest of the line: only the first
+	// maxLogPrefix bytes are tried, so that a long line costs linear time.
+	starts := make([]int, len(lines))
+	prev := -1
+	first, last := -1, -1
+	for i, l := range lines {
+		starts[i] = -1
+		var cands []int
+		for j := 1; j < min(len(l), maxLogPrefix); j++ {
+			if !strings.ContainsRune(" \t:=|]", rune(l[j-1])) || unhex(l[j]) < 0 {
+				continue
+			}
+			if dumpLineRE.MatchString(strings.TrimRight(l[j:], " \t")) {
+				cands = append(cands, j)
+			}
+		}
+		if len(cands) == 0 {
+			continue
+		}
+		at := cands[0]
+		switch {
+		case prev >= 0 && slices.Contains(cands, prev):
+			at = prev
+		case first < 0:
+			for _, c := range cands {
+				if m := dumpLineRE.FindStringSubmatch(l[c:]); m != nil && strings.Trim(m[1], "0") == "" {
+					at = c
+					break
+				}
+			}
+		}
+		starts[i], prev = at, at
+		if first < 0 {
+			first = i
+		}
+		last = i
+	}
+	if first < 0 {
+		return nil, nil, false
+	}
+	out = make([]string, len(lines))
+	for i, l := range lines {
+		switch {
+		case starts[i] >= 0:
+			out[i] = strings.Repeat(" ", starts[i]) + l[starts[i]:]
+		case (i < first || i > last) && strings.TrimSpace(l) != "":
+			notes = append(notes, fmt.Sprintf("line %d: skipped %q: no dump bytes on it", i+1, clipText(strings.TrimSpace(l), 60)))
+		case i < first || i > last:
+		default:
+			out[i] = l
+		}
+	}
+	notes = append(notes, fmt.Sprintf("lines %d-%d: skipped the text before each dump line (%q on line %d)", first+1, last+1, clipText(lines[first][:starts[first]], 100), first+1))
+	return out, notes, true
+}
+
+// maxLogPrefix is the longest text logDumpLines skips before a dump line.
+const maxLogPrefix = 512
+
 // minTailDigits is the fewest hex digits a line's tail must hold for the
 // text before it to be skipped (a frame's length prefix alone has 8).
 const minTailDigits = 8
@@ -162,11 +250,30 @@ func hexTail(l string) (int, bool) {
 			continue
 		}
 		tail := l[i+1:]
-		if d, err := appendHexDigits(nil, tail, 0, 0); err == nil && len(d) >= minTailDigits {
+		if d, err := appendHexDigits(nil, tail, 0, 0); err == nil && len(d) >= minTailDigits && !labelled(tail) {
 			return i + 1, true
 		}
 	}
 	return 0, false
+}
+
+// labelled reports whether tail starts with a group of digits and a
+// colon, and its groups are not all of one length (the last may be
+// shorter): a port or an offset before the hex ("9092: 00000013...",
+// "0000: 00 00 00 13"), part of the text, not of the bytes. Hex written
+// with colons ("00:00:00:13") has groups of one length.
+func labelled(tail string) bool {
+	groups := strings.FieldsFunc(tail, func(r rune) bool { return r == ' ' || r == '\t' || r == ':' || r == ',' || r == ';' })
+	first := strings.TrimLeft(tail, " \t")
+	if len(groups) < 2 || !strings.HasPrefix(first[len(groups[0]):], ":") {
+		return false
+	}
+	for i, g := range groups[1:] {
+		if len(g) != len(groups[0]) && (i < len(groups)-2 || len(g) > len(groups[0])) {
+			return true
+		}
+	}
+	return false
 }
 
 // clipText cuts s to n bytes for a message.

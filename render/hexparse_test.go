@@ -169,9 +169,60 @@ func TestParseHexLogPrefix(t *testing.T) {
 	if !slices.Equal(notes, want) {
 		t.Errorf("notes %q, want %q", notes, want)
 	}
+	// A port (or an offset) and a colon before the hex are text, not
+	// bytes: "9092:" read as hex made the frame's length 0x90920000.
+	// Hex written with colons is not taken for one.
+	for in, want := range map[string]string{
+		"recv from 10.0.0.5:9092: 0000001300120000":    "0000001300120000",
+		"x: 00:00:00:13:00:12":                         "000000130012",
+		"at 0000: 00 00 00 13 00 12":                   "000000130012",
+		"payload=00000013 00120000 01020304 0009 7772": "00000013001200000102030400097772",
+	} {
+		if b, _, err := ParseHexNoting(in); err != nil || hex.EncodeToString(b) != want {
+			t.Errorf("%q: %x, %v; want %s", in, b, err, want)
+		}
+	}
 	for _, bad := range []string{"payload=00 0g", "x=0102", "payload=00000013 (cut)"} {
 		if _, _, err := ParseHexNoting(bad); err == nil {
 			t.Errorf("%q: no error", bad)
+		}
+	}
+}
+
+// TestParseHexLogDump: a dump whose every line a logger prefixed with
+// its own text (with a heading line that holds no bytes) is read: the
+// text before each dump line is skipped, and said. Offsets that do not
+// follow (a line's prefix read as part of its dump) and a line with no
+// dump between two that have one are still errors.
+func TestParseHexLogDump(t *testing.T) {
+	const pre = "%7|1700000000.123|PROTOHEXDUMP|rdkafka#producer-1| [thrd:b1:9092/1]: "
+	in := "%7|1700000000.123|SEND|rdkafka#producer-1| [thrd:b1:9092/1]: Sent ApiVersionsRequest (v0, 23 bytes)\n" +
+		pre + "00000000: 00 00 00 13 00 12 00 00 01 02 03 04 00 09 77 69  ..............wi\n" +
+		pre + "00000010: 72 65 2d 72 65 61 64                             re-read\n"
+	b, notes, err := ParseHexNoting(in)
+	if err != nil || !bytes.Equal(b, []byte("\x00\x00\x00\x13\x00\x12\x00\x00\x01\x02\x03\x04\x00\x09wire-read")) {
+		t.Fatalf("bytes %q, err %v", b, err)
+	}
+	want := []string{
+		`line 1: skipped "%7|1700000000.123|SEND|rdkafka#producer-1| [thrd:b1:9092/1]:…": no dump bytes on it`,
+		`lines 2-3: skipped the text before each dump line ("%7|1700000000.123|PROTOHEXDUMP|rdkafka#producer-1| [thrd:b1:9092/1]: " on line 2)`,
+	}
+	if !slices.Equal(notes, want) {
+		t.Errorf("notes %q, want %q", notes, want)
+	}
+	// Lines prefixed by a logger whose text ends in a number and a colon
+	// (a port): the offset-0 place is taken on the first line, and the
+	// same place on the next.
+	port := "10.0.0.5:9092:  "
+	if b, _, err := ParseHexNoting(port + "0000: 00 00 00 02 00 12\n" + port + "0006: 00 00\n"); err != nil || !bytes.Equal(b, []byte{0, 0, 0, 2, 0, 0x12, 0, 0}) {
+		t.Errorf("a prefix ending in a port: %x, %v", b, err)
+	}
+	for _, bad := range []string{
+		pre + "00000000: 00 00 00 13  ....\n" + pre + "00000010: 72 65  re\n",                  // offset 0x10 after 4 bytes
+		pre + "00000000: 00 00 00 13  ....\nsome other line\n" + pre + "00000004: 00 12  ..\n", // a line between without a dump
+	} {
+		if b, _, err := ParseHexNoting(bad); err == nil {
+			t.Errorf("%q: %x, no error", bad, b)
 		}
 	}
 }

@@ -56,7 +56,9 @@ input. Spaces, newlines, commas, 0x prefixes and \x escapes are ignored, and
 dumps are understood: hexdump -C, xxd, Wireshark's "Copy as Hex Dump" and
 one frame of kwire read -x or decode -x (offsets, ASCII columns and field
 names are dropped). Text before the hex on a line, as in a log line
-("... payload=00000013..."), is skipped with a note on stderr. Base64
+("... payload=00000013..."), is skipped with a note on stderr, and so is
+the text a logger writes before each line of a dump, with a heading
+line that holds no bytes ("... Sent MetadataRequest (v12, 46 bytes)"). Base64
 (bytes as JSON carries them, kwire read --json's bodies among them) is
 not hex: base64 -d | xxd -p turns it into hex, and the error says so.
 
@@ -403,6 +405,12 @@ func noLengthHint(d *protocol.Decoder, data []byte) string {
 		key, ver := int16(binary.BigEndian.Uint16(data)), int16(binary.BigEndian.Uint16(data[2:]))
 		return fmt.Sprintf("the bytes lack a frame's 4-byte length: with %s (the %d bytes given) before them, they decode whole as a request frame, %s v%d",
 			prefix, len(data), protocol.APIName(key), ver)
+	}
+	// A response's first 4 bytes are its correlation ID; read as a
+	// length, one that claims more than the bytes given is more likely
+	// a frame cut short than a length left out: no guess then.
+	if claimed := int64(binary.BigEndian.Uint32(data)); claimed > int64(len(data))-4 {
+		return ""
 	}
 	if h := responseHint(framed); h != "" {
 		return fmt.Sprintf("the bytes lack a frame's 4-byte length: with %s (the %d bytes given) before them, %s", prefix, len(data), h)
