@@ -40,7 +40,6 @@ func summarize(t *protocol.Tree, rec *protocol.Node) *Records {
 			decoded = true
 			r.Bytes += int64(c.Len)
 			r.Batches++
-			r.Magics |= 1 << 0
 			r.legacy(t, c, true, 0)
 		case c.Flags&protocol.FlagPartial != 0:
 			r.Partial = true
@@ -216,8 +215,10 @@ func (r *Records) legacy(t *protocol.Tree, m *protocol.Node, top bool, depth int
 			}
 		}
 	}
-	if magic == 1 {
-		r.Magics |= 1 << 1
+	if magic == 0 || magic == 1 {
+		// Its own magic: a magic 1 message set read as magics 0 and 1
+		// (formats "v0, v1" in --normalize, "magics":[0,1]).
+		r.Magics |= 1 << magic
 	}
 	codec := protocol.Codec(attrs & attrCodec)
 	if top {

@@ -105,3 +105,40 @@ func FuzzSummarize(f *testing.F) {
 		}
 	})
 }
+
+// legacyMessage encodes one uncompressed legacy message (magic 0 or 1)
+// of value val at offset off, with its CRC.
+func legacyMessage(magic int8, off int64, val string) []byte {
+	m := []byte{byte(magic), 0} // magic, attributes
+	if magic == 1 {
+		m = binary.BigEndian.AppendUint64(m, 1700000000000) // timestamp
+	}
+	m = binary.BigEndian.AppendUint32(m, 0xffffffff) // null key
+	m = binary.BigEndian.AppendUint32(m, uint32(len(val)))
+	m = append(m, val...)
+	m = append(binary.BigEndian.AppendUint32(nil, crc32.ChecksumIEEE(m)), m...)
+	return append(binary.BigEndian.AppendUint32(binary.BigEndian.AppendUint64(nil, uint64(off)), uint32(len(m))), m...)
+}
+
+// TestSummarizeLegacyMagics: a legacy message set's magics are its
+// messages' own: a magic 1 set read as magics 0 and 1 (--normalize's
+// formats "v0, v1", JSON "magics":[0,1]).
+func TestSummarizeLegacyMagics(t *testing.T) {
+	b2, _ := batch(0, 1, "x", false)
+	for _, c := range []struct {
+		data []byte
+		want uint8
+	}{
+		{legacyMessage(0, 0, "a"), 1 << 0},
+		{append(legacyMessage(1, 0, "a"), legacyMessage(1, 1, "b")...), 1 << 1},
+		{b2, 1 << 2},
+	} {
+		tr := dec.DecodeRecordBatches(c.data)
+		if tr.Err != nil {
+			t.Fatal(tr.Err)
+		}
+		if r := summarize(tr, tr.Root); r.Magics != c.want || r.Batches == 0 {
+			t.Errorf("%x: magics %03b, batches %d; want %03b", c.data, r.Magics, r.Batches, c.want)
+		}
+	}
+}
