@@ -756,6 +756,21 @@ func (k *readSink) summarize(s *ioStreams, color bool, extra func(io.Writer) err
 // that is not Kafka, or no exchange there.
 func (k *readSink) noteUnmatched(w io.Writer, run *captureRun) {
 	fl := k.fl
+	if k.shown == 0 && k.shownEvents == 0 && run.ds.Kafka > 0 {
+		// --topic or --client-id alone: a name misspelt, or not the
+		// capture's (as kwire groups --group says).
+		alone := *fl
+		alone.topics, alone.clientIDs = nil, nil
+		switch {
+		case alone.active():
+		case len(fl.topics) > 0 && len(fl.clientIDs) == 0:
+			fmt.Fprintf(w, "kwire: --topic %s matched nothing: no exchange of the capture names %s (a name matches whole, case and all; kwire read --json | jq -r '.topics[]' | sort -u lists them)\n",
+				strings.Join(fl.topics, ","), pluralWord(len(fl.topics), "that topic", "those topics"))
+		case len(fl.clientIDs) > 0 && len(fl.topics) == 0:
+			fmt.Fprintf(w, "kwire: --client-id %s matched nothing: no request of the capture comes from %s (kwire stats lists its client IDs, CLIENTS)\n",
+				strings.Join(fl.clientIDs, ","), pluralWord(len(fl.clientIDs), "that client ID", "those client IDs"))
+		}
+	}
 	if k.shown > 0 || k.shownEvents > 0 || len(fl.frames) == 0 && fl.stream < 0 {
 		return
 	}
@@ -799,6 +814,14 @@ func (k *readSink) noteUnmatched(w io.Writer, run *captureRun) {
 	default:
 		fmt.Fprintf(w, "kwire: --stream %d matched nothing: the connection carried no Kafka exchange%s\n", fl.stream, filtered)
 	}
+}
+
+// pluralWord is one for n == 1, else many.
+func pluralWord(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
 
 // analyzer returns the Analyzer of --findings (and of --stats's
