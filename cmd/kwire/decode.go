@@ -191,6 +191,12 @@ func runDecode(o *decodeOptions, s *ioStreams, color bool, args []string) error 
 		if o.hint != "" {
 			return dataErrorf("decode error: %v\nkwire: %s", tree.Err, o.hint)
 		}
+		if errors.Is(tree.Err, protocol.ErrUnknownVers) && o.API == "" && len(data) >= 8 {
+			// A request frame at a version no schema defines: say which
+			// the schemas do (read says so in its note).
+			return dataErrorf("decode error: %v; in kwire's schemas, %s (a newer Kafka's version, or bytes that are not this request)",
+				tree.Err, knownVersions(int16(binary.BigEndian.Uint16(data[4:]))))
+		}
 		return dataErrorf("decode error: %v", tree.Err)
 	}
 	if n := tree.FirstError(); n != nil {
@@ -291,7 +297,9 @@ func (o *decodeOptions) decode(data []byte, ropts render.Options) (*protocol.Tre
 			return nil, err
 		}
 		t := d.DecodeRequest(data)
-		if t.Err != nil {
+		if t.Err != nil && !errors.Is(t.Err, protocol.ErrUnknownVers) {
+			// (A header that decoded, naming a version no schema
+			// defines, is a request: no guess at a response.)
 			o.hint = cmp.Or(noLengthHint(d, data), responseHint(data))
 		}
 		return t, nil
