@@ -309,6 +309,10 @@ producer in them:
                 transactions a read_committed fetch was told to skip, by
                 producer
 
+Each producer's heading gives its time span, its instances (its
+InitProducerId exchanges, one INIT row each: a producer that started,
+restarted or took over; "instances" in --json) and its transactions.
+
 Several files are each a capture of its own (as stats and read take
 them): a transactional ID or consumer is reported per file, naming the
 file whose packet numbers it gives, and a note on stderr names a
