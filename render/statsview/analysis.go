@@ -736,7 +736,12 @@ func writeProducer(w *strings.Builder, p *analysis.ProducerReport, o Options) {
 		it.add(c(clockOf(in.Time)), c(deref(in.ClientID, "-", str)), c(deref(in.Client, "-", str)), c(strconv.FormatInt(in.ProducerID, 10)),
 			c(epochs), fenced, c(packetText(in.Ref.Frame)))
 	}
-	it.write(w, o)
+	if len(p.Instances) == 0 {
+		// A header over no rows read as a table cut short.
+		w.WriteString("  INIT  (no InitProducerId captured: the producer got its ID before the capture, or on a connection not captured)\n")
+	} else {
+		it.write(w, o)
+	}
 	if len(p.Records) > 0 {
 		w.WriteString("  written outside transactions: " + fitList(recordsText(p.Records), maxDetail) + "\n")
 	}
