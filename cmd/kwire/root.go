@@ -143,6 +143,12 @@ Exit status:
 	root.SetIn(s.In)
 	root.SetOut(s.Out)
 	root.SetErr(s.ErrOut)
+	// kwire --version, as many tools take it: kwire version's text. The
+	// template is that text, its braces (none in versions) escaped.
+	b := readBuildInfo()
+	root.Version = b.Version
+	root.Flags().Bool("version", false, "print kwire's version, commit and Go version (as kwire version)")
+	root.SetVersionTemplate(strings.NewReplacer("{{", "{{`{{`}}", "}}", "{{`}}`}}").Replace(b.text()))
 	// Flag descriptions wrapped at helpWidth columns, their continuation
 	// lines aligned under the first (cobra's template writes each on one
 	// line, some of 600 characters).

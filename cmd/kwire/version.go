@@ -2,8 +2,10 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"runtime"
 	"runtime/debug"
+	"strings"
 
 	"github.com/spf13/cobra"
 )
@@ -61,20 +63,27 @@ recorded version control information) and the Go version that built it.`,
 		Example: `  kwire version`,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			b := readBuildInfo()
-			fmt.Fprintf(s.Out, "kwire %s\n", b.Version)
-			if b.Commit != "" {
-				dirty := ""
-				if b.Modified {
-					dirty = " (modified)"
-				}
-				fmt.Fprintf(s.Out, "commit: %s%s\n", b.Commit, dirty)
-				if b.Time != "" {
-					fmt.Fprintf(s.Out, "commit time: %s\n", b.Time)
-				}
-			}
-			fmt.Fprintf(s.Out, "go: %s\n", b.GoVersion)
-			return nil
+			_, err := io.WriteString(s.Out, readBuildInfo().text())
+			return err
 		},
 	}
+}
+
+// text is what kwire version (and kwire --version) prints: the version,
+// the commit and its time when recorded, and the Go version.
+func (b buildInfo) text() string {
+	var w strings.Builder
+	fmt.Fprintf(&w, "kwire %s\n", b.Version)
+	if b.Commit != "" {
+		dirty := ""
+		if b.Modified {
+			dirty = " (modified)"
+		}
+		fmt.Fprintf(&w, "commit: %s%s\n", b.Commit, dirty)
+		if b.Time != "" {
+			fmt.Fprintf(&w, "commit time: %s\n", b.Time)
+		}
+	}
+	fmt.Fprintf(&w, "go: %s\n", b.GoVersion)
+	return w.String()
 }
