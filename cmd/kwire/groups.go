@@ -151,6 +151,8 @@ assignments where newer than their heartbeats said. Per group:
                 every member's assignment (its SyncGroup response, else the
                 leader's plan; KIP-848: its heartbeat responses); what moved
   SWIM LANES    a row per member, a column per generation: its partitions
+                (4' after 4: the same generation or epoch again, a static
+                member's rejoin in its predecessor's place, KIP-345)
   COMMITS       per partition the last committed offset, generation
                 (GEN; KIP-848: the member epoch, EPOCH), member,
                 commits, stale ones (from a generation the group had
