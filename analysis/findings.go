@@ -616,15 +616,26 @@ func (f *findEngine) versions(e *xinfo, c *connState, s subject) {
 		if r.Key == x.APIKey {
 			if x.APIVersion < r.Min || x.APIVersion > r.Max {
 				s.api = fmt.Sprintf("%s v%d", s.api, x.APIVersion)
-				f.raise(RuleUnadvertised, s, e.file, e.at, fmt.Sprintf("%s v%d sent; the broker advertised %d-%d %s (packet %d)",
-					protocol.APIName(x.APIKey), x.APIVersion, r.Min, r.Max, where, ad.adRef.ResponseFrame), e.ref.Frame, ad.adRef.ResponseFrame)
+				f.raise(RuleUnadvertised, s, e.file, e.at, fmt.Sprintf("%s v%d sent; the broker advertised %d-%d %s (packet %d)%s",
+					protocol.APIName(x.APIKey), x.APIVersion, r.Min, r.Max, where, ad.adRef.ResponseFrame, closedUnanswered(x)), e.ref.Frame, ad.adRef.ResponseFrame)
 			}
 			return
 		}
 	}
 	s.api = fmt.Sprintf("%s v%d", s.api, x.APIVersion)
-	f.raise(RuleUnadvertised, s, e.file, e.at, fmt.Sprintf("%s sent; the broker did not advertise the API %s (packet %d)",
-		protocol.APIName(x.APIKey), where, ad.adRef.ResponseFrame), e.ref.Frame, ad.adRef.ResponseFrame)
+	f.raise(RuleUnadvertised, s, e.file, e.at, fmt.Sprintf("%s sent; the broker did not advertise the API %s (packet %d)%s",
+		protocol.APIName(x.APIKey), where, ad.adRef.ResponseFrame, closedUnanswered(x)), e.ref.Frame, ad.adRef.ResponseFrame)
+}
+
+// closedUnanswered says, for a request outside what its broker
+// advertised, that its connection closed with it unanswered: what the
+// client saw of it (a broker closes the connection on a version it does
+// not support, with no error to read; dissect.Exchange.Closed).
+func closedUnanswered(x *dissect.Exchange) string {
+	if x.Kind != dissect.KindUnanswered || !x.Closed {
+		return ""
+	}
+	return "; the connection closed with it unanswered (as a broker answers a version it does not support)"
 }
 
 // produce checks the batches of a Produce request: compression, size,

@@ -270,6 +270,13 @@ func TestFindingsExpectations(t *testing.T) {
 				t.Errorf("%s was unadvertised: no finding", u)
 			}
 		}
+		// The broker closed the connection on each unadvertised
+		// Metadata: dissect marks them Closed, and the detail says so.
+		for _, f := range findingsOf(r, RuleUnadvertised) {
+			if strings.HasPrefix(*f.API, "Metadata") && !strings.HasSuffix(f.Detail, "; the connection closed with it unanswered (as a broker answers a version it does not support)") {
+				t.Errorf("%s: %s", *f.API, f.Detail)
+			}
+		}
 	})
 	t.Run("metadata-storm", func(t *testing.T) {
 		x := readExpect(t, "metadata-storm.pcap")

@@ -27,12 +27,15 @@ var s0 = time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
 var recordsDecoder = &protocol.Decoder{Records: true}
 
 type synth struct {
-	t      *testing.T
-	a      *Analyzer
-	frame  int64
-	conn   *reassembly.Conn
-	port   uint16
-	broker netip.AddrPort
+	// closing marks the unanswered exchanges fed as ones a FIN or RST
+	// left unanswered (dissect.Exchange.Closed), as dissect marks them.
+	closing bool
+	t       *testing.T
+	a       *Analyzer
+	frame   int64
+	conn    *reassembly.Conn
+	port    uint16
+	broker  netip.AddrPort
 }
 
 func newSynth(t *testing.T, opts Options) *synth {
@@ -53,7 +56,7 @@ func (s *synth) ex(clientID string, at, lat time.Duration, req kmsg.Request, res
 	s.t.Helper()
 	s.frame++
 	x := &dissect.Exchange{Conn: s.conn, Client: s.conn.A, Broker: s.conn.B, Kind: dissect.KindUnanswered,
-		APIKey: req.Key(), APIVersion: req.GetVersion(), ClientID: clientID}
+		APIKey: req.Key(), APIVersion: req.GetVersion(), ClientID: clientID, Closed: s.closing && resp == nil}
 	rt := recordsDecoder.DecodeBody(req.Key(), req.GetVersion(), false, req.AppendTo(nil))
 	if rt.Err != nil {
 		s.t.Fatalf("%T: %v", req, rt.Err)
@@ -615,5 +618,38 @@ func TestGroupsDescribedClassic(t *testing.T) {
 	w := byID["connect-cluster"]
 	if got, want := members(w), []string{"connect-1-aa client=connect-1 instance=<nil> subscribed=[] assigned="}; !slices.Equal(got, want) || str(w.ProtocolType) != "connect" || str(w.State) != "Stable" {
 		t.Errorf("connect-cluster: type %s, state %s, members %q, want %q", str(w.ProtocolType), str(w.State), got, want)
+	}
+}
+
+// TestRuleUnadvertisedClosed: a request at a version its broker did not
+// advertise that the connection's close left unanswered says so (a broker
+// closes the connection on a version it does not support, with no error
+// to read); one still unanswered when the capture ended does not.
+func TestRuleUnadvertisedClosed(t *testing.T) {
+	s := newSynth(t, Options{Findings: true})
+	for _, c := range []struct {
+		client  string
+		closing bool
+	}{{"closed", true}, {"at-end", false}} {
+		s.newConn()
+		av := kmsg.NewPtrApiVersionsRequest()
+		av.Version = 3
+		avr := kmsg.NewPtrApiVersionsResponse()
+		avr.ApiKeys = []kmsg.ApiVersionsResponseApiKey{{ApiKey: 3, MinVersion: 0, MaxVersion: 7}, {ApiKey: 18, MinVersion: 0, MaxVersion: 3}}
+		s.ex(c.client, 0, time.Millisecond, av, avr)
+		md := kmsg.NewPtrMetadataRequest()
+		md.Version = 8
+		s.closing = c.closing
+		s.ex(c.client, time.Second, 0, md, nil)
+		s.closing = false
+	}
+	got := map[string]string{}
+	for _, f := range s.findings(RuleUnadvertised) {
+		got[*f.ClientID] = f.Detail
+	}
+	const closed = "; the connection closed with it unanswered (as a broker answers a version it does not support)"
+	if len(got) != 2 || !strings.HasPrefix(got["closed"], "Metadata v8 sent; the broker advertised 0-7 on this connection (packet 2)") ||
+		!strings.HasSuffix(got["closed"], closed) || strings.Contains(got["at-end"], "closed") {
+		t.Errorf("%q", got)
 	}
 }

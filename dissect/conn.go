@@ -856,6 +856,7 @@ func (c *conn) close(reason string, t time.Time) {
 		for range m {
 			ex := c.pending.popOldest()
 			ex.Kind = KindUnanswered
+			ex.Closed = closed
 			if closed {
 				ex.Notes = append(ex.Notes, "connection closed with no response: probably lost in "+c.gapNote)
 			} else {
@@ -874,6 +875,7 @@ func (c *conn) close(reason string, t time.Time) {
 	pend := c.pending.drain()
 	for i, ex := range pend {
 		ex.Kind = KindUnanswered
+		ex.Closed = closed
 		switch {
 		case reason == closeStopped:
 			ex.InFlight = true

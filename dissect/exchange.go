@@ -150,6 +150,12 @@ type Exchange struct {
 	// kwire read -c): not unanswered, its response may come later in the
 	// capture.
 	InFlight bool
+	// Closed marks a KindUnanswered exchange whose connection ended with a
+	// FIN or RST captured while it waited: not one the capture's end, an
+	// idle timeout or -c left without its response. A broker closes the
+	// connection on a request at a version it does not support (all APIs
+	// but ApiVersions, KIP-511).
+	Closed bool
 
 	// The request header's RequestApiKey, RequestApiVersion,
 	// CorrelationId and ClientId (Kafka protocol guide, "Headers";
