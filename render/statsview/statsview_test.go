@@ -752,7 +752,7 @@ func TestWriteGroupDescribedOnly(t *testing.T) {
 	for _, want := range []string{
 		"GROUP cg  classic, protocol type consumer, assignor range, state Stable (described)\n",
 		"\n  GENERATIONS\n  (none captured)\n",
-		"  c1    c1-aaaa ",
+		"  c1      c1-aaaa ",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("no %q in\n%s", want, out)
