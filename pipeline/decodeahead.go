@@ -93,7 +93,7 @@ func (a *DecodeAhead) consume() {
 				j.ex.Facts()
 			}
 			a.next.Exchange(j.ex)
-			finished(j.ex, a.Recycle)
+			j.ex.Done(a.Recycle)
 		case j.ev != nil:
 			a.next.Event(j.ev)
 		default:

@@ -49,24 +49,3 @@ func (j *job) redecode(fl *Flight) {
 	j.ex.DecodeWith(j.budget(), &j.dec)
 	j.redo = false
 }
-
-// finished hands back what ex holds once its consumer is done with it:
-// its trees' nodes and decompressed bytes to protocol's pools, its frame
-// buffers to the Dissector's (Exchange.Release); with recycle, ex itself,
-// its frames, trees and facts too (Exchange.Recycle), for a consumer that
-// keeps nothing of ex but what its facts hold. On a capture of small
-// exchanges those structs, made afresh for each, were half of what read
-// -V allocated on two cores, and the collections that paid for them
-// three times as many as on one (many-250).
-func finished(ex *dissect.Exchange, recycle bool) {
-	if recycle {
-		ex.Recycle()
-		return
-	}
-	for _, f := range [...]*dissect.Frame{ex.Request, ex.Response} {
-		if f != nil {
-			f.Tree.Release()
-		}
-	}
-	ex.Release()
-}

@@ -234,7 +234,7 @@ func (p *Ordered) inline(j *readJob) {
 		err = p.k.Render(p.k.Out(), j.ex, j.view)
 	}
 	p.k.Done(j.ex, j.show, err)
-	finished(j.ex, p.Recycle)
+	j.ex.Done(p.Recycle)
 	p.Release(j.size, j.mem)
 	p.recycle(j)
 }
@@ -390,7 +390,7 @@ func (p *Ordered) writeOut() {
 			}
 			k.Done(j.ex, j.show, err)
 			// Nothing reads the exchange once written and counted.
-			finished(j.ex, p.Recycle)
+			j.ex.Done(p.Recycle)
 		}
 		p.Release(j.size, j.mem)
 		if j.barrier == nil {

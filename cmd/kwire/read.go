@@ -1036,16 +1036,7 @@ func (k *readSink) Exchange(ex *dissect.Exchange) {
 	// (recycle), nothing holds on to the exchange either (the analyzer
 	// keeps its facts, which are not reused): it and its frames and trees
 	// are reused for the next ones.
-	if k.recycle {
-		ex.Recycle()
-		return
-	}
-	for _, f := range [...]*dissect.Frame{ex.Request, ex.Response} {
-		if f != nil {
-			f.Tree.Release()
-		}
-	}
-	ex.Release()
+	ex.Done(k.recycle)
 }
 
 // exchangeView is what rendering an exchange needs beyond its facts: the
