@@ -163,7 +163,7 @@ func ParseSASLToken(mech string, fromClient bool, b []byte) SASLToken {
 	case m == "GSSAPI":
 		return gssapiToken()
 	}
-	return withheldToken("a " + mech + " token (kwire does not parse that mechanism)")
+	return withheldToken("a token of the " + mech + " mechanism, which kwire does not parse")
 }
 
 func withheldToken(reason string) SASLToken {

@@ -719,3 +719,16 @@ func TestConfigURLWithheld(t *testing.T) {
 		}
 	}
 }
+
+// A token of a mechanism kwire does not parse is withheld whole, its
+// reason naming the mechanism whatever its first letter (it said "a
+// AWS_MSK_IAM token").
+func TestSASLUnparsedMechanismReason(t *testing.T) {
+	for _, mech := range []string{"AWS_MSK_IAM", "X-CUSTOM"} {
+		got := ParseSASLToken(mech, true, []byte(`{"version":"2020_10_22","user-agent":"x"}`))
+		want := "a token of the " + mech + " mechanism, which kwire does not parse"
+		if !got.Withheld || got.Message != SASLNotParsed || got.Reason != want {
+			t.Errorf("%s: %+v, want withheld with reason %q", mech, got, want)
+		}
+	}
+}
