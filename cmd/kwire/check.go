@@ -667,7 +667,9 @@ func (c *check) undecided(mem byteSize) {
 }
 
 // readsTopicNames reports whether the expression src reads what holds
-// topic names: topics, subject or the facts document. "" reads nothing.
+// topic names: topics, subject or the facts document, or $env, the whole
+// exchange, through which any of them can be read by a name in a string
+// ($env["topics"], get($env, "facts")). "" reads nothing.
 func readsTopicNames(src string) bool {
 	if src == "" {
 		return false
@@ -688,7 +690,7 @@ type topicNameUse struct{ found bool }
 func (u *topicNameUse) Visit(n *ast.Node) {
 	if id, ok := (*n).(*ast.IdentifierNode); ok {
 		switch id.Value {
-		case "topics", "subject", "facts":
+		case "topics", "subject", "facts", "$env":
 			u.found = true
 		}
 	}

@@ -162,7 +162,9 @@ func TestMaxNamesMemoryWarns(t *testing.T) {
 // kgo-produce-consume fetches capgen-codecs by ID (Fetch v18), so "none
 // fetches capgen-codecs" fails at the default, and with 1 byte of names
 // the ID hides the name: undecided, a failure, not a pass. A check that
-// reads no topic names (the count of Fetches) is not touched.
+// reads no topic names (the count of Fetches) is not touched; one that
+// reads them through $env by a string (get($env, "topics")) is undecided
+// too (it passed, matching none).
 func TestCheckUndecidedNames(t *testing.T) {
 	const capture = "../../pcaps/kgo-produce-consume.pcap"
 	spec := filepath.Join(t.TempDir(), "spec.yaml")
@@ -175,13 +177,16 @@ func TestCheckUndecidedNames(t *testing.T) {
   - name: fetches
     expect: 'api == "Fetch"'
     exactly: 9
+  - name: no fetch of capgen-codecs, through $env
+    none: 'api == "Fetch" && "capgen-codecs" in get($env, "topics")'
 `), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	code, out, errOut := runWith(t, "", "check", spec, capture)
 	if code != exitData || !strings.Contains(out, "FAIL no fetch of capgen-codecs: 5 exchanges match") ||
 		!strings.Contains(out, "FAIL no subject naming capgen-codecs in a Fetch: 5 of 9 exchanges") ||
-		!strings.Contains(out, "PASS fetches: 9 exchanges match") || strings.Contains(errOut, "not kept") {
+		!strings.Contains(out, "PASS fetches: 9 exchanges match") || strings.Contains(errOut, "not kept") ||
+		!strings.Contains(out, "FAIL no fetch of capgen-codecs, through $env: 5 exchanges match") {
 		t.Fatalf("default: exit %d\n%s%s", code, out, errOut)
 	}
 	code, out, _ = runWith(t, "", "check", "--max-names-memory", "1", spec, capture)
@@ -189,7 +194,9 @@ func TestCheckUndecidedNames(t *testing.T) {
 		"FAIL no fetch of capgen-codecs: undecided: 21 exchanges named a topic by an ID whose name was not kept past --max-names-memory (1), and the check reads topic names: raise it, e.g. --max-names-memory 64MiB (counted: 0 exchanges match api == \"Fetch\" && \"capgen-codecs\" in topics, want none)",
 		"FAIL no subject naming capgen-codecs in a Fetch: undecided: 21 exchanges",
 		"PASS fetches: 9 exchanges match api == \"Fetch\", want exactly 9",
-		"2 of 3 checks failed",
+		// $env reads the names by a string: it passed (0 match).
+		"FAIL no fetch of capgen-codecs, through $env: undecided: 21 exchanges",
+		"3 of 4 checks failed",
 	}
 	for _, w := range want {
 		if !strings.Contains(out, w) {
