@@ -306,6 +306,7 @@ const (
 	costMember     = 500
 	costCommit     = 200
 	costTP         = 40 // a topic-partitions entry, plus 4 per partition
+	costTopicName  = 16 // a string header in a list of topic names
 	costProducer   = 400
 	costTxn        = 300
 	costFinding    = 400
@@ -316,6 +317,16 @@ func tpCost(tps []facts.TopicPartitions) int64 {
 	n := int64(0)
 	for _, tp := range tps {
 		n += costTP + int64(len(tp.Topic)) + 4*int64(len(tp.Partitions))
+	}
+	return n
+}
+
+// namesCost is what a list of topic names (a member's subscription)
+// costs: its strings and their headers.
+func namesCost(names []string) int64 {
+	n := int64(0)
+	for _, s := range names {
+		n += costTopicName + int64(len(s))
 	}
 	return n
 }

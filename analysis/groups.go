@@ -750,7 +750,7 @@ func (t *groupTracker) dropMember(m *member) {
 		g.compact()
 	}
 	g.dropped.Members++
-	t.mem.give(costMember + int64(len(m.id)) + tpCost(m.assignment))
+	t.mem.give(costMember + int64(len(m.id)) + tpCost(m.assignment) + namesCost(m.subscription))
 }
 
 // unkeep makes m, kept, not kept: off t.ended, and off its client's list
@@ -781,8 +781,8 @@ func (t *groupTracker) evictGroup(g *group) {
 	n := costMember + int64(len(g.id))
 	for _, m := range g.members {
 		t.unkeep(m)
-		n += costMember + int64(len(m.id)) + tpCost(m.assignment)
-		m.assignment, m.fetch = nil, nil
+		n += costMember + int64(len(m.id)) + tpCost(m.assignment) + namesCost(m.subscription)
+		m.assignment, m.fetch, m.subscription = nil, nil, nil
 	}
 	for _, gn := range g.gens {
 		n += gn.cost
@@ -1068,6 +1068,34 @@ func (t *groupTracker) assign(m *member, tps []facts.TopicPartitions) {
 	}
 }
 
+// subscribe makes topics m's subscription, charged to the budget while m
+// is kept (a peer's JoinGroup or DescribeGroups can list many long names
+// for each of many members).
+func (t *groupTracker) subscribe(m *member, topics []string) {
+	if m.kept {
+		t.mem.give(namesCost(m.subscription))
+	}
+	m.subscription = slices.Clone(topics)
+	if m.kept {
+		t.mem.take(namesCost(m.subscription))
+		t.shed()
+	}
+}
+
+// setSubscribed makes topics, sorted, gm's subscription at generation
+// gn, charged to gn's cost.
+func (t *groupTracker) setSubscribed(gn *gen, gm *genMember, topics []string) {
+	if gm.unfollowed {
+		return
+	}
+	n := namesCost(topics)
+	t.mem.give(namesCost(gm.subscription))
+	gn.cost += n - namesCost(gm.subscription)
+	t.mem.take(n)
+	gm.subscription, gm.hasSub = slices.Sorted(slices.Values(topics)), true
+	t.shed()
+}
+
 func (t *groupTracker) setAssigned(gn *gen, gm *genMember, tps []facts.TopicPartitions) {
 	if gm.unfollowed {
 		return
@@ -1208,7 +1236,7 @@ func (t *groupTracker) joinGroup(g *group, e *xinfo) {
 	m.setTimeouts(fg)
 	m.err(code)
 	if len(fg.Protocols) > 0 && fg.Subscription != nil {
-		m.subscription = slices.Clone(fg.Subscription.Topics)
+		t.subscribe(m, fg.Subscription.Topics)
 	}
 	if code == errMemberIDRequired && (g.joinStart.IsZero() || e.at.Before(g.joinStart)) {
 		// A new member's first JoinGroup: the rebalance it starts begins
@@ -1263,7 +1291,7 @@ func (t *groupTracker) joinGroup(g *group, e *xinfo) {
 	}
 	own := t.addGenMember(g, gn, m, via)
 	if fg.Subscription != nil {
-		own.subscription, own.hasSub = slices.Sorted(slices.Values(fg.Subscription.Topics)), true
+		t.setSubscribed(gn, own, fg.Subscription.Topics)
 	}
 	if len(fg.Members) > 0 {
 		gn.listed = true
@@ -1289,11 +1317,11 @@ func (t *groupTracker) joinGroup(g *group, e *xinfo) {
 				mm.setInstance(fm.InstanceID)
 			}
 			if fm.Subscription != nil {
-				mm.subscription = slices.Clone(fm.Subscription.Topics)
+				t.subscribe(mm, fm.Subscription.Topics)
 			}
 			gm := t.addGenMember(g, gn, mm, "rebalance")
 			if fm.Subscription != nil && !gm.hasSub {
-				gm.subscription, gm.hasSub = slices.Sorted(slices.Values(fm.Subscription.Topics)), true
+				t.setSubscribed(gn, gm, fm.Subscription.Topics)
 			}
 		}
 	}
@@ -1661,7 +1689,7 @@ func (t *groupTracker) described(e *xinfo, kind string) {
 				t.setClientID(m, strings.Clone(dm.ClientID))
 			}
 			if s := dm.Subscription; s != nil && m.subscription == nil {
-				m.subscription = slices.Clone(s.Topics)
+				t.subscribe(m, s.Topics)
 			}
 			if !dm.HasEpoch {
 				// Classic: no epoch says which is newer; the describe
@@ -1689,11 +1717,13 @@ func (t *groupTracker) described(e *xinfo, kind string) {
 		if g.state != "" && g.state == d.State {
 			detail += ", state " + g.state
 		}
-		if kind == kindClassic && d.ProtocolType != "" {
-			detail += ", protocol type " + d.ProtocolType
+		// As the state: what was taken (a peer's string up to its
+		// bound), not a longer one, which the timeline would show whole.
+		if kind == kindClassic && g.ptype != "" && g.ptype == d.ProtocolType {
+			detail += ", protocol type " + g.ptype
 		}
-		if kind == kindClassic && d.Protocol != "" {
-			detail += ", assignor " + d.Protocol
+		if kind == kindClassic && g.protocol != "" && g.protocol == d.Protocol {
+			detail += ", assignor " + g.protocol
 		}
 		t.event(g, groupEvent(e, nil, "describe", "described: "+detail))
 	}

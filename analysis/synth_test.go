@@ -653,3 +653,75 @@ func TestRuleUnadvertisedClosed(t *testing.T) {
 		t.Errorf("%q", got)
 	}
 }
+
+// TestGroupsSubscriptionsCharged: the topic names of a member's
+// subscription (a DescribeGroups member's metadata, a JoinGroup's) are
+// charged to MaxMemory, as its assignment is: 80 described groups of 10
+// members each subscribing to 50 names of 100 bytes hold 4 MB of names,
+// against a 1 MiB budget. They were not charged: every group was kept
+// (a member costs its struct and ID), and so was every name, whatever
+// the budget.
+func TestGroupsSubscriptionsCharged(t *testing.T) {
+	const budget = 1 << 20
+	s := newSynth(t, Options{Groups: true, MaxMemory: budget})
+	topics := make([]string, 50)
+	for i := range topics {
+		topics[i] = fmt.Sprintf("%03d", i) + strings.Repeat("t", 97)
+	}
+	meta := (&kmsg.ConsumerMemberMetadata{Version: 0, Topics: topics, Generation: -1}).AppendTo(nil)
+	for g := range 80 {
+		dg := kmsg.NewDescribeGroupsResponseGroup()
+		dg.Group, dg.State, dg.ProtocolType, dg.Protocol = fmt.Sprintf("g%d", g), "Stable", "consumer", "range"
+		for i := range 10 {
+			m := kmsg.NewDescribeGroupsResponseGroupMember()
+			m.MemberID, m.ClientID, m.ProtocolMetadata = fmt.Sprintf("m%d-%d", g, i), "c", meta
+			dg.Members = append(dg.Members, m)
+		}
+		dq := kmsg.NewPtrDescribeGroupsRequest()
+		dq.SetVersion(5)
+		dq.Groups = []string{dg.Group}
+		dr := kmsg.NewPtrDescribeGroupsResponse()
+		dr.Groups = []kmsg.DescribeGroupsResponseGroup{dg}
+		s.ex("admin", time.Duration(g+1)*time.Second, time.Millisecond, dq, dr)
+	}
+	rep := s.a.Groups()
+	kept, members := 0, 0
+	for _, g := range rep.Groups {
+		for _, m := range g.Members {
+			members++
+			for _, name := range m.Subscription {
+				kept += len(name)
+			}
+		}
+	}
+	if members == 0 || kept == 0 || kept > budget {
+		t.Errorf("%d members kept with %d bytes of subscribed names, budget %d", members, kept, budget)
+	}
+	if used := s.a.mem.used; used > budget+16<<10 {
+		t.Errorf("%d bytes charged, budget %d", used, budget)
+	}
+}
+
+// TestGroupsDescribedLongStrings: a DescribeGroups group's protocol type
+// and assignor longer than a peer's string is taken (256 bytes) are left
+// out of the describe event as they are of the heading: the timeline
+// showed a 5000-byte assignor whole.
+func TestGroupsDescribedLongStrings(t *testing.T) {
+	s := newSynth(t, Options{Groups: true})
+	dg := kmsg.NewDescribeGroupsResponseGroup()
+	dg.Group, dg.State, dg.ProtocolType, dg.Protocol = "g", "Stable", "consumer", strings.Repeat("x", 5000)
+	dq := kmsg.NewPtrDescribeGroupsRequest()
+	dq.SetVersion(5)
+	dq.Groups = []string{"g"}
+	dr := kmsg.NewPtrDescribeGroupsResponse()
+	dr.Groups = []kmsg.DescribeGroupsResponseGroup{dg}
+	s.ex("admin", time.Second, time.Millisecond, dq, dr)
+	rep := s.a.Groups()
+	if len(rep.Groups) != 1 || len(rep.Groups[0].Timeline) != 1 {
+		t.Fatalf("groups %+v", rep.Groups)
+	}
+	g := rep.Groups[0]
+	if g.Assignor != nil || g.Timeline[0].Detail != "described: 0 members, state Stable, protocol type consumer" {
+		t.Errorf("assignor %v, event %q", g.Assignor, g.Timeline[0].Detail)
+	}
+}
