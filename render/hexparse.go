@@ -32,6 +32,7 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
+	"sort"
 	"strconv"
 	"strings"
 )
@@ -244,17 +245,46 @@ const minTailDigits = 8
 // hexTail returns where the hex at the end of line l starts when l is
 // some text, a space, '=' or ':', then only hex (as appendHexDigits reads
 // it) of at least minTailDigits digits: the leftmost such start.
+//
+// A tail that reads as hex holds no '=', and its spaces and colons are
+// appendHexDigits' separators: every later start in it reads as hex too.
+// So the leftmost start that reads is found by bisection, and the starts
+// after it are tried only while a port or an offset (labelled) is before
+// the hex, at most maxLabelTries: a line is read a logarithmic number of
+// times, not once for each space in it (a 300 KB line of short hex words
+// and a word that is not took 45 s).
 func hexTail(l string) (int, bool) {
+	var seps []int
 	for i := 0; i < len(l); i++ {
-		if c := l[i]; c != ' ' && c != '\t' && c != '=' && c != ':' {
-			continue
+		if c := l[i]; c == ' ' || c == '\t' || c == '=' || c == ':' {
+			seps = append(seps, i+1)
 		}
-		tail := l[i+1:]
-		if d, err := appendHexDigits(nil, tail, 0, 0); err == nil && len(d) >= minTailDigits && !labelled(tail) {
-			return i + 1, true
+	}
+	first := sort.Search(len(seps), func(k int) bool { return hexDigitsIn(l[seps[k]:]) >= 0 })
+	for k := first; k < len(seps) && k < first+maxLabelTries; k++ {
+		tail := l[seps[k]:]
+		if hexDigitsIn(tail) < minTailDigits {
+			return 0, false
+		}
+		if !labelled(tail) {
+			return seps[k], true
 		}
 	}
 	return 0, false
+}
+
+// maxLabelTries bounds the starts hexTail tries after a port or an
+// offset before the hex.
+const maxLabelTries = 8
+
+// hexDigitsIn returns how many hex digits s holds as appendHexDigits
+// reads it, or -1 when it does not read as hex.
+func hexDigitsIn(s string) int {
+	d, err := appendHexDigits(nil, s, 0, 0)
+	if err != nil {
+		return -1
+	}
+	return len(d)
 }
 
 // labelled reports whether tail starts with a group of digits and a

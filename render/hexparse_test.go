@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // seed is an ApiVersions v0 request frame: length 19, key 18, version 0,
@@ -254,5 +255,23 @@ func TestParseHexBase64Hint(t *testing.T) {
 		if !errors.As(err, &he) {
 			t.Errorf("ParseHex(%q): error %T is not a *hexError", c.in, err)
 		}
+	}
+}
+
+// TestParseHexLogPrefixLongLine: a long line of short hex words and a
+// word that is not is refused in linear-logarithmic time, and a frame
+// after a long text is still found: every space was a start read to the
+// line's end (a 300 KB line took 45 s).
+func TestParseHexLogPrefixLongLine(t *testing.T) {
+	start := time.Now()
+	if _, _, err := ParseHexNoting("x " + strings.Repeat("ab ", 100000) + "Z"); err == nil {
+		t.Error("a line ending in Z: no error")
+	}
+	b, notes, err := ParseHexNoting(strings.Repeat("log ab ", 50000) + "sent: 00000013 00120000")
+	if err != nil || hex.EncodeToString(b) != "0000001300120000" || len(notes) != 1 {
+		t.Errorf("%x, %q, %v", b, notes, err)
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("took %v", d)
 	}
 }
