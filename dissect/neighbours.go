@@ -243,12 +243,13 @@ func httpDetail(b []byte) string {
 	if bytes.HasPrefix(b, []byte("PRI * HTTP/2")) {
 		return "HTTP/2 connection preface (gRPC or another HTTP/2 service)"
 	}
-	line, _, _ := bytes.Cut(b[:min(len(b), 256)], []byte("\r\n"))
+	line, _, ended := bytes.Cut(b[:min(len(b), maxRequestLine)], []byte("\r\n"))
 	f := strings.Fields(string(line))
 	if len(f) < 2 || strings.HasPrefix(f[0], "HTTP/") {
 		return "HTTP/1.x"
 	}
-	path := httpTarget(f[1])
+	// A target that runs to where the bytes held end may be cut short.
+	path := httpTarget(f[1], !ended && len(f) == 2)
 	for _, s := range []struct{ prefix, service string }{
 		{"/subjects", "Schema Registry"}, {"/schemas", "Schema Registry"}, {"/config", "Schema Registry"},
 		{"/compatibility", "Schema Registry"}, {"/mode", "Schema Registry"},
@@ -270,24 +271,41 @@ type target struct {
 	rest     byte // '?' or '#' when a query or fragment was withheld, else 0
 }
 
+// maxRequestLine is how much of an HTTP message httpDetail reads for
+// its request line (8 KiB, the usual servers' limit of one).
+const maxRequestLine = 8 << 10
+
 // httpTarget splits an HTTP request-target (RFC 9112 section 3.2) into
 // what is shown and what is withheld: the userinfo of an absolute-form
-// URL ("http://user:password@host/", RFC 3986 section 3.2.1) and the
-// query and fragment ("?access_token=T&client_secret=S": tokens, API
-// keys and signatures travel there) are credentials as often as not, and
-// are withheld whole, marked (<redacted>); the path is shown.
-func httpTarget(t string) target {
+// URL ("http://user:password@host/", RFC 3986 section 3.2.1, or one with
+// no scheme, "//user:password@host/") and the query and fragment
+// ("?access_token=T&client_secret=S": tokens, API keys and signatures
+// travel there) are credentials as often as not, and are withheld whole,
+// marked (<redacted>); the path is shown. cut says the target may run
+// past the bytes held: an authority with no '@' and no '/' after it
+// then may be a userinfo cut before its '@' (a token as the password),
+// and is withheld whole.
+func httpTarget(t string, cut bool) target {
 	var tg target
 	if q := strings.IndexAny(t, "?#"); q >= 0 {
-		t, tg.rest = t[:q], t[q]
+		t, tg.rest, cut = t[:q], t[q], false
 	}
+	start := -1
 	if i := strings.Index(t, "://"); i >= 0 {
-		auth := t[i+3:]
-		if slash := strings.IndexByte(auth, '/'); slash >= 0 {
+		start = i + 3
+	} else if strings.HasPrefix(t, "//") {
+		start = 2
+	}
+	if start >= 0 {
+		auth := t[start:]
+		slash := strings.IndexByte(auth, '/')
+		if slash >= 0 {
 			auth = auth[:slash]
 		}
 		if at := strings.LastIndexByte(auth, '@'); at >= 0 {
-			t, tg.userinfo = t[:i+3]+t[i+3+at+1:], true
+			t, tg.userinfo = t[:start]+t[start+at+1:], true
+		} else if cut && slash < 0 {
+			t, tg.userinfo = t[:start], true
 		}
 	}
 	tg.path = t
@@ -299,8 +317,8 @@ func httpTarget(t string) target {
 func (tg target) clip(n int) string {
 	p := clip(tg.path, n)
 	if tg.userinfo {
-		if i := strings.Index(p, "://"); i >= 0 {
-			p = p[:i+3] + "<redacted>@" + p[i+3:]
+		if i := strings.Index(p, "//"); i >= 0 {
+			p = p[:i+2] + "<redacted>@" + p[i+2:]
 		}
 	}
 	if tg.rest != 0 {

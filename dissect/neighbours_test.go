@@ -293,10 +293,22 @@ func TestHTTPDetailWithholdsCredentials(t *testing.T) {
 		{"POST /oauth/token#client_secret=Qz-CS-3 HTTP/1.1", "HTTP/1.x POST /oauth/token#<redacted>"},
 		{"GET /subjects/orders-value/versions HTTP/1.1", "HTTP/1.x GET /subjects/orders-value/versions: probably Schema Registry"},
 		{"GET http://registry:8081/subjects HTTP/1.1", "HTTP/1.x GET http://registry:8081/subjects"},
+		{"GET //admin:Qz-PASS-4@registry:8081/subjects HTTP/1.1", "HTTP/1.x GET //<redacted>@registry:8081/subjects"},
+		// A token as the password, longer than the 256 bytes the
+		// request line was read from: its '@' was past them and the
+		// token's start was shown.
+		{"GET http://token:Qz-" + strings.Repeat("T", 300) + "@registry:8081/subjects HTTP/1.1", "HTTP/1.x GET http://<redacted>@registry:8081/subjects"},
 	} {
 		got := httpDetail([]byte(c.line + "\r\nHost: x\r\n\r\n"))
 		if got != c.want || strings.Contains(got, "Qz-") {
 			t.Errorf("%q: detail %q, want %q", c.line, got, c.want)
+		}
+	}
+	// Past the 8 KiB read, or where the bytes held end, an authority
+	// with no '@' yet is withheld whole: it may be a userinfo cut short.
+	for _, b := range []string{"GET http://token:Qz-" + strings.Repeat("T", 9000) + "@registry/ HTTP/1.1\r\n", "GET http://token:Qz-TTTT"} {
+		if got := httpDetail([]byte(b)); got != "HTTP/1.x GET http://<redacted>@" {
+			t.Errorf("%.40q: detail %q", b, got)
 		}
 	}
 }
