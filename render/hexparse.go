@@ -306,8 +306,18 @@ func labelled(tail string) bool {
 	return false
 }
 
-// clipText cuts s to n bytes for a message.
+// hexRun is 8 or more bytes of hex in text skipped: a frame's bytes
+// (a SASL password among them) when the hex read was another run.
+var hexRun = regexp.MustCompile(`[0-9a-fA-F]{2}(?:[ :,]?[0-9a-fA-F]{2}){7,}`)
+
+// clipText cuts s, text skipped, to n bytes for a message, with its
+// runs of hex withheld ("<hex, N bytes>"): skipped text is not what was
+// decoded, and its bytes are not shown undecoded (a log line whose hex
+// is followed by a hex trace ID quoted the frame, password and all).
 func clipText(s string, n int) string {
+	s = hexRun.ReplaceAllStringFunc(s, func(h string) string {
+		return fmt.Sprintf("<hex, %d bytes>", hexDigitsIn(h)/2)
+	})
 	if len(s) <= n {
 		return s
 	}

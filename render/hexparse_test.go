@@ -275,3 +275,17 @@ func TestParseHexLogPrefixLongLine(t *testing.T) {
 		t.Errorf("took %v", d)
 	}
 }
+
+// TestParseHexSkippedHexWithheld: text skipped before the hex read is
+// quoted in the note with its runs of hex withheld: a SaslAuthenticate
+// frame followed by a trace ID in a log line was skipped as text (the ID
+// is the hex at the line's end) and quoted, its PLAIN password
+// ("Qzpass") in hex among the 60 bytes shown.
+func TestParseHexSkippedHexWithheld(t *testing.T) {
+	frame := "0000001700240000 000000030000000000090075 00517a70617373"
+	_, notes, _ := ParseHexNoting("sent " + frame + " traceId=4bf92f3577b34da6")
+	want := []string{`line 1: skipped "sent <hex, 27 bytes> traceId=" before the hex`}
+	if !slices.Equal(notes, want) {
+		t.Errorf("notes %q, want %q", notes, want)
+	}
+}
