@@ -266,10 +266,7 @@ func (d *Dissector) Data(rc *reassembly.Conn, dir reassembly.Dir, ch reassembly.
 // Gap implements reassembly.Handler.
 func (d *Dissector) Gap(rc *reassembly.Conn, dir reassembly.Dir, n int64, t time.Time) {
 	c := d.conn(rc)
-	if c.tls != nil {
-		if c.state == csUndecided || c.state == csKafka {
-			c.tls.dec.Gap(tlsdec.Dir(dir), n, t)
-		}
+	if c.tlsGap(dir, n, t) {
 		return
 	}
 	c.plainGap(dir, n, t, "")
@@ -283,10 +280,7 @@ func (d *Dissector) Gap(rc *reassembly.Conn, dir reassembly.Dir, n int64, t time
 // across them either.
 func (d *Dissector) Snapped(rc *reassembly.Conn, dir reassembly.Dir, n int64, t time.Time, sc reassembly.SnapCut) {
 	c := d.conn(rc)
-	if c.tls != nil {
-		if c.state == csUndecided || c.state == csKafka {
-			c.tls.dec.Gap(tlsdec.Dir(dir), n, t)
-		}
+	if c.tlsGap(dir, n, t) {
 		return
 	}
 	why := snapWhy(n, sc)
@@ -310,10 +304,7 @@ func snapWhy(n int64, sc reassembly.SnapCut) string {
 // and which flag raises the budget (givenUpWhy).
 func (d *Dissector) GivenUp(rc *reassembly.Conn, dir reassembly.Dir, n int64, t time.Time) {
 	c := d.conn(rc)
-	if c.tls != nil {
-		if c.state == csUndecided || c.state == csKafka {
-			c.tls.dec.Gap(tlsdec.Dir(dir), n, t)
-		}
+	if c.tlsGap(dir, n, t) {
 		return
 	}
 	why := givenUpWhy(n)
@@ -354,10 +345,7 @@ func (d *Dissector) Conflict(rc *reassembly.Conn, dir reassembly.Dir, cf reassem
 // as a loss.
 func (d *Dissector) Cut(rc *reassembly.Conn, dir reassembly.Dir, n int64, t time.Time) {
 	c := d.conn(rc)
-	if c.tls != nil {
-		if c.state == csUndecided || c.state == csKafka {
-			c.tls.dec.Gap(tlsdec.Dir(dir), n, t) // records cannot be followed across it
-		}
+	if c.tlsGap(dir, n, t) {
 		return
 	}
 	switch c.state {
@@ -743,4 +731,18 @@ func (d *Dissector) Advertised() []BrokerVersions {
 	}
 	slices.SortFunc(out, func(a, b BrokerVersions) int { return a.Broker.Compare(b.Broker) })
 	return out
+}
+
+// tlsGap hands a gap of n bytes of direction dir to c's TLS decryption,
+// when c is TLS (records cannot be followed across it; once c is decided
+// not to be Kafka nothing is), and reports whether c is: Gap, Snapped,
+// GivenUp and Cut have nothing more to do then.
+func (c *conn) tlsGap(dir reassembly.Dir, n int64, t time.Time) bool {
+	if c.tls == nil {
+		return false
+	}
+	if c.state == csUndecided || c.state == csKafka {
+		c.tls.dec.Gap(tlsdec.Dir(dir), n, t)
+	}
+	return true
 }
