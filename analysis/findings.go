@@ -612,15 +612,13 @@ func (f *findEngine) versions(e *xinfo, c *connState, s subject) {
 	default:
 		return
 	}
-	for _, r := range ad.ranges {
-		if r.Key == x.APIKey {
-			if x.APIVersion < r.Min || x.APIVersion > r.Max {
-				s.api = fmt.Sprintf("%s v%d", s.api, x.APIVersion)
-				f.raise(RuleUnadvertised, s, e.file, e.at, fmt.Sprintf("%s v%d sent; the broker advertised %d-%d %s (packet %d)%s",
-					protocol.APIName(x.APIKey), x.APIVersion, r.Min, r.Max, where, ad.adRef.ResponseFrame, closedUnanswered(x)), e.ref.Frame, ad.adRef.ResponseFrame)
-			}
-			return
+	if r, ok := facts.RangeOf(ad.ranges, x.APIKey); ok {
+		if x.APIVersion < r.Min || x.APIVersion > r.Max {
+			s.api = fmt.Sprintf("%s v%d", s.api, x.APIVersion)
+			f.raise(RuleUnadvertised, s, e.file, e.at, fmt.Sprintf("%s v%d sent; the broker advertised %d-%d %s (packet %d)%s",
+				protocol.APIName(x.APIKey), x.APIVersion, r.Min, r.Max, where, ad.adRef.ResponseFrame, closedUnanswered(x)), e.ref.Frame, ad.adRef.ResponseFrame)
 		}
+		return
 	}
 	s.api = fmt.Sprintf("%s v%d", s.api, x.APIVersion)
 	f.raise(RuleUnadvertised, s, e.file, e.at, fmt.Sprintf("%s sent; the broker did not advertise the API %s (packet %d)%s",

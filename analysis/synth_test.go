@@ -725,3 +725,33 @@ func TestGroupsDescribedLongStrings(t *testing.T) {
 		t.Errorf("assignor %v, event %q", g.Assignor, g.Timeline[0].Detail)
 	}
 }
+
+// TestRuleUnadvertisedDuplicateKey: an ApiVersions response that lists a
+// key twice is read as Kafka's clients read it, the last listing in
+// effect: Metadata listed 0-12 then 0-7 makes v8 unadvertised, listed 0-7
+// then 0-12 does not. The first listing was used.
+func TestRuleUnadvertisedDuplicateKey(t *testing.T) {
+	s := newSynth(t, Options{Findings: true})
+	for _, c := range []struct {
+		client       string
+		first, later int16
+	}{{"narrowed", 12, 7}, {"widened", 7, 12}} {
+		s.newConn()
+		av := kmsg.NewPtrApiVersionsRequest()
+		av.Version = 3
+		avr := kmsg.NewPtrApiVersionsResponse()
+		avr.ApiKeys = []kmsg.ApiVersionsResponseApiKey{{ApiKey: 3, MinVersion: 0, MaxVersion: c.first},
+			{ApiKey: 18, MinVersion: 0, MaxVersion: 3}, {ApiKey: 3, MinVersion: 0, MaxVersion: c.later}}
+		s.ex(c.client, 0, time.Millisecond, av, avr)
+		md := kmsg.NewPtrMetadataRequest()
+		md.Version = 8
+		s.ex(c.client, time.Second, time.Millisecond, md, kmsg.NewPtrMetadataResponse())
+	}
+	got := map[string]string{}
+	for _, f := range s.findings(RuleUnadvertised) {
+		got[*f.ClientID] = f.Detail
+	}
+	if len(got) != 1 || !strings.HasPrefix(got["narrowed"], "Metadata v8 sent; the broker advertised 0-7 on this connection") {
+		t.Errorf("unadvertised findings %q, want one for the client whose broker listed Metadata 0-7 last", got)
+	}
+}

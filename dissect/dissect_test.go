@@ -1090,3 +1090,46 @@ func TestResyncCorrelationWraps(t *testing.T) {
 		})
 	}
 }
+
+// ApiVersions v3 response to correlation ID 1 listing Metadata twice: 0-7,
+// then 0-12 (only a broken broker does this).
+const apiVersionsV3RespDup = `
+00 00 00 28          // length 40
+00 00 00 01          // correlation id 1
+00 00                // error code 0
+05                   // ApiKeys: 4 entries (compact)
+00 00 00 00 00 09 00 //   Produce 0-9, tagged fields
+00 03 00 00 00 07 00 //   Metadata 0-7, tagged fields
+00 12 00 00 00 03 00 //   ApiVersions 0-3, tagged fields
+00 03 00 00 00 0c 00 //   Metadata again 0-12, tagged fields
+00 00 00 00          // throttle time 0
+00                   // tagged fields
+`
+
+// TestApiVersionsDuplicateKeyLastWins: of an API key listed twice, the
+// broker's advertisement keeps the last listing, as Kafka's clients do
+// (NodeApiVersions maps each listing by key); it kept the first, so a
+// Metadata v12 request read as unadvertised (0-7) where a Java client
+// would have sent it.
+func TestApiVersionsDuplicateKeyLastWins(t *testing.T) {
+	r := newRig(t, Options{}, true)
+	r.client(frame(t, apiVersionsV3Req))
+	r.broker(frame(t, apiVersionsV3RespDup))
+	r.d.Close(r.c, reassembly.CloseFIN, pktTime(5))
+	if got := r.sink.kinds(); len(got) != 1 {
+		t.Fatalf("kinds %v, want one paired exchange", got)
+	}
+	if got := len(r.sink.ex[0].Advertised); got != 4 {
+		t.Errorf("Exchange.Advertised has %d ranges, want the 4 listed", got)
+	}
+	adv := r.d.Advertised()
+	if len(adv) != 1 {
+		t.Fatalf("Advertised() = %+v", adv)
+	}
+	if rg, ok := adv[0].Range(3); !ok || rg != (protocol.Versions{Min: 0, Max: 12}) {
+		t.Errorf("Range(Metadata) = %v %v, want 0-12 (the last listing)", rg, ok)
+	}
+	if rg, ok := adv[0].Range(18); !ok || rg != (protocol.Versions{Min: 0, Max: 3}) {
+		t.Errorf("Range(ApiVersions) = %v %v, want 0-3", rg, ok)
+	}
+}

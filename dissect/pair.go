@@ -465,20 +465,24 @@ func (c *conn) learn(ex *Exchange, ranges []APIRange) {
 			RequestVersion: ex.APIVersion, Ranges: ranges}) // as brokers list them: shared, as neither is changed
 		return
 	}
+	// A key listed twice: the last listing is in effect, as Kafka's
+	// clients keep it (NodeApiVersions puts each listing into a map).
 	var seen [lenientMaxKey]bool
-	var first [lenientMaxKey]APIRange
+	var last [lenientMaxKey]APIRange
 	distinct := 0
 	for _, r := range ranges {
-		if r.Key < 0 || r.Key >= lenientMaxKey || seen[r.Key] {
+		if r.Key < 0 || r.Key >= lenientMaxKey {
 			continue
 		}
-		seen[r.Key], first[r.Key] = true, r
-		distinct++
+		if !seen[r.Key] {
+			distinct++
+		}
+		seen[r.Key], last[r.Key] = true, r
 	}
 	kept := make([]APIRange, 0, min(distinct, maxKeptRanges))
-	for k := range first {
+	for k := range last {
 		if seen[k] && len(kept) < maxKeptRanges {
-			kept = append(kept, first[k])
+			kept = append(kept, last[k])
 		}
 	}
 	c.keep(&BrokerVersions{Broker: ex.Broker, Conn: c.c.Index, Frame: ex.Response.FirstPacket, Time: ex.Response.Time,

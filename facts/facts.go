@@ -158,6 +158,19 @@ type APIRange struct {
 	Key, Min, Max int16
 }
 
+// RangeOf returns the range ranges give for key and whether they list it.
+// A key listed more than once (only a broken broker does so) takes its
+// last listing, as Kafka's clients do: NodeApiVersions puts each listing
+// into a map by key, so a later one replaces an earlier one.
+func RangeOf(ranges []APIRange, key int16) (APIRange, bool) {
+	for i := len(ranges) - 1; i >= 0; i-- {
+		if ranges[i].Key == key {
+			return ranges[i], true
+		}
+	}
+	return APIRange{}, false
+}
+
 // Feature is a feature's name and version range (or finalized levels).
 type Feature struct {
 	Name     string

@@ -545,7 +545,8 @@ func (c *Collector) Profile() *Profile {
 		for _, r := range b.advertised {
 			out.Advertised = append(out.Advertised, APIRange{API: apiName(r.Key), Key: r.Key, Min: r.Min, Max: r.Max})
 		}
-		slices.SortFunc(out.Advertised, func(x, y APIRange) int { return cmp.Compare(x.Key, y.Key) })
+		// Stable: of a key listed twice, clusterRanges keeps the last.
+		slices.SortStableFunc(out.Advertised, func(x, y APIRange) int { return cmp.Compare(x.Key, y.Key) })
 		p.Brokers = append(p.Brokers, out)
 	}
 	slices.SortFunc(p.Brokers, func(a, b Broker) int { return strings.Compare(a.Address, b.Address) })

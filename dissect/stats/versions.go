@@ -623,10 +623,12 @@ func (v *VersionCollector) effective(broker netip.AddrPort) *Advertisement {
 	return b.ads[b.latest]
 }
 
-// rangeOf returns the advertised range for key.
+// rangeOf returns the advertised range for key: of a key listed twice,
+// the one listed last (facts.RangeOf; a.Ranges is sorted stably by key, so
+// listings of one key keep their wire order).
 func (a *Advertisement) rangeOf(key int16) (Range, bool) {
-	for _, r := range a.Ranges {
-		if r.Key == key {
+	for i := len(a.Ranges) - 1; i >= 0; i-- {
+		if r := a.Ranges[i]; r.Key == key {
 			return r, true
 		}
 	}

@@ -455,3 +455,24 @@ func TestVersionsMixedTwoClusters(t *testing.T) {
 		t.Errorf("one cluster's brokers differ: %+v", f)
 	}
 }
+
+// TestVersionsDuplicateKeyLastWins: a broker listing Metadata 0-12 and
+// then 0-11 advertises 0-11, as Kafka's clients read it (the last listing
+// of a key replaces the first): Metadata v12 is outside it. The first
+// listing was used and the request read as within.
+func TestVersionsDuplicateKeyLastWins(t *testing.T) {
+	v := NewVersionCollector()
+	c := &reassembly.Conn{Index: 0, A: ap("10.0.0.1:1000"), B: ap("10.0.0.8:9092")}
+	v.Exchange(apiVersionsX(t, c, "app", 3, 0, [][3]int16{{3, 0, 12}, {18, 0, 4}, {3, 0, 11}}, 1))
+	v.Exchange(metadataX(t, c, "app", 12, 3, true))
+	r := v.Report()
+	oor := flagsOf(r, FlagOutOfRange)
+	if len(oor) != 1 || oor[0].Key != 3 || oor[0].Version != 12 || oor[0].Frame != 3 {
+		t.Errorf("out-of-range flags %+v, want Metadata v12 at frame 3", oor)
+	}
+	for _, row := range r.Matrix {
+		if row.Key == 3 && (row.Status != "outside" || *row.Advertised != (Range{3, "Metadata", 0, 11})) {
+			t.Errorf("Metadata matrix row %+v %+v, want outside 0-11", row, *row.Advertised)
+		}
+	}
+}
