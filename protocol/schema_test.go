@@ -396,6 +396,9 @@ func TestGeneratedUpToDate(t *testing.T) {
 	for _, g := range gen.DefaultGenerations {
 		inputs = append(inputs, gen.Input{Name: g, FS: os.DirFS(filepath.Join(shared, "kafka-schemas", g))})
 	}
+	// kwire's own definitions (protocol/schemas; this package's folder is
+	// the test's working directory).
+	inputs = append(inputs, gen.Input{Name: gen.OwnName, FS: os.DirFS("schemas"), Own: true})
 	want, err := gen.Generate(inputs)
 	if err != nil {
 		t.Fatal(err)

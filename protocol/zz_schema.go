@@ -3,7 +3,8 @@
 package protocol
 
 // Schemas is every message definition from Kafka's message JSON files,
-// generations trunk-678c0e07, 3.9.0-rc3 (newest first), combined by version.
+// generations trunk-678c0e07, 3.9.0-rc3 (newest first), combined by version,
+// and kwire's own definitions in that form (kwire).
 var Schemas = []*MessageSchema{
 	{
 		Name:             "ProduceRequest",
@@ -5512,6 +5513,48 @@ var Schemas = []*MessageSchema{
 			{Name: "FirstOffset", Type: "int64", Kind: TypeInt64, Versions: Versions{0, MaxVersion}, NullableVersions: NoVersions, TaggedVersions: NoVersions, Tag: -1, FlexibleVersions: NoVersions},
 			{Name: "LastOffset", Type: "int64", Kind: TypeInt64, Versions: Versions{0, MaxVersion}, NullableVersions: NoVersions, TaggedVersions: NoVersions, Tag: -1, FlexibleVersions: NoVersions},
 			{Name: "LastStableOffset", Type: "int64", Kind: TypeInt64, Versions: Versions{0, MaxVersion}, NullableVersions: NoVersions, TaggedVersions: NoVersions, Tag: -1, FlexibleVersions: NoVersions},
+		},
+	},
+	{
+		Name:             "ConnectProtocolAssignment",
+		APIKey:           -1,
+		Type:             TypeData,
+		ValidVersions:    Versions{0, 2},
+		FlexibleVersions: NoVersions,
+		Generation:       "kwire",
+		Fields: []Field{
+			{Name: "Error", Type: "int16", Kind: TypeInt16, Versions: Versions{0, MaxVersion}, NullableVersions: NoVersions, TaggedVersions: NoVersions, Tag: -1, FlexibleVersions: NoVersions},
+			{Name: "Leader", Type: "string", Kind: TypeString, Versions: Versions{0, MaxVersion}, NullableVersions: NoVersions, TaggedVersions: NoVersions, Tag: -1, FlexibleVersions: NoVersions},
+			{Name: "LeaderUrl", Type: "string", Kind: TypeString, Versions: Versions{0, MaxVersion}, NullableVersions: NoVersions, TaggedVersions: NoVersions, Tag: -1, FlexibleVersions: NoVersions},
+			{Name: "ConfigOffset", Type: "int64", Kind: TypeInt64, Versions: Versions{0, MaxVersion}, NullableVersions: NoVersions, TaggedVersions: NoVersions, Tag: -1, FlexibleVersions: NoVersions},
+			{Name: "Assignment", Type: "[]ConnectorAssignment", Kind: TypeArray, Elem: TypeStruct, Versions: Versions{0, MaxVersion}, NullableVersions: Versions{1, MaxVersion}, TaggedVersions: NoVersions, Tag: -1, FlexibleVersions: NoVersions, StructName: "ConnectorAssignment", Fields: []Field{
+				{Name: "Connector", Type: "string", Kind: TypeString, Versions: Versions{0, MaxVersion}, NullableVersions: NoVersions, TaggedVersions: NoVersions, Tag: -1, FlexibleVersions: NoVersions},
+				{Name: "Tasks", Type: "[]int32", Kind: TypeArray, Elem: TypeInt32, Versions: Versions{0, MaxVersion}, NullableVersions: NoVersions, TaggedVersions: NoVersions, Tag: -1, FlexibleVersions: NoVersions},
+			}},
+			{Name: "Revoked", Type: "[]ConnectorAssignment", Kind: TypeArray, Elem: TypeStruct, Versions: Versions{1, MaxVersion}, NullableVersions: Versions{1, MaxVersion}, TaggedVersions: NoVersions, Tag: -1, FlexibleVersions: NoVersions, StructName: "ConnectorAssignment", Fields: []Field{
+				{Name: "Connector", Type: "string", Kind: TypeString, Versions: Versions{0, MaxVersion}, NullableVersions: NoVersions, TaggedVersions: NoVersions, Tag: -1, FlexibleVersions: NoVersions},
+				{Name: "Tasks", Type: "[]int32", Kind: TypeArray, Elem: TypeInt32, Versions: Versions{0, MaxVersion}, NullableVersions: NoVersions, TaggedVersions: NoVersions, Tag: -1, FlexibleVersions: NoVersions},
+			}},
+			{Name: "Delay", Type: "int32", Kind: TypeInt32, Versions: Versions{1, MaxVersion}, NullableVersions: NoVersions, TaggedVersions: NoVersions, Tag: -1, FlexibleVersions: NoVersions},
+		},
+		CommonStructs: []Struct{
+			{Name: "ConnectorAssignment", Versions: Versions{0, MaxVersion}, Fields: []Field{
+				{Name: "Connector", Type: "string", Kind: TypeString, Versions: Versions{0, MaxVersion}, NullableVersions: NoVersions, TaggedVersions: NoVersions, Tag: -1, FlexibleVersions: NoVersions},
+				{Name: "Tasks", Type: "[]int32", Kind: TypeArray, Elem: TypeInt32, Versions: Versions{0, MaxVersion}, NullableVersions: NoVersions, TaggedVersions: NoVersions, Tag: -1, FlexibleVersions: NoVersions},
+			}},
+		},
+	},
+	{
+		Name:             "ConnectProtocolMetadata",
+		APIKey:           -1,
+		Type:             TypeData,
+		ValidVersions:    Versions{0, 2},
+		FlexibleVersions: NoVersions,
+		Generation:       "kwire",
+		Fields: []Field{
+			{Name: "Url", Type: "string", Kind: TypeString, Versions: Versions{0, MaxVersion}, NullableVersions: NoVersions, TaggedVersions: NoVersions, Tag: -1, FlexibleVersions: NoVersions},
+			{Name: "ConfigOffset", Type: "int64", Kind: TypeInt64, Versions: Versions{0, MaxVersion}, NullableVersions: NoVersions, TaggedVersions: NoVersions, Tag: -1, FlexibleVersions: NoVersions},
+			{Name: "Allocation", Type: "bytes", Kind: TypeBytes, Versions: Versions{1, MaxVersion}, NullableVersions: Versions{1, MaxVersion}, TaggedVersions: NoVersions, Tag: -1, FlexibleVersions: NoVersions},
 		},
 	},
 	{

@@ -15,6 +15,10 @@
 // ../shared/kafka-schemas next to the module root (the nearest go.mod above
 // the working directory).
 //
+// kwire's own definitions, the structs Kafka embeds without a JSON file
+// (Kafka Connect's group protocol), are read after the generations from
+// protocol/schemas under the module root (gen.OwnDir), or from -own PATH.
+//
 // With -check, nothing is written; the exit status is 1 if the output file
 // is missing or differs from what would be generated (for CI).
 //
@@ -47,6 +51,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fl.SetOutput(stderr)
 	var dirs dirList
 	fl.Var(&dirs, "dir", "message JSON folder, PATH or NAME=PATH; repeat, newest generation first")
+	own := fl.String("own", "", "folder of kwire's own message JSON files (default: "+gen.OwnDir+" under the module root)")
 	out := fl.String("out", "zz_schema.go", "output file")
 	check := fl.Bool("check", false, "do not write; exit 1 if the output file would change")
 	if err := fl.Parse(args); err != nil {
@@ -56,7 +61,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "schemagen: unexpected arguments %q\n", fl.Args())
 		return 2
 	}
-	inputs, err := resolveInputs(dirs)
+	inputs, err := resolveInputs(dirs, *own)
 	if err != nil {
 		fmt.Fprintf(stderr, "schemagen: %v\n", err)
 		return 1
@@ -86,7 +91,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-func resolveInputs(dirs []string) ([]gen.Input, error) {
+func resolveInputs(dirs []string, own string) ([]gen.Input, error) {
 	if len(dirs) == 0 {
 		shared, err := sharedDir()
 		if err != nil {
@@ -115,6 +120,19 @@ func resolveInputs(dirs []string) ([]gen.Input, error) {
 		}
 		inputs = append(inputs, gen.Input{Name: name, FS: os.DirFS(dir)})
 	}
+	if own == "" {
+		root, err := moduleRoot()
+		if err != nil {
+			return nil, err
+		}
+		own = filepath.Join(root, filepath.FromSlash(gen.OwnDir))
+	}
+	if st, err := os.Stat(own); err != nil {
+		return nil, fmt.Errorf("kwire's own definitions: %w", err)
+	} else if !st.IsDir() {
+		return nil, fmt.Errorf("kwire's own definitions: %s is not a folder", own)
+	}
+	inputs = append(inputs, gen.Input{Name: gen.OwnName, FS: os.DirFS(own), Own: true})
 	return inputs, nil
 }
 
@@ -123,13 +141,23 @@ func sharedDir() (string, error) {
 	if s := os.Getenv("KWIRE_SHARED"); s != "" {
 		return s, nil
 	}
+	root, err := moduleRoot()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(root, "..", "shared"), nil
+}
+
+// moduleRoot returns the nearest folder holding a go.mod above the working
+// directory.
+func moduleRoot() (string, error) {
 	wd, err := os.Getwd()
 	if err != nil {
 		return "", err
 	}
 	for dir := wd; ; {
 		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return filepath.Join(dir, "..", "shared"), nil
+			return dir, nil
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {

@@ -209,3 +209,34 @@ func TestHeaderVersions(t *testing.T) {
 		t.Errorf("overlapping headerVersions: err = %v", err)
 	}
 }
+
+// TestOwnDefinitions: kwire's own definitions (Input.Own) are emitted
+// with their generation name after Kafka's and named apart in the
+// header; one that a Kafka generation defines too, or a Kafka generation
+// given after them, is refused.
+func TestOwnDefinitions(t *testing.T) {
+	const own = `{ "type": "data", "name": "WorkerState", "validVersions": "0-1", "flexibleVersions": "none",
+  "fields": [ { "name": "Url", "type": "string", "versions": "0+" } ] }`
+	kafka := Input{Name: "trunk", FS: gen1(map[string]string{"Foo.json": fooNew})}
+	mine := Input{Name: OwnName, FS: gen1(map[string]string{"WorkerState.json": own}), Own: true}
+	src, err := Generate([]Input{kafka, mine})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"// generations trunk (newest first), combined by version,\n// and kwire's own definitions in that form (kwire).",
+		`Name:             "WorkerState",`,
+		`Generation:       "kwire",`,
+	} {
+		if !strings.Contains(string(src), want) {
+			t.Errorf("output lacks %q:\n%s", want, src)
+		}
+	}
+	shadow := Input{Name: OwnName, FS: gen1(map[string]string{"Foo.json": fooNew}), Own: true}
+	if _, err := Generate([]Input{kafka, shadow}); err == nil || !strings.Contains(err.Error(), "which Kafka's trunk/Foo.json defines") {
+		t.Errorf("own definition shadowing Kafka's: err %v", err)
+	}
+	if _, err := Generate([]Input{mine, kafka}); err == nil || !strings.Contains(err.Error(), "given after kwire's own definitions") {
+		t.Errorf("Kafka generation after own definitions: err %v", err)
+	}
+}
