@@ -8,8 +8,12 @@ import (
 // This file decodes BYTES fields whose contents are themselves Kafka
 // structures: the consumer group protocol's subscriptions and assignments
 // (ConsumerProtocolSubscription.json, ConsumerProtocolAssignment.json;
-// KIP-429, KIP-341, KIP-881) and the forwarded request of an Envelope
-// (EnvelopeRequest.json, DefaultPrincipalData.json; KIP-590).
+// KIP-429, KIP-341, KIP-881), Kafka Connect's group protocol's worker
+// metadata and assignments (kwire's own ConnectProtocolMetadata.json and
+// ConnectProtocolAssignment.json in protocol/schemas, after Kafka's
+// ConnectProtocol.java and IncrementalCooperativeConnectProtocol.java;
+// KIP-415 for v1, KIP-507 for v2) and the forwarded request of an
+// Envelope (EnvelopeRequest.json, DefaultPrincipalData.json; KIP-590).
 //
 // As for control record values (records.go), the field node stays
 // KindBytes with its Raw value (so JSON forms still print base64); its Type
@@ -27,6 +31,11 @@ import (
 //	  children: Version int16 (the leading version), then the struct's
 //	  fields at that version (Topics, UserData, OwnedPartitions, ... or
 //	  AssignedPartitions, UserData)
+//	  In a group of protocol type "connect" the same fields hold
+//	  ConnectProtocolMetadata (Url, ConfigOffset, v1+ Allocation: itself
+//	  a ConnectProtocolAssignment, decoded too) and
+//	  ConnectProtocolAssignment (Error, Leader, LeaderUrl, ConfigOffset,
+//	  Assignment, v1+ Revoked, Delay).
 //	EnvelopeRequest RequestPrincipal           DefaultPrincipalData
 //	  children: Version int16, Type, Name, TokenAuthenticated, TaggedFields
 //	EnvelopeRequest RequestData                Type "request"
@@ -34,18 +43,27 @@ import (
 //	  without its length prefix (Note "CreateTopics v7")
 //
 // The consumer structs are decoded when the group's protocol type is
-// "consumer" (JoinGroupRequest ProtocolType, JoinGroupResponse v7+ and
-// SyncGroup v5+ ProtocolType; each described group's ProtocolType, which
-// DescribeGroups always states: only then). When the message does not say, they are
-// decoded only if the bytes decode completely at the version their first
-// two bytes give and that version is one the struct defines; another
-// protocol type ("connect", ...) leaves them raw. Empty bytes stay empty.
-// A failure inside the embedded bytes never fails the message: the bytes
-// stay raw (no children) and, where they were expected to decode, the Note
-// says why.
+// "consumer", the Connect structs when it is "connect" (JoinGroupRequest
+// ProtocolType, JoinGroupResponse v7+ and SyncGroup v5+ ProtocolType;
+// each described group's ProtocolType, which DescribeGroups always
+// states: only then). When the message does not say, the consumer structs
+// are decoded only if the bytes decode completely at the version their
+// first two bytes give and that version is one the struct defines, and
+// the Connect structs are not tried; another protocol type leaves them
+// raw. Empty bytes stay empty. A failure inside the embedded bytes never
+// fails the message: the bytes stay raw (no children) and, where they were
+// expected to decode, the Note says why; the bytes of a Connect struct,
+// which may hold a URL's userinfo, are then withheld. A Connect URL
+// holding an '@' is withheld (secrets.go, SecretURL), and the BYTES node
+// holding it is marked FlagRedacted so that its raw forms withhold its
+// span.
 
-// consumerProtocolType is the protocol type of Kafka consumer groups.
-const consumerProtocolType = "consumer"
+// consumerProtocolType is the protocol type of Kafka consumer groups,
+// connectProtocolType that of Kafka Connect workers' groups.
+const (
+	consumerProtocolType = "consumer"
+	connectProtocolType  = "connect"
+)
 
 // embedded decodes the embedded structs of body, the decoded body of API
 // key key at version ver. nested is set inside an Envelope's request, where
@@ -56,46 +74,46 @@ func (ip *interp) embedded(body *Node, key, ver int16, response, nested bool) {
 	}
 	switch {
 	case key == 11 && !response: // JoinGroupRequest
-		force, ok := consumerType(body.Child("ProtocolType"))
+		gp, force, ok := groupProtocolOf(body.Child("ProtocolType"))
 		if !ok {
 			return
 		}
 		for _, p := range arrayElems(body.Child("Protocols")) {
-			ip.embedStruct(p.Child("Metadata"), "ConsumerProtocolSubscription", force)
+			ip.embedMetadata(p.Child("Metadata"), gp, force)
 		}
 	case key == 11: // JoinGroupResponse
-		force, ok := consumerType(body.Child("ProtocolType"))
+		gp, force, ok := groupProtocolOf(body.Child("ProtocolType"))
 		if !ok {
 			return
 		}
 		for _, m := range arrayElems(body.Child("Members")) {
-			ip.embedStruct(m.Child("Metadata"), "ConsumerProtocolSubscription", force)
+			ip.embedMetadata(m.Child("Metadata"), gp, force)
 		}
 	case key == 14 && !response: // SyncGroupRequest
-		force, ok := consumerType(body.Child("ProtocolType"))
+		gp, force, ok := groupProtocolOf(body.Child("ProtocolType"))
 		if !ok {
 			return
 		}
 		for _, a := range arrayElems(body.Child("Assignments")) {
-			ip.embedStruct(a.Child("Assignment"), "ConsumerProtocolAssignment", force)
+			ip.embedStruct(a.Child("Assignment"), gp.assignment, force)
 		}
 	case key == 14: // SyncGroupResponse
-		force, ok := consumerType(body.Child("ProtocolType"))
+		gp, force, ok := groupProtocolOf(body.Child("ProtocolType"))
 		if !ok {
 			return
 		}
-		ip.embedStruct(body.Child("Assignment"), "ConsumerProtocolAssignment", force)
+		ip.embedStruct(body.Child("Assignment"), gp.assignment, force)
 	case key == 15 && response: // DescribeGroupsResponse
 		// Each group says its own protocol type; "" (an empty or dead
 		// group) or another type leaves its members' bytes raw.
 		for _, g := range arrayElems(body.Child("Groups")) {
-			pt := g.Child("ProtocolType")
-			if pt == nil || pt.Kind != KindString || pt.Str != consumerProtocolType {
+			gp, force, ok := groupProtocolOf(g.Child("ProtocolType"))
+			if !ok || !force {
 				continue
 			}
 			for _, m := range arrayElems(g.Child("Members")) {
-				ip.embedStruct(m.Child("MemberMetadata"), "ConsumerProtocolSubscription", true)
-				ip.embedStruct(m.Child("MemberAssignment"), "ConsumerProtocolAssignment", true)
+				ip.embedMetadata(m.Child("MemberMetadata"), gp, true)
+				ip.embedStruct(m.Child("MemberAssignment"), gp.assignment, true)
 			}
 		}
 	case key == 58 && !response && !nested: // EnvelopeRequest
@@ -104,18 +122,53 @@ func (ip *interp) embedded(body *Node, key, ver int16, response, nested bool) {
 	}
 }
 
-// consumerType reads a ProtocolType node: force reports that it says
-// "consumer"; ok is false when it names another protocol type. An absent
-// or null ProtocolType gives force false and ok true (decode if the bytes
-// fit).
-func consumerType(pt *Node) (force, ok bool) {
+// groupProtocol names the data structs a classic group's protocol type
+// embeds in its members' metadata and assignments.
+type groupProtocol struct {
+	metadata, assignment string
+}
+
+var (
+	consumerGroupProtocol = groupProtocol{"ConsumerProtocolSubscription", "ConsumerProtocolAssignment"}
+	connectGroupProtocol  = groupProtocol{"ConnectProtocolMetadata", "ConnectProtocolAssignment"}
+)
+
+// groupProtocolOf reads a ProtocolType node: "consumer" and "connect"
+// give their structs with force set; an absent or null ProtocolType gives
+// the consumer's, force unset (decoded if the bytes fit); another
+// protocol type gives ok false.
+func groupProtocolOf(pt *Node) (gp groupProtocol, force, ok bool) {
 	if pt == nil || pt.Kind != KindString || pt.Flags&FlagNull != 0 {
-		return false, true
+		return consumerGroupProtocol, false, true
 	}
-	if pt.Str == consumerProtocolType {
-		return true, true
+	switch pt.Str {
+	case consumerProtocolType:
+		return consumerGroupProtocol, true, true
+	case connectProtocolType:
+		return connectGroupProtocol, true, true
 	}
-	return false, false
+	return groupProtocol{}, false, false
+}
+
+// embedMetadata decodes n, a member's protocol metadata, as gp's metadata
+// struct; a Connect worker's metadata (v1+) holds its current assignment
+// in Allocation, decoded in turn.
+func (ip *interp) embedMetadata(n *Node, gp groupProtocol, force bool) {
+	if ip.embedStruct(n, gp.metadata, force) {
+		ip.embedAllocation(n, gp.metadata)
+	}
+}
+
+// embedAllocation decodes the Allocation of n, a decoded
+// ConnectProtocolMetadata (struct name), as the ConnectProtocolAssignment
+// it holds; a URL withheld there marks n FlagRedacted.
+func (ip *interp) embedAllocation(n *Node, name string) {
+	if name != connectGroupProtocol.metadata {
+		return
+	}
+	if ip.embedStruct(n.Child("Allocation"), connectGroupProtocol.assignment, true) && holdsRedacted(n, 0) {
+		n.Flags |= FlagRedacted // the allocation's LeaderUrl was withheld
+	}
 }
 
 // arrayElems returns the elements of an array node, or nil.
@@ -146,37 +199,44 @@ func (ip *interp) subDecoder() (*Decoder, bool) {
 }
 
 // embedStruct decodes n, a BYTES node holding an int16 version followed by
-// version of the data struct name, into n's children. With force unset it
-// does so only when the bytes decode completely; with force set a failure
-// is explained in n's Note.
-func (ip *interp) embedStruct(n *Node, name string, force bool) {
+// version of the data struct name, into n's children, and reports whether
+// it did. With force unset it does so only when the bytes decode
+// completely; with force set a failure is explained in n's Note, and the
+// bytes of a struct that can hold a secret (a Connect worker's URL) are
+// withheld, as kwire cannot tell where the secret is in them. A value the
+// struct's fields withhold marks n FlagRedacted: its raw forms (-x, the
+// JSON base64) show the value's span as withheld.
+func (ip *interp) embedStruct(n *Node, name string, force bool) bool {
 	if n == nil || n.Kind != KindBytes || n.Flags&(FlagNull|FlagRedacted) != 0 || len(n.Raw) == 0 || len(n.Children) > 0 {
-		return
+		return false
 	}
 	if len(n.Raw) < 2 {
 		if force {
 			n.Note = fmt.Sprintf("not a %s: %d byte, want a 2-byte version first", name, len(n.Raw))
+			ip.withholdEmbedded(n, name)
 		}
-		return
+		return false
 	}
 	ver := int16(binary.BigEndian.Uint16(n.Raw))
 	if LookupName(name, ver) == nil {
 		if force {
 			n.Note = fmt.Sprintf("%s version %d is not in the schema table; left raw", name, ver)
+			ip.withholdEmbedded(n, name)
 		}
-		return
+		return false
 	}
 	d, ok := ip.subDecoder()
 	if !ok {
-		return
+		return false
 	}
 	st := d.DecodeStruct(name, ver, n.Raw[2:])
 	if st.Err != nil {
 		if force {
 			n.Note = fmt.Sprintf("%s v%d not decoded: %v", name, ver, st.Err)
+			ip.withholdEmbedded(n, name)
 		}
 		st.Release() // nothing refers to it: its memory goes back
-		return
+		return false
 	}
 	base := n.End() - len(n.Raw)
 	v := ip.newNode()
@@ -187,6 +247,25 @@ func (ip *interp) embedStruct(n *Node, name string, force bool) {
 	n.Note = name + " " + versionNote(ver)
 	n.Children = append(ip.children(1+len(st.Root.Children)), v)
 	ip.graft(n, st, n.Space, base+2)
+	if holdsRedacted(n, 0) {
+		n.Flags |= FlagRedacted
+	}
+	return true
+}
+
+// withholdEmbedded withholds the bytes of n, which did not decode as the
+// struct name, when some version of name has a field that holds a secret.
+func (ip *interp) withholdEmbedded(n *Node, name string) {
+	if n.Flags&FlagRedacted != 0 {
+		return
+	}
+	initSecrets()
+	for _, m := range byName()[name] {
+		if m.secretVers != nil {
+			ip.withhold(n, "the bytes of a "+name+" may hold a credential (a URL's userinfo)")
+			return
+		}
+	}
 }
 
 // embedRequest decodes n, an EnvelopeRequest RequestData node, as a request
@@ -301,11 +380,15 @@ func (d *Decoder) decodePayload(b []byte) *Tree {
 // versionPrefixed are the data structs Kafka serializes after an INT16
 // version of their own (embedStruct): ConsumerProtocolSubscription and
 // ConsumerProtocolAssignment (the consumer group protocol's
-// ConsumerProtocol.java serializers) and DefaultPrincipalData
+// ConsumerProtocol.java serializers), ConnectProtocolMetadata and
+// ConnectProtocolAssignment (Kafka Connect's ConnectProtocol.java and
+// IncrementalCooperativeConnectProtocol.java) and DefaultPrincipalData
 // (DefaultKafkaPrincipalBuilder, KIP-590).
 var versionPrefixed = map[string]bool{
 	"ConsumerProtocolSubscription": true,
 	"ConsumerProtocolAssignment":   true,
+	"ConnectProtocolMetadata":      true,
+	"ConnectProtocolAssignment":    true,
 	"DefaultPrincipalData":         true,
 }
 
@@ -346,6 +429,9 @@ func (d *Decoder) DecodeVersioned(name string, b []byte) *Tree {
 	root.Children = append(ip.children(1+len(m.Fields)), v)
 	ip.message(m, ver, root, len(b), true)
 	root.Off, root.Len = 0, len(b)
+	if ip.err == nil {
+		ip.embedAllocation(root, name)
+	}
 	ip.t.Err = ip.err
 	return ip.tree()
 }

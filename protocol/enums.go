@@ -41,6 +41,10 @@ var (
 	// joins, -1 leaves, -2 a static member leaves (its instance ID is
 	// kept). Other values are the epoch the member is at.
 	enumHeartbeatEpoch = enumTable{0: "join", -1: "leave", -2: "static leave"}
+	// A Kafka Connect assignment's Error (ConnectProtocol.Assignment's
+	// NO_ERROR and CONFIG_MISMATCH: the worker's config offset is not the
+	// leader's). Connect's own codes, not Kafka error codes.
+	enumConnectError = enumTable{0: "NONE", 1: "CONFIG_MISMATCH"}
 )
 
 // authorizedOperationsOmitted is the AuthorizedOperations of a response to
@@ -124,7 +128,8 @@ func valueNamerFor(msg string, f *Field) valueNamer {
 // (FindCoordinator); ResourceType, ResourceTypeFilter, PatternType,
 // ResourcePatternType, PatternTypeFilter, Operation, PermissionType (the
 // ACL APIs); ResourceType, ConfigSource, Source, ConfigType,
-// ConfigOperation (the config APIs).
+// ConfigOperation (the config APIs); Error in kwire's
+// ConnectProtocolAssignment (0 NONE, 1 CONFIG_MISMATCH).
 func EnumName(messageName, fieldName string, v int64) string {
 	if t := enumFor(messageName, fieldName); t != nil {
 		return t[v]
@@ -138,6 +143,10 @@ func enumFor(msg, field string) enumTable {
 	acl := strings.HasSuffix(api, "Acls")
 	config := strings.HasSuffix(api, "Configs") || api == "ListConfigResources"
 	switch field {
+	case "Error":
+		if msg == "ConnectProtocolAssignment" {
+			return enumConnectError
+		}
 	case "IsolationLevel":
 		if api == "Fetch" || api == "ListOffsets" || api == "ShareFetch" {
 			return enumIsolation

@@ -65,6 +65,11 @@ const (
 	// (KIP-590 Envelope), which may carry any secret above; withheld
 	// unless decoded into a tree of their own, whose secrets are marked.
 	SecretOpaque
+	// SecretURL: a URL a peer advertises (a Kafka Connect worker's REST
+	// URL, protocol/schemas), withheld whole when it holds an '@' (a
+	// userinfo, "http://user:password@host:8083/", RFC 3986 section
+	// 3.2.1, or something kwire cannot tell from one), shown otherwise.
+	SecretURL
 )
 
 var secrecyNames = [...]string{
@@ -73,6 +78,7 @@ var secrecyNames = [...]string{
 	SecretSASL:        "sasl",
 	SecretConfigValue: "config value",
 	SecretOpaque:      "opaque",
+	SecretURL:         "url userinfo",
 }
 
 // String names s as testdata/secrets.txt writes it.
@@ -120,6 +126,12 @@ var secretRules = []secretRule{
 	// response does not say which API it answers).
 	{msg: "EnvelopeRequest", path: "RequestData", secrecy: SecretOpaque},
 	{msg: "EnvelopeResponse", path: "ResponseData", secrecy: SecretOpaque},
+
+	// Kafka Connect's group protocol (kwire's own definitions,
+	// protocol/schemas): a worker's REST URL and its leader's, which a
+	// worker configured with rest.advertised.* may give with a userinfo.
+	{msg: "ConnectProtocolMetadata", path: "Url", secrecy: SecretURL},
+	{msg: "ConnectProtocolAssignment", path: "LeaderUrl", secrecy: SecretURL},
 }
 
 // cfgPart marks the fields of a config entry that its value's secrecy
@@ -772,6 +784,11 @@ func (ip *interp) secretField(f *Field, c *Node) {
 			ip.saslNode(c, ip.msg == nil || ip.msg.Type != TypeResponse)
 		} else if !ip.d.ShowSecrets {
 			withhold(c)
+		}
+	case SecretURL:
+		if !ip.d.ShowSecrets && c.Kind == KindString && c.Flags&FlagNull == 0 && strings.IndexByte(c.Str, '@') >= 0 {
+			withhold(c)
+			c.Note = "withheld: a URL holding a userinfo (user:password@)"
 		}
 	case SecretOpaque:
 		// Marked now; embedRequest unmarks it when it decodes the bytes.
