@@ -1556,7 +1556,8 @@ func topicPartitions(els []*protocol.Node) []TopicPartitions {
 }
 
 // subscriptionOf reads a decoded ConsumerProtocolSubscription (the
-// children of a RoleSubscription BYTES node), nil when it was not decoded.
+// children of a RoleSubscription BYTES node), or a Connect worker's
+// ConnectProtocolMetadata into its Worker; nil when it was not decoded.
 func subscriptionOf(n *protocol.Node) *Subscription {
 	if len(n.Children) == 0 || n.Flags&protocol.FlagNull != 0 {
 		return nil
@@ -1576,18 +1577,105 @@ func subscriptionOf(n *protocol.Node) *Subscription {
 			if x, ok := intOf(c); ok {
 				s.Generation = int32(x)
 			}
+		case protocol.RoleWorkerURL:
+			w := s.worker()
+			w.URL, _ = strOf(c)
+			w.URLWithheld = c.Flags&protocol.FlagRedacted != 0
+		case protocol.RoleConfigOffset:
+			if x, ok := intOf(c); ok {
+				s.worker().ConfigOffset = x
+			}
+		case protocol.RoleWorkerAllocation:
+			s.worker().Allocation = connectAssignmentOf(c)
 		}
 	}
 	return s
 }
 
-// assignmentOf reads a decoded ConsumerProtocolAssignment, nil when it was
-// not decoded.
+// worker returns s's Worker, made on first use.
+func (s *Subscription) worker() *Worker {
+	if s.Worker == nil {
+		s.Worker = &Worker{}
+	}
+	return s.Worker
+}
+
+// connectAssignmentOf reads a decoded ConnectProtocolAssignment (a
+// RoleAssignment or RoleWorkerAllocation BYTES node), nil when it was not
+// decoded or holds no Connect assignment.
+func connectAssignmentOf(n *protocol.Node) *ConnectAssignment {
+	if len(n.Children) == 0 || n.Flags&protocol.FlagNull != 0 {
+		return nil
+	}
+	var a *ConnectAssignment
+	get := func() *ConnectAssignment {
+		if a == nil {
+			a = &ConnectAssignment{Version: n.Ver}
+		}
+		return a
+	}
+	for _, c := range n.Children {
+		switch c.Role() {
+		case protocol.RoleConnectError:
+			if x, ok := intOf(c); ok {
+				get().Error = int16(x)
+			}
+		case protocol.RoleConnectLeader:
+			get().Leader, _ = strOf(c)
+		case protocol.RoleConnectLeaderURL:
+			a := get()
+			a.LeaderURL, _ = strOf(c)
+			a.LeaderURLWithheld = c.Flags&protocol.FlagRedacted != 0
+		case protocol.RoleConfigOffset:
+			if x, ok := intOf(c); ok {
+				get().ConfigOffset = x
+			}
+		case protocol.RoleConnectorsAssigned:
+			get().Connectors = connectorTasks(elements(c))
+		case protocol.RoleConnectorsRevoked:
+			get().Revoked = connectorTasks(elements(c))
+		case protocol.RoleRebalanceDelay:
+			if x, ok := intOf(c); ok {
+				get().DelayMs = int32(x)
+			}
+		}
+	}
+	return a
+}
+
+// connectorTasks reads an array of Connect connector assignments.
+func connectorTasks(els []*protocol.Node) []ConnectorTasks {
+	var out []ConnectorTasks
+	for _, e := range els {
+		if e.Kind != protocol.KindStruct {
+			continue
+		}
+		var ct ConnectorTasks
+		for _, c := range e.Children {
+			switch c.Role() {
+			case protocol.RoleConnectorName:
+				ct.Connector, _ = strOf(c)
+			case protocol.RoleConnectorTasks:
+				for _, t := range elements(c) {
+					if x, ok := intOf(t); ok {
+						ct.Tasks = append(ct.Tasks, int32(x))
+					}
+				}
+			}
+		}
+		out = append(out, ct)
+	}
+	return out
+}
+
+// assignmentOf reads a decoded ConsumerProtocolAssignment, or a Connect
+// worker's ConnectProtocolAssignment into its Connect; nil when it was not
+// decoded.
 func assignmentOf(n *protocol.Node) *Assignment {
 	if len(n.Children) == 0 || n.Flags&protocol.FlagNull != 0 {
 		return nil
 	}
-	a := &Assignment{Version: n.Ver}
+	a := &Assignment{Version: n.Ver, Connect: connectAssignmentOf(n)}
 	for _, c := range n.Children {
 		if c.Role() == protocol.RoleAssignedPartitions {
 			a.Partitions = topicPartitions(elements(c))

@@ -695,6 +695,9 @@ type Subscription struct {
 	// not stated.
 	Generation int32
 	Rack       string
+	// Worker is a Kafka Connect worker's metadata (a "connect" group's
+	// ConnectProtocolMetadata), nil for a consumer's subscription.
+	Worker *Worker
 }
 
 // Assignment is a member's assignment (ConsumerProtocolAssignment, or a
@@ -702,6 +705,64 @@ type Subscription struct {
 type Assignment struct {
 	Version    int16
 	Partitions []TopicPartitions
+	// Connect is a Kafka Connect worker's assignment (a "connect"
+	// group's ConnectProtocolAssignment), nil for a consumer's.
+	Connect *ConnectAssignment
+}
+
+// Worker is what a Kafka Connect worker's group metadata says
+// (ConnectProtocolMetadata, kwire's protocol/schemas, after Kafka's
+// ConnectProtocol.java and IncrementalCooperativeConnectProtocol.java).
+type Worker struct {
+	// URL is the worker's REST URL; "" with URLWithheld when it held a
+	// userinfo and was withheld.
+	URL         string
+	URLWithheld bool
+	// ConfigOffset is the config topic offset the worker has read to.
+	ConfigOffset int64
+	// Allocation is the worker's current assignment (v1+), nil when null
+	// or not stated.
+	Allocation *ConnectAssignment
+}
+
+// ConnectAssignment is a Kafka Connect worker's assignment
+// (ConnectProtocolAssignment).
+type ConnectAssignment struct {
+	Version int16
+	// Error is Connect's own code: 0 NONE, 1 CONFIG_MISMATCH (the
+	// worker's config offset is behind the leader's); not a Kafka error
+	// code.
+	Error int16
+	// Leader is the leader worker's member ID, LeaderURL its REST URL
+	// ("" with LeaderURLWithheld when withheld).
+	Leader            string
+	LeaderURL         string
+	LeaderURLWithheld bool
+	// ConfigOffset is the config topic offset the assignment was made at.
+	ConfigOffset int64
+	// Connectors are the connectors and tasks assigned, Revoked those
+	// revoked (v1+; nil when null or not stated). Task -1 is the
+	// connector instance itself.
+	Connectors, Revoked []ConnectorTasks
+	// DelayMs is the delay before a scheduled rebalance (v1+), 0 when
+	// none.
+	DelayMs int32
+}
+
+// ConnectorTasks is a connector and some of its task IDs (-1: the
+// connector instance itself).
+type ConnectorTasks struct {
+	Connector string
+	Tasks     []int32
+}
+
+// TaskCount is the number of connector instances and tasks in cs.
+func TaskCount(cs []ConnectorTasks) int {
+	n := 0
+	for _, c := range cs {
+		n += len(c.Tasks)
+	}
+	return n
 }
 
 // TopicPartitions is one topic and some of its partitions.

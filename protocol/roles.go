@@ -21,7 +21,7 @@ import (
 //  2. The rules in roleRules below, for meanings the JSON does not mark:
 //     error codes, topic IDs, partition indexes, offsets, member IDs and
 //     epochs, config and ACL resources, the embedded consumer-protocol
-//     structs. Each rule names the field (by its name, optionally the
+//     and Kafka Connect structs. Each rule names the field (by its name, optionally the
 //     message and the path within it) and the Kafka type it must have.
 //
 // Partition indexes need structure as well as a name: a field is a
@@ -81,6 +81,20 @@ const (
 	RoleAssignmentEpoch    // the epoch of such a group's target assignment
 	RoleGroupState         // a group's state as the coordinator states it (GroupState: "Stable", "PreparingRebalance", "Empty", ...)
 	RoleMemberClientID     // a described member's ClientId: the client ID of its latest join (or heartbeat)
+
+	// Kafka Connect's group protocol (kwire's ConnectProtocolMetadata and
+	// ConnectProtocolAssignment, protocol/schemas).
+	RoleWorkerURL          // a Connect worker's REST URL (ConnectProtocolMetadata Url)
+	RoleConfigOffset       // the config topic offset a worker has read to, or an assignment was made at
+	RoleWorkerAllocation   // ConnectProtocolMetadata Allocation: bytes holding the worker's current ConnectProtocolAssignment (v1+)
+	RoleConnectError       // a Connect assignment's Error: 0 NONE, 1 CONFIG_MISMATCH (Connect's codes, not Kafka's)
+	RoleConnectLeader      // a Connect assignment's Leader: the member ID of the leader worker
+	RoleConnectLeaderURL   // its LeaderUrl: the leader worker's REST URL
+	RoleConnectorsAssigned // a Connect assignment's Assignment: the connectors, and their tasks, assigned
+	RoleConnectorsRevoked  // its Revoked: the connectors, and their tasks, revoked (v1+)
+	RoleConnectorName      // a connector's name in those
+	RoleConnectorTasks     // its task IDs (-1: the connector instance itself)
+	RoleRebalanceDelay     // a Connect assignment's Delay: milliseconds until a scheduled rebalance (v1+)
 
 	// Transactions and producers.
 	RoleTransactionalID      // a transactional ID (entityType transactionalId)
@@ -191,6 +205,17 @@ var roleNames = [numRoles]string{
 	RoleAssignmentEpoch:      "assignment-epoch",
 	RoleGroupState:           "group-state",
 	RoleMemberClientID:       "member-client-id",
+	RoleWorkerURL:            "worker-url",
+	RoleConfigOffset:         "config-offset",
+	RoleWorkerAllocation:     "worker-allocation",
+	RoleConnectError:         "connect-error",
+	RoleConnectLeader:        "connect-leader",
+	RoleConnectLeaderURL:     "connect-leader-url",
+	RoleConnectorsAssigned:   "connectors-assigned",
+	RoleConnectorsRevoked:    "connectors-revoked",
+	RoleConnectorName:        "connector-name",
+	RoleConnectorTasks:       "connector-tasks",
+	RoleRebalanceDelay:       "rebalance-delay",
 	RoleTransactionalID:      "transactional-id",
 	RoleProducerID:           "producer-id",
 	RoleProducerEpoch:        "producer-epoch",
@@ -346,6 +371,20 @@ var roleRules = []roleRule{
 	{msg: "SyncGroupResponse", path: "Assignment", kind: TypeBytes, role: RoleAssignment},
 	{msg: "ConsumerProtocolSubscription", path: "OwnedPartitions", kind: TypeStruct, array: true, role: RoleOwnedPartitions},
 	{msg: "ConsumerProtocolAssignment", path: "AssignedPartitions", kind: TypeStruct, array: true, role: RoleAssignedPartitions},
+	// Kafka Connect (protocol/schemas): a worker's metadata and its
+	// assignment, which a v1+ metadata's Allocation holds too.
+	{msg: "ConnectProtocolMetadata", path: "Url", kind: TypeString, role: RoleWorkerURL},
+	{msg: "ConnectProtocolMetadata", path: "ConfigOffset", kind: TypeInt64, role: RoleConfigOffset},
+	{msg: "ConnectProtocolMetadata", path: "Allocation", kind: TypeBytes, role: RoleWorkerAllocation},
+	{msg: "ConnectProtocolAssignment", path: "Error", kind: TypeInt16, role: RoleConnectError},
+	{msg: "ConnectProtocolAssignment", path: "Leader", kind: TypeString, role: RoleConnectLeader},
+	{msg: "ConnectProtocolAssignment", path: "LeaderUrl", kind: TypeString, role: RoleConnectLeaderURL},
+	{msg: "ConnectProtocolAssignment", path: "ConfigOffset", kind: TypeInt64, role: RoleConfigOffset},
+	{msg: "ConnectProtocolAssignment", path: "Assignment", kind: TypeStruct, array: true, role: RoleConnectorsAssigned},
+	{msg: "ConnectProtocolAssignment", path: "Revoked", kind: TypeStruct, array: true, role: RoleConnectorsRevoked},
+	{msg: "ConnectProtocolAssignment", path: "*.Connector", kind: TypeString, role: RoleConnectorName},
+	{msg: "ConnectProtocolAssignment", path: "*.Tasks", kind: TypeInt32, array: true, role: RoleConnectorTasks},
+	{msg: "ConnectProtocolAssignment", path: "Delay", kind: TypeInt32, role: RoleRebalanceDelay},
 	// KIP-848: the request's TopicPartitions are what the member owns, the
 	// response's Assignment.TopicPartitions what it is given.
 	{msg: "ConsumerGroupHeartbeatRequest", path: "TopicPartitions", kind: TypeStruct, array: true, role: RoleOwnedPartitions},
