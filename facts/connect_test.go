@@ -17,7 +17,7 @@ import (
 // and said to be.
 func TestConnectGroupFacts(t *testing.T) {
 	a1 := connecttest.Assignment{Version: 1, Leader: "w-1", LeaderURL: "http://w1:8083/", ConfigOffset: 42,
-		Assigned: []connecttest.Connector{{Name: "pg-sink", Tasks: []int32{-1, 0}}, {Name: "s3", Tasks: []int32{2}}},
+		Assigned:    []connecttest.Connector{{Name: "pg-sink", Tasks: []int32{-1, 0}}, {Name: "s3", Tasks: []int32{2}}},
 		NullRevoked: true, Delay: 0}
 	a2 := connecttest.Assignment{Version: 2, Error: 1, Leader: "w-1", LeaderURL: "http://w1:8083/", ConfigOffset: 42,
 		Assigned: []connecttest.Connector{}, Revoked: []connecttest.Connector{{Name: "s3", Tasks: []int32{1}}}, Delay: 300000}
