@@ -258,6 +258,9 @@ type member struct {
 	fetch          map[tpKey]int64
 	subscription   []string
 	lastGeneration int32
+	// connect is what a Kafka Connect worker's group protocol said last
+	// (a "connect" group); nil for other members.
+	connect *connectState
 
 	// kept: the member is in its group's members (and order), counted in
 	// the budget. unfollowed: it never was, the budget being full of
@@ -750,7 +753,7 @@ func (t *groupTracker) dropMember(m *member) {
 		g.compact()
 	}
 	g.dropped.Members++
-	t.mem.give(costMember + int64(len(m.id)) + tpCost(m.assignment) + namesCost(m.subscription))
+	t.mem.give(costMember + int64(len(m.id)) + tpCost(m.assignment) + namesCost(m.subscription) + connectCost(m.connect))
 }
 
 // unkeep makes m, kept, not kept: off t.ended, and off its client's list
@@ -781,8 +784,8 @@ func (t *groupTracker) evictGroup(g *group) {
 	n := costMember + int64(len(g.id))
 	for _, m := range g.members {
 		t.unkeep(m)
-		n += costMember + int64(len(m.id)) + tpCost(m.assignment) + namesCost(m.subscription)
-		m.assignment, m.fetch, m.subscription = nil, nil, nil
+		n += costMember + int64(len(m.id)) + tpCost(m.assignment) + namesCost(m.subscription) + connectCost(m.connect)
+		m.assignment, m.fetch, m.subscription, m.connect = nil, nil, nil, nil
 	}
 	for _, gn := range g.gens {
 		n += gn.cost
@@ -1082,6 +1085,125 @@ func (t *groupTracker) subscribe(m *member, topics []string) {
 	}
 }
 
+// connectState is what a Kafka Connect worker said last: its metadata
+// (JoinGroup, DescribeGroups: URL, config offset) and its assignment
+// (SyncGroup, the leader's plan, DescribeGroups).
+type connectState struct {
+	url          string
+	urlWithheld  bool
+	configOffset int64
+	hasWorker    bool
+	asg          *facts.ConnectAssignment // a copy of its own; nil until one is seen
+}
+
+// costConnect is what a connectState costs beside its strings and lists.
+const costConnect = 128
+
+// connectCost is what c costs: its strings and its connectors' names and
+// task lists (a peer's assignment can name many connectors and tasks).
+func connectCost(c *connectState) int64 {
+	if c == nil {
+		return 0
+	}
+	n := costConnect + int64(len(c.url))
+	if a := c.asg; a != nil {
+		n += int64(len(a.Leader)+len(a.LeaderURL)) + connectorsCost(a.Connectors) + connectorsCost(a.Revoked)
+	}
+	return n
+}
+
+func connectorsCost(cs []facts.ConnectorTasks) int64 {
+	n := int64(0)
+	for _, c := range cs {
+		n += costTP + int64(len(c.Connector)) + 4*int64(len(c.Tasks))
+	}
+	return n
+}
+
+// setWorker makes w m's Connect worker metadata; setConnectAssignment a
+// its Connect assignment. Both are charged to the budget while m is kept.
+func (t *groupTracker) setWorker(m *member, w *facts.Worker) {
+	if w == nil {
+		return
+	}
+	t.updateConnect(m, func(c *connectState) {
+		c.url, c.urlWithheld = strings.Clone(w.URL), w.URLWithheld
+		c.configOffset, c.hasWorker = w.ConfigOffset, true
+	})
+}
+
+func (t *groupTracker) setConnectAssignment(m *member, a *facts.ConnectAssignment) {
+	if a == nil {
+		return
+	}
+	t.updateConnect(m, func(c *connectState) { c.asg = cloneConnect(a) })
+}
+
+func (t *groupTracker) updateConnect(m *member, f func(*connectState)) {
+	if m.kept {
+		t.mem.give(connectCost(m.connect))
+	}
+	if m.connect == nil {
+		m.connect = &connectState{}
+	}
+	f(m.connect)
+	if m.kept {
+		t.mem.take(connectCost(m.connect))
+		t.shed()
+	}
+}
+
+// cloneConnect copies a, its connectors' task lists sorted (the connector
+// instance, -1, first).
+func cloneConnect(a *facts.ConnectAssignment) *facts.ConnectAssignment {
+	c := *a
+	c.Leader, c.LeaderURL = strings.Clone(a.Leader), strings.Clone(a.LeaderURL)
+	c.Connectors, c.Revoked = cloneConnectors(a.Connectors), cloneConnectors(a.Revoked)
+	return &c
+}
+
+func cloneConnectors(cs []facts.ConnectorTasks) []facts.ConnectorTasks {
+	if cs == nil {
+		return nil
+	}
+	out := make([]facts.ConnectorTasks, 0, len(cs))
+	for _, c := range cs {
+		ts := slices.Clone(c.Tasks)
+		slices.Sort(ts)
+		out = append(out, facts.ConnectorTasks{Connector: strings.Clone(c.Connector), Tasks: ts})
+	}
+	slices.SortFunc(out, func(a, b facts.ConnectorTasks) int { return cmp.Compare(a.Connector, b.Connector) })
+	return out
+}
+
+// ConnectorsString writes Connect connectors and their tasks as
+// "pg-sink[connector,0-2] s3[1]" (task -1 is the connector instance),
+// "nothing" when there are none.
+func ConnectorsString(cs []facts.ConnectorTasks) string {
+	var b strings.Builder
+	for _, c := range cloneConnectors(cs) {
+		if b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(c.Connector)
+		b.WriteByte('[')
+		ts := c.Tasks
+		if len(ts) > 0 && ts[0] == -1 {
+			b.WriteString("connector")
+			ts = slices.DeleteFunc(ts, func(x int32) bool { return x == -1 })
+			if len(ts) > 0 {
+				b.WriteByte(',')
+			}
+		}
+		b.WriteString(PartitionRanges(ts))
+		b.WriteByte(']')
+	}
+	if b.Len() == 0 {
+		return "nothing"
+	}
+	return b.String()
+}
+
 // setSubscribed makes topics, sorted, gm's subscription at generation
 // gn, charged to gn's cost.
 func (t *groupTracker) setSubscribed(gn *gen, gm *genMember, topics []string) {
@@ -1237,6 +1359,7 @@ func (t *groupTracker) joinGroup(g *group, e *xinfo) {
 	m.err(code)
 	if len(fg.Protocols) > 0 && fg.Subscription != nil {
 		t.subscribe(m, fg.Subscription.Topics)
+		t.setWorker(m, fg.Subscription.Worker)
 	}
 	if code == errMemberIDRequired && (g.joinStart.IsZero() || e.at.Before(g.joinStart)) {
 		// A new member's first JoinGroup: the rebalance it starts begins
@@ -1318,6 +1441,7 @@ func (t *groupTracker) joinGroup(g *group, e *xinfo) {
 			}
 			if fm.Subscription != nil {
 				t.subscribe(mm, fm.Subscription.Topics)
+				t.setWorker(mm, fm.Subscription.Worker)
 			}
 			gm := t.addGenMember(g, gn, mm, "rebalance")
 			if fm.Subscription != nil && !gm.hasSub {
@@ -1388,8 +1512,12 @@ func (t *groupTracker) syncGroup(g *group, e *xinfo) {
 		if fm.ID == "" || fm.Assignment == nil {
 			continue
 		}
-		gm := t.addGenMember(g, gn, t.member(g, fm.ID, nil), "rebalance")
+		pm := t.member(g, fm.ID, nil)
+		gm := t.addGenMember(g, gn, pm, "rebalance")
 		gm.plan, gm.hasPlan = cloneTPs(fm.Assignment.Partitions), true
+		// A Connect worker's assignment is what the leader's plan gives
+		// it (its own SyncGroup response says the same).
+		t.setConnectAssignment(pm, fm.Assignment.Connect)
 		planned++
 	}
 	if planned > 0 && gn.leader == "" {
@@ -1408,11 +1536,13 @@ func (t *groupTracker) syncGroup(g *group, e *xinfo) {
 		gm = t.addGenMember(g, gn, m, "rebalance")
 	}
 	var tps []facts.TopicPartitions
+	var ca *facts.ConnectAssignment
 	if fg.Assignment != nil {
-		tps = fg.Assignment.Partitions
+		tps, ca = fg.Assignment.Partitions, fg.Assignment.Connect
 	}
 	t.setAssigned(gn, gm, tps)
 	t.assign(m, tps)
+	t.setConnectAssignment(m, ca)
 	gn.complete = true
 	if e.done.After(gn.end) {
 		gn.end = e.done
@@ -1420,6 +1550,12 @@ func (t *groupTracker) syncGroup(g *group, e *xinfo) {
 	}
 	m.live(e.done, false)
 	detail := "assigned " + tpString(tps)
+	if ca != nil {
+		detail = "assigned " + ConnectorsString(ca.Connectors)
+		if len(ca.Revoked) > 0 {
+			detail += ", revoked " + ConnectorsString(ca.Revoked)
+		}
+	}
 	if planned > 0 {
 		detail += fmt.Sprintf(" (the leader's plan for %s)", plural(planned, "member"))
 	}
@@ -1690,6 +1826,12 @@ func (t *groupTracker) described(e *xinfo, kind string) {
 			}
 			if s := dm.Subscription; s != nil && m.subscription == nil {
 				t.subscribe(m, s.Topics)
+			}
+			if s := dm.Subscription; s != nil && s.Worker != nil && (m.connect == nil || !m.connect.hasWorker || e.at.After(m.last)) {
+				t.setWorker(m, s.Worker)
+			}
+			if a := dm.Assignment; a != nil && a.Connect != nil && (m.connect == nil || m.connect.asg == nil || e.at.After(m.last)) {
+				t.setConnectAssignment(m, a.Connect)
 			}
 			if !dm.HasEpoch {
 				// Classic: no epoch says which is newer; the describe

@@ -149,8 +149,55 @@ type MemberReport struct {
 	Generation        *int32           `json:"generation" jsonschema:"nullable"`  // classic: the latest it joined
 	Assignment        []TopicPartition `json:"assignment" jsonschema:"nullable"`  // the latest; null when never assigned
 	Subscription      []string         `json:"subscription" jsonschema:"nullable"`
-	Errors            []ErrorCount     `json:"errors"`
-	file              int              // the capture file of its latest exchange
+	// Connect is what a Kafka Connect worker (a group of protocol type
+	// "connect") said last; null for other members.
+	Connect *ConnectWorker `json:"connect" jsonschema:"nullable"`
+	Errors  []ErrorCount   `json:"errors"`
+	file    int            // the capture file of its latest exchange
+}
+
+// ConnectWorker is what a Kafka Connect worker's group protocol said
+// last: its metadata (JoinGroup, DescribeGroups: ConnectProtocolMetadata)
+// and its assignment (SyncGroup, the leader's plan, DescribeGroups:
+// ConnectProtocolAssignment). The members of a null field were not seen.
+type ConnectWorker struct {
+	// URL is the worker's REST URL, "<redacted>" when it held a userinfo
+	// (user:password@) and was withheld; ConfigOffset the config topic
+	// offset it had read to.
+	URL          *string `json:"url" jsonschema:"nullable"`
+	ConfigOffset *int64  `json:"configOffset" jsonschema:"nullable"`
+	// Assignment is its latest assignment; null when none was seen.
+	Assignment *ConnectAssignment `json:"assignment" jsonschema:"nullable"`
+}
+
+// ConnectAssignment is a Kafka Connect worker's assignment.
+type ConnectAssignment struct {
+	// Version is the assignment's version: 0 ("default", eager), 1
+	// ("compatible", KIP-415), 2 ("sessioned", KIP-507).
+	Version int16 `json:"version"`
+	// Error is Connect's own code, by name: "NONE", "CONFIG_MISMATCH"
+	// (the worker's config offset is not the leader's), else the number.
+	Error string `json:"error"`
+	// Leader is the leader worker's member ID, LeaderURL its REST URL
+	// ("<redacted>" when withheld).
+	Leader    string `json:"leader"`
+	LeaderURL string `json:"leaderUrl"`
+	// ConfigOffset is the config topic offset the assignment was made at.
+	ConfigOffset int64 `json:"configOffset"`
+	// Connectors are the connectors and tasks assigned, Revoked those
+	// revoked (v1+; null when null or v0). Task -1 is the connector
+	// instance itself.
+	Connectors []ConnectorTasks `json:"connectors"`
+	Revoked    []ConnectorTasks `json:"revoked" jsonschema:"nullable"`
+	// DelayMs is the delay before a scheduled rebalance (v1+; 0: none).
+	DelayMs int32 `json:"delayMs"`
+}
+
+// ConnectorTasks is a connector and task IDs of it (-1: the connector
+// instance itself), sorted.
+type ConnectorTasks struct {
+	Connector string  `json:"connector"`
+	Tasks     []int32 `json:"tasks"`
 }
 
 // TopicPartition is a topic and some of its partitions.
@@ -340,6 +387,67 @@ func tpsReport(tps []facts.TopicPartitions) []TopicPartition {
 			continue
 		}
 		out = append(out, TopicPartition{Topic: tp.Label(), Partitions: tp.Partitions})
+	}
+	return out
+}
+
+// connectReport is the report of a Connect worker's state, nil for none.
+func connectReport(c *connectState) *ConnectWorker {
+	if c == nil {
+		return nil
+	}
+	r := &ConnectWorker{}
+	if c.hasWorker {
+		u := c.url
+		if c.urlWithheld {
+			u = redactedMark
+		}
+		r.URL, r.ConfigOffset = &u, &c.configOffset
+	}
+	if a := c.asg; a != nil {
+		ra := &ConnectAssignment{Version: a.Version, Error: ConnectErrorName(a.Error), Leader: a.Leader, LeaderURL: a.LeaderURL,
+			ConfigOffset: a.ConfigOffset, Connectors: connectorsReport(a.Connectors), DelayMs: a.DelayMs}
+		if a.LeaderURLWithheld {
+			ra.LeaderURL = redactedMark
+		}
+		if a.Revoked != nil {
+			ra.Revoked = connectorsReport(a.Revoked)
+		}
+		r.Assignment = ra
+	}
+	return r
+}
+
+// redactedMark stands for a value withheld as a credential.
+const redactedMark = "<redacted>"
+
+// ConnectErrorName names a Connect assignment's error code as the schema's
+// Error field does (protocol.EnumName: "NONE", "CONFIG_MISMATCH"), else
+// the number.
+func ConnectErrorName(code int16) string {
+	if n := protocol.EnumName("ConnectProtocolAssignment", "Error", int64(code)); n != "" {
+		return n
+	}
+	return fmt.Sprint(code)
+}
+
+// ConnectorsText writes connectors as ConnectorsString does.
+func ConnectorsText(cs []ConnectorTasks) string {
+	fc := make([]facts.ConnectorTasks, len(cs))
+	for i, c := range cs {
+		fc[i] = facts.ConnectorTasks{Connector: c.Connector, Tasks: c.Tasks}
+	}
+	return ConnectorsString(fc)
+}
+
+func connectorsReport(cs []facts.ConnectorTasks) []ConnectorTasks {
+	out := []ConnectorTasks{}
+	for _, c := range cs {
+		ts := c.Tasks
+		if ts == nil {
+			ts = []int32{}
+		}
+		out = append(out, ConnectorTasks{Connector: c.Connector, Tasks: ts})
 	}
 	return out
 }
@@ -715,6 +823,7 @@ func (t *groupTracker) report(g *group) GroupReport {
 		if m.hasAssignment {
 			mr.Assignment = tpsReport(m.assignment)
 		}
+		mr.Connect = connectReport(m.connect)
 		r.Members = append(r.Members, mr)
 	}
 	slices.SortStableFunc(r.Members, func(a, b MemberReport) int {

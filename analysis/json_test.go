@@ -55,12 +55,15 @@ var updateKeys = flag.Bool("update", false, "rewrite testdata/keys-*.txt")
 // TestJSONFields pins the key set of each report's JSON (testdata/
 // keys-*.txt, rewritten by -update): a change of the documented output
 // shows in review. The reports come from captures that fill every field
-// the schema has: static and KIP-848 groups, fenced and read_committed
+// the schema has: static and KIP-848 groups, Connect workers (synthetic),
+// fenced and read_committed
 // transactions, slow exchanges split.
 func TestJSONFields(t *testing.T) {
 	g := analyze(t, "group-rebalance-sarama.pcap", Options{}).Groups()
 	g2 := analyze(t, "group-kip848.pcap", Options{}).Groups()
 	g.Groups = append(g.Groups, g2.Groups...)
+	cs, _ := connectGroup(t) // Kafka Connect workers: no capture has them
+	g.Groups = append(g.Groups, cs.a.Groups().Groups...)
 	tx := analyze(t, "txn-read-committed.pcap", Options{}).Transactions()
 	tx2 := analyze(t, "txn-fenced.pcap", Options{}).Transactions()
 	tx.Producers = append(tx.Producers, tx2.Producers...)

@@ -161,6 +161,11 @@ func appendSubject(b []byte, e *dissect.Exchange) []byte {
 	case protocol.KeySyncGroup:
 		if a := g.Assignment; a != nil {
 			s.topicPartitions("", a.Partitions)
+			if c := a.Connect; c != nil {
+				// A Kafka Connect worker's: its connectors and tasks.
+				s.connectors("", c.Connectors)
+				s.connectors("revoked=", c.Revoked)
+			}
 		}
 	}
 	s.topics(fx)
@@ -174,7 +179,11 @@ func appendSubject(b []byte, e *dissect.Exchange) []byte {
 			s.sep()
 			s.b = append(s.b, "assigns "...)
 			s.b = strconv.AppendInt(s.b, int64(n), 10)
-			s.b = append(s.b, " member"...)
+			if connectPlan(g.Members) {
+				s.b = append(s.b, " worker"...) // a Kafka Connect leader's plan
+			} else {
+				s.b = append(s.b, " member"...)
+			}
 			if n != 1 {
 				s.b = append(s.b, 's')
 			}
@@ -330,6 +339,51 @@ func (s *subjectBuf) topicPartitions(k string, tps []facts.TopicPartitions) {
 		}
 		s.b = append(s.b, ']')
 	}
+}
+
+// connectors appends k and Kafka Connect connectors with their tasks,
+// "pg-sink[connector,0,1]" (task -1 is the connector instance), up to
+// maxSubjectList of them, then "+N".
+func (s *subjectBuf) connectors(k string, cs []facts.ConnectorTasks) {
+	if len(cs) == 0 {
+		return
+	}
+	s.sep()
+	s.b = append(s.b, k...)
+	for i := range cs {
+		if i > 0 {
+			s.b = append(s.b, ' ')
+		}
+		if i == maxSubjectList {
+			s.b = append(s.b, '+')
+			s.b = strconv.AppendInt(s.b, int64(len(cs)-i), 10)
+			return
+		}
+		s.b = termsafe.AppendQuote(s.b, cs[i].Connector)
+		s.b = append(s.b, '[')
+		for j, t := range cs[i].Tasks {
+			if j > 0 {
+				s.b = append(s.b, ',')
+			}
+			if t == -1 {
+				s.b = append(s.b, "connector"...)
+			} else {
+				s.b = strconv.AppendInt(s.b, int64(t), 10)
+			}
+		}
+		s.b = append(s.b, ']')
+	}
+}
+
+// connectPlan reports whether a SyncGroup plan's assignments are Kafka
+// Connect workers'.
+func connectPlan(ms []facts.Member) bool {
+	for i := range ms {
+		if a := ms[i].Assignment; a != nil && a.Connect != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // groupAPI reports whether key is one of the APIs of a group member.

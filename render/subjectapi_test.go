@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/kwire/kwire/dissect"
+	"github.com/kwire/kwire/internal/connecttest"
 	"github.com/kwire/kwire/protocol"
 	"github.com/kwire/kwire/reassembly"
 	"github.com/kwire/kwire/render/units"
@@ -245,6 +246,22 @@ func TestSubjectPerAPI(t *testing.T) {
 	sgr.Version, sgr.ProtocolType, sgr.Protocol = 5, kmsg.StringPtr("consumer"), kmsg.StringPtr("range")
 	sgr.MemberAssignment = assign(0, 1)
 	check("SyncGroup leader", sg, sgr, "lab[0,1] assigns 2 members group=lab-group member=a gen=3")
+
+	// A Kafka Connect leader's SyncGroup: its own connectors and tasks
+	// (-1 the connector instance), the revoked ones, and the workers it
+	// assigns; a worker's SyncGroup without a plan.
+	ca := connecttest.Assignment{Version: 1, Leader: "w1", LeaderURL: "http://w1:8083/", ConfigOffset: 9,
+		Assigned: []connecttest.Connector{{Name: "pg-sink", Tasks: []int32{-1, 0}}}, Revoked: []connecttest.Connector{{Name: "s3", Tasks: []int32{2}}}}
+	csg := kmsg.NewPtrSyncGroupRequest()
+	csg.Version, csg.Group, csg.Generation, csg.MemberID = 5, "connect-cluster", 7, "w1"
+	csg.ProtocolType, csg.Protocol = kmsg.StringPtr("connect"), kmsg.StringPtr("compatible")
+	csg.GroupAssignment = []kmsg.SyncGroupRequestGroupAssignment{{MemberID: "w1", MemberAssignment: ca.Bytes()}, {MemberID: "w2", MemberAssignment: ca.Bytes()}}
+	csgr := kmsg.NewPtrSyncGroupResponse()
+	csgr.Version, csgr.ProtocolType, csgr.Protocol = 5, kmsg.StringPtr("connect"), kmsg.StringPtr("compatible")
+	csgr.MemberAssignment = ca.Bytes()
+	check("SyncGroup Connect leader", csg, csgr, "pg-sink[connector,0] revoked=s3[2] assigns 2 workers group=connect-cluster member=w1 gen=7")
+	csg.GroupAssignment, csg.MemberID = nil, "w2"
+	check("SyncGroup Connect worker", csg, csgr, "pg-sink[connector,0] revoked=s3[2] group=connect-cluster member=w2 gen=7")
 
 	// JoinGroup: the partitions a cooperative member owns say so.
 	sub := kmsg.NewConsumerMemberMetadata()

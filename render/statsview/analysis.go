@@ -50,6 +50,33 @@ func deref[T any](p *T, none string, f func(T) string) string {
 
 func str(s string) string { return s }
 
+// connectWorkerText is a Kafka Connect worker's line under its row: its
+// URL and config offset, its leader, and what its latest assignment says
+// beside the connectors and tasks the ASSIGNED column shows.
+func connectWorkerText(w *analysis.ConnectWorker) string {
+	var parts []string
+	if w.URL != nil {
+		parts = append(parts, fmt.Sprintf("url %s, config offset %s", *w.URL, deref(w.ConfigOffset, "-", func(v int64) string { return strconv.FormatInt(v, 10) })))
+	}
+	if a := w.Assignment; a != nil {
+		parts = append(parts, fmt.Sprintf("leader %s (%s)", a.Leader, a.LeaderURL),
+			fmt.Sprintf("assignment v%d at config offset %d", a.Version, a.ConfigOffset))
+		if a.Error != "NONE" {
+			parts = append(parts, "error "+a.Error)
+		}
+		if len(a.Revoked) > 0 {
+			parts = append(parts, "revoked "+analysis.ConnectorsText(a.Revoked))
+		}
+		if a.DelayMs > 0 {
+			parts = append(parts, "rebalance scheduled in "+Duration(int64(a.DelayMs)*1e6))
+		}
+	}
+	if len(parts) == 0 {
+		return "-"
+	}
+	return strings.Join(parts, "; ")
+}
+
 func i32(v int32) string { return strconv.Itoa(int(v)) }
 
 // tps writes an assignment compactly: "t[0-3] u[1]", "-" when empty.
@@ -266,11 +293,18 @@ func writeGroup(w *strings.Builder, g *analysis.GroupReport, o GroupsOptions, sp
 		if m.MissedHeartbeats > 0 {
 			missed.r = roleError
 		}
+		assigned := tps(m.Assignment)
+		if m.Connect != nil && m.Connect.Assignment != nil {
+			assigned = analysis.ConnectorsText(m.Connect.Assignment.Connectors)
+		}
 		t.add(c(m.Name), c(shorten(m.MemberID, 36)), c(deref(m.GroupInstanceID, "-", str)), c(deref(m.Client, "-", str)),
 			c(clockOf(m.Joined)), cr(endRole, end), c(deref(m.SessionTimeoutMs, "-", func(v int32) string { return Duration(int64(v) * 1e6) })),
-			c(strconv.FormatInt(m.Heartbeats, 10)), cr(roleLatency, millis(m.MaxHeartbeatGapMs)), late, missed, c(tps(m.Assignment)))
+			c(strconv.FormatInt(m.Heartbeats, 10)), cr(roleLatency, millis(m.MaxHeartbeatGapMs)), late, missed, c(assigned))
 		if m.LeaveReason != nil {
 			t.detail("    leave reason: " + *m.LeaveReason)
+		}
+		if m.Connect != nil {
+			t.detail("    connect worker: " + connectWorkerText(m.Connect))
 		}
 	}
 	t.spill = sp.spill

@@ -759,3 +759,30 @@ func TestWriteGroupDescribedOnly(t *testing.T) {
 		}
 	}
 }
+
+// TestGroupsTextConnectWorker: a Kafka Connect worker's row shows its
+// connectors and tasks in ASSIGNED (task -1 as "connector"), and a line
+// under it its URL, config offset, leader and what else its assignment
+// says; a worker whose URL was withheld shows it withheld.
+func TestGroupsTextConnectWorker(t *testing.T) {
+	url, off, withheld := "http://w1:8083/", int64(40), "<redacted>"
+	g := analysis.GroupReport{GroupID: "connect-cluster", Protocol: "classic", Members: []analysis.MemberReport{
+		{MemberID: "w1", Name: "connect-1", Connect: &analysis.ConnectWorker{URL: &url, ConfigOffset: &off,
+			Assignment: &analysis.ConnectAssignment{Version: 1, Error: "CONFIG_MISMATCH", Leader: "w1", LeaderURL: url, ConfigOffset: 42,
+				Connectors: []analysis.ConnectorTasks{{Connector: "pg-sink", Tasks: []int32{-1, 0, 1, 2}}, {Connector: "s3", Tasks: []int32{3}}},
+				Revoked:    []analysis.ConnectorTasks{{Connector: "s3", Tasks: []int32{1}}}, DelayMs: 300000}}},
+		{MemberID: "w2", Name: "connect-2", Connect: &analysis.ConnectWorker{URL: &withheld, ConfigOffset: &off}},
+	}}
+	var b strings.Builder
+	writeGroup(&b, &g, GroupsOptions{}, nil)
+	text := b.String()
+	for _, want := range []string{
+		"pg-sink[connector,0-2] s3[3]\n",
+		"    connect worker: url http://w1:8083/, config offset 40; leader w1 (http://w1:8083/); assignment v1 at config offset 42; error CONFIG_MISMATCH; revoked s3[1]; rebalance scheduled in 300s\n",
+		"    connect worker: url <redacted>, config offset 40\n",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("text lacks %q:\n%s", want, text)
+		}
+	}
+}
