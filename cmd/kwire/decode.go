@@ -76,7 +76,9 @@ What the bytes are:
                                       a bare request or response body
   --type NAME --version V             a header or non-RPC struct, e.g.
                                       RequestHeader, ConsumerProtocolSubscription;
-                                      the consumer protocol's structs and
+                                      the consumer protocol's structs, Kafka
+                                      Connect's (ConnectProtocolMetadata,
+                                      ConnectProtocolAssignment) and
                                       DefaultPrincipalData as Kafka writes them,
                                       their INT16 version first (as read -V shows
                                       them; --version may then be left out), or
@@ -337,7 +339,7 @@ func (o *decodeOptions) decode(data []byte, ropts render.Options) (*protocol.Tre
 
 // decodeVersioned decodes a struct that Kafka serializes after its own
 // INT16 version (ConsumerProtocolSubscription, ConsumerProtocolAssignment,
-// DefaultPrincipalData), as -V and -x show it and as it sits in JoinGroup
+// ConnectProtocolMetadata, ConnectProtocolAssignment, DefaultPrincipalData), as -V and -x show it and as it sits in JoinGroup
 // and SyncGroup: with the version prefix when the bytes start with it
 // (--version, when given, must match it; without --version the prefix
 // says it). It reports false when the bytes are the struct alone, at

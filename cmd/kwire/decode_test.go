@@ -1,7 +1,9 @@
 package main
 
 import (
+	"encoding/hex"
 	"encoding/json"
+	"github.com/kwire/kwire/internal/connecttest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -109,4 +111,29 @@ func TestDecodeRecordBatchBadCRC(t *testing.T) {
 		return
 	}
 	t.Fatal("vector one_record_no_key missing")
+}
+
+// TestDecodeConnectMetadata: kwire decode --type ConnectProtocolMetadata
+// decodes a worker's metadata and the assignment its allocation holds;
+// the leader URL's userinfo there is withheld in the tree, -x and the
+// JSON, and shown with --show-secrets.
+func TestDecodeConnectMetadata(t *testing.T) {
+	const pw = "Kx-DECODE-CONNECT-71"
+	a := connecttest.Assignment{Version: 1, Leader: "w1", LeaderURL: "http://u:" + pw + "@w1:8083/", ConfigOffset: 42,
+		Assigned: []connecttest.Connector{{Name: "pg", Tasks: []int32{-1, 0}}}, NullRevoked: true, Delay: 5000}
+	h := hex.EncodeToString(connecttest.Metadata(2, "http://w2:8083/", 19, a.Bytes()))
+	for _, flags := range [][]string{nil, {"-x"}, {"--json"}, {"--show-secrets"}} {
+		args := append([]string{"decode", "--type", "ConnectProtocolMetadata"}, flags...)
+		code, out, errOut := runWith(t, "", append(args, h)...)
+		if code != exitOK || errOut != "" {
+			t.Fatalf("%v: exit %d, stderr %q", flags, code, errOut)
+		}
+		show := len(flags) > 0 && flags[0] == "--show-secrets"
+		if strings.Contains(out, pw) != show {
+			t.Errorf("%v: password shown %v:\n%s", flags, !show, out)
+		}
+		if !strings.Contains(out, "http://w2:8083/") || len(flags) == 0 && !strings.Contains(out, `Connector: "pg"`) {
+			t.Errorf("%v: output lacks the URL or the allocation's connector:\n%s", flags, out)
+		}
+	}
 }
