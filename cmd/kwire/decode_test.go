@@ -3,11 +3,12 @@ package main
 import (
 	"encoding/hex"
 	"encoding/json"
-	"github.com/kwire/kwire/internal/connecttest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/kwire/kwire/internal/connecttest"
 )
 
 // sharedDir returns Kafka's vectors and schemas directory: $KWIRE_SHARED,
