@@ -534,9 +534,10 @@ func TestGroupsDescribedMembers(t *testing.T) {
 // assignor are the group's report, and the describe is an event. Before,
 // kwire groups followed classic groups through JoinGroup, SyncGroup,
 // Heartbeat and LeaveGroup alone: such a group was not in the report. A
-// Connect group's member bytes are not the consumer protocol's: its
-// members are listed without subscription or assignment; a group the
-// broker did not find is no group.
+// Connect group's member bytes are not the consumer protocol's, and
+// these do not decode as Connect's (TestGroupsConnectWorkers has ones
+// that do): its members are listed without subscription or assignment; a
+// group the broker did not find is no group.
 func TestGroupsDescribedClassic(t *testing.T) {
 	s := newSynth(t, Options{Groups: true})
 	meta := func(topics ...string) []byte {
