@@ -88,11 +88,60 @@ func TestConnectJoinGroupMetadata(t *testing.T) {
 	if n.Type != "ConnectProtocolMetadata" || find(n, "Allocation/Assignment/[0]/Connector").Str != "pg-sink" {
 		t.Errorf("response member: type %q", n.Type)
 	}
-	// Without a protocol type (v6), Connect metadata is not tried.
+	// Without a protocol type (v6), Connect metadata is decoded when it
+	// decodes completely (after the consumer's struct did not).
 	resp.Version = 6
 	rt = DecodeBody(11, 6, true, resp.AppendTo(nil))
+	if n := find(rt.Root, "Members/[0]/Metadata"); n.Type != "ConnectProtocolMetadata" || find(n, "Allocation/Assignment/[0]/Connector").Str != "pg-sink" {
+		t.Errorf("v6 response: type %q, %d children, note %q", n.Type, len(n.Children), n.Note)
+	}
+	// Bytes that are neither stay raw, without a note.
+	resp.Members[0].ProtocolMetadata = []byte{0, 1, 0xff, 0xff, 0xff}
+	rt = DecodeBody(11, 6, true, resp.AppendTo(nil))
 	if n := find(rt.Root, "Members/[0]/Metadata"); len(n.Children) != 0 || n.Note != "" {
-		t.Errorf("v6 response: %d children, note %q", len(n.Children), n.Note)
+		t.Errorf("v6 response, other bytes: %d children, note %q", len(n.Children), n.Note)
+	}
+}
+
+// TestConnectUnstatedTypeUserinfoWithheld: a JoinGroup response before v7
+// and a SyncGroup response before v5 do not state the protocol type; a
+// Connect worker's URL holding a userinfo there was shown in the raw
+// bytes. Now the bytes decode as Connect's structs when they decode
+// completely, and the URL is withheld.
+func TestConnectUnstatedTypeUserinfoWithheld(t *testing.T) {
+	const pw = "Zq-UNSTATED-PW-41"
+	asg := connectAssign
+	asg.LeaderURL = "http://admin:" + pw + "@w1:8083/"
+	meta := connecttest.Metadata(1, "http://svc:"+pw+"@w2:8083/", 5, nil)
+	jr := kmsg.NewJoinGroupResponse()
+	jr.Version = 5
+	jr.LeaderID, jr.MemberID = "connect-1-a1", "connect-1-a1"
+	jr.Members = []kmsg.JoinGroupResponseMember{{MemberID: "connect-1-a1", ProtocolMetadata: meta}}
+	sr := kmsg.NewSyncGroupResponse()
+	sr.Version = 3
+	sr.MemberAssignment = asg.Bytes()
+	for _, c := range []struct {
+		key  int16
+		ver  int16
+		body []byte
+		path string
+		typ  string
+	}{{11, 5, jr.AppendTo(nil), "Members/[0]/Metadata", "ConnectProtocolMetadata"}, {14, 3, sr.AppendTo(nil), "Assignment", "ConnectProtocolAssignment"}} {
+		tree := DecodeBody(c.key, c.ver, true, c.body)
+		if tree.Err != nil {
+			t.Fatal(tree.Err)
+		}
+		n := find(tree.Root, c.path)
+		if n.Type != c.typ || n.Flags&FlagRedacted == 0 {
+			t.Errorf("%s v%d: type %q flags %v", APIName(c.key), c.ver, n.Type, n.Flags)
+		}
+		js, err := json.Marshal(BodyJSON(tree.Root))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if bytes.Contains(js, []byte(pw)) {
+			t.Errorf("%s v%d JSON shows the password: %s", APIName(c.key), c.ver, js)
+		}
 	}
 }
 
@@ -200,12 +249,13 @@ func TestConnectSyncGroupAssignment(t *testing.T) {
 	}
 	checkSpans(t, rt)
 	checkConnectAssign(t, rt.Root.Child("Assignment"), bytes.Index(rb, v1))
-	// SyncGroup v4 states no protocol type: Connect bytes stay raw.
+	// SyncGroup v4 states no protocol type: the bytes decode as Connect's
+	// as they decode completely as no consumer assignment.
 	resp.Version = 4
-	rt = DecodeBody(14, 4, true, resp.AppendTo(nil))
-	if n := rt.Root.Child("Assignment"); len(n.Children) != 0 || n.Type == "ConnectProtocolAssignment" {
-		t.Errorf("v4: type %q", n.Type)
-	}
+	rb = resp.AppendTo(nil)
+	rt = DecodeBody(14, 4, true, rb)
+	checkSpans(t, rt)
+	checkConnectAssign(t, rt.Root.Child("Assignment"), bytes.Index(rb, v1))
 }
 
 // TestConnectDescribeGroups: a described group of protocol type

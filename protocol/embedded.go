@@ -95,14 +95,14 @@ func (ip *interp) embedded(body *Node, key, ver int16, response, nested bool) {
 			return
 		}
 		for _, a := range arrayElems(body.Child("Assignments")) {
-			ip.embedStruct(a.Child("Assignment"), gp.assignment, force)
+			ip.embedAssignment(a.Child("Assignment"), gp, force)
 		}
 	case key == 14: // SyncGroupResponse
 		gp, force, ok := groupProtocolOf(body.Child("ProtocolType"))
 		if !ok {
 			return
 		}
-		ip.embedStruct(body.Child("Assignment"), gp.assignment, force)
+		ip.embedAssignment(body.Child("Assignment"), gp, force)
 	case key == 15 && response: // DescribeGroupsResponse
 		// Each group says its own protocol type; "" (an empty or dead
 		// group) or another type leaves its members' bytes raw.
@@ -153,9 +153,26 @@ func groupProtocolOf(pt *Node) (gp groupProtocol, force, ok bool) {
 // embedMetadata decodes n, a member's protocol metadata, as gp's metadata
 // struct; a Connect worker's metadata (v1+) holds its current assignment
 // in Allocation, decoded in turn.
+// When the message does not state the protocol type (force unset), the
+// Connect struct is tried after the consumer's, each only if the bytes
+// decode completely: a worker's URL, which may hold a userinfo, is then
+// withheld as when the type is stated.
 func (ip *interp) embedMetadata(n *Node, gp groupProtocol, force bool) {
 	if ip.embedStruct(n, gp.metadata, force) {
 		ip.embedAllocation(n, gp.metadata)
+		return
+	}
+	if !force && ip.embedStruct(n, connectGroupProtocol.metadata, false) {
+		ip.embedAllocation(n, connectGroupProtocol.metadata)
+	}
+}
+
+// embedAssignment decodes n, a member's assignment, as gp's assignment
+// struct, or, when the message does not state the protocol type, as the
+// consumer's or else Connect's if the bytes decode completely as one.
+func (ip *interp) embedAssignment(n *Node, gp groupProtocol, force bool) {
+	if !ip.embedStruct(n, gp.assignment, force) && !force {
+		ip.embedStruct(n, connectGroupProtocol.assignment, false)
 	}
 }
 
