@@ -209,7 +209,7 @@ func (e *xinfo) topError() int16 {
 // --frame) and its response's, in a capture file named when several were
 // read.
 type Ref struct {
-	Frame         int64  `json:"frame"`
+	Frame         int64  `json:"requestFrame"`
 	ResponseFrame int64  `json:"responseFrame"` // 0: no response
 	File          string `json:"file,omitempty"`
 }

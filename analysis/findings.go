@@ -157,8 +157,8 @@ func ruleOf(id string) Rule {
 type Finding struct {
 	Rule     string `json:"rule"`
 	Severity string `json:"severity"`
-	Time     Time   `json:"time"` // the first occurrence
-	Last     Time   `json:"last"` // the last
+	Time     Time   `json:"first"` // the first occurrence
+	Last     Time   `json:"last"`  // the last
 	// Subject says what it is about, in words ("capgen-app Produce to
 	// 127.0.0.1:9092"); the fields after it the same, typed (null when
 	// not about one).
@@ -166,15 +166,16 @@ type Finding struct {
 	ClientID  *string `json:"clientId" jsonschema:"nullable"`
 	Broker    *string `json:"broker" jsonschema:"nullable"`
 	API       *string `json:"api" jsonschema:"nullable"`
-	Group     *string `json:"group" jsonschema:"nullable"`
+	Group     *string `json:"groupId" jsonschema:"nullable"`
 	Topic     *string `json:"topic" jsonschema:"nullable"`
 	Partition *int32  `json:"partition" jsonschema:"nullable"`
 	Count     int64   `json:"count"`
 	Detail    string  `json:"detail"`
-	// Packets are the packet numbers of the evidence (the first 20, in
-	// the order found), MorePackets how many more there are.
-	Packets     []int64 `json:"packets"`
-	MorePackets int64   `json:"morePackets"`
+	// Packets are the packet numbers (frames, as kwire read --frame takes
+	// them) of the evidence (the first 20, in the order found),
+	// MorePackets how many more there are.
+	Packets     []int64 `json:"frames"`
+	MorePackets int64   `json:"moreFrames"`
 	File        string  `json:"file,omitempty"`
 	// Split is the worst exchange's time split, for slow-broker and
 	// slow-network.

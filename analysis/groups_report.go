@@ -145,9 +145,9 @@ type MemberReport struct {
 	MissedHeartbeats  int64            `json:"missedHeartbeats"`
 	LastHeartbeat     Time             `json:"lastHeartbeatTime"`
 	LastHeartbeatRef  *Ref             `json:"lastHeartbeatRef" jsonschema:"nullable"`
-	MemberEpoch       *int32           `json:"memberEpoch" jsonschema:"nullable"` // KIP-848: the latest
-	Generation        *int32           `json:"generation" jsonschema:"nullable"`  // classic: the latest it joined
-	Assignment        []TopicPartition `json:"assignment" jsonschema:"nullable"`  // the latest; null when never assigned
+	MemberEpoch       *int32           `json:"memberEpoch" jsonschema:"nullable"`  // KIP-848: the latest
+	Generation        *int32           `json:"generationId" jsonschema:"nullable"` // classic: the latest it joined
+	Assignment        []TopicPartition `json:"assignment" jsonschema:"nullable"`   // the latest; null when never assigned
 	Subscription      []string         `json:"subscription" jsonschema:"nullable"`
 	// Connect is what a Kafka Connect worker (a group of protocol type
 	// "connect") said last; null for other members.
@@ -211,8 +211,9 @@ type TopicPartition struct {
 // that takes its predecessor's place without a rebalance gives an entry
 // of its own with the same number.
 type GenerationReport struct {
-	Generation int32 `json:"generation"`
-	// Epoch says Generation is a KIP-848 member epoch.
+	Generation int32 `json:"generationIdOrMemberEpoch"`
+	// Epoch says Generation is a KIP-848 member epoch, not a classic
+	// generation ID.
 	Epoch bool `json:"epoch"`
 	// Cause is what started it: "join", "leave", "timeout",
 	// "static-rejoin", "subscription" (the same members, a subscription
@@ -274,7 +275,7 @@ type CommitReport struct {
 	// Generation is the commit's GenerationIdOrMemberEpoch; null for a
 	// commit outside the group's generations (-1) or an offset known
 	// from an OffsetFetch only.
-	Generation    *int32  `json:"generation" jsonschema:"nullable"`
+	Generation    *int32  `json:"generationIdOrMemberEpoch" jsonschema:"nullable"`
 	MemberID      *string `json:"memberId" jsonschema:"nullable"`
 	Time          Time    `json:"time"`
 	Commits       int64   `json:"commits"`
@@ -315,7 +316,7 @@ type Event struct {
 	Member     *string `json:"member" jsonschema:"nullable"` // its name
 	Error      *string `json:"error" jsonschema:"nullable"`
 	Detail     string  `json:"detail"`
-	Generation *int32  `json:"generation" jsonschema:"nullable"`
+	Generation *int32  `json:"generationIdOrMemberEpoch" jsonschema:"nullable"` // a "generation" event's: a generation ID, or a KIP-848 member epoch
 	Ref        Ref     `json:"ref"`
 }
 

@@ -45,9 +45,9 @@ const (
 
 // Split is where one exchange's time went.
 type Split struct {
-	Time    Time   `json:"time"` // the request's capture time
-	Frame   int64  `json:"frame"`
-	TotalMs Millis `json:"totalMs"` // request's first byte to response's last
+	Time    Time   `json:"time"`         // the request's capture time
+	Frame   int64  `json:"requestFrame"` // the request's first packet
+	TotalMs Millis `json:"totalMs"`      // request's first byte to response's last
 	// BrokerMs is from the request fully sent to the first response
 	// byte, less RoundTripMs; NetworkMs the rest.
 	BrokerMs  Millis `json:"brokerMs"`

@@ -1023,7 +1023,7 @@ type InstanceReport struct {
 	ProducerID          int64         `json:"producerId"`
 	ProducerEpoch       int16         `json:"producerEpoch"`
 	RequestedProducerID int64         `json:"requestedProducerId"`
-	RequestedEpoch      int16         `json:"requestedEpoch"`
+	RequestedEpoch      int16         `json:"requestedProducerEpoch"`
 	Error               *string       `json:"error" jsonschema:"nullable"`
 	Epochs              []EpochChange `json:"epochs"`
 	// FencedBy is the instance (its client ID and epoch) whose
@@ -1045,7 +1045,7 @@ type FenceRef struct {
 type EpochChange struct {
 	Time       Time   `json:"time"`
 	ProducerID int64  `json:"producerId"`
-	Epoch      int16  `json:"epoch"`
+	Epoch      int16  `json:"producerEpoch"`
 	By         string `json:"by"` // "InitProducerId", "EndTxn" (KIP-890 bump)
 	Ref        Ref    `json:"ref"`
 }

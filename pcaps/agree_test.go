@@ -95,8 +95,8 @@ func agreeDocs(t *testing.T, out []byte) []*agreeDoc {
 // agreeStats is the part of `kwire stats --json` the test compares.
 type agreeStats struct {
 	APIs []struct {
-		Name    string `json:"name"`
-		Version int16  `json:"version"`
+		Name    string `json:"api"`
+		Version int16  `json:"apiVersion"`
 		Errors  []struct {
 			Code  int16 `json:"code"`
 			Count int64 `json:"count"`

@@ -2,6 +2,7 @@ package pcaps
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -23,7 +24,7 @@ type groupsDoc struct {
 			MissedHeartbeats  int64    `json:"missedHeartbeats"`
 		} `json:"members"`
 		Generations []struct {
-			Generation int32 `json:"generation"`
+			Generation int32 `json:"generationIdOrMemberEpoch"`
 		} `json:"generations"`
 		Dropped struct {
 			Generations int64 `json:"generations"`
@@ -89,7 +90,7 @@ func TestGroupsEpochCount(t *testing.T) {
 	for _, gn := range g.Generations {
 		nums = append(nums, gn.Generation)
 	}
-	if len(nums) != 6 || g.GenerationCount != 5 || g.StaticRejoins != 1 || g.Rebalances != 4 {
+	if !slices.Equal(nums, []int32{1, 2, 3, 4, 4, 5}) || g.GenerationCount != 5 || g.StaticRejoins != 1 || g.Rebalances != 4 {
 		t.Errorf("entries %v: %d epochs, %d static rejoins, %d rebalances; want 5 epochs, 1 static rejoin, 4 rebalances",
 			nums, g.GenerationCount, g.StaticRejoins, g.Rebalances)
 	}

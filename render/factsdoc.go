@@ -18,11 +18,11 @@ type FactsDoc struct {
 	Topics []TopicDoc `json:"topics" expr:"topics"`
 	// Forgotten are the partitions an incremental Fetch drops from its
 	// session (ForgottenTopicsData, KIP-227): not fetched, not in topics.
-	Forgotten  []TopicPartitionDoc `json:"forgotten" expr:"forgotten"`
-	Errors     []ErrorDoc          `json:"errors" expr:"errors"`
-	ThrottleMs *int32              `json:"throttleMs" expr:"throttleMs" jsonschema:"nullable"`
-	Group      *GroupDoc           `json:"group" expr:"group" jsonschema:"nullable"`
-	Groups     []string            `json:"groups" expr:"groups"`
+	Forgotten      []TopicPartitionDoc `json:"forgotten" expr:"forgotten"`
+	Errors         []ErrorDoc          `json:"errors" expr:"errors"`
+	ThrottleTimeMs *int32              `json:"throttleTimeMs" expr:"throttleTimeMs" jsonschema:"nullable"`
+	Group          *GroupDoc           `json:"group" expr:"group" jsonschema:"nullable"`
+	Groups         []string            `json:"groups" expr:"groups"`
 	// Described are the groups a describe response describes, with their
 	// members (DescribeGroups, ConsumerGroupDescribe, ShareGroupDescribe,
 	// StreamsGroupDescribe).
@@ -117,7 +117,7 @@ type MarkerDoc struct {
 type RecordsDoc struct {
 	Batches              int      `json:"batches" expr:"batches"`
 	Count                *int64   `json:"count" expr:"count" jsonschema:"nullable"` // records; null when a compressed legacy wrapper did not decompress
-	Bytes                int64    `json:"bytes" expr:"bytes"`
+	WireBytes            int64    `json:"wireBytes" expr:"wireBytes"`
 	UncompressedBytes    int64    `json:"uncompressedBytes" expr:"uncompressedBytes"`
 	UnknownSizeBatches   int      `json:"unknownSizeBatches" expr:"unknownSizeBatches"`
 	Codecs               []string `json:"codecs" expr:"codecs"`
@@ -313,11 +313,11 @@ type SoftwareDoc struct {
 
 // APIVersionsDoc is an ApiVersions response's advertisement.
 type APIVersionsDoc struct {
-	Error             *string       `json:"error" expr:"error" jsonschema:"nullable"`
-	Ranges            []APIRangeDoc `json:"ranges" expr:"ranges"`
-	SupportedFeatures []FeatureDoc  `json:"supportedFeatures" expr:"supportedFeatures"`
-	FinalizedFeatures []FeatureDoc  `json:"finalizedFeatures" expr:"finalizedFeatures"`
-	FinalizedEpoch    *int64        `json:"finalizedFeaturesEpoch" expr:"finalizedFeaturesEpoch" jsonschema:"nullable"`
+	Error             *string               `json:"error" expr:"error" jsonschema:"nullable"`
+	Ranges            []APIRangeDoc         `json:"ranges" expr:"ranges"`
+	SupportedFeatures []FeatureDoc          `json:"supportedFeatures" expr:"supportedFeatures"`
+	FinalizedFeatures []FinalizedFeatureDoc `json:"finalizedFeatures" expr:"finalizedFeatures"`
+	FinalizedEpoch    *int64                `json:"finalizedFeaturesEpoch" expr:"finalizedFeaturesEpoch" jsonschema:"nullable"`
 }
 
 // APIRangeDoc is one API key's supported versions.
@@ -328,11 +328,21 @@ type APIRangeDoc struct {
 	MaxVersion int16  `json:"maxVersion" expr:"maxVersion"`
 }
 
-// FeatureDoc is a feature's range or finalized levels.
+// FeatureDoc is a feature the broker supports: ApiVersionsResponse
+// SupportedFeatures' Name, MinVersion and MaxVersion (KIP-584).
 type FeatureDoc struct {
-	Name string `json:"name" expr:"name"`
-	Min  int16  `json:"min" expr:"min"`
-	Max  int16  `json:"max" expr:"max"`
+	Name       string `json:"name" expr:"name"`
+	MinVersion int16  `json:"minVersion" expr:"minVersion"`
+	MaxVersion int16  `json:"maxVersion" expr:"maxVersion"`
+}
+
+// FinalizedFeatureDoc is a feature finalized cluster-wide:
+// ApiVersionsResponse FinalizedFeatures' Name, MinVersionLevel and
+// MaxVersionLevel (KIP-584).
+type FinalizedFeatureDoc struct {
+	Name            string `json:"name" expr:"name"`
+	MinVersionLevel int16  `json:"minVersionLevel" expr:"minVersionLevel"`
+	MaxVersionLevel int16  `json:"maxVersionLevel" expr:"maxVersionLevel"`
 }
 
 func ptr[T any](v T) *T { return &v }
@@ -398,7 +408,7 @@ func NewFactsDoc(fx *facts.Exchange) *FactsDoc {
 		d.Errors = append(d.Errors, ed)
 	}
 	if fx.ThrottleMs >= 0 {
-		d.ThrottleMs = ptr(fx.ThrottleMs)
+		d.ThrottleTimeMs = ptr(fx.ThrottleMs)
 	}
 	if !fx.Group.IsZero() {
 		d.Group = groupDoc(&fx.Group)
@@ -509,7 +519,7 @@ func NewFactsDoc(fx *facts.Exchange) *FactsDoc {
 	}
 	if av := fx.APIVersions; av != nil {
 		ad := &APIVersionsDoc{Error: errName(av.Error), Ranges: make([]APIRangeDoc, 0, len(av.Ranges)),
-			SupportedFeatures: make([]FeatureDoc, 0, len(av.SupportedFeatures)), FinalizedFeatures: make([]FeatureDoc, 0, len(av.FinalizedFeatures))}
+			SupportedFeatures: make([]FeatureDoc, 0, len(av.SupportedFeatures)), FinalizedFeatures: make([]FinalizedFeatureDoc, 0, len(av.FinalizedFeatures))}
 		for _, r := range av.Ranges {
 			ad.Ranges = append(ad.Ranges, APIRangeDoc{APIKey: r.Key, API: protocol.APIName(r.Key), MinVersion: r.Min, MaxVersion: r.Max})
 		}
@@ -517,7 +527,7 @@ func NewFactsDoc(fx *facts.Exchange) *FactsDoc {
 			ad.SupportedFeatures = append(ad.SupportedFeatures, FeatureDoc{f.Name, f.Min, f.Max})
 		}
 		for _, f := range av.FinalizedFeatures {
-			ad.FinalizedFeatures = append(ad.FinalizedFeatures, FeatureDoc{f.Name, f.Min, f.Max})
+			ad.FinalizedFeatures = append(ad.FinalizedFeatures, FinalizedFeatureDoc{f.Name, f.Min, f.Max})
 		}
 		if av.FinalizedEpoch >= 0 {
 			ad.FinalizedEpoch = ptr(av.FinalizedEpoch)
@@ -561,7 +571,7 @@ func partitionDoc(p *facts.Partition) PartitionDoc {
 		pd.Aborted[i] = AbortedTxnDoc{ProducerID: a.ProducerID, FirstOffset: a.FirstOffset}
 	}
 	if r := p.Records; r != nil {
-		rd := &RecordsDoc{Batches: r.Batches, Bytes: r.Bytes, UncompressedBytes: r.Uncompressed,
+		rd := &RecordsDoc{Batches: r.Batches, WireBytes: r.Bytes, UncompressedBytes: r.Uncompressed,
 			UnknownSizeBatches: r.UnknownSize, Codecs: r.Codecs.Names(), Magics: []int{}, Partial: r.Partial,
 			TransactionalBatches: r.Transactional, ControlBatches: r.Control, Commits: r.Commits, Aborts: r.Aborts,
 			CrcErrors: r.CRCErrors, Damaged: r.Damaged}
@@ -797,8 +807,8 @@ func (w *factsWriter) facts(d *FactsDoc) {
 	list(w, d.Forgotten, w.topicPartitions)
 	w.key(false, "errors")
 	list(w, d.Errors, w.error)
-	w.key(false, "throttleMs")
-	optInt(w, d.ThrottleMs)
+	w.key(false, "throttleTimeMs")
+	optInt(w, d.ThrottleTimeMs)
 	w.key(false, "group")
 	w.group(d.Group)
 	w.key(false, "groups")
@@ -939,8 +949,8 @@ func (w *factsWriter) records(r *RecordsDoc) {
 	w.int(int64(r.Batches))
 	w.key(false, "count")
 	w.optInt64(r.Count)
-	w.key(false, "bytes")
-	w.int64(r.Bytes)
+	w.key(false, "wireBytes")
+	w.int64(r.WireBytes)
 	w.key(false, "uncompressedBytes")
 	w.int64(r.UncompressedBytes)
 	w.key(false, "unknownSizeBatches")
@@ -1228,10 +1238,20 @@ func (w *factsWriter) apiVersions(a *APIVersionsDoc) {
 		w.punct('{')
 		w.key(true, "name")
 		w.str(f.Name)
-		w.key(false, "min")
-		w.int(int64(f.Min))
-		w.key(false, "max")
-		w.int(int64(f.Max))
+		w.key(false, "minVersion")
+		w.int(int64(f.MinVersion))
+		w.key(false, "maxVersion")
+		w.int(int64(f.MaxVersion))
+		w.punct('}')
+	}
+	finalized := func(f *FinalizedFeatureDoc) {
+		w.punct('{')
+		w.key(true, "name")
+		w.str(f.Name)
+		w.key(false, "minVersionLevel")
+		w.int(int64(f.MinVersionLevel))
+		w.key(false, "maxVersionLevel")
+		w.int(int64(f.MaxVersionLevel))
 		w.punct('}')
 	}
 	w.punct('{')
@@ -1253,7 +1273,7 @@ func (w *factsWriter) apiVersions(a *APIVersionsDoc) {
 	w.key(false, "supportedFeatures")
 	list(w, a.SupportedFeatures, feature)
 	w.key(false, "finalizedFeatures")
-	list(w, a.FinalizedFeatures, feature)
+	list(w, a.FinalizedFeatures, finalized)
 	w.key(false, "finalizedFeaturesEpoch")
 	w.optInt64(a.FinalizedEpoch)
 	w.punct('}')

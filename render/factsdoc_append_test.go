@@ -156,7 +156,7 @@ func TestNewFactsDocAllocs(t *testing.T) {
 		// The document, its ApiVersions object, its three lists, and
 		// each value it states behind a pointer.
 		want := 5.0
-		for _, set := range []bool{d.ThrottleMs != nil, d.ClientSoftware != nil, d.APIVersions.FinalizedEpoch != nil} {
+		for _, set := range []bool{d.ThrottleTimeMs != nil, d.ClientSoftware != nil, d.APIVersions.FinalizedEpoch != nil} {
 			if set {
 				want++
 			}

@@ -845,7 +845,7 @@ func TestExchangeJSONFields(t *testing.T) {
 	if err := json.Unmarshal(doc["facts"], &fd); err != nil {
 		t.Fatal(err)
 	}
-	if got, want := keys(fd), "acks,apiVersions,clientSoftware,commit,coordinators,described,errors,forgotten,group,groups,isolationLevel,maxWaitMs,producer,resources,throttleMs,timeoutMs,topics,transactions,validateOnly"; got != want {
+	if got, want := keys(fd), "acks,apiVersions,clientSoftware,commit,coordinators,described,errors,forgotten,group,groups,isolationLevel,maxWaitMs,producer,resources,throttleTimeMs,timeoutMs,topics,transactions,validateOnly"; got != want {
 		t.Errorf("facts keys %s\nwant %s", got, want)
 	}
 	var req map[string]json.RawMessage

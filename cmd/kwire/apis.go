@@ -29,7 +29,7 @@ FLEXIBLE is "none" for APIs that never became flexible.
 The JSON output is one array of {"key","name","minVersion","maxVersion",
 "firstFlexible"} objects; firstFlexible is -1 when none.`,
 		Example: `  kwire apis
-  kwire apis --json | jq '.[] | select(.name == "Fetch")'`,
+  kwire apis --json | jq '.[] | select(.api == "Fetch")'`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runAPIs(o, s.Out, protocol.APIs())
@@ -41,8 +41,8 @@ The JSON output is one array of {"key","name","minVersion","maxVersion",
 
 // apiJSON is one element of `kwire apis --json`.
 type apiJSON struct {
-	Key           int16  `json:"key"`
-	Name          string `json:"name"`
+	Key           int16  `json:"apiKey"`
+	Name          string `json:"api"`
 	MinVersion    int16  `json:"minVersion"`
 	MaxVersion    int16  `json:"maxVersion"`
 	FirstFlexible int16  `json:"firstFlexible"` // -1: never flexible

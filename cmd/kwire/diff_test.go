@@ -137,7 +137,7 @@ func TestDiff(t *testing.T) {
 		// it does not keep, and a diff against it says a client missing
 		// may be one of them.
 		snap, _, code := kwireInProcess(t, "read", "--normalize", "--json", "--port", "19390", "--max-profile-memory", "2KiB", base)
-		if code != 0 || !strings.Contains(snap, "\n  \"folded\": {\n    \"maxMemory\": 2048,\n    \"requests\": 14,\n    \"connections\": 6,\n") {
+		if code != 0 || !strings.Contains(snap, "\n  \"folded\": {\n    \"maxMemoryBytes\": 2048,\n    \"requests\": 14,\n    \"connections\": 6,\n") {
 			t.Errorf("exit %d: %s", code, snap)
 		}
 		full, _, _ := kwireInProcess(t, "read", "--normalize", "--json", "--port", "19390", base)

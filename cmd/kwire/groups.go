@@ -181,7 +181,7 @@ Exit status as for kwire read.`,
 		Example: `  kwire groups capture.pcap
   kwire groups --merge ring_*.pcap
   kwire groups --group orders-consumers --timeline=false capture.pcapng
-  kwire groups --json capture.pcap | jq '.groups[].generations[] | {generation, cause}'`,
+  kwire groups --json capture.pcap | jq '.groups[].generations[] | {generationIdOrMemberEpoch, cause}'`,
 		Args: captureArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := jsonInt64Needs(cmd, o.JSON); err != nil {

@@ -310,11 +310,11 @@ Filters (all given ones must hold):
   facts: what the exchange says, typed, e.g.
     facts.topics[].name, .topicId, .error, .partitions[].partition,
       .error, .baseOffset, .highWatermark, .committedOffset,
-      .records.count, .records.bytes, .records.codecs
+      .records.count, .records.wireBytes, .records.codecs
     facts.errors[].name, .topic, .partition, .message
     facts.group.groupId, .memberId, .generationId, .memberEpoch
     facts.producer.transactionalId, .producerId, .producerEpoch
-    facts.throttleMs, facts.isolationLevel, facts.acks
+    facts.throttleTimeMs, facts.isolationLevel, facts.acks
   request.body and response.body: the message in Kafka's JsonConverter
   form (request.body.acks == 0); read only when the expression names
   them. A path no API's schema has, in any version (a misspelt field),

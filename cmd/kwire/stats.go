@@ -107,7 +107,7 @@ decode: the numbers still cover everything else); 2 usage error or a file
 that is not a capture.`,
 		Example: `  kwire stats kafka.pcapng
   kwire stats --top 10 --port 9092,9093 kafka.pcap
-  kwire stats --json kafka.pcap | jq '.apis[] | select(.name == "Produce") | .latency'`,
+  kwire stats --json kafka.pcap | jq '.apis[] | select(.api == "Produce") | .latency'`,
 		Args: captureArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := jsonInt64Needs(cmd, o.JSON); err != nil {

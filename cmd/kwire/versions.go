@@ -38,9 +38,12 @@ and the requests in them:
   FLAGS       out-of-range             a version outside the advertised range
               apiversions-downgrade    ApiVersions retried lower after
                                        UNSUPPORTED_VERSION (KIP-511)
-              closed-after-unknown-version
-                                       the broker closed the connection after
-                                       a request it does not support
+              closed-after-unsupported-version
+                                       the broker closed the connection,
+                                       unanswered, after a request at a
+                                       version it does not support: outside
+                                       the range it advertised, or defined
+                                       by no Kafka release
               mixed-cluster            brokers of one cluster advertising
                                        different ranges (clusters are told
                                        apart by the ClusterId their Metadata

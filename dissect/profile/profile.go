@@ -56,7 +56,7 @@ type Profile struct {
 // take the memory saved). What is listed is exact, but for clients
 // marked Capped.
 type Folded struct {
-	MaxMemory int64 `json:"maxMemory"` // the budget, in bytes
+	MaxMemory int64 `json:"maxMemoryBytes"` // the budget, in bytes
 	// Requests and Connections are those of client IDs not in Clients.
 	Requests    int64 `json:"requests"`
 	Connections int64 `json:"connections"`
@@ -107,7 +107,7 @@ type Client struct {
 // APIUse is one API and the versions used.
 type APIUse struct {
 	API      string  `json:"api"`
-	Key      int16   `json:"key"`
+	Key      int16   `json:"apiKey"`
 	Versions []int16 `json:"versions"`
 }
 
@@ -129,7 +129,7 @@ type LatencyStat struct {
 
 // Broker is what one broker said of itself.
 type Broker struct {
-	Address string `json:"address"`
+	Address string `json:"broker"`
 	// Advertised are the version ranges of its last error-free
 	// ApiVersions response ("Produce 3-12"), by API key.
 	Advertised []APIRange `json:"advertised"`
@@ -143,9 +143,9 @@ type Broker struct {
 // APIRange is one API key's advertised versions.
 type APIRange struct {
 	API string `json:"api"`
-	Key int16  `json:"key"`
-	Min int16  `json:"min"`
-	Max int16  `json:"max"`
+	Key int16  `json:"apiKey"`
+	Min int16  `json:"minVersion"`
+	Max int16  `json:"maxVersion"`
 }
 
 // Periodic reports whether an API is sent again and again by a healthy

@@ -24,7 +24,7 @@ type Comparison struct {
 
 // RangeChange is one API's cluster range before and after; nil when absent.
 type RangeChange struct {
-	Key    int16  `json:"key"`
+	Key    int16  `json:"apiKey"`
 	API    string `json:"api"`
 	Before *Range `json:"before" jsonschema:"nullable"`
 	After  *Range `json:"after" jsonschema:"nullable"`
@@ -37,7 +37,7 @@ type LostVersion struct {
 	ClientID     string   `json:"clientId"`
 	ClientIDNull bool     `json:"clientIdNull,omitempty"`
 	Software     []string `json:"software"`
-	Key          int16    `json:"key"`
+	Key          int16    `json:"apiKey"`
 	API          string   `json:"api"`
 	Versions     []int16  `json:"versions"`                    // used before, outside the range after
 	After        *Range   `json:"after" jsonschema:"nullable"` // nil: the API is gone

@@ -644,7 +644,7 @@ func TestUnsupportedVersionsFlags(t *testing.T) {
 	if d := fs[stats.FlagDowngrade]; len(d) != 1 || !strings.Contains(d[0].Detail, "ApiVersions v99") {
 		t.Errorf("downgrade flags %+v", d)
 	}
-	if c := fs[stats.FlagClosedUnknown]; len(c) != 1 || c[0].Key != 3 || c[0].Version != 99 {
+	if c := fs[stats.FlagClosedUnsupported]; len(c) != 1 || c[0].Key != 3 || c[0].Version != 99 {
 		t.Errorf("closed-after-unknown flags %+v", c)
 	}
 	if len(fs[stats.FlagMixed]) != 0 {

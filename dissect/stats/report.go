@@ -94,9 +94,9 @@ type ErrorPlace struct {
 
 // APIStats is one API key and version. Sorted by Key, then Version.
 type APIStats struct {
-	Key     int16  `json:"key"`
-	Name    string `json:"name"`
-	Version int16  `json:"version"`
+	Key     int16  `json:"apiKey"`
+	Name    string `json:"api"`
+	Version int16  `json:"apiVersion"`
 
 	Requests   int64 `json:"requests"`   // requests captured
 	Responses  int64 `json:"responses"`  // of which answered
@@ -156,8 +156,8 @@ type ClientStats struct {
 
 // APIUse is one API a client called: the versions it used and how often.
 type APIUse struct {
-	Key      int16   `json:"key"`
-	Name     string  `json:"name"`
+	Key      int16   `json:"apiKey"`
+	Name     string  `json:"api"`
 	Versions []int16 `json:"versions"`
 	Requests int64   `json:"requests"`
 }
@@ -197,7 +197,7 @@ func (f *FlowStats) add(r *facts.Records) {
 type ConnStats struct {
 	File    string `json:"file,omitempty"` // the capture file (Collector.SetFile)
 	fileIdx int
-	Index   int    `json:"index"`  // reassembly.Conn.Index (Wireshark's tcp.stream)
+	Index   int    `json:"stream"` // reassembly.Conn.Index (Wireshark's tcp.stream)
 	Client  string `json:"client"` // the side sending requests (A when unknown)
 	Broker  string `json:"broker"`
 	First   string `json:"first"` // earliest capture time of its frames and events, RFC 3339 with nanoseconds, UTC; "" unknown
@@ -242,12 +242,12 @@ type ConnStats struct {
 // FoldedConns give the capture's exact totals.
 type FoldedConns struct {
 	Connections  int64  `json:"connections"`
-	TLS          int64  `json:"tls"`          // of which TLS connections not decrypted
-	TLSDecrypted int64  `json:"tlsDecrypted"` // of which decrypted from TLS
-	MaxMemory    int64  `json:"maxMemory"`    // the budget, in bytes
-	MaxProblems  int64  `json:"maxProblems"`  // the most problems (ConnStats.Problems) of one of them
-	First        string `json:"first"`        // the earliest First of them
-	Last         string `json:"last"`         // the latest Last
+	TLS          int64  `json:"tls"`            // of which TLS connections not decrypted
+	TLSDecrypted int64  `json:"tlsDecrypted"`   // of which decrypted from TLS
+	MaxMemory    int64  `json:"maxMemoryBytes"` // the budget, in bytes
+	MaxProblems  int64  `json:"maxProblems"`    // the most problems (ConnStats.Problems) of one of them
+	First        string `json:"first"`          // the earliest First of them
+	Last         string `json:"last"`           // the latest Last
 
 	RequestFrames  int64 `json:"requestFrames"`
 	ResponseFrames int64 `json:"responseFrames"`
@@ -306,11 +306,11 @@ func (f *FoldedConns) add(a *connAcc) {
 // LatencyOverAPI is one API key's latency distribution and latency over
 // time, all versions together. Sorted by Key.
 type LatencyOverAPI struct {
-	Key          int16     `json:"key"`
-	Name         string    `json:"name"`
+	Key          int16     `json:"apiKey"`
+	Name         string    `json:"api"`
 	Count        int64     `json:"count"`
 	Distribution []DistBin `json:"distribution"` // power-of-two nanosecond bins from min to max
-	Origin       string    `json:"origin"`       // capture time of the first bin's start
+	Origin       string    `json:"startTime"`    // capture time of the first bin's start
 	BinWidth     Millis    `json:"binWidthMs"`
 	OverTime     []TimeBin `json:"overTime"` // bin i covers [origin+i*width, origin+(i+1)*width)
 }
@@ -338,14 +338,14 @@ type SlowExchange struct {
 	// WaitMs is the wait the request asked for, at most its latency: a
 	// Fetch's MaxWaitMs (facts.Exchange.MaxWaitMs); 0 for other requests.
 	WaitMs        Millis `json:"waitMs"`
-	Key           int16  `json:"key"`
-	Name          string `json:"name"`
-	Version       int16  `json:"version"`
+	Key           int16  `json:"apiKey"`
+	Name          string `json:"api"`
+	Version       int16  `json:"apiVersion"`
 	CorrelationID int32  `json:"correlationId"`
 	ClientID      string `json:"clientId"`
 	Client        string `json:"client"`
 	Broker        string `json:"broker"`
-	Conn          int    `json:"conn"`
+	Conn          int    `json:"stream"`
 	RequestFrame  int64  `json:"requestFrame"`   // for `kwire read --frame`
 	ResponseFrame int64  `json:"responseFrame"`  // packet holding the response's first byte
 	Time          string `json:"time"`           // request capture time

@@ -38,10 +38,12 @@ const (
 	// UNSUPPORTED_VERSION and the client retried with a lower version
 	// (KIP-511).
 	FlagDowngrade FlagKind = "apiversions-downgrade"
-	// FlagClosedUnknown: the broker closed the connection right after a
-	// request whose version it does not support (or that no Kafka release
-	// defines), without answering.
-	FlagClosedUnknown FlagKind = "closed-after-unknown-version"
+	// FlagClosedUnsupported: the broker closed the connection right after a
+	// request, without answering, at a version it does not support: one
+	// outside the range its ApiVersions response advertised for the API
+	// (or of an API it did not list), or one that no Kafka release
+	// defines (whether or not an advertisement was captured).
+	FlagClosedUnsupported FlagKind = "closed-after-unsupported-version"
 	// FlagMixed: brokers of one cluster advertised different ranges for
 	// the same API (a mixed, mid-upgrade cluster); brokers whose Metadata
 	// or DescribeCluster responses name different ClusterIds are
@@ -60,15 +62,15 @@ const (
 	FlagNoUsable FlagKind = "no-usable-version"
 )
 
-var flagOrder = []FlagKind{FlagOutOfRange, FlagNoUsable, FlagDowngrade, FlagClosedUnknown, FlagMixed, FlagRejected}
+var flagOrder = []FlagKind{FlagOutOfRange, FlagNoUsable, FlagDowngrade, FlagClosedUnsupported, FlagMixed, FlagRejected}
 
 // Flag is one anomaly. Version is -1 and Client or Broker empty when the
 // flag is not about one version, client or broker.
 type Flag struct {
 	Kind     FlagKind `json:"kind"`
-	Key      int16    `json:"key"`
+	Key      int16    `json:"apiKey"`
 	API      string   `json:"api"`
-	Version  int16    `json:"version"`
+	Version  int16    `json:"apiVersion"`
 	ClientID string   `json:"clientId,omitempty"`
 	Broker   string   `json:"broker,omitempty"`
 	Frame    int64    `json:"frame,omitempty"` // packet of the first request concerned, for kwire read --frame
@@ -92,7 +94,7 @@ type VersionsReport struct {
 // spent: the requests and responses concerned are counted, not listed.
 // Brokers, clients, matrix rows and flags that are listed are exact.
 type VersionsFolded struct {
-	MaxMemory int64 `json:"maxMemory"` // the budget, in bytes
+	MaxMemory int64 `json:"maxMemoryBytes"` // the budget, in bytes
 	// Advertisements counts the ApiVersions responses whose content was
 	// not kept: of brokers not listed, or differing from the ones a
 	// listed broker's advertisements keep. BrokerResponses is how many of them
@@ -126,31 +128,39 @@ type BrokerVersions struct {
 // .json): the API ranges, and from v3 the tagged SupportedFeatures,
 // FinalizedFeaturesEpoch and FinalizedFeatures (KIP-584).
 type Advertisement struct {
-	RequestVersion    int16     `json:"requestVersion"`
-	Error             string    `json:"error"` // "NONE" or e.g. "UNSUPPORTED_VERSION" (KIP-511: a v0 body)
-	Ranges            []Range   `json:"ranges"`
-	SupportedFeatures []Feature `json:"supportedFeatures"`
-	FinalizedFeatures []Feature `json:"finalizedFeatures"`
-	FinalizedEpoch    int64     `json:"finalizedFeaturesEpoch"` // -1 when absent
-	FirstPacket       int64     `json:"firstFrame"`
-	Conn              int       `json:"conn"`
-	Count             int64     `json:"count"` // identical responses seen
+	RequestVersion    int16              `json:"requestVersion"`
+	Error             string             `json:"error"` // "NONE" or e.g. "UNSUPPORTED_VERSION" (KIP-511: a v0 body)
+	Ranges            []Range            `json:"ranges"`
+	SupportedFeatures []Feature          `json:"supportedFeatures"`
+	FinalizedFeatures []FinalizedFeature `json:"finalizedFeatures"`
+	FinalizedEpoch    int64              `json:"finalizedFeaturesEpoch"` // -1 when absent
+	FirstPacket       int64              `json:"frame"`
+	Conn              int                `json:"stream"`
+	Count             int64              `json:"count"` // identical responses seen
 }
 
 // Range is one API's advertised version range.
 type Range struct {
-	Key  int16  `json:"key"`
-	Name string `json:"name"`
-	Min  int16  `json:"min"`
-	Max  int16  `json:"max"`
+	Key  int16  `json:"apiKey"`
+	Name string `json:"api"`
+	Min  int16  `json:"minVersion"`
+	Max  int16  `json:"maxVersion"`
 }
 
-// Feature is a supported (min-max version) or finalized (min-max level)
-// feature.
+// Feature is a feature the broker supports: ApiVersionsResponse
+// SupportedFeatures' Name, MinVersion and MaxVersion (KIP-584).
 type Feature struct {
 	Name string `json:"name"`
-	Min  int16  `json:"min"`
-	Max  int16  `json:"max"`
+	Min  int16  `json:"minVersion"`
+	Max  int16  `json:"maxVersion"`
+}
+
+// FinalizedFeature is a feature finalized cluster-wide: ApiVersionsResponse
+// FinalizedFeatures' Name, MinVersionLevel and MaxVersionLevel (KIP-584).
+type FinalizedFeature struct {
+	Name string `json:"name"`
+	Min  int16  `json:"minVersionLevel"`
+	Max  int16  `json:"maxVersionLevel"`
 }
 
 // ClientVersions is one client ID: its software (KIP-511) and the versions
@@ -168,7 +178,7 @@ type ClientVersions struct {
 // MatrixRow is one API × (client, broker) cell: the versions used and the
 // broker's effective advertised range.
 type MatrixRow struct {
-	Key          int16   `json:"key"`
+	Key          int16   `json:"apiKey"`
 	API          string  `json:"api"`
 	ClientID     string  `json:"clientId"`
 	ClientIDNull bool    `json:"clientIdNull,omitempty"`
@@ -538,7 +548,7 @@ func (v *VersionCollector) apiVersions(x *dissect.Exchange, ck clientKey, fx *fa
 // when the frame was not decoded, from the dissector's Advertised ranges.
 func parseAdvertisement(x *dissect.Exchange, av *facts.APIVersions) *Advertisement {
 	ad := &Advertisement{RequestVersion: x.APIVersion, FinalizedEpoch: -1, FirstPacket: x.Response.FirstPacket,
-		Count: 1, Ranges: []Range{}, SupportedFeatures: []Feature{}, FinalizedFeatures: []Feature{}}
+		Count: 1, Ranges: []Range{}, SupportedFeatures: []Feature{}, FinalizedFeatures: []FinalizedFeature{}}
 	if x.Conn != nil {
 		ad.Conn = x.Conn.Index
 	}
@@ -568,10 +578,10 @@ func parseAdvertisement(x *dissect.Exchange, av *facts.APIVersions) *Advertiseme
 	}
 	ad.FinalizedEpoch = av.FinalizedEpoch
 	for _, f := range av.FinalizedFeatures {
-		ad.FinalizedFeatures = append(ad.FinalizedFeatures, Feature{f.Name, f.Min, f.Max})
+		ad.FinalizedFeatures = append(ad.FinalizedFeatures, FinalizedFeature{f.Name, f.Min, f.Max})
 	}
 	sortFeatures(ad.SupportedFeatures)
-	sortFeatures(ad.FinalizedFeatures)
+	sortFinalized(ad.FinalizedFeatures)
 	return ad
 }
 
@@ -581,6 +591,10 @@ func sortRanges(rs []Range) {
 
 func sortFeatures(fs []Feature) {
 	slices.SortStableFunc(fs, func(a, b Feature) int { return cmp.Compare(a.Name, b.Name) })
+}
+
+func sortFinalized(fs []FinalizedFeature) {
+	slices.SortStableFunc(fs, func(a, b FinalizedFeature) int { return cmp.Compare(a.Name, b.Name) })
 }
 
 // cost is what keeping a, with its signature sig, costs.
@@ -964,7 +978,7 @@ func (v *VersionCollector) closedFlags() []Flag {
 			Frame: seen.frame, Count: seen.count}
 		switch {
 		case !known || (ad != nil && !inRange):
-			f.Kind = FlagClosedUnknown
+			f.Kind = FlagClosedUnsupported
 			why := "no Kafka release defines it"
 			if known {
 				why = "the broker advertises " + rangeText(rg, listed)

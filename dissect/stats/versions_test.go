@@ -87,7 +87,7 @@ func TestVersionsMixedCluster(t *testing.T) {
 	ad := r.Brokers[1].Advertisements[r.Brokers[1].Effective]
 	if !reflect.DeepEqual(ad.Ranges, []Range{{0, "Produce", 0, 11}, {3, "Metadata", 0, 12}, {18, "ApiVersions", 0, 4}}) ||
 		!reflect.DeepEqual(ad.SupportedFeatures, []Feature{{"metadata.version", 1, 21}}) ||
-		!reflect.DeepEqual(ad.FinalizedFeatures, []Feature{{"metadata.version", 20, 20}}) || ad.FinalizedEpoch != 7 ||
+		!reflect.DeepEqual(ad.FinalizedFeatures, []FinalizedFeature{{"metadata.version", 20, 20}}) || ad.FinalizedEpoch != 7 ||
 		ad.Error != "NONE" || ad.FirstPacket != 2 {
 		t.Errorf("advertisement %+v", ad)
 	}
@@ -148,7 +148,7 @@ func TestVersionsKIP511AndClose(t *testing.T) {
 		!strings.Contains(dg[0].Detail, "maximum being v4") {
 		t.Errorf("downgrade flags %+v", dg)
 	}
-	cl := flagsOf(r, FlagClosedUnknown)
+	cl := flagsOf(r, FlagClosedUnsupported)
 	if len(cl) != 1 || cl[0].Key != 3 || cl[0].Version != 99 || cl[0].Frame != 5 ||
 		!strings.Contains(cl[0].Detail, "no Kafka release defines it") {
 		t.Errorf("closed flags %+v", cl)
@@ -379,7 +379,7 @@ func TestMarkMatrixScopes(t *testing.T) {
 			{Kind: FlagMixed, Key: 3, Version: -1},
 			{Kind: FlagNoUsable, Key: 3, Version: -1, Broker: "b2"},
 			{Kind: FlagRejected, Key: 0, Version: -1, Broker: "b1"},
-			{Kind: FlagClosedUnknown, Key: 0, Version: 2, ClientID: "", Broker: "b1"},
+			{Kind: FlagClosedUnsupported, Key: 0, Version: 2, ClientID: "", Broker: "b1"},
 		},
 	}
 	(&VersionCollector{}).markMatrix(r)
@@ -387,7 +387,7 @@ func TestMarkMatrixScopes(t *testing.T) {
 		{FlagOutOfRange, FlagMixed},
 		{FlagMixed},
 		{FlagNoUsable, FlagMixed},
-		{FlagClosedUnknown, FlagRejected},
+		{FlagClosedUnsupported, FlagRejected},
 	}
 	for i, row := range r.Matrix {
 		if !slices.Equal(row.Flags, want[i]) {

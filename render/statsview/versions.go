@@ -54,6 +54,14 @@ func features(fs []stats.Feature) string {
 	return strings.Join(parts, ", ")
 }
 
+func finalizedFeatures(fs []stats.FinalizedFeature) string {
+	parts := make([]string, len(fs))
+	for i, f := range fs {
+		parts[i] = fmt.Sprintf("%s %d-%d", f.Name, f.Min, f.Max)
+	}
+	return strings.Join(parts, ", ")
+}
+
 // WriteVersions writes the versions report as text: BROKERS (each
 // ApiVersions response seen, with features), ADVERTISED (API × broker,
 // the effective ranges; rows where brokers differ are marked "*"),
@@ -92,7 +100,7 @@ func WriteVersions(out io.Writer, r *stats.VersionsReport, o Options) error {
 				fmt.Fprintf(&w, "     supported features: %s\n", features(ad.SupportedFeatures))
 			}
 			if len(ad.FinalizedFeatures) > 0 || ad.FinalizedEpoch >= 0 {
-				fmt.Fprintf(&w, "     finalized features (epoch %d): %s\n", ad.FinalizedEpoch, orDash(features(ad.FinalizedFeatures)))
+				fmt.Fprintf(&w, "     finalized features (epoch %d): %s\n", ad.FinalizedEpoch, orDash(finalizedFeatures(ad.FinalizedFeatures)))
 			}
 		}
 	}

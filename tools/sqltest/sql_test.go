@@ -74,8 +74,8 @@ type exchange struct {
 			Partitions []struct {
 				Partition int32
 				Records   *struct {
-					Bytes int64
-					Count *int64
+					WireBytes int64
+					Count     *int64
 				}
 			}
 		}
@@ -300,7 +300,7 @@ func TestDocsSQL(t *testing.T) {
 					continue
 				}
 				k := key{str(tp.Name), p.Partition, at.Unix()}
-				bytes[k] += p.Records.Bytes
+				bytes[k] += p.Records.WireBytes
 				if p.Records.Count != nil {
 					recs[k] += *p.Records.Count
 				}
