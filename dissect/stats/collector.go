@@ -136,6 +136,15 @@ type clientKey struct {
 	null bool
 }
 
+// ptr is the client ID as the reports write it: nil when null.
+func (k clientKey) ptr() *string {
+	if k.null {
+		return nil
+	}
+	id := k.id
+	return &id
+}
+
 type clientAcc struct {
 	software map[string]struct{}
 	addrs    map[netip.Addr]struct{}
@@ -679,7 +688,7 @@ func (c *Collector) top(x *dissect.Exchange, d time.Duration) {
 		Name:          protocol.APIName(x.APIKey),
 		Version:       x.APIVersion,
 		CorrelationID: x.CorrelationID,
-		ClientID:      x.ClientID,
+		ClientID:      clientKey{x.ClientID, x.ClientIDNull}.ptr(),
 		Client:        addrString(x.Client),
 		Broker:        addrString(x.Broker),
 		RequestFrame:  x.Request.FirstPacket,
@@ -773,15 +782,7 @@ func (c *Collector) Report() *Report {
 	for k, a := range c.clients {
 		r.Clients = append(r.Clients, c.clientStats(k, a))
 	}
-	slices.SortFunc(r.Clients, func(a, b ClientStats) int {
-		if a.ClientIDNull != b.ClientIDNull {
-			if a.ClientIDNull {
-				return 1
-			}
-			return -1
-		}
-		return cmp.Compare(a.ClientID, b.ClientID)
-	})
+	slices.SortFunc(r.Clients, func(a, b ClientStats) int { return compareClient(a.ClientID, b.ClientID) })
 	r.Partitions = c.partitions()
 	if c.otherClient != nil {
 		f := c.clientStats(clientKey{}, c.otherClient)
@@ -914,7 +915,7 @@ func errorCounts(m map[int16]int64) []ErrorCount {
 
 func (c *Collector) clientStats(k clientKey, a *clientAcc) ClientStats {
 	s := ClientStats{
-		ClientID: k.id, ClientIDNull: k.null,
+		ClientID:        k.ptr(),
 		Software:        sortedKeys(a.software),
 		Addresses:       []string{},
 		Connections:     int(a.conns),

@@ -1,9 +1,11 @@
 package stats
 
 import (
+	"encoding/json"
 	"fmt"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -177,8 +179,8 @@ func TestCollectorClients(t *testing.T) {
 		t.Fatalf("clients %+v", r.Clients)
 	}
 	app, null := r.Clients[0], r.Clients[1]
-	if app.ClientID != "app" || !null.ClientIDNull {
-		t.Fatalf("client order %q, %v", app.ClientID, null.ClientIDNull)
+	if app.ClientID == nil || *app.ClientID != "app" || null.ClientID != nil {
+		t.Fatalf("client order %v, %v", app.ClientID, null.ClientID)
 	}
 	if !reflect.DeepEqual(app.Software, []string{"kgo/1.2.3"}) || app.Connections != 1 ||
 		!reflect.DeepEqual(app.Addresses, []string{"10.0.0.1"}) || app.Requests != 5 {
@@ -196,6 +198,16 @@ func TestCollectorClients(t *testing.T) {
 	}
 	if len(null.Software) != 0 || null.Requests != 1 {
 		t.Errorf("null client %+v", null)
+	}
+	// JSON says a null client ID as exchanges do: null, not "" and a flag.
+	for _, c := range []struct {
+		cl   ClientStats
+		want string
+	}{{app, `{"clientId":"app",`}, {null, `{"clientId":null,`}} {
+		b, err := json.Marshal(c.cl)
+		if err != nil || !strings.HasPrefix(string(b), c.want) || strings.Contains(string(b), "clientIdNull") {
+			t.Errorf("JSON %s (%v), want it to start %s", b, err, c.want)
+		}
 	}
 }
 

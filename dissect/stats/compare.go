@@ -34,13 +34,12 @@ type RangeChange struct {
 // LostVersion is a client that used versions of an API that the second
 // capture's cluster no longer accepts.
 type LostVersion struct {
-	ClientID     string   `json:"clientId"`
-	ClientIDNull bool     `json:"clientIdNull,omitempty"`
-	Software     []string `json:"software"`
-	Key          int16    `json:"apiKey"`
-	API          string   `json:"api"`
-	Versions     []int16  `json:"versions"`                    // used before, outside the range after
-	After        *Range   `json:"after" jsonschema:"nullable"` // nil: the API is gone
+	ClientID *string  `json:"clientId" jsonschema:"nullable"` // null when the header's was null
+	Software []string `json:"software"`
+	Key      int16    `json:"apiKey"`
+	API      string   `json:"api"`
+	Versions []int16  `json:"versions"`                    // used before, outside the range after
+	After    *Range   `json:"after" jsonschema:"nullable"` // nil: the API is gone
 	// Impact says what the client meets after (Impact*): it negotiates a
 	// lower version, the versions it used were removed, or the API was.
 	Impact string `json:"impact"`
@@ -197,7 +196,7 @@ func lostVersions(before *VersionsReport, a map[int16]Range) []LostVersion {
 			if len(lost) == 0 {
 				continue
 			}
-			l := LostVersion{ClientID: cl.ClientID, ClientIDNull: cl.ClientIDNull, Software: cl.Software,
+			l := LostVersion{ClientID: cl.ClientID, Software: cl.Software,
 				Key: u.Key, API: u.Name, Versions: lost}
 			if ok {
 				l.After = &ra
@@ -207,7 +206,7 @@ func lostVersions(before *VersionsReport, a map[int16]Range) []LostVersion {
 		}
 	}
 	slices.SortStableFunc(out, func(x, y LostVersion) int {
-		return cmp.Or(compareClient(x.ClientIDNull, y.ClientIDNull, x.ClientID, y.ClientID), cmp.Compare(x.Key, y.Key))
+		return cmp.Or(compareClient(x.ClientID, y.ClientID), cmp.Compare(x.Key, y.Key))
 	})
 	return out
 }

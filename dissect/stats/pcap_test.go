@@ -551,7 +551,7 @@ func TestIndependentCounts(t *testing.T) {
 			var clients []string
 			software := map[string]bool{}
 			for _, cl := range rep.Clients {
-				clients = append(clients, cl.ClientID)
+				clients = append(clients, *cl.ClientID)
 				for _, s := range cl.Software {
 					software[s] = true
 				}
@@ -684,7 +684,7 @@ func TestAgainstCaptures(t *testing.T) {
 	}
 	lost := map[string]bool{}
 	for _, l := range cmp.Lost {
-		lost[l.ClientID+" "+l.API] = true
+		lost[*l.ClientID+" "+l.API] = true
 		for _, v := range l.Versions {
 			if l.After != nil && v >= l.After.Min && v <= l.After.Max {
 				t.Errorf("%+v: v%d is inside the after range", l, v)

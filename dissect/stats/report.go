@@ -135,8 +135,7 @@ type ErrorCount struct {
 
 // ClientStats is one client ID. Sorted by ClientID (null last).
 type ClientStats struct {
-	ClientID     string `json:"clientId"`
-	ClientIDNull bool   `json:"clientIdNull,omitempty"`
+	ClientID *string `json:"clientId" jsonschema:"nullable"` // the request header's ClientId; null when it was null
 	// Software lists "name/version" pairs from ApiVersions v3+ requests
 	// (ClientSoftwareName, ClientSoftwareVersion; KIP-511). Sorted.
 	Software  []string `json:"software"`
@@ -337,19 +336,19 @@ type SlowExchange struct {
 	Latency Millis `json:"latencyMs"`
 	// WaitMs is the wait the request asked for, at most its latency: a
 	// Fetch's MaxWaitMs (facts.Exchange.MaxWaitMs); 0 for other requests.
-	WaitMs        Millis `json:"waitMs"`
-	Key           int16  `json:"apiKey"`
-	Name          string `json:"api"`
-	Version       int16  `json:"apiVersion"`
-	CorrelationID int32  `json:"correlationId"`
-	ClientID      string `json:"clientId"`
-	Client        string `json:"client"`
-	Broker        string `json:"broker"`
-	Conn          int    `json:"stream"`
-	RequestFrame  int64  `json:"requestFrame"`   // for `kwire read --frame`
-	ResponseFrame int64  `json:"responseFrame"`  // packet holding the response's first byte
-	Time          string `json:"time"`           // request capture time
-	File          string `json:"file,omitempty"` // the capture file (Collector.SetFile)
+	WaitMs        Millis  `json:"waitMs"`
+	Key           int16   `json:"apiKey"`
+	Name          string  `json:"api"`
+	Version       int16   `json:"apiVersion"`
+	CorrelationID int32   `json:"correlationId"`
+	ClientID      *string `json:"clientId" jsonschema:"nullable"` // null when the header's was null
+	Client        string  `json:"client"`
+	Broker        string  `json:"broker"`
+	Conn          int     `json:"stream"`
+	RequestFrame  int64   `json:"requestFrame"`   // for `kwire read --frame`
+	ResponseFrame int64   `json:"responseFrame"`  // packet holding the response's first byte
+	Time          string  `json:"time"`           // request capture time
+	File          string  `json:"file,omitempty"` // the capture file (Collector.SetFile)
 	fileIdx       int
 }
 

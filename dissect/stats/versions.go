@@ -166,10 +166,9 @@ type FinalizedFeature struct {
 // ClientVersions is one client ID: its software (KIP-511) and the versions
 // it used per API.
 type ClientVersions struct {
-	ClientID     string   `json:"clientId"`
-	ClientIDNull bool     `json:"clientIdNull,omitempty"`
-	Software     []string `json:"software"`
-	APIs         []APIUse `json:"apis"`
+	ClientID *string  `json:"clientId" jsonschema:"nullable"` // the request header's ClientId; null when it was null
+	Software []string `json:"software"`
+	APIs     []APIUse `json:"apis"`
 	// Capped says Software or APIs leave out some of what the client
 	// sent: kept past the collector's memory budget, they were not.
 	Capped bool `json:"capped,omitempty"`
@@ -178,13 +177,12 @@ type ClientVersions struct {
 // MatrixRow is one API × (client, broker) cell: the versions used and the
 // broker's effective advertised range.
 type MatrixRow struct {
-	Key          int16   `json:"apiKey"`
-	API          string  `json:"api"`
-	ClientID     string  `json:"clientId"`
-	ClientIDNull bool    `json:"clientIdNull,omitempty"`
-	Broker       string  `json:"broker"`
-	Versions     []int16 `json:"versions"`
-	Requests     int64   `json:"requests"`
+	Key      int16   `json:"apiKey"`
+	API      string  `json:"api"`
+	ClientID *string `json:"clientId" jsonschema:"nullable"` // null when the header's was null
+	Broker   string  `json:"broker"`
+	Versions []int16 `json:"versions"`
+	Requests int64   `json:"requests"`
 	// Advertised is the broker's range for the API; nil when the broker's
 	// ApiVersions response was not captured or did not list the API
 	// (Listed says which).
@@ -666,11 +664,11 @@ func (v *VersionCollector) Report() *VersionsReport {
 		r.Brokers = append(r.Brokers, bv)
 	}
 	for k, c := range v.clients {
-		cv := ClientVersions{ClientID: k.id, ClientIDNull: k.null, Software: sortedKeys(c.software), APIs: apiUses(c.apis), Capped: c.capped}
+		cv := ClientVersions{ClientID: k.ptr(), Software: sortedKeys(c.software), APIs: apiUses(c.apis), Capped: c.capped}
 		r.Clients = append(r.Clients, cv)
 	}
 	slices.SortFunc(r.Clients, func(a, b ClientVersions) int {
-		return compareClient(a.ClientIDNull, b.ClientIDNull, a.ClientID, b.ClientID)
+		return compareClient(a.ClientID, b.ClientID)
 	})
 
 	r.Flags = append(r.Flags, v.matrix(r)...)
@@ -688,14 +686,18 @@ func (v *VersionCollector) Report() *VersionsReport {
 	return r
 }
 
-func compareClient(anull, bnull bool, a, b string) int {
-	if anull != bnull {
-		if anull {
+// compareClient orders client IDs by text, a null one last.
+func compareClient(a, b *string) int {
+	if (a == nil) != (b == nil) {
+		if a == nil {
 			return 1
 		}
 		return -1
 	}
-	return cmp.Compare(a, b)
+	if a == nil {
+		return 0
+	}
+	return cmp.Compare(*a, *b)
 }
 
 func compareFlags(a, b Flag) int {
@@ -711,7 +713,7 @@ func (v *VersionCollector) matrix(r *VersionsReport) []Flag {
 	var flags []Flag
 	from := v.downgradedSet()
 	for k, u := range v.uses {
-		row := MatrixRow{Key: k.key, API: protocol.APIName(k.key), ClientID: k.client.id, ClientIDNull: k.client.null,
+		row := MatrixRow{Key: k.key, API: protocol.APIName(k.key), ClientID: k.client.ptr(),
 			Broker: addrString(k.broker), Versions: []int16{}, Status: "unknown", Flags: []FlagKind{}}
 		for ver, n := range u.versions {
 			row.Versions = append(row.Versions, ver)
@@ -744,7 +746,7 @@ func (v *VersionCollector) matrix(r *VersionsReport) []Flag {
 		r.Matrix = append(r.Matrix, row)
 	}
 	slices.SortFunc(r.Matrix, func(a, b MatrixRow) int {
-		return cmp.Or(cmp.Compare(a.Key, b.Key), compareClient(a.ClientIDNull, b.ClientIDNull, a.ClientID, b.ClientID),
+		return cmp.Or(cmp.Compare(a.Key, b.Key), compareClient(a.ClientID, b.ClientID),
 			cmp.Compare(a.Broker, b.Broker))
 	})
 	return flags
@@ -834,7 +836,11 @@ func (v *VersionCollector) markMatrix(r *VersionsReport) {
 		// client; a row whose broker or client ID is "" looks up a scope
 		// twice, hence the Compact.
 		cands = cands[:0]
-		for _, s := range []flagScope{{row.Key, row.Broker, row.ClientID}, {row.Key, "", row.ClientID},
+		id := "" // a flag names a null client ID "", as it does no client
+		if row.ClientID != nil {
+			id = *row.ClientID
+		}
+		for _, s := range []flagScope{{row.Key, row.Broker, id}, {row.Key, "", id},
 			{row.Key, row.Broker, ""}, {row.Key, "", ""}} {
 			cands = append(cands, byScope[s]...)
 		}

@@ -248,7 +248,7 @@ func TestCompare(t *testing.T) {
 		t.Errorf("ranges\n got %+v\nwant %+v", cmp.Ranges, want)
 	}
 	if len(cmp.Lost) != 1 || cmp.Lost[0].Key != 3 || !reflect.DeepEqual(cmp.Lost[0].Versions, []int16{4}) ||
-		cmp.Lost[0].ClientID != "app" || *cmp.Lost[0].After != (Range{3, "Metadata", 5, 13}) {
+		*cmp.Lost[0].ClientID != "app" || *cmp.Lost[0].After != (Range{3, "Metadata", 5, 13}) {
 		t.Errorf("lost %+v", cmp.Lost)
 	}
 }
@@ -267,7 +267,7 @@ func TestCompareNoRangesBefore(t *testing.T) {
 	if cmp.BeforeBrokers != 0 || cmp.AfterBrokers != 1 || len(cmp.Ranges) != 0 {
 		t.Errorf("brokers %d %d, ranges %+v", cmp.BeforeBrokers, cmp.AfterBrokers, cmp.Ranges)
 	}
-	if len(cmp.Lost) != 1 || cmp.Lost[0].ClientID != "old" || !reflect.DeepEqual(cmp.Lost[0].Versions, []int16{4}) || cmp.Lost[0].Impact != ImpactVersionRemoved {
+	if len(cmp.Lost) != 1 || *cmp.Lost[0].ClientID != "old" || !reflect.DeepEqual(cmp.Lost[0].Versions, []int16{4}) || cmp.Lost[0].Impact != ImpactVersionRemoved {
 		t.Errorf("lost %+v", cmp.Lost)
 	}
 	// Nothing after: nothing to compare with.
@@ -354,7 +354,7 @@ func TestVersionsBudget(t *testing.T) {
 	// The client IDs kept are the first ones, each with its exact row
 	// and out-of-range flag.
 	oor := flagsOf(r, FlagOutOfRange)
-	if len(r.Clients) < 2 || r.Clients[0].ClientID != "app" || r.Clients[1].ClientID != "client-0000" || len(oor) == 0 {
+	if len(r.Clients) < 2 || *r.Clients[0].ClientID != "app" || *r.Clients[1].ClientID != "client-0000" || len(oor) == 0 {
 		t.Fatalf("clients %d, first %+v; %d out-of-range flags", len(r.Clients), r.Clients[:min(2, len(r.Clients))], len(oor))
 	}
 	for _, row := range r.Matrix {
@@ -369,10 +369,10 @@ func TestVersionsBudget(t *testing.T) {
 func TestMarkMatrixScopes(t *testing.T) {
 	r := &VersionsReport{
 		Matrix: []MatrixRow{
-			{Key: 3, ClientID: "a", Broker: "b1", Versions: []int16{12}},
-			{Key: 3, ClientID: "b", Broker: "b1", Versions: []int16{12}},
-			{Key: 3, ClientID: "a", Broker: "b2", Versions: []int16{11}},
-			{Key: 0, ClientID: "", Broker: "b1", Versions: []int16{2}},
+			{Key: 3, ClientID: strp("a"), Broker: "b1", Versions: []int16{12}},
+			{Key: 3, ClientID: strp("b"), Broker: "b1", Versions: []int16{12}},
+			{Key: 3, ClientID: strp("a"), Broker: "b2", Versions: []int16{11}},
+			{Key: 0, ClientID: nil, Broker: "b1", Versions: []int16{2}},
 		},
 		Flags: []Flag{
 			{Kind: FlagOutOfRange, Key: 3, Version: 12, ClientID: "a", Broker: "b1"},

@@ -86,14 +86,22 @@ func orDash(s string) string {
 	return s
 }
 
-func clientIDText(id string, null bool) string {
+// derefOr is *s, or "" when s is nil.
+func derefOr(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+func clientIDText(id *string) string {
 	switch {
-	case null:
+	case id == nil:
 		return "(null)"
-	case id == "":
+	case *id == "":
 		return `""`
 	}
-	return id
+	return *id
 }
 
 // StatsDoc is kwire stats's report: package stats's statistics and, when
@@ -215,7 +223,7 @@ func WriteStats(out io.Writer, d *StatsDoc, o Options) error {
 			if len(cl.Errors) == 0 {
 				errRole = rolePlain
 			}
-			t.add(c(clientIDText(cl.ClientID, cl.ClientIDNull)), c(shorten(fitList(cl.Software, maxSoftwareCol), maxSoftwareCol)),
+			t.add(c(clientIDText(cl.ClientID)), c(shorten(fitList(cl.Software, maxSoftwareCol), maxSoftwareCol)),
 				c(fitList(cl.Addresses, maxAddrsCell)), c(strconv.Itoa(cl.Connections)), c(itoa(cl.Requests)),
 				cr(errRole, errorList(cl.Errors, maxErrorsCell)))
 			t.detail("  APIs: " + fitList(apis, maxDetail))
@@ -371,7 +379,7 @@ func WriteStats(out io.Writer, d *StatsDoc, o Options) error {
 				wait = Duration(s.WaitMs)
 			}
 			t.add(cr(roleLatency, Duration(max(s.Latency-s.WaitMs, 0))), c(Duration(s.Latency)), c(wait), cr(roleAPI, s.Name), c(strconv.Itoa(int(s.Version))),
-				c(strconv.Itoa(int(s.CorrelationID))), c(orDash(s.ClientID)), c(s.Client), c(s.Broker),
+				c(strconv.Itoa(int(s.CorrelationID))), c(orDash(derefOr(s.ClientID))), c(s.Client), c(s.Broker),
 				c(strconv.Itoa(s.Conn)), c(itoa(s.RequestFrame)), c(itoa(s.ResponseFrame)))
 		}
 		t.write(&w, o)

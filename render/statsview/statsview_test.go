@@ -25,7 +25,7 @@ func sampleReport() *StatsDoc {
 			RequestBytes: 300, ResponseBytes: 60,
 			Latency: stats.LatencySummary{Count: 1, Min: 5e6, P50: 5e6, P90: 5e6, P99: 5e6, Max: 5e6, Mean: 5e6, Exact: true},
 			Errors:  []stats.ErrorCount{{Name: "NOT_LEADER_OR_FOLLOWER", Code: 6, Count: 2}}}},
-		Clients: []stats.ClientStats{{ClientID: "app", Software: []string{"kgo/1.0"}, Addresses: []string{"10.0.0.1"},
+		Clients: []stats.ClientStats{{ClientID: ptr("app"), Software: []string{"kgo/1.0"}, Addresses: []string{"10.0.0.1"},
 			Connections: 1, Requests: 2, APIs: []stats.APIUse{{Key: 0, Name: "Produce", Versions: []int16{9}, Requests: 2}},
 			Errors: []stats.ErrorCount{{Name: "NOT_LEADER_OR_FOLLOWER", Code: 6, Count: 2}}}},
 		Partitions: []stats.PartitionStats{{Topic: "orders", TopicID: "AQIDBAUGBwgJCgsMDQ4PEA", Partition: 1,
@@ -39,7 +39,7 @@ func sampleReport() *StatsDoc {
 			Origin:       "2026-01-02T03:04:05Z", BinWidth: 1e7,
 			OverTime: []stats.TimeBin{{Count: 1, Mean: 1e6, Max: 1e6}, {}, {Count: 2, Mean: 5e6, Max: 8e6}}}},
 		Slowest: []stats.SlowExchange{{Latency: 5e6, Key: 0, Name: "Produce", Version: 9, CorrelationID: 7,
-			ClientID: "app", Client: "10.0.0.1:5000", Broker: "10.0.0.9:9092", RequestFrame: 12, ResponseFrame: 14,
+			ClientID: ptr("app"), Client: "10.0.0.1:5000", Broker: "10.0.0.9:9092", RequestFrame: 12, ResponseFrame: 14,
 			Time: "2026-01-02T03:04:05Z", File: "a.pcap"}},
 	}, Findings: []analysis.Finding{sampleFinding()}}
 }
@@ -64,9 +64,9 @@ func sampleVersions() *stats.VersionsReport {
 			SupportedFeatures: []stats.Feature{{Name: "metadata.version", Min: 1, Max: 20}},
 			FinalizedFeatures: []stats.FinalizedFeature{{Name: "metadata.version", Min: 20, Max: 20}}, FinalizedEpoch: 3,
 			FirstPacket: 2, Conn: 0, Count: 1}}}},
-		Clients: []stats.ClientVersions{{ClientID: "app", Software: []string{"kgo/1.0"},
+		Clients: []stats.ClientVersions{{ClientID: ptr("app"), Software: []string{"kgo/1.0"},
 			APIs: []stats.APIUse{{Key: 0, Name: "Produce", Versions: []int16{12}, Requests: 1}}}},
-		Matrix: []stats.MatrixRow{{Key: 0, API: "Produce", ClientID: "app", Broker: "10.0.0.9:9092", Versions: []int16{12},
+		Matrix: []stats.MatrixRow{{Key: 0, API: "Produce", ClientID: ptr("app"), Broker: "10.0.0.9:9092", Versions: []int16{12},
 			Requests: 1, Advertised: &prod, Listed: true, Status: "outside", Flags: []stats.FlagKind{stats.FlagOutOfRange}}},
 		Flags: []stats.Flag{{Kind: stats.FlagOutOfRange, Key: 0, API: "Produce", Version: 12, ClientID: "app",
 			Broker: "10.0.0.9:9092", Frame: 5, Count: 1, Detail: "Produce v12 used, the broker advertises v0-11"}},
@@ -335,7 +335,7 @@ func TestDuration(t *testing.T) {
 func TestStatsNarrow(t *testing.T) {
 	r := sampleReport()
 	cl := &r.Clients[0]
-	cl.ClientID = "a-rather-long-client-id-for-width"
+	cl.ClientID = ptr("a-rather-long-client-id-for-width")
 	cl.APIs = nil
 	for i, name := range []string{"Produce", "Fetch", "ListOffsets", "Metadata", "OffsetCommit", "OffsetFetch",
 		"FindCoordinator", "JoinGroup", "Heartbeat", "LeaveGroup", "SyncGroup", "DescribeGroups", "ApiVersions",
@@ -402,11 +402,11 @@ func TestVersionsReadable(t *testing.T) {
 			{Broker: "10.0.0.9:9092", Effective: 1, Advertisements: []stats.Advertisement{
 				{RequestVersion: 5, Error: "UNSUPPORTED_VERSION", Ranges: []stats.Range{av}, FinalizedEpoch: -1, FirstPacket: 3, Count: 4},
 				{RequestVersion: 2, Error: "NONE", Ranges: []stats.Range{prod2, av, olde}, FinalizedEpoch: -1, FirstPacket: 5, Count: 1}}}},
-		Clients: []stats.ClientVersions{{ClientID: "app"}},
+		Clients: []stats.ClientVersions{{ClientID: ptr("app")}},
 		Matrix: []stats.MatrixRow{
-			{Key: 0, API: "Produce", ClientID: "app", Broker: "10.0.0.9:9092", Versions: []int16{7}, Advertised: &prod2,
+			{Key: 0, API: "Produce", ClientID: ptr("app"), Broker: "10.0.0.9:9092", Versions: []int16{7}, Advertised: &prod2,
 				Listed: true, Status: "ok", Flags: []stats.FlagKind{stats.FlagMixed}},
-			{Key: 18, API: "ApiVersions", ClientID: "app", Broker: "10.0.0.9:9092", Versions: []int16{2, 5}, Advertised: &av,
+			{Key: 18, API: "ApiVersions", ClientID: ptr("app"), Broker: "10.0.0.9:9092", Versions: []int16{2, 5}, Advertised: &av,
 				Listed: true, Status: "downgraded", Flags: []stats.FlagKind{stats.FlagDowngrade}}},
 		Flags: []stats.Flag{
 			{Kind: stats.FlagNoUsable, Key: 23, API: "OffsetForLeaderEpoch", Version: -1, Broker: "10.0.0.9:9092",
@@ -444,7 +444,7 @@ func TestVersionsNoBrokers(t *testing.T) {
 	}{
 		{&stats.VersionsReport{}, "(no ApiVersions response captured: no Kafka exchange was found at all;\n" +
 			" the note on standard error says what the capture holds instead)\n"},
-		{&stats.VersionsReport{Clients: []stats.ClientVersions{{ClientID: "old"}}},
+		{&stats.VersionsReport{Clients: []stats.ClientVersions{{ClientID: ptr("old")}}},
 			"(no ApiVersions response captured: the clients did not ask for one.\n" +
 				" SASL v0 clients and clients older than Kafka 0.10 skip it, or the capture\n" +
 				" began after their connections opened. The brokers' ranges are unknown,\n" +

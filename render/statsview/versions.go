@@ -116,7 +116,7 @@ func WriteVersions(out io.Writer, r *stats.VersionsReport, o Options) error {
 			for i, u := range cl.APIs {
 				apis[i] = u.Name + " " + versionList(u.Versions)
 			}
-			t.add(c(clientIDText(cl.ClientID, cl.ClientIDNull)), c(orDash(strings.Join(cl.Software, ", "))),
+			t.add(c(clientIDText(cl.ClientID)), c(orDash(strings.Join(cl.Software, ", "))),
 				c(strings.Join(apis, ", ")))
 		}
 		t.write(&w, o)
@@ -153,7 +153,7 @@ func WriteVersions(out io.Writer, r *stats.VersionsReport, o Options) error {
 				}
 				flags = append(flags, string(f))
 			}
-			t.add(cr(roleAPI, m.API), c(clientIDText(m.ClientID, m.ClientIDNull)), c(m.Broker),
+			t.add(cr(roleAPI, m.API), c(clientIDText(m.ClientID)), c(m.Broker),
 				c(strings.ReplaceAll(versionList(m.Versions), "v", "")), c(adv), cr(st, status),
 				cr(roleFlag, strings.Join(flags, ", ")))
 		}
@@ -358,7 +358,7 @@ func WriteComparison(out io.Writer, before, after string, cmp *stats.Comparison,
 			if l.After == nil {
 				after = "removed"
 			}
-			t.add(c(clientIDText(l.ClientID, l.ClientIDNull)), c(orDash(strings.Join(l.Software, ", "))),
+			t.add(c(clientIDText(l.ClientID)), c(orDash(strings.Join(l.Software, ", "))),
 				cr(roleAPI, l.API), cr(roleError, strings.ReplaceAll(versionList(l.Versions), "v", "")), c(after),
 				c(stats.ImpactText(l.Impact, l.After)))
 		}
