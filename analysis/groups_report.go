@@ -32,12 +32,13 @@ type GroupReport struct {
 	// read, each a capture of its own (without --merge): a group in two
 	// files is two reports, their packet numbers each its file's.
 	File string `json:"file,omitempty"`
-	// Protocol is how the group is run: "classic" (JoinGroup/SyncGroup),
-	// "consumer" (KIP-848 ConsumerGroupHeartbeat), "share" (KIP-932),
-	// "streams" (KIP-1071).
-	Protocol     string  `json:"protocol"`
+	// Protocol is how the group is run, Kafka's GroupType (ListGroups
+	// v5+, KIP-848): "classic" (JoinGroup/SyncGroup), "consumer"
+	// (KIP-848 ConsumerGroupHeartbeat), "share" (KIP-932), "streams"
+	// (KIP-1071).
+	Protocol     string  `json:"groupType"`
 	ProtocolType *string `json:"protocolType" jsonschema:"nullable"` // classic: "consumer", "connect", ...
-	Assignor     *string `json:"assignor" jsonschema:"nullable"`     // the protocol (assignor) last chosen
+	Assignor     *string `json:"protocolName" jsonschema:"nullable"` // ProtocolName: the assignor last chosen
 	Coordinator  *string `json:"coordinator" jsonschema:"nullable"`  // host:port FindCoordinator named
 	// State is the group's state as the latest describe of it said
 	// (DescribeGroups, ConsumerGroupDescribe...: "Stable",
@@ -226,7 +227,7 @@ type GenerationReport struct {
 	CauseMembers []string `json:"causeMembers"`
 	CauseDetail  string   `json:"causeDetail"`
 	Leader       *string  `json:"leader" jsonschema:"nullable"`
-	Protocol     *string  `json:"protocol" jsonschema:"nullable"`
+	Protocol     *string  `json:"protocolName" jsonschema:"nullable"` // ProtocolName: the assignor chosen
 	// Start is its first JoinGroup (KIP-848: the first heartbeat answered
 	// with the epoch), End its last SyncGroup response (heartbeat
 	// answer); DurationMs the time between, for a classic rebalance.

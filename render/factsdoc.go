@@ -177,7 +177,7 @@ type GroupDoc struct {
 	// showed its protocol (KIP-848; both null otherwise).
 	GenerationIDOrMemberEpoch *int32   `json:"generationIdOrMemberEpoch" expr:"generationIdOrMemberEpoch" jsonschema:"nullable"`
 	ProtocolType              *string  `json:"protocolType" expr:"protocolType" jsonschema:"nullable"`
-	Protocol                  *string  `json:"protocol" expr:"protocol" jsonschema:"nullable"`
+	Protocol                  *string  `json:"protocolName" expr:"protocolName" jsonschema:"nullable"` // ProtocolName: the assignor chosen
 	Protocols                 []string `json:"protocols" expr:"protocols"`
 	Leader                    *string  `json:"leader" expr:"leader" jsonschema:"nullable"`
 	Reason                    *string  `json:"reason" expr:"reason" jsonschema:"nullable"`
@@ -1055,7 +1055,7 @@ func (w *factsWriter) group(g *GroupDoc) {
 	optInt(w, g.GenerationIDOrMemberEpoch)
 	w.key(false, "protocolType")
 	w.optStr(g.ProtocolType)
-	w.key(false, "protocol")
+	w.key(false, "protocolName")
 	w.optStr(g.Protocol)
 	w.key(false, "protocols")
 	w.strs(g.Protocols)
