@@ -41,7 +41,7 @@ func changeStrings(cs []map[string]json.RawMessage) []string {
 	var out []string
 	for _, c := range cs {
 		var vs []string
-		for _, k := range []string{"kind", "client", "broker", "item", "before", "after", "note"} {
+		for _, k := range []string{"kind", "clientId", "broker", "item", "before", "after", "note"} {
 			v, ok := c[k]
 			if !ok {
 				v = json.RawMessage("MISSING")

@@ -15,7 +15,7 @@ type Change struct {
 	Kind string `json:"kind"`
 	// Client is the client ID it concerns, Broker the broker's address;
 	// "" when it concerns none (the cluster).
-	Client string `json:"client"`
+	Client string `json:"clientId"`
 	Broker string `json:"broker"`
 	// Item names the thing that changed: an API, a topic, an error
 	// ("Produce UNKNOWN_TOPIC_OR_PARTITION"), a sequence, a config.

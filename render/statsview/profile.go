@@ -203,10 +203,10 @@ type DiffJSON struct {
 // DiffChange is one change of kwire diff --json, in kwire's JSON
 // vocabulary (docs/json.md): what is absent is null.
 type DiffChange struct {
-	Kind   string  `json:"kind"`                         // profile.Kind*: client, api, version, topic, ...
-	Client *string `json:"client" jsonschema:"nullable"` // the client ID it concerns; null: none
-	Broker *string `json:"broker" jsonschema:"nullable"` // the broker address it concerns; null: none
-	Item   string  `json:"item"`                         // what changed: an API, a topic, an error, a sequence
+	Kind   string  `json:"kind"`                           // profile.Kind*: client, api, version, topic, ...
+	Client *string `json:"clientId" jsonschema:"nullable"` // the client ID it concerns; null: none
+	Broker *string `json:"broker" jsonschema:"nullable"`   // the broker address it concerns; null: none
+	Item   string  `json:"item"`                           // what changed: an API, a topic, an error, a sequence
 	// Before and After are what it was and is: a string, true when the
 	// thing is there and nothing more is said (an API, a topic, a
 	// sequence used; a broker seen), null when it is absent on that side.
