@@ -122,6 +122,27 @@ func TestVersionsMixedCluster(t *testing.T) {
 	}
 }
 
+// TestVersionsClosedUnsupported: closed-after-unsupported-version covers
+// a version the broker did not advertise (Metadata v12, which Kafka
+// defines, against an advertised 0-11) as well as one no Kafka release
+// defines (v99); a close after an advertised version is not flagged.
+func TestVersionsClosedUnsupported(t *testing.T) {
+	v := NewVersionCollector()
+	c := &reassembly.Conn{Index: 0, A: ap("10.0.0.1:1000"), B: ap("10.0.0.8:9092")}
+	v.Exchange(apiVersionsX(t, c, "raw", 3, 0, [][3]int16{{3, 0, 11}, {18, 0, 3}}, 1))
+	for i, ver := range []int16{12, 99, 11} {
+		x := metadataX(t, &reassembly.Conn{Index: 1 + i, A: ap("10.0.0.1:1001"), B: ap("10.0.0.8:9092")}, "raw", ver, int64(10+i), false)
+		x.Notes = []string{"connection closed with no response"}
+		v.Exchange(x)
+	}
+	cl := flagsOf(v.Report(), FlagClosedUnsupported)
+	if len(cl) != 2 || cl[0].Version != 12 || cl[0].Frame != 10 || !strings.Contains(cl[0].Detail, "the broker advertises v0-11") ||
+		strings.Contains(cl[0].Detail, "no Kafka release") ||
+		cl[1].Version != 99 || cl[1].Frame != 11 || !strings.Contains(cl[1].Detail, "no Kafka release defines it") {
+		t.Errorf("closed flags %+v", cl)
+	}
+}
+
 func TestVersionsKIP511AndClose(t *testing.T) {
 	v := NewVersionCollector()
 	c := &reassembly.Conn{Index: 0, A: ap("10.0.0.1:1000"), B: ap("10.0.0.8:9092")}
