@@ -304,7 +304,7 @@ func TestTxnsExpectations(t *testing.T) {
 			for _, ec := range x.Consumers {
 				var c *ConsumerReport
 				for i := range r.Consumers {
-					if r.Consumers[i].ClientID == ec.ClientID {
+					if deref(r.Consumers[i].ClientID) == ec.ClientID {
 						c = &r.Consumers[i]
 					}
 				}
@@ -380,8 +380,8 @@ func checkProducer(t *testing.T, ep *expectProducer, r *TxnsReport) {
 	}
 	switch {
 	case ep.FencedBy == nil && in.FencedBy != nil:
-		t.Errorf("%s: fenced by %s, want not fenced", ep.ClientID, in.FencedBy.ClientID)
-	case ep.FencedBy != nil && (in.FencedBy == nil || in.FencedBy.ClientID != *ep.FencedBy):
+		t.Errorf("%s: fenced by %s, want not fenced", ep.ClientID, deref(in.FencedBy.ClientID))
+	case ep.FencedBy != nil && (in.FencedBy == nil || deref(in.FencedBy.ClientID) != *ep.FencedBy):
 		t.Errorf("%s: fenced by %v, want %s", ep.ClientID, in.FencedBy, *ep.FencedBy)
 	}
 	var txns []TxnReport

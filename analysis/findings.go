@@ -1109,7 +1109,7 @@ func (f *findEngine) reportProducers(a *Analyzer) []*finding {
 			if is.Kind == seqRetry {
 				rule = RuleProduceRetry
 			}
-			s := subject{clientID: is.ClientID, api: "Produce", topic: is.Topic, partition: is.Partition, hasPartition: true}
+			s := subject{clientID: deref(is.ClientID), api: "Produce", topic: is.Topic, partition: is.Partition, hasPartition: true}
 			k := rule + "\x00" + s.key()
 			var x *finding
 			for _, o := range out {
@@ -1119,7 +1119,7 @@ func (f *findEngine) reportProducers(a *Analyzer) []*finding {
 			}
 			if x == nil {
 				r := ruleOf(rule)
-				x = &finding{Finding: Finding{Rule: rule, Severity: r.Severity, Time: is.Time, Subject: s.text(), ClientID: strp(is.ClientID),
+				x = &finding{Finding: Finding{Rule: rule, Severity: r.Severity, Time: is.Time, Subject: s.text(), ClientID: is.ClientID,
 					API: ptr("Produce"), Topic: strp(is.Topic), Partition: ptr(is.Partition), Packets: []int64{}}, file: is.file}
 				out = append(out, x)
 			}

@@ -93,7 +93,7 @@ func TestTxnsKeepPreparedTxn(t *testing.T) {
 	for _, in := range p.Instances {
 		s := fmt.Sprintf("%s pid=%d epoch=%d", *in.ClientID, in.ProducerID, in.ProducerEpoch)
 		if in.FencedBy != nil {
-			s += " fenced by " + in.FencedBy.ClientID
+			s += " fenced by " + deref(in.FencedBy.ClientID)
 		}
 		inst = append(inst, s)
 	}
@@ -133,7 +133,7 @@ func TestTxnsDescribedProducers(t *testing.T) {
 			id = *p.TransactionalID
 		}
 		for _, d := range p.Described {
-			got = append(got, fmt.Sprintf("%s: %s %s[%d] pid=%d epoch=%d seq=%d ts=%d coord=%d open=%d", id, d.ClientID, d.Topic, d.Partition,
+			got = append(got, fmt.Sprintf("%s: %s %s[%d] pid=%d epoch=%d seq=%d ts=%d coord=%d open=%d", id, deref(d.ClientID), d.Topic, d.Partition,
 				d.ProducerID, d.ProducerEpoch, d.LastSequence, d.LastTimestamp, d.CoordinatorEpoch, d.CurrentTxnStartOffset))
 		}
 	}

@@ -494,7 +494,7 @@ func (t *txnTracker) describeProducers(e *xinfo) {
 				if p == nil || len(p.described) >= maxDescribed {
 					continue
 				}
-				p.described = append(p.described, DescribedState{Time: Time(e.at), ClientID: e.x.ClientID, Topic: tp.Label(),
+				p.described = append(p.described, DescribedState{Time: Time(e.at), ClientID: strp(e.x.ClientID), Topic: tp.Label(),
 					Partition: part.Index, ProducerID: ap.ProducerID, ProducerEpoch: ap.ProducerEpoch, LastSequence: ap.LastSequence,
 					LastTimestamp: ap.LastTimestamp, CoordinatorEpoch: ap.CoordinatorEpoch, CurrentTxnStartOffset: ap.CurrentTxnStartOffset,
 					Ref: e.ref})
@@ -640,7 +640,7 @@ func (t *txnTracker) sequence(p *producer, e *xinfo, k tpKey, r *facts.Records, 
 			t.dropped.SequenceIssues++
 			return
 		}
-		p.issues = append(p.issues, SeqIssue{Time: Time(e.at), Kind: kind, ClientID: e.x.ClientID, Topic: k.topic, Partition: k.part,
+		p.issues = append(p.issues, SeqIssue{Time: Time(e.at), Kind: kind, ClientID: strp(e.x.ClientID), Topic: k.topic, Partition: k.part,
 			ProducerID: r.ProducerID, ProducerEpoch: r.ProducerEpoch, BaseSequence: r.BaseSequence, Records: n, Detail: detail, Ref: e.ref, file: e.file, first: first})
 		t.mem.take(costEvent)
 	}
@@ -992,10 +992,10 @@ type ProducerReport struct {
 // DescribedState is a producer's state on a partition as a
 // DescribeProducers response gives it (KIP-664).
 type DescribedState struct {
-	Time      Time   `json:"time"`
-	ClientID  string `json:"clientId"` // the admin's
-	Topic     string `json:"topic"`
-	Partition int32  `json:"partition"`
+	Time      Time    `json:"time"`
+	ClientID  *string `json:"clientId" jsonschema:"nullable"` // the admin's; null when null or empty
+	Topic     string  `json:"topic"`
+	Partition int32   `json:"partition"`
 	// ProducerID and ProducerEpoch are the broker's; LastSequence is the
 	// last sequence number it wrote there and LastTimestamp that write's
 	// time (ms since the epoch), -1 none; CoordinatorEpoch its
@@ -1035,10 +1035,10 @@ type InstanceReport struct {
 
 // FenceRef names a producer instance.
 type FenceRef struct {
-	ClientID      string `json:"clientId"`
-	Client        string `json:"client"`
-	ProducerEpoch int16  `json:"producerEpoch"`
-	Time          Time   `json:"time"`
+	ClientID      *string `json:"clientId" jsonschema:"nullable"` // null when null or empty
+	Client        string  `json:"client"`
+	ProducerEpoch int16   `json:"producerEpoch"`
+	Time          Time    `json:"time"`
 }
 
 // EpochChange is an epoch a producer instance was given.
@@ -1095,17 +1095,17 @@ type TxnRecordsReport struct {
 
 // SeqIssue is a sequence number out of line.
 type SeqIssue struct {
-	Time          Time   `json:"time"`
-	Kind          string `json:"kind"` // "retry", "duplicate", "gap", "out-of-order"
-	ClientID      string `json:"clientId"`
-	Topic         string `json:"topic"`
-	Partition     int32  `json:"partition"`
-	ProducerID    int64  `json:"producerId"`
-	ProducerEpoch int16  `json:"producerEpoch"`
-	BaseSequence  int32  `json:"baseSequence"`
-	Records       int32  `json:"records"`
-	Detail        string `json:"detail"`
-	Ref           Ref    `json:"ref"`
+	Time          Time    `json:"time"`
+	Kind          string  `json:"kind"`                           // "retry", "duplicate", "gap", "out-of-order"
+	ClientID      *string `json:"clientId" jsonschema:"nullable"` // null when null or empty
+	Topic         string  `json:"topic"`
+	Partition     int32   `json:"partition"`
+	ProducerID    int64   `json:"producerId"`
+	ProducerEpoch int16   `json:"producerEpoch"`
+	BaseSequence  int32   `json:"baseSequence"`
+	Records       int32   `json:"records"`
+	Detail        string  `json:"detail"`
+	Ref           Ref     `json:"ref"`
 	file          int
 	first         int64 // a retry's first send: its packet (0 for other kinds)
 }
@@ -1113,7 +1113,7 @@ type SeqIssue struct {
 // ConsumerReport is what one client ID's Fetch responses said about
 // transactions.
 type ConsumerReport struct {
-	ClientID string `json:"clientId"`
+	ClientID *string `json:"clientId" jsonschema:"nullable"` // null when null or empty
 	// File is the capture file of these fetches when several were read,
 	// each a capture of its own (without --merge).
 	File string `json:"file,omitempty"`
@@ -1198,7 +1198,7 @@ func (a *Analyzer) Transactions() *TxnsReport {
 		return cmp.Or(cmp.Compare(a.file, b.file), cmp.Compare(a.clientID, b.clientID))
 	})
 	for _, c := range cs {
-		cr := ConsumerReport{ClientID: c.clientID, File: fileName(c.file), IsolationLevels: []string{}, Fetches: c.fetches, Topics: []string{},
+		cr := ConsumerReport{ClientID: strp(c.clientID), File: fileName(c.file), IsolationLevels: []string{}, Fetches: c.fetches, Topics: []string{},
 			TransactionalBatches: c.txnBatch, Commits: c.commits, Aborts: c.aborts,
 			AbortedTransactions: slices.Clone(c.aborted), Markers: slices.Clone(c.markers)}
 		for k := range c.isolation {
@@ -1252,7 +1252,7 @@ func fenceRef(in *instance) *FenceRef {
 	if len(in.epochs) > 0 {
 		e = in.epochs[0].Epoch
 	}
-	return &FenceRef{ClientID: in.clientID, Client: in.addr, ProducerEpoch: e, Time: Time(in.at)}
+	return &FenceRef{ClientID: strp(in.clientID), Client: in.addr, ProducerEpoch: e, Time: Time(in.at)}
 }
 
 func (p *producer) report() ProducerReport {

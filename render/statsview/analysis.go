@@ -697,7 +697,7 @@ func WriteTxns(out io.Writer, r *analysis.TxnsReport, o Options) error {
 				}
 				ab = append(ab, fmt.Sprintf("%s from %s[%d@%d]", who, a.Topic, a.Partition, a.FirstOffset))
 			}
-			row := []cell{c(cn.ClientID), c(orDash(strings.Join(cn.IsolationLevels, ","))), c(strconv.FormatInt(cn.Fetches, 10)),
+			row := []cell{c(derefOr(cn.ClientID)), c(orDash(strings.Join(cn.IsolationLevels, ","))), c(strconv.FormatInt(cn.Fetches, 10)),
 				c(strconv.FormatInt(cn.TransactionalBatches, 10)), c(strconv.FormatInt(cn.Commits, 10)), c(strconv.FormatInt(cn.Aborts, 10)),
 				c(fitList(ab, maxDetail))}
 			if files {
@@ -758,7 +758,7 @@ func writeProducer(w *strings.Builder, p *analysis.ProducerReport, o Options) {
 		}
 		fenced := cell{s: "-"}
 		if in.FencedBy != nil {
-			fenced = cr(roleError, fmt.Sprintf("%s (epoch %d) %s", in.FencedBy.ClientID, in.FencedBy.ProducerEpoch, clockOf(in.FencedBy.Time)))
+			fenced = cr(roleError, fmt.Sprintf("%s (epoch %d) %s", derefOr(in.FencedBy.ClientID), in.FencedBy.ProducerEpoch, clockOf(in.FencedBy.Time)))
 		}
 		epochs := orDash(strings.Join(ep, " "))
 		if in.Error != nil {
@@ -832,7 +832,7 @@ func writeProducer(w *strings.Builder, p *analysis.ProducerReport, o Options) {
 			if d.CurrentTxnStartOffset >= 0 {
 				open = "offset " + strconv.FormatInt(d.CurrentTxnStartOffset, 10)
 			}
-			dt.add(c(clockOf(d.Time)), c(orDash(d.ClientID)), c(fmt.Sprintf("%s[%d]", d.Topic, d.Partition)),
+			dt.add(c(clockOf(d.Time)), c(orDash(derefOr(d.ClientID))), c(fmt.Sprintf("%s[%d]", d.Topic, d.Partition)),
 				c(strconv.FormatInt(d.ProducerID, 10)), c(strconv.Itoa(int(d.ProducerEpoch))), c(strconv.Itoa(int(d.LastSequence))),
 				c(open), c(strconv.FormatInt(d.Ref.Frame, 10)))
 		}
