@@ -174,6 +174,15 @@ type runner struct {
 	synCtx      *pktCtx
 	forceReason string
 
+	// holds are the connections holding an acknowledged hole (hold.go),
+	// heldBytes what their held calls cost, maxHeld its bound
+	// (Options.MaxHeldBytes; 0: none), reorderWindow how long a hold
+	// lasts (negative: holes are given up at once).
+	holds         []*stream
+	heldBytes     int64
+	maxHeld       int64
+	reorderWindow time.Duration
+
 	flushing  string // close reason while the assembler flushes
 	deferring bool
 	events    []event
@@ -251,6 +260,16 @@ func newRunner(opts Options, h Handler) *runner {
 		r.bufferTimeout = DefaultBufferTimeout
 	}
 	r.dec.configure(opts, r.bufferTimeout)
+	r.reorderWindow = opts.ReorderWindow
+	if r.reorderWindow == 0 {
+		r.reorderWindow = DefaultReorderWindow
+	}
+	switch m := opts.MaxHeldBytes; {
+	case m == 0:
+		r.maxHeld = DefaultMaxHeldBytes
+	case m > 0:
+		r.maxHeld = m
+	}
 	switch m := opts.MaxConnectionMemory; {
 	case m == 0:
 		r.maxOpen = int(DefaultMaxConnectionMemory / ConnCost)
@@ -299,6 +318,9 @@ func (r *runner) assemble(p *pkt) {
 	ci := p.ci
 	now := ci.Timestamp
 	r.now = now
+	if len(r.holds) > 0 {
+		r.expireHolds(now)
+	}
 	if p.flush {
 		r.flush(now)
 	} else if len(r.reset) > 0 {
@@ -370,6 +392,14 @@ func (r *runner) assemble(p *pkt) {
 	cur := s // nil for a new connection
 	if r.deletes != deletes {
 		cur = r.conns[key]
+	}
+	if cur != nil && cur.hold.on {
+		d := AtoB
+		if src != cur.conn.A {
+			d = BtoA
+		}
+		r.holdBudget(cur, d, plen)
+		r.holdPassed(cur, d, plen, gpr.Sequence(r.tcp.Seq))
 	}
 
 	// A snap-length cut: the payload is padded back to the length the IP
@@ -546,9 +576,27 @@ func (r *runner) abort(s *stream) {
 
 // skipAckedHoles gives up the holes of direction d of s that the peer has
 // acknowledged (ack): the receiver has those bytes, so no retransmission
-// will fill them and the capture simply missed them. The data buffered
-// behind them is delivered now rather than at the next flush.
+// will fill them and the capture simply missed them, unless it wrote
+// them late (a capture merged from two capture points, or taken on
+// several queues): the hole is held a while first (hold.go). The data
+// buffered behind them is delivered then rather than at the next flush.
 func (r *runner) skipAckedHoles(s *stream, d Dir, ack gpr.Sequence) {
+	h := &s.half[d]
+	if !h.started || h.closed || h.next.Difference(ack) <= 0 {
+		return
+	}
+	if h.holeValid && h.holeEnd.Difference(ack) < 0 {
+		return // the first hole is not acknowledged in full
+	}
+	if r.holdAcked(s, d, ack) {
+		return
+	}
+	r.giveUpAcked(s, d, ack, r.now)
+}
+
+// giveUpAcked gives up the holes of direction d of s up to ack, which the
+// peer acknowledged at capture time t.
+func (r *runner) giveUpAcked(s *stream, d Dir, ack gpr.Sequence, t time.Time) {
 	h := &s.half[d]
 	if !h.started || h.closed || h.next.Difference(ack) <= 0 {
 		return
@@ -566,7 +614,7 @@ func (r *runner) skipAckedHoles(s *stream, d Dir, ack gpr.Sequence) {
 		end = h.finEnd // the FIN takes a sequence number, not a byte
 	}
 	if n := h.next.Difference(end); n > 0 && n < 1<<30 && !h.closed {
-		s.gap(d, int64(n), r.now)
+		s.gap(d, int64(n), t)
 		h.next = end
 		h.bias -= n
 	}
@@ -732,9 +780,21 @@ func (r *runner) endDefer() {
 	slices.SortStableFunc(r.events, func(a, b event) int { return a.s.conn.Index - b.s.conn.Index })
 	for i := range r.events {
 		e := &r.events[i]
+		if e.kind == evData {
+			e.ch.Data = r.arena[e.start:e.end]
+		}
+		r.dispatch(e)
+		r.events[i] = event{}
+	}
+	r.events = r.events[:0]
+	r.arena = r.arena[:0]
+}
+
+// dispatch makes the handler call of e (its data in e.ch.Data).
+func (r *runner) dispatch(e *event) {
+	{
 		switch e.kind {
 		case evData:
-			e.ch.Data = r.arena[e.start:e.end]
 			r.callData(e.s, e.dir, e.ch)
 		case evGap:
 			r.callGap(e.s, e.dir, e.n, e.t)
@@ -749,13 +809,16 @@ func (r *runner) endDefer() {
 		case evClose:
 			r.callClose(e.s, e.reason, e.t)
 		}
-		r.events[i] = event{}
 	}
-	r.events = r.events[:0]
-	r.arena = r.arena[:0]
 }
 
 func (r *runner) emitData(s *stream, d Dir, ch Chunk) {
+	if r.holding(s, d) {
+		data := ch.Data
+		ch.Data = nil
+		r.holdEvent(s, event{s: s, kind: evData, dir: d, ch: ch}, data)
+		return
+	}
 	if !r.deferring {
 		r.callData(s, d, ch)
 		return
@@ -767,6 +830,10 @@ func (r *runner) emitData(s *stream, d Dir, ch Chunk) {
 }
 
 func (r *runner) emitGap(s *stream, d Dir, n int64, t time.Time) {
+	if r.holding(s, d) {
+		r.holdEvent(s, event{s: s, kind: evGap, dir: d, n: n, t: t}, nil)
+		return
+	}
 	if !r.deferring {
 		r.callGap(s, d, n, t)
 		return
@@ -775,6 +842,10 @@ func (r *runner) emitGap(s *stream, d Dir, n int64, t time.Time) {
 }
 
 func (r *runner) emitCut(s *stream, d Dir, n int64, t time.Time) {
+	if r.holding(s, d) {
+		r.holdEvent(s, event{s: s, kind: evCut, dir: d, n: n, t: t}, nil)
+		return
+	}
 	if !r.deferring {
 		r.callCut(s, d, n, t)
 		return
@@ -783,6 +854,7 @@ func (r *runner) emitCut(s *stream, d Dir, n int64, t time.Time) {
 }
 
 func (r *runner) emitClose(s *stream, reason string, t time.Time) {
+	r.release(s) // not expected: ReassemblyComplete ended the hold
 	if !r.deferring {
 		r.callClose(s, reason, t)
 		return
@@ -851,6 +923,7 @@ type stream struct {
 	flow     [2]flowState // segment marks and RTT (segments.go)
 	lastSeen time.Time
 	resetAt  time.Time // the capture time of the RST that put it in runner.reset
+	hold     holdState // an acknowledged hole held (hold.go)
 	done     bool      // Close was called
 }
 
@@ -1030,6 +1103,9 @@ func (s *stream) ReassembledSG(sg gpr.ScatterGather, ac gpr.AssemblerContext) {
 				s.r.reset = append(s.r.reset, s)
 			}
 		}
+	}
+	if s.hold.on && s.hold.dir == d && s.holdFilled() {
+		s.r.release(s) // the late bytes arrived: the held calls follow them
 	}
 }
 
@@ -1245,6 +1321,7 @@ func (s *stream) ReassemblyComplete(_ gpr.AssemblerContext) bool {
 	}
 	s.endGap(AtoB)
 	s.endGap(BtoA)
+	r.release(s)
 	s.done = true
 	r.open--
 	r.emitClose(s, reason, s.lastSeen)

@@ -44,6 +44,10 @@ func (r *runner) callGivenUp(s *stream, d Dir, n int64, t time.Time) {
 }
 
 func (r *runner) emitGivenUp(s *stream, d Dir, n int64, t time.Time) {
+	if r.holding(s, d) {
+		r.holdEvent(s, event{s: s, kind: evGivenUp, dir: d, n: n, t: t}, nil)
+		return
+	}
 	if !r.deferring {
 		r.callGivenUp(s, d, n, t)
 		return

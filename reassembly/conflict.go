@@ -128,6 +128,11 @@ func conflictOf(e *call) Conflict {
 }
 
 func (r *runner) emitConflict(s *stream, d Dir, cf Conflict) {
+	if r.holding(s, d) {
+		r.holdEvent(s, event{s: s, kind: evConflict, dir: d, n: int64(cf.Bytes), t: cf.Time,
+			ch: Chunk{Frame: cf.Frame, Offset: cf.Offset}, snap: SnapCut{Frame: cf.First}}, nil)
+		return
+	}
 	if !r.deferring {
 		r.callConflict(s, d, cf)
 		return

@@ -1142,17 +1142,41 @@ func TestAckedUnseenSegmentReportedAtTheAck(t *testing.T) {
 	if c := h.chunks[1]; c.offset != 13 || c.seq != 114 {
 		t.Errorf("chunk %+v", c)
 	}
-	// The lost request retransmitted later (a retransmission the capture
-	// did see): its bytes were reported missing, they are not delivered.
+	// The request captured later, within Options.ReorderWindow (a
+	// capture merged from two capture points): no gap, delivered before
+	// the response that acknowledged it (hold.go).
 	v2 := newConv("10.0.0.1:1", "10.0.0.2:2", 100, 900)
 	v2.handshake()
-	lost := v2.next(true, "first request")
+	late := v2.next(true, "first request")
 	v2.send(false, "first response")
-	v2.add(lost)
+	v2.add(late)
 	v2.send(true, "second request")
 	h, _ = mustRead(t, pcapBytes(t, layers.LinkTypeEthernet, v2.segs), Options{})
+	want = []string{"open 0 10.0.0.1:1>10.0.0.2:2", `data 0 0 f5 "first request"`, `data 0 1 f4 "first response"`,
+		`data 0 0 f6 "second request"`, "close 0 end of capture"}
+	if !slices.Equal(h.log, want) {
+		t.Errorf("late request: log\n%s\nwant\n%s", strings.Join(h.log, "\n"), strings.Join(want, "\n"))
+	}
+	// Past the window (a retransmission of a request the capture lost):
+	// its bytes were reported missing, they are not delivered.
+	v3 := newConv("10.0.0.1:1", "10.0.0.2:2", 100, 900)
+	v3.handshake()
+	lost := v3.next(true, "first request")
+	v3.send(false, "first response")
+	v3.at += DefaultReorderWindow
+	v3.add(lost)
+	v3.send(true, "second request")
+	h, _ = mustRead(t, pcapBytes(t, layers.LinkTypeEthernet, v3.segs), Options{})
 	if got := h.filter("data 0 0"); !slices.Equal(got, []string{`data 0 0 f6 "second request"`}) {
 		t.Errorf("client data %v (log %v)", got, h.log)
+	}
+	if h.log[1] != "gap 0 0 13" || h.log[2] != `data 0 1 f4 "first response"` {
+		t.Errorf("lost request: log %v", h.log)
+	}
+	// And with no window, as before it: given up at the acknowledgement.
+	h, _ = mustRead(t, pcapBytes(t, layers.LinkTypeEthernet, v2.segs), Options{ReorderWindow: -1})
+	if got := h.filter("data 0 0"); !slices.Equal(got, []string{`data 0 0 f6 "second request"`}) || h.log[1] != "gap 0 0 13" {
+		t.Errorf("no window: log %v", h.log)
 	}
 }
 

@@ -77,6 +77,21 @@ type Options struct {
 	// Summary.Evicted. 0 means DefaultMaxConnectionMemory; negative, no
 	// bound (a capture of a million SYNs then takes gigabytes).
 	MaxConnectionMemory int64
+	// ReorderWindow is how long, in capture time, a hole its peer has
+	// acknowledged waits for its bytes before it is reported as a Gap,
+	// the calls of the peer's direction held back meanwhile (see
+	// hold.go): a capture merged from two capture points, or taken on
+	// several NIC queues, may write a response before its request. At
+	// most 256 packets of the connection either way. 0 means
+	// DefaultReorderWindow; negative gives such holes up at once.
+	ReorderWindow time.Duration
+	// MaxHeldBytes bounds, in bytes, the calls held back while holes
+	// wait (ReorderWindow), all connections together (their data and
+	// about 160 bytes a call); past it the hole is given up. One
+	// delivery of buffered segments may pass it by what the
+	// out-of-order bound holds. 0 means DefaultMaxHeldBytes; negative,
+	// no bound.
+	MaxHeldBytes int64
 	// FlushInterval is the capture time between two flush passes (buffer
 	// timeouts, idle timeouts, forgetting closed 4-tuples). 0 means
 	// DefaultFlushInterval.

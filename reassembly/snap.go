@@ -52,6 +52,10 @@ func (r *runner) callSnapped(s *stream, d Dir, n int64, t time.Time, sc SnapCut)
 }
 
 func (r *runner) emitSnapped(s *stream, d Dir, n int64, t time.Time, sc SnapCut) {
+	if r.holding(s, d) {
+		r.holdEvent(s, event{s: s, kind: evSnapped, dir: d, n: n, t: t, snap: sc}, nil)
+		return
+	}
 	if !r.deferring {
 		r.callSnapped(s, d, n, t, sc)
 		return
