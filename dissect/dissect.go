@@ -506,6 +506,7 @@ type Summary struct {
 	Cuts, CutBytes int64
 
 	OutOfOrder   int64 // responses that did not answer the oldest pending request
+	Reordered    int64 // pairs whose response was captured before its request ended (Exchange.Reordered): data, not a problem
 	DuplicateIDs int64 // requests sent while another with the same correlation ID was pending
 	Unsupported  int64 // requests outside the broker's advertised version range
 

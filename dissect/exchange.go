@@ -156,6 +156,13 @@ type Exchange struct {
 	// connection on a request at a version it does not support (all APIs
 	// but ApiVersions, KIP-511).
 	Closed bool
+	// Reordered marks a KindPaired exchange whose response's first packet
+	// was captured before its request's last: written out of order (a
+	// capture merged from two capture points whose clocks differ, one
+	// taken on several NIC queues or a bonded link), as no broker answers
+	// a request it has not read. Its latency is not measured (Latency is
+	// -1): the capture's times do not give it.
+	Reordered bool
 
 	// The request header's RequestApiKey, RequestApiVersion,
 	// CorrelationId and ClientId (Kafka protocol guide, "Headers";
@@ -284,10 +291,11 @@ func (e *Exchange) Time() time.Time {
 }
 
 // Latency is the response time minus the request time, or -1 when the
-// exchange has no response or either frame has no capture time (a pcapng
-// Simple Packet Block carries none: its packets have the zero time).
+// exchange has no response, either frame has no capture time (a pcapng
+// Simple Packet Block carries none: its packets have the zero time), or
+// the response was captured before its request (Reordered).
 func (e *Exchange) Latency() time.Duration {
-	if e.Request == nil || e.Response == nil || e.Request.Time.IsZero() || e.Response.Time.IsZero() {
+	if e.Request == nil || e.Response == nil || e.Request.Time.IsZero() || e.Response.Time.IsZero() || e.Reordered {
 		return -1
 	}
 	return e.Response.Time.Sub(e.Request.Time)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/kwire/kwire/protocol"
 )
@@ -394,6 +395,11 @@ func (c *conn) response(fr *Frame) {
 	}
 	ex.Response = fr
 	ex.Kind = KindPaired
+	if before, ok := capturedBefore(fr, ex.Request); ok {
+		ex.Reordered = true
+		d.sum.Reordered++
+		ex.Notes = append(ex.Notes, fmt.Sprintf("reordered: response captured %s before the end of its request (packets written out of order): latency not measured", before))
+	}
 	key, ver := ex.APIKey, ex.APIVersion
 	b := fr.Bytes
 	switch {
@@ -567,4 +573,22 @@ func (c *conn) orphan(fr *Frame, corr int32) {
 		d.undecoded(fr)
 	}
 	c.emit(ex)
+}
+
+// capturedBefore reports whether response fr's first packet was captured
+// before the last of its request req (the later of its first and last
+// bytes' packets), and by how long (rounded to the
+// microsecond): packets written out of order (Exchange.Reordered).
+func capturedBefore(fr, req *Frame) (time.Duration, bool) {
+	if req == nil || fr.Time.IsZero() {
+		return 0, false
+	}
+	end := req.End // its last byte's, or its first's when captured later
+	if end.IsZero() || req.Time.After(end) {
+		end = req.Time
+	}
+	if end.IsZero() || !fr.Time.Before(end) {
+		return 0, false
+	}
+	return end.Sub(fr.Time).Round(time.Microsecond), true
 }

@@ -124,6 +124,10 @@ func appendLine(b []byte, e *dissect.Exchange, o *Options) []byte {
 	b = append(b, ' ')
 	switch e.Kind {
 	case dissect.KindPaired:
+		if e.Reordered {
+			b = paint(b, c, roleFaint, "reordered") // latency not measured
+			break
+		}
 		b = paint(b, c, roleLatency, units.Duration(e.Latency()))
 	case dissect.KindNoResponse:
 		b = paint(b, c, roleFaint, "no-response")

@@ -47,6 +47,7 @@ type SummaryCounts struct {
 	CutBytes     int64            // their bytes
 	Frames       int64            // frames cut (requests, responses, raw SASL tokens)
 	OutOfOrder   int64            // responses that did not answer the oldest pending request
+	Reordered    int64            // pairs whose response was captured before its request (dissect.Exchange.Reordered)
 	DuplicateIDs int64            // requests sent while another with the same correlation ID was pending
 	Unsupported  int64            // requests outside the broker's advertised version range
 	SkipReasons  []dissect.Reason // why connections were skipped, sorted by reason
@@ -235,6 +236,7 @@ func (s *SummaryCounts) AddDissect(d dissect.Summary) {
 	s.CutBytes += d.CutBytes
 	s.Frames += d.Frames
 	s.OutOfOrder += d.OutOfOrder
+	s.Reordered += d.Reordered
 	s.DuplicateIDs += d.DuplicateIDs
 	s.Unsupported += d.Unsupported
 	for _, r := range d.SkipReasons {
@@ -423,6 +425,7 @@ func Summary(w io.Writer, s *SummaryCounts, opts Options) error {
 		b = append(b, " with different data"...)
 	}
 	item(int(s.OutOfOrder), "out-of-order response", roleNote)
+	item(int(s.Reordered), "reordered pair", roleNote)
 	item(int(s.DuplicateIDs), "duplicate correlation ID", roleNote)
 	item(int(s.Evicted), "evicted request", roleNote)
 	item(int(s.Unexplained), "unexplained orphan response", roleError)

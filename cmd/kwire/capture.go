@@ -40,6 +40,7 @@ type captureFlags struct {
 	MaxPartial      byteSize      // --max-reassembly-memory
 	MaxOutOfOrder   byteSize      // --max-out-of-order
 	IdleTimeout     time.Duration // --idle-timeout
+	ReorderWindow   time.Duration // --reorder-window
 	MaxDecompressed byteSize      // --max-decompressed
 	MaxDecodeMemory byteSize      // --max-decode-memory
 	// What a hostile capture file can make kwire hold or walk.
@@ -93,6 +94,8 @@ func (o *captureFlags) addFlags(f *pflag.FlagSet, detect bool, idle time.Duratio
 	o.MaxOutOfOrder = defaultMaxOutOfOrder
 	f.Var(&o.MaxOutOfOrder, "max-out-of-order",
 		"TCP segments that arrive ahead of a missing one may wait for it in this much memory, e.g. 64MiB (K, M, G: powers of 1024), counted in pages of 1900 bytes (a segment takes one or more), all connections together (one may take it all); past it the oldest missing bytes of the connection that gets the next segment are given up and reported as a gap \"given up (budget)\", with exit status 1 (0: no bound)")
+	f.DurationVar(&o.ReorderWindow, "reorder-window", reassembly.DefaultReorderWindow,
+		"how long, in capture time, bytes a peer acknowledged but the capture has not shown yet are awaited before they are reported lost (at most 256 packets of their connection, and while the peer's bytes held back meanwhile fit in --max-out-of-order): a capture merged from two capture points (mergecap), or taken on several NIC queues or a bonded link, may write a response before its request; such a pair is marked reordered, its latency not measured (0: reported lost at once)")
 	o.IdleTimeout = idle
 	usage = "close a connection after this long without a packet, in capture time (e.g. 10m; checked every half timeout, but at least every 10s and no more often than every 1ms); a later packet starts a new connection, with a stream number of its own unlike Wireshark's tcp.stream (0: never"
 	if idle == 0 {
@@ -139,14 +142,15 @@ const memBase = 64 << 20
 const defaultMaxTLSKeyMemory = 48 << 20
 
 // memoryBound is what the flags bound kwire's memory to, in bytes (README
-// "Memory"): memBase + --max-pending-memory + 2 × --max-out-of-order (a
-// page costs about twice its bytes) + --max-fragment-memory +
+// "Memory"): memBase + --max-pending-memory + 3 × --max-out-of-order (a
+// page costs about twice its bytes; as much again holds a peer's bytes
+// while an acknowledged hole waits, --reorder-window) + --max-fragment-memory +
 // --max-capture-window + --max-decode-memory + 2 × --max-frame (the
 // frames of one exchange in transit) + --max-connection-memory +
 // --max-reassembly-memory (the frames partly arrived on every
 // connection) + 3 × --max-names-memory (a run's readers share one
 // facts.Names, diff's sides one each: the count is an upper bound) +
-// --max-tls-key-memory; 0 when a flag lifts its bound. 1588 MiB with the
+// --max-tls-key-memory; 0 when a flag lifts its bound. 1604 MiB with the
 // defaults (TestDefaultMemoryBound).
 func (o *captureFlags) memoryBound() int64 {
 	if o.MaxPending == 0 || o.MaxOutOfOrder == 0 || o.MaxDecodeMemory == 0 || o.MaxFragmentMemory == 0 || o.MaxCaptureWindow == 0 || o.MaxConnMemory == 0 || o.MaxPartial == 0 || o.MaxNamesMemory == 0 || o.MaxTLSKeyMemory == 0 {
@@ -156,7 +160,7 @@ func (o *captureFlags) memoryBound() int64 {
 	if frame <= 0 {
 		frame = dissect.DefaultMaxFrame
 	}
-	return memBase + int64(o.MaxPending) + 2*int64(o.MaxOutOfOrder) + int64(o.MaxFragmentMemory) + int64(o.MaxCaptureWindow) +
+	return memBase + int64(o.MaxPending) + 3*int64(o.MaxOutOfOrder) + int64(o.MaxFragmentMemory) + int64(o.MaxCaptureWindow) +
 		int64(o.MaxDecodeMemory) + 2*frame + int64(o.MaxConnMemory) + int64(o.MaxPartial) + 3*int64(o.MaxNamesMemory) + int64(o.MaxTLSKeyMemory)
 }
 
@@ -306,6 +310,13 @@ func (o *captureFlags) reassemblyOptions() reassembly.Options {
 	if t := o.IdleTimeout; t > 0 && t < 2*reassembly.DefaultFlushInterval {
 		opts.FlushInterval = max(t/2, time.Millisecond)
 	}
+	opts.ReorderWindow = o.ReorderWindow
+	if o.ReorderWindow <= 0 {
+		opts.ReorderWindow = -1 // reassembly's "at once"
+	}
+	// The peer's bytes held back while an acknowledged hole waits have
+	// a budget of the same size.
+	opts.MaxHeldBytes = cmp.Or(int64(o.MaxOutOfOrder), -1)
 	switch n := int64(o.MaxOutOfOrder); {
 	case n == 0:
 		opts.MaxBufferedPagesTotal = -1
