@@ -1133,3 +1133,52 @@ func TestApiVersionsDuplicateKeyLastWins(t *testing.T) {
 		t.Errorf("Range(ApiVersions) = %v %v, want 0-3", rg, ok)
 	}
 }
+
+// TestReorderedPair: reassembly hands a request captured after its
+// response (hold.go) first, each chunk with its own capture time: the pair
+// is made by correlation ID, marked Reordered, its latency not measured;
+// a request whose second half was captured after the response is
+// reordered too; an ordinary pair is not.
+func TestReorderedPair(t *testing.T) {
+	r := newRig(t, Options{}, true)
+	body := hx(t, `00 00 00 00 // Topics: 0`)
+	resp := hx(t, `00 00 00 00 00 00 00 01 00 00 00 00`)
+	at := func(dir reassembly.Dir, ms, frame int64, data []byte) {
+		r.d.Data(r.c, dir, reassembly.Chunk{Data: data, Time: pktTime(ms), Frame: frame})
+	}
+	// corr 7: the request at 5 ms, its response at 3 ms.
+	at(reassembly.AtoB, 5, 2, reqFrame(3, 1, 7, body))
+	at(reassembly.BtoA, 3, 1, respFrame(7, false, resp))
+	// corr 8: the request's first half at 6 ms, the response at 7 ms, the
+	// request's second half at 8 ms.
+	req := reqFrame(3, 1, 8, body)
+	at(reassembly.AtoB, 6, 3, req[:6])
+	at(reassembly.AtoB, 8, 5, req[6:])
+	at(reassembly.BtoA, 7, 4, respFrame(8, false, resp))
+	// corr 9: in order.
+	at(reassembly.AtoB, 9, 6, reqFrame(3, 1, 9, body))
+	at(reassembly.BtoA, 11, 7, respFrame(9, false, resp))
+	r.d.Finish()
+	if len(r.sink.ex) != 3 {
+		t.Fatalf("kinds %v", r.sink.kinds())
+	}
+	for i, corr := range []int32{7, 8, 9} {
+		e := r.sink.ex[i]
+		wantExchange(t, e, KindPaired, 3, 1, corr)
+		if want := corr != 9; e.Reordered != want || hasNote(e, "reordered: response captured") != want {
+			t.Errorf("corr %d: reordered %v, notes %q", corr, e.Reordered, e.Notes)
+		}
+	}
+	if l := r.sink.ex[0].Latency(); l != -1 {
+		t.Errorf("reordered latency %v", l)
+	}
+	if !hasNote(r.sink.ex[0], "captured 2ms before the end of its request") || !hasNote(r.sink.ex[1], "captured 1ms before") {
+		t.Errorf("notes %q, %q", r.sink.ex[0].Notes, r.sink.ex[1].Notes)
+	}
+	if l := r.sink.ex[2].Latency(); l != 2*time.Millisecond {
+		t.Errorf("in-order latency %v", l)
+	}
+	if s := r.d.Summary(); s.Reordered != 2 || s.Paired != 3 || s.Unexplained != 0 || s.Gaps != 0 {
+		t.Errorf("summary %+v", s)
+	}
+}

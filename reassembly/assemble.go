@@ -582,6 +582,15 @@ func (r *runner) abort(s *stream) {
 // buffered behind them is delivered then rather than at the next flush.
 func (r *runner) skipAckedHoles(s *stream, d Dir, ack gpr.Sequence) {
 	h := &s.half[d]
+	if !h.started && !h.closed {
+		// Not a packet of d yet (its SYN too may come late): the peer's
+		// bytes wait for its first, once a connection.
+		if !s.heldUnstarted || (s.hold.on && s.hold.dir == d) {
+			s.heldUnstarted = true
+			r.holdAcked(s, d, ack)
+		}
+		return
+	}
 	if !h.started || h.closed || h.next.Difference(ack) <= 0 {
 		return
 	}
@@ -924,7 +933,10 @@ type stream struct {
 	lastSeen time.Time
 	resetAt  time.Time // the capture time of the RST that put it in runner.reset
 	hold     holdState // an acknowledged hole held (hold.go)
-	done     bool      // Close was called
+	// heldUnstarted: a direction was held before its first packet
+	// (skipAckedHoles), which is done once.
+	heldUnstarted bool
+	done          bool // Close was called
 }
 
 func dirOf(d gpr.TCPFlowDirection) Dir {

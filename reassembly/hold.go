@@ -34,6 +34,11 @@ import (
 //     together): the hole is given up then;
 //   - when the connection closes.
 //
+// A direction whose first packet (its SYN too) comes after its peer's
+// acknowledgement of its bytes is waited for the same way, once a
+// connection: the hold ends when it starts past them (a capture that
+// began mid-stream) or reaches them.
+//
 // A connection holds one direction at a time: a segment of the held
 // direction that acknowledges bytes its peer has not sent yet gives its own
 // hole up at once (its Gap is held with its other calls, in order).
@@ -107,7 +112,7 @@ func (r *runner) holdAcked(s *stream, d Dir, ack gpr.Sequence) bool {
 		return true
 	}
 	h := &s.half[d]
-	if h.cutCovers(h.next, ack) {
+	if h.started && h.cutCovers(h.next, ack) {
 		return false // left out on purpose: will not come
 	}
 	if r.maxHeld > 0 && r.heldBytes+heldEventCost > r.maxHeld {
@@ -126,6 +131,9 @@ func (s *stream) holdFilled() bool {
 	h := &s.half[hs.dir]
 	if h.closed {
 		return true
+	}
+	if !h.started {
+		return false
 	}
 	end := hs.ack
 	if h.finSeen && h.finEnd.Difference(end) > 0 {
@@ -175,7 +183,7 @@ func (r *runner) giveUpHold(s *stream) {
 	if !hs.on {
 		return
 	}
-	if !s.done && !s.holdFilled() {
+	if !s.done && s.half[hs.dir].started && !s.holdFilled() {
 		r.giveUpAcked(s, hs.dir, hs.ack, hs.since)
 	}
 	r.release(s)
