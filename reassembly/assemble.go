@@ -587,7 +587,9 @@ func (r *runner) skipAckedHoles(s *stream, d Dir, ack gpr.Sequence) {
 		// bytes wait for its first, once a connection.
 		if !s.heldUnstarted || (s.hold.on && s.hold.dir == d) {
 			s.heldUnstarted = true
-			r.holdAcked(s, d, ack)
+			if r.holdAcked(s, d, ack) && r.overBudget() {
+				r.giveUpAll(s)
+			}
 		}
 		return
 	}
@@ -598,6 +600,9 @@ func (r *runner) skipAckedHoles(s *stream, d Dir, ack gpr.Sequence) {
 		return // the first hole is not acknowledged in full
 	}
 	if r.holdAcked(s, d, ack) {
+		if r.overBudget() {
+			r.giveUpAll(s)
+		}
 		return
 	}
 	r.giveUpAcked(s, d, ack, r.now)
@@ -1116,8 +1121,8 @@ func (s *stream) ReassembledSG(sg gpr.ScatterGather, ac gpr.AssemblerContext) {
 			}
 		}
 	}
-	if s.hold.on && s.hold.dir == d && s.holdFilled() {
-		s.r.release(s) // the late bytes arrived: the held calls follow them
+	if s.hold.on && s.hold.dir == d {
+		s.r.releaseReached(s) // the late bytes arrived: the held calls follow them
 	}
 }
 

@@ -18,21 +18,24 @@ import (
 //
 // So the hole is held: the direction whose bytes were acknowledged (the
 // hole's) keeps waiting for them, and the handler calls of the other
-// direction (the response's bytes, its gaps, its close) are held back in
-// order, so that the handler sees the request first, as it was sent. The
-// hold ends
-//   - when the hole's direction reaches the acknowledged sequence number
-//     (the late segments arrived): the held calls are made, in order;
+// direction (the response's bytes, its gaps) are held back in order, so
+// that the handler sees the request first, as it was sent. Each higher
+// acknowledgement seen is a mark: the calls made after it wait for the
+// bytes it acknowledged, no more (a client pipelining requests through a
+// skewed merge is always behind its broker's latest acknowledgement, and
+// its responses still go out as their requests arrive). A mark ends
+//   - when the hole's direction reaches its sequence number (the late
+//     segments arrived): the calls held behind it are made, in order;
 //   - after Options.ReorderWindow of capture time, or holdPackets packets
-//     of the connection, whichever comes first: the hole is given up as
-//     before (a Gap, stamped with the time the acknowledgement was seen),
-//     then the held calls are made;
+//     of the connection, whichever comes first: the hole is given up up to
+//     it as before (a Gap, stamped with the time the acknowledgement was
+//     seen), then its held calls are made;
 //   - when a segment of the hole's direction starts at or past the
 //     acknowledged sequence number: it was sent after the missing bytes,
 //     so they were lost, not late (the next request after a lost one);
 //   - when the held calls would pass Options.MaxHeldBytes (all connections
-//     together): the hole is given up then;
-//   - when the connection closes.
+//     together): every mark of the connection is given up then;
+//   - when the connection closes (all of them).
 //
 // A direction whose first packet (its SYN too) comes after its peer's
 // acknowledgement of its bytes is waited for the same way, once a
@@ -52,28 +55,41 @@ const DefaultReorderWindow = 10 * time.Millisecond
 // DefaultMaxHeldBytes is Options.MaxHeldBytes's default.
 const DefaultMaxHeldBytes = 16 << 20
 
-// holdPackets bounds a hold in packets of its connection: a capture whose
+// holdPackets bounds a mark in packets of its connection: a capture whose
 // timestamps stand still (or a hostile one) gives its hole up all the
 // same.
 const holdPackets = 256
 
-// heldEventCost is what a held call costs besides its bytes: its event
-// and its share of the slices holding it.
-const heldEventCost = 160
+// heldEventCost is what a held call costs besides its bytes (its event
+// and its share of the slices holding it), heldMarkCost what a mark
+// costs: both count against Options.MaxHeldBytes.
+const (
+	heldEventCost = 160
+	heldMarkCost  = 48
+)
 
 // holdState is a connection's hold (see above).
 type holdState struct {
-	on    bool
-	dir   Dir          // the direction whose acknowledged bytes are awaited
-	ack   gpr.Sequence // the highest acknowledgement of them seen
-	since time.Time    // capture time of the first acknowledgement
-	pkts  int          // the connection's Stats.Packets then
+	on  bool
+	dir Dir          // the direction whose acknowledged bytes are awaited
+	ack gpr.Sequence // the highest acknowledgement of them seen (the last mark's)
+	// marks are the acknowledgements awaited, in order, each with the
+	// calls held behind it (from events[first] to the next mark's first).
+	marks []holdMark
 	// events are the held calls of the other direction, in order; the
-	// bytes of their data in arena. cost is what they count against
-	// Options.MaxHeldBytes.
+	// bytes of their data in arena. cost is what they and the marks count
+	// against Options.MaxHeldBytes.
 	events []event
 	arena  []byte
 	cost   int64
+}
+
+// holdMark is one acknowledgement awaited.
+type holdMark struct {
+	ack   gpr.Sequence
+	at    time.Time // capture time it was seen
+	pkts  int       // the connection's Stats.Packets then
+	first int       // the first of hs.events held behind it
 }
 
 // holding reports whether the calls of direction d of s are held.
@@ -81,7 +97,7 @@ func (r *runner) holding(s *stream, d Dir) bool {
 	return s.hold.on && s.hold.dir != d
 }
 
-// holdEvent holds e (its data is data) until the hold ends.
+// holdEvent holds e (its data is data) behind the last mark.
 func (r *runner) holdEvent(s *stream, e event, data []byte) {
 	hs := &s.hold
 	if len(data) > 0 {
@@ -90,24 +106,32 @@ func (r *runner) holdEvent(s *stream, e event, data []byte) {
 		e.end = len(hs.arena)
 	}
 	hs.events = append(hs.events, e)
-	c := int64(len(data)) + heldEventCost
-	hs.cost += c
-	r.heldBytes += c
+	r.charge(s, int64(len(data))+heldEventCost)
 }
 
-// holdAcked starts or extends the hold of direction d of s up to ack, and
-// reports whether the hole is held (else it is to be given up now).
+func (r *runner) charge(s *stream, n int64) {
+	s.hold.cost += n
+	r.heldBytes += n
+}
+
+// holdAcked starts the hold of direction d of s up to ack, or adds a mark
+// to it, and reports whether the hole is held (else it is to be given up
+// now). The caller gives it up when that passed Options.MaxHeldBytes
+// (overBudget).
 func (r *runner) holdAcked(s *stream, d Dir, ack gpr.Sequence) bool {
 	if r.reorderWindow < 0 {
 		return false
 	}
 	hs := &s.hold
+	mark := holdMark{ack: ack, at: r.now, pkts: s.conn.Stats.Packets, first: len(hs.events)}
 	if hs.on {
 		if hs.dir != d {
 			return false // one direction at a time
 		}
 		if hs.ack.Difference(ack) > 0 {
 			hs.ack = ack
+			hs.marks = append(hs.marks, mark)
+			r.charge(s, heldMarkCost)
 		}
 		return true
 	}
@@ -115,48 +139,78 @@ func (r *runner) holdAcked(s *stream, d Dir, ack gpr.Sequence) bool {
 	if h.started && h.cutCovers(h.next, ack) {
 		return false // left out on purpose: will not come
 	}
-	if r.maxHeld > 0 && r.heldBytes+heldEventCost > r.maxHeld {
-		return false
-	}
-	*hs = holdState{on: true, dir: d, ack: ack, since: r.now, pkts: s.conn.Stats.Packets, events: hs.events[:0], arena: hs.arena[:0]}
+	hs.on, hs.dir, hs.ack = true, d, ack
+	hs.marks = append(hs.marks[:0], mark)
+	r.charge(s, heldMarkCost)
 	r.holds = append(r.holds, s)
 	return true
 }
 
-// holdFilled reports whether the hole s holds is filled (or can no longer
-// be): its direction reached the acknowledged sequence number, its FIN, or
-// was closed.
-func (s *stream) holdFilled() bool {
-	hs := &s.hold
-	h := &s.half[hs.dir]
-	if h.closed {
-		return true
-	}
+// overBudget reports whether the held calls passed Options.MaxHeldBytes.
+func (r *runner) overBudget() bool {
+	return r.maxHeld > 0 && r.heldBytes > r.maxHeld
+}
+
+// reached reports whether direction h reached ack: its next byte, or its
+// FIN, or its end.
+func reached(h *halfState, ack gpr.Sequence) bool {
 	if !h.started {
 		return false
 	}
-	end := hs.ack
-	if h.finSeen && h.finEnd.Difference(end) > 0 {
-		end = h.finEnd
+	if h.closed {
+		return true
 	}
-	return h.next.Difference(end) <= 0
+	if h.finSeen && h.finEnd.Difference(ack) > 0 {
+		ack = h.finEnd
+	}
+	return h.next.Difference(ack) <= 0
 }
 
-// release ends the hold of s: its held calls are made (or, during a
-// flush, queued after the flush's own calls of s), in order.
-func (r *runner) release(s *stream) {
+// releaseReached makes the calls held behind the marks the hole's
+// direction reached; when it reached them all, the hold ends.
+func (r *runner) releaseReached(s *stream) {
 	hs := &s.hold
 	if !hs.on {
 		return
 	}
-	hs.on = false
-	if i := slices.Index(r.holds, s); i >= 0 {
-		r.holds = slices.Delete(r.holds, i, i+1)
+	h := &s.half[hs.dir]
+	n := 0
+	for n < len(hs.marks) && reached(h, hs.marks[n].ack) {
+		n++
 	}
-	r.heldBytes -= hs.cost
-	for i := range hs.events {
+	r.releaseMarks(s, n)
+}
+
+// releaseMarks ends the first n marks of s's hold, making the calls held
+// behind them; all of them ends the hold.
+func (r *runner) releaseMarks(s *stream, n int) {
+	hs := &s.hold
+	if n == 0 {
+		return
+	}
+	if n >= len(hs.marks) {
+		r.release(s)
+		return
+	}
+	upto := hs.marks[n].first
+	r.dispatchHeld(s, upto)
+	hs.marks = slices.Delete(hs.marks, 0, n)
+	for i := range hs.marks {
+		hs.marks[i].first -= upto
+	}
+	r.charge(s, -int64(n)*heldMarkCost)
+}
+
+// dispatchHeld makes the first n held calls of s (or, during a flush,
+// queues them after the flush's own calls of s), in order, and forgets
+// them.
+func (r *runner) dispatchHeld(s *stream, n int) {
+	hs := &s.hold
+	var freed int64
+	for i := range n {
 		e := hs.events[i]
 		data := hs.arena[e.start:e.end]
+		freed += int64(len(data)) + heldEventCost
 		if r.deferring {
 			if e.kind == evData {
 				e.start = len(r.arena)
@@ -169,40 +223,104 @@ func (r *runner) release(s *stream) {
 		e.ch.Data = data
 		r.dispatch(&e)
 	}
-	clear(hs.events)
-	hs.events, hs.arena, hs.cost = hs.events[:0], hs.arena[:0], 0
-	if cap(hs.arena) > 64<<10 || cap(hs.events) > 256 {
-		hs.events, hs.arena = nil, nil // let a large one go
+	r.charge(s, -freed)
+	if n == len(hs.events) {
+		clear(hs.events)
+		hs.events, hs.arena = hs.events[:0], hs.arena[:0]
+		return
 	}
+	// What is left moves to the front (at most what the budget holds).
+	base := len(hs.arena)
+	if k := slices.IndexFunc(hs.events[n:], func(e event) bool { return e.end > e.start }); k >= 0 {
+		base = hs.events[n+k].start
+	}
+	rest := copy(hs.events, hs.events[n:])
+	clear(hs.events[rest:])
+	hs.events = hs.events[:rest]
+	for i := range hs.events {
+		if hs.events[i].end > hs.events[i].start {
+			hs.events[i].start -= base
+			hs.events[i].end -= base
+		}
+	}
+	hs.arena = hs.arena[:copy(hs.arena, hs.arena[base:])]
 }
 
-// giveUpHold gives up the hole s holds, as skipAckedHoles did without a
-// hold, then makes the held calls.
-func (r *runner) giveUpHold(s *stream) {
+// release ends the hold of s: its held calls are made, in order.
+func (r *runner) release(s *stream) {
 	hs := &s.hold
 	if !hs.on {
 		return
 	}
-	if !s.done && s.half[hs.dir].started && !s.holdFilled() {
-		r.giveUpAcked(s, hs.dir, hs.ack, hs.since)
+	r.dispatchHeld(s, len(hs.events))
+	hs.on = false
+	if i := slices.Index(r.holds, s); i >= 0 {
+		r.holds = slices.Delete(r.holds, i, i+1)
+	}
+	r.heldBytes -= hs.cost
+	hs.cost = 0
+	hs.marks = hs.marks[:0]
+	if cap(hs.arena) > 64<<10 || cap(hs.events) > 256 || cap(hs.marks) > 64 {
+		hs.events, hs.arena, hs.marks = nil, nil, nil // let a large one go
+	}
+}
+
+// giveUpFront gives up the hole s holds up to its first mark, as
+// skipAckedHoles did without a hold, then makes the calls held behind it.
+func (r *runner) giveUpFront(s *stream) {
+	hs := &s.hold
+	if !hs.on {
+		return
+	}
+	m := hs.marks[0]
+	if !s.done && s.half[hs.dir].started && !reached(&s.half[hs.dir], m.ack) {
+		r.giveUpAcked(s, hs.dir, m.ack, m.at)
+	}
+	front := func() bool { return hs.on && hs.marks[0] == m }
+	if front() {
+		r.releaseReached(s)
+	}
+	if front() {
+		r.releaseMarks(s, 1) // not reached (not acknowledged in full): made all the same
+	}
+}
+
+// giveUpAll gives up the hole s holds up to its last mark, then makes
+// the held calls.
+func (r *runner) giveUpAll(s *stream) {
+	hs := &s.hold
+	if !hs.on {
+		return
+	}
+	m := hs.marks[0]
+	if !s.done && s.half[hs.dir].started && !reached(&s.half[hs.dir], hs.ack) {
+		r.giveUpAcked(s, hs.dir, hs.ack, m.at)
 	}
 	r.release(s)
 }
 
-// expireHolds gives up the holds past Options.ReorderWindow at capture
+// expired reports whether m is past Options.ReorderWindow at capture time
+// now, or past holdPackets packets of s.
+func (r *runner) expired(s *stream, m *holdMark, now time.Time) bool {
+	return now.Sub(m.at) > r.reorderWindow || s.conn.Stats.Packets-m.pkts > holdPackets
+}
+
+// expireHolds gives up the marks past Options.ReorderWindow at capture
 // time now, or past holdPackets packets of their connection.
 func (r *runner) expireHolds(now time.Time) {
 	for i := 0; i < len(r.holds); {
 		s := r.holds[i]
 		hs := &s.hold
-		if s.done || now.Sub(hs.since) > r.reorderWindow || s.conn.Stats.Packets-hs.pkts > holdPackets {
-			r.giveUpHold(s) // removes it from r.holds
-			if i < len(r.holds) && r.holds[i] == s {
-				i++ // not expected
+		for hs.on && (s.done || r.expired(s, &hs.marks[0], now)) {
+			if s.done {
+				r.release(s)
+				break
 			}
-			continue
+			r.giveUpFront(s)
 		}
-		i++
+		if i < len(r.holds) && r.holds[i] == s {
+			i++
+		}
 	}
 }
 
@@ -214,16 +332,16 @@ func (r *runner) holdBudget(s *stream, d Dir, plen int) {
 		return
 	}
 	if r.heldBytes+int64(plen)+heldEventCost > r.maxHeld {
-		r.giveUpHold(s)
+		r.giveUpAll(s)
 	}
 }
 
-// holdPassed gives up the hole s holds before a segment of plen bytes of
-// its direction d starting at seq, at or past the acknowledged bytes: the
-// sender sent them before it, from the same capture point; they were lost.
+// holdPassed gives up the marks of s's hold that a segment of plen bytes
+// of its direction d starting at seq is at or past: the sender sent them
+// before it, from the same capture point; they were lost.
 func (r *runner) holdPassed(s *stream, d Dir, plen int, seq gpr.Sequence) {
 	hs := &s.hold
-	if hs.on && d == hs.dir && plen > 0 && hs.ack.Difference(seq) >= 0 {
-		r.giveUpHold(s)
+	for hs.on && d == hs.dir && plen > 0 && hs.marks[0].ack.Difference(seq) >= 0 {
+		r.giveUpFront(s)
 	}
 }
