@@ -193,6 +193,21 @@ func writeRecs(t *testing.T, recs []pcapRec) string {
 	return p
 }
 
+// skew shifts every packet the clients sent (SYN included) by d and
+// sorts the capture by time, packets of equal times in their order: a
+// merge (mergecap) of a capture of the clients' packets whose clock was d
+// behind with one of the broker's.
+func skew(t *testing.T, recs []pcapRec, d time.Duration) []pcapRec {
+	out := slices.Clone(recs)
+	for i := range out {
+		if tcpOf(t, out[i].data).dport == reorderBroker {
+			out[i].ci.Timestamp = out[i].ci.Timestamp.Add(d)
+		}
+	}
+	slices.SortStableFunc(out, func(a, b pcapRec) int { return a.ci.Timestamp.Compare(b.ci.Timestamp) })
+	return out
+}
+
 // reorderDoc is what TestReorderedCaptures reads of an exchange.
 type reorderDoc struct {
 	Kind          string   `json:"kind"`
@@ -202,6 +217,13 @@ type reorderDoc struct {
 	CorrelationID int32    `json:"correlationId"`
 	LatencyMs     *float64 `json:"latencyMs"`
 	Notes         []string `json:"notes"`
+	Request       *struct {
+		Frame     int64 `json:"frame"`
+		LastFrame int64 `json:"lastFrame"`
+	} `json:"request"`
+	Response *struct {
+		Frame int64 `json:"frame"`
+	} `json:"response"`
 }
 
 func (d *reorderDoc) key() string {
@@ -306,6 +328,45 @@ func TestReorderedCaptures(t *testing.T) {
 				if res.exit != 1 || n != len(mv) {
 					t.Errorf("--reorder-window 0: exit %d, %d orphans, want 1, %d", res.exit, n, len(mv))
 				}
+			}
+		})
+	}
+	// All of the clients' packets 300µs late, then 5 ms (within the
+	// window): every pair whose response's first packet came less than
+	// that after its request's last is reordered, and only those.
+	for _, d := range []time.Duration{300 * time.Microsecond, 5 * time.Millisecond} {
+		t.Run(fmt.Sprintf("skew%dus", d.Microseconds()), func(t *testing.T) {
+			var wantReordered []string
+			for _, e := range reorderDocs(t, base.stdout) {
+				if e.Kind != "paired" {
+					continue
+				}
+				req, resp := recs[e.Request.LastFrame-1].ci.Timestamp, recs[e.Response.Frame-1].ci.Timestamp
+				if resp.Before(req.Add(d)) {
+					wantReordered = append(wantReordered, fmt.Sprintf("%s %d", e.Client, e.CorrelationID))
+				}
+			}
+			p := writeRecs(t, skew(t, recs, d))
+			res := kwire(t, "read", "--json", p)
+			if res.exit != 0 {
+				t.Fatalf("exit %d: %s", res.exit, res.stderr)
+			}
+			var got, gotReordered []string
+			for _, e := range reorderDocs(t, res.stdout) {
+				got = append(got, e.key())
+				if isReordered(e) {
+					gotReordered = append(gotReordered, fmt.Sprintf("%s %d", e.Client, e.CorrelationID))
+				}
+			}
+			slices.Sort(got)
+			if !slices.Equal(got, want) {
+				t.Errorf("exchanges differ from %s's:\n%s", src, strings.Join(diffLines(want, got), "\n"))
+			}
+			slices.Sort(gotReordered)
+			slices.Sort(wantReordered)
+			t.Logf("%d pairs reordered", len(gotReordered))
+			if len(wantReordered) < 100 || !slices.Equal(gotReordered, wantReordered) {
+				t.Errorf("reordered:\n%s", strings.Join(diffLines(wantReordered, gotReordered), "\n"))
 			}
 		})
 	}
