@@ -128,7 +128,8 @@ type Conn struct {
 	// holds the connection's first packet (0 for Run).
 	File int
 	// A is the sender of the first packet seen (the client when the SYN was
-	// captured), B its peer.
+	// captured), or its receiver when that was a SYN-ACK (the client: the
+	// SYN was not captured, or after it); B its peer.
 	A, B netip.AddrPort
 	// SawSYN is true when the connection's SYN was in the capture.
 	SawSYN bool

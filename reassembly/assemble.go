@@ -520,6 +520,14 @@ func (r *runner) New(_, _ gopacket.Flow, tcp *layers.TCP, _ gpr.AssemblerContext
 	}
 	s := &stream{r: r, key: r.pending.key}
 	s.conn = &Conn{Index: r.pending.index, File: r.pending.file, A: r.pending.src, B: r.pending.dst, SawSYN: tcp.SYN && !tcp.ACK}
+	if tcp.SYN && tcp.ACK {
+		// A SYN-ACK before the SYN it answers (a capture merged from two
+		// capture points, or written out of order): A is the client all
+		// the same, the SYN-ACK's receiver; the assembler's directions
+		// are the other way round (stream.flipped).
+		s.conn.A, s.conn.B = s.conn.B, s.conn.A
+		s.flipped = true
+	}
 	if s.conn.Index < 0 {
 		s.conn.Index = r.nextIndex
 		r.nextIndex++
@@ -938,6 +946,9 @@ type stream struct {
 	lastSeen time.Time
 	resetAt  time.Time // the capture time of the RST that put it in runner.reset
 	hold     holdState // an acknowledged hole held (hold.go)
+	// flipped: the connection's first packet was a SYN-ACK, so A is its
+	// receiver and the assembler's client-to-server direction is BtoA.
+	flipped bool
 	// heldUnstarted: a direction was held before its first packet
 	// (skipAckedHoles), which is done once.
 	heldUnstarted bool
@@ -949,6 +960,14 @@ func dirOf(d gpr.TCPFlowDirection) Dir {
 		return AtoB
 	}
 	return BtoA
+}
+
+// dirOf is the direction of s the assembler's direction d is.
+func (s *stream) dirOf(d gpr.TCPFlowDirection) Dir {
+	if s.flipped {
+		return 1 - dirOf(d)
+	}
+	return dirOf(d)
 }
 
 // reusedBy reports whether a SYN from src with sequence number seq starts
@@ -976,7 +995,7 @@ func (s *stream) Accept(tcp *layers.TCP, ci gopacket.CaptureInfo, dir gpr.TCPFlo
 	if r.synthetic {
 		return true
 	}
-	d := dirOf(dir)
+	d := s.dirOf(dir)
 	h := &s.half[d]
 	st := &s.conn.Stats
 	st.Packets++
@@ -1075,7 +1094,7 @@ func (s *stream) Accept(tcp *layers.TCP, ci gopacket.CaptureInfo, dir gpr.TCPFlo
 // possibly after a hole, from one or more packets.
 func (s *stream) ReassembledSG(sg gpr.ScatterGather, ac gpr.AssemblerContext) {
 	dir, _, end, skip := sg.Info()
-	d := dirOf(dir)
+	d := s.dirOf(dir)
 	h := &s.half[d]
 	total, _ := sg.Lengths()
 	h.sgs++

@@ -206,3 +206,34 @@ func TestHoldPipelined(t *testing.T) {
 		t.Errorf("%d gaps", st.Gaps)
 	}
 }
+
+// TestSynAckFirst: a merge whose client side is late writes the broker's
+// SYN-ACK, its acknowledgement of the request and its FIN before the
+// client's SYN: A is the client all the same, the request is delivered
+// from A to B, before the broker's response, and the connection closes
+// by FIN with no gap.
+func TestSynAckFirst(t *testing.T) {
+	v := newConv("10.0.0.1:40000", "10.0.0.2:9092", 100, 900)
+	v.handshake()
+	v.send(true, "request")
+	v.send(false, "response")
+	v.fin(false)
+	v.fin(true)
+	// Broker's packets first, in their order, then the client's.
+	var broker, client []seg
+	for _, x := range v.segs {
+		if x.src == v.s {
+			broker = append(broker, x)
+		} else {
+			client = append(client, x)
+		}
+	}
+	h, _ := mustRead(t, pcapBytes(t, layers.LinkTypeEthernet, append(broker, client...)), Options{})
+	if c := h.conns[0]; c.A != v.c || c.B != v.s || !c.SawSYN {
+		t.Errorf("A %v B %v SawSYN %v", c.A, c.B, c.SawSYN)
+	}
+	want := []string{"open 0 10.0.0.1:40000>10.0.0.2:9092", `data 0 0 f6 "request"`, `data 0 1 f2 "response"`, "close 0 fin"}
+	if !slices.Equal(h.log, want) {
+		t.Errorf("log\n%s\nwant\n%s", strings.Join(h.log, "\n"), strings.Join(want, "\n"))
+	}
+}
