@@ -399,7 +399,6 @@ func (r *runner) assemble(p *pkt) {
 			d = BtoA
 		}
 		r.holdBudget(cur, d, plen)
-		r.holdPassed(cur, d, plen, gpr.Sequence(r.tcp.Seq))
 	}
 
 	// A snap-length cut: the payload is padded back to the length the IP
@@ -454,6 +453,11 @@ func (r *runner) assemble(p *pkt) {
 	}
 	if h := r.finHalf; h != nil && !h.closed && cur != nil && cur.half[0].sgs+cur.half[1].sgs != sgs {
 		h.bias++
+	}
+	if cur != nil && cur.hold.on && !cur.done {
+		// The awaited direction may have started (a pure ACK) or
+		// reached its marks without bytes delivered.
+		r.releaseReached(cur)
 	}
 	if cur != nil && r.pastCut && !cur.done {
 		// A segment after bytes the capture's writer left out: they
@@ -893,8 +897,12 @@ type halfState struct {
 	offset  int64        // stream offset of the next byte
 	synSeen bool
 	isn     gpr.Sequence // initial sequence number, if synSeen
-	finSeen bool
-	finEnd  gpr.Sequence // sequence number of the FIN
+	// synAck is the acknowledgement of the SYN-ACK this direction sent,
+	// if synAckOK: the peer's initial sequence number plus one.
+	synAckOK bool
+	synAck   gpr.Sequence
+	finSeen  bool
+	finEnd   gpr.Sequence // sequence number of the FIN
 	// bias is the assembler's next sequence number minus next. It is
 	// negative after skipAckedHoles reported a gap the assembler does not
 	// know about. It grows by 1 after a gopacket quirk: when a FIN segment
@@ -981,6 +989,12 @@ func (s *stream) reusedBy(src netip.AddrPort, seq gpr.Sequence) bool {
 	if !h.started {
 		return false // a late SYN of this very connection
 	}
+	if peer := &s.half[1-d]; !h.synSeen && peer.synAckOK && peer.synAck == seq.Add(1) {
+		// The SYN the peer's SYN-ACK answered, written after the
+		// packets that followed it (a capture merged from two capture
+		// points, several NIC queues).
+		return false
+	}
 	return !(h.synSeen && h.isn == seq)
 }
 
@@ -1009,6 +1023,9 @@ func (s *stream) Accept(tcp *layers.TCP, ci gopacket.CaptureInfo, dir gpr.TCPFlo
 		}
 		if !h.synSeen {
 			h.synSeen, h.isn = true, seq
+			if tcp.ACK {
+				h.synAckOK, h.synAck = true, gpr.Sequence(tcp.Ack)
+			}
 		}
 		seq = seq.Add(1)
 	}
@@ -1106,6 +1123,12 @@ func (s *stream) ReassembledSG(sg gpr.ScatterGather, ac gpr.AssemblerContext) {
 		first = h.next.Add(h.bias + skip)
 	}
 	off := 0
+	// The peer's calls held behind what this direction already reached
+	// go first: its bytes from here may answer them (hold.go).
+	held := s.hold.on && s.hold.dir == d
+	if held {
+		s.r.releaseReached(s)
+	}
 	switch n := h.next.Difference(first); {
 	case n > 0:
 		t := s.lastSeen
@@ -1118,6 +1141,9 @@ func (s *stream) ReassembledSG(sg gpr.ScatterGather, ac gpr.AssemblerContext) {
 		// not made while feeding.
 		s.gapBy(d, int64(n), t, skip > 0 && s.r.feeding && !s.r.synthetic)
 		h.next = first
+		if held {
+			s.r.releaseReached(s)
+		}
 	case n < 0:
 		// Bytes before the next expected one: delivered already, or
 		// reported as a gap already (see skipAckedHoles).
@@ -1188,6 +1214,7 @@ func (s *stream) deliver(sg gpr.ScatterGather, d Dir, off, total int) {
 				}
 				off += n
 				seq = seq.Add(n)
+				s.releaseAt(d, seq)
 				continue
 			}
 		}
@@ -1228,6 +1255,7 @@ func (s *stream) deliver(sg gpr.ScatterGather, d Dir, off, total int) {
 		}
 		off += n
 		seq = seq.Add(n)
+		s.releaseAt(d, seq)
 	}
 	h.next = seq
 	if len(h.kept) > h.keptPurge {
@@ -1239,6 +1267,18 @@ func (s *stream) deliver(sg gpr.ScatterGather, d Dir, off, total int) {
 			}
 		}
 		h.keptPurge = 2*len(h.kept) + keptLookup
+	}
+}
+
+// releaseAt makes, when direction d's bytes are awaited (hold.go), the
+// peer's calls held behind the marks it reached at seq, between the
+// pieces of one delivery: the segments buffered behind a hole are
+// delivered at once, and each may answer calls held behind the one
+// before.
+func (s *stream) releaseAt(d Dir, seq gpr.Sequence) {
+	if s.hold.on && s.hold.dir == d {
+		s.half[d].next = seq
+		s.r.releaseReached(s)
 	}
 }
 

@@ -30,9 +30,6 @@ import (
 //     of the connection, whichever comes first: the hole is given up up to
 //     it as before (a Gap, stamped with the time the acknowledgement was
 //     seen), then its held calls are made;
-//   - when a segment of the hole's direction starts at or past the
-//     acknowledged sequence number: it was sent after the missing bytes,
-//     so they were lost, not late (the next request after a lost one);
 //   - when the held calls would pass Options.MaxHeldBytes (all connections
 //     together): every mark of the connection is given up then;
 //   - when the connection closes (all of them).
@@ -41,6 +38,10 @@ import (
 // acknowledgement of its bytes is waited for the same way, once a
 // connection: the hold ends when it starts past them (a capture that
 // began mid-stream) or reaches them.
+//
+// A segment of the hole's direction past the acknowledged bytes does not
+// end the hold: on several NIC queues a sender's own segments are written
+// out of order too (the assembler buffers it behind the hole, as any).
 //
 // A connection holds one direction at a time: a segment of the held
 // direction that acknowledges bytes its peer has not sent yet gives its own
@@ -333,15 +334,5 @@ func (r *runner) holdBudget(s *stream, d Dir, plen int) {
 	}
 	if r.heldBytes+int64(plen)+heldEventCost > r.maxHeld {
 		r.giveUpAll(s)
-	}
-}
-
-// holdPassed gives up the marks of s's hold that a segment of plen bytes
-// of its direction d starting at seq is at or past: the sender sent them
-// before it, from the same capture point; they were lost.
-func (r *runner) holdPassed(s *stream, d Dir, plen int, seq gpr.Sequence) {
-	hs := &s.hold
-	for hs.on && d == hs.dir && plen > 0 && hs.marks[0].ack.Difference(seq) >= 0 {
-		r.giveUpFront(s)
 	}
 }

@@ -1125,8 +1125,10 @@ func TestBigEndianPcap(t *testing.T) {
 
 func TestAckedUnseenSegmentReportedAtTheAck(t *testing.T) {
 	// The first request is not captured; the response acknowledges it.
-	// The gap is reported when the ACK shows it, before the response's
-	// bytes, and the next request is delivered as soon as it arrives.
+	// The gap is reported once Options.ReorderWindow has passed (here at
+	// the end of the capture), stamped with the ACK's time, then the
+	// response held behind it, then the next request, buffered behind the
+	// hole.
 	v := newConv("10.0.0.1:1", "10.0.0.2:2", 100, 900)
 	v.handshake()
 	v.next(true, "first request")
