@@ -380,6 +380,21 @@ func (r *runner) assemble(p *pkt) {
 				s.half[1-d].addCuts(p.cut.received, gpr.Sequence(r.tcp.Ack))
 			}
 		}
+		if s.hold.on {
+			d := AtoB
+			if src != s.conn.A {
+				d = BtoA
+			}
+			if d == s.hold.dir && !s.half[d].started {
+				// The first packet of the awaited direction: it starts
+				// there, nothing before will be delivered.
+				start := gpr.Sequence(r.tcp.Seq)
+				if r.tcp.SYN {
+					start = start.Add(1)
+				}
+				r.releaseBefore(s, start)
+			}
+		}
 		if r.tcp.ACK {
 			d := BtoA // the direction this packet acknowledges
 			if src != s.conn.A {
@@ -901,6 +916,7 @@ type halfState struct {
 	// if synAckOK: the peer's initial sequence number plus one.
 	synAckOK bool
 	synAck   gpr.Sequence
+	first    gpr.Sequence // the sequence number it started at
 	finSeen  bool
 	finEnd   gpr.Sequence // sequence number of the FIN
 	// bias is the assembler's next sequence number minus next. It is
@@ -989,13 +1005,21 @@ func (s *stream) reusedBy(src netip.AddrPort, seq gpr.Sequence) bool {
 	if !h.started {
 		return false // a late SYN of this very connection
 	}
-	if peer := &s.half[1-d]; !h.synSeen && peer.synAckOK && peer.synAck == seq.Add(1) {
-		// The SYN the peer's SYN-ACK answered, written after the
-		// packets that followed it (a capture merged from two capture
-		// points, several NIC queues).
+	if peer := &s.half[1-d]; !h.synSeen && (peer.synAckOK && peer.synAck == seq.Add(1) || inWindow(seq.Add(1), h.first)) {
+		// The SYN the peer's SYN-ACK answered, or just before the first
+		// segment seen, written after the packets that followed it (a
+		// capture merged from two capture points, several NIC queues).
 		return false
 	}
 	return !(h.synSeen && h.isn == seq)
+}
+
+// inWindow reports whether b is at or at most 64 KiB after a: a new
+// connection's random initial sequence number falls there by chance once
+// in 65536.
+func inWindow(a, b gpr.Sequence) bool {
+	n := a.Difference(b)
+	return n >= 0 && n < 1<<16
 }
 
 // Accept implements gpr.Stream. It accepts every packet (and forces the
@@ -1057,7 +1081,7 @@ func (s *stream) Accept(tcp *layers.TCP, ci gopacket.CaptureInfo, dir gpr.TCPFlo
 	var retrans, beyond bool // for the segment marks (segments.go)
 	if nextSeq == invalidSeq {
 		if !h.started {
-			h.started, h.next = true, seq
+			h.started, h.next, h.first = true, seq, seq
 		}
 	} else {
 		// h.next is kept by ReassembledSG, not copied from nextSeq: the

@@ -182,6 +182,17 @@ func (r *runner) releaseReached(s *stream) {
 	r.releaseMarks(s, n)
 }
 
+// releaseBefore makes the calls held behind the marks of s at or before
+// seq.
+func (r *runner) releaseBefore(s *stream, seq gpr.Sequence) {
+	hs := &s.hold
+	n := 0
+	for n < len(hs.marks) && hs.marks[n].ack.Difference(seq) >= 0 {
+		n++
+	}
+	r.releaseMarks(s, n)
+}
+
 // releaseMarks ends the first n marks of s's hold, making the calls held
 // behind them; all of them ends the hold.
 func (r *runner) releaseMarks(s *stream, n int) {

@@ -237,3 +237,25 @@ func TestSynAckFirst(t *testing.T) {
 		t.Errorf("log\n%s\nwant\n%s", strings.Join(h.log, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// TestSynAfterData: on several NIC queues a client's SYN can be written
+// after its first ACK and request, the broker's SYN-ACK after its ACK of
+// the request: one connection (the late SYN is its own, not a reuse of
+// the 4-tuple), the request before the response, no gap.
+func TestSynAfterData(t *testing.T) {
+	v := newConv("10.0.0.1:40000", "10.0.0.2:9092", 100, 900)
+	v.handshake()
+	v.send(true, "request")
+	v.add(seg{src: v.s, dst: v.c, seq: v.sseq, ack: v.cseq, flags: "A"})
+	v.send(false, "response")
+	syn, synAck, ack, req, reqAck, resp := v.segs[0], v.segs[1], v.segs[2], v.segs[3], v.segs[4], v.segs[5]
+	segs := []seg{ack, req, syn, reqAck, synAck, resp}
+	h, _ := mustRead(t, pcapBytes(t, layers.LinkTypeEthernet, segs), Options{})
+	want := []string{"open 0 10.0.0.1:40000>10.0.0.2:9092", `data 0 0 f2 "request"`, `data 0 1 f6 "response"`, "close 0 end of capture"}
+	if !slices.Equal(h.log, want) {
+		t.Errorf("log\n%s\nwant\n%s", strings.Join(h.log, "\n"), strings.Join(want, "\n"))
+	}
+	if c := h.conns[0]; !c.SawSYN || c.Stats.Gaps != 0 {
+		t.Errorf("SawSYN %v, %d gaps", c.SawSYN, c.Stats.Gaps)
+	}
+}
