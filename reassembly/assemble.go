@@ -17,7 +17,8 @@ package reassembly
 //   - events produced while the assembler flushes (it walks its
 //     connections in map order) are buffered and replayed sorted by
 //     Conn.Index, so output never depends on map order;
-//   - holes the peer has acknowledged are given up at once (skipAckedHoles):
+//   - holes the peer has acknowledged are held a while, the peer's calls
+//     held back (hold.go), then given up (skipAckedHoles, giveUpAcked):
 //     the assembler has no per-connection flush, so segments of our own are
 //     injected (inject) under a lowered page limit, and a per-direction
 //     bias tracks where the assembler's idea of the next sequence number
