@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"cmp"
 	"encoding/binary"
 	"encoding/hex"
@@ -34,6 +35,7 @@ type decodeOptions struct {
 
 	MaxDecompressed byteSize // --max-decompressed
 	MaxDecodeMemory byteSize // --max-decode-memory
+	MaxInput        byteSize // --max-input-memory: the most hex text read
 
 	out outputOptions
 
@@ -134,6 +136,9 @@ number of digits, no input, a frame shorter than its 4-byte length prefix).`,
 	f.BoolVar(&o.JSON, "json", false, "print one JSON document")
 	f.BoolVar(&o.Records, "records", true, "decode record batches inside RECORDS fields (--records=false keeps them raw)")
 	addDecodeFlags(f, &o.MaxDecompressed, &o.MaxDecodeMemory)
+	o.MaxInput = defaultMaxInputMemory
+	f.Var(&o.MaxInput, "max-input-memory",
+		"the most hex text read from -f or stdin, e.g. 256MiB: past it reading stops, the frames in the whole lines read are decoded, and the exit status is 1 (2 when none was)")
 	o.out.addFlags(f)
 	exclusiveFlags(cmd, [2]string{"request", "response"}, [2]string{"json", "hex"},
 		[2]string{"type", "api"}, [2]string{"type", "frame"})
@@ -148,12 +153,15 @@ func runDecode(o *decodeOptions, s *ioStreams, color bool, args []string) error 
 	if len(args) == 0 && (o.File == "" || o.File == "-") && s.InTTY {
 		fmt.Fprintln(s.ErrOut, "kwire: reading hex from the terminal; end with Ctrl-D")
 	}
-	text, err := o.input(s.In, args)
+	text, cut, err := o.input(s.In, args)
 	if err != nil {
 		return err
 	}
 	data, notes, err := render.ParseHexNoting(text)
 	if err != nil {
+		if cut != nil {
+			return &exitError{code: exitUsage, err: fmt.Errorf("%v; in the whole lines read: %w", cut, err)}
+		}
 		return &exitError{code: exitUsage, err: err}
 	}
 	if o.MaxDecodeMemory > 0 {
@@ -163,6 +171,25 @@ func runDecode(o *decodeOptions, s *ioStreams, color bool, args []string) error 
 	for _, n := range notes {
 		fmt.Fprintf(s.ErrOut, "kwire: %s\n", n)
 	}
+	err = o.decodeFrame(s, data, ropts)
+	if cut == nil {
+		return err
+	}
+	// Bytes past the budget were not read: whatever the frames read
+	// gave, the input was not all decoded.
+	var ee *exitError
+	if errors.As(err, &ee) && ee.code == exitUsage {
+		return err
+	}
+	if err != nil {
+		fmt.Fprintf(s.ErrOut, "kwire: %v\n", err)
+	}
+	return dataErrorf("%v", cut)
+}
+
+// decodeFrame decodes one frame (or body, or struct) as the flags say
+// and prints it; the decoding error, if any, is returned.
+func (o *decodeOptions) decodeFrame(s *ioStreams, data []byte, ropts render.Options) error {
 	tree, err := o.decode(data, ropts)
 	if err != nil {
 		return err
@@ -213,25 +240,84 @@ func runDecode(o *decodeOptions, s *ioStreams, color bool, args []string) error 
 	return nil
 }
 
-// input returns the hex text from the arguments, -f or stdin.
-func (o *decodeOptions) input(stdin io.Reader, args []string) (string, error) {
+// defaultMaxInputMemory is --max-input-memory's default: 64 MiB of hex
+// text, a 32 MiB frame as plain hex, about 20 MiB as a dump.
+const defaultMaxInputMemory = 64 << 20
+
+// inputCut says that the input ran past --max-input-memory: reading
+// stopped after max bytes, and the text kept ends with the last whole line
+// among them.
+type inputCut struct {
+	max  int64 // --max-input-memory
+	size int64 // the input's size when it is a regular file, else -1
+}
+
+func (c *inputCut) Error() string {
+	raise := 2 * c.max
+	if c.size > c.max {
+		raise = (c.size + 1<<20 - 1) &^ (1<<20 - 1) // the file's size, in whole MiB
+	}
+	size := "more"
+	if c.size >= 0 {
+		size = fmt.Sprintf("%d bytes, more", c.size)
+	}
+	return fmt.Sprintf("the input holds %s than --max-input-memory allows (%v): reading stopped there, and only the whole lines read were decoded; raise it, e.g. --max-input-memory %v",
+		size, byteSize(c.max), byteSize(raise))
+}
+
+// input returns the hex text from the arguments, -f or stdin: at most
+// --max-input-memory bytes of -f or stdin, cut to the last whole line
+// when there is more (cut says so).
+func (o *decodeOptions) input(stdin io.Reader, args []string) (text string, cut *inputCut, err error) {
+	if o.MaxInput <= 0 {
+		return "", nil, usageErrorf("--max-input-memory must be positive")
+	}
 	switch {
 	case len(args) > 0 && o.File != "":
-		return "", usageErrorf("give the hex as arguments or with -f, not both")
+		return "", nil, usageErrorf("give the hex as arguments or with -f, not both")
 	case len(args) > 0:
-		return strings.Join(args, " "), nil
+		return strings.Join(args, " "), nil, nil
 	case o.File != "" && o.File != "-":
-		b, err := os.ReadFile(o.File)
+		f, err := os.Open(o.File)
 		if err != nil {
-			return "", &exitError{code: exitUsage, err: err}
+			return "", nil, &exitError{code: exitUsage, err: err}
 		}
-		return string(b), nil
+		defer f.Close()
+		text, cut, err := readBounded(f, int64(o.MaxInput))
+		if err != nil {
+			return "", nil, &exitError{code: exitUsage, err: fmt.Errorf("reading %s: %w", o.File, err)}
+		}
+		return text, cut, nil
 	}
-	b, err := io.ReadAll(stdin)
+	text, cut, err = readBounded(stdin, int64(o.MaxInput))
 	if err != nil {
-		return "", &exitError{code: exitUsage, err: fmt.Errorf("reading stdin: %w", err)}
+		return "", nil, &exitError{code: exitUsage, err: fmt.Errorf("reading stdin: %w", err)}
 	}
-	return string(b), nil
+	return text, cut, nil
+}
+
+// readBounded reads r to its end or to max bytes, whichever comes first:
+// past max, the text is cut after its last newline (a line cut short is
+// not read as a shorter frame) and cut says so, with r's size when r is a
+// regular file. An input that never ends (/dev/zero, a pipe from yes)
+// costs at most max bytes, twice while it is read.
+func readBounded(r io.Reader, max int64) (string, *inputCut, error) {
+	b, err := io.ReadAll(io.LimitReader(r, max+1))
+	if err != nil {
+		return "", nil, err
+	}
+	if int64(len(b)) <= max {
+		return string(b), nil, nil
+	}
+	cut := &inputCut{max: max, size: -1}
+	if f, ok := r.(*os.File); ok {
+		if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
+			cut.size = st.Size()
+		}
+	}
+	b = b[:max]
+	b = b[:bytes.LastIndexByte(b, '\n')+1]
+	return string(b), cut, nil
 }
 
 // decode picks the decoder entry point the flags ask for. Only usage

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/hex"
+	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -136,5 +137,75 @@ func TestDecodeConnectMetadata(t *testing.T) {
 		if !strings.Contains(out, "http://w2:8083/") || len(flags) == 0 && !strings.Contains(out, `Connector: "pg"`) {
 			t.Errorf("%v: output lacks the URL or the allocation's connector:\n%s", flags, out)
 		}
+	}
+}
+
+// endless is a reader that never ends: line repeated forever (a NUL byte
+// when line is empty, as /dev/zero); read counts the bytes handed out.
+type endless struct {
+	line []byte
+	off  int
+	read int64
+}
+
+func (e *endless) Read(p []byte) (int, error) {
+	if len(e.line) == 0 {
+		clear(p)
+		e.read += int64(len(p))
+		return len(p), nil
+	}
+	for i := range p {
+		p[i] = e.line[e.off]
+		e.off = (e.off + 1) % len(e.line)
+	}
+	e.read += int64(len(p))
+	return len(p), nil
+}
+
+// TestDecodeInputBounded: input that never ends is read up to
+// --max-input-memory and no further: zeros (no hex in the whole lines
+// read) end with exit 2, a stream of frames with exit 1 after decoding the
+// whole lines read; both say which flag to raise, and to what.
+func TestDecodeInputBounded(t *testing.T) {
+	run1 := func(in *endless, args ...string) (int, string, string) {
+		var out, errOut bytes.Buffer
+		s := &ioStreams{In: in, Out: &out, ErrOut: &errOut, Getenv: func(string) string { return "" }}
+		return run(append([]string{"decode"}, args...), s), out.String(), errOut.String()
+	}
+	zeros := &endless{}
+	code, out, errOut := run1(zeros, "--max-input-memory", "1MiB")
+	if code != exitUsage || out != "" || !strings.Contains(errOut, "more than --max-input-memory allows (1MiB)") ||
+		!strings.Contains(errOut, "--max-input-memory 2MiB") || !strings.Contains(errOut, "no hex digits") {
+		t.Errorf("zeros: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	if zeros.read > 1<<20+1<<16 {
+		t.Errorf("zeros: %d bytes read past a 1 MiB budget", zeros.read)
+	}
+	// The default budget holds for stdin too.
+	zeros = &endless{}
+	if code, _, errOut := run1(zeros); code != exitUsage || !strings.Contains(errOut, "(64MiB)") || zeros.read > 64<<20+1<<16 {
+		t.Errorf("zeros, default budget: exit %d, %d bytes read, stderr %q", code, zeros.read, errOut)
+	}
+	frames := &endless{line: []byte(seedHex + "\n")}
+	code, out, errOut = run1(frames, "--max-input-memory", "64KiB")
+	if code != exitData || !strings.Contains(out, "CorrelationId: 16909060") || !strings.Contains(errOut, "--max-input-memory 128KiB") {
+		t.Errorf("frames: exit %d, stdout %.300q, stderr %q", code, out, errOut)
+	}
+	if code, _, errOut := run1(&endless{}, "--max-input-memory", "0"); code != exitUsage || !strings.Contains(errOut, "--max-input-memory must be positive") {
+		t.Errorf("--max-input-memory 0: exit %d, stderr %q", code, errOut)
+	}
+}
+
+// A regular file past the budget (3 MiB of hex on a line, 1 MiB of spaces):
+// the value to raise it to is its size,
+// in whole MiB.
+func TestDecodeInputBoundedFile(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "big.hex")
+	if err := os.WriteFile(p, []byte(strings.Repeat("00", 3<<19)+"\n"+strings.Repeat(" ", 1<<20)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errOut := runWith(t, "", "decode", "--max-input-memory", "1MiB", "-f", p)
+	if code != exitUsage || !strings.Contains(errOut, "holds 4194305 bytes, more than --max-input-memory allows (1MiB)") || !strings.Contains(errOut, "--max-input-memory 5MiB") {
+		t.Errorf("exit %d, stderr %q", code, errOut)
 	}
 }
