@@ -16,15 +16,26 @@ package render
 //     Offsets, the ASCII column and -x's field names are dropped; each
 //     line's offset must follow from the bytes before it, which catches an
 //     ASCII column read as hex;
-//   - lines of bare hex after some text, as a log line writes them
-//     ("[2026-05-01 12:00:00,123] DEBUG payload=00000013..."): the text
-//     before a space, '=' or ':' that only hex follows is skipped, a
-//     port or offset and its colon with it ("10.0.0.5:9092: 0000...")
-//     (ParseHexNoting says what it skipped);
+//   - the dumps of other tools, rewritten into those: Netty's
+//     ByteBufUtil.prettyHexDump, as Java clients and proxies log a
+//     buffer ("|00000000| 00 00 00 13 ... |....|", its borders and
+//     column heading dropped), and tcpdump -X and -XX
+//     ("\t0x0000:  4500 0050 ...  E..P"; the bytes are then a packet,
+//     whose TCP payload kwire decode takes);
+//   - hex inside log lines, as a logger writes it, before more text or
+//     not ("[2026-05-01 12:00:00,123] DEBUG sent 00000013... (23 bytes)"):
+//     the run of hex the rule of ParseHexFrames picks is read, the text
+//     around it skipped, a port or offset and its colon before it with it
+//     ("10.0.0.5:9092: 0000...") (notes say what was skipped, with its
+//     runs of hex withheld);
 //   - a dump whose lines a logger prefixed with its own text, after a
 //     heading line or not ("... [thrd:b1]: 00000000: 00 00 00 2a ...  ...*"):
-//     the text before each dump line, and lines with no bytes before
-//     and after the dump, are skipped (logDumpLines).
+//     the text before each dump line, and lines with no bytes, are
+//     skipped (logDumpLines).
+//
+// Text may hold several frames: a dump's offset that starts over, a line
+// of text between lines of hex, or (for frames) a whole frame followed
+// by more hex begins the next one (ParseHexFrames).
 
 import (
 	"encoding/base64"
@@ -32,7 +43,6 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 )
@@ -110,58 +120,471 @@ const maxRepeat = 100 << 20
 // cannot overflow.
 const maxOffset = 1 << 40
 
-// ParseHex decodes hex text in any of the layouts described at the top of
-// this file.
+// HexFrame is the bytes of one frame (or body, or struct) found in hex
+// text, and the line (1-based) its first byte is on.
+type HexFrame struct {
+	Data []byte
+	Line int
+}
+
+// HexOptions says what the bytes in hex text are.
+type HexOptions struct {
+	// Framed: each frame starts with its 4-byte length, the count of the
+	// bytes after it (Kafka's Size). A run of hex whose first 4 bytes
+	// count the rest is a whole frame: it is taken before a line's other
+	// runs, and hex on a later line starts the next frame.
+	Framed bool
+}
+
+// ParseHex decodes hex text that holds one frame, in any of the layouts
+// described at the top of this file.
 func ParseHex(text string) ([]byte, error) {
 	b, _, err := ParseHexNoting(text)
 	return b, err
 }
 
-// ParseHexNoting is ParseHex, also accepting lines of plain hex that
-// follow some text, as in a log line ("[2026-05-01 12:00:00,123] DEBUG
-// sent payload=0000001300120000..."): the text is skipped when what
-// follows a space, '=' or ':' after it is all hex, of at least
-// minTailDigits digits; notes says what was skipped, line by line.
+// ParseHexNoting is ParseHexFrames for text that holds one frame (or
+// body, or struct): more than one is an error.
 func ParseHexNoting(text string) ([]byte, []string, error) {
-	var notes []string
+	frames, notes, err := ParseHexFrames(text, HexOptions{})
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(frames) > 1 {
+		return nil, nil, &hexError{Line: frames[1].Line, Col: 1, Msg: fmt.Sprintf(
+			"a second frame begins here (%d in all, the first on line %d); decode one frame at a time", len(frames), frames[0].Line)}
+	}
+	return frames[0].Data, notes, nil
+}
+
+// ParseHexFrames reads the frames in hex text: pasted hex, dumps, and log
+// lines with hex in them. notes says what was skipped, line by line, its
+// runs of hex withheld. A frame ends where the text says another begins:
+//
+//   - in a dump, at an offset that starts over (0, or the first dump's
+//     first offset), after a log line or not;
+//   - elsewhere, at a line of text with no hex on it (a log line between
+//     two frames), and, with opts.Framed, when the bytes so far are a
+//     whole frame (their first 4 bytes count the rest).
+//
+// On a line that is not all hex, the hex is picked by this rule (see
+// lineRuns): a run of hex bytes, as pasted hex writes them, between
+// words of text; with opts.Framed, every run (or a run less up to 8
+// leading words of hex) whose first 4 bytes count the rest, each a frame;
+// else the longest run, which must hold at least 4 bytes at the line's
+// end and 8 before more text. A line with no run and no word of text
+// ("00 0g", a typo) is an error.
+func ParseHexFrames(text string, opts HexOptions) ([]HexFrame, []string, error) {
 	lines := strings.Split(strings.ReplaceAll(strings.ReplaceAll(text, "\r\n", "\n"), "\r", "\n"), "\n")
 	isDump := false
-	for _, l := range lines {
-		if dumpLineRE.MatchString(strings.TrimSpace(l)) {
+	for i, l := range lines {
+		lines[i] = rewriteRow(l)
+		if dumpLineRE.MatchString(strings.TrimSpace(lines[i])) {
 			isDump = true
+		}
+	}
+	if isDump {
+		return parseDump(lines)
+	}
+	var dumpErr error
+	if stripped, logNotes, ok := logDumpLines(lines); ok {
+		// A dump inside log lines: each line's log text before it, and
+		// lines with no bytes, left out.
+		frames, notes, err := parseDump(stripped)
+		if err == nil {
+			return frames, append(logNotes, notes...), nil
+		}
+		dumpErr = err
+	}
+	frames, notes, err := parseLines(lines, opts)
+	if err != nil && dumpErr != nil {
+		return nil, nil, dumpErr
+	}
+	if err != nil {
+		return nil, nil, base64Hint(err, text)
+	}
+	return frames, notes, nil
+}
+
+var (
+	// nettyRow is a row of Netty's ByteBufUtil.prettyHexDump, as Java
+	// clients and proxies log a buffer: "|00000000| 00 00 00 13 ... |....|";
+	// nettyFrame its borders and column heading.
+	nettyRow   = regexp.MustCompile(`^\s*\|([0-9a-fA-F]{8})\|((?: [0-9a-fA-F]{2}){1,16})\s*\|.*\|\s*$`)
+	nettyFrame = regexp.MustCompile(`^\s*(?:\+[-+]*\+|\|(?:\s+[0-9a-f]){16}\s*\|)\s*$`)
+	// tcpdumpRow is a row of tcpdump -X or -XX: "\t0x0010:  0a00 0002 ...  ....".
+	tcpdumpRow = regexp.MustCompile(`^\s*0x([0-9a-fA-F]{4,8}):(\s+\S.*)$`)
+)
+
+// rewriteRow turns a row of a dump layout dumpLineRE does not read into
+// one it does: Netty's rows into "offset  hex", tcpdump's into xxd's
+// "offset: hex  ascii"; Netty's borders and heading become blank lines.
+func rewriteRow(l string) string {
+	if m := nettyRow.FindStringSubmatch(l); m != nil {
+		return m[1] + "  " + strings.TrimSpace(m[2])
+	}
+	if nettyFrame.MatchString(l) {
+		return ""
+	}
+	if m := tcpdumpRow.FindStringSubmatch(l); m != nil {
+		return m[1] + ":" + m[2]
+	}
+	return l
+}
+
+// maxNotes bounds the notes of what was skipped: a long log says the
+// rest as a count.
+const maxNotes = 32
+
+// noteList collects notes up to maxNotes, counting the rest.
+type noteList struct {
+	notes []string
+	more  int
+}
+
+func (n *noteList) add(format string, a ...any) {
+	if len(n.notes) >= maxNotes {
+		n.more++
+		return
+	}
+	n.notes = append(n.notes, fmt.Sprintf(format, a...))
+}
+
+func (n *noteList) list() []string {
+	if n.more > 0 {
+		return append(n.notes, fmt.Sprintf("… %d more lines skipped, not noted", n.more))
+	}
+	return n.notes
+}
+
+// textBlock is a run of consecutive lines of text skipped, noted as one.
+type textBlock struct {
+	first, last int    // 1-based; first 0: none
+	text        string // the first line's
+	what        string // "hex", "dump bytes"
+}
+
+func (b *textBlock) add(line int, l string) {
+	if b.first == 0 {
+		b.first, b.text = line, strings.TrimSpace(l)
+	}
+	b.last = line
+}
+
+func (b *textBlock) end(n *noteList) {
+	switch {
+	case b.first == 0:
+		return
+	case b.first == b.last:
+		n.add("line %d: skipped %q: no %s on it", b.first, clipText(b.text, 60), b.what)
+	default:
+		n.add("lines %d-%d: skipped %d lines with no %s on them (line %d: %q)", b.first, b.last, b.last-b.first+1, b.what, b.first, clipText(b.text, 60))
+	}
+	b.first = 0
+}
+
+// parseLines reads lines that are not a dump: lines of hex, and log lines
+// with hex in them (ParseHexFrames says how).
+func parseLines(lines []string, opts HexOptions) ([]HexFrame, []string, error) {
+	var (
+		frames   []HexFrame
+		cur      []byte // the current frame's digits
+		curLine  int
+		notes    noteList
+		text     = textBlock{what: "hex"}
+		firstErr error // the first line that is not all hex: why not
+		badErr   error // the first line that is neither hex nor text
+	)
+	flush := func() error {
+		if len(cur) == 0 {
+			return nil
+		}
+		b, err := finishHex(cur)
+		if err != nil {
+			if len(frames) > 0 || curLine > 1 {
+				err.(*hexError).Line, err.(*hexError).Col = curLine, 1
+			}
+			return err
+		}
+		frames = append(frames, HexFrame{Data: b, Line: curLine})
+		cur = nil
+		return nil
+	}
+	add := func(d []byte, line int) error {
+		if opts.Framed && wholeFrame(cur) {
+			if err := flush(); err != nil {
+				return err
+			}
+		}
+		if len(cur) == 0 {
+			curLine = line
+		}
+		cur = append(cur, d...)
+		return nil
+	}
+	for i, l := range lines {
+		n := i + 1
+		if strings.TrimSpace(l) == "" {
+			continue
+		}
+		d, err := appendHexDigits(nil, l, n, 1)
+		if err == nil {
+			text.end(&notes)
+			if err := add(d, n); err != nil {
+				return nil, nil, err
+			}
+			continue
+		}
+		if firstErr == nil {
+			firstErr = err
+		}
+		runs := lineRuns(l, opts.Framed)
+		if len(runs) == 0 {
+			if !textLine(l) {
+				if badErr == nil {
+					badErr = err
+				}
+				continue
+			}
+			if err := flush(); err != nil {
+				return nil, nil, err
+			}
+			text.add(n, l)
+			continue
+		}
+		text.end(&notes)
+		for _, r := range runs {
+			if len(runs) > 1 {
+				if err := flush(); err != nil {
+					return nil, nil, err
+				}
+			}
+			d, err := appendHexDigits(nil, l[r[0]:r[1]], n, r[0]+1)
+			if err != nil {
+				return nil, nil, err // lineRuns' runs read as hex
+			}
+			if err := add(d, n); err != nil {
+				return nil, nil, err
+			}
+		}
+		before := strings.TrimRight(l[:runs[0][0]], " \t")
+		after := strings.TrimLeft(l[runs[len(runs)-1][1]:], " \t")
+		switch {
+		case after == "":
+			notes.add("line %d: skipped %q before the hex", n, clipText(before, 60))
+		case before == "":
+			notes.add("line %d: skipped %q after the hex", n, clipText(after, 60))
+		default:
+			notes.add("line %d: skipped %q before and %q after the hex", n, clipText(before, 60), clipText(after, 60))
+		}
+	}
+	if err := flush(); err != nil {
+		return nil, nil, err
+	}
+	if badErr != nil {
+		return nil, nil, badErr
+	}
+	if len(frames) == 0 {
+		if firstErr != nil {
+			return nil, nil, firstErr
+		}
+		return nil, nil, &hexError{Msg: "no hex digits"}
+	}
+	text.end(&notes)
+	return frames, notes.list(), nil
+}
+
+// wholeFrame reports whether digits (hex digits, one a byte) are a whole
+// frame: 4 bytes or more, the first 4 counting the rest.
+func wholeFrame(digits []byte) bool {
+	if len(digits) < 16 || len(digits)%2 != 0 {
+		return false
+	}
+	n, err := strconv.ParseUint(string(digits[:8]), 16, 32)
+	return err == nil && int64(n) == int64(len(digits)/2-4)
+}
+
+// textLine reports whether l is text, a line that may be skipped: it has
+// a word of three letters or more that is not all hex digits ("DEBUG",
+// "Sent"), or no letter or digit at all (a ruler of dashes). A line of
+// hex with a typo ("00 0g", "zz") is not.
+func textLine(l string) bool {
+	alnum := false
+	for i := 0; i < len(l); {
+		j := i
+		for j < len(l) && isLetter(l[j]) {
+			j++
+		}
+		if j-i >= 3 && strings.Trim(l[i:j], "abcdefABCDEF") != "" {
+			return true
+		}
+		if j == i {
+			alnum = alnum || isDigit(l[i]) || l[i] >= 0x80
+			j++
+		} else {
+			alnum = true
+		}
+		i = j
+	}
+	return !alnum
+}
+
+func isLetter(c byte) bool { return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' }
+func isDigit(c byte) bool  { return '0' <= c && c <= '9' }
+
+// isWord reports whether c belongs to a word of text: a hex token next to
+// one is part of it ("123e4567-e89b", "10.0.0.5", "rdkafka#producer-1").
+func isWord(c byte) bool {
+	return isLetter(c) || isDigit(c) || c == '_' || c == '-' || c == '+' || c == '/' || c == '#' || c == '\\' || c >= 0x80
+}
+
+// hexToken reads the hex token at l[i:]: digits, after a 0x prefix or
+// as \x escapes, an even number of them, with no word character before
+// or after (a '.' between two counts as one). It returns the token's end
+// and its digits, or end -1.
+func hexToken(l string, i int) (end, digits int) {
+	if i > 0 && (isWord(l[i-1]) && l[i-1] != '\\' || l[i-1] == '.' && i > 1 && (isLetter(l[i-2]) || isDigit(l[i-2]))) {
+		return -1, 0
+	}
+	j := i
+	if l[j] == '\\' {
+		for j+3 < len(l)+0 && l[j] == '\\' && (l[j+1] == 'x' || l[j+1] == 'X') && unhex(l[j+2]) >= 0 && unhex(l[j+3]) >= 0 {
+			j += 4
+			digits += 2
+		}
+	} else {
+		if l[j] == '0' && j+2 < len(l) && (l[j+1] == 'x' || l[j+1] == 'X') && unhex(l[j+2]) >= 0 {
+			j += 2
+		}
+		for j < len(l) && unhex(l[j]) >= 0 {
+			j++
+			digits++
+		}
+	}
+	if digits == 0 || digits%2 != 0 {
+		return -1, 0
+	}
+	if j < len(l) && (isWord(l[j]) || l[j] == '.' && j+1 < len(l) && (isLetter(l[j+1]) || isDigit(l[j+1]))) {
+		return -1, 0
+	}
+	return j, digits
+}
+
+// isSep reports whether c separates the bytes of a run of hex, as
+// appendHexDigits skips it.
+func isSep(c byte) bool { return c == ' ' || c == '\t' || c == ',' || c == ':' || c == ';' }
+
+// maxFrameStarts bounds the words of hex lineRuns skips at a run's start
+// to find a whole frame in it, and the labels it drops.
+const maxFrameStarts = 8
+
+// lineRuns returns where the hex on line l is, by ParseHexFrames' rule:
+// the runs of hex tokens (hexToken) with separators between them, less
+// a leading port or offset and its colon (labelled: "9092: 0000..."), of
+// which it picks, when framed, every run that is, or whose end after up
+// to maxFrameStarts leading tokens is, a whole frame; else the longest
+// run of at least 4 bytes ending the line or 8 before more text. Each is
+// [start, end) in l. Linear in the line's length.
+func lineRuns(l string, framed bool) [][2]int {
+	type tok struct{ start, end, digits int }
+	var (
+		wholes [][2]int
+		best   [2]int
+		bestN  int
+	)
+	consider := func(toks []tok) {
+		// A port or an offset and its colon before the hex are text.
+		for k := 0; k < maxFrameStarts && len(toks) > 1 && labelled(l[toks[0].start:toks[len(toks)-1].end]); k++ {
+			toks = toks[1:]
+		}
+		total := 0
+		for _, t := range toks {
+			total += t.digits
+		}
+		if framed {
+			for k := 0; k < min(len(toks), maxFrameStarts); k++ {
+				if e, ok := frameEnd(l, toks[k:], func(t tok) (int, int, int) { return t.start, t.end, t.digits }); ok {
+					wholes = append(wholes, [2]int{toks[k].start, e})
+					return
+				}
+			}
+		}
+		end := toks[len(toks)-1].end
+		need := 16
+		if strings.TrimRight(l[end:], " \t,;:") == "" {
+			need = 8
+		}
+		if total >= need && total > bestN {
+			best, bestN = [2]int{toks[0].start, end}, total
+		}
+	}
+	var toks []tok
+	for i := 0; i < len(l); {
+		e, d := hexToken(l, i)
+		if e < 0 {
+			if len(toks) > 0 {
+				consider(toks)
+				toks = toks[:0]
+			}
+			i++
+			continue
+		}
+		toks = append(toks, tok{i, e, d})
+		j := e
+		for j < len(l) && isSep(l[j]) {
+			j++
+		}
+		if j == e || j == len(l) {
+			// No separator after the token, or the line's end: the run ends.
+			consider(toks)
+			toks = toks[:0]
+		}
+		i = j
+	}
+	if len(toks) > 0 {
+		consider(toks)
+	}
+	if len(wholes) > 0 {
+		return wholes
+	}
+	if bestN > 0 {
+		return [][2]int{best}
+	}
+	return nil
+}
+
+// frameEnd reports whether toks, from the first, start with a whole frame:
+// their first 4 bytes a length the following tokens make up exactly, at
+// least 4 (a response's correlation ID). It returns the end of the
+// frame's last token.
+func frameEnd[T any](l string, toks []T, at func(T) (start, end, digits int)) (int, bool) {
+	var head []byte
+	for _, t := range toks {
+		s, e, _ := at(t)
+		head, _ = appendHexDigits(head, l[s:e], 0, 0)
+		if len(head) >= 8 {
 			break
 		}
 	}
-	var out []byte
-	if !isDump {
-		for i, l := range lines {
-			b, err := appendHexDigits(out, l, i+1, 1)
-			if err != nil {
-				at, ok := hexTail(l)
-				if !ok {
-					if stripped, logNotes, ok := logDumpLines(lines); ok {
-						// A dump inside log lines: each line's log text
-						// before it, and lines with no bytes, left out.
-						b, err := parseDump(stripped)
-						if err != nil {
-							return nil, nil, err
-						}
-						return b, logNotes, nil
-					}
-					return nil, nil, base64Hint(err, text)
-				}
-				if b, err = appendHexDigits(out, l[at:], i+1, at+1); err != nil {
-					return nil, nil, err
-				}
-				notes = append(notes, fmt.Sprintf("line %d: skipped %q before the hex", i+1, clipText(l[:at], 60)))
-			}
-			out = b
-		}
-		b, err := finishHex(out)
-		return b, notes, err
+	if len(head) < 8 {
+		return 0, false
 	}
-	b, err := parseDump(lines)
-	return b, nil, err
+	n, err := strconv.ParseUint(string(head[:8]), 16, 32)
+	if err != nil || n < 4 {
+		return 0, false
+	}
+	want, have := 2*(int64(n)+4), int64(0)
+	for _, t := range toks {
+		_, e, d := at(t)
+		have += int64(d)
+		if have == want {
+			return e, true
+		}
+		if have > want {
+			break
+		}
+	}
+	return 0, false
 }
 
 // logDumpLines finds a dump (as dumpLineRE reads its lines) written
@@ -238,45 +661,6 @@ func logDumpLines(lines []string) (out []string, notes []string, ok bool) {
 // maxLogPrefix is the longest text logDumpLines skips before a dump line.
 const maxLogPrefix = 512
 
-// minTailDigits is the fewest hex digits a line's tail must hold for the
-// text before it to be skipped (a frame's length prefix alone has 8).
-const minTailDigits = 8
-
-// hexTail returns where the hex at the end of line l starts when l is
-// some text, a space, '=' or ':', then only hex (as appendHexDigits reads
-// it) of at least minTailDigits digits: the leftmost such start.
-//
-// A tail that reads as hex holds no '=', and its spaces and colons are
-// appendHexDigits' separators: every later start in it reads as hex too.
-// So the leftmost start that reads is found by bisection, and the starts
-// after it are tried only while a port or an offset (labelled) is before
-// the hex, at most maxLabelTries: a line is read a logarithmic number of
-// times, not once for each space in it (a 300 KB line of short hex words
-// and a word that is not took 45 s).
-func hexTail(l string) (int, bool) {
-	var seps []int
-	for i := 0; i < len(l); i++ {
-		if c := l[i]; c == ' ' || c == '\t' || c == '=' || c == ':' {
-			seps = append(seps, i+1)
-		}
-	}
-	first := sort.Search(len(seps), func(k int) bool { return hexDigitsIn(l[seps[k]:]) >= 0 })
-	for k := first; k < len(seps) && k < first+maxLabelTries; k++ {
-		tail := l[seps[k]:]
-		if hexDigitsIn(tail) < minTailDigits {
-			return 0, false
-		}
-		if !labelled(tail) {
-			return seps[k], true
-		}
-	}
-	return 0, false
-}
-
-// maxLabelTries bounds the starts hexTail tries after a port or an
-// offset before the hex.
-const maxLabelTries = 8
-
 // hexDigitsIn returns how many hex digits s holds as appendHexDigits
 // reads it, or -1 when it does not read as hex.
 func hexDigitsIn(s string) int {
@@ -324,14 +708,24 @@ func clipText(s string, n int) string {
 	return s[:n] + "…"
 }
 
-// parseDump decodes the lines of an offset-prefixed dump.
-func parseDump(lines []string) ([]byte, error) {
+// parseDump decodes the lines of an offset-prefixed dump, a frame at a
+// time: an offset that starts over (0, or the first line's offset) begins
+// the next frame. A line that is not a dump line is skipped as text (a
+// log line, a heading: noted), unless it is all hex (bytes without an
+// offset); the offsets after it must still follow.
+func parseDump(lines []string) ([]HexFrame, []string, error) {
 	var (
-		out      []byte
-		base     = -1   // offset of the first line
-		prevLine []byte // the last data line's bytes, for "*"
-		repeat   bool   // a "*" line is pending
-		redacted int    // the line of a kwire -x row whose bytes were withheld
+		frames    []HexFrame
+		out       []byte
+		frameLine int
+		first     = -1   // offset of the first frame's first line
+		base      = -1   // offset of the frame's first line
+		prevLine  []byte // the last data line's bytes, for "*"
+		repeat    bool   // a "*" line is pending
+		redacted  int    // the line of a kwire -x row whose bytes were withheld
+		records   bool   // in kwire -x's decompressed records, until the next frame's heading
+		notes     noteList
+		text      = textBlock{what: "dump bytes"}
 	)
 	// reach checks that a line at offset off follows the bytes so far,
 	// expanding a pending "*" by repeating the previous line.
@@ -339,8 +733,17 @@ func parseDump(lines []string) ([]byte, error) {
 		if off > maxOffset {
 			return &hexError{Line: lineNo, Col: 1, Msg: fmt.Sprintf("offset %#x is beyond any dump of a frame", off)}
 		}
+		if base >= 0 && len(out) > 0 && (off == 0 || off == first) && redacted == 0 {
+			// The offset starts over: the next frame (a response after
+			// its request).
+			frames = append(frames, HexFrame{Data: out, Line: frameLine})
+			out, base, prevLine, repeat = nil, -1, nil, false
+		}
 		if base < 0 {
-			base = off
+			base, frameLine = off, lineNo
+			if first < 0 {
+				first = off
+			}
 			return nil
 		}
 		have := base + len(out)
@@ -362,10 +765,6 @@ func parseDump(lines []string) ([]byte, error) {
 			}
 			repeat = false
 		}
-		if off == base && have > base {
-			return &hexError{Line: lineNo, Col: 1, Msg: fmt.Sprintf(
-				"offset %#x starts over: a second dump begins here (e.g. a response after its request); decode one frame at a time", off)}
-		}
 		if have != off && redacted > 0 {
 			return withheld(redacted)
 		}
@@ -381,14 +780,20 @@ func parseDump(lines []string) ([]byte, error) {
 		l := strings.TrimSpace(raw)
 		indent := strings.Index(raw, l)
 		if m := elided.FindStringSubmatch(l); m != nil {
-			return nil, &hexError{Line: lineNo, Col: indent + 1, Msg: fmt.Sprintf(
+			return nil, nil, &hexError{Line: lineNo, Col: indent + 1, Msg: fmt.Sprintf(
 				"the dump leaves out %s bytes here (values are cut at --max-value): rerun kwire read -x with --max-value 0 to decode the frame", m[1])}
 		}
 		if section.MatchString(l) && len(out) > 0 {
-			break // the rest is decompressed records, not the frame's bytes
+			records = true // decompressed records, not the frame's bytes
+			continue
+		}
+		if frameHeading.MatchString(l) {
+			records = false
+			text.end(&notes)
+			continue
 		}
 		switch {
-		case l == "" || frameHeading.MatchString(l) || strings.HasPrefix(l, "error: ") ||
+		case records || l == "" || strings.HasPrefix(l, "error: ") ||
 			strings.HasPrefix(l, "unknown version: ") || strings.HasPrefix(l, "unknown API: "):
 			continue
 		case l == "*":
@@ -398,22 +803,27 @@ func parseDump(lines []string) ([]byte, error) {
 		if strings.HasPrefix(l, "+") && redacted > 0 {
 			// kwire -x after a withheld secret: offsets count from its
 			// end, whose length the dump does not give.
-			return nil, withheld(redacted)
+			return nil, nil, withheld(redacted)
 		}
 		if m := offsetOnly.FindStringSubmatch(l); m != nil {
 			off, _ := strconv.ParseUint(m[1], 16, 63)
 			if err := reach(int(off), lineNo); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			continue
 		}
 		m := dumpLineRE.FindStringSubmatchIndex(l)
 		if m == nil {
-			return nil, &hexError{Line: lineNo, Col: indent + 1, Msg: "not a dump line (expected an offset, then hex bytes)"}
+			if _, err := appendHexDigits(nil, l, lineNo, indent+1); err == nil {
+				return nil, nil, &hexError{Line: lineNo, Col: indent + 1, Msg: "not a dump line (expected an offset, then hex bytes)"}
+			}
+			text.add(lineNo, l) // a log line, a heading
+			continue
 		}
+		text.end(&notes)
 		off, _ := strconv.ParseUint(l[m[2]:m[3]], 16, 63)
 		if err := reach(int(off), lineNo); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		data := l[m[4]:]
 		col := indent + m[4] + 1
@@ -441,21 +851,25 @@ func parseDump(lines []string) ([]byte, error) {
 		}
 		digits, err := appendHexDigits(nil, data, lineNo, col)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if len(digits)%2 != 0 {
-			return nil, &hexError{Line: lineNo, Col: col, Msg: fmt.Sprintf("odd number of hex digits (%d) on the line", len(digits))}
+			return nil, nil, &hexError{Line: lineNo, Col: col, Msg: fmt.Sprintf("odd number of hex digits (%d) on the line", len(digits))}
 		}
 		prevLine = pairDigits(digits)
 		out = append(out, prevLine...)
 	}
 	if redacted > 0 {
-		return nil, withheld(redacted)
+		return nil, nil, withheld(redacted)
 	}
-	if len(out) == 0 {
-		return nil, &hexError{Msg: "no hex digits"}
+	if len(out) > 0 {
+		frames = append(frames, HexFrame{Data: out, Line: frameLine})
 	}
-	return out, nil
+	if len(frames) == 0 {
+		return nil, nil, &hexError{Msg: "no hex digits"}
+	}
+	text.end(&notes)
+	return frames, notes.list(), nil
 }
 
 // withheld is the error for a kwire -x dump whose row at line holds a

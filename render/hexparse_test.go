@@ -101,7 +101,7 @@ func TestParseHexErrors(t *testing.T) {
 		{"kwire -x with a value cut", "0000  00 00 00 13 00 12 00 00  01 02 03 04 00 09 77 69  Foo\n            … 1499744 more bytes of Value (offset 0x18d – 0x16e3ec)\n", "line 2, column 13: the dump leaves out 1499744 bytes here"},
 		{"a repeat going backwards", "00000010  00 01 02 03 04 05 06 07  08 09 0a 0b 0c 0d 0e 0f  |................|\n*\n00000008\n", "offset 0x8 does not follow"},
 		{"two -x frames", "  request, packet 4:\n    0000  00 00 00 02  Length 2\n    0004  00 12  RequestHeader.RequestApiKey 18\n  response, packet 6:\n    0000  00 00 00 04  Length 4\n",
-			"line 5, column 1: offset 0x0 starts over: a second dump begins here"},
+			"line 5, column 1: a second frame begins here (2 in all, the first on line 2)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -218,13 +218,15 @@ func TestParseHexLogDump(t *testing.T) {
 	if b, _, err := ParseHexNoting(port + "0000: 00 00 00 02 00 12\n" + port + "0006: 00 00\n"); err != nil || !bytes.Equal(b, []byte{0, 0, 0, 2, 0, 0x12, 0, 0}) {
 		t.Errorf("a prefix ending in a port: %x, %v", b, err)
 	}
-	for _, bad := range []string{
-		pre + "00000000: 00 00 00 13  ....\n" + pre + "00000010: 72 65  re\n",                  // offset 0x10 after 4 bytes
-		pre + "00000000: 00 00 00 13  ....\nsome other line\n" + pre + "00000004: 00 12  ..\n", // a line between without a dump
-	} {
-		if b, _, err := ParseHexNoting(bad); err == nil {
-			t.Errorf("%q: %x, no error", bad, b)
-		}
+	bad := pre + "00000000: 00 00 00 13  ....\n" + pre + "00000010: 72 65  re\n" // offset 0x10 after 4 bytes
+	if b, _, err := ParseHexNoting(bad); err == nil {
+		t.Errorf("%q: %x, no error", bad, b)
+	}
+	// Another thread's log line between two lines of one dump (their
+	// offsets follow) is skipped, and said.
+	b, notes, err = ParseHexNoting(pre + "00000000: 00 00 00 13  ....\nsome other line\n" + pre + "00000004: 00 12  ..\n")
+	if err != nil || hex.EncodeToString(b) != "000000130012" || !slices.Contains(notes, `line 2: skipped "some other line": no dump bytes on it`) {
+		t.Errorf("a line between: %x, %q, %v", b, notes, err)
 	}
 }
 
@@ -264,10 +266,15 @@ func TestParseHexBase64Hint(t *testing.T) {
 // line's end (a 300 KB line took 45 s).
 func TestParseHexLogPrefixLongLine(t *testing.T) {
 	start := time.Now()
-	if _, _, err := ParseHexNoting("x " + strings.Repeat("ab ", 100000) + "Z"); err == nil {
-		t.Error("a line ending in Z: no error")
+	// The hex need not end the line: 100000 bytes of ab between "x" and "Z".
+	b, notes, err := ParseHexNoting("x " + strings.Repeat("ab ", 100000) + "Z")
+	if err != nil || len(b) != 100000 || b[0] != 0xab || b[99999] != 0xab || !slices.Equal(notes, []string{`line 1: skipped "x" before and "Z" after the hex`}) {
+		t.Errorf("a line ending in Z: %d bytes, %q, %v", len(b), notes, err)
 	}
-	b, notes, err := ParseHexNoting(strings.Repeat("log ab ", 50000) + "sent: 00000013 00120000")
+	if _, _, err := ParseHexNoting(strings.Repeat("a ", 100000) + "g"); err == nil {
+		t.Error("a line of odd hex digits and no word of text: no error")
+	}
+	b, notes, err = ParseHexNoting(strings.Repeat("log ab ", 50000) + "sent: 00000013 00120000")
 	if err != nil || hex.EncodeToString(b) != "0000001300120000" || len(notes) != 1 {
 		t.Errorf("%x, %q, %v", b, notes, err)
 	}
@@ -276,16 +283,109 @@ func TestParseHexLogPrefixLongLine(t *testing.T) {
 	}
 }
 
-// TestParseHexSkippedHexWithheld: text skipped before the hex read is
-// quoted in the note with its runs of hex withheld: a SaslAuthenticate
+// TestParseHexSkippedHexWithheld: text skipped around the hex read is
+// quoted in the note with its runs of hex withheld. A SaslAuthenticate
 // frame followed by a trace ID in a log line was skipped as text (the ID
-// is the hex at the line's end) and quoted, its PLAIN password
-// ("Qzpass") in hex among the 60 bytes shown.
+// was the hex at the line's end) and quoted, its PLAIN password
+// ("Qzpass") in hex among the 60 bytes shown; now the frame is read (a
+// whole frame, and the longest run), and a frame the rule does not pick
+// (the second, less long, unframed) is withheld in the note.
 func TestParseHexSkippedHexWithheld(t *testing.T) {
 	frame := "0000001700240000 000000030000000000090075 00517a70617373"
-	_, notes, _ := ParseHexNoting("sent " + frame + " traceId=4bf92f3577b34da6")
-	want := []string{`line 1: skipped "sent <hex, 27 bytes> traceId=" before the hex`}
-	if !slices.Equal(notes, want) {
-		t.Errorf("notes %q, want %q", notes, want)
+	for _, framed := range []bool{false, true} {
+		frames, notes, err := ParseHexFrames("sent "+frame+" traceId=4bf92f3577b34da6", HexOptions{Framed: framed})
+		want := []string{`line 1: skipped "sent" before and "traceId=<hex, 8 bytes>" after the hex`}
+		if err != nil || len(frames) != 1 || len(frames[0].Data) != 27 || !slices.Equal(notes, want) {
+			t.Errorf("framed %v: %v, notes %q, %v; want 27 bytes, notes %q", framed, frames, notes, err, want)
+		}
+	}
+	_, notes, err := ParseHexNoting("sent 00000013001200000102030400097769726572656164 and " + frame)
+	want := []string{`line 1: skipped "sent <hex, 22 bytes> and" before the hex`}
+	if err != nil || !slices.Equal(notes, want) {
+		t.Errorf("notes %q, %v; want %q", notes, err, want)
+	}
+}
+
+// TestParseHexFramesShapes: the frames found in the shapes real logs give
+// hex in, by ParseHexFrames' rule. f1 is ApiVersions v0 from "rdkafka",
+// correlation ID 7 (21 bytes); seedHex the same from "wire-read" (23).
+func TestParseHexFramesShapes(t *testing.T) {
+	const f1 = "000000110012000000000007000772646b61666b61"
+	var sp strings.Builder // f1 as "00 00 00 11 ..."
+	for i := 0; i < len(f1); i += 2 {
+		if i > 0 {
+			sp.WriteByte(' ')
+		}
+		sp.WriteString(f1[i : i+2])
+	}
+	spaced := sp.String()
+	tests := []struct {
+		name   string
+		in     string
+		framed bool
+		want   []string // each frame's bytes, in hex
+		lines  []int    // each frame's first line
+	}{
+		{"hex inside a log line, text after it", "2026-05-01 12:00:00,123 DEBUG [Producer clientId=p1] sent " + f1 + " (21 bytes)", true, []string{f1}, []int{1}},
+		{"spaced bytes and text after them (a Java client's TRACE)", "TRACE [Consumer clientId=c1] Sending bytes: " + spaced + " to node 1", true, []string{f1}, []int{1}},
+		{"unframed: the longest run", "sent " + f1 + " (21 bytes)", false, []string{f1}, []int{1}},
+		{"a trace ID and a UUID nearby", "traceparent=00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01 id=123e4567-e89b-12d3-a456-426614174000 span=00f067aa0ba902b7 sent " + f1 + " ok", true, []string{f1}, []int{1}},
+		{"a hex-spelled word before the frame", "should be " + f1, true, []string{f1}, []int{1}},
+		{"two frames on one line", "req=" + seedHex + " resp=" + f1, true, []string{seedHex, f1}, []int{1, 1}},
+		{"two log lines, a frame each", "12:00 DEBUG sent " + seedHex + "\n12:00 DEBUG sent " + f1 + "\n", true, []string{seedHex, f1}, []int{1, 2}},
+		{"plain hex, a whole frame a line", seedHex + "\n" + f1 + "\n", true, []string{seedHex, f1}, []int{1, 2}},
+		{"plain hex, a frame over two lines", f1[:20] + "\n" + f1[20:] + "\n", true, []string{f1}, []int{1}},
+		{"a frame over two log lines", "sent " + f1[:20] + "\nsent " + f1[20:] + "\n", true, []string{f1}, []int{1}},
+		{"headings between frames of plain hex", "Sent request:\n" + seedHex + "\nReceived:\n" + f1[:20] + "\n" + f1[20:] + "\n", true, []string{seedHex, f1}, []int{2, 4}},
+		{"unframed: text lines split, whole frames do not", "Sent:\n" + seedHex + "\n" + f1 + "\nnext body:\n0102030405\n", false, []string{seedHex + f1, "0102030405"}, []int{2, 5}},
+		{"librdkafka hexdumps, log lines between", `%7|1700000000.100|SEND|rdkafka#producer-1| [thrd:localhost:9092/bootstrap]: Sent ApiVersionsRequest (v0, 21 bytes @ 0, CorrId 7)
+Sent request hexdump (21 bytes):
+00000000: 00 00 00 11 00 12 00 00 00 00 00 07 00 07 72 64  ..............rd
+00000010: 6b 61 66 6b 61                                   kafka           
+%7|1700000000.200|SEND|rdkafka#producer-1| [thrd:localhost:9092/bootstrap]: Sent ApiVersionsRequest (v0, 23 bytes @ 0, CorrId 16909060)
+Sent request hexdump (23 bytes):
+00000000: 00 00 00 13 00 12 00 00 01 02 03 04 00 09 77 69  ..............wi
+00000010: 72 65 2d 72 65 61 64                             re-read         
+`, true, []string{f1, seedHex}, []int{3, 7}},
+		{"Netty's prettyHexDump", `2026-05-01 12:00:00.123 DEBUG [id: 0x1a2b3c4d, L:/127.0.0.1:50000 - R:localhost/127.0.0.1:9092] WRITE: 21B
+         +-------------------------------------------------+
+         |  0  1  2  3  4  5  6  7  8  9  a  b  c  d  e  f |
++--------+-------------------------------------------------+----------------+
+|00000000| 00 00 00 11 00 12 00 00 00 00 00 07 00 07 72 64 |..............rd|
+|00000010| 6b 61 66 6b 61                                  |kafka           |
++--------+-------------------------------------------------+----------------+
+`, true, []string{f1}, []int{5}},
+		{"tcpdump -X (the packet's bytes)", `12:51:47.193938 IP localhost.35348 > localhost.19094: Flags [P.], seq 1:29, ack 1, win 64, length 28
+	0x0000:  4500 0050 a0f8 4000 4006 9bad 7f00 0001  E..P..@.@.......
+	0x0010:  7f00 0001 8a14 4a96 6410 5eda 24e2 4a28  ......J.d.^.$.J(
+`, true, []string{"45000050a0f8400040069bad7f0000017f0000018a144a9664105eda24e24a28"}, []int{2}},
+		{"kwire read -x, a request and its response", `  request, packet 4:
+    0000  00 00 00 02  Length 2
+    0004  00 12  RequestHeader.RequestApiKey 18
+  response, packet 6:
+    0000  00 00 00 04  Length 4
+`, true, []string{"000000020012", "00000004"}, []int{2, 5}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			frames, notes, err := ParseHexFrames(tt.in, HexOptions{Framed: tt.framed})
+			if err != nil {
+				t.Fatalf("error %v", err)
+			}
+			var got []string
+			var lines []int
+			for _, f := range frames {
+				got = append(got, hex.EncodeToString(f.Data))
+				lines = append(lines, f.Line)
+			}
+			if !slices.Equal(got, tt.want) || !slices.Equal(lines, tt.lines) {
+				t.Errorf("frames %q on lines %v, want %q on %v (notes %q)", got, lines, tt.want, tt.lines, notes)
+			}
+			for _, n := range notes {
+				if hexRun.MatchString(n) {
+					t.Errorf("a note shows a run of hex: %q", n)
+				}
+			}
+		})
 	}
 }
