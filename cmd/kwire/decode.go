@@ -49,20 +49,36 @@ func newDecodeCmd(s *ioStreams, g *globalOptions) *cobra.Command {
 	o := &decodeOptions{Records: true}
 	cmd := &cobra.Command{
 		Use:   "decode [flags] [HEX...]",
-		Short: "Decode one Kafka frame, body or struct given as hex",
-		Long: `Decode one Kafka frame, message body or struct given as hex, and print
-its field tree.
+		Short: "Decode Kafka frames, bodies or structs given as hex",
+		Long: `Decode Kafka frames, message bodies or structs given as hex, from a
+paste, a dump or a log, and print their field trees.
 
 The hex comes from the arguments (joined), from -f FILE, or from standard
-input. Spaces, newlines, commas, 0x prefixes and \x escapes are ignored, and
-dumps are understood: hexdump -C, xxd, Wireshark's "Copy as Hex Dump" and
-one frame of kwire read -x or decode -x (offsets, ASCII columns and field
-names are dropped). Text before the hex on a line, as in a log line
-("... payload=00000013..."), is skipped with a note on stderr, and so is
-the text a logger writes before each line of a dump, with a heading
-line that holds no bytes ("... Sent MetadataRequest (v12, 46 bytes)"). Base64
-(bytes as JSON carries them, kwire read --json's bodies among them) is
-not hex: base64 -d | xxd -p turns it into hex, and the error says so.
+input (at most --max-input-memory of it). Spaces, newlines, commas, 0x
+prefixes and \x escapes are ignored, and dumps are understood: hexdump -C,
+xxd, Wireshark's "Copy as Hex Dump", kwire read -x and decode -x (offsets,
+ASCII columns and field names are dropped), librdkafka's protocol
+hexdumps, Netty's prettyHexDump (as Java clients and proxies log a
+buffer), and tcpdump -X and -XX (the packet's TCP payload is decoded).
+
+Hex inside log lines is found: on a line that is not all hex, the text
+around the hex is skipped with a note on stderr (its runs of hex
+withheld): "... sent 00000013...0064 (23 bytes) traceId=4bf9...". The hex
+read is a run of hex bytes between words of text; for frames, every run
+(or run less a few leading hex words) whose first 4 bytes count the rest,
+each a frame; else the longest run, of at least 4 bytes at the line's end
+or 8 before more text. A port or offset and its colon before it are text
+("10.0.0.5:9092: 0000..."). So is the text a logger writes before each
+line of a dump, and lines that hold no bytes ("... Sent MetadataRequest
+(v12, 46 bytes)"). Base64 (bytes as JSON carries them, kwire read
+--json's bodies among them) is not hex: base64 -d | xxd -p turns it into
+hex, and the error says so.
+
+The input may hold several frames, each decoded in turn (under a heading
+"frame N of M, line L, B bytes:", or a JSON line each): a frame ends
+where a dump's offset starts over, at a line of text between lines of
+hex (a log line), and, for frames (not bodies or structs), where its
+first 4 bytes say it ends, when hex follows on the next line.
 
 A frame that does not decode as a request but does as a response (which
 names no API) gets a hint naming the responses it fits; so do bytes
@@ -94,10 +110,12 @@ Output: the field tree (default), -x the annotated hex dump, or --json one
 JSON document.
 
 Exit status: 0 decoded; 1 decoded with errors (everything decoded before the
-error is still printed, the error goes to stderr), an --api key kwire does
-not know among them (the bytes are kept raw); 2 usage error (an unknown
-API name, struct or version among them) or unusable input (bad hex, an odd
-number of digits, no input, a frame shorter than its 4-byte length prefix).`,
+error is still printed, the error goes to stderr, naming the frame when
+there are several), an --api key kwire does not know among them (the bytes
+are kept raw), or input past --max-input-memory (the whole lines before it
+are decoded); 2 usage error (an unknown API name, struct or version among
+them) or unusable input (bad hex, an odd number of digits, no input, a
+frame shorter than its 4-byte length prefix, every frame so).`,
 		Example: `  # A request frame: ApiVersions v0 from client "wire-read"
   kwire decode 0000001300120000010203040009776972652d72656164
 
@@ -114,8 +132,11 @@ number of digits, no input, a frame shorter than its 4-byte length prefix).`,
   # protocol metadata, its version (0003) first: topic "orders"
   kwire decode --type ConsumerProtocolSubscription 00030000000100066f7264657273ffffffff00000000ffffffffffff
 
-  # A frame from a log line: the text before the hex is skipped
-  kwire decode '[12:00:01] DEBUG payload=0000001300120000010203040009776972652d72656164'`,
+  # A frame from a log line: the text around the hex is skipped
+  kwire decode '[12:00:01] DEBUG sent 0000001300120000010203040009776972652d72656164 (23 bytes)'
+
+  # Every frame a client logged, dumps and all
+  kwire decode -f client.log`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.versionSet = cmd.Flags().Changed("version")
 			if err := jsonInt64Needs(cmd, o.JSON); err != nil {
@@ -157,7 +178,8 @@ func runDecode(o *decodeOptions, s *ioStreams, color bool, args []string) error 
 	if err != nil {
 		return err
 	}
-	data, notes, err := render.ParseHexNoting(text)
+	framed := o.Type == "" && (o.API == "" || o.Frame)
+	frames, notes, err := render.ParseHexFrames(text, render.HexOptions{Framed: framed})
 	if err != nil {
 		if cut != nil {
 			return &exitError{code: exitUsage, err: fmt.Errorf("%v; in the whole lines read: %w", cut, err)}
@@ -165,13 +187,21 @@ func runDecode(o *decodeOptions, s *ioStreams, color bool, args []string) error 
 		return &exitError{code: exitUsage, err: err}
 	}
 	if o.MaxDecodeMemory > 0 {
-		// One frame: its text and bytes, a quarter of the decode memory.
-		setMemoryCeiling(memBase+int64(len(text))+2*int64(len(data))+pipeline.FrameMemory(int64(o.MaxDecodeMemory)), s.ErrOut)
+		// The text and its bytes, and one frame at a time: a quarter of
+		// the decode memory.
+		held := int64(len(text))
+		for _, f := range frames {
+			held += 2 * int64(len(f.Data))
+		}
+		setMemoryCeiling(memBase+held+pipeline.FrameMemory(int64(o.MaxDecodeMemory)), s.ErrOut)
 	}
 	for _, n := range notes {
 		fmt.Fprintf(s.ErrOut, "kwire: %s\n", n)
 	}
-	err = o.decodeFrame(s, data, ropts)
+	if framed {
+		frames = tcpPayloads(frames, s.ErrOut)
+	}
+	err = o.decodeFrames(s, frames, ropts)
 	if cut == nil {
 		return err
 	}
@@ -181,15 +211,95 @@ func runDecode(o *decodeOptions, s *ioStreams, color bool, args []string) error 
 	if errors.As(err, &ee) && ee.code == exitUsage {
 		return err
 	}
-	if err != nil {
+	if err != nil && (ee == nil || ee.err != nil) {
 		fmt.Fprintf(s.ErrOut, "kwire: %v\n", err)
 	}
 	return dataErrorf("%v", cut)
 }
 
+// decodeFrames decodes and prints each frame the hex held. One frame is
+// printed as it is; several each after a heading ("frame 2 of 3, line 14,
+// 27 bytes:"), or, with --json, as one JSON document a line each. A
+// frame's error goes to stderr, naming the frame, and the next is decoded:
+// the exit status is 1 when a frame did not decode, 2 when none did and
+// all failed alike as unusable (one error then, said once).
+func (o *decodeOptions) decodeFrames(s *ioStreams, frames []render.HexFrame, ropts render.Options) error {
+	if len(frames) == 0 {
+		return &exitError{code: exitUsage, err: errors.New("no frame left to decode")}
+	}
+	if len(frames) == 1 {
+		return o.decodeFrame(s, frames[0].Data, ropts)
+	}
+	type failure struct {
+		frame render.HexFrame
+		n     int
+		err   error
+	}
+	var (
+		failed []failure
+		usage  int
+		out    = s.Out
+		shown  int
+	)
+	for i, f := range frames {
+		fs := *s
+		if !o.JSON {
+			// The heading is written with the frame's first output: a
+			// frame refused as unusable has none.
+			sep := ""
+			if shown > 0 {
+				sep = "\n"
+			}
+			fs.Out = &headed{w: out, heading: fmt.Sprintf("%sframe %d of %d, line %d, %d bytes:\n", sep, i+1, len(frames), f.Line, len(f.Data))}
+		}
+		err := o.decodeFrame(&fs, f.Data, ropts)
+		if h, ok := fs.Out.(*headed); ok && h.heading == "" {
+			shown++
+		}
+		if err == nil {
+			continue
+		}
+		var ee *exitError
+		if errors.As(err, &ee) && ee.code == exitUsage {
+			usage++
+		}
+		failed = append(failed, failure{f, i + 1, err})
+	}
+	if len(failed) == 0 {
+		return nil
+	}
+	if usage == len(frames) && !slices.ContainsFunc(failed, func(f failure) bool { return f.err.Error() != failed[0].err.Error() }) {
+		return failed[0].err // a flag's problem, or the same one with each frame: said once
+	}
+	for _, f := range failed {
+		fmt.Fprintf(s.ErrOut, "kwire: frame %d (line %d): %v\n", f.n, f.frame.Line, f.err)
+	}
+	if usage == len(frames) {
+		return &exitError{code: exitUsage}
+	}
+	return &exitError{code: exitData}
+}
+
+// headed writes heading before the first bytes written to w.
+type headed struct {
+	w       io.Writer
+	heading string
+}
+
+func (h *headed) Write(p []byte) (int, error) {
+	if h.heading != "" && len(p) > 0 {
+		if _, err := io.WriteString(h.w, h.heading); err != nil {
+			return 0, err
+		}
+		h.heading = ""
+	}
+	return h.w.Write(p)
+}
+
 // decodeFrame decodes one frame (or body, or struct) as the flags say
 // and prints it; the decoding error, if any, is returned.
 func (o *decodeOptions) decodeFrame(s *ioStreams, data []byte, ropts render.Options) error {
+	o.hint = ""
 	tree, err := o.decode(data, ropts)
 	if err != nil {
 		return err

@@ -209,3 +209,102 @@ func TestDecodeInputBoundedFile(t *testing.T) {
 		t.Errorf("exit %d, stderr %q", code, errOut)
 	}
 }
+
+// decodeF1 is ApiVersions v0 from client "rdkafka", correlation ID 7.
+const decodeF1 = "000000110012000000000007000772646b61666b61"
+
+// TestDecodeLogShapes: kwire decode reads frames out of the shapes logs
+// give hex in, and decodes each: API, correlation ID and client ID as the
+// bytes say; several frames each under a heading, or a JSON line each.
+func TestDecodeLogShapes(t *testing.T) {
+	read := func(name string) string {
+		b, err := os.ReadFile(filepath.Join("testdata", "decode", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	rdkafka := `%7|1700000000.100|SEND|rdkafka#producer-1| [thrd:localhost:9092/bootstrap]: Sent ApiVersionsRequest (v0, 21 bytes @ 0, CorrId 7)
+Sent request hexdump (21 bytes):
+00000000: 00 00 00 11 00 12 00 00 00 00 00 07 00 07 72 64  ..............rd
+00000010: 6b 61 66 6b 61                                   kafka           
+%7|1700000000.200|SEND|rdkafka#producer-1| [thrd:localhost:9092/bootstrap]: Sent ApiVersionsRequest (v0, 23 bytes @ 0, CorrId 16909060)
+Sent request hexdump (23 bytes):
+00000000: 00 00 00 13 00 12 00 00 01 02 03 04 00 09 77 69  ..............wi
+00000010: 72 65 2d 72 65 61 64                             re-read         
+`
+	netty := `2026-05-01 12:00:00.123 DEBUG [id: 0x1a2b3c4d, L:/127.0.0.1:50000 - R:localhost/127.0.0.1:9092] WRITE: 21B
+         +-------------------------------------------------+
+         |  0  1  2  3  4  5  6  7  8  9  a  b  c  d  e  f |
++--------+-------------------------------------------------+----------------+
+|00000000| 00 00 00 11 00 12 00 00 00 00 00 07 00 07 72 64 |..............rd|
+|00000010| 6b 61 66 6b 61                                  |kafka           |
++--------+-------------------------------------------------+----------------+
+`
+	tests := []struct {
+		name string
+		in   string
+		args []string
+		code int
+		want []string // in the output, in this order
+		errs []string // in stderr
+	}{
+		{"hex inside a log line", "2026-05-01 12:00:00,123 DEBUG [Producer clientId=p1] sent " + decodeF1 + " (21 bytes) traceId=4bf92f3577b34da6", nil, exitOK,
+			[]string{"RequestApiKey: 18 (ApiVersions)", "CorrelationId: 7", `ClientId: "rdkafka"`},
+			[]string{`line 1: skipped "2026-05-01 12:00:00,123 DEBUG [Producer clientId=p1] sent" before and "(21 bytes) traceId=<hex, 8 bytes>" after the hex`}},
+		{"two log lines", "12:00 DEBUG sent " + seedHex + "\n12:00 DEBUG sent " + decodeF1 + "\n", nil, exitOK,
+			[]string{"frame 1 of 2, line 1, 23 bytes:", "CorrelationId: 16909060", `ClientId: "wire-read"`, "frame 2 of 2, line 2, 21 bytes:", "CorrelationId: 7", `ClientId: "rdkafka"`}, nil},
+		{"librdkafka hexdumps", rdkafka, nil, exitOK,
+			[]string{"frame 1 of 2, line 3, 21 bytes:", "CorrelationId: 7", `ClientId: "rdkafka"`, "frame 2 of 2, line 7, 23 bytes:", "CorrelationId: 16909060"},
+			[]string{`lines 5-6: skipped 2 lines with no dump bytes on them`}},
+		{"Netty's prettyHexDump", netty, nil, exitOK, []string{"CorrelationId: 7", `ClientId: "rdkafka"`}, nil},
+		{"tcpdump -X: TCP payloads, the second a response", read("tcpdump-x.txt"), nil, exitData,
+			[]string{"frame 1 of 2, line 17, 28 bytes:", "RequestApiKey: 18 (ApiVersions)", "CorrelationId: 1", `ClientId: "capgen-kafkago"`, "frame 2 of 2, line 28, 386 bytes:"},
+			[]string{"line 2: skipped a packet with no TCP payload (127.0.0.1:35348 → 127.0.0.1:19094)",
+				"line 17: the bytes are a packet (127.0.0.1:35348 → 127.0.0.1:19094): decoding its TCP payload, 28 bytes",
+				"frame 2 (line 28): decode error", "decodes whole as a ApiVersions v0 response"}},
+		{"tcpdump -XX: an Ethernet frame's TCP payload", read("tcpdump-xx.txt"), nil, exitOK, []string{"CorrelationId: 1", `ClientId: "capgen-kafkago"`}, nil},
+		{"a response frame inside a log line", "recv 0000001000000007000000000001001200000003 (20 bytes)", []string{"--frame", "--response", "--api", "ApiVersions", "--version", "0"}, exitOK,
+			[]string{"CorrelationId: 7", "ErrorCode: 0", "ApiKey: 18 (ApiVersions)", "MaxVersion: 3"}, nil},
+		{"a bare body inside a log line", "body=000000000001001200000003 end", []string{"--response", "--api", "18", "--version", "0"}, exitOK,
+			[]string{"ErrorCode: 0", "ApiKey: 18 (ApiVersions)", "MinVersion: 0", "MaxVersion: 3"}, []string{`line 1: skipped "body=" before and "end" after the hex`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, out, errOut := runWith(t, tt.in, append([]string{"decode"}, tt.args...)...)
+			if code != tt.code {
+				t.Errorf("exit %d, want %d; stderr %q", code, tt.code, errOut)
+			}
+			rest := out
+			for _, w := range tt.want {
+				i := strings.Index(rest, w)
+				if i < 0 {
+					t.Errorf("output lacks %q (in order):\n%s", w, out)
+					break
+				}
+				rest = rest[i+len(w):]
+			}
+			for _, w := range tt.errs {
+				if !strings.Contains(errOut, w) {
+					t.Errorf("stderr lacks %q:\n%s", w, errOut)
+				}
+			}
+		})
+	}
+	// --json: a document a line, each frame's.
+	code, out, _ := runWith(t, "12:00 DEBUG sent "+seedHex+"\n12:00 DEBUG sent "+decodeF1+"\n", "decode", "--json")
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if code != exitOK || len(lines) != 2 || !strings.Contains(lines[0], `"wire-read"`) || !strings.Contains(lines[1], `"rdkafka"`) {
+		t.Errorf("--json: exit %d, %d lines:\n%s", code, len(lines), out)
+	}
+	for _, l := range lines {
+		if !json.Valid([]byte(l)) {
+			t.Errorf("--json: invalid line %q", l)
+		}
+	}
+	// Flags no frame can be decoded with are said once, exit 2.
+	code, out, errOut := runWith(t, seedHex+"\n"+decodeF1+"\n", "decode", "--response")
+	if code != exitUsage || out != "" || strings.Count(errOut, "kwire: ") != 1 {
+		t.Errorf("--response alone: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+}
