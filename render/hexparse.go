@@ -192,7 +192,7 @@ func ParseHexFrames(text string, opts HexOptions) ([]HexFrame, []string, error) 
 		// lines with no bytes, left out.
 		frames, notes, err := parseDump(stripped)
 		if err == nil {
-			return frames, append(logNotes, notes...), nil
+			return frames, append(notes, logNotes...), nil
 		}
 		dumpErr = err
 	}
@@ -647,11 +647,8 @@ func logDumpLines(lines []string) (out []string, notes []string, ok bool) {
 		switch {
 		case starts[i] >= 0:
 			out[i] = strings.Repeat(" ", starts[i]) + l[starts[i]:]
-		case (i < first || i > last) && strings.TrimSpace(l) != "":
-			notes = append(notes, fmt.Sprintf("line %d: skipped %q: no dump bytes on it", i+1, clipText(strings.TrimSpace(l), 60)))
-		case i < first || i > last:
 		default:
-			out[i] = l
+			out[i] = l // for parseDump to skip as text, and note
 		}
 	}
 	notes = append(notes, fmt.Sprintf("lines %d-%d: skipped the text before each dump line (%q on line %d)", first+1, last+1, clipText(lines[first][:starts[first]], 100), first+1))
@@ -690,9 +687,11 @@ func labelled(tail string) bool {
 	return false
 }
 
-// hexRun is 8 or more bytes of hex in text skipped: a frame's bytes
-// (a SASL password among them) when the hex read was another run.
-var hexRun = regexp.MustCompile(`[0-9a-fA-F]{2}(?:[ :,]?[0-9a-fA-F]{2}){7,}`)
+// hexRun is 8 or more bytes of hex in text skipped, as bare digits,
+// 0x-prefixed or \x-escaped, with up to two separators between bytes: a
+// frame's bytes (a SASL password among them) when the hex read was
+// another run, or a line of text with bytes in it.
+var hexRun = regexp.MustCompile(`(?:(?:0[xX]|\\[xX])?[0-9a-fA-F]{2}[ \t:,;]{0,2}){7}(?:0[xX]|\\[xX])?[0-9a-fA-F]{2}(?:[ \t:,;]{0,2}(?:0[xX]|\\[xX])?[0-9a-fA-F]{2})*`)
 
 // clipText cuts s, text skipped, to n bytes for a message, with its
 // runs of hex withheld ("<hex, N bytes>"): skipped text is not what was
@@ -700,7 +699,10 @@ var hexRun = regexp.MustCompile(`[0-9a-fA-F]{2}(?:[ :,]?[0-9a-fA-F]{2}){7,}`)
 // is followed by a hex trace ID quoted the frame, password and all).
 func clipText(s string, n int) string {
 	s = hexRun.ReplaceAllStringFunc(s, func(h string) string {
-		return fmt.Sprintf("<hex, %d bytes>", hexDigitsIn(h)/2)
+		if n := hexDigitsIn(h); n > 0 {
+			return fmt.Sprintf("<hex, %d bytes>", n/2)
+		}
+		return "<hex>"
 	})
 	if len(s) <= n {
 		return s
@@ -835,8 +837,8 @@ func parseDump(lines []string) ([]HexFrame, []string, error) {
 			}
 			continue
 		}
-		if j := strings.IndexByte(data, '|'); j >= 0 {
-			data = data[:j] // hexdump -C: |ASCII|
+		if j := strings.IndexByte(data, '|'); j >= 0 && hexDigitsIn(data[:j]) >= 0 {
+			data = data[:j] // hexdump -C: |ASCII| (a '|' in xxd's or tcpdump's ASCII column is not)
 		} else if loc := asciiGap.FindStringIndex(data); loc != nil {
 			cut := loc[0] // xxd, Wireshark: two or more spaces, then ASCII
 			// hexdump -C and kwire -x split a row's 16 bytes 8 + 8 with

@@ -43,6 +43,7 @@ func TestParseHex(t *testing.T) {
 00000040
 `, zeros},
 		{"xxd whose ASCII column looks like hex", "00000000: 6162 6364  abcd\n", []byte("abcd")},
+		{"xxd whose ASCII column holds a '|' (not hexdump -C's)", "00000000: 6162 2d7c 6364  ab-|cd\n", []byte("ab-|cd")},
 		{"kwire -x with a decompressed section after the frame", `0000  00 00 00 13 00 12 00 00  01 02 03 04 00 09 77 69  Foo
 0010  72 65 2d 72 65 61 64                              Bar
 
@@ -297,6 +298,20 @@ func TestParseHexSkippedHexWithheld(t *testing.T) {
 		want := []string{`line 1: skipped "sent" before and "traceId=<hex, 8 bytes>" after the hex`}
 		if err != nil || len(frames) != 1 || len(frames[0].Data) != 27 || !slices.Equal(notes, want) {
 			t.Errorf("framed %v: %v, notes %q, %v; want 27 bytes, notes %q", framed, frames, notes, err, want)
+		}
+	}
+	// Bytes after the frame, 0x-prefixed and \x-escaped: withheld too.
+	for _, after := range []string{
+		"key={0x00, 0x51, 0x7a, 0x70, 0x61, 0x73, 0x73, 0x00}",
+		`key="\x00\x51\x7a\x70\x61\x73\x73\x00"`,
+	} {
+		frames, notes, err := ParseHexFrames("sent "+seedHex+" "+after, HexOptions{Framed: true})
+		want := `line 1: skipped "sent" before and "key={<hex, 8 bytes>}" after the hex`
+		if strings.Contains(after, `\x`) {
+			want = `line 1: skipped "sent" before and "key=\"<hex, 8 bytes>\"" after the hex`
+		}
+		if err != nil || len(frames) != 1 || hex.EncodeToString(frames[0].Data) != seedHex || !slices.Equal(notes, []string{want}) {
+			t.Errorf("%q: %v, notes %q, %v; want %q", after, frames, notes, err, want)
 		}
 	}
 	_, notes, err := ParseHexNoting("sent 00000013001200000102030400097769726572656164 and " + frame)

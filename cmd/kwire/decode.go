@@ -225,7 +225,7 @@ func runDecode(o *decodeOptions, s *ioStreams, color bool, args []string) error 
 // all failed alike as unusable (one error then, said once).
 func (o *decodeOptions) decodeFrames(s *ioStreams, frames []render.HexFrame, ropts render.Options) error {
 	if len(frames) == 0 {
-		return &exitError{code: exitUsage, err: errors.New("no frame left to decode")}
+		return &exitError{code: exitUsage, err: errors.New("no frame to decode: the packets dumped carry no TCP payload")}
 	}
 	if len(frames) == 1 {
 		return o.decodeFrame(s, frames[0].Data, ropts)

@@ -1,14 +1,18 @@
 package main
 
 import (
-	"encoding/hex"
 	"bytes"
+	"encoding/hex"
 	"encoding/json"
+	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/gopacket/gopacket"
+	"github.com/gopacket/gopacket/layers"
 	"github.com/kwire/kwire/internal/connecttest"
 )
 
@@ -306,5 +310,70 @@ Sent request hexdump (23 bytes):
 	code, out, errOut := runWith(t, seedHex+"\n"+decodeF1+"\n", "decode", "--response")
 	if code != exitUsage || out != "" || strings.Count(errOut, "kwire: ") != 1 {
 		t.Errorf("--response alone: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+}
+
+// tcpdumpX dumps a packet as tcpdump -X does, after a heading line: rows
+// of 16 bytes in 4-digit groups, then the ASCII column.
+func tcpdumpX(heading string, pkt []byte) string {
+	var b strings.Builder
+	b.WriteString(heading + "\n")
+	for off := 0; off < len(pkt); off += 16 {
+		row := pkt[off:min(off+16, len(pkt))]
+		var h, a strings.Builder
+		for i, c := range row {
+			if i%2 == 0 && i > 0 {
+				h.WriteByte(' ')
+			}
+			fmt.Fprintf(&h, "%02x", c)
+			if c >= 0x20 && c < 0x7f {
+				a.WriteByte(c)
+			} else {
+				a.WriteByte('.')
+			}
+		}
+		fmt.Fprintf(&b, "\t0x%04x:  %-39s  %s\n", off, h.String(), a.String())
+	}
+	return b.String()
+}
+
+// tcpPacket is an IPv4 packet carrying a TCP segment of payload.
+func tcpPacket(t *testing.T, seq uint32, payload []byte) []byte {
+	t.Helper()
+	ip := &layers.IPv4{Version: 4, TTL: 64, Protocol: layers.IPProtocolTCP, SrcIP: net.IPv4(10, 0, 0, 1), DstIP: net.IPv4(10, 0, 0, 2)}
+	tcp := &layers.TCP{SrcPort: 50000, DstPort: 9092, Seq: seq, ACK: true, PSH: true, Window: 512}
+	if err := tcp.SetNetworkLayerForChecksum(ip); err != nil {
+		t.Fatal(err)
+	}
+	buf := gopacket.NewSerializeBuffer()
+	if err := gopacket.SerializeLayers(buf, gopacket.SerializeOptions{FixLengths: true, ComputeChecksums: true}, ip, tcp, gopacket.Payload(payload)); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// TestDecodeTCPSegments: a frame over two TCP segments, dumped by
+// tcpdump -X packet by packet (an ASCII column with '|' in it), is
+// decoded whole, the second segment's payload joined to the first; a
+// frame whose length the first segment holds is not joined to the next.
+func TestDecodeTCPSegments(t *testing.T) {
+	frame, _ := hex.DecodeString(seedHex)
+	f1, _ := hex.DecodeString(decodeF1)
+	pipe := []byte("\x00\x00\x00\x13\x00\x12\x00\x00\x01\x02\x03\x04\x00\x09wire-re|d")
+	in := tcpdumpX("12:00:00.000001 IP 10.0.0.1.50000 > 10.0.0.2.9092: Flags [P.], length 10", tcpPacket(t, 1, pipe[:10])) +
+		tcpdumpX("12:00:00.000002 IP 10.0.0.1.50000 > 10.0.0.2.9092: Flags [P.], length 13", tcpPacket(t, 11, pipe[10:])) +
+		tcpdumpX("12:00:00.000003 IP 10.0.0.1.50000 > 10.0.0.2.9092: Flags [P.], length 21", tcpPacket(t, 24, f1)) +
+		tcpdumpX("12:00:00.000004 IP 10.0.0.1.50000 > 10.0.0.2.9092: Flags [P.], length 23", tcpPacket(t, 45, frame))
+	code, out, errOut := runWith(t, in, "decode")
+	if code != exitOK {
+		t.Fatalf("exit %d, stderr %s", code, errOut)
+	}
+	for _, w := range []string{"frame 1 of 3, line 2, 23 bytes:", `ClientId: "wire-re|d"`, "frame 2 of 3, line 12, 21 bytes:", `ClientId: "rdkafka"`, "frame 3 of 3, line 17, 23 bytes:", `ClientId: "wire-read"`} {
+		if !strings.Contains(out, w) {
+			t.Errorf("output lacks %q:\n%s", w, out)
+		}
+	}
+	if !strings.Contains(errOut, "line 7: the bytes are a packet (10.0.0.1:50000 → 10.0.0.2:9092): its TCP payload, 13 bytes, continues the frame of line 2") {
+		t.Errorf("stderr: %s", errOut)
 	}
 }
