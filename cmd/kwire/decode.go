@@ -43,6 +43,44 @@ type decodeOptions struct {
 	// hint, set by decode when the bytes fail as what the flags say but
 	// look like something else, follows the decode error.
 	hint string
+
+	// pairs, when the input holds several frames and no flags say what
+	// they are, pairs responses with the requests before them
+	// (decodeFrames); nil otherwise.
+	pairs *requestPairs
+}
+
+// requestPairs remembers the requests decoded from one input, by
+// correlation ID (the last maxPairs), so that a frame after them that
+// does not decode as a request but decodes whole as the response to one
+// is decoded as that response: a client's log of what it sent and
+// received.
+type requestPairs struct {
+	byCorr map[int32]pairedRequest
+	order  []int32 // the correlation IDs kept, oldest first
+	frame  int     // the frame being decoded (1-based), for the note
+	note   string  // set when that frame was decoded as a response
+}
+
+// pairedRequest is a request decoded: its API key and version (from its
+// header) and the frame it was.
+type pairedRequest struct {
+	key, version int16
+	frame, line  int
+}
+
+// maxPairs bounds the requests requestPairs keeps (about 40 bytes each).
+const maxPairs = 4096
+
+func (p *requestPairs) add(corr int32, r pairedRequest) {
+	if _, ok := p.byCorr[corr]; !ok {
+		if len(p.order) >= maxPairs {
+			delete(p.byCorr, p.order[0])
+			p.order = p.order[1:]
+		}
+		p.order = append(p.order, corr)
+	}
+	p.byCorr[corr] = r
 }
 
 func newDecodeCmd(s *ioStreams, g *globalOptions) *cobra.Command {
@@ -78,7 +116,10 @@ The input may hold several frames, each decoded in turn (under a heading
 "frame N of M, line L, B bytes:", or a JSON line each): a frame ends
 where a dump's offset starts over, at a line of text between lines of
 hex (a log line), and, for frames (not bodies or structs), where its
-first 4 bytes say it ends, when hex follows on the next line.
+first 4 bytes say it ends, when hex follows on the next line. Without
+flags, a frame that does not decode as a request, but decodes whole as
+the response to a request before it with its correlation ID, is decoded
+as that response, with a note.
 
 A frame that does not decode as a request but does as a response (which
 names no API) gets a hint naming the responses it fits; so do bytes
@@ -241,7 +282,13 @@ func (o *decodeOptions) decodeFrames(s *ioStreams, frames []render.HexFrame, rop
 		out    = s.Out
 		shown  int
 	)
+	if o.API == "" && o.Type == "" && !o.Request && !o.Response {
+		o.pairs = &requestPairs{byCorr: map[int32]pairedRequest{}}
+	}
 	for i, f := range frames {
+		if o.pairs != nil {
+			o.pairs.frame, o.pairs.note = i+1, ""
+		}
 		fs := *s
 		if !o.JSON {
 			// The heading is written with the frame's first output: a
@@ -255,6 +302,9 @@ func (o *decodeOptions) decodeFrames(s *ioStreams, frames []render.HexFrame, rop
 		err := o.decodeFrame(&fs, f.Data, ropts)
 		if h, ok := fs.Out.(*headed); ok && h.heading == "" {
 			shown++
+		}
+		if o.pairs != nil && o.pairs.note != "" {
+			fmt.Fprintf(s.ErrOut, "kwire: frame %d (line %d): %s\n", i+1, f.Line, o.pairs.note)
 		}
 		if err == nil {
 			continue
@@ -495,6 +545,23 @@ func (o *decodeOptions) decode(data []byte, ropts render.Options) (*protocol.Tre
 			return nil, err
 		}
 		t := d.DecodeRequest(data)
+		if p := o.pairs; p != nil && len(data) >= 12 {
+			// Request header: key, version, correlation ID after the
+			// length; a response header: the correlation ID.
+			if t.Err == nil && t.FirstError() == nil {
+				p.add(int32(binary.BigEndian.Uint32(data[8:])), pairedRequest{
+					key: int16(binary.BigEndian.Uint16(data[4:])), version: int16(binary.BigEndian.Uint16(data[6:])), frame: p.frame})
+			} else if r, ok := p.byCorr[int32(binary.BigEndian.Uint32(data[4:]))]; ok {
+				if resp := d.DecodeResponse(data, r.key, r.version); resp.Err == nil && resp.FirstError() == nil {
+					t.Release()
+					p.note = fmt.Sprintf("decoded as the response to frame %d (%s v%d, correlation ID %d): it does not decode as a request, and decodes whole as that response",
+						r.frame, protocol.APIName(r.key), r.version, int32(binary.BigEndian.Uint32(data[4:])))
+					return resp, nil
+				} else {
+					resp.Release()
+				}
+			}
+		}
 		if t.Err != nil && !errors.Is(t.Err, protocol.ErrUnknownVers) {
 			// (A header that decoded, naming a version no schema
 			// defines, is a request: no guess at a response.)
