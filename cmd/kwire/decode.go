@@ -545,10 +545,10 @@ func (o *decodeOptions) decode(data []byte, ropts render.Options) (*protocol.Tre
 			return nil, err
 		}
 		t := d.DecodeRequest(data)
-		if p := o.pairs; p != nil && len(data) >= 12 {
+		if p := o.pairs; p != nil && len(data) >= 8 {
 			// Request header: key, version, correlation ID after the
 			// length; a response header: the correlation ID.
-			if t.Err == nil && t.FirstError() == nil {
+			if t.Err == nil && t.FirstError() == nil && len(data) >= 12 {
 				p.add(int32(binary.BigEndian.Uint32(data[8:])), pairedRequest{
 					key: int16(binary.BigEndian.Uint16(data[4:])), version: int16(binary.BigEndian.Uint16(data[6:])), frame: p.frame})
 			} else if r, ok := p.byCorr[int32(binary.BigEndian.Uint32(data[4:]))]; ok {

@@ -269,9 +269,14 @@ Sent request hexdump (23 bytes):
 				"line 17: the bytes are a packet (127.0.0.1:35348 → 127.0.0.1:19094): decoding its TCP payload, 28 bytes",
 				"frame 2 (line 28): decoded as the response to frame 1 (ApiVersions v0, correlation ID 1)"}},
 		{"a request and its response in log lines", "DEBUG sent " + decodeF1 + "\nDEBUG received 0000001000000007000000000001001200000003\n" +
-			"DEBUG received 0000001000000008000000000001001200000003 (no request 8)\n", nil, exitData,
-			[]string{"frame 1 of 3", "CorrelationId: 7", "frame 2 of 3", "ResponseHeader v0", "CorrelationId: 7", "ApiVersionsResponse v0", "ApiKey: 18 (ApiVersions)", "MaxVersion: 3", "frame 3 of 3", "RequestHeader"},
-			[]string{"frame 2 (line 2): decoded as the response to frame 1 (ApiVersions v0, correlation ID 7)", "frame 3 (line 3): decode error", "decodes whole as a ApiVersions v0 response"}},
+			"DEBUG received 0000001000000008000000000001001200000003 (no request 8)\n" +
+			// Heartbeat v0 (group "g", generation 1, member "m", corr 9) and its 10-byte response.
+			"DEBUG sent 0000001b000c00000000000900077264" + "6b61666b61" + "000167" + "00000001" + "00016d\n" +
+			"DEBUG received 00000006000000090000\n", nil, exitData,
+			[]string{"frame 1 of 5", "CorrelationId: 7", "frame 2 of 5", "ResponseHeader v0", "CorrelationId: 7", "ApiVersionsResponse v0", "ApiKey: 18 (ApiVersions)", "MaxVersion: 3", "frame 3 of 5", "RequestHeader",
+				"frame 4 of 5", "RequestApiKey: 12 (Heartbeat)", `GroupId: "g"`, "GenerationId: 1", `MemberId: "m"`, "frame 5 of 5", "CorrelationId: 9", "HeartbeatResponse v0", "ErrorCode: 0 (NONE)"},
+			[]string{"frame 2 (line 2): decoded as the response to frame 1 (ApiVersions v0, correlation ID 7)", "frame 3 (line 3): decode error", "decodes whole as a ApiVersions v0 response",
+				"frame 5 (line 5): decoded as the response to frame 4 (Heartbeat v0, correlation ID 9)"}},
 		{"tcpdump -XX: an Ethernet frame's TCP payload", read("tcpdump-xx.txt"), nil, exitOK, []string{"CorrelationId: 1", `ClientId: "capgen-kafkago"`}, nil},
 		{"a response frame inside a log line", "recv 0000001000000007000000000001001200000003 (20 bytes)", []string{"--frame", "--response", "--api", "ApiVersions", "--version", "0"}, exitOK,
 			[]string{"CorrelationId: 7", "ErrorCode: 0", "ApiKey: 18 (ApiVersions)", "MaxVersion: 3"}, nil},
