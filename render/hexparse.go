@@ -65,6 +65,10 @@ var (
 	// dumpLineRE is a dump line: an offset of 4 to 16 hex digits followed by
 	// ": " (xxd) or two or more spaces (hexdump -C, Wireshark), then data.
 	dumpLineRE = regexp.MustCompile(`^([0-9a-fA-F]{4,16})(?::[ \t]+|[ \t]{2,})(\S.*)$`)
+	// dumpStartRE is the start of a dump line, up to its first byte: what
+	// logDumpLines matches, in a window of the line (dumpLineRE reads
+	// the rest of the line, at each place tried).
+	dumpStartRE = regexp.MustCompile(`^([0-9a-fA-F]{4,16})(?::[ \t]+|[ \t]{2,})\S`)
 	// offsetOnly is a dump's closing line: just the offset of the end.
 	offsetOnly = regexp.MustCompile(`^([0-9a-fA-F]{4,16}):?$`)
 	// asciiGap separates a dump line's hex from its ASCII column.
@@ -179,7 +183,7 @@ func ParseHexFrames(text string, opts HexOptions) ([]HexFrame, []string, error) 
 	isDump := false
 	for i, l := range lines {
 		lines[i] = rewriteRow(l)
-		if dumpLineRE.MatchString(strings.TrimSpace(lines[i])) {
+		if !isDump && dumpLineRE.MatchString(strings.TrimSpace(lines[i])) {
 			isDump = true
 		}
 	}
@@ -250,9 +254,12 @@ func (n *noteList) add(format string, a ...any) {
 	n.notes = append(n.notes, fmt.Sprintf(format, a...))
 }
 
+// full reports whether further notes are only counted.
+func (n *noteList) full() bool { return len(n.notes) >= maxNotes }
+
 func (n *noteList) list() []string {
 	if n.more > 0 {
-		return append(n.notes, fmt.Sprintf("… %d more lines skipped, not noted", n.more))
+		return append(n.notes, fmt.Sprintf("… %d more notes of text skipped left out", n.more))
 	}
 	return n.notes
 }
@@ -275,6 +282,8 @@ func (b *textBlock) end(n *noteList) {
 	switch {
 	case b.first == 0:
 		return
+	case n.full():
+		n.more++
 	case b.first == b.last:
 		n.add("line %d: skipped %q: no %s on it", b.first, clipText(b.text, 60), b.what)
 	default:
@@ -366,6 +375,10 @@ func parseLines(lines []string, opts HexOptions) ([]HexFrame, []string, error) {
 			if err := add(d, n); err != nil {
 				return nil, nil, err
 			}
+		}
+		if notes.full() {
+			notes.more++
+			continue
 		}
 		before := strings.TrimRight(l[:runs[0][0]], " \t")
 		after := strings.TrimLeft(l[runs[len(runs)-1][1]:], " \t")
@@ -553,10 +566,11 @@ func lineRuns(l string, framed bool) [][2]int {
 	return nil
 }
 
-// frameEnd reports whether toks, from the first, start with a whole frame:
-// their first 4 bytes a length the following tokens make up exactly, at
-// least 4 (a response's correlation ID). It returns the end of the
-// frame's last token.
+// frameEnd reports whether toks, from the first, are a whole frame:
+// their first 4 bytes a length, at least 4 (a response's correlation ID),
+// that the tokens after make up exactly, up to the last or, when the last
+// is one word of 8 bytes or more (a trace ID written after the frame), the
+// one before it. It returns the end of the frame's last token.
 func frameEnd[T any](l string, toks []T, at func(T) (start, end, digits int)) (int, bool) {
 	var head []byte
 	for _, t := range toks {
@@ -574,11 +588,16 @@ func frameEnd[T any](l string, toks []T, at func(T) (start, end, digits int)) (i
 		return 0, false
 	}
 	want, have := 2*(int64(n)+4), int64(0)
-	for _, t := range toks {
+	for i, t := range toks {
 		_, e, d := at(t)
 		have += int64(d)
 		if have == want {
-			return e, true
+			// The run ends with the frame, or one word of 8 bytes or
+			// more follows it (a trace or span ID).
+			if rest := toks[i+1:]; len(rest) == 0 || len(rest) == 1 && func() bool { _, _, d := at(rest[0]); return d >= 16 }() {
+				return e, true
+			}
+			break
 		}
 		if have > want {
 			break
@@ -614,7 +633,7 @@ func logDumpLines(lines []string) (out []string, notes []string, ok bool) {
 			if !strings.ContainsRune(" \t:=|]", rune(l[j-1])) || unhex(l[j]) < 0 {
 				continue
 			}
-			if dumpLineRE.MatchString(strings.TrimRight(l[j:], " \t")) {
+			if dumpStartRE.MatchString(l[j:min(len(l), j+dumpWindow)]) {
 				cands = append(cands, j)
 			}
 		}
@@ -627,7 +646,7 @@ func logDumpLines(lines []string) (out []string, notes []string, ok bool) {
 			at = prev
 		case first < 0:
 			for _, c := range cands {
-				if m := dumpLineRE.FindStringSubmatch(l[c:]); m != nil && strings.Trim(m[1], "0") == "" {
+				if m := dumpStartRE.FindStringSubmatch(l[c:min(len(l), c+dumpWindow)]); m != nil && strings.Trim(m[1], "0") == "" {
 					at = c
 					break
 				}
@@ -654,6 +673,10 @@ func logDumpLines(lines []string) (out []string, notes []string, ok bool) {
 	notes = append(notes, fmt.Sprintf("lines %d-%d: skipped the text before each dump line (%q on line %d)", first+1, last+1, clipText(lines[first][:starts[first]], 100), first+1))
 	return out, notes, true
 }
+
+// dumpWindow is how much of a line past a place logDumpLines tries it
+// reads: a dump line's offset and the spaces before its first byte.
+const dumpWindow = 256
 
 // maxLogPrefix is the longest text logDumpLines skips before a dump line.
 const maxLogPrefix = 512

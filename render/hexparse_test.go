@@ -282,6 +282,17 @@ func TestParseHexLogPrefixLongLine(t *testing.T) {
 	if d := time.Since(start); d > 10*time.Second {
 		t.Errorf("took %v", d)
 	}
+	// Places that look like a dump line's start (64 in the first 512
+	// bytes), each before the rest of a 3 MB line: each was read to the
+	// line's end (5 s a megabyte).
+	start = time.Now()
+	b, _, err = ParseHexNoting(strings.Repeat("y 0000: ", 100) + strings.Repeat("ab ", 1000000))
+	if err != nil || len(b) != 1000000 {
+		t.Errorf("dump starts before a long run: %d bytes, %v", len(b), err)
+	}
+	if d := time.Since(start); d > 4*time.Second {
+		t.Errorf("took %v", d)
+	}
 }
 
 // TestParseHexSkippedHexWithheld: text skipped around the hex read is
@@ -346,6 +357,10 @@ func TestParseHexFramesShapes(t *testing.T) {
 		{"unframed: the longest run", "sent " + f1 + " (21 bytes)", false, []string{f1}, []int{1}},
 		{"a trace ID and a UUID nearby", "traceparent=00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01 id=123e4567-e89b-12d3-a456-426614174000 span=00f067aa0ba902b7 sent " + f1 + " ok", true, []string{f1}, []int{1}},
 		{"a hex-spelled word before the frame", "should be " + f1, true, []string{f1}, []int{1}},
+		{"a trace ID after the frame, a space between", "sent " + f1 + " 4bf92f3577b34da6", true, []string{f1}, []int{1}},
+		// Spaced bytes past the frame's length are not cut off: the run
+		// is read whole (and decoding says what is left over).
+		{"bytes past a frame's length, spaced", "sent " + spaced + " 01 02", true, []string{f1 + "0102"}, []int{1}},
 		{"two frames on one line", "req=" + seedHex + " resp=" + f1, true, []string{seedHex, f1}, []int{1, 1}},
 		{"two log lines, a frame each", "12:00 DEBUG sent " + seedHex + "\n12:00 DEBUG sent " + f1 + "\n", true, []string{seedHex, f1}, []int{1, 2}},
 		{"plain hex, a whole frame a line", seedHex + "\n" + f1 + "\n", true, []string{seedHex, f1}, []int{1, 2}},

@@ -66,7 +66,7 @@ type requestPairs struct {
 // header) and the frame it was.
 type pairedRequest struct {
 	key, version int16
-	frame, line  int
+	frame        int
 }
 
 // maxPairs bounds the requests requestPairs keeps (about 40 bytes each).
