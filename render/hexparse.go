@@ -173,9 +173,10 @@ func ParseHexNoting(text string) ([]byte, []string, error) {
 //
 // On a line that is not all hex, the hex is picked by this rule (see
 // lineRuns): a run of hex bytes, as pasted hex writes them, between
-// words of text; with opts.Framed, every run (or a run less up to 8
-// leading words of hex) whose first 4 bytes count the rest, each a frame;
-// else the longest run, which must hold at least 4 bytes at the line's
+// words of text; with opts.Framed, every run whose first 4 bytes count
+// the rest, each a frame (up to 8 leading words of hex may be left out,
+// and one word of 8 bytes or more may follow: frameEnd); else the
+// longest run, which must hold at least 4 bytes at the line's
 // end and 8 before more text. A line with no run and no word of text
 // ("00 0g", a typo) is an error.
 func ParseHexFrames(text string, opts HexOptions) ([]HexFrame, []string, error) {
@@ -749,6 +750,7 @@ func parseDump(lines []string) ([]HexFrame, []string, error) {
 		repeat    bool   // a "*" line is pending
 		redacted  int    // the line of a kwire -x row whose bytes were withheld
 		records   bool   // in kwire -x's decompressed records, until the next frame's heading
+		repeated  int    // the bytes "*" lines stood for, in all frames
 		notes     noteList
 		text      = textBlock{what: "dump bytes"}
 	)
@@ -782,6 +784,12 @@ func parseDump(lines []string) ([]HexFrame, []string, error) {
 		}
 		if repeat && len(prevLine) > 0 {
 			if off > have {
+				// The bytes "*" lines stand for, in all the text's
+				// frames: each frame's first offset resets base.
+				if repeated += off - have; repeated > maxRepeat {
+					return &hexError{Line: lineNo, Col: 1, Msg: fmt.Sprintf(
+						"the \"*\" lines of the dumps would repeat more than %d bytes in all", maxRepeat)}
+				}
 				out = slices.Grow(out, off-have+len(prevLine)) // at once: a line at a time would double the slice over and over
 			}
 			for have < off {

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -98,6 +99,8 @@ func TestParseHexErrors(t *testing.T) {
 		{"kwire -x with a secret withheld", "0000  00 00 00 0c  Length 12\n0004  00 00 00 01  X 1\n0008  AuthBytes.password <redacted>\n0010  00  Tags\n", "line 3, column 1: the dump withholds a secret's bytes"},
 		{"kwire -x with a secret withheld, relative offsets after it", "00000  00 00 00 0c  Length 12\n00004  00 00 00 01  X 1\n00008  <redacted>  AuthBytes.password\n+0000  00  Tags\n", "line 3, column 1: the dump withholds a secret's bytes"},
 		{"many repeats adding up", "00000000  00 00  |..|\n" + manyRepeats(40), "more than the 104857600 a frame can hold"},
+		// Each frame's offsets start over: their repeats add up all the same.
+		{"repeats adding up over frames", strings.Repeat("00000000  00 00  |..|\n*\n03000000  00 00  |..|\n", 3), "would repeat more than 104857600 bytes in all"},
 		{"offset near 2^63", "7ffffffffffffff0  00 01 02 03 04 05 06 07  08 09 0a 0b 0c 0d 0e 0f  |................|\n*\n7fffffffffffffff\n", "is beyond any dump of a frame"},
 		{"kwire -x with a value cut", "0000  00 00 00 13 00 12 00 00  01 02 03 04 00 09 77 69  Foo\n            … 1499744 more bytes of Value (offset 0x18d – 0x16e3ec)\n", "line 2, column 13: the dump leaves out 1499744 bytes here"},
 		{"a repeat going backwards", "00000010  00 01 02 03 04 05 06 07  08 09 0a 0b 0c 0d 0e 0f  |................|\n*\n00000008\n", "offset 0x8 does not follow"},
@@ -131,7 +134,27 @@ func FuzzParseHex(f *testing.F) {
 	f.Add("  request, packet 4:\n    0000  00 00 00 13 00 12 00 00  01 02 03 04 00 09 77 69  Foo \"wi\"\n    0010  72 65 2d  Bar\n    0013  Baz (empty)\n\n    -- lz4-decompressed records --\n    0000  00  X\n")
 	f.Add("0000  00 00 00 0c  Length 12\n0008  AuthBytes.password <redacted>\n        … 12 more bytes of Value (offset 0x1 – 0xd)\n")
 	f.Add("00000  00 00 00 0c  Length 12\n00008  <redacted>  AuthBytes.password\n+0000  00  Tags\n        … 12 more bytes of Value (offset +0x1 – +0xd)\n")
+	f.Add("12:00 sent 000000110012000000000007000772646b61666b61 (21 bytes) 4bf92f3577b34da6\nnext line\n|00000000| 00 00 00 02 00 12 |......|\n\t0x0000:  4500 0014  E...\n")
 	f.Fuzz(func(t *testing.T, s string) {
+		// Frames: each holds bytes, on a line of the text, and a note
+		// shows no run of hex.
+		frames, notes, err := ParseHexFrames(s, HexOptions{Framed: true})
+		var he *hexError
+		if err != nil && !errors.As(err, &he) {
+			t.Fatalf("ParseHexFrames: error %T is not a *hexError", err)
+		}
+		for _, f := range frames {
+			if len(f.Data) == 0 || f.Line < 1 || f.Line > strings.Count(s, "\n")+strings.Count(s, "\r")+1 {
+				t.Fatalf("frame %x on line %d", f.Data, f.Line)
+			}
+		}
+		for _, n := range notes {
+			// (%q writes bytes that are not UTF-8 as \x escapes: they
+			// are not hex in the text.)
+			if plainHexRun.MatchString(quotedByte.ReplaceAllString(n, "~")) {
+				t.Fatalf("note %q shows a run of hex", n)
+			}
+		}
 		b, err := ParseHex(s)
 		if err != nil {
 			var he *hexError
@@ -149,6 +172,13 @@ func FuzzParseHex(f *testing.F) {
 		}
 	})
 }
+
+// plainHexRun is 8 bytes of hex digits or more, with a space, ':' or ','
+// between bytes or not.
+var plainHexRun = regexp.MustCompile(`[0-9a-fA-F]{2}(?:[ :,]?[0-9a-fA-F]{2}){7,}`)
+
+// quotedByte is a byte %q escapes.
+var quotedByte = regexp.MustCompile(`\\x[0-9a-f]{2}`)
 
 // manyRepeats is n pairs of a "*" line and a dump line 80 MiB further:
 // each repeat is within a frame's size, all of them are not.

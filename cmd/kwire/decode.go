@@ -103,9 +103,10 @@ Hex inside log lines is found: on a line that is not all hex, the text
 around the hex is skipped with a note on stderr (its runs of hex
 withheld): "... sent 00000013...0064 (23 bytes) traceId=4bf9...". The hex
 read is a run of hex bytes between words of text; for frames, every run
-(or run less a few leading hex words) whose first 4 bytes count the rest,
-each a frame; else the longest run, of at least 4 bytes at the line's end
-or 8 before more text. A port or offset and its colon before it are text
+whose first 4 bytes count the rest, each a frame (up to 8 leading hex
+words may be left out, and one word of 8 bytes or more, a trace ID, may
+follow); else the longest run, of at least 4 bytes at the line's end or
+8 before more text. A port or offset and its colon before it are text
 ("10.0.0.5:9092: 0000..."). So is the text a logger writes before each
 line of a dump, and lines that hold no bytes ("... Sent MetadataRequest
 (v12, 46 bytes)"). Base64 (bytes as JSON carries them, kwire read
