@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"cmp"
 	"encoding/binary"
 	"encoding/hex"
@@ -201,7 +200,7 @@ frame shorter than its 4-byte length prefix, every frame so).`,
 	addDecodeFlags(f, &o.MaxDecompressed, &o.MaxDecodeMemory)
 	o.MaxInput = defaultMaxInputMemory
 	f.Var(&o.MaxInput, "max-input-memory",
-		"the most hex text read from -f or stdin, e.g. 256MiB: past it reading stops, the frames in the whole lines read are decoded, and the exit status is 1 (2 when none was)")
+		"the most hex text read from -f or stdin, its lines counted 48 bytes each on top, e.g. 256MiB: past it reading stops, the frames in the whole lines read are decoded, and the exit status is 1 (2 when none was)")
 	o.out.addFlags(f)
 	exclusiveFlags(cmd, [2]string{"request", "response"}, [2]string{"json", "hex"},
 		[2]string{"type", "api"}, [2]string{"type", "frame"})
@@ -402,28 +401,36 @@ func (o *decodeOptions) decodeFrame(s *ioStreams, data []byte, ropts render.Opti
 }
 
 // defaultMaxInputMemory is --max-input-memory's default: 64 MiB of hex
-// text, a 32 MiB frame as plain hex, about 20 MiB as a dump.
+// text and its lines (lineCost each): about 33 MiB of plain hex in lines
+// of 60 digits (a 16 MiB frame), a 7 MiB frame as hexdump -C.
 const defaultMaxInputMemory = 64 << 20
 
+// lineCost is what each line of the input costs on top of its bytes, in
+// --max-input-memory: the parser's line slices and dump bookkeeping (a
+// string header in three of them, an offset), about 48 bytes. Input of
+// newlines alone would otherwise take 40 times its size.
+const lineCost = 48
+
 // inputCut says that the input ran past --max-input-memory: reading
-// stopped after max bytes, and the text kept ends with the last whole line
-// among them.
+// stopped there, and the text kept ends with the last whole line that fit.
 type inputCut struct {
 	max  int64 // --max-input-memory
-	size int64 // the input's size when it is a regular file, else -1
+	need int64 // what the whole input needs (text and lines), when known; else -1
 }
 
 func (c *inputCut) Error() string {
 	raise := 2 * c.max
-	if c.size > c.max {
-		raise = (c.size + 1<<20 - 1) &^ (1<<20 - 1) // the file's size, in whole MiB
+	need := "more"
+	if c.need > c.max {
+		unit := int64(1 << 20) // in whole MiB, or KiB below one
+		if c.need < unit {
+			unit = 1 << 10
+		}
+		raise = (c.need + unit - 1) &^ (unit - 1)
+		need = fmt.Sprintf("about %v, more", byteSize(raise))
 	}
-	size := "more"
-	if c.size >= 0 {
-		size = fmt.Sprintf("%d bytes, more", c.size)
-	}
-	return fmt.Sprintf("the input holds %s than --max-input-memory allows (%v): reading stopped there, and only the whole lines read were decoded; raise it, e.g. --max-input-memory %v",
-		size, byteSize(c.max), byteSize(raise))
+	return fmt.Sprintf("the input needs %s than --max-input-memory allows (%v: its text and %d bytes a line): reading stopped there, and only the whole lines read were decoded; raise it, e.g. --max-input-memory %v",
+		need, byteSize(c.max), lineCost, byteSize(raise))
 }
 
 // input returns the hex text from the arguments, -f or stdin: at most
@@ -457,28 +464,40 @@ func (o *decodeOptions) input(stdin io.Reader, args []string) (text string, cut 
 	return text, cut, nil
 }
 
-// readBounded reads r to its end or to max bytes, whichever comes first:
-// past max, the text is cut after its last newline (a line cut short is
-// not read as a shorter frame) and cut says so, with r's size when r is a
-// regular file. An input that never ends (/dev/zero, a pipe from yes)
+// readBounded reads r to its end or until its text and lines (lineCost
+// each) cost max bytes, whichever comes first: past max, the text is cut
+// after the last newline that fits (a line cut short is not read as a
+// shorter frame) and cut says so, with what the whole input needs when
+// that is known (it was read whole, or r is a regular file: estimated
+// from its size). An input that never ends (/dev/zero, a pipe from yes)
 // costs at most max bytes, twice while it is read.
 func readBounded(r io.Reader, max int64) (string, *inputCut, error) {
 	b, err := io.ReadAll(io.LimitReader(r, max+1))
 	if err != nil {
 		return "", nil, err
 	}
-	if int64(len(b)) <= max {
-		return string(b), nil, nil
-	}
-	cut := &inputCut{max: max, size: -1}
-	if f, ok := r.(*os.File); ok {
-		if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
-			cut.size = st.Size()
+	cost, fits := int64(0), 0
+	for i, c := range b {
+		cost++
+		if c == '\n' {
+			if cost += lineCost; cost <= max {
+				fits = i + 1
+			}
 		}
 	}
-	b = b[:max]
-	b = b[:bytes.LastIndexByte(b, '\n')+1]
-	return string(b), cut, nil
+	cost += lineCost // the last line
+	if int64(len(b)) <= max && cost <= max {
+		return string(b), nil, nil
+	}
+	cut := &inputCut{max: max, need: -1}
+	if int64(len(b)) <= max {
+		cut.need = cost // read whole
+	} else if f, ok := r.(*os.File); ok {
+		if st, err := f.Stat(); err == nil && st.Mode().IsRegular() && len(b) > 0 {
+			cut.need = int64(float64(st.Size()) * float64(cost) / float64(len(b)))
+		}
+	}
+	return string(b[:fits]), cut, nil
 }
 
 // decode picks the decoder entry point the flags ask for. Only usage

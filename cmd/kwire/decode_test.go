@@ -178,7 +178,7 @@ func TestDecodeInputBounded(t *testing.T) {
 	}
 	zeros := &endless{}
 	code, out, errOut := run1(zeros, "--max-input-memory", "1MiB")
-	if code != exitUsage || out != "" || !strings.Contains(errOut, "more than --max-input-memory allows (1MiB)") ||
+	if code != exitUsage || out != "" || !strings.Contains(errOut, "more than --max-input-memory allows (1MiB: its text and 48 bytes a line)") ||
 		!strings.Contains(errOut, "--max-input-memory 2MiB") || !strings.Contains(errOut, "no hex digits") {
 		t.Errorf("zeros: exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
@@ -187,7 +187,7 @@ func TestDecodeInputBounded(t *testing.T) {
 	}
 	// The default budget holds for stdin too.
 	zeros = &endless{}
-	if code, _, errOut := run1(zeros); code != exitUsage || !strings.Contains(errOut, "(64MiB)") || zeros.read > 64<<20+1<<16 {
+	if code, _, errOut := run1(zeros); code != exitUsage || !strings.Contains(errOut, "(64MiB:") || zeros.read > 64<<20+1<<16 {
 		t.Errorf("zeros, default budget: exit %d, %d bytes read, stderr %q", code, zeros.read, errOut)
 	}
 	frames := &endless{line: []byte(seedHex + "\n")}
@@ -201,16 +201,37 @@ func TestDecodeInputBounded(t *testing.T) {
 }
 
 // A regular file past the budget (3 MiB of hex on a line, 1 MiB of spaces):
-// the value to raise it to is its size,
-// in whole MiB.
+// the value to raise it to is estimated from its size, in whole MiB.
 func TestDecodeInputBoundedFile(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "big.hex")
 	if err := os.WriteFile(p, []byte(strings.Repeat("00", 3<<19)+"\n"+strings.Repeat(" ", 1<<20)), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	code, _, errOut := runWith(t, "", "decode", "--max-input-memory", "1MiB", "-f", p)
-	if code != exitUsage || !strings.Contains(errOut, "holds 4194305 bytes, more than --max-input-memory allows (1MiB)") || !strings.Contains(errOut, "--max-input-memory 5MiB") {
+	if code != exitUsage || !strings.Contains(errOut, "needs about 5MiB, more than --max-input-memory allows (1MiB") || !strings.Contains(errOut, "--max-input-memory 5MiB") {
 		t.Errorf("exit %d, stderr %q", code, errOut)
+	}
+}
+
+// TestDecodeInputLines: lines cost 48 bytes each on top of their text, so
+// that input of newlines alone (1 MiB: 49 MiB of line bookkeeping and
+// text) stops at the bound, with what it needs; the parser held 40 times
+// such input's size (60 MB of newlines: 1.5 GB).
+func TestDecodeInputLines(t *testing.T) {
+	code, out, errOut := runWith(t, strings.Repeat("\n", 1<<20), "decode", "--max-input-memory", "1MiB")
+	if code != exitUsage || out != "" || !strings.Contains(errOut, "needs about 50MiB, more than --max-input-memory allows (1MiB") ||
+		!strings.Contains(errOut, "--max-input-memory 50MiB") || !strings.Contains(errOut, "no hex digits") {
+		t.Errorf("exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	// Frames on lines within the bound are decoded whole.
+	in := strings.Repeat(seedHex+"\n", 1000) // 47000 bytes of text, 48000 of lines: 93 KiB
+	code, out, errOut = runWith(t, in, "decode", "--max-input-memory", "100KiB")
+	if code != exitOK || strings.Count(out, "CorrelationId: 16909060") != 1000 || errOut != "" {
+		t.Errorf("1000 frames: exit %d, %d frames, stderr %q", code, strings.Count(out, "CorrelationId: 16909060"), errOut)
+	}
+	code, out, errOut = runWith(t, in, "decode", "--max-input-memory", "64KiB")
+	if n := strings.Count(out, "CorrelationId: 16909060"); code != exitData || n < 600 || n > 700 || !strings.Contains(errOut, "needs about 93KiB") || !strings.Contains(errOut, "--max-input-memory 93KiB") {
+		t.Errorf("1000 frames in 64KiB: exit %d, %d frames, stderr %q", code, n, errOut)
 	}
 }
 
