@@ -496,67 +496,75 @@ const maxFrameStarts = 8
 // the runs of hex tokens (hexToken) with separators between them, less
 // a leading port or offset and its colon (labelled: "9092: 0000..."), of
 // which it picks, when framed, every run that is, or whose end after up
-// to maxFrameStarts leading tokens is, a whole frame; else the longest
-// run of at least 4 bytes ending the line or 8 before more text. Each is
-// [start, end) in l. Linear in the line's length.
+// to maxFrameStarts leading tokens is, a whole frame (frameEnd); else the
+// longest run of at least 4 bytes ending the line or 8 before more text.
+// Each is [start, end) in l. Its time is linear in the line's length and
+// its memory in the runs it returns: a run's tokens are read as they
+// are needed, not kept (a line may hold millions).
 func lineRuns(l string, framed bool) [][2]int {
-	type tok struct{ start, end, digits int }
 	var (
 		wholes [][2]int
 		best   [2]int
 		bestN  int
 	)
-	consider := func(toks []tok) {
+	consider := func(start, end int) {
 		// A port or an offset and its colon before the hex are text.
-		for k := 0; k < maxFrameStarts && len(toks) > 1 && labelled(l[toks[0].start:toks[len(toks)-1].end]); k++ {
-			toks = toks[1:]
-		}
-		total := 0
-		for _, t := range toks {
-			total += t.digits
+		for k := 0; k < maxFrameStarts && labelled(l[start:end]); k++ {
+			_, te, _, _ := runToken(l, start, end)
+			start, _, _, _ = runToken(l, te, end)
 		}
 		if framed {
-			for k := 0; k < min(len(toks), maxFrameStarts); k++ {
-				if e, ok := frameEnd(l, toks[k:], func(t tok) (int, int, int) { return t.start, t.end, t.digits }); ok {
-					wholes = append(wholes, [2]int{toks[k].start, e})
+			for k, s := 0, start; k < maxFrameStarts; k++ {
+				if e, ok := frameEnd(l, s, end); ok {
+					wholes = append(wholes, [2]int{s, e})
 					return
+				}
+				_, te, _, _ := runToken(l, s, end)
+				var ok bool
+				if s, _, _, ok = runToken(l, te, end); !ok {
+					break
 				}
 			}
 		}
-		end := toks[len(toks)-1].end
+		total := 0
+		for p := start; ; {
+			_, te, d, ok := runToken(l, p, end)
+			if !ok {
+				break
+			}
+			total, p = total+d, te
+		}
 		need := 16
 		if strings.TrimRight(l[end:], " \t,;:") == "" {
 			need = 8
 		}
 		if total >= need && total > bestN {
-			best, bestN = [2]int{toks[0].start, end}, total
+			best, bestN = [2]int{start, end}, total
 		}
 	}
-	var toks []tok
 	for i := 0; i < len(l); {
-		e, d := hexToken(l, i)
+		e, _ := hexToken(l, i)
 		if e < 0 {
-			if len(toks) > 0 {
-				consider(toks)
-				toks = toks[:0]
-			}
 			i++
 			continue
 		}
-		toks = append(toks, tok{i, e, d})
-		j := e
-		for j < len(l) && isSep(l[j]) {
-			j++
+		start, end := i, e
+		for {
+			j := end
+			for j < len(l) && isSep(l[j]) {
+				j++
+			}
+			if j == end || j == len(l) {
+				break // no separator after the token, or the line's end
+			}
+			e, _ := hexToken(l, j)
+			if e < 0 {
+				break
+			}
+			end = e
 		}
-		if j == e || j == len(l) {
-			// No separator after the token, or the line's end: the run ends.
-			consider(toks)
-			toks = toks[:0]
-		}
-		i = j
-	}
-	if len(toks) > 0 {
-		consider(toks)
+		consider(start, end)
+		i = end
 	}
 	if len(wholes) > 0 {
 		return wholes
@@ -567,44 +575,66 @@ func lineRuns(l string, framed bool) [][2]int {
 	return nil
 }
 
-// frameEnd reports whether toks, from the first, are a whole frame:
-// their first 4 bytes a length, at least 4 (a response's correlation ID),
-// that the tokens after make up exactly, up to the last or, when the last
-// is one word of 8 bytes or more (a trace ID written after the frame), the
-// one before it. It returns the end of the frame's last token.
-func frameEnd[T any](l string, toks []T, at func(T) (start, end, digits int)) (int, bool) {
-	var head []byte
-	for _, t := range toks {
-		s, e, _ := at(t)
-		head, _ = appendHexDigits(head, l[s:e], 0, 0)
-		if len(head) >= 8 {
-			break
-		}
+// runToken returns the first token of a run of hex at or after p, before
+// end (separators skipped): its start, end and digits; ok is false when
+// there is none.
+func runToken(l string, p, end int) (s, e, digits int, ok bool) {
+	for p < end && isSep(l[p]) {
+		p++
 	}
-	if len(head) < 8 {
-		return 0, false
+	if p >= end {
+		return end, end, 0, false
+	}
+	e, digits = hexToken(l, p)
+	if e < 0 {
+		return end, end, 0, false
+	}
+	return p, e, digits, true
+}
+
+// frameEnd reports whether the tokens of a run from s to end are a whole
+// frame: their first 4 bytes a length, at least 4 (a response's
+// correlation ID), that the tokens after make up exactly, up to the last
+// or, when the last is one word of 8 bytes or more (a trace ID written
+// after the frame), the one before it. It returns the end of the frame's
+// last token.
+func frameEnd(l string, s, end int) (int, bool) {
+	var head []byte
+	for p := s; len(head) < 8; {
+		ts, te, _, ok := runToken(l, p, end)
+		if !ok {
+			return 0, false
+		}
+		head, _ = appendHexDigits(head, l[ts:min(te, ts+24)], 0, 0) // 8 digits are enough
+		p = te
 	}
 	n, err := strconv.ParseUint(string(head[:8]), 16, 32)
 	if err != nil || n < 4 {
 		return 0, false
 	}
 	want, have := 2*(int64(n)+4), int64(0)
-	for i, t := range toks {
-		_, e, d := at(t)
-		have += int64(d)
-		if have == want {
+	for p := s; ; {
+		_, te, d, ok := runToken(l, p, end)
+		if !ok {
+			return 0, false
+		}
+		if have += int64(d); have == want {
 			// The run ends with the frame, or one word of 8 bytes or
 			// more follows it (a trace or span ID).
-			if rest := toks[i+1:]; len(rest) == 0 || len(rest) == 1 && func() bool { _, _, d := at(rest[0]); return d >= 16 }() {
-				return e, true
+			_, te2, d2, more := runToken(l, te, end)
+			if !more {
+				return te, true
 			}
-			break
+			if _, _, _, again := runToken(l, te2, end); d2 >= 16 && !again {
+				return te, true
+			}
+			return 0, false
 		}
 		if have > want {
-			break
+			return 0, false
 		}
+		p = te
 	}
-	return 0, false
 }
 
 // logDumpLines finds a dump (as dumpLineRE reads its lines) written
@@ -698,14 +728,37 @@ func hexDigitsIn(s string) int {
 // "0000: 00 00 00 13"), part of the text, not of the bytes. Hex written
 // with colons ("00:00:00:13") has groups of one length.
 func labelled(tail string) bool {
-	groups := strings.FieldsFunc(tail, func(r rune) bool { return r == ' ' || r == '\t' || r == ':' || r == ',' || r == ';' })
-	first := strings.TrimLeft(tail, " \t")
-	if len(groups) < 2 || !strings.HasPrefix(first[len(groups[0]):], ":") {
+	sep := func(c byte) bool { return c == ' ' || c == '\t' || c == ':' || c == ',' || c == ';' }
+	// The groups, read one at a time (a run may hold millions).
+	i := 0
+	next := func() (int, int) {
+		for i < len(tail) && sep(tail[i]) {
+			i++
+		}
+		s := i
+		for i < len(tail) && !sep(tail[i]) {
+			i++
+		}
+		return s, i
+	}
+	s0, e0 := next()
+	if e0 == s0 || e0 >= len(tail) || tail[e0] != ':' {
 		return false
 	}
-	for i, g := range groups[1:] {
-		if len(g) != len(groups[0]) && (i < len(groups)-2 || len(g) > len(groups[0])) {
+	first, groups, short := e0-s0, 1, false
+	for {
+		s, e := next()
+		if e == s {
+			break
+		}
+		groups++
+		switch {
+		case short: // a shorter group before the last
 			return true
+		case e-s > first:
+			return true
+		case e-s < first:
+			short = true
 		}
 	}
 	return false

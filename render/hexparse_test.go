@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -447,5 +448,23 @@ Sent request hexdump (23 bytes):
 				}
 			}
 		})
+	}
+}
+
+// TestParseHexLineRunsMemory: the runs of a long line are read token by
+// token, not kept: a 3 MB line of a million one-byte words allocates a
+// few times its size (the digits, the bytes), not 24 bytes a word twice
+// over (a 60 MB line took 1.5 GB).
+func TestParseHexLineRunsMemory(t *testing.T) {
+	line := "x " + strings.Repeat("ab ", 1000000) + "Z"
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	frames, _, err := ParseHexFrames(line, HexOptions{Framed: true})
+	runtime.ReadMemStats(&after)
+	if err != nil || len(frames) != 1 || len(frames[0].Data) != 1000000 {
+		t.Fatalf("%d frames, %v", len(frames), err)
+	}
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 5*uint64(len(line)) {
+		t.Errorf("allocated %d bytes for a %d-byte line", alloc, len(line))
 	}
 }

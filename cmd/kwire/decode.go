@@ -43,6 +43,10 @@ type decodeOptions struct {
 	// look like something else, follows the decode error.
 	hint string
 
+	// noHints, set past maxFrameErrors frames that did not decode, spares
+	// the rest the hints' work (trying every response schema).
+	noHints bool
+
 	// pairs, when the input holds several frames and no flags say what
 	// they are, pairs responses with the requests before them
 	// (decodeFrames); nil otherwise.
@@ -239,6 +243,7 @@ func runDecode(o *decodeOptions, s *ioStreams, color bool, args []string) error 
 	for _, n := range notes {
 		fmt.Fprintf(s.ErrOut, "kwire: %s\n", n)
 	}
+	text = "" // the frames hold their bytes: the text is not kept while they are decoded
 	if framed {
 		frames = tcpPayloads(frames, s.ErrOut)
 	}
@@ -277,10 +282,12 @@ func (o *decodeOptions) decodeFrames(s *ioStreams, frames []render.HexFrame, rop
 		err   error
 	}
 	var (
-		failed []failure
-		usage  int
-		out    = s.Out
-		shown  int
+		failed  []failure // the first maxFrameErrors
+		nfailed int
+		alike   = true // every failure's message is the first's
+		usage   int
+		out     = s.Out
+		shown   int
 	)
 	if o.API == "" && o.Type == "" && !o.Request && !o.Response {
 		o.pairs = &requestPairs{byCorr: map[int32]pairedRequest{}}
@@ -300,6 +307,7 @@ func (o *decodeOptions) decodeFrames(s *ioStreams, frames []render.HexFrame, rop
 			fs.Out = &headed{w: out, heading: fmt.Sprintf("%sframe %d of %d, line %d, %d bytes:\n", sep, i+1, len(frames), f.Line, len(f.Data))}
 		}
 		err := o.decodeFrame(&fs, f.Data, ropts)
+		frames[i].Data = nil // decoded: not kept while the rest are
 		if h, ok := fs.Out.(*headed); ok && h.heading == "" {
 			shown++
 		}
@@ -313,22 +321,36 @@ func (o *decodeOptions) decodeFrames(s *ioStreams, frames []render.HexFrame, rop
 		if errors.As(err, &ee) && ee.code == exitUsage {
 			usage++
 		}
-		failed = append(failed, failure{f, i + 1, err})
+		if nfailed++; len(failed) == 0 || err.Error() != failed[0].err.Error() {
+			alike = alike && len(failed) == 0
+		}
+		if len(failed) < maxFrameErrors {
+			failed = append(failed, failure{f, i + 1, err})
+		} else {
+			o.noHints = true
+		}
 	}
-	if len(failed) == 0 {
+	if nfailed == 0 {
 		return nil
 	}
-	if usage == len(frames) && !slices.ContainsFunc(failed, func(f failure) bool { return f.err.Error() != failed[0].err.Error() }) {
+	if usage == len(frames) && alike {
 		return failed[0].err // a flag's problem, or the same one with each frame: said once
 	}
 	for _, f := range failed {
 		fmt.Fprintf(s.ErrOut, "kwire: frame %d (line %d): %v\n", f.n, f.frame.Line, f.err)
+	}
+	if nfailed > len(failed) {
+		fmt.Fprintf(s.ErrOut, "kwire: … %d more frames did not decode (%d of %d in all)\n", nfailed-len(failed), nfailed, len(frames))
 	}
 	if usage == len(frames) {
 		return &exitError{code: exitUsage}
 	}
 	return &exitError{code: exitData}
 }
+
+// maxFrameErrors bounds the frames whose errors decodeFrames says, and
+// gives hints for: the rest are counted.
+const maxFrameErrors = 32
 
 // headed writes heading before the first bytes written to w.
 type headed struct {
@@ -585,7 +607,9 @@ func (o *decodeOptions) decode(data []byte, ropts render.Options) (*protocol.Tre
 		if t.Err != nil && !errors.Is(t.Err, protocol.ErrUnknownVers) {
 			// (A header that decoded, naming a version no schema
 			// defines, is a request: no guess at a response.)
-			o.hint = cmp.Or(noLengthHint(d, data), responseHint(data))
+			if !o.noHints {
+				o.hint = cmp.Or(noLengthHint(d, data), responseHint(data))
+			}
 		}
 		return t, nil
 	}
@@ -607,7 +631,9 @@ func (o *decodeOptions) decode(data []byte, ropts render.Options) (*protocol.Tre
 	if !o.Frame {
 		t := d.DecodeBody(key, ver, o.Response, data)
 		if t.Err != nil {
-			o.hint = wholeFrameHint(d, data, key, ver, o.Response)
+			if !o.noHints {
+				o.hint = wholeFrameHint(d, data, key, ver, o.Response)
+			}
 		}
 		return t, nil
 	}

@@ -327,9 +327,9 @@ Sent request hexdump (23 bytes):
 		})
 	}
 	// --json: a document a line, each frame's.
-	code, out, _ := runWith(t, "12:00 DEBUG sent "+seedHex+"\n12:00 DEBUG sent "+decodeF1+"\n", "decode", "--json")
+	code, out, errOut := runWith(t, "12:00 DEBUG sent "+seedHex+"\n12:00 DEBUG sent "+decodeF1+"\n", "decode", "--json")
 	lines := strings.Split(strings.TrimSpace(out), "\n")
-	if code != exitOK || len(lines) != 2 || !strings.Contains(lines[0], `"wire-read"`) || !strings.Contains(lines[1], `"rdkafka"`) {
+	if code != exitOK || len(lines) != 2 || strings.Count(errOut, "skipped") != 2 || !strings.Contains(lines[0], `"wire-read"`) || !strings.Contains(lines[1], `"rdkafka"`) {
 		t.Errorf("--json: exit %d, %d lines:\n%s", code, len(lines), out)
 	}
 	for _, l := range lines {
@@ -337,8 +337,15 @@ Sent request hexdump (23 bytes):
 			t.Errorf("--json: invalid line %q", l)
 		}
 	}
+	// Past 32 frames that did not decode, the rest are counted (and get
+	// no hint: each tried every response schema).
+	code, _, errOut = runWith(t, seedHex+"\n"+strings.Repeat("0000000600000063ffff\n", 40), "decode")
+	if code != exitData || strings.Count(errOut, "kwire: frame ") != 32 || strings.Count(errOut, "kwire: the frame") != 32 ||
+		!strings.Contains(errOut, "kwire: … 8 more frames did not decode (40 of 41 in all)") {
+		t.Errorf("41 frames, 40 bad: exit %d, stderr %s", code, errOut)
+	}
 	// Flags no frame can be decoded with are said once, exit 2.
-	code, out, errOut := runWith(t, seedHex+"\n"+decodeF1+"\n", "decode", "--response")
+	code, out, errOut = runWith(t, seedHex+"\n"+decodeF1+"\n", "decode", "--response")
 	if code != exitUsage || out != "" || strings.Count(errOut, "kwire: ") != 1 {
 		t.Errorf("--response alone: exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
