@@ -435,6 +435,7 @@ func (d *Dissector) emit(ex *Exchange) {
 		} else {
 			d.finishRequest(f)
 		}
+		ex.withholdEchoes()
 	}
 	if c := d.conns[ex.Conn]; c != nil && c.tls != nil {
 		ex.TLS = true

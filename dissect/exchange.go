@@ -257,7 +257,18 @@ func (e *Exchange) DecodeWith(b protocol.Budget, scratch *protocol.Decoder) int 
 			n++
 		}
 	}
+	e.withholdEchoes()
 	return n
+}
+
+// withholdEchoes withholds the response's error messages that repeat a
+// secret withheld from the request (protocol.WithholdEchoes), once both
+// frames are decoded: a broker's SASL callback or config validator may
+// quote the password its request carried.
+func (e *Exchange) withholdEchoes() {
+	if e.Request != nil && e.Response != nil {
+		protocol.WithholdEchoes(e.Request.Tree, e.Response.Tree)
+	}
 }
 
 // Undecode undoes what Decode did: the frames it decoded lose their trees

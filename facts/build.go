@@ -1469,6 +1469,8 @@ func (b *builder) addError(code int16, msg *protocol.Node, in scope) {
 	e := Error{Code: code, Name: protocol.KafkaErrorName(code), Topic: -1, Partition: -1, Scope: in.ent}
 	if m, ok := strOf(msg); ok {
 		e.Message = m
+	} else if msg != nil && msg.Flags&protocol.FlagRedacted != 0 {
+		e.Message = WithheldMessage
 	}
 	if in.topic >= 0 {
 		e.Topic = in.topic

@@ -546,6 +546,10 @@ type Records struct {
 	CRCErrors, Damaged int
 }
 
+// WithheldMessage is Error.Message when the broker's message was withheld
+// as a secret: the mark JSON gives every withheld string.
+const WithheldMessage = "<redacted>"
+
 // Error is one non-zero error code of a response, with what it belongs to.
 type Error struct {
 	Code int16
@@ -553,7 +557,8 @@ type Error struct {
 	// "UNKNOWN(code)".
 	Name string
 	// Message is the broker's ErrorMessage beside the code; "" when none,
-	// null or empty.
+	// null or empty; WithheldMessage when the decoder withheld it (it
+	// repeats a secret of the request: protocol.WithholdEchoes).
 	Message string
 	// Topic is the index in Exchange.Topics of the topic the error is
 	// under, -1 when none; Partition its partition, -1 when the error is

@@ -1,0 +1,181 @@
+package protocol
+
+import (
+	"bytes"
+	"encoding/binary"
+	"strings"
+)
+
+// This file withholds a broker's error message that repeats a secret of
+// the request it answers. Secret-ness is the request's: the values the
+// decoder withheld from it (secrets.go, sasl.go: a PLAIN password, a
+// SCRAM proof, a bearer token, a GSSAPI or unparsed token whole, a
+// sensitive config value, a span not decoded). A broker's
+// SaslAuthenticate ErrorMessage written by a custom callback handler
+// ("Invalid credentials: \x00alice\x00hunter2"), or a config validator's
+// ConfigException ("Invalid value hunter2 for configuration
+// my.db.password") in an AlterConfigs, IncrementalAlterConfigs or
+// CreateTopics response, would otherwise show the credential the
+// request's redaction hid.
+
+// echoWindow is the shortest run of a withheld value's bytes that, found
+// in an error message, withholds it; a value shorter than that is looked
+// for whole.
+const echoWindow = 8
+
+// echoMaxMessage is the longest error message searched: past it (64 KiB
+// of a broker's error text, beside a request holding secrets) the message
+// is withheld without searching.
+const echoMaxMessage = 64 << 10
+
+// echoMaxValues bounds the withheld values of one request looked for:
+// past it every error message of the response is withheld.
+const echoMaxValues = 256
+
+// EchoNote is the note of an error message withheld by WithholdEchoes.
+const EchoNote = "withheld: it repeats a secret of the request (--show-secrets shows it)"
+
+// WithholdEchoes withholds (marks FlagRedacted, value emptied, Note
+// EchoNote) every error message (RoleErrorMessage) of resp, the response
+// to req, that holds a run of echoWindow bytes of a value the decoder
+// withheld from req's frame (a shorter value: the whole of it), and
+// returns how many it withheld. Nothing is done when either tree is nil
+// or req withheld nothing (a decoder with ShowSecrets withholds nothing).
+// A common run of 2·echoWindow-1 bytes or more is always found; shorter
+// ones are found in values of up to 64 bytes (longer values are sampled
+// every echoWindow bytes).
+func WithholdEchoes(req, resp *Tree) int {
+	if req == nil || resp == nil || req.Root == nil || resp.Root == nil || len(req.Spaces) == 0 {
+		return 0
+	}
+	var vals [][]byte
+	over := false
+	collectWithheld(req.Root, req.Spaces[0].Data, &vals, &over, 0)
+	if len(vals) == 0 && !over {
+		return 0
+	}
+	n := 0
+	withholdEchoing(resp.Root, vals, over, &n, 0)
+	return n
+}
+
+// collectWithheld appends to vals the bytes of the withheld values under
+// n in frame (space 0): the innermost nodes marked FlagRedacted, less
+// their length prefix.
+func collectWithheld(n *Node, frame []byte, vals *[][]byte, over *bool, depth int) {
+	if n == nil || depth > 4*maxDepth || *over {
+		return
+	}
+	if n.Flags&FlagRedacted != 0 {
+		inner := false
+		for _, c := range n.Children {
+			if c.Flags&FlagRedacted != 0 {
+				inner = true
+				break
+			}
+		}
+		if !inner {
+			if n.Space != 0 || n.Off < 0 || n.End() > len(frame) {
+				return
+			}
+			v := withoutPrefix(n.Type, frame[n.Off:n.End()])
+			if len(v) == 0 {
+				return
+			}
+			if len(*vals) >= echoMaxValues {
+				*over = true
+				return
+			}
+			*vals = append(*vals, v)
+			return
+		}
+	}
+	for _, c := range n.Children {
+		collectWithheld(c, frame, vals, over, depth+1)
+	}
+}
+
+// withoutPrefix returns the value of span b, a field of wire type typ
+// (wireTypeName), without its length prefix; other spans (a SASL part, a
+// span not decoded) are their value.
+func withoutPrefix(typ string, b []byte) []byte {
+	var p int
+	switch {
+	case strings.HasPrefix(typ, "compact_"):
+		_, k := binary.Uvarint(b)
+		if k <= 0 {
+			return b
+		}
+		p = k
+	case typ == "string" || typ == "nullable_string":
+		p = 2
+	case typ == "bytes" || typ == "nullable_bytes":
+		p = 4
+	}
+	if p > len(b) {
+		return nil
+	}
+	return b[p:]
+}
+
+func withholdEchoing(n *Node, vals [][]byte, all bool, count *int, depth int) {
+	if n == nil || depth > 4*maxDepth {
+		return
+	}
+	if n.Kind == KindString && n.Field != nil && n.Field.Role == RoleErrorMessage &&
+		n.Flags&(FlagNull|FlagRedacted) == 0 && n.Str != "" {
+		if all || len(n.Str) > echoMaxMessage || echoes(n.Str, vals) {
+			withhold(n)
+			n.Note = EchoNote
+			*count++
+		}
+		return
+	}
+	for _, c := range n.Children {
+		withholdEchoing(c, vals, all, count, depth+1)
+	}
+}
+
+// echoes reports whether msg holds a value of vals whole, or a run of
+// echoWindow of its bytes (every offset of a value of up to 64 bytes,
+// every echoWindow-th and the last of a longer one). The message's runs
+// are put in a set once (msg is at most echoMaxMessage bytes), so that a
+// long value costs a lookup per run looked for.
+func echoes(msg string, vals [][]byte) bool {
+	m := []byte(msg)
+	var runs map[uint64]struct{}
+	if len(m) >= echoWindow {
+		runs = make(map[uint64]struct{}, min(len(m)-echoWindow+1, 1024))
+		for i := 0; i+echoWindow <= len(m); i++ {
+			runs[binary.LittleEndian.Uint64(m[i:])] = struct{}{}
+		}
+	}
+	found := func(w []byte) bool {
+		_, ok := runs[binary.LittleEndian.Uint64(w)]
+		return ok
+	}
+	for _, v := range vals {
+		if len(v) < echoWindow {
+			if bytes.Contains(m, v) {
+				return true
+			}
+			continue
+		}
+		if runs == nil {
+			continue
+		}
+		step := 1
+		if len(v) > 64 {
+			step = echoWindow
+		}
+		for i := 0; i+echoWindow <= len(v); i += step {
+			if found(v[i:]) {
+				return true
+			}
+		}
+		if found(v[len(v)-echoWindow:]) {
+			return true
+		}
+	}
+	return false
+}

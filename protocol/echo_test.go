@@ -1,0 +1,112 @@
+package protocol
+
+import (
+	"encoding/hex"
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// A broker's error message that quotes a secret of the request it answers
+// (a SASL callback's "Invalid credentials: ...", a config validator's
+// "Invalid value ... for configuration ...") is withheld, marked; one that
+// does not is shown, and --show-secrets shows both.
+func TestWithholdEchoes(t *testing.T) {
+	str := func(s string) string { return fmt.Sprintf("%04x%x", len(s), s) }
+	byts := func(s string) string { return fmt.Sprintf("%08x%x", len(s), s) }
+	// SaslAuthenticateResponse v1: ErrorCode 58, ErrorMessage, AuthBytes
+	// empty, SessionLifetimeMs 0.
+	saslResp := func(msg string) string { return "003a" + str(msg) + "00000000" + "0000000000000000" }
+	proof := "dGhpc2lzdGhlcHJvb2ZvZmFsaWNlMTIzNA=="
+	for _, c := range []struct {
+		name     string
+		mech     string
+		reqKey   int16
+		reqBody  string // hex; SaslAuthenticate v1 or AlterConfigs v0
+		respBody string
+		withheld []bool // per error message, in order
+	}{
+		{"plain password quoted", "PLAIN", 36, byts("\x00alice\x00hunter2pw"),
+			saslResp("Invalid credentials: \x00alice\x00hunter2pw"), []bool{true}},
+		{"plain short password quoted", "PLAIN", 36, byts("\x00alice\x00pw1"),
+			saslResp("bad password pw1 for alice"), []bool{true}},
+		{"plain broker's own words", "PLAIN", 36, byts("\x00alice\x00hunter2pw"),
+			saslResp("Authentication failed: Invalid username or password"), []bool{false}},
+		{"scram proof quoted in part", "SCRAM-SHA-256", 36, byts("c=biws,r=abcdefXYZ,p=" + proof),
+			saslResp("proof " + proof[4:24] + " does not verify"), []bool{true}},
+		{"scram nonce quoted", "SCRAM-SHA-256", 36, byts("c=biws,r=abcdefXYZ,p=" + proof),
+			saslResp("nonce abcdefXYZ is stale"), []bool{false}},
+		{"gssapi token quoted", "GSSAPI", 36, byts("\x60\x82kerberos-ticket-bytes"),
+			saslResp("bad token: -ticket-by"), []bool{true}},
+		// AlterConfigsRequest v0: Resources [2]: (ResourceType 2, "t",
+		// Configs [1]: my.db.password = hunter2pw), (2, "u", Configs [1]:
+		// retention.ms = 1000); ValidateOnly false. The response v0:
+		// ThrottleTimeMs, Responses [2]: ErrorCode 40, ErrorMessage,
+		// ResourceType, ResourceName.
+		{"config value quoted", "", 33,
+			"00000002" + "02" + str("t") + "00000001" + str("my.db.password") + str("hunter2pw") +
+				"02" + str("u") + "00000001" + str("retention.ms") + str("1000") + "00",
+			"00000000" + "00000002" +
+				"0028" + str("Invalid value hunter2pw for configuration my.db.password") + "02" + str("t") +
+				"0028" + str("Invalid value 1000 for configuration retention.ms") + "02" + str("u"),
+			[]bool{true, false}},
+	} {
+		for _, show := range []bool{false, true} {
+			d := &Decoder{ShowSecrets: show, SASLMechanism: c.mech}
+			rb, err := hex.DecodeString(c.reqBody)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sb, err := hex.DecodeString(c.respBody)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ver := int16(1)
+			if c.reqKey == 33 {
+				ver = 0
+			}
+			req := d.DecodeBody(c.reqKey, ver, false, rb)
+			resp := d.DecodeBody(c.reqKey, ver, true, sb)
+			if req.Err != nil || resp.Err != nil {
+				t.Fatalf("%s: %v %v", c.name, req.Err, resp.Err)
+			}
+			var msgs []*Node
+			var walk func(n *Node)
+			walk = func(n *Node) {
+				if n.Field != nil && n.Field.Role == RoleErrorMessage {
+					msgs = append(msgs, n)
+				}
+				for _, ch := range n.Children {
+					walk(ch)
+				}
+			}
+			walk(resp.Root)
+			before := make([]string, len(msgs))
+			for i, m := range msgs {
+				before[i] = m.Str
+			}
+			got := WithholdEchoes(req, resp)
+			want := 0
+			for i, m := range msgs {
+				w := c.withheld[i] && !show
+				if w {
+					want++
+				}
+				if w != (m.Flags&FlagRedacted != 0) || w != (m.Str == "") || w != (m.Note == EchoNote) {
+					t.Errorf("%s show=%v: message %d %q: withheld %v, want %v (%+v)", c.name, show, i, before[i], m.Flags&FlagRedacted != 0, w, m)
+				}
+				if !w && m.Str != before[i] {
+					t.Errorf("%s show=%v: message %d changed to %q", c.name, show, i, m.Str)
+				}
+			}
+			if got != want {
+				t.Errorf("%s show=%v: %d withheld, want %d", c.name, show, got, want)
+			}
+			if strings.Contains(c.name, "config") && !show {
+				if v := req.Root.Child("Resources").Child("[0]").Child("Configs").Child("[0]").Child("Value"); v.Flags&FlagRedacted == 0 {
+					t.Fatalf("%s: the request's value itself is not withheld: %+v", c.name, v)
+				}
+			}
+		}
+	}
+}
