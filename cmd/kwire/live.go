@@ -8,6 +8,8 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
+	"strings"
 	"syscall"
 	"time"
 
@@ -72,7 +74,8 @@ in whatever the filter captures.
 -w FILE also writes the captured packets to a pcapng file, for kwire read
 or Wireshark later: every byte as captured, credentials included (SASL
 passwords, sensitive configs, delegation tokens: a capture, unlike
-kwire's output, is not safe to paste).
+kwire's output, is not safe to paste); a note at the end counts the
+exchanges captured that can hold them, filtered out or not.
 
 The capture runs until Ctrl-C (or SIGTERM), --duration or --count. Then
 pending data is flushed, requests still awaiting a response are listed
@@ -247,7 +250,8 @@ func runLive(ctx context.Context, o *liveOptions, s *ioStreams, color bool) erro
 		src.Interface(), live.Backend, src.Filter())
 
 	w := bufio.NewWriterSize(s.Out, 64<<10)
-	sink := &liveSink{readSink: &readSink{o: r, fl: fl, w: w, ropts: ropts, names: names, col: col, an: an, lastFlush: time.Now()}}
+	sink := &liveSink{readSink: &readSink{o: r, fl: fl, w: w, ropts: ropts, names: names, col: col, an: an, lastFlush: time.Now()},
+		write: file != nil}
 	d := dissect.New(dopts, sink)
 	// Run's own context stays open: the source ends the input (io.EOF)
 	// when ctx is done, so that Run flushes like at the end of a file.
@@ -265,6 +269,10 @@ func runLive(ctx context.Context, o *liveOptions, s *ioStreams, color bool) erro
 	sink.check(w.Flush())
 	if sink.err != nil {
 		return &exitError{code: exitData, err: fmt.Errorf("writing output: %w", sink.err)}
+	}
+	if sink.held > 0 {
+		fmt.Fprintf(s.ErrOut, "kwire: note: -w %s: %d exchange%s captured can hold credentials (%s), which the file holds as captured: kwire's output withholds them, the file does not\n",
+			o.Write, sink.held, plural(sink.held), strings.Join(sink.heldAPIs, ", "))
 	}
 	if stats.Dropped+stats.IfDropped > 0 {
 		fmt.Fprintf(s.ErrOut, "kwire: warning: %d packet%s dropped before kwire could read them: the dissection has gaps (try a larger --buffer-size or a narrower filter)\n",
@@ -320,9 +328,24 @@ func captureError(err error) error {
 // event, so that a pipe sees each line as it happens.
 type liveSink struct {
 	*readSink
+	// write: -w records every packet captured; held counts the exchanges
+	// that can hold credentials (credentialAPI, selected or not: the file
+	// holds them all), heldAPIs names their APIs, for the note that says
+	// the file is not safe to paste as kwire's output is.
+	write    bool
+	held     int
+	heldAPIs []string
 }
 
 func (k *liveSink) Exchange(ex *dissect.Exchange) {
+	if k.write {
+		if api, ok := credentialAPI(ex); ok {
+			k.held++
+			if !slices.Contains(k.heldAPIs, api) {
+				k.heldAPIs = append(k.heldAPIs, api)
+			}
+		}
+	}
 	k.readSink.Exchange(ex)
 	k.check(k.w.Flush())
 }

@@ -761,3 +761,56 @@ func TestLiveNamesWarning(t *testing.T) {
 		t.Errorf("stderr:\n%s", errOut)
 	}
 }
+
+// TestLiveWriteCredentialsNote: live -w records every packet, credentials
+// included, and says so as read -w does: a SaslAuthenticate request
+// (PLAIN, password "kwLivePW") captured with --api Metadata, which selects
+// none, still gives the note naming SaslAuthenticate; the file holds the
+// password, the output does not.
+func TestLiveWriteCredentialsNote(t *testing.T) {
+	ln, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		c, err := ln.Accept()
+		if err == nil {
+			io.Copy(io.Discard, c)
+			c.Close()
+		}
+	}()
+	port := strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
+	file := filepath.Join(t.TempDir(), "live.pcapng")
+	r := startLive(t, "live", "-i", "lo", "--port", port, "--api", "Metadata", "-w", file)
+	c, err := net.Dial("tcp4", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	// SaslAuthenticate v0 request: api key 36, version 0, correlation ID
+	// 2, client ID "t", AuthBytes (int32 length 14) "\x00u\x00kwLivePW".
+	tok := "\x00u\x00kwLivePW"
+	msg := append([]byte{0, 36, 0, 0, 0, 0, 0, 2, 0, 1, 't', 0, 0, 0, byte(len(tok))}, tok...)
+	if _, err := c.Write(append([]byte{0, 0, 0, byte(len(msg))}, msg...)); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(150 * time.Millisecond)
+	if code := r.stop(t); code != exitOK {
+		t.Fatalf("exit %d:\n%s", code, r.errOut.String())
+	}
+	errOut := r.errOut.String()
+	if !strings.Contains(errOut, "-w "+file+": 1 exchange captured can hold credentials (SaslAuthenticate)") {
+		t.Errorf("no note of the credentials written:\n%s", errOut)
+	}
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), "kwLivePW") {
+		t.Errorf("the file does not hold the password as captured (%d bytes)", len(b))
+	}
+	if strings.Contains(r.out.String()+errOut, "kwLivePW") {
+		t.Errorf("the output shows the password")
+	}
+}
