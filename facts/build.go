@@ -365,7 +365,7 @@ func (v *view) add(c *protocol.Node) {
 // ok false.
 
 func intOf(n *protocol.Node) (int64, bool) {
-	if n == nil || n.Flags&protocol.FlagNull != 0 || (n.Kind != protocol.KindInt && n.Kind != protocol.KindBool) {
+	if n == nil || n.Flags&(protocol.FlagNull|protocol.FlagRedacted) != 0 || (n.Kind != protocol.KindInt && n.Kind != protocol.KindBool) {
 		return 0, false
 	}
 	return n.Int, true

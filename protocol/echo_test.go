@@ -110,3 +110,50 @@ func TestWithholdEchoes(t *testing.T) {
 		}
 	}
 }
+
+// A message that carries secrets and does not decode withholds its
+// integers of four bytes or more and its UUIDs as it does its strings:
+// read out of place they hold a token's bytes. SaslAuthenticateResponse v2
+// "00 00 | 00 | 00 | 09 'LEAKdec' ..." read with its AuthBytes null puts
+// "\x09LEAKdec" in SessionLifetimeMs (669986591311422819); the two-byte
+// ErrorCode stays, as the message's shape does.
+func TestMisplacedIntegersWithheld(t *testing.T) {
+	body, err := hex.DecodeString("0000" + "00" + "00" + "094c45414b646563" + "35000000000000000000")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, show := range []bool{false, true} {
+		tr := (&Decoder{ShowSecrets: show}).DecodeBody(36, 2, true, body)
+		if tr.Err == nil {
+			t.Fatal("decoded without an error")
+		}
+		life, code := tr.Root.Child("SessionLifetimeMs"), tr.Root.Child("ErrorCode")
+		if life == nil || code == nil {
+			t.Fatalf("no SessionLifetimeMs or ErrorCode in %+v", tr.Root)
+		}
+		if show {
+			if life.Flags&FlagRedacted != 0 || life.Int != 669986591311422819 {
+				t.Errorf("shown: %+v", life)
+			}
+			continue
+		}
+		if life.Flags&FlagRedacted == 0 || life.Int != 0 || !strings.Contains(life.Note, "misplaced") {
+			t.Errorf("SessionLifetimeMs not withheld: %+v", life)
+		}
+		if code.Flags&FlagRedacted != 0 || code.Int != 0 || code.Len != 2 {
+			t.Errorf("ErrorCode: %+v", code)
+		}
+	}
+	// A message that carries no secret keeps its integers: MetadataResponse
+	// v1, Brokers [1]: NodeId 7, Host "h", Port 9092, Rack null, and no
+	// ControllerId.
+	md, err := hex.DecodeString("00000001" + "00000007" + "000168" + "00002384" + "ffff")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := (&Decoder{}).DecodeBody(3, 1, true, md)
+	n := tr.Root.Child("Brokers").Child("[0]").Child("NodeId")
+	if tr.Err == nil || n == nil || n.Flags&FlagRedacted != 0 || n.Int != 7 {
+		t.Errorf("metadata: %v %+v", tr.Err, n)
+	}
+}

@@ -822,7 +822,8 @@ func (ip *interp) withholdRaw(n *Node) {
 // in any string (a DescribeConfigs response whose ErrorMessage length was
 // damaged shows a sensitive value as its ResourceName; an AlterConfigs
 // request whose API key was damaged reads as a DescribeConfigs request
-// whose ConfigurationKeys hold the password). Integers are kept, and the
+// whose ConfigurationKeys hold the password). Integers are kept (in a
+// message that can carry secrets, those of two bytes or less), and the
 // message's shape. A frame stopped by kwire's own limits (node cap,
 // memory) was read where it was written, and keeps its values; so does a
 // message of an API that carries no secret in input that may simply end
@@ -858,6 +859,19 @@ func (ip *interp) withholdValues(n *Node, note string, depth int) {
 	switch n.Kind {
 	case KindString, KindBytes, KindRecords:
 		if n.Flags&(FlagRedacted|FlagNull) == 0 {
+			withhold(n)
+			n.Note = strings.TrimPrefix(n.Note+"; "+note, "; ")
+		}
+		return
+	case KindInt, KindFloat, KindUUID:
+		// In a message that carries secrets, a value of four bytes or
+		// more read out of place holds that many bytes of whatever was
+		// written there, a token's or a password's (a SaslAuthenticate
+		// response whose AuthBytes length was damaged reads its
+		// SessionLifetimeMs from the token): withheld too. Counts,
+		// lengths and the shorter fields (error codes, flags) stay: they
+		// give the message's shape.
+		if ip.secret && n.Len >= 4 && n.Flags&(FlagRedacted|FlagNull) == 0 && n.Field != nil {
 			withhold(n)
 			n.Note = strings.TrimPrefix(n.Note+"; "+note, "; ")
 		}
