@@ -469,6 +469,13 @@ func nameSensitive(n string) bool {
 	return false
 }
 
+// TextHoldsCredential reports whether s, free text from kwire's input
+// that an output would quote (the text of a log line before a hex dump
+// given to kwire decode), holds a credential as a config value can: a
+// URL's password, a parameter named like a secret ("password=PW",
+// "token: T"), an HTTP credential or a private key (configURLSecret).
+func TextHoldsCredential(s string) bool { return configURLSecret(s) }
+
 // configURLSecret reports whether v, a config's value, is a URL or a
 // connection string that carries a password: a userinfo with a password
 // ("jdbc:postgresql://admin:PW@db:5432/x", "mongodb://u:PW@h",

@@ -45,6 +45,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/kwire/kwire/protocol"
 )
 
 // hexError is a problem with hex input, located by line and column
@@ -286,9 +288,9 @@ func (b *textBlock) end(n *noteList) {
 	case n.full():
 		n.more++
 	case b.first == b.last:
-		n.add("line %d: skipped %q: no %s on it", b.first, clipText(b.text, 60), b.what)
+		n.add("line %d: skipped %s: no %s on it", b.first, clipText(b.text, 60), b.what)
 	default:
-		n.add("lines %d-%d: skipped %d lines with no %s on them (line %d: %q)", b.first, b.last, b.last-b.first+1, b.what, b.first, clipText(b.text, 60))
+		n.add("lines %d-%d: skipped %d lines with no %s on them (line %d: %s)", b.first, b.last, b.last-b.first+1, b.what, b.first, clipText(b.text, 60))
 	}
 	b.first = 0
 }
@@ -385,11 +387,11 @@ func parseLines(lines []string, opts HexOptions) ([]HexFrame, []string, error) {
 		after := strings.TrimLeft(l[runs[len(runs)-1][1]:], " \t")
 		switch {
 		case after == "":
-			notes.add("line %d: skipped %q before the hex", n, clipText(before, 60))
+			notes.add("line %d: skipped %s before the hex", n, clipText(before, 60))
 		case before == "":
-			notes.add("line %d: skipped %q after the hex", n, clipText(after, 60))
+			notes.add("line %d: skipped %s after the hex", n, clipText(after, 60))
 		default:
-			notes.add("line %d: skipped %q before and %q after the hex", n, clipText(before, 60), clipText(after, 60))
+			notes.add("line %d: skipped %s before and %s after the hex", n, clipText(before, 60), clipText(after, 60))
 		}
 	}
 	if err := flush(); err != nil {
@@ -701,7 +703,7 @@ func logDumpLines(lines []string) (out []string, notes []string, ok bool) {
 			out[i] = l // for parseDump to skip as text, and note
 		}
 	}
-	notes = append(notes, fmt.Sprintf("lines %d-%d: skipped the text before each dump line (%q on line %d)", first+1, last+1, clipText(lines[first][:starts[first]], 100), first+1))
+	notes = append(notes, fmt.Sprintf("lines %d-%d: skipped the text before each dump line (%s on line %d)", first+1, last+1, clipText(lines[first][:starts[first]], 100), first+1))
 	return out, notes, true
 }
 
@@ -770,21 +772,27 @@ func labelled(tail string) bool {
 // another run, or a line of text with bytes in it.
 var hexRun = regexp.MustCompile(`(?:(?:0[xX]|\\[xX])?[0-9a-fA-F]{2}[ \t:,;]{0,2}){7}(?:0[xX]|\\[xX])?[0-9a-fA-F]{2}(?:[ \t:,;]{0,2}(?:0[xX]|\\[xX])?[0-9a-fA-F]{2})*`)
 
-// clipText cuts s, text skipped, to n bytes for a message, with its
-// runs of hex withheld ("<hex, N bytes>"): skipped text is not what was
+// clipText quotes s, text skipped, cut to n bytes, for a message, with
+// its runs of hex withheld ("<hex, N bytes>"): skipped text is not what was
 // decoded, and its bytes are not shown undecoded (a log line whose hex
 // is followed by a hex trace ID quoted the frame, password and all).
+// Text that holds what a config value can hold of a credential
+// ("password=PW", a URL's userinfo, an Authorization header: a logger's
+// prefix may) is withheld whole, unquoted: "<N bytes withheld: ...>".
 func clipText(s string, n int) string {
+	if protocol.TextHoldsCredential(s) {
+		return fmt.Sprintf("<%d bytes withheld: they look like they hold a credential>", len(s))
+	}
 	s = hexRun.ReplaceAllStringFunc(s, func(h string) string {
 		if n := hexDigitsIn(h); n > 0 {
 			return fmt.Sprintf("<hex, %d bytes>", n/2)
 		}
 		return "<hex>"
 	})
-	if len(s) <= n {
-		return s
+	if len(s) > n {
+		s = s[:n] + "…"
 	}
-	return s[:n] + "…"
+	return strconv.Quote(s)
 }
 
 // parseDump decodes the lines of an offset-prefixed dump, a frame at a

@@ -344,13 +344,13 @@ func TestParseHexSkippedHexWithheld(t *testing.T) {
 	}
 	// Bytes after the frame, 0x-prefixed and \x-escaped: withheld too.
 	for _, after := range []string{
-		"key={0x00, 0x51, 0x7a, 0x70, 0x61, 0x73, 0x73, 0x00}",
-		`key="\x00\x51\x7a\x70\x61\x73\x73\x00"`,
+		"payload={0x00, 0x51, 0x7a, 0x70, 0x61, 0x73, 0x73, 0x00}",
+		`payload="\x00\x51\x7a\x70\x61\x73\x73\x00"`,
 	} {
 		frames, notes, err := ParseHexFrames("sent "+seedHex+" "+after, HexOptions{Framed: true})
-		want := `line 1: skipped "sent" before and "key={<hex, 8 bytes>}" after the hex`
+		want := `line 1: skipped "sent" before and "payload={<hex, 8 bytes>}" after the hex`
 		if strings.Contains(after, `\x`) {
-			want = `line 1: skipped "sent" before and "key=\"<hex, 8 bytes>\"" after the hex`
+			want = `line 1: skipped "sent" before and "payload=\"<hex, 8 bytes>\"" after the hex`
 		}
 		if err != nil || len(frames) != 1 || hex.EncodeToString(frames[0].Data) != seedHex || !slices.Equal(notes, []string{want}) {
 			t.Errorf("%q: %v, notes %q, %v; want %q", after, frames, notes, err, want)
@@ -466,5 +466,25 @@ func TestParseHexLineRunsMemory(t *testing.T) {
 	}
 	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 5*uint64(len(line)) {
 		t.Errorf("allocated %d bytes for a %d-byte line", alloc, len(line))
+	}
+}
+
+// Text before the hex that holds a credential as a config value can (a
+// logger's "password=...", "Authorization: Bearer ...") is not quoted in
+// the note: it said skipped "DEBUG user=bob password=kwLogPW sent ".
+func TestParseHexSkippedCredentialWithheld(t *testing.T) {
+	frame := "0000000b00120000000000070001" + "74"
+	for prefix, want := range map[string]string{
+		"DEBUG user=bob password=kwLogPW sent ":      "line 1: skipped <36 bytes withheld: they look like they hold a credential> before the hex",
+		"DEBUG Authorization: Bearer kwLogTok sent ": "line 1: skipped <41 bytes withheld: they look like they hold a credential> before the hex",
+		"DEBUG payload=": `line 1: skipped "DEBUG payload=" before the hex`,
+	} {
+		b, notes, err := ParseHexNoting(prefix + frame)
+		if err != nil || len(b) != 15 {
+			t.Fatalf("%q: %d bytes, %v", prefix, len(b), err)
+		}
+		if !slices.Equal(notes, []string{want}) {
+			t.Errorf("%q: notes %q, want %q", prefix, notes, want)
+		}
 	}
 }
