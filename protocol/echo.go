@@ -19,9 +19,11 @@ import (
 // request's redaction hid.
 
 // echoWindow is the shortest run of a withheld value's bytes that, found
-// in an error message, withholds it; a value shorter than that is looked
-// for whole.
-const echoWindow = 8
+// in an error message, withholds it when the value is not there whole: a
+// token quoted in part. Shorter runs are no sign: a password
+// "capgen-wrong-password" shares "password" with the broker's own
+// "Invalid username or password".
+const echoWindow = 16
 
 // echoMaxMessage is the longest error message searched: past it (64 KiB
 // of a broker's error text, beside a request holding secrets) the message
@@ -37,13 +39,10 @@ const EchoNote = "withheld: it repeats a secret of the request (--show-secrets s
 
 // WithholdEchoes withholds (marks FlagRedacted, value emptied, Note
 // EchoNote) every error message (RoleErrorMessage) of resp, the response
-// to req, that holds a run of echoWindow bytes of a value the decoder
-// withheld from req's frame (a shorter value: the whole of it), and
-// returns how many it withheld. Nothing is done when either tree is nil
+// to req, that holds a value the decoder withheld from req's frame whole,
+// or a run of echoWindow of its bytes (echoes), and returns how many it
+// withheld. Nothing is done when either tree is nil
 // or req withheld nothing (a decoder with ShowSecrets withholds nothing).
-// A common run of 2·echoWindow-1 bytes or more is always found; shorter
-// ones are found in values of up to 64 bytes (longer values are sampled
-// every echoWindow bytes).
 func WithholdEchoes(req, resp *Tree) int {
 	if req == nil || resp == nil || req.Root == nil || resp.Root == nil || len(req.Spaces) == 0 {
 		return 0
@@ -137,36 +136,34 @@ func withholdEchoing(n *Node, vals [][]byte, all bool, count *int, depth int) {
 }
 
 // echoes reports whether msg holds a value of vals whole, or a run of
-// echoWindow of its bytes (every offset of a value of up to 64 bytes,
-// every echoWindow-th and the last of a longer one). The message's runs
-// are put in a set once (msg is at most echoMaxMessage bytes), so that a
-// long value costs a lookup per run looked for.
+// echoWindow of its bytes (at every offset of a value of up to 1 KiB; at
+// every eighth, and the last, of a longer one: a run of echoWindow+7
+// bytes is always found). The message's runs are put in a set once (msg
+// is at most echoMaxMessage bytes), so that a long value costs a lookup
+// per run looked for.
 func echoes(msg string, vals [][]byte) bool {
 	m := []byte(msg)
-	var runs map[uint64]struct{}
-	if len(m) >= echoWindow {
-		runs = make(map[uint64]struct{}, min(len(m)-echoWindow+1, 1024))
-		for i := 0; i+echoWindow <= len(m); i++ {
-			runs[binary.LittleEndian.Uint64(m[i:])] = struct{}{}
-		}
-	}
+	var runs map[[echoWindow]byte]struct{}
 	found := func(w []byte) bool {
-		_, ok := runs[binary.LittleEndian.Uint64(w)]
+		if runs == nil {
+			runs = make(map[[echoWindow]byte]struct{}, min(len(m)-echoWindow+1, 1024))
+			for i := 0; i+echoWindow <= len(m); i++ {
+				runs[[echoWindow]byte(m[i:])] = struct{}{}
+			}
+		}
+		_, ok := runs[[echoWindow]byte(w)]
 		return ok
 	}
 	for _, v := range vals {
-		if len(v) < echoWindow {
-			if bytes.Contains(m, v) {
-				return true
-			}
-			continue
+		if bytes.Contains(m, v) {
+			return true
 		}
-		if runs == nil {
+		if len(v) <= echoWindow || len(m) < echoWindow {
 			continue
 		}
 		step := 1
-		if len(v) > 64 {
-			step = echoWindow
+		if len(v) > 1<<10 {
+			step = 8
 		}
 		for i := 0; i+echoWindow <= len(v); i += step {
 			if found(v[i:]) {
