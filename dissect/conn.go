@@ -76,8 +76,12 @@ type conn struct {
 	// hsV0: the latest request is a SaslHandshake v0 awaiting its
 	// response, asking for mechanism hsMech: the client's next bytes are
 	// its first raw token (KIP-43), whether or not the broker has answered.
-	hsV0    bool
-	hsMech  string
+	hsV0   bool
+	hsMech string
+	// hsAsked is the mechanism of a SaslHandshake request (any version)
+	// not answered yet: a SaslAuthenticate sent before its answer
+	// (pipelined) is a token of that mechanism.
+	hsAsked string
 	tlsSeen bool
 	frames  int64    // frames cut on this connection
 	tls     *tlsConn // the TLS layer, when the connection is TLS

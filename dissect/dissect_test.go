@@ -1182,3 +1182,38 @@ func TestReorderedPair(t *testing.T) {
 		t.Errorf("summary %+v", s)
 	}
 }
+
+// TestSASLAuthenticatePipelined: a SaslAuthenticate sent before the
+// broker answered the SaslHandshake before it is a token of the mechanism
+// that handshake asked for: a PLAIN-shaped token after a SCRAM-SHA-512
+// handshake is withheld whole as not SCRAM, not read as PLAIN (it showed
+// "mechanism=PLAIN user=u").
+func TestSASLAuthenticatePipelined(t *testing.T) {
+	r := newRig(t, Options{}, true)
+	mech := "SCRAM-SHA-512"
+	// SaslHandshake v1 request: Mechanism; response: ErrorCode 0,
+	// Mechanisms [mech].
+	hsBody := append([]byte{0, byte(len(mech))}, mech...)
+	hsResp := append([]byte{0, 0, 0, 0, 0, 1, 0, byte(len(mech))}, mech...)
+	// SaslAuthenticate v1 request: AuthBytes "\x00u\x00kwPipePW";
+	// response: ErrorCode 0, ErrorMessage null, AuthBytes empty,
+	// SessionLifetimeMs 0.
+	tok := "\x00u\x00kwPipePW"
+	authBody := append([]byte{0, 0, 0, byte(len(tok))}, tok...)
+	authResp := []byte{0, 0, 0xff, 0xff, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}
+	r.client(reqFrame(17, 1, 1, hsBody), reqFrame(36, 1, 2, authBody))
+	r.broker(respFrame(1, false, hsResp), respFrame(2, false, authResp))
+	r.d.Finish()
+	if len(r.sink.ex) != 2 {
+		t.Fatalf("%d exchanges", len(r.sink.ex))
+	}
+	auth := r.sink.ex[1]
+	wantExchange(t, auth, KindPaired, 36, 1, 2)
+	if auth.Mechanism != mech || auth.User != "" {
+		t.Errorf("mechanism %q user %q, want %q and none", auth.Mechanism, auth.User, mech)
+	}
+	n := auth.Request.Tree.Root.Child("SaslAuthenticateRequest").Child("AuthBytes")
+	if n == nil || n.Flags&protocol.FlagRedacted == 0 || len(n.Children) != 0 || !strings.Contains(n.Note, "SCRAM") {
+		t.Errorf("AuthBytes %+v, want withheld whole as no SCRAM message", n)
+	}
+}

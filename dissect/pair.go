@@ -107,7 +107,14 @@ func (c *conn) request(fr *Frame) {
 	// pending request then holds its bytes only, not a tree that can be
 	// hundreds of times larger (decompressed records and their nodes), so
 	// that many pipelined requests cannot exhaust memory.
-	fr.lazy = lazyRequest{set: true, h: h, mech: c.mech, unknown: !knownKey(h.APIKey)}
+	mech := c.mech
+	if h.APIKey == keySaslAuthenticate && c.hsAsked != "" {
+		// Sent before the broker answered the SaslHandshake before it
+		// (pipelined): the mechanism the client asked for is the one
+		// its token is of, not the one negotiated before.
+		mech = c.hsAsked
+	}
+	fr.lazy = lazyRequest{set: true, h: h, mech: mech, unknown: !knownKey(h.APIKey)}
 	if h.APIKey == keyProduce {
 		if acks, ok := protocol.PeekProduceAcks(b); ok && acks == 0 {
 			cl, br := c.addrs()
@@ -189,6 +196,9 @@ func (c *conn) register(fr *Frame, h protocol.RequestHeader, notes []string, who
 		ex.Mechanism, _ = protocol.PeekSaslHandshake(fr.Bytes)
 	}
 	c.hsV0, c.hsMech = h.APIKey == keySaslHandshake && h.APIVersion == 0 && whole, keptMechanism(ex.Mechanism)
+	if h.APIKey == keySaslHandshake {
+		c.hsAsked = keptMechanism(ex.Mechanism)
+	}
 	c.requested(h.APIKey, h.APIVersion)
 	if note := d.hold(fr, h.APIKey, len(h.ClientID)); note != "" {
 		ex.Notes = append(ex.Notes, note)
@@ -415,6 +425,7 @@ func (c *conn) response(fr *Frame) {
 			c.learn(ex, ranges)
 		}
 	case key == keySaslHandshake:
+		c.hsAsked = ""
 		code, ok := protocol.PeekErrorCode(b, key, ver)
 		if ok && code == 0 {
 			c.mech = keptMechanism(ex.Mechanism)
