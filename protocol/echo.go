@@ -34,15 +34,16 @@ const echoMaxMessage = 64 << 10
 // past it every error message of the response is withheld.
 const echoMaxValues = 256
 
-// EchoNote is the note of an error message withheld by WithholdEchoes.
+// EchoNote is the note of a value withheld by WithholdEchoes.
 const EchoNote = "withheld: it repeats a secret of the request (--show-secrets shows it)"
 
 // WithholdEchoes withholds (marks FlagRedacted, value emptied, Note
 // EchoNote) every error message (RoleErrorMessage) of resp, the response
-// to req, that holds a value the decoder withheld from req's frame whole,
-// or a run of echoWindow of its bytes (echoes), and returns how many it
-// withheld. Nothing is done when either tree is nil
-// or req withheld nothing (a decoder with ShowSecrets withholds nothing).
+// to req, and every part shown of a SASL token in it, that holds a value
+// the decoder withheld from req's frame whole, or a run of echoWindow of
+// its bytes (echoes), and returns how many it withheld. Nothing is done
+// when either tree is nil or req withheld nothing (a decoder with
+// ShowSecrets withholds nothing).
 func WithholdEchoes(req, resp *Tree) int {
 	if req == nil || resp == nil || req.Root == nil || resp.Root == nil || len(req.Spaces) == 0 {
 		return 0
@@ -54,7 +55,7 @@ func WithholdEchoes(req, resp *Tree) int {
 		return 0
 	}
 	n := 0
-	withholdEchoing(resp.Root, vals, over, &n, 0)
+	withholdEchoing(resp.Root, nil, vals, over, &n, 0)
 	return n
 }
 
@@ -117,21 +118,28 @@ func withoutPrefix(typ string, b []byte) []byte {
 	return b[p:]
 }
 
-func withholdEchoing(n *Node, vals [][]byte, all bool, count *int, depth int) {
+// withholdEchoing withholds the error messages under n, and the parts of
+// a SASL token the broker sent (an OAUTHBEARER error's JSON, a SCRAM
+// server-first), that echo vals (every one when all); parent is n's.
+func withholdEchoing(n, parent *Node, vals [][]byte, all bool, count *int, depth int) {
 	if n == nil || depth > 4*maxDepth {
 		return
 	}
-	if n.Kind == KindString && n.Field != nil && n.Field.Role == RoleErrorMessage &&
-		n.Flags&(FlagNull|FlagRedacted) == 0 && n.Str != "" {
+	msg := n.Field != nil && n.Field.Role == RoleErrorMessage
+	part := n.Type == "sasl" && parent != nil
+	if n.Kind == KindString && (msg || part) && n.Flags&(FlagNull|FlagRedacted) == 0 && n.Str != "" {
 		if all || len(n.Str) > echoMaxMessage || echoes(n.Str, vals) {
 			withhold(n)
 			n.Note = EchoNote
+			if part {
+				parent.Flags |= FlagRedacted // as a token with a secret part is (saslParts)
+			}
 			*count++
 		}
 		return
 	}
 	for _, c := range n.Children {
-		withholdEchoing(c, vals, all, count, depth+1)
+		withholdEchoing(c, n, vals, all, count, depth+1)
 	}
 }
 

@@ -40,6 +40,12 @@ func TestWithholdEchoes(t *testing.T) {
 			saslResp("bad token: os-ticket-bytes-01"), []bool{true}},
 		{"plain password sharing a word", "PLAIN", 36, byts("\x00capgen\x00capgen-wrong-password"),
 			saslResp("Authentication failed: Invalid username or password"), []bool{false}},
+		// An OAUTHBEARER broker error (RFC 7628 section 3.2.2) in the
+		// response's AuthBytes quoting the bearer token: the AuthBytes
+		// hold no ErrorMessage, their "error" part is withheld.
+		{"oauth error quoting the token", "OAUTHBEARER", 36, byts("n,,\x01auth=Bearer eyJhbGciOiJIUzI1NiJ9.kwOAuthTok\x01\x01"),
+			"003a" + str("invalid") + byts(`{"status":"invalid_token eyJhbGciOiJIUzI1NiJ9.kwOAuthTok"}`) + "0000000000000000",
+			[]bool{false, true}},
 		// AlterConfigsRequest v0: Resources [2]: (ResourceType 2, "t",
 		// Configs [1]: my.db.password = hunter2pw), (2, "u", Configs [1]:
 		// retention.ms = 1000); ValidateOnly false. The response v0:
@@ -75,7 +81,7 @@ func TestWithholdEchoes(t *testing.T) {
 			var msgs []*Node
 			var walk func(n *Node)
 			walk = func(n *Node) {
-				if n.Field != nil && n.Field.Role == RoleErrorMessage {
+				if n.Field != nil && n.Field.Role == RoleErrorMessage || n.Type == "sasl" {
 					msgs = append(msgs, n)
 				}
 				for _, ch := range n.Children {
