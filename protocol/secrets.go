@@ -323,7 +323,8 @@ var sensitiveLast = []string{
 	// or one-time password, a JSON Web Token, a bearer token, a client
 	// assertion (a signed JWT, RFC 7523), a cookie.
 	"pass", "pw", "pin", "otp", "jwt", "bearer", "assertion", "cookie",
-	"keytab", // a Kerberos keytab: the principal's keys (or the path to them)
+	"keytab",  // a Kerberos keytab: the principal's keys (or the path to them)
+	"license", // a product's license key: Confluent's confluent.license is a PASSWORD config
 }
 
 // genericLast are last segments that say how a value is written, not what

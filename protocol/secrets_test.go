@@ -252,6 +252,8 @@ func TestConfigNameSensitive(t *testing.T) {
 		"password.encoder.secret":                               true,
 		"delegation.token.secret.key":                           true,
 		"delegation.token.master.key":                           true,
+		"confluent.license":                                     true,
+		"confluent.license.topic":                               false,
 		// Letters that only look like others (TR39 skeletons): Cyrillic
 		// "а", "о", "р", "ѕ" in a secret word.
 		"ssl.key.pаsswоrd":            true,
