@@ -55,7 +55,8 @@ with its software, KIP-511) and per broker:
               fewer says little)
   broker      a broker address seen on one side only (its errors too)
   advertised  an API's cluster version range (what every broker accepts)
-  lostVersion versions a client used before that the cluster after refuses,
+  lostVersion versions a client used before that the cluster after refuses
+              (and the cluster before accepted, when it advertised any),
               with the impact: "will negotiate down to vN" (the client can
               go on with a lower version), "version removed" (it needs a
               newer client) or "API removed" (kwire versions --against)

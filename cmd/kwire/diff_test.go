@@ -210,3 +210,18 @@ func TestDiffLostVersions(t *testing.T) {
 		t.Errorf("changes:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// TestDiffSameCaptureNoLostVersions: a profile compared with itself has
+// no change, also when its cluster refuses versions its client used (one
+// broker advertising Produce only, the client using Metadata v1): kwire
+// diff of such a capture with itself listed "lostVersion Metadata: v1
+// (API removed)" and exited 1.
+func TestDiffSameCaptureNoLostVersions(t *testing.T) {
+	p := &profile.Profile{
+		Clients: []profile.Client{{ClientID: "app", APIs: []profile.APIUse{{API: "Metadata", Key: 3, Versions: []int16{1}}}}},
+		Brokers: []profile.Broker{{Address: "b:9092", Advertised: []profile.APIRange{{API: "Produce", Key: 0, Min: 0, Max: 9}}}},
+	}
+	if ch := profile.Compare(p, p, profile.DefaultOptions); len(ch) != 0 {
+		t.Errorf("changes %+v, want none", ch)
+	}
+}

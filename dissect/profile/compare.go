@@ -225,7 +225,8 @@ func Compare(before, after *Profile, o Options) []Change {
 	// kwire versions --against reports.
 	// Ranges moved need both sides' ranges; a version lost needs only
 	// the ranges after (a client that never sent ApiVersions, a capture
-	// begun after it did, still used versions).
+	// begun after it did, still used versions), and when there are
+	// ranges before, a version in them.
 	rb, nb := clusterRanges(before.Brokers)
 	ra, na := clusterRanges(after.Brokers)
 	if nb > 0 && na > 0 {
@@ -242,8 +243,13 @@ func Compare(before, after *Profile, o Options) []Change {
 			for _, u := range c.APIs {
 				r := ra[u.API]
 				var lost []int16
+				x := rb[u.API]
 				for _, v := range u.Versions {
-					if r == nil || v < r.Min || v > r.Max {
+					// Lost: refused after, and accepted before when the
+					// cluster before advertised (a version it refused
+					// too is no change: kwire diff of a capture with
+					// itself listed them).
+					if (r == nil || v < r.Min || v > r.Max) && (nb == 0 || x != nil && v >= x.Min && v <= x.Max) {
 						lost = append(lost, v)
 					}
 				}

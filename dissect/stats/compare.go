@@ -135,7 +135,7 @@ func Compare(before, after *VersionsReport) *Comparison {
 	if nb > 0 {
 		c.Ranges = rangeChanges(b, a)
 	}
-	c.Lost = lostVersions(before, a)
+	c.Lost = lostVersions(before, a, b, nb > 0)
 	return c
 }
 
@@ -181,15 +181,18 @@ func rangeChanges(b, a map[int16]Range) []RangeChange {
 }
 
 // lostVersions lists the versions the clients of before used that the
-// cluster ranges a refuse.
-func lostVersions(before *VersionsReport, a map[int16]Range) []LostVersion {
+// cluster ranges a refuse and, when hasB (the cluster before advertised),
+// the ranges b accept: a version the cluster refused before too is no
+// change (versions --against of a capture with itself listed them).
+func lostVersions(before *VersionsReport, a, b map[int16]Range, hasB bool) []LostVersion {
 	out := []LostVersion{}
 	for _, cl := range before.Clients {
 		for _, u := range cl.APIs {
 			ra, ok := a[u.Key]
+			rb, okb := b[u.Key]
 			var lost []int16
 			for _, v := range u.Versions {
-				if !ok || v < ra.Min || v > ra.Max {
+				if (!ok || v < ra.Min || v > ra.Max) && (!hasB || okb && v >= rb.Min && v <= rb.Max) {
 					lost = append(lost, v)
 				}
 			}

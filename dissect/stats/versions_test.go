@@ -497,3 +497,25 @@ func TestVersionsDuplicateKeyLastWins(t *testing.T) {
 		}
 	}
 }
+
+// TestCompareRefusedBefore: a version the cluster refused before too is
+// not lost: a capture compared with itself, whose one ApiVersions
+// response advertised Produce only while the client used Metadata v4,
+// listed Metadata v4 as lost (versions --against, kwire diff). Metadata
+// v4 accepted before and refused after still is.
+func TestCompareRefusedBefore(t *testing.T) {
+	c1 := &reassembly.Conn{Index: 0, A: ap("10.0.0.1:1000"), B: ap("10.0.0.8:9092")}
+	same := NewVersionCollector()
+	same.Exchange(apiVersionsX(t, c1, "app", 3, 0, [][3]int16{{0, 0, 9}}, 1))
+	same.Exchange(metadataX(t, c1, "app", 4, 5, true))
+	if cmp := Compare(same.Report(), same.Report()); len(cmp.Lost) != 0 || len(cmp.Ranges) != 0 {
+		t.Errorf("a capture against itself: lost %+v, ranges %+v", cmp.Lost, cmp.Ranges)
+	}
+	before := NewVersionCollector()
+	before.Exchange(apiVersionsX(t, c1, "app", 3, 0, [][3]int16{{0, 0, 9}, {3, 0, 12}}, 1))
+	before.Exchange(metadataX(t, c1, "app", 4, 5, true))
+	cmp := Compare(before.Report(), same.Report())
+	if len(cmp.Lost) != 1 || cmp.Lost[0].Key != 3 || !reflect.DeepEqual(cmp.Lost[0].Versions, []int16{4}) || cmp.Lost[0].After != nil {
+		t.Errorf("lost %+v", cmp.Lost)
+	}
+}
