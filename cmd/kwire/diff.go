@@ -56,7 +56,7 @@ with its software, KIP-511) and per broker:
   broker      a broker address seen on one side only (its errors too)
   advertised  an API's cluster version range (what every broker accepts)
   lostVersion versions a client used before that the cluster after refuses
-              (and the cluster before accepted, when it advertised any),
+              (and some broker before accepted, when any advertised),
               with the impact: "will negotiate down to vN" (the client can
               go on with a lower version), "version removed" (it needs a
               newer client) or "API removed" (kwire versions --against)

@@ -58,8 +58,8 @@ and the requests in them:
 --against FILE compares with a second capture (before: the FILE arguments;
 after: the --against files, e.g. after an upgrade): which APIs' cluster
 ranges (what every broker accepts) moved, and which clients of the first
-capture would lose a version they use (one the cluster before accepted,
-when it advertised any: refused on both sides is no loss). "removed" is said of that
+capture would lose a version they use (one some broker before accepted,
+when any advertised: refused by every broker before too is no loss). "removed" is said of that
 intersection: an API that one broker of a mixed cluster lacks shows as
 removed, although the other brokers serve it. The exit status stays
 kwire read's (0 when the captures were read whole, whatever was lost);

@@ -226,7 +226,7 @@ func Compare(before, after *Profile, o Options) []Change {
 	// Ranges moved need both sides' ranges; a version lost needs only
 	// the ranges after (a client that never sent ApiVersions, a capture
 	// begun after it did, still used versions), and when there are
-	// ranges before, a version in them.
+	// ranges before, a version some broker before accepted.
 	rb, nb := clusterRanges(before.Brokers)
 	ra, na := clusterRanges(after.Brokers)
 	if nb > 0 && na > 0 {
@@ -243,13 +243,12 @@ func Compare(before, after *Profile, o Options) []Change {
 			for _, u := range c.APIs {
 				r := ra[u.API]
 				var lost []int16
-				x := rb[u.API]
 				for _, v := range u.Versions {
-					// Lost: refused after, and accepted before when the
-					// cluster before advertised (a version it refused
-					// too is no change: kwire diff of a capture with
-					// itself listed them).
-					if (r == nil || v < r.Min || v > r.Max) && (nb == 0 || x != nil && v >= x.Min && v <= x.Max) {
+					// Lost: refused after, and accepted before by some
+					// broker when the cluster before advertised (a
+					// version every broker refused too is no change:
+					// kwire diff of a capture with itself listed them).
+					if (r == nil || v < r.Min || v > r.Max) && (nb == 0 || acceptedBy(before.Brokers, u.API, v)) {
 						lost = append(lost, v)
 					}
 				}
@@ -360,6 +359,18 @@ func clusterRanges(bs []Broker) (map[string]*APIRange, int) {
 		}
 	}
 	return out, n
+}
+
+// acceptedBy reports whether a broker of bs advertised version v of api.
+func acceptedBy(bs []Broker, api string, v int16) bool {
+	for _, b := range bs {
+		for _, r := range b.Advertised {
+			if r.API == api && v >= r.Min && v <= r.Max {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func rangeText(r *APIRange) string {

@@ -135,8 +135,24 @@ func Compare(before, after *VersionsReport) *Comparison {
 	if nb > 0 {
 		c.Ranges = rangeChanges(b, a)
 	}
-	c.Lost = lostVersions(before, a, b, nb > 0)
+	c.Lost = lostVersions(before, a, nb > 0)
 	return c
+}
+
+// acceptedBy reports whether a broker of r advertised version v of API
+// key: some broker of the cluster accepted it.
+func acceptedBy(r *VersionsReport, key, v int16) bool {
+	for _, b := range r.Brokers {
+		if b.Effective < 0 || b.Effective >= len(b.Advertisements) {
+			continue
+		}
+		for _, rg := range b.Advertisements[b.Effective].Ranges {
+			if rg.Key == key && v >= rg.Min && v <= rg.Max {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // rangeChanges lists the APIs whose cluster range moved from b to a.
@@ -182,17 +198,16 @@ func rangeChanges(b, a map[int16]Range) []RangeChange {
 
 // lostVersions lists the versions the clients of before used that the
 // cluster ranges a refuse and, when hasB (the cluster before advertised),
-// the ranges b accept: a version the cluster refused before too is no
-// change (versions --against of a capture with itself listed them).
-func lostVersions(before *VersionsReport, a, b map[int16]Range, hasB bool) []LostVersion {
+// some broker before accepted: a version every broker refused before too
+// is no change (versions --against of a capture with itself listed them).
+func lostVersions(before *VersionsReport, a map[int16]Range, hasB bool) []LostVersion {
 	out := []LostVersion{}
 	for _, cl := range before.Clients {
 		for _, u := range cl.APIs {
 			ra, ok := a[u.Key]
-			rb, okb := b[u.Key]
 			var lost []int16
 			for _, v := range u.Versions {
-				if (!ok || v < ra.Min || v > ra.Max) && (!hasB || okb && v >= rb.Min && v <= rb.Max) {
+				if (!ok || v < ra.Min || v > ra.Max) && (!hasB || acceptedBy(before, u.Key, v)) {
 					lost = append(lost, v)
 				}
 			}

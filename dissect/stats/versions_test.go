@@ -518,4 +518,16 @@ func TestCompareRefusedBefore(t *testing.T) {
 	if len(cmp.Lost) != 1 || cmp.Lost[0].Key != 3 || !reflect.DeepEqual(cmp.Lost[0].Versions, []int16{4}) || cmp.Lost[0].After != nil {
 		t.Errorf("lost %+v", cmp.Lost)
 	}
+	// A mixed cluster before: one broker accepted Metadata v4, the other
+	// lacked Metadata (so the cluster range has none); refused by every
+	// broker after, v4 is lost.
+	c2 := &reassembly.Conn{Index: 1, A: ap("10.0.0.1:1001"), B: ap("10.0.0.9:9092")}
+	mixed := NewVersionCollector()
+	mixed.Exchange(apiVersionsX(t, c1, "app", 3, 0, [][3]int16{{0, 0, 9}, {3, 0, 12}}, 1))
+	mixed.Exchange(apiVersionsX(t, c2, "app", 3, 0, [][3]int16{{0, 0, 9}}, 3))
+	mixed.Exchange(metadataX(t, c1, "app", 4, 5, true))
+	cmp = Compare(mixed.Report(), same.Report())
+	if len(cmp.Lost) != 1 || cmp.Lost[0].Key != 3 || !reflect.DeepEqual(cmp.Lost[0].Versions, []int16{4}) {
+		t.Errorf("mixed cluster before: lost %+v", cmp.Lost)
+	}
 }
