@@ -265,8 +265,12 @@ func (e *Exchange) DecodeWith(b protocol.Budget, scratch *protocol.Decoder) int 
 // secret withheld from the request (protocol.WithholdEchoes), once both
 // frames are decoded: a broker's SASL callback or config validator may
 // quote the password its request carried.
+// Only requests of an API that carries secrets are searched: the others
+// withhold nothing but spans not decoded, and walking every Produce's
+// tree for them would cost every exchange.
 func (e *Exchange) withholdEchoes() {
-	if e.Request != nil && e.Response != nil {
+	if e.Request != nil && e.Response != nil && e.Request.Tree != nil && e.Response.Tree != nil &&
+		protocol.KeyCarriesSecrets(e.APIKey, false) {
 		protocol.WithholdEchoes(e.Request.Tree, e.Response.Tree)
 	}
 }
