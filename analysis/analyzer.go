@@ -159,8 +159,10 @@ func (a *Analyzer) Exchange(x *dissect.Exchange) {
 func (a *Analyzer) Event(ev *dissect.Event) {
 	if ev != nil && a.txns != nil && ev.Conn != nil {
 		switch {
-		case ev.Kind == dissect.EventCut:
-			// Sequences may have been left out with the exchanges.
+		case ev.Kind == dissect.EventCut || ev.Kind == dissect.EventGap:
+			// Sequences may have been left out with the exchanges: by
+			// the writer of a cut file, or in bytes the capture lost
+			// (a Produce cut by the gap is not decoded).
 			a.txns.cut = true
 			if a.txns.cuts == nil {
 				a.txns.cuts = map[*reassembly.Conn]int{}

@@ -73,8 +73,8 @@ type pe struct {
 
 type txnTracker struct {
 	mem  *budget
-	cut  bool                     // the capture is a cut file (dissect.EventCut)
-	cuts map[*reassembly.Conn]int // cuts per open connection, in a cut file
+	cut  bool                     // the capture left bytes out: a cut file (dissect.EventCut) or a gap (dissect.EventGap)
+	cuts map[*reassembly.Conn]int // cuts and gaps per open connection
 	// file is the capture file being read (Analyzer.SetFile); producers,
 	// byPE, byPID and consumers find what it has seen, each file a
 	// capture of its own: order and corder keep every file's.
@@ -650,8 +650,9 @@ func (t *txnTracker) sequence(p *producer, e *xinfo, k tpKey, r *facts.Records, 
 	case s.written && r.BaseSequence <= s.lastEnd && r.BaseSequence >= 0:
 		issue(seqDuplicate, fmt.Sprintf("sequence %d-%d overlaps what was written (up to %d)", r.BaseSequence, end, s.lastEnd), 0)
 	case s.written && r.BaseSequence > s.lastEnd+1 && (!t.cut || s.conn == e.x.Conn && s.cuts == t.cuts[e.x.Conn]):
-		// (In a cut file, kwire read -w's, the batches between may be
-		// in exchanges it left out, unless none was cut between them.)
+		// (In a cut file, kwire read -w's, or a capture with bytes
+		// lost, the batches between may be in exchanges left out or
+		// cut by a gap, unless none was cut between them.)
 		issue(seqGap, fmt.Sprintf("sequence %d follows %d: %d missing (lost, or sent on a connection not captured)", r.BaseSequence, s.lastEnd, r.BaseSequence-s.lastEnd-1), 0)
 	}
 	switch code {

@@ -578,6 +578,7 @@ func (c *conn) gapOf(dir reassembly.Dir, n int64, t time.Time, why string, kind 
 		ev = &Event{Kind: EventGap, Conn: c.c, Dir: dir, Time: t, Bytes: n, Detail: detail}
 	}
 	c.lossy = true
+	c.tcp.gap(dir)
 	sp := c.split[dir]
 	sp.cutting = cut // a frame it leaves incomplete was cut by the writer (conn.cut)
 	defer func() { sp.cutting = false }()

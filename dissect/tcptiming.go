@@ -154,6 +154,20 @@ func (t *tcpState) frameDone(dir reassembly.Dir, fr *Frame, first mark) {
 	td.lo, td.hi = time.Time{}, time.Time{}
 }
 
+// gap forgets the packet times gathered in direction dir since the last
+// completed frame, at a gap (bytes lost, not captured, given up, or left
+// out by a cut file's writer): bytes before a gap belong to no frame
+// completed after it (the frame they began is cut, or they were being
+// skipped), so the next frame's TCPTiming.Earliest is after the gap.
+// Kept, they made the frame after a gap look sent since the packet
+// before it, and the broker's time on the frame the gap cut read as the
+// next one's network time ("request sent over 252ms").
+func (t *tcpState) gap(dir reassembly.Dir) {
+	td := &t.dir[dir]
+	td.lo, td.hi = time.Time{}, time.Time{}
+	td.lastFrame, td.lastTime = 0, time.Time{}
+}
+
 func earlier(a, b time.Time) time.Time {
 	if a.IsZero() || !b.IsZero() && b.Before(a) {
 		return b

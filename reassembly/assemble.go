@@ -1106,6 +1106,13 @@ func (s *stream) Accept(tcp *layers.TCP, ci gopacket.CaptureInfo, dir gpr.TCPFlo
 				// the capture cut; the assembler buffers it, packet
 				// delivers it.
 				r.ctxKept = true
+			case ahead > 0 && h.bias < 0 && seq == h.next:
+				// Right after a hole given up at once because the
+				// peer acknowledged it (skipAckedHoles: sent, never
+				// captured): the next bytes of the stream, held up by
+				// no retransmission, so not out of order; the
+				// assembler buffers it, packet delivers it.
+				r.ctxKept = true
 			case ahead > 0 && h.cutCovers(h.next, seq):
 				// Beyond bytes left out on purpose, not lost: in
 				// order, as it was in the capture cut; assemble

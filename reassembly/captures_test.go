@@ -169,7 +169,7 @@ func TestCapturesInvariants(t *testing.T) {
 	if err != nil {
 		t.Skipf("no capture directory: %v", err)
 	}
-	n := 0
+	n, reordered := 0, 0
 	for _, e := range entries {
 		ext := filepath.Ext(e.Name())
 		if ext != ".pcap" && ext != ".pcapng" && ext != ".gz" {
@@ -201,16 +201,22 @@ func TestCapturesInvariants(t *testing.T) {
 					t.Errorf("mangling left no trace: %+v", st)
 				}
 				// A swap is reordering only when both packets carry data
-				// of one stream: small captures of many short
-				// connections (skipped-apiversions.pcap: 78 packets, 8
-				// connections) may have no such pair among the swapped.
-				if sum.TCPPackets > 100 && st.OutOfOrder == 0 {
-					t.Errorf("mangling reordered nothing: %+v", st)
-				}
+				// of one direction of one stream: many captures have no
+				// such pair among the swapped (tshark finds no
+				// tcp.analysis.out_of_order in mangled
+				// mixed-versions.pcap, kcat-produce-consume.pcap and
+				// sarama-legacy-message-sets.pcap), and a segment right
+				// after a dropped one that the peer acknowledged is in
+				// order (a capture loss, not a reordering). Over every
+				// capture, some must show.
+				reordered += st.OutOfOrder
 			})
 		})
 	}
 	if n == 0 {
 		t.Skip("no captures in ../pcaps")
+	}
+	if reordered == 0 {
+		t.Errorf("mangling reordered nothing in %d captures", n)
 	}
 }
