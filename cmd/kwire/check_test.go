@@ -403,3 +403,34 @@ func TestCheckExampleUnadvertisedVersion(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckJUnitUnreadableCapture: a capture kwire cannot read (missing,
+// empty) exits 2, and the --junit report says why in a failed testcase.
+// The report was left empty (as the check that it can be written made
+// it), which a CI system's JUnit reader fails to parse.
+func TestCheckJUnitUnreadableCapture(t *testing.T) {
+	dir := t.TempDir()
+	empty := filepath.Join(dir, "empty.pcap")
+	if err := os.WriteFile(empty, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ capture, why string }{
+		{filepath.Join(dir, "missing.pcap"), "missing.pcap: no such file or directory"},
+		{empty, "empty.pcap: not a pcap or pcapng file (the file is empty)"},
+	} {
+		junit := filepath.Join(dir, "report.xml")
+		_, errOut, code := kwireInProcess(t, "check", "--junit", junit, "testdata/check/pass.yaml", tc.capture)
+		if code != 2 || !strings.Contains(errOut, tc.why) {
+			t.Errorf("%s: exit %d, stderr %q; want 2 and %q", tc.capture, code, errOut, tc.why)
+		}
+		d := readJUnit(t, junit)
+		if d.Tests != 1 || d.Failures != 1 || len(d.Suites) != 1 || len(d.Suites[0].Cases) != 1 {
+			t.Fatalf("%s: JUnit %+v, want one failed testcase", tc.capture, d)
+		}
+		c := d.Suites[0].Cases[0]
+		if c.Name != "captures" || c.Failure == nil || !strings.Contains(c.Failure.Message, "nothing was checked: ") || !strings.Contains(c.Failure.Message, tc.why) {
+			t.Errorf("%s: testcase %+v, want captures failed with %q", tc.capture, c, tc.why)
+		}
+		os.Remove(junit)
+	}
+}
