@@ -12,6 +12,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/gopacket/gopacket"
+	"github.com/gopacket/gopacket/layers"
 	"github.com/kwire/kwire/pipeline"
 	"github.com/kwire/kwire/protocol"
 	"github.com/kwire/kwire/render"
@@ -128,7 +130,9 @@ as that response, with a note.
 A frame that does not decode as a request but does as a response (which
 names no API) gets a hint naming the responses it fits; so do bytes
 copied without the frame's 4-byte length (the hint gives the length that
-makes them decode) and a whole frame given as a bare body (--frame).
+makes them decode), a whole frame given as a bare body (--frame), and a
+whole captured packet (tshark -x: Ethernet, IP and TCP headers first; the
+hint says at which offset its Kafka frame starts).
 
 What the bytes are:
   (no flags)                          a whole request frame: length, header, body
@@ -608,7 +612,7 @@ func (o *decodeOptions) decode(data []byte, ropts render.Options) (*protocol.Tre
 			// (A header that decoded, naming a version no schema
 			// defines, is a request: no guess at a response.)
 			if !o.noHints {
-				o.hint = cmp.Or(noLengthHint(d, data), responseHint(data))
+				o.hint = cmp.Or(packetHint(d, data), noLengthHint(d, data), responseHint(data))
 			}
 		}
 		return t, nil
@@ -697,6 +701,49 @@ func responseHint(data []byte) string {
 	}
 	return fmt.Sprintf("the frame may be a response: the responses of %d API versions decode it whole (%s); give --frame --response --api API --version V",
 		len(c), strings.Join(some, ", "))
+}
+
+// packetHint says, for input that fails to decode as a request frame,
+// whether it is a whole captured packet (Ethernet, Linux cooked capture,
+// BSD loopback or raw IPv4/IPv6, then TCP: tshark -x, or Wireshark's
+// Copy as Hex Dump of a packet's every byte) whose TCP payload is a
+// Kafka frame, and where that starts; "" when it is not. Decoding the
+// headers is gopacket's (its layers' decoders).
+func packetHint(d *protocol.Decoder, data []byte) string {
+	for _, first := range []gopacket.LayerType{layers.LayerTypeEthernet, layers.LayerTypeLinuxSLL, layers.LayerTypeLoopback, layers.LayerTypeIPv4, layers.LayerTypeIPv6} {
+		p := gopacket.NewPacket(data, first, gopacket.DecodeOptions{Lazy: true, NoCopy: true})
+		tcp, ok := p.Layer(layers.LayerTypeTCP).(*layers.TCP)
+		if !ok || p.ErrorLayer() != nil || len(tcp.Payload) < 8 {
+			continue
+		}
+		payload := tcp.Payload
+		off := len(data) - len(payload)
+		if off < 0 || off >= len(data) || &data[off] != &payload[0] {
+			continue // not the input's last bytes (trailing padding)
+		}
+		var names []string
+		for _, l := range p.Layers() {
+			if l.LayerType() == gopacket.LayerTypePayload {
+				break
+			}
+			names = append(names, l.LayerType().String())
+		}
+		lead := fmt.Sprintf("the bytes are a whole packet (%s, %d bytes of headers before the TCP payload, port %d → %d)", strings.Join(names, ", "), off, tcp.SrcPort, tcp.DstPort)
+		t := d.DecodeRequest(payload)
+		whole := t.Err == nil && t.FirstError() == nil
+		t.Release()
+		switch {
+		case whole:
+			return fmt.Sprintf("%s: its payload, the %d bytes from offset 0x%x on, decodes whole as a request frame, %s v%d; give kwire decode those bytes (Wireshark: select the Kafka layer, then Copy, ...as Hex Dump)",
+				lead, len(payload), off, protocol.APIName(int16(binary.BigEndian.Uint16(payload[4:]))), int16(binary.BigEndian.Uint16(payload[6:])))
+		case frameLength(payload):
+			if h := responseHint(payload); h != "" {
+				return fmt.Sprintf("%s: its payload, the %d bytes from offset 0x%x on, is a frame; %s", lead, len(payload), off, h)
+			}
+		}
+		return fmt.Sprintf("%s: decode its payload, the %d bytes from offset 0x%x on (a frame starts with its 4-byte length: a TCP segment may hold a frame's middle)", lead, len(payload), off)
+	}
+	return ""
 }
 
 // frameLength reports whether data starts with a frame's length: its
