@@ -103,6 +103,7 @@ func compileFilter(src string) (*exprProgram, bool, error) {
 var (
 	unknownNameRE = regexp.MustCompile(`^unknown name (\S+)$`)
 	noFieldRE     = regexp.MustCompile(`^type (\S+) has no field (\S+)$`)
+	badTokenRE    = regexp.MustCompile(`^unexpected token (Operator|Identifier)\("([^"]*)"\)$`)
 )
 
 // nearestNames rewrites expr's message for a misspelt name in the filter's
@@ -118,6 +119,19 @@ func nearestNames(msg string) string {
 		}
 		return fmt.Sprintf("unknown name %s; the nearest: %s (kwire read --json shows the names)",
 			m[1], strings.Join(nearest(m[1], exprNames(reflect.TypeFor[exchangeFields]())), ", "))
+	}
+	if m := badTokenRE.FindStringSubmatch(msg); m != nil {
+		// Other languages' operators (SQL's = and AND, a single &):
+		// expr's message names the token alone.
+		switch kind, tok := m[1], m[2]; {
+		case kind == "Operator" && tok == "=":
+			return msg + ": compare with == (and >=, <=, != as they are)"
+		case kind == "Operator" && tok == "&":
+			return msg + ": write && (or and) for both to hold"
+		case kind == "Identifier" && (tok == "AND" || tok == "OR"):
+			op := map[string]string{"AND": "&&", "OR": "||"}[tok]
+			return fmt.Sprintf("%s: write %s (or %s, in lower case)", msg, op, strings.ToLower(tok))
+		}
 	}
 	if m := noFieldRE.FindStringSubmatch(msg); m != nil {
 		if t := docType(reflect.TypeFor[exchangeFields](), m[1], 0); t != nil {

@@ -193,6 +193,11 @@ func TestCompileFilterErrors(t *testing.T) {
 		// tcpdump syntax is -f's, said after expr's own message.
 		{`port 9092`, []string{`unexpected token`, "\nkwire: 'port 9092' is a capture filter in tcpdump syntax: give it with -f"}},
 		{`host 10.0.0.5 and tcp port 9092`, []string{"'host 10.0.0.5 and tcp port 9092' is a capture filter in tcpdump syntax: give it with -f"}},
+		// Other languages' operators: the one to write.
+		{`api = "Fetch"`, []string{`unexpected token Operator("="): compare with == (and >=, <=, != as they are) (line 1, column 5)`}},
+		{`api == "Fetch" & latencyMs > 1`, []string{`unexpected token Operator("&"): write && (or and) for both to hold`}},
+		{`api == "Fetch" AND latencyMs > 1`, []string{`unexpected token Identifier("AND"): write && (or and, in lower case)`}},
+		{`api == "Fetch" OR latencyMs > 1`, []string{`unexpected token Identifier("OR"): write || (or or, in lower case)`}},
 		{`latency_ms > 5`, []string{"latency_ms is now latencyMs"}},
 		{`client_id == "x" || request_size > 3`, []string{"client_id is now clientId"}},
 	}
