@@ -394,7 +394,15 @@ type captureRun struct {
 	// numbers restart with each file).
 	maxConns int
 
-	readAny     bool // some file was a capture
+	readAny bool // some file was a capture
+	// oneWay are the captures (file names, or "" for the captures read
+	// as one) whose Kafka requests got not one response, with how many
+	// went unanswered: a broker that answered nothing, or one direction
+	// of the connections captured (tcpdump -Q out, files split by
+	// direction and read without --merge).
+	oneWay []oneWayCapture
+	// several is whether several files were read without --merge.
+	several     bool
 	fileErrs    []error
 	interrupted bool
 	keys        *tlsKeys // the TLS keys, when any source could give some
@@ -402,6 +410,13 @@ type captureRun struct {
 	// filter the packets had to pass ("lo", "tcp port 9092"); "" for
 	// files.
 	liveIface, liveFilter string
+}
+
+// oneWayCapture is a capture whose Kafka requests got not one response
+// (captureRun.oneWay).
+type oneWayCapture struct {
+	file       string // "" for the only capture, or several read as one
+	unanswered int64
 }
 
 // add merges another run's totals (kwire versions --against).
@@ -513,6 +528,7 @@ func (c *captureReader) read(ctx context.Context, paths []string, sink dissect.S
 		groups = [][]string{paths}
 		ropts.Merge = true
 	}
+	run.several = len(groups) > 1
 	for _, group := range groups {
 		if c.onFile != nil && !ropts.Merge {
 			c.onFile(group[0])
@@ -539,6 +555,13 @@ func (c *captureReader) read(ctx context.Context, paths []string, sink dissect.S
 		ds := d.Summary()
 		if c.after != nil {
 			c.after(ds, sum)
+		}
+		if ds.Unanswered > 0 && ds.Responses == 0 && context.Cause(ctx) != errCountReached {
+			name := ""
+			if len(groups) > 1 {
+				name = group[0]
+			}
+			run.oneWay = append(run.oneWay, oneWayCapture{name, ds.Unanswered})
 		}
 		run.addSummaries(ds, sum)
 		for _, f := range sum.Files {
@@ -635,6 +658,18 @@ func (r *captureRun) status(errw io.Writer) error {
 	}
 	if r.ds.Kafka == 0 && code != exitUsage && r.readAny && !saidEmpty {
 		fmt.Fprintf(errw, "kwire: %s\n", r.noKafkaHint())
+	}
+	for _, o := range r.oneWay {
+		what := "the capture holds"
+		if o.file != "" {
+			what = fileName(o.file) + " holds"
+		}
+		merge := ""
+		if r.several {
+			merge = "; files split by direction are read together with --merge"
+		}
+		fmt.Fprintf(errw, "kwire: note: %s Kafka requests and not one response (%d unanswered): a broker that answered nothing, or a capture of one direction only (tcpdump -Q out%s)\n",
+			what, o.unanswered, merge)
 	}
 	r.keys.warnings(errw)
 	if r.ds.SpillError != nil {
