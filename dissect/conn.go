@@ -321,8 +321,10 @@ func bodyFails(frame []byte, cut bool) string {
 		return ""
 	case errors.Is(err, protocol.ErrUnknownVers) && len(frame) >= 6 && int16At(frame, 4) == keyApiVersions:
 		return ""
-	case cut && (errors.Is(err, protocol.ErrShort) || errors.Is(err, protocol.ErrLength)):
-		return "" // the bytes ran out where the frame was cut
+	case cut && protocol.CutShort(err):
+		// The bytes ran out where the frame was cut: a value, a length,
+		// or a varint (a flexible version's tagged fields) cut short.
+		return ""
 	default:
 		return err.Error()
 	}

@@ -854,8 +854,14 @@ func (ip *interp) withholdMisplacedAs(n *Node, note string) {
 // cutShort reports whether the message failed for want of bytes: a value,
 // or a length or count, running past the end of the input (ErrShort,
 // ErrLength, a varint unterminated at the end), as input cut short does.
-func (ip *interp) cutShort() bool {
-	err := ip.r.Err()
+func (ip *interp) cutShort() bool { return CutShort(ip.r.Err()) }
+
+// CutShort reports whether err says a decode ran out of bytes: a value,
+// or a length or count, running past the end of the input (ErrShort,
+// ErrLength), or a varint unterminated at the end (ErrVarint "runs past
+// the end"), as input cut short does; not an overlong varint, a negative
+// length or bytes left over.
+func CutShort(err error) bool {
 	var v *varintError
 	return errors.Is(err, ErrShort) || errors.Is(err, ErrLength) || errors.As(err, &v) && v.ended
 }
