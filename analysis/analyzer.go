@@ -302,6 +302,7 @@ func (b *budget) over() bool { return b.used > b.max }
 // Costs in bytes of what the reports keep, beyond the strings: struct
 // sizes rounded up, with the map and slice overhead of keeping them.
 const (
+	costCut        = 48 // a connection's entry in findEngine.cut
 	costEvent      = 200
 	costGeneration = 300
 	costGenMember  = 120

@@ -282,7 +282,7 @@ type findEngine struct {
 	fetches  map[fetchKey]*fetchState      // the last fetch of each partition by each client
 	limits   map[string]int64              // topic -> max.message.bytes from configs
 	accepted map[string]int64              // topic -> largest batch accepted
-	cut      map[*reassembly.Conn]bool     // open connections a cut left holes in (dissect.EventCut)
+	cut      map[*reassembly.Conn]bool     // open connections a cut or a gap left holes in (dissect.EventCut, EventGap)
 	nearCand map[string][]nearCandidate    // topic -> batches near the default limit
 	churn    map[string]*churnState        // client -> its short connections
 	rates    map[string]*rateState         // rate rules' windows, by finding key
@@ -884,20 +884,30 @@ func (f *findEngine) slowness(e *xinfo, c *connState, s subject) {
 // event follows connections' ends: their first requests, lifetimes,
 // idle closes and requests left unanswered past their timeout.
 func (f *findEngine) event(ev *dissect.Event, file int, name string) {
-	if ev.Kind == dissect.EventCut && ev.Conn != nil {
-		// A connection a cut file holds in part (kwire read -w): its
-		// first request and its answers may have been left out.
+	if (ev.Kind == dissect.EventCut || ev.Kind == dissect.EventGap) && ev.Conn != nil {
+		// A connection a cut file holds in part (kwire read -w), or
+		// whose bytes the capture lost or did not keep (a gap, a snap
+		// length): its first request and its answers may be in what is
+		// missing, so neither a first request other than ApiVersions
+		// nor a request left unanswered says what the client or the
+		// broker did.
 		if f.cut == nil {
 			f.cut = map[*reassembly.Conn]bool{}
 		}
-		f.cut[ev.Conn] = true
+		if !f.cut[ev.Conn] {
+			f.cut[ev.Conn] = true
+			f.mem.take(costCut)
+		}
 		return
 	}
 	if ev.Kind != dissect.EventClose || ev.Conn == nil {
 		return
 	}
 	cut := f.cut[ev.Conn]
-	delete(f.cut, ev.Conn)
+	if cut {
+		delete(f.cut, ev.Conn)
+		f.mem.give(costCut)
+	}
 	c := f.conns[ev.Conn]
 	if c == nil {
 		return

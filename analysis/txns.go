@@ -185,6 +185,11 @@ type seqState struct {
 	// on the same connection with no cut since is a real one.
 	conn *reassembly.Conn
 	cuts int
+	// writtenAt is the capture time of the request of the last batch
+	// written: a batch whose request was captured before it is an earlier
+	// send read late (its exchange completed after, as one whose response
+	// the capture lost does at its connection's end), not a duplicate.
+	writtenAt time.Time
 }
 
 type consumerAcc struct {
@@ -647,7 +652,7 @@ func (t *txnTracker) sequence(p *producer, e *xinfo, k tpKey, r *facts.Records, 
 	switch {
 	case s.sent && r.BaseSequence == s.sentBase:
 		issue(seqRetry, fmt.Sprintf("sequence %d sent again (first at packet %d)", r.BaseSequence, s.sentFrame), s.sentFrame)
-	case s.written && r.BaseSequence <= s.lastEnd && r.BaseSequence >= 0:
+	case s.written && r.BaseSequence <= s.lastEnd && r.BaseSequence >= 0 && !e.at.Before(s.writtenAt):
 		issue(seqDuplicate, fmt.Sprintf("sequence %d-%d overlaps what was written (up to %d)", r.BaseSequence, end, s.lastEnd), 0)
 	case s.written && r.BaseSequence > s.lastEnd+1 && (!t.cut || s.conn == e.x.Conn && s.cuts == t.cuts[e.x.Conn]):
 		// (In a cut file, kwire read -w's, or a capture with bytes
@@ -666,9 +671,12 @@ func (t *txnTracker) sequence(p *producer, e *xinfo, k tpKey, r *facts.Records, 
 		s.sentBase, s.sentFrame = r.BaseSequence, e.ref.Frame
 	}
 	s.sent = true
-	if code == 0 && e.answered {
+	if code == 0 && e.answered && (!s.written || !e.at.Before(s.writtenAt)) {
+		// (An earlier send read late does not move the last written
+		// batch back.)
 		s.written, s.lastBase, s.lastEnd = true, r.BaseSequence, end
 		s.conn, s.cuts = e.x.Conn, t.cuts[e.x.Conn]
+		s.writtenAt = e.at
 	}
 }
 

@@ -3,6 +3,7 @@ package pcaps
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -122,5 +123,93 @@ func TestCaptureLossIsNotNetworkTime(t *testing.T) {
 	}
 	if d := slow.TotalMs - slow.BrokerMs - slow.NetworkMs; d > 0.01 || d < -0.01 {
 		t.Errorf("split %+v: broker and network do not add up to the total", *slow)
+	}
+}
+
+// dropEvery copies capture src without every n-th packet from the
+// off-th on (1-based), as a capture that lost packets at the capture
+// point does (tcpdump's kernel drops, a mirror port's): the peers
+// received them.
+func dropEvery(t *testing.T, src string, n, off int) string {
+	t.Helper()
+	in, err := os.Open(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	r, err := pcapgo.NewReader(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	w := pcapgo.NewWriterNanos(&out)
+	if err := w.WriteFileHeader(r.Snaplen(), r.LinkType()); err != nil {
+		t.Fatal(err)
+	}
+	for i := 1; ; i++ {
+		data, ci, err := r.ReadPacketData()
+		if err != nil {
+			break
+		}
+		if i%n == off%n {
+			continue
+		}
+		if err := w.WritePacket(ci, data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	path := filepath.Join(t.TempDir(), fmt.Sprintf("%s-drop%d-%d.pcap", src, n, off))
+	if err := os.WriteFile(path, out.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// findingRules returns the rules of kwire read --findings --json's
+// findings on capture, with their subjects.
+func findingRules(t *testing.T, capture string) map[string][]string {
+	t.Helper()
+	res := kwire(t, "read", "--findings", "--json", capture)
+	rules := map[string][]string{}
+	for _, line := range bytes.Split(res.stdout, []byte("\n")) {
+		var d struct{ Kind, Rule, Subject, Detail string }
+		if len(line) == 0 || json.Unmarshal(line, &d) != nil || d.Kind != "finding" {
+			continue
+		}
+		rules[d.Rule] = append(rules[d.Rule], d.Subject+": "+d.Detail)
+	}
+	return rules
+}
+
+// TestCaptureLossRaisesNoAbsenceFindings: rules that conclude from what
+// a capture does not hold must not fire on what it lost. With every
+// 11th packet dropped, throttle.pcap raised skipped-apiversions (the
+// connection's ApiVersions was in the packet lost), and leader-move.pcap
+// request-timeout, severity error ("never answered": the responses were
+// in the broker's bytes lost), and sequence-error, severity error
+// ("sequence 9-9 overlaps what was written (up to 29)": a Produce whose
+// response the gap made unreadable completed at its connection's end,
+// after the batches its producer wrote later elsewhere). None of them is
+// in the whole captures.
+func TestCaptureLossRaisesNoAbsenceFindings(t *testing.T) {
+	absence := []string{"skipped-apiversions", "request-timeout", "sequence-error"}
+	lossy := 0
+	for _, c := range []string{"throttle.pcap", "leader-move.pcap", "txn-fenced.pcap", "group-rebalance-kgo.pcap"} {
+		whole := findingRules(t, c)
+		for _, off := range []int{3, 7} {
+			path := dropEvery(t, c, 11, off)
+			if res := kwire(t, "read", path); res.exit == 1 && bytes.Contains(res.stderr, []byte(" gap")) {
+				lossy++
+			}
+			got := findingRules(t, path)
+			for _, rule := range absence {
+				if len(got[rule]) > 0 && len(whole[rule]) == 0 {
+					t.Errorf("%s without every 11th packet from %d: %s, which the whole capture has not: %v", c, off, rule, got[rule])
+				}
+			}
+		}
+	}
+	if lossy == 0 {
+		t.Error("no capture lost bytes with its packets dropped: the test tests nothing")
 	}
 }
