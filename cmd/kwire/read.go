@@ -771,6 +771,16 @@ func (k *readSink) noteUnmatched(w io.Writer, run *captureRun) {
 				strings.Join(fl.clientIDs, ","), pluralWord(len(fl.clientIDs), "that client ID", "those client IDs"))
 		}
 	}
+	if k.shown == 0 && k.shownEvents == 0 && run.ds.Kafka > 0 && fl.window.active() && len(run.rs.Files) == 1 {
+		// --since or --until alone: a window outside the capture (an
+		// offset past its end, a time in another zone or day).
+		alone := *fl
+		alone.window = nil
+		if t0, ok := fl.window.start.time(); ok && !alone.active() {
+			fmt.Fprintf(w, "kwire: %s matched nothing: no exchange's request was captured in that window; the capture starts at %s (an offset such as 90s counts from there; kwire stats gives its span)\n",
+				fl.window.flags(), t0.UTC().Truncate(time.Microsecond).Format(time.RFC3339Nano)) // (captureStart sets the lowest bit)
+		}
+	}
 	if k.shown > 0 || k.shownEvents > 0 || len(fl.frames) == 0 && fl.stream < 0 {
 		return
 	}
@@ -915,11 +925,10 @@ func (o *readOptions) filter() (*exchangeFilter, error) {
 		return nil, err
 	}
 	if since.set || until.set {
-		fl.window = &timeWindow{since: since, until: until}
-		if since.isOff || until.isOff {
-			o.start = &captureStart{}
-			fl.window.start = o.start
-		}
+		// The capture's start: what an offset counts from, and what the
+		// note of a window that matched nothing gives.
+		o.start = &captureStart{}
+		fl.window = &timeWindow{since: since, until: until, start: o.start}
 	}
 	if o.topicSet && (len(o.Topics) == 0 || slices.Contains(o.Topics, "")) {
 		return nil, usageErrorf("--topic: a topic name or ID cannot be empty")

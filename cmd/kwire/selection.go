@@ -166,6 +166,18 @@ type timeWindow struct {
 
 func (w *timeWindow) active() bool { return w != nil && (w.since.set || w.until.set) }
 
+// flags gives the window back as its flags: "--since +10m --until ...".
+func (w *timeWindow) flags() string {
+	var f []string
+	if w.since.set {
+		f = append(f, "--since "+w.since.String())
+	}
+	if w.until.set {
+		f = append(f, "--until "+w.until.String())
+	}
+	return strings.Join(f, " ")
+}
+
 func (w *timeWindow) match(ex *dissect.Exchange) bool {
 	t := ex.Time()
 	if w.since.set {
