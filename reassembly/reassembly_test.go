@@ -1317,3 +1317,37 @@ func TestSnapLengthCutSnapped(t *testing.T) {
 		}
 	}
 }
+
+// TestBareAckBeforeItsData: a capture whose packets are out of time
+// order across directions (a mirror port, several queues) holds the
+// server's bare ACK of a request before the request itself. The request
+// is delivered, not given up as a gap when the ACK came (the data,
+// arriving next, was discarded: "13 bytes lost"). A bare ACK of bytes
+// that never come is still a gap, at the ACK's time, before the next
+// packet's bytes; an ACK riding on data reports its gap at once
+// (TestAckedUnseenSegmentReportedAtTheAck).
+func TestBareAckBeforeItsData(t *testing.T) {
+	v := newConv("10.0.0.1:1", "10.0.0.2:2", 100, 900)
+	v.handshake()
+	req := v.next(true, "first request")
+	v.add(seg{src: v.s, dst: v.c, seq: v.sseq, ack: v.cseq, flags: "A"}) // its ACK first
+	v.add(req)
+	v.send(false, "first response")
+	h, _ := mustRead(t, pcapBytes(t, layers.LinkTypeEthernet, v.segs), Options{})
+	want := []string{"open 0 10.0.0.1:1>10.0.0.2:2", `data 0 0 f5 "first request"`, `data 0 1 f6 "first response"`, "close 0 end of capture"}
+	if !slices.Equal(h.log, want) {
+		t.Errorf("log\n%s\nwant\n%s", strings.Join(h.log, "\n"), strings.Join(want, "\n"))
+	}
+
+	// The bytes never come: a gap, before the response's bytes.
+	v = newConv("10.0.0.1:1", "10.0.0.2:2", 100, 900)
+	v.handshake()
+	v.next(true, "first request")
+	v.add(seg{src: v.s, dst: v.c, seq: v.sseq, ack: v.cseq, flags: "A"})
+	v.send(false, "first response")
+	h, _ = mustRead(t, pcapBytes(t, layers.LinkTypeEthernet, v.segs), Options{})
+	want = []string{"open 0 10.0.0.1:1>10.0.0.2:2", "gap 0 0 13", `data 0 1 f5 "first response"`, "close 0 end of capture"}
+	if !slices.Equal(h.log, want) {
+		t.Errorf("log\n%s\nwant\n%s", strings.Join(h.log, "\n"), strings.Join(want, "\n"))
+	}
+}
