@@ -404,7 +404,7 @@ func (f *findEngine) conn(e *xinfo) *connState {
 		f.conns[rc] = c
 		f.mem.take(costState)
 	}
-	if !c.hasClientID && e.x.Request != nil && !e.x.ClientIDNull {
+	if !c.hasClientID && e.x.ClientIDKnown() && !e.x.ClientIDNull {
 		c.clientID, c.hasClientID = e.x.ClientID, true
 	}
 	if c.opened.IsZero() || e.at.Before(c.opened) {

@@ -562,7 +562,7 @@ func (t *groupTracker) member(g *group, id string, e *xinfo) *member {
 			t.setEnd(m, "", time.Time{})
 			m.left = time.Time{}
 		}
-		if !e.x.ClientIDNull {
+		if !e.x.ClientIDNull && !e.x.ClientIDNotCaptured {
 			t.setClientID(m, e.x.ClientID)
 		}
 		if m.addr == "" && e.x.Client.IsValid() {

@@ -739,18 +739,23 @@ func (c *conn) cut(s *splitter, part []byte, need int, at mark, why string) {
 		return
 	}
 	fr := newFrame(Frame{FirstPacket: at.frame, LastPacket: at.frame, Time: at.time, End: at.time, Bytes: append([]byte(nil), part...)})
+	if need > len(part) {
+		fr.Wire = need // what its length prefix says was sent
+	}
 	note := fmt.Sprintf("frame incomplete (cut by %s): %d of %d bytes captured", why, len(part), need)
 	if s.req {
 		if len(part) < 12 {
 			return
 		}
 		notes := []string{"request " + note}
+		notCaptured := false
 		h, err := protocol.ParseRequestHeader(part[4:])
 		if err != nil {
 			// The header itself is cut: key, version and correlation ID
 			// are there (ParseRequestHeader read them), the client id is
 			// not.
 			h.ClientID, h.ClientIDNull = "", false
+			notCaptured = true
 			notes = append(notes, "client id not captured")
 		}
 		if !knownVersion(h.APIKey, h.APIVersion) && h.APIKey != keyApiVersions {
@@ -762,12 +767,12 @@ func (c *conn) cut(s *splitter, part []byte, need int, at mark, why string) {
 			if acks, ok := protocol.PeekProduceAcks(part); ok && acks == 0 {
 				cl, br := c.addrs()
 				c.emit(newExchange(Exchange{Conn: c.c, Client: cl, Broker: br, Kind: KindNoResponse, APIKey: h.APIKey, APIVersion: h.APIVersion,
-					CorrelationID: h.CorrelationID, ClientID: h.ClientID, ClientIDNull: h.ClientIDNull, Request: fr,
+					CorrelationID: h.CorrelationID, ClientID: h.ClientID, ClientIDNull: h.ClientIDNull, ClientIDNotCaptured: notCaptured, Request: fr,
 					Notes: append(notes, "acks=0: the broker sends no response")}))
 				return
 			}
 		}
-		c.register(fr, h, notes, false)
+		c.register(fr, h, notes, false, notCaptured)
 		return
 	}
 	d.sum.Responses++

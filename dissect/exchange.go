@@ -22,6 +22,12 @@ type Frame struct {
 	// capture holds only the bytes captured (a note on its exchange says
 	// so) and is not decoded.
 	Bytes []byte
+	// Wire is the frame's size on the wire, length prefix included, as
+	// its 4-byte length prefix states it, when the frame was cut (by a
+	// gap, the capture's snap length, the end of the capture) and Bytes
+	// holds only its first bytes; 0 for a frame captured whole. Size
+	// reports it; Captured, the bytes the capture holds.
+	Wire int
 	// Withheld says that the frame was not decoded (Tree is nil: cut, an
 	// orphan response kwire cannot place, an API key no schema knows):
 	// bytes not decoded may hold a secret, whatever the API (a length
@@ -124,8 +130,20 @@ func (f *Frame) decodeDeferred(b protocol.Budget, scratch *protocol.Decoder) (fa
 	return f.Failed()
 }
 
-// Size returns the frame's size in bytes, length prefix included.
-func (f *Frame) Size() int { return len(f.Bytes) }
+// Size returns the frame's size in bytes on the wire, length prefix
+// included: that of its length prefix for a frame cut by a gap, the snap
+// length or the end of the capture (Wire), else len(Bytes).
+func (f *Frame) Size() int { return max(f.Wire, len(f.Bytes)) }
+
+// Captured returns how many of the frame's bytes the capture holds, length
+// prefix included: Size for a frame captured whole, fewer for one cut
+// (Cut).
+func (f *Frame) Captured() int { return len(f.Bytes) }
+
+// Cut reports whether the capture holds only part of the frame: a gap, the
+// capture's snap length or its end cut it (Size is then what its length
+// prefix says, Captured what was captured).
+func (f *Frame) Cut() bool { return f.Wire > len(f.Bytes) }
 
 // Kind says what an Exchange holds.
 type Kind uint8
@@ -174,6 +192,12 @@ type Exchange struct {
 	CorrelationID int32
 	ClientID      string
 	ClientIDNull  bool
+	// ClientIDNotCaptured says the request's header was cut before its
+	// ClientId ended (a gap, the capture's snap length, e.g. tcpdump -s
+	// 80, or the end of the capture cut the frame inside its header):
+	// the client ID is unknown, not "" (ClientID is "" and ClientIDNull
+	// false). Outputs say "not captured" (ClientIDKnown).
+	ClientIDNotCaptured bool
 
 	Request  *Frame // nil for orphans
 	Response *Frame // nil unless paired (or orphan)
@@ -228,6 +252,12 @@ func (e *Exchange) Facts() *facts.Exchange {
 	}
 	return e.facts
 }
+
+// ClientIDKnown reports whether the exchange's request header says what
+// its ClientId is: there is a request, and its header was captured up to
+// the end of its ClientId (not ClientIDNotCaptured). A known client ID
+// may be null (ClientIDNull) or "".
+func (e *Exchange) ClientIDKnown() bool { return e.Request != nil && !e.ClientIDNotCaptured }
 
 func treeOf(f *Frame) *protocol.Tree {
 	if f == nil {

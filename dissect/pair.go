@@ -79,7 +79,7 @@ func (c *conn) request(fr *Frame) {
 		} else {
 			d.undecoded(fr)
 		}
-		c.register(fr, h, notes, false)
+		c.register(fr, h, notes, false, false)
 		return
 	}
 	if err != nil {
@@ -125,7 +125,7 @@ func (c *conn) request(fr *Frame) {
 			return
 		}
 	}
-	c.register(fr, h, notes, true)
+	c.register(fr, h, notes, true, false)
 }
 
 // lazyRequest is what decoding a request frame later needs.
@@ -187,11 +187,13 @@ func (d *Dissector) withholdUnknown(fr *Frame) bool {
 // pendingCost bytes each, cannot), the connection's oldest are given up,
 // counted in Problems.Evicted, until they fit or only the connection's
 // floor is left (floor).
-func (c *conn) register(fr *Frame, h protocol.RequestHeader, notes []string, whole bool) {
+// idCut says the frame was cut inside its header, before the end of its
+// ClientId (Exchange.ClientIDNotCaptured).
+func (c *conn) register(fr *Frame, h protocol.RequestHeader, notes []string, whole, idCut bool) {
 	d := c.d
 	cl, br := c.addrs()
 	ex := newExchange(Exchange{Conn: c.c, Client: cl, Broker: br, Kind: KindPaired, APIKey: h.APIKey, APIVersion: h.APIVersion,
-		CorrelationID: h.CorrelationID, ClientID: h.ClientID, ClientIDNull: h.ClientIDNull, Request: fr, Notes: notes})
+		CorrelationID: h.CorrelationID, ClientID: h.ClientID, ClientIDNull: h.ClientIDNull, ClientIDNotCaptured: idCut, Request: fr, Notes: notes})
 	if h.APIKey == keySaslHandshake && whole {
 		ex.Mechanism, _ = protocol.PeekSaslHandshake(fr.Bytes)
 	}

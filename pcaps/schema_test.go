@@ -199,7 +199,7 @@ func TestGoldenJSONValid(t *testing.T) {
 // no type has, a wrong type, a missing key.
 func TestSchemasReject(t *testing.T) {
 	schemas := compileSchemas(t)
-	line := []byte(`{"stream":3,"file":null,"client":"a","broker":"b","kind":"paired","api":"Produce","apiKey":0,"apiVersion":9,"correlationId":7,"clientId":null,` +
+	line := []byte(`{"stream":3,"file":null,"client":"a","broker":"b","kind":"paired","api":"Produce","apiKey":0,"apiVersion":9,"correlationId":7,"clientId":null,"clientIdNotCaptured":false,` +
 		`"request":null,"response":null,"latencyMs":null,"sasl":null,"guess":null,"subject":"","errors":[],"notes":[],"topics":[],"facts":null}`)
 	ok, _ := sv.UnmarshalJSON(bytes.NewReader(line))
 	if err := schemas["exchange"].Validate(ok); err != nil {

@@ -25,24 +25,30 @@ import (
 // does not apply) so that jq filters need no guards; TestExchangeJSONFields
 // pins the key set.
 type ExchangeDoc struct {
-	Stream        int         `json:"stream"`                          // TCP stream index (reassembly.Conn.Index), -1 unknown
-	File          *string     `json:"file" jsonschema:"nullable"`      // the capture file, when several are read as captures of their own (Options.File); null for one capture
-	Client        string      `json:"client"`                          // "ip:port" of the side sending requests
-	Broker        string      `json:"broker"`                          // "ip:port" of the broker
-	Kind          string      `json:"kind"`                            // paired | noResponse | unanswered | orphan | sasl | inFlight (ExchangeKind)
-	API           string      `json:"api"`                             // "Produce"; "" when unknown (orphans)
-	APIKey        int16       `json:"apiKey"`                          // request header RequestApiKey
-	APIVersion    int16       `json:"apiVersion"`                      // request header RequestApiVersion
-	CorrelationID int32       `json:"correlationId"`                   // header CorrelationId
-	ClientID      *string     `json:"clientId" jsonschema:"nullable"`  // request header ClientId; null when null or no request
-	Request       *MessageDoc `json:"request" jsonschema:"nullable"`   // null for orphans
-	Response      *MessageDoc `json:"response" jsonschema:"nullable"`  // null unless answered (or orphan)
-	LatencyMs     *float64    `json:"latencyMs" jsonschema:"nullable"` // ms from the request's first packet to the response's first; null without both
-	SASL          *SASLDoc    `json:"sasl" jsonschema:"nullable"`      // SASL mechanism and user; null when neither is known
-	Guess         *GuessDoc   `json:"guess" jsonschema:"nullable"`     // for an orphan, what it probably answers; null otherwise
-	Subject       string      `json:"subject"`                         // Subject(e)
-	Errors        []string    `json:"errors"`                          // distinct Kafka error names in the response, in order
-	Notes         []string    `json:"notes"`                           // the dissector's notes
+	Stream        int     `json:"stream"`                         // TCP stream index (reassembly.Conn.Index), -1 unknown
+	File          *string `json:"file" jsonschema:"nullable"`     // the capture file, when several are read as captures of their own (Options.File); null for one capture
+	Client        string  `json:"client"`                         // "ip:port" of the side sending requests
+	Broker        string  `json:"broker"`                         // "ip:port" of the broker
+	Kind          string  `json:"kind"`                           // paired | noResponse | unanswered | orphan | sasl | inFlight (ExchangeKind)
+	API           string  `json:"api"`                            // "Produce"; "" when unknown (orphans)
+	APIKey        int16   `json:"apiKey"`                         // request header RequestApiKey
+	APIVersion    int16   `json:"apiVersion"`                     // request header RequestApiVersion
+	CorrelationID int32   `json:"correlationId"`                  // header CorrelationId
+	ClientID      *string `json:"clientId" jsonschema:"nullable"` // request header ClientId; null when null, not captured or no request
+	// ClientIDNotCaptured is true when the request's header was cut
+	// before its ClientId ended (a gap, the capture's snap length:
+	// dissect.Exchange.ClientIDNotCaptured): the client ID is not known,
+	// and clientId is null. False otherwise: a null clientId is then the
+	// header's null ClientId (or, for an orphan, no request).
+	ClientIDNotCaptured bool        `json:"clientIdNotCaptured"`
+	Request             *MessageDoc `json:"request" jsonschema:"nullable"`   // null for orphans
+	Response            *MessageDoc `json:"response" jsonschema:"nullable"`  // null unless answered (or orphan)
+	LatencyMs           *float64    `json:"latencyMs" jsonschema:"nullable"` // ms from the request's first packet to the response's first; null without both
+	SASL                *SASLDoc    `json:"sasl" jsonschema:"nullable"`      // SASL mechanism and user; null when neither is known
+	Guess               *GuessDoc   `json:"guess" jsonschema:"nullable"`     // for an orphan, what it probably answers; null otherwise
+	Subject             string      `json:"subject"`                         // Subject(e)
+	Errors              []string    `json:"errors"`                          // distinct Kafka error names in the response, in order
+	Notes               []string    `json:"notes"`                           // the dissector's notes
 	// Topics are the topics the request and response name, in order of
 	// appearance (facts.Exchange.AllTopics): names, or the topic ID
 	// (base64url) where no earlier exchange of the capture named it; []
@@ -103,7 +109,11 @@ type MessageDoc struct {
 	Frame      int64  `json:"frame"`     // capture packet number of the frame's first byte (1-based)
 	LastPacket int64  `json:"lastFrame"` // capture packet number of its last byte
 	Time       string `json:"time"`      // capture time of the first byte, RFC 3339 with nanoseconds, UTC
-	Size       int    `json:"size"`      // frame size in bytes, 4-byte length prefix included
+	Size       int    `json:"size"`      // frame size in bytes on the wire, 4-byte length prefix included (what the prefix says for a cut frame)
+	// CapturedBytes is how many of the frame's bytes the capture holds:
+	// size for a frame captured whole, fewer for one a gap, the capture's
+	// snap length or its end cut (dissect.Frame.Captured).
+	CapturedBytes int `json:"capturedBytes"`
 	// Header is the request or response header in Kafka's JsonConverter form
 	// ({"requestApiKey":18,...}); null when not decoded.
 	Header json.RawMessage `json:"header"`
@@ -232,7 +242,8 @@ func NewExchangeDoc(e *dissect.Exchange, opts Options) *ExchangeDoc {
 		d.Kind = "kind(" + itoa(int64(e.Kind)) + ")"
 	}
 	d.Guess = GuessOf(e)
-	if e.Request != nil && !e.ClientIDNull {
+	d.ClientIDNotCaptured = e.ClientIDNotCaptured
+	if e.ClientIDKnown() && !e.ClientIDNull {
 		id := e.ClientID
 		d.ClientID = &id
 	}
@@ -311,6 +322,7 @@ func messageHead(f *dissect.Frame) *MessageDoc {
 		LastPacket:          f.LastPacket,
 		Time:                f.Time.UTC().Format(time.RFC3339Nano),
 		Size:                f.Size(),
+		CapturedBytes:       f.Captured(),
 		UnknownTaggedFields: []UnknownTagDoc{},
 	}
 }
@@ -333,6 +345,8 @@ func appendMessageDirect(b []byte, f *dissect.Frame, o *Options) []byte {
 	b = f.Time.UTC().AppendFormat(b, time.RFC3339Nano) // digits and -:.TZ, nothing to escape
 	b = append(b, `","size":`...)
 	b = strconv.AppendInt(b, int64(f.Size()), 10)
+	b = append(b, `,"capturedBytes":`...)
+	b = strconv.AppendInt(b, int64(f.Captured()), 10)
 	b = append(b, `,"header":`...)
 	if h := headerOf(f.Tree); h != nil {
 		b = j.appendConverter(b, h)

@@ -274,7 +274,9 @@ func appendMessageStart(b []byte, m *MessageDoc) []byte {
 	b = append(b, `,"time":`...)
 	b = appendStdString(b, m.Time, false)
 	b = append(b, `,"size":`...)
-	return strconv.AppendInt(b, int64(m.Size), 10)
+	b = strconv.AppendInt(b, int64(m.Size), 10)
+	b = append(b, `,"capturedBytes":`...)
+	return strconv.AppendInt(b, int64(m.CapturedBytes), 10)
 }
 
 // appendMessageEnd appends m's keys after "body" and the closing brace.
@@ -347,6 +349,8 @@ func appendExchangeDoc(b []byte, d *ExchangeDoc) ([]byte, bool) {
 	} else {
 		b = appendStdString(b, *d.ClientID, false)
 	}
+	b = append(b, `,"clientIdNotCaptured":`...)
+	b = strconv.AppendBool(b, d.ClientIDNotCaptured)
 	b = append(b, `,"request":`...)
 	b = appendMessageDoc(b, d.Request)
 	b = append(b, `,"response":`...)
@@ -435,11 +439,13 @@ func appendExchange(b []byte, e *dissect.Exchange, o *Options) ([]byte, bool) {
 	b = append(b, `,"correlationId":`...)
 	b = strconv.AppendInt(b, int64(e.CorrelationID), 10)
 	b = append(b, `,"clientId":`...)
-	if e.Request != nil && !e.ClientIDNull {
+	if e.ClientIDKnown() && !e.ClientIDNull {
 		b = appendStdString(b, e.ClientID, false)
 	} else {
 		b = append(b, "null"...)
 	}
+	b = append(b, `,"clientIdNotCaptured":`...)
+	b = strconv.AppendBool(b, e.ClientIDNotCaptured)
 	b = append(b, `,"request":`...)
 	b = appendMessageDirect(b, e.Request, o)
 	b = append(b, `,"response":`...)

@@ -113,6 +113,8 @@ func appendLine(b []byte, e *dissect.Exchange, o *Options) []byte {
 	if e.Kind != dissect.KindOrphan {
 		b = append(b, " client="...)
 		switch {
+		case e.ClientIDNotCaptured:
+			b = paint(b, c, roleFaint, "<not captured>") // cut inside the request header
 		case e.ClientIDNull:
 			b = append(b, "null"...)
 		case e.ClientID == "" || e.ClientID == "null":

@@ -838,7 +838,7 @@ func TestExchangeJSONFields(t *testing.T) {
 		slices.Sort(k)
 		return strings.Join(k, ",")
 	}
-	if got, want := keys(doc), "api,apiKey,apiVersion,broker,client,clientId,correlationId,errors,facts,file,guess,kind,latencyMs,notes,request,response,sasl,stream,subject,topics"; got != want {
+	if got, want := keys(doc), "api,apiKey,apiVersion,broker,client,clientId,clientIdNotCaptured,correlationId,errors,facts,file,guess,kind,latencyMs,notes,request,response,sasl,stream,subject,topics"; got != want {
 		t.Errorf("exchange keys %s\nwant %s", got, want)
 	}
 	var fd map[string]json.RawMessage
@@ -852,7 +852,7 @@ func TestExchangeJSONFields(t *testing.T) {
 	if err := json.Unmarshal(doc["request"], &req); err != nil {
 		t.Fatal(err)
 	}
-	if got, want := keys(req), "body,error,frame,header,lastFrame,size,time,unknown,unknownTaggedFields"; got != want {
+	if got, want := keys(req), "body,capturedBytes,error,frame,header,lastFrame,size,time,unknown,unknownTaggedFields"; got != want {
 		t.Errorf("request keys %s\nwant %s", got, want)
 	}
 	var d struct {

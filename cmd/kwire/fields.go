@@ -20,25 +20,28 @@ import (
 // are there only when the expression names them (request.body.acks == 0):
 // they are built for the exchanges the other conditions let through.
 type exchangeFields struct {
-	Kind          string           `expr:"kind"`          // paired, noResponse, unanswered, orphan or sasl
-	Stream        int              `expr:"stream"`        // connection index, as Wireshark's tcp.stream
-	Client        string           `expr:"client"`        // "10.0.0.1:53422"
-	Broker        string           `expr:"broker"`        // "10.0.0.2:9092"
-	API           string           `expr:"api"`           // "Produce"; "" for an orphan whose API is not known
-	APIKey        int              `expr:"apiKey"`        // 0
-	APIVersion    int              `expr:"apiVersion"`    // the request's API version
-	CorrelationID int              `expr:"correlationId"` // from the request header (or the orphan response)
-	ClientID      *string          `expr:"clientId"`      // nil when null or without a request
-	LatencyMs     *float64         `expr:"latencyMs"`     // response time minus request time; nil without both
-	Request       *frameFields     `expr:"request"`       // nil for orphans
-	Response      *frameFields     `expr:"response"`      // nil unless answered (or orphan)
-	SASL          *render.SASLDoc  `expr:"sasl"`          // mechanism and user; nil when neither is known
-	Guess         *render.GuessDoc `expr:"guess"`         // for an orphan, what it probably answers; nil otherwise
-	Subject       string           `expr:"subject"`       // the one-line subject
-	Errors        []string         `expr:"errors"`        // names of the response's non-zero error codes
-	Notes         []string         `expr:"notes"`         // the dissector's notes
-	Topics        []string         `expr:"topics"`        // topic names (or IDs) in the request and response
-	Facts         *render.FactsDoc `expr:"facts"`         // what the exchange says, typed (render.FactsDoc)
+	Kind          string  `expr:"kind"`          // paired, noResponse, unanswered, orphan or sasl
+	Stream        int     `expr:"stream"`        // connection index, as Wireshark's tcp.stream
+	Client        string  `expr:"client"`        // "10.0.0.1:53422"
+	Broker        string  `expr:"broker"`        // "10.0.0.2:9092"
+	API           string  `expr:"api"`           // "Produce"; "" for an orphan whose API is not known
+	APIKey        int     `expr:"apiKey"`        // 0
+	APIVersion    int     `expr:"apiVersion"`    // the request's API version
+	CorrelationID int     `expr:"correlationId"` // from the request header (or the orphan response)
+	ClientID      *string `expr:"clientId"`      // nil when null, not captured or without a request
+	// ClientIDNotCaptured is true when the request header was cut before
+	// its ClientId ended (render.ExchangeDoc); ClientID is then nil.
+	ClientIDNotCaptured bool             `expr:"clientIdNotCaptured"`
+	LatencyMs           *float64         `expr:"latencyMs"` // response time minus request time; nil without both
+	Request             *frameFields     `expr:"request"`   // nil for orphans
+	Response            *frameFields     `expr:"response"`  // nil unless answered (or orphan)
+	SASL                *render.SASLDoc  `expr:"sasl"`      // mechanism and user; nil when neither is known
+	Guess               *render.GuessDoc `expr:"guess"`     // for an orphan, what it probably answers; nil otherwise
+	Subject             string           `expr:"subject"`   // the one-line subject
+	Errors              []string         `expr:"errors"`    // names of the response's non-zero error codes
+	Notes               []string         `expr:"notes"`     // the dissector's notes
+	Topics              []string         `expr:"topics"`    // topic names (or IDs) in the request and response
+	Facts               *render.FactsDoc `expr:"facts"`     // what the exchange says, typed (render.FactsDoc)
 
 	fx    *facts.Exchange
 	names *facts.Names // the topic IDs learnt so far: --topic ID matches the topic by name too
@@ -50,10 +53,13 @@ type frameFields struct {
 	Frame      int64  `expr:"frame"`     // capture packet number of the frame's first byte
 	LastPacket int64  `expr:"lastFrame"` // and of its last
 	Time       string `expr:"time"`      // RFC 3339 with nanoseconds, UTC
-	Size       int    `expr:"size"`      // bytes, length prefix included
-	Header     any    `expr:"header"`    // JsonConverter form; only when the expression names it
-	Body       any    `expr:"body"`      // JsonConverter form; only when the expression names it
-	Error      string `expr:"error"`     // the decoding error, "" when none
+	Size       int    `expr:"size"`      // bytes on the wire, length prefix included
+	// CapturedBytes is how many of them the capture holds (fewer than
+	// Size for a frame a gap or the snap length cut).
+	CapturedBytes int    `expr:"capturedBytes"`
+	Header        any    `expr:"header"` // JsonConverter form; only when the expression names it
+	Body          any    `expr:"body"`   // JsonConverter form; only when the expression names it
+	Error         string `expr:"error"`  // the decoding error, "" when none
 }
 
 // fieldsOf collects an exchange's filterable fields from its facts, which
@@ -97,7 +103,8 @@ func (f *exchangeFields) fill(ex *dissect.Exchange, bodies bool) {
 	if f.Kind == "" {
 		f.Kind = "unknown"
 	}
-	if ex.Request != nil && !ex.ClientIDNull {
+	f.ClientIDNotCaptured = ex.ClientIDNotCaptured
+	if ex.ClientIDKnown() && !ex.ClientIDNull {
 		id := ex.ClientID
 		f.ClientID = &id
 	}
@@ -129,7 +136,7 @@ func frameOf(fr *dissect.Frame, bodies bool) *frameFields {
 	if fr == nil {
 		return nil
 	}
-	f := &frameFields{Frame: fr.FirstPacket, LastPacket: fr.LastPacket, Time: fr.Time.UTC().Format(time.RFC3339Nano), Size: fr.Size()}
+	f := &frameFields{Frame: fr.FirstPacket, LastPacket: fr.LastPacket, Time: fr.Time.UTC().Format(time.RFC3339Nano), Size: fr.Size(), CapturedBytes: fr.Captured()}
 	if fr.Tree == nil {
 		return f
 	}

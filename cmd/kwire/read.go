@@ -141,7 +141,13 @@ in a capture taken with a snap length (tcpdump -s 120), not captured: the
 packet that carried them was cut ("740 bytes not captured: the snap
 length cut packet 6 to 120 of its 860 bytes"); the summary counts both
 ("200 gaps (49741 bytes not captured: the snap length cut 200 packets to
-120 bytes)"). Capture with -s 0 to keep whole packets. Bytes still missing
+120 bytes)"). Capture with -s 0 to keep whole packets. A frame cut so is
+shown at its size on the wire, as its length prefix says (the note says
+how many bytes were captured: "14 of 49 bytes captured"), and a request
+cut inside its header before the end of its client ID says
+client=<not captured> (--json: clientId null, clientIdNotCaptured
+true; stats and versions list such requests under "<not captured>"),
+never client="". Bytes still missing
 when the segments behind them fill --max-out-of-order are given up ("3728
 bytes given up (budget)"): a larger --max-out-of-order waits for them.
 

@@ -90,6 +90,7 @@ type Collector struct {
 	first, last time.Time
 
 	exchanges, orphans, sasl, skipped int64
+	cutFrames, notCaptured            int64 // Report.CutFrames, NotCapturedBytes
 
 	apis    map[apiVer]*apiAcc
 	series  map[int16]*Series
@@ -131,18 +132,43 @@ type apiAcc struct {
 	errors                                      map[int16]int64
 }
 
+// clientKey is a client ID as the reports group requests by it: the
+// request header's ClientId, null, or not captured (the header was cut
+// before it ended: dissect.Exchange.ClientIDNotCaptured), one group of
+// its own, never "".
 type clientKey struct {
-	id   string
-	null bool
+	id          string
+	null        bool
+	notCaptured bool
 }
 
-// ptr is the client ID as the reports write it: nil when null.
+func clientKeyOf(x *dissect.Exchange) clientKey {
+	if x.ClientIDNotCaptured {
+		return clientKey{notCaptured: true}
+	}
+	return clientKey{x.ClientID, x.ClientIDNull, false}
+}
+
+// ptr is the client ID as the reports write it: nil when null or not
+// captured.
 func (k clientKey) ptr() *string {
-	if k.null {
+	if k.null || k.notCaptured {
 		return nil
 	}
 	id := k.id
 	return &id
+}
+
+// compareClientCaptured orders client IDs as compareClient, those not
+// captured (an, bn) after every other.
+func compareClientCaptured(a *string, an bool, b *string, bn bool) int {
+	if an != bn {
+		if bn {
+			return -1
+		}
+		return 1
+	}
+	return compareClient(a, b)
 }
 
 type clientAcc struct {
@@ -373,6 +399,10 @@ func (c *Collector) Exchange(x *dissect.Exchange) {
 		}
 		c.seen(f.Time)
 		c.seen(f.End)
+		if f.Cut() {
+			c.cutFrames++
+			c.notCaptured += int64(f.Size() - f.Captured())
+		}
 		if a != nil {
 			a.seen(f.Time)
 			a.seen(f.End)
@@ -578,7 +608,7 @@ func (c *Collector) take(cost int64, cl *clientAcc) bool {
 }
 
 func (c *Collector) client(x *dissect.Exchange) *clientAcc {
-	k := clientKey{x.ClientID, x.ClientIDNull}
+	k := clientKeyOf(x)
 	cl := c.clients[k]
 	if cl == nil {
 		if !c.take(costClient+int64(len(k.id)), nil) {
@@ -682,20 +712,21 @@ func (c *Collector) top(x *dissect.Exchange, d time.Duration) {
 		wait = min(d, time.Duration(fx.MaxWaitMs)*time.Millisecond)
 	}
 	s := SlowExchange{
-		Latency:       Millis(d),
-		WaitMs:        Millis(wait),
-		Key:           x.APIKey,
-		Name:          protocol.APIName(x.APIKey),
-		Version:       x.APIVersion,
-		CorrelationID: x.CorrelationID,
-		ClientID:      clientKey{x.ClientID, x.ClientIDNull}.ptr(),
-		Client:        addrString(x.Client),
-		Broker:        addrString(x.Broker),
-		RequestFrame:  x.Request.FirstPacket,
-		ResponseFrame: x.Response.FirstPacket,
-		Time:          timeString(x.Request.Time),
-		File:          c.file,
-		fileIdx:       c.fileIdx,
+		Latency:             Millis(d),
+		WaitMs:              Millis(wait),
+		Key:                 x.APIKey,
+		Name:                protocol.APIName(x.APIKey),
+		Version:             x.APIVersion,
+		CorrelationID:       x.CorrelationID,
+		ClientID:            clientKeyOf(x).ptr(),
+		ClientIDNotCaptured: x.ClientIDNotCaptured,
+		Client:              addrString(x.Client),
+		Broker:              addrString(x.Broker),
+		RequestFrame:        x.Request.FirstPacket,
+		ResponseFrame:       x.Response.FirstPacket,
+		Time:                timeString(x.Request.Time),
+		File:                c.file,
+		fileIdx:             c.fileIdx,
 	}
 	if x.Conn != nil {
 		s.Conn = x.Conn.Index
@@ -749,19 +780,21 @@ func (c *Collector) tlsReport() *TLSCounts {
 // (kwire live prints one at the end); the Collector keeps counting.
 func (c *Collector) Report() *Report {
 	r := &Report{
-		First:       timeString(c.first),
-		Last:        timeString(c.last),
-		Exchanges:   c.exchanges,
-		Orphans:     c.orphans,
-		SASLTokens:  c.sasl,
-		SkippedConn: c.skipped,
-		TLS:         c.tlsReport(),
-		APIs:        []APIStats{},
-		Clients:     []ClientStats{},
-		Partitions:  []PartitionStats{},
-		Connections: []ConnStats{},
-		Latency:     []LatencyOverAPI{},
-		Slowest:     slices.Clone(c.slow),
+		First:            timeString(c.first),
+		Last:             timeString(c.last),
+		Exchanges:        c.exchanges,
+		Orphans:          c.orphans,
+		CutFrames:        c.cutFrames,
+		NotCapturedBytes: c.notCaptured,
+		SASLTokens:       c.sasl,
+		SkippedConn:      c.skipped,
+		TLS:              c.tlsReport(),
+		APIs:             []APIStats{},
+		Clients:          []ClientStats{},
+		Partitions:       []PartitionStats{},
+		Connections:      []ConnStats{},
+		Latency:          []LatencyOverAPI{},
+		Slowest:          slices.Clone(c.slow),
 	}
 	if r.Slowest == nil {
 		r.Slowest = []SlowExchange{}
@@ -782,7 +815,9 @@ func (c *Collector) Report() *Report {
 	for k, a := range c.clients {
 		r.Clients = append(r.Clients, c.clientStats(k, a))
 	}
-	slices.SortFunc(r.Clients, func(a, b ClientStats) int { return compareClient(a.ClientID, b.ClientID) })
+	slices.SortFunc(r.Clients, func(a, b ClientStats) int {
+		return compareClientCaptured(a.ClientID, a.ClientIDNotCaptured, b.ClientID, b.ClientIDNotCaptured)
+	})
 	r.Partitions = c.partitions()
 	if c.otherClient != nil {
 		f := c.clientStats(clientKey{}, c.otherClient)
@@ -915,14 +950,15 @@ func errorCounts(m map[int16]int64) []ErrorCount {
 
 func (c *Collector) clientStats(k clientKey, a *clientAcc) ClientStats {
 	s := ClientStats{
-		ClientID:        k.ptr(),
-		Software:        sortedKeys(a.software),
-		Addresses:       []string{},
-		Connections:     int(a.conns),
-		AddressesCapped: a.addrsCap,
-		DetailCapped:    a.capped,
-		Requests:        a.requests,
-		Errors:          errorCounts(a.errors),
+		ClientID:            k.ptr(),
+		ClientIDNotCaptured: k.notCaptured,
+		Software:            sortedKeys(a.software),
+		Addresses:           []string{},
+		Connections:         int(a.conns),
+		AddressesCapped:     a.addrsCap,
+		DetailCapped:        a.capped,
+		Requests:            a.requests,
+		Errors:              errorCounts(a.errors),
 	}
 	for ad := range a.addrs {
 		s.Addresses = append(s.Addresses, ad.String())

@@ -34,12 +34,13 @@ type RangeChange struct {
 // LostVersion is a client that used versions of an API that the second
 // capture's cluster no longer accepts.
 type LostVersion struct {
-	ClientID *string  `json:"clientId" jsonschema:"nullable"` // null when the header's was null
-	Software []string `json:"software"`
-	Key      int16    `json:"apiKey"`
-	API      string   `json:"api"`
-	Versions []int16  `json:"versions"`                    // used before, outside the range after
-	After    *Range   `json:"after" jsonschema:"nullable"` // nil: the API is gone
+	ClientID            *string  `json:"clientId" jsonschema:"nullable"` // null when the header's was null or not captured
+	ClientIDNotCaptured bool     `json:"clientIdNotCaptured"`            // true for the requests whose header was cut before its ClientId ended
+	Software            []string `json:"software"`
+	Key                 int16    `json:"apiKey"`
+	API                 string   `json:"api"`
+	Versions            []int16  `json:"versions"`                    // used before, outside the range after
+	After               *Range   `json:"after" jsonschema:"nullable"` // nil: the API is gone
 	// Impact says what the client meets after (Impact*): it negotiates a
 	// lower version, the versions it used were removed, or the API was.
 	Impact string `json:"impact"`
@@ -214,7 +215,7 @@ func lostVersions(before *VersionsReport, a map[int16]Range, hasB bool) []LostVe
 			if len(lost) == 0 {
 				continue
 			}
-			l := LostVersion{ClientID: cl.ClientID, Software: cl.Software,
+			l := LostVersion{ClientID: cl.ClientID, ClientIDNotCaptured: cl.ClientIDNotCaptured, Software: cl.Software,
 				Key: u.Key, API: u.Name, Versions: lost}
 			if ok {
 				l.After = &ra
@@ -224,7 +225,7 @@ func lostVersions(before *VersionsReport, a map[int16]Range, hasB bool) []LostVe
 		}
 	}
 	slices.SortStableFunc(out, func(x, y LostVersion) int {
-		return cmp.Or(compareClient(x.ClientID, y.ClientID), cmp.Compare(x.Key, y.Key))
+		return cmp.Or(compareClientCaptured(x.ClientID, x.ClientIDNotCaptured, y.ClientID, y.ClientIDNotCaptured), cmp.Compare(x.Key, y.Key))
 	})
 	return out
 }

@@ -27,6 +27,13 @@ type Report struct {
 	Orphans     int64 `json:"orphans"`    // responses whose request was not captured
 	SASLTokens  int64 `json:"saslTokens"` // raw SASL token exchanges (after SaslHandshake v0)
 	SkippedConn int64 `json:"skippedConnections"`
+	// CutFrames counts the exchanges' frames of which the capture holds
+	// only the first bytes (a gap, the capture's snap length or its end
+	// cut them: dissect.Frame.Cut), and NotCapturedBytes the bytes of
+	// theirs it does not hold. The APIs' and connections' bytes count
+	// such frames at the size their length prefix gives (on the wire).
+	CutFrames        int64 `json:"cutFrames"`
+	NotCapturedBytes int64 `json:"notCapturedBytes"`
 	// TLS counts the capture's TLS connections, those skipped as not
 	// Kafka (dissect.SkipTLS: not on a Kafka port, not decrypted)
 	// included; absent when it had none.
@@ -133,9 +140,15 @@ type ErrorCount struct {
 	Count int64  `json:"count"`
 }
 
-// ClientStats is one client ID. Sorted by ClientID (null last).
+// ClientStats is one client ID. Sorted by ClientID (null last, then the
+// requests whose client ID was not captured).
 type ClientStats struct {
-	ClientID *string `json:"clientId" jsonschema:"nullable"` // the request header's ClientId; null when it was null
+	ClientID *string `json:"clientId" jsonschema:"nullable"` // the request header's ClientId; null when it was null or not captured
+	// ClientIDNotCaptured is true for the row of the requests whose
+	// header was cut before its ClientId ended (a gap, the capture's snap
+	// length): their client ID is not known (clientId null), not "".
+	// That row comes last.
+	ClientIDNotCaptured bool `json:"clientIdNotCaptured"`
 	// Software lists "name/version" pairs from ApiVersions v3+ requests
 	// (ClientSoftwareName, ClientSoftwareVersion; KIP-511). Sorted.
 	Software  []string `json:"software"`
@@ -336,20 +349,21 @@ type SlowExchange struct {
 	Latency Millis `json:"latencyMs"`
 	// WaitMs is the wait the request asked for, at most its latency: a
 	// Fetch's MaxWaitMs (facts.Exchange.MaxWaitMs); 0 for other requests.
-	WaitMs        Millis  `json:"waitMs"`
-	Key           int16   `json:"apiKey"`
-	Name          string  `json:"api"`
-	Version       int16   `json:"apiVersion"`
-	CorrelationID int32   `json:"correlationId"`
-	ClientID      *string `json:"clientId" jsonschema:"nullable"` // null when the header's was null
-	Client        string  `json:"client"`
-	Broker        string  `json:"broker"`
-	Conn          int     `json:"stream"`
-	RequestFrame  int64   `json:"requestFrame"`   // for `kwire read --frame`
-	ResponseFrame int64   `json:"responseFrame"`  // packet holding the response's first byte
-	Time          string  `json:"time"`           // request capture time
-	File          string  `json:"file,omitempty"` // the capture file (Collector.SetFile)
-	fileIdx       int
+	WaitMs              Millis  `json:"waitMs"`
+	Key                 int16   `json:"apiKey"`
+	Name                string  `json:"api"`
+	Version             int16   `json:"apiVersion"`
+	CorrelationID       int32   `json:"correlationId"`
+	ClientID            *string `json:"clientId" jsonschema:"nullable"` // null when the header's was null or not captured
+	ClientIDNotCaptured bool    `json:"clientIdNotCaptured"`            // true when the request header was cut before its ClientId ended
+	Client              string  `json:"client"`
+	Broker              string  `json:"broker"`
+	Conn                int     `json:"stream"`
+	RequestFrame        int64   `json:"requestFrame"`   // for `kwire read --frame`
+	ResponseFrame       int64   `json:"responseFrame"`  // packet holding the response's first byte
+	Time                string  `json:"time"`           // request capture time
+	File                string  `json:"file,omitempty"` // the capture file (Collector.SetFile)
+	fileIdx             int
 }
 
 // timeString formats a capture time for reports: RFC 3339 with

@@ -84,6 +84,11 @@ type VersionsReport struct {
 	Clients []ClientVersions `json:"clients"` // sorted by client ID, null last
 	Matrix  []MatrixRow      `json:"matrix"`  // sorted by API key, client ID, broker
 	Flags   []Flag           `json:"flags"`   // sorted by kind (FlagKind order), key, broker, client, version
+	// NotCapturedAdvertisements counts the ApiVersions responses whose
+	// ranges the capture does not hold (a gap, or its snap length, cut
+	// the frame before them: dissect.Frame.Cut): not in Brokers, which
+	// would otherwise list a broker that advertises nothing.
+	NotCapturedAdvertisements int64 `json:"notCapturedAdvertisements"`
 	// Folded counts what the collector's memory budget left out; absent
 	// when it left nothing out (VersionCollector).
 	Folded *VersionsFolded `json:"folded,omitempty"`
@@ -166,9 +171,13 @@ type FinalizedFeature struct {
 // ClientVersions is one client ID: its software (KIP-511) and the versions
 // it used per API.
 type ClientVersions struct {
-	ClientID *string  `json:"clientId" jsonschema:"nullable"` // the request header's ClientId; null when it was null
-	Software []string `json:"software"`
-	APIs     []APIUse `json:"apis"`
+	ClientID *string `json:"clientId" jsonschema:"nullable"` // the request header's ClientId; null when it was null or not captured
+	// ClientIDNotCaptured is true for the requests whose header was cut
+	// before its ClientId ended (a gap, the capture's snap length): one
+	// row, after every other, clientId null.
+	ClientIDNotCaptured bool     `json:"clientIdNotCaptured"`
+	Software            []string `json:"software"`
+	APIs                []APIUse `json:"apis"`
 	// Capped says Software or APIs leave out some of what the client
 	// sent: kept past the collector's memory budget, they were not.
 	Capped bool `json:"capped,omitempty"`
@@ -177,12 +186,13 @@ type ClientVersions struct {
 // MatrixRow is one API × (client, broker) cell: the versions used and the
 // broker's effective advertised range.
 type MatrixRow struct {
-	Key      int16   `json:"apiKey"`
-	API      string  `json:"api"`
-	ClientID *string `json:"clientId" jsonschema:"nullable"` // null when the header's was null
-	Broker   string  `json:"broker"`
-	Versions []int16 `json:"versions"`
-	Requests int64   `json:"requests"`
+	Key                 int16   `json:"apiKey"`
+	API                 string  `json:"api"`
+	ClientID            *string `json:"clientId" jsonschema:"nullable"` // null when the header's was null or not captured
+	ClientIDNotCaptured bool    `json:"clientIdNotCaptured"`            // true when the request headers were cut before their ClientId ended
+	Broker              string  `json:"broker"`
+	Versions            []int16 `json:"versions"`
+	Requests            int64   `json:"requests"`
 	// Advertised is the broker's range for the API; nil when the broker's
 	// ApiVersions response was not captured or did not list the API
 	// (Listed says which).
@@ -234,10 +244,12 @@ const (
 type VersionCollector struct {
 	maxMem, mem int64
 	folded      VersionsFolded
-	brokers     map[netip.AddrPort]*brokerAcc
-	clients     map[clientKey]*vclientAcc
-	uses        map[useKey]*useAcc
-	retry       map[retryKey]retryState
+	// notCapturedAds is VersionsReport.NotCapturedAdvertisements.
+	notCapturedAds int64
+	brokers        map[netip.AddrPort]*brokerAcc
+	clients        map[clientKey]*vclientAcc
+	uses           map[useKey]*useAcc
+	retry          map[retryKey]retryState
 	// Anomalies are aggregated per client, broker, API and version(s), so
 	// memory grows with those, not with the number of requests.
 	downgrades map[downgradeKey]*seenAcc
@@ -365,7 +377,7 @@ func (v *VersionCollector) Exchange(x *dissect.Exchange) {
 	if x == nil || x.Request == nil || x.Kind == dissect.KindSASL || x.Kind == dissect.KindOrphan {
 		return
 	}
-	ck := clientKey{x.ClientID, x.ClientIDNull}
+	ck := clientKeyOf(x)
 	cl := v.client(ck, x.APIKey, x.APIVersion)
 	if cl != nil {
 		v.use(ck, x)
@@ -497,6 +509,9 @@ func (v *VersionCollector) apiVersions(x *dissect.Exchange, ck clientKey, fx *fa
 	}
 	ad := parseAdvertisement(x, fx.APIVersions)
 	if ad == nil {
+		if x.Response.Cut() {
+			v.notCapturedAds++
+		}
 		return
 	}
 	if ad.Error == protocol.KafkaErrorName(errUnsupportedVersion) {
@@ -556,7 +571,15 @@ func parseAdvertisement(x *dissect.Exchange, av *facts.APIVersions) *Advertiseme
 		case x.Advertised != nil:
 			ad.Error = "NONE"
 		case len(b) >= 10: // header v0: length, correlation ID, then ErrorCode
-			ad.Error = protocol.KafkaErrorName(int16(binary.BigEndian.Uint16(b[8:])))
+			code := int16(binary.BigEndian.Uint16(b[8:]))
+			if code == 0 && x.Response.Cut() {
+				// Cut by a gap or the snap length after its ErrorCode:
+				// the ranges it advertised were not captured. No
+				// advertisement rather than one of none, which would
+				// make every API "not listed".
+				return nil
+			}
+			ad.Error = protocol.KafkaErrorName(code)
 		default:
 			return nil
 		}
@@ -649,7 +672,8 @@ func (a *Advertisement) rangeOf(key int16) (Range, bool) {
 
 // Report returns the versions report so far.
 func (v *VersionCollector) Report() *VersionsReport {
-	r := &VersionsReport{Brokers: []BrokerVersions{}, Clients: []ClientVersions{}, Matrix: []MatrixRow{}, Flags: v.downgradeFlags()}
+	r := &VersionsReport{Brokers: []BrokerVersions{}, Clients: []ClientVersions{}, Matrix: []MatrixRow{}, Flags: v.downgradeFlags(),
+		NotCapturedAdvertisements: v.notCapturedAds}
 	addrs := make([]netip.AddrPort, 0, len(v.brokers))
 	for a := range v.brokers {
 		addrs = append(addrs, a)
@@ -664,11 +688,11 @@ func (v *VersionCollector) Report() *VersionsReport {
 		r.Brokers = append(r.Brokers, bv)
 	}
 	for k, c := range v.clients {
-		cv := ClientVersions{ClientID: k.ptr(), Software: sortedKeys(c.software), APIs: apiUses(c.apis), Capped: c.capped}
+		cv := ClientVersions{ClientID: k.ptr(), ClientIDNotCaptured: k.notCaptured, Software: sortedKeys(c.software), APIs: apiUses(c.apis), Capped: c.capped}
 		r.Clients = append(r.Clients, cv)
 	}
 	slices.SortFunc(r.Clients, func(a, b ClientVersions) int {
-		return compareClient(a.ClientID, b.ClientID)
+		return compareClientCaptured(a.ClientID, a.ClientIDNotCaptured, b.ClientID, b.ClientIDNotCaptured)
 	})
 
 	r.Flags = append(r.Flags, v.matrix(r)...)
@@ -713,7 +737,7 @@ func (v *VersionCollector) matrix(r *VersionsReport) []Flag {
 	var flags []Flag
 	from := v.downgradedSet()
 	for k, u := range v.uses {
-		row := MatrixRow{Key: k.key, API: protocol.APIName(k.key), ClientID: k.client.ptr(),
+		row := MatrixRow{Key: k.key, API: protocol.APIName(k.key), ClientID: k.client.ptr(), ClientIDNotCaptured: k.client.notCaptured,
 			Broker: addrString(k.broker), Versions: []int16{}, Status: "unknown", Flags: []FlagKind{}}
 		for ver, n := range u.versions {
 			row.Versions = append(row.Versions, ver)
@@ -746,7 +770,7 @@ func (v *VersionCollector) matrix(r *VersionsReport) []Flag {
 		r.Matrix = append(r.Matrix, row)
 	}
 	slices.SortFunc(r.Matrix, func(a, b MatrixRow) int {
-		return cmp.Or(cmp.Compare(a.Key, b.Key), compareClient(a.ClientID, b.ClientID),
+		return cmp.Or(cmp.Compare(a.Key, b.Key), compareClientCaptured(a.ClientID, a.ClientIDNotCaptured, b.ClientID, b.ClientIDNotCaptured),
 			cmp.Compare(a.Broker, b.Broker))
 	})
 	return flags

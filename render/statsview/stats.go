@@ -94,8 +94,10 @@ func derefOr(s *string) string {
 	return *s
 }
 
-func clientIDText(id *string) string {
+func clientIDText(id *string, notCaptured bool) string {
 	switch {
+	case notCaptured:
+		return "<not captured>" // the request headers were cut before their ClientId ended
 	case id == nil:
 		return "(null)"
 	case *id == "":
@@ -203,6 +205,10 @@ func WriteStats(out io.Writer, d *StatsDoc, o Options) error {
 		}
 		t.write(&w, o)
 		w.WriteString("REQ/RESP = requests/responses, BYTES = in requests/in responses; MIN, P90, mean: --json\n")
+		if r.CutFrames > 0 {
+			fmt.Fprintf(&w, "BYTES are as sent, by the frames' length prefixes: %s cut by a gap or the snap length, %s of them not captured\n",
+				plural(int(r.CutFrames), "frame", "frames"), size(r.NotCapturedBytes))
+		}
 	}
 
 	heading(&w, o, "CLIENTS")
@@ -223,7 +229,7 @@ func WriteStats(out io.Writer, d *StatsDoc, o Options) error {
 			if len(cl.Errors) == 0 {
 				errRole = rolePlain
 			}
-			t.add(c(clientIDText(cl.ClientID)), c(shorten(fitList(cl.Software, maxSoftwareCol), maxSoftwareCol)),
+			t.add(c(clientIDText(cl.ClientID, cl.ClientIDNotCaptured)), c(shorten(fitList(cl.Software, maxSoftwareCol), maxSoftwareCol)),
 				c(fitList(cl.Addresses, maxAddrsCell)), c(strconv.Itoa(cl.Connections)), c(itoa(cl.Requests)),
 				cr(errRole, errorList(cl.Errors, maxErrorsCell)))
 			t.detail("  APIs: " + fitList(apis, maxDetail))
@@ -379,7 +385,7 @@ func WriteStats(out io.Writer, d *StatsDoc, o Options) error {
 				wait = Duration(s.WaitMs)
 			}
 			t.add(cr(roleLatency, Duration(max(s.Latency-s.WaitMs, 0))), c(Duration(s.Latency)), c(wait), cr(roleAPI, s.Name), c(strconv.Itoa(int(s.Version))),
-				c(strconv.Itoa(int(s.CorrelationID))), c(orDash(derefOr(s.ClientID))), c(s.Client), c(s.Broker),
+				c(strconv.Itoa(int(s.CorrelationID))), c(slowClientText(s)), c(s.Client), c(s.Broker),
 				c(strconv.Itoa(s.Conn)), c(itoa(s.RequestFrame)), c(itoa(s.ResponseFrame)))
 		}
 		t.write(&w, o)
@@ -610,4 +616,13 @@ func writeLatency(w *strings.Builder, o Options, l stats.LatencyOverAPI) {
 // 64-bit integers as decimal strings).
 func WriteStatsJSON(w io.Writer, d *StatsDoc, o Options) error {
 	return writeJSON(w, d, o)
+}
+
+// slowClientText is a slowest exchange's client ID: "-" when null or "",
+// "<not captured>" when its request header was cut before it.
+func slowClientText(s stats.SlowExchange) string {
+	if s.ClientIDNotCaptured {
+		return clientIDText(nil, true)
+	}
+	return orDash(derefOr(s.ClientID))
 }

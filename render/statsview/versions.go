@@ -40,6 +40,11 @@ func noBrokersText(r *stats.VersionsReport) string {
 		return "(no ApiVersions response captured: no Kafka exchange was found at all;\n" +
 			" the note on standard error says what the capture holds instead)\n"
 	}
+	if n := r.NotCapturedAdvertisements; n > 0 {
+		return fmt.Sprintf("(no ApiVersions response captured whole: the ranges of %s were\n"+
+			" not captured (a gap or the snap length cut them). The brokers' ranges are\n"+
+			" unknown, so MATRIX says \"unknown\")\n", plural(int(n), "response", "responses"))
+	}
 	return "(no ApiVersions response captured: the clients did not ask for one.\n" +
 		" SASL v0 clients and clients older than Kafka 0.10 skip it, or the capture\n" +
 		" began after their connections opened. The brokers' ranges are unknown,\n" +
@@ -71,6 +76,9 @@ func WriteVersions(out io.Writer, r *stats.VersionsReport, o Options) error {
 	heading(&w, o, "BROKERS")
 	if len(r.Brokers) == 0 {
 		w.WriteString(noBrokersText(r))
+	} else if n := r.NotCapturedAdvertisements; n > 0 {
+		fmt.Fprintf(&w, "(and %s whose ranges were not captured: a gap or the snap length cut them)\n",
+			plural(int(n), "ApiVersions response", "ApiVersions responses"))
 	}
 	for _, b := range r.Brokers {
 		fmt.Fprintf(&w, "%s\n", paint(o.Color, roleAPI, b.Broker))
@@ -116,7 +124,7 @@ func WriteVersions(out io.Writer, r *stats.VersionsReport, o Options) error {
 			for i, u := range cl.APIs {
 				apis[i] = u.Name + " " + versionList(u.Versions)
 			}
-			t.add(c(clientIDText(cl.ClientID)), c(orDash(strings.Join(cl.Software, ", "))),
+			t.add(c(clientIDText(cl.ClientID, cl.ClientIDNotCaptured)), c(orDash(strings.Join(cl.Software, ", "))),
 				c(strings.Join(apis, ", ")))
 		}
 		t.write(&w, o)
@@ -153,7 +161,7 @@ func WriteVersions(out io.Writer, r *stats.VersionsReport, o Options) error {
 				}
 				flags = append(flags, string(f))
 			}
-			t.add(cr(roleAPI, m.API), c(clientIDText(m.ClientID)), c(m.Broker),
+			t.add(cr(roleAPI, m.API), c(clientIDText(m.ClientID, m.ClientIDNotCaptured)), c(m.Broker),
 				c(strings.ReplaceAll(versionList(m.Versions), "v", "")), c(adv), cr(st, status),
 				cr(roleFlag, strings.Join(flags, ", ")))
 		}
@@ -310,6 +318,7 @@ func WriteVersionsJSON(w io.Writer, r *stats.VersionsReport) error {
 		arrayMember("clients", r.Clients),
 		arrayMember("matrix", r.Matrix),
 		arrayMember("flags", r.Flags),
+		{name: "notCapturedAdvertisements", value: r.NotCapturedAdvertisements},
 	}
 	if r.Folded != nil {
 		ms = append(ms, jsonMember{name: "folded", value: r.Folded})
@@ -358,7 +367,7 @@ func WriteComparison(out io.Writer, before, after string, cmp *stats.Comparison,
 			if l.After == nil {
 				after = "removed"
 			}
-			t.add(c(clientIDText(l.ClientID)), c(orDash(strings.Join(l.Software, ", "))),
+			t.add(c(clientIDText(l.ClientID, l.ClientIDNotCaptured)), c(orDash(strings.Join(l.Software, ", "))),
 				cr(roleAPI, l.API), cr(roleError, strings.ReplaceAll(versionList(l.Versions), "v", "")), c(after),
 				c(stats.ImpactText(l.Impact, l.After)))
 		}
