@@ -53,6 +53,10 @@ type Analyzer struct {
 	groups *groupTracker
 	txns   *txnTracker
 	find   *findEngine
+	// cut counts the exchanges whose request or response the capture
+	// holds only part of (dissect.Frame.Cut): not decoded, what they
+	// said is in no report (GroupsReport.CutExchanges).
+	cut int64
 }
 
 var _ dissect.Sink = (*Analyzer)(nil)
@@ -130,6 +134,9 @@ func (a *Analyzer) ref(x *dissect.Exchange) Ref {
 func (a *Analyzer) Exchange(x *dissect.Exchange) {
 	if x == nil || x.Kind == dissect.KindOrphan || x.Kind == dissect.KindSASL && x.Request == nil {
 		return
+	}
+	if x.Request != nil && x.Request.Cut() || x.Response != nil && x.Response.Cut() {
+		a.cut++
 	}
 	fx := x.Facts()
 	a.opts.Names.Resolve(fx)

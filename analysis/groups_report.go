@@ -23,6 +23,10 @@ type GroupsReport struct {
 	// in Groups, and one seen again after is a report of what came
 	// after.
 	GroupsNotKept int64 `json:"groupsNotKept"`
+	// CutExchanges counts the exchanges whose request or response a gap,
+	// the capture's snap length or its end cut (dissect.Frame.Cut): not
+	// decoded, so what they said of groups is not in Groups.
+	CutExchanges int64 `json:"cutExchanges"`
 }
 
 // GroupReport is one group.
@@ -334,7 +338,7 @@ func (a *Analyzer) Groups() *GroupsReport {
 // GroupsFrame returns the groups report so far without its groups
 // (Groups empty): what is said of them all.
 func (a *Analyzer) GroupsFrame() *GroupsReport {
-	r := &GroupsReport{Groups: []GroupReport{}, MaxMemoryBytes: a.opts.MaxMemory}
+	r := &GroupsReport{Groups: []GroupReport{}, MaxMemoryBytes: a.opts.MaxMemory, CutExchanges: a.cut}
 	if a.groups != nil {
 		r.GroupsNotKept = a.groups.notKept
 	}

@@ -962,6 +962,10 @@ type TxnsReport struct {
 	Consumers      []ConsumerReport `json:"consumers"`
 	Dropped        TxnsDropped      `json:"dropped"`
 	MaxMemoryBytes int64            `json:"maxMemoryBytes"`
+	// CutExchanges counts the exchanges whose request or response a gap,
+	// the capture's snap length or its end cut (dissect.Frame.Cut): not
+	// decoded, so what they said of producers is not in the report.
+	CutExchanges int64 `json:"cutExchanges"`
 }
 
 // TxnsDropped counts what the memory budget made the report leave out.
@@ -1163,7 +1167,7 @@ type MarkerReport struct {
 
 // Transactions returns the transactions report so far.
 func (a *Analyzer) Transactions() *TxnsReport {
-	r := &TxnsReport{Producers: []ProducerReport{}, Consumers: []ConsumerReport{}, MaxMemoryBytes: a.opts.MaxMemory}
+	r := &TxnsReport{Producers: []ProducerReport{}, Consumers: []ConsumerReport{}, MaxMemoryBytes: a.opts.MaxMemory, CutExchanges: a.cut}
 	if a.txns == nil {
 		return r
 	}

@@ -212,4 +212,23 @@ func TestSnapLengthStatsNotCaptured(t *testing.T) {
 	if n := strings.Count(out, " client=<not captured> "); n != 143 || strings.Contains(out, `client=""`) {
 		t.Errorf("%d lines say client=<not captured>, want 143, none client=\"\"", n)
 	}
+	// Its groups' exchanges were not decoded: groups and txns say so
+	// rather than only "no groups" (the whole capture has two groups).
+	for _, cmd := range []string{"groups", "txns"} {
+		var r struct {
+			Cut int64 `json:"cutExchanges"`
+		}
+		out, _, code = kwireInProcess(t, cmd, "--json", path)
+		if err := json.Unmarshal([]byte(out), &r); err != nil || r.Cut != 143 || code != exitData {
+			t.Errorf("%s --json: exit %d, cutExchanges %d (%v), want 143", cmd, code, r.Cut, err)
+		}
+		out, _, _ = kwireInProcess(t, cmd, goldenPcap(t, "kgo-produce-consume.pcap"))
+		if strings.Contains(out, "not decoded") {
+			t.Errorf("%s of the whole capture says %q", cmd, out)
+		}
+	}
+	out, _, _ = kwireInProcess(t, "groups", path)
+	if want := "no groups\nnot decoded: 143 exchanges whose frames were cut (by a gap, the snap length or the end of the capture); what they said of groups is not here\n"; out != want {
+		t.Errorf("groups says %q, want %q", out, want)
+	}
 }

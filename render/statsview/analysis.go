@@ -178,6 +178,7 @@ func WriteGroupsSeq(out io.Writer, r *analysis.GroupsReport, groups iter.Seq[*an
 	if r.GroupsNotKept > 0 {
 		fmt.Fprintf(&w, "not kept (--max-analysis-memory): %d groups, evicted whole, the least recently active first\n", r.GroupsNotKept)
 	}
+	cutLine(&w, r.CutExchanges, "groups")
 	return flush(out, &w)
 }
 
@@ -712,7 +713,17 @@ func WriteTxns(out io.Writer, r *analysis.TxnsReport, o Options) error {
 		fmt.Fprintf(&w, "not kept (--max-analysis-memory): %d producers, %d transactions, %d sequence issues\n",
 			r.Dropped.Producers, r.Dropped.Transactions, r.Dropped.SequenceIssues)
 	}
+	cutLine(&w, r.CutExchanges, "producers and transactions")
 	return flush(out, &w)
+}
+
+// cutLine says that n exchanges were cut (a gap, the snap length) and not
+// decoded: what they said of what (groups, ...) is not in the report.
+func cutLine(w *strings.Builder, n int64, what string) {
+	if n > 0 {
+		fmt.Fprintf(w, "not decoded: %s whose frames were cut (by a gap, the snap length or the end of the capture); what they said of %s is not here\n",
+			plural(int(n), "exchange", "exchanges"), what)
+	}
 }
 
 func writeProducer(w *strings.Builder, p *analysis.ProducerReport, o Options) {

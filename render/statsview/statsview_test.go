@@ -597,9 +597,11 @@ func TestGroupsJSONStreamed(t *testing.T) {
 			t.Errorf("Int64Strings=%v: a write of %d bytes, one group encodes to %d (the document: %d)", o.Int64Strings, got.max, one.Len(), whole.Len())
 		}
 		if !strings.Contains(got.String(), `"maxMemoryBytes": 1099511627776,
-  "groupsNotKept": 12
+  "groupsNotKept": 12,
+  "cutExchanges": 0
 }`) && !strings.Contains(got.String(), `"maxMemoryBytes": "1099511627776",
-  "groupsNotKept": "12"
+  "groupsNotKept": "12",
+  "cutExchanges": "0"
 }`) || strings.Count(got.String(), `"groupId": "g`) != 200 {
 			t.Errorf("document %.300s", got.String())
 		}
@@ -645,7 +647,7 @@ func TestGroupsJSONStreamed(t *testing.T) {
 		}
 	}
 	var empty bytes.Buffer
-	if err := WriteGroupsJSON(&empty, &analysis.GroupsReport{MaxMemoryBytes: 5}, Options{}); err != nil || empty.String() != "{\n  \"groups\": null,\n  \"maxMemoryBytes\": 5,\n  \"groupsNotKept\": 0\n}\n" {
+	if err := WriteGroupsJSON(&empty, &analysis.GroupsReport{MaxMemoryBytes: 5}, Options{}); err != nil || empty.String() != "{\n  \"groups\": null,\n  \"maxMemoryBytes\": 5,\n  \"groupsNotKept\": 0,\n  \"cutExchanges\": 0\n}\n" {
 		t.Errorf("empty report %q %v", empty.String(), err)
 	}
 }
