@@ -232,3 +232,50 @@ func TestSnapLengthStatsNotCaptured(t *testing.T) {
 		t.Errorf("groups says %q, want %q", out, want)
 	}
 }
+
+// TestSnapLengthFlagNamesNotCaptured: mixed-versions.pcap cut to 80
+// bytes keeps its KIP-511 downgrade (ApiVersions v5 answered
+// UNSUPPORTED_VERSION, retried with v2, 4 times), whose client ID was
+// not captured: the flag says "client <not captured>" (JSON
+// clientIdNotCaptured true) and marks that client's row, not every
+// client's, as a flag without a client would.
+func TestSnapLengthFlagNamesNotCaptured(t *testing.T) {
+	path := snapCut(t, "mixed-versions.pcap", 80)
+	out, _, code := kwireInProcess(t, "versions", "--json", path)
+	var v struct {
+		Flags []struct {
+			Kind        string `json:"kind"`
+			ClientID    string `json:"clientId"`
+			NotCaptured bool   `json:"clientIdNotCaptured"`
+			Count       int    `json:"count"`
+		} `json:"flags"`
+		Matrix []struct {
+			API         string   `json:"api"`
+			NotCaptured bool     `json:"clientIdNotCaptured"`
+			Broker      string   `json:"broker"`
+			Flags       []string `json:"flags"`
+		} `json:"matrix"`
+	}
+	if err := json.Unmarshal([]byte(out), &v); err != nil {
+		t.Fatal(err)
+	}
+	if len(v.Flags) != 1 || v.Flags[0].Kind != "apiversions-downgrade" || !v.Flags[0].NotCaptured || v.Flags[0].ClientID != "" || v.Flags[0].Count != 4 || code != exitData {
+		t.Fatalf("exit %d, flags %+v; want one apiversions-downgrade of the client not captured, seen 4 times", code, v.Flags)
+	}
+	marked := 0
+	for _, m := range v.Matrix {
+		if len(m.Flags) > 0 {
+			marked++
+			if !m.NotCaptured || m.API != "ApiVersions" || m.Broker != "127.0.0.1:19098" {
+				t.Errorf("row %+v marked", m)
+			}
+		}
+	}
+	if marked != 1 {
+		t.Errorf("%d matrix rows marked, want the ApiVersions row of 127.0.0.1:19098", marked)
+	}
+	out, _, _ = kwireInProcess(t, "versions", path)
+	if !strings.Contains(out, "[client <not captured>, broker 127.0.0.1:19098, packet 90, seen 4×]") {
+		t.Errorf("versions FLAGS names no client <not captured>:\n%s", out)
+	}
+}

@@ -72,10 +72,14 @@ type Flag struct {
 	API      string   `json:"api"`
 	Version  int16    `json:"apiVersion"`
 	ClientID string   `json:"clientId,omitempty"`
-	Broker   string   `json:"broker,omitempty"`
-	Frame    int64    `json:"frame,omitempty"` // packet of the first request concerned, for kwire read --frame
-	Count    int64    `json:"count,omitempty"` // requests concerned, when more than one can be
-	Detail   string   `json:"detail"`
+	// ClientIDNotCaptured says the flag is about the requests whose
+	// header was cut before its ClientId ended (MatrixRow's row of
+	// them), not about every client; absent otherwise.
+	ClientIDNotCaptured bool   `json:"clientIdNotCaptured,omitempty"`
+	Broker              string `json:"broker,omitempty"`
+	Frame               int64  `json:"frame,omitempty"` // packet of the first request concerned, for kwire read --frame
+	Count               int64  `json:"count,omitempty"` // requests concerned, when more than one can be
+	Detail              string `json:"detail"`
 }
 
 // VersionsReport is the whole `kwire versions` answer.
@@ -764,7 +768,7 @@ func (v *VersionCollector) matrix(r *VersionsReport) []Flag {
 				row.Status = "outside"
 				detail := fmt.Sprintf("%s v%d used, the broker advertises %s", row.API, ver, rangeText(rg, ok))
 				flags = append(flags, Flag{Kind: FlagOutOfRange, Key: k.key, API: row.API, Version: ver,
-					ClientID: k.client.id, Broker: row.Broker, Frame: u.firstFrame[ver], Count: u.versions[ver], Detail: detail})
+					ClientID: k.client.id, ClientIDNotCaptured: k.client.notCaptured, Broker: row.Broker, Frame: u.firstFrame[ver], Count: u.versions[ver], Detail: detail})
 			}
 		}
 		r.Matrix = append(r.Matrix, row)
@@ -841,6 +845,7 @@ func rangeText(r Range, listed bool) string {
 type flagScope struct {
 	key            int16
 	broker, client string
+	notCaptured    bool // the client whose ID was not captured
 }
 
 // markMatrix copies each flag's kind onto the matrix rows it concerns.
@@ -850,7 +855,7 @@ type flagScope struct {
 func (v *VersionCollector) markMatrix(r *VersionsReport) {
 	byScope := map[flagScope][]int{}
 	for i, f := range r.Flags {
-		s := flagScope{f.Key, f.Broker, f.ClientID}
+		s := flagScope{f.Key, f.Broker, f.ClientID, f.ClientIDNotCaptured}
 		byScope[s] = append(byScope[s], i)
 	}
 	var cands []int
@@ -864,8 +869,9 @@ func (v *VersionCollector) markMatrix(r *VersionsReport) {
 		if row.ClientID != nil {
 			id = *row.ClientID
 		}
-		for _, s := range []flagScope{{row.Key, row.Broker, id}, {row.Key, "", id},
-			{row.Key, row.Broker, ""}, {row.Key, "", ""}} {
+		nc := row.ClientIDNotCaptured
+		for _, s := range []flagScope{{row.Key, row.Broker, id, nc}, {row.Key, "", id, nc},
+			{row.Key, row.Broker, "", false}, {row.Key, "", "", false}} {
 			cands = append(cands, byScope[s]...)
 		}
 		slices.Sort(cands)
@@ -983,7 +989,7 @@ func (v *VersionCollector) downgradeFlags() []Flag {
 			detail += fmt.Sprintf(", the broker's maximum being v%d", a.brokerMax)
 		}
 		flags = append(flags, Flag{Kind: FlagDowngrade, Key: protocol.KeyApiVersions, API: protocol.APIName(protocol.KeyApiVersions),
-			Version: k.to, ClientID: k.client.id, Broker: addrString(k.broker), Frame: a.frame, Count: a.count,
+			Version: k.to, ClientID: k.client.id, ClientIDNotCaptured: k.client.notCaptured, Broker: addrString(k.broker), Frame: a.frame, Count: a.count,
 			Detail: detail + " (KIP-511: the usual negotiation with an older broker, not a fault)"})
 	}
 	return flags
@@ -1004,7 +1010,7 @@ func (v *VersionCollector) closedFlags() []Flag {
 			rg, listed = ad.rangeOf(p.key)
 		}
 		inRange := listed && rg.Min <= p.ver && p.ver <= rg.Max
-		f := Flag{Key: p.key, API: name, Version: p.ver, ClientID: p.client.id, Broker: addrString(p.broker),
+		f := Flag{Key: p.key, API: name, Version: p.ver, ClientID: p.client.id, ClientIDNotCaptured: p.client.notCaptured, Broker: addrString(p.broker),
 			Frame: seen.frame, Count: seen.count}
 		switch {
 		case !known || (ad != nil && !inRange):
@@ -1043,7 +1049,7 @@ func (v *VersionCollector) rejectedFlags(addrs []netip.AddrPort) []Flag {
 	var flags []Flag
 	for p, seen := range v.rejected {
 		name := protocol.APIName(p.key)
-		f := Flag{Kind: FlagRejected, Key: p.key, API: name, Version: p.ver, ClientID: p.client.id,
+		f := Flag{Kind: FlagRejected, Key: p.key, API: name, Version: p.ver, ClientID: p.client.id, ClientIDNotCaptured: p.client.notCaptured,
 			Broker: addrString(p.broker), Frame: seen.frame, Count: seen.count}
 		if ad := v.effective(p.broker); ad != nil {
 			if rg, ok := ad.rangeOf(p.key); ok && rg.Min <= p.ver && p.ver <= rg.Max {

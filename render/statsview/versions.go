@@ -187,6 +187,9 @@ func WriteVersions(out io.Writer, r *stats.VersionsReport, o Options) error {
 			continue
 		}
 		var where []string
+		if f.ClientIDNotCaptured {
+			where = append(where, "client "+clientIDText(nil, true))
+		}
 		if f.ClientID != "" {
 			where = append(where, "client "+f.ClientID)
 		}
