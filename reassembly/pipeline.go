@@ -191,6 +191,9 @@ func (d *decoder) decode(data []byte, ci gopacket.CaptureInfo, link layers.LinkT
 		return false
 	default:
 		d.sum.DecodeErrors++
+		if res == resShort && ci.Length > len(data) {
+			d.sum.HeadersSnapped++ // the snap length cut it, not a bad header
+		}
 		return false
 	}
 	// tcpHeaderLen checked what layers.TCP.DecodeFromBytes can reject.

@@ -182,6 +182,11 @@ type Summary struct {
 	// and those of TooDeep, TooManyTags, TooManyLabels and
 	// TooManyHeaders.
 	DecodeErrors int64
+	// HeadersSnapped counts, of DecodeErrors, the frames whose link, IP,
+	// tunnel or TCP header the snap length cut (captured length below
+	// the length on the wire, the capture ending inside a header): a
+	// capture taken with too small a snap length, not malformed packets.
+	HeadersSnapped int64
 	// TooManyTags, TooManyLabels and TooManyHeaders count the frames
 	// past this package's own parsing limits: more than MaxVLANTags
 	// VLAN tags, MaxMPLSLabels MPLS labels, MaxIPv6ExtHeaders IPv6
@@ -229,6 +234,7 @@ func (s *Summary) add(o Summary) {
 	s.Fragments += o.Fragments
 	s.FragmentConflicts += o.FragmentConflicts
 	s.DecodeErrors += o.DecodeErrors
+	s.HeadersSnapped += o.HeadersSnapped
 	s.Tunnelled += o.Tunnelled
 	s.TooDeep += o.TooDeep
 	s.TooManyTags += o.TooManyTags

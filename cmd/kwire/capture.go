@@ -475,6 +475,7 @@ func (r *captureRun) addSummaries(ds dissect.Summary, rs reassembly.Summary) {
 	r.rs.TooManyLabels += rs.TooManyLabels
 	r.rs.TooManyHeaders += rs.TooManyHeaders
 	r.rs.DecodeErrors += rs.DecodeErrors
+	r.rs.HeadersSnapped += rs.HeadersSnapped
 	r.rs.Truncated += rs.Truncated
 	r.rs.TruncatedAt = max(r.rs.TruncatedAt, rs.TruncatedAt)
 	r.rs.Evicted += rs.Evicted
@@ -941,8 +942,9 @@ func setMemoryCeiling(bound int64, errw io.Writer) {
 // the reassembly's own, tunnels nested past --max-tunnel-depth,
 // malformed, of a link type kwire does not read.
 func unparsed(rs reassembly.Summary) []render.Unparsed {
-	limits := rs.TooManyTags + rs.TooManyLabels + rs.TooManyHeaders + rs.TooDeep
+	limits := rs.TooManyTags + rs.TooManyLabels + rs.TooManyHeaders + rs.TooDeep + rs.HeadersSnapped
 	return []render.Unparsed{
+		{Count: rs.HeadersSnapped, Why: fmt.Sprintf("with headers cut by the snap length (%d bytes captured of each packet at most): capture with a larger one, e.g. tcpdump -s 0", rs.TruncatedAt)},
 		{Count: rs.TooManyTags, Why: fmt.Sprintf("with more than %d VLAN tags", reassembly.MaxVLANTags)},
 		{Count: rs.TooManyLabels, Why: fmt.Sprintf("with more than %d MPLS labels", reassembly.MaxMPLSLabels)},
 		{Count: rs.TooManyHeaders, Why: fmt.Sprintf("with more than %d IPv6 extension headers", reassembly.MaxIPv6ExtHeaders)},

@@ -279,3 +279,20 @@ func TestSnapLengthFlagNamesNotCaptured(t *testing.T) {
 		t.Errorf("versions FLAGS names no client <not captured>:\n%s", out)
 	}
 }
+
+// TestSnapLengthHeadersCut: a snap length that cuts the packets' headers
+// (60 bytes: Ethernet, IPv4 and 26 of the TCP header's 32) is said to be
+// the cause, with the length and what to do, not counted as malformed
+// packets; exit status 1.
+func TestSnapLengthHeadersCut(t *testing.T) {
+	p := snapCut(t, "kgo-produce-consume.pcap", 60)
+	if p == "" {
+		t.Fatal("kgo-produce-consume.pcap is not a classic pcap")
+	}
+	out, errOut, code := kwireInProcess(t, "read", p)
+	const why = "648 with headers cut by the snap length (60 bytes captured of each packet at most): capture with a larger one, e.g. tcpdump -s 0"
+	if code != exitData || !strings.Contains(out, "anomalies: 648 packets could not be parsed ("+why+")") ||
+		!strings.Contains(errOut, "warning: 648 packets could not be parsed ("+why+")") || strings.Contains(out+errOut, "malformed") {
+		t.Errorf("exit %d\nstdout %s\nstderr %s", code, out, errOut)
+	}
+}
