@@ -861,6 +861,9 @@ func (r *captureRun) noKafkaHint() string {
 		hint += "; the key log holds none of their client randoms: give the one their clients wrote while this capture was taken"
 	case has("not on a Kafka port"):
 		hint += "; drop --detect=false to recognise Kafka by content, or give its broker ports with --port"
+	case has("not Kafka") && r.rs.Truncated > 0 && r.rs.TruncatedAt < 128:
+		// A payload of a few bytes a packet cannot be told apart.
+		hint += fmt.Sprintf("; the snap length kept %d bytes of each packet, too few to recognise Kafka: capture with a larger one (tcpdump -s 0), or give the broker ports with --port", r.rs.TruncatedAt)
 	case has("not Kafka"):
 		hint += "; if it is Kafka seen from the middle of its connections, give its broker ports with --port"
 	}

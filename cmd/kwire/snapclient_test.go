@@ -295,4 +295,10 @@ func TestSnapLengthHeadersCut(t *testing.T) {
 		!strings.Contains(errOut, "warning: 648 packets could not be parsed ("+why+")") || strings.Contains(out+errOut, "malformed") {
 		t.Errorf("exit %d\nstdout %s\nstderr %s", code, out, errOut)
 	}
+	// 70 bytes: the headers of all but the SYNs, and 4 bytes of payload,
+	// too few to tell Kafka by: the hint says the snap length is why.
+	_, errOut, _ = kwireInProcess(t, "read", snapCut(t, "kgo-produce-consume.pcap", 70))
+	if !strings.Contains(errOut, "no Kafka connections found: 41 connections skipped: not Kafka; the snap length kept 70 bytes of each packet, too few to recognise Kafka") {
+		t.Errorf("-s 70: stderr %s", errOut)
+	}
 }
