@@ -376,3 +376,87 @@ func TestConnectURLUserinfoWithheld(t *testing.T) {
 		t.Errorf("plain Url %q", n.Child("Url").Str)
 	}
 }
+
+// TestConnectLikeBytesWithheld: where the group's protocol type is not
+// stated (JoinGroup response v5, SyncGroup v3) or is another type (""),
+// a Connect worker's metadata or assignment that does not decode
+// completely (a version kwire's schemas lack, trailing bytes, cut short)
+// stayed raw and showed the URL's userinfo in -x, -V and the JSON
+// base64. Now bytes that begin as a Connect struct whose URL holds a
+// userinfo are withheld; other raw bytes stay.
+func TestConnectLikeBytesWithheld(t *testing.T) {
+	const pw = "Zq-RAW-CONNECT-PW-7"
+	asg := connectAssign
+	asg.LeaderURL = "http://admin:" + pw + "@w1:8083/"
+	v3 := connecttest.Metadata(1, "http://svc:"+pw+"@w2:8083/", 5, nil)
+	v3[1] = 3 // a future version
+	trailing := append(asg.Bytes(), 0, 0)
+	cut := connecttest.Metadata(0, "http://svc:"+pw+"@w2:8083/", 5, nil)[:24] // cut inside the password
+	plain := append(connecttest.Metadata(0, "http://w3:8083/", 5, nil), 0)
+	for _, c := range []struct {
+		name     string
+		key, ver int16
+		body     func(b []byte) []byte
+		path     string
+	}{
+		{"JoinGroupResponse v5", 11, 5, func(b []byte) []byte {
+			r := kmsg.NewJoinGroupResponse()
+			r.Version = 5
+			r.Members = []kmsg.JoinGroupResponseMember{{MemberID: "m", ProtocolMetadata: b}}
+			return r.AppendTo(nil)
+		}, "Members/[0]/Metadata"},
+		{"SyncGroupResponse v3", 14, 3, func(b []byte) []byte {
+			r := kmsg.NewSyncGroupResponse()
+			r.Version = 3
+			r.MemberAssignment = b
+			return r.AppendTo(nil)
+		}, "Assignment"},
+		{"DescribeGroupsResponse v5 type \"\"", 15, 5, func(b []byte) []byte {
+			r := kmsg.NewDescribeGroupsResponse()
+			r.Version = 5
+			r.Groups = []kmsg.DescribeGroupsResponseGroup{{Group: "g", Members: []kmsg.DescribeGroupsResponseGroupMember{{MemberID: "m", ProtocolMetadata: b, MemberAssignment: b}}}}
+			return r.AppendTo(nil)
+		}, "Groups/[0]/Members/[0]/MemberMetadata"},
+	} {
+		for _, b := range [][]byte{v3, trailing, cut} {
+			tree := DecodeBody(c.key, c.ver, true, c.body(b))
+			if tree.Err != nil {
+				t.Fatal(c.name, tree.Err)
+			}
+			n := find(tree.Root, c.path)
+			if n.Flags&FlagRedacted == 0 || n.Raw != nil || !strings.Contains(n.Note, "Kafka Connect") {
+				t.Errorf("%s %x: flags %v note %q", c.name, b[:2], n.Flags, n.Note)
+			}
+			js, _ := json.Marshal(BodyJSON(tree.Root))
+			if bytes.Contains(js, []byte(pw[:8])) || bytes.Contains(js, []byte(base64.StdEncoding.EncodeToString([]byte(pw))[:8])) {
+				t.Errorf("%s: JSON shows the password: %s", c.name, js)
+			}
+			shown := (&Decoder{ShowSecrets: true}).DecodeBody(c.key, c.ver, true, c.body(b))
+			if n := find(shown.Root, c.path); !bytes.Equal(n.Raw, b) {
+				t.Errorf("%s --show-secrets: raw %q", c.name, n.Raw)
+			}
+		}
+		// Bytes without a secret in a URL stay raw.
+		tree := DecodeBody(c.key, c.ver, true, c.body(plain))
+		if n := find(tree.Root, c.path); n.Flags&FlagRedacted != 0 || !bytes.Equal(n.Raw, plain) {
+			t.Errorf("%s plain: flags %v raw %q", c.name, n.Flags, n.Raw)
+		}
+	}
+}
+
+// TestConnectURLSecretParameter: a worker URL whose query holds a
+// parameter named like a secret is withheld as a userinfo is; the groups
+// view showed 'url http://h:8083/?access_token=T'.
+func TestConnectURLSecretParameter(t *testing.T) {
+	const tok = "Zq-QUERY-TOKEN-5"
+	req := kmsg.NewJoinGroupRequest()
+	req.Version = 5
+	req.Group, req.ProtocolType = "connect-cluster", "connect"
+	req.Protocols = []kmsg.JoinGroupRequestProtocol{{Name: "default", Metadata: connecttest.Metadata(0, "http://w:8083/?access_token="+tok, 1, nil)}}
+	tree := DecodeRequest(requestFrame(11, 5, 3, req.AppendTo(nil)))
+	_, _, body := FrameParts(tree.Root)
+	n := find(body, "Protocols/[0]/Metadata")
+	if u := n.Child("Url"); u.Str != "" || u.Flags&FlagRedacted == 0 || n.Flags&FlagRedacted == 0 || n.Child("ConfigOffset").Int != 1 {
+		t.Errorf("Url %q flags %v; metadata flags %v", u.Str, u.Flags, n.Flags)
+	}
+}

@@ -3,6 +3,7 @@ package protocol
 import (
 	"encoding/binary"
 	"fmt"
+	"strings"
 )
 
 // This file decodes BYTES fields whose contents are themselves Kafka
@@ -75,51 +76,111 @@ func (ip *interp) embedded(body *Node, key, ver int16, response, nested bool) {
 	switch {
 	case key == 11 && !response: // JoinGroupRequest
 		gp, force, ok := groupProtocolOf(body.Child("ProtocolType"))
-		if !ok {
-			return
-		}
 		for _, p := range arrayElems(body.Child("Protocols")) {
-			ip.embedMetadata(p.Child("Metadata"), gp, force)
+			if ok {
+				ip.embedMetadata(p.Child("Metadata"), gp, force)
+			}
+			ip.withholdConnectLike(p.Child("Metadata"))
 		}
 	case key == 11: // JoinGroupResponse
 		gp, force, ok := groupProtocolOf(body.Child("ProtocolType"))
-		if !ok {
-			return
-		}
 		for _, m := range arrayElems(body.Child("Members")) {
-			ip.embedMetadata(m.Child("Metadata"), gp, force)
+			if ok {
+				ip.embedMetadata(m.Child("Metadata"), gp, force)
+			}
+			ip.withholdConnectLike(m.Child("Metadata"))
 		}
 	case key == 14 && !response: // SyncGroupRequest
 		gp, force, ok := groupProtocolOf(body.Child("ProtocolType"))
-		if !ok {
-			return
-		}
 		for _, a := range arrayElems(body.Child("Assignments")) {
-			ip.embedAssignment(a.Child("Assignment"), gp, force)
+			if ok {
+				ip.embedAssignment(a.Child("Assignment"), gp, force)
+			}
+			ip.withholdConnectLike(a.Child("Assignment"))
 		}
 	case key == 14: // SyncGroupResponse
 		gp, force, ok := groupProtocolOf(body.Child("ProtocolType"))
-		if !ok {
-			return
+		if ok {
+			ip.embedAssignment(body.Child("Assignment"), gp, force)
 		}
-		ip.embedAssignment(body.Child("Assignment"), gp, force)
+		ip.withholdConnectLike(body.Child("Assignment"))
 	case key == 15 && response: // DescribeGroupsResponse
 		// Each group says its own protocol type; "" (an empty or dead
 		// group) or another type leaves its members' bytes raw.
 		for _, g := range arrayElems(body.Child("Groups")) {
 			gp, force, ok := groupProtocolOf(g.Child("ProtocolType"))
-			if !ok || !force {
-				continue
-			}
 			for _, m := range arrayElems(g.Child("Members")) {
-				ip.embedMetadata(m.Child("MemberMetadata"), gp, true)
-				ip.embedStruct(m.Child("MemberAssignment"), gp.assignment, true)
+				if ok && force {
+					ip.embedMetadata(m.Child("MemberMetadata"), gp, true)
+					ip.embedStruct(m.Child("MemberAssignment"), gp.assignment, true)
+				}
+				ip.withholdConnectLike(m.Child("MemberMetadata"))
+				ip.withholdConnectLike(m.Child("MemberAssignment"))
 			}
 		}
 	case key == 58 && !response && !nested: // EnvelopeRequest
 		ip.embedRequest(body.Child("RequestData"))
 		ip.embedStruct(body.Child("RequestPrincipal"), "DefaultPrincipalData", true)
 	}
+}
+
+// withholdConnectLike withholds n, a group member's metadata or assignment
+// left raw (the message did not say the group's protocol type and the
+// bytes decode completely as no struct, or it named another type), when
+// its bytes begin as a Kafka Connect struct whose URL
+// (ConnectProtocolMetadata Url, ConnectProtocolAssignment LeaderUrl) holds
+// an '@' or a parameter named like a secret: a JoinGroupResponse v0-v6 or
+// SyncGroup v0-v4 of a Connect group, whose worker sent a version or
+// fields kwire's schemas lack, would otherwise show the URL's userinfo in
+// the raw forms (-x, -V, the JSON base64).
+func (ip *interp) withholdConnectLike(n *Node) {
+	if n == nil || n.Kind != KindBytes || n.Flags&(FlagNull|FlagRedacted) != 0 || len(n.Children) > 0 || ip.d.ShowSecrets {
+		return
+	}
+	if connectLikeURLSecret(n.Raw) {
+		ip.withhold(n, "the bytes begin as a Kafka Connect struct whose URL may hold a credential")
+	}
+}
+
+// connectLikeURLSecret reports whether b, after an INT16 version, begins
+// with an INT16-length string (ConnectProtocolMetadata Url) or an INT16
+// and two such strings (ConnectProtocolAssignment Error, Leader,
+// LeaderUrl) one of which holds an '@' or a parameter named like a secret
+// (configURLSecret). A string whose length runs past b (a blob cut short)
+// counts when it holds "://": its userinfo may be cut before the '@'.
+func connectLikeURLSecret(b []byte) bool {
+	str := func(off int) (string, int, bool) {
+		if off+2 > len(b) {
+			return "", 0, false
+		}
+		l := int(int16(binary.BigEndian.Uint16(b[off:])))
+		if l < 0 {
+			return "", off + 2, true // null
+		}
+		end := off + 2 + l
+		if end > len(b) {
+			// Cut short: a URL's userinfo may be cut before its '@'.
+			s := string(b[off+2:])
+			if strings.Contains(s, "://") {
+				s += "@"
+			}
+			return s, len(b), true
+		}
+		return string(b[off+2 : end]), end, true
+	}
+	secret := func(s string) bool { return strings.IndexByte(s, '@') >= 0 || configURLSecret(s) }
+	if len(b) < 4 || int16(binary.BigEndian.Uint16(b)) < 0 {
+		return false
+	}
+	if url, _, ok := str(2); ok && secret(url) {
+		return true // metadata: Version, Url
+	}
+	if _, next, ok := str(4); ok { // assignment: Version, Error, Leader, LeaderUrl
+		if lurl, _, ok := str(next); ok && secret(lurl) {
+			return true
+		}
+	}
+	return false
 }
 
 // groupProtocol names the data structs a classic group's protocol type

@@ -794,9 +794,17 @@ func (ip *interp) secretField(f *Field, c *Node) {
 			withhold(c)
 		}
 	case SecretURL:
-		if !ip.d.ShowSecrets && c.Kind == KindString && c.Flags&FlagNull == 0 && strings.IndexByte(c.Str, '@') >= 0 {
-			withhold(c)
-			c.Note = "withheld: a URL holding a userinfo (user:password@)"
+		if !ip.d.ShowSecrets && c.Kind == KindString && c.Flags&FlagNull == 0 {
+			switch {
+			case strings.IndexByte(c.Str, '@') >= 0:
+				withhold(c)
+				c.Note = "withheld: a URL holding a userinfo (user:password@)"
+			case configURLSecret(c.Str):
+				// "http://h:8083/?access_token=T": a parameter named
+				// like a secret, as in a config's URL value.
+				withhold(c)
+				c.Note = "withheld: a URL holding a parameter named like a secret"
+			}
 		}
 	case SecretOpaque:
 		// Marked now; embedRequest unmarks it when it decodes the bytes.
