@@ -129,13 +129,14 @@ type Dissector struct {
 	partial, maxPartial int64
 	// eventHeld is what the splitters keep of skipped bytes for their
 	// resync events, in all (maxEventHeld).
-	eventHeld int64
-	sum       Summary
-	reasons   map[string]int
-	brokers   map[netip.AddrPort]*BrokerVersions
-	guesses   int             // orphans guessed in full so far (guessFull)
-	prober    protocol.Prober // what guess tries response schemas with
-	spill     spiller
+	eventHeld    int64
+	sum          Summary
+	reasons      map[string]int
+	brokers      map[netip.AddrPort]*BrokerVersions
+	guesses      int             // orphans guessed in full so far (guessFull)
+	guessedBytes int64           // bytes of the orphans guessed in full (guessFullBytes)
+	prober       protocol.Prober // what guess tries response schemas with
+	spill        spiller
 
 	sessions   tlsdec.Sessions // TLS 1.2 sessions, for resumed connections
 	tlsReasons map[string]int  // TLS connections not decrypted, by reason

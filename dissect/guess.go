@@ -26,14 +26,19 @@ import (
 // BenchmarkGuessOrphans); so that a capture of a hundred thousand orphans
 // (a capture of one direction of the traffic) takes seconds, not minutes,
 // the first guessFull orphans of a capture, up to guessMaxFrame bytes
-// each, are tried against every schema, and the later or larger ones only
-// against what earlier orphans on their connection were found to answer,
-// saying so.
+// each and guessFullBytes in all, are tried against every schema, and the
+// later or larger ones only against what earlier orphans on their
+// connection were found to answer, saying so. The cost grows with the
+// frame's bytes times the schemas that read far into it: a 960 KB orphan
+// of "0000ffff00000000" repeated, which most schemas read to its end,
+// took 5 s of CPU, so a capture of such orphans took 5 s a megabyte
+// (1024 of them 85 minutes) before guessFullBytes bounded the bytes tried.
 
 // Bounds of guessing (see above).
 const (
-	guessFull     = 1024
-	guessMaxFrame = 1 << 20
+	guessFull      = 1024
+	guessMaxFrame  = 1 << 20
+	guessFullBytes = 4 << 20 // bytes of orphans tried in full, in all
 	guessKept     = 8 // guesses remembered per connection
 )
 
@@ -86,7 +91,7 @@ func (c *conn) usedVersion(key int16) (ver int16, ok bool) {
 // that words it, a nil Guess and "" when nothing fits.
 func (d *Dissector) guess(c *conn, fb []byte) (g *Guess, note string) {
 	var cands []protocol.APIVersion
-	partial := d.guesses >= guessFull || len(fb) > guessMaxFrame
+	partial := d.guesses >= guessFull || len(fb) > guessMaxFrame || d.guessedBytes+int64(len(fb)) > guessFullBytes
 	if partial {
 		for _, g := range c.guessed {
 			if d.prober.Fits(fb, g.Key, g.Version) {
@@ -95,6 +100,7 @@ func (d *Dissector) guess(c *conn, fb []byte) (g *Guess, note string) {
 		}
 	} else {
 		d.guesses++
+		d.guessedBytes += int64(len(fb))
 		cands = d.prober.Candidates(fb)
 	}
 	if len(cands) == 0 {
@@ -163,8 +169,8 @@ func (g *Guess) note(c *conn) string {
 	}
 	switch {
 	case g.Partial && g.Candidates == 1:
-		return fmt.Sprintf("probably %s v%d, which earlier orphans on this connection answered; decoded as it (a guess; beyond the first %d orphans, or above %s, not every API is tried)",
-			protocol.APIName(g.APIKey), g.APIVersion, guessFull, protocol.FormatSize(guessMaxFrame))
+		return fmt.Sprintf("probably %s v%d, which earlier orphans on this connection answered; decoded as it (a guess; beyond the first %d orphans or %s of them, or above %s, not every API is tried)",
+			protocol.APIName(g.APIKey), g.APIVersion, guessFull, protocol.FormatSize(guessFullBytes), protocol.FormatSize(guessMaxFrame))
 	case g.Partial:
 		return fmt.Sprintf("one of %d APIs earlier orphans on this connection answered: %s", g.Candidates, joinRanges(g.Likeliest, name))
 	case g.Candidates == 1:

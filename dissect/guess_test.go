@@ -126,13 +126,40 @@ func TestOrphanGuessBudget(t *testing.T) {
 		t.Fatalf("kinds %v", r.sink.kinds())
 	}
 	if g := r.sink.ex[1].Guess; g == nil || !g.Partial || !g.Decoded || g.APIKey != 15 ||
-		!hasNote(r.sink.ex[1], "probably DescribeGroups v5, which earlier orphans on this connection answered; decoded as it (a guess; beyond the first 1024 orphans") {
+		!hasNote(r.sink.ex[1], "probably DescribeGroups v5, which earlier orphans on this connection answered; decoded as it (a guess; beyond the first 1024 orphans or 4 MiB of them") {
 		t.Errorf("second orphan: %+v notes %q", g, r.sink.ex[1].Notes)
 	}
 	if g := r.sink.ex[2].Guess; g != nil || r.sink.ex[2].Response.Tree != nil {
 		t.Errorf("third orphan guessed %+v", g)
 	}
 	if r.d.guesses != guessFull {
+		t.Errorf("%d full guesses", r.d.guesses)
+	}
+}
+
+// TestOrphanGuessByteBudget: past guessFullBytes of orphans tried in full,
+// an orphan is tried only against what earlier orphans on its connection
+// answered; 1024 orphans of 960 KB that most schemas read to their end
+// took 5 s of CPU each.
+func TestOrphanGuessByteBudget(t *testing.T) {
+	r := newRig(t, Options{}, true)
+	r.client(frame(t, metadataV12Req)[:6])
+	r.d.Gap(r.c, reassembly.AtoB, -1, pktTime(2))
+	r.broker(describeGroupsV5(7)) // guessed in full
+	first := r.d.guessedBytes
+	if r.d.guesses != 1 || first <= 0 {
+		t.Fatalf("guesses %d, bytes %d", r.d.guesses, first)
+	}
+	r.d.guessedBytes = guessFullBytes - first + 1
+	r.broker(describeGroupsV5(8)) // as the earlier one, not in full
+	r.d.Finish()
+	if len(r.sink.ex) != 2 {
+		t.Fatalf("kinds %v", r.sink.kinds())
+	}
+	if g := r.sink.ex[1].Guess; g == nil || !g.Partial || !g.Decoded || g.APIKey != 15 {
+		t.Errorf("second orphan: %+v notes %q", g, r.sink.ex[1].Notes)
+	}
+	if r.d.guesses != 1 {
 		t.Errorf("%d full guesses", r.d.guesses)
 	}
 }
