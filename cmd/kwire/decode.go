@@ -678,10 +678,19 @@ func (o *decodeOptions) decodeVersioned(d *protocol.Decoder, name string, vers p
 	return t, true
 }
 
+// responseHintMax is the largest frame responseHint tries (64 KiB: about
+// 0.3 s of CPU at worst).
+const responseHintMax = 64 << 10
+
 // responseHint says, for a frame that fails to decode as a request, which
 // responses decode it whole (a response carries no API key: decode needs
-// to be told), or "".
+// to be told), or "". A frame over responseHintMax gets none: every
+// response schema is tried, and most read a hostile frame to its end (a
+// 1.6 MB line of "0000ffff00000000" took 9 s).
 func responseHint(data []byte) string {
+	if len(data) > responseHintMax {
+		return ""
+	}
 	var p protocol.Prober
 	c := p.Candidates(data)
 	if len(c) == 0 {

@@ -415,3 +415,27 @@ func TestDecodeTCPSegments(t *testing.T) {
 		t.Errorf("stderr: %s", errOut)
 	}
 }
+
+// TestResponseHintBounded: a frame over responseHintMax gets no response
+// hint, as every response schema is tried on it (a 1.6 MB line of
+// "0000ffff00000000", which most schemas read to its end, took 9 s); a
+// smaller one gets it.
+func TestResponseHintBounded(t *testing.T) {
+	frame := func(n int) []byte {
+		// SaslAuthenticateResponse v1: ErrorCode 0, ErrorMessage null,
+		// AuthBytes of n bytes, SessionLifetimeMs 0.
+		b := []byte{0, 0, 0, 0, 0, 0, 0, 7, 0, 0, 0xff, 0xff}
+		b = append(b, byte(n>>24), byte(n>>16), byte(n>>8), byte(n))
+		b = append(b, bytes.Repeat([]byte{'z'}, n)...)
+		b = append(b, make([]byte, 8)...)
+		l := len(b) - 4
+		b[0], b[1], b[2], b[3] = byte(l>>24), byte(l>>16), byte(l>>8), byte(l)
+		return b
+	}
+	if h := responseHint(frame(1000)); !strings.Contains(h, "SaslAuthenticate v1") {
+		t.Errorf("1000-byte token: hint %q", h)
+	}
+	if h := responseHint(frame(responseHintMax)); h != "" {
+		t.Errorf("%d-byte token: hint %q", responseHintMax, h)
+	}
+}
