@@ -475,7 +475,24 @@ func nameSensitive(n string) bool {
 // given to kwire decode), holds a credential as a config value can: a
 // URL's password, a parameter named like a secret ("password=PW",
 // "token: T"), an HTTP credential or a private key (configURLSecret).
-func TextHoldsCredential(s string) bool { return configURLSecret(s) }
+// In free text a secret may also follow its name after a space alone
+// ("token T", "ssl.keystore.password PW", "secret S"): a word named like
+// a secret (ConfigNameSensitive) with a word after it counts too, which
+// withholds some text that holds none ("token sent").
+func TextHoldsCredential(s string) bool {
+	if configURLSecret(s) {
+		return true
+	}
+	words := strings.FieldsFunc(s, func(r rune) bool {
+		return r == ' ' || r == '\t' || r == ':' || r == '=' || r == ',' || r == ';' || r == '"' || r == '\'' || r == '[' || r == ']' || r == '(' || r == ')'
+	})
+	for i := 0; i+1 < len(words) && i < 256; i++ {
+		if len(words[i]) <= 128 && ConfigNameSensitive(words[i]) {
+			return true
+		}
+	}
+	return false
+}
 
 // configURLSecret reports whether v, a config's value, is a URL or a
 // connection string that carries a password: a userinfo with a password

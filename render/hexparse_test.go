@@ -478,6 +478,10 @@ func TestParseHexSkippedCredentialWithheld(t *testing.T) {
 		"DEBUG user=bob password=kwLogPW sent ":      "line 1: skipped <36 bytes withheld: they look like they hold a credential> before the hex",
 		"DEBUG Authorization: Bearer kwLogTok sent ": "line 1: skipped <41 bytes withheld: they look like they hold a credential> before the hex",
 		"DEBUG payload=": `line 1: skipped "DEBUG payload=" before the hex`,
+		// A secret after its name and a space: quoted before.
+		"ssl.keystore.password kwLogPW2 sent ": "line 1: skipped <35 bytes withheld: they look like they hold a credential> before the hex",
+		"DEBUG token kwLogTok2 sent ":          "line 1: skipped <26 bytes withheld: they look like they hold a credential> before the hex",
+		"DEBUG [Producer clientId=p1] sent ":   `line 1: skipped "DEBUG [Producer clientId=p1] sent" before the hex`,
 	} {
 		b, notes, err := ParseHexNoting(prefix + frame)
 		if err != nil || len(b) != 15 {
