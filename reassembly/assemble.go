@@ -179,7 +179,8 @@ type runner struct {
 	// heldBytes what their held calls cost, maxHeld its bound
 	// (Options.MaxHeldBytes; 0: none), reorderWindow how long a hold
 	// lasts (negative: holes are given up at once).
-	holds         []*stream
+	holds         holdQueue
+	lastAccepted  *stream // the stream of the last packet Accept counted (expireHolds)
 	heldBytes     int64
 	maxHeld       int64
 	reorderWindow time.Duration
@@ -319,8 +320,9 @@ func (r *runner) assemble(p *pkt) {
 	ci := p.ci
 	now := ci.Timestamp
 	r.now = now
-	if len(r.holds) > 0 {
-		r.expireHolds(now)
+	if last := r.lastAccepted; len(r.holds) > 0 || last != nil {
+		r.lastAccepted = nil
+		r.expireHolds(now, last)
 	}
 	if p.flush {
 		r.flush(now)
@@ -538,7 +540,7 @@ func (r *runner) New(_, _ gopacket.Flow, tcp *layers.TCP, _ gpr.AssemblerContext
 	if r.synthetic {
 		return nil
 	}
-	s := &stream{r: r, key: r.pending.key}
+	s := &stream{r: r, key: r.pending.key, holdIdx: -1}
 	s.conn = &Conn{Index: r.pending.index, File: r.pending.file, A: r.pending.src, B: r.pending.dst, SawSYN: tcp.SYN && !tcp.ACK}
 	if tcp.SYN && tcp.ACK {
 		// A SYN-ACK before the SYN it answers (a capture merged from two
@@ -971,6 +973,7 @@ type stream struct {
 	lastSeen time.Time
 	resetAt  time.Time // the capture time of the RST that put it in runner.reset
 	hold     holdState // an acknowledged hole held (hold.go)
+	holdIdx  int       // its index in runner.holds, -1 when not holding
 	// flipped: the connection's first packet was a SYN-ACK, so A is its
 	// receiver and the assembler's client-to-server direction is BtoA.
 	flipped bool
@@ -1038,6 +1041,9 @@ func (s *stream) Accept(tcp *layers.TCP, ci gopacket.CaptureInfo, dir gpr.TCPFlo
 	h := &s.half[d]
 	st := &s.conn.Stats
 	st.Packets++
+	if s.hold.on {
+		r.lastAccepted = s
+	}
 	if ci.Timestamp.After(s.lastSeen) {
 		s.lastSeen = ci.Timestamp
 	}

@@ -1,6 +1,7 @@
 package reassembly
 
 import (
+	"container/heap"
 	"slices"
 	"time"
 
@@ -143,7 +144,7 @@ func (r *runner) holdAcked(s *stream, d Dir, ack gpr.Sequence) bool {
 	hs.on, hs.dir, hs.ack = true, d, ack
 	hs.marks = append(hs.marks[:0], mark)
 	r.charge(s, heldMarkCost)
-	r.holds = append(r.holds, s)
+	heap.Push(&r.holds, s)
 	return true
 }
 
@@ -211,6 +212,9 @@ func (r *runner) releaseMarks(s *stream, n int) {
 		hs.marks[i].first -= upto
 	}
 	r.charge(s, -int64(n)*heldMarkCost)
+	if s.holdIdx >= 0 {
+		heap.Fix(&r.holds, s.holdIdx) // its first mark is a later one
+	}
 }
 
 // dispatchHeld makes the first n held calls of s (or, during a flush,
@@ -266,8 +270,8 @@ func (r *runner) release(s *stream) {
 	}
 	r.dispatchHeld(s, len(hs.events))
 	hs.on = false
-	if i := slices.Index(r.holds, s); i >= 0 {
-		r.holds = slices.Delete(r.holds, i, i+1)
+	if s.holdIdx >= 0 {
+		heap.Remove(&r.holds, s.holdIdx)
 	}
 	r.heldBytes -= hs.cost
 	hs.cost = 0
@@ -318,22 +322,56 @@ func (r *runner) expired(s *stream, m *holdMark, now time.Time) bool {
 }
 
 // expireHolds gives up the marks past Options.ReorderWindow at capture
-// time now, or past holdPackets packets of their connection.
-func (r *runner) expireHolds(now time.Time) {
-	for i := 0; i < len(r.holds); {
-		s := r.holds[i]
-		hs := &s.hold
-		for hs.on && (s.done || r.expired(s, &hs.marks[0], now)) {
-			if s.done {
-				r.release(s)
-				break
-			}
-			r.giveUpFront(s)
-		}
-		if i < len(r.holds) && r.holds[i] == s {
-			i++
+// time now, the oldest first (r.holds is a heap by first mark's time, so
+// that each packet costs no scan of every connection holding: 20,000
+// connections holding, then 100,000 packets at one timestamp, took 70 s
+// when each packet looked at them all), and those of last, the
+// connection of the packet before, past holdPackets packets (only its
+// count changed since).
+func (r *runner) expireHolds(now time.Time, last *stream) {
+	if last != nil {
+		for hs := &last.hold; hs.on && !last.done && r.expired(last, &hs.marks[0], now); {
+			r.giveUpFront(last)
 		}
 	}
+	for len(r.holds) > 0 {
+		s := r.holds[0]
+		if s.done {
+			r.release(s)
+			continue
+		}
+		if !r.expired(s, &s.hold.marks[0], now) {
+			return
+		}
+		r.giveUpFront(s)
+	}
+}
+
+// holdQueue is the connections holding, a heap (container/heap) by the
+// capture time of their first mark; each stream's holdIdx is its index,
+// -1 when not in it.
+type holdQueue []*stream
+
+func (q holdQueue) Len() int { return len(q) }
+func (q holdQueue) Less(i, j int) bool {
+	return q[i].hold.marks[0].at.Before(q[j].hold.marks[0].at)
+}
+func (q holdQueue) Swap(i, j int) {
+	q[i], q[j] = q[j], q[i]
+	q[i].holdIdx, q[j].holdIdx = i, j
+}
+func (q *holdQueue) Push(x any) {
+	s := x.(*stream)
+	s.holdIdx = len(*q)
+	*q = append(*q, s)
+}
+func (q *holdQueue) Pop() any {
+	old := *q
+	s := old[len(old)-1]
+	old[len(old)-1] = nil
+	*q = old[:len(old)-1]
+	s.holdIdx = -1
+	return s
 }
 
 // holdBudget gives up the hold of s before a segment of plen bytes of

@@ -82,7 +82,7 @@ func TestRetiredBounded(t *testing.T) {
 	var keys []connKey
 	for i := 0; i < maxRetired+10; i++ {
 		cl := netip.AddrPortFrom(netip.AddrFrom4([4]byte{10, 1, byte(i >> 8), byte(i)}), 1000)
-		s := &stream{r: r, key: makeKey(cl, srv), conn: &Conn{Index: i}}
+		s := &stream{r: r, key: makeKey(cl, srv), conn: &Conn{Index: i}, holdIdx: -1}
 		r.conns[s.key] = s
 		r.forget(s)
 		keys = append(keys, s.key)
