@@ -2,7 +2,10 @@ package protocol
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/binary"
+	"encoding/hex"
+	"regexp"
 	"strings"
 )
 
@@ -22,8 +25,9 @@ import (
 // in an error message, withholds it when the value is not there whole: a
 // token quoted in part. Shorter runs are no sign: a password
 // "capgen-wrong-password" shares "password" with the broker's own
-// "Invalid username or password".
-const echoWindow = 16
+// "Invalid username or password". (16 let a message quoting the first 15
+// bytes of a 23-byte password through.)
+const echoWindow = 12
 
 // echoMaxMessage is the longest error message searched: past it (64 KiB
 // of a broker's error text, beside a request holding secrets) the message
@@ -149,8 +153,79 @@ func withholdEchoing(n, parent *Node, vals [][]byte, all bool, count *int, depth
 // bytes is always found). The message's runs are put in a set once (msg
 // is at most echoMaxMessage bytes), so that a long value costs a lookup
 // per run looked for.
+//
+// The message is searched as written, ASCII case folded (values too), and
+// in the forms a message quotes bytes in: percent-decoded, and each run
+// of base64 (standard or URL alphabet, at each of its first four
+// offsets) or of 16 hex digits or more, decoded: "bad: TEVBS3B3..." (the
+// password's base64), the token's hex, "LEAKPW-..." upper-cased showed
+// the password before.
 func echoes(msg string, vals [][]byte) bool {
-	m := []byte(msg)
+	lvals := make([][]byte, len(vals))
+	for i, v := range vals {
+		lvals[i] = asciiLower(v)
+	}
+	for _, f := range echoForms(msg) {
+		if echoesIn(asciiLower(f), lvals) {
+			return true
+		}
+	}
+	return false
+}
+
+// asciiLower returns b with ASCII letters in lower case (a copy).
+func asciiLower(b []byte) []byte {
+	out := make([]byte, len(b))
+	for i, c := range b {
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		out[i] = c
+	}
+	return out
+}
+
+var (
+	echoBase64Run = regexp.MustCompile(`[A-Za-z0-9+/_-]{12,}={0,2}`)
+	echoHexRun    = regexp.MustCompile(`(?:[0-9A-Fa-f]{2}[ :]?){8,}`)
+)
+
+// echoForms returns msg and the bytes it quotes encoded (echoes); at
+// most 256 runs of each kind are decoded.
+func echoForms(msg string) [][]byte {
+	forms := [][]byte{[]byte(msg)}
+	if strings.IndexByte(msg, '%') >= 0 {
+		if d := percentDecode(msg); d != msg {
+			forms = append(forms, []byte(d))
+		}
+	}
+	for _, r := range echoHexRun.FindAllString(msg, 256) {
+		h := strings.NewReplacer(" ", "", ":", "").Replace(r)
+		if b, err := hex.DecodeString(h[:len(h)&^1]); err == nil {
+			forms = append(forms, b)
+		}
+	}
+	for _, r := range echoBase64Run.FindAllString(msg, 256) {
+		r = strings.TrimRight(r, "=")
+		enc := base64.RawStdEncoding
+		if strings.ContainsAny(r, "-_") {
+			enc = base64.RawURLEncoding
+		}
+		for off := 0; off < 4 && off < len(r); off++ {
+			t := r[off:]
+			if len(t)%4 == 1 {
+				t = t[:len(t)-1]
+			}
+			if b, err := enc.DecodeString(t); err == nil {
+				forms = append(forms, b)
+			}
+		}
+	}
+	return forms
+}
+
+// echoesIn is echoes for one form m of the message.
+func echoesIn(m []byte, vals [][]byte) bool {
 	var runs map[[echoWindow]byte]struct{}
 	found := func(w []byte) bool {
 		if runs == nil {

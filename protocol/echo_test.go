@@ -40,6 +40,21 @@ func TestWithholdEchoes(t *testing.T) {
 			saslResp("bad token: os-ticket-bytes-01"), []bool{true}},
 		{"plain password sharing a word", "PLAIN", 36, byts("\x00capgen\x00capgen-wrong-password"),
 			saslResp("Authentication failed: Invalid username or password"), []bool{false}},
+		// Encoded or case-folded quotes, and a 15-byte prefix: shown before.
+		{"plain password in base64", "PLAIN", 36, byts("\x00alice\x00kw-Echo-0123456789abcdef"),
+			saslResp("bad: a3ctRWNoby0wMTIzNDU2Nzg5YWJjZGVm"), []bool{true}},
+		{"plain token in base64", "PLAIN", 36, byts("\x00alice\x00kw-Echo-0123456789abcdef"),
+			saslResp("bad token AGFsaWNlAGt3LUVjaG8tMDEyMzQ1Njc4OWFiY2RlZg=="), []bool{true}},
+		{"plain password in hex", "PLAIN", 36, byts("\x00alice\x00kw-Echo-0123456789abcdef"),
+			saslResp("bad: 6b772d4563686f2d30313233343536373839616263646566"), []bool{true}},
+		{"plain password upper case", "PLAIN", 36, byts("\x00alice\x00kw-Echo-0123456789abcdef"),
+			saslResp("bad: KW-ECHO-0123456789ABCDEF"), []bool{true}},
+		{"plain password percent-encoded", "PLAIN", 36, byts("\x00alice\x00kw/Echo/0123456789"),
+			saslResp("bad: kw%2FEcho%2F0123456789"), []bool{true}},
+		{"plain password prefix of 15", "PLAIN", 36, byts("\x00alice\x00kw-Echo-0123456789abcdef"),
+			saslResp("bad: kw-Echo-0123456"), []bool{true}},
+		{"plain base64 of other words", "PLAIN", 36, byts("\x00alice\x00kw-Echo-0123456789abcdef"),
+			saslResp("bad: SW52YWxpZCB1c2VybmFtZSBvciBwYXNzd29yZA== deadbeefdeadbeef"), []bool{false}},
 		// An OAUTHBEARER broker error (RFC 7628 section 3.2.2) in the
 		// response's AuthBytes quoting the bearer token: the AuthBytes
 		// hold no ErrorMessage, their "error" part is withheld.
