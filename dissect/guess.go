@@ -39,7 +39,7 @@ const (
 	guessFull      = 1024
 	guessMaxFrame  = 1 << 20
 	guessFullBytes = 4 << 20 // bytes of orphans tried in full, in all
-	guessKept     = 8 // guesses remembered per connection
+	guessKept      = 8       // guesses remembered per connection
 )
 
 // Guess is what an orphan response probably answers.
