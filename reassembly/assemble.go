@@ -170,6 +170,7 @@ type runner struct {
 
 	synthetic   bool         // feeding the assembler a packet of our own
 	seed        maphash.Seed // hashes of delivered pieces (conflict.go)
+	wins        windows      // the bytes last delivered (window.go)
 	feeding     bool         // feeding the assembler a captured packet (assemble): a skip then is the budget's (budget.go)
 	synTCP      layers.TCP
 	synCtx      *pktCtx
@@ -265,6 +266,12 @@ func newRunner(opts Options, h Handler) *runner {
 	r.reorderWindow = opts.ReorderWindow
 	if r.reorderWindow == 0 {
 		r.reorderWindow = DefaultReorderWindow
+	}
+	switch m := opts.MaxRecentBytes; {
+	case m == 0:
+		r.wins.max = DefaultMaxRecentBytes
+	case m > 0:
+		r.wins.max = m
 	}
 	switch m := opts.MaxHeldBytes; {
 	case m == 0:
@@ -944,8 +951,11 @@ type halfState struct {
 	// replace: retransmissions are compared with them (conflict.go).
 	recent   [recentPieces]piece
 	recentAt int
-	ackSeen  bool
-	maxAck   gpr.Sequence // highest ACK this direction's sender sent
+	// win holds the last bytes delivered, when the runner's budget gave
+	// it one (window.go).
+	win     *window
+	ackSeen bool
+	maxAck  gpr.Sequence // highest ACK this direction's sender sent
 	// cuts are the spans of sequence numbers a marked packet says were
 	// left out (CutComment), until a hole passes them: a hole within one
 	// is a cut. cutEnd is where the last hole given up as a cut ended,
@@ -1356,6 +1366,7 @@ func (s *stream) data(d Dir, b []byte, seq gpr.Sequence, c *pktCtx) {
 	h := &s.half[d]
 	ch := Chunk{Data: b, Time: c.ci.Timestamp, Frame: c.frame, Seq: uint32(seq), Offset: h.offset}
 	h.remember(s.r.seed, seq, b, c.frame)
+	s.r.wins.keepBytes(h, seq, b, c.frame)
 	h.offset += int64(len(b))
 	s.conn.Stats.Bytes[d] += int64(len(b))
 	s.r.emitData(s, d, ch)
@@ -1436,6 +1447,11 @@ func (s *stream) ReassemblyComplete(_ gpr.AssemblerContext) bool {
 	s.endGap(AtoB)
 	s.endGap(BtoA)
 	r.release(s)
+	for d := range s.half {
+		if w := s.half[d].win; w != nil {
+			r.wins.release(w)
+		}
+	}
 	s.done = true
 	r.open--
 	r.emitClose(s, reason, s.lastSeen)

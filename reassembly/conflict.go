@@ -81,29 +81,51 @@ func (h *halfState) remember(seed maphash.Seed, seq gpr.Sequence, b []byte, fram
 }
 
 // compare compares the captured bytes b of a retransmitted segment of
-// direction d starting at seq with the remembered pieces it covers whole,
-// and reports the first that differs.
+// direction d starting at seq with those delivered, and reports the first
+// delivered piece that differs: byte for byte with the bytes its window
+// keeps (window.go), whatever the segmentation; before the window (or
+// without one), with the hashes of the remembered pieces b covers whole.
 func (s *stream) compare(d Dir, seq gpr.Sequence, b []byte, frame int64, t time.Time) {
 	h := &s.half[d]
+	w := h.win
+	at, diff, from, to := w.differ(seq, b)
+	if diff {
+		ps, n, first := w.pieceAt(at)
+		s.conflictAt(d, ps, n, frame, first, t)
+		return
+	}
 	for i := range h.recent {
 		p := &h.recent[i]
 		if p.n == 0 {
 			continue
 		}
 		off := seq.Difference(p.seq)
-		if off < 0 || off+int(p.n) > len(b) || sum(s.r.seed, b[off:off+int(p.n)]) == p.sum {
+		if off < 0 || off+int(p.n) > len(b) {
 			continue
 		}
-		s.conn.Stats.Conflicts++
-		s.r.emitConflict(s, d, Conflict{
-			Offset: h.offset - int64(p.seq.Difference(h.next)),
-			Bytes:  int(p.n),
-			Frame:  frame,
-			First:  p.frame,
-			Time:   t,
-		})
+		if from < to && off >= from && off+int(p.n) <= to {
+			continue // compared byte for byte
+		}
+		if sum(s.r.seed, b[off:off+int(p.n)]) == p.sum {
+			continue
+		}
+		s.conflictAt(d, p.seq, int(p.n), frame, p.frame, t)
 		return
 	}
+}
+
+// conflictAt reports a Conflict over the delivered piece of n bytes at
+// seq that packet first carried, resent by packet frame.
+func (s *stream) conflictAt(d Dir, seq gpr.Sequence, n int, frame, first int64, t time.Time) {
+	h := &s.half[d]
+	s.conn.Stats.Conflicts++
+	s.r.emitConflict(s, d, Conflict{
+		Offset: h.offset - int64(seq.Difference(h.next)),
+		Bytes:  n,
+		Frame:  frame,
+		First:  first,
+		Time:   t,
+	})
 }
 
 // conflict reports cf to h when h is a ConflictHandler.

@@ -16,12 +16,12 @@ func (r conflictRec) Conflict(c *Conn, d Dir, cf Conflict) {
 	r.log = append(r.log, fmt.Sprintf("conflict %d %d off=%d n=%d f%d first=f%d", c.Index, d, cf.Offset, cf.Bytes, cf.Frame, cf.First))
 }
 
-// TestConflicts: a retransmission is compared with the pieces delivered
-// that it covers whole: one whose bytes differ is a Conflict naming the
-// stream offset and both packets, the first copy staying delivered. A
-// piece covered in part is not compared, nor are the bytes of a piece
-// over wholeMax between its head and tail (f11: a known limit, the price
-// of a delivery that hashes at most wholeMax bytes a piece).
+// TestConflicts: a retransmission is compared byte for byte with the
+// bytes delivered (window.go): one whose bytes differ is a Conflict naming
+// the stream offset and length of the delivered piece that differs and
+// both packets, the first copy staying delivered. A piece covered in part
+// (f8) and a difference in the middle of a piece over wholeMax (f11) are
+// reported too: with only the hashes of whole pieces, they were not.
 func TestConflicts(t *testing.T) {
 	big := func(c byte) string { return string(slices.Repeat([]byte{c}, 3000)) }
 	v := newConv("10.0.0.1:1", "10.0.0.2:2", 100, 900)
@@ -34,7 +34,7 @@ func TestConflicts(t *testing.T) {
 	b := v.send(true, "world") // f7, offset 5
 	part := b
 	part.seq, part.payload = b.seq+1, []byte("ORL")
-	v.add(part) // f8: covers part of a piece only: not compared
+	v.add(part) // f8: covers part of a piece only, 'ORL' for 'orl'
 	both := seg{src: v.c, dst: v.s, seq: a.seq, ack: v.sseq, flags: "PA", payload: []byte("helloWORLD")}
 	v.add(both)                    // f9: covers both pieces, the second differs
 	long := v.send(true, big('a')) // f10, offset 10: head and tail hashed
@@ -60,7 +60,9 @@ func TestConflicts(t *testing.T) {
 		h.checkSane(t)
 		want := []string{
 			"conflict 0 0 off=0 n=5 f5 first=f4",
+			"conflict 0 0 off=5 n=5 f8 first=f7",
 			"conflict 0 0 off=5 n=5 f9 first=f7",
+			"conflict 0 0 off=10 n=3000 f11 first=f10",
 			"conflict 0 0 off=10 n=3000 f12 first=f10",
 		}
 		if got := h.filter("conflict"); !slices.Equal(got, want) {
@@ -70,8 +72,8 @@ func TestConflicts(t *testing.T) {
 		if got := h.stream(0, AtoB); got != "helloworld"+big('a') {
 			t.Errorf("sync %v: delivered %.20q…", sync, got)
 		}
-		if c := h.conns[0]; c.Stats.Conflicts != 3 || c.Stats.Retransmissions != 6 {
-			t.Errorf("sync %v: %d conflicts of %d retransmissions, want 3 of 6", sync, c.Stats.Conflicts, c.Stats.Retransmissions)
+		if c := h.conns[0]; c.Stats.Conflicts != 5 || c.Stats.Retransmissions != 6 {
+			t.Errorf("sync %v: %d conflicts of %d retransmissions, want 5 of 6", sync, c.Stats.Conflicts, c.Stats.Retransmissions)
 		}
 	}
 }

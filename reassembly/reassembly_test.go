@@ -1241,7 +1241,9 @@ func TestConnectionMemoryBound(t *testing.T) {
 // TestConnCost: what an open connection costs this package and gopacket's
 // assembler (its stream, Conn, half states and pool entry) stays within
 // half of ConnCost: the other half is the Handler's (dissect's
-// TestConnStateCost).
+// TestConnStateCost). The windows of delivered bytes (window.go) are left
+// out: they have a bound of their own, Options.MaxRecentBytes, whatever
+// the number of connections (TestWindowBudget).
 func TestConnCost(t *testing.T) {
 	const n = 20000
 	var segs []seg
@@ -1253,7 +1255,7 @@ func TestConnCost(t *testing.T) {
 		segs = append(segs, v.segs...)
 	}
 	src := newSliceSource(t, layers.LinkTypeEthernet, segs)
-	r := newRunner(Options{MaxConnectionMemory: -1}, nopHandler{})
+	r := newRunner(Options{MaxConnectionMemory: -1, MaxRecentBytes: -1}, nopHandler{})
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)

@@ -92,6 +92,14 @@ type Options struct {
 	// out-of-order bound holds. 0 means DefaultMaxHeldBytes; negative,
 	// no bound.
 	MaxHeldBytes int64
+	// MaxRecentBytes bounds, in bytes, the bytes each direction keeps of
+	// those it delivered last (up to 64 KiB a direction), all
+	// connections together, to compare retransmissions with them byte
+	// for byte (Conflict; window.go): past it the directions that
+	// delivered least recently lose theirs, and compare only the
+	// retransmissions that cover whole one of their last 8 pieces. 0
+	// means DefaultMaxRecentBytes; negative keeps none.
+	MaxRecentBytes int64
 	// FlushInterval is the capture time between two flush passes (buffer
 	// timeouts, idle timeouts, forgetting closed 4-tuples). 0 means
 	// DefaultFlushInterval.

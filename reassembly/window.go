@@ -1,0 +1,267 @@
+package reassembly
+
+import (
+	"bytes"
+
+	gpr "github.com/gopacket/gopacket/reassembly"
+)
+
+// Delivered bytes kept for comparison (conflict.go): each direction keeps
+// the last bytes it delivered in a window, a ring indexed by sequence
+// number, so that a retransmission is compared with them byte for byte
+// whatever its segmentation: one that covers part of a delivered piece,
+// spans several, or differs in the middle of a long one. A window starts
+// at minWindow bytes and doubles, while what it delivers does not fit,
+// up to maxWindow. All
+// windows together take at most Options.MaxRecentBytes (their bytes and
+// 16 bytes for every 64 of them, the packets that carried them): past
+// it the window of the direction that delivered least recently is taken
+// (LRU), and that direction falls back to the hashes of its last pieces
+// (conflict.go) until it delivers again. A window also starts anew after
+// a gap. Each byte delivered is copied once into its window.
+
+const (
+	minWindow = 1 << 10
+	maxWindow = 64 << 10
+	// spareWindows is how many released windows of minWindow bytes are
+	// kept for reuse (not counted: about 40 KiB).
+	spareWindows = 32
+)
+
+// DefaultMaxRecentBytes is Options.MaxRecentBytes's default.
+const DefaultMaxRecentBytes = 16 << 20
+
+// winPiece is where a piece delivered into a window starts and the
+// packet that carried it.
+type winPiece struct {
+	seq   gpr.Sequence
+	frame int64
+}
+
+// window is the last n bytes delivered in one direction, ending at
+// sequence number end: the byte at sequence number x is buf[x&mask].
+type window struct {
+	buf   []byte
+	mask  uint32
+	n     int
+	end   gpr.Sequence
+	valid bool // end is set: a byte was kept
+	// pcs is a ring of the pieces kept, oldest at pcs[ph], pn of them:
+	// the first may start before the window's first byte.
+	pcs        []winPiece
+	ph, pn     int
+	owner      *halfState
+	prev, next *window // the runner's LRU list, most recent first
+}
+
+// cost is what w counts against Options.MaxRecentBytes.
+func (w *window) cost() int64 { return int64(len(w.buf)) + int64(len(w.pcs))*16 }
+
+func newWindow(size int) *window {
+	return &window{buf: make([]byte, size), mask: uint32(size - 1), pcs: make([]winPiece, max(size/64, 16))}
+}
+
+func windowCost(size int) int64 { return int64(size) + int64(max(size/64, 16))*16 }
+
+// windows is the runner's LRU list of windows and what they cost.
+type windows struct {
+	head, tail *window
+	bytes, max int64 // max 0: no windows
+	spare      []*window
+}
+
+func (l *windows) unlink(w *window) {
+	if w.prev != nil {
+		w.prev.next = w.next
+	} else {
+		l.head = w.next
+	}
+	if w.next != nil {
+		w.next.prev = w.prev
+	} else {
+		l.tail = w.prev
+	}
+	w.prev, w.next = nil, nil
+}
+
+func (l *windows) pushFront(w *window) {
+	w.next = l.head
+	if l.head != nil {
+		l.head.prev = w
+	} else {
+		l.tail = w
+	}
+	l.head = w
+}
+
+// touch makes w the most recently used.
+func (l *windows) touch(w *window) {
+	if l.head != w {
+		l.unlink(w)
+		l.pushFront(w)
+	}
+}
+
+// release takes w from its owner and the list.
+func (l *windows) release(w *window) {
+	l.unlink(w)
+	l.bytes -= w.cost()
+	w.owner.win = nil
+	w.owner = nil
+	if len(w.buf) == minWindow && len(l.spare) < spareWindows {
+		l.spare = append(l.spare, w)
+	}
+}
+
+// makeRoom releases the least recently used windows other than keep
+// until need more bytes fit; it reports whether they do.
+func (l *windows) makeRoom(need int64, keep *window) bool {
+	for l.bytes+need > l.max {
+		t := l.tail
+		if t == keep {
+			t = t.prev
+		}
+		if t == nil {
+			return false
+		}
+		l.release(t)
+	}
+	return true
+}
+
+// acquire gives h a window of minWindow bytes, nil when none fits.
+func (l *windows) acquire(h *halfState) *window {
+	c := windowCost(minWindow)
+	if l.max < c || !l.makeRoom(c, nil) {
+		return nil
+	}
+	var w *window
+	if k := len(l.spare); k > 0 {
+		w = l.spare[k-1]
+		l.spare = l.spare[:k-1]
+		w.n, w.valid, w.ph, w.pn = 0, false, 0, 0
+	} else {
+		w = newWindow(minWindow)
+	}
+	w.owner = h
+	h.win = w
+	l.bytes += c
+	l.pushFront(w)
+	return w
+}
+
+// grow doubles w's size when it fits, and reports whether it did: the
+// bytes and pieces kept stay.
+func (l *windows) grow(w *window) bool {
+	size := 2 * len(w.buf)
+	extra := windowCost(size) - w.cost()
+	if size > maxWindow || !l.makeRoom(extra, w) {
+		return false
+	}
+	nw := newWindow(size)
+	start := w.end.Add(-w.n)
+	for i := 0; i < w.n; {
+		x := uint32(start.Add(i))
+		k := copy(nw.buf[x&nw.mask:], w.buf[x&w.mask:min(int(x&w.mask)+w.n-i, len(w.buf))])
+		i += k
+	}
+	for i := range w.pn {
+		nw.pcs[i] = w.pcs[(w.ph+i)%len(w.pcs)]
+	}
+	w.buf, w.mask, w.pcs, w.ph = nw.buf, nw.mask, nw.pcs, 0
+	l.bytes += extra
+	return true
+}
+
+// keepBytes copies b, delivered at seq by packet frame, into h's window.
+func (l *windows) keepBytes(h *halfState, seq gpr.Sequence, b []byte, frame int64) {
+	if l.max == 0 || len(b) == 0 {
+		return
+	}
+	w := h.win
+	if w == nil {
+		if w = l.acquire(h); w == nil {
+			return
+		}
+	} else {
+		l.touch(w)
+	}
+	if !w.valid || w.end != seq {
+		w.n, w.ph, w.pn, w.valid = 0, 0, 0, true // a gap: start anew
+	}
+	for w.n+len(b) > len(w.buf) && len(w.buf) < maxWindow {
+		if !l.grow(w) {
+			break
+		}
+	}
+	if w.pn == len(w.pcs) {
+		w.ph = (w.ph + 1) % len(w.pcs)
+		w.pn--
+		// The bytes before the oldest piece left have no packet.
+		w.n = min(w.n, w.pcs[w.ph].seq.Difference(w.end))
+	}
+	w.pcs[(w.ph+w.pn)%len(w.pcs)] = winPiece{seq: seq, frame: frame}
+	w.pn++
+	end := seq.Add(len(b))
+	if len(b) > len(w.buf) {
+		seq, b = seq.Add(len(b)-len(w.buf)), b[len(b)-len(w.buf):]
+	}
+	x := uint32(seq) & w.mask
+	k := copy(w.buf[x:], b)
+	copy(w.buf, b[k:])
+	w.end = end
+	w.n = min(w.n+len(b), len(w.buf))
+	// Pieces wholly before the window's first byte.
+	start := w.end.Add(-w.n)
+	for w.pn > 1 && start.Difference(w.pcs[(w.ph+1)%len(w.pcs)].seq) <= 0 {
+		w.ph = (w.ph + 1) % len(w.pcs)
+		w.pn--
+	}
+}
+
+// span returns the part of the window from sequence number seq, at most
+// n bytes, that lies in one run of buf.
+func (w *window) span(seq gpr.Sequence, n int) []byte {
+	x := uint32(seq) & w.mask
+	return w.buf[x:min(int(x)+n, len(w.buf))]
+}
+
+// differ compares b, a retransmission's bytes at seq, with the bytes of
+// the window at the same sequence numbers. It returns the sequence
+// number of the first byte that differs, and the range it compared
+// ([from, to) of b, from == to when none).
+func (w *window) differ(seq gpr.Sequence, b []byte) (at gpr.Sequence, diff bool, from, to int) {
+	if w == nil || !w.valid || w.n == 0 {
+		return 0, false, 0, 0
+	}
+	start := w.end.Add(-w.n)
+	from = max(0, seq.Difference(start))
+	to = min(len(b), seq.Difference(w.end))
+	for i := from; i < to; {
+		kept := w.span(seq.Add(i), to-i)
+		got := b[i : i+len(kept)]
+		if !bytes.Equal(got, kept) {
+			for j := range got {
+				if got[j] != kept[j] {
+					return seq.Add(i + j), true, from, to
+				}
+			}
+		}
+		i += len(kept)
+	}
+	return 0, false, from, max(from, to)
+}
+
+// pieceAt returns the start, length and packet of the piece kept that
+// holds the byte at sequence number x.
+func (w *window) pieceAt(x gpr.Sequence) (seq gpr.Sequence, n int, frame int64) {
+	end := w.end
+	for i := w.pn - 1; i >= 0; i-- {
+		p := w.pcs[(w.ph+i)%len(w.pcs)]
+		if p.seq.Difference(x) >= 0 || i == 0 {
+			return p.seq, p.seq.Difference(end), p.frame
+		}
+		end = p.seq
+	}
+	return x, 0, 0
+}
