@@ -953,7 +953,10 @@ type halfState struct {
 	recentAt int
 	// win holds the last bytes delivered, when the runner's budget gave
 	// it one (window.go).
-	win     *window
+	win *window
+	// resent: a segment of this direction was a retransmission (its
+	// window then keeps all it may).
+	resent  bool
 	ackSeen bool
 	maxAck  gpr.Sequence // highest ACK this direction's sender sent
 	// cuts are the spans of sequence numbers a marked packet says were
@@ -1091,7 +1094,18 @@ func (s *stream) Accept(tcp *layers.TCP, ci gopacket.CaptureInfo, dir gpr.TCPFlo
 				r.reset = append(r.reset, s)
 			}
 		}
-		s.observe(tcp, ci.Timestamp, d, seq, 0, false, false)
+		// Bytes resent after the direction ended (a RST, then the
+		// request again with other bytes, answered: the capture
+		// mixes two streams) are compared with those delivered too.
+		resent := false
+		if n := len(tcp.Payload); n > 0 && !tcp.RST && seq.Difference(h.next) > 0 {
+			st.Retransmissions++
+			resent = true
+			if c := asCtx(ac); c != nil {
+				s.compare(d, seq, tcp.Payload[:min(n, c.captured)], c.frame, ci.Timestamp)
+			}
+		}
+		s.observe(tcp, ci.Timestamp, d, seq, 0, resent, false)
 		return true
 	}
 	n := len(tcp.Payload)
@@ -1112,6 +1126,7 @@ func (s *stream) Accept(tcp *layers.TCP, ci gopacket.CaptureInfo, dir gpr.TCPFlo
 			case ahead < 0 || nextSeq.Difference(seq.Add(n)) <= 0:
 				st.Retransmissions++
 				retrans = true
+				h.resent = true
 				if c := asCtx(ac); c != nil {
 					// Its captured bytes, not the padding of a snap cut.
 					s.compare(d, seq, tcp.Payload[:min(n, c.captured)], c.frame, ci.Timestamp)
@@ -1366,7 +1381,9 @@ func (s *stream) data(d Dir, b []byte, seq gpr.Sequence, c *pktCtx) {
 	h := &s.half[d]
 	ch := Chunk{Data: b, Time: c.ci.Timestamp, Frame: c.frame, Seq: uint32(seq), Offset: h.offset}
 	h.remember(s.r.seed, seq, b, c.frame)
-	s.r.wins.keepBytes(h, seq, b, c.frame)
+	if s.r.wins.max > 0 {
+		s.r.wins.keepBytes(h, seq, b, c.frame, s.windowWant(d, len(b)))
+	}
 	h.offset += int64(len(b))
 	s.conn.Stats.Bytes[d] += int64(len(b))
 	s.r.emitData(s, d, ch)

@@ -13,15 +13,18 @@ import (
 // first copy, as Linux does). When its bytes differ from those delivered
 // (Wireshark: "retransmission with different data"), the stream kwire
 // shows may not be the one the receiver used: the peers disagree, or the
-// capture mixes two streams. To tell without keeping delivered bytes,
-// each direction remembers a hash of the last recentPieces pieces
-// delivered (their sequence numbers, lengths, packets); a retransmission
-// is compared with the pieces it covers whole, only then. A piece it
-// covers in part, or one older than those remembered, is not compared.
-// To keep the cost of delivery low, a piece of more than 2 × sampleEdge
-// bytes is hashed by its first and last sampleEdge bytes and one 8-byte
-// word in every sampleEdge between (a difference confined to fewer
-// bytes in its middle may pass unseen); smaller ones whole.
+// capture mixes two streams. Each direction keeps its last delivered
+// bytes in a window (window.go, bounded by Options.MaxRecentBytes): a
+// retransmission is compared with them byte for byte, whatever its
+// segmentation. Before the window, or in a direction whose window the
+// budget took, each direction remembers a hash of the last recentPieces
+// pieces delivered (their sequence numbers, lengths, packets), and a
+// retransmission is compared with the pieces it covers whole only; a
+// piece it covers in part, or one older than those remembered, is not
+// compared. To keep the cost of delivery low, a piece of more than
+// wholeMax bytes is hashed by its length and its first and last
+// sampleEdge bytes (a difference confined to its middle passes unseen
+// there).
 
 // recentPieces is how many delivered pieces a direction remembers.
 const recentPieces = 8

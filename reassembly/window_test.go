@@ -237,3 +237,80 @@ func TestWindowBudget(t *testing.T) {
 		t.Errorf("LRU: %q, want %q", got, want)
 	}
 }
+
+// TestWindowSize: a direction's window keeps what its peer has not
+// acknowledged, at least minWindow bytes: a client whose 1400-byte
+// segments the broker acknowledges one by one keeps 4 KiB however much
+// it sends; one whose bytes are not acknowledged (100 KiB sent), or that
+// retransmitted (and sent 100 KiB more), keeps maxWindow.
+func TestWindowSize(t *testing.T) {
+	sizes := func(acked, resent bool) int {
+		v := newConv("10.0.0.1:1", "10.0.0.2:2", 100, 900)
+		v.handshake()
+		isn := v.cseq
+		for range 70 {
+			v.send(true, strings.Repeat("p", 1400))
+			if acked {
+				v.add(seg{src: v.s, dst: v.c, seq: v.sseq, ack: v.cseq, flags: "A"})
+			}
+		}
+		if resent {
+			resend(v, isn, 70*1400-10, strings.Repeat("p", 10))
+			for range 70 {
+				v.send(true, strings.Repeat("p", 1400))
+				v.add(seg{src: v.s, dst: v.c, seq: v.sseq, ack: v.cseq, flags: "A"})
+			}
+		}
+		r := newRunner(Options{}, nopHandler{})
+		src := newSliceSource(t, layers.LinkTypeEthernet, v.segs)
+		for {
+			data, ci, link, err := src.ReadPacket()
+			if err == io.EOF {
+				break
+			}
+			r.packet(data, ci, link)
+		}
+		for _, s := range r.conns {
+			if w := s.half[AtoB].win; w != nil {
+				return len(w.buf)
+			}
+		}
+		return 0
+	}
+	if got := sizes(true, false); got != minWindow {
+		t.Errorf("acknowledged: window of %d bytes, want %d", got, minWindow)
+	}
+	if got := sizes(false, false); got != maxWindow {
+		t.Errorf("not acknowledged: window of %d bytes, want %d", got, maxWindow)
+	}
+	if got := sizes(true, true); got != maxWindow {
+		t.Errorf("acknowledged, resent: window of %d bytes, want %d", got, maxWindow)
+	}
+}
+
+// TestConflictAfterRST: a client's request, its RST, then the request
+// again at the same sequence numbers with other bytes, one shorter,
+// answered by the broker: the capture mixes two streams, and the resend
+// is a Conflict (it was dropped unseen, the direction being closed). The
+// same bytes resent are counted as a retransmission, no conflict.
+func TestConflictAfterRST(t *testing.T) {
+	for _, tc := range []struct {
+		resent string
+		want   []string
+	}{
+		{"topic afterrst", []string{"conflict 0 0 off=0 n=15 f6 first=f4"}},
+		{"topic before", nil},
+	} {
+		v := newConv("10.0.0.1:1", "10.0.0.2:2", 100, 900)
+		v.handshake()
+		isn := v.cseq
+		v.send(true, "topic beforerst") // f4
+		v.add(seg{src: v.c, dst: v.s, seq: v.cseq, flags: "R"})
+		resend(v, isn, 0, tc.resent) // f6
+		v.send(false, "ok")
+		got, stream, st := conflictsOf(t, v, Options{})
+		if !slices.Equal(got, tc.want) || stream != "topic beforerst" || st.Retransmissions != 1 {
+			t.Errorf("%q: %q, delivered %q, %d retransmissions; want %q, the first copy, 1", tc.resent, got, stream, st.Retransmissions, tc.want)
+		}
+	}
+}

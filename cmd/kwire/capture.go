@@ -93,7 +93,7 @@ func (o *captureFlags) addFlags(f *pflag.FlagSet, detect bool, idle time.Duratio
 		"memory for Kafka frames partly arrived and resync windows, over all connections, e.g. 512MiB (K, M, G: powers of 1024); past it the connection whose bytes passed it gives up the frame it is building (shown cut, the rest skipped by its length), with a warning and exit status 1 (0: no bound)")
 	o.MaxOutOfOrder = defaultMaxOutOfOrder
 	f.Var(&o.MaxOutOfOrder, "max-out-of-order",
-		"TCP segments that arrive ahead of a missing one may wait for it in this much memory, e.g. 64MiB (K, M, G: powers of 1024), counted in pages of 1900 bytes (a segment takes one or more), all connections together (one may take it all); past it the oldest missing bytes of the connection that gets the next segment are given up and reported as a gap \"given up (budget)\", with exit status 1 (0: no bound)")
+		"TCP segments that arrive ahead of a missing one may wait for it in this much memory, e.g. 64MiB (K, M, G: powers of 1024), counted in pages of 1900 bytes (a segment takes one or more), all connections together (one may take it all); past it the oldest missing bytes of the connection that gets the next segment are given up and reported as a gap \"given up (budget)\", with exit status 1 (0: no bound). As much again keeps the bytes each direction delivered last (up to 64KiB a direction, those that delivered least recently give theirs up first), to compare retransmissions with byte for byte (CONFLICT)")
 	f.DurationVar(&o.ReorderWindow, "reorder-window", reassembly.DefaultReorderWindow,
 		"how long, in capture time, bytes a peer acknowledged but the capture has not shown yet are awaited before they are reported lost (at most 256 packets of their connection, and while the peer's bytes held back meanwhile fit in --max-out-of-order): a capture merged from two capture points (mergecap), or taken on several NIC queues or a bonded link, may write a response before its request; such a pair is marked reordered, its latency not measured (0: reported lost at once)")
 	o.IdleTimeout = idle
@@ -142,15 +142,16 @@ const memBase = 64 << 20
 const defaultMaxTLSKeyMemory = 48 << 20
 
 // memoryBound is what the flags bound kwire's memory to, in bytes (README
-// "Memory"): memBase + --max-pending-memory + 3 × --max-out-of-order (a
+// "Memory"): memBase + --max-pending-memory + 4 × --max-out-of-order (a
 // page costs about twice its bytes; as much again holds a peer's bytes
-// while an acknowledged hole waits, --reorder-window) + --max-fragment-memory +
+// while an acknowledged hole waits, --reorder-window; as much again keeps
+// the bytes last delivered, reassembly.Options.MaxRecentBytes) + --max-fragment-memory +
 // --max-capture-window + --max-decode-memory + 2 × --max-frame (the
 // frames of one exchange in transit) + --max-connection-memory +
 // --max-reassembly-memory (the frames partly arrived on every
 // connection) + 3 × --max-names-memory (a run's readers share one
 // facts.Names, diff's sides one each: the count is an upper bound) +
-// --max-tls-key-memory; 0 when a flag lifts its bound. 1604 MiB with the
+// --max-tls-key-memory; 0 when a flag lifts its bound. 1620 MiB with the
 // defaults (TestDefaultMemoryBound).
 func (o *captureFlags) memoryBound() int64 {
 	if o.MaxPending == 0 || o.MaxOutOfOrder == 0 || o.MaxDecodeMemory == 0 || o.MaxFragmentMemory == 0 || o.MaxCaptureWindow == 0 || o.MaxConnMemory == 0 || o.MaxPartial == 0 || o.MaxNamesMemory == 0 || o.MaxTLSKeyMemory == 0 {
@@ -160,7 +161,7 @@ func (o *captureFlags) memoryBound() int64 {
 	if frame <= 0 {
 		frame = dissect.DefaultMaxFrame
 	}
-	return memBase + int64(o.MaxPending) + 3*int64(o.MaxOutOfOrder) + int64(o.MaxFragmentMemory) + int64(o.MaxCaptureWindow) +
+	return memBase + int64(o.MaxPending) + 4*int64(o.MaxOutOfOrder) + int64(o.MaxFragmentMemory) + int64(o.MaxCaptureWindow) +
 		int64(o.MaxDecodeMemory) + 2*frame + int64(o.MaxConnMemory) + int64(o.MaxPartial) + 3*int64(o.MaxNamesMemory) + int64(o.MaxTLSKeyMemory)
 }
 
@@ -317,6 +318,9 @@ func (o *captureFlags) reassemblyOptions() reassembly.Options {
 	// The peer's bytes held back while an acknowledged hole waits have
 	// a budget of the same size.
 	opts.MaxHeldBytes = cmp.Or(int64(o.MaxOutOfOrder), -1)
+	// So do the bytes kept to compare retransmissions with (0, no bound,
+	// leaves reassembly's default: the windows need one to share).
+	opts.MaxRecentBytes = int64(o.MaxOutOfOrder)
 	switch n := int64(o.MaxOutOfOrder); {
 	case n == 0:
 		opts.MaxBufferedPagesTotal = -1

@@ -150,6 +150,58 @@ func TestReadConflict(t *testing.T) {
 	}
 }
 
+// TestReadConflictResegmented: a retransmission whose bytes differ that
+// does not cover the delivered packet whole (here the broker's packet 29
+// resent one byte shorter, as packet 30, with a topic renamed — as a
+// client that resent "beforerst" as "afterrst" did) is a CONFLICT with
+// exit status 1, the first copy decoded: it passed unseen with exit 0,
+// only whole delivered packets being compared. The same bytes resent
+// shorter are no conflict.
+func TestReadConflictResegmented(t *testing.T) {
+	link, pkts, err := capturetest.ReadPcap(goldenPcap(t, "kgo-produce-consume.pcap"))
+	if err != nil || link != 1 {
+		t.Fatalf("link %d: %v", link, err)
+	}
+	const i = 28 // packet 29: 318 bytes the broker sends on stream 2
+	p := gopacket.NewPacket(pkts[i].Data, layers.LayerTypeEthernet, gopacket.Default)
+	ip, _ := p.Layer(layers.LayerTypeIPv4).(*layers.IPv4)
+	if tcp, _ := p.Layer(layers.LayerTypeTCP).(*layers.TCP); tcp == nil || ip == nil || len(tcp.Payload) != 318 || len(pkts[i].Data) != 14+int(ip.Length) {
+		t.Fatalf("packet 29: %v", p.Layers())
+	}
+	// shorter is packet 29 without its last byte, its IPv4 total length
+	// one less.
+	shorter := func(data string) capturetest.Packet {
+		b := []byte(data[:len(data)-1])
+		binary.BigEndian.PutUint16(b[16:], ip.Length-1)
+		return capturetest.Packet{Time: pkts[i].Time, Data: b, Length: len(b)}
+	}
+	for _, tc := range []struct {
+		name     string
+		resent   capturetest.Packet
+		conflict bool
+	}{
+		{"other bytes", shorter(strings.Replace(string(pkts[i].Data), "capgen-codecs", "capgen-CODECS", 1)), true},
+		{"same bytes", shorter(string(pkts[i].Data)), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			mod := append(append(append([]capturetest.Packet{}, pkts[:i+1]...), tc.resent), pkts[i+1:]...)
+			path := writeTemp(t, "conflict.pcap", pcapOf(mod).Bytes)
+			out, errOut, code := kwireInProcess(t, "read", path)
+			line := " stream 2 127.0.0.1:19092 → 127.0.0.1:44320 CONFLICT 318 bytes packet 30 (retransmission with different data: packet 30 resends 318 bytes at stream offset 794 that packet 29 carried, with other bytes; the first copy is decoded)\n"
+			if got := strings.Contains(out, line); got != tc.conflict || strings.Contains(out, "capgen-CODECS") {
+				t.Errorf("CONFLICT line %v, want %v, or not the first copy, in\n%s", got, tc.conflict, out)
+			}
+			want, wantCode := "", exitOK
+			if tc.conflict {
+				want, wantCode = "kwire: warning: the capture could not be fully dissected: 1 retransmission with different data (the first copy is decoded)\n", exitData
+			}
+			if code != wantCode || errOut != want {
+				t.Errorf("exit %d, stderr %q; want %d, %q", code, errOut, wantCode, want)
+			}
+		})
+	}
+}
+
 // TestReadUnparsedPackets: packets past a parsing limit of kwire's own
 // (here more than 8 VLAN tags) are counted and said — "N packets could
 // not be parsed (N with more than 8 VLAN tags)" — with exit status 1: a
