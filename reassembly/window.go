@@ -11,14 +11,18 @@ import (
 // number, so that a retransmission is compared with them byte for byte
 // whatever its segmentation: one that covers part of a delivered piece,
 // spans several, or differs in the middle of a long one. A window starts
-// at minWindow bytes and doubles, while what it delivers does not fit,
-// up to maxWindow. All
-// windows together take at most Options.MaxRecentBytes (their bytes and
-// 16 bytes for every 64 of them, the packets that carried them): past
-// it the window of the direction that delivered least recently is taken
-// (LRU), and that direction falls back to the hashes of its last pieces
-// (conflict.go) until it delivers again. A window also starts anew after
-// a gap. Each byte delivered is copied once into its window.
+// at minWindow bytes and grows, by doubling, up to maxWindow only as far
+// as its bytes could still be resent: those the peer has not
+// acknowledged, or all it may once the direction retransmitted or when
+// no acknowledgement of the peer was seen (windowWant). Each keeps the
+// packets that carried its pieces, 16 bytes a piece for at most one
+// piece in 64 bytes (at least 16): past that its oldest bytes go. All
+// windows together cost at most Options.MaxRecentBytes: past it the
+// window of the direction that delivered least recently is taken (LRU),
+// and that direction compares as without one (conflict.go) until it
+// delivers again. A window starts anew after a gap. Each byte delivered
+// is copied once into its window: on a capture of 1400-byte segments
+// that cost less than the noise of kwire read (docs/performance.md).
 
 const (
 	minWindow = 4 << 10
