@@ -17,10 +17,10 @@ import (
 // no acknowledgement of the peer was seen (windowWant). Each keeps the
 // packets that carried its pieces, 16 bytes a piece for at most one
 // piece in 64 bytes (at least 16): past that its oldest bytes go. All
-// windows together cost at most Options.MaxRecentBytes: past it the
-// window of the direction that delivered least recently is taken (LRU),
-// and that direction compares as without one (conflict.go) until it
-// delivers again. A window starts anew after a gap. Each byte delivered
+// windows together cost at most Options.MaxRecentBytes: a window grows
+// only into what is left of it, and a direction that has none takes the
+// window of the direction that delivered least recently (LRU), which
+// then compares as without one (conflict.go) until it delivers again. A window starts anew after a gap. Each byte delivered
 // is copied once into its window: on a capture of 1400-byte segments
 // that cost less than the noise of kwire read (docs/performance.md).
 
@@ -117,18 +117,14 @@ func (l *windows) release(w *window) {
 	}
 }
 
-// makeRoom releases the least recently used windows other than keep
-// until need more bytes fit; it reports whether they do.
-func (l *windows) makeRoom(need int64, keep *window) bool {
+// makeRoom releases the least recently used windows until need more
+// bytes fit; it reports whether they do.
+func (l *windows) makeRoom(need int64) bool {
 	for l.bytes+need > l.max {
-		t := l.tail
-		if t == keep {
-			t = t.prev
-		}
-		if t == nil {
+		if l.tail == nil {
 			return false
 		}
-		l.release(t)
+		l.release(l.tail)
 	}
 	return true
 }
@@ -136,7 +132,7 @@ func (l *windows) makeRoom(need int64, keep *window) bool {
 // acquire gives h a window of minWindow bytes, nil when none fits.
 func (l *windows) acquire(h *halfState) *window {
 	c := windowCost(minWindow)
-	if l.max < c || !l.makeRoom(c, nil) {
+	if l.max < c || !l.makeRoom(c) {
 		return nil
 	}
 	var w *window
@@ -154,11 +150,14 @@ func (l *windows) acquire(h *halfState) *window {
 	return w
 }
 
-// grow makes w size bytes when that fits, and reports whether it did:
-// the bytes and pieces kept stay.
+// grow makes w size bytes when that fits in what the budget has left,
+// and reports whether it did: the bytes and pieces kept stay. It takes
+// no other window: directions taking turns to grow into each other's
+// room (thousands delivering at once, none acknowledged) allocated a
+// window at almost every delivery.
 func (l *windows) grow(w *window, size int) bool {
 	extra := windowCost(size) - w.cost()
-	if !l.makeRoom(extra, w) {
+	if l.bytes+extra > l.max {
 		return false
 	}
 	nw := newWindow(size)
