@@ -325,6 +325,11 @@ var sensitiveLast = []string{
 	"pass", "pw", "pin", "otp", "jwt", "bearer", "assertion", "cookie",
 	"keytab",  // a Kerberos keytab: the principal's keys (or the path to them)
 	"license", // a product's license key: Confluent's confluent.license is a PASSWORD config
+	// Short names connectors give a credential: "redis.auth" (Redis's AUTH
+	// password), "mqtt.cred", "api.creds". A last segment "auth" names
+	// a secret but in "client.auth": Kafka's ssl.client.auth says
+	// whether TLS client certificates are required (nameSensitive).
+	"auth", "cred", "creds",
 }
 
 // genericLast are last segments that say how a value is written, not what
@@ -452,7 +457,7 @@ func nameSensitive(n string) bool {
 		prev = n[strings.LastIndexByte(n[:i], '.')+1 : i]
 	}
 	for _, s := range sensitiveLast {
-		if last == s || prev != "" && prev+last == s {
+		if last == s && !(s == "auth" && prev == "client") || prev != "" && prev+last == s {
 			return true
 		}
 	}

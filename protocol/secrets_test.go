@@ -254,6 +254,13 @@ func TestConfigNameSensitive(t *testing.T) {
 		"delegation.token.master.key":                           true,
 		"confluent.license":                                     true,
 		"confluent.license.topic":                               false,
+		"redis.auth":                                            true,
+		"auth":                                                  true,
+		"mqtt.cred":                                             true,
+		"api.creds":                                             true,
+		"ssl.client.auth":                                       false, // required, requested or none
+		"listener.name.internal.ssl.client.auth":                false,
+		"http.authentication.type":                              false,
 		// Letters that only look like others (TR39 skeletons): Cyrillic
 		// "а", "о", "р", "ѕ" in a secret word.
 		"ssl.key.pаsswоrd":            true,
