@@ -260,6 +260,9 @@ func Compare(before, after *Profile, o Options) []Change {
 					sr = &stats.Range{Key: r.Key, Name: r.API, Min: r.Min, Max: r.Max}
 				}
 				impact := stats.LostImpact(lost, sr)
+				if impact == stats.ImpactAPIRemoved && advertisedBy(after.Brokers, u.API) {
+					impact = stats.ImpactAPINotEveryBroker
+				}
 				add(Change{Kind: KindLost, Client: c.ClientID, Item: u.API, Before: versionText(lost), After: rangeText(r),
 					Note: stats.ImpactText(impact, sr)})
 			}
@@ -366,6 +369,18 @@ func acceptedBy(bs []Broker, api string, v int16) bool {
 	for _, b := range bs {
 		for _, r := range b.Advertised {
 			if r.API == api && v >= r.Min && v <= r.Max {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// advertisedBy reports whether some broker of bs advertises api.
+func advertisedBy(bs []Broker, api string) bool {
+	for _, b := range bs {
+		for _, r := range b.Advertised {
+			if r.API == api {
 				return true
 			}
 		}

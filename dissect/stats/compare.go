@@ -42,7 +42,8 @@ type LostVersion struct {
 	Versions            []int16  `json:"versions"`                    // used before, outside the range after
 	After               *Range   `json:"after" jsonschema:"nullable"` // nil: the API is gone
 	// Impact says what the client meets after (Impact*): it negotiates a
-	// lower version, the versions it used were removed, or the API was.
+	// lower version, the versions it used were removed, the API was, or
+	// only some brokers after advertise the API.
 	Impact string `json:"impact"`
 }
 
@@ -56,8 +57,13 @@ const (
 	// (old versions removed, as Kafka 4.0 did, KIP-896): the client needs
 	// one that speaks a newer version.
 	ImpactVersionRemoved = "versionRemoved"
-	// ImpactAPIRemoved: the cluster after no longer has the API.
+	// ImpactAPIRemoved: the cluster after no longer has the API: no
+	// broker after advertises it.
 	ImpactAPIRemoved = "apiRemoved"
+	// ImpactAPINotEveryBroker: some brokers after advertise the API and
+	// others do not (a rolling upgrade, an optional API such as
+	// KIP-714's telemetry): a client meets it on some brokers only.
+	ImpactAPINotEveryBroker = "apiNotOnEveryBroker"
 )
 
 // LostImpact classifies versions used before against the range after
@@ -77,6 +83,8 @@ func LostImpact(lost []int16, after *Range) string {
 // ImpactText says an impact in words, for tables.
 func ImpactText(impact string, after *Range) string {
 	switch impact {
+	case ImpactAPINotEveryBroker:
+		return "API not advertised by every broker"
 	case ImpactNegotiateDown:
 		return fmt.Sprintf("will negotiate down to v%d", after.Max)
 	case ImpactVersionRemoved:
@@ -136,7 +144,7 @@ func Compare(before, after *VersionsReport) *Comparison {
 	if nb > 0 {
 		c.Ranges = rangeChanges(b, a)
 	}
-	c.Lost = lostVersions(before, a, nb > 0)
+	c.Lost = lostVersions(before, after, a, nb > 0)
 	return c
 }
 
@@ -151,6 +159,20 @@ func acceptedBy(r *VersionsReport, key, v int16) bool {
 			if rg.Key == key && v >= rg.Min && v <= rg.Max {
 				return true
 			}
+		}
+	}
+	return false
+}
+
+// advertises reports whether some broker of r advertises API key in its
+// effective advertisement.
+func advertises(r *VersionsReport, key int16) bool {
+	for _, b := range r.Brokers {
+		if b.Effective < 0 || b.Effective >= len(b.Advertisements) {
+			continue
+		}
+		if _, ok := b.Advertisements[b.Effective].rangeOf(key); ok {
+			return true
 		}
 	}
 	return false
@@ -201,7 +223,7 @@ func rangeChanges(b, a map[int16]Range) []RangeChange {
 // cluster ranges a refuse and, when hasB (the cluster before advertised),
 // some broker before accepted: a version every broker refused before too
 // is no change (versions --against of a capture with itself listed them).
-func lostVersions(before *VersionsReport, a map[int16]Range, hasB bool) []LostVersion {
+func lostVersions(before, after *VersionsReport, a map[int16]Range, hasB bool) []LostVersion {
 	out := []LostVersion{}
 	for _, cl := range before.Clients {
 		for _, u := range cl.APIs {
@@ -221,6 +243,9 @@ func lostVersions(before *VersionsReport, a map[int16]Range, hasB bool) []LostVe
 				l.After = &ra
 			}
 			l.Impact = LostImpact(lost, l.After)
+			if l.Impact == ImpactAPIRemoved && advertises(after, u.Key) {
+				l.Impact = ImpactAPINotEveryBroker
+			}
 			out = append(out, l)
 		}
 	}

@@ -367,7 +367,10 @@ func WriteComparison(out io.Writer, before, after string, cmp *stats.Comparison,
 		t := newTable("CLIENT ID", "SOFTWARE", "API", ">USED", ">AFTER", "IMPACT")
 		for _, l := range cmp.Lost {
 			after := rangeText(l.After)
-			if l.After == nil {
+			switch {
+			case l.After == nil && l.Impact == stats.ImpactAPINotEveryBroker:
+				after = "-" // on some brokers only: no range all accept
+			case l.After == nil:
 				after = "removed"
 			}
 			t.add(c(clientIDText(l.ClientID, l.ClientIDNotCaptured)), c(orDash(strings.Join(l.Software, ", "))),
